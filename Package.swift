@@ -1,0 +1,65 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("InternalImportsByDefault")]
+
+let package = Package(
+    name: "PresenceGateway",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "presence-map", targets: ["presence-map"]),
+        .executable(name: "presence-bench", targets: ["presence-bench"]),
+        .executable(name: "presence-fuzz", targets: ["presence-fuzz"]),
+        .library(name: "PresenceMapping", targets: ["PresenceMapping"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        .target(name: "XMLBridge", dependencies: ["CLibXML2"], swiftSettings: strict),
+        .target(name: "Multipart", swiftSettings: strict),
+        .target(name: "PresenceDocuments", dependencies: ["XMLBridge", "Multipart"], swiftSettings: strict),
+        .target(
+            name: "PresenceMapping",
+            dependencies: ["PresenceDocuments", "XMLBridge"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "presence-map",
+            dependencies: [
+                "PresenceMapping", "PresenceDocuments", "XMLBridge",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "presence-bench",
+            dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "presence-fuzz",
+            dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge"],
+            swiftSettings: strict
+        ),
+        .target(name: "SIPMessages", dependencies: ["Multipart"], swiftSettings: strict),
+        .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
+        .testTarget(name: "MultipartTests", dependencies: ["Multipart"], swiftSettings: strict),
+        .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages", "Multipart"], swiftSettings: strict),
+        .testTarget(
+            name: "PresenceDocumentsTests",
+            dependencies: ["PresenceDocuments", "XMLBridge"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "PresenceMappingTests",
+            dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge"],
+            swiftSettings: strict
+        ),
+    ]
+)
