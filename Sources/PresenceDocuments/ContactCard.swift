@@ -1,0 +1,272 @@
+public import XMLBridge
+
+/// The `contactCard` category data ([MS-PRES] §2.2.2.7.5, schema §7.3).
+public struct ContactCard: Hashable, Sendable {
+    /// `identity/name/displayName` texts (with LCID when given).
+    public var displayNames: [LocalizedText]
+    /// `identity/email` values.
+    public var emails: [String]
+    public var addresses: [Address]
+    public var company: [LocalizedText]
+    public var department: [LocalizedText]
+    public var title: [LocalizedText]
+    public var office: [LocalizedText]
+    public var urls: [TypedURI]
+    public var phones: [Phone]
+    public var automaton: Bool?
+    /// After the first `ct:delimiter`: person, huntgroup, autoattendant, automaton.
+    public var type: String?
+    public var descriptionText: String?
+    /// After a second `ct:delimiter`.
+    public var displayADPhoto: Bool?
+    public var photos: [Photo]
+    public var majorVersion: String?
+    public var minorVersion: String?
+    /// Prose-only attribute ([MS-PRES] lines 4108-4109), not in the schema.
+    public var isUCEnabled: Bool?
+    /// Elements not modelled above, kept verbatim.
+    public var extensions: [XMLElement]
+
+    public struct LocalizedText: Hashable, Sendable {
+        public var text: String
+        public var lcid: String?
+        public init(_ text: String, lcid: String? = nil) {
+            self.text = text
+            self.lcid = lcid
+        }
+    }
+
+    public struct Address: Hashable, Sendable {
+        public var type: String?
+        public var street: [LocalizedText]
+        public var city: [LocalizedText]
+        public var state: [LocalizedText]
+        public var zipcode: [LocalizedText]
+        public var countryCode: String?
+        public init(type: String? = nil, street: [LocalizedText] = [], city: [LocalizedText] = [], state: [LocalizedText] = [], zipcode: [LocalizedText] = [], countryCode: String? = nil) {
+            self.type = type
+            self.street = street
+            self.city = city
+            self.state = state
+            self.zipcode = zipcode
+            self.countryCode = countryCode
+        }
+    }
+
+    public struct TypedURI: Hashable, Sendable {
+        public var type: String?
+        public var uri: String
+        public init(type: String?, uri: String) {
+            self.type = type
+            self.uri = uri
+        }
+    }
+
+    public struct Phone: Hashable, Sendable {
+        /// work, home, mobile, other, custom1.
+        public var type: String?
+        /// A tel URI (required by the schema).
+        public var uri: String
+        public var displayStrings: [LocalizedText]
+        public init(type: String?, uri: String, displayStrings: [LocalizedText] = []) {
+            self.type = type
+            self.uri = uri
+            self.displayStrings = displayStrings
+        }
+    }
+
+    public struct Photo: Hashable, Sendable {
+        /// default, enterprise, exchange, other.
+        public var type: String?
+        public var uri: String?
+        /// CRC or Exchange ChangeKey (required by the schema).
+        public var hash: String?
+        public init(type: String? = nil, uri: String? = nil, hash: String? = nil) {
+            self.type = type
+            self.uri = uri
+            self.hash = hash
+        }
+    }
+
+    public init(
+        displayNames: [LocalizedText] = [], emails: [String] = [], addresses: [Address] = [],
+        company: [LocalizedText] = [], department: [LocalizedText] = [], title: [LocalizedText] = [],
+        office: [LocalizedText] = [], urls: [TypedURI] = [], phones: [Phone] = [], automaton: Bool? = nil,
+        type: String? = nil, descriptionText: String? = nil, displayADPhoto: Bool? = nil, photos: [Photo] = [],
+        majorVersion: String? = nil, minorVersion: String? = nil, isUCEnabled: Bool? = nil,
+        extensions: [XMLElement] = []
+    ) {
+        self.displayNames = displayNames
+        self.emails = emails
+        self.addresses = addresses
+        self.company = company
+        self.department = department
+        self.title = title
+        self.office = office
+        self.urls = urls
+        self.phones = phones
+        self.automaton = automaton
+        self.type = type
+        self.descriptionText = descriptionText
+        self.displayADPhoto = displayADPhoto
+        self.photos = photos
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.isUCEnabled = isUCEnabled
+        self.extensions = extensions
+    }
+}
+
+/// The `calendarData` category data ([MS-PRES] §2.2.2.7.8, schema §7.8).
+public struct CalendarData: Hashable, Sendable {
+    /// Required by the schema, missing in some spec examples (parsed leniently).
+    public var mailboxID: String?
+    public var majorVersion: String?
+    public var minorVersion: String?
+    /// Exchange `WorkingHours`, kept verbatim (Exchange types namespace).
+    public var workingHours: XMLElement?
+    public var freeBusy: FreeBusy?
+    public var extensions: [XMLElement]
+
+    /// `freeBusy` ([MS-PRES] lines 4472-4547): base64 slots from `startTime`,
+    /// each `granularity` (xs:duration, e.g. PT15M) long.
+    public struct FreeBusy: Hashable, Sendable {
+        public var startTime: String?
+        public var granularity: String?
+        public var encodingVersion: String?
+        /// The base64 text as written (often empty in the spec's examples).
+        public var data: String
+        public init(startTime: String? = nil, granularity: String? = nil, encodingVersion: String? = nil, data: String = "") {
+            self.startTime = startTime
+            self.granularity = granularity
+            self.encodingVersion = encodingVersion
+            self.data = data
+        }
+    }
+
+    public init(
+        mailboxID: String? = nil, majorVersion: String? = nil, minorVersion: String? = nil,
+        workingHours: XMLElement? = nil, freeBusy: FreeBusy? = nil, extensions: [XMLElement] = []
+    ) {
+        self.mailboxID = mailboxID
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.workingHours = workingHours
+        self.freeBusy = freeBusy
+        self.extensions = extensions
+    }
+}
+
+/// A capability element of `services` or `device` (`<text render="true" capture="true"/>`).
+public struct MSCapability: Hashable, Sendable {
+    /// The element's local name: text, voice, video, calendar, gifInk, isfInk, applicationSharing, ...
+    public var name: String
+    public var attributes: [String: String]
+    public init(name: String, attributes: [String: String] = [:]) {
+        self.name = name
+        self.attributes = attributes
+    }
+
+    public var render: Bool? { attributes["render"].flatMap(Bool.init(xsd:)) }
+    public var capture: Bool? { attributes["capture"].flatMap(Bool.init(xsd:)) }
+}
+
+/// The `services` category data ([MS-PRES] §2.2.2.7.3, schema §7.5).
+public struct MSServices: Hashable, Sendable {
+    public var services: [Service]
+    public var extensions: [XMLElement]
+
+    public struct Service: Hashable, Sendable {
+        public var uri: String
+        public var capabilities: [MSCapability]
+        /// Elements after the capabilities (e.g. `preferredEndpointId`), kept verbatim.
+        public var extensions: [XMLElement]
+        public init(uri: String, capabilities: [MSCapability] = [], extensions: [XMLElement] = []) {
+            self.uri = uri
+            self.capabilities = capabilities
+            self.extensions = extensions
+        }
+    }
+
+    public init(services: [Service] = [], extensions: [XMLElement] = []) {
+        self.services = services
+        self.extensions = extensions
+    }
+}
+
+/// The `device` category data ([MS-PRES] §2.2.2.7.2, schema §7.4).
+public struct MSDevice: Hashable, Sendable {
+    public var endpointID: String?
+    public var capabilities: [Capabilities]
+    public var timezone: String?
+    public var machineName: String?
+    public var extensions: [XMLElement]
+
+    public struct Capabilities: Hashable, Sendable {
+        public var uri: String?
+        public var preferred: Bool?
+        public var items: [MSCapability]
+        public init(uri: String?, preferred: Bool? = nil, items: [MSCapability] = []) {
+            self.uri = uri
+            self.preferred = preferred
+            self.items = items
+        }
+    }
+
+    public init(endpointID: String? = nil, capabilities: [Capabilities] = [], timezone: String? = nil, machineName: String? = nil, extensions: [XMLElement] = []) {
+        self.endpointID = endpointID
+        self.capabilities = capabilities
+        self.timezone = timezone
+        self.machineName = machineName
+        self.extensions = extensions
+    }
+}
+
+/// The `userProperties` category data ([MS-PRES] §2.2.2.7.4, schema §7.6),
+/// in the categories namespace. Server-published, self-only.
+public struct UserProperties: Hashable, Sendable {
+    public var lines: [Line]
+    /// Simple text fields in document order (telephonyMode, facsimileTelephoneNumber,
+    /// streetAddress, l, st, countryCode, postalCode, wWWHomePage, ...).
+    public var fields: [Field]
+    /// Structured children not modelled above (acpInformation, ...), kept verbatim.
+    public var extensions: [XMLElement]
+
+    public struct Line: Hashable, Sendable {
+        /// Uc, UcPrivate, Rcc, Dual.
+        public var lineType: String?
+        public var lineServer: String?
+        public var uri: String
+        public init(lineType: String?, lineServer: String? = nil, uri: String) {
+            self.lineType = lineType
+            self.lineServer = lineServer
+            self.uri = uri
+        }
+    }
+
+    public struct Field: Hashable, Sendable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public init(lines: [Line] = [], fields: [Field] = [], extensions: [XMLElement] = []) {
+        self.lines = lines
+        self.fields = fields
+        self.extensions = extensions
+    }
+}
+
+extension Bool {
+    /// Parses xs:boolean ("true", "false", "1", "0", surrounding white space allowed).
+    public init?(xsd text: String) {
+        switch text.trimmingXMLWhitespace() {
+        case "true", "1": self = true
+        case "false", "0": self = false
+        default: return nil
+        }
+    }
+}

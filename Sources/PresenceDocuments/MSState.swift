@@ -1,0 +1,181 @@
+public import XMLBridge
+
+/// The `state` category data ([MS-PRES] §2.2.2.7.1, schema §7.2).
+///
+/// ```
+/// <state xsi:type="aggregateState" manual? startTime? uri? endpointId? lastActive? ...>
+///   availability? activity* endpointLocation? extension? meetingSubject? meetingLocation?
+///   [ct:delimiter timeZoneBias? timeZoneName? timeZoneAbbreviation? device? treatLocationAsProximate? ct:end?]
+/// </state>
+/// ```
+public struct MSState: Hashable, Sendable {
+    /// The mandatory `xsi:type`: an open vocabulary.
+    public var type: StateType
+    public var manual: Bool?
+    public var startTime: String?
+    public var uri: String?
+    public var endpointID: String?
+    public var lastActive: String?
+    public var majorVersion: String?
+    public var minorVersion: String?
+    /// unsignedInt availability ([MS-PRES] §2.2.2.7.1, lines 3227-3244).
+    public var availability: UInt32?
+    public var activities: [MSActivity]
+    public var endpointLocation: String?
+    public var meetingSubject: String?
+    public var meetingLocation: String?
+    /// Minutes (xs:long) to add to local time to get UTC, as Windows TIME_ZONE_INFORMATION.Bias.
+    public var timeZoneBias: Int?
+    public var timeZoneName: String?
+    public var timeZoneAbbreviation: String?
+    /// computer, deskphone, mobile, web (open list).
+    public var device: String?
+    public var treatLocationAsProximate: Bool?
+    /// Elements not modelled above (including `extension`), kept verbatim.
+    public var extensions: [XMLElement]
+
+    public init(
+        type: StateType, manual: Bool? = nil, startTime: String? = nil, uri: String? = nil,
+        endpointID: String? = nil, lastActive: String? = nil, majorVersion: String? = nil,
+        minorVersion: String? = nil, availability: UInt32? = nil, activities: [MSActivity] = [],
+        endpointLocation: String? = nil, meetingSubject: String? = nil, meetingLocation: String? = nil,
+        timeZoneBias: Int? = nil, timeZoneName: String? = nil, timeZoneAbbreviation: String? = nil,
+        device: String? = nil, treatLocationAsProximate: Bool? = nil, extensions: [XMLElement] = []
+    ) {
+        self.type = type
+        self.manual = manual
+        self.startTime = startTime
+        self.uri = uri
+        self.endpointID = endpointID
+        self.lastActive = lastActive
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.availability = availability
+        self.activities = activities
+        self.endpointLocation = endpointLocation
+        self.meetingSubject = meetingSubject
+        self.meetingLocation = meetingLocation
+        self.timeZoneBias = timeZoneBias
+        self.timeZoneName = timeZoneName
+        self.timeZoneAbbreviation = timeZoneAbbreviation
+        self.device = device
+        self.treatLocationAsProximate = treatLocationAsProximate
+        self.extensions = extensions
+    }
+}
+
+/// `xsi:type` of a state ([MS-PRES] §2.2.2.7.1).
+public struct StateType: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+
+    public static let machineState: StateType = "machineState"
+    public static let userState: StateType = "userState"
+    public static let aggregateState: StateType = "aggregateState"
+    public static let aggregateMachineState: StateType = "aggregateMachineState"
+    public static let calendarState: StateType = "calendarState"
+    public static let phoneState: StateType = "phoneState"
+    public static let presentingState: StateType = "presentingState"
+}
+
+/// An `activity` of a state ([MS-PRES] §2.2.2.7.1, lines 3246-3263).
+public struct MSActivity: Hashable, Sendable {
+    public var token: MSActivityToken?
+    public var minAvailability: UInt32?
+    public var maxAvailability: UInt32?
+    /// Free-text activities (`<custom LCID="1033">Interviewing</custom>`).
+    public var custom: [CustomActivity]
+
+    public struct CustomActivity: Hashable, Sendable {
+        public var text: String
+        public var lcid: String?
+        public var updated: String?
+        public init(_ text: String, lcid: String? = nil, updated: String? = nil) {
+            self.text = text
+            self.lcid = lcid
+            self.updated = updated
+        }
+    }
+
+    public init(token: MSActivityToken? = nil, minAvailability: UInt32? = nil, maxAvailability: UInt32? = nil, custom: [CustomActivity] = []) {
+        self.token = token
+        self.minAvailability = minAvailability
+        self.maxAvailability = maxAvailability
+        self.custom = custom
+    }
+}
+
+/// Activity tokens: an open vocabulary (schema §7.2, lines 17616-17630 of the seed).
+public struct MSActivityToken: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { self.rawValue = value }
+    public var description: String { rawValue }
+
+    public static let onThePhone: MSActivityToken = "on-the-phone"
+    public static let inAConference: MSActivityToken = "in-a-conference"
+    public static let inAMeeting: MSActivityToken = "in-a-meeting"
+    public static let outOfOffice: MSActivityToken = "out-of-office"
+    public static let urgentInterruptionsOnly: MSActivityToken = "urgent-interruptions-only"
+    public static let offWork: MSActivityToken = "off-work"
+    public static let inPresentation: MSActivityToken = "in-presentation"
+}
+
+/// `legacyInterop` ([MS-PRES] §2.2.2.7.6, schema §7.7): in the categories namespace.
+public struct LegacyInterop: Hashable, Sendable {
+    public var availability: UInt32?
+    public var token: MSActivityToken?
+    public var dndState: Bool?
+    public init(availability: UInt32? = nil, token: MSActivityToken? = nil, dndState: Bool? = nil) {
+        self.availability = availability
+        self.token = token
+        self.dndState = dndState
+    }
+}
+
+/// The `note` category (example-derived: [MS-PRES] has no schema for it, guide Q18).
+///
+/// ```
+/// <note xmlns="http://schemas.microsoft.com/2006/09/sip/note">
+///   <body type="personal|OOF" uri="" startTime? endTime?>text</body>*
+/// </note>
+/// ```
+public struct MSNote: Hashable, Sendable {
+    public var bodies: [Body]
+
+    public struct Body: Hashable, Sendable {
+        /// "personal" in every spec example; out-of-office notes use "OOF", a value [MS-PRES] does
+        /// not document (guide Q18): this project reads any value and writes "OOF" for them.
+        public var type: String?
+        public var uri: String?
+        public var startTime: String?
+        public var endTime: String?
+        public var text: String
+        public var otherAttributes: [XMLAttribute]
+
+        public init(
+            text: String, type: String? = "personal", uri: String? = "", startTime: String? = nil,
+            endTime: String? = nil, otherAttributes: [XMLAttribute] = []
+        ) {
+            self.text = text
+            self.type = type
+            self.uri = uri
+            self.startTime = startTime
+            self.endTime = endTime
+            self.otherAttributes = otherAttributes
+        }
+
+        public static func == (a: Body, b: Body) -> Bool {
+            a.type == b.type && a.uri == b.uri && a.startTime == b.startTime && a.endTime == b.endTime
+                && a.text == b.text && a.otherAttributes.count == b.otherAttributes.count
+                && a.otherAttributes.allSatisfy { x in b.otherAttributes.contains { $0.name == x.name && $0.value == x.value } }
+        }
+
+        public func hash(into hasher: inout Hasher) { hasher.combine(text) }
+    }
+
+    public init(bodies: [Body] = []) { self.bodies = bodies }
+}

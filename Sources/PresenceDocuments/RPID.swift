@@ -1,0 +1,247 @@
+public import XMLBridge
+
+/// Rich presence elements (RFC 4480 §3), as found in a person, tuple, device
+/// or (pre-RFC, Microsoft) tuple status.
+public struct RPID: Hashable, Sendable {
+    /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
+    public var activities: [RPIDTokens]
+    /// `<mood>` (§3.5).
+    public var mood: RPIDTokens?
+    /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
+    public var placeType: RPIDTokens?
+    /// `<place-is>` (§3.7).
+    public var placeIs: RPIDPlaceIs?
+    /// `<privacy>` (§3.9).
+    public var privacy: RPIDTokens?
+    /// `<relationship>` (§3.10).
+    public var relationship: RPIDTokens?
+    /// `<service-class>` (§3.11).
+    public var serviceClass: RPIDTokens?
+    /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
+    public var sphere: RPIDTokens?
+    /// `<status-icon>` (§3.13).
+    public var statusIcon: RPIDStatusIcon?
+    /// `<time-offset>` (§3.14); several with different from/until are allowed.
+    public var timeOffsets: [RPIDTimeOffset]
+    /// `<user-input>` (§3.15).
+    public var userInput: RPIDUserInput?
+    /// `<class>` (§3.3).
+    public var `class`: String?
+    /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
+    /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
+    public var legacyActivities: [String]
+
+    public init(
+        activities: [RPIDTokens] = [], mood: RPIDTokens? = nil, placeType: RPIDTokens? = nil,
+        placeIs: RPIDPlaceIs? = nil, privacy: RPIDTokens? = nil, relationship: RPIDTokens? = nil,
+        serviceClass: RPIDTokens? = nil, sphere: RPIDTokens? = nil, statusIcon: RPIDStatusIcon? = nil,
+        timeOffsets: [RPIDTimeOffset] = [], userInput: RPIDUserInput? = nil, class: String? = nil,
+        legacyActivities: [String] = []
+    ) {
+        self.activities = activities
+        self.mood = mood
+        self.placeType = placeType
+        self.placeIs = placeIs
+        self.privacy = privacy
+        self.relationship = relationship
+        self.serviceClass = serviceClass
+        self.sphere = sphere
+        self.statusIcon = statusIcon
+        self.timeOffsets = timeOffsets
+        self.userInput = userInput
+        self.class = `class`
+        self.legacyActivities = legacyActivities
+    }
+
+    /// True when no RPID element is present.
+    public var isEmpty: Bool { self == RPID() }
+}
+
+/// An RPID element whose content is a set of empty token elements plus an
+/// optional `<other>` text (activities, mood, place-type, privacy,
+/// relationship, service-class, sphere), with the common attributes.
+///
+/// ```
+/// <activities id? from? until?> note* ( <unknown/> | (token | <other>text</other>)+ ) </activities>
+/// ```
+public struct RPIDTokens: Hashable, Sendable {
+    public var id: String?
+    /// `from` / `until` as written (xs:dateTime, RFC 4480 §3.1).
+    public var from: String?
+    public var until: String?
+    public var notes: [PIDFNote]
+    /// Token values in document order: RPID tokens are the element local
+    /// names (e.g. "on-the-phone"); place-type tokens carry their namespace.
+    public var values: [RPIDValue]
+
+    public init(id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [], values: [RPIDValue] = []) {
+        self.id = id
+        self.from = from
+        self.until = until
+        self.notes = notes
+        self.values = values
+    }
+
+    /// The token names, without `other` texts and foreign elements.
+    public var tokens: [String] {
+        values.compactMap { if case .token(let t, _) = $0 { t } else { nil } }
+    }
+}
+
+/// One value inside an ``RPIDTokens`` element.
+public enum RPIDValue: Hashable, Sendable {
+    /// An empty element: its local name, and its namespace when it is not RPID's.
+    case token(String, namespace: String? = nil)
+    /// `<other>` free text (with xml:lang when given).
+    case other(String, lang: String? = nil)
+    /// Sphere's plain-text content (RFC 4480 §3.12 allows text instead of a token).
+    case text(String)
+    /// An element from another namespace, kept verbatim.
+    case extensionElement(XMLElement)
+}
+
+/// `<place-is>` (RFC 4480 §3.7).
+public struct RPIDPlaceIs: Hashable, Sendable {
+    public var id: String?
+    public var from: String?
+    public var until: String?
+    public var notes: [PIDFNote]
+    /// `<audio>` token: noisy, ok, quiet, unknown.
+    public var audio: String?
+    /// `<video>` token: toobright, ok, dark, unknown.
+    public var video: String?
+    /// `<text>` token: uncomfortable, inappropriate, ok, unknown.
+    public var text: String?
+
+    public init(
+        id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [],
+        audio: String? = nil, video: String? = nil, text: String? = nil
+    ) {
+        self.id = id
+        self.from = from
+        self.until = until
+        self.notes = notes
+        self.audio = audio
+        self.video = video
+        self.text = text
+    }
+}
+
+/// `<time-offset>` (RFC 4480 §3.14): minutes from UTC.
+public struct RPIDTimeOffset: Hashable, Sendable {
+    public var id: String?
+    public var from: String?
+    public var until: String?
+    public var description: String?
+    public var minutes: Int
+
+    public init(minutes: Int, description: String? = nil, id: String? = nil, from: String? = nil, until: String? = nil) {
+        self.minutes = minutes
+        self.description = description
+        self.id = id
+        self.from = from
+        self.until = until
+    }
+}
+
+/// `<user-input>` (RFC 4480 §3.15).
+public struct RPIDUserInput: Hashable, Sendable {
+    public enum Value: String, Hashable, Sendable { case active, idle }
+    public var id: String?
+    public var idleThreshold: Int?
+    public var lastInput: String?
+    public var value: Value
+
+    public init(_ value: Value, idleThreshold: Int? = nil, lastInput: String? = nil, id: String? = nil) {
+        self.value = value
+        self.idleThreshold = idleThreshold
+        self.lastInput = lastInput
+        self.id = id
+    }
+}
+
+/// `<status-icon>` (RFC 4480 §3.13).
+public struct RPIDStatusIcon: Hashable, Sendable {
+    public var id: String?
+    public var from: String?
+    public var until: String?
+    public var uri: String
+
+    public init(uri: String, id: String? = nil, from: String? = nil, until: String? = nil) {
+        self.uri = uri
+        self.id = id
+        self.from = from
+        self.until = until
+    }
+}
+
+/// Contact information (RFC 4482 §3): each element may appear in a person,
+/// a tuple or (Microsoft) directly under `presence`.
+public struct CIPID: Hashable, Sendable {
+    /// `<display-name>` elements, one per language.
+    public var displayNames: [PIDFNote]
+    public var card: String?
+    public var homepage: String?
+    public var icon: String?
+    public var map: String?
+    public var sound: String?
+
+    public init(
+        displayNames: [PIDFNote] = [], card: String? = nil, homepage: String? = nil, icon: String? = nil,
+        map: String? = nil, sound: String? = nil
+    ) {
+        self.displayNames = displayNames
+        self.card = card
+        self.homepage = homepage
+        self.icon = icon
+        self.map = map
+        self.sound = sound
+    }
+
+    public var isEmpty: Bool { self == CIPID() }
+}
+
+/// `caps:servcaps` (RFC 5196 §3): what a service supports.
+public struct ServiceCapabilities: Hashable, Sendable {
+    /// Boolean capabilities in document order (audio, application, data,
+    /// control, video, text, message, automata, isfocus).
+    public var flags: [Flag]
+    /// List capabilities in document order (methods, event-packages,
+    /// extensions, schemes, languages, type, class, duplex, actor, priority).
+    public var lists: [List]
+    public var descriptions: [PIDFNote]
+    public var extensions: [XMLElement]
+
+    public struct Flag: Hashable, Sendable {
+        public var name: String
+        public var value: Bool
+        public init(_ name: String, _ value: Bool) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// A capability with `<supported>` and `<notsupported>` children. Each
+    /// entry is the child element's local name, or its text when it has text
+    /// (`<caps:s>sip</caps:s>`, `<caps:l>en</caps:l>`, `<caps:type>text/plain</caps:type>`).
+    public struct List: Hashable, Sendable {
+        public var name: String
+        public var supported: [String]
+        public var notSupported: [String]
+        public init(_ name: String, supported: [String] = [], notSupported: [String] = []) {
+            self.name = name
+            self.supported = supported
+            self.notSupported = notSupported
+        }
+    }
+
+    public init(flags: [Flag] = [], lists: [List] = [], descriptions: [PIDFNote] = [], extensions: [XMLElement] = []) {
+        self.flags = flags
+        self.lists = lists
+        self.descriptions = descriptions
+        self.extensions = extensions
+    }
+
+    /// The value of a boolean capability, if stated.
+    public func flag(_ name: String) -> Bool? { flags.first { $0.name == name }?.value }
+}
