@@ -27,8 +27,11 @@ let package = Package(
         .target(
             name: "PresenceMapping",
             dependencies: ["PresenceDocuments", "XMLBridge"],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["EmbedFiles"]
         ),
+        .executableTarget(name: "embed-files"),
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["embed-files"]),
         .executableTarget(
             name: "presence-map",
             dependencies: [

@@ -1,0 +1,22 @@
+/// What a conversion did with each input field: mapped, or dropped and why.
+public struct MappingReport: Sendable, Hashable, CustomStringConvertible {
+    public struct Entry: Sendable, Hashable {
+        /// The input field, as a path ("state/availability", "person/rpid:mood").
+        public var field: String
+        /// Where it went, or why it was dropped.
+        public var detail: String
+    }
+
+    public var mapped: [Entry] = []
+    public var dropped: [Entry] = []
+
+    public init() {}
+
+    mutating func map(_ field: String, _ detail: String) { mapped.append(Entry(field: field, detail: detail)) }
+    mutating func drop(_ field: String, _ reason: String) { dropped.append(Entry(field: field, detail: reason)) }
+
+    public var description: String {
+        (mapped.map { "mapped  \($0.field) -> \($0.detail)" } + dropped.map { "dropped \($0.field): \($0.detail)" })
+            .joined(separator: "\n")
+    }
+}

@@ -1,0 +1,182 @@
+public import PresenceDocuments
+
+extension PresenceMapper {
+    /// PIDF/RPID/CIPID → categories (the spec has no table; `pidf-availability.tsv`
+    /// and `activity-tokens.tsv` hold the product's decisions).
+    ///
+    /// The person element is the primary source (RFC 4479 §3.1); tuple status
+    /// and tuple RPID (incl. Microsoft's pre-RFC `rpid-status`) are read too.
+    public func categories(from doc: PIDFDocument) -> (CategoriesDocument, MappingReport) {
+        var report = MappingReport()
+        var output = CategoriesDocument(uri: doc.entity)
+
+        // basic: open if any tuple is open, closed if any is closed, else none.
+        let basics = doc.tuples.compactMap(\.status.basic)
+        let basic: MappingTables.ReverseRow.Basic = basics.contains(.open) ? .open : basics.contains(.closed) ? .closed : .none
+        for tuple in doc.tuples where tuple.status.unrecognizedBasic != nil {
+            report.drop("tuple[\(tuple.id)]/status/basic", "\"\(tuple.status.unrecognizedBasic ?? "")\" is neither open nor closed (RFC 3863 4.1.4)")
+        }
+
+        // RPID from persons, tuples and devices; time-bound out-of-office activities are notes.
+        let person = doc.persons.first
+        var rpids = doc.persons.map(\.rpid) + doc.tuples.flatMap { [$0.rpid, $0.status.rpid] }
+        rpids += doc.devices.map(\.rpid)
+        var tokens: [String] = []
+        var others: [String] = []
+        var activityNotes: [PIDFNote] = []
+        var oofNotes: [MSNote.Body] = []
+        let oofText = MSActivityToken.outOfOffice.rawValue
+        for rpid in rpids {
+            for activities in rpid.activities {
+                let isOOFNote = activities.values == [.other(oofText)] && !activities.notes.isEmpty && (activities.from != nil || activities.until != nil)
+                if isOOFNote {
+                    oofNotes.append(contentsOf: activities.notes.map {
+                        MSNote.Body(text: $0.text, type: "OOF", startTime: activities.from, endTime: activities.until)
+                    })
+                    continue
+                }
+                for value in activities.values {
+                    switch value {
+                    case .token(let t, nil) where !tokens.contains(t): tokens.append(t)
+                    case .other(let t, _) where !others.contains(t): others.append(t)
+                    default: break
+                    }
+                }
+                activityNotes += activities.notes
+            }
+            for t in rpid.legacyActivities where !tokens.contains(t) { tokens.append(t) }
+        }
+        let userInput = rpids.lazy.compactMap(\.userInput).first?.value
+
+        // Availability: the first row of pidf-availability.tsv that holds.
+        let row = tables.pidfAvailability.first { row in
+            switch row.basic {
+            case .any: break
+            case .open: guard basic == .open else { return false }
+            case .closed: guard basic == .closed else { return false }
+            case .none: guard basic == .none else { return false }
+            }
+            if let input = row.userInput, input != userInput { return false }
+            switch row.activity {
+            case .any: return true
+            case .none: return tokens.isEmpty && others.isEmpty
+            case .token(let t): return tokens.contains(t)
+            case .other(let t): return others.contains(t)
+            }
+        }
+        var state = MSState(type: .aggregateState, availability: row?.availability)
+        if let row { report.map("basic+activities+user-input", "availability \(row.availability) (\(row.source))") }
+
+        // Token: an <other> text naming a token first, then RPID tokens by table order.
+        let tokenRow =
+            tables.activityTokens.first { $0.other.map(others.contains) == true }
+            ?? tables.activityTokens.first { $0.rpid.map(tokens.contains) == true && $0.other == nil }
+        var activity = MSActivity(token: tokenRow?.token)
+        if let tokenRow { report.map("rpid activities", "token \(tokenRow.token) (\(tokenRow.source))") }
+        // Other texts that are neither class markers nor token texts are custom activities.
+        let reserved = Set(tables.availabilityDetail.compactMap(\.other) + tables.activityTokens.compactMap(\.other))
+        if let custom = others.first(where: { !reserved.contains($0) }) {
+            activity.custom = [.init(custom)]
+            report.map("rpid activities/other", "custom activity \"\(custom)\"")
+        }
+        let known = Set(tables.pidfAvailability.compactMap { if case .token(let t) = $0.activity { t } else { nil } })
+            .union(tables.activityTokens.compactMap(\.rpid)).union(tables.availabilityDetail.flatMap(\.activities))
+        for t in tokens where !known.contains(t) { report.drop("rpid activity \(t)", "no enhanced-presence equivalent") }
+        if activity.token != nil || !activity.custom.isEmpty { state.activities = [activity] }
+
+        if let subject = activityNotes.first?.text {
+            state.meetingSubject = subject
+            report.map("rpid activities/note", "state meetingSubject")
+        }
+        if let rpid = person?.rpid {
+            if case .other(let location, _)? = rpid.placeType?.values.first {
+                state.meetingLocation = location
+                report.map("rpid place-type", "state meetingLocation")
+            }
+            if let note = rpid.placeIs?.notes.first?.text {
+                state.endpointLocation = note
+                report.map("rpid place-is/note", "state endpointLocation")
+            }
+            if let offset = rpid.timeOffsets.first {
+                state.timeZoneBias = -offset.minutes
+                state.timeZoneName = offset.description
+                report.map("rpid time-offset", "state timeZoneBias \(-offset.minutes)")
+            }
+            if rpid.mood != nil { report.drop("rpid mood", "no enhanced-presence equivalent") }
+            if rpid.sphere != nil { report.drop("rpid sphere", "no enhanced-presence equivalent") }
+            if rpid.privacy != nil { report.drop("rpid privacy", "no enhanced-presence equivalent") }
+        }
+        output.categories.append(Category(name: .state, instance: 0, payload: .state(state)))
+
+        // Notes: person notes (RFC 4479), then presence-level, then tuple notes; one language.
+        let notes = (person?.notes ?? []) + doc.notes + doc.tuples.flatMap(\.notes)
+        var bodies = oofNotes
+        if let note = notes.first(where: { $0.lang == nil || $0.lang?.hasPrefix("en") == true }) ?? notes.first {
+            bodies.insert(MSNote.Body(text: note.text), at: 0)
+            report.map("note", "note category (personal)")
+            if notes.count > 1 { report.drop("note (\(notes.count - 1) more)", "the note category holds one personal note") }
+        }
+        if !oofNotes.isEmpty { report.map("rpid activities out-of-office", "note category (OOF)") }
+        if !bodies.isEmpty { output.categories.append(Category(name: .note, instance: 0, payload: .note(MSNote(bodies: bodies)))) }
+
+        // Contact card from CIPID (person, tuple, or Microsoft's presence-level CIPID).
+        let cipids = [person?.cipid, doc.cipid].compactMap { $0 } + doc.tuples.map(\.cipid)
+        var card = ContactCard()
+        if let name = cipids.lazy.flatMap(\.displayNames).first {
+            card.displayNames = [.init(name.text)]
+            report.map("cipid display-name", "contactCard displayName")
+        }
+        if let icon = cipids.lazy.compactMap(\.icon).first {
+            card.photos = [.init(uri: icon)]
+            report.map("cipid icon", "contactCard photo")
+        }
+        if let home = cipids.lazy.compactMap(\.homepage).first {
+            card.urls = [.init(type: "other", uri: home)]
+            report.map("cipid homepage", "contactCard url")
+        }
+        if cipids.contains(where: { $0.card != nil }) { report.drop("cipid card", "contactCard has no vCard link") }
+        if cipids.contains(where: { $0.map != nil || $0.sound != nil }) { report.drop("cipid map/sound", "contactCard has no map or sound") }
+        if card != ContactCard() { output.categories.append(Category(name: .contactCard, instance: 0, payload: .contactCard(card))) }
+
+        // Capabilities → services.
+        if let caps = doc.tuples.lazy.compactMap(\.status.capabilities).first {
+            var items: [MSCapability] = []
+            for flag in caps.flags where flag.value {
+                if let ms = tables.capabilities.first(where: { $0.caps == flag.name })?.ms {
+                    items.append(MSCapability(name: ms, attributes: ["render": "true", "capture": "true"]))
+                } else {
+                    report.drop("caps \(flag.name)", "no enhanced-presence capability")
+                }
+            }
+            if !caps.lists.isEmpty { report.drop("caps lists", "services describe media, not methods or extensions") }
+            if !items.isEmpty {
+                output.categories.append(Category(
+                    name: .services, instance: 0,
+                    payload: .services(MSServices(services: [.init(uri: doc.entity, capabilities: items)]))))
+                report.map("caps:servcaps", "services capabilities")
+            }
+        }
+        if doc.linkedIdentities != nil { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
+        for e in doc.extensions { report.drop("{\(e.name.namespace)}\(e.name.local)", "unknown extension") }
+        return (output, report)
+    }
+
+    /// msrtc.pidf → PIDF, through categories.
+    public func pidf(from doc: MSRTCPresentity, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
+        let (categories, first) = categories(from: doc)
+        var (pidf, second) = pidf(from: categories, dialect: dialect)
+        second.mapped = first.mapped + second.mapped
+        second.dropped = first.dropped + second.dropped
+        pidf.entity = categories.uri
+        return (pidf, second)
+    }
+
+    /// PIDF → msrtc.pidf, through categories.
+    public func msrtc(from doc: PIDFDocument) -> (MSRTCPresentity, MappingReport) {
+        let (categories, first) = categories(from: doc)
+        var (msrtc, second) = msrtc(from: categories)
+        second.mapped = first.mapped + second.mapped
+        second.dropped = first.dropped + second.dropped
+        return (msrtc, second)
+    }
+}

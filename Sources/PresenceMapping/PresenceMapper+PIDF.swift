@@ -1,0 +1,189 @@
+public import PresenceDocuments
+import XMLBridge
+
+extension PresenceMapper {
+    /// Categories → PIDF/RPID/CIPID.
+    ///
+    /// basic and the RPID activity follow [MS-PRES] §3.7.5.4 (`availability-pidf.tsv`)
+    /// exactly. The RFC dialect adds what Microsoft's own server leaves out: the
+    /// class signals of `availability-pidf-detail.tsv`, the activity token
+    /// (`activity-tokens.tsv`), the custom activity, note, out-of-office note,
+    /// meeting subject and location, endpoint location, time zone, contact card
+    /// (display name, photo, home page) and capabilities. The Microsoft
+    /// dialect writes what Microsoft's server writes (§2.2.2.8.1): basic, the
+    /// table's activity in `rpid-status`, and the display name.
+    public func pidf(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
+        var report = MappingReport()
+        let effective = effectiveState(doc, report: &report)
+        var output = PIDFDocument(entity: doc.uri)
+        var status = PIDFStatus()
+        var tableActivity: String?
+
+        if let availability = effective.availability, let row = pidfRow(availability, effective.token) {
+            status.basic = row.basic
+            tableActivity = row.rpidActivity
+            report.map("state/availability=\(availability)", "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))")
+        } else {
+            // Nothing published, or the watcher resolves to no container: offline.
+            status.basic = .closed
+            report.map("state (absent)", "basic closed, no activity: nothing published is shown as offline")
+        }
+
+        let displayNames = contactDisplayNames(doc)
+        switch dialect {
+        case .microsoft:
+            status.rpid.legacyActivities = tableActivity.map { [$0] } ?? []
+            output.tuples = [PIDFTuple(id: "0", status: status)]
+            output.cipid.displayNames = displayNames.prefix(1).map { PIDFNote($0) }
+            if effective.token != nil { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
+            reportUnmappedCategories(doc, dialect: dialect, report: &report)
+            return (output, report)
+        case .rfc:
+            break
+        }
+
+        var person = PIDFPerson(id: "p0")
+        var activities = RPIDTokens()
+        var tokens: [String] = []
+        var others: [String] = []
+        func addToken(_ t: String) { if !tokens.contains(t) { tokens.append(t) } }
+        func addOther(_ t: String) { if !others.contains(t) { others.append(t) } }
+        if let tableActivity { addToken(tableActivity) }
+        if let availability = effective.availability, let detail = detailRow(availability) {
+            detail.activities.forEach(addToken)
+            detail.other.map(addOther)
+            if let input = detail.userInput { person.rpid.userInput = RPIDUserInput(input) }
+            report.map("state/availability class", "\(detail.className): " + ([detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")))
+        }
+        if let token = effective.token {
+            if let row = tables.activityTokens.first(where: { $0.token == token && $0.written }) {
+                row.rpid.map(addToken)
+                row.other.map(addOther)
+                report.map("state/activity/@token=\(token)", "rpid activities " + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + "))
+            } else {
+                addOther(token.rawValue)
+                report.map("state/activity/@token=\(token)", "rpid other \"\(token)\" (no table row)")
+            }
+        }
+        if let custom = effective.custom {
+            addOther(custom)
+            report.map("state/activity/custom", "rpid other \"\(custom)\"")
+        }
+        activities.values = tokens.map { .token($0) } + others.map { .other($0) }
+
+        if let state = effective.state {
+            if let subject = state.meetingSubject, !subject.isEmpty {
+                activities.notes.append(PIDFNote(subject))
+                report.map("state/meetingSubject", "rpid activities note")
+            }
+            if let location = state.meetingLocation, !location.isEmpty {
+                person.rpid.placeType = RPIDTokens(values: [.other(location)])
+                report.map("state/meetingLocation", "rpid place-type other")
+            }
+            if let location = state.endpointLocation, !location.isEmpty {
+                person.rpid.placeIs = RPIDPlaceIs(notes: [PIDFNote(location)])
+                report.map("state/endpointLocation", "rpid place-is note")
+            }
+            if let bias = state.timeZoneBias {
+                // Windows bias: UTC = local + bias, so the offset from UTC is -bias (RFC 4480 §3.14).
+                person.rpid.timeOffsets = [RPIDTimeOffset(minutes: -bias, description: state.timeZoneName)]
+                report.map("state/timeZoneBias", "rpid time-offset \(-bias)")
+                if state.timeZoneName != nil { report.map("state/timeZoneName", "rpid time-offset/@description") }
+            }
+            if state.timeZoneAbbreviation != nil { report.drop("state/timeZoneAbbreviation", "RPID time-offset has one description; the name is kept") }
+            if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
+            if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
+        }
+        if !activities.values.isEmpty { person.rpid.activities.append(activities) }
+
+        for category in doc.categories {
+            switch category.payload {
+            case .note(let note):
+                for body in note.bodies where !body.text.isEmpty {
+                    if body.type == "OOF" {
+                        person.rpid.activities.append(RPIDTokens(
+                            from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
+                            values: [.other(MSActivityToken.outOfOffice.rawValue)]))
+                        report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
+                    } else {
+                        person.notes.append(PIDFNote(body.text))
+                        report.map("note[\(body.type ?? "personal")]", "person note")
+                    }
+                }
+            case .contactCard(let card):
+                person.cipid.displayNames = displayNames.prefix(1).map { PIDFNote($0) }
+                if let photo = card.photos.first(where: { $0.uri != nil })?.uri {
+                    person.cipid.icon = photo
+                    report.map("contactCard/photo", "cipid icon")
+                }
+                if let home = card.urls.first?.uri {
+                    person.cipid.homepage = home
+                    report.map("contactCard/url", "cipid homepage")
+                }
+                if !card.displayNames.isEmpty { report.map("contactCard/displayName", "cipid display-name") }
+                reportDroppedCard(card, report: &report)
+            case .services(let services):
+                let caps = capabilities(services)
+                if !caps.flags.isEmpty {
+                    status.capabilities = caps
+                    report.map("services", "caps:servcaps " + caps.flags.map(\.name).joined(separator: " "))
+                }
+            default:
+                break
+            }
+        }
+        reportUnmappedCategories(doc, dialect: dialect, report: &report)
+
+        output.tuples = [PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))]
+        if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty { output.persons = [person] }
+        return (output, report)
+    }
+
+    private func contactDisplayNames(_ doc: CategoriesDocument) -> [String] {
+        doc.categories.flatMap { category -> [String] in
+            if case .contactCard(let card) = category.payload { card.displayNames.map(\.text) } else { [] }
+        }
+    }
+
+    private func capabilities(_ services: MSServices) -> ServiceCapabilities {
+        var flags: [ServiceCapabilities.Flag] = []
+        for (ms, caps) in tables.capabilities where !flags.contains(where: { $0.name == caps }) {
+            let present = services.services.contains { service in
+                service.capabilities.contains { $0.name == ms && ($0.render == true || $0.capture == true) }
+            }
+            if present { flags.append(.init(caps, true)) }
+        }
+        return ServiceCapabilities(flags: flags)
+    }
+
+    private func reportDroppedCard(_ card: ContactCard, report: inout MappingReport) {
+        let reason = "CIPID (RFC 4482) has no element for it; msrtc.pidf carries e-mail and phone"
+        if !card.emails.isEmpty { report.drop("contactCard/email", reason) }
+        if !card.phones.isEmpty { report.drop("contactCard/phone", reason) }
+        if !card.addresses.isEmpty { report.drop("contactCard/address", "CIPID has no postal address") }
+        if !(card.company + card.department + card.title + card.office).isEmpty {
+            report.drop("contactCard/company|department|title|office", "CIPID has no organisation fields")
+        }
+    }
+
+    private func reportUnmappedCategories(_ doc: CategoriesDocument, dialect: PIDFDialect, report: inout MappingReport) {
+        for category in doc.categories {
+            let name = category.name.rawValue
+            switch category.payload {
+            case .state, .legacyInterop, .none: break
+            case .note, .contactCard, .services:
+                if dialect == .microsoft, category.name != .contactCard {
+                    report.drop(name, "the Microsoft dialect carries only basic, activity and display name")
+                }
+            case .calendarData:
+                report.drop(name, "free/busy is not converted to PIDF by this version")
+            case .device:
+                report.drop(name, "device capabilities reach PIDF through the services category")
+            case .userProperties:
+                report.drop(name, "self-only server data (MS-PRES 2.2.2.7.4), not for watchers")
+            case .other:
+                report.drop(name, "no PIDF equivalent")
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import PresenceDocuments
+
+/// Converts between enhanced-presence categories, PIDF/RPID/CIPID and
+/// msrtc.pidf, driven by ``MappingTables``. Pure: the same input and tables
+/// always give the same output and report.
+public struct PresenceMapper: Sendable {
+    public let tables: MappingTables
+
+    public init(tables: MappingTables) { self.tables = tables }
+
+    /// The state a conversion starts from: availability and activity as
+    /// [MS-PRES] §3.7.5.4 takes them.
+    struct EffectiveState {
+        var availability: UInt32?
+        var token: MSActivityToken?
+        var custom: String?
+        var state: MSState?
+    }
+
+    /// Availability and token from `legacyInterop` when present, else from the
+    /// aggregateState `state` instance, else from the first state with an
+    /// availability ([MS-PRES] §3.7.5.4, §3.7.5.2; guide Q12).
+    func effectiveState(_ doc: CategoriesDocument, report: inout MappingReport) -> EffectiveState {
+        var states: [MSState] = []
+        var legacy: LegacyInterop?
+        for category in doc.categories {
+            switch category.payload {
+            case .state(let s): states.append(s)
+            case .legacyInterop(let l): legacy = legacy ?? l
+            default: break
+            }
+        }
+        let chosen = states.first { $0.type == .aggregateState } ?? states.first { $0.availability != nil }
+        var result = EffectiveState(state: chosen)
+        if let chosen {
+            result.availability = chosen.availability
+            // The activity whose availability window holds the availability, else the first with a token.
+            let inWindow = chosen.activities.first { a in
+                guard a.token != nil, let av = chosen.availability else { return false }
+                return av >= (a.minAvailability ?? 0) && av <= (a.maxAvailability ?? UInt32.max)
+            }
+            result.token = (inWindow ?? chosen.activities.first { $0.token != nil })?.token
+            result.custom = chosen.activities.lazy.flatMap(\.custom).first?.text
+            for other in states where other != chosen {
+                report.drop("state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
+            }
+        }
+        if let legacy {
+            if let a = legacy.availability { result.availability = a }
+            if let t = legacy.token { result.token = t }
+            report.map("legacyInterop", "availability and token (MS-PRES 3.7.5.4: the conversion input)")
+            if legacy.dndState != nil { report.drop("legacyInterop/@dndState", "no PIDF or msrtc equivalent") }
+        }
+        return result
+    }
+
+    func pidfRow(_ availability: UInt32, _ token: MSActivityToken?) -> MappingTables.PIDFRow? {
+        tables.availabilityPIDF.first { $0.range.contains(availability, token) }
+    }
+
+    func detailRow(_ availability: UInt32) -> MappingTables.DetailRow? {
+        tables.availabilityDetail.first { $0.range.contains(availability, nil) }
+    }
+
+    func msrtcRow(_ availability: UInt32, _ token: MSActivityToken?) -> MappingTables.MSRTCRow? {
+        tables.availabilityMSRTC.first { $0.range.contains(availability, token) }
+    }
+}
