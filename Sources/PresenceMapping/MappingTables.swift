@@ -139,7 +139,8 @@ public struct MappingTables: Sendable {
         func range(_ row: TSVTable.Row) throws(MappingError) -> Range {
             let min = try row.uint32("min"), max = try row.uint32("max")
             guard min <= max else { throw row.error("max", "max \(max) is below min \(min)") }
-            let text = row.string("activity")
+            // Tables without an activity column apply to any token.
+            let text = row.columns.contains("activity") ? row.string("activity") : "*"
             let condition: TokenCondition
             if text == "*" {
                 condition = .any
