@@ -1,0 +1,116 @@
+import Foundation
+import PresenceDocuments
+import PresenceMapping
+import XMLBridge
+
+/// Conversion throughput against raw libxml2 parsing of the same bytes, on
+/// one core (issue: conversion ≥ 0.5× the parse-only rate, ≥ 50,000/s).
+/// Build and run in release: `swift run -c release presence-bench`.
+@main
+enum Bench {
+    static func main() throws {
+        let seconds = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 2.0
+        let mapper = PresenceMapper(tables: try MappingTables.builtIn())
+        let categories = Array(categoriesNotify.utf8)
+        let pidf = Array(typicalPIDF.utf8)
+        print("presence-bench: \(seconds) s per measurement, one core, libxml2 \(LibXMLBaseline.versionString)")
+        print("inputs: categories NOTIFY body \(categories.count) bytes (MS-PRES 4.5), PIDF \(pidf.count) bytes")
+
+        let parseCategories = rate(seconds) { _ = LibXMLBaseline.parseAndFree(categories) }
+        let convertCategories = rate(seconds) {
+            guard let doc = try? CategoriesDocument(bytes: categories) else { fatalError("bench input does not parse") }
+            _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
+        }
+        let parsePIDF = rate(seconds) { _ = LibXMLBaseline.parseAndFree(pidf) }
+        let convertPIDF = rate(seconds) {
+            guard let doc = try? PIDFDocument(bytes: pidf) else { fatalError("bench input does not parse") }
+            _ = mapper.categories(from: doc).0.serialized()
+        }
+        report("categories -> PIDF", convertCategories, parseCategories)
+        report("PIDF -> categories", convertPIDF, parsePIDF)
+    }
+
+    static func report(_ name: String, _ convert: Double, _ parse: Double) {
+        let ratio = convert / parse
+        print(String(format: "%-20@ conversion %9.0f/s   libxml2 parse-only %9.0f/s   ratio %.2f   (targets: >= 50000/s, ratio >= 0.50) %@",
+            name as NSString, convert, parse, ratio, (convert >= 50_000 && ratio >= 0.5 ? "MET" : "NOT MET") as NSString))
+    }
+
+    /// Runs `body` repeatedly for about `seconds` after a warm-up; operations per second.
+    static func rate(_ seconds: Double, _ body: () -> Void) -> Double {
+        for _ in 0..<2000 { body() }
+        let clock = ContinuousClock()
+        var count = 0
+        let start = clock.now
+        let deadline = start + .milliseconds(Int(seconds * 1000))
+        while clock.now < deadline {
+            for _ in 0..<200 { body() }
+            count += 200
+        }
+        let elapsed = start.duration(to: clock.now)
+        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// [MS-PRES] §4.5, seed lines 13383-13506: john's categories in the batch 200 OK (2.4 KB).
+    static let categoriesNotify = """
+        <categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories" uri="sip:john@contoso.com">
+          <category name="calendarData" instance="0" publishTime="2008-01-23T07:53:41.670">
+            <calendarData xmlns="http://schemas.microsoft.com/2006/09/sip/calendarData" mailboxID="john@contoso.com">
+              <WorkingHours xmlns="http://schemas.microsoft.com/exchange/services/2006/types">
+                <TimeZone><Bias>480</Bias><StandardTime><Bias>0</Bias><Time>02:00:00</Time><DayOrder>1</DayOrder><Month>11</Month><DayOfWeek>Sunday</DayOfWeek></StandardTime><DaylightTime><Bias>-60</Bias><Time>02:00:00</Time><DayOrder>2</DayOrder><Month>3</Month><DayOfWeek>Sunday</DayOfWeek></DaylightTime></TimeZone>
+                <WorkingPeriodArray><WorkingPeriod><DayOfWeek>Monday Tuesday Wednesday Thursday Friday</DayOfWeek><StartTimeInMinutes>480</StartTimeInMinutes><EndTimeInMinutes>1020</EndTimeInMinutes></WorkingPeriod></WorkingPeriodArray>
+              </WorkingHours>
+            </calendarData>
+          </category>
+          <category name="contactCard" instance="0" publishTime="2008-01-23T07:50:12.873">
+            <contactCard xmlns="http://schemas.microsoft.com/2006/09/sip/contactcard">
+              <identity><name><displayName>John</displayName></name><email>john@contoso.com</email></identity>
+            </contactCard>
+          </category>
+          <category name="note" instance="0" publishTime="2008-01-23T07:55:11.530">
+            <note xmlns="http://schemas.microsoft.com/2006/09/sip/note"><body type="personal" uri="">Working from home today</body></note>
+          </category>
+          <category name="services" instance="0" publishTime="2008-01-23T07:53:41.670">
+            <services xmlns="http://schemas.microsoft.com/2006/09/sip/service">
+              <service uri="sip:john@contoso.com">
+                <capabilities><text render="true" capture="true" deviceAvailability="3500"/><gifInk render="true" capture="false" deviceAvailability="3500"/><isfInk render="true" capture="false" deviceAvailability="3500"/><applicationSharing render="true" capture="true" deviceAvailability="3500"/></capabilities>
+              </service>
+            </services>
+          </category>
+          <category name="state" instance="1" publishTime="2008-01-23T07:53:41.670">
+            <state xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="aggregateState" xmlns="http://schemas.microsoft.com/2006/09/sip/state">
+              <availability>6500</availability>
+              <activity token="in-a-meeting" minAvailability="6500" maxAvailability="8999"/>
+              <endpointLocation>Home</endpointLocation>
+              <meetingSubject>Design review</meetingSubject>
+              <meetingLocation>Building 7</meetingLocation>
+            </state>
+          </category>
+        </categories>
+        """
+
+    /// A PIDF as an OMA client writes it (RFC 3863 tuple, RFC 4479 person with RPID and CIPID).
+    static let typicalPIDF = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model"
+            xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" xmlns:c="urn:ietf:params:xml:ns:pidf:cipid"
+            xmlns:caps="urn:ietf:params:xml:ns:pidf:caps" entity="sip:alice@oma.example.net">
+          <tuple id="t1">
+            <status><basic>open</basic>
+              <caps:servcaps><caps:audio>true</caps:audio><caps:message>true</caps:message><caps:video>false</caps:video></caps:servcaps>
+            </status>
+            <contact priority="0.8">sip:alice@192.0.2.10</contact>
+            <timestamp>2026-11-22T10:00:00Z</timestamp>
+          </tuple>
+          <dm:person id="p1">
+            <rpid:activities><rpid:busy/><rpid:meeting/></rpid:activities>
+            <rpid:place-is><rpid:audio><rpid:quiet/></rpid:audio></rpid:place-is>
+            <rpid:time-offset>60</rpid:time-offset>
+            <rpid:user-input>active</rpid:user-input>
+            <c:display-name>Alice Example</c:display-name>
+            <c:icon>http://oma.example.net/alice.png</c:icon>
+            <dm:note xml:lang="en">In the weekly review</dm:note>
+          </dm:person>
+        </presence>
+        """
+}
