@@ -23,6 +23,8 @@ struct PresenceMap: ParsableCommand {
         do {
             var command = try parseAsRoot()
             try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
         } catch let failure as InputFailure {
             FileHandle.standardError.write(Data((failure.description + "\n").utf8))
             Foundation.exit(1)
