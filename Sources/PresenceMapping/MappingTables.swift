@@ -97,11 +97,21 @@ public struct MappingTables: Sendable {
     public var msrtcStates: [String: MSActivityToken?]
     /// Enhanced-presence capability element → RFC 5196 flag, in table order.
     public var capabilities: [(ms: String, caps: String)]
+    /// Free/busy block state → RPID activity and other text (`freebusy.tsv`).
+    public var freeBusy: [FreeBusyRow]
+
+    /// A row of `freebusy.tsv`.
+    public struct FreeBusyRow: Sendable, Hashable {
+        public var state: FreeBusyState
+        public var rpid: String?
+        public var other: String?
+        public var source: String
+    }
 
     /// The file names, in load order.
     public static let fileNames = [
         "rpid-activities.tsv", "ms-activity-tokens.tsv", "availability-pidf.tsv", "availability-pidf-detail.tsv",
-        "availability-msrtc.tsv", "pidf-availability.tsv", "activity-tokens.tsv", "msrtc-states.tsv", "capabilities.tsv",
+        "availability-msrtc.tsv", "pidf-availability.tsv", "activity-tokens.tsv", "msrtc-states.tsv", "capabilities.tsv", "freebusy.tsv",
     ]
 
     /// The tables built into the program (from the package's `Mappings/`).
@@ -280,6 +290,28 @@ public struct MappingTables: Sendable {
             capabilityRows.append((row.string("ms_capability"), row.string("caps")))
         }
         capabilities = capabilityRows
+
+        let names: [String: FreeBusyState] = [
+            "free": .free, "tentative": .tentative, "busy": .busy, "out-of-facility": .outOfFacility,
+            "working-elsewhere": .workingElsewhere,
+        ]
+        let freeBusyTable = try table("freebusy.tsv", ["state", "rpid", "other"])
+        var freeBusyRows: [FreeBusyRow] = []
+        for row in freeBusyTable.rows {
+            guard let state = names[row.string("state")] else {
+                throw row.error("state", "must be one of \(names.keys.sorted().joined(separator: ", "))", code: .unknownToken)
+            }
+            let rpidValue = try row.optional("rpid").map { (v) throws(MappingError) in try rpidToken(row, "rpid", v) }
+            freeBusyRows.append(FreeBusyRow(state: state, rpid: rpidValue, other: row.optional("other"), source: row.string("source")))
+        }
+        for (name, state) in names where !freeBusyRows.contains(where: { $0.state == state }) {
+            throw MappingError(.coverage, "no row for free/busy state \(name)", file: freeBusyTable.file)
+        }
+        let written = freeBusyRows.filter { $0.state != .free }.map { [$0.rpid ?? "", $0.other ?? ""] }
+        if Set(written).count != written.count {
+            throw MappingError(.coverage, "two free/busy states are written alike and could not be read back", file: freeBusyTable.file)
+        }
+        freeBusy = freeBusyRows
     }
 
     /// Distinct ranges must tile 0…UInt32.max; rows sharing a range must split

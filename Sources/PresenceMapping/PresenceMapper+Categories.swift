@@ -25,10 +25,15 @@ extension PresenceMapper {
         var others: [String] = []
         var activityNotes: [PIDFNote] = []
         var oofNotes: [MSNote.Body] = []
+        var calendarBlocks: [(FreeBusyState, String, String)] = []
         let oofText = MSActivityToken.outOfOffice.rawValue
         for rpid in rpids {
             for activities in rpid.activities {
                 let isOOFNote = activities.values == [.other(oofText)] && !activities.notes.isEmpty && (activities.from != nil || activities.until != nil)
+                if let state = freeBusyState(of: activities), let from = activities.from, let until = activities.until {
+                    calendarBlocks.append((state, from, until))
+                    continue
+                }
                 if isOOFNote {
                     oofNotes.append(contentsOf: activities.notes.map {
                         MSNote.Body(text: $0.text, type: "OOF", startTime: activities.from, endTime: activities.until)
@@ -118,6 +123,10 @@ extension PresenceMapper {
         }
         if !oofNotes.isEmpty { report.map("rpid activities out-of-office", "note category (OOF)") }
         if !bodies.isEmpty { output.categories.append(Category(name: .note, instance: 0, payload: .note(MSNote(bodies: bodies)))) }
+
+        if !calendarBlocks.isEmpty, let calendar = calendarCategory(entity: doc.entity, blocks: calendarBlocks, report: &report) {
+            output.categories.append(calendar)
+        }
 
         // Contact card from CIPID (person, tuple, or Microsoft's presence-level CIPID).
         let cipids = [person?.cipid, doc.cipid].compactMap { $0 } + doc.tuples.map(\.cipid)

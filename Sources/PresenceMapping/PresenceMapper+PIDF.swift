@@ -122,6 +122,13 @@ extension PresenceMapper {
                 }
                 if !card.displayNames.isEmpty { report.map("contactCard/displayName", "cipid display-name") }
                 reportDroppedCard(card, report: &report)
+            case .calendarData(let calendar):
+                if let freeBusy = calendar.freeBusy {
+                    person.rpid.activities += self.activities(fromFreeBusy: freeBusy, instance: category.instance ?? 0, report: &report)
+                }
+                if calendar.workingHours != nil {
+                    report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
+                }
             case .services(let services):
                 let caps = capabilities(services)
                 if !caps.flags.isEmpty {
@@ -176,7 +183,7 @@ extension PresenceMapper {
                     report.drop(name, "the Microsoft dialect carries only basic, activity and display name")
                 }
             case .calendarData:
-                report.drop(name, "free/busy is not converted to PIDF by this version")
+                if dialect == .microsoft { report.drop(name, "the Microsoft dialect carries only basic, activity and display name") }
             case .device:
                 report.drop(name, "device capabilities reach PIDF through the services category")
             case .userProperties:

@@ -1,6 +1,6 @@
-import ArgumentParser
+public import ArgumentParser
 import Foundation
-import PresenceDocuments
+public import PresenceDocuments
 import PresenceMapping
 import XMLBridge
 
