@@ -1,0 +1,224 @@
+/// Character sets of RFC 3261 §25.1 used inside URIs.
+///
+/// ```
+/// user             =  1*( unreserved / escaped / user-unreserved )
+/// user-unreserved  =  "&" / "=" / "+" / "$" / "," / ";" / "?" / "/"
+/// password         =  *( unreserved / escaped / "&" / "=" / "+" / "$" / "," )
+/// paramchar        =  param-unreserved / unreserved / escaped
+/// param-unreserved =  "[" / "]" / "/" / ":" / "&" / "+" / "$"
+/// hname / hvalue   =  *( hnv-unreserved / unreserved / escaped )
+/// hnv-unreserved   =  "[" / "]" / "/" / "?" / ":" / "+" / "$"
+/// ```
+enum SIPURICharset {
+    case user, password, param, header, telephone, opaque
+
+    func allows(_ b: UInt8) -> Bool {
+        if SIPByte.isUnreserved(b) { return true }
+        switch self {
+        case .user:
+            switch b { case 0x26, 0x3D, 0x2B, 0x24, 0x2C, 0x3B, 0x3F, 0x2F: return true; default: return false }
+        case .password:
+            switch b { case 0x26, 0x3D, 0x2B, 0x24, 0x2C: return true; default: return false }
+        case .param:
+            switch b { case 0x5B, 0x5D, 0x2F, 0x3A, 0x26, 0x2B, 0x24: return true; default: return false }
+        case .header:
+            switch b { case 0x5B, 0x5D, 0x2F, 0x3F, 0x3A, 0x2B, 0x24: return true; default: return false }
+        case .telephone:
+            // RFC 3966 §3 phonedigit / visual-separator / "*" / "#" / "+" and the like.
+            switch b { case 0x2B, 0x2A, 0x23, 0x2F, 0x3A, 0x26, 0x24, 0x3D, 0x2C: return true; default: return false }
+        case .opaque:
+            // uric (RFC 2396 §2): reserved / unreserved / escaped.
+            switch b {
+            case 0x3B, 0x2F, 0x3F, 0x3A, 0x40, 0x26, 0x3D, 0x2B, 0x24, 0x2C, 0x5B, 0x5D, 0x23: return true
+            default: return false
+            }
+        }
+    }
+}
+
+extension SIPURI {
+    /// Parses one URI occupying all of `bytes` (RFC 3261 §19.1.1, §25.1; RFC 3966 §3).
+    ///
+    /// ```
+    /// SIP-URI  =  "sip:" [ userinfo ] hostport uri-parameters [ headers ]
+    /// userinfo =  ( user / telephone-subscriber ) [ ":" password ] "@"
+    /// host     =  hostname / IPv4address / IPv6reference
+    /// port     =  1*DIGIT
+    /// scheme   =  ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+    /// ```
+    static func parse(
+        _ bytes: ArraySlice<UInt8>, header: String?, code: SIPParseError.Code
+    ) throws(SIPParseError) -> SIPURI {
+        func fail(_ expected: String, _ at: Int) -> SIPParseError {
+            SIPParseError(code, expected: expected, offset: at, header: header)
+        }
+        var i = bytes.startIndex
+        let end = bytes.endIndex
+        guard i < end, SIPByte.isAlpha(bytes[i]) else { throw fail("URI scheme (ALPHA first)", i) }
+        while i < end, SIPByte.isAlphanum(bytes[i]) || bytes[i] == 0x2B || bytes[i] == 0x2D || bytes[i] == 0x2E {
+            i += 1
+        }
+        guard i < end, bytes[i] == 0x3A else { throw fail("':' after the URI scheme", i) }
+        let scheme = Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i]))
+        i += 1
+        var uri = SIPURI(scheme: scheme, host: "")
+        switch scheme {
+        case .sip, .sips:
+            try parseSIP(bytes, from: i, into: &uri, fail: fail)
+        case .tel:
+            let numberStart = i
+            while i < end, bytes[i] != 0x3B, bytes[i] != 0x3F {
+                guard SIPURICharset.telephone.allows(bytes[i]) || bytes[i] == 0x25 else {
+                    throw fail("telephone-subscriber character", i)
+                }
+                i += 1
+            }
+            guard i > numberStart else { throw fail("telephone number after 'tel:'", i) }
+            uri.user = try unescape(bytes[numberStart..<i], fail: fail)
+            i = try parseParameters(bytes, from: i, into: &uri, fail: fail)
+            guard i == end else { throw fail("';' parameter or end of tel URI", i) }
+        default:
+            let start = i
+            while i < end {
+                guard SIPURICharset.opaque.allows(bytes[i]) || bytes[i] == 0x25 else {
+                    throw fail("URI character (RFC 2396 uric)", i)
+                }
+                i += 1
+            }
+            guard i > start else { throw fail("content after the URI scheme", i) }
+            uri.opaque = SIPByte.string(bytes[start..<end])
+        }
+        uri.verbatim = SIPByte.string(bytes)
+        return uri
+    }
+
+    private static func parseSIP(
+        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI,
+        fail: (String, Int) -> SIPParseError
+    ) throws(SIPParseError) {
+        var i = start
+        let end = bytes.endIndex
+        // userinfo: everything before the first '@' (user-unreserved may hold ';' and '?').
+        var at: Int? = nil
+        var k = i
+        while k < end {
+            if bytes[k] == 0x40 { at = k; break }
+            k += 1
+        }
+        if let at {
+            var colon: Int? = nil
+            var j = i
+            while j < at {
+                if bytes[j] == 0x3A { colon = j; break }
+                j += 1
+            }
+            let userEnd = colon ?? at
+            for x in i..<userEnd where !(SIPURICharset.user.allows(bytes[x]) || bytes[x] == 0x25) {
+                throw fail("user character (unreserved, escaped or user-unreserved)", x)
+            }
+            uri.user = try unescape(bytes[i..<userEnd], fail: fail)
+            if let colon {
+                for x in (colon + 1)..<at where !(SIPURICharset.password.allows(bytes[x]) || bytes[x] == 0x25) {
+                    throw fail("password character", x)
+                }
+                uri.password = try unescape(bytes[(colon + 1)..<at], fail: fail)
+            }
+            i = at + 1
+        }
+        // host
+        let hostStart = i
+        if i < end, bytes[i] == 0x5B {
+            while i < end, bytes[i] != 0x5D {
+                guard SIPByte.isHex(bytes[i]) || bytes[i] == 0x3A || bytes[i] == 0x2E || bytes[i] == 0x5B else {
+                    throw fail("IPv6 address character inside '[...]'", i)
+                }
+                i += 1
+            }
+            guard i < end else { throw fail("']' closing the IPv6 reference", i) }
+            i += 1
+            guard i - hostStart > 2 else { throw fail("IPv6 address inside '[]'", hostStart) }
+        } else {
+            while i < end, SIPByte.isAlphanum(bytes[i]) || bytes[i] == 0x2D || bytes[i] == 0x2E || bytes[i] == 0x5F {
+                i += 1
+            }
+            guard i > hostStart else { throw fail("host (hostname, IPv4 address or IPv6 reference)", i) }
+        }
+        uri.host = SIPByte.string(bytes[hostStart..<i])
+        if i < end, bytes[i] == 0x3A {
+            i += 1
+            let p = i
+            while i < end, SIPByte.isDigit(bytes[i]) { i += 1 }
+            guard i > p else { throw fail("port digits after ':'", i) }
+            let value = try SIPByte.parseNumber(bytes[p..<i], max: 65535, what: "port", header: nil)
+            uri.port = UInt16(value)
+        }
+        i = try parseParameters(bytes, from: i, into: &uri, fail: fail)
+        if i < end, bytes[i] == 0x3F {
+            i += 1
+            while true {
+                let n = i
+                while i < end, SIPURICharset.header.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
+                guard i > n else { throw fail("header name after '?' or '&'", i) }
+                guard i < end, bytes[i] == 0x3D else { throw fail("'=' after URI header name", i) }
+                let name = try unescape(bytes[n..<i], fail: fail)
+                i += 1
+                let v = i
+                while i < end, SIPURICharset.header.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
+                uri.headers.append(SIPParameter(name: name, value: try unescape(bytes[v..<i], fail: fail)))
+                if i < end, bytes[i] == 0x26 { i += 1; continue }
+                break
+            }
+        }
+        guard i == end else { throw fail("';' parameter, '?' headers or end of URI", i) }
+    }
+
+    /// `*( ";" pname [ "=" pvalue ] )`; returns the index after the last parameter.
+    private static func parseParameters(
+        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI,
+        fail: (String, Int) -> SIPParseError
+    ) throws(SIPParseError) -> Int {
+        var i = start
+        let end = bytes.endIndex
+        while i < end, bytes[i] == 0x3B {
+            i += 1
+            let n = i
+            while i < end, SIPURICharset.param.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
+            guard i > n else { throw fail("uri-parameter name after ';'", i) }
+            let name = try unescape(bytes[n..<i], fail: fail)
+            var value: String? = nil
+            if i < end, bytes[i] == 0x3D {
+                i += 1
+                let v = i
+                while i < end, SIPURICharset.param.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
+                guard i > v else { throw fail("uri-parameter value after '='", i) }
+                value = try unescape(bytes[v..<i], fail: fail)
+            }
+            uri.parameters.append(SIPParameter(name: name, value: value))
+        }
+        return i
+    }
+
+    /// Resolves `escaped = "%" HEXDIG HEXDIG` once.
+    static func unescape(
+        _ bytes: ArraySlice<UInt8>, fail: (String, Int) -> SIPParseError
+    ) throws(SIPParseError) -> String {
+        guard bytes.contains(0x25) else { return SIPByte.string(bytes) }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            let b = bytes[i]
+            if b == 0x25 {
+                guard i + 2 < bytes.endIndex,
+                    SIPByte.isHex(bytes[i + 1]), SIPByte.isHex(bytes[i + 2])
+                else { throw fail("two hex digits after '%' (escaped)", i) }
+                out.append(SIPByte.hexValue(bytes[i + 1]) << 4 | SIPByte.hexValue(bytes[i + 2]))
+                i += 3
+            } else {
+                out.append(b)
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
