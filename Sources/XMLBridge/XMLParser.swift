@@ -37,15 +37,38 @@ public enum XMLParser {
         try parse(Array(string.utf8), limits: limits)
     }
 
+    /// Whether libxml2 hands SAX2 attribute values over with each `&` still
+    /// written as the reference `&#38;`.
+    ///
+    /// libxml2 2.9 does so whenever entity substitution is off (its own SAX2
+    /// tree builder decodes them afterwards): `a="x&amp;y"` arrives as
+    /// `x&#38;y`. Other versions may decode it themselves, so one probe parse
+    /// decides, instead of a version check.
+    private static let attributesKeepAmpersandReferences: Bool = {
+        let probe = Array(#"<p a="&amp;"/>"#.utf8)
+        let result = probe.withUnsafeBytes { parseBuffer($0, limits: XMLLimits(), decodeAmpersands: false) }
+        guard case .success(let element) = result else { return true }
+        return element[attribute: "a"] == "&#38;"
+    }()
+
     private static func parseBuffer(_ buffer: UnsafeRawBufferPointer, limits: XMLLimits) -> Result<XMLElement, XMLError> {
+        parseBuffer(buffer, limits: limits, decodeAmpersands: attributesKeepAmpersandReferences)
+    }
+
+    private static func parseBuffer(
+        _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, decodeAmpersands: Bool
+    ) -> Result<XMLElement, XMLError> {
         guard buffer.count <= limits.maxBytes else {
             return .failure(XMLError(.tooLarge, "document is \(buffer.count) bytes; the limit is \(limits.maxBytes)"))
+        }
+        guard buffer.count <= Int(Int32.max) else {
+            return .failure(XMLError(.tooLarge, "document is \(buffer.count) bytes; libxml2 takes at most \(Int32.max)"))
         }
         guard buffer.count > 0, let base = buffer.baseAddress else {
             return .failure(XMLError(.notWellFormed, "document is empty", line: 1, column: 1))
         }
         LibXML.initialize()
-        let builder = TreeBuilder(limits: limits)
+        let builder = TreeBuilder(limits: limits, decodeAmpersands: decodeAmpersands)
         var handler = xmlSAXHandler()
         handler.initialized = XML_SAX2_MAGIC
         handler.startElementNs = { ctx, localname, prefix, uri, nbNamespaces, namespaces, nbAttributes, _, attributes in
@@ -103,7 +126,13 @@ private final class TreeBuilder {
     var error: XMLError?
     var elementCount = 0
 
-    init(limits: XMLLimits) { self.limits = limits }
+    /// See `XMLParser.attributesKeepAmpersandReferences`.
+    let decodeAmpersands: Bool
+
+    init(limits: XMLLimits, decodeAmpersands: Bool) {
+        self.limits = limits
+        self.decodeAmpersands = decodeAmpersands
+    }
 
     static func from(_ ctx: UnsafeMutableRawPointer?) -> TreeBuilder {
         // The parser is always created with this builder as its user data.
@@ -167,7 +196,10 @@ private final class TreeBuilder {
                 let base = 5 * i
                 let value: String
                 if let start = attributes[base + 3], let end = attributes[base + 4] {
-                    value = String(decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+                    let raw = UnsafeBufferPointer(start: start, count: end - start)
+                    value = decodeAmpersands && raw.contains(0x26)
+                        ? String(decoding: Self.decodingAmpersandReferences(raw), as: UTF8.self)
+                        : String(decoding: raw, as: UTF8.self)
                 } else {
                     value = ""
                 }
@@ -177,6 +209,29 @@ private final class TreeBuilder {
             }
         }
         stack.append(element)
+    }
+
+    /// Turns each `&#38;` back into `&`. With entity substitution off,
+    /// libxml2 writes every `&` of an attribute value (from `&amp;` or
+    /// `&#38;`) as `&#38;` and decodes everything else, so each `&` in `raw`
+    /// starts such a reference and a left-to-right scan is exact
+    /// (`&amp;#38;` arrives as `&#38;#38;` and becomes `&#38;`).
+    static func decodingAmpersandReferences(_ raw: UnsafeBufferPointer<xmlChar>) -> [UInt8] {
+        let reference: [UInt8] = Array("&#38;".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var i = 0
+        while i < raw.count {
+            if raw[i] == 0x26, i + reference.count <= raw.count,
+               raw[i..<(i + reference.count)].elementsEqual(reference) {
+                out.append(0x26)
+                i += reference.count
+            } else {
+                out.append(raw[i])
+                i += 1
+            }
+        }
+        return out
     }
 
     func end() {

@@ -15,6 +15,15 @@ public struct XMLWriter: Sendable {
     }
 
     private static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
+    private static let xmlnsNamespace = "http://www.w3.org/2000/xmlns/"
+
+    /// Whether `prefix` may be bound to `uri` (Namespaces in XML 1.0 §3):
+    /// `xmlns` never, `xml` only to its own namespace, and neither namespace
+    /// to any other prefix.
+    private static func canDeclare(_ prefix: String, _ uri: String) -> Bool {
+        if prefix.isEmpty || prefix == "xmlns" || uri == xmlnsNamespace { return false }
+        return (prefix == "xml") == (uri == xmlNamespace)
+    }
 
     public func string(_ root: XMLElement) -> String {
         String(decoding: bytes(root), as: UTF8.self)
@@ -59,21 +68,30 @@ public struct XMLWriter: Sendable {
                 declarations.append((prefix, uri))
             }
         }
+        // The element's own prefix: a hint that cannot be declared (`xmlns`, or
+        // `xml` for another namespace; Namespaces in XML 1.0 §3) is dropped, and
+        // the XML namespace is always written with its predeclared `xml` prefix.
+        var elementPrefix = element.prefix.flatMap { Self.canDeclare($0, element.name.namespace) ? $0 : nil }
+        if element.name.namespace == Self.xmlNamespace {
+            elementPrefix = "xml"
+        } else if element.name.namespace.isEmpty {
+            elementPrefix = nil
+        }
         // Declarations the source had (QName-valued content may rely on them),
-        // unless they would rebind the prefix this element needs.
-        for d in element.namespaceDeclarations where d.prefix != element.prefix || d.uri == element.name.namespace {
+        // unless they would rebind the prefix this element needs or are not
+        // declarable at all.
+        for d in element.namespaceDeclarations where d.prefix != elementPrefix || d.uri == element.name.namespace {
             if d.uri.isEmpty && d.prefix != nil { continue }
+            if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
+            if d.prefix == nil && (d.uri == Self.xmlNamespace || d.uri == Self.xmlnsNamespace) { continue }
             bind(d.prefix, d.uri)
         }
-        // The element's own name.
-        var elementPrefix = element.prefix
-        if element.name.namespace.isEmpty {
-            elementPrefix = nil
+        if element.name.namespace == Self.xmlNamespace {
+            // predeclared
+        } else if element.name.namespace.isEmpty {
             bind(nil, "")
-        } else if let p = elementPrefix, p != "xml" {
-            bind(p, element.name.namespace)
-        } else if elementPrefix == nil {
-            bind(nil, element.name.namespace)
+        } else {
+            bind(elementPrefix, element.name.namespace)
         }
         // Namespaced attributes need a prefix that is bound to their namespace.
         var attributePrefixes: [String?] = []
@@ -81,14 +99,16 @@ public struct XMLWriter: Sendable {
         for attribute in element.attributes {
             let ns = attribute.name.namespace
             if ns.isEmpty { attributePrefixes.append(nil); continue }
-            if let p = attribute.prefix, scope.lookup(p) == ns {
+            let hint = attribute.prefix.flatMap { Self.canDeclare($0, ns) ? $0 : nil }
+            if let p = hint, scope.lookup(p) == ns {
                 attributePrefixes.append(p)
             } else if let found = scope.prefix(for: ns) {
                 attributePrefixes.append(found)
             } else {
-                var p = attribute.prefix ?? "ns"
+                let stem = hint ?? "ns"
+                var p = stem
                 var n = 1
-                while scope.lookup(p) != nil { p = "\(attribute.prefix ?? "ns")\(n)"; n += 1 }
+                while scope.lookup(p) != nil { p = "\(stem)\(n)"; n += 1 }
                 bind(p, ns)
                 attributePrefixes.append(p)
             }
