@@ -3,7 +3,7 @@
 # Swift itself is expected at /opt/swift (or on PATH).
 set -euo pipefail
 need=()
-for pkg in libxml2-dev pkg-config libxml2-utils; do
+for pkg in libxml2-dev pkg-config; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then

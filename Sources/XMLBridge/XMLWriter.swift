@@ -173,6 +173,9 @@ public struct XMLWriter: Sendable {
             case 0x09 where attribute: out.append(contentsOf: "&#9;".utf8)
             case 0x0A where attribute: out.append(contentsOf: "&#10;".utf8)
             case 0x0D: out.append(contentsOf: "&#13;".utf8)
+            case 0x00..<0x20 where byte != 0x09 && byte != 0x0A:
+                // XML 1.0 §2.2 admits no other C0 control, not even as a reference: U+FFFD stands in.
+                out.append(contentsOf: [0xEF, 0xBF, 0xBD])
             default: out.append(byte)
             }
         }
