@@ -32,6 +32,30 @@ func payloadCategory(forRoot name: XMLName) -> CategoryName? {
     }
 }
 
+/// Every attribute value and non-blank text of a tree, keyed by its element
+/// path (local names), white space collapsed; `ct:delimiter`/`ct:end` are
+/// structure and skipped. Equal multisets mean the codec kept every datum,
+/// whatever the element order or indentation.
+func leafCounts(_ e: XMLElement, path: String = "") -> [String: Int] {
+    var counts: [String: Int] = [:]
+    func visit(_ e: XMLElement, _ path: String) {
+        let p = path + "/" + e.name.local
+        for a in e.attributes { counts[p + "@" + a.name.local + "=" + a.value.trimmingXMLWhitespace(), default: 0] += 1 }
+        let text = e.text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).joined(separator: " ")
+        if !text.isEmpty { counts[p + "=" + text, default: 0] += 1 }
+        for c in e.elements where c.name.namespace != NS.commonTypes || (c.name.local != "delimiter" && c.name.local != "end") {
+            visit(c, p)
+        }
+    }
+    visit(e, path)
+    return counts
+}
+
+/// Expects that the codec's output holds the same data as its input.
+func expectNothingLost(_ original: XMLElement, _ written: XMLElement, _ file: String) {
+    #expect(leafCounts(original) == leafCounts(written), "\(file): \(original.name.local) lost or added data")
+}
+
 /// Writes `element` with the default writer and parses it back.
 func rewrite(_ element: XMLElement) throws -> XMLElement {
     try XMLParser.parse(XMLWriter().bytes(element))
@@ -44,6 +68,7 @@ func roundTripElement(_ e: XMLElement, file: String) throws -> String {
     if e.name.local == "category", e.name.namespace == NS.categories || e.name.namespace.isEmpty {
         let value = try Category(xml: e)
         #expect(try Category(xml: rewrite(value.xml)) == value, "\(file): category \(value.name)")
+        expectNothingLost(e, value.xml, file)
         return "category"
     }
     if let name = payloadCategory(forRoot: e.name) {
@@ -51,12 +76,14 @@ func roundTripElement(_ e: XMLElement, file: String) throws -> String {
         if case .other = value { Issue.record("\(file): \(e.name) was not typed") }
         let again = try CategoryPayload(categoryChildren: [.element(try rewrite(value.xmlNodes.first?.elementValue ?? e))], name: name)
         #expect(again == value, "\(file): payload \(name)")
+        if let written = value.xmlNodes.first?.elementValue { expectNothingLost(e, written, file) }
         return "payload"
     }
     switch PresenceDocumentKind.detect(root: e) {
     case .categories:
         let v = try CategoriesDocument(xml: e)
         #expect(try CategoriesDocument(bytes: v.serialized()) == v, "\(file)")
+        expectNothingLost(e, v.xml, file)
         for c in v.categories where CategoryPayload.typedNames.contains(c.name) && !isKnownMisnested(c, file) {
             if case .other = c.payload { Issue.record("\(file): category \(c.name) instance \(c.instance ?? 0) not typed") }
         }
@@ -64,22 +91,27 @@ func roundTripElement(_ e: XMLElement, file: String) throws -> String {
     case .msrtcPresentity:
         let v = try MSRTCPresentity(xml: e)
         #expect(try MSRTCPresentity(bytes: v.serialized()) == v, "\(file)")
+        expectNothingLost(e, v.xml, file)
         return "msrtc"
     case .batchSubscribe:
         let v = try BatchSubscribe(xml: e)
         #expect(try BatchSubscribe(bytes: v.serialized()) == v, "\(file)")
+        expectNothingLost(e, v.xml, file)
         return "batchSub"
     case .rlmiList:
         let v = try RLMIList(xml: e)
         #expect(try RLMIList(bytes: v.serialized()) == v, "\(file)")
+        expectNothingLost(e, v.xml, file)
         return "rlmi"
     case .publish:
         let v = try CategoryPublish(xml: e)
         #expect(try CategoryPublish(bytes: v.serialized()) == v, "\(file)")
+        expectNothingLost(e, v.xml, file)
         return "publish"
     case .fault:
         let v = try PublishFault(xml: e)
         #expect(try PublishFault(bytes: v.serialized()) == v, "\(file)")
+        expectNothingLost(e, v.xml, file)
         return "fault"
     case .roamingData, .pidf, .other:
         #expect(try rewrite(e).strippingWhitespaceText == e.strippingWhitespaceText, "\(file): \(e.name)")
