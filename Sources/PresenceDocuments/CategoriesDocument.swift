@@ -114,6 +114,7 @@ public enum CategoryPayload: Hashable, Sendable {
     case userProperties(UserProperties)
     case legacyInterop(LegacyInterop)
     /// Any other category (or an unexpected root), kept verbatim: all child
-    /// nodes of the `category` element, including white space.
+    /// nodes of the `category` element except white-space-only text nodes
+    /// (indentation; dropped at every depth so that values survive re-indenting).
     case other([XMLNode])
 }

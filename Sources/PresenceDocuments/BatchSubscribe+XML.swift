@@ -1,0 +1,67 @@
+public import XMLBridge
+
+extension BatchSubscribe {
+    /// Reads a category SUBSCRIBE body, `application/msrtc-adrl-categorylist+xml`
+    /// ([MS-PRES] §2.2.2.4.1, schemas §6.8, seed lines 2181-2381).
+    ///
+    /// ```
+    /// <batchSub xmlns=".../2006/01/sip/batch-subscribe" uri? name?>
+    ///   <action name="subscribe|unsubscribe" id?>
+    ///     <adhocList> <resource uri> context? </resource>* </adhocList>
+    ///     <categoryList xmlns=".../2006/09/sip/categorylist"> <category name/>* </categoryList>
+    ///   </action>*
+    /// </batchSub>
+    /// ```
+    ///
+    /// `batchSub/@uri`, `@name` and `action/@id` are read although schema §6.8
+    /// omits them (every spec example carries them, guide Q19). `context` is kept
+    /// verbatim. An action name other than subscribe/unsubscribe is an error.
+    public init(xml: XMLElement) throws(XMLError) {
+        let ns = NS.batchSubscribe
+        try xml.expect(XMLName(ns, "batchSub"))
+        self.init(uri: xml[attribute: "uri"], name: xml[attribute: "name"])
+        for a in xml.elements(XMLName(ns, "action")) {
+            let raw = a[attribute: "name"] ?? ""
+            guard let kind = Action.Kind(rawValue: raw.trimmingXMLWhitespace()) else {
+                throw a.error("action name \"\(raw)\" is neither subscribe nor unsubscribe")
+            }
+            var action = Action(kind: kind, id: a[attribute: "id"])
+            for list in a.elements(XMLName(ns, "adhocList")) {
+                for r in list.elements(XMLName(ns, "resource")) {
+                    guard let uri = r[attribute: "uri"] else { throw r.error("resource without a uri attribute") }
+                    action.resources.append(Resource(uri: uri, context: r.element(XMLName(ns, "context"))?.verbatim))
+                }
+            }
+            for list in a.elements(XMLName(NS.categoryList, "categoryList")) {
+                for c in list.elements(XMLName(NS.categoryList, "category")) {
+                    guard let name = c[attribute: "name"] else { throw c.error("category without a name attribute") }
+                    action.categories.append(CategoryName(rawValue: name))
+                }
+            }
+            actions.append(action)
+        }
+    }
+
+    /// Parses and decodes a batchSub body.
+    public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
+        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+    }
+
+    /// Writes the body as the §4.5 examples do (categoryList in its own default namespace).
+    public var xml: XMLElement {
+        let ns = NS.batchSubscribe
+        return .make(ns, "batchSub", [("uri", uri), ("name", name)], children: actions.map { a in
+            let resources = a.resources.map { r in
+                XMLElement.make(ns, "resource", [("uri", r.uri)], children: r.context.map { [$0] } ?? [])
+            }
+            let categories = a.categories.map { XMLElement.make(NS.categoryList, "category", [("name", $0.rawValue)]) }
+            return .make(ns, "action", [("name", a.kind.rawValue), ("id", a.id)], children: [
+                .make(ns, "adhocList", children: resources),
+                .make(NS.categoryList, "categoryList", children: categories),
+            ])
+        })
+    }
+
+    /// The body as UTF-8 bytes (``XMLWriter`` defaults).
+    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
+}

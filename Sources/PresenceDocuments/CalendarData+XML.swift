@@ -1,0 +1,51 @@
+public import XMLBridge
+
+extension CalendarData {
+    /// Reads `calendarData` ([MS-PRES] §2.2.2.7.8, schema §7.8, seed lines 4333-4547);
+    /// the `workingHours` category uses the same element (§2.2.2.7.9).
+    ///
+    /// ```
+    /// <calendarData mailboxID majorVersion? minorVersion?>
+    ///   ( ex:WorkingHours | freeBusy startTime granularity encodingVersion )?
+    /// </calendarData>
+    /// ```
+    ///
+    /// Lenient: `mailboxID` may be missing (§4.3.3 examples); `WorkingHours`
+    /// (Exchange types namespace) is kept verbatim; the free/busy base64 text is
+    /// trimmed; other elements go to `extensions`.
+    public init(xml: XMLElement) throws(XMLError) {
+        try xml.expect(XMLName(NS.calendarData, "calendarData"))
+        self.init(
+            mailboxID: xml[attribute: "mailboxID"], majorVersion: xml[attribute: "majorVersion"],
+            minorVersion: xml[attribute: "minorVersion"])
+        for child in xml.elements {
+            switch child.name {
+            case XMLName(NS.exchangeTypes, "WorkingHours") where workingHours == nil:
+                workingHours = child.verbatim
+            case XMLName(NS.calendarData, "freeBusy") where freeBusy == nil:
+                freeBusy = FreeBusy(
+                    startTime: child[attribute: "startTime"], granularity: child[attribute: "granularity"],
+                    encodingVersion: child[attribute: "encodingVersion"], data: child.trimmedText)
+            case .ctDelimiter, .ctEnd:
+                continue
+            default:
+                extensions.append(child.verbatim)
+            }
+        }
+    }
+
+    /// Writes `calendarData` in its default namespace.
+    public var xml: XMLElement {
+        var e = XMLElement.make(NS.calendarData, "calendarData", [
+            ("mailboxID", mailboxID), ("majorVersion", majorVersion), ("minorVersion", minorVersion),
+        ])
+        if let workingHours { e.append(workingHours) }
+        if let f = freeBusy {
+            e.append(.text(NS.calendarData, "freeBusy", f.data, [
+                ("startTime", f.startTime), ("granularity", f.granularity), ("encodingVersion", f.encodingVersion),
+            ]))
+        }
+        for x in extensions { e.append(x) }
+        return e
+    }
+}

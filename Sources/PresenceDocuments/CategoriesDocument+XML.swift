@@ -1,0 +1,156 @@
+public import XMLBridge
+
+extension CategoriesDocument {
+    /// Reads a `categories` document ([MS-PRES] §2.2.2.1, schema §6.2, seed lines 1394-1508).
+    ///
+    /// ```
+    /// <categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories" uri="sip:publisher">
+    ///   <category name ...> payload? </category>*
+    /// </categories>
+    /// ```
+    ///
+    /// Lenient: a missing `uri` reads as the empty string; children other
+    /// than `category` are ignored.
+    public init(xml: XMLElement) throws(XMLError) {
+        try xml.expect(XMLName(NS.categories, "categories"))
+        var categories: [Category] = []
+        for child in xml.elements(XMLName(NS.categories, "category")) {
+            categories.append(try Category(xml: child))
+        }
+        self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
+    }
+
+    /// Parses and decodes a document (`application/msrtc-event-categories+xml`).
+    public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
+        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+    }
+
+    /// Writes the document in the categories default namespace.
+    public var xml: XMLElement {
+        .make(NS.categories, "categories", [("uri", uri)], children: categories.map(\.xml))
+    }
+
+    /// The document as UTF-8 bytes (``XMLWriter`` defaults).
+    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
+}
+
+extension Category {
+    /// The attributes this codec models; all others go to `otherAttributes`.
+    static let knownAttributes: Set<String> = [
+        "name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId",
+    ]
+
+    /// Reads a `category` element ([MS-PRES] §2.2.2.1, schema §6.2).
+    ///
+    /// ```
+    /// <category name instance? container? version? publishTime? expireType?
+    ///           expires? endpointId?> payload? </category>
+    /// ```
+    ///
+    /// Lenient: the element may also be in no namespace (the spec's bare
+    /// `<category>` fragments, §2.2.2.7.4, §4.13); numeric attributes must be
+    /// numbers (errors located at the element); an unknown `expireType` value
+    /// is kept in `otherAttributes`. An element holding only white space has no payload.
+    public init(xml: XMLElement) throws(XMLError) {
+        guard xml.name.local == "category", xml.name.namespace == NS.categories || xml.name.namespace.isEmpty else {
+            throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
+        }
+        guard let name = xml[attribute: "name"] else {
+            throw xml.error("category without a name attribute")
+        }
+        var other = xml.attributes.excluding(Self.knownAttributes)
+        let expireType = xml[attribute: "expireType"].flatMap(ExpireType.init(rawValue:))
+        if expireType == nil, let raw = xml[attribute: "expireType"] {
+            other.append(XMLAttribute(XMLName("", "expireType"), raw))
+        }
+        let categoryName = CategoryName(rawValue: name)
+        let empty = xml.children.allSatisfy(\.isWhitespaceText)
+        self.init(
+            name: categoryName, instance: try xml.uint32Attribute("instance"),
+            container: try xml.uint32Attribute("container"), version: try xml.uint32Attribute("version"),
+            publishTime: xml[attribute: "publishTime"], expireType: expireType,
+            expires: try xml.uint32Attribute("expires"), endpointID: xml[attribute: "endpointId"],
+            otherAttributes: other,
+            payload: empty ? nil : try CategoryPayload(categoryChildren: xml.children, name: categoryName))
+    }
+
+    /// Writes the `category` element in the categories namespace.
+    public var xml: XMLElement {
+        var e = XMLElement.make(NS.categories, "category", [
+            ("name", name.rawValue), ("instance", instance.map(String.init)),
+            ("publishTime", publishTime), ("container", container.map(String.init)),
+            ("version", version.map(String.init)), ("expireType", expireType?.rawValue),
+            ("expires", expires.map(String.init)), ("endpointId", endpointID),
+        ])
+        e.attributes += otherAttributes
+        e.children = payload?.xmlNodes ?? []
+        return e
+    }
+}
+
+extension CategoryPayload {
+    /// The root element each typed payload expects for a category name
+    /// ([MS-PRES] §2.2.2.7). `dndState` is a `state` document (§2.2.2.7.10)
+    /// and `workingHours` a `calendarData` document (§2.2.2.7.9).
+    static func expectedRoot(for name: CategoryName) -> XMLName? {
+        switch name {
+        case .state, .dndState: XMLName(NS.state, "state")
+        case .note: XMLName(NS.note, "note")
+        case .contactCard: XMLName(NS.contactCard, "contactCard")
+        case .calendarData, .workingHours: XMLName(NS.calendarData, "calendarData")
+        case .services: XMLName(NS.services, "services")
+        case .device: XMLName(NS.device, "device")
+        case .userProperties: XMLName(NS.categories, "userProperties")
+        case .legacyInterop: XMLName(NS.categories, "legacyInterop")
+        default: nil
+        }
+    }
+
+    /// Reads the data of a `category` or `publication` element
+    /// ([MS-PRES] §2.2.2.1 `xs:any lax`, §2.2.2.2.1).
+    ///
+    /// The payload is typed when the children are exactly one element (plus
+    /// white space) whose name is the one the category calls for. The
+    /// categories-namespace payloads (`userProperties`, `legacyInterop`) are
+    /// also accepted in no namespace (inherited from a bare `<category>`).
+    /// Anything else (another category name, another root, several elements,
+    /// or the §4.3.1 machineState instance whose `</state>` closes before its
+    /// delimiter block, leaving `delimiter`/`timeZone*`/`device`/`end`
+    /// directly in `<category>`) becomes `.other` with the children verbatim
+    /// (white-space-only text nodes dropped), so nothing is lost.
+    public init(categoryChildren: [XMLNode], name: CategoryName) throws(XMLError) {
+        let significant = categoryChildren.filter { !$0.isWhitespaceText }
+        guard significant.count == 1, let root = significant.first?.elementValue,
+              let expected = Self.expectedRoot(for: name),
+              root.name == expected || (expected.namespace == NS.categories && root.name == XMLName("", expected.local))
+        else {
+            self = .other(significant.map { if case .element(let e) = $0 { .element(e.verbatim) } else { $0 } })
+            return
+        }
+        switch expected.local {
+        case "state": self = .state(try MSState(xml: root))
+        case "note": self = .note(try MSNote(xml: root))
+        case "contactCard": self = .contactCard(try ContactCard(xml: root))
+        case "calendarData": self = .calendarData(try CalendarData(xml: root))
+        case "services": self = .services(try MSServices(xml: root))
+        case "device": self = .device(try MSDevice(xml: root))
+        case "userProperties": self = .userProperties(try UserProperties(xml: root))
+        default: self = .legacyInterop(try LegacyInterop(xml: root))
+        }
+    }
+
+    /// The child nodes to put inside a `category` or `publication` element.
+    public var xmlNodes: [XMLNode] {
+        switch self {
+        case .state(let v): [.element(v.xml)]
+        case .note(let v): [.element(v.xml)]
+        case .contactCard(let v): [.element(v.xml)]
+        case .calendarData(let v): [.element(v.xml)]
+        case .services(let v): [.element(v.xml)]
+        case .device(let v): [.element(v.xml)]
+        case .userProperties(let v): [.element(v.xml)]
+        case .legacyInterop(let v): [.element(v.xml)]
+        case .other(let nodes): nodes
+        }
+    }
+}

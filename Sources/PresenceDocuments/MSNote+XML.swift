@@ -1,0 +1,38 @@
+public import XMLBridge
+
+extension MSNote {
+    /// Reads a `note` ([MS-PRES] has no schema for it; the shape is taken from
+    /// the examples at seed lines 1409-1413 and 8773-8777, guide Q18).
+    ///
+    /// ```
+    /// <note xmlns="http://schemas.microsoft.com/2006/09/sip/note">
+    ///   <body type="personal" uri="" startTime? endTime?>text</body>*
+    /// </note>
+    /// ```
+    ///
+    /// Body text is kept as written (not trimmed); other attributes of `body`
+    /// are kept in `otherAttributes`; children other than `body` are ignored.
+    public init(xml: XMLElement) throws(XMLError) {
+        try xml.expect(XMLName(NS.note, "note"))
+        self.init()
+        for b in xml.elements(XMLName(NS.note, "body")) {
+            bodies.append(Body(
+                text: b.text, type: b[attribute: "type"], uri: b[attribute: "uri"],
+                startTime: b[attribute: "startTime"], endTime: b[attribute: "endTime"],
+                otherAttributes: b.attributes.excluding(["type", "uri", "startTime", "endTime"])))
+        }
+    }
+
+    /// Writes the `note` element in its default namespace.
+    public var xml: XMLElement {
+        var e = XMLElement.make(NS.note, "note")
+        for b in bodies {
+            var body = XMLElement.text(NS.note, "body", b.text, [
+                ("type", b.type), ("uri", b.uri), ("startTime", b.startTime), ("endTime", b.endTime),
+            ])
+            body.attributes += b.otherAttributes
+            e.append(body)
+        }
+        return e
+    }
+}

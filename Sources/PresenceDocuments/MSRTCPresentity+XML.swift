@@ -1,0 +1,73 @@
+public import XMLBridge
+
+extension MSRTCPresentity {
+    /// Reads a `text/xml+msrtc.pidf` presentity ([MS-PRES] §2.2.2.9.2, seed
+    /// lines 5290-5382; example §4.11, lines 15251-15335; base schema [MS-SIP] §6).
+    ///
+    /// ```
+    /// <presentity uri xmlns="http://schemas.microsoft.com/2002/09/sip/presence">
+    ///   <availability aggregate/> <activity aggregate/> <displayName displayName/>
+    ///   <email email/> <phoneNumber number/>
+    ///   <aggregate><states><state avail xsi:type>token</state>*</states></aggregate>
+    /// </presentity>
+    /// ```
+    ///
+    /// A QName prefix on `xsi:type` is ignored; other elements are kept verbatim
+    /// in `extensions`. Lenient: a missing `uri` reads as the empty string.
+    public init(xml: XMLElement) throws(XMLError) {
+        let ns = NS.msrtcPresence
+        try xml.expect(XMLName(ns, "presentity"))
+        self.init(uri: xml[attribute: "uri"] ?? "")
+        for child in xml.elements {
+            guard child.name.namespace == ns else { extensions.append(child.verbatim); continue }
+            switch child.name.local {
+            case "availability": availabilityAggregate = try child.uint32Attribute("aggregate")
+            case "activity": activityAggregate = try child.uint32Attribute("aggregate")
+            case "displayName": displayName = child[attribute: "displayName"]
+            case "email": email = child[attribute: "email"]
+            case "phoneNumber": phoneNumber = child[attribute: "number"]
+            case "aggregate":
+                for list in child.elements(XMLName(ns, "states")) {
+                    for s in list.elements(XMLName(ns, "state")) {
+                        states.append(AggregateState(
+                            avail: try s.uint32Attribute("avail"),
+                            type: s.attribute(.xsiType)?.qnameLocalPart, text: s.trimmedText))
+                    }
+                }
+            default: extensions.append(child.verbatim)
+            }
+        }
+    }
+
+    /// Parses and decodes a `text/xml+msrtc.pidf` body.
+    public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
+        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+    }
+
+    /// Writes the presentity as §4.11 does: default namespace, `xmlns:xsi` on
+    /// the root, elements in the order availability, activity, displayName,
+    /// email, phoneNumber, aggregate (then extensions).
+    public var xml: XMLElement {
+        let ns = NS.msrtcPresence
+        var e = XMLElement.make(ns, "presentity", [("uri", uri)])
+        e.namespaceDeclarations = [(nil, ns), ("xsi", NS.xsi)]
+        if let a = availabilityAggregate { e.append(.make(ns, "availability", [("aggregate", String(a))])) }
+        if let a = activityAggregate { e.append(.make(ns, "activity", [("aggregate", String(a))])) }
+        if let displayName { e.append(.make(ns, "displayName", [("displayName", displayName)])) }
+        if let email { e.append(.make(ns, "email", [("email", email)])) }
+        if let phoneNumber { e.append(.make(ns, "phoneNumber", [("number", phoneNumber)])) }
+        if !states.isEmpty {
+            let list = states.map { s in
+                var state = XMLElement.text(ns, "state", s.text, [("avail", s.avail.map(String.init))])
+                if let type = s.type { state.attributes.append(XMLAttribute(.xsiType, type, prefix: "xsi")) }
+                return state
+            }
+            e.append(.make(ns, "aggregate", children: [.make(ns, "states", children: list)]))
+        }
+        for x in extensions { e.append(x) }
+        return e
+    }
+
+    /// The body as UTF-8 bytes (``XMLWriter`` defaults).
+    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
+}

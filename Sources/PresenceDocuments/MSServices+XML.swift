@@ -1,0 +1,119 @@
+public import XMLBridge
+
+extension MSCapability {
+    /// Reads a capability element (`<text render="true" capture="true"/>`) of
+    /// `services` or `device` ([MS-PRES] §2.2.2.7.2-3, schemas §7.4-7.5): its
+    /// local name and attributes. Namespaced attributes are keyed `{namespace}local`.
+    /// Content is ignored: the spec's examples write white space inside these
+    /// empty elements (`<text ...>` newline `</text>`), which is accepted.
+    public init(xml: XMLElement) {
+        var attributes: [String: String] = [:]
+        for a in xml.attributes { attributes[a.name.description] = a.value }
+        self.init(name: xml.name.local, attributes: attributes)
+    }
+
+    /// Writes the capability as an empty element in `namespace`, attributes sorted by name.
+    public func xml(namespace: String) -> XMLElement {
+        var e = XMLElement(XMLName(namespace, name))
+        for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
+            if key.hasPrefix("{"), let close = key.firstIndex(of: "}") {
+                let ns = String(key[key.index(after: key.startIndex)..<close])
+                e.attributes.append(XMLAttribute(XMLName(ns, String(key[key.index(after: close)...])), value))
+            } else {
+                e.attributes.append(XMLAttribute(XMLName("", key), value))
+            }
+        }
+        return e
+    }
+}
+
+extension MSServices {
+    /// Reads `services` ([MS-PRES] §2.2.2.7.3, schema §7.5, seed lines 3414-3856).
+    ///
+    /// ```
+    /// <services> <service uri> <capabilities> capability* </capabilities> ... </service>* </services>
+    /// ```
+    ///
+    /// Lenient: an empty `services` (§4.4.2, schema minOccurs=1) is accepted.
+    /// Every child of `capabilities` becomes an ``MSCapability``; other
+    /// children of `service` and of `services` are kept verbatim.
+    public init(xml: XMLElement) throws(XMLError) {
+        let ns = NS.services
+        try xml.expect(XMLName(ns, "services"))
+        self.init()
+        for child in xml.elements {
+            guard child.name == XMLName(ns, "service") else {
+                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.verbatim) }
+                continue
+            }
+            var service = Service(uri: child[attribute: "uri"] ?? "")
+            for part in child.elements {
+                if part.name == XMLName(ns, "capabilities") {
+                    service.capabilities += part.elements.map(MSCapability.init(xml:))
+                } else {
+                    service.extensions.append(part.verbatim)
+                }
+            }
+            services.append(service)
+        }
+    }
+
+    /// Writes `services` in its default namespace.
+    public var xml: XMLElement {
+        let ns = NS.services
+        var e = XMLElement.make(ns, "services")
+        for s in services {
+            var service = XMLElement.make(ns, "service", [("uri", s.uri)])
+            if !s.capabilities.isEmpty {
+                service.append(.make(ns, "capabilities", children: s.capabilities.map { $0.xml(namespace: ns) }))
+            }
+            for x in s.extensions { service.append(x) }
+            e.append(service)
+        }
+        for x in extensions { e.append(x) }
+        return e
+    }
+}
+
+extension MSDevice {
+    /// Reads `device` ([MS-PRES] §2.2.2.7.2, schema §7.4, seed lines 3320-3412).
+    ///
+    /// ```
+    /// <device endpointId> <capabilities uri preferred?> capability* </capabilities>*
+    ///   timezone? machineName? </device>
+    /// ```
+    ///
+    /// Lenient: capability elements holding white space (the spec's own
+    /// examples) are accepted; unknown children go to `extensions`.
+    public init(xml: XMLElement) throws(XMLError) {
+        let ns = NS.device
+        try xml.expect(XMLName(ns, "device"))
+        self.init(endpointID: xml[attribute: "endpointId"])
+        for child in xml.elements {
+            switch child.name {
+            case XMLName(ns, "capabilities"):
+                capabilities.append(Capabilities(
+                    uri: child[attribute: "uri"], preferred: try child.boolAttribute("preferred"),
+                    items: child.elements.map(MSCapability.init(xml:))))
+            case XMLName(ns, "timezone"): timezone = child.trimmedText
+            case XMLName(ns, "machineName"): machineName = child.trimmedText
+            case .ctDelimiter, .ctEnd: continue
+            default: extensions.append(child.verbatim)
+            }
+        }
+    }
+
+    /// Writes `device` in its default namespace.
+    public var xml: XMLElement {
+        let ns = NS.device
+        var e = XMLElement.make(ns, "device", [("endpointId", endpointID)])
+        for c in capabilities {
+            e.append(.make(ns, "capabilities", [("preferred", c.preferred?.xsd), ("uri", c.uri)],
+                           children: c.items.map { $0.xml(namespace: ns) }))
+        }
+        if let timezone { e.append(.text(ns, "timezone", timezone)) }
+        if let machineName { e.append(.text(ns, "machineName", machineName)) }
+        for x in extensions { e.append(x) }
+        return e
+    }
+}

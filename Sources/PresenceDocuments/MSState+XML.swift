@@ -1,0 +1,146 @@
+public import XMLBridge
+
+extension MSState {
+    /// Reads a `state` element ([MS-PRES] §2.2.2.7.1, schema §7.2, seed lines 3066-3318).
+    ///
+    /// ```
+    /// <state xsi:type="aggregateState" manual? startTime? uri? endpointId? lastActive?
+    ///        majorVersion? minorVersion?>
+    ///   availability? activity* endpointLocation? extension? meetingSubject? meetingLocation?
+    ///   [ct:delimiter timeZoneBias? timeZoneName? timeZoneAbbreviation? device?
+    ///    treatLocationAsProximate? ct:end?]
+    /// </state>
+    /// ```
+    ///
+    /// `xsi:type` is mandatory (the schema type is abstract); a QName prefix on
+    /// its value is ignored. `availability` and `timeZoneBias` must be numbers
+    /// (errors are located at the offending element). Lenient: the fields of
+    /// the delimited block are accepted with or without the `ct:delimiter`, and
+    /// every other element (including `extension` and unknown elements after a
+    /// delimiter, which the schema's forward-compatibility rule says to skip) is
+    /// kept verbatim in `extensions`. Undeclared attributes are ignored.
+    public init(xml: XMLElement) throws(XMLError) {
+        try xml.expect(XMLName(NS.state, "state"))
+        guard let type = xml.attribute(.xsiType) else {
+            throw xml.error("xsi:type is mandatory on state ([MS-PRES] §2.2.2.7.1)")
+        }
+        self.init(type: StateType(rawValue: type.qnameLocalPart))
+        manual = try xml.boolAttribute("manual")
+        startTime = xml[attribute: "startTime"]
+        uri = xml[attribute: "uri"]
+        endpointID = xml[attribute: "endpointId"]
+        lastActive = xml[attribute: "lastActive"]
+        majorVersion = xml[attribute: "majorVersion"]
+        minorVersion = xml[attribute: "minorVersion"]
+        for child in xml.elements {
+            guard child.name.namespace == NS.state else {
+                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.verbatim) }
+                continue
+            }
+            switch child.name.local {
+            case "availability": availability = try child.uint32Text()
+            case "activity": activities.append(try MSActivity(xml: child))
+            case "endpointLocation": endpointLocation = child.trimmedText
+            case "meetingSubject": meetingSubject = child.trimmedText
+            case "meetingLocation": meetingLocation = child.trimmedText
+            case "timeZoneBias": timeZoneBias = try child.intText()
+            case "timeZoneName": timeZoneName = child.trimmedText
+            case "timeZoneAbbreviation": timeZoneAbbreviation = child.trimmedText
+            case "device": device = child.trimmedText
+            case "treatLocationAsProximate": treatLocationAsProximate = try child.boolText()
+            default: extensions.append(child.verbatim)
+            }
+        }
+    }
+
+    /// Writes the `state` element as the [MS-PRES] examples do: default
+    /// namespace, `xmlns:xsi` declared on the element, and the delimited block
+    /// (`<delimiter xmlns=".../commontypes"/>` ... `<end .../>`) only when one of
+    /// its fields is set. Extensions go after the meeting fields.
+    public var xml: XMLElement {
+        let ns = NS.state
+        var e = XMLElement.make(ns, "state", [
+            ("manual", manual?.xsd), ("startTime", startTime), ("uri", uri), ("endpointId", endpointID),
+            ("lastActive", lastActive), ("majorVersion", majorVersion), ("minorVersion", minorVersion),
+        ])
+        e.attributes.insert(XMLAttribute(.xsiType, type.rawValue, prefix: "xsi"), at: 0)
+        e.namespaceDeclarations = [(nil, ns), ("xsi", NS.xsi)]
+        if let availability { e.append(.text(ns, "availability", String(availability))) }
+        for activity in activities { e.append(activity.xml) }
+        if let endpointLocation { e.append(.text(ns, "endpointLocation", endpointLocation)) }
+        if let meetingSubject { e.append(.text(ns, "meetingSubject", meetingSubject)) }
+        if let meetingLocation { e.append(.text(ns, "meetingLocation", meetingLocation)) }
+        for x in extensions { e.append(x) }
+        let delimited = timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
+            || device != nil || treatLocationAsProximate != nil
+        if delimited {
+            e.append(XMLElement(.ctDelimiter))
+            if let timeZoneBias { e.append(.text(ns, "timeZoneBias", String(timeZoneBias))) }
+            if let timeZoneName { e.append(.text(ns, "timeZoneName", timeZoneName)) }
+            if let timeZoneAbbreviation { e.append(.text(ns, "timeZoneAbbreviation", timeZoneAbbreviation)) }
+            if let device { e.append(.text(ns, "device", device)) }
+            if let treatLocationAsProximate {
+                e.append(.text(ns, "treatLocationAsProximate", treatLocationAsProximate.xsd))
+            }
+            e.append(XMLElement(.ctEnd))
+        }
+        return e
+    }
+}
+
+extension MSActivity {
+    /// Reads an `activity` ([MS-PRES] §2.2.2.7.1, seed lines 3246-3263):
+    /// `token`, `minAvailability`, `maxAvailability` and `custom @LCID @updated` children.
+    ///
+    /// `maxAvailability="unbounded"` (the schema default) reads as `nil`.
+    public init(xml: XMLElement) throws(XMLError) {
+        try xml.expect(XMLName(NS.state, "activity"))
+        self.init(token: xml[attribute: "token"].map(MSActivityToken.init(rawValue:)))
+        minAvailability = try xml.uint32Attribute("minAvailability")
+        if xml[attribute: "maxAvailability"]?.trimmingXMLWhitespace() != "unbounded" {
+            maxAvailability = try xml.uint32Attribute("maxAvailability")
+        }
+        for c in xml.elements(XMLName(NS.state, "custom")) {
+            custom.append(CustomActivity(c.text, lcid: c[attribute: "LCID"], updated: c[attribute: "updated"]))
+        }
+    }
+
+    /// Writes the `activity` element.
+    public var xml: XMLElement {
+        var e = XMLElement.make(NS.state, "activity", [
+            ("token", token?.rawValue), ("minAvailability", minAvailability.map(String.init)),
+            ("maxAvailability", maxAvailability.map(String.init)),
+        ])
+        for c in custom {
+            e.append(.text(NS.state, "custom", c.text, [("LCID", c.lcid), ("updated", c.updated)]))
+        }
+        return e
+    }
+}
+
+extension LegacyInterop {
+    /// Reads `legacyInterop` ([MS-PRES] §2.2.2.7.6, schema §7.7, seed lines 4297-4326).
+    ///
+    /// ```
+    /// <legacyInterop availability? token? dndState?/>
+    /// ```
+    ///
+    /// The element is in the categories namespace, usually inherited from the
+    /// enclosing `category`; lenient: a bare fragment in no namespace is accepted too.
+    public init(xml: XMLElement) throws(XMLError) {
+        guard xml.name.local == "legacyInterop", xml.name.namespace == NS.categories || xml.name.namespace.isEmpty else {
+            throw xml.error("expected {\(NS.categories)}legacyInterop, found \(xml.name)")
+        }
+        self.init(
+            availability: try xml.uint32Attribute("availability"),
+            token: xml[attribute: "token"].map(MSActivityToken.init(rawValue:)),
+            dndState: try xml.boolAttribute("dndState"))
+    }
+
+    /// Writes `legacyInterop` in the categories namespace.
+    public var xml: XMLElement {
+        .make(NS.categories, "legacyInterop", [
+            ("availability", availability.map(String.init)), ("token", token?.rawValue), ("dndState", dndState?.xsd),
+        ])
+    }
+}

@@ -1,0 +1,158 @@
+import XMLBridge
+
+// Small helpers shared by the Microsoft-family codecs ([MS-PRES] §2.2.2):
+// located attribute/text conversions, LCID text lists, verbatim extensions
+// and element construction. Internal: the public surface is the codecs.
+
+extension XMLName {
+    /// `{http://www.w3.org/2001/XMLSchema-instance}type`.
+    static let xsiType = XMLName(NS.xsi, "type")
+    /// `ct:delimiter` ([MS-PRES] schema §7.1, commontypes).
+    static let ctDelimiter = XMLName(NS.commonTypes, "delimiter")
+    /// `ct:end` ([MS-PRES] schema §7.1, commontypes).
+    static let ctEnd = XMLName(NS.commonTypes, "end")
+}
+
+extension XMLElement {
+    /// Fails unless this element has the expected (namespace, local name).
+    func expect(_ name: XMLName) throws(XMLError) {
+        guard self.name == name else {
+            throw error("expected \(name), found \(self.name)")
+        }
+    }
+
+    /// An unqualified attribute parsed as xs:unsignedInt; the error is located at this element.
+    func uint32Attribute(_ local: String) throws(XMLError) -> UInt32? {
+        guard let raw = self[attribute: local] else { return nil }
+        guard let value = UInt32(raw.trimmingXMLWhitespace()) else {
+            throw error("attribute \(local)=\"\(raw)\" is not an unsignedInt")
+        }
+        return value
+    }
+
+    /// An unqualified attribute parsed as xs:int; the error is located at this element.
+    func intAttribute(_ local: String) throws(XMLError) -> Int? {
+        guard let raw = self[attribute: local] else { return nil }
+        guard let value = Int(raw.trimmingXMLWhitespace()) else {
+            throw error("attribute \(local)=\"\(raw)\" is not an integer")
+        }
+        return value
+    }
+
+    /// An unqualified attribute parsed as xs:boolean; the error is located at this element.
+    func boolAttribute(_ local: String) throws(XMLError) -> Bool? {
+        guard let raw = self[attribute: local] else { return nil }
+        guard let value = Bool(xsd: raw) else {
+            throw error("attribute \(local)=\"\(raw)\" is not a boolean")
+        }
+        return value
+    }
+
+    /// The trimmed text parsed as xs:unsignedInt; the error is located at this element.
+    func uint32Text() throws(XMLError) -> UInt32 {
+        guard let value = UInt32(trimmedText) else {
+            throw error("\"\(trimmedText)\" is not an unsignedInt")
+        }
+        return value
+    }
+
+    /// The trimmed text parsed as xs:long; the error is located at this element.
+    func intText() throws(XMLError) -> Int {
+        guard let value = Int(trimmedText) else {
+            throw error("\"\(trimmedText)\" is not an integer")
+        }
+        return value
+    }
+
+    /// The trimmed text parsed as xs:boolean; the error is located at this element.
+    func boolText() throws(XMLError) -> Bool {
+        guard let value = Bool(xsd: text) else {
+            throw error("\"\(trimmedText)\" is not a boolean")
+        }
+        return value
+    }
+
+    /// True when the element holds child elements (not only text).
+    var hasElementChildren: Bool {
+        children.contains { if case .element = $0 { true } else { false } }
+    }
+
+    /// This element as a verbatim extension: white-space-only text nodes
+    /// (indentation, which carries no meaning in these vocabularies) are
+    /// dropped so that a value survives re-indentation by the writer.
+    var verbatim: XMLElement { strippingWhitespaceText }
+
+    /// Builds an element; attributes with a `nil` value are left out.
+    static func make(
+        _ namespace: String, _ local: String, _ attributes: [(String, String?)] = [],
+        children: [XMLElement] = [], prefix: String? = nil
+    ) -> XMLElement {
+        XMLElement(
+            XMLName(namespace, local),
+            attributes: attributes.compactMap { name, value in value.map { XMLAttribute(XMLName("", name), $0) } },
+            children: children.map(XMLNode.element),
+            prefix: prefix)
+    }
+
+    /// Builds an element holding text (no text node when the text is empty).
+    static func text(
+        _ namespace: String, _ local: String, _ text: String, _ attributes: [(String, String?)] = []
+    ) -> XMLElement {
+        var e = make(namespace, local, attributes)
+        if !text.isEmpty { e.children = [.text(text)] }
+        return e
+    }
+}
+
+extension XMLNode {
+    /// The element, if this node is one.
+    var elementValue: XMLElement? {
+        if case .element(let e) = self { e } else { nil }
+    }
+
+    /// True for a text node made of XML white space only.
+    var isWhitespaceText: Bool {
+        if case .text(let t) = self { t.isXMLWhitespace } else { false }
+    }
+}
+
+extension Bool {
+    /// The canonical xs:boolean lexical form.
+    var xsd: String { self ? "true" : "false" }
+}
+
+extension String {
+    /// The local part of a QName-valued attribute such as `xsi:type="ns:userState"`.
+    var qnameLocalPart: String {
+        let trimmed = trimmingXMLWhitespace()
+        guard let colon = trimmed.lastIndex(of: ":") else { return trimmed }
+        return String(trimmed[trimmed.index(after: colon)...])
+    }
+}
+
+extension ContactCard.LocalizedText {
+    /// Reads an LCIDType element ([MS-PRES] schema §7.1): trimmed text and `LCID`.
+    init(lcidElement e: XMLElement) {
+        self.init(e.trimmedText, lcid: e[attribute: "LCID"])
+    }
+
+    /// Writes an LCIDType element.
+    func element(_ namespace: String, _ local: String) -> XMLElement {
+        XMLElement.text(namespace, local, text, [("LCID", lcid)])
+    }
+}
+
+extension [XMLAttribute] {
+    /// The attributes whose names are not in `known` (unqualified names).
+    func excluding(_ known: Set<String>) -> [XMLAttribute] {
+        filter { !($0.name.namespace.isEmpty && known.contains($0.name.local)) }
+    }
+}
+
+/// Parses `bytes` and decodes the root with `decode`.
+func decodeDocument<T>(
+    _ bytes: [UInt8], limits: XMLLimits, _ decode: (XMLElement) throws(XMLError) -> T
+) throws(XMLError) -> T {
+    let root = try XMLParser.parse(bytes, limits: limits)
+    return try decode(root)
+}

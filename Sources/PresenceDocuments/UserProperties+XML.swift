@@ -1,0 +1,50 @@
+public import XMLBridge
+
+extension UserProperties {
+    /// Reads `userProperties` ([MS-PRES] §2.2.2.7.4, schema §7.6, seed lines 3858-4026).
+    ///
+    /// ```
+    /// <userProperties> <lines> <line lineType lineServer?>uri</line>* </lines>?
+    ///   telephonyMode? facsimileTelephoneNumber? streetAddress? l? st? countryCode?
+    ///   postalCode? wWWHomePage? exumEnabled? exumURL? acpInformation* ... </userProperties>
+    /// ```
+    ///
+    /// The element is in the categories namespace, usually inherited from the
+    /// enclosing `category`; lenient: no namespace (a bare `<category>` fragment,
+    /// §4.13) is accepted too. Children in the element's own namespace holding
+    /// only text become `fields` (trimmed); structured children go to `extensions`.
+    public init(xml: XMLElement) throws(XMLError) {
+        let ns = xml.name.namespace
+        guard xml.name.local == "userProperties", ns == NS.categories || ns.isEmpty else {
+            throw xml.error("expected {\(NS.categories)}userProperties, found \(xml.name)")
+        }
+        self.init()
+        for child in xml.elements {
+            if child.name == XMLName(ns, "lines") {
+                for line in child.elements(XMLName(ns, "line")) {
+                    lines.append(Line(
+                        lineType: line[attribute: "lineType"], lineServer: line[attribute: "lineServer"],
+                        uri: line.trimmedText))
+                }
+            } else if child.name.namespace == ns && !child.hasElementChildren && child.attributes.isEmpty {
+                fields.append(Field(child.name.local, child.trimmedText))
+            } else if child.name != .ctDelimiter && child.name != .ctEnd {
+                extensions.append(child.verbatim)
+            }
+        }
+    }
+
+    /// Writes `userProperties` in the categories namespace: lines, fields, extensions.
+    public var xml: XMLElement {
+        let ns = NS.categories
+        var e = XMLElement.make(ns, "userProperties")
+        if !lines.isEmpty {
+            e.append(.make(ns, "lines", children: lines.map {
+                .text(ns, "line", $0.uri, [("lineType", $0.lineType), ("lineServer", $0.lineServer)])
+            }))
+        }
+        for f in fields { e.append(.text(ns, f.name, f.value)) }
+        for x in extensions { e.append(x) }
+        return e
+    }
+}

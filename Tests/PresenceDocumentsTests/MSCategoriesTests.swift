@@ -1,0 +1,170 @@
+import PresenceDocuments
+import Testing
+import XMLBridge
+
+/// Values read from the [MS-PRES] examples, checked against the spec text.
+@Suite struct MSCategoriesTests {
+    /// §2.2.2.4.3 BENOTIFY (seed lines 2612-2668).
+    @Test func benotifyCarriesAggregateStateInAMeeting() throws {
+        let doc = try CategoriesDocument(bytes: try loadExample("2.2.2.4.3-benotify-categories.xml"))
+        #expect(doc.uri == "sip:user2@contoso.com")
+        #expect(doc.categories.map(\.name) == [.state, .services])
+        let category = try #require(doc.categories.first)
+        #expect(category.instance == 1 && category.publishTime == "2008-01-11T18:11:33.577")
+        guard case .state(let state) = category.payload else { Issue.record("state not typed"); return }
+        #expect(state.type == .aggregateState)
+        #expect(state.availability == 6500)
+        #expect(state.activities.map(\.token) == [.inAMeeting])
+        #expect(state.endpointLocation == "Home_Custom_EndPoint_Location")
+        #expect(state.meetingSubject == "Customer Meeting")
+        #expect(state.meetingLocation == "Conference Room - Building 7")
+        guard case .services(let services) = doc.categories[1].payload else { Issue.record("services not typed"); return }
+        #expect(services.services.map(\.uri) == ["sip:user2@contoso.com"])
+        #expect(services.services.first?.capabilities.map(\.name) == ["text", "gifInk", "isfInk"])
+        #expect(services.services.first?.capabilities.first?.render == true)
+        #expect(services.services.first?.capabilities.first?.attributes["deviceAvailability"] == "3500")
+    }
+
+    /// §2.2.2.7.1 machineState with the W13 delimiter block (seed lines 3101-3123).
+    @Test func machineStateReadsTheDelimitedBlockAndWritesItBack() throws {
+        let root = try XMLParser.parse(try loadExample("2.2.2.7.1-state-machineState.xml"))
+        let state = try MSState(xml: root)
+        #expect(state.type == .machineState && state.manual == false && state.availability == 5000)
+        #expect(state.timeZoneBias == 999 && state.timeZoneName == "Pacific Daylight Time")
+        #expect(state.timeZoneAbbreviation == "PDT" && state.device == "computer")
+        #expect(state.extensions.isEmpty)
+        let written = XMLWriter().string(state.xml)
+        #expect(written.contains(#"<delimiter xmlns="http://schemas.microsoft.com/2006/09/sip/commontypes"/>"#))
+        #expect(written.contains(#"<end xmlns="http://schemas.microsoft.com/2006/09/sip/commontypes"/>"#))
+        #expect(written.contains(#"xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="machineState""#))
+    }
+
+    @Test func stateWithoutDelimitedFieldsHasNoDelimiter() {
+        let written = XMLWriter().string(MSState(type: .userState, availability: 3500).xml)
+        #expect(!written.contains("delimiter") && !written.contains("<end"))
+    }
+
+    /// §2.2.2.7.1 custom activity (seed lines 3135-3139).
+    @Test func customActivityKeepsItsLCID() throws {
+        let state = try MSState(xml: XMLParser.parse(try loadExample("2.2.2.7.1-state-aggregateState.xml")))
+        #expect(state.availability == 9500)
+        #expect(state.activities.first?.custom == [MSActivity.CustomActivity("Interviewing", lcid: "1033")])
+    }
+
+    @Test func stateWithoutXsiTypeIsAnErrorAtTheStateElement() {
+        let body = """
+            <categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories" uri="sip:a@b">
+              <category name="state">
+                <state xmlns="http://schemas.microsoft.com/2006/09/sip/state"><availability>3500</availability></state>
+              </category>
+            </categories>
+            """
+        #expect {
+            _ = try CategoriesDocument(bytes: Array(body.utf8))
+        } throws: { error in
+            guard let e = error as? XMLError else { return false }
+            return e.code == .unexpectedContent && e.line == 3 && e.column > 1 && e.message.contains("xsi:type")
+        }
+    }
+
+    @Test func nonNumericAvailabilityIsAnErrorAtTheAvailabilityElement() {
+        let body = """
+            <state xmlns="http://schemas.microsoft.com/2006/09/sip/state"
+                   xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="userState">
+              <availability>busy</availability>
+            </state>
+            """
+        #expect {
+            _ = try MSState(xml: XMLParser.parse(body))
+        } throws: { error in
+            guard let e = error as? XMLError else { return false }
+            return e.line == 3 && e.column > 1 && e.message.contains("availability")
+        }
+    }
+
+    @Test func prefixedXsiTypeValueIsReadWithoutItsPrefix() throws {
+        let body = """
+            <s:state xmlns:s="http://schemas.microsoft.com/2006/09/sip/state"
+                     xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:type="s:aggregateState"/>
+            """
+        #expect(try MSState(xml: XMLParser.parse(body)).type == .aggregateState)
+    }
+
+    @Test func unknownElementsAfterDelimiterAreKeptVerbatim() throws {
+        let body = """
+            <state xmlns="http://schemas.microsoft.com/2006/09/sip/state"
+                   xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="machineState">
+              <availability>3500</availability>
+              <delimiter xmlns="http://schemas.microsoft.com/2006/09/sip/commontypes"/>
+              <device>computer</device>
+              <futureThing level="2"><x>y</x></futureThing>
+              <end xmlns="http://schemas.microsoft.com/2006/09/sip/commontypes"/>
+            </state>
+            """
+        let state = try MSState(xml: XMLParser.parse(body))
+        #expect(state.device == "computer")
+        #expect(state.extensions.map(\.name.local) == ["futureThing"])
+        #expect(try MSState(xml: XMLParser.parse(XMLWriter().bytes(state.xml))) == state)
+    }
+
+    /// §4.13 (seed lines 15656-15712): legacyInterop and userProperties inherit
+    /// the categories namespace, or have none in a bare `<category>`.
+    @Test func categoriesNamespacePayloadsAreTyped() throws {
+        let interop = try Category(xml: XMLParser.parse(try loadExample("4.13-server-legacyInterop.xml")))
+        #expect(interop.container == 32000)
+        #expect(interop.payload == .legacyInterop(LegacyInterop(availability: 18500)))
+        let props = try Category(xml: XMLParser.parse(try loadExample("4.13-server-userProperties.xml")))
+        guard case .userProperties(let p) = props.payload else { Issue.record("not typed"); return }
+        #expect(p.lines == [UserProperties.Line(lineType: "Uc", uri: "tel:+11234567890;ext=67890")])
+        #expect(p.fields.first == UserProperties.Field("telephonyMode", "Uc"))
+        #expect(p.fields.contains(UserProperties.Field("exumURL", "EUM:bob@contoso.com;phone-context=EX-OCS-SIPSec.exchange.contoso.com")))
+    }
+
+    /// §2.2.2.7.5 example 4 writes `type` without the delimiter the schema requires.
+    @Test func contactCardTypeWithoutDelimiterIsRead() throws {
+        let card = try ContactCard(xml: XMLParser.parse(try loadExample("2.2.2.7.5-contactCard-4-huntgroup.xml")))
+        #expect(card.displayNames == [ContactCard.LocalizedText("HumanResource")])
+        #expect(card.automaton == true && card.type == "huntgroup" && card.descriptionText == "Human Resources Group")
+        let phones = try ContactCard(xml: XMLParser.parse(try loadExample("2.2.2.7.5-contactCard-2-phones.xml")))
+        #expect(phones.phones.map(\.type) == ["work", "mobile"])
+        #expect(phones.phones.first?.uri == "tel:1234567890;phone-context=dialstring")
+        let uc = try ContactCard(xml: XMLParser.parse(try loadExample("2.2.2.7.5-contactCard-3-isUCEnabled.xml")))
+        #expect(uc.isUCEnabled == true)
+    }
+
+    /// §2.2.2.7.8 and §4.3.3: WorkingHours verbatim, freeBusy attributes, missing mailboxID.
+    @Test func calendarDataReadsWorkingHoursFreeBusyAndMissingMailbox() throws {
+        let wh = try CalendarData(xml: XMLParser.parse(try loadExample("2.2.2.7.8-calendarData-workingHours.xml")))
+        #expect(wh.mailboxID == "bob@contoso.com")
+        #expect(wh.workingHours?.element(XMLName(NS.exchangeTypes, "TimeZone")) != nil)
+        let fb = try CalendarData(xml: XMLParser.parse(try loadExample("2.2.2.7.8-calendarData-freeBusy.xml")))
+        #expect(fb.freeBusy == CalendarData.FreeBusy(startTime: "2009-10-22T07:00:00Z", granularity: "PT15M", encodingVersion: "1"))
+        let publish = try CategoryPublish(bytes: try loadExample("4.3.3-publish-calendarData.xml"))
+        let empties = publish.publications.filter { $0.payload == .calendarData(CalendarData()) }
+        #expect(empties.map(\.container).sorted() == [100, 100, 32000, 32000])
+    }
+
+    /// §2.2.2.7.2: capability elements with white space inside (schema-invalid in the spec).
+    @Test func deviceCapabilitiesWithWhitespaceContent() throws {
+        let device = try MSDevice(xml: XMLParser.parse(try loadExample("2.2.2.7.2-device-1.xml")))
+        #expect(device.endpointID == "2CD4F7CA-B1D1-5EDA-8D79-79EE4298414D")
+        #expect(device.capabilities.map(\.uri) == ["sip:bob@contoso.com", "bob@exchange.contoso.com"])
+        #expect(device.capabilities.first?.items.map(\.name) == ["text", "gifInk", "isfInk", "breakthrough", "applicationSharing"])
+        #expect(device.capabilities.last?.items.first?.attributes["version"] == "655616")
+        #expect(device.timezone == "00:00:00-00:00" && device.machineName == "BOB-B")
+    }
+
+    @Test func unknownCategoryIsKeptVerbatim() throws {
+        let body = #"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="routing" flavour="x"><routing xmlns="urn:x"><flags value="block"/></routing></category>"#
+        let category = try Category(xml: XMLParser.parse(body))
+        #expect(category.otherAttributes.map(\.value) == ["x"])
+        guard case .other(let nodes) = category.payload else { Issue.record("expected .other"); return }
+        #expect(nodes.count == 1)
+        #expect(try Category(xml: XMLParser.parse(XMLWriter().bytes(category.xml))) == category)
+    }
+
+    @Test func emptyCategoryHasNoPayload() throws {
+        let c = try Category(xml: XMLParser.parse(#"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="note" instance="0">  </category>"#))
+        #expect(c.payload == nil && c.instance == 0)
+    }
+}
