@@ -113,7 +113,8 @@ public struct PIDFStatus: Hashable, Sendable {
     /// The text of `<basic>` when it is neither open nor closed (baresip sends
     /// "unknown"); kept so the document round-trips and the mapper can report it.
     public var unrecognizedBasic: String?
-    /// `caps:servcaps` (RFC 5196 §3).
+    /// `caps:servcaps` (RFC 5196 §3). The codec reads it from the tuple (where
+    /// RFC 5196 §5 puts it) or from the status, and writes it in the tuple.
     public var capabilities: ServiceCapabilities?
     /// RPID in the status: pre-RFC `rpid-status` activities (Microsoft dialect).
     public var rpid: RPID

@@ -203,11 +203,12 @@ public struct CIPID: Hashable, Sendable {
 
 /// `caps:servcaps` (RFC 5196 §3): what a service supports.
 public struct ServiceCapabilities: Hashable, Sendable {
-    /// Boolean capabilities in document order (audio, application, data,
-    /// control, video, text, message, automata, isfocus).
+    /// Boolean capabilities (audio, application, data, control, video, text,
+    /// message, automata, isfocus), in the order RFC 5196 §6's schema requires
+    /// (the codec sorts them so that output validates and round-trips).
     public var flags: [Flag]
-    /// List capabilities in document order (methods, event-packages,
-    /// extensions, schemes, languages, type, class, duplex, actor, priority).
+    /// List capabilities (methods, event-packages, extensions, schemes,
+    /// languages, type, class, duplex, actor, priority), in schema order like `flags`.
     public var lists: [List]
     public var descriptions: [PIDFNote]
     public var extensions: [XMLElement]

@@ -1,0 +1,273 @@
+public import XMLBridge
+
+/// The PIDF codec (RFC 3863 §4.4, with RFC 4479, 4480, 4482, 5196 and the
+/// Microsoft additions of [MS-PRES] §2.2.2.8.1).
+///
+/// ```
+/// <xs:complexType name="presence"> <xs:sequence>
+///   <xs:element name="tuple" type="tns:tuple" minOccurs="0" maxOccurs="unbounded"/>
+///   <xs:element name="note" type="tns:note" minOccurs="0" maxOccurs="unbounded"/>
+///   <xs:any namespace="##other" processContents="lax" minOccurs="0" maxOccurs="unbounded"/>
+/// </xs:sequence> <xs:attribute name="entity" type="xs:anyURI" use="required"/> </xs:complexType>
+/// ```
+/// Reading matches names by (namespace, local name), so any prefixes, default
+/// namespaces and redundant declarations are accepted. Elements the model
+/// does not hold (or cannot hold completely) are kept verbatim in the nearest
+/// `extensions`. Writing puts PIDF in the default namespace, uses the prefixes
+/// dm, rpid, c (CIPID), caps, lt, ep/et (pre-RFC RPID), declares on the root
+/// only those in use, and orders children as the schemas require.
+extension PIDFDocument {
+    /// Decodes a `presence` root element.
+    ///
+    /// Throws ``XMLError/Code/unexpectedContent`` located at the offending
+    /// element when the root is not `{urn:ietf:params:xml:ns:pidf}presence`,
+    /// when `entity` is missing, or when a tuple, person or device has no `id`.
+    public init(xml root: XMLElement) throws(XMLError) {
+        guard root.name == XMLName(NS.pidf, "presence") else {
+            throw root.error("expected {\(NS.pidf)}presence as the root, found \(root.name)")
+        }
+        guard let entity = root[attribute: "entity"] else {
+            throw root.error("missing required attribute entity (RFC 3863 §4.1.1)")
+        }
+        self.init(entity: entity)
+        for case .element(let child) in root.children {
+            let taken: Bool
+            switch (child.name.namespace, child.name.local) {
+            case (NS.pidf, "tuple"): tuples.append(try PIDFTuple(xml: child)); taken = true
+            case (NS.pidf, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            case (NS.dataModel, "person"): persons.append(try PIDFPerson(xml: child)); taken = true
+            case (NS.dataModel, "device"): devices.append(try PIDFDevice(xml: child)); taken = true
+            case (NS.pidf, "linked-identities"): taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(xml: child))
+            case (NS.pidf, "cid"): taken = PIDFXML.fill(&cid, PIDFXML.text(child))
+            default: taken = cipid.absorb(child)
+            }
+            if !taken { extensions.append(child) }
+        }
+    }
+
+    /// Parses and decodes a PIDF body (`application/pidf+xml`).
+    public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
+        try self.init(xml: XMLParser.parse(bytes, limits: limits))
+    }
+
+    /// The document as an element tree: tuples, notes, persons, devices, then
+    /// Microsoft `linked-identities`, `cid`, top-level CIPID (the order of
+    /// [MS-PRES] §4.10), then kept extensions.
+    public var xml: XMLElement {
+        var root = PIDFXML.element(NS.pidf, "presence", attributes: [("entity", entity)])
+        var children = tuples.map(\.xml)
+        children += notes.map { PIDFXML.note(NS.pidf, $0) }
+        children += persons.map(\.xml)
+        children += devices.map(\.xml)
+        if let linkedIdentities { children.append(linkedIdentities.xml) }
+        if let cid { children.append(PIDFXML.element(NS.pidf, "cid", text: cid)) }
+        children += cipid.xmlElements
+        children += extensions.map(PIDFXML.verbatim)
+        root.children = children.map { .element($0) }
+        PIDFXML.declareNamespaces(on: &root)
+        return root
+    }
+
+    /// The document as UTF-8 XML with a declaration and two-space indentation.
+    public func serialized() -> [UInt8] {
+        XMLWriter().bytes(xml)
+    }
+}
+
+extension PIDFTuple {
+    /// Reads `<tuple>` (RFC 3863 §4.1.2):
+    /// ```
+    /// <xs:sequence> <xs:element name="status" type="tns:status"/>
+    ///   <xs:any namespace="##other" processContents="lax" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:element name="contact" type="tns:contact" minOccurs="0"/>
+    ///   <xs:element name="note" type="tns:note" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:element name="timestamp" type="xs:dateTime" minOccurs="0"/>
+    /// </xs:sequence> <xs:attribute name="id" type="xs:ID" use="required"/>
+    /// ```
+    /// The `##other` part holds `dm:deviceID` (RFC 4479 §5.1.2), RPID and CIPID
+    /// elements, and `caps:servcaps` (RFC 5196 §5 puts it here; a servcaps
+    /// inside `status` is read as well). A missing `status` reads as empty.
+    init(xml e: XMLElement) throws(XMLError) {
+        guard let id = e[attribute: "id"] else {
+            throw e.error("missing required attribute id (RFC 3863 §4.1.2)")
+        }
+        self.init(id: id)
+        var sawStatus = false
+        for case .element(let child) in e.children {
+            let taken: Bool
+            switch (child.name.namespace, child.name.local) {
+            case (NS.pidf, "status") where !sawStatus:
+                sawStatus = true
+                status = PIDFStatus(xml: child, capabilities: status.capabilities)
+                taken = true
+            case (NS.pidf, "contact"):
+                taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: ["priority"]).map {
+                    PIDFContact(uri: $0, priority: child[attribute: "priority"])
+                })
+            case (NS.pidf, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            case (NS.pidf, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+            case (NS.dataModel, "deviceID"): taken = PIDFXML.append(&deviceIDs, PIDFXML.text(child))
+            case (NS.caps, "servcaps"): taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(xml: child))
+            default: taken = rpid.absorb(child) || cipid.absorb(child)
+            }
+            if !taken { extensions.append(child) }
+        }
+    }
+
+    var xml: XMLElement {
+        var children = [status.xml]
+        children += deviceIDs.map { PIDFXML.element(NS.dataModel, "deviceID", text: $0) }
+        if let caps = status.capabilities { children.append(caps.xml) }
+        children += rpid.xmlElements
+        children += cipid.xmlElements
+        children += extensions.map(PIDFXML.verbatim)
+        if let contact {
+            children.append(PIDFXML.element(NS.pidf, "contact", attributes: [("priority", contact.priority)], text: contact.uri))
+        }
+        children += notes.map { PIDFXML.note(NS.pidf, $0) }
+        if let timestamp { children.append(PIDFXML.element(NS.pidf, "timestamp", text: timestamp)) }
+        return PIDFXML.element(NS.pidf, "tuple", attributes: [("id", id)], children: children)
+    }
+}
+
+extension PIDFStatus {
+    /// Reads `<status>` (RFC 3863 §4.1.3):
+    /// ```
+    /// <xs:sequence> <xs:element name="basic" type="tns:basic" minOccurs="0"/>
+    ///   <xs:any namespace="##other" processContents="lax" minOccurs="0" maxOccurs="unbounded"/> </xs:sequence>
+    /// ```
+    /// A `basic` other than open/closed (baresip sends `unknown`; RFC 3863's
+    /// schema allows only the two) is kept in `unrecognizedBasic`, not rejected.
+    /// Pre-RFC RPID (`ep:activities`, [MS-PRES] §2.2.2.8.1) and RFC 4480 RPID
+    /// go to `rpid`; other `rpid-status`/`rpid-tuple` elements stay in `extensions`.
+    init(xml e: XMLElement, capabilities: ServiceCapabilities? = nil) {
+        self.init(capabilities: capabilities)
+        var sawBasic = false
+        for case .element(let child) in e.children {
+            if child.name == XMLName(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
+                sawBasic = true
+                if let value = PIDFBasic(rawValue: text) { basic = value } else { unrecognizedBasic = text }
+            } else if child.name == XMLName(NS.caps, "servcaps"), self.capabilities == nil,
+                let caps = ServiceCapabilities(xml: child)
+            {
+                self.capabilities = caps
+            } else if !rpid.absorb(child) {
+                extensions.append(child)
+            }
+        }
+    }
+
+    /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
+    var xml: XMLElement {
+        var children: [XMLElement] = []
+        if let text = basic?.rawValue ?? unrecognizedBasic {
+            children.append(PIDFXML.element(NS.pidf, "basic", text: text))
+        }
+        children += rpid.xmlElements
+        children += extensions.map(PIDFXML.verbatim)
+        return PIDFXML.element(NS.pidf, "status", children: children)
+    }
+}
+
+extension PIDFPerson {
+    /// Reads `dm:person` (RFC 4479 §5.1.2):
+    /// ```
+    /// <xs:sequence> <xs:any namespace="##other" processContents="lax" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:element name="note" type="Note_t" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:element name="timestamp" type="Timestamp_t" minOccurs="0"/>
+    /// </xs:sequence> <xs:attribute name="id" type="xs:ID" use="required"/>
+    /// ```
+    init(xml e: XMLElement) throws(XMLError) {
+        guard let id = e[attribute: "id"] else {
+            throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
+        }
+        self.init(id: id)
+        for case .element(let child) in e.children {
+            let taken: Bool
+            switch (child.name.namespace, child.name.local) {
+            case (NS.dataModel, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+            default: taken = rpid.absorb(child) || cipid.absorb(child)
+            }
+            if !taken { extensions.append(child) }
+        }
+    }
+
+    var xml: XMLElement {
+        var children = rpid.xmlElements + cipid.xmlElements + extensions.map(PIDFXML.verbatim)
+        children += notes.map { PIDFXML.note(NS.dataModel, $0) }
+        if let timestamp { children.append(PIDFXML.element(NS.dataModel, "timestamp", text: timestamp)) }
+        return PIDFXML.element(NS.dataModel, "person", attributes: [("id", id)], children: children)
+    }
+}
+
+extension PIDFDevice {
+    /// Reads `dm:device` (RFC 4479 §5.1.2):
+    /// ```
+    /// <xs:sequence> <xs:any namespace="##other" processContents="lax" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:element ref="deviceID"/>
+    ///   <xs:element name="note" type="Note_t" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:element name="timestamp" type="Timestamp_t" minOccurs="0"/>
+    /// </xs:sequence> <xs:attribute name="id" type="xs:ID" use="required"/>
+    /// ```
+    init(xml e: XMLElement) throws(XMLError) {
+        guard let id = e[attribute: "id"] else {
+            throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
+        }
+        self.init(id: id)
+        for case .element(let child) in e.children {
+            let taken: Bool
+            switch (child.name.namespace, child.name.local) {
+            case (NS.dataModel, "deviceID"): taken = PIDFXML.fill(&deviceID, PIDFXML.text(child))
+            case (NS.dataModel, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+            default: taken = rpid.absorb(child)
+            }
+            if !taken { extensions.append(child) }
+        }
+    }
+
+    var xml: XMLElement {
+        var children = rpid.xmlElements + extensions.map(PIDFXML.verbatim)
+        if let deviceID { children.append(PIDFXML.element(NS.dataModel, "deviceID", text: deviceID)) }
+        children += notes.map { PIDFXML.note(NS.dataModel, $0) }
+        if let timestamp { children.append(PIDFXML.element(NS.dataModel, "timestamp", text: timestamp)) }
+        return PIDFXML.element(NS.dataModel, "device", attributes: [("id", id)], children: children)
+    }
+}
+
+extension LinkedIdentities {
+    /// Reads Microsoft `linked-identities` ([MS-PRES] §2.2.2.8.1), in the PIDF namespace:
+    /// ```
+    /// <linked-identities primary-id="bob@contoso.com">
+    ///   <secondary-identities> <secondary-identity>bob@skypeids.net</secondary-identity> ...
+    /// ```
+    /// Nil (kept verbatim) when it holds anything else.
+    init?(xml e: XMLElement) {
+        guard PIDFXML.hasOnlyAttributes(e, ["primary-id"]) else { return nil }
+        self.init(primaryID: e[attribute: "primary-id"])
+        for node in e.children {
+            guard case .element(let list) = node else {
+                if case .text(let t) = node, t.isXMLWhitespace { continue }
+                return nil
+            }
+            guard list.name == XMLName(NS.pidf, "secondary-identities"), list.attributes.isEmpty else { return nil }
+            for inner in list.children {
+                switch inner {
+                case .text(let t) where t.isXMLWhitespace: continue
+                case .element(let item) where item.name == XMLName(NS.pidf, "secondary-identity"):
+                    guard let text = PIDFXML.text(item) else { return nil }
+                    secondaryIdentities.append(text)
+                default: return nil
+                }
+            }
+        }
+    }
+
+    var xml: XMLElement {
+        let list = secondaryIdentities.isEmpty ? [] : [PIDFXML.element(
+            NS.pidf, "secondary-identities",
+            children: secondaryIdentities.map { PIDFXML.element(NS.pidf, "secondary-identity", text: $0) })]
+        return PIDFXML.element(NS.pidf, "linked-identities", attributes: [("primary-id", primaryID)], children: list)
+    }
+}

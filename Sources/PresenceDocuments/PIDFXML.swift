@@ -1,0 +1,122 @@
+import XMLBridge
+
+/// Shared reading and writing helpers of the PIDF-family codecs
+/// (`PIDFDocument+XML`, `RPID+XML`, `ServiceCapabilities+XML`).
+///
+/// Reading matches (namespace, local name) only. An element is taken into the
+/// typed model only when the model can hold all of it (its attributes and its
+/// children); anything else stays verbatim in the nearest `extensions`, so no
+/// input is silently lost.
+enum PIDFXML {
+    /// Prefixes used when writing, and the order in which the root declares them.
+    static let prefixes: [(uri: String, prefix: String?)] = [
+        (NS.pidf, nil), (NS.dataModel, "dm"), (NS.rpid, "rpid"), (NS.cipid, "c"), (NS.caps, "caps"),
+        (NS.locationTypes, "lt"), (NS.rpidStatus, "ep"), (NS.rpidTuple, "et"),
+    ]
+
+    static func prefix(for namespace: String) -> String? {
+        prefixes.first { $0.uri == namespace }?.prefix ?? nil
+    }
+
+    static let langName = XMLName(NS.xml, "lang")
+
+    // MARK: Reading
+
+    static func lang(_ e: XMLElement) -> String? { e.attribute(langName) }
+
+    static func hasElementChildren(_ e: XMLElement) -> Bool {
+        e.children.contains { if case .element = $0 { true } else { false } }
+    }
+
+    /// True when every attribute is a no-namespace attribute in `names`, or
+    /// `xml:lang` when `lang` is set.
+    static func hasOnlyAttributes(_ e: XMLElement, _ names: Set<String> = [], lang: Bool = false) -> Bool {
+        e.attributes.allSatisfy { a in
+            a.name.namespace.isEmpty ? names.contains(a.name.local) : (lang && a.name == langName)
+        }
+    }
+
+    /// The trimmed text of a text-only element whose attributes are all in `names`.
+    static func text(_ e: XMLElement, attributes names: Set<String> = [], lang: Bool = false) -> String? {
+        guard !hasElementChildren(e), hasOnlyAttributes(e, names, lang: lang) else { return nil }
+        return e.trimmedText
+    }
+
+    /// A note-shaped element (`Note_t`, RFC 4479 §5.1.1): text with an optional `xml:lang`.
+    static func note(_ e: XMLElement) -> PIDFNote? {
+        text(e, lang: true).map { PIDFNote($0, lang: lang(e)) }
+    }
+
+    /// An empty element (`empty` type of RFC 4479 §5.1.1): no attributes, no content but white space.
+    static func isEmpty(_ e: XMLElement) -> Bool {
+        e.attributes.isEmpty && e.children.allSatisfy { if case .text(let t) = $0 { t.isXMLWhitespace } else { false } }
+    }
+
+    /// Puts `value` into an empty slot; false (the caller keeps the element
+    /// verbatim) when the slot is taken or the element did not decode.
+    static func fill<T>(_ slot: inout T?, _ value: T?) -> Bool {
+        guard slot == nil, let value else { return false }
+        slot = value
+        return true
+    }
+
+    /// Appends a decoded value; false when the element did not decode.
+    static func append<T>(_ list: inout [T], _ value: T?) -> Bool {
+        guard let value else { return false }
+        list.append(value)
+        return true
+    }
+
+    // MARK: Writing
+
+    /// An element with the codec's prefix for its namespace; `nil` attribute values are left out.
+    static func element(
+        _ namespace: String, _ local: String, attributes: [(String, String?)] = [], lang: String? = nil,
+        text: String? = nil, children: [XMLElement] = []
+    ) -> XMLElement {
+        var e = XMLElement(XMLName(namespace, local), prefix: prefix(for: namespace))
+        for case (let name, let value?) in attributes {
+            e.attributes.append(XMLAttribute(XMLName("", name), value))
+        }
+        if let lang { e.attributes.append(XMLAttribute(langName, lang, prefix: "xml")) }
+        if let text { e.children.append(.text(text)) }
+        e.children += children.map { .element($0) }
+        return e
+    }
+
+    static func note(_ namespace: String, _ note: PIDFNote, local: String = "note") -> XMLElement {
+        element(namespace, local, lang: note.lang, text: note.text)
+    }
+
+    /// A kept element, marked so that an indenting ``XMLWriter`` writes it
+    /// exactly as it came: every element whose children are all elements gets
+    /// an empty text child, which the writer treats as mixed content (no
+    /// re-indentation) and which writes no characters. Without it, re-indented
+    /// extension content would parse back with extra white-space text.
+    static func verbatim(_ e: XMLElement) -> XMLElement {
+        var copy = e
+        var onlyElements = !copy.children.isEmpty
+        copy.children = copy.children.map {
+            switch $0 {
+            case .element(let child): return .element(verbatim(child))
+            case .text: onlyElements = false; return $0
+            }
+        }
+        if onlyElements { copy.children.append(.text("")) }
+        return copy
+    }
+
+    /// Declares on `root` the codec's namespaces that the tree uses with the
+    /// codec's prefix, in ``prefixes`` order, so output is tidy.
+    static func declareNamespaces(on root: inout XMLElement) {
+        var used = Set<String>()
+        func walk(_ e: XMLElement) {
+            if let entry = prefixes.first(where: { $0.uri == e.name.namespace }), entry.prefix == e.prefix {
+                used.insert(entry.uri)
+            }
+            for case .element(let child) in e.children { walk(child) }
+        }
+        walk(root)
+        root.namespaceDeclarations = prefixes.filter { used.contains($0.uri) }.map { ($0.prefix, $0.uri) }
+    }
+}

@@ -1,0 +1,261 @@
+import XMLBridge
+
+/// Reading and writing of the RPID elements (RFC 4480 §3, schema §5.1) that
+/// may stand in a `dm:person`, a `tuple`, a `dm:device` or (pre-RFC,
+/// Microsoft) a tuple's `status`.
+extension RPID {
+    private static let fromUntil: Set<String> = ["id", "from", "until"]
+
+    /// Takes `e` into the model when it is an RPID element the model can hold
+    /// completely; false leaves it to the caller's `extensions`.
+    ///
+    /// Also takes the pre-RFC activities Microsoft servers write in a tuple
+    /// status ([MS-PRES] §2.2.2.8.1; RFC 4480 replaced them by `rpid:activities`):
+    /// ```
+    /// <ep:activities xmlns:ep="urn:ietf:params:xml:ns:pidf:status:rpid-status">
+    ///   <ep:activity>away</ep:activity> </ep:activities>
+    /// ```
+    mutating func absorb(_ e: XMLElement) -> Bool {
+        if e.name == XMLName(NS.rpidStatus, "activities") {
+            guard e.attributes.isEmpty else { return false }
+            var found: [String] = []
+            for child in e.children {
+                switch child {
+                case .text(let t) where t.isXMLWhitespace: continue
+                case .element(let a) where a.name == XMLName(NS.rpidStatus, "activity"):
+                    guard let text = PIDFXML.text(a) else { return false }
+                    found.append(text)
+                default: return false
+                }
+            }
+            legacyActivities += found
+            return true
+        }
+        guard e.name.namespace == NS.rpid else { return false }
+        switch e.name.local {
+        case "activities":
+            guard let value = RPIDTokens(xml: e) else { return false }
+            activities.append(value)
+            return true
+        case "mood": return PIDFXML.fill(&mood, RPIDTokens(xml: e))
+        case "place-type": return PIDFXML.fill(&placeType, RPIDTokens(xml: e, tokenNamespace: NS.locationTypes))
+        case "privacy": return PIDFXML.fill(&privacy, RPIDTokens(xml: e))
+        case "relationship": return PIDFXML.fill(&relationship, RPIDTokens(xml: e))
+        case "service-class": return PIDFXML.fill(&serviceClass, RPIDTokens(xml: e))
+        case "sphere": return PIDFXML.fill(&sphere, RPIDTokens(xml: e))
+        case "place-is": return PIDFXML.fill(&placeIs, RPIDPlaceIs(xml: e))
+        case "status-icon":
+            let icon = PIDFXML.text(e, attributes: Self.fromUntil).map {
+                RPIDStatusIcon(uri: $0, id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
+            }
+            return PIDFXML.fill(&statusIcon, icon)
+        case "time-offset":
+            guard let text = PIDFXML.text(e, attributes: Self.fromUntil.union(["description"])),
+                let minutes = Int(text)
+            else { return false }
+            timeOffsets.append(RPIDTimeOffset(
+                minutes: minutes, description: e[attribute: "description"], id: e[attribute: "id"],
+                from: e[attribute: "from"], until: e[attribute: "until"]))
+            return true
+        case "user-input":
+            guard let text = PIDFXML.text(e, attributes: ["id", "idle-threshold", "last-input"]),
+                let value = RPIDUserInput.Value(rawValue: text)
+            else { return false }
+            var threshold: Int?
+            if let raw = e[attribute: "idle-threshold"] {
+                guard let parsed = Int(raw.trimmingXMLWhitespace()) else { return false }
+                threshold = parsed
+            }
+            return PIDFXML.fill(&userInput, RPIDUserInput(
+                value, idleThreshold: threshold, lastInput: e[attribute: "last-input"], id: e[attribute: "id"]))
+        case "class": return PIDFXML.fill(&self.class, PIDFXML.text(e))
+        default: return false
+        }
+    }
+
+    /// The elements to write, legacy activities first, then RFC 4480 §3 elements
+    /// in alphabetical order (every place that holds them is `##other`, any order).
+    var xmlElements: [XMLElement] {
+        var out: [XMLElement] = []
+        if !legacyActivities.isEmpty {
+            out.append(PIDFXML.element(NS.rpidStatus, "activities", children: legacyActivities.map {
+                PIDFXML.element(NS.rpidStatus, "activity", text: $0)
+            }))
+        }
+        out += activities.map { $0.xml("activities") }
+        if let c = `class` { out.append(PIDFXML.element(NS.rpid, "class", text: c)) }
+        if let mood { out.append(mood.xml("mood")) }
+        if let placeIs { out.append(placeIs.xml) }
+        if let placeType { out.append(placeType.xml("place-type")) }
+        if let privacy { out.append(privacy.xml("privacy")) }
+        if let relationship { out.append(relationship.xml("relationship")) }
+        if let serviceClass { out.append(serviceClass.xml("service-class")) }
+        if let sphere { out.append(sphere.xml("sphere")) }
+        if let icon = statusIcon {
+            out.append(PIDFXML.element(
+                NS.rpid, "status-icon", attributes: [("id", icon.id), ("from", icon.from), ("until", icon.until)],
+                text: icon.uri))
+        }
+        for offset in timeOffsets {
+            out.append(PIDFXML.element(
+                NS.rpid, "time-offset",
+                attributes: [("id", offset.id), ("from", offset.from), ("until", offset.until), ("description", offset.description)],
+                text: String(offset.minutes)))
+        }
+        if let input = userInput {
+            out.append(PIDFXML.element(
+                NS.rpid, "user-input",
+                attributes: [("id", input.id), ("idle-threshold", input.idleThreshold.map { String($0) }), ("last-input", input.lastInput)],
+                text: input.value.rawValue))
+        }
+        return out
+    }
+}
+
+extension RPIDTokens {
+    /// Reads a token-list element (RFC 4480 §3.2 activities, §3.5 mood, §3.8
+    /// place-type, §3.9 privacy, §3.10 relationship, §3.11 service-class, §3.12 sphere):
+    /// ```
+    /// <xs:sequence>
+    ///   <xs:element name="note" type="Note_t" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:choice> <xs:element name="unknown" type="empty"/>
+    ///     <xs:sequence maxOccurs="unbounded"> <xs:choice>
+    ///       <xs:element name="appointment" type="empty"/> ... <xs:element name="other" type="Note_t"/>
+    ///       <xs:any namespace="##other" maxOccurs="unbounded" processContents="lax"/>
+    /// </xs:choice> </xs:sequence> </xs:choice> </xs:sequence>
+    /// <xs:attributeGroup ref="fromUntil"/> <xs:attribute name="id" type="xs:ID"/>
+    /// ```
+    /// Empty RPID elements are tokens (an open vocabulary); empty elements of
+    /// `tokenNamespace` (RFC 4589 location types in place-type) are tokens that
+    /// carry their namespace; free text is `.text` (RFC 4480 §4 writes
+    /// `<rpid:sphere>bowling league</rpid:sphere>` although its schema has no text
+    /// there); other elements are kept verbatim. Nil when the element has an
+    /// attribute other than id, from, until.
+    init?(xml e: XMLElement, tokenNamespace: String? = nil) {
+        guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
+        self.init(id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
+        for node in e.children {
+            switch node {
+            case .text(let t):
+                if !t.isXMLWhitespace { values.append(.text(t.trimmingXMLWhitespace())) }
+            case .element(let child):
+                if child.name == XMLName(NS.rpid, "note"), let note = PIDFXML.note(child) {
+                    notes.append(note)
+                } else if child.name == XMLName(NS.rpid, "other"), let other = PIDFXML.note(child) {
+                    values.append(.other(other.text, lang: other.lang))
+                } else if child.name.namespace == NS.rpid, PIDFXML.isEmpty(child) {
+                    values.append(.token(child.name.local))
+                } else if let tokenNamespace, child.name.namespace == tokenNamespace, PIDFXML.isEmpty(child) {
+                    values.append(.token(child.name.local, namespace: tokenNamespace))
+                } else {
+                    values.append(.extensionElement(child))
+                }
+            }
+        }
+    }
+
+    /// Writes the element named `local`: notes first (the schemas require it), then the values in order.
+    func xml(_ local: String) -> XMLElement {
+        var e = PIDFXML.element(
+            NS.rpid, local, attributes: [("id", id), ("from", from), ("until", until)],
+            children: notes.map { PIDFXML.note(NS.rpid, $0) })
+        for value in values {
+            switch value {
+            case .token(let name, let namespace): e.append(PIDFXML.element(namespace ?? NS.rpid, name))
+            case .other(let text, let lang): e.append(PIDFXML.element(NS.rpid, "other", lang: lang, text: text))
+            case .text(let text): e.children.append(.text(text))
+            case .extensionElement(let x): e.append(PIDFXML.verbatim(x))
+            }
+        }
+        return e
+    }
+}
+
+extension RPIDPlaceIs {
+    /// Reads `<place-is>` (RFC 4480 §3.7):
+    /// ```
+    /// <xs:sequence> <xs:element name="note" type="Note_t" minOccurs="0" maxOccurs="unbounded"/>
+    ///   <xs:element name="audio" minOccurs="0"> <xs:choice> noisy | ok | quiet | unknown </xs:choice>
+    ///   <xs:element name="video" minOccurs="0"> <xs:choice> toobright | ok | dark | unknown </xs:choice>
+    ///   <xs:element name="text" minOccurs="0"> <xs:choice> uncomfortable | inappropriate | ok | unknown </xs:choice>
+    /// </xs:sequence> <xs:attributeGroup ref="fromUntil"/> <xs:attribute name="id" type="xs:ID"/>
+    /// ```
+    /// Nil (kept verbatim by the caller) unless each of audio, video, text
+    /// appears at most once with exactly one empty token element.
+    init?(xml e: XMLElement) {
+        guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
+        self.init(id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
+        for node in e.children {
+            guard case .element(let child) = node else {
+                if case .text(let t) = node, t.isXMLWhitespace { continue }
+                return nil
+            }
+            guard child.name.namespace == NS.rpid else { return nil }
+            if child.name.local == "note", let note = PIDFXML.note(child) {
+                notes.append(note)
+                continue
+            }
+            guard child.attributes.isEmpty else { return nil }
+            var tokens: [String] = []
+            for inner in child.children {
+                switch inner {
+                case .text(let t) where t.isXMLWhitespace: continue
+                case .element(let token) where token.name.namespace == NS.rpid && PIDFXML.isEmpty(token):
+                    tokens.append(token.name.local)
+                default: return nil
+                }
+            }
+            guard tokens.count == 1 else { return nil }
+            switch child.name.local {
+            case "audio": guard PIDFXML.fill(&audio, tokens.first) else { return nil }
+            case "video": guard PIDFXML.fill(&video, tokens.first) else { return nil }
+            case "text": guard PIDFXML.fill(&text, tokens.first) else { return nil }
+            default: return nil
+            }
+        }
+    }
+
+    var xml: XMLElement {
+        var e = PIDFXML.element(
+            NS.rpid, "place-is", attributes: [("id", id), ("from", from), ("until", until)],
+            children: notes.map { PIDFXML.note(NS.rpid, $0) })
+        for case (let local, let token?) in [("audio", audio), ("video", video), ("text", text)] {
+            e.append(PIDFXML.element(NS.rpid, local, children: [PIDFXML.element(NS.rpid, token)]))
+        }
+        return e
+    }
+}
+
+extension CIPID {
+    /// Takes `e` into the model when it is a CIPID element (RFC 4482 §3, schema §5):
+    /// ```
+    /// <xs:element name="card" type="xs:anyURI"/>   <xs:element name="display-name" type="xs:string"/>
+    /// <xs:element name="homepage" type="xs:anyURI"/> <xs:element name="icon" type="xs:anyURI"/>
+    /// <xs:element name="map" type="xs:anyURI"/>    <xs:element name="sound" type="xs:anyURI"/>
+    /// ```
+    /// `display-name` may repeat (one per `xml:lang`, RFC 4482 §3.2); a second
+    /// card, homepage, icon, map or sound is left to the caller's `extensions`.
+    mutating func absorb(_ e: XMLElement) -> Bool {
+        guard e.name.namespace == NS.cipid else { return false }
+        switch e.name.local {
+        case "display-name":
+            guard let name = PIDFXML.note(e) else { return false }
+            displayNames.append(name)
+            return true
+        case "card": return PIDFXML.fill(&card, PIDFXML.text(e))
+        case "homepage": return PIDFXML.fill(&homepage, PIDFXML.text(e))
+        case "icon": return PIDFXML.fill(&icon, PIDFXML.text(e))
+        case "map": return PIDFXML.fill(&map, PIDFXML.text(e))
+        case "sound": return PIDFXML.fill(&sound, PIDFXML.text(e))
+        default: return false
+        }
+    }
+
+    var xmlElements: [XMLElement] {
+        var out = displayNames.map { PIDFXML.note(NS.cipid, $0, local: "display-name") }
+        for case (let local, let value?) in [("card", card), ("homepage", homepage), ("icon", icon), ("map", map), ("sound", sound)] {
+            out.append(PIDFXML.element(NS.cipid, local, text: value))
+        }
+        return out
+    }
+}

@@ -1,0 +1,148 @@
+import XMLBridge
+
+/// Reading and writing of `caps:servcaps` (RFC 5196 §3.2, schema §6).
+///
+/// ```
+/// <xs:complexType name="servcapstype"> <xs:sequence>
+///   actor? application? audio? automata? class? control? data? description* duplex?
+///   event-packages? extensions? isfocus? message? methods? languages? priority?
+///   schemes? text? type* video? <xs:any namespace="##other" .../>*
+/// </xs:sequence> </xs:complexType>
+/// ```
+/// The schema fixes the order of the children, so the model keeps flags,
+/// lists and extensions in that order whatever the input order was, and the
+/// writer interleaves them the same way: output validates and round-trips.
+extension ServiceCapabilities {
+    /// Child names in the order `servcapstype` requires.
+    static let schemaOrder = [
+        "actor", "application", "audio", "automata", "class", "control", "data", "description", "duplex",
+        "event-packages", "extensions", "isfocus", "message", "methods", "languages", "priority", "schemes",
+        "text", "type", "video",
+    ]
+    /// Boolean capabilities (`xs:boolean` content), RFC 5196 §3.2.2-§3.2.10.
+    static let flagNames: Set<String> = [
+        "audio", "application", "data", "control", "video", "text", "message", "automata", "isfocus",
+    ]
+    /// Capabilities with `<supported>`/`<notsupported>` children, RFC 5196 §3.2.11-§3.2.20.
+    static let listNames: Set<String> = [
+        "actor", "class", "duplex", "event-packages", "extensions", "languages", "methods", "priority", "schemes",
+    ]
+    /// Lists whose entries are text elements (`<s>sip</s>`, `<l>en</l>`) rather than empty elements.
+    static let textEntry = ["schemes": "s", "languages": "l"]
+
+    static func rank(_ e: XMLElement) -> Int {
+        guard e.name.namespace == NS.caps else { return schemaOrder.count }
+        return schemaOrder.firstIndex(of: e.name.local) ?? schemaOrder.count
+    }
+
+    /// Reads `servcaps`; nil when it carries attributes (kept verbatim by the caller).
+    /// A child the model cannot hold completely (say `<caps:priority>` entries
+    /// with attributes) goes to `extensions`. `type` elements (`xs:string`,
+    /// several allowed) become the entries of one list named "type".
+    init?(xml e: XMLElement) {
+        guard e.attributes.isEmpty else { return nil }
+        self.init()
+        for case .element(let child) in e.children {
+            guard child.name.namespace == NS.caps else { extensions.append(child); continue }
+            let name = child.name.local
+            if Self.flagNames.contains(name), !flags.contains(where: { $0.name == name }),
+                let text = PIDFXML.text(child), let value = Self.boolean(text)
+            {
+                flags.append(Flag(name, value))
+            } else if name == "description", let note = PIDFXML.note(child) {
+                descriptions.append(note)
+            } else if name == "type", let text = PIDFXML.text(child) {
+                if let i = lists.firstIndex(where: { $0.name == "type" }) {
+                    lists[i].supported.append(text)
+                } else {
+                    lists.append(List("type", supported: [text]))
+                }
+            } else if Self.listNames.contains(name), !lists.contains(where: { $0.name == name }),
+                let list = Self.list(child)
+            {
+                lists.append(list)
+            } else {
+                extensions.append(child)
+            }
+        }
+        flags = Self.sorted(flags) { $0.name }
+        lists = Self.sorted(lists) { $0.name }
+        extensions = Self.sorted(extensions) { $0.name.namespace == NS.caps ? $0.name.local : "" }
+    }
+
+    /// `xs:boolean` lexical space: true, false, 1, 0.
+    private static func boolean(_ text: String) -> Bool? {
+        switch text {
+        case "true", "1": true
+        case "false", "0": false
+        default: nil
+        }
+    }
+
+    private static func sorted<T>(_ items: [T], by name: (T) -> String) -> [T] {
+        func rank(_ n: String) -> Int { schemaOrder.firstIndex(of: n) ?? schemaOrder.count }
+        return items.enumerated().sorted { (rank(name($0.element)), $0.offset) < (rank(name($1.element)), $1.offset) }
+            .map(\.element)
+    }
+
+    /// `<methods><supported><INVITE/>...</supported><notsupported>...</notsupported></methods>`;
+    /// nil when an entry has attributes, element content or a foreign namespace.
+    private static func list(_ e: XMLElement) -> List? {
+        guard e.attributes.isEmpty else { return nil }
+        var list = List(e.name.local)
+        var seen = Set<String>()
+        for node in e.children {
+            guard case .element(let part) = node else {
+                if case .text(let t) = node, t.isXMLWhitespace { continue }
+                return nil
+            }
+            guard part.name.namespace == NS.caps, part.name.local == "supported" || part.name.local == "notsupported",
+                part.attributes.isEmpty, seen.insert(part.name.local).inserted
+            else { return nil }
+            var entries: [String] = []
+            for inner in part.children {
+                guard case .element(let entry) = inner else {
+                    if case .text(let t) = inner, t.isXMLWhitespace { continue }
+                    return nil
+                }
+                guard entry.name.namespace == NS.caps else { return nil }
+                if let textName = textEntry[e.name.local] {
+                    guard entry.name.local == textName, let text = PIDFXML.text(entry), !text.isEmpty else { return nil }
+                    entries.append(text)
+                } else {
+                    guard PIDFXML.isEmpty(entry) else { return nil }
+                    entries.append(entry.name.local)
+                }
+            }
+            if part.name.local == "supported" { list.supported = entries } else { list.notSupported = entries }
+        }
+        return list
+    }
+
+    var xml: XMLElement {
+        var items: [XMLElement] = flags.map { PIDFXML.element(NS.caps, $0.name, text: $0.value ? "true" : "false") }
+        items += descriptions.map { PIDFXML.note(NS.caps, $0, local: "description") }
+        for list in lists {
+            if list.name == "type" {
+                items += list.supported.map { PIDFXML.element(NS.caps, "type", text: $0) }
+                continue
+            }
+            func part(_ local: String, _ entries: [String]) -> [XMLElement] {
+                guard !entries.isEmpty else { return [] }
+                return [PIDFXML.element(NS.caps, local, children: entries.map { entry in
+                    if let textName = Self.textEntry[list.name] {
+                        PIDFXML.element(NS.caps, textName, text: entry)
+                    } else {
+                        PIDFXML.element(NS.caps, entry)
+                    }
+                })]
+            }
+            items.append(PIDFXML.element(
+                NS.caps, list.name,
+                children: part("supported", list.supported) + part("notsupported", list.notSupported)))
+        }
+        items += extensions.map(PIDFXML.verbatim)
+        let ordered = items.enumerated().sorted { (Self.rank($0.element), $0.offset) < (Self.rank($1.element), $1.offset) }
+        return PIDFXML.element(NS.caps, "servcaps", children: ordered.map(\.element))
+    }
+}
