@@ -56,7 +56,8 @@ let package = Package(
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages", "Multipart"], swiftSettings: strict),
         .testTarget(
             name: "PresenceDocumentsTests",
-            dependencies: ["PresenceDocuments", "XMLBridge"],
+            dependencies: ["PresenceDocuments", "XMLBridge", "Multipart"],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,4 +1,4 @@
-public import PresenceDocuments
+import PresenceDocuments
 
 extension PresenceMapper {
     /// Runs of non-free blocks as RPID activities with from/until (`freebusy.tsv`).

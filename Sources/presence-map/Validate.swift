@@ -17,7 +17,12 @@ struct Validate: ParsableCommand {
     }
 
     func run() throws {
-        let schemas = XMLSchemaSet(files: BuiltInFiles.files(under: "Schemas/"))
+        let schemas: XMLSchemaSet
+        do {
+            schemas = try XMLSchemaSet(files: BuiltInFiles.files(under: "Schemas/"))
+        } catch {
+            throw InputFailure(file: "Schemas", message: error.description)
+        }
         var invalid = false
         for file in files {
             do {

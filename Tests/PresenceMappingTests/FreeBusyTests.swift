@@ -1,5 +1,6 @@
 import PresenceDocuments
 import PresenceMapping
+import XMLBridge
 import Testing
 
 /// The two bit streams of [MS-PRES] §2.2.2.7.8 (seed lines 4472-4547), packed
