@@ -250,14 +250,22 @@ private final class TreeBuilder {
         pendingText.append(contentsOf: UnsafeBufferPointer(start: chars, count: count))
     }
 
+    /// Names, prefixes and namespace URIs come from the parser's dictionary,
+    /// so each distinct one has one address for the whole parse: convert it
+    /// to a String once.
+    private var names: [UnsafeRawPointer: String] = [:]
+
     private func string(_ p: UnsafePointer<xmlChar>?) -> String {
         guard let p else { return "" }
-        return String(cString: p)
+        if let known = names[UnsafeRawPointer(p)] { return known }
+        let s = String(cString: p)
+        names[UnsafeRawPointer(p)] = s
+        return s
     }
 
     private func optionalString(_ p: UnsafePointer<xmlChar>?) -> String? {
         guard let p else { return nil }
-        return String(cString: p)
+        return string(p)
     }
 }
 

@@ -118,21 +118,21 @@ public struct XMLWriter: Sendable {
         appendQName(elementPrefix, element.name.local, into: &out)
         for d in declarations {
             out.append(0x20)
-            out.append(contentsOf: "xmlns".utf8)
-            if let p = d.prefix { out.append(0x3A); out.append(contentsOf: p.utf8) }
-            out.append(contentsOf: "=\"".utf8)
+            out.append(contentsOf: [0x78, 0x6D, 0x6C, 0x6E, 0x73])  // xmlns
+            if let p = d.prefix { out.append(0x3A); Self.append(p, to: &out) }
+            out.append(0x3D); out.append(0x22)  // ="
             escape(d.uri, attribute: true, into: &out)
             out.append(0x22)
         }
         for (attribute, prefix) in zip(element.attributes, attributePrefixes) {
             out.append(0x20)
             appendQName(prefix, attribute.name.local, into: &out)
-            out.append(contentsOf: "=\"".utf8)
+            out.append(0x3D); out.append(0x22)  // ="
             escape(attribute.value, attribute: true, into: &out)
             out.append(0x22)
         }
         if element.children.isEmpty {
-            out.append(contentsOf: "/>".utf8)
+            out.append(0x2F); out.append(0x3E)  // />
             return
         }
         out.append(0x3E)  // >
@@ -147,7 +147,7 @@ public struct XMLWriter: Sendable {
             }
         }
         if pretty { newline(depth, into: &out) }
-        out.append(contentsOf: "</".utf8)
+        out.append(0x3C); out.append(0x2F)  // </
         appendQName(elementPrefix, element.name.local, into: &out)
         out.append(0x3E)
     }
@@ -158,26 +158,41 @@ public struct XMLWriter: Sendable {
         for _ in 0..<depth { out.append(contentsOf: indent.utf8) }
     }
 
+    private static func append(_ string: String, to out: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { out.append(contentsOf: $0) }
+    }
+
     private func appendQName(_ prefix: String?, _ local: String, into out: inout [UInt8]) {
-        if let prefix { out.append(contentsOf: prefix.utf8); out.append(0x3A) }
-        out.append(contentsOf: local.utf8)
+        if let prefix { Self.append(prefix, to: &out); out.append(0x3A) }
+        Self.append(local, to: &out)
     }
 
     private func escape(_ s: String, attribute: Bool, into out: inout [UInt8]) {
-        for byte in s.utf8 {
-            switch byte {
-            case 0x26: out.append(contentsOf: "&amp;".utf8)
-            case 0x3C: out.append(contentsOf: "&lt;".utf8)
-            case 0x3E: out.append(contentsOf: "&gt;".utf8)
-            case 0x22 where attribute: out.append(contentsOf: "&quot;".utf8)
-            case 0x09 where attribute: out.append(contentsOf: "&#9;".utf8)
-            case 0x0A where attribute: out.append(contentsOf: "&#10;".utf8)
-            case 0x0D: out.append(contentsOf: "&#13;".utf8)
-            case 0x00..<0x20 where byte != 0x09 && byte != 0x0A:
-                // XML 1.0 §2.2 admits no other C0 control, not even as a reference: U+FFFD stands in.
-                out.append(contentsOf: [0xEF, 0xBF, 0xBD])
-            default: out.append(byte)
+        var s = s
+        s.withUTF8 { bytes in
+            // Most text needs no escaping: copy runs of plain bytes at once.
+            var runStart = 0
+            for (i, byte) in bytes.enumerated() {
+                let replacement: StaticString
+                switch byte {
+                case 0x26: replacement = "&amp;"
+                case 0x3C: replacement = "&lt;"
+                case 0x3E: replacement = "&gt;"
+                case 0x22 where attribute: replacement = "&quot;"
+                case 0x09 where attribute: replacement = "&#9;"
+                case 0x0A where attribute: replacement = "&#10;"
+                case 0x0D: replacement = "&#13;"
+                case 0x00..<0x20 where byte != 0x09 && byte != 0x0A:
+                    // XML 1.0 §2.2 admits no other C0 control, not even as a reference: U+FFFD stands in.
+                    replacement = "\u{FFFD}"
+                default: continue
+                }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                out.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+                runStart = i + 1
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
     }
 }
