@@ -108,7 +108,7 @@ struct GoldenVectorTests {
 
         let expectedURL = Self.vectors.appendingPathComponent(v.expected)
         if Self.regenerate {
-            try Data(actual.serialized.utf8).write(to: expectedURL)
+            try Data(actual.bytes).write(to: expectedURL)
             return
         }
         let expectedBytes: [UInt8]
@@ -139,13 +139,15 @@ struct GoldenVectorTests {
         case pidf(PIDFDocument)
         case msrtc(MSRTCPresentity)
 
-        var serialized: String {
+        var bytes: [UInt8] {
             switch self {
             case .categories(let d): d.serialized()
             case .pidf(let d): d.serialized()
             case .msrtc(let d): d.serialized()
             }
         }
+
+        var serialized: String { String(decoding: bytes, as: UTF8.self) }
     }
 
     /// Parses an input of kind `categories`, `pidf` or `msrtc`.
