@@ -6,6 +6,7 @@ extension PresenceMapper {
     /// with displayName, email and phoneNumber from the contact card.
     public func msrtc(from doc: CategoriesDocument) -> (MSRTCPresentity, MappingReport) {
         var report = MappingReport()
+        let doc = onePublicationPerInstance(doc, report: &report)
         let effective = effectiveState(doc, report: &report)
         // The spec examples write the presentity without "sip:" (2.2.2.9.2, 4.11).
         let uri = doc.uri.hasPrefix("sip:") ? String(doc.uri.dropFirst(4)) : doc.uri

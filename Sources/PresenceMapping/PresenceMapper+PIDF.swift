@@ -14,6 +14,7 @@ extension PresenceMapper {
     /// table's activity in `rpid-status`, and the display name.
     public func pidf(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
         var report = MappingReport()
+        let doc = onePublicationPerInstance(doc, report: &report)
         let effective = effectiveState(doc, report: &report)
         var output = PIDFDocument(entity: doc.uri)
         var status = PIDFStatus()
@@ -69,6 +70,13 @@ extension PresenceMapper {
             addOther(custom)
             report.map("state/activity/custom", "rpid other \"\(custom)\"")
         }
+        // RFC 4480 §3.2 (and its schema): <unknown/> stands alone in its <activities>, so the
+        // Unknown class marker and any token travel in two elements.
+        var unknownMarker: RPIDTokens?
+        if tokens.contains("unknown"), tokens.count + others.count > 1 {
+            tokens.removeAll { $0 == "unknown" }
+            unknownMarker = RPIDTokens(values: [.token("unknown")])
+        }
         activities.values = tokens.map { .token($0) } + others.map { .other($0) }
 
         if let state = effective.state {
@@ -94,6 +102,7 @@ extension PresenceMapper {
             if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
             if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
         }
+        if let unknownMarker { person.rpid.activities.append(unknownMarker) }
         if !activities.values.isEmpty { person.rpid.activities.append(activities) }
 
         for category in doc.categories {

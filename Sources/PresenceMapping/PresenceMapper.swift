@@ -54,6 +54,22 @@ public struct PresenceMapper: Sendable {
         return result
     }
 
+    /// A watcher sees each (category, instance) from one container only
+    /// ([MS-PRES] §3.2.5.3); a document holding the same publication in several
+    /// containers (a publisher's own view, §2.2.2.1) is reduced to its first copy.
+    func onePublicationPerInstance(_ doc: CategoriesDocument, report: inout MappingReport) -> CategoriesDocument {
+        var seen: Set<String> = []
+        var result = doc
+        result.categories = doc.categories.filter { category in
+            guard category.container != nil else { return true }
+            let key = "\(category.name.rawValue)#\(category.instance.map(String.init) ?? "-")"
+            if seen.insert(key).inserted { return true }
+            report.drop("\(key) in container \(category.container.map(String.init) ?? "-")", "the same publication in another container; a watcher sees one")
+            return false
+        }
+        return result
+    }
+
     func pidfRow(_ availability: UInt32, _ token: MSActivityToken?) -> MappingTables.PIDFRow? {
         tables.availabilityPIDF.first { $0.range.contains(availability, token) }
     }
