@@ -53,7 +53,32 @@ public final class XMLSchema: @unchecked Sendable {
         if status != 0 && collector.errors.isEmpty {
             return [XMLError(.schemaViolation, "document is not valid against \(path)")]
         }
-        return collector.errors
+        return collector.errors.map { Self.locatingColumn($0, in: bytes) }
+    }
+
+    /// libxml2 reports schema violations by line only; the column given is
+    /// that of the first start tag on the line (violations name an element).
+    static func locatingColumn(_ error: XMLError, in bytes: [UInt8]) -> XMLError {
+        guard error.line > 0, error.column == 0 else { return error }
+        var line = 1, index = 0
+        while index < bytes.count, line < error.line {
+            if bytes[index] == 0x0A { line += 1 }
+            index += 1
+        }
+        var column = 1, i = index
+        while i < bytes.count, bytes[i] != 0x0A {
+            if bytes[i] == 0x3C, i + 1 < bytes.count, bytes[i + 1] != 0x2F {
+                var located = error
+                located.column = column
+                return located
+            }
+            // Count characters, not bytes: skip UTF-8 continuation bytes.
+            if bytes[i] & 0xC0 != 0x80 { column += 1 }
+            i += 1
+        }
+        var located = error
+        located.column = 1
+        return located
     }
 }
 
