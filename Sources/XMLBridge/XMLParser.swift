@@ -95,19 +95,23 @@ public enum XMLParser {
             builder.libxmlError(error.pointee)
         }
 
-        let unmanaged = Unmanaged.passUnretained(builder)
-        guard let ctxt = xmlCreatePushParserCtxt(&handler, unmanaged.toOpaque(), nil, 0, nil) else {
+        // A memory parser over the whole buffer (the input is complete; a push
+        // parser would only add chunk bookkeeping), with our handler in place
+        // of the default SAX2 tree builder.
+        guard let ctxt = xmlCreateMemoryParserCtxt(base.assumingMemoryBound(to: CChar.self), Int32(buffer.count)),
+              let sax = ctxt.pointee.sax
+        else {
             return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
         }
         defer { xmlFreeParserCtxt(ctxt) }
+        sax.pointee = handler
+        ctxt.pointee.userData = Unmanaged.passUnretained(builder).toOpaque()
         // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
         // no HUGE (libxml2's own limits stay), no network.
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue)
         xmlCtxtUseOptions(ctxt, options)
         builder.context = ctxt
-        _ = withExtendedLifetime(builder) {
-            xmlParseChunk(ctxt, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), 1)
-        }
+        _ = withExtendedLifetime(builder) { xmlParseDocument(ctxt) }
         if let error = builder.error { return .failure(error) }
         guard ctxt.pointee.wellFormed != 0, let root = builder.root else {
             return .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))

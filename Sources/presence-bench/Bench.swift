@@ -28,6 +28,21 @@ enum Bench {
         }
         report("categories -> PIDF", convertCategories, parseCategories)
         report("PIDF -> categories", convertPIDF, parsePIDF)
+
+        // Where a categories -> PIDF conversion spends its time, phase by phase.
+        guard let tree = try? XMLParser.parse(categories), let doc = try? CategoriesDocument(xml: tree) else { return }
+        let pidfDoc = mapper.pidf(from: doc, dialect: .rfc).0
+        let pidfTree = pidfDoc.xml
+        let phases: [(String, Double)] = [
+            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(categories) }),
+            ("decode categories", rate(seconds / 2) { _ = try? CategoriesDocument(xml: tree) }),
+            ("map to PIDF", rate(seconds / 2) { _ = mapper.pidf(from: doc, dialect: .rfc) }),
+            ("build PIDF tree", rate(seconds / 2) { _ = pidfDoc.xml }),
+            ("write PIDF bytes", rate(seconds / 2) { _ = XMLWriter().bytes(pidfTree) }),
+        ]
+        for (name, r) in phases {
+            print(String(format: "  phase %-22@ %9.0f/s  (%.1f us)", name as NSString, r, 1e6 / r))
+        }
     }
 
     static func report(_ name: String, _ convert: Double, _ parse: Double) {
