@@ -80,7 +80,9 @@ extension XMLElement {
     /// This element as a verbatim extension: white-space-only text nodes
     /// (indentation, which carries no meaning in these vocabularies) are
     /// dropped so that a value survives re-indentation by the writer.
-    var verbatim: XMLElement { strippingWhitespaceText }
+    /// Kept as it came: white-space-only text takes no part in equality, so
+    /// re-indented output still compares equal.
+    var verbatim: XMLElement { self }
 
     /// Builds an element; attributes with a `nil` value are left out.
     static func make(
@@ -108,11 +110,6 @@ extension XMLNode {
     /// The element, if this node is one.
     var elementValue: XMLElement? {
         if case .element(let e) = self { e } else { nil }
-    }
-
-    /// True for a text node made of XML white space only.
-    var isWhitespaceText: Bool {
-        if case .text(let t) = self { t.isXMLWhitespace } else { false }
     }
 }
 

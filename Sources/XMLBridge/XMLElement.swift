@@ -128,32 +128,62 @@ public struct XMLElement: Sendable {
 }
 
 extension XMLElement: Hashable {
+    /// Equal names, the same attributes in any order, and equal children once
+    /// white-space-only text nodes are set aside: indentation is not content
+    /// in any document this project reads, so a document re-indented by the
+    /// writer stays equal to its source.
     public static func == (a: XMLElement, b: XMLElement) -> Bool {
-        guard a.name == b.name, a.children == b.children, a.attributes.count == b.attributes.count else {
-            return false
+        guard a.name == b.name, a.attributes.count == b.attributes.count else { return false }
+        guard a.attributes.allSatisfy({ b.attribute($0.name) == $0.value }) else { return false }
+        var i = a.children.startIndex, j = b.children.startIndex
+        while true {
+            while i < a.children.endIndex, a.children[i].isWhitespaceText { i += 1 }
+            while j < b.children.endIndex, b.children[j].isWhitespaceText { j += 1 }
+            guard i < a.children.endIndex, j < b.children.endIndex else {
+                return i == a.children.endIndex && j == b.children.endIndex
+            }
+            guard a.children[i] == b.children[j] else { return false }
+            i += 1
+            j += 1
         }
-        return a.attributes.allSatisfy { b.attribute($0.name) == $0.value }
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(name)
-        hasher.combine(children)
         hasher.combine(attributes.count)
+        hasher.combine(children.lazy.filter { !$0.isWhitespaceText }.count)
     }
 }
 
-extension StringProtocol {
+extension XMLNode {
+    /// True for a text node made of XML white space only.
+    public var isWhitespaceText: Bool {
+        if case .text(let t) = self { t.isXMLWhitespace } else { false }
+    }
+}
+
+extension String {
     /// True when the string consists of XML white space only (XML 1.0 §2.3 S).
     public var isXMLWhitespace: Bool {
-        utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        var copy = self
+        return copy.withUTF8 { $0.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D } }
     }
 
     /// The string without leading and trailing XML white space.
     public func trimmingXMLWhitespace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return ""
+        var copy = self
+        return copy.withUTF8 { bytes -> String in
+            func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+            var start = 0, end = bytes.count
+            while start < end, space(bytes[start]) { start += 1 }
+            while end > start, space(bytes[end - 1]) { end -= 1 }
+            if start == 0 && end == bytes.count { return self }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
         }
-        return String(self[first...last])
     }
+}
+
+extension Substring {
+    public var isXMLWhitespace: Bool { String(self).isXMLWhitespace }
+    public func trimmingXMLWhitespace() -> String { String(self).trimmingXMLWhitespace() }
 }

@@ -257,13 +257,20 @@ private final class TreeBuilder {
     /// Names, prefixes and namespace URIs come from the parser's dictionary,
     /// so each distinct one has one address for the whole parse: convert it
     /// to a String once.
-    private var names: [UnsafeRawPointer: String] = [:]
+    /// A presence document uses a dozen distinct names, so a short list
+    /// searched by address beats hashing.
+    private var nameAddresses: [UnsafeRawPointer] = []
+    private var nameStrings: [String] = []
 
     private func string(_ p: UnsafePointer<xmlChar>?) -> String {
         guard let p else { return "" }
-        if let known = names[UnsafeRawPointer(p)] { return known }
+        let address = UnsafeRawPointer(p)
+        if let i = nameAddresses.firstIndex(of: address) { return nameStrings[i] }
         let s = String(cString: p)
-        names[UnsafeRawPointer(p)] = s
+        if nameAddresses.count < 64 {
+            nameAddresses.append(address)
+            nameStrings.append(s)
+        }
         return s
     }
 

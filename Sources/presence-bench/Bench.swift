@@ -9,6 +9,11 @@ import XMLBridge
 @main
 enum Bench {
     static func main() throws {
+        // `presence-bench profile PHASE N`: run one phase N times (for valgrind --tool=callgrind).
+        if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "profile", let n = Int(CommandLine.arguments[3]) {
+            try profile(CommandLine.arguments[2], n)
+            return
+        }
         let seconds = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 2.0
         let mapper = PresenceMapper(tables: try MappingTables.builtIn())
         let categories = Array(categoriesNotify.utf8)
@@ -42,6 +47,22 @@ enum Bench {
         ]
         for (name, r) in phases {
             print(String(format: "  phase %-22@ %9.0f/s  (%.1f us)", name as NSString, r, 1e6 / r))
+        }
+    }
+
+    static func profile(_ phase: String, _ n: Int) throws {
+        let mapper = PresenceMapper(tables: try MappingTables.builtIn())
+        let bytes = Array(categoriesNotify.utf8)
+        let tree = try XMLParser.parse(bytes)
+        let doc = try CategoriesDocument(xml: tree)
+        for _ in 0..<n {
+            switch phase {
+            case "baseline": _ = LibXMLBaseline.parseAndFree(bytes)
+            case "parse": _ = try? XMLParser.parse(bytes)
+            case "decode": _ = try? CategoriesDocument(xml: tree)
+            case "convert": _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
+            default: fatalError("phases: baseline parse decode convert")
+            }
         }
     }
 
