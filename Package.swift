@@ -1,7 +1,14 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
-let strict: [SwiftSetting] = [.enableUpcomingFeature("InternalImportsByDefault")]
+/// `PRESENCE_FUZZ=1 swift build --product presence-fuzz` builds the libFuzzer
+/// target (README, "Fuzzing"): the libraries get coverage and address
+/// sanitizing, and only the fuzz executable links libFuzzer (the build plugin's
+/// tool must stay a normal program).
+let fuzzing = ProcessInfo.processInfo.environment["PRESENCE_FUZZ"] == "1"
+let fuzzFlags: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("FUZZING")] : []
+let strict: [SwiftSetting] = [.enableUpcomingFeature("InternalImportsByDefault")] + fuzzFlags
 
 let package = Package(
     name: "PresenceGateway",
@@ -48,7 +55,8 @@ let package = Package(
         .executableTarget(
             name: "presence-fuzz",
             dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge"],
-            swiftSettings: strict
+            swiftSettings: strict,
+            linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])] : []
         ),
         .target(name: "SIPMessages", dependencies: ["Multipart"], swiftSettings: strict),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),

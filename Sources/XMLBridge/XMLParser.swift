@@ -103,7 +103,15 @@ public enum XMLParser {
         else {
             return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
         }
-        defer { xmlFreeParserCtxt(ctxt) }
+        defer {
+            // libxml2 may build a document of its own (for a DOCTYPE it met
+            // before our handler stopped it); freeing it is the caller's job.
+            if let doc = ctxt.pointee.myDoc {
+                xmlFreeDoc(doc)
+                ctxt.pointee.myDoc = nil
+            }
+            xmlFreeParserCtxt(ctxt)
+        }
         sax.pointee = handler
         ctxt.pointee.userData = Unmanaged.passUnretained(builder).toOpaque()
         // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
