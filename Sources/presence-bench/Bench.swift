@@ -61,7 +61,10 @@ enum Bench {
             case "parse": _ = try? XMLParser.parse(bytes)
             case "decode": _ = try? CategoriesDocument(xml: tree)
             case "convert": _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
-            default: fatalError("phases: baseline parse decode convert")
+            case "pidf":
+                guard let pidf = try? PIDFDocument(bytes: Array(typicalPIDF.utf8)) else { fatalError("bench input does not parse") }
+                _ = mapper.categories(from: pidf).0.serialized()
+            default: fatalError("phases: baseline parse decode convert pidf")
             }
         }
     }
