@@ -81,10 +81,10 @@ enum SIPMessageParser {
                     throw SIPParseError(.invalidHeaderLine, expected: "a header field before a continuation line", offset: i)
                 }
                 let last = fields.count - 1
+                let value = SIPByte.trimmed(bytes[currentValueStart..<contentEnd])
                 fields[last] = SIPHeaderField(
-                    name: fields[last].name,
-                    valueBytes: SIPByte.trimmed(bytes[currentValueStart..<contentEnd]),
-                    wire: bytes[currentWireStart..<contentEnd])
+                    name: fields[last].name, wire: bytes[currentWireStart..<contentEnd],
+                    valueRange: value.startIndex..<value.endIndex)
             } else {
                 var colon = i
                 while colon < contentEnd, bytes[colon] != 0x3A { colon += 1 }
@@ -104,10 +104,10 @@ enum SIPMessageParser {
                 }
                 currentValueStart = colon + 1
                 currentWireStart = i
+                let value = SIPByte.trimmed(bytes[(colon + 1)..<contentEnd])
                 fields.append(SIPHeaderField(
-                    name: SIPHeaderName.from(bytes[i..<nameEnd]),
-                    valueBytes: SIPByte.trimmed(bytes[(colon + 1)..<contentEnd]),
-                    wire: bytes[i..<contentEnd]))
+                    name: SIPHeaderName.from(bytes[i..<nameEnd]), wire: bytes[i..<contentEnd],
+                    valueRange: value.startIndex..<value.endIndex))
             }
             i = next
         }
