@@ -205,6 +205,11 @@ struct SIPScanner {
         while index < bytes.endIndex {
             let b = bytes[index]
             if b == 0x22 {
+                if plainStart == open + 1 {
+                    // No quoted-pair: the content is one run of the input.
+                    index += 1
+                    return SIPByte.string(bytes[plainStart..<(index - 1)])
+                }
                 out.append(contentsOf: bytes[plainStart..<index])
                 index += 1
                 return String(decoding: out, as: UTF8.self)

@@ -59,7 +59,7 @@ extension SIPURI {
             i += 1
         }
         guard i < end, bytes[i] == 0x3A else { throw fail("':' after the URI scheme", i) }
-        let scheme = Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i]))
+        let scheme = Scheme.known(bytes[bytes.startIndex..<i]) ?? Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i]))
         i += 1
         var uri = SIPURI(scheme: scheme, host: "")
         switch scheme {
@@ -88,7 +88,7 @@ extension SIPURI {
             guard i > start else { throw fail("content after the URI scheme", i) }
             uri.opaque = SIPByte.string(bytes[start..<end])
         }
-        uri.verbatim = SIPByte.string(bytes)
+        uri.verbatim = bytes
         return uri
     }
 
