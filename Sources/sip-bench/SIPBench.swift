@@ -1,6 +1,7 @@
 /// Parse + serialize throughput of the SIPMessages layer on one core (issue 3 §1, §6).
 ///
-/// Build and run in release: `swift run -c release sip-bench [seconds]`. Each measurement parses
+/// Build and run in release: `swift run -c release sip-bench [seconds] [subscribe|batch]` (the
+/// optional second argument runs one measurement only, for profiling). Each measurement parses
 /// the message bytes into a ``SIPMessage`` (all message-level validation included), and writes it
 /// back with ``SIPMessage/serialized(contentLength:)``; the batch 200 OK also parses its
 /// multipart/related body (RFC 2387). Target: at least 300,000 SUBSCRIBE parse+serialize per second.
@@ -9,7 +10,9 @@ import SIPMessages
 @main
 enum SIPBench {
     static func main() {
-        let seconds = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 2.0
+        let arguments = CommandLine.arguments.dropFirst()
+        let seconds = arguments.first.flatMap(Double.init) ?? 2.0
+        let only = arguments.dropFirst().first
         let subscribe = Array(typicalSubscribe.utf8)
         let batch = batchSubscribeOK
         print("sip-bench: \(seconds) s per measurement, one thread")
@@ -26,11 +29,11 @@ enum SIPBench {
             fail("bench input does not parse: \(error)")
         }
 
-        let subscribeRate = rate(seconds) {
+        let subscribeRate = only == "batch" ? 0 : rate(seconds) {
             guard let m = try? SIPMessage(parsing: subscribe) else { fail("SUBSCRIBE stopped parsing") }
             return m.serialized().count
         }
-        let batchRate = rate(seconds) {
+        let batchRate = only == "subscribe" ? 0 : rate(seconds) {
             guard let m = try? SIPMessage(parsing: batch), let body = try? m.multipartBody() else {
                 fail("batch 200 OK stopped parsing")
             }
