@@ -12,26 +12,23 @@
 enum SIPURICharset {
     case user, password, param, header, telephone, opaque
 
-    func allows(_ b: UInt8) -> Bool {
-        if SIPByte.isUnreserved(b) { return true }
+    /// Each set is unreserved plus the characters listed, as bit masks over ASCII.
+    @inline(__always) func allows(_ b: UInt8) -> Bool {
         switch self {
-        case .user:
-            switch b { case 0x26, 0x3D, 0x2B, 0x24, 0x2C, 0x3B, 0x3F, 0x2F: return true; default: return false }
-        case .password:
-            switch b { case 0x26, 0x3D, 0x2B, 0x24, 0x2C: return true; default: return false }
-        case .param:
-            switch b { case 0x5B, 0x5D, 0x2F, 0x3A, 0x26, 0x2B, 0x24: return true; default: return false }
-        case .header:
-            switch b { case 0x5B, 0x5D, 0x2F, 0x3F, 0x3A, 0x2B, 0x24: return true; default: return false }
+        case .user:  // & = + $ , ; ? /
+            return SIPByte.inClass(b, 0xABFF_FFD2_0000_0000, 0x47FF_FFFE_87FF_FFFE)
+        case .password:  // & = + $ ,
+            return SIPByte.inClass(b, 0x23FF_7FD2_0000_0000, 0x47FF_FFFE_87FF_FFFE)
+        case .param:  // [ ] / : & + $
+            return SIPByte.inClass(b, 0x07FF_EFD2_0000_0000, 0x47FF_FFFE_AFFF_FFFE)
+        case .header:  // [ ] / ? : + $
+            return SIPByte.inClass(b, 0x87FF_EF92_0000_0000, 0x47FF_FFFE_AFFF_FFFE)
         case .telephone:
-            // RFC 3966 §3 phonedigit / visual-separator / "*" / "#" / "+" and the like.
-            switch b { case 0x2B, 0x2A, 0x23, 0x2F, 0x3A, 0x26, 0x24, 0x3D, 0x2C: return true; default: return false }
+            // RFC 3966 §3 phonedigit / visual-separator / "*" / "#" / "+" and the like: + * # / : & $ = ,
+            return SIPByte.inClass(b, 0x27FF_FFDA_0000_0000, 0x47FF_FFFE_87FF_FFFE)
         case .opaque:
-            // uric (RFC 2396 §2): reserved / unreserved / escaped.
-            switch b {
-            case 0x3B, 0x2F, 0x3F, 0x3A, 0x40, 0x26, 0x3D, 0x2B, 0x24, 0x2C, 0x5B, 0x5D, 0x23: return true
-            default: return false
-            }
+            // uric (RFC 2396 §2): reserved / unreserved / escaped: ; / ? : @ & = + $ , [ ] #
+            return SIPByte.inClass(b, 0xAFFF_FFDA_0000_0000, 0x47FF_FFFE_AFFF_FFFF)
         }
     }
 }
@@ -46,8 +43,10 @@ extension SIPURI {
     /// port     =  1*DIGIT
     /// scheme   =  ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
     /// ```
+    ///
+    /// With `build` false the URI is only checked (same errors), and the result is a placeholder.
     static func parse(
-        _ bytes: ArraySlice<UInt8>, header: String?, code: SIPParseError.Code
+        _ bytes: ArraySlice<UInt8>, header: String?, code: SIPParseError.Code, build: Bool = true
     ) throws(SIPParseError) -> SIPURI {
         func fail(_ expected: String, _ at: Int) -> SIPParseError {
             SIPParseError(code, expected: expected, offset: at, header: header)
@@ -59,13 +58,14 @@ extension SIPURI {
             i += 1
         }
         guard i < end, bytes[i] == 0x3A else { throw fail("':' after the URI scheme", i) }
-        let scheme = Scheme.known(bytes[bytes.startIndex..<i]) ?? Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i]))
+        let known = Scheme.known(bytes[bytes.startIndex..<i])
+        let scheme = known ?? (build ? Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i])) : Scheme(rawValue: ""))
         i += 1
         var uri = SIPURI(scheme: scheme, host: "")
-        switch scheme {
-        case .sip, .sips:
-            try parseSIP(bytes, from: i, into: &uri, fail: fail)
-        case .tel:
+        switch known {
+        case .sip?, .sips?:
+            try parseSIP(bytes, from: i, into: &uri, build: build, fail: fail)
+        case .tel?:
             let numberStart = i
             while i < end, bytes[i] != 0x3B, bytes[i] != 0x3F {
                 guard SIPURICharset.telephone.allows(bytes[i]) || bytes[i] == 0x25 else {
@@ -74,8 +74,8 @@ extension SIPURI {
                 i += 1
             }
             guard i > numberStart else { throw fail("telephone number after 'tel:'", i) }
-            uri.user = try unescape(bytes[numberStart..<i], fail: fail)
-            i = try parseParameters(bytes, from: i, into: &uri, fail: fail)
+            uri.user = try unescape(bytes[numberStart..<i], build: build, fail: fail)
+            i = try parseParameters(bytes, from: i, into: &uri, build: build, fail: fail)
             guard i == end else { throw fail("';' parameter or end of tel URI", i) }
         default:
             let start = i
@@ -86,14 +86,14 @@ extension SIPURI {
                 i += 1
             }
             guard i > start else { throw fail("content after the URI scheme", i) }
-            uri.opaque = SIPByte.string(bytes[start..<end])
+            if build { uri.opaque = SIPByte.string(bytes[start..<end]) }
         }
         uri.verbatim = bytes
         return uri
     }
 
     private static func parseSIP(
-        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI,
+        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI, build: Bool,
         fail: (String, Int) -> SIPParseError
     ) throws(SIPParseError) {
         var i = start
@@ -116,12 +116,12 @@ extension SIPURI {
             for x in i..<userEnd where !(SIPURICharset.user.allows(bytes[x]) || bytes[x] == 0x25) {
                 throw fail("user character (unreserved, escaped or user-unreserved)", x)
             }
-            uri.user = try unescape(bytes[i..<userEnd], fail: fail)
+            uri.user = try unescape(bytes[i..<userEnd], build: build, fail: fail)
             if let colon {
                 for x in (colon + 1)..<at where !(SIPURICharset.password.allows(bytes[x]) || bytes[x] == 0x25) {
                     throw fail("password character", x)
                 }
-                uri.password = try unescape(bytes[(colon + 1)..<at], fail: fail)
+                uri.password = try unescape(bytes[(colon + 1)..<at], build: build, fail: fail)
             }
             i = at + 1
         }
@@ -143,7 +143,7 @@ extension SIPURI {
             }
             guard i > hostStart else { throw fail("host (hostname, IPv4 address or IPv6 reference)", i) }
         }
-        uri.host = SIPByte.string(bytes[hostStart..<i])
+        if build { uri.host = SIPByte.string(bytes[hostStart..<i]) }
         if i < end, bytes[i] == 0x3A {
             i += 1
             let p = i
@@ -152,7 +152,7 @@ extension SIPURI {
             let value = try SIPByte.parseNumber(bytes[p..<i], max: 65535, what: "port", header: nil)
             uri.port = UInt16(value)
         }
-        i = try parseParameters(bytes, from: i, into: &uri, fail: fail)
+        i = try parseParameters(bytes, from: i, into: &uri, build: build, fail: fail)
         if i < end, bytes[i] == 0x3F {
             i += 1
             while true {
@@ -160,11 +160,12 @@ extension SIPURI {
                 while i < end, SIPURICharset.header.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
                 guard i > n else { throw fail("header name after '?' or '&'", i) }
                 guard i < end, bytes[i] == 0x3D else { throw fail("'=' after URI header name", i) }
-                let name = try unescape(bytes[n..<i], fail: fail)
+                let name = try unescape(bytes[n..<i], build: build, fail: fail)
                 i += 1
                 let v = i
                 while i < end, SIPURICharset.header.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
-                uri.headers.append(SIPParameter(name: name, value: try unescape(bytes[v..<i], fail: fail)))
+                let value = try unescape(bytes[v..<i], build: build, fail: fail)
+                if build { uri.headers.append(SIPParameter(name: name, value: value)) }
                 if i < end, bytes[i] == 0x26 { i += 1; continue }
                 break
             }
@@ -174,7 +175,7 @@ extension SIPURI {
 
     /// `*( ";" pname [ "=" pvalue ] )`; returns the index after the last parameter.
     private static func parseParameters(
-        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI,
+        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI, build: Bool,
         fail: (String, Int) -> SIPParseError
     ) throws(SIPParseError) -> Int {
         var i = start
@@ -184,25 +185,39 @@ extension SIPURI {
             let n = i
             while i < end, SIPURICharset.param.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
             guard i > n else { throw fail("uri-parameter name after ';'", i) }
-            let name = try unescape(bytes[n..<i], fail: fail)
+            let name = try unescape(bytes[n..<i], build: build, fail: fail)
             var value: String? = nil
             if i < end, bytes[i] == 0x3D {
                 i += 1
                 let v = i
                 while i < end, SIPURICharset.param.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
                 guard i > v else { throw fail("uri-parameter value after '='", i) }
-                value = try unescape(bytes[v..<i], fail: fail)
+                value = try unescape(bytes[v..<i], build: build, fail: fail)
             }
-            uri.parameters.append(SIPParameter(name: name, value: value))
+            if build { uri.parameters.append(SIPParameter(name: name, value: value)) }
         }
         return i
     }
 
-    /// Resolves `escaped = "%" HEXDIG HEXDIG` once.
+    /// Resolves `escaped = "%" HEXDIG HEXDIG` once. With `build` false only checks the escapes.
     static func unescape(
-        _ bytes: ArraySlice<UInt8>, fail: (String, Int) -> SIPParseError
+        _ bytes: ArraySlice<UInt8>, build: Bool = true, fail: (String, Int) -> SIPParseError
     ) throws(SIPParseError) -> String {
-        guard bytes.contains(0x25) else { return SIPByte.string(bytes) }
+        guard bytes.contains(0x25) else { return build ? SIPByte.string(bytes) : "" }
+        if !build {
+            var i = bytes.startIndex
+            while i < bytes.endIndex {
+                if bytes[i] == 0x25 {
+                    guard i + 2 < bytes.endIndex, SIPByte.isHex(bytes[i + 1]), SIPByte.isHex(bytes[i + 2]) else {
+                        throw fail("two hex digits after '%' (escaped)", i)
+                    }
+                    i += 3
+                } else {
+                    i += 1
+                }
+            }
+            return ""
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = bytes.startIndex
