@@ -79,20 +79,26 @@ public struct SIPHeaderName: Sendable, Hashable, CustomStringConvertible, Expres
         }
         let table = Known.byLength
         guard count < table.count else { return nil }
-        for candidate in table[count] {
-            let name = Known.names[Int(candidate)].lowered
-            var equal = true
-            var k = 0
-            for b in bytes {
-                if SIPByte.lower(b) != name[k] {
-                    equal = false
-                    break
+        let candidates = table[count]
+        if candidates.isEmpty { return nil }
+        let first = SIPByte.lower(bytes[bytes.startIndex])
+        return Known.lowered.withUnsafeBufferPointer { (flat: UnsafeBufferPointer<UInt8>) -> SIPHeaderName? in
+            for candidate in candidates {
+                let start = Known.offsets[Int(candidate)]
+                guard flat[start] == first else { continue }
+                var k = start
+                var equal = true
+                for b in bytes {
+                    if SIPByte.lower(b) != flat[k] {
+                        equal = false
+                        break
+                    }
+                    k += 1
                 }
-                k += 1
+                if equal { return SIPHeaderName(known: candidate) }
             }
-            if equal { return SIPHeaderName(known: candidate) }
+            return nil
         }
-        return nil
     }
 
     public static func == (a: SIPHeaderName, b: SIPHeaderName) -> Bool {
@@ -164,6 +170,18 @@ public struct SIPHeaderName: Sendable, Hashable, CustomStringConvertible, Expres
             Entry("ms-edge-proxy-message-trust"),
             Entry("ms-source-network"),
         ]
+
+        /// The lowercased long names back to back; name `id` starts at `offsets[id]`.
+        static let lowered: [UInt8] = names.flatMap(\.lowered)
+        static let offsets: [Int] = {
+            var out: [Int] = []
+            var at = 0
+            for entry in names {
+                out.append(at)
+                at += entry.lowered.count
+            }
+            return out
+        }()
 
         /// Ids of the well-known names by length of their long form.
         static let byLength: [[UInt8]] = {

@@ -14,7 +14,7 @@ extension SIPMessage {
         var out: [UInt8] = []
         switch self {
         case .request(let r):
-            out.reserveCapacity(r.body.count + r.headers.count * 48 + 64)
+            out.reserveCapacity(r.body.count + Self.headerBytes(r.headers) + 96)
             out.append(contentsOf: r.method.rawValue.utf8)
             out.append(0x20)
             r.uri.write(to: &out)
@@ -22,7 +22,7 @@ extension SIPMessage {
             Self.writeHeaders(r.headers, bodyCount: r.body.count, policy: contentLength, to: &out)
             out.append(contentsOf: r.body)
         case .response(let r):
-            out.reserveCapacity(r.body.count + r.headers.count * 48 + 64)
+            out.reserveCapacity(r.body.count + Self.headerBytes(r.headers) + r.reasonPhrase.utf8.count + 40)
             out.append(contentsOf: "SIP/2.0 ".utf8)
             out.append(contentsOf: String(r.statusCode).utf8)
             out.append(0x20)
@@ -32,6 +32,13 @@ extension SIPMessage {
             out.append(contentsOf: r.body)
         }
         return out
+    }
+
+    /// Bytes the header section takes (a Content-Length field may be added: room for it).
+    private static func headerBytes(_ headers: SIPHeaders) -> Int {
+        var n = 32
+        for f in headers.fields { n += f.serializedCount }
+        return n
     }
 
     private static func writeHeaders(_ headers: SIPHeaders, bodyCount: Int, policy: ContentLengthPolicy, to out: inout [UInt8]) {

@@ -26,8 +26,7 @@ enum SIPMessageParser {
         let n = bytes.count
         let maxLine = max(0, limits.maxLineLength)
         let scanLimit = maxLine >= n - start ? n : min(n, start + maxLine + 2)
-        var i = start
-        while i < scanLimit, bytes[i] != 0x0A { i += 1 }
+        let i = SIPByte.firstIndex(of: 0x0A, in: bytes, from: start, to: scanLimit)
         guard i < scanLimit else {
             if scanLimit < n {
                 throw SIPParseError(.lineTooLong, expected: "a line of at most \(limits.maxLineLength) bytes", offset: start)
@@ -86,8 +85,7 @@ enum SIPMessageParser {
                     name: fields[last].name, wire: bytes[currentWireStart..<contentEnd],
                     valueRange: value.startIndex..<value.endIndex)
             } else {
-                var colon = i
-                while colon < contentEnd, bytes[colon] != 0x3A { colon += 1 }
+                let colon = SIPByte.firstIndex(of: 0x3A, in: bytes, from: i, to: contentEnd)
                 guard colon < contentEnd else {
                     throw SIPParseError(.invalidHeaderLine, expected: "':' after the header name (header-name HCOLON value)", offset: i)
                 }
@@ -235,7 +233,7 @@ enum SIPMessageParser {
         for f in headers.fields {
             switch f.name {
             case .via:
-                var s = SIPScanner(f.valueBytes, header: "Via", code: .invalidVia)
+                var s = SIPScanner(f.valueBytes, header: "Via", code: .invalidVia, build: false)
                 repeat {
                     _ = try SIPVia.parse(&s)
                     viaCount += 1
@@ -261,7 +259,7 @@ enum SIPMessageParser {
         for f in headers.fields {
             switch f.name {
             case .from, .to:
-                var s = SIPScanner(f.valueBytes, header: f.name.displayName, code: .invalidAddress)
+                var s = SIPScanner(f.valueBytes, header: f.name.displayName, code: .invalidAddress, build: false)
                 _ = try SIPAddress.parse(&s)
                 try s.expectEnd("';' parameter or end of \(f.name.displayName)")
             case .callID:
@@ -274,7 +272,7 @@ enum SIPMessageParser {
                                         offset: f.valueBytes.startIndex, header: "CSeq")
                 }
             case .contact:
-                var s = SIPScanner(f.valueBytes, header: "Contact", code: .invalidAddress)
+                var s = SIPScanner(f.valueBytes, header: "Contact", code: .invalidAddress, build: false)
                 _ = try SIPContact.parseList(&s)
             default: break
             }
