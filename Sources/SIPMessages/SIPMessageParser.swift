@@ -233,6 +233,14 @@ enum SIPMessageParser {
         for f in headers.fields {
             switch f.name {
             case .via:
+                if isPlainVia(f.valueBytes) {
+                    viaCount += 1
+                    guard viaCount <= limits.maxViaCount else {
+                        throw SIPParseError(.tooManyVias, expected: "at most \(limits.maxViaCount) Via values",
+                                            offset: f.valueBytes.endIndex, header: "Via")
+                    }
+                    continue
+                }
                 var s = SIPScanner(f.valueBytes, header: "Via", code: .invalidVia, build: false)
                 repeat {
                     _ = try SIPVia.parse(&s)
@@ -259,6 +267,7 @@ enum SIPMessageParser {
         for f in headers.fields {
             switch f.name {
             case .from, .to:
+                if isPlainNameAddr(f.valueBytes) { continue }
                 var s = SIPScanner(f.valueBytes, header: f.name.displayName, code: .invalidAddress, build: false)
                 _ = try SIPAddress.parse(&s)
                 try s.expectEnd("';' parameter or end of \(f.name.displayName)")
@@ -272,6 +281,7 @@ enum SIPMessageParser {
                                         offset: f.valueBytes.startIndex, header: "CSeq")
                 }
             case .contact:
+                if isPlainNameAddr(f.valueBytes) { continue }
                 var s = SIPScanner(f.valueBytes, header: "Contact", code: .invalidAddress, build: false)
                 _ = try SIPContact.parseList(&s)
             default: break
