@@ -68,7 +68,9 @@ public struct SIPHeaderName: Sendable, Hashable, CustomStringConvertible, Expres
         return SIPHeaderName(canonical: String(decoding: lowered, as: UTF8.self), displayName: SIPByte.string(bytes))
     }
 
-    /// The well-known name (long or compact form) these bytes spell, compared case-insensitively.
+    /// The well-known name (long or compact form) these bytes spell, compared case-insensitively
+    /// by length, then byte by byte (no allocation). The cases list ``Known/names`` lowercased;
+    /// `everyWellKnownNameIsFoundFromItsTextInAnyCase` checks they agree.
     static func known(_ bytes: ArraySlice<UInt8>) -> SIPHeaderName? {
         let count = bytes.count
         if count == 1 {
@@ -77,28 +79,75 @@ public struct SIPHeaderName: Sendable, Hashable, CustomStringConvertible, Expres
             let id = Known.compact[Int(c - 0x61)]
             return id == 0 ? nil : SIPHeaderName(known: id)
         }
-        let table = Known.byLength
-        guard count < table.count else { return nil }
-        let candidates = table[count]
-        if candidates.isEmpty { return nil }
-        let first = SIPByte.lower(bytes[bytes.startIndex])
-        return Known.lowered.withUnsafeBufferPointer { (flat: UnsafeBufferPointer<UInt8>) -> SIPHeaderName? in
-            for candidate in candidates {
-                let start = Known.offsets[Int(candidate)]
-                guard flat[start] == first else { continue }
-                var k = start
-                var equal = true
-                for b in bytes {
-                    if SIPByte.lower(b) != flat[k] {
-                        equal = false
-                        break
-                    }
-                    k += 1
-                }
-                if equal { return SIPHeaderName(known: candidate) }
-            }
-            return nil
+        switch count {
+        case 2:
+            if SIPByte.equalsIgnoringCase(bytes, "to") { return .to }
+        case 3:
+            if SIPByte.equalsIgnoringCase(bytes, "via") { return .via }
+        case 4:
+            if SIPByte.equalsIgnoringCase(bytes, "from") { return .from }
+            if SIPByte.equalsIgnoringCase(bytes, "cseq") { return .cseq }
+            if SIPByte.equalsIgnoringCase(bytes, "date") { return .date }
+        case 5:
+            if SIPByte.equalsIgnoringCase(bytes, "route") { return .route }
+            if SIPByte.equalsIgnoringCase(bytes, "event") { return .event }
+            if SIPByte.equalsIgnoringCase(bytes, "allow") { return .allow }
+        case 6:
+            if SIPByte.equalsIgnoringCase(bytes, "accept") { return .accept }
+            if SIPByte.equalsIgnoringCase(bytes, "server") { return .server }
+        case 7:
+            if SIPByte.equalsIgnoringCase(bytes, "call-id") { return .callID }
+            if SIPByte.equalsIgnoringCase(bytes, "contact") { return .contact }
+            if SIPByte.equalsIgnoringCase(bytes, "expires") { return .expires }
+            if SIPByte.equalsIgnoringCase(bytes, "require") { return .require }
+            if SIPByte.equalsIgnoringCase(bytes, "subject") { return .subject }
+            if SIPByte.equalsIgnoringCase(bytes, "warning") { return .warning }
+        case 8:
+            if SIPByte.equalsIgnoringCase(bytes, "sip-etag") { return .sipETag }
+            if SIPByte.equalsIgnoringCase(bytes, "refer-to") { return .referTo }
+            if SIPByte.equalsIgnoringCase(bytes, "identity") { return .identity }
+        case 9:
+            if SIPByte.equalsIgnoringCase(bytes, "supported") { return .supported }
+        case 10:
+            if SIPByte.equalsIgnoringCase(bytes, "user-agent") { return .userAgent }
+        case 11:
+            if SIPByte.equalsIgnoringCase(bytes, "min-expires") { return .minExpires }
+            if SIPByte.equalsIgnoringCase(bytes, "unsupported") { return .unsupported }
+            if SIPByte.equalsIgnoringCase(bytes, "retry-after") { return .retryAfter }
+            if SIPByte.equalsIgnoringCase(bytes, "referred-by") { return .referredBy }
+        case 12:
+            if SIPByte.equalsIgnoringCase(bytes, "max-forwards") { return .maxForwards }
+            if SIPByte.equalsIgnoringCase(bytes, "record-route") { return .recordRoute }
+            if SIPByte.equalsIgnoringCase(bytes, "allow-events") { return .allowEvents }
+            if SIPByte.equalsIgnoringCase(bytes, "content-type") { return .contentType }
+            if SIPByte.equalsIgnoringCase(bytes, "sip-if-match") { return .sipIfMatch }
+        case 13:
+            if SIPByte.equalsIgnoringCase(bytes, "proxy-require") { return .proxyRequire }
+            if SIPByte.equalsIgnoringCase(bytes, "authorization") { return .authorization }
+            if SIPByte.equalsIgnoringCase(bytes, "identity-info") { return .identityInfo }
+        case 14:
+            if SIPByte.equalsIgnoringCase(bytes, "content-length") { return .contentLength }
+            if SIPByte.equalsIgnoringCase(bytes, "accept-contact") { return .acceptContact }
+            if SIPByte.equalsIgnoringCase(bytes, "reject-contact") { return .rejectContact }
+        case 15:
+            if SIPByte.equalsIgnoringCase(bytes, "session-expires") { return .sessionExpires }
+        case 16:
+            if SIPByte.equalsIgnoringCase(bytes, "content-encoding") { return .contentEncoding }
+            if SIPByte.equalsIgnoringCase(bytes, "www-authenticate") { return .wwwAuthenticate }
+        case 17:
+            if SIPByte.equalsIgnoringCase(bytes, "ms-piggyback-cseq") { return .msPiggybackCSeq }
+            if SIPByte.equalsIgnoringCase(bytes, "ms-source-network") { return .msSourceNetwork }
+        case 18:
+            if SIPByte.equalsIgnoringCase(bytes, "subscription-state") { return .subscriptionState }
+            if SIPByte.equalsIgnoringCase(bytes, "proxy-authenticate") { return .proxyAuthenticate }
+        case 19:
+            if SIPByte.equalsIgnoringCase(bytes, "proxy-authorization") { return .proxyAuthorization }
+            if SIPByte.equalsIgnoringCase(bytes, "request-disposition") { return .requestDisposition }
+        case 27:
+            if SIPByte.equalsIgnoringCase(bytes, "ms-edge-proxy-message-trust") { return .msEdgeProxyMessageTrust }
+        default: break
         }
+        return nil
     }
 
     public static func == (a: SIPHeaderName, b: SIPHeaderName) -> Bool {
@@ -113,11 +162,9 @@ public struct SIPHeaderName: Sendable, Hashable, CustomStringConvertible, Expres
         struct Entry: Sendable {
             let display: String
             let canonical: String
-            let lowered: [UInt8]
             init(_ display: String) {
                 self.display = display
-                self.lowered = display.utf8.map(SIPByte.lower)
-                self.canonical = String(decoding: lowered, as: UTF8.self)
+                self.canonical = String(decoding: display.utf8.map(SIPByte.lower), as: UTF8.self)
             }
         }
 
@@ -170,27 +217,6 @@ public struct SIPHeaderName: Sendable, Hashable, CustomStringConvertible, Expres
             Entry("ms-edge-proxy-message-trust"),
             Entry("ms-source-network"),
         ]
-
-        /// The lowercased long names back to back; name `id` starts at `offsets[id]`.
-        static let lowered: [UInt8] = names.flatMap(\.lowered)
-        static let offsets: [Int] = {
-            var out: [Int] = []
-            var at = 0
-            for entry in names {
-                out.append(at)
-                at += entry.lowered.count
-            }
-            return out
-        }()
-
-        /// Ids of the well-known names by length of their long form.
-        static let byLength: [[UInt8]] = {
-            var t = [[UInt8]](repeating: [], count: 32)
-            for id in 1..<names.count where names[id].lowered.count < t.count {
-                t[names[id].lowered.count].append(UInt8(id))
-            }
-            return t
-        }()
 
         /// Compact forms (RFC 3261 §7.3.3 and the RFCs above): id by letter `a`...`z`, 0 for none.
         static let compact: [UInt8] = {

@@ -37,15 +37,14 @@ enum SIPByte {
         isDigit(b) ? b - 0x30 : (b | 0x20) - 0x61 + 10
     }
 
+    @inline(__always)
     static func equalsIgnoringCase(_ a: ArraySlice<UInt8>, _ b: StaticString) -> Bool {
         guard a.count == b.utf8CodeUnitCount else { return false }
-        return b.withUTF8Buffer { buf in
-            var i = a.startIndex
-            for c in buf {
-                if lower(a[i]) != lower(c) { return false }
-                i += 1
+        return b.withUTF8Buffer { (other: UnsafeBufferPointer<UInt8>) -> Bool in
+            a.withUnsafeBufferPointer { (mine: UnsafeBufferPointer<UInt8>) -> Bool in
+                for k in 0..<mine.count where lower(mine[k]) != lower(other[k]) { return false }
+                return true
             }
-            return true
         }
     }
 
@@ -60,13 +59,22 @@ enum SIPByte {
     }
 
     /// The index of the first `byte` in `bytes[from..<to]`, or `to` when there is none.
-    /// Scans the array's memory directly: no per-byte bounds checks.
+    /// Scans the array's memory eight bytes at a time (SWAR zero-byte test), no bounds checks.
     static func firstIndex(of byte: UInt8, in bytes: [UInt8], from: Int, to: Int) -> Int {
         precondition(from >= 0 && to <= bytes.count)
-        return bytes.withUnsafeBufferPointer { buf in
-            guard let base = buf.baseAddress else { return to }
+        return bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return to }
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let pattern = ones &* UInt64(byte)
             var i = from
-            while i < to, base[i] != byte { i += 1 }
+            while i + 8 <= to {
+                let x = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) ^ pattern
+                let found = (x &- ones) & ~x & highs
+                if found != 0 { return i + found.trailingZeroBitCount / 8 }
+                i += 8
+            }
+            while i < to, base.load(fromByteOffset: i, as: UInt8.self) != byte { i += 1 }
             return i
         }
     }
