@@ -53,11 +53,6 @@ public struct SIPHeaderField: Sendable, Hashable {
         }
     }
 
-    /// Bytes ``write(to:)`` appends, CRLF included.
-    var serializedCount: Int {
-        isVerbatim ? storage.count + 2 : name.displayName.utf8.count + valueRange.count + 4
-    }
-
     public static func == (a: SIPHeaderField, b: SIPHeaderField) -> Bool {
         a.name == b.name && a.valueBytes == b.valueBytes && a.wire == b.wire
     }
@@ -68,19 +63,19 @@ public struct SIPHeaderField: Sendable, Hashable {
         hasher.combine(wire)
     }
 
-    func write(to out: inout [UInt8]) {
+    func write<S: ByteSink>(to out: inout S) {
         if isVerbatim {
-            out.append(contentsOf: storage)
+            out.put(storage)
         } else {
-            out.append(contentsOf: name.displayName.utf8)
-            out.append(0x3A)
-            out.append(0x20)
+            out.put(string: name.displayName)
+            out.put(0x3A)
+            out.put(0x20)
             // A generated value must not smuggle line breaks into the header section.
             for b in valueBytes {
-                out.append(b == 0x0D || b == 0x0A ? 0x20 : b)
+                out.put(b == 0x0D || b == 0x0A ? 0x20 : b)
             }
         }
-        out.append(0x0D)
-        out.append(0x0A)
+        out.put(0x0D)
+        out.put(0x0A)
     }
 }

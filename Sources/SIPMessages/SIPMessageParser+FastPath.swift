@@ -20,8 +20,13 @@
 /// No whitespace other than shown, no escapes, quoted-pairs, commas, `?` headers or `@` outside
 /// userinfo: anything else goes to the full parser.
 extension SIPMessageParser {
+    /// ALPHA / DIGIT / "-" / "." / "_"
     @inline(__always) private static func isHostChar(_ b: UInt8) -> Bool {
-        SIPByte.isAlphanum(b) || b == 0x2D || b == 0x2E || b == 0x5F
+        SIPByte.inClass(b, 0x03FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
+    }
+    /// ALPHA / DIGIT / "-" / "." / "_" / ":"
+    @inline(__always) private static func isParamChar(_ b: UInt8) -> Bool {
+        SIPByte.inClass(b, 0x07FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
     }
 
     /// `*( ";" token [ "=" token ] )` from `i`; returns the index after it, or nil.
@@ -117,12 +122,12 @@ extension SIPMessageParser {
             while i < end, p[i] == 0x3B {
                 i += 1
                 let n = i
-                while i < end, isHostChar(p[i]) || p[i] == 0x3A { i += 1 }
+                while i < end, isParamChar(p[i]) { i += 1 }
                 guard i > n else { return false }
                 if i < end, p[i] == 0x3D {
                     i += 1
                     let v = i
-                    while i < end, isHostChar(p[i]) || p[i] == 0x3A { i += 1 }
+                    while i < end, isParamChar(p[i]) { i += 1 }
                     guard i > v else { return false }
                 }
             }

@@ -159,6 +159,7 @@ enum SIPMessageParser {
     /// ```
     /// Returns true for 2.0, false for another well-formed version, throws when malformed.
     private static func checkVersion(_ v: ArraySlice<UInt8>) throws(SIPParseError) -> Bool {
+        if SIPByte.equalsIgnoringCase(v, "SIP/2.0") { return true }
         let fail = SIPParseError(.invalidStartLine, expected: "SIP-Version (\"SIP/\" 1*DIGIT \".\" 1*DIGIT)", offset: v.startIndex)
         guard v.count >= 7, SIPByte.equalsIgnoringCase(v.prefix(4), "SIP/") else { throw fail }
         let rest = v.dropFirst(4)
