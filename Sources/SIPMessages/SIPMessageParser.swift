@@ -114,7 +114,8 @@ enum SIPMessageParser {
 
         // Body framing (RFC 3261 §18.3, §20.14).
         var contentLengthField: SIPHeaderField? = nil
-        for f in fields where f.name == .contentLength {
+        for i in fields.indices where fields[i].name == .contentLength {
+            let f = fields[i]
             guard contentLengthField == nil else {
                 throw SIPParseError(.duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
                                     offset: f.valueBytes.startIndex, header: "Content-Length")
@@ -231,9 +232,11 @@ enum SIPMessageParser {
     private static func validate(_ headers: SIPHeaders, startLine: StartLine, limits: SIPParserLimits) throws(SIPParseError) {
         var viaCount = 0
         var counts = (from: 0, to: 0, callID: 0, cseq: 0, maxForwards: 0)
-        for f in headers.fields {
-            switch f.name {
+        let fields = headers.fields
+        for i in fields.indices {
+            switch fields[i].name {
             case .via:
+                let f = fields[i]
                 if isPlainVia(f.valueBytes) {
                     viaCount += 1
                     guard viaCount <= limits.maxViaCount else {
@@ -252,11 +255,11 @@ enum SIPMessageParser {
                     }
                 } while s.consumeSeparator(0x2C)
                 try s.expectEnd("',' or ';' or end of the Via value")
-            case .from: counts.from += 1; try checkDuplicate(counts.from, f)
-            case .to: counts.to += 1; try checkDuplicate(counts.to, f)
-            case .callID: counts.callID += 1; try checkDuplicate(counts.callID, f)
-            case .cseq: counts.cseq += 1; try checkDuplicate(counts.cseq, f)
-            case .maxForwards: counts.maxForwards += 1; try checkDuplicate(counts.maxForwards, f)
+            case .from: counts.from += 1; try checkDuplicate(counts.from, fields[i])
+            case .to: counts.to += 1; try checkDuplicate(counts.to, fields[i])
+            case .callID: counts.callID += 1; try checkDuplicate(counts.callID, fields[i])
+            case .cseq: counts.cseq += 1; try checkDuplicate(counts.cseq, fields[i])
+            case .maxForwards: counts.maxForwards += 1; try checkDuplicate(counts.maxForwards, fields[i])
             default: break
             }
         }
@@ -265,7 +268,10 @@ enum SIPMessageParser {
         if counts.to == 0 { throw missing("To") }
         if counts.callID == 0 { throw missing("Call-ID") }
         if counts.cseq == 0 { throw missing("CSeq") }
-        for f in headers.fields {
+        for i in fields.indices {
+            let name = fields[i].name
+            guard name == .from || name == .to || name == .callID || name == .cseq || name == .contact else { continue }
+            let f = fields[i]
             switch f.name {
             case .from, .to:
                 if isPlainNameAddr(f.valueBytes) { continue }
@@ -303,6 +309,20 @@ enum SIPMessageParser {
 
     /// `callid = word [ "@" word ]`
     private static func checkCallID(_ v: ArraySlice<UInt8>) throws(SIPParseError) {
+        let plain = v.withUnsafeBufferPointer { p -> Bool in
+            // word "@" word, or word, with no second "@": the common shape, accepted in one pass.
+            var at = -1
+            for k in p.indices {
+                if p[k] == 0x40 {
+                    guard at < 0, k > 0 else { return false }
+                    at = k
+                } else if !SIPByte.isWord(p[k]) {
+                    return false
+                }
+            }
+            return p.count > 0 && at != p.count - 1
+        }
+        if plain { return }
         var seenAt = false
         var wordLength = 0
         for k in v.indices {
