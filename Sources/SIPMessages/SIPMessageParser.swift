@@ -219,7 +219,12 @@ enum SIPMessageParser {
         guard try checkVersion(versionBytes) else {
             throw SIPParseError(.unsupportedVersion, expected: "SIP/2.0", offset: versionBytes.startIndex)
         }
-        let uri = try SIPURI.parse(uriBytes, header: "Request-URI", code: .invalidRequestURI)
+        let uri: SIPURI
+        if let plain = SIPURI.parsePlain(uriBytes) {
+            uri = plain
+        } else {
+            uri = try SIPURI.parse(uriBytes, header: "Request-URI", code: .invalidRequestURI)
+        }
         guard uri.headers.isEmpty else {
             throw SIPParseError(.requestURIHeaders, expected: "a Request-URI without '?' headers (RFC 3261 §19.1.1)",
                                 offset: uriBytes.firstIndex(of: 0x3F) ?? uriBytes.startIndex, header: "Request-URI")

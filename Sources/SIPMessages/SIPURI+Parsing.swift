@@ -92,6 +92,75 @@ extension SIPURI {
         return uri
     }
 
+    /// The common shape of a Request-URI, built in one pass without the general machinery:
+    /// `("sip:" / "sips:") [ 1*hchar "@" ] 1*hchar [ ":" 1*5DIGIT ] *( ";" 1*pchar [ "=" 1*pchar ] )`
+    /// with `hchar = ALPHA / DIGIT / "-" / "." / "_"` and `pchar = hchar / ":"`. Nil for anything
+    /// else (then ``parse(_:header:code:build:)`` runs). Every URI accepted here is accepted by
+    /// `parse` with the same components: there are no escapes to resolve and no headers.
+    static func parsePlain(_ bytes: ArraySlice<UInt8>) -> SIPURI? {
+        @inline(__always) func isHostChar(_ b: UInt8) -> Bool {
+            SIPByte.inClass(b, 0x03FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
+        }
+        @inline(__always) func isParamChar(_ b: UInt8) -> Bool {
+            SIPByte.inClass(b, 0x07FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
+        }
+        let base = bytes.startIndex
+        return bytes.withUnsafeBufferPointer { p -> SIPURI? in
+            let end = p.count
+            guard end >= 5, p[0] == 0x73, p[1] == 0x69, p[2] == 0x70 else { return nil }
+            var i = 3
+            let secure = p[i] == 0x73
+            if secure { i += 1 }
+            guard i < end, p[i] == 0x3A else { return nil }
+            i += 1
+            var user: String? = nil
+            var h = i
+            while i < end, isHostChar(p[i]) { i += 1 }
+            if i < end, p[i] == 0x40 {
+                guard i > h else { return nil }
+                user = SIPByte.string(bytes[(base + h)..<(base + i)])
+                i += 1
+                h = i
+                while i < end, isHostChar(p[i]) { i += 1 }
+            }
+            guard i > h else { return nil }
+            let host = SIPByte.string(bytes[(base + h)..<(base + i)])
+            var port: UInt16? = nil
+            if i < end, p[i] == 0x3A {
+                i += 1
+                let d = i
+                var value = 0
+                while i < end, SIPByte.isDigit(p[i]), i - d < 5 {
+                    value = value * 10 + Int(p[i] - 0x30)
+                    i += 1
+                }
+                guard i > d, value <= 65535 else { return nil }
+                port = UInt16(value)
+            }
+            var parameters = SIPParameters()
+            while i < end, p[i] == 0x3B {
+                i += 1
+                let n = i
+                while i < end, isParamChar(p[i]) { i += 1 }
+                guard i > n else { return nil }
+                let name = SIPByte.string(bytes[(base + n)..<(base + i)])
+                var value: String? = nil
+                if i < end, p[i] == 0x3D {
+                    i += 1
+                    let v = i
+                    while i < end, isParamChar(p[i]) { i += 1 }
+                    guard i > v else { return nil }
+                    value = SIPByte.string(bytes[(base + v)..<(base + i)])
+                }
+                parameters.append(SIPParameter(name: name, value: value))
+            }
+            guard i == end else { return nil }
+            var uri = SIPURI(scheme: secure ? .sips : .sip, user: user, host: host, port: port, parameters: parameters)
+            uri.verbatim = bytes
+            return uri
+        }
+    }
+
     private static func parseSIP(
         _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI, build: Bool,
         fail: (String, Int) -> SIPParseError
