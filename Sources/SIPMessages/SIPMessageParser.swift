@@ -80,10 +80,9 @@ enum SIPMessageParser {
                     throw SIPParseError(.invalidHeaderLine, expected: "a header field before a continuation line", offset: i)
                 }
                 let last = fields.count - 1
-                let value = SIPByte.trimmed(bytes[currentValueStart..<contentEnd])
                 fields[last] = SIPHeaderField(
                     name: fields[last].name, wire: bytes[currentWireStart..<contentEnd],
-                    valueRange: value.startIndex..<value.endIndex)
+                    valueRange: SIPByte.trimmedRange(bytes, currentValueStart, contentEnd))
             } else {
                 let colon = SIPByte.firstIndex(of: 0x3A, in: bytes, from: i, to: contentEnd)
                 guard colon < contentEnd else {
@@ -102,10 +101,9 @@ enum SIPMessageParser {
                 }
                 currentValueStart = colon + 1
                 currentWireStart = i
-                let value = SIPByte.trimmed(bytes[(colon + 1)..<contentEnd])
                 fields.append(SIPHeaderField(
                     name: SIPHeaderName.from(bytes[i..<nameEnd]), wire: bytes[i..<contentEnd],
-                    valueRange: value.startIndex..<value.endIndex))
+                    valueRange: SIPByte.trimmedRange(bytes, colon + 1, contentEnd)))
             }
             i = next
         }

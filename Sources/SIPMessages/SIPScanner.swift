@@ -88,6 +88,19 @@ enum SIPByte {
         return bytes[s..<e]
     }
 
+    /// The range of `bytes[from..<to]` without SP/HTAB/CR/LF at either end (as ``trimmed(_:)``),
+    /// found without making a slice.
+    static func trimmedRange(_ bytes: [UInt8], _ from: Int, _ to: Int) -> Range<Int> {
+        precondition(from >= 0 && from <= to && to <= bytes.count)
+        return bytes.withUnsafeBufferPointer { p in
+            var s = from
+            var e = to
+            while s < e, isLWS(p[s]) { s += 1 }
+            while e > s, isLWS(p[e - 1]) { e -= 1 }
+            return s..<e
+        }
+    }
+
     /// The value with folds and runs of whitespace collapsed to one SP, trimmed
     /// (RFC 3261 §7.3.1: folding is equivalent to a single SP).
     static func unfolded(_ bytes: ArraySlice<UInt8>) -> String {
