@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "presence-map", targets: ["presence-map"]),
         .executable(name: "presence-bench", targets: ["presence-bench"]),
         .executable(name: "presence-fuzz", targets: ["presence-fuzz"]),
+        .executable(name: "sip-bench", targets: ["sip-bench"]),
         .library(name: "PresenceMapping", targets: ["PresenceMapping"]),
     ],
     dependencies: [
@@ -59,6 +60,7 @@ let package = Package(
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])] : []
         ),
         .target(name: "SIPMessages", dependencies: ["Multipart"], swiftSettings: strict),
+        .executableTarget(name: "sip-bench", dependencies: ["SIPMessages"], swiftSettings: strict),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"], swiftSettings: strict),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages", "Multipart"], swiftSettings: strict),

@@ -96,7 +96,7 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
                 if SIPByte.isToken(b) { lastTokenEnd = s.index }
             }
             if s.peek == 0x3C, lastTokenEnd > save {
-                display = SIPByte.unfolded(s.bytes[save..<lastTokenEnd])
+                display = s.build ? SIPByte.unfolded(s.bytes[save..<lastTokenEnd]) : ""
                 s.index += 1
                 bracketed = true
             } else {
@@ -120,7 +120,7 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
                     .invalidAddress, expected: "'>' right after the URI (RAQUOT allows no whitespace before '>')",
                     offset: close - 1, header: s.header)
             }
-            uri = try SIPURI.parse(s.bytes[start..<close], header: s.header, code: .invalidURI)
+            uri = try SIPURI.parse(s.bytes[start..<close], header: s.header, code: .invalidURI, build: s.build)
             s.index = close + 1
         } else {
             let start = s.index
@@ -134,7 +134,7 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
                     offset: q, header: s.header)
             }
             do {
-                uri = try SIPURI.parse(spec, header: s.header, code: .invalidURI)
+                uri = try SIPURI.parse(spec, header: s.header, code: .invalidURI, build: s.build)
             } catch {
                 // Not a URI at all: report as an address error (e.g. RFC 4475 baddn, "Bell, Alexander").
                 throw SIPParseError(.invalidAddress, expected: "name-addr or addr-spec (\(error.expected))",

@@ -45,6 +45,11 @@ public enum SIPContact: Sendable, Hashable, CustomStringConvertible {
             try s.expectEnd("nothing after '*' in Contact")
             return [.wildcard]
         }
-        return try SIPAddress.parseList(&s).map(SIPContact.address)
+        var out: [SIPContact] = []
+        repeat {
+            out.append(.address(try SIPAddress.parse(&s)))
+        } while s.consumeSeparator(0x2C)
+        try s.expectEnd("',' or end of value after the address")
+        return out
     }
 }

@@ -10,38 +10,56 @@ extension SIPMessage {
 
     /// The message as bytes: start line, header fields (unmodified fields byte for byte), CRLF,
     /// body. Lines end in CRLF (RFC 3261 §7).
+    ///
+    /// The message is emitted twice through the same code: once to count the bytes, once into
+    /// an array allocated at exactly that size.
     public func serialized(contentLength: ContentLengthPolicy = .recompute) -> [UInt8] {
-        var out: [UInt8] = []
-        switch self {
-        case .request(let r):
-            out.reserveCapacity(r.body.count + r.headers.count * 48 + 64)
-            out.append(contentsOf: r.method.rawValue.utf8)
-            out.append(0x20)
-            r.uri.write(to: &out)
-            out.append(contentsOf: " SIP/2.0\r\n".utf8)
-            Self.writeHeaders(r.headers, bodyCount: r.body.count, policy: contentLength, to: &out)
-            out.append(contentsOf: r.body)
-        case .response(let r):
-            out.reserveCapacity(r.body.count + r.headers.count * 48 + 64)
-            out.append(contentsOf: "SIP/2.0 ".utf8)
-            out.append(contentsOf: String(r.statusCode).utf8)
-            out.append(0x20)
-            for b in r.reasonPhrase.utf8 where b != 0x0D && b != 0x0A { out.append(b) }
-            out.append(contentsOf: "\r\n".utf8)
-            Self.writeHeaders(r.headers, bodyCount: r.body.count, policy: contentLength, to: &out)
-            out.append(contentsOf: r.body)
+        var counter = ByteCounter()
+        emit(to: &counter, policy: contentLength)
+        let total = counter.count
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var writer = ByteWriter(buffer: buffer)
+            emit(to: &writer, policy: contentLength)
+            initialized = writer.count
         }
-        return out
     }
 
-    private static func writeHeaders(_ headers: SIPHeaders, bodyCount: Int, policy: ContentLengthPolicy, to out: inout [UInt8]) {
+    private func emit<S: ByteSink>(to out: inout S, policy: ContentLengthPolicy) {
+        switch self {
+        case .request(let r):
+            out.put(string: r.method.rawValue)
+            out.put(0x20)
+            if let verbatim = r.uri.verbatim {
+                out.put(verbatim)
+            } else {
+                var uri: [UInt8] = []
+                r.uri.write(to: &uri)
+                out.put(uri[...])
+            }
+            out.put(static: " SIP/2.0\r\n")
+            Self.emitHeaders(r.headers, bodyCount: r.body.count, policy: policy, to: &out)
+            out.put(r.body[...])
+        case .response(let r):
+            out.put(static: "SIP/2.0 ")
+            out.put(string: String(r.statusCode))
+            out.put(0x20)
+            for b in r.reasonPhrase.utf8 where b != 0x0D && b != 0x0A { out.put(b) }
+            out.put(static: "\r\n")
+            Self.emitHeaders(r.headers, bodyCount: r.body.count, policy: policy, to: &out)
+            out.put(r.body[...])
+        }
+    }
+
+    private static func emitHeaders<S: ByteSink>(
+        _ headers: SIPHeaders, bodyCount: Int, policy: ContentLengthPolicy, to out: inout S
+    ) {
         var wroteLength = false
         for f in headers.fields {
             if policy == .recompute, f.name == .contentLength {
                 if wroteLength { continue }
                 wroteLength = true
                 let text = String(bodyCount)
-                if f.isVerbatim, f.valueBytes.elementsEqual(text.utf8) {
+                if f.isVerbatim, f.valueBytes.withUnsafeBufferPointer({ $0.elementsEqual(text.utf8) }) {
                     f.write(to: &out)
                 } else {
                     SIPHeaderField(name: .contentLength, value: text).write(to: &out)
@@ -53,8 +71,50 @@ extension SIPMessage {
         if policy == .recompute, !wroteLength {
             SIPHeaderField(name: .contentLength, value: String(bodyCount)).write(to: &out)
         }
-        out.append(0x0D)
-        out.append(0x0A)
+        out.put(0x0D)
+        out.put(0x0A)
+    }
+}
+
+/// Where the serializer writes: a counter (first pass) or the output buffer (second pass).
+protocol ByteSink {
+    mutating func put(_ byte: UInt8)
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>)
+}
+
+extension ByteSink {
+    mutating func put(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBufferPointer { put($0) }
+    }
+    mutating func put(string: String) {
+        var s = string
+        s.withUTF8 { put($0) }
+    }
+    mutating func put(static text: StaticString) {
+        text.withUTF8Buffer { put($0) }
+    }
+}
+
+struct ByteCounter: ByteSink {
+    var count = 0
+    mutating func put(_ byte: UInt8) { count += 1 }
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) { count += bytes.count }
+}
+
+/// Writes into a buffer sized by a ``ByteCounter`` pass over the same output.
+struct ByteWriter: ByteSink {
+    let buffer: UnsafeMutableBufferPointer<UInt8>
+    var count = 0
+    mutating func put(_ byte: UInt8) {
+        precondition(count < buffer.count)
+        buffer[count] = byte
+        count += 1
+    }
+    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return }
+        precondition(count + bytes.count <= buffer.count)
+        UnsafeMutableRawPointer(target + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
     }
 }
 

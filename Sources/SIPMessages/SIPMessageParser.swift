@@ -26,8 +26,7 @@ enum SIPMessageParser {
         let n = bytes.count
         let maxLine = max(0, limits.maxLineLength)
         let scanLimit = maxLine >= n - start ? n : min(n, start + maxLine + 2)
-        var i = start
-        while i < scanLimit, bytes[i] != 0x0A { i += 1 }
+        let i = SIPByte.firstIndex(of: 0x0A, in: bytes, from: start, to: scanLimit)
         guard i < scanLimit else {
             if scanLimit < n {
                 throw SIPParseError(.lineTooLong, expected: "a line of at most \(limits.maxLineLength) bytes", offset: start)
@@ -82,12 +81,10 @@ enum SIPMessageParser {
                 }
                 let last = fields.count - 1
                 fields[last] = SIPHeaderField(
-                    name: fields[last].name,
-                    valueBytes: SIPByte.trimmed(bytes[currentValueStart..<contentEnd]),
-                    wire: bytes[currentWireStart..<contentEnd])
+                    name: fields[last].name, wire: bytes[currentWireStart..<contentEnd],
+                    valueRange: SIPByte.trimmedRange(bytes, currentValueStart, contentEnd))
             } else {
-                var colon = i
-                while colon < contentEnd, bytes[colon] != 0x3A { colon += 1 }
+                let colon = SIPByte.firstIndex(of: 0x3A, in: bytes, from: i, to: contentEnd)
                 guard colon < contentEnd else {
                     throw SIPParseError(.invalidHeaderLine, expected: "':' after the header name (header-name HCOLON value)", offset: i)
                 }
@@ -105,9 +102,8 @@ enum SIPMessageParser {
                 currentValueStart = colon + 1
                 currentWireStart = i
                 fields.append(SIPHeaderField(
-                    name: SIPHeaderName.from(bytes[i..<nameEnd]),
-                    valueBytes: SIPByte.trimmed(bytes[(colon + 1)..<contentEnd]),
-                    wire: bytes[i..<contentEnd]))
+                    name: SIPHeaderName.from(bytes[i..<nameEnd]), wire: bytes[i..<contentEnd],
+                    valueRange: SIPByte.trimmedRange(bytes, colon + 1, contentEnd)))
             }
             i = next
         }
@@ -116,7 +112,8 @@ enum SIPMessageParser {
 
         // Body framing (RFC 3261 §18.3, §20.14).
         var contentLengthField: SIPHeaderField? = nil
-        for f in fields where f.name == .contentLength {
+        for i in fields.indices where fields[i].name == .contentLength {
+            let f = fields[i]
             guard contentLengthField == nil else {
                 throw SIPParseError(.duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
                                     offset: f.valueBytes.startIndex, header: "Content-Length")
@@ -161,6 +158,7 @@ enum SIPMessageParser {
     /// ```
     /// Returns true for 2.0, false for another well-formed version, throws when malformed.
     private static func checkVersion(_ v: ArraySlice<UInt8>) throws(SIPParseError) -> Bool {
+        if SIPByte.equalsIgnoringCase(v, "SIP/2.0") { return true }
         let fail = SIPParseError(.invalidStartLine, expected: "SIP-Version (\"SIP/\" 1*DIGIT \".\" 1*DIGIT)", offset: v.startIndex)
         guard v.count >= 7, SIPByte.equalsIgnoringCase(v.prefix(4), "SIP/") else { throw fail }
         let rest = v.dropFirst(4)
@@ -219,7 +217,12 @@ enum SIPMessageParser {
         guard try checkVersion(versionBytes) else {
             throw SIPParseError(.unsupportedVersion, expected: "SIP/2.0", offset: versionBytes.startIndex)
         }
-        let uri = try SIPURI.parse(uriBytes, header: "Request-URI", code: .invalidRequestURI)
+        let uri: SIPURI
+        if let plain = SIPURI.parsePlain(uriBytes) {
+            uri = plain
+        } else {
+            uri = try SIPURI.parse(uriBytes, header: "Request-URI", code: .invalidRequestURI)
+        }
         guard uri.headers.isEmpty else {
             throw SIPParseError(.requestURIHeaders, expected: "a Request-URI without '?' headers (RFC 3261 §19.1.1)",
                                 offset: uriBytes.firstIndex(of: 0x3F) ?? uriBytes.startIndex, header: "Request-URI")
@@ -232,10 +235,20 @@ enum SIPMessageParser {
     private static func validate(_ headers: SIPHeaders, startLine: StartLine, limits: SIPParserLimits) throws(SIPParseError) {
         var viaCount = 0
         var counts = (from: 0, to: 0, callID: 0, cseq: 0, maxForwards: 0)
-        for f in headers.fields {
-            switch f.name {
+        let fields = headers.fields
+        for i in fields.indices {
+            switch fields[i].name {
             case .via:
-                var s = SIPScanner(f.valueBytes, header: "Via", code: .invalidVia)
+                let f = fields[i]
+                if isPlainVia(f.valueBytes) {
+                    viaCount += 1
+                    guard viaCount <= limits.maxViaCount else {
+                        throw SIPParseError(.tooManyVias, expected: "at most \(limits.maxViaCount) Via values",
+                                            offset: f.valueBytes.endIndex, header: "Via")
+                    }
+                    continue
+                }
+                var s = SIPScanner(f.valueBytes, header: "Via", code: .invalidVia, build: false)
                 repeat {
                     _ = try SIPVia.parse(&s)
                     viaCount += 1
@@ -245,11 +258,11 @@ enum SIPMessageParser {
                     }
                 } while s.consumeSeparator(0x2C)
                 try s.expectEnd("',' or ';' or end of the Via value")
-            case .from: counts.from += 1; try checkDuplicate(counts.from, f)
-            case .to: counts.to += 1; try checkDuplicate(counts.to, f)
-            case .callID: counts.callID += 1; try checkDuplicate(counts.callID, f)
-            case .cseq: counts.cseq += 1; try checkDuplicate(counts.cseq, f)
-            case .maxForwards: counts.maxForwards += 1; try checkDuplicate(counts.maxForwards, f)
+            case .from: counts.from += 1; try checkDuplicate(counts.from, fields[i])
+            case .to: counts.to += 1; try checkDuplicate(counts.to, fields[i])
+            case .callID: counts.callID += 1; try checkDuplicate(counts.callID, fields[i])
+            case .cseq: counts.cseq += 1; try checkDuplicate(counts.cseq, fields[i])
+            case .maxForwards: counts.maxForwards += 1; try checkDuplicate(counts.maxForwards, fields[i])
             default: break
             }
         }
@@ -258,10 +271,14 @@ enum SIPMessageParser {
         if counts.to == 0 { throw missing("To") }
         if counts.callID == 0 { throw missing("Call-ID") }
         if counts.cseq == 0 { throw missing("CSeq") }
-        for f in headers.fields {
+        for i in fields.indices {
+            let name = fields[i].name
+            guard name == .from || name == .to || name == .callID || name == .cseq || name == .contact else { continue }
+            let f = fields[i]
             switch f.name {
             case .from, .to:
-                var s = SIPScanner(f.valueBytes, header: f.name.displayName, code: .invalidAddress)
+                if isPlainNameAddr(f.valueBytes) { continue }
+                var s = SIPScanner(f.valueBytes, header: f.name.displayName, code: .invalidAddress, build: false)
                 _ = try SIPAddress.parse(&s)
                 try s.expectEnd("';' parameter or end of \(f.name.displayName)")
             case .callID:
@@ -274,7 +291,8 @@ enum SIPMessageParser {
                                         offset: f.valueBytes.startIndex, header: "CSeq")
                 }
             case .contact:
-                var s = SIPScanner(f.valueBytes, header: "Contact", code: .invalidAddress)
+                if isPlainNameAddr(f.valueBytes) { continue }
+                var s = SIPScanner(f.valueBytes, header: "Contact", code: .invalidAddress, build: false)
                 _ = try SIPContact.parseList(&s)
             default: break
             }
@@ -294,6 +312,20 @@ enum SIPMessageParser {
 
     /// `callid = word [ "@" word ]`
     private static func checkCallID(_ v: ArraySlice<UInt8>) throws(SIPParseError) {
+        let plain = v.withUnsafeBufferPointer { p -> Bool in
+            // word "@" word, or word, with no second "@": the common shape, accepted in one pass.
+            var at = -1
+            for k in p.indices {
+                if p[k] == 0x40 {
+                    guard at < 0, k > 0 else { return false }
+                    at = k
+                } else if !SIPByte.isWord(p[k]) {
+                    return false
+                }
+            }
+            return p.count > 0 && at != p.count - 1
+        }
+        if plain { return }
         var seenAt = false
         var wordLength = 0
         for k in v.indices {

@@ -41,22 +41,22 @@ public struct SIPMethod: RawRepresentable, Sendable, Hashable, CustomStringConve
 
     static func known(_ bytes: ArraySlice<UInt8>) -> SIPMethod {
         switch bytes.count {
-        case 3 where bytes.elementsEqual("ACK".utf8): return .ack
-        case 3 where bytes.elementsEqual("BYE".utf8): return .bye
-        case 4 where bytes.elementsEqual("INFO".utf8): return .info
-        case 5 where bytes.elementsEqual("PRACK".utf8): return .prack
-        case 5 where bytes.elementsEqual("REFER".utf8): return .refer
-        case 6 where bytes.elementsEqual("INVITE".utf8): return .invite
-        case 6 where bytes.elementsEqual("CANCEL".utf8): return .cancel
-        case 6 where bytes.elementsEqual("NOTIFY".utf8): return .notify
-        case 6 where bytes.elementsEqual("UPDATE".utf8): return .update
-        case 7 where bytes.elementsEqual("OPTIONS".utf8): return .options
-        case 7 where bytes.elementsEqual("PUBLISH".utf8): return .publish
-        case 7 where bytes.elementsEqual("MESSAGE".utf8): return .message
-        case 7 where bytes.elementsEqual("SERVICE".utf8): return .service
-        case 8 where bytes.elementsEqual("REGISTER".utf8): return .register
-        case 8 where bytes.elementsEqual("BENOTIFY".utf8): return .benotify
-        case 9 where bytes.elementsEqual("SUBSCRIBE".utf8): return .subscribe
+        case 3 where SIPByte.equals(bytes, "ACK"): return .ack
+        case 3 where SIPByte.equals(bytes, "BYE"): return .bye
+        case 4 where SIPByte.equals(bytes, "INFO"): return .info
+        case 5 where SIPByte.equals(bytes, "PRACK"): return .prack
+        case 5 where SIPByte.equals(bytes, "REFER"): return .refer
+        case 6 where SIPByte.equals(bytes, "INVITE"): return .invite
+        case 6 where SIPByte.equals(bytes, "CANCEL"): return .cancel
+        case 6 where SIPByte.equals(bytes, "NOTIFY"): return .notify
+        case 6 where SIPByte.equals(bytes, "UPDATE"): return .update
+        case 7 where SIPByte.equals(bytes, "OPTIONS"): return .options
+        case 7 where SIPByte.equals(bytes, "PUBLISH"): return .publish
+        case 7 where SIPByte.equals(bytes, "MESSAGE"): return .message
+        case 7 where SIPByte.equals(bytes, "SERVICE"): return .service
+        case 8 where SIPByte.equals(bytes, "REGISTER"): return .register
+        case 8 where SIPByte.equals(bytes, "BENOTIFY"): return .benotify
+        case 9 where SIPByte.equals(bytes, "SUBSCRIBE"): return .subscribe
         default: return SIPMethod(SIPByte.string(bytes))
         }
     }

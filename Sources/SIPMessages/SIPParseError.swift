@@ -44,6 +44,11 @@ public struct SIPParseError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let duplicateContentLength = Code(rawValue: "content-length-duplicate")
         /// The body is shorter than Content-Length (RFC 3261 §18.3; RFC 4475 §3.1.2.2).
         public static let bodyTruncated = Code(rawValue: "body-truncated")
+        /// A message on a stream (TCP, TLS) has no Content-Length, so its end cannot be found
+        /// (RFC 3261 §18.3, §20.14: mandatory on streams). The connection must be closed.
+        public static let missingContentLength = Code(rawValue: "content-length-missing")
+        /// A stream connection buffered more unframed bytes than allowed (``SIPStreamFramer``).
+        public static let streamBufferFull = Code(rawValue: "stream-buffer-full")
 
         // Header semantics checked at message level.
         /// A mandatory header (Via, From, To, Call-ID, CSeq) is missing (RFC 3261 §8.1.1).

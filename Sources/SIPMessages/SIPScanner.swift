@@ -16,46 +16,68 @@ enum SIPByte {
     }
     /// SP, HTAB, CR or LF: inside a field value a CR/LF is always part of a fold.
     @inline(__always) static func isLWS(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
-    @inline(__always) static func isToken(_ b: UInt8) -> Bool {
-        if isAlphanum(b) { return true }
-        switch b {
-        case 0x2D, 0x2E, 0x21, 0x25, 0x2A, 0x5F, 0x2B, 0x60, 0x27, 0x7E: return true
-        default: return false
-        }
+    /// Membership in an ASCII byte class given as two 64-bit masks (bytes 0-63, 64-127).
+    @inline(__always) static func inClass(_ b: UInt8, _ low: UInt64, _ high: UInt64) -> Bool {
+        b < 64 ? (low >> UInt64(b)) & 1 != 0 : b < 128 ? (high >> UInt64(b &- 64)) & 1 != 0 : false
     }
+    /// alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~"
+    @inline(__always) static func isToken(_ b: UInt8) -> Bool { inClass(b, 0x03FF_6CA2_0000_0000, 0x47FF_FFFF_87FF_FFFE) }
     @inline(__always) static func isMark(_ b: UInt8) -> Bool {
         switch b {
         case 0x2D, 0x5F, 0x2E, 0x21, 0x7E, 0x2A, 0x27, 0x28, 0x29: return true
         default: return false
         }
     }
-    @inline(__always) static func isUnreserved(_ b: UInt8) -> Bool { isAlphanum(b) || isMark(b) }
-    /// `word` chars of Call-ID (RFC 3261 §25.1).
-    @inline(__always) static func isWord(_ b: UInt8) -> Bool {
-        if isToken(b) { return true }
-        switch b {
-        case 0x28, 0x29, 0x3C, 0x3E, 0x3A, 0x5C, 0x22, 0x2F, 0x5B, 0x5D, 0x3F, 0x7B, 0x7D: return true
-        default: return false
-        }
-    }
+    @inline(__always) static func isUnreserved(_ b: UInt8) -> Bool { inClass(b, 0x03FF_6782_0000_0000, 0x47FF_FFFE_87FF_FFFE) }
+    /// `word` chars of Call-ID (RFC 3261 §25.1): token / "(" / ")" / "<" / ">" / ":" / "\" /
+    /// DQUOTE / "/" / "[" / "]" / "?" / "{" / "}".
+    @inline(__always) static func isWord(_ b: UInt8) -> Bool { inClass(b, 0xD7FF_EFA6_0000_0000, 0x6FFF_FFFF_BFFF_FFFE) }
     @inline(__always) static func lower(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }
     @inline(__always) static func hexValue(_ b: UInt8) -> UInt8 {
         isDigit(b) ? b - 0x30 : (b | 0x20) - 0x61 + 10
     }
 
+    @inline(__always)
     static func equalsIgnoringCase(_ a: ArraySlice<UInt8>, _ b: StaticString) -> Bool {
         guard a.count == b.utf8CodeUnitCount else { return false }
-        return b.withUTF8Buffer { buf in
-            var i = a.startIndex
-            for c in buf {
-                if lower(a[i]) != lower(c) { return false }
-                i += 1
+        return b.withUTF8Buffer { (other: UnsafeBufferPointer<UInt8>) -> Bool in
+            a.withUnsafeBufferPointer { (mine: UnsafeBufferPointer<UInt8>) -> Bool in
+                for k in 0..<mine.count where lower(mine[k]) != lower(other[k]) { return false }
+                return true
             }
-            return true
         }
     }
 
     static func string(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Case-sensitive comparison with ASCII text.
+    static func equals(_ a: ArraySlice<UInt8>, _ b: StaticString) -> Bool {
+        guard a.count == b.utf8CodeUnitCount else { return false }
+        return b.withUTF8Buffer { buf in
+            a.withUnsafeBufferPointer { $0.elementsEqual(buf) }
+        }
+    }
+
+    /// The index of the first `byte` in `bytes[from..<to]`, or `to` when there is none.
+    /// Scans the array's memory eight bytes at a time (SWAR zero-byte test), no bounds checks.
+    static func firstIndex(of byte: UInt8, in bytes: [UInt8], from: Int, to: Int) -> Int {
+        precondition(from >= 0 && to <= bytes.count)
+        return bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return to }
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            let pattern = ones &* UInt64(byte)
+            var i = from
+            while i + 8 <= to {
+                let x = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) ^ pattern
+                let found = (x &- ones) & ~x & highs
+                if found != 0 { return i + found.trailingZeroBitCount / 8 }
+                i += 8
+            }
+            while i < to, base.load(fromByteOffset: i, as: UInt8.self) != byte { i += 1 }
+            return i
+        }
+    }
 
     /// Trims SP/HTAB/CR/LF from both ends.
     static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
@@ -64,6 +86,19 @@ enum SIPByte {
         while s < e, isLWS(bytes[s]) { s += 1 }
         while e > s, isLWS(bytes[e - 1]) { e -= 1 }
         return bytes[s..<e]
+    }
+
+    /// The range of `bytes[from..<to]` without SP/HTAB/CR/LF at either end (as ``trimmed(_:)``),
+    /// found without making a slice.
+    static func trimmedRange(_ bytes: [UInt8], _ from: Int, _ to: Int) -> Range<Int> {
+        precondition(from >= 0 && from <= to && to <= bytes.count)
+        return bytes.withUnsafeBufferPointer { p in
+            var s = from
+            var e = to
+            while s < e, isLWS(p[s]) { s += 1 }
+            while e > s, isLWS(p[e - 1]) { e -= 1 }
+            return s..<e
+        }
     }
 
     /// The value with folds and runs of whitespace collapsed to one SP, trimmed
@@ -131,12 +166,17 @@ struct SIPScanner {
     var index: Int
     let header: String?
     let code: SIPParseError.Code
+    /// False to check syntax only: the grammar is walked and every error is thrown exactly as
+    /// when building, but no strings or parameter lists are made (message-level validation of
+    /// Via, From, To and Contact on every parse; the typed accessors build).
+    let build: Bool
 
-    init(_ bytes: ArraySlice<UInt8>, header: String?, code: SIPParseError.Code) {
+    init(_ bytes: ArraySlice<UInt8>, header: String?, code: SIPParseError.Code, build: Bool = true) {
         self.bytes = bytes
         self.index = bytes.startIndex
         self.header = header
         self.code = code
+        self.build = build
     }
 
     var isAtEnd: Bool { index >= bytes.endIndex }
@@ -205,17 +245,26 @@ struct SIPScanner {
         while index < bytes.endIndex {
             let b = bytes[index]
             if b == 0x22 {
+                if !build {
+                    index += 1
+                    return ""
+                }
+                if plainStart == open + 1 {
+                    // No quoted-pair: the content is one run of the input.
+                    index += 1
+                    return SIPByte.string(bytes[plainStart..<(index - 1)])
+                }
                 out.append(contentsOf: bytes[plainStart..<index])
                 index += 1
                 return String(decoding: out, as: UTF8.self)
             }
             if b == 0x5C {
-                out.append(contentsOf: bytes[plainStart..<index])
+                if build { out.append(contentsOf: bytes[plainStart..<index]) }
                 index += 1
                 guard index < bytes.endIndex, bytes[index] != 0x0A, bytes[index] != 0x0D, bytes[index] < 0x80 else {
                     throw error("character after backslash (quoted-pair)", code: .unterminatedQuotedString)
                 }
-                out.append(bytes[index])
+                if build { out.append(bytes[index]) }
                 index += 1
                 plainStart = index
                 continue
@@ -241,17 +290,18 @@ struct SIPScanner {
     /// One `generic-param` at the current position.
     mutating func parameter(into params: inout SIPParameters) throws(SIPParseError) {
         let name = try token("parameter name (token) after ';'")
+        if params.elements.isEmpty, build { params.elements.reserveCapacity(4) }
         if consumeSeparator(0x3D) {
             if peek == 0x22 {
                 let v = try quotedString()
-                params.append(SIPParameter(name: SIPByte.string(name), value: v, isQuoted: true))
+                if build { params.append(SIPParameter(name: SIPByte.string(name), value: v, isQuoted: true)) }
             } else {
                 // token / host (IPv6reference brackets and colons included).
                 let v = run { SIPByte.isToken($0) || $0 == 0x5B || $0 == 0x5D || $0 == 0x3A }
                 guard !v.isEmpty else { throw error("parameter value (token, host or quoted-string) after '='") }
-                params.append(SIPParameter(name: SIPByte.string(name), value: SIPByte.string(v), isQuoted: false))
+                if build { params.append(SIPParameter(name: SIPByte.string(name), value: SIPByte.string(v), isQuoted: false)) }
             }
-        } else {
+        } else if build {
             params.append(SIPParameter(name: SIPByte.string(name), value: nil, isQuoted: false))
         }
     }

@@ -12,26 +12,23 @@
 enum SIPURICharset {
     case user, password, param, header, telephone, opaque
 
-    func allows(_ b: UInt8) -> Bool {
-        if SIPByte.isUnreserved(b) { return true }
+    /// Each set is unreserved plus the characters listed, as bit masks over ASCII.
+    @inline(__always) func allows(_ b: UInt8) -> Bool {
         switch self {
-        case .user:
-            switch b { case 0x26, 0x3D, 0x2B, 0x24, 0x2C, 0x3B, 0x3F, 0x2F: return true; default: return false }
-        case .password:
-            switch b { case 0x26, 0x3D, 0x2B, 0x24, 0x2C: return true; default: return false }
-        case .param:
-            switch b { case 0x5B, 0x5D, 0x2F, 0x3A, 0x26, 0x2B, 0x24: return true; default: return false }
-        case .header:
-            switch b { case 0x5B, 0x5D, 0x2F, 0x3F, 0x3A, 0x2B, 0x24: return true; default: return false }
+        case .user:  // & = + $ , ; ? /
+            return SIPByte.inClass(b, 0xABFF_FFD2_0000_0000, 0x47FF_FFFE_87FF_FFFE)
+        case .password:  // & = + $ ,
+            return SIPByte.inClass(b, 0x23FF_7FD2_0000_0000, 0x47FF_FFFE_87FF_FFFE)
+        case .param:  // [ ] / : & + $
+            return SIPByte.inClass(b, 0x07FF_EFD2_0000_0000, 0x47FF_FFFE_AFFF_FFFE)
+        case .header:  // [ ] / ? : + $
+            return SIPByte.inClass(b, 0x87FF_EF92_0000_0000, 0x47FF_FFFE_AFFF_FFFE)
         case .telephone:
-            // RFC 3966 §3 phonedigit / visual-separator / "*" / "#" / "+" and the like.
-            switch b { case 0x2B, 0x2A, 0x23, 0x2F, 0x3A, 0x26, 0x24, 0x3D, 0x2C: return true; default: return false }
+            // RFC 3966 §3 phonedigit / visual-separator / "*" / "#" / "+" and the like: + * # / : & $ = ,
+            return SIPByte.inClass(b, 0x27FF_FFDA_0000_0000, 0x47FF_FFFE_87FF_FFFE)
         case .opaque:
-            // uric (RFC 2396 §2): reserved / unreserved / escaped.
-            switch b {
-            case 0x3B, 0x2F, 0x3F, 0x3A, 0x40, 0x26, 0x3D, 0x2B, 0x24, 0x2C, 0x5B, 0x5D, 0x23: return true
-            default: return false
-            }
+            // uric (RFC 2396 §2): reserved / unreserved / escaped: ; / ? : @ & = + $ , [ ] #
+            return SIPByte.inClass(b, 0xAFFF_FFDA_0000_0000, 0x47FF_FFFE_AFFF_FFFF)
         }
     }
 }
@@ -46,8 +43,10 @@ extension SIPURI {
     /// port     =  1*DIGIT
     /// scheme   =  ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
     /// ```
+    ///
+    /// With `build` false the URI is only checked (same errors), and the result is a placeholder.
     static func parse(
-        _ bytes: ArraySlice<UInt8>, header: String?, code: SIPParseError.Code
+        _ bytes: ArraySlice<UInt8>, header: String?, code: SIPParseError.Code, build: Bool = true
     ) throws(SIPParseError) -> SIPURI {
         func fail(_ expected: String, _ at: Int) -> SIPParseError {
             SIPParseError(code, expected: expected, offset: at, header: header)
@@ -59,13 +58,14 @@ extension SIPURI {
             i += 1
         }
         guard i < end, bytes[i] == 0x3A else { throw fail("':' after the URI scheme", i) }
-        let scheme = Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i]))
+        let known = Scheme.known(bytes[bytes.startIndex..<i])
+        let scheme = known ?? (build ? Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i])) : Scheme(rawValue: ""))
         i += 1
         var uri = SIPURI(scheme: scheme, host: "")
-        switch scheme {
-        case .sip, .sips:
-            try parseSIP(bytes, from: i, into: &uri, fail: fail)
-        case .tel:
+        switch known {
+        case .sip?, .sips?:
+            try parseSIP(bytes, from: i, into: &uri, build: build, fail: fail)
+        case .tel?:
             let numberStart = i
             while i < end, bytes[i] != 0x3B, bytes[i] != 0x3F {
                 guard SIPURICharset.telephone.allows(bytes[i]) || bytes[i] == 0x25 else {
@@ -74,8 +74,8 @@ extension SIPURI {
                 i += 1
             }
             guard i > numberStart else { throw fail("telephone number after 'tel:'", i) }
-            uri.user = try unescape(bytes[numberStart..<i], fail: fail)
-            i = try parseParameters(bytes, from: i, into: &uri, fail: fail)
+            uri.user = try unescape(bytes[numberStart..<i], build: build, fail: fail)
+            i = try parseParameters(bytes, from: i, into: &uri, build: build, fail: fail)
             guard i == end else { throw fail("';' parameter or end of tel URI", i) }
         default:
             let start = i
@@ -86,14 +86,83 @@ extension SIPURI {
                 i += 1
             }
             guard i > start else { throw fail("content after the URI scheme", i) }
-            uri.opaque = SIPByte.string(bytes[start..<end])
+            if build { uri.opaque = SIPByte.string(bytes[start..<end]) }
         }
-        uri.verbatim = SIPByte.string(bytes)
+        uri.verbatim = bytes
         return uri
     }
 
+    /// The common shape of a Request-URI, built in one pass without the general machinery:
+    /// `("sip:" / "sips:") [ 1*hchar "@" ] 1*hchar [ ":" 1*5DIGIT ] *( ";" 1*pchar [ "=" 1*pchar ] )`
+    /// with `hchar = ALPHA / DIGIT / "-" / "." / "_"` and `pchar = hchar / ":"`. Nil for anything
+    /// else (then ``parse(_:header:code:build:)`` runs). Every URI accepted here is accepted by
+    /// `parse` with the same components: there are no escapes to resolve and no headers.
+    static func parsePlain(_ bytes: ArraySlice<UInt8>) -> SIPURI? {
+        @inline(__always) func isHostChar(_ b: UInt8) -> Bool {
+            SIPByte.inClass(b, 0x03FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
+        }
+        @inline(__always) func isParamChar(_ b: UInt8) -> Bool {
+            SIPByte.inClass(b, 0x07FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
+        }
+        let base = bytes.startIndex
+        return bytes.withUnsafeBufferPointer { p -> SIPURI? in
+            let end = p.count
+            guard end >= 5, p[0] == 0x73, p[1] == 0x69, p[2] == 0x70 else { return nil }
+            var i = 3
+            let secure = p[i] == 0x73
+            if secure { i += 1 }
+            guard i < end, p[i] == 0x3A else { return nil }
+            i += 1
+            var user: String? = nil
+            var h = i
+            while i < end, isHostChar(p[i]) { i += 1 }
+            if i < end, p[i] == 0x40 {
+                guard i > h else { return nil }
+                user = SIPByte.string(bytes[(base + h)..<(base + i)])
+                i += 1
+                h = i
+                while i < end, isHostChar(p[i]) { i += 1 }
+            }
+            guard i > h else { return nil }
+            let host = SIPByte.string(bytes[(base + h)..<(base + i)])
+            var port: UInt16? = nil
+            if i < end, p[i] == 0x3A {
+                i += 1
+                let d = i
+                var value = 0
+                while i < end, SIPByte.isDigit(p[i]), i - d < 5 {
+                    value = value * 10 + Int(p[i] - 0x30)
+                    i += 1
+                }
+                guard i > d, value <= 65535 else { return nil }
+                port = UInt16(value)
+            }
+            var parameters = SIPParameters()
+            while i < end, p[i] == 0x3B {
+                i += 1
+                let n = i
+                while i < end, isParamChar(p[i]) { i += 1 }
+                guard i > n else { return nil }
+                let name = SIPByte.string(bytes[(base + n)..<(base + i)])
+                var value: String? = nil
+                if i < end, p[i] == 0x3D {
+                    i += 1
+                    let v = i
+                    while i < end, isParamChar(p[i]) { i += 1 }
+                    guard i > v else { return nil }
+                    value = SIPByte.string(bytes[(base + v)..<(base + i)])
+                }
+                parameters.append(SIPParameter(name: name, value: value))
+            }
+            guard i == end else { return nil }
+            var uri = SIPURI(scheme: secure ? .sips : .sip, user: user, host: host, port: port, parameters: parameters)
+            uri.verbatim = bytes
+            return uri
+        }
+    }
+
     private static func parseSIP(
-        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI,
+        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI, build: Bool,
         fail: (String, Int) -> SIPParseError
     ) throws(SIPParseError) {
         var i = start
@@ -116,12 +185,12 @@ extension SIPURI {
             for x in i..<userEnd where !(SIPURICharset.user.allows(bytes[x]) || bytes[x] == 0x25) {
                 throw fail("user character (unreserved, escaped or user-unreserved)", x)
             }
-            uri.user = try unescape(bytes[i..<userEnd], fail: fail)
+            uri.user = try unescape(bytes[i..<userEnd], build: build, fail: fail)
             if let colon {
                 for x in (colon + 1)..<at where !(SIPURICharset.password.allows(bytes[x]) || bytes[x] == 0x25) {
                     throw fail("password character", x)
                 }
-                uri.password = try unescape(bytes[(colon + 1)..<at], fail: fail)
+                uri.password = try unescape(bytes[(colon + 1)..<at], build: build, fail: fail)
             }
             i = at + 1
         }
@@ -143,7 +212,7 @@ extension SIPURI {
             }
             guard i > hostStart else { throw fail("host (hostname, IPv4 address or IPv6 reference)", i) }
         }
-        uri.host = SIPByte.string(bytes[hostStart..<i])
+        if build { uri.host = SIPByte.string(bytes[hostStart..<i]) }
         if i < end, bytes[i] == 0x3A {
             i += 1
             let p = i
@@ -152,7 +221,7 @@ extension SIPURI {
             let value = try SIPByte.parseNumber(bytes[p..<i], max: 65535, what: "port", header: nil)
             uri.port = UInt16(value)
         }
-        i = try parseParameters(bytes, from: i, into: &uri, fail: fail)
+        i = try parseParameters(bytes, from: i, into: &uri, build: build, fail: fail)
         if i < end, bytes[i] == 0x3F {
             i += 1
             while true {
@@ -160,11 +229,12 @@ extension SIPURI {
                 while i < end, SIPURICharset.header.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
                 guard i > n else { throw fail("header name after '?' or '&'", i) }
                 guard i < end, bytes[i] == 0x3D else { throw fail("'=' after URI header name", i) }
-                let name = try unescape(bytes[n..<i], fail: fail)
+                let name = try unescape(bytes[n..<i], build: build, fail: fail)
                 i += 1
                 let v = i
                 while i < end, SIPURICharset.header.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
-                uri.headers.append(SIPParameter(name: name, value: try unescape(bytes[v..<i], fail: fail)))
+                let value = try unescape(bytes[v..<i], build: build, fail: fail)
+                if build { uri.headers.append(SIPParameter(name: name, value: value)) }
                 if i < end, bytes[i] == 0x26 { i += 1; continue }
                 break
             }
@@ -174,7 +244,7 @@ extension SIPURI {
 
     /// `*( ";" pname [ "=" pvalue ] )`; returns the index after the last parameter.
     private static func parseParameters(
-        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI,
+        _ bytes: ArraySlice<UInt8>, from start: Int, into uri: inout SIPURI, build: Bool,
         fail: (String, Int) -> SIPParseError
     ) throws(SIPParseError) -> Int {
         var i = start
@@ -184,25 +254,39 @@ extension SIPURI {
             let n = i
             while i < end, SIPURICharset.param.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
             guard i > n else { throw fail("uri-parameter name after ';'", i) }
-            let name = try unescape(bytes[n..<i], fail: fail)
+            let name = try unescape(bytes[n..<i], build: build, fail: fail)
             var value: String? = nil
             if i < end, bytes[i] == 0x3D {
                 i += 1
                 let v = i
                 while i < end, SIPURICharset.param.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
                 guard i > v else { throw fail("uri-parameter value after '='", i) }
-                value = try unescape(bytes[v..<i], fail: fail)
+                value = try unescape(bytes[v..<i], build: build, fail: fail)
             }
-            uri.parameters.append(SIPParameter(name: name, value: value))
+            if build { uri.parameters.append(SIPParameter(name: name, value: value)) }
         }
         return i
     }
 
-    /// Resolves `escaped = "%" HEXDIG HEXDIG` once.
+    /// Resolves `escaped = "%" HEXDIG HEXDIG` once. With `build` false only checks the escapes.
     static func unescape(
-        _ bytes: ArraySlice<UInt8>, fail: (String, Int) -> SIPParseError
+        _ bytes: ArraySlice<UInt8>, build: Bool = true, fail: (String, Int) -> SIPParseError
     ) throws(SIPParseError) -> String {
-        guard bytes.contains(0x25) else { return SIPByte.string(bytes) }
+        guard bytes.contains(0x25) else { return build ? SIPByte.string(bytes) : "" }
+        if !build {
+            var i = bytes.startIndex
+            while i < bytes.endIndex {
+                if bytes[i] == 0x25 {
+                    guard i + 2 < bytes.endIndex, SIPByte.isHex(bytes[i + 1]), SIPByte.isHex(bytes[i + 2]) else {
+                        throw fail("two hex digits after '%' (escaped)", i)
+                    }
+                    i += 3
+                } else {
+                    i += 1
+                }
+            }
+            return ""
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         var i = bytes.startIndex

@@ -2,7 +2,7 @@ extension SIPURI {
     /// Writes the URI, escaping each component with its RFC 3261 §25.1 character set.
     func write(to out: inout [UInt8]) {
         if let verbatim {
-            out.append(contentsOf: verbatim.utf8)
+            out.append(contentsOf: verbatim)
             return
         }
         out.append(contentsOf: scheme.rawValue.utf8)

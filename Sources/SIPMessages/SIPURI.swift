@@ -24,6 +24,14 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
         public static let sip = Scheme(rawValue: "sip")
         public static let sips = Scheme(rawValue: "sips")
         public static let tel = Scheme(rawValue: "tel")
+
+        /// sip, sips or tel spelled in any case, without building a string.
+        static func known(_ bytes: ArraySlice<UInt8>) -> Scheme? {
+            if SIPByte.equalsIgnoringCase(bytes, "sip") { return .sip }
+            if SIPByte.equalsIgnoringCase(bytes, "sips") { return .sips }
+            if SIPByte.equalsIgnoringCase(bytes, "tel") { return .tel }
+            return nil
+        }
     }
 
     public var scheme: Scheme { didSet { verbatim = nil } }
@@ -42,8 +50,9 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
     /// For a scheme other than sip, sips and tel: everything after `scheme:`, as written.
     public var opaque: String? { didSet { verbatim = nil } }
 
-    /// The text the URI was parsed from, while unmodified.
-    var verbatim: String?
+    /// The bytes the URI was parsed from (always ASCII: the parser admits nothing else), while
+    /// unmodified. A slice of the parsed message, not a copy.
+    var verbatim: ArraySlice<UInt8>?
 
     public init(
         scheme: Scheme = .sip, user: String? = nil, password: String? = nil, host: String,
@@ -99,7 +108,7 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        if let verbatim { return verbatim }
+        if let verbatim { return SIPByte.string(verbatim) }
         var out: [UInt8] = []
         write(to: &out)
         return String(decoding: out, as: UTF8.self)

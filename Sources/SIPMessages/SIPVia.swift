@@ -97,9 +97,10 @@ public struct SIPVia: Sendable, Hashable, CustomStringConvertible {
             _ = s.run { SIPByte.isAlphanum($0) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }
         }
         guard s.index > hostStart else { throw s.error("sent-by host") }
-        var via = SIPVia(
-            transport: SIPByte.string(transport), host: SIPByte.string(s.bytes[hostStart..<s.index]),
-            protocolName: SIPByte.string(name), protocolVersion: SIPByte.string(version))
+        var via = s.build
+            ? SIPVia(transport: SIPByte.string(transport), host: SIPByte.string(s.bytes[hostStart..<s.index]),
+                     protocolName: SIPByte.string(name), protocolVersion: SIPByte.string(version))
+            : SIPVia(transport: "", host: "")
         if s.consumeSeparator(0x3A) {
             let digits = s.run(while: SIPByte.isDigit)
             guard !digits.isEmpty else { throw s.error("port after ':' in sent-by") }

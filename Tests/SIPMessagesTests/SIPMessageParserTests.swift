@@ -73,6 +73,24 @@ struct SIPMessageParserTests {
         #expect(m.body == Array("hi".utf8))
     }
 
+    @Test(arguments: [
+            .via, .from, .to, .callID, .cseq, .maxForwards, .contact, .route, .recordRoute, .expires, .minExpires,
+            .event, .allowEvents, .subscriptionState, .accept, .allow, .contentType, .contentLength,
+            .contentEncoding, .supported, .require, .proxyRequire, .unsupported, .sipETag, .sipIfMatch, .retryAfter,
+            .subject, .date, .userAgent, .server, .authorization, .wwwAuthenticate, .proxyAuthenticate,
+            .proxyAuthorization, .referTo, .referredBy, .sessionExpires, .acceptContact, .rejectContact,
+            .requestDisposition, .identity, .identityInfo, .warning, .msPiggybackCSeq, .msEdgeProxyMessageTrust,
+            .msSourceNetwork,
+    ] as [SIPHeaderName])
+    func everyWellKnownNameIsFoundFromItsTextInAnyCase(_ name: SIPHeaderName) {
+        #expect(SIPHeaderName(name.displayName) == name)
+        #expect(SIPHeaderName(name.displayName.uppercased()) == name)
+        #expect(SIPHeaderName(name.canonical) == name)
+        #expect(SIPHeaderName(name.displayName).displayName == name.displayName)
+        #expect(name.canonical == name.displayName.lowercased())
+        #expect(SIPHeaderName(name.displayName + "x") != name)
+    }
+
     @Test func headerNamesMatchCaseInsensitively() {
         #expect(SIPHeaderName("cAlL-iD") == .callID)
         #expect(SIPHeaderName("I") == .callID)
