@@ -112,19 +112,6 @@ public struct XMLElement: Sendable {
     }
 
     public mutating func append(_ element: XMLElement) { children.append(.element(element)) }
-
-    /// A copy without white-space-only text nodes anywhere below, for
-    /// comparisons that ignore indentation.
-    public var strippingWhitespaceText: XMLElement {
-        var copy = self
-        copy.children = children.compactMap {
-            switch $0 {
-            case .text(let t): t.isXMLWhitespace ? nil : .text(t)
-            case .element(let e): .element(e.strippingWhitespaceText)
-            }
-        }
-        return copy
-    }
 }
 
 extension XMLElement: Hashable {
