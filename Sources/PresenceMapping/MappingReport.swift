@@ -15,6 +15,14 @@ public struct MappingReport: Sendable, Hashable, CustomStringConvertible {
     mutating func map(_ field: String, _ detail: String) { mapped.append(Entry(field: field, detail: detail)) }
     mutating func drop(_ field: String, _ reason: String) { dropped.append(Entry(field: field, detail: reason)) }
 
+    /// The report of one conversion followed by the next one's.
+    static func + (a: MappingReport, b: MappingReport) -> MappingReport {
+        var r = a
+        r.mapped += b.mapped
+        r.dropped += b.dropped
+        return r
+    }
+
     public var description: String {
         (mapped.map { "mapped  \($0.field) -> \($0.detail)" } + dropped.map { "dropped \($0.field): \($0.detail)" })
             .joined(separator: "\n")

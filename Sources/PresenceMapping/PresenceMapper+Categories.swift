@@ -174,18 +174,14 @@ extension PresenceMapper {
     public func pidf(from doc: MSRTCPresentity, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
         let (categories, first) = categories(from: doc)
         var (pidf, second) = pidf(from: categories, dialect: dialect)
-        second.mapped = first.mapped + second.mapped
-        second.dropped = first.dropped + second.dropped
         pidf.entity = categories.uri
-        return (pidf, second)
+        return (pidf, first + second)
     }
 
     /// PIDF → msrtc.pidf, through categories.
     public func msrtc(from doc: PIDFDocument) -> (MSRTCPresentity, MappingReport) {
         let (categories, first) = categories(from: doc)
-        var (msrtc, second) = msrtc(from: categories)
-        second.mapped = first.mapped + second.mapped
-        second.dropped = first.dropped + second.dropped
-        return (msrtc, second)
+        let (msrtc, second) = msrtc(from: categories)
+        return (msrtc, first + second)
     }
 }

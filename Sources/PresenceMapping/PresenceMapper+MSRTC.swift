@@ -1,5 +1,5 @@
 public import PresenceDocuments
-import Foundation
+import XMLBridge
 
 extension PresenceMapper {
     /// Categories → msrtc.pidf through [MS-PRES] §3.7.5.5 (`availability-msrtc.tsv`),
@@ -63,7 +63,7 @@ extension PresenceMapper {
         var output = CategoriesDocument(uri: uri)
         if let state = doc.states.first {
             var ms = MSState(type: .aggregateState, availability: state.avail ?? doc.availabilityAggregate.map(Self.availability(fromAggregate:)))
-            let text = state.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = state.text.trimmingXMLWhitespace()
             if let known = tables.msrtcStates[text] {
                 if let token = known { ms.activities = [MSActivity(token: token)] }
                 report.map("aggregate/states/state", "availability \(ms.availability.map(String.init) ?? "none")" + (known.map { ", token \($0)" } ?? ""))

@@ -201,6 +201,15 @@ public struct SIPStreamFramer: Sendable {
             }
             return v
         }
+        /// Ends a Content-Length field: its value, and no second one.
+        func closeContentLength() throws(SIPParseError) {
+            let v = try finish(digits, sawDigits, fieldOffset)
+            guard value == nil else {
+                throw SIPParseError(.duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
+                                    offset: fieldOffset, header: "Content-Length")
+            }
+            value = v
+        }
         while i < end {
             let lf = SIPByte.firstIndex(of: 0x0A, in: buffer, from: i, to: end)
             let contentEnd = (lf > i && buffer[lf - 1] == 0x0D) ? lf - 1 : lf
@@ -208,14 +217,7 @@ public struct SIPStreamFramer: Sendable {
             var valueStart = i
             let continuation = buffer[i] == 0x20 || buffer[i] == 0x09
             if !continuation {
-                if inContentLength {
-                    let v = try finish(digits, sawDigits, fieldOffset)
-                    guard value == nil else {
-                        throw SIPParseError(.duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
-                                            offset: fieldOffset, header: "Content-Length")
-                    }
-                    value = v
-                }
+                if inContentLength { try closeContentLength() }
                 inContentLength = false
                 let colon = SIPByte.firstIndex(of: 0x3A, in: buffer, from: i, to: contentEnd)
                 var nameEnd = colon
@@ -251,14 +253,7 @@ public struct SIPStreamFramer: Sendable {
             }
             i = lf + 1
         }
-        if inContentLength {
-            let v = try finish(digits, sawDigits, fieldOffset)
-            guard value == nil else {
-                throw SIPParseError(.duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
-                                    offset: fieldOffset, header: "Content-Length")
-            }
-            value = v
-        }
+        if inContentLength { try closeContentLength() }
         guard let value else {
             throw SIPParseError(.missingContentLength,
                                 expected: "a Content-Length header (mandatory on stream transports, RFC 3261 §18.3)",

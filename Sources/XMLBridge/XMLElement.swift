@@ -169,8 +169,3 @@ extension String {
         }
     }
 }
-
-extension Substring {
-    public var isXMLWhitespace: Bool { String(self).isXMLWhitespace }
-    public func trimmingXMLWhitespace() -> String { String(self).trimmingXMLWhitespace() }
-}
