@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
 swift build -c release --product presence-map
-exec .build/release/presence-map convert --to pidf --report "${@:-Vectors/presence/categories/4.4.3-category-benotify-calendarState.xml}"
+exec .build/release/presence-map convert --to pidf --report "${@:-Vectors/presence/examples/input/4.4.3-category-benotify-calendarState.xml}"
