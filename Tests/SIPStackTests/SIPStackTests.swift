@@ -1,0 +1,2 @@
+import SIPStack
+import Testing
