@@ -1,0 +1,95 @@
+public import SIPMessages
+
+/// What a notifier grants a SUBSCRIBE, or why it refuses it (RFC 6665 §4.2.1.1 and §4.2.1.2).
+public struct SubscriptionTerms: Sendable, Hashable {
+    public var package: SIPEventPackage
+    /// The Event header's `id` parameter (RFC 6665 §8.2.1), kept for every NOTIFY.
+    public var eventID: String?
+    /// The negotiated body type, kept for refreshes (issue: "the choice is kept for refreshes").
+    public var bodyType: String
+    /// Granted duration in seconds; 0 is a fetch (RFC 6665 §4.4.3) or an unsubscribe.
+    public var expires: UInt32
+    /// The subscriber supports `ms-benotify` ([MS-PRES] §3.4.5.1.4; [MS-SIP]).
+    public var supportsBENotify: Bool
+    /// The subscriber supports `ms-piggyback-first-notify` ([MS-PRES] §4.4.2).
+    public var supportsPiggyback: Bool
+
+    public init(package: SIPEventPackage, eventID: String? = nil, bodyType: String, expires: UInt32,
+                supportsBENotify: Bool = false, supportsPiggyback: Bool = false) {
+        self.package = package
+        self.eventID = eventID
+        self.bodyType = bodyType
+        self.expires = expires
+        self.supportsBENotify = supportsBENotify
+        self.supportsPiggyback = supportsPiggyback
+    }
+
+    /// The outcome of checking a SUBSCRIBE.
+    public enum Evaluation: Sendable, Hashable {
+        case accept(SubscriptionTerms)
+        /// The status and extra headers of the refusal (the caller adds the §8.2.6 copies).
+        case reject(status: Int, reason: String, headers: SIPHeaders)
+    }
+
+    /// Checks a SUBSCRIBE against the registry (RFC 6665 §4.2.1.1): the event package (489 Bad
+    /// Event with Allow-Events when missing or unknown), Expires (400 when unreadable; 423 Interval
+    /// Too Brief with Min-Expires when below the package minimum and not 0; shortened to the
+    /// maximum), and the body type from Accept (406 Not Acceptable when none fits). For a refresh,
+    /// pass the `negotiated` type of the subscription: it is kept as long as the new Accept still
+    /// allows it.
+    public static func evaluate(_ request: SIPRequest, registry: SIPEventPackageRegistry,
+                                negotiated: String? = nil) -> Evaluation {
+        let h = request.headers
+        let event: SIPEvent
+        do {
+            guard let e = try h.event else {
+                return .reject(status: 489, reason: "Bad Event", headers: allowEvents(registry))
+            }
+            event = e
+        } catch {
+            return .reject(status: 400, reason: "Bad Event header", headers: [])
+        }
+        guard let package = registry.package(named: event.package) else {
+            return .reject(status: 489, reason: "Bad Event", headers: allowEvents(registry))
+        }
+        let requested: UInt32?
+        do { requested = try h.expires } catch {
+            return .reject(status: 400, reason: "Bad Expires header", headers: [])
+        }
+        var expires = requested ?? package.defaultExpires
+        if expires != 0 && expires < package.minimumExpires {
+            return .reject(status: 423, reason: "Interval Too Brief",
+                           headers: [(.minExpires, String(package.minimumExpires))])
+        }
+        expires = min(expires, package.maximumExpires)
+        let accept: [SIPMediaRange]?
+        do { accept = try h.accept } catch {
+            return .reject(status: 400, reason: "Bad Accept header", headers: [])
+        }
+        var bodyType = package.negotiateBodyType(accept: accept)
+        if let negotiated, let accept, Self.allows(accept, negotiated) { bodyType = negotiated }
+        if let negotiated, accept == nil { bodyType = negotiated }
+        guard let bodyType else {
+            var headers = SIPHeaders()
+            headers.append(.accept, package.bodyTypes.joined(separator: ", "))
+            return .reject(status: 406, reason: "Not Acceptable", headers: headers)
+        }
+        let supported = (try? h.supported)?.map { $0.lowercased() } ?? []
+        return .accept(SubscriptionTerms(
+            package: package, eventID: event.id, bodyType: bodyType, expires: expires,
+            supportsBENotify: supported.contains("ms-benotify"),
+            supportsPiggyback: supported.contains("ms-piggyback-first-notify")))
+    }
+
+    private static func allowEvents(_ registry: SIPEventPackageRegistry) -> SIPHeaders {
+        var headers = SIPHeaders()
+        headers.append(.allowEvents, registry.names.joined(separator: ", "))
+        return headers
+    }
+
+    private static func allows(_ accept: [SIPMediaRange], _ type: String) -> Bool {
+        let parts = type.split(separator: "/", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { return false }
+        return accept.contains { $0.matches(type: parts[0], subtype: parts[1]) && $0.q > 0 }
+    }
+}
