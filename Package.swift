@@ -96,6 +96,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "PresenceGateway",
+            dependencies: ["PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPMessages"],
+            swiftSettings: strict
+        ),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"], swiftSettings: strict),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages", "Multipart"], swiftSettings: strict),
@@ -125,6 +130,11 @@ let package = Package(
                 "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "PresenceGatewayTests",
+            dependencies: ["PresenceGateway", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPMessages"],
             swiftSettings: strict
         ),
         .testTarget(
