@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
     ],
     targets: [
         .systemLibrary(
@@ -98,7 +99,10 @@ let package = Package(
         ),
         .target(
             name: "PresenceGateway",
-            dependencies: ["PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPMessages"],
+            dependencies: [
+                "PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
+                .product(name: "Yams", package: "Yams"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
