@@ -102,6 +102,7 @@ let package = Package(
             dependencies: [
                 "PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -138,7 +139,10 @@ let package = Package(
         ),
         .testTarget(
             name: "PresenceGatewayTests",
-            dependencies: ["PresenceGateway", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPMessages"],
+            dependencies: [
+                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPMessages", "SIPTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
