@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(
             name: "PresenceGatewayTests",
             dependencies: [
-                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPMessages", "SIPTransport",
+                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "PresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict

@@ -45,22 +45,42 @@ public struct BatchCategorySubscriber: Sendable {
     /// The headers of a batch category SUBSCRIBE (§4.5, lines 13253-13276): `Require: adhoclist,
     /// categoryList`, `Supported: eventlist, ms-benotify, ms-piggyback-first-notify`, and Accept
     /// for categories, RLMI and multipart/related (§3.4.5.1.1, lines 6563-6566).
+    ///
+    /// A *single* category SUBSCRIBE (§3.4.5.1.1; example §4.6, lines 14020-14055) has the same
+    /// body with one resource but no `Require`, and its To is the resource: `single` gives it.
     public static func configuration(watcher: SIPAddress, target: SIPURI, contact: SIPAddress,
-                                     expires: UInt32) -> SubscriberSubscription.Configuration {
+                                     expires: UInt32, single: SIPAddress? = nil) -> SubscriberSubscription.Configuration {
         SubscriberSubscription.Configuration(
-            target: target, from: watcher, to: watcher, contact: contact,
+            target: target, from: watcher, to: single ?? watcher, contact: contact,
             accept: [SIPBodyType.msrtcCategories, SIPBodyType.rlmi, SIPBodyType.multipartRelated],
             expires: expires, supported: ["eventlist", "ms-benotify", "ms-piggyback-first-notify"],
-            extraHeaders: [(.require, "adhoclist, categoryList")],
+            extraHeaders: single == nil ? [(.require, "adhoclist, categoryList")] : [],
             bodyType: SIPBodyType.msrtcCategoryList)
     }
 
     /// Starts the dialog with one `subscribe` action for `resources` and `categories`. `target` is
-    /// the Request-URI: the watcher's own URI, or a pool GRUU from a `poolFqdn` hint.
+    /// the Request-URI: the watcher's own URI, or a pool GRUU from a `poolFqdn` hint (batch), or
+    /// the resource (single).
     public static func start(watcher: SIPAddress, target: SIPURI, contact: SIPAddress, resources: [String],
                              categories: [CategoryName], expires: UInt32 = 3600, callID: String,
                              localTag: String) -> (BatchCategorySubscriber, [Action]) {
-        var configuration = configuration(watcher: watcher, target: target, contact: contact, expires: expires)
+        start(configuration(watcher: watcher, target: target, contact: contact, expires: expires),
+              resources: resources, categories: categories, callID: callID, localTag: localTag)
+    }
+
+    /// Starts a single category subscription of `watcher` to `resource` (§4.6): Request-URI and To
+    /// are the resource.
+    public static func startSingle(watcher: SIPAddress, resource: SIPAddress, contact: SIPAddress,
+                                   categories: [CategoryName], expires: UInt32 = 3600, callID: String,
+                                   localTag: String) -> (BatchCategorySubscriber, [Action]) {
+        start(configuration(watcher: watcher, target: resource.uri, contact: contact, expires: expires, single: resource),
+              resources: [resource.uri.description], categories: categories, callID: callID, localTag: localTag)
+    }
+
+    private static func start(_ base: SubscriberSubscription.Configuration, resources: [String], categories: [CategoryName],
+                              callID: String, localTag: String) -> (BatchCategorySubscriber, [Action]) {
+        var configuration = base
+        let watcher = base.from
         configuration.body = body(watcher: watcher, .subscribe, resources, categories)
         let (subscription, actions) = SubscriberSubscription.start(configuration, callID: callID, localTag: localTag)
         let subscriber = BatchCategorySubscriber(subscription: subscription, resources: resources, categories: categories)
