@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -103,6 +104,9 @@ let package = Package(
                 "PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
@@ -142,6 +146,8 @@ let package = Package(
             dependencies: [
                 "PresenceGateway", "PresenceMapping", "PresenceDocuments", "PresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),
