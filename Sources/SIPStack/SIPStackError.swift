@@ -12,6 +12,16 @@ public struct SIPStackError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let invalidDialogRequest = Code(rawValue: "invalid-dialog-request")
         /// A response cannot create a dialog: no To tag or no Contact (RFC 3261 §12.1.2).
         public static let invalidDialogResponse = Code(rawValue: "invalid-dialog-response")
+        /// The transaction layer cannot send this request: INVITE or ACK (the gateway makes no
+        /// calls), or CSeq missing or naming another method (RFC 3261 §8.1.1.5).
+        public static let invalidClientRequest = Code(rawValue: "invalid-client-request")
+        /// The transport advertises no address for the target's transport kind, so there is no
+        /// sent-by for the Via (RFC 3261 §18.1.1).
+        public static let noLocalAddress = Code(rawValue: "no-local-address")
+        /// ``SIPTransactionLayer/Limits`` allow no more transactions.
+        public static let tooManyTransactions = Code(rawValue: "too-many-transactions")
+        /// No server transaction has this key (it ended, or never existed).
+        public static let unknownTransaction = Code(rawValue: "unknown-transaction")
     }
 
     public var code: Code

@@ -1,0 +1,135 @@
+public import SIPMessages
+
+/// Identifies a server transaction (RFC 3261 §17.2.3).
+///
+/// With a branch that starts with the magic cookie `z9hG4bK`: "the branch parameter in the
+/// request is equal to the one in the top Via header field of the request that created the
+/// transaction, the sent-by value in the top Via of the request is equal to the one in the
+/// request that created the transaction, and the method of the request matches the one that
+/// created the transaction, except for ACK, where the method of the request that created the
+/// transaction is INVITE."
+///
+/// Without the cookie (RFC 2543 peers), the Request-URI, To tag, From tag, Call-ID, CSeq and top
+/// Via identify it; an ACK matches through the To tag of the response the transaction sent (the
+/// driver registers that alias, see ``ackAlias(toTag:)``).
+public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// Branch, sent-by (`host:port`, host lowercased, default port filled in) and method
+        /// (ACK and CANCEL recorded as INVITE by the lookups that need it).
+        case rfc3261(branch: String, sentBy: String, method: SIPMethod)
+        /// The RFC 2543 fallback fields. `topVia` is the top Via without the `received` and
+        /// `rport` parameters a receiving transport adds (§18.2.1).
+        case rfc2543(requestURI: SIPURI, toTag: String?, fromTag: String?, callID: String,
+                     cseq: UInt32, method: SIPMethod, topVia: String)
+    }
+
+    public var kind: Kind
+
+    public init(_ kind: Kind) { self.kind = kind }
+
+    /// Why a request yields no key.
+    public enum Failure: Error, Sendable, Hashable {
+        /// No Via, or the top Via, CSeq, From or To does not parse, or Call-ID is missing.
+        case malformed(String)
+        /// The branch is exactly the magic cookie: RFC 4475 §3.2.1 "Missing Transaction
+        /// Identifier".
+        case bareMagicCookie
+    }
+
+    /// The key of `request`, with `method` standing in for the request's own method (ACK and
+    /// CANCEL look up the INVITE they belong to). `bareCookieFallsBack` makes a branch that is
+    /// only `z9hG4bK` use the RFC 2543 fields instead of failing.
+    public static func make(for request: SIPRequest, method: SIPMethod? = nil,
+                            bareCookieFallsBack: Bool = false) -> Result<SIPServerTransactionKey, Failure> {
+        let h = request.headers
+        guard let vias = try? h.via, let top = vias.first else { return .failure(.malformed("Via")) }
+        guard let cseq = try? h.cseq else { return .failure(.malformed("CSeq")) }
+        let keyMethod = method ?? request.method
+        if let branch = top.branch, top.hasMagicCookie {
+            if branch.count > 7 {
+                return .success(SIPServerTransactionKey(.rfc3261(branch: branch, sentBy: sentBy(top), method: keyMethod)))
+            }
+            if !bareCookieFallsBack { return .failure(.bareMagicCookie) }
+        }
+        guard let callID = h.callID else { return .failure(.malformed("Call-ID")) }
+        guard let from = try? h.from else { return .failure(.malformed("From")) }
+        guard let to = try? h.to else { return .failure(.malformed("To")) }
+        var via = top
+        via.parameters.remove("received")
+        via.parameters.remove("rport")
+        return .success(SIPServerTransactionKey(.rfc2543(
+            requestURI: request.uri, toTag: to.tag, fromTag: from.tag, callID: callID,
+            cseq: cseq.sequence, method: keyMethod, topVia: via.description)))
+    }
+
+    /// For RFC 2543 INVITE transactions: the key an ACK for the final response carries, "the To
+    /// tag [of the ACK matches] the To tag of the response sent by the server transaction"
+    /// (§17.2.3). Nil for RFC 3261 keys (the branch already matches the ACK).
+    public func ackAlias(toTag: String?) -> SIPServerTransactionKey? {
+        guard case let .rfc2543(uri, _, fromTag, callID, cseq, _, topVia) = kind else { return nil }
+        return SIPServerTransactionKey(.rfc2543(requestURI: uri, toTag: toTag, fromTag: fromTag, callID: callID,
+                                                cseq: cseq, method: .ack, topVia: topVia))
+    }
+
+    /// Whether this key uses the RFC 3261 branch.
+    public var isRFC3261: Bool {
+        if case .rfc3261 = kind { return true }
+        return false
+    }
+
+    static func sentBy(_ via: SIPVia) -> String {
+        let port = via.port ?? (SIPTransportKindHelper.defaultPort(via.transport))
+        return "\(via.host.lowercased()):\(port)"
+    }
+
+    public var description: String {
+        switch kind {
+        case let .rfc3261(branch, sentBy, method): "\(method) \(branch)@\(sentBy)"
+        case let .rfc2543(uri, toTag, fromTag, callID, cseq, method, topVia):
+            "2543 \(method) \(uri) to=\(toTag ?? "-") from=\(fromTag ?? "-") \(callID) \(cseq) [\(topVia)]"
+        }
+    }
+}
+
+enum SIPTransportKindHelper {
+    /// RFC 3261 §19.1.2 / §18.2.2: 5061 for TLS, 5060 otherwise.
+    static func defaultPort(_ transport: String) -> UInt16 { transport.uppercased() == "TLS" ? 5061 : 5060 }
+}
+
+/// Identifies a client transaction (RFC 3261 §17.1.3): "If the response has the same value of
+/// the branch parameter in the top Via header field as the branch parameter in the top Via header
+/// field of the request that created the transaction [and] the method parameter in the CSeq
+/// header field matches the method of the request that created the transaction."
+public struct SIPClientTransactionKey: Sendable, Hashable, CustomStringConvertible {
+    public var branch: String
+    public var method: SIPMethod
+
+    public init(branch: String, method: SIPMethod) {
+        self.branch = branch
+        self.method = method
+    }
+
+    /// The key of a response; nil when it has no top Via branch or CSeq.
+    public init?(response: SIPResponse) {
+        guard let top = try? response.headers.via.first, let branch = top.branch,
+              let cseq = try? response.headers.cseq else { return nil }
+        self.init(branch: branch, method: cseq.method)
+    }
+
+    public var description: String { "\(method) \(branch)" }
+}
+
+/// The fields RFC 3261 §8.2.2.2 compares to detect a merged request: From tag, Call-ID and CSeq.
+struct SIPMergeKey: Hashable, Sendable {
+    var fromTag: String?
+    var callID: String
+    var cseq: SIPCSeq
+
+    init?(_ request: SIPRequest) {
+        guard let callID = request.headers.callID, let cseq = try? request.headers.cseq,
+              let from = try? request.headers.from else { return nil }
+        self.fromTag = from.tag
+        self.callID = callID
+        self.cseq = cseq
+    }
+}
