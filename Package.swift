@@ -107,6 +107,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),
@@ -145,8 +147,10 @@ let package = Package(
             name: "PresenceGatewayTests",
             dependencies: [
                 "PresenceGateway", "PresenceMapping", "PresenceDocuments", "PresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
+                "SIPStack",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict

@@ -202,6 +202,43 @@ public struct GatewayCore: Sendable {
         }
     }
 
+    /// Graceful shutdown: every watcher gets a final NOTIFY (`terminated;reason=deactivated`, so
+    /// it may subscribe again at once, RFC 6665 §4.1.3) and every leg an unsubscribe.
+    public mutating func shutdown(now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in enterpriseWatches.keys.sorted() {
+            guard var watch = enterpriseWatches[key] else { continue }
+            if let pending = watch.pending {
+                enterpriseWatches[key] = nil
+                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
+                                                            headers: [(.retryAfter, "30")])))
+                out += endOMALegs(watch.legs.values, now: now)
+                continue
+            }
+            guard var sub = watch.subscription else { continue }
+            let actions = sub.terminate(reason: "deactivated", now: now)
+            watch.subscription = sub
+            enterpriseWatches[key] = watch
+            out += apply(actions, context: .enterpriseWatch(key), now: now)
+        }
+        for key in omaWatches.keys.sorted() {
+            guard var watch = omaWatches[key] else { continue }
+            if let pending = watch.pending {
+                omaWatches[key] = nil
+                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
+                                                            headers: [(.retryAfter, "30")])))
+                out += endEnterpriseLeg(watch.leg, now: now)
+                continue
+            }
+            guard var sub = watch.subscription else { continue }
+            let actions = sub.terminate(reason: "deactivated", now: now)
+            watch.subscription = sub
+            omaWatches[key] = watch
+            out += apply(actions, context: .omaWatch(key), now: now)
+        }
+        return out
+    }
+
     // MARK: - Flow 1: enterprise watcher → OMA presentities
 
     struct EnterpriseWatch: Sendable {
