@@ -36,6 +36,10 @@ extension SIPNetworkTransport {
         public var discardResponsesWithForeignSentBy: Bool
         /// How long a TCP or TLS connect may take. Default: 10 seconds.
         public var connectTimeout: TimeAmount
+        /// Most TCP and TLS connections open at once, inbound and outbound together; further
+        /// inbound connections are closed at once and further sends fail with
+        /// ``SIPTransportError/Code/connectFailed``. Default: 4,096.
+        public var maxConnections: Int
 
         public init(
             listeners: [Listener] = [],
@@ -45,7 +49,8 @@ extension SIPNetworkTransport {
             parserLimits: SIPParserLimits = .default,
             maxUDPRequestSize: Int = 1300,
             discardResponsesWithForeignSentBy: Bool = true,
-            connectTimeout: TimeAmount = .seconds(10)
+            connectTimeout: TimeAmount = .seconds(10),
+            maxConnections: Int = 4096
         ) {
             self.listeners = listeners
             self.tls = tls
@@ -55,6 +60,7 @@ extension SIPNetworkTransport {
             self.maxUDPRequestSize = maxUDPRequestSize
             self.discardResponsesWithForeignSentBy = discardResponsesWithForeignSentBy
             self.connectTimeout = connectTimeout
+            self.maxConnections = maxConnections
         }
     }
 

@@ -118,8 +118,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         let channel: any Channel
         switch listener.kind {
         case .udp:
+            // NIO's datagram default reads at most 2,048 bytes; a SIP datagram may be up to 65,535
+            // (RFC 3261 §18.1.1 only asks senders to prefer TCP above 1,300).
             channel = try await DatagramBootstrap(group: eventLoop)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(SIPDatagramChannelHandler(transport: self))
@@ -134,6 +137,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             channel = try await ServerBootstrap(group: eventLoop)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try self.acceptStream(channel, kind: kind)
@@ -183,6 +187,19 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// listener bound to a wildcard address (`0.0.0.0`, `::`) needs an advertised host.
     public func advertisedAddress(for kind: SIPTransportKind) -> SIPTarget? {
         advertisedAddresses().first { $0.kind == kind }
+    }
+
+    /// The advertised address of the first listener of `kind` in the address family of
+    /// `target` (IPv4 or IPv6), for the Via of a request sent there; else
+    /// ``advertisedAddress(for:)``.
+    public func advertisedAddress(for kind: SIPTransportKind, toward target: SIPTarget) -> SIPTarget? {
+        let wantIPv6 = SIPHostAddress.unbracketed(target.host).contains(":")
+        let bound = boundListeners.withLockedValue { $0 }
+        for entry in bound where entry.listener.kind == kind && entry.local.isIPv6 == wantIPv6 {
+            return SIPTarget(kind, host: entry.listener.advertisedHost ?? entry.local.host,
+                             port: entry.listener.advertisedPort ?? entry.local.port)
+        }
+        return advertisedAddress(for: kind)
     }
 
     /// Every listener's advertised address, in listener order.
@@ -279,6 +296,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard let address = try? SocketAddress(ipAddress: key.host, port: Int(key.port)) else {
             return eventLoop.makeFailedFuture(SIPTransportError(.invalidTarget, "\(key.host) is not an IP literal"))
         }
+        guard connections.count + pendingConnects.count < configuration.maxConnections else {
+            return eventLoop.makeFailedFuture(SIPTransportError(
+                .connectFailed, "\(configuration.maxConnections) connections are open (Configuration.maxConnections)"))
+        }
         if key.kind == .tls, clientTLSContext == nil {
             return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
         }
@@ -288,6 +309,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         let kind = key.kind
         let future = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try self.configureStream(channel, kind: kind, id: id, serverName: serverName, ready: ready)
@@ -340,6 +362,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard phase == .started, let remote = SIPHostAddress.target(kind, channel.remoteAddress),
             let local = SIPHostAddress.target(kind, channel.localAddress)
         else { throw SIPTransportError(.shutDown, "not accepting connections") }
+        guard connections.count < configuration.maxConnections else {
+            logger.warning("refusing a SIP connection: Configuration.maxConnections reached",
+                           metadata: ["limit": "\(configuration.maxConnections)", "remote": "\(remote.hostPort)"])
+            throw SIPTransportError(.connectFailed, "too many connections")
+        }
         let id = SIPConnectionID(nextConnection)
         nextConnection += 1
         let ready = eventLoop.makePromise(of: Void.self)

@@ -119,6 +119,44 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    @Test func udpDatagramLargerThanNIOsDefaultReadSizeArrivesWhole() async throws {
+        let gateway = try await Harness.start(Configuration(listeners: [.init(.udp, host: "127.0.0.1", port: 0)]))
+        let peer = try await RawUDPPeer()
+        let body = String(repeating: "0123456789", count: 400)
+        try await peer.send(TestMessages.raw("MESSAGE", viaHost: "127.0.0.1", viaPort: peer.port, branch: "big",
+                                             callID: "big-in", body: body),
+                            to: gateway.bound[0])
+        let message = try await gateway.inbox.next()
+        #expect(message.message.body.count == 4000)
+        await peer.close()
+        await gateway.transport.shutdown()
+    }
+
+    @Test func crlfKeepAliveDatagramIsNeitherDeliveredNorCountedAsMalformed() async throws {
+        let gateway = try await Harness.start(Configuration(listeners: [.init(.udp, host: "127.0.0.1", port: 0)]))
+        let peer = try await RawUDPPeer()
+        try await peer.send("\r\n\r\n", to: gateway.bound[0])
+        try await peer.send(TestMessages.raw(viaHost: "127.0.0.1", viaPort: peer.port, branch: "k1", callID: "after-ping"),
+                            to: gateway.bound[0])
+        let message = try await gateway.inbox.next()
+        #expect(message.message.headers.callID == "after-ping")
+        #expect(gateway.metrics.counterTotal(label: "sip_transport_malformed_dropped") == 0)
+        await peer.close()
+        await gateway.transport.shutdown()
+    }
+
+    @Test func sendAfterShutdownFailsWithShutDown() async throws {
+        let gateway = try await Harness.start(Configuration(listeners: [.init(.udp, host: "127.0.0.1", port: 0)]))
+        let via = gateway.bound[0]
+        await gateway.transport.shutdown()
+        let request = try TestMessages.request(via: via, branch: "x", callID: "late")
+        await #expect {
+            try await gateway.transport.send(.request(request), to: via, connection: nil).get()
+        } throws: { error in
+            (error as? SIPTransportError)?.code == .shutDown
+        }
+    }
+
     // MARK: TCP framing
 
     @Test func tcpMessageSplitAcrossWritesAndTwoMessagesInOneWriteAreFramed() async throws {
@@ -229,6 +267,35 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    @Test func responseForAClosedConnectionOpensANewOneToTheSentByAddress() async throws {
+        let gateway = try await Harness.start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
+        let partner = try await Harness.start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
+        let partnerAddress = partner.bound[0]
+        // A request whose Via names the partner's listener arrives on a connection that then closes.
+        let raw = try await RawTCPPeer(connectingTo: gateway.bound[0])
+        try await raw.write(TestMessages.raw(viaHost: partnerAddress.host, viaPort: partnerAddress.port, transport: "TCP",
+                                             branch: "gone", callID: "closed-conn"))
+        let inbound = try await gateway.inbox.next()
+        let connection = try #require(inbound.connection)
+        await raw.close()
+        _ = try await waitFor("the gateway to see the close") {
+            ((try? gateway.transport.isOpen(connection).wait()) == false) ? true : nil
+        }
+        let request = try #require(inbound.message.request)
+        let route = try SIPResponseRoute.forResponse(topVia: try #require(try request.headers.via.first),
+                                                     requestConnection: connection)
+        // RFC 3261 §18.2.2: received (127.0.0.1) with the sent-by port, the partner's listener.
+        #expect(route.target == partnerAddress)
+        try await gateway.transport.send(.response(SIPResponse(replyingTo: request, statusCode: 200, toTag: "z")),
+                                         to: route.target, connection: route.connection).get()
+        let response = try await partner.inbox.next()
+        #expect(response.message.response?.statusCode == 200)
+        #expect(response.connection != nil)
+        #expect(gateway.counter("sip_transport_connections_opened", [("transport", "tcp")]) == 2)
+        await partner.transport.shutdown()
+        await gateway.transport.shutdown()
+    }
+
     // MARK: Limits and timeouts
 
     @Test func streamOverTheBufferLimitIsClosedWhileAnotherConnectionKeepsWorking() async throws {
@@ -247,6 +314,24 @@ import Testing
         #expect(!good.isClosed)
         #expect(gateway.counter("sip_transport_malformed_dropped", [("transport", "tcp"), ("reason", "stream-buffer-full")]) == 1)
         await good.close()
+        await gateway.transport.shutdown()
+    }
+
+    @Test func connectionsBeyondTheLimitAreClosedAndTheOthersKeepWorking() async throws {
+        var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
+        configuration.maxConnections = 1
+        let gateway = try await Harness.start(configuration)
+        let first = try await RawTCPPeer(connectingTo: gateway.bound[0])
+        let local = try #require(first.localTarget)
+        try await first.write(TestMessages.raw(viaHost: "127.0.0.1", viaPort: local.port, transport: "TCP", branch: "l1",
+                                               callID: "first-conn"))
+        _ = try await gateway.inbox.next()
+        let second = try await RawTCPPeer(connectingTo: gateway.bound[0])
+        try await second.waitUntilClosed()
+        try await first.write(TestMessages.raw(viaHost: "127.0.0.1", viaPort: local.port, transport: "TCP", branch: "l2",
+                                               callID: "first-again"))
+        #expect(try await gateway.inbox.next().message.headers.callID == "first-again")
+        await first.close()
         await gateway.transport.shutdown()
     }
 
