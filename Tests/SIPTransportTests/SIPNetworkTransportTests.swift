@@ -402,6 +402,48 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    @Test func tlsServerRefusesAClientCertificateNoTrustedCAIssued() async throws {
+        let gateway = try await Harness.start(Configuration(
+            listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
+            tls: try tls(TestCertificates.serverCertificate, TestCertificates.serverKey)))
+        let rogue = try await Harness.start(Configuration(
+            listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
+            tls: try tls(TestCertificates.rogueCertificate, TestCertificates.rogueKey)))
+        let rogueVia = try #require(rogue.transport.advertisedAddress(for: .tls))
+        var target = gateway.bound[0]
+        target.serverName = "gateway.test"
+        let request = try TestMessages.request("OPTIONS", via: rogueVia, branch: "r1", callID: "rogue-1")
+        // Under TLS 1.3 the client may finish its side before the server's alert arrives, so the
+        // send can succeed; what matters is that nothing is delivered and the connection dies.
+        _ = try? await rogue.transport.send(.request(request), to: target, connection: nil).get()
+        _ = try await waitFor("the gateway to close the connection") {
+            gateway.counter("sip_transport_connections_closed", [("transport", "tls")]) == 1 ? true : nil
+        }
+        #expect(gateway.inbox.count == 0)
+        await rogue.transport.shutdown()
+        await gateway.transport.shutdown()
+    }
+
+    @Test func tlsTargetWithoutServerNameIsVerifiedAgainstItsIPAddress() async throws {
+        let gateway = try await Harness.start(Configuration(
+            listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
+            tls: try tls(TestCertificates.serverCertificate, TestCertificates.serverKey)))
+        let partner = try await Harness.start(Configuration(
+            listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
+            tls: try tls(TestCertificates.clientCertificate, TestCertificates.clientKey)))
+        let partnerVia = try #require(partner.transport.advertisedAddress(for: .tls))
+        // The certificate names gateway.test only, not 127.0.0.1.
+        let request = try TestMessages.request("OPTIONS", via: partnerVia, branch: "ip1", callID: "tls-ip")
+        await #expect {
+            try await partner.transport.send(.request(request), to: gateway.bound[0], connection: nil).get()
+        } throws: { error in
+            (error as? SIPTransportError)?.code == .tlsFailed
+        }
+        #expect(gateway.inbox.count == 0)
+        await partner.transport.shutdown()
+        await gateway.transport.shutdown()
+    }
+
     // MARK: IPv6
 
     @Test func ipv6LoopbackCarriesUDPAndTCP() async throws {

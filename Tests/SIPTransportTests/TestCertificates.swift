@@ -14,7 +14,11 @@
 ///   -subj "/CN=partner-cn.example"
 /// printf "subjectAltName=DNS:partner.example\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth,serverAuth\n" > client.ext
 /// openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 36500 -extfile client.ext
+/// openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout rogue.key -out rogue.pem \
+///   -days 36500 -subj "/CN=rogue.example" -addext "subjectAltName=DNS:rogue.example"
 /// ```
+///
+/// `rogue` is self-signed: no test CA vouches for it.
 enum TestCertificates {
     static let caCertificate = """
     -----BEGIN CERTIFICATE-----
@@ -69,6 +73,26 @@ enum TestCertificates {
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgR244Ak1NLUEjH9+/
     vit+CHqsv++U/xNs2cYcqTP6Be6hRANCAATwZ4YuxTFvirC9sVbozUA4HckjgKYa
     3T7Msnuvw71EZU5cXmEIOXAWIQ1IOi+RZ/uLGkoiMa0g8ExManzxHbBf
+    -----END PRIVATE KEY-----
+    """
+    static let rogueCertificate = """
+    -----BEGIN CERTIFICATE-----
+    MIIBojCCAUegAwIBAgIUYWaYyPMMb6SsDfQRUh4/+oHqMJEwCgYIKoZIzj0EAwIw
+    GDEWMBQGA1UEAwwNcm9ndWUuZXhhbXBsZTAgFw0yNjExMjIxODQ2MDZaGA8yMTI2
+    MTAyOTE4NDYwNlowGDEWMBQGA1UEAwwNcm9ndWUuZXhhbXBsZTBZMBMGByqGSM49
+    AgEGCCqGSM49AwEHA0IABF9tp1dRna8UhxnP7KQ5oeA2FYtar44VnuGGU9tJ2IW6
+    XjvlnDZ1wpq4Ud7yEkvzdX9+G+MbMdsmiqF2aUjUC8ejbTBrMB0GA1UdDgQWBBTG
+    Ue0+WYMEONNAmvC4vS0aiVwpMjAfBgNVHSMEGDAWgBTGUe0+WYMEONNAmvC4vS0a
+    iVwpMjAPBgNVHRMBAf8EBTADAQH/MBgGA1UdEQQRMA+CDXJvZ3VlLmV4YW1wbGUw
+    CgYIKoZIzj0EAwIDSQAwRgIhAMRqQbfkOLJWum0YN3Wu4T4jZjYzSea4oe0VKIeL
+    FiUeAiEAq7xViZ38aG0OJNw3hLlVnUPrM0WfFs+kjTe0RzivKL4=
+    -----END CERTIFICATE-----
+    """
+    static let rogueKey = """
+    -----BEGIN PRIVATE KEY-----
+    MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgtcofFgakedre4zeW
+    bHgYZuTFt0gJCIiSGxMhueWFSKihRANCAARfbadXUZ2vFIcZz+ykOaHgNhWLWq+O
+    FZ7hhlPbSdiFul475Zw2dcKauFHe8hJL83V/fhvjGzHbJoqhdmlI1AvH
     -----END PRIVATE KEY-----
     """
 }
