@@ -27,6 +27,13 @@ public import SIPMessages
 /// - UDP requests over ``Configuration/maxUDPRequestSize`` fail with
 ///   ``SIPTransportError/Code/messageTooLarge`` (RFC 3261 §18.1.1).
 ///
+/// Known limits: connections are found by the peer's address, not by RFC 5923 aliases, so a
+/// request to a peer's listening address opens a new connection even when that peer has one
+/// open to us (the layers above pass the ``SIPConnectionID`` to reuse it). Under TLS 1.3 a
+/// client finishes its handshake before the server has judged its certificate, so a send to a
+/// server that then refuses our certificate may report success; the connection closes at once
+/// and nothing is delivered.
+///
 /// Logging goes to the injected `Logger`; counters (see ``SIPTransportMetrics``) to the injected
 /// `MetricsFactory`.
 public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
@@ -66,8 +73,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// Creates a transport; nothing is bound until ``start()``.
     ///
     /// - Parameters:
-    ///   - eventLoop: the one loop for all channels and callbacks. Default: one loop of NIO's
-    ///     shared `MultiThreadedEventLoopGroup.singleton`.
+    ///   - eventLoop: the one loop for all channels and callbacks; it must be a NIOPosix loop
+    ///     (sockets cannot run on an `EmbeddedEventLoop`: the stack's clock-driven tests use the
+    ///     loopback transport). Default: one loop of NIO's shared
+    ///     `MultiThreadedEventLoopGroup.singleton`.
     ///   - logger: where connection events and dropped messages are logged.
     ///   - metricsFactory: where counters go. Default: the bootstrapped `MetricsSystem.factory`.
     /// - Throws: the TLS material could not be turned into TLS contexts.
