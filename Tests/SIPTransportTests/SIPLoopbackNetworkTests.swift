@@ -5,7 +5,7 @@ import SIPTransport
 import Testing
 
 /// Collects what an endpoint receives (the loop and the test share one thread).
-final class Inbox: @unchecked Sendable {
+final class LoopbackInbox: @unchecked Sendable {
     var messages: [SIPReceivedMessage] = []
 }
 
@@ -44,7 +44,7 @@ private func options(via: String) throws -> SIPMessage {
     let network: SIPLoopbackNetwork
     let a: SIPLoopbackNetwork.Endpoint
     let b: SIPLoopbackNetwork.Endpoint
-    let inbox = Inbox()
+    let inbox = LoopbackInbox()
 
     init() {
         network = SIPLoopbackNetwork(eventLoop: loop)
@@ -145,7 +145,7 @@ private func options(via: String) throws -> SIPMessage {
     @Test func streamTransportsShareOneConnectionPerPairBothWays() throws {
         let tcpB = SIPTarget(.tcp, host: "127.0.0.1", port: 5060)
         let tcpA = SIPTarget(.tcp, host: "127.0.0.1", port: 5070)
-        let back = Inbox()
+        let back = LoopbackInbox()
         a.setMessageHandler { [back] in back.messages.append($0) }
         _ = a.send(try options(via: "SIP/2.0/TCP 127.0.0.1:5070;branch=z9hG4bKt1"), to: tcpB, connection: nil)
         _ = b.send(try options(via: "SIP/2.0/TCP 127.0.0.1:5060;branch=z9hG4bKt2"), to: tcpA, connection: nil)
