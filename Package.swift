@@ -88,6 +88,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "PresenceEvents",
+            dependencies: [
+                "SIPStack", "SIPMessages", "PresenceDocuments", "XMLBridge",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"], swiftSettings: strict),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages", "Multipart"], swiftSettings: strict),
@@ -108,6 +116,14 @@ let package = Package(
                 "SIPStack", "SIPTransport", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "PresenceEventsTests",
+            dependencies: [
+                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "XMLBridge",
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
