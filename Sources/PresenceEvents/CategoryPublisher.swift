@@ -4,7 +4,7 @@ import XMLBridge
 
 /// The client side of the [MS-PRES] category publish (§2.2.2.2.1): builds the SERVICE with the
 /// versions it knows, learns the new versions from the 200 OK (§2.2.2.2.2), and on 409 Conflict
-/// takes `curVersion` from the fault body (§2.2.2.2.3, lines 1690-1693: "For a publish request to
+/// takes `curVersion` from the fault body (§2.2.2.2.3, lines 1693-1695: "For a publish request to
 /// be successful, it SHOULD be retried with this value") and sends the publish again, at most
 /// ``Configuration/maxConflictRounds`` times.
 ///
@@ -13,8 +13,8 @@ import XMLBridge
 /// key).
 public struct CategoryPublisher: Sendable {
     public struct Configuration: Sendable, Hashable {
-        /// The publisher: From, To and `publications/@uri` carry its URI (§2.2.2.2.1 lines
-        /// 1596-1597: "The To and From header fields in a publish request MUST carry the same SIP
+        /// The publisher: From, To and `publications/@uri` carry its URI (§2.2.2.2.1 line
+        /// 1590: "The To and From header fields in a publish request MUST carry the same SIP
         /// URI").
         public var publisher: SIPAddress
         /// This endpoint's Contact, if any.
@@ -113,9 +113,10 @@ public struct CategoryPublisher: Sendable {
         }
     }
 
-    /// The final response to the SERVICE in flight.
+    /// The final response to the SERVICE in flight (matched by CSeq; others are ignored).
     public mutating func receive(_ response: SIPResponse) -> [Action] {
-        guard outstanding != nil, response.statusCode >= 200 else { return [] }
+        guard let request = outstanding, response.statusCode >= 200,
+              let sent = try? request.headers.cseq, (try? response.headers.cseq) == sent else { return [] }
         outstanding = nil
         if (200..<300).contains(response.statusCode) {
             let document = Self.categories(inRoamingData: response.body)

@@ -290,4 +290,28 @@ import XMLBridge
         let (r, _) = try send(&store, publish(try [100, 200, 300].map { try notePublication(container: $0, version: 0) }))
         #expect(r.statusCode == 413)
     }
+    @Test func changedListsOnlyTheCategoriesThatChanged() throws {
+        var store = CategoryPublicationStore()
+        _ = try send(&store, publish([try notePublication(container: 200, version: 0)]))
+        var deleteMissing = try notePublication(container: 300, version: 0, expires: 0)
+        deleteMissing.payload = nil
+        let state = CategoryPublish.Publication(categoryName: .state, instance: 0, container: 2, version: 0,
+                                                expireType: .user, payload: .other([]))
+        let (ok, actions) = try send(&store, publish([
+            try notePublication(container: 200, version: 1, text: "changed"), deleteMissing, state,
+        ]))
+        #expect(ok.statusCode == 200)
+        #expect(changes(actions) == [
+            CategoryPublicationStore.Change(publisher: bob, container: 2, categoryName: .state),
+            CategoryPublicationStore.Change(publisher: bob, container: 200, categoryName: .note),
+        ])
+        // The 200 OK still lists the (300, note) the publish touched, empty.
+        #expect(try roamingCategories(ok.body).categories.map(\.container) == [2, 200, 300])
+    }
+
+    @Test func publishTimeComesFromTheInjectedClock() throws {
+        var store = CategoryPublicationStore()
+        _ = try send(&store, publish([try notePublication(container: 200, version: 0)]), clock: 0)
+        #expect(store.entries(of: bob).first?.publishTime == "1970-01-01T00:00:00Z")
+    }
 }

@@ -163,4 +163,27 @@ import XMLBridge
         let request = try #require(sent(client.publish([.publish(key(300), try note("z"))])).first)
         #expect(try CategoryPublish(bytes: request.body).publications.first?.version == 1)
     }
+    @Test func okWithoutBodyStillAdvancesTheKnownVersions() throws {
+        var client = try publisher()
+        let request = try #require(sent(client.publish([.publish(key(200), try note("a"))])).first)
+        let ok = SIPResponse(replyingTo: request, statusCode: 200, toTag: "srv")
+        #expect(client.receive(ok) == [.published(nil)])
+        #expect(client.versions[key(200)] == 1)
+    }
+
+    @Test func responseToAnotherCSeqIsIgnored() throws {
+        var client = try publisher()
+        let request = try #require(sent(client.publish([.publish(key(200), try note("a"))])).first)
+        var stray = SIPResponse(replyingTo: request, statusCode: 200, toTag: "srv")
+        stray.headers.set(.cseq, "99 SERVICE")
+        #expect(client.receive(stray).isEmpty)
+        #expect(client.outstanding != nil)
+    }
+
+    @Test func unreadableConflictBodyFails() throws {
+        var client = try publisher()
+        let request = try #require(sent(client.publish([.publish(key(200), try note("a"))])).first)
+        let conflict = SIPResponse(replyingTo: request, statusCode: 409, toTag: "srv", body: Array("<Fault".utf8))
+        #expect(client.receive(conflict) == [.failed(statusCode: 409, reason: "409 without a readable msrtc-fault body")])
+    }
 }

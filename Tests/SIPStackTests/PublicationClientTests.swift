@@ -205,4 +205,42 @@ import Testing
         #expect(esc.publications.isEmpty)
         _ = initial
     }
+    @Test func serviceUnavailableWithRetryAfterIsRetriedAfterThatDelay() throws {
+        var (client, initial) = try start()
+        var busy = SIPResponse(replyingTo: initial, statusCode: 503, toTag: "esc1")
+        busy.headers.append(.retryAfter, "120")
+        #expect(client.receive(busy, now: t0, jitter: 0) == [.scheduleRetry(t0 + .seconds(120))])
+        let again = try #require(sent(client.retry(now: t0 + .seconds(120))).first)
+        #expect(again.body == pidf)
+    }
+
+    @Test func serviceUnavailableWithoutRetryAfterFails() throws {
+        var (client, initial) = try start()
+        let busy = SIPResponse(replyingTo: initial, statusCode: 503, toTag: "esc1")
+        #expect(client.receive(busy, now: t0, jitter: 0) == [.failed(statusCode: 503, reason: "Service Unavailable")])
+    }
+
+    @Test func conditionalRequestFailedToARemovalEndsIt() throws {
+        var client = try published()
+        let remove = try #require(sent(client.remove()).first)
+        let failed = SIPResponse(replyingTo: remove, statusCode: 412, toTag: "esc1")
+        #expect(client.receive(failed, now: t0, jitter: 0) == [.removed])
+        #expect(client.status == .removed)
+    }
+
+    @Test func intervalTooBriefWithoutALargerMinimumFails() throws {
+        var (client, initial) = try start(expires: 3600)
+        var tooBrief = SIPResponse(replyingTo: initial, statusCode: 423, toTag: "esc1")
+        tooBrief.headers.append(.minExpires, "60")
+        #expect(client.receive(tooBrief, now: t0, jitter: 0) == [.failed(statusCode: 423, reason: "Interval Too Brief")])
+    }
+
+    @Test func provisionalAndUnexpectedResponsesAreIgnored() throws {
+        var (client, initial) = try start()
+        let trying = SIPResponse(replyingTo: initial, statusCode: 100)
+        #expect(client.receive(trying, now: t0, jitter: 0).isEmpty)
+        _ = client.receive(ok(initial, etag: "e1", expires: 3600), now: t0, jitter: 0)
+        // A retransmitted 200 after the transaction completed.
+        #expect(client.receive(ok(initial, etag: "e1", expires: 3600), now: t0, jitter: 0).isEmpty)
+    }
 }

@@ -234,4 +234,48 @@ func publishRequest(ifMatch: String? = nil, expires: String? = "3600", event: St
         #expect(try r.headers.to?.tag != nil)
         #expect(try r.headers.via.count == 1)
     }
+    @Test func initialPublishWithExpiresZeroStoresNothing() throws {
+        var esc = EventStateCompositor()
+        let actions = esc.receive(publishRequest(expires: "0"), resource: bob, now: t0, entropy: 1)
+        let ok = try #require(responses(actions).first)
+        #expect(ok.statusCode == 200)
+        #expect(try ok.headers.expires == 0)
+        #expect(changes(actions).isEmpty)
+        #expect(esc.publications.isEmpty)
+    }
+
+    @Test func bodyWithoutContentTypeIsAnswered400() throws {
+        var esc = EventStateCompositor()
+        let r = try #require(responses(esc.receive(publishRequest(contentType: nil), resource: bob, now: t0, entropy: 1)).first)
+        #expect(r.statusCode == 400)
+    }
+
+    @Test func tooLargeBodyIsAnswered413() throws {
+        var esc = EventStateCompositor(limits: .init(maxBodyBytes: 8))
+        let r = try #require(responses(esc.receive(publishRequest(), resource: bob, now: t0, entropy: 1)).first)
+        #expect(r.statusCode == 413)
+    }
+
+    @Test func removedEntityTagIsAnswered412Afterwards() throws {
+        var esc = EventStateCompositor()
+        let tag = try publishInitial(&esc)
+        let removed = esc.receive(publishRequest(ifMatch: tag, expires: "0", body: "", cseq: 2), resource: bob, now: t0,
+                                  entropy: 2)
+        let newTag = try #require(try responses(removed).first?.headers.sipETag)
+        for stale in [tag, newTag] {
+            let r = responses(esc.receive(publishRequest(ifMatch: stale, body: "", cseq: 3), resource: bob, now: t0, entropy: 3))
+            #expect(r.first?.statusCode == 412)
+        }
+    }
+
+    @Test func removeAllDropsEveryPublicationOfTheResourceOnly() throws {
+        var esc = EventStateCompositor()
+        let a = try publishInitial(&esc, entropy: 1)
+        let b = try publishInitial(&esc, entropy: 2)
+        _ = esc.receive(publishRequest(), resource: "sip:carol@contoso.com", now: t0, entropy: 3)
+        let actions = esc.removeAll(of: bob)
+        #expect(actions == [.cancelExpiry(entityTag: a), .cancelExpiry(entityTag: b), .changed(resource: bob, publications: [])])
+        #expect(esc.publications.count == 1)
+        #expect(esc.removeAll(of: bob).isEmpty)
+    }
 }

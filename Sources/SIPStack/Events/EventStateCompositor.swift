@@ -100,17 +100,20 @@ public struct EventStateCompositor: Sendable {
     /// Handles one PUBLISH for `resource` (the driver resolved the Request-URI and authorized
     /// the publisher: RFC 3903 §6 steps 1 and 2). The steps of RFC 3903 §6 in order:
     ///
-    /// - Event missing or not this package: 489 Bad Event with Allow-Events (step 2).
+    /// - Event missing or not this package: 489 Bad Event with Allow-Events (step 2: "If the
+    ///   Event header field is missing or contains an event package which the ESC does not
+    ///   support, the ESC MUST respond ... with a 489 (Bad Event) response").
     /// - SIP-If-Match naming no current publication of this resource: 412 Conditional Request
-    ///   Failed (step 3). No SIP-If-Match and no body: 400 (step 3: an initial publication
-    ///   needs state).
+    ///   Failed; an unreadable one: 400 (step 3). No SIP-If-Match and no body: 400 (step 3: an
+    ///   initial publication needs state).
     /// - Expires below the package minimum and not 0: 423 Interval Too Brief with Min-Expires;
     ///   above the maximum: shortened; absent: the package default (step 4). Expires 0 with
     ///   SIP-If-Match removes the publication.
     /// - A body of a type the package does not take: 415 Unsupported Media Type with Accept
     ///   (step 5).
-    /// - Success: 200 OK with a fresh SIP-ETag and the granted Expires (step 6: "the ESC MUST
-    ///   generate a new entity-tag for each successful publication").
+    /// - Success: the state is stored under a new entity-tag (step 5: the ESC assigns a new
+    ///   entity-tag on every successful PUBLISH, so a refresh or modify retires the old one), and
+    ///   200 OK carries it in SIP-ETag with the granted Expires (step 6).
     ///
     /// `entropy` is injected randomness (a fresh random value per call, from the driver): the
     /// entity-tag is built from it and a counter, so tags are unique here and hard to guess
@@ -229,7 +232,7 @@ public struct EventStateCompositor: Sendable {
     private mutating func remove(_ tag: String, request: SIPRequest, entropy: UInt64) -> [Action] {
         guard let publication = publications[tag] else { return [] }
         drop(tag)
-        // Step 6 asks a SIP-ETag of every 200; a removed publication has none to refresh, so the
+        // Steps 5-6 give every 200 a SIP-ETag; a removed publication has none to refresh, so the
         // tag sent is a new one that names nothing (a later SIP-If-Match with it gets 412).
         return [
             .respond(ok(request, entityTag: makeEntityTag(entropy), expires: 0, entropy: entropy)),

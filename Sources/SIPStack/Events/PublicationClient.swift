@@ -13,14 +13,18 @@ public import SIPMessages
 ///                   │   └─────────────── (PUBLISH in flight) ── failure ──▶ failed
 /// ```
 ///
-/// One PUBLISH at a time (RFC 3903 §4: "an EPA ... MUST NOT send a new PUBLISH request ...
-/// while a previous one is in progress" for the same state): a ``modify(body:contentType:)`` or
-/// ``remove()`` asked while one is in flight waits for its final response.
+/// One PUBLISH at a time (RFC 3903 §4: the EPA does not send a new PUBLISH for the same state
+/// until the previous one has a final response or has timed out): a
+/// ``modify(body:contentType:)`` or ``remove()`` asked while one is in flight waits for its
+/// final response.
 ///
 /// Failure policy (RFC 3903 §5 leaves it to the EPA):
 /// - 412 Conditional Request Failed: the ESC lost the state; publish afresh with the current
-///   body, without SIP-If-Match (RFC 3903 §5: "the EPA MUST NOT reattempt the PUBLISH with the
-///   same entity-tag" and may publish initial state).
+///   body, without SIP-If-Match (RFC 3903 §5: "If an EPA receives a 412 (Conditional Request
+///   Failed) response, it MUST NOT reattempt the PUBLISH request. Instead, to publish event
+///   state, the EPA SHOULD perform an initial publication ... The EPA MUST also discard the
+///   entity-tag that produced this error response"). A 412 to a removal ends it: nothing is
+///   left at the ESC.
 /// - 423 Interval Too Brief: retry at once with Min-Expires when it is larger than what was
 ///   asked (RFC 3903 §5 via RFC 3261 §21.4.17); otherwise fail.
 /// - 408 Request Timeout, from the peer or from the transaction layer (``transactionFailed(now:)``,
@@ -182,12 +186,13 @@ public struct PublicationClient: Sendable {
         }
     }
 
-    /// A response to the outstanding PUBLISH. `jitter` in 0..<1 (injected randomness) spreads
+    /// A response to the outstanding PUBLISH (matched by CSeq). `jitter` in 0..<1 (injected randomness) spreads
     /// refreshes as ``SubscriberSubscription`` does: due at `expires × (0.9 − 0.1 × jitter)`, and
     /// at least 5 s before expiry when the duration allows (RFC 3903 §4.3 leaves the margin to
     /// the EPA).
     public mutating func receive(_ response: SIPResponse, now: NIODeadline, jitter: Double) -> [Action] {
-        guard outstanding != nil, let operation = outstandingOperation, response.statusCode >= 200 else { return [] }
+        guard let request = outstanding, let operation = outstandingOperation, response.statusCode >= 200,
+              Self.sameCSeq(request, response) else { return [] }
         outstanding = nil
         if (200..<300).contains(response.statusCode) {
             retries = 0
@@ -283,6 +288,13 @@ public struct PublicationClient: Sendable {
         queued = nil
         status = .failed(statusCode: statusCode)
         return [.failed(statusCode: statusCode, reason: reason)]
+    }
+
+    /// The response answers this request (a late response to an earlier PUBLISH does not; the
+    /// transaction layer normally filters those already).
+    static func sameCSeq(_ request: SIPRequest, _ response: SIPResponse) -> Bool {
+        guard let sent = try? request.headers.cseq, let got = try? response.headers.cseq else { return false }
+        return sent == got
     }
 
     private func backoff() -> TimeAmount {
