@@ -16,6 +16,14 @@ public import SIPMessages
 /// | Remove    | no    | yes           | 0             |
 /// ```
 ///
+/// The entity-tag travels in two headers (RFC 3903 §11.3):
+///
+/// ```
+/// SIP-ETag     = "SIP-ETag" HCOLON entity-tag
+/// SIP-If-Match = "SIP-If-Match" HCOLON entity-tag
+/// entity-tag   = token
+/// ```
+///
 /// Nothing here knows a presence document: the body is kept as bytes with its media type, and
 /// the composition (RFC 3903 §6 last paragraph: "the ESC ... composes the event state") is the
 /// owner's, fed by ``Action/changed(resource:publications:)``.
