@@ -167,8 +167,10 @@ public struct CategoryPublicationStore: Sendable {
 
     public let limits: Limits
     public let readOnly: Set<ReadOnly>
-    public private(set) var entries: [Key: Entry] = [:]
-    private var countByPublisher: [String: Int] = [:]
+    /// Every instance, by publisher: a publish works on its publisher's dictionary only.
+    private var byPublisher: [String: [Key: Entry]] = [:]
+    /// Instances over all publishers.
+    public private(set) var count = 0
 
     /// `readOnly` defaults to `userProperties` in container 1 ([MS-PRES] lines 6333-6334: "userProperties in container 1 MUST be registered as a read-only category").
     public init(limits: Limits = .default,
@@ -179,7 +181,12 @@ public struct CategoryPublicationStore: Sendable {
 
     /// The publisher's instances, in ``Key`` order.
     public func entries(of publisher: String) -> [Entry] {
-        entries.values.filter { $0.key.publisher == publisher }.sorted { $0.key < $1.key }
+        (byPublisher[publisher] ?? [:]).values.sorted { $0.key < $1.key }
+    }
+
+    /// Every instance of every publisher (for inspection; O(n)).
+    public var entries: [Key: Entry] {
+        byPublisher.values.reduce(into: [:]) { all, own in all.merge(own) { a, _ in a } }
     }
 
     /// A publisher URI as a key: scheme, user and host (lower-cased), without port or parameters
@@ -253,9 +260,9 @@ public struct CategoryPublicationStore: Sendable {
         guard publish.publications.count <= limits.maxPublicationsPerRequest else {
             return .rejected(status: 413, reason: "Too Many Publications")
         }
-        var working = entries
-        var count = countByPublisher[publisher] ?? 0
-        var total = entries.count
+        var working = byPublisher[publisher] ?? [:]
+        var count = working.count
+        var total = self.count
         var faults: [PublishFault.Operation] = []
         var touched = Set<Change>()
         var changed = Set<Change>()
@@ -317,8 +324,8 @@ public struct CategoryPublicationStore: Sendable {
         if count > limits.maxPublicationsPerPublisher || total > limits.maxPublications {
             return .rejected(status: 503, reason: "Publication Limit Reached")
         }
-        entries = working
-        countByPublisher[publisher] = count == 0 ? nil : count
+        byPublisher[publisher] = working.isEmpty ? nil : working
+        self.count = total
         return .committed(document: categoriesDocument(publisher: publisher, for: touched),
                           changes: changed.sorted(), expiries: expiries)
     }
@@ -327,7 +334,7 @@ public struct CategoryPublicationStore: Sendable {
     /// server automatically deletes it after the expiration time is reached"). Ignored when the
     /// publication is gone or was updated with a later expiry (a stale timer).
     public mutating func expire(_ key: Key, now: NIODeadline) -> [Action] {
-        guard let entry = entries[key], let at = entry.expiresAt, now >= at else { return [] }
+        guard let entry = byPublisher[key.publisher]?[key], let at = entry.expiresAt, now >= at else { return [] }
         remove([key])
         return [.changed([Change(publisher: key.publisher, container: key.container, categoryName: key.categoryName)])]
     }
@@ -346,7 +353,7 @@ public struct CategoryPublicationStore: Sendable {
     }
 
     private mutating func removeMatching(_ publisher: String, _ predicate: (Entry) -> Bool) -> [Action] {
-        let keys = entries.values.filter { $0.key.publisher == publisher && predicate($0) }.map(\.key)
+        let keys = (byPublisher[publisher] ?? [:]).values.filter(predicate).map(\.key)
         guard !keys.isEmpty else { return [] }
         remove(keys)
         let changes = Set(keys.map { Change(publisher: $0.publisher, container: $0.container, categoryName: $0.categoryName) })
@@ -354,9 +361,9 @@ public struct CategoryPublicationStore: Sendable {
     }
 
     private mutating func remove(_ keys: [Key]) {
-        for key in keys where entries.removeValue(forKey: key) != nil {
-            let left = (countByPublisher[key.publisher] ?? 1) - 1
-            countByPublisher[key.publisher] = left <= 0 ? nil : left
+        for key in keys where byPublisher[key.publisher]?.removeValue(forKey: key) != nil {
+            count -= 1
+            if byPublisher[key.publisher]?.isEmpty == true { byPublisher[key.publisher] = nil }
         }
     }
 
@@ -365,8 +372,8 @@ public struct CategoryPublicationStore: Sendable {
     func categoriesDocument(publisher: String, for touched: Set<Change>) -> CategoriesDocument {
         var categories: [Category] = []
         for change in touched.sorted() {
-            let instances = entries.values
-                .filter { $0.key.publisher == publisher && $0.key.container == change.container
+            let instances = (byPublisher[publisher] ?? [:]).values
+                .filter { $0.key.container == change.container
                     && $0.key.categoryName == change.categoryName }
                 .sorted { $0.key < $1.key }
             if instances.isEmpty {

@@ -314,4 +314,21 @@ import XMLBridge
         _ = try send(&store, publish([try notePublication(container: 200, version: 0)]), clock: 0)
         #expect(store.entries(of: bob).first?.publishTime == "1970-01-01T00:00:00Z")
     }
+    @Test func totalLimitCountsEveryPublisherAndFreesOnRemoval() throws {
+        var store = CategoryPublicationStore(limits: .init(maxPublications: 2))
+        _ = try send(&store, publish([try notePublication(container: 200, version: 0, expireType: .user)]))
+        let alice = CategoryPublish(uri: "sip:alice@contoso.com", publications: [
+            try notePublication(container: 200, version: 0), try notePublication(container: 300, version: 0),
+        ]).serialized()
+        let refused = store.receive(serviceRequest(body: alice, from: "<sip:alice@contoso.com>;tag=a", to: "<sip:alice@contoso.com>"),
+                                    endpointID: nil, now: t0, utcSeconds: clock, toTag: "t")
+        #expect(responses(refused).first?.statusCode == 503)
+        #expect(store.count == 1)
+        _ = store.userEnded(publisher: bob)
+        #expect(store.count == 0)
+        let accepted = store.receive(serviceRequest(body: alice, from: "<sip:alice@contoso.com>;tag=a", to: "<sip:alice@contoso.com>"),
+                                     endpointID: nil, now: t0, utcSeconds: clock, toTag: "t")
+        #expect(responses(accepted).first?.statusCode == 200)
+        #expect(store.count == 2)
+    }
 }
