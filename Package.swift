@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "PresenceEvents",
             dependencies: [
-                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart",
+                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -142,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "PresenceEventsTests",
             dependencies: [
-                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart",
+                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
