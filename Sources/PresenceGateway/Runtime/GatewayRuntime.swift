@@ -1,5 +1,6 @@
 public import Logging
 import Metrics
+import NIOConcurrencyHelpers
 public import NIOCore
 public import SIPMessages
 public import SIPStack
@@ -24,6 +25,19 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let active: [String: Gauge]
+    private let published = NIOLockedValueBox(Status(running: true, enterpriseWatches: 0, omaLegs: 0, omaWatches: 0, enterpriseLegs: 0))
+
+    /// What `/health` reports; readable from any thread.
+    public struct Status: Sendable, Hashable {
+        public var running: Bool
+        public var enterpriseWatches: Int
+        public var omaLegs: Int
+        public var omaWatches: Int
+        public var enterpriseLegs: Int
+    }
+
+    /// The latest status, updated after every event; safe to read from any thread.
+    public var status: Status { published.withLockedValue { $0 } }
 
     /// `resolve` turns a URI into a target when it is not an IP literal and the side's next hop is
     /// not a fixed URI (RFC 3263 resolution); nil fails the request with 503.
@@ -65,6 +79,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         eventLoop.assertInEventLoop()
         stopping = true
         perform(core.shutdown(now: .now()))
+        published.withLockedValue { $0.running = false }
     }
 
     private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side) {
@@ -129,6 +144,10 @@ public final class GatewayRuntime: @unchecked Sendable {
             }
         }
         let counts = core.counts
+        published.withLockedValue {
+            $0 = Status(running: !stopping, enterpriseWatches: counts.enterpriseWatches, omaLegs: counts.omaLegs,
+                        omaWatches: counts.omaWatches, enterpriseLegs: counts.enterpriseLegs)
+        }
         active["enterprise_watchers"]?.record(counts.enterpriseWatches)
         active["oma_legs"]?.record(counts.omaLegs)
         active["oma_watchers"]?.record(counts.omaWatches)
