@@ -1,0 +1,67 @@
+/// A resource record TYPE (RFC 1035 §3.2.2). Open vocabulary: unknown types are kept by number.
+public struct DNSRecordType: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// A host address, 4 octets (RFC 1035 §3.4.1).
+    public static let a = Self(rawValue: 1)
+    /// An authoritative name server (RFC 1035 §3.3.11).
+    public static let ns = Self(rawValue: 2)
+    /// The canonical name for an alias (RFC 1035 §3.3.1).
+    public static let cname = Self(rawValue: 5)
+    /// Start of a zone of authority (RFC 1035 §3.3.13); its MINIMUM bounds negative caching
+    /// (RFC 2308 §5).
+    public static let soa = Self(rawValue: 6)
+    /// An IPv6 host address, 16 octets (RFC 3596 §2.2).
+    public static let aaaa = Self(rawValue: 28)
+    /// Service location (RFC 2782).
+    public static let srv = Self(rawValue: 33)
+    /// Naming authority pointer (RFC 3403 §4).
+    public static let naptr = Self(rawValue: 35)
+
+    public var description: String {
+        switch self {
+        case .a: "A"
+        case .ns: "NS"
+        case .cname: "CNAME"
+        case .soa: "SOA"
+        case .aaaa: "AAAA"
+        case .srv: "SRV"
+        case .naptr: "NAPTR"
+        default: "TYPE\(rawValue)"
+        }
+    }
+}
+
+/// A resource record CLASS (RFC 1035 §3.2.4). Only IN is used here.
+public struct DNSClass: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    /// The Internet (RFC 1035 §3.2.4).
+    public static let internet = Self(rawValue: 1)
+    public var description: String { self == .internet ? "IN" : "CLASS\(rawValue)" }
+}
+
+/// A response code (RFC 1035 §4.1.1 RCODE). Open vocabulary.
+public struct DNSResponseCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let noError = Self(rawValue: 0)
+    public static let formatError = Self(rawValue: 1)
+    public static let serverFailure = Self(rawValue: 2)
+    /// NXDOMAIN: the name does not exist (authoritative answers only).
+    public static let nameError = Self(rawValue: 3)
+    public static let notImplemented = Self(rawValue: 4)
+    public static let refused = Self(rawValue: 5)
+    public var description: String {
+        switch self {
+        case .noError: "NOERROR"
+        case .formatError: "FORMERR"
+        case .serverFailure: "SERVFAIL"
+        case .nameError: "NXDOMAIN"
+        case .notImplemented: "NOTIMP"
+        case .refused: "REFUSED"
+        default: "RCODE\(rawValue)"
+        }
+    }
+}

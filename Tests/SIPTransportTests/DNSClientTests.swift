@@ -1,0 +1,236 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import SIPTransport
+import Testing
+
+/// A clock tests advance by hand, for the TTL cache.
+final class ManualClock: Sendable {
+    private let now = NIOLockedValueBox(NIODeadline.uptimeNanoseconds(1_000_000_000_000))
+    func read() -> NIODeadline { now.withLockedValue { $0 } }
+    func advance(by amount: TimeAmount) { now.withLockedValue { $0 = $0 + amount } }
+}
+
+/// An authoritative-style DNS server on 127.0.0.1 (UDP, port 0) serving a fixed zone, the way a
+/// recursive resolver would answer a stub: CNAME chains inside the zone are followed into the
+/// answer section, NXDOMAIN when the name owns nothing, an SOA in the authority section of
+/// negative answers when the zone has one.
+final class FakeDNSServer: Sendable {
+    enum Behaviour: Sendable {
+        /// Answers every query.
+        case answer
+        /// Reads queries and never answers.
+        case silent
+        /// Before the real answer, sends one with the wrong ID and one with another question.
+        case decoysFirst
+        /// Answers SERVFAIL.
+        case serverFailure
+    }
+
+    let channel: any Channel
+    let zone: [DNSResourceRecord]
+    let behaviour: Behaviour
+    private let log = NIOLockedValueBox<[DNSQuestion]>([])
+
+    var address: SocketAddress {
+        get throws {
+            guard let address = channel.localAddress else { throw SIPTransportError(.invalidTarget, "server not bound") }
+            return address
+        }
+    }
+
+    /// Every question received, in order.
+    var questions: [DNSQuestion] { log.withLockedValue { $0 } }
+
+    private init(channel: any Channel, zone: [DNSResourceRecord], behaviour: Behaviour) {
+        self.channel = channel
+        self.zone = zone
+        self.behaviour = behaviour
+    }
+
+    static func start(zone: [DNSResourceRecord], behaviour: Behaviour = .answer) async throws -> FakeDNSServer {
+        let box = NIOLockedValueBox<FakeDNSServer?>(nil)
+        let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Handler(server: box))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let server = FakeDNSServer(channel: channel, zone: zone, behaviour: behaviour)
+        box.withLockedValue { $0 = server }
+        return server
+    }
+
+    func stop() async throws {
+        try await channel.close()
+    }
+
+    func record(_ question: DNSQuestion) { log.withLockedValue { $0.append(question) } }
+
+    /// The responses to send for one query.
+    func responses(to query: DNSMessage) -> [DNSMessage] {
+        guard let question = query.questions.first else { return [] }
+        var flags = DNSMessage.Flags(isResponse: true, isAuthoritative: true, recursionDesired: query.flags.recursionDesired,
+                                     recursionAvailable: true)
+        if behaviour == .serverFailure {
+            flags.responseCode = .serverFailure
+            return [DNSMessage(id: query.id, flags: flags, questions: [question])]
+        }
+        var answers: [DNSResourceRecord] = []
+        var current = question.name
+        for _ in 0..<10 {
+            let matches = zone.filter { $0.name == current && $0.type == question.type }
+            if !matches.isEmpty {
+                answers += matches
+                break
+            }
+            guard let alias = zone.first(where: { $0.name == current && $0.type == .cname }),
+                  case .cname(let target) = alias.data
+            else { break }
+            answers.append(alias)
+            current = target
+        }
+        var authorities: [DNSResourceRecord] = []
+        if answers.isEmpty {
+            if !zone.contains(where: { $0.name == question.name }) { flags.responseCode = .nameError }
+            authorities = zone.filter { $0.type == .soa }
+        }
+        let real = DNSMessage(id: query.id, flags: flags, questions: [question], answers: answers, authorities: authorities)
+        guard behaviour == .decoysFirst else { return [real] }
+        let bogusAddress = DNSResourceRecord(name: question.name, ttl: 60, data: .a(DNSIPv4Address(127, 0, 0, 66)))
+        var wrongID = real
+        wrongID.id = query.id &+ 1
+        wrongID.answers = [bogusAddress]
+        var wrongQuestion = real
+        wrongQuestion.questions = [DNSQuestion(name: "decoy.invalid", type: question.type)]
+        wrongQuestion.answers = [bogusAddress]
+        return [wrongID, wrongQuestion, real]
+    }
+
+    final class Handler: ChannelInboundHandler {
+        typealias InboundIn = AddressedEnvelope<ByteBuffer>
+        typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+        let server: NIOLockedValueBox<FakeDNSServer?>
+
+        init(server: NIOLockedValueBox<FakeDNSServer?>) { self.server = server }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let envelope = Self.unwrapInboundIn(data)
+            guard let server = server.withLockedValue({ $0 }),
+                  let query = try? DNSMessage(parsing: Array(envelope.data.readableBytesView)),
+                  let question = query.questions.first
+            else { return }
+            server.record(question)
+            guard server.behaviour != .silent else { return }
+            for response in server.responses(to: query) {
+                guard let bytes = try? response.serialized() else { continue }
+                let out = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: context.channel.allocator.buffer(bytes: bytes))
+                context.write(Self.wrapOutboundOut(out), promise: nil)
+            }
+            context.flush()
+        }
+    }
+}
+
+extension DNSClient {
+    /// A client that only ever talks to the fake server on 127.0.0.1.
+    static func forTesting(_ server: FakeDNSServer, timeout: TimeAmount = .milliseconds(200), attempts: Int = 1,
+                           clock: ManualClock = ManualClock()) throws -> DNSClient {
+        let address = try server.address
+        #expect(address.ipAddress == "127.0.0.1")
+        return DNSClient(
+            configuration: Configuration(nameservers: [address], timeout: timeout, attempts: attempts),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            cache: DNSCache(clock: { clock.read() }))
+    }
+}
+
+@Suite struct DNSClientTests {
+    static let zone: [DNSResourceRecord] = [
+        DNSResourceRecord(name: "host.test", ttl: 300, data: .a(DNSIPv4Address(127, 0, 0, 5))),
+        DNSResourceRecord(name: "alias.test", ttl: 60, data: .cname("middle.test")),
+        DNSResourceRecord(name: "middle.test", ttl: 600, data: .cname("host.test")),
+        DNSResourceRecord(name: "loop1.test", ttl: 60, data: .cname("loop2.test")),
+        DNSResourceRecord(name: "loop2.test", ttl: 60, data: .cname("loop1.test")),
+        DNSResourceRecord(name: "test", ttl: 3600, data: .soa(DNSSOARecord(
+            primaryServer: "ns.test", responsibleMailbox: "admin.test", serial: 1, refresh: 3600, retry: 600,
+            expire: 86400, minimum: 30))),
+    ]
+
+    @Test func answersComeFromTheServerAndThenFromTheCacheUntilTheTTLRunsOut() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone)
+        let clock = ManualClock()
+        let client = try DNSClient.forTesting(server, clock: clock)
+        let first = try await client.lookup("host.test", .a)
+        #expect(first.map(\.data) == [.a(DNSIPv4Address(127, 0, 0, 5))])
+        _ = try await client.lookup("HOST.test", .a)
+        #expect(server.questions.count == 1)
+        clock.advance(by: .seconds(299))
+        _ = try await client.lookup("host.test", .a)
+        #expect(server.questions.count == 1)
+        clock.advance(by: .seconds(1))
+        _ = try await client.lookup("host.test", .a)
+        #expect(server.questions.count == 2)
+        try await server.stop()
+    }
+
+    @Test func cnameChainsAreFollowedAndCachedForTheShortestTTL() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone)
+        let clock = ManualClock()
+        let client = try DNSClient.forTesting(server, clock: clock)
+        let records = try await client.lookup("alias.test", .a)
+        #expect(records.map(\.data) == [.a(DNSIPv4Address(127, 0, 0, 5))])
+        #expect(records.map(\.name) == ["host.test"])
+        clock.advance(by: .seconds(60))
+        _ = try await client.lookup("alias.test", .a)
+        #expect(server.questions.count == 2)
+        try await server.stop()
+    }
+
+    @Test func cnameLoopsFail() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone)
+        let client = try DNSClient.forTesting(server)
+        let error = await #expect(throws: SIPTransportError.self) { try await client.lookup("loop1.test", .a) }
+        #expect(error?.code == .dnsCNAMEChain)
+        try await server.stop()
+    }
+
+    @Test func nxdomainIsAnEmptyAnswerCachedForTheSOAMinimum() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone)
+        let clock = ManualClock()
+        let client = try DNSClient.forTesting(server, clock: clock)
+        #expect(try await client.lookup("missing.test", .a).isEmpty)
+        _ = try await client.lookup("missing.test", .a)
+        #expect(server.questions.count == 1)
+        clock.advance(by: .seconds(30))  // RFC 2308 §5: min(SOA TTL 3600, MINIMUM 30)
+        _ = try await client.lookup("missing.test", .a)
+        #expect(server.questions.count == 2)
+        try await server.stop()
+    }
+
+    @Test func responsesWithTheWrongIDOrQuestionAreIgnored() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .decoysFirst)
+        let client = try DNSClient.forTesting(server, timeout: .seconds(5))
+        let records = try await client.lookup("host.test", .a)
+        #expect(records.map(\.data) == [.a(DNSIPv4Address(127, 0, 0, 5))])
+        try await server.stop()
+    }
+
+    @Test func aServerThatNeverAnswersTimesOutAfterTheConfiguredAttempts() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .silent)
+        let client = try DNSClient.forTesting(server, timeout: .milliseconds(200), attempts: 2)
+        let error = await #expect(throws: SIPTransportError.self) { try await client.lookup("host.test", .a) }
+        #expect(error?.code == .dnsTimeout)
+        #expect(server.questions.count == 2)
+        try await server.stop()
+    }
+
+    @Test func servfailIsAnError() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .serverFailure)
+        let client = try DNSClient.forTesting(server)
+        let error = await #expect(throws: SIPTransportError.self) { try await client.lookup("host.test", .a) }
+        #expect(error?.code == .dnsServerFailure)
+        try await server.stop()
+    }
+}
