@@ -34,16 +34,20 @@ extension SIPResolver {
         public var random: RandomSource
         /// The most targets returned for one URI. Default 32.
         public var maxTargets: Int
+        /// The most DNS lookups (cache hits included) one resolution makes, so that a hostile
+        /// zone with many NAPTR or SRV records cannot make it query without end. Default 64.
+        public var maxLookups: Int
 
         public init(
             overrides: [String: [SIPTarget]] = [:], mode: Mode = .rfc3263, addressTypes: [DNSRecordType] = [.a, .aaaa],
-            random: RandomSource = .system, maxTargets: Int = 32
+            random: RandomSource = .system, maxTargets: Int = 32, maxLookups: Int = 64
         ) {
             self.overrides = overrides
             self.mode = mode
             self.addressTypes = addressTypes
             self.random = random
             self.maxTargets = max(1, maxTargets)
+            self.maxLookups = max(1, maxLookups)
         }
     }
 }

@@ -22,8 +22,8 @@ public import SIPMessages
 ///
 /// SRV records are ordered per RFC 2782 (``orderSRV(_:random:)``); a lone SRV record with
 /// target `.` means no service. Every target found along the chosen path is returned, in order,
-/// so the caller can fail over (§4.3); duplicates are dropped and at most
-/// ``Configuration/maxTargets`` are returned.
+/// so the caller can fail over (§4.3); duplicates are dropped, at most
+/// ``Configuration/maxTargets`` are returned and at most ``Configuration/maxLookups`` lookups made.
 ///
 /// Deviation, on purpose: when NAPTR records exist but none is usable, or their SRV names give
 /// no address, resolution continues with step 7 rather than failing.
@@ -70,6 +70,10 @@ public final class SIPResolver: Sendable {
             let kind = explicit ?? Self.defaultKind(secure: secure, allowed: allowed)
             return [SIPResolvedTarget(target: SIPTarget(kind, host: literal, port: uri.port ?? kind.defaultPort),
                                       serverName: literal)]
+        }
+        // A name never contains ":"; this is a malformed IPv6 reference or one with a zone index.
+        guard !targetText.contains(":") else {
+            throw SIPTransportError(.invalidTarget, "host \"\(targetText)\" is neither an IP literal nor a domain name")
         }
         let domain: DNSName
         do {
@@ -192,6 +196,7 @@ extension SIPResolver {
         var targets: [SIPResolvedTarget] = []
         var seen: Set<SIPResolvedTarget> = []
         var firstError: SIPTransportError?
+        var lookups = 0
 
         init(resolver: SIPResolver, serverName: String) {
             self.resolver = resolver
@@ -208,6 +213,14 @@ extension SIPResolver {
         }
 
         mutating func lookup(_ name: DNSName, _ type: DNSRecordType) async -> [DNSResourceRecord] {
+            guard lookups < resolver.configuration.maxLookups else {
+                if firstError == nil {
+                    firstError = SIPTransportError(
+                        .dnsLimitExceeded, "more than \(resolver.configuration.maxLookups) lookups for one resolution")
+                }
+                return []
+            }
+            lookups += 1
             guard let dns = resolver.dns else {
                 if firstError == nil {
                     firstError = SIPTransportError(.noTargets, "no DNS configured to look up \(name) \(type)")

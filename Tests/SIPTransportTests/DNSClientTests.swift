@@ -226,6 +226,22 @@ extension DNSClient {
         try await server.stop()
     }
 
+    @Test func aSilentNameserverIsSkippedForTheNextOne() async throws {
+        let silent = try await FakeDNSServer.start(zone: Self.zone, behaviour: .silent)
+        let good = try await FakeDNSServer.start(zone: Self.zone)
+        let servers = [try silent.address, try good.address]
+        #expect(servers.allSatisfy { $0.ipAddress == "127.0.0.1" })
+        let client = DNSClient(
+            configuration: DNSClient.Configuration(nameservers: servers, timeout: .milliseconds(200), attempts: 1),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let records = try await client.lookup("host.test", .a)
+        #expect(records.map(\.data) == [.a(DNSIPv4Address(127, 0, 0, 5))])
+        #expect(silent.questions.count == 1)
+        #expect(good.questions.count == 1)
+        try await silent.stop()
+        try await good.stop()
+    }
+
     @Test func servfailIsAnError() async throws {
         let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .serverFailure)
         let client = try DNSClient.forTesting(server)

@@ -66,7 +66,10 @@ extension SIPResolver {
         a("sip.fed.test", 30),
         srv("_sip._udp.fed.test", 0, 0, 5060, "udp.fed.test"),
         a("udp.fed.test", 31),
-    ]
+    ] + (0..<40).map { index in
+        // A hostile zone: 40 SRV targets, none with an address.
+        srv("_sip._udp.many.test", 0, 1, 5060, DNSName(stringLiteral: "h\(index).many.test"))
+    }
 
     static let all: Set<SIPTransportKind> = [.udp, .tcp, .tls]
 
@@ -301,6 +304,20 @@ extension SIPResolver {
             #expect(code == .dnsTimeout)
             #expect(!server.questions.isEmpty)
         }
+    }
+
+    @Test func maxLookupsBoundsTheQueriesAHostileZoneCanCause() async throws {
+        try await Self.withResolver(SIPResolver.Configuration(maxLookups: 10)) { resolver, server in
+            let code = await Self.code { _ = try await resolver.resolve(SIPURI("sip:x@many.test"), supporting: [.udp]) }
+            #expect(code == .dnsLimitExceeded)
+            #expect(server.questions.count == 10)
+        }
+    }
+
+    @Test func aHostThatIsNeitherAnIPLiteralNorANameIsInvalid() async throws {
+        let resolver = SIPResolver(dns: nil)
+        let uri = SIPURI(scheme: .sip, host: "[fe80::1%eth0]")
+        #expect(await Self.code { _ = try await resolver.resolve(uri, supporting: Self.all) } == .invalidTarget)
     }
 
     @Test func maxTargetsBoundsTheList() async throws {

@@ -171,7 +171,11 @@ public final class DNSClient: DNSLookup {
         }
         let channel: any Channel
         do {
+            // Room for the largest message the limits admit: NIO's default for datagrams is 2 KiB,
+            // and a longer datagram would arrive cut short.
+            let capacity = min(max(limits.maxMessageSize, 512), 65_535)
             channel = try await DatagramBootstrap(group: loop)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: capacity))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
