@@ -25,12 +25,18 @@ final class FakeDNSServer: Sendable {
         case decoysFirst
         /// Answers SERVFAIL.
         case serverFailure
+        /// Answers FORMERR to queries that carry an EDNS(0) OPT record (a pre-RFC 6891 server).
+        case formatErrorOnEDNS
+        /// Over UDP sets TC and sends no records; over TCP (same port) answers in full.
+        case truncateOverUDP
     }
 
     let channel: any Channel
+    let tcpChannel: (any Channel)?
     let zone: [DNSResourceRecord]
     let behaviour: Behaviour
-    private let log = NIOLockedValueBox<[DNSQuestion]>([])
+    private let log = NIOLockedValueBox<[DNSMessage]>([])
+    private let tcpLog = NIOLockedValueBox<Int>(0)
 
     var address: SocketAddress {
         get throws {
@@ -39,11 +45,16 @@ final class FakeDNSServer: Sendable {
         }
     }
 
-    /// Every question received, in order.
-    var questions: [DNSQuestion] { log.withLockedValue { $0 } }
+    /// Every query received over UDP and TCP, in order.
+    var queries: [DNSMessage] { log.withLockedValue { $0 } }
+    /// The first question of every query, in order.
+    var questions: [DNSQuestion] { queries.compactMap(\.questions.first) }
+    /// How many queries came over TCP.
+    var tcpQueryCount: Int { tcpLog.withLockedValue { $0 } }
 
-    private init(channel: any Channel, zone: [DNSResourceRecord], behaviour: Behaviour) {
+    private init(channel: any Channel, tcpChannel: (any Channel)?, zone: [DNSResourceRecord], behaviour: Behaviour) {
         self.channel = channel
+        self.tcpChannel = tcpChannel
         self.zone = zone
         self.behaviour = behaviour
     }
@@ -57,24 +68,47 @@ final class FakeDNSServer: Sendable {
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        let server = FakeDNSServer(channel: channel, zone: zone, behaviour: behaviour)
+        var tcpChannel: (any Channel)?
+        if behaviour == .truncateOverUDP, let port = channel.localAddress?.port {
+            tcpChannel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .childChannelInitializer { child in
+                    child.eventLoop.makeCompletedFuture {
+                        try child.pipeline.syncOperations.addHandler(ByteToMessageHandler(LengthPrefixDecoder()))
+                        try child.pipeline.syncOperations.addHandler(StreamHandler(server: box))
+                    }
+                }
+                .bind(host: "127.0.0.1", port: port).get()
+        }
+        let server = FakeDNSServer(channel: channel, tcpChannel: tcpChannel, zone: zone, behaviour: behaviour)
         box.withLockedValue { $0 = server }
         return server
     }
 
     func stop() async throws {
         try await channel.close()
+        try await tcpChannel?.close()
     }
 
-    func record(_ question: DNSQuestion) { log.withLockedValue { $0.append(question) } }
+    func record(_ query: DNSMessage, overTCP: Bool = false) {
+        log.withLockedValue { $0.append(query) }
+        if overTCP { tcpLog.withLockedValue { $0 += 1 } }
+    }
 
     /// The responses to send for one query.
-    func responses(to query: DNSMessage) -> [DNSMessage] {
+    func responses(to query: DNSMessage, overTCP: Bool = false) -> [DNSMessage] {
         guard let question = query.questions.first else { return [] }
         var flags = DNSMessage.Flags(isResponse: true, isAuthoritative: true, recursionDesired: query.flags.recursionDesired,
                                      recursionAvailable: true)
         if behaviour == .serverFailure {
             flags.responseCode = .serverFailure
+            return [DNSMessage(id: query.id, flags: flags, questions: [question])]
+        }
+        if behaviour == .formatErrorOnEDNS, query.additionals.contains(where: { $0.type == .opt }) {
+            flags.responseCode = .formatError
+            return [DNSMessage(id: query.id, flags: flags, questions: [question])]
+        }
+        if behaviour == .truncateOverUDP, !overTCP {
+            flags.isTruncated = true
             return [DNSMessage(id: query.id, flags: flags, questions: [question])]
         }
         var answers: [DNSResourceRecord] = []
@@ -118,14 +152,57 @@ final class FakeDNSServer: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let envelope = Self.unwrapInboundIn(data)
             guard let server = server.withLockedValue({ $0 }),
-                  let query = try? DNSMessage(parsing: Array(envelope.data.readableBytesView)),
-                  let question = query.questions.first
+                  let query = try? DNSMessage(parsing: Array(envelope.data.readableBytesView))
             else { return }
-            server.record(question)
+            server.record(query)
             guard server.behaviour != .silent else { return }
             for response in server.responses(to: query) {
                 guard let bytes = try? response.serialized() else { continue }
                 let out = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: context.channel.allocator.buffer(bytes: bytes))
+                context.write(Self.wrapOutboundOut(out), promise: nil)
+            }
+            context.flush()
+        }
+    }
+}
+
+extension FakeDNSServer {
+    /// Two-octet length prefixed messages over TCP (RFC 1035 §4.2.2).
+    struct LengthPrefixDecoder: ByteToMessageDecoder {
+        typealias InboundOut = ByteBuffer
+
+        mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+            guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self),
+                  buffer.readableBytes >= 2 + Int(length)
+            else { return .needMoreData }
+            buffer.moveReaderIndex(forwardBy: 2)
+            guard let frame = buffer.readSlice(length: Int(length)) else { return .needMoreData }
+            context.fireChannelRead(Self.wrapInboundOut(frame))
+            return .continue
+        }
+
+        mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+            .needMoreData
+        }
+    }
+
+    final class StreamHandler: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+        let server: NIOLockedValueBox<FakeDNSServer?>
+
+        init(server: NIOLockedValueBox<FakeDNSServer?>) { self.server = server }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard let server = server.withLockedValue({ $0 }),
+                  let query = try? DNSMessage(parsing: Array(Self.unwrapInboundIn(data).readableBytesView))
+            else { return }
+            server.record(query, overTCP: true)
+            for response in server.responses(to: query, overTCP: true) {
+                guard let bytes = try? response.serialized() else { continue }
+                var out = context.channel.allocator.buffer(capacity: bytes.count + 2)
+                out.writeInteger(UInt16(bytes.count))
+                out.writeBytes(bytes)
                 context.write(Self.wrapOutboundOut(out), promise: nil)
             }
             context.flush()
@@ -240,6 +317,49 @@ extension DNSClient {
         #expect(good.questions.count == 1)
         try await silent.stop()
         try await good.stop()
+    }
+
+    @Test func queriesAdvertiseTheEDNSPayloadSizeInAnOPTRecord() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone)
+        let client = try DNSClient.forTesting(server)
+        _ = try await client.lookup("host.test", .a)
+        let query = try #require(server.queries.first)
+        #expect(!query.flags.isResponse && query.flags.recursionDesired)
+        // RFC 6891 §6.1.2: owner root, TYPE 41, CLASS the UDP payload size.
+        #expect(query.additionals.map(\.name) == [.root])
+        #expect(query.additionals.map(\.type) == [.opt])
+        #expect(query.additionals.map(\.dnsClass.rawValue) == [1232])
+        try await server.stop()
+    }
+
+    @Test func aServerThatRejectsEDNSIsAskedAgainWithoutIt() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .formatErrorOnEDNS)
+        let client = try DNSClient.forTesting(server)
+        let records = try await client.lookup("host.test", .a)
+        #expect(records.map(\.data) == [.a(DNSIPv4Address(127, 0, 0, 5))])
+        #expect(server.queries.map(\.additionals.count) == [1, 0])
+        try await server.stop()
+    }
+
+    @Test func aTruncatedAnswerIsAskedAgainOverTCP() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .truncateOverUDP)
+        let client = try DNSClient.forTesting(server)
+        let records = try await client.lookup("host.test", .a)
+        #expect(records.map(\.data) == [.a(DNSIPv4Address(127, 0, 0, 5))])
+        #expect(server.tcpQueryCount == 1)
+        #expect(server.queries.count == 2)
+        try await server.stop()
+    }
+
+    @Test func withoutTCPFallbackTheTruncatedAnswerIsUsedAsItIs() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .truncateOverUDP)
+        let client = DNSClient(
+            configuration: DNSClient.Configuration(nameservers: [try server.address], timeout: .milliseconds(200),
+                                                   attempts: 1, tcpFallback: false),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        #expect(try await client.lookup("host.test", .a).isEmpty)
+        #expect(server.tcpQueryCount == 0)
+        try await server.stop()
     }
 
     @Test func servfailIsAnError() async throws {

@@ -6,17 +6,19 @@ import Foundation
 public import NIOCore
 import NIOPosix
 
-/// A stub resolver over UDP (RFC 1035 §4.2.1, §7): sends recursive queries to the configured
-/// nameservers, matches answers by ID, source address and question, retries, caches by TTL.
+/// A stub resolver (RFC 1035 §4.2, §7): sends recursive queries over UDP to the configured
+/// nameservers, matches answers by ID, source address and question, retries, asks again over
+/// TCP when an answer is truncated, caches by TTL.
 ///
 /// Each query uses a fresh socket on an ephemeral port and a random ID (RFC 5452 §9.2). Each
 /// round tries every nameserver in order, waiting ``Configuration/timeout`` for each; there are
 /// ``Configuration/attempts`` rounds. NOERROR and NXDOMAIN end the query; SERVFAIL, REFUSED and
 /// the like move on to the next server.
 ///
-/// Not implemented: retrying over TCP when a response has TC set (RFC 1035 §4.2.1, RFC 7766 §5).
-/// A truncated response is used as it is, which may lose records beyond the first 512 octets.
-/// EDNS(0) is not sent.
+/// Queries carry an EDNS(0) OPT record (RFC 6891) advertising ``Configuration/ednsPayloadSize``;
+/// a server that answers FORMERR is asked again without it. A truncated answer (TC) is asked
+/// again over TCP (RFC 7766 §5); when that fails, the truncated answer is used as it is. The TCP
+/// query has the same timeout and is not retried on its own. No DNSSEC, no DNS over TLS.
 public final class DNSClient: DNSLookup {
     public struct Configuration: Sendable {
         /// Where queries go, in order.
@@ -29,16 +31,25 @@ public final class DNSClient: DNSLookup {
         public var maxCNAMEHops: Int
         /// Limits for parsing responses.
         public var parseLimits: DNSMessage.ParseLimits
+        /// The UDP payload size advertised with EDNS(0) (RFC 6891 §6.2.5), nil to send plain
+        /// RFC 1035 queries (answers then stop at 512 octets). Default 1 232, the size that
+        /// avoids IP fragmentation on common paths (DNS Flag Day 2020).
+        public var ednsPayloadSize: UInt16?
+        /// Whether a truncated UDP answer (TC) is asked again over TCP. Default true.
+        public var tcpFallback: Bool
 
         public init(
             nameservers: [SocketAddress], timeout: TimeAmount = .seconds(2), attempts: Int = 2,
-            maxCNAMEHops: Int = 8, parseLimits: DNSMessage.ParseLimits = DNSMessage.ParseLimits()
+            maxCNAMEHops: Int = 8, parseLimits: DNSMessage.ParseLimits = DNSMessage.ParseLimits(),
+            ednsPayloadSize: UInt16? = 1_232, tcpFallback: Bool = true
         ) {
             self.nameservers = nameservers
             self.timeout = timeout
             self.attempts = max(1, attempts)
             self.maxCNAMEHops = max(0, maxCNAMEHops)
             self.parseLimits = parseLimits
+            self.ednsPayloadSize = ednsPayloadSize.map { max($0, 512) }
+            self.tcpFallback = tcpFallback
         }
 
         /// The nameservers of a resolv.conf file (default `/etc/resolv.conf`), port 53. Fails
@@ -154,14 +165,43 @@ public final class DNSClient: DNSLookup {
         }
     }
 
-    /// One question to one server: a fresh UDP socket, one datagram, the first matching answer
-    /// or a timeout.
+    /// One question to one server over UDP, with EDNS(0) when configured; again without it after
+    /// FORMERR (RFC 6891 §7); over TCP when the answer is truncated (RFC 1035 §4.2.1, RFC 7766
+    /// §5). When the TCP attempt fails, the truncated UDP answer is used as it is.
     private func exchange(_ question: DNSQuestion, with server: SocketAddress) async throws(SIPTransportError) -> DNSMessage {
+        var edns = configuration.ednsPayloadSize
+        var response = try await exchangeUDP(question, with: server, edns: edns)
+        if response.flags.responseCode == .formatError, edns != nil {
+            edns = nil
+            response = try await exchangeUDP(question, with: server, edns: nil)
+        }
+        if response.flags.isTruncated, configuration.tcpFallback,
+           let full = try? await exchangeTCP(question, with: server) {
+            return full
+        }
+        return response
+    }
+
+    /// The query in wire form, with an OPT pseudo-record when `edns` is set (RFC 6891 §6.1.2:
+    /// owner root, CLASS the requestor's UDP payload size, TTL extended RCODE and flags, 0 here).
+    static func queryBytes(id: UInt16, _ question: DNSQuestion, edns: UInt16?) throws(SIPTransportError) -> [UInt8] {
+        var message = DNSMessage.query(id: id, name: question.name, type: question.type)
+        if let size = edns {
+            message.additionals = [DNSResourceRecord(name: .root, dnsClass: DNSClass(rawValue: size), ttl: 0,
+                                                     data: .other(type: .opt, rdata: []))]
+        }
+        return try message.serialized()
+    }
+
+    /// A fresh UDP socket, one datagram, the first matching answer or a timeout.
+    private func exchangeUDP(_ question: DNSQuestion, with server: SocketAddress, edns: UInt16?) async throws(SIPTransportError)
+        -> DNSMessage
+    {
         let id = queryID()
-        let bytes = try DNSMessage.query(id: id, name: question.name, type: question.type).serialized()
+        let bytes = try Self.queryBytes(id: id, question, edns: edns)
         let loop = group.next()
         let promise = loop.makePromise(of: DNSMessage.self)
-        let limits = configuration.parseLimits
+        let matcher = DNSResponseMatcher(id: id, question: question, limits: configuration.parseLimits)
         let local: SocketAddress
         do {
             local = try Self.localAddress(for: server)
@@ -173,13 +213,13 @@ public final class DNSClient: DNSLookup {
         do {
             // Room for the largest message the limits admit: NIO's default for datagrams is 2 KiB,
             // and a longer datagram would arrive cut short.
-            let capacity = min(max(limits.maxMessageSize, 512), 65_535)
+            let capacity = min(max(configuration.parseLimits.maxMessageSize, 512), 65_535)
             channel = try await DatagramBootstrap(group: loop)
                 .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: capacity))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(
-                            DNSResponseHandler(server: server, id: id, question: question, limits: limits, promise: promise))
+                            DNSDatagramResponseHandler(server: server, matcher: matcher, promise: promise))
                     }
                 }
                 .bind(to: local).get()
@@ -196,6 +236,61 @@ public final class DNSClient: DNSLookup {
         channel.writeAndFlush(envelope).whenFailure { error in
             promise.fail(SIPTransportError(.dnsServerFailure, "cannot send to \(server): \(error)"))
         }
+        return try await Self.finish(promise, timer: timer, channel: channel)
+    }
+
+    /// One TCP connection, one length-prefixed query, the first matching answer or a timeout
+    /// (RFC 1035 §4.2.2, RFC 7766 §8).
+    private func exchangeTCP(_ question: DNSQuestion, with server: SocketAddress) async throws(SIPTransportError) -> DNSMessage {
+        let id = queryID()
+        let bytes = try Self.queryBytes(id: id, question, edns: nil)
+        let loop = group.next()
+        let promise = loop.makePromise(of: DNSMessage.self)
+        let matcher = DNSResponseMatcher(id: id, question: question, limits: configuration.parseLimits)
+        let timeout = configuration.timeout
+        let timer = loop.scheduleTask(in: timeout) {
+            promise.fail(SIPTransportError(.dnsTimeout, "no TCP answer from \(server) for \(question) within \(timeout)"))
+        }
+        let maxLength = configuration.parseLimits.maxMessageSize
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(timeout)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            ByteToMessageHandler(DNSLengthPrefixDecoder(maxLength: maxLength)))
+                        try channel.pipeline.syncOperations.addHandler(
+                            DNSStreamResponseHandler(matcher: matcher, promise: promise))
+                    }
+                }
+                .connect(to: server).get()
+        } catch {
+            timer.cancel()
+            let failure = SIPTransportError(.dnsServerFailure, "cannot connect to \(server) over TCP: \(error)")
+            promise.fail(failure)
+            throw failure
+        }
+        guard bytes.count <= Int(UInt16.max) else {
+            timer.cancel()
+            channel.close(promise: nil)
+            let failure = SIPTransportError(.dnsLimitExceeded, "query of \(bytes.count) octets")
+            promise.fail(failure)
+            throw failure
+        }
+        var buffer = channel.allocator.buffer(capacity: bytes.count + 2)
+        buffer.writeInteger(UInt16(bytes.count))
+        buffer.writeBytes(bytes)
+        channel.writeAndFlush(buffer).whenFailure { error in
+            promise.fail(SIPTransportError(.dnsServerFailure, "cannot send to \(server) over TCP: \(error)"))
+        }
+        return try await Self.finish(promise, timer: timer, channel: channel)
+    }
+
+    /// Waits for the promise, then cancels the timer and closes the channel.
+    private static func finish(_ promise: EventLoopPromise<DNSMessage>, timer: Scheduled<Void>, channel: any Channel)
+        async throws(SIPTransportError) -> DNSMessage
+    {
         let result = await promise.futureResult.outcome()
         timer.cancel()
         channel.close(promise: nil)
@@ -224,44 +319,107 @@ extension EventLoopFuture where Value: Sendable {
     }
 }
 
-/// Completes the query's promise with the first datagram from the server that carries the
-/// query's ID, the QR bit and the same question (RFC 5452 §9.1). Others are ignored.
-final class DNSResponseHandler: ChannelInboundHandler {
-    typealias InboundIn = AddressedEnvelope<ByteBuffer>
-
-    let server: SocketAddress
+/// Decides whether a response answers the query: same ID, QR set, one question equal to the
+/// query's (RFC 5452 §9.1).
+struct DNSResponseMatcher: Sendable {
     let id: UInt16
     let question: DNSQuestion
     let limits: DNSMessage.ParseLimits
+
+    /// The message when it answers the query; nil when it is someone else's; a failure when it
+    /// carries the query's ID but cannot be parsed.
+    func match(_ buffer: ByteBuffer) -> Result<DNSMessage, SIPTransportError>? {
+        let bytes = Array(buffer.readableBytesView)
+        guard bytes.count >= 2, UInt16(bytes[0]) << 8 | UInt16(bytes[1]) == id else { return nil }
+        let message: DNSMessage
+        do {
+            message = try DNSMessage(parsing: bytes, limits: limits)
+        } catch {
+            return .failure(error)
+        }
+        guard message.flags.isResponse, message.questions.count == 1,
+              message.questions[0].name == question.name, message.questions[0].type == question.type,
+              message.questions[0].dnsClass == question.dnsClass
+        else { return nil }
+        return .success(message)
+    }
+}
+
+/// Completes the query's promise with the first datagram from the server that answers it.
+/// Datagrams from elsewhere or for another query are ignored.
+final class DNSDatagramResponseHandler: ChannelInboundHandler {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    let server: SocketAddress
+    let matcher: DNSResponseMatcher
     let promise: EventLoopPromise<DNSMessage>
 
-    init(server: SocketAddress, id: UInt16, question: DNSQuestion, limits: DNSMessage.ParseLimits,
-         promise: EventLoopPromise<DNSMessage>) {
+    init(server: SocketAddress, matcher: DNSResponseMatcher, promise: EventLoopPromise<DNSMessage>) {
         self.server = server
-        self.id = id
-        self.question = question
-        self.limits = limits
+        self.matcher = matcher
         self.promise = promise
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = Self.unwrapInboundIn(data)
-        guard envelope.remoteAddress == server else { return }
-        let bytes = Array(envelope.data.readableBytesView)
-        guard bytes.count >= 2, UInt16(bytes[0]) << 8 | UInt16(bytes[1]) == id else { return }
-        do {
-            let message = try DNSMessage(parsing: bytes, limits: limits)
-            guard message.flags.isResponse, message.questions.count == 1,
-                  message.questions[0].name == question.name, message.questions[0].type == question.type,
-                  message.questions[0].dnsClass == question.dnsClass
-            else { return }
-            promise.succeed(message)
-        } catch {
-            promise.fail(error)
-        }
+        guard envelope.remoteAddress == server, let result = matcher.match(envelope.data) else { return }
+        promise.completeWith(result.mapError { $0 as any Error })
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // ICMP errors and the like: keep waiting; the timeout ends the attempt.
+    }
+}
+
+/// Completes the query's promise with the first length-delimited message on a TCP connection
+/// that answers it; fails it when the connection closes or errs first.
+final class DNSStreamResponseHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    let matcher: DNSResponseMatcher
+    let promise: EventLoopPromise<DNSMessage>
+
+    init(matcher: DNSResponseMatcher, promise: EventLoopPromise<DNSMessage>) {
+        self.matcher = matcher
+        self.promise = promise
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let result = matcher.match(Self.unwrapInboundIn(data)) else { return }
+        promise.completeWith(result.mapError { $0 as any Error })
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        promise.fail(SIPTransportError(.dnsServerFailure, "the TCP connection closed before an answer"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        promise.fail(error as? SIPTransportError ?? SIPTransportError(.dnsServerFailure, "TCP: \(error)"))
+        context.close(promise: nil)
+    }
+}
+
+/// Splits a TCP stream into DNS messages, each preceded by a two-octet length
+/// (RFC 1035 §4.2.2). A length above `maxLength` fails the connection.
+struct DNSLengthPrefixDecoder: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+    let maxLength: Int
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) else { return .needMoreData }
+        guard Int(length) <= maxLength else {
+            throw SIPTransportError(.dnsLimitExceeded, "TCP message of \(length) octets exceeds the limit of \(maxLength)")
+        }
+        guard buffer.readableBytes >= 2 + Int(length) else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: 2)
+        guard let frame = buffer.readSlice(length: Int(length)) else { return .needMoreData }
+        context.fireChannelRead(Self.wrapInboundOut(frame))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        return .needMoreData
     }
 }

@@ -18,6 +18,8 @@ public struct DNSRecordType: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let srv = Self(rawValue: 33)
     /// Naming authority pointer (RFC 3403 §4).
     public static let naptr = Self(rawValue: 35)
+    /// The EDNS(0) pseudo-record (RFC 6891 §6.1.1), kept as ``DNSRecordData/other(type:rdata:)``.
+    public static let opt = Self(rawValue: 41)
 
     public var description: String {
         switch self {
@@ -28,6 +30,7 @@ public struct DNSRecordType: RawRepresentable, Sendable, Hashable, CustomStringC
         case .aaaa: "AAAA"
         case .srv: "SRV"
         case .naptr: "NAPTR"
+        case .opt: "OPT"
         default: "TYPE\(rawValue)"
         }
     }
