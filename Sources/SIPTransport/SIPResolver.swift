@@ -1,3 +1,4 @@
+public import NIOCore
 public import SIPMessages
 
 /// Finds the ordered list of targets to try for a SIP or SIPS URI (RFC 3263 §4).
@@ -48,6 +49,16 @@ public final class SIPResolver: Sendable {
         self.overrides = table
     }
 
+    /// A resolver whose lookups go to a ``DNSClient`` with `dnsConfiguration`, e.g.
+    /// `try DNSClient.Configuration.system()` for the nameservers of /etc/resolv.conf.
+    public convenience init(
+        configuration: Configuration = Configuration(), dnsConfiguration: DNSClient.Configuration,
+        eventLoopGroup: any EventLoopGroup, cache: DNSCache = DNSCache()
+    ) {
+        self.init(configuration: configuration,
+                  dns: DNSClient(configuration: dnsConfiguration, eventLoopGroup: eventLoopGroup, cache: cache))
+    }
+
     /// The targets to try for `uri`, in order, given the transports this side supports.
     public func resolve(_ uri: SIPURI, supporting transports: Set<SIPTransportKind>) async throws(SIPTransportError)
         -> [SIPResolvedTarget]
@@ -85,6 +96,8 @@ public final class SIPResolver: Sendable {
         let serverName = domain.description.lowercased()
         var run = Run(resolver: self, serverName: serverName)
 
+        // Overrides replace DNS entirely; the URI's port and the transport parameter's SRV step
+        // do not apply (a transport parameter still filters the entries).
         if let entries = overrides[domain] {
             for entry in entries where allowed.contains(entry.kind) && (explicit == nil || entry.kind == explicit) {
                 let host = Self.stripBrackets(entry.host)

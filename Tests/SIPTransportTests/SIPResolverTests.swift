@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import SIPMessages
 import SIPTransport
 import Testing
@@ -285,6 +286,16 @@ extension SIPResolver {
             #expect(await resolver.targets("sips:alice@example.com", Self.all)
                 == [Self.target(.tls, "127.0.0.99", 5061, "example.com")])
         }
+    }
+
+    @Test func theConvenienceInitializerQueriesTheGivenNameservers() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone)
+        let resolver = SIPResolver(
+            dnsConfiguration: DNSClient.Configuration(nameservers: [try server.address], timeout: .milliseconds(200), attempts: 1),
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        #expect(await resolver.targets("sip:carol@aonly.test", Self.all) == [Self.target(.udp, "127.0.0.20", 5060, "aonly.test")])
+        #expect(!server.questions.isEmpty)
+        try await server.stop()
     }
 
     @Test func overridesAndIPLiteralsWorkWithoutDNS() async throws {
