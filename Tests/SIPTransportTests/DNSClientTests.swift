@@ -29,6 +29,8 @@ final class FakeDNSServer: Sendable {
         case formatErrorOnEDNS
         /// Over UDP sets TC and sends no records; over TCP (same port) answers in full.
         case truncateOverUDP
+        /// Answers with the query's ID and a question name that is a pointer to itself.
+        case pointerLoop
     }
 
     let channel: any Channel
@@ -156,6 +158,13 @@ final class FakeDNSServer: Sendable {
             else { return }
             server.record(query)
             guard server.behaviour != .silent else { return }
+            if server.behaviour == .pointerLoop {
+                let bytes: [UInt8] = [UInt8(query.id >> 8), UInt8(query.id & 0xFF), 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0,
+                                      0xC0, 0x0C, 0x00, 0x01, 0x00, 0x01]
+                let out = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: context.channel.allocator.buffer(bytes: bytes))
+                context.writeAndFlush(Self.wrapOutboundOut(out), promise: nil)
+                return
+            }
             for response in server.responses(to: query) {
                 guard let bytes = try? response.serialized() else { continue }
                 let out = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: context.channel.allocator.buffer(bytes: bytes))
@@ -359,6 +368,14 @@ extension DNSClient {
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
         #expect(try await client.lookup("host.test", .a).isEmpty)
         #expect(server.tcpQueryCount == 0)
+        try await server.stop()
+    }
+
+    @Test func aHostileAnswerFailsTheLookupWithItsParseCode() async throws {
+        let server = try await FakeDNSServer.start(zone: Self.zone, behaviour: .pointerLoop)
+        let client = try DNSClient.forTesting(server)
+        let error = await #expect(throws: SIPTransportError.self) { try await client.lookup("host.test", .a) }
+        #expect(error?.code == .dnsBadPointer)
         try await server.stop()
     }
 

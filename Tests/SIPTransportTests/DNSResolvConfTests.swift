@@ -21,6 +21,13 @@ import Testing
         #expect(throws: SIPTransportError.self) { try DNSClient.Configuration(resolvConf: DNSResolvConf(parsing: "search x\n")) }
     }
 
+    @Test func anUnreadableFileIsAConfigurationError() {
+        let error = #expect(throws: SIPTransportError.self) {
+            try DNSClient.Configuration.system(resolvConfPath: "/nonexistent/presence-gateway/resolv.conf")
+        }
+        #expect(error?.code == .dnsConfiguration)
+    }
+
     @Test func configurationUsesPort53() throws {
         let configuration = try DNSClient.Configuration(resolvConf: DNSResolvConf(parsing: "nameserver 192.0.2.53"))
         #expect(configuration.nameservers.map(\.port) == [53])
