@@ -94,7 +94,8 @@ public final class GatewayServer: @unchecked Sendable {
         let router = FederationRouter(configuration: configuration, localAddresses: locals)
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
         for (side, transport) in transports { layers[side] = SIPTransactionLayer(transport: transport) }
-        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger)
+        let resolve = try makeResolver()
+        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, resolve: resolve)
         try await eventLoop.submit { runtime.start() }.get()
         self.runtime = runtime
         if let admin = configuration.admin {
@@ -103,6 +104,41 @@ public final class GatewayServer: @unchecked Sendable {
                 self?.health() ?? (false, #"{"status":"stopped"}"#)
             }
             logger.info("admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health)")
+        }
+    }
+
+    /// RFC 3263 resolution per side, with the nameservers of /etc/resolv.conf: Microsoft
+    /// federation SRV first where the side's next hop says `dns-federation`. Only the transports the
+    /// side listens on are tried; the TLS server name comes with the target.
+    private func makeResolver() throws -> @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? {
+        let needsDNS = [configuration.enterprise.nextHop, configuration.oma.nextHop].contains { if case .dns = $0 { true } else { false } }
+        guard needsDNS else { return { _, _ in nil } }
+        let dns: DNSClient.Configuration
+        do { dns = try DNSClient.Configuration.system() } catch {
+            throw ConfigurationError("DNS next hop configured, but /etc/resolv.conf is unusable: \(error)")
+        }
+        let cache = DNSCache()
+        var resolvers: [GatewayConfiguration.Side: SIPResolver] = [:]
+        var kinds: [GatewayConfiguration.Side: Set<SIPTransportKind>] = [:]
+        for side in GatewayConfiguration.Side.allCases {
+            let hop = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
+            let federation = if case .dns(federation: true) = hop { true } else { false }
+            resolvers[side] = SIPResolver(configuration: SIPResolver.Configuration(mode: federation ? .microsoftFederation : .rfc3263),
+                                          dnsConfiguration: dns, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, cache: cache)
+            kinds[side] = Set(configuration.listeners.filter { $0.side == side }.map(\.transport))
+        }
+        let logger = self.logger
+        return { [resolvers, kinds] uri, side in
+            guard let resolver = resolvers[side] else { return nil }
+            do {
+                guard let first = try await resolver.resolve(uri, supporting: kinds[side] ?? [.udp]).first else { return nil }
+                var target = first.target
+                target.serverName = first.serverName
+                return target
+            } catch {
+                logger.warning("cannot resolve \(uri): \(error)")
+                return nil
+            }
         }
     }
 
