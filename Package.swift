@@ -63,7 +63,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "presence-fuzz",
-            dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge"],
+            dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPMessages"],
             swiftSettings: strict,
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])] : []
         ),

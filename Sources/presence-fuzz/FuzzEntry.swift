@@ -1,4 +1,4 @@
-// Fuzz entry point for the XML bridge, the document codecs and the mappers.
+// Fuzz entry point for the SIP parser and stream framer, the XML bridge, the document codecs and the mappers.
 //
 // libFuzzer build (README, "Fuzzing"):
 //   PRESENCE_FUZZ=1 swift build --product presence-fuzz --scratch-path .build-fuzz

@@ -1,14 +1,40 @@
 import PresenceDocuments
 import PresenceMapping
+import SIPMessages
 import XMLBridge
 
-/// One fuzz iteration over the XML bridge, the document codecs and the
-/// mappers: nothing may trap, and everything the project writes must parse
-/// again (the writer never emits malformed XML).
+/// One fuzz iteration over the SIP message parser and stream framer, the XML
+/// bridge, the document codecs and the mappers: nothing may trap, a SIP message
+/// that parses must serialize and parse back to the same bytes, and everything
+/// the project writes as XML must parse again (the writer never emits
+/// malformed XML).
 enum FuzzTarget {
     static let mapper: PresenceMapper? = try? PresenceMapper(tables: MappingTables.builtIn())
 
     static func run(_ bytes: [UInt8]) {
+        runSIP(bytes)
+        runXML(bytes)
+    }
+
+    /// RFC 3261 messages as a datagram (one message) and as a stream cut in two at an
+    /// input-chosen point (framing by Content-Length, CRLF keep-alives).
+    static func runSIP(_ bytes: [UInt8]) {
+        if case .unstable(let why) = fuzzSIPMessage(bytes) {
+            fatalError("SIP round trip unstable: \(why)\n\(String(decoding: bytes, as: UTF8.self))")
+        }
+        var framer = SIPStreamFramer(maxBufferedBytes: 1 << 16)
+        let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+        for chunk in [bytes[..<cut], bytes[cut...]] {
+            do {
+                try framer.append(chunk)
+                while let _ = try framer.next() {}
+            } catch {
+                return
+            }
+        }
+    }
+
+    static func runXML(_ bytes: [UInt8]) {
         guard let root = try? XMLParser.parse(bytes) else { return }
         mustReparse(XMLWriter().bytes(root))
         guard let mapper else { fatalError("built-in mapping tables do not load") }
