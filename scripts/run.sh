@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the main job. Until the gateway exists this is
-# presence-map converting a golden vector (an [MS-PRES] 4.4.3 category
-# BENOTIFY body) to RFC PIDF, with the mapping report on standard error.
+# Sets up, builds and runs the main job: the gateway on its embedded loopback demo
+# configuration (OMA side UDP/TCP 127.0.0.1:5060, enterprise side TCP 127.0.0.1:5061,
+# metrics and health on http://127.0.0.1:9090). Extra arguments go to presence-gateway,
+# e.g. `scripts/run.sh --config gateway.yaml`. Stop it with Ctrl-C (graceful).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="/opt/swift/usr/bin:$PATH"
-swift build -c release --product presence-map
-exec .build/release/presence-map convert --to pidf --report "${@:-Vectors/presence/examples/input/4.4.3-category-benotify-calendarState.xml}"
+swift build -c release --product presence-gateway
+exec .build/release/presence-gateway "$@"
