@@ -104,6 +104,17 @@ public struct BatchCategorySubscriber: Sendable {
         return send(BatchSubscribe.Action(kind: .unsubscribe, resources: gone.map { .init(uri: $0) }, categories: categories), now: now)
     }
 
+    /// Drops resources from this side's list without telling the notifier: for resources it
+    /// rejected (they are not in its state, [MS-PRES] §3.4.5.1.3) and that are followed up
+    /// elsewhere.
+    public mutating func forget(_ uris: [String]) {
+        resources.removeAll { uris.contains($0) }
+        for index in queued.indices {
+            queued[index].resources.removeAll { uris.contains($0.uri) }
+        }
+        queued.removeAll { $0.resources.isEmpty }
+    }
+
     /// The refresh timer fired: an in-dialog SUBSCRIBE naming every resource of the dialog, so
     /// that the notifier's state and this side's agree after any lost update.
     public mutating func refresh(now: NIODeadline) -> [Action] {

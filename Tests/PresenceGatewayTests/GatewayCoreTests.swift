@@ -103,13 +103,16 @@ import Testing
     @Test func omaWatcherGetsEnterpriseStateAsPIDFAndOnlyRealChanges() throws {
         var h = try Harness()
         let (id, actions) = h.receive(try Self.omaSubscribe(), from: .oma)
-        // A single category SUBSCRIBE toward the enterprise, on behalf of the watcher (§4.6 shape).
+        // A batched category SUBSCRIBE toward the enterprise on behalf of the watcher (§4.5 shape:
+        // From = To = the watcher), naming the resource and the bridged categories.
         let (subscribe, context) = try #require(Self.sent(actions, to: .enterprise).first)
         #expect(subscribe.uri.description == "sip:bob@contoso.com")
         #expect(try subscribe.headers.from?.uri.description == "sip:alice@oma.example")
-        #expect(try subscribe.headers.to?.uri.description == "sip:bob@contoso.com")
-        #expect(!subscribe.headers.contains(.require))
-        #expect(Set(try BatchSubscribe(bytes: subscribe.body).actions[0].categories) == [.state, .note, .contactCard, .calendarData, .services])
+        #expect(try subscribe.headers.to?.uri.description == "sip:alice@oma.example")
+        #expect(try subscribe.headers.require == ["adhoclist", "categoryList"])
+        let batch = try BatchSubscribe(bytes: subscribe.body)
+        #expect(batch.actions[0].resources.map(\.uri) == ["sip:bob@contoso.com"])
+        #expect(Set(batch.actions[0].categories) == [.state, .note, .contactCard, .calendarData, .services])
         #expect(Self.responses(actions, id).isEmpty)
 
         let answered = h.core.receive(Self.enterpriseOK(subscribe, Self.categories(availability: 15500, uri: "sip:bob@contoso.com")),
@@ -169,6 +172,113 @@ import Testing
         let answered = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 404, toTag: "x"), to: subscribe, context: context, now: h.now)
         #expect(Self.responses(answered, id).first?.statusCode == 404)
         #expect(h.core.counts.omaWatches == 0 && h.core.counts.enterpriseLegs == 0)
+    }
+
+    // MARK: Flow 3: following the enterprise's batch rejections
+
+    /// A batch 200 OK whose RLMI part lists `rejected` and whose categories parts carry `accepted`.
+    static func batchOK(_ subscribe: SIPRequest, rejected: [(String, RLMIList.Instance)] = [],
+                        accepted: [CategoriesDocument] = [], tag: String = "ent1") -> SIPResponse {
+        let list = RLMIList(uri: "sip:alice@oma.example", resources: rejected.map { RLMIList.Resource(uri: $0.0, instances: [$0.1]) })
+        let body = BatchSubscribeResponse(list: list, categories: accepted).multipart(boundary: "b9")
+        return SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: tag, headers: [
+            (.contact, "<sip:pool.contoso.com:5061;transport=tls>"), (.expires, "3600"), (.require, "eventlist"),
+            (.contentType, BatchCategorySubscription.multipartContentType(boundary: "b9")), (.event, "presence"),
+            (.subscriptionState, "active;expires=3600"), (.msPiggybackCSeq, "1"),
+        ], body: body.bytes)
+    }
+
+    static func omaSubscribe(to resource: String, callID: String) throws -> SIPRequest {
+        try request([
+            "SUBSCRIBE \(resource) SIP/2.0",
+            "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK\(callID)",
+            "Max-Forwards: 69",
+            "From: <sip:alice@oma.example>;tag=\(callID)",
+            "To: <\(resource)>",
+            "Call-ID: \(callID)",
+            "CSeq: 1 SUBSCRIBE",
+            "Contact: <sip:alice@127.0.0.1:5070>",
+            "Event: presence",
+            "Accept: application/pidf+xml",
+            "Expires: 600",
+        ])
+    }
+
+    @Test func poolFqdnResubscribeGoesToThePoolAndGroupsLaterResourcesThere() throws {
+        var h = try Harness()
+        let pool = "sip:pool2.contoso.com@contoso.com;gruu;opaque=srvr:HomeServer:x"
+        let (bobID, first) = h.receive(try Self.omaSubscribe(to: "sip:bob@contoso.com", callID: "c-bob"), from: .oma)
+        let (home, homeContext) = try #require(Self.sent(first, to: .enterprise).first)
+        let hinted = h.core.receive(Self.batchOK(home, rejected: [("sip:bob@contoso.com",
+            RLMIList.Instance(state: .resubscribe, cid: "bob@contoso.com", poolFqdn: pool))]), to: home, context: homeContext, now: h.now)
+        // bob moves to a batch dialog with the pool GRUU as Request-URI; the home dialog, now empty, is unsubscribed.
+        let sends = Self.sent(hinted, to: .enterprise).map(\.0)
+        let toPool = try #require(sends.first { $0.uri.description == pool })
+        #expect(try toPool.headers.require == ["adhoclist", "categoryList"])
+        #expect(try BatchSubscribe(bytes: toPool.body).actions[0].resources.map(\.uri) == ["sip:bob@contoso.com"])
+        let unsubscribeHome = sends.first { $0.uri.description != pool && $0.headers[.expires] == "0" }
+        #expect(unsubscribeHome != nil)
+        let poolContext = try #require(Self.sent(hinted, to: .enterprise).first { $0.0.uri.description == pool }?.1)
+        let answered = h.core.receive(Self.batchOK(toPool, accepted: [Self.categories(availability: 3500, uri: "sip:bob@contoso.com")], tag: "pool1"),
+                                      to: toPool, context: poolContext, now: h.now)
+        #expect(Self.responses(answered, bobID).first?.statusCode == 200)
+
+        // carol turns out to live on the same pool: she joins the existing pool dialog in-dialog.
+        let (_, second) = h.receive(try Self.omaSubscribe(to: "sip:carol@contoso.com", callID: "c-carol"), from: .oma)
+        let (home2, home2Context) = try #require(Self.sent(second, to: .enterprise).first)
+        let moved = h.core.receive(Self.batchOK(home2, rejected: [("sip:carol@contoso.com",
+            RLMIList.Instance(state: .resubscribe, cid: "carol@contoso.com", poolFqdn: pool))], tag: "ent2"),
+            to: home2, context: home2Context, now: h.now)
+        let add = try #require(Self.sent(moved, to: .enterprise).map(\.0).first { (try? $0.headers.to)??.tag == "pool1" })
+        #expect(add.headers.callID == toPool.headers.callID)
+        let addBody = try BatchSubscribe(bytes: add.body)
+        #expect(addBody.actions.map(\.kind) == [.subscribe])
+        #expect(addBody.actions[0].resources.map(\.uri) == ["sip:carol@contoso.com"])
+    }
+
+    @Test func resubscribeWithoutPoolIsASingleSubscribeToTheResource() throws {
+        var h = try Harness()
+        let (id, first) = h.receive(try Self.omaSubscribe(to: "sip:john@fabrikam.com", callID: "c-john"), from: .oma)
+        let (home, context) = try #require(Self.sent(first, to: .enterprise).first)
+        let next = h.core.receive(Self.batchOK(home, rejected: [("sip:john@fabrikam.com",
+            RLMIList.Instance(state: .resubscribe, cid: "john@fabrikam.com"))]), to: home, context: context, now: h.now)
+        let (single, singleContext) = try #require(Self.sent(next, to: .enterprise).first { !$0.0.headers.contains(.require) })
+        #expect(single.uri.description == "sip:john@fabrikam.com")
+        #expect(try single.headers.to?.uri.description == "sip:john@fabrikam.com")
+        let answered = h.core.receive(Self.enterpriseOK(single, Self.categories(availability: 3500, uri: "sip:john@fabrikam.com")),
+                                      to: single, context: singleContext, now: h.now)
+        #expect(Self.responses(answered, id).first?.statusCode == 200)
+    }
+
+    @Test func quotaExceededRefusesTheWatcherWithRetryAfter() throws {
+        var h = try Harness()
+        let (id, first) = h.receive(try Self.omaSubscribe(to: "sip:dan@contoso.com", callID: "c-dan"), from: .oma)
+        let (home, context) = try #require(Self.sent(first, to: .enterprise).first)
+        let next = h.core.receive(Self.batchOK(home, rejected: [("sip:dan@contoso.com",
+            RLMIList.Instance(state: .terminated, reason: "quotaExceeded", cid: "dan@contoso.com", statusCode: 413))]),
+            to: home, context: context, now: h.now)
+        let refusal = try #require(Self.responses(next, id).first)
+        #expect(refusal.statusCode == 503)
+        #expect(refusal.headers[.retryAfter] == "3600")
+        #expect(h.core.counts.omaWatches == 0)
+    }
+
+    @Test func enterpriseThatRefusesBatchGetsSingleSubscribesFromThenOn() throws {
+        var h = try Harness()
+        let (id, first) = h.receive(try Self.omaSubscribe(to: "sip:bob@contoso.com", callID: "c-b1"), from: .oma)
+        let (batch, context) = try #require(Self.sent(first, to: .enterprise).first)
+        #expect(batch.headers.contains(.require))
+        let fallback = h.core.receive(SIPResponse(replyingTo: batch, statusCode: 403, toTag: "x"), to: batch, context: context, now: h.now)
+        #expect(Self.responses(fallback, id).isEmpty)
+        let (single, singleContext) = try #require(Self.sent(fallback, to: .enterprise).first)
+        #expect(!single.headers.contains(.require))
+        #expect(try single.headers.to?.uri.description == "sip:bob@contoso.com")
+        let answered = h.core.receive(Self.enterpriseOK(single, Self.categories(availability: 3500, uri: "sip:bob@contoso.com")),
+                                      to: single, context: singleContext, now: h.now)
+        #expect(Self.responses(answered, id).first?.statusCode == 200)
+        // The next watcher goes single at once.
+        let (_, later) = h.receive(try Self.omaSubscribe(to: "sip:carol@contoso.com", callID: "c-c1"), from: .oma)
+        #expect(Self.sent(later, to: .enterprise).first.map { !$0.0.headers.contains(.require) } == true)
     }
 
     // MARK: Flow 1: enterprise watcher → OMA presentity

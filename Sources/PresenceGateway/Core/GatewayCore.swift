@@ -16,8 +16,9 @@ public import SIPStack
 ///   OMA side's first NOTIFYs.
 /// - Flow 2, OMA watcher → enterprise presentity: a presence SUBSCRIBE is answered as a
 ///   ``NotifierSubscription`` in the format its Accept prefers (PIDF, msrtc.pidf, categories);
-///   toward the enterprise the gateway keeps a single category subscription
-///   (``BatchCategorySubscriber``) and maps every category notification.
+///   toward the enterprise the gateway keeps category subscriptions (``BatchCategorySubscriber``,
+///   batched per watcher and pool, or single) and maps every category notification. Flow 3, the
+///   enterprise's `resubscribe`/`poolFqdn` hints, is followed there (`GatewayCore+OMAWatchers`).
 ///
 /// A watcher is notified only when what it may see changed: the body rendered for it is compared
 /// with the last one sent. So a politely blocked watcher, whose view is always that of a
@@ -61,16 +62,21 @@ public struct GatewayCore: Sendable {
     public let mapper: PresenceMapper
     /// Contacts the gateway puts in each side's dialogs.
     public let contacts: [GatewayConfiguration.Side: SIPAddress]
-    private var ids: IdentifierSource
-    private var nextKey = 0
+    var ids: IdentifierSource
+    var nextKey = 0
 
-    private var enterpriseWatches: [Int: EnterpriseWatch] = [:]
-    private var omaLegs: [Int: OMALeg] = [:]
-    private var omaWatches: [Int: OMAWatch] = [:]
-    private var enterpriseLegs: [Int: EnterpriseLeg] = [:]
+    var enterpriseWatches: [Int: EnterpriseWatch] = [:]
+    var omaLegs: [Int: OMALeg] = [:]
+    var omaWatches: [Int: OMAWatch] = [:]
+    var enterpriseLegs: [Int: EnterpriseLeg] = [:]
+    /// Enterprise resource → the pool GRUU a batch response told to resubscribe to (flow 3).
+    var pools: [String: String] = [:]
+    /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once: single
+    /// ones from then on ([MS-PRES] §3.4.5.1.1: batch is for users of the deployment).
+    var batchRefused = false
     /// Dialogs by (Call-ID, local tag) for in-dialog requests.
-    private var dialogs: [DialogKey: Context] = [:]
-    private let registry: SIPEventPackageRegistry
+    var dialogs: [DialogKey: Context] = [:]
+    let registry: SIPEventPackageRegistry
 
     public init(configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
                 ids: IdentifierSource) {
@@ -227,7 +233,7 @@ public struct GatewayCore: Sendable {
                 omaWatches[key] = nil
                 out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
                                                             headers: [(.retryAfter, "30")])))
-                out += endEnterpriseLeg(watch.leg, now: now)
+                out += detachOMAWatch(watch, now: now)
                 continue
             }
             guard var sub = watch.subscription else { continue }
@@ -546,206 +552,6 @@ public struct GatewayCore: Sendable {
         }
     }
 
-    // MARK: - Flow 2: OMA watcher → enterprise presentity
-
-    struct OMAWatch: Sendable {
-        var watcher: WatcherIdentity
-        var pending: (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)?
-        var subscription: NotifierSubscription?
-        var leg: Int
-        var lastSent: [UInt8]?
-    }
-
-    struct EnterpriseLeg: Sendable {
-        var watch: Int
-        var subscriber: BatchCategorySubscriber
-        /// The enterprise state merged from every notification: each carries the complete set of
-        /// instances of the categories it names (guide §3.8).
-        var categories: CategoriesDocument
-        var closing = false
-    }
-
-    /// The categories an OMA watcher's bridge subscribes to (issue 5 §1.2; `legacyInterop` is
-    /// private and not subscribable).
-    static let bridgedCategories: [CategoryName] = [.state, .note, .contactCard, .calendarData, .services]
-
-    private mutating func newOMAWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, now: NIODeadline) -> [Action] {
-        let terms: SubscriptionTerms
-        switch SubscriptionTerms.evaluate(request, registry: registry) {
-        case .accept(let t): terms = t
-        case .reject(let status, let reason, let headers):
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
-        }
-        guard let from = try? request.headers.from, let to = try? request.headers.to, let contact = contacts[.enterprise] else {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, toTag: ids.tag()))]
-        }
-        let key = takeKey()
-        let legKey = takeKey()
-        var watcherAddress = SIPAddress(uri: from.uri)
-        watcherAddress.displayName = from.displayName
-        let (subscriber, actions) = BatchCategorySubscriber.startSingle(
-            watcher: watcherAddress, resource: SIPAddress(uri: to.uri), contact: contact, categories: Self.bridgedCategories,
-            expires: configuration.subscriptions.defaultExpires, callID: ids.callID(), localTag: ids.tag())
-        dialogs[DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag)] = .enterpriseLeg(legKey)
-        enterpriseLegs[legKey] = EnterpriseLeg(watch: key, subscriber: subscriber, categories: CategoriesDocument(uri: to.uri.description))
-        omaWatches[key] = OMAWatch(watcher: watcher, pending: (request, id, terms), subscription: nil, leg: legKey)
-        return enterpriseLegActions(legKey, actions, now: now)
-    }
-
-    /// The body an OMA watcher gets for the enterprise state, in its negotiated format.
-    func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] {
-        switch type {
-        case SIPBodyType.msrtcPIDF: mapper.msrtc(from: categories).0.serialized()
-        case SIPBodyType.msrtcCategories: categories.serialized()
-        default: mapper.pidf(from: categories, dialect: .rfc).0.serialized()
-        }
-    }
-
-    private mutating func enterpriseLegResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key] else { return [] }
-        let actions = leg.subscriber.receive(response, now: now, jitter: ids.jitter())
-        enterpriseLegs[key] = leg
-        if leg.closing {
-            if response.statusCode >= 200 { removeEnterpriseLeg(key) }
-            return []
-        }
-        var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
-        if response.statusCode >= 300, enterpriseLegs[key] != nil, let end = leg.subscriber.subscription.expiresAt {
-            out.append(.schedule(.expiry(.enterpriseLeg(key)), at: end))
-        }
-        return out
-    }
-
-    private mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key] else {
-            // A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4).
-            return request.method == .benotify ? [] : [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
-        }
-        let actions = leg.subscriber.receive(notify: request, now: now, jitter: ids.jitter())
-        enterpriseLegs[key] = leg
-        if leg.closing {
-            var out: [Action] = []
-            for case .subscription(.respond(let response)) in actions { out.append(.respond(id, response)) }
-            if case .terminated = leg.subscriber.subscription.status { removeEnterpriseLeg(key) }
-            return out
-        }
-        return enterpriseLegActions(key, actions, now: now, notifyID: id)
-    }
-
-    /// Runs the enterprise leg's actions: sends, answers, timers; merges categories and notifies
-    /// (or first answers) the OMA watcher; ends the watch when the leg ends.
-    private mutating func enterpriseLegActions(_ key: Int, _ actions: [BatchCategorySubscriber.Action], now: NIODeadline,
-                                               status: Int? = nil, notifyID: ServerRequestID? = nil) -> [Action] {
-        guard var leg = enterpriseLegs[key] else { return [] }
-        var out: [Action] = []
-        var changed = false
-        var ended: String?
-        for action in actions {
-            switch action {
-            case .subscription(.respond(let response)):
-                if let notifyID { out.append(.respond(notifyID, response)) }
-            case .subscription(.ended(let reason)):
-                ended = reason
-            case .subscription(let other):
-                out += legActions([other], context: .enterpriseLeg(key))
-            case .resources(let events):
-                for case .categories(let document) in events {
-                    leg.categories = Self.merge(leg.categories, document)
-                    changed = true
-                }
-            case .unreadableBody:
-                break
-            }
-        }
-        enterpriseLegs[key] = leg
-        if let ended { return out + enterpriseLegEnded(key, reason: ended, status: status, now: now) }
-        guard var watch = omaWatches[leg.watch] else { return out }
-        if let pending = watch.pending {
-            guard status.map({ (200..<300).contains($0) }) ?? changed else { return out }
-            watch.pending = nil
-            let body = render(leg.categories, as: pending.terms.bodyType)
-            do {
-                let (subscription, accepted) = try NotifierSubscription.accept(
-                    pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                    contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
-                watch.subscription = subscription
-                watch.lastSent = body
-                dialogs[DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag)] = .omaWatch(leg.watch)
-                omaWatches[leg.watch] = watch
-                out += apply(accepted, context: .omaWatch(leg.watch), now: now, id: pending.id)
-            } catch {
-                omaWatches[leg.watch] = nil
-                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
-                out += endEnterpriseLeg(key, now: now)
-            }
-            return out
-        }
-        guard changed, var sub = watch.subscription else { return out }
-        let body = render(leg.categories, as: sub.terms.bodyType)
-        guard body != watch.lastSent else { return out }
-        watch.lastSent = body
-        let updates = sub.stateChanged(body: body, now: now)
-        watch.subscription = sub
-        omaWatches[leg.watch] = watch
-        return out + apply(updates, context: .omaWatch(leg.watch), now: now)
-    }
-
-    /// The enterprise subscription ended: a waiting OMA watcher gets the enterprise's answer
-    /// (403/404/480/489 as given, 408 for a timeout, else 503); an active one a final NOTIFY
-    /// with the reason mapped.
-    private mutating func enterpriseLegEnded(_ key: Int, reason: String, status: Int?, now: NIODeadline) -> [Action] {
-        guard let leg = enterpriseLegs[key] else { return [] }
-        removeEnterpriseLeg(key)
-        guard var watch = omaWatches[leg.watch] else { return [] }
-        if let pending = watch.pending {
-            omaWatches[leg.watch] = nil
-            let code = status.map { [403, 404, 408, 480, 489].contains($0) ? $0 : 503 } ?? 503
-            return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: code, toTag: ids.tag()))]
-        }
-        guard var sub = watch.subscription else { return [] }
-        let updates = sub.terminate(reason: Self.enterpriseReason(reason), now: now)
-        watch.subscription = sub
-        omaWatches[leg.watch] = watch
-        return apply(updates, context: .omaWatch(leg.watch), now: now)
-    }
-
-    private mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        guard var watch = omaWatches[key], var sub = watch.subscription else {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
-        }
-        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
-        case .reject(let status, let reason, let headers):
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
-        case .accept(let terms):
-            let body = enterpriseLegs[watch.leg].map { render($0.categories, as: terms.bodyType) } ?? watch.lastSent ?? []
-            let actions = sub.refresh(request, terms: terms, body: body, now: now)
-            watch.subscription = sub
-            watch.lastSent = body
-            omaWatches[key] = watch
-            return apply(actions, context: .omaWatch(key), now: now, id: id)
-        }
-    }
-
-    /// Unsubscribes the enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
-    private mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
-        let actions = leg.subscriber.unsubscribe()
-        leg.closing = true
-        enterpriseLegs[key] = leg
-        if case .terminated = leg.subscriber.subscription.status {
-            removeEnterpriseLeg(key)
-            return []
-        }
-        let sends = legActions(actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
-        return sends.filter { if case .schedule = $0 { false } else { true } }
-            + [.cancel(.refresh(.enterpriseLeg(key))), .schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay)]
-    }
-
-    private mutating func removeEnterpriseLeg(_ key: Int) {
-        guard let leg = enterpriseLegs.removeValue(forKey: key) else { return }
-        dialogs[DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)] = nil
-    }
-
     /// Replaces, in `state`, every category `update` names with `update`'s instances of it.
     static func merge(_ state: CategoriesDocument, _ update: CategoriesDocument) -> CategoriesDocument {
         let named = Set(update.categories.map(\.name))
@@ -756,13 +562,13 @@ public struct GatewayCore: Sendable {
 
     // MARK: - Shared
 
-    private mutating func takeKey() -> Int {
+    mutating func takeKey() -> Int {
         nextKey += 1
         return nextKey
     }
 
     /// A subscriber leg's actions as the core's (answers to NOTIFYs are handled by the caller).
-    private func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
+    func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
         let side: GatewayConfiguration.Side = if case .omaLeg = context { .oma } else { .enterprise }
         return actions.compactMap { action -> Action? in
             switch action {
@@ -774,7 +580,7 @@ public struct GatewayCore: Sendable {
     }
 
     /// A notifier's actions as the core's; a removed subscription also ends its leg(s).
-    private mutating func apply(_ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
+    mutating func apply(_ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
                                 id: ServerRequestID? = nil) -> [Action] {
         let side: GatewayConfiguration.Side = if case .omaWatch = context { .oma } else { .enterprise }
         var out: [Action] = []
@@ -801,7 +607,7 @@ public struct GatewayCore: Sendable {
                         if let dialog = watch.subscription?.dialog.id {
                             dialogs[DialogKey(callID: dialog.callID, localTag: dialog.localTag)] = nil
                         }
-                        out += endEnterpriseLeg(watch.leg, now: now)
+                        out += detachOMAWatch(watch, now: now)
                     }
                 default:
                     break

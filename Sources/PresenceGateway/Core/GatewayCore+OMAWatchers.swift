@@ -1,0 +1,368 @@
+public import NIOCore
+import PresenceDocuments
+import PresenceEvents
+public import SIPMessages
+import SIPStack
+
+/// Flows 2 and 3 (issue 5 §1): OMA watchers of enterprise presentities, and the enterprise's
+/// batch rejections the gateway follows.
+///
+/// The gateway groups the enterprise resources of one OMA watcher into batched category
+/// dialogs ([MS-PRES] §3.4.5.1; From = To = the watcher): the first toward the resource, later
+/// ones toward a pool GRUU. A batch response's RLMI part steers each resource (§3.4.5.1.3.1):
+/// `resubscribe` with `poolFqdn` → the resource moves into the watcher's batch dialog with that
+/// pool (created on first use; the pool is remembered for the resource, so later watchers go
+/// straight there); `resubscribe` without → a single category SUBSCRIBE to the resource (§4.6);
+/// `terminated` with `quotaExceeded` or 413 → the watcher's subscription is refused or ended with
+/// `rejected` and a retry-after. When the enterprise refuses batched SUBSCRIBEs from federated
+/// watchers (a 4xx to the first one), single SUBSCRIBEs are used from then on. When a pool stops
+/// answering, its resources are forgotten in the pool cache and their watchers are told.
+extension GatewayCore {
+    struct OMAWatch: Sendable {
+        var watcher: WatcherIdentity
+        /// The enterprise presentity.
+        var resource: String
+        var pending: (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)?
+        var subscription: NotifierSubscription?
+        /// The enterprise leg carrying `resource` for this watcher; nil while none does.
+        var leg: Int?
+        var lastSent: [UInt8]?
+    }
+
+    struct EnterpriseLeg: Sendable {
+        /// The watcher's URI (From and, for batch dialogs, To).
+        var watcher: String
+        /// The pool GRUU a batch dialog targets; nil for the first batch dialog and single ones.
+        var pool: String?
+        var single: Bool
+        var subscriber: BatchCategorySubscriber
+        /// Resource → the OMA watch it serves.
+        var watches: [String: Int]
+        /// Resource → enterprise state merged from every notification (each carries the complete
+        /// set of instances of the categories it names, guide §3.8).
+        var categories: [String: CategoriesDocument] = [:]
+        /// A 2xx was received for it.
+        var established = false
+        var closing = false
+    }
+
+    /// The categories an OMA watcher's bridge subscribes to (issue 5 §1.2; `legacyInterop` is
+    /// private and not subscribable).
+    static let bridgedCategories: [CategoryName] = [.state, .note, .contactCard, .calendarData, .services]
+
+    /// The retry-after given to a watcher the enterprise refused for quota (an hour).
+    static let quotaRetryAfter: UInt32 = 3600
+
+    mutating func newOMAWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, now: NIODeadline) -> [Action] {
+        let terms: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: registry) {
+        case .accept(let t): terms = t
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
+        }
+        guard let to = try? request.headers.to, contacts[.enterprise] != nil else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, toTag: ids.tag()))]
+        }
+        let key = takeKey()
+        omaWatches[key] = OMAWatch(watcher: watcher, resource: to.uri.description, pending: (request, id, terms))
+        return attach(key, now: now)
+    }
+
+    /// Puts a watch's resource into an enterprise leg: the watcher's dialog with the resource's
+    /// known pool, a new batch dialog, or a single subscription.
+    private mutating func attach(_ key: Int, single forceSingle: Bool = false, now: NIODeadline) -> [Action] {
+        guard var watch = omaWatches[key], let contact = contacts[.enterprise],
+              let resourceURI = try? SIPURI(watch.resource) else { return [] }
+        let pool = pools[watch.resource]
+        if !forceSingle, let pool,
+           let (legKey, found) = enterpriseLegs.first(where: { $0.value.pool == pool && $0.value.watcher == watch.watcher.uri && !$0.value.closing }) {
+            var leg = found
+            leg.watches[watch.resource] = key
+            let actions = leg.subscriber.add([watch.resource], now: now)
+            enterpriseLegs[legKey] = leg
+            watch.leg = legKey
+            omaWatches[key] = watch
+            return enterpriseLegActions(legKey, actions, now: now)
+        }
+        let watcherAddress = SIPAddress(uri: (try? SIPURI(watch.watcher.uri)) ?? resourceURI)
+        let legKey = takeKey()
+        let single = forceSingle || (pool == nil && batchRefused)
+        let (subscriber, actions): (BatchCategorySubscriber, [BatchCategorySubscriber.Action])
+        if single {
+            (subscriber, actions) = BatchCategorySubscriber.startSingle(
+                watcher: watcherAddress, resource: SIPAddress(uri: resourceURI), contact: contact,
+                categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
+                callID: ids.callID(), localTag: ids.tag())
+        } else {
+            let target = pool.flatMap { try? SIPURI($0) } ?? resourceURI
+            (subscriber, actions) = BatchCategorySubscriber.start(
+                watcher: watcherAddress, target: target, contact: contact, resources: [watch.resource],
+                categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
+                callID: ids.callID(), localTag: ids.tag())
+        }
+        dialogs[DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag)] = .enterpriseLeg(legKey)
+        enterpriseLegs[legKey] = EnterpriseLeg(watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
+                                               subscriber: subscriber, watches: [watch.resource: key])
+        watch.leg = legKey
+        omaWatches[key] = watch
+        return enterpriseLegActions(legKey, actions, now: now)
+    }
+
+    /// The body an OMA watcher gets for the enterprise state, in its negotiated format.
+    func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] {
+        switch type {
+        case SIPBodyType.msrtcPIDF: mapper.msrtc(from: categories).0.serialized()
+        case SIPBodyType.msrtcCategories: categories.serialized()
+        default: mapper.pidf(from: categories, dialect: .rfc).0.serialized()
+        }
+    }
+
+    mutating func enterpriseLegResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key] else { return [] }
+        let actions = leg.subscriber.receive(response, now: now, jitter: ids.jitter())
+        if (200..<300).contains(response.statusCode) { leg.established = true }
+        enterpriseLegs[key] = leg
+        if leg.closing {
+            if response.statusCode >= 200 { removeEnterpriseLeg(key) }
+            return []
+        }
+        var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
+        if response.statusCode >= 300, let leg = enterpriseLegs[key], let end = leg.subscriber.subscription.expiresAt {
+            // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
+            out.append(.schedule(.expiry(.enterpriseLeg(key)), at: end))
+        }
+        return out
+    }
+
+    mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key] else {
+            // A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4).
+            return request.method == .benotify ? [] : [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        let actions = leg.subscriber.receive(notify: request, now: now, jitter: ids.jitter())
+        enterpriseLegs[key] = leg
+        if leg.closing {
+            var out: [Action] = []
+            for case .subscription(.respond(let response)) in actions { out.append(.respond(id, response)) }
+            if case .terminated = leg.subscriber.subscription.status { removeEnterpriseLeg(key) }
+            return out
+        }
+        return enterpriseLegActions(key, actions, now: now, notifyID: id)
+    }
+
+    /// Runs an enterprise leg's actions: sends, answers, timers; categories go to their watchers,
+    /// rejections are followed up, an ended leg ends or moves its watchers.
+    mutating func enterpriseLegActions(_ key: Int, _ actions: [BatchCategorySubscriber.Action], now: NIODeadline,
+                                       status: Int? = nil, notifyID: ServerRequestID? = nil) -> [Action] {
+        var out: [Action] = []
+        var ended: String?
+        var delivered: Set<String> = []
+        for action in actions {
+            switch action {
+            case .subscription(.respond(let response)):
+                if let notifyID { out.append(.respond(notifyID, response)) }
+            case .subscription(.ended(let reason)):
+                ended = reason
+            case .subscription(let other):
+                out += legActions([other], context: .enterpriseLeg(key))
+            case .resources(let events):
+                for event in events {
+                    switch event {
+                    case .categories(let document):
+                        guard let resource = resource(of: document, in: key) else { continue }
+                        delivered.insert(resource)
+                        out += categoriesArrived(document, resource: resource, leg: key, now: now)
+                    case .rejected(let uri, let instance):
+                        delivered.insert(uri)
+                        out += rejected(uri, instance: instance, leg: key, now: now)
+                    }
+                }
+            case .unreadableBody:
+                break
+            }
+        }
+        if let ended { return out + enterpriseLegEnded(key, reason: ended, status: status, now: now) }
+        // A single subscription's 2xx without data: its watcher is answered with the empty view
+        // (later notifications fill it in).
+        if let status, (200..<300).contains(status), let leg = enterpriseLegs[key], leg.single {
+            for (resource, watch) in leg.watches where !delivered.contains(resource) && omaWatches[watch]?.pending != nil {
+                out += categoriesArrived(CategoriesDocument(uri: resource), resource: resource, leg: key, now: now)
+            }
+        }
+        return out
+    }
+
+    /// The leg resource a categories document is about (its `uri`; a single leg's one resource
+    /// when the URI is written differently).
+    private func resource(of document: CategoriesDocument, in key: Int) -> String? {
+        guard let leg = enterpriseLegs[key] else { return nil }
+        if leg.watches[document.uri] != nil { return document.uri }
+        if let normalized = WatcherIdentity(uri: document.uri, network: .federated)?.uri,
+           let match = leg.watches.keys.first(where: { WatcherIdentity(uri: $0, network: .federated)?.uri == normalized }) {
+            return match
+        }
+        return leg.single ? leg.watches.keys.first : nil
+    }
+
+    /// New enterprise state for a resource: merged, then the watcher is answered (first time) or
+    /// notified (when its rendered body changed).
+    private mutating func categoriesArrived(_ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key], let watchKey = leg.watches[resource], var watch = omaWatches[watchKey] else { return [] }
+        var state = Self.merge(leg.categories[resource] ?? CategoriesDocument(uri: resource), document)
+        state.uri = resource
+        leg.categories[resource] = state
+        enterpriseLegs[key] = leg
+        if let pending = watch.pending {
+            watch.pending = nil
+            let body = render(state, as: pending.terms.bodyType)
+            do {
+                let (subscription, accepted) = try NotifierSubscription.accept(
+                    pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
+                    contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
+                watch.subscription = subscription
+                watch.lastSent = body
+                dialogs[DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag)] = .omaWatch(watchKey)
+                omaWatches[watchKey] = watch
+                return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
+            } catch {
+                omaWatches[watchKey] = nil
+                return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))]
+                    + detachResource(resource, from: key, now: now)
+            }
+        }
+        guard var sub = watch.subscription else { return [] }
+        let body = render(state, as: sub.terms.bodyType)
+        guard body != watch.lastSent else { return [] }
+        watch.lastSent = body
+        let updates = sub.stateChanged(body: body, now: now)
+        watch.subscription = sub
+        omaWatches[watchKey] = watch
+        return apply(updates, context: .omaWatch(watchKey), now: now)
+    }
+
+    /// A resource the enterprise rejected in a batch response or notification (§3.4.5.1.3.1).
+    private mutating func rejected(_ resource: String, instance: RLMIList.Instance, leg key: Int, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key], let watchKey = leg.watches.removeValue(forKey: resource) else { return [] }
+        leg.subscriber.forget([resource])
+        leg.categories[resource] = nil
+        enterpriseLegs[key] = leg
+        var out: [Action] = []
+        if leg.watches.isEmpty { out += endEnterpriseLeg(key, now: now) }
+        omaWatches[watchKey]?.leg = nil
+        switch instance.state {
+        case .resubscribe:
+            if let pool = instance.poolFqdn, (try? SIPURI(pool)) != nil, pool != leg.pool {
+                pools[resource] = pool
+                return out + attach(watchKey, now: now)
+            }
+            // No pool (or the same pool again): a single SUBSCRIBE to the resource (§4.6).
+            pools[resource] = nil
+            return out + attach(watchKey, single: true, now: now)
+        case .pending:
+            // Still waiting for the presentity's decision: the watcher keeps waiting too.
+            leg.watches[resource] = watchKey
+            enterpriseLegs[key] = leg
+            omaWatches[watchKey]?.leg = key
+            return out
+        default:
+            let quota = instance.reason?.lowercased() == "quotaexceeded" || instance.statusCode == 413
+            return out + endWatch(watchKey, reason: "rejected", status: quota ? 503 : instance.statusCode ?? 403,
+                                  retryAfter: quota ? Self.quotaRetryAfter : nil, now: now)
+        }
+    }
+
+    /// An enterprise leg ended. A refused first batch SUBSCRIBE makes the gateway use single
+    /// ones; a pool that stopped answering is forgotten for its resources; every watcher it
+    /// carried is refused or ended with the reason mapped.
+    mutating func enterpriseLegEnded(_ key: Int, reason: String, status: Int?, now: NIODeadline) -> [Action] {
+        guard let leg = enterpriseLegs[key] else { return [] }
+        removeEnterpriseLeg(key)
+        var out: [Action] = []
+        let refusedBatch = !leg.single && !leg.established && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
+        if refusedBatch && leg.pool == nil { batchRefused = true }
+        for (resource, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
+            omaWatches[watchKey]?.leg = nil
+            if refusedBatch {
+                out += attach(watchKey, single: true, now: now)
+                continue
+            }
+            if leg.pool != nil, reason == "timeout" || status == 408 || status == 503 { pools[resource] = nil }
+            let code = status.map { [403, 404, 408, 480, 489].contains($0) ? $0 : 503 } ?? 503
+            out += endWatch(watchKey, reason: reason, status: code, retryAfter: nil, now: now)
+        }
+        return out
+    }
+
+    /// Ends an OMA watch: a waiting one is answered `status`, an active one gets a final NOTIFY
+    /// with the reason mapped (RFC 6665 §4.2.2).
+    private mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
+        guard var watch = omaWatches[key] else { return [] }
+        if let pending = watch.pending {
+            omaWatches[key] = nil
+            let headers: SIPHeaders = retryAfter.map { [(.retryAfter, String($0))] } ?? []
+            return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: status, toTag: ids.tag(), headers: headers))]
+        }
+        guard var sub = watch.subscription else { return [] }
+        let updates = sub.terminate(reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
+        watch.subscription = sub
+        omaWatches[key] = watch
+        return apply(updates, context: .omaWatch(key), now: now)
+    }
+
+    mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var watch = omaWatches[key], var sub = watch.subscription else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+        case .accept(let terms):
+            let state = watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] } ?? CategoriesDocument(uri: watch.resource)
+            let body = render(state, as: terms.bodyType)
+            let actions = sub.refresh(request, terms: terms, body: body, now: now)
+            watch.subscription = sub
+            watch.lastSent = body
+            omaWatches[key] = watch
+            return apply(actions, context: .omaWatch(key), now: now, id: id)
+        }
+    }
+
+    /// The OMA watch is gone: its resource leaves its leg (an `unsubscribe` action in a batch
+    /// dialog still serving others, else the leg is unsubscribed).
+    mutating func detachOMAWatch(_ watch: OMAWatch, now: NIODeadline) -> [Action] {
+        guard let key = watch.leg else { return [] }
+        return detachResource(watch.resource, from: key, now: now)
+    }
+
+    private mutating func detachResource(_ resource: String, from key: Int, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key], leg.watches.removeValue(forKey: resource) != nil else { return [] }
+        leg.categories[resource] = nil
+        if leg.watches.isEmpty {
+            enterpriseLegs[key] = leg
+            return endEnterpriseLeg(key, now: now)
+        }
+        let actions = leg.subscriber.remove([resource], now: now)
+        enterpriseLegs[key] = leg
+        return enterpriseLegActions(key, actions, now: now)
+    }
+
+    /// Unsubscribes an enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
+    mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
+        let actions = leg.subscriber.unsubscribe()
+        leg.closing = true
+        enterpriseLegs[key] = leg
+        if case .terminated = leg.subscriber.subscription.status {
+            removeEnterpriseLeg(key)
+            return []
+        }
+        let sends = legActions(actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
+        return sends.filter { if case .schedule = $0 { false } else { true } }
+            + [.cancel(.refresh(.enterpriseLeg(key))), .schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay)]
+    }
+
+    mutating func removeEnterpriseLeg(_ key: Int) {
+        guard let leg = enterpriseLegs.removeValue(forKey: key) else { return }
+        dialogs[DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)] = nil
+    }
+}
