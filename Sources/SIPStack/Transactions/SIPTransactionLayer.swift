@@ -2,25 +2,6 @@ public import NIOCore
 public import SIPMessages
 public import SIPTransport
 
-/// What a client transaction reports to its TU (RFC 3261 §17.1.2, §8.1.3.1).
-public enum SIPClientTransactionEvent: Sendable, Hashable {
-    /// A response from the network, provisional or final.
-    case response(SIPResponse)
-    /// Timer F fired: a 408 made locally ("the UAC core MUST treat [a timeout] as if it had
-    /// received a 408 (Request Timeout)", §8.1.3.1).
-    case timeout(SIPResponse)
-    /// The transport failed: a 503 made locally ("as if it had received a 503 (Service
-    /// Unavailable)", §8.1.3.1).
-    case transportError(SIPResponse)
-
-    /// The response, received or made locally.
-    public var response: SIPResponse {
-        switch self {
-        case .response(let r), .timeout(let r), .transportError(let r): r
-        }
-    }
-}
-
 /// The SIP transaction layer (RFC 3261 §17) over one ``SIPTransport``, with the UAS core checks
 /// of §8.2 in front of the TU.
 ///
@@ -159,6 +140,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
 
     /// Installs this layer as the transport's message handler.
     public func start() {
+        eventLoop.assertInEventLoop()
         transport.setMessageHandler { [self] received in self.receive(received) }
     }
 
@@ -202,6 +184,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     @discardableResult
     public func send(_ request: SIPRequest, to target: SIPTarget, connection: SIPConnectionID? = nil,
                      onEvent: @escaping @Sendable (SIPClientTransactionEvent) -> Void) throws(SIPStackError) -> SIPClientTransactionKey {
+        eventLoop.assertInEventLoop()
         guard request.method != .invite, request.method != .ack else {
             throw SIPStackError(.invalidClientRequest, "\(request.method) needs an INVITE client transaction, which this gateway does not make")
         }
@@ -306,6 +289,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     /// Entry point for every message from the transport (public so tests can feed messages
     /// directly, e.g. RFC 4475 vectors).
     public func receive(_ received: SIPReceivedMessage) {
+        eventLoop.assertInEventLoop()
         switch received.message {
         case .response(let response): receiveResponse(response)
         case .request(let request): receiveRequest(request, received)
@@ -322,6 +306,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
 
     /// The TU answers a request it was handed.
     public func respond(_ response: SIPResponse, to key: SIPServerTransactionKey) throws(SIPStackError) {
+        eventLoop.assertInEventLoop()
         guard var entry = servers[key] else {
             throw SIPStackError(.unknownTransaction, "no server transaction \(key)")
         }
