@@ -122,6 +122,33 @@ import Testing
         #expect(h.peerResponses.map(\.statusCode) == [200])
     }
 
+    @Test func aRequestTheTUNeverAnswersIsAbandonedAfterSixtyFourT1WithoutA408() throws {
+        let h = TransactionHarness()
+        h.peerSends(peerRequest())
+        h.advance(to: 31.9)
+        #expect(h.layer.serverTransactionCount == 1)
+        h.advance(to: 32)
+        // The client's Timer F has fired; RFC 4320 §4.2 forbids a 408 to a non-INVITE request.
+        #expect(h.layer.serverTransactionCount == 0)
+        #expect(h.layer.counters.abandonedServerTransactions == 1)
+        #expect(h.peerInbox.items.isEmpty)
+        let incoming = try #require(h.tu.items.first)
+        #expect(throws: SIPStackError.self) {
+            try h.layer.respond(SIPResponse(replyingTo: incoming.request, statusCode: 200), to: incoming.transaction)
+        }
+    }
+
+    @Test func anAnsweredRequestIsNotAbandoned() throws {
+        let h = TransactionHarness()
+        h.peerSends(peerRequest())
+        try answer(h, 100)
+        h.advance(to: 20)
+        try answer(h, 200)
+        h.advance(to: 40)
+        #expect(h.layer.counters.abandonedServerTransactions == 0)
+        #expect(h.peerResponses.map(\.statusCode) == [100, 200])
+    }
+
     // MARK: INVITE answered by the layer (§17.2.1)
 
     @Test func inviteGets405WithTheTUsMethodsInAllow() throws {

@@ -164,3 +164,25 @@ private func options(via: String) throws -> SIPMessage {
         #expect(Outcome(again).code == .connectFailed)
     }
 }
+
+@Suite struct SIPLoopbackReceivedProcessingTests {
+    @Test func ipv6SentByEqualToTheSourceGetsNoReceived() throws {
+        let message = try options(via: "SIP/2.0/UDP [::1]:5070;branch=z9hG4bKv6")
+        let out = SIPLoopbackNetwork.applyingReceivedProcessing(message, source: SIPTarget(.udp, host: "::1", port: 5070))
+        #expect(try out.headers.via.first?.received == nil)
+    }
+
+    @Test func onlyTheTopViaOfACommaListChanges() throws {
+        let message = try options(via: "SIP/2.0/UDP 192.0.2.1;branch=z9hG4bKtop, SIP/2.0/UDP 192.0.2.2;branch=z9hG4bKnext")
+        let out = SIPLoopbackNetwork.applyingReceivedProcessing(message, source: SIPTarget(.udp, host: "198.51.100.1", port: 5060))
+        let vias = try out.headers.via
+        #expect(vias.count == 2)
+        #expect(vias[0].received == "198.51.100.1")
+        #expect(vias[1].received == nil && vias[1].branch == "z9hG4bKnext")
+    }
+
+    @Test func responsesAreNotTouched() throws {
+        let response = SIPMessage.response(SIPResponse(statusCode: 200, reasonPhrase: "OK", headers: [(.via, "SIP/2.0/UDP 192.0.2.1;branch=z9hG4bKr")]))
+        #expect(SIPLoopbackNetwork.applyingReceivedProcessing(response, source: SIPTarget(.udp, host: "198.51.100.1", port: 5060)) == response)
+    }
+}

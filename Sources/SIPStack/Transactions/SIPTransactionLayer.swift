@@ -37,10 +37,15 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         /// Client transactions alive at once; beyond, ``SIPTransactionLayer/send(_:to:connection:onEvent:)``
         /// throws. Default 10,000.
         public var maxClientTransactions: Int
+        /// How long (in multiples of T1) a non-INVITE server transaction waits for the TU's final
+        /// response before it is abandoned without one. Default 64 (the client's Timer F).
+        public var tuResponseTimeoutInT1: Int
 
-        public init(maxServerTransactions: Int = 10_000, maxClientTransactions: Int = 10_000) {
+        public init(maxServerTransactions: Int = 10_000, maxClientTransactions: Int = 10_000,
+                    tuResponseTimeoutInT1: Int = 64) {
             self.maxServerTransactions = maxServerTransactions
             self.maxClientTransactions = maxClientTransactions
+            self.tuResponseTimeoutInT1 = tuResponseTimeoutInT1
         }
     }
 
@@ -83,8 +88,11 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         public var statelessResponses = 0
         /// Requests the UAS core rejected (the layer answered).
         public var rejectedRequests = 0
-        /// Server transactions that ended on Timer H (no ACK) or a transport error.
+        /// Server transactions that ended on Timer H (no ACK), a transport error, or because the
+        /// TU never answered (those are also in ``abandonedServerTransactions``).
         public var failedServerTransactions = 0
+        /// Non-INVITE server transactions the TU never answered (``Limits/tuResponseTimeoutInT1``).
+        public var abandonedServerTransactions = 0
     }
 
     /// A request handed to the TU, with what the TU needs to answer it.
@@ -114,6 +122,8 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         var timers: [SIPTransactionTimer: Scheduled<Void>] = [:]
         var aliases: [SIPServerTransactionKey] = []
         var mergeKey: SIPMergeKey?
+        /// Ends a non-INVITE transaction the TU never answers (``Limits/tuResponseTimeoutInT1``).
+        var tuDeadline: Scheduled<Void>?
     }
 
     private struct ClientEntry {
@@ -398,8 +408,19 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             return
         }
 
+        let serial = takeSerial()
         servers[key] = ServerEntry(machine: .nonInvite(NonInviteServerTransaction(request: request, reliable: reliable, timers: timers)),
-                                   serial: takeSerial(), destination: destination)
+                                   serial: serial, destination: destination)
+        let patience = TimeAmount.nanoseconds(timers.t1.nanoseconds * Int64(max(1, configuration.limits.tuResponseTimeoutInT1)))
+        servers[key]?.tuDeadline = eventLoop.scheduleTask(in: patience) { [self] in
+            self.updateServer(key, serial: serial) { machine in
+                guard case .nonInvite(var m) = machine else { return [] }
+                let actions = m.abandon()
+                machine = .nonInvite(m)
+                if !actions.isEmpty { self.counters.abandonedServerTransactions += 1 }
+                return actions
+            }
+        }
 
         if request.method == .cancel {
             // §9.2: "the transaction to be cancelled is determined by ... the same as the
@@ -477,6 +498,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             case .terminate(let end):
                 if end != .completed { counters.failedServerTransactions += 1 }
                 for t in entry.timers.values { t.cancel() }
+                entry.tuDeadline?.cancel()
                 for alias in entry.aliases { aliases[alias] = nil }
                 if let mergeKey = entry.mergeKey, merged[mergeKey] == key { merged[mergeKey] = nil }
                 servers[key] = nil
