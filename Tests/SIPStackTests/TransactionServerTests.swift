@@ -230,6 +230,8 @@ import Testing
         // §9.2: the INVITE was already answered, so no 487; the CANCEL gets 200.
         #expect(h.peerResponses.map(\.statusCode) == [405, 200])
         #expect(try h.peerResponses.last?.headers.cseq == SIPCSeq(1, .cancel))
+        // §9.2: the 200 to the CANCEL carries the To tag of the INVITE's response.
+        #expect(try h.peerResponses.first?.headers.to?.tag == h.peerResponses.last?.headers.to?.tag)
         h.peerSends(peerRequest("CANCEL"))
         #expect(h.peerResponses.map(\.statusCode) == [405, 200, 200])
     }

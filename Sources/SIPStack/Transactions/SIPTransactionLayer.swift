@@ -432,8 +432,14 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             // has, the CANCEL request has no effect on the processing of the original request"
             // and "the response to the CANCEL [is] a 200 (OK)".
             let inviteKey = SIPServerTransactionKey.make(for: request, method: .invite, bareCookieFallsBack: fallsBack)
-            let matches: Bool = if case .success(let k) = inviteKey, case .invite? = servers[k]?.machine { true } else { false }
-            try? respond(SIPResponse(replyingTo: request, statusCode: matches ? 200 : 481, toTag: toTag), to: key)
+            guard case .success(let k) = inviteKey, case .invite(let invite)? = servers[k]?.machine else {
+                try? respond(SIPResponse(replyingTo: request, statusCode: 481, toTag: toTag), to: key)
+                return
+            }
+            // "The To tag of the response to the CANCEL and the To tag in the response to the
+            // original request SHOULD be the same."
+            let inviteTag = invite.lastResponse.flatMap { try? $0.headers.to?.tag }
+            try? respond(SIPResponse(replyingTo: request, statusCode: 200, toTag: inviteTag ?? toTag), to: key)
             return
         }
 
