@@ -93,12 +93,15 @@ import Testing
 
     @Test func aResponseThatCannotBeSentEndsTheServerTransaction() throws {
         let h = TransactionHarness()
+        let failures = Recorder<SIPTransactionEnd>()
+        h.layer.setServerFailureHandler { [failures] _, end in failures.items.append(end) }
         // Nobody listens at 127.0.0.2:5999: the send fails (§17.2.4).
         h.peerSends(peerRequest(branch: "z9hG4bKgone", sentBy: "10.0.0.5:5999"))
         try answer(h, 200)
         h.loop.run()
         #expect(h.layer.serverTransactionCount == 0)
         #expect(h.layer.counters.failedServerTransactions == 1)
+        #expect(failures.items == [.transportError])
     }
 
     @Test func withRportTheResponseGoesToTheSourceAddressAndPort() throws {
@@ -176,7 +179,10 @@ import Testing
         let times = h.gatewaySendTimes { $0.response?.statusCode == 405 }
         #expect(times == [0, 0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5])
         #expect(h.layer.serverTransactionCount == 1)
+        let failures = Recorder<SIPTransactionEnd>()
+        h.layer.setServerFailureHandler { [failures] _, end in failures.items.append(end) }
         h.advance(to: 32)
+        #expect(failures.items == [.timeout])
         // Timer H: no ACK came; the transaction fails.
         #expect(h.layer.serverTransactionCount == 0)
         #expect(h.layer.counters.failedServerTransactions == 1)

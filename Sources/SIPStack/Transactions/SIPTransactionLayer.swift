@@ -142,6 +142,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     private var clients: [SIPClientTransactionKey: ClientEntry] = [:]
     private var nextSerial: UInt64 = 1
     private var requestHandler: (@Sendable (IncomingRequest) -> Void)?
+    private var failureHandler: (@Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void)?
 
     public init(transport: any SIPTransport, configuration: Configuration = Configuration()) {
         self.transport = transport
@@ -159,6 +160,13 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     public func setRequestHandler(for methods: [SIPMethod], _ handler: @escaping @Sendable (IncomingRequest) -> Void) {
         configuration.uas.allowedMethods = methods
         requestHandler = handler
+    }
+
+    /// Installs the receiver of server transaction failures: Timer H without an ACK (§17.2.1),
+    /// a transport error sending a response (§17.2.4: "inform the TU"), or a request the TU never
+    /// answered (``Limits/tuResponseTimeoutInT1``).
+    public func setServerFailureHandler(_ handler: @escaping @Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void) {
+        failureHandler = handler
     }
 
     /// The number of live server transactions.
@@ -502,7 +510,10 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             case .deliverResponse:
                 break
             case .terminate(let end):
-                if end != .completed { counters.failedServerTransactions += 1 }
+                if end != .completed {
+                    counters.failedServerTransactions += 1
+                    failureHandler?(key, end)
+                }
                 for t in entry.timers.values { t.cancel() }
                 entry.tuDeadline?.cancel()
                 for alias in entry.aliases { aliases[alias] = nil }
