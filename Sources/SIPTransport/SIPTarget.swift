@@ -2,15 +2,35 @@
 ///
 /// `host` is an IP literal (IPv6 without brackets) once resolved; names are resolved by
 /// ``SIPResolver`` (RFC 3263) before a transport sees them.
+///
+/// Equality and hashing use `kind`, `host` and `port` only: ``serverName`` rides along for TLS
+/// and never takes part in connection lookup.
 public struct SIPTarget: Sendable, Hashable, CustomStringConvertible {
     public var kind: SIPTransportKind
     public var host: String
     public var port: UInt16
+    /// For TLS: the name the server's certificate must carry, sent as SNI and verified against
+    /// its subjectAltName DNS entries (RFC 5922 §4.1; RFC 3263 §4 resolves a domain to IP
+    /// literals, so the domain travels here). nil: no SNI, and the certificate is verified
+    /// against the IP address. Ignored by UDP and TCP, and by ``==`` and hashing, so an open
+    /// connection to the same address is reused whatever name was given.
+    public var serverName: String?
 
-    public init(_ kind: SIPTransportKind, host: String, port: UInt16) {
+    public init(_ kind: SIPTransportKind, host: String, port: UInt16, serverName: String? = nil) {
         self.kind = kind
         self.host = host
         self.port = port
+        self.serverName = serverName
+    }
+
+    public static func == (a: SIPTarget, b: SIPTarget) -> Bool {
+        a.kind == b.kind && a.host == b.host && a.port == b.port
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(host)
+        hasher.combine(port)
     }
 
     /// Whether `host` is an IPv6 literal (contains a colon).

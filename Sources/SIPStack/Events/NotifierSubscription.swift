@@ -41,48 +41,31 @@ public struct NotifierSubscription: Sendable {
     public private(set) var expiresAt: NIODeadline
     /// This side's Contact for in-dialog requests and 2xx responses.
     public var contact: SIPAddress
-    /// Whether the first notification still has to go out (piggybacked or not).
-    private var sentFirstNotification = false
 
     /// Accepts a new subscription (RFC 6665 §4.2.1.1 then §4.2.1.2: "the notifier SHOULD
     /// immediately construct and send a NOTIFY"). `status` is `.active` or `.pending` (waiting
     /// for authorization, §4.2.1.3); `body` is the current state in `terms.bodyType` (nil for a
     /// NOTIFY without body, e.g. pending). `responseHeaders` go into the 200 (e.g. Record-Route
     /// copies, Server). With Expires 0 (a fetch, §4.4.3) the one NOTIFY says terminated;timeout
-    /// and the subscription ends at once.
+    /// and the subscription ends at once — unless the subscriber takes a piggybacked first
+    /// notification: then the 200 OK itself carries the state (a [MS-PRES] §3.4.5.1.2 polling
+    /// subscription).
+    ///
+    /// `bodyType` overrides the negotiated type for this first body only (a batch category
+    /// SUBSCRIBE's 200 OK carries `multipart/related`, [MS-PRES] §2.2.2.4.2, while its later
+    /// NOTIFYs carry categories).
     public static func accept(
         _ subscribe: SIPRequest, terms: SubscriptionTerms, status: Status, localTag: String,
-        contact: SIPAddress, body: [UInt8]?, now: NIODeadline, overTLS: Bool = false,
-        piggyback: Bool = true
+        contact: SIPAddress, body: [UInt8]?, bodyType: String? = nil, responseHeaders: SIPHeaders = [],
+        now: NIODeadline, overTLS: Bool = false, piggyback: Bool = true
     ) throws(SIPStackError) -> (NotifierSubscription, [Action]) {
         let dialog = try SIPDialog(uasFor: subscribe, localTag: localTag, overTLS: overTLS)
         var sub = NotifierSubscription(
             dialog: dialog, terms: terms, status: status,
             expiresAt: now + .seconds(Int64(terms.expires)), contact: contact)
-        var actions: [Action] = []
-        var ok = SIPResponse(replyingTo: subscribe, statusCode: 200, reasonPhrase: "OK", toTag: localTag)
-        ok.headers.append(.contact, contact.description)
-        ok.headers.append(.expires, String(terms.expires))
         if terms.expires == 0 { sub.status = .terminated(reason: "timeout") }
-        if piggyback && terms.supportsPiggyback && terms.expires > 0 {
-            // [MS-PRES] §4.4.2: the 200 OK carries Event, subscription-state, the body and
-            // ms-piggyback-cseq (the CSeq the first NOTIFY would have had).
-            let cseq = sub.dialog.nextLocalSequence()
-            ok.headers.append(.event, sub.eventHeader)
-            ok.headers.append(.subscriptionState, sub.subscriptionState(now: now).description)
-            ok.headers.append(.msPiggybackCSeq, String(cseq))
-            ok.headers.append(.supported, "ms-benotify, ms-piggyback-first-notify")
-            if let body, !body.isEmpty {
-                ok.headers.append(.contentType, terms.bodyType)
-                ok.body = body
-            }
-            sub.sentFirstNotification = true
-            actions.append(.respond(ok))
-        } else {
-            actions.append(.respond(ok))
-            actions.append(.notify(sub.makeNotify(body: body, now: now)))
-            sub.sentFirstNotification = true
-        }
+        var actions = sub.answer(subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
+                                 piggyback: piggyback, now: now)
         if case .terminated = sub.status {
             actions.append(.remove)
         } else {
@@ -96,8 +79,13 @@ public struct NotifierSubscription: Sendable {
     /// with this subscription's body type. Both are answered 200 and followed by a NOTIFY with
     /// the current state (§4.2.1.2: "a NOTIFY ... SHOULD be sent"); the unsubscribe's is the
     /// final one, `terminated;reason=timeout` (§4.2.1.4 — Kamailio sends the same).
+    ///
+    /// With `piggyback` (and a subscriber that supports it) the state rides in the 200 OK instead
+    /// of a NOTIFY, as in the [MS-PRES] §4.5 refreshes that add resources to a batch dialog
+    /// (`ms-piggyback-cseq: 2`, `: 3`).
     public mutating func refresh(_ subscribe: SIPRequest, terms newTerms: SubscriptionTerms,
-                                 body: [UInt8]?, now: NIODeadline) -> [Action] {
+                                 body: [UInt8]?, bodyType: String? = nil, responseHeaders: SIPHeaders = [],
+                                 now: NIODeadline, piggyback: Bool = false) -> [Action] {
         guard !isTerminated else {
             return [.respond(SIPResponse(replyingTo: subscribe, statusCode: 481, reasonPhrase: "Subscription Does Not Exist",
                                                toTag: dialog.id.localTag))]
@@ -108,22 +96,53 @@ public struct NotifierSubscription: Sendable {
         }
         terms.expires = newTerms.expires
         terms.bodyType = newTerms.bodyType
-        var ok = SIPResponse(replyingTo: subscribe, statusCode: 200, reasonPhrase: "OK", toTag: dialog.id.localTag)
-        ok.headers.append(.contact, contact.description)
-        ok.headers.append(.expires, String(newTerms.expires))
         if newTerms.expires == 0 {
             status = .terminated(reason: "timeout")
-            return [.respond(ok), .notify(makeNotify(body: body, now: now)), .remove]
+            return answer(subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
+                          piggyback: false, now: now) + [.remove]
         }
         expiresAt = now + .seconds(Int64(newTerms.expires))
-        return [.respond(ok), .notify(makeNotify(body: body, now: now)), .scheduleExpiry(expiresAt)]
+        return answer(subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
+                      piggyback: piggyback, now: now) + [.scheduleExpiry(expiresAt)]
+    }
+
+    /// The 200 OK to a SUBSCRIBE of this dialog, and the NOTIFY with `body` — or, with `piggyback`
+    /// and a subscriber that supports it, the body in the 200 OK with Event, subscription-state
+    /// and `ms-piggyback-cseq` (the CSeq the NOTIFY would have had; [MS-PRES] §4.4.2, §4.5).
+    private mutating func answer(_ subscribe: SIPRequest, body: [UInt8]?, bodyType: String?,
+                                 responseHeaders: SIPHeaders, piggyback: Bool, now: NIODeadline) -> [Action] {
+        var ok = SIPResponse(replyingTo: subscribe, statusCode: 200, reasonPhrase: "OK", toTag: dialog.id.localTag)
+        ok.headers.append(.contact, contact.description)
+        ok.headers.append(.expires, String(terms.expires))
+        ok.headers.fields.append(contentsOf: responseHeaders.fields)
+        guard piggyback && terms.supportsPiggyback else {
+            return [.respond(ok), .notify(makeNotify(body: body, bodyType: bodyType, now: now))]
+        }
+        let cseq = dialog.nextLocalSequence()
+        // A polling subscription ([MS-PRES] §3.4.5.1.2, example §4.7) gets its one answer here:
+        // `subscription-state: terminated;expires=0`, and no state is kept.
+        let state = isTerminated ? SIPSubscriptionState(state: .terminated, expires: 0) : subscriptionState(now: now)
+        ok.headers.append(.event, eventHeader)
+        ok.headers.append(.subscriptionState, state.description)
+        ok.headers.append(.msPiggybackCSeq, String(cseq))
+        ok.headers.append(.supported, "ms-benotify, ms-piggyback-first-notify")
+        if let body, !body.isEmpty {
+            ok.headers.append(.contentType, bodyType ?? terms.bodyType)
+            ok.body = body
+        }
+        return [.respond(ok)]
     }
 
     /// The resource's state changed: one NOTIFY with the new body (RFC 6665 §4.2.2). Nothing
     /// while pending (the subscriber is not yet authorized to see state) or terminated.
-    public mutating func stateChanged(body: [UInt8], now: NIODeadline) -> [Action] {
+    /// `bodyType` overrides the negotiated type for this body; `headers` are added to the NOTIFY
+    /// (e.g. `Require: eventlist` on a batch dialog's notifications, [MS-PRES] §2.2.2.4.3).
+    public mutating func stateChanged(body: [UInt8], bodyType: String? = nil, headers: SIPHeaders = [],
+                                      now: NIODeadline) -> [Action] {
         guard status == .active else { return [] }
-        return [.notify(makeNotify(body: body, now: now))]
+        var notify = makeNotify(body: body, bodyType: bodyType, now: now)
+        notify.headers.fields.append(contentsOf: headers.fields)
+        return [.notify(notify)]
     }
 
     /// Authorization granted: pending → active, with a NOTIFY carrying the state (§4.2.1.3).
@@ -193,10 +212,11 @@ public struct NotifierSubscription: Sendable {
 
     /// A NOTIFY (or BENOTIFY when the subscriber supports it and the subscription goes on:
     /// a final notification needs its response, so it stays a NOTIFY) for the current status.
-    mutating func makeNotify(body: [UInt8]?, now: NIODeadline, retryAfter: UInt32? = nil) -> SIPRequest {
+    mutating func makeNotify(body: [UInt8]?, bodyType: String? = nil, now: NIODeadline,
+                             retryAfter: UInt32? = nil) -> SIPRequest {
         let method: SIPMethod = terms.supportsBENotify && !isTerminated ? .benotify : .notify
         var request = dialog.makeRequest(method, contact: contact, body: body ?? [],
-                                         contentType: terms.bodyType)
+                                         contentType: bodyType ?? terms.bodyType)
         request.headers.append(.event, eventHeader)
         request.headers.append(.subscriptionState, subscriptionState(now: now, retryAfter: retryAfter).description)
         return request

@@ -64,7 +64,8 @@ public struct SubscriberSubscription: Sendable {
     /// One notification for the application.
     public struct Notification: Sendable, Hashable {
         public var state: SIPSubscriptionState
-        public var contentType: String?
+        /// The whole Content-Type, parameters (such as a multipart boundary) included.
+        public var contentType: SIPContentType?
         public var body: [UInt8]
         /// True when it came in the 200 OK ([MS-PRES] §4.4.2 piggyback).
         public var piggybacked: Bool
@@ -151,6 +152,14 @@ public struct SubscriberSubscription: Sendable {
         request.body = configuration.body
         outstanding = request
         return request
+    }
+
+    /// Replaces the body of every later SUBSCRIBE of this subscription and sends one at once in the
+    /// dialog (a batched category subscription adding or removing resources, [MS-PRES] §4.5).
+    /// Nothing is sent before the dialog exists or after it ended.
+    public mutating func resubscribe(body: [UInt8], now: NIODeadline) -> [Action] {
+        configuration.body = body
+        return refresh(now: now)
     }
 
     /// The refresh timer fired: an in-dialog SUBSCRIBE with the configured Expires (§4.1.2.2).
@@ -272,7 +281,7 @@ public struct SubscriberSubscription: Sendable {
             return answer(500, "Out of Order CSeq")
         }
         var actions = answer(200, "OK")
-        let contentType = (try? notify.headers.contentType)?.mediaType
+        let contentType = try? notify.headers.contentType
         actions.append(.deliver(Notification(state: state, contentType: contentType, body: notify.body, piggybacked: false)))
         switch state.state {
         case .active, .pending:
@@ -325,7 +334,7 @@ public struct SubscriberSubscription: Sendable {
     private func piggybackNotification(_ response: SIPResponse) -> Notification? {
         guard (try? response.headers.msPiggybackCSeq) != nil,
               let state = try? response.headers.subscriptionState else { return nil }
-        let contentType = (try? response.headers.contentType)?.mediaType
+        let contentType = try? response.headers.contentType
         return Notification(state: state, contentType: contentType, body: response.body, piggybacked: true)
     }
 }

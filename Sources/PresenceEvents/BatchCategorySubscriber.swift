@@ -1,0 +1,204 @@
+public import NIOCore
+public import PresenceDocuments
+public import SIPMessages
+public import SIPStack
+import Multipart
+
+/// A batched category subscription on the subscriber side ([MS-PRES] §2.2.2.4, §3.4.5.1): the
+/// gateway subscribing to enterprise resources on behalf of one watcher, in one dialog.
+///
+/// It sends the batch SUBSCRIBE (From = To = the watcher, §3.4.5.1.1; the Request-URI may be a
+/// pool GRUU), reads the multipart/related 200 OK and later notifications into per-resource
+/// events — categories for accepted resources, the RLMI instance for rejected ones, so the owner
+/// can act on `resubscribe` (with or without `poolFqdn`) and `terminated` (§3.4.5.1.3.1) — and
+/// adds or removes resources with in-dialog SUBSCRIBEs. Dialog, refresh and termination handling
+/// are a ``SubscriberSubscription``'s.
+public struct BatchCategorySubscriber: Sendable {
+    /// One piece of news about one resource.
+    public enum ResourceEvent: Sendable, Hashable {
+        /// The resource's categories (the complete set of instances of each category named, §3.8
+        /// of the guide; an empty category element means nothing visible).
+        case categories(CategoriesDocument)
+        /// The notifier does not (or no longer) serve this resource here: `resubscribe` (to
+        /// `poolFqdn` when given, else a single SUBSCRIBE to the resource), `terminated` with a
+        /// reason and statusCode, or `pending`.
+        case rejected(uri: String, instance: RLMIList.Instance)
+    }
+
+    public enum Action: Sendable {
+        /// A dialog-level action of the underlying subscription (send, respond, schedule, ended;
+        /// its `.deliver` actions are turned into ``resources(_:)``).
+        case subscription(SubscriberSubscription.Action)
+        /// What the last response or notification said about resources, in document order.
+        case resources([ResourceEvent])
+        /// A body that could not be read; the subscription goes on (the notification was answered).
+        case unreadableBody(String)
+    }
+
+    public private(set) var subscription: SubscriberSubscription
+    /// The resources this dialog subscribes to (accepted or still asked for), in order.
+    public private(set) var resources: [String]
+    public let categories: [CategoryName]
+    /// Resources waiting for the outstanding SUBSCRIBE to be answered before their own is sent.
+    private var queued: [BatchSubscribe.Action] = []
+
+    /// The headers of a batch category SUBSCRIBE (§4.5, lines 13253-13276): `Require: adhoclist,
+    /// categoryList`, `Supported: eventlist, ms-benotify, ms-piggyback-first-notify`, and Accept
+    /// for categories, RLMI and multipart/related (§3.4.5.1.1, lines 6563-6566).
+    ///
+    /// A *single* category SUBSCRIBE (§3.4.5.1.1; example §4.6, lines 14020-14055) has the same
+    /// body with one resource but no `Require`, and its To is the resource: `single` gives it.
+    public static func configuration(watcher: SIPAddress, target: SIPURI, contact: SIPAddress,
+                                     expires: UInt32, single: SIPAddress? = nil) -> SubscriberSubscription.Configuration {
+        SubscriberSubscription.Configuration(
+            target: target, from: watcher, to: single ?? watcher, contact: contact,
+            accept: [SIPBodyType.msrtcCategories, SIPBodyType.rlmi, SIPBodyType.multipartRelated],
+            expires: expires, supported: ["eventlist", "ms-benotify", "ms-piggyback-first-notify"],
+            extraHeaders: single == nil ? [(.require, "adhoclist, categoryList")] : [],
+            bodyType: SIPBodyType.msrtcCategoryList)
+    }
+
+    /// Starts the dialog with one `subscribe` action for `resources` and `categories`. `target` is
+    /// the Request-URI: the watcher's own URI, or a pool GRUU from a `poolFqdn` hint (batch), or
+    /// the resource (single).
+    public static func start(watcher: SIPAddress, target: SIPURI, contact: SIPAddress, resources: [String],
+                             categories: [CategoryName], expires: UInt32 = 3600, callID: String,
+                             localTag: String) -> (BatchCategorySubscriber, [Action]) {
+        start(configuration(watcher: watcher, target: target, contact: contact, expires: expires),
+              resources: resources, categories: categories, callID: callID, localTag: localTag)
+    }
+
+    /// Starts a single category subscription of `watcher` to `resource` (§4.6): Request-URI and To
+    /// are the resource.
+    public static func startSingle(watcher: SIPAddress, resource: SIPAddress, contact: SIPAddress,
+                                   categories: [CategoryName], expires: UInt32 = 3600, callID: String,
+                                   localTag: String) -> (BatchCategorySubscriber, [Action]) {
+        start(configuration(watcher: watcher, target: resource.uri, contact: contact, expires: expires, single: resource),
+              resources: [resource.uri.description], categories: categories, callID: callID, localTag: localTag)
+    }
+
+    private static func start(_ base: SubscriberSubscription.Configuration, resources: [String], categories: [CategoryName],
+                              callID: String, localTag: String) -> (BatchCategorySubscriber, [Action]) {
+        var configuration = base
+        let watcher = base.from
+        configuration.body = body(watcher: watcher, .subscribe, resources, categories)
+        let (subscription, actions) = SubscriberSubscription.start(configuration, callID: callID, localTag: localTag)
+        let subscriber = BatchCategorySubscriber(subscription: subscription, resources: resources, categories: categories)
+        return (subscriber, actions.map { .subscription($0) })
+    }
+
+    /// Adds resources to the dialog (a `subscribe` action in an in-dialog SUBSCRIBE, §4.5). Sent
+    /// at once when no SUBSCRIBE is outstanding, else after its response.
+    public mutating func add(_ uris: [String], now: NIODeadline) -> [Action] {
+        let new = uris.filter { !resources.contains($0) }
+        guard !new.isEmpty else { return [] }
+        resources += new
+        return send(BatchSubscribe.Action(kind: .subscribe, resources: new.map { .init(uri: $0) }, categories: categories), now: now)
+    }
+
+    /// Removes resources (an `unsubscribe` action, §4.5). The dialog stays, even when empty.
+    public mutating func remove(_ uris: [String], now: NIODeadline) -> [Action] {
+        let gone = uris.filter { resources.contains($0) }
+        guard !gone.isEmpty else { return [] }
+        resources.removeAll { gone.contains($0) }
+        return send(BatchSubscribe.Action(kind: .unsubscribe, resources: gone.map { .init(uri: $0) }, categories: categories), now: now)
+    }
+
+    /// The refresh timer fired: an in-dialog SUBSCRIBE naming every resource of the dialog, so
+    /// that the notifier's state and this side's agree after any lost update.
+    public mutating func refresh(now: NIODeadline) -> [Action] {
+        let all = BatchSubscribe.Action(kind: .subscribe, resources: resources.map { .init(uri: $0) }, categories: categories)
+        return wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, [all]), now: now))
+    }
+
+    /// Ends the dialog (Expires 0).
+    public mutating func unsubscribe() -> [Action] { wrap(subscription.unsubscribe()) }
+
+    /// A response to the outstanding SUBSCRIBE: the piggybacked multipart body becomes resource
+    /// events; queued additions or removals go out next.
+    public mutating func receive(_ response: SIPResponse, now: NIODeadline, jitter: Double) -> [Action] {
+        var actions = wrap(subscription.receive(response, now: now, jitter: jitter))
+        if response.statusCode >= 200, subscription.outstanding == nil, !queued.isEmpty {
+            let next = queued
+            queued = []
+            actions += wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, next), now: now))
+        }
+        return actions
+    }
+
+    /// A NOTIFY or BENOTIFY of this dialog.
+    public mutating func receive(notify: SIPRequest, now: NIODeadline, jitter: Double) -> [Action] {
+        let actions = wrap(subscription.receive(notify: notify, now: now, jitter: jitter))
+        if case .terminated = subscription.status { queued = [] }
+        return actions
+    }
+
+    /// The outstanding SUBSCRIBE timed out or failed in transport.
+    public mutating func transactionFailed(now: NIODeadline) -> [Action] { wrap(subscription.transactionFailed(now: now)) }
+
+    // MARK: -
+
+    private mutating func send(_ action: BatchSubscribe.Action, now: NIODeadline) -> [Action] {
+        guard subscription.outstanding == nil else {
+            queued.append(action)
+            return []
+        }
+        return wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, [action]), now: now))
+    }
+
+    private func wrap(_ actions: [SubscriberSubscription.Action]) -> [Action] {
+        actions.flatMap { action -> [Action] in
+            guard case .deliver(let notification) = action else { return [.subscription(action)] }
+            guard !notification.body.isEmpty else { return [] }
+            do {
+                return [.resources(try Self.events(notification))]
+            } catch {
+                return [.unreadableBody("\(error)")]
+            }
+        }
+    }
+
+    /// Reads a notification body: a categories document, or a multipart/related with an RLMI
+    /// part (rejected resources) and categories parts (§2.2.2.4.2).
+    static func events(_ notification: SubscriberSubscription.Notification) throws(BodyError) -> [ResourceEvent] {
+        guard let type = notification.contentType else { throw BodyError("a body without Content-Type") }
+        if type.isMultipart {
+            guard let boundary = type.boundary else { throw BodyError("multipart body without boundary") }
+            let response: BatchSubscribeResponse
+            do {
+                response = try BatchSubscribeResponse(multipart: MultipartBody(parsing: notification.body, boundary: boundary))
+            } catch let error as MultipartBody.ParseError {
+                throw BodyError(error.description)
+            } catch {
+                throw BodyError("\(error)")
+            }
+            let rejected = response.list.resources.flatMap { resource in
+                resource.instances.map { ResourceEvent.rejected(uri: resource.uri, instance: $0) }
+            }
+            return rejected + response.categories.map { .categories($0) }
+        }
+        guard type.mediaType == SIPBodyType.msrtcCategories else {
+            throw BodyError("unexpected body type \(type.mediaType)")
+        }
+        do {
+            return [.categories(try CategoriesDocument(bytes: notification.body))]
+        } catch {
+            throw BodyError(error.description)
+        }
+    }
+
+    /// Why a notification body could not be read.
+    public struct BodyError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func body(watcher: SIPAddress, _ kind: BatchSubscribe.Action.Kind, _ resources: [String],
+                     _ categories: [CategoryName]) -> [UInt8] {
+        body(watcher, [BatchSubscribe.Action(kind: kind, resources: resources.map { .init(uri: $0) }, categories: categories)])
+    }
+
+    static func body(_ watcher: SIPAddress, _ actions: [BatchSubscribe.Action]) -> [UInt8] {
+        BatchSubscribe(uri: watcher.uri.description, name: "", actions: actions).serialized()
+    }
+}

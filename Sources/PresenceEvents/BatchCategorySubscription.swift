@@ -1,0 +1,170 @@
+public import NIOCore
+public import PresenceDocuments
+public import SIPMessages
+public import SIPStack
+
+/// A batched category subscription on the notifier side ([MS-PRES] §2.2.2.4, §3.4.5.1): one
+/// dialog covering many resources, each with the categories the watcher asked for.
+///
+/// ```
+/// SUBSCRIBE  Require: adhoclist, categoryList   Content-Type: application/msrtc-adrl-categorylist+xml
+///   <batchSub><action name="subscribe|unsubscribe"><adhocList><resource uri/>*</adhocList>
+///             <categoryList><category name/>*</categoryList></action></batchSub>
+/// 200 OK     Content-Type: multipart/related; type="application/rlmi+xml"; start=resourceList
+///   part 1: <list xmlns="urn:ietf:params:xml:ns:rlmi"> with only the rejected resources
+///   part 2..n: one <categories> document per accepted resource
+/// ```
+///
+/// The dialog, its timers and the NOTIFY/BENOTIFY choice are a ``NotifierSubscription``'s; this
+/// type adds the resource set. A polling subscription (Expires 0 and no To tag, §3.4.5.1.2)
+/// is answered once and keeps no state: ``accept(_:batch:terms:localTag:contact:boundary:now:overTLS:resolve:)``
+/// returns no subscription for it.
+public struct BatchCategorySubscription: Sendable {
+    /// What the owner knows of one requested resource.
+    public enum Resolution: Sendable, Hashable {
+        /// Served: the categories this watcher may see now (the owner resolves containers).
+        case accepted(CategoriesDocument)
+        /// Not served here: listed in the RLMI part with this instance (§3.4.5.1.3.1:
+        /// `resubscribe` with `cid` and optional `poolFqdn`, or `terminated` with a reason and
+        /// `statusCode`).
+        case rejected(RLMIList.Instance)
+    }
+
+    public typealias Action = NotifierSubscription.Action
+
+    /// The dialog, timers and notification method.
+    public private(set) var subscription: NotifierSubscription
+    /// Each accepted resource's subscribed categories, in the order first asked.
+    public private(set) var resources: [String: [CategoryName]]
+    /// The subscriber (the RLMI `list` URI): the From URI of the SUBSCRIBE.
+    public let watcher: String
+
+    /// Whether a SUBSCRIBE is a batched category subscription: `Require` names both `adhoclist`
+    /// and `categoryList` (§3.4.5.1.1, lines 6542-6585; otherwise it is a single one).
+    public static func isBatch(_ request: SIPRequest) -> Bool {
+        let required = Set(((try? request.headers.require) ?? []).map { $0.lowercased() })
+        return required.contains("adhoclist") && required.contains("categorylist")
+    }
+
+    /// The `Content-Type` of a 200 OK body (§2.2.2.4.2; the seed folds it after `start=resourceList;`).
+    public static func multipartContentType(boundary: String) -> String {
+        "\(SIPBodyType.multipartRelated); type=\"\(SIPBodyType.rlmi)\"; start=\(BatchSubscribeResponse.rlmiContentID); boundary=\(boundary)"
+    }
+
+    /// Accepts a dialog-creating (or polling) batch SUBSCRIBE. `resolve` answers for each resource
+    /// of a `subscribe` action with the categories asked (private ones removed: "The server MUST
+    /// ignore 'private' categories in the categoryList body", §3.4.5.1.3, line 6651). An
+    /// `unsubscribe` action in a new dialog removes nothing and is simply answered. The 200 OK
+    /// carries the RLMI list of rejected resources and the accepted resources' categories
+    /// (piggybacked with `ms-piggyback-cseq`; §4.5), or — for a subscriber without
+    /// `ms-piggyback-first-notify` — a NOTIFY does.
+    public static func accept(
+        _ subscribe: SIPRequest, batch: BatchSubscribe, terms: SubscriptionTerms, localTag: String,
+        contact: SIPAddress, boundary: String, now: NIODeadline, overTLS: Bool = false,
+        resolve: (String, [CategoryName]) -> Resolution
+    ) throws(SIPStackError) -> (BatchCategorySubscription?, [Action]) {
+        let watcher = (try? subscribe.headers.from)?.uri.description ?? ""
+        var resources: [String: [CategoryName]] = [:]
+        let response = Self.apply(batch, to: &resources, watcher: watcher, resolve: resolve)
+        let (subscription, actions) = try NotifierSubscription.accept(
+            subscribe, terms: terms, status: .active, localTag: localTag, contact: contact,
+            body: response.multipart(boundary: boundary).bytes,
+            bodyType: multipartContentType(boundary: boundary), responseHeaders: eventlist,
+            now: now, overTLS: overTLS)
+        guard terms.expires > 0 else { return (nil, actions) }
+        return (BatchCategorySubscription(subscription: subscription, resources: resources, watcher: watcher), actions)
+    }
+
+    /// A SUBSCRIBE in this dialog (§3.4.5.1.3, lines 6683-6705): `subscribe` actions add resources
+    /// and categories (answered with the data of the resources named), `unsubscribe` actions remove
+    /// them ("If not found, a 200 OK is generated"), Expires 0 ends the dialog.
+    public mutating func update(_ subscribe: SIPRequest, batch: BatchSubscribe, terms: SubscriptionTerms,
+                                boundary: String, now: NIODeadline,
+                                resolve: (String, [CategoryName]) -> Resolution) -> [Action] {
+        var changed = resources
+        let response = Self.apply(batch, to: &changed, watcher: watcher, resolve: resolve)
+        let actions = subscription.refresh(
+            subscribe, terms: terms, body: response.multipart(boundary: boundary).bytes,
+            bodyType: Self.multipartContentType(boundary: boundary), responseHeaders: Self.eventlist,
+            now: now, piggyback: true)
+        if case .respond(let r) = actions.first, r.statusCode == 200 { resources = changed }
+        return actions
+    }
+
+    /// A resource's categories changed: a NOTIFY/BENOTIFY with its `categories` document, holding
+    /// only the categories this watcher subscribed to for it (§2.2.2.4.3, §3.4.5.2). Nothing when
+    /// the resource is not in this dialog or nothing it subscribed to is in the document.
+    public mutating func resourceChanged(_ document: CategoriesDocument, now: NIODeadline) -> [Action] {
+        guard let wanted = resources[document.uri] else { return [] }
+        var filtered = document
+        filtered.categories = document.categories.filter { wanted.contains($0.name) }
+        guard !filtered.categories.isEmpty else { return [] }
+        return subscription.stateChanged(body: filtered.serialized(), headers: Self.eventlist, now: now)
+    }
+
+    /// Takes a resource out of the dialog because its source ended (an OMA subscription terminated,
+    /// a pool stopped answering): a notification whose RLMI part lists it with `instance` (e.g.
+    /// `terminated` with a reason, or `resubscribe`), in the multipart shape of the 200 OK.
+    public mutating func removeResource(_ uri: String, instance: RLMIList.Instance, boundary: String,
+                                        now: NIODeadline) -> [Action] {
+        guard resources.removeValue(forKey: uri) != nil else { return [] }
+        let list = RLMIList(uri: watcher, resources: [RLMIList.Resource(uri: uri, instances: [instance])])
+        let body = BatchSubscribeResponse(list: list).multipart(boundary: boundary).bytes
+        return subscription.stateChanged(body: body, bodyType: Self.multipartContentType(boundary: boundary),
+                                         headers: Self.eventlist, now: now)
+    }
+
+    /// The expiry timer fired (see ``NotifierSubscription/expire(now:)``).
+    public mutating func expire(now: NIODeadline) -> [Action] { subscription.expire(now: now) }
+
+    /// Ends the dialog with a final NOTIFY (see ``NotifierSubscription/terminate(reason:retryAfter:body:now:)``).
+    public mutating func terminate(reason: String, retryAfter: UInt32? = nil, now: NIODeadline) -> [Action] {
+        subscription.terminate(reason: reason, retryAfter: retryAfter, now: now)
+    }
+
+    /// A NOTIFY of this dialog failed (see ``NotifierSubscription/notifyFailed(status:)``).
+    public mutating func notifyFailed(status: Int?) -> [Action] { subscription.notifyFailed(status: status) }
+
+    // MARK: -
+
+    /// `Require: eventlist` on the 200 OK and NOTIFYs (§4.5, lines 13330, 13626).
+    static let eventlist: SIPHeaders = [(.require, "eventlist")]
+
+    /// Applies the actions of a batch body to `resources` and builds the answer: the RLMI list of
+    /// rejected resources (`fullState="false"`, §2.2.2.4.2) and one categories document per
+    /// accepted resource named in a `subscribe` action.
+    static func apply(_ batch: BatchSubscribe, to resources: inout [String: [CategoryName]], watcher: String,
+                      resolve: (String, [CategoryName]) -> Resolution) -> BatchSubscribeResponse {
+        var response = BatchSubscribeResponse(list: RLMIList(uri: watcher))
+        for action in batch.actions {
+            let categories = unique(action.categories.filter { !CategoryName.privateCategories.contains($0) })
+            switch action.kind {
+            case .subscribe:
+                for resource in action.resources {
+                    let known = resources[resource.uri] ?? []
+                    let all = known + categories.filter { !known.contains($0) }
+                    switch resolve(resource.uri, all) {
+                    case .accepted(var document):
+                        document.categories = document.categories.filter { all.contains($0.name) }
+                        resources[resource.uri] = all
+                        response.categories.append(document)
+                    case .rejected(let instance):
+                        response.list.resources.append(RLMIList.Resource(uri: resource.uri, instances: [instance]))
+                    }
+                }
+            case .unsubscribe:
+                for resource in action.resources {
+                    guard let known = resources[resource.uri] else { continue }
+                    let left = known.filter { !categories.contains($0) }
+                    resources[resource.uri] = left.isEmpty ? nil : left
+                }
+            }
+        }
+        return response
+    }
+
+    private static func unique(_ names: [CategoryName]) -> [CategoryName] {
+        var seen: Set<CategoryName> = []
+        return names.filter { seen.insert($0).inserted }
+    }
+}

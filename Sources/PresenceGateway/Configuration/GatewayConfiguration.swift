@@ -1,0 +1,303 @@
+public import PresenceDocuments
+public import SIPMessages
+public import SIPTransport
+
+/// Everything an operator sets for one gateway: where it listens, which domains it serves on
+/// each side and where their traffic goes, which peers it trusts, the linked identities and the
+/// presentity policies. Read from YAML by ``init(yaml:)``, which checks every key and value and
+/// reports the line of the first problem.
+public struct GatewayConfiguration: Sendable {
+    /// The two faces of the gateway.
+    public enum Side: String, Sendable, Hashable, CaseIterable {
+        /// Microsoft enhanced presence (an enterprise edge or pool).
+        case enterprise
+        /// OMA/IMS SIMPLE presence.
+        case oma
+    }
+
+    /// A socket the gateway listens on; every message arriving there comes from `side`.
+    public struct Listener: Sendable, Hashable {
+        public var side: Side
+        public var transport: SIPTransportKind
+        public var host: String
+        public var port: UInt16
+    }
+
+    /// Certificate material for TLS listeners and clients (PEM files).
+    public struct TLS: Sendable, Hashable {
+        public var certificateChain: String
+        public var privateKey: String
+        public var trustRoots: String?
+        /// Mutual TLS: peers must present a certificate, and its names must match the domain the
+        /// peer speaks for (issue 5 §3).
+        public var requireClientCertificate: Bool
+    }
+
+    /// Where requests for one side's domains go.
+    public enum NextHop: Sendable, Hashable {
+        /// A fixed URI (host, port and `transport` parameter).
+        case uri(SIPURI)
+        /// RFC 3263 resolution of the Request-URI's domain; `federation` looks up
+        /// `_sipfederationtls._tcp` first, as Microsoft federation does.
+        case dns(federation: Bool)
+    }
+
+    /// The domains served on one side and where their requests go.
+    public struct Domains: Sendable, Hashable {
+        public var domains: [String]
+        public var nextHop: NextHop
+    }
+
+    /// A peer the gateway knows by address.
+    public struct Peer: Sendable, Hashable {
+        public var name: String
+        public var host: String
+        /// nil: any source port.
+        public var port: UInt16?
+        public var side: Side
+        /// The network its watchers count as ([MS-PRES] §3.2.5.3 rules 3-5).
+        public var network: SourceNetwork
+        /// Whether `ms-edge-proxy-message-trust` / source-network information from it is believed;
+        /// from untrusted peers such headers are removed.
+        public var trusted: Bool
+        /// Certificate names it must present over mutual TLS (empty: not checked).
+        public var certificateNames: [String]
+        /// Requests per second it may send before getting 503 with Retry-After (nil: unlimited).
+        public var rateLimit: Double?
+    }
+
+    /// A person with an identity on each side (issue 5 §1.4).
+    public struct LinkedIdentity: Sendable, Hashable {
+        public var oma: String
+        public var enterprise: String
+        /// Publish the OMA side's composed presence into the enterprise as a SERVICE category publish.
+        public var publishToEnterprise: Bool
+        /// PUBLISH the enterprise categories as PIDF to the OMA presence server.
+        public var publishToOMA: Bool
+    }
+
+    /// Subscription timing.
+    public struct Subscriptions: Sendable, Hashable {
+        /// How long the gateway waits for the OMA side's first NOTIFY before answering an
+        /// enterprise SUBSCRIBE without a piggybacked body.
+        public var piggybackWaitMilliseconds: Int = 500
+        public var defaultExpires: UInt32 = 3600
+        public var minimumExpires: UInt32 = 60
+        public var maximumExpires: UInt32 = 86_400
+    }
+
+    /// The HTTP endpoint for `/metrics` (Prometheus text) and `/health`.
+    public struct Admin: Sendable, Hashable {
+        public var host: String
+        public var port: UInt16
+    }
+
+    public var listeners: [Listener]
+    public var tls: TLS?
+    public var enterprise: Domains
+    public var oma: Domains
+    /// Partner domains allowed to federate (nil: any that is not blocked).
+    public var allowedPartners: [String]?
+    public var blockedPartners: [String]
+    public var peers: [Peer]
+    public var linkedIdentities: [LinkedIdentity]
+    /// The policy of presentities without their own entry.
+    public var defaultPolicy: PresentityPolicy
+    /// Per-presentity policies (key: `sip:user@host`). Their pres-rules files are read by the
+    /// caller (``presRulesFiles``) when the configuration is loaded.
+    public var policies: [String: PresentityPolicy]
+    /// Presentity → path of its RFC 5025 pres-rules document.
+    public var presRulesFiles: [String: String]
+    public var subscriptions: Subscriptions
+    public var admin: Admin?
+    /// Replaces the built-in mapping tables (like `presence-map --mappings`).
+    public var mappingsDirectory: String?
+    /// This gateway's host name for Via, Record-Route and Contact (defaults to the first listener's host).
+    public var hostName: String?
+}
+
+extension GatewayConfiguration {
+    /// Reads a configuration from YAML text. Every key is checked; the first problem is thrown
+    /// with its line and column.
+    public init(yaml text: String) throws(ConfigurationError) {
+        let root = try ConfigurationNode.parse(text)
+        let top = try root.mapping(known: [
+            "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
+            "subscriptions", "admin", "mappings", "host-name",
+        ])
+        guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
+        var listeners: [Listener] = []
+        for item in try listen.list() { listeners.append(try Self.listener(item)) }
+        guard !listeners.isEmpty else { throw listen.error("at least one listener is required") }
+        for side in Side.allCases where !listeners.contains(where: { $0.side == side }) {
+            throw listen.error("no listener for the \(side.rawValue) side")
+        }
+        self.listeners = listeners
+        self.tls = try top["tls"].map { node throws(ConfigurationError) in try Self.tls(node) }
+        if listeners.contains(where: { $0.transport == .tls }), tls == nil {
+            throw listen.error("a TLS listener needs the 'tls' section")
+        }
+        guard let enterprise = top["enterprise"] else { throw root.error("'enterprise' is required") }
+        guard let oma = top["oma"] else { throw root.error("'oma' is required") }
+        self.enterprise = try Self.domains(enterprise)
+        self.oma = try Self.domains(oma)
+        let overlap = Set(self.enterprise.domains).intersection(self.oma.domains)
+        if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
+        allowedPartners = nil
+        blockedPartners = []
+        if let partners = try top["partners"]?.mapping(known: ["allowed", "blocked"]) {
+            allowedPartners = try partners["allowed"]?.strings().map { $0.lowercased() }
+            blockedPartners = try partners["blocked"]?.strings().map { $0.lowercased() } ?? []
+        }
+        peers = []
+        for item in try top["peers"]?.list() ?? [] { peers.append(try Self.peer(item)) }
+        linkedIdentities = []
+        for item in try top["linked-identities"]?.list() ?? [] { linkedIdentities.append(try Self.linked(item)) }
+        defaultPolicy = PresentityPolicy(defaults: [.sameEnterprise: .allow, .federated: .allow, .publicCloud: .politeBlock])
+        policies = [:]
+        presRulesFiles = [:]
+        for (key, node) in try top["presentities"]?.entries() ?? [] {
+            let (policy, rulesFile) = try Self.policy(node, base: defaultPolicy)
+            if key == "default" {
+                defaultPolicy = policy
+                continue
+            }
+            guard let uri = WatcherIdentity(uri: key, network: .federated)?.uri else {
+                throw node.error("'\(key)' is not a sip:user@host presentity")
+            }
+            policies[uri] = policy
+            if let rulesFile { presRulesFiles[uri] = rulesFile }
+        }
+        subscriptions = Subscriptions()
+        if let s = try top["subscriptions"]?.mapping(known: ["piggyback-wait-ms", "default-expires", "minimum-expires", "maximum-expires"]) {
+            if let v = s["piggyback-wait-ms"] { subscriptions.piggybackWaitMilliseconds = try v.integer(in: 0...30_000) }
+            if let v = s["default-expires"] { subscriptions.defaultExpires = try v.integer(in: 1...604_800) }
+            if let v = s["minimum-expires"] { subscriptions.minimumExpires = try v.integer(in: 1...604_800) }
+            if let v = s["maximum-expires"] { subscriptions.maximumExpires = try v.integer(in: 1...604_800) }
+            if subscriptions.minimumExpires > subscriptions.maximumExpires || !(subscriptions.minimumExpires...subscriptions.maximumExpires).contains(subscriptions.defaultExpires) {
+                throw top["subscriptions"].map { $0.error("need minimum-expires ≤ default-expires ≤ maximum-expires") } ?? ConfigurationError("subscriptions")
+            }
+        }
+        if let a = try top["admin"]?.mapping(known: ["address", "port"]) {
+            guard let host = a["address"], let port = a["port"] else {
+                throw top["admin"].map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")
+            }
+            admin = Admin(host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535))
+        } else {
+            admin = nil
+        }
+        mappingsDirectory = try top["mappings"]?.string()
+        hostName = try top["host-name"]?.string()
+    }
+
+    static let sides: [String: Side] = ["enterprise": .enterprise, "oma": .oma]
+    static let transports: [String: SIPTransportKind] = ["udp": .udp, "tcp": .tcp, "tls": .tls]
+    static let networks: [String: SourceNetwork] = ["sameEnterprise": .sameEnterprise, "federated": .federated, "publicCloud": .publicCloud]
+    static let handlings: [String: SubHandling] = Dictionary(uniqueKeysWithValues: SubHandling.allCases.map { ($0.token, $0) })
+
+    static func listener(_ node: ConfigurationNode) throws(ConfigurationError) -> Listener {
+        let m = try node.mapping(known: ["side", "transport", "address", "port"])
+        guard let side = m["side"], let transport = m["transport"], let address = m["address"] else {
+            throw node.error("a listener needs side, transport and address")
+        }
+        let kind: SIPTransportKind = try transport.choice(transports)
+        let port: UInt16 = try m["port"]?.integer(in: 0...65_535) ?? kind.defaultPort
+        return Listener(side: try side.choice(sides), transport: kind, host: try loopbackOrIP(address), port: port)
+    }
+
+    /// An IP literal (IPv6 without brackets). Names are not resolved for listeners.
+    static func loopbackOrIP(_ node: ConfigurationNode) throws(ConfigurationError) -> String {
+        var text = try node.string()
+        if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
+        let isIPv4 = text.split(separator: ".", omittingEmptySubsequences: false).count == 4
+            && text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { UInt8($0) != nil }
+        let isIPv6 = text.contains(":") && text.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        guard isIPv4 || isIPv6 else { throw node.error("'\(text)' is not an IPv4 or IPv6 address") }
+        return text
+    }
+
+    static func tls(_ node: ConfigurationNode) throws(ConfigurationError) -> TLS {
+        let m = try node.mapping(known: ["certificate-chain", "private-key", "trust-roots", "require-client-certificate"])
+        guard let chain = m["certificate-chain"], let key = m["private-key"] else {
+            throw node.error("tls needs certificate-chain and private-key (PEM files)")
+        }
+        return TLS(certificateChain: try chain.string(), privateKey: try key.string(), trustRoots: try m["trust-roots"]?.string(),
+                   requireClientCertificate: try m["require-client-certificate"]?.bool() ?? false)
+    }
+
+    static func domains(_ node: ConfigurationNode) throws(ConfigurationError) -> Domains {
+        let m = try node.mapping(known: ["domains", "next-hop"])
+        guard let domains = m["domains"], let hop = m["next-hop"] else { throw node.error("needs domains and next-hop") }
+        let names = try domains.strings().map { $0.lowercased() }
+        guard !names.isEmpty else { throw domains.error("at least one domain") }
+        let text = try hop.string()
+        let nextHop: NextHop
+        switch text {
+        case "dns": nextHop = .dns(federation: false)
+        case "dns-federation": nextHop = .dns(federation: true)
+        default:
+            do { nextHop = .uri(try SIPURI(text)) } catch {
+                throw hop.error("'\(text)' is not a SIP URI, 'dns' or 'dns-federation': \(error)")
+            }
+        }
+        return Domains(domains: names, nextHop: nextHop)
+    }
+
+    static func peer(_ node: ConfigurationNode) throws(ConfigurationError) -> Peer {
+        let m = try node.mapping(known: ["name", "address", "port", "side", "network", "trusted", "certificate-names", "rate-limit"])
+        guard let name = m["name"], let address = m["address"], let side = m["side"] else {
+            throw node.error("a peer needs name, address and side")
+        }
+        let peerSide: Side = try side.choice(sides)
+        return Peer(
+            name: try name.string(), host: try loopbackOrIP(address), port: try m["port"]?.integer(in: 1...65_535),
+            side: peerSide,
+            network: try m["network"]?.choice(networks) ?? (peerSide == .enterprise ? .sameEnterprise : .federated),
+            trusted: try m["trusted"]?.bool() ?? false, certificateNames: try m["certificate-names"]?.strings() ?? [],
+            rateLimit: try m["rate-limit"]?.number(in: 0.1...1_000_000))
+    }
+
+    static func linked(_ node: ConfigurationNode) throws(ConfigurationError) -> LinkedIdentity {
+        let m = try node.mapping(known: ["oma", "enterprise", "publish-to-enterprise", "publish-to-oma"])
+        guard let oma = m["oma"], let enterprise = m["enterprise"] else { throw node.error("needs oma and enterprise URIs") }
+        guard let o = WatcherIdentity(uri: try oma.string(), network: .federated)?.uri else { throw oma.error("not a sip:user@host URI") }
+        guard let e = WatcherIdentity(uri: try enterprise.string(), network: .federated)?.uri else {
+            throw enterprise.error("not a sip:user@host URI")
+        }
+        return LinkedIdentity(oma: o, enterprise: e, publishToEnterprise: try m["publish-to-enterprise"]?.bool() ?? false,
+                              publishToOMA: try m["publish-to-oma"]?.bool() ?? true)
+    }
+
+    static func policy(_ node: ConfigurationNode, base: PresentityPolicy) throws(ConfigurationError) -> (PresentityPolicy, String?) {
+        let m = try node.mapping(known: ["defaults", "containers", "pres-rules"])
+        var policy = base
+        if let defaults = m["defaults"] {
+            policy.defaults = [:]
+            for (key, value) in try defaults.entries() {
+                guard let network = networks[key] else { throw value.error("'\(key)' is not sameEnterprise, federated or publicCloud") }
+                policy.defaults[network] = try value.choice(handlings)
+            }
+        }
+        if let containers = m["containers"] {
+            var set: [UInt32: [ContainerMember]] = [:]
+            for (key, value) in try containers.entries() {
+                guard let id = UInt32(key), id <= 32_767 else { throw value.error("container ids are 0 to 32767 ([MS-PRES] schema 6.1)") }
+                var members: [ContainerMember] = []
+                for item in try value.list() {
+                    let text = try item.string()
+                    let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+                    let member = parts.count == 2 && parts[0] == "domain" ? ContainerMember(type: "domain", value: parts[1])
+                        : text.hasPrefix("sip:") || text.hasPrefix("sips:") ? ContainerMember(type: "user", value: text)
+                        : ContainerMember(type: text, value: nil)
+                    guard let member else {
+                        throw item.error("'\(text)' is not a member (sip:user@host, domain:NAME, sameEnterprise, federated, publicCloud, everyone)")
+                    }
+                    members.append(member)
+                }
+                set[id] = members
+            }
+            policy.containers = ContainerSet(set)
+        }
+        return (policy, try m["pres-rules"]?.string())
+    }
+}

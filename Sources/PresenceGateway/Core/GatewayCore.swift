@@ -1,0 +1,842 @@
+public import NIOCore
+public import PresenceDocuments
+public import PresenceEvents
+public import PresenceMapping
+public import SIPMessages
+public import SIPStack
+
+/// The back-to-back user agent's logic, without I/O (issue 5 §1, flows 1 and 2): it takes
+/// requests, responses and timer expiries and returns what to send, answer and schedule. The
+/// runtime drives it from the transaction layer on one event loop.
+///
+/// - Flow 1, enterprise watcher → OMA presentity: a category SUBSCRIBE (single or batched) is
+///   answered as a ``BatchCategorySubscription``; for each OMA resource the gateway keeps one
+///   PIDF subscription toward the OMA domain with the watcher's identity in From, and turns its
+///   NOTIFYs into categories. The first answer waits up to the configured piggyback wait for the
+///   OMA side's first NOTIFYs.
+/// - Flow 2, OMA watcher → enterprise presentity: a presence SUBSCRIBE is answered as a
+///   ``NotifierSubscription`` in the format its Accept prefers (PIDF, msrtc.pidf, categories);
+///   toward the enterprise the gateway keeps a single category subscription
+///   (``BatchCategorySubscriber``) and maps every category notification.
+///
+/// A watcher is notified only when what it may see changed: the body rendered for it is compared
+/// with the last one sent. So a politely blocked watcher, whose view is always that of a
+/// presentity that never published, is notified exactly as such a watcher would be.
+public struct GatewayCore: Sendable {
+    /// Identifies a request the runtime received and must answer (a server transaction).
+    public typealias ServerRequestID = UInt64
+
+    /// Which of the core's legs a client transaction or timer belongs to.
+    public enum Context: Sendable, Hashable {
+        /// A category subscription of an enterprise watcher, notifier side (flow 1).
+        case enterpriseWatch(Int)
+        /// A PIDF subscription toward the OMA side (flow 1).
+        case omaLeg(Int)
+        /// A presence subscription of an OMA watcher, notifier side (flow 2).
+        case omaWatch(Int)
+        /// A category subscription toward the enterprise (flow 2).
+        case enterpriseLeg(Int)
+    }
+
+    public enum Timer: Sendable, Hashable {
+        case expiry(Context)
+        case refresh(Context)
+        /// Flow 1: stop waiting for OMA first notifications and answer the enterprise watcher.
+        case firstAnswer(Context)
+        /// A leg whose unsubscribe got no final NOTIFY is forgotten (64·T1 after it was sent).
+        case cleanup(Context)
+    }
+
+    public enum Action: Sendable {
+        /// Answer the request the runtime received under this id.
+        case respond(ServerRequestID, SIPResponse)
+        /// Send a request to `side`, out of dialog to the side's next hop, or in a dialog to the
+        /// request's Request-URI; report its final response with `context`.
+        case send(SIPRequest, to: GatewayConfiguration.Side, context: Context)
+        case schedule(Timer, at: NIODeadline)
+        case cancel(Timer)
+    }
+
+    public let configuration: GatewayConfiguration
+    public let mapper: PresenceMapper
+    /// Contacts the gateway puts in each side's dialogs.
+    public let contacts: [GatewayConfiguration.Side: SIPAddress]
+    private var ids: IdentifierSource
+    private var nextKey = 0
+
+    private var enterpriseWatches: [Int: EnterpriseWatch] = [:]
+    private var omaLegs: [Int: OMALeg] = [:]
+    private var omaWatches: [Int: OMAWatch] = [:]
+    private var enterpriseLegs: [Int: EnterpriseLeg] = [:]
+    /// Dialogs by (Call-ID, local tag) for in-dialog requests.
+    private var dialogs: [DialogKey: Context] = [:]
+    private let registry: SIPEventPackageRegistry
+
+    public init(configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
+                ids: IdentifierSource) {
+        self.configuration = configuration
+        self.mapper = mapper
+        self.contacts = contacts
+        self.ids = ids
+        var presence = SIPEventPackage.presence
+        presence.defaultExpires = configuration.subscriptions.defaultExpires
+        presence.minimumExpires = configuration.subscriptions.minimumExpires
+        presence.maximumExpires = configuration.subscriptions.maximumExpires
+        self.registry = SIPEventPackageRegistry([presence])
+    }
+
+    /// Active subscriptions per side, for metrics: watchers served and legs kept.
+    public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) {
+        (enterpriseWatches.count, omaLegs.count, omaWatches.count, enterpriseLegs.count)
+    }
+
+    struct DialogKey: Hashable {
+        var callID: String
+        var localTag: String
+    }
+
+    // MARK: - Requests
+
+    /// A request that arrived from `side`, already routed: `watcher` is the classified From.
+    /// In-dialog requests (To tag present) are matched to their dialog.
+    public mutating func receive(_ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
+                                 watcher: WatcherIdentity?, now: NIODeadline) -> [Action] {
+        if let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID {
+            guard let context = dialogs[DialogKey(callID: callID, localTag: tag)] else {
+                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+            }
+            return inDialog(request, id: id, context: context, now: now)
+        }
+        guard request.method == .subscribe else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 405, toTag: ids.tag(),
+                                             headers: [(.allow, "SUBSCRIBE, NOTIFY, BENOTIFY, OPTIONS")]))]
+        }
+        guard let watcher else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))] }
+        switch side {
+        case .enterprise: return newEnterpriseWatch(request, id: id, watcher: watcher, now: now)
+        case .oma: return newOMAWatch(request, id: id, watcher: watcher, now: now)
+        }
+    }
+
+    private mutating func inDialog(_ request: SIPRequest, id: ServerRequestID, context: Context, now: NIODeadline) -> [Action] {
+        switch context {
+        case .enterpriseWatch(let key): return refreshEnterpriseWatch(key, request, id: id, now: now)
+        case .omaWatch(let key): return refreshOMAWatch(key, request, id: id, now: now)
+        case .omaLeg(let key): return omaLegNotify(key, request, id: id, now: now)
+        case .enterpriseLeg(let key): return enterpriseLegNotify(key, request, id: id, now: now)
+        }
+    }
+
+    // MARK: - Responses and timers
+
+    /// The final response to a request sent with `context` (a transport failure or timeout is
+    /// reported by the runtime as 503 or 408, RFC 3261 §8.1.3.1).
+    public mutating func receive(_ response: SIPResponse, to request: SIPRequest, context: Context, now: NIODeadline) -> [Action] {
+        switch context {
+        case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
+        case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
+        case .enterpriseWatch(let key):
+            guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
+            let actions = sub.notifyFailed(status: response.statusCode)
+            watch.subscription = sub
+            enterpriseWatches[key] = watch
+            return apply(actions, context: context, now: now)
+        case .omaWatch(let key):
+            guard (300...).contains(response.statusCode), var watch = omaWatches[key], var sub = watch.subscription else { return [] }
+            let actions = sub.notifyFailed(status: response.statusCode)
+            watch.subscription = sub
+            omaWatches[key] = watch
+            return apply(actions, context: context, now: now)
+        }
+    }
+
+    public mutating func fire(_ timer: Timer, now: NIODeadline) -> [Action] {
+        switch timer {
+        case .firstAnswer(.enterpriseWatch(let key)):
+            return answerEnterpriseWatch(key, now: now)
+        case .cleanup(.omaLeg(let key)):
+            removeOMALeg(key)
+            return []
+        case .cleanup(.enterpriseLeg(let key)):
+            removeEnterpriseLeg(key)
+            return []
+        case .expiry(let context):
+            switch context {
+            case .enterpriseWatch(let key):
+                guard var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
+                let actions = sub.expire(now: now)
+                watch.subscription = sub
+                enterpriseWatches[key] = watch
+                return apply(actions, context: context, now: now)
+            case .omaWatch(let key):
+                guard var watch = omaWatches[key], var sub = watch.subscription else { return [] }
+                let actions = sub.expire(now: now)
+                watch.subscription = sub
+                omaWatches[key] = watch
+                return apply(actions, context: context, now: now)
+            case .omaLeg(let key):
+                // A refresh failed and the granted time ran out: the OMA side stopped answering.
+                guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription.expiresAt, end <= now else { return [] }
+                return omaLegEnded(key, reason: "timeout", statusCode: nil, now: now)
+            case .enterpriseLeg(let key):
+                guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt, end <= now else { return [] }
+                return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
+            }
+        case .refresh(let context):
+            switch context {
+            case .omaLeg(let key):
+                guard var leg = omaLegs[key], !leg.closing else { return [] }
+                let actions = leg.subscription.refresh(now: now)
+                omaLegs[key] = leg
+                return legActions(actions, context: context)
+            case .enterpriseLeg(let key):
+                guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
+                let actions = leg.subscriber.refresh(now: now)
+                enterpriseLegs[key] = leg
+                return enterpriseLegActions(key, actions, now: now)
+            default:
+                return []
+            }
+        default:
+            return []
+        }
+    }
+
+    /// Graceful shutdown: every watcher gets a final NOTIFY (`terminated;reason=deactivated`, so
+    /// it may subscribe again at once, RFC 6665 §4.1.3) and every leg an unsubscribe.
+    public mutating func shutdown(now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in enterpriseWatches.keys.sorted() {
+            guard var watch = enterpriseWatches[key] else { continue }
+            if let pending = watch.pending {
+                enterpriseWatches[key] = nil
+                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
+                                                            headers: [(.retryAfter, "30")])))
+                out += endOMALegs(watch.legs.values, now: now)
+                continue
+            }
+            guard var sub = watch.subscription else { continue }
+            let actions = sub.terminate(reason: "deactivated", now: now)
+            watch.subscription = sub
+            enterpriseWatches[key] = watch
+            out += apply(actions, context: .enterpriseWatch(key), now: now)
+        }
+        for key in omaWatches.keys.sorted() {
+            guard var watch = omaWatches[key] else { continue }
+            if let pending = watch.pending {
+                omaWatches[key] = nil
+                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
+                                                            headers: [(.retryAfter, "30")])))
+                out += endEnterpriseLeg(watch.leg, now: now)
+                continue
+            }
+            guard var sub = watch.subscription else { continue }
+            let actions = sub.terminate(reason: "deactivated", now: now)
+            watch.subscription = sub
+            omaWatches[key] = watch
+            out += apply(actions, context: .omaWatch(key), now: now)
+        }
+        return out
+    }
+
+    // MARK: - Flow 1: enterprise watcher → OMA presentities
+
+    struct EnterpriseWatch: Sendable {
+        var watcher: WatcherIdentity
+        /// Until answered: the SUBSCRIBE, its server request and its batch body.
+        var pending: (request: SIPRequest, id: ServerRequestID, batch: BatchSubscribe, terms: SubscriptionTerms)?
+        var subscription: BatchCategorySubscription?
+        /// OMA resource URI → leg key.
+        var legs: [String: Int] = [:]
+        /// Resource → last body sent, to notify only on change.
+        var lastSent: [String: [UInt8]] = [:]
+    }
+
+    struct OMALeg: Sendable {
+        var watch: Int
+        var resource: String
+        var subscription: SubscriberSubscription
+        /// The latest OMA state as categories; nil until the first NOTIFY.
+        var categories: CategoriesDocument?
+        var handling: SubHandling
+        /// Unsubscribed; waiting for the final NOTIFY.
+        var closing = false
+    }
+
+    private mutating func newEnterpriseWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
+                                             now: NIODeadline) -> [Action] {
+        let terms: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: registry) {
+        case .accept(let t): terms = t
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
+        }
+        let batch: BatchSubscribe
+        do { batch = try BatchSubscribe(bytes: request.body) } catch {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))]
+        }
+        let key = takeKey()
+        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms))
+        var actions: [Action] = []
+        for action in batch.actions where action.kind == .subscribe {
+            for resource in action.resources where watch.legs[resource.uri] == nil {
+                guard let leg = startOMALeg(watch: key, resource: resource.uri, watcher: watcher, request: request) else { continue }
+                watch.legs[resource.uri] = leg.key
+                actions += leg.actions
+            }
+        }
+        enterpriseWatches[key] = watch
+        if watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) {
+            return actions + answerEnterpriseWatch(key, now: now)
+        }
+        let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
+        return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
+    }
+
+    /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it.
+    private mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
+                                      request: SIPRequest) -> (key: Int, actions: [Action])? {
+        guard let uri = try? SIPURI(resource), let from = try? request.headers.from, let contact = contacts[.oma] else { return nil }
+        let handling = policy(for: resource).subHandling(for: watcher)
+        guard handling == .allow || handling == .politeBlock else { return nil }
+        var fromAddress = SIPAddress(uri: from.uri)
+        fromAddress.displayName = from.displayName
+        let configuration = SubscriberSubscription.Configuration(
+            target: uri, from: fromAddress, to: SIPAddress(uri: uri), contact: contact,
+            accept: [SIPBodyType.pidf], expires: self.configuration.subscriptions.defaultExpires)
+        let key = takeKey()
+        let (subscription, actions) = SubscriberSubscription.start(configuration, callID: ids.callID(), localTag: ids.tag())
+        dialogs[DialogKey(callID: subscription.callID, localTag: subscription.localTag)] = .omaLeg(key)
+        omaLegs[key] = OMALeg(watch: watch, resource: resource, subscription: subscription, categories: nil, handling: handling)
+        return (key, legActions(actions, context: .omaLeg(key)))
+    }
+
+    func policy(for presentity: String) -> PresentityPolicy {
+        configuration.policies[WatcherIdentity(uri: presentity, network: .federated)?.uri ?? presentity] ?? configuration.defaultPolicy
+    }
+
+    /// What the enterprise watcher sees of one OMA resource: the OMA state mapped to categories,
+    /// placed in every configured container (container 0 when none is configured), resolved for
+    /// the watcher; or the never-published view for a politely blocked watcher.
+    func view(of resource: String, leg: OMALeg?, watcher: WatcherIdentity, categories: [CategoryName]) -> CategoriesDocument {
+        let policy = policy(for: resource)
+        var published: [Category] = []
+        if let leg, leg.handling == .allow, let state = leg.categories {
+            let containers = policy.containers.members.isEmpty ? [0] : policy.containers.members.keys.sorted()
+            for container in containers {
+                for var category in state.categories {
+                    category.container = container
+                    published.append(category)
+                }
+            }
+        }
+        // `view` is nil only for block/confirm, which never get a leg; the never-published view stands in.
+        return PresentityPolicy.view(of: published, uri: resource, containers: policy.containers, watcher: watcher, categories: categories)
+    }
+
+    private mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key], let pending = watch.pending else { return [] }
+        watch.pending = nil
+        let legs = omaLegs
+        let watcher = watch.watcher
+        var sent: [String: [UInt8]] = [:]
+        let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
+            let handling = self.policy(for: uri).subHandling(for: watcher)
+            switch handling {
+            case .block:
+                return .rejected(RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403))
+            case .confirm:
+                return .rejected(RLMIList.Instance(state: .pending))
+            case .allow, .politeBlock:
+                let document = self.view(of: uri, leg: watch.legs[uri].flatMap { legs[$0] }, watcher: watcher, categories: categories)
+                sent[uri] = document.serialized()
+                return .accepted(document)
+            }
+        }
+        do {
+            let (subscription, actions) = try BatchCategorySubscription.accept(
+                pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
+                contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), boundary: ids.boundary(), now: now,
+                resolve: resolve)
+            watch.lastSent = sent
+            var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
+            guard let subscription else {
+                // Polling (Expires 0): answered; the OMA legs were one-shot fetches of state.
+                enterpriseWatches[key] = nil
+                out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
+                return out + endOMALegs(watch.legs.values, now: now)
+            }
+            watch.subscription = subscription
+            dialogs[DialogKey(callID: subscription.subscription.dialog.id.callID, localTag: subscription.subscription.dialog.id.localTag)] = .enterpriseWatch(key)
+            enterpriseWatches[key] = watch
+            return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
+        } catch {
+            enterpriseWatches[key] = nil
+            return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))]
+                + endOMALegs(watch.legs.values, now: now)
+        }
+    }
+
+    private mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key], var subscription = watch.subscription else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        let terms: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: subscription.subscription.terms.bodyType) {
+        case .accept(let t): terms = t
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+        }
+        let batch: BatchSubscribe
+        if request.body.isEmpty {
+            batch = BatchSubscribe()
+        } else {
+            do { batch = try BatchSubscribe(bytes: request.body) } catch {
+                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body"))]
+            }
+        }
+        var actions: [Action] = []
+        for action in batch.actions {
+            for resource in action.resources {
+                switch action.kind {
+                case .subscribe where watch.legs[resource.uri] == nil:
+                    if let leg = startOMALeg(watch: key, resource: resource.uri, watcher: watch.watcher, request: request) {
+                        watch.legs[resource.uri] = leg.key
+                        actions += leg.actions
+                    }
+                case .unsubscribe:
+                    if let leg = watch.legs.removeValue(forKey: resource.uri) { actions += endOMALegs([leg], now: now) }
+                    watch.lastSent[resource.uri] = nil
+                default:
+                    break
+                }
+            }
+        }
+        let legs = omaLegs
+        let watcher = watch.watcher
+        let current = watch.legs
+        let core = self
+        let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) { uri, categories in
+            .accepted(core.view(of: uri, leg: current[uri].flatMap { legs[$0] }, watcher: watcher, categories: categories))
+        }
+        watch.subscription = subscription
+        enterpriseWatches[key] = watch
+        return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
+    }
+
+    private mutating func omaLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var leg = omaLegs[key] else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))] }
+        let actions = leg.subscription.receive(notify: request, now: now, jitter: ids.jitter())
+        var out: [Action] = []
+        var changed = false
+        var ended: String?
+        for action in actions {
+            switch action {
+            case .respond(let response): out.append(.respond(id, response))
+            case .deliver(let notification):
+                if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf = try? PIDFDocument(bytes: notification.body) {
+                    var categories = mapper.categories(from: pidf).0
+                    categories.uri = leg.resource
+                    leg.categories = categories
+                    changed = true
+                } else if leg.categories == nil {
+                    // RFC 3856 §6.6.2: a NOTIFY without (readable) body — pending, or nothing known yet.
+                    leg.categories = CategoriesDocument(uri: leg.resource)
+                    changed = true
+                }
+            case .ended(let reason): ended = reason
+            default: out += legActions([action], context: .omaLeg(key))
+            }
+        }
+        omaLegs[key] = leg
+        if leg.closing {
+            if ended != nil { removeOMALeg(key) }
+            return out
+        }
+        if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
+        guard var watch = enterpriseWatches[leg.watch] else { return out }
+        guard var subscription = watch.subscription else {
+            // Still waiting to answer the watcher: answer once every leg has spoken.
+            if watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) { out += answerEnterpriseWatch(leg.watch, now: now) }
+            return out
+        }
+        guard changed, let categories = subscription.resources[leg.resource] else { return out }
+        let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
+        let body = document.serialized()
+        guard watch.lastSent[leg.resource] != body else { return out }
+        watch.lastSent[leg.resource] = body
+        let updates = subscription.resourceChanged(document, now: now)
+        watch.subscription = subscription
+        enterpriseWatches[leg.watch] = watch
+        return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+    }
+
+    private mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action] {
+        guard var leg = omaLegs[key] else { return [] }
+        let actions = leg.subscription.receive(response, now: now, jitter: ids.jitter())
+        omaLegs[key] = leg
+        let ended = actions.contains { if case .ended = $0 { true } else { false } }
+        if leg.closing {
+            if ended || response.statusCode >= 300 { removeOMALeg(key) }
+            return []
+        }
+        var out = legActions(actions, context: .omaLeg(key))
+        if ended { return out + omaLegEnded(key, reason: "rejected", statusCode: response.statusCode, now: now) }
+        if response.statusCode >= 300, let end = leg.subscription.expiresAt {
+            // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
+            out.append(.schedule(.expiry(.omaLeg(key)), at: end))
+        }
+        return out
+    }
+
+    /// An OMA subscription ended (terminated NOTIFY, refused SUBSCRIBE, or expiry without a
+    /// successful refresh): the resource leaves the enterprise watcher's dialog with an RLMI
+    /// notification ("resources removed from batch dialogs as the seed describes"), or is
+    /// rejected in the first answer.
+    private mutating func omaLegEnded(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
+        guard let leg = omaLegs[key] else { return [] }
+        removeOMALeg(key)
+        guard var watch = enterpriseWatches[leg.watch] else { return [] }
+        watch.legs[leg.resource] = nil
+        watch.lastSent[leg.resource] = nil
+        guard var subscription = watch.subscription else {
+            enterpriseWatches[leg.watch] = watch
+            if watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) { return answerEnterpriseWatch(leg.watch, now: now) }
+            return []
+        }
+        let instance = RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
+        let updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
+        watch.subscription = subscription
+        enterpriseWatches[leg.watch] = watch
+        return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+    }
+
+    /// Unsubscribes OMA legs (Expires 0); each is forgotten on its final NOTIFY, or 64·T1 later.
+    private mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in keys {
+            guard var leg = omaLegs[key], !leg.closing else { continue }
+            let actions = leg.subscription.unsubscribe()
+            leg.closing = true
+            omaLegs[key] = leg
+            if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
+                removeOMALeg(key)
+                continue
+            }
+            out += legActions(actions, context: .omaLeg(key)).filter { if case .schedule = $0 { false } else { true } }
+            out += [.cancel(.refresh(.omaLeg(key))), .schedule(.cleanup(.omaLeg(key)), at: now + Self.cleanupDelay)]
+        }
+        return out
+    }
+
+    private mutating func removeOMALeg(_ key: Int) {
+        guard let leg = omaLegs.removeValue(forKey: key) else { return }
+        dialogs[DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag)] = nil
+    }
+
+    /// 64·T1 (RFC 3261 Timer F): how long an unsubscribed leg waits for its final NOTIFY.
+    static let cleanupDelay = TimeAmount.seconds(32)
+
+    /// An OMA termination reason as the enterprise side reads it (RFC 6665 §4.2.2 reasons pass;
+    /// a refused subscription is `rejected`).
+    static func enterpriseReason(_ reason: String) -> String {
+        switch reason {
+        case "deactivated", "probation", "rejected", "timeout", "giveup", "noresource", "invariant": reason
+        default: "rejected"
+        }
+    }
+
+    // MARK: - Flow 2: OMA watcher → enterprise presentity
+
+    struct OMAWatch: Sendable {
+        var watcher: WatcherIdentity
+        var pending: (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)?
+        var subscription: NotifierSubscription?
+        var leg: Int
+        var lastSent: [UInt8]?
+    }
+
+    struct EnterpriseLeg: Sendable {
+        var watch: Int
+        var subscriber: BatchCategorySubscriber
+        /// The enterprise state merged from every notification: each carries the complete set of
+        /// instances of the categories it names (guide §3.8).
+        var categories: CategoriesDocument
+        var closing = false
+    }
+
+    /// The categories an OMA watcher's bridge subscribes to (issue 5 §1.2; `legacyInterop` is
+    /// private and not subscribable).
+    static let bridgedCategories: [CategoryName] = [.state, .note, .contactCard, .calendarData, .services]
+
+    private mutating func newOMAWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, now: NIODeadline) -> [Action] {
+        let terms: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: registry) {
+        case .accept(let t): terms = t
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
+        }
+        guard let from = try? request.headers.from, let to = try? request.headers.to, let contact = contacts[.enterprise] else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, toTag: ids.tag()))]
+        }
+        let key = takeKey()
+        let legKey = takeKey()
+        var watcherAddress = SIPAddress(uri: from.uri)
+        watcherAddress.displayName = from.displayName
+        let (subscriber, actions) = BatchCategorySubscriber.startSingle(
+            watcher: watcherAddress, resource: SIPAddress(uri: to.uri), contact: contact, categories: Self.bridgedCategories,
+            expires: configuration.subscriptions.defaultExpires, callID: ids.callID(), localTag: ids.tag())
+        dialogs[DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag)] = .enterpriseLeg(legKey)
+        enterpriseLegs[legKey] = EnterpriseLeg(watch: key, subscriber: subscriber, categories: CategoriesDocument(uri: to.uri.description))
+        omaWatches[key] = OMAWatch(watcher: watcher, pending: (request, id, terms), subscription: nil, leg: legKey)
+        return enterpriseLegActions(legKey, actions, now: now)
+    }
+
+    /// The body an OMA watcher gets for the enterprise state, in its negotiated format.
+    func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] {
+        switch type {
+        case SIPBodyType.msrtcPIDF: mapper.msrtc(from: categories).0.serialized()
+        case SIPBodyType.msrtcCategories: categories.serialized()
+        default: mapper.pidf(from: categories, dialect: .rfc).0.serialized()
+        }
+    }
+
+    private mutating func enterpriseLegResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key] else { return [] }
+        let actions = leg.subscriber.receive(response, now: now, jitter: ids.jitter())
+        enterpriseLegs[key] = leg
+        if leg.closing {
+            if response.statusCode >= 200 { removeEnterpriseLeg(key) }
+            return []
+        }
+        var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
+        if response.statusCode >= 300, enterpriseLegs[key] != nil, let end = leg.subscriber.subscription.expiresAt {
+            out.append(.schedule(.expiry(.enterpriseLeg(key)), at: end))
+        }
+        return out
+    }
+
+    private mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key] else {
+            // A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4).
+            return request.method == .benotify ? [] : [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        let actions = leg.subscriber.receive(notify: request, now: now, jitter: ids.jitter())
+        enterpriseLegs[key] = leg
+        if leg.closing {
+            var out: [Action] = []
+            for case .subscription(.respond(let response)) in actions { out.append(.respond(id, response)) }
+            if case .terminated = leg.subscriber.subscription.status { removeEnterpriseLeg(key) }
+            return out
+        }
+        return enterpriseLegActions(key, actions, now: now, notifyID: id)
+    }
+
+    /// Runs the enterprise leg's actions: sends, answers, timers; merges categories and notifies
+    /// (or first answers) the OMA watcher; ends the watch when the leg ends.
+    private mutating func enterpriseLegActions(_ key: Int, _ actions: [BatchCategorySubscriber.Action], now: NIODeadline,
+                                               status: Int? = nil, notifyID: ServerRequestID? = nil) -> [Action] {
+        guard var leg = enterpriseLegs[key] else { return [] }
+        var out: [Action] = []
+        var changed = false
+        var ended: String?
+        for action in actions {
+            switch action {
+            case .subscription(.respond(let response)):
+                if let notifyID { out.append(.respond(notifyID, response)) }
+            case .subscription(.ended(let reason)):
+                ended = reason
+            case .subscription(let other):
+                out += legActions([other], context: .enterpriseLeg(key))
+            case .resources(let events):
+                for case .categories(let document) in events {
+                    leg.categories = Self.merge(leg.categories, document)
+                    changed = true
+                }
+            case .unreadableBody:
+                break
+            }
+        }
+        enterpriseLegs[key] = leg
+        if let ended { return out + enterpriseLegEnded(key, reason: ended, status: status, now: now) }
+        guard var watch = omaWatches[leg.watch] else { return out }
+        if let pending = watch.pending {
+            guard status.map({ (200..<300).contains($0) }) ?? changed else { return out }
+            watch.pending = nil
+            let body = render(leg.categories, as: pending.terms.bodyType)
+            do {
+                let (subscription, accepted) = try NotifierSubscription.accept(
+                    pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
+                    contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
+                watch.subscription = subscription
+                watch.lastSent = body
+                dialogs[DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag)] = .omaWatch(leg.watch)
+                omaWatches[leg.watch] = watch
+                out += apply(accepted, context: .omaWatch(leg.watch), now: now, id: pending.id)
+            } catch {
+                omaWatches[leg.watch] = nil
+                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
+                out += endEnterpriseLeg(key, now: now)
+            }
+            return out
+        }
+        guard changed, var sub = watch.subscription else { return out }
+        let body = render(leg.categories, as: sub.terms.bodyType)
+        guard body != watch.lastSent else { return out }
+        watch.lastSent = body
+        let updates = sub.stateChanged(body: body, now: now)
+        watch.subscription = sub
+        omaWatches[leg.watch] = watch
+        return out + apply(updates, context: .omaWatch(leg.watch), now: now)
+    }
+
+    /// The enterprise subscription ended: a waiting OMA watcher gets the enterprise's answer
+    /// (403/404/480/489 as given, 408 for a timeout, else 503); an active one a final NOTIFY
+    /// with the reason mapped.
+    private mutating func enterpriseLegEnded(_ key: Int, reason: String, status: Int?, now: NIODeadline) -> [Action] {
+        guard let leg = enterpriseLegs[key] else { return [] }
+        removeEnterpriseLeg(key)
+        guard var watch = omaWatches[leg.watch] else { return [] }
+        if let pending = watch.pending {
+            omaWatches[leg.watch] = nil
+            let code = status.map { [403, 404, 408, 480, 489].contains($0) ? $0 : 503 } ?? 503
+            return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: code, toTag: ids.tag()))]
+        }
+        guard var sub = watch.subscription else { return [] }
+        let updates = sub.terminate(reason: Self.enterpriseReason(reason), now: now)
+        watch.subscription = sub
+        omaWatches[leg.watch] = watch
+        return apply(updates, context: .omaWatch(leg.watch), now: now)
+    }
+
+    private mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var watch = omaWatches[key], var sub = watch.subscription else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+        case .accept(let terms):
+            let body = enterpriseLegs[watch.leg].map { render($0.categories, as: terms.bodyType) } ?? watch.lastSent ?? []
+            let actions = sub.refresh(request, terms: terms, body: body, now: now)
+            watch.subscription = sub
+            watch.lastSent = body
+            omaWatches[key] = watch
+            return apply(actions, context: .omaWatch(key), now: now, id: id)
+        }
+    }
+
+    /// Unsubscribes the enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
+    private mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
+        let actions = leg.subscriber.unsubscribe()
+        leg.closing = true
+        enterpriseLegs[key] = leg
+        if case .terminated = leg.subscriber.subscription.status {
+            removeEnterpriseLeg(key)
+            return []
+        }
+        let sends = legActions(actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
+        return sends.filter { if case .schedule = $0 { false } else { true } }
+            + [.cancel(.refresh(.enterpriseLeg(key))), .schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay)]
+    }
+
+    private mutating func removeEnterpriseLeg(_ key: Int) {
+        guard let leg = enterpriseLegs.removeValue(forKey: key) else { return }
+        dialogs[DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)] = nil
+    }
+
+    /// Replaces, in `state`, every category `update` names with `update`'s instances of it.
+    static func merge(_ state: CategoriesDocument, _ update: CategoriesDocument) -> CategoriesDocument {
+        let named = Set(update.categories.map(\.name))
+        var result = state
+        result.categories = state.categories.filter { !named.contains($0.name) } + update.categories
+        return result
+    }
+
+    // MARK: - Shared
+
+    private mutating func takeKey() -> Int {
+        nextKey += 1
+        return nextKey
+    }
+
+    /// A subscriber leg's actions as the core's (answers to NOTIFYs are handled by the caller).
+    private func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
+        let side: GatewayConfiguration.Side = if case .omaLeg = context { .oma } else { .enterprise }
+        return actions.compactMap { action -> Action? in
+            switch action {
+            case .send(let request): return .send(request, to: side, context: context)
+            case .scheduleRefresh(let at): return .schedule(.refresh(context), at: at)
+            default: return nil
+            }
+        }
+    }
+
+    /// A notifier's actions as the core's; a removed subscription also ends its leg(s).
+    private mutating func apply(_ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
+                                id: ServerRequestID? = nil) -> [Action] {
+        let side: GatewayConfiguration.Side = if case .omaWatch = context { .oma } else { .enterprise }
+        var out: [Action] = []
+        for action in actions {
+            switch action {
+            case .respond(let response):
+                if let id { out.append(.respond(id, response)) }
+            case .notify(let request):
+                out.append(.send(request, to: side, context: context))
+            case .scheduleExpiry(let at):
+                out.append(.schedule(.expiry(context), at: at))
+            case .remove:
+                out.append(.cancel(.expiry(context)))
+                switch context {
+                case .enterpriseWatch(let key):
+                    if let watch = enterpriseWatches.removeValue(forKey: key) {
+                        if let dialog = watch.subscription?.subscription.dialog.id {
+                            dialogs[DialogKey(callID: dialog.callID, localTag: dialog.localTag)] = nil
+                        }
+                        out += endOMALegs(watch.legs.values, now: now)
+                    }
+                case .omaWatch(let key):
+                    if let watch = omaWatches.removeValue(forKey: key) {
+                        if let dialog = watch.subscription?.dialog.id {
+                            dialogs[DialogKey(callID: dialog.callID, localTag: dialog.localTag)] = nil
+                        }
+                        out += endEnterpriseLeg(watch.leg, now: now)
+                    }
+                default:
+                    break
+                }
+            }
+        }
+        return out
+    }
+}
+
+/// Where the core gets Call-IDs, tags, multipart boundaries and refresh jitter: random in the
+/// runtime, predictable in tests.
+public struct IdentifierSource: Sendable {
+    private var next: @Sendable (Int) -> String
+    private var counter = 0
+    private var jitterSource: @Sendable () -> Double
+
+    /// `token(n)` returns a unique token for the n-th call; `jitter` a number in 0..<1.
+    public init(token: @escaping @Sendable (Int) -> String, jitter: @escaping @Sendable () -> Double) {
+        self.next = token
+        self.jitterSource = jitter
+    }
+
+    /// Random tokens (16 hex digits) and jitter.
+    public static func random() -> IdentifierSource {
+        IdentifierSource(token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }, jitter: { Double.random(in: 0..<1) })
+    }
+
+    mutating func token() -> String {
+        counter += 1
+        return next(counter)
+    }
+
+    mutating func tag() -> String { token() }
+    mutating func callID() -> String { token() + "@gateway" }
+    mutating func boundary() -> String { "gw" + token() }
+    func jitter() -> Double { jitterSource() }
+}

@@ -1,0 +1,41 @@
+/// A presentity's containers and their members ([MS-PRES] §1.3.1.3), and the container each
+/// watcher resolves to for a category (§3.2.5.3).
+public struct ContainerSet: Sendable, Hashable {
+    /// Container number → members. Container 0, the default container, is readable by everyone
+    /// and has no editable membership (§1.3.1.3.5, lines 711-718); it need not be listed.
+    public var members: [UInt32: [ContainerMember]]
+
+    public init(_ members: [UInt32: [ContainerMember]] = [:]) { self.members = members }
+
+    /// The container a watcher sees a category from, or nil: blocked for that category (it then
+    /// receives an empty category element, indistinguishable from "not published").
+    ///
+    /// `holding` are the containers that hold at least one publication of the category: only those
+    /// take part ("The server considers only containers that contain at least one publication of
+    /// the category", §3.2.5.3, lines 6079-6106). The rules, first match wins, highest container
+    /// number within a rule:
+    /// 1. a `user` member equal to the watcher's URI;
+    /// 2. a `domain` member covering the watcher's domain (guide Q3, see ``ContainerMember``);
+    /// 3. `sameEnterprise`, 4. `federated`, 5. `publicCloud`, when the watcher is of that network;
+    /// 6. an `everyone` member in a non-zero container — guide Q2: absent from §3.2.5.3 but the
+    ///    sixth priority of §1.3.1.3.7 (lines 786-798), so ranked after the network types;
+    /// 7. container 0 when it holds the category; else nil.
+    ///
+    /// Guide Q1: the overview's "highest-numbered container wins" (lines 765-771) is not used;
+    /// §3.2.5.3 ranks by member type first, as it is the normative text.
+    public func resolve(_ watcher: WatcherIdentity, holding: Set<UInt32>) -> UInt32? {
+        let candidates = holding.filter { $0 != 0 }.sorted(by: >)
+        let rules: [(ContainerMember) -> Bool] = [
+            { if case .user(let uri) = $0 { uri == watcher.uri } else { false } },
+            { if case .domain(let d) = $0 { ContainerMember.domain(d, covers: watcher.domain) } else { false } },
+            { $0 == .sameEnterprise && watcher.network == .sameEnterprise },
+            { $0 == .federated && watcher.network == .federated },
+            { $0 == .publicCloud && watcher.network == .publicCloud },
+            { $0 == .everyone },
+        ]
+        for rule in rules {
+            if let hit = candidates.first(where: { (members[$0] ?? []).contains(where: rule) }) { return hit }
+        }
+        return holding.contains(0) ? 0 : nil
+    }
+}

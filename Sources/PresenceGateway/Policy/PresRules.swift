@@ -1,0 +1,134 @@
+public import XMLBridge
+
+/// A presence authorization document: an RFC 4745 common-policy `ruleset` with the RFC 5025
+/// pres-rules `sub-handling` action, as an OMA/IMS presentity stores it in its XDMS
+/// (PacketCable Presence §6.3.5).
+///
+/// ```
+/// <cr:ruleset xmlns:cr="urn:ietf:params:xml:ns:common-policy" xmlns:pr="urn:ietf:params:xml:ns:pres-rules">
+///   <cr:rule id="...">
+///     <cr:conditions> <cr:identity> <cr:one id="sip:.."/> | <cr:many domain="..."> <cr:except id|domain/>* </cr:many> </cr:identity> </cr:conditions>
+///     <cr:actions> <pr:sub-handling>block|confirm|polite-block|allow</pr:sub-handling> </cr:actions>
+///     <cr:transformations> ... </cr:transformations>
+///   </cr:rule>*
+/// </cr:ruleset>
+/// ```
+///
+/// Supported: identity conditions (`one`, `many` with and without `domain`, `except`), and the
+/// absence of conditions (matches every watcher, RFC 4745 §7). A rule with any other condition
+/// (`sphere`, `validity`, extensions) never matches: RFC 4745 §7 makes a rule apply only when all
+/// its conditions hold, and a condition this gateway cannot evaluate does not hold.
+/// Transformations are not applied (content rules are the containers' job here).
+public struct PresRules: Sendable, Hashable {
+    public struct Rule: Sendable, Hashable {
+        public var id: String
+        /// nil: no `conditions` (or an empty one) — the rule applies to everyone.
+        public var identities: [Identity]?
+        /// A condition other than identity was present: the rule never applies.
+        public var hasUnsupportedCondition: Bool
+        public var subHandling: SubHandling?
+
+        public init(id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, subHandling: SubHandling?) {
+            self.id = id
+            self.identities = identities
+            self.hasUnsupportedCondition = hasUnsupportedCondition
+            self.subHandling = subHandling
+        }
+
+        public func matches(_ watcher: WatcherIdentity) -> Bool {
+            guard !hasUnsupportedCondition else { return false }
+            guard let identities else { return true }
+            return identities.contains { $0.matches(watcher) }
+        }
+    }
+
+    /// One `identity` child (RFC 4745 §7.1).
+    public enum Identity: Sendable, Hashable {
+        /// `<one id="sip:user@host"/>`.
+        case one(String)
+        /// `<many domain="d">` (nil: any authenticated identity) with its `except` entries.
+        case many(domain: String?, exceptIDs: [String], exceptDomains: [String])
+
+        func matches(_ watcher: WatcherIdentity) -> Bool {
+            switch self {
+            case .one(let id):
+                return id == watcher.uri
+            case .many(let domain, let exceptIDs, let exceptDomains):
+                if let domain, domain != watcher.domain { return false }
+                return !exceptIDs.contains(watcher.uri) && !exceptDomains.contains(watcher.domain)
+            }
+        }
+    }
+
+    public static let commonPolicy = "urn:ietf:params:xml:ns:common-policy"
+    public static let presRules = "urn:ietf:params:xml:ns:pres-rules"
+
+    public var rules: [Rule]
+
+    public init(rules: [Rule] = []) { self.rules = rules }
+
+    /// The combined `sub-handling` of every rule that matches (RFC 4745 §10.2: the largest value);
+    /// nil when no matching rule grants one (the caller's default applies, RFC 5025 §3.2.1 makes
+    /// it `block`).
+    public func subHandling(for watcher: WatcherIdentity) -> SubHandling? {
+        rules.filter { $0.matches(watcher) }.compactMap(\.subHandling).max()
+    }
+
+    /// Parses a ruleset. Errors carry line and column.
+    public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
+        let root = try XMLParser.parse(bytes, limits: limits)
+        guard root.name == XMLName(Self.commonPolicy, "ruleset") else {
+            throw root.error("expected a common-policy ruleset, found \(root.name)")
+        }
+        var rules: [Rule] = []
+        for rule in root.elements(XMLName(Self.commonPolicy, "rule")) {
+            guard let id = rule[attribute: "id"] else { throw rule.error("rule without id (RFC 4745 §5)") }
+            var identities: [Identity]? = nil
+            var unsupported = false
+            if let conditions = rule.element(XMLName(Self.commonPolicy, "conditions")) {
+                for condition in conditions.elements {
+                    guard condition.name == XMLName(Self.commonPolicy, "identity") else {
+                        unsupported = true
+                        continue
+                    }
+                    var list = identities ?? []
+                    for entry in condition.elements {
+                        switch entry.name {
+                        case XMLName(Self.commonPolicy, "one"):
+                            guard let id = entry[attribute: "id"], let (user, host) = WatcherIdentity.userAndHost(id) else {
+                                throw entry.error("identity <one> needs an id of the form sip:user@host")
+                            }
+                            list.append(.one("sip:\(user)@\(host)"))
+                        case XMLName(Self.commonPolicy, "many"):
+                            var ids: [String] = []
+                            var domains: [String] = []
+                            for except in entry.elements(XMLName(Self.commonPolicy, "except")) {
+                                if let id = except[attribute: "id"], let (user, host) = WatcherIdentity.userAndHost(id) {
+                                    ids.append("sip:\(user)@\(host)")
+                                } else if let domain = except[attribute: "domain"] {
+                                    domains.append(domain.lowercased())
+                                } else {
+                                    throw except.error("<except> needs an id or a domain")
+                                }
+                            }
+                            list.append(.many(domain: entry[attribute: "domain"]?.lowercased(), exceptIDs: ids, exceptDomains: domains))
+                        default:
+                            unsupported = true
+                        }
+                    }
+                    identities = list
+                }
+            }
+            var handling: SubHandling? = nil
+            if let actions = rule.element(XMLName(Self.commonPolicy, "actions")),
+               let sub = actions.element(XMLName(Self.presRules, "sub-handling")) {
+                guard let value = SubHandling(token: sub.trimmedText) else {
+                    throw sub.error("sub-handling must be block, confirm, polite-block or allow (RFC 5025 §3.2.1)")
+                }
+                handling = value
+            }
+            rules.append(Rule(id: id, identities: identities, hasUnsupportedCondition: unsupported, subHandling: handling))
+        }
+        self.init(rules: rules)
+    }
+}

@@ -1,0 +1,45 @@
+/// Who is asking for a presentity's state, as far as containers and pres-rules need to know.
+public struct WatcherIdentity: Sendable, Hashable {
+    /// The watcher's address of record, `sip:user@host` without parameters, host lower-cased.
+    public var uri: String
+    /// The host part of ``uri``.
+    public var domain: String
+    public var network: SourceNetwork
+
+    /// `uri` may carry a scheme, parameters or angle brackets; they are dropped. Returns nil when
+    /// it has no `user@host` part.
+    public init?(uri text: String, network: SourceNetwork) {
+        guard let (user, host) = Self.userAndHost(text) else { return nil }
+        self.uri = "sip:\(user)@\(host)"
+        self.domain = host
+        self.network = network
+    }
+
+    /// `user@host` of a SIP or SIPS URI (or a bare `user@host`), host lower-cased, user as written
+    /// (RFC 3261 §19.1.4: the user part compares case-sensitively).
+    static func userAndHost(_ text: String) -> (String, String)? {
+        var s = Substring(text)
+        if s.hasPrefix("<") { s = s.dropFirst() }
+        for scheme in ["sips:", "sip:"] where s.lowercased().hasPrefix(scheme) {
+            s = s.dropFirst(scheme.count)
+        }
+        let end = s.firstIndex { ";>?".contains($0) } ?? s.endIndex
+        s = s[..<end]
+        guard let at = s.lastIndex(of: "@") else { return nil }
+        let user = s[..<at]
+        var host = s[s.index(after: at)...]
+        if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]"), host.firstIndex(of: ":") == colon {
+            host = host[..<colon]
+        }
+        guard !user.isEmpty, !host.isEmpty else { return nil }
+        return (String(user), host.lowercased())
+    }
+}
+
+/// The network a watcher comes from ([MS-PRES] §1.3.1.3.5 membership types; §3.4.5.1.3,
+/// lines 6714-6721: learnt from the source-network information of the request).
+public enum SourceNetwork: String, Sendable, Hashable, CaseIterable {
+    case sameEnterprise
+    case federated
+    case publicCloud
+}

@@ -1,0 +1,208 @@
+public import Logging
+import Metrics
+public import NIOCore
+public import SIPMessages
+public import SIPStack
+public import SIPTransport
+
+/// Runs a ``GatewayCore`` over one transaction layer per side, on one event loop: requests from
+/// the layers go through the ``FederationRouter`` into the core; the core's sends, answers and
+/// timers are carried out here. Every method must be called on ``eventLoop``.
+public final class GatewayRuntime: @unchecked Sendable {
+    public let eventLoop: any EventLoop
+    private var core: GatewayCore
+    private var router: FederationRouter
+    private let layers: [GatewayConfiguration.Side: SIPTransactionLayer]
+    private let resolve: @Sendable (SIPURI, GatewayConfiguration.Side) -> SIPTarget?
+    private var servers: [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
+    private var timers: [GatewayCore.Timer: Scheduled<Void>] = [:]
+    private var nextID: GatewayCore.ServerRequestID = 0
+    private var stopping = false
+    private let logger: Logger
+
+    private let rejected = Counter(label: "gateway_requests_rejected_total")
+    private let mapped = Counter(label: "gateway_notifies_sent_total")
+    private let sendFailures = Counter(label: "gateway_send_failures_total")
+    private let active: [String: Gauge]
+
+    /// `resolve` turns a URI into a target when it is not an IP literal and the side's next hop is
+    /// not a fixed URI (RFC 3263 resolution); nil fails the request with 503.
+    public init(core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
+                eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
+                resolve: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) -> SIPTarget? = { _, _ in nil }) {
+        self.core = core
+        self.router = router
+        self.layers = layers
+        self.eventLoop = eventLoop
+        self.logger = logger
+        self.resolve = resolve
+        self.active = Dictionary(uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
+            ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
+        })
+    }
+
+    /// Installs the request handlers.
+    public func start() {
+        eventLoop.assertInEventLoop()
+        for (side, layer) in layers {
+            layer.setRequestHandler(for: [.subscribe, .notify, .benotify]) { [self] incoming in
+                self.eventLoop.assertInEventLoop()
+                self.handle(incoming, side: side)
+            }
+            layer.start()
+        }
+    }
+
+    /// Active subscriptions, as the core counts them.
+    public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) { core.counts }
+
+    /// Whether the gateway accepts new work (false once ``shutdown()`` began).
+    public var isRunning: Bool { !stopping }
+
+    /// Sends every final NOTIFY and unsubscribe (RFC 6665 §4.2.2, §4.1.2.3) and refuses new
+    /// subscriptions with 503 from now on.
+    public func shutdown() {
+        eventLoop.assertInEventLoop()
+        stopping = true
+        perform(core.shutdown(now: .now()))
+    }
+
+    private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side) {
+        nextID += 1
+        let id = nextID
+        servers[id] = (side, incoming.transaction)
+        let request = incoming.request
+        let inDialog = (try? request.headers.to)?.tag != nil
+        if inDialog {
+            perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
+            finishIfUnanswered(id, request)
+            return
+        }
+        if stopping {
+            rejected.increment()
+            answer(id, SIPResponse(replyingTo: request, statusCode: 503, toTag: incoming.toTag, headers: [(.retryAfter, "30")]))
+            return
+        }
+        let arrival = FederationRouter.Arrival(side: side, source: incoming.received.source,
+                                               certificateNames: incoming.received.peerCertificateNames)
+        switch router.route(request, arrival: arrival, now: .now()) {
+        case .reject(let status, let reason, let headers):
+            rejected.increment()
+            logger.info("rejected \(request.method) \(request.uri): \(status) \(reason)")
+            answer(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: incoming.toTag, headers: headers))
+        case .forward(_, let watcher, let routed, _):
+            perform(core.receive(routed, id: id, from: side, watcher: watcher, now: .now()))
+        }
+    }
+
+    /// A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4): its server transaction is closed here
+    /// when the core gave none.
+    private func finishIfUnanswered(_ id: GatewayCore.ServerRequestID, _ request: SIPRequest) {
+        guard servers[id] != nil, request.method == .benotify else { return }
+        servers[id] = nil
+    }
+
+    private func answer(_ id: GatewayCore.ServerRequestID, _ response: SIPResponse) {
+        guard let server = servers.removeValue(forKey: id), let layer = layers[server.side] else { return }
+        do {
+            try layer.respond(response, to: server.key)
+        } catch {
+            logger.debug("response \(response.statusCode) not sent: \(error)")
+        }
+    }
+
+    private func perform(_ actions: [GatewayCore.Action]) {
+        for action in actions {
+            switch action {
+            case .respond(let id, let response):
+                answer(id, response)
+            case .send(let request, let side, let context):
+                send(request, side: side, context: context)
+            case .schedule(let timer, let at):
+                timers[timer]?.cancel()
+                timers[timer] = eventLoop.scheduleTask(deadline: at) { [self] in
+                    self.timers[timer] = nil
+                    self.perform(self.core.fire(timer, now: .now()))
+                }
+            case .cancel(let timer):
+                timers.removeValue(forKey: timer)?.cancel()
+            }
+        }
+        let counts = core.counts
+        active["enterprise_watchers"]?.record(counts.enterpriseWatches)
+        active["oma_legs"]?.record(counts.omaLegs)
+        active["oma_watchers"]?.record(counts.omaWatches)
+        active["enterprise_legs"]?.record(counts.enterpriseLegs)
+    }
+
+    private func send(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
+        guard let layer = layers[side], let target = target(for: request, side: side) else {
+            sendFailures.increment()
+            perform(core.receive(SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "No Route"), to: request,
+                                 context: context, now: .now()))
+            return
+        }
+        if request.method == .notify || request.method == .benotify { mapped.increment() }
+        if request.method == .benotify {
+            sendWithoutTransaction(request, layer: layer, target: target)
+            return
+        }
+        do {
+            try layer.send(request, to: target) { [self] event in
+                let response = event.response
+                guard response.statusCode >= 200 else { return }
+                self.perform(self.core.receive(response, to: request, context: context, now: .now()))
+            }
+        } catch {
+            sendFailures.increment()
+            logger.warning("\(request.method) to \(target) not sent: \(error)")
+            perform(core.receive(SIPResponse(replyingTo: request, statusCode: 503), to: request, context: context, now: .now()))
+        }
+    }
+
+    /// A BENOTIFY expects no response ([MS-PRES] §3.4.5.1.4), so it is sent once, outside any
+    /// client transaction (which would retransmit it and report a timeout): with its own Via
+    /// (RFC 3261 §8.1.1.7) and Max-Forwards.
+    private func sendWithoutTransaction(_ request: SIPRequest, layer: SIPTransactionLayer, target: SIPTarget) {
+        guard let local = layer.transport.advertisedAddress(for: target.kind) else {
+            sendFailures.increment()
+            return
+        }
+        var outgoing = request
+        let via = SIPVia(transport: target.kind.rawValue, host: local.isIPv6 ? "[\(local.host)]" : local.host, port: local.port,
+                         parameters: [SIPParameter(name: "branch", value: "z9hG4bK" + String(UInt64.random(in: 0...UInt64.max), radix: 16)),
+                                      SIPParameter(name: "rport", value: nil)])
+        outgoing.headers.prepend(.via, via.description)
+        if !outgoing.headers.contains(.maxForwards) { outgoing.headers.append(.maxForwards, "70") }
+        layer.transport.send(.request(outgoing), to: target, connection: nil).whenFailure { [self] error in
+            self.sendFailures.increment()
+            self.logger.debug("BENOTIFY to \(target) not sent: \(error)")
+        }
+    }
+
+    /// Where a request goes: its first Route, else its Request-URI; an IP-literal host is used as
+    /// it is (with its `transport` parameter), else the side's fixed next hop, else `resolve`.
+    func target(for request: SIPRequest, side: GatewayConfiguration.Side) -> SIPTarget? {
+        let first = (try? request.headers.route)?.first?.uri ?? request.uri
+        if let direct = Self.literalTarget(first) { return direct }
+        let hop = side == .enterprise ? core.configuration.enterprise.nextHop : core.configuration.oma.nextHop
+        if case .uri(let uri) = hop, let fixed = Self.literalTarget(uri) { return fixed }
+        return resolve(first, side)
+    }
+
+    /// A target for a URI whose host is an IP literal: transport from `transport=` (UDP without;
+    /// TLS for sips), port from the URI or the transport's default (RFC 3263 §4.2 for numeric hosts).
+    static func literalTarget(_ uri: SIPURI) -> SIPTarget? {
+        var host = uri.host
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let isIPv4 = host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
+        guard isIPv4 || host.contains(":") else { return nil }
+        let kind: SIPTransportKind
+        if uri.scheme == .sips {
+            kind = .tls
+        } else {
+            kind = uri.parameters.value("transport").flatMap { SIPTransportKind(viaToken: $0) } ?? .udp
+        }
+        return SIPTarget(kind, host: host, port: uri.port ?? kind.defaultPort)
+    }
+}

@@ -1,0 +1,531 @@
+public import Logging
+public import Metrics
+internal import NIOConcurrencyHelpers
+public import NIOCore
+internal import NIOPosix
+internal import NIOSSL
+public import SIPMessages
+
+/// SIP over real sockets: UDP, TCP and TLS listeners and clients on SwiftNIO, IPv4 and IPv6
+/// (RFC 3261 §18; TLS per §26.2 with swift-nio-ssl).
+///
+/// - Every channel runs on ``eventLoop``; so do the message handler, every send's future and
+///   all internal state, as ``SIPTransport`` requires.
+/// - Streams are framed by Content-Length with ``SIPMessages/SIPStreamFramer``; a double-CRLF
+///   ping is answered with CRLF (RFC 5626 §3.5.1); a connection whose framing is lost or that
+///   buffers more than ``Configuration/maxBufferedBytesPerConnection`` is closed (other
+///   connections are unaffected), and so is one idle for ``Configuration/idleTimeout``.
+/// - Received requests get `received`/`rport` on their top Via (RFC 3261 §18.2.1, RFC 3581 §4);
+///   received responses whose top Via is not ours are discarded when
+///   ``Configuration/discardResponsesWithForeignSentBy`` is set (RFC 3261 §18.1.2).
+/// - A malformed request is answered with 400 when Via, From, To, Call-ID and CSeq survive
+///   (``SIPMessages/SIPResponse/badRequest(salvaging:error:toTag:limits:)``); anything else that
+///   does not parse is dropped and counted.
+/// - Connections are reused (RFC 3261 §18.1.1, §18.2.2): a send uses the given connection while
+///   it is open, else an open connection to the same address (inbound or outbound), else opens
+///   one. For TLS, ``SIPTarget/serverName`` is the name sent as SNI and verified.
+/// - UDP requests over ``Configuration/maxUDPRequestSize`` fail with
+///   ``SIPTransportError/Code/messageTooLarge`` (RFC 3261 §18.1.1).
+///
+/// Known limits: connections are found by the peer's address, not by RFC 5923 aliases, so a
+/// request to a peer's listening address opens a new connection even when that peer has one
+/// open to us (the layers above pass the ``SIPConnectionID`` to reuse it). Under TLS 1.3 a
+/// client finishes its handshake before the server has judged its certificate, so a send to a
+/// server that then refuses our certificate may report success; the connection closes at once
+/// and nothing is delivered.
+///
+/// Logging goes to the injected `Logger`; counters (see ``SIPTransportMetrics``) to the injected
+/// `MetricsFactory`.
+public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
+    // @unchecked: all mutable state below the lock box is touched only on `eventLoop`
+    // (asserted), and the lock boxes guard the rest.
+
+    public let eventLoop: any EventLoop
+    public let configuration: Configuration
+    private let logger: Logger
+    private let metrics: SIPTransportMetrics
+    private let serverTLSContext: NIOSSLContext?
+    private let clientTLSContext: NIOSSLContext?
+
+    private let handler = NIOLockedValueBox<(@Sendable (SIPReceivedMessage) -> Void)?>(nil)
+    private let boundListeners = NIOLockedValueBox<[(listener: Listener, local: SIPTarget)]>([])
+
+    private enum Phase { case idle, started, shutDown }
+
+    /// One open stream connection. Loop-confined.
+    private struct Connection {
+        var kind: SIPTransportKind
+        var channel: any Channel
+        var remote: SIPTarget
+        var local: SIPTarget
+        var ready: EventLoopFuture<Void>
+        var peerCertificateNames: [String]
+    }
+
+    private var phase = Phase.idle
+    private var connections: [SIPConnectionID: Connection] = [:]
+    private var connectionByRemote: [SIPTarget: SIPConnectionID] = [:]
+    private var pendingConnects: [SIPTarget: EventLoopFuture<SIPConnectionID>] = [:]
+    private var datagramChannels: [any Channel] = []
+    private var serverChannels: [any Channel] = []
+    private var nextConnection: UInt64 = 1
+
+    /// Creates a transport; nothing is bound until ``start()``.
+    ///
+    /// - Parameters:
+    ///   - eventLoop: the one loop for all channels and callbacks; it must be a NIOPosix loop
+    ///     (sockets cannot run on an `EmbeddedEventLoop`: the stack's clock-driven tests use the
+    ///     loopback transport). Default: one loop of NIO's shared
+    ///     `MultiThreadedEventLoopGroup.singleton`.
+    ///   - logger: where connection events and dropped messages are logged.
+    ///   - metricsFactory: where counters go. Default: the bootstrapped `MetricsSystem.factory`.
+    /// - Throws: the TLS material could not be turned into TLS contexts.
+    public init(configuration: Configuration, eventLoop: (any EventLoop)? = nil,
+                logger: Logger = Logger(label: "sip.transport"),
+                metricsFactory: (any MetricsFactory)? = nil) throws {
+        self.configuration = configuration
+        self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
+        self.logger = logger
+        self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        if let tls = configuration.tls {
+            self.serverTLSContext = try NIOSSLContext(configuration: tls.serverConfiguration())
+            self.clientTLSContext = try NIOSSLContext(configuration: tls.clientConfiguration())
+        } else {
+            self.serverTLSContext = nil
+            self.clientTLSContext = nil
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    /// Binds every listener in order and returns the bound addresses in the same order (an
+    /// ephemeral port, from port 0, is reported as bound). On failure everything bound so far
+    /// is closed and the error is rethrown.
+    @discardableResult
+    public func start() async throws -> [SIPTarget] {
+        try await eventLoop.submit {
+            guard self.phase == .idle else { throw SIPTransportError(.shutDown, "start() called twice or after shutdown()") }
+            self.phase = .started
+        }.get()
+        var bound: [SIPTarget] = []
+        do {
+            for listener in configuration.listeners {
+                bound.append(try await bind(listener))
+            }
+        } catch {
+            await shutdown()
+            throw error
+        }
+        return bound
+    }
+
+    private func bind(_ listener: Listener) async throws -> SIPTarget {
+        guard SIPHostAddress.canonicalIP(listener.host) != nil else {
+            throw SIPTransportError(.invalidTarget, "listener host \(listener.host) is not an IP literal")
+        }
+        let host = SIPHostAddress.unbracketed(listener.host)
+        let channel: any Channel
+        switch listener.kind {
+        case .udp:
+            // NIO's datagram default reads at most 2,048 bytes; a SIP datagram may be up to 65,535
+            // (RFC 3261 §18.1.1 only asks senders to prefer TCP above 1,300).
+            channel = try await DatagramBootstrap(group: eventLoop)
+                .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(SIPDatagramChannelHandler(transport: self))
+                    }
+                }
+                .bind(host: host, port: Int(listener.port)).get()
+        case .tcp, .tls:
+            if listener.kind == .tls, serverTLSContext == nil {
+                throw SIPTransportError(.unsupportedTransport, "a TLS listener needs Configuration.tls")
+            }
+            let kind = listener.kind
+            channel = try await ServerBootstrap(group: eventLoop)
+                .serverChannelOption(.backlog, value: 256)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try self.acceptStream(channel, kind: kind)
+                    }
+                }
+                .bind(host: host, port: Int(listener.port)).get()
+        }
+        guard let local = SIPHostAddress.target(listener.kind, channel.localAddress) else {
+            try? await channel.close()
+            throw SIPTransportError(.invalidTarget, "listener \(listener.host) has no IP address")
+        }
+        try await eventLoop.submit {
+            if listener.kind == .udp {
+                self.datagramChannels.append(channel)
+            } else {
+                self.serverChannels.append(channel)
+            }
+        }.get()
+        boundListeners.withLockedValue { $0.append((listener, local)) }
+        logger.info("SIP listener bound", metadata: ["transport": "\(listener.kind)", "address": "\(local.hostPort)"])
+        return local
+    }
+
+    /// Closes every listener and connection; sends fail with ``SIPTransportError/Code/shutDown``
+    /// afterwards. Safe to call more than once.
+    public func shutdown() async {
+        let closing = try? await eventLoop.submit { () -> [EventLoopFuture<Void>] in
+            self.phase = .shutDown
+            var channels: [any Channel] = self.serverChannels + self.datagramChannels
+            channels.append(contentsOf: self.connections.values.map(\.channel))
+            self.serverChannels = []
+            self.datagramChannels = []
+            return channels.map { $0.close().recover { _ in } }
+        }.get()
+        guard let closing else { return }
+        try? await EventLoopFuture.andAllComplete(closing, on: eventLoop).get()
+        boundListeners.withLockedValue { $0 = [] }
+    }
+
+    // MARK: - SIPTransport
+
+    public func setMessageHandler(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {
+        self.handler.withLockedValue { $0 = handler }
+    }
+
+    /// The first listener of `kind`: its advertised host and port, else the bound ones. A
+    /// listener bound to a wildcard address (`0.0.0.0`, `::`) needs an advertised host.
+    public func advertisedAddress(for kind: SIPTransportKind) -> SIPTarget? {
+        advertisedAddresses().first { $0.kind == kind }
+    }
+
+    /// The advertised address of the first listener of `kind` in the address family of
+    /// `target` (IPv4 or IPv6), for the Via of a request sent there; else
+    /// ``advertisedAddress(for:)``.
+    public func advertisedAddress(for kind: SIPTransportKind, toward target: SIPTarget) -> SIPTarget? {
+        let wantIPv6 = SIPHostAddress.unbracketed(target.host).contains(":")
+        let bound = boundListeners.withLockedValue { $0 }
+        for entry in bound where entry.listener.kind == kind && entry.local.isIPv6 == wantIPv6 {
+            return SIPTarget(kind, host: entry.listener.advertisedHost ?? entry.local.host,
+                             port: entry.listener.advertisedPort ?? entry.local.port)
+        }
+        return advertisedAddress(for: kind)
+    }
+
+    /// Every listener's advertised address, in listener order.
+    public func advertisedAddresses() -> [SIPTarget] {
+        boundListeners.withLockedValue { bound in
+            bound.map { entry in
+                SIPTarget(entry.listener.kind, host: entry.listener.advertisedHost ?? entry.local.host,
+                          port: entry.listener.advertisedPort ?? entry.local.port)
+            }
+        }
+    }
+
+    public func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+        if eventLoop.inEventLoop { return sendOnLoop(message, to: target, connection: connection) }
+        return eventLoop.flatSubmit { self.sendOnLoop(message, to: target, connection: connection) }
+    }
+
+    /// Whether a stream connection is open (for the transaction layer's §18.2.2 choice).
+    public func isOpen(_ connection: SIPConnectionID) -> EventLoopFuture<Bool> {
+        eventLoop.submit { self.connections[connection] != nil }
+    }
+
+    // MARK: - Sending
+
+    private func sendOnLoop(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+        eventLoop.assertInEventLoop()
+        guard phase == .started else {
+            return eventLoop.makeFailedFuture(SIPTransportError(.shutDown, "the transport is not running"))
+        }
+        let bytes = message.serialized()
+        switch target.kind {
+        case .udp:
+            return sendDatagram(bytes, isRequest: message.isRequest, to: target)
+        case .tcp, .tls:
+            return sendStream(bytes, to: target, connection: connection)
+        }
+    }
+
+    private func sendDatagram(_ bytes: [UInt8], isRequest: Bool, to target: SIPTarget) -> EventLoopFuture<Void> {
+        guard let address = try? SocketAddress(ipAddress: SIPHostAddress.unbracketed(target.host), port: Int(target.port)) else {
+            return eventLoop.makeFailedFuture(SIPTransportError(.invalidTarget, "\(target.host) is not an IP literal"))
+        }
+        if isRequest, bytes.count > configuration.maxUDPRequestSize {
+            return eventLoop.makeFailedFuture(SIPTransportError(
+                .messageTooLarge,
+                "\(bytes.count)-byte request exceeds the \(configuration.maxUDPRequestSize)-byte UDP limit (RFC 3261 §18.1.1: use TCP)"))
+        }
+        guard bytes.count <= 65_507 else {
+            return eventLoop.makeFailedFuture(SIPTransportError(.messageTooLarge, "\(bytes.count) bytes do not fit in a UDP datagram"))
+        }
+        guard let channel = datagramChannels.first(where: { $0.localAddress?.protocol == address.protocol }) else {
+            return eventLoop.makeFailedFuture(SIPTransportError(
+                .unsupportedTransport, "no UDP listener for the address family of \(target.hostPort)"))
+        }
+        let envelope = AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes))
+        return channel.writeAndFlush(envelope).flatMapErrorThrowing { error in
+            throw SIPTransportError(.connectionClosed, "UDP send to \(target.hostPort) failed: \(error)")
+        }.map {
+            self.metrics.increment(SIPTransportMetrics.messagesSent, .udp)
+        }
+    }
+
+    private func sendStream(_ bytes: [UInt8], to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+        if let connection, let open = connections[connection] {
+            return write(bytes, on: open, id: connection)
+        }
+        let key = SIPHostAddress.normalized(target)
+        if let id = connectionByRemote[key], let open = connections[id] {
+            return write(bytes, on: open, id: id)
+        }
+        return connect(key, serverName: target.serverName).flatMap { id in
+            guard let open = self.connections[id] else {
+                return self.eventLoop.makeFailedFuture(SIPTransportError(.connectionClosed, "\(id) closed before the write"))
+            }
+            return self.write(bytes, on: open, id: id)
+        }
+    }
+
+    private func write(_ bytes: [UInt8], on connection: Connection, id: SIPConnectionID) -> EventLoopFuture<Void> {
+        let kind = connection.kind
+        let channel = connection.channel
+        return connection.ready.flatMap {
+            channel.writeAndFlush(ByteBuffer(bytes: bytes))
+        }.flatMapErrorThrowing { error in
+            throw Self.transportError(error, kind: kind, context: "write on \(id)")
+        }.map {
+            self.metrics.increment(SIPTransportMetrics.messagesSent, kind)
+        }
+    }
+
+    /// Opens (or joins the opening of) a connection to `key`, an already normalised target.
+    private func connect(_ key: SIPTarget, serverName: String?) -> EventLoopFuture<SIPConnectionID> {
+        if let pending = pendingConnects[key] { return pending }
+        guard let address = try? SocketAddress(ipAddress: key.host, port: Int(key.port)) else {
+            return eventLoop.makeFailedFuture(SIPTransportError(.invalidTarget, "\(key.host) is not an IP literal"))
+        }
+        guard connections.count + pendingConnects.count < configuration.maxConnections else {
+            return eventLoop.makeFailedFuture(SIPTransportError(
+                .connectFailed, "\(configuration.maxConnections) connections are open (Configuration.maxConnections)"))
+        }
+        if key.kind == .tls, clientTLSContext == nil {
+            return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
+        }
+        let id = SIPConnectionID(nextConnection)
+        nextConnection += 1
+        let ready = eventLoop.makePromise(of: Void.self)
+        let kind = key.kind
+        let future = ClientBootstrap(group: eventLoop)
+            .connectTimeout(configuration.connectTimeout)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try self.configureStream(channel, kind: kind, id: id, serverName: serverName, ready: ready)
+                }
+            }
+            .connect(to: address)
+            .flatMapErrorThrowing { error -> any Channel in
+                ready.fail(error)
+                throw Self.transportError(error, kind: kind, context: "connect to \(key.hostPort)", connecting: true)
+            }
+            .flatMapThrowing { channel -> SIPConnectionID in
+                guard channel.isActive, self.phase == .started else {
+                    channel.close(promise: nil)
+                    throw SIPTransportError(.connectionClosed, "connection to \(key.hostPort) closed at once")
+                }
+                let local = SIPHostAddress.target(kind, channel.localAddress) ?? SIPTarget(kind, host: "", port: 0)
+                self.register(id, Connection(kind: kind, channel: channel, remote: key, local: local,
+                                             ready: ready.futureResult, peerCertificateNames: []))
+                return id
+            }
+        pendingConnects[key] = future
+        future.whenComplete { _ in self.pendingConnects[key] = nil }
+        return future
+    }
+
+    // MARK: - Connections
+
+    /// Sets up the pipeline of a stream channel: idle timer, TLS, framing.
+    private func configureStream(_ channel: any Channel, kind: SIPTransportKind, id: SIPConnectionID,
+                                 serverName: String?, isServer: Bool = false, ready: EventLoopPromise<Void>) throws {
+        let sync = channel.pipeline.syncOperations
+        try sync.addHandler(IdleStateHandler(allTimeout: configuration.idleTimeout))
+        if kind == .tls {
+            if isServer {
+                guard let context = serverTLSContext else { throw SIPTransportError(.unsupportedTransport, "no TLS configuration") }
+                try sync.addHandler(NIOSSLServerHandler(context: context))
+            } else {
+                guard let context = clientTLSContext else { throw SIPTransportError(.unsupportedTransport, "no TLS configuration") }
+                try sync.addHandler(try NIOSSLClientHandler(context: context, serverHostname: serverName))
+            }
+        }
+        let framer = SIPStreamFramer(limits: configuration.parserLimits,
+                                     maxBufferedBytes: configuration.maxBufferedBytesPerConnection)
+        try sync.addHandler(SIPStreamChannelHandler(transport: self, id: id, kind: kind, framer: framer, ready: ready))
+    }
+
+    /// An accepted TCP/TLS connection (on the loop, from the child channel initializer).
+    private func acceptStream(_ channel: any Channel, kind: SIPTransportKind) throws {
+        eventLoop.assertInEventLoop()
+        guard phase == .started, let remote = SIPHostAddress.target(kind, channel.remoteAddress),
+            let local = SIPHostAddress.target(kind, channel.localAddress)
+        else { throw SIPTransportError(.shutDown, "not accepting connections") }
+        guard connections.count < configuration.maxConnections else {
+            logger.warning("refusing a SIP connection: Configuration.maxConnections reached",
+                           metadata: ["limit": "\(configuration.maxConnections)", "remote": "\(remote.hostPort)"])
+            throw SIPTransportError(.connectFailed, "too many connections")
+        }
+        let id = SIPConnectionID(nextConnection)
+        nextConnection += 1
+        let ready = eventLoop.makePromise(of: Void.self)
+        do {
+            try configureStream(channel, kind: kind, id: id, serverName: nil, isServer: true, ready: ready)
+        } catch {
+            ready.fail(error)
+            throw error
+        }
+        register(id, Connection(kind: kind, channel: channel, remote: remote, local: local, ready: ready.futureResult,
+                                peerCertificateNames: []))
+    }
+
+    private func register(_ id: SIPConnectionID, _ connection: Connection) {
+        connections[id] = connection
+        connectionByRemote[connection.remote] = id
+        metrics.increment(SIPTransportMetrics.connectionsOpened, connection.kind)
+        logger.debug("SIP connection opened", metadata: [
+            "connection": "\(id)", "transport": "\(connection.kind)", "remote": "\(connection.remote.hostPort)",
+        ])
+    }
+
+    func connectionReady(_ id: SIPConnectionID, peerCertificateNames: [String]) {
+        connections[id]?.peerCertificateNames = peerCertificateNames
+        logger.debug("TLS handshake done", metadata: ["connection": "\(id)", "peer": "\(peerCertificateNames)"])
+    }
+
+    func connectionClosed(_ id: SIPConnectionID) {
+        guard let connection = connections.removeValue(forKey: id) else { return }
+        if connectionByRemote[connection.remote] == id { connectionByRemote[connection.remote] = nil }
+        metrics.increment(SIPTransportMetrics.connectionsClosed, connection.kind)
+        logger.debug("SIP connection closed", metadata: ["connection": "\(id)", "remote": "\(connection.remote.hostPort)"])
+    }
+
+    func connectionIdle(_ id: SIPConnectionID) {
+        logger.debug("closing idle SIP connection", metadata: ["connection": "\(id)"])
+    }
+
+    func connectionError(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: any Error) {
+        logger.notice("SIP connection error", metadata: ["connection": "\(id)", "transport": "\(kind)", "error": "\(error)"])
+    }
+
+    func framingLost(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: SIPParseError) {
+        metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: error.code.rawValue)
+        logger.notice("closing SIP connection: framing lost (RFC 3261 §18.3)",
+                      metadata: ["connection": "\(id)", "error": "\(error)"])
+    }
+
+    func logDatagramError(_ error: any Error) {
+        logger.debug("UDP socket error", metadata: ["error": "\(error)"])
+    }
+
+    // MARK: - Receiving
+
+    func receiveStream(_ bytes: [UInt8], connection id: SIPConnectionID, kind: SIPTransportKind, peerCertificateNames: [String]) {
+        guard let connection = connections[id] else { return }
+        receive(bytes, kind: kind, source: connection.remote, local: connection.local, connection: id,
+                peerCertificateNames: peerCertificateNames)
+    }
+
+    /// One framed message (a datagram, or a message cut from a stream).
+    func receive(_ bytes: [UInt8], kind: SIPTransportKind, source: SIPTarget, local: SIPTarget,
+                 connection: SIPConnectionID?, peerCertificateNames: [String]) {
+        eventLoop.assertInEventLoop()
+        guard phase == .started else { return }
+        let message: SIPMessage
+        do {
+            message = try SIPMessage(parsing: bytes, limits: configuration.parserLimits)
+        } catch {
+            if error.code == .emptyMessage { return }  // a CRLF keep-alive datagram
+            rejectMalformed(bytes, error, kind: kind, source: source, connection: connection)
+            return
+        }
+        var delivered = message
+        switch message {
+        case .request(var request):
+            do {
+                try request.headers.stampTopVia(source: source)
+            } catch {
+                rejectMalformed(bytes, error, kind: kind, source: source, connection: connection)
+                return
+            }
+            delivered = .request(request)
+        case .response(let response):
+            if configuration.discardResponsesWithForeignSentBy, !sentByIsOurs(response) {
+                metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: "via-sent-by-mismatch")
+                logger.debug("discarding a response whose top Via is not ours (RFC 3261 §18.1.2)",
+                             metadata: ["source": "\(source)"])
+                return
+            }
+        }
+        metrics.increment(SIPTransportMetrics.messagesReceived, kind)
+        let received = SIPReceivedMessage(message: delivered, source: source, local: local, connection: connection,
+                                          peerCertificateNames: peerCertificateNames)
+        handler.withLockedValue { $0 }?(received)
+    }
+
+    /// 400 when a response can be formed, else drop; both counted.
+    private func rejectMalformed(_ bytes: [UInt8], _ error: SIPParseError, kind: SIPTransportKind, source: SIPTarget,
+                                 connection: SIPConnectionID?) {
+        let tag = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+        guard var response = SIPResponse.badRequest(salvaging: bytes, error: error, toTag: tag, limits: configuration.parserLimits),
+            (try? response.headers.stampTopVia(source: source)) != nil,
+            let topVia = try? response.headers.via.first,
+            var route = try? SIPResponseRoute.forResponse(topVia: topVia, requestConnection: connection)
+        else {
+            metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: error.code.rawValue)
+            logger.debug("dropping a malformed message", metadata: ["source": "\(source)", "error": "\(error)"])
+            return
+        }
+        // A datagram's 400 goes back the way the request came (its Via was just stamped with the
+        // source), and a stream's on its own connection.
+        if route.target.kind != kind {
+            route = SIPResponseRoute(connection: connection, target: SIPTarget(kind, host: source.host, port: source.port))
+        }
+        logger.debug("answering a malformed request with 400", metadata: ["source": "\(source)", "error": "\(error)"])
+        let future = sendOnLoop(.response(response), to: route.target, connection: route.connection)
+        future.whenSuccess { self.metrics.increment(SIPTransportMetrics.badRequestSent, kind) }
+        future.whenFailure { error in
+            self.logger.debug("could not send 400", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// RFC 3261 §18.1.2: "If the value does not correspond to a value that the client transport
+    /// is configured to insert into the sent-by parameter, the response MUST be silently
+    /// discarded." Matches any listener's advertised or bound address (a wildcard bound address
+    /// matches any host on its port).
+    private func sentByIsOurs(_ response: SIPResponse) -> Bool {
+        guard let via = try? response.headers.via.first else { return false }
+        let kind = SIPTransportKind(viaToken: via.transport)
+        let port = via.port ?? kind?.defaultPort ?? 5060
+        let ours = boundListeners.withLockedValue { $0 }
+        for entry in ours {
+            let advertisedHost = entry.listener.advertisedHost ?? entry.local.host
+            let advertisedPort = entry.listener.advertisedPort ?? entry.local.port
+            if port == advertisedPort, SIPHostAddress.same(via.host, advertisedHost) { return true }
+            let wildcard = entry.local.host == "0.0.0.0" || entry.local.host == "::"
+            if port == entry.local.port, wildcard || SIPHostAddress.same(via.host, entry.local.host) { return true }
+        }
+        return false
+    }
+
+    // MARK: - Errors
+
+    static func transportError(_ error: any Error, kind: SIPTransportKind, context: String,
+                               connecting: Bool = false) -> SIPTransportError {
+        if let error = error as? SIPTransportError { return error }
+        if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
+            return SIPTransportError(.tlsFailed, "\(context): \(error)")
+        }
+        return SIPTransportError(connecting ? .connectFailed : .connectionClosed, "\(context): \(error)")
+    }
+}

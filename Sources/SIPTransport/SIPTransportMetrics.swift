@@ -1,0 +1,40 @@
+internal import Metrics
+
+/// The counters of ``SIPNetworkTransport`` (swift-metrics), created through the injected factory.
+///
+/// | label | dimensions | counts |
+/// |---|---|---|
+/// | `sip_transport_messages_received` | `transport` | messages parsed and handed up |
+/// | `sip_transport_messages_sent` | `transport` | messages written to the network |
+/// | `sip_transport_malformed_dropped` | `transport`, `reason` | inbound bytes dropped: the ``SIPMessages/SIPParseError/Code`` raw value, or `via-sent-by-mismatch` |
+/// | `sip_transport_bad_request_sent` | `transport` | 400 responses sent for malformed requests |
+/// | `sip_transport_connections_opened` | `transport` | TCP/TLS connections accepted or opened |
+/// | `sip_transport_connections_closed` | `transport` | TCP/TLS connections closed, for any reason |
+///
+/// Confined to the transport's event loop; counters are created once per label and dimensions.
+final class SIPTransportMetrics {
+    static let messagesReceived = "sip_transport_messages_received"
+    static let messagesSent = "sip_transport_messages_sent"
+    static let malformedDropped = "sip_transport_malformed_dropped"
+    static let badRequestSent = "sip_transport_bad_request_sent"
+    static let connectionsOpened = "sip_transport_connections_opened"
+    static let connectionsClosed = "sip_transport_connections_closed"
+
+    private let factory: any MetricsFactory
+    private var counters: [String: Counter] = [:]
+
+    init(factory: any MetricsFactory) { self.factory = factory }
+
+    func increment(_ label: String, _ kind: SIPTransportKind, reason: String? = nil) {
+        var dimensions = [("transport", kind.rawValue.lowercased())]
+        if let reason { dimensions.append(("reason", reason)) }
+        let key = label + "|" + dimensions.map { $0.0 + "=" + $0.1 }.joined(separator: ",")
+        if let counter = counters[key] {
+            counter.increment()
+            return
+        }
+        let counter = Counter(label: label, dimensions: dimensions, factory: factory)
+        counters[key] = counter
+        counter.increment()
+    }
+}

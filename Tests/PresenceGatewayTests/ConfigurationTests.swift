@@ -1,0 +1,63 @@
+import PresenceGateway
+import SIPMessages
+import Testing
+
+@Suite struct ConfigurationTests {
+    @Test func embeddedDefaultConfigurationIsValidAndLoopbackOnly() throws {
+        let config = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML)
+        #expect(config.listeners.count == 3)
+        #expect(config.listeners.allSatisfy { $0.host == "127.0.0.1" })
+        #expect(config.enterprise.domains == ["contoso.com"])
+        #expect(config.oma.domains == ["oma.example"])
+        #expect(config.oma.nextHop == .uri(try SIPURI("sip:127.0.0.1:5070;transport=udp")))
+        #expect(config.blockedPartners == ["spam.example"])
+        #expect(config.peers.map(\.name) == ["enterprise-edge", "kamailio"])
+        #expect(config.peers[1].rateLimit == 5000)
+        #expect(config.peers[1].port == 5070)
+        #expect(config.linkedIdentities.first?.oma == "sip:alice@oma.example")
+        #expect(config.defaultPolicy.defaults[.publicCloud] == .politeBlock)
+        #expect(config.defaultPolicy.containers.members[100] == [.federated])
+        #expect(config.admin?.port == 9090)
+    }
+
+    /// (YAML, expected line, words the message must contain)
+    static let broken: [(String, Int, String)] = [
+        ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: sctp, address: 127.0.0.1 }\n", 3, "sctp"),
+        ("listen: []\n", 1, "at least one listener"),
+        ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1, port: 70000 }\n", 2, "whole number"),
+        ("listen:\n  - { side: oma, transport: udp, address: gw.example }\n", 2, "not an IPv4 or IPv6"),
+        ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tls, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: dns }\noma: { domains: [oma.example], next-hop: dns }\n", 2, "tls"),
+        (valid + "colour: blue\n", 6, "unknown key 'colour'"),
+        (valid + "peers:\n  - { name: x, address: 127.0.0.1, side: oma, trusted: maybe }\n", 7, "true or false"),
+        (valid + "presentities:\n  default:\n    containers:\n      40000: [everyone]\n", 9, "0 to 32767"),
+        (valid + "presentities:\n  default:\n    containers:\n      100: [friends]\n", 9, "'friends' is not a member"),
+        (valid + "presentities:\n  default:\n    defaults: { federated: perhaps }\n", 8, "perhaps"),
+        ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tcp, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: dns }\noma: { domains: [contoso.com], next-hop: dns }\n", 5, "both sides"),
+        ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tcp, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: \"sip:bad host\" }\noma: { domains: [oma.example], next-hop: dns }\n", 4, "not a SIP URI"),
+        ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1\n", 3, "YAML"),
+    ]
+
+    static let valid = """
+        listen:
+          - { side: oma, transport: udp, address: 127.0.0.1 }
+          - { side: enterprise, transport: tcp, address: "::1", port: 5061 }
+        enterprise: { domains: [contoso.com], next-hop: dns-federation }
+        oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:5070" }
+
+        """
+
+    @Test func validSmallConfiguration() throws {
+        let config = try GatewayConfiguration(yaml: Self.valid)
+        #expect(config.listeners[1].host == "::1")
+        #expect(config.listeners[0].port == 5060)
+        #expect(config.enterprise.nextHop == .dns(federation: true))
+        #expect(config.admin == nil)
+    }
+
+    @Test(arguments: broken)
+    func brokenConfigurationsNameTheLine(_ yaml: String, _ line: Int, _ words: String) {
+        let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: yaml) }
+        #expect(error?.line == line, "\(error?.description ?? "")")
+        #expect(error?.message.contains(words) == true, "\(error?.description ?? "")")
+    }
+}

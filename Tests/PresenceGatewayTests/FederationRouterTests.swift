@@ -1,0 +1,148 @@
+import NIOCore
+import PresenceGateway
+import SIPMessages
+import SIPTransport
+import Testing
+
+@Suite struct FederationRouterTests {
+    static let yaml = """
+        listen:
+          - { side: oma, transport: udp, address: 127.0.0.1, port: 5060 }
+          - { side: enterprise, transport: tls, address: 127.0.0.1, port: 5061 }
+        tls: { certificate-chain: gw.pem, private-key: gw.key, require-client-certificate: true }
+        enterprise: { domains: [contoso.com], next-hop: dns-federation }
+        oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:5070" }
+        partners: { allowed: [fabrikam.com], blocked: [spam.example] }
+        peers:
+          - { name: edge, address: 127.0.0.2, side: enterprise, network: sameEnterprise, trusted: true, certificate-names: [edge.contoso.com] }
+          - { name: kamailio, address: 127.0.0.1, port: 5070, side: oma, rate-limit: 2 }
+        """
+
+    let t0 = NIODeadline.uptimeNanoseconds(5_000_000_000)
+
+    func router() throws -> FederationRouter {
+        FederationRouter(configuration: try GatewayConfiguration(yaml: Self.yaml), localAddresses: ["127.0.0.1:5060", "127.0.0.1:5061"])
+    }
+
+    static func subscribe(from: String, to: String, extra: [String] = [], maxForwards: Int = 70) throws -> SIPRequest {
+        let lines = [
+            "SUBSCRIBE \(to) SIP/2.0",
+            "Via: SIP/2.0/UDP 192.0.2.9:5060;branch=z9hG4bKr1",
+            "Max-Forwards: \(maxForwards)",
+            "From: <\(from)>;tag=a1",
+            "To: <\(to)>",
+            "Call-ID: r1@192.0.2.9",
+            "CSeq: 1 SUBSCRIBE",
+            "Contact: <sip:w@192.0.2.9>",
+            "Event: presence",
+        ] + extra + ["Content-Length: 0", "", ""]
+        guard let r = try SIPMessage(parsing: Array(lines.joined(separator: "\r\n").utf8)).request else { throw Bad() }
+        return r
+    }
+
+    struct Bad: Error {}
+
+    static let edge = FederationRouter.Arrival(side: .enterprise, source: SIPTarget(.tls, host: "127.0.0.2", port: 40000),
+                                               certificateNames: ["edge.contoso.com"])
+    static let kamailio = FederationRouter.Arrival(side: .oma, source: SIPTarget(.udp, host: "127.0.0.1", port: 5070))
+    static let stranger = FederationRouter.Arrival(side: .oma, source: SIPTarget(.udp, host: "127.0.0.9", port: 5060))
+
+    func rejection(_ decision: FederationRouter.Decision) -> Int? {
+        if case .reject(let status, _, _) = decision { status } else { nil }
+    }
+
+    @Test func omaWatcherOfAnEnterprisePresentityCrossesAsFederated() throws {
+        var r = try router()
+        let request = try Self.subscribe(from: "sip:alice@oma.example", to: "sip:bob@contoso.com")
+        guard case .forward(let side, let watcher, let out, let hop) = r.route(request, arrival: Self.kamailio, now: t0) else {
+            Issue.record("not forwarded"); return
+        }
+        #expect(side == .enterprise)
+        #expect(watcher.uri == "sip:alice@oma.example")
+        #expect(watcher.network == .federated)
+        #expect(hop == .dns(federation: true))
+        #expect(try out.headers.maxForwards == 69)
+    }
+
+    @Test func trustedEdgeMayStateTheSourceNetworkUntrustedPeersMayNot() throws {
+        var r = try router()
+        let trust = "ms-edge-proxy-message-trust: ms-source-type=AutoFederation;ms-ep-fqdn=edge.fabrikam.com;ms-source-network=federation"
+        let fromEdge = try Self.subscribe(from: "sip:dan@fabrikam.com", to: "sip:alice@oma.example", extra: [trust])
+        guard case .forward(_, let watcher, let kept, _) = r.route(fromEdge, arrival: Self.edge, now: t0) else {
+            Issue.record("not forwarded"); return
+        }
+        #expect(watcher.network == .federated)
+        #expect(kept.headers.contains(.msEdgeProxyMessageTrust))
+        // The same claim from an unknown OMA-side peer is removed and not believed.
+        let spoof = try Self.subscribe(from: "sip:alice@oma.example", to: "sip:bob@contoso.com",
+                                       extra: ["ms-edge-proxy-message-trust: ms-source-network=internal", "ms-source-network: internal"])
+        guard case .forward(_, let w2, let cleaned, _) = r.route(spoof, arrival: Self.stranger, now: t0) else {
+            Issue.record("not forwarded"); return
+        }
+        #expect(w2.network == .federated)
+        #expect(!cleaned.headers.contains(.msEdgeProxyMessageTrust))
+        #expect(!cleaned.headers.contains(.msSourceNetwork))
+        // Without the header, the trusted edge's own network applies.
+        let colleague = try Self.subscribe(from: "sip:carol@contoso.com", to: "sip:alice@oma.example")
+        guard case .forward(_, let w3, _, _) = r.route(colleague, arrival: Self.edge, now: t0) else {
+            Issue.record("not forwarded"); return
+        }
+        #expect(w3.network == .sameEnterprise)
+    }
+
+    @Test func noOpenRelayAndPartnerLists() throws {
+        var r = try router()
+        // A domain served nowhere, or on the side the request came from.
+        #expect(rejection(r.route(try Self.subscribe(from: "sip:a@oma.example", to: "sip:x@elsewhere.example"), arrival: Self.stranger, now: t0)) == 403)
+        #expect(rejection(r.route(try Self.subscribe(from: "sip:a@oma.example", to: "sip:b@oma.example"), arrival: Self.stranger, now: t0)) == 403)
+        // Blocked and not-allowed partner domains through the enterprise edge.
+        #expect(rejection(r.route(try Self.subscribe(from: "sip:x@spam.example", to: "sip:a@oma.example"), arrival: Self.edge, now: t0)) == 403)
+        #expect(rejection(r.route(try Self.subscribe(from: "sip:x@litware.com", to: "sip:a@oma.example"), arrival: Self.edge, now: t0)) == 403)
+        // An OMA-side request that claims an OMA origin into the OMA side is spoofed.
+        #expect(rejection(r.route(try Self.subscribe(from: "sip:a@contoso.com", to: "sip:b@contoso.com"), arrival: Self.stranger, now: t0)) == 403)
+    }
+
+    @Test func mutualTLSCertificateMustNameTheDomain() throws {
+        var r = try router()
+        let request = try Self.subscribe(from: "sip:dan@fabrikam.com", to: "sip:alice@oma.example")
+        var wrong = Self.edge
+        wrong.certificateNames = ["edge.litware.com"]
+        #expect(rejection(r.route(request, arrival: wrong, now: t0)) == 403)
+        var other = Self.edge
+        other.certificateNames = ["sip.fabrikam.com"]
+        // Speaks for fabrikam.com, but is not the certificate configured for this peer.
+        #expect(rejection(r.route(request, arrival: other, now: t0)) == 403)
+        // An unconfigured TLS peer: its certificate must name the From domain.
+        var partner = other
+        partner.source = SIPTarget(.tls, host: "127.0.0.3", port: 41000)
+        #expect(rejection(r.route(request, arrival: partner, now: t0)) == nil)
+        partner.certificateNames = ["*.fabrikam.com"]
+        #expect(rejection(r.route(request, arrival: partner, now: t0)) == nil)
+        partner.certificateNames = ["fabrikam.com.evil.example", "evilfabrikam.com"]
+        #expect(rejection(r.route(request, arrival: partner, now: t0)) == 403)
+    }
+
+    @Test func maxForwardsZeroAndLoopsAreRefused() throws {
+        var r = try router()
+        #expect(rejection(r.route(try Self.subscribe(from: "sip:a@oma.example", to: "sip:b@contoso.com", maxForwards: 0), arrival: Self.kamailio, now: t0)) == 483)
+        var looped = try Self.subscribe(from: "sip:a@oma.example", to: "sip:b@contoso.com")
+        looped.headers.prepend(.via, "SIP/2.0/UDP 127.0.0.1:5060;branch=z9hG4bKgw1")
+        #expect(rejection(r.route(looped, arrival: Self.kamailio, now: t0)) == 482)
+    }
+
+    @Test func peerOverItsRateGets503WithRetryAfter() throws {
+        var r = try router()
+        let request = try Self.subscribe(from: "sip:a@oma.example", to: "sip:b@contoso.com")
+        // rate-limit 2/s, burst 2: the third request in the same instant is refused.
+        #expect(rejection(r.route(request, arrival: Self.kamailio, now: t0)) == nil)
+        #expect(rejection(r.route(request, arrival: Self.kamailio, now: t0)) == nil)
+        guard case .reject(503, _, let headers) = r.route(request, arrival: Self.kamailio, now: t0) else {
+            Issue.record("not 503"); return
+        }
+        #expect(headers[.retryAfter] == "1")
+        // Half a second later one token is back.
+        #expect(rejection(r.route(request, arrival: Self.kamailio, now: t0 + .milliseconds(500))) == nil)
+        // Unlimited peers are not affected.
+        #expect(rejection(r.route(request, arrival: Self.stranger, now: t0)) == nil)
+    }
+}

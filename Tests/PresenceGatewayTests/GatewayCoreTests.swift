@@ -1,0 +1,348 @@
+import NIOCore
+import PresenceDocuments
+import PresenceEvents
+import PresenceGateway
+import PresenceMapping
+import SIPMessages
+import Testing
+
+/// The bridging flows of issue 5 §1 on the sans-IO core: messages in, messages out.
+@Suite struct GatewayCoreTests {
+    struct Unexpected: Error { var what: String }
+
+    /// Drives a core: delivers text messages, keeps the clock, collects what it sends.
+    struct Harness {
+        var core: GatewayCore
+        var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        var nextID: GatewayCore.ServerRequestID = 0
+
+        init(yaml: String = GatewayConfiguration.defaultYAML) throws {
+            let configuration = try GatewayConfiguration(yaml: yaml)
+            core = GatewayCore(
+                configuration: configuration, mapper: PresenceMapper(tables: try MappingTables.builtIn()),
+                contacts: [.oma: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),
+                           .enterprise: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5061;transport=tcp"))],
+                ids: IdentifierSource(token: { "t\($0)" }, jitter: { 0 }))
+        }
+
+        mutating func receive(_ request: SIPRequest, from side: GatewayConfiguration.Side,
+                              network: SourceNetwork = .federated) -> (GatewayCore.ServerRequestID, [GatewayCore.Action]) {
+            nextID += 1
+            let watcher = (try? request.headers.from).flatMap { WatcherIdentity(uri: $0.uri.description, network: network) }
+            return (nextID, core.receive(request, id: nextID, from: side, watcher: watcher, now: now))
+        }
+    }
+
+    static func request(_ lines: [String], body: [UInt8] = []) throws -> SIPRequest {
+        let head = Array((lines + ["Content-Length: \(body.count)", "", ""]).joined(separator: "\r\n").utf8)
+        guard let r = try SIPMessage(parsing: head + body).request else { throw Unexpected(what: "not a request") }
+        return r
+    }
+
+    static func sent(_ actions: [GatewayCore.Action], to side: GatewayConfiguration.Side) -> [(SIPRequest, GatewayCore.Context)] {
+        actions.compactMap { if case .send(let r, let s, let c) = $0, s == side { (r, c) } else { nil } }
+    }
+
+    static func responses(_ actions: [GatewayCore.Action], _ id: GatewayCore.ServerRequestID) -> [SIPResponse] {
+        actions.compactMap { if case .respond(let i, let r) = $0, i == id { r } else { nil } }
+    }
+
+    static func categories(availability: UInt32, token: MSActivityToken? = nil, uri: String) -> CategoriesDocument {
+        let state = MSState(type: .aggregateState, availability: availability,
+                            activities: token.map { [MSActivity(token: $0)] } ?? [])
+        return CategoriesDocument(uri: uri, categories: [Category(name: .state, instance: 1, publishTime: "2026-11-22T10:00:00.000", payload: .state(state))])
+    }
+
+    // MARK: Flow 2: OMA watcher → enterprise presentity
+
+    static func omaSubscribe(accept: String = "application/pidf+xml", expires: Int = 600, cseq: Int = 1,
+                             toTag: String? = nil) throws -> SIPRequest {
+        try request([
+            "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
+            "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKo\(cseq)",
+            "Max-Forwards: 69",
+            "From: <sip:alice@oma.example>;tag=oma1",
+            "To: <sip:bob@contoso.com>" + (toTag.map { ";tag=\($0)" } ?? ""),
+            "Call-ID: oma-call-1",
+            "CSeq: \(cseq) SUBSCRIBE",
+            "Contact: <sip:alice@127.0.0.1:5070>",
+            "Event: presence",
+            "Accept: \(accept)",
+            "Expires: \(expires)",
+        ])
+    }
+
+    /// The enterprise's 200 OK to a category SUBSCRIBE, its first notification piggybacked (§4.6).
+    static func enterpriseOK(_ subscribe: SIPRequest, _ document: CategoriesDocument) -> SIPResponse {
+        let body = BatchSubscribeResponse(list: RLMIList(uri: "sip:alice@oma.example"), categories: [document]).multipart(boundary: "b1")
+        return SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "ent1", headers: [
+            (.contact, "<sip:pool.contoso.com:5061;transport=tls>"), (.expires, "3600"), (.require, "eventlist"),
+            (.contentType, BatchCategorySubscription.multipartContentType(boundary: "b1")), (.event, "presence"),
+            (.subscriptionState, "active;expires=3600"), (.msPiggybackCSeq, "1"),
+        ], body: body.bytes)
+    }
+
+    /// A BENOTIFY in the dialog the core's SUBSCRIBE created.
+    static func enterpriseBENOTIFY(_ subscribe: SIPRequest, cseq: Int, _ document: CategoriesDocument) throws -> SIPRequest {
+        let from = try #require(try subscribe.headers.from)
+        return try request([
+            "BENOTIFY sip:gw@127.0.0.1:5061;transport=tcp SIP/2.0",
+            "Via: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKbn\(cseq)",
+            "Max-Forwards: 70",
+            "From: <sip:bob@contoso.com>;tag=ent1",
+            "To: <\(from.uri)>;tag=\(from.tag ?? "")",
+            "Call-ID: \(subscribe.headers.callID ?? "")",
+            "CSeq: \(cseq) BENOTIFY",
+            "Event: presence",
+            "Subscription-State: active;expires=3000",
+            "Require: eventlist",
+            "Content-Type: application/msrtc-event-categories+xml",
+        ], body: document.serialized())
+    }
+
+    @Test func omaWatcherGetsEnterpriseStateAsPIDFAndOnlyRealChanges() throws {
+        var h = try Harness()
+        let (id, actions) = h.receive(try Self.omaSubscribe(), from: .oma)
+        // A single category SUBSCRIBE toward the enterprise, on behalf of the watcher (§4.6 shape).
+        let (subscribe, context) = try #require(Self.sent(actions, to: .enterprise).first)
+        #expect(subscribe.uri.description == "sip:bob@contoso.com")
+        #expect(try subscribe.headers.from?.uri.description == "sip:alice@oma.example")
+        #expect(try subscribe.headers.to?.uri.description == "sip:bob@contoso.com")
+        #expect(!subscribe.headers.contains(.require))
+        #expect(Set(try BatchSubscribe(bytes: subscribe.body).actions[0].categories) == [.state, .note, .contactCard, .calendarData, .services])
+        #expect(Self.responses(actions, id).isEmpty)
+
+        let answered = h.core.receive(Self.enterpriseOK(subscribe, Self.categories(availability: 15500, uri: "sip:bob@contoso.com")),
+                                      to: subscribe, context: context, now: h.now)
+        let ok = try #require(Self.responses(answered, id).first)
+        #expect(ok.statusCode == 200)
+        let (notify, _) = try #require(Self.sent(answered, to: .oma).first)
+        #expect(notify.method == .notify)
+        #expect(try notify.headers.contentType?.mediaType == "application/pidf+xml")
+        // MS-PRES 3.7.5.4 row 9: 15000-17999 → open, away.
+        let pidf = String(decoding: notify.body, as: UTF8.self)
+        #expect(pidf.contains("<basic>open</basic>"))
+        #expect(pidf.contains("away"))
+
+        // An enterprise change to 6500 (3.7.5.4 row 4: busy) reaches the watcher; BENOTIFY gets no answer.
+        h.now = h.now + .seconds(1)
+        let busy = try Self.enterpriseBENOTIFY(subscribe, cseq: 2, Self.categories(availability: 6500, uri: "sip:bob@contoso.com"))
+        let (bnID, changed) = h.receive(busy, from: .enterprise)
+        #expect(Self.responses(changed, bnID).isEmpty)
+        let (busyNotify, _) = try #require(Self.sent(changed, to: .oma).first)
+        #expect(String(decoding: busyNotify.body, as: UTF8.self).contains("busy"))
+        // The same state again: nothing to tell the watcher.
+        let (_, same) = h.receive(try Self.enterpriseBENOTIFY(subscribe, cseq: 3, Self.categories(availability: 6500, uri: "sip:bob@contoso.com")), from: .enterprise)
+        #expect(Self.sent(same, to: .oma).isEmpty)
+
+        // Unsubscribe crosses: 200, final NOTIFY, and Expires 0 toward the enterprise.
+        let okTag = try #require(try ok.headers.to?.tag)
+        let (unsubID, unsub) = h.receive(try Self.omaSubscribe(expires: 0, cseq: 2, toTag: okTag), from: .oma)
+        #expect(Self.responses(unsub, unsubID).first?.statusCode == 200)
+        let final = try #require(Self.sent(unsub, to: .oma).first?.0)
+        #expect(try final.headers.subscriptionState?.state == .terminated)
+        let enterpriseUnsub = try #require(Self.sent(unsub, to: .enterprise).first?.0)
+        #expect(try enterpriseUnsub.headers.expires == 0)
+        #expect(h.core.counts.omaWatches == 0)
+    }
+
+    @Test func msrtcWatcherReceives15500_300_100() throws {
+        var h = try Harness()
+        let (id, actions) = h.receive(try Self.omaSubscribe(accept: "text/xml+msrtc.pidf"), from: .oma)
+        let (subscribe, context) = try #require(Self.sent(actions, to: .enterprise).first)
+        let answered = h.core.receive(Self.enterpriseOK(subscribe, Self.categories(availability: 15500, uri: "sip:bob@contoso.com")),
+                                      to: subscribe, context: context, now: h.now)
+        #expect(Self.responses(answered, id).first?.statusCode == 200)
+        let (notify, _) = try #require(Self.sent(answered, to: .oma).first)
+        #expect(try notify.headers.contentType?.mediaType == "text/xml+msrtc.pidf")
+        // MS-PRES 3.7.5.5 row 9: 15000-17999 → avail 15500, availability aggregate 300, activity aggregate 100.
+        let msrtc = try MSRTCPresentity(bytes: notify.body)
+        #expect(msrtc.states.first?.avail == 15500)
+        #expect(msrtc.availabilityAggregate == 300)
+        #expect(msrtc.activityAggregate == 100)
+    }
+
+    @Test func enterpriseRefusalIsTheOMAWatchersAnswer() throws {
+        var h = try Harness()
+        let (id, actions) = h.receive(try Self.omaSubscribe(), from: .oma)
+        let (subscribe, context) = try #require(Self.sent(actions, to: .enterprise).first)
+        let answered = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 404, toTag: "x"), to: subscribe, context: context, now: h.now)
+        #expect(Self.responses(answered, id).first?.statusCode == 404)
+        #expect(h.core.counts.omaWatches == 0 && h.core.counts.enterpriseLegs == 0)
+    }
+
+    // MARK: Flow 1: enterprise watcher → OMA presentity
+
+    static func enterpriseSubscribe(resources: [String], expires: Int = 3600, from: String = "sip:carol@contoso.com") throws -> SIPRequest {
+        let batch = BatchSubscribe(uri: from, actions: [
+            BatchSubscribe.Action(kind: .subscribe, resources: resources.map { .init(uri: $0) }, categories: [.state, .note, .contactCard]),
+        ])
+        return try request([
+            "SUBSCRIBE \(from) SIP/2.0",
+            "Via: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKe1",
+            "Max-Forwards: 69",
+            "From: <\(from)>;tag=ent-w1;epid=5e434f57d3",
+            "To: <\(from)>",
+            "Call-ID: ent-call-1",
+            "CSeq: 1 SUBSCRIBE",
+            "Contact: <\(from);opaque=user:epid:x;gruu>",
+            "Event: presence",
+            "Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related",
+            "Supported: ms-benotify, ms-piggyback-first-notify, eventlist",
+            "Require: adhoclist, categoryList",
+            "Expires: \(expires)",
+            "Content-Type: application/msrtc-adrl-categorylist+xml",
+        ], body: batch.serialized())
+    }
+
+    static func pidf(_ entity: String, basic: String = "open", activity: String?) -> [UInt8] {
+        let activities = activity.map { "<rpid:activities><rpid:\($0)/></rpid:activities>" } ?? ""
+        return Array("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model" \
+            xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" entity="\(entity)">
+            <tuple id="t1"><status><basic>\(basic)</basic></status></tuple>
+            <dm:person id="p1">\(activities)</dm:person>
+            </presence>
+            """.utf8)
+    }
+
+    /// A NOTIFY in the OMA leg's dialog (Kamailio's shape: first NOTIFY CSeq 2).
+    static func omaNotify(_ subscribe: SIPRequest, cseq: Int, state: String = "active;expires=3500", body: [UInt8]) throws -> SIPRequest {
+        let from = try #require(try subscribe.headers.from)
+        return try request([
+            "NOTIFY sip:gw@127.0.0.1:5060 SIP/2.0",
+            "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKn\(cseq)",
+            "Max-Forwards: 70",
+            "From: <\(subscribe.uri)>;tag=kam1",
+            "To: <\(from.uri)>;tag=\(from.tag ?? "")",
+            "Call-ID: \(subscribe.headers.callID ?? "")",
+            "CSeq: \(cseq) NOTIFY",
+            "Contact: <sip:127.0.0.1:5070>",
+            "Event: presence",
+            "Subscription-State: \(state)",
+        ] + (body.isEmpty ? [] : ["Content-Type: application/pidf+xml"]), body: body)
+    }
+
+    static func firstCategories(_ response: SIPResponse) throws -> BatchSubscribeResponse {
+        guard let multipart = try SIPMessage.response(response).multipartBody() else { throw Unexpected(what: "not multipart") }
+        return try BatchSubscribeResponse(multipart: multipart)
+    }
+
+    static func availability(_ document: CategoriesDocument?) -> (UInt32?, MSActivityToken?) {
+        for category in document?.categories ?? [] {
+            if case .state(let s) = category.payload { return (s.availability, s.activities.first?.token) }
+        }
+        return (nil, nil)
+    }
+
+    @Test func enterpriseWatcherSeesOMABusyAsAvailabilityInTheBusyBand() throws {
+        var h = try Harness()
+        let (id, actions) = h.receive(try Self.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        let (subscribe, context) = try #require(Self.sent(actions, to: .oma).first)
+        #expect(subscribe.uri.description == "sip:john@oma.example")
+        #expect(try subscribe.headers.from?.uri.description == "sip:carol@contoso.com")
+        #expect(try subscribe.headers.accept?.first?.subtype == "pidf+xml")
+        #expect(Self.responses(actions, id).isEmpty)
+        _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: subscribe, context: context, now: h.now)
+        // Kamailio's first NOTIFY with "on-the-phone": the enterprise watcher's answer goes out now.
+        let (notifyID, answered) = h.receive(try Self.omaNotify(subscribe, cseq: 2, body: Self.pidf("sip:john@oma.example", activity: "on-the-phone")), from: .oma)
+        #expect(Self.responses(answered, notifyID).first?.statusCode == 200)
+        let ok = try #require(Self.responses(answered, id).first)
+        #expect(ok.statusCode == 200)
+        #expect(ok.headers[.msPiggybackCSeq] == "1")
+        let first = try Self.firstCategories(ok)
+        #expect(first.list.resources.isEmpty)
+        let (availability, token) = Self.availability(first.categories.first)
+        #expect((6000...7499).contains(availability ?? 0))
+        #expect(token == "on-the-phone")
+
+        // A later "busy" arrives as a BENOTIFY (the watcher supports ms-benotify), availability 6000-7499, no token.
+        h.now = h.now + .seconds(2)
+        let (_, changed) = h.receive(try Self.omaNotify(subscribe, cseq: 3, body: Self.pidf("sip:john@oma.example", activity: "busy")), from: .oma)
+        let (benotify, _) = try #require(Self.sent(changed, to: .enterprise).first)
+        #expect(benotify.method == .benotify)
+        let update = try CategoriesDocument(bytes: benotify.body)
+        #expect(update.uri == "sip:john@oma.example")
+        #expect((6000...7499).contains(Self.availability(update).0 ?? 0))
+        #expect(Self.availability(update).1 == nil)
+    }
+
+    @Test func slowOMASideIsAnsweredAfterThePiggybackWaitThenNotified() throws {
+        var h = try Harness()
+        let (id, actions) = h.receive(try Self.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        let (subscribe, _) = try #require(Self.sent(actions, to: .oma).first)
+        let wait = actions.compactMap { if case .schedule(.firstAnswer(let c), let at) = $0 { (c, at) } else { nil } }
+        let (context, at) = try #require(wait.first)
+        #expect(at == h.now + .milliseconds(500))
+        h.now = at
+        let answered = h.core.fire(.firstAnswer(context), now: h.now)
+        let ok = try #require(Self.responses(answered, id).first)
+        // Nothing known yet: the categories asked for, empty (as for a presentity that never published).
+        #expect(try Self.firstCategories(ok).categories.first?.categories == [Category(name: .state), Category(name: .note), Category(name: .contactCard)])
+        let (_, later) = h.receive(try Self.omaNotify(subscribe, cseq: 2, body: Self.pidf("sip:john@oma.example", activity: "away")), from: .oma)
+        let (benotify, _) = try #require(Self.sent(later, to: .enterprise).first)
+        // RPID away → 15500 (Mappings/pidf-availability.tsv "open away").
+        #expect(Self.availability(try CategoriesDocument(bytes: benotify.body)).0 == 15500)
+    }
+
+    @Test func politelyBlockedEnterpriseWatcherGetsTheNeverPublishedBytes() throws {
+        var h = try Harness()
+        // The default policy politely blocks publicCloud watchers.
+        func firstAnswer(network: SourceNetwork, pidf: [UInt8]) throws -> (SIPResponse, [GatewayCore.Action]) {
+            let (id, actions) = h.receive(try Self.enterpriseSubscribe(resources: ["sip:john@oma.example"], from: "sip:pc@cloud.example"),
+                                          from: .enterprise, network: network)
+            let (subscribe, context) = try #require(Self.sent(actions, to: .oma).first)
+            _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1",
+                                           headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                               to: subscribe, context: context, now: h.now)
+            let (_, answered) = h.receive(try Self.omaNotify(subscribe, cseq: 2, body: pidf), from: .oma)
+            let ok = try #require(Self.responses(answered, id).first)
+            let (_, changed) = h.receive(try Self.omaNotify(subscribe, cseq: 3, body: Self.pidf("sip:john@oma.example", activity: "busy")), from: .oma)
+            return (ok, changed)
+        }
+        let (blocked, blockedLater) = try firstAnswer(network: .publicCloud, pidf: Self.pidf("sip:john@oma.example", activity: "on-the-phone"))
+        // The same watcher's view of a presentity that never published: closed, no activity.
+        let (never, _) = try firstAnswer(network: .publicCloud, pidf: Self.pidf("sip:john@oma.example", basic: "closed", activity: nil))
+        #expect(try Self.firstCategories(blocked).categories.map { $0.serialized() } == Self.firstCategories(never).categories.map { $0.serialized() })
+        #expect(try Self.firstCategories(blocked).list == Self.firstCategories(never).list)
+        // Same headers apart from dialog identifiers (To tag) and the multipart boundary token.
+        func shape(_ r: SIPResponse) -> [String] {
+            r.headers.fields.filter { $0.name != .to && $0.name != .contentType }.map { "\($0.name): \($0.value)" }
+        }
+        #expect(shape(blocked) == shape(never))
+        #expect(blocked.statusCode == 200)
+        // Its presentity's real changes are never told.
+        #expect(Self.sent(blockedLater, to: .enterprise).isEmpty)
+        // An allowed (federated) watcher does see the real state, so the two are distinguishable in the test.
+        let (allowed, _) = try firstAnswer(network: .federated, pidf: Self.pidf("sip:john@oma.example", activity: "on-the-phone"))
+        #expect(try Self.firstCategories(allowed).categories.map { $0.serialized() } != Self.firstCategories(never).categories.map { $0.serialized() })
+    }
+
+    @Test func omaSideThatStopsAnsweringEndsTheResourceWithoutLeaks() throws {
+        var h = try Harness()
+        let (id, actions) = h.receive(try Self.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        let (subscribe, context) = try #require(Self.sent(actions, to: .oma).first)
+        let granted = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1", headers: [(.expires, "600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                                     to: subscribe, context: context, now: h.now)
+        let refreshAt = try #require(granted.compactMap { if case .schedule(.refresh, let at) = $0 { at } else { nil } }.first)
+        let (_, answered) = h.receive(try Self.omaNotify(subscribe, cseq: 2, body: Self.pidf("sip:john@oma.example", activity: "away")), from: .oma)
+        #expect(Self.responses(answered, id).first?.statusCode == 200)
+        // The refresh times out (the transaction layer reports 408).
+        h.now = refreshAt
+        let refresh = try #require(Self.sent(h.core.fire(.refresh(context), now: h.now), to: .oma).first?.0)
+        let failed = h.core.receive(SIPResponse(replyingTo: refresh, statusCode: 408), to: refresh, context: context, now: h.now)
+        let expiry = try #require(failed.compactMap { if case .schedule(.expiry(let c), let at) = $0 { (c, at) } else { nil } }.first)
+        h.now = expiry.1
+        let ended = h.core.fire(.expiry(expiry.0), now: h.now)
+        // The enterprise watcher is told the resource ended (RLMI terminated), and the leg is gone.
+        let (notify, _) = try #require(Self.sent(ended, to: .enterprise).first)
+        guard let multipart = try SIPMessage.request(notify).multipartBody() else { throw Unexpected(what: "no RLMI") }
+        let instance = try BatchSubscribeResponse(multipart: multipart).list.resources.first?.instances.first
+        #expect(instance?.state == .terminated)
+        #expect(instance?.reason == "timeout")
+        #expect(h.core.counts.omaLegs == 0)
+        #expect(h.core.counts.enterpriseWatches == 1)
+    }
+}
