@@ -156,35 +156,15 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
                                              connection: connection))
     }
 
-    /// RFC 3261 §18.2.1 with RFC 3581 §4, as a receiving transport applies it to a request:
+    /// RFC 3261 §18.2.1 with RFC 3581 §4, as a receiving transport applies it to a request
+    /// (``SIPHeaders/stampTopVia(source:)``, shared with ``SIPNetworkTransport``): `received`
+    /// when the sent-by host differs from the source address, `rport` filled in with the source
+    /// port (and `received` added) when requested.
     ///
-    /// "When the server transport receives a request over any transport, it MUST examine the
-    /// value of the "sent-by" parameter in the top Via header field value. If the host portion
-    /// of the "sent-by" parameter contains a domain name, or if it contains an IP address that
-    /// differs from the packet source address, the server MUST add a "received" parameter to that
-    /// Via header field value." RFC 3581 §4: with `rport` and no value, the server sets it to the
-    /// source port and adds `received` even when the address is the same.
-    ///
-    /// Responses and requests whose Via does not parse are returned unchanged.
+    /// Responses and requests whose top Via does not parse are returned unchanged.
     public static func applyingReceivedProcessing(_ message: SIPMessage, source: SIPTarget) -> SIPMessage {
-        guard case .request(var request) = message,
-              let fieldIndex = request.headers.fields.firstIndex(where: { $0.name == .via }),
-              var vias = try? SIPHeaders([request.headers.fields[fieldIndex]]).via,
-              var top = vias.first
-        else { return message }
-        var changed = false
-        let hostInVia = top.host.hasPrefix("[") ? String(top.host.dropFirst().dropLast()) : top.host
-        if top.rport == .requested {
-            top.parameters.set("rport", String(source.port))
-            top.parameters.set("received", source.host)
-            changed = true
-        } else if hostInVia.lowercased() != source.host.lowercased() {
-            top.parameters.set("received", source.host)
-            changed = true
-        }
-        guard changed else { return message }
-        vias[0] = top
-        request.headers.fields[fieldIndex].value = vias.map(\.description).joined(separator: ", ")
+        guard case .request(var request) = message else { return message }
+        guard (try? request.headers.stampTopVia(source: source)) == true else { return message }
         return .request(request)
     }
 

@@ -5,12 +5,12 @@ import SIPTransport
 import Testing
 
 /// Collects what an endpoint receives (the loop and the test share one thread).
-final class Inbox: @unchecked Sendable {
+final class LoopbackInbox: @unchecked Sendable {
     var messages: [SIPReceivedMessage] = []
 }
 
 /// The outcome of an already completed future on an `EmbeddedEventLoop` (`wait()` would trap there).
-final class Outcome: @unchecked Sendable {
+final class LoopbackSendOutcome: @unchecked Sendable {
     var succeeded = false
     var code: SIPTransportError.Code?
 
@@ -44,7 +44,7 @@ private func options(via: String) throws -> SIPMessage {
     let network: SIPLoopbackNetwork
     let a: SIPLoopbackNetwork.Endpoint
     let b: SIPLoopbackNetwork.Endpoint
-    let inbox = Inbox()
+    let inbox = LoopbackInbox()
 
     init() {
         network = SIPLoopbackNetwork(eventLoop: loop)
@@ -102,21 +102,21 @@ private func options(via: String) throws -> SIPMessage {
     @Test func sendingToAnUnknownTargetFailsWithATransportError() throws {
         let future = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK6"),
                             to: SIPTarget(.udp, host: "127.0.0.1", port: 1), connection: nil)
-        #expect(Outcome(future).code == .connectFailed)
+        #expect(LoopbackSendOutcome(future).code == .connectFailed)
     }
 
     @Test func sendingOverATransportTheEndpointLacksFails() throws {
         let udpOnly = network.endpoint(SIPTarget(.udp, host: "127.0.0.1", port: 5080))
         let future = udpOnly.send(try options(via: "SIP/2.0/TCP 127.0.0.1:5080;branch=z9hG4bK7"),
                                   to: SIPTarget(.tcp, host: "127.0.0.1", port: 5060), connection: nil)
-        #expect(Outcome(future).code == .unsupportedTransport)
+        #expect(LoopbackSendOutcome(future).code == .unsupportedTransport)
     }
 
     @Test func dropNextLosesExactlyTheMatchingMessagesAndLogsThem() throws {
         network.dropNext(2) { $0.message.request?.method == .options }
         for i in 0..<3 {
             let f = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKd\(i)"), to: b.address, connection: nil)
-            #expect(Outcome(f).succeeded)  // a silent drop still succeeds, as a lost UDP datagram does
+            #expect(LoopbackSendOutcome(f).succeeded)  // a silent drop still succeeds, as a lost UDP datagram does
         }
         loop.run()
         #expect(inbox.messages.count == 1)
@@ -128,7 +128,7 @@ private func options(via: String) throws -> SIPMessage {
     @Test func failingDropReportsTheDroppedCode() throws {
         network.dropNext(failingSend: true) { _ in true }
         let future = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK8"), to: b.address, connection: nil)
-        #expect(Outcome(future).code == .dropped)
+        #expect(LoopbackSendOutcome(future).code == .dropped)
         loop.run()
         #expect(inbox.messages.isEmpty)
     }
@@ -145,7 +145,7 @@ private func options(via: String) throws -> SIPMessage {
     @Test func streamTransportsShareOneConnectionPerPairBothWays() throws {
         let tcpB = SIPTarget(.tcp, host: "127.0.0.1", port: 5060)
         let tcpA = SIPTarget(.tcp, host: "127.0.0.1", port: 5070)
-        let back = Inbox()
+        let back = LoopbackInbox()
         a.setMessageHandler { [back] in back.messages.append($0) }
         _ = a.send(try options(via: "SIP/2.0/TCP 127.0.0.1:5070;branch=z9hG4bKt1"), to: tcpB, connection: nil)
         _ = b.send(try options(via: "SIP/2.0/TCP 127.0.0.1:5060;branch=z9hG4bKt2"), to: tcpA, connection: nil)
@@ -161,7 +161,7 @@ private func options(via: String) throws -> SIPMessage {
         loop.run()
         #expect(inbox.messages.isEmpty)
         let again = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKr2"), to: b.address, connection: nil)
-        #expect(Outcome(again).code == .connectFailed)
+        #expect(LoopbackSendOutcome(again).code == .connectFailed)
     }
 }
 

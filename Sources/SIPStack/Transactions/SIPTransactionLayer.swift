@@ -118,7 +118,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     private struct ServerEntry {
         var machine: ServerMachine
         var serial: UInt64
-        var destination: SIPResponseRouting.Destination?
+        var destination: SIPResponseRoute?
         var timers: [SIPTransactionTimer: Scheduled<Void>] = [:]
         var aliases: [SIPServerTransactionKey] = []
         var mergeKey: SIPMergeKey?
@@ -317,7 +317,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     /// Answers a request without a transaction (RFC 3261 §8.2.7 / §18.2.2), e.g. for requests
     /// that need none or when no transaction can be made.
     public func respondStatelessly(_ response: SIPResponse, to request: SIPRequest, receivedOver received: SIPReceivedMessage) {
-        guard let destination = SIPResponseRouting.destination(for: request, receivedOver: received) else { return }
+        guard let destination = Self.route(for: request, receivedOver: received) else { return }
         counters.statelessResponses += 1
         _ = transport.send(.response(response), to: destination.target, connection: destination.connection)
     }
@@ -403,7 +403,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
 
         let reliable = received.source.kind.isReliable
         let toTag = Self.makeTag()
-        let destination = SIPResponseRouting.destination(for: request, receivedOver: received)
+        let destination = Self.route(for: request, receivedOver: received)
         let timers = configuration.timers
 
         if request.method == .invite {
@@ -556,6 +556,15 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 return m.transportError()
             }
         }
+    }
+
+    /// Where responses to `request` go: RFC 3261 §18.2.2 with RFC 3581 §4
+    /// (``SIPResponseRoute/forResponse(topVia:requestConnection:)``, shared with the transport).
+    /// Nil when the top Via does not parse or names a transport this stack lacks; such a request
+    /// is never answered.
+    static func route(for request: SIPRequest, receivedOver received: SIPReceivedMessage) -> SIPResponseRoute? {
+        guard let top = try? request.headers.via.first else { return nil }
+        return try? SIPResponseRoute.forResponse(topVia: top, requestConnection: received.connection)
     }
 
     private func takeSerial() -> UInt64 {
