@@ -23,8 +23,9 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
         public var to: SIPTarget
         /// The bytes on the wire.
         public var bytes: [UInt8]
-        /// The message as sent (before the receiver's §18.2.1 processing).
-        public var message: SIPMessage
+        /// The message as sent (before the receiver's §18.2.1 processing); nil for raw bytes
+        /// (``Endpoint/sendRaw(_:to:)``) that do not parse.
+        public var message: SIPMessage?
         /// When it was sent (the loop's clock).
         public var time: NIODeadline
         /// Whether fault injection dropped it.
@@ -49,6 +50,9 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
     public private(set) var log: [Record] = []
     /// Messages a receiver could not parse (they are not delivered; counted here).
     public private(set) var unparseableCount = 0
+    /// Of those, requests answered with a 400 (``SIPMessages/SIPResponse/badRequest(salvaging:error:toTag:limits:)``,
+    /// as ``SIPNetworkTransport`` does: RFC 3261 §16.3, §18.2).
+    public private(set) var badRequestsSent = 0
 
     private var endpoints: [SIPTarget: Endpoint] = [:]
     private var dropRules: [DropRule] = []
@@ -97,6 +101,11 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
 
     fileprivate func send(_ message: SIPMessage, from sender: Endpoint, to target: SIPTarget,
                           connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+        send(bytes: message.serialized(), message: message, from: sender, to: target)
+    }
+
+    fileprivate func send(bytes: [UInt8], message: SIPMessage?, from sender: Endpoint,
+                          to target: SIPTarget) -> EventLoopFuture<Void> {
         guard let source = sender.advertisedAddress(for: target.kind) else {
             return eventLoop.makeFailedFuture(SIPTransportError(
                 .unsupportedTransport, "endpoint \(sender.address) has no \(target.kind) address"))
@@ -104,7 +113,6 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
         guard endpoints[target] != nil else {
             return eventLoop.makeFailedFuture(SIPTransportError(.connectFailed, "no loopback endpoint at \(target)"))
         }
-        let bytes = message.serialized()
         let record = Record(from: source, to: target, bytes: bytes, message: message,
                             time: eventLoop.now, dropped: false)
         if let index = dropRules.firstIndex(where: { $0.match(record) }) {
@@ -149,11 +157,30 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
             parsed = try SIPMessage(parsing: bytes, limits: parserLimits)
         } catch {
             unparseableCount += 1
+            rejectMalformed(bytes, error, from: source, at: receiver, connection: connection)
             return
         }
         let message = Self.applyingReceivedProcessing(parsed, source: source)
         receiver.handler?(SIPReceivedMessage(message: message, source: source, local: local,
                                              connection: connection))
+    }
+
+    /// A malformed request gets a 400 when enough of it survives to form one (RFC 3261 §16.3,
+    /// §18.2; RFC 4475 §3.3.1, §3.3.8, §3.3.9), sent back the way it came; anything else is
+    /// dropped. The same rule as ``SIPNetworkTransport``'s.
+    private func rejectMalformed(_ bytes: [UInt8], _ error: SIPParseError, from source: SIPTarget, at receiver: Endpoint,
+                                 connection: SIPConnectionID?) {
+        let tag = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+        guard var response = SIPResponse.badRequest(salvaging: bytes, error: error, toTag: tag, limits: parserLimits),
+              (try? response.headers.stampTopVia(source: source)) != nil,
+              let topVia = try? response.headers.via.first,
+              var route = try? SIPResponseRoute.forResponse(topVia: topVia, requestConnection: connection)
+        else { return }
+        if route.target.kind != source.kind {
+            route = SIPResponseRoute(connection: connection, target: source)
+        }
+        badRequestsSent += 1
+        _ = send(.response(response), from: receiver, to: route.target, connection: route.connection)
     }
 
     /// RFC 3261 §18.2.1 with RFC 3581 §4, as a receiving transport applies it to a request
@@ -188,6 +215,12 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
 
         public func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
             network.send(message, from: self, to: target, connection: connection)
+        }
+
+        /// Sends bytes as they are (malformed messages, RFC 4475 vectors that do not parse); the
+        /// receiver parses them like any other.
+        public func sendRaw(_ bytes: [UInt8], to target: SIPTarget) -> EventLoopFuture<Void> {
+            network.send(bytes: bytes, message: try? SIPMessage(parsing: bytes), from: self, to: target)
         }
 
         public func setMessageHandler(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {

@@ -49,7 +49,7 @@ import Testing
 
     @Test func aLostResponseIsRecoveredByTheRequestRetransmissionAndTheServersCompletedState() throws {
         let p = Pair()
-        p.network.dropNext { $0.message.response != nil }
+        p.network.dropNext { $0.message?.response != nil }
         let events = Recorder<SIPClientTransactionEvent>()
         try p.alice.send(TransactionHarness.outgoing(), to: p.bobAddress) { [events] in events.items.append($0) }
         p.advance(to: 0.4)
