@@ -14,6 +14,7 @@ let package = Package(
     name: "PresenceGateway",
     platforms: [.macOS(.v14)],
     products: [
+        .executable(name: "presence-gateway", targets: ["presence-gateway"]),
         .executable(name: "presence-map", targets: ["presence-map"]),
         .executable(name: "presence-bench", targets: ["presence-bench"]),
         .executable(name: "presence-fuzz", targets: ["presence-fuzz"]),
@@ -28,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -94,7 +96,7 @@ let package = Package(
         .target(
             name: "PresenceEvents",
             dependencies: [
-                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart",
+                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -107,9 +109,22 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "presence-gateway",
+            dependencies: [
+                "PresenceGateway",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -127,6 +142,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -142,7 +158,7 @@ let package = Package(
         .testTarget(
             name: "PresenceEventsTests",
             dependencies: [
-                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart",
+                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict

@@ -1,5 +1,6 @@
 public import Logging
 import Metrics
+import NIOConcurrencyHelpers
 public import NIOCore
 public import SIPMessages
 public import SIPStack
@@ -13,7 +14,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var core: GatewayCore
     private var router: FederationRouter
     private let layers: [GatewayConfiguration.Side: SIPTransactionLayer]
-    private let resolve: @Sendable (SIPURI, GatewayConfiguration.Side) -> SIPTarget?
+    private let resolve: @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget?
     private var servers: [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
     private var timers: [GatewayCore.Timer: Scheduled<Void>] = [:]
     private var nextID: GatewayCore.ServerRequestID = 0
@@ -24,12 +25,25 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let active: [String: Gauge]
+    private let published = NIOLockedValueBox(Status(running: true, enterpriseWatches: 0, omaLegs: 0, omaWatches: 0, enterpriseLegs: 0))
+
+    /// What `/health` reports; readable from any thread.
+    public struct Status: Sendable, Hashable {
+        public var running: Bool
+        public var enterpriseWatches: Int
+        public var omaLegs: Int
+        public var omaWatches: Int
+        public var enterpriseLegs: Int
+    }
+
+    /// The latest status, updated after every event; safe to read from any thread.
+    public var status: Status { published.withLockedValue { $0 } }
 
     /// `resolve` turns a URI into a target when it is not an IP literal and the side's next hop is
-    /// not a fixed URI (RFC 3263 resolution); nil fails the request with 503.
+    /// not a fixed URI (RFC 3263 resolution, ``SIPResolver``); nil fails the request with 503.
     public init(core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
                 eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
-                resolve: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) -> SIPTarget? = { _, _ in nil }) {
+                resolve: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? = { _, _ in nil }) {
         self.core = core
         self.router = router
         self.layers = layers
@@ -65,6 +79,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         eventLoop.assertInEventLoop()
         stopping = true
         perform(core.shutdown(now: .now()))
+        published.withLockedValue { $0.running = false }
     }
 
     private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side) {
@@ -129,6 +144,10 @@ public final class GatewayRuntime: @unchecked Sendable {
             }
         }
         let counts = core.counts
+        published.withLockedValue {
+            $0 = Status(running: !stopping, enterpriseWatches: counts.enterpriseWatches, omaLegs: counts.omaLegs,
+                        omaWatches: counts.omaWatches, enterpriseLegs: counts.enterpriseLegs)
+        }
         active["enterprise_watchers"]?.record(counts.enterpriseWatches)
         active["oma_legs"]?.record(counts.omaLegs)
         active["oma_watchers"]?.record(counts.omaWatches)
@@ -136,12 +155,26 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     private func send(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
-        guard let layer = layers[side], let target = target(for: request, side: side) else {
-            sendFailures.increment()
-            perform(core.receive(SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "No Route"), to: request,
-                                 context: context, now: .now()))
-            return
+        guard let layer = layers[side] else { return noRoute(request, context: context) }
+        if let target = directTarget(for: request, side: side) {
+            return send(request, layer: layer, target: target, context: context)
         }
+        // RFC 3263: look the next hop up, then send on the loop (or fail the request with 503).
+        let uri = Self.nextHopURI(request)
+        let resolve = self.resolve
+        eventLoop.makeFutureWithTask { await resolve(uri, side) }.whenComplete { [self] result in
+            guard case .success(let target?) = result else { return self.noRoute(request, context: context) }
+            self.send(request, layer: layer, target: target, context: context)
+        }
+    }
+
+    private func noRoute(_ request: SIPRequest, context: GatewayCore.Context) {
+        sendFailures.increment()
+        perform(core.receive(SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "No Route"), to: request,
+                             context: context, now: .now()))
+    }
+
+    private func send(_ request: SIPRequest, layer: SIPTransactionLayer, target: SIPTarget, context: GatewayCore.Context) {
         if request.method == .notify || request.method == .benotify { mapped.increment() }
         if request.method == .benotify {
             sendWithoutTransaction(request, layer: layer, target: target)
@@ -180,14 +213,18 @@ public final class GatewayRuntime: @unchecked Sendable {
         }
     }
 
-    /// Where a request goes: its first Route, else its Request-URI; an IP-literal host is used as
-    /// it is (with its `transport` parameter), else the side's fixed next hop, else `resolve`.
-    func target(for request: SIPRequest, side: GatewayConfiguration.Side) -> SIPTarget? {
-        let first = (try? request.headers.route)?.first?.uri ?? request.uri
-        if let direct = Self.literalTarget(first) { return direct }
+    /// Where a request goes without a DNS lookup: its first Route, else its Request-URI, when the
+    /// host is an IP literal (with its `transport` parameter); else the side's fixed next hop when
+    /// that is an IP literal; nil when RFC 3263 resolution is needed.
+    func directTarget(for request: SIPRequest, side: GatewayConfiguration.Side) -> SIPTarget? {
+        if let direct = Self.literalTarget(Self.nextHopURI(request)) { return direct }
         let hop = side == .enterprise ? core.configuration.enterprise.nextHop : core.configuration.oma.nextHop
-        if case .uri(let uri) = hop, let fixed = Self.literalTarget(uri) { return fixed }
-        return resolve(first, side)
+        if case .uri(let uri) = hop { return Self.literalTarget(uri) }
+        return nil
+    }
+
+    static func nextHopURI(_ request: SIPRequest) -> SIPURI {
+        (try? request.headers.route)?.first?.uri ?? request.uri
     }
 
     /// A target for a URI whose host is an IP literal: transport from `transport=` (UDP without;

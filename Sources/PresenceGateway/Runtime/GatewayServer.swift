@@ -1,0 +1,168 @@
+import Foundation
+public import Logging
+public import NIOCore
+public import NIOPosix
+import PresenceMapping
+public import Prometheus
+public import SIPMessages
+import SIPStack
+public import SIPTransport
+
+/// Everything `presence-gateway` runs, assembled from a ``GatewayConfiguration``: one socket
+/// transport and transaction layer per side, the router, the core and its runtime, and the admin
+/// endpoint, all on one event loop.
+public final class GatewayServer: @unchecked Sendable {
+    public let configuration: GatewayConfiguration
+    public let eventLoop: any EventLoop
+    private let logger: Logger
+    private let transports: [GatewayConfiguration.Side: SIPNetworkTransport]
+    private var runtime: GatewayRuntime?
+    private var admin: AdminServer?
+    private let registry: PrometheusCollectorRegistry
+    /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
+    public private(set) var bound: [GatewayConfiguration.Side: [SIPTarget]] = [:]
+
+    /// Reads the TLS material and pres-rules files the configuration names; throws
+    /// ``ConfigurationError`` naming the file when one cannot be used.
+    public init(configuration: GatewayConfiguration, registry: PrometheusCollectorRegistry,
+                eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
+                logger: Logger = Logger(label: "presence-gateway")) throws {
+        var configuration = configuration
+        for (presentity, path) in configuration.presRulesFiles {
+            let bytes: [UInt8]
+            do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+                throw ConfigurationError("\(path): cannot read the pres-rules document of \(presentity): \(error.localizedDescription)")
+            }
+            do { configuration.policies[presentity]?.rules = try PresRules(bytes: bytes) } catch {
+                throw ConfigurationError("\(path):\(error.line):\(error.column): \(error.message)")
+            }
+        }
+        self.configuration = configuration
+        self.eventLoop = eventLoop
+        self.logger = logger
+        self.registry = registry
+        let tls = try Self.tls(configuration.tls)
+        var transports: [GatewayConfiguration.Side: SIPNetworkTransport] = [:]
+        for side in GatewayConfiguration.Side.allCases {
+            let listeners = configuration.listeners.filter { $0.side == side }.map {
+                SIPNetworkTransport.Listener($0.transport, host: $0.host, port: $0.port, advertisedHost: configuration.hostName)
+            }
+            var transportConfiguration = SIPNetworkTransport.Configuration(listeners: listeners, tls: tls)
+            transportConfiguration.discardResponsesWithForeignSentBy = true
+            transports[side] = try SIPNetworkTransport(configuration: transportConfiguration, eventLoop: eventLoop,
+                                                       logger: Logger(label: "sip.transport.\(side.rawValue)"))
+        }
+        self.transports = transports
+    }
+
+    static func tls(_ settings: GatewayConfiguration.TLS?) throws -> SIPNetworkTransport.TLS? {
+        guard let settings else { return nil }
+        func read(_ path: String) throws -> String {
+            do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw ConfigurationError("\(path): cannot read: \(error.localizedDescription)")
+            }
+        }
+        do {
+            return try SIPNetworkTransport.TLS(
+                certificateChainPEM: try read(settings.certificateChain), privateKeyPEM: try read(settings.privateKey),
+                trustRootsPEM: try settings.trustRoots.map(read), requireClientCertificate: settings.requireClientCertificate)
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError("TLS material: \(error)")
+        }
+    }
+
+    /// Binds every listener, starts the gateway and the admin endpoint.
+    public func start() async throws {
+        for side in GatewayConfiguration.Side.allCases {
+            guard let transport = transports[side] else { continue }
+            bound[side] = try await transport.start()
+            logger.info("listening (\(side.rawValue)): \(bound[side]?.map(\.description).joined(separator: ", ") ?? "")")
+        }
+        let tables = try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
+        var contacts: [GatewayConfiguration.Side: SIPAddress] = [:]
+        var locals: Set<String> = []
+        for (side, targets) in bound {
+            for target in targets { locals.insert("\(target.host):\(target.port)") }
+            guard let first = targets.first else { continue }
+            let host = configuration.hostName ?? (first.isIPv6 ? "[\(first.host)]" : first.host)
+            let transport = first.kind == .udp ? "" : ";transport=\(first.kind.rawValue.lowercased())"
+            contacts[side] = SIPAddress(uri: try SIPURI("sip:gateway@\(host):\(first.port)\(transport)"))
+        }
+        let core = GatewayCore(configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
+        let router = FederationRouter(configuration: configuration, localAddresses: locals)
+        var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
+        for (side, transport) in transports { layers[side] = SIPTransactionLayer(transport: transport) }
+        let resolve = try makeResolver()
+        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, resolve: resolve)
+        try await eventLoop.submit { runtime.start() }.get()
+        self.runtime = runtime
+        if let admin = configuration.admin {
+            self.admin = try await AdminServer.start(host: admin.host, port: Int(admin.port), registry: registry,
+                                                     group: MultiThreadedEventLoopGroup.singleton) { [weak self] in
+                self?.health() ?? (false, #"{"status":"stopped"}"#)
+            }
+            logger.info("admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health)")
+        }
+    }
+
+    /// RFC 3263 resolution per side, with the nameservers of /etc/resolv.conf: Microsoft
+    /// federation SRV first where the side's next hop says `dns-federation`. Only the transports the
+    /// side listens on are tried; the TLS server name comes with the target.
+    private func makeResolver() throws -> @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? {
+        let needsDNS = [configuration.enterprise.nextHop, configuration.oma.nextHop].contains { if case .dns = $0 { true } else { false } }
+        guard needsDNS else { return { _, _ in nil } }
+        let dns: DNSClient.Configuration
+        do { dns = try DNSClient.Configuration.system() } catch {
+            throw ConfigurationError("DNS next hop configured, but /etc/resolv.conf is unusable: \(error)")
+        }
+        let cache = DNSCache()
+        var resolvers: [GatewayConfiguration.Side: SIPResolver] = [:]
+        var kinds: [GatewayConfiguration.Side: Set<SIPTransportKind>] = [:]
+        for side in GatewayConfiguration.Side.allCases {
+            let hop = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
+            let federation = if case .dns(federation: true) = hop { true } else { false }
+            resolvers[side] = SIPResolver(configuration: SIPResolver.Configuration(mode: federation ? .microsoftFederation : .rfc3263),
+                                          dnsConfiguration: dns, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, cache: cache)
+            kinds[side] = Set(configuration.listeners.filter { $0.side == side }.map(\.transport))
+        }
+        let logger = self.logger
+        return { [resolvers, kinds] uri, side in
+            guard let resolver = resolvers[side] else { return nil }
+            do {
+                guard let first = try await resolver.resolve(uri, supporting: kinds[side] ?? [.udp]).first else { return nil }
+                var target = first.target
+                target.serverName = first.serverName
+                return target
+            } catch {
+                logger.warning("cannot resolve \(uri): \(error)")
+                return nil
+            }
+        }
+    }
+
+    /// The admin endpoint's address, once started.
+    public var adminAddress: SocketAddress? { admin?.localAddress }
+
+    /// `/health`: running, and the active subscriptions per kind.
+    func health() -> (Bool, String) {
+        guard let runtime else { return (false, #"{"status":"starting"}"#) }
+        let c = runtime.status
+        let status = c.running ? "ok" : "stopping"
+        return (c.running, #"{"status":"\#(status)","enterpriseWatchers":\#(c.enterpriseWatches),"omaLegs":\#(c.omaLegs),"# +
+                #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs)}"#)
+    }
+
+    /// Graceful stop: final NOTIFYs and unsubscribes go out, then `grace` is given for their
+    /// transactions before sockets close.
+    public func stop(grace: TimeAmount = .seconds(2)) async {
+        if let runtime {
+            try? await eventLoop.submit { runtime.shutdown() }.get()
+            try? await Task.sleep(nanoseconds: UInt64(max(0, grace.nanoseconds)))
+        }
+        try? await admin?.close()
+        for transport in transports.values { await transport.shutdown() }
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,99 @@
+public import ArgumentParser
+import Foundation
+public import Logging
+import Metrics
+import PresenceGateway
+import Prometheus
+import ServiceLifecycle
+
+/// `presence-gateway`: the federation-edge gateway between Microsoft enhanced presence and
+/// OMA/IMS SIMPLE presence.
+@main
+struct PresenceGatewayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "presence-gateway",
+        abstract: "Bridge Microsoft enhanced presence ([MS-PRES]) and SIMPLE presence (PIDF/RPID) at the federation edge.",
+        discussion: """
+            Without --config the embedded demo configuration runs: everything on 127.0.0.1, OMA side on
+            UDP/TCP 5060 toward a presence server on 127.0.0.1:5070, enterprise side on TCP 5061 toward an
+            edge on 127.0.0.1:5062, metrics and health on http://127.0.0.1:9090. SIGTERM or SIGINT stops it
+            gracefully: final NOTIFYs and unsubscribes are sent first.
+            Exit codes: 0 stopped cleanly, 1 configuration or start-up error, 2 usage error.
+            """)
+
+    @Option(name: .long, help: "YAML configuration file (default: the embedded loopback demo).")
+    var config: String?
+
+    @Flag(name: .long, help: "Validate the configuration, print it in short, and exit.")
+    var check = false
+
+    @Flag(name: .long, help: "Print the embedded demo configuration and exit.")
+    var printDefaultConfig = false
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        if printDefaultConfig {
+            print(GatewayConfiguration.defaultYAML)
+            return
+        }
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "presence-gateway")
+        let name = config ?? "<embedded default>"
+        let text: String
+        if let config {
+            do { text = try String(contentsOfFile: config, encoding: .utf8) } catch {
+                Self.fail("\(config): cannot read: \(error.localizedDescription)")
+            }
+        } else {
+            text = GatewayConfiguration.defaultYAML
+        }
+        let configuration: GatewayConfiguration
+        do { configuration = try GatewayConfiguration(yaml: text) } catch {
+            Self.fail("\(name):\(error.line):\(error.column): error: \(error.message)")
+        }
+        if check {
+            print("\(name): OK — \(configuration.listeners.count) listeners, enterprise \(configuration.enterprise.domains), "
+                  + "OMA \(configuration.oma.domains), \(configuration.peers.count) peers")
+            return
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let server: GatewayServer
+        do { server = try GatewayServer(configuration: configuration, registry: registry, logger: logger) } catch let error as ConfigurationError {
+            Self.fail("\(name): error: \(error)")
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: GatewayService(server: server))],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            Self.fail("presence-gateway: \(error)")
+        }
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+        Foundation.exit(1)
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Runs the gateway until the service group asks for a graceful shutdown.
+struct GatewayService: Service {
+    let server: GatewayServer
+
+    func run() async throws {
+        try await server.start()
+        try? await gracefulShutdown()
+        await server.stop()
+    }
+}
