@@ -23,8 +23,9 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
         public var to: SIPTarget
         /// The bytes on the wire.
         public var bytes: [UInt8]
-        /// The message as sent (before the receiver's §18.2.1 processing).
-        public var message: SIPMessage
+        /// The message as sent (before the receiver's §18.2.1 processing); nil for raw bytes
+        /// (``Endpoint/sendRaw(_:to:)``) that do not parse.
+        public var message: SIPMessage?
         /// When it was sent (the loop's clock).
         public var time: NIODeadline
         /// Whether fault injection dropped it.
@@ -49,6 +50,9 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
     public private(set) var log: [Record] = []
     /// Messages a receiver could not parse (they are not delivered; counted here).
     public private(set) var unparseableCount = 0
+    /// Of those, requests answered with a 400 (``SIPMessages/SIPResponse/badRequest(salvaging:error:toTag:limits:)``,
+    /// as ``SIPNetworkTransport`` does: RFC 3261 §16.3, §18.2).
+    public private(set) var badRequestsSent = 0
 
     private var endpoints: [SIPTarget: Endpoint] = [:]
     private var dropRules: [DropRule] = []
@@ -97,6 +101,11 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
 
     fileprivate func send(_ message: SIPMessage, from sender: Endpoint, to target: SIPTarget,
                           connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+        send(bytes: message.serialized(), message: message, from: sender, to: target)
+    }
+
+    fileprivate func send(bytes: [UInt8], message: SIPMessage?, from sender: Endpoint,
+                          to target: SIPTarget) -> EventLoopFuture<Void> {
         guard let source = sender.advertisedAddress(for: target.kind) else {
             return eventLoop.makeFailedFuture(SIPTransportError(
                 .unsupportedTransport, "endpoint \(sender.address) has no \(target.kind) address"))
@@ -104,7 +113,6 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
         guard endpoints[target] != nil else {
             return eventLoop.makeFailedFuture(SIPTransportError(.connectFailed, "no loopback endpoint at \(target)"))
         }
-        let bytes = message.serialized()
         let record = Record(from: source, to: target, bytes: bytes, message: message,
                             time: eventLoop.now, dropped: false)
         if let index = dropRules.firstIndex(where: { $0.match(record) }) {
@@ -149,6 +157,7 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
             parsed = try SIPMessage(parsing: bytes, limits: parserLimits)
         } catch {
             unparseableCount += 1
+            rejectMalformed(bytes, error, from: source, at: receiver, connection: connection)
             return
         }
         let message = Self.applyingReceivedProcessing(parsed, source: source)
@@ -156,35 +165,33 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
                                              connection: connection))
     }
 
-    /// RFC 3261 §18.2.1 with RFC 3581 §4, as a receiving transport applies it to a request:
-    ///
-    /// "When the server transport receives a request over any transport, it MUST examine the
-    /// value of the "sent-by" parameter in the top Via header field value. If the host portion
-    /// of the "sent-by" parameter contains a domain name, or if it contains an IP address that
-    /// differs from the packet source address, the server MUST add a "received" parameter to that
-    /// Via header field value." RFC 3581 §4: with `rport` and no value, the server sets it to the
-    /// source port and adds `received` even when the address is the same.
-    ///
-    /// Responses and requests whose Via does not parse are returned unchanged.
-    public static func applyingReceivedProcessing(_ message: SIPMessage, source: SIPTarget) -> SIPMessage {
-        guard case .request(var request) = message,
-              let fieldIndex = request.headers.fields.firstIndex(where: { $0.name == .via }),
-              var vias = try? SIPHeaders([request.headers.fields[fieldIndex]]).via,
-              var top = vias.first
-        else { return message }
-        var changed = false
-        let hostInVia = top.host.hasPrefix("[") ? String(top.host.dropFirst().dropLast()) : top.host
-        if top.rport == .requested {
-            top.parameters.set("rport", String(source.port))
-            top.parameters.set("received", source.host)
-            changed = true
-        } else if hostInVia.lowercased() != source.host.lowercased() {
-            top.parameters.set("received", source.host)
-            changed = true
+    /// A malformed request gets a 400 when enough of it survives to form one (RFC 3261 §16.3,
+    /// §18.2; RFC 4475 §3.3.1, §3.3.8, §3.3.9), sent back the way it came; anything else is
+    /// dropped. The same rule as ``SIPNetworkTransport``'s.
+    private func rejectMalformed(_ bytes: [UInt8], _ error: SIPParseError, from source: SIPTarget, at receiver: Endpoint,
+                                 connection: SIPConnectionID?) {
+        let tag = String(UInt64.random(in: 1...UInt64.max), radix: 36)
+        guard var response = SIPResponse.badRequest(salvaging: bytes, error: error, toTag: tag, limits: parserLimits),
+              (try? response.headers.stampTopVia(source: source)) != nil,
+              let topVia = try? response.headers.via.first,
+              var route = try? SIPResponseRoute.forResponse(topVia: topVia, requestConnection: connection)
+        else { return }
+        if route.target.kind != source.kind {
+            route = SIPResponseRoute(connection: connection, target: source)
         }
-        guard changed else { return message }
-        vias[0] = top
-        request.headers.fields[fieldIndex].value = vias.map(\.description).joined(separator: ", ")
+        badRequestsSent += 1
+        _ = send(.response(response), from: receiver, to: route.target, connection: route.connection)
+    }
+
+    /// RFC 3261 §18.2.1 with RFC 3581 §4, as a receiving transport applies it to a request
+    /// (``SIPHeaders/stampTopVia(source:)``, shared with ``SIPNetworkTransport``): `received`
+    /// when the sent-by host differs from the source address, `rport` filled in with the source
+    /// port (and `received` added) when requested.
+    ///
+    /// Responses and requests whose top Via does not parse are returned unchanged.
+    public static func applyingReceivedProcessing(_ message: SIPMessage, source: SIPTarget) -> SIPMessage {
+        guard case .request(var request) = message else { return message }
+        guard (try? request.headers.stampTopVia(source: source)) == true else { return message }
         return .request(request)
     }
 
@@ -208,6 +215,12 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
 
         public func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
             network.send(message, from: self, to: target, connection: connection)
+        }
+
+        /// Sends bytes as they are (malformed messages, RFC 4475 vectors that do not parse); the
+        /// receiver parses them like any other.
+        public func sendRaw(_ bytes: [UInt8], to target: SIPTarget) -> EventLoopFuture<Void> {
+            network.send(bytes: bytes, message: try? SIPMessage(parsing: bytes), from: self, to: target)
         }
 
         public func setMessageHandler(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {

@@ -144,7 +144,7 @@ import Testing
         let h = TransactionHarness()
         let events = Recorder<SIPClientTransactionEvent>()
         _ = try send(h, events)
-        h.network.dropNext(failingSend: true) { $0.message.request?.method == .message }
+        h.network.dropNext(failingSend: true) { $0.message?.request?.method == .message }
         h.advance(to: 0.5)
         h.loop.run()
         #expect(events.items.map(\.response.statusCode) == [503])
@@ -153,7 +153,7 @@ import Testing
     @Test func lostRequestsAreRecoveredByRetransmission() throws {
         let h = TransactionHarness()
         let events = Recorder<SIPClientTransactionEvent>()
-        h.network.dropNext(2) { $0.message.request?.method == .message }
+        h.network.dropNext(2) { $0.message?.request?.method == .message }
         _ = try send(h, events)
         h.advance(to: 1.5)
         #expect(h.peerRequests.count == 1)

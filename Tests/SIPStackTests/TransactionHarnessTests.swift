@@ -90,7 +90,7 @@ final class TransactionHarness {
 
     /// When (seconds since start) the gateway put messages matching `match` on the wire.
     func gatewaySendTimes(_ match: (SIPMessage) -> Bool) -> [Double] {
-        network.log.filter { ($0.from == Self.gatewayUDP || $0.from == Self.gatewayTCP) && match($0.message) }
+        network.log.filter { ($0.from == Self.gatewayUDP || $0.from == Self.gatewayTCP) && ($0.message.map(match) ?? false) }
             .map { Double($0.time.uptimeNanoseconds - start.uptimeNanoseconds) / 1e9 }
     }
 

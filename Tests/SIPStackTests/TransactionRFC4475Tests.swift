@@ -107,3 +107,24 @@ import Testing
         #expect(Set(s.responses.map { (try? $0.headers.to)?.tag }).count == 1)
     }
 }
+
+/// RFC 4475 §3.3 requests that do not parse: the loopback network answers them as the socket
+/// transport does, before any transaction exists.
+@Suite struct TransactionRFC4475MalformedTests {
+    @Test(arguments: [("multi01.dat", true), ("mcl01.dat", true), ("insuf.dat", false)])
+    func malformedRequestsGet400WhenAResponseCanBeFormed(_ file: String, _ answered: Bool) throws {
+        // §3.3.8 multi01: "An element receiving this message would respond with a 400 Bad
+        // Request." §3.3.9 mcl01: "should respond with an error". §3.3.1 insuf lacks Call-ID,
+        // From and To: RFC 3261 §8.2.6.2 needs them to form any response, so it is dropped.
+        let s = TransactionRFC4475Tests.Setup()
+        let bytes = RFC4475.bytes(file)
+        #expect(!bytes.isEmpty)
+        #expect(throws: SIPParseError.self) { try SIPMessage(parsing: bytes) }
+        _ = s.sender.sendRaw(bytes, to: SIPTarget(.udp, host: "127.0.0.1", port: 5060))
+        s.loop.run()
+        #expect(s.responses.map(\.statusCode) == (answered ? [400] : []), "\(file)")
+        #expect(s.tu.items.isEmpty)
+        #expect(s.layer.serverTransactionCount == 0)
+        #expect(s.network.unparseableCount == 1)
+    }
+}

@@ -93,12 +93,15 @@ import Testing
 
     @Test func aResponseThatCannotBeSentEndsTheServerTransaction() throws {
         let h = TransactionHarness()
+        let failures = Recorder<SIPTransactionEnd>()
+        h.layer.setServerFailureHandler { [failures] _, end in failures.items.append(end) }
         // Nobody listens at 127.0.0.2:5999: the send fails (§17.2.4).
         h.peerSends(peerRequest(branch: "z9hG4bKgone", sentBy: "10.0.0.5:5999"))
         try answer(h, 200)
         h.loop.run()
         #expect(h.layer.serverTransactionCount == 0)
         #expect(h.layer.counters.failedServerTransactions == 1)
+        #expect(failures.items == [.transportError])
     }
 
     @Test func withRportTheResponseGoesToTheSourceAddressAndPort() throws {
@@ -120,6 +123,33 @@ import Testing
         try answer(h, 200)
         // RFC 3581 §4: received:rport.
         #expect(h.peerResponses.map(\.statusCode) == [200])
+    }
+
+    @Test func aRequestTheTUNeverAnswersIsAbandonedAfterSixtyFourT1WithoutA408() throws {
+        let h = TransactionHarness()
+        h.peerSends(peerRequest())
+        h.advance(to: 31.9)
+        #expect(h.layer.serverTransactionCount == 1)
+        h.advance(to: 32)
+        // The client's Timer F has fired; RFC 4320 §4.2 forbids a 408 to a non-INVITE request.
+        #expect(h.layer.serverTransactionCount == 0)
+        #expect(h.layer.counters.abandonedServerTransactions == 1)
+        #expect(h.peerInbox.items.isEmpty)
+        let incoming = try #require(h.tu.items.first)
+        #expect(throws: SIPStackError.self) {
+            try h.layer.respond(SIPResponse(replyingTo: incoming.request, statusCode: 200), to: incoming.transaction)
+        }
+    }
+
+    @Test func anAnsweredRequestIsNotAbandoned() throws {
+        let h = TransactionHarness()
+        h.peerSends(peerRequest())
+        try answer(h, 100)
+        h.advance(to: 20)
+        try answer(h, 200)
+        h.advance(to: 40)
+        #expect(h.layer.counters.abandonedServerTransactions == 0)
+        #expect(h.peerResponses.map(\.statusCode) == [100, 200])
     }
 
     // MARK: INVITE answered by the layer (§17.2.1)
@@ -149,7 +179,10 @@ import Testing
         let times = h.gatewaySendTimes { $0.response?.statusCode == 405 }
         #expect(times == [0, 0.5, 1.5, 3.5, 7.5, 11.5, 15.5, 19.5, 23.5, 27.5, 31.5])
         #expect(h.layer.serverTransactionCount == 1)
+        let failures = Recorder<SIPTransactionEnd>()
+        h.layer.setServerFailureHandler { [failures] _, end in failures.items.append(end) }
         h.advance(to: 32)
+        #expect(failures.items == [.timeout])
         // Timer H: no ACK came; the transaction fails.
         #expect(h.layer.serverTransactionCount == 0)
         #expect(h.layer.counters.failedServerTransactions == 1)
@@ -203,6 +236,8 @@ import Testing
         // §9.2: the INVITE was already answered, so no 487; the CANCEL gets 200.
         #expect(h.peerResponses.map(\.statusCode) == [405, 200])
         #expect(try h.peerResponses.last?.headers.cseq == SIPCSeq(1, .cancel))
+        // §9.2: the 200 to the CANCEL carries the To tag of the INVITE's response.
+        #expect(try h.peerResponses.first?.headers.to?.tag == h.peerResponses.last?.headers.to?.tag)
         h.peerSends(peerRequest("CANCEL"))
         #expect(h.peerResponses.map(\.statusCode) == [405, 200, 200])
     }

@@ -10,7 +10,7 @@ final class LoopbackInbox: @unchecked Sendable {
 }
 
 /// The outcome of an already completed future on an `EmbeddedEventLoop` (`wait()` would trap there).
-final class Outcome: @unchecked Sendable {
+final class LoopbackSendOutcome: @unchecked Sendable {
     var succeeded = false
     var code: SIPTransportError.Code?
 
@@ -57,7 +57,7 @@ private func options(via: String) throws -> SIPMessage {
         _ = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK1"), to: b.address, connection: nil)
         #expect(inbox.messages.isEmpty)
         loop.run()
-        #expect(inbox.messages.count == 1)
+        try #require(inbox.messages.count == 1)
         #expect(inbox.messages[0].source == a.address)
         #expect(inbox.messages[0].local == b.address)
         #expect(inbox.messages[0].connection == nil)
@@ -102,21 +102,21 @@ private func options(via: String) throws -> SIPMessage {
     @Test func sendingToAnUnknownTargetFailsWithATransportError() throws {
         let future = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK6"),
                             to: SIPTarget(.udp, host: "127.0.0.1", port: 1), connection: nil)
-        #expect(Outcome(future).code == .connectFailed)
+        #expect(LoopbackSendOutcome(future).code == .connectFailed)
     }
 
     @Test func sendingOverATransportTheEndpointLacksFails() throws {
         let udpOnly = network.endpoint(SIPTarget(.udp, host: "127.0.0.1", port: 5080))
         let future = udpOnly.send(try options(via: "SIP/2.0/TCP 127.0.0.1:5080;branch=z9hG4bK7"),
                                   to: SIPTarget(.tcp, host: "127.0.0.1", port: 5060), connection: nil)
-        #expect(Outcome(future).code == .unsupportedTransport)
+        #expect(LoopbackSendOutcome(future).code == .unsupportedTransport)
     }
 
     @Test func dropNextLosesExactlyTheMatchingMessagesAndLogsThem() throws {
-        network.dropNext(2) { $0.message.request?.method == .options }
+        network.dropNext(2) { $0.message?.request?.method == .options }
         for i in 0..<3 {
             let f = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKd\(i)"), to: b.address, connection: nil)
-            #expect(Outcome(f).succeeded)  // a silent drop still succeeds, as a lost UDP datagram does
+            #expect(LoopbackSendOutcome(f).succeeded)  // a silent drop still succeeds, as a lost UDP datagram does
         }
         loop.run()
         #expect(inbox.messages.count == 1)
@@ -128,7 +128,7 @@ private func options(via: String) throws -> SIPMessage {
     @Test func failingDropReportsTheDroppedCode() throws {
         network.dropNext(failingSend: true) { _ in true }
         let future = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bK8"), to: b.address, connection: nil)
-        #expect(Outcome(future).code == .dropped)
+        #expect(LoopbackSendOutcome(future).code == .dropped)
         loop.run()
         #expect(inbox.messages.isEmpty)
     }
@@ -161,6 +161,28 @@ private func options(via: String) throws -> SIPMessage {
         loop.run()
         #expect(inbox.messages.isEmpty)
         let again = a.send(try options(via: "SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKr2"), to: b.address, connection: nil)
-        #expect(Outcome(again).code == .connectFailed)
+        #expect(LoopbackSendOutcome(again).code == .connectFailed)
+    }
+}
+
+@Suite struct SIPLoopbackReceivedProcessingTests {
+    @Test func ipv6SentByEqualToTheSourceGetsNoReceived() throws {
+        let message = try options(via: "SIP/2.0/UDP [::1]:5070;branch=z9hG4bKv6")
+        let out = SIPLoopbackNetwork.applyingReceivedProcessing(message, source: SIPTarget(.udp, host: "::1", port: 5070))
+        #expect(try out.headers.via.first?.received == nil)
+    }
+
+    @Test func onlyTheTopViaOfACommaListChanges() throws {
+        let message = try options(via: "SIP/2.0/UDP 192.0.2.1;branch=z9hG4bKtop, SIP/2.0/UDP 192.0.2.2;branch=z9hG4bKnext")
+        let out = SIPLoopbackNetwork.applyingReceivedProcessing(message, source: SIPTarget(.udp, host: "198.51.100.1", port: 5060))
+        let vias = try out.headers.via
+        try #require(vias.count == 2)
+        #expect(vias[0].received == "198.51.100.1")
+        #expect(vias[1].received == nil && vias[1].branch == "z9hG4bKnext")
+    }
+
+    @Test func responsesAreNotTouched() throws {
+        let response = SIPMessage.response(SIPResponse(statusCode: 200, reasonPhrase: "OK", headers: [(.via, "SIP/2.0/UDP 192.0.2.1;branch=z9hG4bKr")]))
+        #expect(SIPLoopbackNetwork.applyingReceivedProcessing(response, source: SIPTarget(.udp, host: "198.51.100.1", port: 5060)) == response)
     }
 }

@@ -82,6 +82,20 @@ public struct NonInviteServerTransaction: Sendable {
         return [.terminate(.completed)]
     }
 
+    /// The TU gave no final response while the client could still be waiting (the driver calls
+    /// this at 64·T1, when the client's Timer F has fired, §17.1.2.2). Not an RFC 3261 event:
+    /// the transaction ends without a response, since RFC 4320 §4.2 forbids a 408 to a
+    /// non-INVITE request and the client has given up anyway.
+    public mutating func abandon() -> [SIPTransactionAction] {
+        switch state {
+        case .trying, .proceeding:
+            state = .terminated
+            return [.terminate(.timeout)]
+        case .completed, .terminated:
+            return []
+        }
+    }
+
     /// §17.2.4: a transport failure sending a response; the transaction ends (the TU is told).
     public mutating func transportError() -> [SIPTransactionAction] {
         guard state != .terminated else { return [] }

@@ -2,25 +2,6 @@ public import NIOCore
 public import SIPMessages
 public import SIPTransport
 
-/// What a client transaction reports to its TU (RFC 3261 §17.1.2, §8.1.3.1).
-public enum SIPClientTransactionEvent: Sendable, Hashable {
-    /// A response from the network, provisional or final.
-    case response(SIPResponse)
-    /// Timer F fired: a 408 made locally ("the UAC core MUST treat [a timeout] as if it had
-    /// received a 408 (Request Timeout)", §8.1.3.1).
-    case timeout(SIPResponse)
-    /// The transport failed: a 503 made locally ("as if it had received a 503 (Service
-    /// Unavailable)", §8.1.3.1).
-    case transportError(SIPResponse)
-
-    /// The response, received or made locally.
-    public var response: SIPResponse {
-        switch self {
-        case .response(let r), .timeout(let r), .transportError(let r): r
-        }
-    }
-}
-
 /// The SIP transaction layer (RFC 3261 §17) over one ``SIPTransport``, with the UAS core checks
 /// of §8.2 in front of the TU.
 ///
@@ -56,10 +37,15 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         /// Client transactions alive at once; beyond, ``SIPTransactionLayer/send(_:to:connection:onEvent:)``
         /// throws. Default 10,000.
         public var maxClientTransactions: Int
+        /// How long (in multiples of T1) a non-INVITE server transaction waits for the TU's final
+        /// response before it is abandoned without one. Default 64 (the client's Timer F).
+        public var tuResponseTimeoutInT1: Int
 
-        public init(maxServerTransactions: Int = 10_000, maxClientTransactions: Int = 10_000) {
+        public init(maxServerTransactions: Int = 10_000, maxClientTransactions: Int = 10_000,
+                    tuResponseTimeoutInT1: Int = 64) {
             self.maxServerTransactions = maxServerTransactions
             self.maxClientTransactions = maxClientTransactions
+            self.tuResponseTimeoutInT1 = tuResponseTimeoutInT1
         }
     }
 
@@ -102,8 +88,11 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         public var statelessResponses = 0
         /// Requests the UAS core rejected (the layer answered).
         public var rejectedRequests = 0
-        /// Server transactions that ended on Timer H (no ACK) or a transport error.
+        /// Server transactions that ended on Timer H (no ACK), a transport error, or because the
+        /// TU never answered (those are also in ``abandonedServerTransactions``).
         public var failedServerTransactions = 0
+        /// Non-INVITE server transactions the TU never answered (``Limits/tuResponseTimeoutInT1``).
+        public var abandonedServerTransactions = 0
     }
 
     /// A request handed to the TU, with what the TU needs to answer it.
@@ -129,10 +118,12 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     private struct ServerEntry {
         var machine: ServerMachine
         var serial: UInt64
-        var destination: SIPResponseRouting.Destination?
+        var destination: SIPResponseRoute?
         var timers: [SIPTransactionTimer: Scheduled<Void>] = [:]
         var aliases: [SIPServerTransactionKey] = []
         var mergeKey: SIPMergeKey?
+        /// Ends a non-INVITE transaction the TU never answers (``Limits/tuResponseTimeoutInT1``).
+        var tuDeadline: Scheduled<Void>?
     }
 
     private struct ClientEntry {
@@ -151,6 +142,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     private var clients: [SIPClientTransactionKey: ClientEntry] = [:]
     private var nextSerial: UInt64 = 1
     private var requestHandler: (@Sendable (IncomingRequest) -> Void)?
+    private var failureHandler: (@Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void)?
 
     public init(transport: any SIPTransport, configuration: Configuration = Configuration()) {
         self.transport = transport
@@ -159,6 +151,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
 
     /// Installs this layer as the transport's message handler.
     public func start() {
+        eventLoop.assertInEventLoop()
         transport.setMessageHandler { [self] received in self.receive(received) }
     }
 
@@ -167,6 +160,13 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     public func setRequestHandler(for methods: [SIPMethod], _ handler: @escaping @Sendable (IncomingRequest) -> Void) {
         configuration.uas.allowedMethods = methods
         requestHandler = handler
+    }
+
+    /// Installs the receiver of server transaction failures: Timer H without an ACK (§17.2.1),
+    /// a transport error sending a response (§17.2.4: "inform the TU"), or a request the TU never
+    /// answered (``Limits/tuResponseTimeoutInT1``).
+    public func setServerFailureHandler(_ handler: @escaping @Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void) {
+        failureHandler = handler
     }
 
     /// The number of live server transactions.
@@ -202,6 +202,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     @discardableResult
     public func send(_ request: SIPRequest, to target: SIPTarget, connection: SIPConnectionID? = nil,
                      onEvent: @escaping @Sendable (SIPClientTransactionEvent) -> Void) throws(SIPStackError) -> SIPClientTransactionKey {
+        eventLoop.assertInEventLoop()
         guard request.method != .invite, request.method != .ack else {
             throw SIPStackError(.invalidClientRequest, "\(request.method) needs an INVITE client transaction, which this gateway does not make")
         }
@@ -306,6 +307,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     /// Entry point for every message from the transport (public so tests can feed messages
     /// directly, e.g. RFC 4475 vectors).
     public func receive(_ received: SIPReceivedMessage) {
+        eventLoop.assertInEventLoop()
         switch received.message {
         case .response(let response): receiveResponse(response)
         case .request(let request): receiveRequest(request, received)
@@ -315,13 +317,14 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     /// Answers a request without a transaction (RFC 3261 §8.2.7 / §18.2.2), e.g. for requests
     /// that need none or when no transaction can be made.
     public func respondStatelessly(_ response: SIPResponse, to request: SIPRequest, receivedOver received: SIPReceivedMessage) {
-        guard let destination = SIPResponseRouting.destination(for: request, receivedOver: received) else { return }
+        guard let destination = Self.route(for: request, receivedOver: received) else { return }
         counters.statelessResponses += 1
         _ = transport.send(.response(response), to: destination.target, connection: destination.connection)
     }
 
     /// The TU answers a request it was handed.
     public func respond(_ response: SIPResponse, to key: SIPServerTransactionKey) throws(SIPStackError) {
+        eventLoop.assertInEventLoop()
         guard var entry = servers[key] else {
             throw SIPStackError(.unknownTransaction, "no server transaction \(key)")
         }
@@ -400,7 +403,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
 
         let reliable = received.source.kind.isReliable
         let toTag = Self.makeTag()
-        let destination = SIPResponseRouting.destination(for: request, receivedOver: received)
+        let destination = Self.route(for: request, receivedOver: received)
         let timers = configuration.timers
 
         if request.method == .invite {
@@ -413,8 +416,19 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             return
         }
 
+        let serial = takeSerial()
         servers[key] = ServerEntry(machine: .nonInvite(NonInviteServerTransaction(request: request, reliable: reliable, timers: timers)),
-                                   serial: takeSerial(), destination: destination)
+                                   serial: serial, destination: destination)
+        let patience = TimeAmount.nanoseconds(timers.t1.nanoseconds * Int64(max(1, configuration.limits.tuResponseTimeoutInT1)))
+        servers[key]?.tuDeadline = eventLoop.scheduleTask(in: patience) { [self] in
+            self.updateServer(key, serial: serial) { machine in
+                guard case .nonInvite(var m) = machine else { return [] }
+                let actions = m.abandon()
+                machine = .nonInvite(m)
+                if !actions.isEmpty { self.counters.abandonedServerTransactions += 1 }
+                return actions
+            }
+        }
 
         if request.method == .cancel {
             // §9.2: "the transaction to be cancelled is determined by ... the same as the
@@ -426,8 +440,14 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             // has, the CANCEL request has no effect on the processing of the original request"
             // and "the response to the CANCEL [is] a 200 (OK)".
             let inviteKey = SIPServerTransactionKey.make(for: request, method: .invite, bareCookieFallsBack: fallsBack)
-            let matches: Bool = if case .success(let k) = inviteKey, case .invite? = servers[k]?.machine { true } else { false }
-            try? respond(SIPResponse(replyingTo: request, statusCode: matches ? 200 : 481, toTag: toTag), to: key)
+            guard case .success(let k) = inviteKey, case .invite(let invite)? = servers[k]?.machine else {
+                try? respond(SIPResponse(replyingTo: request, statusCode: 481, toTag: toTag), to: key)
+                return
+            }
+            // "The To tag of the response to the CANCEL and the To tag in the response to the
+            // original request SHOULD be the same."
+            let inviteTag = invite.lastResponse.flatMap { try? $0.headers.to?.tag }
+            try? respond(SIPResponse(replyingTo: request, statusCode: 200, toTag: inviteTag ?? toTag), to: key)
             return
         }
 
@@ -490,8 +510,12 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             case .deliverResponse:
                 break
             case .terminate(let end):
-                if end != .completed { counters.failedServerTransactions += 1 }
+                if end != .completed {
+                    counters.failedServerTransactions += 1
+                    failureHandler?(key, end)
+                }
                 for t in entry.timers.values { t.cancel() }
+                entry.tuDeadline?.cancel()
                 for alias in entry.aliases { aliases[alias] = nil }
                 if let mergeKey = entry.mergeKey, merged[mergeKey] == key { merged[mergeKey] = nil }
                 servers[key] = nil
@@ -532,6 +556,15 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 return m.transportError()
             }
         }
+    }
+
+    /// Where responses to `request` go: RFC 3261 §18.2.2 with RFC 3581 §4
+    /// (``SIPResponseRoute/forResponse(topVia:requestConnection:)``, shared with the transport).
+    /// Nil when the top Via does not parse or names a transport this stack lacks; such a request
+    /// is never answered.
+    static func route(for request: SIPRequest, receivedOver received: SIPReceivedMessage) -> SIPResponseRoute? {
+        guard let top = try? request.headers.via.first else { return nil }
+        return try? SIPResponseRoute.forResponse(topVia: top, requestConnection: received.connection)
     }
 
     private func takeSerial() -> UInt64 {

@@ -1,4 +1,5 @@
 public import SIPMessages
+import SIPTransport
 
 /// Identifies a server transaction (RFC 3261 §17.2.3).
 ///
@@ -78,7 +79,8 @@ public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertib
     }
 
     static func sentBy(_ via: SIPVia) -> String {
-        let port = via.port ?? (SIPTransportKindHelper.defaultPort(via.transport))
+        // RFC 3261 §19.1.2 / §18.2.2: the transport's default port when sent-by has none.
+        let port = via.port ?? SIPTransportKind(viaToken: via.transport)?.defaultPort ?? 5060
         return "\(via.host.lowercased()):\(port)"
     }
 
@@ -88,48 +90,5 @@ public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertib
         case let .rfc2543(uri, toTag, fromTag, callID, cseq, method, topVia):
             "2543 \(method) \(uri) to=\(toTag ?? "-") from=\(fromTag ?? "-") \(callID) \(cseq) [\(topVia)]"
         }
-    }
-}
-
-enum SIPTransportKindHelper {
-    /// RFC 3261 §19.1.2 / §18.2.2: 5061 for TLS, 5060 otherwise.
-    static func defaultPort(_ transport: String) -> UInt16 { transport.uppercased() == "TLS" ? 5061 : 5060 }
-}
-
-/// Identifies a client transaction (RFC 3261 §17.1.3): "If the response has the same value of
-/// the branch parameter in the top Via header field as the branch parameter in the top Via header
-/// field of the request that created the transaction [and] the method parameter in the CSeq
-/// header field matches the method of the request that created the transaction."
-public struct SIPClientTransactionKey: Sendable, Hashable, CustomStringConvertible {
-    public var branch: String
-    public var method: SIPMethod
-
-    public init(branch: String, method: SIPMethod) {
-        self.branch = branch
-        self.method = method
-    }
-
-    /// The key of a response; nil when it has no top Via branch or CSeq.
-    public init?(response: SIPResponse) {
-        guard let top = try? response.headers.via.first, let branch = top.branch,
-              let cseq = try? response.headers.cseq else { return nil }
-        self.init(branch: branch, method: cseq.method)
-    }
-
-    public var description: String { "\(method) \(branch)" }
-}
-
-/// The fields RFC 3261 §8.2.2.2 compares to detect a merged request: From tag, Call-ID and CSeq.
-struct SIPMergeKey: Hashable, Sendable {
-    var fromTag: String?
-    var callID: String
-    var cseq: SIPCSeq
-
-    init?(_ request: SIPRequest) {
-        guard let callID = request.headers.callID, let cseq = try? request.headers.cseq,
-              let from = try? request.headers.from else { return nil }
-        self.fromTag = from.tag
-        self.callID = callID
-        self.cseq = cseq
     }
 }
