@@ -47,6 +47,31 @@ import Testing
         #expect(p.bob.serverTransactionCount == 0)
     }
 
+    @Test func aBENOTIFYReachesTheTUWithoutAServerTransactionOrAResponse() throws {
+        let p = Pair()
+        let received = Recorder<SIPRequest>()
+        p.bob.setRequestHandler(for: [.benotify]) { [received] incoming in received.items.append(incoming.request) }
+        let text = [
+            "BENOTIFY sip:bob@127.0.0.1:5062 SIP/2.0",
+            "Via: SIP/2.0/UDP 127.0.0.1:5061;branch=z9hG4bKbn1",
+            "Max-Forwards: 70",
+            "From: <sip:alice@contoso.com>;tag=a1",
+            "To: <sip:bob@contoso.com>;tag=b1",
+            "Call-ID: bn1@127.0.0.1",
+            "CSeq: 2 BENOTIFY",
+            "Event: presence",
+            "Subscription-State: active;expires=100",
+            "Content-Length: 0", "", "",
+        ].joined(separator: "\r\n")
+        let alice = p.network.endpoint(SIPTarget(.udp, host: "127.0.0.1", port: 5061))
+        _ = alice.send(try SIPMessage(parsing: Array(text.utf8)), to: p.bobAddress, connection: nil)
+        p.advance(to: 0.1)
+        #expect(received.items.map(\.method) == [.benotify])
+        #expect(p.bob.serverTransactionCount == 0)
+        // Nothing went back to the sender.
+        #expect(!p.network.delivered.contains { $0.to == SIPTarget(.udp, host: "127.0.0.1", port: 5061) })
+    }
+
     @Test func aLostResponseIsRecoveredByTheRequestRetransmissionAndTheServersCompletedState() throws {
         let p = Pair()
         p.network.dropNext { $0.message?.response != nil }

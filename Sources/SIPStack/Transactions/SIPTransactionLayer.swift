@@ -378,6 +378,21 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             return
         }
 
+        // BENOTIFY is "best effort": its sender expects no response and never retransmits it
+        // ([MS-PRES] §3.4.5.1.4, [MS-SIP]), so no server transaction is kept — one per
+        // notification would sit in the table for 64·T1. It goes to the TU as it is (after the
+        // §8.2 checks, whose refusals are not sent either).
+        if request.method == .benotify {
+            let toTag = Self.makeTag()
+            guard case .accept = SIPUASCore.check(request, configuration: effectiveUAS, toTag: toTag, isMerged: { _ in false }),
+                  let requestHandler else {
+                counters.rejectedRequests += 1
+                return
+            }
+            requestHandler(IncomingRequest(request: request, received: received, transaction: key, toTag: toTag))
+            return
+        }
+
         // A retransmission of a request with a live transaction (§17.2.3).
         if var entry = servers[key] {
             counters.requestRetransmissions += 1
