@@ -35,11 +35,11 @@ enum Bench {
         report("PIDF -> categories", convertPIDF, parsePIDF)
 
         // Where a categories -> PIDF conversion spends its time, phase by phase.
-        guard let tree = try? XMLParser.parse(categories), let doc = try? CategoriesDocument(xml: tree) else { return }
+        guard let tree = try? XMLParser.parse(categories, vocabulary: .presence), let doc = try? CategoriesDocument(xml: tree) else { return }
         let pidfDoc = mapper.pidf(from: doc, dialect: .rfc).0
         let pidfTree = pidfDoc.xml
         let phases: [(String, Double)] = [
-            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(categories) }),
+            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(categories, vocabulary: .presence) }),
             ("decode categories", rate(seconds / 2) { _ = try? CategoriesDocument(xml: tree) }),
             ("map to PIDF", rate(seconds / 2) { _ = mapper.pidf(from: doc, dialect: .rfc) }),
             ("build PIDF tree", rate(seconds / 2) { _ = pidfDoc.xml }),
@@ -53,12 +53,12 @@ enum Bench {
     static func profile(_ phase: String, _ n: Int) throws {
         let mapper = PresenceMapper(tables: try MappingTables.builtIn())
         let bytes = Array(categoriesNotify.utf8)
-        let tree = try XMLParser.parse(bytes)
+        let tree = try XMLParser.parse(bytes, vocabulary: .presence)
         let doc = try CategoriesDocument(xml: tree)
         for _ in 0..<n {
             switch phase {
             case "baseline": _ = LibXMLBaseline.parseAndFree(bytes)
-            case "parse": _ = try? XMLParser.parse(bytes)
+            case "parse": _ = try? XMLParser.parse(bytes, vocabulary: .presence)
             case "decode": _ = try? CategoriesDocument(xml: tree)
             case "convert": _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
             case "pidf":
