@@ -114,7 +114,9 @@ enum PIDFXML {
         var used: UInt32 = 0
         func walk(_ e: XMLElement) {
             let namespace = e.name.namespace
-            for i in table.indices where table[i].uri == namespace {
+            let length = namespace.utf8.count
+            // Lengths first: most of these URIs share a long common prefix.
+            for i in table.indices where table[i].uri.utf8.count == length && table[i].uri == namespace {
                 if table[i].prefix == e.prefix { used |= 1 << UInt32(i) }
                 break
             }

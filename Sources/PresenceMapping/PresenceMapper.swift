@@ -68,6 +68,8 @@ public struct PresenceMapper: Sendable {
     /// ([MS-PRES] §3.2.5.3); a document holding the same publication in several
     /// containers (a publisher's own view, §2.2.2.1) is reduced to its first copy.
     func onePublicationPerInstance(_ doc: CategoriesDocument, report: inout MappingReport) -> CategoriesDocument {
+        // A watcher's document names no containers: nothing to reduce.
+        guard doc.categories.contains(where: { $0.container != nil }) else { return doc }
         var seen: Set<String> = []
         var result = doc
         result.categories = doc.categories.filter { category in

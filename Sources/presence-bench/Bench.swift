@@ -55,16 +55,18 @@ enum Bench {
         let bytes = Array(categoriesNotify.utf8)
         let tree = try XMLParser.parse(bytes, vocabulary: .presence)
         let doc = try CategoriesDocument(xml: tree)
+        let pidfBytes = Array(typicalPIDF.utf8)
         for _ in 0..<n {
             switch phase {
             case "baseline": _ = LibXMLBaseline.parseAndFree(bytes)
+            case "baseline-pidf": _ = LibXMLBaseline.parseAndFree(pidfBytes)
             case "parse": _ = try? XMLParser.parse(bytes, vocabulary: .presence)
             case "decode": _ = try? CategoriesDocument(xml: tree)
             case "convert": _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
             case "pidf":
-                guard let pidf = try? PIDFDocument(bytes: Array(typicalPIDF.utf8)) else { fatalError("bench input does not parse") }
+                guard let pidf = try? PIDFDocument(bytes: pidfBytes) else { fatalError("bench input does not parse") }
                 _ = mapper.categories(from: pidf).0.serialized()
-            default: fatalError("phases: baseline parse decode convert pidf")
+            default: fatalError("phases: baseline baseline-pidf parse decode convert pidf")
             }
         }
     }
