@@ -45,7 +45,24 @@ enum Bench {
             ("build PIDF tree", rate(seconds / 2) { _ = pidfDoc.xml }),
             ("write PIDF bytes", rate(seconds / 2) { _ = XMLWriter().bytes(pidfTree) }),
         ]
+        print("categories -> PIDF, phase by phase:")
         for (name, r) in phases {
+            print(String(format: "  phase %-22@ %9.0f/s  (%.1f us)", name as NSString, r, 1e6 / r))
+        }
+
+        // The same for PIDF -> categories.
+        guard let pidfTree2 = try? XMLParser.parse(pidf, vocabulary: .presence), let pidfIn = try? PIDFDocument(xml: pidfTree2) else { return }
+        let categoriesDoc = mapper.categories(from: pidfIn).0
+        let categoriesTree = categoriesDoc.xml
+        let reverse: [(String, Double)] = [
+            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(pidf, vocabulary: .presence) }),
+            ("decode PIDF", rate(seconds / 2) { _ = try? PIDFDocument(xml: pidfTree2) }),
+            ("map to categories", rate(seconds / 2) { _ = mapper.categories(from: pidfIn) }),
+            ("build categories tree", rate(seconds / 2) { _ = categoriesDoc.xml }),
+            ("write categories bytes", rate(seconds / 2) { _ = XMLWriter().bytes(categoriesTree) }),
+        ]
+        print("PIDF -> categories, phase by phase:")
+        for (name, r) in reverse {
             print(String(format: "  phase %-22@ %9.0f/s  (%.1f us)", name as NSString, r, 1e6 / r))
         }
     }
