@@ -30,10 +30,9 @@ public struct XMLWriter: Sendable {
     }
 
     public func bytes(_ root: XMLElement) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(2048)
+        var out = XMLByteSink(capacity: 2048)
         if declaration {
-            out.append(contentsOf: #"<?xml version="1.0" encoding="UTF-8"?>"#.utf8)
+            out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
             if indent != nil { out.append(0x0A) }
         }
         var scope = Scope()
@@ -41,7 +40,7 @@ public struct XMLWriter: Sendable {
         let indentBytes = indent.map { Array($0.utf8) }
         write(root, depth: 0, scope: &scope, indent: indentBytes, into: &out)
         if indent != nil { out.append(0x0A) }
-        return out
+        return out.finish()
     }
 
     /// Prefix bindings in force, innermost last.
@@ -69,7 +68,7 @@ public struct XMLWriter: Sendable {
         }
     }
 
-    private func write(_ element: XMLElement, depth: Int, scope: inout Scope, indent: [UInt8]?, into out: inout [UInt8]) {
+    private func write(_ element: XMLElement, depth: Int, scope: inout Scope, indent: [UInt8]?, into out: inout XMLByteSink) {
         // The bindings this element adds are its declarations: scope.bindings[saved...].
         let saved = scope.bindings.count
         defer { scope.bindings.removeLast(scope.bindings.count - saved) }
@@ -128,7 +127,7 @@ public struct XMLWriter: Sendable {
         for d in scope.bindings[saved...] {
             out.append(0x20)
             out.append(0x78); out.append(0x6D); out.append(0x6C); out.append(0x6E); out.append(0x73)  // xmlns
-            if let p = d.prefix { out.append(0x3A); Self.append(p, to: &out) }
+            if let p = d.prefix { out.append(0x3A); out.append(p) }
             out.append(0x3D); out.append(0x22)  // ="
             escape(d.uri, attribute: true, into: &out)
             out.append(0x22)
@@ -161,23 +160,19 @@ public struct XMLWriter: Sendable {
         out.append(0x3E)
     }
 
-    private func newline(_ depth: Int, _ indent: [UInt8]?, into out: inout [UInt8]) {
+    private func newline(_ depth: Int, _ indent: [UInt8]?, into out: inout XMLByteSink) {
         guard let indent else { return }
         out.append(0x0A)
-        for _ in 0..<depth { out.append(contentsOf: indent) }
+        for _ in 0..<depth { out.append(indent) }
     }
 
-    private static func append(_ string: String, to out: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { out.append(contentsOf: $0) }
+
+    private func appendQName(_ prefix: String?, _ local: String, into out: inout XMLByteSink) {
+        if let prefix { out.append(prefix); out.append(0x3A) }
+        out.append(local)
     }
 
-    private func appendQName(_ prefix: String?, _ local: String, into out: inout [UInt8]) {
-        if let prefix { Self.append(prefix, to: &out); out.append(0x3A) }
-        Self.append(local, to: &out)
-    }
-
-    private func escape(_ s: String, attribute: Bool, into out: inout [UInt8]) {
+    private func escape(_ s: String, attribute: Bool, into out: inout XMLByteSink) {
         var s = s
         s.withUTF8 { bytes in
             // Most text needs no escaping: copy runs of plain bytes at once.
@@ -197,11 +192,11 @@ public struct XMLWriter: Sendable {
                     replacement = "\u{FFFD}"
                 default: continue
                 }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                out.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+                out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                out.append(replacement)
                 runStart = i + 1
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
     }
 }
