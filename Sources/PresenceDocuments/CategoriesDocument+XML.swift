@@ -36,7 +36,7 @@ extension CategoriesDocument {
 
 extension Category {
     /// The attributes this codec models; all others go to `otherAttributes`.
-    static let knownAttributes: Set<String> = [
+    static let knownAttributes: [String] = [
         "name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId",
     ]
 

@@ -141,7 +141,7 @@ extension ContactCard.LocalizedText {
 
 extension [XMLAttribute] {
     /// The attributes whose names are not in `known` (unqualified names).
-    func excluding(_ known: Set<String>) -> [XMLAttribute] {
+    func excluding(_ known: [String]) -> [XMLAttribute] {
         filter { !($0.name.namespace.isEmpty && known.contains($0.name.local)) }
     }
 }
@@ -150,6 +150,6 @@ extension [XMLAttribute] {
 func decodeDocument<T>(
     _ bytes: [UInt8], limits: XMLLimits, _ decode: (XMLElement) throws(XMLError) -> T
 ) throws(XMLError) -> T {
-    let root = try XMLParser.parse(bytes, limits: limits)
+    let root = try XMLParser.parse(bytes, limits: limits, vocabulary: .presence)
     return try decode(root)
 }

@@ -1,3 +1,5 @@
+public import XMLBridge
+
 /// XML namespace URIs of the presence documents, with their sources.
 public enum NS {
     // IETF
@@ -38,4 +40,15 @@ public enum NS {
     public static let roamingSelf = "http://schemas.microsoft.com/2006/09/sip/roaming-self"
     /// msrtc.pidf presentity documents ([MS-PRES] §2.2.2.9, [MS-SIP] §6).
     public static let msrtcPresence = "http://schemas.microsoft.com/2002/09/sip/presence"
+}
+
+extension XMLVocabulary {
+    /// Every namespace in ``NS``: a parse hands these URIs out as the ``NS``
+    /// constants themselves, so the codecs' name matching compares by identity.
+    public static let presence = XMLVocabulary(namespaces: [
+        NS.pidf, NS.dataModel, NS.rpid, NS.cipid, NS.caps, NS.rlmi, NS.locationTypes, NS.rpidStatus, NS.rpidTuple,
+        NS.xml, NS.xsi, NS.categories, NS.state, NS.note, NS.contactCard, NS.calendarData, NS.exchangeTypes,
+        NS.services, NS.device, NS.commonTypes, NS.richPresence, NS.batchSubscribe, NS.categoryList,
+        NS.subscriptionContext, NS.roamingSelf, NS.msrtcPresence,
+    ])
 }

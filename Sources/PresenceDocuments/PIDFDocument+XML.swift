@@ -47,7 +47,7 @@ extension PIDFDocument {
 
     /// Parses and decodes a PIDF body (`application/pidf+xml`).
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        try self.init(xml: XMLParser.parse(bytes, limits: limits))
+        try self.init(xml: XMLParser.parse(bytes, limits: limits, vocabulary: .presence))
     }
 
     /// The document as an element tree: tuples, notes, persons, devices, then

@@ -30,14 +30,14 @@ enum PIDFXML {
 
     /// True when every attribute is a no-namespace attribute in `names`, or
     /// `xml:lang` when `lang` is set.
-    static func hasOnlyAttributes(_ e: XMLElement, _ names: Set<String> = [], lang: Bool = false) -> Bool {
+    static func hasOnlyAttributes(_ e: XMLElement, _ names: [String] = [], lang: Bool = false) -> Bool {
         e.attributes.allSatisfy { a in
             a.name.namespace.isEmpty ? names.contains(a.name.local) : (lang && a.name == langName)
         }
     }
 
     /// The trimmed text of a text-only element whose attributes are all in `names`.
-    static func text(_ e: XMLElement, attributes names: Set<String> = [], lang: Bool = false) -> String? {
+    static func text(_ e: XMLElement, attributes names: [String] = [], lang: Bool = false) -> String? {
         guard !hasElementChildren(e), hasOnlyAttributes(e, names, lang: lang) else { return nil }
         return e.trimmedText
     }
@@ -109,14 +109,20 @@ enum PIDFXML {
     /// Declares on `root` the codec's namespaces that the tree uses with the
     /// codec's prefix, in ``prefixes`` order, so output is tidy.
     static func declareNamespaces(on root: inout XMLElement) {
-        var used = Set<String>()
+        // Bit i set: prefixes[i] is used with the codec's prefix somewhere in the tree.
+        let table = prefixes
+        var used: UInt32 = 0
         func walk(_ e: XMLElement) {
-            if let entry = prefixes.first(where: { $0.uri == e.name.namespace }), entry.prefix == e.prefix {
-                used.insert(entry.uri)
+            let namespace = e.name.namespace
+            let length = namespace.utf8.count
+            // Lengths first: most of these URIs share a long common prefix.
+            for i in table.indices where table[i].uri.utf8.count == length && table[i].uri == namespace {
+                if table[i].prefix == e.prefix { used |= 1 << UInt32(i) }
+                break
             }
-            for case .element(let child) in e.children { walk(child) }
+            for child in e.children { if case .element(let c) = child { walk(c) } }
         }
         walk(root)
-        root.namespaceDeclarations = prefixes.filter { used.contains($0.uri) }.map { ($0.prefix, $0.uri) }
+        root.namespaceDeclarations = table.indices.filter { used & (1 << UInt32($0)) != 0 }.map { (table[$0].prefix, table[$0].uri) }
     }
 }

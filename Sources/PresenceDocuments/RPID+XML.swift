@@ -4,7 +4,8 @@ import XMLBridge
 /// may stand in a `dm:person`, a `tuple`, a `dm:device` or (pre-RFC,
 /// Microsoft) a tuple's `status`.
 extension RPID {
-    private static let fromUntil: Set<String> = ["id", "from", "until"]
+    private static let fromUntil: [String] = ["id", "from", "until"]
+    private static let timeOffsetAttributes: [String] = ["id", "from", "until", "description"]
 
     /// Takes `e` into the model when it is an RPID element the model can hold
     /// completely; false leaves it to the caller's `extensions`.
@@ -50,7 +51,7 @@ extension RPID {
             }
             return PIDFXML.fill(&statusIcon, icon)
         case "time-offset":
-            guard let text = PIDFXML.text(e, attributes: Self.fromUntil.union(["description"])),
+            guard let text = PIDFXML.text(e, attributes: Self.timeOffsetAttributes),
                 let minutes = Int(text)
             else { return false }
             timeOffsets.append(RPIDTimeOffset(

@@ -79,14 +79,11 @@ extension PresenceMapper {
         var activity = MSActivity(token: tokenRow?.token)
         if let tokenRow { report.map("rpid activities", "token \(tokenRow.token) (\(tokenRow.source))") }
         // Other texts that are neither class markers nor token texts are custom activities.
-        let reserved = Set(tables.availabilityDetail.compactMap(\.other) + tables.activityTokens.compactMap(\.other))
-        if let custom = others.first(where: { !reserved.contains($0) }) {
+        if let custom = others.first(where: { !reservedOtherTexts.contains($0) }) {
             activity.custom = [.init(custom)]
             report.map("rpid activities/other", "custom activity \"\(custom)\"")
         }
-        let known = Set(tables.pidfAvailability.compactMap { if case .token(let t) = $0.activity { t } else { nil } })
-            .union(tables.activityTokens.compactMap(\.rpid)).union(tables.availabilityDetail.flatMap(\.activities))
-        for t in tokens where !known.contains(t) { report.drop("rpid activity \(t)", "no enhanced-presence equivalent") }
+        for t in tokens where !mappedRPIDTokens.contains(t) { report.drop("rpid activity \(t)", "no enhanced-presence equivalent") }
         if activity.token != nil || !activity.custom.isEmpty { state.activities = [activity] }
 
         if let subject = activityNotes.first?.text {

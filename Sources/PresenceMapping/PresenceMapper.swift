@@ -5,8 +5,18 @@ import PresenceDocuments
 /// always give the same output and report.
 public struct PresenceMapper: Sendable {
     public let tables: MappingTables
+    /// `<other>` texts that are class markers or token texts (not custom
+    /// activities), from `availability-pidf-detail.tsv` and `activity-tokens.tsv`.
+    let reservedOtherTexts: Set<String>
+    /// RPID activity tokens some table maps to enhanced presence.
+    let mappedRPIDTokens: Set<String>
 
-    public init(tables: MappingTables) { self.tables = tables }
+    public init(tables: MappingTables) {
+        self.tables = tables
+        reservedOtherTexts = Set(tables.availabilityDetail.compactMap(\.other) + tables.activityTokens.compactMap(\.other))
+        mappedRPIDTokens = Set(tables.pidfAvailability.compactMap { if case .token(let t) = $0.activity { t } else { nil } })
+            .union(tables.activityTokens.compactMap(\.rpid)).union(tables.availabilityDetail.flatMap(\.activities))
+    }
 
     /// The state a conversion starts from: availability and activity as
     /// [MS-PRES] §3.7.5.4 takes them.
@@ -58,6 +68,8 @@ public struct PresenceMapper: Sendable {
     /// ([MS-PRES] §3.2.5.3); a document holding the same publication in several
     /// containers (a publisher's own view, §2.2.2.1) is reduced to its first copy.
     func onePublicationPerInstance(_ doc: CategoriesDocument, report: inout MappingReport) -> CategoriesDocument {
+        // A watcher's document names no containers: nothing to reduce.
+        guard doc.categories.contains(where: { $0.container != nil }) else { return doc }
         var seen: Set<String> = []
         var result = doc
         result.categories = doc.categories.filter { category in

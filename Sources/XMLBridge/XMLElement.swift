@@ -39,17 +39,88 @@ public enum XMLNode: Sendable, Hashable {
 /// names, so that extension content is written back the way it came in; they
 /// take no part in equality, which compares names, attributes (in any order)
 /// and children.
+///
+/// The fields live in one shared, copy-on-write box: copying an element (into
+/// a child list, out of one, into a decoded value) is one reference count,
+/// and a tree is freed one box per element, whatever the element holds.
 public struct XMLElement: Sendable {
-    public var name: XMLName
-    public var attributes: [XMLAttribute]
-    public var children: [XMLNode]
+    /// The fields. Only ever mutated through a uniquely referenced box
+    /// (``XMLElement/unique()``), so sharing it between values and threads is safe.
+    private final class Storage: @unchecked Sendable {
+        @exclusivity(unchecked) var name: XMLName
+        @exclusivity(unchecked) var attributes: [XMLAttribute]
+        @exclusivity(unchecked) var children: [XMLNode]
+        @exclusivity(unchecked) var prefix: String?
+        @exclusivity(unchecked) var namespaceDeclarations: [(prefix: String?, uri: String)]
+        @exclusivity(unchecked) var line: Int
+        @exclusivity(unchecked) var column: Int
+
+        init(
+            _ name: XMLName, _ attributes: [XMLAttribute], _ children: [XMLNode], _ prefix: String?,
+            _ namespaceDeclarations: [(prefix: String?, uri: String)], _ line: Int, _ column: Int
+        ) {
+            self.name = name
+            self.attributes = attributes
+            self.children = children
+            self.prefix = prefix
+            self.namespaceDeclarations = namespaceDeclarations
+            self.line = line
+            self.column = column
+        }
+
+        func copy() -> Storage {
+            Storage(name, attributes, children, prefix, namespaceDeclarations, line, column)
+        }
+    }
+
+    private var storage: Storage
+
+    /// The box, copied first if another value shares it.
+    private mutating func unique() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    public var name: XMLName {
+        get { storage.name }
+        set { unique().name = newValue }
+    }
+    public var attributes: [XMLAttribute] {
+        get { storage.attributes }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            yield &storage.attributes
+        }
+    }
+    public var children: [XMLNode] {
+        get { storage.children }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            yield &storage.children
+        }
+    }
     /// Preferred prefix when writing; `nil` writes the element in the default namespace.
-    public var prefix: String?
+    public var prefix: String? {
+        get { storage.prefix }
+        set { unique().prefix = newValue }
+    }
     /// Declarations that appeared on this element in the source (prefix `nil` = default).
-    public var namespaceDeclarations: [(prefix: String?, uri: String)]
+    public var namespaceDeclarations: [(prefix: String?, uri: String)] {
+        get { storage.namespaceDeclarations }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+            yield &storage.namespaceDeclarations
+        }
+    }
     /// Where the start tag was in the source (1-based; 0 for built elements).
-    public var line: Int = 0
-    public var column: Int = 0
+    public var line: Int {
+        get { storage.line }
+        set { unique().line = newValue }
+    }
+    public var column: Int {
+        get { storage.column }
+        set { unique().column = newValue }
+    }
 
     public init(
         _ name: XMLName,
@@ -58,11 +129,15 @@ public struct XMLElement: Sendable {
         prefix: String? = nil,
         namespaceDeclarations: [(prefix: String?, uri: String)] = []
     ) {
-        self.name = name
-        self.attributes = attributes
-        self.children = children
-        self.prefix = prefix
-        self.namespaceDeclarations = namespaceDeclarations
+        storage = Storage(name, attributes, children, prefix, namespaceDeclarations, 0, 0)
+    }
+
+    /// An element with its source position (the parser's initializer).
+    init(
+        _ name: XMLName, attributes: [XMLAttribute], prefix: String?,
+        namespaceDeclarations: [(prefix: String?, uri: String)], line: Int, column: Int
+    ) {
+        storage = Storage(name, attributes, [], prefix, namespaceDeclarations, line, column)
     }
 
     /// Child elements, in document order.
@@ -72,7 +147,9 @@ public struct XMLElement: Sendable {
 
     /// Child elements with the given name.
     public func elements(_ name: XMLName) -> [XMLElement] {
-        elements.filter { $0.name == name }
+        var found: [XMLElement] = []
+        for case .element(let e) in storage.children where e.name == name { found.append(e) }
+        return found
     }
 
     /// The first child element with the given name.
@@ -98,11 +175,19 @@ public struct XMLElement: Sendable {
 
     /// The value of an attribute in no namespace.
     public subscript(attribute local: String) -> String? {
-        attribute(XMLName("", local))
+        let attributes = storage.attributes
+        for i in attributes.indices where attributes[i].name.local == local && attributes[i].name.namespace.isEmpty {
+            return attributes[i].value
+        }
+        return nil
     }
 
     public func attribute(_ name: XMLName) -> String? {
-        attributes.first { $0.name == name }?.value
+        let attributes = storage.attributes
+        for i in attributes.indices where attributes[i].name.local == name.local && attributes[i].name.namespace == name.namespace {
+            return attributes[i].value
+        }
+        return nil
     }
 
     /// Sets (or with `nil` removes) an attribute.

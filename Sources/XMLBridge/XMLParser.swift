@@ -26,15 +26,23 @@ public struct XMLLimits: Sendable, Hashable {
 /// The result is a value tree, not a DOM: libxml2 builds no tree of its own.
 public enum XMLParser {
     /// Parses a complete document and returns its root element.
-    public static func parse(_ bytes: some Collection<UInt8>, limits: XMLLimits = XMLLimits()) throws(XMLError) -> XMLElement {
+    ///
+    /// Namespace URIs found in `vocabulary` are handed out as the vocabulary's
+    /// own `String` instances, so that comparing them with the same constants
+    /// later takes the identity fast path instead of comparing bytes.
+    public static func parse(
+        _ bytes: some Collection<UInt8>, limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
+    ) throws(XMLError) -> XMLElement {
         let result: Result<XMLElement, XMLError> = bytes.withContiguousStorageIfAvailable { buffer in
-            parseBuffer(UnsafeRawBufferPointer(buffer), limits: limits)
-        } ?? Array(bytes).withUnsafeBytes { parseBuffer($0, limits: limits) }
+            parseBuffer(UnsafeRawBufferPointer(buffer), limits: limits, vocabulary: vocabulary)
+        } ?? Array(bytes).withUnsafeBytes { parseBuffer($0, limits: limits, vocabulary: vocabulary) }
         return try result.get()
     }
 
-    public static func parse(_ string: String, limits: XMLLimits = XMLLimits()) throws(XMLError) -> XMLElement {
-        try parse(Array(string.utf8), limits: limits)
+    public static func parse(
+        _ string: String, limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
+    ) throws(XMLError) -> XMLElement {
+        try parse(Array(string.utf8), limits: limits, vocabulary: vocabulary)
     }
 
     /// Whether libxml2 hands SAX2 attribute values over with each `&` still
@@ -46,17 +54,51 @@ public enum XMLParser {
     /// decides, instead of a version check.
     private static let attributesKeepAmpersandReferences: Bool = {
         let probe = Array(#"<p a="&amp;"/>"#.utf8)
-        let result = probe.withUnsafeBytes { parseBuffer($0, limits: XMLLimits(), decodeAmpersands: false) }
+        let result = probe.withUnsafeBytes {
+            parseBuffer($0, limits: XMLLimits(), vocabulary: XMLVocabulary(), decodeAmpersands: false)
+        }
         guard case .success(let element) = result else { return true }
         return element[attribute: "a"] == "&#38;"
     }()
 
-    private static func parseBuffer(_ buffer: UnsafeRawBufferPointer, limits: XMLLimits) -> Result<XMLElement, XMLError> {
-        parseBuffer(buffer, limits: limits, decodeAmpersands: attributesKeepAmpersandReferences)
+    private static func parseBuffer(
+        _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary
+    ) -> Result<XMLElement, XMLError> {
+        parseBuffer(buffer, limits: limits, vocabulary: vocabulary, decodeAmpersands: attributesKeepAmpersandReferences)
     }
 
+    /// The SAX2 callbacks, set up once. Each one finds the ``TreeBuilder``
+    /// through the parser's user data.
+    nonisolated(unsafe) private static let handler: xmlSAXHandler = {
+        var handler = xmlSAXHandler()
+        handler.initialized = XML_SAX2_MAGIC
+        handler.startElementNs = { ctx, localname, prefix, uri, nbNamespaces, namespaces, nbAttributes, _, attributes in
+            TreeBuilder.from(ctx).pointee.start(
+                localname: localname, prefix: prefix, uri: uri,
+                nbNamespaces: Int(nbNamespaces), namespaces: namespaces,
+                nbAttributes: Int(nbAttributes), attributes: attributes)
+        }
+        handler.endElementNs = { ctx, _, _, _ in TreeBuilder.from(ctx).pointee.end() }
+        handler.characters = { ctx, chars, len in TreeBuilder.from(ctx).pointee.characters(chars, Int(len)) }
+        handler.cdataBlock = { ctx, chars, len in TreeBuilder.from(ctx).pointee.characters(chars, Int(len)) }
+        handler.internalSubset = { ctx, _, _, _ in
+            TreeBuilder.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
+        }
+        handler.externalSubset = { ctx, _, _, _ in
+            TreeBuilder.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
+        }
+        handler.entityDecl = { ctx, _, _, _, _, _ in
+            TreeBuilder.from(ctx).pointee.fail(.doctypeForbidden, "entity declarations are not accepted")
+        }
+        handler.serror = { ctx, error in
+            guard let ctx, let error else { return }
+            ctx.assumingMemoryBound(to: TreeBuilder.self).pointee.libxmlError(error.pointee)
+        }
+        return handler
+    }()
+
     private static func parseBuffer(
-        _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, decodeAmpersands: Bool
+        _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool
     ) -> Result<XMLElement, XMLError> {
         guard buffer.count <= limits.maxBytes else {
             return .failure(XMLError(.tooLarge, "document is \(buffer.count) bytes; the limit is \(limits.maxBytes)"))
@@ -68,32 +110,6 @@ public enum XMLParser {
             return .failure(XMLError(.notWellFormed, "document is empty", line: 1, column: 1))
         }
         LibXML.initialize()
-        let builder = TreeBuilder(limits: limits, decodeAmpersands: decodeAmpersands)
-        var handler = xmlSAXHandler()
-        handler.initialized = XML_SAX2_MAGIC
-        handler.startElementNs = { ctx, localname, prefix, uri, nbNamespaces, namespaces, nbAttributes, _, attributes in
-            TreeBuilder.from(ctx).start(
-                localname: localname, prefix: prefix, uri: uri,
-                nbNamespaces: Int(nbNamespaces), namespaces: namespaces,
-                nbAttributes: Int(nbAttributes), attributes: attributes)
-        }
-        handler.endElementNs = { ctx, _, _, _ in TreeBuilder.from(ctx).end() }
-        handler.characters = { ctx, chars, len in TreeBuilder.from(ctx).characters(chars, Int(len)) }
-        handler.cdataBlock = { ctx, chars, len in TreeBuilder.from(ctx).characters(chars, Int(len)) }
-        handler.internalSubset = { ctx, _, _, _ in
-            TreeBuilder.from(ctx).fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
-        }
-        handler.externalSubset = { ctx, _, _, _ in
-            TreeBuilder.from(ctx).fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
-        }
-        handler.entityDecl = { ctx, _, _, _, _, _ in
-            TreeBuilder.from(ctx).fail(.doctypeForbidden, "entity declarations are not accepted")
-        }
-        handler.serror = { ctx, error in
-            guard let ctx, let error else { return }
-            let builder = Unmanaged<TreeBuilder>.fromOpaque(ctx).takeUnretainedValue()
-            builder.libxmlError(error.pointee)
-        }
 
         // A memory parser over the whole buffer (the input is complete; a push
         // parser would only add chunk bookkeeping), with our handler in place
@@ -113,25 +129,59 @@ public enum XMLParser {
             xmlFreeParserCtxt(ctxt)
         }
         sax.pointee = handler
-        ctxt.pointee.userData = Unmanaged.passUnretained(builder).toOpaque()
         // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
         // no HUGE (libxml2's own limits stay), no network.
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue)
         xmlCtxtUseOptions(ctxt, options)
-        builder.context = ctxt
-        _ = withExtendedLifetime(builder) { xmlParseDocument(ctxt) }
-        if let error = builder.error { return .failure(error) }
-        guard ctxt.pointee.wellFormed != 0, let root = builder.root else {
-            return .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))
+        // The builder lives on this stack frame for the whole parse; the
+        // callbacks reach it through a pointer (a plain struct, so no
+        // dynamic exclusivity bookkeeping on every event).
+        var builder = TreeBuilder(limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt)
+        return withUnsafeMutablePointer(to: &builder) { pointer -> Result<XMLElement, XMLError> in
+            ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
+            xmlParseDocument(ctxt)
+            ctxt.pointee.userData = nil
+            if let error = pointer.pointee.error { return .failure(error) }
+            guard ctxt.pointee.wellFormed != 0, let root = pointer.pointee.root else {
+                return .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))
+            }
+            return .success(root)
         }
-        return .success(root)
+    }
+}
+
+/// Strings a parse hands out by identity: namespace URIs equal to one of
+/// these come back as this very `String`, so later comparisons with the same
+/// constant are a pointer compare. Any URI not listed is read as usual; the
+/// vocabulary changes speed, never results.
+public struct XMLVocabulary: Sendable {
+    /// The namespace URIs, with their UTF-8 lengths for a quick first test.
+    let namespaces: [(count: Int, uri: String)]
+
+    public init(namespaces: [String] = []) {
+        self.namespaces = namespaces.map { ($0.utf8.count, $0) }
+    }
+
+    /// The listed string equal to the `count` bytes at `p`, if any.
+    func match(_ p: UnsafePointer<xmlChar>, count: Int) -> String? {
+        for entry in namespaces where entry.count == count {
+            var uri = entry.uri
+            let equal = uri.withUTF8 { bytes in
+                for i in 0..<count where bytes[i] != p[i] { return false }
+                return true
+            }
+            if equal { return entry.uri }
+        }
+        return nil
     }
 }
 
 /// Receives SAX2 events and builds the value tree.
-private final class TreeBuilder {
+private struct TreeBuilder {
     let limits: XMLLimits
-    var context: xmlParserCtxtPtr?
+    let vocabulary: XMLVocabulary
+    let context: xmlParserCtxtPtr
+    /// Open elements, outermost first.
     var stack: [XMLElement] = []
     var pendingText: [UInt8] = []
     var root: XMLElement?
@@ -141,43 +191,44 @@ private final class TreeBuilder {
     /// See `XMLParser.attributesKeepAmpersandReferences`.
     let decodeAmpersands: Bool
 
-    init(limits: XMLLimits, decodeAmpersands: Bool) {
+    init(limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, context: xmlParserCtxtPtr) {
         self.limits = limits
+        self.vocabulary = vocabulary
         self.decodeAmpersands = decodeAmpersands
+        self.context = context
+        stack.reserveCapacity(16)
     }
 
-    static func from(_ ctx: UnsafeMutableRawPointer?) -> TreeBuilder {
+    static func from(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<TreeBuilder> {
         // The parser is always created with this builder as its user data.
-        Unmanaged<TreeBuilder>.fromOpaque(ctx.unsafelyUnwrapped).takeUnretainedValue()
+        ctx.unsafelyUnwrapped.assumingMemoryBound(to: TreeBuilder.self)
     }
 
-    func fail(_ code: XMLError.Code, _ message: String) {
+    mutating func fail(_ code: XMLError.Code, _ message: String) {
         guard error == nil else { return }
-        var line = 0, column = 0
-        if let context {
-            line = Int(xmlSAX2GetLineNumber(context))
-            column = Int(xmlSAX2GetColumnNumber(context))
-            xmlStopParser(context)
-        }
+        let line = Int(xmlSAX2GetLineNumber(context))
+        let column = Int(xmlSAX2GetColumnNumber(context))
+        xmlStopParser(context)
         error = XMLError(code, message, line: line, column: column)
     }
 
-    func libxmlError(_ e: xmlError) {
+    mutating func libxmlError(_ e: xmlError) {
         guard error == nil, e.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
         var message = e.message.map { String(cString: $0) } ?? "parse error"
         while message.last == "\n" { message.removeLast() }
         error = XMLError(.notWellFormed, message, line: Int(e.line), column: Int(e.int2))
     }
 
-    func flushText() {
+    mutating func flushText() {
         guard !pendingText.isEmpty else { return }
         if !stack.isEmpty {
-            stack[stack.count - 1].children.append(.text(String(decoding: pendingText, as: UTF8.self)))
+            let text = pendingText.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+            stack[stack.count - 1].children.append(.text(text))
         }
         pendingText.removeAll(keepingCapacity: true)
     }
 
-    func start(
+    mutating func start(
         localname: UnsafePointer<xmlChar>?, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
         nbNamespaces: Int, namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
         nbAttributes: Int, attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
@@ -191,19 +242,16 @@ private final class TreeBuilder {
             return fail(.tooDeep, "elements nested deeper than \(limits.maxDepth)")
         }
         flushText()
-        var element = XMLElement(XMLName(string(uri), string(localname)), prefix: optionalString(prefix))
-        if let context {
-            element.line = Int(xmlSAX2GetLineNumber(context))
-            element.column = Int(xmlSAX2GetColumnNumber(context))
-        }
+        var declarations: [(prefix: String?, uri: String)] = []
         if nbNamespaces > 0, let namespaces {
-            element.namespaceDeclarations.reserveCapacity(nbNamespaces)
+            declarations.reserveCapacity(nbNamespaces)
             for i in 0..<nbNamespaces {
-                element.namespaceDeclarations.append((optionalString(namespaces[2 * i]), string(namespaces[2 * i + 1])))
+                declarations.append((optionalName(namespaces[2 * i]), namespaceName(namespaces[2 * i + 1])))
             }
         }
+        var attributeList: [XMLAttribute] = []
         if nbAttributes > 0, let attributes {
-            element.attributes.reserveCapacity(nbAttributes)
+            attributeList.reserveCapacity(nbAttributes)
             for i in 0..<nbAttributes {
                 let base = 5 * i
                 let value: String
@@ -215,12 +263,15 @@ private final class TreeBuilder {
                 } else {
                     value = ""
                 }
-                element.attributes.append(XMLAttribute(
-                    XMLName(string(attributes[base + 2]), string(attributes[base])),
-                    value, prefix: optionalString(attributes[base + 1])))
+                attributeList.append(XMLAttribute(
+                    XMLName(namespaceName(attributes[base + 2]), name(attributes[base])),
+                    value, prefix: optionalName(attributes[base + 1])))
             }
         }
-        stack.append(element)
+        stack.append(XMLElement(
+            XMLName(namespaceName(uri), name(localname)), attributes: attributeList,
+            prefix: optionalName(prefix), namespaceDeclarations: declarations,
+            line: Int(xmlSAX2GetLineNumber(context)), column: Int(xmlSAX2GetColumnNumber(context))))
     }
 
     /// Turns each `&#38;` back into `&`. With entity substitution off,
@@ -246,7 +297,7 @@ private final class TreeBuilder {
         return out
     }
 
-    func end() {
+    mutating func end() {
         guard error == nil else { return }
         flushText()
         guard let element = stack.popLast() else { return }
@@ -257,34 +308,66 @@ private final class TreeBuilder {
         }
     }
 
-    func characters(_ chars: UnsafePointer<xmlChar>?, _ count: Int) {
+    mutating func characters(_ chars: UnsafePointer<xmlChar>?, _ count: Int) {
         guard error == nil, let chars, count > 0, !stack.isEmpty else { return }
         pendingText.append(contentsOf: UnsafeBufferPointer(start: chars, count: count))
     }
 
     /// Names, prefixes and namespace URIs come from the parser's dictionary,
     /// so each distinct one has one address for the whole parse: convert it
-    /// to a String once.
-    /// A presence document uses a dozen distinct names, so a short list
-    /// searched by address beats hashing.
-    private var nameAddresses: [UnsafeRawPointer] = []
+    /// to a String once. A small open-addressing table keyed by that address
+    /// (a presence document uses a few dozen distinct names; past
+    /// `nameSlots * 3 / 4` of them, further names are simply not cached).
+    private static let nameSlots = 128
+    private var nameAddresses: [UnsafeRawPointer?] = []
     private var nameStrings: [String] = []
+    private var namesCached = 0
 
-    private func string(_ p: UnsafePointer<xmlChar>?) -> String {
+    private mutating func name(_ p: UnsafePointer<xmlChar>?) -> String {
         guard let p else { return "" }
-        let address = UnsafeRawPointer(p)
-        if let i = nameAddresses.firstIndex(of: address) { return nameStrings[i] }
-        let s = String(cString: p)
-        if nameAddresses.count < 64 {
-            nameAddresses.append(address)
-            nameStrings.append(s)
-        }
-        return s
+        return cached(p) ?? remember(p, String(cString: p))
     }
 
-    private func optionalString(_ p: UnsafePointer<xmlChar>?) -> String? {
+    /// A namespace URI: the vocabulary's own instance when it lists the URI.
+    private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
+        guard let p else { return "" }
+        if let s = cached(p) { return s }
+        return remember(p, vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p))
+    }
+
+    private mutating func optionalName(_ p: UnsafePointer<xmlChar>?) -> String? {
         guard let p else { return nil }
-        return string(p)
+        return name(p)
+    }
+
+    private static func slot(_ address: UnsafeRawPointer) -> Int {
+        (Int(bitPattern: address) >> 3) & (nameSlots - 1)
+    }
+
+    private func cached(_ p: UnsafePointer<xmlChar>) -> String? {
+        guard namesCached > 0 else { return nil }
+        let address = UnsafeRawPointer(p)
+        var i = Self.slot(address)
+        while let key = nameAddresses[i] {
+            if key == address { return nameStrings[i] }
+            i = (i + 1) & (Self.nameSlots - 1)
+        }
+        return nil
+    }
+
+    private mutating func remember(_ p: UnsafePointer<xmlChar>, _ s: String) -> String {
+        guard namesCached < Self.nameSlots * 3 / 4 else { return s }
+        if namesCached == 0 {
+            nameAddresses = Array(repeating: nil, count: Self.nameSlots)
+            nameStrings = Array(repeating: "", count: Self.nameSlots)
+        }
+        let address = UnsafeRawPointer(p)
+        var i = Self.slot(address)
+        while nameAddresses[i] != nil { i = (i + 1) & (Self.nameSlots - 1) }
+        nameAddresses[i] = address
+        nameStrings[i] = s
+        namesCached += 1
+        return s
     }
 }
 

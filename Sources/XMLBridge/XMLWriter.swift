@@ -30,16 +30,17 @@ public struct XMLWriter: Sendable {
     }
 
     public func bytes(_ root: XMLElement) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(2048)
+        var out = XMLByteSink(capacity: 2048)
         if declaration {
-            out.append(contentsOf: #"<?xml version="1.0" encoding="UTF-8"?>"#.utf8)
+            out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
             if indent != nil { out.append(0x0A) }
         }
         var scope = Scope()
-        write(root, depth: 0, scope: &scope, into: &out)
+        scope.bindings.reserveCapacity(16)
+        let indentBytes = indent.map { Array($0.utf8) }
+        write(root, depth: 0, scope: &scope, indent: indentBytes, into: &out)
         if indent != nil { out.append(0x0A) }
-        return out
+        return out.finish()
     }
 
     /// Prefix bindings in force, innermost last.
@@ -47,7 +48,12 @@ public struct XMLWriter: Sendable {
         var bindings: [(prefix: String?, uri: String)] = []
         func lookup(_ prefix: String?) -> String? {
             if prefix == "xml" { return XMLWriter.xmlNamespace }
-            return bindings.last { $0.prefix == prefix }?.uri ?? (prefix == nil ? "" : nil)
+            var i = bindings.endIndex
+            while i > bindings.startIndex {
+                i -= 1
+                if bindings[i].prefix == prefix { return bindings[i].uri }
+            }
+            return prefix == nil ? "" : nil
         }
         func prefix(for uri: String) -> String?? {
             if uri == XMLWriter.xmlNamespace { return .some("xml") }
@@ -56,77 +62,79 @@ public struct XMLWriter: Sendable {
             }
             return nil
         }
+        /// Binds `prefix` to `uri` unless it already is (a new binding is a declaration to write).
+        mutating func bind(_ prefix: String?, _ uri: String) {
+            if lookup(prefix) != uri { bindings.append((prefix, uri)) }
+        }
     }
 
-    private func write(_ element: XMLElement, depth: Int, scope: inout Scope, into out: inout [UInt8]) {
+    private func write(_ element: XMLElement, depth: Int, scope: inout Scope, indent: [UInt8]?, into out: inout XMLByteSink) {
+        // The bindings this element adds are its declarations: scope.bindings[saved...].
         let saved = scope.bindings.count
         defer { scope.bindings.removeLast(scope.bindings.count - saved) }
-        var declarations: [(prefix: String?, uri: String)] = []
-        func bind(_ prefix: String?, _ uri: String) {
-            if scope.lookup(prefix) != uri {
-                scope.bindings.append((prefix, uri))
-                declarations.append((prefix, uri))
-            }
-        }
         // The element's own prefix: a hint that cannot be declared (`xmlns`, or
         // `xml` for another namespace; Namespaces in XML 1.0 §3) is dropped, and
         // the XML namespace is always written with its predeclared `xml` prefix.
-        var elementPrefix = element.prefix.flatMap { Self.canDeclare($0, element.name.namespace) ? $0 : nil }
-        if element.name.namespace == Self.xmlNamespace {
+        let namespace = element.name.namespace
+        var elementPrefix = element.prefix.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
+        if namespace == Self.xmlNamespace {
             elementPrefix = "xml"
-        } else if element.name.namespace.isEmpty {
+        } else if namespace.isEmpty {
             elementPrefix = nil
         }
         // Declarations the source had (QName-valued content may rely on them),
         // unless they would rebind the prefix this element needs or are not
         // declarable at all.
-        for d in element.namespaceDeclarations where d.prefix != elementPrefix || d.uri == element.name.namespace {
+        for d in element.namespaceDeclarations where d.prefix != elementPrefix || d.uri == namespace {
             if d.uri.isEmpty && d.prefix != nil { continue }
             if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
             if d.prefix == nil && (d.uri == Self.xmlNamespace || d.uri == Self.xmlnsNamespace) { continue }
-            bind(d.prefix, d.uri)
+            scope.bind(d.prefix, d.uri)
         }
-        if element.name.namespace == Self.xmlNamespace {
+        if namespace == Self.xmlNamespace {
             // predeclared
-        } else if element.name.namespace.isEmpty {
-            bind(nil, "")
+        } else if namespace.isEmpty {
+            scope.bind(nil, "")
         } else {
-            bind(elementPrefix, element.name.namespace)
+            scope.bind(elementPrefix, namespace)
         }
-        // Namespaced attributes need a prefix that is bound to their namespace.
+        // Namespaced attributes need a prefix that is bound to their namespace
+        // (computed only when some attribute has a namespace).
         var attributePrefixes: [String?] = []
-        attributePrefixes.reserveCapacity(element.attributes.count)
-        for attribute in element.attributes {
-            let ns = attribute.name.namespace
-            if ns.isEmpty { attributePrefixes.append(nil); continue }
-            let hint = attribute.prefix.flatMap { Self.canDeclare($0, ns) ? $0 : nil }
-            if let p = hint, scope.lookup(p) == ns {
-                attributePrefixes.append(p)
-            } else if let found = scope.prefix(for: ns) {
-                attributePrefixes.append(found)
-            } else {
-                let stem = hint ?? "ns"
-                var p = stem
-                var n = 1
-                while scope.lookup(p) != nil { p = "\(stem)\(n)"; n += 1 }
-                bind(p, ns)
-                attributePrefixes.append(p)
+        if element.attributes.contains(where: { !$0.name.namespace.isEmpty }) {
+            attributePrefixes.reserveCapacity(element.attributes.count)
+            for attribute in element.attributes {
+                let ns = attribute.name.namespace
+                if ns.isEmpty { attributePrefixes.append(nil); continue }
+                let hint = attribute.prefix.flatMap { Self.canDeclare($0, ns) ? $0 : nil }
+                if let p = hint, scope.lookup(p) == ns {
+                    attributePrefixes.append(p)
+                } else if let found = scope.prefix(for: ns) {
+                    attributePrefixes.append(found)
+                } else {
+                    let stem = hint ?? "ns"
+                    var p = stem
+                    var n = 1
+                    while scope.lookup(p) != nil { p = "\(stem)\(n)"; n += 1 }
+                    scope.bind(p, ns)
+                    attributePrefixes.append(p)
+                }
             }
         }
 
         out.append(0x3C)  // <
         appendQName(elementPrefix, element.name.local, into: &out)
-        for d in declarations {
+        for d in scope.bindings[saved...] {
             out.append(0x20)
-            out.append(contentsOf: [0x78, 0x6D, 0x6C, 0x6E, 0x73])  // xmlns
-            if let p = d.prefix { out.append(0x3A); Self.append(p, to: &out) }
+            out.append(0x78); out.append(0x6D); out.append(0x6C); out.append(0x6E); out.append(0x73)  // xmlns
+            if let p = d.prefix { out.append(0x3A); out.append(p) }
             out.append(0x3D); out.append(0x22)  // ="
             escape(d.uri, attribute: true, into: &out)
             out.append(0x22)
         }
-        for (attribute, prefix) in zip(element.attributes, attributePrefixes) {
+        for (i, attribute) in element.attributes.enumerated() {
             out.append(0x20)
-            appendQName(prefix, attribute.name.local, into: &out)
+            appendQName(attributePrefixes.isEmpty ? nil : attributePrefixes[i], attribute.name.local, into: &out)
             out.append(0x3D); out.append(0x22)  // ="
             escape(attribute.value, attribute: true, into: &out)
             out.append(0x22)
@@ -142,33 +150,29 @@ public struct XMLWriter: Sendable {
             case .text(let text):
                 escape(text, attribute: false, into: &out)
             case .element(let e):
-                if pretty { newline(depth + 1, into: &out) }
-                write(e, depth: depth + 1, scope: &scope, into: &out)
+                if pretty { newline(depth + 1, indent, into: &out) }
+                write(e, depth: depth + 1, scope: &scope, indent: indent, into: &out)
             }
         }
-        if pretty { newline(depth, into: &out) }
+        if pretty { newline(depth, indent, into: &out) }
         out.append(0x3C); out.append(0x2F)  // </
         appendQName(elementPrefix, element.name.local, into: &out)
         out.append(0x3E)
     }
 
-    private func newline(_ depth: Int, into out: inout [UInt8]) {
+    private func newline(_ depth: Int, _ indent: [UInt8]?, into out: inout XMLByteSink) {
         guard let indent else { return }
         out.append(0x0A)
-        for _ in 0..<depth { out.append(contentsOf: indent.utf8) }
+        for _ in 0..<depth { out.append(indent) }
     }
 
-    private static func append(_ string: String, to out: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { out.append(contentsOf: $0) }
+
+    private func appendQName(_ prefix: String?, _ local: String, into out: inout XMLByteSink) {
+        if let prefix { out.append(prefix); out.append(0x3A) }
+        out.append(local)
     }
 
-    private func appendQName(_ prefix: String?, _ local: String, into out: inout [UInt8]) {
-        if let prefix { Self.append(prefix, to: &out); out.append(0x3A) }
-        Self.append(local, to: &out)
-    }
-
-    private func escape(_ s: String, attribute: Bool, into out: inout [UInt8]) {
+    private func escape(_ s: String, attribute: Bool, into out: inout XMLByteSink) {
         var s = s
         s.withUTF8 { bytes in
             // Most text needs no escaping: copy runs of plain bytes at once.
@@ -188,11 +192,11 @@ public struct XMLWriter: Sendable {
                     replacement = "\u{FFFD}"
                 default: continue
                 }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
-                out.append(contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
+                out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                out.append(replacement)
                 runStart = i + 1
             }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
     }
 }

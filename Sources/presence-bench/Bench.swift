@@ -35,17 +35,34 @@ enum Bench {
         report("PIDF -> categories", convertPIDF, parsePIDF)
 
         // Where a categories -> PIDF conversion spends its time, phase by phase.
-        guard let tree = try? XMLParser.parse(categories), let doc = try? CategoriesDocument(xml: tree) else { return }
+        guard let tree = try? XMLParser.parse(categories, vocabulary: .presence), let doc = try? CategoriesDocument(xml: tree) else { return }
         let pidfDoc = mapper.pidf(from: doc, dialect: .rfc).0
         let pidfTree = pidfDoc.xml
         let phases: [(String, Double)] = [
-            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(categories) }),
+            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(categories, vocabulary: .presence) }),
             ("decode categories", rate(seconds / 2) { _ = try? CategoriesDocument(xml: tree) }),
             ("map to PIDF", rate(seconds / 2) { _ = mapper.pidf(from: doc, dialect: .rfc) }),
             ("build PIDF tree", rate(seconds / 2) { _ = pidfDoc.xml }),
             ("write PIDF bytes", rate(seconds / 2) { _ = XMLWriter().bytes(pidfTree) }),
         ]
+        print("categories -> PIDF, phase by phase:")
         for (name, r) in phases {
+            print(String(format: "  phase %-22@ %9.0f/s  (%.1f us)", name as NSString, r, 1e6 / r))
+        }
+
+        // The same for PIDF -> categories.
+        guard let pidfTree2 = try? XMLParser.parse(pidf, vocabulary: .presence), let pidfIn = try? PIDFDocument(xml: pidfTree2) else { return }
+        let categoriesDoc = mapper.categories(from: pidfIn).0
+        let categoriesTree = categoriesDoc.xml
+        let reverse: [(String, Double)] = [
+            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(pidf, vocabulary: .presence) }),
+            ("decode PIDF", rate(seconds / 2) { _ = try? PIDFDocument(xml: pidfTree2) }),
+            ("map to categories", rate(seconds / 2) { _ = mapper.categories(from: pidfIn) }),
+            ("build categories tree", rate(seconds / 2) { _ = categoriesDoc.xml }),
+            ("write categories bytes", rate(seconds / 2) { _ = XMLWriter().bytes(categoriesTree) }),
+        ]
+        print("PIDF -> categories, phase by phase:")
+        for (name, r) in reverse {
             print(String(format: "  phase %-22@ %9.0f/s  (%.1f us)", name as NSString, r, 1e6 / r))
         }
     }
@@ -53,18 +70,20 @@ enum Bench {
     static func profile(_ phase: String, _ n: Int) throws {
         let mapper = PresenceMapper(tables: try MappingTables.builtIn())
         let bytes = Array(categoriesNotify.utf8)
-        let tree = try XMLParser.parse(bytes)
+        let tree = try XMLParser.parse(bytes, vocabulary: .presence)
         let doc = try CategoriesDocument(xml: tree)
+        let pidfBytes = Array(typicalPIDF.utf8)
         for _ in 0..<n {
             switch phase {
             case "baseline": _ = LibXMLBaseline.parseAndFree(bytes)
-            case "parse": _ = try? XMLParser.parse(bytes)
+            case "baseline-pidf": _ = LibXMLBaseline.parseAndFree(pidfBytes)
+            case "parse": _ = try? XMLParser.parse(bytes, vocabulary: .presence)
             case "decode": _ = try? CategoriesDocument(xml: tree)
             case "convert": _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
             case "pidf":
-                guard let pidf = try? PIDFDocument(bytes: Array(typicalPIDF.utf8)) else { fatalError("bench input does not parse") }
+                guard let pidf = try? PIDFDocument(bytes: pidfBytes) else { fatalError("bench input does not parse") }
                 _ = mapper.categories(from: pidf).0.serialized()
-            default: fatalError("phases: baseline parse decode convert pidf")
+            default: fatalError("phases: baseline baseline-pidf parse decode convert pidf")
             }
         }
     }
