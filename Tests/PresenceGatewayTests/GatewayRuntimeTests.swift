@@ -36,8 +36,9 @@ import Testing
         init() throws {
             network = SIPLoopbackNetwork(eventLoop: loop)
             let configuration = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML)
-            let omaLayer = SIPTransactionLayer(transport: network.endpoint(Self.omaSide))
-            let enterpriseLayer = SIPTransactionLayer(transport: network.endpoint(Self.enterpriseSide))
+            let omaLayer = SIPTransactionLayer(transport: network.endpoint(Self.omaSide), configuration: GatewayRuntime.transactionConfiguration)
+            let enterpriseLayer = SIPTransactionLayer(transport: network.endpoint(Self.enterpriseSide),
+                                                      configuration: GatewayRuntime.transactionConfiguration)
             let core = GatewayCore(
                 configuration: configuration, mapper: PresenceMapper(tables: try MappingTables.builtIn()),
                 contacts: [.oma: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),
@@ -45,9 +46,9 @@ import Testing
                 ids: .random())
             runtime = GatewayRuntime(core: core, router: FederationRouter(configuration: configuration, localAddresses: ["127.0.0.1:5060", "127.0.0.1:5061"]),
                                      layers: [.oma: omaLayer, .enterprise: enterpriseLayer], eventLoop: loop)
-            runtime.start()
             kamailio = Peer(network.endpoint(SIPTarget(.udp, host: "127.0.0.1", port: 5070)))
             edge = Peer(network.endpoint(SIPTarget(.tcp, host: "127.0.0.1", port: 5062)))
+            runtime.start()
         }
 
         func run(_ seconds: Int64 = 0) { loop.advanceTime(by: .seconds(seconds)) }
@@ -74,7 +75,7 @@ import Testing
         ]), to: Setup.omaSide)
         s.run()
         // The enterprise edge receives the category SUBSCRIBE over TCP and answers with state 15500.
-        let subscribe = try #require(s.edge.requests.first { $0.method == .subscribe })
+        let subscribe = try #require(s.edge.requests.first { Self.names($0, "sip:bob@contoso.com") })
         #expect(try subscribe.headers.from?.uri.description == "sip:alice@oma.example")
         let state = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
             Category(name: .state, instance: 1, publishTime: "2026-11-22T10:00:00.000",
@@ -92,7 +93,8 @@ import Testing
         #expect(s.kamailio.responses.first?.statusCode == 200)
         let notify = try #require(s.kamailio.requests.first { $0.method == .notify })
         #expect(String(decoding: notify.body, as: UTF8.self).contains("<basic>open</basic>"))
-        #expect(s.runtime.counts.omaWatches == 1 && s.runtime.counts.enterpriseLegs == 1)
+        // One OMA watcher; two enterprise legs: its own and the demo's linked identity's.
+        #expect(s.runtime.counts.omaWatches == 1 && s.runtime.counts.enterpriseLegs == 2)
 
         // Graceful shutdown: final NOTIFY to the watcher, unsubscribe to the enterprise.
         s.runtime.shutdown()
@@ -100,9 +102,78 @@ import Testing
         let final = try #require(s.kamailio.requests.last { $0.method == .notify })
         #expect(try final.headers.subscriptionState?.state == .terminated)
         #expect(try final.headers.subscriptionState?.reason == "deactivated")
-        let unsubscribe = try #require(s.edge.requests.last { $0.method == .subscribe })
+        let unsubscribe = try #require(s.edge.requests.last { $0.method == .subscribe && $0.headers.callID == subscribe.headers.callID })
         #expect(try unsubscribe.headers.expires == 0)
         #expect(!s.runtime.isRunning)
+    }
+
+    /// Whether a category SUBSCRIBE's batch body names `resource`.
+    static func names(_ request: SIPRequest, _ resource: String) -> Bool {
+        guard request.method == .subscribe, let batch = try? BatchSubscribe(bytes: request.body) else { return false }
+        return batch.actions.contains { $0.resources.contains { $0.uri == resource } }
+    }
+
+    static func categoriesOK(_ subscribe: SIPRequest, _ uri: String, availability: UInt32, tag: String) -> SIPResponse {
+        let state = CategoriesDocument(uri: uri, categories: [
+            Category(name: .state, instance: 1, publishTime: "2026-11-22T10:00:00.000",
+                     payload: .state(MSState(type: .aggregateState, availability: availability))),
+        ])
+        var ok = SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: tag, headers: [
+            (.contact, "<sip:127.0.0.1:5062;transport=tcp>"), (.expires, "3600"),
+            (.contentType, BatchCategorySubscription.multipartContentType(boundary: "b2")),
+            (.event, "presence"), (.subscriptionState, "active;expires=3600"), (.msPiggybackCSeq, "1"),
+        ])
+        ok.body = BatchSubscribeResponse(list: RLMIList(uri: "sip:alice@oma.example"), categories: [state]).multipart(boundary: "b2").bytes
+        return ok
+    }
+
+    @Test func linkedIdentityEnterpriseStateIsPublishedToTheOMAPresenceServer() throws {
+        let s = try Setup()
+        s.run()
+        // At start the gateway subscribes to the linked enterprise identity (demo: alice@contoso.com).
+        let subscribe = try #require(s.edge.requests.first { Self.names($0, "sip:alice@contoso.com") })
+        s.edge.send(.response(Self.categoriesOK(subscribe, "sip:alice@contoso.com", availability: 15500, tag: "e1")), to: Setup.enterpriseSide)
+        s.run()
+        // …and PUBLISHes it as PIDF for the OMA identity (MS-PRES 3.7.5.4 row 9: open + away).
+        let publish = try #require(s.kamailio.requests.first { $0.method == .publish })
+        #expect(publish.uri.description == "sip:alice@oma.example")
+        #expect(try publish.headers.event?.package == "presence")
+        let pidf = String(decoding: publish.body, as: UTF8.self)
+        #expect(pidf.contains(#"entity="sip:alice@oma.example""#))
+        #expect(pidf.contains("<basic>open</basic>") && pidf.contains("away"))
+        s.kamailio.send(.response(SIPResponse(replyingTo: publish, statusCode: 200, headers: [(.sipETag, "etag-1"), (.expires, "3600")])),
+                        to: Setup.omaSide)
+        s.run()
+        // A change on the enterprise side modifies the publication under its entity-tag.
+        let benotify = try Self.parse([
+            "BENOTIFY sip:gateway@127.0.0.1:5061;transport=tcp SIP/2.0",
+            "Via: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKbn7",
+            "Max-Forwards: 70",
+            "From: <sip:alice@oma.example>;tag=e1",
+            "To: <sip:alice@oma.example>;tag=\((try subscribe.headers.from)?.tag ?? "")",
+            "Call-ID: \(subscribe.headers.callID ?? "")",
+            "CSeq: 2 BENOTIFY",
+            "Event: presence",
+            "Subscription-State: active;expires=3000",
+            "Content-Type: application/msrtc-event-categories+xml",
+        ], body: CategoriesDocument(uri: "sip:alice@contoso.com", categories: [
+            Category(name: .state, instance: 1, publishTime: "2026-11-22T10:05:00.000",
+                     payload: .state(MSState(type: .aggregateState, availability: 6500))),
+        ]).serialized())
+        s.edge.send(benotify, to: Setup.enterpriseSide)
+        s.run()
+        let modify = try #require(s.kamailio.requests.last { $0.method == .publish })
+        #expect(modify.headers[.sipIfMatch] == "etag-1")
+        #expect(String(decoding: modify.body, as: UTF8.self).contains("busy"))
+        // Shutdown removes it (Expires 0 under the entity-tag).
+        s.kamailio.send(.response(SIPResponse(replyingTo: modify, statusCode: 200, headers: [(.sipETag, "etag-2"), (.expires, "3600")])),
+                        to: Setup.omaSide)
+        s.run()
+        s.runtime.shutdown()
+        s.run()
+        let remove = try #require(s.kamailio.requests.last { $0.method == .publish })
+        #expect(try remove.headers.expires == 0)
+        #expect(remove.headers[.sipIfMatch] == "etag-2")
     }
 
     @Test func requestsForUnservedDomainsAreRefusedAtTheEdge() throws {
@@ -120,6 +191,6 @@ import Testing
         ]), to: Setup.omaSide)
         s.run()
         #expect(s.kamailio.responses.first?.statusCode == 403)
-        #expect(s.edge.received.isEmpty)
+        #expect(!s.edge.requests.contains { Self.names($0, "sip:x@elsewhere.example") })
     }
 }

@@ -27,6 +27,9 @@ extension GatewayCore {
         /// The enterprise leg carrying `resource` for this watcher; nil while none does.
         var leg: Int?
         var lastSent: [UInt8]?
+        /// Not a watcher's subscription but a linked identity's: its state is published to the
+        /// OMA side (flow 4) instead of notified.
+        var linked: Int?
     }
 
     struct EnterpriseLeg: Sendable {
@@ -70,7 +73,7 @@ extension GatewayCore {
 
     /// Puts a watch's resource into an enterprise leg: the watcher's dialog with the resource's
     /// known pool, a new batch dialog, or a single subscription.
-    private mutating func attach(_ key: Int, single forceSingle: Bool = false, now: NIODeadline) -> [Action] {
+    mutating func attach(_ key: Int, single forceSingle: Bool = false, now: NIODeadline) -> [Action] {
         guard var watch = omaWatches[key], let contact = contacts[.enterprise],
               let resourceURI = try? SIPURI(watch.resource) else { return [] }
         let pool = pools[watch.resource]
@@ -212,6 +215,7 @@ extension GatewayCore {
         state.uri = resource
         leg.categories[resource] = state
         enterpriseLegs[key] = leg
+        if let link = watch.linked { return publishLinked(link, state, now: now) }
         if let pending = watch.pending {
             watch.pending = nil
             let body = render(state, as: pending.terms.bodyType)
@@ -297,6 +301,10 @@ extension GatewayCore {
     /// with the reason mapped (RFC 6665 §4.2.2).
     private mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
         guard var watch = omaWatches[key] else { return [] }
+        if let link = watch.linked {
+            omaWatches[key] = nil
+            return linkedSourceEnded(link, now: now)
+        }
         if let pending = watch.pending {
             omaWatches[key] = nil
             let headers: SIPHeaders = retryAfter.map { [(.retryAfter, String($0))] } ?? []

@@ -37,6 +37,8 @@ public struct GatewayCore: Sendable {
         case omaWatch(Int)
         /// A category subscription toward the enterprise (flow 2).
         case enterpriseLeg(Int)
+        /// A linked identity's PIDF publication toward the OMA presence server (flow 4).
+        case linkedPublication(Int)
     }
 
     public enum Timer: Sendable, Hashable {
@@ -46,6 +48,9 @@ public struct GatewayCore: Sendable {
         case firstAnswer(Context)
         /// A leg whose unsubscribe got no final NOTIFY is forgotten (64·T1 after it was sent).
         case cleanup(Context)
+        /// A publication retries after a failure (RFC 3903 §4.4 / the client's retry policy), or a
+        /// linked identity's enterprise subscription is tried again.
+        case retry(Context)
     }
 
     public enum Action: Sendable {
@@ -74,6 +79,8 @@ public struct GatewayCore: Sendable {
     /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once: single
     /// ones from then on ([MS-PRES] §3.4.5.1.1: batch is for users of the deployment).
     var batchRefused = false
+    /// Linked identities whose enterprise state is published to the OMA presence server.
+    var linked: [Int: LinkedPublication] = [:]
     /// Dialogs by (Call-ID, local tag) for in-dialog requests.
     var dialogs: [DialogKey: Context] = [:]
     let registry: SIPEventPackageRegistry
@@ -93,7 +100,7 @@ public struct GatewayCore: Sendable {
 
     /// Active subscriptions per side, for metrics: watchers served and legs kept.
     public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) {
-        (enterpriseWatches.count, omaLegs.count, omaWatches.count, enterpriseLegs.count)
+        (enterpriseWatches.count, omaLegs.count, omaWatches.values.count { $0.linked == nil }, enterpriseLegs.count)
     }
 
     struct DialogKey: Hashable {
@@ -130,6 +137,7 @@ public struct GatewayCore: Sendable {
         case .omaWatch(let key): return refreshOMAWatch(key, request, id: id, now: now)
         case .omaLeg(let key): return omaLegNotify(key, request, id: id, now: now)
         case .enterpriseLeg(let key): return enterpriseLegNotify(key, request, id: id, now: now)
+        case .linkedPublication: return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
     }
 
@@ -141,6 +149,7 @@ public struct GatewayCore: Sendable {
         switch context {
         case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
+        case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .enterpriseWatch(let key):
             guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
@@ -166,6 +175,10 @@ public struct GatewayCore: Sendable {
         case .cleanup(.enterpriseLeg(let key)):
             removeEnterpriseLeg(key)
             return []
+        case .retry(.linkedPublication(let key)):
+            return retryLinked(key, now: now)
+        case .refresh(.linkedPublication(let key)):
+            return refreshLinked(key, now: now)
         case .expiry(let context):
             switch context {
             case .enterpriseWatch(let key):
@@ -187,6 +200,8 @@ public struct GatewayCore: Sendable {
             case .enterpriseLeg(let key):
                 guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt, end <= now else { return [] }
                 return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
+            case .linkedPublication:
+                return []
             }
         case .refresh(let context):
             switch context {
@@ -227,6 +242,7 @@ public struct GatewayCore: Sendable {
             enterpriseWatches[key] = watch
             out += apply(actions, context: .enterpriseWatch(key), now: now)
         }
+        out += removeLinkedPublications()
         for key in omaWatches.keys.sorted() {
             guard var watch = omaWatches[key] else { continue }
             if let pending = watch.pending {
@@ -236,7 +252,14 @@ public struct GatewayCore: Sendable {
                 out += detachOMAWatch(watch, now: now)
                 continue
             }
-            guard var sub = watch.subscription else { continue }
+            guard var sub = watch.subscription else {
+                // A linked identity's source subscription: unsubscribed with the rest.
+                if watch.linked != nil {
+                    omaWatches[key] = nil
+                    out += detachOMAWatch(watch, now: now)
+                }
+                continue
+            }
             let actions = sub.terminate(reason: "deactivated", now: now)
             watch.subscription = sub
             omaWatches[key] = watch

@@ -55,6 +55,20 @@ public final class GatewayRuntime: @unchecked Sendable {
         })
     }
 
+    /// The transaction layer settings for the gateway's faces: the option tags of [MS-PRES]
+    /// (batched category subscriptions `Require: adhoclist, categoryList`, notifications
+    /// `Require: eventlist`) and the body types each method carries, so the RFC 3261 §8.2 checks
+    /// (420, 415) let them through.
+    public static var transactionConfiguration: SIPTransactionLayer.Configuration {
+        let notifications = [SIPBodyType.pidf, SIPBodyType.msrtcPIDF, SIPBodyType.msrtcCategories,
+                             SIPBodyType.multipartRelated, SIPBodyType.rlmi]
+        let uas = SIPUASCoreConfiguration(
+            allowedMethods: [.subscribe, .notify, .benotify],
+            supportedExtensions: ["adhoclist", "categoryList", "eventlist", "ms-benotify", "ms-piggyback-first-notify"],
+            bodyTypes: [.subscribe: [SIPBodyType.msrtcCategoryList], .notify: notifications, .benotify: notifications])
+        return SIPTransactionLayer.Configuration(uas: uas)
+    }
+
     /// Installs the request handlers.
     public func start() {
         eventLoop.assertInEventLoop()
@@ -65,6 +79,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             }
             layer.start()
         }
+        perform(core.start(now: .now()))
     }
 
     /// Active subscriptions, as the core counts them.

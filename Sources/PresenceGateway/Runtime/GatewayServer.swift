@@ -93,7 +93,9 @@ public final class GatewayServer: @unchecked Sendable {
         let core = GatewayCore(configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
         let router = FederationRouter(configuration: configuration, localAddresses: locals)
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
-        for (side, transport) in transports { layers[side] = SIPTransactionLayer(transport: transport) }
+        for (side, transport) in transports {
+            layers[side] = SIPTransactionLayer(transport: transport, configuration: GatewayRuntime.transactionConfiguration)
+        }
         let resolve = try makeResolver()
         let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, resolve: resolve)
         try await eventLoop.submit { runtime.start() }.get()
