@@ -456,3 +456,77 @@ import Testing
         #expect(h.core.counts.enterpriseWatches == 1)
     }
 }
+
+/// Flow 4, OMA → enterprise: the gateway as presence server of linked identities.
+@Suite struct LinkedIdentityPublicationTests {
+    typealias H = GatewayCoreTests
+
+    static let yaml = GatewayConfiguration.defaultYAML.replacingOccurrences(
+        of: #"- { oma: "sip:alice@oma.example", enterprise: "sip:alice@contoso.com", publish-to-enterprise: false, publish-to-oma: true }"#,
+        with: #"- { oma: "sip:bob@oma.example", enterprise: "sip:bob@contoso.com", publish-to-enterprise: true, publish-to-oma: false }"#)
+
+    static func publish(_ body: [UInt8], cseq: Int, ifMatch: String? = nil, uri: String = "sip:bob@oma.example") throws -> SIPRequest {
+        try H.request([
+            "PUBLISH \(uri) SIP/2.0",
+            "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKp\(cseq)",
+            "Max-Forwards: 69",
+            "From: <\(uri)>;tag=pub1",
+            "To: <\(uri)>",
+            "Call-ID: pub-1",
+            "CSeq: \(cseq) PUBLISH",
+            "Event: presence",
+            "Expires: 600",
+            "Content-Type: application/pidf+xml",
+        ] + (ifMatch.map { ["SIP-If-Match: \($0)"] } ?? []), body: body)
+    }
+
+    static func publishedStates(_ service: SIPRequest) throws -> [(UInt32, UInt32?)] {
+        let body = try CategoryPublish(bytes: service.body)
+        return body.publications.compactMap { p in
+            guard p.categoryName == .state, case .state(let s)? = p.payload else { return nil }
+            return (p.container, s.availability)
+        }
+    }
+
+    @Test func omaPublicationIsServedToEnterpriseWatchersAndPublishedIntoTheEnterprise() throws {
+        var h = try H.Harness(yaml: Self.yaml)
+        let (id, first) = h.receive(try Self.publish(H.pidf("sip:bob@oma.example", activity: "busy"), cseq: 1), from: .oma)
+        let ok = try #require(H.responses(first, id).first)
+        #expect(ok.statusCode == 200)
+        let etag = try #require(ok.headers[.sipETag])
+        // SERVICE category publish for the enterprise identity: userState 6500 into containers 2 and 3.
+        let (service, serviceContext) = try #require(H.sent(first, to: .enterprise).first)
+        #expect(service.method == .service)
+        #expect(try service.headers.from?.uri.description == "sip:bob@contoso.com")
+        #expect(try service.headers.to?.uri.description == "sip:bob@contoso.com")
+        let states = try Self.publishedStates(service)
+        #expect(states.map(\.0) == [2, 3])
+        #expect(states.allSatisfy { $0.1 == 6500 })
+        _ = h.core.receive(SIPResponse(replyingTo: service, statusCode: 200, toTag: "svc"), to: service, context: serviceContext, now: h.now)
+
+        // An enterprise watcher of bob@oma.example is served from the publication: no OMA SUBSCRIBE.
+        let (watchID, watched) = h.receive(try H.enterpriseSubscribe(resources: ["sip:bob@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        #expect(H.sent(watched, to: .oma).isEmpty)
+        let answer = try #require(H.responses(watched, watchID).first)
+        #expect(H.availability(try H.firstCategories(answer).categories.first).0 == 6500)
+
+        // The publication is modified to "away": the watcher is notified, the enterprise re-published.
+        h.now = h.now + .seconds(5)
+        let (modID, modified) = h.receive(try Self.publish(H.pidf("sip:bob@oma.example", activity: "away"), cseq: 2, ifMatch: etag), from: .oma)
+        #expect(H.responses(modified, modID).first?.statusCode == 200)
+        let benotify = try #require(H.sent(modified, to: .enterprise).first { $0.0.method == .benotify }?.0)
+        #expect(H.availability(try CategoriesDocument(bytes: benotify.body)).0 == 15500)
+        let republish = try #require(H.sent(modified, to: .enterprise).first { $0.0.method == .service }?.0)
+        #expect(try Self.publishedStates(republish).allSatisfy { $0.1 == 15500 })
+        // The second SERVICE carries the versions the first one's 200 taught (update, not create).
+        let versions = try CategoryPublish(bytes: republish.body).publications.map(\.version)
+        #expect(versions.allSatisfy { $0 == 1 })
+    }
+
+    @Test func publishForAnIdentityTheGatewayDoesNotServeIs404() throws {
+        var h = try H.Harness(yaml: Self.yaml)
+        let (id, actions) = h.receive(try Self.publish(H.pidf("sip:carl@oma.example", activity: "busy"), cseq: 1, uri: "sip:carl@oma.example"), from: .oma)
+        #expect(H.responses(actions, id).first?.statusCode == 404)
+        #expect(H.sent(actions, to: .enterprise).isEmpty)
+    }
+}

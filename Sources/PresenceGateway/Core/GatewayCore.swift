@@ -39,6 +39,8 @@ public struct GatewayCore: Sendable {
         case enterpriseLeg(Int)
         /// A linked identity's PIDF publication toward the OMA presence server (flow 4).
         case linkedPublication(Int)
+        /// A SERVICE category publish for this enterprise identity (flow 4).
+        case servicePublish(String)
     }
 
     public enum Timer: Sendable, Hashable {
@@ -51,6 +53,8 @@ public struct GatewayCore: Sendable {
         /// A publication retries after a failure (RFC 3903 §4.4 / the client's retry policy), or a
         /// linked identity's enterprise subscription is tried again.
         case retry(Context)
+        /// An OMA publication held by the gateway's compositor expires (RFC 3903 §6).
+        case publicationExpiry(String)
     }
 
     public enum Action: Sendable {
@@ -81,6 +85,12 @@ public struct GatewayCore: Sendable {
     var batchRefused = false
     /// Linked identities whose enterprise state is published to the OMA presence server.
     var linked: [Int: LinkedPublication] = [:]
+    /// The gateway's own event state compositor, for linked identities it serves (flow 4).
+    var compositor: EventStateCompositor
+    /// Their composed state, as categories, by OMA identity.
+    var served: [String: CategoriesDocument] = [:]
+    /// SERVICE category publishers by enterprise identity.
+    var servicePublishers: [String: CategoryPublisher] = [:]
     /// Dialogs by (Call-ID, local tag) for in-dialog requests.
     var dialogs: [DialogKey: Context] = [:]
     let registry: SIPEventPackageRegistry
@@ -96,6 +106,7 @@ public struct GatewayCore: Sendable {
         presence.minimumExpires = configuration.subscriptions.minimumExpires
         presence.maximumExpires = configuration.subscriptions.maximumExpires
         self.registry = SIPEventPackageRegistry([presence])
+        self.compositor = EventStateCompositor(package: presence, acceptedBodyTypes: [SIPBodyType.pidf])
     }
 
     /// Active subscriptions per side, for metrics: watchers served and legs kept.
@@ -120,6 +131,7 @@ public struct GatewayCore: Sendable {
             }
             return inDialog(request, id: id, context: context, now: now)
         }
+        if request.method == .publish, side == .oma { return receivePublish(request, id: id, now: now) }
         guard request.method == .subscribe else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 405, toTag: ids.tag(),
                                              headers: [(.allow, "SUBSCRIBE, NOTIFY, BENOTIFY, OPTIONS")]))]
@@ -137,7 +149,7 @@ public struct GatewayCore: Sendable {
         case .omaWatch(let key): return refreshOMAWatch(key, request, id: id, now: now)
         case .omaLeg(let key): return omaLegNotify(key, request, id: id, now: now)
         case .enterpriseLeg(let key): return enterpriseLegNotify(key, request, id: id, now: now)
-        case .linkedPublication: return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        case .linkedPublication, .servicePublish: return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
     }
 
@@ -150,6 +162,7 @@ public struct GatewayCore: Sendable {
         case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
+        case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
         case .enterpriseWatch(let key):
             guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
@@ -179,6 +192,8 @@ public struct GatewayCore: Sendable {
             return retryLinked(key, now: now)
         case .refresh(.linkedPublication(let key)):
             return refreshLinked(key, now: now)
+        case .publicationExpiry(let tag):
+            return expirePublication(tag, now: now)
         case .expiry(let context):
             switch context {
             case .enterpriseWatch(let key):
@@ -200,7 +215,7 @@ public struct GatewayCore: Sendable {
             case .enterpriseLeg(let key):
                 guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt, end <= now else { return [] }
                 return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
-            case .linkedPublication:
+            case .linkedPublication, .servicePublish:
                 return []
             }
         case .refresh(let context):
@@ -327,7 +342,7 @@ public struct GatewayCore: Sendable {
                                       request: SIPRequest) -> (key: Int, actions: [Action])? {
         guard let uri = try? SIPURI(resource), let from = try? request.headers.from, let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
-        guard handling == .allow || handling == .politeBlock else { return nil }
+        guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
         var fromAddress = SIPAddress(uri: from.uri)
         fromAddress.displayName = from.displayName
         let configuration = SubscriberSubscription.Configuration(
@@ -350,7 +365,7 @@ public struct GatewayCore: Sendable {
     func view(of resource: String, leg: OMALeg?, watcher: WatcherIdentity, categories: [CategoryName]) -> CategoriesDocument {
         let policy = policy(for: resource)
         var published: [Category] = []
-        if let leg, leg.handling == .allow, let state = leg.categories {
+        if let state = state(of: resource, leg: leg, watcher: watcher) {
             let containers = policy.containers.members.isEmpty ? [0] : policy.containers.members.keys.sorted()
             for container in containers {
                 for var category in state.categories {
@@ -361,6 +376,17 @@ public struct GatewayCore: Sendable {
         }
         // `view` is nil only for block/confirm, which never get a leg; the never-published view stands in.
         return PresentityPolicy.view(of: published, uri: resource, containers: policy.containers, watcher: watcher, categories: categories)
+    }
+
+    /// The state a watcher may be shown of an OMA resource: what its OMA leg reported, or for a
+    /// resource the gateway serves itself (flow 4) what was published to it; nil when nothing is
+    /// known or the watcher is politely blocked.
+    func state(of resource: String, leg: OMALeg?, watcher: WatcherIdentity) -> CategoriesDocument? {
+        if let uri = servedLocally(resource) {
+            return policy(for: resource).subHandling(for: watcher) == .allow ? served[uri] : nil
+        }
+        guard let leg, leg.handling == .allow else { return nil }
+        return leg.categories
     }
 
     private mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {

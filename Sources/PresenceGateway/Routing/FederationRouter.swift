@@ -38,6 +38,8 @@ public struct FederationRouter: Sendable {
         /// removed and Max-Forwards decremented, and the configured next hop.
         case forward(to: GatewayConfiguration.Side, watcher: WatcherIdentity, request: SIPRequest,
                      nextHop: GatewayConfiguration.NextHop)
+        /// Handle here: a PUBLISH for a linked identity the gateway is the presence server of.
+        case local(watcher: WatcherIdentity, request: SIPRequest)
         /// Answer with this status and these extra headers.
         case reject(status: Int, reason: String, headers: SIPHeaders)
     }
@@ -101,6 +103,16 @@ public struct FederationRouter: Sendable {
             return .reject(status: 400, reason: "Bad From", headers: [])
         }
         if isBlocked(fromHost) { return .reject(status: 403, reason: "Domain Blocked", headers: []) }
+        if request.method == .publish {
+            // RFC 3903 §6 step 1: the gateway is the compositor only of the OMA identities it
+            // serves (linked identities with publish-to-enterprise); anything else is 404.
+            let target = WatcherIdentity(uri: request.uri.description, network: .federated)?.uri
+            guard arrival.side == .oma, let target,
+                  configuration.linkedIdentities.contains(where: { $0.publishToEnterprise && $0.oma == target }) else {
+                return .reject(status: 404, reason: "Not Found", headers: [])
+            }
+            return .local(watcher: watcher, request: request)
+        }
         let served = servingSide(of: targetHost)
         guard let served, served != arrival.side else {
             // No open relay: only domains served on the other side are reachable.

@@ -63,9 +63,10 @@ public final class GatewayRuntime: @unchecked Sendable {
         let notifications = [SIPBodyType.pidf, SIPBodyType.msrtcPIDF, SIPBodyType.msrtcCategories,
                              SIPBodyType.multipartRelated, SIPBodyType.rlmi]
         let uas = SIPUASCoreConfiguration(
-            allowedMethods: [.subscribe, .notify, .benotify],
+            allowedMethods: [.subscribe, .notify, .benotify, .publish],
             supportedExtensions: ["adhoclist", "categoryList", "eventlist", "ms-benotify", "ms-piggyback-first-notify"],
-            bodyTypes: [.subscribe: [SIPBodyType.msrtcCategoryList], .notify: notifications, .benotify: notifications])
+            bodyTypes: [.subscribe: [SIPBodyType.msrtcCategoryList], .notify: notifications, .benotify: notifications,
+                        .publish: [SIPBodyType.pidf]])
         return SIPTransactionLayer.Configuration(uas: uas)
     }
 
@@ -73,7 +74,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     public func start() {
         eventLoop.assertInEventLoop()
         for (side, layer) in layers {
-            layer.setRequestHandler(for: [.subscribe, .notify, .benotify]) { [self] incoming in
+            layer.setRequestHandler(for: side == .oma ? [.subscribe, .notify, .benotify, .publish] : [.subscribe, .notify, .benotify]) { [self] incoming in
                 self.eventLoop.assertInEventLoop()
                 self.handle(incoming, side: side)
             }
@@ -120,7 +121,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             rejected.increment()
             logger.info("rejected \(request.method) \(request.uri): \(status) \(reason)")
             answer(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: incoming.toTag, headers: headers))
-        case .forward(_, let watcher, let routed, _):
+        case .forward(_, let watcher, let routed, _), .local(let watcher, let routed):
             perform(core.receive(routed, id: id, from: side, watcher: watcher, now: .now()))
         }
     }
