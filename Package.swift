@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "presence-bench", targets: ["presence-bench"]),
         .executable(name: "presence-fuzz", targets: ["presence-fuzz"]),
         .executable(name: "sip-bench", targets: ["sip-bench"]),
+        .executable(name: "gateway-bench", targets: ["gateway-bench"]),
         .library(name: "PresenceMapping", targets: ["PresenceMapping"]),
     ],
     dependencies: [
@@ -125,6 +126,14 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "gateway-bench",
+            dependencies: [
+                "PresenceGateway", "PresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -1,0 +1,227 @@
+/// The gateway's own cost, in process, on one core (issue 5 §6): no sockets, so it measures what
+/// the gateway adds per message — parsing the incoming SIP bytes, the bridging core with its
+/// mapping through the tables, and writing the outgoing message — and what it keeps per bridged
+/// subscription pair.
+///
+///     swift run -c release gateway-bench [SECONDS] [PAIRS]
+///
+/// - relay, enterprise → OMA: a category BENOTIFY of an enterprise presentity in, the mapped PIDF
+///   NOTIFY to the OMA watcher out (flow 2);
+/// - relay, OMA → enterprise: a PIDF NOTIFY from the OMA presence server in, the categories
+///   BENOTIFY to the enterprise watcher out (flow 1);
+/// - memory: PAIRS (default 100,000) OMA watcher ↔ enterprise subscription pairs established
+///   through the core, resident memory before and after (/proc/self/statm), per pair.
+/// The states alternate so that every message is a real change (unchanged states are not sent).
+/// Throughput over sockets with sipp is measured separately (README, "Benchmarks").
+import Foundation
+import NIOCore
+import PresenceDocuments
+import PresenceEvents
+import PresenceGateway
+import PresenceMapping
+import SIPMessages
+
+@main
+enum GatewayBench {
+    static func main() throws {
+        let arguments = CommandLine.arguments.dropFirst()
+        let seconds = arguments.first.flatMap(Double.init) ?? 2.0
+        let pairs = arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
+        let configuration = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML.replacingOccurrences(
+            of: #"publish-to-oma: true"#, with: #"publish-to-oma: false"#))
+        let mapper = PresenceMapper(tables: try MappingTables.builtIn())
+        print("gateway-bench: \(seconds) s per relay measurement, one thread; \(pairs) pairs for memory")
+
+        var enterpriseToOMA = try Bridge.flow2(configuration: configuration, mapper: mapper, pairs: 1000)
+        let e2o = rate(seconds) { enterpriseToOMA.relayOne() }
+        print("relay enterprise BENOTIFY -> OMA PIDF NOTIFY:  \(pad(e2o)) msg/s  (parse + map + serialize)")
+        var omaToEnterprise = try Bridge.flow1(configuration: configuration, mapper: mapper, pairs: 1000)
+        let o2e = rate(seconds) { omaToEnterprise.relayOne() }
+        print("relay OMA PIDF NOTIFY -> enterprise BENOTIFY:  \(pad(o2e)) msg/s  (parse + map + serialize)")
+
+        let before = residentBytes()
+        var held = try Bridge.flow2(configuration: configuration, mapper: mapper, pairs: pairs)
+        let after = residentBytes()
+        let perPair = Double(after - before) / Double(pairs)
+        print("memory: \(pairs) bridged pairs (OMA watch + enterprise subscription): \(String(format: "%.0f", perPair)) bytes/pair "
+              + "(RSS \(before / 1_048_576) -> \(after / 1_048_576) MiB); target <= 2048  \(perPair <= 2048 ? "MET" : "NOT MET")")
+        held.keepAlive()
+    }
+
+    /// A core with `pairs` established subscriptions and the messages to drive it.
+    struct Bridge {
+        var core: GatewayCore
+        /// Per pair, the wire bytes of the two alternating incoming notifications.
+        var inputs: [([UInt8], [UInt8])]
+        var next = 0
+        var flip = false
+        var sent = 0
+        let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+
+        static func makeCore(_ configuration: GatewayConfiguration, _ mapper: PresenceMapper) throws -> GatewayCore {
+            GatewayCore(configuration: configuration, mapper: mapper,
+                        contacts: [.oma: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),
+                                   .enterprise: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5061;transport=tcp"))],
+                        ids: .random())
+        }
+
+        /// Flow 2 pairs: OMA watcher i subscribes (PIDF) to enterprise presentity i.
+        static func flow2(configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int) throws -> Bridge {
+            var core = try makeCore(configuration, mapper)
+            var inputs: [([UInt8], [UInt8])] = []
+            inputs.reserveCapacity(pairs)
+            let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+            for i in 0..<pairs {
+                let subscribe = try message("""
+                    SUBSCRIBE sip:p\(i)@contoso.com SIP/2.0\r
+                    Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKs\(i)\r
+                    Max-Forwards: 69\r
+                    From: <sip:w\(i)@oma.example>;tag=w\(i)\r
+                    To: <sip:p\(i)@contoso.com>\r
+                    Call-ID: s\(i)@oma\r
+                    CSeq: 1 SUBSCRIBE\r
+                    Contact: <sip:w\(i)@127.0.0.1:5070>\r
+                    Event: presence\r
+                    Accept: application/pidf+xml\r
+                    Expires: 3600\r
+                    Content-Length: 0\r
+                    \r\n
+                    """)
+                let watcher = WatcherIdentity(uri: "sip:w\(i)@oma.example", network: .federated)
+                let actions = core.receive(subscribe, id: UInt64(i), from: .oma, watcher: watcher, now: now)
+                guard case .send(let out, _, let context)? = actions.first(where: { if case .send = $0 { true } else { false } }) else {
+                    fatalError("no enterprise SUBSCRIBE")
+                }
+                let document = state(uri: "sip:p\(i)@contoso.com", availability: 3500)
+                let body = BatchSubscribeResponse(list: RLMIList(uri: "sip:w\(i)@oma.example"), categories: [document]).multipart(boundary: "b")
+                let ok = SIPResponse(replyingTo: out, statusCode: 200, toTag: "e\(i)", headers: [
+                    (.contact, "<sip:127.0.0.1:5062;transport=tcp>"), (.expires, "3600"),
+                    (.contentType, BatchCategorySubscription.multipartContentType(boundary: "b")), (.event, "presence"),
+                    (.subscriptionState, "active;expires=3600"), (.msPiggybackCSeq, "1"),
+                ], body: body.bytes)
+                _ = core.receive(ok, to: out, context: context, now: now)
+                guard let from = try out.headers.from, let tag = from.tag, let callID = out.headers.callID else { fatalError("bad SUBSCRIBE") }
+                func benotify(_ availability: UInt32) -> [UInt8] {
+                    let body = state(uri: "sip:p\(i)@contoso.com", availability: availability).serialized()
+                    let head = "BENOTIFY sip:gw@127.0.0.1:5061;transport=tcp SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKb\(i)\r\n"
+                        + "Max-Forwards: 70\r\nFrom: <sip:w\(i)@oma.example>;tag=e\(i)\r\nTo: <sip:w\(i)@oma.example>;tag=\(tag)\r\n"
+                        + "Call-ID: \(callID)\r\nCSeq: 2 BENOTIFY\r\nEvent: presence\r\nSubscription-State: active;expires=3000\r\n"
+                        + "Require: eventlist\r\nContent-Type: application/msrtc-event-categories+xml\r\nContent-Length: \(body.count)\r\n\r\n"
+                    return Array(head.utf8) + body
+                }
+                inputs.append((benotify(6500), benotify(15500)))
+            }
+            guard core.counts.omaWatches == pairs else { fatalError("only \(core.counts.omaWatches) of \(pairs) pairs established") }
+            return Bridge(core: core, inputs: inputs)
+        }
+
+        /// Flow 1 pairs: enterprise watcher i subscribes (categories) to OMA presentity i.
+        static func flow1(configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int) throws -> Bridge {
+            var core = try makeCore(configuration, mapper)
+            var inputs: [([UInt8], [UInt8])] = []
+            let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+            for i in 0..<pairs {
+                let batch = BatchSubscribe(uri: "sip:c\(i)@contoso.com", actions: [
+                    .init(kind: .subscribe, resources: [.init(uri: "sip:o\(i)@oma.example")], categories: [.state, .note]),
+                ]).serialized()
+                let head = "SUBSCRIBE sip:c\(i)@contoso.com SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKe\(i)\r\n"
+                    + "Max-Forwards: 69\r\nFrom: <sip:c\(i)@contoso.com>;tag=c\(i)\r\nTo: <sip:c\(i)@contoso.com>\r\nCall-ID: e\(i)@ent\r\n"
+                    + "CSeq: 1 SUBSCRIBE\r\nContact: <sip:c\(i)@127.0.0.1:5062;transport=tcp>\r\nEvent: presence\r\n"
+                    + "Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related\r\n"
+                    + "Supported: ms-benotify, ms-piggyback-first-notify, eventlist\r\nRequire: adhoclist, categoryList\r\nExpires: 3600\r\n"
+                    + "Content-Type: application/msrtc-adrl-categorylist+xml\r\nContent-Length: \(batch.count)\r\n\r\n"
+                let subscribe = try message(Array(head.utf8) + batch)
+                let watcher = WatcherIdentity(uri: "sip:c\(i)@contoso.com", network: .sameEnterprise)
+                let actions = core.receive(subscribe, id: UInt64(i), from: .enterprise, watcher: watcher, now: now)
+                guard case .send(let out, _, let context)? = actions.first(where: { if case .send = $0 { true } else { false } }) else {
+                    fatalError("no OMA SUBSCRIBE")
+                }
+                _ = core.receive(SIPResponse(replyingTo: out, statusCode: 200, toTag: "k\(i)", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                                 to: out, context: context, now: now)
+                guard let from = try out.headers.from, let tag = from.tag, let callID = out.headers.callID else { fatalError("bad SUBSCRIBE") }
+                func notify(_ activity: String, cseq: Int) -> [UInt8] {
+                    let body = Array("""
+                        <?xml version="1.0" encoding="UTF-8"?>
+                        <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model" \
+                        xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" entity="sip:o\(i)@oma.example">
+                        <tuple id="t1"><status><basic>open</basic></status></tuple>
+                        <dm:person id="p1"><rpid:activities><rpid:\(activity)/></rpid:activities></dm:person>
+                        </presence>
+                        """.utf8)
+                    let head = "NOTIFY sip:gw@127.0.0.1:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKn\(i)x\(cseq)\r\n"
+                        + "Max-Forwards: 70\r\nFrom: <sip:o\(i)@oma.example>;tag=k\(i)\r\nTo: <sip:c\(i)@contoso.com>;tag=\(tag)\r\n"
+                        + "Call-ID: \(callID)\r\nCSeq: \(cseq) NOTIFY\r\nContact: <sip:127.0.0.1:5070>\r\nEvent: presence\r\n"
+                        + "Subscription-State: active;expires=3000\r\nContent-Type: application/pidf+xml\r\nContent-Length: \(body.count)\r\n\r\n"
+                    return Array(head.utf8) + body
+                }
+                // The first NOTIFY answers the enterprise watcher; the two alternating ones follow.
+                _ = core.receive(try message(notify("away", cseq: 2)), id: UInt64(i), from: .oma, watcher: nil, now: now)
+                inputs.append((notify("busy", cseq: 3), notify("away", cseq: 4)))
+            }
+            return Bridge(core: core, inputs: inputs)
+        }
+
+        /// One incoming notification through parse → core → serialize of what goes out.
+        mutating func relayOne() -> Int {
+            let (a, b) = inputs[next]
+            guard let request = try? SIPMessage(parsing: flip ? b : a).request else { fatalError("input stopped parsing") }
+            // The same bytes come back again and again: the CSeq is raised each time, as a dialog
+            // refuses a request whose CSeq went backwards (RFC 3261 §12.2.2).
+            var stamped = request
+            sent += 1
+            if let cseq = try? request.headers.cseq { stamped.headers.set(.cseq, "\(cseq.sequence + UInt32(sent)) \(cseq.method)") }
+            let actions = core.receive(stamped, id: UInt64(sent), from: request.method == .benotify ? .enterprise : .oma, watcher: nil, now: now)
+            var bytes = 0
+            for case .send(let out, _, _) in actions { bytes += SIPMessage.request(out).serialized().count }
+            guard bytes > 0 else { fatalError("no notification relayed") }
+            next += 1
+            if next == inputs.count {
+                next = 0
+                flip.toggle()
+            }
+            return bytes
+        }
+
+        func keepAlive() { withExtendedLifetime(core) {} }
+    }
+
+    static func state(uri: String, availability: UInt32) -> CategoriesDocument {
+        CategoriesDocument(uri: uri, categories: [
+            Category(name: .state, instance: 1, publishTime: "2026-11-22T10:00:00.000",
+                     payload: .state(MSState(type: .aggregateState, availability: availability))),
+        ])
+    }
+
+    static func message(_ text: String) throws -> SIPRequest { try message(Array(text.utf8)) }
+
+    static func message(_ bytes: [UInt8]) throws -> SIPRequest {
+        guard let request = try SIPMessage(parsing: bytes).request else { fatalError("not a request") }
+        return request
+    }
+
+    static func rate(_ seconds: Double, _ body: () -> Int) -> Double {
+        var count = 0
+        var sink = 0
+        let start = DispatchTime.now().uptimeNanoseconds
+        let end = start + UInt64(seconds * 1e9)
+        var now = start
+        while now < end {
+            for _ in 0..<100 { sink &+= body() }
+            count += 100
+            now = DispatchTime.now().uptimeNanoseconds
+        }
+        if sink == 42 { print("") }
+        return Double(count) / (Double(now - start) / 1e9)
+    }
+
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    static func pad(_ value: Double) -> String {
+        let s = String(Int(value + 0.5))
+        return String(repeating: " ", count: max(0, 9 - s.count)) + s
+    }
+}
