@@ -158,3 +158,12 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
         return out
     }
 }
+
+extension SIPAddress {
+    /// The same address with a ``SIPURI/detached`` URI.
+    public var detached: SIPAddress {
+        var copy = self
+        copy.uri = uri.detached
+        return copy
+    }
+}

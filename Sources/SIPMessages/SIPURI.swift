@@ -114,3 +114,13 @@ public struct SIPURI: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension SIPURI {
+    /// The same URI holding its own copy of the bytes it was parsed from, so that keeping it (in
+    /// a dialog, for hours) does not keep the whole received message alive.
+    public var detached: SIPURI {
+        var copy = self
+        copy.verbatim = verbatim.map { ArraySlice(Array($0)) }
+        return copy
+    }
+}

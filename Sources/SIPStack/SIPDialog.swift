@@ -38,15 +38,17 @@ public struct SIPDialog: Sendable, Hashable {
     /// Whether the dialog was set up over TLS with a SIPS Request-URI (§12.1.1).
     public var isSecure: Bool
 
+    /// The addresses are kept ``SIPAddress/detached``: a dialog lives for hours and must not keep
+    /// the message it was created from.
     public init(id: ID, localSequence: UInt32?, remoteSequence: UInt32?, localURI: SIPAddress,
                 remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress], isSecure: Bool = false) {
         self.id = id
         self.localSequence = localSequence
         self.remoteSequence = remoteSequence
-        self.localURI = localURI
-        self.remoteURI = remoteURI
-        self.remoteTarget = remoteTarget
-        self.routeSet = routeSet
+        self.localURI = localURI.detached
+        self.remoteURI = remoteURI.detached
+        self.remoteTarget = remoteTarget.detached
+        self.routeSet = routeSet.map(\.detached)
         self.isSecure = isSecure
     }
 }
@@ -212,7 +214,7 @@ extension SIPDialog {
         remoteSequence = cseq.sequence
         if Self.targetRefreshMethods.contains(request.method),
            let contact = (try? request.headers.contact)?.first?.address {
-            remoteTarget = contact.uri
+            remoteTarget = contact.uri.detached
         }
         return .accept
     }
@@ -222,7 +224,7 @@ extension SIPDialog {
     public mutating func receive(_ response: SIPResponse, to method: SIPMethod) {
         guard (200..<300).contains(response.statusCode), Self.targetRefreshMethods.contains(method),
               let contact = (try? response.headers.contact)?.first?.address else { return }
-        remoteTarget = contact.uri
+        remoteTarget = contact.uri.detached
     }
 
     static let targetRefreshMethods: Set<SIPMethod> = [.subscribe, .notify, .invite, .update]

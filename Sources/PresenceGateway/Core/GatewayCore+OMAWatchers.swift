@@ -26,7 +26,8 @@ extension GatewayCore {
         var subscription: NotifierSubscription?
         /// The enterprise leg carrying `resource` for this watcher; nil while none does.
         var leg: Int?
-        var lastSent: [UInt8]?
+        /// What it was last sent (to notify only on change).
+        var lastSent: BodyDigest?
         /// Not a watcher's subscription but a linked identity's: its state is published to the
         /// OMA side (flow 4) instead of notified.
         var linked: Int?
@@ -224,7 +225,7 @@ extension GatewayCore {
                     pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
                     contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
                 watch.subscription = subscription
-                watch.lastSent = body
+                watch.lastSent = BodyDigest(body)
                 dialogs[DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag)] = .omaWatch(watchKey)
                 omaWatches[watchKey] = watch
                 return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
@@ -236,8 +237,8 @@ extension GatewayCore {
         }
         guard var sub = watch.subscription else { return [] }
         let body = render(state, as: sub.terms.bodyType)
-        guard body != watch.lastSent else { return [] }
-        watch.lastSent = body
+        guard BodyDigest(body) != watch.lastSent else { return [] }
+        watch.lastSent = BodyDigest(body)
         let updates = sub.stateChanged(body: body, now: now)
         watch.subscription = sub
         omaWatches[watchKey] = watch
@@ -329,7 +330,7 @@ extension GatewayCore {
             let body = render(state, as: terms.bodyType)
             let actions = sub.refresh(request, terms: terms, body: body, now: now)
             watch.subscription = sub
-            watch.lastSent = body
+            watch.lastSent = BodyDigest(body)
             omaWatches[key] = watch
             return apply(actions, context: .omaWatch(key), now: now, id: id)
         }

@@ -87,9 +87,9 @@ extension GatewayCore {
             guard var watch = enterpriseWatches[key], var subscription = watch.subscription,
                   let wanted = subscription.resources[resource] else { continue }
             let document = view(of: resource, leg: nil, watcher: watch.watcher, categories: wanted)
-            let body = document.serialized()
-            guard watch.lastSent[resource] != body else { continue }
-            watch.lastSent[resource] = body
+            let digest = BodyDigest(document.serialized())
+            guard watch.lastSent[resource] != digest else { continue }
+            watch.lastSent[resource] = digest
             let updates = subscription.resourceChanged(document, now: now)
             watch.subscription = subscription
             enterpriseWatches[key] = watch

@@ -293,7 +293,7 @@ public struct GatewayCore: Sendable {
         /// OMA resource URI → leg key.
         var legs: [String: Int] = [:]
         /// Resource → last body sent, to notify only on change.
-        var lastSent: [String: [UInt8]] = [:]
+        var lastSent: [String: BodyDigest] = [:]
     }
 
     struct OMALeg: Sendable {
@@ -394,7 +394,7 @@ public struct GatewayCore: Sendable {
         watch.pending = nil
         let legs = omaLegs
         let watcher = watch.watcher
-        var sent: [String: [UInt8]] = [:]
+        var sent: [String: BodyDigest] = [:]
         let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
             let handling = self.policy(for: uri).subHandling(for: watcher)
             switch handling {
@@ -404,7 +404,7 @@ public struct GatewayCore: Sendable {
                 return .rejected(RLMIList.Instance(state: .pending))
             case .allow, .politeBlock:
                 let document = self.view(of: uri, leg: watch.legs[uri].flatMap { legs[$0] }, watcher: watcher, categories: categories)
-                sent[uri] = document.serialized()
+                sent[uri] = BodyDigest(document.serialized())
                 return .accepted(document)
             }
         }
@@ -517,9 +517,9 @@ public struct GatewayCore: Sendable {
         }
         guard changed, let categories = subscription.resources[leg.resource] else { return out }
         let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
-        let body = document.serialized()
-        guard watch.lastSent[leg.resource] != body else { return out }
-        watch.lastSent[leg.resource] = body
+        let digest = BodyDigest(document.serialized())
+        guard watch.lastSent[leg.resource] != digest else { return out }
+        watch.lastSent[leg.resource] = digest
         let updates = subscription.resourceChanged(document, now: now)
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
