@@ -397,6 +397,25 @@ import Testing
         #expect(Self.availability(try CategoriesDocument(bytes: benotify.body)).0 == 15500)
     }
 
+    @Test func watcherWithoutPiggybackIsAnsweredAtOnceAndNotifiedLater() throws {
+        var h = try Harness()
+        var request = try Self.enterpriseSubscribe(resources: ["sip:john@oma.example"])
+        request.headers.set(.supported, "ms-benotify, eventlist")
+        let (id, actions) = h.receive(request, from: .enterprise, network: .sameEnterprise)
+        let ok = try #require(Self.responses(actions, id).first)
+        #expect(ok.statusCode == 200)
+        #expect(ok.headers[.msPiggybackCSeq] == nil)
+        // The first notification goes out as a BENOTIFY with the categories asked, empty for now.
+        let first = try #require(Self.sent(actions, to: .enterprise).first?.0)
+        #expect(first.method == .benotify)
+        let (subscribe, context) = try #require(Self.sent(actions, to: .oma).first)
+        _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: subscribe, context: context, now: h.now)
+        let (_, later) = h.receive(try Self.omaNotify(subscribe, cseq: 2, body: Self.pidf("sip:john@oma.example", activity: "away")), from: .oma)
+        let (benotify, _) = try #require(Self.sent(later, to: .enterprise).first)
+        #expect(Self.availability(try CategoriesDocument(bytes: benotify.body)).0 == 15500)
+    }
+
     @Test func politelyBlockedEnterpriseWatcherGetsTheNeverPublishedBytes() throws {
         var h = try Harness()
         // The default policy politely blocks publicCloud watchers.

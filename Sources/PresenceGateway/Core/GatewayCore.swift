@@ -330,7 +330,10 @@ public struct GatewayCore: Sendable {
             }
         }
         enterpriseWatches[key] = watch
-        if watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) {
+        // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
+        // watcher without `ms-piggyback-first-notify` is answered at once and notified later.
+        let waits = terms.supportsPiggyback || terms.expires == 0
+        if !waits || watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) {
             return actions + answerEnterpriseWatch(key, now: now)
         }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
