@@ -12,10 +12,14 @@ import SIPTransport
 /// `scripts/bench-udp.py`).
 ///
 /// ```
-/// sip-bench serve [--host IP] [--port PORT] [--tcp]
+/// sip-bench serve [--host IP] [--port PORT] [--tcp] [--max-transactions N]
 /// ```
 ///
-/// Defaults: `--host 127.0.0.1`, `--port 5060` (0 lets the system choose). Prints exactly one
+/// Defaults: `--host 127.0.0.1`, `--port 5060` (0 lets the system choose),
+/// `--max-transactions 400000` (live server transactions; beyond, the layer answers 503). The
+/// layer's own default of 10,000 is too small for a load run: over UDP a non-INVITE server
+/// transaction stays in Completed for Timer J = 64*T1 = 32 s (RFC 3261 §17.2.2), so 10,000
+/// transactions sustain only about 310 requests/s. Prints exactly one
 /// line, `listening on HOST:PORT`, once the listeners are bound; stops on SIGINT or SIGTERM and
 /// then prints what it answered to standard error. The answer is the RFC 3261 §11.2 response to
 /// OPTIONS, made by the TU: 200 OK with the request's Via, From, Call-ID and CSeq, a To tag
@@ -26,8 +30,9 @@ extension SIPBench {
         var host = "127.0.0.1"
         var port: UInt16 = 5060
         var tcp = false
+        var maxTransactions = 400_000
 
-        static let usage = "usage: sip-bench serve [--host IP] [--port PORT] [--tcp]"
+        static let usage = "usage: sip-bench serve [--host IP] [--port PORT] [--tcp] [--max-transactions N]"
 
         init(_ arguments: [String]) throws(UsageError) {
             var rest = arguments[...]
@@ -41,6 +46,11 @@ extension SIPBench {
                         throw UsageError("--port needs a number from 0 to 65535")
                     }
                     self.port = port
+                case "--max-transactions":
+                    guard let value = rest.popFirst(), let n = Int(value), n > 0 else {
+                        throw UsageError("--max-transactions needs a positive number")
+                    }
+                    maxTransactions = n
                 case "--tcp":
                     tcp = true
                 default:
@@ -103,7 +113,9 @@ extension SIPBench {
             var layers: [SIPTransactionLayer] = []
             for transport in transports {
                 let layer = SIPTransactionLayer(
-                    transport: transport, configuration: .init(answersOptions: false))
+                    transport: transport,
+                    configuration: .init(answersOptions: false,
+                                         limits: .init(maxServerTransactions: options.maxTransactions)))
                 try await transport.eventLoop.submit {
                     layer.setRequestHandler(for: [.options]) { incoming in
                         var response = SIPResponse(replyingTo: incoming.request, statusCode: 200, toTag: incoming.toTag)

@@ -41,8 +41,10 @@ final class PeerStack: Sendable {
         self.tcp = tcp
     }
 
-    /// Starts a stack on 127.0.0.1 with UDP and TCP listeners on free ports.
-    static func start() async throws -> PeerStack {
+    /// Starts a stack on 127.0.0.1 with UDP and TCP listeners on free ports. Over UDP a
+    /// non-INVITE server transaction lives 32 s after its answer (Timer J, RFC 3261 §17.2.2), so a
+    /// load run needs `maxServerTransactions` above rate × 32 s.
+    static func start(maxServerTransactions: Int = 10_000) async throws -> PeerStack {
         let configuration = SIPNetworkTransport.Configuration(listeners: [
             .init(.udp, host: "127.0.0.1", port: 0),
             .init(.tcp, host: "127.0.0.1", port: 0),
@@ -60,7 +62,8 @@ final class PeerStack: Sendable {
             uas: SIPUASCoreConfiguration(
                 allowedMethods: [],
                 bodyTypes: [.message: ["text/plain"], .notify: ["application/pidf+xml"]]),
-            answersOptions: false)
+            answersOptions: false,
+            limits: .init(maxServerTransactions: maxServerTransactions))
         let layer = SIPTransactionLayer(transport: transport, configuration: layerConfiguration)
         let stack = PeerStack(network: network, transport: transport, layer: layer, udp: udp, tcp: tcp)
         try await network.eventLoop.submit {
