@@ -69,7 +69,17 @@ let package = Package(
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])] : []
         ),
         .target(name: "SIPMessages", dependencies: ["Multipart"], swiftSettings: strict),
-        .executableTarget(name: "sip-bench", dependencies: ["SIPMessages"], swiftSettings: strict),
+        .executableTarget(
+            name: "sip-bench",
+            dependencies: [
+                "SIPMessages", "SIPTransport", "SIPStack",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "SIPTransport",
             dependencies: [
@@ -162,6 +172,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "PeerTests",
+            dependencies: [
+                "SIPStack", "SIPTransport", "SIPMessages",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Scenarios"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -47,7 +47,15 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private let serverTLSContext: NIOSSLContext?
     private let clientTLSContext: NIOSSLContext?
 
-    private let handler = NIOLockedValueBox<(@Sendable (SIPReceivedMessage) -> Void)?>(nil)
+    /// The receiver of inbound messages, wrapped in a struct: a bare closure in the generic box
+    /// is reabstracted on every `inout` access, and each write-back wrapped it in one more thunk,
+    /// so every received message deepened the handler's call stack until the loop thread
+    /// overflowed its stack (about 12,000 messages; found by `sip-bench serve` under sipp load).
+    private struct MessageHandler: Sendable {
+        let deliver: @Sendable (SIPReceivedMessage) -> Void
+    }
+
+    private let handler = NIOLockedValueBox<MessageHandler?>(nil)
     private let boundListeners = NIOLockedValueBox<[(listener: Listener, local: SIPTarget)]>([])
 
     private enum Phase { case idle, started, shutDown }
@@ -189,7 +197,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     // MARK: - SIPTransport
 
     public func setMessageHandler(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {
-        self.handler.withLockedValue { $0 = handler }
+        self.handler.withLockedValue { $0 = MessageHandler(deliver: handler) }
     }
 
     /// The first listener of `kind`: its advertised host and port, else the bound ones. A
@@ -470,7 +478,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         metrics.increment(SIPTransportMetrics.messagesReceived, kind)
         let received = SIPReceivedMessage(message: delivered, source: source, local: local, connection: connection,
                                           peerCertificateNames: peerCertificateNames)
-        handler.withLockedValue { $0 }?(received)
+        let current = handler.withLockedValue { $0 }
+        current?.deliver(received)
     }
 
     /// 400 when a response can be formed, else drop; both counted.

@@ -1,4 +1,6 @@
-/// Parse + serialize throughput of the SIPMessages layer on one core (issue 3 §1, §6).
+/// Parse + serialize throughput of the SIPMessages layer on one core (issue 3 §1, §6), and a
+/// UDP/TCP OPTIONS responder for loopback load runs (`sip-bench serve`, see
+/// ``SIPBench/serve(_:)``).
 ///
 /// Build and run in release: `swift run -c release sip-bench [seconds] [subscribe|batch]` (the
 /// optional second argument runs one measurement only, for profiling). Each measurement parses
@@ -9,7 +11,11 @@ import SIPMessages
 
 @main
 enum SIPBench {
-    static func main() {
+    static func main() async {
+        if CommandLine.arguments.dropFirst().first == "serve" {
+            await serve(Array(CommandLine.arguments.dropFirst(2)))
+            return
+        }
         let arguments = CommandLine.arguments.dropFirst()
         let seconds = arguments.first.flatMap(Double.init) ?? 2.0
         let only = arguments.dropFirst().first

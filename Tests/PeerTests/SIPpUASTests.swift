@@ -1,0 +1,116 @@
+import SIPMessages
+import SIPStack
+import SIPTransport
+import Testing
+
+/// The stack as UAC against a sipp UAS on loopback (issue 3 §5): requests sent through the
+/// transaction layer get sipp's 200 OK over UDP and TCP, and over UDP the stack's retransmission
+/// (RFC 3261 §17.1.2.2, Timer E) gets a request through a UAS that dropped its first copy.
+@Suite("the stack as UAC against sipp", .serialized)
+struct SIPpUASTests {
+    /// A non-INVITE request as a UAC core builds it (RFC 3261 §8.1.1); the transaction layer adds
+    /// Via and Max-Forwards.
+    static func request(_ method: SIPMethod, to target: SIPTarget, callID: String) throws -> SIPRequest {
+        var headers = SIPHeaders()
+        headers.append(.from, "<sip:gateway@presence.test>;tag=peer\(callID.prefix(8))")
+        headers.append(.to, "<sip:sipp@127.0.0.1:\(target.port)>")
+        headers.append(.callID, callID)
+        headers.append(.cseq, "1 \(method.rawValue)")
+        var body: [UInt8] = []
+        if method == .message {
+            headers.append(.contentType, "text/plain")
+            body = Array("Hello from the gateway over \(target.kind.rawValue)".utf8)
+        }
+        return SIPRequest(method: method, uri: try SIPURI("sip:sipp@127.0.0.1:\(target.port)"), headers: headers, body: body)
+    }
+
+    static func callID() -> String { "\(UInt64.random(in: 1...UInt64.max))@presence.test" }
+
+    @Test(arguments: [SIPTransportKind.udp, .tcp])
+    func optionsAndMessageSentByTheStackGet200FromSippUAS(_ kind: SIPTransportKind) async throws {
+        let socketType = kind == .tcp ? SIPp.tcp : SIPp.udp
+        let port = try SIPp.freePort(socketType)
+        let sipp = try SIPp.start(scenario: "uas-200.xml", [
+            "-i", "127.0.0.1", "-p", "\(port)", "-t", kind == .tcp ? "t1" : "u1", "-m", "2",
+        ], deadline: .seconds(20))
+        let stack: PeerStack
+        do {
+            try await SIPp.waitUntilListening(port, socketType, sipp)
+            stack = try await PeerStack.start()
+        } catch {
+            sipp.process.terminate()
+            _ = await sipp.finish()
+            throw error
+        }
+        let target = SIPTarget(kind, host: "127.0.0.1", port: port)
+        var events: [SIPMethod: SIPClientTransactionEvent] = [:]
+        var requests: [SIPMethod: SIPRequest] = [:]
+        do {
+            for method in [SIPMethod.options, .message] {
+                let request = try Self.request(method, to: target, callID: Self.callID())
+                requests[method] = request
+                events[method] = try await stack.sendRequest(request, to: target, seconds: 15).0
+            }
+        } catch {
+            sipp.process.terminate()
+        }
+        let run = await sipp.finish()
+        await stack.shutdown()
+
+        #expect(run.succeeded, "\(run)")
+        for method in [SIPMethod.options, .message] {
+            guard case .response(let response)? = events[method] else {
+                Issue.record("\(method.rawValue): no response from sipp, got \(String(describing: events[method]))\n\(run)")
+                continue
+            }
+            #expect(response.statusCode == 200)
+            #expect(try response.headers.callID == requests[method]?.headers.callID)
+            #expect(try response.headers.cseq == SIPCSeq(1, method))
+            #expect(try response.headers.to?.tag?.isEmpty == false)
+        }
+        #expect(run.received("OPTIONS sip:sipp@127.0.0.1") >= 1)
+        #expect(run.received("MESSAGE sip:sipp@127.0.0.1") >= 1)
+    }
+
+    /// uas-lossy.xml leaves the first copy unanswered for 2 s; with T1 = 500 ms the stack sends
+    /// copies at 0, 0.5 and 1.5 s (Timer E doubling, RFC 3261 §17.1.2.2), and the one answered
+    /// completes the transaction with 200 well before Timer F (32 s).
+    @Test
+    func messageOverUDPGetsThroughASippUASThatDropsTheFirstCopyByTimerERetransmission() async throws {
+        let port = try SIPp.freePort(SIPp.udp)
+        let sipp = try SIPp.start(scenario: "uas-lossy.xml", [
+            "-i", "127.0.0.1", "-p", "\(port)", "-t", "u1", "-m", "1",
+        ], deadline: .seconds(20))
+        let stack: PeerStack
+        do {
+            try await SIPp.waitUntilListening(port, SIPp.udp, sipp)
+            stack = try await PeerStack.start()
+        } catch {
+            sipp.process.terminate()
+            _ = await sipp.finish()
+            throw error
+        }
+        let target = SIPTarget(.udp, host: "127.0.0.1", port: port)
+        let request = try Self.request(.message, to: target, callID: Self.callID())
+        var outcome: (SIPClientTransactionEvent, SIPClientTransactionKey)?
+        do {
+            outcome = try await stack.sendRequest(request, to: target, seconds: 15)
+        } catch {
+            sipp.process.terminate()
+        }
+        let run = await sipp.finish()
+        await stack.shutdown()
+
+        #expect(run.succeeded, "\(run)")
+        guard let (event, key) = outcome, case .response(let response) = event else {
+            Issue.record("no response from sipp: \(String(describing: outcome?.0))\n\(run)")
+            return
+        }
+        #expect(response.statusCode == 200)
+        let copies = stack.transport.requests(branch: key.branch)
+        #expect(copies.count >= 2, "the stack sent \(copies.count) copies; Timer E should have retransmitted")
+        #expect(Set(copies).count == 1, "a retransmission is the same request (RFC 3261 §17.1.2.2)")
+        #expect(run.received("MESSAGE sip:sipp@127.0.0.1") >= 2, "sipp saw the first copy and at least one retransmission")
+        #expect(run.sent("SIP/2.0 200 ") >= 1)
+    }
+}
