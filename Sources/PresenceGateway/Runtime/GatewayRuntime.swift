@@ -67,7 +67,10 @@ public final class GatewayRuntime: @unchecked Sendable {
             supportedExtensions: ["adhoclist", "categoryList", "eventlist", "ms-benotify", "ms-piggyback-first-notify"],
             bodyTypes: [.subscribe: [SIPBodyType.msrtcCategoryList], .notify: notifications, .benotify: notifications,
                         .publish: [SIPBodyType.pidf]])
-        return SIPTransactionLayer.Configuration(uas: uas)
+        // RFC 3261 Timer J keeps each answered non-INVITE transaction 32 s over UDP: the tables
+        // must hold rate × 32 s (200,000 ≈ 6,000 requests/s sustained, each way).
+        return SIPTransactionLayer.Configuration(
+            uas: uas, limits: SIPTransactionLayer.Limits(maxServerTransactions: 200_000, maxClientTransactions: 200_000))
     }
 
     /// Installs the request handlers.
