@@ -197,9 +197,12 @@ extension RPID {
         if `class` != nil || placeIs != nil || statusIcon != nil || !timeOffsets.isEmpty || userInput != nil {
             used.insert(PIDFXML.Used.rpid)
         }
-        for tokens in [mood, placeType, privacy, relationship, serviceClass, sphere] {
-            tokens?.markNamespaces(&used)
-        }
+        mood?.markNamespaces(&used)
+        placeType?.markNamespaces(&used)
+        privacy?.markNamespaces(&used)
+        relationship?.markNamespaces(&used)
+        serviceClass?.markNamespaces(&used)
+        sphere?.markNamespaces(&used)
     }
 
     /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.

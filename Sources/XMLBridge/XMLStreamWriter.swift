@@ -67,32 +67,49 @@ public struct XMLStreamWriter: ~Copyable {
     /// `xmlns` never, `xml` only to its own namespace, and neither namespace
     /// to any other prefix.
     static func canDeclare(_ prefix: String, _ uri: String) -> Bool {
-        if prefix.isEmpty || prefix == "xmlns" || uri == xmlnsNamespace { return false }
-        return (prefix == "xml") == (uri == xmlNamespace)
+        if prefix.isEmpty || same(prefix, "xmlns") || same(uri, xmlnsNamespace) { return false }
+        return same(prefix, "xml") == same(uri, xmlNamespace)
+    }
+
+    /// String equality with the UTF-8 lengths compared first: the names and
+    /// URIs compared here mostly differ in length, and `==` alone goes
+    /// through the general comparison for every pair that is not identical.
+    @inline(__always)
+    static func same(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a == b
+    }
+
+    @inline(__always)
+    static func same(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let x?, let y?): same(x, y)
+        default: false
+        }
     }
 
     /// Prefix bindings in force, innermost last.
     private struct Scope {
         var bindings: [(prefix: String?, uri: String)] = []
         func lookup(_ prefix: String?) -> String? {
-            if prefix == "xml" { return XMLStreamWriter.xmlNamespace }
+            if let prefix, XMLStreamWriter.same(prefix, "xml") { return XMLStreamWriter.xmlNamespace }
             var i = bindings.endIndex
             while i > bindings.startIndex {
                 i -= 1
-                if bindings[i].prefix == prefix { return bindings[i].uri }
+                if XMLStreamWriter.same(bindings[i].prefix, prefix) { return bindings[i].uri }
             }
             return prefix == nil ? "" : nil
         }
         func prefix(for uri: String) -> String?? {
-            if uri == XMLStreamWriter.xmlNamespace { return .some("xml") }
-            for b in bindings.reversed() where b.uri == uri && b.prefix != nil && lookup(b.prefix) == uri {
+            if XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace) { return .some("xml") }
+            for b in bindings.reversed() where XMLStreamWriter.same(b.uri, uri) && b.prefix != nil && XMLStreamWriter.same(lookup(b.prefix), uri) {
                 return .some(b.prefix)
             }
             return nil
         }
         /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
         mutating func bind(_ prefix: String?, _ uri: String) -> Bool {
-            if lookup(prefix) == uri { return false }
+            if XMLStreamWriter.same(lookup(prefix), uri) { return false }
             bindings.append((prefix, uri))
             return true
         }
@@ -113,19 +130,20 @@ public struct XMLStreamWriter: ~Copyable {
     ) {
         beginChild(element: true)
         let saved = scope.bindings.count
+        let isXMLNamespace = Self.same(namespace, Self.xmlNamespace)
         var elementPrefix = prefix.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
-        if namespace == Self.xmlNamespace {
+        if isXMLNamespace {
             elementPrefix = "xml"
         } else if namespace.isEmpty {
             elementPrefix = nil
         }
-        for d in declarations where d.prefix != elementPrefix || d.uri == namespace {
+        for d in declarations where !Self.same(d.prefix, elementPrefix) || Self.same(d.uri, namespace) {
             if d.uri.isEmpty && d.prefix != nil { continue }
             if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
-            if d.prefix == nil && (d.uri == Self.xmlNamespace || d.uri == Self.xmlnsNamespace) { continue }
+            if d.prefix == nil && (Self.same(d.uri, Self.xmlNamespace) || Self.same(d.uri, Self.xmlnsNamespace)) { continue }
             _ = scope.bind(d.prefix, d.uri)
         }
-        if namespace == Self.xmlNamespace {
+        if isXMLNamespace {
             // predeclared
         } else if namespace.isEmpty {
             _ = scope.bind(nil, "")
@@ -176,7 +194,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// The prefix for an attribute in `namespace`, declared (written) here if none is in force.
     private mutating func attributePrefix(_ namespace: String, hint: String?) -> String? {
         let hint = hint.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
-        if let p = hint, scope.lookup(p) == namespace { return p }
+        if let p = hint, Self.same(scope.lookup(p), namespace) { return p }
         if let found = scope.prefix(for: namespace) { return found }
         let stem = hint ?? "ns"
         var p = stem
@@ -205,7 +223,9 @@ public struct XMLStreamWriter: ~Copyable {
             appendQName(frame.prefix, frame.local)
             out.append(0x3E)
         }
-        scope.bindings.removeLast(scope.bindings.count - frame.savedBindings)
+        if scope.bindings.count > frame.savedBindings {
+            scope.bindings.removeLast(scope.bindings.count - frame.savedBindings)
+        }
     }
 
     /// Writes a whole value tree as the next child (or the root).
@@ -284,29 +304,47 @@ public struct XMLStreamWriter: ~Copyable {
     /// text as a reference (§2.11 would turn it into LF).
     private mutating func escape(_ s: String, attribute: Bool) {
         var s = s
+        let mask = attribute ? Self.attributeEscapes : Self.textEscapes
         s.withUTF8 { bytes in
             // Most text needs no escaping: copy runs of plain bytes at once.
+            // Every byte that may need a replacement is below 0x40, so one
+            // shift and test of `mask` tells whether to look closer.
             var runStart = 0
-            for (i, byte) in bytes.enumerated() {
+            var i = 0
+            let count = bytes.count
+            while i < count {
+                let byte = bytes[i]
+                guard byte < 0x40, mask & (1 << UInt64(byte)) != 0 else { i += 1; continue }
                 let replacement: StaticString
                 switch byte {
                 case 0x26: replacement = "&amp;"
                 case 0x3C: replacement = "&lt;"
                 case 0x3E: replacement = "&gt;"
-                case 0x22 where attribute: replacement = "&quot;"
-                case 0x09 where attribute: replacement = "&#9;"
-                case 0x0A where attribute: replacement = "&#10;"
+                case 0x22: replacement = "&quot;"
+                case 0x09: replacement = "&#9;"
+                case 0x0A: replacement = "&#10;"
                 case 0x0D: replacement = "&#13;"
-                case 0x00..<0x20 where byte != 0x09 && byte != 0x0A:
+                default:
                     // XML 1.0 §2.2 admits no other C0 control, not even as a reference: U+FFFD stands in.
                     replacement = "\u{FFFD}"
-                default: continue
                 }
                 out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
                 out.append(replacement)
-                runStart = i + 1
+                i += 1
+                runStart = i
             }
-            out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<count]))
         }
     }
+
+    /// Bit b set: byte b is replaced in character data (`&`, `<`, `>`, CR, and C0 controls but TAB and LF).
+    private static let textEscapes: UInt64 = {
+        var m: UInt64 = 0
+        for b in 0..<0x20 where b != 0x09 && b != 0x0A { m |= 1 << UInt64(b) }
+        for b in [0x26, 0x3C, 0x3E] { m |= 1 << UInt64(b) }
+        return m
+    }()
+
+    /// Bit b set: byte b is replaced in an attribute value (as in text, plus `"`, TAB and LF).
+    private static let attributeEscapes: UInt64 = textEscapes | (1 << 0x22) | (1 << 0x09) | (1 << 0x0A)
 }
