@@ -223,9 +223,7 @@ public struct XMLStreamWriter: ~Copyable {
             appendQName(frame.prefix, frame.local)
             out.append(0x3E)
         }
-        if scope.bindings.count > frame.savedBindings {
-            scope.bindings.removeLast(scope.bindings.count - frame.savedBindings)
-        }
+        while scope.bindings.count > frame.savedBindings { scope.bindings.removeLast() }
     }
 
     /// Writes a whole value tree as the next child (or the root).
@@ -309,11 +307,12 @@ public struct XMLStreamWriter: ~Copyable {
             // Most text needs no escaping: copy runs of plain bytes at once.
             // Every byte that may need a replacement is below 0x40, so one
             // shift and test of `mask` tells whether to look closer.
+            guard let base = bytes.baseAddress else { return }
             var runStart = 0
             var i = 0
             let count = bytes.count
             while i < count {
-                let byte = bytes[i]
+                let byte = base[i]
                 guard byte < 0x40, mask & (1 << UInt64(byte)) != 0 else { i += 1; continue }
                 let replacement: StaticString
                 switch byte {
