@@ -5,7 +5,7 @@
 ///
 /// The output is exactly ``XMLWriter``'s: the same declaration, the same
 /// prefix and `xmlns` choices (Namespaces in XML 1.0 §3), the same escaping
-/// (XML 1.0 §2.4, §3.3.3; C0 controls other than TAB and LF, which XML 1.0
+/// (XML 1.0 §2.4, §3.3.3; CR as `&#13;`; C0 controls other than TAB, LF and CR, which XML 1.0
 /// §2.2 does not admit even as references, become U+FFFD), and the same
 /// indentation rule: an element's children are indented when it holds
 /// elements only, which a caller states up front with `indentsChildren`
