@@ -29,9 +29,6 @@ extension CategoriesDocument {
     public var xml: XMLElement {
         .make(NS.categories, "categories", [("uri", uri)], children: categories.map(\.xml))
     }
-
-    /// The document as UTF-8 bytes (``XMLWriter`` defaults).
-    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
 }
 
 extension Category {

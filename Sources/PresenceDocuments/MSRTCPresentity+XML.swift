@@ -67,7 +67,4 @@ extension MSRTCPresentity {
         for x in extensions { e.append(x) }
         return e
     }
-
-    /// The body as UTF-8 bytes (``XMLWriter`` defaults).
-    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
 }

@@ -67,11 +67,6 @@ extension PIDFDocument {
         PIDFXML.declareNamespaces(on: &root)
         return root
     }
-
-    /// The document as UTF-8 XML with a declaration and two-space indentation.
-    public func serialized() -> [UInt8] {
-        XMLWriter().bytes(xml)
-    }
 }
 
 extension PIDFTuple {

@@ -1,0 +1,388 @@
+import XMLBridge
+
+// Direct writing of PIDF documents (RFC 3863 §4.4 with RFC 4479, 4480, 4482,
+// 5196 and [MS-PRES] §2.2.2.8.1) into an `XMLStreamWriter`, without building
+// the `xml` element tree first. The layout is the one the `xml` builders in
+// PIDFDocument+XML.swift, RPID+XML.swift and ServiceCapabilities+XML.swift
+// describe (same order, prefixes and root declarations); tests check that
+// `serialized()` equals `XMLWriter().bytes(xml)` for every vector.
+
+extension PIDFXML {
+    /// The codec prefix of each namespace it writes with a fixed prefix.
+    static let dm: String? = prefix(for: NS.dataModel)
+    static let rpidPrefix: String? = prefix(for: NS.rpid)
+    static let cipidPrefix: String? = prefix(for: NS.cipid)
+    static let capsPrefix: String? = prefix(for: NS.caps)
+    static let epPrefix: String? = prefix(for: NS.rpidStatus)
+
+    /// Bits of ``prefixes`` (in its order): which codec namespaces the written document uses.
+    struct Used {
+        var bits: UInt32 = 0
+        mutating func insert(_ index: Int) { bits |= 1 << UInt32(index) }
+        /// Marks `namespace` when it is a codec namespace (elements in it get the codec prefix).
+        mutating func insert(namespace: String) {
+            let table = PIDFXML.prefixes
+            let length = namespace.utf8.count
+            for i in table.indices where table[i].uri.utf8.count == length && table[i].uri == namespace {
+                insert(i)
+                return
+            }
+        }
+        /// Marks what ``PIDFXML/declareNamespaces(on:)`` would find in a kept element.
+        mutating func insert(tree e: XMLElement) {
+            let table = PIDFXML.prefixes
+            let namespace = e.name.namespace
+            let length = namespace.utf8.count
+            for i in table.indices where table[i].uri.utf8.count == length && table[i].uri == namespace {
+                if table[i].prefix == e.prefix { insert(i) }
+                break
+            }
+            for child in e.children { if case .element(let c) = child { insert(tree: c) } }
+        }
+        static let pidf = 0, dm = 1, rpid = 2, cipid = 3, caps = 4, ep = 6
+    }
+
+    /// A text-only element with the codec's prefix: unqualified attributes
+    /// (nil values left out), then `xml:lang`, then the text.
+    static func writeText(
+        _ w: inout XMLStreamWriter, _ namespace: String, _ prefix: String?, _ local: String, _ text: String,
+        lang: String? = nil
+    ) {
+        w.startElement(namespace, local, prefix: prefix, indentsChildren: false)
+        if let lang { w.attribute(langName, lang, prefix: "xml") }
+        w.text(text)
+        w.endElement()
+    }
+
+    static func writeNote(_ w: inout XMLStreamWriter, _ namespace: String, _ prefix: String?, _ note: PIDFNote, local: String = "note") {
+        writeText(&w, namespace, prefix, local, note.text, lang: note.lang)
+    }
+}
+
+extension PIDFDocument {
+    /// The document as UTF-8 XML with a declaration and two-space indentation,
+    /// written directly (the bytes of `XMLWriter().bytes(xml)`).
+    public func serialized() -> [UInt8] {
+        var w = XMLStreamWriter()
+        write(to: &w)
+        return w.finish()
+    }
+
+    /// Writes the `presence` element: the codec namespaces in use declared on
+    /// it in ``PIDFXML/prefixes`` order, then tuples, notes, persons, devices,
+    /// `linked-identities`, `cid`, top-level CIPID and kept extensions.
+    func write(to w: inout XMLStreamWriter) {
+        var used = PIDFXML.Used()
+        used.insert(PIDFXML.Used.pidf)
+        for t in tuples { t.markNamespaces(&used) }
+        for p in persons {
+            used.insert(PIDFXML.Used.dm)
+            p.rpid.markNamespaces(&used)
+            p.cipid.markNamespaces(&used)
+            for x in p.extensions { used.insert(tree: x) }
+        }
+        for d in devices {
+            used.insert(PIDFXML.Used.dm)
+            d.rpid.markNamespaces(&used)
+            for x in d.extensions { used.insert(tree: x) }
+        }
+        cipid.markNamespaces(&used)
+        for x in extensions { used.insert(tree: x) }
+        var declarations: [(prefix: String?, uri: String)] = []
+        declarations.reserveCapacity(8)
+        for (i, p) in PIDFXML.prefixes.enumerated() where used.bits & (1 << UInt32(i)) != 0 {
+            declarations.append((p.prefix, p.uri))
+        }
+
+        w.startElement(NS.pidf, "presence", prefix: nil, declarations: declarations)
+        w.attribute("entity", entity)
+        for t in tuples { t.write(to: &w) }
+        for n in notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
+        for p in persons { p.write(to: &w) }
+        for d in devices { d.write(to: &w) }
+        linkedIdentities?.write(to: &w)
+        if let cid { PIDFXML.writeText(&w, NS.pidf, nil, "cid", cid) }
+        cipid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        w.endElement()
+    }
+}
+
+extension PIDFTuple {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        if !deviceIDs.isEmpty { used.insert(PIDFXML.Used.dm) }
+        if let caps = status.capabilities { caps.markNamespaces(&used) }
+        status.rpid.markNamespaces(&used)
+        for x in status.extensions { used.insert(tree: x) }
+        rpid.markNamespaces(&used)
+        cipid.markNamespaces(&used)
+        for x in extensions { used.insert(tree: x) }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(NS.pidf, "tuple", prefix: nil)
+        w.attribute("id", id)
+        status.write(to: &w)
+        for d in deviceIDs { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", d) }
+        status.capabilities?.write(to: &w)
+        rpid.write(to: &w)
+        cipid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        if let contact {
+            w.startElement(NS.pidf, "contact", prefix: nil, indentsChildren: false)
+            w.attribute("priority", contact.priority)
+            w.text(contact.uri)
+            w.endElement()
+        }
+        for n in notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
+        if let timestamp { PIDFXML.writeText(&w, NS.pidf, nil, "timestamp", timestamp) }
+        w.endElement()
+    }
+}
+
+extension PIDFStatus {
+    /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(NS.pidf, "status", prefix: nil)
+        if let text = basic?.rawValue ?? unrecognizedBasic { PIDFXML.writeText(&w, NS.pidf, nil, "basic", text) }
+        rpid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        w.endElement()
+    }
+}
+
+extension PIDFPerson {
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(NS.dataModel, "person", prefix: PIDFXML.dm)
+        w.attribute("id", id)
+        rpid.write(to: &w)
+        cipid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        for n in notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
+        if let timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
+        w.endElement()
+    }
+}
+
+extension PIDFDevice {
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(NS.dataModel, "device", prefix: PIDFXML.dm)
+        w.attribute("id", id)
+        rpid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        if let deviceID { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", deviceID) }
+        for n in notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
+        if let timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
+        w.endElement()
+    }
+}
+
+extension LinkedIdentities {
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(NS.pidf, "linked-identities", prefix: nil)
+        w.attribute("primary-id", primaryID)
+        if !secondaryIdentities.isEmpty {
+            w.startElement(NS.pidf, "secondary-identities", prefix: nil)
+            for s in secondaryIdentities { PIDFXML.writeText(&w, NS.pidf, nil, "secondary-identity", s) }
+            w.endElement()
+        }
+        w.endElement()
+    }
+}
+
+extension RPID {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        if !legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
+        for a in activities { a.markNamespaces(&used) }
+        if `class` != nil || placeIs != nil || statusIcon != nil || !timeOffsets.isEmpty || userInput != nil {
+            used.insert(PIDFXML.Used.rpid)
+        }
+        mood?.markNamespaces(&used)
+        placeType?.markNamespaces(&used)
+        privacy?.markNamespaces(&used)
+        relationship?.markNamespaces(&used)
+        serviceClass?.markNamespaces(&used)
+        sphere?.markNamespaces(&used)
+    }
+
+    /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.
+    func write(to w: inout XMLStreamWriter) {
+        if !legacyActivities.isEmpty {
+            w.startElement(NS.rpidStatus, "activities", prefix: PIDFXML.epPrefix)
+            for a in legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
+            w.endElement()
+        }
+        for a in activities { a.write(to: &w, "activities") }
+        if let c = `class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
+        mood?.write(to: &w, "mood")
+        placeIs?.write(to: &w)
+        placeType?.write(to: &w, "place-type")
+        privacy?.write(to: &w, "privacy")
+        relationship?.write(to: &w, "relationship")
+        serviceClass?.write(to: &w, "service-class")
+        sphere?.write(to: &w, "sphere")
+        if let icon = statusIcon {
+            w.startElement(NS.rpid, "status-icon", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
+            w.attribute("id", icon.id)
+            w.attribute("from", icon.from)
+            w.attribute("until", icon.until)
+            w.text(icon.uri)
+            w.endElement()
+        }
+        for offset in timeOffsets {
+            w.startElement(NS.rpid, "time-offset", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
+            w.attribute("id", offset.id)
+            w.attribute("from", offset.from)
+            w.attribute("until", offset.until)
+            w.attribute("description", offset.description)
+            w.text(String(offset.minutes))
+            w.endElement()
+        }
+        if let input = userInput {
+            w.startElement(NS.rpid, "user-input", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
+            w.attribute("id", input.id)
+            w.attribute("idle-threshold", input.idleThreshold.map { String($0) })
+            w.attribute("last-input", input.lastInput)
+            w.text(input.value.rawValue)
+            w.endElement()
+        }
+    }
+}
+
+extension RPIDTokens {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.rpid)
+        for value in values {
+            switch value {
+            case .token(_, let namespace?): used.insert(namespace: namespace)
+            case .extensionElement(let x): used.insert(tree: x)
+            default: break
+            }
+        }
+    }
+
+    /// Writes the element named `local`: notes first (the schemas require it), then the values in order.
+    func write(to w: inout XMLStreamWriter, _ local: String) {
+        let mixed = values.contains { if case .text = $0 { true } else { false } }
+        w.startElement(NS.rpid, local, prefix: PIDFXML.rpidPrefix, indentsChildren: !mixed)
+        w.attribute("id", id)
+        w.attribute("from", from)
+        w.attribute("until", until)
+        for n in notes { PIDFXML.writeNote(&w, NS.rpid, PIDFXML.rpidPrefix, n) }
+        for value in values {
+            switch value {
+            case .token(let name, let namespace):
+                let ns = namespace ?? NS.rpid
+                w.startElement(ns, name, prefix: namespace == nil ? PIDFXML.rpidPrefix : PIDFXML.prefix(for: ns))
+                w.endElement()
+            case .other(let text, let lang):
+                PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "other", text, lang: lang)
+            case .text(let text): w.text(text)
+            case .extensionElement(let x): w.element(x, verbatim: true)
+            }
+        }
+        w.endElement()
+    }
+}
+
+extension RPIDPlaceIs {
+    func write(to w: inout XMLStreamWriter) {
+        let p = PIDFXML.rpidPrefix
+        w.startElement(NS.rpid, "place-is", prefix: p)
+        w.attribute("id", id)
+        w.attribute("from", from)
+        w.attribute("until", until)
+        for n in notes { PIDFXML.writeNote(&w, NS.rpid, p, n) }
+        for case (let local, let token?) in [("audio", audio), ("video", video), ("text", text)] {
+            w.startElement(NS.rpid, local, prefix: p)
+            w.startElement(NS.rpid, token, prefix: p)
+            w.endElement()
+            w.endElement()
+        }
+        w.endElement()
+    }
+}
+
+extension CIPID {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        if !displayNames.isEmpty || card != nil || homepage != nil || icon != nil || map != nil || sound != nil {
+            used.insert(PIDFXML.Used.cipid)
+        }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        let p = PIDFXML.cipidPrefix
+        for n in displayNames { PIDFXML.writeNote(&w, NS.cipid, p, n, local: "display-name") }
+        if let card { PIDFXML.writeText(&w, NS.cipid, p, "card", card) }
+        if let homepage { PIDFXML.writeText(&w, NS.cipid, p, "homepage", homepage) }
+        if let icon { PIDFXML.writeText(&w, NS.cipid, p, "icon", icon) }
+        if let map { PIDFXML.writeText(&w, NS.cipid, p, "map", map) }
+        if let sound { PIDFXML.writeText(&w, NS.cipid, p, "sound", sound) }
+    }
+}
+
+extension ServiceCapabilities {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.caps)
+        for x in extensions { used.insert(tree: x) }
+    }
+
+    private static func rank(local: String) -> Int {
+        schemaOrder.firstIndex(of: local) ?? schemaOrder.count
+    }
+
+    /// One child of `servcaps`, before ordering.
+    private enum Item {
+        case flag(Int), description(Int), type(String), list(Int), extensionElement(Int)
+    }
+
+    /// Writes `servcaps` with its children in the order of RFC 5196 §6's
+    /// schema (stable for equal ranks, as the `xml` builder sorts them).
+    func write(to w: inout XMLStreamWriter) {
+        var items: [(rank: Int, item: Item)] = []
+        items.reserveCapacity(flags.count + descriptions.count + lists.count + extensions.count)
+        for i in flags.indices { items.append((Self.rank(local: flags[i].name), .flag(i))) }
+        for i in descriptions.indices { items.append((Self.rank(local: "description"), .description(i))) }
+        for i in lists.indices {
+            if lists[i].name == "type" {
+                for t in lists[i].supported { items.append((Self.rank(local: "type"), .type(t))) }
+            } else {
+                items.append((Self.rank(local: lists[i].name), .list(i)))
+            }
+        }
+        for i in extensions.indices { items.append((Self.rank(extensions[i]), .extensionElement(i))) }
+        let ordered = items.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }
+
+        let p = PIDFXML.capsPrefix
+        w.startElement(NS.caps, "servcaps", prefix: p)
+        for (_, entry) in ordered {
+            switch entry.item {
+            case .flag(let i):
+                PIDFXML.writeText(&w, NS.caps, p, flags[i].name, flags[i].value ? "true" : "false")
+            case .description(let i):
+                PIDFXML.writeNote(&w, NS.caps, p, descriptions[i], local: "description")
+            case .type(let t):
+                PIDFXML.writeText(&w, NS.caps, p, "type", t)
+            case .list(let i):
+                let list = lists[i]
+                w.startElement(NS.caps, list.name, prefix: p)
+                for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
+                    w.startElement(NS.caps, local, prefix: p)
+                    for entry in entries {
+                        if let textName = Self.textEntry[list.name] {
+                            PIDFXML.writeText(&w, NS.caps, p, textName, entry)
+                        } else {
+                            w.startElement(NS.caps, entry, prefix: p)
+                            w.endElement()
+                        }
+                    }
+                    w.endElement()
+                }
+                w.endElement()
+            case .extensionElement(let i):
+                w.element(extensions[i], verbatim: true)
+            }
+        }
+        w.endElement()
+    }
+}

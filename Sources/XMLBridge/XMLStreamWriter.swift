@@ -1,0 +1,349 @@
+/// Writes namespace-well-formed XML 1.0 in UTF-8 straight to bytes, element
+/// by element, without a value tree: the one serializer behind both
+/// ``XMLWriter`` (which walks an ``XMLElement`` tree through it) and the
+/// document codecs that write their values directly.
+///
+/// The output is exactly ``XMLWriter``'s: the same declaration, the same
+/// prefix and `xmlns` choices (Namespaces in XML 1.0 §3), the same escaping
+/// (XML 1.0 §2.4, §3.3.3; CR as `&#13;`; C0 controls other than TAB, LF and CR, which XML 1.0
+/// §2.2 does not admit even as references, become U+FFFD), and the same
+/// indentation rule: an element's children are indented when it holds
+/// elements only, which a caller states up front with `indentsChildren`
+/// (a tree walk computes it from the children; a codec knows it).
+///
+/// ```swift
+/// var w = XMLStreamWriter()
+/// w.startElement("urn:ietf:params:xml:ns:pidf", "presence", prefix: nil)
+/// w.attribute("entity", "pres:alice@example.com")
+/// w.endElement()
+/// let bytes = w.finish()
+/// ```
+/// Attributes follow ``startElement(_:_:prefix:declarations:indentsChildren:)``
+/// before any content; a namespaced attribute that needs a new declaration
+/// should come before the unqualified ones (its `xmlns` is written where it is
+/// asked for). Calls out of that order, or an unbalanced ``endElement()``,
+/// are programming errors and are ignored rather than trapped.
+public struct XMLStreamWriter: ~Copyable {
+    private var out: XMLByteSink
+    private let indent: [UInt8]?
+    /// Prefix bindings in force, innermost last.
+    private var scope = Scope()
+    /// Open elements, innermost last.
+    private var frames: [Frame] = []
+
+    private struct Frame {
+        var prefix: String?
+        var local: String
+        /// `scope.bindings.count` before this element's declarations.
+        var savedBindings: Int
+        var indentsChildren: Bool
+        /// True until the start tag is closed with `>` (no content yet).
+        var startTagOpen: Bool
+    }
+
+    static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
+    static let xmlnsNamespace = "http://www.w3.org/2000/xmlns/"
+
+    /// A writer; `indent` nil writes no line breaks, `declaration` writes the XML declaration first.
+    public init(indent: String? = "  ", declaration: Bool = true, capacity: Int = 2048) {
+        out = XMLByteSink(capacity: capacity)
+        self.indent = indent.map { Array($0.utf8) }
+        scope.bindings.reserveCapacity(16)
+        frames.reserveCapacity(16)
+        if declaration {
+            out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
+            if indent != nil { out.append(0x0A) }
+        }
+    }
+
+    /// The document's bytes (a final line break when indenting); the writer is consumed.
+    public consuming func finish() -> [UInt8] {
+        while !frames.isEmpty { endElement() }
+        if indent != nil { out.append(0x0A) }
+        return out.finish()
+    }
+
+    /// Whether `prefix` may be bound to `uri` (Namespaces in XML 1.0 §3):
+    /// `xmlns` never, `xml` only to its own namespace, and neither namespace
+    /// to any other prefix.
+    static func canDeclare(_ prefix: String, _ uri: String) -> Bool {
+        if prefix.isEmpty || same(prefix, "xmlns") || same(uri, xmlnsNamespace) { return false }
+        return same(prefix, "xml") == same(uri, xmlNamespace)
+    }
+
+    /// String equality with the UTF-8 lengths compared first: the names and
+    /// URIs compared here mostly differ in length, and `==` alone goes
+    /// through the general comparison for every pair that is not identical.
+    @inline(__always)
+    static func same(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a == b
+    }
+
+    @inline(__always)
+    static func same(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case (let x?, let y?): same(x, y)
+        default: false
+        }
+    }
+
+    /// Prefix bindings in force, innermost last.
+    private struct Scope {
+        var bindings: [(prefix: String?, uri: String)] = []
+        func lookup(_ prefix: String?) -> String? {
+            if let prefix, XMLStreamWriter.same(prefix, "xml") { return XMLStreamWriter.xmlNamespace }
+            var i = bindings.endIndex
+            while i > bindings.startIndex {
+                i -= 1
+                if XMLStreamWriter.same(bindings[i].prefix, prefix) { return bindings[i].uri }
+            }
+            return prefix == nil ? "" : nil
+        }
+        func prefix(for uri: String) -> String?? {
+            if XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace) { return .some("xml") }
+            for b in bindings.reversed() where XMLStreamWriter.same(b.uri, uri) && b.prefix != nil && XMLStreamWriter.same(lookup(b.prefix), uri) {
+                return .some(b.prefix)
+            }
+            return nil
+        }
+        /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
+        mutating func bind(_ prefix: String?, _ uri: String) -> Bool {
+            if XMLStreamWriter.same(lookup(prefix), uri) { return false }
+            bindings.append((prefix, uri))
+            return true
+        }
+    }
+
+    // MARK: Elements
+
+    /// Opens an element and writes its start tag up to the attributes.
+    ///
+    /// `prefix` is a hint: one that cannot be declared is dropped, the XML
+    /// namespace always uses `xml`, and no namespace uses no prefix. Each of
+    /// `declarations` (the source's, which QName-valued content may rely on)
+    /// is written unless it would rebind the element's own prefix or is not
+    /// declarable; then the element's own binding when it is not in force.
+    public mutating func startElement(
+        _ namespace: String, _ local: String, prefix: String?,
+        declarations: [(prefix: String?, uri: String)] = [], indentsChildren: Bool = true
+    ) {
+        beginChild(element: true)
+        let saved = scope.bindings.count
+        let isXMLNamespace = Self.same(namespace, Self.xmlNamespace)
+        var elementPrefix = prefix.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
+        if isXMLNamespace {
+            elementPrefix = "xml"
+        } else if namespace.isEmpty {
+            elementPrefix = nil
+        }
+        for d in declarations where !Self.same(d.prefix, elementPrefix) || Self.same(d.uri, namespace) {
+            if d.uri.isEmpty && d.prefix != nil { continue }
+            if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
+            if d.prefix == nil && (Self.same(d.uri, Self.xmlNamespace) || Self.same(d.uri, Self.xmlnsNamespace)) { continue }
+            _ = scope.bind(d.prefix, d.uri)
+        }
+        if isXMLNamespace {
+            // predeclared
+        } else if namespace.isEmpty {
+            _ = scope.bind(nil, "")
+        } else {
+            _ = scope.bind(elementPrefix, namespace)
+        }
+        out.append(0x3C)  // <
+        appendQName(elementPrefix, local)
+        var i = saved
+        while i < scope.bindings.count {
+            writeDeclaration(i)
+            i += 1
+        }
+        frames.append(Frame(
+            prefix: elementPrefix, local: local, savedBindings: saved,
+            indentsChildren: indentsChildren && indent != nil, startTagOpen: true))
+    }
+
+    /// Writes an attribute in no namespace.
+    public mutating func attribute(_ local: String, _ value: String) {
+        guard frames.last?.startTagOpen == true else { return }
+        out.append(0x20)
+        out.append(local)
+        out.append(0x3D); out.append(0x22)  // ="
+        escape(value, attribute: true)
+        out.append(0x22)
+    }
+
+    /// Writes an attribute in no namespace when `value` is not nil.
+    public mutating func attribute(_ local: String, _ value: String?) {
+        if let value { attribute(local, value) }
+    }
+
+    /// Writes a namespaced attribute with a prefix bound to its namespace:
+    /// the hint when it is bound to it, else one in force, else a new
+    /// declaration (the hint, or `ns`, `ns1`, ...).
+    public mutating func attribute(_ name: XMLName, _ value: String, prefix hint: String? = nil) {
+        guard frames.last?.startTagOpen == true else { return }
+        if name.namespace.isEmpty { return attribute(name.local, value) }
+        let prefix = attributePrefix(name.namespace, hint: hint)
+        out.append(0x20)
+        appendQName(prefix, name.local)
+        out.append(0x3D); out.append(0x22)  // ="
+        escape(value, attribute: true)
+        out.append(0x22)
+    }
+
+    /// The prefix for an attribute in `namespace`, declared (written) here if none is in force.
+    private mutating func attributePrefix(_ namespace: String, hint: String?) -> String? {
+        let hint = hint.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
+        if let p = hint, Self.same(scope.lookup(p), namespace) { return p }
+        if let found = scope.prefix(for: namespace) { return found }
+        let stem = hint ?? "ns"
+        var p = stem
+        var n = 1
+        while scope.lookup(p) != nil { p = "\(stem)\(n)"; n += 1 }
+        if scope.bind(p, namespace) { writeDeclaration(scope.bindings.count - 1) }
+        return p
+    }
+
+    /// Writes character data (escaped). Empty text still closes the start
+    /// tag, so the element is written `<a></a>`, not `<a/>`.
+    public mutating func text(_ text: String) {
+        guard !frames.isEmpty else { return }
+        beginChild(element: false)
+        escape(text, attribute: false)
+    }
+
+    /// Closes the innermost element: `/>` when it has no content, else its end tag.
+    public mutating func endElement() {
+        guard let frame = frames.popLast() else { return }
+        if frame.startTagOpen {
+            out.append(0x2F); out.append(0x3E)  // />
+        } else {
+            if frame.indentsChildren { newline(frames.count) }
+            out.append(0x3C); out.append(0x2F)  // </
+            appendQName(frame.prefix, frame.local)
+            out.append(0x3E)
+        }
+        while scope.bindings.count > frame.savedBindings { scope.bindings.removeLast() }
+    }
+
+    /// Writes a whole value tree as the next child (or the root).
+    ///
+    /// `verbatim` writes every element in it as mixed content (no indentation
+    /// added inside), so extension content parses back exactly as it came.
+    public mutating func element(_ element: XMLElement, verbatim: Bool = false) {
+        let children = element.children
+        let indents = !verbatim && !children.contains { if case .text = $0 { true } else { false } }
+        let namespace = element.name.namespace
+        startElement(
+            namespace, element.name.local, prefix: element.prefix,
+            declarations: element.namespaceDeclarations, indentsChildren: indents)
+        let attributes = element.attributes
+        if attributes.contains(where: { !$0.name.namespace.isEmpty }) {
+            // Declarations for namespaced attributes come before any attribute, as the source order has them.
+            var prefixes: [String?] = []
+            prefixes.reserveCapacity(attributes.count)
+            for a in attributes {
+                prefixes.append(a.name.namespace.isEmpty ? nil : attributePrefix(a.name.namespace, hint: a.prefix))
+            }
+            for (i, a) in attributes.enumerated() {
+                out.append(0x20)
+                appendQName(prefixes[i], a.name.local)
+                out.append(0x3D); out.append(0x22)  // ="
+                escape(a.value, attribute: true)
+                out.append(0x22)
+            }
+        } else {
+            for a in attributes { attribute(a.name.local, a.value) }
+        }
+        for child in children {
+            switch child {
+            case .text(let t): text(t)
+            case .element(let e): self.element(e, verbatim: verbatim)
+            }
+        }
+        endElement()
+    }
+
+    // MARK: Bytes
+
+    /// Closes the parent's start tag if it is open, and indents an element child.
+    private mutating func beginChild(element: Bool) {
+        guard let last = frames.indices.last else { return }
+        if frames[last].startTagOpen {
+            frames[last].startTagOpen = false
+            out.append(0x3E)  // >
+        }
+        if element && frames[last].indentsChildren { newline(frames.count) }
+    }
+
+    private mutating func writeDeclaration(_ index: Int) {
+        let d = scope.bindings[index]
+        out.append(0x20)
+        out.append(0x78); out.append(0x6D); out.append(0x6C); out.append(0x6E); out.append(0x73)  // xmlns
+        if let p = d.prefix { out.append(0x3A); out.append(p) }
+        out.append(0x3D); out.append(0x22)  // ="
+        escape(d.uri, attribute: true)
+        out.append(0x22)
+    }
+
+    private mutating func newline(_ depth: Int) {
+        guard let indent else { return }
+        out.append(0x0A)
+        for _ in 0..<depth { out.append(indent) }
+    }
+
+    private mutating func appendQName(_ prefix: String?, _ local: String) {
+        if let prefix { out.append(prefix); out.append(0x3A) }
+        out.append(local)
+    }
+
+    /// XML 1.0 §2.4 (`&`, `<`, `>`), §3.3.3 (attribute values: `"`, TAB, LF
+    /// and CR as references so that normalization gives them back), CR in
+    /// text as a reference (§2.11 would turn it into LF).
+    private mutating func escape(_ s: String, attribute: Bool) {
+        var s = s
+        let mask = attribute ? Self.attributeEscapes : Self.textEscapes
+        s.withUTF8 { bytes in
+            // Most text needs no escaping: copy runs of plain bytes at once.
+            // Every byte that may need a replacement is below 0x40, so one
+            // shift and test of `mask` tells whether to look closer.
+            guard let base = bytes.baseAddress else { return }
+            var runStart = 0
+            var i = 0
+            let count = bytes.count
+            while i < count {
+                let byte = base[i]
+                guard byte < 0x40, mask & (1 << UInt64(byte)) != 0 else { i += 1; continue }
+                let replacement: StaticString
+                switch byte {
+                case 0x26: replacement = "&amp;"
+                case 0x3C: replacement = "&lt;"
+                case 0x3E: replacement = "&gt;"
+                case 0x22: replacement = "&quot;"
+                case 0x09: replacement = "&#9;"
+                case 0x0A: replacement = "&#10;"
+                case 0x0D: replacement = "&#13;"
+                default:
+                    // XML 1.0 §2.2 admits no other C0 control, not even as a reference: U+FFFD stands in.
+                    replacement = "\u{FFFD}"
+                }
+                out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<i]))
+                out.append(replacement)
+                i += 1
+                runStart = i
+            }
+            out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<count]))
+        }
+    }
+
+    /// Bit b set: byte b is replaced in character data (`&`, `<`, `>`, CR, and C0 controls but TAB and LF).
+    private static let textEscapes: UInt64 = {
+        var m: UInt64 = 0
+        for b in 0..<0x20 where b != 0x09 && b != 0x0A { m |= 1 << UInt64(b) }
+        for b in [0x26, 0x3C, 0x3E] { m |= 1 << UInt64(b) }
+        return m
+    }()
+
+    /// Bit b set: byte b is replaced in an attribute value (as in text, plus `"`, TAB and LF).
+    private static let attributeEscapes: UInt64 = textEscapes | (1 << 0x22) | (1 << 0x09) | (1 << 0x0A)
+}

@@ -1,0 +1,144 @@
+import Foundation
+import PresenceDocuments
+import Testing
+import XMLBridge
+
+/// `serialized()` writes PIDF, categories and msrtc.pidf documents straight
+/// to bytes (no element tree). The tree (`xml`) is still the documents'
+/// structural description, used by schema validation, the publication store
+/// and these tests: both must give the same bytes for every document the
+/// project has, and the direct bytes must parse back to the same document.
+@Suite struct DirectWriterTests {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Every XML file of the golden vectors, the PIDF fixtures and the shared spec examples.
+    static let files: [String] = {
+        let fm = FileManager.default
+        var dirs = ["Tests/PresenceDocumentsTests/Fixtures/pidf", "../shared/spec/examples", "../shared/spec/ietf-schemas/examples"]
+        for group in ["table", "examples", "ua"] {
+            for sub in ["input", "expected"] { dirs.append("Vectors/presence/\(group)/\(sub)") }
+        }
+        var found: [String] = []
+        for dir in dirs {
+            let path = root.appendingPathComponent(dir).standardizedFileURL.path
+            for name in ((try? fm.contentsOfDirectory(atPath: path)) ?? []).sorted() where name.hasSuffix(".xml") {
+                found.append(path + "/" + name)
+            }
+        }
+        return found
+    }()
+
+    /// The documents found anywhere in a tree (batch responses and roaming data embed categories).
+    static func documents(in e: XMLElement, into out: inout [Document]) {
+        switch (e.name.namespace, e.name.local) {
+        case (NS.pidf, "presence"): if let d = try? PIDFDocument(xml: e) { out.append(.pidf(d)) }
+        case (NS.categories, "categories"): if let d = try? CategoriesDocument(xml: e) { out.append(.categories(d)) }
+        case (NS.categories, "category"), ("", "category"):
+            if let c = try? Category(xml: e) { out.append(.categories(CategoriesDocument(uri: "sip:x@example.com", categories: [c]))) }
+        case (NS.msrtcPresence, "presentity"): if let d = try? MSRTCPresentity(xml: e) { out.append(.msrtc(d)) }
+        default: break
+        }
+        for child in e.elements { documents(in: child, into: &out) }
+    }
+
+    enum Document {
+        case pidf(PIDFDocument), categories(CategoriesDocument), msrtc(MSRTCPresentity)
+
+        var direct: [UInt8] {
+            switch self {
+            case .pidf(let d): d.serialized()
+            case .categories(let d): d.serialized()
+            case .msrtc(let d): d.serialized()
+            }
+        }
+
+        var viaTree: [UInt8] {
+            switch self {
+            case .pidf(let d): XMLWriter().bytes(d.xml)
+            case .categories(let d): XMLWriter().bytes(d.xml)
+            case .msrtc(let d): XMLWriter().bytes(d.xml)
+            }
+        }
+
+        func reparsesEqual() throws -> Bool {
+            switch self {
+            case .pidf(let d): try PIDFDocument(bytes: d.serialized()) == d
+            case .categories(let d): try CategoriesDocument(bytes: d.serialized()) == d
+            case .msrtc(let d): try MSRTCPresentity(bytes: d.serialized()) == d
+            }
+        }
+    }
+
+    static func firstDifference(_ a: [UInt8], _ b: [UInt8]) -> String {
+        let i = (0..<min(a.count, b.count)).first { a[$0] != b[$0] } ?? min(a.count, b.count)
+        let around = { (x: [UInt8]) in String(decoding: x[max(0, i - 60)..<min(x.count, i + 60)], as: UTF8.self) }
+        return "at byte \(i):\n direct: \(around(a))\n tree:   \(around(b))"
+    }
+
+    @Test("the vector and example files hold documents of all three kinds")
+    func corpusIsNotEmpty() throws {
+        var docs: [Document] = []
+        for file in Self.files {
+            guard let tree = try? XMLParser.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: file))), vocabulary: .presence) else { continue }
+            Self.documents(in: tree, into: &docs)
+        }
+        #expect(docs.contains { if case .pidf = $0 { true } else { false } })
+        #expect(docs.contains { if case .categories = $0 { true } else { false } })
+        #expect(docs.contains { if case .msrtc = $0 { true } else { false } })
+    }
+
+    @Test("direct writing gives the tree writer's bytes and parses back to the same document", arguments: files)
+    func directBytesEqualTreeBytes(_ file: String) throws {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        // Files that are not well-formed XML (negative vectors) hold no documents to write.
+        guard let tree = try? XMLParser.parse(bytes, vocabulary: .presence) else { return }
+        var docs: [Document] = []
+        Self.documents(in: tree, into: &docs)
+        for doc in docs {
+            let direct = doc.direct, viaTree = doc.viaTree
+            #expect(direct == viaTree, "\(Self.firstDifference(direct, viaTree))")
+            #expect(try doc.reparsesEqual())
+        }
+    }
+
+    @Test("hostile text and attribute values are escaped as the tree writer escapes them")
+    func escapingMatchesTreeWriter() throws {
+        let nasty = "a&b<c>d\"e\tf\ng\rh\u{01}i\u{1F}j ]]> é"
+        var person = PIDFPerson(id: "p\"1", notes: [PIDFNote(nasty, lang: "en\"")])
+        person.rpid.activities = [RPIDTokens(values: [.text(nasty), .token("busy")])]
+        person.rpid.statusIcon = RPIDStatusIcon(uri: nasty, id: nasty)
+        let pidf = PIDFDocument(entity: nasty, persons: [person], cid: nasty)
+        #expect(pidf.serialized() == XMLWriter().bytes(pidf.xml))
+        // XML 1.0 §2.2: no C0 control other than TAB, LF, CR appears, not even as a reference.
+        let text = String(decoding: pidf.serialized(), as: UTF8.self)
+        #expect(!text.contains("\u{01}") && !text.contains("&#1;") && text.contains("\u{FFFD}"))
+        #expect(text.contains("&#13;"))
+        #expect(try PIDFDocument(bytes: pidf.serialized()).entity == nasty.replacingOccurrences(of: "\u{01}", with: "\u{FFFD}").replacingOccurrences(of: "\u{1F}", with: "\u{FFFD}"))
+
+        let note = MSNote(bodies: [MSNote.Body(text: nasty, type: "personal", uri: nasty)])
+        let categories = CategoriesDocument(uri: nasty, categories: [Category(name: .note, instance: 0, payload: .note(note))])
+        #expect(categories.serialized() == XMLWriter().bytes(categories.xml))
+    }
+
+    @Test("namespaced attributes kept from the input are declared before the attributes, as the tree writer does")
+    func namespacedAttributesMatchTreeWriter() throws {
+        let foreign = XMLAttribute(XMLName("urn:example:x", "flag"), "1", prefix: "x")
+        var extensionElement = XMLElement(XMLName("urn:example:x", "thing"), prefix: "x")
+        extensionElement.attributes = [XMLAttribute(XMLName("", "a"), "1"), XMLAttribute(XMLName("urn:example:y", "b"), "2")]
+        extensionElement.append(XMLElement(XMLName(NS.rpid, "nested"), prefix: "r"))
+        let category = Category(
+            name: .note, instance: 1, otherAttributes: [XMLAttribute(XMLName("", "z"), "3"), foreign],
+            payload: .other([.element(extensionElement)]))
+        let services = MSServices(services: [.init(uri: "sip:a@example.com", capabilities: [
+            MSCapability(name: "text", attributes: ["render": "true", "{urn:example:y}extra": "1"]),
+        ])])
+        let categories = CategoriesDocument(uri: "sip:a@example.com", categories: [
+            category, Category(name: .services, instance: 0, payload: .services(services)),
+        ])
+        #expect(categories.serialized() == XMLWriter().bytes(categories.xml))
+        let pidf = PIDFDocument(entity: "pres:a@example.com", tuples: [PIDFTuple(id: "t", extensions: [extensionElement])])
+        #expect(pidf.serialized() == XMLWriter().bytes(pidf.xml))
+        #expect(try PIDFDocument(bytes: pidf.serialized()) == pidf)
+    }
+}

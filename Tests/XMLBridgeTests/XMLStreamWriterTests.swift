@@ -1,0 +1,75 @@
+import Testing
+import XMLBridge
+
+/// XMLStreamWriter writes elements straight to bytes with XMLWriter's rules
+/// (Namespaces in XML 1.0 §3 declarations, XML 1.0 §2.4/§3.3.3 escaping).
+@Suite struct XMLStreamWriterTests {
+    static func string(_ w: consuming XMLStreamWriter) -> String {
+        String(decoding: w.finish(), as: UTF8.self)
+    }
+
+    @Test("element-only content is indented, text content is written as it is, empty elements are self-closed")
+    func indentationFollowsContent() {
+        var w = XMLStreamWriter()
+        w.startElement("urn:ietf:params:xml:ns:pidf", "presence", prefix: nil)
+        w.attribute("entity", "pres:a@example.com")
+        w.startElement("urn:ietf:params:xml:ns:pidf", "tuple", prefix: nil)
+        w.attribute("id", "t1")
+        w.startElement("urn:ietf:params:xml:ns:pidf", "status", prefix: nil)
+        w.endElement()
+        w.startElement("urn:ietf:params:xml:ns:pidf", "note", prefix: nil, indentsChildren: false)
+        w.text("")
+        w.endElement()
+        w.endElement()
+        w.endElement()
+        #expect(Self.string(w) == """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" entity="pres:a@example.com">
+              <tuple id="t1">
+                <status/>
+                <note></note>
+              </tuple>
+            </presence>
+
+            """)
+    }
+
+    @Test("a prefix is declared where it is first bound and not again inside, and finish closes open elements")
+    func declaresPrefixOnce() {
+        var w = XMLStreamWriter(indent: nil, declaration: false)
+        w.startElement("urn:a", "root", prefix: nil, declarations: [("dm", "urn:dm")])
+        w.startElement("urn:dm", "person", prefix: "dm")
+        w.startElement("urn:other", "x", prefix: nil, indentsChildren: false)
+        w.text("1")
+        w.endElement()
+        #expect(Self.string(w) == #"<root xmlns:dm="urn:dm" xmlns="urn:a"><dm:person><x xmlns="urn:other">1</x></dm:person></root>"#)
+    }
+
+    @Test("attribute values escape quotes, TAB, LF and CR; text escapes CR; other C0 controls become U+FFFD")
+    func escapesAsXMLWriter() {
+        var w = XMLStreamWriter(indent: nil, declaration: false)
+        w.startElement("", "a", prefix: nil, indentsChildren: false)
+        w.attribute("v", "\"<&>\t\n\r\u{1}")
+        w.text("<&>\t\n\r\u{1}")
+        w.endElement()
+        #expect(Self.string(w) == "<a v=\"&quot;&lt;&amp;&gt;&#9;&#10;&#13;\u{FFFD}\">&lt;&amp;&gt;\t\n&#13;\u{FFFD}</a>")
+    }
+
+    @Test("a namespaced attribute without a binding gets a declaration; xml:lang needs none")
+    func declaresAttributeNamespace() {
+        var w = XMLStreamWriter(indent: nil, declaration: false)
+        w.startElement("urn:a", "a", prefix: nil)
+        w.attribute(XMLName("urn:x", "flag"), "1", prefix: "x")
+        w.attribute(XMLName("http://www.w3.org/XML/1998/namespace", "lang"), "en", prefix: "xml")
+        w.endElement()
+        #expect(Self.string(w) == #"<a xmlns="urn:a" xmlns:x="urn:x" x:flag="1" xml:lang="en"/>"#)
+    }
+
+    @Test("a tree written through the stream writer gives XMLWriter's bytes")
+    func treeThroughStreamWriter() throws {
+        let tree = try XMLParser.parse(Array(#"<r xmlns="urn:a" xmlns:p="urn:p"><p:c p:x="1" y="2"><d>t</d></p:c><e/></r>"#.utf8))
+        var w = XMLStreamWriter()
+        w.element(tree)
+        #expect(w.finish() == XMLWriter().bytes(tree))
+    }
+}
