@@ -323,7 +323,7 @@ extension DNSClient {
         let servers = [try silent.address, try good.address]
         #expect(servers.allSatisfy { $0.ipAddress == "127.0.0.1" })
         let client = DNSClient(
-            configuration: DNSClient.Configuration(nameservers: servers, timeout: .seconds(1), attempts: 1),
+            configuration: DNSClient.Configuration(nameservers: servers, timeout: .seconds(3), attempts: 1),
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
         let records = try await client.lookup("host.test", .a)
         #expect(records.map(\.data) == [.a(DNSIPv4Address(127, 0, 0, 5))])
