@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "presence-bench", targets: ["presence-bench"]),
         .executable(name: "presence-fuzz", targets: ["presence-fuzz"]),
         .executable(name: "sip-bench", targets: ["sip-bench"]),
+        .executable(name: "event-bench", targets: ["event-bench"]),
         .library(name: "PresenceMapping", targets: ["PresenceMapping"]),
     ],
     dependencies: [
@@ -91,6 +92,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "event-bench",
+            dependencies: [
+                "SIPStack", "SIPTransport", "SIPMessages",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .target(
             name: "PresenceEvents",
             dependencies: [
@@ -137,6 +147,16 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "EventPeerTests",
+            dependencies: [
+                "SIPStack", "SIPTransport", "SIPMessages",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["Kamailio"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -3,7 +3,8 @@
 # Swift itself is expected at /opt/swift (or on PATH).
 set -euo pipefail
 need=()
-for pkg in libxml2-dev pkg-config; do
+# kamailio*, sqlite3: the Kamailio presence server of Tests/EventPeerTests; sip-tester: sipp.
+for pkg in libxml2-dev pkg-config kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 sip-tester; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then
