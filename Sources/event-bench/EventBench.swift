@@ -9,6 +9,9 @@ import SIPTransport
 /// event agents (``SubscriptionAgent`` → ``NotifierAgent``) over the in-memory loopback transport
 /// on one `EmbeddedEventLoop` (TCP addresses, so transactions end without Timer J/K waits), and
 /// the memory each active subscription holds. Figures are printed; nothing is asserted.
+///
+/// `event-bench [count] [--hold-only]` (create and hold only) or `event-bench [count] --state`
+/// (the state values alone, without agents or network).
 @main
 struct EventBench {
     final class Counters: @unchecked Sendable {
@@ -30,8 +33,72 @@ struct EventBench {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
+    /// Memory of the state values alone, without agents, transactions or a network: `count`
+    /// notifier-side and subscriber-side subscriptions made from one SUBSCRIBE template with
+    /// distinct Call-IDs and tags, held in arrays.
+    static func stateMemory(count: Int) throws {
+        let template = try SIPMessage(parsing: Array("""
+            SUBSCRIBE sip:bob@example.com SIP/2.0\r
+            Via: SIP/2.0/TCP 127.0.0.1:5060;branch=z9hG4bKtemplate\r
+            Max-Forwards: 70\r
+            From: <sip:alice@example.com>;tag=watcher\r
+            To: <sip:bob@example.com>\r
+            Call-ID: template@127.0.0.1\r
+            CSeq: 1 SUBSCRIBE\r
+            Contact: <sip:alice@127.0.0.1:5060;transport=tcp>\r
+            Event: presence\r
+            Accept: application/pidf+xml\r
+            Expires: 600\r
+            Content-Length: 0\r
+            \r
+
+            """.utf8))
+        guard case .request(let subscribe) = template,
+              case .accept(let terms) = SubscriptionTerms.evaluate(subscribe, registry: SIPEventPackageRegistry()) else { return }
+        let contact = SIPAddress(uri: SIPURI(scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070))
+        let now = NIODeadline.uptimeNanoseconds(0)
+        let before = rssBytes()
+        var notifiers: [NotifierSubscription] = []
+        notifiers.reserveCapacity(count)
+        for i in 0..<count {
+            var request = subscribe
+            request.headers.set(.callID, "c\(i)@127.0.0.1")
+            request.headers.set(.from, "<sip:alice@example.com>;tag=w\(i)")
+            let (sub, _) = try NotifierSubscription.accept(request, terms: terms, status: .active, localTag: "n\(i)",
+                                                           contact: contact, body: nil, now: now)
+            notifiers.append(sub)
+        }
+        let afterNotifiers = rssBytes()
+        let bob = SIPURI(scheme: .sip, user: "bob", host: "example.com")
+        let configuration = SubscriberSubscription.Configuration(
+            target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")), to: SIPAddress(uri: bob),
+            contact: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "127.0.0.1", port: 5060)), expires: 600)
+        var subscribers: [SubscriberSubscription] = []
+        subscribers.reserveCapacity(count)
+        for i in 0..<count {
+            var (sub, actions) = SubscriberSubscription.start(configuration, callID: "c\(i)@127.0.0.1", localTag: "w\(i)")
+            guard case .send(let sent) = actions.first else { continue }
+            var ok = SIPResponse(replyingTo: sent, statusCode: 200, reasonPhrase: "OK", toTag: "n\(i)")
+            ok.headers.append(.contact, "<sip:ps@127.0.0.2:5070>")
+            ok.headers.append(.expires, "600")
+            _ = sub.receive(ok, now: now, jitter: 0)
+            subscribers.append(sub)
+        }
+        let afterSubscribers = rssBytes()
+        // The dialog identifiers: Call-ID and both tags as the strings hold them.
+        let identifiers = "c0@127.0.0.1".utf8.count + "w0".utf8.count + "n0".utf8.count
+        print(String(format: "state:     %d NotifierSubscription values: %.0f bytes each (RSS); %d SubscriberSubscription values: %.0f bytes each (RSS); dialog identifiers ~%d bytes of that",
+                     count, Double(afterNotifiers - before) / Double(count), count,
+                     Double(afterSubscribers - afterNotifiers) / Double(count), identifiers))
+        withExtendedLifetime((notifiers, subscribers)) {}
+    }
+
     static func main() throws {
         let count = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
+        if CommandLine.arguments.contains("--state") {
+            try stateMemory(count: count)
+            return
+        }
         let batch = 5_000
         let loop = EmbeddedEventLoop()
         let network = SIPLoopbackNetwork(eventLoop: loop)
@@ -83,6 +150,7 @@ struct EventBench {
                         expires: 600))
                 }
                 loop.run()
+                network.clearLog()
                 made += n
                 // Lets the finished transactions go (TCP: Timer J/K are 0).
                 clock += 0.001
@@ -96,8 +164,15 @@ struct EventBench {
         print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held on both sides = %.0f bytes per subscription (subscriber + notifier + dialogs + indexes)",
                      Double(rssBefore) / 1e6, Double(rssHeld) / 1e6, count, Double(rssHeld - rssBefore) / Double(count)))
 
+        if CommandLine.arguments.contains("--hold-only") { return }
         // Refresh: every subscription's timer fires at 0.9 × 600 s.
-        let refreshed = seconds { advance(to: 541) }
+        // In steps, so that the network's message log stays small.
+        let refreshed = seconds {
+            for step in 0...10 {
+                advance(to: 540 + Double(step) * 0.1)
+                network.clearLog()
+            }
+        }
         network.clearLog()
         print(String(format: "refreshed: %d in-dialog SUBSCRIBE + 200 + NOTIFY + 200 in %.2f s = %.0f /s; notifier holds %d",
                      count, refreshed, Double(count) / refreshed, notifier.count))
@@ -109,7 +184,12 @@ struct EventBench {
         }
         advance(to: 1100)
         network.clearLog()
-        let expired = seconds { advance(to: 1142) }
+        let expired = seconds {
+            for step in 0...42 {
+                advance(to: 1100 + Double(step))
+                network.clearLog()
+            }
+        }
         print(String(format: "expired:   %d (NOTIFY terminated;reason=timeout + 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
                      counters.notifierEnded, expired, Double(counters.notifierEnded) / expired, notifier.count, subscriber.count))
 

@@ -66,7 +66,7 @@ public final class NotifierAgent: @unchecked Sendable {
     private struct Entry {
         var machine: NotifierSubscription
         var resource: String
-        var expiry: Scheduled<Void>?
+        var expiry = LazyTimer()
     }
 
     public let layer: SIPTransactionLayer
@@ -251,23 +251,24 @@ public final class NotifierAgent: @unchecked Sendable {
             case .notify(let request):
                 sendNotify(request, handle: handle)
             case .scheduleExpiry(let deadline):
-                entries[handle]?.expiry?.cancel()
-                entries[handle]?.expiry = eventLoop.scheduleTask(deadline: deadline) { [self] in
-                    guard var entry = self.entries[handle] else { return }
-                    entry.expiry = nil
-                    let actions = entry.machine.expire(now: self.eventLoop.now)
-                    self.entries[handle] = entry
-                    self.perform(actions, handle: handle, server: nil)
-                }
+                entries[handle]?.expiry.schedule(at: deadline, on: eventLoop) { [self] in self.expiryTimerFired(handle) }
             case .remove:
                 remove(handle)
             }
         }
     }
 
+    private func expiryTimerFired(_ handle: Handle) {
+        guard var entry = entries[handle] else { return }
+        let due = entry.expiry.fired(now: eventLoop.now, on: eventLoop) { [self] in self.expiryTimerFired(handle) }
+        let actions = due ? entry.machine.expire(now: eventLoop.now) : []
+        entries[handle] = entry
+        perform(actions, handle: handle, server: nil)
+    }
+
     private func remove(_ handle: Handle) {
-        guard let entry = entries.removeValue(forKey: handle) else { return }
-        entry.expiry?.cancel()
+        guard var entry = entries.removeValue(forKey: handle) else { return }
+        entry.expiry.cancel()
         let id = entry.machine.dialog.id
         handles[DialogKey(callID: id.callID, localTag: id.localTag)] = nil
         byResource[entry.resource]?.remove(handle)

@@ -49,7 +49,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
 
     private struct Entry {
         var machine: SubscriberSubscription
-        var refresh: Scheduled<Void>?
+        var refresh = LazyTimer()
         var resubscribe: Scheduled<Void>?
         var resubscriptions = 0
     }
@@ -113,8 +113,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
         guard var entry = entries[handle] else { return }
         entry.resubscribe?.cancel()
         entry.resubscribe = nil
-        entry.refresh?.cancel()
-        entry.refresh = nil
+        entry.refresh.cancel()
         let actions = entry.machine.unsubscribe()
         entries[handle] = entry
         perform(actions, handle: handle, server: nil)
@@ -184,24 +183,19 @@ public final class SubscriptionAgent: @unchecked Sendable {
             case .respond(let response):
                 if let server { try? layer.respond(response, to: server) }
             case .scheduleRefresh(let deadline):
-                entries[handle]?.refresh?.cancel()
-                entries[handle]?.refresh = eventLoop.scheduleTask(deadline: deadline) { [self] in
-                    self.entries[handle]?.refresh = nil
-                    self.refresh(handle)
-                }
+                entries[handle]?.refresh.schedule(at: deadline, on: eventLoop) { [self] in self.refreshTimerFired(handle) }
             case .scheduleResubscribe(let deadline):
                 restartAt = deadline
             case .deliver(let notification):
                 onEvent(.notification(handle, notification))
             case .ended(let reason):
                 guard let entry = entries[handle] else { continue }
-                entry.refresh?.cancel()
+                entries[handle]?.refresh.cancel()
                 entry.resubscribe?.cancel()
                 handles[DialogKey(callID: entry.machine.callID, localTag: entry.machine.localTag)] = nil
                 if let restartAt, entry.resubscriptions < limits.maxConsecutiveResubscriptions {
                     let configuration = entry.machine.configuration
                     let count = entry.resubscriptions + 1
-                    entries[handle]?.refresh = nil
                     entries[handle]?.resubscribe = eventLoop.scheduleTask(deadline: restartAt) { [self] in
                         guard self.entries[handle] != nil else { return }
                         self.begin(handle, configuration: configuration, resubscriptions: count)
@@ -213,6 +207,13 @@ public final class SubscriptionAgent: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    private func refreshTimerFired(_ handle: Handle) {
+        guard var entry = entries[handle] else { return }
+        let due = entry.refresh.fired(now: eventLoop.now, on: eventLoop) { [self] in self.refreshTimerFired(handle) }
+        entries[handle] = entry
+        if due { refresh(handle) }
     }
 
     private func send(_ request: SIPRequest, handle: Handle) {
