@@ -162,8 +162,9 @@ let package = Package(
         .testTarget(
             name: "PresenceEventsTests",
             dependencies: [
-                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
+                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
