@@ -152,11 +152,11 @@ let package = Package(
         .testTarget(
             name: "EventPeerTests",
             dependencies: [
-                "SIPStack", "SIPTransport", "SIPMessages",
+                "SIPStack", "SIPTransport", "SIPMessages", "PresenceEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            exclude: ["Kamailio"],
+            exclude: ["Kamailio", "sipp"],
             swiftSettings: strict
         ),
         .testTarget(
