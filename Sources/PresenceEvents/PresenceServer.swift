@@ -8,8 +8,9 @@ public import SIPTransport
 /// publication changes what subscribers get:
 ///
 /// - PUBLISH (RFC 3903) goes to a ``PublicationServer`` (the ESC); a change notifies the
-///   resource's PIDF subscribers through a ``NotifierAgent``, whose state is the latest
-///   publication's body (no composition of several publications).
+///   resource's subscribers through a ``NotifierAgent``, whose state is the latest publication
+///   of the subscriber's negotiated body type (no composition of several publications, no mapping
+///   between PIDF and msrtc.pidf: a subscriber of a type nobody published gets no body).
 /// - SERVICE with a category publish ([MS-PRES] §3.2.5.1.2) goes to a
 ///   ``CategoryPublicationStore`` (versions, 409 on conflict); a change notifies the batch
 ///   dialogs that subscribed to that publisher's changed categories (§3.4.5.2).
@@ -76,17 +77,20 @@ public final class PresenceServer: @unchecked Sendable {
         let pidf = PIDFState()
         self.pidf = pidf
         notifier = NotifierAgent(layer: layer, contact: configuration.contact,
-                                 state: { resource, _ in pidf.states[resource] })
+                                 state: { resource, bodyType in
+                                     // No mapping between formats here: the latest publication of the negotiated type.
+                                     pidf.states[resource]?.last { $0.contentType.lowercased() == bodyType }?.body
+                                 })
         pidf.notifier = notifier
         esc = PublicationServer(layer: layer) { resource, publications in
-            pidf.states[resource] = publications.last?.body
+            pidf.states[resource] = publications
             pidf.notifier?.publish(resource: resource)
         }
     }
 
-    /// The latest PIDF body per resource, shared by the ESC's and the notifier's callbacks (on the loop).
+    /// Each resource's publications, shared by the ESC's and the notifier's callbacks (on the loop).
     private final class PIDFState: @unchecked Sendable {
-        var states: [String: [UInt8]] = [:]
+        var states: [String: [EventStateCompositor.Publication]] = [:]
         weak var notifier: NotifierAgent?
     }
 
