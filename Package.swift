@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "presence-fuzz", targets: ["presence-fuzz"]),
         .executable(name: "sip-bench", targets: ["sip-bench"]),
         .executable(name: "gateway-bench", targets: ["gateway-bench"]),
+        .executable(name: "event-bench", targets: ["event-bench"]),
         .library(name: "PresenceMapping", targets: ["PresenceMapping"]),
     ],
     dependencies: [
@@ -101,6 +102,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "event-bench",
+            dependencies: [
+                "SIPStack", "SIPTransport", "SIPMessages",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -187,10 +197,21 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "EventPeerTests",
+            dependencies: [
+                "SIPStack", "SIPTransport", "SIPMessages", "PresenceEvents",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            exclude: ["Kamailio", "sipp"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "PresenceEventsTests",
             dependencies: [
-                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
+                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -6,7 +6,8 @@
 # clean; a developer's machine usually has everything).
 set -euo pipefail
 need=()
-for pkg in libxml2-dev pkg-config sip-tester; do
+# kamailio*, sqlite3: the Kamailio presence server of Tests/EventPeerTests; sip-tester: sipp.
+for pkg in libxml2-dev pkg-config kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 sip-tester; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ "${#need[@]}" -gt 0 ]; then

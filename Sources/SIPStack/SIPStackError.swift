@@ -22,6 +22,8 @@ public struct SIPStackError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let tooManyTransactions = Code(rawValue: "too-many-transactions")
         /// No server transaction has this key (it ended, or never existed).
         public static let unknownTransaction = Code(rawValue: "unknown-transaction")
+        /// An event agent's limit allows no more subscriptions or publications.
+        public static let tooManySubscriptions = Code(rawValue: "too-many-subscriptions")
     }
 
     public var code: Code

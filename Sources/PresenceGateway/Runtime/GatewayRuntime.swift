@@ -55,22 +55,16 @@ public final class GatewayRuntime: @unchecked Sendable {
         })
     }
 
-    /// The transaction layer settings for the gateway's faces: the option tags of [MS-PRES]
-    /// (batched category subscriptions `Require: adhoclist, categoryList`, notifications
-    /// `Require: eventlist`) and the body types each method carries, so the RFC 3261 §8.2 checks
-    /// (420, 415) let them through.
+    /// The transaction layer settings for the gateway's faces: the event layer's
+    /// ``SIPTransactionLayer/Configuration/presenceEvents`` (the [MS-PRES] option tags and the
+    /// presence body types, so the RFC 3261 §8.2 checks let batch SUBSCRIBEs and category
+    /// BENOTIFYs through), with tables sized for load: RFC 3261 Timer J keeps each answered
+    /// non-INVITE transaction 32 s over UDP, so they must hold rate × 32 s (200,000 ≈ 6,000
+    /// requests/s sustained, each way).
     public static var transactionConfiguration: SIPTransactionLayer.Configuration {
-        let notifications = [SIPBodyType.pidf, SIPBodyType.msrtcPIDF, SIPBodyType.msrtcCategories,
-                             SIPBodyType.multipartRelated, SIPBodyType.rlmi]
-        let uas = SIPUASCoreConfiguration(
-            allowedMethods: [.subscribe, .notify, .benotify, .publish],
-            supportedExtensions: ["adhoclist", "categoryList", "eventlist", "ms-benotify", "ms-piggyback-first-notify"],
-            bodyTypes: [.subscribe: [SIPBodyType.msrtcCategoryList], .notify: notifications, .benotify: notifications,
-                        .publish: [SIPBodyType.pidf]])
-        // RFC 3261 Timer J keeps each answered non-INVITE transaction 32 s over UDP: the tables
-        // must hold rate × 32 s (200,000 ≈ 6,000 requests/s sustained, each way).
-        return SIPTransactionLayer.Configuration(
-            uas: uas, limits: SIPTransactionLayer.Limits(maxServerTransactions: 200_000, maxClientTransactions: 200_000))
+        var configuration = SIPTransactionLayer.Configuration.presenceEvents
+        configuration.limits = SIPTransactionLayer.Limits(maxServerTransactions: 200_000, maxClientTransactions: 200_000)
+        return configuration
     }
 
     /// Installs the request handlers.
@@ -196,7 +190,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func send(_ request: SIPRequest, layer: SIPTransactionLayer, target: SIPTarget, context: GatewayCore.Context) {
         if request.method == .notify || request.method == .benotify { mapped.increment() }
         if request.method == .benotify {
-            sendWithoutTransaction(request, layer: layer, target: target)
+            // No response will come ([MS-PRES] §3.4.5.1.4): sent once, outside any transaction.
+            if !layer.sendWithoutTransaction(request, to: target) { sendFailures.increment() }
             return
         }
         do {
@@ -212,53 +207,17 @@ public final class GatewayRuntime: @unchecked Sendable {
         }
     }
 
-    /// A BENOTIFY expects no response ([MS-PRES] §3.4.5.1.4), so it is sent once, outside any
-    /// client transaction (which would retransmit it and report a timeout): with its own Via
-    /// (RFC 3261 §8.1.1.7) and Max-Forwards.
-    private func sendWithoutTransaction(_ request: SIPRequest, layer: SIPTransactionLayer, target: SIPTarget) {
-        guard let local = layer.transport.advertisedAddress(for: target.kind) else {
-            sendFailures.increment()
-            return
-        }
-        var outgoing = request
-        let via = SIPVia(transport: target.kind.rawValue, host: local.isIPv6 ? "[\(local.host)]" : local.host, port: local.port,
-                         parameters: [SIPParameter(name: "branch", value: "z9hG4bK" + String(UInt64.random(in: 0...UInt64.max), radix: 16)),
-                                      SIPParameter(name: "rport", value: nil)])
-        outgoing.headers.prepend(.via, via.description)
-        if !outgoing.headers.contains(.maxForwards) { outgoing.headers.append(.maxForwards, "70") }
-        layer.transport.send(.request(outgoing), to: target, connection: nil).whenFailure { [self] error in
-            self.sendFailures.increment()
-            self.logger.debug("BENOTIFY to \(target) not sent: \(error)")
-        }
-    }
-
     /// Where a request goes without a DNS lookup: its first Route, else its Request-URI, when the
     /// host is an IP literal (with its `transport` parameter); else the side's fixed next hop when
     /// that is an IP literal; nil when RFC 3263 resolution is needed.
     func directTarget(for request: SIPRequest, side: GatewayConfiguration.Side) -> SIPTarget? {
-        if let direct = Self.literalTarget(Self.nextHopURI(request)) { return direct }
+        if let direct = SIPEventRouting.literalTarget(Self.nextHopURI(request)) { return direct }
         let hop = side == .enterprise ? core.configuration.enterprise.nextHop : core.configuration.oma.nextHop
-        if case .uri(let uri) = hop { return Self.literalTarget(uri) }
+        if case .uri(let uri) = hop { return SIPEventRouting.literalTarget(uri) }
         return nil
     }
 
     static func nextHopURI(_ request: SIPRequest) -> SIPURI {
         (try? request.headers.route)?.first?.uri ?? request.uri
-    }
-
-    /// A target for a URI whose host is an IP literal: transport from `transport=` (UDP without;
-    /// TLS for sips), port from the URI or the transport's default (RFC 3263 §4.2 for numeric hosts).
-    static func literalTarget(_ uri: SIPURI) -> SIPTarget? {
-        var host = uri.host
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let isIPv4 = host.split(separator: ".").count == 4 && host.split(separator: ".").allSatisfy { UInt8($0) != nil }
-        guard isIPv4 || host.contains(":") else { return nil }
-        let kind: SIPTransportKind
-        if uri.scheme == .sips {
-            kind = .tls
-        } else {
-            kind = uri.parameters.value("transport").flatMap { SIPTransportKind(viaToken: $0) } ?? .udp
-        }
-        return SIPTarget(kind, host: host, port: uri.port ?? kind.defaultPort)
     }
 }

@@ -1,0 +1,201 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import SIPMessages
+import SIPStack
+import SIPTransport
+
+/// `event-bench [count]`: subscriptions created, refreshed and expired per second through the
+/// event agents (``SubscriptionAgent`` → ``NotifierAgent``) over the in-memory loopback transport
+/// on one `EmbeddedEventLoop` (TCP addresses, so transactions end without Timer J/K waits), and
+/// the memory each active subscription holds. Figures are printed; nothing is asserted.
+///
+/// `event-bench [count] [--hold-only]` (create and hold only) or `event-bench [count] --state`
+/// (the state values alone, without agents or network).
+@main
+struct EventBench {
+    final class Counters: @unchecked Sendable {
+        var notifications = 0
+        var ended = 0
+        var notifierEnded = 0
+    }
+
+    static func rssBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// Memory of the state values alone, without agents, transactions or a network: `count`
+    /// notifier-side and subscriber-side subscriptions made from one SUBSCRIBE template with
+    /// distinct Call-IDs and tags, held in arrays.
+    static func stateMemory(count: Int) throws {
+        let template = try SIPMessage(parsing: Array("""
+            SUBSCRIBE sip:bob@example.com SIP/2.0\r
+            Via: SIP/2.0/TCP 127.0.0.1:5060;branch=z9hG4bKtemplate\r
+            Max-Forwards: 70\r
+            From: <sip:alice@example.com>;tag=watcher\r
+            To: <sip:bob@example.com>\r
+            Call-ID: template@127.0.0.1\r
+            CSeq: 1 SUBSCRIBE\r
+            Contact: <sip:alice@127.0.0.1:5060;transport=tcp>\r
+            Event: presence\r
+            Accept: application/pidf+xml\r
+            Expires: 600\r
+            Content-Length: 0\r
+            \r
+
+            """.utf8))
+        guard case .request(let subscribe) = template,
+              case .accept(let terms) = SubscriptionTerms.evaluate(subscribe, registry: SIPEventPackageRegistry()) else { return }
+        let contact = SIPAddress(uri: SIPURI(scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070))
+        let now = NIODeadline.uptimeNanoseconds(0)
+        let before = rssBytes()
+        var notifiers: [NotifierSubscription] = []
+        notifiers.reserveCapacity(count)
+        for i in 0..<count {
+            var request = subscribe
+            request.headers.set(.callID, "c\(i)@127.0.0.1")
+            request.headers.set(.from, "<sip:alice@example.com>;tag=w\(i)")
+            let (sub, _) = try NotifierSubscription.accept(request, terms: terms, status: .active, localTag: "n\(i)",
+                                                           contact: contact, body: nil, now: now)
+            notifiers.append(sub)
+        }
+        let afterNotifiers = rssBytes()
+        let bob = SIPURI(scheme: .sip, user: "bob", host: "example.com")
+        let configuration = SubscriberSubscription.Configuration(
+            target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")), to: SIPAddress(uri: bob),
+            contact: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "127.0.0.1", port: 5060)), expires: 600)
+        var subscribers: [SubscriberSubscription] = []
+        subscribers.reserveCapacity(count)
+        for i in 0..<count {
+            var (sub, actions) = SubscriberSubscription.start(configuration, callID: "c\(i)@127.0.0.1", localTag: "w\(i)")
+            guard case .send(let sent) = actions.first else { continue }
+            var ok = SIPResponse(replyingTo: sent, statusCode: 200, reasonPhrase: "OK", toTag: "n\(i)")
+            ok.headers.append(.contact, "<sip:ps@127.0.0.2:5070>")
+            ok.headers.append(.expires, "600")
+            _ = sub.receive(ok, now: now, jitter: 0)
+            subscribers.append(sub)
+        }
+        let afterSubscribers = rssBytes()
+        // The dialog identifiers: Call-ID and both tags as the strings hold them.
+        let identifiers = "c0@127.0.0.1".utf8.count + "w0".utf8.count + "n0".utf8.count
+        print(String(format: "state:     %d NotifierSubscription values: %.0f bytes each (RSS); %d SubscriberSubscription values: %.0f bytes each (RSS); dialog identifiers ~%d bytes of that",
+                     count, Double(afterNotifiers - before) / Double(count), count,
+                     Double(afterSubscribers - afterNotifiers) / Double(count), identifiers))
+        withExtendedLifetime((notifiers, subscribers)) {}
+    }
+
+    static func main() throws {
+        let count = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
+        if CommandLine.arguments.contains("--state") {
+            try stateMemory(count: count)
+            return
+        }
+        let batch = 5_000
+        let loop = EmbeddedEventLoop()
+        let network = SIPLoopbackNetwork(eventLoop: loop)
+        let watcherAddress = SIPTarget(.tcp, host: "127.0.0.1", port: 5060)
+        let serverAddress = SIPTarget(.tcp, host: "127.0.0.2", port: 5070)
+        var layerConfiguration = SIPTransactionLayer.Configuration.presenceEvents
+        layerConfiguration.limits = .init(maxServerTransactions: 4 * batch, maxClientTransactions: 4 * batch)
+        let watcherLayer = SIPTransactionLayer(transport: network.endpoint(watcherAddress), configuration: layerConfiguration)
+        let serverLayer = SIPTransactionLayer(transport: network.endpoint(serverAddress), configuration: layerConfiguration)
+        let counters = Counters()
+        let subscriber = SubscriptionAgent(
+            layer: watcherLayer, routing: SIPEventRouting(nextHop: serverAddress, alwaysUseNextHop: true),
+            limits: .init(maxSubscriptions: count, maxConsecutiveResubscriptions: 0), jitter: { 0 }) { event in
+            switch event {
+            case .notification: counters.notifications += 1
+            case .ended: counters.ended += 1
+            case .resubscribing: break
+            }
+        }
+        let body = Array(#"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="sip:bob@example.com"><tuple id="t"><status><basic>open</basic></status></tuple></presence>"#.utf8)
+        let notifier = NotifierAgent(
+            layer: serverLayer, contact: SIPAddress(uri: SIPURI(scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070, parameters: [SIPParameter(name: "transport", value: "tcp")])),
+            routing: SIPEventRouting(nextHop: watcherAddress, alwaysUseNextHop: true),
+            limits: .init(maxSubscriptions: count, piggyback: false),
+            state: { _, _ in body },
+            onEvent: { if case .ended = $0 { counters.notifierEnded += 1 } })
+        watcherLayer.start()
+        serverLayer.start()
+        subscriber.installAsRequestHandler()
+        notifier.installAsRequestHandler()
+        let start = loop.now
+        func advance(to s: Double) { loop.advanceTime(to: start + .milliseconds(Int64(s * 1000))) }
+
+        print("event-bench: \(count) subscriptions, SubscriptionAgent → NotifierAgent on the loopback transport (TCP), one EmbeddedEventLoop")
+        loop.run()
+        let rssBefore = rssBytes()
+        var clock = 0.0
+        let created = try seconds {
+            var made = 0
+            while made < count {
+                let n = min(batch, count - made)
+                for i in 0..<n {
+                    let bob = SIPURI(scheme: .sip, user: "user\(made + i)", host: "example.com")
+                    _ = try subscriber.subscribe(SubscriberSubscription.Configuration(
+                        target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")),
+                        to: SIPAddress(uri: bob),
+                        contact: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "127.0.0.1", port: 5060,
+                                                        parameters: [SIPParameter(name: "transport", value: "tcp")])),
+                        expires: 600))
+                }
+                loop.run()
+                network.clearLog()
+                made += n
+                // Lets the finished transactions go (TCP: Timer J/K are 0).
+                clock += 0.001
+                advance(to: clock)
+            }
+        }
+        network.clearLog()
+        let rssHeld = rssBytes()
+        print(String(format: "created:   %d subscriptions (SUBSCRIBE, 200, NOTIFY, 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
+                     count, created, Double(count) / created, notifier.count, subscriber.count))
+        print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held on both sides = %.0f bytes per subscription (subscriber + notifier + dialogs + indexes)",
+                     Double(rssBefore) / 1e6, Double(rssHeld) / 1e6, count, Double(rssHeld - rssBefore) / Double(count)))
+
+        if CommandLine.arguments.contains("--hold-only") { return }
+        // Refresh: every subscription's timer fires at 0.9 × 600 s.
+        // In steps, so that the network's message log stays small.
+        let refreshed = seconds {
+            for step in 0...10 {
+                advance(to: 540 + Double(step) * 0.1)
+                network.clearLog()
+            }
+        }
+        network.clearLog()
+        print(String(format: "refreshed: %d in-dialog SUBSCRIBE + 200 + NOTIFY + 200 in %.2f s = %.0f /s; notifier holds %d",
+                     count, refreshed, Double(count) / refreshed, notifier.count))
+
+        // Expiry: the next refreshes are lost, so the notifier's timers end every subscription.
+        network.dropNext(Int.max) { record in
+            guard let request = record.message?.request else { return false }
+            return request.method == .subscribe
+        }
+        advance(to: 1100)
+        network.clearLog()
+        let expired = seconds {
+            for step in 0...42 {
+                advance(to: 1100 + Double(step))
+                network.clearLog()
+            }
+        }
+        print(String(format: "expired:   %d (NOTIFY terminated;reason=timeout + 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
+                     counters.notifierEnded, expired, Double(counters.notifierEnded) / expired, notifier.count, subscriber.count))
+
+        // State of one subscription beyond the dialog identifiers, from the value layouts (the
+        // strings they hold are on the heap; RSS above counts them).
+        print("layout:    SubscriberSubscription \(MemoryLayout<SubscriberSubscription>.stride) B, NotifierSubscription \(MemoryLayout<NotifierSubscription>.stride) B, SIPDialog \(MemoryLayout<SIPDialog>.stride) B inline")
+        try? loop.syncShutdownGracefully()
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import PresenceEvents
+import SIPMessages
+import SIPStack
+import SIPTransport
+import Testing
+
+/// One scripted exchange of Vectors/scenarios (format in its README).
+struct Scenario: CustomStringConvertible, Sendable {
+    enum Step: Sendable {
+        /// Not in the seed: state the exchange presumes (answers to it are not compared).
+        case setup(SIPMessage)
+        case peer(SIPMessage)
+        case stack(SIPMessage)
+    }
+    var name: String
+    var steps: [Step]
+    /// A `# known-issue:` line: the comparisons run inside `withKnownIssue` with this reason.
+    var knownIssue: String?
+    /// A `<<< nothing` block: the stack must send nothing more.
+    var expectsNothingMore = false
+    var description: String { name }
+
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Vectors/scenarios")
+
+    static func all() -> [Scenario] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return files.filter { $0.hasSuffix(".txt") }.sorted().compactMap { try? load($0) }
+    }
+
+    static func load(_ file: String) throws -> Scenario {
+        let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+        var steps: [Step] = []
+        var current: (kind: String, lines: [String])?
+        var knownIssue: String?
+        var nothingMore = false
+        func flush() throws {
+            guard let block = current else { return }
+            let lines = block.lines
+            guard let blank = lines.firstIndex(of: "") else { throw ScenarioError("\(file): a block without blank line") }
+            var headLines = Array(lines[..<blank])
+            // The seed's messages often omit Via; the parser needs one, and Via is not compared.
+            if !headLines.contains(where: { $0.lowercased().hasPrefix("via:") }) {
+                headLines.insert("Via: SIP/2.0/UDP 192.0.2.1:5060;branch=z9hG4bKseedelided", at: 1)
+            }
+            let head = headLines.joined(separator: "\r\n") + "\r\n"
+            let body = lines[(blank + 1)...].joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            let bytes = Array(body.utf8)
+            let wire = Array((head + "Content-Length: \(bytes.count)\r\n\r\n").utf8) + bytes
+            let message = try SIPMessage(parsing: wire)
+            switch block.kind {
+            case ">>> peer setup": steps.append(.setup(message))
+            case ">>> peer": steps.append(.peer(message))
+            default: steps.append(.stack(message))
+            }
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("# known-issue:") && current == nil {
+                knownIssue = String(line.dropFirst("# known-issue:".count)).trimmingCharacters(in: .whitespaces)
+                continue
+            }
+            if line.hasPrefix("#") && current == nil { continue }
+            if line.trimmingCharacters(in: .whitespaces) == "<<< nothing" {
+                try flush()
+                current = nil
+                nothingMore = true
+                continue
+            }
+            if line.hasPrefix(">>> ") || line.hasPrefix("<<< ") {
+                try flush()
+                current = (line.trimmingCharacters(in: .whitespaces), [])
+            } else {
+                current?.lines.append(line)
+            }
+        }
+        try flush()
+        return Scenario(name: file, steps: steps, knownIssue: knownIssue, expectsNothingMore: nothingMore)
+    }
+}
+
+struct ScenarioError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+@Suite struct ScenarioReplayTests {
+    static let skipped: Set<SIPHeaderName> = [.via, .contact, .contentLength, .userAgent, .from, .to, .callID, .cseq,
+                                             .maxForwards]
+
+    /// The differences between what the stack sent and the seed's message, by the README's rules.
+    static func differences(_ sent: SIPMessage, _ expected: SIPMessage) -> [String] {
+        var out: [String] = []
+        switch (sent, expected) {
+        case (.request(let s), .request(let e)):
+            if s.method != e.method { out.append("method \(s.method) ≠ \(e.method)") }
+        case (.response(let s), .response(let e)):
+            if s.statusCode != e.statusCode { out.append("status \(s.statusCode) ≠ \(e.statusCode)") }
+        default:
+            return ["a \(sent.isRequest ? "request" : "response") where the seed has the other"]
+        }
+        let sh = sent.headers, eh = expected.headers
+        if (try? sh.callID) != (try? eh.callID) { out.append("Call-ID") }
+        if (try? sh.cseq) != (try? eh.cseq) { out.append("CSeq \(String(describing: try? sh.cseq))") }
+        if ((try? sh.to)??.tag == nil) != ((try? eh.to)??.tag == nil) { out.append("To tag presence") }
+        var names: [SIPHeaderName] = []
+        for field in eh.fields where !Self.skipped.contains(field.name) && !names.contains(field.name) { names.append(field.name) }
+        for name in names {
+            switch name {
+            case .contentType:
+                let s = (try? sh.contentType).map { "\($0.type)/\($0.subtype)".lowercased() }
+                let e = (try? eh.contentType).map { "\($0.type)/\($0.subtype)".lowercased() }
+                if s != e { out.append("Content-Type \(s ?? "none") ≠ \(e ?? "none")") }
+            case .subscriptionState:
+                let s = try? sh.subscriptionState, e = try? eh.subscriptionState
+                if s?.state != e?.state || s?.expires != e?.expires {
+                    out.append("Subscription-State \(s.map { $0.description } ?? "none") ≠ \(e.map { $0.description } ?? "none")")
+                }
+            default:
+                let norm: ([String]) -> Set<String> = { values in
+                    Set(values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+                }
+                let s = norm(sh.values(named: name)), e = norm(eh.values(named: name))
+                if !e.isSubset(of: s) { out.append("\(name): \(s.sorted()) lacks \(e.subtracting(s).sorted())") }
+            }
+        }
+        return out
+    }
+
+    @Test func everyScenarioFileLoads() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Scenario.directory.path).filter { $0.hasSuffix(".txt") }
+        #expect(files.count >= 2)
+        for file in files { _ = try Scenario.load(file) }
+    }
+
+    @Test(arguments: Scenario.all())
+    func stackReplaysTheSeedExchange(_ scenario: Scenario) throws {
+        let loop = EmbeddedEventLoop()
+        let network = SIPLoopbackNetwork(eventLoop: loop)
+        let serverAddress = SIPTarget(.udp, host: "127.0.0.2", port: 5070)
+        let peerAddress = SIPTarget(.udp, host: "127.0.0.3", port: 5080)
+        let layer = SIPTransactionLayer(transport: network.endpoint(serverAddress), configuration: .presenceEvents)
+        let server = PresenceServer(layer: layer, configuration: .init(contact: SIPAddress(uri: SIPURI(scheme: .sip, host: "127.0.0.2", port: 5070))),
+                                    utcSeconds: { 1_700_000_000 })
+        // The seed's peers are reached by name; here every request goes to the scripted peer.
+        server.notifier.routing = SIPEventRouting(nextHop: peerAddress, alwaysUseNextHop: true)
+        layer.start()
+        server.installAsRequestHandler()
+        let peer = network.endpoint(peerAddress)
+        let inbox = PresenceServerHarness.Inbox()
+        peer.setMessageHandler { inbox.messages.append($0.message) }
+        var seen = 0
+        for step in scenario.steps {
+            switch step {
+            case .setup(let message):
+                _ = peer.send(message, to: serverAddress, connection: nil)
+                loop.run()
+                seen = inbox.messages.count
+            case .peer(let message):
+                _ = peer.send(message, to: serverAddress, connection: nil)
+                loop.run()
+            case .stack(let expected):
+                let sent = try #require(inbox.messages.dropFirst(seen).first, "\(scenario): the stack sent nothing where the seed has a \(expected.isRequest ? "request" : "response")")
+                seen += 1
+                let diff = Self.differences(sent, expected)
+                let check = {
+                    #expect(diff.isEmpty, "\(scenario): \(diff.joined(separator: "; "))\n\(String(decoding: sent.serialized(), as: UTF8.self))")
+                }
+                if let reason = scenario.knownIssue {
+                    withKnownIssue(Comment(rawValue: reason), isIntermittent: true) { check() }
+                } else {
+                    check()
+                }
+                // The peer answers the stack's NOTIFY as the seed's peer would (200).
+                if case .request(let request) = sent, request.method == .notify {
+                    _ = peer.send(.response(SIPResponse(replyingTo: request, statusCode: 200, reasonPhrase: "OK")), to: serverAddress, connection: nil)
+                    loop.run()
+                }
+            }
+        }
+        if scenario.expectsNothingMore {
+            loop.advanceTime(by: .seconds(1))
+            #expect(inbox.messages.count == seen, "\(scenario): the stack sent more than the seed shows")
+        }
+    }
+}
