@@ -5,7 +5,7 @@
 # e.g. `scripts/run.sh --config gateway.yaml`. Stop it with Ctrl-C (graceful).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --build-only
 export PATH="/opt/swift/usr/bin:$PATH"
 swift build -c release --product presence-gateway
 exec .build/release/presence-gateway "$@"
