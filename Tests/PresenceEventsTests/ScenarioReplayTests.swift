@@ -114,9 +114,16 @@ struct ScenarioError: Error, CustomStringConvertible {
                 let e = (try? eh.contentType).map { "\($0.type)/\($0.subtype)".lowercased() }
                 if s != e { out.append("Content-Type \(s ?? "none") ≠ \(e ?? "none")") }
             case .subscriptionState:
+                // The notifier chooses the duration (RFC 6665 §4.2.1.1): compared is whether it is
+                // there and whether it is 0, not its value.
                 let s = try? sh.subscriptionState, e = try? eh.subscriptionState
-                if s?.state != e?.state || s?.expires != e?.expires {
+                if s?.state != e?.state || s?.expires.map({ $0 == 0 }) != e?.expires.map({ $0 == 0 }) {
                     out.append("Subscription-State \(s.map { $0.description } ?? "none") ≠ \(e.map { $0.description } ?? "none")")
+                }
+            case .expires:
+                let s = try? sh.expires, e = try? eh.expires
+                if s.map({ $0 == 0 }) != e.map({ $0 == 0 }) {
+                    out.append("Expires \(String(describing: s)) ≠ \(String(describing: e)) (presence or zero)")
                 }
             default:
                 let norm: ([String]) -> Set<String> = { values in
