@@ -102,7 +102,7 @@ struct ScenarioError: Error, CustomStringConvertible {
             return ["a \(sent.isRequest ? "request" : "response") where the seed has the other"]
         }
         let sh = sent.headers, eh = expected.headers
-        if (try? sh.callID) != (try? eh.callID) { out.append("Call-ID") }
+        if sh.callID != eh.callID { out.append("Call-ID") }
         if (try? sh.cseq) != (try? eh.cseq) { out.append("CSeq \(String(describing: try? sh.cseq))") }
         if ((try? sh.to)??.tag == nil) != ((try? eh.to)??.tag == nil) { out.append("To tag presence") }
         var names: [SIPHeaderName] = []
