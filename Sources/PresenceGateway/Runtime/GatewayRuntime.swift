@@ -198,6 +198,11 @@ public final class GatewayRuntime: @unchecked Sendable {
             try layer.send(request, to: target) { [self] event in
                 let response = event.response
                 guard response.statusCode >= 200 else { return }
+                switch event {
+                case .timeout: self.logger.notice("\(request.method) \(request.uri) to \(target): no answer (408)")
+                case .transportError: self.logger.notice("\(request.method) \(request.uri) to \(target): transport error (503)")
+                case .response: break
+                }
                 self.perform(self.core.receive(response, to: request, context: context, now: .now()))
             }
         } catch {
