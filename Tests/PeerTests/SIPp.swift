@@ -145,9 +145,18 @@ struct SIPp {
         return Running(process: process, work: work, deadline: deadline)
     }
 
-    /// Runs sipp to the end.
+    /// Runs sipp to the end. When sipp could not bind its port (exit 254: a port chosen free was
+    /// taken by a test running beside this one before sipp bound it), the `-p` port is replaced by
+    /// another free one and sipp runs again, at most 3 runs.
     static func run(scenario: String, _ arguments: [String], deadline: Duration = .seconds(30)) async throws -> Run {
-        try await start(scenario: scenario, arguments, deadline: deadline).finish()
+        var arguments = arguments
+        var result = try await start(scenario: scenario, arguments, deadline: deadline).finish()
+        for _ in 0..<2 where result.exitCode == 254 {
+            guard let flag = arguments.firstIndex(of: "-p"), flag + 1 < arguments.count else { break }
+            arguments[flag + 1] = String(try freePort(arguments.contains("t1") ? tcp : udp))
+            result = try await start(scenario: scenario, arguments, deadline: deadline).finish()
+        }
+        return result
     }
 
     /// A port on 127.0.0.1 that was free a moment ago (bound and released), for sipp to listen on.
