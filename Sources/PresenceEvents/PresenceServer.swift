@@ -2,7 +2,7 @@ public import NIOCore
 public import PresenceDocuments
 public import SIPMessages
 public import SIPStack
-public import SIPTransport
+import SIPTransport
 
 /// A presence server at run time on one ``SIPTransactionLayer``, in both dialects, so that a
 /// publication changes what subscribers get:
@@ -177,7 +177,7 @@ public final class PresenceServer: @unchecked Sendable {
     private func batchSubscribe(_ incoming: SIPTransactionLayer.IncomingRequest) -> Bool {
         let request = incoming.request
         let toTag = (try? request.headers.to)?.tag
-        let key = toTag.flatMap { tag in (try? request.headers.callID).map { DialogKey(callID: $0, localTag: tag) } }
+        let key = toTag.flatMap { tag in request.headers.callID.map { DialogKey(callID: $0, localTag: tag) } }
         let existing = key.flatMap { batches[$0] }
         guard existing != nil || (toTag == nil && BatchCategorySubscription.isBatch(request)) else { return false }
         func reply(_ code: Int, _ reason: String, _ headers: SIPHeaders = []) {
@@ -220,7 +220,7 @@ public final class PresenceServer: @unchecked Sendable {
                 request, batch: batch, terms: terms, localTag: incoming.toTag, contact: configuration.contact,
                 boundary: configuration.boundary, now: eventLoop.now,
                 overTLS: incoming.received.source.kind == .tls, resolve: resolve)
-            let newKey = DialogKey(callID: (try? request.headers.callID) ?? "", localTag: incoming.toTag)
+            let newKey = DialogKey(callID: request.headers.callID ?? "", localTag: incoming.toTag)
             if let subscription { batches[newKey] = BatchEntry(subscription: subscription) }
             performBatch(actions, key: newKey, server: incoming.transaction)
         } catch {

@@ -40,7 +40,7 @@ enum GatewayBench {
         print("relay OMA PIDF NOTIFY -> enterprise BENOTIFY:  \(pad(o2e)) msg/s  (parse + map + serialize)")
 
         let before = residentBytes()
-        var held = try Bridge.flow2(configuration: configuration, mapper: mapper, pairs: pairs)
+        let held = try Bridge.flow2(configuration: configuration, mapper: mapper, pairs: pairs)
         let after = residentBytes()
         let perPair = Double(after - before) / Double(pairs)
         print("memory: \(pairs) bridged pairs (OMA watch + enterprise subscription): \(String(format: "%.0f", perPair)) bytes/pair "

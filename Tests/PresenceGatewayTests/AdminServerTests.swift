@@ -22,7 +22,9 @@ import Testing
 
     @Test func metricsHealthAndErrors() async throws {
         let registry = PrometheusCollectorRegistry()
-        registry.makeCounter(name: "gateway_notifies_mapped_total", labels: [("direction", "oma_to_enterprise")]).increment(by: Int64(3))
+        // As the gateway counts: through the swift-metrics factory over the registry.
+        PrometheusMetricsFactory(registry: registry).makeCounter(label: "gateway_notifies_mapped_total",
+                                                                 dimensions: [("direction", "oma_to_enterprise")]).increment(by: 3)
         let server = try await AdminServer.start(host: "127.0.0.1", port: 0, registry: registry, group: MultiThreadedEventLoopGroup.singleton) {
             (true, #"{"status":"ok"}"#)
         }

@@ -1,4 +1,4 @@
-public import PresenceDocuments
+import PresenceDocuments
 public import SIPMessages
 public import SIPTransport
 
@@ -162,7 +162,7 @@ extension GatewayConfiguration {
                 defaultPolicy = policy
                 continue
             }
-            guard let uri = WatcherIdentity(uri: key, network: .federated)?.uri else {
+            guard let uri = WatcherIdentity.addressOfRecord(key) else {
                 throw node.error("'\(key)' is not a sip:user@host presentity")
             }
             policies[uri] = policy
@@ -260,8 +260,8 @@ extension GatewayConfiguration {
     static func linked(_ node: ConfigurationNode) throws(ConfigurationError) -> LinkedIdentity {
         let m = try node.mapping(known: ["oma", "enterprise", "publish-to-enterprise", "publish-to-oma"])
         guard let oma = m["oma"], let enterprise = m["enterprise"] else { throw node.error("needs oma and enterprise URIs") }
-        guard let o = WatcherIdentity(uri: try oma.string(), network: .federated)?.uri else { throw oma.error("not a sip:user@host URI") }
-        guard let e = WatcherIdentity(uri: try enterprise.string(), network: .federated)?.uri else {
+        guard let o = WatcherIdentity.addressOfRecord(try oma.string()) else { throw oma.error("not a sip:user@host URI") }
+        guard let e = WatcherIdentity.addressOfRecord(try enterprise.string()) else {
             throw enterprise.error("not a sip:user@host URI")
         }
         return LinkedIdentity(oma: o, enterprise: e, publishToEnterprise: try m["publish-to-enterprise"]?.bool() ?? false,

@@ -1,6 +1,6 @@
 public import NIOCore
 import PresenceDocuments
-public import SIPMessages
+import SIPMessages
 import SIPStack
 
 /// Flow 4, enterprise → OMA (issue 5 §1.4): for each configured linked identity with

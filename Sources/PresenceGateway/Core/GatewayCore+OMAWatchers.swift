@@ -1,7 +1,7 @@
-public import NIOCore
+import NIOCore
 import PresenceDocuments
 import PresenceEvents
-public import SIPMessages
+import SIPMessages
 import SIPStack
 
 /// Flows 2 and 3 (issue 5 §1): OMA watchers of enterprise presentities, and the enterprise's
@@ -201,8 +201,8 @@ extension GatewayCore {
     private func resource(of document: CategoriesDocument, in key: Int) -> String? {
         guard let leg = enterpriseLegs[key] else { return nil }
         if leg.watches[document.uri] != nil { return document.uri }
-        if let normalized = WatcherIdentity(uri: document.uri, network: .federated)?.uri,
-           let match = leg.watches.keys.first(where: { WatcherIdentity(uri: $0, network: .federated)?.uri == normalized }) {
+        if let normalized = WatcherIdentity.addressOfRecord(document.uri),
+           let match = leg.watches.keys.first(where: { WatcherIdentity.addressOfRecord($0) == normalized }) {
             return match
         }
         return leg.single ? leg.watches.keys.first : nil

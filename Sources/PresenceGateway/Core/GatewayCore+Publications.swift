@@ -1,7 +1,7 @@
-public import NIOCore
+import NIOCore
 import PresenceDocuments
 import PresenceEvents
-public import SIPMessages
+import SIPMessages
 import SIPStack
 
 /// Flow 4, OMA → enterprise (issue 5 §1.4): the gateway is the presence server (RFC 3903 event
@@ -20,7 +20,7 @@ extension GatewayCore {
 
     /// The normalized OMA URI when `resource` is a linked identity the gateway serves itself.
     func servedLocally(_ resource: String) -> String? {
-        guard let uri = WatcherIdentity(uri: resource, network: .federated)?.uri else { return nil }
+        guard let uri = WatcherIdentity.addressOfRecord(resource) else { return nil }
         return configuration.linkedIdentities.contains { $0.publishToEnterprise && $0.oma == uri } ? uri : nil
     }
 

@@ -1,9 +1,9 @@
 public import NIOCore
-public import PresenceDocuments
-public import PresenceEvents
+import PresenceDocuments
+import PresenceEvents
 public import PresenceMapping
 public import SIPMessages
-public import SIPStack
+import SIPStack
 
 /// The back-to-back user agent's logic, without I/O (issue 5 §1, flows 1 and 2): it takes
 /// requests, responses and timer expiries and returns what to send, answer and schedule. The
@@ -359,7 +359,7 @@ public struct GatewayCore: Sendable {
     }
 
     func policy(for presentity: String) -> PresentityPolicy {
-        configuration.policies[WatcherIdentity(uri: presentity, network: .federated)?.uri ?? presentity] ?? configuration.defaultPolicy
+        configuration.policies[WatcherIdentity.addressOfRecord(presentity) ?? presentity] ?? configuration.defaultPolicy
     }
 
     /// What the enterprise watcher sees of one OMA resource: the OMA state mapped to categories,

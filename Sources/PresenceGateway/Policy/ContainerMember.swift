@@ -18,8 +18,8 @@ public enum ContainerMember: Sendable, Hashable {
     public init?(type: String, value: String?) {
         switch type {
         case "user":
-            guard let value, let (user, host) = WatcherIdentity.userAndHost(value) else { return nil }
-            self = .user("sip:\(user)@\(host)")
+            guard let value, let uri = WatcherIdentity.addressOfRecord(value) else { return nil }
+            self = .user(uri)
         case "domain":
             guard let value, !value.isEmpty else { return nil }
             self = .domain(value.lowercased())
@@ -29,13 +29,5 @@ public enum ContainerMember: Sendable, Hashable {
         case "everyone": self = .everyone
         default: return nil
         }
-    }
-
-    /// Whether a `domain` member covers `domain`: equal, or a sub-domain of it (guide Q3: the
-    /// schema calls the value a "domain suffix", line 2734, while §3.2.5.3 says "equals", line
-    /// 6089; a suffix on a label boundary contains the equal case and is what an operator listing
-    /// `example.com` expects for `eu.example.com`).
-    static func domain(_ member: String, covers domain: String) -> Bool {
-        domain == member || domain.hasSuffix("." + member)
     }
 }

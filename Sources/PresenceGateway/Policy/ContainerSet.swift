@@ -15,7 +15,7 @@ public struct ContainerSet: Sendable, Hashable {
     /// the category", §3.2.5.3, lines 6079-6106). The rules, first match wins, highest container
     /// number within a rule:
     /// 1. a `user` member equal to the watcher's URI;
-    /// 2. a `domain` member covering the watcher's domain (guide Q3, see ``ContainerMember``);
+    /// 2. a `domain` member covering the watcher's domain (guide Q3: equal or a sub-domain);
     /// 3. `sameEnterprise`, 4. `federated`, 5. `publicCloud`, when the watcher is of that network;
     /// 6. an `everyone` member in a non-zero container — guide Q2: absent from §3.2.5.3 but the
     ///    sixth priority of §1.3.1.3.7 (lines 786-798), so ranked after the network types;
@@ -27,7 +27,7 @@ public struct ContainerSet: Sendable, Hashable {
         let candidates = holding.filter { $0 != 0 }.sorted(by: >)
         let rules: [(ContainerMember) -> Bool] = [
             { if case .user(let uri) = $0 { uri == watcher.uri } else { false } },
-            { if case .domain(let d) = $0 { ContainerMember.domain(d, covers: watcher.domain) } else { false } },
+            { if case .domain(let d) = $0 { domain(d, covers: watcher.domain) } else { false } },
             { $0 == .sameEnterprise && watcher.network == .sameEnterprise },
             { $0 == .federated && watcher.network == .federated },
             { $0 == .publicCloud && watcher.network == .publicCloud },

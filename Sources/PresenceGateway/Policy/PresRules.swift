@@ -95,16 +95,16 @@ public struct PresRules: Sendable, Hashable {
                     for entry in condition.elements {
                         switch entry.name {
                         case XMLName(Self.commonPolicy, "one"):
-                            guard let id = entry[attribute: "id"], let (user, host) = WatcherIdentity.userAndHost(id) else {
+                            guard let id = entry[attribute: "id"], let uri = WatcherIdentity.addressOfRecord(id) else {
                                 throw entry.error("identity <one> needs an id of the form sip:user@host")
                             }
-                            list.append(.one("sip:\(user)@\(host)"))
+                            list.append(.one(uri))
                         case XMLName(Self.commonPolicy, "many"):
                             var ids: [String] = []
                             var domains: [String] = []
                             for except in entry.elements(XMLName(Self.commonPolicy, "except")) {
-                                if let id = except[attribute: "id"], let (user, host) = WatcherIdentity.userAndHost(id) {
-                                    ids.append("sip:\(user)@\(host)")
+                                if let id = except[attribute: "id"], let uri = WatcherIdentity.addressOfRecord(id) {
+                                    ids.append(uri)
                                 } else if let domain = except[attribute: "domain"] {
                                     domains.append(domain.lowercased())
                                 } else {

@@ -15,6 +15,12 @@ public struct WatcherIdentity: Sendable, Hashable {
         self.network = network
     }
 
+    /// The address of record in the form every table of the gateway is keyed by,
+    /// `sip:user@host` (see ``uri``); nil when `text` has no `user@host` part.
+    public static func addressOfRecord(_ text: String) -> String? {
+        userAndHost(text).map { "sip:\($0.0)@\($0.1)" }
+    }
+
     /// `user@host` of a SIP or SIPS URI (or a bare `user@host`), host lower-cased, user as written
     /// (RFC 3261 §19.1.4: the user part compares case-sensitively).
     static func userAndHost(_ text: String) -> (String, String)? {
@@ -34,6 +40,15 @@ public struct WatcherIdentity: Sendable, Hashable {
         guard !user.isEmpty, !host.isEmpty else { return nil }
         return (String(user), host.lowercased())
     }
+}
+
+/// Whether a domain entry (a container member, a partner list entry, a served domain) covers
+/// `host`: equal, or a sub-domain of it on a label boundary (guide Q3: the schema calls a domain
+/// member a "domain suffix", line 2734, while §3.2.5.3 says "equals", line 6089; the suffix rule
+/// contains the equal case and is what an operator listing `example.com` expects for
+/// `eu.example.com`).
+func domain(_ domain: String, covers host: String) -> Bool {
+    host == domain || host.hasSuffix("." + domain)
 }
 
 /// The network a watcher comes from ([MS-PRES] §1.3.1.3.5 membership types; §3.4.5.1.3,

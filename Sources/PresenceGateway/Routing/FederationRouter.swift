@@ -106,7 +106,7 @@ public struct FederationRouter: Sendable {
         if request.method == .publish {
             // RFC 3903 §6 step 1: the gateway is the compositor only of the OMA identities it
             // serves (linked identities with publish-to-enterprise); anything else is 404.
-            let target = WatcherIdentity(uri: request.uri.description, network: .federated)?.uri
+            let target = WatcherIdentity.addressOfRecord(request.uri.description)
             guard arrival.side == .oma, let target,
                   configuration.linkedIdentities.contains(where: { $0.publishToEnterprise && $0.oma == target }) else {
                 return .reject(status: 404, reason: "Not Found", headers: [])
@@ -123,7 +123,7 @@ public struct FederationRouter: Sendable {
             // A request into a side claiming to come from that same side, through the other face.
             return .reject(status: 403, reason: "Spoofed Origin", headers: [])
         }
-        if fromSide == nil, let allowed = configuration.allowedPartners, !allowed.contains(where: { Self.domain($0, covers: fromHost) }) {
+        if fromSide == nil, let allowed = configuration.allowedPartners, !allowed.contains(where: { domain($0, covers: fromHost) }) {
             return .reject(status: 403, reason: "Partner Not Allowed", headers: [])
         }
         let nextHop = served == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
@@ -148,22 +148,18 @@ public struct FederationRouter: Sendable {
 
     /// The side serving `host`, if any.
     public func servingSide(of host: String) -> GatewayConfiguration.Side? {
-        if configuration.enterprise.domains.contains(where: { Self.domain($0, covers: host) }) { return .enterprise }
-        if configuration.oma.domains.contains(where: { Self.domain($0, covers: host) }) { return .oma }
+        if configuration.enterprise.domains.contains(where: { domain($0, covers: host) }) { return .enterprise }
+        if configuration.oma.domains.contains(where: { domain($0, covers: host) }) { return .oma }
         return nil
     }
 
     func isBlocked(_ host: String) -> Bool {
-        configuration.blockedPartners.contains { Self.domain($0, covers: host) }
+        configuration.blockedPartners.contains { domain($0, covers: host) }
     }
 
     static func host(_ uri: SIPURI) -> String? {
         guard uri.isSIP, !uri.host.isEmpty else { return nil }
         return uri.host.lowercased()
-    }
-
-    static func domain(_ domain: String, covers host: String) -> Bool {
-        host == domain || host.hasSuffix("." + domain)
     }
 
     /// Whether a certificate with `names` may speak for `domain`: a name equal to the domain, a

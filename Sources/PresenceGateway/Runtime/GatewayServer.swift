@@ -4,7 +4,7 @@ public import NIOCore
 public import NIOPosix
 import PresenceMapping
 public import Prometheus
-public import SIPMessages
+import SIPMessages
 import SIPStack
 public import SIPTransport
 
