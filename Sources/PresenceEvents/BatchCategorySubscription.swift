@@ -99,7 +99,15 @@ public struct BatchCategorySubscription: Sendable {
         var filtered = document
         filtered.categories = document.categories.filter { wanted.contains($0.name) }
         guard !filtered.categories.isEmpty else { return [] }
-        return subscription.stateChanged(body: filtered.serialized(), headers: Self.eventlist, now: now)
+        return resourceChanged(document.uri, serialized: filtered.serialized(), now: now)
+    }
+
+    /// The same for a `categories` document the owner already reduced to the categories
+    /// subscribed for `uri` and serialized (a gateway that compares bodies to notify only on
+    /// change serializes once).
+    public mutating func resourceChanged(_ uri: String, serialized body: [UInt8], now: NIODeadline) -> [Action] {
+        guard resources[uri] != nil, !body.isEmpty else { return [] }
+        return subscription.stateChanged(body: body, headers: Self.eventlist, now: now)
     }
 
     /// Takes a resource out of the dialog because its source ended (an OMA subscription terminated,

@@ -67,27 +67,25 @@ extension GatewayCore {
     }
 
     mutating func linkedPublicationResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
-        guard var link = linked[key], var client = link.client else { return [] }
-        let actions = client.receive(response, now: now, jitter: ids.jitter())
-        link.client = client
-        linked[key] = link
-        return publicationActions(actions, key: key)
+        let jitter = ids.jitter()
+        return withClient(key) { $0.receive(response, now: now, jitter: jitter) }
     }
 
     mutating func refreshLinked(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var link = linked[key], var client = link.client else { return [] }
-        let actions = client.refresh(now: now)
-        link.client = client
-        linked[key] = link
-        return publicationActions(actions, key: key)
+        withClient(key) { $0.refresh(now: now) }
     }
 
     /// A publication retry, or (with no enterprise subscription) subscribing again.
     mutating func retryLinked(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var link = linked[key] else { return [] }
-        if link.watch == nil { return watchLinked(key, now: now) }
-        guard var client = link.client else { return [] }
-        let actions = client.retry(now: now)
+        if let link = linked[key], link.watch == nil { return watchLinked(key, now: now) }
+        return withClient(key) { $0.retry(now: now) }
+    }
+
+    /// Runs `step` on the linked identity's publication client, keeps the client, and turns its
+    /// actions into the core's.
+    private mutating func withClient(_ key: Int, _ step: (inout PublicationClient) -> [PublicationClient.Action]) -> [Action] {
+        guard var link = linked[key], var client = link.client else { return [] }
+        let actions = step(&client)
         link.client = client
         linked[key] = link
         return publicationActions(actions, key: key)

@@ -86,11 +86,11 @@ extension GatewayCore {
         for key in enterpriseWatches.keys.sorted() {
             guard var watch = enterpriseWatches[key], var subscription = watch.subscription,
                   let wanted = subscription.resources[resource] else { continue }
-            let document = view(of: resource, leg: nil, watcher: watch.watcher, categories: wanted)
-            let digest = BodyDigest(document.serialized())
+            let body = view(of: resource, leg: nil, watcher: watch.watcher, categories: wanted).serialized()
+            let digest = BodyDigest(body)
             guard watch.lastSent[resource] != digest else { continue }
             watch.lastSent[resource] = digest
-            let updates = subscription.resourceChanged(document, now: now)
+            let updates = subscription.resourceChanged(resource, serialized: body, now: now)
             watch.subscription = subscription
             enterpriseWatches[key] = watch
             out += apply(updates, context: .enterpriseWatch(key), now: now)

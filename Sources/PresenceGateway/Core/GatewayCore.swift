@@ -333,7 +333,7 @@ public struct GatewayCore: Sendable {
         // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
         // watcher without `ms-piggyback-first-notify` is answered at once and notified later.
         let waits = terms.supportsPiggyback || terms.expires == 0
-        if !waits || watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) {
+        if !waits || allLegsReported(watch) {
             return actions + answerEnterpriseWatch(key, now: now)
         }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
@@ -356,6 +356,11 @@ public struct GatewayCore: Sendable {
         dialogs[DialogKey(callID: subscription.callID, localTag: subscription.localTag)] = .omaLeg(key)
         omaLegs[key] = OMALeg(watch: watch, resource: resource, subscription: subscription, categories: nil, handling: handling)
         return (key, legActions(actions, context: .omaLeg(key)))
+    }
+
+    /// Whether every OMA leg of a waiting enterprise watcher has reported a first state.
+    func allLegsReported(_ watch: EnterpriseWatch) -> Bool {
+        watch.legs.values.allSatisfy { omaLegs[$0]?.categories != nil }
     }
 
     func policy(for presentity: String) -> PresentityPolicy {
@@ -515,15 +520,15 @@ public struct GatewayCore: Sendable {
         guard var watch = enterpriseWatches[leg.watch] else { return out }
         guard var subscription = watch.subscription else {
             // Still waiting to answer the watcher: answer once every leg has spoken.
-            if watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) { out += answerEnterpriseWatch(leg.watch, now: now) }
+            if allLegsReported(watch) { out += answerEnterpriseWatch(leg.watch, now: now) }
             return out
         }
         guard changed, let categories = subscription.resources[leg.resource] else { return out }
-        let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
-        let digest = BodyDigest(document.serialized())
+        let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
+        let digest = BodyDigest(body)
         guard watch.lastSent[leg.resource] != digest else { return out }
         watch.lastSent[leg.resource] = digest
-        let updates = subscription.resourceChanged(document, now: now)
+        let updates = subscription.resourceChanged(leg.resource, serialized: body, now: now)
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
         return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
@@ -559,7 +564,7 @@ public struct GatewayCore: Sendable {
         watch.lastSent[leg.resource] = nil
         guard var subscription = watch.subscription else {
             enterpriseWatches[leg.watch] = watch
-            if watch.legs.values.allSatisfy({ omaLegs[$0]?.categories != nil }) { return answerEnterpriseWatch(leg.watch, now: now) }
+            if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
             return []
         }
         let instance = RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
