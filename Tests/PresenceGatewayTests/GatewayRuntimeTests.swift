@@ -104,7 +104,7 @@ import Testing
         #expect(try final.headers.subscriptionState?.reason == "deactivated")
         let unsubscribe = try #require(s.edge.requests.last { $0.method == .subscribe && $0.headers.callID == subscribe.headers.callID })
         #expect(try unsubscribe.headers.expires == 0)
-        #expect(!s.runtime.isRunning)
+        #expect(!s.runtime.status.running)
     }
 
     /// Whether a category SUBSCRIBE's batch body names `resource`.

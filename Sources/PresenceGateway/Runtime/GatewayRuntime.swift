@@ -83,9 +83,6 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// Active subscriptions, as the core counts them.
     public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) { core.counts }
 
-    /// Whether the gateway accepts new work (false once ``shutdown()`` began).
-    public var isRunning: Bool { !stopping }
-
     /// Sends every final NOTIFY and unsubscribe (RFC 6665 §4.2.2, §4.1.2.3) and refuses new
     /// subscriptions with 503 from now on.
     public func shutdown() {

@@ -144,9 +144,6 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
-    /// The admin endpoint's address, once started.
-    public var adminAddress: SocketAddress? { admin?.localAddress }
-
     /// `/health`: running, and the active subscriptions per kind.
     func health() -> (Bool, String) {
         guard let runtime else { return (false, #"{"status":"starting"}"#) }
