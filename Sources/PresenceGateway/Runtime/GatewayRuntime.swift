@@ -14,7 +14,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var core: GatewayCore
     private var router: FederationRouter
     private let layers: [GatewayConfiguration.Side: SIPTransactionLayer]
-    private let resolve: @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget?
+    private let resolve: @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]
+    /// Targets that failed recently: skipped by later requests (RFC 3263 §4.3).
+    private var failedTargets: FailedTargets
     private var servers: [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
     private var timers: [GatewayCore.Timer: Scheduled<Void>] = [:]
     private var nextID: GatewayCore.ServerRequestID = 0
@@ -24,6 +26,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let rejected = Counter(label: "gateway_requests_rejected_total")
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
+    private let failovers = Counter(label: "gateway_target_failovers_total")
     private let active: [String: Gauge]
     private let published = NIOLockedValueBox(Status(running: true, enterpriseWatches: 0, omaLegs: 0, omaWatches: 0, enterpriseLegs: 0))
 
@@ -39,17 +42,32 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// The latest status, updated after every event; safe to read from any thread.
     public var status: Status { published.withLockedValue { $0 } }
 
-    /// `resolve` turns a URI into a target when it is not an IP literal and the side's next hop is
-    /// not a fixed URI (RFC 3263 resolution, ``SIPResolver``); nil fails the request with 503.
+    /// `resolve` turns a URI into one target when it is not an IP literal and the side's next hop
+    /// is not a fixed URI; nil fails the request with 503. Without failover: see
+    /// ``init(core:router:layers:eventLoop:logger:failover:resolveTargets:)``.
+    public convenience init(core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
+                            eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
+                            resolve: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? = { _, _ in nil }) {
+        self.init(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger,
+                  resolveTargets: { uri, side in await resolve(uri, side).map { [$0] } ?? [] })
+    }
+
+    /// `resolveTargets` turns a URI into the RFC 3263 target list, in order (``SIPResolver``),
+    /// when it is not an IP literal and the side's next hop is not a fixed URI; an empty list
+    /// fails the request with 503. A request whose target fails (transport error, timeout, or a
+    /// 503 response) is sent again, as a new transaction, to the next target (RFC 3263 §4.3);
+    /// failed targets are skipped by later requests for `failover.duration`.
     public init(core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
                 eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
-                resolve: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? = { _, _ in nil }) {
+                failover: FailedTargets.Limits = FailedTargets.Limits(),
+                resolveTargets: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]) {
         self.core = core
         self.router = router
         self.layers = layers
         self.eventLoop = eventLoop
         self.logger = logger
-        self.resolve = resolve
+        self.resolve = resolveTargets
+        self.failedTargets = FailedTargets(limits: failover)
         self.active = Dictionary(uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
             ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
         })
@@ -166,15 +184,17 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     private func send(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
         guard let layer = layers[side] else { return noRoute(request, context: context) }
+        if request.method == .notify || request.method == .benotify { mapped.increment() }
         if let target = directTarget(for: request, side: side) {
-            return send(request, layer: layer, target: target, context: context)
+            return send(request, layer: layer, targets: [target], context: context)
         }
         // RFC 3263: look the next hop up, then send on the loop (or fail the request with 503).
         let uri = Self.nextHopURI(request)
         let resolve = self.resolve
         eventLoop.makeFutureWithTask { await resolve(uri, side) }.whenComplete { [self] result in
-            guard case .success(let target?) = result else { return self.noRoute(request, context: context) }
-            self.send(request, layer: layer, target: target, context: context)
+            guard case .success(let targets) = result, !targets.isEmpty else { return self.noRoute(request, context: context) }
+            let usable = self.failedTargets.usable(targets, now: .now())
+            self.send(request, layer: layer, targets: usable[...], context: context)
         }
     }
 
@@ -184,28 +204,54 @@ public final class GatewayRuntime: @unchecked Sendable {
                              context: context, now: .now()))
     }
 
-    private func send(_ request: SIPRequest, layer: SIPTransactionLayer, target: SIPTarget, context: GatewayCore.Context) {
-        if request.method == .notify || request.method == .benotify { mapped.increment() }
+    /// Sends `request` to the first of `targets`; when that one fails (a transport error, Timer F,
+    /// or a 503 response: RFC 3263 §4.3) it is remembered as failed and the same request goes to
+    /// the next one as a new transaction (the transaction layer gives it a new Via branch). The
+    /// last target's outcome is the core's answer.
+    private func send(_ request: SIPRequest, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
+                      context: GatewayCore.Context) {
+        guard let target = targets.first else { return noRoute(request, context: context) }
+        let rest = targets.dropFirst()
         if request.method == .benotify {
-            // No response will come ([MS-PRES] §3.4.5.1.4): sent once, outside any transaction.
-            if !layer.sendWithoutTransaction(request, to: target) { sendFailures.increment() }
+            // No response will come ([MS-PRES] §3.4.5.1.4): sent once, outside any transaction;
+            // only a send that fails at once moves on to the next target.
+            if layer.sendWithoutTransaction(request, to: target) { return }
+            failed(target, request: request, reason: "not sent", next: rest.first)
+            guard rest.isEmpty else { return send(request, layer: layer, targets: rest, context: context) }
+            sendFailures.increment()
             return
         }
         do {
             try layer.send(request, to: target) { [self] event in
                 let response = event.response
                 guard response.statusCode >= 200 else { return }
+                let reason: String?
                 switch event {
-                case .timeout: self.logger.notice("\(request.method) \(request.uri) to \(target): no answer (408)")
-                case .transportError: self.logger.notice("\(request.method) \(request.uri) to \(target): transport error (503)")
-                case .response: break
+                case .timeout: reason = "no answer (408)"
+                case .transportError: reason = "transport error (503)"
+                case .response(let r): reason = r.statusCode == 503 ? "503 \(r.reasonPhrase)" : nil
+                }
+                if let reason {
+                    self.failed(target, request: request, reason: reason, next: rest.first)
+                    if !rest.isEmpty { return self.send(request, layer: layer, targets: rest, context: context) }
                 }
                 self.perform(self.core.receive(response, to: request, context: context, now: .now()))
             }
         } catch {
+            failed(target, request: request, reason: "not sent: \(error)", next: rest.first)
+            if !rest.isEmpty { return send(request, layer: layer, targets: rest, context: context) }
             sendFailures.increment()
-            logger.warning("\(request.method) to \(target) not sent: \(error)")
             perform(core.receive(SIPResponse(replyingTo: request, statusCode: 503), to: request, context: context, now: .now()))
+        }
+    }
+
+    private func failed(_ target: SIPTarget, request: SIPRequest, reason: String, next: SIPTarget?) {
+        failedTargets.record(target, now: .now())
+        if let next {
+            failovers.increment()
+            logger.notice("\(request.method) \(request.uri) to \(target): \(reason); trying \(next) (RFC 3263 §4.3)")
+        } else {
+            logger.notice("\(request.method) \(request.uri) to \(target): \(reason)")
         }
     }
 

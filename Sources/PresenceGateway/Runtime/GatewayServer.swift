@@ -97,7 +97,7 @@ public final class GatewayServer: @unchecked Sendable {
             layers[side] = SIPTransactionLayer(transport: transport, configuration: GatewayRuntime.transactionConfiguration)
         }
         let resolve = try makeResolver()
-        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, resolve: resolve)
+        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, resolveTargets: resolve)
         try await eventLoop.submit { runtime.start() }.get()
         self.runtime = runtime
         if let admin = configuration.admin {
@@ -112,9 +112,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// RFC 3263 resolution per side, with the nameservers of /etc/resolv.conf: Microsoft
     /// federation SRV first where the side's next hop says `dns-federation`. Only the transports the
     /// side listens on are tried; the TLS server name comes with the target.
-    private func makeResolver() throws -> @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? {
+    private func makeResolver() throws -> @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget] {
         let needsDNS = [configuration.enterprise.nextHop, configuration.oma.nextHop].contains { if case .dns = $0 { true } else { false } }
-        guard needsDNS else { return { _, _ in nil } }
+        guard needsDNS else { return { _, _ in [] } }
         let dns: DNSClient.Configuration
         do { dns = try DNSClient.Configuration.system() } catch {
             throw ConfigurationError("DNS next hop configured, but /etc/resolv.conf is unusable: \(error)")
@@ -131,15 +131,17 @@ public final class GatewayServer: @unchecked Sendable {
         }
         let logger = self.logger
         return { [resolvers, kinds] uri, side in
-            guard let resolver = resolvers[side] else { return nil }
+            guard let resolver = resolvers[side] else { return [] }
             do {
-                guard let first = try await resolver.resolve(uri, supporting: kinds[side] ?? [.udp]).first else { return nil }
-                var target = first.target
-                target.serverName = first.serverName
-                return target
+                // Every target, in RFC 3263 order: the runtime fails over along the list (§4.3).
+                return try await resolver.resolve(uri, supporting: kinds[side] ?? [.udp]).map { resolved in
+                    var target = resolved.target
+                    target.serverName = resolved.serverName
+                    return target
+                }
             } catch {
                 logger.warning("cannot resolve \(uri): \(error)")
-                return nil
+                return []
             }
         }
     }
