@@ -26,8 +26,8 @@ extension GatewayConfiguration {
           default:
             defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
             containers:
-              100: [federated]
-              200: [sameEnterprise]
+              100: { members: [federated], categories: [state, contactCard] }
+              200: { members: [sameEnterprise], categories: [state, note, contactCard, calendarData, services] }
         subscriptions:
           piggyback-wait-ms: 500
           default-expires: 3600

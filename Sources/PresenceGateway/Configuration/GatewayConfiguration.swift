@@ -280,10 +280,23 @@ extension GatewayConfiguration {
         }
         if let containers = m["containers"] {
             var set: [UInt32: [ContainerMember]] = [:]
+            var exposure: [UInt32: ContainerExposure] = [:]
             for (key, value) in try containers.entries() {
                 guard let id = UInt32(key), id <= 32_767 else { throw value.error("container ids are 0 to 32767 ([MS-PRES] schema 6.1)") }
+                // `100: [members]`, or `100: { members: [...], categories: [...] | all | none }`.
+                let memberList: ConfigurationNode
+                if value.node.mapping != nil {
+                    let c = try value.mapping(known: ["members", "categories"])
+                    guard let listed = c["members"] else { throw value.error("a container needs 'members'") }
+                    memberList = listed
+                    exposure[id] = try c["categories"].map { node throws(ConfigurationError) in try Self.exposure(node) }
+                        ?? ContainerExposure.wellKnown(id)
+                } else {
+                    memberList = value
+                    exposure[id] = ContainerExposure.wellKnown(id)
+                }
                 var members: [ContainerMember] = []
-                for item in try value.list() {
+                for item in try memberList.list() {
                     let text = try item.string()
                     let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
                     let member = parts.count == 2 && parts[0] == "domain" ? ContainerMember(type: "domain", value: parts[1])
@@ -296,8 +309,32 @@ extension GatewayConfiguration {
                 }
                 set[id] = members
             }
-            policy.containers = ContainerSet(set)
+            policy.containers = ContainerSet(set, exposure: exposure)
         }
         return (policy, try m["pres-rules"]?.string())
+    }
+
+    /// A container's `categories`: a list of category names, `all`, or `none` (the never-published
+    /// view, as [MS-PRES] container 32000 holds for blocked watchers).
+    static func exposure(_ node: ConfigurationNode) throws(ConfigurationError) -> ContainerExposure {
+        if node.node.scalar != nil {
+            switch try node.string() {
+            case "all": return .all
+            case "none": return .neverPublished
+            case let other: throw node.error("'\(other)' is not a list of categories, 'all' or 'none'")
+            }
+        }
+        var names: Set<CategoryName> = []
+        for item in try node.list() {
+            let name = try item.string()
+            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+                throw item.error("'\(name)' is not a category name ([MS-PRES] §2.2.2.7)")
+            }
+            if CategoryName.privateCategories.contains(CategoryName(rawValue: name)) {
+                throw item.error("'\(name)' is a private category: never sent to other watchers ([MS-PRES] §3.4.5.1.3)")
+            }
+            names.insert(CategoryName(rawValue: name))
+        }
+        return .only(names)
     }
 }

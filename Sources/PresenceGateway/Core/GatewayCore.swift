@@ -368,20 +368,13 @@ public struct GatewayCore: Sendable {
     }
 
     /// What the enterprise watcher sees of one OMA resource: the OMA state mapped to categories,
-    /// placed in every configured container (container 0 when none is configured), resolved for
-    /// the watcher; or the never-published view for a politely blocked watcher.
+    /// each category placed in the configured containers that expose it (container 0 when none
+    /// is configured; ``ContainerSet/publications(of:wanted:)``), resolved per category for the
+    /// watcher ([MS-PRES] §3.2.5.3); or the never-published view for a politely blocked watcher.
     func view(of resource: String, leg: OMALeg?, watcher: WatcherIdentity, categories: [CategoryName]) -> CategoriesDocument {
         let policy = policy(for: resource)
-        var published: [Category] = []
-        if let state = state(of: resource, leg: leg, watcher: watcher) {
-            let containers = policy.containers.members.isEmpty ? [0] : policy.containers.members.keys.sorted()
-            for container in containers {
-                for var category in state.categories {
-                    category.container = container
-                    published.append(category)
-                }
-            }
-        }
+        let published = policy.containers.publications(of: state(of: resource, leg: leg, watcher: watcher)?.categories,
+                                                       wanted: categories)
         // `view` is nil only for block/confirm, which never get a leg; the never-published view stands in.
         return PresentityPolicy.view(of: published, uri: resource, containers: policy.containers, watcher: watcher, categories: categories)
     }

@@ -1,11 +1,45 @@
+public import PresenceDocuments
+
 /// A presentity's containers and their members ([MS-PRES] §1.3.1.3), and the container each
 /// watcher resolves to for a category (§3.2.5.3).
 public struct ContainerSet: Sendable, Hashable {
     /// Container number → members. Container 0, the default container, is readable by everyone
     /// and has no editable membership (§1.3.1.3.5, lines 711-718); it need not be listed.
     public var members: [UInt32: [ContainerMember]]
+    /// Container number → the categories it holds of the presentity's state (issue 5 §2:
+    /// per-container category selection). A container without an entry holds every category
+    /// (``ContainerExposure/all``).
+    public var exposure: [UInt32: ContainerExposure]
 
-    public init(_ members: [UInt32: [ContainerMember]] = [:]) { self.members = members }
+    public init(_ members: [UInt32: [ContainerMember]] = [:], exposure: [UInt32: ContainerExposure] = [:]) {
+        self.members = members
+        self.exposure = exposure
+    }
+
+    /// What `container` holds: its configured exposure, else every category.
+    public func exposure(of container: UInt32) -> ContainerExposure { exposure[container] ?? .all }
+
+    /// Places a presentity's state into its containers, as its publications would be: each
+    /// category into every container that exposes it (``ContainerExposure``), and an empty
+    /// element of every `wanted` category into containers holding the never-published view.
+    /// Without configured containers everything goes into container 0 (readable by everyone,
+    /// §1.3.1.3.5). `state` nil (nothing known) places only the never-published views.
+    public func publications(of state: [Category]?, wanted: [CategoryName]) -> [Category] {
+        let containers = members.isEmpty ? [0] : members.keys.sorted()
+        var published: [Category] = []
+        for container in containers {
+            switch exposure(of: container) {
+            case .neverPublished:
+                for name in wanted { published.append(Category(name: name, container: container)) }
+            case let exposed:
+                for var category in state ?? [] where exposed.holds(category.name) {
+                    category.container = container
+                    published.append(category)
+                }
+            }
+        }
+        return published
+    }
 
     /// The container a watcher sees a category from, or nil: blocked for that category (it then
     /// receives an empty category element, indistinguishable from "not published").
