@@ -28,6 +28,12 @@ public struct BatchCategorySubscription: Sendable {
         /// `resubscribe` with `cid` and optional `poolFqdn`, or `terminated` with a reason and
         /// `statusCode`).
         case rejected(RLMIList.Instance)
+        /// Accepted but not yet authorized by its source (an RFC 6665 `pending` subscription
+        /// behind it): the resource joins the dialog and is listed in the RLMI part with
+        /// `instance` (state `pending`, [MS-PRES] §2.2.2.4.2 lines 2535-2540: "active", "pending",
+        /// "terminated", "resubscribe"), without a categories part; its state follows with
+        /// ``resourceStateChanged(_:instance:document:boundary:now:)``.
+        case pending(RLMIList.Instance)
     }
 
     public typealias Action = NotifierSubscription.Action
@@ -58,16 +64,21 @@ public struct BatchCategorySubscription: Sendable {
     /// carries the RLMI list of rejected resources and the accepted resources' categories
     /// (piggybacked with `ms-piggyback-cseq`; §4.5), or — for a subscriber without
     /// `ms-piggyback-first-notify` — a NOTIFY does.
+    ///
+    /// `status` `.pending` makes the dialog itself pending (RFC 6665 §4.2.1.3: a single
+    /// subscription whose one resource waits for authorization); it becomes active with
+    /// ``activate(_:document:now:)``.
     public static func accept(
         _ subscribe: SIPRequest, batch: BatchSubscribe, terms: SubscriptionTerms, localTag: String,
         contact: SIPAddress, boundary: String, now: NIODeadline, overTLS: Bool = false,
+        status: NotifierSubscription.Status = .active,
         resolve: (String, [CategoryName]) -> Resolution
     ) throws(SIPStackError) -> (BatchCategorySubscription?, [Action]) {
         let watcher = (try? subscribe.headers.from)?.uri.description ?? ""
         var resources: [String: [CategoryName]] = [:]
         let response = Self.apply(batch, to: &resources, watcher: watcher, resolve: resolve)
         let (subscription, actions) = try NotifierSubscription.accept(
-            subscribe, terms: terms, status: .active, localTag: localTag, contact: contact,
+            subscribe, terms: terms, status: status, localTag: localTag, contact: contact,
             body: response.multipart(boundary: boundary).bytes,
             bodyType: multipartContentType(boundary: boundary), responseHeaders: eventlist,
             now: now, overTLS: overTLS)
@@ -122,6 +133,35 @@ public struct BatchCategorySubscription: Sendable {
                                          headers: Self.eventlist, now: now)
     }
 
+    /// A resource of this dialog changed its subscription state without leaving it: `pending`
+    /// (its source waits for authorization) or back to `active` (authorized: `document` is its
+    /// first state). One notification in the multipart shape of the 200 OK: the RLMI part lists
+    /// the resource with `instance`, followed by `document` (the categories subscribed for it)
+    /// when given ([MS-PRES] §2.2.2.4.2, §3.4.5.1.3). Nothing when the resource is not in the
+    /// dialog.
+    public mutating func resourceStateChanged(_ uri: String, instance: RLMIList.Instance, document: CategoriesDocument?,
+                                              boundary: String, now: NIODeadline) -> [Action] {
+        guard let wanted = resources[uri] else { return [] }
+        let list = RLMIList(uri: watcher, resources: [RLMIList.Resource(uri: uri, instances: [instance])])
+        var parts: [CategoriesDocument] = []
+        if var document {
+            document.categories = document.categories.filter { wanted.contains($0.name) }
+            parts.append(document)
+        }
+        let body = BatchSubscribeResponse(list: list, categories: parts).multipart(boundary: boundary).bytes
+        return subscription.stateChanged(body: body, bodyType: Self.multipartContentType(boundary: boundary),
+                                         headers: Self.eventlist, now: now)
+    }
+
+    /// A pending dialog becomes active (RFC 6665 §4.2.1.3): a NOTIFY with `Subscription-State:
+    /// active` and the categories subscribed for `uri`. Nothing unless the dialog is pending.
+    public mutating func activate(_ uri: String, document: CategoriesDocument, now: NIODeadline) -> [Action] {
+        var filtered = document
+        let wanted = resources[uri] ?? []
+        filtered.categories = document.categories.filter { wanted.contains($0.name) }
+        return subscription.activate(body: filtered.serialized(), now: now)
+    }
+
     /// The expiry timer fired (see ``NotifierSubscription/expire(now:)``).
     public mutating func expire(now: NIODeadline) -> [Action] { subscription.expire(now: now) }
 
@@ -157,6 +197,9 @@ public struct BatchCategorySubscription: Sendable {
                         resources[resource.uri] = all
                         response.categories.append(document)
                     case .rejected(let instance):
+                        response.list.resources.append(RLMIList.Resource(uri: resource.uri, instances: [instance]))
+                    case .pending(let instance):
+                        resources[resource.uri] = all
                         response.list.resources.append(RLMIList.Resource(uri: resource.uri, instances: [instance]))
                     }
                 }

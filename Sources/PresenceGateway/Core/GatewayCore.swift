@@ -294,6 +294,9 @@ public struct GatewayCore: Sendable {
         var legs: [String: Int] = [:]
         /// Resource → last body sent, to notify only on change.
         var lastSent: [String: BodyDigest] = [:]
+        /// A single (not batched) category subscription: its one resource's `pending` state is
+        /// the dialog's state ([MS-PRES] §3.4.5.1.1: batched only with `Require: adhoclist, categoryList`).
+        var single = false
     }
 
     struct OMALeg: Sendable {
@@ -305,6 +308,9 @@ public struct GatewayCore: Sendable {
         var handling: SubHandling
         /// Unsubscribed; waiting for the final NOTIFY.
         var closing = false
+        /// The OMA side's last NOTIFY said `Subscription-State: pending` (RFC 6665 §4.1.3: the
+        /// subscription waits for the presentity's authorization; RFC 3856 §6.6.2: no state yet).
+        var pending = false
     }
 
     private mutating func newEnterpriseWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
@@ -321,6 +327,7 @@ public struct GatewayCore: Sendable {
         }
         let key = takeKey()
         var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms))
+        watch.single = !BatchCategorySubscription.isBatch(request)
         var actions: [Action] = []
         for action in batch.actions where action.kind == .subscribe {
             for resource in action.resources where watch.legs[resource.uri] == nil {
@@ -404,16 +411,24 @@ public struct GatewayCore: Sendable {
             case .confirm:
                 return .rejected(RLMIList.Instance(state: .pending))
             case .allow, .politeBlock:
-                let document = self.view(of: uri, leg: watch.legs[uri].flatMap { legs[$0] }, watcher: watcher, categories: categories)
+                let leg = watch.legs[uri].flatMap { legs[$0] }
+                if let leg, Self.reflectsPending(leg) {
+                    // The OMA presentity has not authorized this watcher yet: listed `pending`.
+                    return .pending(Self.pendingInstance(uri))
+                }
+                let document = self.view(of: uri, leg: leg, watcher: watcher, categories: categories)
                 sent[uri] = BodyDigest(document.serialized())
                 return .accepted(document)
             }
         }
+        // A single subscription to a pending OMA resource is itself pending (RFC 6665 §4.2.1.3).
+        let singlePending = watch.single && !watch.legs.isEmpty
+            && watch.legs.values.allSatisfy { omaLegs[$0].map(Self.reflectsPending) ?? false }
         do {
             let (subscription, actions) = try BatchCategorySubscription.accept(
                 pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
                 contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), boundary: ids.boundary(), now: now,
-                resolve: resolve)
+                status: singlePending ? .pending : .active, resolve: resolve)
             watch.lastSent = sent
             var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
             guard let subscription else {
@@ -473,7 +488,9 @@ public struct GatewayCore: Sendable {
         let current = watch.legs
         let core = self
         let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) { uri, categories in
-            .accepted(core.view(of: uri, leg: current[uri].flatMap { legs[$0] }, watcher: watcher, categories: categories))
+            let leg = current[uri].flatMap { legs[$0] }
+            if let leg, Self.reflectsPending(leg) { return .pending(Self.pendingInstance(uri)) }
+            return .accepted(core.view(of: uri, leg: leg, watcher: watcher, categories: categories))
         }
         watch.subscription = subscription
         enterpriseWatches[key] = watch
@@ -486,11 +503,16 @@ public struct GatewayCore: Sendable {
         var out: [Action] = []
         var changed = false
         var ended: String?
+        let wasPending = leg.pending
         for action in actions {
             switch action {
             case .respond(let response): out.append(.respond(id, response))
             case .deliver(let notification):
-                if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf = try? PIDFDocument(bytes: notification.body) {
+                leg.pending = notification.state.state == .pending
+                if leg.pending {
+                    // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
+                    if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
+                } else if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf = try? PIDFDocument(bytes: notification.body) {
                     var categories = mapper.categories(from: pidf).0
                     categories.uri = leg.resource
                     leg.categories = categories
@@ -516,7 +538,13 @@ public struct GatewayCore: Sendable {
             if allLegsReported(watch) { out += answerEnterpriseWatch(leg.watch, now: now) }
             return out
         }
-        guard changed, let categories = subscription.resources[leg.resource] else { return out }
+        if leg.handling == .allow, wasPending != leg.pending {
+            let updates = pendingChanged(leg, watch: &watch, subscription: &subscription, now: now)
+            watch.subscription = subscription
+            enterpriseWatches[leg.watch] = watch
+            return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+        }
+        guard changed, !Self.reflectsPending(leg), let categories = subscription.resources[leg.resource] else { return out }
         let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
         let digest = BodyDigest(body)
         guard watch.lastSent[leg.resource] != digest else { return out }
@@ -560,8 +588,15 @@ public struct GatewayCore: Sendable {
             if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
             return []
         }
-        let instance = RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
-        let updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
+        let updates: [NotifierSubscription.Action]
+        if watch.single {
+            // The dialog is this one resource: it ends with the reason mapped (RFC 6665 §4.2.2),
+            // also from `pending` (a watcher the OMA presentity rejected).
+            updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
+        } else {
+            let instance = RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
+            updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
+        }
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
@@ -588,6 +623,38 @@ public struct GatewayCore: Sendable {
     private mutating func removeOMALeg(_ key: Int) {
         guard let leg = omaLegs.removeValue(forKey: key) else { return }
         dialogs[DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag)] = nil
+    }
+
+    /// Whether the watcher is shown a leg's OMA `pending` state: only an allowed watcher (a
+    /// politely blocked one sees the never-published view, which is never pending).
+    static func reflectsPending(_ leg: OMALeg) -> Bool { leg.pending && leg.handling == .allow }
+
+    /// The RLMI instance of a resource whose OMA subscription is pending ([MS-PRES] §2.2.2.4.2:
+    /// `id` 0, `state`, `cid` the resource URI).
+    static func pendingInstance(_ uri: String) -> RLMIList.Instance {
+        RLMIList.Instance(state: .pending, cid: uri)
+    }
+
+    /// An OMA leg went pending → active (its first authorized NOTIFY) or active → pending: the
+    /// enterprise watcher learns it. A batch dialog gets an RLMI notification listing the resource
+    /// `active` with its categories, or `pending` without; a single one is activated (RFC 6665
+    /// §4.2.1.3: a NOTIFY with the state). A single dialog cannot go back to pending: its state
+    /// simply stops changing.
+    private mutating func pendingChanged(_ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
+                                         now: NIODeadline) -> [NotifierSubscription.Action] {
+        guard let categories = subscription.resources[leg.resource] else { return [] }
+        if leg.pending {
+            watch.lastSent[leg.resource] = nil
+            if watch.single { return [] }
+            return subscription.resourceStateChanged(leg.resource, instance: Self.pendingInstance(leg.resource), document: nil,
+                                                     boundary: ids.boundary(), now: now)
+        }
+        let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
+        watch.lastSent[leg.resource] = BodyDigest(document.serialized())
+        if watch.single { return subscription.activate(leg.resource, document: document, now: now) }
+        return subscription.resourceStateChanged(
+            leg.resource, instance: RLMIList.Instance(state: .active, cid: leg.resource), document: document,
+            boundary: ids.boundary(), now: now)
     }
 
     /// 64·T1 (RFC 3261 Timer F): how long an unsubscribed leg waits for its final NOTIFY.
