@@ -127,6 +127,12 @@ import Testing
         let (notify, _) = try #require(T.sent(activated, to: .enterprise).first)
         #expect(try notify.headers.subscriptionState?.state == .active)
         #expect(T.availability(try CategoriesDocument(bytes: notify.body)).0 == 15500)
+        // Pending again: nothing is shown meanwhile; active again: the new state as usual.
+        let (_, repending) = h.receive(try T.omaNotify(leg, cseq: 4, state: "pending", body: []), from: .oma)
+        #expect(T.sent(repending, to: .enterprise).isEmpty)
+        let (_, back) = h.receive(try T.omaNotify(leg, cseq: 5, body: T.pidf(Self.john, activity: "busy")), from: .oma)
+        let (again, _) = try #require(T.sent(back, to: .enterprise).first)
+        #expect((6000...7499).contains(T.availability(try CategoriesDocument(bytes: again.body)).0 ?? 0))
     }
 
     @Test func singleSubscriptionToAPendingResourceThatIsRejectedEndsRejected() throws {

@@ -638,8 +638,9 @@ public struct GatewayCore: Sendable {
     /// An OMA leg went pending → active (its first authorized NOTIFY) or active → pending: the
     /// enterprise watcher learns it. A batch dialog gets an RLMI notification listing the resource
     /// `active` with its categories, or `pending` without; a single one is activated (RFC 6665
-    /// §4.2.1.3: a NOTIFY with the state). A single dialog cannot go back to pending: its state
-    /// simply stops changing.
+    /// §4.2.1.3: a NOTIFY with the state). An active single dialog does not go back to pending
+    /// (RFC 6665 has no active → pending transition for the notifier): its notifications stop
+    /// until the OMA side is active again, then carry the state as usual.
     private mutating func pendingChanged(_ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
                                          now: NIODeadline) -> [NotifierSubscription.Action] {
         guard let categories = subscription.resources[leg.resource] else { return [] }
@@ -650,8 +651,15 @@ public struct GatewayCore: Sendable {
                                                      boundary: ids.boundary(), now: now)
         }
         let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
-        watch.lastSent[leg.resource] = BodyDigest(document.serialized())
-        if watch.single { return subscription.activate(leg.resource, document: document, now: now) }
+        let body = document.serialized()
+        watch.lastSent[leg.resource] = BodyDigest(body)
+        if watch.single {
+            // Pending since the answer: activated now; active all along: the new state, as usual.
+            guard subscription.subscription.status == .pending else {
+                return subscription.resourceChanged(leg.resource, serialized: body, now: now)
+            }
+            return subscription.activate(leg.resource, document: document, now: now)
+        }
         return subscription.resourceStateChanged(
             leg.resource, instance: RLMIList.Instance(state: .active, cid: leg.resource), document: document,
             boundary: ids.boundary(), now: now)
