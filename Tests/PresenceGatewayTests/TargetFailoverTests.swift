@@ -175,6 +175,22 @@ import Testing
         try await s.loop.shutdownGracefully()
     }
 
+    @Test func serviceUnavailableFromTheFirstTargetSendsTheRequestToTheSecond() async throws {
+        // RFC 3263 §4.3: "If a 503 error response is received, the client SHOULD try the next element".
+        let overloaded = SIPTarget(.tcp, host: "127.0.0.1", port: 5065)
+        let s = try await Setup(targets: [overloaded, Self.edge], listening: [overloaded, Self.edge])
+        try await s.send(try Self.omaSubscribe(to: "sip:bob@contoso.com", callID: "u1"),
+                         from: SIPTarget(.udp, host: "127.0.0.1", port: 5070), to: Self.omaSide)
+        let refused = try #require(try await s.waitForRequest(at: overloaded).first)
+        try await s.send(.response(SIPResponse(replyingTo: refused, statusCode: 503, toTag: "o1", headers: [(.retryAfter, "60")])),
+                         from: overloaded, to: Self.enterpriseSide)
+        let retried = try await s.waitForRequest(at: Self.edge)
+        #expect(retried.count == 1)
+        #expect(retried.first?.headers.callID == refused.headers.callID)
+        #expect(Self.branch(try #require(retried.first)) != Self.branch(refused))
+        try await s.loop.shutdownGracefully()
+    }
+
     @Test func failedTargetsAreForgottenAfterTheirDurationAndBounded() {
         var failed = FailedTargets(limits: .init(duration: .seconds(30), capacity: 2))
         let a = SIPTarget(.tcp, host: "192.0.2.1", port: 5061)
