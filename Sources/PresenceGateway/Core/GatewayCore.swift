@@ -409,7 +409,7 @@ public struct GatewayCore: Sendable {
             case .block:
                 return .rejected(RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403))
             case .confirm:
-                return .rejected(RLMIList.Instance(state: .pending))
+                return .rejected(Self.pendingInstance(uri))
             case .allow, .politeBlock:
                 let leg = watch.legs[uri].flatMap { legs[$0] }
                 if let leg, Self.reflectsPending(leg) {
