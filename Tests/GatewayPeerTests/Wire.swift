@@ -89,7 +89,8 @@ struct MappingTable {
 
 /// The headers of two messages with the dialog identifiers left out (RFC 3261 §12: Call-ID and
 /// the From/To tags; with them Via, CSeq, Contact and Content-Length, which differ per
-/// transaction or with the body), and Subscription-State reduced to its state and reason.
+/// transaction or with the body), Subscription-State reduced to its state and reason, and the
+/// multipart boundary (a random token per message, RFC 2046 §5.1.1) left out of Content-Type.
 func headersWithoutDialogIdentifiers(_ message: SIPMessage) -> [String] {
     let skipped: Set<String> = ["via", "from", "to", "call-id", "cseq", "content-length", "contact", "record-route"]
     return message.headers.compactMap { field -> String? in
@@ -97,6 +98,9 @@ func headersWithoutDialogIdentifiers(_ message: SIPMessage) -> [String] {
         if skipped.contains(name) { return nil }
         if name == "subscription-state", let state = try? message.headers.subscriptionState {
             return "subscription-state: \(state.state) \(state.reason ?? "")"
+        }
+        if name == "content-type", let type = try? message.headers.contentType {
+            return "content-type: \(type.mediaType) \(type.parameters.filter { $0.name.lowercased() != "boundary" })"
         }
         return "\(name): \(field.value)"
     }
