@@ -142,6 +142,44 @@ struct GatewayPeerTests {
         }
     }
 
+    // MARK: OMA publication → enterprise SERVICE publish (flow 4)
+
+    /// An OMA PUBLISH (RFC 3903) of a linked identity served with `publish-to-enterprise` reaches
+    /// the enterprise as a SERVICE category publish for the enterprise identity ([MS-PRES]
+    /// §2.2.2.2, §4.2.1): the state as `userState` in containers 2 and 3 at the availability the
+    /// reverse table gives RPID busy (`pidf-availability.tsv`), the note in 200/300/400.
+    @Test func linkedIdentityPublishReachesTheEnterpriseAsServicePublish() async throws {
+        let edge = (scenario: "enterprise-service.xml", keys: [String: String](), calls: 1, pause: 0)
+        var options = GatewayPeers.Options(enterpriseTCP: true)
+        options.linkedIdentities = """
+              - { oma: "sip:frank@oma.example", enterprise: "sip:frank@contoso.com", publish-to-enterprise: true, publish-to-oma: false }
+            """
+        try await GatewayPeers.with(edge: edge, options: options) { peers in
+            // Straight to the gateway: it is the RFC 3903 presence server of frank@oma.example.
+            let publish = try await Sipp.run(scenario: PeerAssets.scenario("oma-publish.xml"), remote: "127.0.0.1:\(peers.omaPort)",
+                                             keys: ["user": "frank", "activity": "busy", "note": "Out to lunch"], timeLimit: 20)
+            #expect(publish.succeeded, "PUBLISH to the gateway: \(publish)")
+            let edgeRun = try await #require(peers.edge).finish()
+            #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
+            let service = try #require(edgeRun.receivedRequests("SERVICE").first, "no SERVICE reached the enterprise: \(edgeRun)")
+            #expect(service.uri.description == "sip:frank@contoso.com")
+            #expect(try service.headers.contentType?.mediaType == "application/msrtc-category-publish+xml")
+            let document = try CategoryPublish(bytes: service.body)
+            let expected = try #require(try MappingTable("pidf-availability.tsv").rows.first {
+                $0["basic"] == "open" && $0["activity"] == "busy" && $0["user_input"] == "*"
+            }?["availability"])
+            let states = document.publications.filter { $0.categoryName == .state }
+            #expect(Set(states.map(\.container)).isSuperset(of: [2, 3]), "state containers: \(states.map(\.container))")
+            for state in states {
+                guard case .state(let value)? = state.payload else { Issue.record("state publication without state"); continue }
+                #expect(value.availability.map(String.init) == expected)
+            }
+            let notes = document.publications.filter { $0.categoryName == .note }
+            #expect(Set(notes.map(\.container)).isSuperset(of: [200, 300, 400]), "note containers: \(notes.map(\.container))")
+            #expect(String(decoding: service.body, as: UTF8.self).contains("Out to lunch"))
+        }
+    }
+
     // MARK: polite blocking
 
     /// A politely blocked enterprise watcher (RFC 5025 sub-handling polite-block) of an OMA

@@ -27,6 +27,11 @@ final class GatewayPeers: @unchecked Sendable {
         var defaultExpires = 600
         /// Extra YAML lines for the `presentities:` section (indented by 2).
         var presentities = ""
+        /// `linked-identities:` entries (YAML list items, indented by 2).
+        var linkedIdentities = ""
+        /// The enterprise side's transport, listener and next hop: UDP, or TCP where requests
+        /// exceed 1300 bytes (RFC 3261 §18.1.1 moves those off UDP; SERVICE publishes do).
+        var enterpriseTCP = false
     }
 
     private init(server: GatewayServer, kamailio: OMADomainKamailio, edge: Sipp.Running?, edgePort: UInt16) throws {
@@ -45,10 +50,10 @@ final class GatewayPeers: @unchecked Sendable {
         """
         listen:
           - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
-          - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }
+          - { side: enterprise, transport: \(options.enterpriseTCP ? "tcp" : "udp"), address: 127.0.0.1, port: 0 }
         enterprise:
           domains: [contoso.com]
-          next-hop: "sip:127.0.0.1:\(edge);transport=udp"
+          next-hop: "sip:127.0.0.1:\(edge);transport=\(options.enterpriseTCP ? "tcp" : "udp")"
         oma:
           domains: [oma.example]
           next-hop: "sip:127.0.0.1:\(kamailio);transport=udp"
@@ -60,6 +65,7 @@ final class GatewayPeers: @unchecked Sendable {
             defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
             containers: { 100: [federated], 200: [sameEnterprise] }
         \(options.presentities)
+        \(options.linkedIdentities.isEmpty ? "" : "linked-identities:\n" + options.linkedIdentities)
         subscriptions:
           piggyback-wait-ms: 500
           default-expires: \(options.defaultExpires)
@@ -74,7 +80,7 @@ final class GatewayPeers: @unchecked Sendable {
                       options: Options = Options()) async throws -> GatewayPeers {
         var running: Sipp.Running?
         if let edge {
-            running = try await Sipp.start(scenario: PeerAssets.scenario(edge.scenario), remote: nil, keys: edge.keys,
+            running = try await Sipp.start(scenario: PeerAssets.scenario(edge.scenario), remote: nil, tcp: options.enterpriseTCP, keys: edge.keys,
                                            calls: edge.calls, timeLimit: 120, extra: ["-d", String(edge.pause)])
         }
         let edgePort = try running?.port ?? LoopbackPorts.free()
