@@ -35,15 +35,16 @@ struct GatewayPeerTests {
 
     /// [MS-PRES] §3.7.5.4 rows 4 and 5: an OMA presentity published "busy" (RFC 4480 §3.2) is
     /// seen by an enterprise watcher at an availability in 6000–7499 whose token is not
-    /// on-the-phone; "on-the-phone" gives the same band with the on-the-phone token. The
-    /// watcher's refresh is answered, the gateway refreshes its PIDF subscription at Kamailio,
-    /// and the watcher's unsubscribe ends the OMA subscription too (Kamailio sees Expires 0).
-    @Test(arguments: ["busy", "on-the-phone"])
-    func omaPublishReachesEnterpriseWatcherInTheBusyBand(activity: String) async throws {
+    /// on-the-phone; "on-the-phone" gives the same band with the on-the-phone token. Batched
+    /// (§4.5) and single (§4.6) category SUBSCRIBEs alike. The watcher's refresh is answered, the
+    /// gateway refreshes its PIDF subscription at Kamailio, and the watcher's unsubscribe ends the
+    /// OMA subscription too (Kamailio sees Expires 0).
+    @Test(arguments: [("busy", "enterprise-watcher.xml"), ("on-the-phone", "enterprise-watcher-single.xml")])
+    func omaPublishReachesEnterpriseWatcherInTheBusyBand(activity: String, scenario: String) async throws {
         try await GatewayPeers.with(options: .init(defaultExpires: 6)) { peers in
             try await Self.publish(peers, user: "carol", activity: activity)
             // The watcher holds the subscription 7 s (-d): longer than the 6 s the gateway asks of Kamailio.
-            let run = try await Sipp.run(scenario: PeerAssets.scenario("enterprise-watcher.xml"), remote: peers.enterpriseSide,
+            let run = try await Sipp.run(scenario: PeerAssets.scenario(scenario), remote: peers.enterpriseSide,
                                          keys: ["watcher": "sip:alice@contoso.com", "resource": "sip:carol@oma.example"],
                                          timeLimit: 60, extra: ["-d", "7000"])
             #expect(run.succeeded, "enterprise watcher: \(run)")
