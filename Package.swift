@@ -215,7 +215,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            exclude: ["Kamailio", "sipp"],
+            exclude: ["sipp"],
             swiftSettings: strict
         ),
         .testTarget(

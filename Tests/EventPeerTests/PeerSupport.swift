@@ -20,7 +20,7 @@ enum PeerTools {
         init(_ what: String) { description = "not installed: \(what)" }
     }
 
-    /// This directory (the test sources, where `Kamailio/` and `sipp/` live).
+    /// This directory (the test sources, where `sipp/` lives).
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 }
 
@@ -33,31 +33,26 @@ func freeLoopbackPort() async throws -> UInt16 {
     return UInt16(port)
 }
 
-/// A throw-away Kamailio presence server on 127.0.0.1 (Tests/EventPeerTests/Kamailio, from the
-/// project's peer kit), started and stopped by its script with its own run directory.
+/// A throw-away Kamailio presence server on 127.0.0.1: the OMA domain's Kamailio of the shared
+/// peer assets (`Peers/kamailio`, ``OMADomainKamailio``), which serves presence for every domain
+/// but contoso.com; nothing here addresses contoso.com, so nothing is relayed.
 final class KamailioPresenceServer: Sendable {
-    let port: UInt16
-    let runDirectory: String
-    let script = PeerTools.directory.appendingPathComponent("Kamailio/run-kamailio.sh").path
+    let kamailio: OMADomainKamailio
 
     init(port: UInt16) throws {
-        self.port = port
-        runDirectory = NSTemporaryDirectory() + "kamailio-events-\(port)-\(UInt32.random(in: 0...UInt32.max))"
-        let (status, output) = try runProgram("/bin/bash", [script, "start", "presence"],
-                                              environment: ["KAM_RUNDIR": runDirectory, "KAM_PORT": String(port)])
-        guard status == 0 else {
-            stop()
-            throw PeerError("Kamailio did not start: \(output)")
-        }
+        // No gateway takes part: requests for the enterprise domain would go to the discard port.
+        kamailio = try OMADomainKamailio(port: port, gateway: "sip:127.0.0.1:9")
     }
 
+    var port: UInt16 { kamailio.port }
     var target: SIPTarget { SIPTarget(.udp, host: "127.0.0.1", port: port) }
 
     func stop() {
-        _ = try? runProgram("/bin/bash", [script, "stop", "presence"], environment: ["KAM_RUNDIR": runDirectory])
+        kamailio.stop()
+        kamailio.remove()
     }
 
-    var log: String { (try? String(contentsOfFile: runDirectory + "/kamailio.log", encoding: .utf8)) ?? "" }
+    var log: String { kamailio.log }
 }
 
 /// Waits (polling on the loop, every 20 ms) until `condition` holds or `seconds` pass; returns
