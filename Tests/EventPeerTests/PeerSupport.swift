@@ -1,9 +1,7 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
 import NIOPosix
+import PeerTestSupport
 import SIPMessages
 import SIPStack
 import SIPTransport
@@ -22,48 +20,8 @@ enum PeerTools {
         init(_ what: String) { description = "not installed: \(what)" }
     }
 
-    /// This directory (the test sources, where `Kamailio/` and `sipp/` live).
+    /// This directory (the test sources, where `sipp/` lives).
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-}
-
-/// Runs a program to its end, with a bound on its run time; returns its exit status and output.
-///
-/// posix_spawn and waitpid rather than Foundation's `Process`: under `swift test` the child was
-/// never reaped (it stayed a zombie and `isRunning` stayed true). The output goes through a file,
-/// not a pipe: a daemon the program leaves running (Kamailio) would keep a pipe open.
-@discardableResult
-func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:],
-                timeout: TimeInterval = 30) throws -> (status: Int32, output: String) {
-    let outputPath = NSTemporaryDirectory() + "event-peer-\(UInt64.random(in: 0...UInt64.max)).out"
-    defer { try? FileManager.default.removeItem(atPath: outputPath) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    let env = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { "\($0.key)=\($0.value)" }
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    let envp = env.map { strdup($0) } + [nil]
-    defer { (argv + envp).forEach { free($0) } }
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
-    guard spawned == 0 else { throw PeerError("posix_spawn \(path): \(spawned)") }
-    var status: Int32 = 0
-    let deadline = Date().addingTimeInterval(timeout)
-    var exited = false
-    while Date() < deadline {
-        if waitpid(pid, &status, WNOHANG) == pid { exited = true; break }
-        Thread.sleep(forTimeInterval: 0.02)
-    }
-    if !exited {
-        kill(pid, SIGKILL)
-        waitpid(pid, &status, 0)
-    }
-    let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    // WIFEXITED / WEXITSTATUS: the low 7 bits are the signal, the next 8 the exit code.
-    let code: Int32 = exited && (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
-    return (code, text)
 }
 
 /// A free loopback port (bound by the kernel to a UDP socket for a moment, then released).
@@ -75,36 +33,26 @@ func freeLoopbackPort() async throws -> UInt16 {
     return UInt16(port)
 }
 
-/// A throw-away Kamailio presence server on 127.0.0.1 (Tests/EventPeerTests/Kamailio, from the
-/// project's peer kit), started and stopped by its script with its own run directory.
+/// A throw-away Kamailio presence server on 127.0.0.1: the OMA domain's Kamailio of the shared
+/// peer assets (`Peers/kamailio`, ``OMADomainKamailio``), which serves presence for every domain
+/// but contoso.com; nothing here addresses contoso.com, so nothing is relayed.
 final class KamailioPresenceServer: Sendable {
-    let port: UInt16
-    let runDirectory: String
-    let script = PeerTools.directory.appendingPathComponent("Kamailio/run-kamailio.sh").path
+    let kamailio: OMADomainKamailio
 
     init(port: UInt16) throws {
-        self.port = port
-        runDirectory = NSTemporaryDirectory() + "kamailio-events-\(port)-\(UInt32.random(in: 0...UInt32.max))"
-        let (status, output) = try runProgram("/bin/bash", [script, "start", "presence"],
-                                              environment: ["KAM_RUNDIR": runDirectory, "KAM_PORT": String(port)])
-        guard status == 0 else {
-            stop()
-            throw PeerError("Kamailio did not start: \(output)")
-        }
+        // No gateway takes part: requests for the enterprise domain would go to the discard port.
+        kamailio = try OMADomainKamailio(port: port, gateway: "sip:127.0.0.1:9")
     }
 
+    var port: UInt16 { kamailio.port }
     var target: SIPTarget { SIPTarget(.udp, host: "127.0.0.1", port: port) }
 
     func stop() {
-        _ = try? runProgram("/bin/bash", [script, "stop", "presence"], environment: ["KAM_RUNDIR": runDirectory])
+        kamailio.stop()
+        kamailio.remove()
     }
 
-    var log: String { (try? String(contentsOfFile: runDirectory + "/kamailio.log", encoding: .utf8)) ?? "" }
-}
-
-struct PeerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+    var log: String { kamailio.log }
 }
 
 /// Waits (polling on the loop, every 20 ms) until `condition` holds or `seconds` pass; returns

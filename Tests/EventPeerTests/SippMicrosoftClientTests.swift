@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import PeerTestSupport
 import PresenceEvents
 import SIPMessages
 import SIPStack

@@ -51,6 +51,24 @@ import Testing
         if case .reject(let status, _, _) = decision { status } else { nil }
     }
 
+    /// [MS-PRES] §3.4.5.1.1 and the §4.5 example: a batched category SUBSCRIBE is addressed to
+    /// the subscriber itself (Request-URI = To = From, `Require: adhoclist`), its resources in the
+    /// body. From the enterprise it is taken for the OMA side, not refused as a relay; without
+    /// `adhoclist`, or addressed to someone else in the enterprise, it stays refused.
+    @Test func batchedCategorySubscribeToSelfFromTheEnterpriseIsTakenForTheOMASide() throws {
+        var r = try router()
+        let batch = try Self.subscribe(from: "sip:carol@contoso.com", to: "sip:carol@contoso.com", extra: ["Require: adhoclist, categoryList"])
+        guard case .forward(let side, let watcher, _, _) = r.route(batch, arrival: Self.edge, now: t0) else {
+            Issue.record("batched category SUBSCRIBE not taken"); return
+        }
+        #expect(side == .oma)
+        #expect(watcher.uri == "sip:carol@contoso.com")
+        let plain = try Self.subscribe(from: "sip:carol@contoso.com", to: "sip:carol@contoso.com")
+        #expect(rejection(r.route(plain, arrival: Self.edge, now: t0)) == 403)
+        let other = try Self.subscribe(from: "sip:carol@contoso.com", to: "sip:dan@contoso.com", extra: ["Require: adhoclist, categoryList"])
+        #expect(rejection(r.route(other, arrival: Self.edge, now: t0)) == 403)
+    }
+
     @Test func omaWatcherOfAnEnterprisePresentityCrossesAsFederated() throws {
         var r = try router()
         let request = try Self.subscribe(from: "sip:alice@oma.example", to: "sip:bob@contoso.com")

@@ -48,6 +48,14 @@ import Testing
         #expect(at == t0 + .seconds(600))
     }
 
+    /// RFC 3261 §12.1.1: the UAS copies every Record-Route of the dialog-creating request into
+    /// its 2xx, in order, so the subscriber's route set holds the record-routing proxies.
+    @Test func the200CopiesTheSubscribesRecordRouteInOrder() throws {
+        let (_, actions) = try start(presenceSubscribe())
+        let ok = try #require(responses(actions).first)
+        #expect(try ok.headers.recordRoute.map(\.uri.description) == ["sip:p1.oma.example;lr", "sip:p2.oma.example;lr"])
+    }
+
     @Test func pendingSubscriptionSaysPendingAndSendsNoStateUntilActivated() throws {
         var (sub, actions) = try start(presenceSubscribe(), status: .pending)
         #expect(try notifies(actions).first?.headers.subscriptionState?.state == .pending)

@@ -113,7 +113,13 @@ public struct FederationRouter: Sendable {
             }
             return .local(watcher: watcher, request: request)
         }
-        let served = servingSide(of: targetHost)
+        var served = servingSide(of: targetHost)
+        if arrival.side == .enterprise, served == .enterprise, Self.isBatchedCategorySubscribe(request, from: fromURI) {
+            // [MS-PRES] §3.4.5.1.1 and the §4.5 example: a batched category SUBSCRIBE is addressed
+            // to the subscriber itself (Request-URI = To = From, Require: adhoclist) and names its
+            // resources in the body; it is meant for the OMA resources it lists, not relayed.
+            served = .oma
+        }
         guard let served, served != arrival.side else {
             // No open relay: only domains served on the other side are reachable.
             return .reject(status: 403, reason: "Relaying Denied", headers: [])
@@ -128,6 +134,15 @@ public struct FederationRouter: Sendable {
         }
         let nextHop = served == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
         return .forward(to: served, watcher: watcher, request: request, nextHop: nextHop)
+    }
+
+    /// Whether `request` is a batched category SUBSCRIBE ([MS-PRES] §3.4.5.1.1): `Require:
+    /// adhoclist` and addressed to the subscriber itself (the Request-URI names the From identity).
+    static func isBatchedCategorySubscribe(_ request: SIPRequest, from: SIPURI) -> Bool {
+        guard request.method == .subscribe, (try? request.headers.require)?.contains(where: { $0.lowercased() == "adhoclist" }) == true else {
+            return false
+        }
+        return WatcherIdentity.addressOfRecord(request.uri.description) == WatcherIdentity.addressOfRecord(from.description)
     }
 
     /// The watcher's network: from the peer's configuration, refined by the source-network

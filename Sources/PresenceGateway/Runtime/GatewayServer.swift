@@ -146,6 +146,10 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
+    /// The runtime's status, as `/health` reports it (active subscriptions per kind); nil before
+    /// ``start()``. Safe to read from any thread.
+    public var status: GatewayRuntime.Status? { runtime?.status }
+
     /// `/health`: running, and the active subscriptions per kind.
     func health() -> (Bool, String) {
         guard let runtime else { return (false, #"{"status":"starting"}"#) }

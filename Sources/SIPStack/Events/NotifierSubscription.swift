@@ -112,6 +112,13 @@ public struct NotifierSubscription: Sendable {
     private mutating func answer(_ subscribe: SIPRequest, body: [UInt8]?, bodyType: String?,
                                  responseHeaders: SIPHeaders, piggyback: Bool, now: NIODeadline) -> [Action] {
         var ok = SIPResponse(replyingTo: subscribe, statusCode: 200, reasonPhrase: "OK", toTag: dialog.id.localTag)
+        // RFC 3261 §12.1.1: "the UAS MUST copy all Record-Route header field values from the
+        // request into the response ... and MUST maintain the order of those values", so that the
+        // subscriber's in-dialog requests pass the record-routing proxies too (Kamailio in front
+        // of OMA watchers answered their refreshes itself with 481 without them).
+        for field in subscribe.headers where field.name == .recordRoute {
+            ok.headers.append(.recordRoute, field.value)
+        }
         ok.headers.append(.contact, contact.description)
         ok.headers.append(.expires, String(terms.expires))
         ok.headers.fields.append(contentsOf: responseHeaders.fields)

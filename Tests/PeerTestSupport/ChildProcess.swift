@@ -1,0 +1,155 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure of a peer test's own machinery (a program that would not start, a port never bound).
+public struct PeerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A program started by a peer test (Kamailio's script, sipp), with its output in a file.
+///
+/// posix_spawn and waitpid rather than Foundation's `Process`: under `swift test` the child was
+/// never reaped (it stayed a zombie and `isRunning` stayed true). The output goes through a file,
+/// not a pipe: a daemon the program leaves running (Kamailio) would keep a pipe open.
+public final class ChildProcess: @unchecked Sendable {
+    public let pid: pid_t
+    public let outputPath: String
+    private var exitStatus: Int32?
+
+    /// Starts `path` with `arguments`, stdin from /dev/null, stdout and stderr into a file; the
+    /// environment is this process's with `environment` laid over it. With `workingDirectory` the
+    /// program runs there (through `/bin/sh -c 'cd DIR && exec PROGRAM ARGS'`).
+    public init(_ path: String, _ arguments: [String], environment: [String: String] = [:],
+                workingDirectory: String? = nil) throws {
+        var path = path
+        var arguments = arguments
+        if let workingDirectory {
+            arguments = ["-c", #"cd "$0" && exec "$@""#, workingDirectory, path] + arguments
+            path = "/bin/sh"
+        }
+        outputPath = NSTemporaryDirectory() + "peer-\(UInt64.random(in: 0...UInt64.max)).out"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let env = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { "\($0.key)=\($0.value)" }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw PeerError("posix_spawn \(path): \(spawned)") }
+        self.pid = pid
+    }
+
+    deinit {
+        if exitStatus == nil { _ = kill() }
+        try? FileManager.default.removeItem(atPath: outputPath)
+    }
+
+    /// The exit code once the program ended (-1 when a signal ended it), nil while it runs.
+    public func poll() -> Int32? {
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        // WIFEXITED / WEXITSTATUS: the low 7 bits are the signal, the next 8 the exit code.
+        exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+        return exitStatus
+    }
+
+    /// What the program wrote so far.
+    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    /// Waits (polling every 50 ms, without blocking a thread) until the program ends or `timeout`
+    /// seconds pass; then it is killed (SIGTERM, 2 s, SIGKILL). Returns the exit code.
+    public func wait(timeout: TimeInterval) async -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let code = poll() { return code }
+            try? await Task.sleep(nanoseconds: 50_000_000)
+        }
+        return kill()
+    }
+
+    /// The blocking form of ``wait(timeout:)``, for synchronous callers.
+    public func waitBlocking(timeout: TimeInterval) -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let code = poll() { return code }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return kill()
+    }
+
+    /// Ends the program: SIGTERM, up to 2 s, then SIGKILL; reaps it. Returns the exit code.
+    @discardableResult
+    public func kill() -> Int32 {
+        if let code = poll() { return code }
+        Glibc.kill(pid, SIGTERM)
+        for _ in 0..<100 {
+            if let code = poll() { return code }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        Glibc.kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        exitStatus = -1
+        return -1
+    }
+}
+
+/// Runs a program to its end, with a bound on its run time; returns its exit status and output.
+@discardableResult
+public func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:],
+                       timeout: TimeInterval = 30) throws -> (status: Int32, output: String) {
+    let child = try ChildProcess(path, arguments, environment: environment)
+    let status = child.waitBlocking(timeout: timeout)
+    return (status, child.output)
+}
+
+/// Loopback ports for peers, chosen at run time.
+public enum LoopbackPorts {
+    /// A port on 127.0.0.1 that was free a moment ago (bound to a UDP socket and released): a
+    /// program told to bind it may still lose it to another test, so callers retry on bind
+    /// failure.
+    public static func free() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard fd >= 0 else { throw PeerError("socket: \(errno)") }
+        defer { close(fd) }
+        var addr = loopback(port: 0)
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { ptr -> Int32 in
+                guard bind(fd, ptr, len) == 0 else { return -1 }
+                return getsockname(fd, ptr, &len)
+            }
+        }
+        guard bound == 0 else { throw PeerError("bind: \(errno)") }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+
+    /// Whether something is bound to `port` on 127.0.0.1 (UDP when `udp`, else TCP).
+    public static func isBound(_ port: UInt16, udp: Bool) -> Bool {
+        let fd = socket(AF_INET, udp ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = loopback(port: port)
+        let result = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return result != 0 && errno == EADDRINUSE
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = port.bigEndian
+        return addr
+    }
+}
