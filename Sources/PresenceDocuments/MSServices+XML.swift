@@ -12,8 +12,8 @@ extension MSCapability {
     /// Content is ignored: the spec's examples write white space inside these
     /// empty elements (`<text ...>` newline `</text>`), which is accepted.
     public init(cursor xml: XMLCursor) {
-        var attributes: [String: String] = [:]
-        for a in xml.attributes { attributes[a.name.description] = a.value }
+        var attributes = [String: String](minimumCapacity: xml.attributeCount)
+        xml.forEachAttribute { name, value in attributes[name.description] = value }
         self.init(name: xml.name.local, attributes: attributes)
     }
 

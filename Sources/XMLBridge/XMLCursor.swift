@@ -22,16 +22,15 @@ public struct XMLCursor: Sendable {
     public var isText: Bool { events.nodes[index].isText }
 
     /// The element's name (empty for text).
-    public var name: XMLName { events.nodes[index].name }
+    public var name: XMLName { events.names[index] }
 
     /// True when the element's name is (`namespace`, `local`).
     public func `is`(_ namespace: String, _ local: String) -> Bool {
-        let n = events.nodes[index]
-        return !n.isText && n.name.local == local && n.name.namespace == namespace
+        return !events.nodes[index].isText && events.names[index].local == local && events.names[index].namespace == namespace
     }
 
     /// The prefix the source used (a writing hint, never used for matching).
-    public var prefix: String? { events.nodes[index].prefix }
+    public var prefix: String? { events.prefixes[index] }
 
     /// Where the start tag was (1-based; 0 when unknown).
     public var line: Int { Int(events.nodes[index].line) }
@@ -87,6 +86,14 @@ public struct XMLCursor: Sendable {
             found.append(XMLAttribute(a.name, events.string(a.valueStart, a.valueCount), prefix: a.prefix))
         }
         return found
+    }
+
+    /// Calls `body` with each attribute's name and value, in source order.
+    public func forEachAttribute(_ body: (XMLName, String) throws -> Void) rethrows {
+        for i in attributeRange {
+            let a = events.attributes[i]
+            try body(a.name, events.string(a.valueStart, a.valueCount))
+        }
     }
 
     /// The attributes as values, in source order.

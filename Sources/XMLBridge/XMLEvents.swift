@@ -22,7 +22,9 @@
 /// tree (``init(replaying:)``), so a decoder written against the cursor also
 /// serves callers that hold a tree. Immutable once made.
 public final class XMLEvents: Sendable {
-    /// A start tag with its content range, or a run of character data.
+    /// A start tag with its content range, or a run of character data. Plain
+    /// integers only (names live in ``names``), so reading one costs no
+    /// reference counting.
     struct Node: Sendable {
         /// For an element, the index one past its last descendant (the next
         /// sibling's index); for text, `-1`.
@@ -30,8 +32,6 @@ public final class XMLEvents: Sendable {
         /// Start-tag position (1-based; 0 for replayed elements without one).
         var line: Int32
         var column: Int32
-        var name: XMLName
-        var prefix: String?
         /// Attributes: `attributes[attributeStart ..< attributeStart + attributeCount]`.
         var attributeStart: Int32
         var attributeCount: Int32
@@ -54,13 +54,22 @@ public final class XMLEvents: Sendable {
     }
 
     let nodes: [Node]
+    /// The name of each node (empty for text), parallel to `nodes`.
+    let names: [XMLName]
+    /// The prefix of each node, parallel to `nodes`.
+    let prefixes: [String?]
     let attributes: [Attribute]
     let declarations: [(prefix: String?, uri: String)]
     /// Attribute values and text, UTF-8, decoded (no references left).
     let bytes: [UInt8]
 
-    init(nodes: [Node], attributes: [Attribute], declarations: [(prefix: String?, uri: String)], bytes: [UInt8]) {
+    init(
+        nodes: [Node], names: [XMLName], prefixes: [String?], attributes: [Attribute],
+        declarations: [(prefix: String?, uri: String)], bytes: [UInt8]
+    ) {
         self.nodes = nodes
+        self.names = names
+        self.prefixes = prefixes
         self.attributes = attributes
         self.declarations = declarations
         self.bytes = bytes
@@ -78,8 +87,13 @@ public final class XMLEvents: Sendable {
     public convenience init(replaying element: XMLElement) {
         var recorder = XMLEventRecorder(estimatedBytes: 256)
         recorder.replay(element)
-        self.init(nodes: recorder.nodes, attributes: recorder.attributes, declarations: recorder.declarations, bytes: recorder.bytes)
+        self.init(
+            nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
+            declarations: recorder.declarations, bytes: recorder.bytes)
     }
+
+    /// The name of a text node.
+    static let noName = XMLName("", "")
 
     func string(_ start: Int32, _ count: Int32) -> String {
         guard count > 0 else { return "" }
@@ -91,17 +105,26 @@ public final class XMLEvents: Sendable {
     /// The subtree of the element at `index` as a value tree.
     func element(at index: Int) -> XMLElement {
         let node = nodes[index]
-        var children: [XMLNode] = []
-        var i = index + 1
         let end = Int(node.end)
+        var count = 0
+        var i = index + 1
         while i < end {
-            let child = nodes[i]
-            if child.isText {
-                children.append(.text(string(child.textStart, child.textCount)))
-                i += 1
-            } else {
-                children.append(.element(element(at: i)))
-                i = Int(child.end)
+            count += 1
+            i = nodes[i].isText ? i + 1 : Int(nodes[i].end)
+        }
+        var children: [XMLNode] = []
+        if count > 0 {
+            children.reserveCapacity(count)
+            i = index + 1
+            while i < end {
+                let child = nodes[i]
+                if child.isText {
+                    children.append(.text(string(child.textStart, child.textCount)))
+                    i += 1
+                } else {
+                    children.append(.element(element(at: i)))
+                    i = Int(child.end)
+                }
             }
         }
         var attributeList: [XMLAttribute] = []
@@ -114,9 +137,9 @@ public final class XMLEvents: Sendable {
         let declared = node.declarationCount == 0
             ? [] : Array(declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
         var e = XMLElement(
-            node.name, attributes: attributeList, prefix: node.prefix, namespaceDeclarations: declared,
+            names[index], attributes: attributeList, prefix: prefixes[index], namespaceDeclarations: declared,
             line: Int(node.line), column: Int(node.column))
-        if !children.isEmpty { e.children = children }
+        if count > 0 { e.children = children }
         return e
     }
 }
@@ -125,6 +148,8 @@ public final class XMLEvents: Sendable {
 /// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
 struct XMLEventRecorder {
     var nodes: [XMLEvents.Node] = []
+    var names: [XMLName] = []
+    var prefixes: [String?] = []
     var attributes: [XMLEvents.Attribute] = []
     var declarations: [(prefix: String?, uri: String)] = []
     var bytes: [UInt8] = []
@@ -136,6 +161,8 @@ struct XMLEventRecorder {
     init(estimatedBytes: Int) {
         // Presence documents run to about one start tag per 30 bytes.
         nodes.reserveCapacity(max(16, estimatedBytes / 24))
+        names.reserveCapacity(max(16, estimatedBytes / 24))
+        prefixes.reserveCapacity(max(16, estimatedBytes / 24))
         bytes.reserveCapacity(max(64, estimatedBytes / 2))
         attributes.reserveCapacity(max(8, estimatedBytes / 64))
         open.reserveCapacity(16)
@@ -150,9 +177,10 @@ struct XMLEventRecorder {
     ) {
         openText = nil
         open.append(Int32(nodes.count))
+        names.append(name)
+        prefixes.append(prefix)
         nodes.append(XMLEvents.Node(
             end: Int32(nodes.count + 1), line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),
-            name: name, prefix: prefix,
             attributeStart: Int32(attributes.count - attributeCount), attributeCount: Int32(attributeCount),
             declarationStart: Int32(declarations.count - declarationCount), declarationCount: Int32(declarationCount),
             textStart: 0, textCount: 0))
@@ -188,8 +216,10 @@ struct XMLEventRecorder {
         openText = nodes.count
         let start = Int32(bytes.count)
         bytes.append(contentsOf: text)
+        names.append(XMLEvents.noName)
+        prefixes.append(nil)
         nodes.append(XMLEvents.Node(
-            end: -1, line: 0, column: 0, name: XMLName("", ""), prefix: nil,
+            end: -1, line: 0, column: 0,
             attributeStart: 0, attributeCount: 0, declarationStart: 0, declarationCount: 0,
             textStart: start, textCount: Int32(text.count)))
     }
@@ -220,14 +250,17 @@ struct XMLEventRecorder {
     /// An empty text node (only trees have them; kept so a replay gives the tree back).
     private mutating func emptyText() {
         guard !open.isEmpty else { return }
+        names.append(XMLEvents.noName)
+        prefixes.append(nil)
         nodes.append(XMLEvents.Node(
-            end: -1, line: 0, column: 0, name: XMLName("", ""), prefix: nil,
+            end: -1, line: 0, column: 0,
             attributeStart: 0, attributeCount: 0, declarationStart: 0, declarationCount: 0,
             textStart: Int32(bytes.count), textCount: 0))
         openText = nil
     }
 
     func finished() -> XMLEvents {
-        XMLEvents(nodes: nodes, attributes: attributes, declarations: declarations, bytes: bytes)
+        XMLEvents(
+            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations, bytes: bytes)
     }
 }
