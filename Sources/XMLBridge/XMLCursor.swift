@@ -22,15 +22,18 @@ public struct XMLCursor: Sendable {
     public var isText: Bool { events.nodes[index].isText }
 
     /// The element's name (empty for text).
-    public var name: XMLName { events.names[index] }
+    public var name: XMLName { events.names[Int(events.nodes[index].name)] }
 
     /// True when the element's name is (`namespace`, `local`).
     public func `is`(_ namespace: String, _ local: String) -> Bool {
-        return !events.nodes[index].isText && events.names[index].local == local && events.names[index].namespace == namespace
+        let n = events.nodes[index]
+        if n.isText { return false }
+        let name = events.names[Int(n.name)]
+        return name.local == local && name.namespace == namespace
     }
 
     /// The prefix the source used (a writing hint, never used for matching).
-    public var prefix: String? { events.prefixes[index] }
+    public var prefix: String? { events.prefix(events.nodes[index].prefix) }
 
     /// Where the start tag was (1-based; 0 when unknown).
     public var line: Int { Int(events.nodes[index].line) }
@@ -56,7 +59,8 @@ public struct XMLCursor: Sendable {
     public subscript(attribute local: String) -> String? {
         for i in attributeRange {
             let a = events.attributes[i]
-            if a.name.local == local && a.name.namespace.isEmpty { return events.string(a.valueStart, a.valueCount) }
+            let name = events.names[Int(a.name)]
+            if name.local == local && name.namespace.isEmpty { return events.string(a.valueStart, a.valueCount) }
         }
         return nil
     }
@@ -65,7 +69,8 @@ public struct XMLCursor: Sendable {
     public func attribute(_ name: XMLName) -> String? {
         for i in attributeRange {
             let a = events.attributes[i]
-            if a.name.local == name.local && a.name.namespace == name.namespace {
+            let found = events.names[Int(a.name)]
+            if found.local == name.local && found.namespace == name.namespace {
                 return events.string(a.valueStart, a.valueCount)
             }
         }
@@ -74,16 +79,16 @@ public struct XMLCursor: Sendable {
 
     /// True when every attribute's name satisfies `predicate` (true when there are none).
     public func allAttributeNames(_ predicate: (XMLName) -> Bool) -> Bool {
-        for i in attributeRange where !predicate(events.attributes[i].name) { return false }
+        for i in attributeRange where !predicate(events.names[Int(events.attributes[i].name)]) { return false }
         return true
     }
 
     /// The attributes whose names satisfy `predicate`, as values, in source order.
     public func attributes(where predicate: (XMLName) -> Bool) -> [XMLAttribute] {
         var found: [XMLAttribute] = []
-        for i in attributeRange where predicate(events.attributes[i].name) {
+        for i in attributeRange where predicate(events.names[Int(events.attributes[i].name)]) {
             let a = events.attributes[i]
-            found.append(XMLAttribute(a.name, events.string(a.valueStart, a.valueCount), prefix: a.prefix))
+            found.append(XMLAttribute(events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix)))
         }
         return found
     }
@@ -92,7 +97,7 @@ public struct XMLCursor: Sendable {
     public func forEachAttribute(_ body: (XMLName, String) throws -> Void) rethrows {
         for i in attributeRange {
             let a = events.attributes[i]
-            try body(a.name, events.string(a.valueStart, a.valueCount))
+            try body(events.name(a.name), events.string(a.valueStart, a.valueCount))
         }
     }
 
@@ -100,7 +105,7 @@ public struct XMLCursor: Sendable {
     public var attributes: [XMLAttribute] {
         attributeRange.map {
             let a = events.attributes[$0]
-            return XMLAttribute(a.name, events.string(a.valueStart, a.valueCount), prefix: a.prefix)
+            return XMLAttribute(events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix))
         }
     }
 

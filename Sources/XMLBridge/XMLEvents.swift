@@ -23,12 +23,16 @@
 /// serves callers that hold a tree. Immutable once made.
 public final class XMLEvents: Sendable {
     /// A start tag with its content range, or a run of character data. Plain
-    /// integers only (names live in ``names``), so reading one costs no
-    /// reference counting.
+    /// integers only (names and prefixes are indices into ``names`` and
+    /// ``prefixes``), so recording and reading one costs no reference counting.
     struct Node: Sendable {
         /// For an element, the index one past its last descendant (the next
         /// sibling's index); for text, `-1`.
         var end: Int32
+        /// Index in `names` (0, the empty name, for text).
+        var name: Int32
+        /// Index in `prefixes`; -1 for none.
+        var prefix: Int32
         /// Start-tag position (1-based; 0 for replayed elements without one).
         var line: Int32
         var column: Int32
@@ -45,26 +49,26 @@ public final class XMLEvents: Sendable {
         var isText: Bool { end < 0 }
     }
 
-    /// An attribute: qualified name, prefix hint, value bytes.
+    /// An attribute: qualified name and prefix (indices, as in ``Node``), value bytes.
     struct Attribute: Sendable {
-        var name: XMLName
-        var prefix: String?
+        var name: Int32
+        var prefix: Int32
         var valueStart: Int32
         var valueCount: Int32
     }
 
     let nodes: [Node]
-    /// The name of each node (empty for text), parallel to `nodes`.
+    /// Each distinct qualified name of the document once; entry 0 is the empty name.
     let names: [XMLName]
-    /// The prefix of each node, parallel to `nodes`.
-    let prefixes: [String?]
+    /// Each distinct prefix of the document once.
+    let prefixes: [String]
     let attributes: [Attribute]
     let declarations: [(prefix: String?, uri: String)]
     /// Attribute values and text, UTF-8, decoded (no references left).
     let bytes: [UInt8]
 
     init(
-        nodes: [Node], names: [XMLName], prefixes: [String?], attributes: [Attribute],
+        nodes: [Node], names: [XMLName], prefixes: [String], attributes: [Attribute],
         declarations: [(prefix: String?, uri: String)], bytes: [UInt8]
     ) {
         self.nodes = nodes
@@ -86,14 +90,17 @@ public final class XMLEvents: Sendable {
     /// recorded positions. Lets tree holders use the event decoders.
     public convenience init(replaying element: XMLElement) {
         var recorder = XMLEventRecorder(estimatedBytes: 256)
-        recorder.replay(element)
+        var names: [XMLName: Int32] = [:]
+        var prefixes: [String: Int32] = [:]
+        recorder.replay(element, names: &names, prefixes: &prefixes)
         self.init(
             nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
             declarations: recorder.declarations, bytes: recorder.bytes)
     }
 
-    /// The name of a text node.
-    static let noName = XMLName("", "")
+    func name(_ id: Int32) -> XMLName { names[Int(id)] }
+
+    func prefix(_ id: Int32) -> String? { id < 0 ? nil : prefixes[Int(id)] }
 
     func string(_ start: Int32, _ count: Int32) -> String {
         guard count > 0 else { return "" }
@@ -131,13 +138,13 @@ public final class XMLEvents: Sendable {
         if node.attributeCount > 0 {
             attributeList.reserveCapacity(Int(node.attributeCount))
             for a in attributes[Int(node.attributeStart)..<Int(node.attributeStart + node.attributeCount)] {
-                attributeList.append(XMLAttribute(a.name, string(a.valueStart, a.valueCount), prefix: a.prefix))
+                attributeList.append(XMLAttribute(name(a.name), string(a.valueStart, a.valueCount), prefix: prefix(a.prefix)))
             }
         }
         let declared = node.declarationCount == 0
             ? [] : Array(declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
         var e = XMLElement(
-            names[index], attributes: attributeList, prefix: prefixes[index], namespaceDeclarations: declared,
+            name(node.name), attributes: attributeList, prefix: prefix(node.prefix), namespaceDeclarations: declared,
             line: Int(node.line), column: Int(node.column))
         if count > 0 { e.children = children }
         return e
@@ -146,10 +153,11 @@ public final class XMLEvents: Sendable {
 
 /// Appends events to the flat arrays of an ``XMLEvents``: the SAX2 callbacks
 /// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
+/// Names and prefixes are interned by the caller (``addName(_:)``, ``addPrefix(_:)``).
 struct XMLEventRecorder {
     var nodes: [XMLEvents.Node] = []
-    var names: [XMLName] = []
-    var prefixes: [String?] = []
+    var names: [XMLName] = [XMLName("", "")]
+    var prefixes: [String] = []
     var attributes: [XMLEvents.Attribute] = []
     var declarations: [(prefix: String?, uri: String)] = []
     var bytes: [UInt8] = []
@@ -161,40 +169,51 @@ struct XMLEventRecorder {
     init(estimatedBytes: Int) {
         // Presence documents run to about one start tag per 30 bytes.
         nodes.reserveCapacity(max(16, estimatedBytes / 24))
-        names.reserveCapacity(max(16, estimatedBytes / 24))
-        prefixes.reserveCapacity(max(16, estimatedBytes / 24))
         bytes.reserveCapacity(max(64, estimatedBytes / 2))
         attributes.reserveCapacity(max(8, estimatedBytes / 64))
+        names.reserveCapacity(64)
         open.reserveCapacity(16)
     }
 
     var depth: Int { open.count }
 
-    /// A start tag. The element's content follows until the matching ``end()``.
+    /// A new entry in the name table; its index.
+    mutating func addName(_ name: XMLName) -> Int32 {
+        names.append(name)
+        return Int32(names.count - 1)
+    }
+
+    /// A new entry in the prefix table; its index.
+    mutating func addPrefix(_ prefix: String) -> Int32 {
+        prefixes.append(prefix)
+        return Int32(prefixes.count - 1)
+    }
+
+    /// A start tag (`name` and `prefix` as table indices, -1 for no prefix),
+    /// after its attributes and declarations. The element's content follows
+    /// until the matching ``end()``.
     mutating func start(
-        _ name: XMLName, prefix: String?, line: Int, column: Int,
-        attributes attributeCount: Int, declarations declarationCount: Int
+        name: Int32, prefix: Int32, line: Int, column: Int, attributes attributeCount: Int, declarations declarationCount: Int
     ) {
         openText = nil
         open.append(Int32(nodes.count))
-        names.append(name)
-        prefixes.append(prefix)
         nodes.append(XMLEvents.Node(
-            end: Int32(nodes.count + 1), line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),
+            end: Int32(nodes.count + 1), name: name, prefix: prefix,
+            line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),
             attributeStart: Int32(attributes.count - attributeCount), attributeCount: Int32(attributeCount),
             declarationStart: Int32(declarations.count - declarationCount), declarationCount: Int32(declarationCount),
             textStart: 0, textCount: 0))
     }
 
-    /// Records an attribute of the next ``start(_:prefix:line:column:attributes:declarations:)``.
-    mutating func attribute(_ name: XMLName, prefix: String?, value: UnsafeBufferPointer<UInt8>) {
+    /// Records an attribute of the next start tag.
+    mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
         let start = Int32(bytes.count)
         bytes.append(contentsOf: value)
         attributes.append(XMLEvents.Attribute(name: name, prefix: prefix, valueStart: start, valueCount: Int32(value.count)))
     }
 
     /// Records an attribute whose value is already decoded bytes (appended to `bytes` by the caller from `start`).
-    mutating func attribute(_ name: XMLName, prefix: String?, valueFrom start: Int) {
+    mutating func attribute(name: Int32, prefix: Int32, valueFrom start: Int) {
         attributes.append(XMLEvents.Attribute(
             name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(bytes.count - start)))
     }
@@ -216,47 +235,55 @@ struct XMLEventRecorder {
         openText = nodes.count
         let start = Int32(bytes.count)
         bytes.append(contentsOf: text)
-        names.append(XMLEvents.noName)
-        prefixes.append(nil)
+        appendText(start: start, count: Int32(text.count))
+    }
+
+    private mutating func appendText(start: Int32, count: Int32) {
         nodes.append(XMLEvents.Node(
-            end: -1, line: 0, column: 0,
+            end: -1, name: 0, prefix: -1, line: 0, column: 0,
             attributeStart: 0, attributeCount: 0, declarationStart: 0, declarationCount: 0,
-            textStart: start, textCount: Int32(text.count)))
+            textStart: start, textCount: count))
     }
 
     /// Walks a tree, recording what its parse would have reported.
-    mutating func replay(_ e: XMLElement) {
+    mutating func replay(_ e: XMLElement, names nameIDs: inout [XMLName: Int32], prefixes prefixIDs: inout [String: Int32]) {
+        func nameID(_ n: XMLName) -> Int32 {
+            if let id = nameIDs[n] { return id }
+            let id = addName(n)
+            nameIDs[n] = id
+            return id
+        }
+        func prefixID(_ p: String?) -> Int32 {
+            guard let p else { return -1 }
+            if let id = prefixIDs[p] { return id }
+            let id = addPrefix(p)
+            prefixIDs[p] = id
+            return id
+        }
         for a in e.attributes {
             var value = a.value
-            value.withUTF8 { attribute(a.name, prefix: a.prefix, value: $0) }
+            let name = nameID(a.name), prefix = prefixID(a.prefix)
+            value.withUTF8 { attribute(name: name, prefix: prefix, value: $0) }
         }
         declarations += e.namespaceDeclarations
         start(
-            e.name, prefix: e.prefix, line: e.line, column: e.column,
+            name: nameID(e.name), prefix: prefixID(e.prefix), line: e.line, column: e.column,
             attributes: e.attributes.count, declarations: e.namespaceDeclarations.count)
         for child in e.children {
             switch child {
-            case .element(let c): replay(c)
+            case .element(let c): replay(c, names: &nameIDs, prefixes: &prefixIDs)
             case .text(var t):
-                // A tree may hold adjacent text nodes; a parse never gives two in a row.
+                // A tree may hold adjacent or empty text nodes; a parse never gives them.
                 openText = nil
-                t.withUTF8 { characters($0) }
-                if t.isEmpty { emptyText() }
+                if t.isEmpty {
+                    appendText(start: Int32(bytes.count), count: 0)
+                } else {
+                    t.withUTF8 { characters($0) }
+                }
+                openText = nil
             }
         }
         end()
-    }
-
-    /// An empty text node (only trees have them; kept so a replay gives the tree back).
-    private mutating func emptyText() {
-        guard !open.isEmpty else { return }
-        names.append(XMLEvents.noName)
-        prefixes.append(nil)
-        nodes.append(XMLEvents.Node(
-            end: -1, line: 0, column: 0,
-            attributeStart: 0, attributeCount: 0, declarationStart: 0, declarationCount: 0,
-            textStart: Int32(bytes.count), textCount: 0))
-        openText = nil
     }
 
     func finished() -> XMLEvents {

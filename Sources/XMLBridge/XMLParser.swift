@@ -255,25 +255,25 @@ private struct EventSink {
         if nbAttributes > 0, let attributes {
             for i in 0..<nbAttributes {
                 let base = 5 * i
-                let name = XMLName(namespaceName(attributes[base + 2]), name(attributes[base]))
-                let prefix = optionalName(attributes[base + 1])
+                let name = qualifiedName(attributes[base], attributes[base + 2])
+                let prefix = prefixID(attributes[base + 1])
                 if let start = attributes[base + 3], let end = attributes[base + 4] {
                     let raw = UnsafeBufferPointer(start: start, count: end - start)
                     if decodeAmpersands && raw.contains(0x26) {
                         let from = recorder.bytes.count
                         Self.appendDecodingAmpersandReferences(raw, to: &recorder.bytes)
-                        recorder.attribute(name, prefix: prefix, valueFrom: from)
+                        recorder.attribute(name: name, prefix: prefix, valueFrom: from)
                     } else {
-                        recorder.attribute(name, prefix: prefix, value: raw)
+                        recorder.attribute(name: name, prefix: prefix, value: raw)
                     }
                 } else {
-                    recorder.attribute(name, prefix: prefix, value: UnsafeBufferPointer(start: nil, count: 0))
+                    recorder.attribute(name: name, prefix: prefix, value: UnsafeBufferPointer(start: nil, count: 0))
                 }
                 attributeCount += 1
             }
         }
         recorder.start(
-            XMLName(namespaceName(uri), name(localname)), prefix: optionalName(prefix),
+            name: qualifiedName(localname, uri), prefix: prefixID(prefix),
             line: Int(xmlSAX2GetLineNumber(context)), column: Int(xmlSAX2GetColumnNumber(context)),
             attributes: attributeCount, declarations: declared)
     }
@@ -310,60 +310,93 @@ private struct EventSink {
     }
 
     /// Names, prefixes and namespace URIs come from the parser's dictionary,
-    /// so each distinct one has one address for the whole parse: convert it
-    /// to a String once. A small open-addressing table keyed by that address
-    /// (a presence document uses a few dozen distinct names; past
-    /// `nameSlots * 3 / 4` of them, further names are simply not cached).
-    private static let nameSlots = 128
-    private var nameAddresses: [UnsafeRawPointer?] = []
-    private var nameStrings: [String] = []
-    private var namesCached = 0
-
-    private mutating func name(_ p: UnsafePointer<xmlChar>?) -> String {
-        guard let p else { return "" }
-        return cached(p) ?? remember(p, String(cString: p))
+    /// so each distinct one has one address for the whole parse. One small
+    /// open-addressing table, keyed by (address, address or kind tag), maps a
+    /// (local name, namespace URI) pair or a prefix to its index in the
+    /// recording's tables, and a namespace URI to its `String`: each distinct
+    /// name is converted once per parse, every further use is an integer. A
+    /// presence document uses a few dozen distinct names; past
+    /// `slotCount * 3 / 4` keys, further ones are simply not cached (correct,
+    /// only slower).
+    private struct Slot {
+        var first: UnsafeRawPointer?
+        var second: UnsafeRawPointer?
+        var id: Int32
     }
+    private static let slotCount = 128
+    private var slots: [Slot] = []
+    private var slotsUsed = 0
+    /// Namespace URIs seen in this parse (the vocabulary's instances when listed).
+    private var uris: [String] = []
+
+    /// Second keys that no dictionary string has: they tell prefixes and
+    /// URIs apart from names.
+    private static var prefixTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 1) }
+    private static var uriTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 2) }
+
+    private static func slot(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int {
+        ((Int(bitPattern: a) >> 3) &+ (Int(bitPattern: b) >> 5)) & (slotCount - 1)
+    }
+
+    private func lookup(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int32? {
+        guard slotsUsed > 0 else { return nil }
+        return slots.withUnsafeBufferPointer { table -> Int32? in
+            var i = Self.slot(a, b)
+            while let key = table[i].first {
+                if key == a && table[i].second == b { return table[i].id }
+                i = (i + 1) & (Self.slotCount - 1)
+            }
+            return nil
+        }
+    }
+
+    private mutating func remember(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ id: Int32) {
+        guard slotsUsed < Self.slotCount * 3 / 4 else { return }
+        if slotsUsed == 0 { slots = Array(repeating: Slot(first: nil, second: nil, id: 0), count: Self.slotCount) }
+        slots.withUnsafeMutableBufferPointer { table in
+            var i = Self.slot(a, b)
+            while table[i].first != nil { i = (i + 1) & (Self.slotCount - 1) }
+            table[i] = Slot(first: a, second: b, id: id)
+        }
+        slotsUsed += 1
+    }
+
+    private func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
 
     /// A namespace URI: the vocabulary's own instance when it lists the URI.
     private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
         guard let p else { return "" }
-        if let s = cached(p) { return s }
-        return remember(p, vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p))
+        let a = UnsafeRawPointer(p)
+        if let id = lookup(a, Self.uriTag) { return uris[Int(id)] }
+        let uri = vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p)
+        uris.append(uri)
+        remember(a, Self.uriTag, Int32(uris.count - 1))
+        return uri
     }
 
-    private mutating func optionalName(_ p: UnsafePointer<xmlChar>?) -> String? {
+    private func optionalName(_ p: UnsafePointer<xmlChar>?) -> String? {
         guard let p else { return nil }
         return name(p)
     }
 
-    private static func slot(_ address: UnsafeRawPointer) -> Int {
-        (Int(bitPattern: address) >> 3) & (nameSlots - 1)
+    /// The name-table index of (`local`, `uri`).
+    private mutating func qualifiedName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
+        guard let local else { return recorder.addName(XMLName(namespaceName(uri), "")) }
+        let a = UnsafeRawPointer(local), b = uri.map(UnsafeRawPointer.init)
+        if let id = lookup(a, b) { return id }
+        let id = recorder.addName(XMLName(namespaceName(uri), name(local)))
+        remember(a, b, id)
+        return id
     }
 
-    private func cached(_ p: UnsafePointer<xmlChar>) -> String? {
-        guard namesCached > 0 else { return nil }
-        let address = UnsafeRawPointer(p)
-        var i = Self.slot(address)
-        while let key = nameAddresses[i] {
-            if key == address { return nameStrings[i] }
-            i = (i + 1) & (Self.nameSlots - 1)
-        }
-        return nil
-    }
-
-    private mutating func remember(_ p: UnsafePointer<xmlChar>, _ s: String) -> String {
-        guard namesCached < Self.nameSlots * 3 / 4 else { return s }
-        if namesCached == 0 {
-            nameAddresses = Array(repeating: nil, count: Self.nameSlots)
-            nameStrings = Array(repeating: "", count: Self.nameSlots)
-        }
-        let address = UnsafeRawPointer(p)
-        var i = Self.slot(address)
-        while nameAddresses[i] != nil { i = (i + 1) & (Self.nameSlots - 1) }
-        nameAddresses[i] = address
-        nameStrings[i] = s
-        namesCached += 1
-        return s
+    /// The prefix-table index of `prefix`; -1 for none.
+    private mutating func prefixID(_ prefix: UnsafePointer<xmlChar>?) -> Int32 {
+        guard let prefix else { return -1 }
+        let a = UnsafeRawPointer(prefix)
+        if let id = lookup(a, Self.prefixTag) { return id }
+        let id = recorder.addPrefix(name(prefix))
+        remember(a, Self.prefixTag, id)
+        return id
     }
 }
 
