@@ -79,10 +79,14 @@ extension ServiceCapabilities {
         }
     }
 
+    /// `items` stably ordered by their names' places in ``schemaOrder``
+    /// (unknown names last); each rank is looked up once, and input already
+    /// in schema order (what conforming peers send) is returned as it is.
     private static func sorted<T>(_ items: [T], by name: (T) -> String) -> [T] {
-        func rank(_ n: String) -> Int { schemaOrder.firstIndex(of: n) ?? schemaOrder.count }
-        return items.enumerated().sorted { (rank(name($0.element)), $0.offset) < (rank(name($1.element)), $1.offset) }
-            .map(\.element)
+        guard items.count > 1 else { return items }
+        let ranks = items.map { schemaOrder.firstIndex(of: name($0)) ?? schemaOrder.count }
+        if zip(ranks, ranks.dropFirst()).allSatisfy({ $0 <= $1 }) { return items }
+        return ranks.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { items[$0] }
     }
 
     /// `<methods><supported><INVITE/>...</supported><notsupported>...</notsupported></methods>`;
