@@ -1,6 +1,11 @@
 public import XMLBridge
 
 extension CalendarData {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads `calendarData` ([MS-PRES] §2.2.2.7.8, schema §7.8, seed lines 4333-4547);
     /// the `workingHours` category uses the same element (§2.2.2.7.9).
     ///
@@ -13,7 +18,7 @@ extension CalendarData {
     /// Lenient: `mailboxID` may be missing (§4.3.3 examples); `WorkingHours`
     /// (Exchange types namespace) is kept verbatim; the free/busy base64 text is
     /// trimmed; other elements go to `extensions`.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.calendarData, "calendarData"))
         self.init(
             mailboxID: xml[attribute: "mailboxID"], majorVersion: xml[attribute: "majorVersion"],
@@ -21,7 +26,7 @@ extension CalendarData {
         for child in xml.elements {
             switch child.name {
             case XMLName(NS.exchangeTypes, "WorkingHours") where workingHours == nil:
-                workingHours = child.verbatim
+                workingHours = child.subtree
             case XMLName(NS.calendarData, "freeBusy") where freeBusy == nil:
                 freeBusy = FreeBusy(
                     startTime: child[attribute: "startTime"], granularity: child[attribute: "granularity"],
@@ -29,7 +34,7 @@ extension CalendarData {
             case .ctDelimiter, .ctEnd:
                 continue
             default:
-                extensions.append(child.verbatim)
+                extensions.append(child.subtree)
             }
         }
     }

@@ -1,6 +1,11 @@
 public import XMLBridge
 
 extension CategoriesDocument {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads a `categories` document ([MS-PRES] §2.2.2.1, schema §6.2, seed lines 1394-1508).
     ///
     /// ```
@@ -11,18 +16,19 @@ extension CategoriesDocument {
     ///
     /// Lenient: a missing `uri` reads as the empty string; children other
     /// than `category` are ignored.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.categories, "categories"))
         var categories: [Category] = []
         for child in xml.elements(XMLName(NS.categories, "category")) {
-            categories.append(try Category(xml: child))
+            categories.append(try Category(cursor: child))
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
     }
 
-    /// Parses and decodes a document (`application/msrtc-event-categories+xml`).
+    /// Parses and decodes a document (`application/msrtc-event-categories+xml`)
+    /// straight from parse events: only unknown payloads and extensions become trees.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+        self = try decodeEvents(bytes, limits: limits) { root throws(XMLError) in try Self(cursor: root) }
     }
 
     /// Writes the document in the categories default namespace.
@@ -37,6 +43,11 @@ extension Category {
         "name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId",
     ]
 
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads a `category` element ([MS-PRES] §2.2.2.1, schema §6.2).
     ///
     /// ```
@@ -48,27 +59,27 @@ extension Category {
     /// `<category>` fragments, §2.2.2.7.4, §4.13); numeric attributes must be
     /// numbers (errors located at the element); an unknown `expireType` value
     /// is kept in `otherAttributes`. An element holding only white space has no payload.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         guard xml.name.local == "category", xml.name.namespace == NS.categories || xml.name.namespace.isEmpty else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
         guard let name = xml[attribute: "name"] else {
             throw xml.error("category without a name attribute")
         }
-        var other = xml.attributes.excluding(Self.knownAttributes)
+        var other = xml.attributes(excluding: Self.knownAttributes)
         let expireType = xml[attribute: "expireType"].flatMap(ExpireType.init(rawValue:))
         if expireType == nil, let raw = xml[attribute: "expireType"] {
             other.append(XMLAttribute(XMLName("", "expireType"), raw))
         }
         let categoryName = CategoryName(rawValue: name)
-        let empty = xml.children.allSatisfy(\.isWhitespaceText)
+        let empty = xml.hasOnlyWhitespace
         self.init(
             name: categoryName, instance: try xml.uint32Attribute("instance"),
             container: try xml.uint32Attribute("container"), version: try xml.uint32Attribute("version"),
             publishTime: xml[attribute: "publishTime"], expireType: expireType,
             expires: try xml.uint32Attribute("expires"), endpointID: xml[attribute: "endpointId"],
             otherAttributes: other,
-            payload: empty ? nil : try CategoryPayload(categoryChildren: xml.children, name: categoryName))
+            payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
     }
 
     /// Writes the `category` element in the categories namespace.
@@ -116,23 +127,38 @@ extension CategoryPayload {
     /// directly in `<category>`) becomes `.other` with the children verbatim
     /// (white-space-only text nodes dropped), so nothing is lost.
     public init(categoryChildren: [XMLNode], name: CategoryName) throws(XMLError) {
-        let significant = categoryChildren.filter { !$0.isWhitespaceText }
-        guard significant.count == 1, let root = significant.first?.elementValue,
-              let expected = Self.expectedRoot(for: name),
-              root.name == expected || (expected.namespace == NS.categories && root.name == XMLName("", expected.local))
+        let holder = XMLElement(XMLName("", "category"), children: categoryChildren)
+        try self.init(contentOf: XMLEvents(replaying: holder).root, name: name)
+    }
+
+    /// Reads the content of the `category` or `publication` element at
+    /// `holder` from parse events (the rules of ``init(categoryChildren:name:)``).
+    public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
+        var root: XMLCursor?
+        var significant = 0
+        for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {
+            significant += 1
+            root = child.isText ? nil : child
+        }
+        guard significant == 1, let root, let expected = Self.expectedRoot(for: name),
+              root.name == expected || (expected.namespace == NS.categories && root.is("", expected.local))
         else {
-            self = .other(significant.map { if case .element(let e) = $0 { .element(e.verbatim) } else { $0 } })
+            var kept: [XMLNode] = []
+            for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {
+                kept.append(child.isText ? .text(child.text) : .element(child.subtree))
+            }
+            self = .other(kept)
             return
         }
         switch expected.local {
-        case "state": self = .state(try MSState(xml: root))
-        case "note": self = .note(try MSNote(xml: root))
-        case "contactCard": self = .contactCard(try ContactCard(xml: root))
-        case "calendarData": self = .calendarData(try CalendarData(xml: root))
-        case "services": self = .services(try MSServices(xml: root))
-        case "device": self = .device(try MSDevice(xml: root))
-        case "userProperties": self = .userProperties(try UserProperties(xml: root))
-        default: self = .legacyInterop(try LegacyInterop(xml: root))
+        case "state": self = .state(try MSState(cursor: root))
+        case "note": self = .note(try MSNote(cursor: root))
+        case "contactCard": self = .contactCard(try ContactCard(cursor: root))
+        case "calendarData": self = .calendarData(try CalendarData(cursor: root))
+        case "services": self = .services(try MSServices(cursor: root))
+        case "device": self = .device(try MSDevice(cursor: root))
+        case "userProperties": self = .userProperties(try UserProperties(cursor: root))
+        default: self = .legacyInterop(try LegacyInterop(cursor: root))
         }
     }
 

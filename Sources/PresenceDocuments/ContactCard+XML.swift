@@ -1,6 +1,11 @@
 public import XMLBridge
 
 extension ContactCard {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads a `contactCard` ([MS-PRES] §2.2.2.7.5, schema §7.3, seed lines 4028-4295).
     ///
     /// ```
@@ -16,7 +21,7 @@ extension ContactCard {
     /// delimiters and `ct:end` are structure only. Unknown elements are kept
     /// verbatim in `extensions`; unknown children inside `identity`, `address`
     /// and `phone` are ignored.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.contactCard
         try xml.expect(XMLName(ns, "contactCard"))
         self.init(
@@ -24,7 +29,7 @@ extension ContactCard {
             isUCEnabled: try xml.boolAttribute("isUCEnabled"))
         for child in xml.elements {
             guard child.name.namespace == ns else {
-                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.verbatim) }
+                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 continue
             }
             switch child.name.local {
@@ -59,7 +64,7 @@ extension ContactCard {
                 photos.append(Photo(
                     type: child[attribute: "type"], uri: child.element(XMLName(ns, "uri"))?.trimmedText,
                     hash: child.element(XMLName(ns, "hash"))?.trimmedText))
-            default: extensions.append(child.verbatim)
+            default: extensions.append(child.subtree)
             }
         }
     }

@@ -1,6 +1,11 @@
 public import XMLBridge
 
 extension MSNote {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads a `note` ([MS-PRES] has no schema for it; the shape is taken from
     /// the examples at seed lines 1409-1413 and 8773-8777, guide Q18).
     ///
@@ -12,7 +17,7 @@ extension MSNote {
     ///
     /// Body text is kept as written (not trimmed); other attributes of `body`
     /// are kept in `otherAttributes`; children other than `body` are ignored.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.note, "note"))
         self.init()
         for b in xml.elements(XMLName(NS.note, "body")) {

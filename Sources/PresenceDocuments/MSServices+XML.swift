@@ -1,14 +1,19 @@
 public import XMLBridge
 
 extension MSCapability {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) {
+        self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads a capability element (`<text render="true" capture="true"/>`) of
     /// `services` or `device` ([MS-PRES] §2.2.2.7.2-3, schemas §7.4-7.5): its
     /// local name and attributes. Namespaced attributes are keyed `{namespace}local`.
     /// Content is ignored: the spec's examples write white space inside these
     /// empty elements (`<text ...>` newline `</text>`), which is accepted.
-    public init(xml: XMLElement) {
-        var attributes: [String: String] = [:]
-        for a in xml.attributes { attributes[a.name.description] = a.value }
+    public init(cursor xml: XMLCursor) {
+        var attributes = [String: String](minimumCapacity: xml.attributeCount)
+        xml.forEachAttribute { name, value in attributes[name.description] = value }
         self.init(name: xml.name.local, attributes: attributes)
     }
 
@@ -28,6 +33,11 @@ extension MSCapability {
 }
 
 extension MSServices {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads `services` ([MS-PRES] §2.2.2.7.3, schema §7.5, seed lines 3414-3856).
     ///
     /// ```
@@ -37,21 +47,21 @@ extension MSServices {
     /// Lenient: an empty `services` (§4.4.2, schema minOccurs=1) is accepted.
     /// Every child of `capabilities` becomes an ``MSCapability``; other
     /// children of `service` and of `services` are kept verbatim.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.services
         try xml.expect(XMLName(ns, "services"))
         self.init()
         for child in xml.elements {
             guard child.name == XMLName(ns, "service") else {
-                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.verbatim) }
+                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 continue
             }
             var service = Service(uri: child[attribute: "uri"] ?? "")
             for part in child.elements {
                 if part.name == XMLName(ns, "capabilities") {
-                    service.capabilities += part.elements.map(MSCapability.init(xml:))
+                    service.capabilities += part.elements.map(MSCapability.init(cursor:))
                 } else {
-                    service.extensions.append(part.verbatim)
+                    service.extensions.append(part.subtree)
                 }
             }
             services.append(service)
@@ -76,6 +86,11 @@ extension MSServices {
 }
 
 extension MSDevice {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads `device` ([MS-PRES] §2.2.2.7.2, schema §7.4, seed lines 3320-3412).
     ///
     /// ```
@@ -85,7 +100,7 @@ extension MSDevice {
     ///
     /// Lenient: capability elements holding white space (the spec's own
     /// examples) are accepted; unknown children go to `extensions`.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.device
         try xml.expect(XMLName(ns, "device"))
         self.init(endpointID: xml[attribute: "endpointId"])
@@ -94,11 +109,11 @@ extension MSDevice {
             case XMLName(ns, "capabilities"):
                 capabilities.append(Capabilities(
                     uri: child[attribute: "uri"], preferred: try child.boolAttribute("preferred"),
-                    items: child.elements.map(MSCapability.init(xml:))))
+                    items: child.elements.map(MSCapability.init(cursor:))))
             case XMLName(ns, "timezone"): timezone = child.trimmedText
             case XMLName(ns, "machineName"): machineName = child.trimmedText
             case .ctDelimiter, .ctEnd: continue
-            default: extensions.append(child.verbatim)
+            default: extensions.append(child.subtree)
             }
         }
     }

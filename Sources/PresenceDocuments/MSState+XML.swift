@@ -1,6 +1,11 @@
 public import XMLBridge
 
 extension MSState {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads a `state` element ([MS-PRES] §2.2.2.7.1, schema §7.2, seed lines 3066-3318).
     ///
     /// ```
@@ -19,7 +24,7 @@ extension MSState {
     /// every other element (including `extension` and unknown elements after a
     /// delimiter, which the schema's forward-compatibility rule says to skip) is
     /// kept verbatim in `extensions`. Undeclared attributes are ignored.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.state, "state"))
         guard let type = xml.attribute(.xsiType) else {
             throw xml.error("xsi:type is mandatory on state ([MS-PRES] §2.2.2.7.1)")
@@ -34,12 +39,12 @@ extension MSState {
         minorVersion = xml[attribute: "minorVersion"]
         for child in xml.elements {
             guard child.name.namespace == NS.state else {
-                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.verbatim) }
+                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 continue
             }
             switch child.name.local {
             case "availability": availability = try child.uint32Text()
-            case "activity": activities.append(try MSActivity(xml: child))
+            case "activity": activities.append(try MSActivity(cursor: child))
             case "endpointLocation": endpointLocation = child.trimmedText
             case "meetingSubject": meetingSubject = child.trimmedText
             case "meetingLocation": meetingLocation = child.trimmedText
@@ -48,7 +53,7 @@ extension MSState {
             case "timeZoneAbbreviation": timeZoneAbbreviation = child.trimmedText
             case "device": device = child.trimmedText
             case "treatLocationAsProximate": treatLocationAsProximate = try child.boolText()
-            default: extensions.append(child.verbatim)
+            default: extensions.append(child.subtree)
             }
         }
     }
@@ -89,11 +94,16 @@ extension MSState {
 }
 
 extension MSActivity {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads an `activity` ([MS-PRES] §2.2.2.7.1, seed lines 3246-3263):
     /// `token`, `minAvailability`, `maxAvailability` and `custom @LCID @updated` children.
     ///
     /// `maxAvailability="unbounded"` (the schema default) reads as `nil`.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.state, "activity"))
         self.init(token: xml[attribute: "token"].map(MSActivityToken.init(rawValue:)))
         minAvailability = try xml.uint32Attribute("minAvailability")
@@ -119,6 +129,11 @@ extension MSActivity {
 }
 
 extension LegacyInterop {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Reads `legacyInterop` ([MS-PRES] §2.2.2.7.6, schema §7.7, seed lines 4297-4326).
     ///
     /// ```
@@ -127,7 +142,7 @@ extension LegacyInterop {
     ///
     /// The element is in the categories namespace, usually inherited from the
     /// enclosing `category`; lenient: a bare fragment in no namespace is accepted too.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         guard xml.name.local == "legacyInterop", xml.name.namespace == NS.categories || xml.name.namespace.isEmpty else {
             throw xml.error("expected {\(NS.categories)}legacyInterop, found \(xml.name)")
         }

@@ -13,7 +13,24 @@ extension XMLName {
     static let ctEnd = XMLName(NS.commonTypes, "end")
 }
 
-extension XMLElement {
+/// What the Microsoft-family readers need of an element: implemented by the
+/// value tree (``XMLElement``, for the rarely used documents still decoded
+/// from a tree) and by ``XMLCursor`` (the documents decoded from parse events),
+/// so the located conversions below exist once.
+protocol ElementReading {
+    var name: XMLName { get }
+    subscript(attribute local: String) -> String? { get }
+    var text: String { get }
+    var trimmedText: String { get }
+    func error(_ message: String, code: XMLError.Code) -> XMLError
+}
+
+extension XMLElement: ElementReading {}
+extension XMLCursor: ElementReading {}
+
+extension ElementReading {
+    func error(_ message: String) -> XMLError { error(message, code: .unexpectedContent) }
+
     /// Fails unless this element has the expected (namespace, local name).
     func expect(_ name: XMLName) throws(XMLError) {
         guard self.name == name else {
@@ -72,6 +89,9 @@ extension XMLElement {
         return value
     }
 
+}
+
+extension XMLElement {
     /// True when the element holds child elements (not only text).
     var hasElementChildren: Bool {
         children.contains { if case .element = $0 { true } else { false } }
@@ -129,7 +149,7 @@ extension String {
 
 extension ContactCard.LocalizedText {
     /// Reads an LCIDType element ([MS-PRES] schema §7.1): trimmed text and `LCID`.
-    init(lcidElement e: XMLElement) {
+    init(lcidElement e: XMLCursor) {
         self.init(e.trimmedText, lcid: e[attribute: "LCID"])
     }
 
@@ -144,6 +164,21 @@ extension [XMLAttribute] {
     func excluding(_ known: [String]) -> [XMLAttribute] {
         filter { !($0.name.namespace.isEmpty && known.contains($0.name.local)) }
     }
+}
+
+extension XMLCursor {
+    /// The attributes whose unqualified names are not in `known`.
+    func attributes(excluding known: [String]) -> [XMLAttribute] {
+        attributes { !($0.namespace.isEmpty && known.contains($0.local)) }
+    }
+}
+
+/// Parses `bytes` into events and decodes the root with `decode` (the
+/// documents read from events: categories and what they hold).
+func decodeEvents<T>(
+    _ bytes: [UInt8], limits: XMLLimits, _ decode: (XMLCursor) throws(XMLError) -> T
+) throws(XMLError) -> T {
+    try decode(XMLParser.events(bytes, limits: limits, vocabulary: .presence).root)
 }
 
 /// Parses `bytes` and decodes the root with `decode`.

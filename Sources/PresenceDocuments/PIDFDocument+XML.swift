@@ -17,37 +17,44 @@ public import XMLBridge
 /// dm, rpid, c (CIPID), caps, lt, ep/et (pre-RFC RPID), declares on the root
 /// only those in use, and orders children as the schemas require.
 extension PIDFDocument {
-    /// Decodes a `presence` root element.
+    /// Decodes a `presence` root element (replayed as events and read by
+    /// ``init(cursor:)``, the one PIDF decoder).
     ///
     /// Throws ``XMLError/Code/unexpectedContent`` located at the offending
     /// element when the root is not `{urn:ietf:params:xml:ns:pidf}presence`,
     /// when `entity` is missing, or when a tuple, person or device has no `id`.
     public init(xml root: XMLElement) throws(XMLError) {
-        guard root.name == XMLName(NS.pidf, "presence") else {
+        try self.init(cursor: XMLEvents(replaying: root).root)
+    }
+
+    /// Decodes a `presence` element straight from parse events: no value tree
+    /// is built except for the extension elements kept verbatim.
+    public init(cursor root: XMLCursor) throws(XMLError) {
+        guard root.is(NS.pidf, "presence") else {
             throw root.error("expected {\(NS.pidf)}presence as the root, found \(root.name)")
         }
         guard let entity = root[attribute: "entity"] else {
             throw root.error("missing required attribute entity (RFC 3863 §4.1.1)")
         }
         self.init(entity: entity)
-        for case .element(let child) in root.children {
+        for child in root.elements {
             let taken: Bool
             switch (child.name.namespace, child.name.local) {
-            case (NS.pidf, "tuple"): tuples.append(try PIDFTuple(xml: child)); taken = true
+            case (NS.pidf, "tuple"): tuples.append(try PIDFTuple(cursor: child)); taken = true
             case (NS.pidf, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            case (NS.dataModel, "person"): persons.append(try PIDFPerson(xml: child)); taken = true
-            case (NS.dataModel, "device"): devices.append(try PIDFDevice(xml: child)); taken = true
-            case (NS.pidf, "linked-identities"): taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(xml: child))
+            case (NS.dataModel, "person"): persons.append(try PIDFPerson(cursor: child)); taken = true
+            case (NS.dataModel, "device"): devices.append(try PIDFDevice(cursor: child)); taken = true
+            case (NS.pidf, "linked-identities"): taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(cursor: child))
             case (NS.pidf, "cid"): taken = PIDFXML.fill(&cid, PIDFXML.text(child))
             default: taken = cipid.absorb(child)
             }
-            if !taken { extensions.append(child) }
+            if !taken { extensions.append(child.subtree) }
         }
     }
 
-    /// Parses and decodes a PIDF body (`application/pidf+xml`).
+    /// Parses and decodes a PIDF body (`application/pidf+xml`) from parse events.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        try self.init(xml: XMLParser.parse(bytes, limits: limits, vocabulary: .presence))
+        try self.init(cursor: XMLParser.events(bytes, limits: limits, vocabulary: .presence).root)
     }
 
     /// The document as an element tree: tuples, notes, persons, devices, then
@@ -82,18 +89,18 @@ extension PIDFTuple {
     /// The `##other` part holds `dm:deviceID` (RFC 4479 §5.1.2), RPID and CIPID
     /// elements, and `caps:servcaps` (RFC 5196 §5 puts it here; a servcaps
     /// inside `status` is read as well). A missing `status` reads as empty.
-    init(xml e: XMLElement) throws(XMLError) {
+    init(cursor e: XMLCursor) throws(XMLError) {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 3863 §4.1.2)")
         }
         self.init(id: id)
         var sawStatus = false
-        for case .element(let child) in e.children {
+        for child in e.elements {
             let taken: Bool
             switch (child.name.namespace, child.name.local) {
             case (NS.pidf, "status") where !sawStatus:
                 sawStatus = true
-                status = PIDFStatus(xml: child, capabilities: status.capabilities)
+                status = PIDFStatus(cursor: child, capabilities: status.capabilities)
                 taken = true
             case (NS.pidf, "contact"):
                 taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: ["priority"]).map {
@@ -102,10 +109,10 @@ extension PIDFTuple {
             case (NS.pidf, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
             case (NS.pidf, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
             case (NS.dataModel, "deviceID"): taken = PIDFXML.append(&deviceIDs, PIDFXML.text(child))
-            case (NS.caps, "servcaps"): taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(xml: child))
+            case (NS.caps, "servcaps"): taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(cursor: child))
             default: taken = rpid.absorb(child) || cipid.absorb(child)
             }
-            if !taken { extensions.append(child) }
+            if !taken { extensions.append(child.subtree) }
         }
     }
 
@@ -135,19 +142,19 @@ extension PIDFStatus {
     /// schema allows only the two) is kept in `unrecognizedBasic`, not rejected.
     /// Pre-RFC RPID (`ep:activities`, [MS-PRES] §2.2.2.8.1) and RFC 4480 RPID
     /// go to `rpid`; other `rpid-status`/`rpid-tuple` elements stay in `extensions`.
-    init(xml e: XMLElement, capabilities: ServiceCapabilities? = nil) {
+    init(cursor e: XMLCursor, capabilities: ServiceCapabilities? = nil) {
         self.init(capabilities: capabilities)
         var sawBasic = false
-        for case .element(let child) in e.children {
-            if child.name == XMLName(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
+        for child in e.elements {
+            if child.is(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
                 sawBasic = true
                 if let value = PIDFBasic(rawValue: text) { basic = value } else { unrecognizedBasic = text }
-            } else if child.name == XMLName(NS.caps, "servcaps"), self.capabilities == nil,
-                let caps = ServiceCapabilities(xml: child)
+            } else if child.is(NS.caps, "servcaps"), self.capabilities == nil,
+                let caps = ServiceCapabilities(cursor: child)
             {
                 self.capabilities = caps
             } else if !rpid.absorb(child) {
-                extensions.append(child)
+                extensions.append(child.subtree)
             }
         }
     }
@@ -172,19 +179,19 @@ extension PIDFPerson {
     ///   <xs:element name="timestamp" type="Timestamp_t" minOccurs="0"/>
     /// </xs:sequence> <xs:attribute name="id" type="xs:ID" use="required"/>
     /// ```
-    init(xml e: XMLElement) throws(XMLError) {
+    init(cursor e: XMLCursor) throws(XMLError) {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
         }
         self.init(id: id)
-        for case .element(let child) in e.children {
+        for child in e.elements {
             let taken: Bool
             switch (child.name.namespace, child.name.local) {
             case (NS.dataModel, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
             case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
             default: taken = rpid.absorb(child) || cipid.absorb(child)
             }
-            if !taken { extensions.append(child) }
+            if !taken { extensions.append(child.subtree) }
         }
     }
 
@@ -205,12 +212,12 @@ extension PIDFDevice {
     ///   <xs:element name="timestamp" type="Timestamp_t" minOccurs="0"/>
     /// </xs:sequence> <xs:attribute name="id" type="xs:ID" use="required"/>
     /// ```
-    init(xml e: XMLElement) throws(XMLError) {
+    init(cursor e: XMLCursor) throws(XMLError) {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
         }
         self.init(id: id)
-        for case .element(let child) in e.children {
+        for child in e.elements {
             let taken: Bool
             switch (child.name.namespace, child.name.local) {
             case (NS.dataModel, "deviceID"): taken = PIDFXML.fill(&deviceID, PIDFXML.text(child))
@@ -218,7 +225,7 @@ extension PIDFDevice {
             case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
             default: taken = rpid.absorb(child)
             }
-            if !taken { extensions.append(child) }
+            if !taken { extensions.append(child.subtree) }
         }
     }
 
@@ -238,23 +245,19 @@ extension LinkedIdentities {
     ///   <secondary-identities> <secondary-identity>bob@skypeids.net</secondary-identity> ...
     /// ```
     /// Nil (kept verbatim) when it holds anything else.
-    init?(xml e: XMLElement) {
+    init?(cursor e: XMLCursor) {
         guard PIDFXML.hasOnlyAttributes(e, ["primary-id"]) else { return nil }
         self.init(primaryID: e[attribute: "primary-id"])
-        for node in e.children {
-            guard case .element(let list) = node else {
-                if case .text(let t) = node, t.isXMLWhitespace { continue }
+        for list in e.children {
+            guard !list.isText else {
+                if list.hasOnlyWhitespace { continue }
                 return nil
             }
-            guard list.name == XMLName(NS.pidf, "secondary-identities"), list.attributes.isEmpty else { return nil }
-            for inner in list.children {
-                switch inner {
-                case .text(let t) where t.isXMLWhitespace: continue
-                case .element(let item) where item.name == XMLName(NS.pidf, "secondary-identity"):
-                    guard let text = PIDFXML.text(item) else { return nil }
-                    secondaryIdentities.append(text)
-                default: return nil
-                }
+            guard list.is(NS.pidf, "secondary-identities"), list.attributeCount == 0 else { return nil }
+            for item in list.children {
+                if item.isText, item.hasOnlyWhitespace { continue }
+                guard item.is(NS.pidf, "secondary-identity"), let text = PIDFXML.text(item) else { return nil }
+                secondaryIdentities.append(text)
             }
         }
     }

@@ -22,34 +22,30 @@ enum PIDFXML {
 
     // MARK: Reading
 
-    static func lang(_ e: XMLElement) -> String? { e.attribute(langName) }
-
-    static func hasElementChildren(_ e: XMLElement) -> Bool {
-        e.children.contains { if case .element = $0 { true } else { false } }
-    }
+    static func lang(_ e: XMLCursor) -> String? { e.attribute(langName) }
 
     /// True when every attribute is a no-namespace attribute in `names`, or
     /// `xml:lang` when `lang` is set.
-    static func hasOnlyAttributes(_ e: XMLElement, _ names: [String] = [], lang: Bool = false) -> Bool {
-        e.attributes.allSatisfy { a in
-            a.name.namespace.isEmpty ? names.contains(a.name.local) : (lang && a.name == langName)
+    static func hasOnlyAttributes(_ e: XMLCursor, _ names: [String] = [], lang: Bool = false) -> Bool {
+        e.allAttributeNames { n in
+            n.namespace.isEmpty ? names.contains(n.local) : (lang && n == langName)
         }
     }
 
     /// The trimmed text of a text-only element whose attributes are all in `names`.
-    static func text(_ e: XMLElement, attributes names: [String] = [], lang: Bool = false) -> String? {
-        guard !hasElementChildren(e), hasOnlyAttributes(e, names, lang: lang) else { return nil }
+    static func text(_ e: XMLCursor, attributes names: [String] = [], lang: Bool = false) -> String? {
+        guard !e.hasElementChildren, hasOnlyAttributes(e, names, lang: lang) else { return nil }
         return e.trimmedText
     }
 
     /// A note-shaped element (`Note_t`, RFC 4479 §5.1.1): text with an optional `xml:lang`.
-    static func note(_ e: XMLElement) -> PIDFNote? {
+    static func note(_ e: XMLCursor) -> PIDFNote? {
         text(e, lang: true).map { PIDFNote($0, lang: lang(e)) }
     }
 
     /// An empty element (`empty` type of RFC 4479 §5.1.1): no attributes, no content but white space.
-    static func isEmpty(_ e: XMLElement) -> Bool {
-        e.attributes.isEmpty && e.children.allSatisfy { if case .text(let t) = $0 { t.isXMLWhitespace } else { false } }
+    static func isEmpty(_ e: XMLCursor) -> Bool {
+        e.attributeCount == 0 && e.hasOnlyWhitespace
     }
 
     /// Puts `value` into an empty slot; false (the caller keeps the element

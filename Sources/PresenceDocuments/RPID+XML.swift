@@ -16,18 +16,14 @@ extension RPID {
     /// <ep:activities xmlns:ep="urn:ietf:params:xml:ns:pidf:status:rpid-status">
     ///   <ep:activity>away</ep:activity> </ep:activities>
     /// ```
-    mutating func absorb(_ e: XMLElement) -> Bool {
-        if e.name == XMLName(NS.rpidStatus, "activities") {
-            guard e.attributes.isEmpty else { return false }
+    mutating func absorb(_ e: XMLCursor) -> Bool {
+        if e.is(NS.rpidStatus, "activities") {
+            guard e.attributeCount == 0 else { return false }
             var found: [String] = []
             for child in e.children {
-                switch child {
-                case .text(let t) where t.isXMLWhitespace: continue
-                case .element(let a) where a.name == XMLName(NS.rpidStatus, "activity"):
-                    guard let text = PIDFXML.text(a) else { return false }
-                    found.append(text)
-                default: return false
-                }
+                if child.isText, child.hasOnlyWhitespace { continue }
+                guard child.is(NS.rpidStatus, "activity"), let text = PIDFXML.text(child) else { return false }
+                found.append(text)
             }
             legacyActivities += found
             return true
@@ -35,16 +31,16 @@ extension RPID {
         guard e.name.namespace == NS.rpid else { return false }
         switch e.name.local {
         case "activities":
-            guard let value = RPIDTokens(xml: e) else { return false }
+            guard let value = RPIDTokens(cursor: e) else { return false }
             activities.append(value)
             return true
-        case "mood": return PIDFXML.fill(&mood, RPIDTokens(xml: e))
-        case "place-type": return PIDFXML.fill(&placeType, RPIDTokens(xml: e, tokenNamespace: NS.locationTypes))
-        case "privacy": return PIDFXML.fill(&privacy, RPIDTokens(xml: e))
-        case "relationship": return PIDFXML.fill(&relationship, RPIDTokens(xml: e))
-        case "service-class": return PIDFXML.fill(&serviceClass, RPIDTokens(xml: e))
-        case "sphere": return PIDFXML.fill(&sphere, RPIDTokens(xml: e))
-        case "place-is": return PIDFXML.fill(&placeIs, RPIDPlaceIs(xml: e))
+        case "mood": return PIDFXML.fill(&mood, RPIDTokens(cursor: e))
+        case "place-type": return PIDFXML.fill(&placeType, RPIDTokens(cursor: e, tokenNamespace: NS.locationTypes))
+        case "privacy": return PIDFXML.fill(&privacy, RPIDTokens(cursor: e))
+        case "relationship": return PIDFXML.fill(&relationship, RPIDTokens(cursor: e))
+        case "service-class": return PIDFXML.fill(&serviceClass, RPIDTokens(cursor: e))
+        case "sphere": return PIDFXML.fill(&sphere, RPIDTokens(cursor: e))
+        case "place-is": return PIDFXML.fill(&placeIs, RPIDPlaceIs(cursor: e))
         case "status-icon":
             let icon = PIDFXML.text(e, attributes: Self.fromUntil).map {
                 RPIDStatusIcon(uri: $0, id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
@@ -132,25 +128,22 @@ extension RPIDTokens {
     /// `<rpid:sphere>bowling league</rpid:sphere>` although its schema has no text
     /// there); other elements are kept verbatim. Nil when the element has an
     /// attribute other than id, from, until.
-    init?(xml e: XMLElement, tokenNamespace: String? = nil) {
+    init?(cursor e: XMLCursor, tokenNamespace: String? = nil) {
         guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
         self.init(id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
-        for node in e.children {
-            switch node {
-            case .text(let t):
-                if !t.isXMLWhitespace { values.append(.text(t.trimmingXMLWhitespace())) }
-            case .element(let child):
-                if child.name == XMLName(NS.rpid, "note"), let note = PIDFXML.note(child) {
-                    notes.append(note)
-                } else if child.name == XMLName(NS.rpid, "other"), let other = PIDFXML.note(child) {
-                    values.append(.other(other.text, lang: other.lang))
-                } else if child.name.namespace == NS.rpid, PIDFXML.isEmpty(child) {
-                    values.append(.token(child.name.local))
-                } else if let tokenNamespace, child.name.namespace == tokenNamespace, PIDFXML.isEmpty(child) {
-                    values.append(.token(child.name.local, namespace: tokenNamespace))
-                } else {
-                    values.append(.extensionElement(child))
-                }
+        for child in e.children {
+            if child.isText {
+                if !child.hasOnlyWhitespace { values.append(.text(child.trimmedText)) }
+            } else if child.is(NS.rpid, "note"), let note = PIDFXML.note(child) {
+                notes.append(note)
+            } else if child.is(NS.rpid, "other"), let other = PIDFXML.note(child) {
+                values.append(.other(other.text, lang: other.lang))
+            } else if child.name.namespace == NS.rpid, PIDFXML.isEmpty(child) {
+                values.append(.token(child.name.local))
+            } else if let tokenNamespace, child.name.namespace == tokenNamespace, PIDFXML.isEmpty(child) {
+                values.append(.token(child.name.local, namespace: tokenNamespace))
+            } else {
+                values.append(.extensionElement(child.subtree))
             }
         }
     }
@@ -183,12 +176,12 @@ extension RPIDPlaceIs {
     /// ```
     /// Nil (kept verbatim by the caller) unless each of audio, video, text
     /// appears at most once with exactly one empty token element.
-    init?(xml e: XMLElement) {
+    init?(cursor e: XMLCursor) {
         guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
         self.init(id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
-        for node in e.children {
-            guard case .element(let child) = node else {
-                if case .text(let t) = node, t.isXMLWhitespace { continue }
+        for child in e.children {
+            guard !child.isText else {
+                if child.hasOnlyWhitespace { continue }
                 return nil
             }
             guard child.name.namespace == NS.rpid else { return nil }
@@ -196,15 +189,12 @@ extension RPIDPlaceIs {
                 notes.append(note)
                 continue
             }
-            guard child.attributes.isEmpty else { return nil }
+            guard child.attributeCount == 0 else { return nil }
             var tokens: [String] = []
-            for inner in child.children {
-                switch inner {
-                case .text(let t) where t.isXMLWhitespace: continue
-                case .element(let token) where token.name.namespace == NS.rpid && PIDFXML.isEmpty(token):
-                    tokens.append(token.name.local)
-                default: return nil
-                }
+            for token in child.children {
+                if token.isText, token.hasOnlyWhitespace { continue }
+                guard !token.isText, token.name.namespace == NS.rpid, PIDFXML.isEmpty(token) else { return nil }
+                tokens.append(token.name.local)
             }
             guard tokens.count == 1 else { return nil }
             switch child.name.local {
@@ -236,7 +226,7 @@ extension CIPID {
     /// ```
     /// `display-name` may repeat (one per `xml:lang`, RFC 4482 §3.2); a second
     /// card, homepage, icon, map or sound is left to the caller's `extensions`.
-    mutating func absorb(_ e: XMLElement) -> Bool {
+    mutating func absorb(_ e: XMLCursor) -> Bool {
         guard e.name.namespace == NS.cipid else { return false }
         switch e.name.local {
         case "display-name":

@@ -39,11 +39,11 @@ extension ServiceCapabilities {
     /// A child the model cannot hold completely (say `<caps:priority>` entries
     /// with attributes) goes to `extensions`. `type` elements (`xs:string`,
     /// several allowed) become the entries of one list named "type".
-    init?(xml e: XMLElement) {
-        guard e.attributes.isEmpty else { return nil }
+    init?(cursor e: XMLCursor) {
+        guard e.attributeCount == 0 else { return nil }
         self.init()
-        for case .element(let child) in e.children {
-            guard child.name.namespace == NS.caps else { extensions.append(child); continue }
+        for child in e.elements {
+            guard child.name.namespace == NS.caps else { extensions.append(child.subtree); continue }
             let name = child.name.local
             if Self.flagNames.contains(name), !flags.contains(where: { $0.name == name }),
                 let text = PIDFXML.text(child), let value = Self.boolean(text)
@@ -62,7 +62,7 @@ extension ServiceCapabilities {
             {
                 lists.append(list)
             } else {
-                extensions.append(child)
+                extensions.append(child.subtree)
             }
         }
         flags = Self.sorted(flags) { $0.name }
@@ -79,30 +79,34 @@ extension ServiceCapabilities {
         }
     }
 
+    /// `items` stably ordered by their names' places in ``schemaOrder``
+    /// (unknown names last); each rank is looked up once, and input already
+    /// in schema order (what conforming peers send) is returned as it is.
     private static func sorted<T>(_ items: [T], by name: (T) -> String) -> [T] {
-        func rank(_ n: String) -> Int { schemaOrder.firstIndex(of: n) ?? schemaOrder.count }
-        return items.enumerated().sorted { (rank(name($0.element)), $0.offset) < (rank(name($1.element)), $1.offset) }
-            .map(\.element)
+        guard items.count > 1 else { return items }
+        let ranks = items.map { schemaOrder.firstIndex(of: name($0)) ?? schemaOrder.count }
+        if zip(ranks, ranks.dropFirst()).allSatisfy({ $0 <= $1 }) { return items }
+        return ranks.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { items[$0] }
     }
 
     /// `<methods><supported><INVITE/>...</supported><notsupported>...</notsupported></methods>`;
     /// nil when an entry has attributes, element content or a foreign namespace.
-    private static func list(_ e: XMLElement) -> List? {
-        guard e.attributes.isEmpty else { return nil }
+    private static func list(_ e: XMLCursor) -> List? {
+        guard e.attributeCount == 0 else { return nil }
         var list = List(e.name.local)
         var seen = Set<String>()
-        for node in e.children {
-            guard case .element(let part) = node else {
-                if case .text(let t) = node, t.isXMLWhitespace { continue }
+        for part in e.children {
+            guard !part.isText else {
+                if part.hasOnlyWhitespace { continue }
                 return nil
             }
             guard part.name.namespace == NS.caps, part.name.local == "supported" || part.name.local == "notsupported",
-                part.attributes.isEmpty, seen.insert(part.name.local).inserted
+                part.attributeCount == 0, seen.insert(part.name.local).inserted
             else { return nil }
             var entries: [String] = []
-            for inner in part.children {
-                guard case .element(let entry) = inner else {
-                    if case .text(let t) = inner, t.isXMLWhitespace { continue }
+            for entry in part.children {
+                guard !entry.isText else {
+                    if entry.hasOnlyWhitespace { continue }
                     return nil
                 }
                 guard entry.name.namespace == NS.caps else { return nil }

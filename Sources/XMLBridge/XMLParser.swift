@@ -23,7 +23,9 @@ public struct XMLLimits: Sendable, Hashable {
 /// DTD is loaded and no entity other than the five predefined ones and
 /// character references exists: no XXE, no entity expansion), nothing is
 /// fetched from a network, and size, depth and element-count limits apply.
-/// The result is a value tree, not a DOM: libxml2 builds no tree of its own.
+/// libxml2 builds no tree of its own: its SAX2 events are recorded into an
+/// ``XMLEvents`` (flat arrays), which typed decoders read with an
+/// ``XMLCursor``; ``parse(_:limits:vocabulary:)`` builds a value tree from them.
 public enum XMLParser {
     /// Parses a complete document and returns its root element.
     ///
@@ -33,16 +35,25 @@ public enum XMLParser {
     public static func parse(
         _ bytes: some Collection<UInt8>, limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
     ) throws(XMLError) -> XMLElement {
-        let result: Result<XMLElement, XMLError> = bytes.withContiguousStorageIfAvailable { buffer in
-            parseBuffer(UnsafeRawBufferPointer(buffer), limits: limits, vocabulary: vocabulary)
-        } ?? Array(bytes).withUnsafeBytes { parseBuffer($0, limits: limits, vocabulary: vocabulary) }
-        return try result.get()
+        try events(bytes, limits: limits, vocabulary: vocabulary).root.subtree
     }
 
     public static func parse(
         _ string: String, limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
     ) throws(XMLError) -> XMLElement {
         try parse(Array(string.utf8), limits: limits, vocabulary: vocabulary)
+    }
+
+    /// Parses a complete document into its recorded SAX2 events, for the
+    /// decoders that read with an ``XMLCursor`` instead of a tree. Same rules,
+    /// limits and errors as ``parse(_:limits:vocabulary:)``.
+    public static func events(
+        _ bytes: some Collection<UInt8>, limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
+    ) throws(XMLError) -> XMLEvents {
+        let result: Result<XMLEvents, XMLError> = bytes.withContiguousStorageIfAvailable { buffer in
+            parseBuffer(UnsafeRawBufferPointer(buffer), limits: limits, vocabulary: vocabulary)
+        } ?? Array(bytes).withUnsafeBytes { parseBuffer($0, limits: limits, vocabulary: vocabulary) }
+        return try result.get()
     }
 
     /// Whether libxml2 hands SAX2 attribute values over with each `&` still
@@ -57,49 +68,49 @@ public enum XMLParser {
         let result = probe.withUnsafeBytes {
             parseBuffer($0, limits: XMLLimits(), vocabulary: XMLVocabulary(), decodeAmpersands: false)
         }
-        guard case .success(let element) = result else { return true }
-        return element[attribute: "a"] == "&#38;"
+        guard case .success(let events) = result else { return true }
+        return events.root[attribute: "a"] == "&#38;"
     }()
 
     private static func parseBuffer(
         _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary
-    ) -> Result<XMLElement, XMLError> {
+    ) -> Result<XMLEvents, XMLError> {
         parseBuffer(buffer, limits: limits, vocabulary: vocabulary, decodeAmpersands: attributesKeepAmpersandReferences)
     }
 
-    /// The SAX2 callbacks, set up once. Each one finds the ``TreeBuilder``
+    /// The SAX2 callbacks, set up once. Each one finds the ``EventSink``
     /// through the parser's user data.
     nonisolated(unsafe) private static let handler: xmlSAXHandler = {
         var handler = xmlSAXHandler()
         handler.initialized = XML_SAX2_MAGIC
         handler.startElementNs = { ctx, localname, prefix, uri, nbNamespaces, namespaces, nbAttributes, _, attributes in
-            TreeBuilder.from(ctx).pointee.start(
+            EventSink.from(ctx).pointee.start(
                 localname: localname, prefix: prefix, uri: uri,
                 nbNamespaces: Int(nbNamespaces), namespaces: namespaces,
                 nbAttributes: Int(nbAttributes), attributes: attributes)
         }
-        handler.endElementNs = { ctx, _, _, _ in TreeBuilder.from(ctx).pointee.end() }
-        handler.characters = { ctx, chars, len in TreeBuilder.from(ctx).pointee.characters(chars, Int(len)) }
-        handler.cdataBlock = { ctx, chars, len in TreeBuilder.from(ctx).pointee.characters(chars, Int(len)) }
+        handler.endElementNs = { ctx, _, _, _ in EventSink.from(ctx).pointee.end() }
+        handler.characters = { ctx, chars, len in EventSink.from(ctx).pointee.characters(chars, Int(len)) }
+        handler.cdataBlock = { ctx, chars, len in EventSink.from(ctx).pointee.characters(chars, Int(len)) }
         handler.internalSubset = { ctx, _, _, _ in
-            TreeBuilder.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
+            EventSink.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
         }
         handler.externalSubset = { ctx, _, _, _ in
-            TreeBuilder.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
+            EventSink.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
         }
         handler.entityDecl = { ctx, _, _, _, _, _ in
-            TreeBuilder.from(ctx).pointee.fail(.doctypeForbidden, "entity declarations are not accepted")
+            EventSink.from(ctx).pointee.fail(.doctypeForbidden, "entity declarations are not accepted")
         }
         handler.serror = { ctx, error in
             guard let ctx, let error else { return }
-            ctx.assumingMemoryBound(to: TreeBuilder.self).pointee.libxmlError(error.pointee)
+            ctx.assumingMemoryBound(to: EventSink.self).pointee.libxmlError(error.pointee)
         }
         return handler
     }()
 
     private static func parseBuffer(
         _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool
-    ) -> Result<XMLElement, XMLError> {
+    ) -> Result<XMLEvents, XMLError> {
         guard buffer.count <= limits.maxBytes else {
             return .failure(XMLError(.tooLarge, "document is \(buffer.count) bytes; the limit is \(limits.maxBytes)"))
         }
@@ -133,19 +144,21 @@ public enum XMLParser {
         // no HUGE (libxml2's own limits stay), no network.
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue)
         xmlCtxtUseOptions(ctxt, options)
-        // The builder lives on this stack frame for the whole parse; the
+        // The sink lives on this stack frame for the whole parse; the
         // callbacks reach it through a pointer (a plain struct, so no
         // dynamic exclusivity bookkeeping on every event).
-        var builder = TreeBuilder(limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt)
-        return withUnsafeMutablePointer(to: &builder) { pointer -> Result<XMLElement, XMLError> in
+        var sink = EventSink(
+            limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt,
+            estimatedBytes: buffer.count)
+        return withUnsafeMutablePointer(to: &sink) { pointer -> Result<XMLEvents, XMLError> in
             ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
             xmlParseDocument(ctxt)
             ctxt.pointee.userData = nil
             if let error = pointer.pointee.error { return .failure(error) }
-            guard ctxt.pointee.wellFormed != 0, let root = pointer.pointee.root else {
+            guard ctxt.pointee.wellFormed != 0, pointer.pointee.complete else {
                 return .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))
             }
-            return .success(root)
+            return .success(pointer.pointee.recorder.finished())
         }
     }
 }
@@ -176,32 +189,31 @@ public struct XMLVocabulary: Sendable {
     }
 }
 
-/// Receives SAX2 events and builds the value tree.
-private struct TreeBuilder {
+/// Receives SAX2 events, applies the limits, and records the events.
+private struct EventSink {
     let limits: XMLLimits
     let vocabulary: XMLVocabulary
     let context: xmlParserCtxtPtr
-    /// Open elements, outermost first.
-    var stack: [XMLElement] = []
-    var pendingText: [UInt8] = []
-    var root: XMLElement?
+    var recorder: XMLEventRecorder
     var error: XMLError?
     var elementCount = 0
+    /// True once the root element has ended.
+    var complete = false
 
     /// See `XMLParser.attributesKeepAmpersandReferences`.
     let decodeAmpersands: Bool
 
-    init(limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, context: xmlParserCtxtPtr) {
+    init(limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, context: xmlParserCtxtPtr, estimatedBytes: Int) {
         self.limits = limits
         self.vocabulary = vocabulary
         self.decodeAmpersands = decodeAmpersands
         self.context = context
-        stack.reserveCapacity(16)
+        self.recorder = XMLEventRecorder(estimatedBytes: estimatedBytes)
     }
 
-    static func from(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<TreeBuilder> {
-        // The parser is always created with this builder as its user data.
-        ctx.unsafelyUnwrapped.assumingMemoryBound(to: TreeBuilder.self)
+    static func from(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<EventSink> {
+        // The parser is always created with this sink as its user data.
+        ctx.unsafelyUnwrapped.assumingMemoryBound(to: EventSink.self)
     }
 
     mutating func fail(_ code: XMLError.Code, _ message: String) {
@@ -219,15 +231,6 @@ private struct TreeBuilder {
         error = XMLError(.notWellFormed, message, line: Int(e.line), column: Int(e.int2))
     }
 
-    mutating func flushText() {
-        guard !pendingText.isEmpty else { return }
-        if !stack.isEmpty {
-            let text = pendingText.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
-            stack[stack.count - 1].children.append(.text(text))
-        }
-        pendingText.removeAll(keepingCapacity: true)
-    }
-
     mutating func start(
         localname: UnsafePointer<xmlChar>?, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
         nbNamespaces: Int, namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
@@ -238,51 +241,50 @@ private struct TreeBuilder {
         if elementCount > limits.maxElements {
             return fail(.tooManyElements, "more than \(limits.maxElements) elements")
         }
-        if stack.count >= limits.maxDepth {
+        if recorder.depth >= limits.maxDepth {
             return fail(.tooDeep, "elements nested deeper than \(limits.maxDepth)")
         }
-        flushText()
-        var declarations: [(prefix: String?, uri: String)] = []
+        var declared = 0
         if nbNamespaces > 0, let namespaces {
-            declarations.reserveCapacity(nbNamespaces)
             for i in 0..<nbNamespaces {
-                declarations.append((optionalName(namespaces[2 * i]), namespaceName(namespaces[2 * i + 1])))
+                recorder.declarations.append((optionalName(namespaces[2 * i]), namespaceName(namespaces[2 * i + 1])))
             }
+            declared = nbNamespaces
         }
-        var attributeList: [XMLAttribute] = []
+        var attributeCount = 0
         if nbAttributes > 0, let attributes {
-            attributeList.reserveCapacity(nbAttributes)
             for i in 0..<nbAttributes {
                 let base = 5 * i
-                let value: String
+                let name = qualifiedName(attributes[base], attributes[base + 2])
+                let prefix = prefixID(attributes[base + 1])
                 if let start = attributes[base + 3], let end = attributes[base + 4] {
                     let raw = UnsafeBufferPointer(start: start, count: end - start)
-                    value = decodeAmpersands && raw.contains(0x26)
-                        ? String(decoding: Self.decodingAmpersandReferences(raw), as: UTF8.self)
-                        : String(decoding: raw, as: UTF8.self)
+                    if decodeAmpersands && raw.contains(0x26) {
+                        let from = recorder.bytes.count
+                        Self.appendDecodingAmpersandReferences(raw, to: &recorder.bytes)
+                        recorder.attribute(name: name, prefix: prefix, valueFrom: from)
+                    } else {
+                        recorder.attribute(name: name, prefix: prefix, value: raw)
+                    }
                 } else {
-                    value = ""
+                    recorder.attribute(name: name, prefix: prefix, value: UnsafeBufferPointer(start: nil, count: 0))
                 }
-                attributeList.append(XMLAttribute(
-                    XMLName(namespaceName(attributes[base + 2]), name(attributes[base])),
-                    value, prefix: optionalName(attributes[base + 1])))
+                attributeCount += 1
             }
         }
-        stack.append(XMLElement(
-            XMLName(namespaceName(uri), name(localname)), attributes: attributeList,
-            prefix: optionalName(prefix), namespaceDeclarations: declarations,
-            line: Int(xmlSAX2GetLineNumber(context)), column: Int(xmlSAX2GetColumnNumber(context))))
+        recorder.start(
+            name: qualifiedName(localname, uri), prefix: prefixID(prefix),
+            line: Int(xmlSAX2GetLineNumber(context)), column: Int(xmlSAX2GetColumnNumber(context)),
+            attributes: attributeCount, declarations: declared)
     }
 
-    /// Turns each `&#38;` back into `&`. With entity substitution off,
-    /// libxml2 writes every `&` of an attribute value (from `&amp;` or
-    /// `&#38;`) as `&#38;` and decodes everything else, so each `&` in `raw`
-    /// starts such a reference and a left-to-right scan is exact
+    /// Appends `raw` with each `&#38;` turned back into `&`. With entity
+    /// substitution off, libxml2 writes every `&` of an attribute value (from
+    /// `&amp;` or `&#38;`) as `&#38;` and decodes everything else, so each `&`
+    /// in `raw` starts such a reference and a left-to-right scan is exact
     /// (`&amp;#38;` arrives as `&#38;#38;` and becomes `&#38;`).
-    static func decodingAmpersandReferences(_ raw: UnsafeBufferPointer<xmlChar>) -> [UInt8] {
+    static func appendDecodingAmpersandReferences(_ raw: UnsafeBufferPointer<xmlChar>, to out: inout [UInt8]) {
         let reference: [UInt8] = Array("&#38;".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(raw.count)
         var i = 0
         while i < raw.count {
             if raw[i] == 0x26, i + reference.count <= raw.count,
@@ -294,80 +296,107 @@ private struct TreeBuilder {
                 i += 1
             }
         }
-        return out
     }
 
     mutating func end() {
         guard error == nil else { return }
-        flushText()
-        guard let element = stack.popLast() else { return }
-        if stack.isEmpty {
-            root = element
-        } else {
-            stack[stack.count - 1].children.append(.element(element))
-        }
+        recorder.end()
+        if recorder.depth == 0 { complete = true }
     }
 
     mutating func characters(_ chars: UnsafePointer<xmlChar>?, _ count: Int) {
-        guard error == nil, let chars, count > 0, !stack.isEmpty else { return }
-        pendingText.append(contentsOf: UnsafeBufferPointer(start: chars, count: count))
+        guard error == nil, let chars, count > 0 else { return }
+        recorder.characters(UnsafeBufferPointer(start: chars, count: count))
     }
 
     /// Names, prefixes and namespace URIs come from the parser's dictionary,
-    /// so each distinct one has one address for the whole parse: convert it
-    /// to a String once. A small open-addressing table keyed by that address
-    /// (a presence document uses a few dozen distinct names; past
-    /// `nameSlots * 3 / 4` of them, further names are simply not cached).
-    private static let nameSlots = 128
-    private var nameAddresses: [UnsafeRawPointer?] = []
-    private var nameStrings: [String] = []
-    private var namesCached = 0
-
-    private mutating func name(_ p: UnsafePointer<xmlChar>?) -> String {
-        guard let p else { return "" }
-        return cached(p) ?? remember(p, String(cString: p))
+    /// so each distinct one has one address for the whole parse. One small
+    /// open-addressing table, keyed by (address, address or kind tag), maps a
+    /// (local name, namespace URI) pair or a prefix to its index in the
+    /// recording's tables, and a namespace URI to its `String`: each distinct
+    /// name is converted once per parse, every further use is an integer. A
+    /// presence document uses a few dozen distinct names; past
+    /// `slotCount * 3 / 4` keys, further ones are simply not cached (correct,
+    /// only slower).
+    private struct Slot {
+        var first: UnsafeRawPointer?
+        var second: UnsafeRawPointer?
+        var id: Int32
     }
+    private static let slotCount = 128
+    private var slots: [Slot] = []
+    private var slotsUsed = 0
+    /// Namespace URIs seen in this parse (the vocabulary's instances when listed).
+    private var uris: [String] = []
+
+    /// Second keys that no dictionary string has: they tell prefixes and
+    /// URIs apart from names.
+    private static var prefixTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 1) }
+    private static var uriTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 2) }
+
+    private static func slot(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int {
+        ((Int(bitPattern: a) >> 3) &+ (Int(bitPattern: b) >> 5)) & (slotCount - 1)
+    }
+
+    private func lookup(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int32? {
+        guard slotsUsed > 0 else { return nil }
+        return slots.withUnsafeBufferPointer { table -> Int32? in
+            var i = Self.slot(a, b)
+            while let key = table[i].first {
+                if key == a && table[i].second == b { return table[i].id }
+                i = (i + 1) & (Self.slotCount - 1)
+            }
+            return nil
+        }
+    }
+
+    private mutating func remember(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ id: Int32) {
+        guard slotsUsed < Self.slotCount * 3 / 4 else { return }
+        if slotsUsed == 0 { slots = Array(repeating: Slot(first: nil, second: nil, id: 0), count: Self.slotCount) }
+        slots.withUnsafeMutableBufferPointer { table in
+            var i = Self.slot(a, b)
+            while table[i].first != nil { i = (i + 1) & (Self.slotCount - 1) }
+            table[i] = Slot(first: a, second: b, id: id)
+        }
+        slotsUsed += 1
+    }
+
+    private func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
 
     /// A namespace URI: the vocabulary's own instance when it lists the URI.
     private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
         guard let p else { return "" }
-        if let s = cached(p) { return s }
-        return remember(p, vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p))
+        let a = UnsafeRawPointer(p)
+        if let id = lookup(a, Self.uriTag) { return uris[Int(id)] }
+        let uri = vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p)
+        uris.append(uri)
+        remember(a, Self.uriTag, Int32(uris.count - 1))
+        return uri
     }
 
-    private mutating func optionalName(_ p: UnsafePointer<xmlChar>?) -> String? {
+    private func optionalName(_ p: UnsafePointer<xmlChar>?) -> String? {
         guard let p else { return nil }
         return name(p)
     }
 
-    private static func slot(_ address: UnsafeRawPointer) -> Int {
-        (Int(bitPattern: address) >> 3) & (nameSlots - 1)
+    /// The name-table index of (`local`, `uri`).
+    private mutating func qualifiedName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
+        guard let local else { return recorder.addName(XMLName(namespaceName(uri), "")) }
+        let a = UnsafeRawPointer(local), b = uri.map(UnsafeRawPointer.init)
+        if let id = lookup(a, b) { return id }
+        let id = recorder.addName(XMLName(namespaceName(uri), name(local)))
+        remember(a, b, id)
+        return id
     }
 
-    private func cached(_ p: UnsafePointer<xmlChar>) -> String? {
-        guard namesCached > 0 else { return nil }
-        let address = UnsafeRawPointer(p)
-        var i = Self.slot(address)
-        while let key = nameAddresses[i] {
-            if key == address { return nameStrings[i] }
-            i = (i + 1) & (Self.nameSlots - 1)
-        }
-        return nil
-    }
-
-    private mutating func remember(_ p: UnsafePointer<xmlChar>, _ s: String) -> String {
-        guard namesCached < Self.nameSlots * 3 / 4 else { return s }
-        if namesCached == 0 {
-            nameAddresses = Array(repeating: nil, count: Self.nameSlots)
-            nameStrings = Array(repeating: "", count: Self.nameSlots)
-        }
-        let address = UnsafeRawPointer(p)
-        var i = Self.slot(address)
-        while nameAddresses[i] != nil { i = (i + 1) & (Self.nameSlots - 1) }
-        nameAddresses[i] = address
-        nameStrings[i] = s
-        namesCached += 1
-        return s
+    /// The prefix-table index of `prefix`; -1 for none.
+    private mutating func prefixID(_ prefix: UnsafePointer<xmlChar>?) -> Int32 {
+        guard let prefix else { return -1 }
+        let a = UnsafeRawPointer(prefix)
+        if let id = lookup(a, Self.prefixTag) { return id }
+        let id = recorder.addPrefix(name(prefix))
+        remember(a, Self.prefixTag, id)
+        return id
     }
 }
 

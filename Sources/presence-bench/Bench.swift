@@ -35,11 +35,12 @@ enum Bench {
         report("PIDF -> categories", convertPIDF, parsePIDF)
 
         // Where a categories -> PIDF conversion spends its time, phase by phase.
-        guard let tree = try? XMLParser.parse(categories, vocabulary: .presence), let doc = try? CategoriesDocument(xml: tree) else { return }
+        guard let events = try? XMLParser.events(categories, vocabulary: .presence),
+              let doc = try? CategoriesDocument(cursor: events.root) else { return }
         let pidfDoc = mapper.pidf(from: doc, dialect: .rfc).0
         let phases: [(String, Double)] = [
-            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(categories, vocabulary: .presence) }),
-            ("decode categories", rate(seconds / 2) { _ = try? CategoriesDocument(xml: tree) }),
+            ("parse to events", rate(seconds / 2) { _ = try? XMLParser.events(categories, vocabulary: .presence) }),
+            ("decode categories", rate(seconds / 2) { _ = try? CategoriesDocument(cursor: events.root) }),
             ("map to PIDF", rate(seconds / 2) { _ = mapper.pidf(from: doc, dialect: .rfc) }),
             ("write PIDF bytes", rate(seconds / 2) { _ = pidfDoc.serialized() }),
         ]
@@ -49,11 +50,12 @@ enum Bench {
         }
 
         // The same for PIDF -> categories.
-        guard let pidfTree2 = try? XMLParser.parse(pidf, vocabulary: .presence), let pidfIn = try? PIDFDocument(xml: pidfTree2) else { return }
+        guard let pidfEvents = try? XMLParser.events(pidf, vocabulary: .presence),
+              let pidfIn = try? PIDFDocument(cursor: pidfEvents.root) else { return }
         let categoriesDoc = mapper.categories(from: pidfIn).0
         let reverse: [(String, Double)] = [
-            ("parse to value tree", rate(seconds / 2) { _ = try? XMLParser.parse(pidf, vocabulary: .presence) }),
-            ("decode PIDF", rate(seconds / 2) { _ = try? PIDFDocument(xml: pidfTree2) }),
+            ("parse to events", rate(seconds / 2) { _ = try? XMLParser.events(pidf, vocabulary: .presence) }),
+            ("decode PIDF", rate(seconds / 2) { _ = try? PIDFDocument(cursor: pidfEvents.root) }),
             ("map to categories", rate(seconds / 2) { _ = mapper.categories(from: pidfIn) }),
             ("write categories bytes", rate(seconds / 2) { _ = categoriesDoc.serialized() }),
         ]
@@ -66,23 +68,35 @@ enum Bench {
     static func profile(_ phase: String, _ n: Int) throws {
         let mapper = PresenceMapper(tables: try MappingTables.builtIn())
         let bytes = Array(categoriesNotify.utf8)
-        let tree = try XMLParser.parse(bytes, vocabulary: .presence)
-        let doc = try CategoriesDocument(xml: tree)
+        let events = try XMLParser.events(bytes, vocabulary: .presence)
+        let doc = try CategoriesDocument(cursor: events.root)
         let pidfBytes = Array(typicalPIDF.utf8)
+        let pidfEvents = try XMLParser.events(pidfBytes, vocabulary: .presence)
         let pidfOut = mapper.pidf(from: doc, dialect: .rfc).0
         for _ in 0..<n {
             switch phase {
             case "baseline": _ = LibXMLBaseline.parseAndFree(bytes)
             case "baseline-pidf": _ = LibXMLBaseline.parseAndFree(pidfBytes)
-            case "parse": _ = try? XMLParser.parse(bytes, vocabulary: .presence)
-            case "decode": _ = try? CategoriesDocument(xml: tree)
+            case "parse": _ = try? XMLParser.events(bytes, vocabulary: .presence)
+            case "parse-tree": _ = try? XMLParser.parse(bytes, vocabulary: .presence)
+            case "decode": _ = try? CategoriesDocument(cursor: events.root)
+            case "categories": _ = try? CategoriesDocument(bytes: bytes)
+            case "parse-pidf": _ = try? XMLParser.events(pidfBytes, vocabulary: .presence)
+            case "decode-pidf": _ = try? PIDFDocument(cursor: pidfEvents.root)
             case "convert": _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
+            case "full":
+                guard let doc = try? CategoriesDocument(bytes: bytes) else { fatalError("bench input does not parse") }
+                _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
             case "write-pidf": _ = pidfOut.serialized()
             case "write-pidf-tree": _ = XMLWriter().bytes(pidfOut.xml)
             case "pidf":
                 guard let pidf = try? PIDFDocument(bytes: pidfBytes) else { fatalError("bench input does not parse") }
                 _ = mapper.categories(from: pidf).0.serialized()
-            default: fatalError("phases: baseline baseline-pidf parse decode convert write-pidf write-pidf-tree pidf")
+            default:
+                fatalError("""
+                    phases: baseline baseline-pidf parse parse-tree decode categories convert full write-pidf \
+                    write-pidf-tree parse-pidf decode-pidf pidf
+                    """)
             }
         }
     }

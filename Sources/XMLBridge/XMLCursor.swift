@@ -1,0 +1,239 @@
+/// A position in an ``XMLEvents`` recording: one element (or one run of
+/// character data) and, through it, its attributes and content.
+///
+/// The read API mirrors ``XMLElement``'s: names are matched by (namespace
+/// URI, local name), never by prefix (Namespaces in XML 1.0 §6); ``error(_:code:)``
+/// locates an error at the start tag. Walking children, reading attributes
+/// and reading text make no tree; ``subtree`` makes the ``XMLElement`` of one
+/// element when a decoder keeps it verbatim. A cursor is a value: holding one
+/// keeps the whole recording alive.
+public struct XMLCursor: Sendable {
+    let events: XMLEvents
+    let index: Int
+
+    init(events: XMLEvents, index: Int) {
+        self.events = events
+        self.index = index
+    }
+
+    private var node: XMLEvents.Node { events.nodes[index] }
+
+    /// True for a run of character data, false for an element.
+    public var isText: Bool { events.nodes[index].isText }
+
+    /// The element's name (empty for text).
+    public var name: XMLName { events.names[Int(events.nodes[index].name)] }
+
+    /// True when the element's name is (`namespace`, `local`).
+    public func `is`(_ namespace: String, _ local: String) -> Bool {
+        let n = events.nodes[index]
+        if n.isText { return false }
+        let name = events.names[Int(n.name)]
+        return name.local == local && name.namespace == namespace
+    }
+
+    /// The prefix the source used (a writing hint, never used for matching).
+    public var prefix: String? { events.prefix(events.nodes[index].prefix) }
+
+    /// Where the start tag was (1-based; 0 when unknown).
+    public var line: Int { Int(events.nodes[index].line) }
+    public var column: Int { Int(events.nodes[index].column) }
+
+    /// An error about this element's content, located at its start tag (the
+    /// same text and position ``XMLElement/error(_:code:)`` gives).
+    public func error(_ message: String, code: XMLError.Code = .unexpectedContent) -> XMLError {
+        XMLError(code, "<\(name.local)>: \(message)", line: line, column: column)
+    }
+
+    // MARK: Attributes
+
+    private var attributeRange: Range<Int> {
+        let n = events.nodes[index]
+        return Int(n.attributeStart)..<Int(n.attributeStart + n.attributeCount)
+    }
+
+    /// How many attributes the start tag has (namespace declarations are not attributes).
+    public var attributeCount: Int { Int(events.nodes[index].attributeCount) }
+
+    /// The value of an attribute in no namespace.
+    public subscript(attribute local: String) -> String? {
+        for i in attributeRange {
+            let a = events.attributes[i]
+            let name = events.names[Int(a.name)]
+            if name.local == local && name.namespace.isEmpty { return events.string(a.valueStart, a.valueCount) }
+        }
+        return nil
+    }
+
+    /// The value of a namespace-qualified attribute.
+    public func attribute(_ name: XMLName) -> String? {
+        for i in attributeRange {
+            let a = events.attributes[i]
+            let found = events.names[Int(a.name)]
+            if found.local == name.local && found.namespace == name.namespace {
+                return events.string(a.valueStart, a.valueCount)
+            }
+        }
+        return nil
+    }
+
+    /// True when every attribute's name satisfies `predicate` (true when there are none).
+    public func allAttributeNames(_ predicate: (XMLName) -> Bool) -> Bool {
+        for i in attributeRange where !predicate(events.names[Int(events.attributes[i].name)]) { return false }
+        return true
+    }
+
+    /// The attributes whose names satisfy `predicate`, as values, in source order.
+    public func attributes(where predicate: (XMLName) -> Bool) -> [XMLAttribute] {
+        var found: [XMLAttribute] = []
+        for i in attributeRange where predicate(events.names[Int(events.attributes[i].name)]) {
+            let a = events.attributes[i]
+            found.append(XMLAttribute(events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix)))
+        }
+        return found
+    }
+
+    /// Calls `body` with each attribute's name and value, in source order.
+    public func forEachAttribute(_ body: (XMLName, String) throws -> Void) rethrows {
+        for i in attributeRange {
+            let a = events.attributes[i]
+            try body(events.name(a.name), events.string(a.valueStart, a.valueCount))
+        }
+    }
+
+    /// The attributes as values, in source order.
+    public var attributes: [XMLAttribute] {
+        attributeRange.map {
+            let a = events.attributes[$0]
+            return XMLAttribute(events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix))
+        }
+    }
+
+    // MARK: Content
+
+    /// The element's direct children (elements and text runs) in document order.
+    public var children: Children { Children(events: events, start: index + 1, end: Int(node.end), elementsOnly: false) }
+
+    /// The element's child elements in document order.
+    public var elements: Children { Children(events: events, start: index + 1, end: Int(node.end), elementsOnly: true) }
+
+    /// Child elements with the given name.
+    public func elements(_ name: XMLName) -> [XMLCursor] {
+        elements.filter { $0.is(name.namespace, name.local) }
+    }
+
+    /// The first child element with the given name.
+    public func element(_ name: XMLName) -> XMLCursor? {
+        elements.first { $0.is(name.namespace, name.local) }
+    }
+
+    /// True when the element has at least one child element.
+    public var hasElementChildren: Bool {
+        var iterator = elements.makeIterator()
+        return iterator.next() != nil
+    }
+
+    /// True for an element whose content is XML white space only (or nothing),
+    /// and for a run of white space.
+    public var hasOnlyWhitespace: Bool {
+        if isText { return events.isWhitespace(events.nodes[index]) }
+        for child in children where !child.isText || !events.isWhitespace(child.node) { return false }
+        return true
+    }
+
+    /// For an element, the concatenated character data directly inside it;
+    /// for a text run, its text.
+    public var text: String {
+        let n = events.nodes[index]
+        if n.isText { return events.string(n.textStart, n.textCount) }
+        var found: XMLEvents.Node?
+        var result: String?
+        for child in children where child.isText {
+            let t = child.node
+            if let first = found {
+                if result == nil { result = events.string(first.textStart, first.textCount) }
+                result? += events.string(t.textStart, t.textCount)
+            } else {
+                found = t
+            }
+        }
+        if let result { return result }
+        guard let found else { return "" }
+        return events.string(found.textStart, found.textCount)
+    }
+
+    /// ``text`` without leading and trailing XML white space (XML 1.0 §2.3 S).
+    public var trimmedText: String {
+        let n = events.nodes[index]
+        var single = n
+        if !n.isText {
+            var count = 0
+            for child in children where child.isText {
+                count += 1
+                single = child.node
+            }
+            if count == 0 { return "" }
+            if count > 1 { return text.trimmingXMLWhitespace() }
+        }
+        return events.bytes.withUnsafeBufferPointer { bytes -> String in
+            var start = Int(single.textStart), end = Int(single.textStart + single.textCount)
+            while start < end, XMLEvents.isSpace(bytes[start]) { start += 1 }
+            while end > start, XMLEvents.isSpace(bytes[end - 1]) { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        }
+    }
+
+    /// The element and everything in it as a value tree, exactly as
+    /// ``XMLParser/parse(_:limits:vocabulary:)`` would have built it.
+    public var subtree: XMLElement {
+        let n = events.nodes[index]
+        if n.isText { return XMLElement(XMLName("", ""), children: [.text(events.string(n.textStart, n.textCount))]) }
+        return events.element(at: index)
+    }
+
+    /// Children of an element, in document order: a forward walk over the
+    /// recording that steps over each child element's content in one jump.
+    public struct Children: Sequence, Sendable {
+        let events: XMLEvents
+        let start: Int
+        let end: Int
+        let elementsOnly: Bool
+
+        public struct Iterator: IteratorProtocol {
+            let events: XMLEvents
+            var position: Int
+            let end: Int
+            let elementsOnly: Bool
+
+            public mutating func next() -> XMLCursor? {
+                while position < end {
+                    let i = position
+                    let n = events.nodes[i]
+                    if n.isText {
+                        position = i + 1
+                        if elementsOnly { continue }
+                    } else {
+                        position = Int(n.end)
+                    }
+                    return XMLCursor(events: events, index: i)
+                }
+                return nil
+            }
+        }
+
+        public func makeIterator() -> Iterator {
+            Iterator(events: events, position: start, end: end, elementsOnly: elementsOnly)
+        }
+    }
+}
+
+extension XMLEvents {
+    static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+
+    func isWhitespace(_ n: Node) -> Bool {
+        bytes.withUnsafeBufferPointer { bytes in
+            for i in Int(n.textStart)..<Int(n.textStart + n.textCount) where !Self.isSpace(bytes[i]) { return false }
+            return true
+        }
+    }
+}

@@ -1,0 +1,293 @@
+/// The SAX2 events of one document, recorded in document order into a few
+/// flat arrays, for decoders that read straight from the events.
+///
+/// What libxml2 reports through its SAX2 interface (XML Namespaces §3-§6
+/// resolved: each start tag comes with its namespace URI, local name, prefix,
+/// attributes and namespace declarations) is appended as it arrives: one
+/// entry per start tag (its end tag fills in where its content stops) and one
+/// per run of character data (adjacent text and CDATA sections folded into
+/// one, comments and processing instructions dropped, as in ``XMLElement``).
+/// Attribute values and text stay bytes until a decoder asks for them.
+///
+/// Nothing here allocates per element: a decoder walks the events with an
+/// ``XMLCursor`` (recursive descent, any number of passes, so "take this
+/// element only if the model can hold all of it" costs no copy), and only the
+/// parts it does not understand are turned into an ``XMLElement``
+/// (``XMLCursor/subtree``), with the same names, prefixes, declarations,
+/// attributes, text and positions the tree parser gives.
+///
+/// Made by ``XMLParser/events(_:limits:vocabulary:)`` (same SAX2 set-up and
+/// safety rules as ``XMLParser/parse(_:limits:vocabulary:)``: no DTD, no
+/// entities, no network, size/depth/element-count limits) or by replaying a
+/// tree (``init(replaying:)``), so a decoder written against the cursor also
+/// serves callers that hold a tree. Immutable once made.
+public final class XMLEvents: Sendable {
+    /// A start tag with its content range, or a run of character data. Plain
+    /// integers only (names and prefixes are indices into ``names`` and
+    /// ``prefixes``), so recording and reading one costs no reference counting.
+    struct Node: Sendable {
+        /// For an element, the index one past its last descendant (the next
+        /// sibling's index); for text, `-1`.
+        var end: Int32
+        /// Index in `names` (0, the empty name, for text).
+        var name: Int32
+        /// Index in `prefixes`; -1 for none.
+        var prefix: Int32
+        /// Start-tag position (1-based; 0 for replayed elements without one).
+        var line: Int32
+        var column: Int32
+        /// Attributes: `attributes[attributeStart ..< attributeStart + attributeCount]`.
+        var attributeStart: Int32
+        var attributeCount: Int32
+        /// Namespace declarations on the start tag, in `declarations`.
+        var declarationStart: Int32
+        var declarationCount: Int32
+        /// Text: `bytes[textStart ..< textStart + textCount]`.
+        var textStart: Int32
+        var textCount: Int32
+
+        var isText: Bool { end < 0 }
+    }
+
+    /// An attribute: qualified name and prefix (indices, as in ``Node``), value bytes.
+    struct Attribute: Sendable {
+        var name: Int32
+        var prefix: Int32
+        var valueStart: Int32
+        var valueCount: Int32
+    }
+
+    let nodes: [Node]
+    /// Each distinct qualified name of the document once; entry 0 is the empty name.
+    let names: [XMLName]
+    /// Each distinct prefix of the document once.
+    let prefixes: [String]
+    let attributes: [Attribute]
+    let declarations: [(prefix: String?, uri: String)]
+    /// Attribute values and text, UTF-8, decoded (no references left).
+    let bytes: [UInt8]
+
+    init(
+        nodes: [Node], names: [XMLName], prefixes: [String], attributes: [Attribute],
+        declarations: [(prefix: String?, uri: String)], bytes: [UInt8]
+    ) {
+        self.nodes = nodes
+        self.names = names
+        self.prefixes = prefixes
+        self.attributes = attributes
+        self.declarations = declarations
+        self.bytes = bytes
+    }
+
+    /// The root element. A recorded or replayed document always has one.
+    public var root: XMLCursor { XMLCursor(events: self, index: 0) }
+
+    /// Start tags and text runs recorded (a measure of the document's size).
+    public var count: Int { nodes.count }
+
+    /// The events a parse of `element`'s serialization would give: the same
+    /// names, prefixes, declarations, attributes (in order), text nodes and
+    /// recorded positions. Lets tree holders use the event decoders.
+    public convenience init(replaying element: XMLElement) {
+        var recorder = XMLEventRecorder(estimatedBytes: 256)
+        var names: [XMLName: Int32] = [:]
+        var prefixes: [String: Int32] = [:]
+        recorder.replay(element, names: &names, prefixes: &prefixes)
+        self.init(
+            nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
+            declarations: recorder.declarations, bytes: recorder.bytes)
+    }
+
+    func name(_ id: Int32) -> XMLName { names[Int(id)] }
+
+    func prefix(_ id: Int32) -> String? { id < 0 ? nil : prefixes[Int(id)] }
+
+    func string(_ start: Int32, _ count: Int32) -> String {
+        guard count > 0 else { return "" }
+        return bytes.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[Int(start)..<Int(start + count)]), as: UTF8.self)
+        }
+    }
+
+    /// The subtree of the element at `index` as a value tree.
+    func element(at index: Int) -> XMLElement {
+        let node = nodes[index]
+        let end = Int(node.end)
+        var count = 0
+        var i = index + 1
+        while i < end {
+            count += 1
+            i = nodes[i].isText ? i + 1 : Int(nodes[i].end)
+        }
+        var children: [XMLNode] = []
+        if count > 0 {
+            children.reserveCapacity(count)
+            i = index + 1
+            while i < end {
+                let child = nodes[i]
+                if child.isText {
+                    children.append(.text(string(child.textStart, child.textCount)))
+                    i += 1
+                } else {
+                    children.append(.element(element(at: i)))
+                    i = Int(child.end)
+                }
+            }
+        }
+        var attributeList: [XMLAttribute] = []
+        if node.attributeCount > 0 {
+            attributeList.reserveCapacity(Int(node.attributeCount))
+            for a in attributes[Int(node.attributeStart)..<Int(node.attributeStart + node.attributeCount)] {
+                attributeList.append(XMLAttribute(name(a.name), string(a.valueStart, a.valueCount), prefix: prefix(a.prefix)))
+            }
+        }
+        let declared = node.declarationCount == 0
+            ? [] : Array(declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
+        var e = XMLElement(
+            name(node.name), attributes: attributeList, prefix: prefix(node.prefix), namespaceDeclarations: declared,
+            line: Int(node.line), column: Int(node.column))
+        if count > 0 { e.children = children }
+        return e
+    }
+}
+
+/// Appends events to the flat arrays of an ``XMLEvents``: the SAX2 callbacks
+/// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
+/// Names and prefixes are interned by the caller (``addName(_:)``, ``addPrefix(_:)``).
+struct XMLEventRecorder {
+    var nodes: [XMLEvents.Node] = []
+    var names: [XMLName] = [XMLName("", "")]
+    var prefixes: [String] = []
+    var attributes: [XMLEvents.Attribute] = []
+    var declarations: [(prefix: String?, uri: String)] = []
+    var bytes: [UInt8] = []
+    /// Indices of the open elements, outermost first.
+    var open: [Int32] = []
+    /// The text node that further character data extends (nil after any tag).
+    var openText: Int?
+
+    init(estimatedBytes: Int) {
+        // Presence documents run to about one start tag per 30 bytes.
+        nodes.reserveCapacity(max(16, estimatedBytes / 24))
+        bytes.reserveCapacity(max(64, estimatedBytes / 2))
+        attributes.reserveCapacity(max(8, estimatedBytes / 64))
+        names.reserveCapacity(64)
+        open.reserveCapacity(16)
+    }
+
+    var depth: Int { open.count }
+
+    /// A new entry in the name table; its index.
+    mutating func addName(_ name: XMLName) -> Int32 {
+        names.append(name)
+        return Int32(names.count - 1)
+    }
+
+    /// A new entry in the prefix table; its index.
+    mutating func addPrefix(_ prefix: String) -> Int32 {
+        prefixes.append(prefix)
+        return Int32(prefixes.count - 1)
+    }
+
+    /// A start tag (`name` and `prefix` as table indices, -1 for no prefix),
+    /// after its attributes and declarations. The element's content follows
+    /// until the matching ``end()``.
+    mutating func start(
+        name: Int32, prefix: Int32, line: Int, column: Int, attributes attributeCount: Int, declarations declarationCount: Int
+    ) {
+        openText = nil
+        open.append(Int32(nodes.count))
+        nodes.append(XMLEvents.Node(
+            end: Int32(nodes.count + 1), name: name, prefix: prefix,
+            line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),
+            attributeStart: Int32(attributes.count - attributeCount), attributeCount: Int32(attributeCount),
+            declarationStart: Int32(declarations.count - declarationCount), declarationCount: Int32(declarationCount),
+            textStart: 0, textCount: 0))
+    }
+
+    /// Records an attribute of the next start tag.
+    mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
+        let start = Int32(bytes.count)
+        bytes.append(contentsOf: value)
+        attributes.append(XMLEvents.Attribute(name: name, prefix: prefix, valueStart: start, valueCount: Int32(value.count)))
+    }
+
+    /// Records an attribute whose value is already decoded bytes (appended to `bytes` by the caller from `start`).
+    mutating func attribute(name: Int32, prefix: Int32, valueFrom start: Int) {
+        attributes.append(XMLEvents.Attribute(
+            name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(bytes.count - start)))
+    }
+
+    mutating func end() {
+        openText = nil
+        guard let index = open.popLast() else { return }
+        nodes[Int(index)].end = Int32(nodes.count)
+    }
+
+    /// Character data inside the open element (outside the root it is ignored).
+    mutating func characters(_ text: UnsafeBufferPointer<UInt8>) {
+        guard !open.isEmpty, !text.isEmpty else { return }
+        if let openText {
+            bytes.append(contentsOf: text)
+            nodes[openText].textCount += Int32(text.count)
+            return
+        }
+        openText = nodes.count
+        let start = Int32(bytes.count)
+        bytes.append(contentsOf: text)
+        appendText(start: start, count: Int32(text.count))
+    }
+
+    private mutating func appendText(start: Int32, count: Int32) {
+        nodes.append(XMLEvents.Node(
+            end: -1, name: 0, prefix: -1, line: 0, column: 0,
+            attributeStart: 0, attributeCount: 0, declarationStart: 0, declarationCount: 0,
+            textStart: start, textCount: count))
+    }
+
+    /// Walks a tree, recording what its parse would have reported.
+    mutating func replay(_ e: XMLElement, names nameIDs: inout [XMLName: Int32], prefixes prefixIDs: inout [String: Int32]) {
+        func nameID(_ n: XMLName) -> Int32 {
+            if let id = nameIDs[n] { return id }
+            let id = addName(n)
+            nameIDs[n] = id
+            return id
+        }
+        func prefixID(_ p: String?) -> Int32 {
+            guard let p else { return -1 }
+            if let id = prefixIDs[p] { return id }
+            let id = addPrefix(p)
+            prefixIDs[p] = id
+            return id
+        }
+        for a in e.attributes {
+            var value = a.value
+            let name = nameID(a.name), prefix = prefixID(a.prefix)
+            value.withUTF8 { attribute(name: name, prefix: prefix, value: $0) }
+        }
+        declarations += e.namespaceDeclarations
+        start(
+            name: nameID(e.name), prefix: prefixID(e.prefix), line: e.line, column: e.column,
+            attributes: e.attributes.count, declarations: e.namespaceDeclarations.count)
+        for child in e.children {
+            switch child {
+            case .element(let c): replay(c, names: &nameIDs, prefixes: &prefixIDs)
+            case .text(var t):
+                // A tree may hold adjacent or empty text nodes; a parse never gives them.
+                openText = nil
+                if t.isEmpty {
+                    appendText(start: Int32(bytes.count), count: 0)
+                } else {
+                    t.withUTF8 { characters($0) }
+                }
+                openText = nil
+            }
+        }
+        end()
+    }
+
+    func finished() -> XMLEvents {
+        XMLEvents(
+            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations, bytes: bytes)
+    }
+}

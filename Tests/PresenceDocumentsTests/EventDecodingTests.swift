@@ -1,0 +1,99 @@
+import Foundation
+import PresenceDocuments
+import Testing
+import XMLBridge
+
+/// PIDF and categories documents are decoded straight from parse events
+/// (`init(bytes:)`, `init(cursor:)`); `init(xml:)` replays a tree into the
+/// same decoder. Both entry points must give the same document, the same
+/// errors at the same positions, and keep unknown extensions as the tree
+/// parse builds them (RFC 3863 §4.4 `##other`, [MS-PRES] §2.2.2.1 `xs:any lax`).
+@Suite struct EventDecodingTests {
+    @Test("bytes decoded from events equal the tree decoded by replay", arguments: DirectWriterTests.files)
+    func eventsAndTreeGiveTheSameDocument(_ file: String) throws {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        guard let tree = try? XMLParser.parse(bytes, vocabulary: .presence) else { return }
+        switch (tree.name.namespace, tree.name.local) {
+        case (NS.pidf, "presence"):
+            let fromEvents = Result { () throws(XMLError) in try PIDFDocument(bytes: bytes) }
+            let fromTree = Result { () throws(XMLError) in try PIDFDocument(xml: tree) }
+            #expect(fromEvents == fromTree)
+        case (NS.categories, "categories"):
+            let fromEvents = Result { () throws(XMLError) in try CategoriesDocument(bytes: bytes) }
+            let fromTree = Result { () throws(XMLError) in try CategoriesDocument(xml: tree) }
+            #expect(fromEvents == fromTree)
+        default:
+            break
+        }
+    }
+
+    @Test func unknownPIDFExtensionIsKeptWithItsPrefixDeclarationsAndMixedContent() throws {
+        let doc = """
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" entity="pres:a@example.com">
+              <tuple id="t"><status><basic>open</basic></status>
+                <x:geo xmlns:x="urn:example:geo" x:acc="3">near <x:b>the</x:b> lake</x:geo>
+              </tuple>
+            </presence>
+            """
+        let pidf = try PIDFDocument(bytes: Array(doc.utf8))
+        let kept = try #require(pidf.tuples.first?.extensions.first)
+        #expect(kept.name == XMLName("urn:example:geo", "geo"))
+        #expect(kept.prefix == "x")
+        #expect(kept.namespaceDeclarations.map(\.uri) == ["urn:example:geo"])
+        #expect(kept.attribute(XMLName("urn:example:geo", "acc")) == "3")
+        #expect(kept.children.count == 3)
+        #expect(kept.text == "near  lake")
+        #expect(kept.line == 3)
+    }
+
+    @Test func rpidElementTheModelCannotHoldStaysVerbatimAndNothingIsHalfTaken() throws {
+        // RFC 4480 §3.7: place-is holds at most one audio; a second one makes the
+        // element unrepresentable, so it is kept whole, not partly decoded.
+        let doc = """
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model"
+                xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" entity="pres:a@example.com">
+              <dm:person id="p"><rpid:place-is><rpid:audio><rpid:quiet/></rpid:audio><rpid:audio><rpid:noisy/></rpid:audio></rpid:place-is></dm:person>
+            </presence>
+            """
+        let person = try #require(try PIDFDocument(bytes: Array(doc.utf8)).persons.first)
+        #expect(person.rpid.placeIs == nil)
+        #expect(person.extensions.map(\.name) == [XMLName(NS.rpid, "place-is")])
+    }
+
+    @Test func missingTupleIDIsReportedAtTheTupleStartTag() throws {
+        let doc = "<presence xmlns=\"urn:ietf:params:xml:ns:pidf\" entity=\"pres:a@example.com\">\n\n  <tuple><status/></tuple></presence>"
+        do {
+            _ = try PIDFDocument(bytes: Array(doc.utf8))
+            Issue.record("a tuple without id was accepted")
+        } catch {
+            #expect(error.code == .unexpectedContent)
+            #expect(error.line == 3)
+            #expect(error.column > 0)
+        }
+    }
+
+    @Test func categoryWithANonNumericInstanceIsReportedAtItsLine() throws {
+        let doc = """
+            <categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories" uri="sip:a@example.com">
+              <category name="note" instance="x"/>
+            </categories>
+            """
+        do {
+            _ = try CategoriesDocument(bytes: Array(doc.utf8))
+            Issue.record("instance=\"x\" was accepted as an unsignedInt")
+        } catch {
+            #expect(error.code == .unexpectedContent)
+            #expect(error.line == 2)
+        }
+    }
+
+    @Test func doctypeInACategoriesBodyIsRefusedBeforeDecoding() {
+        let doc = #"<!DOCTYPE categories [<!ENTITY e "x">]><categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories" uri="&e;"/>"#
+        #expect(throws: XMLError.self) { try CategoriesDocument(bytes: Array(doc.utf8)) }
+        do {
+            _ = try CategoriesDocument(bytes: Array(doc.utf8))
+        } catch {
+            #expect(error.code == .doctypeForbidden)
+        }
+    }
+}
