@@ -49,7 +49,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
 
     private struct Entry {
         var machine: SubscriberSubscription
-        var refresh = LazyTimer()
+        var refresh = TimerSlot()
         var resubscribe: Scheduled<Void>?
         var resubscriptions = 0
     }
@@ -59,7 +59,9 @@ public final class SubscriptionAgent: @unchecked Sendable {
     public let limits: Limits
     private let jitter: @Sendable () -> Double
     private let onEvent: @Sendable (Event) -> Void
-    private var entries: [Handle: Entry] = [:]
+    private var entries = DenseTable<Handle, Entry>()
+    /// Every subscription's refresh timer, on one scheduled task.
+    private var refreshTimers = TimerQueue<Handle>()
     private var handles: [DialogKey: Handle] = [:]
     private var nextHandle: UInt64 = 0
     public var eventLoop: any EventLoop { layer.eventLoop }
@@ -183,7 +185,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
             case .respond(let response):
                 if let server { try? layer.respond(response, to: server) }
             case .scheduleRefresh(let deadline):
-                entries[handle]?.refresh.schedule(at: deadline, on: eventLoop) { [self] in self.refreshTimerFired(handle) }
+                scheduleRefresh(handle, at: deadline)
             case .scheduleResubscribe(let deadline):
                 restartAt = deadline
             case .deliver(let notification):
@@ -209,11 +211,26 @@ public final class SubscriptionAgent: @unchecked Sendable {
         }
     }
 
-    private func refreshTimerFired(_ handle: Handle) {
+    private func scheduleRefresh(_ handle: Handle, at deadline: NIODeadline) {
         guard var entry = entries[handle] else { return }
-        let due = entry.refresh.fired(now: eventLoop.now, on: eventLoop) { [self] in self.refreshTimerFired(handle) }
+        let queue = entry.refresh.schedule(at: deadline)
         entries[handle] = entry
-        if due { refresh(handle) }
+        if let queue { refreshTimers.add(handle, at: queue, on: eventLoop) { [self] in self.refreshTimersFired() } }
+    }
+
+    private func refreshTimersFired() {
+        let now = eventLoop.now
+        for (deadline, handle) in refreshTimers.due(now: now) {
+            guard var entry = entries[handle] else { continue }
+            let outcome = entry.refresh.came(deadline, now: now)
+            entries[handle] = entry
+            switch outcome {
+            case .fire: refresh(handle)
+            case .requeue(let at): refreshTimers.add(handle, at: at, on: eventLoop) { [self] in self.refreshTimersFired() }
+            case .ignore: break
+            }
+        }
+        refreshTimers.rearm(on: eventLoop) { [self] in self.refreshTimersFired() }
     }
 
     private func send(_ request: SIPRequest, handle: Handle) {
