@@ -27,6 +27,16 @@ struct EventBench {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// `MemoryLayout` stride of the state types, in bytes: what each costs inline (in an array
+    /// slot or a dictionary bucket) before anything on the heap.
+    static func layoutLine() -> String {
+        "layout:    inline bytes (stride): SubscriberSubscription \(MemoryLayout<SubscriberSubscription>.stride), "
+            + "NotifierSubscription \(MemoryLayout<NotifierSubscription>.stride), SIPDialog \(MemoryLayout<SIPDialog>.stride), "
+            + "SubscriberSubscription.Configuration \(MemoryLayout<SubscriberSubscription.Configuration>.stride), "
+            + "SubscriptionTerms \(MemoryLayout<SubscriptionTerms>.stride), SIPRequest \(MemoryLayout<SIPRequest>.stride), "
+            + "SIPAddress \(MemoryLayout<SIPAddress>.stride), SIPURI \(MemoryLayout<SIPURI>.stride)"
+    }
+
     static func seconds(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
@@ -85,11 +95,18 @@ struct EventBench {
             subscribers.append(sub)
         }
         let afterSubscribers = rssBytes()
-        // The dialog identifiers: Call-ID and both tags as the strings hold them.
-        let identifiers = "c0@127.0.0.1".utf8.count + "w0".utf8.count + "n0".utf8.count
-        print(String(format: "state:     %d NotifierSubscription values: %.0f bytes each (RSS); %d SubscriberSubscription values: %.0f bytes each (RSS); dialog identifiers ~%d bytes of that",
-                     count, Double(afterNotifiers - before) / Double(count), count,
-                     Double(afterSubscribers - afterNotifiers) / Double(count), identifiers))
+        // The dialog identifiers: Call-ID and both tags, held inline as small strings here
+        // ("c0@127.0.0.1", "w0", "n0": at most 15 bytes each, no heap).
+        let identifiers = MemoryLayout<SIPDialog.ID>.size
+        print("state:     \(count) values of each side held in arrays, without agents, timers or indexes (bytes per subscription):")
+        print(String(format: "           notifier side   NotifierSubscription:   %5.0f (RSS), of which %d inline",
+                     Double(afterNotifiers - before) / Double(count),
+                     MemoryLayout<NotifierSubscription>.stride))
+        print(String(format: "           subscriber side SubscriberSubscription: %5.0f (RSS), of which %d inline",
+                     Double(afterSubscribers - afterNotifiers) / Double(count),
+                     MemoryLayout<SubscriberSubscription>.stride))
+        print("           dialog identifiers (Call-ID, local and remote tag) are \(identifiers) bytes of each side's figure")
+        print(layoutLine())
         withExtendedLifetime((notifiers, subscribers)) {}
     }
 
@@ -161,8 +178,11 @@ struct EventBench {
         let rssHeld = rssBytes()
         print(String(format: "created:   %d subscriptions (SUBSCRIBE, 200, NOTIFY, 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
                      count, created, Double(count) / created, notifier.count, subscriber.count))
-        print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held on both sides = %.0f bytes per subscription (subscriber + notifier + dialogs + indexes)",
+        print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held; per subscription, both sides together "
+                     + "(subscriber agent + notifier agent: state, dialogs, timers, indexes): %.0f bytes (RSS); "
+                     + "per side about half (event-bench N --state splits the state values by side)",
                      Double(rssBefore) / 1e6, Double(rssHeld) / 1e6, count, Double(rssHeld - rssBefore) / Double(count)))
+        print(layoutLine())
 
         if CommandLine.arguments.contains("--hold-only") { return }
         // Refresh: every subscription's timer fires at 0.9 × 600 s.
@@ -193,9 +213,6 @@ struct EventBench {
         print(String(format: "expired:   %d (NOTIFY terminated;reason=timeout + 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
                      counters.notifierEnded, expired, Double(counters.notifierEnded) / expired, notifier.count, subscriber.count))
 
-        // State of one subscription beyond the dialog identifiers, from the value layouts (the
-        // strings they hold are on the heap; RSS above counts them).
-        print("layout:    SubscriberSubscription \(MemoryLayout<SubscriberSubscription>.stride) B, NotifierSubscription \(MemoryLayout<NotifierSubscription>.stride) B, SIPDialog \(MemoryLayout<SIPDialog>.stride) B inline")
         try? loop.syncShutdownGracefully()
     }
 }
