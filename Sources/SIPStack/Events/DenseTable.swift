@@ -7,8 +7,9 @@
 /// (freed slots are reused). Iteration order is unspecified, as for a dictionary.
 public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private var slots: ContiguousArray<Value?> = []
-    private var index: [Key: Int] = [:]
-    private var free: [Int] = []
+    /// Positions as 32 bits: 4 bytes per bucket instead of 8.
+    private var index: [Key: Int32] = [:]
+    private var free: [Int32] = []
 
     public init() {}
 
@@ -20,21 +21,22 @@ public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     public subscript(key: Key) -> Value? {
         get {
             guard let position = index[key] else { return nil }
-            return slots[position]
+            return slots[Int(position)]
         }
         set {
             if let position = index[key] {
                 if let newValue {
-                    slots[position] = newValue
+                    slots[Int(position)] = newValue
                 } else {
                     remove(key, at: position)
                 }
             } else if let newValue {
                 if let position = free.popLast() {
-                    slots[position] = newValue
+                    slots[Int(position)] = newValue
                     index[key] = position
                 } else {
-                    index[key] = slots.count
+                    // 2³¹ values would take hundreds of gigabytes: positions fit in 32 bits.
+                    index[key] = Int32(truncatingIfNeeded: slots.count)
                     slots.append(newValue)
                 }
             }
@@ -45,14 +47,14 @@ public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
         guard let position = index[key] else { return nil }
-        let value = slots[position]
+        let value = slots[Int(position)]
         remove(key, at: position)
         return value
     }
 
-    private mutating func remove(_ key: Key, at position: Int) {
+    private mutating func remove(_ key: Key, at position: Int32) {
         index[key] = nil
-        slots[position] = nil
+        slots[Int(position)] = nil
         if index.isEmpty {
             // Empty again: give the slots back.
             slots = []
@@ -71,7 +73,7 @@ public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The first key and value (in unspecified order) that satisfy `predicate`.
     public func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
         for (key, position) in index {
-            guard let value = slots[position] else { continue }
+            guard let value = slots[Int(position)] else { continue }
             if try predicate((key, value)) { return (key, value) }
         }
         return nil

@@ -224,7 +224,7 @@ public struct SubscriberSubscription: Sendable {
         let wasInitial = dialog == nil && (try? request.headers.to)?.tag == nil
         if (200..<300).contains(response.statusCode) {
             if dialog == nil {
-                dialog = try? SIPDialog(uacFor: request, response: response, overTLS: overTLS)
+                dialog = (try? SIPDialog(uacFor: request, response: response, overTLS: overTLS)).map(sharingIdentifiers)
             } else {
                 dialog?.receive(response, to: .subscribe)
             }
@@ -302,7 +302,7 @@ public struct SubscriberSubscription: Sendable {
                   let created = try? SIPDialog(subscriberFor: request, notify: notify, overTLS: overTLS) else {
                 return answer(481, "Subscription Does Not Exist")
             }
-            dialog = created
+            dialog = sharingIdentifiers(created)
         } else if dialog?.receive(notify) == .rejectOutOfOrder {
             return answer(500, "Out of Order CSeq")
         }
@@ -348,6 +348,15 @@ public struct SubscriberSubscription: Sendable {
         default:
             return nil
         }
+    }
+
+    /// The dialog with this subscription's own Call-ID and local tag strings (equal values, read
+    /// again from the message): one copy of each instead of two.
+    private func sharingIdentifiers(_ dialog: SIPDialog) -> SIPDialog {
+        guard dialog.id.callID == callID, dialog.id.localTag == localTag else { return dialog }
+        var shared = dialog
+        shared.id = SIPDialog.ID(callID: callID, localTag: localTag, remoteTag: dialog.id.remoteTag)
+        return shared
     }
 
     private func refreshDeadline(granted: UInt32, now: NIODeadline, jitter: Double) -> NIODeadline {

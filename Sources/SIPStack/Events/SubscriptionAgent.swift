@@ -50,7 +50,6 @@ public final class SubscriptionAgent: @unchecked Sendable {
     private struct Entry {
         var machine: SubscriberSubscription
         var refresh = TimerSlot()
-        var resubscribe: Scheduled<Void>?
         var resubscriptions = 0
     }
 
@@ -62,6 +61,9 @@ public final class SubscriptionAgent: @unchecked Sendable {
     private var entries = DenseTable<Handle, Entry>()
     /// Every subscription's refresh timer, on one scheduled task.
     private var refreshTimers = TimerQueue<Handle>()
+    /// The pending restarts of subscriptions that ended and start afresh (RFC 6665 §4.1.3): few
+    /// at a time, so kept apart from the entries.
+    private var resubscribeTasks: [Handle: Scheduled<Void>] = [:]
     private var handles: [DialogKey: Handle] = [:]
     private var nextHandle: UInt64 = 0
     public var eventLoop: any EventLoop { layer.eventLoop }
@@ -113,8 +115,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
     public func unsubscribe(_ handle: Handle) {
         eventLoop.assertInEventLoop()
         guard var entry = entries[handle] else { return }
-        entry.resubscribe?.cancel()
-        entry.resubscribe = nil
+        resubscribeTasks.removeValue(forKey: handle)?.cancel()
         entry.refresh.cancel()
         let actions = entry.machine.unsubscribe()
         entries[handle] = entry
@@ -171,6 +172,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
         let tag = SIPEventTokens.token()
         let callID = SIPEventTokens.callID(host: configuration.contact.uri.host)
         let (machine, actions) = SubscriberSubscription.start(configuration, callID: callID, localTag: tag)
+        resubscribeTasks[handle] = nil
         entries[handle] = Entry(machine: machine, resubscriptions: resubscriptions)
         handles[DialogKey(callID: callID, localTag: tag)] = handle
         perform(actions, handle: handle, server: nil)
@@ -193,12 +195,12 @@ public final class SubscriptionAgent: @unchecked Sendable {
             case .ended(let reason):
                 guard let entry = entries[handle] else { continue }
                 entries[handle]?.refresh.cancel()
-                entry.resubscribe?.cancel()
+                resubscribeTasks.removeValue(forKey: handle)?.cancel()
                 handles[DialogKey(callID: entry.machine.callID, localTag: entry.machine.localTag)] = nil
                 if let restartAt, entry.resubscriptions < limits.maxConsecutiveResubscriptions {
                     let configuration = entry.machine.configuration
                     let count = entry.resubscriptions + 1
-                    entries[handle]?.resubscribe = eventLoop.scheduleTask(deadline: restartAt) { [self] in
+                    resubscribeTasks[handle] = eventLoop.scheduleTask(deadline: restartAt) { [self] in
                         guard self.entries[handle] != nil else { return }
                         self.begin(handle, configuration: configuration, resubscriptions: count)
                     }
