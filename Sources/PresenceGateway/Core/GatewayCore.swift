@@ -94,7 +94,7 @@ public struct GatewayCore: Sendable {
     /// SERVICE category publishers by enterprise identity.
     var servicePublishers: [String: CategoryPublisher] = [:]
     /// Dialogs by (Call-ID, local tag) for in-dialog requests.
-    var dialogs: [DialogKey: Context] = [:]
+    var dialogs = DenseTable<DialogKey, Context>()
     let registry: SIPEventPackageRegistry
 
     public init(configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
@@ -701,9 +701,10 @@ public struct IdentifierSource: Sendable {
         self.jitterSource = jitter
     }
 
-    /// Random tokens (16 hex digits) and jitter.
+    /// Random tokens (64 random bits in base 36: at most 13 characters, so that a Swift string
+    /// holds a tag inline instead of in a heap allocation of its own) and jitter.
     public static func random() -> IdentifierSource {
-        IdentifierSource(token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 16) }, jitter: { Double.random(in: 0..<1) })
+        IdentifierSource(token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) }, jitter: { Double.random(in: 0..<1) })
     }
 
     mutating func token() -> String {

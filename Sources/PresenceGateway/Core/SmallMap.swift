@@ -1,10 +1,12 @@
-/// A map for the few entries one leg holds (usually one resource): a short array of pairs
-/// searched in order, becoming a dictionary past ``SmallMap/arrayLimit`` entries. A dictionary
-/// allocates its hash table even for one entry; a pair array is one small allocation.
+/// A map for the few entries one leg holds (usually one resource): one entry inline, a few as a
+/// short array of pairs searched in order, a dictionary past ``SmallMap/arrayLimit`` entries. A
+/// dictionary allocates its hash table even for one entry.
 struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     typealias Element = (key: Key, value: Value)
 
     private enum Storage: Sendable {
+        /// The usual case, one resource per leg: inline, no allocation.
+        case one(Key, Value)
         case pairs([Element])
         case table([Key: Value])
     }
@@ -23,6 +25,7 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
 
     var isEmpty: Bool {
         switch storage {
+        case .one: false
         case .pairs(let pairs): pairs.isEmpty
         case .table(let table): table.isEmpty
         }
@@ -30,6 +33,7 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
 
     var count: Int {
         switch storage {
+        case .one: 1
         case .pairs(let pairs): pairs.count
         case .table(let table): table.count
         }
@@ -38,12 +42,19 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
     subscript(key: Key) -> Value? {
         get {
             switch storage {
+            case .one(let k, let v): k == key ? v : nil
             case .pairs(let pairs): pairs.first { $0.key == key }?.value
             case .table(let table): table[key]
             }
         }
         set {
             switch storage {
+            case .one(let k, let v):
+                if k == key {
+                    storage = newValue.map { .one(key, $0) } ?? .pairs([])
+                } else if let newValue {
+                    storage = .pairs([(k, v), (key, newValue)])
+                }
             case .pairs(var pairs):
                 storage = .pairs([])  // `pairs` is then the only reference: changed in place
                 if let index = pairs.firstIndex(where: { $0.key == key }) {
@@ -51,7 +62,9 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
                 } else if let newValue {
                     pairs.append((key, newValue))
                 }
-                if pairs.count > Self.arrayLimit {
+                if pairs.count == 1, let only = pairs.first {
+                    storage = .one(only.key, only.value)
+                } else if pairs.count > Self.arrayLimit {
                     storage = .table(Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }))
                 } else {
                     storage = .pairs(pairs)
@@ -75,6 +88,7 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
 
     func makeIterator() -> IndexingIterator<[Element]> {
         switch storage {
+        case .one(let key, let value): [(key: key, value: value)].makeIterator()
         case .pairs(let pairs): pairs.makeIterator()
         case .table(let table): table.map { (key: $0.key, value: $0.value) }.makeIterator()
         }
