@@ -149,10 +149,20 @@ extension SIPDialog {
             }
         }
 
-        /// The wire text of one field.
+        /// The wire text of one field (found without splitting the whole text).
         func field(_ index: Int) -> Substring {
-            let all = fields
-            return index < all.count ? all[index] : ""
+            guard case .text(let text) = form else {
+                let all = fields
+                return index < all.count ? all[index] : ""
+            }
+            let bytes = text.utf8
+            var start = bytes.startIndex
+            for _ in 0..<index {
+                guard let lineFeed = bytes[start...].firstIndex(of: 0x0A) else { return "" }
+                start = bytes.index(after: lineFeed)
+            }
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.endIndex
+            return Substring(bytes[start..<end])
         }
 
         func address(at index: Int) -> SIPAddress {
