@@ -46,6 +46,32 @@ struct EventBench {
         _ = unsafeBitCast(symbol, to: Trim.self)(0)
     }
 
+    /// Bytes in live heap allocations: glibc `malloc_stats()` (looked up at run time) prints
+    /// "in use bytes" for all arenas and mmapped blocks to stderr, which is caught in a
+    /// temporary file for the moment. Unlike resident memory it does not count pages that
+    /// freed temporaries left partly used. 0 when unavailable.
+    static func heapInUse() -> Int {
+        typealias Stats = @convention(c) () -> Void
+        guard let symbol = dlsym(nil, "malloc_stats") else { return 0 }
+        let path = NSTemporaryDirectory() + "bench-malloc-stats-\(getpid()).txt"
+        let file = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600)
+        guard file >= 0 else { return 0 }
+        fflush(nil)
+        let saved = dup(2)
+        dup2(file, 2)
+        unsafeBitCast(symbol, to: Stats.self)()
+        fflush(nil)
+        dup2(saved, 2)
+        close(saved)
+        close(file)
+        defer { unlink(path) }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
+        // The last "in use bytes" line is the total (incl. mmap).
+        let lines = text.split(separator: "\n").filter { $0.contains("in use bytes") }
+        guard let last = lines.last, let value = last.split(separator: "=").last else { return 0 }
+        return Int(value.trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+
     static func seconds(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
@@ -78,6 +104,7 @@ struct EventBench {
         let now = NIODeadline.uptimeNanoseconds(0)
         trimHeap()
         let before = rssBytes()
+        let heapBefore = heapInUse()
         var notifiers: [NotifierSubscription] = []
         notifiers.reserveCapacity(count)
         for i in 0..<count {
@@ -90,6 +117,7 @@ struct EventBench {
         }
         trimHeap()
         let afterNotifiers = rssBytes()
+        let heapAfterNotifiers = heapInUse()
         let bob = SIPURI(scheme: .sip, user: "bob", host: "example.com")
         let configuration = SubscriberSubscription.Configuration(
             target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")), to: SIPAddress(uri: bob),
@@ -107,15 +135,16 @@ struct EventBench {
         }
         trimHeap()
         let afterSubscribers = rssBytes()
+        let heapAfterSubscribers = heapInUse()
         // The dialog identifiers: Call-ID and both tags, held inline as small strings here
         // ("c0@127.0.0.1", "w0", "n0": at most 15 bytes each, no heap).
         let identifiers = MemoryLayout<SIPDialog.ID>.size
         print("state:     \(count) values of each side held in arrays, without agents, timers or indexes (bytes per subscription; RSS after malloc_trim):")
-        print(String(format: "           notifier side   NotifierSubscription:   %5.0f (RSS), of which %d inline",
-                     Double(afterNotifiers - before) / Double(count),
+        print(String(format: "           notifier side   NotifierSubscription:   %5.0f (RSS) %5.0f (live heap), of which %d inline",
+                     Double(afterNotifiers - before) / Double(count), Double(heapAfterNotifiers - heapBefore) / Double(count),
                      MemoryLayout<NotifierSubscription>.stride))
-        print(String(format: "           subscriber side SubscriberSubscription: %5.0f (RSS), of which %d inline",
-                     Double(afterSubscribers - afterNotifiers) / Double(count),
+        print(String(format: "           subscriber side SubscriberSubscription: %5.0f (RSS) %5.0f (live heap), of which %d inline",
+                     Double(afterSubscribers - afterNotifiers) / Double(count), Double(heapAfterSubscribers - heapAfterNotifiers) / Double(count),
                      MemoryLayout<SubscriberSubscription>.stride))
         print("           dialog identifiers (Call-ID, local and remote tag) are \(identifiers) bytes of each side's figure")
         print(layoutLine())
@@ -165,6 +194,7 @@ struct EventBench {
         loop.run()
         trimHeap()
         let rssBefore = rssBytes()
+        let heapBefore = heapInUse()
         var clock = 0.0
         let created = try seconds {
             var made = 0
@@ -189,6 +219,7 @@ struct EventBench {
         }
         network.clearLog()
         let rssHeld = rssBytes()
+        let heapHeld = heapInUse()
         trimHeap()
         let rssTrimmed = rssBytes()
         print(String(format: "created:   %d subscriptions (SUBSCRIBE, 200, NOTIFY, 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
@@ -199,6 +230,8 @@ struct EventBench {
                      Double(rssBefore) / 1e6, Double(rssHeld) / 1e6, count, Double(rssHeld - rssBefore) / Double(count)))
         print(String(format: "           after malloc_trim (freed heap the allocator kept given back): RSS %.1f MB = %.0f bytes per subscription, both sides together",
                      Double(rssTrimmed) / 1e6, Double(rssTrimmed - rssBefore) / Double(count)))
+        print(String(format: "           live heap allocations (malloc_stats in use): %.0f bytes per subscription, both sides together",
+                     Double(heapHeld - heapBefore) / Double(count)))
         print(layoutLine())
 
         if CommandLine.arguments.contains("--hold-only") { return }

@@ -44,8 +44,10 @@ enum GatewayBench {
         omaToEnterprise = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
         trimHeap()
         let before = residentBytes()
+        let heapBefore = heapInUse()
         let held = try Bridge.flow2(configuration: configuration, mapper: mapper, pairs: pairs, keepInputs: false)
         let after = residentBytes()
+        let heapAfter = heapInUse()
         trimHeap()
         let trimmed = residentBytes()
         let perPair = Double(after - before) / Double(pairs)
@@ -56,6 +58,7 @@ enum GatewayBench {
               + "target <= 2048  \(perPair <= 2048 ? "MET" : perPairTrimmed <= 2048 ? "MET after trim only" : "NOT MET")")
         print("layout: inline bytes (stride) of the core's state: "
               + GatewayCore.stateLayout.map { "\($0.name) \($0.stride)" }.joined(separator: ", "))
+        print("memory: live heap allocations (malloc_stats in use): \(String(format: "%.0f", Double(heapAfter - heapBefore) / Double(pairs))) bytes/pair")
         held.keepAlive()
     }
 
@@ -233,6 +236,32 @@ enum GatewayBench {
         typealias Trim = @convention(c) (Int) -> Int32
         guard let symbol = dlsym(nil, "malloc_trim") else { return }
         _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    }
+
+    /// Bytes in live heap allocations: glibc `malloc_stats()` (looked up at run time) prints
+    /// "in use bytes" for all arenas and mmapped blocks to stderr, which is caught in a
+    /// temporary file for the moment. Unlike resident memory it does not count pages that
+    /// freed temporaries left partly used. 0 when unavailable.
+    static func heapInUse() -> Int {
+        typealias Stats = @convention(c) () -> Void
+        guard let symbol = dlsym(nil, "malloc_stats") else { return 0 }
+        let path = NSTemporaryDirectory() + "bench-malloc-stats-\(getpid()).txt"
+        let file = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600)
+        guard file >= 0 else { return 0 }
+        fflush(nil)
+        let saved = dup(2)
+        dup2(file, 2)
+        unsafeBitCast(symbol, to: Stats.self)()
+        fflush(nil)
+        dup2(saved, 2)
+        close(saved)
+        close(file)
+        defer { unlink(path) }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
+        // The last "in use bytes" line is the total (incl. mmap).
+        let lines = text.split(separator: "\n").filter { $0.contains("in use bytes") }
+        guard let last = lines.last, let value = last.split(separator: "=").last else { return 0 }
+        return Int(value.trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
     static func residentBytes() -> Int {

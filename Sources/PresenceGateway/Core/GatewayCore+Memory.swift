@@ -1,3 +1,4 @@
+import PresenceDocuments
 import PresenceEvents
 import SIPStack
 
@@ -16,6 +17,10 @@ extension GatewayCore {
             ("BatchCategorySubscriber", MemoryLayout<BatchCategorySubscriber>.stride),
             ("SubscriberSubscription", MemoryLayout<SubscriberSubscription>.stride),
             ("SIPDialog", MemoryLayout<SIPDialog>.stride),
+            // The enterprise state kept per resource (on the heap, in the document's array).
+            ("CategoriesDocument", MemoryLayout<CategoriesDocument>.stride),
+            ("Category", MemoryLayout<Category>.stride),
+            ("MSState", MemoryLayout<MSState>.stride),
         ]
     }
 }
