@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 "SIPMessages", "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],

@@ -55,7 +55,7 @@ public struct BatchCategorySubscriber: Sendable {
             accept: [SIPBodyType.msrtcCategories, SIPBodyType.rlmi, SIPBodyType.multipartRelated],
             expires: expires, supported: ["eventlist", "ms-benotify", "ms-piggyback-first-notify"],
             extraHeaders: single == nil ? [(.require, "adhoclist, categoryList")] : [],
-            bodyType: SIPBodyType.msrtcCategoryList)
+            bodyType: SIPBodyType.msrtcCategoryList, bodyGivenPerRequest: true)
     }
 
     /// Starts the dialog with one `subscribe` action for `resources` and `categories`. `target` is

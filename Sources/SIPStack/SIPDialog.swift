@@ -21,35 +21,175 @@ public struct SIPDialog: Sendable, Hashable {
         public var description: String { "\(callID);local=\(localTag);remote=\(remoteTag)" }
     }
 
-    public var id: ID
+    public var id: ID {
+        didSet {
+            guard id.localTag != oldValue.localTag || id.remoteTag != oldValue.remoteTag else { return }
+            // The stored From and To carry the tags (§12.2.1.1); keep them in step.
+            stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
+        }
+    }
     /// The CSeq of the last request this side sent in the dialog; nil until it sends one (a UAS
     /// dialog starts empty, §12.1.1).
     public var localSequence: UInt32?
     /// The CSeq of the last request received in the dialog; nil until one arrives (§12.1.2).
     public var remoteSequence: UInt32?
-    /// From URI of requests this side sends (with `localTag`).
-    public var localURI: SIPAddress
-    /// To URI of requests this side sends (with `remoteTag`).
-    public var remoteURI: SIPAddress
-    /// Where in-dialog requests go: the peer's Contact, updated by target refresh requests.
-    public var remoteTarget: SIPURI
-    /// Route set, in the order it goes into Route headers of requests this side sends.
-    public var routeSet: [SIPAddress]
     /// Whether the dialog was set up over TLS with a SIPS Request-URI (§12.1.1).
     public var isSecure: Bool
+    /// The addresses, target and route set as their wire text (see ``Stored``).
+    private var stored: Stored
 
-    /// The addresses are kept ``SIPAddress/detached``: a dialog lives for hours and must not keep
-    /// the message it was created from.
+    /// From URI of requests this side sends, with `localTag`. Kept as its wire text and parsed
+    /// when read.
+    public var localURI: SIPAddress {
+        get { stored.address(at: Stored.local) }
+        set { stored = Stored(localURI: newValue, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id) }
+    }
+    /// To URI of requests this side sends, with `remoteTag`.
+    public var remoteURI: SIPAddress {
+        get { stored.address(at: Stored.remote) }
+        set { stored = Stored(localURI: localURI, remoteURI: newValue, remoteTarget: remoteTarget, routeSet: routeSet, id: id) }
+    }
+    /// Where in-dialog requests go: the peer's Contact, updated by target refresh requests.
+    public var remoteTarget: SIPURI {
+        get { stored.target }
+        set { stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: newValue, routeSet: routeSet, id: id) }
+    }
+    /// Route set, in the order it goes into Route headers of requests this side sends.
+    public var routeSet: [SIPAddress] {
+        get { stored.routes }
+        set { stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: newValue, id: id) }
+    }
+
+    /// The addresses are kept as their wire text: a dialog lives for hours and must neither keep
+    /// the message it was created from nor the parsed values (hundreds of bytes each).
     public init(id: ID, localSequence: UInt32?, remoteSequence: UInt32?, localURI: SIPAddress,
                 remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress], isSecure: Bool = false) {
         self.id = id
         self.localSequence = localSequence
         self.remoteSequence = remoteSequence
-        self.localURI = localURI.detached
-        self.remoteURI = remoteURI.detached
-        self.remoteTarget = remoteTarget.detached
-        self.routeSet = routeSet.map(\.detached)
         self.isSecure = isSecure
+        self.stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
+    }
+}
+
+extension SIPDialog {
+    /// The part of a dialog's state that is text on the wire — local URI (From, with the local
+    /// tag), remote URI (To, with the remote tag), remote target and route set (RFC 3261 §12.1) —
+    /// held as that text in one string, one field per line, and parsed when read.
+    ///
+    /// A value whose written form does not read back as the same value (possible only for values
+    /// built in code, never for parsed ones) is kept parsed instead, so nothing changes meaning.
+    struct Stored: Sendable, Hashable {
+        static let local = 0
+        static let remote = 1
+        static let target = 2
+        static let firstRoute = 3
+
+        private enum Form: Sendable, Hashable {
+            /// The fields' wire text joined by LF (which no written address contains: the writer
+            /// drops CR and LF from quoted strings).
+            case text(String)
+            case parsed(Parsed)
+        }
+
+        final class Parsed: Sendable, Hashable {
+            let localURI: SIPAddress
+            let remoteURI: SIPAddress
+            let remoteTarget: SIPURI
+            let routeSet: [SIPAddress]
+
+            init(localURI: SIPAddress, remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress]) {
+                self.localURI = localURI.detached
+                self.remoteURI = remoteURI.detached
+                self.remoteTarget = remoteTarget.detached
+                self.routeSet = routeSet.map(\.detached)
+            }
+
+            static func == (a: Parsed, b: Parsed) -> Bool {
+                a.localURI == b.localURI && a.remoteURI == b.remoteURI && a.remoteTarget == b.remoteTarget && a.routeSet == b.routeSet
+            }
+
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(localURI)
+                hasher.combine(remoteURI)
+                hasher.combine(remoteTarget)
+                hasher.combine(routeSet)
+            }
+        }
+
+        private var form: Form
+
+        /// `localURI` and `remoteURI` get the dialog's tags (§12.2.1.1: From carries the local
+        /// tag, To the remote tag).
+        init(localURI: SIPAddress, remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress], id: ID) {
+            var local = localURI
+            local.tag = id.localTag
+            var remote = remoteURI
+            remote.tag = id.remoteTag
+            var fields = [local.description, remote.description, remoteTarget.description]
+            for route in routeSet { fields.append(route.description) }
+            let readsBack = !fields.contains { $0.utf8.contains(0x0A) }
+                && (try? SIPAddress(fields[Self.local])) == local
+                && (try? SIPAddress(fields[Self.remote])) == remote
+                && (try? SIPURI(fields[Self.target])) == remoteTarget
+                && zip(fields[Self.firstRoute...], routeSet).allSatisfy { (try? SIPAddress($0)) == $1 }
+            form = readsBack
+                ? .text(fields.joined(separator: "\n"))
+                : .parsed(Parsed(localURI: local, remoteURI: remote, remoteTarget: remoteTarget, routeSet: routeSet))
+        }
+
+        /// The wire text of each field, in order (local, remote, target, routes...).
+        var fields: [Substring] {
+            switch form {
+            case .text(let text):
+                return text.split(separator: "\n", omittingEmptySubsequences: false)
+            case .parsed(let parsed):
+                return ([parsed.localURI, parsed.remoteURI].map(\.description) + [parsed.remoteTarget.description]
+                    + parsed.routeSet.map(\.description)).map { Substring($0) }
+            }
+        }
+
+        /// The wire text of one field (found without splitting the whole text).
+        func field(_ index: Int) -> Substring {
+            guard case .text(let text) = form else {
+                let all = fields
+                return index < all.count ? all[index] : ""
+            }
+            let bytes = text.utf8
+            var start = bytes.startIndex
+            for _ in 0..<index {
+                guard let lineFeed = bytes[start...].firstIndex(of: 0x0A) else { return "" }
+                start = bytes.index(after: lineFeed)
+            }
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.endIndex
+            return Substring(bytes[start..<end])
+        }
+
+        func address(at index: Int) -> SIPAddress {
+            if case .parsed(let parsed) = form { return index == Self.local ? parsed.localURI : parsed.remoteURI }
+            return Self.address(field(index))
+        }
+
+        var target: SIPURI {
+            if case .parsed(let parsed) = form { return parsed.remoteTarget }
+            // Verified to read back when stored; the fallback is never taken.
+            return (try? SIPURI(String(field(Self.target)))) ?? SIPURI(host: "")
+        }
+
+        var routes: [SIPAddress] {
+            if case .parsed(let parsed) = form { return parsed.routeSet }
+            return fields.dropFirst(Self.firstRoute).map(Self.address)
+        }
+
+        var hasRoutes: Bool {
+            if case .parsed(let parsed) = form { return !parsed.routeSet.isEmpty }
+            return fields.count > Self.firstRoute
+        }
+
+        private static func address(_ text: Substring) -> SIPAddress {
+            // Verified to read back when stored; the fallback is never taken.
+            (try? SIPAddress(String(text))) ?? SIPAddress(uri: SIPURI(host: ""))
+        }
     }
 }
 
@@ -163,22 +303,23 @@ extension SIPDialog {
     public mutating func makeRequest(_ method: SIPMethod, contact: SIPAddress?, maxForwards: Int = 70,
                                      body: [UInt8] = [], contentType: String? = nil) -> SIPRequest {
         let sequence = nextLocalSequence()
+        let fields = stored.fields
         var requestURI = remoteTarget
-        var routes = routeSet
-        if let first = routeSet.first, !first.uri.isLooseRouting {
-            requestURI = first.uri
-            routes.removeFirst()
-            routes.append(SIPAddress(uri: remoteTarget))
-        }
         var h = SIPHeaders()
-        for route in routes { h.append(.route, route.description) }
+        if stored.hasRoutes {
+            let routes = routeSet
+            if let first = routes.first, !first.uri.isLooseRouting {
+                requestURI = first.uri
+                for route in routes.dropFirst() { h.append(.route, route.description) }
+                h.append(.route, SIPAddress(uri: remoteTarget).description)
+            } else {
+                for route in fields.dropFirst(Stored.firstRoute) { h.append(.route, String(route)) }
+            }
+        }
         h.append(.maxForwards, String(maxForwards))
-        var to = remoteURI
-        to.tag = id.remoteTag
-        var from = localURI
-        from.tag = id.localTag
-        h.append(.from, from.description)
-        h.append(.to, to.description)
+        // The stored From and To are the local and remote URIs with their tags (§12.2.1.1).
+        h.append(.from, String(fields[Stored.local]))
+        h.append(.to, String(fields[Stored.remote]))
         h.append(.callID, id.callID)
         h.append(.cseq, "\(sequence) \(method.rawValue)")
         if let contact { h.append(.contact, contact.description) }
@@ -214,7 +355,7 @@ extension SIPDialog {
         remoteSequence = cseq.sequence
         if Self.targetRefreshMethods.contains(request.method),
            let contact = (try? request.headers.contact)?.first?.address {
-            remoteTarget = contact.uri.detached
+            refreshTarget(contact.uri)
         }
         return .accept
     }
@@ -224,7 +365,13 @@ extension SIPDialog {
     public mutating func receive(_ response: SIPResponse, to method: SIPMethod) {
         guard (200..<300).contains(response.statusCode), Self.targetRefreshMethods.contains(method),
               let contact = (try? response.headers.contact)?.first?.address else { return }
-        remoteTarget = contact.uri.detached
+        refreshTarget(contact.uri)
+    }
+
+    /// A target refresh (§12.2): the stored text is rewritten only when the target changed.
+    private mutating func refreshTarget(_ uri: SIPURI) {
+        guard stored.field(Stored.target) != Substring(uri.description) else { return }
+        remoteTarget = uri
     }
 
     static let targetRefreshMethods: Set<SIPMethod> = [.subscribe, .notify, .invite, .update]

@@ -27,6 +27,51 @@ struct EventBench {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// `MemoryLayout` stride of the state types, in bytes: what each costs inline (in an array
+    /// slot or a dictionary bucket) before anything on the heap.
+    static func layoutLine() -> String {
+        "layout:    inline bytes (stride): SubscriberSubscription \(MemoryLayout<SubscriberSubscription>.stride), "
+            + "NotifierSubscription \(MemoryLayout<NotifierSubscription>.stride), SIPDialog \(MemoryLayout<SIPDialog>.stride), "
+            + "SubscriberSubscription.Configuration \(MemoryLayout<SubscriberSubscription.Configuration>.stride), "
+            + "SubscriptionTerms \(MemoryLayout<SubscriptionTerms>.stride), SIPRequest \(MemoryLayout<SIPRequest>.stride), "
+            + "SIPAddress \(MemoryLayout<SIPAddress>.stride), SIPURI \(MemoryLayout<SIPURI>.stride)"
+    }
+
+    /// Gives free heap pages back to the system (glibc `malloc_trim(0)`, looked up at run time),
+    /// so that resident memory counts live allocations rather than freed memory the allocator
+    /// keeps after the bench's temporary messages. The figures are printed with and without it.
+    static func trimHeap() {
+        typealias Trim = @convention(c) (Int) -> Int32
+        guard let symbol = dlsym(nil, "malloc_trim") else { return }
+        _ = unsafeBitCast(symbol, to: Trim.self)(0)
+    }
+
+    /// Bytes in live heap allocations: glibc `malloc_stats()` (looked up at run time) prints
+    /// "in use bytes" for all arenas and mmapped blocks to stderr, which is caught in a
+    /// temporary file for the moment. Unlike resident memory it does not count pages that
+    /// freed temporaries left partly used. 0 when unavailable.
+    static func heapInUse() -> Int {
+        typealias Stats = @convention(c) () -> Void
+        guard let symbol = dlsym(nil, "malloc_stats") else { return 0 }
+        let path = NSTemporaryDirectory() + "bench-malloc-stats-\(getpid()).txt"
+        let file = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600)
+        guard file >= 0 else { return 0 }
+        fflush(nil)
+        let saved = dup(2)
+        dup2(file, 2)
+        unsafeBitCast(symbol, to: Stats.self)()
+        fflush(nil)
+        dup2(saved, 2)
+        close(saved)
+        close(file)
+        defer { unlink(path) }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
+        // The last "in use bytes" line is the total (incl. mmap).
+        let lines = text.split(separator: "\n").filter { $0.contains("in use bytes") }
+        guard let last = lines.last, let value = last.split(separator: "=").last else { return 0 }
+        return Int(value.trimmingCharacters(in: .whitespaces)) ?? 0
+    }
+
     static func seconds(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
@@ -57,7 +102,9 @@ struct EventBench {
               case .accept(let terms) = SubscriptionTerms.evaluate(subscribe, registry: SIPEventPackageRegistry()) else { return }
         let contact = SIPAddress(uri: SIPURI(scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070))
         let now = NIODeadline.uptimeNanoseconds(0)
+        trimHeap()
         let before = rssBytes()
+        let heapBefore = heapInUse()
         var notifiers: [NotifierSubscription] = []
         notifiers.reserveCapacity(count)
         for i in 0..<count {
@@ -68,7 +115,9 @@ struct EventBench {
                                                            contact: contact, body: nil, now: now)
             notifiers.append(sub)
         }
+        trimHeap()
         let afterNotifiers = rssBytes()
+        let heapAfterNotifiers = heapInUse()
         let bob = SIPURI(scheme: .sip, user: "bob", host: "example.com")
         let configuration = SubscriberSubscription.Configuration(
             target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")), to: SIPAddress(uri: bob),
@@ -84,12 +133,21 @@ struct EventBench {
             _ = sub.receive(ok, now: now, jitter: 0)
             subscribers.append(sub)
         }
+        trimHeap()
         let afterSubscribers = rssBytes()
-        // The dialog identifiers: Call-ID and both tags as the strings hold them.
-        let identifiers = "c0@127.0.0.1".utf8.count + "w0".utf8.count + "n0".utf8.count
-        print(String(format: "state:     %d NotifierSubscription values: %.0f bytes each (RSS); %d SubscriberSubscription values: %.0f bytes each (RSS); dialog identifiers ~%d bytes of that",
-                     count, Double(afterNotifiers - before) / Double(count), count,
-                     Double(afterSubscribers - afterNotifiers) / Double(count), identifiers))
+        let heapAfterSubscribers = heapInUse()
+        // The dialog identifiers: Call-ID and both tags, held inline as small strings here
+        // ("c0@127.0.0.1", "w0", "n0": at most 15 bytes each, no heap).
+        let identifiers = MemoryLayout<SIPDialog.ID>.size
+        print("state:     \(count) values of each side held in arrays, without agents, timers or indexes (bytes per subscription; RSS after malloc_trim):")
+        print(String(format: "           notifier side   NotifierSubscription:   %5.0f (RSS) %5.0f (live heap), of which %d inline",
+                     Double(afterNotifiers - before) / Double(count), Double(heapAfterNotifiers - heapBefore) / Double(count),
+                     MemoryLayout<NotifierSubscription>.stride))
+        print(String(format: "           subscriber side SubscriberSubscription: %5.0f (RSS) %5.0f (live heap), of which %d inline",
+                     Double(afterSubscribers - afterNotifiers) / Double(count), Double(heapAfterSubscribers - heapAfterNotifiers) / Double(count),
+                     MemoryLayout<SubscriberSubscription>.stride))
+        print("           dialog identifiers (Call-ID, local and remote tag) are \(identifiers) bytes of each side's figure")
+        print(layoutLine())
         withExtendedLifetime((notifiers, subscribers)) {}
     }
 
@@ -134,7 +192,9 @@ struct EventBench {
 
         print("event-bench: \(count) subscriptions, SubscriptionAgent → NotifierAgent on the loopback transport (TCP), one EmbeddedEventLoop")
         loop.run()
+        trimHeap()
         let rssBefore = rssBytes()
+        let heapBefore = heapInUse()
         var clock = 0.0
         let created = try seconds {
             var made = 0
@@ -159,10 +219,20 @@ struct EventBench {
         }
         network.clearLog()
         let rssHeld = rssBytes()
+        let heapHeld = heapInUse()
+        trimHeap()
+        let rssTrimmed = rssBytes()
         print(String(format: "created:   %d subscriptions (SUBSCRIBE, 200, NOTIFY, 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
                      count, created, Double(count) / created, notifier.count, subscriber.count))
-        print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held on both sides = %.0f bytes per subscription (subscriber + notifier + dialogs + indexes)",
+        print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held; per subscription, both sides together "
+                     + "(subscriber agent + notifier agent: state, dialogs, timers, indexes): %.0f bytes (RSS); "
+                     + "per side about half (event-bench N --state splits the state values by side)",
                      Double(rssBefore) / 1e6, Double(rssHeld) / 1e6, count, Double(rssHeld - rssBefore) / Double(count)))
+        print(String(format: "           after malloc_trim (freed heap the allocator kept given back): RSS %.1f MB = %.0f bytes per subscription, both sides together",
+                     Double(rssTrimmed) / 1e6, Double(rssTrimmed - rssBefore) / Double(count)))
+        print(String(format: "           live heap allocations (malloc_stats in use): %.0f bytes per subscription, both sides together",
+                     Double(heapHeld - heapBefore) / Double(count)))
+        print(layoutLine())
 
         if CommandLine.arguments.contains("--hold-only") { return }
         // Refresh: every subscription's timer fires at 0.9 × 600 s.
@@ -193,9 +263,6 @@ struct EventBench {
         print(String(format: "expired:   %d (NOTIFY terminated;reason=timeout + 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
                      counters.notifierEnded, expired, Double(counters.notifierEnded) / expired, notifier.count, subscriber.count))
 
-        // State of one subscription beyond the dialog identifiers, from the value layouts (the
-        // strings they hold are on the heap; RSS above counts them).
-        print("layout:    SubscriberSubscription \(MemoryLayout<SubscriberSubscription>.stride) B, NotifierSubscription \(MemoryLayout<NotifierSubscription>.stride) B, SIPDialog \(MemoryLayout<SIPDialog>.stride) B inline")
         try? loop.syncShutdownGracefully()
     }
 }

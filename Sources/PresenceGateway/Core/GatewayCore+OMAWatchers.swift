@@ -19,10 +19,17 @@ import SIPStack
 /// answering, its resources are forgotten in the pool cache and their watchers are told.
 extension GatewayCore {
     struct OMAWatch: Sendable {
+        typealias Pending = (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)
         var watcher: WatcherIdentity
         /// The enterprise presentity.
         var resource: String
-        var pending: (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)?
+        /// Until answered: the SUBSCRIBE and its server request (held out of line, and freed once
+        /// answered).
+        var pending: Pending? {
+            get { pendingBox?.value }
+            set { pendingBox = newValue.map(OutOfLine.init) }
+        }
+        private var pendingBox: OutOfLine<Pending>?
         var subscription: NotifierSubscription?
         /// The enterprise leg carrying `resource` for this watcher; nil while none does.
         var leg: Int?
@@ -31,6 +38,13 @@ extension GatewayCore {
         /// Not a watcher's subscription but a linked identity's: its state is published to the
         /// OMA side (flow 4) instead of notified.
         var linked: Int?
+
+        init(watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil) {
+            self.watcher = watcher
+            self.resource = resource
+            self.linked = linked
+            self.pending = pending
+        }
     }
 
     struct EnterpriseLeg: Sendable {
@@ -41,10 +55,10 @@ extension GatewayCore {
         var single: Bool
         var subscriber: BatchCategorySubscriber
         /// Resource → the OMA watch it serves.
-        var watches: [String: Int]
+        var watches: SmallMap<String, Int>
         /// Resource → enterprise state merged from every notification (each carries the complete
         /// set of instances of the categories it names, guide §3.8).
-        var categories: [String: CategoriesDocument] = [:]
+        var categories: SmallMap<String, CategoriesDocument> = [:]
         /// A 2xx was received for it.
         var established = false
         var closing = false

@@ -66,7 +66,7 @@ public final class NotifierAgent: @unchecked Sendable {
     private struct Entry {
         var machine: NotifierSubscription
         var resource: String
-        var expiry = LazyTimer()
+        var expiry = TimerSlot()
     }
 
     public let layer: SIPTransactionLayer
@@ -78,9 +78,45 @@ public final class NotifierAgent: @unchecked Sendable {
     private let policy: @Sendable (Request) -> Decision
     private let state: @Sendable (_ resource: String, _ bodyType: String) -> [UInt8]?
     private let onEvent: @Sendable (Event) -> Void
-    private var entries: [Handle: Entry] = [:]
+    private var entries = DenseTable<Handle, Entry>()
+    /// Every subscription's expiry timer, on one scheduled task.
+    private var expiryTimers = TimerQueue<Handle>()
     private var handles: [DialogKey: Handle] = [:]
-    private var byResource: [String: Set<Handle>] = [:]
+    private var byResource: [String: Subscribers] = [:]
+
+    /// The subscriptions of one resource: most resources have one subscriber, kept inline.
+    private enum Subscribers {
+        case one(Handle)
+        case many(Set<Handle>)
+
+        var handles: [Handle] {
+            switch self {
+            case .one(let handle): [handle]
+            case .many(let set): Array(set)
+            }
+        }
+
+        func inserting(_ handle: Handle) -> Subscribers {
+            switch self {
+            case .one(let other):
+                return other == handle ? self : .many([other, handle])
+            case .many(var set):
+                set.insert(handle)
+                return .many(set)
+            }
+        }
+
+        /// nil when none is left.
+        func removing(_ handle: Handle) -> Subscribers? {
+            switch self {
+            case .one(let other): return other == handle ? nil : self
+            case .many(var set):
+                set.remove(handle)
+                if set.count == 1, let last = set.first { return .one(last) }
+                return set.isEmpty ? nil : .many(set)
+            }
+        }
+    }
     private var nextHandle: UInt64 = 0
     public var eventLoop: any EventLoop { layer.eventLoop }
 
@@ -120,7 +156,7 @@ public final class NotifierAgent: @unchecked Sendable {
 
     /// The live subscriptions to a resource.
     public func subscriptions(of resource: String) -> [Handle] {
-        (byResource[resource] ?? []).sorted { $0.rawValue < $1.rawValue }
+        (byResource[resource]?.handles ?? []).sorted { $0.rawValue < $1.rawValue }
     }
 
     /// A SUBSCRIBE from the layer. Returns false for other methods (the caller answers them).
@@ -182,7 +218,7 @@ public final class NotifierAgent: @unchecked Sendable {
         let handle = Handle(rawValue: nextHandle)
         entries[handle] = Entry(machine: machine, resource: resource)
         handles[DialogKey(callID: machine.dialog.id.callID, localTag: machine.dialog.id.localTag)] = handle
-        byResource[resource, default: []].insert(handle)
+        byResource[resource] = byResource[resource].map { $0.inserting(handle) } ?? .one(handle)
         onEvent(.subscribed(handle, resource: resource))
         perform(actions, handle: handle, server: incoming.transaction)
     }
@@ -251,19 +287,33 @@ public final class NotifierAgent: @unchecked Sendable {
             case .notify(let request):
                 sendNotify(request, handle: handle)
             case .scheduleExpiry(let deadline):
-                entries[handle]?.expiry.schedule(at: deadline, on: eventLoop) { [self] in self.expiryTimerFired(handle) }
+                guard var entry = entries[handle] else { continue }
+                let queue = entry.expiry.schedule(at: deadline)
+                entries[handle] = entry
+                if let queue { expiryTimers.add(handle, at: queue, on: eventLoop) { [self] in self.expiryTimersFired() } }
             case .remove:
                 remove(handle)
             }
         }
     }
 
-    private func expiryTimerFired(_ handle: Handle) {
-        guard var entry = entries[handle] else { return }
-        let due = entry.expiry.fired(now: eventLoop.now, on: eventLoop) { [self] in self.expiryTimerFired(handle) }
-        let actions = due ? entry.machine.expire(now: eventLoop.now) : []
-        entries[handle] = entry
-        perform(actions, handle: handle, server: nil)
+    private func expiryTimersFired() {
+        let now = eventLoop.now
+        for (deadline, handle) in expiryTimers.due(now: now) {
+            guard var entry = entries[handle] else { continue }
+            switch entry.expiry.came(deadline, now: now) {
+            case .fire:
+                let actions = entry.machine.expire(now: now)
+                entries[handle] = entry
+                perform(actions, handle: handle, server: nil)
+            case .requeue(let at):
+                entries[handle] = entry
+                expiryTimers.add(handle, at: at, on: eventLoop) { [self] in self.expiryTimersFired() }
+            case .ignore:
+                entries[handle] = entry
+            }
+        }
+        expiryTimers.rearm(on: eventLoop) { [self] in self.expiryTimersFired() }
     }
 
     private func remove(_ handle: Handle) {
@@ -271,8 +321,7 @@ public final class NotifierAgent: @unchecked Sendable {
         entry.expiry.cancel()
         let id = entry.machine.dialog.id
         handles[DialogKey(callID: id.callID, localTag: id.localTag)] = nil
-        byResource[entry.resource]?.remove(handle)
-        if byResource[entry.resource]?.isEmpty == true { byResource[entry.resource] = nil }
+        byResource[entry.resource] = byResource[entry.resource]?.removing(handle)
         var reason = "terminated"
         if case .terminated(let r) = entry.machine.status, let r { reason = r }
         onEvent(.ended(handle, resource: entry.resource, reason: reason))

@@ -36,11 +36,43 @@ public struct NotifierSubscription: Sendable {
     }
 
     public private(set) var dialog: SIPDialog
-    public private(set) var terms: SubscriptionTerms
+    /// What was granted: the package, Event id, body type and options are shared with the other
+    /// subscriptions that have the same (``SharedValue``); the duration is this subscription's.
+    public private(set) var terms: SubscriptionTerms {
+        get {
+            var terms = sharedTerms.value
+            terms.expires = expires
+            return terms
+        }
+        set {
+            expires = newValue.expires
+            var shared = newValue
+            shared.expires = 0
+            if shared != sharedTerms.value { sharedTerms = SharedValues.terms.shared(shared) }
+        }
+    }
     public private(set) var status: Status
     public private(set) var expiresAt: NIODeadline
-    /// This side's Contact for in-dialog requests and 2xx responses.
-    public var contact: SIPAddress
+    /// This side's Contact for in-dialog requests and 2xx responses (one copy shared by every
+    /// subscription with the same Contact).
+    public var contact: SIPAddress {
+        get { sharedContact.value }
+        set { sharedContact = SharedValues.addresses.shared(newValue) }
+    }
+    private var sharedTerms: SharedValue<SubscriptionTerms>
+    private var expires: UInt32
+    private var sharedContact: SharedValue<SIPAddress>
+
+    private init(dialog: SIPDialog, terms: SubscriptionTerms, status: Status, expiresAt: NIODeadline, contact: SIPAddress) {
+        self.dialog = dialog
+        var shared = terms
+        shared.expires = 0
+        self.sharedTerms = SharedValues.terms.shared(shared)
+        self.expires = terms.expires
+        self.status = status
+        self.expiresAt = expiresAt
+        self.sharedContact = SharedValues.addresses.shared(contact)
+    }
 
     /// Accepts a new subscription (RFC 6665 §4.2.1.1 then §4.2.1.2: "the notifier SHOULD
     /// immediately construct and send a NOTIFY"). `status` is `.active` or `.pending` (waiting
@@ -94,8 +126,10 @@ public struct NotifierSubscription: Sendable {
             return [.respond(SIPResponse(replyingTo: subscribe, statusCode: 500, reasonPhrase: "Out of Order CSeq",
                                                toTag: dialog.id.localTag))]
         }
-        terms.expires = newTerms.expires
-        terms.bodyType = newTerms.bodyType
+        var updated = terms
+        updated.expires = newTerms.expires
+        updated.bodyType = newTerms.bodyType
+        terms = updated
         if newTerms.expires == 0 {
             status = .terminated(reason: "timeout")
             return answer(subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,

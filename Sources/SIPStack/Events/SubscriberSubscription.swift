@@ -30,12 +30,17 @@ public struct SubscriberSubscription: Sendable {
         /// Body of the SUBSCRIBE ([MS-PRES] §2.2.2.4 batch category list) and its type.
         public var body: [UInt8]
         public var bodyType: String?
+        /// The owner gives the body of every later SUBSCRIBE (``SubscriberSubscription/resubscribe(body:now:)``,
+        /// as a batch subscription does, [MS-PRES] §4.5): the body is then kept only while its
+        /// SUBSCRIBE awaits a final response (a 423 retry resends it) and dropped after, so that
+        /// a subscription does not hold a request body for hours. Default false.
+        public var bodyGivenPerRequest: Bool
 
         public init(target: SIPURI, from: SIPAddress, to: SIPAddress, contact: SIPAddress,
                     package: SIPEventPackage = .presence, eventID: String? = nil,
                     accept: [String] = [SIPBodyType.pidf], expires: UInt32 = 3600,
                     supported: [String] = [], extraHeaders: SIPHeaders = [],
-                    body: [UInt8] = [], bodyType: String? = nil) {
+                    body: [UInt8] = [], bodyType: String? = nil, bodyGivenPerRequest: Bool = false) {
             self.target = target
             self.from = from
             self.to = to
@@ -48,6 +53,7 @@ public struct SubscriberSubscription: Sendable {
             self.extraHeaders = extraHeaders
             self.body = body
             self.bodyType = bodyType
+            self.bodyGivenPerRequest = bodyGivenPerRequest
         }
     }
 
@@ -86,16 +92,33 @@ public struct SubscriberSubscription: Sendable {
         case ended(reason: String)
     }
 
-    public private(set) var configuration: Configuration
+    /// What this subscription was started with (and changed since: a longer Expires after 423,
+    /// a new body from ``resubscribe(body:now:)``). Stored compactly (``StoredConfiguration``) and
+    /// rebuilt when read.
+    public private(set) var configuration: Configuration {
+        get { stored.configuration }
+        set { stored = StoredConfiguration(newValue) }
+    }
     public private(set) var status: Status
     public private(set) var dialog: SIPDialog?
     public let callID: String
     public let localTag: String
-    /// The SUBSCRIBE awaiting its response.
-    public private(set) var outstanding: SIPRequest?
+    /// The SUBSCRIBE awaiting its response; nil once it has a final one.
+    public private(set) var outstanding: SIPRequest? {
+        get { outstandingBox?.value }
+        set { outstandingBox = newValue.map(Box.init) }
+    }
     /// Granted duration of the last 2xx or Subscription-State expires.
     public private(set) var expiresAt: NIODeadline?
     private var cseq: UInt32 = 0
+    private var stored: StoredConfiguration
+    /// Held out of line: a request is hundreds of bytes and only exists while a transaction runs.
+    private var outstandingBox: Box<SIPRequest>?
+
+    final class Box<Value: Sendable>: Sendable {
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
 
     /// Starts a subscription: the initial SUBSCRIBE (out of dialog, CSeq 1).
     public static func start(_ configuration: Configuration, callID: String, localTag: String) -> (SubscriberSubscription, [Action]) {
@@ -106,7 +129,7 @@ public struct SubscriberSubscription: Sendable {
     }
 
     private init(configuration: Configuration, status: Status, dialog: SIPDialog?, callID: String, localTag: String) {
-        self.configuration = configuration
+        self.stored = StoredConfiguration(configuration)
         self.status = status
         self.dialog = dialog
         self.callID = callID
@@ -114,6 +137,7 @@ public struct SubscriberSubscription: Sendable {
     }
 
     private mutating func initialRequest(expires: UInt32) -> SIPRequest {
+        let configuration = self.configuration
         cseq += 1
         var h = SIPHeaders()
         var from = configuration.from
@@ -131,25 +155,24 @@ public struct SubscriberSubscription: Sendable {
     }
 
     private func addSubscriptionHeaders(_ h: inout SIPHeaders, expires: UInt32) {
-        var event = SIPEvent(package: configuration.package.name)
-        if let id = configuration.eventID { event.parameters.set("id", id) }
-        h.append(.event, event.description)
-        if !configuration.accept.isEmpty { h.append(.accept, configuration.accept.joined(separator: ", ")) }
-        if !configuration.supported.isEmpty { h.append(.supported, configuration.supported.joined(separator: ", ")) }
+        let profile = stored.profile.value
+        h.append(.event, profile.event)
+        if !profile.accept.isEmpty { h.append(.accept, profile.accept.joined(separator: ", ")) }
+        if !profile.supported.isEmpty { h.append(.supported, profile.supported.joined(separator: ", ")) }
         h.append(.expires, String(expires))
-        for field in configuration.extraHeaders { h.fields.append(field) }
-        if let type = configuration.bodyType, !configuration.body.isEmpty { h.append(.contentType, type) }
+        for field in profile.extraHeaders { h.fields.append(field) }
+        if let type = profile.bodyType, !stored.body.isEmpty { h.append(.contentType, type) }
     }
 
     private mutating func inDialogRequest(expires: UInt32) -> SIPRequest? {
         guard var dialog else { return nil }
-        var request = dialog.makeRequest(.subscribe, contact: configuration.contact)
+        var request = dialog.makeRequest(.subscribe, contact: stored.profile.value.contact)
         self.dialog = dialog
         cseq = dialog.localSequence ?? cseq
         var h = request.headers
         addSubscriptionHeaders(&h, expires: expires)
         request.headers = h
-        request.body = configuration.body
+        request.body = stored.body
         outstanding = request
         return request
     }
@@ -158,7 +181,7 @@ public struct SubscriberSubscription: Sendable {
     /// dialog (a batched category subscription adding or removing resources, [MS-PRES] §4.5).
     /// Nothing is sent before the dialog exists or after it ended.
     public mutating func resubscribe(body: [UInt8], now: NIODeadline) -> [Action] {
-        configuration.body = body
+        stored.body = body
         return refresh(now: now)
     }
 
@@ -166,7 +189,7 @@ public struct SubscriberSubscription: Sendable {
     public mutating func refresh(now: NIODeadline) -> [Action] {
         switch status {
         case .pending, .active:
-            guard let request = inDialogRequest(expires: configuration.expires) else { return [] }
+            guard let request = inDialogRequest(expires: stored.expires) else { return [] }
             return [.send(request)]
         default:
             return []
@@ -194,16 +217,19 @@ public struct SubscriberSubscription: Sendable {
     public mutating func receive(_ response: SIPResponse, now: NIODeadline, jitter: Double, overTLS: Bool = false) -> [Action] {
         guard let request = outstanding else { return [] }
         if response.statusCode < 200 { return [] }
+        defer {
+            if outstanding == nil, stored.profile.value.bodyGivenPerRequest { stored.body = [] }
+        }
         outstanding = nil
         let wasInitial = dialog == nil && (try? request.headers.to)?.tag == nil
         if (200..<300).contains(response.statusCode) {
             if dialog == nil {
-                dialog = try? SIPDialog(uacFor: request, response: response, overTLS: overTLS)
+                dialog = (try? SIPDialog(uacFor: request, response: response, overTLS: overTLS)).map(sharingIdentifiers)
             } else {
                 dialog?.receive(response, to: .subscribe)
             }
             if status == .unsubscribing { return [] }
-            let granted = (try? response.headers.expires) ?? configuration.expires
+            let granted = (try? response.headers.expires) ?? stored.expires
             var actions: [Action] = []
             if granted == 0 {
                 // A fetch: only the one NOTIFY (or the piggybacked body) follows.
@@ -223,8 +249,8 @@ public struct SubscriberSubscription: Sendable {
         switch response.statusCode {
         case 423:
             // §4.1.2.1: retry with at least Min-Expires.
-            if let minimum = try? response.headers.minExpires, minimum > configuration.expires {
-                configuration.expires = minimum
+            if let minimum = try? response.headers.minExpires, minimum > stored.expires {
+                stored.expires = minimum
                 if wasInitial { return [.send(initialRequest(expires: minimum))] }
                 if let r = inDialogRequest(expires: minimum) { return [.send(r)] }
             }
@@ -276,7 +302,7 @@ public struct SubscriberSubscription: Sendable {
                   let created = try? SIPDialog(subscriberFor: request, notify: notify, overTLS: overTLS) else {
                 return answer(481, "Subscription Does Not Exist")
             }
-            dialog = created
+            dialog = sharingIdentifiers(created)
         } else if dialog?.receive(notify) == .rejectOutOfOrder {
             return answer(500, "Out of Order CSeq")
         }
@@ -322,6 +348,15 @@ public struct SubscriberSubscription: Sendable {
         default:
             return nil
         }
+    }
+
+    /// The dialog with this subscription's own Call-ID and local tag strings (equal values, read
+    /// again from the message): one copy of each instead of two.
+    private func sharingIdentifiers(_ dialog: SIPDialog) -> SIPDialog {
+        guard dialog.id.callID == callID, dialog.id.localTag == localTag else { return dialog }
+        var shared = dialog
+        shared.id = SIPDialog.ID(callID: callID, localTag: localTag, remoteTag: dialog.id.remoteTag)
+        return shared
     }
 
     private func refreshDeadline(granted: UInt32, now: NIODeadline, jitter: Double) -> NIODeadline {

@@ -49,8 +49,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
 
     private struct Entry {
         var machine: SubscriberSubscription
-        var refresh = LazyTimer()
-        var resubscribe: Scheduled<Void>?
+        var refresh = TimerSlot()
         var resubscriptions = 0
     }
 
@@ -59,7 +58,12 @@ public final class SubscriptionAgent: @unchecked Sendable {
     public let limits: Limits
     private let jitter: @Sendable () -> Double
     private let onEvent: @Sendable (Event) -> Void
-    private var entries: [Handle: Entry] = [:]
+    private var entries = DenseTable<Handle, Entry>()
+    /// Every subscription's refresh timer, on one scheduled task.
+    private var refreshTimers = TimerQueue<Handle>()
+    /// The pending restarts of subscriptions that ended and start afresh (RFC 6665 §4.1.3): few
+    /// at a time, so kept apart from the entries.
+    private var resubscribeTasks: [Handle: Scheduled<Void>] = [:]
     private var handles: [DialogKey: Handle] = [:]
     private var nextHandle: UInt64 = 0
     public var eventLoop: any EventLoop { layer.eventLoop }
@@ -111,8 +115,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
     public func unsubscribe(_ handle: Handle) {
         eventLoop.assertInEventLoop()
         guard var entry = entries[handle] else { return }
-        entry.resubscribe?.cancel()
-        entry.resubscribe = nil
+        resubscribeTasks.removeValue(forKey: handle)?.cancel()
         entry.refresh.cancel()
         let actions = entry.machine.unsubscribe()
         entries[handle] = entry
@@ -169,6 +172,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
         let tag = SIPEventTokens.token()
         let callID = SIPEventTokens.callID(host: configuration.contact.uri.host)
         let (machine, actions) = SubscriberSubscription.start(configuration, callID: callID, localTag: tag)
+        resubscribeTasks[handle] = nil
         entries[handle] = Entry(machine: machine, resubscriptions: resubscriptions)
         handles[DialogKey(callID: callID, localTag: tag)] = handle
         perform(actions, handle: handle, server: nil)
@@ -183,7 +187,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
             case .respond(let response):
                 if let server { try? layer.respond(response, to: server) }
             case .scheduleRefresh(let deadline):
-                entries[handle]?.refresh.schedule(at: deadline, on: eventLoop) { [self] in self.refreshTimerFired(handle) }
+                scheduleRefresh(handle, at: deadline)
             case .scheduleResubscribe(let deadline):
                 restartAt = deadline
             case .deliver(let notification):
@@ -191,12 +195,12 @@ public final class SubscriptionAgent: @unchecked Sendable {
             case .ended(let reason):
                 guard let entry = entries[handle] else { continue }
                 entries[handle]?.refresh.cancel()
-                entry.resubscribe?.cancel()
+                resubscribeTasks.removeValue(forKey: handle)?.cancel()
                 handles[DialogKey(callID: entry.machine.callID, localTag: entry.machine.localTag)] = nil
                 if let restartAt, entry.resubscriptions < limits.maxConsecutiveResubscriptions {
                     let configuration = entry.machine.configuration
                     let count = entry.resubscriptions + 1
-                    entries[handle]?.resubscribe = eventLoop.scheduleTask(deadline: restartAt) { [self] in
+                    resubscribeTasks[handle] = eventLoop.scheduleTask(deadline: restartAt) { [self] in
                         guard self.entries[handle] != nil else { return }
                         self.begin(handle, configuration: configuration, resubscriptions: count)
                     }
@@ -209,11 +213,26 @@ public final class SubscriptionAgent: @unchecked Sendable {
         }
     }
 
-    private func refreshTimerFired(_ handle: Handle) {
+    private func scheduleRefresh(_ handle: Handle, at deadline: NIODeadline) {
         guard var entry = entries[handle] else { return }
-        let due = entry.refresh.fired(now: eventLoop.now, on: eventLoop) { [self] in self.refreshTimerFired(handle) }
+        let queue = entry.refresh.schedule(at: deadline)
         entries[handle] = entry
-        if due { refresh(handle) }
+        if let queue { refreshTimers.add(handle, at: queue, on: eventLoop) { [self] in self.refreshTimersFired() } }
+    }
+
+    private func refreshTimersFired() {
+        let now = eventLoop.now
+        for (deadline, handle) in refreshTimers.due(now: now) {
+            guard var entry = entries[handle] else { continue }
+            let outcome = entry.refresh.came(deadline, now: now)
+            entries[handle] = entry
+            switch outcome {
+            case .fire: refresh(handle)
+            case .requeue(let at): refreshTimers.add(handle, at: at, on: eventLoop) { [self] in self.refreshTimersFired() }
+            case .ignore: break
+            }
+        }
+        refreshTimers.rearm(on: eventLoop) { [self] in self.refreshTimersFired() }
     }
 
     private func send(_ request: SIPRequest, handle: Handle) {

@@ -1,0 +1,26 @@
+import PresenceDocuments
+import PresenceEvents
+import SIPStack
+
+extension GatewayCore {
+    /// The inline size (`MemoryLayout` stride, bytes) of each kind of state the core keeps per
+    /// subscription, for benchmarks (issue 5 §6: memory per bridged pair). Strings, arrays and
+    /// shared values they refer to are on the heap and not counted here.
+    public static var stateLayout: [(name: String, stride: Int)] {
+        [
+            ("OMAWatch", MemoryLayout<OMAWatch>.stride),
+            ("EnterpriseLeg", MemoryLayout<EnterpriseLeg>.stride),
+            ("EnterpriseWatch", MemoryLayout<EnterpriseWatch>.stride),
+            ("OMALeg", MemoryLayout<OMALeg>.stride),
+            ("WatcherIdentity", MemoryLayout<WatcherIdentity>.stride),
+            ("NotifierSubscription", MemoryLayout<NotifierSubscription>.stride),
+            ("BatchCategorySubscriber", MemoryLayout<BatchCategorySubscriber>.stride),
+            ("SubscriberSubscription", MemoryLayout<SubscriberSubscription>.stride),
+            ("SIPDialog", MemoryLayout<SIPDialog>.stride),
+            // The enterprise state kept per resource (on the heap, in the document's array).
+            ("CategoriesDocument", MemoryLayout<CategoriesDocument>.stride),
+            ("Category", MemoryLayout<Category>.stride),
+            ("MSState", MemoryLayout<MSState>.stride),
+        ]
+    }
+}

@@ -1,0 +1,119 @@
+public import NIOCore
+
+/// The timers of many subscriptions on one scheduled task: a binary min-heap of (deadline,
+/// owner) and a single NIO task armed for the earliest deadline. A NIO scheduled task costs a
+/// promise, a future and closure contexts — hundreds of bytes per subscription — and a cancelled
+/// one is removed from the loop's queue by a linear search; here a timer is 16 bytes in the heap.
+///
+/// Each owner keeps a ``TimerSlot``: moving its deadline later only records it (the queued
+/// entry fires early and is queued again for the recorded deadline), moving it earlier queues
+/// another entry; entries that no longer match their owner's slot are skipped when they come up.
+struct TimerQueue<Owner: Hashable & Sendable> {
+    private var heap: [(deadline: NIODeadline, owner: Owner)] = []
+    private var task: Scheduled<Void>?
+    private var armedFor: NIODeadline?
+
+    /// Queues `owner` at `deadline`; `fire` runs on the loop when the earliest deadline comes
+    /// (it must call ``due(now:)`` then ``rearm(on:_:)``).
+    mutating func add(_ owner: Owner, at deadline: NIODeadline, on loop: any EventLoop,
+                      _ fire: @escaping @Sendable () -> Void) {
+        push((deadline, owner))
+        rearm(on: loop, fire)
+    }
+
+    /// The entries due at `now`, earliest first, taken off the queue.
+    mutating func due(now: NIODeadline) -> [(deadline: NIODeadline, owner: Owner)] {
+        task = nil
+        armedFor = nil
+        var out: [(deadline: NIODeadline, owner: Owner)] = []
+        while let first = heap.first, first.deadline <= now { out.append(pop()) }
+        return out
+    }
+
+    /// Arms the loop's task for the earliest deadline, unless it already is.
+    mutating func rearm(on loop: any EventLoop, _ fire: @escaping @Sendable () -> Void) {
+        guard let first = heap.first?.deadline else {
+            task?.cancel()
+            task = nil
+            armedFor = nil
+            if heap.capacity > 1024 { heap = [] }
+            return
+        }
+        if let armedFor, task != nil, armedFor <= first { return }
+        task?.cancel()
+        armedFor = first
+        task = loop.scheduleTask(deadline: first, fire)
+    }
+
+    var count: Int { heap.count }
+
+    private mutating func push(_ item: (deadline: NIODeadline, owner: Owner)) {
+        heap.append(item)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func pop() -> (deadline: NIODeadline, owner: Owner) {
+        heap.swapAt(0, heap.count - 1)
+        let item = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count, heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count, heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return item
+    }
+}
+
+/// One owner's timer in a ``TimerQueue``: when the work is due, and the deadline of the queue
+/// entry that stands for it.
+struct TimerSlot {
+    /// When the work is due; nil when stopped.
+    private(set) var due: NIODeadline?
+    /// The queued entry that is this slot's; nil when none is.
+    private var queued: NIODeadline?
+
+    /// Sets the deadline. Returns the deadline to queue an entry for, when one is needed (none
+    /// queued, or the new deadline is earlier than the queued one).
+    mutating func schedule(at deadline: NIODeadline) -> NIODeadline? {
+        due = deadline
+        if let queued, queued <= deadline { return nil }
+        queued = deadline
+        return deadline
+    }
+
+    /// A queue entry for `deadline` came up at `now`. `.fire` when the work is due (the slot
+    /// stops), `.requeue(at:)` when the deadline moved later, `.ignore` for an entry that is not
+    /// this slot's or a stopped timer.
+    mutating func came(_ deadline: NIODeadline, now: NIODeadline) -> Outcome {
+        guard queued == deadline else { return .ignore }
+        queued = nil
+        guard let due else { return .ignore }
+        if now >= due {
+            self.due = nil
+            return .fire
+        }
+        queued = due
+        return .requeue(at: due)
+    }
+
+    enum Outcome: Equatable {
+        case fire
+        case requeue(at: NIODeadline)
+        case ignore
+    }
+
+    /// Stops the timer (its queued entry is skipped when it comes up).
+    mutating func cancel() { due = nil }
+}
