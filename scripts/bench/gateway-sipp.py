@@ -33,6 +33,11 @@ mapped message with its token arrives within BOUND seconds, or when its transact
 arrived within the bound / (last arrival - first send). A step is clean with < 1 % failures; the
 run stops at the first step that is not clean.
 
+CPU: the gateway's utime+stime over the sender's run (100 % = one core); the sipps' (sender and
+receiver) from the children's times. UDP drops: the "drops" counters of /proc/net/udp for the
+gateway's OMA socket and for the sipp UDP socket at the other end (o2e: the NOTIFY sender, which
+gets the 200s; e2o: the watchers, which get the NOTIFYs) during the step: a full receive buffer.
+
 Memory: the gateway's VmRSS (/proc/PID/status) before the setup and after the PAIRS pairs are
 established; the difference per pair (also the time the setup took).
 
@@ -72,6 +77,24 @@ def cpu_ticks(pid):
         return int(fields[11]) + int(fields[12])
     except OSError:
         return 0
+
+
+def udp_rcvbuf_errors():
+    """Datagrams the kernel dropped machine-wide because a socket's receive buffer was full."""
+    with open('/proc/net/snmp') as f:
+        lines = [l.split() for l in f if l.startswith('Udp:')]
+    return int(dict(zip(lines[0][1:], lines[1][1:]))['RcvbufErrors'])
+
+
+def socket_drops(port):
+    """Datagrams dropped at the UDP socket bound to 127.0.0.1:port (/proc/net/udp "drops")."""
+    want = f'0100007F:{port:04X}'
+    with open('/proc/net/udp') as f:
+        for line in f.readlines()[1:]:
+            fields = line.split()
+            if fields[1] == want:
+                return int(fields[-1])
+    return 0
 
 
 def rss_kib(pid):
@@ -136,14 +159,14 @@ class Run:
         return self.wait(p)
 
     @staticmethod
-    def wait(p):
+    def wait(p, quiet=False):
         try:
             p.wait(timeout=p.wall)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
         err = p.stderr.read() if p.stderr else ''
-        if p.returncode not in (0, 1, 97, 99):
+        if not quiet and p.returncode not in (0, 1, 97, 99):
             print(f'  [{p.name}: exit {p.returncode}] {err.strip()[:300]}', file=sys.stderr)
         return p.returncode
 
@@ -238,24 +261,38 @@ class Run:
                 self.cseq[key] = self.cseq.get(key, 1) + 1
                 f.write(';'.join(d + [str(self.cseq[key])]) + '\n')
         log = os.path.join(self.work, f'recv-{rate}.log')
+        # The receiver runs until its -timeout: past the sender's sending time plus the bound (a
+        # sender that falls behind is cut by its own -timeout of DUR + 5 s).
+        recv_life = dur + 5 + int(self.a.bound + 0.999) + 1
         if os.path.exists(log):
             os.remove(log)
         if self.direction == 'o2e':
             recv_sc, send_sc = 'o2e-enterprise-receive.xml', 'o2e-oma-notify.xml'
-            receiver = self.sipp(recv_sc, None, 't1', p['watchers'], ['-m', str(len(self.dialogs))], dur + 15, log=log, background=True)
+            receiver = self.sipp(recv_sc, None, 't1', p['watchers'], [], recv_life, log=log, background=True)
             sender_args = (send_sc, p['gw_oma'], 'u1', p['oma_server'])
         else:
             recv_sc, send_sc = 'e2o-oma-receive.xml', 'e2o-enterprise-benotify.xml'
-            receiver = self.sipp(recv_sc, None, 'u1', p['watchers'], ['-m', str(len(self.dialogs))], dur + 15, log=log, background=True)
+            receiver = self.sipp(recv_sc, None, 'u1', p['watchers'], [], recv_life, log=log, background=True)
             sender_args = (send_sc, p['gw_ent'], 't1', p['ent_server'])
         time.sleep(0.5)
-        g0, w0 = cpu_ticks(self.gateway.pid), time.monotonic()
+        drops0 = {side: socket_drops(port) for side, port in
+                  (('gw', p['gw_oma']), ('sipp', p['watchers'] if self.direction == 'e2o' else p['oma_server']))}
+        g0, w0, u0 = cpu_ticks(self.gateway.pid), time.monotonic(), udp_rcvbuf_errors()
         sender = self.sipp(*sender_args, ['-inf', inf, '-r', str(rate), '-rp', '1000', '-m', str(calls),
                                           '-l', str(max(rate * 5, 1000))], dur + 5, background=True, load=True)
         self.wait(sender)
         w1 = time.monotonic()
         g1 = cpu_ticks(self.gateway.pid)
-        self.wait(receiver)
+        # Mapped messages may arrive up to BOUND s after the last send; then the receiver is
+        # stopped (its log is written line by line).
+        time.sleep(self.a.bound + 1.0)
+        drops = {side: socket_drops(port) for side, port in
+                 (('gw', p['gw_oma']), ('sipp', p['watchers'] if self.direction == 'e2o' else p['oma_server']))}
+        if receiver.poll() is None:
+            receiver.kill()
+        self.wait(receiver, quiet=True)
+        udp_drops = udp_rcvbuf_errors() - u0
+        drops = {k: v - drops0[k] for k, v in drops.items()}
         sent_ok, sent_failed, answers = self.stats(send_sc, 'OutOfCallMsgs(C)')
         attempted = sent_ok + sent_failed
         seen = {}
@@ -285,7 +322,7 @@ class Run:
         cpu = (g1 - g0) / TCK / span * 100
         window = max(last_recv - first_sent, 1e-6)
         return dict(rate=rate, attempted=attempted, sender_failed=sent_failed, received=len(seen), on_time=len(on_time),
-                    failures=failures, fail_pct=100.0 * failures / max(attempted, 1), achieved=len(on_time) / window, answered=answers,
+                    failures=failures, fail_pct=100.0 * failures / max(attempted, 1), achieved=len(on_time) / window, answered=answers, udp_drops=udp_drops, drops=drops,
                     p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span)
 
 
@@ -304,7 +341,7 @@ def run_direction(args, direction):
         s = r.setup()
         print(f'setup: {s["pairs"]} of {args.pairs} pairs established ({s["failed"]} failed) in {s["secs"]:.1f} s; '
               f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair')
-        print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9}  clean')
+        print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"UDP drops gw/sipp":>17}  clean')
         best = None
         for rate in args.rates:
             c0 = children_cpu()
@@ -313,7 +350,7 @@ def run_direction(args, direction):
             clean = st['fail_pct'] < 1.0
             answered = str(st['answered']) if direction == 'o2e' else '-'
             print(f'{rate:>9} {st["attempted"]:>7} {answered:>8} {st["achieved"]:>10.0f} {st["on_time"]:>7} {st["fail_pct"]:>5.2f}% '
-                  f'{st["p50"]:>7.1f} {st["p99"]:>8.1f} {st["gw_cpu"]:>7.0f} {sipp_cpu:>9.0f}  {"yes" if clean else "no"}', flush=True)
+                  f'{st["p50"]:>7.1f} {st["p99"]:>8.1f} {st["gw_cpu"]:>7.0f} {sipp_cpu:>9.0f} {str(st["drops"]["gw"]) + "/" + str(st["drops"]["sipp"]):>17}  {"yes" if clean else "no"}', flush=True)
             if clean:
                 best = st
             else:
