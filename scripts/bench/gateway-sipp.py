@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Mapped NOTIFY relay rate of the real gateway between sipp instances on loopback (issue 5 §6).
 
-usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--rates 1000,2000,4000,...] [--dur 10]
+usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--rates 1000,2000,3000,...] [--dur 10]
                                      [--bound 2.0] [--directions o2e,e2o] [--bin PATH] [--cpu 0]
 
 Run through scripts/bench/gateway-sipp.sh, which builds the release `presence-gateway` first.
@@ -373,7 +373,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--pairs', type=int, default=5000)
     ap.add_argument('--setup-rate', type=int, default=1000)
-    ap.add_argument('--rates', default='1000,2000,4000,6000,8000,10000,12000')
+    ap.add_argument('--rates', default='1000,2000,3000,4000,5000,6000,8000,10000,12000')
     ap.add_argument('--dur', type=int, default=10)
     ap.add_argument('--bound', type=float, default=2.0, help='seconds a mapped message may take to count')
     ap.add_argument('--directions', default='o2e,e2o')
