@@ -38,8 +38,9 @@ receiver) from the children's times. UDP drops: the "drops" counters of /proc/ne
 gateway's OMA socket and for the sipp UDP socket at the other end (o2e: the NOTIFY sender, which
 gets the 200s; e2o: the watchers, which get the NOTIFYs) during the step: a full receive buffer.
 
-Memory: the gateway's VmRSS (/proc/PID/status) before the setup and after the PAIRS pairs are
-established; the difference per pair (also the time the setup took).
+Memory: the gateway's VmRSS (/proc/PID/status) before the setup, 1 s after the PAIRS pairs are
+established, and SETTLE (33) s later, when the setup's UDP server transactions have ended (RFC 3261
+Timer J, 32 s); the differences per pair (also the time the setup took).
 
 Bounds: every sipp has -timeout and a wall-clock kill; every step lasts at most DUR (<= 20) s of
 sending; only 127.0.0.1 is addressed. The gateway gets SIGTERM at the end (SIGKILL after 15 s).
@@ -234,6 +235,10 @@ class Run:
         elapsed = time.monotonic() - t0
         time.sleep(1.0)
         after = rss_kib(self.gateway.pid)
+        # The setup's server transactions are kept 32 s after their answer over UDP (RFC 3261
+        # §17.2.2 Timer J = 64*T1): measured again when they are gone.
+        time.sleep(self.a.settle)
+        settled = rss_kib(self.gateway.pid)
         uac = 'o2e-enterprise-subscribe.xml' if self.direction == 'o2e' else 'e2o-oma-subscribe.xml'
         ok, failed = self.stats(uac)
         self.dialogs = []
@@ -245,7 +250,8 @@ class Run:
         if not self.dialogs:
             raise SystemExit(f'no dialog established: see {self.work}')
         return dict(pairs=ok, failed=failed, dialogs=len(self.dialogs), secs=elapsed, before=before, after=after,
-                    per_pair=(after - before) * 1024 / max(ok, 1))
+                    per_pair=(after - before) * 1024 / max(ok, 1), settled=settled,
+                    per_pair_settled=(settled - before) * 1024 / max(ok, 1))
 
     # -- one load step --------------------------------------------------------------------------
 
@@ -340,7 +346,8 @@ def run_direction(args, direction):
         r.start_gateway()
         s = r.setup()
         print(f'setup: {s["pairs"]} of {args.pairs} pairs established ({s["failed"]} failed) in {s["secs"]:.1f} s; '
-              f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair')
+              f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair; '
+              f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB = {s["per_pair_settled"]:.0f} bytes/pair (target <= 2048)')
         print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"UDP drops gw/sipp":>17}  clean')
         best = None
         for rate in args.rates:
@@ -379,6 +386,7 @@ def main():
     ap.add_argument('--directions', default='o2e,e2o')
     ap.add_argument('--cpu', default='', help='taskset core list for the gateway, e.g. 0')
     ap.add_argument('--sipp-cpu', default='', help='taskset core list for the sipps, e.g. 1')
+    ap.add_argument('--settle', type=float, default=33.0, help='seconds after the setup before RSS is read again (Timer J)')
     ap.add_argument('--keep', action='store_true', help='keep the sipp logs and statistics')
     ap.add_argument('--bin', default=os.path.join(ROOT, '.build', 'release', 'presence-gateway'))
     a = ap.parse_args()
