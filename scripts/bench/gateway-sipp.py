@@ -33,8 +33,10 @@ mapped message with its token arrives within BOUND seconds, or when its transact
 arrived within the bound / (last arrival - first send). A step is clean with < 1 % failures; the
 run stops at the first step that is not clean.
 
-CPU: the gateway's utime+stime over the sender's run (100 % = one core); the sipps' (sender and
-receiver) from the children's times. UDP drops: the "drops" counters of /proc/net/udp for the
+CPU: the gateway's utime+stime over the sender's run (100 % = one core; the gateway runs on one
+NIO event loop thread); the sipps' (sender and receiver) from the children's times (they include
+the receiver's last BOUND + 1 s, so slightly high); "other": the machine's busy time (/proc/stat)
+minus both, i.e. whatever else ran (the 2-core machine is shared). UDP drops: the "drops" counters of /proc/net/udp for the
 gateway's OMA socket and for the sipp UDP socket at the other end (o2e: the NOTIFY sender, which
 gets the 200s; e2o: the watchers, which get the NOTIFYs) during the step: a full receive buffer.
 
@@ -96,6 +98,14 @@ def socket_drops(port):
             if fields[1] == want:
                 return int(fields[-1])
     return 0
+
+
+def machine_busy_ticks():
+    """Busy jiffies of all CPUs together (/proc/stat)."""
+    with open('/proc/stat') as f:
+        v = list(map(int, f.readline().split()[1:]))
+    user, nice, system, idle, iowait, irq, softirq, steal = (v + [0] * 8)[:8]
+    return user + nice + system + irq + softirq + steal
 
 
 def rss_kib(pid):
@@ -283,12 +293,12 @@ class Run:
         time.sleep(0.5)
         drops0 = {side: socket_drops(port) for side, port in
                   (('gw', p['gw_oma']), ('sipp', p['watchers'] if self.direction == 'e2o' else p['oma_server']))}
-        g0, w0, u0 = cpu_ticks(self.gateway.pid), time.monotonic(), udp_rcvbuf_errors()
+        g0, w0, u0, m0 = cpu_ticks(self.gateway.pid), time.monotonic(), udp_rcvbuf_errors(), machine_busy_ticks()
         sender = self.sipp(*sender_args, ['-inf', inf, '-r', str(rate), '-rp', '1000', '-m', str(calls),
                                           '-l', str(max(rate * 5, 1000))], dur + 5, background=True, load=True)
         self.wait(sender)
         w1 = time.monotonic()
-        g1 = cpu_ticks(self.gateway.pid)
+        g1, m1 = cpu_ticks(self.gateway.pid), machine_busy_ticks()
         # Mapped messages may arrive up to BOUND s after the last send; then the receiver is
         # stopped (its log is written line by line).
         time.sleep(self.a.bound + 1.0)
@@ -326,9 +336,10 @@ class Run:
             return lat[min(len(lat) - 1, int(q * len(lat)))] * 1000 if lat else float('nan')
         span = max(w1 - w0, 1e-6)
         cpu = (g1 - g0) / TCK / span * 100
+        machine = (m1 - m0) / TCK / span * 100
         window = max(last_recv - first_sent, 1e-6)
         return dict(rate=rate, attempted=attempted, sender_failed=sent_failed, received=len(seen), on_time=len(on_time),
-                    failures=failures, fail_pct=100.0 * failures / max(attempted, 1), achieved=len(on_time) / window, answered=answers, udp_drops=udp_drops, drops=drops,
+                    failures=failures, fail_pct=100.0 * failures / max(attempted, 1), achieved=len(on_time) / window, answered=answers, udp_drops=udp_drops, drops=drops, machine=machine,
                     p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span)
 
 
@@ -348,16 +359,18 @@ def run_direction(args, direction):
         print(f'setup: {s["pairs"]} of {args.pairs} pairs established ({s["failed"]} failed) in {s["secs"]:.1f} s; '
               f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair; '
               f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB = {s["per_pair_settled"]:.0f} bytes/pair (target <= 2048)')
-        print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"UDP drops gw/sipp":>17}  clean')
+        print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"other CPU%":>10} {"UDP drops gw/sipp":>17}  clean')
         best = None
         for rate in args.rates:
             c0 = children_cpu()
             st = r.step(rate)
             sipp_cpu = (children_cpu() - c0) / st['secs'] * 100
+            # Everything else on the machine while the sender ran (other builds, tests).
+            others = max(st['machine'] - st['gw_cpu'] - sipp_cpu, 0)
             clean = st['fail_pct'] < 1.0
             answered = str(st['answered']) if direction == 'o2e' else '-'
             print(f'{rate:>9} {st["attempted"]:>7} {answered:>8} {st["achieved"]:>10.0f} {st["on_time"]:>7} {st["fail_pct"]:>5.2f}% '
-                  f'{st["p50"]:>7.1f} {st["p99"]:>8.1f} {st["gw_cpu"]:>7.0f} {sipp_cpu:>9.0f} {str(st["drops"]["gw"]) + "/" + str(st["drops"]["sipp"]):>17}  {"yes" if clean else "no"}', flush=True)
+                  f'{st["p50"]:>7.1f} {st["p99"]:>8.1f} {st["gw_cpu"]:>7.0f} {sipp_cpu:>9.0f} {others:>10.0f} {str(st["drops"]["gw"]) + "/" + str(st["drops"]["sipp"]):>17}  {"yes" if clean else "no"}', flush=True)
             if clean:
                 best = st
             else:
