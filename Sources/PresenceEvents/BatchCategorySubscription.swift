@@ -52,6 +52,15 @@ public struct BatchCategorySubscription: Sendable {
         return required.contains("adhoclist") && required.contains("categorylist")
     }
 
+    /// Whether a SUBSCRIBE is an enhanced presence category subscription, batched or single: a
+    /// batched one, or one whose body is a category list (`application/msrtc-adrl-categorylist+xml`).
+    /// "Otherwise, the request is considered to be a single category subscribe ... the processing
+    /// of batched and single category subscribes is identical" (§3.4.5.1.1, lines 6547-6585; the
+    /// federation path of §4.6).
+    public static func isCategorySubscribe(_ request: SIPRequest) -> Bool {
+        isBatch(request) || (try? request.headers.contentType)??.mediaType.lowercased() == SIPBodyType.msrtcCategoryList
+    }
+
     /// The `Content-Type` of a 200 OK body (§2.2.2.4.2; the seed folds it after `start=resourceList;`).
     public static func multipartContentType(boundary: String) -> String {
         "\(SIPBodyType.multipartRelated); type=\"\(SIPBodyType.rlmi)\"; start=\(BatchSubscribeResponse.rlmiContentID); boundary=\(boundary)"

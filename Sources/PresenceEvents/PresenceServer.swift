@@ -14,8 +14,9 @@ import SIPTransport
 /// - SERVICE with a category publish ([MS-PRES] §3.2.5.1.2) goes to a
 ///   ``CategoryPublicationStore`` (versions, 409 on conflict); a change notifies the batch
 ///   dialogs that subscribed to that publisher's changed categories (§3.4.5.2).
-/// - SUBSCRIBE: a batched category SUBSCRIBE (`Require: adhoclist, categoryList`, §3.4.5.1.1)
-///   makes or updates a ``BatchCategorySubscription`` (200 OK with the RLMI list and the
+/// - SUBSCRIBE: a batched category SUBSCRIBE (`Require: adhoclist, categoryList`, §3.4.5.1.1), or
+///   a single one (a category list body without those, §3.4.5.1.1, §4.6), makes or updates a
+///   ``BatchCategorySubscription`` (200 OK with the RLMI list and the
 ///   categories, piggybacked; later BENOTIFYs); any other SUBSCRIBE goes to the ``NotifierAgent``.
 ///
 /// What a watcher sees of a publisher is one container's instances (``Configuration/container``,
@@ -179,7 +180,7 @@ public final class PresenceServer: @unchecked Sendable {
         let toTag = (try? request.headers.to)?.tag
         let key = toTag.flatMap { tag in request.headers.callID.map { DialogKey(callID: $0, localTag: tag) } }
         let existing = key.flatMap { batches[$0] }
-        guard existing != nil || (toTag == nil && BatchCategorySubscription.isBatch(request)) else { return false }
+        guard existing != nil || (toTag == nil && BatchCategorySubscription.isCategorySubscribe(request)) else { return false }
         func reply(_ code: Int, _ reason: String, _ headers: SIPHeaders = []) {
             try? layer.respond(SIPResponse(replyingTo: request, statusCode: code, reasonPhrase: reason,
                                            toTag: toTag ?? incoming.toTag, headers: headers), to: incoming.transaction)

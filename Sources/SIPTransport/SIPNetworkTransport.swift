@@ -140,6 +140,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             channel = try await DatagramBootstrap(group: eventLoop)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
                 .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+                // The kernel's default receive buffer (rmem_default, 208 KiB on Linux) holds about
+                // 100 SIP datagrams: a 50 ms pause of the event loop at 2,000 NOTIFY/s overflowed it
+                // in the sipp benchmark (scripts/bench). 4 MiB (capped by net.core.rmem_max).
+                .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(SIPDatagramChannelHandler(transport: self))

@@ -1,6 +1,8 @@
 import Foundation
+import Multipart
 import NIOCore
 import NIOEmbedded
+import PresenceDocuments
 import PresenceEvents
 import SIPMessages
 import SIPStack
@@ -47,7 +49,9 @@ struct Scenario: CustomStringConvertible, Sendable {
                 headLines.insert("Via: SIP/2.0/UDP 192.0.2.1:5060;branch=z9hG4bKseedelided", at: 1)
             }
             let head = headLines.joined(separator: "\r\n") + "\r\n"
-            let body = lines[(blank + 1)...].joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
+            // A multipart body's delimiters end in CRLF (RFC 2046 §5.1.1); XML bodies keep the file's LF.
+            let multipart = headLines.contains { $0.lowercased().hasPrefix("content-type:") && $0.lowercased().contains("multipart/") }
+            let body = lines[(blank + 1)...].joined(separator: multipart ? "\r\n" : "\n").trimmingCharacters(in: .whitespacesAndNewlines)
             let bytes = Array(body.utf8)
             let wire = Array((head + "Content-Length: \(bytes.count)\r\n\r\n").utf8) + bytes
             let message = try SIPMessage(parsing: wire)
@@ -136,6 +140,57 @@ struct ScenarioError: Error, CustomStringConvertible {
         return out
     }
 
+    /// The `boundary` parameter of a multipart Content-Type (RFC 2046 §5.1.1), quotes removed.
+    static func boundary(_ message: SIPMessage) -> String? {
+        guard let value = message.headers.values(named: .contentType).first,
+              let range = value.range(of: "boundary=", options: .caseInsensitive) else { return nil }
+        let rest = value[range.upperBound...].prefix { $0 != ";" }
+        return rest.trimmingCharacters(in: CharacterSet(charactersIn: "\" \t"))
+    }
+
+    /// A category SUBSCRIBE 200 OK's multipart/related body ([MS-PRES] §2.2.2.4.2) decoded.
+    static func batchBody(_ message: SIPMessage) -> BatchSubscribeResponse? {
+        guard let boundary = boundary(message),
+              let multipart = try? MultipartBody(parsing: message.body, boundary: boundary) else { return nil }
+        return try? BatchSubscribeResponse(multipart: multipart)
+    }
+
+    /// The differences between the bodies, for an expected multipart/related body (the README's
+    /// rules): the RLMI list's URI and its resources with their instances' states; per categories
+    /// part (by URI) the (name, instance) of every published category (one with an instance; the
+    /// seed's `<category name="note"/>` names a category nothing was published in), and the
+    /// payload of each one for which the seed shows one.
+    static func bodyDifferences(_ sent: SIPMessage, _ expected: SIPMessage) -> [String] {
+        guard !expected.body.isEmpty, boundary(expected) != nil else { return [] }
+        guard let e = batchBody(expected) else { return ["the seed's multipart body does not decode"] }
+        guard let s = batchBody(sent) else { return ["the body is not a multipart/related RLMI body"] }
+        var out: [String] = []
+        if s.list.uri != e.list.uri { out.append("RLMI list uri \(s.list.uri) ≠ \(e.list.uri)") }
+        let resources: (RLMIList) -> [String] = { list in
+            list.resources.map { r in "\(r.uri) [\(r.instances.map { "\($0.state)" }.joined(separator: ","))]" }.sorted()
+        }
+        if resources(s.list) != resources(e.list) { out.append("RLMI resources \(resources(s.list)) ≠ \(resources(e.list))") }
+        let published: (CategoriesDocument) -> [String] = { doc in
+            doc.categories.compactMap { c in c.instance.map { "\(c.name)#\($0)" } }.sorted()
+        }
+        if s.categories.map(\.uri).sorted() != e.categories.map(\.uri).sorted() {
+            out.append("categories parts for \(s.categories.map(\.uri)) ≠ \(e.categories.map(\.uri))")
+        }
+        for expectedDoc in e.categories {
+            guard let sentDoc = s.categories.first(where: { $0.uri == expectedDoc.uri }) else { continue }
+            if published(sentDoc) != published(expectedDoc) {
+                out.append("\(expectedDoc.uri): categories \(published(sentDoc)) ≠ \(published(expectedDoc))")
+            }
+            for category in expectedDoc.categories where category.instance != nil && category.payload != nil {
+                let match = sentDoc.categories.first { $0.name == category.name && $0.instance == category.instance }
+                if let match, match.payload != category.payload {
+                    out.append("\(expectedDoc.uri): \(category.name)#\(category.instance ?? 0) payload differs")
+                }
+            }
+        }
+        return out
+    }
+
     @Test func everyScenarioFileLoads() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Scenario.directory.path).filter { $0.hasSuffix(".txt") }
         #expect(files.count >= 2)
@@ -159,6 +214,15 @@ struct ScenarioError: Error, CustomStringConvertible {
         let inbox = PresenceServerHarness.Inbox()
         peer.setMessageHandler { inbox.messages.append($0.message) }
         var seen = 0
+        // The seed's tags for the stack's side of a dialog → the tags the stack chose: later peer
+        // requests in that dialog carry the stack's.
+        var tags: [String: String] = [:]
+        func retagged(_ message: SIPMessage) -> SIPMessage {
+            guard case .request(var request) = message, let tag = (try? request.headers.to)??.tag, let actual = tags[tag],
+                  let to = request.headers.values(named: .to).first else { return message }
+            request.headers.set(.to, to.replacingOccurrences(of: "tag=\(tag)", with: "tag=\(actual)"))
+            return .request(request)
+        }
         for step in scenario.steps {
             switch step {
             case .setup(let message):
@@ -166,12 +230,17 @@ struct ScenarioError: Error, CustomStringConvertible {
                 loop.run()
                 seen = inbox.messages.count
             case .peer(let message):
-                _ = peer.send(message, to: serverAddress, connection: nil)
+                _ = peer.send(retagged(message), to: serverAddress, connection: nil)
                 loop.run()
             case .stack(let expected):
                 let sent = try #require(inbox.messages.dropFirst(seen).first, "\(scenario): the stack sent nothing where the seed has a \(expected.isRequest ? "request" : "response")")
                 seen += 1
-                let diff = Self.differences(sent, expected)
+                // The stack's tag: To of its responses, From of its requests.
+                let stackTag: (SIPMessage) -> String? = { m in
+                    m.isRequest ? (try? m.headers.from)??.tag : (try? m.headers.to)??.tag
+                }
+                if let seedTag = stackTag(expected), let actual = stackTag(sent) { tags[seedTag] = actual }
+                let diff = Self.differences(sent, expected) + Self.bodyDifferences(sent, expected)
                 let check = {
                     #expect(diff.isEmpty, "\(scenario): \(diff.joined(separator: "; "))\n\(String(decoding: sent.serialized(), as: UTF8.self))")
                 }
