@@ -182,6 +182,8 @@ public struct GatewayCore: Sendable {
         switch timer {
         case .firstAnswer(.enterpriseWatch(let key)):
             return answerEnterpriseWatch(key, now: now)
+        case .firstAnswer(.omaWatch(let key)):
+            return answerOMAWatchWithoutData(key, now: now)
         case .cleanup(.omaLeg(let key)):
             removeOMALeg(key)
             return []
