@@ -164,7 +164,14 @@ public struct GatewayCore: Sendable {
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
         case .enterpriseWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
+            guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key] else { return [] }
+            if var document = watch.document {
+                let actions = document.notifyFailed(status: response.statusCode)
+                watch.document = document
+                enterpriseWatches[key] = watch
+                return apply(actions, context: context, now: now)
+            }
+            guard var sub = watch.subscription else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
             watch.subscription = sub
             enterpriseWatches[key] = watch
@@ -199,7 +206,14 @@ public struct GatewayCore: Sendable {
         case .expiry(let context):
             switch context {
             case .enterpriseWatch(let key):
-                guard var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
+                guard var watch = enterpriseWatches[key] else { return [] }
+                if var document = watch.document {
+                    let actions = document.expire(now: now)
+                    watch.document = document
+                    enterpriseWatches[key] = watch
+                    return apply(actions, context: context, now: now)
+                }
+                guard var sub = watch.subscription else { return [] }
                 let actions = sub.expire(now: now)
                 watch.subscription = sub
                 enterpriseWatches[key] = watch
@@ -253,6 +267,13 @@ public struct GatewayCore: Sendable {
                 out += endOMALegs(watch.legs.values, now: now)
                 continue
             }
+            if var document = watch.document {
+                let actions = document.terminate(reason: "deactivated", now: now)
+                watch.document = document
+                enterpriseWatches[key] = watch
+                out += apply(actions, context: .enterpriseWatch(key), now: now)
+                continue
+            }
             guard var sub = watch.subscription else { continue }
             let actions = sub.terminate(reason: "deactivated", now: now)
             watch.subscription = sub
@@ -299,6 +320,12 @@ public struct GatewayCore: Sendable {
         /// A single (not batched) category subscription: its one resource's `pending` state is
         /// the dialog's state ([MS-PRES] §3.4.5.1.1: batched only with `Require: adhoclist, categoryList`).
         var single = false
+        /// A PIDF or msrtc.pidf subscription ([MS-PRES] §4.10, §4.11: no categoryList body): the
+        /// one resource it watches (its Request-URI); nil for category subscriptions.
+        var documentResource: String?
+        /// The dialog of a PIDF or msrtc.pidf subscription, once answered: a plain presence
+        /// subscription whose bodies are the watcher's view rendered in `terms.bodyType`.
+        var document: NotifierSubscription?
     }
 
     struct OMALeg: Sendable {
@@ -322,6 +349,10 @@ public struct GatewayCore: Sendable {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
+        }
+        if request.body.isEmpty, terms.bodyType != SIPBodyType.msrtcCategories {
+            // [MS-PRES] §1.3.3: a client that did not negotiate categories asks for msrtc.pidf or PIDF.
+            return newDocumentWatch(request, id: id, watcher: watcher, terms: terms, now: now)
         }
         let batch: BatchSubscribe
         do { batch = try BatchSubscribe(bytes: request.body) } catch {
@@ -350,7 +381,7 @@ public struct GatewayCore: Sendable {
     }
 
     /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it.
-    private mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
+    mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
                                       request: SIPRequest) -> (key: Int, actions: [Action])? {
         guard let uri = try? SIPURI(resource), let from = try? request.headers.from, let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
@@ -400,6 +431,7 @@ public struct GatewayCore: Sendable {
     }
 
     private mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
+        if enterpriseWatches[key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
         guard var watch = enterpriseWatches[key], let pending = watch.pending else { return [] }
         watch.pending = nil
         let legs = omaLegs
@@ -451,6 +483,7 @@ public struct GatewayCore: Sendable {
     }
 
     private mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        if enterpriseWatches[key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
         guard var watch = enterpriseWatches[key], var subscription = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
@@ -535,6 +568,9 @@ public struct GatewayCore: Sendable {
         }
         if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
         guard var watch = enterpriseWatches[leg.watch] else { return out }
+        if watch.documentResource != nil {
+            return out + documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
+        }
         guard var subscription = watch.subscription else {
             // Still waiting to answer the watcher: answer once every leg has spoken.
             if allLegsReported(watch) { out += answerEnterpriseWatch(leg.watch, now: now) }
@@ -585,6 +621,10 @@ public struct GatewayCore: Sendable {
         guard var watch = enterpriseWatches[leg.watch] else { return [] }
         watch.legs[leg.resource] = nil
         watch.lastSent[leg.resource] = nil
+        if watch.documentResource != nil {
+            enterpriseWatches[leg.watch] = watch
+            return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
+        }
         guard var subscription = watch.subscription else {
             enterpriseWatches[leg.watch] = watch
             if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
@@ -605,7 +645,7 @@ public struct GatewayCore: Sendable {
     }
 
     /// Unsubscribes OMA legs (Expires 0); each is forgotten on its final NOTIFY, or 64·T1 later.
-    private mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
+    mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
             guard var leg = omaLegs[key], !leg.closing else { continue }
@@ -724,7 +764,7 @@ public struct GatewayCore: Sendable {
                 switch context {
                 case .enterpriseWatch(let key):
                     if let watch = enterpriseWatches.removeValue(forKey: key) {
-                        if let dialog = watch.subscription?.subscription.dialog.id {
+                        if let dialog = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id {
                             dialogs[DialogKey(callID: dialog.callID, localTag: dialog.localTag)] = nil
                         }
                         out += endOMALegs(watch.legs.values, now: now)
