@@ -189,4 +189,21 @@ import Testing
         let update = try #require(T.sent(later, to: .enterprise).first?.0)
         #expect(String(decoding: update.body, as: UTF8.self).contains("away"))
     }
+
+    /// A fetch (Expires 0, RFC 6665 §4.4.3): one answer with the state, a NOTIFY that says
+    /// terminated, and nothing kept: the OMA leg is unsubscribed.
+    @Test func pidfFetchIsAnsweredOnceAndKeepsNothing() throws {
+        var h = try T.Harness()
+        let (id, actions) = h.receive(try Self.subscribe(accept: "application/pidf+xml", expires: 0), from: .enterprise, network: .sameEnterprise)
+        let (leg, context) = try #require(T.sent(actions, to: .oma).first)
+        _ = h.core.receive(SIPResponse(replyingTo: leg, statusCode: 200, toTag: "kam1", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: leg, context: context, now: h.now)
+        let (_, out) = h.receive(try T.omaNotify(leg, cseq: 2, body: T.pidf(Self.john, activity: "away")), from: .oma)
+        #expect(T.responses(out, id).first?.statusCode == 200)
+        let notify = try #require(T.sent(out, to: .enterprise).first?.0)
+        #expect(try notify.headers.subscriptionState?.state == .terminated)
+        #expect(String(decoding: notify.body, as: UTF8.self).contains("away"))
+        #expect(T.sent(out, to: .oma).contains { $0.0.headers[.expires] == "0" })
+        #expect(h.core.counts.enterpriseWatches == 0)
+    }
 }

@@ -46,7 +46,9 @@ public struct GatewayCore: Sendable {
     public enum Timer: Sendable, Hashable {
         case expiry(Context)
         case refresh(Context)
-        /// Flow 1: stop waiting for OMA first notifications and answer the enterprise watcher.
+        /// Stop waiting for first state and answer the watcher with what is known: flow 1, the
+        /// OMA legs' first notifications (`.enterpriseWatch`); flow 2, a batch leg whose 2xx
+        /// carried no data for the resource (`.omaWatch`).
         case firstAnswer(Context)
         /// A leg whose unsubscribe got no final NOTIFY is forgotten (64·T1 after it was sent).
         case cleanup(Context)
