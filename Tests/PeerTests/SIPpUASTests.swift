@@ -109,4 +109,41 @@ struct SIPpUASTests {
         #expect(run.received.count { $0.startLine.hasPrefix("MESSAGE sip:sipp@127.0.0.1") } >= 2, "sipp saw the first copy and at least one retransmission")
         #expect(run.sent.count { $0.startLine.hasPrefix("SIP/2.0 200 ") } >= 1)
     }
+
+    /// RFC 3261 §18.1.1: a request larger than 1300 bytes to a UDP target, path MTU unknown, "MUST
+    /// be sent using an RFC 2914 congestion controlled transport protocol, such as TCP", and the
+    /// top Via then says TCP. sipp listens on TCP only: the MESSAGE addressed to UDP on its port
+    /// reaches it over TCP and is answered there.
+    @Test
+    func messageLargerThan1300BytesToAUDPTargetReachesSippOverTCPWithATCPVia() async throws {
+        let sipp = try await Sipp.start(scenario: PeerScenarios.path("uas-200.xml"), remote: nil, tcp: true, calls: 1, timeLimit: 18)
+        let stack: PeerStack
+        do {
+            stack = try await PeerStack.start()
+        } catch {
+            _ = sipp.stop()
+            throw error
+        }
+        let target = SIPTarget(.udp, host: "127.0.0.1", port: sipp.port)
+        var request = try Self.request(.message, to: target, callID: Self.callID())
+        request.body = Array(repeating: UInt8(ascii: "x"), count: 1400)
+        var outcome: (SIPClientTransactionEvent, SIPClientTransactionKey)?
+        var failed = false
+        do {
+            outcome = try await stack.sendRequest(request, to: target, seconds: 15)
+        } catch {
+            failed = true
+        }
+        let run = failed ? sipp.stop() : await sipp.finish()
+        await stack.shutdown()
+
+        #expect(run.succeeded, "\(run)")
+        guard let (event, _) = outcome, case .response(let response) = event else {
+            Issue.record("no response from sipp: \(String(describing: outcome?.0))\n\(run)")
+            return
+        }
+        #expect(response.statusCode == 200)
+        let received = try #require(run.received.first { $0.startLine.hasPrefix("MESSAGE ") })
+        #expect(received.text.contains("Via: SIP/2.0/TCP "), "\(received.text.prefix(400))")
+    }
 }
