@@ -13,7 +13,9 @@ import SIPStack
 ///   answered as a ``BatchCategorySubscription``; for each OMA resource the gateway keeps one
 ///   PIDF subscription toward the OMA domain with the watcher's identity in From, and turns its
 ///   NOTIFYs into categories. The first answer waits up to the configured piggyback wait for the
-///   OMA side's first NOTIFYs.
+///   OMA side's first NOTIFYs. A SUBSCRIBE without category list ([MS-PRES] §4.10 PIDF, §4.11
+///   msrtc.pidf) is bridged the same way for its Request-URI, its bodies rendered in the format
+///   Accept negotiated (`GatewayCore+DocumentWatchers`).
 /// - Flow 2, OMA watcher → enterprise presentity: a presence SUBSCRIBE is answered as a
 ///   ``NotifierSubscription`` in the format its Accept prefers (PIDF, msrtc.pidf, categories);
 ///   toward the enterprise the gateway keeps category subscriptions (``BatchCategorySubscriber``,
@@ -384,7 +386,7 @@ public struct GatewayCore: Sendable {
 
     /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it.
     mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
-                                      request: SIPRequest) -> (key: Int, actions: [Action])? {
+                              request: SIPRequest) -> (key: Int, actions: [Action])? {
         guard let uri = try? SIPURI(resource), let from = try? request.headers.from, let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
         guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
