@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "PeerTests",
             dependencies: [
-                "SIPStack", "SIPTransport", "SIPMessages",
+                "PeerTestSupport", "SIPStack", "SIPTransport", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

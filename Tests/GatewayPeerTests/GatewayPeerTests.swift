@@ -187,8 +187,8 @@ struct GatewayPeerTests {
     /// presentity receives exactly what a watcher of that presentity received before it ever
     /// published, byte for byte, with the same headers except dialog identifiers; an allowed
     /// watcher subscribing after the same publication sees it (the publication did reach the
-    /// gateway). Categories are compared; msrtc.pidf and PIDF are a known issue (the enterprise's
-    /// §4.10/§4.11 SUBSCRIBEs to OMA presentities are not bridged).
+    /// gateway). Compared in every output format: categories, msrtc.pidf ([MS-PRES] §4.11) and
+    /// PIDF (§4.10).
     @Test func politelyBlockedWatcherSeesTheNeverPublishedBodies() async throws {
         let rules = NSTemporaryDirectory() + "gwpeers-rules-\(UInt32.random(in: 0...UInt32.max)).xml"
         try """
@@ -229,13 +229,14 @@ struct GatewayPeerTests {
             // erin has never published: what an allowed watcher sees (bob), before and after the
             // PUBLISH the politely blocked watcher (mallory) sees.
             let neverPublished = try await categories("sip:bob@contoso.com")
+            let formats = ["text/xml+msrtc.pidf", "application/pidf+xml"]
+            var neverPublishedDocuments: [String: (SIPMessage, [UInt8])] = [:]
+            for accept in formats { neverPublishedDocuments[accept] = try await document("sip:bob@contoso.com", accept: accept) }
             try await Self.publish(peers, user: "erin", activity: "busy", note: "private")
             compare("categories", try await categories("sip:mallory@contoso.com"), neverPublished)
-            await withKnownIssue("an enterprise PIDF or msrtc.pidf SUBSCRIBE ([MS-PRES] §4.10, §4.11) to an OMA presentity is answered 400: flow 1 bridges category SUBSCRIBEs only") {
-                for accept in ["text/xml+msrtc.pidf", "application/pidf+xml"] {
-                    let expected = try await document("sip:bob@contoso.com", accept: accept)
-                    compare(accept, try await document("sip:mallory@contoso.com", accept: accept), expected)
-                }
+            for accept in formats {
+                let expected = try #require(neverPublishedDocuments[accept])
+                compare(accept, try await document("sip:mallory@contoso.com", accept: accept), expected)
             }
             // The publication is there: an allowed watcher now sees busy (§3.7.5.4 row 4 band).
             let (_, allowed) = try await categories("sip:bob@contoso.com")

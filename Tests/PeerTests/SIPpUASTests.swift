@@ -1,3 +1,4 @@
+import PeerTestSupport
 import SIPMessages
 import SIPStack
 import SIPTransport
@@ -28,23 +29,21 @@ struct SIPpUASTests {
 
     @Test(arguments: [SIPTransportKind.udp, .tcp])
     func optionsAndMessageSentByTheStackGet200FromSippUAS(_ kind: SIPTransportKind) async throws {
-        let socketType = kind == .tcp ? SIPp.tcp : SIPp.udp
-        let port = try SIPp.freePort(socketType)
-        let sipp = try SIPp.start(scenario: "uas-200.xml", [
-            "-i", "127.0.0.1", "-p", "\(port)", "-t", kind == .tcp ? "t1" : "u1", "-m", "2",
-        ], deadline: .seconds(20))
+        // Returns once sipp listens (Sipp.start waits until its port is bound).
+        let sipp = try await Sipp.start(scenario: PeerScenarios.path("uas-200.xml"), remote: nil, tcp: kind == .tcp,
+                                        calls: 2, timeLimit: 18)
+        let port = sipp.port
         let stack: PeerStack
         do {
-            try await SIPp.waitUntilListening(port, socketType, sipp)
             stack = try await PeerStack.start()
         } catch {
-            sipp.process.terminate()
-            _ = await sipp.finish()
+            _ = sipp.stop()
             throw error
         }
         let target = SIPTarget(kind, host: "127.0.0.1", port: port)
         var events: [SIPMethod: SIPClientTransactionEvent] = [:]
         var requests: [SIPMethod: SIPRequest] = [:]
+        var failed = false
         do {
             for method in [SIPMethod.options, .message] {
                 let request = try Self.request(method, to: target, callID: Self.callID())
@@ -52,9 +51,9 @@ struct SIPpUASTests {
                 events[method] = try await stack.sendRequest(request, to: target, seconds: 15).0
             }
         } catch {
-            sipp.process.terminate()
+            failed = true
         }
-        let run = await sipp.finish()
+        let run = failed ? sipp.stop() : await sipp.finish()
         await stack.shutdown()
 
         #expect(run.succeeded, "\(run)")
@@ -68,8 +67,8 @@ struct SIPpUASTests {
             #expect(try response.headers.cseq == SIPCSeq(1, method))
             #expect(try response.headers.to?.tag?.isEmpty == false)
         }
-        #expect(run.received("OPTIONS sip:sipp@127.0.0.1") >= 1)
-        #expect(run.received("MESSAGE sip:sipp@127.0.0.1") >= 1)
+        #expect(run.received.count { $0.startLine.hasPrefix("OPTIONS sip:sipp@127.0.0.1") } >= 1)
+        #expect(run.received.count { $0.startLine.hasPrefix("MESSAGE sip:sipp@127.0.0.1") } >= 1)
     }
 
     /// uas-lossy.xml leaves the first copy unanswered for 2 s; with T1 = 500 ms the stack sends
@@ -77,28 +76,25 @@ struct SIPpUASTests {
     /// completes the transaction with 200 well before Timer F (32 s).
     @Test
     func messageOverUDPGetsThroughASippUASThatDropsTheFirstCopyByTimerERetransmission() async throws {
-        let port = try SIPp.freePort(SIPp.udp)
-        let sipp = try SIPp.start(scenario: "uas-lossy.xml", [
-            "-i", "127.0.0.1", "-p", "\(port)", "-t", "u1", "-m", "1",
-        ], deadline: .seconds(20))
+        let sipp = try await Sipp.start(scenario: PeerScenarios.path("uas-lossy.xml"), remote: nil, calls: 1, timeLimit: 18)
+        let port = sipp.port
         let stack: PeerStack
         do {
-            try await SIPp.waitUntilListening(port, SIPp.udp, sipp)
             stack = try await PeerStack.start()
         } catch {
-            sipp.process.terminate()
-            _ = await sipp.finish()
+            _ = sipp.stop()
             throw error
         }
         let target = SIPTarget(.udp, host: "127.0.0.1", port: port)
         let request = try Self.request(.message, to: target, callID: Self.callID())
         var outcome: (SIPClientTransactionEvent, SIPClientTransactionKey)?
+        var failed = false
         do {
             outcome = try await stack.sendRequest(request, to: target, seconds: 15)
         } catch {
-            sipp.process.terminate()
+            failed = true
         }
-        let run = await sipp.finish()
+        let run = failed ? sipp.stop() : await sipp.finish()
         await stack.shutdown()
 
         #expect(run.succeeded, "\(run)")
@@ -110,7 +106,44 @@ struct SIPpUASTests {
         let copies = stack.transport.requests(branch: key.branch)
         #expect(copies.count >= 2, "the stack sent \(copies.count) copies; Timer E should have retransmitted")
         #expect(Set(copies).count == 1, "a retransmission is the same request (RFC 3261 §17.1.2.2)")
-        #expect(run.received("MESSAGE sip:sipp@127.0.0.1") >= 2, "sipp saw the first copy and at least one retransmission")
-        #expect(run.sent("SIP/2.0 200 ") >= 1)
+        #expect(run.received.count { $0.startLine.hasPrefix("MESSAGE sip:sipp@127.0.0.1") } >= 2, "sipp saw the first copy and at least one retransmission")
+        #expect(run.sent.count { $0.startLine.hasPrefix("SIP/2.0 200 ") } >= 1)
+    }
+
+    /// RFC 3261 §18.1.1: a request larger than 1300 bytes to a UDP target, path MTU unknown, "MUST
+    /// be sent using an RFC 2914 congestion controlled transport protocol, such as TCP", and the
+    /// top Via then says TCP. sipp listens on TCP only: the MESSAGE addressed to UDP on its port
+    /// reaches it over TCP and is answered there.
+    @Test
+    func messageLargerThan1300BytesToAUDPTargetReachesSippOverTCPWithATCPVia() async throws {
+        let sipp = try await Sipp.start(scenario: PeerScenarios.path("uas-200.xml"), remote: nil, tcp: true, calls: 1, timeLimit: 18)
+        let stack: PeerStack
+        do {
+            stack = try await PeerStack.start()
+        } catch {
+            _ = sipp.stop()
+            throw error
+        }
+        let target = SIPTarget(.udp, host: "127.0.0.1", port: sipp.port)
+        var request = try Self.request(.message, to: target, callID: Self.callID())
+        request.body = Array(repeating: UInt8(ascii: "x"), count: 1400)
+        var outcome: (SIPClientTransactionEvent, SIPClientTransactionKey)?
+        var failed = false
+        do {
+            outcome = try await stack.sendRequest(request, to: target, seconds: 15)
+        } catch {
+            failed = true
+        }
+        let run = failed ? sipp.stop() : await sipp.finish()
+        await stack.shutdown()
+
+        #expect(run.succeeded, "\(run)")
+        guard let (event, _) = outcome, case .response(let response) = event else {
+            Issue.record("no response from sipp: \(String(describing: outcome?.0))\n\(run)")
+            return
+        }
+        #expect(response.statusCode == 200)
+        let received = try #require(run.received.first { $0.startLine.hasPrefix("MESSAGE ") })
+        #expect(received.text.contains("Via: SIP/2.0/TCP "), "\(received.text.prefix(400))")
     }
 }

@@ -141,7 +141,11 @@ extension GatewayCore {
         if (200..<300).contains(response.statusCode) { leg.established = true }
         enterpriseLegs[key] = leg
         if leg.closing {
-            if response.statusCode >= 200 { removeEnterpriseLeg(key) }
+            // RFC 6665 §4.1.2.3: the 2xx to the unsubscribe is followed by a final NOTIFY, which
+            // must still find the dialog (and is answered 200); it releases the leg, or the
+            // cleanup timer does (64·T1). A failure response ends the dialog at once.
+            if response.statusCode >= 300 { removeEnterpriseLeg(key) }
+            if case .terminated = leg.subscriber.subscription.status { removeEnterpriseLeg(key) }
             return []
         }
         var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
@@ -201,13 +205,30 @@ extension GatewayCore {
         }
         if let ended { return out + enterpriseLegEnded(key, reason: ended, status: status, now: now) }
         // A single subscription's 2xx without data: its watcher is answered with the empty view
-        // (later notifications fill it in).
-        if let status, (200..<300).contains(status), let leg = enterpriseLegs[key], leg.single {
-            for (resource, watch) in leg.watches where !delivered.contains(resource) && omaWatches[watch]?.pending != nil {
-                out += categoriesArrived(CategoriesDocument(uri: resource), resource: resource, leg: key, now: now)
+        // (later notifications fill it in). A batch dialog's 2xx without data for a resource: the
+        // watcher waits for a notification, at most the piggyback wait (then the same).
+        if let status, (200..<300).contains(status), let leg = enterpriseLegs[key] {
+            for (resource, watch) in leg.watches.sorted(by: { $0.key < $1.key })
+            where !delivered.contains(resource) && omaWatches[watch]?.pending != nil {
+                if leg.single {
+                    out += categoriesArrived(CategoriesDocument(uri: resource), resource: resource, leg: key, now: now)
+                } else {
+                    let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
+                    out.append(.schedule(.firstAnswer(.omaWatch(watch)), at: now + wait))
+                }
             }
         }
         return out
+    }
+
+    /// The wait for a batch dialog's first data about an OMA watcher's resource ran out: the
+    /// watcher is answered with what is known (nothing yet: the empty view, RFC 3856 §6.6.2, as
+    /// for a single subscription's 2xx without data); later notifications update it.
+    mutating func answerOMAWatchWithoutData(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let watch = omaWatches[key], watch.pending != nil, let legKey = watch.leg, let leg = enterpriseLegs[legKey],
+              leg.watches[watch.resource] == key else { return [] }
+        let known = leg.categories[watch.resource] ?? CategoriesDocument(uri: watch.resource)
+        return categoriesArrived(known, resource: watch.resource, leg: legKey, now: now)
     }
 
     /// The leg resource a categories document is about (its `uri`; a single leg's one resource

@@ -95,6 +95,7 @@ extension GatewayCore {
             enterpriseWatches[key] = watch
             out += apply(updates, context: .enterpriseWatch(key), now: now)
         }
+        out += servedDocumentChanged(resource, now: now)
         // And into the enterprise, for the linked enterprise identity.
         if let identity = configuration.linkedIdentities.first(where: { $0.publishToEnterprise && $0.oma == resource }) {
             out += servicePublish(identity, state: served[resource])

@@ -13,7 +13,9 @@ import SIPStack
 ///   answered as a ``BatchCategorySubscription``; for each OMA resource the gateway keeps one
 ///   PIDF subscription toward the OMA domain with the watcher's identity in From, and turns its
 ///   NOTIFYs into categories. The first answer waits up to the configured piggyback wait for the
-///   OMA side's first NOTIFYs.
+///   OMA side's first NOTIFYs. A SUBSCRIBE without category list ([MS-PRES] §4.10 PIDF, §4.11
+///   msrtc.pidf) is bridged the same way for its Request-URI, its bodies rendered in the format
+///   Accept negotiated (`GatewayCore+DocumentWatchers`).
 /// - Flow 2, OMA watcher → enterprise presentity: a presence SUBSCRIBE is answered as a
 ///   ``NotifierSubscription`` in the format its Accept prefers (PIDF, msrtc.pidf, categories);
 ///   toward the enterprise the gateway keeps category subscriptions (``BatchCategorySubscriber``,
@@ -46,7 +48,9 @@ public struct GatewayCore: Sendable {
     public enum Timer: Sendable, Hashable {
         case expiry(Context)
         case refresh(Context)
-        /// Flow 1: stop waiting for OMA first notifications and answer the enterprise watcher.
+        /// Stop waiting for first state and answer the watcher with what is known: flow 1, the
+        /// OMA legs' first notifications (`.enterpriseWatch`); flow 2, a batch leg whose 2xx
+        /// carried no data for the resource (`.omaWatch`).
         case firstAnswer(Context)
         /// A leg whose unsubscribe got no final NOTIFY is forgotten (64·T1 after it was sent).
         case cleanup(Context)
@@ -166,7 +170,14 @@ public struct GatewayCore: Sendable {
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
         case .enterpriseWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
+            guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key] else { return [] }
+            if var document = watch.document {
+                let actions = document.notifyFailed(status: response.statusCode)
+                watch.document = document
+                enterpriseWatches[key] = watch
+                return apply(actions, context: context, now: now)
+            }
+            guard var sub = watch.subscription else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
             watch.subscription = sub
             enterpriseWatches[key] = watch
@@ -184,6 +195,8 @@ public struct GatewayCore: Sendable {
         switch timer {
         case .firstAnswer(.enterpriseWatch(let key)):
             return answerEnterpriseWatch(key, now: now)
+        case .firstAnswer(.omaWatch(let key)):
+            return answerOMAWatchWithoutData(key, now: now)
         case .cleanup(.omaLeg(let key)):
             removeOMALeg(key)
             return []
@@ -199,7 +212,14 @@ public struct GatewayCore: Sendable {
         case .expiry(let context):
             switch context {
             case .enterpriseWatch(let key):
-                guard var watch = enterpriseWatches[key], var sub = watch.subscription else { return [] }
+                guard var watch = enterpriseWatches[key] else { return [] }
+                if var document = watch.document {
+                    let actions = document.expire(now: now)
+                    watch.document = document
+                    enterpriseWatches[key] = watch
+                    return apply(actions, context: context, now: now)
+                }
+                guard var sub = watch.subscription else { return [] }
                 let actions = sub.expire(now: now)
                 watch.subscription = sub
                 enterpriseWatches[key] = watch
@@ -251,6 +271,13 @@ public struct GatewayCore: Sendable {
                 out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
                                                             headers: [(.retryAfter, "30")])))
                 out += endOMALegs(watch.legs.values, now: now)
+                continue
+            }
+            if var document = watch.document {
+                let actions = document.terminate(reason: "deactivated", now: now)
+                watch.document = document
+                enterpriseWatches[key] = watch
+                out += apply(actions, context: .enterpriseWatch(key), now: now)
                 continue
             }
             guard var sub = watch.subscription else { continue }
@@ -305,6 +332,12 @@ public struct GatewayCore: Sendable {
         /// A single (not batched) category subscription: its one resource's `pending` state is
         /// the dialog's state ([MS-PRES] §3.4.5.1.1: batched only with `Require: adhoclist, categoryList`).
         var single = false
+        /// A PIDF or msrtc.pidf subscription ([MS-PRES] §4.10, §4.11: no categoryList body): the
+        /// one resource it watches (its Request-URI); nil for category subscriptions.
+        var documentResource: String?
+        /// The dialog of a PIDF or msrtc.pidf subscription, once answered: a plain presence
+        /// subscription whose bodies are the watcher's view rendered in `terms.bodyType`.
+        var document: NotifierSubscription?
 
         init(watcher: WatcherIdentity, pending: Pending?) {
             self.watcher = watcher
@@ -334,6 +367,10 @@ public struct GatewayCore: Sendable {
         case .reject(let status, let reason, let headers):
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
         }
+        if request.body.isEmpty, terms.bodyType != SIPBodyType.msrtcCategories {
+            // [MS-PRES] §1.3.3: a client that did not negotiate categories asks for msrtc.pidf or PIDF.
+            return newDocumentWatch(request, id: id, watcher: watcher, terms: terms, now: now)
+        }
         let batch: BatchSubscribe
         do { batch = try BatchSubscribe(bytes: request.body) } catch {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))]
@@ -361,8 +398,8 @@ public struct GatewayCore: Sendable {
     }
 
     /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it.
-    private mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
-                                      request: SIPRequest) -> (key: Int, actions: [Action])? {
+    mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
+                              request: SIPRequest) -> (key: Int, actions: [Action])? {
         guard let uri = try? SIPURI(resource), let from = try? request.headers.from, let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
         guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
@@ -411,6 +448,7 @@ public struct GatewayCore: Sendable {
     }
 
     private mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
+        if enterpriseWatches[key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
         guard var watch = enterpriseWatches[key], let pending = watch.pending else { return [] }
         watch.pending = nil
         let legs = omaLegs
@@ -462,6 +500,7 @@ public struct GatewayCore: Sendable {
     }
 
     private mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        if enterpriseWatches[key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
         guard var watch = enterpriseWatches[key], var subscription = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
@@ -546,6 +585,9 @@ public struct GatewayCore: Sendable {
         }
         if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
         guard var watch = enterpriseWatches[leg.watch] else { return out }
+        if watch.documentResource != nil {
+            return out + documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
+        }
         guard var subscription = watch.subscription else {
             // Still waiting to answer the watcher: answer once every leg has spoken.
             if allLegsReported(watch) { out += answerEnterpriseWatch(leg.watch, now: now) }
@@ -596,6 +638,10 @@ public struct GatewayCore: Sendable {
         guard var watch = enterpriseWatches[leg.watch] else { return [] }
         watch.legs[leg.resource] = nil
         watch.lastSent[leg.resource] = nil
+        if watch.documentResource != nil {
+            enterpriseWatches[leg.watch] = watch
+            return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
+        }
         guard var subscription = watch.subscription else {
             enterpriseWatches[leg.watch] = watch
             if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
@@ -616,7 +662,7 @@ public struct GatewayCore: Sendable {
     }
 
     /// Unsubscribes OMA legs (Expires 0); each is forgotten on its final NOTIFY, or 64·T1 later.
-    private mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
+    mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
             guard var leg = omaLegs[key], !leg.closing else { continue }
@@ -735,7 +781,7 @@ public struct GatewayCore: Sendable {
                 switch context {
                 case .enterpriseWatch(let key):
                     if let watch = enterpriseWatches.removeValue(forKey: key) {
-                        if let dialog = watch.subscription?.subscription.dialog.id {
+                        if let dialog = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id {
                             dialogs[DialogKey(callID: dialog.callID, localTag: dialog.localTag)] = nil
                         }
                         out += endOMALegs(watch.legs.values, now: now)

@@ -60,17 +60,26 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         public var answersOptions: Bool
         public var bareMagicCookie: BareMagicCookiePolicy
         public var limits: Limits
+        /// RFC 3261 §18.1.1: "If a request is within 200 bytes of the path MTU, or if it is
+        /// larger than 1300 bytes and the path MTU is unknown, the request MUST be sent using an
+        /// RFC 2914 congestion controlled transport protocol, such as TCP." A request to a UDP
+        /// target whose serialized size (top Via included) exceeds this many bytes goes over TCP
+        /// to the same address and port, when the transport has TCP; its top Via says TCP.
+        /// Default 1300 (the path MTU is never known here); nil sends every size over UDP.
+        public var udpRequestSizeLimit: Int?
 
         public init(timers: SIPTimerConfiguration = .default,
                     uas: SIPUASCoreConfiguration = SIPUASCoreConfiguration(allowedMethods: []),
                     inviteStatus: Int = 405, answersOptions: Bool = true,
-                    bareMagicCookie: BareMagicCookiePolicy = .rejectStatelessly, limits: Limits = Limits()) {
+                    bareMagicCookie: BareMagicCookiePolicy = .rejectStatelessly, limits: Limits = Limits(),
+                    udpRequestSizeLimit: Int? = 1300) {
             self.timers = timers
             self.uas = uas
             self.inviteStatus = inviteStatus
             self.answersOptions = answersOptions
             self.bareMagicCookie = bareMagicCookie
             self.limits = limits
+            self.udpRequestSizeLimit = udpRequestSizeLimit
         }
     }
 
@@ -198,7 +207,8 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     ///
     /// Adds the top Via (§8.1.1.7: `branch` = `z9hG4bK` + 64 random bits; sent-by = the
     /// transport's advertised address for `target.kind`; `rport`, RFC 3581 §3) and Max-Forwards 70
-    /// when absent (§8.1.1.6).
+    /// when absent (§8.1.1.6). A request too large for UDP goes over TCP instead
+    /// (``Configuration/udpRequestSizeLimit``, §18.1.1).
     @discardableResult
     public func send(_ request: SIPRequest, to target: SIPTarget, connection: SIPConnectionID? = nil,
                      onEvent: @escaping @Sendable (SIPClientTransactionEvent) -> Void) throws(SIPStackError) -> SIPClientTransactionKey {
@@ -209,7 +219,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         guard let cseq = try? request.headers.cseq, cseq.method == request.method else {
             throw SIPStackError(.invalidClientRequest, "CSeq is missing or names another method than \(request.method) (RFC 3261 §8.1.1.5)")
         }
-        guard let local = transport.advertisedAddress(for: target.kind) else {
+        guard var local = transport.advertisedAddress(for: target.kind) else {
             throw SIPStackError(.noLocalAddress, "the transport has no \(target.kind) address for the Via sent-by")
         }
         guard clients.count < configuration.limits.maxClientTransactions else {
@@ -219,12 +229,29 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         repeat {
             key = SIPClientTransactionKey(branch: Self.makeBranch(), method: request.method)
         } while clients[key] != nil
-        var outgoing = request
-        let host = local.isIPv6 ? "[\(local.host)]" : local.host
-        let via = SIPVia(transport: target.kind.rawValue, host: host, port: local.port,
-                         parameters: [SIPParameter(name: "branch", value: key.branch), SIPParameter(name: "rport", value: nil)])
-        outgoing.headers.prepend(.via, via.description)
-        if !outgoing.headers.contains(.maxForwards) { outgoing.headers.append(.maxForwards, "70") }
+        var target = target
+        var connection = connection
+        func addressed(_ kind: SIPTransportKind, from local: SIPTarget) -> (SIPRequest, SIPVia) {
+            var outgoing = request
+            let host = local.isIPv6 ? "[\(local.host)]" : local.host
+            let via = SIPVia(transport: kind.rawValue, host: host, port: local.port,
+                             parameters: [SIPParameter(name: "branch", value: key.branch), SIPParameter(name: "rport", value: nil)])
+            outgoing.headers.prepend(.via, via.description)
+            if !outgoing.headers.contains(.maxForwards) { outgoing.headers.append(.maxForwards, "70") }
+            return (outgoing, via)
+        }
+        var (outgoing, via) = addressed(target.kind, from: local)
+        if target.kind == .udp, let limit = configuration.udpRequestSizeLimit,
+           let tcp = transport.advertisedAddress(for: .tcp),
+           SIPMessage.request(outgoing).serialized().count > limit {
+            // §18.1.1: too large for UDP with an unknown path MTU; "If this causes a change in the
+            // transport protocol from the one indicated in the top Via, the value in the top Via
+            // MUST be changed."
+            target = SIPTarget(.tcp, host: target.host, port: target.port, serverName: target.serverName)
+            connection = nil
+            local = tcp
+            (outgoing, via) = addressed(.tcp, from: local)
+        }
 
         var machine = NonInviteClientTransaction(request: outgoing, reliable: target.kind.isReliable,
                                                  timers: configuration.timers)

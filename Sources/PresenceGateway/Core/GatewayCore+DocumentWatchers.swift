@@ -1,0 +1,172 @@
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+
+/// Flow 1 for enterprise clients that subscribe without a category list: the PIDF SUBSCRIBE of
+/// [MS-PRES] §4.10 (`Accept: application/pidf+xml`) and the msrtc.pidf one of §4.11
+/// (`Accept: text/xml+msrtc.pidf`). [MS-PRES] §1.3.3 orders the formats: categories, then
+/// msrtc.pidf, then PIDF; ``SubscriptionTerms/evaluate(_:registry:negotiated:)`` picks the first
+/// the Accept header allows and keeps it for refreshes.
+///
+/// Such a subscription watches its Request-URI. The gateway keeps one OMA leg for it (as for a
+/// category SUBSCRIBE), builds the watcher's view as categories (containers, polite block,
+/// `pending`: ``view(of:leg:watcher:categories:)``) and renders it with the same renderer as
+/// flow 2 (``render(_:as:)``), so a politely blocked watcher gets, in every format, the bytes
+/// a watcher of a never-published presentity gets. The dialog is a plain ``NotifierSubscription``
+/// (RFC 6665 §4.2): pending while the OMA side is (RFC 6665 §4.2.1.3), notified only when the
+/// rendered body changed, ended with the OMA reason mapped (§4.2.2).
+extension GatewayCore {
+    /// A new PIDF or msrtc.pidf SUBSCRIBE from an enterprise watcher. A blocked watcher is
+    /// refused 403 (RFC 5025 §3.2.1 `block`); otherwise the OMA leg starts and the watcher is
+    /// answered once it reported, or after the configured piggyback wait.
+    mutating func newDocumentWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
+                                   terms: SubscriptionTerms, now: NIODeadline) -> [Action] {
+        let resource = WatcherIdentity.addressOfRecord(request.uri.description) ?? request.uri.description
+        if policy(for: resource).subHandling(for: watcher) == .block {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))]
+        }
+        let key = takeKey()
+        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, BatchSubscribe(), terms))
+        watch.single = true
+        watch.documentResource = resource
+        var actions: [Action] = []
+        if let leg = startOMALeg(watch: key, resource: resource, watcher: watcher, request: request) {
+            watch.legs[resource] = leg.key
+            actions += leg.actions
+        }
+        enterpriseWatches[key] = watch
+        if allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
+        let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
+        return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
+    }
+
+    /// The body of a document watcher's view of `resource` in `type`.
+    func documentBody(_ resource: String, leg: OMALeg?, watcher: WatcherIdentity, as type: String) -> [UInt8] {
+        render(view(of: resource, leg: leg, watcher: watcher, categories: Self.bridgedCategories), as: type)
+    }
+
+    /// Answers a waiting document watcher: 200 and a NOTIFY (RFC 6665 §4.2.1.2) with what is
+    /// known; `pending` without a body when the OMA side or the policy (`confirm`) waits for
+    /// authorization (§4.2.1.3).
+    mutating func answerDocumentWatch(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key], let pending = watch.pending, let resource = watch.documentResource else { return [] }
+        watch.pending = nil
+        let leg = watch.legs[resource].flatMap { omaLegs[$0] }
+        let waiting = policy(for: resource).subHandling(for: watch.watcher) == .confirm || (leg.map(Self.reflectsPending) ?? false)
+        var body: [UInt8]?
+        if !waiting {
+            let rendered = documentBody(resource, leg: leg, watcher: watch.watcher, as: pending.terms.bodyType)
+            watch.lastSent[resource] = BodyDigest(rendered)
+            body = rendered
+        }
+        var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
+        do {
+            let (subscription, actions) = try NotifierSubscription.accept(
+                pending.request, terms: pending.terms, status: waiting ? .pending : .active, localTag: ids.tag(),
+                contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
+            watch.document = subscription
+            dialogs[DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag)] = .enterpriseWatch(key)
+            enterpriseWatches[key] = watch
+            // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
+            out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
+            return out
+        } catch {
+            enterpriseWatches[key] = nil
+            out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
+            return out + endOMALegs(watch.legs.values, now: now)
+        }
+    }
+
+    /// A NOTIFY on the OMA leg of a document watcher: answered once all legs reported while it
+    /// waits; activated when the leg left `pending`; notified when the rendered body changed.
+    /// While the leg is pending again, notifications stop (RFC 6665 has no active → pending
+    /// transition for the notifier).
+    mutating func documentLegChanged(_ key: Int, leg: OMALeg, changed: Bool, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key], let resource = watch.documentResource else { return [] }
+        guard var subscription = watch.document else {
+            return watch.pending != nil && allLegsReported(watch) ? answerDocumentWatch(key, now: now) : []
+        }
+        guard changed else { return [] }
+        if Self.reflectsPending(leg) {
+            watch.lastSent[resource] = nil
+            enterpriseWatches[key] = watch
+            return []
+        }
+        let body = documentBody(resource, leg: leg, watcher: watch.watcher, as: subscription.terms.bodyType)
+        let digest = BodyDigest(body)
+        let updates: [NotifierSubscription.Action]
+        if subscription.status == .pending {
+            updates = subscription.activate(body: body, now: now)
+        } else {
+            guard watch.lastSent[resource] != digest else { return [] }
+            updates = subscription.stateChanged(body: body, now: now)
+        }
+        watch.lastSent[resource] = digest
+        watch.document = subscription
+        enterpriseWatches[key] = watch
+        return apply(updates, context: .enterpriseWatch(key), now: now)
+    }
+
+    /// The OMA leg of a document watcher ended: a waiting watcher is refused with the OMA
+    /// status (403, 404, 480 or 489; otherwise 503), an answered one gets the final NOTIFY with
+    /// the reason mapped (RFC 6665 §4.2.2).
+    mutating func endDocumentWatch(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key] else { return [] }
+        if let pending = watch.pending {
+            enterpriseWatches[key] = nil
+            let code = statusCode.map { [403, 404, 480, 489].contains($0) ? $0 : 503 } ?? 503
+            return [.cancel(.firstAnswer(.enterpriseWatch(key))),
+                    .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: code, toTag: ids.tag()))]
+        }
+        guard var subscription = watch.document else { return [] }
+        let updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
+        watch.document = subscription
+        enterpriseWatches[key] = watch
+        return apply(updates, context: .enterpriseWatch(key), now: now)
+    }
+
+    /// A SUBSCRIBE in a document watcher's dialog: a refresh (200 and a NOTIFY with the current
+    /// view, RFC 6665 §4.2.1.2, in the format negotiated first unless the new Accept excludes
+    /// it) or an unsubscribe (Expires 0: the final NOTIFY, then the OMA leg is unsubscribed).
+    mutating func refreshDocumentWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key], var subscription = watch.document, let resource = watch.documentResource else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: subscription.terms.bodyType) {
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+        case .accept(let terms):
+            var body: [UInt8]?
+            if subscription.status != .pending {
+                let leg = watch.legs[resource].flatMap { omaLegs[$0] }
+                let rendered = documentBody(resource, leg: leg, watcher: watch.watcher, as: terms.bodyType)
+                watch.lastSent[resource] = BodyDigest(rendered)
+                body = rendered
+            }
+            let actions = subscription.refresh(request, terms: terms, body: body, now: now)
+            watch.document = subscription
+            enterpriseWatches[key] = watch
+            return apply(actions, context: .enterpriseWatch(key), now: now, id: id)
+        }
+    }
+
+    /// Document watchers of a resource the gateway serves itself (flow 4): notified when their
+    /// view of the composed state changed.
+    mutating func servedDocumentChanged(_ resource: String, now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in enterpriseWatches.keys.sorted() {
+            guard var watch = enterpriseWatches[key], watch.documentResource == resource, var subscription = watch.document,
+                  subscription.status == .active else { continue }
+            let body = documentBody(resource, leg: nil, watcher: watch.watcher, as: subscription.terms.bodyType)
+            let digest = BodyDigest(body)
+            guard watch.lastSent[resource] != digest else { continue }
+            watch.lastSent[resource] = digest
+            let updates = subscription.stateChanged(body: body, now: now)
+            watch.document = subscription
+            enterpriseWatches[key] = watch
+            out += apply(updates, context: .enterpriseWatch(key), now: now)
+        }
+        return out
+    }
+}
