@@ -36,8 +36,8 @@ struct KamailioPresenceTests {
     }
 
     @Test func stackPublishesToKamailioAndWatchesThePresentity() async throws {
-        let port = try await freeLoopbackPort()
-        let kamailio = try KamailioPresenceServer(port: port)
+        let kamailio = try KamailioPresenceServer()
+        let port = kamailio.port
         defer { kamailio.stop() }
         let transport = try SIPNetworkTransport(configuration: .init(listeners: [.init(.udp, host: "127.0.0.1", port: 0)]))
         let bound = try await transport.start()

@@ -24,24 +24,15 @@ enum PeerTools {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 }
 
-/// A free loopback port (bound by the kernel to a UDP socket for a moment, then released).
-func freeLoopbackPort() async throws -> UInt16 {
-    let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-        .bind(host: "127.0.0.1", port: 0).get()
-    let port = channel.localAddress?.port ?? 0
-    try await channel.close()
-    return UInt16(port)
-}
-
 /// A throw-away Kamailio presence server on 127.0.0.1: the OMA domain's Kamailio of the shared
 /// peer assets (`Peers/kamailio`, ``OMADomainKamailio``), which serves presence for every domain
 /// but contoso.com; nothing here addresses contoso.com, so nothing is relayed.
 final class KamailioPresenceServer: Sendable {
     let kamailio: OMADomainKamailio
 
-    init(port: UInt16) throws {
+    init() throws {
         // No gateway takes part: requests for the enterprise domain would go to the discard port.
-        kamailio = try OMADomainKamailio(port: port, gateway: "sip:127.0.0.1:9")
+        kamailio = try OMADomainKamailio.start(gateway: "sip:127.0.0.1:9")
     }
 
     var port: UInt16 { kamailio.port }

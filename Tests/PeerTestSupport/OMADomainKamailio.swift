@@ -45,6 +45,16 @@ public final class OMADomainKamailio: Sendable {
         }
     }
 
+    /// Starts Kamailio on a port chosen free at run time; when another test takes that port
+    /// before Kamailio binds it ("Address already in use"), another is tried, at most 3 times.
+    public static func start(gateway: String) throws -> OMADomainKamailio {
+        var failure: Error = PeerError("not started")
+        for _ in 0..<3 {
+            do { return try OMADomainKamailio(port: LoopbackPorts.free(), gateway: gateway) } catch { failure = error }
+        }
+        throw failure
+    }
+
     /// Stops it (SIGTERM, then SIGKILL for anything left in its process group); idempotent.
     public func stop() {
         _ = try? runProgram("/bin/bash", [Self.script, "stop"], environment: ["KAM_RUNDIR": runDirectory], timeout: 20)
