@@ -303,7 +303,21 @@ extension MSCapability {
             return w.element(xml(namespace: namespace))
         }
         w.startElement(namespace, name, prefix: nil)
-        for (key, value) in attributes.sorted(by: { $0.key < $1.key }) { w.attribute(key, value) }
+        if attributes.count <= 4 {
+            // The few attributes a capability has, smallest name first, without sorting a copy.
+            var previous: String?
+            for _ in 0..<attributes.count {
+                var next: (key: String, value: String)?
+                for entry in attributes where previous.map({ entry.key > $0 }) ?? true {
+                    if next.map({ entry.key < $0.key }) ?? true { next = entry }
+                }
+                guard let next else { break }
+                w.attribute(next.key, next.value)
+                previous = next.key
+            }
+        } else {
+            for (key, value) in attributes.sorted(by: { $0.key < $1.key }) { w.attribute(key, value) }
+        }
         w.endElement()
     }
 }

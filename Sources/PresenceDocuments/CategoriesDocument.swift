@@ -71,6 +71,10 @@ public struct Category: Hashable, Sendable {
     /// the watcher resolves to no container ([MS-PRES] §3.2.5.3 rule 7).
     public var payload: CategoryPayload?
 
+    /// Inlinable: callers in other modules then move a payload into place
+    /// instead of copying it through an opaque call (copying a `ContactCard` or
+    /// `MSState` retains and releases every field).
+    @inlinable
     public init(
         name: CategoryName, instance: UInt32? = nil, container: UInt32? = nil, version: UInt32? = nil,
         publishTime: String? = nil, expireType: ExpireType? = nil, expires: UInt32? = nil,

@@ -328,7 +328,7 @@ extension ServiceCapabilities {
     }
 
     private static func rank(local: String) -> Int {
-        schemaOrder.firstIndex(of: local) ?? schemaOrder.count
+        rank(of: local)
     }
 
     /// One child of `servcaps`, before ordering.

@@ -28,8 +28,9 @@ extension RPID {
             legacyActivities += found
             return true
         }
-        guard e.name.namespace == NS.rpid else { return false }
-        switch e.name.local {
+        let name = e.name
+        guard name.namespace.utf8.count == NS.rpid.utf8.count, name.namespace == NS.rpid else { return false }
+        switch name.local {
         case "activities":
             guard let value = RPIDTokens(cursor: e) else { return false }
             activities.append(value)

@@ -32,8 +32,21 @@ extension ServiceCapabilities {
 
     static func rank(_ e: XMLElement) -> Int {
         guard e.name.namespace == NS.caps else { return schemaOrder.count }
-        return schemaOrder.firstIndex(of: e.name.local) ?? schemaOrder.count
+        return rank(of: e.name.local)
     }
+
+    /// `local`'s place in ``schemaOrder`` (its count when it has none). Lengths
+    /// are compared first: most names differ in length, and that test is one
+    /// load where a string comparison is a call.
+    static func rank(of local: String) -> Int {
+        let length = local.utf8.count
+        return schemaOrder.firstIndex { $0.utf8.count == length && $0 == local } ?? schemaOrder.count
+    }
+
+    /// Ranks (places in ``schemaOrder``) of the boolean capabilities, as bits.
+    private static let flagRanks: UInt32 = schemaOrder.indices.reduce(0) { flagNames.contains(schemaOrder[$1]) ? $0 | 1 << $1 : $0 }
+    /// Ranks of the list capabilities, as bits.
+    private static let listRanks: UInt32 = schemaOrder.indices.reduce(0) { listNames.contains(schemaOrder[$1]) ? $0 | 1 << $1 : $0 }
 
     /// Reads `servcaps`; nil when it carries attributes (kept verbatim by the caller).
     /// A child the model cannot hold completely (say `<caps:priority>` entries
@@ -42,13 +55,27 @@ extension ServiceCapabilities {
     init?(cursor e: XMLCursor) {
         guard e.attributeCount == 0 else { return nil }
         self.init()
+        // Each child's rank is looked up once; it tells flags and lists apart
+        // and whether what was read is still in schema order (no sort needed).
+        let other = Self.schemaOrder.count
+        var flagRank = -1, listRank = -1, extensionRank = -1
+        var flagsOrdered = true, listsOrdered = true, extensionsOrdered = true
+        func keep(_ child: XMLCursor, rank: Int) {
+            extensions.append(child.subtree)
+            if rank < extensionRank { extensionsOrdered = false }
+            extensionRank = rank
+        }
         for child in e.elements {
-            guard child.name.namespace == NS.caps else { extensions.append(child.subtree); continue }
+            guard child.name.namespace == NS.caps else { keep(child, rank: other); continue }
             let name = child.name.local
-            if Self.flagNames.contains(name), !flags.contains(where: { $0.name == name }),
+            let rank = Self.rank(of: name)
+            let bit: UInt32 = rank < other ? 1 << rank : 0
+            if Self.flagRanks & bit != 0, !flags.contains(where: { $0.name == name }),
                 let text = PIDFXML.text(child), let value = Self.boolean(text)
             {
                 flags.append(Flag(name, value))
+                if rank < flagRank { flagsOrdered = false }
+                flagRank = rank
             } else if name == "description", let note = PIDFXML.note(child) {
                 descriptions.append(note)
             } else if name == "type", let text = PIDFXML.text(child) {
@@ -56,18 +83,22 @@ extension ServiceCapabilities {
                     lists[i].supported.append(text)
                 } else {
                     lists.append(List("type", supported: [text]))
+                    if rank < listRank { listsOrdered = false }
+                    listRank = rank
                 }
-            } else if Self.listNames.contains(name), !lists.contains(where: { $0.name == name }),
+            } else if Self.listRanks & bit != 0, !lists.contains(where: { $0.name == name }),
                 let list = Self.list(child)
             {
                 lists.append(list)
+                if rank < listRank { listsOrdered = false }
+                listRank = rank
             } else {
-                extensions.append(child.subtree)
+                keep(child, rank: rank)
             }
         }
-        flags = Self.sorted(flags) { $0.name }
-        lists = Self.sorted(lists) { $0.name }
-        extensions = Self.sorted(extensions) { $0.name.namespace == NS.caps ? $0.name.local : "" }
+        if !flagsOrdered { flags = Self.sorted(flags) { $0.name } }
+        if !listsOrdered { lists = Self.sorted(lists) { $0.name } }
+        if !extensionsOrdered { extensions = Self.sorted(extensions) { $0.name.namespace == NS.caps ? $0.name.local : "" } }
     }
 
     /// `xs:boolean` lexical space: true, false, 1, 0.
@@ -84,7 +115,7 @@ extension ServiceCapabilities {
     /// in schema order (what conforming peers send) is returned as it is.
     private static func sorted<T>(_ items: [T], by name: (T) -> String) -> [T] {
         guard items.count > 1 else { return items }
-        let ranks = items.map { schemaOrder.firstIndex(of: name($0)) ?? schemaOrder.count }
+        let ranks = items.map { rank(of: name($0)) }
         if zip(ranks, ranks.dropFirst()).allSatisfy({ $0 <= $1 }) { return items }
         return ranks.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { items[$0] }
     }

@@ -8,26 +8,39 @@ extension PresenceMapper {
     /// and tuple RPID (incl. Microsoft's pre-RFC `rpid-status`) are read too.
     public func categories(from doc: PIDFDocument) -> (CategoriesDocument, MappingReport) {
         var report = MappingReport()
+        report.mapped.reserveCapacity(12)
         var output = CategoriesDocument(uri: doc.entity)
+        output.categories.reserveCapacity(4)
 
         // basic: open if any tuple is open, closed if any is closed, else none.
-        let basics = doc.tuples.compactMap(\.status.basic)
-        let basic: MappingTables.ReverseRow.Basic = basics.contains(.open) ? .open : basics.contains(.closed) ? .closed : .none
+        var anyOpen = false
+        var anyClosed = false
+        for tuple in doc.tuples {
+            switch tuple.status.basic {
+            case .open?: anyOpen = true
+            case .closed?: anyClosed = true
+            case nil: break
+            }
+        }
+        let basic: MappingTables.ReverseRow.Basic = anyOpen ? .open : anyClosed ? .closed : .none
         for tuple in doc.tuples where tuple.status.unrecognizedBasic != nil {
             report.drop("tuple[\(tuple.id)]/status/basic", "\"\(tuple.status.unrecognizedBasic ?? "")\" is neither open nor closed (RFC 3863 4.1.4)")
         }
 
-        // RPID from persons, tuples and devices; time-bound out-of-office activities are notes.
-        let person = doc.persons.first
-        var rpids = doc.persons.map(\.rpid) + doc.tuples.flatMap { [$0.rpid, $0.status.rpid] }
-        rpids += doc.devices.map(\.rpid)
+        // RPID from persons, tuples and devices (in that order, each read in
+        // place rather than gathered into an array of copies); time-bound
+        // out-of-office activities are notes.
+        // The first person, read in place (not copied out of the array).
+        let person: Int? = doc.persons.isEmpty ? nil : doc.persons.startIndex
         var tokens: [String] = []
         var others: [String] = []
         var activityNotes: [PIDFNote] = []
         var oofNotes: [MSNote.Body] = []
         var calendarBlocks: [(FreeBusyState, String, String)] = []
+        var userInput: RPIDUserInput.Value?
         let oofText = MSActivityToken.outOfOffice.rawValue
-        for rpid in rpids {
+        func scan(_ rpid: RPID) {
+            if userInput == nil, let input = rpid.userInput { userInput = input.value }
             for activities in rpid.activities {
                 let isOOFNote = activities.values == [.other(oofText)] && !activities.notes.isEmpty && (activities.from != nil || activities.until != nil)
                 if let state = freeBusyState(of: activities), let from = activities.from, let until = activities.until {
@@ -51,10 +64,15 @@ extension PresenceMapper {
             }
             for t in rpid.legacyActivities where !tokens.contains(t) { tokens.append(t) }
         }
-        let userInput = rpids.lazy.compactMap(\.userInput).first?.value
+        for i in doc.persons.indices { scan(doc.persons[i].rpid) }
+        for i in doc.tuples.indices {
+            scan(doc.tuples[i].rpid)
+            scan(doc.tuples[i].status.rpid)
+        }
+        for i in doc.devices.indices { scan(doc.devices[i].rpid) }
 
         // Availability: the first row of pidf-availability.tsv that holds.
-        let row = tables.pidfAvailability.first { row in
+        let rowIndex = tables.pidfAvailability.firstIndex { row in
             switch row.basic {
             case .any: break
             case .open: guard basic == .open else { return false }
@@ -69,15 +87,15 @@ extension PresenceMapper {
             case .other(let t): return others.contains(t)
             }
         }
-        var state = MSState(type: .aggregateState, availability: row?.availability)
-        if let row { report.map("basic+activities+user-input", "availability \(row.availability) (\(row.source))") }
+        var state = MSState(type: .aggregateState, availability: rowIndex.map { tables.pidfAvailability[$0].availability })
+        if let rowIndex { report.map("basic+activities+user-input", reverseRowDetails[rowIndex]) }
 
         // Token: an <other> text naming a token first, then RPID tokens by table order.
-        let tokenRow =
-            tables.activityTokens.first { $0.other.map(others.contains) == true }
-            ?? tables.activityTokens.first { $0.rpid.map(tokens.contains) == true && $0.other == nil }
-        var activity = MSActivity(token: tokenRow?.token)
-        if let tokenRow { report.map("rpid activities", "token \(tokenRow.token) (\(tokenRow.source))") }
+        let tokenIndex =
+            tables.activityTokens.firstIndex { $0.other.map(others.contains) == true }
+            ?? tables.activityTokens.firstIndex { $0.rpid.map(tokens.contains) == true && $0.other == nil }
+        var activity = MSActivity(token: tokenIndex.map { tables.activityTokens[$0].token })
+        if let tokenIndex { report.map("rpid activities", tokenRowDetails[tokenIndex]) }
         // Other texts that are neither class markers nor token texts are custom activities.
         if let custom = others.first(where: { !reservedOtherTexts.contains($0) }) {
             activity.custom = [.init(custom)]
@@ -90,7 +108,7 @@ extension PresenceMapper {
             state.meetingSubject = subject
             report.map("rpid activities/note", "state meetingSubject")
         }
-        if let rpid = person?.rpid {
+        func readPerson(_ rpid: RPID) {
             if case .other(let location, _)? = rpid.placeType?.values.first {
                 state.meetingLocation = location
                 report.map("rpid place-type", "state meetingLocation")
@@ -108,15 +126,28 @@ extension PresenceMapper {
             if rpid.sphere != nil { report.drop("rpid sphere", "no enhanced-presence equivalent") }
             if rpid.privacy != nil { report.drop("rpid privacy", "no enhanced-presence equivalent") }
         }
+        if let person { readPerson(doc.persons[person].rpid) }
         output.categories.append(Category(name: .state, instance: 0, payload: .state(state)))
 
         // Notes: person notes (RFC 4479), then presence-level, then tuple notes; one language.
-        let notes = (person?.notes ?? []) + doc.notes + doc.tuples.flatMap(\.notes)
+        var noteCount = 0
+        var firstNote: PIDFNote?
+        var englishNote: PIDFNote?
+        func consider(_ notes: [PIDFNote]) {
+            noteCount += notes.count
+            for note in notes where englishNote == nil {
+                if firstNote == nil { firstNote = note }
+                if note.lang == nil || note.lang?.hasPrefix("en") == true { englishNote = note }
+            }
+        }
+        if let person { consider(doc.persons[person].notes) }
+        consider(doc.notes)
+        for i in doc.tuples.indices { consider(doc.tuples[i].notes) }
         var bodies = oofNotes
-        if let note = notes.first(where: { $0.lang == nil || $0.lang?.hasPrefix("en") == true }) ?? notes.first {
+        if let note = englishNote ?? firstNote {
             bodies.insert(MSNote.Body(text: note.text), at: 0)
             report.map("note", "note category (personal)")
-            if notes.count > 1 { report.drop("note (\(notes.count - 1) more)", "the note category holds one personal note") }
+            if noteCount > 1 { report.drop("note (\(noteCount - 1) more)", "the note category holds one personal note") }
         }
         if !oofNotes.isEmpty { report.map("rpid activities out-of-office", "note category (OOF)") }
         if !bodies.isEmpty { output.categories.append(Category(name: .note, instance: 0, payload: .note(MSNote(bodies: bodies)))) }
@@ -126,30 +157,45 @@ extension PresenceMapper {
         }
 
         // Contact card from CIPID (person, tuple, or Microsoft's presence-level CIPID).
-        let cipids = [person?.cipid, doc.cipid].compactMap { $0 } + doc.tuples.map(\.cipid)
+        // Read in place, in that order: the first display name, icon and homepage win.
         var card = ContactCard()
-        if let name = cipids.lazy.flatMap(\.displayNames).first {
+        var displayName: PIDFNote?
+        var icon: String?
+        var homepage: String?
+        var anyCard = false
+        var anyMapOrSound = false
+        func take(_ cipid: CIPID) {
+            if displayName == nil { displayName = cipid.displayNames.first }
+            if icon == nil { icon = cipid.icon }
+            if homepage == nil { homepage = cipid.homepage }
+            if cipid.card != nil { anyCard = true }
+            if cipid.map != nil || cipid.sound != nil { anyMapOrSound = true }
+        }
+        if let person { take(doc.persons[person].cipid) }
+        take(doc.cipid)
+        for i in doc.tuples.indices { take(doc.tuples[i].cipid) }
+        if let name = displayName {
             card.displayNames = [.init(name.text)]
             report.map("cipid display-name", "contactCard displayName")
         }
-        if let icon = cipids.lazy.compactMap(\.icon).first {
+        if let icon {
             card.photos = [.init(uri: icon)]
             report.map("cipid icon", "contactCard photo")
         }
-        if let home = cipids.lazy.compactMap(\.homepage).first {
-            card.urls = [.init(type: "other", uri: home)]
+        if let homepage {
+            card.urls = [.init(type: "other", uri: homepage)]
             report.map("cipid homepage", "contactCard url")
         }
-        if cipids.contains(where: { $0.card != nil }) { report.drop("cipid card", "contactCard has no vCard link") }
-        if cipids.contains(where: { $0.map != nil || $0.sound != nil }) { report.drop("cipid map/sound", "contactCard has no map or sound") }
-        if card != ContactCard() { output.categories.append(Category(name: .contactCard, instance: 0, payload: .contactCard(card))) }
+        if anyCard { report.drop("cipid card", "contactCard has no vCard link") }
+        if anyMapOrSound { report.drop("cipid map/sound", "contactCard has no map or sound") }
+        if displayName != nil || icon != nil || homepage != nil { output.categories.append(Category(name: .contactCard, instance: 0, payload: .contactCard(card))) }
 
         // Capabilities → services.
         if let caps = doc.tuples.lazy.compactMap(\.status.capabilities).first {
             var items: [MSCapability] = []
             for flag in caps.flags where flag.value {
                 if let ms = tables.capabilities.first(where: { $0.caps == flag.name })?.ms {
-                    items.append(MSCapability(name: ms, attributes: ["render": "true", "capture": "true"]))
+                    items.append(MSCapability(name: ms, attributes: Self.renderAndCapture))
                 } else {
                     report.drop("caps \(flag.name)", "no enhanced-presence capability")
                 }

@@ -10,12 +10,23 @@ public struct PresenceMapper: Sendable {
     let reservedOtherTexts: Set<String>
     /// RPID activity tokens some table maps to enhanced presence.
     let mappedRPIDTokens: Set<String>
+    /// The report detail of each `pidf-availability.tsv` row, in table order
+    /// (built once: a conversion hands out the row's string, it does not format it).
+    let reverseRowDetails: [String]
+    /// The report detail of each `activity-tokens.tsv` row, in table order.
+    let tokenRowDetails: [String]
+    /// `render="true" capture="true"`: the attributes of every capability a
+    /// PIDF → categories conversion writes ([MS-PRES] §2.2.2.7.3), one shared
+    /// dictionary instead of one built per capability.
+    static let renderAndCapture: [String: String] = ["render": "true", "capture": "true"]
 
     public init(tables: MappingTables) {
         self.tables = tables
         reservedOtherTexts = Set(tables.availabilityDetail.compactMap(\.other) + tables.activityTokens.compactMap(\.other))
         mappedRPIDTokens = Set(tables.pidfAvailability.compactMap { if case .token(let t) = $0.activity { t } else { nil } })
             .union(tables.activityTokens.compactMap(\.rpid)).union(tables.availabilityDetail.flatMap(\.activities))
+        reverseRowDetails = tables.pidfAvailability.map { "availability \($0.availability) (\($0.source))" }
+        tokenRowDetails = tables.activityTokens.map { "token \($0.token) (\($0.source))" }
     }
 
     /// The state a conversion starts from: availability and activity as

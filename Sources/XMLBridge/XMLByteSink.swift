@@ -58,6 +58,19 @@ struct XMLByteSink: ~Copyable {
         string.withUTF8 { append($0) }
     }
 
+    /// A line break and the first `width` bytes of `run`, with one capacity check.
+    mutating func appendLine(_ run: [UInt8], width: Int) {
+        let width = min(width, run.count)
+        reserve(1 + width)
+        base[count] = 0x0A
+        count += 1
+        run.withUnsafeBufferPointer { source in
+            guard let source = source.baseAddress, width > 0 else { return }
+            (base + count).update(from: source, count: width)
+        }
+        count += width
+    }
+
     /// The bytes written, as an array; the sink is freed.
     consuming func finish() -> [UInt8] {
         Array(UnsafeBufferPointer(start: base, count: count))

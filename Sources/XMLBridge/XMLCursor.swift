@@ -29,7 +29,10 @@ public struct XMLCursor: Sendable {
         let n = events.nodes[index]
         if n.isText { return false }
         let name = events.names[Int(n.name)]
-        return name.local == local && name.namespace == namespace
+        // Lengths first: most names asked about differ in length, and that
+        // test is a load where a string comparison is a call.
+        return name.local.utf8.count == local.utf8.count && name.namespace.utf8.count == namespace.utf8.count
+            && name.local == local && name.namespace == namespace
     }
 
     /// The prefix the source used (a writing hint, never used for matching).

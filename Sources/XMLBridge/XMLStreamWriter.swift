@@ -26,6 +26,10 @@
 public struct XMLStreamWriter: ~Copyable {
     private var out: XMLByteSink
     private let indent: [UInt8]?
+    /// `indent` sixteen times: a line's indentation is one copy of a prefix of it.
+    private let indentRun: [UInt8]
+    private static let twoSpaces: [UInt8] = [0x20, 0x20]
+    private static let spaces = [UInt8](repeating: 0x20, count: 32)
     /// Prefix bindings in force, innermost last.
     private var scope = Scope()
     /// Open elements, innermost last.
@@ -47,7 +51,14 @@ public struct XMLStreamWriter: ~Copyable {
     /// A writer; `indent` nil writes no line breaks, `declaration` writes the XML declaration first.
     public init(indent: String? = "  ", declaration: Bool = true, capacity: Int = 2048) {
         out = XMLByteSink(capacity: capacity)
-        self.indent = indent.map { Array($0.utf8) }
+        if indent == "  " {
+            // The default: shared arrays, nothing built per document.
+            self.indent = Self.twoSpaces
+            indentRun = Self.spaces
+        } else {
+            self.indent = indent.map { Array($0.utf8) }
+            indentRun = indent.map { Array(repeating: Array($0.utf8), count: 16).flatMap { $0 } } ?? []
+        }
         scope.bindings.reserveCapacity(16)
         frames.reserveCapacity(16)
         if declaration {
@@ -288,8 +299,13 @@ public struct XMLStreamWriter: ~Copyable {
 
     private mutating func newline(_ depth: Int) {
         guard let indent else { return }
-        out.append(0x0A)
-        for _ in 0..<depth { out.append(indent) }
+        let width = indent.count * depth
+        if width <= indentRun.count {
+            out.appendLine(indentRun, width: width)
+        } else {
+            out.append(0x0A)
+            for _ in 0..<depth { out.append(indent) }
+        }
     }
 
     private mutating func appendQName(_ prefix: String?, _ local: String) {
@@ -312,6 +328,11 @@ public struct XMLStreamWriter: ~Copyable {
             var i = 0
             let count = bytes.count
             while i < count {
+                // Eight bytes at a time while none of them can need a replacement.
+                if i &+ 8 <= count {
+                    let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                    if !Self.mayNeedEscape(word, attribute: attribute) { i &+= 8; continue }
+                }
                 let byte = base[i]
                 guard byte < 0x40, mask & (1 << UInt64(byte)) != 0 else { i += 1; continue }
                 let replacement: StaticString
@@ -334,6 +355,22 @@ public struct XMLStreamWriter: ~Copyable {
             }
             out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<count]))
         }
+    }
+
+    /// Whether any of the eight bytes in `word` may need a replacement: one
+    /// below 0x20, or `&`, `<`, `>` (and `"` in an attribute value). Exact
+    /// for "none" (the word-at-a-time zero-byte test: `(x - 0x01…) & ~x &
+    /// 0x80…` is non-zero iff some byte of x is zero, and likewise "below n"
+    /// for n ≤ 0x80); TAB and LF in text are looked at byte by byte.
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64, attribute: Bool) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+        var found = ((word &- ones &* 0x20) & ~word & highs)
+            | zeroByte(word ^ (ones &* 0x26)) | zeroByte(word ^ (ones &* 0x3C)) | zeroByte(word ^ (ones &* 0x3E))
+        if attribute { found |= zeroByte(word ^ (ones &* 0x22)) }
+        return found != 0
     }
 
     /// Bit b set: byte b is replaced in character data (`&`, `<`, `>`, CR, and C0 controls but TAB and LF).

@@ -73,6 +73,8 @@ enum Bench {
         let pidfBytes = Array(typicalPIDF.utf8)
         let pidfEvents = try XMLParser.events(pidfBytes, vocabulary: .presence)
         let pidfOut = mapper.pidf(from: doc, dialect: .rfc).0
+        let pidfIn = try PIDFDocument(cursor: pidfEvents.root)
+        let categoriesOut = mapper.categories(from: pidfIn).0
         for _ in 0..<n {
             switch phase {
             case "baseline": _ = LibXMLBaseline.parseAndFree(bytes)
@@ -88,6 +90,8 @@ enum Bench {
                 guard let doc = try? CategoriesDocument(bytes: bytes) else { fatalError("bench input does not parse") }
                 _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized()
             case "write-pidf": _ = pidfOut.serialized()
+            case "map-categories": _ = mapper.categories(from: pidfIn)
+            case "write-categories": _ = categoriesOut.serialized()
             case "write-pidf-tree": _ = XMLWriter().bytes(pidfOut.xml)
             case "pidf":
                 guard let pidf = try? PIDFDocument(bytes: pidfBytes) else { fatalError("bench input does not parse") }
@@ -95,7 +99,7 @@ enum Bench {
             default:
                 fatalError("""
                     phases: baseline baseline-pidf parse parse-tree decode categories convert full write-pidf \
-                    write-pidf-tree parse-pidf decode-pidf pidf
+                    write-pidf-tree parse-pidf decode-pidf map-categories write-categories pidf
                     """)
             }
         }

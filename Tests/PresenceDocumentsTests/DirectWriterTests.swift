@@ -141,4 +141,19 @@ import XMLBridge
         #expect(pidf.serialized() == XMLWriter().bytes(pidf.xml))
         #expect(try PIDFDocument(bytes: pidf.serialized()) == pidf)
     }
+
+    @Test("capability attributes are written in name order, however many there are")
+    func capabilityAttributesInNameOrder() {
+        // [MS-PRES] §2.2.2.7.3: capability elements carry attributes only; the
+        // writer's order is by name, for few attributes and for many.
+        let few = MSCapability(name: "text", attributes: ["render": "true", "capture": "false", "deviceAvailability": "3500"])
+        let many = MSCapability(name: "voice", attributes: ["render": "true", "capture": "true", "deviceAvailability": "3500", "a": "1", "z": "2"])
+        let doc = CategoriesDocument(uri: "sip:a@example.com", categories: [
+            Category(name: .services, instance: 0, payload: .services(MSServices(services: [.init(uri: "sip:a@example.com", capabilities: [few, many])]))),
+        ])
+        let text = String(decoding: doc.serialized(), as: UTF8.self)
+        #expect(text.contains(#"<text capture="false" deviceAvailability="3500" render="true"/>"#))
+        #expect(text.contains(#"<voice a="1" capture="true" deviceAvailability="3500" render="true" z="2"/>"#))
+        #expect(doc.serialized() == XMLWriter().bytes(doc.xml))
+    }
 }

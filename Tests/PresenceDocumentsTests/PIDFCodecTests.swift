@@ -255,6 +255,30 @@ struct PIDFCodecTests {
         #expect(legacy.flags == [.init("audio", false), .init("video", true)])
     }
 
+    @Test("servcaps children read out of schema order are kept in schema order: flags, lists and kept elements each (RFC 5196 §6)")
+    func servcapsOutOfOrderIsPutInSchemaOrder() throws {
+        let xml = """
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:caps="urn:ietf:params:xml:ns:pidf:caps" entity="pres:a@example.com">
+              <tuple id="t"><status><basic>open</basic>
+                <caps:servcaps>
+                  <caps:video>true</caps:video><caps:audio>false</caps:audio>
+                  <caps:methods><caps:supported><caps:INVITE/></caps:supported></caps:methods>
+                  <caps:actor><caps:supported><caps:principal/></caps:supported></caps:actor>
+                  <caps:video>false</caps:video>
+                  <caps:audio>maybe</caps:audio>
+                </caps:servcaps>
+              </status></tuple>
+            </presence>
+            """
+        let doc = try PIDFDocument(bytes: Array(xml.utf8))
+        let caps = try #require(doc.tuples.first?.status.capabilities)
+        #expect(caps.flags == [.init("audio", false), .init("video", true)])
+        #expect(caps.lists == [.init("actor", supported: ["principal"]), .init("methods", supported: ["INVITE"])])
+        // The second video and the non-boolean audio cannot be held: kept, in schema order too.
+        #expect(caps.extensions.map(\.name.local) == ["audio", "video"])
+        #expect(try PIDFDocument(bytes: doc.serialized()) == doc)
+    }
+
     @Test func cipidIsReadInPersonTupleAndDirectlyUnderPresence() throws {
         let doc = try PIDFFixture.document(PIDFFixture.fixtures + "cipid.xml")
         #expect(doc.cipid == CIPID(displayNames: [PIDFNote("Grace at Example")], sound: "https://example.com/~grace/hello.wav"))

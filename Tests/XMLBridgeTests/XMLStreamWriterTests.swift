@@ -55,6 +55,52 @@ import XMLBridge
         #expect(Self.string(w) == "<a v=\"&quot;&lt;&amp;&gt;&#9;&#10;&#13;\u{FFFD}\">&lt;&amp;&gt;\t\n&#13;\u{FFFD}</a>")
     }
 
+    @Test("a character to escape is replaced wherever it stands in a long value, and clean runs around it are kept")
+    func escapesAtEveryPosition() {
+        // XML 1.0 §2.4 and §3.3.3: the replacement does not depend on where
+        // the character is; values longer than a machine word are read in words.
+        let special: [(Character, attribute: String, text: String)] = [
+            ("&", "&amp;", "&amp;"), ("<", "&lt;", "&lt;"), (">", "&gt;", "&gt;"),
+            ("\"", "&quot;", "\""), ("\t", "&#9;", "\t"), ("\n", "&#10;", "\n"), ("\r", "&#13;", "&#13;"),
+            ("\u{1}", "\u{FFFD}", "\u{FFFD}"),
+        ]
+        let clean = "abcdefghijklmnopqrstuvwxyz0123 :/.-_" // 36 bytes, none escaped
+        for (character, inAttribute, inText) in special {
+            for position in 0...clean.count {
+                let index = clean.index(clean.startIndex, offsetBy: position)
+                let value = String(clean[..<index]) + String(character) + String(clean[index...])
+                var w = XMLStreamWriter(indent: nil, declaration: false)
+                w.startElement("", "a", prefix: nil, indentsChildren: false)
+                w.attribute("v", value)
+                w.text(value)
+                w.endElement()
+                let head = String(clean[..<index]), tail = String(clean[index...])
+                #expect(Self.string(w) == "<a v=\"\(head)\(inAttribute)\(tail)\">\(head)\(inText)\(tail)</a>")
+            }
+        }
+        var w = XMLStreamWriter(indent: nil, declaration: false)
+        w.startElement("", "a", prefix: nil, indentsChildren: false)
+        w.text(clean + clean + "é€😀")
+        w.endElement()
+        #expect(Self.string(w) == "<a>\(clean)\(clean)é€😀</a>")
+    }
+
+    @Test("indentation grows two spaces per level also deeper than sixteen levels")
+    func deepIndentation() {
+        var w = XMLStreamWriter(declaration: false)
+        for _ in 0..<20 { w.startElement("", "e", prefix: nil) }
+        let bytes = w.finish()
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
+        // 19 opening tags, one self-closed innermost element, 19 closing tags.
+        #expect(lines.count == 39)
+        for (depth, line) in lines.prefix(20).enumerated() {
+            #expect(line == Substring(String(repeating: "  ", count: depth) + (depth == 19 ? "<e/>" : "<e>")))
+        }
+        for (i, line) in lines.dropFirst(20).enumerated() {
+            #expect(line == Substring(String(repeating: "  ", count: 18 - i) + "</e>"))
+        }
+    }
+
     @Test("a namespaced attribute without a binding gets a declaration; xml:lang needs none")
     func declaresAttributeNamespace() {
         var w = XMLStreamWriter(indent: nil, declaration: false)
