@@ -48,8 +48,9 @@ struct DialogIndex: Sendable {
 
     /// Forgets the dialog `key` of `context` (a no-op when `context` does not hold it).
     mutating func remove(_ key: GatewayCore.DialogKey, _ context: Context) {
-        if !colliding.isEmpty, colliding[key] == context {
-            colliding[key] = nil
+        if !colliding.isEmpty, let held = colliding[key] {
+            // Held by its full key: the hash entry is another dialog's.
+            if held == context { colliding[key] = nil }
             return
         }
         let hash = self.hash(key)
