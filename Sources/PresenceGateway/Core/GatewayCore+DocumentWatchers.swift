@@ -66,7 +66,7 @@ extension GatewayCore {
                 pending.request, terms: pending.terms, status: waiting ? .pending : .active, localTag: ids.tag(),
                 contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
             watch.document = subscription
-            dialogs[DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag)] = .enterpriseWatch(key)
+            dialogs.insert(DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag), .enterpriseWatch(key))
             enterpriseWatches[key] = watch
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)

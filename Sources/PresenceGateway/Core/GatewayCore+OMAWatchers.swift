@@ -118,7 +118,7 @@ extension GatewayCore {
                 categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
                 callID: ids.callID(), localTag: ids.tag())
         }
-        dialogs[DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag)] = .enterpriseLeg(legKey)
+        dialogs.insert(DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag), .enterpriseLeg(legKey))
         enterpriseLegs[legKey] = EnterpriseLeg(watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
                                                subscriber: subscriber, watches: [watch.resource: key])
         watch.leg = legKey
@@ -232,10 +232,12 @@ extension GatewayCore {
     }
 
     /// The leg resource a categories document is about (its `uri`; a single leg's one resource
-    /// when the URI is written differently).
+    /// when the URI is written differently). The leg's own string is returned, not the
+    /// document's: the state kept for the resource then shares its storage with the watch's
+    /// (one heap string per pair instead of two).
     private func resource(of document: CategoriesDocument, in key: Int) -> String? {
         guard let leg = enterpriseLegs[key] else { return nil }
-        if leg.watches[document.uri] != nil { return document.uri }
+        if let match = leg.watches.keys.first(where: { $0 == document.uri }) { return match }
         if let normalized = WatcherIdentity.addressOfRecord(document.uri),
            let match = leg.watches.keys.first(where: { WatcherIdentity.addressOfRecord($0) == normalized }) {
             return match
@@ -261,7 +263,8 @@ extension GatewayCore {
                     contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
                 watch.subscription = subscription
                 watch.lastSent = BodyDigest(body)
-                dialogs[DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag)] = .omaWatch(watchKey)
+                let id = subscription.dialog.id
+                dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(watchKey))
                 omaWatches[watchKey] = watch
                 return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
             } catch {
@@ -407,6 +410,6 @@ extension GatewayCore {
 
     mutating func removeEnterpriseLeg(_ key: Int) {
         guard let leg = enterpriseLegs.removeValue(forKey: key) else { return }
-        dialogs[DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)] = nil
+        dialogs.remove(DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag), .enterpriseLeg(key))
     }
 }

@@ -97,8 +97,8 @@ public struct GatewayCore: Sendable {
     var served: [String: CategoriesDocument] = [:]
     /// SERVICE category publishers by enterprise identity.
     var servicePublishers: [String: CategoryPublisher] = [:]
-    /// Dialogs by (Call-ID, local tag) for in-dialog requests.
-    var dialogs = DenseTable<DialogKey, Context>()
+    /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
+    var dialogs = DialogIndex()
     let registry: SIPEventPackageRegistry
 
     public init(configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
@@ -132,7 +132,7 @@ public struct GatewayCore: Sendable {
     public mutating func receive(_ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
                                  watcher: WatcherIdentity?, now: NIODeadline) -> [Action] {
         if let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID {
-            guard let context = dialogs[DialogKey(callID: callID, localTag: tag)] else {
+            guard let context = dialogContext(callID: callID, localTag: tag) else {
                 return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
             }
             return inDialog(request, id: id, context: context, now: now)
@@ -410,7 +410,7 @@ public struct GatewayCore: Sendable {
             accept: [SIPBodyType.pidf], expires: self.configuration.subscriptions.defaultExpires)
         let key = takeKey()
         let (subscription, actions) = SubscriberSubscription.start(configuration, callID: ids.callID(), localTag: ids.tag())
-        dialogs[DialogKey(callID: subscription.callID, localTag: subscription.localTag)] = .omaLeg(key)
+        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
         omaLegs[key] = OMALeg(watch: watch, resource: resource, subscription: subscription, categories: nil, handling: handling)
         return (key, legActions(actions, context: .omaLeg(key)))
     }
@@ -489,7 +489,8 @@ public struct GatewayCore: Sendable {
                 return out + endOMALegs(watch.legs.values, now: now)
             }
             watch.subscription = subscription
-            dialogs[DialogKey(callID: subscription.subscription.dialog.id.callID, localTag: subscription.subscription.dialog.id.localTag)] = .enterpriseWatch(key)
+            let id = subscription.subscription.dialog.id
+            dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
             enterpriseWatches[key] = watch
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
@@ -681,7 +682,7 @@ public struct GatewayCore: Sendable {
 
     private mutating func removeOMALeg(_ key: Int) {
         guard let leg = omaLegs.removeValue(forKey: key) else { return }
-        dialogs[DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag)] = nil
+        dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
     }
 
     /// Whether the watcher is shown a leg's OMA `pending` state: only an allowed watcher (a
@@ -782,14 +783,14 @@ public struct GatewayCore: Sendable {
                 case .enterpriseWatch(let key):
                     if let watch = enterpriseWatches.removeValue(forKey: key) {
                         if let dialog = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id {
-                            dialogs[DialogKey(callID: dialog.callID, localTag: dialog.localTag)] = nil
+                            dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
                         }
                         out += endOMALegs(watch.legs.values, now: now)
                     }
                 case .omaWatch(let key):
                     if let watch = omaWatches.removeValue(forKey: key) {
                         if let dialog = watch.subscription?.dialog.id {
-                            dialogs[DialogKey(callID: dialog.callID, localTag: dialog.localTag)] = nil
+                            dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
                         }
                         out += detachOMAWatch(watch, now: now)
                     }
