@@ -300,9 +300,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// Writes `data` without flushing and queues one flush of every written channel for later in
     /// this loop iteration; `result` completes when the bytes are written (or fails, with the
     /// error mapped by `mapError`), and the message is counted as sent.
-    private func writeBatched<Data>(_ data: Data, on channel: any Channel, kind: SIPTransportKind,
+    private func writeBatched<Data: Sendable>(_ data: Data, on channel: any Channel, kind: SIPTransportKind,
                                     completing result: EventLoopPromise<Void>,
-                                    mapError: @escaping (any Error) -> SIPTransportError) {
+                                    mapError: @escaping @Sendable (any Error) -> SIPTransportError) {
         let written = eventLoop.makePromise(of: Void.self)
         written.futureResult.whenComplete { outcome in
             switch outcome {
@@ -354,7 +354,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private func write(_ bytes: [UInt8], on connection: Connection, id: SIPConnectionID) -> EventLoopFuture<Void> {
         let kind = connection.kind
         let channel = connection.channel
-        let mapError = { (error: any Error) in Self.transportError(error, kind: kind, context: "write on \(id)") }
+        let mapError = { @Sendable (error: any Error) in Self.transportError(error, kind: kind, context: "write on \(id)") }
         let result = eventLoop.makePromise(of: Void.self)
         // An open connection's `ready` has succeeded already, so this runs at once.
         connection.ready.whenComplete { outcome in
