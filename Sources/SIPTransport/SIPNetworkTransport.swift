@@ -77,6 +77,13 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private var datagramChannels: [any Channel] = []
     private var serverChannels: [any Channel] = []
     private var nextConnection: UInt64 = 1
+    /// Channels written to since the last flush; flushed once by a task queued on the loop, so
+    /// the sends made while handling one read batch leave in one flush (one `sendmmsg` for UDP,
+    /// one `writev` for a stream) instead of one system call per message.
+    private var unflushed: [ObjectIdentifier: any Channel] = [:]
+    /// The batch being flushed (swapped with `unflushed`, so both keep their storage).
+    private var flushing: [ObjectIdentifier: any Channel] = [:]
+    private var flushQueued = false
 
     /// Creates a transport; nothing is bound until ``start()``.
     ///
@@ -136,10 +143,17 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         switch listener.kind {
         case .udp:
             // NIO's datagram default reads at most 2,048 bytes; a SIP datagram may be up to 65,535
-            // (RFC 3261 §18.1.1 only asks senders to prefer TCP above 1,300).
+            // (RFC 3261 §18.1.1 only asks senders to prefer TCP above 1,300). Vector reads
+            // (`recvmmsg`) take up to `datagramsPerRead` datagrams per system call; NIO splits
+            // the receive buffer evenly between them, so it holds 64 KiB per datagram. NIO
+            // reuses that buffer from read to read (its pooled receive buffer: the handler copies
+            // each datagram out, so the buffer is uniquely owned again before the next read).
+            let datagramsPerRead = 8
             channel = try await DatagramBootstrap(group: eventLoop)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
-                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 65_536))
+                .channelOption(.datagramVectorReadMessageCount, value: datagramsPerRead)
+                .channelOption(.recvAllocator,
+                               value: FixedSizeRecvByteBufferAllocator(capacity: 65_536 * datagramsPerRead))
                 // The kernel's default receive buffer (rmem_default, 208 KiB on Linux) holds about
                 // 100 SIP datagrams: a 50 ms pause of the event loop at 2,000 NOTIFY/s overflowed it
                 // in the sipp benchmark (scripts/bench). 4 MiB (capped by net.core.rmem_max).
@@ -276,16 +290,54 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
                 .unsupportedTransport, "no UDP listener for the address family of \(target.hostPort)"))
         }
         let envelope = AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes))
-        return channel.writeAndFlush(envelope).flatMapErrorThrowing { error in
-            throw SIPTransportError(.connectionClosed, "UDP send to \(target.hostPort) failed: \(error)")
-        }.map {
-            self.metrics.increment(SIPTransportMetrics.messagesSent, .udp)
+        let result = eventLoop.makePromise(of: Void.self)
+        writeBatched(envelope, on: channel, kind: .udp, completing: result) { error in
+            SIPTransportError(.connectionClosed, "UDP send to \(target.hostPort) failed: \(error)")
         }
+        return result.futureResult
+    }
+
+    /// Writes `data` without flushing and queues one flush of every written channel for later in
+    /// this loop iteration; `result` completes when the bytes are written (or fails, with the
+    /// error mapped by `mapError`), and the message is counted as sent.
+    private func writeBatched<Data: Sendable>(_ data: Data, on channel: any Channel, kind: SIPTransportKind,
+                                    completing result: EventLoopPromise<Void>,
+                                    mapError: @escaping @Sendable (any Error) -> SIPTransportError) {
+        let written = eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { outcome in
+            switch outcome {
+            case .success:
+                self.metrics.increment(SIPTransportMetrics.messagesSent, kind)
+                result.succeed(())
+            case .failure(let error):
+                result.fail(mapError(error))
+            }
+        }
+        channel.write(data, promise: written)
+        unflushed[ObjectIdentifier(channel)] = channel
+        if !flushQueued {
+            flushQueued = true
+            eventLoop.execute { self.flushWritten() }
+        }
+    }
+
+    private func flushWritten() {
+        flushQueued = false
+        swap(&flushing, &unflushed)
+        // A flush completes write promises, whose callbacks may send again: those writes go to
+        // `unflushed` and queue the next flush.
+        for channel in flushing.values { channel.flush() }
+        flushing.removeAll(keepingCapacity: true)
     }
 
     private func sendStream(_ bytes: [UInt8], to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
         if let connection, let open = connections[connection] {
             return write(bytes, on: open, id: connection)
+        }
+        // Targets usually name the peer exactly as the table does (an IP literal in canonical
+        // form): look that up before normalising, which formats the address anew.
+        if let id = connectionByRemote[target], let open = connections[id] {
+            return write(bytes, on: open, id: id)
         }
         let key = SIPHostAddress.normalized(target)
         if let id = connectionByRemote[key], let open = connections[id] {
@@ -302,13 +354,18 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private func write(_ bytes: [UInt8], on connection: Connection, id: SIPConnectionID) -> EventLoopFuture<Void> {
         let kind = connection.kind
         let channel = connection.channel
-        return connection.ready.flatMap {
-            channel.writeAndFlush(ByteBuffer(bytes: bytes))
-        }.flatMapErrorThrowing { error in
-            throw Self.transportError(error, kind: kind, context: "write on \(id)")
-        }.map {
-            self.metrics.increment(SIPTransportMetrics.messagesSent, kind)
+        let mapError = { @Sendable (error: any Error) in Self.transportError(error, kind: kind, context: "write on \(id)") }
+        let result = eventLoop.makePromise(of: Void.self)
+        // An open connection's `ready` has succeeded already, so this runs at once.
+        connection.ready.whenComplete { outcome in
+            switch outcome {
+            case .success:
+                self.writeBatched(ByteBuffer(bytes: bytes), on: channel, kind: kind, completing: result, mapError: mapError)
+            case .failure(let error):
+                result.fail(mapError(error))
+            }
         }
+        return result.futureResult
     }
 
     /// Opens (or joins the opening of) a connection to `key`, an already normalised target.

@@ -21,18 +21,27 @@ final class SIPTransportMetrics {
     static let connectionsClosed = "sip_transport_connections_closed"
 
     private let factory: any MetricsFactory
-    private var counters: [String: Counter] = [:]
+
+    /// A counter's identity: hashed without building a string, so counting a message allocates
+    /// nothing once its counter exists (this ran twice per relayed message).
+    private struct Key: Hashable {
+        var label: String
+        var kind: SIPTransportKind
+        var reason: String?
+    }
+
+    private var counters: [Key: Counter] = [:]
 
     init(factory: any MetricsFactory) { self.factory = factory }
 
     func increment(_ label: String, _ kind: SIPTransportKind, reason: String? = nil) {
-        var dimensions = [("transport", kind.rawValue.lowercased())]
-        if let reason { dimensions.append(("reason", reason)) }
-        let key = label + "|" + dimensions.map { $0.0 + "=" + $0.1 }.joined(separator: ",")
+        let key = Key(label: label, kind: kind, reason: reason)
         if let counter = counters[key] {
             counter.increment()
             return
         }
+        var dimensions = [("transport", kind.rawValue.lowercased())]
+        if let reason { dimensions.append(("reason", reason)) }
         let counter = Counter(label: label, dimensions: dimensions, factory: factory)
         counters[key] = counter
         counter.increment()

@@ -128,11 +128,10 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         var machine: ServerMachine
         var serial: UInt64
         var destination: SIPResponseRoute?
-        var timers: [SIPTransactionTimer: Scheduled<Void>] = [:]
+        /// The running timers, each with the token its ``SIPTimerQueue`` callback must match.
+        var timers: [SIPTransactionTimer: UInt64] = [:]
         var aliases: [SIPServerTransactionKey] = []
         var mergeKey: SIPMergeKey?
-        /// Ends a non-INVITE transaction the TU never answers (``Limits/tuResponseTimeoutInT1``).
-        var tuDeadline: Scheduled<Void>?
     }
 
     private struct ClientEntry {
@@ -142,7 +141,8 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         var connection: SIPConnectionID?
         var sentBy: String
         var handler: @Sendable (SIPClientTransactionEvent) -> Void
-        var timers: [SIPTransactionTimer: Scheduled<Void>] = [:]
+        /// The running timers, each with the token its ``SIPTimerQueue`` callback must match.
+        var timers: [SIPTransactionTimer: UInt64] = [:]
     }
 
     private var servers: [SIPServerTransactionKey: ServerEntry] = [:]
@@ -150,12 +150,14 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     private var merged: [SIPMergeKey: SIPServerTransactionKey] = [:]
     private var clients: [SIPClientTransactionKey: ClientEntry] = [:]
     private var nextSerial: UInt64 = 1
+    private let timerQueue: SIPTimerQueue
     private var requestHandler: (@Sendable (IncomingRequest) -> Void)?
     private var failureHandler: (@Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void)?
 
     public init(transport: any SIPTransport, configuration: Configuration = Configuration()) {
         self.transport = transport
         self.configuration = configuration
+        self.timerQueue = SIPTimerQueue(eventLoop: transport.eventLoop)
     }
 
     /// Installs this layer as the transport's message handler.
@@ -277,12 +279,12 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 }
             case .startTimer(let timer, let delay):
                 let serial = entry.serial
-                clients[key]?.timers[timer]?.cancel()
-                clients[key]?.timers[timer] = eventLoop.scheduleTask(in: delay) { [self] in
-                    self.clientTimerFired(timer, key: key, serial: serial)
+                let token = takeSerial()
+                clients[key]?.timers[timer] = token
+                timerQueue.schedule(in: delay) { [self] in
+                    self.clientTimerFired(timer, key: key, serial: serial, token: token)
                 }
             case .cancelTimer(let timer):
-                clients[key]?.timers[timer]?.cancel()
                 clients[key]?.timers[timer] = nil
             case .deliverResponse(let response):
                 switch origin {
@@ -291,14 +293,13 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 case .transportError: entry.handler(.transportError(response))
                 }
             case .terminate:
-                for t in entry.timers.values { t.cancel() }
                 clients[key] = nil
             }
         }
     }
 
-    private func clientTimerFired(_ timer: SIPTransactionTimer, key: SIPClientTransactionKey, serial: UInt64) {
-        guard var entry = clients[key], entry.serial == serial else { return }
+    private func clientTimerFired(_ timer: SIPTransactionTimer, key: SIPClientTransactionKey, serial: UInt64, token: UInt64) {
+        guard var entry = clients[key], entry.serial == serial, entry.timers[timer] == token else { return }
         entry.timers[timer] = nil
         let actions = entry.machine.timerFired(timer)
         clients[key] = entry
@@ -462,7 +463,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         servers[key] = ServerEntry(machine: .nonInvite(NonInviteServerTransaction(request: request, reliable: reliable, timers: timers)),
                                    serial: serial, destination: destination)
         let patience = TimeAmount.nanoseconds(timers.t1.nanoseconds * Int64(max(1, configuration.limits.tuResponseTimeoutInT1)))
-        servers[key]?.tuDeadline = eventLoop.scheduleTask(in: patience) { [self] in
+        // Not cancelled when answered: `abandon()` does nothing once a response was sent, and a
+        // later transaction with the same key has another serial.
+        timerQueue.schedule(in: patience) { [self] in
             self.updateServer(key, serial: serial) { machine in
                 guard case .nonInvite(var m) = machine else { return [] }
                 let actions = m.abandon()
@@ -542,12 +545,12 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 }
             case .startTimer(let timer, let delay):
                 let serial = entry.serial
-                servers[key]?.timers[timer]?.cancel()
-                servers[key]?.timers[timer] = eventLoop.scheduleTask(in: delay) { [self] in
-                    self.serverTimerFired(timer, key: key, serial: serial)
+                let token = takeSerial()
+                servers[key]?.timers[timer] = token
+                timerQueue.schedule(in: delay) { [self] in
+                    self.serverTimerFired(timer, key: key, serial: serial, token: token)
                 }
             case .cancelTimer(let timer):
-                servers[key]?.timers[timer]?.cancel()
                 servers[key]?.timers[timer] = nil
             case .deliverResponse:
                 break
@@ -556,8 +559,6 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                     counters.failedServerTransactions += 1
                     failureHandler?(key, end)
                 }
-                for t in entry.timers.values { t.cancel() }
-                entry.tuDeadline?.cancel()
                 for alias in entry.aliases { aliases[alias] = nil }
                 if let mergeKey = entry.mergeKey, merged[mergeKey] == key { merged[mergeKey] = nil }
                 servers[key] = nil
@@ -573,7 +574,8 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         performServer(actions, key: key)
     }
 
-    private func serverTimerFired(_ timer: SIPTransactionTimer, key: SIPServerTransactionKey, serial: UInt64) {
+    private func serverTimerFired(_ timer: SIPTransactionTimer, key: SIPServerTransactionKey, serial: UInt64, token: UInt64) {
+        guard let entry = servers[key], entry.serial == serial, entry.timers[timer] == token else { return }
         servers[key]?.timers[timer] = nil
         updateServer(key, serial: serial) { machine in
             switch machine {
