@@ -117,7 +117,10 @@ public struct GatewayCore: Sendable {
 
     /// Active subscriptions per side, for metrics: watchers served and legs kept.
     public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) {
-        (enterpriseWatches.count, omaLegs.count, omaWatches.values.count { $0.linked == nil }, enterpriseLegs.count)
+        // Linked identities' own watches are not watchers; there are as few as configured
+        // identities, so they are counted from `linked` rather than by walking every OMA watch.
+        let linkedWatches = linked.values.count { link in link.watch.map { omaWatches[$0] != nil } ?? false }
+        return (enterpriseWatches.count, omaLegs.count, omaWatches.count - linkedWatches, enterpriseLegs.count)
     }
 
     struct DialogKey: Hashable {
