@@ -12,27 +12,79 @@ public struct MSState: Hashable, Sendable {
     /// The mandatory `xsi:type`: an open vocabulary.
     public var type: StateType
     public var manual: Bool?
-    public var startTime: String?
-    public var uri: String?
-    public var endpointID: String?
-    public var lastActive: String?
-    public var majorVersion: String?
-    public var minorVersion: String?
     /// unsignedInt availability ([MS-PRES] §2.2.2.7.1, lines 3227-3244).
     public var availability: UInt32?
     public var activities: [MSActivity]
-    public var endpointLocation: String?
-    public var meetingSubject: String?
-    public var meetingLocation: String?
+    /// The fields most states leave out, held out of line (nil when all are absent): a gateway
+    /// keeps one state per watched presentity, and these would otherwise make every state
+    /// 264 bytes inline.
+    private var details: Details.Box?
+
+    struct Details: Hashable, Sendable {
+        var startTime: String?
+        var uri: String?
+        var endpointID: String?
+        var lastActive: String?
+        var majorVersion: String?
+        var minorVersion: String?
+        var endpointLocation: String?
+        var meetingSubject: String?
+        var meetingLocation: String?
+        var timeZoneBias: Int?
+        var timeZoneName: String?
+        var timeZoneAbbreviation: String?
+        var device: String?
+        var treatLocationAsProximate: Bool?
+        var extensions: [XMLElement] = []
+
+        /// Storage compared and hashed by value; written only while uniquely referenced (copy on
+        /// write in ``MSState/setDetail(_:_:)``), so sharing it between values and threads is safe.
+        final class Box: Hashable, @unchecked Sendable {
+            var value: Details
+            init(_ value: Details) { self.value = value }
+            static func == (a: Box, b: Box) -> Bool { a === b || a.value == b.value }
+            func hash(into hasher: inout Hasher) { hasher.combine(value) }
+        }
+    }
+
+    private func detail<T>(_ field: KeyPath<Details, T>, else empty: T) -> T { details.map { $0.value[keyPath: field] } ?? empty }
+
+    private mutating func setDetail<T>(_ field: WritableKeyPath<Details, T>, _ value: T) {
+        var updated = Details()
+        if var box = details.take() {
+            if isKnownUniquelyReferenced(&box) {
+                box.value[keyPath: field] = value
+                details = box.value == Details() ? nil : box
+                return
+            }
+            updated = box.value
+        }
+        updated[keyPath: field] = value
+        details = updated == Details() ? nil : Details.Box(updated)
+    }
+
+    public var startTime: String? { get { detail(\.startTime, else: nil) } set { setDetail(\.startTime, newValue) } }
+    public var uri: String? { get { detail(\.uri, else: nil) } set { setDetail(\.uri, newValue) } }
+    public var endpointID: String? { get { detail(\.endpointID, else: nil) } set { setDetail(\.endpointID, newValue) } }
+    public var lastActive: String? { get { detail(\.lastActive, else: nil) } set { setDetail(\.lastActive, newValue) } }
+    public var majorVersion: String? { get { detail(\.majorVersion, else: nil) } set { setDetail(\.majorVersion, newValue) } }
+    public var minorVersion: String? { get { detail(\.minorVersion, else: nil) } set { setDetail(\.minorVersion, newValue) } }
+    public var endpointLocation: String? { get { detail(\.endpointLocation, else: nil) } set { setDetail(\.endpointLocation, newValue) } }
+    public var meetingSubject: String? { get { detail(\.meetingSubject, else: nil) } set { setDetail(\.meetingSubject, newValue) } }
+    public var meetingLocation: String? { get { detail(\.meetingLocation, else: nil) } set { setDetail(\.meetingLocation, newValue) } }
     /// Minutes (xs:long) to add to local time to get UTC, as Windows TIME_ZONE_INFORMATION.Bias.
-    public var timeZoneBias: Int?
-    public var timeZoneName: String?
-    public var timeZoneAbbreviation: String?
+    public var timeZoneBias: Int? { get { detail(\.timeZoneBias, else: nil) } set { setDetail(\.timeZoneBias, newValue) } }
+    public var timeZoneName: String? { get { detail(\.timeZoneName, else: nil) } set { setDetail(\.timeZoneName, newValue) } }
+    public var timeZoneAbbreviation: String? {
+        get { detail(\.timeZoneAbbreviation, else: nil) } set { setDetail(\.timeZoneAbbreviation, newValue) }
+    }
     /// computer, deskphone, mobile, web (open list).
-    public var device: String?
-    public var treatLocationAsProximate: Bool?
+    public var device: String? { get { detail(\.device, else: nil) } set { setDetail(\.device, newValue) } }
+    public var treatLocationAsProximate: Bool? {
+        get { detail(\.treatLocationAsProximate, else: nil) } set { setDetail(\.treatLocationAsProximate, newValue) }
+    }
     /// Elements not modelled above (including `extension`), kept verbatim.
-    public var extensions: [XMLElement]
+    public var extensions: [XMLElement] { get { detail(\.extensions, else: []) } set { setDetail(\.extensions, newValue) } }
 
     public init(
         type: StateType, manual: Bool? = nil, startTime: String? = nil, uri: String? = nil,
@@ -44,27 +96,18 @@ public struct MSState: Hashable, Sendable {
     ) {
         self.type = type
         self.manual = manual
-        self.startTime = startTime
-        self.uri = uri
-        self.endpointID = endpointID
-        self.lastActive = lastActive
-        self.majorVersion = majorVersion
-        self.minorVersion = minorVersion
         self.availability = availability
         self.activities = activities
-        self.endpointLocation = endpointLocation
-        self.meetingSubject = meetingSubject
-        self.meetingLocation = meetingLocation
-        self.timeZoneBias = timeZoneBias
-        self.timeZoneName = timeZoneName
-        self.timeZoneAbbreviation = timeZoneAbbreviation
-        self.device = device
-        self.treatLocationAsProximate = treatLocationAsProximate
-        self.extensions = extensions
+        let details = Details(
+            startTime: startTime, uri: uri, endpointID: endpointID, lastActive: lastActive, majorVersion: majorVersion,
+            minorVersion: minorVersion, endpointLocation: endpointLocation, meetingSubject: meetingSubject,
+            meetingLocation: meetingLocation, timeZoneBias: timeZoneBias, timeZoneName: timeZoneName,
+            timeZoneAbbreviation: timeZoneAbbreviation, device: device, treatLocationAsProximate: treatLocationAsProximate,
+            extensions: extensions)
+        self.details = details == Details() ? nil : Details.Box(details)
     }
 }
 
-/// `xsi:type` of a state ([MS-PRES] §2.2.2.7.1).
 public struct StateType: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }

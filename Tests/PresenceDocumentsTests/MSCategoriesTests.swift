@@ -167,4 +167,21 @@ import XMLBridge
         let c = try Category(xml: XMLParser.parse(#"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="note" instance="0">  </category>"#))
         #expect(c.payload == nil && c.instance == 0)
     }
+
+    /// The state's optional fields live out of line; copies stay independent values.
+    @Test func stateCopiesAreIndependentAndEqualityIsByValue() {
+        var original = MSState(type: .aggregateState, availability: 3500, endpointLocation: "Office")
+        var copy = original
+        copy.endpointLocation = "Home"
+        copy.meetingSubject = "Review"
+        #expect(original.endpointLocation == "Office" && original.meetingSubject == nil)
+        #expect(copy.endpointLocation == "Home" && copy.meetingSubject == "Review")
+        #expect(copy != original)
+        copy.endpointLocation = "Office"
+        copy.meetingSubject = nil
+        #expect(copy == original && copy.hashValue == original.hashValue)
+        original.endpointLocation = nil
+        #expect(original == MSState(type: .aggregateState, availability: 3500))
+        #expect(original.hashValue == MSState(type: .aggregateState, availability: 3500).hashValue)
+    }
 }
