@@ -106,10 +106,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(name: "BenchSupport", swiftSettings: strict),
         .executableTarget(
             name: "event-bench",
             dependencies: [
-                "SIPStack", "SIPTransport", "SIPMessages",
+                "BenchSupport", "SIPStack", "SIPTransport", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -153,7 +154,7 @@ let package = Package(
         .executableTarget(
             name: "gateway-bench",
             dependencies: [
-                "PresenceGateway", "PresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
+                "BenchSupport", "PresenceGateway", "PresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict

@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import NIOCore
 import NIOEmbedded
@@ -20,13 +21,6 @@ struct EventBench {
         var notifierEnded = 0
     }
 
-    static func rssBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
     /// `MemoryLayout` stride of the state types, in bytes: what each costs inline (in an array
     /// slot or a dictionary bucket) before anything on the heap.
     static func layoutLine() -> String {
@@ -35,41 +29,6 @@ struct EventBench {
             + "SubscriberSubscription.Configuration \(MemoryLayout<SubscriberSubscription.Configuration>.stride), "
             + "SubscriptionTerms \(MemoryLayout<SubscriptionTerms>.stride), SIPRequest \(MemoryLayout<SIPRequest>.stride), "
             + "SIPAddress \(MemoryLayout<SIPAddress>.stride), SIPURI \(MemoryLayout<SIPURI>.stride)"
-    }
-
-    /// Gives free heap pages back to the system (glibc `malloc_trim(0)`, looked up at run time),
-    /// so that resident memory counts live allocations rather than freed memory the allocator
-    /// keeps after the bench's temporary messages. The figures are printed with and without it.
-    static func trimHeap() {
-        typealias Trim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(nil, "malloc_trim") else { return }
-        _ = unsafeBitCast(symbol, to: Trim.self)(0)
-    }
-
-    /// Bytes in live heap allocations: glibc `malloc_stats()` (looked up at run time) prints
-    /// "in use bytes" for all arenas and mmapped blocks to stderr, which is caught in a
-    /// temporary file for the moment. Unlike resident memory it does not count pages that
-    /// freed temporaries left partly used. 0 when unavailable.
-    static func heapInUse() -> Int {
-        typealias Stats = @convention(c) () -> Void
-        guard let symbol = dlsym(nil, "malloc_stats") else { return 0 }
-        let path = NSTemporaryDirectory() + "bench-malloc-stats-\(getpid()).txt"
-        let file = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600)
-        guard file >= 0 else { return 0 }
-        fflush(nil)
-        let saved = dup(2)
-        dup2(file, 2)
-        unsafeBitCast(symbol, to: Stats.self)()
-        fflush(nil)
-        dup2(saved, 2)
-        close(saved)
-        close(file)
-        defer { unlink(path) }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
-        // The last "in use bytes" line is the total (incl. mmap).
-        let lines = text.split(separator: "\n").filter { $0.contains("in use bytes") }
-        guard let last = lines.last, let value = last.split(separator: "=").last else { return 0 }
-        return Int(value.trimmingCharacters(in: .whitespaces)) ?? 0
     }
 
     static func seconds(_ body: () throws -> Void) rethrows -> Double {
@@ -102,9 +61,9 @@ struct EventBench {
               case .accept(let terms) = SubscriptionTerms.evaluate(subscribe, registry: SIPEventPackageRegistry()) else { return }
         let contact = SIPAddress(uri: SIPURI(scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070))
         let now = NIODeadline.uptimeNanoseconds(0)
-        trimHeap()
-        let before = rssBytes()
-        let heapBefore = heapInUse()
+        ProcessMemory.trimHeap()
+        let before = ProcessMemory.residentBytes()
+        let heapBefore = ProcessMemory.heapInUse()
         var notifiers: [NotifierSubscription] = []
         notifiers.reserveCapacity(count)
         for i in 0..<count {
@@ -115,9 +74,9 @@ struct EventBench {
                                                            contact: contact, body: nil, now: now)
             notifiers.append(sub)
         }
-        trimHeap()
-        let afterNotifiers = rssBytes()
-        let heapAfterNotifiers = heapInUse()
+        ProcessMemory.trimHeap()
+        let afterNotifiers = ProcessMemory.residentBytes()
+        let heapAfterNotifiers = ProcessMemory.heapInUse()
         let bob = SIPURI(scheme: .sip, user: "bob", host: "example.com")
         let configuration = SubscriberSubscription.Configuration(
             target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")), to: SIPAddress(uri: bob),
@@ -133,9 +92,9 @@ struct EventBench {
             _ = sub.receive(ok, now: now, jitter: 0)
             subscribers.append(sub)
         }
-        trimHeap()
-        let afterSubscribers = rssBytes()
-        let heapAfterSubscribers = heapInUse()
+        ProcessMemory.trimHeap()
+        let afterSubscribers = ProcessMemory.residentBytes()
+        let heapAfterSubscribers = ProcessMemory.heapInUse()
         // The dialog identifiers: Call-ID and both tags, held inline as small strings here
         // ("c0@127.0.0.1", "w0", "n0": at most 15 bytes each, no heap).
         let identifiers = MemoryLayout<SIPDialog.ID>.size
@@ -192,9 +151,9 @@ struct EventBench {
 
         print("event-bench: \(count) subscriptions, SubscriptionAgent → NotifierAgent on the loopback transport (TCP), one EmbeddedEventLoop")
         loop.run()
-        trimHeap()
-        let rssBefore = rssBytes()
-        let heapBefore = heapInUse()
+        ProcessMemory.trimHeap()
+        let rssBefore = ProcessMemory.residentBytes()
+        let heapBefore = ProcessMemory.heapInUse()
         var clock = 0.0
         let created = try seconds {
             var made = 0
@@ -223,10 +182,10 @@ struct EventBench {
         clock += 33
         advance(to: clock)
         network.clearLog()
-        let rssHeld = rssBytes()
-        let heapHeld = heapInUse()
-        trimHeap()
-        let rssTrimmed = rssBytes()
+        let rssHeld = ProcessMemory.residentBytes()
+        let heapHeld = ProcessMemory.heapInUse()
+        ProcessMemory.trimHeap()
+        let rssTrimmed = ProcessMemory.residentBytes()
         print(String(format: "created:   %d subscriptions (SUBSCRIBE, 200, NOTIFY, 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
                      count, created, Double(count) / created, notifier.count, subscriber.count))
         print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held; per subscription, both sides together "

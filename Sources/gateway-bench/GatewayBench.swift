@@ -13,6 +13,7 @@
 ///   through the core, resident memory before and after (/proc/self/statm), per pair.
 /// The states alternate so that every message is a real change (unchanged states are not sent).
 /// Throughput over sockets with sipp is measured separately (README, "Benchmarks").
+import BenchSupport
 import Foundation
 import NIOCore
 import PresenceDocuments
@@ -42,14 +43,14 @@ enum GatewayBench {
         // The relay inputs are the bench's, not the gateway's: none are made for this core.
         enterpriseToOMA = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
         omaToEnterprise = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
-        trimHeap()
-        let before = residentBytes()
-        let heapBefore = heapInUse()
+        ProcessMemory.trimHeap()
+        let before = ProcessMemory.residentBytes()
+        let heapBefore = ProcessMemory.heapInUse()
         let held = try Bridge.flow2(configuration: configuration, mapper: mapper, pairs: pairs, keepInputs: false)
-        let after = residentBytes()
-        let heapAfter = heapInUse()
-        trimHeap()
-        let trimmed = residentBytes()
+        let after = ProcessMemory.residentBytes()
+        let heapAfter = ProcessMemory.heapInUse()
+        ProcessMemory.trimHeap()
+        let trimmed = ProcessMemory.residentBytes()
         let perPair = Double(after - before) / Double(pairs)
         let perPairTrimmed = Double(trimmed - before) / Double(pairs)
         print("memory: \(pairs) bridged pairs (OMA watch + enterprise subscription): \(String(format: "%.0f", perPair)) bytes/pair "
@@ -227,47 +228,6 @@ enum GatewayBench {
         }
         if sink == 42 { print("") }
         return Double(count) / (Double(now - start) / 1e9)
-    }
-
-    /// Gives free heap pages back to the system (glibc `malloc_trim(0)`, looked up at run time),
-    /// so that resident memory counts live allocations rather than freed memory the allocator
-    /// keeps after the bench's temporary messages. The figures are printed with and without it.
-    static func trimHeap() {
-        typealias Trim = @convention(c) (Int) -> Int32
-        guard let symbol = dlsym(nil, "malloc_trim") else { return }
-        _ = unsafeBitCast(symbol, to: Trim.self)(0)
-    }
-
-    /// Bytes in live heap allocations: glibc `malloc_stats()` (looked up at run time) prints
-    /// "in use bytes" for all arenas and mmapped blocks to stderr, which is caught in a
-    /// temporary file for the moment. Unlike resident memory it does not count pages that
-    /// freed temporaries left partly used. 0 when unavailable.
-    static func heapInUse() -> Int {
-        typealias Stats = @convention(c) () -> Void
-        guard let symbol = dlsym(nil, "malloc_stats") else { return 0 }
-        let path = NSTemporaryDirectory() + "bench-malloc-stats-\(getpid()).txt"
-        let file = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0o600)
-        guard file >= 0 else { return 0 }
-        fflush(nil)
-        let saved = dup(2)
-        dup2(file, 2)
-        unsafeBitCast(symbol, to: Stats.self)()
-        fflush(nil)
-        dup2(saved, 2)
-        close(saved)
-        close(file)
-        defer { unlink(path) }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
-        // The last "in use bytes" line is the total (incl. mmap).
-        let lines = text.split(separator: "\n").filter { $0.contains("in use bytes") }
-        guard let last = lines.last, let value = last.split(separator: "=").last else { return 0 }
-        return Int(value.trimmingCharacters(in: .whitespaces)) ?? 0
-    }
-
-    static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     static func pad(_ value: Double) -> String {
