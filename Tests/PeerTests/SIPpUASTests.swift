@@ -27,12 +27,12 @@ struct SIPpUASTests {
 
     static func callID() -> String { "\(UInt64.random(in: 1...UInt64.max))@presence.test" }
 
-    @Test(arguments: [SIPTransportKind.udp, .tcp])
-    func optionsAndMessageSentByTheStackGet200FromSippUAS(_ kind: SIPTransportKind) async throws {
-        // Returns once sipp listens (Sipp.start waits until its port is bound).
-        let sipp = try await Sipp.start(scenario: PeerScenarios.path("uas-200.xml"), remote: nil, tcp: kind == .tcp,
-                                        calls: 2, timeLimit: 18)
-        let port = sipp.port
+    /// Starts sipp as a UAS on `scenario` (returns once it listens) and the stack, runs `send`
+    /// against sipp's port, then lets sipp finish, or stops it when `send` threw. Returns what
+    /// `send` returned (nil when it threw), sipp's run, and the (shut down) stack.
+    static func againstSippUAS<T>(_ scenario: String, tcp: Bool = false, calls: Int,
+                                  _ send: (PeerStack, UInt16) async throws -> T) async throws -> (T?, Sipp.Run, PeerStack) {
+        let sipp = try await Sipp.start(scenario: PeerScenarios.path(scenario), remote: nil, tcp: tcp, calls: calls, timeLimit: 18)
         let stack: PeerStack
         do {
             stack = try await PeerStack.start()
@@ -40,21 +40,25 @@ struct SIPpUASTests {
             _ = sipp.stop()
             throw error
         }
-        let target = SIPTarget(kind, host: "127.0.0.1", port: port)
-        var events: [SIPMethod: SIPClientTransactionEvent] = [:]
-        var requests: [SIPMethod: SIPRequest] = [:]
-        var failed = false
-        do {
+        let result = try? await send(stack, sipp.port)
+        let run = result == nil ? sipp.stop() : await sipp.finish()
+        await stack.shutdown()
+        return (result, run, stack)
+    }
+
+    @Test(arguments: [SIPTransportKind.udp, .tcp])
+    func optionsAndMessageSentByTheStackGet200FromSippUAS(_ kind: SIPTransportKind) async throws {
+        let callIDs = [SIPMethod.options: Self.callID(), .message: Self.callID()]
+        let (sent, run, _) = try await Self.againstSippUAS("uas-200.xml", tcp: kind == .tcp, calls: 2) { stack, port in
+            let target = SIPTarget(kind, host: "127.0.0.1", port: port)
+            var events: [SIPMethod: SIPClientTransactionEvent] = [:]
             for method in [SIPMethod.options, .message] {
-                let request = try Self.request(method, to: target, callID: Self.callID())
-                requests[method] = request
+                let request = try Self.request(method, to: target, callID: callIDs[method] ?? Self.callID())
                 events[method] = try await stack.sendRequest(request, to: target, seconds: 15).0
             }
-        } catch {
-            failed = true
+            return events
         }
-        let run = failed ? sipp.stop() : await sipp.finish()
-        await stack.shutdown()
+        let events = sent ?? [:]
 
         #expect(run.succeeded, "\(run)")
         for method in [SIPMethod.options, .message] {
@@ -63,7 +67,7 @@ struct SIPpUASTests {
                 continue
             }
             #expect(response.statusCode == 200)
-            #expect(try response.headers.callID == requests[method]?.headers.callID)
+            #expect(try response.headers.callID == callIDs[method])
             #expect(try response.headers.cseq == SIPCSeq(1, method))
             #expect(try response.headers.to?.tag?.isEmpty == false)
         }
@@ -76,26 +80,10 @@ struct SIPpUASTests {
     /// completes the transaction with 200 well before Timer F (32 s).
     @Test
     func messageOverUDPGetsThroughASippUASThatDropsTheFirstCopyByTimerERetransmission() async throws {
-        let sipp = try await Sipp.start(scenario: PeerScenarios.path("uas-lossy.xml"), remote: nil, calls: 1, timeLimit: 18)
-        let port = sipp.port
-        let stack: PeerStack
-        do {
-            stack = try await PeerStack.start()
-        } catch {
-            _ = sipp.stop()
-            throw error
+        let (outcome, run, stack) = try await Self.againstSippUAS("uas-lossy.xml", calls: 1) { stack, port in
+            let target = SIPTarget(.udp, host: "127.0.0.1", port: port)
+            return try await stack.sendRequest(Self.request(.message, to: target, callID: Self.callID()), to: target, seconds: 15)
         }
-        let target = SIPTarget(.udp, host: "127.0.0.1", port: port)
-        let request = try Self.request(.message, to: target, callID: Self.callID())
-        var outcome: (SIPClientTransactionEvent, SIPClientTransactionKey)?
-        var failed = false
-        do {
-            outcome = try await stack.sendRequest(request, to: target, seconds: 15)
-        } catch {
-            failed = true
-        }
-        let run = failed ? sipp.stop() : await sipp.finish()
-        await stack.shutdown()
 
         #expect(run.succeeded, "\(run)")
         guard let (event, key) = outcome, case .response(let response) = event else {
@@ -116,26 +104,12 @@ struct SIPpUASTests {
     /// reaches it over TCP and is answered there.
     @Test
     func messageLargerThan1300BytesToAUDPTargetReachesSippOverTCPWithATCPVia() async throws {
-        let sipp = try await Sipp.start(scenario: PeerScenarios.path("uas-200.xml"), remote: nil, tcp: true, calls: 1, timeLimit: 18)
-        let stack: PeerStack
-        do {
-            stack = try await PeerStack.start()
-        } catch {
-            _ = sipp.stop()
-            throw error
+        let (outcome, run, _) = try await Self.againstSippUAS("uas-200.xml", tcp: true, calls: 1) { stack, port in
+            let target = SIPTarget(.udp, host: "127.0.0.1", port: port)
+            var request = try Self.request(.message, to: target, callID: Self.callID())
+            request.body = Array(repeating: UInt8(ascii: "x"), count: 1400)
+            return try await stack.sendRequest(request, to: target, seconds: 15)
         }
-        let target = SIPTarget(.udp, host: "127.0.0.1", port: sipp.port)
-        var request = try Self.request(.message, to: target, callID: Self.callID())
-        request.body = Array(repeating: UInt8(ascii: "x"), count: 1400)
-        var outcome: (SIPClientTransactionEvent, SIPClientTransactionKey)?
-        var failed = false
-        do {
-            outcome = try await stack.sendRequest(request, to: target, seconds: 15)
-        } catch {
-            failed = true
-        }
-        let run = failed ? sipp.stop() : await sipp.finish()
-        await stack.shutdown()
 
         #expect(run.succeeded, "\(run)")
         guard let (event, _) = outcome, case .response(let response) = event else {
