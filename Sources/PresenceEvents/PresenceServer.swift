@@ -43,10 +43,7 @@ public final class PresenceServer: @unchecked Sendable {
         }
     }
 
-    private struct DialogKey: Hashable {
-        var callID: String
-        var localTag: String
-    }
+    private typealias DialogKey = SIPDialogKey
 
     private struct BatchEntry {
         var subscription: BatchCategorySubscription

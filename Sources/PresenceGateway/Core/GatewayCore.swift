@@ -123,10 +123,7 @@ public struct GatewayCore: Sendable {
         return (enterpriseWatches.count, omaLegs.count, omaWatches.count - linkedWatches, enterpriseLegs.count)
     }
 
-    struct DialogKey: Hashable {
-        var callID: String
-        var localTag: String
-    }
+    typealias DialogKey = SIPDialogKey
 
     // MARK: - Requests
 

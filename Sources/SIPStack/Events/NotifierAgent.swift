@@ -58,10 +58,7 @@ public final class NotifierAgent: @unchecked Sendable {
         }
     }
 
-    private struct DialogKey: Hashable {
-        var callID: String
-        var localTag: String
-    }
+    private typealias DialogKey = SIPDialogKey
 
     private struct Entry {
         var machine: NotifierSubscription

@@ -42,10 +42,7 @@ public final class SubscriptionAgent: @unchecked Sendable {
         }
     }
 
-    private struct DialogKey: Hashable {
-        var callID: String
-        var localTag: String
-    }
+    private typealias DialogKey = SIPDialogKey
 
     private struct Entry {
         var machine: SubscriberSubscription
