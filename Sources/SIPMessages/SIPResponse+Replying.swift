@@ -9,6 +9,14 @@ extension SIPResponse {
     public init(replyingTo request: SIPRequest, statusCode: Int, reasonPhrase: String? = nil, toTag: String? = nil,
                 headers extra: SIPHeaders = [], body: [UInt8] = []) {
         var headers = SIPHeaders()
+        // Exactly the room needed: a server transaction keeps its response for 64·T1 over UDP.
+        let copied = request.headers.fields.count { field in
+            switch field.name {
+            case .via, .from, .to, .callID, .cseq, "Timestamp": true
+            default: false
+            }
+        }
+        headers.fields.reserveCapacity(copied + extra.fields.count)
         for field in request.headers.fields {
             switch field.name {
             case .via, .from, .callID, .cseq, "Timestamp":

@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func serverDiscardsFinalResponsesAfterTheFirst() {
-        var m = NonInviteServerTransaction(request: Self.request, reliable: false)
+        var m = NonInviteServerTransaction(reliable: false)
         let ok = SIPResponse(replyingTo: Self.request, statusCode: 200, toTag: "x")
         #expect(m.send(ok) == [.send(.response(ok)), .startTimer(.j, .seconds(32))])
         #expect(m.send(SIPResponse(replyingTo: Self.request, statusCode: 500, toTag: "x")).isEmpty)

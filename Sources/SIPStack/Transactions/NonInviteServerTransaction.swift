@@ -16,16 +16,17 @@ public struct NonInviteServerTransaction: Sendable {
     }
 
     public private(set) var state: State = .trying
-    public let request: SIPRequest
     public let reliable: Bool
     public let timers: SIPTimerConfiguration
     /// The last response sent (resent on request retransmissions).
     public private(set) var lastResponse: SIPResponse?
 
     /// §17.2.2: "The state machine is initialized in the "Trying" state and is passed a request
-    /// other than INVITE or ACK when initialized. This request is passed up to the TU."
-    public init(request: SIPRequest, reliable: Bool, timers: SIPTimerConfiguration = .default) {
-        self.request = request
+    /// other than INVITE or ACK when initialized. This request is passed up to the TU." The
+    /// machine itself never needs the request again (it answers retransmissions with its last
+    /// response), so it does not keep it: an answered UDP transaction lives on for 64·T1, and
+    /// holding every request that long multiplied a busy server's memory.
+    public init(reliable: Bool, timers: SIPTimerConfiguration = .default) {
         self.reliable = reliable
         self.timers = timers
     }

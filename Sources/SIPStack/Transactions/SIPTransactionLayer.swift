@@ -129,7 +129,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         var serial: UInt64
         var destination: SIPResponseRoute?
         /// The running timers, each with the token its ``SIPTimerQueue`` callback must match.
-        var timers: [SIPTransactionTimer: UInt64] = [:]
+        var timers = SIPTimerTokens()
         var aliases: [SIPServerTransactionKey] = []
         var mergeKey: SIPMergeKey?
     }
@@ -142,7 +142,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         var sentBy: String
         var handler: @Sendable (SIPClientTransactionEvent) -> Void
         /// The running timers, each with the token its ``SIPTimerQueue`` callback must match.
-        var timers: [SIPTransactionTimer: UInt64] = [:]
+        var timers = SIPTimerTokens()
     }
 
     private var servers: [SIPServerTransactionKey: ServerEntry] = [:]
@@ -294,6 +294,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 }
             case .terminate:
                 clients[key] = nil
+                clients.releaseSparseCapacity()
             }
         }
     }
@@ -460,7 +461,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
 
         let serial = takeSerial()
-        servers[key] = ServerEntry(machine: .nonInvite(NonInviteServerTransaction(request: request, reliable: reliable, timers: timers)),
+        servers[key] = ServerEntry(machine: .nonInvite(NonInviteServerTransaction(reliable: reliable, timers: timers)),
                                    serial: serial, destination: destination)
         let patience = TimeAmount.nanoseconds(timers.t1.nanoseconds * Int64(max(1, configuration.limits.tuResponseTimeoutInT1)))
         // Not cancelled when answered: `abandon()` does nothing once a response was sent, and a
@@ -562,6 +563,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 for alias in entry.aliases { aliases[alias] = nil }
                 if let mergeKey = entry.mergeKey, merged[mergeKey] == key { merged[mergeKey] = nil }
                 servers[key] = nil
+                servers.releaseSparseCapacity()
+                aliases.releaseSparseCapacity()
+                merged.releaseSparseCapacity()
             }
         }
     }

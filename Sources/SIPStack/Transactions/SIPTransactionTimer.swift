@@ -17,3 +17,38 @@ public enum SIPTransactionTimer: String, Sendable, Hashable, CaseIterable, Custo
 
     public var description: String { "Timer \(rawValue)" }
 }
+
+/// The tokens of a transaction's running timers, one per timer, stored inline: a transaction
+/// has at most three running at a time, and a dictionary for them was one more allocation for
+/// every transaction (kept, over UDP, 64·T1 after the answer). Zero means "not running"; tokens
+/// start at 1.
+struct SIPTimerTokens: Sendable {
+    private var tokens: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
+
+    subscript(timer: SIPTransactionTimer) -> UInt64? {
+        get {
+            let token = switch timer {
+            case .e: tokens.0
+            case .f: tokens.1
+            case .g: tokens.2
+            case .h: tokens.3
+            case .i: tokens.4
+            case .j: tokens.5
+            case .k: tokens.6
+            }
+            return token == 0 ? nil : token
+        }
+        set {
+            let token = newValue ?? 0
+            switch timer {
+            case .e: tokens.0 = token
+            case .f: tokens.1 = token
+            case .g: tokens.2 = token
+            case .h: tokens.3 = token
+            case .i: tokens.4 = token
+            case .j: tokens.5 = token
+            case .k: tokens.6 = token
+            }
+        }
+    }
+}
