@@ -18,7 +18,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// Targets that failed recently: skipped by later requests (RFC 3263 §4.3).
     private var failedTargets: FailedTargets
     private var servers: [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
-    private var timers: [GatewayCore.Timer: Scheduled<Void>] = [:]
+    /// The core's timers, all on one scheduled task: a NIO task per timer costs a promise, a
+    /// future and closure contexts (about 600 bytes), and every subscription pair keeps two.
+    private var timerQueue = TimerQueue<GatewayCore.Timer>()
+    private var timerSlots: [GatewayCore.Timer: TimerSlot] = [:]
     private var nextID: GatewayCore.ServerRequestID = 0
     private var stopping = false
     /// Whether a refresh of ``status`` and the gauges is queued (see ``perform(_:)``).
@@ -32,6 +35,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let failovers = Counter(label: "gateway_target_failovers_total")
     private let active: [String: Gauge]
+    /// `sip_transactions_active{side, role}`: the layers' live transactions (RFC 3261 §17),
+    /// answered UDP ones included until Timer J/K ends them.
+    private let transactions: [GatewayConfiguration.Side: (server: Gauge, client: Gauge)]
     private let published = NIOLockedValueBox(Status(running: true, enterpriseWatches: 0, omaLegs: 0, omaWatches: 0, enterpriseLegs: 0))
 
     /// What `/health` reports; readable from any thread.
@@ -75,6 +81,10 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.failedTargets = FailedTargets(limits: failover)
         self.active = Dictionary(uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
             ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
+        })
+        self.transactions = Dictionary(uniqueKeysWithValues: layers.keys.map { side in
+            (side, (Gauge(label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "server")]),
+                    Gauge(label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "client")])))
         })
     }
 
@@ -152,6 +162,7 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     private func answer(_ id: GatewayCore.ServerRequestID, _ response: SIPResponse) {
         guard let server = servers.removeValue(forKey: id), let layer = layers[server.side] else { return }
+        servers.releaseSparseCapacity()
         do {
             try layer.respond(response, to: server.key)
         } catch {
@@ -167,25 +178,57 @@ public final class GatewayRuntime: @unchecked Sendable {
             case .send(let request, let side, let context):
                 send(request, side: side, context: context)
             case .schedule(let timer, let at):
-                timers[timer]?.cancel()
-                timers[timer] = eventLoop.scheduleTask(deadline: at) { [self] in
-                    self.timers[timer] = nil
-                    self.perform(self.core.fire(timer, now: .now()))
-                }
+                var slot = timerSlots[timer] ?? TimerSlot()
+                let queue = slot.schedule(at: at)
+                timerSlots[timer] = slot
+                if let queue { timerQueue.add(timer, at: queue, on: eventLoop) { [self] in self.timersFired() } }
             case .cancel(let timer):
-                timers.removeValue(forKey: timer)?.cancel()
+                if timerSlots.removeValue(forKey: timer) != nil { timerStopped() }
             }
         }
         // GatewayCore.counts copies every OMA watch out of its table: taken after every message
         // it was 75 % of the gateway's CPU in the e2o relay benchmark with 2,000 watches
         // (scripts/bench). ``status`` and the gauges are refreshed at most every
         // `statusRefreshInterval` instead, so they lag the core by at most that.
+        queueStatusRefresh(in: Self.statusRefreshInterval)
+    }
+
+    private func queueStatusRefresh(in delay: TimeAmount) {
         guard !statusRefreshQueued else { return }
         statusRefreshQueued = true
-        eventLoop.scheduleTask(in: Self.statusRefreshInterval) { [self] in
+        eventLoop.scheduleTask(in: delay) { [self] in
             self.statusRefreshQueued = false
             self.publishStatus()
         }
+    }
+
+    private func timersFired() {
+        let now = eventLoop.now
+        for (deadline, timer) in timerQueue.due(now: now) {
+            guard var slot = timerSlots[timer] else { continue }
+            switch slot.came(deadline, now: now) {
+            case .fire:
+                timerSlots[timer] = nil
+                timerStopped()
+                perform(core.fire(timer, now: now))
+            case .requeue(let at):
+                timerSlots[timer] = slot
+                timerQueue.add(timer, at: at, on: eventLoop) { [self] in self.timersFired() }
+            case .ignore:
+                break
+            }
+        }
+        timerQueue.rearm(on: eventLoop) { [self] in self.timersFired() }
+    }
+
+    /// After a timer stopped: a stopped timer's queue entry stays until its deadline (up to a
+    /// subscription's lifetime), so once the queue holds far more entries than running timers
+    /// the stale ones are dropped, and the slot table gives back what a burst left unused.
+    private func timerStopped() {
+        if timerQueue.count > 2 * timerSlots.count + 4096 {
+            timerQueue.removeAll { deadline, timer in timerSlots[timer]?.isQueued(at: deadline) != true }
+        }
+        timerSlots.releaseSparseCapacity()
     }
 
     private func publishStatus() {
@@ -198,6 +241,16 @@ public final class GatewayRuntime: @unchecked Sendable {
         active["oma_legs"]?.record(counts.omaLegs)
         active["oma_watchers"]?.record(counts.omaWatches)
         active["enterprise_legs"]?.record(counts.enterpriseLegs)
+        var transactionsLive = 0
+        for (side, gauges) in transactions {
+            guard let layer = layers[side] else { continue }
+            gauges.server.record(layer.serverTransactionCount)
+            gauges.client.record(layer.clientTransactionCount)
+            transactionsLive += layer.serverTransactionCount + layer.clientTransactionCount
+        }
+        // Transactions also end on their own timers (RFC 3261 Timer J/K), with no message to
+        // trigger a refresh: while any are live, the gauges are refreshed every second.
+        if transactionsLive > 0 { queueStatusRefresh(in: .seconds(1)) }
     }
 
     private func send(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {

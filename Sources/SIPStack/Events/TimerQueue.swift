@@ -8,21 +8,23 @@ public import NIOCore
 /// Each owner keeps a ``TimerSlot``: moving its deadline later only records it (the queued
 /// entry fires early and is queued again for the recorded deadline), moving it earlier queues
 /// another entry; entries that no longer match their owner's slot are skipped when they come up.
-struct TimerQueue<Owner: Hashable & Sendable> {
+public struct TimerQueue<Owner: Hashable & Sendable> {
     private var heap: [(deadline: NIODeadline, owner: Owner)] = []
     private var task: Scheduled<Void>?
     private var armedFor: NIODeadline?
 
+    public init() {}
+
     /// Queues `owner` at `deadline`; `fire` runs on the loop when the earliest deadline comes
     /// (it must call ``due(now:)`` then ``rearm(on:_:)``).
-    mutating func add(_ owner: Owner, at deadline: NIODeadline, on loop: any EventLoop,
+    public mutating func add(_ owner: Owner, at deadline: NIODeadline, on loop: any EventLoop,
                       _ fire: @escaping @Sendable () -> Void) {
         push((deadline, owner))
         rearm(on: loop, fire)
     }
 
     /// The entries due at `now`, earliest first, taken off the queue.
-    mutating func due(now: NIODeadline) -> [(deadline: NIODeadline, owner: Owner)] {
+    public mutating func due(now: NIODeadline) -> [(deadline: NIODeadline, owner: Owner)] {
         task = nil
         armedFor = nil
         var out: [(deadline: NIODeadline, owner: Owner)] = []
@@ -31,7 +33,7 @@ struct TimerQueue<Owner: Hashable & Sendable> {
     }
 
     /// Arms the loop's task for the earliest deadline, unless it already is.
-    mutating func rearm(on loop: any EventLoop, _ fire: @escaping @Sendable () -> Void) {
+    public mutating func rearm(on loop: any EventLoop, _ fire: @escaping @Sendable () -> Void) {
         guard let first = heap.first?.deadline else {
             task?.cancel()
             task = nil
@@ -45,7 +47,27 @@ struct TimerQueue<Owner: Hashable & Sendable> {
         task = loop.scheduleTask(deadline: first, fire)
     }
 
-    var count: Int { heap.count }
+    /// Entries queued, including those that will only be skipped.
+    public var count: Int { heap.count }
+
+    /// Drops the entries `isStale` picks (those of stopped or moved timers, which would only be
+    /// skipped when they came up) and rebuilds the heap. An owner that stops its timer leaves
+    /// its entry queued until the deadline; a holder whose owners come and go calls this when
+    /// the queue has grown well past its live timers, so the queue stays proportional to them.
+    public mutating func removeAll(where isStale: (NIODeadline, Owner) -> Bool) {
+        heap.removeAll { isStale($0.deadline, $0.owner) }
+        var parent = heap.count / 2 - 1
+        while parent >= 0 {
+            siftDown(from: parent)
+            parent -= 1
+        }
+        if heap.capacity > 2 * heap.count + 1024 {
+            var smaller: [(deadline: NIODeadline, owner: Owner)] = []
+            smaller.reserveCapacity(heap.count)
+            smaller.append(contentsOf: heap)
+            heap = smaller
+        }
+    }
 
     private mutating func push(_ item: (deadline: NIODeadline, owner: Owner)) {
         heap.append(item)
@@ -61,7 +83,12 @@ struct TimerQueue<Owner: Hashable & Sendable> {
     private mutating func pop() -> (deadline: NIODeadline, owner: Owner) {
         heap.swapAt(0, heap.count - 1)
         let item = heap.removeLast()
-        var parent = 0
+        siftDown(from: 0)
+        return item
+    }
+
+    private mutating func siftDown(from start: Int) {
+        var parent = start
         while true {
             let left = 2 * parent + 1
             let right = left + 1
@@ -72,21 +99,25 @@ struct TimerQueue<Owner: Hashable & Sendable> {
             heap.swapAt(parent, smallest)
             parent = smallest
         }
-        return item
     }
 }
 
 /// One owner's timer in a ``TimerQueue``: when the work is due, and the deadline of the queue
 /// entry that stands for it.
-struct TimerSlot {
+public struct TimerSlot: Sendable {
     /// When the work is due; nil when stopped.
-    private(set) var due: NIODeadline?
+    public private(set) var due: NIODeadline?
     /// The queued entry that is this slot's; nil when none is.
     private var queued: NIODeadline?
 
+    public init() {}
+
+    /// Whether the queue entry for `deadline` is this slot's (the one ``came(_:now:)`` acts on).
+    public func isQueued(at deadline: NIODeadline) -> Bool { queued == deadline }
+
     /// Sets the deadline. Returns the deadline to queue an entry for, when one is needed (none
     /// queued, or the new deadline is earlier than the queued one).
-    mutating func schedule(at deadline: NIODeadline) -> NIODeadline? {
+    public mutating func schedule(at deadline: NIODeadline) -> NIODeadline? {
         due = deadline
         if let queued, queued <= deadline { return nil }
         queued = deadline
@@ -96,7 +127,7 @@ struct TimerSlot {
     /// A queue entry for `deadline` came up at `now`. `.fire` when the work is due (the slot
     /// stops), `.requeue(at:)` when the deadline moved later, `.ignore` for an entry that is not
     /// this slot's or a stopped timer.
-    mutating func came(_ deadline: NIODeadline, now: NIODeadline) -> Outcome {
+    public mutating func came(_ deadline: NIODeadline, now: NIODeadline) -> Outcome {
         guard queued == deadline else { return .ignore }
         queued = nil
         guard let due else { return .ignore }
@@ -108,12 +139,12 @@ struct TimerSlot {
         return .requeue(at: due)
     }
 
-    enum Outcome: Equatable {
+    public enum Outcome: Equatable, Sendable {
         case fire
         case requeue(at: NIODeadline)
         case ignore
     }
 
     /// Stops the timer (its queued entry is skipped when it comes up).
-    mutating func cancel() { due = nil }
+    public mutating func cancel() { due = nil }
 }

@@ -1,0 +1,66 @@
+import NIOCore
+import NIOEmbedded
+import SIPStack
+import Testing
+
+/// A busy edge's tables grow with a burst (each answered UDP transaction is kept 64·T1, RFC 3261
+/// §17.2.2) and must give that room back when the burst is over.
+@Suite struct TableCapacityTests {
+    @Test func sparseDictionaryShrinksAndKeepsEveryEntry() {
+        var table: [Int: String] = [:]
+        for key in 0..<20_000 { table[key] = "v\(key)" }
+        let peak = table.capacity
+        for key in 100..<20_000 { table[key] = nil }
+        table.releaseSparseCapacity()
+        #expect(table.capacity < peak / 8)
+        #expect(table.count == 100)
+        #expect((0..<100).allSatisfy { table[$0] == "v\($0)" })
+    }
+
+    @Test func dictionaryStillInUseOrSmallIsLeftAlone() {
+        var busy: [Int: Int] = [:]
+        for key in 0..<20_000 { busy[key] = key }
+        for key in 0..<10_000 { busy[key] = nil }
+        let capacity = busy.capacity
+        busy.releaseSparseCapacity()
+        #expect(busy.capacity == capacity)  // half full: no rebuild
+
+        var small: [Int: Int] = [:]
+        for key in 0..<600 { small[key] = key }
+        for key in 0..<600 { small[key] = nil }
+        let smallCapacity = small.capacity
+        small.releaseSparseCapacity()
+        #expect(small.capacity == smallCapacity)  // at or under the floor of 1,024
+    }
+
+    @Test func timerQueueDropsStaleEntriesAndStillFiresInDeadlineOrder() {
+        let loop = EmbeddedEventLoop()
+        let t0 = loop.now
+        var queue = TimerQueue<Int>()
+        // 1,000 owners at deadlines in scrambled order; the even ones stop.
+        for owner in 0..<1_000 {
+            queue.add(owner, at: t0 + .seconds(Int64((owner * 7_919) % 1_000 + 1)), on: loop) {}
+        }
+        queue.removeAll { _, owner in owner % 2 == 0 }
+        #expect(queue.count == 500)
+        let due = queue.due(now: t0 + .seconds(2_000))
+        #expect(due.map(\.owner).allSatisfy { $0 % 2 == 1 })
+        #expect(due.count == 500)
+        #expect(zip(due, due.dropFirst()).allSatisfy { $0.deadline <= $1.deadline })
+    }
+
+    @Test func timerSlotKnowsWhichQueueEntryIsItsOwn() {
+        let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        var slot = TimerSlot()
+        #expect(slot.schedule(at: t0 + .seconds(10)) == t0 + .seconds(10))
+        #expect(slot.isQueued(at: t0 + .seconds(10)))
+        // Moved later: the queued entry stays and stands for the slot.
+        #expect(slot.schedule(at: t0 + .seconds(20)) == nil)
+        #expect(slot.isQueued(at: t0 + .seconds(10)))
+        #expect(!slot.isQueued(at: t0 + .seconds(20)))
+        // When it comes up early it is queued again for the real deadline.
+        #expect(slot.came(t0 + .seconds(10), now: t0 + .seconds(10)) == .requeue(at: t0 + .seconds(20)))
+        #expect(slot.isQueued(at: t0 + .seconds(20)))
+        #expect(slot.came(t0 + .seconds(20), now: t0 + .seconds(20)) == .fire)
+    }
+}
