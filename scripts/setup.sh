@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing PresenceGateway needs on Debian 12 (as root):
-# libxml2-dev and pkg-config for the XML bridge; unless --build-only, also the real peers of the
+# libxml2-dev and pkg-config for the XML bridge, libjemalloc2 for the gateway's allocator (scripts/run.sh);
+# unless --build-only, also the real peers of the
 # tests: sip-tester (sipp 3.6) for Tests/PeerTests, Tests/EventPeerTests, Tests/GatewayPeerTests,
 # scripts/walkthrough.sh and scripts/bench-udp.py, and Kamailio with its presence and SQLite modules
 # (plus sqlite3) for Tests/EventPeerTests, Tests/GatewayPeerTests and scripts/walkthrough.sh.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
-packages=(libxml2-dev pkg-config)
+packages=(libxml2-dev pkg-config libjemalloc2)
 if [ "${1:-}" != "--build-only" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3)
 fi

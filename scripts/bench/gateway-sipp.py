@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Mapped NOTIFY relay rate of the real gateway between sipp instances on loopback (issue 5 §6).
 
-usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--rates 1000,2000,3000,...] [--dur 10]
-                                     [--bound 2.0] [--directions o2e,e2o] [--bin PATH] [--cpu 0]
+usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--setup-rate 1000] [--rates 1000,2000,3000,...] [--dur 10]
+                                     [--bound 2.0] [--directions o2e,e2o] [--allocator jemalloc|glibc]
+                                     [--settle 33] [--bin PATH] [--cpu 0]
 
 Run through scripts/bench/gateway-sipp.sh, which builds the release `presence-gateway` first.
 
@@ -42,12 +43,15 @@ gets the 200s; e2o: the watchers, which get the NOTIFYs) during the step: a full
 
 Memory: the gateway's VmRSS (/proc/PID/status) before the setup, 1 s after the PAIRS pairs are
 established, and SETTLE (33) s later, when the setup's UDP server transactions have ended (RFC 3261
-Timer J, 32 s); the differences per pair (also the time the setup took).
+Timer J, 32 s); the differences per pair (also the time the setup took), and the subscriptions and
+transactions the gateway reports live then (its /metrics). The gateway runs on jemalloc, preloaded
+as scripts/run.sh does (--allocator glibc for glibc's malloc, which keeps the holes a setup burst
+leaves between the pairs' state).
 
 Bounds: every sipp has -timeout and a wall-clock kill; every step lasts at most DUR (<= 20) s of
 sending; only 127.0.0.1 is addressed. The gateway gets SIGTERM at the end (SIGKILL after 15 s).
 """
-import argparse, csv, glob, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, csv, os, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -200,7 +204,8 @@ class Run:
         if self.a.cpu:
             cmd = ['taskset', '-c', self.a.cpu] + cmd
         self.gateway_err = open(os.path.join(self.work, 'gateway.err'), 'w')
-        self.gateway = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.gateway_err)
+        self.gateway = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.gateway_err,
+                                        env=allocator_env(self.a.allocator))
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -212,6 +217,16 @@ class Run:
                     raise SystemExit(f'presence-gateway exited: see {self.work}/gateway.err')
                 time.sleep(0.2)
         raise SystemExit('presence-gateway did not start listening within 20 s')
+
+    def metric(self, name):
+        """The sum of the gateway's Prometheus samples named `name` (all label sets); None if unreadable."""
+        try:
+            with urllib.request.urlopen(f'http://127.0.0.1:{self.ports["admin"]}/metrics', timeout=5) as r:
+                text = r.read().decode()
+        except OSError:
+            return None
+        return sum(float(line.rsplit(' ', 1)[1]) for line in text.splitlines()
+                   if line.startswith(name + '{') or line.startswith(name + ' '))
 
     def stop_gateway(self):
         if self.gateway and self.gateway.poll() is None:
@@ -249,6 +264,7 @@ class Run:
         # §17.2.2 Timer J = 64*T1): measured again when they are gone.
         time.sleep(self.a.settle)
         settled = rss_kib(self.gateway.pid)
+        live_transactions = self.metric('sip_transactions_active')
         uac = 'o2e-enterprise-subscribe.xml' if self.direction == 'o2e' else 'e2o-oma-subscribe.xml'
         ok, failed = self.stats(uac)
         self.dialogs = []
@@ -261,7 +277,8 @@ class Run:
             raise SystemExit(f'no dialog established: see {self.work}')
         return dict(pairs=ok, failed=failed, dialogs=len(self.dialogs), secs=elapsed, before=before, after=after,
                     per_pair=(after - before) * 1024 / max(ok, 1), settled=settled,
-                    per_pair_settled=(settled - before) * 1024 / max(ok, 1))
+                    per_pair_settled=(settled - before) * 1024 / max(ok, 1), transactions=live_transactions,
+                    subscriptions=self.metric('gateway_subscriptions_active'))
 
     # -- one load step --------------------------------------------------------------------------
 
@@ -343,6 +360,23 @@ class Run:
                     p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span)
 
 
+def allocator_env(allocator):
+    """The gateway's environment: with jemalloc preloaded as scripts/run.sh runs it, or glibc's malloc."""
+    env = dict(os.environ)
+    if allocator == 'jemalloc':
+        found = subprocess.run(['ldconfig', '-p'], capture_output=True, text=True).stdout
+        paths = [line.split('=>')[-1].strip() for line in found.splitlines() if 'libjemalloc.so.2 ' in line]
+        if not paths:
+            raise SystemExit('libjemalloc.so.2 not found (apt-get install libjemalloc2), or use --allocator glibc')
+        env['LD_PRELOAD'] = paths[0]
+        env.setdefault('MALLOC_CONF', 'background_thread:true')
+    return env
+
+
+def count(value):
+    return '?' if value is None else f'{value:.0f}'
+
+
 def children_cpu():
     t = os.times()
     return t.children_user + t.children_system
@@ -358,7 +392,8 @@ def run_direction(args, direction):
         s = r.setup()
         print(f'setup: {s["pairs"]} of {args.pairs} pairs established ({s["failed"]} failed) in {s["secs"]:.1f} s; '
               f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair; '
-              f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB = {s["per_pair_settled"]:.0f} bytes/pair (target <= 2048)')
+              f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB = {s["per_pair_settled"]:.0f} bytes/pair (target <= 2048), '
+              f'with {count(s["subscriptions"])} subscriptions and {count(s["transactions"])} transactions live')
         print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"other CPU%":>10} {"UDP drops gw/sipp":>17}  clean')
         best = None
         for rate in args.rates:
@@ -401,6 +436,8 @@ def main():
     ap.add_argument('--sipp-cpu', default='', help='taskset core list for the sipps, e.g. 1')
     ap.add_argument('--settle', type=float, default=33.0, help='seconds after the setup before RSS is read again (Timer J)')
     ap.add_argument('--keep', action='store_true', help='keep the sipp logs and statistics')
+    ap.add_argument('--allocator', choices=('jemalloc', 'glibc'), default='jemalloc',
+                    help="the gateway's malloc: jemalloc preloaded as scripts/run.sh does (default), or glibc's")
     ap.add_argument('--bin', default=os.path.join(ROOT, '.build', 'release', 'presence-gateway'))
     a = ap.parse_args()
     a.dur = max(1, min(a.dur, 20))
@@ -411,7 +448,7 @@ def main():
     if not shutil.which('sipp'):
         raise SystemExit('sipp not found (apt-get install sip-tester)')
     print(f'gateway-sipp: {a.pairs} pairs per direction, steps of {a.dur} s, failure bound {a.bound} s, '
-          f'rates {a.rates}; gateway {"pinned to CPU " + a.cpu if a.cpu else "unpinned"}')
+          f'rates {a.rates}; gateway {"pinned to CPU " + a.cpu if a.cpu else "unpinned"}, {a.allocator} malloc')
     for d in a.directions.split(','):
         run_direction(a, d)
 
