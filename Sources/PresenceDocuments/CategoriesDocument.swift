@@ -108,11 +108,16 @@ public struct Category: Hashable, Sendable {
 }
 
 /// The data of a category, typed where the gateway understands it.
+///
+/// The two large payloads are boxed (`indirect`): a contact card is 176 bytes and calendar data
+/// 128, and every category of every document, `state` included, would otherwise be that wide.
+/// Subscriptions keep their presentities' categories for their whole life (issue 5 §6: memory
+/// per bridged pair).
 public enum CategoryPayload: Hashable, Sendable {
     case state(MSState)
     case note(MSNote)
-    case contactCard(ContactCard)
-    case calendarData(CalendarData)
+    indirect case contactCard(ContactCard)
+    indirect case calendarData(CalendarData)
     case services(MSServices)
     case device(MSDevice)
     case userProperties(UserProperties)

@@ -21,6 +21,16 @@ extension GatewayCore {
             ("CategoriesDocument", MemoryLayout<CategoriesDocument>.stride),
             ("Category", MemoryLayout<Category>.stride),
             ("MSState", MemoryLayout<MSState>.stride),
+            ("CategoryPayload", MemoryLayout<CategoryPayload>.stride),
+            ("MSNote", MemoryLayout<MSNote>.stride),
+            ("ContactCard", MemoryLayout<ContactCard>.stride),
+            ("CalendarData", MemoryLayout<CalendarData>.stride),
+            ("MSServices", MemoryLayout<MSServices>.stride),
+            ("MSDevice", MemoryLayout<MSDevice>.stride),
+            ("UserProperties", MemoryLayout<UserProperties>.stride),
+            ("LegacyInterop", MemoryLayout<LegacyInterop>.stride),
+            ("Timer", MemoryLayout<Timer>.stride),
+            ("TimerSlot", MemoryLayout<TimerSlot>.stride),
         ]
     }
 }
