@@ -99,6 +99,24 @@ import Testing
         table[1] = "again"
         #expect(table[1] == "again")
     }
+
+    @Test func valuesAcrossSeveralChunksStayReachable() {
+        // Over three chunks of 1,024 slots: positions past the first chunk map to later ones.
+        var table = DenseTable<Int, Int>()
+        for key in 0..<3_000 { table[key] = key * 10 }
+        #expect(table.count == 3_000)
+        #expect((0..<3_000).allSatisfy { table[$0] == $0 * 10 })
+        for key in stride(from: 0, to: 3_000, by: 3) { table[key] = nil }
+        #expect(table.count == 2_000)
+        // Freed slots in any chunk are reused before a new one is opened.
+        for key in 5_000..<6_000 { table[key] = -key }
+        #expect(table.count == 3_000)
+        #expect(table[5_999] == -5_999)
+        #expect(table[2_999] == 29_990)
+        #expect(table[2_997] == nil)
+        #expect(Set(table.values).count == 3_000)
+        #expect(table.first { $0.value == -5_500 }?.key == 5_500)
+    }
 }
 
 @Suite struct SubscriberSubscriptionStorageTests {

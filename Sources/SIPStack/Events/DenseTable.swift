@@ -1,12 +1,20 @@
-/// A table of values by key whose values sit densely in one array, with a small index from key
-/// to position: for the state of many long-lived subscriptions.
+/// A table of values by key whose values sit densely in a few arrays, with a small index from
+/// key to position: for the state of many long-lived subscriptions.
 ///
 /// A `Dictionary` keeps its values in its hash buckets, so each value's bytes are paid for every
 /// bucket — with capacity a power of two and at most ¾ full, 1.3 to 2.7 times the number of
 /// values. Here the buckets only hold the key and a position; the values take one slot each
-/// (freed slots are reused). Iteration order is unspecified, as for a dictionary.
+/// (freed slots are reused), in chunks of ``chunkSize`` slots: the table grows a chunk at a time,
+/// so at most one chunk stands unused, where one doubling array would leave up to half its
+/// capacity unused and copy every value at each growth. Iteration order is unspecified, as for a
+/// dictionary.
 public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private var slots: ContiguousArray<Value?> = []
+    /// Slots per chunk (a power of two). The first chunk grows as an array up to this size.
+    static var chunkSize: Int { 1024 }
+    private static var chunkShift: Int { 10 }
+    private var chunks: [ContiguousArray<Value?>] = []
+    /// Positions handed out so far (the next new slot's position).
+    private var slotCount = 0
     /// Positions as 32 bits: 4 bytes per bucket instead of 8.
     private var index: [Key: Int32] = [:]
     private var free: [Int32] = []
@@ -21,23 +29,29 @@ public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     public subscript(key: Key) -> Value? {
         get {
             guard let position = index[key] else { return nil }
-            return slots[Int(position)]
+            return self[slot: position]
         }
         set {
             if let position = index[key] {
                 if let newValue {
-                    slots[Int(position)] = newValue
+                    self[slot: position] = newValue
                 } else {
                     remove(key, at: position)
                 }
             } else if let newValue {
                 if let position = free.popLast() {
-                    slots[Int(position)] = newValue
+                    self[slot: position] = newValue
                     index[key] = position
                 } else {
                     // 2³¹ values would take hundreds of gigabytes: positions fit in 32 bits.
-                    index[key] = Int32(truncatingIfNeeded: slots.count)
-                    slots.append(newValue)
+                    index[key] = Int32(truncatingIfNeeded: slotCount)
+                    if slotCount >> Self.chunkShift == chunks.count {
+                        var chunk = ContiguousArray<Value?>()
+                        if !chunks.isEmpty { chunk.reserveCapacity(Self.chunkSize) }
+                        chunks.append(chunk)
+                    }
+                    chunks[chunks.count - 1].append(newValue)
+                    slotCount += 1
                 }
             }
         }
@@ -47,17 +61,18 @@ public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
         guard let position = index[key] else { return nil }
-        let value = slots[Int(position)]
+        let value = self[slot: position]
         remove(key, at: position)
         return value
     }
 
     private mutating func remove(_ key: Key, at position: Int32) {
         index[key] = nil
-        slots[Int(position)] = nil
+        self[slot: position] = nil
         if index.isEmpty {
             // Empty again: give the slots back.
-            slots = []
+            chunks = []
+            slotCount = 0
             free = []
         } else {
             free.append(position)
@@ -68,14 +83,19 @@ public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     public var keys: some Collection<Key> { index.keys }
 
     /// The values, in unspecified order.
-    public var values: [Value] { slots.compactMap { $0 } }
+    public var values: [Value] { chunks.flatMap { $0.compactMap { $0 } } }
 
     /// The first key and value (in unspecified order) that satisfy `predicate`.
     public func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
         for (key, position) in index {
-            guard let value = slots[Int(position)] else { continue }
+            guard let value = self[slot: position] else { continue }
             if try predicate((key, value)) { return (key, value) }
         }
         return nil
+    }
+
+    private subscript(slot position: Int32) -> Value? {
+        get { chunks[Int(position) >> Self.chunkShift][Int(position) & (Self.chunkSize - 1)] }
+        set { chunks[Int(position) >> Self.chunkShift][Int(position) & (Self.chunkSize - 1)] = newValue }
     }
 }
