@@ -104,23 +104,28 @@ public struct TimerQueue<Owner: Hashable & Sendable> {
 
 /// One owner's timer in a ``TimerQueue``: when the work is due, and the deadline of the queue
 /// entry that stands for it.
+///
+/// Both are stored as plain deadlines with `.distantFuture` for "none" (16 bytes instead of 32
+/// for two optionals: a slot is kept per running timer, two per bridged subscription pair). A
+/// timer set for `.distantFuture` never fires, which is what "none" means too.
 public struct TimerSlot: Sendable {
-    /// When the work is due; nil when stopped.
-    public private(set) var due: NIODeadline?
-    /// The queued entry that is this slot's; nil when none is.
-    private var queued: NIODeadline?
+    private var dueAt = NIODeadline.distantFuture
+    private var queuedAt = NIODeadline.distantFuture
 
     public init() {}
 
+    /// When the work is due; nil when stopped.
+    public var due: NIODeadline? { dueAt == .distantFuture ? nil : dueAt }
+
     /// Whether the queue entry for `deadline` is this slot's (the one ``came(_:now:)`` acts on).
-    public func isQueued(at deadline: NIODeadline) -> Bool { queued == deadline }
+    public func isQueued(at deadline: NIODeadline) -> Bool { queuedAt != .distantFuture && queuedAt == deadline }
 
     /// Sets the deadline. Returns the deadline to queue an entry for, when one is needed (none
     /// queued, or the new deadline is earlier than the queued one).
     public mutating func schedule(at deadline: NIODeadline) -> NIODeadline? {
-        due = deadline
-        if let queued, queued <= deadline { return nil }
-        queued = deadline
+        dueAt = deadline
+        guard deadline != .distantFuture, deadline < queuedAt else { return nil }
+        queuedAt = deadline
         return deadline
     }
 
@@ -128,14 +133,14 @@ public struct TimerSlot: Sendable {
     /// stops), `.requeue(at:)` when the deadline moved later, `.ignore` for an entry that is not
     /// this slot's or a stopped timer.
     public mutating func came(_ deadline: NIODeadline, now: NIODeadline) -> Outcome {
-        guard queued == deadline else { return .ignore }
-        queued = nil
+        guard isQueued(at: deadline) else { return .ignore }
+        queuedAt = .distantFuture
         guard let due else { return .ignore }
         if now >= due {
-            self.due = nil
+            dueAt = .distantFuture
             return .fire
         }
-        queued = due
+        queuedAt = due
         return .requeue(at: due)
     }
 
@@ -146,5 +151,5 @@ public struct TimerSlot: Sendable {
     }
 
     /// Stops the timer (its queued entry is skipped when it comes up).
-    public mutating func cancel() { due = nil }
+    public mutating func cancel() { dueAt = .distantFuture }
 }
