@@ -265,6 +265,8 @@ class Run:
         time.sleep(self.a.settle)
         settled = rss_kib(self.gateway.pid)
         live_transactions = self.metric('sip_transactions_active')
+        subscriptions = self.metric('gateway_subscriptions_active')
+        live_pairs = int(subscriptions // 2) if subscriptions is not None else 0
         uac = 'o2e-enterprise-subscribe.xml' if self.direction == 'o2e' else 'e2o-oma-subscribe.xml'
         ok, failed = self.stats(uac)
         self.dialogs = []
@@ -277,8 +279,10 @@ class Run:
             raise SystemExit(f'no dialog established: see {self.work}')
         return dict(pairs=ok, failed=failed, dialogs=len(self.dialogs), secs=elapsed, before=before, after=after,
                     per_pair=(after - before) * 1024 / max(ok, 1), settled=settled,
-                    per_pair_settled=(settled - before) * 1024 / max(ok, 1), transactions=live_transactions,
-                    subscriptions=self.metric('gateway_subscriptions_active'))
+                    transactions=live_transactions, subscriptions=subscriptions, live_pairs=live_pairs,
+                    # Per pair still bridged when settled (two subscriptions each, as the gateway
+                    # counts them), not per setup that once succeeded.
+                    per_pair_settled=(settled - before) * 1024 / max(live_pairs, 1))
 
     # -- one load step --------------------------------------------------------------------------
 
@@ -392,8 +396,8 @@ def run_direction(args, direction):
         s = r.setup()
         print(f'setup: {s["pairs"]} of {args.pairs} pairs established ({s["failed"]} failed) in {s["secs"]:.1f} s; '
               f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair; '
-              f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB = {s["per_pair_settled"]:.0f} bytes/pair (target <= 2048), '
-              f'with {count(s["subscriptions"])} subscriptions and {count(s["transactions"])} transactions live')
+              f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB with {count(s["subscriptions"])} subscriptions '
+              f'({s["live_pairs"]} pairs) and {count(s["transactions"])} transactions live = {s["per_pair_settled"]:.0f} bytes/pair live (target <= 2048)')
         print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"other CPU%":>10} {"UDP drops gw/sipp":>17}  clean')
         best = None
         for rate in args.rates:
