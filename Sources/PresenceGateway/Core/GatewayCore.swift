@@ -568,6 +568,8 @@ public struct GatewayCore: Sendable {
                 } else if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf = try? PIDFDocument(bytes: notification.body) {
                     var categories = mapper.categories(from: pidf).0
                     categories.uri = leg.resource
+                    // Kept for the leg's life: without the room the mapper's appends left.
+                    categories.categories = categories.categories.exactCapacityCopy()
                     leg.categories = categories
                     changed = true
                 } else if leg.categories == nil {
@@ -741,7 +743,7 @@ public struct GatewayCore: Sendable {
     static func merge(_ state: CategoriesDocument, _ update: CategoriesDocument) -> CategoriesDocument {
         let named = Set(update.categories.map(\.name))
         var result = state
-        result.categories = state.categories.filter { !named.contains($0.name) } + update.categories
+        result.categories = (state.categories.filter { !named.contains($0.name) } + update.categories).exactCapacityCopy()
         return result
     }
 
