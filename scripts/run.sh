@@ -8,12 +8,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --build-only
 export PATH="/opt/swift/usr/bin:$PATH"
 swift build -c release --product presence-gateway
-# jemalloc (Debian's libjemalloc2, installed by setup.sh) instead of glibc's malloc: a burst of
-# subscription setups leaves each answered UDP transaction alive 32 s (RFC 3261 Timer J), and
-# glibc keeps the holes they leave between the long-lived subscription state (5.4 KB resident per
-# bridged pair after 100,000 setups, against 3.6 KB with jemalloc: scripts/bench/gateway-sipp.sh).
-jemalloc=$(ldconfig -p | awk '/libjemalloc\.so\.2 / {print $NF; exit}')
-if [ -n "$jemalloc" ]; then
-  export LD_PRELOAD="$jemalloc" MALLOC_CONF="${MALLOC_CONF:-background_thread:true}"
-fi
+source scripts/allocator.sh
 exec .build/release/presence-gateway "$@"

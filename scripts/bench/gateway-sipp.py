@@ -204,8 +204,7 @@ class Run:
         if self.a.cpu:
             cmd = ['taskset', '-c', self.a.cpu] + cmd
         self.gateway_err = open(os.path.join(self.work, 'gateway.err'), 'w')
-        self.gateway = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.gateway_err,
-                                        env=allocator_env(self.a.allocator))
+        self.gateway = subprocess.Popen(gateway_command(self.a.allocator, cmd), stdout=subprocess.DEVNULL, stderr=self.gateway_err)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -364,17 +363,13 @@ class Run:
                     p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span)
 
 
-def allocator_env(allocator):
-    """The gateway's environment: with jemalloc preloaded as scripts/run.sh runs it, or glibc's malloc."""
-    env = dict(os.environ)
-    if allocator == 'jemalloc':
-        found = subprocess.run(['ldconfig', '-p'], capture_output=True, text=True).stdout
-        paths = [line.split('=>')[-1].strip() for line in found.splitlines() if 'libjemalloc.so.2 ' in line]
-        if not paths:
-            raise SystemExit('libjemalloc.so.2 not found (apt-get install libjemalloc2), or use --allocator glibc')
-        env['LD_PRELOAD'] = paths[0]
-        env.setdefault('MALLOC_CONF', 'background_thread:true')
-    return env
+def gateway_command(allocator, cmd):
+    """`cmd` on jemalloc set up as scripts/run.sh does it (scripts/allocator.sh), or on glibc's malloc."""
+    if allocator == 'glibc':
+        return cmd
+    return ['bash', '-c', f'source {os.path.join(ROOT, "scripts", "allocator.sh")}; '
+            '[ -n "${LD_PRELOAD:-}" ] || { echo "libjemalloc.so.2 not found (apt-get install libjemalloc2)" >&2; exit 1; }; '
+            'exec "$@"', 'gateway'] + cmd
 
 
 def count(value):
