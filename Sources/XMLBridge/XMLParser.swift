@@ -130,14 +130,43 @@ public enum XMLParser {
         }
         LibXML.initialize()
 
-        // A parser context from the pool (reset by xmlCtxtReadMemory, its
-        // dictionary and name tables kept), with our handler in place of the
-        // default SAX2 tree builder. The input is complete, so a memory
-        // parser over the whole buffer (a push parser would only add chunk
-        // bookkeeping).
+        // The input is complete, so a memory parser over the whole buffer (a
+        // push parser would only add chunk bookkeeping), on a parser context
+        // from the pool. A document libxml2 had to transcode (another
+        // encoding than UTF-8) is parsed again with the input libxml2 builds
+        // itself; see `run`.
         guard let context = pool.take(handler: handler, vocabulary: vocabulary.token) else {
             return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
         }
+        let first = run(buffer, base, context, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: true)
+        guard first.transcoded else {
+            pool.give(context, succeeded: first.result.isSuccess)
+            return first.result
+        }
+        pool.give(context, succeeded: false)
+        guard let fresh = pool.take(handler: handler, vocabulary: vocabulary.token) else {
+            return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
+        }
+        let second = run(buffer, base, fresh, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: false)
+        pool.give(fresh, succeeded: second.result.isSuccess)
+        return second.result
+    }
+
+    /// One parse of `buffer` on `context` (reset first, its dictionary and
+    /// name tables kept), with our handler in place of libxml2's tree builder.
+    ///
+    /// With `fixedInput`, the input is marked as having nothing more to read
+    /// (no read callback): libxml2 2.9 then answers its frequent "grow the
+    /// input" checks at once instead of asking the buffer layer each time
+    /// near the end of the document (newer libxml2 treats memory input so by
+    /// itself). That holds for UTF-8, whose bytes libxml2 reads in place; a
+    /// document it has to transcode (a BOM or `encoding` declaration for
+    /// UTF-16, ISO-8859-1, ...) is converted as it grows, so `transcoded`
+    /// tells the caller to parse again without `fixedInput`.
+    private static func run(
+        _ buffer: UnsafeRawBufferPointer, _ base: UnsafeRawPointer, _ context: XMLParserContext, limits: XMLLimits,
+        vocabulary: XMLVocabulary, decodeAmpersands: Bool, fixedInput: Bool
+    ) -> (result: Result<XMLEvents, XMLError>, transcoded: Bool) {
         if context.vocabulary !== vocabulary.token {
             // URI instances from another vocabulary: start the tables afresh.
             context.table = InternTable()
@@ -145,9 +174,24 @@ public enum XMLParser {
         }
         context.uses += 1
         let ctxt = context.ctxt
+        xmlCtxtReset(ctxt)
+        guard let input = xmlParserInputBufferCreateMem(
+            base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
+        else {
+            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+        }
+        if fixedInput { input.pointee.readcallback = nil }
+        guard let stream = xmlNewIOInputStream(ctxt, input, XML_CHAR_ENCODING_NONE) else {
+            xmlFreeParserInputBuffer(input)
+            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+        }
+        guard inputPush(ctxt, stream) >= 0 else {
+            xmlFreeInputStream(stream)
+            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+        }
         // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
         // no HUGE (libxml2's own limits stay), no network.
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue)
+        xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue))
         // The sink lives on this stack frame for the whole parse; the
         // callbacks reach it through a pointer (a plain struct, so no
         // dynamic exclusivity bookkeeping on every event). It holds the
@@ -158,13 +202,12 @@ public enum XMLParser {
         context.table = nil
         let result = withUnsafeMutablePointer(to: &sink) { pointer -> Result<XMLEvents, XMLError> in
             ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
-            let doc = xmlCtxtReadMemory(ctxt, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil, nil, options)
+            xmlParseDocument(ctxt)
             ctxt.pointee.userData = nil
             // libxml2 may build a document of its own (for a DOCTYPE it met
             // before our handler stopped it); freeing it is the caller's job.
-            if let doc { xmlFreeDoc(doc) }
-            if let leftover = ctxt.pointee.myDoc {
-                xmlFreeDoc(leftover)
+            if let doc = ctxt.pointee.myDoc {
+                xmlFreeDoc(doc)
                 ctxt.pointee.myDoc = nil
             }
             if let error = pointer.pointee.error { return .failure(error) }
@@ -174,12 +217,14 @@ public enum XMLParser {
             return .success(pointer.pointee.finished())
         }
         context.table = sink.table
-        if case .success = result {
-            pool.give(context, succeeded: true)
-        } else {
-            pool.give(context, succeeded: false)
-        }
-        return result
+        let transcoded = fixedInput && ctxt.pointee.input?.pointee.buf?.pointee.encoder != nil
+        return (result, transcoded)
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { true } else { false }
     }
 }
 

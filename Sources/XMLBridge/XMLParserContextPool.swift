@@ -42,7 +42,7 @@ struct XMLParserPoolStatistics: Sendable, Hashable {
 /// with its hash table, input buffers and the node, name, space and namespace
 /// stacks, and `xmlFreeParserCtxt` frees them all again: for a presence body
 /// of a few kilobytes that is a large part of the parse. A reused context is
-/// reset by `xmlCtxtReadMemory` (libxml2 2.6+), which keeps the dictionary:
+/// reset by `xmlCtxtReset` (as `xmlCtxtReadMemory` does), which keeps the dictionary:
 /// names seen before keep their addresses, so ``InternTable`` (keyed by those
 /// addresses) turns them into the bridge's strings without converting or
 /// allocating anything.

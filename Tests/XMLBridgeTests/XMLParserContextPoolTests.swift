@@ -138,3 +138,54 @@ import Testing
         #expect(root.name == XMLName(uri, "a"))
     }
 }
+
+/// The parser reads UTF-8 in place and lets libxml2 transcode anything else
+/// (XML 1.0 §4.3.3 and Appendix F: a byte order mark or the `encoding`
+/// declaration names the encoding).
+@Suite struct XMLParserEncodingTests {
+    private static let text = "caf\u{E9} \u{263A}"
+
+    @Test func utf8DeclaredInAnyCaseIsReadAsIs() throws {
+        for name in ["UTF-8", "utf-8"] {
+            let root = try XMLParser.events(Array("<?xml version=\"1.0\" encoding=\"\(name)\"?><a>\(Self.text)</a>".utf8)).root
+            #expect(root.text == Self.text)
+        }
+    }
+
+    @Test func utf8ByteOrderMarkIsSkipped() throws {
+        let root = try XMLParser.events([0xEF, 0xBB, 0xBF] + Array("<a>\(Self.text)</a>".utf8)).root
+        #expect(root.text == Self.text)
+    }
+
+    @Test func latin1DeclaredDocumentIsTranscodedThroughItsLastByte() throws {
+        // Longer than libxml2's first conversion step, so the whole input must be transcoded.
+        let filler = String(repeating: "x", count: 9_000)
+        var bytes = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<a b=\"".utf8) + [0xE9]
+        bytes += Array("\">\(filler)".utf8) + [0xE9] + Array("</a>".utf8)
+        let root = try XMLParser.events(bytes).root
+        #expect(root[attribute: "b"] == "\u{E9}")
+        #expect(root.text == filler + "\u{E9}")
+    }
+
+    @Test func utf16WithByteOrderMarkIsTranscoded() throws {
+        let source = "<a x=\"\(Self.text)\">" + String(repeating: "y", count: 5_000) + "\(Self.text)</a>"
+        var bytes: [UInt8] = [0xFF, 0xFE]
+        for unit in source.utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let root = try XMLParser.events(bytes).root
+        #expect(root[attribute: "x"] == Self.text)
+        #expect(root.text.hasSuffix(Self.text))
+        #expect(root.text.count == 5_000 + Self.text.count)
+    }
+
+    @Test func errorInATranscodedDocumentKeepsItsLine() throws {
+        var bytes = Array("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<a>".utf8) + [0xE9]
+        bytes += Array("\n<b></c></a>".utf8)
+        #expect(throws: XMLError.self) { try XMLParser.events(bytes) }
+        do {
+            _ = try XMLParser.events(bytes)
+        } catch {
+            #expect(error.code == .notWellFormed)
+            #expect(error.line == 3)
+        }
+    }
+}
