@@ -259,7 +259,7 @@ extension CalendarData {
         w.attribute("mailboxID", mailboxID)
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
-        if let workingHours { w.element(workingHours) }
+        workingHoursContent?.write(to: &w)
         if let f = freeBusy {
             w.startElement(NS.calendarData, "freeBusy", prefix: nil, indentsChildren: false)
             w.attribute("startTime", f.startTime)

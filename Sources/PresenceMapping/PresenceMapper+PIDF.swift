@@ -135,7 +135,7 @@ extension PresenceMapper {
                 if let freeBusy = calendar.freeBusy {
                     person.rpid.activities += self.activities(fromFreeBusy: freeBusy, instance: category.instance ?? 0, report: &report)
                 }
-                if calendar.workingHours != nil {
+                if calendar.hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
                 }
             case .services(let services):

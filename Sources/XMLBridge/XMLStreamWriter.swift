@@ -275,6 +275,62 @@ public struct XMLStreamWriter: ~Copyable {
         endElement()
     }
 
+    /// Writes a recorded element and its content as the next child (or the
+    /// root): the same bytes ``element(_:verbatim:)`` writes for the tree
+    /// ``XMLCursor/subtree`` would build, without building it.
+    public mutating func element(_ element: XMLCursor, verbatim: Bool = false) {
+        if element.isText { return text(element.text) }
+        let events = element.events
+        let node = events.nodes[element.index]
+        let end = Int(node.end)
+        var indents = !verbatim
+        if indents {
+            var i = element.index + 1
+            while i < end {
+                let child = events.nodes[i]
+                if child.isText { indents = false; break }
+                i = Int(child.end)
+            }
+        }
+        let name = events.names[Int(node.name)]
+        let declarations = node.declarationCount == 0
+            ? [] : Array(events.declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
+        startElement(
+            name.namespace, name.local, prefix: events.prefix(node.prefix), declarations: declarations,
+            indentsChildren: indents)
+        let attributes = events.attributes[Int(node.attributeStart)..<Int(node.attributeStart + node.attributeCount)]
+        if attributes.contains(where: { !events.names[Int($0.name)].namespace.isEmpty }) {
+            // Declarations for namespaced attributes come before any attribute, as the source order has them.
+            var prefixes: [String?] = []
+            prefixes.reserveCapacity(attributes.count)
+            for a in attributes {
+                let n = events.names[Int(a.name)]
+                prefixes.append(n.namespace.isEmpty ? nil : attributePrefix(n.namespace, hint: events.prefix(a.prefix)))
+            }
+            for (i, a) in attributes.enumerated() {
+                out.append(0x20)
+                appendQName(prefixes[i], events.names[Int(a.name)].local)
+                out.append(0x3D); out.append(0x22)  // ="
+                escape(events.string(a.valueStart, a.valueCount), attribute: true)
+                out.append(0x22)
+            }
+        } else {
+            for a in attributes { attribute(events.names[Int(a.name)].local, events.string(a.valueStart, a.valueCount)) }
+        }
+        var i = element.index + 1
+        while i < end {
+            let child = events.nodes[i]
+            if child.isText {
+                text(events.string(child.textStart, child.textCount))
+                i += 1
+            } else {
+                self.element(XMLCursor(events: events, index: i), verbatim: verbatim)
+                i = Int(child.end)
+            }
+        }
+        endElement()
+    }
+
     // MARK: Bytes
 
     /// Closes the parent's start tag if it is open, and indents an element child.
