@@ -54,6 +54,8 @@ struct XMLByteSink: ~Copyable {
 
     /// The UTF-8 of `string`.
     mutating func append(_ string: String) {
+        // Native strings lend their UTF-8 in place; no copy of the string value.
+        if string.utf8.withContiguousStorageIfAvailable({ append($0) }) != nil { return }
         var string = string
         string.withUTF8 { append($0) }
     }

@@ -34,6 +34,11 @@ public struct XMLStreamWriter: ~Copyable {
     private var scope = Scope()
     /// Open elements, innermost last.
     private var frames: [Frame] = []
+    /// True while the innermost element's start tag is open (no `>` yet, so
+    /// attributes may follow). Only the innermost one can be: a child closes
+    /// its parent's start tag. Kept here rather than in its frame, so that
+    /// the check on every attribute reads one flag instead of a frame.
+    private var startTagOpen = false
 
     private struct Frame {
         var prefix: String?
@@ -41,8 +46,6 @@ public struct XMLStreamWriter: ~Copyable {
         /// `scope.bindings.count` before this element's declarations.
         var savedBindings: Int
         var indentsChildren: Bool
-        /// True until the start tag is closed with `>` (no content yet).
-        var startTagOpen: Bool
     }
 
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
@@ -104,12 +107,20 @@ public struct XMLStreamWriter: ~Copyable {
         var bindings: [(prefix: String?, uri: String)] = []
         func lookup(_ prefix: String?) -> String? {
             if let prefix, XMLStreamWriter.same(prefix, "xml") { return XMLStreamWriter.xmlNamespace }
-            var i = bindings.endIndex
-            while i > bindings.startIndex {
-                i -= 1
-                if XMLStreamWriter.same(bindings[i].prefix, prefix) { return bindings[i].uri }
-            }
+            if let i = index(of: prefix) { return bindings[i].uri }
             return prefix == nil ? "" : nil
+        }
+
+        /// The innermost binding of `prefix`, read in place (no binding copied).
+        func index(of prefix: String?) -> Int? {
+            bindings.withUnsafeBufferPointer { b -> Int? in
+                var i = b.count
+                while i > 0 {
+                    i -= 1
+                    if XMLStreamWriter.same(b[i].prefix, prefix) { return i }
+                }
+                return nil
+            }
         }
         func prefix(for uri: String) -> String?? {
             if XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace) { return .some("xml") }
@@ -120,7 +131,16 @@ public struct XMLStreamWriter: ~Copyable {
         }
         /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
         mutating func bind(_ prefix: String?, _ uri: String) -> Bool {
-            if XMLStreamWriter.same(lookup(prefix), uri) { return false }
+            // `lookup(prefix) == uri`, without copying the bound URI out.
+            let bound: Bool
+            if let prefix, XMLStreamWriter.same(prefix, "xml") {
+                bound = XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace)
+            } else if let i = index(of: prefix) {
+                bound = bindings.withUnsafeBufferPointer { XMLStreamWriter.same($0[i].uri, uri) }
+            } else {
+                bound = prefix == nil && uri.isEmpty
+            }
+            if bound { return false }
             bindings.append((prefix, uri))
             return true
         }
@@ -170,12 +190,13 @@ public struct XMLStreamWriter: ~Copyable {
         }
         frames.append(Frame(
             prefix: elementPrefix, local: local, savedBindings: saved,
-            indentsChildren: indentsChildren && indent != nil, startTagOpen: true))
+            indentsChildren: indentsChildren && indent != nil))
+        startTagOpen = true
     }
 
     /// Writes an attribute in no namespace.
     public mutating func attribute(_ local: String, _ value: String) {
-        guard frames.last?.startTagOpen == true else { return }
+        guard startTagOpen else { return }
         out.append(0x20)
         out.append(local)
         out.append(0x3D); out.append(0x22)  // ="
@@ -192,7 +213,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// the hint when it is bound to it, else one in force, else a new
     /// declaration (the hint, or `ns`, `ns1`, ...).
     public mutating func attribute(_ name: XMLName, _ value: String, prefix hint: String? = nil) {
-        guard frames.last?.startTagOpen == true else { return }
+        guard startTagOpen else { return }
         if name.namespace.isEmpty { return attribute(name.local, value) }
         let prefix = attributePrefix(name.namespace, hint: hint)
         out.append(0x20)
@@ -226,7 +247,8 @@ public struct XMLStreamWriter: ~Copyable {
     /// Closes the innermost element: `/>` when it has no content, else its end tag.
     public mutating func endElement() {
         guard let frame = frames.popLast() else { return }
-        if frame.startTagOpen {
+        if startTagOpen {
+            startTagOpen = false
             out.append(0x2F); out.append(0x3E)  // />
         } else {
             if frame.indentsChildren { newline(frames.count) }
@@ -335,12 +357,12 @@ public struct XMLStreamWriter: ~Copyable {
 
     /// Closes the parent's start tag if it is open, and indents an element child.
     private mutating func beginChild(element: Bool) {
-        guard let last = frames.indices.last else { return }
-        if frames[last].startTagOpen {
-            frames[last].startTagOpen = false
+        guard !frames.isEmpty else { return }
+        if startTagOpen {
+            startTagOpen = false
             out.append(0x3E)  // >
         }
-        if element && frames[last].indentsChildren { newline(frames.count) }
+        if element && frames.withUnsafeBufferPointer({ $0[$0.count - 1].indentsChildren }) { newline(frames.count) }
     }
 
     private mutating func writeDeclaration(_ index: Int) {
@@ -373,9 +395,15 @@ public struct XMLStreamWriter: ~Copyable {
     /// and CR as references so that normalization gives them back), CR in
     /// text as a reference (§2.11 would turn it into LF).
     private mutating func escape(_ s: String, attribute: Bool) {
+        // Native strings lend their UTF-8 in place; no copy of the string value.
+        if s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, attribute: attribute) }) != nil { return }
         var s = s
+        s.withUTF8 { escape(bytes: $0, attribute: attribute) }
+    }
+
+    private mutating func escape(bytes: UnsafeBufferPointer<UInt8>, attribute: Bool) {
         let mask = attribute ? Self.attributeEscapes : Self.textEscapes
-        s.withUTF8 { bytes in
+        do {
             // Most text needs no escaping: copy runs of plain bytes at once.
             // Every byte that may need a replacement is below 0x40, so one
             // shift and test of `mask` tells whether to look closer.
