@@ -40,9 +40,13 @@ public struct XMLStreamWriter: ~Copyable {
     /// the check on every attribute reads one flag instead of a frame.
     private var startTagOpen = false
 
+    /// An open element. Its end tag repeats the qualified name written in
+    /// its start tag, so the frame keeps where those bytes are in the output
+    /// instead of the name's strings (no reference counting per element).
     private struct Frame {
-        var prefix: String?
-        var local: String
+        /// Offset and length of the start tag's qualified name in `out`.
+        var nameOffset: Int
+        var nameLength: Int
         /// `scope.bindings.count` before this element's declarations.
         var savedBindings: Int
         var indentsChildren: Bool
@@ -182,14 +186,16 @@ public struct XMLStreamWriter: ~Copyable {
             _ = scope.bind(elementPrefix, namespace)
         }
         out.append(0x3C)  // <
+        let nameOffset = out.count
         appendQName(elementPrefix, local)
+        let nameLength = out.count - nameOffset
         var i = saved
         while i < scope.bindings.count {
             writeDeclaration(i)
             i += 1
         }
         frames.append(Frame(
-            prefix: elementPrefix, local: local, savedBindings: saved,
+            nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved,
             indentsChildren: indentsChildren && indent != nil))
         startTagOpen = true
     }
@@ -253,7 +259,7 @@ public struct XMLStreamWriter: ~Copyable {
         } else {
             if frame.indentsChildren { newline(frames.count) }
             out.append(0x3C); out.append(0x2F)  // </
-            appendQName(frame.prefix, frame.local)
+            out.appendCopy(from: frame.nameOffset, length: frame.nameLength)
             out.append(0x3E)
         }
         while scope.bindings.count > frame.savedBindings { scope.bindings.removeLast() }
