@@ -41,7 +41,6 @@ extension CategoriesDocument {
         var w = XMLStreamWriter()
         w.startElement(NS.categories, "categories", prefix: nil)
         w.attribute("uri", uri)
-        // By index: each category is written in place, not copied out first.
         for i in categories.indices { categories[i].write(to: &w) }
         w.endElement()
         return w.finish()
