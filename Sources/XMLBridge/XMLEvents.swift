@@ -170,10 +170,14 @@ struct XMLEventRecorder {
     var openText: Int?
 
     init(estimatedBytes: Int) {
-        // Presence documents run to about one start tag per 30 bytes.
-        nodes.reserveCapacity(max(16, estimatedBytes / 24))
-        bytes.reserveCapacity(max(64, estimatedBytes / 2))
+        // Presence documents run to about one start tag per 30-40 bytes, and
+        // as many runs of text (mostly indentation) as tags; values and text
+        // are about half the bytes. Reserved once, so that a typical body
+        // records without growing an array.
+        nodes.reserveCapacity(max(16, estimatedBytes / 16))
+        bytes.reserveCapacity(max(64, estimatedBytes * 3 / 4))
         attributes.reserveCapacity(max(8, estimatedBytes / 64))
+        declarations.reserveCapacity(8)
         open.reserveCapacity(16)
     }
 
