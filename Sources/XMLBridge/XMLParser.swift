@@ -26,6 +26,12 @@ public struct XMLLimits: Sendable, Hashable {
 /// libxml2 builds no tree of its own: its SAX2 events are recorded into an
 /// ``XMLEvents`` (flat arrays), which typed decoders read with an
 /// ``XMLCursor``; ``parse(_:limits:vocabulary:)`` builds a value tree from them.
+///
+/// Parser contexts are reused: each parse takes one from a small shared pool
+/// (at most 4 idle) and returns it, keeping its dictionary and the names it
+/// has converted. A context is freed instead after a parse that failed, once
+/// its dictionary holds more than 2,048 strings, after 10,000 parses, or when
+/// its name table is full; none of this changes a result.
 public enum XMLParser {
     /// Parses a complete document and returns its root element.
     ///
