@@ -16,7 +16,7 @@ extension CalendarData {
     /// ```
     ///
     /// Lenient: `mailboxID` may be missing (§4.3.3 examples); `WorkingHours`
-    /// (Exchange types namespace) is kept verbatim; the free/busy base64 text is
+    /// (Exchange types namespace) is kept verbatim, as its recorded events; the free/busy base64 text is
     /// trimmed; other elements go to `extensions`.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.calendarData, "calendarData"))
@@ -25,8 +25,8 @@ extension CalendarData {
             minorVersion: xml[attribute: "minorVersion"])
         for child in xml.elements {
             switch child.name {
-            case XMLName(NS.exchangeTypes, "WorkingHours") where workingHours == nil:
-                workingHours = child.subtree
+            case XMLName(NS.exchangeTypes, "WorkingHours") where workingHoursContent == nil:
+                workingHoursContent = .recorded(child.detached)
             case XMLName(NS.calendarData, "freeBusy") where freeBusy == nil:
                 freeBusy = FreeBusy(
                     startTime: child[attribute: "startTime"], granularity: child[attribute: "granularity"],

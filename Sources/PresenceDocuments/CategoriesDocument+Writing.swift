@@ -41,7 +41,7 @@ extension CategoriesDocument {
         var w = XMLStreamWriter()
         w.startElement(NS.categories, "categories", prefix: nil)
         w.attribute("uri", uri)
-        for c in categories { c.write(to: &w) }
+        for i in categories.indices { categories[i].write(to: &w) }
         w.endElement()
         return w.finish()
     }
@@ -259,7 +259,7 @@ extension CalendarData {
         w.attribute("mailboxID", mailboxID)
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
-        if let workingHours { w.element(workingHours) }
+        workingHoursContent?.write(to: &w)
         if let f = freeBusy {
             w.startElement(NS.calendarData, "freeBusy", prefix: nil, indentsChildren: false)
             w.attribute("startTime", f.startTime)

@@ -60,7 +60,7 @@ extension Category {
     /// numbers (errors located at the element); an unknown `expireType` value
     /// is kept in `otherAttributes`. An element holding only white space has no payload.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.name.local == "category", xml.name.namespace == NS.categories || xml.name.namespace.isEmpty else {
+        guard xml.localName == "category", xml.namespaceURI == NS.categories || xml.namespaceURI.isEmpty else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
         guard let name = xml[attribute: "name"] else {

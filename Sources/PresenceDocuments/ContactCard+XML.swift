@@ -28,11 +28,11 @@ extension ContactCard {
             majorVersion: xml[attribute: "majorVersion"], minorVersion: xml[attribute: "minorVersion"],
             isUCEnabled: try xml.boolAttribute("isUCEnabled"))
         for child in xml.elements {
-            guard child.name.namespace == ns else {
+            guard child.namespaceURI == ns else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 continue
             }
-            switch child.name.local {
+            switch child.localName {
             case "identity":
                 for name in child.elements(XMLName(ns, "name")) {
                     displayNames += name.elements(XMLName(ns, "displayName")).map(LocalizedText.init(lcidElement:))

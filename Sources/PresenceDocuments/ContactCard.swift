@@ -124,7 +124,18 @@ public struct CalendarData: Hashable, Sendable {
     public var majorVersion: String?
     public var minorVersion: String?
     /// Exchange `WorkingHours`, kept verbatim (Exchange types namespace).
-    public var workingHours: XMLElement?
+    ///
+    /// A decoded document keeps it as the recorded parse events it came from
+    /// (the gateway passes it through or drops it, and never looks inside);
+    /// reading this property builds the tree.
+    public var workingHours: XMLElement? {
+        get { workingHoursContent?.tree }
+        set { workingHoursContent = newValue.map(VerbatimElement.tree) }
+    }
+    /// `WorkingHours` as held: a tree, or recorded events.
+    var workingHoursContent: VerbatimElement?
+    /// True when the data holds a `WorkingHours` element (without building its tree).
+    public var hasWorkingHours: Bool { workingHoursContent != nil }
     public var freeBusy: FreeBusy?
     public var extensions: [XMLElement]
 
@@ -151,9 +162,47 @@ public struct CalendarData: Hashable, Sendable {
         self.mailboxID = mailboxID
         self.majorVersion = majorVersion
         self.minorVersion = minorVersion
-        self.workingHours = workingHours
+        self.workingHoursContent = workingHours.map(VerbatimElement.tree)
         self.freeBusy = freeBusy
         self.extensions = extensions
+    }
+
+    /// Equal when every field is, `WorkingHours` compared as an element
+    /// (``XMLElement`` equality: names, attributes in any order, content).
+    public static func == (a: CalendarData, b: CalendarData) -> Bool {
+        a.mailboxID == b.mailboxID && a.majorVersion == b.majorVersion && a.minorVersion == b.minorVersion
+            && a.freeBusy == b.freeBusy && a.extensions == b.extensions && a.workingHours == b.workingHours
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(mailboxID)
+        hasher.combine(majorVersion)
+        hasher.combine(minorVersion)
+        hasher.combine(freeBusy)
+        hasher.combine(extensions)
+        hasher.combine(workingHours)
+    }
+}
+
+/// An element kept verbatim: a value tree, or the recorded parse events of a
+/// decoded document (``XMLCursor/detached``), whose tree is built only when
+/// asked for and which writes the same bytes the tree would.
+enum VerbatimElement: Sendable {
+    case tree(XMLElement)
+    case recorded(XMLCursor)
+
+    var tree: XMLElement {
+        switch self {
+        case .tree(let e): e
+        case .recorded(let c): c.subtree
+        }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        switch self {
+        case .tree(let e): w.element(e)
+        case .recorded(let c): w.element(c)
+        }
     }
 }
 

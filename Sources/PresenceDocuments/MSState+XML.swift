@@ -38,11 +38,11 @@ extension MSState {
         majorVersion = xml[attribute: "majorVersion"]
         minorVersion = xml[attribute: "minorVersion"]
         for child in xml.elements {
-            guard child.name.namespace == NS.state else {
+            guard child.namespaceURI == NS.state else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 continue
             }
-            switch child.name.local {
+            switch child.localName {
             case "availability": availability = try child.uint32Text()
             case "activity": activities.append(try MSActivity(cursor: child))
             case "endpointLocation": endpointLocation = child.trimmedText
@@ -143,7 +143,7 @@ extension LegacyInterop {
     /// The element is in the categories namespace, usually inherited from the
     /// enclosing `category`; lenient: a bare fragment in no namespace is accepted too.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.name.local == "legacyInterop", xml.name.namespace == NS.categories || xml.name.namespace.isEmpty else {
+        guard xml.localName == "legacyInterop", xml.namespaceURI == NS.categories || xml.namespaceURI.isEmpty else {
             throw xml.error("expected {\(NS.categories)}legacyInterop, found \(xml.name)")
         }
         self.init(

@@ -37,8 +37,16 @@ public struct MSState: Hashable, Sendable {
         var treatLocationAsProximate: Bool?
         var extensions: [XMLElement] = []
 
+        /// True when every field is absent (such details are not kept).
+        var isEmpty: Bool {
+            startTime == nil && uri == nil && endpointID == nil && lastActive == nil && majorVersion == nil
+                && minorVersion == nil && endpointLocation == nil && meetingSubject == nil && meetingLocation == nil
+                && timeZoneBias == nil && timeZoneName == nil && timeZoneAbbreviation == nil && device == nil
+                && treatLocationAsProximate == nil && extensions.isEmpty
+        }
+
         /// Storage compared and hashed by value; written only while uniquely referenced (copy on
-        /// write in ``MSState/setDetail(_:_:)``), so sharing it between values and threads is safe.
+        /// write in ``MSState/updateDetails(_:)``), so sharing it between values and threads is safe.
         final class Box: Hashable, @unchecked Sendable {
             var value: Details
             init(_ value: Details) { self.value = value }
@@ -47,44 +55,48 @@ public struct MSState: Hashable, Sendable {
         }
     }
 
-    private func detail<T>(_ field: KeyPath<Details, T>, else empty: T) -> T { details.map { $0.value[keyPath: field] } ?? empty }
-
-    private mutating func setDetail<T>(_ field: WritableKeyPath<Details, T>, _ value: T) {
-        var updated = Details()
-        if var box = details.take() {
-            if isKnownUniquelyReferenced(&box) {
-                box.value[keyPath: field] = value
-                details = box.value == Details() ? nil : box
-                return
-            }
-            updated = box.value
+    /// Changes the details in place when this value holds the only
+    /// reference to them, else on a copy; no details are kept when all are absent.
+    @inline(__always)
+    private mutating func updateDetails(_ body: (inout Details) -> Void) {
+        if isKnownUniquelyReferenced(&details), let box = details {
+            body(&box.value)
+            if box.value.isEmpty { details = nil }
+        } else {
+            var updated = details?.value ?? Details()
+            body(&updated)
+            details = updated.isEmpty ? nil : Details.Box(updated)
         }
-        updated[keyPath: field] = value
-        details = updated == Details() ? nil : Details.Box(updated)
     }
 
-    public var startTime: String? { get { detail(\.startTime, else: nil) } set { setDetail(\.startTime, newValue) } }
-    public var uri: String? { get { detail(\.uri, else: nil) } set { setDetail(\.uri, newValue) } }
-    public var endpointID: String? { get { detail(\.endpointID, else: nil) } set { setDetail(\.endpointID, newValue) } }
-    public var lastActive: String? { get { detail(\.lastActive, else: nil) } set { setDetail(\.lastActive, newValue) } }
-    public var majorVersion: String? { get { detail(\.majorVersion, else: nil) } set { setDetail(\.majorVersion, newValue) } }
-    public var minorVersion: String? { get { detail(\.minorVersion, else: nil) } set { setDetail(\.minorVersion, newValue) } }
-    public var endpointLocation: String? { get { detail(\.endpointLocation, else: nil) } set { setDetail(\.endpointLocation, newValue) } }
-    public var meetingSubject: String? { get { detail(\.meetingSubject, else: nil) } set { setDetail(\.meetingSubject, newValue) } }
-    public var meetingLocation: String? { get { detail(\.meetingLocation, else: nil) } set { setDetail(\.meetingLocation, newValue) } }
+    public var startTime: String? { get { details?.value.startTime } set { updateDetails { $0.startTime = newValue } } }
+    public var uri: String? { get { details?.value.uri } set { updateDetails { $0.uri = newValue } } }
+    public var endpointID: String? { get { details?.value.endpointID } set { updateDetails { $0.endpointID = newValue } } }
+    public var lastActive: String? { get { details?.value.lastActive } set { updateDetails { $0.lastActive = newValue } } }
+    public var majorVersion: String? { get { details?.value.majorVersion } set { updateDetails { $0.majorVersion = newValue } } }
+    public var minorVersion: String? { get { details?.value.minorVersion } set { updateDetails { $0.minorVersion = newValue } } }
+    public var endpointLocation: String? {
+        get { details?.value.endpointLocation } set { updateDetails { $0.endpointLocation = newValue } }
+    }
+    public var meetingSubject: String? {
+        get { details?.value.meetingSubject } set { updateDetails { $0.meetingSubject = newValue } }
+    }
+    public var meetingLocation: String? {
+        get { details?.value.meetingLocation } set { updateDetails { $0.meetingLocation = newValue } }
+    }
     /// Minutes (xs:long) to add to local time to get UTC, as Windows TIME_ZONE_INFORMATION.Bias.
-    public var timeZoneBias: Int? { get { detail(\.timeZoneBias, else: nil) } set { setDetail(\.timeZoneBias, newValue) } }
-    public var timeZoneName: String? { get { detail(\.timeZoneName, else: nil) } set { setDetail(\.timeZoneName, newValue) } }
+    public var timeZoneBias: Int? { get { details?.value.timeZoneBias } set { updateDetails { $0.timeZoneBias = newValue } } }
+    public var timeZoneName: String? { get { details?.value.timeZoneName } set { updateDetails { $0.timeZoneName = newValue } } }
     public var timeZoneAbbreviation: String? {
-        get { detail(\.timeZoneAbbreviation, else: nil) } set { setDetail(\.timeZoneAbbreviation, newValue) }
+        get { details?.value.timeZoneAbbreviation } set { updateDetails { $0.timeZoneAbbreviation = newValue } }
     }
     /// computer, deskphone, mobile, web (open list).
-    public var device: String? { get { detail(\.device, else: nil) } set { setDetail(\.device, newValue) } }
+    public var device: String? { get { details?.value.device } set { updateDetails { $0.device = newValue } } }
     public var treatLocationAsProximate: Bool? {
-        get { detail(\.treatLocationAsProximate, else: nil) } set { setDetail(\.treatLocationAsProximate, newValue) }
+        get { details?.value.treatLocationAsProximate } set { updateDetails { $0.treatLocationAsProximate = newValue } }
     }
     /// Elements not modelled above (including `extension`), kept verbatim.
-    public var extensions: [XMLElement] { get { detail(\.extensions, else: []) } set { setDetail(\.extensions, newValue) } }
+    public var extensions: [XMLElement] { get { details?.value.extensions ?? [] } set { updateDetails { $0.extensions = newValue } } }
 
     public init(
         type: StateType, manual: Bool? = nil, startTime: String? = nil, uri: String? = nil,
@@ -104,7 +116,7 @@ public struct MSState: Hashable, Sendable {
             meetingLocation: meetingLocation, timeZoneBias: timeZoneBias, timeZoneName: timeZoneName,
             timeZoneAbbreviation: timeZoneAbbreviation, device: device, treatLocationAsProximate: treatLocationAsProximate,
             extensions: extensions)
-        self.details = details == Details() ? nil : Details.Box(details)
+        self.details = details.isEmpty ? nil : Details.Box(details)
     }
 }
 

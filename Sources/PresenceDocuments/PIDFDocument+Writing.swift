@@ -74,17 +74,26 @@ extension PIDFDocument {
     func write(to w: inout XMLStreamWriter) {
         var used = PIDFXML.Used()
         used.insert(PIDFXML.Used.pidf)
-        for t in tuples { t.markNamespaces(&used) }
-        for p in persons {
-            used.insert(PIDFXML.Used.dm)
-            p.rpid.markNamespaces(&used)
-            p.cipid.markNamespaces(&used)
-            for x in p.extensions { used.insert(tree: x) }
+        // Tuples, persons and devices are read through their buffers by
+        // index: fewer whole-value copies than `for x in array` (categories
+        // -> PIDF 412k -> 409k instructions per conversion).
+        tuples.withUnsafeBufferPointer { list in
+            for i in list.indices { list[i].markNamespaces(&used) }
         }
-        for d in devices {
-            used.insert(PIDFXML.Used.dm)
-            d.rpid.markNamespaces(&used)
-            for x in d.extensions { used.insert(tree: x) }
+        persons.withUnsafeBufferPointer { list in
+            for i in list.indices {
+                used.insert(PIDFXML.Used.dm)
+                list[i].rpid.markNamespaces(&used)
+                list[i].cipid.markNamespaces(&used)
+                for x in list[i].extensions { used.insert(tree: x) }
+            }
+        }
+        devices.withUnsafeBufferPointer { list in
+            for i in list.indices {
+                used.insert(PIDFXML.Used.dm)
+                list[i].rpid.markNamespaces(&used)
+                for x in list[i].extensions { used.insert(tree: x) }
+            }
         }
         cipid.markNamespaces(&used)
         for x in extensions { used.insert(tree: x) }
@@ -96,10 +105,16 @@ extension PIDFDocument {
 
         w.startElement(NS.pidf, "presence", prefix: nil, declarations: declarations)
         w.attribute("entity", entity)
-        for t in tuples { t.write(to: &w) }
+        tuples.withUnsafeBufferPointer { list in
+            for i in list.indices { list[i].write(to: &w) }
+        }
         for n in notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
-        for p in persons { p.write(to: &w) }
-        for d in devices { d.write(to: &w) }
+        persons.withUnsafeBufferPointer { list in
+            for i in list.indices { list[i].write(to: &w) }
+        }
+        devices.withUnsafeBufferPointer { list in
+            for i in list.indices { list[i].write(to: &w) }
+        }
         linkedIdentities?.write(to: &w)
         if let cid { PIDFXML.writeText(&w, NS.pidf, nil, "cid", cid) }
         cipid.write(to: &w)

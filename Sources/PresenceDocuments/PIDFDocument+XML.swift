@@ -39,7 +39,7 @@ extension PIDFDocument {
         self.init(entity: entity)
         for child in root.elements {
             let taken: Bool
-            switch (child.name.namespace, child.name.local) {
+            switch (child.namespaceURI, child.localName) {
             case (NS.pidf, "tuple"): tuples.append(try PIDFTuple(cursor: child)); taken = true
             case (NS.pidf, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
             case (NS.dataModel, "person"): persons.append(try PIDFPerson(cursor: child)); taken = true
@@ -97,7 +97,7 @@ extension PIDFTuple {
         var sawStatus = false
         for child in e.elements {
             let taken: Bool
-            switch (child.name.namespace, child.name.local) {
+            switch (child.namespaceURI, child.localName) {
             case (NS.pidf, "status") where !sawStatus:
                 sawStatus = true
                 status = PIDFStatus(cursor: child, capabilities: status.capabilities)
@@ -186,7 +186,7 @@ extension PIDFPerson {
         self.init(id: id)
         for child in e.elements {
             let taken: Bool
-            switch (child.name.namespace, child.name.local) {
+            switch (child.namespaceURI, child.localName) {
             case (NS.dataModel, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
             case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
             default: taken = rpid.absorb(child) || cipid.absorb(child)
@@ -219,7 +219,7 @@ extension PIDFDevice {
         self.init(id: id)
         for child in e.elements {
             let taken: Bool
-            switch (child.name.namespace, child.name.local) {
+            switch (child.namespaceURI, child.localName) {
             case (NS.dataModel, "deviceID"): taken = PIDFXML.fill(&deviceID, PIDFXML.text(child))
             case (NS.dataModel, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
             case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))

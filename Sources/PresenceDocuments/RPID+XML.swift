@@ -139,10 +139,10 @@ extension RPIDTokens {
                 notes.append(note)
             } else if child.is(NS.rpid, "other"), let other = PIDFXML.note(child) {
                 values.append(.other(other.text, lang: other.lang))
-            } else if child.name.namespace == NS.rpid, PIDFXML.isEmpty(child) {
-                values.append(.token(child.name.local))
-            } else if let tokenNamespace, child.name.namespace == tokenNamespace, PIDFXML.isEmpty(child) {
-                values.append(.token(child.name.local, namespace: tokenNamespace))
+            } else if child.namespaceURI == NS.rpid, PIDFXML.isEmpty(child) {
+                values.append(.token(child.localName))
+            } else if let tokenNamespace, child.namespaceURI == tokenNamespace, PIDFXML.isEmpty(child) {
+                values.append(.token(child.localName, namespace: tokenNamespace))
             } else {
                 values.append(.extensionElement(child.subtree))
             }
@@ -185,8 +185,8 @@ extension RPIDPlaceIs {
                 if child.hasOnlyWhitespace { continue }
                 return nil
             }
-            guard child.name.namespace == NS.rpid else { return nil }
-            if child.name.local == "note", let note = PIDFXML.note(child) {
+            guard child.namespaceURI == NS.rpid else { return nil }
+            if child.localName == "note", let note = PIDFXML.note(child) {
                 notes.append(note)
                 continue
             }
@@ -194,11 +194,11 @@ extension RPIDPlaceIs {
             var tokens: [String] = []
             for token in child.children {
                 if token.isText, token.hasOnlyWhitespace { continue }
-                guard !token.isText, token.name.namespace == NS.rpid, PIDFXML.isEmpty(token) else { return nil }
-                tokens.append(token.name.local)
+                guard !token.isText, token.namespaceURI == NS.rpid, PIDFXML.isEmpty(token) else { return nil }
+                tokens.append(token.localName)
             }
             guard tokens.count == 1 else { return nil }
-            switch child.name.local {
+            switch child.localName {
             case "audio": guard PIDFXML.fill(&audio, tokens.first) else { return nil }
             case "video": guard PIDFXML.fill(&video, tokens.first) else { return nil }
             case "text": guard PIDFXML.fill(&text, tokens.first) else { return nil }
@@ -228,8 +228,8 @@ extension CIPID {
     /// `display-name` may repeat (one per `xml:lang`, RFC 4482 §3.2); a second
     /// card, homepage, icon, map or sound is left to the caller's `extensions`.
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        guard e.name.namespace == NS.cipid else { return false }
-        switch e.name.local {
+        guard e.namespaceURI == NS.cipid else { return false }
+        switch e.localName {
         case "display-name":
             guard let name = PIDFXML.note(e) else { return false }
             displayNames.append(name)

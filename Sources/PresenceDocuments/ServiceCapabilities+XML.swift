@@ -66,8 +66,8 @@ extension ServiceCapabilities {
             extensionRank = rank
         }
         for child in e.elements {
-            guard child.name.namespace == NS.caps else { keep(child, rank: other); continue }
-            let name = child.name.local
+            guard child.namespaceURI == NS.caps else { keep(child, rank: other); continue }
+            let name = child.localName
             let rank = Self.rank(of: name)
             let bit: UInt32 = rank < other ? 1 << rank : 0
             if Self.flagRanks & bit != 0, !flags.contains(where: { $0.name == name }),
@@ -124,7 +124,7 @@ extension ServiceCapabilities {
     /// nil when an entry has attributes, element content or a foreign namespace.
     private static func list(_ e: XMLCursor) -> List? {
         guard e.attributeCount == 0 else { return nil }
-        var list = List(e.name.local)
+        var list = List(e.localName)
         var seen = Set<String>()
         for part in e.children {
             guard !part.isText else {
@@ -141,7 +141,7 @@ extension ServiceCapabilities {
                     return nil
                 }
                 guard entry.name.namespace == NS.caps else { return nil }
-                if let textName = textEntry[e.name.local] {
+                if let textName = textEntry[e.localName] {
                     guard entry.name.local == textName, let text = PIDFXML.text(entry), !text.isEmpty else { return nil }
                     entries.append(text)
                 } else {

@@ -15,16 +15,18 @@ extension PresenceMapper {
         // basic: open if any tuple is open, closed if any is closed, else none.
         var anyOpen = false
         var anyClosed = false
-        for tuple in doc.tuples {
-            switch tuple.status.basic {
+        // Tuples read in place by index (a `for tuple in` loop copies each one).
+        for i in doc.tuples.indices {
+            switch doc.tuples[i].status.basic {
             case .open?: anyOpen = true
             case .closed?: anyClosed = true
             case nil: break
             }
         }
         let basic: MappingTables.ReverseRow.Basic = anyOpen ? .open : anyClosed ? .closed : .none
-        for tuple in doc.tuples where tuple.status.unrecognizedBasic != nil {
-            report.drop("tuple[\(tuple.id)]/status/basic", "\"\(tuple.status.unrecognizedBasic ?? "")\" is neither open nor closed (RFC 3863 4.1.4)")
+        for i in doc.tuples.indices {
+            guard let unrecognized = doc.tuples[i].status.unrecognizedBasic else { continue }
+            report.drop("tuple[\(doc.tuples[i].id)]/status/basic", "\"\(unrecognized)\" is neither open nor closed (RFC 3863 4.1.4)")
         }
 
         // RPID from persons, tuples and devices (in that order, each read in

@@ -105,8 +105,10 @@ extension PresenceMapper {
         if let unknownMarker { person.rpid.activities.append(unknownMarker) }
         if !activities.values.isEmpty { person.rpid.activities.append(activities) }
 
-        for category in doc.categories {
-            switch category.payload {
+        // Categories read in place by index (a `for category in` loop copies
+        // each one, payload and all); a case binding copies only its payload.
+        for i in doc.categories.indices {
+            switch doc.categories[i].payload {
             case .note(let note):
                 for body in note.bodies where !body.text.isEmpty {
                     if body.type == "OOF" {
@@ -133,9 +135,9 @@ extension PresenceMapper {
                 reportDroppedCard(card, report: &report)
             case .calendarData(let calendar):
                 if let freeBusy = calendar.freeBusy {
-                    person.rpid.activities += self.activities(fromFreeBusy: freeBusy, instance: category.instance ?? 0, report: &report)
+                    person.rpid.activities += self.activities(fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
                 }
-                if calendar.workingHours != nil {
+                if calendar.hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
                 }
             case .services(let services):
@@ -156,9 +158,12 @@ extension PresenceMapper {
     }
 
     private func contactDisplayNames(_ doc: CategoriesDocument) -> [String] {
-        doc.categories.flatMap { category -> [String] in
-            if case .contactCard(let card) = category.payload { card.displayNames.map(\.text) } else { [] }
+        var names: [String] = []
+        for i in doc.categories.indices {
+            guard case .contactCard(let card) = doc.categories[i].payload else { continue }
+            names += card.displayNames.map(\.text)
         }
+        return names
     }
 
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
@@ -183,12 +188,12 @@ extension PresenceMapper {
     }
 
     private func reportUnmappedCategories(_ doc: CategoriesDocument, dialect: PIDFDialect, report: inout MappingReport) {
-        for category in doc.categories {
-            let name = category.name.rawValue
-            switch category.payload {
+        for i in doc.categories.indices {
+            let name = doc.categories[i].name.rawValue
+            switch doc.categories[i].payload {
             case .state, .legacyInterop, .none: break
             case .note, .contactCard, .services:
-                if dialect == .microsoft, category.name != .contactCard {
+                if dialect == .microsoft, doc.categories[i].name != .contactCard {
                     report.drop(name, "the Microsoft dialect carries only basic, activity and display name")
                 }
             case .calendarData:

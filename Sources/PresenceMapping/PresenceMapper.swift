@@ -44,8 +44,8 @@ public struct PresenceMapper: Sendable {
     func effectiveState(_ doc: CategoriesDocument, report: inout MappingReport) -> EffectiveState {
         var states: [MSState] = []
         var legacy: LegacyInterop?
-        for category in doc.categories {
-            switch category.payload {
+        for i in doc.categories.indices {
+            switch doc.categories[i].payload {
             case .state(let s): states.append(s)
             case .legacyInterop(let l): legacy = legacy ?? l
             default: break

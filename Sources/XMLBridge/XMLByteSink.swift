@@ -5,7 +5,7 @@
 struct XMLByteSink: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
-    private var count = 0
+    private(set) var count = 0
 
     init(capacity: Int) {
         self.capacity = max(capacity, 16)
@@ -54,6 +54,8 @@ struct XMLByteSink: ~Copyable {
 
     /// The UTF-8 of `string`.
     mutating func append(_ string: String) {
+        // Native strings lend their UTF-8 in place; no copy of the string value.
+        if string.utf8.withContiguousStorageIfAvailable({ append($0) }) != nil { return }
         var string = string
         string.withUTF8 { append($0) }
     }
@@ -69,6 +71,15 @@ struct XMLByteSink: ~Copyable {
             (base + count).update(from: source, count: width)
         }
         count += width
+    }
+
+    /// Appends a copy of the `length` bytes already written at `offset`
+    /// (an end tag repeating its start tag's name).
+    mutating func appendCopy(from offset: Int, length: Int) {
+        guard length > 0, offset >= 0, offset + length <= count else { return }
+        reserve(length)
+        (base + count).update(from: base + offset, count: length)
+        count += length
     }
 
     /// The bytes written, as an array; the sink is freed.

@@ -24,6 +24,13 @@ public struct XMLCursor: Sendable {
     /// The element's name (empty for text).
     public var name: XMLName { events.names[Int(events.nodes[index].name)] }
 
+    /// The element's namespace URI ("" for none, and for text). Reading one
+    /// part of the name copies one string where ``name`` copies two.
+    public var namespaceURI: String { events.names[Int(events.nodes[index].name)].namespace }
+
+    /// The element's local name ("" for text).
+    public var localName: String { events.names[Int(events.nodes[index].name)].local }
+
     /// True when the element's name is (`namespace`, `local`).
     public func `is`(_ namespace: String, _ local: String) -> Bool {
         let n = events.nodes[index]

@@ -90,6 +90,7 @@ public final class XMLEvents: Sendable {
     /// recorded positions. Lets tree holders use the event decoders.
     public convenience init(replaying element: XMLElement) {
         var recorder = XMLEventRecorder(estimatedBytes: 256)
+        recorder.names = [XMLName("", "")]
         var names: [XMLName: Int32] = [:]
         var prefixes: [String: Int32] = [:]
         recorder.replay(element, names: &names, prefixes: &prefixes)
@@ -153,10 +154,12 @@ public final class XMLEvents: Sendable {
 
 /// Appends events to the flat arrays of an ``XMLEvents``: the SAX2 callbacks
 /// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
-/// Names and prefixes are interned by the caller (``addName(_:)``, ``addPrefix(_:)``).
+/// Names and prefixes are interned by the caller: a parse in its parser
+/// context's ``InternTable`` (handed over by ``finished(names:prefixes:)``),
+/// a replay here (``addName(_:)``, ``addPrefix(_:)``, entry 0 the empty name).
 struct XMLEventRecorder {
     var nodes: [XMLEvents.Node] = []
-    var names: [XMLName] = [XMLName("", "")]
+    var names: [XMLName] = []
     var prefixes: [String] = []
     var attributes: [XMLEvents.Attribute] = []
     var declarations: [(prefix: String?, uri: String)] = []
@@ -167,11 +170,14 @@ struct XMLEventRecorder {
     var openText: Int?
 
     init(estimatedBytes: Int) {
-        // Presence documents run to about one start tag per 30 bytes.
-        nodes.reserveCapacity(max(16, estimatedBytes / 24))
-        bytes.reserveCapacity(max(64, estimatedBytes / 2))
+        // Presence documents run to about one start tag per 30-40 bytes, and
+        // as many runs of text (mostly indentation) as tags; values and text
+        // are about half the bytes. Reserved once, so that a typical body
+        // records without growing an array.
+        nodes.reserveCapacity(max(16, estimatedBytes / 16))
+        bytes.reserveCapacity(max(64, estimatedBytes * 3 / 4))
         attributes.reserveCapacity(max(8, estimatedBytes / 64))
-        names.reserveCapacity(64)
+        declarations.reserveCapacity(8)
         open.reserveCapacity(16)
     }
 
@@ -286,7 +292,8 @@ struct XMLEventRecorder {
         end()
     }
 
-    func finished() -> XMLEvents {
+    /// The recording, with name and prefix tables kept outside the recorder.
+    func finished(names: [XMLName], prefixes: [String]) -> XMLEvents {
         XMLEvents(
             nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations, bytes: bytes)
     }

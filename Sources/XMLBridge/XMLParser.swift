@@ -26,6 +26,12 @@ public struct XMLLimits: Sendable, Hashable {
 /// libxml2 builds no tree of its own: its SAX2 events are recorded into an
 /// ``XMLEvents`` (flat arrays), which typed decoders read with an
 /// ``XMLCursor``; ``parse(_:limits:vocabulary:)`` builds a value tree from them.
+///
+/// Parser contexts are reused: each parse takes one from a small shared pool
+/// (at most 4 idle) and returns it, keeping its dictionary and the names it
+/// has converted. A context is freed instead after a parse that failed, once
+/// its dictionary holds more than 2,048 strings, after 10,000 parses, or when
+/// its name table is full; none of this changes a result.
 public enum XMLParser {
     /// Parses a complete document and returns its root element.
     ///
@@ -50,9 +56,19 @@ public enum XMLParser {
     public static func events(
         _ bytes: some Collection<UInt8>, limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
     ) throws(XMLError) -> XMLEvents {
+        try events(bytes, limits: limits, vocabulary: vocabulary, pool: .shared)
+    }
+
+    /// ``events(_:limits:vocabulary:)`` with the parser contexts of `pool`.
+    static func events(
+        _ bytes: some Collection<UInt8>, limits: XMLLimits, vocabulary: XMLVocabulary, pool: XMLParserContextPool
+    ) throws(XMLError) -> XMLEvents {
+        let decode = attributesKeepAmpersandReferences
         let result: Result<XMLEvents, XMLError> = bytes.withContiguousStorageIfAvailable { buffer in
-            parseBuffer(UnsafeRawBufferPointer(buffer), limits: limits, vocabulary: vocabulary)
-        } ?? Array(bytes).withUnsafeBytes { parseBuffer($0, limits: limits, vocabulary: vocabulary) }
+            parseBuffer(UnsafeRawBufferPointer(buffer), limits: limits, vocabulary: vocabulary, decodeAmpersands: decode, pool: pool)
+        } ?? Array(bytes).withUnsafeBytes {
+            parseBuffer($0, limits: limits, vocabulary: vocabulary, decodeAmpersands: decode, pool: pool)
+        }
         return try result.get()
     }
 
@@ -65,18 +81,15 @@ public enum XMLParser {
     /// decides, instead of a version check.
     private static let attributesKeepAmpersandReferences: Bool = {
         let probe = Array(#"<p a="&amp;"/>"#.utf8)
+        // A pool of its own: the probe's context never serves a real parse.
         let result = probe.withUnsafeBytes {
-            parseBuffer($0, limits: XMLLimits(), vocabulary: XMLVocabulary(), decodeAmpersands: false)
+            parseBuffer(
+                $0, limits: XMLLimits(), vocabulary: XMLVocabulary(), decodeAmpersands: false,
+                pool: XMLParserContextPool(limits: XMLParserPoolLimits(maxIdleContexts: 0)))
         }
         guard case .success(let events) = result else { return true }
         return events.root[attribute: "a"] == "&#38;"
     }()
-
-    private static func parseBuffer(
-        _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary
-    ) -> Result<XMLEvents, XMLError> {
-        parseBuffer(buffer, limits: limits, vocabulary: vocabulary, decodeAmpersands: attributesKeepAmpersandReferences)
-    }
 
     /// The SAX2 callbacks, set up once. Each one finds the ``EventSink``
     /// through the parser's user data.
@@ -109,7 +122,8 @@ public enum XMLParser {
     }()
 
     private static func parseBuffer(
-        _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool
+        _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool,
+        pool: XMLParserContextPool
     ) -> Result<XMLEvents, XMLError> {
         guard buffer.count <= limits.maxBytes else {
             return .failure(XMLError(.tooLarge, "document is \(buffer.count) bytes; the limit is \(limits.maxBytes)"))
@@ -122,44 +136,101 @@ public enum XMLParser {
         }
         LibXML.initialize()
 
-        // A memory parser over the whole buffer (the input is complete; a push
-        // parser would only add chunk bookkeeping), with our handler in place
-        // of the default SAX2 tree builder.
-        guard let ctxt = xmlCreateMemoryParserCtxt(base.assumingMemoryBound(to: CChar.self), Int32(buffer.count)),
-              let sax = ctxt.pointee.sax
-        else {
+        // The input is complete, so a memory parser over the whole buffer (a
+        // push parser would only add chunk bookkeeping), on a parser context
+        // from the pool. A document libxml2 had to transcode (another
+        // encoding than UTF-8) is parsed again with the input libxml2 builds
+        // itself; see `run`.
+        guard let context = pool.take(handler: handler, vocabulary: vocabulary.token) else {
             return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
         }
-        defer {
+        let first = run(buffer, base, context, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: true)
+        guard first.transcoded else {
+            pool.give(context, succeeded: first.result.isSuccess)
+            return first.result
+        }
+        pool.give(context, succeeded: false)
+        guard let fresh = pool.take(handler: handler, vocabulary: vocabulary.token) else {
+            return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
+        }
+        let second = run(buffer, base, fresh, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: false)
+        pool.give(fresh, succeeded: second.result.isSuccess)
+        return second.result
+    }
+
+    /// One parse of `buffer` on `context` (reset first, its dictionary and
+    /// name tables kept), with our handler in place of libxml2's tree builder.
+    ///
+    /// With `fixedInput`, the input is marked as having nothing more to read
+    /// (no read callback): libxml2 2.9 then answers its frequent "grow the
+    /// input" checks at once instead of asking the buffer layer each time
+    /// near the end of the document (newer libxml2 treats memory input so by
+    /// itself). That holds for UTF-8, whose bytes libxml2 reads in place; a
+    /// document it has to transcode (a BOM or `encoding` declaration for
+    /// UTF-16, ISO-8859-1, ...) is converted as it grows, so `transcoded`
+    /// tells the caller to parse again without `fixedInput`.
+    private static func run(
+        _ buffer: UnsafeRawBufferPointer, _ base: UnsafeRawPointer, _ context: XMLParserContext, limits: XMLLimits,
+        vocabulary: XMLVocabulary, decodeAmpersands: Bool, fixedInput: Bool
+    ) -> (result: Result<XMLEvents, XMLError>, transcoded: Bool) {
+        if context.vocabulary !== vocabulary.token {
+            // URI instances from another vocabulary: start the tables afresh.
+            context.table = InternTable()
+            context.vocabulary = vocabulary.token
+        }
+        context.uses += 1
+        let ctxt = context.ctxt
+        xmlCtxtReset(ctxt)
+        guard let input = xmlParserInputBufferCreateMem(
+            base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
+        else {
+            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+        }
+        if fixedInput { input.pointee.readcallback = nil }
+        guard let stream = xmlNewIOInputStream(ctxt, input, XML_CHAR_ENCODING_NONE) else {
+            xmlFreeParserInputBuffer(input)
+            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+        }
+        guard inputPush(ctxt, stream) >= 0 else {
+            xmlFreeInputStream(stream)
+            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+        }
+        // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
+        // no HUGE (libxml2's own limits stay), no network.
+        xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue))
+        // The sink lives on this stack frame for the whole parse; the
+        // callbacks reach it through a pointer (a plain struct, so no
+        // dynamic exclusivity bookkeeping on every event). It holds the
+        // context's name tables for the parse (moved, not copied).
+        var sink = EventSink(
+            limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt,
+            estimatedBytes: buffer.count, table: context.table ?? InternTable())
+        context.table = nil
+        let result = withUnsafeMutablePointer(to: &sink) { pointer -> Result<XMLEvents, XMLError> in
+            ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
+            xmlParseDocument(ctxt)
+            ctxt.pointee.userData = nil
             // libxml2 may build a document of its own (for a DOCTYPE it met
             // before our handler stopped it); freeing it is the caller's job.
             if let doc = ctxt.pointee.myDoc {
                 xmlFreeDoc(doc)
                 ctxt.pointee.myDoc = nil
             }
-            xmlFreeParserCtxt(ctxt)
-        }
-        sax.pointee = handler
-        // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
-        // no HUGE (libxml2's own limits stay), no network.
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue)
-        xmlCtxtUseOptions(ctxt, options)
-        // The sink lives on this stack frame for the whole parse; the
-        // callbacks reach it through a pointer (a plain struct, so no
-        // dynamic exclusivity bookkeeping on every event).
-        var sink = EventSink(
-            limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt,
-            estimatedBytes: buffer.count)
-        return withUnsafeMutablePointer(to: &sink) { pointer -> Result<XMLEvents, XMLError> in
-            ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
-            xmlParseDocument(ctxt)
-            ctxt.pointee.userData = nil
             if let error = pointer.pointee.error { return .failure(error) }
             guard ctxt.pointee.wellFormed != 0, pointer.pointee.complete else {
                 return .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))
             }
-            return .success(pointer.pointee.recorder.finished())
+            return .success(pointer.pointee.finished())
         }
+        context.table = sink.table
+        let transcoded = fixedInput && ctxt.pointee.input?.pointee.buf?.pointee.encoder != nil
+        return (result, transcoded)
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { true } else { false }
     }
 }
 
@@ -171,8 +242,16 @@ public struct XMLVocabulary: Sendable {
     /// The namespace URIs, with their UTF-8 lengths for a quick first test.
     let namespaces: [(count: Int, uri: String)]
 
+    /// Identifies this vocabulary (and its copies) to a reused parser
+    /// context, whose cached URIs are one vocabulary's instances.
+    final class Token: Sendable {
+        static let empty = Token()
+    }
+    let token: Token
+
     public init(namespaces: [String] = []) {
         self.namespaces = namespaces.map { ($0.utf8.count, $0) }
+        self.token = namespaces.isEmpty ? .empty : Token()
     }
 
     /// The listed string equal to the `count` bytes at `p`, if any.
@@ -203,12 +282,25 @@ private struct EventSink {
     /// See `XMLParser.attributesKeepAmpersandReferences`.
     let decodeAmpersands: Bool
 
-    init(limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, context: xmlParserCtxtPtr, estimatedBytes: Int) {
+    /// Names, prefixes and URIs by dictionary address, kept by the parser
+    /// context from one parse to the next.
+    var table: InternTable
+
+    init(
+        limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, context: xmlParserCtxtPtr,
+        estimatedBytes: Int, table: InternTable
+    ) {
         self.limits = limits
         self.vocabulary = vocabulary
         self.decodeAmpersands = decodeAmpersands
         self.context = context
         self.recorder = XMLEventRecorder(estimatedBytes: estimatedBytes)
+        self.table = table
+    }
+
+    /// The recording, with the context's name and prefix tables.
+    func finished() -> XMLEvents {
+        recorder.finished(names: table.names, prefixes: table.prefixes)
     }
 
     static func from(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<EventSink> {
@@ -247,7 +339,7 @@ private struct EventSink {
         var declared = 0
         if nbNamespaces > 0, let namespaces {
             for i in 0..<nbNamespaces {
-                recorder.declarations.append((optionalName(namespaces[2 * i]), namespaceName(namespaces[2 * i + 1])))
+                recorder.declarations.append((optionalPrefix(namespaces[2 * i]), namespaceName(namespaces[2 * i + 1])))
             }
             declared = nbNamespaces
         }
@@ -310,82 +402,39 @@ private struct EventSink {
     }
 
     /// Names, prefixes and namespace URIs come from the parser's dictionary,
-    /// so each distinct one has one address for the whole parse. One small
-    /// open-addressing table, keyed by (address, address or kind tag), maps a
-    /// (local name, namespace URI) pair or a prefix to its index in the
-    /// recording's tables, and a namespace URI to its `String`: each distinct
-    /// name is converted once per parse, every further use is an integer. A
-    /// presence document uses a few dozen distinct names; past
-    /// `slotCount * 3 / 4` keys, further ones are simply not cached (correct,
-    /// only slower).
-    private struct Slot {
-        var first: UnsafeRawPointer?
-        var second: UnsafeRawPointer?
-        var id: Int32
-    }
-    private static let slotCount = 128
-    private var slots: [Slot] = []
-    private var slotsUsed = 0
-    /// Namespace URIs seen in this parse (the vocabulary's instances when listed).
-    private var uris: [String] = []
-
-    /// Second keys that no dictionary string has: they tell prefixes and
-    /// URIs apart from names.
-    private static var prefixTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 1) }
-    private static var uriTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 2) }
-
-    private static func slot(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int {
-        ((Int(bitPattern: a) >> 3) &+ (Int(bitPattern: b) >> 5)) & (slotCount - 1)
-    }
-
-    private func lookup(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int32? {
-        guard slotsUsed > 0 else { return nil }
-        return slots.withUnsafeBufferPointer { table -> Int32? in
-            var i = Self.slot(a, b)
-            while let key = table[i].first {
-                if key == a && table[i].second == b { return table[i].id }
-                i = (i + 1) & (Self.slotCount - 1)
-            }
-            return nil
-        }
-    }
-
-    private mutating func remember(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ id: Int32) {
-        guard slotsUsed < Self.slotCount * 3 / 4 else { return }
-        if slotsUsed == 0 { slots = Array(repeating: Slot(first: nil, second: nil, id: 0), count: Self.slotCount) }
-        slots.withUnsafeMutableBufferPointer { table in
-            var i = Self.slot(a, b)
-            while table[i].first != nil { i = (i + 1) & (Self.slotCount - 1) }
-            table[i] = Slot(first: a, second: b, id: id)
-        }
-        slotsUsed += 1
-    }
-
+    /// so each distinct one has one address for the dictionary's whole life,
+    /// which a reused context carries from parse to parse. ``InternTable``
+    /// maps (address, address or kind tag) to an index in its name, prefix
+    /// and URI tables: each distinct name is converted once per context,
+    /// every further use is an integer.
     private func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
 
     /// A namespace URI: the vocabulary's own instance when it lists the URI.
     private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
         guard let p else { return "" }
         let a = UnsafeRawPointer(p)
-        if let id = lookup(a, Self.uriTag) { return uris[Int(id)] }
+        if let id = table.lookup(a, InternTable.uriTag) { return table.uris[Int(id)] }
         let uri = vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p)
-        uris.append(uri)
-        remember(a, Self.uriTag, Int32(uris.count - 1))
+        table.uris.append(uri)
+        table.remember(a, InternTable.uriTag, Int32(table.uris.count - 1))
         return uri
     }
 
-    private func optionalName(_ p: UnsafePointer<xmlChar>?) -> String? {
-        guard let p else { return nil }
-        return name(p)
+    /// A declaration's prefix (`nil` for the default namespace).
+    private mutating func optionalPrefix(_ p: UnsafePointer<xmlChar>?) -> String? {
+        let id = prefixID(p)
+        return id < 0 ? nil : table.prefixes[Int(id)]
     }
 
     /// The name-table index of (`local`, `uri`).
     private mutating func qualifiedName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
-        guard let local else { return recorder.addName(XMLName(namespaceName(uri), "")) }
-        let a = UnsafeRawPointer(local), b = uri.map(UnsafeRawPointer.init)
-        if let id = lookup(a, b) { return id }
-        let id = recorder.addName(XMLName(namespaceName(uri), name(local)))
-        remember(a, b, id)
+        // libxml2 always reports a local name; a missing one reads as empty,
+        // keyed by a tag no dictionary string has.
+        let a = local.map(UnsafeRawPointer.init) ?? InternTable.emptyTag, b = uri.map(UnsafeRawPointer.init)
+        if let id = table.lookup(a, b) { return id }
+        table.names.append(XMLName(namespaceName(uri), local.map(name) ?? ""))
+        let id = Int32(table.names.count - 1)
+        table.remember(a, b, id)
         return id
     }
 
@@ -393,9 +442,10 @@ private struct EventSink {
     private mutating func prefixID(_ prefix: UnsafePointer<xmlChar>?) -> Int32 {
         guard let prefix else { return -1 }
         let a = UnsafeRawPointer(prefix)
-        if let id = lookup(a, Self.prefixTag) { return id }
-        let id = recorder.addPrefix(name(prefix))
-        remember(a, Self.prefixTag, id)
+        if let id = table.lookup(a, InternTable.prefixTag) { return id }
+        table.prefixes.append(name(prefix))
+        let id = Int32(table.prefixes.count - 1)
+        table.remember(a, InternTable.prefixTag, id)
         return id
     }
 }

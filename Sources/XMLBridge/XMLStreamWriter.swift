@@ -34,15 +34,22 @@ public struct XMLStreamWriter: ~Copyable {
     private var scope = Scope()
     /// Open elements, innermost last.
     private var frames: [Frame] = []
+    /// True while the innermost element's start tag is open (no `>` yet, so
+    /// attributes may follow). Only the innermost one can be: a child closes
+    /// its parent's start tag. Kept here rather than in its frame, so that
+    /// the check on every attribute reads one flag instead of a frame.
+    private var startTagOpen = false
 
+    /// An open element. Its end tag repeats the qualified name written in
+    /// its start tag, so the frame keeps where those bytes are in the output
+    /// instead of the name's strings (no reference counting per element).
     private struct Frame {
-        var prefix: String?
-        var local: String
+        /// Offset and length of the start tag's qualified name in `out`.
+        var nameOffset: Int
+        var nameLength: Int
         /// `scope.bindings.count` before this element's declarations.
         var savedBindings: Int
         var indentsChildren: Bool
-        /// True until the start tag is closed with `>` (no content yet).
-        var startTagOpen: Bool
     }
 
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
@@ -104,12 +111,20 @@ public struct XMLStreamWriter: ~Copyable {
         var bindings: [(prefix: String?, uri: String)] = []
         func lookup(_ prefix: String?) -> String? {
             if let prefix, XMLStreamWriter.same(prefix, "xml") { return XMLStreamWriter.xmlNamespace }
-            var i = bindings.endIndex
-            while i > bindings.startIndex {
-                i -= 1
-                if XMLStreamWriter.same(bindings[i].prefix, prefix) { return bindings[i].uri }
-            }
+            if let i = index(of: prefix) { return bindings[i].uri }
             return prefix == nil ? "" : nil
+        }
+
+        /// The innermost binding of `prefix`, read in place (no binding copied).
+        func index(of prefix: String?) -> Int? {
+            bindings.withUnsafeBufferPointer { b -> Int? in
+                var i = b.count
+                while i > 0 {
+                    i -= 1
+                    if XMLStreamWriter.same(b[i].prefix, prefix) { return i }
+                }
+                return nil
+            }
         }
         func prefix(for uri: String) -> String?? {
             if XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace) { return .some("xml") }
@@ -120,7 +135,16 @@ public struct XMLStreamWriter: ~Copyable {
         }
         /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
         mutating func bind(_ prefix: String?, _ uri: String) -> Bool {
-            if XMLStreamWriter.same(lookup(prefix), uri) { return false }
+            // `lookup(prefix) == uri`, without copying the bound URI out.
+            let bound: Bool
+            if let prefix, XMLStreamWriter.same(prefix, "xml") {
+                bound = XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace)
+            } else if let i = index(of: prefix) {
+                bound = bindings.withUnsafeBufferPointer { XMLStreamWriter.same($0[i].uri, uri) }
+            } else {
+                bound = prefix == nil && uri.isEmpty
+            }
+            if bound { return false }
             bindings.append((prefix, uri))
             return true
         }
@@ -162,20 +186,23 @@ public struct XMLStreamWriter: ~Copyable {
             _ = scope.bind(elementPrefix, namespace)
         }
         out.append(0x3C)  // <
+        let nameOffset = out.count
         appendQName(elementPrefix, local)
+        let nameLength = out.count - nameOffset
         var i = saved
         while i < scope.bindings.count {
             writeDeclaration(i)
             i += 1
         }
         frames.append(Frame(
-            prefix: elementPrefix, local: local, savedBindings: saved,
-            indentsChildren: indentsChildren && indent != nil, startTagOpen: true))
+            nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved,
+            indentsChildren: indentsChildren && indent != nil))
+        startTagOpen = true
     }
 
     /// Writes an attribute in no namespace.
     public mutating func attribute(_ local: String, _ value: String) {
-        guard frames.last?.startTagOpen == true else { return }
+        guard startTagOpen else { return }
         out.append(0x20)
         out.append(local)
         out.append(0x3D); out.append(0x22)  // ="
@@ -192,7 +219,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// the hint when it is bound to it, else one in force, else a new
     /// declaration (the hint, or `ns`, `ns1`, ...).
     public mutating func attribute(_ name: XMLName, _ value: String, prefix hint: String? = nil) {
-        guard frames.last?.startTagOpen == true else { return }
+        guard startTagOpen else { return }
         if name.namespace.isEmpty { return attribute(name.local, value) }
         let prefix = attributePrefix(name.namespace, hint: hint)
         out.append(0x20)
@@ -226,12 +253,13 @@ public struct XMLStreamWriter: ~Copyable {
     /// Closes the innermost element: `/>` when it has no content, else its end tag.
     public mutating func endElement() {
         guard let frame = frames.popLast() else { return }
-        if frame.startTagOpen {
+        if startTagOpen {
+            startTagOpen = false
             out.append(0x2F); out.append(0x3E)  // />
         } else {
             if frame.indentsChildren { newline(frames.count) }
             out.append(0x3C); out.append(0x2F)  // </
-            appendQName(frame.prefix, frame.local)
+            out.appendCopy(from: frame.nameOffset, length: frame.nameLength)
             out.append(0x3E)
         }
         while scope.bindings.count > frame.savedBindings { scope.bindings.removeLast() }
@@ -275,16 +303,72 @@ public struct XMLStreamWriter: ~Copyable {
         endElement()
     }
 
+    /// Writes a recorded element and its content as the next child (or the
+    /// root): the same bytes ``element(_:verbatim:)`` writes for the tree
+    /// ``XMLCursor/subtree`` would build, without building it.
+    public mutating func element(_ element: XMLCursor, verbatim: Bool = false) {
+        if element.isText { return text(element.text) }
+        let events = element.events
+        let node = events.nodes[element.index]
+        let end = Int(node.end)
+        var indents = !verbatim
+        if indents {
+            var i = element.index + 1
+            while i < end {
+                let child = events.nodes[i]
+                if child.isText { indents = false; break }
+                i = Int(child.end)
+            }
+        }
+        let name = events.names[Int(node.name)]
+        let declarations = node.declarationCount == 0
+            ? [] : Array(events.declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
+        startElement(
+            name.namespace, name.local, prefix: events.prefix(node.prefix), declarations: declarations,
+            indentsChildren: indents)
+        let attributes = events.attributes[Int(node.attributeStart)..<Int(node.attributeStart + node.attributeCount)]
+        if attributes.contains(where: { !events.names[Int($0.name)].namespace.isEmpty }) {
+            // Declarations for namespaced attributes come before any attribute, as the source order has them.
+            var prefixes: [String?] = []
+            prefixes.reserveCapacity(attributes.count)
+            for a in attributes {
+                let n = events.names[Int(a.name)]
+                prefixes.append(n.namespace.isEmpty ? nil : attributePrefix(n.namespace, hint: events.prefix(a.prefix)))
+            }
+            for (i, a) in attributes.enumerated() {
+                out.append(0x20)
+                appendQName(prefixes[i], events.names[Int(a.name)].local)
+                out.append(0x3D); out.append(0x22)  // ="
+                escape(events.string(a.valueStart, a.valueCount), attribute: true)
+                out.append(0x22)
+            }
+        } else {
+            for a in attributes { attribute(events.names[Int(a.name)].local, events.string(a.valueStart, a.valueCount)) }
+        }
+        var i = element.index + 1
+        while i < end {
+            let child = events.nodes[i]
+            if child.isText {
+                text(events.string(child.textStart, child.textCount))
+                i += 1
+            } else {
+                self.element(XMLCursor(events: events, index: i), verbatim: verbatim)
+                i = Int(child.end)
+            }
+        }
+        endElement()
+    }
+
     // MARK: Bytes
 
     /// Closes the parent's start tag if it is open, and indents an element child.
     private mutating func beginChild(element: Bool) {
-        guard let last = frames.indices.last else { return }
-        if frames[last].startTagOpen {
-            frames[last].startTagOpen = false
+        guard !frames.isEmpty else { return }
+        if startTagOpen {
+            startTagOpen = false
             out.append(0x3E)  // >
         }
-        if element && frames[last].indentsChildren { newline(frames.count) }
+        if element && frames.withUnsafeBufferPointer({ $0[$0.count - 1].indentsChildren }) { newline(frames.count) }
     }
 
     private mutating func writeDeclaration(_ index: Int) {
@@ -317,9 +401,15 @@ public struct XMLStreamWriter: ~Copyable {
     /// and CR as references so that normalization gives them back), CR in
     /// text as a reference (§2.11 would turn it into LF).
     private mutating func escape(_ s: String, attribute: Bool) {
+        // Native strings lend their UTF-8 in place; no copy of the string value.
+        if s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, attribute: attribute) }) != nil { return }
         var s = s
+        s.withUTF8 { escape(bytes: $0, attribute: attribute) }
+    }
+
+    private mutating func escape(bytes: UnsafeBufferPointer<UInt8>, attribute: Bool) {
         let mask = attribute ? Self.attributeEscapes : Self.textEscapes
-        s.withUTF8 { bytes in
+        do {
             // Most text needs no escaping: copy runs of plain bytes at once.
             // Every byte that may need a replacement is below 0x40, so one
             // shift and test of `mask` tells whether to look closer.

@@ -132,6 +132,31 @@ import XMLBridge
         #expect(uc.isUCEnabled == true)
     }
 
+    /// §2.2.2.7.8: a decoded WorkingHours is kept as its recorded events; it
+    /// reads, compares and writes exactly as the tree it came from.
+    @Test func recordedWorkingHoursReadsComparesAndWritesAsItsTree() throws {
+        let bytes = try loadExample("2.2.2.7.8-calendarData-workingHours.xml")
+        let tree = try XMLParser.parse(bytes)
+        let decoded = try CalendarData(cursor: XMLParser.events(bytes).root)
+        let treeWorkingHours = try #require(tree.element(XMLName(NS.exchangeTypes, "WorkingHours")))
+        #expect(decoded.hasWorkingHours)
+        #expect(decoded.workingHours == treeWorkingHours)
+        let built = CalendarData(
+            mailboxID: decoded.mailboxID, majorVersion: decoded.majorVersion, minorVersion: decoded.minorVersion,
+            workingHours: treeWorkingHours, freeBusy: decoded.freeBusy, extensions: decoded.extensions)
+        #expect(decoded == built)
+        #expect(decoded.hashValue == built.hashValue)
+        func document(_ data: CalendarData) -> [UInt8] {
+            CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
+                Category(name: .calendarData, instance: 0, payload: .calendarData(data)),
+            ]).serialized()
+        }
+        #expect(String(decoding: document(decoded), as: UTF8.self) == String(decoding: document(built), as: UTF8.self))
+        var changed = decoded
+        changed.workingHours = nil
+        #expect(!changed.hasWorkingHours && changed != decoded)
+    }
+
     /// §2.2.2.7.8 and §4.3.3: WorkingHours verbatim, freeBusy attributes, missing mailboxID.
     @Test func calendarDataReadsWorkingHoursFreeBusyAndMissingMailbox() throws {
         let wh = try CalendarData(xml: XMLParser.parse(try loadExample("2.2.2.7.8-calendarData-workingHours.xml")))

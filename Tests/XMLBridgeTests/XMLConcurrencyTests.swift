@@ -1,7 +1,7 @@
 import Testing
 import XMLBridge
 
-/// libxml2 is used with one parser context per parse, so parses may run concurrently.
+/// Each parse takes a libxml2 parser context of its own from the pool, so parses may run concurrently.
 @Suite struct XMLConcurrencyTests {
     static func document(_ n: Int) -> String {
         var s = #"<p:presence xmlns:p="urn:ietf:params:xml:ns:pidf" entity="pres:user\#(n)@example.com">"#

@@ -1,0 +1,245 @@
+internal import CLibXML2
+
+/// Limits on what a reused libxml2 parser context may keep between parses.
+///
+/// A context's dictionary (libxml2's string table of element and attribute
+/// names, prefixes and namespace URIs) and the bridge's name tables beside it
+/// grow with every distinct name parsed; a peer sending ever new names would
+/// grow them without end. A context past either bound is freed after its
+/// parse and a fresh one created for the next.
+struct XMLParserPoolLimits: Sendable, Hashable {
+    /// Most contexts kept idle for reuse (default 4: one per thread parsing at once on a small host).
+    var maxIdleContexts: Int = 4
+    /// Largest dictionary (distinct strings) a context may carry into its next parse (default 2,048;
+    /// a presence document uses well under 100).
+    var maxDictionaryEntries: Int = 2_048
+    /// Most parses one context serves before it is replaced (default 10,000).
+    var maxUses: Int = 10_000
+
+    init(maxIdleContexts: Int = 4, maxDictionaryEntries: Int = 2_048, maxUses: Int = 10_000) {
+        self.maxIdleContexts = maxIdleContexts
+        self.maxDictionaryEntries = maxDictionaryEntries
+        self.maxUses = maxUses
+    }
+}
+
+/// Counters of the context pool, for tests and diagnostics.
+struct XMLParserPoolStatistics: Sendable, Hashable {
+    /// Contexts created since the process started.
+    var created: Int
+    /// Parses that reused an idle context.
+    var reused: Int
+    /// Contexts freed instead of kept: after a failed parse, past a bound, or with the pool full.
+    var discarded: Int
+    /// Contexts idle in the pool now.
+    var idle: Int
+}
+
+/// A libxml2 parser context kept between parses, with the names it has
+/// already converted.
+///
+/// Creating a context (`xmlCreateMemoryParserCtxt`) allocates a dictionary
+/// with its hash table, input buffers and the node, name, space and namespace
+/// stacks, and `xmlFreeParserCtxt` frees them all again: for a presence body
+/// of a few kilobytes that is a large part of the parse. A reused context is
+/// reset by `xmlCtxtReset` (as `xmlCtxtReadMemory` does), which keeps the dictionary:
+/// names seen before keep their addresses, so ``InternTable`` (keyed by those
+/// addresses) turns them into the bridge's strings without converting or
+/// allocating anything.
+///
+/// Only a context whose previous parse succeeded, and left no namespace
+/// binding, open element or document behind, is reused: a parse stopped
+/// half-way (an error, a refused DOCTYPE, a limit) leaves state that
+/// libxml2 2.9's `xmlCtxtReset` is not documented to clear (its namespace
+/// stack is not among what it resets), so such a context is freed.
+final class XMLParserContext: @unchecked Sendable {
+    let ctxt: xmlParserCtxtPtr
+    /// The dictionary the interned names' addresses belong to.
+    let dict: xmlDictPtr?
+    /// Parses served so far.
+    var uses = 0
+    /// Names, prefixes and namespace URIs by dictionary address; `nil` while
+    /// a parse has it (moved into the event sink, so appends do not copy).
+    var table: InternTable? = InternTable()
+    /// The vocabulary whose URI instances the table holds.
+    var vocabulary: XMLVocabulary.Token
+
+    private init(ctxt: xmlParserCtxtPtr, vocabulary: XMLVocabulary.Token) {
+        self.ctxt = ctxt
+        self.dict = ctxt.pointee.dict
+        self.vocabulary = vocabulary
+    }
+
+    /// A new context with the bridge's SAX2 handler in place of the tree builder.
+    static func make(handler: xmlSAXHandler, vocabulary: XMLVocabulary.Token) -> XMLParserContext? {
+        guard let ctxt = xmlNewParserCtxt() else { return nil }
+        guard let sax = ctxt.pointee.sax else {
+            xmlFreeParserCtxt(ctxt)
+            return nil
+        }
+        sax.pointee = handler
+        return XMLParserContext(ctxt: ctxt, vocabulary: vocabulary)
+    }
+
+    deinit {
+        if let doc = ctxt.pointee.myDoc {
+            xmlFreeDoc(doc)
+            ctxt.pointee.myDoc = nil
+        }
+        xmlFreeParserCtxt(ctxt)
+    }
+
+    /// Entries in the context's dictionary.
+    var dictionarySize: Int {
+        guard let dict = ctxt.pointee.dict else { return 0 }
+        return Int(xmlDictSize(dict))
+    }
+
+    /// True when the context may serve another parse: the last one ended
+    /// cleanly (no namespace binding, element or input left over), the
+    /// dictionary is the one the table was built on, and no bound is passed.
+    func reusable(after succeeded: Bool, limits: XMLParserPoolLimits) -> Bool {
+        guard succeeded, let table, !table.saturated else { return false }
+        let c = ctxt
+        return c.pointee.nsNr == 0 && c.pointee.nameNr == 0 && c.pointee.nodeNr == 0 && c.pointee.myDoc == nil
+            && c.pointee.dict == dict
+            && uses < limits.maxUses && dictionarySize <= limits.maxDictionaryEntries
+    }
+}
+
+/// Idle parser contexts: a short lock-protected stack. ``shared`` serves
+/// every parse (the gateway parses on several event-loop threads at once;
+/// each parse takes a context out and puts it back, so no two parses ever
+/// share one); tests make their own to watch the bounds at work.
+final class XMLParserContextPool: @unchecked Sendable {
+    static let shared = XMLParserContextPool(limits: XMLParserPoolLimits())
+
+    let limits: XMLParserPoolLimits
+    private let lock = Lock()
+    private var idle: [XMLParserContext] = []
+    private var counters = XMLParserPoolStatistics(created: 0, reused: 0, discarded: 0, idle: 0)
+
+    init(limits: XMLParserPoolLimits) {
+        self.limits = limits
+    }
+
+    var statistics: XMLParserPoolStatistics {
+        lock.lock()
+        defer { lock.unlock() }
+        var s = counters
+        s.idle = idle.count
+        return s
+    }
+
+    /// An idle context, or a new one.
+    func take(handler: xmlSAXHandler, vocabulary: XMLVocabulary.Token) -> XMLParserContext? {
+        lock.lock()
+        if let context = idle.popLast() {
+            counters.reused += 1
+            lock.unlock()
+            return context
+        }
+        counters.created += 1
+        lock.unlock()
+        return XMLParserContext.make(handler: handler, vocabulary: vocabulary)
+    }
+
+    /// Puts `context` back after a parse, or frees it when the parse failed,
+    /// a bound is passed, or the pool is full.
+    func give(_ context: XMLParserContext, succeeded: Bool) {
+        let keep = context.reusable(after: succeeded, limits: limits)
+        lock.lock()
+        if keep, idle.count < limits.maxIdleContexts {
+            idle.append(context)
+            lock.unlock()
+        } else {
+            counters.discarded += 1
+            lock.unlock()
+            // The last reference goes when this returns, outside the lock:
+            // deinit frees the libxml2 context.
+        }
+    }
+}
+
+/// The names, prefixes and namespace URIs one parser context has converted,
+/// keyed by their address in the context's dictionary, which gives each
+/// distinct string one address for the dictionary's whole life.
+///
+/// One open-addressing table maps (address, address or kind tag) to an index:
+/// a (local name, namespace URI) pair to its entry in ``names``, a prefix to
+/// ``prefixes``, a URI to ``uris``. ``names`` and ``prefixes`` are handed to
+/// each parse's ``XMLEvents`` as they are (a shared array: one reference
+/// count), so a name met before costs nothing. The table doubles up to
+/// ``maxSlots``; past that further names are still recorded but not cached,
+/// and the context is marked ``saturated`` so that it is not reused.
+struct InternTable {
+    struct Slot {
+        var first: UnsafeRawPointer?
+        var second: UnsafeRawPointer?
+        var id: Int32
+    }
+
+    static let initialSlots = 128
+    static let maxSlots = 8_192
+
+    var names: [XMLName] = [XMLName("", "")]
+    var prefixes: [String] = []
+    var uris: [String] = []
+    private var slots: [Slot] = []
+    private var used = 0
+    /// True once a key could not be cached: the table no longer describes the
+    /// names by address alone, so the context is dropped after this parse.
+    private(set) var saturated = false
+
+    /// Second keys that no dictionary string has: they tell prefixes and URIs apart from names.
+    static var prefixTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 1) }
+    static var uriTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 2) }
+    /// Stands for a missing local name.
+    static var emptyTag: UnsafeRawPointer { UnsafeRawPointer(bitPattern: 8).unsafelyUnwrapped }
+
+    private static func hash(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ mask: Int) -> Int {
+        ((Int(bitPattern: a) >> 3) &+ (Int(bitPattern: b) >> 5) &* 31) & mask
+    }
+
+    func lookup(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int32? {
+        guard used > 0 else { return nil }
+        return slots.withUnsafeBufferPointer { table -> Int32? in
+            let mask = table.count - 1
+            var i = Self.hash(a, b, mask)
+            while let key = table[i].first {
+                if key == a && table[i].second == b { return table[i].id }
+                i = (i + 1) & mask
+            }
+            return nil
+        }
+    }
+
+    mutating func remember(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ id: Int32) {
+        if slots.isEmpty { slots = Array(repeating: Slot(first: nil, second: nil, id: 0), count: Self.initialSlots) }
+        if used >= slots.count * 3 / 4 {
+            guard slots.count < Self.maxSlots else {
+                saturated = true
+                return
+            }
+            grow()
+        }
+        Self.insert(Slot(first: a, second: b, id: id), into: &slots)
+        used += 1
+    }
+
+    private mutating func grow() {
+        var bigger = Array(repeating: Slot(first: nil, second: nil, id: 0), count: slots.count * 2)
+        for slot in slots where slot.first != nil { Self.insert(slot, into: &bigger) }
+        slots = bigger
+    }
+
+    private static func insert(_ slot: Slot, into table: inout [Slot]) {
+        guard let a = slot.first else { return }
+        table.withUnsafeMutableBufferPointer { table in
+            let mask = table.count - 1
+            var i = hash(a, slot.second, mask)
+            while table[i].first != nil { i = (i + 1) & mask }
+            table[i] = slot
+        }
+    }
+}
