@@ -19,9 +19,11 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var failedTargets: FailedTargets
     private var servers: [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
     /// The core's timers, all on one scheduled task: a NIO task per timer costs a promise, a
-    /// future and closure contexts (about 600 bytes), and every subscription pair keeps two.
-    private var timerQueue = TimerQueue<GatewayCore.Timer>()
-    private var timerSlots: [GatewayCore.Timer: TimerSlot] = [:]
+    /// future and closure contexts (about 600 bytes), and every subscription pair keeps two or
+    /// three. Filed by an 8-byte ``TimerKey``.
+    private var timerQueue = TimerQueue<TimerKey>()
+    private var timerSlots: [TimerKey: TimerSlot] = [:]
+    private var timerKeys = TimerKeys()
     private var nextID: GatewayCore.ServerRequestID = 0
     private var stopping = false
     /// Whether a refresh of ``status`` and the gauges is queued (see ``perform(_:)``).
@@ -178,12 +180,15 @@ public final class GatewayRuntime: @unchecked Sendable {
             case .send(let request, let side, let context):
                 send(request, side: side, context: context)
             case .schedule(let timer, let at):
-                var slot = timerSlots[timer] ?? TimerSlot()
+                let key = timerKeys.key(for: timer)
+                var slot = timerSlots[key] ?? TimerSlot()
                 let queue = slot.schedule(at: at)
-                timerSlots[timer] = slot
-                if let queue { timerQueue.add(timer, at: queue, on: eventLoop) { [self] in self.timersFired() } }
+                timerSlots[key] = slot
+                if let queue { timerQueue.add(key, at: queue, on: eventLoop) { [self] in self.timersFired() } }
             case .cancel(let timer):
-                if timerSlots.removeValue(forKey: timer) != nil { timerStopped() }
+                if let key = timerKeys.existingKey(for: timer), timerSlots.removeValue(forKey: key) != nil {
+                    timerStopped(key)
+                }
             }
         }
         // GatewayCore.counts copies every OMA watch out of its table: taken after every message
@@ -204,16 +209,17 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     private func timersFired() {
         let now = eventLoop.now
-        for (deadline, timer) in timerQueue.due(now: now) {
-            guard var slot = timerSlots[timer] else { continue }
+        for (deadline, key) in timerQueue.due(now: now) {
+            guard var slot = timerSlots[key] else { continue }
             switch slot.came(deadline, now: now) {
             case .fire:
-                timerSlots[timer] = nil
-                timerStopped()
-                perform(core.fire(timer, now: now))
+                timerSlots[key] = nil
+                let timer = timerKeys.timer(for: key)
+                timerStopped(key)
+                if let timer { perform(core.fire(timer, now: now)) }
             case .requeue(let at):
-                timerSlots[timer] = slot
-                timerQueue.add(timer, at: at, on: eventLoop) { [self] in self.timersFired() }
+                timerSlots[key] = slot
+                timerQueue.add(key, at: at, on: eventLoop) { [self] in self.timersFired() }
             case .ignore:
                 break
             }
@@ -224,9 +230,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// After a timer stopped: a stopped timer's queue entry stays until its deadline (up to a
     /// subscription's lifetime), so once the queue holds far more entries than running timers
     /// the stale ones are dropped, and the slot table gives back what a burst left unused.
-    private func timerStopped() {
+    private func timerStopped(_ key: TimerKey) {
+        timerKeys.release(key)
         if timerQueue.count > 2 * timerSlots.count + 4096 {
-            timerQueue.removeAll { deadline, timer in timerSlots[timer]?.isQueued(at: deadline) != true }
+            timerQueue.removeAll { deadline, key in timerSlots[key]?.isQueued(at: deadline) != true }
         }
         timerSlots.releaseSparseCapacity()
     }
