@@ -51,11 +51,11 @@ extension Category {
     /// Writes the `category` element in the categories namespace.
     func write(to w: inout XMLStreamWriter) {
         guard XMLStreamWriter.unqualified(otherAttributes) else { return w.element(xml) }
-        let mixed: Bool
-        if case .other(let nodes) = payload {
+        // The payload is switched on once, in place: binding it (or copying
+        // it out to call a method on it) copies the enum and retains its fields.
+        var mixed = false
+        if case .other(let nodes)? = payload {
             mixed = nodes.contains { if case .text = $0 { true } else { false } }
-        } else {
-            mixed = false
         }
         w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
         w.attribute("name", name.rawValue)
@@ -67,7 +67,24 @@ extension Category {
         w.attribute("expires", expires.map(String.init))
         w.attribute("endpointId", endpointID)
         w.attributes(otherAttributes)
-        payload?.write(to: &w)
+        switch payload {
+        case .state(let v)?: v.write(to: &w)
+        case .note(let v)?: v.write(to: &w)
+        case .contactCard(let v)?: v.write(to: &w)
+        case .calendarData(let v)?: v.write(to: &w)
+        case .services(let v)?: v.write(to: &w)
+        case .device(let v)?: v.write(to: &w)
+        case .userProperties(let v)?: v.write(to: &w)
+        case .legacyInterop(let v)?: v.write(to: &w)
+        case .other(let nodes)?:
+            for node in nodes {
+                switch node {
+                case .text(let t): w.text(t)
+                case .element(let e): w.element(e)
+                }
+            }
+        case nil: break
+        }
         w.endElement()
     }
 }
