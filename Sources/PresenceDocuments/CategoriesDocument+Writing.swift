@@ -59,12 +59,12 @@ extension Category {
         }
         w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
         w.attribute("name", name.rawValue)
-        w.attribute("instance", instance.map(String.init))
+        w.attribute("instance", instance.map { String($0) })
         w.attribute("publishTime", publishTime)
-        w.attribute("container", container.map(String.init))
-        w.attribute("version", version.map(String.init))
+        w.attribute("container", container.map { String($0) })
+        w.attribute("version", version.map { String($0) })
         w.attribute("expireType", expireType?.rawValue)
-        w.attribute("expires", expires.map(String.init))
+        w.attribute("expires", expires.map { String($0) })
         w.attribute("endpointId", endpointID)
         w.attributes(otherAttributes)
         switch payload {
@@ -316,7 +316,7 @@ extension MSCapability {
     /// namespaced attribute (keyed `{namespace}local`) needs a declaration
     /// before the attributes: such a capability is written as its tree.
     func write(to w: inout XMLStreamWriter, namespace: String) {
-        guard !attributes.keys.contains(where: { $0.hasPrefix("{") }) else {
+        guard !attributes.keys.contains(where: { $0.utf8.first == UInt8(ascii: "{") }) else {
             return w.element(xml(namespace: namespace))
         }
         w.startElement(namespace, name, prefix: nil)
