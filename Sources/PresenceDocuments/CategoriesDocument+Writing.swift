@@ -51,23 +51,40 @@ extension Category {
     /// Writes the `category` element in the categories namespace.
     func write(to w: inout XMLStreamWriter) {
         guard XMLStreamWriter.unqualified(otherAttributes) else { return w.element(xml) }
-        let mixed: Bool
-        if case .other(let nodes) = payload {
+        // The payload is switched on once, in place: binding it (or copying
+        // it out to call a method on it) copies the enum and retains its fields.
+        var mixed = false
+        if case .other(let nodes)? = payload {
             mixed = nodes.contains { if case .text = $0 { true } else { false } }
-        } else {
-            mixed = false
         }
         w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
         w.attribute("name", name.rawValue)
-        w.attribute("instance", instance.map(String.init))
+        w.attribute("instance", instance.map { String($0) })
         w.attribute("publishTime", publishTime)
-        w.attribute("container", container.map(String.init))
-        w.attribute("version", version.map(String.init))
+        w.attribute("container", container.map { String($0) })
+        w.attribute("version", version.map { String($0) })
         w.attribute("expireType", expireType?.rawValue)
-        w.attribute("expires", expires.map(String.init))
+        w.attribute("expires", expires.map { String($0) })
         w.attribute("endpointId", endpointID)
         w.attributes(otherAttributes)
-        payload?.write(to: &w)
+        switch payload {
+        case .state(let v)?: v.write(to: &w)
+        case .note(let v)?: v.write(to: &w)
+        case .contactCard(let v)?: v.write(to: &w)
+        case .calendarData(let v)?: v.write(to: &w)
+        case .services(let v)?: v.write(to: &w)
+        case .device(let v)?: v.write(to: &w)
+        case .userProperties(let v)?: v.write(to: &w)
+        case .legacyInterop(let v)?: v.write(to: &w)
+        case .other(let nodes)?:
+            for node in nodes {
+                switch node {
+                case .text(let t): w.text(t)
+                case .element(let e): w.element(e)
+                }
+            }
+        case nil: break
+        }
         w.endElement()
     }
 }
@@ -299,7 +316,7 @@ extension MSCapability {
     /// namespaced attribute (keyed `{namespace}local`) needs a declaration
     /// before the attributes: such a capability is written as its tree.
     func write(to w: inout XMLStreamWriter, namespace: String) {
-        guard !attributes.keys.contains(where: { $0.hasPrefix("{") }) else {
+        guard !attributes.keys.contains(where: { $0.utf8.first == UInt8(ascii: "{") }) else {
             return w.element(xml(namespace: namespace))
         }
         w.startElement(namespace, name, prefix: nil)

@@ -57,46 +57,48 @@ public struct MSState: Hashable, Sendable {
 
     /// Changes the details in place when this value holds the only
     /// reference to them, else on a copy; no details are kept when all are absent.
+    /// `emptying` is false when the change sets a value (the details cannot
+    /// have become empty, so the fields are not all checked again).
     @inline(__always)
-    private mutating func updateDetails(_ body: (inout Details) -> Void) {
+    private mutating func updateDetails(emptying: Bool, _ body: (inout Details) -> Void) {
         if isKnownUniquelyReferenced(&details), let box = details {
             body(&box.value)
-            if box.value.isEmpty { details = nil }
+            if emptying && box.value.isEmpty { details = nil }
         } else {
             var updated = details?.value ?? Details()
             body(&updated)
-            details = updated.isEmpty ? nil : Details.Box(updated)
+            details = emptying && updated.isEmpty ? nil : Details.Box(updated)
         }
     }
 
-    public var startTime: String? { get { details?.value.startTime } set { updateDetails { $0.startTime = newValue } } }
-    public var uri: String? { get { details?.value.uri } set { updateDetails { $0.uri = newValue } } }
-    public var endpointID: String? { get { details?.value.endpointID } set { updateDetails { $0.endpointID = newValue } } }
-    public var lastActive: String? { get { details?.value.lastActive } set { updateDetails { $0.lastActive = newValue } } }
-    public var majorVersion: String? { get { details?.value.majorVersion } set { updateDetails { $0.majorVersion = newValue } } }
-    public var minorVersion: String? { get { details?.value.minorVersion } set { updateDetails { $0.minorVersion = newValue } } }
+    public var startTime: String? { get { details?.value.startTime } set { updateDetails(emptying: newValue == nil) { $0.startTime = newValue } } }
+    public var uri: String? { get { details?.value.uri } set { updateDetails(emptying: newValue == nil) { $0.uri = newValue } } }
+    public var endpointID: String? { get { details?.value.endpointID } set { updateDetails(emptying: newValue == nil) { $0.endpointID = newValue } } }
+    public var lastActive: String? { get { details?.value.lastActive } set { updateDetails(emptying: newValue == nil) { $0.lastActive = newValue } } }
+    public var majorVersion: String? { get { details?.value.majorVersion } set { updateDetails(emptying: newValue == nil) { $0.majorVersion = newValue } } }
+    public var minorVersion: String? { get { details?.value.minorVersion } set { updateDetails(emptying: newValue == nil) { $0.minorVersion = newValue } } }
     public var endpointLocation: String? {
-        get { details?.value.endpointLocation } set { updateDetails { $0.endpointLocation = newValue } }
+        get { details?.value.endpointLocation } set { updateDetails(emptying: newValue == nil) { $0.endpointLocation = newValue } }
     }
     public var meetingSubject: String? {
-        get { details?.value.meetingSubject } set { updateDetails { $0.meetingSubject = newValue } }
+        get { details?.value.meetingSubject } set { updateDetails(emptying: newValue == nil) { $0.meetingSubject = newValue } }
     }
     public var meetingLocation: String? {
-        get { details?.value.meetingLocation } set { updateDetails { $0.meetingLocation = newValue } }
+        get { details?.value.meetingLocation } set { updateDetails(emptying: newValue == nil) { $0.meetingLocation = newValue } }
     }
     /// Minutes (xs:long) to add to local time to get UTC, as Windows TIME_ZONE_INFORMATION.Bias.
-    public var timeZoneBias: Int? { get { details?.value.timeZoneBias } set { updateDetails { $0.timeZoneBias = newValue } } }
-    public var timeZoneName: String? { get { details?.value.timeZoneName } set { updateDetails { $0.timeZoneName = newValue } } }
+    public var timeZoneBias: Int? { get { details?.value.timeZoneBias } set { updateDetails(emptying: newValue == nil) { $0.timeZoneBias = newValue } } }
+    public var timeZoneName: String? { get { details?.value.timeZoneName } set { updateDetails(emptying: newValue == nil) { $0.timeZoneName = newValue } } }
     public var timeZoneAbbreviation: String? {
-        get { details?.value.timeZoneAbbreviation } set { updateDetails { $0.timeZoneAbbreviation = newValue } }
+        get { details?.value.timeZoneAbbreviation } set { updateDetails(emptying: newValue == nil) { $0.timeZoneAbbreviation = newValue } }
     }
     /// computer, deskphone, mobile, web (open list).
-    public var device: String? { get { details?.value.device } set { updateDetails { $0.device = newValue } } }
+    public var device: String? { get { details?.value.device } set { updateDetails(emptying: newValue == nil) { $0.device = newValue } } }
     public var treatLocationAsProximate: Bool? {
-        get { details?.value.treatLocationAsProximate } set { updateDetails { $0.treatLocationAsProximate = newValue } }
+        get { details?.value.treatLocationAsProximate } set { updateDetails(emptying: newValue == nil) { $0.treatLocationAsProximate = newValue } }
     }
     /// Elements not modelled above (including `extension`), kept verbatim.
-    public var extensions: [XMLElement] { get { details?.value.extensions ?? [] } set { updateDetails { $0.extensions = newValue } } }
+    public var extensions: [XMLElement] { get { details?.value.extensions ?? [] } set { updateDetails(emptying: newValue.isEmpty) { $0.extensions = newValue } } }
 
     public init(
         type: StateType, manual: Bool? = nil, startTime: String? = nil, uri: String? = nil,

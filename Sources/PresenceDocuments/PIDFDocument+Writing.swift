@@ -207,36 +207,40 @@ extension LinkedIdentities {
 
 extension RPID {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        if !legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
-        for a in activities { a.markNamespaces(&used) }
-        if `class` != nil || placeIs != nil || statusIcon != nil || !timeOffsets.isEmpty || userInput != nil {
+        guard let box else { return }
+        if !box.fields.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
+        for a in box.fields.activities { a.markNamespaces(&used) }
+        if box.fields.`class` != nil || box.fields.placeIs != nil || box.fields.statusIcon != nil
+            || !box.fields.timeOffsets.isEmpty || box.fields.userInput != nil
+        {
             used.insert(PIDFXML.Used.rpid)
         }
-        mood?.markNamespaces(&used)
-        placeType?.markNamespaces(&used)
-        privacy?.markNamespaces(&used)
-        relationship?.markNamespaces(&used)
-        serviceClass?.markNamespaces(&used)
-        sphere?.markNamespaces(&used)
+        box.fields.mood?.markNamespaces(&used)
+        box.fields.placeType?.markNamespaces(&used)
+        box.fields.privacy?.markNamespaces(&used)
+        box.fields.relationship?.markNamespaces(&used)
+        box.fields.serviceClass?.markNamespaces(&used)
+        box.fields.sphere?.markNamespaces(&used)
     }
 
     /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.
     func write(to w: inout XMLStreamWriter) {
-        if !legacyActivities.isEmpty {
+        guard let box else { return }
+        if !box.fields.legacyActivities.isEmpty {
             w.startElement(NS.rpidStatus, "activities", prefix: PIDFXML.epPrefix)
-            for a in legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
+            for a in box.fields.legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
             w.endElement()
         }
-        for a in activities { a.write(to: &w, "activities") }
-        if let c = `class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
-        mood?.write(to: &w, "mood")
-        placeIs?.write(to: &w)
-        placeType?.write(to: &w, "place-type")
-        privacy?.write(to: &w, "privacy")
-        relationship?.write(to: &w, "relationship")
-        serviceClass?.write(to: &w, "service-class")
-        sphere?.write(to: &w, "sphere")
-        if let icon = statusIcon {
+        for a in box.fields.activities { a.write(to: &w, "activities") }
+        if let c = box.fields.`class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
+        box.fields.mood?.write(to: &w, "mood")
+        box.fields.placeIs?.write(to: &w)
+        box.fields.placeType?.write(to: &w, "place-type")
+        box.fields.privacy?.write(to: &w, "privacy")
+        box.fields.relationship?.write(to: &w, "relationship")
+        box.fields.serviceClass?.write(to: &w, "service-class")
+        box.fields.sphere?.write(to: &w, "sphere")
+        if let icon = box.fields.statusIcon {
             w.startElement(NS.rpid, "status-icon", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", icon.id)
             w.attribute("from", icon.from)
@@ -244,7 +248,7 @@ extension RPID {
             w.text(icon.uri)
             w.endElement()
         }
-        for offset in timeOffsets {
+        for offset in box.fields.timeOffsets {
             w.startElement(NS.rpid, "time-offset", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", offset.id)
             w.attribute("from", offset.from)
@@ -253,7 +257,7 @@ extension RPID {
             w.text(String(offset.minutes))
             w.endElement()
         }
-        if let input = userInput {
+        if let input = box.fields.userInput {
             w.startElement(NS.rpid, "user-input", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", input.id)
             w.attribute("idle-threshold", input.idleThreshold.map { String($0) })

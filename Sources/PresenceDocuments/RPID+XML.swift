@@ -28,9 +28,9 @@ extension RPID {
             legacyActivities += found
             return true
         }
-        let name = e.name
-        guard name.namespace.utf8.count == NS.rpid.utf8.count, name.namespace == NS.rpid else { return false }
-        switch name.local {
+        let namespace = e.namespaceURI
+        guard namespace.utf8.count == NS.rpid.utf8.count, namespace == NS.rpid else { return false }
+        switch e.localName {
         case "activities":
             guard let value = RPIDTokens(cursor: e) else { return false }
             activities.append(value)

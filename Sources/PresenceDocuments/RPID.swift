@@ -2,34 +2,175 @@ public import XMLBridge
 
 /// Rich presence elements (RFC 4480 §3), as found in a person, tuple, device
 /// or (pre-RFC, Microsoft) tuple status.
+///
+/// The elements are held out of line in one copy-on-write box (none when all
+/// are absent): most tuples, statuses and devices carry no RPID, and a person
+/// carries a few, so a person or tuple stays small and copying one costs a
+/// retain instead of copying a dozen optional elements.
 public struct RPID: Hashable, Sendable {
+    /// The elements; nil when none has been set (an empty box reads the same).
+    var box: Box?
+
+    struct Fields: Hashable, Sendable {
+        var activities: [RPIDTokens] = []
+        var mood: RPIDTokens?
+        var placeType: RPIDTokens?
+        var placeIs: RPIDPlaceIs?
+        var privacy: RPIDTokens?
+        var relationship: RPIDTokens?
+        var serviceClass: RPIDTokens?
+        var sphere: RPIDTokens?
+        var statusIcon: RPIDStatusIcon?
+        var timeOffsets: [RPIDTimeOffset] = []
+        var userInput: RPIDUserInput?
+        var `class`: String?
+        var legacyActivities: [String] = []
+
+        /// True when no element is present.
+        var isEmpty: Bool {
+            activities.isEmpty && mood == nil && placeType == nil && placeIs == nil && privacy == nil
+                && relationship == nil && serviceClass == nil && sphere == nil && statusIcon == nil
+                && timeOffsets.isEmpty && userInput == nil && `class` == nil && legacyActivities.isEmpty
+        }
+    }
+
+    /// Storage written only while uniquely referenced (``uniqueBox()``), so
+    /// sharing it between values and threads is safe.
+    final class Box: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    /// The box, made this value's own (allocated or copied) before a write.
+    @inline(__always)
+    private mutating func uniqueBox() -> Box {
+        if isKnownUniquelyReferenced(&box), let box { return box }
+        let fresh = Box(box?.fields ?? Fields())
+        box = fresh
+        return fresh
+    }
+
     /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
-    public var activities: [RPIDTokens]
+    public var activities: [RPIDTokens] {
+        get { box?.fields.activities ?? [] }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.activities
+        }
+        set { uniqueBox().fields.activities = newValue }
+    }
     /// `<mood>` (§3.5).
-    public var mood: RPIDTokens?
+    public var mood: RPIDTokens? {
+        get { box?.fields.mood }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.mood
+        }
+        set { uniqueBox().fields.mood = newValue }
+    }
     /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
-    public var placeType: RPIDTokens?
+    public var placeType: RPIDTokens? {
+        get { box?.fields.placeType }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.placeType
+        }
+        set { uniqueBox().fields.placeType = newValue }
+    }
     /// `<place-is>` (§3.7).
-    public var placeIs: RPIDPlaceIs?
+    public var placeIs: RPIDPlaceIs? {
+        get { box?.fields.placeIs }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.placeIs
+        }
+        set { uniqueBox().fields.placeIs = newValue }
+    }
     /// `<privacy>` (§3.9).
-    public var privacy: RPIDTokens?
+    public var privacy: RPIDTokens? {
+        get { box?.fields.privacy }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.privacy
+        }
+        set { uniqueBox().fields.privacy = newValue }
+    }
     /// `<relationship>` (§3.10).
-    public var relationship: RPIDTokens?
+    public var relationship: RPIDTokens? {
+        get { box?.fields.relationship }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.relationship
+        }
+        set { uniqueBox().fields.relationship = newValue }
+    }
     /// `<service-class>` (§3.11).
-    public var serviceClass: RPIDTokens?
+    public var serviceClass: RPIDTokens? {
+        get { box?.fields.serviceClass }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.serviceClass
+        }
+        set { uniqueBox().fields.serviceClass = newValue }
+    }
     /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
-    public var sphere: RPIDTokens?
+    public var sphere: RPIDTokens? {
+        get { box?.fields.sphere }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.sphere
+        }
+        set { uniqueBox().fields.sphere = newValue }
+    }
     /// `<status-icon>` (§3.13).
-    public var statusIcon: RPIDStatusIcon?
+    public var statusIcon: RPIDStatusIcon? {
+        get { box?.fields.statusIcon }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.statusIcon
+        }
+        set { uniqueBox().fields.statusIcon = newValue }
+    }
     /// `<time-offset>` (§3.14); several with different from/until are allowed.
-    public var timeOffsets: [RPIDTimeOffset]
+    public var timeOffsets: [RPIDTimeOffset] {
+        get { box?.fields.timeOffsets ?? [] }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.timeOffsets
+        }
+        set { uniqueBox().fields.timeOffsets = newValue }
+    }
     /// `<user-input>` (§3.15).
-    public var userInput: RPIDUserInput?
+    public var userInput: RPIDUserInput? {
+        get { box?.fields.userInput }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.userInput
+        }
+        set { uniqueBox().fields.userInput = newValue }
+    }
     /// `<class>` (§3.3).
-    public var `class`: String?
+    public var `class`: String? {
+        get { box?.fields.`class` }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.`class`
+        }
+        set { uniqueBox().fields.`class` = newValue }
+    }
     /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
     /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
-    public var legacyActivities: [String]
+    public var legacyActivities: [String] {
+        get { box?.fields.legacyActivities ?? [] }
+        _modify {
+            let box = uniqueBox()
+            yield &box.fields.legacyActivities
+        }
+        set { uniqueBox().fields.legacyActivities = newValue }
+    }
+
+    /// No RPID element (nothing allocated).
+    public init() { box = nil }
 
     public init(
         activities: [RPIDTokens] = [], mood: RPIDTokens? = nil, placeType: RPIDTokens? = nil,
@@ -38,23 +179,27 @@ public struct RPID: Hashable, Sendable {
         timeOffsets: [RPIDTimeOffset] = [], userInput: RPIDUserInput? = nil, class: String? = nil,
         legacyActivities: [String] = []
     ) {
-        self.activities = activities
-        self.mood = mood
-        self.placeType = placeType
-        self.placeIs = placeIs
-        self.privacy = privacy
-        self.relationship = relationship
-        self.serviceClass = serviceClass
-        self.sphere = sphere
-        self.statusIcon = statusIcon
-        self.timeOffsets = timeOffsets
-        self.userInput = userInput
-        self.class = `class`
-        self.legacyActivities = legacyActivities
+        let fields = Fields(
+            activities: activities, mood: mood, placeType: placeType, placeIs: placeIs, privacy: privacy,
+            relationship: relationship, serviceClass: serviceClass, sphere: sphere, statusIcon: statusIcon,
+            timeOffsets: timeOffsets, userInput: userInput, class: `class`, legacyActivities: legacyActivities)
+        box = fields.isEmpty ? nil : Box(fields)
     }
 
     /// True when no RPID element is present.
-    public var isEmpty: Bool { self == RPID() }
+    public var isEmpty: Bool { box?.fields.isEmpty ?? true }
+
+    public static func == (a: RPID, b: RPID) -> Bool {
+        switch (a.box, b.box) {
+        case (nil, nil): true
+        case (let x?, let y?): x === y || x.fields == y.fields
+        case (let x?, nil), (nil, let x?): x.fields.isEmpty
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let box { hasher.combine(box.fields) } else { hasher.combine(Fields()) }
+    }
 }
 
 /// An RPID element whose content is a set of empty token elements plus an

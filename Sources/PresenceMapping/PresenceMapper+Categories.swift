@@ -35,6 +35,7 @@ extension PresenceMapper {
         // The first person, read in place (not copied out of the array).
         let person: Int? = doc.persons.isEmpty ? nil : doc.persons.startIndex
         var tokens: [String] = []
+        tokens.reserveCapacity(4)
         var others: [String] = []
         var activityNotes: [PIDFNote] = []
         var oofNotes: [MSNote.Body] = []
@@ -44,7 +45,9 @@ extension PresenceMapper {
         func scan(_ rpid: RPID) {
             if userInput == nil, let input = rpid.userInput { userInput = input.value }
             for activities in rpid.activities {
-                let isOOFNote = activities.values == [.other(oofText)] && !activities.notes.isEmpty && (activities.from != nil || activities.until != nil)
+                // Cheapest tests first; no array is built to compare the values with.
+                let isOOFNote = !activities.notes.isEmpty && (activities.from != nil || activities.until != nil)
+                    && activities.values.count == 1 && activities.values[0] == .other(oofText)
                 if let state = freeBusyState(of: activities), let from = activities.from, let until = activities.until {
                     calendarBlocks.append((state, from, until))
                     continue

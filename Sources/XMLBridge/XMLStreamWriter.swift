@@ -172,27 +172,24 @@ public struct XMLStreamWriter: ~Copyable {
         } else if namespace.isEmpty {
             elementPrefix = nil
         }
-        for d in declarations where !Self.same(d.prefix, elementPrefix) || Self.same(d.uri, namespace) {
-            if d.uri.isEmpty && d.prefix != nil { continue }
-            if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
-            if d.prefix == nil && (Self.same(d.uri, Self.xmlNamespace) || Self.same(d.uri, Self.xmlnsNamespace)) { continue }
-            _ = scope.bind(d.prefix, d.uri)
-        }
-        if isXMLNamespace {
-            // predeclared
-        } else if namespace.isEmpty {
-            _ = scope.bind(nil, "")
-        } else {
-            _ = scope.bind(elementPrefix, namespace)
-        }
         out.append(0x3C)  // <
         let nameOffset = out.count
         appendQName(elementPrefix, local)
         let nameLength = out.count - nameOffset
-        var i = saved
-        while i < scope.bindings.count {
-            writeDeclaration(i)
-            i += 1
+        // Each new binding is written as it is made, from the values at hand
+        // (not read back from the scope), in the order it is bound.
+        for d in declarations where !Self.same(d.prefix, elementPrefix) || Self.same(d.uri, namespace) {
+            if d.uri.isEmpty && d.prefix != nil { continue }
+            if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
+            if d.prefix == nil && (Self.same(d.uri, Self.xmlNamespace) || Self.same(d.uri, Self.xmlnsNamespace)) { continue }
+            if scope.bind(d.prefix, d.uri) { writeDeclaration(d.prefix, d.uri) }
+        }
+        if isXMLNamespace {
+            // predeclared
+        } else if namespace.isEmpty {
+            if scope.bind(nil, "") { writeDeclaration(nil, "") }
+        } else {
+            if scope.bind(elementPrefix, namespace) { writeDeclaration(elementPrefix, namespace) }
         }
         frames.append(Frame(
             nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved,
@@ -238,7 +235,7 @@ public struct XMLStreamWriter: ~Copyable {
         var p = stem
         var n = 1
         while scope.lookup(p) != nil { p = "\(stem)\(n)"; n += 1 }
-        if scope.bind(p, namespace) { writeDeclaration(scope.bindings.count - 1) }
+        if scope.bind(p, namespace) { writeDeclaration(p, namespace) }
         return p
     }
 
@@ -371,13 +368,16 @@ public struct XMLStreamWriter: ~Copyable {
         if element && frames.withUnsafeBufferPointer({ $0[$0.count - 1].indentsChildren }) { newline(frames.count) }
     }
 
-    private mutating func writeDeclaration(_ index: Int) {
-        let d = scope.bindings[index]
-        out.append(0x20)
-        out.append(0x78); out.append(0x6D); out.append(0x6C); out.append(0x6E); out.append(0x73)  // xmlns
-        if let p = d.prefix { out.append(0x3A); out.append(p) }
-        out.append(0x3D); out.append(0x22)  // ="
-        escape(d.uri, attribute: true)
+    /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix).
+    private mutating func writeDeclaration(_ prefix: String?, _ uri: String) {
+        if let prefix {
+            out.append(" xmlns:" as StaticString)
+            out.append(prefix)
+            out.append(0x3D); out.append(0x22)  // ="
+        } else {
+            out.append(#" xmlns=""# as StaticString)
+        }
+        escape(uri, attribute: true)
         out.append(0x22)
     }
 
