@@ -18,7 +18,7 @@ public struct MSState: Hashable, Sendable {
     /// The fields most states leave out, held out of line (nil when all are absent): a gateway
     /// keeps one state per watched presentity, and these would otherwise make every state
     /// 264 bytes inline.
-    private var details: Details.Box?
+    private var details: SharedFields<Details>?
 
     struct Details: Hashable, Sendable {
         var startTime: String?
@@ -44,15 +44,6 @@ public struct MSState: Hashable, Sendable {
                 && timeZoneBias == nil && timeZoneName == nil && timeZoneAbbreviation == nil && device == nil
                 && treatLocationAsProximate == nil && extensions.isEmpty
         }
-
-        /// Storage compared and hashed by value; written only while uniquely referenced (copy on
-        /// write in ``MSState/updateDetails(_:)``), so sharing it between values and threads is safe.
-        final class Box: Hashable, @unchecked Sendable {
-            var value: Details
-            init(_ value: Details) { self.value = value }
-            static func == (a: Box, b: Box) -> Bool { a === b || a.value == b.value }
-            func hash(into hasher: inout Hasher) { hasher.combine(value) }
-        }
     }
 
     /// Changes the details in place when this value holds the only
@@ -67,7 +58,7 @@ public struct MSState: Hashable, Sendable {
         } else {
             var updated = details?.value ?? Details()
             body(&updated)
-            details = emptying && updated.isEmpty ? nil : Details.Box(updated)
+            details = emptying && updated.isEmpty ? nil : SharedFields(updated)
         }
     }
 
@@ -118,7 +109,7 @@ public struct MSState: Hashable, Sendable {
             meetingLocation: meetingLocation, timeZoneBias: timeZoneBias, timeZoneName: timeZoneName,
             timeZoneAbbreviation: timeZoneAbbreviation, device: device, treatLocationAsProximate: treatLocationAsProximate,
             extensions: extensions)
-        self.details = details.isEmpty ? nil : Details.Box(details)
+        self.details = details.isEmpty ? nil : SharedFields(details)
     }
 }
 

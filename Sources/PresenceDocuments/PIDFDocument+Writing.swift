@@ -208,39 +208,39 @@ extension LinkedIdentities {
 extension RPID {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         guard let box else { return }
-        if !box.fields.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
-        for a in box.fields.activities { a.markNamespaces(&used) }
-        if box.fields.`class` != nil || box.fields.placeIs != nil || box.fields.statusIcon != nil
-            || !box.fields.timeOffsets.isEmpty || box.fields.userInput != nil
+        if !box.value.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
+        for a in box.value.activities { a.markNamespaces(&used) }
+        if box.value.`class` != nil || box.value.placeIs != nil || box.value.statusIcon != nil
+            || !box.value.timeOffsets.isEmpty || box.value.userInput != nil
         {
             used.insert(PIDFXML.Used.rpid)
         }
-        box.fields.mood?.markNamespaces(&used)
-        box.fields.placeType?.markNamespaces(&used)
-        box.fields.privacy?.markNamespaces(&used)
-        box.fields.relationship?.markNamespaces(&used)
-        box.fields.serviceClass?.markNamespaces(&used)
-        box.fields.sphere?.markNamespaces(&used)
+        box.value.mood?.markNamespaces(&used)
+        box.value.placeType?.markNamespaces(&used)
+        box.value.privacy?.markNamespaces(&used)
+        box.value.relationship?.markNamespaces(&used)
+        box.value.serviceClass?.markNamespaces(&used)
+        box.value.sphere?.markNamespaces(&used)
     }
 
     /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.
     func write(to w: inout XMLStreamWriter) {
         guard let box else { return }
-        if !box.fields.legacyActivities.isEmpty {
+        if !box.value.legacyActivities.isEmpty {
             w.startElement(NS.rpidStatus, "activities", prefix: PIDFXML.epPrefix)
-            for a in box.fields.legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
+            for a in box.value.legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
             w.endElement()
         }
-        for a in box.fields.activities { a.write(to: &w, "activities") }
-        if let c = box.fields.`class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
-        box.fields.mood?.write(to: &w, "mood")
-        box.fields.placeIs?.write(to: &w)
-        box.fields.placeType?.write(to: &w, "place-type")
-        box.fields.privacy?.write(to: &w, "privacy")
-        box.fields.relationship?.write(to: &w, "relationship")
-        box.fields.serviceClass?.write(to: &w, "service-class")
-        box.fields.sphere?.write(to: &w, "sphere")
-        if let icon = box.fields.statusIcon {
+        for a in box.value.activities { a.write(to: &w, "activities") }
+        if let c = box.value.`class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
+        box.value.mood?.write(to: &w, "mood")
+        box.value.placeIs?.write(to: &w)
+        box.value.placeType?.write(to: &w, "place-type")
+        box.value.privacy?.write(to: &w, "privacy")
+        box.value.relationship?.write(to: &w, "relationship")
+        box.value.serviceClass?.write(to: &w, "service-class")
+        box.value.sphere?.write(to: &w, "sphere")
+        if let icon = box.value.statusIcon {
             w.startElement(NS.rpid, "status-icon", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", icon.id)
             w.attribute("from", icon.from)
@@ -248,7 +248,7 @@ extension RPID {
             w.text(icon.uri)
             w.endElement()
         }
-        for offset in box.fields.timeOffsets {
+        for offset in box.value.timeOffsets {
             w.startElement(NS.rpid, "time-offset", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", offset.id)
             w.attribute("from", offset.from)
@@ -257,7 +257,7 @@ extension RPID {
             w.text(String(offset.minutes))
             w.endElement()
         }
-        if let input = box.fields.userInput {
+        if let input = box.value.userInput {
             w.startElement(NS.rpid, "user-input", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", input.id)
             w.attribute("idle-threshold", input.idleThreshold.map { String($0) })

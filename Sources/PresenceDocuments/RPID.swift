@@ -34,139 +34,135 @@ public struct RPID: Hashable, Sendable {
         }
     }
 
-    /// Storage written only while uniquely referenced (``uniqueBox()``), so
-    /// sharing it between values and threads is safe.
-    final class Box: @unchecked Sendable {
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    /// The elements' storage, written only while uniquely referenced (``uniqueBox()``).
+    typealias Box = SharedFields<Fields>
 
     /// The box, made this value's own (allocated or copied) before a write.
     @inline(__always)
     private mutating func uniqueBox() -> Box {
         if isKnownUniquelyReferenced(&box), let box { return box }
-        let fresh = Box(box?.fields ?? Fields())
+        let fresh = Box(box?.value ?? Fields())
         box = fresh
         return fresh
     }
 
     /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
     public var activities: [RPIDTokens] {
-        get { box?.fields.activities ?? [] }
+        get { box?.value.activities ?? [] }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.activities
+            yield &box.value.activities
         }
-        set { uniqueBox().fields.activities = newValue }
+        set { uniqueBox().value.activities = newValue }
     }
     /// `<mood>` (§3.5).
     public var mood: RPIDTokens? {
-        get { box?.fields.mood }
+        get { box?.value.mood }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.mood
+            yield &box.value.mood
         }
-        set { uniqueBox().fields.mood = newValue }
+        set { uniqueBox().value.mood = newValue }
     }
     /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
     public var placeType: RPIDTokens? {
-        get { box?.fields.placeType }
+        get { box?.value.placeType }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.placeType
+            yield &box.value.placeType
         }
-        set { uniqueBox().fields.placeType = newValue }
+        set { uniqueBox().value.placeType = newValue }
     }
     /// `<place-is>` (§3.7).
     public var placeIs: RPIDPlaceIs? {
-        get { box?.fields.placeIs }
+        get { box?.value.placeIs }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.placeIs
+            yield &box.value.placeIs
         }
-        set { uniqueBox().fields.placeIs = newValue }
+        set { uniqueBox().value.placeIs = newValue }
     }
     /// `<privacy>` (§3.9).
     public var privacy: RPIDTokens? {
-        get { box?.fields.privacy }
+        get { box?.value.privacy }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.privacy
+            yield &box.value.privacy
         }
-        set { uniqueBox().fields.privacy = newValue }
+        set { uniqueBox().value.privacy = newValue }
     }
     /// `<relationship>` (§3.10).
     public var relationship: RPIDTokens? {
-        get { box?.fields.relationship }
+        get { box?.value.relationship }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.relationship
+            yield &box.value.relationship
         }
-        set { uniqueBox().fields.relationship = newValue }
+        set { uniqueBox().value.relationship = newValue }
     }
     /// `<service-class>` (§3.11).
     public var serviceClass: RPIDTokens? {
-        get { box?.fields.serviceClass }
+        get { box?.value.serviceClass }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.serviceClass
+            yield &box.value.serviceClass
         }
-        set { uniqueBox().fields.serviceClass = newValue }
+        set { uniqueBox().value.serviceClass = newValue }
     }
     /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
     public var sphere: RPIDTokens? {
-        get { box?.fields.sphere }
+        get { box?.value.sphere }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.sphere
+            yield &box.value.sphere
         }
-        set { uniqueBox().fields.sphere = newValue }
+        set { uniqueBox().value.sphere = newValue }
     }
     /// `<status-icon>` (§3.13).
     public var statusIcon: RPIDStatusIcon? {
-        get { box?.fields.statusIcon }
+        get { box?.value.statusIcon }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.statusIcon
+            yield &box.value.statusIcon
         }
-        set { uniqueBox().fields.statusIcon = newValue }
+        set { uniqueBox().value.statusIcon = newValue }
     }
     /// `<time-offset>` (§3.14); several with different from/until are allowed.
     public var timeOffsets: [RPIDTimeOffset] {
-        get { box?.fields.timeOffsets ?? [] }
+        get { box?.value.timeOffsets ?? [] }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.timeOffsets
+            yield &box.value.timeOffsets
         }
-        set { uniqueBox().fields.timeOffsets = newValue }
+        set { uniqueBox().value.timeOffsets = newValue }
     }
     /// `<user-input>` (§3.15).
     public var userInput: RPIDUserInput? {
-        get { box?.fields.userInput }
+        get { box?.value.userInput }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.userInput
+            yield &box.value.userInput
         }
-        set { uniqueBox().fields.userInput = newValue }
+        set { uniqueBox().value.userInput = newValue }
     }
     /// `<class>` (§3.3).
     public var `class`: String? {
-        get { box?.fields.`class` }
+        get { box?.value.`class` }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.`class`
+            yield &box.value.`class`
         }
-        set { uniqueBox().fields.`class` = newValue }
+        set { uniqueBox().value.`class` = newValue }
     }
     /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
     /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
     public var legacyActivities: [String] {
-        get { box?.fields.legacyActivities ?? [] }
+        get { box?.value.legacyActivities ?? [] }
         _modify {
             let box = uniqueBox()
-            yield &box.fields.legacyActivities
+            yield &box.value.legacyActivities
         }
-        set { uniqueBox().fields.legacyActivities = newValue }
+        set { uniqueBox().value.legacyActivities = newValue }
     }
 
     /// No RPID element (nothing allocated).
@@ -187,18 +183,18 @@ public struct RPID: Hashable, Sendable {
     }
 
     /// True when no RPID element is present.
-    public var isEmpty: Bool { box?.fields.isEmpty ?? true }
+    public var isEmpty: Bool { box?.value.isEmpty ?? true }
 
     public static func == (a: RPID, b: RPID) -> Bool {
         switch (a.box, b.box) {
         case (nil, nil): true
-        case (let x?, let y?): x === y || x.fields == y.fields
-        case (let x?, nil), (nil, let x?): x.fields.isEmpty
+        case (let x?, let y?): x == y
+        case (let x?, nil), (nil, let x?): x.value.isEmpty
         }
     }
 
     public func hash(into hasher: inout Hasher) {
-        if let box { hasher.combine(box.fields) } else { hasher.combine(Fields()) }
+        if let box { hasher.combine(box.value) } else { hasher.combine(Fields()) }
     }
 }
 
