@@ -29,7 +29,8 @@ extension GatewayCore {
             ("MSDevice", MemoryLayout<MSDevice>.stride),
             ("UserProperties", MemoryLayout<UserProperties>.stride),
             ("LegacyInterop", MemoryLayout<LegacyInterop>.stride),
-            ("Timer", MemoryLayout<Timer>.stride),
+            // A running timer: its runtime key and slot (GatewayRuntime's table and queue).
+            ("TimerKey", MemoryLayout<TimerKey>.stride),
             ("TimerSlot", MemoryLayout<TimerSlot>.stride),
         ]
     }

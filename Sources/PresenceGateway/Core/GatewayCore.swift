@@ -742,8 +742,14 @@ public struct GatewayCore: Sendable {
     /// Replaces, in `state`, every category `update` names with `update`'s instances of it.
     static func merge(_ state: CategoriesDocument, _ update: CategoriesDocument) -> CategoriesDocument {
         let named = Set(update.categories.map(\.name))
+        let kept = { (category: Category) in !named.contains(category.name) }
+        // Built once at its exact size: the result is kept for the subscription's life.
+        var categories: [Category] = []
+        categories.reserveCapacity(state.categories.count(where: kept) + update.categories.count)
+        categories.append(contentsOf: state.categories.lazy.filter(kept))
+        categories.append(contentsOf: update.categories)
         var result = state
-        result.categories = (state.categories.filter { !named.contains($0.name) } + update.categories).exactCapacityCopy()
+        result.categories = categories
         return result
     }
 

@@ -39,6 +39,8 @@ struct TimerKey: Hashable, Sendable {
         return TimerKey(bits: kind << 60 | contextKind << 56 | UInt64(key))
     }
 
+    var isNumbered: Bool { bits >> 60 == Self.numberedKind }
+
     /// The timer a packed key stands for; nil for a numbered key.
     var unpacked: GatewayCore.Timer? {
         let key = Int(bits & Self.keyMask)
@@ -90,7 +92,7 @@ struct TimerKeys {
 
     /// The timer stopped: a number it was given is forgotten.
     mutating func release(_ key: TimerKey) {
-        guard let timer = named.removeValue(forKey: key) else { return }
+        guard key.isNumbered, let timer = named.removeValue(forKey: key) else { return }
         numbers[timer] = nil
     }
 }

@@ -10,7 +10,7 @@
 /// dictionary.
 public struct DenseTable<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Slots per chunk (a power of two). The first chunk grows as an array up to this size.
-    static var chunkSize: Int { 1024 }
+    static var chunkSize: Int { 1 << chunkShift }
     private static var chunkShift: Int { 10 }
     private var chunks: [ContiguousArray<Value?>] = []
     /// Positions handed out so far (the next new slot's position).
