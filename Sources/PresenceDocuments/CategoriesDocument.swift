@@ -55,26 +55,41 @@ public enum ExpireType: String, Hashable, Sendable, CaseIterable {
 }
 
 /// One `category` element: the publication's key and metadata plus its data.
+///
+/// 120 bytes inline: a gateway keeps every category of every watched presentity for the life of
+/// the subscription (issue 5 §6: memory per bridged pair). The attributes a notification rarely
+/// carries (container, version, expires, endpointId, unknown ones) are held out of line, and
+/// `publishTime` is packed (``PackedText``) instead of taking a heap string of its own.
 public struct Category: Hashable, Sendable {
     public var name: CategoryName
     public var instance: UInt32?
-    public var container: UInt32?
-    public var version: UInt32?
-    /// As written; [MS-PRES] examples use `2008-01-11T18:11:33.577` (no zone, see guide Q8).
-    public var publishTime: String?
     public var expireType: ExpireType?
-    public var expires: UInt32?
-    public var endpointID: String?
-    /// Attributes the schema does not name, kept verbatim.
-    public var otherAttributes: [XMLAttribute]
-    /// `nil` for an empty category element: the category is not published, or
-    /// the watcher resolves to no container ([MS-PRES] §3.2.5.3 rule 7).
+    private var packedPublishTime: PackedText?
+    private var extras: SharedFields<Extras>?
     public var payload: CategoryPayload?
 
-    /// Inlinable: callers in other modules then move a payload into place
-    /// instead of copying it through an opaque call (copying a `ContactCard` or
-    /// `MSState` retains and releases every field).
-    @inlinable
+    struct Extras: Hashable, Sendable {
+        var container: UInt32?
+        var version: UInt32?
+        var expires: UInt32?
+        var endpointID: String?
+        var otherAttributes: [XMLAttribute] = []
+
+        var isEmpty: Bool { container == nil && version == nil && expires == nil && endpointID == nil && otherAttributes.isEmpty }
+
+        /// Unknown attributes compare in any order (an XML element's attributes have none).
+        static func == (a: Extras, b: Extras) -> Bool {
+            a.container == b.container && a.version == b.version && a.expires == b.expires && a.endpointID == b.endpointID
+                && a.otherAttributes.count == b.otherAttributes.count
+                && a.otherAttributes.allSatisfy { x in b.otherAttributes.contains { $0.name == x.name && $0.value == x.value } }
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(container)
+            hasher.combine(version)
+        }
+    }
+
     public init(
         name: CategoryName, instance: UInt32? = nil, container: UInt32? = nil, version: UInt32? = nil,
         publishTime: String? = nil, expireType: ExpireType? = nil, expires: UInt32? = nil,
@@ -82,22 +97,46 @@ public struct Category: Hashable, Sendable {
     ) {
         self.name = name
         self.instance = instance
-        self.container = container
-        self.version = version
-        self.publishTime = publishTime
         self.expireType = expireType
-        self.expires = expires
-        self.endpointID = endpointID
-        self.otherAttributes = otherAttributes
+        self.packedPublishTime = publishTime.map(PackedText.init)
         self.payload = payload
+        let extras = Extras(container: container, version: version, expires: expires, endpointID: endpointID,
+                            otherAttributes: otherAttributes)
+        self.extras = extras.isEmpty ? nil : SharedFields(extras)
+    }
+
+    /// As written; [MS-PRES] examples use `2008-01-11T18:11:33.577` (no zone, see guide Q8).
+    public var publishTime: String? {
+        get { packedPublishTime?.string }
+        set { packedPublishTime = newValue.map(PackedText.init) }
+    }
+
+    /// Changes the extras in place when this value holds the only reference to them, else on a
+    /// copy; none are kept when all are absent.
+    private mutating func updateExtras(_ body: (inout Extras) -> Void) {
+        if isKnownUniquelyReferenced(&extras), let box = extras {
+            body(&box.value)
+            if box.value.isEmpty { extras = nil }
+        } else {
+            var updated = extras?.value ?? Extras()
+            body(&updated)
+            extras = updated.isEmpty ? nil : SharedFields(updated)
+        }
+    }
+
+    public var container: UInt32? { get { extras?.value.container } set { updateExtras { $0.container = newValue } } }
+    public var version: UInt32? { get { extras?.value.version } set { updateExtras { $0.version = newValue } } }
+    public var expires: UInt32? { get { extras?.value.expires } set { updateExtras { $0.expires = newValue } } }
+    public var endpointID: String? { get { extras?.value.endpointID } set { updateExtras { $0.endpointID = newValue } } }
+    /// Attributes not modelled above, kept and written back.
+    public var otherAttributes: [XMLAttribute] {
+        get { extras?.value.otherAttributes ?? [] }
+        set { updateExtras { $0.otherAttributes = newValue } }
     }
 
     public static func == (a: Category, b: Category) -> Bool {
-        a.name == b.name && a.instance == b.instance && a.container == b.container && a.version == b.version
-            && a.publishTime == b.publishTime && a.expireType == b.expireType && a.expires == b.expires
-            && a.endpointID == b.endpointID && a.payload == b.payload
-            && a.otherAttributes.count == b.otherAttributes.count
-            && a.otherAttributes.allSatisfy { x in b.otherAttributes.contains { $0.name == x.name && $0.value == x.value } }
+        a.name == b.name && a.instance == b.instance && a.expireType == b.expireType
+            && a.packedPublishTime == b.packedPublishTime && a.payload == b.payload && a.extras == b.extras
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -109,17 +148,17 @@ public struct Category: Hashable, Sendable {
 
 /// The data of a category, typed where the gateway understands it.
 ///
-/// The two large payloads are boxed (`indirect`): a contact card is 176 bytes and calendar data
-/// 128, and every category of every document, `state` included, would otherwise be that wide.
-/// Subscriptions keep their presentities' categories for their whole life (issue 5 §6: memory
-/// per bridged pair).
+/// The large, rarer payloads are boxed (`indirect`): a contact card is 176 bytes, calendar data
+/// 136 and a device 64, and every category of every document, `state` included, would otherwise
+/// be that wide. Subscriptions keep their presentities' categories for their whole life (issue 5
+/// §6: memory per bridged pair).
 public enum CategoryPayload: Hashable, Sendable {
     case state(MSState)
     case note(MSNote)
     indirect case contactCard(ContactCard)
     indirect case calendarData(CalendarData)
     case services(MSServices)
-    case device(MSDevice)
+    indirect case device(MSDevice)
     case userProperties(UserProperties)
     case legacyInterop(LegacyInterop)
     /// Any other category (or an unexpected root), kept verbatim: all child

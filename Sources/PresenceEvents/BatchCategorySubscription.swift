@@ -41,7 +41,7 @@ public struct BatchCategorySubscription: Sendable {
     /// The dialog, timers and notification method.
     public private(set) var subscription: NotifierSubscription
     /// Each accepted resource's subscribed categories, in the order first asked.
-    public private(set) var resources: [String: [CategoryName]]
+    public private(set) var resources: SmallMap<String, [CategoryName]>
     /// The subscriber (the RLMI `list` URI): the From URI of the SUBSCRIBE.
     public let watcher: String
 
@@ -77,14 +77,18 @@ public struct BatchCategorySubscription: Sendable {
     /// `status` `.pending` makes the dialog itself pending (RFC 6665 §4.2.1.3: a single
     /// subscription whose one resource waits for authorization); it becomes active with
     /// ``activate(_:document:now:)``.
+    ///
+    /// `watcher` is the From URI's text as the caller already holds it: kept instead of a copy of
+    /// its own when it is the same text.
     public static func accept(
         _ subscribe: SIPRequest, batch: BatchSubscribe, terms: SubscriptionTerms, localTag: String,
         contact: SIPAddress, boundary: String, now: NIODeadline, overTLS: Bool = false,
-        status: NotifierSubscription.Status = .active,
+        status: NotifierSubscription.Status = .active, watcher held: String? = nil,
         resolve: (String, [CategoryName]) -> Resolution
     ) throws(SIPStackError) -> (BatchCategorySubscription?, [Action]) {
-        let watcher = (try? subscribe.headers.from)?.uri.description ?? ""
-        var resources: [String: [CategoryName]] = [:]
+        let from = (try? subscribe.headers.from)?.uri.description ?? ""
+        let watcher = held.flatMap { $0 == from ? $0 : nil } ?? from
+        var resources: SmallMap<String, [CategoryName]> = [:]
         let response = Self.apply(batch, to: &resources, watcher: watcher, resolve: resolve)
         let (subscription, actions) = try NotifierSubscription.accept(
             subscribe, terms: terms, status: status, localTag: localTag, contact: contact,
@@ -190,7 +194,7 @@ public struct BatchCategorySubscription: Sendable {
     /// Applies the actions of a batch body to `resources` and builds the answer: the RLMI list of
     /// rejected resources (`fullState="false"`, §2.2.2.4.2) and one categories document per
     /// accepted resource named in a `subscribe` action.
-    static func apply(_ batch: BatchSubscribe, to resources: inout [String: [CategoryName]], watcher: String,
+    static func apply(_ batch: BatchSubscribe, to resources: inout SmallMap<String, [CategoryName]>, watcher: String,
                       resolve: (String, [CategoryName]) -> Resolution) -> BatchSubscribeResponse {
         var response = BatchSubscribeResponse(list: RLMIList(uri: watcher))
         for action in batch.actions {
@@ -199,7 +203,7 @@ public struct BatchCategorySubscription: Sendable {
             case .subscribe:
                 for resource in action.resources {
                     let known = resources[resource.uri] ?? []
-                    let all = known + categories.filter { !known.contains($0) }
+                    let all = categoryLists.interned(known + categories.filter { !known.contains($0) })
                     switch resolve(resource.uri, all) {
                     case .accepted(var document):
                         document.categories = document.categories.filter { all.contains($0.name) }
@@ -216,12 +220,17 @@ public struct BatchCategorySubscription: Sendable {
                 for resource in action.resources {
                     guard let known = resources[resource.uri] else { continue }
                     let left = known.filter { !categories.contains($0) }
-                    resources[resource.uri] = left.isEmpty ? nil : left
+                    resources[resource.uri] = left.isEmpty ? nil : categoryLists.interned(left)
                 }
             }
         }
         return response
     }
+
+    /// The category lists the resources hold, one copy of each: watchers of one client kind
+    /// all ask for the same few lists, and each list would otherwise take an allocation per
+    /// resource for the life of the subscription.
+    private static let categoryLists = SharedValueTable<[CategoryName]>(limit: 256)
 
     private static func unique(_ names: [CategoryName]) -> [CategoryName] {
         var seen: Set<CategoryName> = []

@@ -64,3 +64,31 @@ import Testing
         #expect(slot.came(t0 + .seconds(20), now: t0 + .seconds(20)) == .fire)
     }
 }
+
+/// `SmallMap`: the maps a subscription holds for hours (usually one entry) without a hash table.
+@Suite struct SmallMapTests {
+    @Test func behavesAsADictionaryThroughEveryStorage() {
+        var map: SmallMap<String, Int> = [:]
+        var reference: [String: Int] = [:]
+        #expect(map.isEmpty)
+        // One entry inline, a few as pairs, past the limit a table, and back down again.
+        for i in 0..<(SmallMap<String, Int>.arrayLimit + 4) {
+            map["k\(i)"] = i
+            reference["k\(i)"] = i
+            #expect(map.count == reference.count)
+            #expect(Dictionary(uniqueKeysWithValues: map.map { ($0.key, $0.value) }) == reference)
+        }
+        map["k0"] = 100
+        reference["k0"] = 100
+        for i in stride(from: SmallMap<String, Int>.arrayLimit + 3, through: 1, by: -1) {
+            #expect(map.removeValue(forKey: "k\(i)") == i)
+            reference["k\(i)"] = nil
+            #expect(map.count == reference.count)
+            #expect(Set(map.keys) == Set(reference.keys) && Set(map.values) == Set(reference.values))
+        }
+        #expect(map["k0"] == 100 && map["k1"] == nil)
+        #expect(map.removeValue(forKey: "absent") == nil)
+        map["k0"] = nil
+        #expect(map.isEmpty && map.count == 0)
+    }
+}

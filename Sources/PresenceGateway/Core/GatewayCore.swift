@@ -326,9 +326,9 @@ public struct GatewayCore: Sendable {
         private var pendingBox: OutOfLine<Pending>?
         var subscription: BatchCategorySubscription?
         /// OMA resource URI → leg key.
-        var legs: [String: Int] = [:]
+        var legs: SmallMap<String, Int> = [:]
         /// Resource → last body sent, to notify only on change.
-        var lastSent: [String: BodyDigest] = [:]
+        var lastSent: SmallMap<String, BodyDigest> = [:]
         /// A single (not batched) category subscription: its one resource's `pending` state is
         /// the dialog's state ([MS-PRES] §3.4.5.1.1: batched only with `Require: adhoclist, categoryList`).
         var single = false
@@ -453,7 +453,7 @@ public struct GatewayCore: Sendable {
         watch.pending = nil
         let legs = omaLegs
         let watcher = watch.watcher
-        var sent: [String: BodyDigest] = [:]
+        var sent: SmallMap<String, BodyDigest> = [:]
         let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
             let handling = self.policy(for: uri).subHandling(for: watcher)
             switch handling {
@@ -479,7 +479,7 @@ public struct GatewayCore: Sendable {
             let (subscription, actions) = try BatchCategorySubscription.accept(
                 pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
                 contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), boundary: ids.boundary(), now: now,
-                status: singlePending ? .pending : .active, resolve: resolve)
+                status: singlePending ? .pending : .active, watcher: watch.watcher.uri, resolve: resolve)
             watch.lastSent = sent
             var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
             guard let subscription else {
@@ -815,20 +815,46 @@ public struct GatewayCore: Sendable {
 /// runtime, predictable in tests.
 public struct IdentifierSource: Sendable {
     private var next: @Sendable (Int) -> String
+    private var callIDSource: (@Sendable () -> String)?
     private var counter = 0
     private var jitterSource: @Sendable () -> Double
 
-    /// `token(n)` returns a unique token for the n-th call; `jitter` a number in 0..<1.
-    public init(token: @escaping @Sendable (Int) -> String, jitter: @escaping @Sendable () -> Double) {
+    /// `token(n)` returns a unique token for the n-th call; `jitter` a number in 0..<1; `callID`
+    /// a new Call-ID (by default the next token followed by `@gateway`).
+    public init(token: @escaping @Sendable (Int) -> String, jitter: @escaping @Sendable () -> Double,
+                callID: (@Sendable () -> String)? = nil) {
         self.next = token
         self.jitterSource = jitter
+        self.callIDSource = callID
     }
 
-    /// Random tokens (64 random bits in base 36: at most 13 characters, so that a Swift string
-    /// holds a tag inline instead of in a heap allocation of its own) and jitter.
+    /// Random tokens and Call-IDs, and jitter. A tag is 64 random bits in base 36 (at most 13
+    /// characters) and a Call-ID 90 random bits in 15 characters: both short enough for a Swift
+    /// string to hold them inline instead of in a heap allocation of their own, which every
+    /// dialog would keep for hours. 90 bits keep Call-IDs globally unique (RFC 3261 §8.1.1.4
+    /// recommends cryptographically random ones): among a billion Call-IDs the chance of any two
+    /// being equal is below 10^-9.
     public static func random() -> IdentifierSource {
-        IdentifierSource(token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) }, jitter: { Double.random(in: 0..<1) })
+        IdentifierSource(token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) },
+                         jitter: { Double.random(in: 0..<1) }, callID: randomCallID)
     }
+
+    /// 15 characters, 6 random bits each, from the `word` characters of RFC 3261 §25.1.
+    @Sendable static func randomCallID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bits: UInt64 = generator.next()
+        let more: UInt64 = generator.next()
+        return String(unsafeUninitializedCapacity: 15) { buffer in
+            for i in 0..<15 {
+                if i == 10 { bits = more }
+                buffer[i] = callIDAlphabet[Int(bits & 63)]
+                bits >>= 6
+            }
+            return 15
+        }
+    }
+
+    private static let callIDAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.".utf8)
 
     mutating func token() -> String {
         counter += 1
@@ -836,7 +862,7 @@ public struct IdentifierSource: Sendable {
     }
 
     mutating func tag() -> String { token() }
-    mutating func callID() -> String { token() + "@gateway" }
+    mutating func callID() -> String { callIDSource?() ?? token() + "@gateway" }
     mutating func boundary() -> String { "gw" + token() }
     func jitter() -> Double { jitterSource() }
 }

@@ -18,11 +18,15 @@ final class SharedValue<Value: Hashable & Sendable>: Sendable, Hashable {
 /// Bounded: past `limit` distinct values (default 1,024; the values are configuration-like —
 /// contacts, body types, Accept lists — so a process sees few) new values are boxed without
 /// being remembered, which costs memory but never correctness.
-final class SharedValueTable<Value: Hashable & Sendable>: Sendable {
+public final class SharedValueTable<Value: Hashable & Sendable>: Sendable {
     private let table = NIOLockedValueBox<[Value: SharedValue<Value>]>([:])
     let limit: Int
 
-    init(limit: Int = 1_024) { self.limit = limit }
+    public init(limit: Int = 1_024) { self.limit = limit }
+
+    /// The held value equal to `value` (sharing its storage, for a value that has some, such as
+    /// an array), else `value` itself, remembered while the table has room.
+    public func interned(_ value: Value) -> Value { shared(value).value }
 
     func shared(_ value: Value) -> SharedValue<Value> {
         table.withLockedValue { table in

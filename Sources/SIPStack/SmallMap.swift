@@ -1,8 +1,10 @@
-/// A map for the few entries one leg holds (usually one resource): one entry inline, a few as a
-/// short array of pairs searched in order, a dictionary past ``SmallMap/arrayLimit`` entries. A
-/// dictionary allocates its hash table even for one entry.
-struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    typealias Element = (key: Key, value: Value)
+/// A map for the few entries one long-lived subscription holds (usually one resource): one entry
+/// inline, a few as a short array of pairs searched in order, a dictionary past
+/// ``SmallMap/arrayLimit`` entries. A dictionary allocates its hash table even for one entry
+/// (about 120 bytes for a `[String: Int]`), and the gateway keeps several such maps per bridged
+/// pair for hours.
+public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias Element = (key: Key, value: Value)
 
     private enum Storage: Sendable {
         /// The usual case, one resource per leg: inline, no allocation.
@@ -12,18 +14,18 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
     }
 
     /// Entries kept as an array up to this many (linear search is cheaper than hashing here).
-    static var arrayLimit: Int { 8 }
+    public static var arrayLimit: Int { 8 }
 
     private var storage: Storage = .pairs([])
 
-    init() {}
+    public init() {}
 
-    init(dictionaryLiteral elements: (Key, Value)...) {
+    public init(dictionaryLiteral elements: (Key, Value)...) {
         self.init()
         for (key, value) in elements { self[key] = value }
     }
 
-    var isEmpty: Bool {
+    public var isEmpty: Bool {
         switch storage {
         case .one: false
         case .pairs(let pairs): pairs.isEmpty
@@ -31,7 +33,7 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
         }
     }
 
-    var count: Int {
+    public var count: Int {
         switch storage {
         case .one: 1
         case .pairs(let pairs): pairs.count
@@ -39,7 +41,7 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
         }
     }
 
-    subscript(key: Key) -> Value? {
+    public subscript(key: Key) -> Value? {
         get {
             switch storage {
             case .one(let k, let v): k == key ? v : nil
@@ -78,15 +80,16 @@ struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, 
     }
 
     @discardableResult
-    mutating func removeValue(forKey key: Key) -> Value? {
+    public mutating func removeValue(forKey key: Key) -> Value? {
         let old = self[key]
         if old != nil { self[key] = nil }
         return old
     }
 
-    var keys: [Key] { map(\.key) }
+    public var keys: [Key] { map(\.key) }
+    public var values: [Value] { map(\.value) }
 
-    func makeIterator() -> IndexingIterator<[Element]> {
+    public func makeIterator() -> IndexingIterator<[Element]> {
         switch storage {
         case .one(let key, let value): [(key: key, value: value)].makeIterator()
         case .pairs(let pairs): pairs.makeIterator()

@@ -1,0 +1,72 @@
+/// Text such as an `xs:dateTime` (`2008-01-23T07:53:41.670`), held in 12 bytes instead of a heap
+/// string of its own.
+///
+/// A Swift string keeps up to 15 UTF-8 bytes inline and allocates for longer ones (about 64
+/// bytes with the allocator's rounding). Timestamps are 19 to 24 characters drawn from 15
+/// symbols, so they pack at 4 bits a character; every other text stays a `String`. Packing is a
+/// function of the text, so equal texts have equal storage and the synthesized equality and
+/// hashing are those of the text.
+struct PackedText: Hashable, Sendable {
+    private enum Storage: Hashable, Sendable {
+        case text(String)
+        /// Characters 0–15 in the 4-bit fields of `low` (first in the lowest), 16–23 in `high`;
+        /// fields past the end hold ``PackedText/end``.
+        case packed(low: UInt64, high: UInt32)
+    }
+
+    private let storage: Storage
+
+    /// The symbols, by their 4-bit code; code 15 marks the end.
+    private static let symbols = Array("0123456789-:T.Z".utf8)
+    private static let end: UInt64 = 15
+    private static let capacity = 24
+
+    init(_ text: String) {
+        storage = Self.pack(text).map { .packed(low: $0.low, high: $0.high) } ?? .text(text)
+    }
+
+    /// The fields of `text` when it packs: longer than a string holds inline, at most 24
+    /// characters, each one of the symbols.
+    private static func pack(_ text: String) -> (low: UInt64, high: UInt32)? {
+        let utf8 = text.utf8
+        guard utf8.count > 15, utf8.count <= capacity else { return nil }
+        var low: UInt64 = .max, high: UInt64 = .max
+        for (i, byte) in utf8.enumerated() {
+            let code: UInt64
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): code = UInt64(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "-"): code = 10
+            case UInt8(ascii: ":"): code = 11
+            case UInt8(ascii: "T"): code = 12
+            case UInt8(ascii: "."): code = 13
+            case UInt8(ascii: "Z"): code = 14
+            default: return nil
+            }
+            let shift = UInt64(4 * (i % 16))
+            if i < 16 {
+                low = low & ~(end << shift) | code << shift
+            } else {
+                high = high & ~(end << shift) | code << shift
+            }
+        }
+        return (low, UInt32(truncatingIfNeeded: high))
+    }
+
+    var string: String {
+        switch storage {
+        case .text(let text):
+            return text
+        case .packed(let low, let high):
+            var count = 0
+            while count < Self.capacity, Self.code(low, high, count) != Self.end { count += 1 }
+            return String(unsafeUninitializedCapacity: count) { buffer in
+                for i in 0..<count { buffer[i] = Self.symbols[Int(Self.code(low, high, i))] }
+                return count
+            }
+        }
+    }
+
+    private static func code(_ low: UInt64, _ high: UInt32, _ i: Int) -> UInt64 {
+        i < 16 ? low >> UInt64(4 * i) & end : UInt64(high) >> UInt64(4 * (i - 16)) & end
+    }
+}

@@ -1,0 +1,66 @@
+@testable import PresenceDocuments
+import Testing
+import XMLBridge
+
+/// The compact storage of a category (issue 5 §6): packed publish times, out-of-line rare
+/// attributes; neither may change a value.
+@Suite struct CompactCategoryTests {
+    @Test(arguments: [
+        "2008-01-11T18:11:33.577",  // [MS-PRES] §2.2.2.4.3, seed line 2614 (no zone, guide Q8)
+        "2008-01-23T07:53:41.67",
+        "2026-11-22T10:00:00Z",
+        "2026-11-22T10:00:00.000Z",  // 24 characters: every field used
+        "2026-11-22T10:00:00.0000Z",  // 25: too long to pack
+        "2026-11-22T10:00:00+01:00",  // '+' is not a packed symbol
+        "2026-11-22T10:0",  // 15: a string holds it inline
+        "2026-11-22T10:00",  // 16: the shortest that packs
+        "not a time at all!",
+        "",
+    ])
+    func packedTextReadsBackAsWritten(_ text: String) {
+        let packed = PackedText(text)
+        #expect(packed.string == text)
+        #expect(packed == PackedText(String(text)))
+        #expect(packed.hashValue == PackedText(text).hashValue)
+    }
+
+    @Test func differentTimesStayDifferent() {
+        #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.001"))
+        #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.00"))
+        #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.000Z"))
+    }
+
+    @Test func categoryIsSmallerThanItsFields() {
+        // name, instance, expire type, packed time, one reference, payload: 120 bytes or less
+        // (it was 160 with every attribute inline).
+        #expect(MemoryLayout<Category>.stride <= 120)
+    }
+
+    @Test func rareAttributesReadBackAndCopiesStayIndependent() {
+        var a = Category(name: .note, instance: 0, container: 300, version: 4, publishTime: "2008-01-11T18:11:33.577",
+                         expireType: .user, expires: 3600, endpointID: "{E1}",
+                         otherAttributes: [XMLAttribute(XMLName("", "x"), "1")])
+        #expect(a.container == 300 && a.version == 4 && a.expires == 3600 && a.endpointID == "{E1}")
+        #expect(a.publishTime == "2008-01-11T18:11:33.577" && a.expireType == .user)
+        #expect(a.otherAttributes.map(\.value) == ["1"])
+        let b = a
+        a.version = 5
+        a.otherAttributes = []
+        #expect(b.version == 4 && b.otherAttributes.count == 1)
+        #expect(a.version == 5 && a.otherAttributes.isEmpty && a.container == 300)
+        #expect(a != b)
+    }
+
+    @Test func clearingEveryRareAttributeEqualsNeverHavingThem() {
+        var a = Category(name: .state, instance: 1, container: 2, version: 3, expires: 4, endpointID: "e")
+        a.container = nil
+        a.version = nil
+        a.expires = nil
+        a.endpointID = nil
+        #expect(a == Category(name: .state, instance: 1))
+        a.publishTime = "2026-11-22T10:00:00.000"
+        #expect(a.publishTime == "2026-11-22T10:00:00.000")
+        a.publishTime = nil
+        #expect(a == Category(name: .state, instance: 1))
+    }
+}
