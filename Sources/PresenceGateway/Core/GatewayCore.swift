@@ -336,8 +336,14 @@ public struct GatewayCore: Sendable {
         /// one resource it watches (its Request-URI); nil for category subscriptions.
         var documentResource: String?
         /// The dialog of a PIDF or msrtc.pidf subscription, once answered: a plain presence
-        /// subscription whose bodies are the watcher's view rendered in `terms.bodyType`.
-        var document: NotifierSubscription?
+        /// subscription whose bodies are the watcher's view rendered in `terms.bodyType`. Held
+        /// out of line: category watches, the usual kind, would otherwise carry its 136 bytes
+        /// empty for their whole life.
+        var document: NotifierSubscription? {
+            get { documentBox?.value }
+            set { documentBox = newValue.map(OutOfLine.init) }
+        }
+        private var documentBox: OutOfLine<NotifierSubscription>?
 
         init(watcher: WatcherIdentity, pending: Pending?) {
             self.watcher = watcher

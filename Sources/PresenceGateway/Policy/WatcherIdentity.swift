@@ -2,16 +2,20 @@
 public struct WatcherIdentity: Sendable, Hashable {
     /// The watcher's address of record, `sip:user@host` without parameters, host lower-cased.
     public var uri: String
-    /// The host part of ``uri``.
-    public var domain: String
     public var network: SourceNetwork
+
+    /// The host part of ``uri``: derived when asked (container and pres-rules decisions) rather
+    /// than kept beside it in every watch.
+    public var domain: String {
+        guard let at = uri.utf8.lastIndex(of: UInt8(ascii: "@")) else { return "" }
+        return String(uri[uri.utf8.index(after: at)...])
+    }
 
     /// `uri` may carry a scheme, parameters or angle brackets; they are dropped. Returns nil when
     /// it has no `user@host` part.
     public init?(uri text: String, network: SourceNetwork) {
         guard let (user, host) = Self.userAndHost(text) else { return nil }
         self.uri = "sip:\(user)@\(host)"
-        self.domain = host
         self.network = network
     }
 
