@@ -194,15 +194,31 @@ public struct LegacyInterop: Hashable, Sendable {
 public struct MSNote: Hashable, Sendable {
     public var bodies: [Body]
 
+    /// One `body`: 56 bytes inline, its rarely written attributes (start and end times, unknown
+    /// ones) out of line, since a gateway keeps the note of every watched presentity.
     public struct Body: Hashable, Sendable {
         /// "personal" in every spec example; out-of-office notes use "OOF", a value [MS-PRES] does
         /// not document (guide Q18): this project reads any value and writes "OOF" for them.
         public var type: String?
         public var uri: String?
-        public var startTime: String?
-        public var endTime: String?
         public var text: String
-        public var otherAttributes: [XMLAttribute]
+        private var rare: SharedFields<Rare>?
+
+        struct Rare: Hashable, Sendable {
+            var startTime: String?
+            var endTime: String?
+            var otherAttributes: [XMLAttribute] = []
+
+            var isEmpty: Bool { startTime == nil && endTime == nil && otherAttributes.isEmpty }
+
+            /// Unknown attributes compare in any order (an XML element's attributes have none).
+            static func == (a: Rare, b: Rare) -> Bool {
+                a.startTime == b.startTime && a.endTime == b.endTime && a.otherAttributes.count == b.otherAttributes.count
+                    && a.otherAttributes.allSatisfy { x in b.otherAttributes.contains { $0.name == x.name && $0.value == x.value } }
+            }
+
+            func hash(into hasher: inout Hasher) { hasher.combine(startTime) }
+        }
 
         public init(
             text: String, type: String? = "personal", uri: String? = "", startTime: String? = nil,
@@ -211,15 +227,32 @@ public struct MSNote: Hashable, Sendable {
             self.text = text
             self.type = type
             self.uri = uri
-            self.startTime = startTime
-            self.endTime = endTime
-            self.otherAttributes = otherAttributes
+            let rare = Rare(startTime: startTime, endTime: endTime, otherAttributes: otherAttributes)
+            self.rare = rare.isEmpty ? nil : SharedFields(rare)
+        }
+
+        /// Changes the rare attributes in place when this value holds the only reference to
+        /// them, else on a copy; none are kept when all are absent.
+        private mutating func updateRare(_ body: (inout Rare) -> Void) {
+            if isKnownUniquelyReferenced(&rare), let box = rare {
+                body(&box.value)
+                if box.value.isEmpty { rare = nil }
+            } else {
+                var updated = rare?.value ?? Rare()
+                body(&updated)
+                rare = updated.isEmpty ? nil : SharedFields(updated)
+            }
+        }
+
+        public var startTime: String? { get { rare?.value.startTime } set { updateRare { $0.startTime = newValue } } }
+        public var endTime: String? { get { rare?.value.endTime } set { updateRare { $0.endTime = newValue } } }
+        public var otherAttributes: [XMLAttribute] {
+            get { rare?.value.otherAttributes ?? [] }
+            set { updateRare { $0.otherAttributes = newValue } }
         }
 
         public static func == (a: Body, b: Body) -> Bool {
-            a.type == b.type && a.uri == b.uri && a.startTime == b.startTime && a.endTime == b.endTime
-                && a.text == b.text && a.otherAttributes.count == b.otherAttributes.count
-                && a.otherAttributes.allSatisfy { x in b.otherAttributes.contains { $0.name == x.name && $0.value == x.value } }
+            a.type == b.type && a.uri == b.uri && a.text == b.text && a.rare == b.rare
         }
 
         public func hash(into hasher: inout Hasher) { hasher.combine(text) }

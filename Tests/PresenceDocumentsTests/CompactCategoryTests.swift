@@ -64,3 +64,24 @@ import XMLBridge
         #expect(a == Category(name: .state, instance: 1))
     }
 }
+
+/// A note body keeps its rare attributes out of line; values must not notice.
+@Suite struct CompactNoteBodyTests {
+    @Test func rareAttributesReadBackAndCopiesStayIndependent() {
+        var a = MSNote.Body(text: "Out until Monday", type: "OOF", startTime: "2008-01-11T18:00:00Z",
+                            endTime: "2008-01-14T08:00:00Z", otherAttributes: [XMLAttribute(XMLName("", "x"), "1")])
+        #expect(a.startTime == "2008-01-11T18:00:00Z" && a.endTime == "2008-01-14T08:00:00Z")
+        let b = a
+        a.endTime = nil
+        a.otherAttributes = []
+        #expect(b.endTime == "2008-01-14T08:00:00Z" && b.otherAttributes.count == 1)
+        #expect(a.endTime == nil && a.startTime == "2008-01-11T18:00:00Z" && a != b)
+        a.startTime = nil
+        #expect(a == MSNote.Body(text: "Out until Monday", type: "OOF"))
+    }
+
+    @Test func bodyIsSmall() {
+        // type, uri, text and one reference (it was 88 bytes with every attribute inline).
+        #expect(MemoryLayout<MSNote.Body>.stride <= 56)
+    }
+}
