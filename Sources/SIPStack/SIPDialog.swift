@@ -134,7 +134,7 @@ extension SIPDialog {
                 && (try? SIPURI(fields[Self.target])) == remoteTarget
                 && zip(fields[Self.firstRoute...], routeSet).allSatisfy { (try? SIPAddress($0)) == $1 }
             form = readsBack
-                ? .text(fields.joined(separator: "\n"))
+                ? .text(fields.linesInExactCapacity())
                 : .parsed(Parsed(localURI: local, remoteURI: remote, remoteTarget: remoteTarget, routeSet: routeSet))
         }
 

@@ -246,7 +246,12 @@ class Run:
         before = rss_kib(self.gateway.pid)
         t0 = time.monotonic()
         if self.direction == 'o2e':
-            server = self.sipp('o2e-oma-server.xml', None, 'u1', p['oma_server'], ['-m', str(n)], limit, log=log, background=True)
+            # A busy sipp retransmits its NOTIFY and gets the gateway's answer to the copy after
+            # the call has ended: remembered as a dead call (-deadcall_wait) that 200 is passed
+            # over; otherwise sipp takes it for a new call, aborts it and counts it against -m,
+            # and real SUBSCRIBEs went unanswered.
+            server = self.sipp('o2e-oma-server.xml', None, 'u1', p['oma_server'], ['-m', str(n), '-deadcall_wait', '40000'],
+                               limit, log=log, background=True)
             time.sleep(0.5)
             self.sipp('o2e-enterprise-subscribe.xml', p['gw_ent'], 't1', p['watchers'],
                       ['-r', str(rate), '-m', str(n), '-l', str(rate)], limit)

@@ -65,7 +65,7 @@ extension SubscriberSubscription {
                 && (try? SIPAddress(fields[1])) == configuration.from
                 && (try? SIPAddress(fields[2])) == configuration.to
             addresses = readsBack
-                ? .text(fields.joined(separator: "\n"))
+                ? .text(fields.linesInExactCapacity())
                 : .parsed(SharedValue(Parsed(target: configuration.target.detached, from: configuration.from.detached,
                                              to: configuration.to.detached)))
         }
