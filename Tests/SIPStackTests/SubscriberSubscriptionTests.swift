@@ -54,6 +54,20 @@ import Testing
         #expect(try subscribe.headers.to?.tag == nil)
     }
 
+    /// The dialog holds the Call-ID and local tag once it exists; the subscription's own stay
+    /// the same before, during and after it.
+    @Test func callIDAndLocalTagOutliveTheDialog() throws {
+        var (sub, actions) = SubscriberSubscription.start(try configuration(), callID: "c1@gw", localTag: "w1")
+        #expect(sub.callID == "c1@gw" && sub.localTag == "w1" && sub.dialog == nil)
+        let subscribe = try #require(sent(actions).first)
+        _ = sub.receive(okFor(subscribe, expires: 600), now: t0, jitter: 0.5)
+        #expect(sub.dialog?.id == SIPDialog.ID(callID: "c1@gw", localTag: "w1", remoteTag: "srv1"))
+        #expect(sub.callID == "c1@gw" && sub.localTag == "w1")
+        _ = sub.receive(notify: notify(cseq: 1, state: "terminated;reason=deactivated"), now: t0, jitter: 0.5)
+        #expect(sub.dialog == nil)
+        #expect(sub.callID == "c1@gw" && sub.localTag == "w1")
+    }
+
     @Test func okCreatesTheDialogAndSchedulesARefreshBeforeExpiry() throws {
         var (sub, actions) = SubscriberSubscription.start(try configuration(), callID: "c1@gw", localTag: "w1")
         let subscribe = try #require(sent(actions).first)

@@ -100,9 +100,51 @@ public struct SubscriberSubscription: Sendable {
         set { stored = StoredConfiguration(newValue) }
     }
     public private(set) var status: Status
-    public private(set) var dialog: SIPDialog?
-    public let callID: String
-    public let localTag: String
+    /// The dialog, once a 2xx or a NOTIFY established it.
+    public private(set) var dialog: SIPDialog? {
+        get {
+            switch link {
+            case .identifiers: nil
+            case .dialog(let dialog), .otherDialog(let dialog, _, _): dialog
+            }
+        }
+        set { link = Link(newValue, callID: callID, localTag: localTag) }
+    }
+    /// The Call-ID of every SUBSCRIBE of this subscription.
+    public var callID: String {
+        switch link {
+        case .identifiers(let callID, _), .otherDialog(_, let callID, _): callID
+        case .dialog(let dialog): dialog.id.callID
+        }
+    }
+    /// The From tag of every SUBSCRIBE of this subscription.
+    public var localTag: String {
+        switch link {
+        case .identifiers(_, let localTag), .otherDialog(_, _, let localTag): localTag
+        case .dialog(let dialog): dialog.id.localTag
+        }
+    }
+    /// The Call-ID and local tag, held by the dialog once there is one (which repeats them):
+    /// 32 bytes less in every subscription a gateway keeps.
+    private var link: Link
+
+    private enum Link: Sendable {
+        case identifiers(callID: String, localTag: String)
+        /// A dialog with this subscription's Call-ID and local tag.
+        case dialog(SIPDialog)
+        /// A dialog whose identifiers differ from the subscription's (not expected: responses
+        /// and NOTIFYs echo both); out of line.
+        indirect case otherDialog(SIPDialog, callID: String, localTag: String)
+
+        init(_ dialog: SIPDialog?, callID: String, localTag: String) {
+            guard let dialog else {
+                self = .identifiers(callID: callID, localTag: localTag)
+                return
+            }
+            self = dialog.id.callID == callID && dialog.id.localTag == localTag
+                ? .dialog(dialog) : .otherDialog(dialog, callID: callID, localTag: localTag)
+        }
+    }
     /// The SUBSCRIBE awaiting its response; nil once it has a final one.
     public private(set) var outstanding: SIPRequest? {
         get { outstandingBox?.value }
@@ -131,9 +173,7 @@ public struct SubscriberSubscription: Sendable {
     private init(configuration: Configuration, status: Status, dialog: SIPDialog?, callID: String, localTag: String) {
         self.stored = StoredConfiguration(configuration)
         self.status = status
-        self.dialog = dialog
-        self.callID = callID
-        self.localTag = localTag
+        self.link = Link(dialog, callID: callID, localTag: localTag)
     }
 
     private mutating func initialRequest(expires: UInt32) -> SIPRequest {
