@@ -37,10 +37,33 @@ public struct BatchCategorySubscriber: Sendable {
 
     public private(set) var subscription: SubscriberSubscription
     /// The resources this dialog subscribes to (accepted or still asked for), in order.
-    public private(set) var resources: [String]
+    public private(set) var resources: [String] {
+        get {
+            switch resourceList {
+            case .one(let uri): [uri]
+            case .many(let uris): uris
+            }
+        }
+        set { resourceList = ResourceList(newValue) }
+    }
     public let categories: [CategoryName]
     /// Resources waiting for the outstanding SUBSCRIBE to be answered before their own is sent.
     private var queued: [BatchSubscribe.Action] = []
+    /// The resources: most dialogs a gateway keeps have one, held without an array allocation.
+    private var resourceList: ResourceList
+
+    private enum ResourceList: Sendable {
+        case one(String)
+        case many([String])
+
+        init(_ uris: [String]) { self = uris.count == 1 ? .one(uris[0]) : .many(uris) }
+    }
+
+    private init(subscription: SubscriberSubscription, resources: [String], categories: [CategoryName]) {
+        self.subscription = subscription
+        self.categories = categories
+        self.resourceList = ResourceList(resources)
+    }
 
     /// The headers of a batch category SUBSCRIBE (§4.5, lines 13253-13276): `Require: adhoclist,
     /// categoryList`, `Supported: eventlist, ms-benotify, ms-piggyback-first-notify`, and Accept

@@ -28,15 +28,41 @@ public struct SIPDialog: Sendable, Hashable {
             stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
         }
     }
-    /// The CSeq of the last request this side sent in the dialog; nil until it sends one (a UAS
-    /// dialog starts empty, §12.1.1).
-    public var localSequence: UInt32?
-    /// The CSeq of the last request received in the dialog; nil until one arrives (§12.1.2).
-    public var remoteSequence: UInt32?
-    /// Whether the dialog was set up over TLS with a SIPS Request-URI (§12.1.1).
-    public var isSecure: Bool
     /// The addresses, target and route set as their wire text (see ``Stored``).
     private var stored: Stored
+    // The sequence numbers and flags packed after `stored` (80 bytes a dialog instead of 88 with
+    // two optionals and a Bool; a gateway keeps two dialogs per bridged pair). An absent
+    // sequence number is stored as 0, so equal dialogs have equal fields.
+    private var local: UInt32 = 0
+    private var remote: UInt32 = 0
+    private var flags: UInt8 = 0
+
+    private static let hasLocal: UInt8 = 1
+    private static let hasRemote: UInt8 = 2
+    private static let secure: UInt8 = 4
+
+    /// The CSeq of the last request this side sent in the dialog; nil until it sends one (a UAS
+    /// dialog starts empty, §12.1.1).
+    public var localSequence: UInt32? {
+        get { flags & Self.hasLocal != 0 ? local : nil }
+        set {
+            local = newValue ?? 0
+            flags = newValue == nil ? flags & ~Self.hasLocal : flags | Self.hasLocal
+        }
+    }
+    /// The CSeq of the last request received in the dialog; nil until one arrives (§12.1.2).
+    public var remoteSequence: UInt32? {
+        get { flags & Self.hasRemote != 0 ? remote : nil }
+        set {
+            remote = newValue ?? 0
+            flags = newValue == nil ? flags & ~Self.hasRemote : flags | Self.hasRemote
+        }
+    }
+    /// Whether the dialog was set up over TLS with a SIPS Request-URI (§12.1.1).
+    public var isSecure: Bool {
+        get { flags & Self.secure != 0 }
+        set { flags = newValue ? flags | Self.secure : flags & ~Self.secure }
+    }
 
     /// From URI of requests this side sends, with `localTag`. Kept as its wire text and parsed
     /// when read.
@@ -65,10 +91,10 @@ public struct SIPDialog: Sendable, Hashable {
     public init(id: ID, localSequence: UInt32?, remoteSequence: UInt32?, localURI: SIPAddress,
                 remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress], isSecure: Bool = false) {
         self.id = id
+        self.stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
         self.localSequence = localSequence
         self.remoteSequence = remoteSequence
         self.isSecure = isSecure
-        self.stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
     }
 }
 

@@ -27,6 +27,25 @@ import Testing
         #expect(dialog.remoteTarget.port == 5070)
     }
 
+    /// Sequence numbers and the TLS flag are packed; absent and present values read back and
+    /// compare as the optionals they stand for.
+    @Test func packedSequencesReadBackAndCompare() throws {
+        var dialog = try SIPDialog(uasFor: presenceSubscribe(), localTag: "gw1")
+        #expect(MemoryLayout<SIPDialog>.stride <= 80)
+        let original = dialog
+        #expect(dialog.localSequence == nil && dialog.isSecure == false)
+        dialog.localSequence = 0
+        #expect(dialog.localSequence == 0 && dialog != original)
+        dialog.localSequence = 7
+        dialog.remoteSequence = .max
+        dialog.isSecure = true
+        #expect(dialog.localSequence == 7 && dialog.remoteSequence == .max && dialog.isSecure)
+        dialog.localSequence = nil
+        dialog.remoteSequence = original.remoteSequence
+        dialog.isSecure = false
+        #expect(dialog == original)
+    }
+
     @Test func storedValuesReadBackAsTheyWereGiven() throws {
         let local = try SIPAddress("\"Bob \\\"B\\\" Smith\" <sip:bob@contoso.com;user=phone>;tag=l1;epid=abc")
         let remote = try SIPAddress("<sips:alice@oma.example>;tag=r1")
