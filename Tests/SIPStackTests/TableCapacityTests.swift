@@ -92,3 +92,48 @@ import Testing
         #expect(map.isEmpty && map.count == 0)
     }
 }
+
+/// `PackedTable`: the same answers as a dictionary under any mix of inserts, updates and
+/// removals, with fewer buckets.
+@Suite struct PackedTableTests {
+    @Test func agreesWithADictionaryUnderRandomOperations() {
+        var generator = SystemRandomNumberGenerator()
+        var table = PackedTable<Int, Int>(filler: -1)
+        var reference: [Int: Int] = [:]
+        // Small key ranges force long probe runs, wrap-around and back-shifting on removal;
+        // Int.min ... and -1 (all ones: the free-bucket pattern) are keys like any other.
+        let keys = Array(0..<300) + [-1, Int.min, Int.max]
+        for step in 0..<60_000 {
+            let key = keys.randomElement(using: &generator)!
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<5:
+                table[key] = step
+                reference[key] = step
+            case 5..<9:
+                #expect(table.removeValue(forKey: key) == reference.removeValue(forKey: key))
+            default:
+                #expect(table[key] == reference[key])
+            }
+            #expect(table.count == reference.count)
+        }
+        for key in keys { #expect(table[key] == reference[key]) }
+        #expect(Dictionary(uniqueKeysWithValues: table.entries.map { ($0.key, $0.value) }) == reference)
+        #expect(table.first { $0.value == -7 } == nil)
+        if let (key, value) = reference.first {
+            #expect(table.first { $0.key == key }?.value == value)
+        }
+    }
+
+    @Test func growsByHalfAndGivesBackRoomWhenEmptied() {
+        var table = PackedTable<Int, Int>(filler: 0)
+        for key in 0..<200_000 { table[key] = key }
+        // 200,000 entries: a dictionary would hold 524,288 buckets.
+        #expect(table.capacity < 200_000 * 2 && table.capacity >= 200_000 * 8 / 7)
+        for key in 0..<200_000 { #expect(table[key] == key) }
+        for key in 100..<200_000 { table[key] = nil }
+        #expect(table.capacity < 1_000)
+        for key in 0..<100 { #expect(table[key] == key) }
+        for key in 0..<100 { table[key] = nil }
+        #expect(table.isEmpty && table.capacity == 0)
+    }
+}

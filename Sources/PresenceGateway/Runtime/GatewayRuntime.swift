@@ -22,7 +22,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// future and closure contexts (about 600 bytes), and every subscription pair keeps two or
     /// three. Filed by an 8-byte ``TimerKey``.
     private var timerQueue = TimerQueue<TimerKey>()
-    private var timerSlots: [TimerKey: TimerSlot] = [:]
+    /// A ``PackedTable``: two or three timers per bridged pair, which a dictionary would hold in
+    /// up to 2.67 buckets each.
+    private var timerSlots = PackedTable<TimerKey, TimerSlot>(filler: TimerSlot())
     private var timerKeys = TimerKeys()
     private var nextID: GatewayCore.ServerRequestID = 0
     private var stopping = false
@@ -229,13 +231,12 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     /// After a timer stopped: a stopped timer's queue entry stays until its deadline (up to a
     /// subscription's lifetime), so once the queue holds far more entries than running timers
-    /// the stale ones are dropped, and the slot table gives back what a burst left unused.
+    /// the stale ones are dropped. (The slot table gives back what a burst left unused itself.)
     private func timerStopped(_ key: TimerKey) {
         timerKeys.release(key)
         if timerQueue.count > 2 * timerSlots.count + 4096 {
             timerQueue.removeAll { deadline, key in timerSlots[key]?.isQueued(at: deadline) != true }
         }
-        timerSlots.releaseSparseCapacity()
     }
 
     private func publishStatus() {

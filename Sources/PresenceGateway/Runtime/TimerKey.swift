@@ -1,3 +1,5 @@
+import SIPStack
+
 /// A core timer as the runtime files it: 8 bytes instead of the 24 of ``GatewayCore/Timer``.
 ///
 /// Every bridged pair keeps two or three timers running (expiries, a refresh), each with a slot
@@ -6,8 +8,12 @@
 /// packed: its kind in the top 4 bits, the context's kind in the next 4, the key in the low 56.
 /// The rare ones named by a string (a SERVICE publish, a held OMA publication) get a number from
 /// ``TimerKeys`` while they run.
-struct TimerKey: Hashable, Sendable {
+struct TimerKey: PackedTableKey {
     let bits: UInt64
+
+    init(bits: UInt64) { self.bits = bits }
+    init(tableBits: UInt64) { bits = tableBits }
+    var tableBits: UInt64 { bits }
 
     private static let keyMask: UInt64 = (1 << 56) - 1
     /// The kind of the numbered (string-named) timers.

@@ -354,3 +354,8 @@ public final class NotifierAgent: @unchecked Sendable {
         perform(actions, handle: handle, server: nil)
     }
 }
+
+extension NotifierAgent.Handle: PackedTableKey {
+    public var tableBits: UInt64 { rawValue }
+    public init(tableBits: UInt64) { self.init(rawValue: tableBits) }
+}

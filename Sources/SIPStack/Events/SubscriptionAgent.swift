@@ -261,3 +261,8 @@ public final class SubscriptionAgent: @unchecked Sendable {
         perform(actions, handle: handle, server: nil)
     }
 }
+
+extension SubscriptionAgent.Handle: PackedTableKey {
+    public var tableBits: UInt64 { rawValue }
+    public init(tableBits: UInt64) { self.init(rawValue: tableBits) }
+}
