@@ -46,9 +46,15 @@ public struct RPID: Hashable, Sendable {
         return fresh
     }
 
+    // Each element is read in place (`_read`, not `get`): a caller that reads
+    // one part of an element (`rpid.placeIs?.notes.first`) copies that part,
+    // not the whole element out of the box.
+
     /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
     public var activities: [RPIDTokens] {
-        get { box?.value.activities ?? [] }
+        _read {
+            if let box { yield box.value.activities } else { yield [] }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.activities
@@ -57,7 +63,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<mood>` (§3.5).
     public var mood: RPIDTokens? {
-        get { box?.value.mood }
+        _read {
+            if let box { yield box.value.mood } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.mood
@@ -66,7 +74,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
     public var placeType: RPIDTokens? {
-        get { box?.value.placeType }
+        _read {
+            if let box { yield box.value.placeType } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.placeType
@@ -75,7 +85,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<place-is>` (§3.7).
     public var placeIs: RPIDPlaceIs? {
-        get { box?.value.placeIs }
+        _read {
+            if let box { yield box.value.placeIs } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.placeIs
@@ -84,7 +96,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<privacy>` (§3.9).
     public var privacy: RPIDTokens? {
-        get { box?.value.privacy }
+        _read {
+            if let box { yield box.value.privacy } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.privacy
@@ -93,7 +107,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<relationship>` (§3.10).
     public var relationship: RPIDTokens? {
-        get { box?.value.relationship }
+        _read {
+            if let box { yield box.value.relationship } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.relationship
@@ -102,7 +118,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<service-class>` (§3.11).
     public var serviceClass: RPIDTokens? {
-        get { box?.value.serviceClass }
+        _read {
+            if let box { yield box.value.serviceClass } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.serviceClass
@@ -111,7 +129,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
     public var sphere: RPIDTokens? {
-        get { box?.value.sphere }
+        _read {
+            if let box { yield box.value.sphere } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.sphere
@@ -120,7 +140,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<status-icon>` (§3.13).
     public var statusIcon: RPIDStatusIcon? {
-        get { box?.value.statusIcon }
+        _read {
+            if let box { yield box.value.statusIcon } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.statusIcon
@@ -129,7 +151,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<time-offset>` (§3.14); several with different from/until are allowed.
     public var timeOffsets: [RPIDTimeOffset] {
-        get { box?.value.timeOffsets ?? [] }
+        _read {
+            if let box { yield box.value.timeOffsets } else { yield [] }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.timeOffsets
@@ -138,7 +162,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<user-input>` (§3.15).
     public var userInput: RPIDUserInput? {
-        get { box?.value.userInput }
+        _read {
+            if let box { yield box.value.userInput } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.userInput
@@ -147,7 +173,9 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<class>` (§3.3).
     public var `class`: String? {
-        get { box?.value.`class` }
+        _read {
+            if let box { yield box.value.`class` } else { yield nil }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.`class`
@@ -157,7 +185,9 @@ public struct RPID: Hashable, Sendable {
     /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
     /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
     public var legacyActivities: [String] {
-        get { box?.value.legacyActivities ?? [] }
+        _read {
+            if let box { yield box.value.legacyActivities } else { yield [] }
+        }
         _modify {
             let box = uniqueBox()
             yield &box.value.legacyActivities
