@@ -17,6 +17,19 @@ extension XMLStreamWriter {
         endElement()
     }
 
+    /// An element in its default namespace holding `value` in decimal (as
+    /// `msText(namespace, local, String(value))` writes it, without the string).
+    mutating func msDecimal(_ namespace: String, _ local: String, _ value: Int) {
+        startElement(namespace, local, prefix: nil, indentsChildren: false)
+        text(decimal: value)
+        endElement()
+    }
+
+    /// Writes an attribute holding `value` in decimal when it is not nil.
+    mutating func attribute(_ local: String, decimal value: UInt32?) {
+        if let value { attribute(local, decimal: Int(value)) }
+    }
+
     /// An empty element in its default namespace (`<delimiter xmlns=".../commontypes"/>`).
     mutating func msEmpty(_ namespace: String, _ local: String) {
         startElement(namespace, local, prefix: nil)
@@ -59,12 +72,12 @@ extension Category {
         }
         w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
         w.attribute("name", name.rawValue)
-        w.attribute("instance", instance.map { String($0) })
+        w.attribute("instance", decimal: instance)
         w.attribute("publishTime", publishTime)
-        w.attribute("container", container.map { String($0) })
-        w.attribute("version", version.map { String($0) })
+        w.attribute("container", decimal: container)
+        w.attribute("version", decimal: version)
         w.attribute("expireType", expireType?.rawValue)
-        w.attribute("expires", expires.map { String($0) })
+        w.attribute("expires", decimal: expires)
         w.attribute("endpointId", endpointID)
         w.attributes(otherAttributes)
         switch payload {
@@ -127,7 +140,7 @@ extension MSState {
         w.attribute("lastActive", lastActive)
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
-        if let availability { w.msText(ns, "availability", String(availability)) }
+        if let availability { w.msDecimal(ns, "availability", Int(availability)) }
         for activity in activities { activity.write(to: &w) }
         if let endpointLocation { w.msText(ns, "endpointLocation", endpointLocation) }
         if let meetingSubject { w.msText(ns, "meetingSubject", meetingSubject) }
@@ -137,7 +150,7 @@ extension MSState {
             || device != nil || treatLocationAsProximate != nil
         if delimited {
             w.msEmpty(NS.commonTypes, "delimiter")
-            if let timeZoneBias { w.msText(ns, "timeZoneBias", String(timeZoneBias)) }
+            if let timeZoneBias { w.msDecimal(ns, "timeZoneBias", timeZoneBias) }
             if let timeZoneName { w.msText(ns, "timeZoneName", timeZoneName) }
             if let timeZoneAbbreviation { w.msText(ns, "timeZoneAbbreviation", timeZoneAbbreviation) }
             if let device { w.msText(ns, "device", device) }
@@ -152,8 +165,8 @@ extension MSActivity {
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.state, "activity", prefix: nil)
         w.attribute("token", token?.rawValue)
-        w.attribute("minAvailability", minAvailability.map(String.init))
-        w.attribute("maxAvailability", maxAvailability.map(String.init))
+        w.attribute("minAvailability", decimal: minAvailability)
+        w.attribute("maxAvailability", decimal: maxAvailability)
         for c in custom {
             w.startElement(NS.state, "custom", prefix: nil, indentsChildren: false)
             w.attribute("LCID", c.lcid)
@@ -168,7 +181,7 @@ extension MSActivity {
 extension LegacyInterop {
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.categories, "legacyInterop", prefix: nil)
-        w.attribute("availability", availability.map(String.init))
+        w.attribute("availability", decimal: availability)
         w.attribute("token", token?.rawValue)
         w.attribute("dndState", dndState?.xsd)
         w.endElement()

@@ -60,6 +60,30 @@ struct XMLByteSink: ~Copyable {
         string.withUTF8 { append($0) }
     }
 
+    /// `value` in decimal, as `String(value)` spells it (a `-` and no leading zeros).
+    mutating func appendDecimal(_ value: Int) {
+        // At most 20 characters: a sign and 19 digits.
+        reserve(20)
+        var magnitude = value.magnitude
+        if value < 0 {
+            base[count] = 0x2D  // -
+            count += 1
+        }
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var i = count + digits
+        count = i
+        repeat {
+            i -= 1
+            base[i] = 0x30 + UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+    }
+
     /// A line break and the first `width` bytes of `run`, with one capacity check.
     mutating func appendLine(_ run: [UInt8], width: Int) {
         let width = min(width, run.count)

@@ -212,6 +212,17 @@ public struct XMLStreamWriter: ~Copyable {
         if let value { attribute(local, value) }
     }
 
+    /// Writes an attribute in no namespace whose value is `value` in decimal
+    /// (the bytes `attribute(local, String(value))` writes, without making the string).
+    public mutating func attribute(_ local: String, decimal value: Int) {
+        guard startTagOpen else { return }
+        out.append(0x20)
+        out.append(local)
+        out.append(0x3D); out.append(0x22)  // ="
+        out.appendDecimal(value)
+        out.append(0x22)
+    }
+
     /// Writes a namespaced attribute with a prefix bound to its namespace:
     /// the hint when it is bound to it, else one in force, else a new
     /// declaration (the hint, or `ns`, `ns1`, ...).
@@ -245,6 +256,13 @@ public struct XMLStreamWriter: ~Copyable {
         guard !frames.isEmpty else { return }
         beginChild(element: false)
         escape(text, attribute: false)
+    }
+
+    /// Writes `value` in decimal as character data (the bytes `text(String(value))` writes).
+    public mutating func text(decimal value: Int) {
+        guard !frames.isEmpty else { return }
+        beginChild(element: false)
+        out.appendDecimal(value)
     }
 
     /// Closes the innermost element: `/>` when it has no content, else its end tag.
