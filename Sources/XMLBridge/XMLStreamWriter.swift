@@ -435,11 +435,22 @@ public struct XMLStreamWriter: ~Copyable {
             var runStart = 0
             var i = 0
             let count = bytes.count
+            var tailLooked = false
             while i < count {
                 // Eight bytes at a time while none of them can need a replacement.
                 if i &+ 8 <= count {
                     let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
                     if !Self.mayNeedEscape(word, attribute: attribute) { i &+= 8; continue }
+                } else if !tailLooked {
+                    // Fewer than eight left: once, the last eight bytes of the value
+                    // (overlapping bytes already looked at). None of them needing a
+                    // replacement means none of the rest does.
+                    tailLooked = true
+                    if count >= 8,
+                        !Self.mayNeedEscape(UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self), attribute: attribute)
+                    {
+                        break
+                    }
                 }
                 let byte = base[i]
                 guard byte < 0x40, mask & (1 << UInt64(byte)) != 0 else { i += 1; continue }
