@@ -46,15 +46,9 @@ public struct RPID: Hashable, Sendable {
         return fresh
     }
 
-    // Each element is read in place (`_read`, not `get`): a caller that reads
-    // one part of an element (`rpid.placeIs?.notes.first`) copies that part,
-    // not the whole element out of the box.
-
     /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
     public var activities: [RPIDTokens] {
-        _read {
-            if let box { yield box.value.activities } else { yield [] }
-        }
+        get { box?.value.activities ?? [] }
         _modify {
             let box = uniqueBox()
             yield &box.value.activities
@@ -63,9 +57,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<mood>` (§3.5).
     public var mood: RPIDTokens? {
-        _read {
-            if let box { yield box.value.mood } else { yield nil }
-        }
+        get { box?.value.mood }
         _modify {
             let box = uniqueBox()
             yield &box.value.mood
@@ -74,9 +66,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
     public var placeType: RPIDTokens? {
-        _read {
-            if let box { yield box.value.placeType } else { yield nil }
-        }
+        get { box?.value.placeType }
         _modify {
             let box = uniqueBox()
             yield &box.value.placeType
@@ -85,9 +75,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<place-is>` (§3.7).
     public var placeIs: RPIDPlaceIs? {
-        _read {
-            if let box { yield box.value.placeIs } else { yield nil }
-        }
+        get { box?.value.placeIs }
         _modify {
             let box = uniqueBox()
             yield &box.value.placeIs
@@ -96,9 +84,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<privacy>` (§3.9).
     public var privacy: RPIDTokens? {
-        _read {
-            if let box { yield box.value.privacy } else { yield nil }
-        }
+        get { box?.value.privacy }
         _modify {
             let box = uniqueBox()
             yield &box.value.privacy
@@ -107,9 +93,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<relationship>` (§3.10).
     public var relationship: RPIDTokens? {
-        _read {
-            if let box { yield box.value.relationship } else { yield nil }
-        }
+        get { box?.value.relationship }
         _modify {
             let box = uniqueBox()
             yield &box.value.relationship
@@ -118,9 +102,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<service-class>` (§3.11).
     public var serviceClass: RPIDTokens? {
-        _read {
-            if let box { yield box.value.serviceClass } else { yield nil }
-        }
+        get { box?.value.serviceClass }
         _modify {
             let box = uniqueBox()
             yield &box.value.serviceClass
@@ -129,9 +111,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
     public var sphere: RPIDTokens? {
-        _read {
-            if let box { yield box.value.sphere } else { yield nil }
-        }
+        get { box?.value.sphere }
         _modify {
             let box = uniqueBox()
             yield &box.value.sphere
@@ -140,9 +120,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<status-icon>` (§3.13).
     public var statusIcon: RPIDStatusIcon? {
-        _read {
-            if let box { yield box.value.statusIcon } else { yield nil }
-        }
+        get { box?.value.statusIcon }
         _modify {
             let box = uniqueBox()
             yield &box.value.statusIcon
@@ -151,9 +129,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<time-offset>` (§3.14); several with different from/until are allowed.
     public var timeOffsets: [RPIDTimeOffset] {
-        _read {
-            if let box { yield box.value.timeOffsets } else { yield [] }
-        }
+        get { box?.value.timeOffsets ?? [] }
         _modify {
             let box = uniqueBox()
             yield &box.value.timeOffsets
@@ -162,9 +138,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<user-input>` (§3.15).
     public var userInput: RPIDUserInput? {
-        _read {
-            if let box { yield box.value.userInput } else { yield nil }
-        }
+        get { box?.value.userInput }
         _modify {
             let box = uniqueBox()
             yield &box.value.userInput
@@ -173,9 +147,7 @@ public struct RPID: Hashable, Sendable {
     }
     /// `<class>` (§3.3).
     public var `class`: String? {
-        _read {
-            if let box { yield box.value.`class` } else { yield nil }
-        }
+        get { box?.value.`class` }
         _modify {
             let box = uniqueBox()
             yield &box.value.`class`
@@ -185,9 +157,7 @@ public struct RPID: Hashable, Sendable {
     /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
     /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
     public var legacyActivities: [String] {
-        _read {
-            if let box { yield box.value.legacyActivities } else { yield [] }
-        }
+        get { box?.value.legacyActivities ?? [] }
         _modify {
             let box = uniqueBox()
             yield &box.value.legacyActivities
