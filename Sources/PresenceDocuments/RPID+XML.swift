@@ -137,6 +137,8 @@ extension RPIDTokens {
         until = e[attribute: "until"]
         notes = []
         values = []
+        // Mostly token elements: room for all of them at once.
+        values.reserveCapacity(e.elementCount)
         for child in e.children {
             if child.isText {
                 if !child.hasOnlyWhitespace { values.append(.text(child.trimmedText)) }

@@ -137,6 +137,26 @@ public struct XMLCursor: Sendable {
         elements.first { $0.is(name.namespace, name.local) }
     }
 
+    /// How many child elements the element has (0 for text): a capacity to
+    /// reserve before decoding them into an array.
+    public var elementCount: Int {
+        events.nodes.withUnsafeBufferPointer { nodes in
+            let n = nodes[index]
+            if n.isText { return 0 }
+            var count = 0
+            var i = index + 1
+            while i < Int(n.end) {
+                if nodes[i].isText {
+                    i += 1
+                } else {
+                    count += 1
+                    i = Int(nodes[i].end)
+                }
+            }
+            return count
+        }
+    }
+
     /// True when the element has at least one child element.
     public var hasElementChildren: Bool {
         // The recorded nodes walked in place: no cursor (and no reference to
