@@ -333,7 +333,15 @@ extension MSCapability {
             return w.element(xml(namespace: namespace))
         }
         w.startElement(namespace, name, prefix: nil)
-        if attributes.count <= 4 {
+        if attributes.count == 2 {
+            // The usual pair (render and capture): one pass, one comparison.
+            var entries = attributes.makeIterator()
+            if let first = entries.next(), let second = entries.next() {
+                let (a, b) = first.key < second.key ? (first, second) : (second, first)
+                w.attribute(a.key, a.value)
+                w.attribute(b.key, b.value)
+            }
+        } else if attributes.count <= 4 {
             // The few attributes a capability has, smallest name first, without sorting a copy.
             var previous: String?
             for _ in 0..<attributes.count {
