@@ -213,11 +213,15 @@ extension PIDFPerson {
         timestamp = nil
         extensions = []
         for child in e.elements {
+            // Most children are RPID or CIPID: `is` tells them from the data-model
+            // names by length, where comparing the namespace strings is a call each.
             let taken: Bool
-            switch (child.namespaceURI, child.localName) {
-            case (NS.dataModel, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
-            default: taken = rpid.absorb(child) || cipid.absorb(child)
+            if child.is(NS.dataModel, "note") {
+                taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            } else if child.is(NS.dataModel, "timestamp") {
+                taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+            } else {
+                taken = rpid.absorb(child) || cipid.absorb(child)
             }
             if !taken { extensions.append(child.subtree) }
         }
