@@ -180,7 +180,9 @@ struct XMLEventRecorder {
         // are about half the bytes. Reserved once, so that a typical body
         // records without growing an array.
         nodes.reserveCapacity(max(16, estimatedBytes / 16))
-        bytes = [UInt8](repeating: 0, count: max(64, estimatedBytes * 3 / 4))
+        // Appended, not assigned: assigning a new array here makes the
+        // optimizer build the recorder aside and copy it in.
+        bytes.append(contentsOf: repeatElement(0, count: max(64, estimatedBytes * 3 / 4)))
         attributes.reserveCapacity(max(8, estimatedBytes / 64))
         declarations.reserveCapacity(8)
         open.reserveCapacity(16)
