@@ -1,5 +1,11 @@
 public import XMLBridge
 
+// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
+// starts out nil, so the initializer's `self.x = x` assigns it a second time,
+// and the optimizer then builds the whole value aside and copies it into place
+// (a retain and a release per field on every value made). `Optional<T>` has no
+// implicit initial value: the initializer's assignment is the only one.
+
 /// An enhanced-presence `categories` document ([MS-PRES] §2.2.2.1, schema §6.2).
 ///
 /// ```
@@ -57,19 +63,19 @@ public enum ExpireType: String, Hashable, Sendable, CaseIterable {
 /// One `category` element: the publication's key and metadata plus its data.
 public struct Category: Hashable, Sendable {
     public var name: CategoryName
-    public var instance: UInt32?
-    public var container: UInt32?
-    public var version: UInt32?
+    public var instance: Optional<UInt32>
+    public var container: Optional<UInt32>
+    public var version: Optional<UInt32>
     /// As written; [MS-PRES] examples use `2008-01-11T18:11:33.577` (no zone, see guide Q8).
-    public var publishTime: String?
-    public var expireType: ExpireType?
-    public var expires: UInt32?
-    public var endpointID: String?
+    public var publishTime: Optional<String>
+    public var expireType: Optional<ExpireType>
+    public var expires: Optional<UInt32>
+    public var endpointID: Optional<String>
     /// Attributes the schema does not name, kept verbatim.
     public var otherAttributes: [XMLAttribute]
     /// `nil` for an empty category element: the category is not published, or
     /// the watcher resolves to no container ([MS-PRES] §3.2.5.3 rule 7).
-    public var payload: CategoryPayload?
+    public var payload: Optional<CategoryPayload>
 
     /// Inlinable: callers in other modules then move a payload into place
     /// instead of copying it through an opaque call (copying a `ContactCard` or
