@@ -64,12 +64,10 @@ extension Category {
     /// Writes the `category` element in the categories namespace.
     func write(to w: inout XMLStreamWriter) {
         guard XMLStreamWriter.unqualified(otherAttributes) else { return w.element(xml) }
-        // The payload is switched on once, in place: binding it (or copying
-        // it out to call a method on it) copies the enum and retains its fields.
-        var mixed = false
-        if case .other(let nodes)? = payload {
-            mixed = nodes.contains { if case .text = $0 { true } else { false } }
-        }
+        // The payload is asked through its own methods, which switch on it in
+        // place: binding it here (`case .state(let v)? = payload`) copied the
+        // whole optional enum first, each time.
+        let mixed = payload?.holdsText ?? false
         w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
         w.attribute("name", name.rawValue)
         w.attribute("instance", decimal: instance)
@@ -80,29 +78,18 @@ extension Category {
         w.attribute("expires", decimal: expires)
         w.attribute("endpointId", endpointID)
         w.attributes(otherAttributes)
-        switch payload {
-        case .state(let v)?: v.write(to: &w)
-        case .note(let v)?: v.write(to: &w)
-        case .contactCard(let v)?: v.write(to: &w)
-        case .calendarData(let v)?: v.write(to: &w)
-        case .services(let v)?: v.write(to: &w)
-        case .device(let v)?: v.write(to: &w)
-        case .userProperties(let v)?: v.write(to: &w)
-        case .legacyInterop(let v)?: v.write(to: &w)
-        case .other(let nodes)?:
-            for node in nodes {
-                switch node {
-                case .text(let t): w.text(t)
-                case .element(let e): w.element(e)
-                }
-            }
-        case nil: break
-        }
+        payload?.write(to: &w)
         w.endElement()
     }
 }
 
 extension CategoryPayload {
+    /// True for kept content (`other`) holding text: the category element is then mixed content.
+    var holdsText: Bool {
+        guard case .other(let nodes) = self else { return false }
+        return nodes.contains { if case .text = $0 { true } else { false } }
+    }
+
     /// Writes the nodes ``xmlNodes`` holds, without building them.
     func write(to w: inout XMLStreamWriter) {
         switch self {
