@@ -116,6 +116,8 @@ public struct XMLStreamWriter: ~Copyable {
         }
 
         /// The innermost binding of `prefix`, read in place (no binding copied).
+        /// Inlined: a call costs about as much as the usual one-step search.
+        @inline(__always)
         func index(of prefix: String?) -> Int? {
             bindings.withUnsafeBufferPointer { b -> Int? in
                 var i = b.count
