@@ -54,6 +54,7 @@ struct XMLByteSink: ~Copyable {
     }
 
     /// The UTF-8 of `string`.
+    @inline(__always)
     mutating func append(_ string: String) {
         // Native strings lend their UTF-8 in place; no copy of the string value.
         if string.utf8.withContiguousStorageIfAvailable({ append($0) }) != nil { return }
@@ -86,6 +87,7 @@ struct XMLByteSink: ~Copyable {
     }
 
     /// A line break and the first `width` bytes of `run`, with one capacity check.
+    @inline(__always)
     mutating func appendLine(_ run: [UInt8], width: Int) {
         let width = min(width, run.count)
         reserve(1 + width)

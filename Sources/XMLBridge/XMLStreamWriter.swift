@@ -401,6 +401,7 @@ public struct XMLStreamWriter: ~Copyable {
         out.append(0x22)
     }
 
+    @inline(__always)
     private mutating func newline(_ depth: Int) {
         guard let indent else { return }
         let width = indent.count * depth
@@ -420,6 +421,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// XML 1.0 §2.4 (`&`, `<`, `>`), §3.3.3 (attribute values: `"`, TAB, LF
     /// and CR as references so that normalization gives them back), CR in
     /// text as a reference (§2.11 would turn it into LF).
+    @inline(__always)
     private mutating func escape(_ s: String, attribute: Bool) {
         // Native strings lend their UTF-8 in place; no copy of the string value.
         if s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, attribute: attribute) }) != nil { return }
