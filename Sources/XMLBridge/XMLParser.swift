@@ -439,6 +439,7 @@ private struct EventSink {
     }
 
     /// The prefix-table index of `prefix`; -1 for none.
+    @inline(__always)
     private mutating func prefixID(_ prefix: UnsafePointer<xmlChar>?) -> Int32 {
         guard let prefix else { return -1 }
         let a = UnsafeRawPointer(prefix)

@@ -207,6 +207,7 @@ struct InternTable {
         return Int(truncatingIfNeeded: x >> 32) & mask
     }
 
+    @inline(__always)
     func lookup(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int32? {
         guard used > 0 else { return nil }
         return slots.withUnsafeBufferPointer { table -> Int32? in
