@@ -17,6 +17,19 @@ extension XMLStreamWriter {
         endElement()
     }
 
+    /// An element in its default namespace holding `value` in decimal (as
+    /// `msText(namespace, local, String(value))` writes it, without the string).
+    mutating func msDecimal(_ namespace: String, _ local: String, _ value: Int) {
+        startElement(namespace, local, prefix: nil, indentsChildren: false)
+        text(decimal: value)
+        endElement()
+    }
+
+    /// Writes an attribute holding `value` in decimal when it is not nil.
+    mutating func attribute(_ local: String, decimal value: UInt32?) {
+        if let value { attribute(local, decimal: Int(value)) }
+    }
+
     /// An empty element in its default namespace (`<delimiter xmlns=".../commontypes"/>`).
     mutating func msEmpty(_ namespace: String, _ local: String) {
         startElement(namespace, local, prefix: nil)
@@ -51,45 +64,32 @@ extension Category {
     /// Writes the `category` element in the categories namespace.
     func write(to w: inout XMLStreamWriter) {
         guard XMLStreamWriter.unqualified(otherAttributes) else { return w.element(xml) }
-        // The payload is switched on once, in place: binding it (or copying
-        // it out to call a method on it) copies the enum and retains its fields.
-        var mixed = false
-        if case .other(let nodes)? = payload {
-            mixed = nodes.contains { if case .text = $0 { true } else { false } }
-        }
+        // The payload is asked through its own methods, which switch on it in
+        // place: binding it here (`case .state(let v)? = payload`) copied the
+        // whole optional enum first, each time.
+        let mixed = payload?.holdsText ?? false
         w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
         w.attribute("name", name.rawValue)
-        w.attribute("instance", instance.map { String($0) })
+        w.attribute("instance", decimal: instance)
         w.attribute("publishTime", publishTime)
-        w.attribute("container", container.map { String($0) })
-        w.attribute("version", version.map { String($0) })
+        w.attribute("container", decimal: container)
+        w.attribute("version", decimal: version)
         w.attribute("expireType", expireType?.rawValue)
-        w.attribute("expires", expires.map { String($0) })
+        w.attribute("expires", decimal: expires)
         w.attribute("endpointId", endpointID)
         w.attributes(otherAttributes)
-        switch payload {
-        case .state(let v)?: v.write(to: &w)
-        case .note(let v)?: v.write(to: &w)
-        case .contactCard(let v)?: v.write(to: &w)
-        case .calendarData(let v)?: v.write(to: &w)
-        case .services(let v)?: v.write(to: &w)
-        case .device(let v)?: v.write(to: &w)
-        case .userProperties(let v)?: v.write(to: &w)
-        case .legacyInterop(let v)?: v.write(to: &w)
-        case .other(let nodes)?:
-            for node in nodes {
-                switch node {
-                case .text(let t): w.text(t)
-                case .element(let e): w.element(e)
-                }
-            }
-        case nil: break
-        }
+        payload?.write(to: &w)
         w.endElement()
     }
 }
 
 extension CategoryPayload {
+    /// True for kept content (`other`) holding text: the category element is then mixed content.
+    var holdsText: Bool {
+        guard case .other(let nodes) = self else { return false }
+        return nodes.contains { if case .text = $0 { true } else { false } }
+    }
+
     /// Writes the nodes ``xmlNodes`` holds, without building them.
     func write(to w: inout XMLStreamWriter) {
         switch self {
@@ -127,7 +127,7 @@ extension MSState {
         w.attribute("lastActive", lastActive)
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
-        if let availability { w.msText(ns, "availability", String(availability)) }
+        if let availability { w.msDecimal(ns, "availability", Int(availability)) }
         for activity in activities { activity.write(to: &w) }
         if let endpointLocation { w.msText(ns, "endpointLocation", endpointLocation) }
         if let meetingSubject { w.msText(ns, "meetingSubject", meetingSubject) }
@@ -137,7 +137,7 @@ extension MSState {
             || device != nil || treatLocationAsProximate != nil
         if delimited {
             w.msEmpty(NS.commonTypes, "delimiter")
-            if let timeZoneBias { w.msText(ns, "timeZoneBias", String(timeZoneBias)) }
+            if let timeZoneBias { w.msDecimal(ns, "timeZoneBias", timeZoneBias) }
             if let timeZoneName { w.msText(ns, "timeZoneName", timeZoneName) }
             if let timeZoneAbbreviation { w.msText(ns, "timeZoneAbbreviation", timeZoneAbbreviation) }
             if let device { w.msText(ns, "device", device) }
@@ -152,8 +152,8 @@ extension MSActivity {
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.state, "activity", prefix: nil)
         w.attribute("token", token?.rawValue)
-        w.attribute("minAvailability", minAvailability.map(String.init))
-        w.attribute("maxAvailability", maxAvailability.map(String.init))
+        w.attribute("minAvailability", decimal: minAvailability)
+        w.attribute("maxAvailability", decimal: maxAvailability)
         for c in custom {
             w.startElement(NS.state, "custom", prefix: nil, indentsChildren: false)
             w.attribute("LCID", c.lcid)
@@ -168,7 +168,7 @@ extension MSActivity {
 extension LegacyInterop {
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.categories, "legacyInterop", prefix: nil)
-        w.attribute("availability", availability.map(String.init))
+        w.attribute("availability", decimal: availability)
         w.attribute("token", token?.rawValue)
         w.attribute("dndState", dndState?.xsd)
         w.endElement()
@@ -320,7 +320,15 @@ extension MSCapability {
             return w.element(xml(namespace: namespace))
         }
         w.startElement(namespace, name, prefix: nil)
-        if attributes.count <= 4 {
+        if attributes.count == 2 {
+            // The usual pair (render and capture): one pass, one comparison.
+            var entries = attributes.makeIterator()
+            if let first = entries.next(), let second = entries.next() {
+                let (a, b) = first.key < second.key ? (first, second) : (second, first)
+                w.attribute(a.key, a.value)
+                w.attribute(b.key, b.value)
+            }
+        } else if attributes.count <= 4 {
             // The few attributes a capability has, smallest name first, without sorting a copy.
             var previous: String?
             for _ in 0..<attributes.count {

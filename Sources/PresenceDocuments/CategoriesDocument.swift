@@ -1,5 +1,11 @@
 public import XMLBridge
 
+// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
+// starts out nil, so the initializer's `self.x = x` assigns it a second time,
+// and the optimizer then builds the whole value aside and copies it into place
+// (a retain and a release per field on every value made). `Optional<T>` has no
+// implicit initial value: the initializer's assignment is the only one.
+
 /// An enhanced-presence `categories` document ([MS-PRES] §2.2.2.1, schema §6.2).
 ///
 /// ```
@@ -62,11 +68,13 @@ public enum ExpireType: String, Hashable, Sendable, CaseIterable {
 /// `publishTime` is packed (``PackedText``) instead of taking a heap string of its own.
 public struct Category: Hashable, Sendable {
     public var name: CategoryName
-    public var instance: UInt32?
-    public var expireType: ExpireType?
-    private var packedPublishTime: PackedText?
-    private var extras: SharedFields<Extras>?
-    public var payload: CategoryPayload?
+    public var instance: Optional<UInt32>
+    public var expireType: Optional<ExpireType>
+    private var packedPublishTime: Optional<PackedText>
+    private var extras: Optional<SharedFields<Extras>>
+    /// `nil` for an empty category element: the category is not published, or
+    /// the watcher resolves to no container ([MS-PRES] §3.2.5.3 rule 7).
+    public var payload: Optional<CategoryPayload>
 
     struct Extras: Hashable, Sendable {
         var container: UInt32?

@@ -1,5 +1,11 @@
 public import XMLBridge
 
+// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
+// starts out nil, so the initializer's `self.x = x` assigns it a second time,
+// and the optimizer then builds the whole value aside and copies it into place
+// (a retain and a release per field on every value made). `Optional<T>` has no
+// implicit initial value: the initializer's assignment is the only one.
+
 /// The `contactCard` category data ([MS-PRES] §2.2.2.7.5, schema §7.3).
 public struct ContactCard: Hashable, Sendable {
     /// `identity/name/displayName` texts (with LCID when given).
@@ -13,23 +19,23 @@ public struct ContactCard: Hashable, Sendable {
     public var office: [LocalizedText]
     public var urls: [TypedURI]
     public var phones: [Phone]
-    public var automaton: Bool?
+    public var automaton: Optional<Bool>
     /// After the first `ct:delimiter`: person, huntgroup, autoattendant, automaton.
-    public var type: String?
-    public var descriptionText: String?
+    public var type: Optional<String>
+    public var descriptionText: Optional<String>
     /// After a second `ct:delimiter`.
-    public var displayADPhoto: Bool?
+    public var displayADPhoto: Optional<Bool>
     public var photos: [Photo]
-    public var majorVersion: String?
-    public var minorVersion: String?
+    public var majorVersion: Optional<String>
+    public var minorVersion: Optional<String>
     /// Prose-only attribute ([MS-PRES] lines 4108-4109), not in the schema.
-    public var isUCEnabled: Bool?
+    public var isUCEnabled: Optional<Bool>
     /// Elements not modelled above, kept verbatim.
     public var extensions: [XMLElement]
 
     public struct LocalizedText: Hashable, Sendable {
         public var text: String
-        public var lcid: String?
+        public var lcid: Optional<String>
         public init(_ text: String, lcid: String? = nil) {
             self.text = text
             self.lcid = lcid
@@ -37,12 +43,12 @@ public struct ContactCard: Hashable, Sendable {
     }
 
     public struct Address: Hashable, Sendable {
-        public var type: String?
+        public var type: Optional<String>
         public var street: [LocalizedText]
         public var city: [LocalizedText]
         public var state: [LocalizedText]
         public var zipcode: [LocalizedText]
-        public var countryCode: String?
+        public var countryCode: Optional<String>
         public init(type: String? = nil, street: [LocalizedText] = [], city: [LocalizedText] = [], state: [LocalizedText] = [], zipcode: [LocalizedText] = [], countryCode: String? = nil) {
             self.type = type
             self.street = street
@@ -54,7 +60,7 @@ public struct ContactCard: Hashable, Sendable {
     }
 
     public struct TypedURI: Hashable, Sendable {
-        public var type: String?
+        public var type: Optional<String>
         public var uri: String
         public init(type: String?, uri: String) {
             self.type = type
@@ -64,7 +70,7 @@ public struct ContactCard: Hashable, Sendable {
 
     public struct Phone: Hashable, Sendable {
         /// work, home, mobile, other, custom1.
-        public var type: String?
+        public var type: Optional<String>
         /// A tel URI (required by the schema).
         public var uri: String
         public var displayStrings: [LocalizedText]
@@ -77,10 +83,10 @@ public struct ContactCard: Hashable, Sendable {
 
     public struct Photo: Hashable, Sendable {
         /// default, enterprise, exchange, other.
-        public var type: String?
-        public var uri: String?
+        public var type: Optional<String>
+        public var uri: Optional<String>
         /// CRC or Exchange ChangeKey (required by the schema).
-        public var hash: String?
+        public var hash: Optional<String>
         public init(type: String? = nil, uri: String? = nil, hash: String? = nil) {
             self.type = type
             self.uri = uri
@@ -120,9 +126,9 @@ public struct ContactCard: Hashable, Sendable {
 /// The `calendarData` category data ([MS-PRES] §2.2.2.7.8, schema §7.8).
 public struct CalendarData: Hashable, Sendable {
     /// Required by the schema, missing in some spec examples (parsed leniently).
-    public var mailboxID: String?
-    public var majorVersion: String?
-    public var minorVersion: String?
+    public var mailboxID: Optional<String>
+    public var majorVersion: Optional<String>
+    public var minorVersion: Optional<String>
     /// Exchange `WorkingHours`, kept verbatim (Exchange types namespace).
     ///
     /// A decoded document keeps it as the recorded parse events it came from
@@ -133,18 +139,18 @@ public struct CalendarData: Hashable, Sendable {
         set { workingHoursContent = newValue.map(VerbatimElement.tree) }
     }
     /// `WorkingHours` as held: a tree, or recorded events.
-    var workingHoursContent: VerbatimElement?
+    var workingHoursContent: Optional<VerbatimElement>
     /// True when the data holds a `WorkingHours` element (without building its tree).
     public var hasWorkingHours: Bool { workingHoursContent != nil }
-    public var freeBusy: FreeBusy?
+    public var freeBusy: Optional<FreeBusy>
     public var extensions: [XMLElement]
 
     /// `freeBusy` ([MS-PRES] lines 4472-4547): base64 slots from `startTime`,
     /// each `granularity` (xs:duration, e.g. PT15M) long.
     public struct FreeBusy: Hashable, Sendable {
-        public var startTime: String?
-        public var granularity: String?
-        public var encodingVersion: String?
+        public var startTime: Optional<String>
+        public var granularity: Optional<String>
+        public var encodingVersion: Optional<String>
         /// The base64 text as written (often empty in the spec's examples).
         public var data: String
         public init(startTime: String? = nil, granularity: String? = nil, encodingVersion: String? = nil, data: String = "") {
@@ -245,15 +251,15 @@ public struct MSServices: Hashable, Sendable {
 
 /// The `device` category data ([MS-PRES] §2.2.2.7.2, schema §7.4).
 public struct MSDevice: Hashable, Sendable {
-    public var endpointID: String?
+    public var endpointID: Optional<String>
     public var capabilities: [Capabilities]
-    public var timezone: String?
-    public var machineName: String?
+    public var timezone: Optional<String>
+    public var machineName: Optional<String>
     public var extensions: [XMLElement]
 
     public struct Capabilities: Hashable, Sendable {
-        public var uri: String?
-        public var preferred: Bool?
+        public var uri: Optional<String>
+        public var preferred: Optional<Bool>
         public var items: [MSCapability]
         public init(uri: String?, preferred: Bool? = nil, items: [MSCapability] = []) {
             self.uri = uri
@@ -283,8 +289,8 @@ public struct UserProperties: Hashable, Sendable {
 
     public struct Line: Hashable, Sendable {
         /// Uc, UcPrivate, Rcc, Dual.
-        public var lineType: String?
-        public var lineServer: String?
+        public var lineType: Optional<String>
+        public var lineServer: Optional<String>
         public var uri: String
         public init(lineType: String?, lineServer: String? = nil, uri: String) {
             self.lineType = lineType

@@ -1,5 +1,12 @@
 public import XMLBridge
 
+// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
+// starts out nil, so the initializer's `self.x = x` assigns it a second time,
+// and the optimizer then builds the whole value aside and copies it into place
+// (a retain and a release per field on every value made). `Optional<T>` has no
+// implicit initial value: the initializer's assignment is the only one.
+// (`Details`, made through its memberwise initializer with defaults, keeps `T?`.)
+
 /// The `state` category data ([MS-PRES] §2.2.2.7.1, schema §7.2).
 ///
 /// ```
@@ -11,14 +18,14 @@ public import XMLBridge
 public struct MSState: Hashable, Sendable {
     /// The mandatory `xsi:type`: an open vocabulary.
     public var type: StateType
-    public var manual: Bool?
+    public var manual: Optional<Bool>
     /// unsignedInt availability ([MS-PRES] §2.2.2.7.1, lines 3227-3244).
-    public var availability: UInt32?
+    public var availability: Optional<UInt32>
     public var activities: [MSActivity]
     /// The fields most states leave out, held out of line (nil when all are absent): a gateway
     /// keeps one state per watched presentity, and these would otherwise make every state
     /// 264 bytes inline.
-    private var details: SharedFields<Details>?
+    private var details: Optional<SharedFields<Details>>
 
     struct Details: Hashable, Sendable {
         var startTime: String?
@@ -130,16 +137,16 @@ public struct StateType: Hashable, Sendable, RawRepresentable, ExpressibleByStri
 
 /// An `activity` of a state ([MS-PRES] §2.2.2.7.1, lines 3246-3263).
 public struct MSActivity: Hashable, Sendable {
-    public var token: MSActivityToken?
-    public var minAvailability: UInt32?
-    public var maxAvailability: UInt32?
+    public var token: Optional<MSActivityToken>
+    public var minAvailability: Optional<UInt32>
+    public var maxAvailability: Optional<UInt32>
     /// Free-text activities (`<custom LCID="1033">Interviewing</custom>`).
     public var custom: [CustomActivity]
 
     public struct CustomActivity: Hashable, Sendable {
         public var text: String
-        public var lcid: String?
-        public var updated: String?
+        public var lcid: Optional<String>
+        public var updated: Optional<String>
         public init(_ text: String, lcid: String? = nil, updated: String? = nil) {
             self.text = text
             self.lcid = lcid
@@ -174,9 +181,9 @@ public struct MSActivityToken: Hashable, Sendable, RawRepresentable, Expressible
 
 /// `legacyInterop` ([MS-PRES] §2.2.2.7.6, schema §7.7): in the categories namespace.
 public struct LegacyInterop: Hashable, Sendable {
-    public var availability: UInt32?
-    public var token: MSActivityToken?
-    public var dndState: Bool?
+    public var availability: Optional<UInt32>
+    public var token: Optional<MSActivityToken>
+    public var dndState: Optional<Bool>
     public init(availability: UInt32? = nil, token: MSActivityToken? = nil, dndState: Bool? = nil) {
         self.availability = availability
         self.token = token
@@ -199,10 +206,10 @@ public struct MSNote: Hashable, Sendable {
     public struct Body: Hashable, Sendable {
         /// "personal" in every spec example; out-of-office notes use "OOF", a value [MS-PRES] does
         /// not document (guide Q18): this project reads any value and writes "OOF" for them.
-        public var type: String?
-        public var uri: String?
+        public var type: Optional<String>
+        public var uri: Optional<String>
         public var text: String
-        private var rare: SharedFields<Rare>?
+        private var rare: Optional<SharedFields<Rare>>
 
         struct Rare: Hashable, Sendable {
             var startTime: String?

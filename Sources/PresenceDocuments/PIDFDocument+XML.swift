@@ -36,7 +36,18 @@ extension PIDFDocument {
         guard let entity = root[attribute: "entity"] else {
             throw root.error("missing required attribute entity (RFC 3863 §4.1.1)")
         }
-        self.init(entity: entity)
+        // Each stored property set here, not through `self.init(entity:)`: a
+        // decoder that can throw would build that value aside and copy it in
+        // (the same in the tuple, status, person and device decoders).
+        self.entity = entity
+        tuples = []
+        persons = []
+        devices = []
+        notes = []
+        cipid = CIPID()
+        linkedIdentities = nil
+        cid = nil
+        extensions = []
         for child in root.elements {
             let taken: Bool
             switch (child.namespaceURI, child.localName) {
@@ -93,7 +104,15 @@ extension PIDFTuple {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 3863 §4.1.2)")
         }
-        self.init(id: id)
+        self.id = id
+        status = PIDFStatus()
+        deviceIDs = []
+        contact = nil
+        notes = []
+        timestamp = nil
+        rpid = RPID()
+        cipid = CIPID()
+        extensions = []
         var sawStatus = false
         for child in e.elements {
             let taken: Bool
@@ -143,7 +162,11 @@ extension PIDFStatus {
     /// Pre-RFC RPID (`ep:activities`, [MS-PRES] §2.2.2.8.1) and RFC 4480 RPID
     /// go to `rpid`; other `rpid-status`/`rpid-tuple` elements stay in `extensions`.
     init(cursor e: XMLCursor, capabilities: ServiceCapabilities? = nil) {
-        self.init(capabilities: capabilities)
+        basic = nil
+        unrecognizedBasic = nil
+        self.capabilities = capabilities
+        rpid = RPID()
+        extensions = []
         var sawBasic = false
         for child in e.elements {
             if child.is(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
@@ -183,13 +206,22 @@ extension PIDFPerson {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
         }
-        self.init(id: id)
+        self.id = id
+        rpid = RPID()
+        cipid = CIPID()
+        notes = []
+        timestamp = nil
+        extensions = []
         for child in e.elements {
+            // Most children are RPID or CIPID: `is` tells them from the data-model
+            // names by length, where comparing the namespace strings is a call each.
             let taken: Bool
-            switch (child.namespaceURI, child.localName) {
-            case (NS.dataModel, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            case (NS.dataModel, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
-            default: taken = rpid.absorb(child) || cipid.absorb(child)
+            if child.is(NS.dataModel, "note") {
+                taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            } else if child.is(NS.dataModel, "timestamp") {
+                taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+            } else {
+                taken = rpid.absorb(child) || cipid.absorb(child)
             }
             if !taken { extensions.append(child.subtree) }
         }
@@ -216,7 +248,12 @@ extension PIDFDevice {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
         }
-        self.init(id: id)
+        self.id = id
+        deviceID = nil
+        rpid = RPID()
+        notes = []
+        timestamp = nil
+        extensions = []
         for child in e.elements {
             let taken: Bool
             switch (child.namespaceURI, child.localName) {

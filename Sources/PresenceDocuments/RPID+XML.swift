@@ -131,7 +131,14 @@ extension RPIDTokens {
     /// attribute other than id, from, until.
     init?(cursor e: XMLCursor, tokenNamespace: String? = nil) {
         guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
-        self.init(id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
+        // Stored properties set here (a delegated init's value would be copied in).
+        id = e[attribute: "id"]
+        from = e[attribute: "from"]
+        until = e[attribute: "until"]
+        notes = []
+        values = []
+        // Mostly token elements: room for all of them at once.
+        values.reserveCapacity(e.elementCount)
         for child in e.children {
             if child.isText {
                 if !child.hasOnlyWhitespace { values.append(.text(child.trimmedText)) }
@@ -179,7 +186,13 @@ extension RPIDPlaceIs {
     /// appears at most once with exactly one empty token element.
     init?(cursor e: XMLCursor) {
         guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
-        self.init(id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
+        id = e[attribute: "id"]
+        from = e[attribute: "from"]
+        until = e[attribute: "until"]
+        notes = []
+        audio = nil
+        video = nil
+        text = nil
         for child in e.children {
             guard !child.isText else {
                 if child.hasOnlyWhitespace { continue }

@@ -1,5 +1,12 @@
 public import XMLBridge
 
+// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
+// starts out nil, so the initializer's `self.x = x` assigns it a second time,
+// and the optimizer then builds the whole value aside and copies it into place
+// (a retain and a release per field on every value made). `Optional<T>` has no
+// implicit initial value: the initializer's assignment is the only one.
+// (`Fields`, made through its memberwise initializer with defaults, keeps `T?`.)
+
 /// Rich presence elements (RFC 4480 §3), as found in a person, tuple, device
 /// or (pre-RFC, Microsoft) tuple status.
 ///
@@ -9,7 +16,7 @@ public import XMLBridge
 /// retain instead of copying a dozen optional elements.
 public struct RPID: Hashable, Sendable {
     /// The elements; nil when none has been set (an empty box reads the same).
-    var box: Box?
+    var box: Optional<Box>
 
     struct Fields: Hashable, Sendable {
         var activities: [RPIDTokens] = []
@@ -206,10 +213,10 @@ public struct RPID: Hashable, Sendable {
 /// <activities id? from? until?> note* ( <unknown/> | (token | <other>text</other>)+ ) </activities>
 /// ```
 public struct RPIDTokens: Hashable, Sendable {
-    public var id: String?
+    public var id: Optional<String>
     /// `from` / `until` as written (xs:dateTime, RFC 4480 §3.1).
-    public var from: String?
-    public var until: String?
+    public var from: Optional<String>
+    public var until: Optional<String>
     public var notes: [PIDFNote]
     /// Token values in document order: RPID tokens are the element local
     /// names (e.g. "on-the-phone"); place-type tokens carry their namespace.
@@ -243,16 +250,16 @@ public enum RPIDValue: Hashable, Sendable {
 
 /// `<place-is>` (RFC 4480 §3.7).
 public struct RPIDPlaceIs: Hashable, Sendable {
-    public var id: String?
-    public var from: String?
-    public var until: String?
+    public var id: Optional<String>
+    public var from: Optional<String>
+    public var until: Optional<String>
     public var notes: [PIDFNote]
     /// `<audio>` token: noisy, ok, quiet, unknown.
-    public var audio: String?
+    public var audio: Optional<String>
     /// `<video>` token: toobright, ok, dark, unknown.
-    public var video: String?
+    public var video: Optional<String>
     /// `<text>` token: uncomfortable, inappropriate, ok, unknown.
-    public var text: String?
+    public var text: Optional<String>
 
     public init(
         id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [],
@@ -270,10 +277,10 @@ public struct RPIDPlaceIs: Hashable, Sendable {
 
 /// `<time-offset>` (RFC 4480 §3.14): minutes from UTC.
 public struct RPIDTimeOffset: Hashable, Sendable {
-    public var id: String?
-    public var from: String?
-    public var until: String?
-    public var description: String?
+    public var id: Optional<String>
+    public var from: Optional<String>
+    public var until: Optional<String>
+    public var description: Optional<String>
     public var minutes: Int
 
     public init(minutes: Int, description: String? = nil, id: String? = nil, from: String? = nil, until: String? = nil) {
@@ -288,9 +295,9 @@ public struct RPIDTimeOffset: Hashable, Sendable {
 /// `<user-input>` (RFC 4480 §3.15).
 public struct RPIDUserInput: Hashable, Sendable {
     public enum Value: String, Hashable, Sendable { case active, idle }
-    public var id: String?
-    public var idleThreshold: Int?
-    public var lastInput: String?
+    public var id: Optional<String>
+    public var idleThreshold: Optional<Int>
+    public var lastInput: Optional<String>
     public var value: Value
 
     public init(_ value: Value, idleThreshold: Int? = nil, lastInput: String? = nil, id: String? = nil) {
@@ -303,9 +310,9 @@ public struct RPIDUserInput: Hashable, Sendable {
 
 /// `<status-icon>` (RFC 4480 §3.13).
 public struct RPIDStatusIcon: Hashable, Sendable {
-    public var id: String?
-    public var from: String?
-    public var until: String?
+    public var id: Optional<String>
+    public var from: Optional<String>
+    public var until: Optional<String>
     public var uri: String
 
     public init(uri: String, id: String? = nil, from: String? = nil, until: String? = nil) {
@@ -321,11 +328,11 @@ public struct RPIDStatusIcon: Hashable, Sendable {
 public struct CIPID: Hashable, Sendable {
     /// `<display-name>` elements, one per language.
     public var displayNames: [PIDFNote]
-    public var card: String?
-    public var homepage: String?
-    public var icon: String?
-    public var map: String?
-    public var sound: String?
+    public var card: Optional<String>
+    public var homepage: Optional<String>
+    public var icon: Optional<String>
+    public var map: Optional<String>
+    public var sound: Optional<String>
 
     public init(
         displayNames: [PIDFNote] = [], card: String? = nil, homepage: String? = nil, icon: String? = nil,

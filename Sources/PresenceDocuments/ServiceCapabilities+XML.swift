@@ -55,6 +55,8 @@ extension ServiceCapabilities {
     init?(cursor e: XMLCursor) {
         guard e.attributeCount == 0 else { return nil }
         self.init()
+        // Mostly flags: room for all of them at once, not an array grown per append.
+        flags.reserveCapacity(e.elementCount)
         // Each child's rank is looked up once; it tells flags and lists apart
         // and whether what was read is still in schema order (no sort needed).
         let other = Self.schemaOrder.count

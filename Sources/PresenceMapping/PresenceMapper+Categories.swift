@@ -43,29 +43,35 @@ extension PresenceMapper {
         var userInput: RPIDUserInput.Value?
         let oofText = MSActivityToken.outOfOffice.rawValue
         func scan(_ rpid: RPID) {
-            if userInput == nil, let input = rpid.userInput { userInput = input.value }
-            for activities in rpid.activities {
+            if userInput == nil, let input = rpid.userInput?.value { userInput = input }
+            // Each activities element read in place (a `for activities in` loop copies every one).
+            let list = rpid.activities
+            for i in list.indices {
                 // Cheapest tests first; no array is built to compare the values with.
-                let isOOFNote = !activities.notes.isEmpty && (activities.from != nil || activities.until != nil)
-                    && activities.values.count == 1 && activities.values[0] == .other(oofText)
-                if let state = freeBusyState(of: activities), let from = activities.from, let until = activities.until {
+                var isOOFNote = false
+                if !list[i].notes.isEmpty && (list[i].from != nil || list[i].until != nil) && list[i].values.count == 1,
+                    case .other(let text, nil) = list[i].values[0]
+                {
+                    isOOFNote = text == oofText
+                }
+                if let state = freeBusyState(of: list[i]), let from = list[i].from, let until = list[i].until {
                     calendarBlocks.append((state, from, until))
                     continue
                 }
                 if isOOFNote {
-                    oofNotes.append(contentsOf: activities.notes.map {
-                        MSNote.Body(text: $0.text, type: "OOF", startTime: activities.from, endTime: activities.until)
-                    })
+                    for note in list[i].notes {
+                        oofNotes.append(MSNote.Body(text: note.text, type: "OOF", startTime: list[i].from, endTime: list[i].until))
+                    }
                     continue
                 }
-                for value in activities.values {
-                    switch value {
+                for j in list[i].values.indices {
+                    switch list[i].values[j] {
                     case .token(let t, nil) where !tokens.contains(t): tokens.append(t)
                     case .other(let t, _) where !others.contains(t): others.append(t)
                     default: break
                     }
                 }
-                activityNotes += activities.notes
+                activityNotes += list[i].notes
             }
             for t in rpid.legacyActivities where !tokens.contains(t) { tokens.append(t) }
         }
@@ -77,29 +83,50 @@ extension PresenceMapper {
         for i in doc.devices.indices { scan(doc.devices[i].rpid) }
 
         // Availability: the first row of pidf-availability.tsv that holds.
-        let rowIndex = tables.pidfAvailability.firstIndex { row in
-            switch row.basic {
+        // The rows are read in place by index (a closure over the rows copies each one it is handed).
+        let reverseRows = tables.pidfAvailability
+        var rowIndex: Int?
+        rows: for i in reverseRows.indices {
+            switch reverseRows[i].basic {
             case .any: break
-            case .open: guard basic == .open else { return false }
-            case .closed: guard basic == .closed else { return false }
-            case .none: guard basic == .none else { return false }
+            case .open: guard basic == .open else { continue rows }
+            case .closed: guard basic == .closed else { continue rows }
+            case .none: guard basic == .none else { continue rows }
             }
-            if let input = row.userInput, input != userInput { return false }
-            switch row.activity {
-            case .any: return true
-            case .none: return tokens.isEmpty && others.isEmpty
-            case .token(let t): return tokens.contains(t)
-            case .other(let t): return others.contains(t)
+            if let input = reverseRows[i].userInput, input != userInput { continue }
+            let holds: Bool
+            switch reverseRows[i].activity {
+            case .any: holds = true
+            case .none: holds = tokens.isEmpty && others.isEmpty
+            case .token(let t): holds = tokens.contains(t)
+            case .other(let t): holds = others.contains(t)
+            }
+            if holds {
+                rowIndex = i
+                break
             }
         }
-        var state = MSState(type: .aggregateState, availability: rowIndex.map { tables.pidfAvailability[$0].availability })
+        let availability = rowIndex.map { reverseRows[$0].availability }
         if let rowIndex { report.map("basic+activities+user-input", reverseRowDetails[rowIndex]) }
 
         // Token: an <other> text naming a token first, then RPID tokens by table order.
-        let tokenIndex =
-            tables.activityTokens.firstIndex { $0.other.map(others.contains) == true }
-            ?? tables.activityTokens.firstIndex { $0.rpid.map(tokens.contains) == true && $0.other == nil }
-        var activity = MSActivity(token: tokenIndex.map { tables.activityTokens[$0].token })
+        let tokenRows = tables.activityTokens
+        var tokenIndex: Int?
+        for i in tokenRows.indices {
+            if let other = tokenRows[i].other, others.contains(other) {
+                tokenIndex = i
+                break
+            }
+        }
+        if tokenIndex == nil {
+            for i in tokenRows.indices where tokenRows[i].other == nil {
+                if let rpid = tokenRows[i].rpid, tokens.contains(rpid) {
+                    tokenIndex = i
+                    break
+                }
+            }
+        }
+        var activity = MSActivity(token: tokenIndex.map { tokenRows[$0].token })
         if let tokenIndex { report.map("rpid activities", tokenRowDetails[tokenIndex]) }
         // Other texts that are neither class markers nor token texts are custom activities.
         if let custom = others.first(where: { !reservedOtherTexts.contains($0) }) {
@@ -107,32 +134,40 @@ extension PresenceMapper {
             report.map("rpid activities/other", "custom activity \"\(custom)\"")
         }
         for t in tokens where !mappedRPIDTokens.contains(t) { report.drop("rpid activity \(t)", "no enhanced-presence equivalent") }
-        if activity.token != nil || !activity.custom.isEmpty { state.activities = [activity] }
+        let activities = activity.token != nil || !activity.custom.isEmpty ? [activity] : []
 
-        if let subject = activityNotes.first?.text {
-            state.meetingSubject = subject
-            report.map("rpid activities/note", "state meetingSubject")
-        }
-        func readPerson(_ rpid: RPID) {
+        let meetingSubject = activityNotes.first?.text
+        if meetingSubject != nil { report.map("rpid activities/note", "state meetingSubject") }
+        // The first person's RPID, read in place; the state is made once from what it gives.
+        var meetingLocation: String?
+        var endpointLocation: String?
+        var timeZoneBias: Int?
+        var timeZoneName: String?
+        if let person {
+            let rpid = doc.persons[person].rpid
             if case .other(let location, _)? = rpid.placeType?.values.first {
-                state.meetingLocation = location
+                meetingLocation = location
                 report.map("rpid place-type", "state meetingLocation")
             }
             if let note = rpid.placeIs?.notes.first?.text {
-                state.endpointLocation = note
+                endpointLocation = note
                 report.map("rpid place-is/note", "state endpointLocation")
             }
-            if let offset = rpid.timeOffsets.first {
-                state.timeZoneBias = -offset.minutes
-                state.timeZoneName = offset.description
-                report.map("rpid time-offset", "state timeZoneBias \(-offset.minutes)")
+            let offsets = rpid.timeOffsets
+            if !offsets.isEmpty {
+                timeZoneBias = -offsets[0].minutes
+                timeZoneName = offsets[0].description
+                report.map("rpid time-offset", "state timeZoneBias \(-offsets[0].minutes)")
             }
             if rpid.mood != nil { report.drop("rpid mood", "no enhanced-presence equivalent") }
             if rpid.sphere != nil { report.drop("rpid sphere", "no enhanced-presence equivalent") }
             if rpid.privacy != nil { report.drop("rpid privacy", "no enhanced-presence equivalent") }
         }
-        if let person { readPerson(doc.persons[person].rpid) }
-        output.categories.append(Category(name: .state, instance: 0, payload: .state(state)))
+        let state = MSState(
+            type: .aggregateState, availability: availability, activities: activities, endpointLocation: endpointLocation,
+            meetingSubject: meetingSubject, meetingLocation: meetingLocation, timeZoneBias: timeZoneBias,
+            timeZoneName: timeZoneName)
+        output.categories.append(Category(name: .state, instance: 0, payload: .state(consume state)))
 
         // Notes: person notes (RFC 4479), then presence-level, then tuple notes; one language.
         var noteCount = 0
@@ -163,7 +198,6 @@ extension PresenceMapper {
 
         // Contact card from CIPID (person, tuple, or Microsoft's presence-level CIPID).
         // Read in place, in that order: the first display name, icon and homepage win.
-        var card = ContactCard()
         var displayName: PIDFNote?
         var icon: String?
         var homepage: String?
@@ -179,28 +213,38 @@ extension PresenceMapper {
         if let person { take(doc.persons[person].cipid) }
         take(doc.cipid)
         for i in doc.tuples.indices { take(doc.tuples[i].cipid) }
-        if let name = displayName {
-            card.displayNames = [.init(name.text)]
-            report.map("cipid display-name", "contactCard displayName")
-        }
-        if let icon {
-            card.photos = [.init(uri: icon)]
-            report.map("cipid icon", "contactCard photo")
-        }
-        if let homepage {
-            card.urls = [.init(type: "other", uri: homepage)]
-            report.map("cipid homepage", "contactCard url")
-        }
+        if displayName != nil { report.map("cipid display-name", "contactCard displayName") }
+        if icon != nil { report.map("cipid icon", "contactCard photo") }
+        if homepage != nil { report.map("cipid homepage", "contactCard url") }
         if anyCard { report.drop("cipid card", "contactCard has no vCard link") }
         if anyMapOrSound { report.drop("cipid map/sound", "contactCard has no map or sound") }
-        if displayName != nil || icon != nil || homepage != nil { output.categories.append(Category(name: .contactCard, instance: 0, payload: .contactCard(card))) }
+        if displayName != nil || icon != nil || homepage != nil {
+            // Made in place in its payload (a card built in a variable first is copied into the payload's box).
+            output.categories.append(Category(name: .contactCard, instance: 0, payload: .contactCard(ContactCard(
+                displayNames: displayName.map { [.init($0.text)] } ?? [],
+                urls: homepage.map { [.init(type: "other", uri: $0)] } ?? [],
+                photos: icon.map { [.init(uri: $0)] } ?? []))))
+        }
 
         // Capabilities → services.
-        if let caps = doc.tuples.lazy.compactMap(\.status.capabilities).first {
+        // The first tuple with capabilities, and the capability table, read in
+        // place by index (a closure would capture a copy of the document).
+        var capsTuple: Int?
+        for i in doc.tuples.indices where doc.tuples[i].status.capabilities != nil {
+            capsTuple = i
+            break
+        }
+        if let capsTuple, let caps = doc.tuples[capsTuple].status.capabilities {
             var items: [MSCapability] = []
+            let rows = tables.capabilities
             for flag in caps.flags where flag.value {
-                if let ms = tables.capabilities.first(where: { $0.caps == flag.name })?.ms {
-                    items.append(MSCapability(name: ms, attributes: Self.renderAndCapture))
+                var row: Int?
+                for r in rows.indices where rows[r].caps == flag.name {
+                    row = r
+                    break
+                }
+                if let row {
+                    items.append(MSCapability(name: rows[row].ms, attributes: Self.renderAndCapture))
                 } else {
                     report.drop("caps \(flag.name)", "no enhanced-presence capability")
                 }

@@ -37,6 +37,7 @@ struct XMLByteSink: ~Copyable {
         count += 1
     }
 
+    @inline(__always)
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
@@ -53,6 +54,7 @@ struct XMLByteSink: ~Copyable {
     }
 
     /// The UTF-8 of `string`.
+    @inline(__always)
     mutating func append(_ string: String) {
         // Native strings lend their UTF-8 in place; no copy of the string value.
         if string.utf8.withContiguousStorageIfAvailable({ append($0) }) != nil { return }
@@ -60,7 +62,32 @@ struct XMLByteSink: ~Copyable {
         string.withUTF8 { append($0) }
     }
 
+    /// `value` in decimal, as `String(value)` spells it (a `-` and no leading zeros).
+    mutating func appendDecimal(_ value: Int) {
+        // At most 20 characters: a sign and 19 digits.
+        reserve(20)
+        var magnitude = value.magnitude
+        if value < 0 {
+            base[count] = 0x2D  // -
+            count += 1
+        }
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        var i = count + digits
+        count = i
+        repeat {
+            i -= 1
+            base[i] = 0x30 + UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+    }
+
     /// A line break and the first `width` bytes of `run`, with one capacity check.
+    @inline(__always)
     mutating func appendLine(_ run: [UInt8], width: Int) {
         let width = min(width, run.count)
         reserve(1 + width)

@@ -137,18 +137,56 @@ public struct XMLCursor: Sendable {
         elements.first { $0.is(name.namespace, name.local) }
     }
 
+    /// How many child elements the element has (0 for text): a capacity to
+    /// reserve before decoding them into an array.
+    public var elementCount: Int {
+        events.nodes.withUnsafeBufferPointer { nodes in
+            let n = nodes[index]
+            if n.isText { return 0 }
+            var count = 0
+            var i = index + 1
+            while i < Int(n.end) {
+                if nodes[i].isText {
+                    i += 1
+                } else {
+                    count += 1
+                    i = Int(nodes[i].end)
+                }
+            }
+            return count
+        }
+    }
+
     /// True when the element has at least one child element.
     public var hasElementChildren: Bool {
-        var iterator = elements.makeIterator()
-        return iterator.next() != nil
+        // The recorded nodes walked in place: no cursor (and no reference to
+        // the recording) is made per child, here and in the text readers below.
+        events.nodes.withUnsafeBufferPointer { nodes in
+            let n = nodes[index]
+            if n.isText { return false }
+            var i = index + 1
+            while i < Int(n.end) {
+                if !nodes[i].isText { return true }
+                i += 1
+            }
+            return false
+        }
     }
 
     /// True for an element whose content is XML white space only (or nothing),
     /// and for a run of white space.
     public var hasOnlyWhitespace: Bool {
-        if isText { return events.isWhitespace(events.nodes[index]) }
-        for child in children where !child.isText || !events.isWhitespace(child.node) { return false }
-        return true
+        events.nodes.withUnsafeBufferPointer { nodes in
+            let n = nodes[index]
+            if n.isText { return events.isWhitespace(n) }
+            var i = index + 1
+            while i < Int(n.end) {
+                // A child element, or text with something other than white space.
+                if !nodes[i].isText || !events.isWhitespace(nodes[i]) { return false }
+                i += 1
+            }
+            return true
+        }
     }
 
     /// For an element, the concatenated character data directly inside it;
@@ -178,9 +216,18 @@ public struct XMLCursor: Sendable {
         var single = n
         if !n.isText {
             var count = 0
-            for child in children where child.isText {
-                count += 1
-                single = child.node
+            events.nodes.withUnsafeBufferPointer { nodes in
+                var i = index + 1
+                while i < Int(n.end) {
+                    let child = nodes[i]
+                    if child.isText {
+                        count += 1
+                        single = child
+                        i += 1
+                    } else {
+                        i = Int(child.end)
+                    }
+                }
             }
             if count == 0 { return "" }
             if count > 1 { return text.trimmingXMLWhitespace() }

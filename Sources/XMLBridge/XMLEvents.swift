@@ -96,7 +96,7 @@ public final class XMLEvents: Sendable {
         recorder.replay(element, names: &names, prefixes: &prefixes)
         self.init(
             nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
-            declarations: recorder.declarations, bytes: recorder.bytes)
+            declarations: recorder.declarations, bytes: recorder.takeBytes())
     }
 
     func name(_ id: Int32) -> XMLName { names[Int(id)] }
@@ -163,7 +163,12 @@ struct XMLEventRecorder {
     var prefixes: [String] = []
     var attributes: [XMLEvents.Attribute] = []
     var declarations: [(prefix: String?, uri: String)] = []
-    var bytes: [UInt8] = []
+    /// Attribute values and text: the first `byteCount` bytes. The array is
+    /// kept at a size of its own and written in place (``appendBytes(_:)``):
+    /// `Array.append(contentsOf:)` costs several times a copy of the few bytes
+    /// of an indentation run or a value, and a parse makes dozens of them.
+    private(set) var bytes: [UInt8] = []
+    private(set) var byteCount = 0
     /// Indices of the open elements, outermost first.
     var open: [Int32] = []
     /// The text node that further character data extends (nil after any tag).
@@ -175,13 +180,45 @@ struct XMLEventRecorder {
         // are about half the bytes. Reserved once, so that a typical body
         // records without growing an array.
         nodes.reserveCapacity(max(16, estimatedBytes / 16))
-        bytes.reserveCapacity(max(64, estimatedBytes * 3 / 4))
+        // Appended, not assigned: assigning a new array here makes the
+        // optimizer build the recorder aside and copy it in.
+        bytes.append(contentsOf: repeatElement(0, count: max(64, estimatedBytes * 3 / 4)))
         attributes.reserveCapacity(max(8, estimatedBytes / 64))
         declarations.reserveCapacity(8)
         open.reserveCapacity(16)
     }
 
     var depth: Int { open.count }
+
+    /// Appends `source` to the recorded bytes: a capacity check and a copy.
+    @inline(__always)
+    mutating func appendBytes(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        let end = byteCount + source.count
+        if end > bytes.count { bytes += repeatElement(0, count: max(end - bytes.count, bytes.count)) }
+        let start = byteCount
+        bytes.withUnsafeMutableBufferPointer { to in
+            (to.baseAddress.unsafelyUnwrapped + start).update(from: from, count: source.count)
+        }
+        byteCount = end
+    }
+
+    /// Appends one byte to the recorded bytes.
+    mutating func appendByte(_ byte: UInt8) {
+        if byteCount == bytes.count { bytes += repeatElement(0, count: max(64, bytes.count)) }
+        bytes[byteCount] = byte
+        byteCount += 1
+    }
+
+    /// The recorded bytes, without the unused rest of the array (moved out:
+    /// the recorder keeps none, so trimming them copies nothing).
+    mutating func takeBytes() -> [UInt8] {
+        var used = bytes
+        bytes = []
+        used.removeLast(used.count - byteCount)
+        byteCount = 0
+        return used
+    }
 
     /// A new entry in the name table; its index.
     mutating func addName(_ name: XMLName) -> Int32 {
@@ -213,15 +250,15 @@ struct XMLEventRecorder {
 
     /// Records an attribute of the next start tag.
     mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
-        let start = Int32(bytes.count)
-        bytes.append(contentsOf: value)
+        let start = Int32(byteCount)
+        appendBytes(value)
         attributes.append(XMLEvents.Attribute(name: name, prefix: prefix, valueStart: start, valueCount: Int32(value.count)))
     }
 
     /// Records an attribute whose value is already decoded bytes (appended to `bytes` by the caller from `start`).
     mutating func attribute(name: Int32, prefix: Int32, valueFrom start: Int) {
         attributes.append(XMLEvents.Attribute(
-            name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(bytes.count - start)))
+            name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(byteCount - start)))
     }
 
     mutating func end() {
@@ -234,13 +271,13 @@ struct XMLEventRecorder {
     mutating func characters(_ text: UnsafeBufferPointer<UInt8>) {
         guard !open.isEmpty, !text.isEmpty else { return }
         if let openText {
-            bytes.append(contentsOf: text)
+            appendBytes(text)
             nodes[openText].textCount += Int32(text.count)
             return
         }
         openText = nodes.count
-        let start = Int32(bytes.count)
-        bytes.append(contentsOf: text)
+        let start = Int32(byteCount)
+        appendBytes(text)
         appendText(start: start, count: Int32(text.count))
     }
 
@@ -282,7 +319,7 @@ struct XMLEventRecorder {
                 // A tree may hold adjacent or empty text nodes; a parse never gives them.
                 openText = nil
                 if t.isEmpty {
-                    appendText(start: Int32(bytes.count), count: 0)
+                    appendText(start: Int32(byteCount), count: 0)
                 } else {
                     t.withUTF8 { characters($0) }
                 }
@@ -292,9 +329,10 @@ struct XMLEventRecorder {
         end()
     }
 
-    /// The recording, with name and prefix tables kept outside the recorder.
-    func finished(names: [XMLName], prefixes: [String]) -> XMLEvents {
+    /// The recording (its bytes moved out), with name and prefix tables kept outside the recorder.
+    mutating func finished(names: [XMLName], prefixes: [String]) -> XMLEvents {
         XMLEvents(
-            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations, bytes: bytes)
+            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations,
+            bytes: takeBytes())
     }
 }

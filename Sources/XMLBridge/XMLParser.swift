@@ -299,7 +299,7 @@ private struct EventSink {
     }
 
     /// The recording, with the context's name and prefix tables.
-    func finished() -> XMLEvents {
+    mutating func finished() -> XMLEvents {
         recorder.finished(names: table.names, prefixes: table.prefixes)
     }
 
@@ -352,8 +352,8 @@ private struct EventSink {
                 if let start = attributes[base + 3], let end = attributes[base + 4] {
                     let raw = UnsafeBufferPointer(start: start, count: end - start)
                     if decodeAmpersands && raw.contains(0x26) {
-                        let from = recorder.bytes.count
-                        Self.appendDecodingAmpersandReferences(raw, to: &recorder.bytes)
+                        let from = recorder.byteCount
+                        Self.appendDecodingAmpersandReferences(raw, to: &recorder)
                         recorder.attribute(name: name, prefix: prefix, valueFrom: from)
                     } else {
                         recorder.attribute(name: name, prefix: prefix, value: raw)
@@ -375,16 +375,16 @@ private struct EventSink {
     /// `&amp;` or `&#38;`) as `&#38;` and decodes everything else, so each `&`
     /// in `raw` starts such a reference and a left-to-right scan is exact
     /// (`&amp;#38;` arrives as `&#38;#38;` and becomes `&#38;`).
-    static func appendDecodingAmpersandReferences(_ raw: UnsafeBufferPointer<xmlChar>, to out: inout [UInt8]) {
+    static func appendDecodingAmpersandReferences(_ raw: UnsafeBufferPointer<xmlChar>, to out: inout XMLEventRecorder) {
         let reference: [UInt8] = Array("&#38;".utf8)
         var i = 0
         while i < raw.count {
             if raw[i] == 0x26, i + reference.count <= raw.count,
                raw[i..<(i + reference.count)].elementsEqual(reference) {
-                out.append(0x26)
+                out.appendByte(0x26)
                 i += reference.count
             } else {
-                out.append(raw[i])
+                out.appendByte(raw[i])
                 i += 1
             }
         }
@@ -439,6 +439,7 @@ private struct EventSink {
     }
 
     /// The prefix-table index of `prefix`; -1 for none.
+    @inline(__always)
     private mutating func prefixID(_ prefix: UnsafePointer<xmlChar>?) -> Int32 {
         guard let prefix else { return -1 }
         let a = UnsafeRawPointer(prefix)

@@ -197,10 +197,17 @@ struct InternTable {
     /// Stands for a missing local name.
     static var emptyTag: UnsafeRawPointer { UnsafeRawPointer(bitPattern: 8).unsafelyUnwrapped }
 
+    /// Multiplicative mixing, high bits taken: a dictionary's strings lie a
+    /// few bytes apart in its pool, so their low address bits follow each
+    /// other and a hash of those bits alone fills runs of adjacent slots, which
+    /// linear probing then walks on every lookup.
     private static func hash(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ mask: Int) -> Int {
-        ((Int(bitPattern: a) >> 3) &+ (Int(bitPattern: b) >> 5) &* 31) & mask
+        let x = UInt(bitPattern: Int(bitPattern: a)) &* 0x9E37_79B9_7F4A_7C15
+            ^ UInt(bitPattern: Int(bitPattern: b)) &* 0xC2B2_AE3D_27D4_EB4F
+        return Int(truncatingIfNeeded: x >> 32) & mask
     }
 
+    @inline(__always)
     func lookup(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int32? {
         guard used > 0 else { return nil }
         return slots.withUnsafeBufferPointer { table -> Int32? in
