@@ -62,15 +62,15 @@ public enum ExpireType: String, Hashable, Sendable, CaseIterable {
 
 /// One `category` element: the publication's key and metadata plus its data.
 ///
-/// 120 bytes inline: a gateway keeps every category of every watched presentity for the life of
+/// 96 bytes inline: a gateway keeps every category of every watched presentity for the life of
 /// the subscription (issue 5 §6: memory per bridged pair). The attributes a notification rarely
 /// carries (container, version, expires, endpointId, unknown ones) are held out of line, and
 /// `publishTime` is packed (``PackedText``) instead of taking a heap string of its own.
 public struct Category: Hashable, Sendable {
     public var name: CategoryName
+    private var packedPublishTime: Optional<PackedText>
     public var instance: Optional<UInt32>
     public var expireType: Optional<ExpireType>
-    private var packedPublishTime: Optional<PackedText>
     private var extras: Optional<SharedFields<Extras>>
     /// `nil` for an empty category element: the category is not published, or
     /// the watcher resolves to no container ([MS-PRES] §3.2.5.3 rule 7).
