@@ -76,7 +76,7 @@ public struct Category: Hashable, Sendable {
     /// the watcher resolves to no container ([MS-PRES] §3.2.5.3 rule 7).
     public var payload: Optional<CategoryPayload>
 
-    struct Extras: Hashable, Sendable {
+    struct Extras: RareFields {
         var container: UInt32?
         var version: UInt32?
         var expires: UInt32?
@@ -119,27 +119,14 @@ public struct Category: Hashable, Sendable {
         set { packedPublishTime = newValue.map(PackedText.init) }
     }
 
-    /// Changes the extras in place when this value holds the only reference to them, else on a
-    /// copy; none are kept when all are absent.
-    private mutating func updateExtras(_ body: (inout Extras) -> Void) {
-        if isKnownUniquelyReferenced(&extras), let box = extras {
-            body(&box.value)
-            if box.value.isEmpty { extras = nil }
-        } else {
-            var updated = extras?.value ?? Extras()
-            body(&updated)
-            extras = updated.isEmpty ? nil : SharedFields(updated)
-        }
-    }
-
-    public var container: UInt32? { get { extras?.value.container } set { updateExtras { $0.container = newValue } } }
-    public var version: UInt32? { get { extras?.value.version } set { updateExtras { $0.version = newValue } } }
-    public var expires: UInt32? { get { extras?.value.expires } set { updateExtras { $0.expires = newValue } } }
-    public var endpointID: String? { get { extras?.value.endpointID } set { updateExtras { $0.endpointID = newValue } } }
+    public var container: UInt32? { get { extras?.value.container } set { extras.update(emptying: newValue == nil) { $0.container = newValue } } }
+    public var version: UInt32? { get { extras?.value.version } set { extras.update(emptying: newValue == nil) { $0.version = newValue } } }
+    public var expires: UInt32? { get { extras?.value.expires } set { extras.update(emptying: newValue == nil) { $0.expires = newValue } } }
+    public var endpointID: String? { get { extras?.value.endpointID } set { extras.update(emptying: newValue == nil) { $0.endpointID = newValue } } }
     /// Attributes not modelled above, kept and written back.
     public var otherAttributes: [XMLAttribute] {
         get { extras?.value.otherAttributes ?? [] }
-        set { updateExtras { $0.otherAttributes = newValue } }
+        set { extras.update(emptying: newValue.isEmpty) { $0.otherAttributes = newValue } }
     }
 
     public static func == (a: Category, b: Category) -> Bool {

@@ -27,7 +27,7 @@ public struct MSState: Hashable, Sendable {
     /// 264 bytes inline.
     private var details: Optional<SharedFields<Details>>
 
-    struct Details: Hashable, Sendable {
+    struct Details: RareFields {
         var startTime: String?
         var uri: String?
         var endpointID: String?
@@ -44,7 +44,6 @@ public struct MSState: Hashable, Sendable {
         var treatLocationAsProximate: Bool?
         var extensions: [XMLElement] = []
 
-        /// True when every field is absent (such details are not kept).
         var isEmpty: Bool {
             startTime == nil && uri == nil && endpointID == nil && lastActive == nil && majorVersion == nil
                 && minorVersion == nil && endpointLocation == nil && meetingSubject == nil && meetingLocation == nil
@@ -53,50 +52,34 @@ public struct MSState: Hashable, Sendable {
         }
     }
 
-    /// Changes the details in place when this value holds the only
-    /// reference to them, else on a copy; no details are kept when all are absent.
-    /// `emptying` is false when the change sets a value (the details cannot
-    /// have become empty, so the fields are not all checked again).
-    @inline(__always)
-    private mutating func updateDetails(emptying: Bool, _ body: (inout Details) -> Void) {
-        if isKnownUniquelyReferenced(&details), let box = details {
-            body(&box.value)
-            if emptying && box.value.isEmpty { details = nil }
-        } else {
-            var updated = details?.value ?? Details()
-            body(&updated)
-            details = emptying && updated.isEmpty ? nil : SharedFields(updated)
-        }
-    }
-
-    public var startTime: String? { get { details?.value.startTime } set { updateDetails(emptying: newValue == nil) { $0.startTime = newValue } } }
-    public var uri: String? { get { details?.value.uri } set { updateDetails(emptying: newValue == nil) { $0.uri = newValue } } }
-    public var endpointID: String? { get { details?.value.endpointID } set { updateDetails(emptying: newValue == nil) { $0.endpointID = newValue } } }
-    public var lastActive: String? { get { details?.value.lastActive } set { updateDetails(emptying: newValue == nil) { $0.lastActive = newValue } } }
-    public var majorVersion: String? { get { details?.value.majorVersion } set { updateDetails(emptying: newValue == nil) { $0.majorVersion = newValue } } }
-    public var minorVersion: String? { get { details?.value.minorVersion } set { updateDetails(emptying: newValue == nil) { $0.minorVersion = newValue } } }
+    public var startTime: String? { get { details?.value.startTime } set { details.update(emptying: newValue == nil) { $0.startTime = newValue } } }
+    public var uri: String? { get { details?.value.uri } set { details.update(emptying: newValue == nil) { $0.uri = newValue } } }
+    public var endpointID: String? { get { details?.value.endpointID } set { details.update(emptying: newValue == nil) { $0.endpointID = newValue } } }
+    public var lastActive: String? { get { details?.value.lastActive } set { details.update(emptying: newValue == nil) { $0.lastActive = newValue } } }
+    public var majorVersion: String? { get { details?.value.majorVersion } set { details.update(emptying: newValue == nil) { $0.majorVersion = newValue } } }
+    public var minorVersion: String? { get { details?.value.minorVersion } set { details.update(emptying: newValue == nil) { $0.minorVersion = newValue } } }
     public var endpointLocation: String? {
-        get { details?.value.endpointLocation } set { updateDetails(emptying: newValue == nil) { $0.endpointLocation = newValue } }
+        get { details?.value.endpointLocation } set { details.update(emptying: newValue == nil) { $0.endpointLocation = newValue } }
     }
     public var meetingSubject: String? {
-        get { details?.value.meetingSubject } set { updateDetails(emptying: newValue == nil) { $0.meetingSubject = newValue } }
+        get { details?.value.meetingSubject } set { details.update(emptying: newValue == nil) { $0.meetingSubject = newValue } }
     }
     public var meetingLocation: String? {
-        get { details?.value.meetingLocation } set { updateDetails(emptying: newValue == nil) { $0.meetingLocation = newValue } }
+        get { details?.value.meetingLocation } set { details.update(emptying: newValue == nil) { $0.meetingLocation = newValue } }
     }
     /// Minutes (xs:long) to add to local time to get UTC, as Windows TIME_ZONE_INFORMATION.Bias.
-    public var timeZoneBias: Int? { get { details?.value.timeZoneBias } set { updateDetails(emptying: newValue == nil) { $0.timeZoneBias = newValue } } }
-    public var timeZoneName: String? { get { details?.value.timeZoneName } set { updateDetails(emptying: newValue == nil) { $0.timeZoneName = newValue } } }
+    public var timeZoneBias: Int? { get { details?.value.timeZoneBias } set { details.update(emptying: newValue == nil) { $0.timeZoneBias = newValue } } }
+    public var timeZoneName: String? { get { details?.value.timeZoneName } set { details.update(emptying: newValue == nil) { $0.timeZoneName = newValue } } }
     public var timeZoneAbbreviation: String? {
-        get { details?.value.timeZoneAbbreviation } set { updateDetails(emptying: newValue == nil) { $0.timeZoneAbbreviation = newValue } }
+        get { details?.value.timeZoneAbbreviation } set { details.update(emptying: newValue == nil) { $0.timeZoneAbbreviation = newValue } }
     }
     /// computer, deskphone, mobile, web (open list).
-    public var device: String? { get { details?.value.device } set { updateDetails(emptying: newValue == nil) { $0.device = newValue } } }
+    public var device: String? { get { details?.value.device } set { details.update(emptying: newValue == nil) { $0.device = newValue } } }
     public var treatLocationAsProximate: Bool? {
-        get { details?.value.treatLocationAsProximate } set { updateDetails(emptying: newValue == nil) { $0.treatLocationAsProximate = newValue } }
+        get { details?.value.treatLocationAsProximate } set { details.update(emptying: newValue == nil) { $0.treatLocationAsProximate = newValue } }
     }
     /// Elements not modelled above (including `extension`), kept verbatim.
-    public var extensions: [XMLElement] { get { details?.value.extensions ?? [] } set { updateDetails(emptying: newValue.isEmpty) { $0.extensions = newValue } } }
+    public var extensions: [XMLElement] { get { details?.value.extensions ?? [] } set { details.update(emptying: newValue.isEmpty) { $0.extensions = newValue } } }
 
     public init(
         type: StateType, manual: Bool? = nil, startTime: String? = nil, uri: String? = nil,
@@ -211,7 +194,7 @@ public struct MSNote: Hashable, Sendable {
         public var text: String
         private var rare: Optional<SharedFields<Rare>>
 
-        struct Rare: Hashable, Sendable {
+        struct Rare: RareFields {
             var startTime: String?
             var endTime: String?
             var otherAttributes: [XMLAttribute] = []
@@ -238,24 +221,11 @@ public struct MSNote: Hashable, Sendable {
             self.rare = rare.isEmpty ? nil : SharedFields(rare)
         }
 
-        /// Changes the rare attributes in place when this value holds the only reference to
-        /// them, else on a copy; none are kept when all are absent.
-        private mutating func updateRare(_ body: (inout Rare) -> Void) {
-            if isKnownUniquelyReferenced(&rare), let box = rare {
-                body(&box.value)
-                if box.value.isEmpty { rare = nil }
-            } else {
-                var updated = rare?.value ?? Rare()
-                body(&updated)
-                rare = updated.isEmpty ? nil : SharedFields(updated)
-            }
-        }
-
-        public var startTime: String? { get { rare?.value.startTime } set { updateRare { $0.startTime = newValue } } }
-        public var endTime: String? { get { rare?.value.endTime } set { updateRare { $0.endTime = newValue } } }
+        public var startTime: String? { get { rare?.value.startTime } set { rare.update(emptying: newValue == nil) { $0.startTime = newValue } } }
+        public var endTime: String? { get { rare?.value.endTime } set { rare.update(emptying: newValue == nil) { $0.endTime = newValue } } }
         public var otherAttributes: [XMLAttribute] {
             get { rare?.value.otherAttributes ?? [] }
-            set { updateRare { $0.otherAttributes = newValue } }
+            set { rare.update(emptying: newValue.isEmpty) { $0.otherAttributes = newValue } }
         }
 
         public static func == (a: Body, b: Body) -> Bool {
