@@ -1,10 +1,10 @@
-/// Text such as an `xs:dateTime` (`2008-01-23T07:53:41.670`), held in 12 bytes instead of a heap
+/// Text such as an `xs:dateTime` (`2008-01-23T07:53:41.670`), held in 13 bytes instead of a heap
 /// string of its own.
 ///
 /// A Swift string keeps up to 15 UTF-8 bytes inline and allocates for longer ones (about 64
 /// bytes with the allocator's rounding). Timestamps are up to 24 characters drawn from 15
 /// symbols, so they pack at 4 bits a character; any other text is kept as a `String` in a box
-/// of its own (13 bytes inline either way, which keeps ``Category`` at 96). Packing is a
+/// of its own (13 bytes inline either way, which keeps ``Category`` at 96 bytes). Packing is a
 /// function of the text, so equal texts have equal storage and the synthesized equality and
 /// hashing are those of the text.
 struct PackedText: Hashable, Sendable {
