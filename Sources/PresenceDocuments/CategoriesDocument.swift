@@ -110,7 +110,7 @@ public struct Category: Hashable, Sendable {
         self.payload = payload
         let extras = Extras(container: container, version: version, expires: expires, endpointID: endpointID,
                             otherAttributes: otherAttributes)
-        self.extras = extras.isEmpty ? nil : SharedFields(extras)
+        self.extras = Optional(keeping: extras)
     }
 
     /// As written; [MS-PRES] examples use `2008-01-11T18:11:33.577` (no zone, see guide Q8).

@@ -99,7 +99,7 @@ public struct MSState: Hashable, Sendable {
             meetingLocation: meetingLocation, timeZoneBias: timeZoneBias, timeZoneName: timeZoneName,
             timeZoneAbbreviation: timeZoneAbbreviation, device: device, treatLocationAsProximate: treatLocationAsProximate,
             extensions: extensions)
-        self.details = details.isEmpty ? nil : SharedFields(details)
+        self.details = Optional(keeping: details)
     }
 }
 
@@ -218,7 +218,7 @@ public struct MSNote: Hashable, Sendable {
             self.type = type
             self.uri = uri
             let rare = Rare(startTime: startTime, endTime: endTime, otherAttributes: otherAttributes)
-            self.rare = rare.isEmpty ? nil : SharedFields(rare)
+            self.rare = Optional(keeping: rare)
         }
 
         public var startTime: String? { get { rare?.value.startTime } set { rare.update(emptying: newValue == nil) { $0.startTime = newValue } } }

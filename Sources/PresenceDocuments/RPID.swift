@@ -18,7 +18,7 @@ public struct RPID: Hashable, Sendable {
     /// The elements; nil when none has been set (an empty box reads the same).
     var box: Optional<Box>
 
-    struct Fields: Hashable, Sendable {
+    struct Fields: RareFields {
         var activities: [RPIDTokens] = []
         var mood: RPIDTokens?
         var placeType: RPIDTokens?
@@ -186,7 +186,7 @@ public struct RPID: Hashable, Sendable {
             activities: activities, mood: mood, placeType: placeType, placeIs: placeIs, privacy: privacy,
             relationship: relationship, serviceClass: serviceClass, sphere: sphere, statusIcon: statusIcon,
             timeOffsets: timeOffsets, userInput: userInput, class: `class`, legacyActivities: legacyActivities)
-        box = fields.isEmpty ? nil : Box(fields)
+        box = Optional(keeping: fields)
     }
 
     /// True when no RPID element is present.

@@ -17,6 +17,11 @@ protocol RareFields: Hashable, Sendable {
 }
 
 extension Optional {
+    /// A box holding `fields`, or none when all of them are absent.
+    init<Fields: RareFields>(keeping fields: Fields) where Wrapped == SharedFields<Fields> {
+        self = fields.isEmpty ? nil : SharedFields(fields)
+    }
+
     /// Changes the boxed fields in place when the owner holds the only reference to them, else
     /// on a copy; no box is kept when all are absent. `emptying` is false when the change sets a
     /// value (the fields cannot have become empty, so they are not all checked again).

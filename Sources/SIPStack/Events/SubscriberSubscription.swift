@@ -264,7 +264,7 @@ public struct SubscriberSubscription: Sendable {
         let wasInitial = dialog == nil && (try? request.headers.to)?.tag == nil
         if (200..<300).contains(response.statusCode) {
             if dialog == nil {
-                dialog = (try? SIPDialog(uacFor: request, response: response, overTLS: overTLS)).map(sharingIdentifiers)
+                dialog = (try? SIPDialog(uacFor: request, response: response, overTLS: overTLS))
             } else {
                 dialog?.receive(response, to: .subscribe)
             }
@@ -342,7 +342,7 @@ public struct SubscriberSubscription: Sendable {
                   let created = try? SIPDialog(subscriberFor: request, notify: notify, overTLS: overTLS) else {
                 return answer(481, "Subscription Does Not Exist")
             }
-            dialog = sharingIdentifiers(created)
+            dialog = created
         } else if dialog?.receive(notify) == .rejectOutOfOrder {
             return answer(500, "Out of Order CSeq")
         }
@@ -388,15 +388,6 @@ public struct SubscriberSubscription: Sendable {
         default:
             return nil
         }
-    }
-
-    /// The dialog with this subscription's own Call-ID and local tag strings (equal values, read
-    /// again from the message): one copy of each instead of two.
-    private func sharingIdentifiers(_ dialog: SIPDialog) -> SIPDialog {
-        guard dialog.id.callID == callID, dialog.id.localTag == localTag else { return dialog }
-        var shared = dialog
-        shared.id = SIPDialog.ID(callID: callID, localTag: localTag, remoteTag: dialog.id.remoteTag)
-        return shared
     }
 
     private func refreshDeadline(granted: UInt32, now: NIODeadline, jitter: Double) -> NIODeadline {
