@@ -95,8 +95,8 @@ public final class XMLEvents: Sendable {
         var prefixes: [String: Int32] = [:]
         recorder.replay(element, names: &names, prefixes: &prefixes)
         self.init(
-            nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
-            declarations: recorder.declarations, bytes: recorder.takeBytes())
+            nodes: recorder.nodes.array, names: recorder.names, prefixes: recorder.prefixes,
+            attributes: recorder.attributes.array, declarations: recorder.declarations, bytes: recorder.bytes.array)
     }
 
     func name(_ id: Int32) -> XMLName { names[Int(id)] }
@@ -152,25 +152,95 @@ public final class XMLEvents: Sendable {
     }
 }
 
+/// A growable run of plain values in memory of its own, for recording: an
+/// append is a capacity check and a store, without the uniqueness check and
+/// exclusivity bookkeeping `Array` does on every mutation (a parse makes a
+/// few hundred of them). ``array`` copies the values out at their exact size.
+/// Owned by one ``XMLEventRecorder``; freed with it.
+struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
+    private var base: UnsafeMutablePointer<Element>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 4)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The value at `i` (`0 ..< count`), read and written in place.
+    subscript(i: Int) -> Element {
+        @inline(__always)
+        unsafeAddress {
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+            return UnsafePointer(base + i)
+        }
+        @inline(__always)
+        unsafeMutableAddress {
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+            return base + i
+        }
+    }
+
+    @inline(__always)
+    mutating func append(_ value: Element) {
+        if count == capacity { grow(count + 1) }
+        (base + count).initialize(to: value)
+        count += 1
+    }
+
+    /// Appends the values of `source`: a capacity check and a copy.
+    @inline(__always)
+    mutating func append(_ source: UnsafeBufferPointer<Element>) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        if count + source.count > capacity { grow(count + source.count) }
+        (base + count).initialize(from: from, count: source.count)
+        count += source.count
+    }
+
+    /// Removes and returns the last value; nil when empty.
+    @inline(__always)
+    mutating func popLast() -> Element? {
+        guard count > 0 else { return nil }
+        count -= 1
+        return base[count]
+    }
+
+    /// The values, as an array of exactly `count` elements.
+    var array: [Element] {
+        Array(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    private mutating func grow(_ needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+}
+
 /// Appends events to the flat arrays of an ``XMLEvents``: the SAX2 callbacks
 /// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
 /// Names and prefixes are interned by the caller: a parse in its parser
 /// context's ``InternTable`` (handed over by ``finished(names:prefixes:)``),
 /// a replay here (``addName(_:)``, ``addPrefix(_:)``, entry 0 the empty name).
-struct XMLEventRecorder {
-    var nodes: [XMLEvents.Node] = []
+/// Nodes, attributes, value bytes and the open-element stack are recorded in
+/// ``RecordingBuffer``s and copied into the ``XMLEvents`` at their exact size.
+struct XMLEventRecorder: ~Copyable {
+    var nodes: RecordingBuffer<XMLEvents.Node>
     var names: [XMLName] = []
     var prefixes: [String] = []
-    var attributes: [XMLEvents.Attribute] = []
+    var attributes: RecordingBuffer<XMLEvents.Attribute>
     var declarations: [(prefix: String?, uri: String)] = []
-    /// Attribute values and text: the first `byteCount` bytes. The array is
-    /// kept at a size of its own and written in place (``appendBytes(_:)``):
-    /// `Array.append(contentsOf:)` costs several times a copy of the few bytes
-    /// of an indentation run or a value, and a parse makes dozens of them.
-    private(set) var bytes: [UInt8] = []
-    private(set) var byteCount = 0
+    /// Attribute values and text.
+    private(set) var bytes: RecordingBuffer<UInt8>
     /// Indices of the open elements, outermost first.
-    var open: [Int32] = []
+    var open: RecordingBuffer<Int32>
     /// The text node that further character data extends (nil after any tag).
     var openText: Int?
 
@@ -178,46 +248,28 @@ struct XMLEventRecorder {
         // Presence documents run to about one start tag per 30-40 bytes, and
         // as many runs of text (mostly indentation) as tags; values and text
         // are about half the bytes. Reserved once, so that a typical body
-        // records without growing an array.
-        nodes.reserveCapacity(max(16, estimatedBytes / 16))
-        // Appended, not assigned: assigning a new array here makes the
-        // optimizer build the recorder aside and copy it in.
-        bytes.append(contentsOf: repeatElement(0, count: max(64, estimatedBytes * 3 / 4)))
-        attributes.reserveCapacity(max(8, estimatedBytes / 64))
+        // records without growing a buffer.
+        nodes = RecordingBuffer(capacity: max(16, estimatedBytes / 16))
+        bytes = RecordingBuffer(capacity: max(64, estimatedBytes * 3 / 4))
+        attributes = RecordingBuffer(capacity: max(8, estimatedBytes / 64))
+        open = RecordingBuffer(capacity: 16)
         declarations.reserveCapacity(8)
-        open.reserveCapacity(16)
     }
 
     var depth: Int { open.count }
 
+    /// Bytes recorded so far (where the next value or text starts).
+    var byteCount: Int { bytes.count }
+
     /// Appends `source` to the recorded bytes: a capacity check and a copy.
     @inline(__always)
     mutating func appendBytes(_ source: UnsafeBufferPointer<UInt8>) {
-        guard let from = source.baseAddress, !source.isEmpty else { return }
-        let end = byteCount + source.count
-        if end > bytes.count { bytes += repeatElement(0, count: max(end - bytes.count, bytes.count)) }
-        let start = byteCount
-        bytes.withUnsafeMutableBufferPointer { to in
-            (to.baseAddress.unsafelyUnwrapped + start).update(from: from, count: source.count)
-        }
-        byteCount = end
+        bytes.append(source)
     }
 
     /// Appends one byte to the recorded bytes.
     mutating func appendByte(_ byte: UInt8) {
-        if byteCount == bytes.count { bytes += repeatElement(0, count: max(64, bytes.count)) }
-        bytes[byteCount] = byte
-        byteCount += 1
-    }
-
-    /// The recorded bytes, without the unused rest of the array (moved out:
-    /// the recorder keeps none, so trimming them copies nothing).
-    mutating func takeBytes() -> [UInt8] {
-        var used = bytes
-        bytes = []
-        used.removeLast(used.count - byteCount)
-        byteCount = 0
-        return used
+        bytes.append(byte)
     }
 
     /// A new entry in the name table; its index.
@@ -329,10 +381,10 @@ struct XMLEventRecorder {
         end()
     }
 
-    /// The recording (its bytes moved out), with name and prefix tables kept outside the recorder.
-    mutating func finished(names: [XMLName], prefixes: [String]) -> XMLEvents {
+    /// The recording (copied out at its exact size), with name and prefix tables kept outside the recorder.
+    func finished(names: [XMLName], prefixes: [String]) -> XMLEvents {
         XMLEvents(
-            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations,
-            bytes: takeBytes())
+            nodes: nodes.array, names: names, prefixes: prefixes, attributes: attributes.array,
+            declarations: declarations, bytes: bytes.array)
     }
 }

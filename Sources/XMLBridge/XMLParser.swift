@@ -269,7 +269,7 @@ public struct XMLVocabulary: Sendable {
 }
 
 /// Receives SAX2 events, applies the limits, and records the events.
-private struct EventSink {
+private struct EventSink: ~Copyable {
     let limits: XMLLimits
     let vocabulary: XMLVocabulary
     let context: xmlParserCtxtPtr
@@ -299,7 +299,7 @@ private struct EventSink {
     }
 
     /// The recording, with the context's name and prefix tables.
-    mutating func finished() -> XMLEvents {
+    func finished() -> XMLEvents {
         recorder.finished(names: table.names, prefixes: table.prefixes)
     }
 
@@ -407,7 +407,7 @@ private struct EventSink {
     /// maps (address, address or kind tag) to an index in its name, prefix
     /// and URI tables: each distinct name is converted once per context,
     /// every further use is an integer.
-    private func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
+    private static func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
 
     /// A namespace URI: the vocabulary's own instance when it lists the URI.
     private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
@@ -432,7 +432,7 @@ private struct EventSink {
         // keyed by a tag no dictionary string has.
         let a = local.map(UnsafeRawPointer.init) ?? InternTable.emptyTag, b = uri.map(UnsafeRawPointer.init)
         if let id = table.lookup(a, b) { return id }
-        table.names.append(XMLName(namespaceName(uri), local.map(name) ?? ""))
+        table.names.append(XMLName(namespaceName(uri), local.map(Self.name) ?? ""))
         let id = Int32(table.names.count - 1)
         table.remember(a, b, id)
         return id
@@ -444,7 +444,7 @@ private struct EventSink {
         guard let prefix else { return -1 }
         let a = UnsafeRawPointer(prefix)
         if let id = table.lookup(a, InternTable.prefixTag) { return id }
-        table.prefixes.append(name(prefix))
+        table.prefixes.append(Self.name(prefix))
         let id = Int32(table.prefixes.count - 1)
         table.remember(a, InternTable.prefixTag, id)
         return id
