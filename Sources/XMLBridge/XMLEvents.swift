@@ -287,6 +287,10 @@ struct XMLEventRecorder: ~Copyable {
     /// A start tag (`name` and `prefix` as table indices, -1 for no prefix),
     /// after its attributes and declarations. The element's content follows
     /// until the matching ``end()``.
+    ///
+    /// This and the other per-event methods are inlined into the SAX2
+    /// callbacks: each is a few stores, and a call per level cost about as much.
+    @inline(__always)
     mutating func start(
         name: Int32, prefix: Int32, line: Int, column: Int, attributes attributeCount: Int, declarations declarationCount: Int
     ) {
@@ -301,6 +305,7 @@ struct XMLEventRecorder: ~Copyable {
     }
 
     /// Records an attribute of the next start tag.
+    @inline(__always)
     mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
         let start = Int32(byteCount)
         appendBytes(value)
@@ -313,6 +318,7 @@ struct XMLEventRecorder: ~Copyable {
             name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(byteCount - start)))
     }
 
+    @inline(__always)
     mutating func end() {
         openText = nil
         guard let index = open.popLast() else { return }
@@ -320,6 +326,7 @@ struct XMLEventRecorder: ~Copyable {
     }
 
     /// Character data inside the open element (outside the root it is ignored).
+    @inline(__always)
     mutating func characters(_ text: UnsafeBufferPointer<UInt8>) {
         guard !open.isEmpty, !text.isEmpty else { return }
         if let openText {
@@ -333,6 +340,7 @@ struct XMLEventRecorder: ~Copyable {
         appendText(start: start, count: Int32(text.count))
     }
 
+    @inline(__always)
     private mutating func appendText(start: Int32, count: Int32) {
         nodes.append(XMLEvents.Node(
             end: -1, name: 0, prefix: -1, line: 0, column: 0,

@@ -390,12 +390,14 @@ private struct EventSink: ~Copyable {
         }
     }
 
+    @inline(__always)
     mutating func end() {
         guard error == nil else { return }
         recorder.end()
         if recorder.depth == 0 { complete = true }
     }
 
+    @inline(__always)
     mutating func characters(_ chars: UnsafePointer<xmlChar>?, _ count: Int) {
         guard error == nil, let chars, count > 0 else { return }
         recorder.characters(UnsafeBufferPointer(start: chars, count: count))
@@ -426,12 +428,22 @@ private struct EventSink: ~Copyable {
         return id < 0 ? nil : table.prefixes[Int(id)]
     }
 
-    /// The name-table index of (`local`, `uri`).
+    /// The name-table index of (`local`, `uri`). Inlined: the usual lookup
+    /// is a hash and one or two probes, which a call cost about as much as.
+    @inline(__always)
     private mutating func qualifiedName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
         // libxml2 always reports a local name; a missing one reads as empty,
         // keyed by a tag no dictionary string has.
         let a = local.map(UnsafeRawPointer.init) ?? InternTable.emptyTag, b = uri.map(UnsafeRawPointer.init)
         if let id = table.lookup(a, b) { return id }
+        return addName(a, b, local, uri)
+    }
+
+    /// A name met for the first time in this context: converted and remembered.
+    @inline(never)
+    private mutating func addName(
+        _ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?
+    ) -> Int32 {
         table.names.append(XMLName(namespaceName(uri), local.map(Self.name) ?? ""))
         let id = Int32(table.names.count - 1)
         table.remember(a, b, id)
@@ -444,9 +456,15 @@ private struct EventSink: ~Copyable {
         guard let prefix else { return -1 }
         let a = UnsafeRawPointer(prefix)
         if let id = table.lookup(a, InternTable.prefixTag) { return id }
+        return addPrefix(prefix)
+    }
+
+    /// A prefix met for the first time in this context: converted and remembered.
+    @inline(never)
+    private mutating func addPrefix(_ prefix: UnsafePointer<xmlChar>) -> Int32 {
         table.prefixes.append(Self.name(prefix))
         let id = Int32(table.prefixes.count - 1)
-        table.remember(a, InternTable.prefixTag, id)
+        table.remember(UnsafeRawPointer(prefix), InternTable.prefixTag, id)
         return id
     }
 }
