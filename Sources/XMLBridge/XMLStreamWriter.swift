@@ -444,14 +444,14 @@ public struct XMLStreamWriter: ~Copyable {
                 // Eight bytes at a time while none of them can need a replacement.
                 if i &+ 8 <= count {
                     let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                    if !Self.mayNeedEscape(word, attribute: attribute) { i &+= 8; continue }
+                    if !Self.mayNeedEscape(word) { i &+= 8; continue }
                 } else if !tailLooked {
                     // Fewer than eight left: once, the last eight bytes of the value
                     // (overlapping bytes already looked at). None of them needing a
                     // replacement means none of the rest does.
                     tailLooked = true
                     if count >= 8,
-                        !Self.mayNeedEscape(UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self), attribute: attribute)
+                        !Self.mayNeedEscape(UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self))
                     {
                         break
                     }
@@ -481,29 +481,30 @@ public struct XMLStreamWriter: ~Copyable {
     }
 
     /// Whether any of the eight bytes in `word` may need a replacement: one
-    /// below 0x20, or `&`, `<`, `>` (and `"` in an attribute value). Exact
-    /// for "none" (the word-at-a-time zero-byte test: `(x - 0x01…) & ~x &
-    /// 0x80…` is non-zero iff some byte of x is zero, and likewise "below n"
-    /// for n ≤ 0x80); TAB and LF in text are looked at byte by byte.
+    /// below 0x20, or `"`, `&`, `<`, `>`. Exact for "none" (the word-at-a-time
+    /// zero-byte test: `(x - 0x01…) & ~x & 0x80…` is non-zero iff some byte
+    /// of x is zero, and likewise "below n" for n ≤ 0x80; every byte looked
+    /// for is below 0x80, so `~word` stands in for each `~x`). Two pairs that
+    /// differ in one bit are tested at once: `"` (0x22) and `&` (0x26) as
+    /// `word | 0x04…` equal to 0x26, `<` (0x3C) and `>` (0x3E) as `word | 0x02…`
+    /// equal to 0x3E. A word with `"` in text, or TAB or LF, is then looked
+    /// at byte by byte, which finds nothing to replace in it.
     @inline(__always)
-    private static func mayNeedEscape(_ word: UInt64, attribute: Bool) -> Bool {
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-        var found = ((word &- ones &* 0x20) & ~word & highs)
-            | zeroByte(word ^ (ones &* 0x26)) | zeroByte(word ^ (ones &* 0x3C)) | zeroByte(word ^ (ones &* 0x3E))
-        if attribute { found |= zeroByte(word ^ (ones &* 0x22)) }
-        return found != 0
+        let quoteOrAmpersand = (word | ones &* 0x04) ^ (ones &* 0x26)
+        let angleBracket = (word | ones &* 0x02) ^ (ones &* 0x3E)
+        let found = (word &- ones &* 0x20) | (quoteOrAmpersand &- ones) | (angleBracket &- ones)
+        return found & ~word & highs != 0
     }
 
     /// Bit b set: byte b is replaced in character data (`&`, `<`, `>`, CR, and C0 controls but TAB and LF).
-    private static let textEscapes: UInt64 = {
-        var m: UInt64 = 0
-        for b in 0..<0x20 where b != 0x09 && b != 0x0A { m |= 1 << UInt64(b) }
-        for b in [0x26, 0x3C, 0x3E] { m |= 1 << UInt64(b) }
-        return m
-    }()
+    /// Computed (constant-folded) rather than stored, so reading it costs no lazy-initialization check.
+    private static var textEscapes: UInt64 {
+        (0xFFFF_FFFF & ~(1 << 0x09 | 1 << 0x0A)) | 1 << 0x26 | 1 << 0x3C | 1 << 0x3E
+    }
 
     /// Bit b set: byte b is replaced in an attribute value (as in text, plus `"`, TAB and LF).
-    private static let attributeEscapes: UInt64 = textEscapes | (1 << 0x22) | (1 << 0x09) | (1 << 0x0A)
+    private static var attributeEscapes: UInt64 { textEscapes | 1 << 0x22 | 1 << 0x09 | 1 << 0x0A }
 }
