@@ -152,11 +152,12 @@ public final class XMLEvents: Sendable {
     }
 }
 
-/// A growable run of plain values in memory of its own, for recording: an
-/// append is a capacity check and a store, without the uniqueness check and
-/// exclusivity bookkeeping `Array` does on every mutation (a parse makes a
-/// few hundred of them). ``array`` copies the values out at their exact size.
-/// Owned by one ``XMLEventRecorder``; freed with it.
+/// A growable run of plain values in memory of its own, for recording and
+/// writing: an append is a capacity check and a store, without the uniqueness
+/// check and exclusivity bookkeeping `Array` does on every mutation (a parse
+/// or a write makes a few hundred of them). ``array`` copies the values out at
+/// their exact size. Owned by one ``XMLEventRecorder`` or ``XMLStreamWriter``;
+/// freed with it.
 struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
     private var base: UnsafeMutablePointer<Element>
     private var capacity: Int

@@ -32,8 +32,9 @@ public struct XMLStreamWriter: ~Copyable {
     private static let spaces = [UInt8](repeating: 0x20, count: 32)
     /// Prefix bindings in force, innermost last.
     private var scope = Scope()
-    /// Open elements, innermost last.
-    private var frames: [Frame] = []
+    /// Open elements, innermost last (pushed and popped once per element,
+    /// without the uniqueness check an array makes on each).
+    private var frames: RecordingBuffer<Frame>
     /// True while the innermost element's start tag is open (no `>` yet, so
     /// attributes may follow). Only the innermost one can be: a child closes
     /// its parent's start tag. Kept here rather than in its frame, so that
@@ -67,7 +68,7 @@ public struct XMLStreamWriter: ~Copyable {
             indentRun = indent.map { Array(repeating: Array($0.utf8), count: 16).flatMap { $0 } } ?? []
         }
         scope.bindings.reserveCapacity(16)
-        frames.reserveCapacity(16)
+        frames = RecordingBuffer(capacity: 16)
         if declaration {
             out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
             if indent != nil { out.append(0x0A) }
@@ -385,7 +386,7 @@ public struct XMLStreamWriter: ~Copyable {
             startTagOpen = false
             out.append(0x3E)  // >
         }
-        if element && frames.withUnsafeBufferPointer({ $0[$0.count - 1].indentsChildren }) { newline(frames.count) }
+        if element && frames[frames.count - 1].indentsChildren { newline(frames.count) }
     }
 
     /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix).
