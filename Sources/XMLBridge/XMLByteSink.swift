@@ -2,6 +2,9 @@
 /// uniqueness and capacity bookkeeping `Array.append` does on every call
 /// (the writer appends a few bytes at a time, hundreds of times per document).
 /// Owned by one ``XMLWriter/bytes(_:)`` call: ``finish()`` frees it.
+/// Counts use wrapping arithmetic: a count is at most the capacity, which
+/// an allocation bounds far below `Int.max`, so the overflow checks (a test
+/// and a branch on every append) could never fire.
 struct XMLByteSink: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
@@ -17,7 +20,7 @@ struct XMLByteSink: ~Copyable {
     /// Makes room for `extra` more bytes.
     @inline(__always)
     private mutating func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(count + extra) }
+        if count &+ extra > capacity { grow(count &+ extra) }
     }
 
     private mutating func grow(_ needed: Int) {
@@ -34,7 +37,7 @@ struct XMLByteSink: ~Copyable {
     mutating func append(_ byte: UInt8) {
         reserve(1)
         base[count] = byte
-        count += 1
+        count &+= 1
     }
 
     @inline(__always)
@@ -42,7 +45,7 @@ struct XMLByteSink: ~Copyable {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
         (base + count).update(from: source, count: bytes.count)
-        count += bytes.count
+        count &+= bytes.count
     }
 
     mutating func append(_ bytes: [UInt8]) {
