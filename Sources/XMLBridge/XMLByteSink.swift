@@ -103,13 +103,20 @@ struct XMLByteSink: ~Copyable {
         count += width
     }
 
-    /// Appends a copy of the `length` bytes already written at `offset`
-    /// (an end tag repeating its start tag's name).
-    mutating func appendCopy(from offset: Int, length: Int) {
-        guard length > 0, offset >= 0, offset + length <= count else { return }
-        reserve(length)
-        (base + count).update(from: base + offset, count: length)
-        count += length
+    /// An end tag: `</`, a copy of the `length` bytes already written at
+    /// `offset` (its start tag's name), and `>`, with one capacity check.
+    @inline(__always)
+    mutating func appendEndTag(nameAt offset: Int, length: Int) {
+        guard length > 0, offset >= 0, offset + length <= count else {
+            append(0x3C); append(0x2F); append(0x3E)  // </>
+            return
+        }
+        reserve(length &+ 3)
+        base[count] = 0x3C  // <
+        base[count &+ 1] = 0x2F  // /
+        (base + (count &+ 2)).update(from: base + offset, count: length)
+        base[count &+ 2 &+ length] = 0x3E  // >
+        count &+= length &+ 3
     }
 
     /// The bytes written, as an array; the sink is freed.

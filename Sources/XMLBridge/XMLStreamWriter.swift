@@ -276,9 +276,7 @@ public struct XMLStreamWriter: ~Copyable {
             out.append(0x2F); out.append(0x3E)  // />
         } else {
             if frame.indentsChildren { newline(frames.count) }
-            out.append(0x3C); out.append(0x2F)  // </
-            out.appendCopy(from: frame.nameOffset, length: frame.nameLength)
-            out.append(0x3E)
+            out.appendEndTag(nameAt: frame.nameOffset, length: frame.nameLength)
         }
         while scope.bindings.count > frame.savedBindings { scope.bindings.removeLast() }
     }
