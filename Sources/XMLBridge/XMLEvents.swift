@@ -49,6 +49,15 @@ public final class XMLEvents: Sendable {
         var isText: Bool { end < 0 }
     }
 
+    /// A namespace declaration: prefix (index in `prefixes`, -1 for the
+    /// default namespace) and URI (index in `uris`). Plain integers, like
+    /// ``Node``: recording one retains no string, and freeing the recording
+    /// destroys none.
+    struct Declaration: Sendable {
+        var prefix: Int32
+        var uri: Int32
+    }
+
     /// An attribute: qualified name and prefix (indices, as in ``Node``), value bytes.
     struct Attribute: Sendable {
         var name: Int32
@@ -63,20 +72,34 @@ public final class XMLEvents: Sendable {
     /// Each distinct prefix of the document once.
     let prefixes: [String]
     let attributes: [Attribute]
-    let declarations: [(prefix: String?, uri: String)]
+    let declarations: [Declaration]
+    /// The namespace URIs declarations refer to (each distinct one once).
+    let uris: [String]
     /// Attribute values and text, UTF-8, decoded (no references left).
     let bytes: [UInt8]
 
     init(
         nodes: [Node], names: [XMLName], prefixes: [String], attributes: [Attribute],
-        declarations: [(prefix: String?, uri: String)], bytes: [UInt8]
+        declarations: [Declaration], uris: [String], bytes: [UInt8]
     ) {
         self.nodes = nodes
         self.names = names
         self.prefixes = prefixes
         self.attributes = attributes
         self.declarations = declarations
+        self.uris = uris
         self.bytes = bytes
+    }
+
+    /// The declarations `start ..< start + count` as (prefix, URI) pairs.
+    func declarationList(_ start: Int32, _ count: Int32) -> [(prefix: String?, uri: String)] {
+        guard count > 0 else { return [] }
+        var list: [(prefix: String?, uri: String)] = []
+        list.reserveCapacity(Int(count))
+        for d in declarations[Int(start)..<Int(start + count)] {
+            list.append((prefix(d.prefix), uris[Int(d.uri)]))
+        }
+        return list
     }
 
     /// The root element. A recorded or replayed document always has one.
@@ -93,10 +116,12 @@ public final class XMLEvents: Sendable {
         recorder.names = [XMLName("", "")]
         var names: [XMLName: Int32] = [:]
         var prefixes: [String: Int32] = [:]
-        recorder.replay(element, names: &names, prefixes: &prefixes)
+        var uris: [String: Int32] = [:]
+        recorder.replay(element, names: &names, prefixes: &prefixes, uris: &uris)
         self.init(
             nodes: recorder.nodes.array, names: recorder.names, prefixes: recorder.prefixes,
-            attributes: recorder.attributes.array, declarations: recorder.declarations, bytes: recorder.bytes.array)
+            attributes: recorder.attributes.array, declarations: recorder.declarations.array, uris: recorder.uris,
+            bytes: recorder.bytes.array)
     }
 
     func name(_ id: Int32) -> XMLName { names[Int(id)] }
@@ -142,8 +167,7 @@ public final class XMLEvents: Sendable {
                 attributeList.append(XMLAttribute(name(a.name), string(a.valueStart, a.valueCount), prefix: prefix(a.prefix)))
             }
         }
-        let declared = node.declarationCount == 0
-            ? [] : Array(declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
+        let declared = declarationList(node.declarationStart, node.declarationCount)
         var e = XMLElement(
             name(node.name), attributes: attributeList, prefix: prefix(node.prefix), namespaceDeclarations: declared,
             line: Int(node.line), column: Int(node.column))
@@ -228,16 +252,18 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
 /// Appends events to the flat arrays of an ``XMLEvents``: the SAX2 callbacks
 /// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
 /// Names and prefixes are interned by the caller: a parse in its parser
-/// context's ``InternTable`` (handed over by ``finished(names:prefixes:)``),
+/// context's ``InternTable`` (handed over by ``finished(names:prefixes:uris:)``),
 /// a replay here (``addName(_:)``, ``addPrefix(_:)``, entry 0 the empty name).
-/// Nodes, attributes, value bytes and the open-element stack are recorded in
+/// Nodes, attributes, declarations, value bytes and the open-element stack are recorded in
 /// ``RecordingBuffer``s and copied into the ``XMLEvents`` at their exact size.
 struct XMLEventRecorder: ~Copyable {
     var nodes: RecordingBuffer<XMLEvents.Node>
     var names: [XMLName] = []
     var prefixes: [String] = []
     var attributes: RecordingBuffer<XMLEvents.Attribute>
-    var declarations: [(prefix: String?, uri: String)] = []
+    var declarations: RecordingBuffer<XMLEvents.Declaration>
+    /// Namespace URIs, for a replay (a parse keeps them in its context's table).
+    var uris: [String] = []
     /// Attribute values and text.
     private(set) var bytes: RecordingBuffer<UInt8>
     /// Indices of the open elements, outermost first.
@@ -254,7 +280,7 @@ struct XMLEventRecorder: ~Copyable {
         bytes = RecordingBuffer(capacity: max(64, estimatedBytes * 3 / 4))
         attributes = RecordingBuffer(capacity: max(8, estimatedBytes / 64))
         open = RecordingBuffer(capacity: 16)
-        declarations.reserveCapacity(8)
+        declarations = RecordingBuffer(capacity: 8)
     }
 
     var depth: Int { open.count }
@@ -350,7 +376,10 @@ struct XMLEventRecorder: ~Copyable {
     }
 
     /// Walks a tree, recording what its parse would have reported.
-    mutating func replay(_ e: XMLElement, names nameIDs: inout [XMLName: Int32], prefixes prefixIDs: inout [String: Int32]) {
+    mutating func replay(
+        _ e: XMLElement, names nameIDs: inout [XMLName: Int32], prefixes prefixIDs: inout [String: Int32],
+        uris uriIDs: inout [String: Int32]
+    ) {
         func nameID(_ n: XMLName) -> Int32 {
             if let id = nameIDs[n] { return id }
             let id = addName(n)
@@ -369,13 +398,23 @@ struct XMLEventRecorder: ~Copyable {
             let name = nameID(a.name), prefix = prefixID(a.prefix)
             value.withUTF8 { attribute(name: name, prefix: prefix, value: $0) }
         }
-        declarations += e.namespaceDeclarations
+        for d in e.namespaceDeclarations {
+            let uri: Int32
+            if let id = uriIDs[d.uri] {
+                uri = id
+            } else {
+                uri = Int32(uris.count)
+                uris.append(d.uri)
+                uriIDs[d.uri] = uri
+            }
+            declarations.append(XMLEvents.Declaration(prefix: prefixID(d.prefix), uri: uri))
+        }
         start(
             name: nameID(e.name), prefix: prefixID(e.prefix), line: e.line, column: e.column,
             attributes: e.attributes.count, declarations: e.namespaceDeclarations.count)
         for child in e.children {
             switch child {
-            case .element(let c): replay(c, names: &nameIDs, prefixes: &prefixIDs)
+            case .element(let c): replay(c, names: &nameIDs, prefixes: &prefixIDs, uris: &uriIDs)
             case .text(var t):
                 // A tree may hold adjacent or empty text nodes; a parse never gives them.
                 openText = nil
@@ -390,10 +429,10 @@ struct XMLEventRecorder: ~Copyable {
         end()
     }
 
-    /// The recording (copied out at its exact size), with name and prefix tables kept outside the recorder.
-    func finished(names: [XMLName], prefixes: [String]) -> XMLEvents {
+    /// The recording (copied out at its exact size), with name, prefix and URI tables kept outside the recorder.
+    func finished(names: [XMLName], prefixes: [String], uris: [String]) -> XMLEvents {
         XMLEvents(
             nodes: nodes.array, names: names, prefixes: prefixes, attributes: attributes.array,
-            declarations: declarations, bytes: bytes.array)
+            declarations: declarations.array, uris: uris, bytes: bytes.array)
     }
 }

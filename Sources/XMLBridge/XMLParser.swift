@@ -300,7 +300,7 @@ private struct EventSink: ~Copyable {
 
     /// The recording, with the context's name and prefix tables.
     func finished() -> XMLEvents {
-        recorder.finished(names: table.names, prefixes: table.prefixes)
+        recorder.finished(names: table.names, prefixes: table.prefixes, uris: table.uris)
     }
 
     static func from(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<EventSink> {
@@ -339,7 +339,8 @@ private struct EventSink: ~Copyable {
         var declared = 0
         if nbNamespaces > 0, let namespaces {
             for i in 0..<nbNamespaces {
-                recorder.declarations.append((optionalPrefix(namespaces[2 * i]), namespaceName(namespaces[2 * i + 1])))
+                recorder.declarations.append(XMLEvents.Declaration(
+                    prefix: prefixID(namespaces[2 * i]), uri: namespaceID(namespaces[2 * i + 1])))
             }
             declared = nbNamespaces
         }
@@ -413,19 +414,19 @@ private struct EventSink: ~Copyable {
 
     /// A namespace URI: the vocabulary's own instance when it lists the URI.
     private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
-        guard let p else { return "" }
-        let a = UnsafeRawPointer(p)
-        if let id = table.lookup(a, InternTable.uriTag) { return table.uris[Int(id)] }
-        let uri = vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p)
-        table.uris.append(uri)
-        table.remember(a, InternTable.uriTag, Int32(table.uris.count - 1))
-        return uri
+        table.uris[Int(namespaceID(p))]
     }
 
-    /// A declaration's prefix (`nil` for the default namespace).
-    private mutating func optionalPrefix(_ p: UnsafePointer<xmlChar>?) -> String? {
-        let id = prefixID(p)
-        return id < 0 ? nil : table.prefixes[Int(id)]
+    /// The URI-table index of a namespace URI (a missing one reads as empty).
+    private mutating func namespaceID(_ p: UnsafePointer<xmlChar>?) -> Int32 {
+        // A missing URI is keyed by a tag no dictionary string has.
+        let a = p.map(UnsafeRawPointer.init) ?? InternTable.emptyTag
+        if let id = table.lookup(a, InternTable.uriTag) { return id }
+        let uri = p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? String(cString: $0) } ?? ""
+        table.uris.append(uri)
+        let id = Int32(table.uris.count - 1)
+        table.remember(a, InternTable.uriTag, id)
+        return id
     }
 
     /// The name-table index of (`local`, `uri`). Inlined: the usual lookup

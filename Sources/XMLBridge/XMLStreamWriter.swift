@@ -337,8 +337,7 @@ public struct XMLStreamWriter: ~Copyable {
             }
         }
         let name = events.names[Int(node.name)]
-        let declarations = node.declarationCount == 0
-            ? [] : Array(events.declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
+        let declarations = events.declarationList(node.declarationStart, node.declarationCount)
         startElement(
             name.namespace, name.local, prefix: events.prefix(node.prefix), declarations: declarations,
             indentsChildren: indents)
