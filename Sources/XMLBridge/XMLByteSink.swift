@@ -44,8 +44,40 @@ struct XMLByteSink: ~Copyable {
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
-        (base + count).update(from: source, count: bytes.count)
+        if bytes.count <= 16 {
+            Self.copySmall(from: source, to: base + count, count: bytes.count)
+        } else {
+            (base + count).update(from: source, count: bytes.count)
+        }
         count &+= bytes.count
+    }
+
+    /// Copies `count` bytes (1 through 16) with two loads and two stores
+    /// of the widest size that fits, overlapping in the middle: most of what
+    /// the writer appends (names, short values, indentation) is that short,
+    /// and a call to `memcpy` cost more than the copy. Both loads come before
+    /// the stores.
+    @inline(__always)
+    static func copySmall(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+        if count >= 8 {
+            let head = from.loadUnaligned(as: UInt64.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 8, as: UInt64.self)
+        } else if count >= 4 {
+            let head = from.loadUnaligned(as: UInt32.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+            to.storeBytes(of: head, as: UInt32.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 4, as: UInt32.self)
+        } else if count >= 2 {
+            let head = from.loadUnaligned(as: UInt16.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 2, as: UInt16.self)
+            to.storeBytes(of: head, as: UInt16.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 2, as: UInt16.self)
+        } else {
+            target.pointee = source.pointee
+        }
     }
 
     mutating func append(_ bytes: [UInt8]) {
