@@ -130,7 +130,11 @@ struct XMLByteSink: ~Copyable {
         count += 1
         run.withUnsafeBufferPointer { source in
             guard let source = source.baseAddress, width > 0 else { return }
-            (base + count).update(from: source, count: width)
+            if width <= 16 {
+                Self.copySmall(from: source, to: base + count, count: width)
+            } else {
+                (base + count).update(from: source, count: width)
+            }
         }
         count += width
     }
@@ -146,7 +150,12 @@ struct XMLByteSink: ~Copyable {
         reserve(length &+ 3)
         base[count] = 0x3C  // <
         base[count &+ 1] = 0x2F  // /
-        (base + (count &+ 2)).update(from: base + offset, count: length)
+        if length <= 16 {
+            // The name lies before the end tag, so source and target do not overlap.
+            Self.copySmall(from: base + offset, to: base + (count &+ 2), count: length)
+        } else {
+            (base + (count &+ 2)).update(from: base + offset, count: length)
+        }
         base[count &+ 2 &+ length] = 0x3E  // >
         count &+= length &+ 3
     }
