@@ -2,6 +2,9 @@
 /// uniqueness and capacity bookkeeping `Array.append` does on every call
 /// (the writer appends a few bytes at a time, hundreds of times per document).
 /// Owned by one ``XMLWriter/bytes(_:)`` call: ``finish()`` frees it.
+/// Counts use wrapping arithmetic: a count is at most the capacity, which
+/// an allocation bounds far below `Int.max`, so the overflow checks (a test
+/// and a branch on every append) could never fire.
 struct XMLByteSink: ~Copyable {
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
@@ -17,7 +20,7 @@ struct XMLByteSink: ~Copyable {
     /// Makes room for `extra` more bytes.
     @inline(__always)
     private mutating func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(count + extra) }
+        if count &+ extra > capacity { grow(count &+ extra) }
     }
 
     private mutating func grow(_ needed: Int) {
@@ -34,15 +37,47 @@ struct XMLByteSink: ~Copyable {
     mutating func append(_ byte: UInt8) {
         reserve(1)
         base[count] = byte
-        count += 1
+        count &+= 1
     }
 
     @inline(__always)
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
-        (base + count).update(from: source, count: bytes.count)
-        count += bytes.count
+        if bytes.count <= 16 {
+            Self.copySmall(from: source, to: base + count, count: bytes.count)
+        } else {
+            (base + count).update(from: source, count: bytes.count)
+        }
+        count &+= bytes.count
+    }
+
+    /// Copies `count` bytes (1 through 16) with two loads and two stores
+    /// of the widest size that fits, overlapping in the middle: most of what
+    /// the writer appends (names, short values, indentation) is that short,
+    /// and a call to `memcpy` cost more than the copy. Both loads come before
+    /// the stores.
+    @inline(__always)
+    static func copySmall(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+        if count >= 8 {
+            let head = from.loadUnaligned(as: UInt64.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 8, as: UInt64.self)
+        } else if count >= 4 {
+            let head = from.loadUnaligned(as: UInt32.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 4, as: UInt32.self)
+            to.storeBytes(of: head, as: UInt32.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 4, as: UInt32.self)
+        } else if count >= 2 {
+            let head = from.loadUnaligned(as: UInt16.self)
+            let tail = from.loadUnaligned(fromByteOffset: count &- 2, as: UInt16.self)
+            to.storeBytes(of: head, as: UInt16.self)
+            to.storeBytes(of: tail, toByteOffset: count &- 2, as: UInt16.self)
+        } else {
+            target.pointee = source.pointee
+        }
     }
 
     mutating func append(_ bytes: [UInt8]) {
@@ -95,18 +130,34 @@ struct XMLByteSink: ~Copyable {
         count += 1
         run.withUnsafeBufferPointer { source in
             guard let source = source.baseAddress, width > 0 else { return }
-            (base + count).update(from: source, count: width)
+            if width <= 16 {
+                Self.copySmall(from: source, to: base + count, count: width)
+            } else {
+                (base + count).update(from: source, count: width)
+            }
         }
         count += width
     }
 
-    /// Appends a copy of the `length` bytes already written at `offset`
-    /// (an end tag repeating its start tag's name).
-    mutating func appendCopy(from offset: Int, length: Int) {
-        guard length > 0, offset >= 0, offset + length <= count else { return }
-        reserve(length)
-        (base + count).update(from: base + offset, count: length)
-        count += length
+    /// An end tag: `</`, a copy of the `length` bytes already written at
+    /// `offset` (its start tag's name), and `>`, with one capacity check.
+    @inline(__always)
+    mutating func appendEndTag(nameAt offset: Int, length: Int) {
+        guard length > 0, offset >= 0, offset + length <= count else {
+            append(0x3C); append(0x2F); append(0x3E)  // </>
+            return
+        }
+        reserve(length &+ 3)
+        base[count] = 0x3C  // <
+        base[count &+ 1] = 0x2F  // /
+        if length <= 16 {
+            // The name lies before the end tag, so source and target do not overlap.
+            Self.copySmall(from: base + offset, to: base + (count &+ 2), count: length)
+        } else {
+            (base + (count &+ 2)).update(from: base + offset, count: length)
+        }
+        base[count &+ 2 &+ length] = 0x3E  // >
+        count &+= length &+ 3
     }
 
     /// The bytes written, as an array; the sink is freed.

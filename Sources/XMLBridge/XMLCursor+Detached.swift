@@ -78,9 +78,13 @@ extension XMLCursor {
                 copied[i].declarationStart -= Int32(declarationStart)
             }
         }
+        // Before the tables are handed over: a declaration's prefix may be one no name used.
+        let declarations = events.declarations[declarationStart..<declarationEnd].map {
+            XMLEvents.Declaration(prefix: prefix($0.prefix), uri: $0.uri)
+        }
         let recording = XMLEvents(
             nodes: copied, names: names, prefixes: prefixes, attributes: attributes,
-            declarations: Array(events.declarations[declarationStart..<declarationEnd]),
+            declarations: declarations, uris: events.uris,
             bytes: Array(events.bytes[byteStart..<byteEnd]))
         return recording.root
     }

@@ -67,20 +67,33 @@ public struct XMLCursor: Sendable {
 
     /// The value of an attribute in no namespace.
     public subscript(attribute local: String) -> String? {
-        for i in attributeRange {
+        // Lengths first, as in ``is(_:_:)``: most of an element's attributes
+        // differ in length from the one asked for, and that test is a load
+        // where a string comparison is a call.
+        let range = attributeRange
+        if range.isEmpty { return nil }
+        let length = local.utf8.count
+        for i in range {
             let a = events.attributes[i]
             let name = events.names[Int(a.name)]
-            if name.local == local && name.namespace.isEmpty { return events.string(a.valueStart, a.valueCount) }
+            if name.local.utf8.count == length && name.namespace.isEmpty && name.local == local {
+                return events.string(a.valueStart, a.valueCount)
+            }
         }
         return nil
     }
 
     /// The value of a namespace-qualified attribute.
     public func attribute(_ name: XMLName) -> String? {
-        for i in attributeRange {
+        let range = attributeRange
+        if range.isEmpty { return nil }
+        let length = name.local.utf8.count, namespaceLength = name.namespace.utf8.count
+        for i in range {
             let a = events.attributes[i]
             let found = events.names[Int(a.name)]
-            if found.local == name.local && found.namespace == name.namespace {
+            if found.local.utf8.count == length && found.namespace.utf8.count == namespaceLength
+                && found.local == name.local && found.namespace == name.namespace
+            {
                 return events.string(a.valueStart, a.valueCount)
             }
         }

@@ -49,6 +49,15 @@ public final class XMLEvents: Sendable {
         var isText: Bool { end < 0 }
     }
 
+    /// A namespace declaration: prefix (index in `prefixes`, -1 for the
+    /// default namespace) and URI (index in `uris`). Plain integers, like
+    /// ``Node``: recording one retains no string, and freeing the recording
+    /// destroys none.
+    struct Declaration: Sendable {
+        var prefix: Int32
+        var uri: Int32
+    }
+
     /// An attribute: qualified name and prefix (indices, as in ``Node``), value bytes.
     struct Attribute: Sendable {
         var name: Int32
@@ -63,20 +72,34 @@ public final class XMLEvents: Sendable {
     /// Each distinct prefix of the document once.
     let prefixes: [String]
     let attributes: [Attribute]
-    let declarations: [(prefix: String?, uri: String)]
+    let declarations: [Declaration]
+    /// The namespace URIs declarations refer to (each distinct one once).
+    let uris: [String]
     /// Attribute values and text, UTF-8, decoded (no references left).
     let bytes: [UInt8]
 
     init(
         nodes: [Node], names: [XMLName], prefixes: [String], attributes: [Attribute],
-        declarations: [(prefix: String?, uri: String)], bytes: [UInt8]
+        declarations: [Declaration], uris: [String], bytes: [UInt8]
     ) {
         self.nodes = nodes
         self.names = names
         self.prefixes = prefixes
         self.attributes = attributes
         self.declarations = declarations
+        self.uris = uris
         self.bytes = bytes
+    }
+
+    /// The declarations `start ..< start + count` as (prefix, URI) pairs.
+    func declarationList(_ start: Int32, _ count: Int32) -> [(prefix: String?, uri: String)] {
+        guard count > 0 else { return [] }
+        var list: [(prefix: String?, uri: String)] = []
+        list.reserveCapacity(Int(count))
+        for d in declarations[Int(start)..<Int(start + count)] {
+            list.append((prefix(d.prefix), uris[Int(d.uri)]))
+        }
+        return list
     }
 
     /// The root element. A recorded or replayed document always has one.
@@ -93,10 +116,12 @@ public final class XMLEvents: Sendable {
         recorder.names = [XMLName("", "")]
         var names: [XMLName: Int32] = [:]
         var prefixes: [String: Int32] = [:]
-        recorder.replay(element, names: &names, prefixes: &prefixes)
+        var uris: [String: Int32] = [:]
+        recorder.replay(element, names: &names, prefixes: &prefixes, uris: &uris)
         self.init(
-            nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
-            declarations: recorder.declarations, bytes: recorder.takeBytes())
+            nodes: recorder.nodes.array, names: recorder.names, prefixes: recorder.prefixes,
+            attributes: recorder.attributes.array, declarations: recorder.declarations.array, uris: recorder.uris,
+            bytes: recorder.bytes.array)
     }
 
     func name(_ id: Int32) -> XMLName { names[Int(id)] }
@@ -142,8 +167,7 @@ public final class XMLEvents: Sendable {
                 attributeList.append(XMLAttribute(name(a.name), string(a.valueStart, a.valueCount), prefix: prefix(a.prefix)))
             }
         }
-        let declared = node.declarationCount == 0
-            ? [] : Array(declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
+        let declared = declarationList(node.declarationStart, node.declarationCount)
         var e = XMLElement(
             name(node.name), attributes: attributeList, prefix: prefix(node.prefix), namespaceDeclarations: declared,
             line: Int(node.line), column: Int(node.column))
@@ -152,25 +176,98 @@ public final class XMLEvents: Sendable {
     }
 }
 
+/// A growable run of plain values in memory of its own, for recording and
+/// writing: an append is a capacity check and a store, without the uniqueness
+/// check and exclusivity bookkeeping `Array` does on every mutation (a parse
+/// or a write makes a few hundred of them). ``array`` copies the values out at
+/// their exact size. Owned by one ``XMLEventRecorder`` or ``XMLStreamWriter``;
+/// freed with it.
+struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
+    private var base: UnsafeMutablePointer<Element>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 4)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The value at `i` (`0 ..< count`), read and written in place.
+    subscript(i: Int) -> Element {
+        @inline(__always)
+        unsafeAddress {
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+            return UnsafePointer(base + i)
+        }
+        @inline(__always)
+        unsafeMutableAddress {
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+            return base + i
+        }
+    }
+
+    @inline(__always)
+    mutating func append(_ value: Element) {
+        if count == capacity { grow(count + 1) }
+        (base + count).initialize(to: value)
+        count += 1
+    }
+
+    /// Appends the values of `source`: a capacity check and a copy.
+    @inline(__always)
+    mutating func append(_ source: UnsafeBufferPointer<Element>) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        if count + source.count > capacity { grow(count + source.count) }
+        (base + count).initialize(from: from, count: source.count)
+        count += source.count
+    }
+
+    /// Removes and returns the last value; nil when empty.
+    @inline(__always)
+    mutating func popLast() -> Element? {
+        guard count > 0 else { return nil }
+        count -= 1
+        return base[count]
+    }
+
+    /// The values, as an array of exactly `count` elements.
+    var array: [Element] {
+        Array(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    private mutating func grow(_ needed: Int) {
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+}
+
 /// Appends events to the flat arrays of an ``XMLEvents``: the SAX2 callbacks
 /// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
 /// Names and prefixes are interned by the caller: a parse in its parser
-/// context's ``InternTable`` (handed over by ``finished(names:prefixes:)``),
+/// context's ``InternTable`` (handed over by ``finished(names:prefixes:uris:)``),
 /// a replay here (``addName(_:)``, ``addPrefix(_:)``, entry 0 the empty name).
-struct XMLEventRecorder {
-    var nodes: [XMLEvents.Node] = []
+/// Nodes, attributes, declarations, value bytes and the open-element stack are recorded in
+/// ``RecordingBuffer``s and copied into the ``XMLEvents`` at their exact size.
+struct XMLEventRecorder: ~Copyable {
+    var nodes: RecordingBuffer<XMLEvents.Node>
     var names: [XMLName] = []
     var prefixes: [String] = []
-    var attributes: [XMLEvents.Attribute] = []
-    var declarations: [(prefix: String?, uri: String)] = []
-    /// Attribute values and text: the first `byteCount` bytes. The array is
-    /// kept at a size of its own and written in place (``appendBytes(_:)``):
-    /// `Array.append(contentsOf:)` costs several times a copy of the few bytes
-    /// of an indentation run or a value, and a parse makes dozens of them.
-    private(set) var bytes: [UInt8] = []
-    private(set) var byteCount = 0
+    var attributes: RecordingBuffer<XMLEvents.Attribute>
+    var declarations: RecordingBuffer<XMLEvents.Declaration>
+    /// Namespace URIs, for a replay (a parse keeps them in its context's table).
+    var uris: [String] = []
+    /// Attribute values and text.
+    private(set) var bytes: RecordingBuffer<UInt8>
     /// Indices of the open elements, outermost first.
-    var open: [Int32] = []
+    var open: RecordingBuffer<Int32>
     /// The text node that further character data extends (nil after any tag).
     var openText: Int?
 
@@ -178,46 +275,28 @@ struct XMLEventRecorder {
         // Presence documents run to about one start tag per 30-40 bytes, and
         // as many runs of text (mostly indentation) as tags; values and text
         // are about half the bytes. Reserved once, so that a typical body
-        // records without growing an array.
-        nodes.reserveCapacity(max(16, estimatedBytes / 16))
-        // Appended, not assigned: assigning a new array here makes the
-        // optimizer build the recorder aside and copy it in.
-        bytes.append(contentsOf: repeatElement(0, count: max(64, estimatedBytes * 3 / 4)))
-        attributes.reserveCapacity(max(8, estimatedBytes / 64))
-        declarations.reserveCapacity(8)
-        open.reserveCapacity(16)
+        // records without growing a buffer.
+        nodes = RecordingBuffer(capacity: max(16, estimatedBytes / 16))
+        bytes = RecordingBuffer(capacity: max(64, estimatedBytes * 3 / 4))
+        attributes = RecordingBuffer(capacity: max(8, estimatedBytes / 64))
+        open = RecordingBuffer(capacity: 16)
+        declarations = RecordingBuffer(capacity: 8)
     }
 
     var depth: Int { open.count }
 
+    /// Bytes recorded so far (where the next value or text starts).
+    var byteCount: Int { bytes.count }
+
     /// Appends `source` to the recorded bytes: a capacity check and a copy.
     @inline(__always)
     mutating func appendBytes(_ source: UnsafeBufferPointer<UInt8>) {
-        guard let from = source.baseAddress, !source.isEmpty else { return }
-        let end = byteCount + source.count
-        if end > bytes.count { bytes += repeatElement(0, count: max(end - bytes.count, bytes.count)) }
-        let start = byteCount
-        bytes.withUnsafeMutableBufferPointer { to in
-            (to.baseAddress.unsafelyUnwrapped + start).update(from: from, count: source.count)
-        }
-        byteCount = end
+        bytes.append(source)
     }
 
     /// Appends one byte to the recorded bytes.
     mutating func appendByte(_ byte: UInt8) {
-        if byteCount == bytes.count { bytes += repeatElement(0, count: max(64, bytes.count)) }
-        bytes[byteCount] = byte
-        byteCount += 1
-    }
-
-    /// The recorded bytes, without the unused rest of the array (moved out:
-    /// the recorder keeps none, so trimming them copies nothing).
-    mutating func takeBytes() -> [UInt8] {
-        var used = bytes
-        bytes = []
-        used.removeLast(used.count - byteCount)
-        byteCount = 0
-        return used
+        bytes.append(byte)
     }
 
     /// A new entry in the name table; its index.
@@ -235,6 +314,10 @@ struct XMLEventRecorder {
     /// A start tag (`name` and `prefix` as table indices, -1 for no prefix),
     /// after its attributes and declarations. The element's content follows
     /// until the matching ``end()``.
+    ///
+    /// This and the other per-event methods are inlined into the SAX2
+    /// callbacks: each is a few stores, and a call per level cost about as much.
+    @inline(__always)
     mutating func start(
         name: Int32, prefix: Int32, line: Int, column: Int, attributes attributeCount: Int, declarations declarationCount: Int
     ) {
@@ -249,6 +332,7 @@ struct XMLEventRecorder {
     }
 
     /// Records an attribute of the next start tag.
+    @inline(__always)
     mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
         let start = Int32(byteCount)
         appendBytes(value)
@@ -261,6 +345,7 @@ struct XMLEventRecorder {
             name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(byteCount - start)))
     }
 
+    @inline(__always)
     mutating func end() {
         openText = nil
         guard let index = open.popLast() else { return }
@@ -268,6 +353,7 @@ struct XMLEventRecorder {
     }
 
     /// Character data inside the open element (outside the root it is ignored).
+    @inline(__always)
     mutating func characters(_ text: UnsafeBufferPointer<UInt8>) {
         guard !open.isEmpty, !text.isEmpty else { return }
         if let openText {
@@ -281,6 +367,7 @@ struct XMLEventRecorder {
         appendText(start: start, count: Int32(text.count))
     }
 
+    @inline(__always)
     private mutating func appendText(start: Int32, count: Int32) {
         nodes.append(XMLEvents.Node(
             end: -1, name: 0, prefix: -1, line: 0, column: 0,
@@ -289,7 +376,10 @@ struct XMLEventRecorder {
     }
 
     /// Walks a tree, recording what its parse would have reported.
-    mutating func replay(_ e: XMLElement, names nameIDs: inout [XMLName: Int32], prefixes prefixIDs: inout [String: Int32]) {
+    mutating func replay(
+        _ e: XMLElement, names nameIDs: inout [XMLName: Int32], prefixes prefixIDs: inout [String: Int32],
+        uris uriIDs: inout [String: Int32]
+    ) {
         func nameID(_ n: XMLName) -> Int32 {
             if let id = nameIDs[n] { return id }
             let id = addName(n)
@@ -308,13 +398,23 @@ struct XMLEventRecorder {
             let name = nameID(a.name), prefix = prefixID(a.prefix)
             value.withUTF8 { attribute(name: name, prefix: prefix, value: $0) }
         }
-        declarations += e.namespaceDeclarations
+        for d in e.namespaceDeclarations {
+            let uri: Int32
+            if let id = uriIDs[d.uri] {
+                uri = id
+            } else {
+                uri = Int32(uris.count)
+                uris.append(d.uri)
+                uriIDs[d.uri] = uri
+            }
+            declarations.append(XMLEvents.Declaration(prefix: prefixID(d.prefix), uri: uri))
+        }
         start(
             name: nameID(e.name), prefix: prefixID(e.prefix), line: e.line, column: e.column,
             attributes: e.attributes.count, declarations: e.namespaceDeclarations.count)
         for child in e.children {
             switch child {
-            case .element(let c): replay(c, names: &nameIDs, prefixes: &prefixIDs)
+            case .element(let c): replay(c, names: &nameIDs, prefixes: &prefixIDs, uris: &uriIDs)
             case .text(var t):
                 // A tree may hold adjacent or empty text nodes; a parse never gives them.
                 openText = nil
@@ -329,10 +429,10 @@ struct XMLEventRecorder {
         end()
     }
 
-    /// The recording (its bytes moved out), with name and prefix tables kept outside the recorder.
-    mutating func finished(names: [XMLName], prefixes: [String]) -> XMLEvents {
+    /// The recording (copied out at its exact size), with name, prefix and URI tables kept outside the recorder.
+    func finished(names: [XMLName], prefixes: [String], uris: [String]) -> XMLEvents {
         XMLEvents(
-            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations,
-            bytes: takeBytes())
+            nodes: nodes.array, names: names, prefixes: prefixes, attributes: attributes.array,
+            declarations: declarations.array, uris: uris, bytes: bytes.array)
     }
 }

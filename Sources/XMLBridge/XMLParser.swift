@@ -269,7 +269,7 @@ public struct XMLVocabulary: Sendable {
 }
 
 /// Receives SAX2 events, applies the limits, and records the events.
-private struct EventSink {
+private struct EventSink: ~Copyable {
     let limits: XMLLimits
     let vocabulary: XMLVocabulary
     let context: xmlParserCtxtPtr
@@ -299,8 +299,8 @@ private struct EventSink {
     }
 
     /// The recording, with the context's name and prefix tables.
-    mutating func finished() -> XMLEvents {
-        recorder.finished(names: table.names, prefixes: table.prefixes)
+    func finished() -> XMLEvents {
+        recorder.finished(names: table.names, prefixes: table.prefixes, uris: table.uris)
     }
 
     static func from(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<EventSink> {
@@ -339,7 +339,8 @@ private struct EventSink {
         var declared = 0
         if nbNamespaces > 0, let namespaces {
             for i in 0..<nbNamespaces {
-                recorder.declarations.append((optionalPrefix(namespaces[2 * i]), namespaceName(namespaces[2 * i + 1])))
+                recorder.declarations.append(XMLEvents.Declaration(
+                    prefix: prefixID(namespaces[2 * i]), uri: namespaceID(namespaces[2 * i + 1])))
             }
             declared = nbNamespaces
         }
@@ -390,12 +391,14 @@ private struct EventSink {
         }
     }
 
+    @inline(__always)
     mutating func end() {
         guard error == nil else { return }
         recorder.end()
         if recorder.depth == 0 { complete = true }
     }
 
+    @inline(__always)
     mutating func characters(_ chars: UnsafePointer<xmlChar>?, _ count: Int) {
         guard error == nil, let chars, count > 0 else { return }
         recorder.characters(UnsafeBufferPointer(start: chars, count: count))
@@ -407,32 +410,42 @@ private struct EventSink {
     /// maps (address, address or kind tag) to an index in its name, prefix
     /// and URI tables: each distinct name is converted once per context,
     /// every further use is an integer.
-    private func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
+    private static func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
 
     /// A namespace URI: the vocabulary's own instance when it lists the URI.
     private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
-        guard let p else { return "" }
-        let a = UnsafeRawPointer(p)
-        if let id = table.lookup(a, InternTable.uriTag) { return table.uris[Int(id)] }
-        let uri = vocabulary.match(p, count: Int(xmlStrlen(p))) ?? String(cString: p)
+        table.uris[Int(namespaceID(p))]
+    }
+
+    /// The URI-table index of a namespace URI (a missing one reads as empty).
+    private mutating func namespaceID(_ p: UnsafePointer<xmlChar>?) -> Int32 {
+        // A missing URI is keyed by a tag no dictionary string has.
+        let a = p.map(UnsafeRawPointer.init) ?? InternTable.emptyTag
+        if let id = table.lookup(a, InternTable.uriTag) { return id }
+        let uri = p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? String(cString: $0) } ?? ""
         table.uris.append(uri)
-        table.remember(a, InternTable.uriTag, Int32(table.uris.count - 1))
-        return uri
+        let id = Int32(table.uris.count - 1)
+        table.remember(a, InternTable.uriTag, id)
+        return id
     }
 
-    /// A declaration's prefix (`nil` for the default namespace).
-    private mutating func optionalPrefix(_ p: UnsafePointer<xmlChar>?) -> String? {
-        let id = prefixID(p)
-        return id < 0 ? nil : table.prefixes[Int(id)]
-    }
-
-    /// The name-table index of (`local`, `uri`).
+    /// The name-table index of (`local`, `uri`). Inlined: the usual lookup
+    /// is a hash and one or two probes, which a call cost about as much as.
+    @inline(__always)
     private mutating func qualifiedName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
         // libxml2 always reports a local name; a missing one reads as empty,
         // keyed by a tag no dictionary string has.
         let a = local.map(UnsafeRawPointer.init) ?? InternTable.emptyTag, b = uri.map(UnsafeRawPointer.init)
         if let id = table.lookup(a, b) { return id }
-        table.names.append(XMLName(namespaceName(uri), local.map(name) ?? ""))
+        return addName(a, b, local, uri)
+    }
+
+    /// A name met for the first time in this context: converted and remembered.
+    @inline(never)
+    private mutating func addName(
+        _ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?
+    ) -> Int32 {
+        table.names.append(XMLName(namespaceName(uri), local.map(Self.name) ?? ""))
         let id = Int32(table.names.count - 1)
         table.remember(a, b, id)
         return id
@@ -444,9 +457,15 @@ private struct EventSink {
         guard let prefix else { return -1 }
         let a = UnsafeRawPointer(prefix)
         if let id = table.lookup(a, InternTable.prefixTag) { return id }
-        table.prefixes.append(name(prefix))
+        return addPrefix(prefix)
+    }
+
+    /// A prefix met for the first time in this context: converted and remembered.
+    @inline(never)
+    private mutating func addPrefix(_ prefix: UnsafePointer<xmlChar>) -> Int32 {
+        table.prefixes.append(Self.name(prefix))
         let id = Int32(table.prefixes.count - 1)
-        table.remember(a, InternTable.prefixTag, id)
+        table.remember(UnsafeRawPointer(prefix), InternTable.prefixTag, id)
         return id
     }
 }

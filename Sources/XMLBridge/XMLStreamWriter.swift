@@ -32,8 +32,9 @@ public struct XMLStreamWriter: ~Copyable {
     private static let spaces = [UInt8](repeating: 0x20, count: 32)
     /// Prefix bindings in force, innermost last.
     private var scope = Scope()
-    /// Open elements, innermost last.
-    private var frames: [Frame] = []
+    /// Open elements, innermost last (pushed and popped once per element,
+    /// without the uniqueness check an array makes on each).
+    private var frames: RecordingBuffer<Frame>
     /// True while the innermost element's start tag is open (no `>` yet, so
     /// attributes may follow). Only the innermost one can be: a child closes
     /// its parent's start tag. Kept here rather than in its frame, so that
@@ -67,7 +68,7 @@ public struct XMLStreamWriter: ~Copyable {
             indentRun = indent.map { Array(repeating: Array($0.utf8), count: 16).flatMap { $0 } } ?? []
         }
         scope.bindings.reserveCapacity(16)
-        frames.reserveCapacity(16)
+        frames = RecordingBuffer(capacity: 16)
         if declaration {
             out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
             if indent != nil { out.append(0x0A) }
@@ -275,9 +276,7 @@ public struct XMLStreamWriter: ~Copyable {
             out.append(0x2F); out.append(0x3E)  // />
         } else {
             if frame.indentsChildren { newline(frames.count) }
-            out.append(0x3C); out.append(0x2F)  // </
-            out.appendCopy(from: frame.nameOffset, length: frame.nameLength)
-            out.append(0x3E)
+            out.appendEndTag(nameAt: frame.nameOffset, length: frame.nameLength)
         }
         while scope.bindings.count > frame.savedBindings { scope.bindings.removeLast() }
     }
@@ -338,8 +337,7 @@ public struct XMLStreamWriter: ~Copyable {
             }
         }
         let name = events.names[Int(node.name)]
-        let declarations = node.declarationCount == 0
-            ? [] : Array(events.declarations[Int(node.declarationStart)..<Int(node.declarationStart + node.declarationCount)])
+        let declarations = events.declarationList(node.declarationStart, node.declarationCount)
         startElement(
             name.namespace, name.local, prefix: events.prefix(node.prefix), declarations: declarations,
             indentsChildren: indents)
@@ -385,7 +383,7 @@ public struct XMLStreamWriter: ~Copyable {
             startTagOpen = false
             out.append(0x3E)  // >
         }
-        if element && frames.withUnsafeBufferPointer({ $0[$0.count - 1].indentsChildren }) { newline(frames.count) }
+        if element && frames[frames.count - 1].indentsChildren { newline(frames.count) }
     }
 
     /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix).
@@ -444,14 +442,14 @@ public struct XMLStreamWriter: ~Copyable {
                 // Eight bytes at a time while none of them can need a replacement.
                 if i &+ 8 <= count {
                     let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                    if !Self.mayNeedEscape(word, attribute: attribute) { i &+= 8; continue }
+                    if !Self.mayNeedEscape(word) { i &+= 8; continue }
                 } else if !tailLooked {
                     // Fewer than eight left: once, the last eight bytes of the value
                     // (overlapping bytes already looked at). None of them needing a
                     // replacement means none of the rest does.
                     tailLooked = true
                     if count >= 8,
-                        !Self.mayNeedEscape(UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self), attribute: attribute)
+                        !Self.mayNeedEscape(UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self))
                     {
                         break
                     }
@@ -481,29 +479,30 @@ public struct XMLStreamWriter: ~Copyable {
     }
 
     /// Whether any of the eight bytes in `word` may need a replacement: one
-    /// below 0x20, or `&`, `<`, `>` (and `"` in an attribute value). Exact
-    /// for "none" (the word-at-a-time zero-byte test: `(x - 0x01…) & ~x &
-    /// 0x80…` is non-zero iff some byte of x is zero, and likewise "below n"
-    /// for n ≤ 0x80); TAB and LF in text are looked at byte by byte.
+    /// below 0x20, or `"`, `&`, `<`, `>`. Exact for "none" (the word-at-a-time
+    /// zero-byte test: `(x - 0x01…) & ~x & 0x80…` is non-zero iff some byte
+    /// of x is zero, and likewise "below n" for n ≤ 0x80; every byte looked
+    /// for is below 0x80, so `~word` stands in for each `~x`). Two pairs that
+    /// differ in one bit are tested at once: `"` (0x22) and `&` (0x26) as
+    /// `word | 0x04…` equal to 0x26, `<` (0x3C) and `>` (0x3E) as `word | 0x02…`
+    /// equal to 0x3E. A word with `"` in text, or TAB or LF, is then looked
+    /// at byte by byte, which finds nothing to replace in it.
     @inline(__always)
-    private static func mayNeedEscape(_ word: UInt64, attribute: Bool) -> Bool {
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func zeroByte(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-        var found = ((word &- ones &* 0x20) & ~word & highs)
-            | zeroByte(word ^ (ones &* 0x26)) | zeroByte(word ^ (ones &* 0x3C)) | zeroByte(word ^ (ones &* 0x3E))
-        if attribute { found |= zeroByte(word ^ (ones &* 0x22)) }
-        return found != 0
+        let quoteOrAmpersand = (word | ones &* 0x04) ^ (ones &* 0x26)
+        let angleBracket = (word | ones &* 0x02) ^ (ones &* 0x3E)
+        let found = (word &- ones &* 0x20) | (quoteOrAmpersand &- ones) | (angleBracket &- ones)
+        return found & ~word & highs != 0
     }
 
     /// Bit b set: byte b is replaced in character data (`&`, `<`, `>`, CR, and C0 controls but TAB and LF).
-    private static let textEscapes: UInt64 = {
-        var m: UInt64 = 0
-        for b in 0..<0x20 where b != 0x09 && b != 0x0A { m |= 1 << UInt64(b) }
-        for b in [0x26, 0x3C, 0x3E] { m |= 1 << UInt64(b) }
-        return m
-    }()
+    /// Computed (constant-folded) rather than stored, so reading it costs no lazy-initialization check.
+    private static var textEscapes: UInt64 {
+        (0xFFFF_FFFF & ~(1 << 0x09 | 1 << 0x0A)) | 1 << 0x26 | 1 << 0x3C | 1 << 0x3E
+    }
 
     /// Bit b set: byte b is replaced in an attribute value (as in text, plus `"`, TAB and LF).
-    private static let attributeEscapes: UInt64 = textEscapes | (1 << 0x22) | (1 << 0x09) | (1 << 0x0A)
+    private static var attributeEscapes: UInt64 { textEscapes | 1 << 0x22 | 1 << 0x09 | 1 << 0x0A }
 }

@@ -21,6 +21,8 @@ import XMLBridge
         """#,
         // Empty elements and an element holding only an empty-looking CDATA run.
         "<r><e/><f></f><g><![CDATA[ ]]></g></r>",
+        // Declarations whose prefixes no element or attribute uses, and the same URI declared twice.
+        #"<r xmlns:p="urn:p"><s xmlns:q="urn:q" xmlns="urn:d" xmlns:u="urn:p"><t xmlns:v="urn:q"/></s></r>"#,
     ]
 
     private func firstElementChildren(_ text: String) throws -> [XMLCursor] {

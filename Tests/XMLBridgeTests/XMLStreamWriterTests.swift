@@ -85,6 +85,48 @@ import XMLBridge
         #expect(Self.string(w) == "<a>\(clean)\(clean)é€😀</a>")
     }
 
+    @Test("random values of every ASCII byte (and some non-ASCII) escape as a byte-by-byte reference does")
+    func escapesAsAReferenceOnRandomValues() {
+        // The reference: XML 1.0 §2.4 and §3.3.3, one character at a time.
+        func reference(_ value: String, attribute: Bool) -> String {
+            var out = ""
+            for scalar in value.unicodeScalars {
+                switch scalar {
+                case "&": out += "&amp;"
+                case "<": out += "&lt;"
+                case ">": out += "&gt;"
+                case "\"" where attribute: out += "&quot;"
+                case "\t" where attribute: out += "&#9;"
+                case "\n" where attribute: out += "&#10;"
+                case "\r": out += "&#13;"
+                case "\t", "\n": out.unicodeScalars.append(scalar)
+                default: out.unicodeScalars.append(scalar.value < 0x20 ? "\u{FFFD}" : scalar)
+                }
+            }
+            return out
+        }
+        var state: UInt64 = 7
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "€", "😀"]
+        for _ in 0..<2_000 {
+            // Mostly plain letters, so that long clean runs (read in words) occur.
+            let length = next() % 40
+            var value = ""
+            for _ in 0..<length {
+                value.unicodeScalars.append(next() % 4 == 0 ? pool[next() % pool.count] : Unicode.Scalar(UInt8(0x61 + next() % 26)))
+            }
+            var w = XMLStreamWriter(indent: nil, declaration: false)
+            w.startElement("", "a", prefix: nil, indentsChildren: false)
+            w.attribute("v", value)
+            w.text(value)
+            w.endElement()
+            #expect(Self.string(w) == "<a v=\"\(reference(value, attribute: true))\">\(reference(value, attribute: false))</a>")
+        }
+    }
+
     @Test("indentation grows two spaces per level also deeper than sixteen levels")
     func deepIndentation() {
         var w = XMLStreamWriter(declaration: false)
