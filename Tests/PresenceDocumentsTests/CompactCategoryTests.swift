@@ -25,6 +25,28 @@ import XMLBridge
         #expect(packed.hashValue == PackedText(text).hashValue)
     }
 
+    @Test func randomTextsReadBackAndCompareAsTheirText() {
+        // Symbols that pack, a few that do not (ASCII and multi-byte), lengths around the
+        // 24-character limit and across the 16-character field boundary.
+        let alphabet = Array("0123456789-:T.Z") + ["+", "a", " ", "é", "€"]
+        var generator = SystemRandomNumberGenerator()
+        var previous: (String, PackedText)?
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 0...28, using: &generator)
+            let onlySymbols = Bool.random(using: &generator)
+            let text = String((0..<count).map { _ in
+                onlySymbols ? alphabet[Int.random(in: 0..<15, using: &generator)] : alphabet.randomElement(using: &generator)!
+            })
+            let packed = PackedText(text)
+            #expect(packed.string == text)
+            #expect(packed == PackedText(text) && packed.hashValue == PackedText(text).hashValue)
+            if let (other, otherPacked) = previous {
+                #expect((packed == otherPacked) == (text == other))
+            }
+            previous = (text, packed)
+        }
+    }
+
     @Test func differentTimesStayDifferent() {
         #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.001"))
         #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.00"))
