@@ -40,7 +40,13 @@ extension ElementReading {
 
     /// An unqualified attribute parsed as xs:unsignedInt; the error is located at this element.
     func uint32Attribute(_ local: String) throws(XMLError) -> UInt32? {
-        guard let raw = self[attribute: local] else { return nil }
+        try uint32Attribute(local, raw: self[attribute: local])
+    }
+
+    /// The value `raw` of the unqualified attribute `local`, already looked up, parsed as
+    /// xs:unsignedInt; the error is located at this element.
+    func uint32Attribute(_ local: String, raw: String?) throws(XMLError) -> UInt32? {
+        guard let raw else { return nil }
         guard let value = UInt32(raw.trimmingXMLWhitespace()) else {
             throw error("attribute \(local)=\"\(raw)\" is not an unsignedInt")
         }

@@ -188,6 +188,49 @@ import XMLBridge
         #expect(try Category(xml: XMLParser.parse(XMLWriter().bytes(category.xml))) == category)
     }
 
+    /// The category's attributes are read in one pass: in any order, with unknown, namespaced
+    /// and unknown-valued ones, each field is what a lookup by name gives.
+    @Test func categoryAttributesInAnyOrderReadAsLookedUp() throws {
+        let pool = [
+            #"name="note""#, #"instance="7""#, #"container=" 300 ""#, #"version="4""#,
+            #"publishTime="2008-01-11T18:11:33.577""#, #"expires="3600""#, #"endpointId="{E1}""#,
+            #"flavour="x""#, #"x:name="ns""#, #"x:instance="9""#, #"zeta="z""#,
+        ]
+        let expireTypes = [#"expireType="user""#, #"expireType="someday""#]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var attributes = pool.filter { $0.hasPrefix("name=") || Bool.random(using: &generator) }
+            if Bool.random(using: &generator) { attributes.append(expireTypes.randomElement(using: &generator)!) }
+            attributes.shuffle(using: &generator)
+            let body = #"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" xmlns:x="urn:x" "#
+                + attributes.joined(separator: " ") + "/>"
+            let tree = try XMLParser.parse(Array(body.utf8))
+            let category = try Category(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            func number(_ local: String) -> UInt32? { tree[attribute: local].map { UInt32($0.trimmingXMLWhitespace())! } }
+            #expect(category.name.rawValue == tree[attribute: "name"])
+            #expect(category.instance == number("instance") && category.container == number("container"))
+            #expect(category.version == number("version") && category.expires == number("expires"))
+            #expect(category.publishTime == tree[attribute: "publishTime"] && category.endpointID == tree[attribute: "endpointId"])
+            #expect(category.expireType == tree[attribute: "expireType"].flatMap(ExpireType.init(rawValue:)))
+            let known = ["name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId"]
+            var other = tree.attributes.filter { !($0.name.namespace.isEmpty && known.contains($0.name.local)) }
+            if category.expireType == nil, let raw = tree[attribute: "expireType"] { other.append(XMLAttribute(XMLName("", "expireType"), raw)) }
+            #expect(category.otherAttributes.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" }
+                == other.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" })
+        }
+    }
+
+    @Test func categoryAttributeErrorsComeInTheirOrder() throws {
+        func failure(_ attributes: String) -> String? {
+            let body = #"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" "# + attributes + "/>"
+            do { _ = try Category(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root); return nil } catch { return error.message }
+        }
+        #expect(failure(#"version="v" instance="i""#) == "<category>: category without a name attribute")
+        #expect(failure(#"version="v" name="note" instance="i""#) == #"<category>: attribute instance="i" is not an unsignedInt"#)
+        #expect(failure(#"expires="e" version="v" name="note""#) == #"<category>: attribute version="v" is not an unsignedInt"#)
+        #expect(failure(#"expires="e" name="note""#) == #"<category>: attribute expires="e" is not an unsignedInt"#)
+    }
+
     @Test func emptyCategoryHasNoPayload() throws {
         let c = try Category(xml: XMLParser.parse(#"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="note" instance="0">  </category>"#))
         #expect(c.payload == nil && c.instance == 0)
