@@ -64,7 +64,13 @@ extension ElementReading {
 
     /// An unqualified attribute parsed as xs:boolean; the error is located at this element.
     func boolAttribute(_ local: String) throws(XMLError) -> Bool? {
-        guard let raw = self[attribute: local] else { return nil }
+        try boolAttribute(local, raw: self[attribute: local])
+    }
+
+    /// The value `raw` of the unqualified attribute `local`, already looked up, parsed as
+    /// xs:boolean; the error is located at this element.
+    func boolAttribute(_ local: String, raw: String?) throws(XMLError) -> Bool? {
+        guard let raw else { return nil }
         guard let value = Bool(xsd: raw) else {
             throw error("attribute \(local)=\"\(raw)\" is not a boolean")
         }

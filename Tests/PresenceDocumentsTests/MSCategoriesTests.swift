@@ -231,6 +231,48 @@ import XMLBridge
         #expect(failure(#"expires="e" name="note""#) == #"<category>: attribute expires="e" is not an unsignedInt"#)
     }
 
+    /// A state's attributes are read in one pass and its fields set at once: in any order, with
+    /// unknown and namespaced attributes and repeated children, each field is what a lookup by
+    /// name (and, for a child, the last one) gives.
+    @Test func stateAttributesAndChildrenInAnyOrderReadAsLookedUp() throws {
+        let pool = [
+            #"manual="true""#, #"startTime="2008-01-11T18:11:33.577""#, #"uri="sip:a@b""#, #"endpointId="{E}""#,
+            #"lastActive="2008-01-11T18:11:33Z""#, #"majorVersion="3""#, #"minorVersion="0""#, #"other="o""#,
+            #"x:uri="ns""#, #"x:type="notThis""#,
+        ]
+        let children = [
+            "<availability>3500</availability>", #"<activity token="away"/>"#, "<endpointLocation>Home</endpointLocation>",
+            "<meetingSubject>S</meetingSubject>", "<meetingLocation>L</meetingLocation>", "<timeZoneBias>-60</timeZoneBias>",
+            "<device>computer</device>", "<treatLocationAsProximate>true</treatLocationAsProximate>",
+            "<endpointLocation>Office</endpointLocation>", #"<x:extra a="1"/>"#,
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var attributes = pool.filter { _ in Bool.random(using: &generator) } + [#"xsi:type="ns:aggregateState""#]
+            attributes.shuffle(using: &generator)
+            let content = children.filter { _ in Bool.random(using: &generator) }.shuffled(using: &generator)
+            let body = #"<state xmlns="http://schemas.microsoft.com/2006/09/sip/state" xmlns:x="urn:x" "#
+                + #"xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" "# + attributes.joined(separator: " ") + ">"
+                + content.joined() + "</state>"
+            let tree = try XMLParser.parse(Array(body.utf8))
+            let state = try MSState(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            #expect(state.type == .aggregateState && state.manual == tree[attribute: "manual"].map { $0 == "true" })
+            #expect(state.startTime == tree[attribute: "startTime"] && state.uri == tree[attribute: "uri"])
+            #expect(state.endpointID == tree[attribute: "endpointId"] && state.lastActive == tree[attribute: "lastActive"])
+            #expect(state.majorVersion == tree[attribute: "majorVersion"] && state.minorVersion == tree[attribute: "minorVersion"])
+            func last(_ local: String) -> String? {
+                Array(tree.elements).last { $0.name == XMLName(NS.state, local) }.map { $0.text }
+            }
+            #expect(state.availability == last("availability").flatMap { UInt32($0) })
+            #expect(state.activities.count == (last("activity") == nil ? 0 : 1))
+            #expect(state.endpointLocation == last("endpointLocation") && state.meetingSubject == last("meetingSubject"))
+            #expect(state.meetingLocation == last("meetingLocation") && state.device == last("device"))
+            #expect(state.timeZoneBias == last("timeZoneBias").flatMap { Int($0) })
+            #expect(state.treatLocationAsProximate == last("treatLocationAsProximate").map { $0 == "true" })
+            #expect(state.extensions.map { $0.name } == Array(tree.elements).filter { $0.name.namespace == "urn:x" }.map { $0.name })
+        }
+    }
+
     @Test func emptyCategoryHasNoPayload() throws {
         let c = try Category(xml: XMLParser.parse(#"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="note" instance="0">  </category>"#))
         #expect(c.payload == nil && c.instance == 0)
