@@ -154,7 +154,23 @@ extension String {
     /// The local part of a QName-valued attribute such as `xsi:type="ns:userState"`.
     var qnameLocalPart: String {
         let trimmed = trimmingXMLWhitespace()
-        guard let colon = trimmed.lastIndex(of: ":") else { return trimmed }
+        // ASCII text (every QName in practice) is searched by byte: there every byte is a
+        // character, where the search by character cost hundreds of instructions a step.
+        // Other text keeps the search by character (a colon with a combining mark after it
+        // is one character that is not a colon).
+        let utf8 = trimmed.utf8
+        var colon: String.Index?
+        var index = utf8.endIndex
+        while index > utf8.startIndex {
+            utf8.formIndex(before: &index)
+            let byte = utf8[index]
+            if byte >= 0x80 {
+                colon = trimmed.lastIndex(of: ":")
+                break
+            }
+            if byte == UInt8(ascii: ":") && colon == nil { colon = index }
+        }
+        guard let colon else { return trimmed }
         return String(trimmed[trimmed.index(after: colon)...])
     }
 }

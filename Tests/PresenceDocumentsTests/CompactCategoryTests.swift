@@ -47,6 +47,24 @@ import XMLBridge
         }
     }
 
+    /// The local part of a QName value: found by byte in ASCII text, by character otherwise,
+    /// always what the search by character gives.
+    @Test func qnameLocalPartIsThatOfTheSearchByCharacter() {
+        func reference(_ text: String) -> String {
+            let trimmed = text.trimmingXMLWhitespace()
+            guard let colon = trimmed.lastIndex(of: ":") else { return trimmed }
+            return String(trimmed[trimmed.index(after: colon)...])
+        }
+        let pieces = ["a", "State", ":", ":", " ", "\r\n", "\t", "é", "\u{301}", "\u{600}", "€", "ns", "x"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(text.qnameLocalPart == reference(text), "\(Array(text.unicodeScalars))")
+        }
+        #expect("ns:aggregateState".qnameLocalPart == "aggregateState" && " userState ".qnameLocalPart == "userState")
+        #expect("p:\u{301}x".qnameLocalPart == reference("p:\u{301}x") && "\u{600}:x".qnameLocalPart == reference("\u{600}:x"))
+    }
+
     @Test func differentTimesStayDifferent() {
         #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.001"))
         #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.00"))
