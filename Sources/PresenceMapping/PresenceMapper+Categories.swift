@@ -244,7 +244,7 @@ extension PresenceMapper {
                     break
                 }
                 if let row {
-                    items.append(MSCapability(name: rows[row].ms, attributes: Self.renderAndCapture))
+                    items.append(MSCapability(name: rows[row].ms, sortedAttributes: Self.renderAndCapture))
                 } else {
                     report.drop("caps \(flag.name)", "no enhanced-presence capability")
                 }

@@ -17,8 +17,8 @@ public struct PresenceMapper: Sendable {
     let tokenRowDetails: [String]
     /// `render="true" capture="true"`: the attributes of every capability a
     /// PIDF → categories conversion writes ([MS-PRES] §2.2.2.7.3), one shared
-    /// dictionary instead of one built per capability.
-    static let renderAndCapture: [String: String] = ["render": "true", "capture": "true"]
+    /// array (in key order) instead of one built per capability.
+    static let renderAndCapture: [MSCapability.Attribute] = [.init("capture", "true"), .init("render", "true")]
 
     public init(tables: MappingTables) {
         self.tables = tables
