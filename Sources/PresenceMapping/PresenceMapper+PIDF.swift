@@ -14,6 +14,10 @@ extension PresenceMapper {
     /// table's activity in `rpid-status`, and the display name.
     public func pidf(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
         var report = MappingReport()
+        // Room for what a typical document reports (state, note, card, calendar, services),
+        // not an array grown entry by entry.
+        report.mapped.reserveCapacity(16)
+        report.dropped.reserveCapacity(4)
         let doc = onePublicationPerInstance(doc, report: &report)
         let effective = effectiveState(doc, report: &report)
         var output = PIDFDocument(entity: doc.uri)
