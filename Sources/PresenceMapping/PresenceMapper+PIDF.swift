@@ -171,12 +171,24 @@ extension PresenceMapper {
     }
 
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
+        // The table, services and capabilities read in place by index (a `for (ms, caps) in`
+        // loop and `contains` closures copied each row and capability), the flags made at their
+        // most, one per row.
+        let rows = tables.capabilities
         var flags: [ServiceCapabilities.Flag] = []
-        for (ms, caps) in tables.capabilities where !flags.contains(where: { $0.name == caps }) {
-            let present = services.services.contains { service in
-                service.capabilities.contains { $0.name == ms && ($0.render == true || $0.capture == true) }
+        flags.reserveCapacity(rows.count)
+        rows: for r in rows.indices {
+            for f in flags.indices where flags[f].name == rows[r].caps { continue rows }
+            let ms = rows[r].ms
+            for s in services.services.indices {
+                let capabilities = services.services[s].capabilities
+                for c in capabilities.indices where capabilities[c].name == ms {
+                    if capabilities[c].render == true || capabilities[c].capture == true {
+                        flags.append(.init(rows[r].caps, true))
+                        continue rows
+                    }
+                }
             }
-            if present { flags.append(.init(caps, true)) }
         }
         return ServiceCapabilities(flags: flags)
     }
@@ -186,7 +198,7 @@ extension PresenceMapper {
         if !card.emails.isEmpty { report.drop("contactCard/email", reason) }
         if !card.phones.isEmpty { report.drop("contactCard/phone", reason) }
         if !card.addresses.isEmpty { report.drop("contactCard/address", "CIPID has no postal address") }
-        if !(card.company + card.department + card.title + card.office).isEmpty {
+        if !card.company.isEmpty || !card.department.isEmpty || !card.title.isEmpty || !card.office.isEmpty {
             report.drop("contactCard/company|department|title|office", "CIPID has no organisation fields")
         }
     }
