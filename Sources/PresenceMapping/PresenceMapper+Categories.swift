@@ -236,6 +236,7 @@ extension PresenceMapper {
         }
         if let capsTuple, let caps = doc.tuples[capsTuple].status.capabilities {
             var items: [MSCapability] = []
+            items.reserveCapacity(caps.flags.count)
             let rows = tables.capabilities
             for flag in caps.flags where flag.value {
                 var row: Int?
