@@ -24,10 +24,11 @@ extension PresenceMapper {
         var status = PIDFStatus()
         var tableActivity: String?
 
-        if let availability = effective.availability, let row = pidfRow(availability, effective.token) {
+        if let availability = effective.availability, let index = pidfRow(availability, effective.token) {
+            let row = tables.availabilityPIDF[index]
             status.basic = row.basic
             tableActivity = row.rpidActivity
-            report.map("state/availability=\(availability)", "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))")
+            report.map("state/availability=\(availability)", pidfRowDetails[index])
         } else {
             // Nothing published, or the watcher resolves to no container: offline.
             status.basic = .closed
@@ -54,17 +55,19 @@ extension PresenceMapper {
         func addToken(_ t: String) { if !tokens.contains(t) { tokens.append(t) } }
         func addOther(_ t: String) { if !others.contains(t) { others.append(t) } }
         if let tableActivity { addToken(tableActivity) }
-        if let availability = effective.availability, let detail = detailRow(availability) {
+        if let availability = effective.availability, let index = detailRow(availability) {
+            let detail = tables.availabilityDetail[index]
             detail.activities.forEach(addToken)
             detail.other.map(addOther)
             if let input = detail.userInput { person.rpid.userInput = RPIDUserInput(input) }
-            report.map("state/availability class", "\(detail.className): " + ([detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")))
+            report.map("state/availability class", detailRowDetails[index])
         }
         if let token = effective.token {
-            if let row = tables.activityTokens.first(where: { $0.token == token && $0.written }) {
+            if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
+                let row = tables.activityTokens[index]
                 row.rpid.map(addToken)
                 row.other.map(addOther)
-                report.map("state/activity/@token=\(token)", "rpid activities " + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + "))
+                report.map("state/activity/@token=\(token)", writtenTokenDetails[index])
             } else {
                 addOther(token.rawValue)
                 report.map("state/activity/@token=\(token)", "rpid other \"\(token)\" (no table row)")
