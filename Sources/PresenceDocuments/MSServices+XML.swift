@@ -55,14 +55,17 @@ extension MSServices {
         try xml.expect(XMLName(ns, "services"))
         self.init()
         for child in xml.elements {
-            guard child.name == XMLName(ns, "service") else {
+            // Names tested in place (`is`), not built and compared as XMLName values.
+            guard child.is(ns, "service") else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 continue
             }
             var service = Service(uri: child[attribute: "uri"] ?? "")
             for part in child.elements {
-                if part.name == XMLName(ns, "capabilities") {
-                    service.capabilities += part.elements.map(MSCapability.init(cursor:))
+                if part.is(ns, "capabilities") {
+                    // Decoded straight into the service's array (a mapped array was copied in).
+                    service.capabilities.reserveCapacity(service.capabilities.count + part.elementCount)
+                    for item in part.elements { service.capabilities.append(MSCapability(cursor: item)) }
                 } else {
                     service.extensions.append(part.subtree)
                 }
