@@ -18,8 +18,11 @@ extension CategoriesDocument {
     /// than `category` are ignored.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.categories, "categories"))
+        // Decoded into an array made for all the children at once (it grew category by
+        // category), from the children walked in place (no array of cursors is built).
         var categories: [Category] = []
-        for child in xml.elements(XMLName(NS.categories, "category")) {
+        categories.reserveCapacity(xml.elementCount)
+        for child in xml.elements where child.is(NS.categories, "category") {
             categories.append(try Category(cursor: child))
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
