@@ -273,6 +273,28 @@ import XMLBridge
         }
     }
 
+    /// A contact card's identity is read in one walk: names, display names and e-mails
+    /// interleaved with other elements give the lists a search by name gives.
+    @Test func identityReadsDisplayNamesAndEmailsInOrder() throws {
+        let parts = [
+            #"<name><displayName>A</displayName><x:o/><displayName LCID="1036">B</displayName></name>"#,
+            "<email> a@example.com </email>", "<name/>", #"<x:name><displayName>no</displayName></x:name>"#,
+            "<name><displayName>C</displayName></name>", "<email>c@example.com</email>", "<other>o</other>",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let content = parts.filter { _ in Bool.random(using: &generator) }.shuffled(using: &generator).joined()
+            let body = #"<contactCard xmlns="http://schemas.microsoft.com/2006/09/sip/contactcard" xmlns:x="urn:x"><identity>"#
+                + content + "</identity></contactCard>"
+            let card = try ContactCard(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            let ns = NS.contactCard
+            let identity = try #require(try XMLParser.parse(Array(body.utf8)).elements(XMLName(ns, "identity")).first)
+            let displays = identity.elements(XMLName(ns, "name")).flatMap { $0.elements(XMLName(ns, "displayName")) }
+            #expect(card.displayNames == displays.map { ContactCard.LocalizedText($0.trimmedText, lcid: $0[attribute: "LCID"]) })
+            #expect(card.emails == identity.elements(XMLName(ns, "email")).map { $0.trimmedText })
+        }
+    }
+
     @Test func emptyCategoryHasNoPayload() throws {
         let c = try Category(xml: XMLParser.parse(#"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="note" instance="0">  </category>"#))
         #expect(c.payload == nil && c.instance == 0)
