@@ -295,6 +295,29 @@ import XMLBridge
         }
     }
 
+    /// A note body's attributes are read in one pass: in any order, with unknown and namespaced
+    /// ones, each field is what a lookup by name gives and the rest are kept in source order.
+    @Test func noteBodyAttributesInAnyOrderReadAsLookedUp() throws {
+        let pool = [#"type="OOF""#, #"uri="""#, #"startTime="2008-01-14T08:00:00Z""#, #"endTime="2008-01-15T08:00:00Z""#,
+                    #"flavour="x""#, #"x:type="ns""#, #"zeta="z""#]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let attributes = pool.filter { _ in Bool.random(using: &generator) }.shuffled(using: &generator)
+            let body = #"<note xmlns="http://schemas.microsoft.com/2006/09/sip/note" xmlns:x="urn:x"><body "#
+                + attributes.joined(separator: " ") + ">Out</body><other/></note>"
+            let note = try MSNote(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            let tree = try #require(try XMLParser.parse(Array(body.utf8)).elements(XMLName(NS.note, "body")).first)
+            let decoded = try #require(note.bodies.first)
+            #expect(note.bodies.count == 1 && decoded.text == "Out")
+            #expect(decoded.type == tree[attribute: "type"] && decoded.uri == tree[attribute: "uri"])
+            #expect(decoded.startTime == tree[attribute: "startTime"] && decoded.endTime == tree[attribute: "endTime"])
+            let known = ["type", "uri", "startTime", "endTime"]
+            let other = tree.attributes.filter { !($0.name.namespace.isEmpty && known.contains($0.name.local)) }
+            #expect(decoded.otherAttributes.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" }
+                == other.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" })
+        }
+    }
+
     @Test func emptyCategoryHasNoPayload() throws {
         let c = try Category(xml: XMLParser.parse(#"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="note" instance="0">  </category>"#))
         #expect(c.payload == nil && c.instance == 0)
