@@ -316,33 +316,11 @@ extension MSCapability {
     /// namespaced attribute (keyed `{namespace}local`) needs a declaration
     /// before the attributes: such a capability is written as its tree.
     func write(to w: inout XMLStreamWriter, namespace: String) {
-        guard !attributes.keys.contains(where: { $0.utf8.first == UInt8(ascii: "{") }) else {
+        guard !sortedAttributes.contains(where: { $0.key.utf8.first == UInt8(ascii: "{") }) else {
             return w.element(xml(namespace: namespace))
         }
         w.startElement(namespace, name, prefix: nil)
-        if attributes.count == 2 {
-            // The usual pair (render and capture): one pass, one comparison.
-            var entries = attributes.makeIterator()
-            if let first = entries.next(), let second = entries.next() {
-                let (a, b) = first.key < second.key ? (first, second) : (second, first)
-                w.attribute(a.key, a.value)
-                w.attribute(b.key, b.value)
-            }
-        } else if attributes.count <= 4 {
-            // The few attributes a capability has, smallest name first, without sorting a copy.
-            var previous: String?
-            for _ in 0..<attributes.count {
-                var next: (key: String, value: String)?
-                for entry in attributes where previous.map({ entry.key > $0 }) ?? true {
-                    if next.map({ entry.key < $0.key }) ?? true { next = entry }
-                }
-                guard let next else { break }
-                w.attribute(next.key, next.value)
-                previous = next.key
-            }
-        } else {
-            for (key, value) in attributes.sorted(by: { $0.key < $1.key }) { w.attribute(key, value) }
-        }
+        for attribute in sortedAttributes { w.attribute(attribute.key, attribute.value) }
         w.endElement()
     }
 }

@@ -18,8 +18,11 @@ extension CategoriesDocument {
     /// than `category` are ignored.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.categories, "categories"))
+        // Decoded into an array made for all the children at once (it grew category by
+        // category), from the children walked in place (no array of cursors is built).
         var categories: [Category] = []
-        for child in xml.elements(XMLName(NS.categories, "category")) {
+        categories.reserveCapacity(xml.elementCount)
+        for child in xml.elements where child.is(NS.categories, "category") {
             categories.append(try Category(cursor: child))
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
@@ -63,21 +66,41 @@ extension Category {
         guard xml.localName == "category", xml.namespaceURI == NS.categories || xml.namespaceURI.isEmpty else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
-        guard let name = xml[attribute: "name"] else {
+        // One pass over the attributes (a lookup by name walked them all, once per attribute
+        // modelled); the first of a repeated name counts, as with a lookup.
+        var name: String?, instance: String?, container: String?, version: String?
+        var publishTime: String?, expireTypeRaw: String?, expires: String?, endpointID: String?
+        var hasOther = false
+        xml.forEachAttribute { attribute, value in
+            guard attribute.namespace.isEmpty else { hasOther = true; return }
+            switch attribute.local {
+            case "name": if name == nil { name = value }
+            case "instance": if instance == nil { instance = value }
+            case "publishTime": if publishTime == nil { publishTime = value }
+            case "container": if container == nil { container = value }
+            case "version": if version == nil { version = value }
+            case "expireType": if expireTypeRaw == nil { expireTypeRaw = value }
+            case "expires": if expires == nil { expires = value }
+            case "endpointId": if endpointID == nil { endpointID = value }
+            default: hasOther = true
+            }
+        }
+        guard let name else {
             throw xml.error("category without a name attribute")
         }
-        var other = xml.attributes(excluding: Self.knownAttributes)
-        let expireType = xml[attribute: "expireType"].flatMap(ExpireType.init(rawValue:))
-        if expireType == nil, let raw = xml[attribute: "expireType"] {
-            other.append(XMLAttribute(XMLName("", "expireType"), raw))
+        var other = hasOther ? xml.attributes(excluding: Self.knownAttributes) : []
+        let expireType = expireTypeRaw.flatMap(ExpireType.init(rawValue:))
+        if expireType == nil, let expireTypeRaw {
+            other.append(XMLAttribute(XMLName("", "expireType"), expireTypeRaw))
         }
         let categoryName = CategoryName(rawValue: name)
         let empty = xml.hasOnlyWhitespace
         self.init(
-            name: categoryName, instance: try xml.uint32Attribute("instance"),
-            container: try xml.uint32Attribute("container"), version: try xml.uint32Attribute("version"),
-            publishTime: xml[attribute: "publishTime"], expireType: expireType,
-            expires: try xml.uint32Attribute("expires"), endpointID: xml[attribute: "endpointId"],
+            name: categoryName, instance: try xml.uint32Attribute("instance", raw: instance),
+            container: try xml.uint32Attribute("container", raw: container),
+            version: try xml.uint32Attribute("version", raw: version),
+            publishTime: publishTime, expireType: expireType,
+            expires: try xml.uint32Attribute("expires", raw: expires), endpointID: endpointID,
             otherAttributes: other,
             payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
     }

@@ -34,10 +34,17 @@ extension ContactCard {
             }
             switch child.localName {
             case "identity":
-                for name in child.elements(XMLName(ns, "name")) {
-                    displayNames += name.elements(XMLName(ns, "displayName")).map(LocalizedText.init(lcidElement:))
+                // One walk over the identity's children, each value appended in place (no
+                // arrays of cursors and of values are built per name and for the e-mails).
+                for part in child.elements {
+                    if part.is(ns, "name") {
+                        for display in part.elements where display.is(ns, "displayName") {
+                            displayNames.append(LocalizedText(lcidElement: display))
+                        }
+                    } else if part.is(ns, "email") {
+                        emails.append(part.trimmedText)
+                    }
                 }
-                emails += child.elements(XMLName(ns, "email")).map(\.trimmedText)
             case "address":
                 addresses.append(Address(
                     type: child[attribute: "type"],

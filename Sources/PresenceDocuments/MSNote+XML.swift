@@ -20,11 +20,24 @@ extension MSNote {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.note, "note"))
         self.init()
-        for b in xml.elements(XMLName(NS.note, "body")) {
+        for b in xml.elements where b.is(NS.note, "body") {
+            // The attributes read in one pass (the first of a repeated name counts, as with a
+            // lookup); the others are collected only when there are some.
+            var type: String?, uri: String?, startTime: String?, endTime: String?
+            var hasOther = false
+            b.forEachAttribute { name, value in
+                guard name.namespace.isEmpty else { hasOther = true; return }
+                switch name.local {
+                case "type": if type == nil { type = value }
+                case "uri": if uri == nil { uri = value }
+                case "startTime": if startTime == nil { startTime = value }
+                case "endTime": if endTime == nil { endTime = value }
+                default: hasOther = true
+                }
+            }
             bodies.append(Body(
-                text: b.text, type: b[attribute: "type"], uri: b[attribute: "uri"],
-                startTime: b[attribute: "startTime"], endTime: b[attribute: "endTime"],
-                otherAttributes: b.attributes.excluding(["type", "uri", "startTime", "endTime"])))
+                text: b.text, type: type, uri: uri, startTime: startTime, endTime: endTime,
+                otherAttributes: hasOther ? b.attributes.excluding(["type", "uri", "startTime", "endTime"]) : []))
         }
     }
 

@@ -12,15 +12,18 @@ extension MSCapability {
     /// Content is ignored: the spec's examples write white space inside these
     /// empty elements (`<text ...>` newline `</text>`), which is accepted.
     public init(cursor xml: XMLCursor) {
-        var attributes = [String: String](minimumCapacity: xml.attributeCount)
-        xml.forEachAttribute { name, value in attributes[name.description] = value }
-        self.init(name: xml.name.local, attributes: attributes)
+        self.init(name: xml.localName, sortedAttributes: [])
+        sortedAttributes.reserveCapacity(xml.attributeCount)
+        // Each attribute goes into its place in key order (a capability has a few); a repeated
+        // key keeps the last value, as assigning it in a dictionary did.
+        xml.forEachAttribute { name, value in setAttribute(name.description, value) }
     }
 
     /// Writes the capability as an empty element in `namespace`, attributes sorted by name.
     public func xml(namespace: String) -> XMLElement {
         var e = XMLElement(XMLName(namespace, name))
-        for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
+        for attribute in sortedAttributes {
+            let (key, value) = (attribute.key, attribute.value)
             if key.hasPrefix("{"), let close = key.firstIndex(of: "}") {
                 let ns = String(key[key.index(after: key.startIndex)..<close])
                 e.attributes.append(XMLAttribute(XMLName(ns, String(key[key.index(after: close)...])), value))
@@ -52,14 +55,17 @@ extension MSServices {
         try xml.expect(XMLName(ns, "services"))
         self.init()
         for child in xml.elements {
-            guard child.name == XMLName(ns, "service") else {
+            // Names tested in place (`is`), not built and compared as XMLName values.
+            guard child.is(ns, "service") else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 continue
             }
             var service = Service(uri: child[attribute: "uri"] ?? "")
             for part in child.elements {
-                if part.name == XMLName(ns, "capabilities") {
-                    service.capabilities += part.elements.map(MSCapability.init(cursor:))
+                if part.is(ns, "capabilities") {
+                    // Decoded straight into the service's array (a mapped array was copied in).
+                    service.capabilities.reserveCapacity(service.capabilities.count + part.elementCount)
+                    for item in part.elements { service.capabilities.append(MSCapability(cursor: item)) }
                 } else {
                     service.extensions.append(part.subtree)
                 }

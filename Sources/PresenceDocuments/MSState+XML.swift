@@ -26,17 +26,35 @@ extension MSState {
     /// kept verbatim in `extensions`. Undeclared attributes are ignored.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.state, "state"))
-        guard let type = xml.attribute(.xsiType) else {
+        // The fields are gathered first and the state made once: each setter of an
+        // out-of-line field checks (and for an absent one builds) the box on its own.
+        // Attributes are read in one pass; the first of a repeated name counts, as with a lookup.
+        var type: String?, manual: String?, startTime: String?, uri: String?, endpointID: String?
+        var lastActive: String?, majorVersion: String?, minorVersion: String?
+        xml.forEachAttribute { name, value in
+            guard name.namespace.isEmpty else {
+                if type == nil, name.local == "type", name.namespace == NS.xsi { type = value }
+                return
+            }
+            switch name.local {
+            case "manual": if manual == nil { manual = value }
+            case "startTime": if startTime == nil { startTime = value }
+            case "uri": if uri == nil { uri = value }
+            case "endpointId": if endpointID == nil { endpointID = value }
+            case "lastActive": if lastActive == nil { lastActive = value }
+            case "majorVersion": if majorVersion == nil { majorVersion = value }
+            case "minorVersion": if minorVersion == nil { minorVersion = value }
+            default: break
+            }
+        }
+        guard let type else {
             throw xml.error("xsi:type is mandatory on state ([MS-PRES] §2.2.2.7.1)")
         }
-        self.init(type: StateType(rawValue: type.qnameLocalPart))
-        manual = try xml.boolAttribute("manual")
-        startTime = xml[attribute: "startTime"]
-        uri = xml[attribute: "uri"]
-        endpointID = xml[attribute: "endpointId"]
-        lastActive = xml[attribute: "lastActive"]
-        majorVersion = xml[attribute: "majorVersion"]
-        minorVersion = xml[attribute: "minorVersion"]
+        let isManual = try xml.boolAttribute("manual", raw: manual)
+        var availability: UInt32?, activities: [MSActivity] = [], extensions: [XMLElement] = []
+        var endpointLocation: String?, meetingSubject: String?, meetingLocation: String?
+        var timeZoneBias: Int?, timeZoneName: String?, timeZoneAbbreviation: String?, device: String?
+        var treatLocationAsProximate: Bool?
         for child in xml.elements {
             guard child.namespaceURI == NS.state else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
@@ -56,6 +74,13 @@ extension MSState {
             default: extensions.append(child.subtree)
             }
         }
+        self.init(
+            type: StateType(rawValue: type.qnameLocalPart), manual: isManual, startTime: startTime, uri: uri,
+            endpointID: endpointID, lastActive: lastActive, majorVersion: majorVersion, minorVersion: minorVersion,
+            availability: availability, activities: activities, endpointLocation: endpointLocation,
+            meetingSubject: meetingSubject, meetingLocation: meetingLocation, timeZoneBias: timeZoneBias,
+            timeZoneName: timeZoneName, timeZoneAbbreviation: timeZoneAbbreviation, device: device,
+            treatLocationAsProximate: treatLocationAsProximate, extensions: extensions)
     }
 
     /// Writes the `state` element as the [MS-PRES] examples do: default

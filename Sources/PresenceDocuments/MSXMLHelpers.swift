@@ -40,7 +40,13 @@ extension ElementReading {
 
     /// An unqualified attribute parsed as xs:unsignedInt; the error is located at this element.
     func uint32Attribute(_ local: String) throws(XMLError) -> UInt32? {
-        guard let raw = self[attribute: local] else { return nil }
+        try uint32Attribute(local, raw: self[attribute: local])
+    }
+
+    /// The value `raw` of the unqualified attribute `local`, already looked up, parsed as
+    /// xs:unsignedInt; the error is located at this element.
+    func uint32Attribute(_ local: String, raw: String?) throws(XMLError) -> UInt32? {
+        guard let raw else { return nil }
         guard let value = UInt32(raw.trimmingXMLWhitespace()) else {
             throw error("attribute \(local)=\"\(raw)\" is not an unsignedInt")
         }
@@ -58,7 +64,13 @@ extension ElementReading {
 
     /// An unqualified attribute parsed as xs:boolean; the error is located at this element.
     func boolAttribute(_ local: String) throws(XMLError) -> Bool? {
-        guard let raw = self[attribute: local] else { return nil }
+        try boolAttribute(local, raw: self[attribute: local])
+    }
+
+    /// The value `raw` of the unqualified attribute `local`, already looked up, parsed as
+    /// xs:boolean; the error is located at this element.
+    func boolAttribute(_ local: String, raw: String?) throws(XMLError) -> Bool? {
+        guard let raw else { return nil }
         guard let value = Bool(xsd: raw) else {
             throw error("attribute \(local)=\"\(raw)\" is not a boolean")
         }
@@ -142,7 +154,23 @@ extension String {
     /// The local part of a QName-valued attribute such as `xsi:type="ns:userState"`.
     var qnameLocalPart: String {
         let trimmed = trimmingXMLWhitespace()
-        guard let colon = trimmed.lastIndex(of: ":") else { return trimmed }
+        // ASCII text (every QName in practice) is searched by byte: there every byte is a
+        // character, where the search by character cost hundreds of instructions a step.
+        // Other text keeps the search by character (a colon with a combining mark after it
+        // is one character that is not a colon).
+        let utf8 = trimmed.utf8
+        var colon: String.Index?
+        var index = utf8.endIndex
+        while index > utf8.startIndex {
+            utf8.formIndex(before: &index)
+            let byte = utf8[index]
+            if byte >= 0x80 {
+                colon = trimmed.lastIndex(of: ":")
+                break
+            }
+            if byte == UInt8(ascii: ":") && colon == nil { colon = index }
+        }
+        guard let colon else { return trimmed }
         return String(trimmed[trimmed.index(after: colon)...])
     }
 }

@@ -40,6 +40,13 @@ extension PIDFXML {
             for child in e.children { if case .element(let c) = child { insert(tree: c) } }
         }
         static let pidf = 0, dm = 1, rpid = 2, cipid = 3, caps = 4, ep = 6
+
+        /// The root's declarations for each set of bits: the ``PIDFXML/prefixes`` whose bit is
+        /// set, in that order. Made once (256 short arrays): an array made per document cost its
+        /// allocation and a generic destruction of each (prefix, uri) pair.
+        static let declarations: [[(prefix: String?, uri: String)]] = (0..<(1 << PIDFXML.prefixes.count)).map { bits in
+            PIDFXML.prefixes.indices.filter { bits & (1 << $0) != 0 }.map { (PIDFXML.prefixes[$0].prefix, PIDFXML.prefixes[$0].uri) }
+        }
     }
 
     /// A text-only element with the codec's prefix: unqualified attributes
@@ -97,13 +104,7 @@ extension PIDFDocument {
         }
         cipid.markNamespaces(&used)
         for x in extensions { used.insert(tree: x) }
-        var declarations: [(prefix: String?, uri: String)] = []
-        declarations.reserveCapacity(8)
-        for (i, p) in PIDFXML.prefixes.enumerated() where used.bits & (1 << UInt32(i)) != 0 {
-            declarations.append((p.prefix, p.uri))
-        }
-
-        w.startElement(NS.pidf, "presence", prefix: nil, declarations: declarations)
+        w.startElement(NS.pidf, "presence", prefix: nil, declarations: PIDFXML.Used.declarations[Int(used.bits)])
         w.attribute("entity", entity)
         tuples.withUnsafeBufferPointer { list in
             for i in list.indices { list[i].write(to: &w) }

@@ -49,15 +49,26 @@ extension PIDFDocument {
         cid = nil
         extensions = []
         for child in root.elements {
+            // Names tested in place with `is` (lengths first): a switch on the copied
+            // (namespace, local name) pair compared the long namespace strings case by case.
             let taken: Bool
-            switch (child.namespaceURI, child.localName) {
-            case (NS.pidf, "tuple"): tuples.append(try PIDFTuple(cursor: child)); taken = true
-            case (NS.pidf, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            case (NS.dataModel, "person"): persons.append(try PIDFPerson(cursor: child)); taken = true
-            case (NS.dataModel, "device"): devices.append(try PIDFDevice(cursor: child)); taken = true
-            case (NS.pidf, "linked-identities"): taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(cursor: child))
-            case (NS.pidf, "cid"): taken = PIDFXML.fill(&cid, PIDFXML.text(child))
-            default: taken = cipid.absorb(child)
+            if child.is(NS.pidf, "tuple") {
+                tuples.append(try PIDFTuple(cursor: child))
+                taken = true
+            } else if child.is(NS.pidf, "note") {
+                taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            } else if child.is(NS.dataModel, "person") {
+                persons.append(try PIDFPerson(cursor: child))
+                taken = true
+            } else if child.is(NS.dataModel, "device") {
+                devices.append(try PIDFDevice(cursor: child))
+                taken = true
+            } else if child.is(NS.pidf, "linked-identities") {
+                taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(cursor: child))
+            } else if child.is(NS.pidf, "cid") {
+                taken = PIDFXML.fill(&cid, PIDFXML.text(child))
+            } else {
+                taken = cipid.absorb(child)
             }
             if !taken { extensions.append(child.subtree) }
         }
@@ -115,21 +126,26 @@ extension PIDFTuple {
         extensions = []
         var sawStatus = false
         for child in e.elements {
+            // Names tested in place with `is`, as in the document decoder.
             let taken: Bool
-            switch (child.namespaceURI, child.localName) {
-            case (NS.pidf, "status") where !sawStatus:
+            if !sawStatus, child.is(NS.pidf, "status") {
                 sawStatus = true
                 status = PIDFStatus(cursor: child, capabilities: status.capabilities)
                 taken = true
-            case (NS.pidf, "contact"):
+            } else if child.is(NS.pidf, "contact") {
                 taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: ["priority"]).map {
                     PIDFContact(uri: $0, priority: child[attribute: "priority"])
                 })
-            case (NS.pidf, "note"): taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            case (NS.pidf, "timestamp"): taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
-            case (NS.dataModel, "deviceID"): taken = PIDFXML.append(&deviceIDs, PIDFXML.text(child))
-            case (NS.caps, "servcaps"): taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(cursor: child))
-            default: taken = rpid.absorb(child) || cipid.absorb(child)
+            } else if child.is(NS.pidf, "note") {
+                taken = PIDFXML.append(&notes, PIDFXML.note(child))
+            } else if child.is(NS.pidf, "timestamp") {
+                taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+            } else if child.is(NS.dataModel, "deviceID") {
+                taken = PIDFXML.append(&deviceIDs, PIDFXML.text(child))
+            } else if child.is(NS.caps, "servcaps") {
+                taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(cursor: child))
+            } else {
+                taken = rpid.absorb(child) || cipid.absorb(child)
             }
             if !taken { extensions.append(child.subtree) }
         }

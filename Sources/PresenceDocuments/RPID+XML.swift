@@ -204,17 +204,18 @@ extension RPIDPlaceIs {
                 continue
             }
             guard child.attributeCount == 0 else { return nil }
-            var tokens: [String] = []
-            for token in child.children {
-                if token.isText, token.hasOnlyWhitespace { continue }
-                guard !token.isText, token.namespaceURI == NS.rpid, PIDFXML.isEmpty(token) else { return nil }
-                tokens.append(token.localName)
+            // Exactly one token: the first one is kept, a second one fails (no array is built).
+            var token: String?
+            for element in child.children {
+                if element.isText, element.hasOnlyWhitespace { continue }
+                guard !element.isText, element.namespaceURI == NS.rpid, PIDFXML.isEmpty(element), token == nil else { return nil }
+                token = element.localName
             }
-            guard tokens.count == 1 else { return nil }
+            guard token != nil else { return nil }
             switch child.localName {
-            case "audio": guard PIDFXML.fill(&audio, tokens.first) else { return nil }
-            case "video": guard PIDFXML.fill(&video, tokens.first) else { return nil }
-            case "text": guard PIDFXML.fill(&text, tokens.first) else { return nil }
+            case "audio": guard PIDFXML.fill(&audio, token) else { return nil }
+            case "video": guard PIDFXML.fill(&video, token) else { return nil }
+            case "text": guard PIDFXML.fill(&text, token) else { return nil }
             default: return nil
             }
         }

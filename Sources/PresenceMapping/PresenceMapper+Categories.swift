@@ -236,6 +236,7 @@ extension PresenceMapper {
         }
         if let capsTuple, let caps = doc.tuples[capsTuple].status.capabilities {
             var items: [MSCapability] = []
+            items.reserveCapacity(caps.flags.count)
             let rows = tables.capabilities
             for flag in caps.flags where flag.value {
                 var row: Int?
@@ -244,7 +245,7 @@ extension PresenceMapper {
                     break
                 }
                 if let row {
-                    items.append(MSCapability(name: rows[row].ms, attributes: Self.renderAndCapture))
+                    items.append(MSCapability(name: rows[row].ms, sortedAttributes: Self.renderAndCapture))
                 } else {
                     report.drop("caps \(flag.name)", "no enhanced-presence capability")
                 }

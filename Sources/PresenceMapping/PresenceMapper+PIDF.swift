@@ -14,16 +14,21 @@ extension PresenceMapper {
     /// table's activity in `rpid-status`, and the display name.
     public func pidf(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
         var report = MappingReport()
+        // Room for what a typical document reports (state, note, card, calendar, services),
+        // not an array grown entry by entry.
+        report.mapped.reserveCapacity(16)
+        report.dropped.reserveCapacity(4)
         let doc = onePublicationPerInstance(doc, report: &report)
         let effective = effectiveState(doc, report: &report)
         var output = PIDFDocument(entity: doc.uri)
         var status = PIDFStatus()
         var tableActivity: String?
 
-        if let availability = effective.availability, let row = pidfRow(availability, effective.token) {
+        if let availability = effective.availability, let index = pidfRow(availability, effective.token) {
+            let row = tables.availabilityPIDF[index]
             status.basic = row.basic
             tableActivity = row.rpidActivity
-            report.map("state/availability=\(availability)", "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))")
+            report.map("state/availability=\(availability)", pidfRowDetails[index])
         } else {
             // Nothing published, or the watcher resolves to no container: offline.
             status.basic = .closed
@@ -50,17 +55,19 @@ extension PresenceMapper {
         func addToken(_ t: String) { if !tokens.contains(t) { tokens.append(t) } }
         func addOther(_ t: String) { if !others.contains(t) { others.append(t) } }
         if let tableActivity { addToken(tableActivity) }
-        if let availability = effective.availability, let detail = detailRow(availability) {
+        if let availability = effective.availability, let index = detailRow(availability) {
+            let detail = tables.availabilityDetail[index]
             detail.activities.forEach(addToken)
             detail.other.map(addOther)
             if let input = detail.userInput { person.rpid.userInput = RPIDUserInput(input) }
-            report.map("state/availability class", "\(detail.className): " + ([detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")))
+            report.map("state/availability class", detailRowDetails[index])
         }
         if let token = effective.token {
-            if let row = tables.activityTokens.first(where: { $0.token == token && $0.written }) {
+            if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
+                let row = tables.activityTokens[index]
                 row.rpid.map(addToken)
                 row.other.map(addOther)
-                report.map("state/activity/@token=\(token)", "rpid activities " + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + "))
+                report.map("state/activity/@token=\(token)", writtenTokenDetails[index])
             } else {
                 addOther(token.rawValue)
                 report.map("state/activity/@token=\(token)", "rpid other \"\(token)\" (no table row)")
@@ -167,12 +174,24 @@ extension PresenceMapper {
     }
 
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
+        // The table, services and capabilities read in place by index (a `for (ms, caps) in`
+        // loop and `contains` closures copied each row and capability), the flags made at their
+        // most, one per row.
+        let rows = tables.capabilities
         var flags: [ServiceCapabilities.Flag] = []
-        for (ms, caps) in tables.capabilities where !flags.contains(where: { $0.name == caps }) {
-            let present = services.services.contains { service in
-                service.capabilities.contains { $0.name == ms && ($0.render == true || $0.capture == true) }
+        flags.reserveCapacity(rows.count)
+        rows: for r in rows.indices {
+            for f in flags.indices where flags[f].name == rows[r].caps { continue rows }
+            let ms = rows[r].ms
+            for s in services.services.indices {
+                let capabilities = services.services[s].capabilities
+                for c in capabilities.indices where capabilities[c].name == ms {
+                    if capabilities[c].render == true || capabilities[c].capture == true {
+                        flags.append(.init(rows[r].caps, true))
+                        continue rows
+                    }
+                }
             }
-            if present { flags.append(.init(caps, true)) }
         }
         return ServiceCapabilities(flags: flags)
     }
@@ -182,7 +201,7 @@ extension PresenceMapper {
         if !card.emails.isEmpty { report.drop("contactCard/email", reason) }
         if !card.phones.isEmpty { report.drop("contactCard/phone", reason) }
         if !card.addresses.isEmpty { report.drop("contactCard/address", "CIPID has no postal address") }
-        if !(card.company + card.department + card.title + card.office).isEmpty {
+        if !card.company.isEmpty || !card.department.isEmpty || !card.title.isEmpty || !card.office.isEmpty {
             report.drop("contactCard/company|department|title|office", "CIPID has no organisation fields")
         }
     }

@@ -15,10 +15,17 @@ public struct PresenceMapper: Sendable {
     let reverseRowDetails: [String]
     /// The report detail of each `activity-tokens.tsv` row, in table order.
     let tokenRowDetails: [String]
+    /// The categories → PIDF report details, built once per table row like the two above:
+    /// each `availability-pidf.tsv` row's basic, activity and source,
+    let pidfRowDetails: [String]
+    /// each `availability-pidf-detail.tsv` row's class and what it adds,
+    let detailRowDetails: [String]
+    /// and the RPID each `activity-tokens.tsv` row writes.
+    let writtenTokenDetails: [String]
     /// `render="true" capture="true"`: the attributes of every capability a
     /// PIDF → categories conversion writes ([MS-PRES] §2.2.2.7.3), one shared
-    /// dictionary instead of one built per capability.
-    static let renderAndCapture: [String: String] = ["render": "true", "capture": "true"]
+    /// array (in key order) instead of one built per capability.
+    static let renderAndCapture: [MSCapability.Attribute] = [.init("capture", "true"), .init("render", "true")]
 
     public init(tables: MappingTables) {
         self.tables = tables
@@ -27,6 +34,16 @@ public struct PresenceMapper: Sendable {
             .union(tables.activityTokens.compactMap(\.rpid)).union(tables.availabilityDetail.flatMap(\.activities))
         reverseRowDetails = tables.pidfAvailability.map { "availability \($0.availability) (\($0.source))" }
         tokenRowDetails = tables.activityTokens.map { "token \($0.token) (\($0.source))" }
+        pidfRowDetails = tables.availabilityPIDF.map { row in
+            "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))"
+        }
+        detailRowDetails = tables.availabilityDetail.map { detail in
+            "\(detail.className): " + ([detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""]
+                .filter { !$0.isEmpty }.joined(separator: ", "))
+        }
+        writtenTokenDetails = tables.activityTokens.map { row in
+            "rpid activities " + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + ")
+        }
     }
 
     /// The state a conversion starts from: availability and activity as
@@ -93,12 +110,14 @@ public struct PresenceMapper: Sendable {
         return result
     }
 
-    func pidfRow(_ availability: UInt32, _ token: MSActivityToken?) -> MappingTables.PIDFRow? {
-        tables.availabilityPIDF.first { $0.range.contains(availability, token) }
+    /// The index of the `availability-pidf.tsv` row for `availability` and `token`.
+    func pidfRow(_ availability: UInt32, _ token: MSActivityToken?) -> Int? {
+        tables.availabilityPIDF.firstIndex { $0.range.contains(availability, token) }
     }
 
-    func detailRow(_ availability: UInt32) -> MappingTables.DetailRow? {
-        tables.availabilityDetail.first { $0.range.contains(availability, nil) }
+    /// The index of the `availability-pidf-detail.tsv` row for `availability`.
+    func detailRow(_ availability: UInt32) -> Int? {
+        tables.availabilityDetail.firstIndex { $0.range.contains(availability, nil) }
     }
 
     func msrtcRow(_ availability: UInt32, _ token: MSActivityToken?) -> MappingTables.MSRTCRow? {

@@ -25,6 +25,46 @@ import XMLBridge
         #expect(packed.hashValue == PackedText(text).hashValue)
     }
 
+    @Test func randomTextsReadBackAndCompareAsTheirText() {
+        // Symbols that pack, a few that do not (ASCII and multi-byte), lengths around the
+        // 24-character limit and across the 16-character field boundary.
+        let alphabet = Array("0123456789-:T.Z") + ["+", "a", " ", "é", "€"]
+        var generator = SystemRandomNumberGenerator()
+        var previous: (String, PackedText)?
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 0...28, using: &generator)
+            let onlySymbols = Bool.random(using: &generator)
+            let text = String((0..<count).map { _ in
+                onlySymbols ? alphabet[Int.random(in: 0..<15, using: &generator)] : alphabet.randomElement(using: &generator)!
+            })
+            let packed = PackedText(text)
+            #expect(packed.string == text)
+            #expect(packed == PackedText(text) && packed.hashValue == PackedText(text).hashValue)
+            if let (other, otherPacked) = previous {
+                #expect((packed == otherPacked) == (text == other))
+            }
+            previous = (text, packed)
+        }
+    }
+
+    /// The local part of a QName value: found by byte in ASCII text, by character otherwise,
+    /// always what the search by character gives.
+    @Test func qnameLocalPartIsThatOfTheSearchByCharacter() {
+        func reference(_ text: String) -> String {
+            let trimmed = text.trimmingXMLWhitespace()
+            guard let colon = trimmed.lastIndex(of: ":") else { return trimmed }
+            return String(trimmed[trimmed.index(after: colon)...])
+        }
+        let pieces = ["a", "State", ":", ":", " ", "\r\n", "\t", "é", "\u{301}", "\u{600}", "€", "ns", "x"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5_000 {
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(text.qnameLocalPart == reference(text), "\(Array(text.unicodeScalars))")
+        }
+        #expect("ns:aggregateState".qnameLocalPart == "aggregateState" && " userState ".qnameLocalPart == "userState")
+        #expect("p:\u{301}x".qnameLocalPart == reference("p:\u{301}x") && "\u{600}:x".qnameLocalPart == reference("\u{600}:x"))
+    }
+
     @Test func differentTimesStayDifferent() {
         #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.001"))
         #expect(PackedText("2026-11-22T10:00:00.000") != PackedText("2026-11-22T10:00:00.00"))

@@ -156,4 +156,29 @@ import XMLBridge
         #expect(text.contains(#"<voice a="1" capture="true" deviceAvailability="3500" render="true" z="2"/>"#))
         #expect(doc.serialized() == XMLWriter().bytes(doc.xml))
     }
+
+    /// A capability holds its attributes sorted by key: set one by one (repeats included) it
+    /// holds what a dictionary would, compares as it, and decodes from any attribute order.
+    @Test func capabilityAttributesHoldWhatADictionaryWould() throws {
+        let keys = ["render", "capture", "deviceAvailability", "a", "z", "{urn:x}b", "Zeta", "é", "e\u{301}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            var capability = MSCapability(name: "text")
+            var reference: [String: String] = [:]
+            for _ in 0..<Int.random(in: 0...8, using: &generator) {
+                let key = keys.randomElement(using: &generator)!, value = String(Int.random(in: 0...9, using: &generator))
+                capability.setAttribute(key, value)
+                reference[key] = value
+            }
+            #expect(capability.attributes == reference)
+            #expect(capability.sortedAttributes.map(\.key) == reference.keys.sorted())
+            #expect(capability == MSCapability(name: "text", attributes: reference))
+            #expect(capability.hashValue == MSCapability(name: "text", attributes: reference).hashValue)
+            for key in keys { #expect(capability[attribute: key] == reference[key]) }
+        }
+        let body = #"<text xmlns="urn:s" xmlns:x="urn:x" render="true" x:b="2" capture="false" deviceAvailability="3500"/>"#
+        let decoded = try MSCapability(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+        #expect(decoded.attributes == ["render": "true", "{urn:x}b": "2", "capture": "false", "deviceAvailability": "3500"])
+        #expect(decoded.render == true && decoded.capture == false && decoded.name == "text")
+    }
 }

@@ -60,6 +60,29 @@ import XMLBridge
         #expect(person.extensions.map(\.name) == [XMLName(NS.rpid, "place-is")])
     }
 
+    @Test("place-is takes exactly one empty token per medium", arguments: [
+        ("<rpid:audio> <rpid:quiet/> </rpid:audio>", RPIDPlaceIs(audio: "quiet")),
+        ("<rpid:video><rpid:dark/></rpid:video><rpid:text><rpid:ok/></rpid:text>", RPIDPlaceIs(video: "dark", text: "ok")),
+        ("<rpid:audio><rpid:quiet/><rpid:noisy/></rpid:audio>", nil),
+        ("<rpid:audio></rpid:audio>", nil),
+        ("<rpid:audio> </rpid:audio>", nil),
+        ("<rpid:audio><rpid:quiet/>x</rpid:audio>", nil),
+        ("<rpid:audio><rpid:quiet a=\"1\"/></rpid:audio>", nil),
+        ("<rpid:audio><x:quiet xmlns:x=\"urn:x\"/></rpid:audio>", nil),
+        ("<rpid:audio><rpid:quiet/></rpid:audio><rpid:audio><rpid:ok/></rpid:audio>", nil),
+    ] as [(String, RPIDPlaceIs?)])
+    func placeIsTakesOneTokenPerMedium(_ content: String, _ expected: RPIDPlaceIs?) throws {
+        let doc = """
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model"
+                xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" entity="pres:a@example.com">
+              <dm:person id="p"><rpid:place-is>\(content)</rpid:place-is></dm:person>
+            </presence>
+            """
+        let person = try #require(try PIDFDocument(bytes: Array(doc.utf8)).persons.first)
+        #expect(person.rpid.placeIs == expected)
+        #expect(person.extensions.count == (expected == nil ? 1 : 0))
+    }
+
     @Test func missingTupleIDIsReportedAtTheTupleStartTag() throws {
         let doc = "<presence xmlns=\"urn:ietf:params:xml:ns:pidf\" entity=\"pres:a@example.com\">\n\n  <tuple><status/></tuple></presence>"
         do {

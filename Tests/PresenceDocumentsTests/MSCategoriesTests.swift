@@ -188,6 +188,136 @@ import XMLBridge
         #expect(try Category(xml: XMLParser.parse(XMLWriter().bytes(category.xml))) == category)
     }
 
+    /// The category's attributes are read in one pass: in any order, with unknown, namespaced
+    /// and unknown-valued ones, each field is what a lookup by name gives.
+    @Test func categoryAttributesInAnyOrderReadAsLookedUp() throws {
+        let pool = [
+            #"name="note""#, #"instance="7""#, #"container=" 300 ""#, #"version="4""#,
+            #"publishTime="2008-01-11T18:11:33.577""#, #"expires="3600""#, #"endpointId="{E1}""#,
+            #"flavour="x""#, #"x:name="ns""#, #"x:instance="9""#, #"zeta="z""#,
+        ]
+        let expireTypes = [#"expireType="user""#, #"expireType="someday""#]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var attributes = pool.filter { $0.hasPrefix("name=") || Bool.random(using: &generator) }
+            if Bool.random(using: &generator) { attributes.append(expireTypes.randomElement(using: &generator)!) }
+            attributes.shuffle(using: &generator)
+            let body = #"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" xmlns:x="urn:x" "#
+                + attributes.joined(separator: " ") + "/>"
+            let tree = try XMLParser.parse(Array(body.utf8))
+            let category = try Category(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            func number(_ local: String) -> UInt32? { tree[attribute: local].map { UInt32($0.trimmingXMLWhitespace())! } }
+            #expect(category.name.rawValue == tree[attribute: "name"])
+            #expect(category.instance == number("instance") && category.container == number("container"))
+            #expect(category.version == number("version") && category.expires == number("expires"))
+            #expect(category.publishTime == tree[attribute: "publishTime"] && category.endpointID == tree[attribute: "endpointId"])
+            #expect(category.expireType == tree[attribute: "expireType"].flatMap(ExpireType.init(rawValue:)))
+            let known = ["name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId"]
+            var other = tree.attributes.filter { !($0.name.namespace.isEmpty && known.contains($0.name.local)) }
+            if category.expireType == nil, let raw = tree[attribute: "expireType"] { other.append(XMLAttribute(XMLName("", "expireType"), raw)) }
+            #expect(category.otherAttributes.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" }
+                == other.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" })
+        }
+    }
+
+    @Test func categoryAttributeErrorsComeInTheirOrder() throws {
+        func failure(_ attributes: String) -> String? {
+            let body = #"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" "# + attributes + "/>"
+            do { _ = try Category(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root); return nil } catch { return error.message }
+        }
+        #expect(failure(#"version="v" instance="i""#) == "<category>: category without a name attribute")
+        #expect(failure(#"version="v" name="note" instance="i""#) == #"<category>: attribute instance="i" is not an unsignedInt"#)
+        #expect(failure(#"expires="e" version="v" name="note""#) == #"<category>: attribute version="v" is not an unsignedInt"#)
+        #expect(failure(#"expires="e" name="note""#) == #"<category>: attribute expires="e" is not an unsignedInt"#)
+    }
+
+    /// A state's attributes are read in one pass and its fields set at once: in any order, with
+    /// unknown and namespaced attributes and repeated children, each field is what a lookup by
+    /// name (and, for a child, the last one) gives.
+    @Test func stateAttributesAndChildrenInAnyOrderReadAsLookedUp() throws {
+        let pool = [
+            #"manual="true""#, #"startTime="2008-01-11T18:11:33.577""#, #"uri="sip:a@b""#, #"endpointId="{E}""#,
+            #"lastActive="2008-01-11T18:11:33Z""#, #"majorVersion="3""#, #"minorVersion="0""#, #"other="o""#,
+            #"x:uri="ns""#, #"x:type="notThis""#,
+        ]
+        let children = [
+            "<availability>3500</availability>", #"<activity token="away"/>"#, "<endpointLocation>Home</endpointLocation>",
+            "<meetingSubject>S</meetingSubject>", "<meetingLocation>L</meetingLocation>", "<timeZoneBias>-60</timeZoneBias>",
+            "<device>computer</device>", "<treatLocationAsProximate>true</treatLocationAsProximate>",
+            "<endpointLocation>Office</endpointLocation>", #"<x:extra a="1"/>"#,
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var attributes = pool.filter { _ in Bool.random(using: &generator) } + [#"xsi:type="ns:aggregateState""#]
+            attributes.shuffle(using: &generator)
+            let content = children.filter { _ in Bool.random(using: &generator) }.shuffled(using: &generator)
+            let body = #"<state xmlns="http://schemas.microsoft.com/2006/09/sip/state" xmlns:x="urn:x" "#
+                + #"xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" "# + attributes.joined(separator: " ") + ">"
+                + content.joined() + "</state>"
+            let tree = try XMLParser.parse(Array(body.utf8))
+            let state = try MSState(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            #expect(state.type == .aggregateState && state.manual == tree[attribute: "manual"].map { $0 == "true" })
+            #expect(state.startTime == tree[attribute: "startTime"] && state.uri == tree[attribute: "uri"])
+            #expect(state.endpointID == tree[attribute: "endpointId"] && state.lastActive == tree[attribute: "lastActive"])
+            #expect(state.majorVersion == tree[attribute: "majorVersion"] && state.minorVersion == tree[attribute: "minorVersion"])
+            func last(_ local: String) -> String? {
+                Array(tree.elements).last { $0.name == XMLName(NS.state, local) }.map { $0.text }
+            }
+            #expect(state.availability == last("availability").flatMap { UInt32($0) })
+            #expect(state.activities.count == (last("activity") == nil ? 0 : 1))
+            #expect(state.endpointLocation == last("endpointLocation") && state.meetingSubject == last("meetingSubject"))
+            #expect(state.meetingLocation == last("meetingLocation") && state.device == last("device"))
+            #expect(state.timeZoneBias == last("timeZoneBias").flatMap { Int($0) })
+            #expect(state.treatLocationAsProximate == last("treatLocationAsProximate").map { $0 == "true" })
+            #expect(state.extensions.map { $0.name } == Array(tree.elements).filter { $0.name.namespace == "urn:x" }.map { $0.name })
+        }
+    }
+
+    /// A contact card's identity is read in one walk: names, display names and e-mails
+    /// interleaved with other elements give the lists a search by name gives.
+    @Test func identityReadsDisplayNamesAndEmailsInOrder() throws {
+        let parts = [
+            #"<name><displayName>A</displayName><x:o/><displayName LCID="1036">B</displayName></name>"#,
+            "<email> a@example.com </email>", "<name/>", #"<x:name><displayName>no</displayName></x:name>"#,
+            "<name><displayName>C</displayName></name>", "<email>c@example.com</email>", "<other>o</other>",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<100 {
+            let content = parts.filter { _ in Bool.random(using: &generator) }.shuffled(using: &generator).joined()
+            let body = #"<contactCard xmlns="http://schemas.microsoft.com/2006/09/sip/contactcard" xmlns:x="urn:x"><identity>"#
+                + content + "</identity></contactCard>"
+            let card = try ContactCard(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            let ns = NS.contactCard
+            let identity = try #require(try XMLParser.parse(Array(body.utf8)).elements(XMLName(ns, "identity")).first)
+            let displays = identity.elements(XMLName(ns, "name")).flatMap { $0.elements(XMLName(ns, "displayName")) }
+            #expect(card.displayNames == displays.map { ContactCard.LocalizedText($0.trimmedText, lcid: $0[attribute: "LCID"]) })
+            #expect(card.emails == identity.elements(XMLName(ns, "email")).map { $0.trimmedText })
+        }
+    }
+
+    /// A note body's attributes are read in one pass: in any order, with unknown and namespaced
+    /// ones, each field is what a lookup by name gives and the rest are kept in source order.
+    @Test func noteBodyAttributesInAnyOrderReadAsLookedUp() throws {
+        let pool = [#"type="OOF""#, #"uri="""#, #"startTime="2008-01-14T08:00:00Z""#, #"endTime="2008-01-15T08:00:00Z""#,
+                    #"flavour="x""#, #"x:type="ns""#, #"zeta="z""#]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let attributes = pool.filter { _ in Bool.random(using: &generator) }.shuffled(using: &generator)
+            let body = #"<note xmlns="http://schemas.microsoft.com/2006/09/sip/note" xmlns:x="urn:x"><body "#
+                + attributes.joined(separator: " ") + ">Out</body><other/></note>"
+            let note = try MSNote(cursor: XMLParser.events(Array(body.utf8), vocabulary: .presence).root)
+            let tree = try #require(try XMLParser.parse(Array(body.utf8)).elements(XMLName(NS.note, "body")).first)
+            let decoded = try #require(note.bodies.first)
+            #expect(note.bodies.count == 1 && decoded.text == "Out")
+            #expect(decoded.type == tree[attribute: "type"] && decoded.uri == tree[attribute: "uri"])
+            #expect(decoded.startTime == tree[attribute: "startTime"] && decoded.endTime == tree[attribute: "endTime"])
+            let known = ["type", "uri", "startTime", "endTime"]
+            let other = tree.attributes.filter { !($0.name.namespace.isEmpty && known.contains($0.name.local)) }
+            #expect(decoded.otherAttributes.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" }
+                == other.map { "\($0.name) \($0.prefix ?? "-") \($0.value)" })
+        }
+    }
+
     @Test func emptyCategoryHasNoPayload() throws {
         let c = try Category(xml: XMLParser.parse(#"<category xmlns="http://schemas.microsoft.com/2006/09/sip/categories" name="note" instance="0">  </category>"#))
         #expect(c.payload == nil && c.instance == 0)
