@@ -82,7 +82,7 @@ extension XMLCursor {
         let declarations = events.declarations[declarationStart..<declarationEnd].map {
             XMLEvents.Declaration(prefix: prefix($0.prefix), uri: $0.uri)
         }
-        let recording = XMLEvents(
+        let recording = XMLEvents.copying(
             nodes: copied, names: names, prefixes: prefixes, attributes: attributes,
             declarations: declarations, uris: events.uris,
             bytes: Array(events.bytes[byteStart..<byteEnd]))

@@ -1,5 +1,5 @@
 /// The SAX2 events of one document, recorded in document order into a few
-/// flat arrays, for decoders that read straight from the events.
+/// flat runs of plain values, for decoders that read straight from the events.
 ///
 /// What libxml2 reports through its SAX2 interface (XML Namespaces §3-§6
 /// resolved: each start tag comes with its namespace URI, local name, prefix,
@@ -21,7 +21,11 @@
 /// entities, no network, size/depth/element-count limits) or by replaying a
 /// tree (``init(replaying:)``), so a decoder written against the cursor also
 /// serves callers that hold a tree. Immutable once made.
-public final class XMLEvents: Sendable {
+///
+/// Nodes, attributes, declarations and value bytes lie in one allocation of
+/// their exact size, made once per recording and freed with it (four arrays
+/// cost four allocations to make and four to free, per parse).
+public final class XMLEvents: @unchecked Sendable {
     /// A start tag with its content range, or a run of character data. Plain
     /// integers only (names and prefixes are indices into ``names`` and
     /// ``prefixes``), so recording and reading one costs no reference counting.
@@ -66,30 +70,58 @@ public final class XMLEvents: Sendable {
         var valueCount: Int32
     }
 
-    let nodes: [Node]
+    let nodes: FixedRun<Node>
     /// Each distinct qualified name of the document once; entry 0 is the empty name.
     let names: [XMLName]
     /// Each distinct prefix of the document once.
     let prefixes: [String]
-    let attributes: [Attribute]
-    let declarations: [Declaration]
+    let attributes: FixedRun<Attribute>
+    let declarations: FixedRun<Declaration>
     /// The namespace URIs declarations refer to (each distinct one once).
     let uris: [String]
     /// Attribute values and text, UTF-8, decoded (no references left).
-    let bytes: [UInt8]
+    let bytes: FixedRun<UInt8>
+    /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that order.
+    private let storage: UnsafeMutableRawPointer
 
+    /// A recording holding copies of the given values.
     init(
-        nodes: [Node], names: [XMLName], prefixes: [String], attributes: [Attribute],
-        declarations: [Declaration], uris: [String], bytes: [UInt8]
+        nodes: UnsafeBufferPointer<Node>, names: [XMLName], prefixes: [String], attributes: UnsafeBufferPointer<Attribute>,
+        declarations: UnsafeBufferPointer<Declaration>, uris: [String], bytes: UnsafeBufferPointer<UInt8>
     ) {
-        self.nodes = nodes
+        // Every part but the bytes is made of 4-byte integers, so each starts aligned after the one before.
+        let nodeBytes = nodes.count * MemoryLayout<Node>.stride
+        let attributeBytes = attributes.count * MemoryLayout<Attribute>.stride
+        let declarationBytes = declarations.count * MemoryLayout<Declaration>.stride
+        let total = nodeBytes + attributeBytes + declarationBytes + bytes.count
+        let alignment = max(MemoryLayout<Node>.alignment, MemoryLayout<Attribute>.alignment, MemoryLayout<Declaration>.alignment)
+        storage = .allocate(byteCount: max(total, 1), alignment: alignment)
+        self.nodes = FixedRun(copying: nodes, to: storage)
+        self.attributes = FixedRun(copying: attributes, to: storage + nodeBytes)
+        self.declarations = FixedRun(copying: declarations, to: storage + nodeBytes + attributeBytes)
+        self.bytes = FixedRun(copying: bytes, to: storage + nodeBytes + attributeBytes + declarationBytes)
         self.names = names
         self.prefixes = prefixes
-        self.attributes = attributes
-        self.declarations = declarations
         self.uris = uris
-        self.bytes = bytes
     }
+
+    /// A recording holding copies of the given arrays.
+    static func copying(
+        nodes: [Node], names: [XMLName], prefixes: [String], attributes: [Attribute],
+        declarations: [Declaration], uris: [String], bytes: [UInt8]
+    ) -> XMLEvents {
+        nodes.withUnsafeBufferPointer { n in
+            attributes.withUnsafeBufferPointer { a in
+                declarations.withUnsafeBufferPointer { d in
+                    bytes.withUnsafeBufferPointer { b in
+                        XMLEvents(nodes: n, names: names, prefixes: prefixes, attributes: a, declarations: d, uris: uris, bytes: b)
+                    }
+                }
+            }
+        }
+    }
+
+    deinit { storage.deallocate() }
 
     /// The declarations `start ..< start + count` as (prefix, URI) pairs.
     func declarationList(_ start: Int32, _ count: Int32) -> [(prefix: String?, uri: String)] {
@@ -119,9 +151,9 @@ public final class XMLEvents: Sendable {
         var uris: [String: Int32] = [:]
         recorder.replay(element, names: &names, prefixes: &prefixes, uris: &uris)
         self.init(
-            nodes: recorder.nodes.array, names: recorder.names, prefixes: recorder.prefixes,
-            attributes: recorder.attributes.array, declarations: recorder.declarations.array, uris: recorder.uris,
-            bytes: recorder.bytes.array)
+            nodes: recorder.nodes.buffer, names: recorder.names, prefixes: recorder.prefixes,
+            attributes: recorder.attributes.buffer, declarations: recorder.declarations.buffer, uris: recorder.uris,
+            bytes: recorder.bytes.buffer)
     }
 
     func name(_ id: Int32) -> XMLName { names[Int(id)] }
@@ -239,6 +271,11 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
         Array(UnsafeBufferPointer(start: base, count: count))
     }
 
+    /// The values in place, valid until the next append or the buffer's end.
+    var buffer: UnsafeBufferPointer<Element> {
+        UnsafeBufferPointer(start: base, count: count)
+    }
+
     private mutating func grow(_ needed: Int) {
         let newCapacity = max(needed, capacity * 2)
         let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
@@ -246,6 +283,40 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
         base.deallocate()
         base = newBase
         capacity = newCapacity
+    }
+}
+
+/// A run of plain values inside an ``XMLEvents``' allocation, read like an
+/// array: every subscript is bounds-checked, as an array's is.
+struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
+    private let base: UnsafePointer<Element>
+    let count: Int
+
+    /// Copies `source` to `destination` (aligned for `Element`, room for `source.count` values).
+    init(copying source: UnsafeBufferPointer<Element>, to destination: UnsafeMutableRawPointer) {
+        let typed = destination.bindMemory(to: Element.self, capacity: source.count)
+        if let from = source.baseAddress, !source.isEmpty { typed.initialize(from: from, count: source.count) }
+        base = UnsafePointer(typed)
+        count = source.count
+    }
+
+    @inline(__always)
+    subscript(i: Int) -> Element {
+        precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+        return base[i]
+    }
+
+    /// The values in `range`, which must lie within `0 ..< count`.
+    @inline(__always)
+    subscript(range: Range<Int>) -> Slice<UnsafeBufferPointer<Element>> {
+        precondition(range.lowerBound >= 0 && range.upperBound <= count, "range out of bounds")
+        return UnsafeBufferPointer(start: base, count: count)[range]
+    }
+
+    /// The values in place, for reads within `body` (its own subscripts are checked in debug builds only).
+    @inline(__always)
+    func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
+        try body(UnsafeBufferPointer(start: base, count: count))
     }
 }
 
@@ -429,10 +500,10 @@ struct XMLEventRecorder: ~Copyable {
         end()
     }
 
-    /// The recording (copied out at its exact size), with name, prefix and URI tables kept outside the recorder.
+    /// The recording (copied out at its exact size, into one allocation), with name, prefix and URI tables kept outside the recorder.
     func finished(names: [XMLName], prefixes: [String], uris: [String]) -> XMLEvents {
         XMLEvents(
-            nodes: nodes.array, names: names, prefixes: prefixes, attributes: attributes.array,
-            declarations: declarations.array, uris: uris, bytes: bytes.array)
+            nodes: nodes.buffer, names: names, prefixes: prefixes, attributes: attributes.buffer,
+            declarations: declarations.buffer, uris: uris, bytes: bytes.buffer)
     }
 }

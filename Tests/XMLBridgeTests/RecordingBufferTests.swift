@@ -88,3 +88,70 @@ import Testing
         #expect(isEmpty)
     }
 }
+
+/// `XMLEvents` keeps nodes, attributes, declarations and bytes in one
+/// allocation (`FixedRun`s at offsets in it): random parts of random sizes,
+/// empty ones included, read back as the arrays they were made from.
+@Suite struct XMLEventsStorageTests {
+    private struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+        mutating func int32() -> Int32 { Int32(truncatingIfNeeded: next()) }
+    }
+
+    @Test func partsReadBackAsTheArraysTheyWereMadeFrom() {
+        var random = Random(state: 7)
+        for round in 0..<300 {
+            // Sizes of 0 for any part, and odd byte counts before nothing else.
+            let nodes = (0..<random.below(4) * random.below(30)).map { _ in
+                XMLEvents.Node(
+                    end: random.int32(), name: random.int32(), prefix: random.int32(), line: random.int32(),
+                    column: random.int32(), attributeStart: random.int32(), attributeCount: random.int32(),
+                    declarationStart: random.int32(), declarationCount: random.int32(), textStart: random.int32(),
+                    textCount: random.int32())
+            }
+            let attributes = (0..<random.below(3) * random.below(20)).map { _ in
+                XMLEvents.Attribute(name: random.int32(), prefix: random.int32(), valueStart: random.int32(), valueCount: random.int32())
+            }
+            let declarations = (0..<random.below(3) * random.below(5)).map { _ in
+                XMLEvents.Declaration(prefix: random.int32(), uri: random.int32())
+            }
+            let bytes = (0..<random.below(3) * random.below(300)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let events = XMLEvents.copying(
+                nodes: nodes, names: [XMLName("", "")], prefixes: [], attributes: attributes,
+                declarations: declarations, uris: [], bytes: bytes)
+            #expect(events.nodes.count == nodes.count, "round \(round)")
+            #expect(events.attributes.count == attributes.count, "round \(round)")
+            #expect(events.declarations.count == declarations.count, "round \(round)")
+            #expect(events.bytes.count == bytes.count, "round \(round)")
+            for i in nodes.indices {
+                let a = events.nodes[i], b = nodes[i]
+                #expect(
+                    a.end == b.end && a.name == b.name && a.prefix == b.prefix && a.line == b.line && a.column == b.column
+                        && a.attributeStart == b.attributeStart && a.attributeCount == b.attributeCount
+                        && a.declarationStart == b.declarationStart && a.declarationCount == b.declarationCount
+                        && a.textStart == b.textStart && a.textCount == b.textCount, "round \(round) node \(i)")
+            }
+            for i in attributes.indices {
+                let a = events.attributes[i], b = attributes[i]
+                #expect(a.name == b.name && a.prefix == b.prefix && a.valueStart == b.valueStart && a.valueCount == b.valueCount)
+            }
+            for i in declarations.indices {
+                #expect(events.declarations[i].prefix == declarations[i].prefix && events.declarations[i].uri == declarations[i].uri)
+            }
+            #expect(Array(events.bytes[0..<bytes.count]) == bytes, "round \(round)")
+            #expect(events.bytes.withUnsafeBufferPointer { Array($0) } == bytes, "round \(round)")
+            if !bytes.isEmpty {
+                let lower = random.below(bytes.count), upper = lower + random.below(bytes.count - lower + 1)
+                #expect(Array(events.bytes[lower..<upper]) == Array(bytes[lower..<upper]), "round \(round)")
+            }
+        }
+    }
+}
