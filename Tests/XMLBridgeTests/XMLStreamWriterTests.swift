@@ -111,12 +111,16 @@ import XMLBridge
             return Int(truncatingIfNeeded: state >> 33)
         }
         let pool: [Unicode.Scalar] = (0..<0x80).compactMap(Unicode.Scalar.init) + ["é", "€", "😀"]
-        for _ in 0..<2_000 {
-            // Mostly plain letters, so that long clean runs (read in words) occur.
-            let length = next() % 40
+        for round in 0..<4_000 {
+            // Mostly plain letters, so that long clean runs (read in words) occur;
+            // every other value longer and sparser, so that runs of sixteen (read
+            // in word pairs) occur too, with a replacement in either word.
+            let sparse = round % 2 == 1
+            let length = sparse ? next() % 120 : next() % 40
             var value = ""
             for _ in 0..<length {
-                value.unicodeScalars.append(next() % 4 == 0 ? pool[next() % pool.count] : Unicode.Scalar(UInt8(0x61 + next() % 26)))
+                let special = sparse ? next() % 24 == 0 : next() % 4 == 0
+                value.unicodeScalars.append(special ? pool[next() % pool.count] : Unicode.Scalar(UInt8(0x61 + next() % 26)))
             }
             var w = XMLStreamWriter(indent: nil, declaration: false)
             w.startElement("", "a", prefix: nil, indentsChildren: false)
