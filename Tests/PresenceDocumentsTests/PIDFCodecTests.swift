@@ -488,3 +488,34 @@ struct PIDFCodecTests {
         #expect(error.code == .notWellFormed)
     }
 }
+
+/// RPID's reads of one part of an element (made in its box) give what the element getters give.
+@Suite struct RPIDPartReadTests {
+    @Test func partReadsMatchTheGetters() {
+        var generator = SystemRandomNumberGenerator()
+        let values: [RPIDValue] = [.token("home"), .other("Room 5", lang: "en"), .text("bowling"), .token("x", namespace: "urn:x")]
+        let notes = [PIDFNote("by the window", lang: "en"), PIDFNote("second")]
+        func tokens() -> RPIDTokens? {
+            Bool.random(using: &generator) ? nil : RPIDTokens(values: Array(values.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator))))
+        }
+        for _ in 0..<500 {
+            var rpid = RPID()
+            if Bool.random(using: &generator) { rpid.mood = tokens() }
+            if Bool.random(using: &generator) { rpid.sphere = tokens() }
+            if Bool.random(using: &generator) { rpid.privacy = tokens() }
+            if Bool.random(using: &generator) { rpid.placeType = tokens() }
+            if Bool.random(using: &generator) {
+                rpid.placeIs = RPIDPlaceIs(notes: Array(notes.prefix(Int.random(in: 0...2, using: &generator))), audio: "quiet")
+            }
+            if Bool.random(using: &generator) {
+                rpid.userInput = RPIDUserInput(Bool.random(using: &generator) ? .active : .idle, idleThreshold: 600)
+            }
+            #expect(rpid.hasMood == (rpid.mood != nil))
+            #expect(rpid.hasSphere == (rpid.sphere != nil))
+            #expect(rpid.hasPrivacy == (rpid.privacy != nil))
+            #expect(rpid.userInputValue == rpid.userInput?.value)
+            #expect(rpid.firstPlaceTypeValue == rpid.placeType?.values.first)
+            #expect(rpid.firstPlaceIsNoteText == rpid.placeIs?.notes.first?.text)
+        }
+    }
+}
