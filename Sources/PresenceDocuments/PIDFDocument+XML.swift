@@ -229,15 +229,19 @@ extension PIDFPerson {
         timestamp = nil
         extensions = []
         for child in e.elements {
-            // Most children are RPID or CIPID: `is` tells them from the data-model
-            // names by length, where comparing the namespace strings is a call each.
+            // Most children are RPID or CIPID: the namespace is read once, told
+            // from the data-model one by length (comparing the URIs is a call),
+            // and handed to the RPID and CIPID readers, which need not read it again.
+            let namespace = child.namespaceURI
             let taken: Bool
-            if child.is(NS.dataModel, "note") {
-                taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            } else if child.is(NS.dataModel, "timestamp") {
-                taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+            if namespace.utf8.count == NS.dataModel.utf8.count, namespace == NS.dataModel {
+                switch child.localName {
+                case "note": taken = PIDFXML.append(&notes, PIDFXML.note(child))
+                case "timestamp": taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+                default: taken = false
+                }
             } else {
-                taken = rpid.absorb(child) || cipid.absorb(child)
+                taken = rpid.absorb(child, namespace: namespace) || cipid.absorb(child, namespace: namespace)
             }
             if !taken { extensions.append(child.subtree) }
         }

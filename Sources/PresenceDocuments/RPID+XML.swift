@@ -17,8 +17,17 @@ extension RPID {
     ///   <ep:activity>away</ep:activity> </ep:activities>
     /// ```
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        if e.is(NS.rpidStatus, "activities") {
-            guard e.attributeCount == 0 else { return false }
+        absorb(e, namespace: e.namespaceURI)
+    }
+
+    /// ``absorb(_:)`` for a caller that has read `e`'s namespace URI already.
+    /// The namespace is told apart by length first (a load, where comparing
+    /// the long URIs is a call): the RPID, pre-RFC rpid-status and CIPID URIs
+    /// all differ in length.
+    mutating func absorb(_ e: XMLCursor, namespace: String) -> Bool {
+        let length = namespace.utf8.count
+        if length == NS.rpidStatus.utf8.count, namespace == NS.rpidStatus {
+            guard e.localName == "activities", e.attributeCount == 0 else { return false }
             var found: [String] = []
             for child in e.children {
                 if child.isText, child.hasOnlyWhitespace { continue }
@@ -28,8 +37,7 @@ extension RPID {
             legacyActivities += found
             return true
         }
-        let namespace = e.namespaceURI
-        guard namespace.utf8.count == NS.rpid.utf8.count, namespace == NS.rpid else { return false }
+        guard length == NS.rpid.utf8.count, namespace == NS.rpid else { return false }
         switch e.localName {
         case "activities":
             guard let value = RPIDTokens(cursor: e) else { return false }
@@ -242,7 +250,12 @@ extension CIPID {
     /// `display-name` may repeat (one per `xml:lang`, RFC 4482 §3.2); a second
     /// card, homepage, icon, map or sound is left to the caller's `extensions`.
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        guard e.namespaceURI == NS.cipid else { return false }
+        absorb(e, namespace: e.namespaceURI)
+    }
+
+    /// ``absorb(_:)`` for a caller that has read `e`'s namespace URI already.
+    mutating func absorb(_ e: XMLCursor, namespace: String) -> Bool {
+        guard namespace.utf8.count == NS.cipid.utf8.count, namespace == NS.cipid else { return false }
         switch e.localName {
         case "display-name":
             guard let name = PIDFXML.note(e) else { return false }

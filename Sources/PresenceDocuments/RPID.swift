@@ -192,6 +192,23 @@ public struct RPID: Hashable, Sendable {
     /// True when no RPID element is present.
     public var isEmpty: Bool { box?.value.isEmpty ?? true }
 
+    // Reads of one part of an element, made in the box: an element's getter
+    // above copies the whole element out (a retain and a release for each of
+    // its strings and arrays) only for the caller to test it or read one part.
+
+    /// True when `<mood>` is present.
+    public var hasMood: Bool { box?.value.mood != nil }
+    /// True when `<sphere>` is present.
+    public var hasSphere: Bool { box?.value.sphere != nil }
+    /// True when `<privacy>` is present.
+    public var hasPrivacy: Bool { box?.value.privacy != nil }
+    /// `userInput?.value`.
+    public var userInputValue: RPIDUserInput.Value? { box?.value.userInput?.value }
+    /// `placeType?.values.first`.
+    public var firstPlaceTypeValue: RPIDValue? { box?.value.placeType?.values.first }
+    /// `placeIs?.notes.first?.text`.
+    public var firstPlaceIsNoteText: String? { box?.value.placeIs?.notes.first?.text }
+
     public static func == (a: RPID, b: RPID) -> Bool {
         switch (a.box, b.box) {
         case (nil, nil): true

@@ -43,7 +43,7 @@ extension PresenceMapper {
         var userInput: RPIDUserInput.Value?
         let oofText = MSActivityToken.outOfOffice.rawValue
         func scan(_ rpid: RPID) {
-            if userInput == nil, let input = rpid.userInput?.value { userInput = input }
+            if userInput == nil, let input = rpid.userInputValue { userInput = input }
             // Each activities element read in place (a `for activities in` loop copies every one).
             let list = rpid.activities
             for i in list.indices {
@@ -138,18 +138,19 @@ extension PresenceMapper {
 
         let meetingSubject = activityNotes.first?.text
         if meetingSubject != nil { report.map("rpid activities/note", "state meetingSubject") }
-        // The first person's RPID, read in place; the state is made once from what it gives.
+        // The first person's RPID, read in place (the parts it needs read in its box, not
+        // copied out element by element); the state is made once from what it gives.
         var meetingLocation: String?
         var endpointLocation: String?
         var timeZoneBias: Int?
         var timeZoneName: String?
         if let person {
             let rpid = doc.persons[person].rpid
-            if case .other(let location, _)? = rpid.placeType?.values.first {
+            if case .other(let location, _)? = rpid.firstPlaceTypeValue {
                 meetingLocation = location
                 report.map("rpid place-type", "state meetingLocation")
             }
-            if let note = rpid.placeIs?.notes.first?.text {
+            if let note = rpid.firstPlaceIsNoteText {
                 endpointLocation = note
                 report.map("rpid place-is/note", "state endpointLocation")
             }
@@ -159,9 +160,9 @@ extension PresenceMapper {
                 timeZoneName = offsets[0].description
                 report.map("rpid time-offset", "state timeZoneBias \(-offsets[0].minutes)")
             }
-            if rpid.mood != nil { report.drop("rpid mood", "no enhanced-presence equivalent") }
-            if rpid.sphere != nil { report.drop("rpid sphere", "no enhanced-presence equivalent") }
-            if rpid.privacy != nil { report.drop("rpid privacy", "no enhanced-presence equivalent") }
+            if rpid.hasMood { report.drop("rpid mood", "no enhanced-presence equivalent") }
+            if rpid.hasSphere { report.drop("rpid sphere", "no enhanced-presence equivalent") }
+            if rpid.hasPrivacy { report.drop("rpid privacy", "no enhanced-presence equivalent") }
         }
         let state = MSState(
             type: .aggregateState, availability: availability, activities: activities, endpointLocation: endpointLocation,

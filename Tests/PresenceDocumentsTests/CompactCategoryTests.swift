@@ -126,3 +126,21 @@ import XMLBridge
         #expect(MemoryLayout<MSNote.Body>.stride <= 56)
     }
 }
+
+/// `ServiceCapabilities.rank(of:)` gives a name's place in the schema order (its count for any other name).
+@Suite struct ServiceCapabilitiesRankTests {
+    @Test func rankIsThePlaceInTheSchemaOrder() {
+        let order = ServiceCapabilities.schemaOrder
+        var names = order + ["", "Audio", "audi", "audios", "typ", "types", "vide0", "événement", "e\u{301}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let base = order.randomElement(using: &generator)!
+            var bytes = Array(base.utf8)
+            bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0x61...0x7A, using: &generator)
+            names.append(String(decoding: bytes, as: UTF8.self))
+        }
+        for name in names {
+            #expect(ServiceCapabilities.rank(of: name) == (order.firstIndex(of: name) ?? order.count), "\(name)")
+        }
+    }
+}

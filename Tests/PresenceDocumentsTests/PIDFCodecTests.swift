@@ -488,3 +488,67 @@ struct PIDFCodecTests {
         #expect(error.code == .notWellFormed)
     }
 }
+
+/// RPID's reads of one part of an element (made in its box) give what the element getters give.
+@Suite struct RPIDPartReadTests {
+    @Test func partReadsMatchTheGetters() {
+        var generator = SystemRandomNumberGenerator()
+        let values: [RPIDValue] = [.token("home"), .other("Room 5", lang: "en"), .text("bowling"), .token("x", namespace: "urn:x")]
+        let notes = [PIDFNote("by the window", lang: "en"), PIDFNote("second")]
+        func tokens() -> RPIDTokens? {
+            Bool.random(using: &generator) ? nil : RPIDTokens(values: Array(values.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator))))
+        }
+        for _ in 0..<500 {
+            var rpid = RPID()
+            if Bool.random(using: &generator) { rpid.mood = tokens() }
+            if Bool.random(using: &generator) { rpid.sphere = tokens() }
+            if Bool.random(using: &generator) { rpid.privacy = tokens() }
+            if Bool.random(using: &generator) { rpid.placeType = tokens() }
+            if Bool.random(using: &generator) {
+                rpid.placeIs = RPIDPlaceIs(notes: Array(notes.prefix(Int.random(in: 0...2, using: &generator))), audio: "quiet")
+            }
+            if Bool.random(using: &generator) {
+                rpid.userInput = RPIDUserInput(Bool.random(using: &generator) ? .active : .idle, idleThreshold: 600)
+            }
+            #expect(rpid.hasMood == (rpid.mood != nil))
+            #expect(rpid.hasSphere == (rpid.sphere != nil))
+            #expect(rpid.hasPrivacy == (rpid.privacy != nil))
+            #expect(rpid.userInputValue == rpid.userInput?.value)
+            #expect(rpid.firstPlaceTypeValue == rpid.placeType?.values.first)
+            #expect(rpid.firstPlaceIsNoteText == rpid.placeIs?.notes.first?.text)
+        }
+    }
+}
+
+/// The person decoder tells its children apart by namespace (read once) and local name.
+@Suite struct PIDFPersonDispatchTests {
+    @Test func childrenOfEveryNamespaceGoWhereTheirNamesSay() throws {
+        let xml = """
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model"
+                xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" xmlns:c="urn:ietf:params:xml:ns:pidf:cipid"
+                xmlns:ep="urn:ietf:params:xml:ns:pidf:status:rpid-status"
+                xmlns:same="urn:ietf:params:xml:ns:pidf:rpiX" xmlns:samec="urn:ietf:params:xml:ns:pidf:cipiX"
+                entity="sip:a@example.net">
+              <dm:person id="p">
+                <dm:note>one</dm:note><dm:timestamp>2026-11-22T10:00:00Z</dm:timestamp><dm:deviceID>d</dm:deviceID>
+                <rpid:mood><rpid:happy/></rpid:mood><ep:activities><ep:activity>away</ep:activity></ep:activities>
+                <ep:activity>lost</ep:activity><c:display-name>A</c:display-name><c:icon>http://i</c:icon>
+                <same:mood><same:happy/></same:mood><samec:icon>http://j</samec:icon><note>pidf</note>
+                <rpid:unknown-element/><c:unknown-element/><dm:note>two</dm:note>
+              </dm:person>
+            </presence>
+            """
+        let person = try #require(try PIDFDocument(bytes: Array(xml.utf8)).persons.first)
+        #expect(person.notes.map(\.text) == ["one", "two"])
+        #expect(person.timestamp == "2026-11-22T10:00:00Z")
+        #expect(person.rpid.mood?.values == [.token("happy")])
+        #expect(person.rpid.legacyActivities == ["away"])
+        #expect(person.cipid.displayNames.map(\.text) == ["A"])
+        #expect(person.cipid.icon == "http://i")
+        #expect(person.extensions.map(\.name) == [
+            XMLName(NS.dataModel, "deviceID"), XMLName(NS.rpidStatus, "activity"),
+            XMLName("urn:ietf:params:xml:ns:pidf:rpiX", "mood"), XMLName("urn:ietf:params:xml:ns:pidf:cipiX", "icon"),
+            XMLName(NS.pidf, "note"), XMLName(NS.rpid, "unknown-element"), XMLName(NS.cipid, "unknown-element"),
+        ])
+    }
+}
