@@ -25,7 +25,8 @@ public enum LibXMLBaseline {
 
 /// The floor under any converter built on libxml2's SAX2 interface: one
 /// parser context, reset and reused for every parse as the bridge's pooled
-/// contexts are, with element and text callbacks that do nothing. What a
+/// contexts are, input set up as the bridge sets up UTF-8 input, and element
+/// and text callbacks that do nothing. What a
 /// conversion costs above this is the bridge's recording, decoding, mapping
 /// and writing. Not for application use; one instance per thread.
 public final class LibXMLSAXFloor {
@@ -57,6 +58,9 @@ public final class LibXMLSAXFloor {
                   let input = xmlParserInputBufferCreateMem(
                       UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
             else { return false }
+            // As the bridge does for UTF-8 input: nothing more to read, so
+            // libxml2 answers its "grow the input" checks at once.
+            input.pointee.readcallback = nil
             guard let stream = xmlNewIOInputStream(ctxt, input, XML_CHAR_ENCODING_NONE) else {
                 xmlFreeParserInputBuffer(input)
                 return false
