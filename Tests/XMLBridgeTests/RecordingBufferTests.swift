@@ -1,23 +1,24 @@
 import Testing
 @testable import XMLBridge
 
+/// A small deterministic generator (SplitMix64), so a failure repeats.
+private struct Random {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    mutating func int32() -> Int32 { Int32(truncatingIfNeeded: next()) }
+}
+
 /// `RecordingBuffer` (the event recorder's growable storage) against an
 /// `Array` doing the same operations: appends of single values and of runs,
 /// in-place writes, pops, growth from a tiny capacity, and the exact-size copy.
 @Suite struct RecordingBufferTests {
-    /// A small deterministic generator (SplitMix64), so a failure repeats.
-    private struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     @Test func randomOperationsMatchAnArray() {
         var random = Random(state: 42)
         for round in 0..<200 {
@@ -93,19 +94,6 @@ import Testing
 /// allocation (`FixedRun`s at offsets in it): random parts of random sizes,
 /// empty ones included, read back as the arrays they were made from.
 @Suite struct XMLEventsStorageTests {
-    private struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func int32() -> Int32 { Int32(truncatingIfNeeded: next()) }
-    }
-
     @Test func partsReadBackAsTheArraysTheyWereMadeFrom() {
         var random = Random(state: 7)
         for round in 0..<300 {
