@@ -44,23 +44,21 @@ struct XMLByteSink: ~Copyable {
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
-        if bytes.count <= 16 {
-            Self.copySmall(from: source, to: base + count, count: bytes.count)
-        } else {
-            (base + count).update(from: source, count: bytes.count)
-        }
+        Self.copy(from: source, to: base + count, count: bytes.count)
         count &+= bytes.count
     }
 
-    /// Copies `count` bytes (1 through 16) with two loads and two stores
-    /// of the widest size that fits, overlapping in the middle: most of what
-    /// the writer appends (names, short values, indentation) is that short,
-    /// and a call to `memcpy` cost more than the copy. Both loads come before
-    /// the stores.
+    /// Copies `count` (at least 1) bytes between regions that do not
+    /// overlap. Up to 16 bytes take two loads and two stores of the widest
+    /// size that fits, overlapping in the middle: most of what the writer
+    /// appends (names, short values, indentation) is that short, and a call to
+    /// `memcpy` cost more than the copy. Both loads come before the stores.
     @inline(__always)
-    static func copySmall(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+    static func copy(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
         let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
-        if count >= 8 {
+        if count > 16 {
+            target.update(from: source, count: count)
+        } else if count >= 8 {
             let head = from.loadUnaligned(as: UInt64.self)
             let tail = from.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)
             to.storeBytes(of: head, as: UInt64.self)
@@ -130,11 +128,7 @@ struct XMLByteSink: ~Copyable {
         count += 1
         run.withUnsafeBufferPointer { source in
             guard let source = source.baseAddress, width > 0 else { return }
-            if width <= 16 {
-                Self.copySmall(from: source, to: base + count, count: width)
-            } else {
-                (base + count).update(from: source, count: width)
-            }
+            Self.copy(from: source, to: base + count, count: width)
         }
         count += width
     }
@@ -150,12 +144,8 @@ struct XMLByteSink: ~Copyable {
         reserve(length &+ 3)
         base[count] = 0x3C  // <
         base[count &+ 1] = 0x2F  // /
-        if length <= 16 {
-            // The name lies before the end tag, so source and target do not overlap.
-            Self.copySmall(from: base + offset, to: base + (count &+ 2), count: length)
-        } else {
-            (base + (count &+ 2)).update(from: base + offset, count: length)
-        }
+        // The name lies before the end tag, so source and target do not overlap.
+        Self.copy(from: base + offset, to: base + (count &+ 2), count: length)
         base[count &+ 2 &+ length] = 0x3E  // >
         count &+= length &+ 3
     }
