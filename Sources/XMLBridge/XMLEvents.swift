@@ -208,84 +208,6 @@ public final class XMLEvents: @unchecked Sendable {
     }
 }
 
-/// A growable run of plain values in memory of its own, for recording and
-/// writing: an append is a capacity check and a store, without the uniqueness
-/// check and exclusivity bookkeeping `Array` does on every mutation (a parse
-/// or a write makes a few hundred of them). ``array`` copies the values out at
-/// their exact size. Owned by one ``XMLEventRecorder`` or ``XMLStreamWriter``;
-/// freed with it.
-struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
-    private var base: UnsafeMutablePointer<Element>
-    private var capacity: Int
-    private(set) var count = 0
-
-    init(capacity: Int) {
-        self.capacity = max(capacity, 4)
-        base = .allocate(capacity: self.capacity)
-    }
-
-    deinit { base.deallocate() }
-
-    var isEmpty: Bool { count == 0 }
-
-    /// The value at `i` (`0 ..< count`), read and written in place.
-    subscript(i: Int) -> Element {
-        @inline(__always)
-        unsafeAddress {
-            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
-            return UnsafePointer(base + i)
-        }
-        @inline(__always)
-        unsafeMutableAddress {
-            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
-            return base + i
-        }
-    }
-
-    @inline(__always)
-    mutating func append(_ value: Element) {
-        if count == capacity { grow(count + 1) }
-        (base + count).initialize(to: value)
-        count += 1
-    }
-
-    /// Appends the values of `source`: a capacity check and a copy.
-    @inline(__always)
-    mutating func append(_ source: UnsafeBufferPointer<Element>) {
-        guard let from = source.baseAddress, !source.isEmpty else { return }
-        if count + source.count > capacity { grow(count + source.count) }
-        (base + count).initialize(from: from, count: source.count)
-        count += source.count
-    }
-
-    /// Removes and returns the last value; nil when empty.
-    @inline(__always)
-    mutating func popLast() -> Element? {
-        guard count > 0 else { return nil }
-        count -= 1
-        return base[count]
-    }
-
-    /// The values, as an array of exactly `count` elements.
-    var array: [Element] {
-        Array(UnsafeBufferPointer(start: base, count: count))
-    }
-
-    /// The values in place, valid until the next append or the buffer's end.
-    var buffer: UnsafeBufferPointer<Element> {
-        UnsafeBufferPointer(start: base, count: count)
-    }
-
-    private mutating func grow(_ needed: Int) {
-        let newCapacity = max(needed, capacity * 2)
-        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
-        newBase.initialize(from: base, count: count)
-        base.deallocate()
-        base = newBase
-        capacity = newCapacity
-    }
-}
-
 /// A run of plain values inside an ``XMLEvents``' allocation, read like an
 /// array: every subscript is bounds-checked, as an array's is.
 struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
@@ -336,7 +258,7 @@ struct XMLEventRecorder: ~Copyable {
     /// Namespace URIs, for a replay (a parse keeps them in its context's table).
     var uris: [String] = []
     /// Attribute values and text.
-    private(set) var bytes: RecordingBuffer<UInt8>
+    var bytes: RecordingBuffer<UInt8>
     /// Indices of the open elements, outermost first.
     var open: RecordingBuffer<Int32>
     /// The text node that further character data extends (nil after any tag).
@@ -355,20 +277,6 @@ struct XMLEventRecorder: ~Copyable {
     }
 
     var depth: Int { open.count }
-
-    /// Bytes recorded so far (where the next value or text starts).
-    var byteCount: Int { bytes.count }
-
-    /// Appends `source` to the recorded bytes: a capacity check and a copy.
-    @inline(__always)
-    mutating func appendBytes(_ source: UnsafeBufferPointer<UInt8>) {
-        bytes.append(source)
-    }
-
-    /// Appends one byte to the recorded bytes.
-    mutating func appendByte(_ byte: UInt8) {
-        bytes.append(byte)
-    }
 
     /// A new entry in the name table; its index.
     mutating func addName(_ name: XMLName) -> Int32 {
@@ -405,15 +313,15 @@ struct XMLEventRecorder: ~Copyable {
     /// Records an attribute of the next start tag.
     @inline(__always)
     mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
-        let start = Int32(byteCount)
-        appendBytes(value)
+        let start = Int32(bytes.count)
+        bytes.append(value)
         attributes.append(XMLEvents.Attribute(name: name, prefix: prefix, valueStart: start, valueCount: Int32(value.count)))
     }
 
     /// Records an attribute whose value is already decoded bytes (appended to `bytes` by the caller from `start`).
     mutating func attribute(name: Int32, prefix: Int32, valueFrom start: Int) {
         attributes.append(XMLEvents.Attribute(
-            name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(byteCount - start)))
+            name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(bytes.count - start)))
     }
 
     @inline(__always)
@@ -428,13 +336,13 @@ struct XMLEventRecorder: ~Copyable {
     mutating func characters(_ text: UnsafeBufferPointer<UInt8>) {
         guard !open.isEmpty, !text.isEmpty else { return }
         if let openText {
-            appendBytes(text)
+            bytes.append(text)
             nodes[openText].textCount += Int32(text.count)
             return
         }
         openText = nodes.count
-        let start = Int32(byteCount)
-        appendBytes(text)
+        let start = Int32(bytes.count)
+        bytes.append(text)
         appendText(start: start, count: Int32(text.count))
     }
 
@@ -490,7 +398,7 @@ struct XMLEventRecorder: ~Copyable {
                 // A tree may hold adjacent or empty text nodes; a parse never gives them.
                 openText = nil
                 if t.isEmpty {
-                    appendText(start: Int32(byteCount), count: 0)
+                    appendText(start: Int32(bytes.count), count: 0)
                 } else {
                     t.withUTF8 { characters($0) }
                 }

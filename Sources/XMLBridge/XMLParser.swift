@@ -353,7 +353,7 @@ private struct EventSink: ~Copyable {
                 if let start = attributes[base + 3], let end = attributes[base + 4] {
                     let raw = UnsafeBufferPointer(start: start, count: end - start)
                     if decodeAmpersands && raw.contains(0x26) {
-                        let from = recorder.byteCount
+                        let from = recorder.bytes.count
                         Self.appendDecodingAmpersandReferences(raw, to: &recorder)
                         recorder.attribute(name: name, prefix: prefix, valueFrom: from)
                     } else {
@@ -382,10 +382,10 @@ private struct EventSink: ~Copyable {
         while i < raw.count {
             if raw[i] == 0x26, i + reference.count <= raw.count,
                raw[i..<(i + reference.count)].elementsEqual(reference) {
-                out.appendByte(0x26)
+                out.bytes.append(0x26)
                 i += reference.count
             } else {
-                out.appendByte(raw[i])
+                out.bytes.append(raw[i])
                 i += 1
             }
         }

@@ -79,7 +79,7 @@ public struct XMLStreamWriter: ~Copyable {
     public consuming func finish() -> [UInt8] {
         while !frames.isEmpty { endElement() }
         if indent != nil { out.append(0x0A) }
-        return out.finish()
+        return out.array
     }
 
     /// Whether `prefix` may be bound to `uri` (Namespaces in XML 1.0 §3):

@@ -28,7 +28,7 @@ import Testing
             }
             let count = sink.count
             #expect(count == reference.count)
-            #expect(sink.finish() == reference)
+            #expect(sink.array == reference)
         }
     }
 
@@ -40,7 +40,7 @@ import Testing
                 sink.append(0xAA)
                 source.withUnsafeBufferPointer { sink.append(UnsafeBufferPointer(rebasing: $0[offset..<(offset + length)])) }
                 sink.append(0xBB)
-                #expect(sink.finish() == [0xAA] + source[offset..<(offset + length)] + [0xBB])
+                #expect(sink.array == [0xAA] + source[offset..<(offset + length)] + [0xBB])
             }
         }
     }

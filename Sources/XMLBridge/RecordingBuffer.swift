@@ -1,51 +1,103 @@
-/// The writer's output: a growable byte buffer that appends without the
-/// uniqueness and capacity bookkeeping `Array.append` does on every call
-/// (the writer appends a few bytes at a time, hundreds of times per document).
-/// Owned by one ``XMLWriter/bytes(_:)`` call: ``finish()`` frees it.
-/// Counts use wrapping arithmetic: a count is at most the capacity, which
-/// an allocation bounds far below `Int.max`, so the overflow checks (a test
-/// and a branch on every append) could never fire.
-struct XMLByteSink: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
+/// A growable run of plain values in memory of its own, for recording and
+/// writing: an append is a capacity check and a store, without the uniqueness
+/// check and exclusivity bookkeeping `Array` does on every mutation (a parse
+/// or a write makes a few hundred of them). ``array`` copies the values out at
+/// their exact size. Owned by one ``XMLEventRecorder`` or ``XMLStreamWriter``;
+/// freed with it.
+///
+/// Counts use wrapping arithmetic: a count is at most the capacity, which an
+/// allocation bounds far below `Int.max`, so overflow checks (a test and a
+/// branch on every append) could never fire.
+struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
+    private var base: UnsafeMutablePointer<Element>
     private var capacity: Int
     private(set) var count = 0
 
     init(capacity: Int) {
-        self.capacity = max(capacity, 16)
+        self.capacity = max(capacity, 4)
         base = .allocate(capacity: self.capacity)
     }
 
     deinit { base.deallocate() }
 
-    /// Makes room for `extra` more bytes.
+    var isEmpty: Bool { count == 0 }
+
+    /// The value at `i` (`0 ..< count`), read and written in place.
+    subscript(i: Int) -> Element {
+        @inline(__always)
+        unsafeAddress {
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+            return UnsafePointer(base + i)
+        }
+        @inline(__always)
+        unsafeMutableAddress {
+            precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
+            return base + i
+        }
+    }
+
+    /// Makes room for `extra` more values.
     @inline(__always)
     private mutating func reserve(_ extra: Int) {
         if count &+ extra > capacity { grow(count &+ extra) }
     }
 
     private mutating func grow(_ needed: Int) {
-        var newCapacity = capacity * 2
-        while newCapacity < needed { newCapacity *= 2 }
-        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBase.update(from: base, count: count)
+        let newCapacity = max(needed, capacity * 2)
+        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
         base.deallocate()
         base = newBase
         capacity = newCapacity
     }
 
     @inline(__always)
-    mutating func append(_ byte: UInt8) {
+    mutating func append(_ value: Element) {
         reserve(1)
-        base[count] = byte
+        (base + count).initialize(to: value)
         count &+= 1
     }
 
+    /// Appends the values of `source`: a capacity check and a copy.
     @inline(__always)
-    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
-        reserve(bytes.count)
-        Self.copy(from: source, to: base + count, count: bytes.count)
-        count &+= bytes.count
+    mutating func append(_ source: UnsafeBufferPointer<Element>) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        reserve(source.count)
+        (base + count).initialize(from: from, count: source.count)
+        count &+= source.count
+    }
+
+    /// Removes and returns the last value; nil when empty.
+    @inline(__always)
+    mutating func popLast() -> Element? {
+        guard count > 0 else { return nil }
+        count &-= 1
+        return base[count]
+    }
+
+    /// The values, as an array of exactly `count` elements.
+    var array: [Element] {
+        Array(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// The values in place, valid until the next append or the buffer's end.
+    var buffer: UnsafeBufferPointer<Element> {
+        UnsafeBufferPointer(start: base, count: count)
+    }
+}
+
+/// The writer's output: a ``RecordingBuffer`` of bytes, with the appends the
+/// writer makes a few bytes at a time, hundreds of times per document.
+typealias XMLByteSink = RecordingBuffer<UInt8>
+
+extension RecordingBuffer where Element == UInt8 {
+    /// Appends the bytes of `source`; runs of up to 16 bytes without `memcpy`.
+    @inline(__always)
+    mutating func append(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        reserve(source.count)
+        Self.copy(from: from, to: base + count, count: source.count)
+        count &+= source.count
     }
 
     /// Copies `count` (at least 1) bytes between regions that do not
@@ -148,10 +200,5 @@ struct XMLByteSink: ~Copyable {
         Self.copy(from: base + offset, to: base + (count &+ 2), count: length)
         base[count &+ 2 &+ length] = 0x3E  // >
         count &+= length &+ 3
-    }
-
-    /// The bytes written, as an array; the sink is freed.
-    consuming func finish() -> [UInt8] {
-        Array(UnsafeBufferPointer(start: base, count: count))
     }
 }
