@@ -150,56 +150,55 @@ public struct XMLCursor: Sendable {
         elements.first { $0.is(name.namespace, name.local) }
     }
 
+    /// Calls `body` with each node directly inside the element (none for
+    /// text), in order, until it returns false. The recorded nodes are walked
+    /// in place: no cursor (and no reference to the recording) is made per child.
+    @inline(__always)
+    private func forEachChildNode(_ body: (XMLEvents.Node) -> Bool) {
+        events.nodes.withUnsafeBufferPointer { nodes in
+            let n = nodes[index]
+            if n.isText { return }
+            var i = index + 1
+            while i < Int(n.end) {
+                let child = nodes[i]
+                if !body(child) { return }
+                i = child.isText ? i + 1 : Int(child.end)
+            }
+        }
+    }
+
     /// How many child elements the element has (0 for text): a capacity to
     /// reserve before decoding them into an array.
     public var elementCount: Int {
-        events.nodes.withUnsafeBufferPointer { nodes in
-            let n = nodes[index]
-            if n.isText { return 0 }
-            var count = 0
-            var i = index + 1
-            while i < Int(n.end) {
-                if nodes[i].isText {
-                    i += 1
-                } else {
-                    count += 1
-                    i = Int(nodes[i].end)
-                }
-            }
-            return count
+        var count = 0
+        forEachChildNode { child in
+            if !child.isText { count += 1 }
+            return true
         }
+        return count
     }
 
     /// True when the element has at least one child element.
     public var hasElementChildren: Bool {
-        // The recorded nodes walked in place: no cursor (and no reference to
-        // the recording) is made per child, here and in the text readers below.
-        events.nodes.withUnsafeBufferPointer { nodes in
-            let n = nodes[index]
-            if n.isText { return false }
-            var i = index + 1
-            while i < Int(n.end) {
-                if !nodes[i].isText { return true }
-                i += 1
-            }
-            return false
+        var found = false
+        forEachChildNode { child in
+            found = !child.isText
+            return !found
         }
+        return found
     }
 
     /// True for an element whose content is XML white space only (or nothing),
     /// and for a run of white space.
     public var hasOnlyWhitespace: Bool {
-        events.nodes.withUnsafeBufferPointer { nodes in
-            let n = nodes[index]
-            if n.isText { return events.isWhitespace(n) }
-            var i = index + 1
-            while i < Int(n.end) {
-                // A child element, or text with something other than white space.
-                if !nodes[i].isText || !events.isWhitespace(nodes[i]) { return false }
-                i += 1
-            }
-            return true
+        if isText { return events.isWhitespace(events.nodes[index]) }
+        var only = true
+        forEachChildNode { child in
+            // A child element, or text with something other than white space.
+            only = child.isText && events.isWhitespace(child)
+            return only
         }
+        return only
     }
 
     /// For an element, the concatenated character data directly inside it;
@@ -229,18 +228,12 @@ public struct XMLCursor: Sendable {
         var single = n
         if !n.isText {
             var count = 0
-            events.nodes.withUnsafeBufferPointer { nodes in
-                var i = index + 1
-                while i < Int(n.end) {
-                    let child = nodes[i]
-                    if child.isText {
-                        count += 1
-                        single = child
-                        i += 1
-                    } else {
-                        i = Int(child.end)
-                    }
+            forEachChildNode { child in
+                if child.isText {
+                    count += 1
+                    single = child
                 }
+                return true
             }
             if count == 0 { return "" }
             if count > 1 { return text.trimmingXMLWhitespace() }
