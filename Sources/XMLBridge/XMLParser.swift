@@ -204,8 +204,7 @@ public enum XMLParser {
         // context's name tables for the parse (moved, not copied).
         var sink = EventSink(
             limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt,
-            estimatedBytes: buffer.count, table: context.table ?? InternTable())
-        context.table = nil
+            estimatedBytes: buffer.count, table: context.table.take() ?? InternTable())
         let result = withUnsafeMutablePointer(to: &sink) { pointer -> Result<XMLEvents, XMLError> in
             ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
             xmlParseDocument(ctxt)
@@ -222,7 +221,7 @@ public enum XMLParser {
             }
             return .success(pointer.pointee.finished())
         }
-        context.table = sink.table
+        context.table = sink.handBackTable()
         let transcoded = fixedInput && ctxt.pointee.input?.pointee.buf?.pointee.encoder != nil
         return (result, transcoded)
     }
@@ -297,6 +296,10 @@ private struct EventSink: ~Copyable {
         self.recorder = XMLEventRecorder(estimatedBytes: estimatedBytes)
         self.table = table
     }
+
+    /// The name tables, for the parser context to keep; the sink ends here,
+    /// so they are moved out rather than copied.
+    consuming func handBackTable() -> InternTable { table }
 
     /// The recording, with the context's name and prefix tables.
     func finished() -> XMLEvents {
