@@ -84,10 +84,13 @@ public final class XMLEvents: @unchecked Sendable {
     /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that order.
     private let storage: UnsafeMutableRawPointer
 
-    /// A recording holding copies of the given values.
+    /// A recording holding copies of the given values; `adjust`, when given,
+    /// then rewrites the copied nodes and attributes in place (before anything
+    /// else can read them).
     init(
         nodes: UnsafeBufferPointer<Node>, names: [XMLName], prefixes: [String], attributes: UnsafeBufferPointer<Attribute>,
-        declarations: UnsafeBufferPointer<Declaration>, uris: [String], bytes: UnsafeBufferPointer<UInt8>
+        declarations: UnsafeBufferPointer<Declaration>, uris: [String], bytes: UnsafeBufferPointer<UInt8>,
+        adjusting adjust: ((UnsafeMutableBufferPointer<Node>, UnsafeMutableBufferPointer<Attribute>) -> Void)? = nil
     ) {
         // Every part but the bytes is made of 4-byte integers, so each starts aligned after the one before.
         let nodeBytes = nodes.count * MemoryLayout<Node>.stride
@@ -100,6 +103,11 @@ public final class XMLEvents: @unchecked Sendable {
         self.attributes = FixedRun(copying: attributes, to: storage + nodeBytes)
         self.declarations = FixedRun(copying: declarations, to: storage + nodeBytes + attributeBytes)
         self.bytes = FixedRun(copying: bytes, to: storage + nodeBytes + attributeBytes + declarationBytes)
+        if let adjust {
+            adjust(
+                UnsafeMutableBufferPointer(start: storage.assumingMemoryBound(to: Node.self), count: nodes.count),
+                UnsafeMutableBufferPointer(start: (storage + nodeBytes).assumingMemoryBound(to: Attribute.self), count: attributes.count))
+        }
         self.names = names
         self.prefixes = prefixes
         self.uris = uris
