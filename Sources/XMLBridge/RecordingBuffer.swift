@@ -22,6 +22,19 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The memory the buffer holds, in bytes.
+    var allocatedBytes: Int { capacity * MemoryLayout<Element>.stride }
+
+    /// Removes every value, keeping the memory when it has room for at least
+    /// `minimumCapacity` values (else it is replaced by that much).
+    mutating func removeAll(keepingCapacity minimumCapacity: Int) {
+        count = 0
+        guard capacity < minimumCapacity else { return }
+        base.deallocate()
+        capacity = minimumCapacity
+        base = .allocate(capacity: capacity)
+    }
+
     /// The value at `i` (`0 ..< count`), read and written in place.
     subscript(i: Int) -> Element {
         @inline(__always)

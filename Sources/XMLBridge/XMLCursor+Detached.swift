@@ -3,46 +3,26 @@ extension XMLCursor {
     /// same names, prefixes, declarations, attributes, text and positions,
     /// without the rest of the document.
     ///
-    /// For keeping an element verbatim cheaply: a few flat arrays are copied
-    /// (nodes, attributes, the value bytes, and only the names and prefixes
-    /// the subtree uses), where ``subtree`` builds one value per element and
-    /// text node, and holding the cursor itself would keep the whole
-    /// document's recording alive. A run of character data is returned as it is.
+    /// For keeping an element verbatim cheaply: the subtree's part of each
+    /// flat run (nodes, attributes, declarations, the value bytes) is copied
+    /// into one allocation, with positions moved to start at zero, and the
+    /// name, prefix and URI tables are shared (a parse's are its parser
+    /// context's, which every recording of that context shares), where
+    /// ``subtree`` builds one value per element and text node, and holding
+    /// the cursor itself would keep the whole document's recording alive. A
+    /// run of character data is returned as it is.
     public var detached: XMLCursor {
-        let nodes = events.nodes
-        let root = nodes[index]
+        let root = events.nodes[index]
         if root.isText { return self }
         let start = index, end = Int(root.end)
         // The subtree's attributes, declarations and bytes were recorded in
         // document order, so each lies in one contiguous range.
+        let attributeStart = Int(root.attributeStart), declarationStart = Int(root.declarationStart)
         var attributeEnd = Int(root.attributeStart + root.attributeCount)
         var declarationEnd = Int(root.declarationStart + root.declarationCount)
         var byteStart = Int.max, byteEnd = 0
-        var nameMap = [Int32](repeating: -1, count: events.names.count)
-        var prefixMap = [Int32](repeating: -1, count: events.prefixes.count)
-        var names: [XMLName] = [XMLName("", "")]
-        var prefixes: [String] = []
-        nameMap[0] = 0
-        func name(_ id: Int32) -> Int32 {
-            let i = Int(id)
-            if nameMap[i] < 0 {
-                nameMap[i] = Int32(names.count)
-                names.append(events.names[i])
-            }
-            return nameMap[i]
-        }
-        func prefix(_ id: Int32) -> Int32 {
-            guard id >= 0 else { return -1 }
-            let i = Int(id)
-            if prefixMap[i] < 0 {
-                prefixMap[i] = Int32(prefixes.count)
-                prefixes.append(events.prefixes[i])
-            }
-            return prefixMap[i]
-        }
-        let attributeStart = Int(root.attributeStart), declarationStart = Int(root.declarationStart)
-        for i in start..<end {
-            let n = nodes[i]
+        let nodes = events.nodes[start..<end]
+        for n in nodes {
             if n.isText {
                 if n.textCount > 0 {
                     byteStart = min(byteStart, Int(n.textStart))
@@ -53,39 +33,33 @@ extension XMLCursor {
                 declarationEnd = max(declarationEnd, Int(n.declarationStart + n.declarationCount))
             }
         }
-        var attributes = Array(events.attributes[attributeStart..<attributeEnd])
+        let attributes = events.attributes[attributeStart..<attributeEnd]
         for a in attributes where a.valueCount > 0 {
             byteStart = min(byteStart, Int(a.valueStart))
             byteEnd = max(byteEnd, Int(a.valueStart + a.valueCount))
         }
         if byteStart > byteEnd { byteStart = 0; byteEnd = 0 }
-        let shift = Int32(byteStart)
-        for i in attributes.indices {
-            attributes[i].name = name(attributes[i].name)
-            attributes[i].prefix = prefix(attributes[i].prefix)
-            attributes[i].valueStart = attributes[i].valueCount > 0 ? attributes[i].valueStart - shift : 0
-        }
-        var copied = Array(nodes[start..<end])
-        let base = Int32(start)
-        for i in copied.indices {
-            if copied[i].isText {
-                copied[i].textStart = copied[i].textCount > 0 ? copied[i].textStart - shift : 0
-            } else {
-                copied[i].end -= base
-                copied[i].name = name(copied[i].name)
-                copied[i].prefix = prefix(copied[i].prefix)
-                copied[i].attributeStart -= Int32(attributeStart)
-                copied[i].declarationStart -= Int32(declarationStart)
+        let shift = Int32(byteStart), base = Int32(start)
+        let firstAttribute = Int32(attributeStart), firstDeclaration = Int32(declarationStart)
+        let recording = XMLEvents(
+            nodes: UnsafeBufferPointer(rebasing: nodes), names: events.names, prefixes: events.prefixes,
+            attributes: UnsafeBufferPointer(rebasing: attributes),
+            declarations: UnsafeBufferPointer(rebasing: events.declarations[declarationStart..<declarationEnd]),
+            uris: events.uris, bytes: UnsafeBufferPointer(rebasing: events.bytes[byteStart..<byteEnd])
+        ) { nodes, attributes in
+            for i in nodes.indices {
+                if nodes[i].isText {
+                    nodes[i].textStart = nodes[i].textCount > 0 ? nodes[i].textStart - shift : 0
+                } else {
+                    nodes[i].end -= base
+                    nodes[i].attributeStart -= firstAttribute
+                    nodes[i].declarationStart -= firstDeclaration
+                }
+            }
+            for i in attributes.indices {
+                attributes[i].valueStart = attributes[i].valueCount > 0 ? attributes[i].valueStart - shift : 0
             }
         }
-        // Before the tables are handed over: a declaration's prefix may be one no name used.
-        let declarations = events.declarations[declarationStart..<declarationEnd].map {
-            XMLEvents.Declaration(prefix: prefix($0.prefix), uri: $0.uri)
-        }
-        let recording = XMLEvents.copying(
-            nodes: copied, names: names, prefixes: prefixes, attributes: attributes,
-            declarations: declarations, uris: events.uris,
-            bytes: Array(events.bytes[byteStart..<byteEnd]))
         return recording.root
     }
 }

@@ -84,10 +84,13 @@ public final class XMLEvents: @unchecked Sendable {
     /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that order.
     private let storage: UnsafeMutableRawPointer
 
-    /// A recording holding copies of the given values.
+    /// A recording holding copies of the given values; `adjust`, when given,
+    /// then rewrites the copied nodes and attributes in place (before anything
+    /// else can read them).
     init(
         nodes: UnsafeBufferPointer<Node>, names: [XMLName], prefixes: [String], attributes: UnsafeBufferPointer<Attribute>,
-        declarations: UnsafeBufferPointer<Declaration>, uris: [String], bytes: UnsafeBufferPointer<UInt8>
+        declarations: UnsafeBufferPointer<Declaration>, uris: [String], bytes: UnsafeBufferPointer<UInt8>,
+        adjusting adjust: ((UnsafeMutableBufferPointer<Node>, UnsafeMutableBufferPointer<Attribute>) -> Void)? = nil
     ) {
         // Every part but the bytes is made of 4-byte integers, so each starts aligned after the one before.
         let nodeBytes = nodes.count * MemoryLayout<Node>.stride
@@ -100,6 +103,11 @@ public final class XMLEvents: @unchecked Sendable {
         self.attributes = FixedRun(copying: attributes, to: storage + nodeBytes)
         self.declarations = FixedRun(copying: declarations, to: storage + nodeBytes + attributeBytes)
         self.bytes = FixedRun(copying: bytes, to: storage + nodeBytes + attributeBytes + declarationBytes)
+        if let adjust {
+            adjust(
+                UnsafeMutableBufferPointer(start: storage.assumingMemoryBound(to: Node.self), count: nodes.count),
+                UnsafeMutableBufferPointer(start: (storage + nodeBytes).assumingMemoryBound(to: Attribute.self), count: attributes.count))
+        }
         self.names = names
         self.prefixes = prefixes
         self.uris = uris
@@ -265,16 +273,47 @@ struct XMLEventRecorder: ~Copyable {
     var openText: Int?
 
     init(estimatedBytes: Int) {
-        // Presence documents run to about one start tag per 30-40 bytes, and
-        // as many runs of text (mostly indentation) as tags; values and text
-        // are about half the bytes. Reserved once, so that a typical body
-        // records without growing a buffer.
-        nodes = RecordingBuffer(capacity: max(16, estimatedBytes / 16))
-        bytes = RecordingBuffer(capacity: max(64, estimatedBytes * 3 / 4))
-        attributes = RecordingBuffer(capacity: max(8, estimatedBytes / 64))
+        nodes = RecordingBuffer(capacity: Self.nodeCapacity(estimatedBytes))
+        bytes = RecordingBuffer(capacity: Self.byteCapacity(estimatedBytes))
+        attributes = RecordingBuffer(capacity: Self.attributeCapacity(estimatedBytes))
         open = RecordingBuffer(capacity: 16)
         declarations = RecordingBuffer(capacity: 8)
     }
+
+    // Presence documents run to about one start tag per 30-40 bytes, and
+    // as many runs of text (mostly indentation) as tags; values and text
+    // are about half the bytes. Reserved once, so that a typical body
+    // records without growing a buffer.
+    private static func nodeCapacity(_ estimatedBytes: Int) -> Int { max(16, estimatedBytes / 16) }
+    private static func byteCapacity(_ estimatedBytes: Int) -> Int { max(64, estimatedBytes * 3 / 4) }
+    private static func attributeCapacity(_ estimatedBytes: Int) -> Int { max(8, estimatedBytes / 64) }
+
+    /// Ready to record another document, as a new recorder for
+    /// `estimatedBytes` would be, in the memory it already has (grown where
+    /// that estimate needs more): a reused parser context records its next
+    /// parse without allocating.
+    mutating func reset(estimatedBytes: Int) {
+        nodes.removeAll(keepingCapacity: Self.nodeCapacity(estimatedBytes))
+        bytes.removeAll(keepingCapacity: Self.byteCapacity(estimatedBytes))
+        attributes.removeAll(keepingCapacity: Self.attributeCapacity(estimatedBytes))
+        open.removeAll(keepingCapacity: 16)
+        declarations.removeAll(keepingCapacity: 8)
+        names.removeAll()
+        prefixes.removeAll()
+        uris.removeAll()
+        openText = nil
+    }
+
+    /// The memory the recorder's buffers hold.
+    var allocatedBytes: Int {
+        nodes.allocatedBytes + bytes.allocatedBytes + attributes.allocatedBytes + open.allocatedBytes
+            + declarations.allocatedBytes
+    }
+
+    /// Most memory a parser context keeps a recorder with between parses
+    /// (a presence body of a few kilobytes needs about 20 KiB): after a
+    /// larger document the recorder is freed instead.
+    static let maxKeptBytes = 128 << 10
 
     var depth: Int { open.count }
 

@@ -201,11 +201,10 @@ public enum XMLParser {
         // The sink lives on this stack frame for the whole parse; the
         // callbacks reach it through a pointer (a plain struct, so no
         // dynamic exclusivity bookkeeping on every event). It holds the
-        // context's name tables for the parse (moved, not copied).
+        // context's name tables and recorder for the parse (moved, not copied).
         var sink = EventSink(
             limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt,
-            estimatedBytes: buffer.count, table: context.table ?? InternTable())
-        context.table = nil
+            recorder: context.takeRecorder(estimatedBytes: buffer.count), table: context.table.take() ?? InternTable())
         let result = withUnsafeMutablePointer(to: &sink) { pointer -> Result<XMLEvents, XMLError> in
             ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
             xmlParseDocument(ctxt)
@@ -222,7 +221,7 @@ public enum XMLParser {
             }
             return .success(pointer.pointee.finished())
         }
-        context.table = sink.table
+        sink.handBack(to: context)
         let transcoded = fixedInput && ctxt.pointee.input?.pointee.buf?.pointee.encoder != nil
         return (result, transcoded)
     }
@@ -288,14 +287,22 @@ private struct EventSink: ~Copyable {
 
     init(
         limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, context: xmlParserCtxtPtr,
-        estimatedBytes: Int, table: InternTable
+        recorder: consuming XMLEventRecorder, table: InternTable
     ) {
         self.limits = limits
         self.vocabulary = vocabulary
         self.decodeAmpersands = decodeAmpersands
         self.context = context
-        self.recorder = XMLEventRecorder(estimatedBytes: estimatedBytes)
+        self.recorder = recorder
         self.table = table
+    }
+
+    /// Gives the name tables and the recorder back to the parser context,
+    /// for its next parse (the recorder only when it is small enough to keep).
+    /// The sink ends here, so they are moved rather than copied.
+    consuming func handBack(to context: XMLParserContext) {
+        context.table = table
+        if recorder.allocatedBytes <= XMLEventRecorder.maxKeptBytes { context.recorder = consume recorder }
     }
 
     /// The recording, with the context's name and prefix tables.

@@ -61,6 +61,10 @@ final class XMLParserContext: @unchecked Sendable {
     /// Names, prefixes and namespace URIs by dictionary address; `nil` while
     /// a parse has it (moved into the event sink, so appends do not copy).
     var table: InternTable? = InternTable()
+    /// The last parse's recorder, emptied for the next one; `nil` while a
+    /// parse has it, and after a document too large for it to be kept
+    /// (``XMLEventRecorder/maxKeptBytes``).
+    var recorder: XMLEventRecorder?
     /// The vocabulary whose URI instances the table holds.
     var vocabulary: XMLVocabulary.Token
 
@@ -87,6 +91,13 @@ final class XMLParserContext: @unchecked Sendable {
             ctxt.pointee.myDoc = nil
         }
         xmlFreeParserCtxt(ctxt)
+    }
+
+    /// The kept recorder emptied for a document of `estimatedBytes`, or a new one.
+    func takeRecorder(estimatedBytes: Int) -> XMLEventRecorder {
+        guard var kept = recorder.take() else { return XMLEventRecorder(estimatedBytes: estimatedBytes) }
+        kept.reset(estimatedBytes: estimatedBytes)
+        return kept
     }
 
     /// Entries in the context's dictionary.

@@ -136,6 +136,15 @@ public struct XMLStreamWriter: ~Copyable {
             }
             return nil
         }
+        /// True when the innermost binding of `prefix` (nil: the default
+        /// namespace) in the bindings made so far is `uri`. Unlike ``lookup(_:)``,
+        /// `xml` counts only when bound here (it never is).
+        @inline(__always)
+        func binds(_ prefix: String?, to uri: String) -> Bool {
+            guard let i = index(of: prefix) else { return false }
+            return bindings.withUnsafeBufferPointer { XMLStreamWriter.same($0[i].uri, uri) }
+        }
+
         /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
         mutating func bind(_ prefix: String?, _ uri: String) -> Bool {
             // `lookup(prefix) == uri`, without copying the bound URI out.
@@ -168,6 +177,24 @@ public struct XMLStreamWriter: ~Copyable {
     ) {
         beginChild(element: true)
         let saved = scope.bindings.count
+        // The usual element: in a namespace whose binding to `prefix` is
+        // already in force (a child in its parent's namespace), with nothing
+        // to declare. The steps below would keep the prefix (a prefix is only
+        // ever bound where it may be declared, so the test is for the one
+        // binding that can break that: `ns` made up for an attribute in the
+        // xmlns namespace), declare nothing and write the same start tag.
+        if declarations.isEmpty, !namespace.isEmpty, scope.binds(prefix, to: namespace),
+            prefix == nil || !Self.same(namespace, Self.xmlnsNamespace)
+        {
+            out.append(0x3C)  // <
+            let nameOffset = out.count
+            appendQName(prefix, local)
+            frames.append(Frame(
+                nameOffset: nameOffset, nameLength: out.count - nameOffset, savedBindings: saved,
+                indentsChildren: indentsChildren && indent != nil))
+            startTagOpen = true
+            return
+        }
         let isXMLNamespace = Self.same(namespace, Self.xmlNamespace)
         var elementPrefix = prefix.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
         if isXMLNamespace {

@@ -17,7 +17,7 @@ private struct Random {
 
 /// `RecordingBuffer` (the event recorder's growable storage) against an
 /// `Array` doing the same operations: appends of single values and of runs,
-/// in-place writes, pops, growth from a tiny capacity, and the exact-size copy.
+/// in-place writes, pops, emptying for reuse, growth from a tiny capacity, and the exact-size copy.
 @Suite struct RecordingBufferTests {
     @Test func randomOperationsMatchAnArray() {
         var random = Random(state: 42)
@@ -46,6 +46,12 @@ private struct Random {
                     let i = random.below(reference.count)
                     buffer[i] &+= 1
                     reference[i] &+= 1
+                case 9 where random.below(8) == 0:
+                    // Emptied for reuse, with room for a random number of values (kept or replaced).
+                    let minimum = random.below(300)
+                    buffer.removeAll(keepingCapacity: minimum)
+                    reference.removeAll()
+                    #expect(buffer.allocatedBytes >= minimum)
                 default:
                     break
                 }

@@ -67,6 +67,49 @@ import XMLBridge
         }
     }
 
+    /// Random documents (prefixes declared at any level, namespaced and plain
+    /// attributes, text runs, empty elements): every element kept on its own
+    /// writes the bytes, and keeps the positions, of the element in place.
+    @Test func everyElementOfRandomDocumentsDetachesAsItself() throws {
+        var state: UInt64 = 11
+        func below(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        func element(_ depth: Int) -> String {
+            let name = ["a", "p:b", "q:c", "d"][below(4)]
+            var text = "<\(name)"
+            if below(3) == 0 { text += #" xmlns:q="urn:q\#(below(3))""# }
+            if below(4) == 0 { text += #" xmlns="urn:d\#(below(2))""# }
+            for i in 0..<below(3) { text += #" \#(["x", "p:y", "q:z"][i])="\#(String(repeating: "v", count: below(6)))&lt;""# }
+            text += ">"
+            for _ in 0..<(depth < 4 ? below(4) : 0) {
+                text += below(3) == 0 ? String(repeating: "t", count: below(4)) + "&amp;\n" : element(depth + 1)
+            }
+            return text + "</\(name)>"
+        }
+        for round in 0..<100 {
+            let text = #"<r xmlns:p="urn:p" xmlns:q="urn:q">"# + element(0) + element(0) + "</r>"
+            var all: [XMLCursor] = []
+            func collect(_ e: XMLCursor) {
+                all.append(e)
+                for child in e.elements { collect(child) }
+            }
+            collect(try XMLParser.events(Array(text.utf8)).root)
+            for original in all {
+                let copy = original.detached
+                var fromOriginal = XMLStreamWriter(indent: nil, declaration: false)
+                fromOriginal.element(original, verbatim: true)
+                var fromCopy = XMLStreamWriter(indent: nil, declaration: false)
+                fromCopy.element(copy, verbatim: true)
+                let expected = fromOriginal.finish(), written = fromCopy.finish()
+                #expect(written == expected, "round \(round): \(text)")
+                #expect(copy.line == original.line && copy.column == original.column)
+                #expect(copy.elements.map(\.column) == original.elements.map(\.column))
+            }
+        }
+    }
+
     @Test func detachedElementOutlivesItsDocumentsOtherContent() throws {
         var kept: XMLCursor?
         do {

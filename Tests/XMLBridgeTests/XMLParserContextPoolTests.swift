@@ -29,6 +29,61 @@ import Testing
         #expect(s.created == 1 && s.reused == 1 && s.discarded == 0 && s.idle == 1)
     }
 
+    /// A reused context records into the recorder its last parse emptied:
+    /// nothing of that document (nodes, attributes, declarations, text, an
+    /// open element) may show in the next, whatever their sizes, and a
+    /// recorder grown past what a context keeps is dropped without effect.
+    @Test func reusedRecorderRecordsEachDocumentAsAFreshOneDoes() throws {
+        var state: UInt64 = 7
+        func below(_ n: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(n))
+        }
+        func document() -> String {
+            var text = #"<r xmlns="urn:r" xmlns:p="urn:p" a="1">"#
+            for i in 0..<below(below(10) == 0 ? 3_000 : 40) {
+                let name = ["a", "p:b", "c"][below(3)]
+                let attributes = (0..<below(4)).map { j in #" x\#(j)="\#(String(repeating: "v", count: below(30)))&amp;""# }
+                text += "\n  <\(name)\(attributes.joined())>\(String(repeating: "t", count: below(50)))\(i)</\(name)>"
+            }
+            return text + "\n</r>"
+        }
+        let pool = XMLParserContextPool(limits: XMLParserPoolLimits(maxIdleContexts: 1))
+        for round in 0..<40 {
+            let text = document()
+            let reused = try events(text, pool)
+            let fresh = try events(text, XMLParserContextPool(limits: XMLParserPoolLimits(maxIdleContexts: 0)))
+            #expect(Self.dump(reused) == Self.dump(fresh), "round \(round)")
+        }
+        #expect(pool.statistics.created == 1)
+    }
+
+    /// Everything a recording holds, names and prefixes spelled out (their
+    /// table indices depend on what the context parsed before).
+    private static func dump(_ e: XMLEvents) -> [String] {
+        var lines: [String] = []
+        for i in 0..<e.nodes.count {
+            var n = e.nodes[i]
+            let name = e.names[Int(n.name)], prefix = e.prefix(n.prefix)
+            n.name = 0
+            n.prefix = 0
+            lines.append("\(name) \(prefix ?? "-") \(n)")
+        }
+        for i in 0..<e.attributes.count {
+            var a = e.attributes[i]
+            let name = e.names[Int(a.name)], prefix = e.prefix(a.prefix)
+            a.name = 0
+            a.prefix = 0
+            lines.append("\(name) \(prefix ?? "-") \(a)")
+        }
+        for i in 0..<e.declarations.count {
+            let d = e.declarations[i]
+            lines.append("xmlns \(e.prefix(d.prefix) ?? "-") \(e.uris[Int(d.uri)])")
+        }
+        lines.append(e.bytes.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) })
+        return lines
+    }
+
     @Test func namesOfAnEarlierDocumentDoNotLeakIntoTheNext() throws {
         let pool = XMLParserContextPool(limits: XMLParserPoolLimits(maxIdleContexts: 1))
         _ = try events(#"<a xmlns="urn:one" xmlns:p="urn:p"><b p:x="1"/></a>"#, pool)

@@ -45,6 +45,48 @@ import XMLBridge
         #expect(Self.string(w) == #"<root xmlns:dm="urn:dm" xmlns="urn:a"><dm:person><x xmlns="urn:other">1</x></dm:person></root>"#)
     }
 
+    @Test("an element whose prefix is bound to its namespace declares nothing; other prefixes, the default, xml, xmlns and no namespace follow the full rules")
+    func bindingInForce() {
+        var w = XMLStreamWriter(indent: nil, declaration: false)
+        w.startElement("urn:a", "root", prefix: nil, declarations: [("p", "urn:p")])
+        w.startElement("urn:a", "child", prefix: nil)
+        w.startElement("urn:p", "x", prefix: "p")
+        w.endElement()
+        w.startElement("urn:p", "y", prefix: nil)
+        w.startElement("urn:p", "z", prefix: nil)
+        w.endElement()
+        w.endElement()
+        w.startElement("urn:a", "q", prefix: "p")
+        w.startElement("urn:a", "r", prefix: "p")
+        w.endElement()
+        w.endElement()
+        w.startElement("http://www.w3.org/XML/1998/namespace", "e", prefix: "x")
+        w.endElement()
+        w.startElement("", "n", prefix: nil)
+        w.startElement("", "m", prefix: nil)
+        w.endElement()
+        w.endElement()
+        w.endElement()
+        w.endElement()
+        #expect(Self.string(w) == """
+            <root xmlns:p="urn:p" xmlns="urn:a"><child><p:x/><y xmlns="urn:p"><z/></y>\
+            <p:q xmlns:p="urn:a"><p:r/></p:q><xml:e/><n xmlns=""><m/></n></child></root>
+            """)
+
+        // An attribute in the xmlns namespace gets a made-up `ns` prefix, which may
+        // not be declared for an element: the element takes the default namespace.
+        var v = XMLStreamWriter(indent: nil, declaration: false)
+        v.startElement("urn:a", "root", prefix: nil)
+        v.attribute(XMLName("http://www.w3.org/2000/xmlns/", "b"), "v")
+        v.startElement("http://www.w3.org/2000/xmlns/", "e", prefix: "ns")
+        v.endElement()
+        v.endElement()
+        #expect(Self.string(v) == """
+            <root xmlns="urn:a" xmlns:ns="http://www.w3.org/2000/xmlns/" ns:b="v">\
+            <e xmlns="http://www.w3.org/2000/xmlns/"/></root>
+            """)
+    }
+
     @Test("attribute values escape quotes, TAB, LF and CR; text escapes CR; other C0 controls become U+FFFD")
     func escapesAsXMLWriter() {
         var w = XMLStreamWriter(indent: nil, declaration: false)
