@@ -68,20 +68,22 @@ extension Category {
         }
         // One pass over the attributes (a lookup by name walked them all, once per attribute
         // modelled); the first of a repeated name counts, as with a lookup.
-        var name: String?, instance: String?, container: String?, version: String?
-        var publishTime: String?, expireTypeRaw: String?, expires: String?, endpointID: String?
+        // Numbers are read from the value bytes (no String made for them).
+        var name: String?, publishTime: String?, expireTypeRaw: String?, endpointID: String?
+        var instance: XMLCursor.AttributeValue?, container: XMLCursor.AttributeValue?
+        var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
         var hasOther = false
-        xml.forEachAttribute { attribute, value in
+        xml.forEachAttributeValue { attribute, value in
             guard attribute.namespace.isEmpty else { hasOther = true; return }
             switch attribute.local {
-            case "name": if name == nil { name = value }
+            case "name": if name == nil { name = value.string }
             case "instance": if instance == nil { instance = value }
-            case "publishTime": if publishTime == nil { publishTime = value }
+            case "publishTime": if publishTime == nil { publishTime = value.string }
             case "container": if container == nil { container = value }
             case "version": if version == nil { version = value }
-            case "expireType": if expireTypeRaw == nil { expireTypeRaw = value }
+            case "expireType": if expireTypeRaw == nil { expireTypeRaw = value.string }
             case "expires": if expires == nil { expires = value }
-            case "endpointId": if endpointID == nil { endpointID = value }
+            case "endpointId": if endpointID == nil { endpointID = value.string }
             default: hasOther = true
             }
         }
@@ -96,11 +98,11 @@ extension Category {
         let categoryName = CategoryName(rawValue: name)
         let empty = xml.hasOnlyWhitespace
         self.init(
-            name: categoryName, instance: try xml.uint32Attribute("instance", raw: instance),
-            container: try xml.uint32Attribute("container", raw: container),
-            version: try xml.uint32Attribute("version", raw: version),
+            name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
+            container: try xml.uint32Attribute("container", value: container),
+            version: try xml.uint32Attribute("version", value: version),
             publishTime: publishTime, expireType: expireType,
-            expires: try xml.uint32Attribute("expires", raw: expires), endpointID: endpointID,
+            expires: try xml.uint32Attribute("expires", value: expires), endpointID: endpointID,
             otherAttributes: other,
             payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
     }

@@ -195,6 +195,15 @@ extension [XMLAttribute] {
 }
 
 extension XMLCursor {
+    /// The value of the unqualified attribute `local`, already found, parsed as
+    /// xs:unsignedInt: plain digits read from the bytes, any other form through its text as
+    /// ``ElementReading/uint32Attribute(_:raw:)`` reads it (same value, same error).
+    func uint32Attribute(_ local: String, value: AttributeValue?) throws(XMLError) -> UInt32? {
+        guard let value else { return nil }
+        if let number = value.plainUInt32 { return number }
+        return try uint32Attribute(local, raw: value.string)
+    }
+
     /// The attributes whose unqualified names are not in `known`.
     func attributes(excluding known: [String]) -> [XMLAttribute] {
         attributes { !($0.namespace.isEmpty && known.contains($0.local)) }

@@ -1,0 +1,52 @@
+import Testing
+import XMLBridge
+
+/// A small deterministic generator (SplitMix64), so a failure repeats.
+private struct Random {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+/// The in-place reads of XMLCursor+Attributes.swift give what the reads that make values give.
+@Suite struct XMLCursorAttributesTests {
+    /// Attribute values in place: names, text and bytes as `forEachAttribute` gives them, and
+    /// `plainUInt32` the number `UInt32(text)` reads whenever it gives one (nil only for forms
+    /// other than plain digits), over random values of digits, signs, spaces and letters.
+    @Test func attributeValuesReadAsTheirText() throws {
+        var random = Random(state: 7)
+        let pieces = ["0", "1", "7", "9", "5", "+", "-", " ", "\t", "a", "é", "00", "4294967295", "4294967296", "999999999"]
+        for _ in 0..<400 {
+            var attributes: [(String, String)] = []
+            for i in 0..<random.below(5) {
+                var value = ""
+                for _ in 0..<random.below(6) { value += pieces[random.below(pieces.count)] }
+                attributes.append(("a\(i)", value))
+            }
+            let text = "<r xmlns:p=\"urn:p\" p:q=\"9\"" + attributes.map { " \($0.0)=\"\($0.1)\"" }.joined() + "/>"
+            let root = try XMLParser.events(Array(text.utf8)).root
+            var expected: [(XMLName, String)] = []
+            root.forEachAttribute { expected.append(($0, $1)) }
+            var found: [(XMLName, String)] = []
+            root.forEachAttributeValue { name, value in
+                found.append((name, value.string))
+                #expect(value.withUTF8 { Array($0) } == Array(value.string.utf8))
+                let reference = UInt32(value.string)
+                if let plain = value.plainUInt32 {
+                    #expect(plain == reference, "\(value.string)")
+                } else {
+                    let digitsOnly = !value.string.isEmpty && value.string.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                    #expect(!(digitsOnly && value.string.utf8.count <= 9), "\(value.string)")
+                }
+            }
+            #expect(found.map(\.0) == expected.map(\.0))
+            #expect(found.map(\.1) == expected.map(\.1))
+        }
+    }
+}
