@@ -159,14 +159,10 @@ extension CategoryPayload {
     /// Reads the content of the `category` or `publication` element at
     /// `holder` from parse events (the rules of ``init(categoryChildren:name:)``).
     public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
-        var root: XMLCursor?
-        var significant = 0
-        for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {
-            significant += 1
-            root = child.isText ? nil : child
-        }
-        guard significant == 1, let root, let expected = Self.expectedRoot(for: name),
-              root.name == expected || (expected.namespace == NS.categories && root.is("", expected.local))
+        // The one significant child, found in one walk over the recorded nodes; its name
+        // tested in place (no XMLName built to compare).
+        guard let root = holder.soleElement, let expected = Self.expectedRoot(for: name),
+              root.is(expected.namespace, expected.local) || (expected.namespace == NS.categories && root.is("", expected.local))
         else {
             var kept: [XMLNode] = []
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {

@@ -45,3 +45,30 @@ extension XMLCursor {
         }
     }
 }
+
+extension XMLCursor {
+    /// The element's one child element when everything else in it is white space; nil when
+    /// it has no child element, several, or text that is not white space (and for text).
+    /// The recorded nodes are walked in place: no cursor is made per child.
+    public var soleElement: XMLCursor? {
+        let found = events.nodes.withUnsafeBufferPointer { nodes -> Int? in
+            let n = nodes[index]
+            if n.isText { return nil }
+            var found: Int?
+            var i = index + 1
+            while i < Int(n.end) {
+                let child = nodes[i]
+                if child.isText {
+                    if !events.isWhitespace(child) { return nil }
+                    i += 1
+                } else {
+                    if found != nil { return nil }
+                    found = i
+                    i = Int(child.end)
+                }
+            }
+            return found
+        }
+        return found.map { XMLCursor(events: events, index: $0) }
+    }
+}

@@ -49,4 +49,24 @@ private struct Random {
             #expect(found.map(\.1) == expected.map(\.1))
         }
     }
+
+    /// `soleElement` is the one child element when every other child is white-space text,
+    /// as the children themselves say, over random mixes of elements, white space and text.
+    @Test func soleElementIsTheOnlySignificantChild() throws {
+        var random = Random(state: 11)
+        let pieces = ["<a/>", "<b>x</b>", " ", "\n  ", "t", "<c><d/></c>", "<![CDATA[ ]]>", "<!-- c -->", "&#32;"]
+        for _ in 0..<500 {
+            var body = ""
+            for _ in 0..<random.below(5) { body += pieces[random.below(pieces.count)] }
+            let root = try XMLParser.events(Array("<r>\(body)</r>".utf8)).root
+            let significant = root.children.filter { !($0.isText && $0.hasOnlyWhitespace) }
+            let expected = significant.count == 1 && !significant[0].isText ? significant[0] : nil
+            let found = root.soleElement
+            #expect((found == nil) == (expected == nil), "\(body)")
+            if let found, let expected {
+                #expect(found.subtree == expected.subtree && found.line == expected.line && found.column == expected.column)
+            }
+            for child in root.children where child.isText { #expect(child.soleElement == nil) }
+        }
+    }
 }
