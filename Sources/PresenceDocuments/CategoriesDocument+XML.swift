@@ -19,11 +19,12 @@ extension CategoriesDocument {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.categories, "categories"))
         // Decoded into an array made for all the children at once (it grew category by
-        // category), from the children walked in place (no array of cursors is built).
+        // category), from the children walked in place (no array of cursors is built; each
+        // cursor is lent to the closure, not made and released per child).
         var categories: [Category] = []
         categories.reserveCapacity(xml.elementCount)
-        for child in xml.elements where child.is(NS.categories, "category") {
-            categories.append(try Category(cursor: child))
+        try xml.forEachElement { (child) throws(XMLError) in
+            if child.is(NS.categories, "category") { categories.append(try Category(cursor: child)) }
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
     }

@@ -72,3 +72,23 @@ extension XMLCursor {
         return found.map { XMLCursor(events: events, index: $0) }
     }
 }
+
+extension XMLCursor {
+    /// Calls `body` with a cursor at each child element, in document order (``elements``
+    /// walked by a closure): each cursor is lent to `body` for the call, where the iterator
+    /// hands out one it owns (a retain and a release of the recording per child).
+    public func forEachElement<E: Error>(_ body: (XMLCursor) throws(E) -> Void) throws(E) {
+        let n = events.nodes[index]
+        if n.isText { return }
+        var i = index + 1
+        while i < Int(n.end) {
+            let child = events.nodes[i]
+            if child.isText {
+                i += 1
+            } else {
+                try body(XMLCursor(events: events, index: i))
+                i = Int(child.end)
+            }
+        }
+    }
+}

@@ -69,4 +69,24 @@ private struct Random {
             for child in root.children where child.isText { #expect(child.soleElement == nil) }
         }
     }
+
+    /// `forEachElement` lends a cursor at each child element, the ones `elements` gives, in order.
+    @Test func forEachElementVisitsTheElements() throws {
+        var random = Random(state: 13)
+        let pieces = ["<a/>", "<b>x<i/></b>", " ", "t", "<c><d/><e/></c>", "<![CDATA[x]]>", "<!-- c -->", "<?p i?>"]
+        for _ in 0..<300 {
+            var body = ""
+            for _ in 0..<random.below(7) { body += pieces[random.below(pieces.count)] }
+            let root = try XMLParser.events(Array("<r>\(body)</r>".utf8)).root
+            for parent in [root] + Array(root.children) {
+                var found: [XMLCursor] = []
+                parent.forEachElement { found.append($0) }
+                let expected = Array(parent.elements)
+                #expect(found.count == expected.count, "\(body)")
+                for (f, e) in zip(found, expected) {
+                    #expect(f.subtree == e.subtree && f.line == e.line && f.column == e.column)
+                }
+            }
+        }
+    }
 }
