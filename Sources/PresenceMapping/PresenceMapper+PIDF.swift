@@ -18,6 +18,21 @@ extension PresenceMapper {
         // not an array grown entry by entry.
         report.mapped.reserveCapacity(16)
         report.dropped.reserveCapacity(4)
+        let output = pidf(from: doc, dialect: dialect, report: &report)
+        return (output, report)
+    }
+
+    /// Categories → PIDF/RPID/CIPID as ``pidf(from:dialect:)`` converts them, without the
+    /// report: for callers that discard it (the gateway's watchers), no report text is built.
+    public func pidfDocument(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> PIDFDocument {
+        var none = NoMappingReport()
+        return pidf(from: doc, dialect: dialect, report: &none)
+    }
+
+    /// The conversion, noting what it does in `report`.
+    private func pidf<Report: MappingReporting>(
+        from doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
+    ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
         let effective = effectiveState(doc, report: &report)
         var output = PIDFDocument(entity: doc.uri)
@@ -43,7 +58,7 @@ extension PresenceMapper {
             output.cipid.displayNames = displayNames.prefix(1).map { PIDFNote($0) }
             if effective.token != nil { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
             reportUnmappedCategories(doc, dialect: dialect, report: &report)
-            return (output, report)
+            return output
         case .rfc:
             break
         }
@@ -142,7 +157,10 @@ extension PresenceMapper {
                 reportDroppedCard(card, report: &report)
             case .calendarData(let calendar):
                 if let freeBusy = calendar.freeBusy {
-                    person.rpid.activities += self.activities(fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
+                    var freeBusyReport = MappingReport()
+                    person.rpid.activities += self.activities(
+                        fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &freeBusyReport)
+                    report.append(freeBusyReport)
                 }
                 if calendar.hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
@@ -161,7 +179,7 @@ extension PresenceMapper {
 
         output.tuples = [PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))]
         if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty { output.persons = [person] }
-        return (output, report)
+        return output
     }
 
     private func contactDisplayNames(_ doc: CategoriesDocument) -> [String] {
@@ -196,7 +214,7 @@ extension PresenceMapper {
         return ServiceCapabilities(flags: flags)
     }
 
-    private func reportDroppedCard(_ card: ContactCard, report: inout MappingReport) {
+    private func reportDroppedCard<Report: MappingReporting>(_ card: ContactCard, report: inout Report) {
         let reason = "CIPID (RFC 4482) has no element for it; msrtc.pidf carries e-mail and phone"
         if !card.emails.isEmpty { report.drop("contactCard/email", reason) }
         if !card.phones.isEmpty { report.drop("contactCard/phone", reason) }
@@ -206,7 +224,9 @@ extension PresenceMapper {
         }
     }
 
-    private func reportUnmappedCategories(_ doc: CategoriesDocument, dialect: PIDFDialect, report: inout MappingReport) {
+    private func reportUnmappedCategories<Report: MappingReporting>(
+        _ doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
+    ) {
         for i in doc.categories.indices {
             let name = doc.categories[i].name.rawValue
             switch doc.categories[i].payload {

@@ -58,7 +58,7 @@ public struct PresenceMapper: Sendable {
     /// Availability and token from `legacyInterop` when present, else from the
     /// aggregateState `state` instance, else from the first state with an
     /// availability ([MS-PRES] §3.7.5.4, §3.7.5.2; guide Q12).
-    func effectiveState(_ doc: CategoriesDocument, report: inout MappingReport) -> EffectiveState {
+    func effectiveState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report) -> EffectiveState {
         var states: [MSState] = []
         var legacy: LegacyInterop?
         for i in doc.categories.indices {
@@ -95,7 +95,9 @@ public struct PresenceMapper: Sendable {
     /// A watcher sees each (category, instance) from one container only
     /// ([MS-PRES] §3.2.5.3); a document holding the same publication in several
     /// containers (a publisher's own view, §2.2.2.1) is reduced to its first copy.
-    func onePublicationPerInstance(_ doc: CategoriesDocument, report: inout MappingReport) -> CategoriesDocument {
+    func onePublicationPerInstance<Report: MappingReporting>(
+        _ doc: CategoriesDocument, report: inout Report
+    ) -> CategoriesDocument {
         // A watcher's document names no containers: nothing to reduce.
         guard doc.categories.contains(where: { $0.container != nil }) else { return doc }
         var seen: Set<String> = []
