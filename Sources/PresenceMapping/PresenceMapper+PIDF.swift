@@ -194,16 +194,18 @@ extension PresenceMapper {
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
         // The table, services and capabilities read in place by index (a `for (ms, caps) in`
         // loop and `contains` closures copied each row and capability), the flags made at their
-        // most, one per row.
+        // most, one per row. Names are compared by length first: most differ in length, and
+        // that test is a load where a string comparison is a call.
+        func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
         let rows = tables.capabilities
         var flags: [ServiceCapabilities.Flag] = []
         flags.reserveCapacity(rows.count)
         rows: for r in rows.indices {
-            for f in flags.indices where flags[f].name == rows[r].caps { continue rows }
+            for f in flags.indices where same(flags[f].name, rows[r].caps) { continue rows }
             let ms = rows[r].ms
             for s in services.services.indices {
                 let capabilities = services.services[s].capabilities
-                for c in capabilities.indices where capabilities[c].name == ms {
+                for c in capabilities.indices where same(capabilities[c].name, ms) {
                     if capabilities[c].render == true || capabilities[c].capture == true {
                         flags.append(.init(rows[r].caps, true))
                         continue rows
