@@ -69,8 +69,9 @@ extension Category {
         }
         // One pass over the attributes (a lookup by name walked them all, once per attribute
         // modelled); the first of a repeated name counts, as with a lookup.
-        // Numbers are read from the value bytes (no String made for them).
-        var name: String?, publishTime: String?, expireTypeRaw: String?, endpointID: String?
+        // Numbers are read from the value bytes, and publishTime packed from them (no String
+        // made for them).
+        var name: String?, publishTime: PackedText?, expireTypeRaw: String?, endpointID: String?
         var instance: XMLCursor.AttributeValue?, container: XMLCursor.AttributeValue?
         var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
         var hasOther = false
@@ -79,7 +80,7 @@ extension Category {
             switch attribute.local {
             case "name": if name == nil { name = value.string }
             case "instance": if instance == nil { instance = value }
-            case "publishTime": if publishTime == nil { publishTime = value.string }
+            case "publishTime": if publishTime == nil { publishTime = value.withUTF8(PackedText.init(utf8:)) }
             case "container": if container == nil { container = value }
             case "version": if version == nil { version = value }
             case "expireType": if expireTypeRaw == nil { expireTypeRaw = value.string }
@@ -102,10 +103,11 @@ extension Category {
             name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
             container: try xml.uint32Attribute("container", value: container),
             version: try xml.uint32Attribute("version", value: version),
-            publishTime: publishTime, expireType: expireType,
+            expireType: expireType,
             expires: try xml.uint32Attribute("expires", value: expires), endpointID: endpointID,
             otherAttributes: other,
             payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
+        packedPublishTime = publishTime
     }
 
     /// Writes the `category` element in the categories namespace.

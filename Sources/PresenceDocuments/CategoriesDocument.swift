@@ -68,7 +68,8 @@ public enum ExpireType: String, Hashable, Sendable, CaseIterable {
 /// `publishTime` is packed (``PackedText``) instead of taking a heap string of its own.
 public struct Category: Hashable, Sendable {
     public var name: CategoryName
-    private var packedPublishTime: Optional<PackedText>
+    /// Internal, not private: the decoder packs `publishTime` from the value bytes.
+    var packedPublishTime: Optional<PackedText>
     public var instance: Optional<UInt32>
     public var expireType: Optional<ExpireType>
     private var extras: Optional<SharedFields<Extras>>
