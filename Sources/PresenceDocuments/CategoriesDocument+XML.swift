@@ -64,7 +64,7 @@ extension Category {
     /// numbers (errors located at the element); an unknown `expireType` value
     /// is kept in `otherAttributes`. An element holding only white space has no payload.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.localName == "category", xml.namespaceURI == NS.categories || xml.namespaceURI.isEmpty else {
+        guard xml.is(NS.categories, "category") || xml.is("", "category") else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
         // One pass over the attributes (a lookup by name walked them all, once per attribute

@@ -56,7 +56,7 @@ extension MSState {
         var timeZoneBias: Int?, timeZoneName: String?, timeZoneAbbreviation: String?, device: String?
         var treatLocationAsProximate: Bool?
         try xml.forEachElement { (child) throws(XMLError) in
-            guard child.namespaceURI == NS.state else {
+            guard child.hasNamespace(NS.state) else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 return
             }
@@ -170,7 +170,7 @@ extension LegacyInterop {
     /// The element is in the categories namespace, usually inherited from the
     /// enclosing `category`; lenient: a bare fragment in no namespace is accepted too.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.localName == "legacyInterop", xml.namespaceURI == NS.categories || xml.namespaceURI.isEmpty else {
+        guard xml.is(NS.categories, "legacyInterop") || xml.is("", "legacyInterop") else {
             throw xml.error("expected {\(NS.categories)}legacyInterop, found \(xml.name)")
         }
         self.init(

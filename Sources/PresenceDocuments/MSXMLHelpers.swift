@@ -195,6 +195,14 @@ extension [XMLAttribute] {
 }
 
 extension XMLCursor {
+    /// Fails unless this element has the expected (namespace, local name), tested in place
+    /// (``ElementReading/expect(_:)`` copies the element's name to compare it); same error.
+    func expect(_ name: XMLName) throws(XMLError) {
+        guard self.is(name.namespace, name.local) else {
+            throw error("expected \(name), found \(self.name)")
+        }
+    }
+
     /// The value of the unqualified attribute `local`, already found, parsed as
     /// xs:unsignedInt: plain digits read from the bytes, any other form through its text as
     /// ``ElementReading/uint32Attribute(_:raw:)`` reads it (same value, same error).
