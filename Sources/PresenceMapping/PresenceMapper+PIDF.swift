@@ -50,12 +50,12 @@ extension PresenceMapper {
             report.map("state (absent)", "basic closed, no activity: nothing published is shown as offline")
         }
 
-        let displayNames = contactDisplayNames(doc)
+        let displayName = firstContactDisplayName(doc)
         switch dialect {
         case .microsoft:
             status.rpid.legacyActivities = tableActivity.map { [$0] } ?? []
             output.tuples = [PIDFTuple(id: "0", status: status)]
-            output.cipid.displayNames = displayNames.prefix(1).map { PIDFNote($0) }
+            output.cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
             if effective.token != nil { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
             reportUnmappedCategories(doc, dialect: dialect, report: &report)
             return output
@@ -144,7 +144,7 @@ extension PresenceMapper {
                     }
                 }
             case .contactCard(let card):
-                person.cipid.displayNames = displayNames.prefix(1).map { PIDFNote($0) }
+                person.cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
                 if let photo = card.photos.first(where: { $0.uri != nil })?.uri {
                     person.cipid.icon = photo
                     report.map("contactCard/photo", "cipid icon")
@@ -182,13 +182,14 @@ extension PresenceMapper {
         return output
     }
 
-    private func contactDisplayNames(_ doc: CategoriesDocument) -> [String] {
-        var names: [String] = []
+    /// The first display name of the contact cards, in document order: the one CIPID carries
+    /// (an array of them all cost two allocations per conversion to keep one).
+    private func firstContactDisplayName(_ doc: CategoriesDocument) -> String? {
         for i in doc.categories.indices {
             guard case .contactCard(let card) = doc.categories[i].payload else { continue }
-            names += card.displayNames.map(\.text)
+            if let first = card.displayNames.first { return first.text }
         }
-        return names
+        return nil
     }
 
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
