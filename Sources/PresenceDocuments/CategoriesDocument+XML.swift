@@ -103,11 +103,10 @@ extension Category {
             name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
             container: try xml.uint32Attribute("container", value: container),
             version: try xml.uint32Attribute("version", value: version),
-            expireType: expireType,
+            packedPublishTime: publishTime, expireType: expireType,
             expires: try xml.uint32Attribute("expires", value: expires), endpointID: endpointID,
             otherAttributes: other,
             payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
-        packedPublishTime = publishTime
     }
 
     /// Writes the `category` element in the categories namespace.
