@@ -78,14 +78,14 @@ extension Category {
         xml.forEachAttributeValue { attribute, value in
             guard attribute.namespace.isEmpty else { hasOther = true; return }
             switch attribute.local {
-            case "name": if name == nil { name = value.string }
+            case "name": if name == nil { name = xml.string(value) }
             case "instance": if instance == nil { instance = value }
-            case "publishTime": if publishTime == nil { publishTime = value.withUTF8(PackedText.init(utf8:)) }
+            case "publishTime": if publishTime == nil { publishTime = xml.withUTF8(value, PackedText.init(utf8:)) }
             case "container": if container == nil { container = value }
             case "version": if version == nil { version = value }
-            case "expireType": if expireTypeRaw == nil { expireTypeRaw = value.string }
+            case "expireType": if expireTypeRaw == nil { expireTypeRaw = xml.string(value) }
             case "expires": if expires == nil { expires = value }
-            case "endpointId": if endpointID == nil { endpointID = value.string }
+            case "endpointId": if endpointID == nil { endpointID = xml.string(value) }
             default: hasOther = true
             }
         }

@@ -208,8 +208,8 @@ extension XMLCursor {
     /// ``ElementReading/uint32Attribute(_:raw:)`` reads it (same value, same error).
     func uint32Attribute(_ local: String, value: AttributeValue?) throws(XMLError) -> UInt32? {
         guard let value else { return nil }
-        if let number = value.plainUInt32 { return number }
-        return try uint32Attribute(local, raw: value.string)
+        if let number = plainUInt32(value) { return number }
+        return try uint32Attribute(local, raw: string(value))
     }
 
     /// The attributes whose unqualified names are not in `known`.

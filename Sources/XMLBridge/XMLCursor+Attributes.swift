@@ -1,47 +1,49 @@
 extension XMLCursor {
-    /// The value of one attribute, left in the recording until a decoder asks for it in the
-    /// form it needs: a number is read from the bytes without making a `String` first.
-    public struct AttributeValue {
-        let events: XMLEvents
+    /// Where one attribute's value lies in the recording, left there until a decoder asks for
+    /// it in the form it needs (a number is read from the bytes without making a `String`).
+    /// Plain integers, like the recording's own nodes: holding one costs no reference
+    /// counting. Read through a cursor into the same recording (``string(_:)``,
+    /// ``withUTF8(_:_:)``, ``plainUInt32(_:)``).
+    public struct AttributeValue: Sendable {
         let start: Int32
         let count: Int32
-
-        /// The value as text.
-        public var string: String { events.string(start, count) }
-
-        /// The value's UTF-8 bytes, for reads within `body`.
-        public func withUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-            try events.bytes.withUnsafeBufferPointer { bytes in
-                try body(UnsafeBufferPointer(rebasing: bytes[Int(start)..<Int(start + count)]))
-            }
-        }
-
-        /// The value as a number when it is written as writers write one: 1 to 9 ASCII digits
-        /// and nothing else (which always fits a `UInt32`). Nil for any other form (white
-        /// space, a sign, more digits, anything not a number), which callers read from
-        /// ``string`` as before.
-        public var plainUInt32: UInt32? {
-            guard count > 0, count <= 9 else { return nil }
-            return withUTF8 { bytes -> UInt32? in
-                var value: UInt32 = 0
-                for b in bytes {
-                    let digit = b &- UInt8(ascii: "0")
-                    guard digit < 10 else { return nil }
-                    value = value &* 10 &+ UInt32(digit)
-                }
-                return value
-            }
-        }
     }
 
-    /// Calls `body` with each attribute's name and value, in source order, the value left in
-    /// the recording (``forEachAttribute(_:)`` makes a `String` of each).
+    /// Calls `body` with each attribute's name and where its value lies, in source order
+    /// (``forEachAttribute(_:)`` makes a `String` of each value).
     public func forEachAttributeValue(_ body: (XMLName, AttributeValue) throws -> Void) rethrows {
         let n = events.nodes[index]
         let start = Int(n.attributeStart)
         for i in start..<start + Int(n.attributeCount) {
             let a = events.attributes[i]
-            try body(events.names[Int(a.name)], AttributeValue(events: events, start: a.valueStart, count: a.valueCount))
+            try body(events.names[Int(a.name)], AttributeValue(start: a.valueStart, count: a.valueCount))
+        }
+    }
+
+    /// An attribute value of this recording as text.
+    public func string(_ value: AttributeValue) -> String { events.string(value.start, value.count) }
+
+    /// An attribute value's UTF-8 bytes, for reads within `body`.
+    public func withUTF8<R>(_ value: AttributeValue, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try events.bytes.withUnsafeBufferPointer { bytes in
+            try body(UnsafeBufferPointer(rebasing: bytes[Int(value.start)..<Int(value.start + value.count)]))
+        }
+    }
+
+    /// An attribute value as a number when it is written as writers write one: 1 to 9 ASCII
+    /// digits and nothing else (which always fits a `UInt32`). Nil for any other form (white
+    /// space, a sign, more digits, anything not a number), which callers read from
+    /// ``string(_:)`` as before.
+    public func plainUInt32(_ value: AttributeValue) -> UInt32? {
+        guard value.count > 0, value.count <= 9 else { return nil }
+        return withUTF8(value) { bytes -> UInt32? in
+            var number: UInt32 = 0
+            for b in bytes {
+                let digit = b &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                number = number &* 10 &+ UInt32(digit)
+            }
+            return number
         }
     }
 }

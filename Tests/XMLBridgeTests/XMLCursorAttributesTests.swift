@@ -35,14 +35,15 @@ private struct Random {
             root.forEachAttribute { expected.append(($0, $1)) }
             var found: [(XMLName, String)] = []
             root.forEachAttributeValue { name, value in
-                found.append((name, value.string))
-                #expect(value.withUTF8 { Array($0) } == Array(value.string.utf8))
-                let reference = UInt32(value.string)
-                if let plain = value.plainUInt32 {
-                    #expect(plain == reference, "\(value.string)")
+                let text = root.string(value)
+                found.append((name, text))
+                #expect(root.withUTF8(value) { Array($0) } == Array(text.utf8))
+                let reference = UInt32(text)
+                if let plain = root.plainUInt32(value) {
+                    #expect(plain == reference, "\(text)")
                 } else {
-                    let digitsOnly = !value.string.isEmpty && value.string.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-                    #expect(!(digitsOnly && value.string.utf8.count <= 9), "\(value.string)")
+                    let digitsOnly = !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                    #expect(!(digitsOnly && text.utf8.count <= 9), "\(text)")
                 }
             }
             #expect(found.map(\.0) == expected.map(\.0))
