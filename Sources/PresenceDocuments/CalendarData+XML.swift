@@ -23,7 +23,7 @@ extension CalendarData {
         self.init(
             mailboxID: xml[attribute: "mailboxID"], majorVersion: xml[attribute: "majorVersion"],
             minorVersion: xml[attribute: "minorVersion"])
-        for child in xml.elements {
+        xml.forEachElement { child in
             switch child.name {
             case XMLName(NS.exchangeTypes, "WorkingHours") where workingHoursContent == nil:
                 workingHoursContent = .recorded(child.detached)
@@ -32,7 +32,7 @@ extension CalendarData {
                     startTime: child[attribute: "startTime"], granularity: child[attribute: "granularity"],
                     encodingVersion: child[attribute: "encodingVersion"], data: child.trimmedText)
             case .ctDelimiter, .ctEnd:
-                continue
+                break
             default:
                 extensions.append(child.subtree)
             }

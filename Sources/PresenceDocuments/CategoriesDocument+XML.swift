@@ -19,11 +19,12 @@ extension CategoriesDocument {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.categories, "categories"))
         // Decoded into an array made for all the children at once (it grew category by
-        // category), from the children walked in place (no array of cursors is built).
+        // category), from the children walked in place (no array of cursors is built; each
+        // cursor is lent to the closure, not made and released per child).
         var categories: [Category] = []
         categories.reserveCapacity(xml.elementCount)
-        for child in xml.elements where child.is(NS.categories, "category") {
-            categories.append(try Category(cursor: child))
+        try xml.forEachElement { (child) throws(XMLError) in
+            if child.is(NS.categories, "category") { categories.append(try Category(cursor: child)) }
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
     }
@@ -63,25 +64,28 @@ extension Category {
     /// numbers (errors located at the element); an unknown `expireType` value
     /// is kept in `otherAttributes`. An element holding only white space has no payload.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.localName == "category", xml.namespaceURI == NS.categories || xml.namespaceURI.isEmpty else {
+        guard xml.is(NS.categories, "category") || xml.is("", "category") else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
         // One pass over the attributes (a lookup by name walked them all, once per attribute
         // modelled); the first of a repeated name counts, as with a lookup.
-        var name: String?, instance: String?, container: String?, version: String?
-        var publishTime: String?, expireTypeRaw: String?, expires: String?, endpointID: String?
+        // Numbers are read from the value bytes, and publishTime packed from them (no String
+        // made for them).
+        var name: String?, publishTime: PackedText?, expireTypeRaw: String?, endpointID: String?
+        var instance: XMLCursor.AttributeValue?, container: XMLCursor.AttributeValue?
+        var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
         var hasOther = false
-        xml.forEachAttribute { attribute, value in
+        xml.forEachAttributeValue { attribute, value in
             guard attribute.namespace.isEmpty else { hasOther = true; return }
             switch attribute.local {
-            case "name": if name == nil { name = value }
+            case "name": if name == nil { name = xml.string(value) }
             case "instance": if instance == nil { instance = value }
-            case "publishTime": if publishTime == nil { publishTime = value }
+            case "publishTime": if publishTime == nil { publishTime = xml.withUTF8(value, PackedText.init(utf8:)) }
             case "container": if container == nil { container = value }
             case "version": if version == nil { version = value }
-            case "expireType": if expireTypeRaw == nil { expireTypeRaw = value }
+            case "expireType": if expireTypeRaw == nil { expireTypeRaw = xml.string(value) }
             case "expires": if expires == nil { expires = value }
-            case "endpointId": if endpointID == nil { endpointID = value }
+            case "endpointId": if endpointID == nil { endpointID = xml.string(value) }
             default: hasOther = true
             }
         }
@@ -96,11 +100,11 @@ extension Category {
         let categoryName = CategoryName(rawValue: name)
         let empty = xml.hasOnlyWhitespace
         self.init(
-            name: categoryName, instance: try xml.uint32Attribute("instance", raw: instance),
-            container: try xml.uint32Attribute("container", raw: container),
-            version: try xml.uint32Attribute("version", raw: version),
-            publishTime: publishTime, expireType: expireType,
-            expires: try xml.uint32Attribute("expires", raw: expires), endpointID: endpointID,
+            name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
+            container: try xml.uint32Attribute("container", value: container),
+            version: try xml.uint32Attribute("version", value: version),
+            packedPublishTime: publishTime, expireType: expireType,
+            expires: try xml.uint32Attribute("expires", value: expires), endpointID: endpointID,
             otherAttributes: other,
             payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
     }
@@ -157,14 +161,10 @@ extension CategoryPayload {
     /// Reads the content of the `category` or `publication` element at
     /// `holder` from parse events (the rules of ``init(categoryChildren:name:)``).
     public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
-        var root: XMLCursor?
-        var significant = 0
-        for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {
-            significant += 1
-            root = child.isText ? nil : child
-        }
-        guard significant == 1, let root, let expected = Self.expectedRoot(for: name),
-              root.name == expected || (expected.namespace == NS.categories && root.is("", expected.local))
+        // The one significant child, found in one walk over the recorded nodes; its name
+        // tested in place (no XMLName built to compare).
+        guard let root = holder.soleElement, let expected = Self.expectedRoot(for: name),
+              root.is(expected.namespace, expected.local) || (expected.namespace == NS.categories && root.is("", expected.local))
         else {
             var kept: [XMLNode] = []
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {

@@ -103,10 +103,22 @@ public struct Category: Hashable, Sendable {
         publishTime: String? = nil, expireType: ExpireType? = nil, expires: UInt32? = nil,
         endpointID: String? = nil, otherAttributes: [XMLAttribute] = [], payload: CategoryPayload? = nil
     ) {
+        self.init(
+            name: name, instance: instance, container: container, version: version,
+            packedPublishTime: publishTime.map(PackedText.init), expireType: expireType, expires: expires,
+            endpointID: endpointID, otherAttributes: otherAttributes, payload: payload)
+    }
+
+    /// The same with `publishTime` already packed (the decoder packs it from the value bytes).
+    init(
+        name: CategoryName, instance: UInt32?, container: UInt32?, version: UInt32?, packedPublishTime: PackedText?,
+        expireType: ExpireType?, expires: UInt32?, endpointID: String?, otherAttributes: [XMLAttribute],
+        payload: CategoryPayload?
+    ) {
         self.name = name
         self.instance = instance
         self.expireType = expireType
-        self.packedPublishTime = publishTime.map(PackedText.init)
+        self.packedPublishTime = packedPublishTime
         self.payload = payload
         let extras = Extras(container: container, version: version, expires: expires, endpointID: endpointID,
                             otherAttributes: otherAttributes)

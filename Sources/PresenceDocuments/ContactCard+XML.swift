@@ -27,19 +27,19 @@ extension ContactCard {
         self.init(
             majorVersion: xml[attribute: "majorVersion"], minorVersion: xml[attribute: "minorVersion"],
             isUCEnabled: try xml.boolAttribute("isUCEnabled"))
-        for child in xml.elements {
-            guard child.namespaceURI == ns else {
+        try xml.forEachElement { (child) throws(XMLError) in
+            guard child.hasNamespace(ns) else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
-                continue
+                return
             }
             switch child.localName {
             case "identity":
                 // One walk over the identity's children, each value appended in place (no
                 // arrays of cursors and of values are built per name and for the e-mails).
-                for part in child.elements {
+                child.forEachElement { part in
                     if part.is(ns, "name") {
-                        for display in part.elements where display.is(ns, "displayName") {
-                            displayNames.append(LocalizedText(lcidElement: display))
+                        part.forEachElement { display in
+                            if display.is(ns, "displayName") { displayNames.append(LocalizedText(lcidElement: display)) }
                         }
                     } else if part.is(ns, "email") {
                         emails.append(part.trimmedText)

@@ -20,7 +20,8 @@ extension MSNote {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.note, "note"))
         self.init()
-        for b in xml.elements where b.is(NS.note, "body") {
+        xml.forEachElement { b in
+            guard b.is(NS.note, "body") else { return }
             // The attributes read in one pass (the first of a repeated name counts, as with a
             // lookup); the others are collected only when there are some.
             var type: String?, uri: String?, startTime: String?, endTime: String?

@@ -54,18 +54,18 @@ extension MSServices {
         let ns = NS.services
         try xml.expect(XMLName(ns, "services"))
         self.init()
-        for child in xml.elements {
+        xml.forEachElement { child in
             // Names tested in place (`is`), not built and compared as XMLName values.
             guard child.is(ns, "service") else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
-                continue
+                return
             }
             var service = Service(uri: child[attribute: "uri"] ?? "")
-            for part in child.elements {
+            child.forEachElement { part in
                 if part.is(ns, "capabilities") {
                     // Decoded straight into the service's array (a mapped array was copied in).
                     service.capabilities.reserveCapacity(service.capabilities.count + part.elementCount)
-                    for item in part.elements { service.capabilities.append(MSCapability(cursor: item)) }
+                    part.forEachElement { item in service.capabilities.append(MSCapability(cursor: item)) }
                 } else {
                     service.extensions.append(part.subtree)
                 }

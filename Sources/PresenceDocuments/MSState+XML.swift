@@ -55,10 +55,10 @@ extension MSState {
         var endpointLocation: String?, meetingSubject: String?, meetingLocation: String?
         var timeZoneBias: Int?, timeZoneName: String?, timeZoneAbbreviation: String?, device: String?
         var treatLocationAsProximate: Bool?
-        for child in xml.elements {
-            guard child.namespaceURI == NS.state else {
+        try xml.forEachElement { (child) throws(XMLError) in
+            guard child.hasNamespace(NS.state) else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
-                continue
+                return
             }
             switch child.localName {
             case "availability": availability = try child.uint32Text()
@@ -135,8 +135,10 @@ extension MSActivity {
         if xml[attribute: "maxAvailability"]?.trimmingXMLWhitespace() != "unbounded" {
             maxAvailability = try xml.uint32Attribute("maxAvailability")
         }
-        for c in xml.elements(XMLName(NS.state, "custom")) {
-            custom.append(CustomActivity(c.text, lcid: c[attribute: "LCID"], updated: c[attribute: "updated"]))
+        xml.forEachElement { c in
+            if c.is(NS.state, "custom") {
+                custom.append(CustomActivity(c.text, lcid: c[attribute: "LCID"], updated: c[attribute: "updated"]))
+            }
         }
     }
 
@@ -168,7 +170,7 @@ extension LegacyInterop {
     /// The element is in the categories namespace, usually inherited from the
     /// enclosing `category`; lenient: a bare fragment in no namespace is accepted too.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.localName == "legacyInterop", xml.namespaceURI == NS.categories || xml.namespaceURI.isEmpty else {
+        guard xml.is(NS.categories, "legacyInterop") || xml.is("", "legacyInterop") else {
             throw xml.error("expected {\(NS.categories)}legacyInterop, found \(xml.name)")
         }
         self.init(

@@ -195,6 +195,23 @@ extension [XMLAttribute] {
 }
 
 extension XMLCursor {
+    /// Fails unless this element has the expected (namespace, local name), tested in place
+    /// (``ElementReading/expect(_:)`` copies the element's name to compare it); same error.
+    func expect(_ name: XMLName) throws(XMLError) {
+        guard self.is(name.namespace, name.local) else {
+            throw error("expected \(name), found \(self.name)")
+        }
+    }
+
+    /// The value of the unqualified attribute `local`, already found, parsed as
+    /// xs:unsignedInt: plain digits read from the bytes, any other form through its text as
+    /// ``ElementReading/uint32Attribute(_:raw:)`` reads it (same value, same error).
+    func uint32Attribute(_ local: String, value: AttributeValue?) throws(XMLError) -> UInt32? {
+        guard let value else { return nil }
+        if let number = plainUInt32(value) { return number }
+        return try uint32Attribute(local, raw: string(value))
+    }
+
     /// The attributes whose unqualified names are not in `known`.
     func attributes(excluding known: [String]) -> [XMLAttribute] {
         attributes { !($0.namespace.isEmpty && known.contains($0.local)) }

@@ -313,12 +313,20 @@ extension RPIDPlaceIs {
         w.attribute("from", from)
         w.attribute("until", until)
         for n in notes { PIDFXML.writeNote(&w, NS.rpid, p, n) }
-        for case (let local, let token?) in [("audio", audio), ("video", video), ("text", text)] {
-            w.startElement(NS.rpid, local, prefix: p)
-            w.startElement(NS.rpid, token, prefix: p)
-            w.endElement()
-            w.endElement()
-        }
+        // One medium after the other (an array of (medium, token) pairs cost an allocation per write).
+        Self.writeMedium(&w, "audio", audio)
+        Self.writeMedium(&w, "video", video)
+        Self.writeMedium(&w, "text", text)
+        w.endElement()
+    }
+
+    /// `<local><token/></local>` when the medium has a token.
+    private static func writeMedium(_ w: inout XMLStreamWriter, _ local: String, _ token: String?) {
+        guard let token else { return }
+        let p = PIDFXML.rpidPrefix
+        w.startElement(NS.rpid, local, prefix: p)
+        w.startElement(NS.rpid, token, prefix: p)
+        w.endElement()
         w.endElement()
     }
 }
@@ -371,11 +379,21 @@ extension ServiceCapabilities {
             }
         }
         for i in extensions.indices { items.append((Self.rank(extensions[i]), .extensionElement(i))) }
-        let ordered = items.enumerated().sorted { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }
+        // A stable insertion sort in place: a servcaps has a handful of children, and sorting
+        // a copy by (rank, offset) cost an array for the pairs and one for the result.
+        for i in items.indices.dropFirst() {
+            let entry = items[i]
+            var j = i
+            while j > 0, items[j - 1].rank > entry.rank {
+                items[j] = items[j - 1]
+                j -= 1
+            }
+            items[j] = entry
+        }
 
         let p = PIDFXML.capsPrefix
         w.startElement(NS.caps, "servcaps", prefix: p)
-        for (_, entry) in ordered {
+        for entry in items {
             switch entry.item {
             case .flag(let i):
                 PIDFXML.writeText(&w, NS.caps, p, flags[i].name, flags[i].value ? "true" : "false")

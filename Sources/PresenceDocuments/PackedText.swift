@@ -30,7 +30,15 @@ struct PackedText: Hashable, Sendable {
     private static let capacity = 24
 
     init(_ text: String) {
-        storage = Self.pack(text).map { .packed(low: $0.low, high: $0.high) } ?? .text(Text(text))
+        var utf8 = text
+        storage = utf8.withUTF8(Self.pack).map { .packed(low: $0.low, high: $0.high) } ?? .text(Text(text))
+    }
+
+    /// The text whose UTF-8 bytes are `utf8`: packed from the bytes when it packs, so that a
+    /// decoder holding them makes no String (any other text is made one, as by `init(_:)`).
+    init(utf8: UnsafeBufferPointer<UInt8>) {
+        storage = Self.pack(utf8).map { .packed(low: $0.low, high: $0.high) }
+            ?? .text(Text(String(decoding: utf8, as: UTF8.self)))
     }
 
     /// The 4-bit code of each byte value; 0xFF for a byte that is not one of the symbols.
@@ -38,28 +46,26 @@ struct PackedText: Hashable, Sendable {
         symbols.firstIndex(of: UInt8(byte)).map { UInt8($0) } ?? 0xFF
     }
 
-    /// The fields of `text` when it packs: at most 24 characters, each one of the symbols.
-    private static func pack(_ text: String) -> (low: UInt64, high: UInt32)? {
-        // Read from the string's UTF-8 buffer in place (iterating the UTF-8 view cost tens of
+    /// The fields of the text whose UTF-8 bytes are `utf8` when it packs: at most 24
+    /// characters, each one of the symbols.
+    private static func pack(_ utf8: UnsafeBufferPointer<UInt8>) -> (low: UInt64, high: UInt32)? {
+        // Read from a UTF-8 buffer in place (iterating a string's UTF-8 view cost tens of
         // instructions a byte, more than the packing itself), each byte's code from a table.
-        var text = text
-        return text.withUTF8 { utf8 -> (low: UInt64, high: UInt32)? in
-            guard utf8.count <= capacity else { return nil }
-            return codes.withUnsafeBufferPointer { codes -> (low: UInt64, high: UInt32)? in
-                // Fields past the end keep the end code: all ones.
-                var low: UInt64 = .max, high: UInt64 = .max
-                for i in utf8.indices {
-                    let code = UInt64(codes[Int(utf8[i])])
-                    if code == 0xFF { return nil }
-                    let shift = UInt64(4 * (i & 15))
-                    if i < 16 {
-                        low ^= (end ^ code) << shift
-                    } else {
-                        high ^= (end ^ code) << shift
-                    }
+        guard utf8.count <= capacity else { return nil }
+        return codes.withUnsafeBufferPointer { codes -> (low: UInt64, high: UInt32)? in
+            // Fields past the end keep the end code: all ones.
+            var low: UInt64 = .max, high: UInt64 = .max
+            for i in utf8.indices {
+                let code = UInt64(codes[Int(utf8[i])])
+                if code == 0xFF { return nil }
+                let shift = UInt64(4 * (i & 15))
+                if i < 16 {
+                    low ^= (end ^ code) << shift
+                } else {
+                    high ^= (end ^ code) << shift
                 }
-                return (low, UInt32(truncatingIfNeeded: high))
             }
+            return (low, UInt32(truncatingIfNeeded: high))
         }
     }
 

@@ -12,8 +12,18 @@ public struct MappingReport: Sendable, Hashable, CustomStringConvertible {
 
     public init() {}
 
-    mutating func map(_ field: String, _ detail: String) { mapped.append(Entry(field: field, detail: detail)) }
-    mutating func drop(_ field: String, _ reason: String) { dropped.append(Entry(field: field, detail: reason)) }
+    mutating func map(_ field: @autoclosure () -> String, _ detail: @autoclosure () -> String) {
+        mapped.append(Entry(field: field(), detail: detail()))
+    }
+
+    mutating func drop(_ field: @autoclosure () -> String, _ reason: @autoclosure () -> String) {
+        dropped.append(Entry(field: field(), detail: reason()))
+    }
+
+    mutating func append(_ report: MappingReport) {
+        mapped += report.mapped
+        dropped += report.dropped
+    }
 
     /// The report of one conversion followed by the next one's.
     static func + (a: MappingReport, b: MappingReport) -> MappingReport {
@@ -27,4 +37,23 @@ public struct MappingReport: Sendable, Hashable, CustomStringConvertible {
         (mapped.map { "mapped  \($0.field) -> \($0.detail)" } + dropped.map { "dropped \($0.field): \($0.detail)" })
             .joined(separator: "\n")
     }
+}
+
+/// Where a conversion notes what it did with each input field: a ``MappingReport`` keeps
+/// every entry; ``NoMappingReport`` keeps none, and since the texts are autoclosures a
+/// conversion specialised for it builds none of them.
+protocol MappingReporting {
+    mutating func map(_ field: @autoclosure () -> String, _ detail: @autoclosure () -> String)
+    mutating func drop(_ field: @autoclosure () -> String, _ reason: @autoclosure () -> String)
+    /// The entries of a report made by a step that keeps one of its own, in order.
+    mutating func append(_ report: MappingReport)
+}
+
+extension MappingReport: MappingReporting {}
+
+/// The reporter of a caller that discards the report.
+struct NoMappingReport: MappingReporting {
+    func map(_ field: @autoclosure () -> String, _ detail: @autoclosure () -> String) {}
+    func drop(_ field: @autoclosure () -> String, _ reason: @autoclosure () -> String) {}
+    func append(_ report: MappingReport) {}
 }

@@ -18,6 +18,21 @@ extension PresenceMapper {
         // not an array grown entry by entry.
         report.mapped.reserveCapacity(16)
         report.dropped.reserveCapacity(4)
+        let output = pidf(from: doc, dialect: dialect, report: &report)
+        return (output, report)
+    }
+
+    /// Categories → PIDF/RPID/CIPID as ``pidf(from:dialect:)`` converts them, without the
+    /// report: for callers that discard it (the gateway's watchers), no report text is built.
+    public func pidfDocument(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> PIDFDocument {
+        var none = NoMappingReport()
+        return pidf(from: doc, dialect: dialect, report: &none)
+    }
+
+    /// The conversion, noting what it does in `report`.
+    private func pidf<Report: MappingReporting>(
+        from doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
+    ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
         let effective = effectiveState(doc, report: &report)
         var output = PIDFDocument(entity: doc.uri)
@@ -35,15 +50,15 @@ extension PresenceMapper {
             report.map("state (absent)", "basic closed, no activity: nothing published is shown as offline")
         }
 
-        let displayNames = contactDisplayNames(doc)
+        let displayName = firstContactDisplayName(doc)
         switch dialect {
         case .microsoft:
             status.rpid.legacyActivities = tableActivity.map { [$0] } ?? []
             output.tuples = [PIDFTuple(id: "0", status: status)]
-            output.cipid.displayNames = displayNames.prefix(1).map { PIDFNote($0) }
+            output.cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
             if effective.token != nil { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
             reportUnmappedCategories(doc, dialect: dialect, report: &report)
-            return (output, report)
+            return output
         case .rfc:
             break
         }
@@ -129,7 +144,7 @@ extension PresenceMapper {
                     }
                 }
             case .contactCard(let card):
-                person.cipid.displayNames = displayNames.prefix(1).map { PIDFNote($0) }
+                person.cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
                 if let photo = card.photos.first(where: { $0.uri != nil })?.uri {
                     person.cipid.icon = photo
                     report.map("contactCard/photo", "cipid icon")
@@ -142,7 +157,10 @@ extension PresenceMapper {
                 reportDroppedCard(card, report: &report)
             case .calendarData(let calendar):
                 if let freeBusy = calendar.freeBusy {
-                    person.rpid.activities += self.activities(fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
+                    var freeBusyReport = MappingReport()
+                    person.rpid.activities += self.activities(
+                        fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &freeBusyReport)
+                    report.append(freeBusyReport)
                 }
                 if calendar.hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
@@ -161,31 +179,34 @@ extension PresenceMapper {
 
         output.tuples = [PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))]
         if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty { output.persons = [person] }
-        return (output, report)
+        return output
     }
 
-    private func contactDisplayNames(_ doc: CategoriesDocument) -> [String] {
-        var names: [String] = []
+    /// The first display name of the contact cards, in document order: the one CIPID carries
+    /// (an array of them all cost two allocations per conversion to keep one).
+    private func firstContactDisplayName(_ doc: CategoriesDocument) -> String? {
         for i in doc.categories.indices {
             guard case .contactCard(let card) = doc.categories[i].payload else { continue }
-            names += card.displayNames.map(\.text)
+            if let first = card.displayNames.first { return first.text }
         }
-        return names
+        return nil
     }
 
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
         // The table, services and capabilities read in place by index (a `for (ms, caps) in`
         // loop and `contains` closures copied each row and capability), the flags made at their
-        // most, one per row.
+        // most, one per row. Names are compared by length first: most differ in length, and
+        // that test is a load where a string comparison is a call.
+        func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
         let rows = tables.capabilities
         var flags: [ServiceCapabilities.Flag] = []
         flags.reserveCapacity(rows.count)
         rows: for r in rows.indices {
-            for f in flags.indices where flags[f].name == rows[r].caps { continue rows }
+            for f in flags.indices where same(flags[f].name, rows[r].caps) { continue rows }
             let ms = rows[r].ms
             for s in services.services.indices {
                 let capabilities = services.services[s].capabilities
-                for c in capabilities.indices where capabilities[c].name == ms {
+                for c in capabilities.indices where same(capabilities[c].name, ms) {
                     if capabilities[c].render == true || capabilities[c].capture == true {
                         flags.append(.init(rows[r].caps, true))
                         continue rows
@@ -196,7 +217,7 @@ extension PresenceMapper {
         return ServiceCapabilities(flags: flags)
     }
 
-    private func reportDroppedCard(_ card: ContactCard, report: inout MappingReport) {
+    private func reportDroppedCard<Report: MappingReporting>(_ card: ContactCard, report: inout Report) {
         let reason = "CIPID (RFC 4482) has no element for it; msrtc.pidf carries e-mail and phone"
         if !card.emails.isEmpty { report.drop("contactCard/email", reason) }
         if !card.phones.isEmpty { report.drop("contactCard/phone", reason) }
@@ -206,7 +227,9 @@ extension PresenceMapper {
         }
     }
 
-    private func reportUnmappedCategories(_ doc: CategoriesDocument, dialect: PIDFDialect, report: inout MappingReport) {
+    private func reportUnmappedCategories<Report: MappingReporting>(
+        _ doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
+    ) {
         for i in doc.categories.indices {
             let name = doc.categories[i].name.rawValue
             switch doc.categories[i].payload {

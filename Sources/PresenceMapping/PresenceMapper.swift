@@ -58,17 +58,23 @@ public struct PresenceMapper: Sendable {
     /// Availability and token from `legacyInterop` when present, else from the
     /// aggregateState `state` instance, else from the first state with an
     /// availability ([MS-PRES] §3.7.5.4, §3.7.5.2; guide Q12).
-    func effectiveState(_ doc: CategoriesDocument, report: inout MappingReport) -> EffectiveState {
-        var states: [MSState] = []
+    func effectiveState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report) -> EffectiveState {
+        // The states read in place by index (an array of them cost an allocation and a copy of
+        // each): the first aggregateState, else the first with an availability.
+        var aggregate: Int?, withAvailability: Int?
         var legacy: LegacyInterop?
         for i in doc.categories.indices {
             switch doc.categories[i].payload {
-            case .state(let s): states.append(s)
+            case .state(let s):
+                if aggregate == nil, s.type == .aggregateState { aggregate = i }
+                if withAvailability == nil, s.availability != nil { withAvailability = i }
             case .legacyInterop(let l): legacy = legacy ?? l
             default: break
             }
         }
-        let chosen = states.first { $0.type == .aggregateState } ?? states.first { $0.availability != nil }
+        let chosenIndex = aggregate ?? withAvailability
+        var chosen: MSState?
+        if let chosenIndex, case .state(let s) = doc.categories[chosenIndex].payload { chosen = s }
         var result = EffectiveState(state: chosen)
         if let chosen {
             result.availability = chosen.availability
@@ -79,7 +85,9 @@ public struct PresenceMapper: Sendable {
             }
             result.token = (inWindow ?? chosen.activities.first { $0.token != nil })?.token
             result.custom = chosen.activities.lazy.flatMap(\.custom).first?.text
-            for other in states where other != chosen {
+            for i in doc.categories.indices {
+                // The chosen state itself is skipped without comparing it.
+                guard i != chosenIndex, case .state(let other) = doc.categories[i].payload, other != chosen else { continue }
                 report.drop("state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
             }
         }
@@ -95,7 +103,9 @@ public struct PresenceMapper: Sendable {
     /// A watcher sees each (category, instance) from one container only
     /// ([MS-PRES] §3.2.5.3); a document holding the same publication in several
     /// containers (a publisher's own view, §2.2.2.1) is reduced to its first copy.
-    func onePublicationPerInstance(_ doc: CategoriesDocument, report: inout MappingReport) -> CategoriesDocument {
+    func onePublicationPerInstance<Report: MappingReporting>(
+        _ doc: CategoriesDocument, report: inout Report
+    ) -> CategoriesDocument {
         // A watcher's document names no containers: nothing to reduce.
         guard doc.categories.contains(where: { $0.container != nil }) else { return doc }
         var seen: Set<String> = []

@@ -40,6 +40,9 @@ import XMLBridge
             let packed = PackedText(text)
             #expect(packed.string == text)
             #expect(packed == PackedText(text) && packed.hashValue == PackedText(text).hashValue)
+            // Packed from the bytes (as the category decoder does): the same value.
+            let fromBytes = Array(text.utf8).withUnsafeBufferPointer { PackedText(utf8: $0) }
+            #expect(fromBytes == packed && fromBytes.string == text && fromBytes.hashValue == packed.hashValue)
             if let (other, otherPacked) = previous {
                 #expect((packed == otherPacked) == (text == other))
             }

@@ -181,4 +181,35 @@ import XMLBridge
         #expect(decoded.attributes == ["render": "true", "{urn:x}b": "2", "capture": "false", "deviceAvailability": "3500"])
         #expect(decoded.render == true && decoded.capture == false && decoded.name == "text")
     }
+
+    /// The writer orders a servcaps' children in place (a stable insertion sort by schema
+    /// rank): flags, descriptions, type lists, other lists and extensions in any order and with
+    /// repeated ranks write the bytes of the tree, whose builder sorts a copy.
+    @Test func servcapsChildrenInAnyOrderWriteAsTheTree() {
+        let flagNames = ["audio", "application", "data", "control", "video", "text", "message", "automata", "isfocus"]
+        let listNames = ["methods", "schemes", "languages", "duplex", "priority"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            var caps = ServiceCapabilities()
+            for _ in 0..<Int.random(in: 0...8, using: &generator) {
+                caps.flags.append(.init(flagNames.randomElement(using: &generator)!, Bool.random(using: &generator)))
+            }
+            for _ in 0..<Int.random(in: 0...2, using: &generator) {
+                caps.descriptions.append(PIDFNote("d\(Int.random(in: 0...9, using: &generator))"))
+            }
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                if Bool.random(using: &generator) {
+                    caps.lists.append(.init("type", supported: ["text/plain", "audio/x"].shuffled(using: &generator)))
+                } else {
+                    caps.lists.append(.init(listNames.randomElement(using: &generator)!, supported: ["a"], notSupported: ["b"]))
+                }
+            }
+            if Bool.random(using: &generator) {
+                caps.extensions.append(XMLElement(XMLName("urn:other", "x")))
+            }
+            caps.flags.shuffle(using: &generator)
+            let doc = PIDFDocument(entity: "sip:a@example.com", tuples: [PIDFTuple(id: "t", status: PIDFStatus(basic: .open, capabilities: caps))])
+            #expect(doc.serialized() == XMLWriter().bytes(doc.xml))
+        }
+    }
 }

@@ -70,6 +70,28 @@ struct GoldenVectorTests {
         }
     }
 
+    /// The conversion without a report (`pidfDocument`) gives the document of the one with a
+    /// report, in both dialects, for every categories input of the vectors.
+    @Test func pidfWithoutReportIsTheDocumentOfTheReportingConversion() throws {
+        guard let mapper = Self.mapper else {
+            Issue.record("the built-in mapping tables do not load")
+            return
+        }
+        var compared = 0
+        for v in Self.manifest where v.from == "categories" && v.outcome == "ok" {
+            let bytes = try Array(Data(contentsOf: Self.vectors.appendingPathComponent(v.input)))
+            let doc = try CategoriesDocument(bytes: bytes)
+            for dialect in PIDFDialect.allCases {
+                let reported = mapper.pidf(from: doc, dialect: dialect).0
+                let unreported = mapper.pidfDocument(from: doc, dialect: dialect)
+                #expect(unreported == reported, "\(v.id) \(dialect)")
+                #expect(unreported.serialized() == reported.serialized(), "\(v.id) \(dialect)")
+                compared += 1
+            }
+        }
+        #expect(compared > 10)
+    }
+
     @Test("golden vector", arguments: manifest)
     func vector(_ v: Vector) throws {
         #expect(["missing", "malformed"].contains(v.outcome) == false, "manifest.tsv: \(v.source)")

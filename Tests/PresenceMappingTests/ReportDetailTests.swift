@@ -24,4 +24,36 @@ struct ReportDetailTests {
             }
         }
     }
+
+    /// The effective state is chosen from the states read in place as from an array of them:
+    /// the first aggregateState, else the first with an availability, every other distinct state
+    /// reported as dropped, over random mixes of states, duplicates and other categories.
+    @Test func effectiveStateAsFromAnArrayOfStates() {
+        let mapper = SpecTableTests.mapper
+        let types: [StateType] = [.aggregateState, "machineState", "userState", "phoneState"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<400 {
+            var categories: [Category] = []
+            for _ in 0..<Int.random(in: 0...5, using: &generator) {
+                if Int.random(in: 0..<4, using: &generator) == 0 {
+                    categories.append(Category(name: .note, payload: .note(MSNote())))
+                    continue
+                }
+                let state = MSState(
+                    type: types.randomElement(using: &generator)!,
+                    availability: Bool.random(using: &generator) ? UInt32.random(in: 3000...3002, using: &generator) : nil)
+                categories.append(Category(name: .state, instance: 1, payload: .state(state)))
+            }
+            let doc = CategoriesDocument(uri: "sip:a@example.com", categories: categories)
+            let states = categories.compactMap { if case .state(let s) = $0.payload { s } else { nil } }
+            let expected = states.first { $0.type == .aggregateState } ?? states.first { $0.availability != nil }
+            var expectedDrops: [String] = []
+            if let expected { expectedDrops = states.filter { $0 != expected }.map { "state[\($0.type)]" } }
+            var report = MappingReport()
+            let effective = mapper.effectiveState(doc, report: &report)
+            #expect(effective.state == expected)
+            #expect(effective.availability == expected?.availability)
+            #expect(report.dropped.map(\.field) == expectedDrops)
+        }
+    }
 }

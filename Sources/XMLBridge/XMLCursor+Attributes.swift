@@ -1,0 +1,105 @@
+extension XMLCursor {
+    /// Where one attribute's value lies in the recording, left there until a decoder asks for
+    /// it in the form it needs (a number is read from the bytes without making a `String`).
+    /// Plain integers, like the recording's own nodes: holding one costs no reference
+    /// counting. Read through a cursor into the same recording (``string(_:)``,
+    /// ``withUTF8(_:_:)``, ``plainUInt32(_:)``).
+    public struct AttributeValue: Sendable {
+        let start: Int32
+        let count: Int32
+    }
+
+    /// Calls `body` with each attribute's name and where its value lies, in source order
+    /// (``forEachAttribute(_:)`` makes a `String` of each value).
+    public func forEachAttributeValue(_ body: (XMLName, AttributeValue) throws -> Void) rethrows {
+        let n = events.nodes[index]
+        let start = Int(n.attributeStart)
+        for i in start..<start + Int(n.attributeCount) {
+            let a = events.attributes[i]
+            try body(events.names[Int(a.name)], AttributeValue(start: a.valueStart, count: a.valueCount))
+        }
+    }
+
+    /// An attribute value of this recording as text.
+    public func string(_ value: AttributeValue) -> String { events.string(value.start, value.count) }
+
+    /// An attribute value's UTF-8 bytes, for reads within `body`.
+    public func withUTF8<R>(_ value: AttributeValue, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try events.bytes.withUnsafeBufferPointer { bytes in
+            try body(UnsafeBufferPointer(rebasing: bytes[Int(value.start)..<Int(value.start + value.count)]))
+        }
+    }
+
+    /// An attribute value as a number when it is written as writers write one: 1 to 9 ASCII
+    /// digits and nothing else (which always fits a `UInt32`). Nil for any other form (white
+    /// space, a sign, more digits, anything not a number), which callers read from
+    /// ``string(_:)`` as before.
+    public func plainUInt32(_ value: AttributeValue) -> UInt32? {
+        guard value.count > 0, value.count <= 9 else { return nil }
+        return withUTF8(value) { bytes -> UInt32? in
+            var number: UInt32 = 0
+            for b in bytes {
+                let digit = b &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                number = number &* 10 &+ UInt32(digit)
+            }
+            return number
+        }
+    }
+}
+
+extension XMLCursor {
+    /// The element's one child element when everything else in it is white space; nil when
+    /// it has no child element, several, or text that is not white space (and for text).
+    /// The recorded nodes are walked in place: no cursor is made per child.
+    public var soleElement: XMLCursor? {
+        let found = events.nodes.withUnsafeBufferPointer { nodes -> Int? in
+            let n = nodes[index]
+            if n.isText { return nil }
+            var found: Int?
+            var i = index + 1
+            while i < Int(n.end) {
+                let child = nodes[i]
+                if child.isText {
+                    if !events.isWhitespace(child) { return nil }
+                    i += 1
+                } else {
+                    if found != nil { return nil }
+                    found = i
+                    i = Int(child.end)
+                }
+            }
+            return found
+        }
+        return found.map { XMLCursor(events: events, index: $0) }
+    }
+}
+
+extension XMLCursor {
+    /// Calls `body` with a cursor at each child element, in document order (``elements``
+    /// walked by a closure): each cursor is lent to `body` for the call, where the iterator
+    /// hands out one it owns (a retain and a release of the recording per child).
+    public func forEachElement<E: Error>(_ body: (XMLCursor) throws(E) -> Void) throws(E) {
+        let n = events.nodes[index]
+        if n.isText { return }
+        var i = index + 1
+        while i < Int(n.end) {
+            let child = events.nodes[i]
+            if child.isText {
+                i += 1
+            } else {
+                try body(XMLCursor(events: events, index: i))
+                i = Int(child.end)
+            }
+        }
+    }
+}
+
+extension XMLCursor {
+    /// True when the element's namespace URI is `namespace` (`namespaceURI == namespace`),
+    /// tested in place: ``namespaceURI`` copies the string to compare it.
+    public func hasNamespace(_ namespace: String) -> Bool {
+        let found = events.names[Int(events.nodes[index].name)].namespace
+        return found.utf8.count == namespace.utf8.count && found == namespace
+    }
+}

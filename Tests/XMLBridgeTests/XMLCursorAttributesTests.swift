@@ -1,0 +1,111 @@
+import Testing
+import XMLBridge
+
+/// A small deterministic generator (SplitMix64), so a failure repeats.
+private struct Random {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+}
+
+/// The in-place reads of XMLCursor+Attributes.swift give what the reads that make values give.
+@Suite struct XMLCursorAttributesTests {
+    /// Attribute values in place: names, text and bytes as `forEachAttribute` gives them, and
+    /// `plainUInt32` the number `UInt32(text)` reads whenever it gives one (nil only for forms
+    /// other than plain digits), over random values of digits, signs, spaces and letters.
+    @Test func attributeValuesReadAsTheirText() throws {
+        var random = Random(state: 7)
+        let pieces = ["0", "1", "7", "9", "5", "+", "-", " ", "\t", "a", "é", "00", "4294967295", "4294967296", "999999999"]
+        for _ in 0..<400 {
+            var attributes: [(String, String)] = []
+            for i in 0..<random.below(5) {
+                var value = ""
+                for _ in 0..<random.below(6) { value += pieces[random.below(pieces.count)] }
+                attributes.append(("a\(i)", value))
+            }
+            let text = "<r xmlns:p=\"urn:p\" p:q=\"9\"" + attributes.map { " \($0.0)=\"\($0.1)\"" }.joined() + "/>"
+            let root = try XMLParser.events(Array(text.utf8)).root
+            var expected: [(XMLName, String)] = []
+            root.forEachAttribute { expected.append(($0, $1)) }
+            var found: [(XMLName, String)] = []
+            root.forEachAttributeValue { name, value in
+                let text = root.string(value)
+                found.append((name, text))
+                #expect(root.withUTF8(value) { Array($0) } == Array(text.utf8))
+                let reference = UInt32(text)
+                if let plain = root.plainUInt32(value) {
+                    #expect(plain == reference, "\(text)")
+                } else {
+                    let digitsOnly = !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                    #expect(!(digitsOnly && text.utf8.count <= 9), "\(text)")
+                }
+            }
+            #expect(found.map(\.0) == expected.map(\.0))
+            #expect(found.map(\.1) == expected.map(\.1))
+        }
+    }
+
+    /// `soleElement` is the one child element when every other child is white-space text,
+    /// as the children themselves say, over random mixes of elements, white space and text.
+    @Test func soleElementIsTheOnlySignificantChild() throws {
+        var random = Random(state: 11)
+        let pieces = ["<a/>", "<b>x</b>", " ", "\n  ", "t", "<c><d/></c>", "<![CDATA[ ]]>", "<!-- c -->", "&#32;"]
+        for _ in 0..<500 {
+            var body = ""
+            for _ in 0..<random.below(5) { body += pieces[random.below(pieces.count)] }
+            let root = try XMLParser.events(Array("<r>\(body)</r>".utf8)).root
+            let significant = root.children.filter { !($0.isText && $0.hasOnlyWhitespace) }
+            let expected = significant.count == 1 && !significant[0].isText ? significant[0] : nil
+            let found = root.soleElement
+            #expect((found == nil) == (expected == nil), "\(body)")
+            if let found, let expected {
+                #expect(found.subtree == expected.subtree && found.line == expected.line && found.column == expected.column)
+            }
+            for child in root.children where child.isText { #expect(child.soleElement == nil) }
+        }
+    }
+
+    /// `forEachElement` lends a cursor at each child element, the ones `elements` gives, in order.
+    @Test func forEachElementVisitsTheElements() throws {
+        var random = Random(state: 13)
+        let pieces = ["<a/>", "<b>x<i/></b>", " ", "t", "<c><d/><e/></c>", "<![CDATA[x]]>", "<!-- c -->", "<?p i?>"]
+        for _ in 0..<300 {
+            var body = ""
+            for _ in 0..<random.below(7) { body += pieces[random.below(pieces.count)] }
+            let root = try XMLParser.events(Array("<r>\(body)</r>".utf8)).root
+            for parent in [root] + Array(root.children) {
+                var found: [XMLCursor] = []
+                parent.forEachElement { found.append($0) }
+                let expected = Array(parent.elements)
+                #expect(found.count == expected.count, "\(body)")
+                for (f, e) in zip(found, expected) {
+                    #expect(f.subtree == e.subtree && f.line == e.line && f.column == e.column)
+                }
+            }
+        }
+    }
+
+    /// `hasNamespace` says what comparing `namespaceURI` says, for elements in no namespace,
+    /// a default namespace, prefixed ones, and namespaces of the same length.
+    @Test func hasNamespaceIsTheNamespaceComparison() throws {
+        let text = #"<r xmlns:a="urn:aa" xmlns:b="urn:bb"><x/><a:y/><b:z xmlns="urn:cc"><w/></b:z>t</r>"#
+        let root = try XMLParser.events(Array(text.utf8)).root
+        var cursors = [root]
+        var i = 0
+        while i < cursors.count {
+            cursors += Array(cursors[i].children)
+            i += 1
+        }
+        for cursor in cursors {
+            for namespace in ["", "urn:aa", "urn:bb", "urn:cc", "urn:a", "urn:aaa"] {
+                #expect(cursor.hasNamespace(namespace) == (cursor.namespaceURI == namespace))
+            }
+        }
+    }
+}
