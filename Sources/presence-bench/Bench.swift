@@ -40,11 +40,11 @@ enum Bench {
         // Where a categories -> PIDF conversion spends its time, phase by phase.
         guard let events = try? XMLParser.events(categories, vocabulary: .presence),
               let doc = try? CategoriesDocument(cursor: events.root) else { return }
-        let pidfDoc = mapper.pidf(from: doc, dialect: .rfc).0
+        let pidfDoc = mapper.pidfDocument(from: doc, dialect: .rfc)
         let phases: [(String, Double)] = [
             ("parse to events", rate(seconds / 2) { _ = try? XMLParser.events(categories, vocabulary: .presence) }),
             ("decode categories", rate(seconds / 2) { _ = try? CategoriesDocument(cursor: events.root) }),
-            ("map to PIDF", rate(seconds / 2) { _ = mapper.pidf(from: doc, dialect: .rfc) }),
+            ("map to PIDF", rate(seconds / 2) { _ = mapper.pidfDocument(from: doc, dialect: .rfc) }),
             ("write PIDF bytes", rate(seconds / 2) { _ = pidfDoc.serialized() }),
         ]
         print("categories -> PIDF, phase by phase:")
@@ -75,7 +75,7 @@ enum Bench {
         let doc = try CategoriesDocument(cursor: events.root)
         let pidfBytes = Array(typicalPIDF.utf8)
         let pidfEvents = try XMLParser.events(pidfBytes, vocabulary: .presence)
-        let pidfOut = mapper.pidf(from: doc, dialect: .rfc).0
+        let pidfOut = mapper.pidfDocument(from: doc, dialect: .rfc)
         let pidfIn = try PIDFDocument(cursor: pidfEvents.root)
         let categoriesOut = mapper.categories(from: pidfIn).0
         guard let floor = LibXMLSAXFloor() else { fatalError("libxml2 could not create a parser context") }
@@ -92,7 +92,7 @@ enum Bench {
         case "categories": run = { _ = try? CategoriesDocument(bytes: bytes) }
         case "parse-pidf": run = { _ = try? XMLParser.events(pidfBytes, vocabulary: .presence) }
         case "decode-pidf": run = { _ = try? PIDFDocument(cursor: pidfEvents.root) }
-        case "convert": run = { _ = mapper.pidf(from: doc, dialect: .rfc).0.serialized() }
+        case "convert": run = { _ = mapper.pidfDocument(from: doc, dialect: .rfc).serialized() }
         case "full": run = { _ = convertCategories(bytes, mapper) }
         case "write-pidf": run = { _ = pidfOut.serialized() }
         case "map-categories": run = { _ = mapper.categories(from: pidfIn) }
@@ -111,7 +111,7 @@ enum Bench {
     /// A categories body to PIDF bytes, as the gateway renders it for an OMA watcher.
     static func convertCategories(_ bytes: [UInt8], _ mapper: PresenceMapper) -> [UInt8] {
         guard let doc = try? CategoriesDocument(bytes: bytes) else { fatalError("bench input does not parse") }
-        return mapper.pidf(from: doc, dialect: .rfc).0.serialized()
+        return mapper.pidfDocument(from: doc, dialect: .rfc).serialized()
     }
 
     /// A PIDF body to categories bytes.

@@ -46,7 +46,7 @@ extension GatewayCore {
         guard var link = linked[key], let target = try? SIPURI(link.identity.oma) else { return [] }
         var document = state
         document.uri = link.identity.oma
-        let body = mapper.pidf(from: document, dialect: .rfc).0.serialized()
+        let body = mapper.pidfDocument(from: document, dialect: .rfc).serialized()
         guard body != link.lastBody else { return [] }
         link.lastBody = body
         let actions: [PublicationClient.Action]
