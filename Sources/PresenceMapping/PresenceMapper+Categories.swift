@@ -230,10 +230,14 @@ extension PresenceMapper {
         // Capabilities → services.
         // The first tuple with capabilities, and the capability table, read in
         // place by index (a closure would capture a copy of the document).
+        // Presence tested by matching the case: `!= nil` took the `Equatable`
+        // comparison, which copied the capabilities and destroyed them again.
         var capsTuple: Int?
-        for i in doc.tuples.indices where doc.tuples[i].status.capabilities != nil {
-            capsTuple = i
-            break
+        for i in doc.tuples.indices {
+            if case .some = doc.tuples[i].status.capabilities {
+                capsTuple = i
+                break
+            }
         }
         if let capsTuple, let caps = doc.tuples[capsTuple].status.capabilities {
             var items: [MSCapability] = []
@@ -259,7 +263,7 @@ extension PresenceMapper {
                 report.map("caps:servcaps", "services capabilities")
             }
         }
-        if doc.linkedIdentities != nil { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
+        if case .some = doc.linkedIdentities { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
         for e in doc.extensions { report.drop("{\(e.name.namespace)}\(e.name.local)", "unknown extension") }
         return (output, report)
     }
