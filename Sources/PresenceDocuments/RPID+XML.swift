@@ -168,9 +168,9 @@ extension RPIDTokens {
                 notes.append(note)
             } else if child.is(NS.rpid, "other"), let other = PIDFXML.note(child) {
                 values.append(.other(other.text, lang: other.lang))
-            } else if child.namespaceURI == NS.rpid, PIDFXML.isEmpty(child) {
+            } else if child.isIn(namespace: NS.rpid), PIDFXML.isEmpty(child) {
                 values.append(.token(child.localName))
-            } else if let tokenNamespace, child.namespaceURI == tokenNamespace, PIDFXML.isEmpty(child) {
+            } else if let tokenNamespace, child.isIn(namespace: tokenNamespace), PIDFXML.isEmpty(child) {
                 values.append(.token(child.localName, namespace: tokenNamespace))
             } else {
                 values.append(.extensionElement(child.subtree))
@@ -220,7 +220,7 @@ extension RPIDPlaceIs {
                 if child.hasOnlyWhitespace { continue }
                 return nil
             }
-            guard child.namespaceURI == NS.rpid else { return nil }
+            guard child.isIn(namespace: NS.rpid) else { return nil }
             if child.localName == "note", let note = PIDFXML.note(child) {
                 notes.append(note)
                 continue
@@ -230,7 +230,7 @@ extension RPIDPlaceIs {
             var token: String?
             for element in child.children {
                 if element.isText, element.hasOnlyWhitespace { continue }
-                guard !element.isText, element.namespaceURI == NS.rpid, PIDFXML.isEmpty(element), token == nil else { return nil }
+                guard element.isIn(namespace: NS.rpid), PIDFXML.isEmpty(element), token == nil else { return nil }
                 token = element.localName
             }
             guard token != nil else { return nil }

@@ -69,7 +69,7 @@ extension ServiceCapabilities {
             extensionRank = rank
         }
         for child in e.elements {
-            guard child.namespaceURI == NS.caps else { keep(child, rank: other); continue }
+            guard child.isIn(namespace: NS.caps) else { keep(child, rank: other); continue }
             let name = child.localName
             let rank = Self.rank(of: name)
             let bit: UInt32 = rank < other ? 1 << rank : 0
