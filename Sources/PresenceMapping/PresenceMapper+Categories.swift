@@ -54,7 +54,9 @@ extension PresenceMapper {
                 {
                     isOOFNote = text == oofText
                 }
-                if let state = freeBusyState(of: list[i]), let from = list[i].from, let until = list[i].until {
+                // from and until first: without them no table row holds, and asking
+                // freeBusyState would copy the element to hand it over.
+                if let from = list[i].from, let until = list[i].until, let state = freeBusyState(of: list[i]) {
                     calendarBlocks.append((state, from, until))
                     continue
                 }
