@@ -208,13 +208,13 @@ extension RPIDPlaceIs {
     /// appears at most once with exactly one empty token element.
     init?(cursor e: XMLCursor) {
         guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
-        id = e[attribute: "id"]
-        from = e[attribute: "from"]
-        until = e[attribute: "until"]
-        notes = []
-        audio = nil
-        video = nil
-        text = nil
+        // The parts are gathered in locals and each stored property is set once,
+        // after the loop: set first and changed in a loop that can fail, the
+        // value was built aside and copied into place (as in the PIDF decoders).
+        var notes: [PIDFNote] = []
+        var audio: String?
+        var video: String?
+        var text: String?
         for child in e.children {
             guard !child.isText else {
                 if child.hasOnlyWhitespace { continue }
@@ -241,6 +241,13 @@ extension RPIDPlaceIs {
             default: return nil
             }
         }
+        id = e[attribute: "id"]
+        from = e[attribute: "from"]
+        until = e[attribute: "until"]
+        self.notes = notes
+        self.audio = audio
+        self.video = video
+        self.text = text
     }
 
     var xml: XMLElement {
