@@ -8,6 +8,19 @@ import XMLBridge
 // equals `XMLWriter().bytes(xml)` for every vector. Kept extension elements
 // (XMLElement values) are written as trees, as the builders append them.
 
+extension Array {
+    /// Calls `body` with each element, in order, read in place through the
+    /// array's buffer: a `for x in array` loop copies each element out first
+    /// (a retain and a release for each of its strings, arrays and boxes),
+    /// where here only the parts `body` reads are loaded.
+    @inline(__always)
+    func forEachInPlace(_ body: (Element) -> Void) {
+        withUnsafeBufferPointer { elements in
+            for i in elements.indices { body(elements[i]) }
+        }
+    }
+}
+
 extension XMLStreamWriter {
     /// An element in its default namespace holding `text`, written empty
     /// (`<a/>`) when the text is empty, like `XMLElement.text` builds it.
@@ -44,7 +57,7 @@ extension XMLStreamWriter {
     }
 
     mutating func attributes(_ attributes: [XMLAttribute]) {
-        for a in attributes { attribute(a.name.local, a.value) }
+        attributes.forEachInPlace { a in attribute(a.name.local, a.value) }
     }
 }
 
@@ -102,7 +115,7 @@ extension CategoryPayload {
         case .userProperties(let v): v.write(to: &w)
         case .legacyInterop(let v): v.write(to: &w)
         case .other(let nodes):
-            for node in nodes {
+            nodes.forEachInPlace { node in
                 switch node {
                 case .text(let t): w.text(t)
                 case .element(let e): w.element(e)
@@ -128,11 +141,11 @@ extension MSState {
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
         if let availability { w.msDecimal(ns, "availability", Int(availability)) }
-        for activity in activities { activity.write(to: &w) }
+        activities.forEachInPlace { activity in activity.write(to: &w) }
         if let endpointLocation { w.msText(ns, "endpointLocation", endpointLocation) }
         if let meetingSubject { w.msText(ns, "meetingSubject", meetingSubject) }
         if let meetingLocation { w.msText(ns, "meetingLocation", meetingLocation) }
-        for x in extensions { w.element(x) }
+        extensions.forEachInPlace { x in w.element(x) }
         let delimited = timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
             || device != nil || treatLocationAsProximate != nil
         if delimited {
@@ -154,7 +167,7 @@ extension MSActivity {
         w.attribute("token", token?.rawValue)
         w.attribute("minAvailability", decimal: minAvailability)
         w.attribute("maxAvailability", decimal: maxAvailability)
-        for c in custom {
+        custom.forEachInPlace { c in
             w.startElement(NS.state, "custom", prefix: nil, indentsChildren: false)
             w.attribute("LCID", c.lcid)
             w.attribute("updated", c.updated)
@@ -179,7 +192,7 @@ extension MSNote {
     func write(to w: inout XMLStreamWriter) {
         guard bodies.allSatisfy({ XMLStreamWriter.unqualified($0.otherAttributes) }) else { return w.element(xml) }
         w.startElement(NS.note, "note", prefix: nil)
-        for b in bodies {
+        bodies.forEachInPlace { b in
             w.startElement(NS.note, "body", prefix: nil, indentsChildren: false)
             w.attribute("type", b.type)
             w.attribute("uri", b.uri)
@@ -214,37 +227,37 @@ extension ContactCard {
             w.startElement(ns, "identity", prefix: nil)
             if !displayNames.isEmpty {
                 w.startElement(ns, "name", prefix: nil)
-                for d in displayNames { d.write(to: &w, ns, "displayName") }
+                displayNames.forEachInPlace { d in d.write(to: &w, ns, "displayName") }
                 w.endElement()
             }
-            for email in emails { w.msText(ns, "email", email) }
+            emails.forEachInPlace { email in w.msText(ns, "email", email) }
             w.endElement()
         }
-        for a in addresses {
+        addresses.forEachInPlace { a in
             w.startElement(ns, "address", prefix: nil)
             w.attribute("type", a.type)
-            for s in a.street { s.write(to: &w, ns, "street") }
-            for s in a.city { s.write(to: &w, ns, "city") }
-            for s in a.state { s.write(to: &w, ns, "state") }
-            for s in a.zipcode { s.write(to: &w, ns, "zipcode") }
+            a.street.forEachInPlace { s in s.write(to: &w, ns, "street") }
+            a.city.forEachInPlace { s in s.write(to: &w, ns, "city") }
+            a.state.forEachInPlace { s in s.write(to: &w, ns, "state") }
+            a.zipcode.forEachInPlace { s in s.write(to: &w, ns, "zipcode") }
             if let c = a.countryCode { w.msText(ns, "countryCode", c) }
             w.endElement()
         }
-        for t in company { t.write(to: &w, ns, "company") }
-        for t in department { t.write(to: &w, ns, "department") }
-        for t in title { t.write(to: &w, ns, "title") }
-        for t in office { t.write(to: &w, ns, "office") }
-        for u in urls {
+        company.forEachInPlace { t in t.write(to: &w, ns, "company") }
+        department.forEachInPlace { t in t.write(to: &w, ns, "department") }
+        title.forEachInPlace { t in t.write(to: &w, ns, "title") }
+        office.forEachInPlace { t in t.write(to: &w, ns, "office") }
+        urls.forEachInPlace { u in
             w.startElement(ns, "url", prefix: nil, indentsChildren: false)
             w.attribute("type", u.type)
             if !u.uri.isEmpty { w.text(u.uri) }
             w.endElement()
         }
-        for p in phones {
+        phones.forEachInPlace { p in
             w.startElement(ns, "phone", prefix: nil)
             w.attribute("type", p.type)
             w.msText(ns, "uri", p.uri)
-            for d in p.displayStrings { d.write(to: &w, ns, "displayString") }
+            p.displayStrings.forEachInPlace { d in d.write(to: &w, ns, "displayString") }
             w.endElement()
         }
         if let automaton { w.msText(ns, "automaton", automaton.xsd) }
@@ -257,7 +270,7 @@ extension ContactCard {
         if secondBlock {
             w.msEmpty(NS.commonTypes, "delimiter")
             if let displayADPhoto { w.msText(ns, "displayADPhoto", displayADPhoto.xsd) }
-            for p in photos {
+            photos.forEachInPlace { p in
                 w.startElement(ns, "photo", prefix: nil)
                 w.attribute("type", p.type)
                 if let uri = p.uri { w.msText(ns, "uri", uri) }
@@ -265,7 +278,7 @@ extension ContactCard {
                 w.endElement()
             }
         }
-        for x in extensions { w.element(x) }
+        extensions.forEachInPlace { x in w.element(x) }
         w.endElement()
     }
 }
@@ -285,7 +298,7 @@ extension CalendarData {
             if !f.data.isEmpty { w.text(f.data) }
             w.endElement()
         }
-        for x in extensions { w.element(x) }
+        extensions.forEachInPlace { x in w.element(x) }
         w.endElement()
     }
 }
@@ -296,7 +309,7 @@ extension UserProperties {
         w.startElement(ns, "userProperties", prefix: nil)
         if !lines.isEmpty {
             w.startElement(ns, "lines", prefix: nil)
-            for line in lines {
+            lines.forEachInPlace { line in
                 w.startElement(ns, "line", prefix: nil, indentsChildren: false)
                 w.attribute("lineType", line.lineType)
                 w.attribute("lineServer", line.lineServer)
@@ -305,8 +318,8 @@ extension UserProperties {
             }
             w.endElement()
         }
-        for f in fields { w.msText(ns, f.name, f.value) }
-        for x in extensions { w.element(x) }
+        fields.forEachInPlace { f in w.msText(ns, f.name, f.value) }
+        extensions.forEachInPlace { x in w.element(x) }
         w.endElement()
     }
 }
@@ -320,7 +333,7 @@ extension MSCapability {
             return w.element(xml(namespace: namespace))
         }
         w.startElement(namespace, name, prefix: nil)
-        for attribute in sortedAttributes { w.attribute(attribute.key, attribute.value) }
+        sortedAttributes.forEachInPlace { attribute in w.attribute(attribute.key, attribute.value) }
         w.endElement()
     }
 }
@@ -329,18 +342,18 @@ extension MSServices {
     func write(to w: inout XMLStreamWriter) {
         let ns = NS.services
         w.startElement(ns, "services", prefix: nil)
-        for s in services {
+        services.forEachInPlace { s in
             w.startElement(ns, "service", prefix: nil)
             w.attribute("uri", s.uri)
             if !s.capabilities.isEmpty {
                 w.startElement(ns, "capabilities", prefix: nil)
-                for c in s.capabilities { c.write(to: &w, namespace: ns) }
+                s.capabilities.forEachInPlace { c in c.write(to: &w, namespace: ns) }
                 w.endElement()
             }
-            for x in s.extensions { w.element(x) }
+            s.extensions.forEachInPlace { x in w.element(x) }
             w.endElement()
         }
-        for x in extensions { w.element(x) }
+        extensions.forEachInPlace { x in w.element(x) }
         w.endElement()
     }
 }
@@ -350,16 +363,16 @@ extension MSDevice {
         let ns = NS.device
         w.startElement(ns, "device", prefix: nil)
         w.attribute("endpointId", endpointID)
-        for c in capabilities {
+        capabilities.forEachInPlace { c in
             w.startElement(ns, "capabilities", prefix: nil)
             w.attribute("preferred", c.preferred?.xsd)
             w.attribute("uri", c.uri)
-            for item in c.items { item.write(to: &w, namespace: ns) }
+            c.items.forEachInPlace { item in item.write(to: &w, namespace: ns) }
             w.endElement()
         }
         if let timezone { w.msText(ns, "timezone", timezone) }
         if let machineName { w.msText(ns, "machineName", machineName) }
-        for x in extensions { w.element(x) }
+        extensions.forEachInPlace { x in w.element(x) }
         w.endElement()
     }
 }
@@ -381,7 +394,7 @@ extension MSRTCPresentity {
         if !states.isEmpty {
             w.startElement(ns, "aggregate", prefix: nil)
             w.startElement(ns, "states", prefix: nil)
-            for s in states {
+            states.forEachInPlace { s in
                 w.startElement(ns, "state", prefix: nil, indentsChildren: false)
                 w.attribute("avail", s.avail.map(String.init))
                 if let type = s.type { w.attribute(.xsiType, type, prefix: "xsi") }
@@ -391,7 +404,7 @@ extension MSRTCPresentity {
             w.endElement()
             w.endElement()
         }
-        for x in extensions { w.element(x) }
+        extensions.forEachInPlace { x in w.element(x) }
         w.endElement()
         return w.finish()
     }

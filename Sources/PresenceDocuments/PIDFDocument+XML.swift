@@ -36,18 +36,20 @@ extension PIDFDocument {
         guard let entity = root[attribute: "entity"] else {
             throw root.error("missing required attribute entity (RFC 3863 §4.1.1)")
         }
-        // Each stored property set here, not through `self.init(entity:)`: a
-        // decoder that can throw would build that value aside and copy it in
-        // (the same in the tuple, status, person and device decoders).
-        self.entity = entity
-        tuples = []
-        persons = []
-        devices = []
-        notes = []
-        cipid = CIPID()
-        linkedIdentities = nil
-        cid = nil
-        extensions = []
+        // The parts are gathered in locals and each stored property is set
+        // once, after the loop: setting them first and appending to them in a
+        // loop that can throw made the optimizer build the whole document
+        // aside and copy it into place (a retain and a release per field),
+        // and so would `self.init(entity:...)` (the same in the tuple and
+        // status decoders).
+        var tuples: [PIDFTuple] = []
+        var persons: [PIDFPerson] = []
+        var devices: [PIDFDevice] = []
+        var notes: [PIDFNote] = []
+        var cipid = CIPID()
+        var linkedIdentities: LinkedIdentities?
+        var cid: String?
+        var extensions: [XMLElement] = []
         for child in root.elements {
             // Names tested in place with `is` (lengths first): a switch on the copied
             // (namespace, local name) pair compared the long namespace strings case by case.
@@ -72,6 +74,15 @@ extension PIDFDocument {
             }
             if !taken { extensions.append(child.subtree) }
         }
+        self.entity = entity
+        self.tuples = tuples
+        self.persons = persons
+        self.devices = devices
+        self.notes = notes
+        self.cipid = cipid
+        self.linkedIdentities = linkedIdentities
+        self.cid = cid
+        self.extensions = extensions
     }
 
     /// Parses and decodes a PIDF body (`application/pidf+xml`) from parse events.
@@ -115,15 +126,15 @@ extension PIDFTuple {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 3863 §4.1.2)")
         }
-        self.id = id
-        status = PIDFStatus()
-        deviceIDs = []
-        contact = nil
-        notes = []
-        timestamp = nil
-        rpid = RPID()
-        cipid = CIPID()
-        extensions = []
+        // Gathered in locals and stored once, as in the document decoder.
+        var status = PIDFStatus()
+        var deviceIDs: [String] = []
+        var contact: PIDFContact?
+        var notes: [PIDFNote] = []
+        var timestamp: String?
+        var rpid = RPID()
+        var cipid = CIPID()
+        var extensions: [XMLElement] = []
         var sawStatus = false
         for child in e.elements {
             // Names tested in place with `is`, as in the document decoder.
@@ -149,6 +160,15 @@ extension PIDFTuple {
             }
             if !taken { extensions.append(child.subtree) }
         }
+        self.id = id
+        self.status = status
+        self.deviceIDs = deviceIDs
+        self.contact = contact
+        self.notes = notes
+        self.timestamp = timestamp
+        self.rpid = rpid
+        self.cipid = cipid
+        self.extensions = extensions
     }
 
     var xml: XMLElement {
@@ -178,24 +198,30 @@ extension PIDFStatus {
     /// Pre-RFC RPID (`ep:activities`, [MS-PRES] §2.2.2.8.1) and RFC 4480 RPID
     /// go to `rpid`; other `rpid-status`/`rpid-tuple` elements stay in `extensions`.
     init(cursor e: XMLCursor, capabilities: ServiceCapabilities? = nil) {
-        basic = nil
-        unrecognizedBasic = nil
-        self.capabilities = capabilities
-        rpid = RPID()
-        extensions = []
+        // Gathered in locals and stored once, as in the document decoder.
+        var basic: PIDFBasic?
+        var unrecognizedBasic: String?
+        var capabilities = capabilities
+        var rpid = RPID()
+        var extensions: [XMLElement] = []
         var sawBasic = false
         for child in e.elements {
             if child.is(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
                 sawBasic = true
                 if let value = PIDFBasic(rawValue: text) { basic = value } else { unrecognizedBasic = text }
-            } else if child.is(NS.caps, "servcaps"), self.capabilities == nil,
+            } else if child.is(NS.caps, "servcaps"), capabilities == nil,
                 let caps = ServiceCapabilities(cursor: child)
             {
-                self.capabilities = caps
+                capabilities = caps
             } else if !rpid.absorb(child) {
                 extensions.append(child.subtree)
             }
         }
+        self.basic = basic
+        self.unrecognizedBasic = unrecognizedBasic
+        self.capabilities = capabilities
+        self.rpid = rpid
+        self.extensions = extensions
     }
 
     /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).

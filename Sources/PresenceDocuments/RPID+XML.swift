@@ -7,6 +7,19 @@ extension RPID {
     private static let fromUntil: [String] = ["id", "from", "until"]
     private static let timeOffsetAttributes: [String] = ["id", "from", "until", "description"]
 
+    /// The RFC 4480 §3 elements the model holds.
+    private enum Element {
+        case activities, mood, placeType, privacy, relationship, serviceClass, sphere, placeIs, statusIcon
+        case timeOffset, userInput, `class`
+    }
+
+    /// The elements by local name (in the RPID namespace).
+    private static let elements: LocalNameTable<Element> = [
+        "activities": .activities, "mood": .mood, "place-type": .placeType, "privacy": .privacy,
+        "relationship": .relationship, "service-class": .serviceClass, "sphere": .sphere, "place-is": .placeIs,
+        "status-icon": .statusIcon, "time-offset": .timeOffset, "user-input": .userInput, "class": .class,
+    ]
+
     /// Takes `e` into the model when it is an RPID element the model can hold
     /// completely; false leaves it to the caller's `extensions`.
     ///
@@ -37,25 +50,27 @@ extension RPID {
             legacyActivities += found
             return true
         }
-        guard length == NS.rpid.utf8.count, namespace == NS.rpid else { return false }
-        switch e.localName {
-        case "activities":
+        guard length == NS.rpid.utf8.count, namespace == NS.rpid, let element = Self.elements[e.localName] else {
+            return false
+        }
+        switch element {
+        case .activities:
             guard let value = RPIDTokens(cursor: e) else { return false }
             activities.append(value)
             return true
-        case "mood": return PIDFXML.fill(&mood, RPIDTokens(cursor: e))
-        case "place-type": return PIDFXML.fill(&placeType, RPIDTokens(cursor: e, tokenNamespace: NS.locationTypes))
-        case "privacy": return PIDFXML.fill(&privacy, RPIDTokens(cursor: e))
-        case "relationship": return PIDFXML.fill(&relationship, RPIDTokens(cursor: e))
-        case "service-class": return PIDFXML.fill(&serviceClass, RPIDTokens(cursor: e))
-        case "sphere": return PIDFXML.fill(&sphere, RPIDTokens(cursor: e))
-        case "place-is": return PIDFXML.fill(&placeIs, RPIDPlaceIs(cursor: e))
-        case "status-icon":
+        case .mood: return PIDFXML.fill(&mood, RPIDTokens(cursor: e))
+        case .placeType: return PIDFXML.fill(&placeType, RPIDTokens(cursor: e, tokenNamespace: NS.locationTypes))
+        case .privacy: return PIDFXML.fill(&privacy, RPIDTokens(cursor: e))
+        case .relationship: return PIDFXML.fill(&relationship, RPIDTokens(cursor: e))
+        case .serviceClass: return PIDFXML.fill(&serviceClass, RPIDTokens(cursor: e))
+        case .sphere: return PIDFXML.fill(&sphere, RPIDTokens(cursor: e))
+        case .placeIs: return PIDFXML.fill(&placeIs, RPIDPlaceIs(cursor: e))
+        case .statusIcon:
             let icon = PIDFXML.text(e, attributes: Self.fromUntil).map {
                 RPIDStatusIcon(uri: $0, id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
             }
             return PIDFXML.fill(&statusIcon, icon)
-        case "time-offset":
+        case .timeOffset:
             guard let text = PIDFXML.text(e, attributes: Self.timeOffsetAttributes),
                 let minutes = Int(text)
             else { return false }
@@ -63,7 +78,7 @@ extension RPID {
                 minutes: minutes, description: e[attribute: "description"], id: e[attribute: "id"],
                 from: e[attribute: "from"], until: e[attribute: "until"]))
             return true
-        case "user-input":
+        case .userInput:
             guard let text = PIDFXML.text(e, attributes: ["id", "idle-threshold", "last-input"]),
                 let value = RPIDUserInput.Value(rawValue: text)
             else { return false }
@@ -74,8 +89,7 @@ extension RPID {
             }
             return PIDFXML.fill(&userInput, RPIDUserInput(
                 value, idleThreshold: threshold, lastInput: e[attribute: "last-input"], id: e[attribute: "id"]))
-        case "class": return PIDFXML.fill(&self.class, PIDFXML.text(e))
-        default: return false
+        case .class: return PIDFXML.fill(&self.class, PIDFXML.text(e))
         }
     }
 
@@ -154,9 +168,9 @@ extension RPIDTokens {
                 notes.append(note)
             } else if child.is(NS.rpid, "other"), let other = PIDFXML.note(child) {
                 values.append(.other(other.text, lang: other.lang))
-            } else if child.namespaceURI == NS.rpid, PIDFXML.isEmpty(child) {
+            } else if child.isIn(namespace: NS.rpid), PIDFXML.isEmpty(child) {
                 values.append(.token(child.localName))
-            } else if let tokenNamespace, child.namespaceURI == tokenNamespace, PIDFXML.isEmpty(child) {
+            } else if let tokenNamespace, child.isIn(namespace: tokenNamespace), PIDFXML.isEmpty(child) {
                 values.append(.token(child.localName, namespace: tokenNamespace))
             } else {
                 values.append(.extensionElement(child.subtree))
@@ -194,19 +208,19 @@ extension RPIDPlaceIs {
     /// appears at most once with exactly one empty token element.
     init?(cursor e: XMLCursor) {
         guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
-        id = e[attribute: "id"]
-        from = e[attribute: "from"]
-        until = e[attribute: "until"]
-        notes = []
-        audio = nil
-        video = nil
-        text = nil
+        // The parts are gathered in locals and each stored property is set once,
+        // after the loop: set first and changed in a loop that can fail, the
+        // value was built aside and copied into place (as in the PIDF decoders).
+        var notes: [PIDFNote] = []
+        var audio: String?
+        var video: String?
+        var text: String?
         for child in e.children {
             guard !child.isText else {
                 if child.hasOnlyWhitespace { continue }
                 return nil
             }
-            guard child.namespaceURI == NS.rpid else { return nil }
+            guard child.isIn(namespace: NS.rpid) else { return nil }
             if child.localName == "note", let note = PIDFXML.note(child) {
                 notes.append(note)
                 continue
@@ -216,7 +230,7 @@ extension RPIDPlaceIs {
             var token: String?
             for element in child.children {
                 if element.isText, element.hasOnlyWhitespace { continue }
-                guard !element.isText, element.namespaceURI == NS.rpid, PIDFXML.isEmpty(element), token == nil else { return nil }
+                guard element.isIn(namespace: NS.rpid), PIDFXML.isEmpty(element), token == nil else { return nil }
                 token = element.localName
             }
             guard token != nil else { return nil }
@@ -227,6 +241,13 @@ extension RPIDPlaceIs {
             default: return nil
             }
         }
+        id = e[attribute: "id"]
+        from = e[attribute: "from"]
+        until = e[attribute: "until"]
+        self.notes = notes
+        self.audio = audio
+        self.video = video
+        self.text = text
     }
 
     var xml: XMLElement {
@@ -253,20 +274,30 @@ extension CIPID {
         absorb(e, namespace: e.namespaceURI)
     }
 
+    /// The RFC 4482 §3 elements.
+    private enum Element { case displayName, card, homepage, icon, map, sound }
+
+    /// The elements by local name (in the CIPID namespace).
+    private static let elements: LocalNameTable<Element> = [
+        "display-name": .displayName, "card": .card, "homepage": .homepage, "icon": .icon, "map": .map,
+        "sound": .sound,
+    ]
+
     /// ``absorb(_:)`` for a caller that has read `e`'s namespace URI already.
     mutating func absorb(_ e: XMLCursor, namespace: String) -> Bool {
-        guard namespace.utf8.count == NS.cipid.utf8.count, namespace == NS.cipid else { return false }
-        switch e.localName {
-        case "display-name":
+        guard namespace.utf8.count == NS.cipid.utf8.count, namespace == NS.cipid,
+            let element = Self.elements[e.localName]
+        else { return false }
+        switch element {
+        case .displayName:
             guard let name = PIDFXML.note(e) else { return false }
             displayNames.append(name)
             return true
-        case "card": return PIDFXML.fill(&card, PIDFXML.text(e))
-        case "homepage": return PIDFXML.fill(&homepage, PIDFXML.text(e))
-        case "icon": return PIDFXML.fill(&icon, PIDFXML.text(e))
-        case "map": return PIDFXML.fill(&map, PIDFXML.text(e))
-        case "sound": return PIDFXML.fill(&sound, PIDFXML.text(e))
-        default: return false
+        case .card: return PIDFXML.fill(&card, PIDFXML.text(e))
+        case .homepage: return PIDFXML.fill(&homepage, PIDFXML.text(e))
+        case .icon: return PIDFXML.fill(&icon, PIDFXML.text(e))
+        case .map: return PIDFXML.fill(&map, PIDFXML.text(e))
+        case .sound: return PIDFXML.fill(&sound, PIDFXML.text(e))
         }
     }
 

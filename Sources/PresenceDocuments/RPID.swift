@@ -196,12 +196,15 @@ public struct RPID: Hashable, Sendable {
     // above copies the whole element out (a retain and a release for each of
     // its strings and arrays) only for the caller to test it or read one part.
 
+    // The presence tests match the case: `!= nil` took the `Equatable`
+    // comparison, which copied the element and destroyed it again.
+
     /// True when `<mood>` is present.
-    public var hasMood: Bool { box?.value.mood != nil }
+    public var hasMood: Bool { if case .some = box?.value.mood { true } else { false } }
     /// True when `<sphere>` is present.
-    public var hasSphere: Bool { box?.value.sphere != nil }
+    public var hasSphere: Bool { if case .some = box?.value.sphere { true } else { false } }
     /// True when `<privacy>` is present.
-    public var hasPrivacy: Bool { box?.value.privacy != nil }
+    public var hasPrivacy: Bool { if case .some = box?.value.privacy { true } else { false } }
     /// `userInput?.value`.
     public var userInputValue: RPIDUserInput.Value? { box?.value.userInput?.value }
     /// `placeType?.values.first`.

@@ -35,21 +35,13 @@ extension ServiceCapabilities {
         return rank(of: e.name.local)
     }
 
-    /// The UTF-8 lengths of the ``schemaOrder`` names, in that order.
-    private static let schemaLengths: [Int] = schemaOrder.map(\.utf8.count)
+    /// The ``schemaOrder`` names with their places.
+    private static let ranks = LocalNameTable(schemaOrder.enumerated().map { (name: $1, value: $0) })
 
-    /// `local`'s place in ``schemaOrder`` (its count when it has none). Lengths
-    /// are compared first, read from ``schemaLengths``: most names differ in
-    /// length, and that test is one load from a table of integers, where a
-    /// string's length is a test of its representation and a string
-    /// comparison is a call.
+    /// `local`'s place in ``schemaOrder`` (its count when it has none), looked
+    /// up with lengths compared first (``LocalNameTable``).
     static func rank(of local: String) -> Int {
-        let length = local.utf8.count
-        let names = schemaOrder
-        return schemaLengths.withUnsafeBufferPointer { lengths in
-            for i in lengths.indices where lengths[i] == length && names[i] == local { return i }
-            return names.count
-        }
+        ranks[local] ?? schemaOrder.count
     }
 
     /// Ranks (places in ``schemaOrder``) of the boolean capabilities, as bits.
@@ -77,7 +69,7 @@ extension ServiceCapabilities {
             extensionRank = rank
         }
         for child in e.elements {
-            guard child.namespaceURI == NS.caps else { keep(child, rank: other); continue }
+            guard child.isIn(namespace: NS.caps) else { keep(child, rank: other); continue }
             let name = child.localName
             let rank = Self.rank(of: name)
             let bit: UInt32 = rank < other ? 1 << rank : 0

@@ -3,7 +3,10 @@
 /// ``RPID``'s elements). Written only while uniquely referenced (the owner copies it first), so
 /// sharing it between values and threads is safe. Compared and hashed by value.
 final class SharedFields<Value: Hashable & Sendable>: Hashable, @unchecked Sendable {
-    var value: Value
+    /// Not checked for exclusive access at run time: only the one owner of a
+    /// uniquely referenced box writes it, so no read can overlap a write (the
+    /// check cost a runtime call on every read and write of a field).
+    @exclusivity(unchecked) var value: Value
     init(_ value: Value) { self.value = value }
     static func == (a: SharedFields, b: SharedFields) -> Bool { a === b || a.value == b.value }
     func hash(into hasher: inout Hasher) { hasher.combine(value) }

@@ -54,7 +54,9 @@ extension PresenceMapper {
                 {
                     isOOFNote = text == oofText
                 }
-                if let state = freeBusyState(of: list[i]), let from = list[i].from, let until = list[i].until {
+                // from and until first: without them no table row holds, and asking
+                // freeBusyState would copy the element to hand it over.
+                if let from = list[i].from, let until = list[i].until, let state = freeBusyState(of: list[i]) {
                     calendarBlocks.append((state, from, until))
                     continue
                 }
@@ -176,8 +178,10 @@ extension PresenceMapper {
         var englishNote: PIDFNote?
         func consider(_ notes: [PIDFNote]) {
             noteCount += notes.count
-            for note in notes where englishNote == nil {
-                if firstNote == nil { firstNote = note }
+            // Absence tested by matching the case, as for the capabilities below.
+            for note in notes {
+                if case .some = englishNote { break }
+                if case .none = firstNote { firstNote = note }
                 if note.lang == nil || note.lang?.hasPrefix("en") == true { englishNote = note }
             }
         }
@@ -205,18 +209,20 @@ extension PresenceMapper {
         var anyCard = false
         var anyMapOrSound = false
         func take(_ cipid: CIPID) {
-            if displayName == nil { displayName = cipid.displayNames.first }
-            if icon == nil { icon = cipid.icon }
-            if homepage == nil { homepage = cipid.homepage }
-            if cipid.card != nil { anyCard = true }
-            if cipid.map != nil || cipid.sound != nil { anyMapOrSound = true }
+            // Presence tested by matching the case, as for the capabilities below.
+            if case .none = displayName { displayName = cipid.displayNames.first }
+            if case .none = icon { icon = cipid.icon }
+            if case .none = homepage { homepage = cipid.homepage }
+            if case .some = cipid.card { anyCard = true }
+            if case .some = cipid.map { anyMapOrSound = true }
+            if case .some = cipid.sound { anyMapOrSound = true }
         }
         if let person { take(doc.persons[person].cipid) }
         take(doc.cipid)
         for i in doc.tuples.indices { take(doc.tuples[i].cipid) }
-        if displayName != nil { report.map("cipid display-name", "contactCard displayName") }
-        if icon != nil { report.map("cipid icon", "contactCard photo") }
-        if homepage != nil { report.map("cipid homepage", "contactCard url") }
+        if case .some = displayName { report.map("cipid display-name", "contactCard displayName") }
+        if case .some = icon { report.map("cipid icon", "contactCard photo") }
+        if case .some = homepage { report.map("cipid homepage", "contactCard url") }
         if anyCard { report.drop("cipid card", "contactCard has no vCard link") }
         if anyMapOrSound { report.drop("cipid map/sound", "contactCard has no map or sound") }
         if displayName != nil || icon != nil || homepage != nil {
@@ -230,10 +236,14 @@ extension PresenceMapper {
         // Capabilities → services.
         // The first tuple with capabilities, and the capability table, read in
         // place by index (a closure would capture a copy of the document).
+        // Presence tested by matching the case: `!= nil` took the `Equatable`
+        // comparison, which copied the capabilities and destroyed them again.
         var capsTuple: Int?
-        for i in doc.tuples.indices where doc.tuples[i].status.capabilities != nil {
-            capsTuple = i
-            break
+        for i in doc.tuples.indices {
+            if case .some = doc.tuples[i].status.capabilities {
+                capsTuple = i
+                break
+            }
         }
         if let capsTuple, let caps = doc.tuples[capsTuple].status.capabilities {
             var items: [MSCapability] = []
@@ -259,7 +269,7 @@ extension PresenceMapper {
                 report.map("caps:servcaps", "services capabilities")
             }
         }
-        if doc.linkedIdentities != nil { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
+        if case .some = doc.linkedIdentities { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
         for e in doc.extensions { report.drop("{\(e.name.namespace)}\(e.name.local)", "unknown extension") }
         return (output, report)
     }
