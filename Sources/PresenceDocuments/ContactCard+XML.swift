@@ -28,7 +28,7 @@ extension ContactCard {
             majorVersion: xml[attribute: "majorVersion"], minorVersion: xml[attribute: "minorVersion"],
             isUCEnabled: try xml.boolAttribute("isUCEnabled"))
         try xml.forEachElement { (child) throws(XMLError) in
-            guard child.hasNamespace(ns) else {
+            guard child.isIn(namespace: ns) else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 return
             }

@@ -56,7 +56,7 @@ extension MSState {
         var timeZoneBias: Int?, timeZoneName: String?, timeZoneAbbreviation: String?, device: String?
         var treatLocationAsProximate: Bool?
         try xml.forEachElement { (child) throws(XMLError) in
-            guard child.hasNamespace(NS.state) else {
+            guard child.isIn(namespace: NS.state) else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 return
             }

@@ -20,11 +20,6 @@ public struct MappingReport: Sendable, Hashable, CustomStringConvertible {
         dropped.append(Entry(field: field(), detail: reason()))
     }
 
-    mutating func append(_ report: MappingReport) {
-        mapped += report.mapped
-        dropped += report.dropped
-    }
-
     /// The report of one conversion followed by the next one's.
     static func + (a: MappingReport, b: MappingReport) -> MappingReport {
         var r = a
@@ -45,8 +40,6 @@ public struct MappingReport: Sendable, Hashable, CustomStringConvertible {
 protocol MappingReporting {
     mutating func map(_ field: @autoclosure () -> String, _ detail: @autoclosure () -> String)
     mutating func drop(_ field: @autoclosure () -> String, _ reason: @autoclosure () -> String)
-    /// The entries of a report made by a step that keeps one of its own, in order.
-    mutating func append(_ report: MappingReport)
 }
 
 extension MappingReport: MappingReporting {}
@@ -55,5 +48,4 @@ extension MappingReport: MappingReporting {}
 struct NoMappingReport: MappingReporting {
     func map(_ field: @autoclosure () -> String, _ detail: @autoclosure () -> String) {}
     func drop(_ field: @autoclosure () -> String, _ reason: @autoclosure () -> String) {}
-    func append(_ report: MappingReport) {}
 }

@@ -9,6 +9,19 @@ extension PresenceMapper {
     public func categories(from doc: PIDFDocument) -> (CategoriesDocument, MappingReport) {
         var report = MappingReport()
         report.mapped.reserveCapacity(12)
+        let output = categories(from: doc, report: &report)
+        return (output, report)
+    }
+
+    /// PIDF → categories as ``categories(from:)`` converts them, without the
+    /// report: for callers that discard it (the gateway's publications), no report text is built.
+    public func categoriesDocument(from doc: PIDFDocument) -> CategoriesDocument {
+        var none = NoMappingReport()
+        return categories(from: doc, report: &none)
+    }
+
+    /// The conversion, noting what it does in `report`.
+    private func categories(from doc: PIDFDocument, report: inout some MappingReporting) -> CategoriesDocument {
         var output = CategoriesDocument(uri: doc.entity)
         output.categories.reserveCapacity(4)
 
@@ -271,7 +284,7 @@ extension PresenceMapper {
         }
         if case .some = doc.linkedIdentities { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
         for e in doc.extensions { report.drop("{\(e.name.namespace)}\(e.name.local)", "unknown extension") }
-        return (output, report)
+        return output
     }
 
     /// msrtc.pidf → PIDF, through categories.

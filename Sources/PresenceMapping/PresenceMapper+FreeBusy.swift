@@ -2,7 +2,7 @@ import PresenceDocuments
 
 extension PresenceMapper {
     /// Runs of non-free blocks as RPID activities with from/until (`freebusy.tsv`).
-    func activities(fromFreeBusy freeBusy: CalendarData.FreeBusy, instance: UInt32, report: inout MappingReport) -> [RPIDTokens] {
+    func activities(fromFreeBusy freeBusy: CalendarData.FreeBusy, instance: UInt32, report: inout some MappingReporting) -> [RPIDTokens] {
         let blocks: [FreeBusyState]
         do {
             blocks = try freeBusy.blocks(instance: instance)
@@ -45,7 +45,7 @@ extension PresenceMapper {
 
     /// Calendar blocks back into a calendarData category, 15-minute blocks from
     /// the earliest start (at most four days, the 384 blocks [MS-PRES] suggests).
-    func calendarCategory(entity: String, blocks intervals: [(FreeBusyState, String, String)], report: inout MappingReport) -> Category? {
+    func calendarCategory(entity: String, blocks intervals: [(FreeBusyState, String, String)], report: inout some MappingReporting) -> Category? {
         let granularity = 15 * 60
         let limit = 384
         var spans: [(FreeBusyState, Int64, Int64)] = []

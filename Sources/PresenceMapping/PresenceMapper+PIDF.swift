@@ -157,10 +157,8 @@ extension PresenceMapper {
                 reportDroppedCard(card, report: &report)
             case .calendarData(let calendar):
                 if let freeBusy = calendar.freeBusy {
-                    var freeBusyReport = MappingReport()
                     person.rpid.activities += self.activities(
-                        fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &freeBusyReport)
-                    report.append(freeBusyReport)
+                        fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
                 }
                 if calendar.hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")

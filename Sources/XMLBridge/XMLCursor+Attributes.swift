@@ -94,12 +94,3 @@ extension XMLCursor {
         }
     }
 }
-
-extension XMLCursor {
-    /// True when the element's namespace URI is `namespace` (`namespaceURI == namespace`),
-    /// tested in place: ``namespaceURI`` copies the string to compare it.
-    public func hasNamespace(_ namespace: String) -> Bool {
-        let found = events.names[Int(events.nodes[index].name)].namespace
-        return found.utf8.count == namespace.utf8.count && found == namespace
-    }
-}

@@ -55,11 +55,11 @@ enum Bench {
         // The same for PIDF -> categories.
         guard let pidfEvents = try? XMLParser.events(pidf, vocabulary: .presence),
               let pidfIn = try? PIDFDocument(cursor: pidfEvents.root) else { return }
-        let categoriesDoc = mapper.categories(from: pidfIn).0
+        let categoriesDoc = mapper.categoriesDocument(from: pidfIn)
         let reverse: [(String, Double)] = [
             ("parse to events", rate(seconds / 2) { _ = try? XMLParser.events(pidf, vocabulary: .presence) }),
             ("decode PIDF", rate(seconds / 2) { _ = try? PIDFDocument(cursor: pidfEvents.root) }),
-            ("map to categories", rate(seconds / 2) { _ = mapper.categories(from: pidfIn) }),
+            ("map to categories", rate(seconds / 2) { _ = mapper.categoriesDocument(from: pidfIn) }),
             ("write categories bytes", rate(seconds / 2) { _ = categoriesDoc.serialized() }),
         ]
         print("PIDF -> categories, phase by phase:")
@@ -77,7 +77,7 @@ enum Bench {
         let pidfEvents = try XMLParser.events(pidfBytes, vocabulary: .presence)
         let pidfOut = mapper.pidfDocument(from: doc, dialect: .rfc)
         let pidfIn = try PIDFDocument(cursor: pidfEvents.root)
-        let categoriesOut = mapper.categories(from: pidfIn).0
+        let categoriesOut = mapper.categoriesDocument(from: pidfIn)
         guard let floor = LibXMLSAXFloor() else { fatalError("libxml2 could not create a parser context") }
         // The phase is looked up once, not compared with every name on each iteration.
         let run: () -> Void
@@ -95,7 +95,7 @@ enum Bench {
         case "convert": run = { _ = mapper.pidfDocument(from: doc, dialect: .rfc).serialized() }
         case "full": run = { _ = convertCategories(bytes, mapper) }
         case "write-pidf": run = { _ = pidfOut.serialized() }
-        case "map-categories": run = { _ = mapper.categories(from: pidfIn) }
+        case "map-categories": run = { _ = mapper.categoriesDocument(from: pidfIn) }
         case "write-categories": run = { _ = categoriesOut.serialized() }
         case "write-pidf-tree": run = { _ = XMLWriter().bytes(pidfOut.xml) }
         case "pidf": run = { _ = convertPIDF(pidfBytes, mapper) }
@@ -117,7 +117,7 @@ enum Bench {
     /// A PIDF body to categories bytes.
     static func convertPIDF(_ bytes: [UInt8], _ mapper: PresenceMapper) -> [UInt8] {
         guard let doc = try? PIDFDocument(bytes: bytes) else { fatalError("bench input does not parse") }
-        return mapper.categories(from: doc).0.serialized()
+        return mapper.categoriesDocument(from: doc).serialized()
     }
 
     /// Prints one direction's medians over the rounds, with the range of the

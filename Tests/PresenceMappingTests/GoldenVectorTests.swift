@@ -92,6 +92,26 @@ struct GoldenVectorTests {
         #expect(compared > 10)
     }
 
+    /// The same for PIDF → categories: `categoriesDocument` gives the document of
+    /// `categories(from:)` for every PIDF input of the vectors.
+    @Test func categoriesWithoutReportIsTheDocumentOfTheReportingConversion() throws {
+        guard let mapper = Self.mapper else {
+            Issue.record("the built-in mapping tables do not load")
+            return
+        }
+        var compared = 0
+        for v in Self.manifest where v.from.hasPrefix("pidf") && v.outcome == "ok" {
+            let bytes = try Array(Data(contentsOf: Self.vectors.appendingPathComponent(v.input)))
+            let doc = try PIDFDocument(bytes: bytes)
+            let reported = mapper.categories(from: doc).0
+            let unreported = mapper.categoriesDocument(from: doc)
+            #expect(unreported == reported, "\(v.id)")
+            #expect(unreported.serialized() == reported.serialized(), "\(v.id)")
+            compared += 1
+        }
+        #expect(compared > 10)
+    }
+
     @Test("golden vector", arguments: manifest)
     func vector(_ v: Vector) throws {
         #expect(["missing", "malformed"].contains(v.outcome) == false, "manifest.tsv: \(v.source)")

@@ -90,22 +90,4 @@ private struct Random {
             }
         }
     }
-
-    /// `hasNamespace` says what comparing `namespaceURI` says, for elements in no namespace,
-    /// a default namespace, prefixed ones, and namespaces of the same length.
-    @Test func hasNamespaceIsTheNamespaceComparison() throws {
-        let text = #"<r xmlns:a="urn:aa" xmlns:b="urn:bb"><x/><a:y/><b:z xmlns="urn:cc"><w/></b:z>t</r>"#
-        let root = try XMLParser.events(Array(text.utf8)).root
-        var cursors = [root]
-        var i = 0
-        while i < cursors.count {
-            cursors += Array(cursors[i].children)
-            i += 1
-        }
-        for cursor in cursors {
-            for namespace in ["", "urn:aa", "urn:bb", "urn:cc", "urn:a", "urn:aaa"] {
-                #expect(cursor.hasNamespace(namespace) == (cursor.namespaceURI == namespace))
-            }
-        }
-    }
 }

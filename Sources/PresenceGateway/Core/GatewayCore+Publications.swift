@@ -76,7 +76,7 @@ extension GatewayCore {
                                                now: NIODeadline) -> [Action] {
         var out: [Action] = []
         if let pidf = Self.compose(publications, entity: resource) {
-            var categories = mapper.categories(from: pidf).0
+            var categories = mapper.categoriesDocument(from: pidf)
             categories.uri = resource
             served[resource] = categories
         } else {

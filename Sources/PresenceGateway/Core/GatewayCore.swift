@@ -572,7 +572,7 @@ public struct GatewayCore: Sendable {
                     // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
                     if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
                 } else if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf = try? PIDFDocument(bytes: notification.body) {
-                    var categories = mapper.categories(from: pidf).0
+                    var categories = mapper.categoriesDocument(from: pidf)
                     categories.uri = leg.resource
                     // Kept for the leg's life: without the room the mapper's appends left.
                     categories.categories = categories.categories.exactCapacityCopy()
