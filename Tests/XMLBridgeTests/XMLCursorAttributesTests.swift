@@ -1,19 +1,6 @@
 import Testing
 import XMLBridge
 
-/// A small deterministic generator (SplitMix64), so a failure repeats.
-private struct Random {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-}
-
 /// The in-place reads of XMLCursor+Attributes.swift give what the reads that make values give.
 @Suite struct XMLCursorAttributesTests {
     /// Attribute values in place: names, text and bytes as `forEachAttribute` gives them, and

@@ -71,11 +71,8 @@ import XMLBridge
     /// attributes, text runs, empty elements): every element kept on its own
     /// writes the bytes, and keeps the positions, of the element in place.
     @Test func everyElementOfRandomDocumentsDetachesAsItself() throws {
-        var state: UInt64 = 11
-        func below(_ n: Int) -> Int {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((state >> 33) % UInt64(n))
-        }
+        var random = Random(state: 11)
+        func below(_ n: Int) -> Int { random.below(n) }
         func element(_ depth: Int) -> String {
             let name = ["a", "p:b", "q:c", "d"][below(4)]
             var text = "<\(name)"
