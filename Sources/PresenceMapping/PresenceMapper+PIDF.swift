@@ -35,7 +35,6 @@ extension PresenceMapper {
     ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
         let effective = effectiveState(doc, report: &report)
-        var output = PIDFDocument(entity: doc.uri)
         var status = PIDFStatus()
         var tableActivity: String?
 
@@ -54,11 +53,11 @@ extension PresenceMapper {
         switch dialect {
         case .microsoft:
             status.rpid.legacyActivities = tableActivity.map { [$0] } ?? []
-            output.tuples = [PIDFTuple(id: "0", status: status)]
-            output.cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
             if effective.token != nil { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
             reportUnmappedCategories(doc, dialect: dialect, report: &report)
-            return output
+            return PIDFDocument(
+                entity: doc.uri, tuples: [PIDFTuple(id: "0", status: status)],
+                cipid: CIPID(displayNames: displayName.map { [PIDFNote($0)] } ?? []))
         case .rfc:
             break
         }
@@ -175,9 +174,11 @@ extension PresenceMapper {
         }
         reportUnmappedCategories(doc, dialect: dialect, report: &report)
 
-        output.tuples = [PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))]
-        if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty { output.persons = [person] }
-        return output
+        // The document made once, from its parts (filled in and then returned, it was copied).
+        let hasPerson = !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty
+        return PIDFDocument(
+            entity: doc.uri, tuples: [PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))],
+            persons: hasPerson ? [person] : [])
     }
 
     /// The first display name of the contact cards, in document order: the one CIPID carries
