@@ -34,6 +34,7 @@ public struct RPID: Hashable, Sendable {
         var legacyActivities: [String] = []
 
         /// True when no element is present.
+        @inline(__always)
         var isEmpty: Bool {
             activities.isEmpty && mood == nil && placeType == nil && placeIs == nil && privacy == nil
                 && relationship == nil && serviceClass == nil && sphere == nil && statusIcon == nil
@@ -189,8 +190,12 @@ public struct RPID: Hashable, Sendable {
         box = Optional(keeping: fields)
     }
 
-    /// True when no RPID element is present.
-    public var isEmpty: Bool { box?.value.isEmpty ?? true }
+    /// True when no RPID element is present. ``Fields/isEmpty`` is inlined so that each element
+    /// is tested in the box (called, it took a copy of all of them).
+    public var isEmpty: Bool {
+        guard let box else { return true }
+        return box.value.isEmpty
+    }
 
     // Reads of one part of an element, made in the box: an element's getter
     // above copies the whole element out (a retain and a release for each of
@@ -366,7 +371,11 @@ public struct CIPID: Hashable, Sendable {
         self.sound = sound
     }
 
-    public var isEmpty: Bool { self == CIPID() }
+    /// True when no element is present (tested one by one: comparing with an empty value
+    /// made one and compared every field).
+    public var isEmpty: Bool {
+        displayNames.isEmpty && card == nil && homepage == nil && icon == nil && map == nil && sound == nil
+    }
 }
 
 /// `caps:servcaps` (RFC 5196 §3): what a service supports.
