@@ -66,129 +66,156 @@ extension PIDFXML {
     }
 }
 
+// The document and the values in it (tuples, statuses, persons, devices, CIPID, the RPID
+// elements in their box, tokens elements, place-is) are written through pointers to where
+// they lie (the caller's value, an array's buffer, the value or box holding them): a method
+// called on one of these values takes a copy of it first, a retain and a release for each of
+// its strings, arrays and boxes, set or not, where a field read through the pointer loads
+// that field alone, and an empty array's or absent value's test loads nothing.
+
 extension PIDFDocument {
     /// The document as UTF-8 XML with a declaration and two-space indentation,
     /// written directly (the bytes of `XMLWriter().bytes(xml)`).
     public func serialized() -> [UInt8] {
         var w = XMLStreamWriter()
-        write(to: &w)
+        withUnsafePointer(to: self) { $0.write(to: &w) }
         return w.finish()
     }
+}
 
+extension Array {
+    /// Calls `body` with a pointer to each element, in order, in the array's buffer.
+    @inline(__always)
+    func forEachPointer(_ body: (UnsafePointer<Element>) -> Void) {
+        withUnsafeBufferPointer { elements in
+            guard let base = elements.baseAddress else { return }
+            for i in elements.indices { body(base + i) }
+        }
+    }
+}
+
+extension UnsafePointer {
+    /// A pointer to the value held by the optional this points to, nil when it holds none.
+    /// An optional's value lies at its start (a single-payload enum's payload is at offset 0),
+    /// so the pointer is this one's address.
+    @inline(__always)
+    func unwrapped<Wrapped>() -> UnsafePointer<Wrapped>? where Pointee == Wrapped? {
+        guard case .some = pointee else { return nil }
+        return UnsafeRawPointer(self).assumingMemoryBound(to: Wrapped.self)
+    }
+}
+
+extension UnsafePointer<PIDFDocument> {
     /// Writes the `presence` element: the codec namespaces in use declared on
     /// it in ``PIDFXML/prefixes`` order, then tuples, notes, persons, devices,
     /// `linked-identities`, `cid`, top-level CIPID and kept extensions.
     func write(to w: inout XMLStreamWriter) {
         var used = PIDFXML.Used()
         used.insert(PIDFXML.Used.pidf)
-        // Tuples, persons and devices are read through their buffers by
-        // index: fewer whole-value copies than `for x in array` (categories
-        // -> PIDF 412k -> 409k instructions per conversion).
-        tuples.withUnsafeBufferPointer { list in
-            for i in list.indices { list[i].markNamespaces(&used) }
-        }
-        persons.withUnsafeBufferPointer { list in
-            for i in list.indices {
-                used.insert(PIDFXML.Used.dm)
-                list[i].rpid.markNamespaces(&used)
-                list[i].cipid.markNamespaces(&used)
-                for x in list[i].extensions { used.insert(tree: x) }
-            }
-        }
-        devices.withUnsafeBufferPointer { list in
-            for i in list.indices {
-                used.insert(PIDFXML.Used.dm)
-                list[i].rpid.markNamespaces(&used)
-                for x in list[i].extensions { used.insert(tree: x) }
-            }
-        }
-        cipid.markNamespaces(&used)
-        for x in extensions { used.insert(tree: x) }
+        pointee.tuples.forEachPointer { $0.markNamespaces(&used) }
+        pointee.persons.forEachPointer { $0.markNamespaces(&used) }
+        pointee.devices.forEachPointer { $0.markNamespaces(&used) }
+        pointer(to: \.cipid)!.markNamespaces(&used)
+        for x in pointee.extensions { used.insert(tree: x) }
         w.startElement(NS.pidf, "presence", prefix: nil, declarations: PIDFXML.Used.declarations[Int(used.bits)])
-        w.attribute("entity", entity)
-        tuples.withUnsafeBufferPointer { list in
-            for i in list.indices { list[i].write(to: &w) }
-        }
-        for n in notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
-        persons.withUnsafeBufferPointer { list in
-            for i in list.indices { list[i].write(to: &w) }
-        }
-        devices.withUnsafeBufferPointer { list in
-            for i in list.indices { list[i].write(to: &w) }
-        }
-        linkedIdentities?.write(to: &w)
-        if let cid { PIDFXML.writeText(&w, NS.pidf, nil, "cid", cid) }
-        cipid.write(to: &w)
-        for x in extensions { w.element(x, verbatim: true) }
+        w.attribute("entity", pointee.entity)
+        pointee.tuples.forEachPointer { $0.write(to: &w) }
+        for n in pointee.notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
+        pointee.persons.forEachPointer { $0.write(to: &w) }
+        pointee.devices.forEachPointer { $0.write(to: &w) }
+        pointee.linkedIdentities?.write(to: &w)
+        if let cid = pointee.cid { PIDFXML.writeText(&w, NS.pidf, nil, "cid", cid) }
+        pointer(to: \.cipid)!.write(to: &w)
+        for x in pointee.extensions { w.element(x, verbatim: true) }
         w.endElement()
     }
 }
 
-extension PIDFTuple {
+extension UnsafePointer<PIDFTuple> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        if !deviceIDs.isEmpty { used.insert(PIDFXML.Used.dm) }
-        if let caps = status.capabilities { caps.markNamespaces(&used) }
-        status.rpid.markNamespaces(&used)
-        for x in status.extensions { used.insert(tree: x) }
-        rpid.markNamespaces(&used)
-        cipid.markNamespaces(&used)
-        for x in extensions { used.insert(tree: x) }
+        if !pointee.deviceIDs.isEmpty { used.insert(PIDFXML.Used.dm) }
+        pointer(to: \.status)!.markNamespaces(&used)
+        pointee.rpid.markNamespaces(&used)
+        pointer(to: \.cipid)!.markNamespaces(&used)
+        for x in pointee.extensions { used.insert(tree: x) }
     }
 
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.pidf, "tuple", prefix: nil)
-        w.attribute("id", id)
-        status.write(to: &w)
-        for d in deviceIDs { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", d) }
-        status.capabilities?.write(to: &w)
-        rpid.write(to: &w)
-        cipid.write(to: &w)
-        for x in extensions { w.element(x, verbatim: true) }
-        if let contact {
+        w.attribute("id", pointee.id)
+        pointer(to: \.status)!.write(to: &w)
+        for d in pointee.deviceIDs { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", d) }
+        pointee.status.capabilities?.write(to: &w)
+        pointee.rpid.write(to: &w)
+        pointer(to: \.cipid)!.write(to: &w)
+        for x in pointee.extensions { w.element(x, verbatim: true) }
+        if let contact = pointee.contact {
             w.startElement(NS.pidf, "contact", prefix: nil, indentsChildren: false)
             w.attribute("priority", contact.priority)
             w.text(contact.uri)
             w.endElement()
         }
-        for n in notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
-        if let timestamp { PIDFXML.writeText(&w, NS.pidf, nil, "timestamp", timestamp) }
+        for n in pointee.notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.pidf, nil, "timestamp", timestamp) }
         w.endElement()
     }
 }
 
-extension PIDFStatus {
+extension UnsafePointer<PIDFStatus> {
+    /// Marks the status's namespaces, `capabilities` (which the tuple writes) included.
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        pointee.capabilities?.markNamespaces(&used)
+        pointee.rpid.markNamespaces(&used)
+        for x in pointee.extensions { used.insert(tree: x) }
+    }
+
     /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.pidf, "status", prefix: nil)
-        if let text = basic?.rawValue ?? unrecognizedBasic { PIDFXML.writeText(&w, NS.pidf, nil, "basic", text) }
-        rpid.write(to: &w)
-        for x in extensions { w.element(x, verbatim: true) }
+        if let text = pointee.basic?.rawValue ?? pointee.unrecognizedBasic {
+            PIDFXML.writeText(&w, NS.pidf, nil, "basic", text)
+        }
+        pointee.rpid.write(to: &w)
+        for x in pointee.extensions { w.element(x, verbatim: true) }
         w.endElement()
     }
 }
 
-extension PIDFPerson {
+extension UnsafePointer<PIDFPerson> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.dm)
+        pointee.rpid.markNamespaces(&used)
+        pointer(to: \.cipid)!.markNamespaces(&used)
+        for x in pointee.extensions { used.insert(tree: x) }
+    }
+
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.dataModel, "person", prefix: PIDFXML.dm)
-        w.attribute("id", id)
-        rpid.write(to: &w)
-        cipid.write(to: &w)
-        for x in extensions { w.element(x, verbatim: true) }
-        for n in notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
-        if let timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
+        w.attribute("id", pointee.id)
+        pointee.rpid.write(to: &w)
+        pointer(to: \.cipid)!.write(to: &w)
+        for x in pointee.extensions { w.element(x, verbatim: true) }
+        for n in pointee.notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
         w.endElement()
     }
 }
 
-extension PIDFDevice {
+extension UnsafePointer<PIDFDevice> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.dm)
+        pointee.rpid.markNamespaces(&used)
+        for x in pointee.extensions { used.insert(tree: x) }
+    }
+
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.dataModel, "device", prefix: PIDFXML.dm)
-        w.attribute("id", id)
-        rpid.write(to: &w)
-        for x in extensions { w.element(x, verbatim: true) }
-        if let deviceID { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", deviceID) }
-        for n in notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
-        if let timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
+        w.attribute("id", pointee.id)
+        pointee.rpid.write(to: &w)
+        for x in pointee.extensions { w.element(x, verbatim: true) }
+        if let deviceID = pointee.deviceID { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", deviceID) }
+        for n in pointee.notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
         w.endElement()
     }
 }
@@ -208,40 +235,48 @@ extension LinkedIdentities {
 
 extension RPID {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        guard let box else { return }
-        if !box.value.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
-        for a in box.value.activities { a.markNamespaces(&used) }
-        if box.value.`class` != nil || box.value.placeIs != nil || box.value.statusIcon != nil
-            || !box.value.timeOffsets.isEmpty || box.value.userInput != nil
+        box?.withValuePointer { $0.markNamespaces(&used) }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        box?.withValuePointer { $0.write(to: &w) }
+    }
+}
+
+extension UnsafePointer<RPID.Fields> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        if !pointee.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
+        pointee.activities.forEachPointer { $0.markNamespaces(&used) }
+        if pointee.`class` != nil || pointee.placeIs != nil || pointee.statusIcon != nil
+            || !pointee.timeOffsets.isEmpty || pointee.userInput != nil
         {
             used.insert(PIDFXML.Used.rpid)
         }
-        box.value.mood?.markNamespaces(&used)
-        box.value.placeType?.markNamespaces(&used)
-        box.value.privacy?.markNamespaces(&used)
-        box.value.relationship?.markNamespaces(&used)
-        box.value.serviceClass?.markNamespaces(&used)
-        box.value.sphere?.markNamespaces(&used)
+        pointer(to: \.mood)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.placeType)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.privacy)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.relationship)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.serviceClass)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.sphere)!.unwrapped()?.markNamespaces(&used)
     }
 
     /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.
     func write(to w: inout XMLStreamWriter) {
-        guard let box else { return }
-        if !box.value.legacyActivities.isEmpty {
+        if !pointee.legacyActivities.isEmpty {
             w.startElement(NS.rpidStatus, "activities", prefix: PIDFXML.epPrefix)
-            for a in box.value.legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
+            for a in pointee.legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
             w.endElement()
         }
-        for a in box.value.activities { a.write(to: &w, "activities") }
-        if let c = box.value.`class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
-        box.value.mood?.write(to: &w, "mood")
-        box.value.placeIs?.write(to: &w)
-        box.value.placeType?.write(to: &w, "place-type")
-        box.value.privacy?.write(to: &w, "privacy")
-        box.value.relationship?.write(to: &w, "relationship")
-        box.value.serviceClass?.write(to: &w, "service-class")
-        box.value.sphere?.write(to: &w, "sphere")
-        if let icon = box.value.statusIcon {
+        pointee.activities.forEachPointer { $0.write(to: &w, "activities") }
+        if let c = pointee.`class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
+        pointer(to: \.mood)!.unwrapped()?.write(to: &w, "mood")
+        pointer(to: \.placeIs)!.unwrapped()?.write(to: &w)
+        pointer(to: \.placeType)!.unwrapped()?.write(to: &w, "place-type")
+        pointer(to: \.privacy)!.unwrapped()?.write(to: &w, "privacy")
+        pointer(to: \.relationship)!.unwrapped()?.write(to: &w, "relationship")
+        pointer(to: \.serviceClass)!.unwrapped()?.write(to: &w, "service-class")
+        pointer(to: \.sphere)!.unwrapped()?.write(to: &w, "sphere")
+        if let icon = pointee.statusIcon {
             w.startElement(NS.rpid, "status-icon", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", icon.id)
             w.attribute("from", icon.from)
@@ -249,7 +284,7 @@ extension RPID {
             w.text(icon.uri)
             w.endElement()
         }
-        for offset in box.value.timeOffsets {
+        for offset in pointee.timeOffsets {
             w.startElement(NS.rpid, "time-offset", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", offset.id)
             w.attribute("from", offset.from)
@@ -258,7 +293,7 @@ extension RPID {
             w.text(String(offset.minutes))
             w.endElement()
         }
-        if let input = box.value.userInput {
+        if let input = pointee.userInput {
             w.startElement(NS.rpid, "user-input", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", input.id)
             w.attribute("idle-threshold", input.idleThreshold.map { String($0) })
@@ -269,11 +304,11 @@ extension RPID {
     }
 }
 
-extension RPIDTokens {
+extension UnsafePointer<RPIDTokens> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.rpid)
-        for value in values {
-            switch value {
+        pointee.values.forEachPointer { value in
+            switch value.pointee {
             case .token(_, let namespace?): used.insert(namespace: namespace)
             case .extensionElement(let x): used.insert(tree: x)
             default: break
@@ -283,14 +318,15 @@ extension RPIDTokens {
 
     /// Writes the element named `local`: notes first (the schemas require it), then the values in order.
     func write(to w: inout XMLStreamWriter, _ local: String) {
-        let mixed = values.contains { if case .text = $0 { true } else { false } }
+        var mixed = false
+        pointee.values.forEachPointer { if case .text = $0.pointee { mixed = true } }
         w.startElement(NS.rpid, local, prefix: PIDFXML.rpidPrefix, indentsChildren: !mixed)
-        w.attribute("id", id)
-        w.attribute("from", from)
-        w.attribute("until", until)
-        for n in notes { PIDFXML.writeNote(&w, NS.rpid, PIDFXML.rpidPrefix, n) }
-        for value in values {
-            switch value {
+        w.attribute("id", pointee.id)
+        w.attribute("from", pointee.from)
+        w.attribute("until", pointee.until)
+        pointee.notes.forEachPointer { PIDFXML.writeNote(&w, NS.rpid, PIDFXML.rpidPrefix, $0.pointee) }
+        pointee.values.forEachPointer { value in
+            switch value.pointee {
             case .token(let name, let namespace):
                 let ns = namespace ?? NS.rpid
                 w.startElement(ns, name, prefix: namespace == nil ? PIDFXML.rpidPrefix : PIDFXML.prefix(for: ns))
@@ -305,18 +341,18 @@ extension RPIDTokens {
     }
 }
 
-extension RPIDPlaceIs {
+extension UnsafePointer<RPIDPlaceIs> {
     func write(to w: inout XMLStreamWriter) {
         let p = PIDFXML.rpidPrefix
         w.startElement(NS.rpid, "place-is", prefix: p)
-        w.attribute("id", id)
-        w.attribute("from", from)
-        w.attribute("until", until)
-        for n in notes { PIDFXML.writeNote(&w, NS.rpid, p, n) }
+        w.attribute("id", pointee.id)
+        w.attribute("from", pointee.from)
+        w.attribute("until", pointee.until)
+        pointee.notes.forEachPointer { PIDFXML.writeNote(&w, NS.rpid, p, $0.pointee) }
         // One medium after the other (an array of (medium, token) pairs cost an allocation per write).
-        Self.writeMedium(&w, "audio", audio)
-        Self.writeMedium(&w, "video", video)
-        Self.writeMedium(&w, "text", text)
+        Self.writeMedium(&w, "audio", pointee.audio)
+        Self.writeMedium(&w, "video", pointee.video)
+        Self.writeMedium(&w, "text", pointee.text)
         w.endElement()
     }
 
@@ -331,21 +367,19 @@ extension RPIDPlaceIs {
     }
 }
 
-extension CIPID {
+extension UnsafePointer<CIPID> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        if !displayNames.isEmpty || card != nil || homepage != nil || icon != nil || map != nil || sound != nil {
-            used.insert(PIDFXML.Used.cipid)
-        }
+        if !pointee.isEmpty { used.insert(PIDFXML.Used.cipid) }
     }
 
     func write(to w: inout XMLStreamWriter) {
         let p = PIDFXML.cipidPrefix
-        for n in displayNames { PIDFXML.writeNote(&w, NS.cipid, p, n, local: "display-name") }
-        if let card { PIDFXML.writeText(&w, NS.cipid, p, "card", card) }
-        if let homepage { PIDFXML.writeText(&w, NS.cipid, p, "homepage", homepage) }
-        if let icon { PIDFXML.writeText(&w, NS.cipid, p, "icon", icon) }
-        if let map { PIDFXML.writeText(&w, NS.cipid, p, "map", map) }
-        if let sound { PIDFXML.writeText(&w, NS.cipid, p, "sound", sound) }
+        pointee.displayNames.forEachPointer { PIDFXML.writeNote(&w, NS.cipid, p, $0.pointee, local: "display-name") }
+        if let card = pointee.card { PIDFXML.writeText(&w, NS.cipid, p, "card", card) }
+        if let homepage = pointee.homepage { PIDFXML.writeText(&w, NS.cipid, p, "homepage", homepage) }
+        if let icon = pointee.icon { PIDFXML.writeText(&w, NS.cipid, p, "icon", icon) }
+        if let map = pointee.map { PIDFXML.writeText(&w, NS.cipid, p, "map", map) }
+        if let sound = pointee.sound { PIDFXML.writeText(&w, NS.cipid, p, "sound", sound) }
     }
 }
 
