@@ -145,7 +145,7 @@ extension UnsafePointer<PIDFTuple> {
         w.attribute("id", pointee.id)
         pointer(to: \.status)!.write(to: &w)
         for d in pointee.deviceIDs { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", d) }
-        pointee.status.capabilities?.write(to: &w)
+        pointer(to: \.status)!.pointer(to: \.capabilities)!.unwrapped()?.write(to: &w)
         pointee.rpid.write(to: &w)
         pointer(to: \.cipid)!.write(to: &w)
         for x in pointee.extensions { w.element(x, verbatim: true) }
@@ -164,7 +164,7 @@ extension UnsafePointer<PIDFTuple> {
 extension UnsafePointer<PIDFStatus> {
     /// Marks the status's namespaces, `capabilities` (which the tuple writes) included.
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        pointee.capabilities?.markNamespaces(&used)
+        pointer(to: \.capabilities)!.unwrapped()?.markNamespaces(&used)
         pointee.rpid.markNamespaces(&used)
         for x in pointee.extensions { used.insert(tree: x) }
     }
@@ -383,78 +383,87 @@ extension UnsafePointer<CIPID> {
     }
 }
 
-extension ServiceCapabilities {
+extension UnsafePointer<ServiceCapabilities> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.caps)
-        for x in extensions { used.insert(tree: x) }
-    }
-
-    private static func rank(local: String) -> Int {
-        rank(of: local)
-    }
-
-    /// One child of `servcaps`, before ordering.
-    private enum Item {
-        case flag(Int), description(Int), type(String), list(Int), extensionElement(Int)
+        for x in pointee.extensions { used.insert(tree: x) }
     }
 
     /// Writes `servcaps` with its children in the order of RFC 5196 §6's
     /// schema (stable for equal ranks, as the `xml` builder sorts them).
     func write(to w: inout XMLStreamWriter) {
-        var items: [(rank: Int, item: Item)] = []
-        items.reserveCapacity(flags.count + descriptions.count + lists.count + extensions.count)
-        for i in flags.indices { items.append((Self.rank(local: flags[i].name), .flag(i))) }
-        for i in descriptions.indices { items.append((Self.rank(local: "description"), .description(i))) }
-        for i in lists.indices {
-            if lists[i].name == "type" {
-                for t in lists[i].supported { items.append((Self.rank(local: "type"), .type(t))) }
-            } else {
-                items.append((Self.rank(local: lists[i].name), .list(i)))
+        let flags = pointee.flags, descriptions = pointee.descriptions, lists = pointee.lists
+        let extensions = pointee.extensions
+        var count = flags.count + descriptions.count + extensions.count
+        for i in lists.indices { count += lists[i].name == "type" ? lists[i].supported.count : 1 }
+        // The children as (rank, item) pairs of integers, in a temporary allocation (on the
+        // stack for a usual servcaps: a heap array cost an allocation per write).
+        withUnsafeTemporaryAllocation(of: (rank: Int, item: ServiceCapabilities.Item).self, capacity: count) { items in
+            var n = 0
+            func add(_ rank: Int, _ item: ServiceCapabilities.Item) {
+                items.initializeElement(at: n, to: (rank, item))
+                n += 1
             }
-        }
-        for i in extensions.indices { items.append((Self.rank(extensions[i]), .extensionElement(i))) }
-        // A stable insertion sort in place: a servcaps has a handful of children, and sorting
-        // a copy by (rank, offset) cost an array for the pairs and one for the result.
-        for i in items.indices.dropFirst() {
-            let entry = items[i]
-            var j = i
-            while j > 0, items[j - 1].rank > entry.rank {
-                items[j] = items[j - 1]
-                j -= 1
+            for i in flags.indices { add(ServiceCapabilities.rank(of: flags[i].name), .flag(i)) }
+            for i in descriptions.indices { add(ServiceCapabilities.rank(of: "description"), .description(i)) }
+            for i in lists.indices {
+                if lists[i].name == "type" {
+                    for t in lists[i].supported.indices { add(ServiceCapabilities.rank(of: "type"), .type(list: i, entry: t)) }
+                } else {
+                    add(ServiceCapabilities.rank(of: lists[i].name), .list(i))
+                }
             }
-            items[j] = entry
-        }
+            for i in extensions.indices { add(ServiceCapabilities.rank(extensions[i]), .extensionElement(i)) }
+            // A stable insertion sort in place: a servcaps has a handful of children.
+            for i in items.indices.dropFirst() {
+                let entry = items[i]
+                var j = i
+                while j > 0, items[j - 1].rank > entry.rank {
+                    items[j] = items[j - 1]
+                    j -= 1
+                }
+                items[j] = entry
+            }
 
-        let p = PIDFXML.capsPrefix
-        w.startElement(NS.caps, "servcaps", prefix: p)
-        for entry in items {
-            switch entry.item {
-            case .flag(let i):
-                PIDFXML.writeText(&w, NS.caps, p, flags[i].name, flags[i].value ? "true" : "false")
-            case .description(let i):
-                PIDFXML.writeNote(&w, NS.caps, p, descriptions[i], local: "description")
-            case .type(let t):
-                PIDFXML.writeText(&w, NS.caps, p, "type", t)
-            case .list(let i):
-                let list = lists[i]
-                w.startElement(NS.caps, list.name, prefix: p)
-                for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
-                    w.startElement(NS.caps, local, prefix: p)
-                    for entry in entries {
-                        if let textName = Self.textEntry[list.name] {
-                            PIDFXML.writeText(&w, NS.caps, p, textName, entry)
-                        } else {
-                            w.startElement(NS.caps, entry, prefix: p)
-                            w.endElement()
+            let p = PIDFXML.capsPrefix
+            w.startElement(NS.caps, "servcaps", prefix: p)
+            for entry in items {
+                switch entry.item {
+                case .flag(let i):
+                    PIDFXML.writeText(&w, NS.caps, p, flags[i].name, flags[i].value ? "true" : "false")
+                case .description(let i):
+                    PIDFXML.writeNote(&w, NS.caps, p, descriptions[i], local: "description")
+                case .type(let list, let entry):
+                    PIDFXML.writeText(&w, NS.caps, p, "type", lists[list].supported[entry])
+                case .list(let i):
+                    let list = lists[i]
+                    w.startElement(NS.caps, list.name, prefix: p)
+                    for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
+                        w.startElement(NS.caps, local, prefix: p)
+                        for entry in entries {
+                            if let textName = ServiceCapabilities.textEntry[list.name] {
+                                PIDFXML.writeText(&w, NS.caps, p, textName, entry)
+                            } else {
+                                w.startElement(NS.caps, entry, prefix: p)
+                                w.endElement()
+                            }
                         }
+                        w.endElement()
                     }
                     w.endElement()
+                case .extensionElement(let i):
+                    w.element(extensions[i], verbatim: true)
                 }
-                w.endElement()
-            case .extensionElement(let i):
-                w.element(extensions[i], verbatim: true)
             }
+            w.endElement()
+            // The pairs are plain integers: nothing to deinitialize.
         }
-        w.endElement()
+    }
+}
+
+extension ServiceCapabilities {
+    /// One child of `servcaps`, before ordering: where it is in the value.
+    fileprivate enum Item {
+        case flag(Int), description(Int), type(list: Int, entry: Int), list(Int), extensionElement(Int)
     }
 }
