@@ -249,6 +249,7 @@ public struct MSCapability: Hashable, Sendable {
     }
 
     /// The value of the attribute keyed `key`.
+    @inlinable
     public subscript(attribute key: String) -> String? {
         sortedAttributes.first { $0.key == key }?.value
     }
@@ -264,7 +265,11 @@ public struct MSCapability: Hashable, Sendable {
         }
     }
 
+    // Inlinable: called from another module (the mapper) on a capability in its array, a
+    // getter took a copy of the whole capability; inlined, it reads the attributes in place.
+    @inlinable
     public var render: Bool? { self[attribute: "render"].flatMap(Bool.init(xsd:)) }
+    @inlinable
     public var capture: Bool? { self[attribute: "capture"].flatMap(Bool.init(xsd:)) }
 }
 
@@ -360,6 +365,12 @@ public struct UserProperties: Hashable, Sendable {
 extension Bool {
     /// Parses xs:boolean ("true", "false", "1", "0", surrounding white space allowed).
     public init?(xsd text: String) {
+        // The usual value, without white space, compared before a trimmed copy is made.
+        switch text {
+        case "true", "1": self = true; return
+        case "false", "0": self = false; return
+        default: break
+        }
         switch text.trimmingXMLWhitespace() {
         case "true", "1": self = true
         case "false", "0": self = false

@@ -192,24 +192,31 @@ extension PresenceMapper {
     }
 
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
-        // The table, services and capabilities read in place by index (a `for (ms, caps) in`
-        // loop and `contains` closures copied each row and capability), the flags made at their
-        // most, one per row. Names are compared by length first: most differ in length, and
-        // that test is a load where a string comparison is a call.
+        // The table, services and capabilities read in place through their buffers (by
+        // index from the arrays, each row's strings and each service's capability array were
+        // copied out per row), the flags made at their most, one per row. Names are compared
+        // by length first: most differ in length, and that test is a load where a string
+        // comparison is a call.
         func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
-        let rows = tables.capabilities
-        var flags: [ServiceCapabilities.Flag] = []
-        flags.reserveCapacity(rows.count)
-        rows: for r in rows.indices {
-            for f in flags.indices where same(flags[f].name, rows[r].caps) { continue rows }
-            let ms = rows[r].ms
-            for s in services.services.indices {
-                let capabilities = services.services[s].capabilities
-                for c in capabilities.indices where same(capabilities[c].name, ms) {
-                    if capabilities[c].render == true || capabilities[c].capture == true {
-                        flags.append(.init(rows[r].caps, true))
-                        continue rows
+        /// Whether a capability named `ms` renders or captures, in any service.
+        func isOn(_ ms: String, _ services: UnsafeBufferPointer<MSServices.Service>) -> Bool {
+            for s in services.indices {
+                let on = services[s].capabilities.withUnsafeBufferPointer { capabilities in
+                    capabilities.indices.contains { c in
+                        same(capabilities[c].name, ms) && (capabilities[c].render == true || capabilities[c].capture == true)
                     }
+                }
+                if on { return true }
+            }
+            return false
+        }
+        var flags: [ServiceCapabilities.Flag] = []
+        tables.capabilities.withUnsafeBufferPointer { rows in
+            flags.reserveCapacity(rows.count)
+            services.services.withUnsafeBufferPointer { services in
+                rows: for r in rows.indices {
+                    for f in flags.indices where same(flags[f].name, rows[r].caps) { continue rows }
+                    if isOn(rows[r].ms, services) { flags.append(.init(rows[r].caps, true)) }
                 }
             }
         }
