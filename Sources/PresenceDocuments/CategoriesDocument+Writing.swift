@@ -67,45 +67,47 @@ extension CategoriesDocument {
         var w = XMLStreamWriter()
         w.startElement(NS.categories, "categories", prefix: nil)
         w.attribute("uri", uri)
-        for i in categories.indices { categories[i].write(to: &w) }
+        // Each category read through a pointer into the array (see PIDFDocument+Writing.swift):
+        // a method on the value copied it, payload and all.
+        categories.forEachPointer { $0.write(to: &w) }
         w.endElement()
         return w.finish()
     }
 }
 
-extension Category {
+extension UnsafePointer<Category> {
     /// Writes the `category` element in the categories namespace.
     func write(to w: inout XMLStreamWriter) {
-        guard XMLStreamWriter.unqualified(otherAttributes) else { return w.element(xml) }
-        // The payload is asked through its own methods, which switch on it in
-        // place: binding it here (`case .state(let v)? = payload`) copied the
-        // whole optional enum first, each time.
+        guard XMLStreamWriter.unqualified(pointee.otherAttributes) else { return w.element(pointee.xml) }
+        // The payload is read in place: binding it here (`case .state(let v)? = payload`)
+        // copied the whole optional enum first, each time.
+        let payload = pointer(to: \.payload)!.unwrapped()
         let mixed = payload?.holdsText ?? false
         w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
-        w.attribute("name", name.rawValue)
-        w.attribute("instance", decimal: instance)
-        w.attribute("publishTime", publishTime)
-        w.attribute("container", decimal: container)
-        w.attribute("version", decimal: version)
-        w.attribute("expireType", expireType?.rawValue)
-        w.attribute("expires", decimal: expires)
-        w.attribute("endpointId", endpointID)
-        w.attributes(otherAttributes)
+        w.attribute("name", pointee.name.rawValue)
+        w.attribute("instance", decimal: pointee.instance)
+        w.attribute("publishTime", pointee.publishTime)
+        w.attribute("container", decimal: pointee.container)
+        w.attribute("version", decimal: pointee.version)
+        w.attribute("expireType", pointee.expireType?.rawValue)
+        w.attribute("expires", decimal: pointee.expires)
+        w.attribute("endpointId", pointee.endpointID)
+        w.attributes(pointee.otherAttributes)
         payload?.write(to: &w)
         w.endElement()
     }
 }
 
-extension CategoryPayload {
+extension UnsafePointer<CategoryPayload> {
     /// True for kept content (`other`) holding text: the category element is then mixed content.
     var holdsText: Bool {
-        guard case .other(let nodes) = self else { return false }
+        guard case .other(let nodes) = pointee else { return false }
         return nodes.contains { if case .text = $0 { true } else { false } }
     }
 
-    /// Writes the nodes ``xmlNodes`` holds, without building them.
+    /// Writes the nodes ``CategoryPayload/xmlNodes`` holds, without building them.
     func write(to w: inout XMLStreamWriter) {
-        switch self {
+        switch pointee {
         case .state(let v): v.write(to: &w)
         case .note(let v): v.write(to: &w)
         case .contactCard(let v): v.write(to: &w)
