@@ -174,11 +174,19 @@ extension PresenceMapper {
         }
         reportUnmappedCategories(doc, dialect: dialect, report: &report)
 
-        // The document made once, from its parts (filled in and then returned, it was copied).
-        let hasPerson = !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty
-        return PIDFDocument(
-            entity: doc.uri, tuples: [PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))],
-            persons: hasPerson ? [person] : [])
+        // The document made once, from its parts (filled in and then returned, it was copied),
+        // the status and person moved into it: swapped out of the variables the conversion
+        // filled (which the compiler cannot `consume`), consumed from fresh ones.
+        var persons: [PIDFPerson] = []
+        if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty {
+            var moved = PIDFPerson(id: "")
+            swap(&moved, &person)
+            persons = [consume moved]
+        }
+        var tupleStatus = PIDFStatus()
+        swap(&tupleStatus, &status)
+        let tuple = PIDFTuple(id: "t0", status: consume tupleStatus, contact: PIDFContact(uri: doc.uri))
+        return PIDFDocument(entity: doc.uri, tuples: [consume tuple], persons: consume persons)
     }
 
     /// The first display name of the contact cards, in document order: the one CIPID carries
