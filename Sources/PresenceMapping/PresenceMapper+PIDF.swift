@@ -64,7 +64,9 @@ extension PresenceMapper {
 
         var person = PIDFPerson(id: "p0")
         var activities = RPIDTokens()
+        // Room for the usual few tokens at once (grown from empty, the array was made twice).
         var tokens: [String] = []
+        tokens.reserveCapacity(4)
         var others: [String] = []
         func addToken(_ t: String) { if !tokens.contains(t) { tokens.append(t) } }
         func addOther(_ t: String) { if !others.contains(t) { others.append(t) } }
@@ -98,7 +100,10 @@ extension PresenceMapper {
             tokens.removeAll { $0 == "unknown" }
             unknownMarker = RPIDTokens(values: [.token("unknown")])
         }
-        activities.values = tokens.map { .token($0) } + others.map { .other($0) }
+        // One array made at its size (two mapped arrays joined into a third cost three).
+        activities.values.reserveCapacity(tokens.count + others.count)
+        for t in tokens { activities.values.append(.token(t)) }
+        for o in others { activities.values.append(.other(o)) }
 
         if let state = effective.state {
             if let subject = state.meetingSubject, !subject.isEmpty {
