@@ -105,6 +105,18 @@ extension UnsafePointer {
     }
 }
 
+extension UnsafePointer {
+    /// Calls `body` with a pointer to each element of the array in `field`, in order, in the
+    /// array's buffer. An empty array (most of a document's are) is tested without being
+    /// loaded: loading one, even empty, cost a retain and a release.
+    @inline(__always)
+    func forEach<Element>(_ field: KeyPath<Pointee, [Element]>, _ body: (UnsafePointer<Element>) -> Void) {
+        let array = pointer(to: field)!
+        if array.pointee.isEmpty { return }
+        array.pointee.forEachPointer(body)
+    }
+}
+
 extension UnsafePointer<PIDFDocument> {
     /// Writes the `presence` element: the codec namespaces in use declared on
     /// it in ``PIDFXML/prefixes`` order, then tuples, notes, persons, devices,
@@ -112,21 +124,21 @@ extension UnsafePointer<PIDFDocument> {
     func write(to w: inout XMLStreamWriter) {
         var used = PIDFXML.Used()
         used.insert(PIDFXML.Used.pidf)
-        pointee.tuples.forEachPointer { $0.markNamespaces(&used) }
-        pointee.persons.forEachPointer { $0.markNamespaces(&used) }
-        pointee.devices.forEachPointer { $0.markNamespaces(&used) }
+        forEach(\.tuples) { $0.markNamespaces(&used) }
+        forEach(\.persons) { $0.markNamespaces(&used) }
+        forEach(\.devices) { $0.markNamespaces(&used) }
         pointer(to: \.cipid)!.markNamespaces(&used)
-        for x in pointee.extensions { used.insert(tree: x) }
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
         w.startElement(NS.pidf, "presence", prefix: nil, declarations: PIDFXML.Used.declarations[Int(used.bits)])
         w.attribute("entity", pointee.entity)
-        pointee.tuples.forEachPointer { $0.write(to: &w) }
-        for n in pointee.notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
-        pointee.persons.forEachPointer { $0.write(to: &w) }
-        pointee.devices.forEachPointer { $0.write(to: &w) }
+        forEach(\.tuples) { $0.write(to: &w) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, NS.pidf, nil, $0.pointee) }
+        forEach(\.persons) { $0.write(to: &w) }
+        forEach(\.devices) { $0.write(to: &w) }
         pointee.linkedIdentities?.write(to: &w)
         if let cid = pointee.cid { PIDFXML.writeText(&w, NS.pidf, nil, "cid", cid) }
         pointer(to: \.cipid)!.write(to: &w)
-        for x in pointee.extensions { w.element(x, verbatim: true) }
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
         w.endElement()
     }
 }
@@ -137,25 +149,25 @@ extension UnsafePointer<PIDFTuple> {
         pointer(to: \.status)!.markNamespaces(&used)
         pointee.rpid.markNamespaces(&used)
         pointer(to: \.cipid)!.markNamespaces(&used)
-        for x in pointee.extensions { used.insert(tree: x) }
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
     }
 
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.pidf, "tuple", prefix: nil)
         w.attribute("id", pointee.id)
         pointer(to: \.status)!.write(to: &w)
-        for d in pointee.deviceIDs { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", d) }
+        forEach(\.deviceIDs) { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", $0.pointee) }
         pointer(to: \.status)!.pointer(to: \.capabilities)!.unwrapped()?.write(to: &w)
         pointee.rpid.write(to: &w)
         pointer(to: \.cipid)!.write(to: &w)
-        for x in pointee.extensions { w.element(x, verbatim: true) }
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
         if let contact = pointee.contact {
             w.startElement(NS.pidf, "contact", prefix: nil, indentsChildren: false)
             w.attribute("priority", contact.priority)
             w.text(contact.uri)
             w.endElement()
         }
-        for n in pointee.notes { PIDFXML.writeNote(&w, NS.pidf, nil, n) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, NS.pidf, nil, $0.pointee) }
         if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.pidf, nil, "timestamp", timestamp) }
         w.endElement()
     }
@@ -166,7 +178,7 @@ extension UnsafePointer<PIDFStatus> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         pointer(to: \.capabilities)!.unwrapped()?.markNamespaces(&used)
         pointee.rpid.markNamespaces(&used)
-        for x in pointee.extensions { used.insert(tree: x) }
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
     }
 
     /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
@@ -176,7 +188,7 @@ extension UnsafePointer<PIDFStatus> {
             PIDFXML.writeText(&w, NS.pidf, nil, "basic", text)
         }
         pointee.rpid.write(to: &w)
-        for x in pointee.extensions { w.element(x, verbatim: true) }
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
         w.endElement()
     }
 }
@@ -186,7 +198,7 @@ extension UnsafePointer<PIDFPerson> {
         used.insert(PIDFXML.Used.dm)
         pointee.rpid.markNamespaces(&used)
         pointer(to: \.cipid)!.markNamespaces(&used)
-        for x in pointee.extensions { used.insert(tree: x) }
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
     }
 
     func write(to w: inout XMLStreamWriter) {
@@ -194,8 +206,8 @@ extension UnsafePointer<PIDFPerson> {
         w.attribute("id", pointee.id)
         pointee.rpid.write(to: &w)
         pointer(to: \.cipid)!.write(to: &w)
-        for x in pointee.extensions { w.element(x, verbatim: true) }
-        for n in pointee.notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, $0.pointee) }
         if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
         w.endElement()
     }
@@ -205,16 +217,16 @@ extension UnsafePointer<PIDFDevice> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.dm)
         pointee.rpid.markNamespaces(&used)
-        for x in pointee.extensions { used.insert(tree: x) }
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
     }
 
     func write(to w: inout XMLStreamWriter) {
         w.startElement(NS.dataModel, "device", prefix: PIDFXML.dm)
         w.attribute("id", pointee.id)
         pointee.rpid.write(to: &w)
-        for x in pointee.extensions { w.element(x, verbatim: true) }
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
         if let deviceID = pointee.deviceID { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", deviceID) }
-        for n in pointee.notes { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, n) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, $0.pointee) }
         if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
         w.endElement()
     }
@@ -246,7 +258,7 @@ extension RPID {
 extension UnsafePointer<RPID.Fields> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         if !pointee.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
-        pointee.activities.forEachPointer { $0.markNamespaces(&used) }
+        forEach(\.activities) { $0.markNamespaces(&used) }
         if pointee.`class` != nil || pointee.placeIs != nil || pointee.statusIcon != nil
             || !pointee.timeOffsets.isEmpty || pointee.userInput != nil
         {
@@ -264,10 +276,10 @@ extension UnsafePointer<RPID.Fields> {
     func write(to w: inout XMLStreamWriter) {
         if !pointee.legacyActivities.isEmpty {
             w.startElement(NS.rpidStatus, "activities", prefix: PIDFXML.epPrefix)
-            for a in pointee.legacyActivities { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", a) }
+            forEach(\.legacyActivities) { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", $0.pointee) }
             w.endElement()
         }
-        pointee.activities.forEachPointer { $0.write(to: &w, "activities") }
+        forEach(\.activities) { $0.write(to: &w, "activities") }
         if let c = pointee.`class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
         pointer(to: \.mood)!.unwrapped()?.write(to: &w, "mood")
         pointer(to: \.placeIs)!.unwrapped()?.write(to: &w)
@@ -284,7 +296,8 @@ extension UnsafePointer<RPID.Fields> {
             w.text(icon.uri)
             w.endElement()
         }
-        for offset in pointee.timeOffsets {
+        forEach(\.timeOffsets) { offsetPointer in
+            let offset = offsetPointer.pointee
             w.startElement(NS.rpid, "time-offset", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
             w.attribute("id", offset.id)
             w.attribute("from", offset.from)
@@ -307,7 +320,7 @@ extension UnsafePointer<RPID.Fields> {
 extension UnsafePointer<RPIDTokens> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.rpid)
-        pointee.values.forEachPointer { value in
+        forEach(\.values) { value in
             switch value.pointee {
             case .token(_, let namespace?): used.insert(namespace: namespace)
             case .extensionElement(let x): used.insert(tree: x)
@@ -319,13 +332,13 @@ extension UnsafePointer<RPIDTokens> {
     /// Writes the element named `local`: notes first (the schemas require it), then the values in order.
     func write(to w: inout XMLStreamWriter, _ local: String) {
         var mixed = false
-        pointee.values.forEachPointer { if case .text = $0.pointee { mixed = true } }
+        forEach(\.values) { if case .text = $0.pointee { mixed = true } }
         w.startElement(NS.rpid, local, prefix: PIDFXML.rpidPrefix, indentsChildren: !mixed)
         w.attribute("id", pointee.id)
         w.attribute("from", pointee.from)
         w.attribute("until", pointee.until)
-        pointee.notes.forEachPointer { PIDFXML.writeNote(&w, NS.rpid, PIDFXML.rpidPrefix, $0.pointee) }
-        pointee.values.forEachPointer { value in
+        forEach(\.notes) { PIDFXML.writeNote(&w, NS.rpid, PIDFXML.rpidPrefix, $0.pointee) }
+        forEach(\.values) { value in
             switch value.pointee {
             case .token(let name, let namespace):
                 let ns = namespace ?? NS.rpid
@@ -348,7 +361,7 @@ extension UnsafePointer<RPIDPlaceIs> {
         w.attribute("id", pointee.id)
         w.attribute("from", pointee.from)
         w.attribute("until", pointee.until)
-        pointee.notes.forEachPointer { PIDFXML.writeNote(&w, NS.rpid, p, $0.pointee) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, NS.rpid, p, $0.pointee) }
         // One medium after the other (an array of (medium, token) pairs cost an allocation per write).
         Self.writeMedium(&w, "audio", pointee.audio)
         Self.writeMedium(&w, "video", pointee.video)
@@ -374,7 +387,7 @@ extension UnsafePointer<CIPID> {
 
     func write(to w: inout XMLStreamWriter) {
         let p = PIDFXML.cipidPrefix
-        pointee.displayNames.forEachPointer { PIDFXML.writeNote(&w, NS.cipid, p, $0.pointee, local: "display-name") }
+        forEach(\.displayNames) { PIDFXML.writeNote(&w, NS.cipid, p, $0.pointee, local: "display-name") }
         if let card = pointee.card { PIDFXML.writeText(&w, NS.cipid, p, "card", card) }
         if let homepage = pointee.homepage { PIDFXML.writeText(&w, NS.cipid, p, "homepage", homepage) }
         if let icon = pointee.icon { PIDFXML.writeText(&w, NS.cipid, p, "icon", icon) }
@@ -386,7 +399,7 @@ extension UnsafePointer<CIPID> {
 extension UnsafePointer<ServiceCapabilities> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.caps)
-        for x in pointee.extensions { used.insert(tree: x) }
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
     }
 
     /// Writes `servcaps` with its children in the order of RFC 5196 §6's

@@ -35,6 +35,20 @@ import Testing
         }
     }
 
+    @Test func forEachFieldVisitsTheArraysElementsInOrder() {
+        for count in 0..<12 {
+            let notes = (0..<count).map { PIDFNote("note \($0)", lang: $0 % 2 == 0 ? nil : "en") }
+            let tuple = PIDFTuple(id: "t", deviceIDs: notes.map(\.text), notes: notes)
+            var seenNotes: [PIDFNote] = [], seenIDs: [String] = []
+            withUnsafePointer(to: tuple) { p in
+                p.forEach(\.notes) { seenNotes.append($0.pointee) }
+                p.forEach(\.deviceIDs) { seenIDs.append($0.pointee) }
+            }
+            #expect(seenNotes == notes)
+            #expect(seenIDs == notes.map(\.text))
+        }
+    }
+
     @Test func boxPointerReadsTheBoxedFields() {
         var rpid = RPID()
         #expect(rpid.box == nil)
