@@ -46,6 +46,12 @@ extension Category {
     static let knownAttributes: [String] = [
         "name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId",
     ]
+    /// ``knownAttributes`` for a lookup in the recording; a position read as a ``KnownAttribute``.
+    private static let knownAttributeNames = XMLNameTable(unqualified: knownAttributes)
+    /// The entries of ``knownAttributes``, in its order.
+    private enum KnownAttribute: Int {
+        case name, instance, container, version, publishTime, expireType, expires, endpointId
+    }
 
     /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
     public init(xml: XMLElement) throws(XMLError) {
@@ -75,18 +81,18 @@ extension Category {
         var instance: XMLCursor.AttributeValue?, container: XMLCursor.AttributeValue?
         var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
         var hasOther = false
-        xml.forEachAttributeValue { attribute, value in
-            guard attribute.namespace.isEmpty else { hasOther = true; return }
-            switch attribute.local {
-            case "name": if name == nil { name = xml.string(value) }
-            case "instance": if instance == nil { instance = value }
-            case "publishTime": if publishTime == nil { publishTime = xml.withUTF8(value, PackedText.init(utf8:)) }
-            case "container": if container == nil { container = value }
-            case "version": if version == nil { version = value }
-            case "expireType": if expireTypeRaw == nil { expireTypeRaw = xml.string(value) }
-            case "expires": if expires == nil { expires = value }
-            case "endpointId": if endpointID == nil { endpointID = xml.string(value) }
-            default: hasOther = true
+        // The names are looked up in the recording, not copied out to be compared.
+        xml.forEachAttributeValue(in: Self.knownAttributeNames) { position, value in
+            guard let attribute = position.flatMap(KnownAttribute.init(rawValue:)) else { hasOther = true; return }
+            switch attribute {
+            case .name: if name == nil { name = xml.string(value) }
+            case .instance: if instance == nil { instance = value }
+            case .publishTime: if publishTime == nil { publishTime = xml.withUTF8(value, PackedText.init(utf8:)) }
+            case .container: if container == nil { container = value }
+            case .version: if version == nil { version = value }
+            case .expireType: if expireTypeRaw == nil { expireTypeRaw = xml.string(value) }
+            case .expires: if expires == nil { expires = value }
+            case .endpointId: if endpointID == nil { endpointID = xml.string(value) }
             }
         }
         guard let name else {

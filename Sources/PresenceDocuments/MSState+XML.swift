@@ -31,20 +31,18 @@ extension MSState {
         // Attributes are read in one pass; the first of a repeated name counts, as with a lookup.
         var type: String?, manual: String?, startTime: String?, uri: String?, endpointID: String?
         var lastActive: String?, majorVersion: String?, minorVersion: String?
-        xml.forEachAttribute { name, value in
-            guard name.namespace.isEmpty else {
-                if type == nil, name.local == "type", name.namespace == NS.xsi { type = value }
-                return
-            }
-            switch name.local {
-            case "manual": if manual == nil { manual = value }
-            case "startTime": if startTime == nil { startTime = value }
-            case "uri": if uri == nil { uri = value }
-            case "endpointId": if endpointID == nil { endpointID = value }
-            case "lastActive": if lastActive == nil { lastActive = value }
-            case "majorVersion": if majorVersion == nil { majorVersion = value }
-            case "minorVersion": if minorVersion == nil { minorVersion = value }
-            default: break
+        // The names are looked up in the recording, not copied out to be compared.
+        xml.forEachAttributeValue(in: Self.attributeNames) { position, value in
+            switch position.flatMap(Attribute.init(rawValue:)) {
+            case .type?: if type == nil { type = xml.string(value) }
+            case .manual?: if manual == nil { manual = xml.string(value) }
+            case .startTime?: if startTime == nil { startTime = xml.string(value) }
+            case .uri?: if uri == nil { uri = xml.string(value) }
+            case .endpointId?: if endpointID == nil { endpointID = xml.string(value) }
+            case .lastActive?: if lastActive == nil { lastActive = xml.string(value) }
+            case .majorVersion?: if majorVersion == nil { majorVersion = xml.string(value) }
+            case .minorVersion?: if minorVersion == nil { minorVersion = xml.string(value) }
+            case nil: break
             }
         }
         guard let type else {
@@ -81,6 +79,16 @@ extension MSState {
             meetingSubject: meetingSubject, meetingLocation: meetingLocation, timeZoneBias: timeZoneBias,
             timeZoneName: timeZoneName, timeZoneAbbreviation: timeZoneAbbreviation, device: device,
             treatLocationAsProximate: treatLocationAsProximate, extensions: extensions)
+    }
+
+    /// The attributes the decoder reads, in the order of ``Attribute``.
+    private static let attributeNames = XMLNameTable([
+        .xsiType, XMLName("", "manual"), XMLName("", "startTime"), XMLName("", "uri"), XMLName("", "endpointId"),
+        XMLName("", "lastActive"), XMLName("", "majorVersion"), XMLName("", "minorVersion"),
+    ])
+    /// The entries of ``attributeNames``, in its order.
+    private enum Attribute: Int {
+        case type, manual, startTime, uri, endpointId, lastActive, majorVersion, minorVersion
     }
 
     /// Writes the `state` element as the [MS-PRES] examples do: default

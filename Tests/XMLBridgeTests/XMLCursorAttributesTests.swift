@@ -38,6 +38,38 @@ import XMLBridge
         }
     }
 
+    /// `forEachAttributeValue(in:)` gives each attribute's position in the table, the first
+    /// entry equal to its name as `forEachAttribute` gives it (nil for none), and its value, over
+    /// random attributes in and out of namespaces with names of the same length and prefix.
+    @Test func attributePositionsInANameTable() throws {
+        var random = Random(state: 17)
+        let locals = ["a", "b", "ab", "ba", "abc", "type", "typo", "deviceAvailability", "deviceAvailabilitx"]
+        let namespaces = ["", "urn:p", "urn:q"]
+        for _ in 0..<400 {
+            var entries: [XMLName] = []
+            for _ in 0..<random.below(6) {
+                entries.append(XMLName(namespaces[random.below(namespaces.count)], locals[random.below(locals.count)]))
+            }
+            let table = XMLNameTable(entries)
+            var seen = Set<XMLName>()
+            var attributes = ""
+            for i in 0..<random.below(6) {
+                let name = XMLName(namespaces[random.below(namespaces.count)], locals[random.below(locals.count)])
+                guard seen.insert(name).inserted else { continue }
+                let qualified = name.namespace == "urn:p" ? "p:" : name.namespace == "urn:q" ? "q:" : ""
+                attributes += " \(qualified)\(name.local)=\"v\(i)\""
+            }
+            let root = try XMLParser.events(Array("<r xmlns:p=\"urn:p\" xmlns:q=\"urn:q\"\(attributes)/>".utf8)).root
+            var expected: [(Int?, String)] = []
+            root.forEachAttribute { name, value in expected.append((entries.firstIndex(of: name), value)) }
+            var found: [(Int?, String)] = []
+            root.forEachAttributeValue(in: table) { position, value in found.append((position, root.string(value))) }
+            #expect(found.map(\.0) == expected.map(\.0), "\(entries) \(attributes)")
+            #expect(found.map(\.1) == expected.map(\.1))
+        }
+        #expect(XMLNameTable(unqualified: ["x", "y"]).names == [XMLName("", "x"), XMLName("", "y")])
+    }
+
     /// `soleElement` is the one child element when every other child is white-space text,
     /// as the children themselves say, over random mixes of elements, white space and text.
     @Test func soleElementIsTheOnlySignificantChild() throws {
