@@ -119,4 +119,37 @@ import XMLBridge
             #expect(error.code == .doctypeForbidden)
         }
     }
+    /// A capability decodes to the attributes a dictionary keyed by each name (`{namespace}local`
+    /// in a namespace) would hold, sorted by key, whether it has only the schema's attributes
+    /// (appended in table order) or others too (set one by one), from parsed bytes in any order
+    /// and from trees with repeated names (the last value kept).
+    @Test func capabilityAttributesDecodeAsADictionary() throws {
+        let names = [
+            "capture", "deviceAvailability", "preferred", "preferredEndpointId", "publish", "render", "uri", "version",
+            "a", "zz", "Render", "x:b", "x:render",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let chosen = names.shuffled(using: &generator).prefix(Int.random(in: 0...6, using: &generator))
+            var reference: [String: String] = [:]
+            var attributes: [XMLAttribute] = []
+            var body = ""
+            for name in chosen {
+                let value = String(Int.random(in: 0...99, using: &generator))
+                let qualified = name.hasPrefix("x:") ? XMLName("urn:x", String(name.dropFirst(2))) : XMLName("", name)
+                reference[qualified.description] = value
+                attributes.append(XMLAttribute(qualified, value))
+                body += " \(name)=\"\(value)\""
+            }
+            let expected = MSCapability(name: "voice", attributes: reference)
+            let decoded = try MSCapability(
+                cursor: XMLParser.events(Array("<voice xmlns=\"urn:s\" xmlns:x=\"urn:x\"\(body)/>".utf8)).root)
+            #expect(decoded == expected, "\(body)")
+            #expect(decoded.sortedAttributes.map(\.key) == reference.keys.sorted())
+            // Repeats, possible in a tree only: the last value of a name counts.
+            let repeated = attributes + attributes.reversed().map { XMLAttribute($0.name, $0.value + "r") }
+            let fromTree = MSCapability(xml: XMLElement(XMLName("urn:s", "voice"), attributes: repeated))
+            #expect(fromTree == MSCapability(name: "voice", attributes: reference.mapValues { $0 + "r" }))
+        }
+    }
 }
