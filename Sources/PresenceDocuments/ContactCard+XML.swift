@@ -24,9 +24,17 @@ extension ContactCard {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.contactCard
         try xml.expect(XMLName(ns, "contactCard"))
-        self.init(
-            majorVersion: xml[attribute: "majorVersion"], minorVersion: xml[attribute: "minorVersion"],
-            isUCEnabled: try xml.boolAttribute("isUCEnabled"))
+        // The fields are gathered in locals and the card made once at the end: a card made
+        // first and filled in by the closure was built aside and copied into place (a retain
+        // and a release of each of its fifteen references). The attributes are read first, as
+        // before: a bad isUCEnabled is the error reported before any child's.
+        let majorVersion = xml[attribute: "majorVersion"], minorVersion = xml[attribute: "minorVersion"]
+        let isUCEnabled = try xml.boolAttribute("isUCEnabled")
+        var displayNames: [LocalizedText] = [], emails: [String] = [], addresses: [Address] = []
+        var company: [LocalizedText] = [], department: [LocalizedText] = [], title: [LocalizedText] = []
+        var office: [LocalizedText] = [], urls: [TypedURI] = [], phones: [Phone] = [], photos: [Photo] = []
+        var automaton: Bool?, type: String?, descriptionText: String?, displayADPhoto: Bool?
+        var extensions: [XMLElement] = []
         try xml.forEachElement { (child) throws(XMLError) in
             guard child.isIn(namespace: ns) else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
@@ -74,6 +82,11 @@ extension ContactCard {
             default: extensions.append(child.subtree)
             }
         }
+        self.init(
+            displayNames: displayNames, emails: emails, addresses: addresses, company: company,
+            department: department, title: title, office: office, urls: urls, phones: phones, automaton: automaton,
+            type: type, descriptionText: descriptionText, displayADPhoto: displayADPhoto, photos: photos,
+            majorVersion: majorVersion, minorVersion: minorVersion, isUCEnabled: isUCEnabled, extensions: extensions)
     }
 
     /// Writes `contactCard` in schema order, with one `ct:delimiter` before
