@@ -54,22 +54,21 @@ extension MSState {
         var timeZoneBias: Int?, timeZoneName: String?, timeZoneAbbreviation: String?, device: String?
         var treatLocationAsProximate: Bool?
         try xml.forEachElement { (child) throws(XMLError) in
-            guard child.isIn(namespace: NS.state) else {
-                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
-                return
-            }
-            switch child.localName {
-            case "availability": availability = try child.uint32Text()
-            case "activity": activities.append(try MSActivity(cursor: child))
-            case "endpointLocation": endpointLocation = child.trimmedText
-            case "meetingSubject": meetingSubject = child.trimmedText
-            case "meetingLocation": meetingLocation = child.trimmedText
-            case "timeZoneBias": timeZoneBias = try child.intText()
-            case "timeZoneName": timeZoneName = child.trimmedText
-            case "timeZoneAbbreviation": timeZoneAbbreviation = child.trimmedText
-            case "device": device = child.trimmedText
-            case "treatLocationAsProximate": treatLocationAsProximate = try child.boolText()
-            default: extensions.append(child.subtree)
+            // Each child's name looked up in the recording, not copied out and compared with
+            // one name after another.
+            switch child.position(in: Self.childNames).flatMap(Child.init(rawValue:)) {
+            case .availability?: availability = try child.uint32Text()
+            case .activity?: activities.append(try MSActivity(cursor: child))
+            case .endpointLocation?: endpointLocation = child.trimmedText
+            case .meetingSubject?: meetingSubject = child.trimmedText
+            case .meetingLocation?: meetingLocation = child.trimmedText
+            case .timeZoneBias?: timeZoneBias = try child.intText()
+            case .timeZoneName?: timeZoneName = child.trimmedText
+            case .timeZoneAbbreviation?: timeZoneAbbreviation = child.trimmedText
+            case .device?: device = child.trimmedText
+            case .treatLocationAsProximate?: treatLocationAsProximate = try child.boolText()
+            case .delimiter?, .end?: break
+            case nil: extensions.append(child.subtree)
             }
         }
         self.init(
@@ -86,6 +85,18 @@ extension MSState {
         .xsiType, XMLName("", "manual"), XMLName("", "startTime"), XMLName("", "uri"), XMLName("", "endpointId"),
         XMLName("", "lastActive"), XMLName("", "majorVersion"), XMLName("", "minorVersion"),
     ])
+    /// The children the decoder reads, in the order of ``Child``: the state namespace's and the
+    /// common types' delimiter and end (structure only).
+    private static let childNames = XMLNameTable(
+        [
+            "availability", "activity", "endpointLocation", "meetingSubject", "meetingLocation", "timeZoneBias",
+            "timeZoneName", "timeZoneAbbreviation", "device", "treatLocationAsProximate",
+        ].map { XMLName(NS.state, $0) } + [.ctDelimiter, .ctEnd])
+    /// The entries of ``childNames``, in its order.
+    private enum Child: Int {
+        case availability, activity, endpointLocation, meetingSubject, meetingLocation, timeZoneBias
+        case timeZoneName, timeZoneAbbreviation, device, treatLocationAsProximate, delimiter, end
+    }
     /// The entries of ``attributeNames``, in its order.
     private enum Attribute: Int {
         case type, manual, startTime, uri, endpointId, lastActive, majorVersion, minorVersion

@@ -33,6 +33,15 @@ extension XMLCursor {
         }
     }
 
+    /// The element's position in `names` (nil for text and for a name not there), compared in
+    /// the recording: a decoder tells its children apart without copying each name out and
+    /// comparing it with one string after another.
+    public func position(in names: XMLNameTable) -> Int? {
+        let n = events.nodes[index]
+        if n.isText { return nil }
+        return names.position(of: events.names[Int(n.name)])
+    }
+
     /// An attribute value of this recording as text.
     public func string(_ value: AttributeValue) -> String { events.string(value.start, value.count) }
 

@@ -70,6 +70,31 @@ import XMLBridge
         #expect(XMLNameTable(unqualified: ["x", "y"]).names == [XMLName("", "x"), XMLName("", "y")])
     }
 
+    /// `position(in:)` is the first entry equal to the element's name (nil for none and for
+    /// text), over random children in and out of namespaces and random tables.
+    @Test func elementPositionsInANameTable() throws {
+        var random = Random(state: 19)
+        let locals = ["a", "b", "ab", "ba", "state", "stale", "meetingLocation", "meetingLocatioN"]
+        let namespaces = ["", "urn:p", "urn:q"]
+        for _ in 0..<300 {
+            var entries: [XMLName] = []
+            for _ in 0..<random.below(6) {
+                entries.append(XMLName(namespaces[random.below(namespaces.count)], locals[random.below(locals.count)]))
+            }
+            let table = XMLNameTable(entries)
+            var body = ""
+            for _ in 0..<random.below(6) {
+                let namespace = namespaces[random.below(namespaces.count)], local = locals[random.below(locals.count)]
+                body += namespace.isEmpty ? "<\(local)/> t" : "<\(local) xmlns=\"\(namespace)\"/>"
+            }
+            let root = try XMLParser.events(Array("<r>\(body)</r>".utf8)).root
+            #expect(root.position(in: table) == entries.firstIndex(of: XMLName("", "r")))
+            for child in root.children {
+                #expect(child.position(in: table) == (child.isText ? nil : entries.firstIndex(of: child.name)), "\(body)")
+            }
+        }
+    }
+
     /// `soleElement` is the one child element when every other child is white-space text,
     /// as the children themselves say, over random mixes of elements, white space and text.
     @Test func soleElementIsTheOnlySignificantChild() throws {
