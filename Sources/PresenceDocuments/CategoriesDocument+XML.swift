@@ -130,22 +130,35 @@ extension Category {
 }
 
 extension CategoryPayload {
-    /// The root element each typed payload expects for a category name
-    /// ([MS-PRES] §2.2.2.7). `dndState` is a `state` document (§2.2.2.7.10)
-    /// and `workingHours` a `calendarData` document (§2.2.2.7.9).
-    static func expectedRoot(for name: CategoryName) -> XMLName? {
-        switch name {
-        case .state, .dndState: XMLName(NS.state, "state")
-        case .note: XMLName(NS.note, "note")
-        case .contactCard: XMLName(NS.contactCard, "contactCard")
-        case .calendarData, .workingHours: XMLName(NS.calendarData, "calendarData")
-        case .services: XMLName(NS.services, "services")
-        case .device: XMLName(NS.device, "device")
-        case .userProperties: XMLName(NS.categories, "userProperties")
-        case .legacyInterop: XMLName(NS.categories, "legacyInterop")
-        default: nil
+    /// The typed payloads, each with the root element it expects ([MS-PRES] §2.2.2.7).
+    private enum Typed {
+        case state, note, contactCard, calendarData, services, device, userProperties, legacyInterop
+
+        var root: XMLName {
+            switch self {
+            case .state: XMLName(NS.state, "state")
+            case .note: XMLName(NS.note, "note")
+            case .contactCard: XMLName(NS.contactCard, "contactCard")
+            case .calendarData: XMLName(NS.calendarData, "calendarData")
+            case .services: XMLName(NS.services, "services")
+            case .device: XMLName(NS.device, "device")
+            case .userProperties: XMLName(NS.categories, "userProperties")
+            case .legacyInterop: XMLName(NS.categories, "legacyInterop")
+            }
         }
+
+        /// The categories-namespace payloads are also accepted in no namespace (inherited from a bare `<category>`).
+        var acceptsNoNamespace: Bool { self == .userProperties || self == .legacyInterop }
     }
+
+    /// The typed payload of each category name that has one. `dndState` is a `state` document
+    /// (§2.2.2.7.10) and `workingHours` a `calendarData` document (§2.2.2.7.9). Looked up
+    /// lengths first (a switch compared the name with each case in turn).
+    private static let typed: LocalNameTable<Typed> = [
+        "state": .state, "dndState": .state, "note": .note, "contactCard": .contactCard,
+        "calendarData": .calendarData, "workingHours": .calendarData, "services": .services, "device": .device,
+        "userProperties": .userProperties, "legacyInterop": .legacyInterop,
+    ]
 
     /// Reads the data of a `category` or `publication` element
     /// ([MS-PRES] §2.2.2.1 `xs:any lax`, §2.2.2.2.1).
@@ -169,8 +182,9 @@ extension CategoryPayload {
     public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
         // The one significant child, found in one walk over the recorded nodes; its name
         // tested in place (no XMLName built to compare).
-        guard let root = holder.soleElement, let expected = Self.expectedRoot(for: name),
-              root.is(expected.namespace, expected.local) || (expected.namespace == NS.categories && root.is("", expected.local))
+        guard let root = holder.soleElement, let typed = Self.typed[name.rawValue],
+              case let expected = typed.root,
+              root.is(expected.namespace, expected.local) || (typed.acceptsNoNamespace && root.is("", expected.local))
         else {
             var kept: [XMLNode] = []
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {
@@ -179,15 +193,15 @@ extension CategoryPayload {
             self = .other(kept)
             return
         }
-        switch expected.local {
-        case "state": self = .state(try MSState(cursor: root))
-        case "note": self = .note(try MSNote(cursor: root))
-        case "contactCard": self = .contactCard(try ContactCard(cursor: root))
-        case "calendarData": self = .calendarData(try CalendarData(cursor: root))
-        case "services": self = .services(try MSServices(cursor: root))
-        case "device": self = .device(try MSDevice(cursor: root))
-        case "userProperties": self = .userProperties(try UserProperties(cursor: root))
-        default: self = .legacyInterop(try LegacyInterop(cursor: root))
+        switch typed {
+        case .state: self = .state(try MSState(cursor: root))
+        case .note: self = .note(try MSNote(cursor: root))
+        case .contactCard: self = .contactCard(try ContactCard(cursor: root))
+        case .calendarData: self = .calendarData(try CalendarData(cursor: root))
+        case .services: self = .services(try MSServices(cursor: root))
+        case .device: self = .device(try MSDevice(cursor: root))
+        case .userProperties: self = .userProperties(try UserProperties(cursor: root))
+        case .legacyInterop: self = .legacyInterop(try LegacyInterop(cursor: root))
         }
     }
 
