@@ -149,17 +149,41 @@ extension MSActivity {
     /// `maxAvailability="unbounded"` (the schema default) reads as `nil`.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.state, "activity"))
-        self.init(token: xml[attribute: "token"].map(MSActivityToken.init(rawValue:)))
-        minAvailability = try xml.uint32Attribute("minAvailability")
-        if xml[attribute: "maxAvailability"]?.trimmingXMLWhitespace() != "unbounded" {
-            maxAvailability = try xml.uint32Attribute("maxAvailability")
+        // The attributes found in one pass, names compared in the recording (the first of a
+        // repeated name counts, as with a lookup); the numbers read from the value bytes when
+        // written as plain digits, any other form through its text as before (same value,
+        // same error); the activity made once, after its custom texts.
+        var token: String?, minimum: XMLCursor.AttributeValue?, maximum: XMLCursor.AttributeValue?
+        xml.forEachAttributeValue(in: Self.attributeNames) { position, value in
+            switch position.flatMap(Attribute.init(rawValue:)) {
+            case .token?: if token == nil { token = xml.string(value) }
+            case .minAvailability?: if minimum == nil { minimum = value }
+            case .maxAvailability?: if maximum == nil { maximum = value }
+            case nil: break
+            }
         }
+        let minAvailability = try xml.uint32Attribute("minAvailability", value: minimum)
+        var maxAvailability: UInt32?
+        if let maximum, let number = xml.plainUInt32(maximum) {
+            maxAvailability = number
+        } else if maximum.map({ xml.string($0).trimmingXMLWhitespace() }) != "unbounded" {
+            maxAvailability = try xml.uint32Attribute("maxAvailability", value: maximum)
+        }
+        var custom: [CustomActivity] = []
         xml.forEachElement { c in
             if c.is(NS.state, "custom") {
                 custom.append(CustomActivity(c.text, lcid: c[attribute: "LCID"], updated: c[attribute: "updated"]))
             }
         }
+        self.init(
+            token: token.map(MSActivityToken.init(rawValue:)), minAvailability: minAvailability,
+            maxAvailability: maxAvailability, custom: custom)
     }
+
+    /// The attributes the decoder reads, in the order of ``Attribute``.
+    private static let attributeNames = XMLNameTable(unqualified: ["token", "minAvailability", "maxAvailability"])
+    /// The entries of ``attributeNames``, in its order.
+    private enum Attribute: Int { case token, minAvailability, maxAvailability }
 
     /// Writes the `activity` element.
     public var xml: XMLElement {
