@@ -71,13 +71,14 @@ extension MSState {
             case nil: extensions.append(child.subtree)
             }
         }
+        // Each part the closure filled moved in (consume): passing a captured local copied it.
         self.init(
             type: StateType(rawValue: type.qnameLocalPart), manual: isManual, startTime: startTime, uri: uri,
             endpointID: endpointID, lastActive: lastActive, majorVersion: majorVersion, minorVersion: minorVersion,
-            availability: availability, activities: activities, endpointLocation: endpointLocation,
-            meetingSubject: meetingSubject, meetingLocation: meetingLocation, timeZoneBias: timeZoneBias,
-            timeZoneName: timeZoneName, timeZoneAbbreviation: timeZoneAbbreviation, device: device,
-            treatLocationAsProximate: treatLocationAsProximate, extensions: extensions)
+            availability: availability, activities: consume activities, endpointLocation: consume endpointLocation,
+            meetingSubject: consume meetingSubject, meetingLocation: consume meetingLocation, timeZoneBias: timeZoneBias,
+            timeZoneName: consume timeZoneName, timeZoneAbbreviation: consume timeZoneAbbreviation,
+            device: consume device, treatLocationAsProximate: treatLocationAsProximate, extensions: consume extensions)
     }
 
     /// The attributes the decoder reads, in the order of ``Attribute``.
