@@ -140,11 +140,12 @@ public struct XMLNameTable: Sendable {
     func position(of name: XMLName) -> Int? {
         let length = name.local.utf8.count
         return lengths.withUnsafeBufferPointer { lengths in
-            for i in lengths.indices where lengths[i] == length {
-                let entry = names[i]
-                if entry.local == name.local && entry.namespace == name.namespace { return i }
+            names.withUnsafeBufferPointer { names in
+                for i in lengths.indices where lengths[i] == length {
+                    if names[i].local == name.local && names[i].namespace == name.namespace { return i }
+                }
+                return nil
             }
-            return nil
         }
     }
 }
