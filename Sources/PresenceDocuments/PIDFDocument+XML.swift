@@ -259,19 +259,19 @@ extension PIDFPerson {
         var timestamp: String?
         var extensions: [XMLElement] = []
         e.forEachElement { child in
-            // Most children are RPID or CIPID: the namespace is read once, told
-            // from the data-model one by length (comparing the URIs is a call),
-            // and handed to the RPID and CIPID readers, which need not read it again.
-            let namespace = child.namespaceURI
+            // Most children are RPID or CIPID, whose readers look their names up in the
+            // recording: no name or namespace is copied out.
             let taken: Bool
-            if namespace.utf8.count == NS.dataModel.utf8.count, namespace == NS.dataModel {
-                switch child.localName {
-                case "note": taken = PIDFXML.append(&notes, PIDFXML.note(child))
-                case "timestamp": taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
-                default: taken = false
+            if child.isIn(namespace: NS.dataModel) {
+                if child.is(NS.dataModel, "note") {
+                    taken = PIDFXML.append(&notes, PIDFXML.note(child))
+                } else if child.is(NS.dataModel, "timestamp") {
+                    taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+                } else {
+                    taken = false
                 }
             } else {
-                taken = rpid.absorb(child, namespace: namespace) || cipid.absorb(child, namespace: namespace)
+                taken = rpid.absorb(child) || cipid.absorb(child)
             }
             if !taken { extensions.append(child.subtree) }
         }
