@@ -148,7 +148,7 @@ extension PIDFTuple {
                 status = PIDFStatus(cursor: child, capabilities: status.capabilities)
                 taken = true
             } else if child.is(NS.pidf, "contact") {
-                taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: ["priority"]).map {
+                taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: Self.contactAttributes).map {
                     PIDFContact(uri: $0, priority: child[attribute: "priority"])
                 })
             } else if child.is(NS.pidf, "note") {
@@ -174,6 +174,9 @@ extension PIDFTuple {
         self.cipid = consume cipid
         self.extensions = consume extensions
     }
+
+    /// The attributes of `contact`.
+    private static let contactAttributes = XMLNameTable(unqualified: ["priority"])
 
     var xml: XMLElement {
         var children = [status.xml]
@@ -338,8 +341,10 @@ extension LinkedIdentities {
     ///   <secondary-identities> <secondary-identity>bob@skypeids.net</secondary-identity> ...
     /// ```
     /// Nil (kept verbatim) when it holds anything else.
+    private static let attributes = XMLNameTable(unqualified: ["primary-id"])
+
     init?(cursor e: XMLCursor) {
-        guard PIDFXML.hasOnlyAttributes(e, ["primary-id"]) else { return nil }
+        guard PIDFXML.hasOnlyAttributes(e, Self.attributes) else { return nil }
         self.init(primaryID: e[attribute: "primary-id"])
         for list in e.children {
             guard !list.isText else {

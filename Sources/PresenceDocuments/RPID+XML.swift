@@ -4,8 +4,8 @@ import XMLBridge
 /// may stand in a `dm:person`, a `tuple`, a `dm:device` or (pre-RFC,
 /// Microsoft) a tuple's `status`.
 extension RPID {
-    private static let fromUntil: [String] = ["id", "from", "until"]
-    private static let timeOffsetAttributes: [String] = ["id", "from", "until", "description"]
+    private static let timeOffsetAttributes = XMLNameTable(unqualified: ["id", "from", "until", "description"])
+    private static let userInputAttributes = XMLNameTable(unqualified: ["id", "idle-threshold", "last-input"])
 
     /// The RFC 4480 §3 elements the model holds, in the order of ``elements``.
     private enum Element: Int {
@@ -48,7 +48,7 @@ extension RPID {
         case .sphere: return PIDFXML.fill(&sphere, RPIDTokens(cursor: e))
         case .placeIs: return PIDFXML.fill(&placeIs, RPIDPlaceIs(cursor: e))
         case .statusIcon:
-            let icon = PIDFXML.text(e, attributes: Self.fromUntil).map {
+            let icon = PIDFXML.text(e, attributes: PIDFXML.idFromUntil).map {
                 RPIDStatusIcon(uri: $0, id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
             }
             return PIDFXML.fill(&statusIcon, icon)
@@ -61,7 +61,7 @@ extension RPID {
                 from: e[attribute: "from"], until: e[attribute: "until"]))
             return true
         case .userInput:
-            guard let text = PIDFXML.text(e, attributes: ["id", "idle-threshold", "last-input"]),
+            guard let text = PIDFXML.text(e, attributes: Self.userInputAttributes),
                 let value = RPIDUserInput.Value(rawValue: text)
             else { return false }
             var threshold: Int?
@@ -147,7 +147,7 @@ extension RPIDTokens {
     /// there); other elements are kept verbatim. Nil when the element has an
     /// attribute other than id, from, until.
     init?(cursor e: XMLCursor, tokenNamespace: String? = nil) {
-        guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
+        guard PIDFXML.hasOnlyAttributes(e, PIDFXML.idFromUntil) else { return nil }
         // Stored properties set here (a delegated init's value would be copied in).
         id = e[attribute: "id"]
         from = e[attribute: "from"]
@@ -202,7 +202,7 @@ extension RPIDPlaceIs {
     /// Nil (kept verbatim by the caller) unless each of audio, video, text
     /// appears at most once with exactly one empty token element.
     init?(cursor e: XMLCursor) {
-        guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
+        guard PIDFXML.hasOnlyAttributes(e, PIDFXML.idFromUntil) else { return nil }
         // The parts are gathered in locals and each stored property is set once,
         // after the loop: set first and changed in a loop that can fail, the
         // value was built aside and copied into place (as in the PIDF decoders).

@@ -33,6 +33,17 @@ extension XMLCursor {
         }
     }
 
+    /// True when every attribute's name is in `names` (true when there are none): names compared
+    /// in the recording, where ``XMLCursor/allAttributeNames(_:)`` copies each out for its predicate.
+    public func allAttributes(in names: XMLNameTable) -> Bool {
+        let n = events.nodes[index]
+        let start = Int(n.attributeStart)
+        for i in start..<start + Int(n.attributeCount) where names.position(of: events.names[Int(events.attributes[i].name)]) == nil {
+            return false
+        }
+        return true
+    }
+
     /// The element's position in `names` (nil for text and for a name not there), compared in
     /// the recording: a decoder tells its children apart without copying each name out and
     /// comparing it with one string after another.

@@ -39,8 +39,9 @@ import XMLBridge
     }
 
     /// `forEachAttributeValue(in:)` gives each attribute's position in the table, the first
-    /// entry equal to its name as `forEachAttribute` gives it (nil for none), and its value, over
-    /// random attributes in and out of namespaces with names of the same length and prefix.
+    /// entry equal to its name as `forEachAttribute` gives it (nil for none), and its value, and
+    /// `allAttributes(in:)` tells whether all are there, over random attributes in and out of
+    /// namespaces with names of the same length and prefix.
     @Test func attributePositionsInANameTable() throws {
         var random = Random(state: 17)
         let locals = ["a", "b", "ab", "ba", "abc", "type", "typo", "deviceAvailability", "deviceAvailabilitx"]
@@ -66,6 +67,7 @@ import XMLBridge
             root.forEachAttributeValue(in: table) { position, value in found.append((position, root.string(value))) }
             #expect(found.map(\.0) == expected.map(\.0), "\(entries) \(attributes)")
             #expect(found.map(\.1) == expected.map(\.1))
+            #expect(root.allAttributes(in: table) == root.allAttributeNames { entries.contains($0) })
         }
         #expect(XMLNameTable(unqualified: ["x", "y"]).names == [XMLName("", "x"), XMLName("", "y")])
     }
