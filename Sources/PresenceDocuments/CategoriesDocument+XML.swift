@@ -95,7 +95,8 @@ extension Category {
             case .endpointId: if endpointID == nil { endpointID = xml.string(value) }
             }
         }
-        guard let name else {
+        // The texts the closure filled are moved out of its captures (consume), not copied.
+        guard let name = consume name else {
             throw xml.error("category without a name attribute")
         }
         var other = hasOther ? xml.attributes(excluding: Self.knownAttributes) : []
@@ -103,15 +104,15 @@ extension Category {
         if expireType == nil, let expireTypeRaw {
             other.append(XMLAttribute(XMLName("", "expireType"), expireTypeRaw))
         }
-        let categoryName = CategoryName(rawValue: name)
+        let categoryName = CategoryName(rawValue: consume name)
         let empty = xml.hasOnlyWhitespace
         self.init(
             name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
             container: try xml.uint32Attribute("container", value: container),
             version: try xml.uint32Attribute("version", value: version),
             packedPublishTime: publishTime, expireType: expireType,
-            expires: try xml.uint32Attribute("expires", value: expires), endpointID: endpointID,
-            otherAttributes: other,
+            expires: try xml.uint32Attribute("expires", value: expires), endpointID: consume endpointID,
+            otherAttributes: consume other,
             payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
     }
 
