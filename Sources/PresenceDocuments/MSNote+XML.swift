@@ -36,8 +36,10 @@ extension MSNote {
                 case nil: hasOther = true
                 }
             }
+            // The values the attribute closure gathered are moved out of its captures (consume).
             bodies.append(Body(
-                text: b.text, type: type, uri: uri, startTime: startTime, endTime: endTime,
+                text: b.text, type: consume type, uri: consume uri, startTime: consume startTime,
+                endTime: consume endTime,
                 otherAttributes: hasOther ? b.attributes.excluding(Self.bodyAttributes) : []))
         }
     }

@@ -73,8 +73,9 @@ extension MSState {
         }
         // Each part the closure filled moved in (consume): passing a captured local copied it.
         self.init(
-            type: StateType(rawValue: type.qnameLocalPart), manual: isManual, startTime: startTime, uri: uri,
-            endpointID: endpointID, lastActive: lastActive, majorVersion: majorVersion, minorVersion: minorVersion,
+            type: StateType(rawValue: type.qnameLocalPart), manual: isManual, startTime: consume startTime,
+            uri: consume uri, endpointID: consume endpointID, lastActive: consume lastActive,
+            majorVersion: consume majorVersion, minorVersion: consume minorVersion,
             availability: availability, activities: consume activities, endpointLocation: consume endpointLocation,
             meetingSubject: consume meetingSubject, meetingLocation: consume meetingLocation, timeZoneBias: timeZoneBias,
             timeZoneName: consume timeZoneName, timeZoneAbbreviation: consume timeZoneAbbreviation,
@@ -177,7 +178,7 @@ extension MSActivity {
             }
         }
         self.init(
-            token: token.map(MSActivityToken.init(rawValue:)), minAvailability: minAvailability,
+            token: (consume token).map(MSActivityToken.init(rawValue:)), minAvailability: minAvailability,
             maxAvailability: maxAvailability, custom: custom)
     }
 
