@@ -97,6 +97,28 @@ import XMLBridge
         }
     }
 
+    /// Attribute values and text read from a recording are the strings recorded, over random
+    /// texts of 0 to 40 characters of ASCII, two-, three- and four-byte UTF-8 (short ones are
+    /// small strings, long ones are not).
+    @Test func valuesAndTextReadAsRecorded() throws {
+        var random = Random(state: 23)
+        let pieces = ["a", "Z", "0", " ", "é", "ß", "€", "中", "😀", "e\u{301}", "<", "&", "\""]
+        for _ in 0..<400 {
+            var value = "", text = ""
+            for _ in 0..<random.below(41) { value += pieces[random.below(pieces.count)] }
+            for _ in 0..<random.below(41) { text += pieces[random.below(pieces.count)] }
+            var element = XMLElement(XMLName("", "r"), attributes: [XMLAttribute(XMLName("", "v"), value)])
+            if !text.isEmpty { element.children = [.text(text)] }
+            let root = XMLEvents(replaying: element).root
+            #expect(root[attribute: "v"] == value)
+            var found: String?
+            root.forEachAttributeValue { _, v in found = root.string(v) }
+            #expect(found == value)
+            #expect(root.text == text)
+            #expect(root.trimmedText == text.trimmingXMLWhitespace())
+        }
+    }
+
     /// `soleElement` is the one child element when every other child is white-space text,
     /// as the children themselves say, over random mixes of elements, white space and text.
     @Test func soleElementIsTheOnlySignificantChild() throws {
