@@ -24,7 +24,7 @@ extension CategoriesDocument {
         var categories: [Category] = []
         categories.reserveCapacity(xml.elementCount)
         try xml.forEachElement { (child) throws(XMLError) in
-            if child.is(NS.categories, "category") { categories.append(try Category(cursor: child)) }
+            if child.is(NS.categories, "category") { categories.append(try Category(categoryElement: child)) }
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
     }
@@ -73,6 +73,12 @@ extension Category {
         guard xml.is(NS.categories, "category") || xml.is("", "category") else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
+        try self.init(categoryElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the document decoder
+    /// has tested it), without testing it again.
+    init(categoryElement xml: XMLCursor) throws(XMLError) {
         // One pass over the attributes (a lookup by name walked them all, once per attribute
         // modelled); the first of a repeated name counts, as with a lookup.
         // Numbers are read from the value bytes, and publishTime packed from them (no String
