@@ -24,20 +24,28 @@ extension CalendarData {
             mailboxID: xml[attribute: "mailboxID"], majorVersion: xml[attribute: "majorVersion"],
             minorVersion: xml[attribute: "minorVersion"])
         xml.forEachElement { child in
-            switch child.name {
-            case XMLName(NS.exchangeTypes, "WorkingHours") where workingHoursContent == nil:
+            // Each child's name looked up in the recording, not copied out to be compared.
+            switch child.position(in: Self.childNames).flatMap(Child.init(rawValue:)) {
+            case .workingHours? where workingHoursContent == nil:
                 workingHoursContent = .recorded(child.detached)
-            case XMLName(NS.calendarData, "freeBusy") where freeBusy == nil:
+            case .freeBusy? where freeBusy == nil:
                 freeBusy = FreeBusy(
                     startTime: child[attribute: "startTime"], granularity: child[attribute: "granularity"],
                     encodingVersion: child[attribute: "encodingVersion"], data: child.trimmedText)
-            case .ctDelimiter, .ctEnd:
+            case .delimiter?, .end?:
                 break
             default:
                 extensions.append(child.subtree)
             }
         }
     }
+
+    /// The children the decoder reads, in the order of ``Child``.
+    private static let childNames = XMLNameTable([
+        XMLName(NS.exchangeTypes, "WorkingHours"), XMLName(NS.calendarData, "freeBusy"), .ctDelimiter, .ctEnd,
+    ])
+    /// The entries of ``childNames``, in its order.
+    private enum Child: Int { case workingHours, freeBusy, delimiter, end }
 
     /// Writes `calendarData` in its default namespace.
     public var xml: XMLElement {

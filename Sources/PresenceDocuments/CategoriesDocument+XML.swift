@@ -24,7 +24,7 @@ extension CategoriesDocument {
         var categories: [Category] = []
         categories.reserveCapacity(xml.elementCount)
         try xml.forEachElement { (child) throws(XMLError) in
-            if child.is(NS.categories, "category") { categories.append(try Category(cursor: child)) }
+            if child.is(NS.categories, "category") { categories.append(try Category(categoryElement: child)) }
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
     }
@@ -46,6 +46,12 @@ extension Category {
     static let knownAttributes: [String] = [
         "name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId",
     ]
+    /// ``knownAttributes`` for a lookup in the recording; a position read as a ``KnownAttribute``.
+    private static let knownAttributeNames = XMLNameTable(unqualified: knownAttributes)
+    /// The entries of ``knownAttributes``, in its order.
+    private enum KnownAttribute: Int {
+        case name, instance, container, version, publishTime, expireType, expires, endpointId
+    }
 
     /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
     public init(xml: XMLElement) throws(XMLError) {
@@ -67,6 +73,12 @@ extension Category {
         guard xml.is(NS.categories, "category") || xml.is("", "category") else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
+        try self.init(categoryElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the document decoder
+    /// has tested it), without testing it again.
+    init(categoryElement xml: XMLCursor) throws(XMLError) {
         // One pass over the attributes (a lookup by name walked them all, once per attribute
         // modelled); the first of a repeated name counts, as with a lookup.
         // Numbers are read from the value bytes, and publishTime packed from them (no String
@@ -75,21 +87,22 @@ extension Category {
         var instance: XMLCursor.AttributeValue?, container: XMLCursor.AttributeValue?
         var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
         var hasOther = false
-        xml.forEachAttributeValue { attribute, value in
-            guard attribute.namespace.isEmpty else { hasOther = true; return }
-            switch attribute.local {
-            case "name": if name == nil { name = xml.string(value) }
-            case "instance": if instance == nil { instance = value }
-            case "publishTime": if publishTime == nil { publishTime = xml.withUTF8(value, PackedText.init(utf8:)) }
-            case "container": if container == nil { container = value }
-            case "version": if version == nil { version = value }
-            case "expireType": if expireTypeRaw == nil { expireTypeRaw = xml.string(value) }
-            case "expires": if expires == nil { expires = value }
-            case "endpointId": if endpointID == nil { endpointID = xml.string(value) }
-            default: hasOther = true
+        // The names are looked up in the recording, not copied out to be compared.
+        xml.forEachAttributeValue(in: Self.knownAttributeNames) { position, value in
+            guard let attribute = position.flatMap(KnownAttribute.init(rawValue:)) else { hasOther = true; return }
+            switch attribute {
+            case .name: if name == nil { name = xml.string(value) }
+            case .instance: if instance == nil { instance = value }
+            case .publishTime: if publishTime == nil { publishTime = xml.withUTF8(value, PackedText.init(utf8:)) }
+            case .container: if container == nil { container = value }
+            case .version: if version == nil { version = value }
+            case .expireType: if expireTypeRaw == nil { expireTypeRaw = xml.string(value) }
+            case .expires: if expires == nil { expires = value }
+            case .endpointId: if endpointID == nil { endpointID = xml.string(value) }
             }
         }
-        guard let name else {
+        // The texts the closure filled are moved out of its captures (consume), not copied.
+        guard let name = consume name else {
             throw xml.error("category without a name attribute")
         }
         var other = hasOther ? xml.attributes(excluding: Self.knownAttributes) : []
@@ -97,15 +110,15 @@ extension Category {
         if expireType == nil, let expireTypeRaw {
             other.append(XMLAttribute(XMLName("", "expireType"), expireTypeRaw))
         }
-        let categoryName = CategoryName(rawValue: name)
+        let categoryName = CategoryName(rawValue: consume name)
         let empty = xml.hasOnlyWhitespace
         self.init(
             name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
             container: try xml.uint32Attribute("container", value: container),
             version: try xml.uint32Attribute("version", value: version),
             packedPublishTime: publishTime, expireType: expireType,
-            expires: try xml.uint32Attribute("expires", value: expires), endpointID: endpointID,
-            otherAttributes: other,
+            expires: try xml.uint32Attribute("expires", value: expires), endpointID: consume endpointID,
+            otherAttributes: consume other,
             payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
     }
 
@@ -124,22 +137,35 @@ extension Category {
 }
 
 extension CategoryPayload {
-    /// The root element each typed payload expects for a category name
-    /// ([MS-PRES] §2.2.2.7). `dndState` is a `state` document (§2.2.2.7.10)
-    /// and `workingHours` a `calendarData` document (§2.2.2.7.9).
-    static func expectedRoot(for name: CategoryName) -> XMLName? {
-        switch name {
-        case .state, .dndState: XMLName(NS.state, "state")
-        case .note: XMLName(NS.note, "note")
-        case .contactCard: XMLName(NS.contactCard, "contactCard")
-        case .calendarData, .workingHours: XMLName(NS.calendarData, "calendarData")
-        case .services: XMLName(NS.services, "services")
-        case .device: XMLName(NS.device, "device")
-        case .userProperties: XMLName(NS.categories, "userProperties")
-        case .legacyInterop: XMLName(NS.categories, "legacyInterop")
-        default: nil
+    /// The typed payloads, each with the root element it expects ([MS-PRES] §2.2.2.7).
+    private enum Typed {
+        case state, note, contactCard, calendarData, services, device, userProperties, legacyInterop
+
+        var root: XMLName {
+            switch self {
+            case .state: XMLName(NS.state, "state")
+            case .note: XMLName(NS.note, "note")
+            case .contactCard: XMLName(NS.contactCard, "contactCard")
+            case .calendarData: XMLName(NS.calendarData, "calendarData")
+            case .services: XMLName(NS.services, "services")
+            case .device: XMLName(NS.device, "device")
+            case .userProperties: XMLName(NS.categories, "userProperties")
+            case .legacyInterop: XMLName(NS.categories, "legacyInterop")
+            }
         }
+
+        /// The categories-namespace payloads are also accepted in no namespace (inherited from a bare `<category>`).
+        var acceptsNoNamespace: Bool { self == .userProperties || self == .legacyInterop }
     }
+
+    /// The typed payload of each category name that has one. `dndState` is a `state` document
+    /// (§2.2.2.7.10) and `workingHours` a `calendarData` document (§2.2.2.7.9). Looked up
+    /// lengths first (a switch compared the name with each case in turn).
+    private static let typed: LocalNameTable<Typed> = [
+        "state": .state, "dndState": .state, "note": .note, "contactCard": .contactCard,
+        "calendarData": .calendarData, "workingHours": .calendarData, "services": .services, "device": .device,
+        "userProperties": .userProperties, "legacyInterop": .legacyInterop,
+    ]
 
     /// Reads the data of a `category` or `publication` element
     /// ([MS-PRES] §2.2.2.1 `xs:any lax`, §2.2.2.2.1).
@@ -163,8 +189,9 @@ extension CategoryPayload {
     public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
         // The one significant child, found in one walk over the recorded nodes; its name
         // tested in place (no XMLName built to compare).
-        guard let root = holder.soleElement, let expected = Self.expectedRoot(for: name),
-              root.is(expected.namespace, expected.local) || (expected.namespace == NS.categories && root.is("", expected.local))
+        guard let root = holder.soleElement, let typed = Self.typed[name.rawValue],
+              case let expected = typed.root,
+              root.is(expected.namespace, expected.local) || (typed.acceptsNoNamespace && root.is("", expected.local))
         else {
             var kept: [XMLNode] = []
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {
@@ -173,15 +200,15 @@ extension CategoryPayload {
             self = .other(kept)
             return
         }
-        switch expected.local {
-        case "state": self = .state(try MSState(cursor: root))
-        case "note": self = .note(try MSNote(cursor: root))
-        case "contactCard": self = .contactCard(try ContactCard(cursor: root))
-        case "calendarData": self = .calendarData(try CalendarData(cursor: root))
-        case "services": self = .services(try MSServices(cursor: root))
-        case "device": self = .device(try MSDevice(cursor: root))
-        case "userProperties": self = .userProperties(try UserProperties(cursor: root))
-        default: self = .legacyInterop(try LegacyInterop(cursor: root))
+        switch typed {
+        case .state: self = .state(try MSState(cursor: root))
+        case .note: self = .note(try MSNote(cursor: root))
+        case .contactCard: self = .contactCard(try ContactCard(cursor: root))
+        case .calendarData: self = .calendarData(try CalendarData(cursor: root))
+        case .services: self = .services(try MSServices(cursor: root))
+        case .device: self = .device(try MSDevice(cursor: root))
+        case .userProperties: self = .userProperties(try UserProperties(cursor: root))
+        case .legacyInterop: self = .legacyInterop(try LegacyInterop(cursor: root))
         }
     }
 

@@ -24,16 +24,22 @@ extension ContactCard {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.contactCard
         try xml.expect(XMLName(ns, "contactCard"))
-        self.init(
-            majorVersion: xml[attribute: "majorVersion"], minorVersion: xml[attribute: "minorVersion"],
-            isUCEnabled: try xml.boolAttribute("isUCEnabled"))
+        // The fields are gathered in locals and the card made once at the end: a card made
+        // first and filled in by the closure was built aside and copied into place (a retain
+        // and a release of each of its fifteen references). The attributes are read first, as
+        // before: a bad isUCEnabled is the error reported before any child's.
+        let majorVersion = xml[attribute: "majorVersion"], minorVersion = xml[attribute: "minorVersion"]
+        let isUCEnabled = try xml.boolAttribute("isUCEnabled")
+        var displayNames: [LocalizedText] = [], emails: [String] = [], addresses: [Address] = []
+        var company: [LocalizedText] = [], department: [LocalizedText] = [], title: [LocalizedText] = []
+        var office: [LocalizedText] = [], urls: [TypedURI] = [], phones: [Phone] = [], photos: [Photo] = []
+        var automaton: Bool?, type: String?, descriptionText: String?, displayADPhoto: Bool?
+        var extensions: [XMLElement] = []
         try xml.forEachElement { (child) throws(XMLError) in
-            guard child.isIn(namespace: ns) else {
-                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
-                return
-            }
-            switch child.localName {
-            case "identity":
+            // Each child's name looked up in the recording, not copied out and compared with
+            // one name after another.
+            switch child.position(in: Self.childNames).flatMap(Child.init(rawValue:)) {
+            case .identity?:
                 // One walk over the identity's children, each value appended in place (no
                 // arrays of cursors and of values are built per name and for the e-mails).
                 child.forEachElement { part in
@@ -45,7 +51,7 @@ extension ContactCard {
                         emails.append(part.trimmedText)
                     }
                 }
-            case "address":
+            case .address?:
                 addresses.append(Address(
                     type: child[attribute: "type"],
                     street: child.elements(XMLName(ns, "street")).map(LocalizedText.init(lcidElement:)),
@@ -53,27 +59,46 @@ extension ContactCard {
                     state: child.elements(XMLName(ns, "state")).map(LocalizedText.init(lcidElement:)),
                     zipcode: child.elements(XMLName(ns, "zipcode")).map(LocalizedText.init(lcidElement:)),
                     countryCode: child.element(XMLName(ns, "countryCode"))?.trimmedText))
-            case "company": company.append(LocalizedText(lcidElement: child))
-            case "department": department.append(LocalizedText(lcidElement: child))
-            case "title": title.append(LocalizedText(lcidElement: child))
-            case "office": office.append(LocalizedText(lcidElement: child))
-            case "url": urls.append(TypedURI(type: child[attribute: "type"], uri: child.trimmedText))
-            case "phone":
+            case .company?: company.append(LocalizedText(lcidElement: child))
+            case .department?: department.append(LocalizedText(lcidElement: child))
+            case .title?: title.append(LocalizedText(lcidElement: child))
+            case .office?: office.append(LocalizedText(lcidElement: child))
+            case .url?: urls.append(TypedURI(type: child[attribute: "type"], uri: child.trimmedText))
+            case .phone?:
                 phones.append(Phone(
                     type: child[attribute: "type"],
                     uri: child.element(XMLName(ns, "uri"))?.trimmedText ?? "",
                     displayStrings: child.elements(XMLName(ns, "displayString")).map(LocalizedText.init(lcidElement:))))
-            case "automaton": automaton = try child.boolText()
-            case "type": type = child.trimmedText
-            case "description": descriptionText = child.trimmedText
-            case "displayADPhoto": displayADPhoto = try child.boolText()
-            case "photo":
+            case .automaton?: automaton = try child.boolText()
+            case .type?: type = child.trimmedText
+            case .description?: descriptionText = child.trimmedText
+            case .displayADPhoto?: displayADPhoto = try child.boolText()
+            case .photo?:
                 photos.append(Photo(
                     type: child[attribute: "type"], uri: child.element(XMLName(ns, "uri"))?.trimmedText,
                     hash: child.element(XMLName(ns, "hash"))?.trimmedText))
-            default: extensions.append(child.subtree)
+            case .delimiter?, .end?: break
+            case nil: extensions.append(child.subtree)
             }
         }
+        self.init(
+            displayNames: displayNames, emails: emails, addresses: addresses, company: company,
+            department: department, title: title, office: office, urls: urls, phones: phones, automaton: automaton,
+            type: type, descriptionText: descriptionText, displayADPhoto: displayADPhoto, photos: photos,
+            majorVersion: majorVersion, minorVersion: minorVersion, isUCEnabled: isUCEnabled, extensions: extensions)
+    }
+
+    /// The children the decoder reads, in the order of ``Child``: the contact card namespace's
+    /// and the common types' delimiter and end (structure only).
+    private static let childNames = XMLNameTable(
+        [
+            "identity", "address", "company", "department", "title", "office", "url", "phone", "automaton", "type",
+            "description", "displayADPhoto", "photo",
+        ].map { XMLName(NS.contactCard, $0) } + [.ctDelimiter, .ctEnd])
+    /// The entries of ``childNames``, in its order.
+    private enum Child: Int {
+        case identity, address, company, department, title, office, url, phone, automaton, type, description
+        case displayADPhoto, photo, delimiter, end
     }
 
     /// Writes `contactCard` in schema order, with one `ct:delimiter` before

@@ -26,21 +26,30 @@ extension MSNote {
             // lookup); the others are collected only when there are some.
             var type: String?, uri: String?, startTime: String?, endTime: String?
             var hasOther = false
-            b.forEachAttribute { name, value in
-                guard name.namespace.isEmpty else { hasOther = true; return }
-                switch name.local {
-                case "type": if type == nil { type = value }
-                case "uri": if uri == nil { uri = value }
-                case "startTime": if startTime == nil { startTime = value }
-                case "endTime": if endTime == nil { endTime = value }
-                default: hasOther = true
+            // The names are looked up in the recording, not copied out to be compared.
+            b.forEachAttributeValue(in: Self.bodyAttributeNames) { position, value in
+                switch position.flatMap(BodyAttribute.init(rawValue:)) {
+                case .type?: if type == nil { type = b.string(value) }
+                case .uri?: if uri == nil { uri = b.string(value) }
+                case .startTime?: if startTime == nil { startTime = b.string(value) }
+                case .endTime?: if endTime == nil { endTime = b.string(value) }
+                case nil: hasOther = true
                 }
             }
+            // The values the attribute closure gathered are moved out of its captures (consume).
             bodies.append(Body(
-                text: b.text, type: type, uri: uri, startTime: startTime, endTime: endTime,
-                otherAttributes: hasOther ? b.attributes.excluding(["type", "uri", "startTime", "endTime"]) : []))
+                text: b.text, type: consume type, uri: consume uri, startTime: consume startTime,
+                endTime: consume endTime,
+                otherAttributes: hasOther ? b.attributes.excluding(Self.bodyAttributes) : []))
         }
     }
+
+    /// The attributes of `body` the decoder models; all others go to `otherAttributes`.
+    private static let bodyAttributes = ["type", "uri", "startTime", "endTime"]
+    /// ``bodyAttributes`` for a lookup in the recording; a position read as a ``BodyAttribute``.
+    private static let bodyAttributeNames = XMLNameTable(unqualified: bodyAttributes)
+    /// The entries of ``bodyAttributes``, in its order.
+    private enum BodyAttribute: Int { case type, uri, startTime, endTime }
 
     /// Writes the `note` element in its default namespace.
     public var xml: XMLElement {

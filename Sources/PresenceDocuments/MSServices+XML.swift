@@ -13,11 +13,38 @@ extension MSCapability {
     /// empty elements (`<text ...>` newline `</text>`), which is accepted.
     public init(cursor xml: XMLCursor) {
         self.init(name: xml.localName, sortedAttributes: [])
-        sortedAttributes.reserveCapacity(xml.attributeCount)
-        // Each attribute goes into its place in key order (a capability has a few); a repeated
+        let count = xml.attributeCount
+        if count == 0 { return }
+        sortedAttributes.reserveCapacity(count)
+        // The schema's attributes, found in one pass, are appended in the table's order, which
+        // is key order: no key is compared, and each is keyed by the table's string. A repeated
         // key keeps the last value, as assigning it in a dictionary did.
+        let onlySchema = withUnsafeTemporaryAllocation(
+            of: XMLCursor.AttributeValue?.self, capacity: Self.schemaAttributes.count
+        ) { found -> Bool in
+            found.initialize(repeating: nil)
+            var onlySchema = true
+            xml.forEachAttributeValue(in: Self.schemaAttributeNames) { position, value in
+                if let position { found[position] = value } else { onlySchema = false }
+            }
+            guard onlySchema else { return false }
+            for (i, value) in found.enumerated() {
+                if let value { sortedAttributes.append(Attribute(Self.schemaAttributes[i], xml.string(value))) }
+            }
+            return true
+        }
+        if onlySchema { return }
+        // Any other attribute: each goes into its place in key order (a capability has a few).
         xml.forEachAttribute { name, value in setAttribute(name.description, value) }
     }
+
+    /// The attributes the schemas give a capability (capabilityType, [MS-PRES] §7.4-7.5), in
+    /// key order. Kept as these strings: copying a literal costs no reference counting, where
+    /// a name of over 15 bytes (`deviceAvailability`) read from a recording is a heap string.
+    private static let schemaAttributes = [
+        "capture", "deviceAvailability", "preferred", "preferredEndpointId", "publish", "render", "uri", "version",
+    ]
+    private static let schemaAttributeNames = XMLNameTable(unqualified: schemaAttributes)
 
     /// Writes the capability as an empty element in `namespace`, attributes sorted by name.
     public func xml(namespace: String) -> XMLElement {

@@ -31,20 +31,18 @@ extension MSState {
         // Attributes are read in one pass; the first of a repeated name counts, as with a lookup.
         var type: String?, manual: String?, startTime: String?, uri: String?, endpointID: String?
         var lastActive: String?, majorVersion: String?, minorVersion: String?
-        xml.forEachAttribute { name, value in
-            guard name.namespace.isEmpty else {
-                if type == nil, name.local == "type", name.namespace == NS.xsi { type = value }
-                return
-            }
-            switch name.local {
-            case "manual": if manual == nil { manual = value }
-            case "startTime": if startTime == nil { startTime = value }
-            case "uri": if uri == nil { uri = value }
-            case "endpointId": if endpointID == nil { endpointID = value }
-            case "lastActive": if lastActive == nil { lastActive = value }
-            case "majorVersion": if majorVersion == nil { majorVersion = value }
-            case "minorVersion": if minorVersion == nil { minorVersion = value }
-            default: break
+        // The names are looked up in the recording, not copied out to be compared.
+        xml.forEachAttributeValue(in: Self.attributeNames) { position, value in
+            switch position.flatMap(Attribute.init(rawValue:)) {
+            case .type?: if type == nil { type = xml.string(value) }
+            case .manual?: if manual == nil { manual = xml.string(value) }
+            case .startTime?: if startTime == nil { startTime = xml.string(value) }
+            case .uri?: if uri == nil { uri = xml.string(value) }
+            case .endpointId?: if endpointID == nil { endpointID = xml.string(value) }
+            case .lastActive?: if lastActive == nil { lastActive = xml.string(value) }
+            case .majorVersion?: if majorVersion == nil { majorVersion = xml.string(value) }
+            case .minorVersion?: if minorVersion == nil { minorVersion = xml.string(value) }
+            case nil: break
             }
         }
         guard let type else {
@@ -56,31 +54,54 @@ extension MSState {
         var timeZoneBias: Int?, timeZoneName: String?, timeZoneAbbreviation: String?, device: String?
         var treatLocationAsProximate: Bool?
         try xml.forEachElement { (child) throws(XMLError) in
-            guard child.isIn(namespace: NS.state) else {
-                if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
-                return
-            }
-            switch child.localName {
-            case "availability": availability = try child.uint32Text()
-            case "activity": activities.append(try MSActivity(cursor: child))
-            case "endpointLocation": endpointLocation = child.trimmedText
-            case "meetingSubject": meetingSubject = child.trimmedText
-            case "meetingLocation": meetingLocation = child.trimmedText
-            case "timeZoneBias": timeZoneBias = try child.intText()
-            case "timeZoneName": timeZoneName = child.trimmedText
-            case "timeZoneAbbreviation": timeZoneAbbreviation = child.trimmedText
-            case "device": device = child.trimmedText
-            case "treatLocationAsProximate": treatLocationAsProximate = try child.boolText()
-            default: extensions.append(child.subtree)
+            // Each child's name looked up in the recording, not copied out and compared with
+            // one name after another.
+            switch child.position(in: Self.childNames).flatMap(Child.init(rawValue:)) {
+            case .availability?: availability = try child.uint32Text()
+            case .activity?: activities.append(try MSActivity(cursor: child))
+            case .endpointLocation?: endpointLocation = child.trimmedText
+            case .meetingSubject?: meetingSubject = child.trimmedText
+            case .meetingLocation?: meetingLocation = child.trimmedText
+            case .timeZoneBias?: timeZoneBias = try child.intText()
+            case .timeZoneName?: timeZoneName = child.trimmedText
+            case .timeZoneAbbreviation?: timeZoneAbbreviation = child.trimmedText
+            case .device?: device = child.trimmedText
+            case .treatLocationAsProximate?: treatLocationAsProximate = try child.boolText()
+            case .delimiter?, .end?: break
+            case nil: extensions.append(child.subtree)
             }
         }
+        // Each part the closure filled moved in (consume): passing a captured local copied it.
         self.init(
-            type: StateType(rawValue: type.qnameLocalPart), manual: isManual, startTime: startTime, uri: uri,
-            endpointID: endpointID, lastActive: lastActive, majorVersion: majorVersion, minorVersion: minorVersion,
-            availability: availability, activities: activities, endpointLocation: endpointLocation,
-            meetingSubject: meetingSubject, meetingLocation: meetingLocation, timeZoneBias: timeZoneBias,
-            timeZoneName: timeZoneName, timeZoneAbbreviation: timeZoneAbbreviation, device: device,
-            treatLocationAsProximate: treatLocationAsProximate, extensions: extensions)
+            type: StateType(rawValue: type.qnameLocalPart), manual: isManual, startTime: consume startTime,
+            uri: consume uri, endpointID: consume endpointID, lastActive: consume lastActive,
+            majorVersion: consume majorVersion, minorVersion: consume minorVersion,
+            availability: availability, activities: consume activities, endpointLocation: consume endpointLocation,
+            meetingSubject: consume meetingSubject, meetingLocation: consume meetingLocation, timeZoneBias: timeZoneBias,
+            timeZoneName: consume timeZoneName, timeZoneAbbreviation: consume timeZoneAbbreviation,
+            device: consume device, treatLocationAsProximate: treatLocationAsProximate, extensions: consume extensions)
+    }
+
+    /// The attributes the decoder reads, in the order of ``Attribute``.
+    private static let attributeNames = XMLNameTable([
+        .xsiType, XMLName("", "manual"), XMLName("", "startTime"), XMLName("", "uri"), XMLName("", "endpointId"),
+        XMLName("", "lastActive"), XMLName("", "majorVersion"), XMLName("", "minorVersion"),
+    ])
+    /// The children the decoder reads, in the order of ``Child``: the state namespace's and the
+    /// common types' delimiter and end (structure only).
+    private static let childNames = XMLNameTable(
+        [
+            "availability", "activity", "endpointLocation", "meetingSubject", "meetingLocation", "timeZoneBias",
+            "timeZoneName", "timeZoneAbbreviation", "device", "treatLocationAsProximate",
+        ].map { XMLName(NS.state, $0) } + [.ctDelimiter, .ctEnd])
+    /// The entries of ``childNames``, in its order.
+    private enum Child: Int {
+        case availability, activity, endpointLocation, meetingSubject, meetingLocation, timeZoneBias
+        case timeZoneName, timeZoneAbbreviation, device, treatLocationAsProximate, delimiter, end
+    }
+    /// The entries of ``attributeNames``, in its order.
+    private enum Attribute: Int {
+        case type, manual, startTime, uri, endpointId, lastActive, majorVersion, minorVersion
     }
 
     /// Writes the `state` element as the [MS-PRES] examples do: default
@@ -130,17 +151,41 @@ extension MSActivity {
     /// `maxAvailability="unbounded"` (the schema default) reads as `nil`.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.state, "activity"))
-        self.init(token: xml[attribute: "token"].map(MSActivityToken.init(rawValue:)))
-        minAvailability = try xml.uint32Attribute("minAvailability")
-        if xml[attribute: "maxAvailability"]?.trimmingXMLWhitespace() != "unbounded" {
-            maxAvailability = try xml.uint32Attribute("maxAvailability")
+        // The attributes found in one pass, names compared in the recording (the first of a
+        // repeated name counts, as with a lookup); the numbers read from the value bytes when
+        // written as plain digits, any other form through its text as before (same value,
+        // same error); the activity made once, after its custom texts.
+        var token: String?, minimum: XMLCursor.AttributeValue?, maximum: XMLCursor.AttributeValue?
+        xml.forEachAttributeValue(in: Self.attributeNames) { position, value in
+            switch position.flatMap(Attribute.init(rawValue:)) {
+            case .token?: if token == nil { token = xml.string(value) }
+            case .minAvailability?: if minimum == nil { minimum = value }
+            case .maxAvailability?: if maximum == nil { maximum = value }
+            case nil: break
+            }
         }
+        let minAvailability = try xml.uint32Attribute("minAvailability", value: minimum)
+        var maxAvailability: UInt32?
+        if let maximum, let number = xml.plainUInt32(maximum) {
+            maxAvailability = number
+        } else if maximum.map({ xml.string($0).trimmingXMLWhitespace() }) != "unbounded" {
+            maxAvailability = try xml.uint32Attribute("maxAvailability", value: maximum)
+        }
+        var custom: [CustomActivity] = []
         xml.forEachElement { c in
             if c.is(NS.state, "custom") {
                 custom.append(CustomActivity(c.text, lcid: c[attribute: "LCID"], updated: c[attribute: "updated"]))
             }
         }
+        self.init(
+            token: (consume token).map(MSActivityToken.init(rawValue:)), minAvailability: minAvailability,
+            maxAvailability: maxAvailability, custom: custom)
     }
+
+    /// The attributes the decoder reads, in the order of ``Attribute``.
+    private static let attributeNames = XMLNameTable(unqualified: ["token", "minAvailability", "maxAvailability"])
+    /// The entries of ``attributeNames``, in its order.
+    private enum Attribute: Int { case token, minAvailability, maxAvailability }
 
     /// Writes the `activity` element.
     public var xml: XMLElement {

@@ -50,7 +50,9 @@ extension PIDFDocument {
         var linkedIdentities: LinkedIdentities?
         var cid: String?
         var extensions: [XMLElement] = []
-        for child in root.elements {
+        // Each child's cursor lent to the closure (the elements iterator hands out one it owns:
+        // a retain and a release of the recording per child), as in the other decoders.
+        try root.forEachElement { (child) throws(XMLError) in
             // Names tested in place with `is` (lengths first): a switch on the copied
             // (namespace, local name) pair compared the long namespace strings case by case.
             let taken: Bool
@@ -74,15 +76,17 @@ extension PIDFDocument {
             }
             if !taken { extensions.append(child.subtree) }
         }
+        // Each part is moved into its property: the closure that filled it captured it, and a
+        // plain assignment copied it (a retain and a release of each reference it holds).
         self.entity = entity
-        self.tuples = tuples
-        self.persons = persons
-        self.devices = devices
-        self.notes = notes
-        self.cipid = cipid
-        self.linkedIdentities = linkedIdentities
-        self.cid = cid
-        self.extensions = extensions
+        self.tuples = consume tuples
+        self.persons = consume persons
+        self.devices = consume devices
+        self.notes = consume notes
+        self.cipid = consume cipid
+        self.linkedIdentities = consume linkedIdentities
+        self.cid = consume cid
+        self.extensions = consume extensions
     }
 
     /// Parses and decodes a PIDF body (`application/pidf+xml`) from parse events.
@@ -126,7 +130,7 @@ extension PIDFTuple {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 3863 §4.1.2)")
         }
-        // Gathered in locals and stored once, as in the document decoder.
+        // Gathered in locals and moved into place once, as in the document decoder.
         var status = PIDFStatus()
         var deviceIDs: [String] = []
         var contact: PIDFContact?
@@ -136,7 +140,7 @@ extension PIDFTuple {
         var cipid = CIPID()
         var extensions: [XMLElement] = []
         var sawStatus = false
-        for child in e.elements {
+        e.forEachElement { child in
             // Names tested in place with `is`, as in the document decoder.
             let taken: Bool
             if !sawStatus, child.is(NS.pidf, "status") {
@@ -144,7 +148,7 @@ extension PIDFTuple {
                 status = PIDFStatus(cursor: child, capabilities: status.capabilities)
                 taken = true
             } else if child.is(NS.pidf, "contact") {
-                taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: ["priority"]).map {
+                taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: Self.contactAttributes).map {
                     PIDFContact(uri: $0, priority: child[attribute: "priority"])
                 })
             } else if child.is(NS.pidf, "note") {
@@ -161,15 +165,18 @@ extension PIDFTuple {
             if !taken { extensions.append(child.subtree) }
         }
         self.id = id
-        self.status = status
-        self.deviceIDs = deviceIDs
-        self.contact = contact
-        self.notes = notes
-        self.timestamp = timestamp
-        self.rpid = rpid
-        self.cipid = cipid
-        self.extensions = extensions
+        self.status = consume status
+        self.deviceIDs = consume deviceIDs
+        self.contact = consume contact
+        self.notes = consume notes
+        self.timestamp = consume timestamp
+        self.rpid = consume rpid
+        self.cipid = consume cipid
+        self.extensions = consume extensions
     }
+
+    /// The attributes of `contact`.
+    private static let contactAttributes = XMLNameTable(unqualified: ["priority"])
 
     var xml: XMLElement {
         var children = [status.xml]
@@ -198,14 +205,14 @@ extension PIDFStatus {
     /// Pre-RFC RPID (`ep:activities`, [MS-PRES] §2.2.2.8.1) and RFC 4480 RPID
     /// go to `rpid`; other `rpid-status`/`rpid-tuple` elements stay in `extensions`.
     init(cursor e: XMLCursor, capabilities: ServiceCapabilities? = nil) {
-        // Gathered in locals and stored once, as in the document decoder.
+        // Gathered in locals and moved into place once, as in the document decoder.
         var basic: PIDFBasic?
         var unrecognizedBasic: String?
         var capabilities = capabilities
         var rpid = RPID()
         var extensions: [XMLElement] = []
         var sawBasic = false
-        for child in e.elements {
+        e.forEachElement { child in
             if child.is(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
                 sawBasic = true
                 if let value = PIDFBasic(rawValue: text) { basic = value } else { unrecognizedBasic = text }
@@ -217,11 +224,11 @@ extension PIDFStatus {
                 extensions.append(child.subtree)
             }
         }
-        self.basic = basic
-        self.unrecognizedBasic = unrecognizedBasic
-        self.capabilities = capabilities
-        self.rpid = rpid
-        self.extensions = extensions
+        self.basic = consume basic
+        self.unrecognizedBasic = consume unrecognizedBasic
+        self.capabilities = consume capabilities
+        self.rpid = consume rpid
+        self.extensions = consume extensions
     }
 
     /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
@@ -248,29 +255,35 @@ extension PIDFPerson {
         guard let id = e[attribute: "id"] else {
             throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
         }
-        self.id = id
-        rpid = RPID()
-        cipid = CIPID()
-        notes = []
-        timestamp = nil
-        extensions = []
-        for child in e.elements {
-            // Most children are RPID or CIPID: the namespace is read once, told
-            // from the data-model one by length (comparing the URIs is a call),
-            // and handed to the RPID and CIPID readers, which need not read it again.
-            let namespace = child.namespaceURI
+        // Gathered in locals and moved into place once, as in the document decoder.
+        var rpid = RPID()
+        var cipid = CIPID()
+        var notes: [PIDFNote] = []
+        var timestamp: String?
+        var extensions: [XMLElement] = []
+        e.forEachElement { child in
+            // Most children are RPID or CIPID, whose readers look their names up in the
+            // recording: no name or namespace is copied out.
             let taken: Bool
-            if namespace.utf8.count == NS.dataModel.utf8.count, namespace == NS.dataModel {
-                switch child.localName {
-                case "note": taken = PIDFXML.append(&notes, PIDFXML.note(child))
-                case "timestamp": taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
-                default: taken = false
+            if child.isIn(namespace: NS.dataModel) {
+                if child.is(NS.dataModel, "note") {
+                    taken = PIDFXML.append(&notes, PIDFXML.note(child))
+                } else if child.is(NS.dataModel, "timestamp") {
+                    taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
+                } else {
+                    taken = false
                 }
             } else {
-                taken = rpid.absorb(child, namespace: namespace) || cipid.absorb(child, namespace: namespace)
+                taken = rpid.absorb(child) || cipid.absorb(child)
             }
             if !taken { extensions.append(child.subtree) }
         }
+        self.id = id
+        self.rpid = consume rpid
+        self.cipid = consume cipid
+        self.notes = consume notes
+        self.timestamp = consume timestamp
+        self.extensions = consume extensions
     }
 
     var xml: XMLElement {
@@ -328,8 +341,10 @@ extension LinkedIdentities {
     ///   <secondary-identities> <secondary-identity>bob@skypeids.net</secondary-identity> ...
     /// ```
     /// Nil (kept verbatim) when it holds anything else.
+    private static let attributes = XMLNameTable(unqualified: ["primary-id"])
+
     init?(cursor e: XMLCursor) {
-        guard PIDFXML.hasOnlyAttributes(e, ["primary-id"]) else { return nil }
+        guard PIDFXML.hasOnlyAttributes(e, Self.attributes) else { return nil }
         self.init(primaryID: e[attribute: "primary-id"])
         for list in e.children {
             guard !list.isText else {

@@ -24,23 +24,27 @@ enum PIDFXML {
 
     static func lang(_ e: XMLCursor) -> String? { e.attribute(langName) }
 
-    /// True when every attribute is a no-namespace attribute in `names`, or
-    /// `xml:lang` when `lang` is set.
-    static func hasOnlyAttributes(_ e: XMLCursor, _ names: [String] = [], lang: Bool = false) -> Bool {
-        e.allAttributeNames { n in
-            n.namespace.isEmpty ? names.contains(n.local) : (lang && n == langName)
-        }
+    /// No attributes allowed.
+    static let noAttributes = XMLNameTable([])
+    /// `xml:lang` alone.
+    static let langOnly = XMLNameTable([langName])
+    /// RFC 4480's `id` and `fromUntil` attribute group.
+    static let idFromUntil = XMLNameTable(unqualified: ["id", "from", "until"])
+
+    /// True when every attribute's name is in `names` (compared in the recording).
+    static func hasOnlyAttributes(_ e: XMLCursor, _ names: XMLNameTable = noAttributes) -> Bool {
+        e.allAttributes(in: names)
     }
 
     /// The trimmed text of a text-only element whose attributes are all in `names`.
-    static func text(_ e: XMLCursor, attributes names: [String] = [], lang: Bool = false) -> String? {
-        guard !e.hasElementChildren, hasOnlyAttributes(e, names, lang: lang) else { return nil }
+    static func text(_ e: XMLCursor, attributes names: XMLNameTable = noAttributes) -> String? {
+        guard !e.hasElementChildren, hasOnlyAttributes(e, names) else { return nil }
         return e.trimmedText
     }
 
     /// A note-shaped element (`Note_t`, RFC 4479 §5.1.1): text with an optional `xml:lang`.
     static func note(_ e: XMLCursor) -> PIDFNote? {
-        text(e, lang: true).map { PIDFNote($0, lang: lang(e)) }
+        text(e, attributes: langOnly).map { PIDFNote($0, lang: lang(e)) }
     }
 
     /// An empty element (`empty` type of RFC 4479 §5.1.1): no attributes, no content but white space.

@@ -4,21 +4,20 @@ import XMLBridge
 /// may stand in a `dm:person`, a `tuple`, a `dm:device` or (pre-RFC,
 /// Microsoft) a tuple's `status`.
 extension RPID {
-    private static let fromUntil: [String] = ["id", "from", "until"]
-    private static let timeOffsetAttributes: [String] = ["id", "from", "until", "description"]
+    private static let timeOffsetAttributes = XMLNameTable(unqualified: ["id", "from", "until", "description"])
+    private static let userInputAttributes = XMLNameTable(unqualified: ["id", "idle-threshold", "last-input"])
 
-    /// The RFC 4480 §3 elements the model holds.
-    private enum Element {
+    /// The RFC 4480 §3 elements the model holds, in the order of ``elements``.
+    private enum Element: Int {
         case activities, mood, placeType, privacy, relationship, serviceClass, sphere, placeIs, statusIcon
         case timeOffset, userInput, `class`
     }
 
-    /// The elements by local name (in the RPID namespace).
-    private static let elements: LocalNameTable<Element> = [
-        "activities": .activities, "mood": .mood, "place-type": .placeType, "privacy": .privacy,
-        "relationship": .relationship, "service-class": .serviceClass, "sphere": .sphere, "place-is": .placeIs,
-        "status-icon": .statusIcon, "time-offset": .timeOffset, "user-input": .userInput, "class": .class,
-    ]
+    /// The elements' names (in the RPID namespace), looked up in the recording by ``XMLCursor/position(in:)``.
+    private static let elements = XMLNameTable([
+        "activities", "mood", "place-type", "privacy", "relationship", "service-class", "sphere", "place-is",
+        "status-icon", "time-offset", "user-input", "class",
+    ].map { XMLName(NS.rpid, $0) })
 
     /// Takes `e` into the model when it is an RPID element the model can hold
     /// completely; false leaves it to the caller's `extensions`.
@@ -29,29 +28,12 @@ extension RPID {
     /// <ep:activities xmlns:ep="urn:ietf:params:xml:ns:pidf:status:rpid-status">
     ///   <ep:activity>away</ep:activity> </ep:activities>
     /// ```
+    ///
+    /// Names are compared in the recording (``XMLCursor/is(_:_:)``, ``XMLCursor/position(in:)``),
+    /// not copied out.
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        absorb(e, namespace: e.namespaceURI)
-    }
-
-    /// ``absorb(_:)`` for a caller that has read `e`'s namespace URI already.
-    /// The namespace is told apart by length first (a load, where comparing
-    /// the long URIs is a call): the RPID, pre-RFC rpid-status and CIPID URIs
-    /// all differ in length.
-    mutating func absorb(_ e: XMLCursor, namespace: String) -> Bool {
-        let length = namespace.utf8.count
-        if length == NS.rpidStatus.utf8.count, namespace == NS.rpidStatus {
-            guard e.localName == "activities", e.attributeCount == 0 else { return false }
-            var found: [String] = []
-            for child in e.children {
-                if child.isText, child.hasOnlyWhitespace { continue }
-                guard child.is(NS.rpidStatus, "activity"), let text = PIDFXML.text(child) else { return false }
-                found.append(text)
-            }
-            legacyActivities += found
-            return true
-        }
-        guard length == NS.rpid.utf8.count, namespace == NS.rpid, let element = Self.elements[e.localName] else {
-            return false
+        guard let element = e.position(in: Self.elements).flatMap(Element.init(rawValue:)) else {
+            return absorbLegacyActivities(e)
         }
         switch element {
         case .activities:
@@ -66,7 +48,7 @@ extension RPID {
         case .sphere: return PIDFXML.fill(&sphere, RPIDTokens(cursor: e))
         case .placeIs: return PIDFXML.fill(&placeIs, RPIDPlaceIs(cursor: e))
         case .statusIcon:
-            let icon = PIDFXML.text(e, attributes: Self.fromUntil).map {
+            let icon = PIDFXML.text(e, attributes: PIDFXML.idFromUntil).map {
                 RPIDStatusIcon(uri: $0, id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
             }
             return PIDFXML.fill(&statusIcon, icon)
@@ -79,7 +61,7 @@ extension RPID {
                 from: e[attribute: "from"], until: e[attribute: "until"]))
             return true
         case .userInput:
-            guard let text = PIDFXML.text(e, attributes: ["id", "idle-threshold", "last-input"]),
+            guard let text = PIDFXML.text(e, attributes: Self.userInputAttributes),
                 let value = RPIDUserInput.Value(rawValue: text)
             else { return false }
             var threshold: Int?
@@ -91,6 +73,19 @@ extension RPID {
                 value, idleThreshold: threshold, lastInput: e[attribute: "last-input"], id: e[attribute: "id"]))
         case .class: return PIDFXML.fill(&self.class, PIDFXML.text(e))
         }
+    }
+
+    /// Takes `e` when it is a pre-RFC `ep:activities` holding only `ep:activity` texts.
+    private mutating func absorbLegacyActivities(_ e: XMLCursor) -> Bool {
+        guard e.is(NS.rpidStatus, "activities"), e.attributeCount == 0 else { return false }
+        var found: [String] = []
+        for child in e.children {
+            if child.isText, child.hasOnlyWhitespace { continue }
+            guard child.is(NS.rpidStatus, "activity"), let text = PIDFXML.text(child) else { return false }
+            found.append(text)
+        }
+        legacyActivities += found
+        return true
     }
 
     /// The elements to write, legacy activities first, then RFC 4480 §3 elements
@@ -152,7 +147,7 @@ extension RPIDTokens {
     /// there); other elements are kept verbatim. Nil when the element has an
     /// attribute other than id, from, until.
     init?(cursor e: XMLCursor, tokenNamespace: String? = nil) {
-        guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
+        guard PIDFXML.hasOnlyAttributes(e, PIDFXML.idFromUntil) else { return nil }
         // Stored properties set here (a delegated init's value would be copied in).
         id = e[attribute: "id"]
         from = e[attribute: "from"]
@@ -207,7 +202,7 @@ extension RPIDPlaceIs {
     /// Nil (kept verbatim by the caller) unless each of audio, video, text
     /// appears at most once with exactly one empty token element.
     init?(cursor e: XMLCursor) {
-        guard PIDFXML.hasOnlyAttributes(e, ["id", "from", "until"]) else { return nil }
+        guard PIDFXML.hasOnlyAttributes(e, PIDFXML.idFromUntil) else { return nil }
         // The parts are gathered in locals and each stored property is set once,
         // after the loop: set first and changed in a loop that can fail, the
         // value was built aside and copied into place (as in the PIDF decoders).
@@ -262,6 +257,13 @@ extension RPIDPlaceIs {
 }
 
 extension CIPID {
+    /// The RFC 4482 §3 elements, in the order of ``elements``.
+    private enum Element: Int { case displayName, card, homepage, icon, map, sound }
+
+    /// The elements' names (in the CIPID namespace), looked up in the recording by ``XMLCursor/position(in:)``.
+    private static let elements = XMLNameTable(
+        ["display-name", "card", "homepage", "icon", "map", "sound"].map { XMLName(NS.cipid, $0) })
+
     /// Takes `e` into the model when it is a CIPID element (RFC 4482 §3, schema §5):
     /// ```
     /// <xs:element name="card" type="xs:anyURI"/>   <xs:element name="display-name" type="xs:string"/>
@@ -270,24 +272,10 @@ extension CIPID {
     /// ```
     /// `display-name` may repeat (one per `xml:lang`, RFC 4482 §3.2); a second
     /// card, homepage, icon, map or sound is left to the caller's `extensions`.
+    ///
+    /// The name is looked up in the recording (``XMLCursor/position(in:)``), not copied out.
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        absorb(e, namespace: e.namespaceURI)
-    }
-
-    /// The RFC 4482 §3 elements.
-    private enum Element { case displayName, card, homepage, icon, map, sound }
-
-    /// The elements by local name (in the CIPID namespace).
-    private static let elements: LocalNameTable<Element> = [
-        "display-name": .displayName, "card": .card, "homepage": .homepage, "icon": .icon, "map": .map,
-        "sound": .sound,
-    ]
-
-    /// ``absorb(_:)`` for a caller that has read `e`'s namespace URI already.
-    mutating func absorb(_ e: XMLCursor, namespace: String) -> Bool {
-        guard namespace.utf8.count == NS.cipid.utf8.count, namespace == NS.cipid,
-            let element = Self.elements[e.localName]
-        else { return false }
+        guard let element = e.position(in: Self.elements).flatMap(Element.init(rawValue:)) else { return false }
         switch element {
         case .displayName:
             guard let name = PIDFXML.note(e) else { return false }

@@ -20,6 +20,39 @@ extension XMLCursor {
         }
     }
 
+    /// Calls `body` with each attribute's position in `names` (nil for a name not there) and
+    /// where its value lies, in source order. The names are compared in the recording (lengths
+    /// first): no name is handed out, where ``forEachAttributeValue(_:)`` copies each
+    /// attribute's ``XMLName`` for `body` (a retain and a release of both its strings).
+    public func forEachAttributeValue(in names: XMLNameTable, _ body: (Int?, AttributeValue) throws -> Void) rethrows {
+        let n = events.nodes[index]
+        let start = Int(n.attributeStart)
+        for i in start..<start + Int(n.attributeCount) {
+            let a = events.attributes[i]
+            try body(names.position(of: events.names[Int(a.name)]), AttributeValue(start: a.valueStart, count: a.valueCount))
+        }
+    }
+
+    /// True when every attribute's name is in `names` (true when there are none): names compared
+    /// in the recording, where ``XMLCursor/allAttributeNames(_:)`` copies each out for its predicate.
+    public func allAttributes(in names: XMLNameTable) -> Bool {
+        let n = events.nodes[index]
+        let start = Int(n.attributeStart)
+        for i in start..<start + Int(n.attributeCount) where names.position(of: events.names[Int(events.attributes[i].name)]) == nil {
+            return false
+        }
+        return true
+    }
+
+    /// The element's position in `names` (nil for text and for a name not there), compared in
+    /// the recording: a decoder tells its children apart without copying each name out and
+    /// comparing it with one string after another.
+    public func position(in names: XMLNameTable) -> Int? {
+        let n = events.nodes[index]
+        if n.isText { return nil }
+        return names.position(of: events.names[Int(n.name)])
+    }
+
     /// An attribute value of this recording as text.
     public func string(_ value: AttributeValue) -> String { events.string(value.start, value.count) }
 
@@ -90,6 +123,39 @@ extension XMLCursor {
             } else {
                 try body(XMLCursor(events: events, index: i))
                 i = Int(child.end)
+            }
+        }
+    }
+}
+
+/// A decoder's fixed list of attribute names, for ``XMLCursor/forEachAttributeValue(in:_:)``,
+/// which gives each attribute's position in the list instead of its name.
+public struct XMLNameTable: Sendable {
+    /// The names, in the order given.
+    public let names: [XMLName]
+    /// The local names' UTF-8 lengths: most names asked about differ in length from most
+    /// names in the table, and that test is a load where a string comparison is a call.
+    private let lengths: [Int]
+
+    public init(_ names: [XMLName]) {
+        self.names = names
+        lengths = names.map(\.local.utf8.count)
+    }
+
+    /// Names in no namespace.
+    public init(unqualified locals: [String]) {
+        self.init(locals.map { XMLName("", $0) })
+    }
+
+    /// The position of the first entry equal to `name`, or nil.
+    func position(of name: XMLName) -> Int? {
+        let length = name.local.utf8.count
+        return lengths.withUnsafeBufferPointer { lengths in
+            names.withUnsafeBufferPointer { names in
+                for i in lengths.indices where lengths[i] == length {
+                    if names[i].local == name.local && names[i].namespace == name.namespace { return i }
+                }
+                return nil
             }
         }
     }

@@ -252,7 +252,7 @@ public struct XMLCursor: Sendable {
             var start = Int(single.textStart), end = Int(single.textStart + single.textCount)
             while start < end, XMLEvents.isSpace(bytes[start]) { start += 1 }
             while end > start, XMLEvents.isSpace(bytes[end - 1]) { end -= 1 }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            return XMLEvents.string(UnsafeBufferPointer(rebasing: bytes[start..<end]))
         }
     }
 

@@ -119,4 +119,71 @@ import XMLBridge
             #expect(error.code == .doctypeForbidden)
         }
     }
+    /// A capability decodes to the attributes a dictionary keyed by each name (`{namespace}local`
+    /// in a namespace) would hold, sorted by key, whether it has only the schema's attributes
+    /// (appended in table order) or others too (set one by one), from parsed bytes in any order
+    /// and from trees with repeated names (the last value kept).
+    @Test func capabilityAttributesDecodeAsADictionary() throws {
+        let names = [
+            "capture", "deviceAvailability", "preferred", "preferredEndpointId", "publish", "render", "uri", "version",
+            "a", "zz", "Render", "x:b", "x:render",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let chosen = names.shuffled(using: &generator).prefix(Int.random(in: 0...6, using: &generator))
+            var reference: [String: String] = [:]
+            var attributes: [XMLAttribute] = []
+            var body = ""
+            for name in chosen {
+                let value = String(Int.random(in: 0...99, using: &generator))
+                let qualified = name.hasPrefix("x:") ? XMLName("urn:x", String(name.dropFirst(2))) : XMLName("", name)
+                reference[qualified.description] = value
+                attributes.append(XMLAttribute(qualified, value))
+                body += " \(name)=\"\(value)\""
+            }
+            let expected = MSCapability(name: "voice", attributes: reference)
+            let decoded = try MSCapability(
+                cursor: XMLParser.events(Array("<voice xmlns=\"urn:s\" xmlns:x=\"urn:x\"\(body)/>".utf8)).root)
+            #expect(decoded == expected, "\(body)")
+            #expect(decoded.sortedAttributes.map(\.key) == reference.keys.sorted())
+            // Repeats, possible in a tree only: the last value of a name counts.
+            let repeated = attributes + attributes.reversed().map { XMLAttribute($0.name, $0.value + "r") }
+            let fromTree = MSCapability(xml: XMLElement(XMLName("urn:s", "voice"), attributes: repeated))
+            #expect(fromTree == MSCapability(name: "voice", attributes: reference.mapValues { $0 + "r" }))
+        }
+    }
+    /// An activity's availability bounds read from random values (plain digits, padded,
+    /// signed, `unbounded`, letters, empty) as the text rule says: trimmed xs:unsignedInt,
+    /// `maxAvailability="unbounded"` none, anything else an error naming the attribute.
+    @Test func activityBoundsReadAsTheirText() throws {
+        let values = ["0", "6500", "8999", " 3500 ", "\t7\n", "+5", "-1", "4294967295", "4294967296", "1234567890",
+                      "unbounded", " unbounded ", "Unbounded", "x", "", "12a"]
+        /// The bound and the error message (nil for none) the text rule gives.
+        func expected(_ raw: String?, _ name: String, unbounded: Bool) -> (value: UInt32?, error: String?) {
+            guard let raw else { return (nil, nil) }
+            let trimmed = raw.trimmingCharacters(in: CharacterSet(charactersIn: " \t\n\r"))
+            if unbounded && trimmed == "unbounded" { return (nil, nil) }
+            guard let value = UInt32(trimmed) else { return (nil, "attribute \(name)=\"\(raw)\" is not an unsignedInt") }
+            return (value, nil)
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<400 {
+            let minimum: String? = Bool.random(using: &generator) ? values.randomElement(using: &generator)! : nil
+            let maximum: String? = Bool.random(using: &generator) ? values.randomElement(using: &generator)! : nil
+            var body = #"<activity xmlns="http://schemas.microsoft.com/2006/09/sip/state" token="away""#
+            if let minimum { body += " minAvailability=\"\(minimum)\"" }
+            if let maximum { body += " maxAvailability=\"\(maximum)\"" }
+            body += "/>"
+            let found = Result { () throws(XMLError) in try MSActivity(cursor: XMLParser.events(Array(body.utf8)).root) }
+            let low = expected(minimum, "minAvailability", unbounded: false)
+            let high = expected(maximum, "maxAvailability", unbounded: true)
+            if let message = low.error ?? high.error {
+                guard case .failure(let error) = found else { Issue.record("\(body) decoded"); continue }
+                #expect(error.message.hasSuffix(message), "\(body): \(error.message)")
+            } else {
+                let activity = MSActivity(token: MSActivityToken("away"), minAvailability: low.value, maxAvailability: high.value)
+                #expect((try? found.get()) == activity, "\(body)")
+            }
+        }
+    }
 }

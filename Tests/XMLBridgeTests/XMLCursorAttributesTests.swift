@@ -38,6 +38,87 @@ import XMLBridge
         }
     }
 
+    /// `forEachAttributeValue(in:)` gives each attribute's position in the table, the first
+    /// entry equal to its name as `forEachAttribute` gives it (nil for none), and its value, and
+    /// `allAttributes(in:)` tells whether all are there, over random attributes in and out of
+    /// namespaces with names of the same length and prefix.
+    @Test func attributePositionsInANameTable() throws {
+        var random = Random(state: 17)
+        let locals = ["a", "b", "ab", "ba", "abc", "type", "typo", "deviceAvailability", "deviceAvailabilitx"]
+        let namespaces = ["", "urn:p", "urn:q"]
+        for _ in 0..<400 {
+            var entries: [XMLName] = []
+            for _ in 0..<random.below(6) {
+                entries.append(XMLName(namespaces[random.below(namespaces.count)], locals[random.below(locals.count)]))
+            }
+            let table = XMLNameTable(entries)
+            var seen = Set<XMLName>()
+            var attributes = ""
+            for i in 0..<random.below(6) {
+                let name = XMLName(namespaces[random.below(namespaces.count)], locals[random.below(locals.count)])
+                guard seen.insert(name).inserted else { continue }
+                let qualified = name.namespace == "urn:p" ? "p:" : name.namespace == "urn:q" ? "q:" : ""
+                attributes += " \(qualified)\(name.local)=\"v\(i)\""
+            }
+            let root = try XMLParser.events(Array("<r xmlns:p=\"urn:p\" xmlns:q=\"urn:q\"\(attributes)/>".utf8)).root
+            var expected: [(Int?, String)] = []
+            root.forEachAttribute { name, value in expected.append((entries.firstIndex(of: name), value)) }
+            var found: [(Int?, String)] = []
+            root.forEachAttributeValue(in: table) { position, value in found.append((position, root.string(value))) }
+            #expect(found.map(\.0) == expected.map(\.0), "\(entries) \(attributes)")
+            #expect(found.map(\.1) == expected.map(\.1))
+            #expect(root.allAttributes(in: table) == root.allAttributeNames { entries.contains($0) })
+        }
+        #expect(XMLNameTable(unqualified: ["x", "y"]).names == [XMLName("", "x"), XMLName("", "y")])
+    }
+
+    /// `position(in:)` is the first entry equal to the element's name (nil for none and for
+    /// text), over random children in and out of namespaces and random tables.
+    @Test func elementPositionsInANameTable() throws {
+        var random = Random(state: 19)
+        let locals = ["a", "b", "ab", "ba", "state", "stale", "meetingLocation", "meetingLocatioN"]
+        let namespaces = ["", "urn:p", "urn:q"]
+        for _ in 0..<300 {
+            var entries: [XMLName] = []
+            for _ in 0..<random.below(6) {
+                entries.append(XMLName(namespaces[random.below(namespaces.count)], locals[random.below(locals.count)]))
+            }
+            let table = XMLNameTable(entries)
+            var body = ""
+            for _ in 0..<random.below(6) {
+                let namespace = namespaces[random.below(namespaces.count)], local = locals[random.below(locals.count)]
+                body += namespace.isEmpty ? "<\(local)/> t" : "<\(local) xmlns=\"\(namespace)\"/>"
+            }
+            let root = try XMLParser.events(Array("<r>\(body)</r>".utf8)).root
+            #expect(root.position(in: table) == entries.firstIndex(of: XMLName("", "r")))
+            for child in root.children {
+                #expect(child.position(in: table) == (child.isText ? nil : entries.firstIndex(of: child.name)), "\(body)")
+            }
+        }
+    }
+
+    /// Attribute values and text read from a recording are the strings recorded, over random
+    /// texts of 0 to 40 characters of ASCII, two-, three- and four-byte UTF-8 (short ones are
+    /// small strings, long ones are not).
+    @Test func valuesAndTextReadAsRecorded() throws {
+        var random = Random(state: 23)
+        let pieces = ["a", "Z", "0", " ", "é", "ß", "€", "中", "😀", "e\u{301}", "<", "&", "\""]
+        for _ in 0..<400 {
+            var value = "", text = ""
+            for _ in 0..<random.below(41) { value += pieces[random.below(pieces.count)] }
+            for _ in 0..<random.below(41) { text += pieces[random.below(pieces.count)] }
+            var element = XMLElement(XMLName("", "r"), attributes: [XMLAttribute(XMLName("", "v"), value)])
+            if !text.isEmpty { element.children = [.text(text)] }
+            let root = XMLEvents(replaying: element).root
+            #expect(root[attribute: "v"] == value)
+            var found: String?
+            root.forEachAttributeValue { _, v in found = root.string(v) }
+            #expect(found == value)
+            #expect(root.text == text)
+            #expect(root.trimmedText == text.trimmingXMLWhitespace())
+        }
+    }
+
     /// `soleElement` is the one child element when every other child is white-space text,
     /// as the children themselves say, over random mixes of elements, white space and text.
     @Test func soleElementIsTheOnlySignificantChild() throws {
