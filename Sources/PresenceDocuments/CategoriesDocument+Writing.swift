@@ -8,19 +8,6 @@ import XMLBridge
 // equals `XMLWriter().bytes(xml)` for every vector. Kept extension elements
 // (XMLElement values) are written as trees, as the builders append them.
 
-extension Array {
-    /// Calls `body` with each element, in order, read in place through the
-    /// array's buffer: a `for x in array` loop copies each element out first
-    /// (a retain and a release for each of its strings, arrays and boxes),
-    /// where here only the parts `body` reads are loaded.
-    @inline(__always)
-    func forEachInPlace(_ body: (Element) -> Void) {
-        withUnsafeBufferPointer { elements in
-            for i in elements.indices { body(elements[i]) }
-        }
-    }
-}
-
 extension XMLStreamWriter {
     /// An element in its default namespace holding `text`, written empty
     /// (`<a/>`) when the text is empty, like `XMLElement.text` builds it.

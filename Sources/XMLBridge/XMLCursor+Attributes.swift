@@ -135,9 +135,12 @@ public struct XMLNameTable: Sendable {
     public let names: [XMLName]
     /// The local names' UTF-8 lengths: most names asked about differ in length from most
     /// names in the table, and that test is a load where a string comparison is a call.
+    /// The local names are ASCII (as the schemas' names are): no other string is canonically
+    /// equivalent to one, so a different length means a different name, as `==` would find.
     private let lengths: [Int]
 
     public init(_ names: [XMLName]) {
+        assert(names.allSatisfy { $0.local.utf8.allSatisfy { $0 < 0x80 } }, "local names must be ASCII")
         self.names = names
         lengths = names.map(\.local.utf8.count)
     }
@@ -148,7 +151,7 @@ public struct XMLNameTable: Sendable {
     }
 
     /// The position of the first entry equal to `name`, or nil.
-    func position(of name: XMLName) -> Int? {
+    public func position(of name: XMLName) -> Int? {
         let length = name.local.utf8.count
         return lengths.withUnsafeBufferPointer { lengths in
             names.withUnsafeBufferPointer { names in
