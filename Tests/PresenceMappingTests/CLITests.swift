@@ -19,7 +19,10 @@ struct CLITests {
 
     static func run(_ arguments: [String], stdin: String? = nil) throws -> Run {
         let process = Process()
-        process.executableURL = try #require(binary, "presence-map was not built next to the tests")
+        // Bound first: assigned straight to the optional property, `#require` took the optional
+        // itself as its value and never failed.
+        let executable = try #require(binary, "presence-map was not built next to the tests")
+        process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = packageRoot
         let out = Pipe(), err = Pipe(), input = Pipe()
