@@ -34,7 +34,7 @@ extension XMLCursor {
     }
 
     /// True when every attribute's name is in `names` (true when there are none): names compared
-    /// in the recording, where ``XMLCursor/allAttributeNames(_:)`` copies each out for its predicate.
+    /// in the recording, none copied out.
     public func allAttributes(in names: XMLNameTable) -> Bool {
         let n = events.nodes[index]
         let start = Int(n.attributeStart)

@@ -110,12 +110,6 @@ public struct XMLCursor: Sendable {
         return nil
     }
 
-    /// True when every attribute's name satisfies `predicate` (true when there are none).
-    public func allAttributeNames(_ predicate: (XMLName) -> Bool) -> Bool {
-        for i in attributeRange where !predicate(events.names[Int(events.attributes[i].name)]) { return false }
-        return true
-    }
-
     /// The attributes whose names satisfy `predicate`, as values, in source order.
     public func attributes(where predicate: (XMLName) -> Bool) -> [XMLAttribute] {
         var found: [XMLAttribute] = []
