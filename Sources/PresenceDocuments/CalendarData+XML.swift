@@ -25,7 +25,7 @@ extension CalendarData {
             minorVersion: xml[attribute: "minorVersion"])
         xml.forEachElement { child in
             // Each child's name looked up in the recording, not copied out to be compared.
-            switch child.position(in: Self.childNames).flatMap(Child.init(rawValue:)) {
+            switch child.match(in: Self.childNames) {
             case .workingHours? where workingHoursContent == nil:
                 workingHoursContent = .recorded(child.detached)
             case .freeBusy? where freeBusy == nil:
@@ -40,12 +40,16 @@ extension CalendarData {
         }
     }
 
-    /// The children the decoder reads, in the order of ``Child``.
-    private static let childNames = XMLNameTable([
-        XMLName(NS.exchangeTypes, "WorkingHours"), XMLName(NS.calendarData, "freeBusy"), .ctDelimiter, .ctEnd,
-    ])
-    /// The entries of ``childNames``, in its order.
-    private enum Child: Int { case workingHours, freeBusy, delimiter, end }
+    /// The children the decoder reads.
+    private enum Child: CaseIterable { case workingHours, freeBusy, delimiter, end }
+    private static let childNames = XMLNameCases<Child> {
+        switch $0 {
+        case .workingHours: XMLName(NS.exchangeTypes, "WorkingHours")
+        case .freeBusy: XMLName(NS.calendarData, "freeBusy")
+        case .delimiter: .ctDelimiter
+        case .end: .ctEnd
+        }
+    }
 
     /// Writes `calendarData` in its default namespace.
     public var xml: XMLElement {

@@ -42,16 +42,14 @@ extension CategoriesDocument {
 }
 
 extension Category {
-    /// The attributes this codec models; all others go to `otherAttributes`.
-    static let knownAttributes: [String] = [
-        "name", "instance", "container", "version", "publishTime", "expireType", "expires", "endpointId",
-    ]
-    /// ``knownAttributes`` for a lookup in the recording; a position read as a ``KnownAttribute``.
-    private static let knownAttributeNames = XMLNameTable(unqualified: knownAttributes)
-    /// The entries of ``knownAttributes``, in its order.
-    private enum KnownAttribute: Int {
+    /// The attributes this codec models, named by their raw values; all others go to `otherAttributes`.
+    private enum KnownAttribute: String, CaseIterable {
         case name, instance, container, version, publishTime, expireType, expires, endpointId
     }
+    /// The names of ``KnownAttribute``.
+    static let knownAttributes = KnownAttribute.allCases.map(\.rawValue)
+    /// ``KnownAttribute`` for a lookup in the recording.
+    private static let knownAttributeNames = XMLNameCases<KnownAttribute>()
 
     /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
     public init(xml: XMLElement) throws(XMLError) {
@@ -88,8 +86,8 @@ extension Category {
         var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
         var hasOther = false
         // The names are looked up in the recording, not copied out to be compared.
-        xml.forEachAttributeValue(in: Self.knownAttributeNames) { position, value in
-            guard let attribute = position.flatMap(KnownAttribute.init(rawValue:)) else { hasOther = true; return }
+        xml.forEachAttributeValue(in: Self.knownAttributeNames) { attribute, value in
+            guard let attribute else { hasOther = true; return }
             switch attribute {
             case .name: if name == nil { name = xml.string(value) }
             case .instance: if instance == nil { instance = value }

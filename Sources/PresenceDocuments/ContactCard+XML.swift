@@ -38,7 +38,7 @@ extension ContactCard {
         try xml.forEachElement { (child) throws(XMLError) in
             // Each child's name looked up in the recording, not copied out and compared with
             // one name after another.
-            switch child.position(in: Self.childNames).flatMap(Child.init(rawValue:)) {
+            switch child.match(in: Self.childNames) {
             case .identity?:
                 // One walk over the identity's children, each value appended in place (no
                 // arrays of cursors and of values are built per name and for the e-mails).
@@ -88,17 +88,18 @@ extension ContactCard {
             majorVersion: majorVersion, minorVersion: minorVersion, isUCEnabled: isUCEnabled, extensions: extensions)
     }
 
-    /// The children the decoder reads, in the order of ``Child``: the contact card namespace's
+    /// The children the decoder reads: the contact card namespace's, named by their raw values,
     /// and the common types' delimiter and end (structure only).
-    private static let childNames = XMLNameTable(
-        [
-            "identity", "address", "company", "department", "title", "office", "url", "phone", "automaton", "type",
-            "description", "displayADPhoto", "photo",
-        ].map { XMLName(NS.contactCard, $0) } + [.ctDelimiter, .ctEnd])
-    /// The entries of ``childNames``, in its order.
-    private enum Child: Int {
+    private enum Child: String, CaseIterable {
         case identity, address, company, department, title, office, url, phone, automaton, type, description
         case displayADPhoto, photo, delimiter, end
+    }
+    private static let childNames = XMLNameCases<Child> {
+        switch $0 {
+        case .delimiter: .ctDelimiter
+        case .end: .ctEnd
+        default: XMLName(NS.contactCard, $0.rawValue)
+        }
     }
 
     /// Writes `contactCard` in schema order, with one `ct:delimiter` before

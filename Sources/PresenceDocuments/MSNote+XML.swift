@@ -27,8 +27,8 @@ extension MSNote {
             var type: String?, uri: String?, startTime: String?, endTime: String?
             var hasOther = false
             // The names are looked up in the recording, not copied out to be compared.
-            b.forEachAttributeValue(in: Self.bodyAttributeNames) { position, value in
-                switch position.flatMap(BodyAttribute.init(rawValue:)) {
+            b.forEachAttributeValue(in: Self.bodyAttributeNames) { attribute, value in
+                switch attribute {
                 case .type?: if type == nil { type = b.string(value) }
                 case .uri?: if uri == nil { uri = b.string(value) }
                 case .startTime?: if startTime == nil { startTime = b.string(value) }
@@ -44,12 +44,13 @@ extension MSNote {
         }
     }
 
-    /// The attributes of `body` the decoder models; all others go to `otherAttributes`.
-    private static let bodyAttributes = ["type", "uri", "startTime", "endTime"]
-    /// ``bodyAttributes`` for a lookup in the recording; a position read as a ``BodyAttribute``.
-    private static let bodyAttributeNames = XMLNameTable(unqualified: bodyAttributes)
-    /// The entries of ``bodyAttributes``, in its order.
-    private enum BodyAttribute: Int { case type, uri, startTime, endTime }
+    /// The attributes of `body` the decoder models, named by their raw values; all others go to
+    /// `otherAttributes`.
+    private enum BodyAttribute: String, CaseIterable { case type, uri, startTime, endTime }
+    /// The names of ``BodyAttribute``.
+    private static let bodyAttributes = BodyAttribute.allCases.map(\.rawValue)
+    /// ``BodyAttribute`` for a lookup in the recording.
+    private static let bodyAttributeNames = XMLNameCases<BodyAttribute>()
 
     /// Writes the `note` element in its default namespace.
     public var xml: XMLElement {

@@ -32,8 +32,8 @@ extension MSState {
         var type: String?, manual: String?, startTime: String?, uri: String?, endpointID: String?
         var lastActive: String?, majorVersion: String?, minorVersion: String?
         // The names are looked up in the recording, not copied out to be compared.
-        xml.forEachAttributeValue(in: Self.attributeNames) { position, value in
-            switch position.flatMap(Attribute.init(rawValue:)) {
+        xml.forEachAttributeValue(in: Self.attributeNames) { attribute, value in
+            switch attribute {
             case .type?: if type == nil { type = xml.string(value) }
             case .manual?: if manual == nil { manual = xml.string(value) }
             case .startTime?: if startTime == nil { startTime = xml.string(value) }
@@ -56,7 +56,7 @@ extension MSState {
         try xml.forEachElement { (child) throws(XMLError) in
             // Each child's name looked up in the recording, not copied out and compared with
             // one name after another.
-            switch child.position(in: Self.childNames).flatMap(Child.init(rawValue:)) {
+            switch child.match(in: Self.childNames) {
             case .availability?: availability = try child.uint32Text()
             case .activity?: activities.append(try MSActivity(cursor: child))
             case .endpointLocation?: endpointLocation = child.trimmedText
@@ -82,26 +82,24 @@ extension MSState {
             device: consume device, treatLocationAsProximate: treatLocationAsProximate, extensions: consume extensions)
     }
 
-    /// The attributes the decoder reads, in the order of ``Attribute``.
-    private static let attributeNames = XMLNameTable([
-        .xsiType, XMLName("", "manual"), XMLName("", "startTime"), XMLName("", "uri"), XMLName("", "endpointId"),
-        XMLName("", "lastActive"), XMLName("", "majorVersion"), XMLName("", "minorVersion"),
-    ])
-    /// The children the decoder reads, in the order of ``Child``: the state namespace's and the
+    /// The attributes the decoder reads: `xsi:type`, and the others in no namespace, named by
+    /// their raw values.
+    private enum Attribute: String, CaseIterable {
+        case type, manual, startTime, uri, endpointId, lastActive, majorVersion, minorVersion
+    }
+    private static let attributeNames = XMLNameCases<Attribute> { $0 == .type ? .xsiType : XMLName("", $0.rawValue) }
+    /// The children the decoder reads: the state namespace's, named by their raw values, and the
     /// common types' delimiter and end (structure only).
-    private static let childNames = XMLNameTable(
-        [
-            "availability", "activity", "endpointLocation", "meetingSubject", "meetingLocation", "timeZoneBias",
-            "timeZoneName", "timeZoneAbbreviation", "device", "treatLocationAsProximate",
-        ].map { XMLName(NS.state, $0) } + [.ctDelimiter, .ctEnd])
-    /// The entries of ``childNames``, in its order.
-    private enum Child: Int {
+    private enum Child: String, CaseIterable {
         case availability, activity, endpointLocation, meetingSubject, meetingLocation, timeZoneBias
         case timeZoneName, timeZoneAbbreviation, device, treatLocationAsProximate, delimiter, end
     }
-    /// The entries of ``attributeNames``, in its order.
-    private enum Attribute: Int {
-        case type, manual, startTime, uri, endpointId, lastActive, majorVersion, minorVersion
+    private static let childNames = XMLNameCases<Child> {
+        switch $0 {
+        case .delimiter: .ctDelimiter
+        case .end: .ctEnd
+        default: XMLName(NS.state, $0.rawValue)
+        }
     }
 
     /// Writes the `state` element as the [MS-PRES] examples do: default
@@ -156,8 +154,8 @@ extension MSActivity {
         // written as plain digits, any other form through its text as before (same value,
         // same error); the activity made once, after its custom texts.
         var token: String?, minimum: XMLCursor.AttributeValue?, maximum: XMLCursor.AttributeValue?
-        xml.forEachAttributeValue(in: Self.attributeNames) { position, value in
-            switch position.flatMap(Attribute.init(rawValue:)) {
+        xml.forEachAttributeValue(in: Self.attributeNames) { attribute, value in
+            switch attribute {
             case .token?: if token == nil { token = xml.string(value) }
             case .minAvailability?: if minimum == nil { minimum = value }
             case .maxAvailability?: if maximum == nil { maximum = value }
@@ -182,10 +180,9 @@ extension MSActivity {
             maxAvailability: maxAvailability, custom: custom)
     }
 
-    /// The attributes the decoder reads, in the order of ``Attribute``.
-    private static let attributeNames = XMLNameTable(unqualified: ["token", "minAvailability", "maxAvailability"])
-    /// The entries of ``attributeNames``, in its order.
-    private enum Attribute: Int { case token, minAvailability, maxAvailability }
+    /// The attributes the decoder reads, named by their raw values.
+    private enum Attribute: String, CaseIterable { case token, minAvailability, maxAvailability }
+    private static let attributeNames = XMLNameCases<Attribute>()
 
     /// Writes the `activity` element.
     public var xml: XMLElement {

@@ -7,17 +7,15 @@ extension RPID {
     private static let timeOffsetAttributes = XMLNameTable(unqualified: ["id", "from", "until", "description"])
     private static let userInputAttributes = XMLNameTable(unqualified: ["id", "idle-threshold", "last-input"])
 
-    /// The RFC 4480 §3 elements the model holds, in the order of ``elements``.
-    private enum Element: Int {
-        case activities, mood, placeType, privacy, relationship, serviceClass, sphere, placeIs, statusIcon
-        case timeOffset, userInput, `class`
+    /// The RFC 4480 §3 elements the model holds, named by their raw values in the RPID namespace.
+    private enum Element: String, CaseIterable {
+        case activities, mood, placeType = "place-type", privacy, relationship, serviceClass = "service-class"
+        case sphere, placeIs = "place-is", statusIcon = "status-icon", timeOffset = "time-offset"
+        case userInput = "user-input", `class`
     }
 
-    /// The elements' names (in the RPID namespace), looked up in the recording by ``XMLCursor/position(in:)``.
-    private static let elements = XMLNameTable([
-        "activities", "mood", "place-type", "privacy", "relationship", "service-class", "sphere", "place-is",
-        "status-icon", "time-offset", "user-input", "class",
-    ].map { XMLName(NS.rpid, $0) })
+    /// ``Element``, looked up in the recording by ``XMLCursor/match(in:)``.
+    private static let elements = XMLNameCases<Element>(namespace: NS.rpid)
 
     /// Takes `e` into the model when it is an RPID element the model can hold
     /// completely; false leaves it to the caller's `extensions`.
@@ -32,7 +30,7 @@ extension RPID {
     /// Names are compared in the recording (``XMLCursor/is(_:_:)``, ``XMLCursor/position(in:)``),
     /// not copied out.
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        guard let element = e.position(in: Self.elements).flatMap(Element.init(rawValue:)) else {
+        guard let element = e.match(in: Self.elements) else {
             return absorbLegacyActivities(e)
         }
         switch element {
@@ -257,12 +255,11 @@ extension RPIDPlaceIs {
 }
 
 extension CIPID {
-    /// The RFC 4482 §3 elements, in the order of ``elements``.
-    private enum Element: Int { case displayName, card, homepage, icon, map, sound }
+    /// The RFC 4482 §3 elements, named by their raw values in the CIPID namespace.
+    private enum Element: String, CaseIterable { case displayName = "display-name", card, homepage, icon, map, sound }
 
-    /// The elements' names (in the CIPID namespace), looked up in the recording by ``XMLCursor/position(in:)``.
-    private static let elements = XMLNameTable(
-        ["display-name", "card", "homepage", "icon", "map", "sound"].map { XMLName(NS.cipid, $0) })
+    /// ``Element``, looked up in the recording by ``XMLCursor/match(in:)``.
+    private static let elements = XMLNameCases<Element>(namespace: NS.cipid)
 
     /// Takes `e` into the model when it is a CIPID element (RFC 4482 §3, schema §5):
     /// ```
@@ -275,7 +272,7 @@ extension CIPID {
     ///
     /// The name is looked up in the recording (``XMLCursor/position(in:)``), not copied out.
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        guard let element = e.position(in: Self.elements).flatMap(Element.init(rawValue:)) else { return false }
+        guard let element = e.match(in: Self.elements) else { return false }
         switch element {
         case .displayName:
             guard let name = PIDFXML.note(e) else { return false }

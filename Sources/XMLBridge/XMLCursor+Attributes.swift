@@ -33,6 +33,15 @@ extension XMLCursor {
         }
     }
 
+    /// Calls `body` with each attribute's case in `names` (nil for a name not there) and where
+    /// its value lies, in source order (the positions in its table read as cases).
+    @inlinable
+    public func forEachAttributeValue<Case>(
+        in names: XMLNameCases<Case>, _ body: (Case?, AttributeValue) throws -> Void
+    ) rethrows {
+        try forEachAttributeValue(in: names.table) { position, value in try body(names[position], value) }
+    }
+
     /// True when every attribute's name is in `names` (true when there are none): names compared
     /// in the recording, none copied out.
     public func allAttributes(in names: XMLNameTable) -> Bool {
@@ -51,6 +60,13 @@ extension XMLCursor {
         let n = events.nodes[index]
         if n.isText { return nil }
         return names.position(of: events.names[Int(n.name)])
+    }
+
+    /// The element's case in `names` (nil for text and for a name not there), compared in the
+    /// recording as ``position(in:)`` compares it.
+    @inlinable
+    public func match<Case>(in names: XMLNameCases<Case>) -> Case? {
+        names[position(in: names.table)]
     }
 
     /// An attribute value of this recording as text.
@@ -161,5 +177,32 @@ public struct XMLNameTable: Sendable {
                 return nil
             }
         }
+    }
+}
+
+/// The names a decoder tells apart, as the cases of an enum: the table is built from the cases
+/// in their order, each case's name given beside it, so a name and its case cannot drift apart
+/// as a separate list of names and enum of positions could.
+public struct XMLNameCases<Case: CaseIterable & Sendable>: Sendable {
+    /// The cases' names, in the order of the cases.
+    public let table: XMLNameTable
+    @usableFromInline let cases: [Case]
+
+    /// Names each case with `name`.
+    public init(_ name: (Case) -> XMLName) {
+        cases = Array(Case.allCases)
+        table = XMLNameTable(cases.map(name))
+    }
+
+    /// Names each case by its raw value, in `namespace` (none by default).
+    public init(namespace: String = "") where Case: RawRepresentable, Case.RawValue == String {
+        self.init { XMLName(namespace, $0.rawValue) }
+    }
+
+    /// The case at a position of ``table``, nil for nil. Inlinable: called generically from
+    /// another module, it was not specialized, and cost more than the lookup it follows.
+    @inlinable
+    public subscript(position: Int?) -> Case? {
+        position.map { cases[$0] }
     }
 }

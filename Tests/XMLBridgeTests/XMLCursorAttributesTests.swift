@@ -97,6 +97,27 @@ import XMLBridge
         }
     }
 
+    /// Names given as enum cases: each element and attribute is matched to the case named by its
+    /// (namespace, local name), in the namespace given or through the naming closure.
+    @Test func namesAsCases() throws {
+        enum Local: String, CaseIterable { case a, placeIs = "place-is", b }
+        enum Mixed: CaseIterable { case qA, plainB }
+        let local = XMLNameCases<Local>(namespace: "urn:q")
+        let mixed = XMLNameCases<Mixed> { $0 == .qA ? XMLName("urn:q", "a") : XMLName("", "b") }
+        #expect(local.table.names == [XMLName("urn:q", "a"), XMLName("urn:q", "place-is"), XMLName("urn:q", "b")])
+        let root = try XMLParser.events(Array(
+            #"<r xmlns:q="urn:q" q:b="1" b="2" c="3"><q:a/>t<b/><q:place-is/><q:c/></r>"#.utf8)).root
+        #expect(root.children.map { $0.match(in: local) } == [.a, nil, nil, .placeIs, nil])
+        #expect(root.children.map { $0.match(in: mixed) } == [.qA, nil, .plainB, nil, nil])
+        var found: [(Local?, Mixed?, String)] = []
+        root.forEachAttributeValue(in: local) { attribute, value in found.append((attribute, nil, root.string(value))) }
+        var index = 0
+        root.forEachAttributeValue(in: mixed) { attribute, _ in found[index].1 = attribute; index += 1 }
+        #expect(found.map(\.0) == [.b, nil, nil])
+        #expect(found.map(\.1) == [nil, .plainB, nil])
+        #expect(found.map(\.2) == ["1", "2", "3"])
+    }
+
     /// Attribute values and text read from a recording are the strings recorded, over random
     /// texts of 0 to 40 characters of ASCII, two-, three- and four-byte UTF-8 (short ones are
     /// small strings, long ones are not).
