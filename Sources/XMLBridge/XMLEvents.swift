@@ -92,6 +92,12 @@ public final class XMLEvents: @unchecked Sendable {
         declarations: UnsafeBufferPointer<Declaration>, uris: [String], bytes: UnsafeBufferPointer<UInt8>,
         adjusting adjust: ((UnsafeMutableBufferPointer<Node>, UnsafeMutableBufferPointer<Attribute>) -> Void)? = nil
     ) {
+        // The recorder stored counts and positions without an overflow test each (a parse
+        // cannot exceed these bounds; a replayed tree is checked here, once).
+        let limit = Int(Int32.max)
+        precondition(
+            nodes.count <= limit && attributes.count <= limit && declarations.count <= limit && bytes.count <= limit,
+            "recording too large")
         // Every part but the bytes is made of 4-byte integers, so each starts aligned after the one before.
         let nodeBytes = nodes.count * MemoryLayout<Node>.stride
         let attributeBytes = attributes.count * MemoryLayout<Attribute>.stride
@@ -345,37 +351,46 @@ struct XMLEventRecorder: ~Copyable {
     /// callbacks: each is a few stores, and a call per level cost about as much.
     @inline(__always)
     mutating func start(
-        name: Int32, prefix: Int32, line: Int, column: Int, attributes attributeCount: Int, declarations declarationCount: Int
+        name: Int32, prefix: Int32, line: Int32, column: Int32, attributes attributeCount: Int, declarations declarationCount: Int
     ) {
         openText = nil
-        open.append(Int32(nodes.count))
+        open.append(Self.index(nodes.count))
         nodes.append(XMLEvents.Node(
-            end: Int32(nodes.count + 1), name: name, prefix: prefix,
-            line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),
-            attributeStart: Int32(attributes.count - attributeCount), attributeCount: Int32(attributeCount),
-            declarationStart: Int32(declarations.count - declarationCount), declarationCount: Int32(declarationCount),
+            end: Self.index(nodes.count &+ 1), name: name, prefix: prefix,
+            line: line, column: column,
+            attributeStart: Self.index(attributes.count &- attributeCount), attributeCount: Self.index(attributeCount),
+            declarationStart: Self.index(declarations.count &- declarationCount),
+            declarationCount: Self.index(declarationCount),
             textStart: 0, textCount: 0))
     }
+
+    /// A count or position as the recording stores it. Each fits: a parse
+    /// reads at most `Int32.max` bytes, and every node, attribute, declaration
+    /// and recorded byte comes from at least one of them (``XMLEvents`` checks
+    /// the totals of a replayed tree once), so the recording converts without
+    /// an overflow test per value.
+    @inline(__always)
+    private static func index(_ n: Int) -> Int32 { Int32(truncatingIfNeeded: n) }
 
     /// Records an attribute of the next start tag.
     @inline(__always)
     mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
-        let start = Int32(bytes.count)
+        let start = Self.index(bytes.count)
         bytes.append(value)
-        attributes.append(XMLEvents.Attribute(name: name, prefix: prefix, valueStart: start, valueCount: Int32(value.count)))
+        attributes.append(XMLEvents.Attribute(name: name, prefix: prefix, valueStart: start, valueCount: Self.index(value.count)))
     }
 
     /// Records an attribute whose value is already decoded bytes (appended to `bytes` by the caller from `start`).
     mutating func attribute(name: Int32, prefix: Int32, valueFrom start: Int) {
         attributes.append(XMLEvents.Attribute(
-            name: name, prefix: prefix, valueStart: Int32(start), valueCount: Int32(bytes.count - start)))
+            name: name, prefix: prefix, valueStart: Self.index(start), valueCount: Self.index(bytes.count &- start)))
     }
 
     @inline(__always)
     mutating func end() {
         openText = nil
         guard let index = open.popLast() else { return }
-        nodes[Int(index)].end = Int32(nodes.count)
+        nodes[Int(index)].end = Self.index(nodes.count)
     }
 
     /// Character data inside the open element (outside the root it is ignored).
@@ -384,13 +399,13 @@ struct XMLEventRecorder: ~Copyable {
         guard !open.isEmpty, !text.isEmpty else { return }
         if let openText {
             bytes.append(text)
-            nodes[openText].textCount += Int32(text.count)
+            nodes[openText].textCount &+= Self.index(text.count)
             return
         }
         openText = nodes.count
-        let start = Int32(bytes.count)
+        let start = Self.index(bytes.count)
         bytes.append(text)
-        appendText(start: start, count: Int32(text.count))
+        appendText(start: start, count: Self.index(text.count))
     }
 
     @inline(__always)
@@ -436,7 +451,8 @@ struct XMLEventRecorder: ~Copyable {
             declarations.append(XMLEvents.Declaration(prefix: prefixID(d.prefix), uri: uri))
         }
         start(
-            name: nameID(e.name), prefix: prefixID(e.prefix), line: e.line, column: e.column,
+            name: nameID(e.name), prefix: prefixID(e.prefix),
+            line: Int32(truncatingIfNeeded: e.line), column: Int32(truncatingIfNeeded: e.column),
             attributes: e.attributes.count, declarations: e.namespaceDeclarations.count)
         for child in e.children {
             switch child {
