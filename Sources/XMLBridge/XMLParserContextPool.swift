@@ -190,7 +190,12 @@ struct InternTable {
         var id: Int32
     }
 
-    static let initialSlots = 128
+    /// Room for the few hundred keys of a context serving several kinds of
+    /// presence document (each uses 30 to 80) at a low load, so that nearly
+    /// every lookup ends at its first slot: at 128 slots the probe runs, which
+    /// depend on where the dictionary's strings happen to lie, cost a parse
+    /// up to 2k instructions. 12 KiB per context.
+    static let initialSlots = 512
     static let maxSlots = 8_192
 
     var names: [XMLName] = [XMLName("", "")]
