@@ -312,9 +312,10 @@ struct XMLEventRecorder: ~Copyable {
         attributes.removeAll(keepingCapacity: Self.attributeCapacity(estimatedBytes))
         open.removeAll(keepingCapacity: 16)
         declarations.removeAll(keepingCapacity: 8)
-        names.removeAll()
-        prefixes.removeAll()
-        uris.removeAll()
+        // Filled by a replay only: a parser context's recorder leaves them empty.
+        if !names.isEmpty { names.removeAll() }
+        if !prefixes.isEmpty { prefixes.removeAll() }
+        if !uris.isEmpty { uris.removeAll() }
         openText = nil
     }
 

@@ -141,7 +141,7 @@ public enum XMLParser {
         // from the pool. A document libxml2 had to transcode (another
         // encoding than UTF-8) is parsed again with the input libxml2 builds
         // itself; see `run`.
-        guard let context = pool.take(handler: handler, vocabulary: vocabulary.token) else {
+        guard let context = pool.take(handler: handler) else {
             return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
         }
         let first = run(buffer, base, context, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: true)
@@ -150,7 +150,7 @@ public enum XMLParser {
             return first.result
         }
         pool.give(context, succeeded: false)
-        guard let fresh = pool.take(handler: handler, vocabulary: vocabulary.token) else {
+        guard let fresh = pool.take(handler: handler) else {
             return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
         }
         let second = run(buffer, base, fresh, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: false)
@@ -158,8 +158,9 @@ public enum XMLParser {
         return second.result
     }
 
-    /// One parse of `buffer` on `context` (reset first, its dictionary and
-    /// name tables kept), with our handler in place of libxml2's tree builder.
+    /// One parse of `buffer` on `context` (reset first, its dictionary,
+    /// name tables and recorder kept), with our handler in place of libxml2's
+    /// tree builder.
     ///
     /// With `fixedInput`, the input is marked as having nothing more to read
     /// (no read callback): libxml2 2.9 then answers its frequent "grow the
@@ -173,11 +174,6 @@ public enum XMLParser {
         _ buffer: UnsafeRawBufferPointer, _ base: UnsafeRawPointer, _ context: XMLParserContext, limits: XMLLimits,
         vocabulary: XMLVocabulary, decodeAmpersands: Bool, fixedInput: Bool
     ) -> (result: Result<XMLEvents, XMLError>, transcoded: Bool) {
-        if context.vocabulary !== vocabulary.token {
-            // URI instances from another vocabulary: start the tables afresh.
-            context.table = InternTable()
-            context.vocabulary = vocabulary.token
-        }
         context.uses += 1
         let ctxt = context.ctxt
         xmlCtxtReset(ctxt)
@@ -198,30 +194,29 @@ public enum XMLParser {
         // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
         // no HUGE (libxml2's own limits stay), no network.
         xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue))
-        // The sink lives on this stack frame for the whole parse; the
-        // callbacks reach it through a pointer (a plain struct, so no
-        // dynamic exclusivity bookkeeping on every event). It holds the
-        // context's name tables and recorder for the parse (moved, not copied).
-        var sink = EventSink(
-            limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, context: ctxt,
-            recorder: context.takeRecorder(estimatedBytes: buffer.count), table: context.table.take() ?? InternTable())
-        let result = withUnsafeMutablePointer(to: &sink) { pointer -> Result<XMLEvents, XMLError> in
-            ctxt.pointee.userData = UnsafeMutableRawPointer(pointer)
-            xmlParseDocument(ctxt)
-            ctxt.pointee.userData = nil
-            // libxml2 may build a document of its own (for a DOCTYPE it met
-            // before our handler stopped it); freeing it is the caller's job.
-            if let doc = ctxt.pointee.myDoc {
-                xmlFreeDoc(doc)
-                ctxt.pointee.myDoc = nil
-            }
-            if let error = pointer.pointee.error { return .failure(error) }
-            guard ctxt.pointee.wellFormed != 0, pointer.pointee.complete else {
-                return .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))
-            }
-            return .success(pointer.pointee.finished())
+        // The context's sink, with its name tables and recorder, stays where
+        // it is; the callbacks reach it through the user data pointer (a
+        // plain struct, so no dynamic exclusivity bookkeeping on every event).
+        let sink = context.sink
+        sink.pointee.begin(limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, estimatedBytes: buffer.count)
+        ctxt.pointee.userData = UnsafeMutableRawPointer(sink)
+        xmlParseDocument(ctxt)
+        ctxt.pointee.userData = nil
+        // libxml2 may build a document of its own (for a DOCTYPE it met
+        // before our handler stopped it); freeing it is the caller's job.
+        if let doc = ctxt.pointee.myDoc {
+            xmlFreeDoc(doc)
+            ctxt.pointee.myDoc = nil
         }
-        sink.handBack(to: context)
+        let result: Result<XMLEvents, XMLError>
+        if let error = sink.pointee.error {
+            result = .failure(error)
+        } else if ctxt.pointee.wellFormed == 0 || !sink.pointee.complete {
+            result = .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))
+        } else {
+            result = .success(sink.pointee.finished())
+        }
+        sink.pointee.finish()
         let transcoded = fixedInput && ctxt.pointee.input?.pointee.buf?.pointee.encoder != nil
         return (result, transcoded)
     }
@@ -268,9 +263,15 @@ public struct XMLVocabulary: Sendable {
 }
 
 /// Receives SAX2 events, applies the limits, and records the events.
-private struct EventSink: ~Copyable {
-    let limits: XMLLimits
-    let vocabulary: XMLVocabulary
+///
+/// Each ``XMLParserContext`` has one, which serves all its parses in place:
+/// its recorder's buffers and its name tables are kept from one parse to the
+/// next (a reused context records without allocating or moving them), and
+/// ``begin(limits:vocabulary:decodeAmpersands:estimatedBytes:)`` sets up the rest.
+struct EventSink: ~Copyable {
+    var limits = XMLLimits()
+    /// The vocabulary whose URI instances ``table`` holds.
+    var vocabulary = XMLVocabulary()
     let context: xmlParserCtxtPtr
     var recorder: XMLEventRecorder
     var error: XMLError?
@@ -279,30 +280,37 @@ private struct EventSink: ~Copyable {
     var complete = false
 
     /// See `XMLParser.attributesKeepAmpersandReferences`.
-    let decodeAmpersands: Bool
+    var decodeAmpersands = false
 
     /// Names, prefixes and URIs by dictionary address, kept by the parser
     /// context from one parse to the next.
-    var table: InternTable
+    var table = InternTable()
 
-    init(
-        limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, context: xmlParserCtxtPtr,
-        recorder: consuming XMLEventRecorder, table: InternTable
-    ) {
-        self.limits = limits
-        self.vocabulary = vocabulary
-        self.decodeAmpersands = decodeAmpersands
+    init(context: xmlParserCtxtPtr) {
         self.context = context
-        self.recorder = recorder
-        self.table = table
+        recorder = XMLEventRecorder(estimatedBytes: 0)
     }
 
-    /// Gives the name tables and the recorder back to the parser context,
-    /// for its next parse (the recorder only when it is small enough to keep).
-    /// The sink ends here, so they are moved rather than copied.
-    consuming func handBack(to context: XMLParserContext) {
-        context.table = table
-        if recorder.allocatedBytes <= XMLEventRecorder.maxKeptBytes { context.recorder = consume recorder }
+    /// Ready for a parse of about `estimatedBytes`: the recorder emptied (its
+    /// memory kept), the count and state of the last parse cleared, and the
+    /// name tables started afresh when they hold another vocabulary's URIs.
+    mutating func begin(limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool, estimatedBytes: Int) {
+        if vocabulary.token !== self.vocabulary.token {
+            self.vocabulary = vocabulary
+            table = InternTable()
+        }
+        self.limits = limits
+        self.decodeAmpersands = decodeAmpersands
+        recorder.reset(estimatedBytes: estimatedBytes)
+        if error != nil { error = nil }
+        elementCount = 0
+        complete = false
+    }
+
+    /// After a parse: a recorder grown past what a context keeps
+    /// (``XMLEventRecorder/maxKeptBytes``) gives its memory back.
+    mutating func finish() {
+        if recorder.allocatedBytes > XMLEventRecorder.maxKeptBytes { recorder = XMLEventRecorder(estimatedBytes: 0) }
     }
 
     /// The recording, with the context's name and prefix tables.

@@ -58,46 +58,37 @@ final class XMLParserContext: @unchecked Sendable {
     let dict: xmlDictPtr?
     /// Parses served so far.
     var uses = 0
-    /// Names, prefixes and namespace URIs by dictionary address; `nil` while
-    /// a parse has it (moved into the event sink, so appends do not copy).
-    var table: InternTable? = InternTable()
-    /// The last parse's recorder, emptied for the next one; `nil` while a
-    /// parse has it, and after a document too large for it to be kept
-    /// (``XMLEventRecorder/maxKeptBytes``).
-    var recorder: XMLEventRecorder?
-    /// The vocabulary whose URI instances the table holds.
-    var vocabulary: XMLVocabulary.Token
+    /// The sink of this context's parses, in memory of its own so that it
+    /// stays in place: its names, prefixes and namespace URIs by dictionary
+    /// address, and its recorder, emptied for each parse.
+    let sink: UnsafeMutablePointer<EventSink>
 
-    private init(ctxt: xmlParserCtxtPtr, vocabulary: XMLVocabulary.Token) {
+    private init(ctxt: xmlParserCtxtPtr) {
         self.ctxt = ctxt
         self.dict = ctxt.pointee.dict
-        self.vocabulary = vocabulary
+        sink = .allocate(capacity: 1)
+        sink.initialize(to: EventSink(context: ctxt))
     }
 
     /// A new context with the bridge's SAX2 handler in place of the tree builder.
-    static func make(handler: xmlSAXHandler, vocabulary: XMLVocabulary.Token) -> XMLParserContext? {
+    static func make(handler: xmlSAXHandler) -> XMLParserContext? {
         guard let ctxt = xmlNewParserCtxt() else { return nil }
         guard let sax = ctxt.pointee.sax else {
             xmlFreeParserCtxt(ctxt)
             return nil
         }
         sax.pointee = handler
-        return XMLParserContext(ctxt: ctxt, vocabulary: vocabulary)
+        return XMLParserContext(ctxt: ctxt)
     }
 
     deinit {
+        sink.deinitialize(count: 1)
+        sink.deallocate()
         if let doc = ctxt.pointee.myDoc {
             xmlFreeDoc(doc)
             ctxt.pointee.myDoc = nil
         }
         xmlFreeParserCtxt(ctxt)
-    }
-
-    /// The kept recorder emptied for a document of `estimatedBytes`, or a new one.
-    func takeRecorder(estimatedBytes: Int) -> XMLEventRecorder {
-        guard var kept = recorder.take() else { return XMLEventRecorder(estimatedBytes: estimatedBytes) }
-        kept.reset(estimatedBytes: estimatedBytes)
-        return kept
     }
 
     /// Entries in the context's dictionary.
@@ -110,7 +101,7 @@ final class XMLParserContext: @unchecked Sendable {
     /// cleanly (no namespace binding, element or input left over), the
     /// dictionary is the one the table was built on, and no bound is passed.
     func reusable(after succeeded: Bool, limits: XMLParserPoolLimits) -> Bool {
-        guard succeeded, let table, !table.saturated else { return false }
+        guard succeeded, !sink.pointee.table.saturated else { return false }
         let c = ctxt
         return c.pointee.nsNr == 0 && c.pointee.nameNr == 0 && c.pointee.nodeNr == 0 && c.pointee.myDoc == nil
             && c.pointee.dict == dict
@@ -143,7 +134,7 @@ final class XMLParserContextPool: @unchecked Sendable {
     }
 
     /// An idle context, or a new one.
-    func take(handler: xmlSAXHandler, vocabulary: XMLVocabulary.Token) -> XMLParserContext? {
+    func take(handler: xmlSAXHandler) -> XMLParserContext? {
         lock.lock()
         if let context = idle.popLast() {
             counters.reused += 1
@@ -152,7 +143,7 @@ final class XMLParserContextPool: @unchecked Sendable {
         }
         counters.created += 1
         lock.unlock()
-        return XMLParserContext.make(handler: handler, vocabulary: vocabulary)
+        return XMLParserContext.make(handler: handler)
     }
 
     /// Puts `context` back after a parse, or frees it when the parse failed,
