@@ -52,7 +52,7 @@ import XMLBridge
 
     /// The local part of a QName value: found by byte in ASCII text, by character otherwise,
     /// always what the search by character gives.
-    @Test func qnameLocalPartIsThatOfTheSearchByCharacter() {
+    @Test func qnameLocalPartIsThatOfTheSearchByCharacter() throws {
         func reference(_ text: String) -> String {
             let trimmed = text.trimmingXMLWhitespace()
             guard let colon = trimmed.lastIndex(of: ":") else { return trimmed }
@@ -65,6 +65,15 @@ import XMLBridge
             #expect(text.qnameLocalPart == reference(text), "\(Array(text.unicodeScalars))")
         }
         #expect("ns:aggregateState".qnameLocalPart == "aggregateState" && " userState ".qnameLocalPart == "userState")
+        // Read from an attribute value's bytes: the local part of the value's text.
+        for _ in 0..<2_000 {
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let escaped = text.unicodeScalars.map { $0.value < 0x20 ? "&#\($0.value);" : String($0) }.joined()
+            let element = try #require(try? XMLParser.events(Array("<s t=\"\(escaped)\"/>".utf8)).root)
+            element.forEachAttributeValue { _, value in
+                #expect(element.qnameLocalPart(value) == element.string(value).qnameLocalPart, "\(Array(text.unicodeScalars))")
+            }
+        }
         #expect("p:\u{301}x".qnameLocalPart == reference("p:\u{301}x") && "\u{600}:x".qnameLocalPart == reference("\u{600}:x"))
     }
 
