@@ -218,6 +218,19 @@ public struct CalendarData: Hashable, Sendable {
         self.extensions = extensions
     }
 
+    /// The same with `WorkingHours` as held (the decoder keeps it as recorded events).
+    init(
+        mailboxID: String?, majorVersion: String?, minorVersion: String?, workingHoursContent: VerbatimElement?,
+        freeBusy: FreeBusy?, extensions: [XMLElement]
+    ) {
+        self.mailboxID = mailboxID
+        self.majorVersion = majorVersion
+        self.minorVersion = minorVersion
+        self.workingHoursContent = workingHoursContent
+        self.freeBusy = freeBusy
+        self.extensions = extensions
+    }
+
     /// Equal when every field is, `WorkingHours` compared as an element
     /// (``XMLElement`` equality: names, attributes in any order, content).
     public static func == (a: CalendarData, b: CalendarData) -> Bool {
