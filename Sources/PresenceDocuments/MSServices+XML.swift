@@ -106,24 +106,29 @@ extension MSServices {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.services
         try xml.expect(XMLName(ns, "services"))
-        self.init()
+        // Each part gathered in locals and its value made once at the end: made first and
+        // filled in from a closure, a value was built aside and copied into place.
+        var services: [Service] = [], extensions: [XMLElement] = []
         xml.forEachElement { child in
             // Names tested in place (`is`), not built and compared as XMLName values.
             guard child.is(ns, "service") else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 return
             }
-            var service = Service(uri: child[attribute: "uri"] ?? "")
+            var capabilities: [MSCapability] = [], serviceExtensions: [XMLElement] = []
             child.forEachElement { part in
                 if part.is(ns, "capabilities") {
                     // Decoded straight into the service's array (a mapped array was copied in).
-                    service.capabilities.appendCapabilities(of: part)
+                    capabilities.appendCapabilities(of: part)
                 } else {
-                    service.extensions.append(part.subtree)
+                    serviceExtensions.append(part.subtree)
                 }
             }
-            services.append(service)
+            services.append(Service(
+                uri: child[attribute: "uri"] ?? "", capabilities: consume capabilities,
+                extensions: consume serviceExtensions))
         }
+        self.init(services: consume services, extensions: consume extensions)
     }
 
     /// Writes `services` in its default namespace.
