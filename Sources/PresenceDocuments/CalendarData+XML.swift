@@ -20,14 +20,15 @@ extension CalendarData {
     /// trimmed; other elements go to `extensions`.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.calendarData, "calendarData"))
-        self.init(
-            mailboxID: xml[attribute: "mailboxID"], majorVersion: xml[attribute: "majorVersion"],
-            minorVersion: xml[attribute: "minorVersion"])
+        // The parts are gathered in locals and the data made once at the end: made first and
+        // filled in by the closure, it was built aside and copied into place (a retain and a
+        // release of each of its references).
+        var workingHours: VerbatimElement?, freeBusy: FreeBusy?, extensions: [XMLElement] = []
         xml.forEachElement { child in
             // Each child's name looked up in the recording, not copied out to be compared.
             switch child.match(in: Self.childNames) {
-            case .workingHours? where workingHoursContent == nil:
-                workingHoursContent = .recorded(child.detached)
+            case .workingHours? where workingHours == nil:
+                workingHours = .recorded(child.detached)
             case .freeBusy? where freeBusy == nil:
                 freeBusy = FreeBusy(
                     startTime: child[attribute: "startTime"], granularity: child[attribute: "granularity"],
@@ -38,6 +39,10 @@ extension CalendarData {
                 extensions.append(child.subtree)
             }
         }
+        self.init(
+            mailboxID: xml[attribute: "mailboxID"], majorVersion: xml[attribute: "majorVersion"],
+            minorVersion: xml[attribute: "minorVersion"], workingHoursContent: consume workingHours,
+            freeBusy: consume freeBusy, extensions: consume extensions)
     }
 
     /// The children the decoder reads.

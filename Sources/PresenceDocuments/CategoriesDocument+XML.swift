@@ -136,7 +136,7 @@ extension Category {
 
 extension CategoryPayload {
     /// The typed payloads, each with the root element it expects ([MS-PRES] §2.2.2.7).
-    private enum Typed {
+    private enum Typed: CaseIterable {
         case state, note, contactCard, calendarData, services, device, userProperties, legacyInterop
 
         var root: XMLName {
@@ -155,6 +155,9 @@ extension CategoryPayload {
         /// The categories-namespace payloads are also accepted in no namespace (inherited from a bare `<category>`).
         var acceptsNoNamespace: Bool { self == .userProperties || self == .legacyInterop }
     }
+
+    /// The root each typed payload expects, for a lookup in the recording.
+    private static let roots = XMLNameCases<Typed>(\.root)
 
     /// The typed payload of each category name that has one. `dndState` is a `state` document
     /// (§2.2.2.7.10) and `workingHours` a `calendarData` document (§2.2.2.7.9). Looked up
@@ -186,10 +189,9 @@ extension CategoryPayload {
     /// `holder` from parse events (the rules of ``init(categoryChildren:name:)``).
     public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
         // The one significant child, found in one walk over the recorded nodes; its name
-        // tested in place (no XMLName built to compare).
+        // looked up in the recording (no name copied out, and no XMLName built to compare).
         guard let root = holder.soleElement, let typed = Self.typed[name.rawValue],
-              case let expected = typed.root,
-              root.is(expected.namespace, expected.local) || (typed.acceptsNoNamespace && root.is("", expected.local))
+              root.match(in: Self.roots) == typed || (typed.acceptsNoNamespace && root.is("", typed.root.local))
         else {
             var kept: [XMLNode] = []
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {

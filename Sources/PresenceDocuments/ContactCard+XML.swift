@@ -25,16 +25,15 @@ extension ContactCard {
         let ns = NS.contactCard
         try xml.expect(XMLName(ns, "contactCard"))
         // The fields are gathered in locals and the card made once at the end: a card made
-        // first and filled in by the closure was built aside and copied into place (a retain
-        // and a release of each of its fifteen references). The attributes are read first, as
+        // first and filled in by the closure was built aside and copied into place. The fields
+        // held out of line are gathered only once one of them is found (`rare` made then): a card of
+        // an identity alone makes, and frees, none of them. The attributes are read first, as
         // before: a bad isUCEnabled is the error reported before any child's.
-        let majorVersion = xml[attribute: "majorVersion"], minorVersion = xml[attribute: "minorVersion"]
-        let isUCEnabled = try xml.boolAttribute("isUCEnabled")
-        var displayNames: [LocalizedText] = [], emails: [String] = [], addresses: [Address] = []
-        var company: [LocalizedText] = [], department: [LocalizedText] = [], title: [LocalizedText] = []
-        var office: [LocalizedText] = [], urls: [TypedURI] = [], phones: [Phone] = [], photos: [Photo] = []
-        var automaton: Bool?, type: String?, descriptionText: String?, displayADPhoto: Bool?
-        var extensions: [XMLElement] = []
+        var rare: Rare?
+        if let majorVersion = xml[attribute: "majorVersion"] { rare.set { $0.majorVersion = majorVersion } }
+        if let minorVersion = xml[attribute: "minorVersion"] { rare.set { $0.minorVersion = minorVersion } }
+        if let isUCEnabled = try xml.boolAttribute("isUCEnabled") { rare.set { $0.isUCEnabled = isUCEnabled } }
+        var displayNames: [LocalizedText] = [], emails: [String] = [], urls: [TypedURI] = [], photos: [Photo] = []
         try xml.forEachElement { (child) throws(XMLError) in
             // Each child's name looked up in the recording, not copied out and compared with
             // one name after another.
@@ -52,40 +51,44 @@ extension ContactCard {
                     }
                 }
             case .address?:
-                addresses.append(Address(
+                let address = Address(
                     type: child[attribute: "type"],
                     street: child.elements(XMLName(ns, "street")).map(LocalizedText.init(lcidElement:)),
                     city: child.elements(XMLName(ns, "city")).map(LocalizedText.init(lcidElement:)),
                     state: child.elements(XMLName(ns, "state")).map(LocalizedText.init(lcidElement:)),
                     zipcode: child.elements(XMLName(ns, "zipcode")).map(LocalizedText.init(lcidElement:)),
-                    countryCode: child.element(XMLName(ns, "countryCode"))?.trimmedText))
-            case .company?: company.append(LocalizedText(lcidElement: child))
-            case .department?: department.append(LocalizedText(lcidElement: child))
-            case .title?: title.append(LocalizedText(lcidElement: child))
-            case .office?: office.append(LocalizedText(lcidElement: child))
+                    countryCode: child.element(XMLName(ns, "countryCode"))?.trimmedText)
+                rare.set { $0.addresses.append(address) }
+            case .company?: rare.set { $0.company.append(LocalizedText(lcidElement: child)) }
+            case .department?: rare.set { $0.department.append(LocalizedText(lcidElement: child)) }
+            case .title?: rare.set { $0.title.append(LocalizedText(lcidElement: child)) }
+            case .office?: rare.set { $0.office.append(LocalizedText(lcidElement: child)) }
             case .url?: urls.append(TypedURI(type: child[attribute: "type"], uri: child.trimmedText))
             case .phone?:
-                phones.append(Phone(
+                let phone = Phone(
                     type: child[attribute: "type"],
                     uri: child.element(XMLName(ns, "uri"))?.trimmedText ?? "",
-                    displayStrings: child.elements(XMLName(ns, "displayString")).map(LocalizedText.init(lcidElement:))))
-            case .automaton?: automaton = try child.boolText()
-            case .type?: type = child.trimmedText
-            case .description?: descriptionText = child.trimmedText
-            case .displayADPhoto?: displayADPhoto = try child.boolText()
+                    displayStrings: child.elements(XMLName(ns, "displayString")).map(LocalizedText.init(lcidElement:)))
+                rare.set { $0.phones.append(phone) }
+            case .automaton?:
+                let automaton = try child.boolText()
+                rare.set { $0.automaton = automaton }
+            case .type?: rare.set { $0.type = child.trimmedText }
+            case .description?: rare.set { $0.descriptionText = child.trimmedText }
+            case .displayADPhoto?:
+                let displayADPhoto = try child.boolText()
+                rare.set { $0.displayADPhoto = displayADPhoto }
             case .photo?:
                 photos.append(Photo(
                     type: child[attribute: "type"], uri: child.element(XMLName(ns, "uri"))?.trimmedText,
                     hash: child.element(XMLName(ns, "hash"))?.trimmedText))
             case .delimiter?, .end?: break
-            case nil: extensions.append(child.subtree)
+            case nil: rare.set { $0.extensions.append(child.subtree) }
             }
         }
         self.init(
-            displayNames: displayNames, emails: emails, addresses: addresses, company: company,
-            department: department, title: title, office: office, urls: urls, phones: phones, automaton: automaton,
-            type: type, descriptionText: descriptionText, displayADPhoto: displayADPhoto, photos: photos,
-            majorVersion: majorVersion, minorVersion: minorVersion, isUCEnabled: isUCEnabled, extensions: extensions)
+            displayNames: consume displayNames, emails: consume emails, urls: consume urls, photos: consume photos,
+            rare: consume rare)
     }
 
     /// The children the decoder reads: the contact card namespace's, named by their raw values,
@@ -157,5 +160,13 @@ extension ContactCard {
         }
         for x in extensions { e.append(x) }
         return e
+    }
+}
+
+extension Optional<ContactCard.Rare> {
+    /// Changes the fields through `body`, all absent before it when there were none.
+    mutating func set(_ body: (inout ContactCard.Rare) -> Void) {
+        if self == nil { self = ContactCard.Rare() }
+        body(&self!)
     }
 }

@@ -19,7 +19,9 @@ extension MSNote {
     /// are kept in `otherAttributes`; children other than `body` are ignored.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.note, "note"))
-        self.init()
+        // The bodies gathered in a local and the note made once at the end: made first and
+        // filled in from the closure, it was built aside and copied into place.
+        var bodies: [Body] = []
         xml.forEachElement { b in
             guard b.is(NS.note, "body") else { return }
             // The attributes read in one pass (the first of a repeated name counts, as with a
@@ -42,6 +44,7 @@ extension MSNote {
                 endTime: consume endTime,
                 otherAttributes: hasOther ? b.attributes.excluding(Self.bodyAttributes) : []))
         }
+        self.init(bodies: consume bodies)
     }
 
     /// The attributes of `body` the decoder models, named by their raw values; all others go to

@@ -62,6 +62,32 @@ extension MSCapability {
     }
 }
 
+extension [MSCapability] {
+    /// Appends a capability for each child element of `xml` (a `capabilities` element). One
+    /// whose attributes are written as an earlier one's (``XMLCursor/hasSameAttributes(as:)``)
+    /// holds that one's attributes array: a list's capabilities mostly repeat the same
+    /// `render`, `capture` and `deviceAvailability`, and each shared array is one allocation,
+    /// and its values, not made (and not freed).
+    mutating func appendCapabilities(of xml: XMLCursor) {
+        let count = xml.elementCount
+        reserveCapacity(self.count + count)
+        // Each capability whose attributes differ from all before it, with the element it was read from.
+        withUnsafeTemporaryAllocation(of: (element: XMLCursor, capability: Int).self, capacity: count) { distinct in
+            var found = 0
+            xml.forEachElement { item in
+                if let earlier = distinct[..<found].first(where: { item.hasSameAttributes(as: $0.element) }) {
+                    append(MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
+                } else {
+                    distinct.initializeElement(at: found, to: (item, self.count))
+                    found += 1
+                    append(MSCapability(cursor: item))
+                }
+            }
+            distinct.baseAddress?.deinitialize(count: found)
+        }
+    }
+}
+
 extension MSServices {
     /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
     public init(xml: XMLElement) throws(XMLError) {
@@ -80,25 +106,29 @@ extension MSServices {
     public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.services
         try xml.expect(XMLName(ns, "services"))
-        self.init()
+        // Each part gathered in locals and its value made once at the end: made first and
+        // filled in from a closure, a value was built aside and copied into place.
+        var services: [Service] = [], extensions: [XMLElement] = []
         xml.forEachElement { child in
             // Names tested in place (`is`), not built and compared as XMLName values.
             guard child.is(ns, "service") else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 return
             }
-            var service = Service(uri: child[attribute: "uri"] ?? "")
+            var capabilities: [MSCapability] = [], serviceExtensions: [XMLElement] = []
             child.forEachElement { part in
                 if part.is(ns, "capabilities") {
                     // Decoded straight into the service's array (a mapped array was copied in).
-                    service.capabilities.reserveCapacity(service.capabilities.count + part.elementCount)
-                    part.forEachElement { item in service.capabilities.append(MSCapability(cursor: item)) }
+                    capabilities.appendCapabilities(of: part)
                 } else {
-                    service.extensions.append(part.subtree)
+                    serviceExtensions.append(part.subtree)
                 }
             }
-            services.append(service)
+            services.append(Service(
+                uri: child[attribute: "uri"] ?? "", capabilities: consume capabilities,
+                extensions: consume serviceExtensions))
         }
+        self.init(services: consume services, extensions: consume extensions)
     }
 
     /// Writes `services` in its default namespace.
@@ -140,9 +170,10 @@ extension MSDevice {
         for child in xml.elements {
             switch child.name {
             case XMLName(ns, "capabilities"):
+                var items: [MSCapability] = []
+                items.appendCapabilities(of: child)
                 capabilities.append(Capabilities(
-                    uri: child[attribute: "uri"], preferred: try child.boolAttribute("preferred"),
-                    items: child.elements.map(MSCapability.init(cursor:))))
+                    uri: child[attribute: "uri"], preferred: try child.boolAttribute("preferred"), items: items))
             case XMLName(ns, "timezone"): timezone = child.trimmedText
             case XMLName(ns, "machineName"): machineName = child.trimmedText
             case .ctDelimiter, .ctEnd: continue

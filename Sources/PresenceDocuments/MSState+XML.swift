@@ -29,12 +29,12 @@ extension MSState {
         // The fields are gathered first and the state made once: each setter of an
         // out-of-line field checks (and for an absent one builds) the box on its own.
         // Attributes are read in one pass; the first of a repeated name counts, as with a lookup.
-        var type: String?, manual: String?, startTime: String?, uri: String?, endpointID: String?
+        var type: XMLCursor.AttributeValue?, manual: String?, startTime: String?, uri: String?, endpointID: String?
         var lastActive: String?, majorVersion: String?, minorVersion: String?
         // The names are looked up in the recording, not copied out to be compared.
         xml.forEachAttributeValue(in: Self.attributeNames) { attribute, value in
             switch attribute {
-            case .type?: if type == nil { type = xml.string(value) }
+            case .type?: if type == nil { type = value }
             case .manual?: if manual == nil { manual = xml.string(value) }
             case .startTime?: if startTime == nil { startTime = xml.string(value) }
             case .uri?: if uri == nil { uri = xml.string(value) }
@@ -73,7 +73,7 @@ extension MSState {
         }
         // Each part the closure filled moved in (consume): passing a captured local copied it.
         self.init(
-            type: StateType(rawValue: type.qnameLocalPart), manual: isManual, startTime: consume startTime,
+            type: StateType(rawValue: xml.qnameLocalPart(type)), manual: isManual, startTime: consume startTime,
             uri: consume uri, endpointID: consume endpointID, lastActive: consume lastActive,
             majorVersion: consume majorVersion, minorVersion: consume minorVersion,
             availability: availability, activities: consume activities, endpointLocation: consume endpointLocation,

@@ -212,6 +212,25 @@ extension XMLCursor {
         return try uint32Attribute(local, raw: string(value))
     }
 
+    /// ``String/qnameLocalPart`` of an attribute value, found in its bytes when they are ASCII
+    /// (every QName in practice): only the local part is made a `String`, where the whole
+    /// value, and a trimmed copy of it, were made to be searched. Other text is searched as
+    /// ``String/qnameLocalPart`` searches it.
+    func qnameLocalPart(_ value: AttributeValue) -> String {
+        let local = withUTF8(value) { bytes -> String? in
+            func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+            for b in bytes where b >= 0x80 { return nil }
+            var start = 0, end = bytes.count
+            while start < end, space(bytes[start]) { start += 1 }
+            while end > start, space(bytes[end - 1]) { end -= 1 }
+            // After the last colon, or all of it.
+            if let colon = bytes[start..<end].lastIndex(of: UInt8(ascii: ":")) { start = colon + 1 }
+            let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            return String(unsafeUninitializedCapacity: part.count) { $0.initialize(fromContentsOf: part) }
+        }
+        return local ?? string(value).qnameLocalPart
+    }
+
     /// The attributes whose unqualified names are not in `known`.
     func attributes(excluding known: [String]) -> [XMLAttribute] {
         attributes { !($0.namespace.isEmpty && known.contains($0.local)) }

@@ -51,21 +51,26 @@ struct PackedText: Hashable, Sendable {
     private static func pack(_ utf8: UnsafeBufferPointer<UInt8>) -> (low: UInt64, high: UInt32)? {
         // Read from a UTF-8 buffer in place (iterating a string's UTF-8 view cost tens of
         // instructions a byte, more than the packing itself), each byte's code from a table.
-        guard utf8.count <= capacity else { return nil }
+        // No test per byte: the codes are or'ed together, and a byte that is not a symbol
+        // (0xFF) leaves bits above the four of a code; each field is filled by its own loop.
+        let count = utf8.count
+        guard count <= capacity else { return nil }
         return codes.withUnsafeBufferPointer { codes -> (low: UInt64, high: UInt32)? in
             // Fields past the end keep the end code: all ones.
-            var low: UInt64 = .max, high: UInt64 = .max
-            for i in utf8.indices {
-                let code = UInt64(codes[Int(utf8[i])])
-                if code == 0xFF { return nil }
-                let shift = UInt64(4 * (i & 15))
-                if i < 16 {
-                    low ^= (end ^ code) << shift
-                } else {
-                    high ^= (end ^ code) << shift
+            var seen: UInt8 = 0
+            func fields(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence) -> UInt64 {
+                var fields: UInt64 = .max, shift: UInt64 = 0
+                for byte in bytes {
+                    let code = codes[Int(byte)]
+                    seen |= code
+                    fields ^= (end ^ UInt64(code & 15)) &<< shift
+                    shift &+= 4
                 }
+                return fields
             }
-            return (low, UInt32(truncatingIfNeeded: high))
+            let split = min(count, 16)
+            let low = fields(utf8[..<split]), high = fields(utf8[split...])
+            return UInt64(seen) > end ? nil : (low, UInt32(truncatingIfNeeded: high))
         }
     }
 

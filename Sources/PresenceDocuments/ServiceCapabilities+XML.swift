@@ -55,21 +55,28 @@ extension ServiceCapabilities {
     /// several allowed) become the entries of one list named "type".
     init?(cursor e: XMLCursor) {
         guard e.attributeCount == 0 else { return nil }
-        self.init()
+        // The parts are gathered in locals and the value made once at the end: made first and
+        // filled in as the children were read, it was built aside and copied into place.
         // Mostly flags: room for all of them at once, not an array grown per append.
+        var flags: [Flag] = [], lists: [List] = [], descriptions: [PIDFNote] = [], extensions: [XMLElement] = []
         flags.reserveCapacity(e.elementCount)
         // Each child's rank is looked up once; it tells flags and lists apart
         // and whether what was read is still in schema order (no sort needed).
         let other = Self.schemaOrder.count
         var flagRank = -1, listRank = -1, extensionRank = -1
         var flagsOrdered = true, listsOrdered = true, extensionsOrdered = true
-        func keep(_ child: XMLCursor, rank: Int) {
-            extensions.append(child.subtree)
-            if rank < extensionRank { extensionsOrdered = false }
-            extensionRank = rank
-        }
-        for child in e.elements {
-            guard child.isIn(namespace: NS.caps) else { keep(child, rank: other); continue }
+        // The children walked in place, each cursor lent (an iterator hands out one it owns).
+        e.forEachElement { child in
+            // The rank of a child kept verbatim, when it is.
+            var kept: Int?
+            defer {
+                if let rank = kept {
+                    extensions.append(child.subtree)
+                    if rank < extensionRank { extensionsOrdered = false }
+                    extensionRank = rank
+                }
+            }
+            guard child.isIn(namespace: NS.caps) else { kept = other; return }
             let name = child.localName
             let rank = Self.rank(of: name)
             let bit: UInt32 = rank < other ? 1 << rank : 0
@@ -96,12 +103,13 @@ extension ServiceCapabilities {
                 if rank < listRank { listsOrdered = false }
                 listRank = rank
             } else {
-                keep(child, rank: rank)
+                kept = rank
             }
         }
         if !flagsOrdered { flags = Self.sorted(flags) { $0.name } }
         if !listsOrdered { lists = Self.sorted(lists) { $0.name } }
         if !extensionsOrdered { extensions = Self.sorted(extensions) { $0.name.namespace == NS.caps ? $0.name.local : "" } }
+        self.init(flags: consume flags, lists: consume lists, descriptions: consume descriptions, extensions: consume extensions)
     }
 
     /// `xs:boolean` lexical space: true, false, 1, 0.

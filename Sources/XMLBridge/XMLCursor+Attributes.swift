@@ -79,6 +79,29 @@ extension XMLCursor {
         }
     }
 
+    /// True when this element's attributes are written as `other`'s: the same names (prefixes
+    /// aside) in the same order, with the same value bytes, compared in the recordings (no name
+    /// or value copied out). A decoder's value of one then serves for the other.
+    public func hasSameAttributes(as other: XMLCursor) -> Bool {
+        let a = events.nodes[index], b = other.events.nodes[other.index]
+        guard a.attributeCount == b.attributeCount else { return false }
+        let sameRecording = events === other.events
+        for k in 0..<Int(a.attributeCount) {
+            let x = events.attributes[Int(a.attributeStart) + k], y = other.events.attributes[Int(b.attributeStart) + k]
+            // A recording holds each distinct name once: in one, equal names are equal indices.
+            let sameName = sameRecording ? x.name == y.name : events.names[Int(x.name)] == other.events.names[Int(y.name)]
+            guard sameName, x.valueCount == y.valueCount else { return false }
+            let sameValue = events.bytes.withUnsafeBufferPointer { xs in
+                other.events.bytes.withUnsafeBufferPointer { ys in
+                    xs[Int(x.valueStart)..<Int(x.valueStart + x.valueCount)].elementsEqual(
+                        ys[Int(y.valueStart)..<Int(y.valueStart + y.valueCount)])
+                }
+            }
+            if !sameValue { return false }
+        }
+        return true
+    }
+
     /// An attribute value as a number when it is written as writers write one: 1 to 9 ASCII
     /// digits and nothing else (which always fits a `UInt32`). Nil for any other form (white
     /// space, a sign, more digits, anything not a number), which callers read from

@@ -52,7 +52,7 @@ import XMLBridge
 
     /// The local part of a QName value: found by byte in ASCII text, by character otherwise,
     /// always what the search by character gives.
-    @Test func qnameLocalPartIsThatOfTheSearchByCharacter() {
+    @Test func qnameLocalPartIsThatOfTheSearchByCharacter() throws {
         func reference(_ text: String) -> String {
             let trimmed = text.trimmingXMLWhitespace()
             guard let colon = trimmed.lastIndex(of: ":") else { return trimmed }
@@ -65,7 +65,59 @@ import XMLBridge
             #expect(text.qnameLocalPart == reference(text), "\(Array(text.unicodeScalars))")
         }
         #expect("ns:aggregateState".qnameLocalPart == "aggregateState" && " userState ".qnameLocalPart == "userState")
+        // Read from an attribute value's bytes: the local part of the value's text.
+        for _ in 0..<2_000 {
+            let text = (0..<Int.random(in: 0...8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            let escaped = text.unicodeScalars.map { $0.value < 0x20 ? "&#\($0.value);" : String($0) }.joined()
+            let element = try #require(try? XMLParser.events(Array("<s t=\"\(escaped)\"/>".utf8)).root)
+            element.forEachAttributeValue { _, value in
+                #expect(element.qnameLocalPart(value) == element.string(value).qnameLocalPart, "\(Array(text.unicodeScalars))")
+            }
+        }
         #expect("p:\u{301}x".qnameLocalPart == reference("p:\u{301}x") && "\u{600}:x".qnameLocalPart == reference("\u{600}:x"))
+    }
+
+    /// A contact card's fields held out of line read back as set, set one by one or all at
+    /// once, copies stay independent, and clearing every one equals never having set it
+    /// (equal and hashed alike), over random cards.
+    @Test func contactCardFieldsOutOfLineReadBackAsSet() {
+        typealias Text = ContactCard.LocalizedText
+        var generator = SystemRandomNumberGenerator()
+        func some<T>(_ value: T) -> T? { Bool.random(using: &generator) ? value : nil }
+        func list<T>(_ value: T) -> [T] { Bool.random(using: &generator) ? [value] : [] }
+        for _ in 0..<300 {
+            let addresses = list(ContactCard.Address(type: "work", city: [Text("Paris")]))
+            let company = list(Text("Contoso")), department = list(Text("R&D")), title = list(Text("Dev", lcid: "1033"))
+            let office = list(Text("7/1")), phones = list(ContactCard.Phone(type: "work", uri: "tel:+1"))
+            let urls = list(ContactCard.TypedURI(type: "home", uri: "http://x")), photos = list(ContactCard.Photo(hash: "h"))
+            let automaton = some(true), type = some("person"), description = some("d"), displayADPhoto = some(false)
+            let major = some("1"), minor = some("2"), uc = some(true)
+            let extensions = list(XMLElement(XMLName("urn:x", "x")))
+            let whole = ContactCard(
+                displayNames: [Text("A")], emails: ["a@b"], addresses: addresses, company: company, department: department,
+                title: title, office: office, urls: urls, phones: phones, automaton: automaton, type: type,
+                descriptionText: description, displayADPhoto: displayADPhoto, photos: photos, majorVersion: major,
+                minorVersion: minor, isUCEnabled: uc, extensions: extensions)
+            var card = ContactCard(displayNames: [Text("A")], emails: ["a@b"])
+            card.addresses = addresses; card.company = company; card.department = department; card.title = title
+            card.office = office; card.urls = urls; card.phones = phones; card.automaton = automaton; card.type = type
+            card.descriptionText = description; card.displayADPhoto = displayADPhoto; card.photos = photos
+            card.majorVersion = major; card.minorVersion = minor; card.isUCEnabled = uc; card.extensions = extensions
+            #expect(card == whole && card.hashValue == whole.hashValue)
+            #expect(card.addresses == addresses && card.company == company && card.department == department)
+            #expect(card.title == title && card.office == office && card.phones == phones && card.automaton == automaton)
+            #expect(card.type == type && card.descriptionText == description && card.displayADPhoto == displayADPhoto)
+            #expect(card.majorVersion == major && card.minorVersion == minor && card.isUCEnabled == uc)
+            #expect(card.extensions == extensions && card.urls == urls && card.photos == photos)
+            let copy = card
+            card.addresses = []; card.company = []; card.department = []; card.title = []; card.office = []
+            card.urls = []; card.phones = []; card.automaton = nil; card.type = nil; card.descriptionText = nil
+            card.displayADPhoto = nil; card.photos = []; card.majorVersion = nil; card.minorVersion = nil
+            card.isUCEnabled = nil; card.extensions = []
+            let bare = ContactCard(displayNames: [Text("A")], emails: ["a@b"])
+            #expect(card == bare && card.hashValue == bare.hashValue)
+            #expect(copy == whole)
+        }
     }
 
     @Test func differentTimesStayDifferent() {

@@ -152,6 +152,34 @@ import XMLBridge
             #expect(fromTree == MSCapability(name: "voice", attributes: reference.mapValues { $0 + "r" }))
         }
     }
+    /// A list of capabilities decodes as each capability on its own, whether its attributes
+    /// repeat an earlier one's (the array then shared) or not: random lists of capabilities
+    /// drawn from a few attribute sets (schema and other attributes, in different orders).
+    @Test func capabilityListsDecodeAsEachCapability() throws {
+        let sets = [
+            #"render="true" capture="true" deviceAvailability="3500""#,
+            #"render="true" capture="false" deviceAvailability="3500""#,
+            #"capture="true" render="true" deviceAvailability="3500""#,
+            #"render="true" capture="true" deviceAvailability="3501""#,
+            #"render="true" x:a="1""#, #"render="true""#, "",
+        ]
+        let ns = "http://schemas.microsoft.com/2006/09/sip/service"
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let items = (0..<Int.random(in: 0...8, using: &generator)).map { i in
+                "<c\(i) \(sets.randomElement(using: &generator)!)/>"
+            }
+            let body = #"<services xmlns=""# + ns + #"" xmlns:x="urn:x"><service uri="sip:a@b"><capabilities>"#
+                + items.joined() + "</capabilities></service></services>"
+            let root = try XMLParser.events(Array(body.utf8), vocabulary: .presence).root
+            let decoded = try MSServices(cursor: root)
+            let capabilities = root.elements.first { _ in true }!.elements.first { _ in true }!
+            let each = capabilities.elements.map(MSCapability.init(cursor:))
+            #expect(decoded.services.first?.capabilities == each, "\(body)")
+            #expect(decoded.services.first?.capabilities.map(\.sortedAttributes) == each.map(\.sortedAttributes))
+        }
+    }
+
     /// An activity's availability bounds read from random values (plain digits, padded,
     /// signed, `unbounded`, letters, empty) as the text rule says: trimmed xs:unsignedInt,
     /// `maxAvailability="unbounded"` none, anything else an error naming the attribute.

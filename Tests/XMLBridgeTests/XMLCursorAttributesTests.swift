@@ -38,6 +38,44 @@ import XMLBridge
         }
     }
 
+    /// `hasSameAttributes(as:)` holds exactly when two elements' attributes, as
+    /// `forEachAttribute` gives them, have the same names in the same order and the same value
+    /// bytes, over random siblings (one recording) and elements of two recordings, with names in
+    /// and out of namespaces under different prefixes, and values of the same length.
+    @Test func sameAttributesAsTheAttributeLists() throws {
+        var random = Random(state: 29)
+        let names = ["a", "b", "p:a", "q:a", "r:b", "render"]
+        let values = ["1", "2", "é", "e\u{301}", "", "true", "ture", "3500"]
+        func element() -> String {
+            var seen = Set<String>()
+            var text = "<e"
+            for _ in 0..<random.below(4) {
+                let name = names[random.below(names.count)]
+                // p and q are one namespace: p:a and q:a are one name, written once.
+                guard seen.insert(name == "q:a" ? "p:a" : name).inserted else { continue }
+                text += " \(name)=\"\(values[random.below(values.count)])\""
+            }
+            return text + "/>"
+        }
+        func list(_ e: XMLCursor) -> [(XMLName, [UInt8])] {
+            var found: [(XMLName, [UInt8])] = []
+            e.forEachAttribute { found.append(($0, Array($1.utf8))) }
+            return found
+        }
+        let root = #"<r xmlns:p="urn:p" xmlns:q="urn:p" xmlns:r="urn:r">"#
+        for _ in 0..<300 {
+            let one = try XMLParser.events(Array((root + (0..<6).map { _ in element() }.joined() + "</r>").utf8)).root
+            let two = try XMLParser.events(Array((root + (0..<3).map { _ in element() }.joined() + "</r>").utf8)).root
+            let elements = Array(one.elements) + Array(two.elements)
+            for a in elements {
+                for b in elements {
+                    let expected = list(a).map(\.0) == list(b).map(\.0) && list(a).map(\.1) == list(b).map(\.1)
+                    #expect(a.hasSameAttributes(as: b) == expected, "\(list(a)) \(list(b))")
+                }
+            }
+        }
+    }
+
     /// `forEachAttributeValue(in:)` gives each attribute's position in the table, the first
     /// entry equal to its name as `forEachAttribute` gives it (nil for none), and its value, and
     /// `allAttributes(in:)` tells whether all are there, over random attributes in and out of
