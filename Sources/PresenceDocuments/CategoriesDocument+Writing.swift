@@ -11,16 +11,16 @@ import XMLBridge
 extension XMLStreamWriter {
     /// An element in its default namespace holding `text`, written empty
     /// (`<a/>`) when the text is empty, like `XMLElement.text` builds it.
-    mutating func msText(_ namespace: String, _ local: String, _ text: String) {
-        startElement(namespace, local, prefix: nil, indentsChildren: false)
+    mutating func msText(_ namespace: Namespace, _ local: String, _ text: String) {
+        startElement(local, in: namespace, indentsChildren: false)
         if !text.isEmpty { self.text(text) }
         endElement()
     }
 
     /// An element in its default namespace holding `value` in decimal (as
     /// `msText(namespace, local, String(value))` writes it, without the string).
-    mutating func msDecimal(_ namespace: String, _ local: String, _ value: Int) {
-        startElement(namespace, local, prefix: nil, indentsChildren: false)
+    mutating func msDecimal(_ namespace: Namespace, _ local: String, _ value: Int) {
+        startElement(local, in: namespace, indentsChildren: false)
         text(decimal: value)
         endElement()
     }
@@ -31,8 +31,8 @@ extension XMLStreamWriter {
     }
 
     /// An empty element in its default namespace (`<delimiter xmlns=".../commontypes"/>`).
-    mutating func msEmpty(_ namespace: String, _ local: String) {
-        startElement(namespace, local, prefix: nil)
+    mutating func msEmpty(_ namespace: Namespace, _ local: String) {
+        startElement(local, in: namespace)
         endElement()
     }
 
@@ -48,11 +48,44 @@ extension XMLStreamWriter {
     }
 }
 
+extension XMLStreamWriter.Namespaces {
+    /// The namespaces of the Microsoft documents, each the default namespace where it is used,
+    /// and `xsi`: a writer made with them finds their strings among its own instead of adding them.
+    static let microsoft = XMLStreamWriter.Namespaces([
+        (NS.categories, nil), (NS.state, nil), (NS.note, nil), (NS.contactCard, nil), (NS.calendarData, nil),
+        (NS.services, nil), (NS.device, nil), (NS.commonTypes, nil), (NS.richPresence, nil),
+        (NS.exchangeTypes, nil), (NS.msrtcPresence, nil), (NS.xsi, "xsi"),
+    ])
+
+    /// The bits of `first` and `second` in ``microsoft``, which are declared in that order.
+    static func microsoftDeclarations(_ first: MicrosoftEntry, _ second: MicrosoftEntry) -> UInt64 {
+        precondition(first.rawValue < second.rawValue, "declared in the table's order")
+        return 1 << UInt64(first.rawValue) | 1 << UInt64(second.rawValue)
+    }
+
+    /// The entries of ``microsoft``, in its order.
+    enum MicrosoftEntry: Int {
+        case categories, state, note, contactCard, calendarData, services, device, commonTypes, richPresence
+        case exchangeTypes, msrtcPresence, xsi
+    }
+}
+
+extension XMLStreamWriter.Namespace {
+    static let categories = microsoft(.categories), state = microsoft(.state), note = microsoft(.note)
+    static let contactCard = microsoft(.contactCard), calendarData = microsoft(.calendarData)
+    static let services = microsoft(.services), device = microsoft(.device), commonTypes = microsoft(.commonTypes)
+    static let msrtcPresence = microsoft(.msrtcPresence)
+
+    private static func microsoft(_ entry: XMLStreamWriter.Namespaces.MicrosoftEntry) -> Self {
+        XMLStreamWriter.Namespaces.microsoft[entry.rawValue]
+    }
+}
+
 extension CategoriesDocument {
     /// The document as UTF-8 bytes (``XMLWriter`` defaults), written directly.
     public func serialized() -> [UInt8] {
-        var w = XMLStreamWriter()
-        w.startElement(NS.categories, "categories", prefix: nil)
+        var w = XMLStreamWriter(namespaces: .microsoft)
+        w.startElement("categories", in: .categories)
         w.attribute("uri", uri)
         // Each category read through a pointer into the array (see PIDFDocument+Writing.swift):
         // a method on the value copied it, payload and all.
@@ -70,7 +103,7 @@ extension UnsafePointer<Category> {
         // copied the whole optional enum first, each time.
         let payload = pointer(to: \.payload)!.unwrapped()
         let mixed = payload?.holdsText ?? false
-        w.startElement(NS.categories, "category", prefix: nil, indentsChildren: !mixed)
+        w.startElement("category", in: .categories, indentsChildren: !mixed)
         w.attribute("name", pointee.name.rawValue)
         w.attribute("instance", decimal: pointee.instance)
         w.attribute("publishTime", pointee.publishTime)
@@ -115,12 +148,14 @@ extension UnsafePointer<CategoryPayload> {
 }
 
 extension MSState {
-    private static let declarations: [(prefix: String?, uri: String)] = [(nil, NS.state), ("xsi", NS.xsi)]
+    private static let name = XMLStreamWriter.Name("state", in: .state)
+    /// `xmlns` for the state namespace, then `xmlns:xsi`.
+    private static let declarations = XMLStreamWriter.Namespaces.microsoftDeclarations(.state, .xsi)
 
     /// Writes `state` as ``xml`` describes it.
     func write(to w: inout XMLStreamWriter) {
-        let ns = NS.state
-        w.startElement(ns, "state", prefix: nil, declarations: Self.declarations)
+        let ns = XMLStreamWriter.Namespace.state
+        w.startElement(Self.name, declaring: Self.declarations)
         w.attribute(.xsiType, type.rawValue, prefix: "xsi")
         w.attribute("manual", manual?.xsd)
         w.attribute("startTime", startTime)
@@ -138,13 +173,13 @@ extension MSState {
         let delimited = timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
             || device != nil || treatLocationAsProximate != nil
         if delimited {
-            w.msEmpty(NS.commonTypes, "delimiter")
+            w.msEmpty(.commonTypes, "delimiter")
             if let timeZoneBias { w.msDecimal(ns, "timeZoneBias", timeZoneBias) }
             if let timeZoneName { w.msText(ns, "timeZoneName", timeZoneName) }
             if let timeZoneAbbreviation { w.msText(ns, "timeZoneAbbreviation", timeZoneAbbreviation) }
             if let device { w.msText(ns, "device", device) }
             if let treatLocationAsProximate { w.msText(ns, "treatLocationAsProximate", treatLocationAsProximate.xsd) }
-            w.msEmpty(NS.commonTypes, "end")
+            w.msEmpty(.commonTypes, "end")
         }
         w.endElement()
     }
@@ -152,12 +187,12 @@ extension MSState {
 
 extension MSActivity {
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.state, "activity", prefix: nil)
+        w.startElement("activity", in: .state)
         w.attribute("token", token?.rawValue)
         w.attribute("minAvailability", decimal: minAvailability)
         w.attribute("maxAvailability", decimal: maxAvailability)
         custom.forEachInPlace { c in
-            w.startElement(NS.state, "custom", prefix: nil, indentsChildren: false)
+            w.startElement("custom", in: .state, indentsChildren: false)
             w.attribute("LCID", c.lcid)
             w.attribute("updated", c.updated)
             if !c.text.isEmpty { w.text(c.text) }
@@ -169,7 +204,7 @@ extension MSActivity {
 
 extension LegacyInterop {
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.categories, "legacyInterop", prefix: nil)
+        w.startElement("legacyInterop", in: .categories)
         w.attribute("availability", decimal: availability)
         w.attribute("token", token?.rawValue)
         w.attribute("dndState", dndState?.xsd)
@@ -180,9 +215,9 @@ extension LegacyInterop {
 extension MSNote {
     func write(to w: inout XMLStreamWriter) {
         guard bodies.allSatisfy({ XMLStreamWriter.unqualified($0.otherAttributes) }) else { return w.element(xml) }
-        w.startElement(NS.note, "note", prefix: nil)
+        w.startElement("note", in: .note)
         bodies.forEachInPlace { b in
-            w.startElement(NS.note, "body", prefix: nil, indentsChildren: false)
+            w.startElement("body", in: .note, indentsChildren: false)
             w.attribute("type", b.type)
             w.attribute("uri", b.uri)
             w.attribute("startTime", b.startTime)
@@ -196,8 +231,8 @@ extension MSNote {
 }
 
 extension ContactCard.LocalizedText {
-    func write(to w: inout XMLStreamWriter, _ namespace: String, _ local: String) {
-        w.startElement(namespace, local, prefix: nil, indentsChildren: false)
+    func write(to w: inout XMLStreamWriter, _ namespace: XMLStreamWriter.Namespace, _ local: String) {
+        w.startElement(local, in: namespace, indentsChildren: false)
         w.attribute("LCID", lcid)
         if !text.isEmpty { w.text(text) }
         w.endElement()
@@ -207,15 +242,15 @@ extension ContactCard.LocalizedText {
 extension ContactCard {
     /// Writes `contactCard` as ``xml`` describes it (schema order, delimiters, extensions last).
     func write(to w: inout XMLStreamWriter) {
-        let ns = NS.contactCard
-        w.startElement(ns, "contactCard", prefix: nil)
+        let ns = XMLStreamWriter.Namespace.contactCard
+        w.startElement("contactCard", in: ns)
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
         w.attribute("isUCEnabled", isUCEnabled?.xsd)
         if !displayNames.isEmpty || !emails.isEmpty {
-            w.startElement(ns, "identity", prefix: nil)
+            w.startElement("identity", in: ns)
             if !displayNames.isEmpty {
-                w.startElement(ns, "name", prefix: nil)
+                w.startElement("name", in: ns)
                 displayNames.forEachInPlace { d in d.write(to: &w, ns, "displayName") }
                 w.endElement()
             }
@@ -223,7 +258,7 @@ extension ContactCard {
             w.endElement()
         }
         addresses.forEachInPlace { a in
-            w.startElement(ns, "address", prefix: nil)
+            w.startElement("address", in: ns)
             w.attribute("type", a.type)
             a.street.forEachInPlace { s in s.write(to: &w, ns, "street") }
             a.city.forEachInPlace { s in s.write(to: &w, ns, "city") }
@@ -237,13 +272,13 @@ extension ContactCard {
         title.forEachInPlace { t in t.write(to: &w, ns, "title") }
         office.forEachInPlace { t in t.write(to: &w, ns, "office") }
         urls.forEachInPlace { u in
-            w.startElement(ns, "url", prefix: nil, indentsChildren: false)
+            w.startElement("url", in: ns, indentsChildren: false)
             w.attribute("type", u.type)
             if !u.uri.isEmpty { w.text(u.uri) }
             w.endElement()
         }
         phones.forEachInPlace { p in
-            w.startElement(ns, "phone", prefix: nil)
+            w.startElement("phone", in: ns)
             w.attribute("type", p.type)
             w.msText(ns, "uri", p.uri)
             p.displayStrings.forEachInPlace { d in d.write(to: &w, ns, "displayString") }
@@ -252,15 +287,15 @@ extension ContactCard {
         if let automaton { w.msText(ns, "automaton", automaton.xsd) }
         let secondBlock = displayADPhoto != nil || !photos.isEmpty
         if type != nil || descriptionText != nil || secondBlock {
-            w.msEmpty(NS.commonTypes, "delimiter")
+            w.msEmpty(.commonTypes, "delimiter")
             if let type { w.msText(ns, "type", type) }
             if let descriptionText { w.msText(ns, "description", descriptionText) }
         }
         if secondBlock {
-            w.msEmpty(NS.commonTypes, "delimiter")
+            w.msEmpty(.commonTypes, "delimiter")
             if let displayADPhoto { w.msText(ns, "displayADPhoto", displayADPhoto.xsd) }
             photos.forEachInPlace { p in
-                w.startElement(ns, "photo", prefix: nil)
+                w.startElement("photo", in: ns)
                 w.attribute("type", p.type)
                 if let uri = p.uri { w.msText(ns, "uri", uri) }
                 if let hash = p.hash { w.msText(ns, "hash", hash) }
@@ -274,13 +309,13 @@ extension ContactCard {
 
 extension CalendarData {
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.calendarData, "calendarData", prefix: nil)
+        w.startElement("calendarData", in: .calendarData)
         w.attribute("mailboxID", mailboxID)
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
         workingHoursContent?.write(to: &w)
         if let f = freeBusy {
-            w.startElement(NS.calendarData, "freeBusy", prefix: nil, indentsChildren: false)
+            w.startElement("freeBusy", in: .calendarData, indentsChildren: false)
             w.attribute("startTime", f.startTime)
             w.attribute("granularity", f.granularity)
             w.attribute("encodingVersion", f.encodingVersion)
@@ -294,12 +329,12 @@ extension CalendarData {
 
 extension UserProperties {
     func write(to w: inout XMLStreamWriter) {
-        let ns = NS.categories
-        w.startElement(ns, "userProperties", prefix: nil)
+        let ns = XMLStreamWriter.Namespace.categories
+        w.startElement("userProperties", in: ns)
         if !lines.isEmpty {
-            w.startElement(ns, "lines", prefix: nil)
+            w.startElement("lines", in: ns)
             lines.forEachInPlace { line in
-                w.startElement(ns, "line", prefix: nil, indentsChildren: false)
+                w.startElement("line", in: ns, indentsChildren: false)
                 w.attribute("lineType", line.lineType)
                 w.attribute("lineServer", line.lineServer)
                 if !line.uri.isEmpty { w.text(line.uri) }
@@ -317,11 +352,11 @@ extension MSCapability {
     /// An empty element in `namespace`, attributes sorted by name. A
     /// namespaced attribute (keyed `{namespace}local`) needs a declaration
     /// before the attributes: such a capability is written as its tree.
-    func write(to w: inout XMLStreamWriter, namespace: String) {
+    func write(to w: inout XMLStreamWriter, namespace: XMLStreamWriter.Namespace) {
         guard !sortedAttributes.contains(where: { $0.key.utf8.first == UInt8(ascii: "{") }) else {
-            return w.element(xml(namespace: namespace))
+            return w.element(xml(namespace: namespace.uri))
         }
-        w.startElement(namespace, name, prefix: nil)
+        w.startElement(name, in: namespace)
         sortedAttributes.forEachInPlace { attribute in w.attribute(attribute.key, attribute.value) }
         w.endElement()
     }
@@ -329,13 +364,13 @@ extension MSCapability {
 
 extension MSServices {
     func write(to w: inout XMLStreamWriter) {
-        let ns = NS.services
-        w.startElement(ns, "services", prefix: nil)
+        let ns = XMLStreamWriter.Namespace.services
+        w.startElement("services", in: ns)
         services.forEachInPlace { s in
-            w.startElement(ns, "service", prefix: nil)
+            w.startElement("service", in: ns)
             w.attribute("uri", s.uri)
             if !s.capabilities.isEmpty {
-                w.startElement(ns, "capabilities", prefix: nil)
+                w.startElement("capabilities", in: ns)
                 s.capabilities.forEachInPlace { c in c.write(to: &w, namespace: ns) }
                 w.endElement()
             }
@@ -349,11 +384,11 @@ extension MSServices {
 
 extension MSDevice {
     func write(to w: inout XMLStreamWriter) {
-        let ns = NS.device
-        w.startElement(ns, "device", prefix: nil)
+        let ns = XMLStreamWriter.Namespace.device
+        w.startElement("device", in: ns)
         w.attribute("endpointId", endpointID)
         capabilities.forEachInPlace { c in
-            w.startElement(ns, "capabilities", prefix: nil)
+            w.startElement("capabilities", in: ns)
             w.attribute("preferred", c.preferred?.xsd)
             w.attribute("uri", c.uri)
             c.items.forEachInPlace { item in item.write(to: &w, namespace: ns) }
@@ -367,24 +402,26 @@ extension MSDevice {
 }
 
 extension MSRTCPresentity {
-    private static let declarations: [(prefix: String?, uri: String)] = [(nil, NS.msrtcPresence), ("xsi", NS.xsi)]
+    private static let name = XMLStreamWriter.Name("presentity", in: .msrtcPresence)
+    /// `xmlns` for the msrtc.pidf namespace, then `xmlns:xsi`.
+    private static let declarations = XMLStreamWriter.Namespaces.microsoftDeclarations(.msrtcPresence, .xsi)
 
     /// The body as UTF-8 bytes (``XMLWriter`` defaults), written directly.
     public func serialized() -> [UInt8] {
-        let ns = NS.msrtcPresence
-        var w = XMLStreamWriter()
-        w.startElement(ns, "presentity", prefix: nil, declarations: Self.declarations)
+        let ns = XMLStreamWriter.Namespace.msrtcPresence
+        var w = XMLStreamWriter(namespaces: .microsoft)
+        w.startElement(Self.name, declaring: Self.declarations)
         w.attribute("uri", uri)
-        if let a = availabilityAggregate { w.startElement(ns, "availability", prefix: nil); w.attribute("aggregate", String(a)); w.endElement() }
-        if let a = activityAggregate { w.startElement(ns, "activity", prefix: nil); w.attribute("aggregate", String(a)); w.endElement() }
-        if let displayName { w.startElement(ns, "displayName", prefix: nil); w.attribute("displayName", displayName); w.endElement() }
-        if let email { w.startElement(ns, "email", prefix: nil); w.attribute("email", email); w.endElement() }
-        if let phoneNumber { w.startElement(ns, "phoneNumber", prefix: nil); w.attribute("number", phoneNumber); w.endElement() }
+        if let a = availabilityAggregate { w.startElement("availability", in: ns); w.attribute("aggregate", String(a)); w.endElement() }
+        if let a = activityAggregate { w.startElement("activity", in: ns); w.attribute("aggregate", String(a)); w.endElement() }
+        if let displayName { w.startElement("displayName", in: ns); w.attribute("displayName", displayName); w.endElement() }
+        if let email { w.startElement("email", in: ns); w.attribute("email", email); w.endElement() }
+        if let phoneNumber { w.startElement("phoneNumber", in: ns); w.attribute("number", phoneNumber); w.endElement() }
         if !states.isEmpty {
-            w.startElement(ns, "aggregate", prefix: nil)
-            w.startElement(ns, "states", prefix: nil)
+            w.startElement("aggregate", in: ns)
+            w.startElement("states", in: ns)
             states.forEachInPlace { s in
-                w.startElement(ns, "state", prefix: nil, indentsChildren: false)
+                w.startElement("state", in: ns, indentsChildren: false)
                 w.attribute("avail", s.avail.map(String.init))
                 if let type = s.type { w.attribute(.xsiType, type, prefix: "xsi") }
                 if !s.text.isEmpty { w.text(s.text) }

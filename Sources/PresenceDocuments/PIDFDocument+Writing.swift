@@ -8,12 +8,41 @@ import XMLBridge
 // `serialized()` equals `XMLWriter().bytes(xml)` for every vector.
 
 extension PIDFXML {
-    /// The codec prefix of each namespace it writes with a fixed prefix.
-    static let dm: String? = prefix(for: NS.dataModel)
-    static let rpidPrefix: String? = prefix(for: NS.rpid)
-    static let cipidPrefix: String? = prefix(for: NS.cipid)
-    static let capsPrefix: String? = prefix(for: NS.caps)
-    static let epPrefix: String? = prefix(for: NS.rpidStatus)
+    typealias Name = XMLStreamWriter.Name
+
+    /// ``prefixes`` for the writer: a writer made with them finds the codec's bindings by
+    /// position, and the root declares them by their bits (``Used``).
+    static let namespaces = XMLStreamWriter.Namespaces(prefixes)
+    static let pidf = namespaces[Used.pidf], dm = namespaces[Used.dm], rpid = namespaces[Used.rpid]
+    static let cipid = namespaces[Used.cipid], caps = namespaces[Used.caps], ep = namespaces[Used.ep]
+
+    /// The element names the writer writes, each with its codec prefix and spelled once.
+    enum Names {
+        static let presence = Name("presence", in: pidf), tuple = Name("tuple", in: pidf)
+        static let status = Name("status", in: pidf), basic = Name("basic", in: pidf)
+        static let contact = Name("contact", in: pidf), note = Name("note", in: pidf)
+        static let timestamp = Name("timestamp", in: pidf), cid = Name("cid", in: pidf)
+        static let linkedIdentities = Name("linked-identities", in: pidf)
+        static let secondaryIdentities = Name("secondary-identities", in: pidf)
+        static let secondaryIdentity = Name("secondary-identity", in: pidf)
+        static let person = Name("person", in: dm), device = Name("device", in: dm)
+        static let deviceID = Name("deviceID", in: dm), dmNote = Name("note", in: dm)
+        static let dmTimestamp = Name("timestamp", in: dm)
+        static let activities = Name("activities", in: rpid), `class` = Name("class", in: rpid)
+        static let mood = Name("mood", in: rpid), placeIs = Name("place-is", in: rpid)
+        static let placeType = Name("place-type", in: rpid), privacy = Name("privacy", in: rpid)
+        static let relationship = Name("relationship", in: rpid), serviceClass = Name("service-class", in: rpid)
+        static let sphere = Name("sphere", in: rpid), statusIcon = Name("status-icon", in: rpid)
+        static let timeOffset = Name("time-offset", in: rpid), userInput = Name("user-input", in: rpid)
+        static let rpidNote = Name("note", in: rpid), other = Name("other", in: rpid)
+        static let audio = Name("audio", in: rpid), video = Name("video", in: rpid), text = Name("text", in: rpid)
+        static let legacyActivities = Name("activities", in: ep), legacyActivity = Name("activity", in: ep)
+        static let displayName = Name("display-name", in: cipid), card = Name("card", in: cipid)
+        static let homepage = Name("homepage", in: cipid), icon = Name("icon", in: cipid)
+        static let map = Name("map", in: cipid), sound = Name("sound", in: cipid)
+        static let servcaps = Name("servcaps", in: caps), description = Name("description", in: caps)
+        static let type = Name("type", in: caps)
+    }
 
     /// Bits of ``prefixes`` (in its order): which codec namespaces the written document uses.
     struct Used {
@@ -40,29 +69,18 @@ extension PIDFXML {
             for child in e.children { if case .element(let c) = child { insert(tree: c) } }
         }
         static let pidf = 0, dm = 1, rpid = 2, cipid = 3, caps = 4, ep = 6
-
-        /// The root's declarations for each set of bits: the ``PIDFXML/prefixes`` whose bit is
-        /// set, in that order. Made once (256 short arrays): an array made per document cost its
-        /// allocation and a generic destruction of each (prefix, uri) pair.
-        static let declarations: [[(prefix: String?, uri: String)]] = (0..<(1 << PIDFXML.prefixes.count)).map { bits in
-            PIDFXML.prefixes.indices.filter { bits & (1 << $0) != 0 }.map { (PIDFXML.prefixes[$0].prefix, PIDFXML.prefixes[$0].uri) }
-        }
     }
 
-    /// A text-only element with the codec's prefix: unqualified attributes
-    /// (nil values left out), then `xml:lang`, then the text.
-    static func writeText(
-        _ w: inout XMLStreamWriter, _ namespace: String, _ prefix: String?, _ local: String, _ text: String,
-        lang: String? = nil
-    ) {
-        w.startElement(namespace, local, prefix: prefix, indentsChildren: false)
+    /// A text-only element: `xml:lang` when given, then the text.
+    static func writeText(_ w: inout XMLStreamWriter, _ name: Name, _ text: String, lang: String? = nil) {
+        w.startElement(name, indentsChildren: false)
         if let lang { w.attribute(langName, lang, prefix: "xml") }
         w.text(text)
         w.endElement()
     }
 
-    static func writeNote(_ w: inout XMLStreamWriter, _ namespace: String, _ prefix: String?, _ note: PIDFNote, local: String = "note") {
-        writeText(&w, namespace, prefix, local, note.text, lang: note.lang)
+    static func writeNote(_ w: inout XMLStreamWriter, _ name: Name, _ note: PIDFNote) {
+        writeText(&w, name, note.text, lang: note.lang)
     }
 }
 
@@ -77,7 +95,7 @@ extension PIDFDocument {
     /// The document as UTF-8 XML with a declaration and two-space indentation,
     /// written directly (the bytes of `XMLWriter().bytes(xml)`).
     public func serialized() -> [UInt8] {
-        var w = XMLStreamWriter()
+        var w = XMLStreamWriter(namespaces: PIDFXML.namespaces)
         withUnsafePointer(to: self) { $0.write(to: &w) }
         return w.finish()
     }
@@ -95,14 +113,14 @@ extension UnsafePointer<PIDFDocument> {
         forEach(\.devices) { $0.markNamespaces(&used) }
         pointer(to: \.cipid)!.markNamespaces(&used)
         forEach(\.extensions) { used.insert(tree: $0.pointee) }
-        w.startElement(NS.pidf, "presence", prefix: nil, declarations: PIDFXML.Used.declarations[Int(used.bits)])
+        w.startElement(PIDFXML.Names.presence, declaring: UInt64(used.bits))
         w.attribute("entity", pointee.entity)
         forEach(\.tuples) { $0.write(to: &w) }
-        forEach(\.notes) { PIDFXML.writeNote(&w, NS.pidf, nil, $0.pointee) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.note, $0.pointee) }
         forEach(\.persons) { $0.write(to: &w) }
         forEach(\.devices) { $0.write(to: &w) }
         pointee.linkedIdentities?.write(to: &w)
-        if let cid = pointee.cid { PIDFXML.writeText(&w, NS.pidf, nil, "cid", cid) }
+        if let cid = pointee.cid { PIDFXML.writeText(&w, PIDFXML.Names.cid, cid) }
         pointer(to: \.cipid)!.write(to: &w)
         forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
         w.endElement()
@@ -119,22 +137,22 @@ extension UnsafePointer<PIDFTuple> {
     }
 
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.pidf, "tuple", prefix: nil)
+        w.startElement(PIDFXML.Names.tuple)
         w.attribute("id", pointee.id)
         pointer(to: \.status)!.write(to: &w)
-        forEach(\.deviceIDs) { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", $0.pointee) }
+        forEach(\.deviceIDs) { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, $0.pointee) }
         pointer(to: \.status)!.pointer(to: \.capabilities)!.unwrapped()?.write(to: &w)
         pointee.rpid.write(to: &w)
         pointer(to: \.cipid)!.write(to: &w)
         forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
         if let contact = pointee.contact {
-            w.startElement(NS.pidf, "contact", prefix: nil, indentsChildren: false)
+            w.startElement(PIDFXML.Names.contact, indentsChildren: false)
             w.attribute("priority", contact.priority)
             w.text(contact.uri)
             w.endElement()
         }
-        forEach(\.notes) { PIDFXML.writeNote(&w, NS.pidf, nil, $0.pointee) }
-        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.pidf, nil, "timestamp", timestamp) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.note, $0.pointee) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.timestamp, timestamp) }
         w.endElement()
     }
 }
@@ -149,9 +167,9 @@ extension UnsafePointer<PIDFStatus> {
 
     /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.pidf, "status", prefix: nil)
+        w.startElement(PIDFXML.Names.status)
         if let text = pointee.basic?.rawValue ?? pointee.unrecognizedBasic {
-            PIDFXML.writeText(&w, NS.pidf, nil, "basic", text)
+            PIDFXML.writeText(&w, PIDFXML.Names.basic, text)
         }
         pointee.rpid.write(to: &w)
         forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
@@ -168,13 +186,13 @@ extension UnsafePointer<PIDFPerson> {
     }
 
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.dataModel, "person", prefix: PIDFXML.dm)
+        w.startElement(PIDFXML.Names.person)
         w.attribute("id", pointee.id)
         pointee.rpid.write(to: &w)
         pointer(to: \.cipid)!.write(to: &w)
         forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
-        forEach(\.notes) { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, $0.pointee) }
-        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, $0.pointee) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
         w.endElement()
     }
 }
@@ -187,24 +205,24 @@ extension UnsafePointer<PIDFDevice> {
     }
 
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.dataModel, "device", prefix: PIDFXML.dm)
+        w.startElement(PIDFXML.Names.device)
         w.attribute("id", pointee.id)
         pointee.rpid.write(to: &w)
         forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
-        if let deviceID = pointee.deviceID { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "deviceID", deviceID) }
-        forEach(\.notes) { PIDFXML.writeNote(&w, NS.dataModel, PIDFXML.dm, $0.pointee) }
-        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, NS.dataModel, PIDFXML.dm, "timestamp", timestamp) }
+        if let deviceID = pointee.deviceID { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, deviceID) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, $0.pointee) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
         w.endElement()
     }
 }
 
 extension LinkedIdentities {
     func write(to w: inout XMLStreamWriter) {
-        w.startElement(NS.pidf, "linked-identities", prefix: nil)
+        w.startElement(PIDFXML.Names.linkedIdentities)
         w.attribute("primary-id", primaryID)
         if !secondaryIdentities.isEmpty {
-            w.startElement(NS.pidf, "secondary-identities", prefix: nil)
-            for s in secondaryIdentities { PIDFXML.writeText(&w, NS.pidf, nil, "secondary-identity", s) }
+            w.startElement(PIDFXML.Names.secondaryIdentities)
+            for s in secondaryIdentities { PIDFXML.writeText(&w, PIDFXML.Names.secondaryIdentity, s) }
             w.endElement()
         }
         w.endElement()
@@ -241,21 +259,21 @@ extension UnsafePointer<RPID.Fields> {
     /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.
     func write(to w: inout XMLStreamWriter) {
         if !pointee.legacyActivities.isEmpty {
-            w.startElement(NS.rpidStatus, "activities", prefix: PIDFXML.epPrefix)
-            forEach(\.legacyActivities) { PIDFXML.writeText(&w, NS.rpidStatus, PIDFXML.epPrefix, "activity", $0.pointee) }
+            w.startElement(PIDFXML.Names.legacyActivities)
+            forEach(\.legacyActivities) { PIDFXML.writeText(&w, PIDFXML.Names.legacyActivity, $0.pointee) }
             w.endElement()
         }
-        forEach(\.activities) { $0.write(to: &w, "activities") }
-        if let c = pointee.`class` { PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "class", c) }
-        pointer(to: \.mood)!.unwrapped()?.write(to: &w, "mood")
+        forEach(\.activities) { $0.write(to: &w, PIDFXML.Names.activities) }
+        if let c = pointee.`class` { PIDFXML.writeText(&w, PIDFXML.Names.class, c) }
+        pointer(to: \.mood)!.unwrapped()?.write(to: &w, PIDFXML.Names.mood)
         pointer(to: \.placeIs)!.unwrapped()?.write(to: &w)
-        pointer(to: \.placeType)!.unwrapped()?.write(to: &w, "place-type")
-        pointer(to: \.privacy)!.unwrapped()?.write(to: &w, "privacy")
-        pointer(to: \.relationship)!.unwrapped()?.write(to: &w, "relationship")
-        pointer(to: \.serviceClass)!.unwrapped()?.write(to: &w, "service-class")
-        pointer(to: \.sphere)!.unwrapped()?.write(to: &w, "sphere")
+        pointer(to: \.placeType)!.unwrapped()?.write(to: &w, PIDFXML.Names.placeType)
+        pointer(to: \.privacy)!.unwrapped()?.write(to: &w, PIDFXML.Names.privacy)
+        pointer(to: \.relationship)!.unwrapped()?.write(to: &w, PIDFXML.Names.relationship)
+        pointer(to: \.serviceClass)!.unwrapped()?.write(to: &w, PIDFXML.Names.serviceClass)
+        pointer(to: \.sphere)!.unwrapped()?.write(to: &w, PIDFXML.Names.sphere)
         if let icon = pointee.statusIcon {
-            w.startElement(NS.rpid, "status-icon", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
+            w.startElement(PIDFXML.Names.statusIcon, indentsChildren: false)
             w.attribute("id", icon.id)
             w.attribute("from", icon.from)
             w.attribute("until", icon.until)
@@ -264,7 +282,7 @@ extension UnsafePointer<RPID.Fields> {
         }
         forEach(\.timeOffsets) { offsetPointer in
             let offset = offsetPointer.pointee
-            w.startElement(NS.rpid, "time-offset", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
+            w.startElement(PIDFXML.Names.timeOffset, indentsChildren: false)
             w.attribute("id", offset.id)
             w.attribute("from", offset.from)
             w.attribute("until", offset.until)
@@ -273,7 +291,7 @@ extension UnsafePointer<RPID.Fields> {
             w.endElement()
         }
         if let input = pointee.userInput {
-            w.startElement(NS.rpid, "user-input", prefix: PIDFXML.rpidPrefix, indentsChildren: false)
+            w.startElement(PIDFXML.Names.userInput, indentsChildren: false)
             w.attribute("id", input.id)
             w.attribute("idle-threshold", input.idleThreshold.map { String($0) })
             w.attribute("last-input", input.lastInput)
@@ -295,23 +313,26 @@ extension UnsafePointer<RPIDTokens> {
         }
     }
 
-    /// Writes the element named `local`: notes first (the schemas require it), then the values in order.
-    func write(to w: inout XMLStreamWriter, _ local: String) {
+    /// Writes the element named `name`: notes first (the schemas require it), then the values in order.
+    func write(to w: inout XMLStreamWriter, _ name: PIDFXML.Name) {
         var mixed = false
         forEach(\.values) { if case .text = $0.pointee { mixed = true } }
-        w.startElement(NS.rpid, local, prefix: PIDFXML.rpidPrefix, indentsChildren: !mixed)
+        w.startElement(name, indentsChildren: !mixed)
         w.attribute("id", pointee.id)
         w.attribute("from", pointee.from)
         w.attribute("until", pointee.until)
-        forEach(\.notes) { PIDFXML.writeNote(&w, NS.rpid, PIDFXML.rpidPrefix, $0.pointee) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, $0.pointee) }
         forEach(\.values) { value in
             switch value.pointee {
             case .token(let name, let namespace):
-                let ns = namespace ?? NS.rpid
-                w.startElement(ns, name, prefix: namespace == nil ? PIDFXML.rpidPrefix : PIDFXML.prefix(for: ns))
+                if let namespace {
+                    w.startElement(namespace, name, prefix: PIDFXML.prefix(for: namespace))
+                } else {
+                    w.startElement(name, in: PIDFXML.rpid)
+                }
                 w.endElement()
             case .other(let text, let lang):
-                PIDFXML.writeText(&w, NS.rpid, PIDFXML.rpidPrefix, "other", text, lang: lang)
+                PIDFXML.writeText(&w, PIDFXML.Names.other, text, lang: lang)
             case .text(let text): w.text(text)
             case .extensionElement(let x): w.element(x, verbatim: true)
             }
@@ -322,25 +343,23 @@ extension UnsafePointer<RPIDTokens> {
 
 extension UnsafePointer<RPIDPlaceIs> {
     func write(to w: inout XMLStreamWriter) {
-        let p = PIDFXML.rpidPrefix
-        w.startElement(NS.rpid, "place-is", prefix: p)
+        w.startElement(PIDFXML.Names.placeIs)
         w.attribute("id", pointee.id)
         w.attribute("from", pointee.from)
         w.attribute("until", pointee.until)
-        forEach(\.notes) { PIDFXML.writeNote(&w, NS.rpid, p, $0.pointee) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, $0.pointee) }
         // One medium after the other (an array of (medium, token) pairs cost an allocation per write).
-        Self.writeMedium(&w, "audio", pointee.audio)
-        Self.writeMedium(&w, "video", pointee.video)
-        Self.writeMedium(&w, "text", pointee.text)
+        Self.writeMedium(&w, PIDFXML.Names.audio, pointee.audio)
+        Self.writeMedium(&w, PIDFXML.Names.video, pointee.video)
+        Self.writeMedium(&w, PIDFXML.Names.text, pointee.text)
         w.endElement()
     }
 
     /// `<local><token/></local>` when the medium has a token.
-    private static func writeMedium(_ w: inout XMLStreamWriter, _ local: String, _ token: String?) {
+    private static func writeMedium(_ w: inout XMLStreamWriter, _ name: PIDFXML.Name, _ token: String?) {
         guard let token else { return }
-        let p = PIDFXML.rpidPrefix
-        w.startElement(NS.rpid, local, prefix: p)
-        w.startElement(NS.rpid, token, prefix: p)
+        w.startElement(name)
+        w.startElement(token, in: PIDFXML.rpid)
         w.endElement()
         w.endElement()
     }
@@ -352,13 +371,12 @@ extension UnsafePointer<CIPID> {
     }
 
     func write(to w: inout XMLStreamWriter) {
-        let p = PIDFXML.cipidPrefix
-        forEach(\.displayNames) { PIDFXML.writeNote(&w, NS.cipid, p, $0.pointee, local: "display-name") }
-        if let card = pointee.card { PIDFXML.writeText(&w, NS.cipid, p, "card", card) }
-        if let homepage = pointee.homepage { PIDFXML.writeText(&w, NS.cipid, p, "homepage", homepage) }
-        if let icon = pointee.icon { PIDFXML.writeText(&w, NS.cipid, p, "icon", icon) }
-        if let map = pointee.map { PIDFXML.writeText(&w, NS.cipid, p, "map", map) }
-        if let sound = pointee.sound { PIDFXML.writeText(&w, NS.cipid, p, "sound", sound) }
+        forEach(\.displayNames) { PIDFXML.writeNote(&w, PIDFXML.Names.displayName, $0.pointee) }
+        if let card = pointee.card { PIDFXML.writeText(&w, PIDFXML.Names.card, card) }
+        if let homepage = pointee.homepage { PIDFXML.writeText(&w, PIDFXML.Names.homepage, homepage) }
+        if let icon = pointee.icon { PIDFXML.writeText(&w, PIDFXML.Names.icon, icon) }
+        if let map = pointee.map { PIDFXML.writeText(&w, PIDFXML.Names.map, map) }
+        if let sound = pointee.sound { PIDFXML.writeText(&w, PIDFXML.Names.sound, sound) }
     }
 }
 
@@ -404,26 +422,30 @@ extension UnsafePointer<ServiceCapabilities> {
                 items[j] = entry
             }
 
-            let p = PIDFXML.capsPrefix
-            w.startElement(NS.caps, "servcaps", prefix: p)
+            let caps = PIDFXML.caps
+            w.startElement(PIDFXML.Names.servcaps)
             for entry in items {
                 switch entry.item {
                 case .flag(let i):
-                    PIDFXML.writeText(&w, NS.caps, p, flags[i].name, flags[i].value ? "true" : "false")
+                    w.startElement(flags[i].name, in: caps, indentsChildren: false)
+                    w.text(flags[i].value ? "true" : "false")
+                    w.endElement()
                 case .description(let i):
-                    PIDFXML.writeNote(&w, NS.caps, p, descriptions[i], local: "description")
+                    PIDFXML.writeNote(&w, PIDFXML.Names.description, descriptions[i])
                 case .type(let list, let entry):
-                    PIDFXML.writeText(&w, NS.caps, p, "type", lists[list].supported[entry])
+                    PIDFXML.writeText(&w, PIDFXML.Names.type, lists[list].supported[entry])
                 case .list(let i):
                     let list = lists[i]
-                    w.startElement(NS.caps, list.name, prefix: p)
+                    w.startElement(list.name, in: caps)
                     for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
-                        w.startElement(NS.caps, local, prefix: p)
+                        w.startElement(local, in: caps)
                         for entry in entries {
                             if let textName = ServiceCapabilities.textEntry[list.name] {
-                                PIDFXML.writeText(&w, NS.caps, p, textName, entry)
+                                w.startElement(textName, in: caps, indentsChildren: false)
+                                w.text(entry)
+                                w.endElement()
                             } else {
-                                w.startElement(NS.caps, entry, prefix: p)
+                                w.startElement(entry, in: caps)
                                 w.endElement()
                             }
                         }

@@ -62,6 +62,10 @@ extension PresenceMapper {
             break
         }
 
+        // The person's RPID elements gathered in locals, its RPID made once at the end: set
+        // through RPID's accessors one by one, each made the box unique (allocated or tested) first.
+        var userInput: RPIDUserInput?, placeType: RPIDTokens?, placeIs: RPIDPlaceIs?
+        var timeOffsets: [RPIDTimeOffset] = [], personActivities: [RPIDTokens] = []
         var person = PIDFPerson(id: "p0")
         var activities = RPIDTokens()
         // Room for the usual few tokens at once (grown from empty, the array was made twice).
@@ -75,7 +79,7 @@ extension PresenceMapper {
             let detail = tables.availabilityDetail[index]
             detail.activities.forEach(addToken)
             detail.other.map(addOther)
-            if let input = detail.userInput { person.rpid.userInput = RPIDUserInput(input) }
+            if let input = detail.userInput { userInput = RPIDUserInput(input) }
             report.map("state/availability class", detailRowDetails[index])
         }
         if let token = effective.token {
@@ -111,16 +115,16 @@ extension PresenceMapper {
                 report.map("state/meetingSubject", "rpid activities note")
             }
             if let location = state.meetingLocation, !location.isEmpty {
-                person.rpid.placeType = RPIDTokens(values: [.other(location)])
+                placeType = RPIDTokens(values: [.other(location)])
                 report.map("state/meetingLocation", "rpid place-type other")
             }
             if let location = state.endpointLocation, !location.isEmpty {
-                person.rpid.placeIs = RPIDPlaceIs(notes: [PIDFNote(location)])
+                placeIs = RPIDPlaceIs(notes: [PIDFNote(location)])
                 report.map("state/endpointLocation", "rpid place-is note")
             }
             if let bias = state.timeZoneBias {
                 // Windows bias: UTC = local + bias, so the offset from UTC is -bias (RFC 4480 §3.14).
-                person.rpid.timeOffsets = [RPIDTimeOffset(minutes: -bias, description: state.timeZoneName)]
+                timeOffsets = [RPIDTimeOffset(minutes: -bias, description: state.timeZoneName)]
                 report.map("state/timeZoneBias", "rpid time-offset \(-bias)")
                 if state.timeZoneName != nil { report.map("state/timeZoneName", "rpid time-offset/@description") }
             }
@@ -128,8 +132,8 @@ extension PresenceMapper {
             if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
             if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
         }
-        if let unknownMarker { person.rpid.activities.append(unknownMarker) }
-        if !activities.values.isEmpty { person.rpid.activities.append(activities) }
+        if let unknownMarker { personActivities.append(unknownMarker) }
+        if !activities.values.isEmpty { personActivities.append(activities) }
 
         // Categories read in place by index (a `for category in` loop copies
         // each one, payload and all); a case binding copies only its payload.
@@ -138,7 +142,7 @@ extension PresenceMapper {
             case .note(let note):
                 for body in note.bodies where !body.text.isEmpty {
                     if body.type == "OOF" {
-                        person.rpid.activities.append(RPIDTokens(
+                        personActivities.append(RPIDTokens(
                             from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
                             values: [.other(MSActivityToken.outOfOffice.rawValue)]))
                         report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
@@ -161,7 +165,7 @@ extension PresenceMapper {
                 reportDroppedCard(card, report: &report)
             case .calendarData(let calendar):
                 if let freeBusy = calendar.freeBusy {
-                    person.rpid.activities += self.activities(
+                    personActivities += self.activities(
                         fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
                 }
                 if calendar.hasWorkingHours {
@@ -182,6 +186,9 @@ extension PresenceMapper {
         // The document made once, from its parts (filled in and then returned, it was copied),
         // the status and person moved into it: swapped out of the variables the conversion
         // filled (which the compiler cannot `consume`), consumed from fresh ones.
+        person.rpid = RPID(
+            activities: consume personActivities, placeType: consume placeType, placeIs: consume placeIs,
+            timeOffsets: consume timeOffsets, userInput: consume userInput)
         var persons: [PIDFPerson] = []
         if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty {
             var moved = PIDFPerson(id: "")

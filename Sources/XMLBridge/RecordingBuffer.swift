@@ -88,6 +88,13 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
         return base[count]
     }
 
+    /// Removes the last `k` values (`0 ... count`).
+    @inline(__always)
+    mutating func removeLast(_ k: Int) {
+        precondition(k >= 0 && k <= count, "removing more values than there are")
+        count &-= k
+    }
+
     /// The values, as an array of exactly `count` elements.
     var array: [Element] {
         Array(UnsafeBufferPointer(start: base, count: count))

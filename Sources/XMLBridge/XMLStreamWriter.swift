@@ -30,8 +30,12 @@ public struct XMLStreamWriter: ~Copyable {
     private let indentRun: [UInt8]
     private static let twoSpaces: [UInt8] = [0x20, 0x20]
     private static let spaces = [UInt8](repeating: 0x20, count: 32)
-    /// Prefix bindings in force, innermost last.
-    private var scope = Scope()
+    /// Prefix bindings in force, innermost last, and the strings they name.
+    private var scope: Scope
+    /// The namespaces the writer was made with (``Namespaces``), as positions in `scope.strings`,
+    private let namespaceEntries: [Namespaces.Entry]
+    /// and their declarations, spelled.
+    private let namespaceDeclarations: [UInt8]
     /// Open elements, innermost last (pushed and popped once per element,
     /// without the uniqueness check an array makes on each).
     private var frames: RecordingBuffer<Frame>
@@ -57,8 +61,15 @@ public struct XMLStreamWriter: ~Copyable {
     static let xmlnsNamespace = "http://www.w3.org/2000/xmlns/"
 
     /// A writer; `indent` nil writes no line breaks, `declaration` writes the XML declaration first.
-    public init(indent: String? = "  ", declaration: Bool = true, capacity: Int = 2048) {
+    /// `namespaces` are the ones a codec names its elements in (``Name``, made from them), which
+    /// the writer then knows by position.
+    public init(
+        indent: String? = "  ", declaration: Bool = true, capacity: Int = 2048, namespaces: Namespaces = .none
+    ) {
         out = XMLByteSink(capacity: capacity)
+        scope = Scope(strings: namespaces.strings, lengths: namespaces.lengths)
+        namespaceEntries = namespaces.entries
+        namespaceDeclarations = namespaces.declarations
         if indent == "  " {
             // The default: shared arrays, nothing built per document.
             self.indent = Self.twoSpaces
@@ -67,7 +78,6 @@ public struct XMLStreamWriter: ~Copyable {
             self.indent = indent.map { Array($0.utf8) }
             indentRun = indent.map { Array(repeating: Array($0.utf8), count: 16).flatMap { $0 } } ?? []
         }
-        scope.bindings.reserveCapacity(16)
         frames = RecordingBuffer(capacity: 16)
         if declaration {
             out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
@@ -107,58 +117,194 @@ public struct XMLStreamWriter: ~Copyable {
         }
     }
 
-    /// Prefix bindings in force, innermost last.
-    private struct Scope {
-        var bindings: [(prefix: String?, uri: String)] = []
-        func lookup(_ prefix: String?) -> String? {
-            if let prefix, XMLStreamWriter.same(prefix, "xml") { return XMLStreamWriter.xmlNamespace }
-            if let i = index(of: prefix) { return bindings[i].uri }
-            return prefix == nil ? "" : nil
+    /// A prefix bound to a namespace URI, both as positions in ``Scope/strings``; the
+    /// default namespace's prefix is ``Scope/none``.
+    struct Binding {
+        var prefix: Int32
+        var uri: Int32
+    }
+
+    /// Prefix bindings in force, innermost last. Prefixes and URIs are held as positions in
+    /// `strings`, where each string met stands once, so that finding a binding compares
+    /// integers (and ending an element drops its bindings without releasing any string).
+    private struct Scope: ~Copyable {
+        /// Every prefix and namespace URI met, each once: the rules' own (``builtIn``), then the
+        /// writer's ``Namespaces``, then others as they come.
+        var strings: [String]
+        var bindings = RecordingBuffer<Binding>(capacity: 16)
+
+        /// The prefixes and URIs the rules single out, at the positions named below.
+        static let builtIn = ["xml", XMLStreamWriter.xmlNamespace, "xmlns", XMLStreamWriter.xmlnsNamespace, ""]
+        static let xml: Int32 = 0, xmlNamespace: Int32 = 1, xmlns: Int32 = 2, xmlnsNamespace: Int32 = 3, empty: Int32 = 4
+        /// No prefix: the default namespace.
+        static let none: Int32 = -1
+
+        /// The UTF-8 length of each of `strings`, compared first: a string is looked for
+        /// among few of the same length.
+        var lengths: [Int]
+
+        init(strings: [String], lengths: [Int]) {
+            self.strings = strings
+            self.lengths = lengths
         }
 
-        /// The innermost binding of `prefix`, read in place (no binding copied).
-        /// Inlined: a call costs about as much as the usual one-step search.
-        @inline(__always)
-        func index(of prefix: String?) -> Int? {
-            bindings.withUnsafeBufferPointer { b -> Int? in
-                var i = b.count
-                while i > 0 {
-                    i -= 1
-                    if XMLStreamWriter.same(b[i].prefix, prefix) { return i }
+        /// The position of `string` in ``strings``, added when it is not there yet.
+        mutating func intern(_ string: String) -> Int32 {
+            let length = string.utf8.count
+            let found = lengths.withUnsafeBufferPointer { l in
+                strings.withUnsafeBufferPointer { b -> Int? in
+                    for i in l.indices where l[i] == length && b[i] == string { return i }
+                    return nil
                 }
-                return nil
+            }
+            if let found { return Int32(truncatingIfNeeded: found) }
+            strings.append(string)
+            lengths.append(length)
+            return Int32(truncatingIfNeeded: strings.count - 1)
+        }
+
+        mutating func intern(_ prefix: String?) -> Int32 {
+            guard let prefix else { return Self.none }
+            return intern(prefix)
+        }
+
+        /// True when `string` is the one at `position` (read in place: no copy of it).
+        @inline(__always)
+        func holds(_ string: String, at position: Int32) -> Bool {
+            strings.withUnsafeBufferPointer { b in
+                UInt(bitPattern: Int(position)) < UInt(b.count) && XMLStreamWriter.same(b[Int(position)], string)
             }
         }
-        func prefix(for uri: String) -> String?? {
-            if XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace) { return .some("xml") }
-            for b in bindings.reversed() where XMLStreamWriter.same(b.uri, uri) && b.prefix != nil && XMLStreamWriter.same(lookup(b.prefix), uri) {
-                return .some(b.prefix)
+
+        /// The string at `position` (a prefix other than ``none``, or a URI).
+        func string(_ position: Int32) -> String { strings[Int(position)] }
+
+        /// The URI `prefix` is bound to: `xml` to its namespace, the default namespace to none ("") when unbound.
+        func lookup(_ prefix: Int32) -> Int32? {
+            if prefix == Self.xml { return Self.xmlNamespace }
+            if let i = index(of: prefix) { return bindings[i].uri }
+            return prefix == Self.none ? Self.empty : nil
+        }
+
+        /// The innermost binding of `prefix`.
+        @inline(__always)
+        func index(of prefix: Int32) -> Int? {
+            let b = bindings.buffer
+            var i = b.count
+            while i > 0 {
+                i &-= 1
+                if b[i].prefix == prefix { return i }
             }
             return nil
         }
-        /// True when the innermost binding of `prefix` (nil: the default
-        /// namespace) in the bindings made so far is `uri`. Unlike ``lookup(_:)``,
-        /// `xml` counts only when bound here (it never is).
-        @inline(__always)
-        func binds(_ prefix: String?, to uri: String) -> Bool {
-            guard let i = index(of: prefix) else { return false }
-            return bindings.withUnsafeBufferPointer { XMLStreamWriter.same($0[i].uri, uri) }
+
+        /// A prefix (not the default namespace) in force for `uri`, innermost first.
+        func prefix(for uri: Int32) -> Int32? {
+            if uri == Self.xmlNamespace { return Self.xml }
+            let b = bindings.buffer
+            for binding in b.reversed() where binding.uri == uri && binding.prefix != Self.none && lookup(binding.prefix) == uri {
+                return binding.prefix
+            }
+            return nil
         }
 
         /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
-        mutating func bind(_ prefix: String?, _ uri: String) -> Bool {
-            // `lookup(prefix) == uri`, without copying the bound URI out.
-            let bound: Bool
-            if let prefix, XMLStreamWriter.same(prefix, "xml") {
-                bound = XMLStreamWriter.same(uri, XMLStreamWriter.xmlNamespace)
-            } else if let i = index(of: prefix) {
-                bound = bindings.withUnsafeBufferPointer { XMLStreamWriter.same($0[i].uri, uri) }
-            } else {
-                bound = prefix == nil && uri.isEmpty
-            }
-            if bound { return false }
-            bindings.append((prefix, uri))
+        mutating func bind(_ prefix: Int32, _ uri: Int32) -> Bool {
+            if lookup(prefix) == uri { return false }
+            bindings.append(Binding(prefix: prefix, uri: uri))
             return true
+        }
+    }
+
+    /// The namespaces a codec writes its elements in, each with the prefix it writes it with
+    /// (nil: the default namespace), prepared once (a `static let`). A writer made with them
+    /// holds their prefixes and URIs at known positions, so that the codec's ``Name``s are
+    /// written without comparing strings, and declares them by their positions
+    /// (``startElement(_:declaring:indentsChildren:)``).
+    public struct Namespaces: Sendable {
+        /// The rules' own prefixes and URIs, then the entries' prefixes and URIs, each once.
+        let strings: [String]
+        /// Their UTF-8 lengths.
+        let lengths: [Int]
+        /// Each entry's prefix and URI, as positions in `strings`, and where its declaration
+        /// lies in `declarations`.
+        let entries: [Entry]
+        /// Each entry's declaration (` xmlns:prefix="uri"`) as a writer writes it, one after the other.
+        let declarations: [UInt8]
+
+        struct Entry {
+            var binding: Binding
+            var declarationStart: Int
+            var declarationEnd: Int
+        }
+
+        /// No namespaces of a codec's: the writer knows the rules' own strings only.
+        public static let none = Namespaces([])
+
+        /// At most 64 entries, each in a namespace other than none, `xml`'s and `xmlns`'s,
+        /// with a prefix that may be bound to it (Namespaces in XML 1.0 §3).
+        public init(_ namespaces: [(uri: String, prefix: String?)]) {
+            precondition(namespaces.count <= 64, "at most 64 namespaces")
+            var strings = Scope.builtIn
+            func position(_ s: String) -> Int32 {
+                if let i = strings.firstIndex(of: s) { return Int32(i) }
+                strings.append(s)
+                return Int32(strings.count - 1)
+            }
+            var entries: [Entry] = []
+            guard !namespaces.isEmpty else {
+                // ``none``, which the writer below is made with.
+                (self.strings, self.lengths, self.entries, self.declarations) = (strings, strings.map(\.utf8.count), entries, [])
+                return
+            }
+            var declarations = XMLStreamWriter(indent: nil, declaration: false)
+            for ns in namespaces {
+                precondition(
+                    !ns.uri.isEmpty && ns.uri != XMLStreamWriter.xmlNamespace && ns.uri != XMLStreamWriter.xmlnsNamespace
+                        && ns.prefix.map { XMLStreamWriter.canDeclare($0, ns.uri) } ?? true,
+                    "a namespace a codec may declare")
+                let start = declarations.out.count
+                declarations.writeDeclaration(ns.prefix, ns.uri)
+                entries.append(Entry(
+                    binding: Binding(prefix: ns.prefix.map(position) ?? Scope.none, uri: position(ns.uri)),
+                    declarationStart: start, declarationEnd: declarations.out.count))
+            }
+            self.entries = entries
+            self.strings = strings
+            lengths = strings.map(\.utf8.count)
+            self.declarations = declarations.finish()
+        }
+
+        /// Entry `index`: its namespace with its prefix.
+        public subscript(index: Int) -> Namespace {
+            let entry = entries[index].binding
+            return Namespace(
+                uri: strings[Int(entry.uri)], prefix: entry.prefix == Scope.none ? nil : strings[Int(entry.prefix)],
+                uriID: entry.uri, prefixID: entry.prefix)
+        }
+    }
+
+    /// One of a codec's ``Namespaces`` with its prefix, and their positions in a writer made
+    /// with those namespaces.
+    public struct Namespace: Sendable {
+        public let uri: String
+        public let prefix: String?
+        let uriID: Int32
+        let prefixID: Int32
+    }
+
+    /// An element name of a codec's, made once in one of its ``Namespaces``, with its
+    /// qualified name as the start and end tags spell it.
+    public struct Name: Sendable {
+        public let namespace: Namespace
+        public let local: String
+        /// `prefix:local`, or `local` without a prefix.
+        let qualified: String
+
+        public init(_ local: String, in namespace: Namespace) {
+            self.namespace = namespace
+            self.local = local
+            qualified = namespace.prefix.map { "\($0):\(local)" } ?? local
         }
     }
 
@@ -183,23 +329,24 @@ public struct XMLStreamWriter: ~Copyable {
         // ever bound where it may be declared, so the test is for the one
         // binding that can break that: `ns` made up for an attribute in the
         // xmlns namespace), declare nothing and write the same start tag.
-        if declarations.isEmpty, !namespace.isEmpty, scope.binds(prefix, to: namespace),
+        // The bound URI is compared as a string (mostly the very string
+        // passed, which compares at once), the namespace not looked up.
+        if declarations.isEmpty, !namespace.isEmpty, let bound = scope.index(of: scope.intern(prefix)),
+            scope.holds(namespace, at: scope.bindings[bound].uri),
             prefix == nil || !Self.same(namespace, Self.xmlnsNamespace)
         {
             out.append(0x3C)  // <
             let nameOffset = out.count
             appendQName(prefix, local)
-            frames.append(Frame(
-                nameOffset: nameOffset, nameLength: out.count - nameOffset, savedBindings: saved,
-                indentsChildren: indentsChildren && indent != nil))
-            startTagOpen = true
+            pushFrame(nameOffset: nameOffset, nameLength: out.count - nameOffset, savedBindings: saved, indentsChildren: indentsChildren)
             return
         }
-        let isXMLNamespace = Self.same(namespace, Self.xmlNamespace)
+        let namespaceID = scope.intern(namespace)
+        let isXMLNamespace = namespaceID == Scope.xmlNamespace
         var elementPrefix = prefix.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
         if isXMLNamespace {
             elementPrefix = "xml"
-        } else if namespace.isEmpty {
+        } else if namespaceID == Scope.empty {
             elementPrefix = nil
         }
         out.append(0x3C)  // <
@@ -212,17 +359,78 @@ public struct XMLStreamWriter: ~Copyable {
             if d.uri.isEmpty && d.prefix != nil { continue }
             if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
             if d.prefix == nil && (Self.same(d.uri, Self.xmlNamespace) || Self.same(d.uri, Self.xmlnsNamespace)) { continue }
-            if scope.bind(d.prefix, d.uri) { writeDeclaration(d.prefix, d.uri) }
+            if scope.bind(scope.intern(d.prefix), scope.intern(d.uri)) { writeDeclaration(d.prefix, d.uri) }
         }
-        if isXMLNamespace {
-            // predeclared
-        } else if namespace.isEmpty {
-            if scope.bind(nil, "") { writeDeclaration(nil, "") }
-        } else {
-            if scope.bind(elementPrefix, namespace) { writeDeclaration(elementPrefix, namespace) }
+        if !isXMLNamespace {  // else predeclared
+            let elementPrefixID = scope.intern(elementPrefix)
+            if scope.bind(elementPrefixID, namespaceID) { writeDeclaration(elementPrefixID, namespaceID) }
         }
+        pushFrame(nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
+    }
+
+    /// Opens an element named by a codec's ``Name`` and writes its start tag up to the
+    /// attributes: the bytes ``startElement(_:_:prefix:declarations:indentsChildren:)`` writes
+    /// for its namespace, local name and prefix, with `declaring` (bit i: entry i of the
+    /// writer's ``Namespaces``, in their order; none for a writer made without them) as the
+    /// declarations. The name's binding is
+    /// found by positions, and its qualified name was spelled when the name was made.
+    public mutating func startElement(_ name: Name, declaring: UInt64 = 0, indentsChildren: Bool = true) {
+        open(name.namespace, name.local, qualified: name.qualified, declaring: declaring, indentsChildren: indentsChildren)
+    }
+
+    /// Opens the element `local` in a codec's ``Namespace`` (a name known only when writing,
+    /// such as a token's): ``startElement(_:declaring:indentsChildren:)`` for that name.
+    public mutating func startElement(_ local: String, in namespace: Namespace, indentsChildren: Bool = true) {
+        open(namespace, local, qualified: nil, declaring: 0, indentsChildren: indentsChildren)
+    }
+
+    /// Opens an element in `namespace`, its qualified name `qualified` when spelled already.
+    /// Inlined into both callers, so that `qualified` is not wrapped in an optional.
+    @inline(__always)
+    private mutating func open(
+        _ namespace: Namespace, _ local: String, qualified: String?, declaring: UInt64, indentsChildren: Bool
+    ) {
+        // A namespace from other ``Namespaces`` than the writer's: by its strings.
+        guard scope.holds(namespace.uri, at: namespace.uriID),
+            namespace.prefixID == Scope.none || scope.holds(namespace.prefix ?? "", at: namespace.prefixID)
+        else {
+            var declarations: [(prefix: String?, uri: String)] = []
+            for i in namespaceEntries.indices where declaring & (1 << UInt64(i)) != 0 {
+                let entry = namespaceEntries[i].binding
+                declarations.append((entry.prefix == Scope.none ? nil : scope.string(entry.prefix), scope.string(entry.uri)))
+            }
+            return startElement(
+                namespace.uri, local, prefix: namespace.prefix, declarations: declarations,
+                indentsChildren: indentsChildren)
+        }
+        beginChild(element: true)
+        let saved = scope.bindings.count
+        out.append(0x3C)  // <
+        let nameOffset = out.count
+        if let qualified { out.append(qualified) } else { appendQName(namespace.prefix, local) }
+        let nameLength = out.count - nameOffset
+        // A ``Namespaces`` entry is declarable (checked when made), so the steps of the
+        // general path keep the prefix and skip no declaration for that reason.
+        if declaring != 0 {
+            for i in namespaceEntries.indices where declaring & (1 << UInt64(i)) != 0 {
+                let entry = namespaceEntries[i]
+                let binding = entry.binding
+                guard binding.prefix != namespace.prefixID || binding.uri == namespace.uriID else { continue }
+                if scope.bind(binding.prefix, binding.uri) {
+                    namespaceDeclarations.withUnsafeBufferPointer {
+                        out.append(UnsafeBufferPointer(rebasing: $0[entry.declarationStart..<entry.declarationEnd]))
+                    }
+                }
+            }
+        }
+        if scope.bind(namespace.prefixID, namespace.uriID) { writeDeclaration(namespace.prefixID, namespace.uriID) }
+        pushFrame(nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
+    }
+
+    @inline(__always)
+    private mutating func pushFrame(nameOffset: Int, nameLength: Int, savedBindings: Int, indentsChildren: Bool) {
         frames.append(Frame(
-            nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved,
+            nameOffset: nameOffset, nameLength: nameLength, savedBindings: savedBindings,
             indentsChildren: indentsChildren && indent != nil))
         startTagOpen = true
     }
@@ -270,13 +478,15 @@ public struct XMLStreamWriter: ~Copyable {
     /// The prefix for an attribute in `namespace`, declared (written) here if none is in force.
     private mutating func attributePrefix(_ namespace: String, hint: String?) -> String? {
         let hint = hint.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
-        if let p = hint, Self.same(scope.lookup(p), namespace) { return p }
-        if let found = scope.prefix(for: namespace) { return found }
+        let namespaceID = scope.intern(namespace)
+        if let p = hint, scope.lookup(scope.intern(p)) == namespaceID { return p }
+        if let found = scope.prefix(for: namespaceID) { return scope.string(found) }
         let stem = hint ?? "ns"
         var p = stem
         var n = 1
-        while scope.lookup(p) != nil { p = "\(stem)\(n)"; n += 1 }
-        if scope.bind(p, namespace) { writeDeclaration(p, namespace) }
+        while scope.lookup(scope.intern(p)) != nil { p = "\(stem)\(n)"; n += 1 }
+        let prefixID = scope.intern(p)
+        if scope.bind(prefixID, namespaceID) { writeDeclaration(prefixID, namespaceID) }
         return p
     }
 
@@ -305,7 +515,7 @@ public struct XMLStreamWriter: ~Copyable {
             if frame.indentsChildren { newline(frames.count) }
             out.appendEndTag(nameAt: frame.nameOffset, length: frame.nameLength)
         }
-        while scope.bindings.count > frame.savedBindings { scope.bindings.removeLast() }
+        scope.bindings.removeLast(scope.bindings.count - frame.savedBindings)
     }
 
     /// Writes a whole value tree as the next child (or the root).
@@ -411,6 +621,11 @@ public struct XMLStreamWriter: ~Copyable {
             out.append(0x3E)  // >
         }
         if element && frames[frames.count - 1].indentsChildren { newline(frames.count) }
+    }
+
+    /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix), for a binding in the scope.
+    private mutating func writeDeclaration(_ prefix: Int32, _ uri: Int32) {
+        writeDeclaration(prefix == Scope.none ? nil : scope.string(prefix), scope.string(uri))
     }
 
     /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix).

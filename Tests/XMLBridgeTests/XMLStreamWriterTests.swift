@@ -206,4 +206,92 @@ import XMLBridge
         w.element(tree)
         #expect(w.finish() == XMLWriter().bytes(tree))
     }
+
+    @Test("a codec's names write the bytes of their strings, in a writer made with their namespaces or not, over random documents")
+    func namesWriteAsTheirStrings() {
+        // Two namespaces share a prefix, two the default namespace; others come by string.
+        let table: [(uri: String, prefix: String?)] = [
+            ("urn:a", nil), ("urn:b", "b"), ("urn:c", "p"), ("urn:d", "p"), ("urn:e", nil), ("urn:f", "f"),
+        ]
+        let namespaces = XMLStreamWriter.Namespaces(table)
+        let locals = ["x", "yy", "a-rather-long-local-name"]
+        let others: [(uri: String, prefix: String?)] = [
+            ("urn:a", "b"), ("urn:b", nil), ("urn:g", "g"), ("urn:c", "f"), ("", nil),
+            ("http://www.w3.org/XML/1998/namespace", "q"),
+        ]
+        enum Step {
+            case name(entry: Int, local: String, declaring: UInt64, indents: Bool)
+            case local(entry: Int, local: String)
+            case strings(uri: String, local: String, prefix: String?)
+            case attribute(uri: String, prefix: String?), text(String), end
+        }
+        /// Writes `steps` by strings only (`byName` false) or by names where a step has one;
+        /// without the declarations a name's step asks for when not `declaring` (a writer
+        /// made without the namespaces has none to declare by position).
+        func write(_ steps: [Step], into w: inout XMLStreamWriter, byName: Bool, declaring: Bool = true) {
+            for step in steps {
+                switch step {
+                case .name(let entry, let local, let bits, let indents):
+                    let declaring = declaring ? bits : 0
+                    if byName {
+                        w.startElement(XMLStreamWriter.Name(local, in: namespaces[entry]), declaring: declaring, indentsChildren: indents)
+                    } else {
+                        let declarations = table.indices.filter { declaring & (1 << UInt64($0)) != 0 }.map { (prefix: table[$0].prefix, uri: table[$0].uri) }
+                        w.startElement(table[entry].uri, local, prefix: table[entry].prefix, declarations: declarations, indentsChildren: indents)
+                    }
+                case .local(let entry, let local):
+                    if byName {
+                        w.startElement(local, in: namespaces[entry])
+                    } else {
+                        w.startElement(table[entry].uri, local, prefix: table[entry].prefix)
+                    }
+                case .strings(let uri, let local, let prefix): w.startElement(uri, local, prefix: prefix)
+                case .attribute(let uri, let prefix): w.attribute(XMLName(uri, "at"), "v", prefix: prefix)
+                case .text(let t): w.text(t)
+                case .end: w.endElement()
+                }
+            }
+        }
+        var random = Random(state: 12)
+        for _ in 0..<2_000 {
+            var steps: [Step] = []
+            var depth = 0
+            for _ in 0..<(1 + random.below(24)) {
+                switch random.below(8) {
+                case 0, 1, 2:
+                    let declaring = random.below(3) == 0 ? random.next() & 0x3F : 0
+                    steps.append(.name(
+                        entry: random.below(table.count), local: locals[random.below(locals.count)], declaring: declaring,
+                        indents: random.below(4) != 0))
+                    depth += 1
+                case 3:
+                    steps.append(.local(entry: random.below(table.count), local: locals[random.below(locals.count)]))
+                    depth += 1
+                case 4:
+                    let other = random.below(2) == 0 ? others[random.below(others.count)] : table[random.below(table.count)]
+                    steps.append(.strings(uri: other.uri, local: locals[random.below(locals.count)], prefix: other.prefix))
+                    depth += 1
+                case 5:
+                    let other = random.below(2) == 0 ? others[random.below(others.count)] : table[random.below(table.count)]
+                    steps.append(.attribute(uri: other.uri, prefix: other.prefix))
+                case 6: steps.append(.text("t"))
+                default:
+                    if depth > 0 { steps.append(.end); depth -= 1 }
+                }
+            }
+            var byStrings = XMLStreamWriter(indent: " ", declaration: false)
+            write(steps, into: &byStrings, byName: false)
+            var byNames = XMLStreamWriter(indent: " ", declaration: false, namespaces: namespaces)
+            write(steps, into: &byNames, byName: true)
+            var byStringsUndeclared = XMLStreamWriter(indent: " ", declaration: false)
+            write(steps, into: &byStringsUndeclared, byName: false, declaring: false)
+            var namesElsewhere = XMLStreamWriter(indent: " ", declaration: false)
+            write(steps, into: &namesElsewhere, byName: true, declaring: false)
+            // Finished outside #expect, whose closures cannot consume a writer.
+            let expected = byStrings.finish(), expectedUndeclared = byStringsUndeclared.finish()
+            let written = byNames.finish(), writtenElsewhere = namesElsewhere.finish()
+            #expect(written == expected)
+            #expect(writtenElsewhere == expectedUndeclared)
+        }
+    }
 }
