@@ -139,9 +139,14 @@ public struct XMLStreamWriter: ~Copyable {
         /// No prefix: the default namespace.
         static let none: Int32 = -1
 
-        /// The UTF-8 length of each of `strings`, compared first: a string is looked for
-        /// among few of the same length.
-        var lengths: [Int]
+        /// The UTF-8 length of each of the strings the writer was made with (the first
+        /// `lengths.count` of `strings`), compared first: a string is looked for among few of
+        /// the same length.
+        let lengths: [Int]
+        /// The strings met after those, by position. A document's kept elements may declare
+        /// any number of namespaces (50,000 within the parser's limits), which a search
+        /// through `strings` would make quadratic.
+        var met: [String: Int32] = [:]
 
         init(strings: [String], lengths: [Int]) {
             self.strings = strings
@@ -158,9 +163,11 @@ public struct XMLStreamWriter: ~Copyable {
                 }
             }
             if let found { return Int32(truncatingIfNeeded: found) }
+            if let position = met[string] { return position }
+            let position = Int32(truncatingIfNeeded: strings.count)
             strings.append(string)
-            lengths.append(length)
-            return Int32(truncatingIfNeeded: strings.count - 1)
+            met[string] = position
+            return position
         }
 
         mutating func intern(_ prefix: String?) -> Int32 {

@@ -45,6 +45,24 @@ import XMLBridge
         #expect(Self.string(w) == #"<root xmlns:dm="urn:dm" xmlns="urn:a"><dm:person><x xmlns="urn:other">1</x></dm:person></root>"#)
     }
 
+    @Test("siblings each in a namespace of their own, under prefixes met again and again, each declare theirs, also past thousands met")
+    func manyNamespacesMet() {
+        var w = XMLStreamWriter(indent: nil, declaration: false)
+        var expected = #"<root xmlns="urn:root">"#
+        w.startElement("urn:root", "root", prefix: nil)
+        for i in 0..<3000 {
+            // A prefix from a few, a URI never met before, and then one met 1000 siblings earlier.
+            let prefix = "p\(i % 7)", uri = "urn:n:\(i)", again = "urn:n:\(max(0, i - 1000))"
+            w.startElement(uri, "e", prefix: prefix)
+            w.startElement(again, "f", prefix: nil)
+            w.endElement()
+            w.endElement()
+            expected += #"<\#(prefix):e xmlns:\#(prefix)="\#(uri)"><f xmlns="\#(again)"/></\#(prefix):e>"#
+        }
+        expected += "</root>"
+        #expect(Self.string(w) == expected)
+    }
+
     @Test("an element whose prefix is bound to its namespace declares nothing; other prefixes, the default, xml, xmlns and no namespace follow the full rules")
     func bindingInForce() {
         var w = XMLStreamWriter(indent: nil, declaration: false)
