@@ -63,23 +63,30 @@ extension MSCapability {
 }
 
 extension [MSCapability] {
+    /// How many distinct attribute sets ``appendCapabilities(of:)`` shares.
+    static let sharedAttributeSets = 8
+
     /// Appends a capability for each child element of `xml` (a `capabilities` element). One
     /// whose attributes are written as an earlier one's (``XMLCursor/hasSameAttributes(as:)``)
     /// holds that one's attributes array: a list's capabilities mostly repeat the same
     /// `render`, `capture` and `deviceAvailability`, and each shared array is one allocation,
-    /// and its values, not made (and not freed).
+    /// and its values, not made (and not freed). Only the first ``sharedAttributeSets``
+    /// distinct sets are compared with, so that a list from the network of thousands of
+    /// distinct capabilities is not read in quadratic time.
     mutating func appendCapabilities(of xml: XMLCursor) {
         let count = xml.elementCount
         reserveCapacity(self.count + count)
-        // Each capability whose attributes differ from all before it, with the element it was read from.
-        withUnsafeTemporaryAllocation(of: (element: XMLCursor, capability: Int).self, capacity: count) { distinct in
+        // The first capabilities whose attributes differ from all before them, with the element each was read from.
+        withUnsafeTemporaryAllocation(of: (element: XMLCursor, capability: Int).self, capacity: Swift.min(count, Self.sharedAttributeSets)) { distinct in
             var found = 0
             xml.forEachElement { item in
                 if let earlier = distinct[..<found].first(where: { item.hasSameAttributes(as: $0.element) }) {
                     append(MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
                 } else {
-                    distinct.initializeElement(at: found, to: (item, self.count))
-                    found += 1
+                    if found < distinct.count {
+                        distinct.initializeElement(at: found, to: (item, self.count))
+                        found += 1
+                    }
                     append(MSCapability(cursor: item))
                 }
             }

@@ -154,7 +154,9 @@ import XMLBridge
     }
     /// A list of capabilities decodes as each capability on its own, whether its attributes
     /// repeat an earlier one's (the array then shared) or not: random lists of capabilities
-    /// drawn from a few attribute sets (schema and other attributes, in different orders).
+    /// drawn from a few attribute sets (schema and other attributes, in different orders),
+    /// and from more sets than the decoder shares (repeats of those past the first eight
+    /// distinct decode on their own).
     @Test func capabilityListsDecodeAsEachCapability() throws {
         let sets = [
             #"render="true" capture="true" deviceAvailability="3500""#,
@@ -162,11 +164,11 @@ import XMLBridge
             #"capture="true" render="true" deviceAvailability="3500""#,
             #"render="true" capture="true" deviceAvailability="3501""#,
             #"render="true" x:a="1""#, #"render="true""#, "",
-        ]
+        ] + (0..<12).map { #"render="true" deviceAvailability="\#(3600 + $0)""# }
         let ns = "http://schemas.microsoft.com/2006/09/sip/service"
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<300 {
-            let items = (0..<Int.random(in: 0...8, using: &generator)).map { i in
+            let items = (0..<Int.random(in: 0...24, using: &generator)).map { i in
                 "<c\(i) \(sets.randomElement(using: &generator)!)/>"
             }
             let body = #"<services xmlns=""# + ns + #"" xmlns:x="urn:x"><service uri="sip:a@b"><capabilities>"#
