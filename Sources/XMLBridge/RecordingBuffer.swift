@@ -1,9 +1,9 @@
-/// A growable run of plain values in memory of its own, for recording and
-/// writing: an append is a capacity check and a store, without the uniqueness
-/// check and exclusivity bookkeeping `Array` does on every mutation (a parse
-/// or a write makes a few hundred of them). ``array`` copies the values out at
-/// their exact size. Owned by one ``XMLEventRecorder`` or ``XMLStreamWriter``;
-/// freed with it.
+/// A growable run of plain values in memory of its own, for writing: an
+/// append is a capacity check and a store, without the uniqueness check and
+/// exclusivity bookkeeping `Array` does on every mutation (a write makes a
+/// few hundred of them). ``array`` copies the values out at their exact size.
+/// Owned by one ``XMLStreamWriter``; freed with it. (The event recording's
+/// runs are CXMLRecorder's `pg_run`, which its C callbacks append to.)
 ///
 /// Counts use wrapping arithmetic: a count is at most the capacity, which an
 /// allocation bounds far below `Int.max`, so overflow checks (a test and a

@@ -1,3 +1,5 @@
+internal import CXMLRecorder
+
 /// The SAX2 events of one document, recorded in document order into a few
 /// flat runs of plain values, for decoders that read straight from the events.
 ///
@@ -29,6 +31,8 @@ public final class XMLEvents: @unchecked Sendable {
     /// A start tag with its content range, or a run of character data. Plain
     /// integers only (names and prefixes are indices into ``names`` and
     /// ``prefixes``), so recording and reading one costs no reference counting.
+    /// Laid out as CXMLRecorder's `pg_node`, which the parse records (as
+    /// ``Attribute`` and ``Declaration`` are as `pg_attribute` and `pg_declaration`).
     struct Node: Sendable {
         /// For an element, the index one past its last descendant (the next
         /// sibling's index); for text, `-1`.
@@ -165,9 +169,8 @@ public final class XMLEvents: @unchecked Sendable {
         var uris: [String: Int32] = [:]
         recorder.replay(element, names: &names, prefixes: &prefixes, uris: &uris)
         self.init(
-            nodes: recorder.nodes.buffer, names: recorder.names, prefixes: recorder.prefixes,
-            attributes: recorder.attributes.buffer, declarations: recorder.declarations.buffer, uris: recorder.uris,
-            bytes: recorder.bytes.buffer)
+            nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
+            declarations: recorder.declarations, uris: recorder.uris, bytes: recorder.bytes)
     }
 
     func name(_ id: Int32) -> XMLName { names[Int(id)] }
@@ -264,73 +267,57 @@ struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 }
 
-/// Appends events to the flat arrays of an ``XMLEvents``: the SAX2 callbacks
-/// call it while libxml2 parses, ``XMLEvents/init(replaying:)`` while walking a tree.
+/// Appends events to the flat runs of an ``XMLEvents``: libxml2's SAX2
+/// callbacks (``EventSink``'s, in C) while it parses, ``XMLEvents/init(replaying:)``
+/// while walking a tree. The runs (nodes, attributes, declarations, value
+/// bytes and the open-element stack) are a C `pg_recorder` (CXMLRecorder),
+/// in memory of its own so that the callbacks reach it through their sink,
+/// and are copied into the ``XMLEvents`` at their exact size.
 /// Names and prefixes are interned by the caller: a parse in its parser
-/// context's ``InternTable`` (handed over by ``finished(names:prefixes:uris:)``),
+/// context's tables (handed over by ``finished(names:prefixes:uris:)``),
 /// a replay here (``addName(_:)``, ``addPrefix(_:)``, entry 0 the empty name).
-/// Nodes, attributes, declarations, value bytes and the open-element stack are recorded in
-/// ``RecordingBuffer``s and copied into the ``XMLEvents`` at their exact size.
 struct XMLEventRecorder: ~Copyable {
-    var nodes: RecordingBuffer<XMLEvents.Node>
+    let state: UnsafeMutablePointer<pg_recorder>
     var names: [XMLName] = []
     var prefixes: [String] = []
-    var attributes: RecordingBuffer<XMLEvents.Attribute>
-    var declarations: RecordingBuffer<XMLEvents.Declaration>
     /// Namespace URIs, for a replay (a parse keeps them in its context's table).
     var uris: [String] = []
-    /// Attribute values and text.
-    var bytes: RecordingBuffer<UInt8>
-    /// Indices of the open elements, outermost first.
-    var open: RecordingBuffer<Int32>
-    /// The text node that further character data extends (nil after any tag).
-    var openText: Int?
 
+    /// Room reserved for a document of about `estimatedBytes` (presence
+    /// documents run to about one start tag per 30-40 bytes, as many runs of
+    /// text, values and text about half the bytes), so that a typical body
+    /// records without growing a run.
     init(estimatedBytes: Int) {
-        nodes = RecordingBuffer(capacity: Self.nodeCapacity(estimatedBytes))
-        bytes = RecordingBuffer(capacity: Self.byteCapacity(estimatedBytes))
-        attributes = RecordingBuffer(capacity: Self.attributeCapacity(estimatedBytes))
-        open = RecordingBuffer(capacity: 16)
-        declarations = RecordingBuffer(capacity: 8)
+        state = .allocate(capacity: 1)
+        pg_recorder_init(state, estimatedBytes)
     }
 
-    // Presence documents run to about one start tag per 30-40 bytes, and
-    // as many runs of text (mostly indentation) as tags; values and text
-    // are about half the bytes. Reserved once, so that a typical body
-    // records without growing a buffer.
-    private static func nodeCapacity(_ estimatedBytes: Int) -> Int { max(16, estimatedBytes / 16) }
-    private static func byteCapacity(_ estimatedBytes: Int) -> Int { max(64, estimatedBytes * 3 / 4) }
-    private static func attributeCapacity(_ estimatedBytes: Int) -> Int { max(8, estimatedBytes / 64) }
+    deinit {
+        pg_recorder_destroy(state)
+        state.deallocate()
+    }
 
     /// Ready to record another document, as a new recorder for
     /// `estimatedBytes` would be, in the memory it already has (grown where
     /// that estimate needs more): a reused parser context records its next
     /// parse without allocating.
     mutating func reset(estimatedBytes: Int) {
-        nodes.removeAll(keepingCapacity: Self.nodeCapacity(estimatedBytes))
-        bytes.removeAll(keepingCapacity: Self.byteCapacity(estimatedBytes))
-        attributes.removeAll(keepingCapacity: Self.attributeCapacity(estimatedBytes))
-        open.removeAll(keepingCapacity: 16)
-        declarations.removeAll(keepingCapacity: 8)
+        pg_recorder_reset(state, estimatedBytes)
         // Filled by a replay only: a parser context's recorder leaves them empty.
         if !names.isEmpty { names.removeAll() }
         if !prefixes.isEmpty { prefixes.removeAll() }
         if !uris.isEmpty { uris.removeAll() }
-        openText = nil
     }
 
-    /// The memory the recorder's buffers hold.
-    var allocatedBytes: Int {
-        nodes.allocatedBytes + bytes.allocatedBytes + attributes.allocatedBytes + open.allocatedBytes
-            + declarations.allocatedBytes
-    }
+    /// The memory the recorder's runs hold.
+    var allocatedBytes: Int { pg_recorder_allocated_bytes(state) }
 
     /// Most memory a parser context keeps a recorder with between parses
     /// (a presence body of a few kilobytes needs about 20 KiB): after a
     /// larger document the recorder is freed instead.
     static let maxKeptBytes = 128 << 10
 
-    var depth: Int { open.count }
+    var depth: Int { state.pointee.open.count }
 
     /// A new entry in the name table; its index.
     mutating func addName(_ name: XMLName) -> Int32 {
@@ -342,79 +329,6 @@ struct XMLEventRecorder: ~Copyable {
     mutating func addPrefix(_ prefix: String) -> Int32 {
         prefixes.append(prefix)
         return Int32(prefixes.count - 1)
-    }
-
-    /// A start tag (`name` and `prefix` as table indices, -1 for no prefix),
-    /// after its attributes and declarations. The element's content follows
-    /// until the matching ``end()``.
-    ///
-    /// This and the other per-event methods are inlined into the SAX2
-    /// callbacks: each is a few stores, and a call per level cost about as much.
-    @inline(__always)
-    mutating func start(
-        name: Int32, prefix: Int32, line: Int32, column: Int32, attributes attributeCount: Int, declarations declarationCount: Int
-    ) {
-        openText = nil
-        open.append(Self.index(nodes.count))
-        nodes.append(XMLEvents.Node(
-            end: Self.index(nodes.count &+ 1), name: name, prefix: prefix,
-            line: line, column: column,
-            attributeStart: Self.index(attributes.count &- attributeCount), attributeCount: Self.index(attributeCount),
-            declarationStart: Self.index(declarations.count &- declarationCount),
-            declarationCount: Self.index(declarationCount),
-            textStart: 0, textCount: 0))
-    }
-
-    /// A count or position as the recording stores it. Each fits: a parse
-    /// reads at most `Int32.max` bytes, and every node, attribute, declaration
-    /// and recorded byte comes from at least one of them (``XMLEvents`` checks
-    /// the totals of a replayed tree once), so the recording converts without
-    /// an overflow test per value.
-    @inline(__always)
-    private static func index(_ n: Int) -> Int32 { Int32(truncatingIfNeeded: n) }
-
-    /// Records an attribute of the next start tag.
-    @inline(__always)
-    mutating func attribute(name: Int32, prefix: Int32, value: UnsafeBufferPointer<UInt8>) {
-        let start = Self.index(bytes.count)
-        bytes.append(value)
-        attributes.append(XMLEvents.Attribute(name: name, prefix: prefix, valueStart: start, valueCount: Self.index(value.count)))
-    }
-
-    /// Records an attribute whose value is already decoded bytes (appended to `bytes` by the caller from `start`).
-    mutating func attribute(name: Int32, prefix: Int32, valueFrom start: Int) {
-        attributes.append(XMLEvents.Attribute(
-            name: name, prefix: prefix, valueStart: Self.index(start), valueCount: Self.index(bytes.count &- start)))
-    }
-
-    @inline(__always)
-    mutating func end() {
-        openText = nil
-        guard let index = open.popLast() else { return }
-        nodes[Int(index)].end = Self.index(nodes.count)
-    }
-
-    /// Character data inside the open element (outside the root it is ignored).
-    @inline(__always)
-    mutating func characters(_ text: UnsafeBufferPointer<UInt8>) {
-        guard !open.isEmpty, !text.isEmpty else { return }
-        if let openText {
-            bytes.append(text)
-            nodes[openText].textCount &+= Self.index(text.count)
-            return
-        }
-        openText = nodes.count
-        let start = Self.index(bytes.count)
-        bytes.append(text)
-        appendText(start: start, count: Self.index(text.count))
-    }
-
-    @inline(__always)
-    private mutating func appendText(start: Int32, count: Int32) {
-        nodes.append(XMLEvents.Node(
-            end: -1, name: 0, prefix: -1, line: 0, column: 0,
-            attributeStart: 0, attributeCount: 0, declarationStart: 0, declarationCount: 0,
-            textStart: start, textCount: count))
     }
 
     /// Walks a tree, recording what its parse would have reported.
@@ -438,7 +352,7 @@ struct XMLEventRecorder: ~Copyable {
         for a in e.attributes {
             var value = a.value
             let name = nameID(a.name), prefix = prefixID(a.prefix)
-            value.withUTF8 { attribute(name: name, prefix: prefix, value: $0) }
+            value.withUTF8 { pg_record_attribute(state, name, prefix, $0.baseAddress, $0.count) }
         }
         for d in e.namespaceDeclarations {
             let uri: Int32
@@ -449,33 +363,38 @@ struct XMLEventRecorder: ~Copyable {
                 uris.append(d.uri)
                 uriIDs[d.uri] = uri
             }
-            declarations.append(XMLEvents.Declaration(prefix: prefixID(d.prefix), uri: uri))
+            pg_record_declaration(state, prefixID(d.prefix), uri)
         }
-        start(
-            name: nameID(e.name), prefix: prefixID(e.prefix),
-            line: Int32(truncatingIfNeeded: e.line), column: Int32(truncatingIfNeeded: e.column),
-            attributes: e.attributes.count, declarations: e.namespaceDeclarations.count)
+        pg_record_start(
+            state, nameID(e.name), prefixID(e.prefix),
+            Int32(truncatingIfNeeded: e.line), Int32(truncatingIfNeeded: e.column),
+            e.attributes.count, e.namespaceDeclarations.count)
         for child in e.children {
             switch child {
             case .element(let c): replay(c, names: &nameIDs, prefixes: &prefixIDs, uris: &uriIDs)
-            case .text(var t):
-                // A tree may hold adjacent or empty text nodes; a parse never gives them.
-                openText = nil
-                if t.isEmpty {
-                    appendText(start: Int32(bytes.count), count: 0)
-                } else {
-                    t.withUTF8 { characters($0) }
-                }
-                openText = nil
+            // A tree may hold adjacent or empty text nodes; a parse never gives them.
+            case .text(var t): t.withUTF8 { pg_record_text(state, $0.baseAddress, $0.count) }
             }
         }
-        end()
+        pg_record_end(state)
     }
 
     /// The recording (copied out at its exact size, into one allocation), with name, prefix and URI tables kept outside the recorder.
     func finished(names: [XMLName], prefixes: [String], uris: [String]) -> XMLEvents {
         XMLEvents(
-            nodes: nodes.buffer, names: names, prefixes: prefixes, attributes: attributes.buffer,
-            declarations: declarations.buffer, uris: uris, bytes: bytes.buffer)
+            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations, uris: uris,
+            bytes: bytes)
+    }
+
+    /// The values recorded so far, in place (valid until the next record or
+    /// reset). The C entry types (`pg_node`, `pg_attribute`, `pg_declaration`)
+    /// and their Swift twins have the same layout.
+    var nodes: UnsafeBufferPointer<XMLEvents.Node> { Self.values(state.pointee.nodes) }
+    var attributes: UnsafeBufferPointer<XMLEvents.Attribute> { Self.values(state.pointee.attributes) }
+    var declarations: UnsafeBufferPointer<XMLEvents.Declaration> { Self.values(state.pointee.declarations) }
+    var bytes: UnsafeBufferPointer<UInt8> { Self.values(state.pointee.bytes) }
+
+    private static func values<T>(_ run: pg_run) -> UnsafeBufferPointer<T> {
+        UnsafeBufferPointer(start: run.base?.bindMemory(to: T.self, capacity: run.count), count: run.count)
     }
 }

@@ -1,4 +1,5 @@
 internal import CLibXML2
+internal import CXMLRecorder
 
 /// Limits applied to every parse. The defaults suit presence bodies, which
 /// are a few kilobytes: a SIP message is limited to far less than 2 MiB.
@@ -91,20 +92,16 @@ public enum XMLParser {
         return events.root[attribute: "a"] == "&#38;"
     }()
 
-    /// The SAX2 callbacks, set up once. Each one finds the ``EventSink``
-    /// through the parser's user data.
+    /// The SAX2 callbacks, set up once: the element and character events in
+    /// C, the rest here. Each finds the ``EventSink``'s state through the
+    /// parser's user data.
     nonisolated(unsafe) private static let handler: xmlSAXHandler = {
         var handler = xmlSAXHandler()
         handler.initialized = XML_SAX2_MAGIC
-        handler.startElementNs = { ctx, localname, prefix, uri, nbNamespaces, namespaces, nbAttributes, _, attributes in
-            EventSink.from(ctx).pointee.start(
-                localname: localname, prefix: prefix, uri: uri,
-                nbNamespaces: Int(nbNamespaces), namespaces: namespaces,
-                nbAttributes: Int(nbAttributes), attributes: attributes)
-        }
-        handler.endElementNs = { ctx, _, _, _ in EventSink.from(ctx).pointee.end() }
-        handler.characters = { ctx, chars, len in EventSink.from(ctx).pointee.characters(chars, Int(len)) }
-        handler.cdataBlock = { ctx, chars, len in EventSink.from(ctx).pointee.characters(chars, Int(len)) }
+        handler.startElementNs = pg_sink_start
+        handler.endElementNs = pg_sink_end
+        handler.characters = pg_sink_characters
+        handler.cdataBlock = pg_sink_characters
         handler.internalSubset = { ctx, _, _, _ in
             EventSink.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
         }
@@ -116,7 +113,7 @@ public enum XMLParser {
         }
         handler.serror = { ctx, error in
             guard let ctx, let error else { return }
-            ctx.assumingMemoryBound(to: EventSink.self).pointee.libxmlError(error.pointee)
+            EventSink.from(ctx).pointee.libxmlError(error.pointee)
         }
         return handler
     }()
@@ -199,7 +196,7 @@ public enum XMLParser {
         // plain struct, so no dynamic exclusivity bookkeeping on every event).
         let sink = context.sink
         sink.pointee.begin(limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, estimatedBytes: buffer.count)
-        ctxt.pointee.userData = UnsafeMutableRawPointer(sink)
+        ctxt.pointee.userData = UnsafeMutableRawPointer(sink.pointee.state)
         xmlParseDocument(ctxt)
         ctxt.pointee.userData = nil
         // libxml2 may build a document of its own (for a DOCTYPE it met
@@ -265,9 +262,16 @@ public struct XMLVocabulary: Sendable {
 /// Receives SAX2 events, applies the limits, and records the events.
 ///
 /// Each ``XMLParserContext`` has one, which serves all its parses in place:
-/// its recorder's buffers and its name tables are kept from one parse to the
+/// its recorder's runs and its name tables are kept from one parse to the
 /// next (a reused context records without allocating or moving them), and
 /// ``begin(limits:vocabulary:decodeAmpersands:estimatedBytes:)`` sets up the rest.
+///
+/// The start-tag, end-tag and character events, a few hundred per document,
+/// are handled in C (CXMLRecorder's `pg_sink_start`, `pg_sink_end` and
+/// `pg_sink_characters`, with ``state`` as the parse's user data): they check
+/// the limits, find names, prefixes and URIs by dictionary address and record.
+/// The sink converts what C meets for the first time (``addName(_:_:)``,
+/// ``addPrefix(_:)``, ``addNamespace(_:)``), and makes the errors.
 struct EventSink: ~Copyable {
     var limits = XMLLimits()
     /// The vocabulary whose URI instances ``table`` holds.
@@ -275,20 +279,32 @@ struct EventSink: ~Copyable {
     let context: xmlParserCtxtPtr
     var recorder: XMLEventRecorder
     var error: XMLError?
-    var elementCount = 0
-    /// True once the root element has ended.
-    var complete = false
 
-    /// See `XMLParser.attributesKeepAmpersandReferences`.
-    var decodeAmpersands = false
+    /// What the C callbacks read and update, in memory of its own: the
+    /// recorder, the names by dictionary address, the limits and the parse's
+    /// counts, and this sink (set by its context, which holds the sink in place).
+    let state: UnsafeMutablePointer<pg_sink>
 
-    /// Names, prefixes and URIs by dictionary address, kept by the parser
-    /// context from one parse to the next.
+    /// Names, prefixes and URIs converted so far, kept by the parser context
+    /// from one parse to the next.
     var table = InternTable()
 
     init(context: xmlParserCtxtPtr) {
         self.context = context
         recorder = XMLEventRecorder(estimatedBytes: 0)
+        state = .allocate(capacity: 1)
+        state.initialize(to: pg_sink())
+        state.pointee.recorder = recorder.state
+        state.pointee.context = UnsafeMutableRawPointer(context)
+        state.pointee.addName = { owner, local, uri in EventSink.owner(owner).pointee.addName(local, uri) }
+        state.pointee.addPrefix = { owner, prefix in EventSink.owner(owner).pointee.addPrefix(prefix.unsafelyUnwrapped) }
+        state.pointee.addNamespace = { owner, uri in EventSink.owner(owner).pointee.addNamespace(uri) }
+        state.pointee.fail = { owner, code in EventSink.owner(owner).pointee.limitPassed(code) }
+    }
+
+    deinit {
+        pg_intern_clear(&state.pointee.names)
+        state.deallocate()
     }
 
     /// Ready for a parse of about `estimatedBytes`: the recorder emptied (its
@@ -298,19 +314,33 @@ struct EventSink: ~Copyable {
         if vocabulary.token !== self.vocabulary.token {
             self.vocabulary = vocabulary
             table = InternTable()
+            pg_intern_clear(&state.pointee.names)
         }
         self.limits = limits
-        self.decodeAmpersands = decodeAmpersands
         recorder.reset(estimatedBytes: estimatedBytes)
         if error != nil { error = nil }
-        elementCount = 0
-        complete = false
+        state.pointee.maxElements = limits.maxElements
+        state.pointee.maxDepth = limits.maxDepth
+        state.pointee.elementCount = 0
+        state.pointee.decodeAmpersands = decodeAmpersands
+        state.pointee.complete = false
+        state.pointee.stopped = false
     }
+
+    /// True once the root element has ended.
+    var complete: Bool { state.pointee.complete }
+
+    /// True when a name could not be remembered: the tables no longer
+    /// describe the names by address alone, so the context is not reused.
+    var saturated: Bool { state.pointee.names.saturated }
 
     /// After a parse: a recorder grown past what a context keeps
     /// (``XMLEventRecorder/maxKeptBytes``) gives its memory back.
     mutating func finish() {
-        if recorder.allocatedBytes > XMLEventRecorder.maxKeptBytes { recorder = XMLEventRecorder(estimatedBytes: 0) }
+        if recorder.allocatedBytes > XMLEventRecorder.maxKeptBytes {
+            recorder = XMLEventRecorder(estimatedBytes: 0)
+            state.pointee.recorder = recorder.state
+        }
     }
 
     /// The recording, with the context's name and prefix tables.
@@ -318,9 +348,14 @@ struct EventSink: ~Copyable {
         recorder.finished(names: table.names, prefixes: table.prefixes, uris: table.uris)
     }
 
+    /// The sink of a parse's user data (its ``state``).
     static func from(_ ctx: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<EventSink> {
-        // The parser is always created with this sink as its user data.
-        ctx.unsafelyUnwrapped.assumingMemoryBound(to: EventSink.self)
+        // The parser is always run with a sink's state as its user data.
+        owner(ctx.unsafelyUnwrapped.assumingMemoryBound(to: pg_sink.self).pointee.owner)
+    }
+
+    private static func owner(_ owner: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<EventSink> {
+        owner.unsafelyUnwrapped.assumingMemoryBound(to: EventSink.self)
     }
 
     mutating func fail(_ code: XMLError.Code, _ message: String) {
@@ -329,6 +364,16 @@ struct EventSink: ~Copyable {
         let column = Int(xmlSAX2GetColumnNumber(context))
         xmlStopParser(context)
         error = XMLError(code, message, line: line, column: column)
+        state.pointee.stopped = true
+    }
+
+    /// A limit the C callbacks found passed (`PG_FAIL_...`).
+    mutating func limitPassed(_ code: Int32) {
+        if code == PG_FAIL_TOO_MANY_ELEMENTS {
+            fail(.tooManyElements, "more than \(limits.maxElements) elements")
+        } else {
+            fail(.tooDeep, "elements nested deeper than \(limits.maxDepth)")
+        }
     }
 
     mutating func libxmlError(_ e: xmlError) {
@@ -336,160 +381,42 @@ struct EventSink: ~Copyable {
         var message = e.message.map { String(cString: $0) } ?? "parse error"
         while message.last == "\n" { message.removeLast() }
         error = XMLError(.notWellFormed, message, line: Int(e.line), column: Int(e.int2))
-    }
-
-    mutating func start(
-        localname: UnsafePointer<xmlChar>?, prefix: UnsafePointer<xmlChar>?, uri: UnsafePointer<xmlChar>?,
-        nbNamespaces: Int, namespaces: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
-        nbAttributes: Int, attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
-    ) {
-        guard error == nil else { return }
-        elementCount += 1
-        if elementCount > limits.maxElements {
-            return fail(.tooManyElements, "more than \(limits.maxElements) elements")
-        }
-        if recorder.depth >= limits.maxDepth {
-            return fail(.tooDeep, "elements nested deeper than \(limits.maxDepth)")
-        }
-        var declared = 0
-        if nbNamespaces > 0, let namespaces {
-            for i in 0..<nbNamespaces {
-                recorder.declarations.append(XMLEvents.Declaration(
-                    prefix: prefixID(namespaces[2 * i]), uri: namespaceID(namespaces[2 * i + 1])))
-            }
-            declared = nbNamespaces
-        }
-        var attributeCount = 0
-        if nbAttributes > 0, let attributes {
-            for i in 0..<nbAttributes {
-                let base = 5 * i
-                let name = qualifiedName(attributes[base], attributes[base + 2])
-                let prefix = prefixID(attributes[base + 1])
-                if let start = attributes[base + 3], let end = attributes[base + 4] {
-                    let raw = UnsafeBufferPointer(start: start, count: end - start)
-                    if decodeAmpersands && raw.contains(0x26) {
-                        let from = recorder.bytes.count
-                        Self.appendDecodingAmpersandReferences(raw, to: &recorder)
-                        recorder.attribute(name: name, prefix: prefix, valueFrom: from)
-                    } else {
-                        recorder.attribute(name: name, prefix: prefix, value: raw)
-                    }
-                } else {
-                    recorder.attribute(name: name, prefix: prefix, value: UnsafeBufferPointer(start: nil, count: 0))
-                }
-                attributeCount += 1
-            }
-        }
-        let (line, column) = position
-        recorder.start(
-            name: qualifiedName(localname, uri), prefix: prefixID(prefix), line: line, column: column,
-            attributes: attributeCount, declarations: declared)
-    }
-
-    /// Where the parser stands: the current input's line and column, as
-    /// `xmlSAX2GetLineNumber` and `xmlSAX2GetColumnNumber` give them (0 and
-    /// 0 without an input), read in place instead of by two calls per element.
-    @inline(__always)
-    private var position: (line: Int32, column: Int32) {
-        guard let input = context.pointee.input else { return (0, 0) }
-        return (input.pointee.line, input.pointee.col)
-    }
-
-    /// Appends `raw` with each `&#38;` turned back into `&`. With entity
-    /// substitution off, libxml2 writes every `&` of an attribute value (from
-    /// `&amp;` or `&#38;`) as `&#38;` and decodes everything else, so each `&`
-    /// in `raw` starts such a reference and a left-to-right scan is exact
-    /// (`&amp;#38;` arrives as `&#38;#38;` and becomes `&#38;`).
-    static func appendDecodingAmpersandReferences(_ raw: UnsafeBufferPointer<xmlChar>, to out: inout XMLEventRecorder) {
-        let reference: [UInt8] = Array("&#38;".utf8)
-        var i = 0
-        while i < raw.count {
-            if raw[i] == 0x26, i + reference.count <= raw.count,
-               raw[i..<(i + reference.count)].elementsEqual(reference) {
-                out.bytes.append(0x26)
-                i += reference.count
-            } else {
-                out.bytes.append(raw[i])
-                i += 1
-            }
-        }
-    }
-
-    @inline(__always)
-    mutating func end() {
-        guard error == nil else { return }
-        recorder.end()
-        if recorder.depth == 0 { complete = true }
-    }
-
-    @inline(__always)
-    mutating func characters(_ chars: UnsafePointer<xmlChar>?, _ count: Int) {
-        guard error == nil, let chars, count > 0 else { return }
-        recorder.characters(UnsafeBufferPointer(start: chars, count: count))
+        state.pointee.stopped = true
     }
 
     /// Names, prefixes and namespace URIs come from the parser's dictionary,
     /// so each distinct one has one address for the dictionary's whole life,
-    /// which a reused context carries from parse to parse. ``InternTable``
-    /// maps (address, address or kind tag) to an index in its name, prefix
-    /// and URI tables: each distinct name is converted once per context,
-    /// every further use is an integer.
+    /// which a reused context carries from parse to parse. The sink's
+    /// ``state`` maps (address, address or kind tag) to an index in
+    /// ``table``'s names, prefixes and URIs: each distinct name is converted
+    /// once per context, every further use is an integer.
     private static func name(_ p: UnsafePointer<xmlChar>) -> String { String(cString: p) }
 
-    /// A namespace URI: the vocabulary's own instance when it lists the URI.
-    private mutating func namespaceName(_ p: UnsafePointer<xmlChar>?) -> String {
-        table.uris[Int(namespaceID(p))]
-    }
-
-    /// The URI-table index of a namespace URI (a missing one reads as empty).
-    private mutating func namespaceID(_ p: UnsafePointer<xmlChar>?) -> Int32 {
-        // A missing URI is keyed by a tag no dictionary string has.
-        let a = p.map(UnsafeRawPointer.init) ?? InternTable.emptyTag
-        if let id = table.lookup(a, InternTable.uriTag) { return id }
+    /// A namespace URI met for the first time in this context: the
+    /// vocabulary's own instance when it lists the URI (a missing one reads as empty).
+    mutating func addNamespace(_ p: UnsafePointer<xmlChar>?) -> Int32 {
         let uri = p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? String(cString: $0) } ?? ""
         table.uris.append(uri)
         let id = Int32(table.uris.count - 1)
-        table.remember(a, InternTable.uriTag, id)
+        pg_sink_remember_namespace(state, p, id)
         return id
     }
 
-    /// The name-table index of (`local`, `uri`). Inlined: the usual lookup
-    /// is a hash and one or two probes, which a call cost about as much as.
-    @inline(__always)
-    private mutating func qualifiedName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
-        // libxml2 always reports a local name; a missing one reads as empty,
-        // keyed by a tag no dictionary string has.
-        let a = local.map(UnsafeRawPointer.init) ?? InternTable.emptyTag, b = uri.map(UnsafeRawPointer.init)
-        if let id = table.lookup(a, b) { return id }
-        return addName(a, b, local, uri)
-    }
-
-    /// A name met for the first time in this context: converted and remembered.
-    @inline(never)
-    private mutating func addName(
-        _ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?
-    ) -> Int32 {
-        table.names.append(XMLName(namespaceName(uri), local.map(Self.name) ?? ""))
+    /// A (local name, URI) pair met for the first time in this context: converted and remembered.
+    mutating func addName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
+        let known = pg_sink_lookup_namespace(state, uri)
+        let namespace = table.uris[Int(known >= 0 ? known : addNamespace(uri))]
+        table.names.append(XMLName(namespace, local.map(Self.name) ?? ""))
         let id = Int32(table.names.count - 1)
-        table.remember(a, b, id)
+        pg_sink_remember_name(state, local, uri, id)
         return id
-    }
-
-    /// The prefix-table index of `prefix`; -1 for none.
-    @inline(__always)
-    private mutating func prefixID(_ prefix: UnsafePointer<xmlChar>?) -> Int32 {
-        guard let prefix else { return -1 }
-        let a = UnsafeRawPointer(prefix)
-        if let id = table.lookup(a, InternTable.prefixTag) { return id }
-        return addPrefix(prefix)
     }
 
     /// A prefix met for the first time in this context: converted and remembered.
-    @inline(never)
-    private mutating func addPrefix(_ prefix: UnsafePointer<xmlChar>) -> Int32 {
+    mutating func addPrefix(_ prefix: UnsafePointer<xmlChar>) -> Int32 {
         table.prefixes.append(Self.name(prefix))
         let id = Int32(table.prefixes.count - 1)
-        table.remember(UnsafeRawPointer(prefix), InternTable.prefixTag, id)
+        pg_sink_remember_prefix(state, prefix, id)
         return id
     }
 }

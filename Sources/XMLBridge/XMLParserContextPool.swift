@@ -1,4 +1,5 @@
 internal import CLibXML2
+internal import CXMLRecorder
 
 /// Limits on what a reused libxml2 parser context may keep between parses.
 ///
@@ -43,7 +44,7 @@ struct XMLParserPoolStatistics: Sendable, Hashable {
 /// stacks, and `xmlFreeParserCtxt` frees them all again: for a presence body
 /// of a few kilobytes that is a large part of the parse. A reused context is
 /// reset by `xmlCtxtReset` (as `xmlCtxtReadMemory` does), which keeps the dictionary:
-/// names seen before keep their addresses, so ``InternTable`` (keyed by those
+/// names seen before keep their addresses, so the sink's table (keyed by those
 /// addresses) turns them into the bridge's strings without converting or
 /// allocating anything.
 ///
@@ -68,6 +69,7 @@ final class XMLParserContext: @unchecked Sendable {
         self.dict = ctxt.pointee.dict
         sink = .allocate(capacity: 1)
         sink.initialize(to: EventSink(context: ctxt))
+        sink.pointee.state.pointee.owner = UnsafeMutableRawPointer(sink)
     }
 
     /// A new context with the bridge's SAX2 handler in place of the tree builder.
@@ -101,7 +103,7 @@ final class XMLParserContext: @unchecked Sendable {
     /// cleanly (no namespace binding, element or input left over), the
     /// dictionary is the one the table was built on, and no bound is passed.
     func reusable(after succeeded: Bool, limits: XMLParserPoolLimits) -> Bool {
-        guard succeeded, !sink.pointee.table.saturated else { return false }
+        guard succeeded, !sink.pointee.saturated else { return false }
         let c = ctxt
         return c.pointee.nsNr == 0 && c.pointee.nameNr == 0 && c.pointee.nodeNr == 0 && c.pointee.myDoc == nil
             && c.pointee.dict == dict
@@ -163,97 +165,25 @@ final class XMLParserContextPool: @unchecked Sendable {
     }
 }
 
-/// The names, prefixes and namespace URIs one parser context has converted,
-/// keyed by their address in the context's dictionary, which gives each
-/// distinct string one address for the dictionary's whole life.
+/// The names, prefixes and namespace URIs one parser context has converted.
 ///
-/// One open-addressing table maps (address, address or kind tag) to an index:
-/// a (local name, namespace URI) pair to its entry in ``names``, a prefix to
+/// The sink's C state (`pg_sink.names`, a CXMLRecorder `pg_intern`) maps
+/// each one's address in the context's dictionary, which gives each distinct
+/// string one address for the dictionary's whole life, to its index here: a
+/// (local name, namespace URI) pair to its entry in ``names``, a prefix to
 /// ``prefixes``, a URI to ``uris``. ``names`` and ``prefixes`` are handed to
 /// each parse's ``XMLEvents`` as they are (a shared array: one reference
-/// count), so a name met before costs nothing. The table doubles up to
-/// ``maxSlots``; past that further names are still recorded but not cached,
-/// and the context is marked ``saturated`` so that it is not reused.
+/// count), so a name met before costs nothing. The C table starts with
+/// ``initialSlots`` slots (room for the few hundred keys of a context serving
+/// several kinds of presence document at a low load, so that nearly every
+/// lookup ends at its first slot) and doubles up to ``maxSlots``; past that
+/// further names are still recorded but not cached, and the context is marked
+/// saturated so that it is not reused.
 struct InternTable {
-    struct Slot {
-        var first: UnsafeRawPointer?
-        var second: UnsafeRawPointer?
-        var id: Int32
-    }
-
-    /// Room for the few hundred keys of a context serving several kinds of
-    /// presence document (each uses 30 to 80) at a low load, so that nearly
-    /// every lookup ends at its first slot: at 128 slots the probe runs, which
-    /// depend on where the dictionary's strings happen to lie, cost a parse
-    /// up to 2k instructions. 12 KiB per context.
-    static let initialSlots = 512
-    static let maxSlots = 8_192
+    static let initialSlots = Int(PG_INTERN_INITIAL_SLOTS)
+    static let maxSlots = Int(PG_INTERN_MAX_SLOTS)
 
     var names: [XMLName] = [XMLName("", "")]
     var prefixes: [String] = []
     var uris: [String] = []
-    private var slots: [Slot] = []
-    private var used = 0
-    /// True once a key could not be cached: the table no longer describes the
-    /// names by address alone, so the context is dropped after this parse.
-    private(set) var saturated = false
-
-    /// Second keys that no dictionary string has: they tell prefixes and URIs apart from names.
-    static var prefixTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 1) }
-    static var uriTag: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: 2) }
-    /// Stands for a missing local name.
-    static var emptyTag: UnsafeRawPointer { UnsafeRawPointer(bitPattern: 8).unsafelyUnwrapped }
-
-    /// Multiplicative mixing, high bits taken: a dictionary's strings lie a
-    /// few bytes apart in its pool, so their low address bits follow each
-    /// other and a hash of those bits alone fills runs of adjacent slots, which
-    /// linear probing then walks on every lookup.
-    private static func hash(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ mask: Int) -> Int {
-        let x = UInt(bitPattern: Int(bitPattern: a)) &* 0x9E37_79B9_7F4A_7C15
-            ^ UInt(bitPattern: Int(bitPattern: b)) &* 0xC2B2_AE3D_27D4_EB4F
-        return Int(truncatingIfNeeded: x >> 32) & mask
-    }
-
-    @inline(__always)
-    func lookup(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?) -> Int32? {
-        guard used > 0 else { return nil }
-        return slots.withUnsafeBufferPointer { table -> Int32? in
-            let mask = table.count - 1
-            var i = Self.hash(a, b, mask)
-            while let key = table[i].first {
-                if key == a && table[i].second == b { return table[i].id }
-                i = (i + 1) & mask
-            }
-            return nil
-        }
-    }
-
-    mutating func remember(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ id: Int32) {
-        if slots.isEmpty { slots = Array(repeating: Slot(first: nil, second: nil, id: 0), count: Self.initialSlots) }
-        if used >= slots.count * 3 / 4 {
-            guard slots.count < Self.maxSlots else {
-                saturated = true
-                return
-            }
-            grow()
-        }
-        Self.insert(Slot(first: a, second: b, id: id), into: &slots)
-        used += 1
-    }
-
-    private mutating func grow() {
-        var bigger = Array(repeating: Slot(first: nil, second: nil, id: 0), count: slots.count * 2)
-        for slot in slots where slot.first != nil { Self.insert(slot, into: &bigger) }
-        slots = bigger
-    }
-
-    private static func insert(_ slot: Slot, into table: inout [Slot]) {
-        guard let a = slot.first else { return }
-        table.withUnsafeMutableBufferPointer { table in
-            let mask = table.count - 1
-            var i = hash(a, slot.second, mask)
-            while table[i].first != nil { i = (i + 1) & mask }
-            table[i] = slot
-        }
-    }
 }
