@@ -42,10 +42,10 @@ extension XMLCursor {
         let shift = Int32(byteStart), base = Int32(start)
         let firstAttribute = Int32(attributeStart), firstDeclaration = Int32(declarationStart)
         let recording = XMLEvents(
-            nodes: UnsafeBufferPointer(rebasing: nodes), names: events.names, prefixes: events.prefixes,
+            nodes: UnsafeBufferPointer(rebasing: nodes), tables: events.tables,
             attributes: UnsafeBufferPointer(rebasing: attributes),
             declarations: UnsafeBufferPointer(rebasing: events.declarations[declarationStart..<declarationEnd]),
-            uris: events.uris, bytes: UnsafeBufferPointer(rebasing: events.bytes[byteStart..<byteEnd])
+            bytes: UnsafeBufferPointer(rebasing: events.bytes[byteStart..<byteEnd])
         ) { nodes, attributes in
             for i in nodes.indices {
                 if nodes[i].isText {

@@ -75,14 +75,16 @@ public final class XMLEvents: @unchecked Sendable {
     }
 
     let nodes: FixedRun<Node>
+    /// The names, prefixes and URIs the entries' indices refer to.
+    let tables: XMLNameTables
     /// Each distinct qualified name of the document once; entry 0 is the empty name.
-    let names: [XMLName]
+    var names: [XMLName] { tables.names }
     /// Each distinct prefix of the document once.
-    let prefixes: [String]
+    var prefixes: [String] { tables.prefixes }
     let attributes: FixedRun<Attribute>
     let declarations: FixedRun<Declaration>
     /// The namespace URIs declarations refer to (each distinct one once).
-    let uris: [String]
+    var uris: [String] { tables.uris }
     /// Attribute values and text, UTF-8, decoded (no references left).
     let bytes: FixedRun<UInt8>
     /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that order.
@@ -92,8 +94,8 @@ public final class XMLEvents: @unchecked Sendable {
     /// then rewrites the copied nodes and attributes in place (before anything
     /// else can read them).
     init(
-        nodes: UnsafeBufferPointer<Node>, names: [XMLName], prefixes: [String], attributes: UnsafeBufferPointer<Attribute>,
-        declarations: UnsafeBufferPointer<Declaration>, uris: [String], bytes: UnsafeBufferPointer<UInt8>,
+        nodes: UnsafeBufferPointer<Node>, tables: XMLNameTables, attributes: UnsafeBufferPointer<Attribute>,
+        declarations: UnsafeBufferPointer<Declaration>, bytes: UnsafeBufferPointer<UInt8>,
         adjusting adjust: ((UnsafeMutableBufferPointer<Node>, UnsafeMutableBufferPointer<Attribute>) -> Void)? = nil
     ) {
         // The recorder stored counts and positions without an overflow test each (a parse
@@ -118,9 +120,7 @@ public final class XMLEvents: @unchecked Sendable {
                 UnsafeMutableBufferPointer(start: storage.assumingMemoryBound(to: Node.self), count: nodes.count),
                 UnsafeMutableBufferPointer(start: (storage + nodeBytes).assumingMemoryBound(to: Attribute.self), count: attributes.count))
         }
-        self.names = names
-        self.prefixes = prefixes
-        self.uris = uris
+        self.tables = tables
     }
 
     /// A recording holding copies of the given arrays.
@@ -132,7 +132,9 @@ public final class XMLEvents: @unchecked Sendable {
             attributes.withUnsafeBufferPointer { a in
                 declarations.withUnsafeBufferPointer { d in
                     bytes.withUnsafeBufferPointer { b in
-                        XMLEvents(nodes: n, names: names, prefixes: prefixes, attributes: a, declarations: d, uris: uris, bytes: b)
+                        XMLEvents(
+                            nodes: n, tables: XMLNameTables(names: names, prefixes: prefixes, uris: uris), attributes: a,
+                            declarations: d, bytes: b)
                     }
                 }
             }
@@ -169,8 +171,8 @@ public final class XMLEvents: @unchecked Sendable {
         var uris: [String: Int32] = [:]
         recorder.replay(element, names: &names, prefixes: &prefixes, uris: &uris)
         self.init(
-            nodes: recorder.nodes, names: recorder.names, prefixes: recorder.prefixes, attributes: recorder.attributes,
-            declarations: recorder.declarations, uris: recorder.uris, bytes: recorder.bytes)
+            nodes: recorder.nodes, tables: XMLNameTables(names: recorder.names, prefixes: recorder.prefixes, uris: recorder.uris),
+            attributes: recorder.attributes, declarations: recorder.declarations, bytes: recorder.bytes)
     }
 
     func name(_ id: Int32) -> XMLName { names[Int(id)] }
@@ -267,6 +269,22 @@ struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 }
 
+/// The names, prefixes and namespace URIs a recording's entries refer to by
+/// index, in one object: a parser context's recordings share one while the
+/// context meets no new name (each recording holds one reference, not one per
+/// table), and a recording and the subtrees detached from it share theirs.
+final class XMLNameTables: Sendable {
+    let names: [XMLName]
+    let prefixes: [String]
+    let uris: [String]
+
+    init(names: [XMLName], prefixes: [String], uris: [String]) {
+        self.names = names
+        self.prefixes = prefixes
+        self.uris = uris
+    }
+}
+
 /// Appends events to the flat runs of an ``XMLEvents``: libxml2's SAX2
 /// callbacks (``EventSink``'s, in C) while it parses, ``XMLEvents/init(replaying:)``
 /// while walking a tree. The runs (nodes, attributes, declarations, value
@@ -274,7 +292,7 @@ struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
 /// in memory of its own so that the callbacks reach it through their sink,
 /// and are copied into the ``XMLEvents`` at their exact size.
 /// Names and prefixes are interned by the caller: a parse in its parser
-/// context's tables (handed over by ``finished(names:prefixes:uris:)``),
+/// context's tables (handed over by ``finished(tables:)``),
 /// a replay here (``addName(_:)``, ``addPrefix(_:)``, entry 0 the empty name).
 struct XMLEventRecorder: ~Copyable {
     let state: UnsafeMutablePointer<pg_recorder>
@@ -380,10 +398,8 @@ struct XMLEventRecorder: ~Copyable {
     }
 
     /// The recording (copied out at its exact size, into one allocation), with name, prefix and URI tables kept outside the recorder.
-    func finished(names: [XMLName], prefixes: [String], uris: [String]) -> XMLEvents {
-        XMLEvents(
-            nodes: nodes, names: names, prefixes: prefixes, attributes: attributes, declarations: declarations, uris: uris,
-            bytes: bytes)
+    func finished(tables: consuming XMLNameTables) -> XMLEvents {
+        XMLEvents(nodes: nodes, tables: tables, attributes: attributes, declarations: declarations, bytes: bytes)
     }
 
     /// The values recorded so far, in place (valid until the next record or

@@ -343,9 +343,9 @@ struct EventSink: ~Copyable {
         }
     }
 
-    /// The recording, with the context's name and prefix tables.
-    func finished() -> XMLEvents {
-        recorder.finished(names: table.names, prefixes: table.prefixes, uris: table.uris)
+    /// The recording, with the context's name, prefix and URI tables.
+    mutating func finished() -> XMLEvents {
+        recorder.finished(tables: table.tables())
     }
 
     /// The sink of a parse's user data (its ``state``).
@@ -396,8 +396,7 @@ struct EventSink: ~Copyable {
     /// vocabulary's own instance when it lists the URI (a missing one reads as empty).
     mutating func addNamespace(_ p: UnsafePointer<xmlChar>?) -> Int32 {
         let uri = p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? String(cString: $0) } ?? ""
-        table.uris.append(uri)
-        let id = Int32(table.uris.count - 1)
+        let id = table.add(uri: uri)
         pg_sink_remember_namespace(state, p, id)
         return id
     }
@@ -405,17 +404,16 @@ struct EventSink: ~Copyable {
     /// A (local name, URI) pair met for the first time in this context: converted and remembered.
     mutating func addName(_ local: UnsafePointer<xmlChar>?, _ uri: UnsafePointer<xmlChar>?) -> Int32 {
         let known = pg_sink_lookup_namespace(state, uri)
-        let namespace = table.uris[Int(known >= 0 ? known : addNamespace(uri))]
-        table.names.append(XMLName(namespace, local.map(Self.name) ?? ""))
-        let id = Int32(table.names.count - 1)
+        let uriID = known >= 0 ? known : addNamespace(uri)
+        let namespace = table.uris[Int(uriID)]
+        let id = table.add(name: XMLName(namespace, local.map(Self.name) ?? ""))
         pg_sink_remember_name(state, local, uri, id)
         return id
     }
 
     /// A prefix met for the first time in this context: converted and remembered.
     mutating func addPrefix(_ prefix: UnsafePointer<xmlChar>) -> Int32 {
-        table.prefixes.append(Self.name(prefix))
-        let id = Int32(table.prefixes.count - 1)
+        let id = table.add(prefix: Self.name(prefix))
         pg_sink_remember_prefix(state, prefix, id)
         return id
     }

@@ -171,9 +171,9 @@ final class XMLParserContextPool: @unchecked Sendable {
 /// each one's address in the context's dictionary, which gives each distinct
 /// string one address for the dictionary's whole life, to its index here: a
 /// (local name, namespace URI) pair to its entry in ``names``, a prefix to
-/// ``prefixes``, a URI to ``uris``. ``names`` and ``prefixes`` are handed to
-/// each parse's ``XMLEvents`` as they are (a shared array: one reference
-/// count), so a name met before costs nothing. The C table starts with
+/// ``prefixes``, a URI to ``uris``. The tables are handed to each parse's
+/// ``XMLEvents`` as one ``XMLNameTables``, the same object while no name is
+/// added (one reference count), so a name met before costs nothing. The C table starts with
 /// ``initialSlots`` slots (room for the few hundred keys of a context serving
 /// several kinds of presence document at a low load, so that nearly every
 /// lookup ends at its first slot) and doubles up to ``maxSlots``; past that
@@ -183,7 +183,38 @@ struct InternTable {
     static let initialSlots = Int(PG_INTERN_INITIAL_SLOTS)
     static let maxSlots = Int(PG_INTERN_MAX_SLOTS)
 
-    var names: [XMLName] = [XMLName("", "")]
-    var prefixes: [String] = []
-    var uris: [String] = []
+    private(set) var names: [XMLName] = [XMLName("", "")]
+    private(set) var prefixes: [String] = []
+    private(set) var uris: [String] = []
+    /// The tables as the last recording was handed them, while nothing was added since.
+    private var handedOver: XMLNameTables?
+
+    /// Adds a name, prefix or URI; its index.
+    mutating func add(name: XMLName) -> Int32 {
+        // Dropped first, so that the arrays are unique again unless a recording holds them.
+        handedOver = nil
+        names.append(name)
+        return Int32(names.count - 1)
+    }
+
+    mutating func add(prefix: String) -> Int32 {
+        handedOver = nil
+        prefixes.append(prefix)
+        return Int32(prefixes.count - 1)
+    }
+
+    mutating func add(uri: String) -> Int32 {
+        handedOver = nil
+        uris.append(uri)
+        return Int32(uris.count - 1)
+    }
+
+    /// The tables for a recording: the object the last recording got, while
+    /// no name, prefix or URI was added since.
+    mutating func tables() -> XMLNameTables {
+        if let handedOver { return handedOver }
+        let tables = XMLNameTables(names: names, prefixes: prefixes, uris: uris)
+        handedOver = tables
+        return tables
+    }
 }

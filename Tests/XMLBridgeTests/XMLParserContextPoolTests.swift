@@ -175,6 +175,24 @@ import Testing
         #expect(pool.statistics.discarded == 1)
     }
 
+    @Test func recordingsShareTheirContextsTablesUntilANewNameIsMet() throws {
+        let pool = XMLParserContextPool(limits: XMLParserPoolLimits(maxIdleContexts: 1))
+        let first = try events(#"<a xmlns="urn:x" p:b="1" xmlns:p="urn:p"><c/></a>"#, pool)
+        let second = try events(#"<a xmlns="urn:x"><c/></a>"#, pool)
+        #expect(first.tables === second.tables)
+        // A new name, prefix or URI gives the next recording tables of its own; the earlier ones still read theirs.
+        let third = try events(#"<a xmlns="urn:x"><d/></a>"#, pool)
+        let fourth = try events(#"<q:a xmlns:q="urn:x"/>"#, pool)
+        let fifth = try events(#"<a xmlns="urn:y"/>"#, pool)
+        #expect(third.tables !== second.tables && fourth.tables !== third.tables && fifth.tables !== fourth.tables)
+        #expect(first.root.name == XMLName("urn:x", "a") && first.root.elements.map(\.name) == [XMLName("urn:x", "c")])
+        #expect(first.root.attribute(XMLName("urn:p", "b")) == "1")
+        #expect(third.root.elements.map(\.name) == [XMLName("urn:x", "d")])
+        #expect(fourth.root.name == XMLName("urn:x", "a") && fourth.root.prefix == "q")
+        #expect(fifth.root.name == XMLName("urn:y", "a"))
+        #expect(try events(#"<a xmlns="urn:y"/>"#, pool).tables === fifth.tables)
+    }
+
     @Test func fullPoolFreesTheExtraContext() throws {
         let pool = XMLParserContextPool(limits: XMLParserPoolLimits(maxIdleContexts: 0))
         _ = try events("<a/>", pool)
