@@ -57,8 +57,9 @@ final class XMLParserContext: @unchecked Sendable {
     let ctxt: xmlParserCtxtPtr
     /// The dictionary the interned names' addresses belong to.
     let dict: xmlDictPtr?
-    /// Parses served so far.
-    var uses = 0
+    /// Parses served so far. Only the parse holding the context (taken out of
+    /// its pool) touches it, so no dynamic exclusivity check is made.
+    @exclusivity(unchecked) var uses = 0
     /// The sink of this context's parses, in memory of its own so that it
     /// stays in place: its names, prefixes and namespace URIs by dictionary
     /// address, and its recorder, emptied for each parse.
@@ -120,8 +121,9 @@ final class XMLParserContextPool: @unchecked Sendable {
 
     let limits: XMLParserPoolLimits
     private let lock = Lock()
-    private var idle: [XMLParserContext] = []
-    private var counters = XMLParserPoolStatistics(created: 0, reused: 0, discarded: 0, idle: 0)
+    // Read and written under `lock` only, so no dynamic exclusivity check is made.
+    @exclusivity(unchecked) private var idle: [XMLParserContext] = []
+    @exclusivity(unchecked) private var counters = XMLParserPoolStatistics(created: 0, reused: 0, discarded: 0, idle: 0)
 
     init(limits: XMLParserPoolLimits) {
         self.limits = limits
@@ -149,8 +151,9 @@ final class XMLParserContextPool: @unchecked Sendable {
     }
 
     /// Puts `context` back after a parse, or frees it when the parse failed,
-    /// a bound is passed, or the pool is full.
-    func give(_ context: XMLParserContext, succeeded: Bool) {
+    /// a bound is passed, or the pool is full. The caller's reference moves
+    /// into the pool (no reference count).
+    func give(_ context: consuming XMLParserContext, succeeded: Bool) {
         let keep = context.reusable(after: succeeded, limits: limits)
         lock.lock()
         if keep, idle.count < limits.maxIdleContexts {
