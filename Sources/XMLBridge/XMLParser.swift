@@ -230,24 +230,29 @@ extension Result {
 /// constant are a pointer compare. Any URI not listed is read as usual; the
 /// vocabulary changes speed, never results.
 public struct XMLVocabulary: Sendable {
-    /// The namespace URIs, with their UTF-8 lengths for a quick first test.
-    let namespaces: [(count: Int, uri: String)]
-
-    /// Identifies this vocabulary (and its copies) to a reused parser
-    /// context, whose cached URIs are one vocabulary's instances.
+    /// The namespace URIs, with their UTF-8 lengths for a quick first test,
+    /// in one object, which also identifies this vocabulary (and its copies)
+    /// to a reused parser context, whose cached URIs are one vocabulary's
+    /// instances. One reference: passing a vocabulary to a parse retains and
+    /// releases it once.
     final class Token: Sendable {
-        static let empty = Token()
+        static let empty = Token(namespaces: [])
+
+        let namespaces: [(count: Int, uri: String)]
+
+        init(namespaces: [(count: Int, uri: String)]) {
+            self.namespaces = namespaces
+        }
     }
     let token: Token
 
     public init(namespaces: [String] = []) {
-        self.namespaces = namespaces.map { ($0.utf8.count, $0) }
-        self.token = namespaces.isEmpty ? .empty : Token()
+        self.token = namespaces.isEmpty ? .empty : Token(namespaces: namespaces.map { ($0.utf8.count, $0) })
     }
 
     /// The listed string equal to the `count` bytes at `p`, if any.
     func match(_ p: UnsafePointer<xmlChar>, count: Int) -> String? {
-        for entry in namespaces where entry.count == count {
+        for entry in token.namespaces where entry.count == count {
             var uri = entry.uri
             let equal = uri.withUTF8 { bytes in
                 for i in 0..<count where bytes[i] != p[i] { return false }
