@@ -32,7 +32,9 @@ public struct XMLStreamWriter: ~Copyable {
     private static let spaces = [UInt8](repeating: 0x20, count: 32)
     /// Prefix bindings in force, innermost last, and the strings they name.
     private var scope: Scope
-    /// The namespaces the writer was made with (``Namespaces``), as positions in `scope.strings`,
+    /// The namespaces the writer was made with (``Namespaces``): which they are,
+    private let namespacesIdentity: Int
+    /// as positions in `scope.strings`,
     private let namespaceEntries: [Namespaces.Entry]
     /// and their declarations, spelled.
     private let namespaceDeclarations: [UInt8]
@@ -68,6 +70,7 @@ public struct XMLStreamWriter: ~Copyable {
     ) {
         out = XMLByteSink(capacity: capacity)
         scope = Scope(strings: namespaces.strings, lengths: namespaces.lengths)
+        namespacesIdentity = namespaces.identity
         namespaceEntries = namespaces.entries
         namespaceDeclarations = namespaces.declarations
         if indent == "  " {
@@ -238,6 +241,13 @@ public struct XMLStreamWriter: ~Copyable {
         let entries: [Entry]
         /// Each entry's declaration (` xmlns:prefix="uri"`) as a writer writes it, one after the other.
         let declarations: [UInt8]
+        /// An address of their own (as an integer), by which a writer tells the ``Namespace``s taken from them
+        /// from others' (one pointer compared where two strings were). The byte there is never
+        /// freed, so no other ``Namespaces`` is ever given it, even after these are gone; a
+        /// codec's namespaces are made once (a `static let`), and the byte with them. A class
+        /// instance held by each ``Namespace`` would do the same at the cost of a retain and
+        /// a release for every copy of one.
+        let identity = Int(bitPattern: UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))
 
         struct Entry {
             var binding: Binding
@@ -287,7 +297,7 @@ public struct XMLStreamWriter: ~Copyable {
             let entry = entries[index].binding
             return Namespace(
                 uri: strings[Int(entry.uri)], prefix: entry.prefix == Scope.none ? nil : strings[Int(entry.prefix)],
-                uriID: entry.uri, prefixID: entry.prefix)
+                uriID: entry.uri, prefixID: entry.prefix, owner: identity)
         }
     }
 
@@ -298,6 +308,8 @@ public struct XMLStreamWriter: ~Copyable {
         public let prefix: String?
         let uriID: Int32
         let prefixID: Int32
+        /// The ``Namespaces`` it was taken from: the positions are theirs.
+        let owner: Int
     }
 
     /// An element name of a codec's, made once in one of its ``Namespaces``, with its
@@ -305,13 +317,14 @@ public struct XMLStreamWriter: ~Copyable {
     public struct Name: Sendable {
         public let namespace: Namespace
         public let local: String
-        /// `prefix:local`, or `local` without a prefix.
-        let qualified: String
+        /// The UTF-8 of `prefix:local`, or of `local` without a prefix: copied into the output
+        /// as they are (a string lent its bytes through a call, and was retained for it).
+        let qualified: [UInt8]
 
         public init(_ local: String, in namespace: Namespace) {
             self.namespace = namespace
             self.local = local
-            qualified = namespace.prefix.map { "\($0):\(local)" } ?? local
+            qualified = Array((namespace.prefix.map { "\($0):\(local)" } ?? local).utf8)
         }
     }
 
@@ -382,7 +395,9 @@ public struct XMLStreamWriter: ~Copyable {
     /// declarations. The name's binding is
     /// found by positions, and its qualified name was spelled when the name was made.
     public mutating func startElement(_ name: Name, declaring: UInt64 = 0, indentsChildren: Bool = true) {
-        open(name.namespace, name.local, qualified: name.qualified, declaring: declaring, indentsChildren: indentsChildren)
+        name.qualified.withUnsafeBufferPointer { qualified in
+            open(name.namespace, name.local, qualified: qualified, declaring: declaring, indentsChildren: indentsChildren)
+        }
     }
 
     /// Opens the element `local` in a codec's ``Namespace`` (a name known only when writing,
@@ -395,12 +410,11 @@ public struct XMLStreamWriter: ~Copyable {
     /// Inlined into both callers, so that `qualified` is not wrapped in an optional.
     @inline(__always)
     private mutating func open(
-        _ namespace: Namespace, _ local: String, qualified: String?, declaring: UInt64, indentsChildren: Bool
+        _ namespace: Namespace, _ local: String, qualified: UnsafeBufferPointer<UInt8>?, declaring: UInt64,
+        indentsChildren: Bool
     ) {
         // A namespace from other ``Namespaces`` than the writer's: by its strings.
-        guard scope.holds(namespace.uri, at: namespace.uriID),
-            namespace.prefixID == Scope.none || scope.holds(namespace.prefix ?? "", at: namespace.prefixID)
-        else {
+        guard namespace.owner == namespacesIdentity else {
             var declarations: [(prefix: String?, uri: String)] = []
             for i in namespaceEntries.indices where declaring & (1 << UInt64(i)) != 0 {
                 let entry = namespaceEntries[i].binding
