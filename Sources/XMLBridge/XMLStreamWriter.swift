@@ -190,6 +190,7 @@ public struct XMLStreamWriter: ~Copyable {
         func string(_ position: Int32) -> String { strings[Int(position)] }
 
         /// The URI `prefix` is bound to: `xml` to its namespace, the default namespace to none ("") when unbound.
+        @inline(__always)
         func lookup(_ prefix: Int32) -> Int32? {
             if prefix == Self.xml { return Self.xmlNamespace }
             if let i = index(of: prefix) { return bindings[i].uri }
@@ -219,6 +220,8 @@ public struct XMLStreamWriter: ~Copyable {
         }
 
         /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
+        /// Inlined: every element asks it, mostly to find its binding in force already.
+        @inline(__always)
         mutating func bind(_ prefix: Int32, _ uri: Int32) -> Bool {
             if lookup(prefix) == uri { return false }
             bindings.append(Binding(prefix: prefix, uri: uri))
@@ -635,6 +638,8 @@ public struct XMLStreamWriter: ~Copyable {
     // MARK: Bytes
 
     /// Closes the parent's start tag if it is open, and indents an element child.
+    /// Inlined: every element and text begins with it.
+    @inline(__always)
     private mutating func beginChild(element: Bool) {
         guard !frames.isEmpty else { return }
         if startTagOpen {
