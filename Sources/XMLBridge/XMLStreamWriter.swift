@@ -702,9 +702,19 @@ public struct XMLStreamWriter: ~Copyable {
             // Every byte that may need a replacement is below 0x40, so one
             // shift and test of `mask` tells whether to look closer.
             guard let base = bytes.baseAddress else { return }
+            let count = bytes.count
+            // Four to seven bytes (short names, values and texts, such as "true"): two
+            // overlapping four-byte loads tested as one word, instead of a byte at a time below.
+            if count >= 4 && count < 8 {
+                let head = UInt64(UnsafeRawPointer(base).loadUnaligned(as: UInt32.self))
+                let tail = UInt64(UnsafeRawPointer(base + (count &- 4)).loadUnaligned(as: UInt32.self))
+                if !Self.mayNeedEscape(head | tail << 32) {
+                    out.append(bytes)
+                    return
+                }
+            }
             var runStart = 0
             var i = 0
-            let count = bytes.count
             var tailLooked = false
             while i < count {
                 // Sixteen bytes at a time, then eight, while none of them can need a replacement.
