@@ -34,7 +34,7 @@ extension PresenceMapper {
         from doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
     ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
-        let effective = effectiveState(doc, report: &report)
+        var effective = effectiveState(doc, report: &report)
         var status = PIDFStatus()
         var tableActivity: String?
 
@@ -118,7 +118,8 @@ extension PresenceMapper {
         var activities = RPIDTokens()
         swap(&activities.values, &values)
 
-        if let state = effective.state {
+        // Moved out (the last use of the effective state), not copied.
+        if let state = effective.state.take() {
             if let subject = state.meetingSubject, !subject.isEmpty {
                 activities.notes.append(PIDFNote(subject))
                 report.map("state/meetingSubject", "rpid activities note")
