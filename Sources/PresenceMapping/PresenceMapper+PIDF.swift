@@ -138,9 +138,10 @@ extension PresenceMapper {
                 report.map("state/timeZoneBias", "rpid time-offset \(-bias)")
                 if state.timeZoneName != nil { report.map("state/timeZoneName", "rpid time-offset/@description") }
             }
-            if state.timeZoneAbbreviation != nil { report.drop("state/timeZoneAbbreviation", "RPID time-offset has one description; the name is kept") }
-            if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
-            if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
+            // Only reported (each read a field out of the state's box).
+            if Report.keepsEntries {
+                reportDroppedState(state, report: &report)
+            }
         }
         if let unknownMarker { personActivities.append(unknownMarker) }
         if !activities.values.isEmpty { personActivities.append(activities) }
@@ -172,7 +173,7 @@ extension PresenceMapper {
                     report.map("contactCard/url", "cipid homepage")
                 }
                 if !card.displayNames.isEmpty { report.map("contactCard/displayName", "cipid display-name") }
-                reportDroppedCard(card, report: &report)
+                if Report.keepsEntries { reportDroppedCard(card, report: &report) }
             case .calendarData(let calendar):
                 if let freeBusy = calendar.freeBusy {
                     personActivities += self.activities(
@@ -253,6 +254,12 @@ extension PresenceMapper {
         return ServiceCapabilities(flags: flags)
     }
 
+    private func reportDroppedState<Report: MappingReporting>(_ state: MSState, report: inout Report) {
+        if state.timeZoneAbbreviation != nil { report.drop("state/timeZoneAbbreviation", "RPID time-offset has one description; the name is kept") }
+        if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
+        if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
+    }
+
     private func reportDroppedCard<Report: MappingReporting>(_ card: ContactCard, report: inout Report) {
         let reason = "CIPID (RFC 4482) has no element for it; msrtc.pidf carries e-mail and phone"
         if !card.emails.isEmpty { report.drop("contactCard/email", reason) }
@@ -266,6 +273,8 @@ extension PresenceMapper {
     private func reportUnmappedCategories<Report: MappingReporting>(
         _ doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
     ) {
+        // Nothing but reports: skipped when they are not kept.
+        guard Report.keepsEntries else { return }
         for i in doc.categories.indices {
             // The name read in the report's text (taken before, it was copied for every
             // category, the report kept or not).

@@ -85,7 +85,8 @@ public struct PresenceMapper: Sendable {
             }
             result.token = (inWindow ?? chosen.activities.first { $0.token != nil })?.token
             result.custom = chosen.activities.lazy.flatMap(\.custom).first?.text
-            for i in doc.categories.indices {
+            // Only reported: each other state compared with the chosen one.
+            for i in doc.categories.indices where Report.keepsEntries {
                 // The chosen state itself is skipped without comparing it.
                 guard i != chosenIndex, case .state(let other) = doc.categories[i].payload, other != chosen else { continue }
                 report.drop("state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
