@@ -243,11 +243,13 @@ extension UnsafePointer<RPID.Fields> {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         if !pointee.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
         forEach(\.activities) { $0.markNamespaces(&used) }
-        if pointee.`class` != nil || pointee.placeIs != nil || pointee.statusIcon != nil
-            || !pointee.timeOffsets.isEmpty || pointee.userInput != nil
-        {
-            used.insert(PIDFXML.Used.rpid)
-        }
+        // Presence tested by matching the case: `!= nil` took the `Equatable` comparison, which
+        // copied the element (place-is: its seven strings and notes) and destroyed it again.
+        if case .some = pointee.`class` { used.insert(PIDFXML.Used.rpid) }
+        if case .some = pointee.placeIs { used.insert(PIDFXML.Used.rpid) }
+        if case .some = pointee.statusIcon { used.insert(PIDFXML.Used.rpid) }
+        if case .some = pointee.userInput { used.insert(PIDFXML.Used.rpid) }
+        if !pointee.timeOffsets.isEmpty { used.insert(PIDFXML.Used.rpid) }
         pointer(to: \.mood)!.unwrapped()?.markNamespaces(&used)
         pointer(to: \.placeType)!.unwrapped()?.markNamespaces(&used)
         pointer(to: \.privacy)!.unwrapped()?.markNamespaces(&used)

@@ -271,6 +271,17 @@ public enum RPIDValue: Hashable, Sendable {
     case text(String)
     /// An element from another namespace, kept verbatim.
     case extensionElement(XMLElement)
+
+    /// True when this is `.token(name)` in RPID's namespace. Compared in place: matching a
+    /// value read out of an array copied its payload first.
+    public func isToken(_ name: String) -> Bool {
+        if case .token(let token, nil) = self { token == name } else { false }
+    }
+
+    /// True when this is `.other(text)` without a language, compared in place as ``isToken(_:)``.
+    public func isOther(_ text: String) -> Bool {
+        if case .other(let other, nil) = self { other == text } else { false }
+    }
 }
 
 /// `<place-is>` (RFC 4480 §3.7).

@@ -38,14 +38,20 @@ public struct MappingReport: Sendable, Hashable, CustomStringConvertible {
 /// every entry; ``NoMappingReport`` keeps none, and since the texts are autoclosures a
 /// conversion specialised for it builds none of them.
 protocol MappingReporting {
+    /// Whether the entries are kept: a conversion skips the tests that only decide what to
+    /// report when they are not (the texts alone are autoclosures; the tests were still made).
+    static var keepsEntries: Bool { get }
     mutating func map(_ field: @autoclosure () -> String, _ detail: @autoclosure () -> String)
     mutating func drop(_ field: @autoclosure () -> String, _ reason: @autoclosure () -> String)
 }
 
-extension MappingReport: MappingReporting {}
+extension MappingReport: MappingReporting {
+    static var keepsEntries: Bool { true }
+}
 
 /// The reporter of a caller that discards the report.
 struct NoMappingReport: MappingReporting {
+    static var keepsEntries: Bool { false }
     func map(_ field: @autoclosure () -> String, _ detail: @autoclosure () -> String) {}
     func drop(_ field: @autoclosure () -> String, _ reason: @autoclosure () -> String) {}
 }

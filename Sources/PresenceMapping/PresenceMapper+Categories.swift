@@ -21,7 +21,7 @@ extension PresenceMapper {
     }
 
     /// The conversion, noting what it does in `report`.
-    private func categories(from doc: PIDFDocument, report: inout some MappingReporting) -> CategoriesDocument {
+    private func categories<Report: MappingReporting>(from doc: PIDFDocument, report: inout Report) -> CategoriesDocument {
         var output = CategoriesDocument(uri: doc.entity)
         output.categories.reserveCapacity(4)
 
@@ -37,7 +37,7 @@ extension PresenceMapper {
             }
         }
         let basic: MappingTables.ReverseRow.Basic = anyOpen ? .open : anyClosed ? .closed : .none
-        for i in doc.tuples.indices {
+        for i in doc.tuples.indices where Report.keepsEntries {
             guard let unrecognized = doc.tuples[i].status.unrecognizedBasic else { continue }
             report.drop("tuple[\(doc.tuples[i].id)]/status/basic", "\"\(unrecognized)\" is neither open nor closed (RFC 3863 4.1.4)")
         }
@@ -148,7 +148,7 @@ extension PresenceMapper {
             activity.custom = [.init(custom)]
             report.map("rpid activities/other", "custom activity \"\(custom)\"")
         }
-        for t in tokens where !mappedRPIDTokens.contains(t) { report.drop("rpid activity \(t)", "no enhanced-presence equivalent") }
+        for t in tokens where Report.keepsEntries && !mappedRPIDTokens.contains(t) { report.drop("rpid activity \(t)", "no enhanced-presence equivalent") }
         let activities = activity.token != nil || !activity.custom.isEmpty ? [activity] : []
 
         let meetingSubject = activityNotes.first?.text

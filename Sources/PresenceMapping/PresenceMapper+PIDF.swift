@@ -34,7 +34,7 @@ extension PresenceMapper {
         from doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
     ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
-        let effective = effectiveState(doc, report: &report)
+        var effective = effectiveState(doc, report: &report)
         var status = PIDFStatus()
         var tableActivity: String?
 
@@ -67,26 +67,36 @@ extension PresenceMapper {
         var userInput: RPIDUserInput?, placeType: RPIDTokens?, placeIs: RPIDPlaceIs?
         var timeOffsets: [RPIDTimeOffset] = [], personActivities: [RPIDTokens] = []
         var person = PIDFPerson(id: "p0")
-        var activities = RPIDTokens()
-        // Room for the usual few tokens at once (grown from empty, the array was made twice).
-        var tokens: [String] = []
-        tokens.reserveCapacity(4)
-        var others: [String] = []
-        func addToken(_ t: String) { if !tokens.contains(t) { tokens.append(t) } }
-        func addOther(_ t: String) { if !others.contains(t) { others.append(t) } }
+        // The activity's values gathered in the array it keeps: its tokens first (the first
+        // `tokenCount`), then its other texts, each once. Room for the usual few at once (a
+        // token and an other array built first and copied in cost two more allocations).
+        var values: [RPIDValue] = []
+        values.reserveCapacity(6)
+        var tokenCount = 0
+        func addToken(_ t: String) {
+            for i in 0..<tokenCount where values[i].isToken(t) { return }
+            values.insert(.token(t), at: tokenCount)
+            tokenCount += 1
+        }
+        func addOther(_ t: String) {
+            for i in tokenCount..<values.count where values[i].isOther(t) { return }
+            values.append(.other(t))
+        }
         if let tableActivity { addToken(tableActivity) }
         if let availability = effective.availability, let index = detailRow(availability) {
             let detail = tables.availabilityDetail[index]
-            detail.activities.forEach(addToken)
-            detail.other.map(addOther)
+            // Called, not handed over as function values (which would make `values` a captured
+            // box on the heap).
+            for t in detail.activities { addToken(t) }
+            if let other = detail.other { addOther(other) }
             if let input = detail.userInput { userInput = RPIDUserInput(input) }
             report.map("state/availability class", detailRowDetails[index])
         }
         if let token = effective.token {
             if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
                 let row = tables.activityTokens[index]
-                row.rpid.map(addToken)
-                row.other.map(addOther)
+                if let rpid = row.rpid { addToken(rpid) }
+                if let other = row.other { addOther(other) }
                 report.map("state/activity/@token=\(token)", writtenTokenDetails[index])
             } else {
                 addOther(token.rawValue)
@@ -100,16 +110,16 @@ extension PresenceMapper {
         // RFC 4480 §3.2 (and its schema): <unknown/> stands alone in its <activities>, so the
         // Unknown class marker and any token travel in two elements.
         var unknownMarker: RPIDTokens?
-        if tokens.contains("unknown"), tokens.count + others.count > 1 {
-            tokens.removeAll { $0 == "unknown" }
+        if values.count > 1, let unknown = (0..<tokenCount).first(where: { values[$0].isToken("unknown") }) {
+            values.remove(at: unknown)
             unknownMarker = RPIDTokens(values: [.token("unknown")])
         }
-        // One array made at its size (two mapped arrays joined into a third cost three).
-        activities.values.reserveCapacity(tokens.count + others.count)
-        for t in tokens { activities.values.append(.token(t)) }
-        for o in others { activities.values.append(.other(o)) }
+        // Swapped in (the compiler cannot `consume` a variable the functions above capture).
+        var activities = RPIDTokens()
+        swap(&activities.values, &values)
 
-        if let state = effective.state {
+        // Moved out (the last use of the effective state), not copied.
+        if let state = effective.state.take() {
             if let subject = state.meetingSubject, !subject.isEmpty {
                 activities.notes.append(PIDFNote(subject))
                 report.map("state/meetingSubject", "rpid activities note")
@@ -128,9 +138,10 @@ extension PresenceMapper {
                 report.map("state/timeZoneBias", "rpid time-offset \(-bias)")
                 if state.timeZoneName != nil { report.map("state/timeZoneName", "rpid time-offset/@description") }
             }
-            if state.timeZoneAbbreviation != nil { report.drop("state/timeZoneAbbreviation", "RPID time-offset has one description; the name is kept") }
-            if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
-            if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
+            // Only reported (each read a field out of the state's box).
+            if Report.keepsEntries {
+                reportDroppedState(state, report: &report)
+            }
         }
         if let unknownMarker { personActivities.append(unknownMarker) }
         if !activities.values.isEmpty { personActivities.append(activities) }
@@ -162,7 +173,7 @@ extension PresenceMapper {
                     report.map("contactCard/url", "cipid homepage")
                 }
                 if !card.displayNames.isEmpty { report.map("contactCard/displayName", "cipid display-name") }
-                reportDroppedCard(card, report: &report)
+                if Report.keepsEntries { reportDroppedCard(card, report: &report) }
             case .calendarData(let calendar):
                 if let freeBusy = calendar.freeBusy {
                     personActivities += self.activities(
@@ -243,6 +254,12 @@ extension PresenceMapper {
         return ServiceCapabilities(flags: flags)
     }
 
+    private func reportDroppedState<Report: MappingReporting>(_ state: MSState, report: inout Report) {
+        if state.timeZoneAbbreviation != nil { report.drop("state/timeZoneAbbreviation", "RPID time-offset has one description; the name is kept") }
+        if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
+        if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
+    }
+
     private func reportDroppedCard<Report: MappingReporting>(_ card: ContactCard, report: inout Report) {
         let reason = "CIPID (RFC 4482) has no element for it; msrtc.pidf carries e-mail and phone"
         if !card.emails.isEmpty { report.drop("contactCard/email", reason) }
@@ -256,22 +273,27 @@ extension PresenceMapper {
     private func reportUnmappedCategories<Report: MappingReporting>(
         _ doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
     ) {
+        // Nothing but reports: skipped when they are not kept.
+        guard Report.keepsEntries else { return }
         for i in doc.categories.indices {
-            let name = doc.categories[i].name.rawValue
+            // The name read in the report's text (taken before, it was copied for every
+            // category, the report kept or not).
             switch doc.categories[i].payload {
             case .state, .legacyInterop, .none: break
             case .note, .contactCard, .services:
                 if dialect == .microsoft, doc.categories[i].name != .contactCard {
-                    report.drop(name, "the Microsoft dialect carries only basic, activity and display name")
+                    report.drop(doc.categories[i].name.rawValue, "the Microsoft dialect carries only basic, activity and display name")
                 }
             case .calendarData:
-                if dialect == .microsoft { report.drop(name, "the Microsoft dialect carries only basic, activity and display name") }
+                if dialect == .microsoft {
+                    report.drop(doc.categories[i].name.rawValue, "the Microsoft dialect carries only basic, activity and display name")
+                }
             case .device:
-                report.drop(name, "device capabilities reach PIDF through the services category")
+                report.drop(doc.categories[i].name.rawValue, "device capabilities reach PIDF through the services category")
             case .userProperties:
-                report.drop(name, "self-only server data (MS-PRES 2.2.2.7.4), not for watchers")
+                report.drop(doc.categories[i].name.rawValue, "self-only server data (MS-PRES 2.2.2.7.4), not for watchers")
             case .other:
-                report.drop(name, "no PIDF equivalent")
+                report.drop(doc.categories[i].name.rawValue, "no PIDF equivalent")
             }
         }
     }

@@ -73,10 +73,10 @@ public struct PresenceMapper: Sendable {
             }
         }
         let chosenIndex = aggregate ?? withAvailability
-        var chosen: MSState?
-        if let chosenIndex, case .state(let s) = doc.categories[chosenIndex].payload { chosen = s }
-        var result = EffectiveState(state: chosen)
-        if let chosen {
+        var result = EffectiveState()
+        // The chosen state copied out of its category once, and moved into the result at the end
+        // (put there first, it was copied again).
+        if let chosenIndex, case .state(let chosen) = doc.categories[chosenIndex].payload {
             result.availability = chosen.availability
             // The activity whose availability window holds the availability, else the first with a token.
             let inWindow = chosen.activities.first { a in
@@ -85,11 +85,13 @@ public struct PresenceMapper: Sendable {
             }
             result.token = (inWindow ?? chosen.activities.first { $0.token != nil })?.token
             result.custom = chosen.activities.lazy.flatMap(\.custom).first?.text
-            for i in doc.categories.indices {
+            // Only reported: each other state compared with the chosen one.
+            for i in doc.categories.indices where Report.keepsEntries {
                 // The chosen state itself is skipped without comparing it.
                 guard i != chosenIndex, case .state(let other) = doc.categories[i].payload, other != chosen else { continue }
                 report.drop("state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
             }
+            result.state = consume chosen
         }
         if let legacy {
             if let a = legacy.availability { result.availability = a }

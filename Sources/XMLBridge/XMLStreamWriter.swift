@@ -32,7 +32,9 @@ public struct XMLStreamWriter: ~Copyable {
     private static let spaces = [UInt8](repeating: 0x20, count: 32)
     /// Prefix bindings in force, innermost last, and the strings they name.
     private var scope: Scope
-    /// The namespaces the writer was made with (``Namespaces``), as positions in `scope.strings`,
+    /// The namespaces the writer was made with (``Namespaces``): which they are,
+    private let namespacesIdentity: Int
+    /// as positions in `scope.strings`,
     private let namespaceEntries: [Namespaces.Entry]
     /// and their declarations, spelled.
     private let namespaceDeclarations: [UInt8]
@@ -68,6 +70,7 @@ public struct XMLStreamWriter: ~Copyable {
     ) {
         out = XMLByteSink(capacity: capacity)
         scope = Scope(strings: namespaces.strings, lengths: namespaces.lengths)
+        namespacesIdentity = namespaces.identity
         namespaceEntries = namespaces.entries
         namespaceDeclarations = namespaces.declarations
         if indent == "  " {
@@ -187,6 +190,7 @@ public struct XMLStreamWriter: ~Copyable {
         func string(_ position: Int32) -> String { strings[Int(position)] }
 
         /// The URI `prefix` is bound to: `xml` to its namespace, the default namespace to none ("") when unbound.
+        @inline(__always)
         func lookup(_ prefix: Int32) -> Int32? {
             if prefix == Self.xml { return Self.xmlNamespace }
             if let i = index(of: prefix) { return bindings[i].uri }
@@ -216,6 +220,8 @@ public struct XMLStreamWriter: ~Copyable {
         }
 
         /// Binds `prefix` to `uri` unless it already is; true when that is a new declaration.
+        /// Inlined: every element asks it, mostly to find its binding in force already.
+        @inline(__always)
         mutating func bind(_ prefix: Int32, _ uri: Int32) -> Bool {
             if lookup(prefix) == uri { return false }
             bindings.append(Binding(prefix: prefix, uri: uri))
@@ -238,6 +244,13 @@ public struct XMLStreamWriter: ~Copyable {
         let entries: [Entry]
         /// Each entry's declaration (` xmlns:prefix="uri"`) as a writer writes it, one after the other.
         let declarations: [UInt8]
+        /// An address of their own (as an integer), by which a writer tells the ``Namespace``s taken from them
+        /// from others' (one pointer compared where two strings were). The byte there is never
+        /// freed, so no other ``Namespaces`` is ever given it, even after these are gone; a
+        /// codec's namespaces are made once (a `static let`), and the byte with them. A class
+        /// instance held by each ``Namespace`` would do the same at the cost of a retain and
+        /// a release for every copy of one.
+        let identity = Int(bitPattern: UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))
 
         struct Entry {
             var binding: Binding
@@ -287,7 +300,7 @@ public struct XMLStreamWriter: ~Copyable {
             let entry = entries[index].binding
             return Namespace(
                 uri: strings[Int(entry.uri)], prefix: entry.prefix == Scope.none ? nil : strings[Int(entry.prefix)],
-                uriID: entry.uri, prefixID: entry.prefix)
+                uriID: entry.uri, prefixID: entry.prefix, owner: identity)
         }
     }
 
@@ -298,6 +311,8 @@ public struct XMLStreamWriter: ~Copyable {
         public let prefix: String?
         let uriID: Int32
         let prefixID: Int32
+        /// The ``Namespaces`` it was taken from: the positions are theirs.
+        let owner: Int
     }
 
     /// An element name of a codec's, made once in one of its ``Namespaces``, with its
@@ -305,13 +320,14 @@ public struct XMLStreamWriter: ~Copyable {
     public struct Name: Sendable {
         public let namespace: Namespace
         public let local: String
-        /// `prefix:local`, or `local` without a prefix.
-        let qualified: String
+        /// The UTF-8 of `prefix:local`, or of `local` without a prefix: copied into the output
+        /// as they are (a string lent its bytes through a call, and was retained for it).
+        let qualified: [UInt8]
 
         public init(_ local: String, in namespace: Namespace) {
             self.namespace = namespace
             self.local = local
-            qualified = namespace.prefix.map { "\($0):\(local)" } ?? local
+            qualified = Array((namespace.prefix.map { "\($0):\(local)" } ?? local).utf8)
         }
     }
 
@@ -382,7 +398,9 @@ public struct XMLStreamWriter: ~Copyable {
     /// declarations. The name's binding is
     /// found by positions, and its qualified name was spelled when the name was made.
     public mutating func startElement(_ name: Name, declaring: UInt64 = 0, indentsChildren: Bool = true) {
-        open(name.namespace, name.local, qualified: name.qualified, declaring: declaring, indentsChildren: indentsChildren)
+        name.qualified.withUnsafeBufferPointer { qualified in
+            open(name.namespace, name.local, qualified: qualified, declaring: declaring, indentsChildren: indentsChildren)
+        }
     }
 
     /// Opens the element `local` in a codec's ``Namespace`` (a name known only when writing,
@@ -395,12 +413,11 @@ public struct XMLStreamWriter: ~Copyable {
     /// Inlined into both callers, so that `qualified` is not wrapped in an optional.
     @inline(__always)
     private mutating func open(
-        _ namespace: Namespace, _ local: String, qualified: String?, declaring: UInt64, indentsChildren: Bool
+        _ namespace: Namespace, _ local: String, qualified: UnsafeBufferPointer<UInt8>?, declaring: UInt64,
+        indentsChildren: Bool
     ) {
         // A namespace from other ``Namespaces`` than the writer's: by its strings.
-        guard scope.holds(namespace.uri, at: namespace.uriID),
-            namespace.prefixID == Scope.none || scope.holds(namespace.prefix ?? "", at: namespace.prefixID)
-        else {
+        guard namespace.owner == namespacesIdentity else {
             var declarations: [(prefix: String?, uri: String)] = []
             for i in namespaceEntries.indices where declaring & (1 << UInt64(i)) != 0 {
                 let entry = namespaceEntries[i].binding
@@ -621,6 +638,8 @@ public struct XMLStreamWriter: ~Copyable {
     // MARK: Bytes
 
     /// Closes the parent's start tag if it is open, and indents an element child.
+    /// Inlined: every element and text begins with it.
+    @inline(__always)
     private mutating func beginChild(element: Bool) {
         guard !frames.isEmpty else { return }
         if startTagOpen {
@@ -683,9 +702,19 @@ public struct XMLStreamWriter: ~Copyable {
             // Every byte that may need a replacement is below 0x40, so one
             // shift and test of `mask` tells whether to look closer.
             guard let base = bytes.baseAddress else { return }
+            let count = bytes.count
+            // Four to seven bytes (short names, values and texts, such as "true"): two
+            // overlapping four-byte loads tested as one word, instead of a byte at a time below.
+            if count >= 4 && count < 8 {
+                let head = UInt64(UnsafeRawPointer(base).loadUnaligned(as: UInt32.self))
+                let tail = UInt64(UnsafeRawPointer(base + (count &- 4)).loadUnaligned(as: UInt32.self))
+                if !Self.mayNeedEscape(head | tail << 32) {
+                    out.append(bytes)
+                    return
+                }
+            }
             var runStart = 0
             var i = 0
-            let count = bytes.count
             var tailLooked = false
             while i < count {
                 // Sixteen bytes at a time, then eight, while none of them can need a replacement.

@@ -175,8 +175,9 @@ import XMLBridge
             // Mostly plain letters, so that long clean runs (read in words) occur;
             // every other value longer and sparser, so that runs of sixteen (read
             // in word pairs) occur too, with a replacement in either word.
+            // Every third value is short (under nine bytes: four to seven are tested as one word).
             let sparse = round % 2 == 1
-            let length = sparse ? next() % 120 : next() % 40
+            let length = round % 3 == 0 ? next() % 9 : sparse ? next() % 120 : next() % 40
             var value = ""
             for _ in 0..<length {
                 let special = sparse ? next() % 24 == 0 : next() % 4 == 0
