@@ -20,6 +20,12 @@ extension CalendarData {
     /// trimmed; other elements go to `extensions`.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.calendarData, "calendarData"))
+        try self.init(calendarDataElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the decoder of the
+    /// enclosing element has matched it), without testing it again.
+    init(calendarDataElement xml: XMLCursor) throws(XMLError) {
         // The parts are gathered in locals and the data made once at the end: made first and
         // filled in by the closure, it was built aside and copied into place (a retain and a
         // release of each of its references).

@@ -239,12 +239,13 @@ extension CategoryPayload {
             self = .other(kept)
             return
         }
+        // The root's name has matched the payload's: the decoder does not test it again.
         switch typed {
-        case .state: self = .state(try MSState(cursor: root))
-        case .note: self = .note(try MSNote(cursor: root))
-        case .contactCard: self = .contactCard(try ContactCard(cursor: root))
-        case .calendarData: self = .calendarData(try CalendarData(cursor: root))
-        case .services: self = .services(try MSServices(cursor: root))
+        case .state: self = .state(try MSState(stateElement: root))
+        case .note: self = .note(try MSNote(noteElement: root))
+        case .contactCard: self = .contactCard(try ContactCard(contactCardElement: root))
+        case .calendarData: self = .calendarData(try CalendarData(calendarDataElement: root))
+        case .services: self = .services(try MSServices(servicesElement: root))
         case .device: self = .device(try MSDevice(cursor: root))
         case .userProperties: self = .userProperties(try UserProperties(cursor: root))
         case .legacyInterop: self = .legacyInterop(try LegacyInterop(cursor: root))
