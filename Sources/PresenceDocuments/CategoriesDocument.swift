@@ -161,15 +161,14 @@ public struct Category: Hashable, Sendable {
 
 /// The data of a category, typed where the gateway understands it.
 ///
-/// The large, rarer payloads are boxed (`indirect`): calendar data is 136 bytes and a device 64,
-/// and every category of every document, `state` included, would otherwise be that wide.
-/// Subscriptions keep their presentities' categories for their whole life (issue 5 §6: memory
-/// per bridged pair). A contact card holds its rare fields in a box of its own and is 40 bytes,
-/// no wider than a state (48): held inline, it costs no box of the payload's.
+/// The large, rarer payloads are boxed (`indirect`): a contact card is 176 bytes, calendar data
+/// 136 and a device 64, and every category of every document, `state` included, would otherwise
+/// be that wide. Subscriptions keep their presentities' categories for their whole life (issue 5
+/// §6: memory per bridged pair).
 public enum CategoryPayload: Hashable, Sendable {
     case state(MSState)
     case note(MSNote)
-    case contactCard(ContactCard)
+    indirect case contactCard(ContactCard)
     indirect case calendarData(CalendarData)
     case services(MSServices)
     indirect case device(MSDevice)

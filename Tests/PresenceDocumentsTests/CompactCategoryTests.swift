@@ -132,12 +132,6 @@ import XMLBridge
         #expect(MemoryLayout<Category>.stride <= 96)
     }
 
-    @Test func contactCardPayloadIsNoWiderThanAState() {
-        // A contact card is held in the payload without a box: it must not make every category wider.
-        #expect(MemoryLayout<ContactCard>.size <= MemoryLayout<MSState>.size)
-        #expect(MemoryLayout<CategoryPayload>.size <= 48)
-    }
-
     @Test func rareAttributesReadBackAndCopiesStayIndependent() {
         var a = Category(name: .note, instance: 0, container: 300, version: 4, publishTime: "2008-01-11T18:11:33.577",
                          expireType: .user, expires: 3600, endpointID: "{E1}",
