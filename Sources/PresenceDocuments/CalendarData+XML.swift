@@ -20,6 +20,12 @@ extension CalendarData {
     /// trimmed; other elements go to `extensions`.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.calendarData, "calendarData"))
+        try self.init(calendarDataElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the decoder of the
+    /// enclosing element has matched it), without testing it again.
+    init(calendarDataElement xml: XMLCursor) throws(XMLError) {
         // The parts are gathered in locals and the data made once at the end: made first and
         // filled in by the closure, it was built aside and copied into place (a retain and a
         // release of each of its references).
@@ -39,11 +45,25 @@ extension CalendarData {
                 extensions.append(child.subtree)
             }
         }
+        // The attributes read in one pass, names compared in the recording (a lookup by name
+        // walked them all, once per attribute); the first of a repeated name counts, as with a lookup.
+        var mailboxID: String?, majorVersion: String?, minorVersion: String?
+        xml.forEachAttributeValue(in: Self.attributeNames) { attribute, value in
+            switch attribute {
+            case .mailboxID?: if mailboxID == nil { mailboxID = xml.string(value) }
+            case .majorVersion?: if majorVersion == nil { majorVersion = xml.string(value) }
+            case .minorVersion?: if minorVersion == nil { minorVersion = xml.string(value) }
+            case nil: break
+            }
+        }
         self.init(
-            mailboxID: xml[attribute: "mailboxID"], majorVersion: xml[attribute: "majorVersion"],
-            minorVersion: xml[attribute: "minorVersion"], workingHoursContent: consume workingHours,
-            freeBusy: consume freeBusy, extensions: consume extensions)
+            mailboxID: consume mailboxID, majorVersion: consume majorVersion, minorVersion: consume minorVersion,
+            workingHoursContent: consume workingHours, freeBusy: consume freeBusy, extensions: consume extensions)
     }
+
+    /// The attributes the decoder reads, named by their raw values.
+    private enum Attribute: String, CaseIterable { case mailboxID, majorVersion, minorVersion }
+    private static let attributeNames = XMLNameCases<Attribute>()
 
     /// The children the decoder reads.
     private enum Child: CaseIterable { case workingHours, freeBusy, delimiter, end }

@@ -81,7 +81,8 @@ extension Category {
         // modelled); the first of a repeated name counts, as with a lookup.
         // Numbers are read from the value bytes, and publishTime packed from them (no String
         // made for them).
-        var name: String?, publishTime: PackedText?, expireTypeRaw: String?, endpointID: String?
+        var name: CategoryName?, typed: CategoryPayload.Typed?
+        var publishTime: PackedText?, expireTypeRaw: String?, endpointID: String?
         var instance: XMLCursor.AttributeValue?, container: XMLCursor.AttributeValue?
         var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
         var hasOther = false
@@ -89,7 +90,15 @@ extension Category {
         xml.forEachAttributeValue(in: Self.knownAttributeNames) { attribute, value in
             guard let attribute else { hasOther = true; return }
             switch attribute {
-            case .name: if name == nil { name = xml.string(value) }
+            case .name:
+                // A name with a typed payload is the table's (no String made, and its payload
+                // known without a second lookup); any other is made from the value.
+                guard name == nil else { break }
+                if let known = xml.withUTF8(value, CategoryPayload.typedName(utf8:)) {
+                    (name, typed) = (known.name, known.typed)
+                } else {
+                    name = CategoryName(rawValue: xml.string(value))
+                }
             case .instance: if instance == nil { instance = value }
             case .publishTime: if publishTime == nil { publishTime = xml.withUTF8(value, PackedText.init(utf8:)) }
             case .container: if container == nil { container = value }
@@ -108,7 +117,7 @@ extension Category {
         if expireType == nil, let expireTypeRaw {
             other.append(XMLAttribute(XMLName("", "expireType"), expireTypeRaw))
         }
-        let categoryName = CategoryName(rawValue: consume name)
+        let categoryName = consume name
         let empty = xml.hasOnlyWhitespace
         self.init(
             name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
@@ -117,7 +126,7 @@ extension Category {
             packedPublishTime: publishTime, expireType: expireType,
             expires: try xml.uint32Attribute("expires", value: expires), endpointID: consume endpointID,
             otherAttributes: consume other,
-            payload: empty ? nil : try CategoryPayload(contentOf: xml, name: categoryName))
+            payload: empty ? nil : try CategoryPayload(contentOf: xml, typed: typed))
     }
 
     /// Writes the `category` element in the categories namespace.
@@ -136,7 +145,7 @@ extension Category {
 
 extension CategoryPayload {
     /// The typed payloads, each with the root element it expects ([MS-PRES] §2.2.2.7).
-    private enum Typed: CaseIterable {
+    enum Typed: CaseIterable {
         case state, note, contactCard, calendarData, services, device, userProperties, legacyInterop
 
         var root: XMLName {
@@ -160,13 +169,37 @@ extension CategoryPayload {
     private static let roots = XMLNameCases<Typed>(\.root)
 
     /// The typed payload of each category name that has one. `dndState` is a `state` document
-    /// (§2.2.2.7.10) and `workingHours` a `calendarData` document (§2.2.2.7.9). Looked up
-    /// lengths first (a switch compared the name with each case in turn).
-    private static let typed: LocalNameTable<Typed> = [
-        "state": .state, "dndState": .state, "note": .note, "contactCard": .contactCard,
-        "calendarData": .calendarData, "workingHours": .calendarData, "services": .services, "device": .device,
-        "userProperties": .userProperties, "legacyInterop": .legacyInterop,
+    /// (§2.2.2.7.10) and `workingHours` a `calendarData` document (§2.2.2.7.9).
+    private static let typedNames: [(name: CategoryName, typed: Typed)] = [
+        (.state, .state), (.dndState, .state), (.note, .note), (.contactCard, .contactCard),
+        (.calendarData, .calendarData), (.workingHours, .calendarData), (.services, .services), (.device, .device),
+        (.userProperties, .userProperties), (.legacyInterop, .legacyInterop),
     ]
+    /// The UTF-8 bytes of ``typedNames``' names, in its order.
+    private static let typedNameBytes = typedNames.map { Array($0.name.rawValue.utf8) }
+
+    /// The entry of ``typedNames`` named by the UTF-8 bytes `utf8`, or nil: compared lengths
+    /// first, then byte for byte in place (a name is a few bytes, and there are ten).
+    static func typedName(utf8: UnsafeBufferPointer<UInt8>) -> (name: CategoryName, typed: Typed)? {
+        let found = typedNameBytes.withUnsafeBufferPointer { entries -> Int? in
+            for i in entries.indices where entries[i].count == utf8.count {
+                let equal = entries[i].withUnsafeBufferPointer { name in
+                    var k = 0
+                    while k < name.count, name[k] == utf8[k] { k += 1 }
+                    return k == name.count
+                }
+                if equal { return i }
+            }
+            return nil
+        }
+        return found.map { typedNames[$0] }
+    }
+
+    /// The typed payload of the category named `name`, or nil.
+    static func typed(_ name: CategoryName) -> Typed? {
+        var raw = name.rawValue
+        return raw.withUTF8(typedName(utf8:))?.typed
+    }
 
     /// Reads the data of a `category` or `publication` element
     /// ([MS-PRES] §2.2.2.1 `xs:any lax`, §2.2.2.2.1).
@@ -188,9 +221,15 @@ extension CategoryPayload {
     /// Reads the content of the `category` or `publication` element at
     /// `holder` from parse events (the rules of ``init(categoryChildren:name:)``).
     public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
+        try self.init(contentOf: holder, typed: Self.typed(name))
+    }
+
+    /// ``init(contentOf:name:)`` for a category whose name calls for the payload `typed`
+    /// (nil: none), as the category decoder found it when it read the name.
+    init(contentOf holder: XMLCursor, typed: Typed?) throws(XMLError) {
         // The one significant child, found in one walk over the recorded nodes; its name
         // looked up in the recording (no name copied out, and no XMLName built to compare).
-        guard let root = holder.soleElement, let typed = Self.typed[name.rawValue],
+        guard let root = holder.soleElement, let typed,
               root.match(in: Self.roots) == typed || (typed.acceptsNoNamespace && root.is("", typed.root.local))
         else {
             var kept: [XMLNode] = []
@@ -200,12 +239,13 @@ extension CategoryPayload {
             self = .other(kept)
             return
         }
+        // The root's name has matched the payload's: the decoder does not test it again.
         switch typed {
-        case .state: self = .state(try MSState(cursor: root))
-        case .note: self = .note(try MSNote(cursor: root))
-        case .contactCard: self = .contactCard(try ContactCard(cursor: root))
-        case .calendarData: self = .calendarData(try CalendarData(cursor: root))
-        case .services: self = .services(try MSServices(cursor: root))
+        case .state: self = .state(try MSState(stateElement: root))
+        case .note: self = .note(try MSNote(noteElement: root))
+        case .contactCard: self = .contactCard(try ContactCard(contactCardElement: root))
+        case .calendarData: self = .calendarData(try CalendarData(calendarDataElement: root))
+        case .services: self = .services(try MSServices(servicesElement: root))
         case .device: self = .device(try MSDevice(cursor: root))
         case .userProperties: self = .userProperties(try UserProperties(cursor: root))
         case .legacyInterop: self = .legacyInterop(try LegacyInterop(cursor: root))

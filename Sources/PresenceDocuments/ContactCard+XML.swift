@@ -22,8 +22,14 @@ extension ContactCard {
     /// verbatim in `extensions`; unknown children inside `identity`, `address`
     /// and `phone` are ignored.
     public init(cursor xml: XMLCursor) throws(XMLError) {
+        try xml.expect(XMLName(NS.contactCard, "contactCard"))
+        try self.init(contactCardElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the decoder of the
+    /// enclosing element has matched it), without testing it again.
+    init(contactCardElement xml: XMLCursor) throws(XMLError) {
         let ns = NS.contactCard
-        try xml.expect(XMLName(ns, "contactCard"))
         // The fields are gathered in locals and the card made once at the end: a card made
         // first and filled in by the closure was built aside and copied into place. The fields
         // held out of line are gathered only once one of them is found (`rare` made then): a card of

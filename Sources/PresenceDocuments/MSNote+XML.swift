@@ -19,6 +19,12 @@ extension MSNote {
     /// are kept in `otherAttributes`; children other than `body` are ignored.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.note, "note"))
+        try self.init(noteElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the decoder of the
+    /// enclosing element has matched it), without testing it again.
+    init(noteElement xml: XMLCursor) throws(XMLError) {
         // The bodies gathered in a local and the note made once at the end: made first and
         // filled in from the closure, it was built aside and copied into place.
         var bodies: [Body] = []

@@ -111,8 +111,14 @@ extension MSServices {
     /// Every child of `capabilities` becomes an ``MSCapability``; other
     /// children of `service` and of `services` are kept verbatim.
     public init(cursor xml: XMLCursor) throws(XMLError) {
+        try xml.expect(XMLName(NS.services, "services"))
+        try self.init(servicesElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the decoder of the
+    /// enclosing element has matched it), without testing it again.
+    init(servicesElement xml: XMLCursor) throws(XMLError) {
         let ns = NS.services
-        try xml.expect(XMLName(ns, "services"))
         // Each part gathered in locals and its value made once at the end: made first and
         // filled in from a closure, a value was built aside and copied into place.
         var services: [Service] = [], extensions: [XMLElement] = []

@@ -26,6 +26,12 @@ extension MSState {
     /// kept verbatim in `extensions`. Undeclared attributes are ignored.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.state, "state"))
+        try self.init(stateElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the decoder of the
+    /// enclosing element has matched it), without testing it again.
+    init(stateElement xml: XMLCursor) throws(XMLError) {
         // The fields are gathered first and the state made once: each setter of an
         // out-of-line field checks (and for an absent one builds) the box on its own.
         // Attributes are read in one pass; the first of a repeated name counts, as with a lookup.
@@ -58,7 +64,7 @@ extension MSState {
             // one name after another.
             switch child.match(in: Self.childNames) {
             case .availability?: availability = try child.uint32Text()
-            case .activity?: activities.append(try MSActivity(cursor: child))
+            case .activity?: activities.append(try MSActivity(activityElement: child))
             case .endpointLocation?: endpointLocation = child.trimmedText
             case .meetingSubject?: meetingSubject = child.trimmedText
             case .meetingLocation?: meetingLocation = child.trimmedText
@@ -149,6 +155,12 @@ extension MSActivity {
     /// `maxAvailability="unbounded"` (the schema default) reads as `nil`.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName(NS.state, "activity"))
+        try self.init(activityElement: xml)
+    }
+
+    /// ``init(cursor:)`` for an element whose name is known to be right (the decoder of the
+    /// enclosing element has matched it), without testing it again.
+    init(activityElement xml: XMLCursor) throws(XMLError) {
         // The attributes found in one pass, names compared in the recording (the first of a
         // repeated name counts, as with a lookup); the numbers read from the value bytes when
         // written as plain digits, any other form through its text as before (same value,

@@ -199,3 +199,33 @@ import XMLBridge
         }
     }
 }
+
+/// The category decoder finds the names with a typed payload from the value bytes.
+@Suite struct TypedCategoryNameTests {
+    @Test func typedNameIsTheNamesLookup() {
+        // The reference: [MS-PRES] §2.2.2.7's payload of each name (dndState a state, workingHours calendar data).
+        let payloads: [String: CategoryPayload.Typed] = [
+            "state": .state, "dndState": .state, "note": .note, "contactCard": .contactCard, "calendarData": .calendarData,
+            "workingHours": .calendarData, "services": .services, "device": .device, "userProperties": .userProperties,
+            "legacyInterop": .legacyInterop,
+        ]
+        let typed = payloads.keys.map(CategoryName.init(rawValue:))
+        var names = typed.map(\.rawValue) + ["", "State", "stat", "states", "mwi", "routing", "caléndarData", "note\u{301}"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            var bytes = Array(typed.randomElement(using: &generator)!.rawValue.utf8)
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0: bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0x41...0x7A, using: &generator)
+            case 1: bytes.removeLast()
+            default: bytes.append(UInt8.random(in: 0x41...0x7A, using: &generator))
+            }
+            names.append(String(decoding: bytes, as: UTF8.self))
+        }
+        for name in names {
+            var text = name
+            let found = text.withUTF8(CategoryPayload.typedName(utf8:))
+            #expect(found?.typed == payloads[name], "\(name)")
+            if let found { #expect(found.name.rawValue == name) }
+        }
+    }
+}
