@@ -120,15 +120,9 @@ public struct Category: Hashable, Sendable {
         self.expireType = expireType
         self.packedPublishTime = packedPublishTime
         self.payload = payload
-        // The box made only when one of its fields is given: made and found empty, it was built
-        // (a retain of each field) and dropped (a release of each).
-        if container == nil && version == nil && expires == nil && endpointID == nil && otherAttributes.isEmpty {
-            self.extras = nil
-        } else {
-            self.extras = SharedFields(Extras(
-                container: container, version: version, expires: expires, endpointID: endpointID,
-                otherAttributes: otherAttributes))
-        }
+        let extras = Extras(container: container, version: version, expires: expires, endpointID: endpointID,
+                            otherAttributes: otherAttributes)
+        self.extras = Optional(keeping: extras)
     }
 
     /// As written; [MS-PRES] examples use `2008-01-11T18:11:33.577` (no zone, see guide Q8).

@@ -150,16 +150,12 @@ public struct ContactCard: Hashable, Sendable {
         self.emails = emails
         self.urls = urls
         self.photos = photos
-        // The box made only when one of its fields is given: made and found empty, it was built
-        // (a retain of each field) and dropped (a release of each).
-        let none = addresses.isEmpty && company.isEmpty && department.isEmpty && title.isEmpty && office.isEmpty
-            && phones.isEmpty && automaton == nil && type == nil && descriptionText == nil && displayADPhoto == nil
-            && majorVersion == nil && minorVersion == nil && isUCEnabled == nil && extensions.isEmpty
-        self.rare = none ? nil : SharedFields(Rare(
+        let rare = Rare(
             addresses: addresses, company: company, department: department, title: title, office: office,
             phones: phones, automaton: automaton, type: type, descriptionText: descriptionText,
             displayADPhoto: displayADPhoto, majorVersion: majorVersion, minorVersion: minorVersion,
-            isUCEnabled: isUCEnabled, extensions: extensions))
+            isUCEnabled: isUCEnabled, extensions: extensions)
+        self.rare = Optional(keeping: rare)
     }
 
     /// A card of these fields, the others given as gathered by the decoder (nil when none was found).

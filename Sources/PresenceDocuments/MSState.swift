@@ -93,23 +93,13 @@ public struct MSState: Hashable, Sendable {
         self.manual = manual
         self.availability = availability
         self.activities = activities
-        // The box made only when one of its fields is given: made and found empty, it was built
-        // (a retain of each field) and dropped (a release of each).
-        let none = startTime == nil && uri == nil && endpointID == nil && lastActive == nil && majorVersion == nil
-            && minorVersion == nil && endpointLocation == nil && meetingSubject == nil && meetingLocation == nil
-            && timeZoneBias == nil && timeZoneName == nil && timeZoneAbbreviation == nil && device == nil
-            && treatLocationAsProximate == nil && extensions.isEmpty
-        if none {
-            self.details = nil
-            return
-        }
         let details = Details(
             startTime: startTime, uri: uri, endpointID: endpointID, lastActive: lastActive, majorVersion: majorVersion,
             minorVersion: minorVersion, endpointLocation: endpointLocation, meetingSubject: meetingSubject,
             meetingLocation: meetingLocation, timeZoneBias: timeZoneBias, timeZoneName: timeZoneName,
             timeZoneAbbreviation: timeZoneAbbreviation, device: device, treatLocationAsProximate: treatLocationAsProximate,
             extensions: extensions)
-        self.details = SharedFields(details)
+        self.details = Optional(keeping: details)
     }
 }
 
@@ -227,10 +217,8 @@ public struct MSNote: Hashable, Sendable {
             self.text = text
             self.type = type
             self.uri = uri
-            // The box made only when one of its fields is given (made and found empty, it was
-            // built and dropped).
-            self.rare = startTime == nil && endTime == nil && otherAttributes.isEmpty
-                ? nil : SharedFields(Rare(startTime: startTime, endTime: endTime, otherAttributes: otherAttributes))
+            let rare = Rare(startTime: startTime, endTime: endTime, otherAttributes: otherAttributes)
+            self.rare = Optional(keeping: rare)
         }
 
         public var startTime: String? { get { rare?.value.startTime } set { rare.update(emptying: newValue == nil) { $0.startTime = newValue } } }
