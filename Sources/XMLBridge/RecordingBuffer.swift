@@ -55,6 +55,8 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
         if count &+ extra > capacity { grow(count &+ extra) }
     }
 
+    /// Out of line: a rare path that would only make every append longer.
+    @inline(never)
     private mutating func grow(_ needed: Int) {
         let newCapacity = max(needed, capacity * 2)
         let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
