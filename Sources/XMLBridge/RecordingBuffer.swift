@@ -1,9 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A growable run of plain values in memory of its own, for writing: an
 /// append is a capacity check and a store, without the uniqueness check and
 /// exclusivity bookkeeping `Array` does on every mutation (a write makes a
 /// few hundred of them). ``array`` copies the values out at their exact size.
 /// Owned by one ``XMLStreamWriter``; freed with it. (The event recording's
 /// runs are CXMLRecorder's `pg_run`, which its C callbacks append to.)
+///
+/// The memory comes from `malloc` and grows with `realloc`: on Linux
+/// `UnsafeMutablePointer.allocate` goes through `posix_memalign`, several
+/// times the instructions of a `malloc`, and a grown run's values are plain
+/// bytes that `realloc` may move (or extend in place) without a copy of ours.
+/// `malloc` aligns for any element of alignment up to 16, which `init` checks.
 ///
 /// Counts use wrapping arithmetic: a count is at most the capacity, which an
 /// allocation bounds far below `Int.max`, so overflow checks (a test and a
@@ -14,11 +28,20 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
     private(set) var count = 0
 
     init(capacity: Int) {
+        precondition(MemoryLayout<Element>.alignment <= 16, "malloc aligns to 16 bytes")
         self.capacity = max(capacity, 4)
-        base = .allocate(capacity: self.capacity)
+        base = Self.allocate(self.capacity)
     }
 
-    deinit { base.deallocate() }
+    deinit { free(base) }
+
+    /// Memory for `capacity` values, or `base` resized to it (its values kept).
+    private static func allocate(_ capacity: Int, resizing base: UnsafeMutablePointer<Element>? = nil) -> UnsafeMutablePointer<Element> {
+        let (bytes, overflow) = capacity.multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
+        precondition(!overflow, "capacity too large")
+        guard let memory = realloc(base, max(bytes, 1)) else { fatalError("out of memory") }
+        return memory.bindMemory(to: Element.self, capacity: capacity)
+    }
 
     var isEmpty: Bool { count == 0 }
 
@@ -30,9 +53,9 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
     mutating func removeAll(keepingCapacity minimumCapacity: Int) {
         count = 0
         guard capacity < minimumCapacity else { return }
-        base.deallocate()
+        free(base)
         capacity = minimumCapacity
-        base = .allocate(capacity: capacity)
+        base = Self.allocate(capacity)
     }
 
     /// The value at `i` (`0 ..< count`), read and written in place.
@@ -59,10 +82,7 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
     @inline(never)
     private mutating func grow(_ needed: Int) {
         let newCapacity = max(needed, capacity * 2)
-        let newBase = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
-        newBase.initialize(from: base, count: count)
-        base.deallocate()
-        base = newBase
+        base = Self.allocate(newCapacity, resizing: base)
         capacity = newCapacity
     }
 

@@ -70,6 +70,25 @@ import Testing
         #expect(array.enumerated().allSatisfy { $0.element.end == Int32($0.offset) && $0.element.textCount == Int32($0.offset) })
     }
 
+    /// The memory comes from `malloc`/`realloc`: values of 16-byte alignment stay aligned and
+    /// keep their values as the buffer grows (moved by `realloc`) and is replaced.
+    @Test func sixteenByteAlignedElementsSurviveGrowth() {
+        var buffer = RecordingBuffer<SIMD4<Float>>(capacity: 1)
+        var reference: [SIMD4<Float>] = []
+        for i in 0..<3000 {
+            let value = SIMD4<Float>(Float(i), Float(i * 2), Float(-i), 0.5)
+            buffer.append(value)
+            reference.append(value)
+            let address = UInt(bitPattern: buffer.buffer.baseAddress)
+            #expect(address % 16 == 0)
+        }
+        #expect(buffer.array == reference)
+        buffer.removeAll(keepingCapacity: 10_000)
+        buffer.append(reference[7])
+        #expect(UInt(bitPattern: buffer.buffer.baseAddress) % 16 == 0)
+        #expect(buffer.array == [reference[7]])
+    }
+
     @Test func emptyBufferCopiesToAnEmptyArray() {
         var buffer = RecordingBuffer<Int32>(capacity: 0)
         let array = buffer.array
