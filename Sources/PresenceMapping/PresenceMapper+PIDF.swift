@@ -151,35 +151,43 @@ extension PresenceMapper {
         for i in doc.categories.indices {
             switch doc.categories[i].payload {
             case .note(let note):
-                for body in note.bodies where !body.text.isEmpty {
-                    if body.type == "OOF" {
+                // Each body's fields read where they lie (a `for body in` loop copied each body).
+                let bodies = note.bodies
+                for j in bodies.indices where !bodies[j].text.isEmpty {
+                    if bodies[j].type == "OOF" {
                         personActivities.append(RPIDTokens(
-                            from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
+                            from: bodies[j].startTime, until: bodies[j].endTime, notes: [PIDFNote(bodies[j].text)],
                             values: [.other(MSActivityToken.outOfOffice.rawValue)]))
                         report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
                     } else {
-                        person.notes.append(PIDFNote(body.text))
-                        report.map("note[\(body.type ?? "personal")]", "person note")
+                        person.notes.append(PIDFNote(bodies[j].text))
+                        report.map("note[\(bodies[j].type ?? "personal")]", "person note")
                     }
                 }
             case .contactCard(let card):
+                // The fields read taken out before any call, as the calendar's below.
+                let photo = card.photos.first(where: { $0.uri != nil })?.uri, home = card.urls.first?.uri
+                let named = !card.displayNames.isEmpty
                 person.cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
-                if let photo = card.photos.first(where: { $0.uri != nil })?.uri {
+                if let photo {
                     person.cipid.icon = photo
                     report.map("contactCard/photo", "cipid icon")
                 }
-                if let home = card.urls.first?.uri {
+                if let home {
                     person.cipid.homepage = home
                     report.map("contactCard/url", "cipid homepage")
                 }
-                if !card.displayNames.isEmpty { report.map("contactCard/displayName", "cipid display-name") }
+                if named { report.map("contactCard/displayName", "cipid display-name") }
                 if Report.keepsEntries { reportDroppedCard(card, report: &report) }
             case .calendarData(let calendar):
-                if let freeBusy = calendar.freeBusy {
+                // The two fields read taken out before any call (read after one, the whole
+                // calendar was copied out of its box to keep it).
+                let freeBusy = calendar.freeBusy, hasWorkingHours = calendar.hasWorkingHours
+                if let freeBusy {
                     personActivities += self.activities(
                         fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
                 }
-                if calendar.hasWorkingHours {
+                if hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
                 }
             case .services(let services):
