@@ -58,13 +58,10 @@ static intptr_t node_capacity(intptr_t bytes) { return bytes / 16 > 16 ? bytes /
 static intptr_t byte_capacity(intptr_t bytes) { return bytes * 3 / 4 > 64 ? bytes * 3 / 4 : 64; }
 static intptr_t attribute_capacity(intptr_t bytes) { return bytes / 64 > 8 ? bytes / 64 : 8; }
 
+/* A reset of a recorder that holds no memory yet: every run is allocated. */
 void pg_recorder_init(pg_recorder *r, intptr_t estimatedBytes) {
-    run_init(&r->nodes, node_capacity(estimatedBytes), sizeof(pg_node));
-    run_init(&r->attributes, attribute_capacity(estimatedBytes), sizeof(pg_attribute));
-    run_init(&r->declarations, 8, sizeof(pg_declaration));
-    run_init(&r->bytes, byte_capacity(estimatedBytes), 1);
-    run_init(&r->open, 16, sizeof(int32_t));
-    r->openText = -1;
+    memset(r, 0, sizeof *r);
+    pg_recorder_reset(r, estimatedBytes);
 }
 
 void pg_recorder_reset(pg_recorder *r, intptr_t estimatedBytes) {
@@ -273,8 +270,11 @@ void pg_intern_clear(pg_intern *t) {
 
 /* MARK: SAX2 callbacks */
 
+/* The first key of a string that may be missing. */
+INLINE const void *key(const uint8_t *string) { return string ? (const void *)string : PG_EMPTY_KEY; }
+
 INLINE int32_t name_id(pg_sink *s, const uint8_t *local, const uint8_t *uri) {
-    int32_t id = lookup(&s->names, local ? (const void *)local : PG_EMPTY_KEY, uri);
+    int32_t id = lookup(&s->names, key(local), uri);
     return id >= 0 ? id : s->addName(s->owner, local, uri);
 }
 
@@ -286,16 +286,16 @@ INLINE int32_t prefix_id(pg_sink *s, const uint8_t *prefix) {
 }
 
 INLINE int32_t namespace_id(pg_sink *s, const uint8_t *uri) {
-    int32_t id = lookup(&s->names, uri ? (const void *)uri : PG_EMPTY_KEY, PG_URI_TAG);
+    int32_t id = lookup(&s->names, key(uri), PG_URI_TAG);
     return id >= 0 ? id : s->addNamespace(s->owner, uri);
 }
 
 int32_t pg_sink_lookup_namespace(const pg_sink *s, const uint8_t *uri) {
-    return lookup(&s->names, uri ? (const void *)uri : PG_EMPTY_KEY, PG_URI_TAG);
+    return lookup(&s->names, key(uri), PG_URI_TAG);
 }
 
 void pg_sink_remember_name(pg_sink *s, const uint8_t *local, const uint8_t *uri, int32_t id) {
-    pg_intern_remember(&s->names, local ? (const void *)local : PG_EMPTY_KEY, uri, id);
+    pg_intern_remember(&s->names, key(local), uri, id);
 }
 
 void pg_sink_remember_prefix(pg_sink *s, const uint8_t *prefix, int32_t id) {
@@ -303,7 +303,7 @@ void pg_sink_remember_prefix(pg_sink *s, const uint8_t *prefix, int32_t id) {
 }
 
 void pg_sink_remember_namespace(pg_sink *s, const uint8_t *uri, int32_t id) {
-    pg_intern_remember(&s->names, uri ? (const void *)uri : PG_EMPTY_KEY, PG_URI_TAG, id);
+    pg_intern_remember(&s->names, key(uri), PG_URI_TAG, id);
 }
 
 /* Whether the count bytes at p hold a &, eight bytes at a time (four, or one
