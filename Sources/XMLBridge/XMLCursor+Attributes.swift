@@ -5,8 +5,14 @@ extension XMLCursor {
     /// counting. Read through a cursor into the same recording (``string(_:)``,
     /// ``withUTF8(_:_:)``, ``plainUInt32(_:)``).
     public struct AttributeValue: Sendable {
-        let start: Int32
-        let count: Int32
+        @usableFromInline let start: Int32
+        @usableFromInline let count: Int32
+
+        @usableFromInline
+        init(start: Int32, count: Int32) {
+            self.start = start
+            self.count = count
+        }
     }
 
     /// Calls `body` with each attribute's name and where its value lies, in source order
@@ -24,6 +30,8 @@ extension XMLCursor {
     /// where its value lies, in source order. The names are compared in the recording (lengths
     /// first): no name is handed out, where ``forEachAttributeValue(_:)`` copies each
     /// attribute's ``XMLName`` for `body` (a retain and a release of both its strings).
+    /// Inlinable, as ``forEachElement(_:)`` is: the decoder's closure is inlined into the loop.
+    @inlinable
     public func forEachAttributeValue(in names: XMLNameTable, _ body: (Int?, AttributeValue) throws -> Void) rethrows {
         let n = events.nodes[index]
         let start = Int(n.attributeStart)
@@ -151,6 +159,9 @@ extension XMLCursor {
     /// Calls `body` with a cursor at each child element, in document order (``elements``
     /// walked by a closure): each cursor is lent to `body` for the call, where the iterator
     /// hands out one it owns (a retain and a release of the recording per child).
+    /// Inlinable: specialized for and inlined into each decoder, its closure is inlined into
+    /// the loop instead of being called through a context for every child.
+    @inlinable
     public func forEachElement<E: Error>(_ body: (XMLCursor) throws(E) -> Void) throws(E) {
         let n = events.nodes[index]
         if n.isText { return }

@@ -8,9 +8,10 @@
 /// element when a decoder keeps it verbatim. A cursor is a value: holding one
 /// keeps the whole recording alive.
 public struct XMLCursor: Sendable {
-    let events: XMLEvents
-    let index: Int
+    @usableFromInline let events: XMLEvents
+    @usableFromInline let index: Int
 
+    @usableFromInline
     init(events: XMLEvents, index: Int) {
         self.events = events
         self.index = index

@@ -33,28 +33,29 @@ public final class XMLEvents: @unchecked Sendable {
     /// ``prefixes``), so recording and reading one costs no reference counting.
     /// Laid out as CXMLRecorder's `pg_node`, which the parse records (as
     /// ``Attribute`` and ``Declaration`` are as `pg_attribute` and `pg_declaration`).
-    struct Node: Sendable {
+    @usableFromInline
+    struct Node: Sendable, BitwiseCopyable {
         /// For an element, the index one past its last descendant (the next
         /// sibling's index); for text, `-1`.
-        var end: Int32
+        @usableFromInline var end: Int32
         /// Index in `names` (0, the empty name, for text).
-        var name: Int32
+        @usableFromInline var name: Int32
         /// Index in `prefixes`; -1 for none.
-        var prefix: Int32
+        @usableFromInline var prefix: Int32
         /// Start-tag position (1-based; 0 for replayed elements without one).
-        var line: Int32
-        var column: Int32
+        @usableFromInline var line: Int32
+        @usableFromInline var column: Int32
         /// Attributes: `attributes[attributeStart ..< attributeStart + attributeCount]`.
-        var attributeStart: Int32
-        var attributeCount: Int32
+        @usableFromInline var attributeStart: Int32
+        @usableFromInline var attributeCount: Int32
         /// Namespace declarations on the start tag, in `declarations`.
-        var declarationStart: Int32
-        var declarationCount: Int32
+        @usableFromInline var declarationStart: Int32
+        @usableFromInline var declarationCount: Int32
         /// Text: `bytes[textStart ..< textStart + textCount]`.
-        var textStart: Int32
-        var textCount: Int32
+        @usableFromInline var textStart: Int32
+        @usableFromInline var textCount: Int32
 
-        var isText: Bool { end < 0 }
+        @inlinable var isText: Bool { end < 0 }
     }
 
     /// A namespace declaration: prefix (index in `prefixes`, -1 for the
@@ -67,21 +68,22 @@ public final class XMLEvents: @unchecked Sendable {
     }
 
     /// An attribute: qualified name and prefix (indices, as in ``Node``), value bytes.
-    struct Attribute: Sendable {
-        var name: Int32
-        var prefix: Int32
-        var valueStart: Int32
-        var valueCount: Int32
+    @usableFromInline
+    struct Attribute: Sendable, BitwiseCopyable {
+        @usableFromInline var name: Int32
+        @usableFromInline var prefix: Int32
+        @usableFromInline var valueStart: Int32
+        @usableFromInline var valueCount: Int32
     }
 
-    let nodes: FixedRun<Node>
+    @usableFromInline let nodes: FixedRun<Node>
     /// The names, prefixes and URIs the entries' indices refer to.
-    let tables: XMLNameTables
+    @usableFromInline let tables: XMLNameTables
     /// Each distinct qualified name of the document once; entry 0 is the empty name.
-    var names: [XMLName] { tables.names }
+    @inlinable var names: [XMLName] { tables.names }
     /// Each distinct prefix of the document once.
     var prefixes: [String] { tables.prefixes }
-    let attributes: FixedRun<Attribute>
+    @usableFromInline let attributes: FixedRun<Attribute>
     let declarations: FixedRun<Declaration>
     /// The namespace URIs declarations refer to (each distinct one once).
     var uris: [String] { tables.uris }
@@ -237,9 +239,10 @@ public final class XMLEvents: @unchecked Sendable {
 
 /// A run of plain values inside an ``XMLEvents``' allocation, read like an
 /// array: every subscript is bounds-checked, as an array's is.
+@usableFromInline
 struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
-    private let base: UnsafePointer<Element>
-    let count: Int
+    @usableFromInline let base: UnsafePointer<Element>
+    @usableFromInline let count: Int
 
     /// Copies `source` to `destination` (aligned for `Element`, room for `source.count` values).
     init(copying source: UnsafeBufferPointer<Element>, to destination: UnsafeMutableRawPointer) {
@@ -249,7 +252,7 @@ struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
         count = source.count
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     subscript(i: Int) -> Element {
         precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "index out of range")
         return base[i]
@@ -273,8 +276,9 @@ struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
 /// index, in one object: a parser context's recordings share one while the
 /// context meets no new name (each recording holds one reference, not one per
 /// table), and a recording and the subtrees detached from it share theirs.
+@usableFromInline
 final class XMLNameTables: Sendable {
-    let names: [XMLName]
+    @usableFromInline let names: [XMLName]
     let prefixes: [String]
     let uris: [String]
 
