@@ -102,4 +102,60 @@ import Testing
             }
         }
     }
+
+    /// The short copy the start-tag callback makes of each value (1 to 32 bytes) copies every
+    /// byte, touches nothing past them, and tells of a `&` as a test of each byte does; other
+    /// lengths are refused (false, nothing written).
+    @Test func shortCopyCopiesAndFindsAmpersands() {
+        var random = Random(state: 17)
+        let alphabet: [UInt8] = [0x26, 0x25, 0x27, 0xA6, 0x00, 0xFF, 0x61, 0x23, 0x3B, 0x80, 0x7F, 0x01]
+        for length in 1...32 {
+            for trial in 0..<200 {
+                var bytes = (0..<length).map { _ in
+                    random.below(4) == 0 ? alphabet[random.below(alphabet.count)] : UInt8(truncatingIfNeeded: random.next()) | 0x40
+                }
+                // Exactly one `&` at each place in turn, besides the random ones.
+                if trial < length {
+                    bytes = bytes.map { $0 == 0x26 ? 0x27 : $0 }
+                    bytes[trial] = 0x26
+                }
+                var out = [UInt8](repeating: 0xEE, count: length + 2)
+                let found = bytes.withUnsafeBufferPointer { from in
+                    out.withUnsafeMutableBufferPointer { to in pg_copy_short(to.baseAddress! + 1, from.baseAddress, length) }
+                }
+                #expect(found == bytes.contains(0x26), "\(bytes)")
+                #expect(Array(out[1...length]) == bytes)
+                #expect(out[0] == 0xEE && out[length + 1] == 0xEE)
+            }
+        }
+        var out = [UInt8](repeating: 0xEE, count: 40)
+        let source = [UInt8](repeating: 0x26, count: 40)
+        for length in [-1, 0, 33, 40] {
+            let found = source.withUnsafeBufferPointer { from in
+                out.withUnsafeMutableBufferPointer { to in pg_copy_short(to.baseAddress, from.baseAddress, length) }
+            }
+            #expect(!found)
+        }
+        #expect(out.allSatisfy { $0 == 0xEE })
+    }
+
+    /// Attribute values and texts of every length up to 40 (across the short copy's sizes and
+    /// past them), with no `&` or one at each place, and a run of text split by references, read
+    /// back as written.
+    @Test func valuesAndTextsOfEveryLengthReadBack() throws {
+        for length in 0...40 {
+            for place in -1..<length {
+                var value = String(repeating: "v", count: length)
+                if place >= 0 {
+                    value = String(repeating: "v", count: place) + "&" + String(repeating: "w", count: length - place - 1)
+                }
+                let escaped = value.map { $0 == "&" ? "&amp;" : String($0) }.joined()
+                let events = try XMLParser.events(Array(#"<r a="\#(escaped)" b="\#(escaped)x">\#(escaped)<e/>\#(escaped)</r>"#.utf8))
+                let root = events.root
+                #expect(root[attribute: "a"] == value)
+                #expect(root[attribute: "b"] == value + "x")
+                #expect(root.children.filter(\.isText).map(\.text) == (length == 0 ? [] : [value, value]))
+            }
+        }
+    }
 }

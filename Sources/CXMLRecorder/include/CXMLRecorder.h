@@ -92,15 +92,24 @@ typedef struct {
     int32_t id;
 } pg_slot;
 
+/* In front of the table, a cache of the keys last remembered or found:
+   2^PG_INTERN_RECENT_BITS slots in sets of two, each set holding the two
+   latest of its keys (an older one is dropped), so it never grows (12 KiB).
+   A hit costs one multiply and two to four compares, where the table's
+   lookup costs two multiplies, a probe loop and its bookkeeping. */
+#define PG_INTERN_RECENT_BITS 9
+
 typedef struct {
     pg_slot *slots; /* NULL until the first key */
     intptr_t capacity;
     intptr_t used;
     bool saturated;
+    /* Empty slots have a NULL first key (no key has one). */
+    pg_slot recent[1 << PG_INTERN_RECENT_BITS];
 } pg_intern;
 
 /* The id remembered for (a, b); -1 for none. */
-int32_t pg_intern_lookup(const pg_intern *t, const void *a, const void *b);
+int32_t pg_intern_lookup(pg_intern *t, const void *a, const void *b);
 void pg_intern_remember(pg_intern *t, const void *a, const void *b, int32_t id);
 /* Forgets every key (the memory is freed). */
 void pg_intern_clear(pg_intern *t);
@@ -137,7 +146,7 @@ typedef struct {
 /* The id of a URI, -1 if none is remembered, and the ids the owner's
    functions remember: ids in the owner's tables of names, prefixes and URIs,
    keyed by dictionary address. */
-int32_t pg_sink_lookup_namespace(const pg_sink *s, const uint8_t *uri);
+int32_t pg_sink_lookup_namespace(pg_sink *s, const uint8_t *uri);
 void pg_sink_remember_name(pg_sink *s, const uint8_t *local, const uint8_t *uri, int32_t id);
 void pg_sink_remember_prefix(pg_sink *s, const uint8_t *prefix, int32_t id);
 void pg_sink_remember_namespace(pg_sink *s, const uint8_t *uri, int32_t id);
@@ -145,6 +154,10 @@ void pg_sink_remember_namespace(pg_sink *s, const uint8_t *uri, int32_t id);
 /* Whether the count bytes at bytes hold a '&' (what the start-tag callback
    tests each attribute value with; for tests). */
 bool pg_contains_ampersand(const uint8_t *bytes, intptr_t count);
+/* Copies count bytes (1 to 32) from `from` to `to` as the start-tag callback
+   copies a short attribute value, testing them for a '&' in the same pass;
+   whether they hold one (for tests). */
+bool pg_copy_short(uint8_t *to, const uint8_t *from, intptr_t count);
 
 /* libxml2's startElementNs, endElementNs and characters (also cdataBlock)
    SAX2 callbacks, with a pg_sink as the user data. */
