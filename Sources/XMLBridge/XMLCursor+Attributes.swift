@@ -187,7 +187,7 @@ public struct XMLNameTable: Sendable {
     /// names in the table, and that test is a load where a string comparison is a call.
     /// The local names are ASCII (as the schemas' names are): no other string is canonically
     /// equivalent to one, so a different length means a different name, as `==` would find.
-    private let lengths: [Int]
+    @usableFromInline let lengths: [Int]
 
     public init(_ names: [XMLName]) {
         assert(names.allSatisfy { $0.local.utf8.allSatisfy { $0 < 0x80 } }, "local names must be ASCII")
@@ -200,7 +200,9 @@ public struct XMLNameTable: Sendable {
         self.init(locals.map { XMLName("", $0) })
     }
 
-    /// The position of the first entry equal to `name`, or nil.
+    /// The position of the first entry equal to `name`, or nil. Inlinable, so that the walks
+    /// above, inlined into a decoder, make no call per attribute or child for it.
+    @inlinable
     public func position(of name: XMLName) -> Int? {
         let length = name.local.utf8.count
         return lengths.withUnsafeBufferPointer { lengths in
