@@ -32,7 +32,9 @@ public struct XMLCursor: Sendable {
     /// The element's local name ("" for text).
     public var localName: String { events.names[Int(events.nodes[index].name)].local }
 
-    /// True when the element's name is (`namespace`, `local`).
+    /// True when the element's name is (`namespace`, `local`). Inlinable: decoders pass
+    /// constants, whose lengths are then known when compiled.
+    @inlinable
     public func `is`(_ namespace: String, _ local: String) -> Bool {
         let n = events.nodes[index]
         if n.isText { return false }
@@ -46,6 +48,7 @@ public struct XMLCursor: Sendable {
     /// True for an element in `namespace` (false for text): `namespaceURI ==
     /// namespace` without copying the URI out of the recording (a retain and a
     /// release), with the lengths compared first, as in ``is(_:_:)``.
+    @inlinable
     public func isIn(namespace: String) -> Bool {
         let n = events.nodes[index]
         if n.isText { return false }
