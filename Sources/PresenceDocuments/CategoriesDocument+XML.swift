@@ -118,7 +118,6 @@ extension Category {
             other.append(XMLAttribute(XMLName("", "expireType"), expireTypeRaw))
         }
         let categoryName = consume name
-        let empty = xml.hasOnlyWhitespace
         self.init(
             name: categoryName, instance: try xml.uint32Attribute("instance", value: instance),
             container: try xml.uint32Attribute("container", value: container),
@@ -126,7 +125,7 @@ extension Category {
             packedPublishTime: publishTime, expireType: expireType,
             expires: try xml.uint32Attribute("expires", value: expires), endpointID: consume endpointID,
             otherAttributes: consume other,
-            payload: empty ? nil : try CategoryPayload(contentOf: xml, typed: typed))
+            payload: try CategoryPayload.content(of: xml, typed: typed))
     }
 
     /// Writes the `category` element in the categories namespace.
@@ -227,8 +226,17 @@ extension CategoryPayload {
     /// ``init(contentOf:name:)`` for a category whose name calls for the payload `typed`
     /// (nil: none), as the category decoder found it when it read the name.
     init(contentOf holder: XMLCursor, typed: Typed?) throws(XMLError) {
-        // The one significant child, found in one walk over the recorded nodes; its name
-        // looked up in the recording (no name copied out, and no XMLName built to compare).
+        self = try Self.content(of: holder, typed: typed) ?? .other([])
+    }
+
+    /// ``init(contentOf:typed:)``, or nil when the holder holds only white space (a category
+    /// without a payload). The one significant child is looked for first, in one walk over the
+    /// recorded nodes: a holder that has one is not empty (the category decoder walked its
+    /// children once more to find that out). A holder without one is empty when nothing in it
+    /// is kept.
+    static func content(of holder: XMLCursor, typed: Typed?) throws(XMLError) -> CategoryPayload? {
+        // The child's name looked up in the recording (no name copied out, and no XMLName
+        // built to compare).
         guard let root = holder.soleElement, let typed,
               root.match(in: Self.roots) == typed || (typed.acceptsNoNamespace && root.is("", typed.root.local))
         else {
@@ -236,19 +244,19 @@ extension CategoryPayload {
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {
                 kept.append(child.isText ? .text(child.text) : .element(child.subtree))
             }
-            self = .other(kept)
-            return
+            // Nothing kept: the holder held white space only (or nothing).
+            return kept.isEmpty ? nil : .other(kept)
         }
         // The root's name has matched the payload's: the decoder does not test it again.
         switch typed {
-        case .state: self = .state(try MSState(stateElement: root))
-        case .note: self = .note(try MSNote(noteElement: root))
-        case .contactCard: self = .contactCard(try ContactCard(contactCardElement: root))
-        case .calendarData: self = .calendarData(try CalendarData(calendarDataElement: root))
-        case .services: self = .services(try MSServices(servicesElement: root))
-        case .device: self = .device(try MSDevice(cursor: root))
-        case .userProperties: self = .userProperties(try UserProperties(cursor: root))
-        case .legacyInterop: self = .legacyInterop(try LegacyInterop(cursor: root))
+        case .state: return .state(try MSState(stateElement: root))
+        case .note: return .note(try MSNote(noteElement: root))
+        case .contactCard: return .contactCard(try ContactCard(contactCardElement: root))
+        case .calendarData: return .calendarData(try CalendarData(calendarDataElement: root))
+        case .services: return .services(try MSServices(servicesElement: root))
+        case .device: return .device(try MSDevice(cursor: root))
+        case .userProperties: return .userProperties(try UserProperties(cursor: root))
+        case .legacyInterop: return .legacyInterop(try LegacyInterop(cursor: root))
         }
     }
 

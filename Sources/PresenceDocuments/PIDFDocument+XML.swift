@@ -160,7 +160,8 @@ extension PIDFTuple {
             } else if child.is(NS.caps, "servcaps") {
                 taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(cursor: child))
             } else {
-                taken = rpid.absorb(child) || cipid.absorb(child)
+                taken = rpid.absorb(child, orLegacyActivities: false) || cipid.absorb(child)
+                    || rpid.absorbLegacyActivities(child)
             }
             if !taken { extensions.append(child.subtree) }
         }
@@ -274,7 +275,8 @@ extension PIDFPerson {
                     taken = false
                 }
             } else {
-                taken = rpid.absorb(child) || cipid.absorb(child)
+                taken = rpid.absorb(child, orLegacyActivities: false) || cipid.absorb(child)
+                    || rpid.absorbLegacyActivities(child)
             }
             if !taken { extensions.append(child.subtree) }
         }

@@ -30,8 +30,15 @@ extension RPID {
     /// Names are compared in the recording (``XMLCursor/is(_:_:)``, ``XMLCursor/position(in:)``),
     /// not copied out.
     mutating func absorb(_ e: XMLCursor) -> Bool {
+        absorb(e, orLegacyActivities: true)
+    }
+
+    /// ``absorb(_:)``, taking the pre-RFC activities only when `orLegacyActivities` is true: a
+    /// caller that also tries CIPID tries them last (``absorbLegacyActivities(_:)``), so that a
+    /// CIPID element is not first tested for being one.
+    mutating func absorb(_ e: XMLCursor, orLegacyActivities: Bool) -> Bool {
         guard let element = e.match(in: Self.elements) else {
-            return absorbLegacyActivities(e)
+            return orLegacyActivities && absorbLegacyActivities(e)
         }
         switch element {
         case .activities:
@@ -74,7 +81,7 @@ extension RPID {
     }
 
     /// Takes `e` when it is a pre-RFC `ep:activities` holding only `ep:activity` texts.
-    private mutating func absorbLegacyActivities(_ e: XMLCursor) -> Bool {
+    mutating func absorbLegacyActivities(_ e: XMLCursor) -> Bool {
         guard e.is(NS.rpidStatus, "activities"), e.attributeCount == 0 else { return false }
         var found: [String] = []
         for child in e.children {
@@ -157,12 +164,21 @@ extension RPIDTokens {
         for child in e.children {
             if child.isText {
                 if !child.hasOnlyWhitespace { values.append(.text(child.trimmedText)) }
-            } else if child.is(NS.rpid, "note"), let note = PIDFXML.note(child) {
-                notes.append(note)
-            } else if child.is(NS.rpid, "other"), let other = PIDFXML.note(child) {
-                values.append(.other(other.text, lang: other.lang))
-            } else if child.isIn(namespace: NS.rpid), PIDFXML.isEmpty(child) {
-                values.append(.token(child.localName))
+            } else if child.isIn(namespace: NS.rpid) {
+                // The namespace compared once, and the local name copied out once and compared
+                // as a short string (each test of the whole name compared the namespace again).
+                // An RPID element that is none of these is kept verbatim: it is not empty, so
+                // it is no token of `tokenNamespace` either.
+                let local = child.localName
+                if local == "note", let note = PIDFXML.note(child) {
+                    notes.append(note)
+                } else if local == "other", let other = PIDFXML.note(child) {
+                    values.append(.other(other.text, lang: other.lang))
+                } else if PIDFXML.isEmpty(child) {
+                    values.append(.token(local))
+                } else {
+                    values.append(.extensionElement(child.subtree))
+                }
             } else if let tokenNamespace, child.isIn(namespace: tokenNamespace), PIDFXML.isEmpty(child) {
                 values.append(.token(child.localName, namespace: tokenNamespace))
             } else {
@@ -214,7 +230,8 @@ extension RPIDPlaceIs {
                 return nil
             }
             guard child.isIn(namespace: NS.rpid) else { return nil }
-            if child.localName == "note", let note = PIDFXML.note(child) {
+            let local = child.localName
+            if local == "note", let note = PIDFXML.note(child) {
                 notes.append(note)
                 continue
             }
@@ -227,7 +244,7 @@ extension RPIDPlaceIs {
                 token = element.localName
             }
             guard token != nil else { return nil }
-            switch child.localName {
+            switch local {
             case "audio": guard PIDFXML.fill(&audio, token) else { return nil }
             case "video": guard PIDFXML.fill(&video, token) else { return nil }
             case "text": guard PIDFXML.fill(&text, token) else { return nil }

@@ -44,6 +44,12 @@ extension ServiceCapabilities {
         ranks[local] ?? schemaOrder.count
     }
 
+    /// The ``schemaOrder`` names in the caps namespace, for a lookup of a child's rank in the recording.
+    private static let capsNames = XMLNameTable(schemaOrder.map { XMLName(NS.caps, $0) })
+    /// The ranks of `description` and `type`.
+    private static let descriptionRank = rank(of: "description")
+    private static let typeRank = rank(of: "type")
+
     /// Ranks (places in ``schemaOrder``) of the boolean capabilities, as bits.
     private static let flagRanks: UInt32 = schemaOrder.indices.reduce(0) { flagNames.contains(schemaOrder[$1]) ? $0 | 1 << $1 : $0 }
     /// Ranks of the list capabilities, as bits.
@@ -60,35 +66,29 @@ extension ServiceCapabilities {
         // Mostly flags: room for all of them at once, not an array grown per append.
         var flags: [Flag] = [], lists: [List] = [], descriptions: [PIDFNote] = [], extensions: [XMLElement] = []
         flags.reserveCapacity(e.elementCount)
-        // Each child's rank is looked up once; it tells flags and lists apart
-        // and whether what was read is still in schema order (no sort needed).
+        // Each child's rank is looked up once, by its whole name in the recording (an element of
+        // another namespace has none); it tells flags and lists apart, names them (the table's
+        // strings, none copied out of the recording), marks the ones already taken (bits, where
+        // the names taken were compared one by one), and whether what was read is still in
+        // schema order (no sort needed).
         let other = Self.schemaOrder.count
         var flagRank = -1, listRank = -1, extensionRank = -1
         var flagsOrdered = true, listsOrdered = true, extensionsOrdered = true
+        var taken: UInt32 = 0
         // The children walked in place, each cursor lent (an iterator hands out one it owns).
         e.forEachElement { child in
-            // The rank of a child kept verbatim, when it is.
-            var kept: Int?
-            defer {
-                if let rank = kept {
-                    extensions.append(child.subtree)
-                    if rank < extensionRank { extensionsOrdered = false }
-                    extensionRank = rank
-                }
-            }
-            guard child.isIn(namespace: NS.caps) else { kept = other; return }
-            let name = child.localName
-            let rank = Self.rank(of: name)
+            let rank = child.position(in: Self.capsNames) ?? other
             let bit: UInt32 = rank < other ? 1 << rank : 0
-            if Self.flagRanks & bit != 0, !flags.contains(where: { $0.name == name }),
+            if Self.flagRanks & bit != 0, taken & bit == 0,
                 let text = PIDFXML.text(child), let value = Self.boolean(text)
             {
-                flags.append(Flag(name, value))
+                flags.append(Flag(Self.schemaOrder[rank], value))
+                taken |= bit
                 if rank < flagRank { flagsOrdered = false }
                 flagRank = rank
-            } else if name == "description", let note = PIDFXML.note(child) {
+            } else if rank == Self.descriptionRank, let note = PIDFXML.note(child) {
                 descriptions.append(note)
-            } else if name == "type", let text = PIDFXML.text(child) {
+            } else if rank == Self.typeRank, let text = PIDFXML.text(child) {
                 if let i = lists.firstIndex(where: { $0.name == "type" }) {
                     lists[i].supported.append(text)
                 } else {
@@ -96,14 +96,15 @@ extension ServiceCapabilities {
                     if rank < listRank { listsOrdered = false }
                     listRank = rank
                 }
-            } else if Self.listRanks & bit != 0, !lists.contains(where: { $0.name == name }),
-                let list = Self.list(child)
-            {
+            } else if Self.listRanks & bit != 0, taken & bit == 0, let list = Self.list(child) {
                 lists.append(list)
+                taken |= bit
                 if rank < listRank { listsOrdered = false }
                 listRank = rank
             } else {
-                kept = rank
+                extensions.append(child.subtree)
+                if rank < extensionRank { extensionsOrdered = false }
+                extensionRank = rank
             }
         }
         if !flagsOrdered { flags = Self.sorted(flags) { $0.name } }
