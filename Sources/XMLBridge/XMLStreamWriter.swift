@@ -68,8 +68,19 @@ public struct XMLStreamWriter: ~Copyable {
     public init(
         indent: String? = "  ", declaration: Bool = true, capacity: Int = 2048, namespaces: Namespaces = .none
     ) {
-        out = XMLByteSink(capacity: capacity)
-        scope = Scope(strings: namespaces.strings, lengths: namespaces.lengths)
+        // The thread's spare buffers when it has them (``SpareWriterBuffers``), else new ones.
+        let spare = SpareWriterBuffers.take()
+        if let spare {
+            out = XMLByteSink(adopting: spare.out)
+            if out.allocatedBytes < capacity { out.removeAll(keepingCapacity: capacity) }
+            frames = RecordingBuffer(adopting: spare.frames)
+            scope = Scope(
+                strings: namespaces.strings, lengths: namespaces.lengths, bindings: RecordingBuffer(adopting: spare.bindings))
+        } else {
+            out = XMLByteSink(capacity: capacity)
+            frames = RecordingBuffer(capacity: 16)
+            scope = Scope(strings: namespaces.strings, lengths: namespaces.lengths, bindings: RecordingBuffer(capacity: 16))
+        }
         namespacesIdentity = namespaces.identity
         namespaceEntries = namespaces.entries
         namespaceDeclarations = namespaces.declarations
@@ -81,7 +92,6 @@ public struct XMLStreamWriter: ~Copyable {
             self.indent = indent.map { Array($0.utf8) }
             indentRun = indent.map { Array(repeating: Array($0.utf8), count: 16).flatMap { $0 } } ?? []
         }
-        frames = RecordingBuffer(capacity: 16)
         if declaration {
             out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
             if indent != nil { out.append(0x0A) }
@@ -92,7 +102,10 @@ public struct XMLStreamWriter: ~Copyable {
     public consuming func finish() -> [UInt8] {
         while !frames.isEmpty { endElement() }
         if indent != nil { out.append(0x0A) }
-        return out.array
+        let bytes = out.array
+        // The buffers kept for the thread's next writer instead of freed.
+        SpareWriterBuffers.keep(.init(out: out.relinquish(), frames: frames.relinquish(), bindings: scope.bindings.relinquish()))
+        return bytes
     }
 
     /// Whether `prefix` may be bound to `uri` (Namespaces in XML 1.0 §3):
@@ -134,7 +147,7 @@ public struct XMLStreamWriter: ~Copyable {
         /// Every prefix and namespace URI met, each once: the rules' own (``builtIn``), then the
         /// writer's ``Namespaces``, then others as they come.
         var strings: [String]
-        var bindings = RecordingBuffer<Binding>(capacity: 16)
+        var bindings: RecordingBuffer<Binding>
 
         /// The prefixes and URIs the rules single out, at the positions named below.
         static let builtIn = ["xml", XMLStreamWriter.xmlNamespace, "xmlns", XMLStreamWriter.xmlnsNamespace, ""]
@@ -151,9 +164,10 @@ public struct XMLStreamWriter: ~Copyable {
         /// through `strings` would make quadratic.
         var met: [String: Int32] = [:]
 
-        init(strings: [String], lengths: [Int]) {
+        init(strings: [String], lengths: [Int], bindings: consuming RecordingBuffer<Binding>) {
             self.strings = strings
             self.lengths = lengths
+            self.bindings = bindings
         }
 
         /// The position of `string` in ``strings``, added when it is not there yet.
