@@ -143,8 +143,9 @@ extension PresenceMapper {
                 reportDroppedState(state, report: &report)
             }
         }
-        if let unknownMarker { personActivities.append(unknownMarker) }
-        if !activities.values.isEmpty { personActivities.append(activities) }
+        // Both moved in (appended as they were, each was copied and the original released later).
+        if let marker = unknownMarker.take() { personActivities.append(consume marker) }
+        if !activities.values.isEmpty { personActivities.append(consume activities) }
 
         // Categories read in place by index (a `for category in` loop copies
         // each one, payload and all); a case binding copies only its payload.
@@ -205,11 +206,17 @@ extension PresenceMapper {
         // The document made once, from its parts (filled in and then returned, it was copied),
         // the status and person moved into it: swapped out of the variables the conversion
         // filled (which the compiler cannot `consume`), consumed from fresh ones.
+        // Whether the person has RPID, told from its parts (the RPID made from them tested each
+        // of its elements in its box).
+        var hasRPID = !personActivities.isEmpty || !timeOffsets.isEmpty
+        if case .some = placeType { hasRPID = true }
+        if case .some = placeIs { hasRPID = true }
+        if case .some = userInput { hasRPID = true }
         person.rpid = RPID(
             activities: consume personActivities, placeType: consume placeType, placeIs: consume placeIs,
             timeOffsets: consume timeOffsets, userInput: consume userInput)
         var persons: [PIDFPerson] = []
-        if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty {
+        if hasRPID || !person.cipid.isEmpty || !person.notes.isEmpty {
             var moved = PIDFPerson(id: "")
             swap(&moved, &person)
             persons = [consume moved]
