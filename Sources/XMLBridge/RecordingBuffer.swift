@@ -228,18 +228,16 @@ extension RecordingBuffer where Element == UInt8 {
         } while magnitude > 0
     }
 
-    /// A line break and the first `width` bytes of `run`, with one capacity check.
+    /// A line break and the first `width` bytes of `run` (which holds at least that many; a
+    /// constant or an array's buffer), with one capacity check.
     @inline(__always)
-    mutating func appendLine(_ run: [UInt8], width: Int) {
-        let width = min(width, run.count)
-        reserve(1 + width)
+    mutating func appendLine(_ run: UnsafePointer<UInt8>?, width: Int) {
+        reserve(1 &+ width)
         base[count] = 0x0A
-        count += 1
-        run.withUnsafeBufferPointer { source in
-            guard let source = source.baseAddress, width > 0 else { return }
-            Self.copy(from: source, to: base + count, count: width)
-        }
-        count += width
+        count &+= 1
+        guard let run, width > 0 else { return }
+        Self.copy(from: run, to: base + count, count: width)
+        count &+= width
     }
 
     /// An end tag: `</`, a copy of the `length` bytes already written at
