@@ -75,7 +75,13 @@ extension PresenceMapper {
         var tokenCount = 0
         func addToken(_ t: String) {
             for i in 0..<tokenCount where values[i].isToken(t) { return }
-            values.insert(.token(t), at: tokenCount)
+            // Appended while no other text follows the tokens (the usual case): an insert
+            // goes through the general replacement of a range, several times an append.
+            if tokenCount == values.count {
+                values.append(.token(t))
+            } else {
+                values.insert(.token(t), at: tokenCount)
+            }
             tokenCount += 1
         }
         func addOther(_ t: String) {
