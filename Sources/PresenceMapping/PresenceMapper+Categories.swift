@@ -202,17 +202,11 @@ extension PresenceMapper {
         if let person { consider(doc.persons[person].notes) }
         consider(doc.notes)
         for i in doc.tuples.indices { consider(doc.tuples[i].notes) }
-        // The personal note first, then the out-of-office ones: appended in that order (inserted
-        // before the others, it went through Array's general range replacement).
-        var bodies: [MSNote.Body] = []
+        var bodies = oofNotes
         if let note = englishNote ?? firstNote {
-            bodies.reserveCapacity(1 + oofNotes.count)
-            bodies.append(MSNote.Body(text: note.text))
-            bodies += oofNotes
+            bodies.insert(MSNote.Body(text: note.text), at: 0)
             report.map("note", "note category (personal)")
             if noteCount > 1 { report.drop("note (\(noteCount - 1) more)", "the note category holds one personal note") }
-        } else {
-            bodies = oofNotes
         }
         if !oofNotes.isEmpty { report.map("rpid activities out-of-office", "note category (OOF)") }
         if !bodies.isEmpty { output.categories.append(Category(name: .note, instance: 0, payload: .note(MSNote(bodies: bodies)))) }
