@@ -282,6 +282,17 @@ public enum RPIDValue: Hashable, Sendable {
     public func isOther(_ text: String) -> Bool {
         if case .other(let other, nil) = self { other == text } else { false }
     }
+
+    /// The name when this is `.token(name)` in RPID's namespace, read in place: a `switch`
+    /// binding it copied the whole value out of its array and destroyed it again.
+    public var rpidToken: String? {
+        if case .token(let token, nil) = self { token } else { nil }
+    }
+
+    /// The text when this is `.other(text)`, in any language, read in place as ``rpidToken``.
+    public var otherText: String? {
+        if case .other(let text, _) = self { text } else { nil }
+    }
 }
 
 /// `<place-is>` (RFC 4480 §3.7).

@@ -79,11 +79,12 @@ extension PresenceMapper {
                     }
                     continue
                 }
+                // Each value's text read in place (a `switch` binding it copied the value out).
                 for j in list[i].values.indices {
-                    switch list[i].values[j] {
-                    case .token(let t, nil) where !tokens.contains(t): tokens.append(t)
-                    case .other(let t, _) where !others.contains(t): others.append(t)
-                    default: break
+                    if let t = list[i].values[j].rpidToken {
+                        if !tokens.contains(t) { tokens.append(t) }
+                    } else if let t = list[i].values[j].otherText {
+                        if !others.contains(t) { others.append(t) }
                     }
                 }
                 activityNotes += list[i].notes

@@ -75,7 +75,13 @@ extension PresenceMapper {
         var tokenCount = 0
         func addToken(_ t: String) {
             for i in 0..<tokenCount where values[i].isToken(t) { return }
-            values.insert(.token(t), at: tokenCount)
+            // Appended while no other text follows the tokens (the usual case): an insert
+            // goes through the general replacement of a range, several times an append.
+            if tokenCount == values.count {
+                values.append(.token(t))
+            } else {
+                values.insert(.token(t), at: tokenCount)
+            }
             tokenCount += 1
         }
         func addOther(_ t: String) {
@@ -143,8 +149,9 @@ extension PresenceMapper {
                 reportDroppedState(state, report: &report)
             }
         }
-        if let unknownMarker { personActivities.append(unknownMarker) }
-        if !activities.values.isEmpty { personActivities.append(activities) }
+        // Both moved in (appended as they were, each was copied and the original released later).
+        if let marker = unknownMarker.take() { personActivities.append(consume marker) }
+        if !activities.values.isEmpty { personActivities.append(consume activities) }
 
         // Categories read in place by index (a `for category in` loop copies
         // each one, payload and all); a case binding copies only its payload.
@@ -205,11 +212,17 @@ extension PresenceMapper {
         // The document made once, from its parts (filled in and then returned, it was copied),
         // the status and person moved into it: swapped out of the variables the conversion
         // filled (which the compiler cannot `consume`), consumed from fresh ones.
+        // Whether the person has RPID, told from its parts (the RPID made from them tested each
+        // of its elements in its box).
+        var hasRPID = !personActivities.isEmpty || !timeOffsets.isEmpty
+        if case .some = placeType { hasRPID = true }
+        if case .some = placeIs { hasRPID = true }
+        if case .some = userInput { hasRPID = true }
         person.rpid = RPID(
             activities: consume personActivities, placeType: consume placeType, placeIs: consume placeIs,
             timeOffsets: consume timeOffsets, userInput: consume userInput)
         var persons: [PIDFPerson] = []
-        if !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty {
+        if hasRPID || !person.cipid.isEmpty || !person.notes.isEmpty {
             var moved = PIDFPerson(id: "")
             swap(&moved, &person)
             persons = [consume moved]
@@ -233,29 +246,54 @@ extension PresenceMapper {
     private func capabilities(_ services: MSServices) -> ServiceCapabilities {
         // The table, services and capabilities read in place through their buffers (by
         // index from the arrays, each row's strings and each service's capability array were
-        // copied out per row), the flags made at their most, one per row. Names are compared
-        // by length first: most differ in length, and that test is a load where a string
-        // comparison is a call.
+        // copied out per row). Names are compared by length first: most differ in length, and
+        // that test is a load where a string comparison is a call.
         func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
-        /// Whether a capability named `ms` renders or captures, in any service.
-        func isOn(_ ms: String, _ services: UnsafeBufferPointer<MSServices.Service>) -> Bool {
-            for s in services.indices {
-                let on = services[s].capabilities.withUnsafeBufferPointer { capabilities in
-                    capabilities.indices.contains { c in
-                        same(capabilities[c].name, ms) && (capabilities[c].render == true || capabilities[c].capture == true)
-                    }
+        /// `render == true || capture == true`, the first attribute of each key read in its
+        /// array (the getters copied the capability and searched its attributes once per key).
+        func rendersOrCaptures(_ attributes: UnsafeBufferPointer<MSCapability.Attribute>) -> Bool {
+            var sawRender = false, sawCapture = false
+            for a in attributes.indices {
+                if !sawRender, same(attributes[a].key, "render") {
+                    sawRender = true
+                } else if !sawCapture, same(attributes[a].key, "capture") {
+                    sawCapture = true
+                } else {
+                    continue
                 }
-                if on { return true }
+                if Bool(xsd: attributes[a].value) == true { return true }
             }
             return false
         }
         var flags: [ServiceCapabilities.Flag] = []
         tables.capabilities.withUnsafeBufferPointer { rows in
-            flags.reserveCapacity(rows.count)
-            services.services.withUnsafeBufferPointer { services in
-                rows: for r in rows.indices {
+            // One pass over the services' capabilities, each marking the rows of its name when
+            // it renders or captures (asked once per capability, only when a row names it),
+            // instead of a search of all of them for each row.
+            withUnsafeTemporaryAllocation(of: Bool.self, capacity: rows.count) { on in
+                on.initialize(repeating: false)
+                var any = false
+                for s in services.services.indices {
+                    services.services[s].capabilities.withUnsafeBufferPointer { capabilities in
+                        for c in capabilities.indices {
+                            var asked = false, isOn = false
+                            for r in rows.indices where !on[r] && same(rows[r].ms, capabilities[c].name) {
+                                if !asked {
+                                    asked = true
+                                    isOn = capabilities[c].sortedAttributes.withUnsafeBufferPointer(rendersOrCaptures)
+                                }
+                                on[r] = isOn
+                                any = any || isOn
+                            }
+                        }
+                    }
+                }
+                guard any else { return }
+                // The flags in table order, the first row for each flag.
+                flags.reserveCapacity(rows.count)
+                rows: for r in rows.indices where on[r] {
                     for f in flags.indices where same(flags[f].name, rows[r].caps) { continue rows }
-                    if isOn(rows[r].ms, services) { flags.append(.init(rows[r].caps, true)) }
+                    flags.append(.init(rows[r].caps, true))
                 }
             }
         }

@@ -60,46 +60,53 @@ public struct PresenceMapper: Sendable {
     /// availability ([MS-PRES] §3.7.5.4, §3.7.5.2; guide Q12).
     func effectiveState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report) -> EffectiveState {
         // The states read in place by index (an array of them cost an allocation and a copy of
-        // each): the first aggregateState, else the first with an availability.
+        // each): the first aggregateState, else the first with an availability. The chosen one
+        // is kept as the loop binds it (bound again from its category after the loop, its
+        // payload was copied a second time).
         var aggregate: Int?, withAvailability: Int?
+        var chosen: MSState?
         var legacy: LegacyInterop?
         for i in doc.categories.indices {
             switch doc.categories[i].payload {
             case .state(let s):
-                if aggregate == nil, s.type == .aggregateState { aggregate = i }
-                if withAvailability == nil, s.availability != nil { withAvailability = i }
+                guard aggregate == nil else { break }
+                if s.type == .aggregateState {
+                    aggregate = i
+                    chosen = s
+                } else if withAvailability == nil, s.availability != nil {
+                    withAvailability = i
+                    chosen = s
+                }
             case .legacyInterop(let l): legacy = legacy ?? l
             default: break
             }
         }
         let chosenIndex = aggregate ?? withAvailability
-        var result = EffectiveState()
-        // The chosen state copied out of its category once, and moved into the result at the end
-        // (put there first, it was copied again).
-        if let chosenIndex, case .state(let chosen) = doc.categories[chosenIndex].payload {
-            result.availability = chosen.availability
+        var availability: UInt32?, token: MSActivityToken?, custom: String?
+        if let chosen {
+            availability = chosen.availability
             // The activity whose availability window holds the availability, else the first with a token.
             let inWindow = chosen.activities.first { a in
                 guard a.token != nil, let av = chosen.availability else { return false }
                 return av >= (a.minAvailability ?? 0) && av <= (a.maxAvailability ?? UInt32.max)
             }
-            result.token = (inWindow ?? chosen.activities.first { $0.token != nil })?.token
-            result.custom = chosen.activities.lazy.flatMap(\.custom).first?.text
+            token = (inWindow ?? chosen.activities.first { $0.token != nil })?.token
+            custom = chosen.activities.lazy.flatMap(\.custom).first?.text
             // Only reported: each other state compared with the chosen one.
             for i in doc.categories.indices where Report.keepsEntries {
                 // The chosen state itself is skipped without comparing it.
                 guard i != chosenIndex, case .state(let other) = doc.categories[i].payload, other != chosen else { continue }
                 report.drop("state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
             }
-            result.state = consume chosen
         }
         if let legacy {
-            if let a = legacy.availability { result.availability = a }
-            if let t = legacy.token { result.token = t }
+            if let a = legacy.availability { availability = a }
+            if let t = legacy.token { token = t }
             report.map("legacyInterop", "availability and token (MS-PRES 3.7.5.4: the conversion input)")
             if legacy.dndState != nil { report.drop("legacyInterop/@dndState", "no PIDF or msrtc equivalent") }
         }
-        return result
+        // Made once at the end, the state moved in (a result filled in field by field was copied on return).
+        return EffectiveState(availability: availability, token: token, custom: custom, state: consume chosen)
     }
 
     /// A watcher sees each (category, instance) from one container only

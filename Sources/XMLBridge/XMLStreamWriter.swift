@@ -25,19 +25,10 @@
 /// are programming errors and are ignored rather than trapped.
 public struct XMLStreamWriter: ~Copyable {
     private var out: XMLByteSink
-    private let indent: [UInt8]?
-    /// `indent` sixteen times: a line's indentation is one copy of a prefix of it.
-    private let indentRun: [UInt8]
-    private static let twoSpaces: [UInt8] = [0x20, 0x20]
-    private static let spaces = [UInt8](repeating: 0x20, count: 32)
-    /// Prefix bindings in force, innermost last, and the strings they name.
+    private let indentation: Indentation
+    /// Prefix bindings in force, innermost last, the strings they name, and the namespaces the
+    /// writer was made with (``Namespaces``).
     private var scope: Scope
-    /// The namespaces the writer was made with (``Namespaces``): which they are,
-    private let namespacesIdentity: Int
-    /// as positions in `scope.strings`,
-    private let namespaceEntries: [Namespaces.Entry]
-    /// and their declarations, spelled.
-    private let namespaceDeclarations: [UInt8]
     /// Open elements, innermost last (pushed and popped once per element,
     /// without the uniqueness check an array makes on each).
     private var frames: RecordingBuffer<Frame>
@@ -59,6 +50,23 @@ public struct XMLStreamWriter: ~Copyable {
         var indentsChildren: Bool
     }
 
+    /// How lines are indented. The default, two spaces, is a case of its own: it holds no
+    /// arrays (a writer made with two of them retained and released both).
+    private enum Indentation {
+        case none
+        case twoSpaces
+        /// `unit` is one level's indentation; `run` is `unit` sixteen times (a line's
+        /// indentation is one copy of a prefix of it).
+        case custom(unit: [UInt8], run: [UInt8])
+
+        var isOn: Bool {
+            if case .none = self { false } else { true }
+        }
+    }
+
+    /// Thirty-two spaces: the indentation of a line up to sixteen levels deep, two spaces a level.
+    private static let spaces: StaticString = "                                "
+
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"
     static let xmlnsNamespace = "http://www.w3.org/2000/xmlns/"
 
@@ -68,31 +76,39 @@ public struct XMLStreamWriter: ~Copyable {
     public init(
         indent: String? = "  ", declaration: Bool = true, capacity: Int = 2048, namespaces: Namespaces = .none
     ) {
-        out = XMLByteSink(capacity: capacity)
-        scope = Scope(strings: namespaces.strings, lengths: namespaces.lengths)
-        namespacesIdentity = namespaces.identity
-        namespaceEntries = namespaces.entries
-        namespaceDeclarations = namespaces.declarations
-        if indent == "  " {
-            // The default: shared arrays, nothing built per document.
-            self.indent = Self.twoSpaces
-            indentRun = Self.spaces
+        // The thread's spare buffers when it has them (``SpareWriterBuffers``), else new ones.
+        let spare = SpareWriterBuffers.take()
+        if let spare {
+            out = XMLByteSink(adopting: spare.out)
+            if out.allocatedBytes < capacity { out.removeAll(keepingCapacity: capacity) }
+            frames = RecordingBuffer(adopting: spare.frames)
+            scope = Scope(namespaces: namespaces, bindings: RecordingBuffer(adopting: spare.bindings))
         } else {
-            self.indent = indent.map { Array($0.utf8) }
-            indentRun = indent.map { Array(repeating: Array($0.utf8), count: 16).flatMap { $0 } } ?? []
+            out = XMLByteSink(capacity: capacity)
+            frames = RecordingBuffer(capacity: 16)
+            scope = Scope(namespaces: namespaces, bindings: RecordingBuffer(capacity: 16))
         }
-        frames = RecordingBuffer(capacity: 16)
+        if let indent {
+            // The default: nothing built or held per document.
+            indentation = indent == "  " ? .twoSpaces
+                : .custom(unit: Array(indent.utf8), run: Array(repeating: Array(indent.utf8), count: 16).flatMap { $0 })
+        } else {
+            indentation = .none
+        }
         if declaration {
             out.append(#"<?xml version="1.0" encoding="UTF-8"?>"# as StaticString)
-            if indent != nil { out.append(0x0A) }
+            if indentation.isOn { out.append(0x0A) }
         }
     }
 
     /// The document's bytes (a final line break when indenting); the writer is consumed.
     public consuming func finish() -> [UInt8] {
         while !frames.isEmpty { endElement() }
-        if indent != nil { out.append(0x0A) }
-        return out.array
+        if indentation.isOn { out.append(0x0A) }
+        let bytes = out.array
+        // The buffers kept for the thread's next writer instead of freed.
+        SpareWriterBuffers.keep(.init(out: out.relinquish(), frames: frames.relinquish(), bindings: scope.bindings.relinquish()))
+        return bytes
     }
 
     /// Whether `prefix` may be bound to `uri` (Namespaces in XML 1.0 §3):
@@ -134,7 +150,7 @@ public struct XMLStreamWriter: ~Copyable {
         /// Every prefix and namespace URI met, each once: the rules' own (``builtIn``), then the
         /// writer's ``Namespaces``, then others as they come.
         var strings: [String]
-        var bindings = RecordingBuffer<Binding>(capacity: 16)
+        var bindings: RecordingBuffer<Binding>
 
         /// The prefixes and URIs the rules single out, at the positions named below.
         static let builtIn = ["xml", XMLStreamWriter.xmlNamespace, "xmlns", XMLStreamWriter.xmlnsNamespace, ""]
@@ -142,24 +158,25 @@ public struct XMLStreamWriter: ~Copyable {
         /// No prefix: the default namespace.
         static let none: Int32 = -1
 
-        /// The UTF-8 length of each of the strings the writer was made with (the first
-        /// `lengths.count` of `strings`), compared first: a string is looked for among few of
-        /// the same length.
-        let lengths: [Int]
+        /// The namespaces the writer was made with: ``Namespaces/lengths`` holds the UTF-8
+        /// length of each of the first strings (theirs), compared first: a string is looked
+        /// for among few of the same length.
+        let namespaces: Namespaces
         /// The strings met after those, by position. A document's kept elements may declare
         /// any number of namespaces (50,000 within the parser's limits), which a search
         /// through `strings` would make quadratic.
         var met: [String: Int32] = [:]
 
-        init(strings: [String], lengths: [Int]) {
-            self.strings = strings
-            self.lengths = lengths
+        init(namespaces: Namespaces, bindings: consuming RecordingBuffer<Binding>) {
+            self.namespaces = namespaces
+            strings = namespaces.strings
+            self.bindings = bindings
         }
 
         /// The position of `string` in ``strings``, added when it is not there yet.
         mutating func intern(_ string: String) -> Int32 {
             let length = string.utf8.count
-            let found = lengths.withUnsafeBufferPointer { l in
+            let found = namespaces.lengths.withUnsafeBufferPointer { l in
                 strings.withUnsafeBufferPointer { b -> Int? in
                     for i in l.indices where l[i] == length && b[i] == string { return i }
                     return nil
@@ -234,7 +251,9 @@ public struct XMLStreamWriter: ~Copyable {
     /// holds their prefixes and URIs at known positions, so that the codec's ``Name``s are
     /// written without comparing strings, and declares them by their positions
     /// (``startElement(_:declaring:indentsChildren:)``).
-    public struct Namespaces: Sendable {
+    ///
+    /// A class: a writer holds one reference to them, where it held (and retained) each array.
+    public final class Namespaces: Sendable {
         /// The rules' own prefixes and URIs, then the entries' prefixes and URIs, each once.
         let strings: [String]
         /// Their UTF-8 lengths.
@@ -417,10 +436,11 @@ public struct XMLStreamWriter: ~Copyable {
         indentsChildren: Bool
     ) {
         // A namespace from other ``Namespaces`` than the writer's: by its strings.
-        guard namespace.owner == namespacesIdentity else {
+        guard namespace.owner == scope.namespaces.identity else {
             var declarations: [(prefix: String?, uri: String)] = []
-            for i in namespaceEntries.indices where declaring & (1 << UInt64(i)) != 0 {
-                let entry = namespaceEntries[i].binding
+            let entries = scope.namespaces.entries
+            for i in entries.indices where declaring & (1 << UInt64(i)) != 0 {
+                let entry = entries[i].binding
                 declarations.append((entry.prefix == Scope.none ? nil : scope.string(entry.prefix), scope.string(entry.uri)))
             }
             return startElement(
@@ -436,12 +456,13 @@ public struct XMLStreamWriter: ~Copyable {
         // A ``Namespaces`` entry is declarable (checked when made), so the steps of the
         // general path keep the prefix and skip no declaration for that reason.
         if declaring != 0 {
-            for i in namespaceEntries.indices where declaring & (1 << UInt64(i)) != 0 {
-                let entry = namespaceEntries[i]
+            let entries = scope.namespaces.entries
+            for i in entries.indices where declaring & (1 << UInt64(i)) != 0 {
+                let entry = entries[i]
                 let binding = entry.binding
                 guard binding.prefix != namespace.prefixID || binding.uri == namespace.uriID else { continue }
                 if scope.bind(binding.prefix, binding.uri) {
-                    namespaceDeclarations.withUnsafeBufferPointer {
+                    scope.namespaces.declarations.withUnsafeBufferPointer {
                         out.append(UnsafeBufferPointer(rebasing: $0[entry.declarationStart..<entry.declarationEnd]))
                     }
                 }
@@ -455,7 +476,7 @@ public struct XMLStreamWriter: ~Copyable {
     private mutating func pushFrame(nameOffset: Int, nameLength: Int, savedBindings: Int, indentsChildren: Bool) {
         frames.append(Frame(
             nameOffset: nameOffset, nameLength: nameLength, savedBindings: savedBindings,
-            indentsChildren: indentsChildren && indent != nil))
+            indentsChildren: indentsChildren && indentation.isOn))
         startTagOpen = true
     }
 
@@ -669,13 +690,25 @@ public struct XMLStreamWriter: ~Copyable {
 
     @inline(__always)
     private mutating func newline(_ depth: Int) {
-        guard let indent else { return }
-        let width = indent.count * depth
-        if width <= indentRun.count {
-            out.appendLine(indentRun, width: width)
-        } else {
-            out.append(0x0A)
-            for _ in 0..<depth { out.append(indent) }
+        switch indentation {
+        case .none:
+            return
+        case .twoSpaces:
+            let width = 2 &* depth
+            if width <= Self.spaces.utf8CodeUnitCount {
+                out.appendLine(Self.spaces.utf8Start, width: width)
+            } else {
+                out.append(0x0A)
+                for _ in 0..<depth { out.append(0x20); out.append(0x20) }
+            }
+        case .custom(let unit, let run):
+            let width = unit.count * depth
+            if width <= run.count {
+                run.withUnsafeBufferPointer { out.appendLine($0.baseAddress, width: width) }
+            } else {
+                out.append(0x0A)
+                for _ in 0..<depth { out.append(unit) }
+            }
         }
     }
 
