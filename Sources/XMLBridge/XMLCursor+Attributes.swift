@@ -80,7 +80,9 @@ extension XMLCursor {
     /// An attribute value of this recording as text.
     public func string(_ value: AttributeValue) -> String { events.string(value.start, value.count) }
 
-    /// An attribute value's UTF-8 bytes, for reads within `body`.
+    /// An attribute value's UTF-8 bytes, for reads within `body`. Inlinable, so that a
+    /// decoder's closure is inlined here instead of called through a generic context.
+    @inlinable
     public func withUTF8<R>(_ value: AttributeValue, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         try events.bytes.withUnsafeBufferPointer { bytes in
             try body(UnsafeBufferPointer(rebasing: bytes[Int(value.start)..<Int(value.start + value.count)]))

@@ -88,7 +88,7 @@ public final class XMLEvents: @unchecked Sendable {
     /// The namespace URIs declarations refer to (each distinct one once).
     var uris: [String] { tables.uris }
     /// Attribute values and text, UTF-8, decoded (no references left).
-    let bytes: FixedRun<UInt8>
+    @usableFromInline let bytes: FixedRun<UInt8>
     /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that order.
     private let storage: UnsafeMutableRawPointer
 
@@ -266,7 +266,7 @@ struct FixedRun<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 
     /// The values in place, for reads within `body` (its own subscripts are checked in debug builds only).
-    @inline(__always)
+    @inlinable @inline(__always)
     func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
         try body(UnsafeBufferPointer(start: base, count: count))
     }
