@@ -18,7 +18,7 @@ enum Bench {
         let mapper = PresenceMapper(tables: try MappingTables.builtIn())
         let categories = Array(categoriesNotify.utf8)
         let pidf = Array(typicalPIDF.utf8)
-        print("presence-bench: \(seconds) s per measurement (in 5 rounds), one core, libxml2 \(LibXMLBaseline.versionString)")
+        print("presence-bench: \(seconds) s per measurement (in 5 rounds), one core, libxml2 \(LibXMLBaseline.versionString), \(allocator)")
         print("inputs: categories NOTIFY body \(categories.count) bytes (MS-PRES 4.5), PIDF \(pidf.count) bytes")
 
         // libxml2's SAX2 parse alone, with callbacks that do nothing: no
@@ -106,6 +106,12 @@ enum Bench {
                 """)
         }
         for _ in 0..<n { run() }
+    }
+
+    /// The malloc this process runs on: the gateway runs on jemalloc (scripts/allocator.sh, which
+    /// scripts/run.sh sources), this program on whatever it is started with.
+    static var allocator: String {
+        dlsym(nil, "mallctl") != nil ? "jemalloc" : "the C library's malloc"
     }
 
     /// A categories body to PIDF bytes, as the gateway renders it for an OMA watcher.
