@@ -694,21 +694,25 @@ public struct XMLStreamWriter: ~Copyable {
         case .none:
             return
         case .twoSpaces:
-            let width = 2 &* depth
-            if width <= Self.spaces.utf8CodeUnitCount {
-                out.appendLine(Self.spaces.utf8Start, width: width)
-            } else {
-                out.append(0x0A)
-                for _ in 0..<depth { out.append(0x20); out.append(0x20) }
-            }
+            let spaces = UnsafeBufferPointer(start: Self.spaces.utf8Start, count: Self.spaces.utf8CodeUnitCount)
+            newline(depth, unit: UnsafeBufferPointer(rebasing: spaces[..<2]), run: spaces)
         case .custom(let unit, let run):
-            let width = unit.count * depth
-            if width <= run.count {
-                run.withUnsafeBufferPointer { out.appendLine($0.baseAddress, width: width) }
-            } else {
-                out.append(0x0A)
-                for _ in 0..<depth { out.append(unit) }
+            unit.withUnsafeBufferPointer { unit in
+                run.withUnsafeBufferPointer { run in newline(depth, unit: unit, run: run) }
             }
+        }
+    }
+
+    /// A line break and `depth` copies of `unit`: one copy of a prefix of `run` (`unit`
+    /// repeated) when it is long enough, else unit by unit.
+    @inline(__always)
+    private mutating func newline(_ depth: Int, unit: UnsafeBufferPointer<UInt8>, run: UnsafeBufferPointer<UInt8>) {
+        let width = unit.count &* depth
+        if width <= run.count {
+            out.appendLine(run.baseAddress, width: width)
+        } else {
+            out.append(0x0A)
+            for _ in 0..<depth { out.append(unit) }
         }
     }
 
