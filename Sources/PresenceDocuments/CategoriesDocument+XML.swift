@@ -220,20 +220,15 @@ extension CategoryPayload {
     /// Reads the content of the `category` or `publication` element at
     /// `holder` from parse events (the rules of ``init(categoryChildren:name:)``).
     public init(contentOf holder: XMLCursor, name: CategoryName) throws(XMLError) {
-        try self.init(contentOf: holder, typed: Self.typed(name))
+        self = try Self.content(of: holder, typed: Self.typed(name)) ?? .other([])
     }
 
-    /// ``init(contentOf:name:)`` for a category whose name calls for the payload `typed`
-    /// (nil: none), as the category decoder found it when it read the name.
-    init(contentOf holder: XMLCursor, typed: Typed?) throws(XMLError) {
-        self = try Self.content(of: holder, typed: typed) ?? .other([])
-    }
-
-    /// ``init(contentOf:typed:)``, or nil when the holder holds only white space (a category
-    /// without a payload). The one significant child is looked for first, in one walk over the
-    /// recorded nodes: a holder that has one is not empty (the category decoder walked its
-    /// children once more to find that out). A holder without one is empty when nothing in it
-    /// is kept.
+    /// The content of `holder` for a category whose name calls for the payload `typed` (nil:
+    /// none), as the category decoder found it when it read the name; nil when the holder
+    /// holds only white space (a category without a payload). The one significant child is
+    /// looked for first, in one walk over the recorded nodes: a holder that has one is not
+    /// empty (the category decoder walked its children once more to find that out). A holder
+    /// without one is empty when nothing in it is kept.
     static func content(of holder: XMLCursor, typed: Typed?) throws(XMLError) -> CategoryPayload? {
         // The child's name looked up in the recording (no name copied out, and no XMLName
         // built to compare).
