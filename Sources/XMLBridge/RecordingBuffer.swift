@@ -291,9 +291,11 @@ enum SpareWriterBuffers {
         return key
     }()
 
-    /// A thread's record: its set, when it holds one.
+    /// A thread's record: its set, when it holds one, and the storage of the last
+    /// ``XMLEvents`` freed on the thread (``SpareEventStorage``).
     struct Slot {
         var set: Set?
+        var events: Buffer?
     }
 
     /// The thread's set, which it no longer holds, or nil when it has none.
@@ -311,20 +313,27 @@ enum SpareWriterBuffers {
         guard set.out.bytes <= maximumBytes, set.frames.bytes <= maximumBytes, set.bindings.bytes <= maximumBytes else {
             return freeBuffers(set)
         }
-        let slot: UnsafeMutablePointer<Slot>
-        if let record = pthread_getspecific(key) {
-            slot = record.assumingMemoryBound(to: Slot.self)
-        } else {
-            guard let memory = malloc(MemoryLayout<Slot>.stride) else { return freeBuffers(set) }
-            slot = memory.bindMemory(to: Slot.self, capacity: 1)
-            slot.initialize(to: Slot(set: nil))
-            guard pthread_setspecific(key, memory) == 0 else {
-                free(memory)
-                return freeBuffers(set)
-            }
-        }
-        if slot.pointee.set != nil { return freeBuffers(set) }
+        guard let slot = slot(), slot.pointee.set == nil else { return freeBuffers(set) }
         slot.pointee.set = set
+    }
+
+    /// The thread's record, made on first use; nil when it cannot be made.
+    static func slot() -> UnsafeMutablePointer<Slot>? {
+        if let record = pthread_getspecific(key) { return record.assumingMemoryBound(to: Slot.self) }
+        guard let memory = malloc(MemoryLayout<Slot>.stride) else { return nil }
+        let slot = memory.bindMemory(to: Slot.self, capacity: 1)
+        slot.initialize(to: Slot(set: nil, events: nil))
+        guard pthread_setspecific(key, memory) == 0 else {
+            free(memory)
+            return nil
+        }
+        return slot
+    }
+
+    /// The thread's record, when it has one (nothing is made).
+    @inline(__always)
+    static func existingSlot() -> UnsafeMutablePointer<Slot>? {
+        pthread_getspecific(key)?.assumingMemoryBound(to: Slot.self)
     }
 
     static func freeBuffers(_ set: Set) {
@@ -339,5 +348,43 @@ private func freeSpareWriterBuffers(_ record: UnsafeMutableRawPointer?) {
     guard let record else { return }
     let slot = record.assumingMemoryBound(to: SpareWriterBuffers.Slot.self)
     if let set = slot.pointee.set { SpareWriterBuffers.freeBuffers(set) }
+    if let events = slot.pointee.events { free(events.base) }
     free(record)
+}
+
+/// The memory of the last ``XMLEvents`` freed on a thread, kept for the next one made there.
+///
+/// A parse copies its recording into an allocation of its own (8 KiB for a usual presence
+/// document): that size is beyond glibc malloc's per-thread cache, and each such request
+/// first consolidates the freed small chunks, every parse. A conversion frees its recording
+/// before the next parse, which then reuses the memory.
+///
+/// Bounded: a thread keeps one block (in its ``SpareWriterBuffers`` record), and only of at
+/// most ``SpareWriterBuffers/maximumBytes``; of two blocks freed, the larger is kept. Memory
+/// is kept only once the recording it held is freed (nothing can read it any more), and only
+/// the thread that took it back hands it out again.
+enum SpareEventStorage {
+    /// Memory for at least `bytes` bytes (the thread's spare when large enough), and its size.
+    static func take(_ bytes: Int) -> SpareWriterBuffers.Buffer {
+        if let slot = SpareWriterBuffers.existingSlot(), let spare = slot.pointee.events {
+            slot.pointee.events = nil
+            if spare.bytes >= bytes { return spare }
+            free(spare.base)
+        }
+        let size = max(bytes, 1)
+        guard let base = malloc(size) else { fatalError("out of memory") }
+        return .init(base: base, bytes: size)
+    }
+
+    /// Keeps `block` (of a freed recording) for the thread's next one, or frees it.
+    static func keep(_ block: SpareWriterBuffers.Buffer) {
+        guard block.bytes <= SpareWriterBuffers.maximumBytes, let slot = SpareWriterBuffers.slot() else {
+            return free(block.base)
+        }
+        if let kept = slot.pointee.events {
+            if kept.bytes >= block.bytes { return free(block.base) }
+            free(kept.base)
+        }
+        slot.pointee.events = block
+    }
 }

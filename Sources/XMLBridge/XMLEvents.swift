@@ -89,8 +89,9 @@ public final class XMLEvents: @unchecked Sendable {
     var uris: [String] { tables.uris }
     /// Attribute values and text, UTF-8, decoded (no references left).
     @usableFromInline let bytes: FixedRun<UInt8>
-    /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that order.
-    private let storage: UnsafeMutableRawPointer
+    /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that
+    /// order (from ``SpareEventStorage``, given back to it when the recording is freed).
+    private let storage: SpareWriterBuffers.Buffer
 
     /// A recording holding copies of the given values; `adjust`, when given,
     /// then rewrites the copied nodes and attributes in place (before anything
@@ -111,16 +112,17 @@ public final class XMLEvents: @unchecked Sendable {
         let attributeBytes = attributes.count * MemoryLayout<Attribute>.stride
         let declarationBytes = declarations.count * MemoryLayout<Declaration>.stride
         let total = nodeBytes + attributeBytes + declarationBytes + bytes.count
-        let alignment = max(MemoryLayout<Node>.alignment, MemoryLayout<Attribute>.alignment, MemoryLayout<Declaration>.alignment)
-        storage = .allocate(byteCount: max(total, 1), alignment: alignment)
-        self.nodes = FixedRun(copying: nodes, to: storage)
-        self.attributes = FixedRun(copying: attributes, to: storage + nodeBytes)
-        self.declarations = FixedRun(copying: declarations, to: storage + nodeBytes + attributeBytes)
-        self.bytes = FixedRun(copying: bytes, to: storage + nodeBytes + attributeBytes + declarationBytes)
+        // malloc's alignment (16) suits every part.
+        self.storage = SpareEventStorage.take(total)
+        let memory = self.storage.base
+        self.nodes = FixedRun(copying: nodes, to: memory)
+        self.attributes = FixedRun(copying: attributes, to: memory + nodeBytes)
+        self.declarations = FixedRun(copying: declarations, to: memory + nodeBytes + attributeBytes)
+        self.bytes = FixedRun(copying: bytes, to: memory + nodeBytes + attributeBytes + declarationBytes)
         if let adjust {
             adjust(
-                UnsafeMutableBufferPointer(start: storage.assumingMemoryBound(to: Node.self), count: nodes.count),
-                UnsafeMutableBufferPointer(start: (storage + nodeBytes).assumingMemoryBound(to: Attribute.self), count: attributes.count))
+                UnsafeMutableBufferPointer(start: memory.assumingMemoryBound(to: Node.self), count: nodes.count),
+                UnsafeMutableBufferPointer(start: (memory + nodeBytes).assumingMemoryBound(to: Attribute.self), count: attributes.count))
         }
         self.tables = tables
     }
@@ -143,7 +145,7 @@ public final class XMLEvents: @unchecked Sendable {
         }
     }
 
-    deinit { storage.deallocate() }
+    deinit { SpareEventStorage.keep(storage) }
 
     /// The declarations `start ..< start + count` as (prefix, URI) pairs.
     func declarationList(_ start: Int32, _ count: Int32) -> [(prefix: String?, uri: String)] {
