@@ -174,12 +174,20 @@ public enum XMLParser {
         context.uses += 1
         let ctxt = context.ctxt
         xmlCtxtReset(ctxt)
-        guard let input = xmlParserInputBufferCreateMem(
-            base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
-        else {
-            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+        let input: xmlParserInputBufferPtr
+        if fixedInput {
+            guard let reused = context.inputBuffer(holding: buffer) else {
+                return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+            }
+            input = reused
+        } else {
+            guard let made = xmlParserInputBufferCreateMem(
+                base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
+            else {
+                return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+            }
+            input = made
         }
-        if fixedInput { input.pointee.readcallback = nil }
         guard let stream = xmlNewIOInputStream(ctxt, input, XML_CHAR_ENCODING_NONE) else {
             xmlFreeParserInputBuffer(input)
             return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
@@ -215,6 +223,7 @@ public enum XMLParser {
         }
         sink.pointee.finish()
         let transcoded = fixedInput && ctxt.pointee.input?.pointee.buf?.pointee.encoder != nil
+        if fixedInput && !transcoded && result.isSuccess { context.keepInputBuffer(documentBytes: buffer.count) }
         return (result, transcoded)
     }
 }

@@ -65,6 +65,14 @@ final class XMLParserContext: @unchecked Sendable {
     /// address, and its recorder, emptied for each parse.
     let sink: UnsafeMutablePointer<EventSink>
 
+    /// The input buffer of the context's last parse, taken back from its input stream
+    /// (``keepInputBuffer(documentBytes:)``) for the next parse to copy its document into.
+    @exclusivity(unchecked) private var spareInput: xmlParserInputBufferPtr?
+
+    /// Largest document whose input buffer is kept for the next parse (libxml2's buffer holds
+    /// the document and at most doubles past it, so a context keeps at most about twice this).
+    static let maxKeptInputBytes = 64 << 10
+
     private init(ctxt: xmlParserCtxtPtr) {
         self.ctxt = ctxt
         self.dict = ctxt.pointee.dict
@@ -84,7 +92,47 @@ final class XMLParserContext: @unchecked Sendable {
         return XMLParserContext(ctxt: ctxt)
     }
 
+    /// An input buffer holding a copy of `document`, as `xmlParserInputBufferCreateMem` makes
+    /// one, but without a read callback (see `XMLParser.run`): the last parse's buffer, emptied
+    /// and refilled, when the context kept one. Making a buffer costs three allocations, one of
+    /// them the size of the document and so outside malloc's per-thread cache (a slow path that
+    /// first consolidates every small chunk freed since), and freeing it three more.
+    func inputBuffer(holding document: UnsafeRawBufferPointer) -> xmlParserInputBufferPtr? {
+        let bytes = document.baseAddress?.assumingMemoryBound(to: CChar.self)
+        guard let input = spareInput else {
+            let made = xmlParserInputBufferCreateMem(bytes, Int32(document.count), XML_CHAR_ENCODING_NONE)
+            made?.pointee.readcallback = nil
+            return made
+        }
+        spareInput = nil
+        // Kept only after a clean parse of UTF-8 (no encoder, no raw buffer); the error a
+        // read past the end left is cleared, as a new buffer has none.
+        input.pointee.error = 0
+        input.pointee.rawconsumed = 0
+        input.pointee.compressed = -1
+        _ = xmlBufShrink(input.pointee.buffer, xmlBufUse(input.pointee.buffer))
+        guard xmlParserInputBufferPush(input, Int32(document.count), bytes) == Int32(document.count) else {
+            xmlFreeParserInputBuffer(input)
+            return nil
+        }
+        return input
+    }
+
+    /// After a successful parse of UTF-8 input made by ``inputBuffer(holding:)``: its buffer is
+    /// taken from the input stream (which the next reset frees without it) and kept, unless
+    /// the document was larger than ``maxKeptInputBytes`` or libxml2 changed the buffer.
+    func keepInputBuffer(documentBytes: Int) {
+        guard documentBytes <= Self.maxKeptInputBytes, let stream = ctxt.pointee.input, ctxt.pointee.inputNr == 1,
+            let input = stream.pointee.buf, input.pointee.encoder == nil, input.pointee.raw == nil,
+            input.pointee.buffer != nil, input.pointee.readcallback == nil, input.pointee.closecallback == nil
+        else { return }
+        stream.pointee.buf = nil
+        if let old = spareInput { xmlFreeParserInputBuffer(old) }
+        spareInput = input
+    }
+
     deinit {
+        if let spareInput { xmlFreeParserInputBuffer(spareInput) }
         sink.deinitialize(count: 1)
         sink.deallocate()
         if let doc = ctxt.pointee.myDoc {
