@@ -292,10 +292,11 @@ enum SpareWriterBuffers {
     }()
 
     /// A thread's record: its set, when it holds one, and the storage of the last
-    /// ``XMLEvents`` freed on the thread (``SpareEventStorage``).
+    /// ``XMLEvents`` freed on the thread (``SpareEventStorage``), the smaller first.
     struct Slot {
         var set: Set?
-        var events: Buffer?
+        var smallEvents: Buffer?
+        var largeEvents: Buffer?
     }
 
     /// The thread's set, which it no longer holds, or nil when it has none.
@@ -322,7 +323,7 @@ enum SpareWriterBuffers {
         if let record = pthread_getspecific(key) { return record.assumingMemoryBound(to: Slot.self) }
         guard let memory = malloc(MemoryLayout<Slot>.stride) else { return nil }
         let slot = memory.bindMemory(to: Slot.self, capacity: 1)
-        slot.initialize(to: Slot(set: nil, events: nil))
+        slot.initialize(to: Slot(set: nil, smallEvents: nil, largeEvents: nil))
         guard pthread_setspecific(key, memory) == 0 else {
             free(memory)
             return nil
@@ -348,7 +349,8 @@ private func freeSpareWriterBuffers(_ record: UnsafeMutableRawPointer?) {
     guard let record else { return }
     let slot = record.assumingMemoryBound(to: SpareWriterBuffers.Slot.self)
     if let set = slot.pointee.set { SpareWriterBuffers.freeBuffers(set) }
-    if let events = slot.pointee.events { free(events.base) }
+    if let events = slot.pointee.smallEvents { free(events.base) }
+    if let events = slot.pointee.largeEvents { free(events.base) }
     free(record)
 }
 
@@ -359,17 +361,27 @@ private func freeSpareWriterBuffers(_ record: UnsafeMutableRawPointer?) {
 /// first consolidates the freed small chunks, every parse. A conversion frees its recording
 /// before the next parse, which then reuses the memory.
 ///
-/// Bounded: a thread keeps one block (in its ``SpareWriterBuffers`` record), and only of at
-/// most ``SpareWriterBuffers/maximumBytes``; of two blocks freed, the larger is kept. Memory
+/// Two blocks, for a conversion's two recordings: the parse's and a subtree's kept verbatim
+/// (``XMLCursor/detached``, a kilobyte or two, also past that cache).
+///
+/// Bounded: a thread keeps two blocks (in its ``SpareWriterBuffers`` record), each of at
+/// most ``SpareWriterBuffers/maximumBytes``; of three, the smallest is freed. Memory
 /// is kept only once the recording it held is freed (nothing can read it any more), and only
 /// the thread that took it back hands it out again.
 enum SpareEventStorage {
     /// Memory for at least `bytes` bytes (the thread's spare when large enough), and its size.
     static func take(_ bytes: Int) -> SpareWriterBuffers.Buffer {
-        if let slot = SpareWriterBuffers.existingSlot(), let spare = slot.pointee.events {
-            slot.pointee.events = nil
-            if spare.bytes >= bytes { return spare }
-            free(spare.base)
+        if let slot = SpareWriterBuffers.existingSlot() {
+            // The smaller block that is large enough; none is freed when neither is.
+            if let small = slot.pointee.smallEvents, small.bytes >= bytes {
+                slot.pointee.smallEvents = nil
+                return small
+            }
+            if let large = slot.pointee.largeEvents, large.bytes >= bytes {
+                slot.pointee.largeEvents = slot.pointee.smallEvents
+                slot.pointee.smallEvents = nil
+                return large
+            }
         }
         let size = max(bytes, 1)
         guard let base = malloc(size) else { fatalError("out of memory") }
@@ -381,10 +393,18 @@ enum SpareEventStorage {
         guard block.bytes <= SpareWriterBuffers.maximumBytes, let slot = SpareWriterBuffers.slot() else {
             return free(block.base)
         }
-        if let kept = slot.pointee.events {
-            if kept.bytes >= block.bytes { return free(block.base) }
-            free(kept.base)
+        // The two largest of the kept blocks and this one stay (a small block is only kept
+        // beside a large one: `take` moves it up when it hands out the large one).
+        let small = slot.pointee.smallEvents
+        guard let large = slot.pointee.largeEvents else { return slot.pointee.largeEvents = block }
+        if block.bytes > large.bytes {
+            slot.pointee.largeEvents = block
+            slot.pointee.smallEvents = large
+        } else if small == nil || block.bytes > small.unsafelyUnwrapped.bytes {
+            slot.pointee.smallEvents = block
+        } else {
+            return free(block.base)
         }
-        slot.pointee.events = block
+        if let small { free(small.base) }
     }
 }
