@@ -319,8 +319,15 @@ enum SpareWriterBuffers {
     }
 
     /// The thread's record, made on first use; nil when it cannot be made.
+    @inline(__always)
     static func slot() -> UnsafeMutablePointer<Slot>? {
         if let record = pthread_getspecific(key) { return record.assumingMemoryBound(to: Slot.self) }
+        return makeSlot()
+    }
+
+    /// A thread's first record. Out of line: once per thread.
+    @inline(never)
+    private static func makeSlot() -> UnsafeMutablePointer<Slot>? {
         guard let memory = malloc(MemoryLayout<Slot>.stride) else { return nil }
         let slot = memory.bindMemory(to: Slot.self, capacity: 1)
         slot.initialize(to: Slot(set: nil, smallEvents: nil, largeEvents: nil))

@@ -60,6 +60,17 @@ public enum XMLParser {
         try events(bytes, limits: limits, vocabulary: vocabulary, pool: .shared)
     }
 
+    /// ``events(_:limits:vocabulary:)`` for an array, the decoders' input: its bytes are
+    /// parsed in place, without the generic path's calls through `Collection`'s witness
+    /// table (this module's code is not specialized for its callers).
+    public static func events(
+        _ bytes: [UInt8], limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
+    ) throws(XMLError) -> XMLEvents {
+        try bytes.withUnsafeBytes {
+            parseBuffer($0, limits: limits, vocabulary: vocabulary, decodeAmpersands: attributesKeepAmpersandReferences, pool: .shared)
+        }.get()
+    }
+
     /// ``events(_:limits:vocabulary:)`` with the parser contexts of `pool`.
     static func events(
         _ bytes: some Collection<UInt8>, limits: XMLLimits, vocabulary: XMLVocabulary, pool: XMLParserContextPool
@@ -122,15 +133,9 @@ public enum XMLParser {
         _ buffer: UnsafeRawBufferPointer, limits: XMLLimits, vocabulary: XMLVocabulary, decodeAmpersands: Bool,
         pool: XMLParserContextPool
     ) -> Result<XMLEvents, XMLError> {
-        guard buffer.count <= limits.maxBytes else {
-            return .failure(XMLError(.tooLarge, "document is \(buffer.count) bytes; the limit is \(limits.maxBytes)"))
-        }
-        guard buffer.count <= Int(Int32.max) else {
-            return .failure(XMLError(.tooLarge, "document is \(buffer.count) bytes; libxml2 takes at most \(Int32.max)"))
-        }
-        guard buffer.count > 0, let base = buffer.baseAddress else {
-            return .failure(XMLError(.notWellFormed, "document is empty", line: 1, column: 1))
-        }
+        guard buffer.count <= limits.maxBytes, buffer.count <= Int(Int32.max), buffer.count > 0,
+            let base = buffer.baseAddress
+        else { return .failure(refused(buffer.count, limits: limits)) }
         LibXML.initialize()
 
         // The input is complete, so a memory parser over the whole buffer (a
@@ -138,21 +143,40 @@ public enum XMLParser {
         // from the pool. A document libxml2 had to transcode (another
         // encoding than UTF-8) is parsed again with the input libxml2 builds
         // itself; see `run`.
-        guard let context = pool.take(handler: handler) else {
-            return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
-        }
+        guard let context = pool.take(handler: handler) else { return .failure(noParser()) }
         let first = run(buffer, base, context, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: true)
         guard first.transcoded else {
             pool.give(context, succeeded: first.result.isSuccess)
             return first.result
         }
         pool.give(context, succeeded: false)
-        guard let fresh = pool.take(handler: handler) else {
-            return .failure(XMLError(.notWellFormed, "libxml2 could not create a parser"))
-        }
+        guard let fresh = pool.take(handler: handler) else { return .failure(noParser()) }
         let second = run(buffer, base, fresh, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: false)
         pool.give(fresh, succeeded: second.result.isSuccess)
         return second.result
+    }
+
+    /// Why a document of `count` bytes is not parsed at all: too large, or empty. Out of line,
+    /// as the other failures below: built in place, the messages spread the code every parse
+    /// runs over more cache lines.
+    @inline(never)
+    private static func refused(_ count: Int, limits: XMLLimits) -> XMLError {
+        if count > limits.maxBytes { return XMLError(.tooLarge, "document is \(count) bytes; the limit is \(limits.maxBytes)") }
+        if count > Int(Int32.max) { return XMLError(.tooLarge, "document is \(count) bytes; libxml2 takes at most \(Int32.max)") }
+        return XMLError(.notWellFormed, "document is empty", line: 1, column: 1)
+    }
+
+    @inline(never)
+    private static func noParser() -> XMLError { XMLError(.notWellFormed, "libxml2 could not create a parser") }
+
+    @inline(never)
+    private static func noInput() -> (result: Result<XMLEvents, XMLError>, transcoded: Bool) {
+        (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+    }
+
+    @inline(never)
+    private static func notWellFormed(_ ctxt: xmlParserCtxtPtr) -> XMLError {
+        XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0))
     }
 
     /// One parse of `buffer` on `context` (reset first, its dictionary,
@@ -176,25 +200,21 @@ public enum XMLParser {
         xmlCtxtReset(ctxt)
         let input: xmlParserInputBufferPtr
         if fixedInput {
-            guard let reused = context.inputBuffer(holding: buffer) else {
-                return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
-            }
+            guard let reused = context.inputBuffer(holding: buffer) else { return noInput() }
             input = reused
         } else {
             guard let made = xmlParserInputBufferCreateMem(
                 base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
-            else {
-                return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
-            }
+            else { return noInput() }
             input = made
         }
         guard let stream = xmlNewIOInputStream(ctxt, input, XML_CHAR_ENCODING_NONE) else {
             xmlFreeParserInputBuffer(input)
-            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+            return noInput()
         }
         guard inputPush(ctxt, stream) >= 0 else {
             xmlFreeInputStream(stream)
-            return (.failure(XMLError(.notWellFormed, "libxml2 could not create a parser input")), false)
+            return noInput()
         }
         // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
         // no HUGE (libxml2's own limits stay), no network.
@@ -217,7 +237,7 @@ public enum XMLParser {
         if let error = sink.pointee.error {
             result = .failure(error)
         } else if ctxt.pointee.wellFormed == 0 || !sink.pointee.complete {
-            result = .failure(XMLError(.notWellFormed, "document is not well-formed", line: Int(ctxt.pointee.input?.pointee.line ?? 0)))
+            result = .failure(notWellFormed(ctxt))
         } else {
             result = .success(sink.pointee.finished())
         }
