@@ -11,6 +11,10 @@
    also serve a replay's pg_record_ function (a call each cost about as much
    as the work). */
 #define INLINE static inline __attribute__((always_inline))
+/* Rare paths (a run to grow, a name met for the first time, a limit passed) are
+   laid out after the common ones, so that the code every event runs stays on
+   as few cache lines as it can. */
+#define RARELY(condition) __builtin_expect(!!(condition), 0)
 
 /* MARK: Runs */
 
@@ -35,7 +39,7 @@ INLINE void run_reset(pg_run *run, intptr_t minimum, size_t stride) {
     if (run->capacity < minimum) run_replace(run, minimum, stride);
 }
 
-static void run_grow(pg_run *run, intptr_t needed, size_t stride) {
+static __attribute__((noinline)) void run_grow(pg_run *run, intptr_t needed, size_t stride) {
     intptr_t capacity = run->capacity * 2 > needed ? run->capacity * 2 : needed;
     void *base = realloc(run->base, (size_t)capacity * stride);
     if (base == NULL) abort();
@@ -45,7 +49,7 @@ static void run_grow(pg_run *run, intptr_t needed, size_t stride) {
 
 /* Room for extra more values; the address of the first. */
 INLINE void *run_reserve(pg_run *run, intptr_t extra, size_t stride) {
-    if (run->count + extra > run->capacity) run_grow(run, run->count + extra, stride);
+    if (RARELY(run->count + extra > run->capacity)) run_grow(run, run->count + extra, stride);
     return (char *)run->base + (size_t)run->count * stride;
 }
 
@@ -356,19 +360,19 @@ INLINE const void *key(const uint8_t *string) { return string ? (const void *)st
 
 INLINE int32_t name_id(pg_sink *s, const uint8_t *local, const uint8_t *uri) {
     int32_t id = lookup(&s->names, key(local), uri);
-    return id >= 0 ? id : s->addName(s->owner, local, uri);
+    return RARELY(id < 0) ? s->addName(s->owner, local, uri) : id;
 }
 
 /* -1 for no prefix. */
 INLINE int32_t prefix_id(pg_sink *s, const uint8_t *prefix) {
     if (prefix == NULL) return -1;
     int32_t id = lookup(&s->names, prefix, PG_PREFIX_TAG);
-    return id >= 0 ? id : s->addPrefix(s->owner, prefix);
+    return RARELY(id < 0) ? s->addPrefix(s->owner, prefix) : id;
 }
 
 INLINE int32_t namespace_id(pg_sink *s, const uint8_t *uri) {
     int32_t id = lookup(&s->names, key(uri), PG_URI_TAG);
-    return id >= 0 ? id : s->addNamespace(s->owner, uri);
+    return RARELY(id < 0) ? s->addNamespace(s->owner, uri) : id;
 }
 
 int32_t pg_sink_lookup_namespace(pg_sink *s, const uint8_t *uri) {
@@ -418,7 +422,7 @@ bool pg_copy_short(uint8_t *to, const uint8_t *from, intptr_t count) {
    as &#38; and decodes everything else, so each & in raw starts such a
    reference and a left-to-right scan is exact (&amp;#38; arrives as
    &#38;#38; and becomes &#38;). */
-static void append_decoding_ampersands(pg_recorder *r, const uint8_t *raw, intptr_t count) {
+static __attribute__((noinline)) void append_decoding_ampersands(pg_recorder *r, const uint8_t *raw, intptr_t count) {
     uint8_t *out = run_reserve(&r->bytes, count, 1), *start = out;
     intptr_t i = 0;
     while (i < count) {
@@ -447,14 +451,14 @@ void pg_sink_start(
     const uint8_t **namespaces, int nbAttributes, int nbDefaulted, const uint8_t **attributes) {
     (void)nbDefaulted;
     pg_sink *s = ctx;
-    if (s->stopped) return;
+    if (RARELY(s->stopped)) return;
     s->elementCount += 1;
-    if (s->elementCount > s->maxElements) {
+    if (RARELY(s->elementCount > s->maxElements)) {
         s->fail(s->owner, PG_FAIL_TOO_MANY_ELEMENTS);
         return;
     }
     pg_recorder *r = s->recorder;
-    if (r->open.count >= s->maxDepth) {
+    if (RARELY(r->open.count >= s->maxDepth)) {
         s->fail(s->owner, PG_FAIL_TOO_DEEP);
         return;
     }
@@ -462,9 +466,9 @@ void pg_sink_start(
     intptr_t attributeCount = nbAttributes > 0 && attributes != NULL ? nbAttributes : 0;
     /* Every run but the bytes is reserved once for the whole tag, so that
        each entry below is stored without a test. */
-    if (r->nodes.count >= r->nodes.capacity || r->open.count >= r->open.capacity
+    if (RARELY(r->nodes.count >= r->nodes.capacity || r->open.count >= r->open.capacity
         || r->attributes.count + attributeCount > r->attributes.capacity
-        || r->declarations.count + declared > r->declarations.capacity) {
+        || r->declarations.count + declared > r->declarations.capacity)) {
         reserve_start(r, attributeCount, declared);
     }
     for (intptr_t i = 0; i < declared; i++) {
@@ -489,7 +493,7 @@ void pg_sink_start(
                 memcpy(to, value, (size_t)count);
                 ampersand = contains_ampersand(value, count);
             }
-            if (ampersand && s->decodeAmpersands) {
+            if (RARELY(ampersand && s->decodeAmpersands)) {
                 append_decoding_ampersands(r, value, count);
             } else {
                 r->bytes.count = start + count;

@@ -216,9 +216,8 @@ public enum XMLParser {
             xmlFreeInputStream(stream)
             return noInput()
         }
-        // No XML_PARSE_NOENT (no entity substitution), no DTDLOAD/DTDATTR/DTDVALID,
-        // no HUGE (libxml2's own limits stay), no network.
-        xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue))
+        // The parse options were set when the context was made (XMLParserContext.make):
+        // xmlCtxtReset leaves them as they are.
         // The context's sink, with its name tables and recorder, stays where
         // it is; the callbacks reach it through the user data pointer (a
         // plain struct, so no dynamic exclusivity bookkeeping on every event).
@@ -234,16 +233,19 @@ public enum XMLParser {
             ctxt.pointee.myDoc = nil
         }
         let result: Result<XMLEvents, XMLError>
+        // Noted here rather than asked of `result`, which would copy (retain) the recording.
+        var succeeded = false
         if let error = sink.pointee.error {
             result = .failure(error)
         } else if ctxt.pointee.wellFormed == 0 || !sink.pointee.complete {
             result = .failure(notWellFormed(ctxt))
         } else {
             result = .success(sink.pointee.finished())
+            succeeded = true
         }
         sink.pointee.finish()
         let transcoded = fixedInput && ctxt.pointee.input?.pointee.buf?.pointee.encoder != nil
-        if fixedInput && !transcoded && result.isSuccess { context.keepInputBuffer(documentBytes: buffer.count) }
+        if fixedInput && !transcoded && succeeded { context.keepInputBuffer(documentBytes: buffer.count) }
         return (result, transcoded)
     }
 }
