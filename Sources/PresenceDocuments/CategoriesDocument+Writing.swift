@@ -76,7 +76,7 @@ extension XMLStreamWriter.Namespace {
     static let services = microsoft(.services), device = microsoft(.device), commonTypes = microsoft(.commonTypes)
     static let msrtcPresence = microsoft(.msrtcPresence)
 
-    private static func microsoft(_ entry: XMLStreamWriter.Namespaces.MicrosoftEntry) -> Self {
+    private static func microsoft(_ entry: XMLStreamWriter.Namespaces.MicrosoftEntry) -> XMLStreamWriter.Namespace {
         XMLStreamWriter.Namespaces.microsoft[entry.rawValue]
     }
 }

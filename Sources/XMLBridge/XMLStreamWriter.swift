@@ -325,18 +325,32 @@ public struct XMLStreamWriter: ~Copyable {
 
     /// One of a codec's ``Namespaces`` with its prefix, and their positions in a writer made
     /// with those namespaces.
-    public struct Namespace: Sendable {
+    ///
+    /// A class, as ``Name``: passed as one reference, not copied (56 bytes) at each use.
+    public final class Namespace: Sendable {
         public let uri: String
         public let prefix: String?
         let uriID: Int32
         let prefixID: Int32
         /// The ``Namespaces`` it was taken from: the positions are theirs.
         let owner: Int
+
+        init(uri: String, prefix: String?, uriID: Int32, prefixID: Int32, owner: Int) {
+            self.uri = uri
+            self.prefix = prefix
+            self.uriID = uriID
+            self.prefixID = prefixID
+            self.owner = owner
+        }
     }
 
     /// An element name of a codec's, made once in one of its ``Namespaces``, with its
     /// qualified name as the start and end tags spell it.
-    public struct Name: Sendable {
+    ///
+    /// A class: a name is passed as one reference, where the value (two strings, a namespace
+    /// and an array, 72 bytes) was copied out of its `static let` onto the stack at every
+    /// element a codec writes, code of its own at each of them.
+    public final class Name: Sendable {
         public let namespace: Namespace
         public let local: String
         /// The UTF-8 of `prefix:local`, or of `local` without a prefix: copied into the output
