@@ -50,10 +50,10 @@ extension ContactCard {
                 child.forEachElement { part in
                     if part.is(ns, "name") {
                         part.forEachElement { display in
-                            if display.is(ns, "displayName") { displayNames.append(LocalizedText(lcidElement: display)) }
+                            if display.is(ns, "displayName") { displayNames.appendFirstAsLiteral(LocalizedText(lcidElement: display)) }
                         }
                     } else if part.is(ns, "email") {
-                        emails.append(part.trimmedText)
+                        emails.appendFirstAsLiteral(part.trimmedText)
                     }
                 }
             case .address?:

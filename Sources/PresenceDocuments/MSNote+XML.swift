@@ -45,7 +45,7 @@ extension MSNote {
                 }
             }
             // The values the attribute closure gathered are moved out of its captures (consume).
-            bodies.append(Body(
+            bodies.appendFirstAsLiteral(Body(
                 text: b.text, type: consume type, uri: consume uri, startTime: consume startTime,
                 endTime: consume endTime,
                 otherAttributes: hasOther ? b.attributes.excluding(Self.bodyAttributes) : []))

@@ -137,7 +137,7 @@ extension MSServices {
                     serviceExtensions.append(part.subtree)
                 }
             }
-            services.append(Service(
+            services.appendFirstAsLiteral(Service(
                 uri: child[attribute: "uri"] ?? "", capabilities: consume capabilities,
                 extensions: consume serviceExtensions))
         }

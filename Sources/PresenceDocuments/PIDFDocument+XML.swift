@@ -57,15 +57,15 @@ extension PIDFDocument {
             // (namespace, local name) pair compared the long namespace strings case by case.
             let taken: Bool
             if child.is(NS.pidf, "tuple") {
-                tuples.append(try PIDFTuple(cursor: child))
+                tuples.appendFirstAsLiteral(try PIDFTuple(cursor: child))
                 taken = true
             } else if child.is(NS.pidf, "note") {
                 taken = PIDFXML.append(&notes, PIDFXML.note(child))
             } else if child.is(NS.dataModel, "person") {
-                persons.append(try PIDFPerson(cursor: child))
+                persons.appendFirstAsLiteral(try PIDFPerson(cursor: child))
                 taken = true
             } else if child.is(NS.dataModel, "device") {
-                devices.append(try PIDFDevice(cursor: child))
+                devices.appendFirstAsLiteral(try PIDFDevice(cursor: child))
                 taken = true
             } else if child.is(NS.pidf, "linked-identities") {
                 taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(cursor: child))

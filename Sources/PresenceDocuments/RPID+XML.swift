@@ -43,7 +43,7 @@ extension RPID {
         switch element {
         case .activities:
             guard let value = RPIDTokens(cursor: e) else { return false }
-            activities.append(value)
+            activities.appendFirstAsLiteral(value)
             return true
         case .mood: return PIDFXML.fill(&mood, RPIDTokens(cursor: e))
         case .placeType: return PIDFXML.fill(&placeType, RPIDTokens(cursor: e, tokenNamespace: NS.locationTypes))
@@ -61,7 +61,7 @@ extension RPID {
             guard let text = PIDFXML.text(e, attributes: Self.timeOffsetAttributes),
                 let minutes = Int(text)
             else { return false }
-            timeOffsets.append(RPIDTimeOffset(
+            timeOffsets.appendFirstAsLiteral(RPIDTimeOffset(
                 minutes: minutes, description: e[attribute: "description"], id: e[attribute: "id"],
                 from: e[attribute: "from"], until: e[attribute: "until"]))
             return true
