@@ -113,6 +113,10 @@ public enum XMLParser {
         handler.endElementNs = pg_sink_end
         handler.characters = pg_sink_characters
         handler.cdataBlock = pg_sink_characters
+        // White space is character data like any other here. With the same callback for
+        // both, libxml2 calls it at once instead of first testing each run of white space
+        // for being ignorable (a scan that, without a tree or DTD, always answered no).
+        handler.ignorableWhitespace = pg_sink_characters
         handler.internalSubset = { ctx, _, _, _ in
             EventSink.from(ctx).pointee.fail(.doctypeForbidden, "document type declarations (DTDs) are not accepted")
         }
