@@ -23,44 +23,35 @@ public enum LibXMLBaseline {
     }
 }
 
-/// The floor under any converter built on libxml2's SAX2 interface: one
-/// parser context, reset and reused for every parse as the bridge's pooled
-/// contexts are, input set up as the bridge sets up UTF-8 input, and element
-/// and text callbacks that do nothing. What a
-/// conversion costs above this is the bridge's recording, decoding, mapping
-/// and writing. Not for application use; one instance per thread.
+/// The floor under any converter built on libxml2's SAX2 interface: a parser
+/// context made, reset and reused for every parse as the bridge's pooled
+/// contexts are (the same options, set once, and the last parse's input buffer
+/// refilled), white space passed to the same callback as other text, and
+/// element, text and error callbacks that do nothing. What a conversion costs above
+/// this is the bridge's recording, decoding, mapping and writing. Not for
+/// application use; one instance per thread.
 public final class LibXMLSAXFloor {
-    private let ctxt: xmlParserCtxtPtr
+    private let context: XMLParserContext
 
     public init?() {
         LibXML.initialize()
-        guard let ctxt = xmlNewParserCtxt() else { return nil }
-        guard let sax = ctxt.pointee.sax else {
-            xmlFreeParserCtxt(ctxt)
-            return nil
-        }
-        self.ctxt = ctxt
         var handler = xmlSAXHandler()
         handler.initialized = XML_SAX2_MAGIC
         handler.startElementNs = { _, _, _, _, _, _, _, _, _ in }
         handler.endElementNs = { _, _, _, _ in }
         handler.characters = { _, _, _ in }
-        sax.pointee = handler
+        handler.ignorableWhitespace = handler.characters
+        handler.serror = { _, _ in }  // errors are not printed (the tree parse's XML_PARSE_NOERROR)
+        guard let context = XMLParserContext.make(handler: handler) else { return nil }
+        self.context = context
     }
-
-    deinit { xmlFreeParserCtxt(ctxt) }
 
     /// Parses `bytes` with callbacks that do nothing; true when well-formed.
     public func parse(_ bytes: [UInt8]) -> Bool {
+        let ctxt = context.ctxt
         xmlCtxtReset(ctxt)
-        return bytes.withUnsafeBufferPointer { buffer -> Bool in
-            guard let base = buffer.baseAddress,
-                  let input = xmlParserInputBufferCreateMem(
-                      UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
-            else { return false }
-            // As the bridge does for UTF-8 input: nothing more to read, so
-            // libxml2 answers its "grow the input" checks at once.
-            input.pointee.readcallback = nil
+        return bytes.withUnsafeBytes { buffer -> Bool in
+            guard buffer.count > 0, let input = context.inputBuffer(holding: buffer) else { return false }
             guard let stream = xmlNewIOInputStream(ctxt, input, XML_CHAR_ENCODING_NONE) else {
                 xmlFreeParserInputBuffer(input)
                 return false
@@ -69,13 +60,14 @@ public final class LibXMLSAXFloor {
                 xmlFreeInputStream(stream)
                 return false
             }
-            xmlCtxtUseOptions(ctxt, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue))
             xmlParseDocument(ctxt)
             if let doc = ctxt.pointee.myDoc {
                 xmlFreeDoc(doc)
                 ctxt.pointee.myDoc = nil
             }
-            return ctxt.pointee.wellFormed != 0
+            guard ctxt.pointee.wellFormed != 0 else { return false }
+            context.keepInputBuffer(documentBytes: buffer.count)
+            return true
         }
     }
 }
