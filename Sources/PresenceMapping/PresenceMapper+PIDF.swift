@@ -115,14 +115,14 @@ extension PresenceMapper {
             values.remove(at: unknown)
             unknownMarker = RPIDTokens(values: [.token("unknown")])
         }
-        // Swapped in (the compiler cannot `consume` a variable the functions above capture).
-        var activities = RPIDTokens()
-        swap(&activities.values, &values)
+        // The meeting subject, the activity's only note: made as a one-element array (an
+        // append to the empty array ran the general code that grows one).
+        var subjectNotes: [PIDFNote] = []
 
         // Moved out (the last use of the effective state), not copied.
         if let state = effective.state.take() {
             if let subject = state.meetingSubject, !subject.isEmpty {
-                activities.notes.append(PIDFNote(subject))
+                subjectNotes = [PIDFNote(subject)]
                 report.map("state/meetingSubject", "rpid activities note")
             }
             if let location = state.meetingLocation, !location.isEmpty {
@@ -144,9 +144,19 @@ extension PresenceMapper {
                 reportDroppedState(state, report: &report)
             }
         }
-        // Both moved in (appended as they were, each was copied and the original released later).
-        if let marker = unknownMarker.take() { personActivities.append(consume marker) }
-        if !activities.values.isEmpty { personActivities.append(consume activities) }
+        // Swapped in (the compiler cannot `consume` a variable the functions above capture).
+        var activities = RPIDTokens(notes: subjectNotes)
+        swap(&activities.values, &values)
+        // Both moved in (appended as they were, each was copied and the original released later),
+        // the array made as a literal (appended to the empty array, it grew through the general
+        // code that copies an array). A marker is only split off an activity with other values.
+        if !activities.values.isEmpty {
+            if let marker = unknownMarker.take() {
+                personActivities = [consume marker, consume activities]
+            } else {
+                personActivities = [consume activities]
+            }
+        }
 
         // Categories read in place by index (a `for category in` loop copies
         // each one, payload and all); a case binding copies only its payload.
@@ -159,7 +169,12 @@ extension PresenceMapper {
                     if bodies[j].type == "OOF" {
                         personActivities.append(outOfOfficeActivity(bodies[j], report: &report))
                     } else {
-                        person.notes.append(PIDFNote(bodies[j].text))
+                        // The first note made as a one-element array, like the meeting subject's.
+                        if person.notes.isEmpty {
+                            person.notes = [PIDFNote(bodies[j].text)]
+                        } else {
+                            person.notes.append(PIDFNote(bodies[j].text))
+                        }
                         report.map("note[\(bodies[j].type ?? "personal")]", "person note")
                     }
                 }
