@@ -497,9 +497,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// Writes an attribute in no namespace.
     public mutating func attribute(_ local: String, _ value: String) {
         guard startTagOpen else { return }
-        out.append(0x20)
-        out.append(local)
-        out.append(0x3D); out.append(0x22)  // ="
+        out.appendAttributeStart(local)
         escape(value, attribute: true)
         out.append(0x22)
     }
@@ -513,9 +511,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// (the bytes `attribute(local, String(value))` writes, without making the string).
     public mutating func attribute(_ local: String, decimal value: Int) {
         guard startTagOpen else { return }
-        out.append(0x20)
-        out.append(local)
-        out.append(0x3D); out.append(0x22)  // ="
+        out.appendAttributeStart(local)
         out.appendDecimal(value)
         out.append(0x22)
     }
@@ -529,7 +525,7 @@ public struct XMLStreamWriter: ~Copyable {
         let prefix = attributePrefix(name.namespace, hint: hint)
         out.append(0x20)
         appendQName(prefix, name.local)
-        out.append(0x3D); out.append(0x22)  // ="
+        out.append(0x3D, 0x22)  // ="
         escape(value, attribute: true)
         out.append(0x22)
     }
@@ -569,7 +565,7 @@ public struct XMLStreamWriter: ~Copyable {
         guard let frame = frames.popLast() else { return }
         if startTagOpen {
             startTagOpen = false
-            out.append(0x2F); out.append(0x3E)  // />
+            out.append(0x2F, 0x3E)  // />
         } else {
             if frame.indentsChildren { newline(frames.count) }
             out.appendEndTag(nameAt: frame.nameOffset, length: frame.nameLength)
@@ -599,7 +595,7 @@ public struct XMLStreamWriter: ~Copyable {
             for (i, a) in attributes.enumerated() {
                 out.append(0x20)
                 appendQName(prefixes[i], a.name.local)
-                out.append(0x3D); out.append(0x22)  // ="
+                out.append(0x3D, 0x22)  // ="
                 escape(a.value, attribute: true)
                 out.append(0x22)
             }
@@ -649,7 +645,7 @@ public struct XMLStreamWriter: ~Copyable {
             for (i, a) in attributes.enumerated() {
                 out.append(0x20)
                 appendQName(prefixes[i], events.names[Int(a.name)].local)
-                out.append(0x3D); out.append(0x22)  // ="
+                out.append(0x3D, 0x22)  // ="
                 escape(events.string(a.valueStart, a.valueCount), attribute: true)
                 out.append(0x22)
             }
@@ -694,7 +690,7 @@ public struct XMLStreamWriter: ~Copyable {
         if let prefix {
             out.append(" xmlns:" as StaticString)
             out.append(prefix)
-            out.append(0x3D); out.append(0x22)  // ="
+            out.append(0x3D, 0x22)  // ="
         } else {
             out.append(#" xmlns=""# as StaticString)
         }
