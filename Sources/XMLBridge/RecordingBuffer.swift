@@ -196,6 +196,26 @@ extension RecordingBuffer where Element == UInt8 {
         count &+= 2
     }
 
+    /// `byte` and then the bytes of `source` (a start tag's `<` and name), with one capacity check.
+    @inline(__always)
+    mutating func append(_ byte: UInt8, _ source: UnsafeBufferPointer<UInt8>) {
+        reserve(source.count &+ 1)
+        base[count] = byte
+        count &+= 1
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        Self.copy(from: from, to: base + count, count: source.count)
+        count &+= source.count
+    }
+
+    /// `byte` and then the UTF-8 of `string`, with one capacity check.
+    @inline(__always)
+    mutating func append(_ byte: UInt8, _ string: String) {
+        // Native strings lend their UTF-8 in place; no copy of the string value.
+        if string.utf8.withContiguousStorageIfAvailable({ append(byte, $0) }) != nil { return }
+        var string = string
+        string.withUTF8 { append(byte, $0) }
+    }
+
     /// An attribute's start: a space, the UTF-8 of `name` and `="`, with one capacity check
     /// (each part appended on its own made one per part).
     @inline(__always)

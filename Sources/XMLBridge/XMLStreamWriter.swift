@@ -463,9 +463,17 @@ public struct XMLStreamWriter: ~Copyable {
         }
         beginChild(element: true)
         let saved = scope.bindings.count
-        out.append(0x3C)  // <
-        let nameOffset = out.count
-        if let qualified { out.append(qualified) } else { appendQName(namespace.prefix, local) }
+        // `<` and the name with one capacity check (the usual names: spelled already, or in
+        // a default namespace).
+        let nameOffset = out.count &+ 1
+        if let qualified {
+            out.append(0x3C, qualified)
+        } else if let prefix = namespace.prefix {
+            out.append(0x3C)  // <
+            appendQName(prefix, local)
+        } else {
+            out.append(0x3C, local)
+        }
         let nameLength = out.count - nameOffset
         // A ``Namespaces`` entry is declarable (checked when made), so the steps of the
         // general path keep the prefix and skip no declaration for that reason.
