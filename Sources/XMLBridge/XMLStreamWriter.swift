@@ -319,7 +319,7 @@ public struct XMLStreamWriter: ~Copyable {
             let entry = entries[index].binding
             return Namespace(
                 uri: strings[Int(entry.uri)], prefix: entry.prefix == Scope.none ? nil : strings[Int(entry.prefix)],
-                uriID: entry.uri, prefixID: entry.prefix, owner: identity)
+                uriID: entry.uri, prefixID: entry.prefix, owner: identity, entry: index)
         }
     }
 
@@ -334,13 +334,16 @@ public struct XMLStreamWriter: ~Copyable {
         let prefixID: Int32
         /// The ``Namespaces`` it was taken from: the positions are theirs.
         let owner: Int
+        /// Its entry in them, whose declaration they spelled when made.
+        let entry: Int
 
-        init(uri: String, prefix: String?, uriID: Int32, prefixID: Int32, owner: Int) {
+        init(uri: String, prefix: String?, uriID: Int32, prefixID: Int32, owner: Int, entry: Int) {
             self.uri = uri
             self.prefix = prefix
             self.uriID = uriID
             self.prefixID = prefixID
             self.owner = owner
+            self.entry = entry
         }
     }
 
@@ -480,17 +483,12 @@ public struct XMLStreamWriter: ~Copyable {
         if declaring != 0 {
             let entries = scope.namespaces.entries
             for i in entries.indices where declaring & (1 << UInt64(i)) != 0 {
-                let entry = entries[i]
-                let binding = entry.binding
+                let binding = entries[i].binding
                 guard binding.prefix != namespace.prefixID || binding.uri == namespace.uriID else { continue }
-                if scope.bind(binding.prefix, binding.uri) {
-                    scope.namespaces.declarations.withUnsafeBufferPointer {
-                        out.append(UnsafeBufferPointer(rebasing: $0[entry.declarationStart..<entry.declarationEnd]))
-                    }
-                }
+                if scope.bind(binding.prefix, binding.uri) { writeDeclaration(entry: i) }
             }
         }
-        if scope.bind(namespace.prefixID, namespace.uriID) { writeDeclaration(namespace.prefixID, namespace.uriID) }
+        if scope.bind(namespace.prefixID, namespace.uriID) { writeDeclaration(entry: namespace.entry) }
         pushFrame(nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
     }
 
@@ -686,6 +684,16 @@ public struct XMLStreamWriter: ~Copyable {
             out.append(0x3E)  // >
         }
         if element && frames[frames.count - 1].indentsChildren { newline(frames.count) }
+    }
+
+    /// The declaration of entry `i` of the writer's ``Namespaces``, as they spelled it when
+    /// made (the bytes ``writeDeclaration(_:_:)`` writes for it, copied: the URI was escaped
+    /// again at each declaration, a default namespace's at every category written).
+    private mutating func writeDeclaration(entry i: Int) {
+        let entry = scope.namespaces.entries[i]
+        scope.namespaces.declarations.withUnsafeBufferPointer {
+            out.append(UnsafeBufferPointer(rebasing: $0[entry.declarationStart..<entry.declarationEnd]))
+        }
     }
 
     /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix), for a binding in the scope.
