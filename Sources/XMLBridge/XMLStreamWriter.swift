@@ -167,9 +167,16 @@ public struct XMLStreamWriter: ~Copyable {
         /// through `strings` would make quadratic.
         var met: [String: Int32] = [:]
 
+        /// Their entries and declarations, held here once per writer: read through the class
+        /// at each declaration, each array was retained and released around the read.
+        let entries: [Namespaces.Entry]
+        let declarations: [UInt8]
+
         init(namespaces: Namespaces, bindings: consuming RecordingBuffer<Binding>) {
             self.namespaces = namespaces
             strings = namespaces.strings
+            entries = namespaces.entries
+            declarations = namespaces.declarations
             self.bindings = bindings
         }
 
@@ -481,9 +488,8 @@ public struct XMLStreamWriter: ~Copyable {
         // A ``Namespaces`` entry is declarable (checked when made), so the steps of the
         // general path keep the prefix and skip no declaration for that reason.
         if declaring != 0 {
-            let entries = scope.namespaces.entries
-            for i in entries.indices where declaring & (1 << UInt64(i)) != 0 {
-                let binding = entries[i].binding
+            for i in scope.entries.indices where declaring & (1 << UInt64(i)) != 0 {
+                let binding = scope.entries[i].binding
                 guard binding.prefix != namespace.prefixID || binding.uri == namespace.uriID else { continue }
                 if scope.bind(binding.prefix, binding.uri) { writeDeclaration(entry: i) }
             }
@@ -690,14 +696,18 @@ public struct XMLStreamWriter: ~Copyable {
     /// made (the bytes ``writeDeclaration(_:_:)`` writes for it, copied: the URI was escaped
     /// again at each declaration, a default namespace's at every category written).
     private mutating func writeDeclaration(entry i: Int) {
-        let entry = scope.namespaces.entries[i]
-        scope.namespaces.declarations.withUnsafeBufferPointer {
+        let entry = scope.entries[i]
+        scope.declarations.withUnsafeBufferPointer {
             out.append(UnsafeBufferPointer(rebasing: $0[entry.declarationStart..<entry.declarationEnd]))
         }
     }
 
     /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix), for a binding in the scope.
     private mutating func writeDeclaration(_ prefix: Int32, _ uri: Int32) {
+        // One of the writer's ``Namespaces`` (an attribute's `xsi`): as they spelled it.
+        for i in scope.entries.indices where scope.entries[i].binding.prefix == prefix && scope.entries[i].binding.uri == uri {
+            return writeDeclaration(entry: i)
+        }
         writeDeclaration(prefix == Scope.none ? nil : scope.string(prefix), scope.string(uri))
     }
 
