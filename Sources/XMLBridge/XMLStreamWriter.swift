@@ -542,6 +542,24 @@ public struct XMLStreamWriter: ~Copyable {
         out.append(0x22)
     }
 
+    /// Writes the attribute `local` in a codec's ``Namespace`` (`xsi:type`): with the
+    /// namespace's prefix when that binding is in force, found by positions (where
+    /// ``attribute(_:_:prefix:)`` looked up the URI and the prefix by their strings), else as
+    /// that writes it.
+    public mutating func attribute(_ local: String, in namespace: Namespace, _ value: String) {
+        guard startTagOpen else { return }
+        guard namespace.owner == scope.namespaces.identity, let prefix = namespace.prefix,
+            scope.lookup(namespace.prefixID) == namespace.uriID
+        else {
+            return attribute(XMLName(namespace.uri, local), value, prefix: namespace.prefix)
+        }
+        out.append(0x20)
+        appendQName(prefix, local)
+        out.append(0x3D, 0x22)  // ="
+        escape(value, attribute: true)
+        out.append(0x22)
+    }
+
     /// The prefix for an attribute in `namespace`, declared (written) here if none is in force.
     private mutating func attributePrefix(_ namespace: String, hint: String?) -> String? {
         let hint = hint.flatMap { Self.canDeclare($0, namespace) ? $0 : nil }
