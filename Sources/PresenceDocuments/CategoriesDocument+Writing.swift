@@ -74,7 +74,7 @@ extension XMLStreamWriter.Namespace {
     static let categories = microsoft(.categories), state = microsoft(.state), note = microsoft(.note)
     static let contactCard = microsoft(.contactCard), calendarData = microsoft(.calendarData)
     static let services = microsoft(.services), device = microsoft(.device), commonTypes = microsoft(.commonTypes)
-    static let msrtcPresence = microsoft(.msrtcPresence)
+    static let msrtcPresence = microsoft(.msrtcPresence), xsi = microsoft(.xsi)
 
     private static func microsoft(_ entry: XMLStreamWriter.Namespaces.MicrosoftEntry) -> XMLStreamWriter.Namespace {
         XMLStreamWriter.Namespaces.microsoft[entry.rawValue]
@@ -156,7 +156,7 @@ extension MSState {
     func write(to w: inout XMLStreamWriter) {
         let ns = XMLStreamWriter.Namespace.state
         w.startElement(Self.name, declaring: Self.declarations)
-        w.attribute(.xsiType, type.rawValue, prefix: "xsi")
+        w.attribute("type", in: .xsi, type.rawValue)
         w.attribute("manual", manual?.xsd)
         w.attribute("startTime", startTime)
         w.attribute("uri", uri)
@@ -423,7 +423,7 @@ extension MSRTCPresentity {
             states.forEachInPlace { s in
                 w.startElement("state", in: ns, indentsChildren: false)
                 w.attribute("avail", s.avail.map(String.init))
-                if let type = s.type { w.attribute(.xsiType, type, prefix: "xsi") }
+                if let type = s.type { w.attribute("type", in: .xsi, type) }
                 if !s.text.isEmpty { w.text(s.text) }
                 w.endElement()
             }

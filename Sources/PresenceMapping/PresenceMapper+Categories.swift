@@ -202,11 +202,17 @@ extension PresenceMapper {
         if let person { consider(doc.persons[person].notes) }
         consider(doc.notes)
         for i in doc.tuples.indices { consider(doc.tuples[i].notes) }
-        var bodies = oofNotes
+        var bodies: [MSNote.Body]
         if let note = englishNote ?? firstNote {
-            bodies.insert(MSNote.Body(text: note.text), at: 0)
+            // The personal note first, made as a one-element array and the out-of-office notes
+            // appended when there are any (inserted before them, it went through the general
+            // replacement of a range, even in an empty array).
+            bodies = [MSNote.Body(text: note.text)]
+            if !oofNotes.isEmpty { bodies += oofNotes }
             report.map("note", "note category (personal)")
             if noteCount > 1 { report.drop("note (\(noteCount - 1) more)", "the note category holds one personal note") }
+        } else {
+            bodies = oofNotes
         }
         if !oofNotes.isEmpty { report.map("rpid activities out-of-office", "note category (OOF)") }
         if !bodies.isEmpty { output.categories.append(Category(name: .note, instance: 0, payload: .note(MSNote(bodies: bodies)))) }

@@ -38,10 +38,10 @@ extension PresenceMapper {
         var status = PIDFStatus()
         var tableActivity: String?
 
+        // Table rows read in place (a row bound to a local was copied, each string retained).
         if let availability = effective.availability, let index = pidfRow(availability, effective.token) {
-            let row = tables.availabilityPIDF[index]
-            status.basic = row.basic
-            tableActivity = row.rpidActivity
+            status.basic = tables.availabilityPIDF[index].basic
+            tableActivity = tables.availabilityPIDF[index].rpidActivity
             report.map("state/availability=\(availability)", pidfRowDetails[index])
         } else {
             // Nothing published, or the watcher resolves to no container: offline.
@@ -52,12 +52,9 @@ extension PresenceMapper {
         let displayName = firstContactDisplayName(doc)
         switch dialect {
         case .microsoft:
-            status.rpid.legacyActivities = tableActivity.map { [$0] } ?? []
-            if effective.token != nil { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
-            reportUnmappedCategories(doc, dialect: dialect, report: &report)
-            return PIDFDocument(
-                entity: doc.uri, tuples: [PIDFTuple(id: "0", status: status)],
-                cipid: CIPID(displayNames: displayName.map { [PIDFNote($0)] } ?? []))
+            return microsoftPIDF(
+                doc, status: status, tableActivity: tableActivity, hasToken: effective.token != nil,
+                displayName: displayName, report: &report)
         case .rfc:
             break
         }
@@ -90,19 +87,17 @@ extension PresenceMapper {
         }
         if let tableActivity { addToken(tableActivity) }
         if let availability = effective.availability, let index = detailRow(availability) {
-            let detail = tables.availabilityDetail[index]
             // Called, not handed over as function values (which would make `values` a captured
             // box on the heap).
-            for t in detail.activities { addToken(t) }
-            if let other = detail.other { addOther(other) }
-            if let input = detail.userInput { userInput = RPIDUserInput(input) }
+            for t in tables.availabilityDetail[index].activities { addToken(t) }
+            if let other = tables.availabilityDetail[index].other { addOther(other) }
+            if let input = tables.availabilityDetail[index].userInput { userInput = RPIDUserInput(input) }
             report.map("state/availability class", detailRowDetails[index])
         }
         if let token = effective.token {
             if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
-                let row = tables.activityTokens[index]
-                if let rpid = row.rpid { addToken(rpid) }
-                if let other = row.other { addOther(other) }
+                if let rpid = tables.activityTokens[index].rpid { addToken(rpid) }
+                if let other = tables.activityTokens[index].other { addOther(other) }
                 report.map("state/activity/@token=\(token)", writtenTokenDetails[index])
             } else {
                 addOther(token.rawValue)
@@ -120,14 +115,14 @@ extension PresenceMapper {
             values.remove(at: unknown)
             unknownMarker = RPIDTokens(values: [.token("unknown")])
         }
-        // Swapped in (the compiler cannot `consume` a variable the functions above capture).
-        var activities = RPIDTokens()
-        swap(&activities.values, &values)
+        // The meeting subject, the activity's only note: made as a one-element array (an
+        // append to the empty array ran the general code that grows one).
+        var subjectNotes: [PIDFNote] = []
 
         // Moved out (the last use of the effective state), not copied.
         if let state = effective.state.take() {
             if let subject = state.meetingSubject, !subject.isEmpty {
-                activities.notes.append(PIDFNote(subject))
+                subjectNotes = [PIDFNote(subject)]
                 report.map("state/meetingSubject", "rpid activities note")
             }
             if let location = state.meetingLocation, !location.isEmpty {
@@ -149,9 +144,19 @@ extension PresenceMapper {
                 reportDroppedState(state, report: &report)
             }
         }
-        // Both moved in (appended as they were, each was copied and the original released later).
-        if let marker = unknownMarker.take() { personActivities.append(consume marker) }
-        if !activities.values.isEmpty { personActivities.append(consume activities) }
+        // Swapped in (the compiler cannot `consume` a variable the functions above capture).
+        var activities = RPIDTokens(notes: subjectNotes)
+        swap(&activities.values, &values)
+        // Both moved in (appended as they were, each was copied and the original released later),
+        // the array made as a literal (appended to the empty array, it grew through the general
+        // code that copies an array). A marker is only split off an activity with other values.
+        if !activities.values.isEmpty {
+            if let marker = unknownMarker.take() {
+                personActivities = [consume marker, consume activities]
+            } else {
+                personActivities = [consume activities]
+            }
+        }
 
         // Categories read in place by index (a `for category in` loop copies
         // each one, payload and all); a case binding copies only its payload.
@@ -162,12 +167,14 @@ extension PresenceMapper {
                 let bodies = note.bodies
                 for j in bodies.indices where !bodies[j].text.isEmpty {
                     if bodies[j].type == "OOF" {
-                        personActivities.append(RPIDTokens(
-                            from: bodies[j].startTime, until: bodies[j].endTime, notes: [PIDFNote(bodies[j].text)],
-                            values: [.other(MSActivityToken.outOfOffice.rawValue)]))
-                        report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
+                        personActivities.append(outOfOfficeActivity(bodies[j], report: &report))
                     } else {
-                        person.notes.append(PIDFNote(bodies[j].text))
+                        // The first note made as a one-element array, like the meeting subject's.
+                        if person.notes.isEmpty {
+                            person.notes = [PIDFNote(bodies[j].text)]
+                        } else {
+                            person.notes.append(PIDFNote(bodies[j].text))
+                        }
                         report.map("note[\(bodies[j].type ?? "personal")]", "person note")
                     }
                 }
@@ -231,6 +238,33 @@ extension PresenceMapper {
         swap(&tupleStatus, &status)
         let tuple = PIDFTuple(id: "t0", status: consume tupleStatus, contact: PIDFContact(uri: doc.uri))
         return PIDFDocument(entity: doc.uri, tuples: [consume tuple], persons: consume persons)
+    }
+
+    /// The Microsoft dialect's document: basic, the table's activity and the display name.
+    /// Out of line: the gateway's watchers get the RFC dialect, and this code kept in the
+    /// conversion's body was fetched with it.
+    @inline(never)
+    private func microsoftPIDF<Report: MappingReporting>(
+        _ doc: CategoriesDocument, status: PIDFStatus, tableActivity: String?, hasToken: Bool,
+        displayName: String?, report: inout Report
+    ) -> PIDFDocument {
+        var status = status
+        status.rpid.legacyActivities = tableActivity.map { [$0] } ?? []
+        if hasToken { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
+        reportUnmappedCategories(doc, dialect: .microsoft, report: &report)
+        return PIDFDocument(
+            entity: doc.uri, tuples: [PIDFTuple(id: "0", status: status)],
+            cipid: CIPID(displayNames: displayName.map { [PIDFNote($0)] } ?? []))
+    }
+
+    /// An out-of-office note's activity: other "out-of-office" over the note's period, with the
+    /// note. Out of line: a rare note, whose code in the conversion's body was fetched with it.
+    @inline(never)
+    private func outOfOfficeActivity<Report: MappingReporting>(_ body: MSNote.Body, report: inout Report) -> RPIDTokens {
+        report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
+        return RPIDTokens(
+            from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
+            values: [.other(MSActivityToken.outOfOffice.rawValue)])
     }
 
     /// The first display name of the contact cards, in document order: the one CIPID carries

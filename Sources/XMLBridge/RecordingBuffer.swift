@@ -187,6 +187,59 @@ extension RecordingBuffer where Element == UInt8 {
         }
     }
 
+    /// Two bytes, with one capacity check.
+    @inline(__always)
+    mutating func append(_ first: UInt8, _ second: UInt8) {
+        reserve(2)
+        base[count] = first
+        base[count &+ 1] = second
+        count &+= 2
+    }
+
+    /// `byte` and then the bytes of `source` (a start tag's `<` and name), with one capacity check.
+    @inline(__always)
+    mutating func append(_ byte: UInt8, _ source: UnsafeBufferPointer<UInt8>) {
+        reserve(source.count &+ 1)
+        base[count] = byte
+        count &+= 1
+        guard let from = source.baseAddress, !source.isEmpty else { return }
+        Self.copy(from: from, to: base + count, count: source.count)
+        count &+= source.count
+    }
+
+    /// `byte` and then the UTF-8 of `string`, with one capacity check.
+    @inline(__always)
+    mutating func append(_ byte: UInt8, _ string: String) {
+        // Native strings lend their UTF-8 in place; no copy of the string value.
+        if string.utf8.withContiguousStorageIfAvailable({ append(byte, $0) }) != nil { return }
+        var string = string
+        string.withUTF8 { append(byte, $0) }
+    }
+
+    /// An attribute's start: a space, the UTF-8 of `name` and `="`, with one capacity check
+    /// (each part appended on its own made one per part).
+    @inline(__always)
+    mutating func appendAttributeStart(_ name: String) {
+        // Native strings lend their UTF-8 in place; no copy of the string value.
+        if name.utf8.withContiguousStorageIfAvailable({ appendAttributeStart($0) }) != nil { return }
+        var name = name
+        name.withUTF8 { appendAttributeStart($0) }
+    }
+
+    @inline(__always)
+    mutating func appendAttributeStart(_ name: UnsafeBufferPointer<UInt8>) {
+        reserve(name.count &+ 3)
+        base[count] = 0x20
+        count &+= 1
+        if let from = name.baseAddress, !name.isEmpty {
+            Self.copy(from: from, to: base + count, count: name.count)
+            count &+= name.count
+        }
+        base[count] = 0x3D  // =
+        base[count &+ 1] = 0x22  // "
+        count &+= 2
+    }
+
     mutating func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { append($0) }
     }

@@ -167,9 +167,16 @@ public struct XMLStreamWriter: ~Copyable {
         /// through `strings` would make quadratic.
         var met: [String: Int32] = [:]
 
+        /// Their entries and declarations, held here once per writer: read through the class
+        /// at each declaration, each array was retained and released around the read.
+        let entries: [Namespaces.Entry]
+        let declarations: [UInt8]
+
         init(namespaces: Namespaces, bindings: consuming RecordingBuffer<Binding>) {
             self.namespaces = namespaces
             strings = namespaces.strings
+            entries = namespaces.entries
+            declarations = namespaces.declarations
             self.bindings = bindings
         }
 
@@ -319,7 +326,7 @@ public struct XMLStreamWriter: ~Copyable {
             let entry = entries[index].binding
             return Namespace(
                 uri: strings[Int(entry.uri)], prefix: entry.prefix == Scope.none ? nil : strings[Int(entry.prefix)],
-                uriID: entry.uri, prefixID: entry.prefix, owner: identity)
+                uriID: entry.uri, prefixID: entry.prefix, owner: identity, entry: index)
         }
     }
 
@@ -334,13 +341,16 @@ public struct XMLStreamWriter: ~Copyable {
         let prefixID: Int32
         /// The ``Namespaces`` it was taken from: the positions are theirs.
         let owner: Int
+        /// Its entry in them, whose declaration they spelled when made.
+        let entry: Int
 
-        init(uri: String, prefix: String?, uriID: Int32, prefixID: Int32, owner: Int) {
+        init(uri: String, prefix: String?, uriID: Int32, prefixID: Int32, owner: Int, entry: Int) {
             self.uri = uri
             self.prefix = prefix
             self.uriID = uriID
             self.prefixID = prefixID
             self.owner = owner
+            self.entry = entry
         }
     }
 
@@ -463,26 +473,28 @@ public struct XMLStreamWriter: ~Copyable {
         }
         beginChild(element: true)
         let saved = scope.bindings.count
-        out.append(0x3C)  // <
-        let nameOffset = out.count
-        if let qualified { out.append(qualified) } else { appendQName(namespace.prefix, local) }
+        // `<` and the name with one capacity check (the usual names: spelled already, or in
+        // a default namespace).
+        let nameOffset = out.count &+ 1
+        if let qualified {
+            out.append(0x3C, qualified)
+        } else if let prefix = namespace.prefix {
+            out.append(0x3C)  // <
+            appendQName(prefix, local)
+        } else {
+            out.append(0x3C, local)
+        }
         let nameLength = out.count - nameOffset
         // A ``Namespaces`` entry is declarable (checked when made), so the steps of the
         // general path keep the prefix and skip no declaration for that reason.
         if declaring != 0 {
-            let entries = scope.namespaces.entries
-            for i in entries.indices where declaring & (1 << UInt64(i)) != 0 {
-                let entry = entries[i]
-                let binding = entry.binding
+            for i in scope.entries.indices where declaring & (1 << UInt64(i)) != 0 {
+                let binding = scope.entries[i].binding
                 guard binding.prefix != namespace.prefixID || binding.uri == namespace.uriID else { continue }
-                if scope.bind(binding.prefix, binding.uri) {
-                    scope.namespaces.declarations.withUnsafeBufferPointer {
-                        out.append(UnsafeBufferPointer(rebasing: $0[entry.declarationStart..<entry.declarationEnd]))
-                    }
-                }
+                if scope.bind(binding.prefix, binding.uri) { writeDeclaration(entry: i) }
             }
         }
-        if scope.bind(namespace.prefixID, namespace.uriID) { writeDeclaration(namespace.prefixID, namespace.uriID) }
+        if scope.bind(namespace.prefixID, namespace.uriID) { writeDeclaration(entry: namespace.entry) }
         pushFrame(nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
     }
 
@@ -497,9 +509,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// Writes an attribute in no namespace.
     public mutating func attribute(_ local: String, _ value: String) {
         guard startTagOpen else { return }
-        out.append(0x20)
-        out.append(local)
-        out.append(0x3D); out.append(0x22)  // ="
+        out.appendAttributeStart(local)
         escape(value, attribute: true)
         out.append(0x22)
     }
@@ -513,9 +523,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// (the bytes `attribute(local, String(value))` writes, without making the string).
     public mutating func attribute(_ local: String, decimal value: Int) {
         guard startTagOpen else { return }
-        out.append(0x20)
-        out.append(local)
-        out.append(0x3D); out.append(0x22)  // ="
+        out.appendAttributeStart(local)
         out.appendDecimal(value)
         out.append(0x22)
     }
@@ -529,7 +537,25 @@ public struct XMLStreamWriter: ~Copyable {
         let prefix = attributePrefix(name.namespace, hint: hint)
         out.append(0x20)
         appendQName(prefix, name.local)
-        out.append(0x3D); out.append(0x22)  // ="
+        out.append(0x3D, 0x22)  // ="
+        escape(value, attribute: true)
+        out.append(0x22)
+    }
+
+    /// Writes the attribute `local` in a codec's ``Namespace`` (`xsi:type`): with the
+    /// namespace's prefix when that binding is in force, found by positions (where
+    /// ``attribute(_:_:prefix:)`` looked up the URI and the prefix by their strings), else as
+    /// that writes it.
+    public mutating func attribute(_ local: String, in namespace: Namespace, _ value: String) {
+        guard startTagOpen else { return }
+        guard namespace.owner == scope.namespaces.identity, let prefix = namespace.prefix,
+            scope.lookup(namespace.prefixID) == namespace.uriID
+        else {
+            return attribute(XMLName(namespace.uri, local), value, prefix: namespace.prefix)
+        }
+        out.append(0x20)
+        appendQName(prefix, local)
+        out.append(0x3D, 0x22)  // ="
         escape(value, attribute: true)
         out.append(0x22)
     }
@@ -569,7 +595,7 @@ public struct XMLStreamWriter: ~Copyable {
         guard let frame = frames.popLast() else { return }
         if startTagOpen {
             startTagOpen = false
-            out.append(0x2F); out.append(0x3E)  // />
+            out.append(0x2F, 0x3E)  // />
         } else {
             if frame.indentsChildren { newline(frames.count) }
             out.appendEndTag(nameAt: frame.nameOffset, length: frame.nameLength)
@@ -599,7 +625,7 @@ public struct XMLStreamWriter: ~Copyable {
             for (i, a) in attributes.enumerated() {
                 out.append(0x20)
                 appendQName(prefixes[i], a.name.local)
-                out.append(0x3D); out.append(0x22)  // ="
+                out.append(0x3D, 0x22)  // ="
                 escape(a.value, attribute: true)
                 out.append(0x22)
             }
@@ -649,7 +675,7 @@ public struct XMLStreamWriter: ~Copyable {
             for (i, a) in attributes.enumerated() {
                 out.append(0x20)
                 appendQName(prefixes[i], events.names[Int(a.name)].local)
-                out.append(0x3D); out.append(0x22)  // ="
+                out.append(0x3D, 0x22)  // ="
                 escape(events.string(a.valueStart, a.valueCount), attribute: true)
                 out.append(0x22)
             }
@@ -684,8 +710,22 @@ public struct XMLStreamWriter: ~Copyable {
         if element && frames[frames.count - 1].indentsChildren { newline(frames.count) }
     }
 
+    /// The declaration of entry `i` of the writer's ``Namespaces``, as they spelled it when
+    /// made (the bytes ``writeDeclaration(_:_:)`` writes for it, copied: the URI was escaped
+    /// again at each declaration, a default namespace's at every category written).
+    private mutating func writeDeclaration(entry i: Int) {
+        let entry = scope.entries[i]
+        scope.declarations.withUnsafeBufferPointer {
+            out.append(UnsafeBufferPointer(rebasing: $0[entry.declarationStart..<entry.declarationEnd]))
+        }
+    }
+
     /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix), for a binding in the scope.
     private mutating func writeDeclaration(_ prefix: Int32, _ uri: Int32) {
+        // One of the writer's ``Namespaces`` (an attribute's `xsi`): as they spelled it.
+        for i in scope.entries.indices where scope.entries[i].binding.prefix == prefix && scope.entries[i].binding.uri == uri {
+            return writeDeclaration(entry: i)
+        }
         writeDeclaration(prefix == Scope.none ? nil : scope.string(prefix), scope.string(uri))
     }
 
@@ -694,7 +734,7 @@ public struct XMLStreamWriter: ~Copyable {
         if let prefix {
             out.append(" xmlns:" as StaticString)
             out.append(prefix)
-            out.append(0x3D); out.append(0x22)  // ="
+            out.append(0x3D, 0x22)  // ="
         } else {
             out.append(#" xmlns=""# as StaticString)
         }

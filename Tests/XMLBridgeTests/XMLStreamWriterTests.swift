@@ -226,7 +226,7 @@ import XMLBridge
         #expect(w.finish() == XMLWriter().bytes(tree))
     }
 
-    @Test("a codec's names write the bytes of their strings, in a writer made with their namespaces or not, over random documents")
+    @Test("a codec's names and namespaced attributes write the bytes of their strings, in a writer made with their namespaces or not, over random documents")
     func namesWriteAsTheirStrings() {
         // Two namespaces share a prefix, two the default namespace; others come by string.
         let table: [(uri: String, prefix: String?)] = [
@@ -242,7 +242,7 @@ import XMLBridge
             case name(entry: Int, local: String, declaring: UInt64, indents: Bool)
             case local(entry: Int, local: String)
             case strings(uri: String, local: String, prefix: String?)
-            case attribute(uri: String, prefix: String?), text(String), end
+            case attribute(uri: String, prefix: String?), codecAttribute(entry: Int), text(String), end
         }
         /// Writes `steps` by strings only (`byName` false) or by names where a step has one;
         /// without the declarations a name's step asks for when not `declaring` (a writer
@@ -266,6 +266,12 @@ import XMLBridge
                     }
                 case .strings(let uri, let local, let prefix): w.startElement(uri, local, prefix: prefix)
                 case .attribute(let uri, let prefix): w.attribute(XMLName(uri, "at"), "v", prefix: prefix)
+                case .codecAttribute(let entry):
+                    if byName {
+                        w.attribute("at", in: namespaces[entry], "v")
+                    } else {
+                        w.attribute(XMLName(table[entry].uri, "at"), "v", prefix: table[entry].prefix)
+                    }
                 case .text(let t): w.text(t)
                 case .end: w.endElement()
                 }
@@ -276,7 +282,7 @@ import XMLBridge
             var steps: [Step] = []
             var depth = 0
             for _ in 0..<(1 + random.below(24)) {
-                switch random.below(8) {
+                switch random.below(9) {
                 case 0, 1, 2:
                     let declaring = random.below(3) == 0 ? random.next() & 0x3F : 0
                     steps.append(.name(
@@ -294,6 +300,7 @@ import XMLBridge
                     let other = random.below(2) == 0 ? others[random.below(others.count)] : table[random.below(table.count)]
                     steps.append(.attribute(uri: other.uri, prefix: other.prefix))
                 case 6: steps.append(.text("t"))
+                case 7: steps.append(.codecAttribute(entry: random.below(table.count)))
                 default:
                     if depth > 0 { steps.append(.end); depth -= 1 }
                 }
