@@ -24,7 +24,7 @@ extension CategoriesDocument {
         var categories: [Category] = []
         categories.reserveCapacity(xml.elementCount)
         try xml.forEachElement { (child) throws(XMLError) in
-            if child.is(NS.categories, "category") { categories.append(try Category(categoryElement: child)) }
+            if child.hasName(NS.categories, "category") { categories.append(try Category(categoryElement: child)) }
         }
         self.init(uri: xml[attribute: "uri"] ?? "", categories: categories)
     }
@@ -68,7 +68,7 @@ extension Category {
     /// numbers (errors located at the element); an unknown `expireType` value
     /// is kept in `otherAttributes`. An element holding only white space has no payload.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.is(NS.categories, "category") || xml.is("", "category") else {
+        guard xml.hasName(NS.categories, "category") || xml.hasName("", "category") else {
             throw xml.error("expected {\(NS.categories)}category, found \(xml.name)")
         }
         try self.init(categoryElement: xml)
@@ -233,7 +233,7 @@ extension CategoryPayload {
         // The child's name looked up in the recording (no name copied out, and no XMLName
         // built to compare).
         guard let root = holder.soleElement, let typed,
-              root.match(in: Self.roots) == typed || (typed.acceptsNoNamespace && root.is("", typed.root.local))
+              root.match(in: Self.roots) == typed || (typed.acceptsNoNamespace && root.hasName("", typed.root.local))
         else {
             var kept: [XMLNode] = []
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {

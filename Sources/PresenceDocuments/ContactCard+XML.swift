@@ -48,11 +48,11 @@ extension ContactCard {
                 // One walk over the identity's children, each value appended in place (no
                 // arrays of cursors and of values are built per name and for the e-mails).
                 child.forEachElement { part in
-                    if part.is(ns, "name") {
+                    if part.hasName(ns, "name") {
                         part.forEachElement { display in
-                            if display.is(ns, "displayName") { displayNames.appendFirstAsLiteral(LocalizedText(lcidElement: display)) }
+                            if display.hasName(ns, "displayName") { displayNames.appendFirstAsLiteral(LocalizedText(lcidElement: display)) }
                         }
-                    } else if part.is(ns, "email") {
+                    } else if part.hasName(ns, "email") {
                         emails.appendFirstAsLiteral(part.trimmedText)
                     }
                 }

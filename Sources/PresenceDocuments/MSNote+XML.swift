@@ -29,7 +29,7 @@ extension MSNote {
         // filled in from the closure, it was built aside and copied into place.
         var bodies: [Body] = []
         xml.forEachElement { b in
-            guard b.is(NS.note, "body") else { return }
+            guard b.hasName(NS.note, "body") else { return }
             // The attributes read in one pass (the first of a repeated name counts, as with a
             // lookup); the others are collected only when there are some.
             var type: String?, uri: String?, startTime: String?, endTime: String?

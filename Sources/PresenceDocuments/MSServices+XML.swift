@@ -124,13 +124,13 @@ extension MSServices {
         var services: [Service] = [], extensions: [XMLElement] = []
         xml.forEachElement { child in
             // Names tested in place (`is`), not built and compared as XMLName values.
-            guard child.is(ns, "service") else {
+            guard child.hasName(ns, "service") else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 return
             }
             var capabilities: [MSCapability] = [], serviceExtensions: [XMLElement] = []
             child.forEachElement { part in
-                if part.is(ns, "capabilities") {
+                if part.hasName(ns, "capabilities") {
                     // Decoded straight into the service's array (a mapped array was copied in).
                     capabilities.appendCapabilities(of: part)
                 } else {

@@ -183,7 +183,7 @@ extension MSActivity {
         }
         var custom: [CustomActivity] = []
         xml.forEachElement { c in
-            if c.is(NS.state, "custom") {
+            if c.hasName(NS.state, "custom") {
                 custom.append(CustomActivity(c.text, lcid: c[attribute: "LCID"], updated: c[attribute: "updated"]))
             }
         }
@@ -224,7 +224,7 @@ extension LegacyInterop {
     /// The element is in the categories namespace, usually inherited from the
     /// enclosing `category`; lenient: a bare fragment in no namespace is accepted too.
     public init(cursor xml: XMLCursor) throws(XMLError) {
-        guard xml.is(NS.categories, "legacyInterop") || xml.is("", "legacyInterop") else {
+        guard xml.hasName(NS.categories, "legacyInterop") || xml.hasName("", "legacyInterop") else {
             throw xml.error("expected {\(NS.categories)}legacyInterop, found \(xml.name)")
         }
         self.init(

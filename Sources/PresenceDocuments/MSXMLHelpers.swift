@@ -195,6 +195,14 @@ extension [XMLAttribute] {
 }
 
 extension XMLCursor {
+    /// ``XMLCursor/is(_:_:)`` called, not inlined: each inlined copy is a few hundred bytes of
+    /// code (the string length and comparison fast paths), run (and missed in the instruction
+    /// cache) once per document at every place a decoder tests a name; the call costs less.
+    @inline(never)
+    func hasName(_ namespace: String, _ local: String) -> Bool {
+        self.is(namespace, local)
+    }
+
     /// Fails unless this element has the expected (namespace, local name), tested in place
     /// (``ElementReading/expect(_:)`` copies the element's name to compare it); same error.
     func expect(_ name: XMLName) throws(XMLError) {

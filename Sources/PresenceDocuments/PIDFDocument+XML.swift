@@ -30,7 +30,7 @@ extension PIDFDocument {
     /// Decodes a `presence` element straight from parse events: no value tree
     /// is built except for the extension elements kept verbatim.
     public init(cursor root: XMLCursor) throws(XMLError) {
-        guard root.is(NS.pidf, "presence") else {
+        guard root.hasName(NS.pidf, "presence") else {
             throw root.error("expected {\(NS.pidf)}presence as the root, found \(root.name)")
         }
         guard let entity = root[attribute: "entity"] else {
@@ -56,20 +56,20 @@ extension PIDFDocument {
             // Names tested in place with `is` (lengths first): a switch on the copied
             // (namespace, local name) pair compared the long namespace strings case by case.
             let taken: Bool
-            if child.is(NS.pidf, "tuple") {
+            if child.hasName(NS.pidf, "tuple") {
                 tuples.appendFirstAsLiteral(try PIDFTuple(cursor: child))
                 taken = true
-            } else if child.is(NS.pidf, "note") {
+            } else if child.hasName(NS.pidf, "note") {
                 taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            } else if child.is(NS.dataModel, "person") {
+            } else if child.hasName(NS.dataModel, "person") {
                 persons.appendFirstAsLiteral(try PIDFPerson(cursor: child))
                 taken = true
-            } else if child.is(NS.dataModel, "device") {
+            } else if child.hasName(NS.dataModel, "device") {
                 devices.appendFirstAsLiteral(try PIDFDevice(cursor: child))
                 taken = true
-            } else if child.is(NS.pidf, "linked-identities") {
+            } else if child.hasName(NS.pidf, "linked-identities") {
                 taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(cursor: child))
-            } else if child.is(NS.pidf, "cid") {
+            } else if child.hasName(NS.pidf, "cid") {
                 taken = PIDFXML.fill(&cid, PIDFXML.text(child))
             } else {
                 taken = cipid.absorb(child)
@@ -143,21 +143,21 @@ extension PIDFTuple {
         e.forEachElement { child in
             // Names tested in place with `is`, as in the document decoder.
             let taken: Bool
-            if !sawStatus, child.is(NS.pidf, "status") {
+            if !sawStatus, child.hasName(NS.pidf, "status") {
                 sawStatus = true
                 status = PIDFStatus(cursor: child, capabilities: status.capabilities)
                 taken = true
-            } else if child.is(NS.pidf, "contact") {
+            } else if child.hasName(NS.pidf, "contact") {
                 taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: Self.contactAttributes).map {
                     PIDFContact(uri: $0, priority: child[attribute: "priority"])
                 })
-            } else if child.is(NS.pidf, "note") {
+            } else if child.hasName(NS.pidf, "note") {
                 taken = PIDFXML.append(&notes, PIDFXML.note(child))
-            } else if child.is(NS.pidf, "timestamp") {
+            } else if child.hasName(NS.pidf, "timestamp") {
                 taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
-            } else if child.is(NS.dataModel, "deviceID") {
+            } else if child.hasName(NS.dataModel, "deviceID") {
                 taken = PIDFXML.append(&deviceIDs, PIDFXML.text(child))
-            } else if child.is(NS.caps, "servcaps") {
+            } else if child.hasName(NS.caps, "servcaps") {
                 taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(cursor: child))
             } else {
                 taken = rpid.absorb(child, orLegacyActivities: false) || cipid.absorb(child)
@@ -214,10 +214,10 @@ extension PIDFStatus {
         var extensions: [XMLElement] = []
         var sawBasic = false
         e.forEachElement { child in
-            if child.is(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
+            if child.hasName(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
                 sawBasic = true
                 if let value = PIDFBasic(rawValue: text) { basic = value } else { unrecognizedBasic = text }
-            } else if child.is(NS.caps, "servcaps"), capabilities == nil,
+            } else if child.hasName(NS.caps, "servcaps"), capabilities == nil,
                 let caps = ServiceCapabilities(cursor: child)
             {
                 capabilities = caps
@@ -267,9 +267,9 @@ extension PIDFPerson {
             // recording: no name or namespace is copied out.
             let taken: Bool
             if child.isIn(namespace: NS.dataModel) {
-                if child.is(NS.dataModel, "note") {
+                if child.hasName(NS.dataModel, "note") {
                     taken = PIDFXML.append(&notes, PIDFXML.note(child))
-                } else if child.is(NS.dataModel, "timestamp") {
+                } else if child.hasName(NS.dataModel, "timestamp") {
                     taken = PIDFXML.fill(&timestamp, PIDFXML.text(child))
                 } else {
                     taken = false
@@ -353,10 +353,10 @@ extension LinkedIdentities {
                 if list.hasOnlyWhitespace { continue }
                 return nil
             }
-            guard list.is(NS.pidf, "secondary-identities"), list.attributeCount == 0 else { return nil }
+            guard list.hasName(NS.pidf, "secondary-identities"), list.attributeCount == 0 else { return nil }
             for item in list.children {
                 if item.isText, item.hasOnlyWhitespace { continue }
-                guard item.is(NS.pidf, "secondary-identity"), let text = PIDFXML.text(item) else { return nil }
+                guard item.hasName(NS.pidf, "secondary-identity"), let text = PIDFXML.text(item) else { return nil }
                 secondaryIdentities.append(text)
             }
         }

@@ -82,11 +82,11 @@ extension RPID {
 
     /// Takes `e` when it is a pre-RFC `ep:activities` holding only `ep:activity` texts.
     mutating func absorbLegacyActivities(_ e: XMLCursor) -> Bool {
-        guard e.is(NS.rpidStatus, "activities"), e.attributeCount == 0 else { return false }
+        guard e.hasName(NS.rpidStatus, "activities"), e.attributeCount == 0 else { return false }
         var found: [String] = []
         for child in e.children {
             if child.isText, child.hasOnlyWhitespace { continue }
-            guard child.is(NS.rpidStatus, "activity"), let text = PIDFXML.text(child) else { return false }
+            guard child.hasName(NS.rpidStatus, "activity"), let text = PIDFXML.text(child) else { return false }
             found.append(text)
         }
         legacyActivities += found
