@@ -210,20 +210,14 @@ extension RecordingBuffer where Element == UInt8 {
     /// `byte` and then the UTF-8 of `string`, with one capacity check.
     @inline(__always)
     mutating func append(_ byte: UInt8, _ string: String) {
-        // Native strings lend their UTF-8 in place; no copy of the string value.
-        if string.utf8.withContiguousStorageIfAvailable({ append(byte, $0) }) != nil { return }
-        var string = string
-        string.withUTF8 { append(byte, $0) }
+        string.withUTF8Bytes { append(byte, $0) }
     }
 
     /// An attribute's start: a space, the UTF-8 of `name` and `="`, with one capacity check
     /// (each part appended on its own made one per part).
     @inline(__always)
     mutating func appendAttributeStart(_ name: String) {
-        // Native strings lend their UTF-8 in place; no copy of the string value.
-        if name.utf8.withContiguousStorageIfAvailable({ appendAttributeStart($0) }) != nil { return }
-        var name = name
-        name.withUTF8 { appendAttributeStart($0) }
+        name.withUTF8Bytes { appendAttributeStart($0) }
     }
 
     @inline(__always)
@@ -251,10 +245,7 @@ extension RecordingBuffer where Element == UInt8 {
     /// The UTF-8 of `string`.
     @inline(__always)
     mutating func append(_ string: String) {
-        // Native strings lend their UTF-8 in place; no copy of the string value.
-        if string.utf8.withContiguousStorageIfAvailable({ append($0) }) != nil { return }
-        var string = string
-        string.withUTF8 { append($0) }
+        string.withUTF8Bytes { append($0) }
     }
 
     /// `value` in decimal, as `String(value)` spells it (a `-` and no leading zeros).
@@ -308,6 +299,17 @@ extension RecordingBuffer where Element == UInt8 {
         Self.copy(from: base + offset, to: base + (count &+ 2), count: length)
         base[count &+ 2 &+ length] = 0x3E  // >
         count &+= length &+ 3
+    }
+}
+
+extension String {
+    /// Calls `body` with the string's UTF-8: a native string lends its bytes in place, with no
+    /// copy of the string value; any other is made native first.
+    @inline(__always)
+    func withUTF8Bytes(_ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if utf8.withContiguousStorageIfAvailable(body) != nil { return }
+        var native = self
+        native.withUTF8(body)
     }
 }
 
@@ -416,10 +418,10 @@ private func freeSpareWriterBuffers(_ record: UnsafeMutableRawPointer?) {
 
 /// The memory of the last ``XMLEvents`` freed on a thread, kept for the next one made there.
 ///
-/// A parse copies its recording into an allocation of its own (8 KiB for a usual presence
-/// document): that size is beyond glibc malloc's per-thread cache, and each such request
-/// first consolidates the freed small chunks, every parse. A conversion frees its recording
-/// before the next parse, which then reuses the memory.
+/// A parse copies its recording into an allocation of its own (about 5.6 KiB for the 2.6 KB
+/// categories body of the benchmark): that size is beyond glibc malloc's per-thread cache,
+/// and each such request first consolidates the freed small chunks, every parse. A conversion
+/// frees its recording before the next parse, which then reuses the memory.
 ///
 /// Two blocks, for a conversion's two recordings: the parse's and a subtree's kept verbatim
 /// (``XMLCursor/detached``, a kilobyte or two, also past that cache).

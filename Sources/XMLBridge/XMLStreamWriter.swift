@@ -462,9 +462,8 @@ public struct XMLStreamWriter: ~Copyable {
         // A namespace from other ``Namespaces`` than the writer's: by its strings.
         guard namespace.owner == scope.namespaces.identity else {
             var declarations: [(prefix: String?, uri: String)] = []
-            let entries = scope.namespaces.entries
-            for i in entries.indices where declaring & (1 << UInt64(i)) != 0 {
-                let entry = entries[i].binding
+            for i in scope.entries.indices where declaring & (1 << UInt64(i)) != 0 {
+                let entry = scope.entries[i].binding
                 declarations.append((entry.prefix == Scope.none ? nil : scope.string(entry.prefix), scope.string(entry.uri)))
             }
             return startElement(
@@ -780,10 +779,7 @@ public struct XMLStreamWriter: ~Copyable {
     /// text as a reference (§2.11 would turn it into LF).
     @inline(__always)
     private mutating func escape(_ s: String, attribute: Bool) {
-        // Native strings lend their UTF-8 in place; no copy of the string value.
-        if s.utf8.withContiguousStorageIfAvailable({ escape(bytes: $0, attribute: attribute) }) != nil { return }
-        var s = s
-        s.withUTF8 { escape(bytes: $0, attribute: attribute) }
+        s.withUTF8Bytes { escape(bytes: $0, attribute: attribute) }
     }
 
     private mutating func escape(bytes: UnsafeBufferPointer<UInt8>, attribute: Bool) {
