@@ -160,7 +160,7 @@ extension PIDFTuple {
             } else if child.hasName(NS.caps, "servcaps") {
                 taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(cursor: child))
             } else {
-                taken = rpid.absorb(child, orLegacyActivities: false) || cipid.absorb(child)
+                taken = rpid.absorb(child) || cipid.absorb(child)
                     || rpid.absorbLegacyActivities(child)
             }
             if !taken { extensions.append(child.subtree) }
@@ -221,7 +221,7 @@ extension PIDFStatus {
                 let caps = ServiceCapabilities(cursor: child)
             {
                 capabilities = caps
-            } else if !rpid.absorb(child) {
+            } else if !(rpid.absorb(child) || rpid.absorbLegacyActivities(child)) {
                 extensions.append(child.subtree)
             }
         }
@@ -275,7 +275,7 @@ extension PIDFPerson {
                     taken = false
                 }
             } else {
-                taken = rpid.absorb(child, orLegacyActivities: false) || cipid.absorb(child)
+                taken = rpid.absorb(child) || cipid.absorb(child)
                     || rpid.absorbLegacyActivities(child)
             }
             if !taken { extensions.append(child.subtree) }

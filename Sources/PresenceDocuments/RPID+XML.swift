@@ -18,28 +18,13 @@ extension RPID {
     private static let elements = XMLNameCases<Element>(namespace: NS.rpid)
 
     /// Takes `e` into the model when it is an RPID element the model can hold
-    /// completely; false leaves it to the caller's `extensions`.
-    ///
-    /// Also takes the pre-RFC activities Microsoft servers write in a tuple
-    /// status ([MS-PRES] §2.2.2.8.1; RFC 4480 replaced them by `rpid:activities`):
-    /// ```
-    /// <ep:activities xmlns:ep="urn:ietf:params:xml:ns:pidf:status:rpid-status">
-    ///   <ep:activity>away</ep:activity> </ep:activities>
-    /// ```
+    /// completely; false leaves it to the caller (``absorbLegacyActivities(_:)``, then its
+    /// `extensions`).
     ///
     /// Names are compared in the recording (``XMLCursor/is(_:_:)``, ``XMLCursor/position(in:)``),
     /// not copied out.
     mutating func absorb(_ e: XMLCursor) -> Bool {
-        absorb(e, orLegacyActivities: true)
-    }
-
-    /// ``absorb(_:)``, taking the pre-RFC activities only when `orLegacyActivities` is true: a
-    /// caller that also tries CIPID tries them last (``absorbLegacyActivities(_:)``), so that a
-    /// CIPID element is not first tested for being one.
-    mutating func absorb(_ e: XMLCursor, orLegacyActivities: Bool) -> Bool {
-        guard let element = e.match(in: Self.elements) else {
-            return orLegacyActivities && absorbLegacyActivities(e)
-        }
+        guard let element = e.match(in: Self.elements) else { return false }
         switch element {
         case .activities:
             guard let value = RPIDTokens(cursor: e) else { return false }
@@ -80,7 +65,15 @@ extension RPID {
         }
     }
 
-    /// Takes `e` when it is a pre-RFC `ep:activities` holding only `ep:activity` texts.
+    /// Takes `e` when it is one of the pre-RFC activities Microsoft servers write in a tuple
+    /// status ([MS-PRES] §2.2.2.8.1; RFC 4480 replaced them by `rpid:activities`): an
+    /// `ep:activities` holding only `ep:activity` texts.
+    /// ```
+    /// <ep:activities xmlns:ep="urn:ietf:params:xml:ns:pidf:status:rpid-status">
+    ///   <ep:activity>away</ep:activity> </ep:activities>
+    /// ```
+    /// A caller that also tries CIPID tries this last, so that a CIPID element is not first
+    /// tested for being one.
     mutating func absorbLegacyActivities(_ e: XMLCursor) -> Bool {
         guard e.hasName(NS.rpidStatus, "activities"), e.attributeCount == 0 else { return false }
         var found: [String] = []
