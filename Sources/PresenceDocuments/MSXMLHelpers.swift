@@ -265,10 +265,10 @@ extension Array {
     /// Appends `element`. An empty array (no buffer yet) gets its first buffer as an array
     /// literal's is made, for exactly this element: `append` makes it through the array's
     /// growth path, whose copy specialized for each element type is a few hundred bytes of
-    /// code that a decoder runs once per document, and misses in the instruction cache each
-    /// time. Most of the arrays a decoder fills hold one element.
-    @inline(__always)
-    mutating func appendFirstAsLiteral(_ element: Element) {
+    /// code that a decoder (or the mapper) runs once per document, and misses in the
+    /// instruction cache each time. Most of the arrays a decoder fills hold one element.
+    @inlinable @inline(__always)
+    package mutating func appendFirstAsLiteral(_ element: Element) {
         if capacity == 0 {
             self = [element]
         } else {

@@ -169,12 +169,7 @@ extension PresenceMapper {
                     if bodies[j].type == "OOF" {
                         personActivities.append(outOfOfficeActivity(bodies[j], report: &report))
                     } else {
-                        // The first note made as a one-element array, like the meeting subject's.
-                        if person.notes.isEmpty {
-                            person.notes = [PIDFNote(bodies[j].text)]
-                        } else {
-                            person.notes.append(PIDFNote(bodies[j].text))
-                        }
+                        person.notes.appendFirstAsLiteral(PIDFNote(bodies[j].text))
                         report.map("note[\(bodies[j].type ?? "personal")]", "person note")
                     }
                 }
@@ -221,10 +216,8 @@ extension PresenceMapper {
         // filled (which the compiler cannot `consume`), consumed from fresh ones.
         // Whether the person has RPID, told from its parts (the RPID made from them tested each
         // of its elements in its box).
-        var hasRPID = !personActivities.isEmpty || !timeOffsets.isEmpty
-        if case .some = placeType { hasRPID = true }
-        if case .some = placeIs { hasRPID = true }
-        if case .some = userInput { hasRPID = true }
+        let hasRPID = !personActivities.isEmpty || !timeOffsets.isEmpty || placeType != nil || placeIs != nil
+            || userInput != nil
         person.rpid = RPID(
             activities: consume personActivities, placeType: consume placeType, placeIs: consume placeIs,
             timeOffsets: consume timeOffsets, userInput: consume userInput)
