@@ -163,4 +163,58 @@ import Testing
         // Unlimited peers are not affected.
         #expect(rejection(r.route(request, arrival: Self.stranger, now: t0)) == nil)
     }
+
+    @Test func aWildcardCertificateStandsForOneLeftMostLabelOnly() throws {
+        var r = try router()
+        var partner = Self.edge
+        partner.source = SIPTarget(.tls, host: "127.0.0.3", port: 41000)
+        partner.certificateNames = ["*.fabrikam.com"]
+        // RFC 6125 §6.4.3: `*.fabrikam.com` is one label deeper, never two.
+        #expect(rejection(r.route(try Self.subscribe(from: "sip:dan@a.b.fabrikam.com", to: "sip:alice@oma.example"), arrival: partner, now: t0)) == 403)
+        #expect(FederationRouter.certificate(["*.fabrikam.com"], speaksFor: "sip.fabrikam.com"))
+        #expect(!FederationRouter.certificate(["*.fabrikam.com"], speaksFor: "a.b.fabrikam.com"))
+    }
+
+    @Test func aRequestInADialogMustComeFromTheDialogsPeerAndCertificate() throws {
+        let r = try router()
+        // A dialog the configured edge made over mutual TLS.
+        let owner = r.dialogPeer(for: Self.edge)
+        #expect(owner.peer == "edge" && owner.certificateNames == ["edge.contoso.com"])
+        #expect(r.admits(Self.edge, into: owner))
+        // Another connection from the same host presenting a partner's, or a rogue, certificate.
+        for names in [["sip.fabrikam.com"], ["evil.example"]] {
+            var other = Self.edge
+            other.source.port = 40001
+            other.certificateNames = names
+            #expect(!r.admits(other, into: owner), "\(names)")
+        }
+        // The other side, or another transport, is never the dialog's peer.
+        var wrongSide = Self.edge
+        wrongSide.side = .oma
+        #expect(!r.admits(wrongSide, into: owner))
+        var tcp = Self.edge
+        tcp.source.kind = .tcp
+        #expect(!r.admits(tcp, into: owner))
+        // An unconfigured UDP peer: the same address only.
+        let stranger = r.dialogPeer(for: Self.stranger)
+        var moved = Self.stranger
+        moved.source.port = 5061
+        #expect(r.admits(Self.stranger, into: stranger) && !r.admits(moved, into: stranger))
+    }
+
+    @Test func aTLSDialogsRequestsNeverLeaveTLSNorGoToAnArbitraryHost() throws {
+        let r = try router()
+        let owner = r.dialogPeer(reached: SIPTarget(.tls, host: "127.0.0.2", port: 5061, serverName: "edge.contoso.com"), side: .enterprise)
+        #expect(owner.peer == "edge")
+        // RFC 5630 §3.1.1: a Contact with transport=tcp does not take the dialog off TLS.
+        #expect(!r.mayReach(SIPTarget(.tcp, host: "127.0.0.2", port: 5061), in: owner))
+        #expect(r.mayReach(SIPTarget(.tls, host: "127.0.0.2", port: 5062), in: owner))
+        #expect(!r.mayReach(SIPTarget(.tls, host: "192.0.2.66", port: 5061), in: owner))
+        #expect(owner.target.kind == .tls && owner.target.serverName == "edge.contoso.com")
+        // An unconfigured UDP watcher is reached at the address it wrote from, not its Contact's.
+        let watcher = r.dialogPeer(for: Self.stranger)
+        #expect(r.mayReach(SIPTarget(.udp, host: "127.0.0.9", port: 5060), in: watcher))
+        #expect(!r.mayReach(SIPTarget(.udp, host: "127.0.0.9", port: 7000), in: watcher))
+        #expect(!r.mayReach(SIPTarget(.udp, host: "198.51.100.7", port: 5060), in: watcher))
+    }
 }

@@ -64,6 +64,8 @@ public struct GatewayConfiguration: Sendable {
         public var certificateNames: [String]
         /// Requests per second it may send before getting 503 with Retry-After (nil: unlimited).
         public var rateLimit: Double?
+        /// Subscription dialogs it may hold through the gateway (nil: unlimited).
+        public var maxSubscriptions: Int?
     }
 
     /// A person with an identity on each side (issue 5 §1.4).
@@ -109,6 +111,8 @@ public struct GatewayConfiguration: Sendable {
     /// Presentity → path of its RFC 5025 pres-rules document.
     public var presRulesFiles: [String: String]
     public var subscriptions: Subscriptions
+    /// What one peer or watcher may make the gateway hold and send.
+    public var limits: Limits
     public var admin: Admin?
     /// Replaces the built-in mapping tables (like `presence-map --mappings`).
     public var mappingsDirectory: String?
@@ -123,7 +127,7 @@ extension GatewayConfiguration {
         let root = try ConfigurationNode.parse(text)
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
-            "subscriptions", "admin", "mappings", "host-name",
+            "subscriptions", "limits", "admin", "mappings", "host-name",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         var listeners: [Listener] = []
@@ -178,6 +182,7 @@ extension GatewayConfiguration {
                 throw top["subscriptions"].map { $0.error("need minimum-expires ≤ default-expires ≤ maximum-expires") } ?? ConfigurationError("subscriptions")
             }
         }
+        limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
         if let a = try top["admin"]?.mapping(known: ["address", "port"]) {
             guard let host = a["address"], let port = a["port"] else {
                 throw top["admin"].map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")
@@ -244,7 +249,8 @@ extension GatewayConfiguration {
     }
 
     static func peer(_ node: ConfigurationNode) throws(ConfigurationError) -> Peer {
-        let m = try node.mapping(known: ["name", "address", "port", "side", "network", "trusted", "certificate-names", "rate-limit"])
+        let m = try node.mapping(known: ["name", "address", "port", "side", "network", "trusted", "certificate-names", "rate-limit",
+                                                 "max-subscriptions"])
         guard let name = m["name"], let address = m["address"], let side = m["side"] else {
             throw node.error("a peer needs name, address and side")
         }
@@ -254,7 +260,8 @@ extension GatewayConfiguration {
             side: peerSide,
             network: try m["network"]?.choice(networks) ?? (peerSide == .enterprise ? .sameEnterprise : .federated),
             trusted: try m["trusted"]?.bool() ?? false, certificateNames: try m["certificate-names"]?.strings() ?? [],
-            rateLimit: try m["rate-limit"]?.number(in: 0.1...1_000_000))
+            rateLimit: try m["rate-limit"]?.number(in: 0.1...1_000_000),
+            maxSubscriptions: try m["max-subscriptions"]?.integer(in: 1...100_000_000))
     }
 
     static func linked(_ node: ConfigurationNode) throws(ConfigurationError) -> LinkedIdentity {

@@ -12,7 +12,13 @@ public struct FederationRouter: Sendable {
     public var configuration: GatewayConfiguration
     /// Addresses (host:port) this gateway listens on, for loop detection.
     public var localAddresses: Set<String>
-    private var buckets: [String: TokenBucket] = [:]
+    private var buckets: [BucketKey: TokenBucket] = [:]
+
+    /// Whose rate limit a bucket holds: a configured peer's, or one source address's.
+    enum BucketKey: Hashable {
+        case peer(String)
+        case address(String)
+    }
 
     public init(configuration: GatewayConfiguration, localAddresses: Set<String>) {
         self.configuration = configuration
@@ -47,23 +53,103 @@ public struct FederationRouter: Sendable {
     /// The configured peer a request came from: same side, same address, and the configured port
     /// if one is set. nil for unknown peers.
     public func peer(for arrival: Arrival) -> GatewayConfiguration.Peer? {
-        configuration.peers.first {
-            $0.side == arrival.side && $0.host == arrival.source.host && ($0.port == nil || $0.port == arrival.source.port)
+        peer(at: arrival.source, side: arrival.side)
+    }
+
+    func peer(at address: SIPTarget, side: GatewayConfiguration.Side) -> GatewayConfiguration.Peer? {
+        let host = GatewayConfiguration.canonicalHost(address.host)
+        return configuration.peers.first { $0.side == side && $0.host == host && ($0.port == nil || $0.port == address.port) }
+    }
+
+    /// Takes one request of `arrival`'s sender from its rate limit: the configured peer's
+    /// `rate-limit`, or for a sender that is no configured peer the per-address
+    /// `limits.unconfigured-peer-rate`. False: the request is refused (503 with Retry-After,
+    /// RFC 3261 §21.5.4) and not acted on.
+    public mutating func allow(_ arrival: Arrival, now: NIODeadline) -> Bool {
+        let key: BucketKey
+        let limit: Double
+        if let peer = peer(for: arrival) {
+            guard let rate = peer.rateLimit else { return true }
+            (key, limit) = (.peer(peer.name), rate)
+        } else {
+            (key, limit) = (.address(GatewayConfiguration.canonicalHost(arrival.source.host)), configuration.limits.unconfiguredPeerRate)
+            if buckets[key] == nil, buckets.count >= Self.maxBuckets {
+                // Bounded: buckets that refilled completely say nothing a new one would not.
+                buckets = buckets.filter { !$0.value.isFull(now: now) }
+                if buckets.count >= Self.maxBuckets { return false }
+            }
         }
+        var bucket = buckets[key] ?? TokenBucket(rate: limit, burst: max(limit, 1), now: now)
+        let allowed = bucket.take(now: now)
+        buckets[key] = bucket
+        return allowed
+    }
+
+    /// At most this many rate-limit buckets for unconfigured senders are kept at once.
+    static let maxBuckets = 10_000
+
+    /// The peer of a dialog made by a request that arrived as `arrival`.
+    public func dialogPeer(for arrival: Arrival) -> DialogPeer {
+        let peer = peer(for: arrival)
+        let names = arrival.source.kind == .tls ? (peer.map(\.certificateNames).flatMap { $0.isEmpty ? nil : $0 } ?? arrival.certificateNames) : []
+        return DialogPeer(side: arrival.side, transport: arrival.source.kind, host: GatewayConfiguration.canonicalHost(arrival.source.host),
+                          port: arrival.source.port, peer: peer?.name, certificateNames: names)
+    }
+
+    /// The peer of a dialog the gateway made by sending its SUBSCRIBE to `target` on `side`.
+    public func dialogPeer(reached target: SIPTarget, side: GatewayConfiguration.Side) -> DialogPeer {
+        let peer = peer(at: target, side: side)
+        var names: [String] = []
+        if target.kind == .tls {
+            names = peer.map(\.certificateNames) ?? []
+            if names.isEmpty, let server = target.serverName { names = [server] }
+        }
+        return DialogPeer(side: side, transport: target.kind, host: GatewayConfiguration.canonicalHost(target.host), port: target.port,
+                          peer: peer?.name, certificateNames: names)
+    }
+
+    /// Whether a request inside a dialog of `owner` may come as `arrival`: on the dialog's side,
+    /// over its transport, from its configured peer (or, for a peer that is not configured, its
+    /// host, and over UDP its port too), and over TLS with a certificate naming one of the
+    /// dialog's identities. A message on a connection the gateway opened itself carries no client
+    /// certificate; it is believed when it comes from the address the gateway connected to,
+    /// whose certificate was verified when connecting (RFC 5922 §4).
+    public func admits(_ arrival: Arrival, into owner: DialogPeer) -> Bool {
+        guard arrival.side == owner.side, arrival.source.kind == owner.transport else { return false }
+        let host = GatewayConfiguration.canonicalHost(arrival.source.host)
+        if let name = owner.peer {
+            guard peer(for: arrival)?.name == name else { return false }
+        } else {
+            guard host == owner.host, owner.transport != .udp || arrival.source.port == owner.port else { return false }
+        }
+        guard owner.transport == .tls, !owner.certificateNames.isEmpty else { return true }
+        if arrival.certificateNames.isEmpty { return host == owner.host && arrival.source.port == owner.port }
+        return arrival.certificateNames.contains { name in owner.certificateNames.contains { Self.certificateName($0, matches: name) } }
+    }
+
+    /// Whether the gateway may send a request of `owner`'s dialog to `target` (its remote target
+    /// or Route, RFC 3261 §12.2.1.1): never below the dialog's transport security (a TLS dialog
+    /// stays on TLS whatever a Contact says, RFC 5630 §3.1.1), and only to the dialog's peer,
+    /// a configured peer or the fixed next hop of that side. Anything else (an arbitrary Contact)
+    /// would let a watcher aim the gateway's requests and retransmissions at any host.
+    public func mayReach(_ target: SIPTarget, in owner: DialogPeer) -> Bool {
+        if owner.transport == .tls, target.kind != .tls { return false }
+        let host = GatewayConfiguration.canonicalHost(target.host)
+        if peer(at: target, side: owner.side) != nil { return true }
+        let hop = owner.side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
+        if case .uri(let uri) = hop, GatewayConfiguration.canonicalHost(uri.host) == host { return true }
+        // An unconfigured peer: its own address (over UDP its port too, RFC 3581's symmetric
+        // response routing applied to requests).
+        return owner.peer == nil && host == owner.host && (owner.transport != .udp || target.port == owner.port)
     }
 
     /// The decision for an out-of-dialog request (in-dialog requests are matched to their
     /// dialog before this). `now` drives the per-peer rate limits.
     public mutating func route(_ request: SIPRequest, arrival: Arrival, now: NIODeadline) -> Decision {
         let peer = peer(for: arrival)
-        if let peer, let limit = peer.rateLimit {
-            var bucket = buckets[peer.name] ?? TokenBucket(rate: limit, burst: max(limit, 1), now: now)
-            let allowed = bucket.take(now: now)
-            buckets[peer.name] = bucket
-            if !allowed {
-                // RFC 3261 §21.5.4: 503 with Retry-After; one second covers the bucket's refill.
-                return .reject(status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
-            }
+        if !allow(arrival, now: now) {
+            // RFC 3261 §21.5.4: 503 with Retry-After; one second covers the bucket's refill.
+            return .reject(status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
         }
         var request = request
         // RFC 3261 §16.3 item 3 / §8.2: Max-Forwards 0 may not be forwarded (483); absent → 70.
@@ -94,11 +180,7 @@ public struct FederationRouter: Sendable {
             }
         }
         let network = classify(request, peer: peer, side: arrival.side)
-        if !(peer?.trusted ?? false) {
-            // Such headers from an untrusted peer are removed, never believed.
-            request.headers.remove(.msEdgeProxyMessageTrust)
-            request.headers.remove(.msSourceNetwork)
-        }
+        Self.removeUntrustedIdentity(from: &request, side: arrival.side, trusted: peer?.trusted ?? false)
         guard let watcher = WatcherIdentity(uri: fromURI.description, network: network) else {
             return .reject(status: 400, reason: "Bad From", headers: [])
         }
@@ -120,8 +202,9 @@ public struct FederationRouter: Sendable {
             // resources in the body; it is meant for the OMA resources it lists, not relayed.
             served = .oma
         }
-        guard let served, served != arrival.side else {
-            // No open relay: only domains served on the other side are reachable.
+        guard let served, served != arrival.side, request.uri.parameters.value("maddr") == nil else {
+            // No open relay: only domains served on the other side are reachable (an `maddr`
+            // would send the request elsewhere, RFC 3261 §19.1.1).
             return .reject(status: 403, reason: "Relaying Denied", headers: [])
         }
         let fromSide = servingSide(of: fromHost)
@@ -151,7 +234,8 @@ public struct FederationRouter: Sendable {
     func classify(_ request: SIPRequest, peer: GatewayConfiguration.Peer?, side: GatewayConfiguration.Side) -> SourceNetwork {
         // Unknown peers are federated on either side: never sameEnterprise by default (guide §5).
         let base = peer?.network ?? .federated
-        guard let peer, peer.trusted else { return base }
+        // Only the enterprise's own edge marks federated traffic; the OMA side never does.
+        guard let peer, peer.trusted, side == .enterprise else { return base }
         let stated = (try? request.headers.msEdgeProxyMessageTrust)??.sourceNetwork ?? request.headers[.msSourceNetwork]
         switch stated?.lowercased() {
         case "federation", "federated": return .federated
@@ -163,30 +247,62 @@ public struct FederationRouter: Sendable {
 
     /// The side serving `host`, if any.
     public func servingSide(of host: String) -> GatewayConfiguration.Side? {
-        if configuration.enterprise.domains.contains(where: { domain($0, covers: host) }) { return .enterprise }
-        if configuration.oma.domains.contains(where: { domain($0, covers: host) }) { return .oma }
-        return nil
+        configuration.servingSide(of: host)
     }
 
     func isBlocked(_ host: String) -> Bool {
         configuration.blockedPartners.contains { domain($0, covers: host) }
     }
 
+    /// A URI's host in canonical form (``GatewayConfiguration/canonicalHost(_:)``): `contoso.com.`
+    /// is `contoso.com`, so a trailing dot cannot pass the domain checks.
     static func host(_ uri: SIPURI) -> String? {
-        guard uri.isSIP, !uri.host.isEmpty else { return nil }
-        return uri.host.lowercased()
+        guard uri.isSIP else { return nil }
+        let host = GatewayConfiguration.canonicalHost(uri.host)
+        return host.isEmpty ? nil : host
     }
+
+    /// Identity headers a peer could forge: believed only from a peer configured as `trusted`,
+    /// else removed on the way through (RFC 3325 §5: P-Asserted-Identity only within a trust
+    /// domain; RFC 3892 Referred-By likewise). The Microsoft edge markings ([MS-PRES] §3.4.5.1.3,
+    /// `ms-edge-proxy-message-trust` and `ms-source-network`) never come from the OMA side: they
+    /// are removed there even from a trusted peer, so only the gateway's own marking reaches the
+    /// enterprise.
+    static func removeUntrustedIdentity(from request: inout SIPRequest, side: GatewayConfiguration.Side, trusted: Bool) {
+        if side == .oma || !trusted {
+            request.headers.remove(.msEdgeProxyMessageTrust)
+            request.headers.remove(.msSourceNetwork)
+        }
+        if !trusted {
+            for name in untrustedIdentityHeaders { request.headers.remove(name) }
+        }
+    }
+
+    static let untrustedIdentityHeaders: [SIPHeaderName] = ["P-Asserted-Identity", "P-Preferred-Identity", .referredBy]
 
     /// Whether a certificate with `names` may speak for `domain`: a name equal to the domain, a
     /// host inside it (`sip.fabrikam.com` for `fabrikam.com`, as Microsoft federation edges are
     /// named), or a wildcard `*.domain` (RFC 6125 §6.4.3, left-most label only).
-    static func certificate(_ names: [String], speaksFor domain: String) -> Bool {
+    public static func certificate(_ names: [String], speaksFor domain: String) -> Bool {
         guard domain.contains(".") else { return false }
         return names.contains { raw in
             let name = raw.lowercased()
-            if name.hasPrefix("*.") { return domain == String(name.dropFirst(2)) || domain.hasSuffix(String(name.dropFirst(1))) }
+            if name.hasPrefix("*.") { return domain == String(name.dropFirst(2)) || certificateName(name, matches: domain) }
             return name == domain || name.hasSuffix("." + domain)
         }
+    }
+
+    /// Whether the certificate name `pattern` matches the host `name` (RFC 6125 §6.4.3): equal
+    /// ignoring case, or a wildcard `*.rest` standing for exactly one left-most label, so
+    /// `*.fabrikam.com` matches `sip.fabrikam.com` but neither `a.b.fabrikam.com` nor
+    /// `fabrikam.com`.
+    static func certificateName(_ pattern: String, matches name: String) -> Bool {
+        let pattern = GatewayConfiguration.canonicalHost(pattern)
+        let name = GatewayConfiguration.canonicalHost(name)
+        guard pattern.hasPrefix("*.") else { return pattern == name }
+        let rest = pattern.dropFirst(1)
+        guard name.hasSuffix(rest), name.count > rest.count else { return false }
+        return !name.dropLast(rest.count).contains(".")
     }
 }
 
@@ -202,6 +318,11 @@ struct TokenBucket: Sendable {
         self.burst = burst
         self.tokens = burst
         self.last = now
+    }
+
+    /// Whether the bucket has refilled completely by `now`.
+    func isFull(now: NIODeadline) -> Bool {
+        tokens + Double(max(0, (now - last).nanoseconds)) / 1e9 * rate >= burst
     }
 
     mutating func take(now: NIODeadline) -> Bool {
