@@ -238,14 +238,14 @@ import Testing
 
     @Test func resubscribeWithoutPoolIsASingleSubscribeToTheResource() throws {
         var h = try Harness()
-        let (id, first) = h.receive(try Self.omaSubscribe(to: "sip:john@fabrikam.com", callID: "c-john"), from: .oma)
+        let (id, first) = h.receive(try Self.omaSubscribe(to: "sip:john@contoso.com", callID: "c-john"), from: .oma)
         let (home, context) = try #require(Self.sent(first, to: .enterprise).first)
-        let next = h.core.receive(Self.batchOK(home, rejected: [("sip:john@fabrikam.com",
-            RLMIList.Instance(state: .resubscribe, cid: "john@fabrikam.com"))]), to: home, context: context, now: h.now)
+        let next = h.core.receive(Self.batchOK(home, rejected: [("sip:john@contoso.com",
+            RLMIList.Instance(state: .resubscribe, cid: "john@contoso.com"))]), to: home, context: context, now: h.now)
         let (single, singleContext) = try #require(Self.sent(next, to: .enterprise).first { !$0.0.headers.contains(.require) })
-        #expect(single.uri.description == "sip:john@fabrikam.com")
-        #expect(try single.headers.to?.uri.description == "sip:john@fabrikam.com")
-        let answered = h.core.receive(Self.enterpriseOK(single, Self.categories(availability: 3500, uri: "sip:john@fabrikam.com")),
+        #expect(single.uri.description == "sip:john@contoso.com")
+        #expect(try single.headers.to?.uri.description == "sip:john@contoso.com")
+        let answered = h.core.receive(Self.enterpriseOK(single, Self.categories(availability: 3500, uri: "sip:john@contoso.com")),
                                       to: single, context: singleContext, now: h.now)
         #expect(Self.responses(answered, id).first?.statusCode == 200)
     }

@@ -21,19 +21,21 @@ extension GatewayCore {
     /// refused 403 (RFC 5025 §3.2.1 `block`); otherwise the OMA leg starts and the watcher is
     /// answered once it reported, or after the configured piggyback wait.
     mutating func newDocumentWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
-                                   terms: SubscriptionTerms, now: NIODeadline) -> [Action] {
+                                   terms: SubscriptionTerms, peer: DialogPeer?, now: NIODeadline) -> [Action] {
         let resource = WatcherIdentity.addressOfRecord(request.uri.description) ?? request.uri.description
         if policy(for: resource).subHandling(for: watcher) == .block {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))]
         }
+        guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let key = takeKey()
-        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, BatchSubscribe(), terms))
+        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, BatchSubscribe(), terms), peer: peer)
         watch.single = true
         watch.documentResource = resource
-        var actions: [Action] = []
-        if let leg = startOMALeg(watch: key, resource: resource, watcher: watcher, request: request) {
-            watch.legs[resource] = leg.key
-            actions += leg.actions
+        let actions = addOMALeg(to: &watch, key: key, resource: resource, request: request)
+        if watch.refused.contains(resource) {
+            // Past the watcher's quota (the router already held the Request-URI to the OMA domains).
+            releasePeerQuota(peer)
+            return overQuota(request, id: id)
         }
         enterpriseWatches[key] = watch
         if allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
@@ -72,7 +74,7 @@ extension GatewayCore {
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
             return out
         } catch {
-            enterpriseWatches[key] = nil
+            forgetEnterpriseWatch(key)
             out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
             return out + endOMALegs(watch.legs.values, now: now)
         }
@@ -114,7 +116,7 @@ extension GatewayCore {
     mutating func endDocumentWatch(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
         guard var watch = enterpriseWatches[key] else { return [] }
         if let pending = watch.pending {
-            enterpriseWatches[key] = nil
+            forgetEnterpriseWatch(key)
             let code = statusCode.map { [403, 404, 480, 489].contains($0) ? $0 : 503 } ?? 503
             return [.cancel(.firstAnswer(.enterpriseWatch(key))),
                     .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: code, toTag: ids.tag()))]

@@ -38,12 +38,15 @@ extension GatewayCore {
         /// Not a watcher's subscription but a linked identity's: its state is published to the
         /// OMA side (flow 4) instead of notified.
         var linked: Int?
+        /// Who made the dialog: its in-dialog requests must come from there.
+        var peer: DialogPeer?
 
-        init(watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil) {
+        init(watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil, peer: DialogPeer? = nil) {
             self.watcher = watcher
             self.resource = resource
             self.linked = linked
             self.pending = pending
+            self.peer = peer
         }
     }
 
@@ -62,6 +65,12 @@ extension GatewayCore {
         /// A 2xx was received for it.
         var established = false
         var closing = false
+        /// The enterprise peer its SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
+        var peer: DialogPeer?
+        /// The watcher's network and whether its peer was verified, for the edge marking of its
+        /// requests (``GatewayCore/edgeTrust(network:verified:)``).
+        var network: SourceNetwork = .federated
+        var verified = false
     }
 
     /// The categories an OMA watcher's bridge subscribes to (issue 5 §1.2; `legacyInterop` is
@@ -71,18 +80,34 @@ extension GatewayCore {
     /// The retry-after given to a watcher the enterprise refused for quota (an hour).
     static let quotaRetryAfter: UInt32 = 3600
 
-    mutating func newOMAWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, now: NIODeadline) -> [Action] {
+    mutating func newOMAWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, peer: DialogPeer?,
+                              now: NIODeadline) -> [Action] {
         let terms: SubscriptionTerms
         switch SubscriptionTerms.evaluate(request, registry: registry) {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
         }
-        guard let to = try? request.headers.to, contacts[.enterprise] != nil else {
+        guard (try? request.headers.to) != nil, contacts[.enterprise] != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, toTag: ids.tag()))]
         }
+        // The presentity is the Request-URI (RFC 3856 §5: the SUBSCRIBE is routed by it, and the
+        // router held it to the enterprise domains), never the To header, which the watcher
+        // writes freely: only the address of record is kept, so no parameter of it
+        // (`transport`, `maddr`) steers the gateway.
+        guard configuration.admits(request.uri, on: .enterprise), let resource = WatcherIdentity.addressOfRecord(request.uri.description) else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, reasonPhrase: "Relaying Denied", toTag: ids.tag()))]
+        }
+        guard takeQuota(watcher.uri) else {
+            refusals.watcherQuota += 1
+            return overQuota(request, id: id)
+        }
+        guard takePeerQuota(peer) else {
+            releaseQuota(watcher.uri)
+            return overQuota(request, id: id)
+        }
         let key = takeKey()
-        omaWatches[key] = OMAWatch(watcher: watcher, resource: to.uri.description, pending: (request, id, terms))
+        omaWatches[key] = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
         return attach(key, now: now)
     }
 
@@ -120,7 +145,8 @@ extension GatewayCore {
         }
         dialogs.insert(DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag), .enterpriseLeg(legKey))
         enterpriseLegs[legKey] = EnterpriseLeg(watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
-                                               subscriber: subscriber, watches: [watch.resource: key])
+                                               subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
+                                               verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
         watch.leg = legKey
         omaWatches[key] = watch
         return enterpriseLegActions(legKey, actions, now: now)
@@ -268,7 +294,7 @@ extension GatewayCore {
                 omaWatches[watchKey] = watch
                 return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
             } catch {
-                omaWatches[watchKey] = nil
+                forgetOMAWatch(watchKey)
                 return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))]
                     + detachResource(resource, from: key, now: now)
             }
@@ -294,9 +320,14 @@ extension GatewayCore {
         omaWatches[watchKey]?.leg = nil
         switch instance.state {
         case .resubscribe:
-            if let pool = instance.poolFqdn, (try? SIPURI(pool)) != nil, pool != leg.pool {
-                pools[resource] = pool
-                return out + attach(watchKey, now: now)
+            if let pool = instance.poolFqdn, pool != leg.pool {
+                // A pool steers the gateway only to a host of the enterprise side (its domains,
+                // peers or next hop); any other is not followed, as if no pool were given.
+                if let uri = try? SIPURI(pool), uri.isSIP, uri.parameters.value("maddr") == nil, configuration.isEnterpriseHost(uri.host) {
+                    pools[resource] = pool
+                    return out + attach(watchKey, now: now)
+                }
+                refusals.foreignPool += 1
             }
             // No pool (or the same pool again): a single SUBSCRIBE to the resource (§4.6).
             pools[resource] = nil
@@ -341,11 +372,11 @@ extension GatewayCore {
     private mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
         guard var watch = omaWatches[key] else { return [] }
         if let link = watch.linked {
-            omaWatches[key] = nil
+            forgetOMAWatch(key)
             return linkedSourceEnded(link, now: now)
         }
         if let pending = watch.pending {
-            omaWatches[key] = nil
+            forgetOMAWatch(key)
             let headers: SIPHeaders = retryAfter.map { [(.retryAfter, String($0))] } ?? []
             return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: status, toTag: ids.tag(), headers: headers))]
         }

@@ -99,6 +99,13 @@ public struct GatewayCore: Sendable {
     var servicePublishers: [String: CategoryPublisher] = [:]
     /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
     var dialogs = DialogIndex()
+    /// Subscriptions each watcher holds through the gateway (OMA legs of an enterprise watcher,
+    /// watches of an OMA watcher), against `limits.subscriptions-per-watcher`.
+    var watcherLoad: [String: Int] = [:]
+    /// Subscription dialogs each peer holds (``DialogPeer``'s configured name or address).
+    var peerLoad: [String: Int] = [:]
+    /// What the core refused to protect the edge, by reason, for metrics.
+    public internal(set) var refusals = Refusals()
     let registry: SIPEventPackageRegistry
 
     public init(configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
@@ -129,8 +136,10 @@ public struct GatewayCore: Sendable {
 
     /// A request that arrived from `side`, already routed: `watcher` is the classified From.
     /// In-dialog requests (To tag present) are matched to their dialog.
+    /// `peer` is who sent it (``FederationRouter/dialogPeer(for:)``): a dialog it creates belongs
+    /// to that peer (nil: to nobody in particular, as in tests of the core alone).
     public mutating func receive(_ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
-                                 watcher: WatcherIdentity?, now: NIODeadline) -> [Action] {
+                                 watcher: WatcherIdentity?, peer: DialogPeer? = nil, now: NIODeadline) -> [Action] {
         if let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID {
             guard let context = dialogContext(callID: callID, localTag: tag) else {
                 return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -143,9 +152,14 @@ public struct GatewayCore: Sendable {
                                              headers: [(.allow, "SUBSCRIBE, NOTIFY, BENOTIFY, OPTIONS")]))]
         }
         guard let watcher else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))] }
+        if dialogs.count >= configuration.limits.dialogs {
+            refusals.dialogsFull += 1
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "Too Many Dialogs", toTag: ids.tag(),
+                                             headers: [(.retryAfter, "60")]))]
+        }
         switch side {
-        case .enterprise: return newEnterpriseWatch(request, id: id, watcher: watcher, now: now)
-        case .oma: return newOMAWatch(request, id: id, watcher: watcher, now: now)
+        case .enterprise: return newEnterpriseWatch(request, id: id, watcher: watcher, peer: peer, now: now)
+        case .oma: return newOMAWatch(request, id: id, watcher: watcher, peer: peer, now: now)
         }
     }
 
@@ -267,7 +281,7 @@ public struct GatewayCore: Sendable {
         for key in enterpriseWatches.keys.sorted() {
             guard var watch = enterpriseWatches[key] else { continue }
             if let pending = watch.pending {
-                enterpriseWatches[key] = nil
+                forgetEnterpriseWatch(key)
                 out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
                                                             headers: [(.retryAfter, "30")])))
                 out += endOMALegs(watch.legs.values, now: now)
@@ -290,7 +304,7 @@ public struct GatewayCore: Sendable {
         for key in omaWatches.keys.sorted() {
             guard var watch = omaWatches[key] else { continue }
             if let pending = watch.pending {
-                omaWatches[key] = nil
+                forgetOMAWatch(key)
                 out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
                                                             headers: [(.retryAfter, "30")])))
                 out += detachOMAWatch(watch, now: now)
@@ -299,7 +313,7 @@ public struct GatewayCore: Sendable {
             guard var sub = watch.subscription else {
                 // A linked identity's source subscription: unsubscribed with the rest.
                 if watch.linked != nil {
-                    omaWatches[key] = nil
+                    forgetOMAWatch(key)
                     out += detachOMAWatch(watch, now: now)
                 }
                 continue
@@ -344,15 +358,23 @@ public struct GatewayCore: Sendable {
             set { documentBox = newValue.map(OutOfLine.init) }
         }
         private var documentBox: OutOfLine<NotifierSubscription>?
+        /// Who made the dialog: its in-dialog requests must come from there.
+        var peer: DialogPeer?
+        /// Resources of its batch the gateway refused to subscribe to (outside the OMA domains,
+        /// or past the watcher's quota): listed `terminated;reason=rejected` in its RLMI parts.
+        var refused: Set<String> = []
 
-        init(watcher: WatcherIdentity, pending: Pending?) {
+        init(watcher: WatcherIdentity, pending: Pending?, peer: DialogPeer?) {
             self.watcher = watcher
             self.pending = pending
+            self.peer = peer
         }
     }
 
     struct OMALeg: Sendable {
         var watch: Int
+        /// The enterprise watcher's URI, whose quota the leg counts against.
+        var watcher: String
         var resource: String
         var subscription: SubscriberSubscription
         /// The latest OMA state as categories; nil until the first NOTIFY.
@@ -363,10 +385,12 @@ public struct GatewayCore: Sendable {
         /// The OMA side's last NOTIFY said `Subscription-State: pending` (RFC 6665 §4.1.3: the
         /// subscription waits for the presentity's authorization; RFC 3856 §6.6.2: no state yet).
         var pending = false
+        /// The OMA peer the SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
+        var peer: DialogPeer?
     }
 
     private mutating func newEnterpriseWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
-                                             now: NIODeadline) -> [Action] {
+                                             peer: DialogPeer?, now: NIODeadline) -> [Action] {
         let terms: SubscriptionTerms
         switch SubscriptionTerms.evaluate(request, registry: registry) {
         case .accept(let t): terms = t
@@ -375,21 +399,26 @@ public struct GatewayCore: Sendable {
         }
         if request.body.isEmpty, terms.bodyType != SIPBodyType.msrtcCategories {
             // [MS-PRES] §1.3.3: a client that did not negotiate categories asks for msrtc.pidf or PIDF.
-            return newDocumentWatch(request, id: id, watcher: watcher, terms: terms, now: now)
+            return newDocumentWatch(request, id: id, watcher: watcher, terms: terms, peer: peer, now: now)
         }
         let batch: BatchSubscribe
         do { batch = try BatchSubscribe(bytes: request.body) } catch {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))]
         }
+        let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
+        if named > configuration.limits.resourcesPerBatch {
+            // RFC 3261 §21.4.11: more than the gateway is willing to process in one request.
+            refusals.batchTooLarge += 1
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources", toTag: ids.tag()))]
+        }
+        guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let key = takeKey()
-        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms))
+        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms), peer: peer)
         watch.single = !BatchCategorySubscription.isBatch(request)
         var actions: [Action] = []
         for action in batch.actions where action.kind == .subscribe {
-            for resource in action.resources where watch.legs[resource.uri] == nil {
-                guard let leg = startOMALeg(watch: key, resource: resource.uri, watcher: watcher, request: request) else { continue }
-                watch.legs[resource.uri] = leg.key
-                actions += leg.actions
+            for resource in action.resources {
+                actions += addOMALeg(to: &watch, key: key, resource: resource.uri, request: request)
             }
         }
         enterpriseWatches[key] = watch
@@ -402,6 +431,34 @@ public struct GatewayCore: Sendable {
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
         return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
     }
+
+    /// Starts the OMA leg of one resource a watch names, unless the resource is refused: outside
+    /// the OMA domains (or in the enterprise's own, which would loop back through the OMA side),
+    /// not the Request-URI of a single subscription, or past the watcher's quota. A refused
+    /// resource is remembered for the RLMI answer and nothing is sent for it.
+    mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest) -> [Action] {
+        guard watch.legs[resource] == nil, !watch.refused.contains(resource) else { return [] }
+        guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma),
+              !watch.single || WatcherIdentity.addressOfRecord(resource) == WatcherIdentity.addressOfRecord(request.uri.description) else {
+            refusals.resourceOutsideOMA += 1
+            watch.refused.insert(resource)
+            return []
+        }
+        guard takeQuota(watch.watcher.uri) else {
+            refusals.watcherQuota += 1
+            watch.refused.insert(resource)
+            return []
+        }
+        guard let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, request: request) else {
+            releaseQuota(watch.watcher.uri)
+            return []
+        }
+        watch.legs[resource] = leg.key
+        return leg.actions
+    }
+
+    /// The RLMI instance of a resource the gateway refused to subscribe to.
+    static let refusedInstance = RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403)
 
     /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it.
     mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
@@ -417,7 +474,8 @@ public struct GatewayCore: Sendable {
         let key = takeKey()
         let (subscription, actions) = SubscriberSubscription.start(configuration, callID: ids.callID(), localTag: ids.tag())
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
-        omaLegs[key] = OMALeg(watch: watch, resource: resource, subscription: subscription, categories: nil, handling: handling)
+        omaLegs[key] = OMALeg(watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
+                              handling: handling)
         return (key, legActions(actions, context: .omaLeg(key)))
     }
 
@@ -460,7 +518,9 @@ public struct GatewayCore: Sendable {
         let legs = omaLegs
         let watcher = watch.watcher
         var sent: SmallMap<String, BodyDigest> = [:]
+        let refused = watch.refused
         let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
+            if refused.contains(uri) { return .rejected(Self.refusedInstance) }
             let handling = self.policy(for: uri).subHandling(for: watcher)
             switch handling {
             case .block:
@@ -490,7 +550,7 @@ public struct GatewayCore: Sendable {
             var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
             guard let subscription else {
                 // Polling (Expires 0): answered; the OMA legs were one-shot fetches of state.
-                enterpriseWatches[key] = nil
+                forgetEnterpriseWatch(key)
                 out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
                 return out + endOMALegs(watch.legs.values, now: now)
             }
@@ -500,7 +560,7 @@ public struct GatewayCore: Sendable {
             enterpriseWatches[key] = watch
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
-            enterpriseWatches[key] = nil
+            forgetEnterpriseWatch(key)
             return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))]
                 + endOMALegs(watch.legs.values, now: now)
         }
@@ -525,18 +585,21 @@ public struct GatewayCore: Sendable {
                 return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body"))]
             }
         }
+        let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
+        if named > configuration.limits.resourcesPerBatch {
+            refusals.batchTooLarge += 1
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources"))]
+        }
         var actions: [Action] = []
         for action in batch.actions {
             for resource in action.resources {
                 switch action.kind {
-                case .subscribe where watch.legs[resource.uri] == nil:
-                    if let leg = startOMALeg(watch: key, resource: resource.uri, watcher: watch.watcher, request: request) {
-                        watch.legs[resource.uri] = leg.key
-                        actions += leg.actions
-                    }
+                case .subscribe:
+                    actions += addOMALeg(to: &watch, key: key, resource: resource.uri, request: request)
                 case .unsubscribe:
                     if let leg = watch.legs.removeValue(forKey: resource.uri) { actions += endOMALegs([leg], now: now) }
                     watch.lastSent[resource.uri] = nil
+                    watch.refused.remove(resource.uri)
                 default:
                     break
                 }
@@ -545,8 +608,10 @@ public struct GatewayCore: Sendable {
         let legs = omaLegs
         let watcher = watch.watcher
         let current = watch.legs
+        let refused = watch.refused
         let core = self
         let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) { uri, categories in
+            if refused.contains(uri) { return .rejected(Self.refusedInstance) }
             let leg = current[uri].flatMap { legs[$0] }
             if let leg, Self.reflectsPending(leg) { return .pending(Self.pendingInstance(uri)) }
             return .accepted(core.view(of: uri, leg: leg, watcher: watcher, categories: categories))
@@ -690,6 +755,7 @@ public struct GatewayCore: Sendable {
 
     private mutating func removeOMALeg(_ key: Int) {
         guard let leg = omaLegs.removeValue(forKey: key) else { return }
+        releaseQuota(leg.watcher)
         dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
     }
 
@@ -769,9 +835,15 @@ public struct GatewayCore: Sendable {
     /// A subscriber leg's actions as the core's (answers to NOTIFYs are handled by the caller).
     func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
         let side: GatewayConfiguration.Side = if case .omaLeg = context { .oma } else { .enterprise }
+        var trust: String?
+        if case .enterpriseLeg(let key) = context, let leg = enterpriseLegs[key] {
+            trust = Self.edgeTrust(network: leg.network, verified: leg.verified)
+        }
         return actions.compactMap { action -> Action? in
             switch action {
-            case .send(let request): return .send(request, to: side, context: context)
+            case .send(var request):
+                if let trust { request.headers.set(.msEdgeProxyMessageTrust, trust) }
+                return .send(request, to: side, context: context)
             case .scheduleRefresh(let at): return .schedule(.refresh(context), at: at)
             default: return nil
             }
@@ -795,14 +867,14 @@ public struct GatewayCore: Sendable {
                 out.append(.cancel(.expiry(context)))
                 switch context {
                 case .enterpriseWatch(let key):
-                    if let watch = enterpriseWatches.removeValue(forKey: key) {
+                    if let watch = forgetEnterpriseWatch(key) {
                         if let dialog = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id {
                             dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
                         }
                         out += endOMALegs(watch.legs.values, now: now)
                     }
                 case .omaWatch(let key):
-                    if let watch = omaWatches.removeValue(forKey: key) {
+                    if let watch = forgetOMAWatch(key) {
                         if let dialog = watch.subscription?.dialog.id {
                             dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
                         }

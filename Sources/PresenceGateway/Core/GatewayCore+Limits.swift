@@ -1,0 +1,143 @@
+public import SIPMessages
+import SIPTransport
+
+/// What the core enforces so that no peer can make the gateway hold or send more than its
+/// configuration allows (README, "Security"), and the peer each dialog belongs to.
+extension GatewayCore {
+    /// Counts of what the core refused, by reason (exported as
+    /// `gateway_security_refusals_total{reason}`).
+    public struct Refusals: Sendable, Hashable {
+        /// A batch resource outside the OMA domains, or not the Request-URI of a single subscription.
+        public var resourceOutsideOMA = 0
+        /// A resource past the watcher's `subscriptions-per-watcher`.
+        public var watcherQuota = 0
+        /// A batch naming more than `resources-per-batch` resources (413).
+        public var batchTooLarge = 0
+        /// A new subscription while `limits.dialogs` are held (503).
+        public var dialogsFull = 0
+        /// A `poolFqdn` naming a host outside the enterprise side, not followed.
+        public var foreignPool = 0
+        /// A new subscription past its peer's `subscriptions-per-peer` or `max-subscriptions` (503).
+        public var peerQuota = 0
+
+        public var byReason: [(String, Int)] {
+            [("batch_resource", resourceOutsideOMA), ("watcher_quota", watcherQuota), ("batch_size", batchTooLarge),
+             ("dialogs_full", dialogsFull), ("pool_fqdn", foreignPool), ("peer_quota", peerQuota)]
+        }
+    }
+
+    /// Takes one subscription of `watcher`'s quota; false (nothing taken) when it is used up.
+    mutating func takeQuota(_ watcher: String) -> Bool {
+        let held = watcherLoad[watcher, default: 0]
+        guard held < configuration.limits.subscriptionsPerWatcher else { return false }
+        watcherLoad[watcher] = held + 1
+        return true
+    }
+
+    /// Takes one subscription dialog of `peer`'s quota (``GatewayConfiguration/Limits/subscriptionsPerPeer``,
+    /// or a configured peer's `max-subscriptions`); false when it is used up. A dialog without a
+    /// recorded peer counts against nobody.
+    mutating func takePeerQuota(_ peer: DialogPeer?) -> Bool {
+        guard let peer else { return true }
+        let limit: Int?
+        if let name = peer.peer {
+            limit = configuration.peers.first { $0.name == name }?.maxSubscriptions
+        } else {
+            limit = configuration.limits.subscriptionsPerPeer
+        }
+        let key = Self.loadKey(peer)
+        let held = peerLoad[key, default: 0]
+        if let limit, held >= limit {
+            refusals.peerQuota += 1
+            return false
+        }
+        peerLoad[key] = held + 1
+        return true
+    }
+
+    mutating func releasePeerQuota(_ peer: DialogPeer?) {
+        guard let peer else { return }
+        let key = Self.loadKey(peer)
+        guard let held = peerLoad[key] else { return }
+        peerLoad[key] = held > 1 ? held - 1 : nil
+    }
+
+    static func loadKey(_ peer: DialogPeer) -> String { peer.peer.map { "peer " + $0 } ?? "address " + peer.host }
+
+    /// 503 with Retry-After for a subscription over a quota.
+    mutating func overQuota(_ request: SIPRequest, id: ServerRequestID) -> [Action] {
+        [.respond(id, SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "Too Many Subscriptions", toTag: ids.tag(),
+                                  headers: [(.retryAfter, "60")]))]
+    }
+
+    /// Removes an enterprise watch, giving its dialog back to its peer's quota.
+    @discardableResult
+    mutating func forgetEnterpriseWatch(_ key: Int) -> EnterpriseWatch? {
+        guard let watch = enterpriseWatches.removeValue(forKey: key) else { return nil }
+        releasePeerQuota(watch.peer)
+        return watch
+    }
+
+    mutating func releaseQuota(_ watcher: String) {
+        guard let held = watcherLoad[watcher] else { return }
+        watcherLoad[watcher] = held > 1 ? held - 1 : nil
+    }
+
+    /// Removes an OMA watch, giving its subscription back to the watcher's quota.
+    @discardableResult
+    mutating func forgetOMAWatch(_ key: Int) -> OMAWatch? {
+        guard let watch = omaWatches.removeValue(forKey: key) else { return nil }
+        if watch.linked == nil {
+            releaseQuota(watch.watcher.uri)
+            releasePeerQuota(watch.peer)
+        }
+        return watch
+    }
+
+    /// The context of the dialog an in-dialog request names, and the peer that dialog belongs to
+    /// (nil: not recorded). nil when no dialog matches (the core answers such a request 481).
+    public func dialogOwner(of request: SIPRequest) -> (context: Context, peer: DialogPeer?)? {
+        guard let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID,
+              let context = dialogContext(callID: callID, localTag: tag) else { return nil }
+        return (context, peer(of: context))
+    }
+
+    /// The peer the dialog of `context` belongs to, if recorded.
+    public func peer(of context: Context) -> DialogPeer? {
+        switch context {
+        case .enterpriseWatch(let key): enterpriseWatches[key]?.peer
+        case .omaWatch(let key): omaWatches[key]?.peer
+        case .omaLeg(let key): omaLegs[key]?.peer
+        case .enterpriseLeg(let key): enterpriseLegs[key]?.peer
+        case .linkedPublication, .servicePublish: nil
+        }
+    }
+
+    /// The runtime sent a leg's dialog-creating SUBSCRIBE to `peer` (the configured next hop or
+    /// what DNS gave for it): the dialog belongs to that peer. After a failover to another target
+    /// the last one tried is the peer.
+    public mutating func reached(_ peer: DialogPeer, for context: Context) {
+        switch context {
+        case .omaLeg(let key): omaLegs[key]?.peer = peer
+        case .enterpriseLeg(let key): enterpriseLegs[key]?.peer = peer
+        default: break
+        }
+    }
+
+    /// The marking a Microsoft Access Edge gives federated traffic ([MS-PRES] §3.4.5.1.3: the
+    /// server learns a watcher's network from the request's source-network information; the
+    /// §4.6 and §4.3 examples carry it as `ms-source-network=federation` among the parameters of
+    /// `ms-edge-proxy-message-trust`), for the requests the gateway sends into the enterprise on
+    /// behalf of an OMA watcher, so the enterprise resolves the watcher as federated (or public
+    /// cloud), never as one of its own:
+    ///
+    ///     ms-edge-proxy-message-trust: ms-source-network=federation|publiccloud;ms-source-verified-user=verified|unverified
+    ///
+    /// `verified` only when the watcher's request came from a configured peer or over mutual
+    /// TLS. The examples' other parameters (`ms-source-type`, `ms-ep-fqdn`, `ms-remote-fqdn`) are
+    /// left out: the enterprise's decision does not depend on them, and a batched category
+    /// SUBSCRIBE must stay within the 1300 bytes RFC 3261 §18.1.1 allows over UDP.
+    static func edgeTrust(network: SourceNetwork, verified: Bool) -> String {
+        "ms-source-network=\(network == .publicCloud ? "publiccloud" : "federation");ms-source-verified-user=\(verified ? "verified" : "unverified")"
+    }
+}
