@@ -33,9 +33,9 @@ import Testing
         static let omaSide = SIPTarget(.udp, host: "127.0.0.1", port: 5060)
         static let enterpriseSide = SIPTarget(.tcp, host: "127.0.0.1", port: 5061)
 
-        init() throws {
+        init(yaml: String = GatewayConfiguration.defaultYAML) throws {
             network = SIPLoopbackNetwork(eventLoop: loop)
-            let configuration = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML)
+            let configuration = try GatewayConfiguration(yaml: yaml)
             let omaLayer = SIPTransactionLayer(transport: network.endpoint(Self.omaSide), configuration: GatewayRuntime.transactionConfiguration)
             let enterpriseLayer = SIPTransactionLayer(transport: network.endpoint(Self.enterpriseSide),
                                                       configuration: GatewayRuntime.transactionConfiguration)

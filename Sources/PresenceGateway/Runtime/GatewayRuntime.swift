@@ -38,6 +38,11 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let failovers = Counter(label: "gateway_target_failovers_total")
+    /// `gateway_security_refusals_total{reason}`: what was refused to protect the edge (README,
+    /// "Security"): the core's reasons (``GatewayCore/Refusals``) and the runtime's own.
+    private let refusalCounters: [String: Counter]
+    /// The core's refusal counts already added to the counters.
+    private var refusalsRecorded = GatewayCore.Refusals()
     private let active: [String: Gauge]
     /// `sip_transactions_active{side, role}`: the layers' live transactions (RFC 3261 §17),
     /// answered UDP ones included until Timer J/K ends them.
@@ -86,6 +91,10 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.active = Dictionary(uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
             ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
         })
+        let reasons = GatewayCore.Refusals().byReason.map(\.0) + Self.runtimeRefusals
+        self.refusalCounters = Dictionary(uniqueKeysWithValues: reasons.map {
+            ($0, Counter(label: "gateway_security_refusals_total", dimensions: [("reason", $0)]))
+        })
         self.transactions = Dictionary(uniqueKeysWithValues: layers.keys.map { side in
             (side, (Gauge(label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "server")]),
                     Gauge(label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "client")])))
@@ -129,13 +138,39 @@ public final class GatewayRuntime: @unchecked Sendable {
         published.withLockedValue { $0.running = false }
     }
 
+    /// The runtime's refusal reasons: an in-dialog request from another peer than the dialog's,
+    /// a request over its sender's rate limit, and a request in a dialog sent to the dialog's
+    /// peer instead of a remote target it may not reach.
+    static let runtimeRefusals = ["in_dialog_peer", "rate_limited", "target_redirected"]
+
+    private func refuse(_ reason: String) {
+        rejected.increment()
+        refusalCounters[reason]?.increment()
+    }
+
     private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side) {
         nextID += 1
         let id = nextID
         servers[id] = (side, incoming.transaction)
         let request = incoming.request
         let inDialog = (try? request.headers.to)?.tag != nil
+        let arrival = FederationRouter.Arrival(side: side, source: incoming.received.source,
+                                               certificateNames: incoming.received.peerCertificateNames)
         if inDialog {
+            // A request inside a dialog is held to the dialog's peer and counts against that
+            // peer's rate limit; one that names no dialog is answered 481 by the core (RFC 6665
+            // §4.1.3, RFC 3261 §12.2.2).
+            if let owner = core.dialogOwner(of: request), let peer = owner.peer, !router.admits(arrival, into: peer) {
+                refuse("in_dialog_peer")
+                logger.notice("refused \(request.method) in a dialog of \(peer.peer ?? peer.target.description) from \(arrival.source) on the \(side.rawValue) side")
+                answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
+                return
+            }
+            guard router.allow(arrival, now: .now()) else {
+                refuse("rate_limited")
+                answerUnlessBENOTIFY(id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
+                return
+            }
             perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
             finishIfUnanswered(id, request)
             return
@@ -145,16 +180,26 @@ public final class GatewayRuntime: @unchecked Sendable {
             answer(id, SIPResponse(replyingTo: request, statusCode: 503, toTag: incoming.toTag, headers: [(.retryAfter, "30")]))
             return
         }
-        let arrival = FederationRouter.Arrival(side: side, source: incoming.received.source,
-                                               certificateNames: incoming.received.peerCertificateNames)
         switch router.route(request, arrival: arrival, now: .now()) {
         case .reject(let status, let reason, let headers):
             rejected.increment()
+            if status == 503 { refusalCounters["rate_limited"]?.increment() }
             logger.info("rejected \(request.method) \(request.uri): \(status) \(reason)")
             answer(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: incoming.toTag, headers: headers))
         case .forward(_, let watcher, let routed, _), .local(let watcher, let routed):
-            perform(core.receive(routed, id: id, from: side, watcher: watcher, now: .now()))
+            perform(core.receive(routed, id: id, from: side, watcher: watcher, peer: router.dialogPeer(for: arrival), now: .now()))
         }
+    }
+
+    /// Answers a refused request, except a BENOTIFY, which takes no response ([MS-PRES]
+    /// §3.4.5.1.4): it is dropped.
+    private func answerUnlessBENOTIFY(_ id: GatewayCore.ServerRequestID, _ request: SIPRequest, status: Int, reason: String,
+                                      headers: SIPHeaders = []) {
+        guard request.method != .benotify else {
+            servers[id] = nil
+            return
+        }
+        answer(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))
     }
 
     /// A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4): its server transaction is closed here
@@ -249,6 +294,13 @@ public final class GatewayRuntime: @unchecked Sendable {
         active["oma_legs"]?.record(counts.omaLegs)
         active["oma_watchers"]?.record(counts.omaWatches)
         active["enterprise_legs"]?.record(counts.enterpriseLegs)
+        let refusals = core.refusals
+        if refusals != refusalsRecorded {
+            for ((reason, now), (_, before)) in zip(refusals.byReason, refusalsRecorded.byReason) where now > before {
+                refusalCounters[reason]?.increment(by: Int64(now - before))
+            }
+            refusalsRecorded = refusals
+        }
         var transactionsLive = 0
         for (side, gauges) in transactions {
             guard let layer = layers[side] else { continue }
@@ -264,6 +316,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func send(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
         guard let layer = layers[side] else { return noRoute(request, context: context) }
         if request.method == .notify || request.method == .benotify { mapped.increment() }
+        if (try? request.headers.to)?.tag != nil, let owner = core.peer(of: context), let target = dialogTarget(for: request, side: side, owner: owner) {
+            return send(request, layer: layer, targets: [target], context: context)
+        }
         if let target = directTarget(for: request, side: side) {
             return send(request, layer: layer, targets: [target], context: context)
         }
@@ -271,7 +326,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         let uri = Self.nextHopURI(request)
         let resolve = self.resolve
         eventLoop.makeFutureWithTask { await resolve(uri, side) }.whenComplete { [self] result in
-            guard case .success(let targets) = result, !targets.isEmpty else { return self.noRoute(request, context: context) }
+            // A DNS answer pointing at one of the gateway's own listeners would loop the request.
+            guard case .success(let answer) = result, case let targets = answer.filter({ !self.router.localAddresses.contains($0.hostPort) }),
+                  !targets.isEmpty else { return self.noRoute(request, context: context) }
             let usable = self.failedTargets.usable(targets, now: .now())
             self.send(request, layer: layer, targets: usable[...], context: context)
         }
@@ -290,6 +347,14 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func send(_ request: SIPRequest, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
                       context: GatewayCore.Context) {
         guard let target = targets.first else { return noRoute(request, context: context) }
+        if request.method == .subscribe, (try? request.headers.to)?.tag == nil {
+            // A leg's dialog belongs to the peer its SUBSCRIBE reached.
+            switch context {
+            case .omaLeg: core.reached(router.dialogPeer(reached: target, side: .oma), for: context)
+            case .enterpriseLeg: core.reached(router.dialogPeer(reached: target, side: .enterprise), for: context)
+            default: break
+            }
+        }
         let rest = targets.dropFirst()
         if request.method == .benotify {
             // No response will come ([MS-PRES] §3.4.5.1.4): sent once, outside any transaction;
@@ -342,6 +407,29 @@ public final class GatewayRuntime: @unchecked Sendable {
         let hop = side == .enterprise ? core.configuration.enterprise.nextHop : core.configuration.oma.nextHop
         if case .uri(let uri) = hop { return SIPEventRouting.literalTarget(uri) }
         return nil
+    }
+
+    /// Where a request inside a dialog of `owner` goes when its remote target (or Route) may not
+    /// be reached as written; nil when it may (a domain the side serves, resolved as usual). A
+    /// literal address goes there only when ``FederationRouter/mayReach(_:in:)`` allows it; a
+    /// TLS dialog's request whose target is not TLS (a Contact with `transport=tcp`, RFC 5630
+    /// §3.1.1) and any other target go to the dialog's peer itself, over the dialog's transport:
+    /// for an unconfigured peer the address its requests came from, so a watcher's Contact can
+    /// aim the gateway's NOTIFYs and retransmissions only at the watcher.
+    func dialogTarget(for request: SIPRequest, side: GatewayConfiguration.Side, owner: DialogPeer) -> SIPTarget? {
+        let uri = Self.nextHopURI(request)
+        if let literal = SIPEventRouting.literalTarget(uri, defaultKind: owner.transport) {
+            if router.mayReach(literal, in: owner) { return literal }
+        } else {
+            let secure = owner.transport != .tls || uri.scheme == .sips || uri.parameters.value("transport")?.lowercased() == "tls"
+            if secure, router.servingSide(of: uri.host) == side { return directTarget(for: request, side: side) }
+            let hop = side == .enterprise ? core.configuration.enterprise.nextHop : core.configuration.oma.nextHop
+            if case .uri(let hopURI) = hop, let fixed = SIPEventRouting.literalTarget(hopURI), router.mayReach(fixed, in: owner) {
+                return fixed
+            }
+        }
+        refusalCounters["target_redirected"]?.increment()
+        return owner.target
     }
 
     static func nextHopURI(_ request: SIPRequest) -> SIPURI {
