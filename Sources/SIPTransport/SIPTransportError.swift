@@ -18,6 +18,9 @@ public struct SIPTransportError: Error, Sendable, Hashable, CustomStringConverti
         public static let tlsFailed = Code(rawValue: "tls-failed")
         /// The target host is not an IP literal (resolve it with ``SIPResolver`` first).
         public static let invalidTarget = Code(rawValue: "invalid-target")
+        /// A request inside a dialog made over TLS would have left over TCP or UDP, and no TLS
+        /// target could be derived (RFC 5630 §3.1.1; ``SIPTarget/keepingSecurity(of:portWasGiven:)``).
+        public static let downgradeRefused = Code(rawValue: "downgrade-refused")
         /// The transport was shut down.
         public static let shutDown = Code(rawValue: "shut-down")
         /// The loopback network dropped the message (fault injection in tests).
