@@ -36,10 +36,28 @@ extension SIPNetworkTransport {
         public var discardResponsesWithForeignSentBy: Bool
         /// How long a TCP or TLS connect may take. Default: 10 seconds.
         public var connectTimeout: TimeAmount
-        /// Most TCP and TLS connections open at once, inbound and outbound together; further
-        /// inbound connections are closed at once and further sends fail with
-        /// ``SIPTransportError/Code/connectFailed``. Default: 4,096.
-        public var maxConnections: Int
+        /// Most inbound TCP and TLS connections open at once (all remote addresses together);
+        /// further ones are closed as soon as they are accepted and counted as refused
+        /// (`inbound-limit`). Connections this transport opens are counted apart
+        /// (``maxOutboundConnections``), so a flood of inbound connections never stops the
+        /// gateway from reaching its peers. Default: 4,096.
+        public var maxInboundConnections: Int
+        /// Most inbound TCP and TLS connections from one IP address, so that one address cannot
+        /// take them all; further ones are closed at once (`address-limit`). Default: 64.
+        public var maxInboundConnectionsPerAddress: Int
+        /// Most TCP and TLS connections this transport opens (or is opening) at once; further
+        /// sends that need a new connection fail with ``SIPTransportError/Code/connectFailed``
+        /// (`outbound-limit`). Default: 1,024.
+        public var maxOutboundConnections: Int
+        /// A TLS connection whose handshake has not completed this long after it was accepted
+        /// (or, for one this transport opens, after the connect began) is closed. Default: 10
+        /// seconds.
+        public var tlsHandshakeTimeout: TimeAmount
+        /// A stream message must arrive whole (start line, header section and the body its
+        /// Content-Length announces) within this long of its first byte, else the connection is
+        /// closed: a peer dripping a byte now and then resets ``idleTimeout`` forever. CRLF
+        /// keep-alives between messages (RFC 5626 §3.5.1) start no clock. Default: 10 seconds.
+        public var headerTimeout: TimeAmount
 
         public init(
             listeners: [Listener] = [],
@@ -50,7 +68,11 @@ extension SIPNetworkTransport {
             maxUDPRequestSize: Int = 1300,
             discardResponsesWithForeignSentBy: Bool = true,
             connectTimeout: TimeAmount = .seconds(10),
-            maxConnections: Int = 4096
+            maxInboundConnections: Int = 4096,
+            maxInboundConnectionsPerAddress: Int = 64,
+            maxOutboundConnections: Int = 1024,
+            tlsHandshakeTimeout: TimeAmount = .seconds(10),
+            headerTimeout: TimeAmount = .seconds(10)
         ) {
             self.listeners = listeners
             self.tls = tls
@@ -60,8 +82,13 @@ extension SIPNetworkTransport {
             self.maxUDPRequestSize = maxUDPRequestSize
             self.discardResponsesWithForeignSentBy = discardResponsesWithForeignSentBy
             self.connectTimeout = connectTimeout
-            self.maxConnections = maxConnections
+            self.maxInboundConnections = maxInboundConnections
+            self.maxInboundConnectionsPerAddress = maxInboundConnectionsPerAddress
+            self.maxOutboundConnections = maxOutboundConnections
+            self.tlsHandshakeTimeout = tlsHandshakeTimeout
+            self.headerTimeout = headerTimeout
         }
+
     }
 
     /// One listening socket.

@@ -14,7 +14,13 @@ public import SIPMessages
 /// - Streams are framed by Content-Length with ``SIPMessages/SIPStreamFramer``; a double-CRLF
 ///   ping is answered with CRLF (RFC 5626 §3.5.1); a connection whose framing is lost or that
 ///   buffers more than ``Configuration/maxBufferedBytesPerConnection`` is closed (other
-///   connections are unaffected), and so is one idle for ``Configuration/idleTimeout``.
+///   connections are unaffected), and so is one idle for ``Configuration/idleTimeout``, one
+///   whose TLS handshake takes longer than ``Configuration/tlsHandshakeTimeout`` and one that
+///   does not complete a message within ``Configuration/headerTimeout`` of its first byte.
+/// - Inbound connections are limited in all (``Configuration/maxInboundConnections``) and per
+///   remote IP address (``Configuration/maxInboundConnectionsPerAddress``); the connections this
+///   transport opens are counted apart (``Configuration/maxOutboundConnections``), so inbound
+///   ones never keep it from reaching its peers.
 /// - Received requests get `received`/`rport` on their top Via (RFC 3261 §18.2.1, RFC 3581 §4);
 ///   received responses whose top Via is not ours are discarded when
 ///   ``Configuration/discardResponsesWithForeignSentBy`` is set (RFC 3261 §18.1.2).
@@ -68,6 +74,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         var local: SIPTarget
         var ready: EventLoopFuture<Void>
         var peerCertificateNames: [String]
+        /// Accepted from a peer (counted against the inbound limits), else opened by us.
+        var inbound: Bool
     }
 
     private var phase = Phase.idle
@@ -77,6 +85,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private var datagramChannels: [any Channel] = []
     private var serverChannels: [any Channel] = []
     private var nextConnection: UInt64 = 1
+    /// Open inbound connections per remote IP address (canonical text), and in all.
+    private var inboundByAddress: [String: Int] = [:]
+    private var inboundCount = 0
+    /// Open connections this transport opened (pending connects are counted apart).
+    private var outboundCount = 0
     /// Channels written to since the last flush; flushed once by a task queued on the loop, so
     /// the sends made while handling one read batch leave in one flush (one `sendmmsg` for UDP,
     /// one `writev` for a stream) instead of one system call per message.
@@ -374,9 +387,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard let address = try? SocketAddress(ipAddress: key.host, port: Int(key.port)) else {
             return eventLoop.makeFailedFuture(SIPTransportError(.invalidTarget, "\(key.host) is not an IP literal"))
         }
-        guard connections.count + pendingConnects.count < configuration.maxConnections else {
+        guard outboundCount + pendingConnects.count < configuration.maxOutboundConnections else {
+            metrics.refused(key.kind, .outboundLimit)
             return eventLoop.makeFailedFuture(SIPTransportError(
-                .connectFailed, "\(configuration.maxConnections) connections are open (Configuration.maxConnections)"))
+                .connectFailed, "\(configuration.maxOutboundConnections) connections opened by us are open (Configuration.maxOutboundConnections)"))
         }
         if key.kind == .tls, clientTLSContext == nil {
             return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
@@ -405,7 +419,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
                 }
                 let local = SIPHostAddress.target(kind, channel.localAddress) ?? SIPTarget(kind, host: "", port: 0)
                 self.register(id, Connection(kind: kind, channel: channel, remote: key, local: local,
-                                             ready: ready.futureResult, peerCertificateNames: []))
+                                             ready: ready.futureResult, peerCertificateNames: [], inbound: false))
                 return id
             }
         pendingConnects[key] = future
@@ -415,7 +429,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
 
     // MARK: - Connections
 
-    /// Sets up the pipeline of a stream channel: idle timer, TLS, framing.
+    /// Sets up the pipeline of a stream channel: idle timer, TLS, framing (with the handshake
+    /// and message timers).
     private func configureStream(_ channel: any Channel, kind: SIPTransportKind, id: SIPConnectionID,
                                  serverName: String?, isServer: Bool = false, ready: EventLoopPromise<Void>) throws {
         let sync = channel.pipeline.syncOperations
@@ -431,7 +446,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         }
         let framer = SIPStreamFramer(limits: configuration.parserLimits,
                                      maxBufferedBytes: configuration.maxBufferedBytesPerConnection)
-        try sync.addHandler(SIPStreamChannelHandler(transport: self, id: id, kind: kind, framer: framer, ready: ready))
+        try sync.addHandler(SIPStreamChannelHandler(
+            transport: self, id: id, kind: kind, framer: framer, ready: ready,
+            tlsHandshakeTimeout: configuration.tlsHandshakeTimeout, headerTimeout: configuration.headerTimeout))
     }
 
     /// An accepted TCP/TLS connection (on the loop, from the child channel initializer).
@@ -440,10 +457,18 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard phase == .started, let remote = SIPHostAddress.target(kind, channel.remoteAddress),
             let local = SIPHostAddress.target(kind, channel.localAddress)
         else { throw SIPTransportError(.shutDown, "not accepting connections") }
-        guard connections.count < configuration.maxConnections else {
-            logger.warning("refusing a SIP connection: Configuration.maxConnections reached",
-                           metadata: ["limit": "\(configuration.maxConnections)", "remote": "\(remote.hostPort)"])
-            throw SIPTransportError(.connectFailed, "too many connections")
+        guard inboundCount < configuration.maxInboundConnections else {
+            // Counted; logged at debug only, so that a flood of connections is no flood of logs.
+            metrics.refused(kind, .inboundLimit)
+            logger.debug("refusing a SIP connection: Configuration.maxInboundConnections reached",
+                           metadata: ["limit": "\(configuration.maxInboundConnections)", "remote": "\(remote.hostPort)"])
+            throw SIPTransportError(.connectFailed, "too many inbound connections")
+        }
+        guard inboundByAddress[remote.host, default: 0] < configuration.maxInboundConnectionsPerAddress else {
+            metrics.refused(kind, .addressLimit)
+            logger.debug("refusing a SIP connection: Configuration.maxInboundConnectionsPerAddress reached",
+                           metadata: ["limit": "\(configuration.maxInboundConnectionsPerAddress)", "remote": "\(remote.host)"])
+            throw SIPTransportError(.connectFailed, "too many connections from \(remote.host)")
         }
         let id = SIPConnectionID(nextConnection)
         nextConnection += 1
@@ -455,12 +480,18 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             throw error
         }
         register(id, Connection(kind: kind, channel: channel, remote: remote, local: local, ready: ready.futureResult,
-                                peerCertificateNames: []))
+                                peerCertificateNames: [], inbound: true))
     }
 
     private func register(_ id: SIPConnectionID, _ connection: Connection) {
         connections[id] = connection
         connectionByRemote[connection.remote] = id
+        if connection.inbound {
+            inboundCount += 1
+            inboundByAddress[connection.remote.host, default: 0] += 1
+        } else {
+            outboundCount += 1
+        }
         metrics.increment(SIPTransportMetrics.connectionsOpened, connection.kind)
         logger.debug("SIP connection opened", metadata: [
             "connection": "\(id)", "transport": "\(connection.kind)", "remote": "\(connection.remote.hostPort)",
@@ -475,12 +506,20 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     func connectionClosed(_ id: SIPConnectionID) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         if connectionByRemote[connection.remote] == id { connectionByRemote[connection.remote] = nil }
+        if connection.inbound {
+            inboundCount -= 1
+            let left = inboundByAddress[connection.remote.host, default: 1] - 1
+            inboundByAddress[connection.remote.host] = left > 0 ? left : nil
+        } else {
+            outboundCount -= 1
+        }
         metrics.increment(SIPTransportMetrics.connectionsClosed, connection.kind)
         logger.debug("SIP connection closed", metadata: ["connection": "\(id)", "remote": "\(connection.remote.hostPort)"])
     }
 
-    func connectionIdle(_ id: SIPConnectionID) {
-        logger.debug("closing idle SIP connection", metadata: ["connection": "\(id)"])
+    func connectionTimedOut(_ id: SIPConnectionID, kind: SIPTransportKind, _ timeout: SIPTransportMetrics.Timeout) {
+        metrics.timedOut(kind, timeout)
+        logger.debug("closing SIP connection: timeout", metadata: ["connection": "\(id)", "timeout": "\(timeout.rawValue)"])
     }
 
     func connectionError(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: any Error) {

@@ -162,10 +162,14 @@ final class RawTCPPeer: Sendable {
         func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
     }
 
-    init(connectingTo target: SIPTarget) async throws {
+    /// Connects to `target`, from `source` (an IP literal of this machine, e.g. 127.0.0.2 to be
+    /// another loopback address) when given.
+    init(connectingTo target: SIPTarget, from source: String? = nil) async throws {
         let box = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
         self.state = box
-        self.channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
+        self.channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(box)) }
             }

@@ -326,7 +326,7 @@ import Testing
 
     @Test func connectionsBeyondTheLimitAreClosedAndTheOthersKeepWorking() async throws {
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
-        configuration.maxConnections = 1
+        configuration.maxInboundConnections = 1
         let gateway = try await Harness.start(configuration)
         let first = try await RawTCPPeer(connectingTo: gateway.bound[0])
         let local = try #require(first.localTarget)
