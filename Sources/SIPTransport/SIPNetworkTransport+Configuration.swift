@@ -58,6 +58,10 @@ extension SIPNetworkTransport {
         /// closed: a peer dripping a byte now and then resets ``idleTimeout`` forever. CRLF
         /// keep-alives between messages (RFC 5626 §3.5.1) start no clock. Default: 10 seconds.
         public var headerTimeout: TimeAmount
+        /// The names the certificate of the TLS server at an address must carry, for connections
+        /// this transport opens (RFC 5922 §4). See ``KnownServer`` for how the names are chosen.
+        /// Default: none.
+        public var knownServers: [KnownServer]
 
         public init(
             listeners: [Listener] = [],
@@ -72,7 +76,8 @@ extension SIPNetworkTransport {
             maxInboundConnectionsPerAddress: Int = 64,
             maxOutboundConnections: Int = 1024,
             tlsHandshakeTimeout: TimeAmount = .seconds(10),
-            headerTimeout: TimeAmount = .seconds(10)
+            headerTimeout: TimeAmount = .seconds(10),
+            knownServers: [KnownServer] = []
         ) {
             self.listeners = listeners
             self.tls = tls
@@ -87,8 +92,44 @@ extension SIPNetworkTransport {
             self.maxOutboundConnections = maxOutboundConnections
             self.tlsHandshakeTimeout = tlsHandshakeTimeout
             self.headerTimeout = headerTimeout
+            self.knownServers = knownServers
         }
 
+        /// The names the certificate of the TLS server at `target` must carry, for a connection
+        /// this transport opens (RFC 5922 §4), most specific first:
+        ///
+        /// 1. the names of the ``KnownServer`` for the target's address and port, else for its
+        ///    address with no port, else the first for its address (a peer's configured port may
+        ///    be its source port, not its listener);
+        /// 2. else ``SIPTarget/serverName`` when it is a name (the next hop's host, the domain
+        ///    resolved by RFC 3263, or the SRV target of Microsoft federation);
+        /// 3. else none: the connection is refused, never verified by IP address alone. An
+        ///    operator who routes to an IP address must name the certificate it expects there.
+        func expectedServerNames(for target: SIPTarget) -> [String] {
+            let host = SIPHostAddress.canonicalIP(target.host) ?? target.host
+            let atAddress = knownServers.filter { !$0.names.isEmpty && (SIPHostAddress.canonicalIP($0.host) ?? $0.host) == host }
+            if let exact = atAddress.first(where: { $0.port == target.port }) { return exact.names }
+            if let any = atAddress.first(where: { $0.port == nil }) ?? atAddress.first { return any.names }
+            if SIPServerIdentity.isName(target.serverName), let name = target.serverName { return [name] }
+            return []
+        }
+    }
+
+    /// A TLS server the transport connects to by IP address, and the certificate names it must
+    /// present there (a configured peer's `certificate-names`). Any one name matching is enough;
+    /// wildcards follow RFC 6125 §6.4.3 (``SIPServerIdentity``).
+    public struct KnownServer: Sendable, Hashable {
+        /// An IP literal.
+        public var host: String
+        /// nil: any port of that address.
+        public var port: UInt16?
+        public var names: [String]
+
+        public init(host: String, port: UInt16? = nil, names: [String]) {
+            self.host = host
+            self.port = port
+            self.names = names
+        }
     }
 
     /// One listening socket.
@@ -128,9 +169,9 @@ extension SIPNetworkTransport {
         /// (mutual TLS). When false a certificate is still verified if the client sends one.
         /// Default: true.
         public var requireClientCertificate: Bool
-        /// Whether outgoing connections verify the server's certificate against
-        /// ``SIPTarget/serverName`` (or the IP address when no name is given). Turning it off
-        /// still verifies the chain. Default: true.
+        /// Whether outgoing connections verify the server's certificate names
+        /// (``Configuration/expectedServerNames(for:)``; an IP address alone is never accepted).
+        /// Turning it off still verifies the chain. Default: true.
         public var verifyServerName: Bool
 
         public init(certificateChain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey,
@@ -171,7 +212,10 @@ extension SIPNetworkTransport {
             c.certificateChain = certificateChain.map { .certificate($0) }
             c.privateKey = .privateKey(privateKey)
             c.trustRoots = trustRoots
-            c.certificateVerification = verifyServerName ? .fullVerification : .noHostnameVerification
+            // The chain is verified here; the name by ``SIPServerIdentity`` once the handshake is
+            // done: NIOSSL's own check accepts any certificate whose subjectAltName carries the
+            // connected IP address, whatever its names (RFC 5922 §4 asks for the domain).
+            c.certificateVerification = .noHostnameVerification
             return c
         }
     }

@@ -29,7 +29,9 @@ public import SIPMessages
 ///   does not parse is dropped and counted.
 /// - Connections are reused (RFC 3261 §18.1.1, §18.2.2): a send uses the given connection while
 ///   it is open, else an open connection to the same address (inbound or outbound), else opens
-///   one. For TLS, ``SIPTarget/serverName`` is the name sent as SNI and verified.
+///   one. For TLS the server's certificate must carry one of
+///   ``Configuration/expectedServerNames(for:)`` (RFC 5922 §4), never just the IP address; the
+///   first name is sent as SNI.
 /// - UDP requests over ``Configuration/maxUDPRequestSize`` fail with
 ///   ``SIPTransportError/Code/messageTooLarge`` (RFC 3261 §18.1.1).
 ///
@@ -392,19 +394,41 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             return eventLoop.makeFailedFuture(SIPTransportError(
                 .connectFailed, "\(configuration.maxOutboundConnections) connections opened by us are open (Configuration.maxOutboundConnections)"))
         }
-        if key.kind == .tls, clientTLSContext == nil {
-            return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
+        var expectedNames: [String]? = nil
+        var sni: String? = nil
+        if key.kind == .tls {
+            guard let tls = configuration.tls, clientTLSContext != nil else {
+                return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
+            }
+            var withName = key
+            withName.serverName = serverName
+            let names = configuration.expectedServerNames(for: withName)
+            if tls.verifyServerName {
+                guard !names.isEmpty else {
+                    metrics.refused(.tls, .noCertificateName)
+                    logger.warning("refusing TLS to an IP address without a certificate name (RFC 5922 §4)",
+                                   metadata: ["remote": "\(key.hostPort)"])
+                    return eventLoop.makeFailedFuture(SIPTransportError(
+                        .tlsFailed, "no certificate name to verify \(key.hostPort) against: configure the certificate-names of the peer "
+                            + "at that address (an IP address alone is never accepted, RFC 5922 §4)"))
+                }
+                expectedNames = names
+            }
+            // SNI carries a host name, never an IP literal (RFC 6066 §3); a wildcard is no host.
+            sni = SIPServerIdentity.isName(serverName) ? serverName : names.first { SIPServerIdentity.isName($0) && !$0.contains("*") }
         }
         let id = SIPConnectionID(nextConnection)
         nextConnection += 1
         let ready = eventLoop.makePromise(of: Void.self)
         let kind = key.kind
+        let (sniName, namesToCheck) = (sni, expectedNames)
         let future = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try self.configureStream(channel, kind: kind, id: id, serverName: serverName, ready: ready)
+                    try self.configureStream(channel, kind: kind, id: id, serverName: sniName,
+                                             expectedServerNames: namesToCheck, ready: ready)
                 }
             }
             .connect(to: address)
@@ -430,9 +454,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     // MARK: - Connections
 
     /// Sets up the pipeline of a stream channel: idle timer, TLS, framing (with the handshake
-    /// and message timers).
+    /// and message timers and, for connections we open, the server name check).
     private func configureStream(_ channel: any Channel, kind: SIPTransportKind, id: SIPConnectionID,
-                                 serverName: String?, isServer: Bool = false, ready: EventLoopPromise<Void>) throws {
+                                 serverName: String?, expectedServerNames: [String]? = nil, isServer: Bool = false,
+                                 ready: EventLoopPromise<Void>) throws {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(IdleStateHandler(allTimeout: configuration.idleTimeout))
         if kind == .tls {
@@ -447,7 +472,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         let framer = SIPStreamFramer(limits: configuration.parserLimits,
                                      maxBufferedBytes: configuration.maxBufferedBytesPerConnection)
         try sync.addHandler(SIPStreamChannelHandler(
-            transport: self, id: id, kind: kind, framer: framer, ready: ready,
+            transport: self, id: id, kind: kind, framer: framer, ready: ready, expectedServerNames: expectedServerNames,
             tlsHandshakeTimeout: configuration.tlsHandshakeTimeout, headerTimeout: configuration.headerTimeout))
     }
 
@@ -520,6 +545,12 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     func connectionTimedOut(_ id: SIPConnectionID, kind: SIPTransportKind, _ timeout: SIPTransportMetrics.Timeout) {
         metrics.timedOut(kind, timeout)
         logger.debug("closing SIP connection: timeout", metadata: ["connection": "\(id)", "timeout": "\(timeout.rawValue)"])
+    }
+
+    func serverNameRefused(_ id: SIPConnectionID, expected: [String], presented: [String]) {
+        metrics.refused(.tls, .certificateName)
+        logger.warning("closing TLS connection: the server's certificate is not for the expected name (RFC 5922 §4)",
+                       metadata: ["connection": "\(id)", "expected": "\(expected)", "presented": "\(presented)"])
     }
 
     func connectionError(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: any Error) {

@@ -5,9 +5,10 @@ internal import SIPMessages
 
 /// One TCP or TLS connection: frames the byte stream with ``SIPMessages/SIPStreamFramer``,
 /// answers keep-alive pings, closes the connection when framing is lost, the buffer limit is
-/// exceeded, it has been idle too long, or its TLS handshake or a message takes too long; and
-/// tells the transport when it is ready (TCP: connected; TLS: handshake done, peer certificate
-/// names known) and when it closes.
+/// exceeded, it has been idle too long, its TLS handshake or a message takes too long, or (for a
+/// connection the transport opened) the server's certificate names none of the expected names;
+/// and tells the transport when it is ready (TCP: connected; TLS: handshake done, names checked,
+/// peer certificate names known) and when it closes.
 ///
 /// RFC 3261 §18.3: "In the case of stream-oriented transports such as TCP, the Content-Length
 /// header field indicates the size of the body." A stream whose framing is lost cannot be
@@ -25,6 +26,9 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
     private var readyDone = false
     private var failed = false
     private var peerCertificateNames: [String] = []
+    /// For TLS connections the transport opens: the names the server's certificate must match
+    /// (RFC 5922 §4); nil: not checked (inbound connections, or name checks turned off).
+    private let expectedServerNames: [String]?
     private let tlsHandshakeTimeout: TimeAmount
     private let headerTimeout: TimeAmount
     private var handshakeTimer: Scheduled<Void>?
@@ -32,13 +36,14 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
     private var messageTimer: Scheduled<Void>?
 
     init(transport: SIPNetworkTransport, id: SIPConnectionID, kind: SIPTransportKind, framer: SIPStreamFramer,
-         ready: EventLoopPromise<Void>,
+         ready: EventLoopPromise<Void>, expectedServerNames: [String]? = nil,
          tlsHandshakeTimeout: TimeAmount = .seconds(10), headerTimeout: TimeAmount = .seconds(10)) {
         self.transport = transport
         self.id = id
         self.kind = kind
         self.framer = framer
         self.ready = ready
+        self.expectedServerNames = expectedServerNames
         self.tlsHandshakeTimeout = tlsHandshakeTimeout
         self.headerTimeout = headerTimeout
     }
@@ -127,8 +132,21 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
         if let tls = event as? TLSUserEvent, case .handshakeCompleted = tls {
             handshakeTimer?.cancel()
             handshakeTimer = nil
-            if let certificate = try? context.pipeline.syncOperations.nioSSL_peerCertificate() {
+            let certificate = try? context.pipeline.syncOperations.nioSSL_peerCertificate()
+            if let certificate {
                 peerCertificateNames = SIPPeerCertificateNames.names(of: certificate)
+            }
+            if let expected = expectedServerNames {
+                // RFC 5922 §4: the chain is verified; now the server must be the one we meant.
+                let presented = certificate.map(SIPServerIdentity.presentedNames(of:)) ?? []
+                guard SIPServerIdentity.matches(presented: presented, anyOf: expected) else {
+                    transport.serverNameRefused(id, expected: expected, presented: presented)
+                    failed = true
+                    completeReady(.failure(SIPTransportError(
+                        .tlsFailed, "\(id): the server's certificate names \(presented) match none of \(expected) (RFC 5922 §4)")))
+                    context.close(promise: nil)
+                    return
+                }
             }
             transport.connectionReady(id, peerCertificateNames: peerCertificateNames)
             completeReady(.success(()))

@@ -10,7 +10,7 @@ internal import Metrics
 /// | `sip_transport_bad_request_sent` | `transport` | 400 responses sent for malformed requests |
 /// | `sip_transport_connections_opened` | `transport` | TCP/TLS connections accepted or opened |
 /// | `sip_transport_connections_closed` | `transport` | TCP/TLS connections closed, for any reason |
-/// | `sip_transport_connections_refused` | `transport`, `reason` | connections not accepted or not opened: `inbound-limit`, `address-limit`, `outbound-limit` |
+/// | `sip_transport_connections_refused` | `transport`, `reason` | connections not accepted or not opened: `inbound-limit`, `address-limit`, `outbound-limit`; for TLS also `certificate-name` (the server's certificate names none of the expected names) and `no-certificate-name` (nothing to verify it against) |
 /// | `sip_transport_timeouts` | `transport`, `kind` | connections closed by a timeout: `idle`, `header` (a message not whole in time); for TLS also `tls-handshake` |
 ///
 /// The refusal and timeout counters exist at zero from the start (so that an alert can watch
@@ -31,6 +31,10 @@ final class SIPTransportMetrics {
         case inboundLimit = "inbound-limit"
         case addressLimit = "address-limit"
         case outboundLimit = "outbound-limit"
+        case certificateName = "certificate-name"
+        case noCertificateName = "no-certificate-name"
+
+        var tlsOnly: Bool { self == .certificateName || self == .noCertificateName }
     }
 
     /// Which timeout closed a connection (`kind` of ``timeouts``).
@@ -58,7 +62,7 @@ final class SIPTransportMetrics {
     init(factory: any MetricsFactory) {
         self.factory = factory
         for kind in [SIPTransportKind.tcp, .tls] {
-            for refusal in Refusal.allCases {
+            for refusal in Refusal.allCases where kind == .tls || !refusal.tlsOnly {
                 increment(Self.connectionsRefused, kind, reason: refusal.rawValue, by: 0)
             }
             for timeout in Timeout.allCases where kind == .tls || !timeout.tlsOnly {

@@ -5,7 +5,7 @@ import SIPTransport
 import Testing
 
 /// The transport against hostile peers on real loopback sockets: connection floods from one
-/// address, slow drips and stalled TLS handshakes.
+/// address, slow drips, stalled TLS handshakes, and TLS servers presenting the wrong name.
 /// Timeouts are configured short (a fraction of a second); every wait is bounded.
 @Suite(.serialized) struct SIPNetworkTransportHardeningTests {
     typealias Configuration = SIPNetworkTransport.Configuration
@@ -37,6 +37,10 @@ import Testing
         for reason in ["inbound-limit", "address-limit", "outbound-limit"] {
             #expect(try gateway.metrics.expectCounter("sip_transport_connections_refused",
                                                       [("transport", "tcp"), ("reason", reason)]).totalValue == 0)
+        }
+        for reason in ["certificate-name", "no-certificate-name"] {
+            #expect(try gateway.metrics.expectCounter("sip_transport_connections_refused",
+                                                      [("transport", "tls"), ("reason", reason)]).totalValue == 0)
         }
         for kind in ["idle", "header"] {
             #expect(try gateway.metrics.expectCounter("sip_transport_timeouts", [("transport", "tcp"), ("kind", kind)]).totalValue == 0)
@@ -142,7 +146,91 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    // MARK: Outgoing TLS names (RFC 5922 §4, RFC 6125 §6.4)
+
     private func tls(_ certificate: String, _ key: String) throws -> SIPNetworkTransport.TLS {
-        try SIPNetworkTransport.TLS(certificateChainPEM: certificate, privateKeyPEM: key, trustRootsPEM: TestCertificates.caCertificate)
+        try SIPNetworkTransport.TLS(certificateChainPEM: certificate, privateKeyPEM: key, trustRootsPEM: TestCertificates.bothCAs)
+    }
+
+    /// A TLS server on 127.0.0.1 with `certificate`, and a gateway that expects `names` there.
+    private func edgeAndGateway(_ certificate: String, _ key: String, expecting names: [String]) async throws
+        -> (edge: Harness, gateway: Harness)
+    {
+        let edge = try await Harness.start(Configuration(listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
+                                                         tls: try tls(certificate, key)))
+        var configuration = Configuration(listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
+                                          tls: try tls(TestCertificates.serverCertificate, TestCertificates.serverKey))
+        configuration.knownServers = [.init(host: "127.0.0.1", names: names)]
+        return (edge, try await Harness.start(configuration))
+    }
+
+    /// Sends an OPTIONS from `gateway` to `edge` by IP address only (no server name).
+    private func send(from gateway: Harness, to edge: Harness, callID: String) async throws {
+        let via = try #require(gateway.transport.advertisedAddress(for: .tls))
+        let request = try TestMessages.request("OPTIONS", via: via, branch: callID, callID: callID)
+        try await gateway.transport.send(.request(request), to: edge.bound[0], connection: nil).get()
+    }
+
+    @Test func outgoingTLSRefusesACertificateForAnotherNameThatCarriesTheRightIP() async throws {
+        let (evil, gateway) = try await edgeAndGateway(TestCertificates.evilCertificate, TestCertificates.evilKey,
+                                                       expecting: ["edge.contoso.com"])
+        await #expect {
+            try await send(from: gateway, to: evil, callID: "to-evil")
+        } throws: { error in
+            (error as? SIPTransportError)?.code == .tlsFailed
+        }
+        #expect(refused(gateway, "tls", "certificate-name") == 1)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(evil.inbox.count == 0)
+        await evil.transport.shutdown()
+        await gateway.transport.shutdown()
+    }
+
+    @Test func outgoingTLSAcceptsTheGenuineNameWithoutAnIP() async throws {
+        let (edge, gateway) = try await edgeAndGateway(TestCertificates.edgeCertificate, TestCertificates.edgeKey,
+                                                       expecting: ["edge.contoso.com"])
+        try await send(from: gateway, to: edge, callID: "to-edge")
+        let inbound = try await edge.inbox.next()
+        #expect(inbound.message.headers.callID == "to-edge")
+        #expect(inbound.peerCertificateNames == ["gateway.test"])
+        #expect(refused(gateway, "tls", "certificate-name") == 0)
+        await edge.transport.shutdown()
+        await gateway.transport.shutdown()
+    }
+
+    /// (expected name, accepted by a `*.fabrikam.com` certificate)
+    @Test(arguments: [("sip.fabrikam.com", true), ("a.b.fabrikam.com", false), ("fabrikam.com", false)])
+    func wildcardCertificateStandsForExactlyOneLabel(_ name: String, _ accepted: Bool) async throws {
+        let (edge, gateway) = try await edgeAndGateway(TestCertificates.wildcardCertificate, TestCertificates.wildcardKey,
+                                                       expecting: [name])
+        if accepted {
+            try await send(from: gateway, to: edge, callID: "wild-\(name)")
+            #expect(try await edge.inbox.next().message.headers.callID == "wild-\(name)")
+        } else {
+            await #expect {
+                try await send(from: gateway, to: edge, callID: "wild-\(name)")
+            } throws: { error in
+                (error as? SIPTransportError)?.code == .tlsFailed
+            }
+            #expect(refused(gateway, "tls", "certificate-name") == 1)
+        }
+        await edge.transport.shutdown()
+        await gateway.transport.shutdown()
+    }
+
+    @Test func everyMessageOnAnInboundTLSConnectionCarriesThePeerCertificateNames() async throws {
+        let (edge, gateway) = try await edgeAndGateway(TestCertificates.edgeCertificate, TestCertificates.edgeKey,
+                                                       expecting: ["edge.contoso.com"])
+        for index in 0..<3 { try await send(from: gateway, to: edge, callID: "same-conn-\(index)") }
+        var connections: Set<SIPConnectionID> = []
+        for index in 0..<3 {
+            let inbound = try await edge.inbox.next()
+            #expect(inbound.message.headers.callID == "same-conn-\(index)")
+            #expect(inbound.peerCertificateNames == ["gateway.test"])
+            if let connection = inbound.connection { connections.insert(connection) }
+        }
+        #expect(connections.count == 1)
+        await edge.transport.shutdown()
+        await gateway.transport.shutdown()
     }
 }
