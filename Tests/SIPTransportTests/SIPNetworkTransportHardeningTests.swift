@@ -1,5 +1,6 @@
 import MetricsTestKit
 import NIOCore
+import NIOPosix
 import SIPMessages
 import SIPTransport
 import Testing
@@ -9,6 +10,19 @@ import Testing
 /// Timeouts are configured short (a fraction of a second); every wait is bounded.
 @Suite(.serialized) struct SIPNetworkTransportHardeningTests {
     typealias Configuration = SIPNetworkTransport.Configuration
+
+    /// A loop of its own: this suite's floods and timers stay off NIO's shared loops, where
+    /// other suites run clock-bounded work (the DNS client tests give an answer 5 s, and the
+    /// 30,000-datagram test keeps a shared loop busy for about as long on a loaded machine).
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    private func start(_ configuration: Configuration) async throws -> Harness {
+        try await Harness.start(configuration, eventLoop: Self.group.next())
+    }
+
+    private func connect(_ target: SIPTarget, from source: String? = nil) async throws -> RawTCPPeer {
+        try await RawTCPPeer(connectingTo: target, from: source, group: Self.group)
+    }
 
     private func refused(_ h: Harness, _ transport: String, _ reason: String) -> Int64 {
         h.counter("sip_transport_connections_refused", [("transport", transport), ("reason", reason)])
@@ -21,7 +35,7 @@ import Testing
     /// Opens `count` idle connections from 127.0.0.1 (kept open by the caller until the end).
     private func flood(_ target: SIPTarget, count: Int) async throws -> [RawTCPPeer] {
         var peers: [RawTCPPeer] = []
-        for _ in 0..<count { peers.append(try await RawTCPPeer(connectingTo: target, from: "127.0.0.1")) }
+        for _ in 0..<count { peers.append(try await connect(target, from: "127.0.0.1")) }
         return peers
     }
 
@@ -33,7 +47,7 @@ import Testing
     // MARK: Connection limits
 
     @Test func refusalAndTimeoutCountersExistAtZeroFromTheStart() async throws {
-        let gateway = try await Harness.start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
+        let gateway = try await start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
         for reason in ["inbound-limit", "address-limit", "outbound-limit"] {
             #expect(try gateway.metrics.expectCounter("sip_transport_connections_refused",
                                                       [("transport", "tcp"), ("reason", reason)]).totalValue == 0)
@@ -52,7 +66,7 @@ import Testing
     @Test func idleConnectionsFromOneAddressDoNotStopAClientFromAnotherAddress() async throws {
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
         configuration.maxInboundConnectionsPerAddress = 4
-        let gateway = try await Harness.start(configuration)
+        let gateway = try await start(configuration)
         let attackers = try await flood(gateway.bound[0], count: 10)
         _ = try await waitFor("six refusals from 127.0.0.1") {
             refused(gateway, "tcp", "address-limit") == 6 ? true : nil
@@ -60,7 +74,7 @@ import Testing
         _ = try await waitFor("the refused connections to close") {
             attackers.filter(\.isClosed).count == 6 ? true : nil
         }
-        let client = try await RawTCPPeer(connectingTo: gateway.bound[0], from: "127.0.0.2")
+        let client = try await connect(gateway.bound[0], from: "127.0.0.2")
         try await client.write(try request(from: client, branch: "other1", callID: "from-127.0.0.2"))
         let inbound = try await gateway.inbox.next()
         #expect(inbound.message.headers.callID == "from-127.0.0.2")
@@ -75,10 +89,10 @@ import Testing
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
         configuration.maxInboundConnections = 4
         configuration.maxInboundConnectionsPerAddress = 4
-        let gateway = try await Harness.start(configuration)
-        let edge = try await Harness.start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
+        let gateway = try await start(configuration)
+        let edge = try await start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
         let attackers = try await flood(gateway.bound[0], count: 4)
-        let late = try await RawTCPPeer(connectingTo: gateway.bound[0], from: "127.0.0.2")
+        let late = try await connect(gateway.bound[0], from: "127.0.0.2")
         try await late.waitUntilClosed()
         #expect(refused(gateway, "tcp", "inbound-limit") == 1)
         // The gateway's own connection to its edge is counted apart, and the edge's answer comes
@@ -104,9 +118,9 @@ import Testing
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
         configuration.headerTimeout = .milliseconds(500)
         configuration.idleTimeout = .seconds(30)
-        let gateway = try await Harness.start(configuration)
-        let dripper = try await RawTCPPeer(connectingTo: gateway.bound[0])
-        let keepAlive = try await RawTCPPeer(connectingTo: gateway.bound[0])
+        let gateway = try await start(configuration)
+        let dripper = try await connect(gateway.bound[0])
+        let keepAlive = try await connect(gateway.bound[0])
         // A lone CRLF may be the first half of a ping (RFC 5626 §3.5.1): no message, no clock.
         try await keepAlive.write("\r\n")
         let text = Array(try request(from: dripper, branch: "drip", callID: "drip").utf8)
@@ -135,11 +149,11 @@ import Testing
         var configuration = Configuration(listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
                                           tls: try tls(TestCertificates.serverCertificate, TestCertificates.serverKey))
         configuration.tlsHandshakeTimeout = .milliseconds(300)
-        let gateway = try await Harness.start(configuration)
+        let gateway = try await start(configuration)
         // Connected, no ClientHello: without the handshake timeout only the 300 s idle timeout
         // would close these.
         var stalled: [RawTCPPeer] = []
-        for _ in 0..<3 { stalled.append(try await RawTCPPeer(connectingTo: gateway.bound[0])) }
+        for _ in 0..<3 { stalled.append(try await connect(gateway.bound[0])) }
         for peer in stalled { try await peer.waitUntilClosed() }
         _ = try await waitFor("three handshake timeouts") { timeouts(gateway, "tls", "tls-handshake") == 3 ? true : nil }
         #expect(timeouts(gateway, "tls", "idle") == 0)
@@ -156,12 +170,12 @@ import Testing
     private func edgeAndGateway(_ certificate: String, _ key: String, expecting names: [String]) async throws
         -> (edge: Harness, gateway: Harness)
     {
-        let edge = try await Harness.start(Configuration(listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
+        let edge = try await start(Configuration(listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
                                                          tls: try tls(certificate, key)))
         var configuration = Configuration(listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
                                           tls: try tls(TestCertificates.serverCertificate, TestCertificates.serverKey))
         configuration.knownServers = [.init(host: "127.0.0.1", names: names)]
-        return (edge, try await Harness.start(configuration))
+        return (edge, try await start(configuration))
     }
 
     /// Sends an OPTIONS from `gateway` to `edge` by IP address only (no server name).
