@@ -47,8 +47,15 @@ extension SIPNetworkTransport {
         public var maxInboundConnectionsPerAddress: Int
         /// Most TCP and TLS connections this transport opens (or is opening) at once; further
         /// sends that need a new connection fail with ``SIPTransportError/Code/connectFailed``
-        /// (`outbound-limit`). Default: 1,024.
+        /// (`outbound-limit`). Connections to ``peerHosts`` are not counted. Default: 1,024.
         public var maxOutboundConnections: Int
+        /// IP addresses of the peers this transport serves (configured peers, literal next
+        /// hops). Connections it opens to them are not counted against
+        /// ``maxOutboundConnections``: a peer can make the gateway open connections to addresses
+        /// of its choosing (a response goes to the request's Via sent-by once the request's
+        /// connection is gone, RFC 3261 §18.2.2), and those must not keep it from its own
+        /// peers. Default: none.
+        public var peerHosts: Set<String>
         /// A TLS connection whose handshake has not completed this long after it was accepted
         /// (or, for one this transport opens, after the connect began) is closed. Default: 10
         /// seconds.
@@ -77,7 +84,8 @@ extension SIPNetworkTransport {
             maxOutboundConnections: Int = 1024,
             tlsHandshakeTimeout: TimeAmount = .seconds(10),
             headerTimeout: TimeAmount = .seconds(10),
-            knownServers: [KnownServer] = []
+            knownServers: [KnownServer] = [],
+            peerHosts: Set<String> = []
         ) {
             self.listeners = listeners
             self.tls = tls
@@ -93,6 +101,7 @@ extension SIPNetworkTransport {
             self.tlsHandshakeTimeout = tlsHandshakeTimeout
             self.headerTimeout = headerTimeout
             self.knownServers = knownServers
+            self.peerHosts = peerHosts
         }
 
         /// The names the certificate of the TLS server at `target` must carry, for a connection

@@ -78,6 +78,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         var peerCertificateNames: [String]
         /// Accepted from a peer (counted against the inbound limits), else opened by us.
         var inbound: Bool
+        /// Opened by us to an address that is not one of ``Configuration/peerHosts`` (counted
+        /// against ``Configuration/maxOutboundConnections``).
+        var countedOutbound = false
     }
 
     private var phase = Phase.idle
@@ -90,8 +93,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// Open inbound connections per remote IP address (canonical text), and in all.
     private var inboundByAddress: [String: Int] = [:]
     private var inboundCount = 0
-    /// Open connections this transport opened (pending connects are counted apart).
+    /// Open connections this transport opened to addresses other than its peers' (pending
+    /// connects are counted apart).
     private var outboundCount = 0
+    /// ``Configuration/peerHosts`` in canonical form.
+    private let peerHosts: Set<String>
     /// Channels written to since the last flush; flushed once by a task queued on the loop, so
     /// the sends made while handling one read batch leave in one flush (one `sendmmsg` for UDP,
     /// one `writev` for a stream) instead of one system call per message.
@@ -117,6 +123,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.logger = logger
         self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        self.peerHosts = Set(configuration.peerHosts.map { SIPHostAddress.canonicalIP($0) ?? $0 })
         if let tls = configuration.tls {
             self.serverTLSContext = try NIOSSLContext(configuration: tls.serverConfiguration())
             self.clientTLSContext = try NIOSSLContext(configuration: tls.clientConfiguration())
@@ -389,7 +396,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard let address = try? SocketAddress(ipAddress: key.host, port: Int(key.port)) else {
             return eventLoop.makeFailedFuture(SIPTransportError(.invalidTarget, "\(key.host) is not an IP literal"))
         }
-        guard outboundCount + pendingConnects.count < configuration.maxOutboundConnections else {
+        let counted = !peerHosts.contains(key.host)
+        let pendingCounted = pendingConnects.keys.count(where: { !peerHosts.contains($0.host) })
+        guard !counted || outboundCount + pendingCounted < configuration.maxOutboundConnections else {
             metrics.refused(key.kind, .outboundLimit)
             return eventLoop.makeFailedFuture(SIPTransportError(
                 .connectFailed, "\(configuration.maxOutboundConnections) connections opened by us are open (Configuration.maxOutboundConnections)"))
@@ -443,7 +452,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
                 }
                 let local = SIPHostAddress.target(kind, channel.localAddress) ?? SIPTarget(kind, host: "", port: 0)
                 self.register(id, Connection(kind: kind, channel: channel, remote: key, local: local,
-                                             ready: ready.futureResult, peerCertificateNames: [], inbound: false))
+                                             ready: ready.futureResult, peerCertificateNames: [], inbound: false,
+                                             countedOutbound: counted))
                 return id
             }
         pendingConnects[key] = future
@@ -514,7 +524,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         if connection.inbound {
             inboundCount += 1
             inboundByAddress[connection.remote.host, default: 0] += 1
-        } else {
+        } else if connection.countedOutbound {
             outboundCount += 1
         }
         metrics.increment(SIPTransportMetrics.connectionsOpened, connection.kind)
@@ -535,7 +545,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             inboundCount -= 1
             let left = inboundByAddress[connection.remote.host, default: 1] - 1
             inboundByAddress[connection.remote.host] = left > 0 ? left : nil
-        } else {
+        } else if connection.countedOutbound {
             outboundCount -= 1
         }
         metrics.increment(SIPTransportMetrics.connectionsClosed, connection.kind)

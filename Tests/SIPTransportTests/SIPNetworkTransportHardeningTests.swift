@@ -112,6 +112,31 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    @Test func connectionsToOtherAddressesNeverUseUpTheRoomForThePeers() async throws {
+        var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
+        configuration.maxOutboundConnections = 1
+        configuration.peerHosts = ["127.0.0.1"]
+        let gateway = try await start(configuration)
+        // Two addresses of someone else's choosing (127.0.0.2), and the gateway's peer (127.0.0.1).
+        let elsewhere = try await start(Configuration(listeners: [.init(.tcp, host: "127.0.0.2", port: 0)]))
+        let elsewhere2 = try await start(Configuration(listeners: [.init(.tcp, host: "127.0.0.2", port: 0)]))
+        let peer = try await start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
+        let via = try #require(gateway.transport.advertisedAddress(for: .tcp))
+        func options(_ callID: String) throws -> SIPMessage {
+            .request(try TestMessages.request("OPTIONS", via: via, branch: callID, callID: callID))
+        }
+        try await gateway.transport.send(try options("fills-the-room"), to: elsewhere.bound[0], connection: nil).get()
+        await #expect {
+            try await gateway.transport.send(try options("one-too-many"), to: elsewhere2.bound[0], connection: nil).get()
+        } throws: { error in
+            (error as? SIPTransportError)?.code == .connectFailed
+        }
+        #expect(refused(gateway, "tcp", "outbound-limit") == 1)
+        try await gateway.transport.send(try options("to-the-peer"), to: peer.bound[0], connection: nil).get()
+        #expect(try await peer.inbox.next().message.headers.callID == "to-the-peer")
+        for harness in [elsewhere, elsewhere2, peer, gateway] { await harness.transport.shutdown() }
+    }
+
     // MARK: Timeouts
 
     @Test func slowDripIsClosedAfterTheHeaderTimeoutWhileKeepAlivesAreNot() async throws {

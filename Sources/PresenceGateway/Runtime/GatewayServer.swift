@@ -55,6 +55,14 @@ public final class GatewayServer: @unchecked Sendable {
             transportConfiguration.knownServers = configuration.peers.filter { $0.side == side && !$0.certificateNames.isEmpty }.map {
                 SIPNetworkTransport.KnownServer(host: $0.host, port: $0.port, names: $0.certificateNames)
             }
+            // Connections to the side's peers and literal next hop are never refused for the
+            // outbound limit, which addresses chosen by others can fill.
+            var peerHosts = Set(configuration.peers.filter { $0.side == side }.map(\.host))
+            if case .uri(let hop) = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop,
+               let literal = SIPEventRouting.literalTarget(hop) {
+                peerHosts.insert(literal.host)
+            }
+            transportConfiguration.peerHosts = peerHosts
             transports[side] = try SIPNetworkTransport(configuration: transportConfiguration, eventLoop: eventLoop,
                                                        logger: Logger(label: "sip.transport.\(side.rawValue)"))
         }
