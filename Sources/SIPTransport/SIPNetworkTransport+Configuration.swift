@@ -36,10 +36,39 @@ extension SIPNetworkTransport {
         public var discardResponsesWithForeignSentBy: Bool
         /// How long a TCP or TLS connect may take. Default: 10 seconds.
         public var connectTimeout: TimeAmount
-        /// Most TCP and TLS connections open at once, inbound and outbound together; further
-        /// inbound connections are closed at once and further sends fail with
-        /// ``SIPTransportError/Code/connectFailed``. Default: 4,096.
-        public var maxConnections: Int
+        /// Most inbound TCP and TLS connections open at once (all remote addresses together);
+        /// further ones are closed as soon as they are accepted and counted as refused
+        /// (`inbound-limit`). Connections this transport opens are counted apart
+        /// (``maxOutboundConnections``), so a flood of inbound connections never stops the
+        /// gateway from reaching its peers. Default: 4,096.
+        public var maxInboundConnections: Int
+        /// Most inbound TCP and TLS connections from one IP address, so that one address cannot
+        /// take them all; further ones are closed at once (`address-limit`). Default: 64.
+        public var maxInboundConnectionsPerAddress: Int
+        /// Most TCP and TLS connections this transport opens (or is opening) at once; further
+        /// sends that need a new connection fail with ``SIPTransportError/Code/connectFailed``
+        /// (`outbound-limit`). Connections to ``peerHosts`` are not counted. Default: 1,024.
+        public var maxOutboundConnections: Int
+        /// IP addresses of the peers this transport serves (configured peers, literal next
+        /// hops). Connections it opens to them are not counted against
+        /// ``maxOutboundConnections``: a peer can make the gateway open connections to addresses
+        /// of its choosing (a response goes to the request's Via sent-by once the request's
+        /// connection is gone, RFC 3261 §18.2.2), and those must not keep it from its own
+        /// peers. Default: none.
+        public var peerHosts: Set<String>
+        /// A TLS connection whose handshake has not completed this long after it was accepted
+        /// (or, for one this transport opens, after the connect began) is closed. Default: 10
+        /// seconds.
+        public var tlsHandshakeTimeout: TimeAmount
+        /// A stream message must arrive whole (start line, header section and the body its
+        /// Content-Length announces) within this long of its first byte, else the connection is
+        /// closed: a peer dripping a byte now and then resets ``idleTimeout`` forever. CRLF
+        /// keep-alives between messages (RFC 5626 §3.5.1) start no clock. Default: 10 seconds.
+        public var headerTimeout: TimeAmount
+        /// The names the certificate of the TLS server at an address must carry, for connections
+        /// this transport opens (RFC 5922 §4). See ``KnownServer`` for how the names are chosen.
+        /// Default: none.
+        public var knownServers: [KnownServer]
 
         public init(
             listeners: [Listener] = [],
@@ -50,7 +79,13 @@ extension SIPNetworkTransport {
             maxUDPRequestSize: Int = 1300,
             discardResponsesWithForeignSentBy: Bool = true,
             connectTimeout: TimeAmount = .seconds(10),
-            maxConnections: Int = 4096
+            maxInboundConnections: Int = 4096,
+            maxInboundConnectionsPerAddress: Int = 64,
+            maxOutboundConnections: Int = 1024,
+            tlsHandshakeTimeout: TimeAmount = .seconds(10),
+            headerTimeout: TimeAmount = .seconds(10),
+            knownServers: [KnownServer] = [],
+            peerHosts: Set<String> = []
         ) {
             self.listeners = listeners
             self.tls = tls
@@ -60,7 +95,49 @@ extension SIPNetworkTransport {
             self.maxUDPRequestSize = maxUDPRequestSize
             self.discardResponsesWithForeignSentBy = discardResponsesWithForeignSentBy
             self.connectTimeout = connectTimeout
-            self.maxConnections = maxConnections
+            self.maxInboundConnections = maxInboundConnections
+            self.maxInboundConnectionsPerAddress = maxInboundConnectionsPerAddress
+            self.maxOutboundConnections = maxOutboundConnections
+            self.tlsHandshakeTimeout = tlsHandshakeTimeout
+            self.headerTimeout = headerTimeout
+            self.knownServers = knownServers
+            self.peerHosts = peerHosts
+        }
+
+        /// The names the certificate of the TLS server at `target` must carry, for a connection
+        /// this transport opens (RFC 5922 §4), most specific first:
+        ///
+        /// 1. the names of the ``KnownServer`` for the target's address and port, else for its
+        ///    address with no port, else the first for its address (a peer's configured port may
+        ///    be its source port, not its listener);
+        /// 2. else ``SIPTarget/serverName`` when it is a name (the next hop's host, the domain
+        ///    resolved by RFC 3263, or the SRV target of Microsoft federation);
+        /// 3. else none: the connection is refused, never verified by IP address alone. An
+        ///    operator who routes to an IP address must name the certificate it expects there.
+        func expectedServerNames(for target: SIPTarget) -> [String] {
+            let host = SIPHostAddress.canonicalIP(target.host) ?? target.host
+            let atAddress = knownServers.filter { !$0.names.isEmpty && (SIPHostAddress.canonicalIP($0.host) ?? $0.host) == host }
+            if let exact = atAddress.first(where: { $0.port == target.port }) { return exact.names }
+            if let any = atAddress.first(where: { $0.port == nil }) ?? atAddress.first { return any.names }
+            if SIPServerIdentity.isName(target.serverName), let name = target.serverName { return [name] }
+            return []
+        }
+    }
+
+    /// A TLS server the transport connects to by IP address, and the certificate names it must
+    /// present there (a configured peer's `certificate-names`). Any one name matching is enough;
+    /// wildcards follow RFC 6125 §6.4.3 (``SIPServerIdentity``).
+    public struct KnownServer: Sendable, Hashable {
+        /// An IP literal.
+        public var host: String
+        /// nil: any port of that address.
+        public var port: UInt16?
+        public var names: [String]
+
+        public init(host: String, port: UInt16? = nil, names: [String]) {
+            self.host = host
+            self.port = port
+            self.names = names
         }
     }
 
@@ -101,9 +178,9 @@ extension SIPNetworkTransport {
         /// (mutual TLS). When false a certificate is still verified if the client sends one.
         /// Default: true.
         public var requireClientCertificate: Bool
-        /// Whether outgoing connections verify the server's certificate against
-        /// ``SIPTarget/serverName`` (or the IP address when no name is given). Turning it off
-        /// still verifies the chain. Default: true.
+        /// Whether outgoing connections verify the server's certificate names
+        /// (``Configuration/expectedServerNames(for:)``; an IP address alone is never accepted).
+        /// Turning it off still verifies the chain. Default: true.
         public var verifyServerName: Bool
 
         public init(certificateChain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey,
@@ -144,7 +221,10 @@ extension SIPNetworkTransport {
             c.certificateChain = certificateChain.map { .certificate($0) }
             c.privateKey = .privateKey(privateKey)
             c.trustRoots = trustRoots
-            c.certificateVerification = verifyServerName ? .fullVerification : .noHostnameVerification
+            // The chain is verified here; the name by ``SIPServerIdentity`` once the handshake is
+            // done: NIOSSL's own check accepts any certificate whose subjectAltName carries the
+            // connected IP address, whatever its names (RFC 5922 §4 asks for the domain).
+            c.certificateVerification = .noHostnameVerification
             return c
         }
     }

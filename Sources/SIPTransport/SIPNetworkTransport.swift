@@ -14,7 +14,13 @@ public import SIPMessages
 /// - Streams are framed by Content-Length with ``SIPMessages/SIPStreamFramer``; a double-CRLF
 ///   ping is answered with CRLF (RFC 5626 §3.5.1); a connection whose framing is lost or that
 ///   buffers more than ``Configuration/maxBufferedBytesPerConnection`` is closed (other
-///   connections are unaffected), and so is one idle for ``Configuration/idleTimeout``.
+///   connections are unaffected), and so is one idle for ``Configuration/idleTimeout``, one
+///   whose TLS handshake takes longer than ``Configuration/tlsHandshakeTimeout`` and one that
+///   does not complete a message within ``Configuration/headerTimeout`` of its first byte.
+/// - Inbound connections are limited in all (``Configuration/maxInboundConnections``) and per
+///   remote IP address (``Configuration/maxInboundConnectionsPerAddress``); the connections this
+///   transport opens are counted apart (``Configuration/maxOutboundConnections``), so inbound
+///   ones never keep it from reaching its peers.
 /// - Received requests get `received`/`rport` on their top Via (RFC 3261 §18.2.1, RFC 3581 §4);
 ///   received responses whose top Via is not ours are discarded when
 ///   ``Configuration/discardResponsesWithForeignSentBy`` is set (RFC 3261 §18.1.2).
@@ -23,7 +29,9 @@ public import SIPMessages
 ///   does not parse is dropped and counted.
 /// - Connections are reused (RFC 3261 §18.1.1, §18.2.2): a send uses the given connection while
 ///   it is open, else an open connection to the same address (inbound or outbound), else opens
-///   one. For TLS, ``SIPTarget/serverName`` is the name sent as SNI and verified.
+///   one. For TLS the server's certificate must carry one of
+///   ``Configuration/expectedServerNames(for:)`` (RFC 5922 §4), never just the IP address; the
+///   first name is sent as SNI.
 /// - UDP requests over ``Configuration/maxUDPRequestSize`` fail with
 ///   ``SIPTransportError/Code/messageTooLarge`` (RFC 3261 §18.1.1).
 ///
@@ -68,6 +76,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         var local: SIPTarget
         var ready: EventLoopFuture<Void>
         var peerCertificateNames: [String]
+        /// Accepted from a peer (counted against the inbound limits), else opened by us.
+        var inbound: Bool
+        /// Opened by us to an address that is not one of ``Configuration/peerHosts`` (counted
+        /// against ``Configuration/maxOutboundConnections``).
+        var countedOutbound = false
     }
 
     private var phase = Phase.idle
@@ -77,6 +90,14 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private var datagramChannels: [any Channel] = []
     private var serverChannels: [any Channel] = []
     private var nextConnection: UInt64 = 1
+    /// Open inbound connections per remote IP address (canonical text), and in all.
+    private var inboundByAddress: [String: Int] = [:]
+    private var inboundCount = 0
+    /// Open connections this transport opened to addresses other than its peers' (pending
+    /// connects are counted apart).
+    private var outboundCount = 0
+    /// ``Configuration/peerHosts`` in canonical form.
+    private let peerHosts: Set<String>
     /// Channels written to since the last flush; flushed once by a task queued on the loop, so
     /// the sends made while handling one read batch leave in one flush (one `sendmmsg` for UDP,
     /// one `writev` for a stream) instead of one system call per message.
@@ -102,6 +123,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.logger = logger
         self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        self.peerHosts = Set(configuration.peerHosts.map { SIPHostAddress.canonicalIP($0) ?? $0 })
         if let tls = configuration.tls {
             self.serverTLSContext = try NIOSSLContext(configuration: tls.serverConfiguration())
             self.clientTLSContext = try NIOSSLContext(configuration: tls.clientConfiguration())
@@ -374,23 +396,48 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard let address = try? SocketAddress(ipAddress: key.host, port: Int(key.port)) else {
             return eventLoop.makeFailedFuture(SIPTransportError(.invalidTarget, "\(key.host) is not an IP literal"))
         }
-        guard connections.count + pendingConnects.count < configuration.maxConnections else {
+        let counted = !peerHosts.contains(key.host)
+        let pendingCounted = pendingConnects.keys.count(where: { !peerHosts.contains($0.host) })
+        guard !counted || outboundCount + pendingCounted < configuration.maxOutboundConnections else {
+            metrics.refused(key.kind, .outboundLimit)
             return eventLoop.makeFailedFuture(SIPTransportError(
-                .connectFailed, "\(configuration.maxConnections) connections are open (Configuration.maxConnections)"))
+                .connectFailed, "\(configuration.maxOutboundConnections) connections opened by us are open (Configuration.maxOutboundConnections)"))
         }
-        if key.kind == .tls, clientTLSContext == nil {
-            return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
+        var expectedNames: [String]? = nil
+        var sni: String? = nil
+        if key.kind == .tls {
+            guard let tls = configuration.tls, clientTLSContext != nil else {
+                return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
+            }
+            var withName = key
+            withName.serverName = serverName
+            let names = configuration.expectedServerNames(for: withName)
+            if tls.verifyServerName {
+                guard !names.isEmpty else {
+                    metrics.refused(.tls, .noCertificateName)
+                    logger.warning("refusing TLS to an IP address without a certificate name (RFC 5922 §4)",
+                                   metadata: ["remote": "\(key.hostPort)"])
+                    return eventLoop.makeFailedFuture(SIPTransportError(
+                        .tlsFailed, "no certificate name to verify \(key.hostPort) against: configure the certificate-names of the peer "
+                            + "at that address (an IP address alone is never accepted, RFC 5922 §4)"))
+                }
+                expectedNames = names
+            }
+            // SNI carries a host name, never an IP literal (RFC 6066 §3); a wildcard is no host.
+            sni = SIPServerIdentity.isName(serverName) ? serverName : names.first { SIPServerIdentity.isName($0) && !$0.contains("*") }
         }
         let id = SIPConnectionID(nextConnection)
         nextConnection += 1
         let ready = eventLoop.makePromise(of: Void.self)
         let kind = key.kind
+        let (sniName, namesToCheck) = (sni, expectedNames)
         let future = ClientBootstrap(group: eventLoop)
             .connectTimeout(configuration.connectTimeout)
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try self.configureStream(channel, kind: kind, id: id, serverName: serverName, ready: ready)
+                    try self.configureStream(channel, kind: kind, id: id, serverName: sniName,
+                                             expectedServerNames: namesToCheck, ready: ready)
                 }
             }
             .connect(to: address)
@@ -405,7 +452,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
                 }
                 let local = SIPHostAddress.target(kind, channel.localAddress) ?? SIPTarget(kind, host: "", port: 0)
                 self.register(id, Connection(kind: kind, channel: channel, remote: key, local: local,
-                                             ready: ready.futureResult, peerCertificateNames: []))
+                                             ready: ready.futureResult, peerCertificateNames: [], inbound: false,
+                                             countedOutbound: counted))
                 return id
             }
         pendingConnects[key] = future
@@ -415,9 +463,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
 
     // MARK: - Connections
 
-    /// Sets up the pipeline of a stream channel: idle timer, TLS, framing.
+    /// Sets up the pipeline of a stream channel: idle timer, TLS, framing (with the handshake
+    /// and message timers and, for connections we open, the server name check).
     private func configureStream(_ channel: any Channel, kind: SIPTransportKind, id: SIPConnectionID,
-                                 serverName: String?, isServer: Bool = false, ready: EventLoopPromise<Void>) throws {
+                                 serverName: String?, expectedServerNames: [String]? = nil, isServer: Bool = false,
+                                 ready: EventLoopPromise<Void>) throws {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(IdleStateHandler(allTimeout: configuration.idleTimeout))
         if kind == .tls {
@@ -431,7 +481,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         }
         let framer = SIPStreamFramer(limits: configuration.parserLimits,
                                      maxBufferedBytes: configuration.maxBufferedBytesPerConnection)
-        try sync.addHandler(SIPStreamChannelHandler(transport: self, id: id, kind: kind, framer: framer, ready: ready))
+        try sync.addHandler(SIPStreamChannelHandler(
+            transport: self, id: id, kind: kind, framer: framer, ready: ready, expectedServerNames: expectedServerNames,
+            tlsHandshakeTimeout: configuration.tlsHandshakeTimeout, headerTimeout: configuration.headerTimeout))
     }
 
     /// An accepted TCP/TLS connection (on the loop, from the child channel initializer).
@@ -440,10 +492,18 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard phase == .started, let remote = SIPHostAddress.target(kind, channel.remoteAddress),
             let local = SIPHostAddress.target(kind, channel.localAddress)
         else { throw SIPTransportError(.shutDown, "not accepting connections") }
-        guard connections.count < configuration.maxConnections else {
-            logger.warning("refusing a SIP connection: Configuration.maxConnections reached",
-                           metadata: ["limit": "\(configuration.maxConnections)", "remote": "\(remote.hostPort)"])
-            throw SIPTransportError(.connectFailed, "too many connections")
+        guard inboundCount < configuration.maxInboundConnections else {
+            // Counted; logged at debug only, so that a flood of connections is no flood of logs.
+            metrics.refused(kind, .inboundLimit)
+            logger.debug("refusing a SIP connection: Configuration.maxInboundConnections reached",
+                           metadata: ["limit": "\(configuration.maxInboundConnections)", "remote": "\(remote.hostPort)"])
+            throw SIPTransportError(.connectFailed, "too many inbound connections")
+        }
+        guard inboundByAddress[remote.host, default: 0] < configuration.maxInboundConnectionsPerAddress else {
+            metrics.refused(kind, .addressLimit)
+            logger.debug("refusing a SIP connection: Configuration.maxInboundConnectionsPerAddress reached",
+                           metadata: ["limit": "\(configuration.maxInboundConnectionsPerAddress)", "remote": "\(remote.host)"])
+            throw SIPTransportError(.connectFailed, "too many connections from \(remote.host)")
         }
         let id = SIPConnectionID(nextConnection)
         nextConnection += 1
@@ -455,12 +515,18 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             throw error
         }
         register(id, Connection(kind: kind, channel: channel, remote: remote, local: local, ready: ready.futureResult,
-                                peerCertificateNames: []))
+                                peerCertificateNames: [], inbound: true))
     }
 
     private func register(_ id: SIPConnectionID, _ connection: Connection) {
         connections[id] = connection
         connectionByRemote[connection.remote] = id
+        if connection.inbound {
+            inboundCount += 1
+            inboundByAddress[connection.remote.host, default: 0] += 1
+        } else if connection.countedOutbound {
+            outboundCount += 1
+        }
         metrics.increment(SIPTransportMetrics.connectionsOpened, connection.kind)
         logger.debug("SIP connection opened", metadata: [
             "connection": "\(id)", "transport": "\(connection.kind)", "remote": "\(connection.remote.hostPort)",
@@ -475,12 +541,26 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     func connectionClosed(_ id: SIPConnectionID) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         if connectionByRemote[connection.remote] == id { connectionByRemote[connection.remote] = nil }
+        if connection.inbound {
+            inboundCount -= 1
+            let left = inboundByAddress[connection.remote.host, default: 1] - 1
+            inboundByAddress[connection.remote.host] = left > 0 ? left : nil
+        } else if connection.countedOutbound {
+            outboundCount -= 1
+        }
         metrics.increment(SIPTransportMetrics.connectionsClosed, connection.kind)
         logger.debug("SIP connection closed", metadata: ["connection": "\(id)", "remote": "\(connection.remote.hostPort)"])
     }
 
-    func connectionIdle(_ id: SIPConnectionID) {
-        logger.debug("closing idle SIP connection", metadata: ["connection": "\(id)"])
+    func connectionTimedOut(_ id: SIPConnectionID, kind: SIPTransportKind, _ timeout: SIPTransportMetrics.Timeout) {
+        metrics.timedOut(kind, timeout)
+        logger.debug("closing SIP connection: timeout", metadata: ["connection": "\(id)", "timeout": "\(timeout.rawValue)"])
+    }
+
+    func serverNameRefused(_ id: SIPConnectionID, expected: [String], presented: [String]) {
+        metrics.refused(.tls, .certificateName)
+        logger.warning("closing TLS connection: the server's certificate is not for the expected name (RFC 5922 §4)",
+                       metadata: ["connection": "\(id)", "expected": "\(expected)", "presented": "\(presented)"])
     }
 
     func connectionError(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: any Error) {

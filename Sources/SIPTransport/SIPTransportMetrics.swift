@@ -10,8 +10,12 @@ internal import Metrics
 /// | `sip_transport_bad_request_sent` | `transport` | 400 responses sent for malformed requests |
 /// | `sip_transport_connections_opened` | `transport` | TCP/TLS connections accepted or opened |
 /// | `sip_transport_connections_closed` | `transport` | TCP/TLS connections closed, for any reason |
+/// | `sip_transport_connections_refused` | `transport`, `reason` | connections not accepted or not opened: `inbound-limit`, `address-limit`, `outbound-limit`; for TLS also `certificate-name` (the server's certificate names none of the expected names) and `no-certificate-name` (nothing to verify it against) |
+/// | `sip_transport_timeouts` | `transport`, `kind` | connections closed by a timeout: `idle`, `header` (a message not whole in time); for TLS also `tls-handshake` |
 ///
-/// Confined to the transport's event loop; counters are created once per label and dimensions.
+/// The refusal and timeout counters exist at zero from the start (so that an alert can watch
+/// their rate). Confined to the transport's event loop; counters are created once per label and
+/// dimensions.
 final class SIPTransportMetrics {
     static let messagesReceived = "sip_transport_messages_received"
     static let messagesSent = "sip_transport_messages_sent"
@@ -19,6 +23,28 @@ final class SIPTransportMetrics {
     static let badRequestSent = "sip_transport_bad_request_sent"
     static let connectionsOpened = "sip_transport_connections_opened"
     static let connectionsClosed = "sip_transport_connections_closed"
+    static let connectionsRefused = "sip_transport_connections_refused"
+    static let timeouts = "sip_transport_timeouts"
+
+    /// Why a connection was refused (`reason` of ``connectionsRefused``).
+    enum Refusal: String, CaseIterable {
+        case inboundLimit = "inbound-limit"
+        case addressLimit = "address-limit"
+        case outboundLimit = "outbound-limit"
+        case certificateName = "certificate-name"
+        case noCertificateName = "no-certificate-name"
+
+        var tlsOnly: Bool { self == .certificateName || self == .noCertificateName }
+    }
+
+    /// Which timeout closed a connection (`kind` of ``timeouts``).
+    enum Timeout: String, CaseIterable {
+        case idle
+        case header
+        case tlsHandshake = "tls-handshake"
+
+        var tlsOnly: Bool { self == .tlsHandshake }
+    }
 
     private let factory: any MetricsFactory
 
@@ -28,22 +54,43 @@ final class SIPTransportMetrics {
         var label: String
         var kind: SIPTransportKind
         var reason: String?
+        var timeout: String?
     }
 
     private var counters: [Key: Counter] = [:]
 
-    init(factory: any MetricsFactory) { self.factory = factory }
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        for kind in [SIPTransportKind.tcp, .tls] {
+            for refusal in Refusal.allCases where kind == .tls || !refusal.tlsOnly {
+                increment(Self.connectionsRefused, kind, reason: refusal.rawValue, by: 0)
+            }
+            for timeout in Timeout.allCases where kind == .tls || !timeout.tlsOnly {
+                increment(Self.timeouts, kind, kindOfTimeout: timeout.rawValue, by: 0)
+            }
+        }
+    }
 
-    func increment(_ label: String, _ kind: SIPTransportKind, reason: String? = nil) {
-        let key = Key(label: label, kind: kind, reason: reason)
+    func refused(_ kind: SIPTransportKind, _ refusal: Refusal) {
+        increment(Self.connectionsRefused, kind, reason: refusal.rawValue)
+    }
+
+    func timedOut(_ kind: SIPTransportKind, _ timeout: Timeout) {
+        increment(Self.timeouts, kind, kindOfTimeout: timeout.rawValue)
+    }
+
+    func increment(_ label: String, _ kind: SIPTransportKind, reason: String? = nil, kindOfTimeout: String? = nil,
+                   by amount: Int64 = 1) {
+        let key = Key(label: label, kind: kind, reason: reason, timeout: kindOfTimeout)
         if let counter = counters[key] {
-            counter.increment()
+            counter.increment(by: amount)
             return
         }
         var dimensions = [("transport", kind.rawValue.lowercased())]
         if let reason { dimensions.append(("reason", reason)) }
+        if let kindOfTimeout { dimensions.append(("kind", kindOfTimeout)) }
         let counter = Counter(label: label, dimensions: dimensions, factory: factory)
         counters[key] = counter
-        counter.increment()
+        counter.increment(by: amount)
     }
 }

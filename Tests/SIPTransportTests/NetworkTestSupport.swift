@@ -52,11 +52,13 @@ struct Harness {
     var metrics: TestMetrics
     var inbox: Inbox
 
-    static func start(_ configuration: SIPNetworkTransport.Configuration) async throws -> Harness {
+    /// Starts a transport on `eventLoop` (default: one loop of NIO's shared group).
+    static func start(_ configuration: SIPNetworkTransport.Configuration, eventLoop: (any EventLoop)? = nil) async throws -> Harness {
         let metrics = TestMetrics()
         var logger = Logger(label: "sip.transport.test")
         logger.logLevel = .critical
-        let transport = try SIPNetworkTransport(configuration: configuration, logger: logger, metricsFactory: metrics)
+        let transport = try SIPNetworkTransport(configuration: configuration, eventLoop: eventLoop, logger: logger,
+                                                metricsFactory: metrics)
         let inbox = Inbox()
         inbox.attach(to: transport)
         let bound = try await transport.start()
@@ -162,10 +164,15 @@ final class RawTCPPeer: Sendable {
         func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
     }
 
-    init(connectingTo target: SIPTarget) async throws {
+    /// Connects to `target`, from `source` (an IP literal of this machine, e.g. 127.0.0.2 to be
+    /// another loopback address) when given, on `group` (default: NIO's shared group).
+    init(connectingTo target: SIPTarget, from source: String? = nil,
+         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws {
         let box = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
         self.state = box
-        self.channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        var bootstrap = ClientBootstrap(group: group)
+        if let source { bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: source, port: 0)) }
+        self.channel = try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Collector(box)) }
             }

@@ -326,7 +326,7 @@ import Testing
 
     @Test func connectionsBeyondTheLimitAreClosedAndTheOthersKeepWorking() async throws {
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
-        configuration.maxConnections = 1
+        configuration.maxInboundConnections = 1
         let gateway = try await Harness.start(configuration)
         let first = try await RawTCPPeer(connectingTo: gateway.bound[0])
         let local = try #require(first.localTarget)
@@ -431,7 +431,7 @@ import Testing
         await gateway.transport.shutdown()
     }
 
-    @Test func tlsTargetWithoutServerNameIsVerifiedAgainstItsIPAddress() async throws {
+    @Test func tlsTargetWithNeitherServerNameNorKnownNamesIsRefusedNeverJudgedByItsIP() async throws {
         let gateway = try await Harness.start(Configuration(
             listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
             tls: try tls(TestCertificates.serverCertificate, TestCertificates.serverKey)))
@@ -439,7 +439,7 @@ import Testing
             listeners: [.init(.tls, host: "127.0.0.1", port: 0)],
             tls: try tls(TestCertificates.clientCertificate, TestCertificates.clientKey)))
         let partnerVia = try #require(partner.transport.advertisedAddress(for: .tls))
-        // The certificate names gateway.test only, not 127.0.0.1.
+        // No name to verify against: refused before connecting (RFC 5922 §4), not checked by IP.
         let request = try TestMessages.request("OPTIONS", via: partnerVia, branch: "ip1", callID: "tls-ip")
         await #expect {
             try await partner.transport.send(.request(request), to: gateway.bound[0], connection: nil).get()
@@ -447,6 +447,8 @@ import Testing
             (error as? SIPTransportError)?.code == .tlsFailed
         }
         #expect(gateway.inbox.count == 0)
+        #expect(partner.counter("sip_transport_connections_refused", [("transport", "tls"), ("reason", "no-certificate-name")]) == 1)
+        #expect(gateway.counter("sip_transport_connections_opened", [("transport", "tls")]) == 0)
         await partner.transport.shutdown()
         await gateway.transport.shutdown()
     }

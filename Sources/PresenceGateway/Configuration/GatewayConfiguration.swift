@@ -118,6 +118,8 @@ public struct GatewayConfiguration: Sendable {
     public var mappingsDirectory: String?
     /// This gateway's host name for Via, Record-Route and Contact (defaults to the first listener's host).
     public var hostName: String?
+    /// Connection limits and timeouts (YAML `connections:`; GatewayConfiguration+Connections.swift).
+    public var connections: Connections
 }
 
 extension GatewayConfiguration {
@@ -127,7 +129,7 @@ extension GatewayConfiguration {
         let root = try ConfigurationNode.parse(text)
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
-            "subscriptions", "limits", "admin", "mappings", "host-name",
+            "subscriptions", "limits", "admin", "mappings", "host-name", "connections",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         var listeners: [Listener] = []
@@ -193,6 +195,7 @@ extension GatewayConfiguration {
         }
         mappingsDirectory = try top["mappings"]?.string()
         hostName = try top["host-name"]?.string()
+        connections = try Self.connections(top["connections"])
     }
 
     static let sides: [String: Side] = ["enterprise": .enterprise, "oma": .oma]

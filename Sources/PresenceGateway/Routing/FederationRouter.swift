@@ -124,7 +124,11 @@ public struct FederationRouter: Sendable {
         }
         guard owner.transport == .tls, !owner.certificateNames.isEmpty else { return true }
         if arrival.certificateNames.isEmpty { return host == owner.host && arrival.source.port == owner.port }
-        return arrival.certificateNames.contains { name in owner.certificateNames.contains { Self.certificateName($0, matches: name) } }
+        // The same certificate again (its names as presented, wildcards included), or one that
+        // names an expected identity (RFC 6125 §6.4).
+        return arrival.certificateNames.contains { presented in
+            owner.certificateNames.contains { $0.lowercased() == presented.lowercased() || SIPServerIdentity.matches(presented: presented, reference: $0) }
+        }
     }
 
     /// Whether the gateway may send a request of `owner`'s dialog to `target` (its remote target
@@ -287,23 +291,13 @@ public struct FederationRouter: Sendable {
         guard domain.contains(".") else { return false }
         return names.contains { raw in
             let name = raw.lowercased()
-            if name.hasPrefix("*.") { return domain == String(name.dropFirst(2)) || certificateName(name, matches: domain) }
+            if name.hasPrefix("*.") {
+                return domain == String(name.dropFirst(2)) || SIPServerIdentity.matches(presented: name, reference: domain)
+            }
             return name == domain || name.hasSuffix("." + domain)
         }
     }
 
-    /// Whether the certificate name `pattern` matches the host `name` (RFC 6125 §6.4.3): equal
-    /// ignoring case, or a wildcard `*.rest` standing for exactly one left-most label, so
-    /// `*.fabrikam.com` matches `sip.fabrikam.com` but neither `a.b.fabrikam.com` nor
-    /// `fabrikam.com`.
-    static func certificateName(_ pattern: String, matches name: String) -> Bool {
-        let pattern = GatewayConfiguration.canonicalHost(pattern)
-        let name = GatewayConfiguration.canonicalHost(name)
-        guard pattern.hasPrefix("*.") else { return pattern == name }
-        let rest = pattern.dropFirst(1)
-        guard name.hasSuffix(rest), name.count > rest.count else { return false }
-        return !name.dropLast(rest.count).contains(".")
-    }
 }
 
 /// A token bucket: `rate` tokens a second up to `burst`; a request takes one.

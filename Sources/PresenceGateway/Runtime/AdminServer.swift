@@ -1,3 +1,4 @@
+public import Metrics
 public import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -6,7 +7,8 @@ public import Prometheus
 /// The operator's HTTP endpoint: `GET /metrics` in the Prometheus text format and `GET /health`
 /// (200 with a one-line JSON status while the gateway runs, 503 once it is shutting down).
 /// Anything else is 404; methods other than GET and HEAD are 405. Requests are small and
-/// answered at once; bodies are ignored.
+/// answered at once; bodies are ignored. Connections are held within ``Limits`` (idle and
+/// request timeouts, connections in all and per address; ``AdminConnectionGuard``).
 public final class AdminServer: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let channel: any Channel
@@ -19,16 +21,31 @@ public final class AdminServer: Sendable {
         self.channel = channel
     }
 
+    /// An admin connection refused by ``Limits`` (closed as soon as it is accepted).
+    struct Refused: Error {}
+
     /// Binds `host:port` and serves until ``close()``.
+    ///
+    /// - Parameters:
+    ///   - limits: connection limits and timeouts. Default: ``Limits/init(maxConnections:maxConnectionsPerAddress:idleTimeout:headerTimeout:)``'s defaults.
+    ///   - metricsFactory: where the refusal and timeout counters go. Default: `MetricsSystem.factory`.
     public static func start(host: String, port: Int, registry: PrometheusCollectorRegistry, group: any EventLoopGroup,
+                             limits: Limits = Limits(), metricsFactory: (any MetricsFactory)? = nil,
                              health: @escaping @Sendable () -> (healthy: Bool, detail: String)) async throws -> AdminServer {
+        let admission = AdminConnectionGuard(limits: limits, factory: metricsFactory ?? MetricsSystem.factory)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 16)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(Handler(registry: registry, health: health))
+                    let address = channel.remoteAddress?.ipAddress ?? ""
+                    guard admission.admit(address) else { throw Refused() }
+                    channel.closeFuture.whenComplete { _ in admission.release(address) }
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(IdleStateHandler(allTimeout: limits.idleTimeout))
+                    try sync.addHandler(AdminConnectionGuard.Handler(admission))
+                    try sync.configureHTTPServerPipeline(withErrorHandling: true)
+                    try sync.addHandler(Handler(registry: registry, health: health))
                 }
             }
             .bind(host: host, port: port).get()
@@ -58,6 +75,7 @@ public final class AdminServer: Sendable {
             case .head(let request): head = request
             case .body: break
             case .end:
+                context.triggerUserOutboundEvent(AdminConnectionGuard.RequestComplete(), promise: nil)
                 guard let request = head else { return }
                 head = nil
                 respond(to: request, context: context)

@@ -49,6 +49,20 @@ public final class GatewayServer: @unchecked Sendable {
             }
             var transportConfiguration = SIPNetworkTransport.Configuration(listeners: listeners, tls: tls)
             transportConfiguration.discardResponsesWithForeignSentBy = true
+            configuration.connections.apply(to: &transportConfiguration)
+            // RFC 5922 §4: the gateway's own TLS connections to a peer's address verify the
+            // certificate against the peer's certificate-names, never the IP address.
+            transportConfiguration.knownServers = configuration.peers.filter { $0.side == side && !$0.certificateNames.isEmpty }.map {
+                SIPNetworkTransport.KnownServer(host: $0.host, port: $0.port, names: $0.certificateNames)
+            }
+            // Connections to the side's peers and literal next hop are never refused for the
+            // outbound limit, which addresses chosen by others can fill.
+            var peerHosts = Set(configuration.peers.filter { $0.side == side }.map(\.host))
+            if case .uri(let hop) = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop,
+               let literal = SIPEventRouting.literalTarget(hop) {
+                peerHosts.insert(literal.host)
+            }
+            transportConfiguration.peerHosts = peerHosts
             transports[side] = try SIPNetworkTransport(configuration: transportConfiguration, eventLoop: eventLoop,
                                                        logger: Logger(label: "sip.transport.\(side.rawValue)"))
         }
@@ -102,7 +116,8 @@ public final class GatewayServer: @unchecked Sendable {
         self.runtime = runtime
         if let admin = configuration.admin {
             self.admin = try await AdminServer.start(host: admin.host, port: Int(admin.port), registry: registry,
-                                                     group: MultiThreadedEventLoopGroup.singleton) { [weak self] in
+                                                     group: MultiThreadedEventLoopGroup.singleton,
+                                                     limits: configuration.connections.admin) { [weak self] in
                 self?.health() ?? (false, #"{"status":"stopped"}"#)
             }
             logger.info("admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health)")
