@@ -295,9 +295,11 @@ extension PresenceMapper {
     }
 
     /// msrtc.pidf → PIDF, through categories.
-    public func pidf(from doc: MSRTCPresentity, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
+    public func pidf(
+        from doc: MSRTCPresentity, dialect: PIDFDialect = .rfc, rpidExtensions: Bool = false
+    ) -> (PIDFDocument, MappingReport) {
         let (categories, first) = categories(from: doc)
-        var (pidf, second) = pidf(from: categories, dialect: dialect)
+        var (pidf, second) = pidf(from: categories, dialect: dialect, rpidExtensions: rpidExtensions)
         pidf.entity = categories.uri
         return (pidf, first + second)
     }

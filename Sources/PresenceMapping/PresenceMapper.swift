@@ -18,8 +18,8 @@ public struct PresenceMapper: Sendable {
     /// The categories → PIDF report details, built once per table row like the two above:
     /// each `availability-pidf.tsv` row's basic, activity and source,
     let pidfRowDetails: [String]
-    /// each `availability-pidf-detail.tsv` row's class and what it adds,
-    let detailRowDetails: [String]
+    /// each `availability-pidf-detail.tsv` row's class and what it adds (nil when it adds nothing),
+    let detailRowDetails: [String?]
     /// and the RPID each `activity-tokens.tsv` row writes.
     let writtenTokenDetails: [String]
     /// `render="true" capture="true"`: the attributes of every capability a
@@ -38,13 +38,18 @@ public struct PresenceMapper: Sendable {
             "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))"
         }
         detailRowDetails = tables.availabilityDetail.map { detail in
-            "\(detail.className): " + ([detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""]
-                .filter { !$0.isEmpty }.joined(separator: ", "))
+            let adds = [detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""]
+                .filter { !$0.isEmpty }
+            return adds.isEmpty ? nil : "\(detail.className): " + adds.joined(separator: ", ")
         }
         writtenTokenDetails = tables.activityTokens.map { row in
             "rpid activities " + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + ")
         }
     }
+
+    /// Why a categories → PIDF conversion without RPID extensions leaves out an activity.
+    static let beyondTheRow =
+        "MS-PRES 3.7.5.4 gives each availability band only its row's activity; written with rpid-extensions"
 
     /// The state a conversion starts from: availability and activity as
     /// [MS-PRES] §3.7.5.4 takes them.
