@@ -45,6 +45,7 @@ extension PresenceMapper {
     ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
         var effective = effectiveState(doc, report: &report)
+        reportPublicationAttributes(doc, uriTo: "presence/@entity", report: &report)
         var status = PIDFStatus()
         var tableActivity: String?
         // Whether the §3.7.5.4 row chosen names the token (row 5, On the phone): the token is
@@ -67,6 +68,9 @@ extension PresenceMapper {
         let displayName = firstContactDisplayName(doc)
         switch dialect {
         case .microsoft:
+            if Report.keepsEntries, let state = effective.state, let fields = Self.detailFields(of: state) {
+                report.drop("state/" + fields, "the Microsoft dialect carries only basic, activity and display name (MS-PRES 2.2.2.8.1)")
+            }
             return microsoftPIDF(
                 doc, status: status, tableActivity: tableActivity, hasToken: effective.token != nil && !rowNamesToken,
                 displayName: displayName, report: &report)
@@ -238,6 +242,7 @@ extension PresenceMapper {
                 if hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
                 }
+                report.drop("calendarData/@mailboxID", "the mailbox the calendar is read from (MS-PRES 2.2.2.7.8); RPID has no element for it")
             case .services(let services):
                 let caps = capabilities(services)
                 if !caps.flags.isEmpty {
@@ -392,9 +397,16 @@ extension PresenceMapper {
             // category, the report kept or not).
             switch doc.categories[i].payload {
             case .state, .legacyInterop, .none: break
-            case .note, .contactCard, .services:
-                if dialect == .microsoft, doc.categories[i].name != .contactCard {
+            case .note, .services:
+                if dialect == .microsoft {
                     report.drop(doc.categories[i].name.rawValue, "the Microsoft dialect carries only basic, activity and display name")
+                }
+            case .contactCard(let card):
+                if dialect == .microsoft {
+                    reportDroppedCard(card, report: &report)
+                    if !card.photos.isEmpty || !card.urls.isEmpty {
+                        report.drop("contactCard/photo|url", "the Microsoft dialect carries only basic, activity and display name")
+                    }
                 }
             case .calendarData:
                 if dialect == .microsoft {
