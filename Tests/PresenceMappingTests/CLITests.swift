@@ -114,6 +114,15 @@ struct CLITests {
         #expect(r.stderr.contains("-:4:"))
     }
 
+    @Test func validateSaysWhyMSRTCPIDFIsNotChecked() throws {
+        // Its schema is in [MS-SIP] section 6, not in the project; Appendix D defines only an extension.
+        let r = try Self.run(["validate", "Vectors/presence/examples/input/4.11-msrtc-notify.xml"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("4.11-msrtc-notify.xml:"))
+        #expect(r.stderr.contains("cannot be validated"))
+        #expect(r.stderr.contains("MS-SIP"))
+    }
+
     /// [MS-PRES] §3.7.5.4 row 7: 9000-11999 is open + busy and nothing else; the do-not-disturb
     /// marker only with --rpid-extensions.
     @Test func doNotDisturbIsTheTableRowUnlessExtensionsAreAsked() throws {
