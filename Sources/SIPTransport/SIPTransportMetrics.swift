@@ -32,7 +32,21 @@ final class SIPTransportMetrics {
 
     private var counters: [Key: Counter] = [:]
 
-    init(factory: any MetricsFactory) { self.factory = factory }
+    /// Creates the counters of every transport in `kinds` at zero, so that `/metrics` lists them
+    /// from the start rather than from the first message, connection or error: messages received
+    /// and sent, 400s sent, malformed inputs (one series per transport without a reason; each
+    /// reason gets its own series when first seen) and, for TCP and TLS, connections.
+    init(factory: any MetricsFactory, kinds: [SIPTransportKind] = []) {
+        self.factory = factory
+        for kind in Set(kinds) {
+            var labels = [Self.messagesReceived, Self.messagesSent, Self.badRequestSent, Self.malformedDropped]
+            if kind != .udp { labels += [Self.connectionsOpened, Self.connectionsClosed] }
+            for label in labels {
+                counters[Key(label: label, kind: kind, reason: nil)] = Counter(
+                    label: label, dimensions: [("transport", kind.rawValue.lowercased())], factory: factory)
+            }
+        }
+    }
 
     func increment(_ label: String, _ kind: SIPTransportKind, reason: String? = nil) {
         let key = Key(label: label, kind: kind, reason: reason)
