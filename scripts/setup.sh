@@ -4,13 +4,15 @@
 # unless --build-only, also the real peers of the
 # tests: sip-tester (sipp 3.6) for Tests/PeerTests, Tests/EventPeerTests, Tests/GatewayPeerTests,
 # scripts/walkthrough.sh and scripts/bench-udp.py, and Kamailio with its presence and SQLite modules
-# (plus sqlite3) for Tests/EventPeerTests, Tests/GatewayPeerTests and scripts/walkthrough.sh.
+# (plus sqlite3) for Tests/EventPeerTests, Tests/GatewayPeerTests and scripts/walkthrough.sh, and the
+# real OMA user agents linphone-cli (linphonec 5.1) and baresip-core (baresip 1.0) for
+# Tests/GatewayPeerTests/RealUserAgentTests.swift.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
 packages=(libxml2-dev pkg-config libjemalloc2)
 if [ "${1:-}" != "--build-only" ]; then
-  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3)
+  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core)
 fi
 need=()
 for pkg in "${packages[@]}"; do

@@ -8,33 +8,65 @@
 #   2. sipp as the enterprise edge on 127.0.0.1:5062 (TCP, Peers/sipp/enterprise-edge.xml): answers
 #      the gateway's category SUBSCRIBEs with availability 3500 (online), then after 3 s sends a
 #      BENOTIFY with 15500 (away).
-#   3. presence-gateway with no --config (OMA UDP/TCP 5060 -> Kamailio 5070; enterprise TCP 5061 ->
-#      edge 5062; metrics and health on 127.0.0.1:9090).
+#   3. presence-gateway on its embedded configuration, ports as chosen (OMA UDP/TCP 5060 -> Kamailio
+#      5070; enterprise TCP 5061 -> edge 5062; metrics and health on 127.0.0.1:9090).
 #   4. OMA -> enterprise: carol@oma.example PUBLISHes "busy" to Kamailio; an enterprise client
 #      (sipp, TCP to 5061) sends a batched category SUBSCRIBE for carol and receives her state as
 #      categories (availability 6500).
 #   5. enterprise -> OMA: dave@oma.example SUBSCRIBEs to bob@contoso.com through Kamailio and
 #      receives PIDF: open, then open + away when the enterprise state changes to 15500.
 #
-# Needs the ports 5060-5062, 5070 and 9090 free. Logs and sipp traces stay in the printed directory.
-# Usage: bash scripts/walkthrough.sh   (builds presence-gateway in debug first)
+# The ports above are the defaults; --port-base moves them all (see usage). Every port used must be
+# free. Logs and sipp traces stay in the printed directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 export PATH="/opt/swift/usr/bin:$PATH"
+
+usage() {
+  cat <<'USAGE'
+Usage: bash scripts/walkthrough.sh [--release] [--port-base N] [--admin-port N]
+  --release      build and run the release gateway (default: debug, quick when up to date)
+  --port-base N  gateway OMA side N (UDP+TCP), enterprise side N+1 (TCP), enterprise edge (sipp) N+2,
+                 sipp clients N+3..N+5, Kamailio N+10 (default 5060: 5060-5065 and 5070)
+  --admin-port N metrics and health (default 9090)
+USAGE
+}
+CONFIGURATION=debug BASE=5060 ADMIN_PORT=9090
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --release) CONFIGURATION=release ;;
+    --port-base) BASE="${2:?--port-base needs a number}"; shift ;;
+    --admin-port) ADMIN_PORT="${2:?--admin-port needs a number}"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "walkthrough: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$BASE$ADMIN_PORT" in *[!0-9]*) echo "walkthrough: ports must be numbers" >&2; exit 2 ;; esac
+if [ "$BASE" -lt 1024 ] || [ "$BASE" -gt 65500 ]; then echo "walkthrough: --port-base must be 1024-65500" >&2; exit 2; fi
+GW_OMA_PORT=$BASE GW_ENT_PORT=$((BASE + 1)) EDGE_PORT=$((BASE + 2)) KAM_SIP_PORT=$((BASE + 10))
+PUBLISH_PORT=$((BASE + 3)) EWATCHER_PORT=$((BASE + 4)) OWATCHER_PORT=$((BASE + 5))
+
 for tool in sipp kamailio sqlite3; do
   command -v "$tool" >/dev/null || { echo "walkthrough: $tool is missing; run: bash scripts/setup.sh" >&2; exit 1; }
 done
-for port in 5060 5061 5062 5070 9090; do
+for port in $GW_OMA_PORT $GW_ENT_PORT $EDGE_PORT $PUBLISH_PORT $EWATCHER_PORT $OWATCHER_PORT $KAM_SIP_PORT $ADMIN_PORT; do
   if ss -Hln "sport = :$port" 2>/dev/null | grep -q .; then
-    echo "walkthrough: port $port on this machine is in use; stop what uses it first" >&2; exit 1
+    echo "walkthrough: port $port on this machine is in use; stop what uses it first (or use --port-base)" >&2; exit 1
   fi
 done
-echo "== building presence-gateway (debug; quick when up to date)"
-swift build --product presence-gateway 2>&1 | tail -1
-GATEWAY_BIN="$ROOT/.build/debug/presence-gateway"
+echo "== building presence-gateway ($CONFIGURATION; quick when up to date)"
+swift build -c "$CONFIGURATION" --product presence-gateway 2>&1 | tail -1
+GATEWAY_BIN="$ROOT/.build/$CONFIGURATION/presence-gateway"
 WORK="$(mktemp -d /tmp/presence-walkthrough.XXXXXX)"
-export KAM_RUNDIR="$WORK/kamailio" KAM_PORT=5070 KAM_GATEWAY="sip:127.0.0.1:5060"
+export KAM_RUNDIR="$WORK/kamailio" KAM_PORT=$KAM_SIP_PORT KAM_GATEWAY="sip:127.0.0.1:$GW_OMA_PORT"
+# The embedded configuration with the chosen ports (its listeners, next hops, the Kamailio peer, admin).
+"$GATEWAY_BIN" --print-default-config | sed \
+  -e "s/port: 5060 }/port: $GW_OMA_PORT }/g" -e "s/port: 5061 }/port: $GW_ENT_PORT }/" \
+  -e "s/127\.0\.0\.1:5062/127.0.0.1:$EDGE_PORT/" -e "s/127\.0\.0\.1:5070/127.0.0.1:$KAM_SIP_PORT/" \
+  -e "s/port: 5070, side: oma/port: $KAM_SIP_PORT, side: oma/" -e "s/port: 9090 }/port: $ADMIN_PORT }/" >"$WORK/gateway.yaml"
+"$GATEWAY_BIN" --config "$WORK/gateway.yaml" --check >/dev/null
 SIPP_COMMON=(-i 127.0.0.1 -nostdin -trace_msg -trace_err -timeout 60s -timeout_error)
 GW_PID="" EDGE_PID=""
 
@@ -57,35 +89,35 @@ received() {
 }
 
 echo "== work directory: $WORK"
-echo "== 1. Kamailio as the OMA presence server (127.0.0.1:5070)"
+echo "== 1. Kamailio as the OMA presence server (127.0.0.1:$KAM_SIP_PORT)"
 Peers/kamailio/run-kamailio.sh start -A WITH_BODYLOG
 
-echo "== 2. sipp as the enterprise edge (127.0.0.1:5062, TCP)"
+echo "== 2. sipp as the enterprise edge (127.0.0.1:$EDGE_PORT, TCP)"
 mkdir -p "$WORK/edge"
-( cd "$WORK/edge" && exec sipp -sf "$ROOT/Peers/sipp/enterprise-edge.xml" -t t1 -p 5062 -m 2 -d 3000 \
+( cd "$WORK/edge" && exec sipp -sf "$ROOT/Peers/sipp/enterprise-edge.xml" -t t1 -p "$EDGE_PORT" -m 2 -d 3000 \
     -key avail1 3500 -key avail2 15500 -key expires 3600 "${SIPP_COMMON[@]}" -timeout 120s >screen.out 2>&1 ) &
 EDGE_PID=$!
 sleep 1
 
-echo "== 3. presence-gateway on its default configuration"
-"$GATEWAY_BIN" --log-level info >"$WORK/gateway.log" 2>&1 &
+echo "== 3. presence-gateway on its default configuration (ports as chosen: $WORK/gateway.yaml)"
+"$GATEWAY_BIN" --config "$WORK/gateway.yaml" --log-level info >"$WORK/gateway.log" 2>&1 &
 GW_PID=$!
 for _ in $(seq 1 100); do
-  ss -Hlnt "sport = :5061" 2>/dev/null | grep -q . && break
+  ss -Hlnt "sport = :$GW_ENT_PORT" 2>/dev/null | grep -q . && break
   kill -0 "$GW_PID" 2>/dev/null || { echo "the gateway stopped:"; cat "$WORK/gateway.log"; exit 1; }
   sleep 0.2
 done
 sleep 0.5
-if command -v curl >/dev/null; then echo "health: $(curl -fs http://127.0.0.1:9090/health)"; fi
+if command -v curl >/dev/null; then echo "health: $(curl -fs "http://127.0.0.1:$ADMIN_PORT/health")"; fi
 
 echo
 echo "== 4. OMA -> enterprise: carol@oma.example publishes busy to Kamailio"
 mkdir -p "$WORK/publish" "$WORK/ewatcher" "$WORK/owatcher"
-( cd "$WORK/publish" && sipp 127.0.0.1:5070 -sf "$ROOT/Peers/sipp/oma-publish.xml" -p 5063 -m 1 \
+( cd "$WORK/publish" && sipp "127.0.0.1:$KAM_SIP_PORT" -sf "$ROOT/Peers/sipp/oma-publish.xml" -p "$PUBLISH_PORT" -m 1 \
     -key user carol -key activity busy -key note "In a call" "${SIPP_COMMON[@]}" >screen.out 2>&1 )
 echo "PUBLISH answered 200 by Kamailio"
-echo "-- the enterprise client subscribes to carol (batched category SUBSCRIBE over TCP to 5061)"
-( cd "$WORK/ewatcher" && sipp 127.0.0.1:5061 -sf "$ROOT/Peers/sipp/enterprise-watcher.xml" -t t1 -p 5064 -m 1 -d 0 \
+echo "-- the enterprise client subscribes to carol (batched category SUBSCRIBE over TCP to $GW_ENT_PORT)"
+( cd "$WORK/ewatcher" && sipp "127.0.0.1:$GW_ENT_PORT" -sf "$ROOT/Peers/sipp/enterprise-watcher.xml" -t t1 -p "$EWATCHER_PORT" -m 1 -d 0 \
     -key watcher sip:alice@contoso.com -key resource sip:carol@oma.example "${SIPP_COMMON[@]}" >screen.out 2>&1 ) \
   || { echo "enterprise watcher failed:"; tail -20 "$WORK/ewatcher/screen.out"; cat "$WORK"/ewatcher/*errors.log 2>/dev/null | tail -20; exit 1; }
 echo "-- what the enterprise client received: the 200 with the first notification piggybacked (6500 = busy)"
@@ -93,7 +125,7 @@ received "$WORK"/ewatcher/*_messages.log '^(SIP/2.0 200|BENOTIFY)' 1 | grep -v '
 
 echo
 echo "== 5. enterprise -> OMA: dave@oma.example subscribes to bob@contoso.com through Kamailio"
-( cd "$WORK/owatcher" && sipp 127.0.0.1:5070 -sf "$ROOT/Peers/sipp/watcher.xml" -p 5065 -m 1 -d 500 \
+( cd "$WORK/owatcher" && sipp "127.0.0.1:$KAM_SIP_PORT" -sf "$ROOT/Peers/sipp/watcher.xml" -p "$OWATCHER_PORT" -m 1 -d 500 \
     -key watcher sip:dave@oma.example -key resource sip:bob@contoso.com -key accept application/pidf+xml \
     -set notifies 2 "${SIPP_COMMON[@]}" >screen.out 2>&1 ) \
   || { echo "OMA watcher failed:"; tail -20 "$WORK/owatcher/screen.out"; cat "$WORK"/owatcher/*errors.log 2>/dev/null | tail -20; exit 1; }

@@ -290,14 +290,80 @@ extension PresenceMapper {
             }
         }
         if case .some = doc.linkedIdentities { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
+        if case .some = doc.cid { report.drop("cid", "a contact id for photo URLs (MS-PRES 2.2.2.8.1), not a watcher category") }
         for e in doc.extensions { report.drop("{\(e.name.namespace)}\(e.name.local)", "unknown extension") }
+        report.map("presence/@entity", "categories/@uri")
+        if Report.keepsEntries { reportDroppedPIDFParts(doc, report: &report) }
         return output
     }
 
+    /// The parts of a PIDF document no category holds, each with the reason: tuple ids,
+    /// contacts, timestamps, device ids and extensions (RFC 3863 §4.1.2, §4.1.5, §4.1.7, §4.4;
+    /// RFC 4479 §5.1), person and device ids, timestamps and extensions, and the RPID elements
+    /// enhanced presence has no place for. Only reported: nothing here changes the output.
+    private func reportDroppedPIDFParts<Report: MappingReporting>(_ doc: PIDFDocument, report: inout Report) {
+        for tuple in doc.tuples {
+            let at = "tuple[\(tuple.id)]"
+            report.drop("\(at)/@id", "tuple ids are local to the PIDF document (RFC 3863 4.1.2); categories have none")
+            if let contact = tuple.contact {
+                report.drop("\(at)/contact", "the contact address of this tuple (RFC 3863 4.1.5): enhanced presence routes to the publisher's URI")
+                if contact.priority != nil {
+                    report.drop("\(at)/contact/@priority", "a priority among the tuples' contacts (RFC 3863 4.1.5): categories have one state")
+                }
+            }
+            if tuple.timestamp != nil {
+                report.drop("\(at)/timestamp", "RFC 3863 4.1.7 time of the change; the server stamps publishTime itself (MS-PRES 1.3.1.1)")
+            }
+            if !tuple.deviceIDs.isEmpty { report.drop("\(at)/deviceID", "RFC 4479 device reference; categories have no devices for watchers") }
+            for e in tuple.status.extensions {
+                report.drop("\(at)/status/{\(e.name.namespace)}\(e.name.local)", "unknown status extension (RFC 3863 4.4)")
+            }
+            for e in tuple.extensions { report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown tuple extension (RFC 3863 4.4)") }
+            reportDroppedRPID(tuple.rpid, at: at, report: &report)
+        }
+        for (index, person) in doc.persons.enumerated() {
+            let at = "person[\(person.id)]"
+            report.drop("\(at)/@id", "person ids are local to the PIDF document (RFC 4479 3.1)")
+            if index > 0 {
+                report.drop("\(at)/place-type|place-is|time-offset|mood|sphere|privacy", "only the first person's are read (RFC 4479 3.1: one person)")
+            }
+            if person.timestamp != nil {
+                report.drop("\(at)/timestamp", "RFC 4479 time of the change; the server stamps publishTime itself (MS-PRES 1.3.1.1)")
+            }
+            for e in person.extensions { report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown person extension (RFC 4479 5.1)") }
+            reportDroppedRPID(person.rpid, at: at, report: &report)
+        }
+        for device in doc.devices {
+            report.drop("device[\(device.id)]", "RFC 4479 3.3 devices: categories for watchers describe the person, not devices")
+        }
+    }
+
+    /// RPID elements no category holds (RFC 4480 §3.3 class, §3.9 relationship, §3.11
+    /// service-class, §3.12 status-icon; the place-is media and the user-input attributes).
+    private func reportDroppedRPID<Report: MappingReporting>(_ rpid: RPID, at: String, report: inout Report) {
+        if rpid.class != nil { report.drop("\(at)/class", "RFC 4480 3.3 class: no enhanced-presence equivalent") }
+        if rpid.relationship != nil { report.drop("\(at)/relationship", "RFC 4480 3.9: no enhanced-presence equivalent") }
+        if rpid.serviceClass != nil { report.drop("\(at)/service-class", "RFC 4480 3.11: no enhanced-presence equivalent") }
+        if rpid.statusIcon != nil { report.drop("\(at)/status-icon", "RFC 4480 3.12: contactCard photos come from the card, not the status") }
+        if let placeIs = rpid.placeIs, placeIs.audio != nil || placeIs.video != nil || placeIs.text != nil {
+            report.drop("\(at)/place-is/audio|video|text", "RFC 4480 3.7 media conditions: no enhanced-presence equivalent")
+        }
+        if let input = rpid.userInput, input.idleThreshold != nil || input.lastInput != nil {
+            report.drop("\(at)/user-input/@idle-threshold|@last-input", "RFC 4480 3.15: the availability class is kept, not the times")
+        }
+        for activities in rpid.activities where activities.id != nil || activities.from != nil || activities.until != nil {
+            if activities.from == nil || activities.until == nil {
+                report.drop("\(at)/activities/@id|@from|@until", "RFC 4480 3.2 validity attributes: the state holds the current activity")
+            }
+        }
+    }
+
     /// msrtc.pidf → PIDF, through categories.
-    public func pidf(from doc: MSRTCPresentity, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
+    public func pidf(
+        from doc: MSRTCPresentity, dialect: PIDFDialect = .rfc, rpidExtensions: Bool = false
+    ) -> (PIDFDocument, MappingReport) {
         let (categories, first) = categories(from: doc)
-        var (pidf, second) = pidf(from: categories, dialect: dialect)
+        var (pidf, second) = pidf(from: categories, dialect: dialect, rpidExtensions: rpidExtensions)
         pidf.entity = categories.uri
         return (pidf, first + second)
     }

@@ -21,7 +21,12 @@ extension PresenceMapper {
             output.states = [MSRTCPresentity.AggregateState(avail: row.avail, text: text)]
             report.map("state/availability=\(availability)", "avail \(row.avail), state \"\(text)\", aggregates \(row.availabilityAggregate)/\(row.activityAggregate) (\(row.source))")
         }
+        if let token = effective.token { report.map("state/activity/@token=\(token)", "state text where the MS-PRES 3.7.5.5 row says Any or names it") }
         if effective.custom != nil { report.drop("state/activity/custom", "custom activities never reach msrtc.pidf (MS-PRES 3.7.5.5 uses the token)") }
+        reportPublicationAttributes(doc, uriTo: "presentity/@uri", report: &report)
+        if let state = effective.state, let fields = Self.detailFields(of: state) {
+            report.drop("state/" + fields, "msrtc.pidf has no element for it (MS-PRES 2.2.2.9.2)")
+        }
         for category in doc.categories {
             switch category.payload {
             case .contactCard(let card):
@@ -81,6 +86,7 @@ extension PresenceMapper {
             report.map("availability/@aggregate", "availability \(Self.availability(fromAggregate: aggregate))")
         }
         if doc.activityAggregate != nil { report.drop("activity/@aggregate", "implied by the state; [MS-SIP] code, not needed") }
+        report.map("presentity/@uri", "categories/@uri (with sip:)")
         var card = ContactCard()
         if let name = doc.displayName { card.displayNames = [.init(name)]; report.map("displayName", "contactCard displayName") }
         if let email = doc.email { card.emails = [email]; report.map("email", "contactCard email") }

@@ -4,45 +4,61 @@ import XMLBridge
 extension PresenceMapper {
     /// Categories → PIDF/RPID/CIPID.
     ///
-    /// basic and the RPID activity follow [MS-PRES] §3.7.5.4 (`availability-pidf.tsv`)
-    /// exactly. The RFC dialect adds what Microsoft's own server leaves out: the
-    /// class signals of `availability-pidf-detail.tsv`, the activity token
-    /// (`activity-tokens.tsv`), the custom activity, note, out-of-office note,
-    /// meeting subject and location, endpoint location, time zone, contact card
-    /// (display name, photo, home page) and capabilities. The Microsoft
-    /// dialect writes what Microsoft's server writes (§2.2.2.8.1): basic, the
-    /// table's activity in `rpid-status`, and the display name.
-    public func pidf(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> (PIDFDocument, MappingReport) {
+    /// basic and the RPID activities follow [MS-PRES] §3.7.5.4 (`availability-pidf.tsv`)
+    /// exactly: each availability band gives its row's basic and its row's activity, and
+    /// an activity token only where a row names it (On the phone, 6000-to-7499). The RFC
+    /// dialect adds, outside the activities, what Microsoft's own server leaves out: note,
+    /// meeting location, endpoint location, time zone, contact card (display name, photo,
+    /// home page) and capabilities. The Microsoft dialect writes what Microsoft's server
+    /// writes (§2.2.2.8.1): basic, the table's activity in `rpid-status`, and the display name.
+    ///
+    /// `rpidExtensions` (RFC dialect only) adds the signals beyond the §3.7.5.4 row, for
+    /// peers known to handle them and for categories → PIDF → categories through this
+    /// gateway (`Mappings/README.md`, "RPID extensions"): the class signals of
+    /// `availability-pidf-detail.tsv`, the token's activities (`activity-tokens.tsv`), the
+    /// custom activity, free/busy and out-of-office activities.
+    public func pidf(
+        from doc: CategoriesDocument, dialect: PIDFDialect = .rfc, rpidExtensions: Bool = false
+    ) -> (PIDFDocument, MappingReport) {
         var report = MappingReport()
         // Room for what a typical document reports (state, note, card, calendar, services),
         // not an array grown entry by entry.
         report.mapped.reserveCapacity(16)
         report.dropped.reserveCapacity(4)
-        let output = pidf(from: doc, dialect: dialect, report: &report)
+        let output = pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions, report: &report)
         return (output, report)
     }
 
-    /// Categories → PIDF/RPID/CIPID as ``pidf(from:dialect:)`` converts them, without the
-    /// report: for callers that discard it (the gateway's watchers), no report text is built.
-    public func pidfDocument(from doc: CategoriesDocument, dialect: PIDFDialect = .rfc) -> PIDFDocument {
+    /// Categories → PIDF/RPID/CIPID as ``pidf(from:dialect:rpidExtensions:)`` converts them,
+    /// without the report: for callers that discard it (the gateway's watchers), no report
+    /// text is built.
+    public func pidfDocument(
+        from doc: CategoriesDocument, dialect: PIDFDialect = .rfc, rpidExtensions: Bool = false
+    ) -> PIDFDocument {
         var none = NoMappingReport()
-        return pidf(from: doc, dialect: dialect, report: &none)
+        return pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions, report: &none)
     }
 
     /// The conversion, noting what it does in `report`.
     private func pidf<Report: MappingReporting>(
-        from doc: CategoriesDocument, dialect: PIDFDialect, report: inout Report
+        from doc: CategoriesDocument, dialect: PIDFDialect, rpidExtensions: Bool, report: inout Report
     ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
         var effective = effectiveState(doc, report: &report)
+        reportPublicationAttributes(doc, uriTo: "presence/@entity", report: &report)
         var status = PIDFStatus()
         var tableActivity: String?
+        // Whether the §3.7.5.4 row chosen names the token (row 5, On the phone): the token is
+        // then what the row's activity says, not a signal beyond it.
+        var rowNamesToken = false
 
         // Table rows read in place (a row bound to a local was copied, each string retained).
         if let availability = effective.availability, let index = pidfRow(availability, effective.token) {
             status.basic = tables.availabilityPIDF[index].basic
             tableActivity = tables.availabilityPIDF[index].rpidActivity
+            if case .equals(let named) = tables.availabilityPIDF[index].range.activity { rowNamesToken = named == effective.token }
             report.map("state/availability=\(availability)", pidfRowDetails[index])
+            if rowNamesToken, let token = effective.token { report.map("state/activity/@token=\(token)", pidfRowDetails[index]) }
         } else {
             // Nothing published, or the watcher resolves to no container: offline.
             status.basic = .closed
@@ -52,8 +68,11 @@ extension PresenceMapper {
         let displayName = firstContactDisplayName(doc)
         switch dialect {
         case .microsoft:
+            if Report.keepsEntries, let state = effective.state, let fields = Self.detailFields(of: state) {
+                report.drop("state/" + fields, "the Microsoft dialect carries only basic, activity and display name (MS-PRES 2.2.2.8.1)")
+            }
             return microsoftPIDF(
-                doc, status: status, tableActivity: tableActivity, hasToken: effective.token != nil,
+                doc, status: status, tableActivity: tableActivity, hasToken: effective.token != nil && !rowNamesToken,
                 displayName: displayName, report: &report)
         case .rfc:
             break
@@ -86,16 +105,20 @@ extension PresenceMapper {
             values.append(.other(t))
         }
         if let tableActivity { addToken(tableActivity) }
-        if let availability = effective.availability, let index = detailRow(availability) {
+        let extended = rpidExtensions
+        if extended, let availability = effective.availability, let index = detailRow(availability) {
             // Called, not handed over as function values (which would make `values` a captured
             // box on the heap).
             for t in tables.availabilityDetail[index].activities { addToken(t) }
             if let other = tables.availabilityDetail[index].other { addOther(other) }
             if let input = tables.availabilityDetail[index].userInput { userInput = RPIDUserInput(input) }
-            report.map("state/availability class", detailRowDetails[index])
+            // A class whose row adds nothing (the table's activity already says it) is not reported.
+            if let detail = detailRowDetails[index] { report.map("state/availability class", detail) }
         }
-        if let token = effective.token {
-            if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
+        if let token = effective.token, !rowNamesToken {
+            if !extended {
+                report.drop("state/activity/@token=\(token)", Self.beyondTheRow)
+            } else if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
                 if let rpid = tables.activityTokens[index].rpid { addToken(rpid) }
                 if let other = tables.activityTokens[index].other { addOther(other) }
                 report.map("state/activity/@token=\(token)", writtenTokenDetails[index])
@@ -105,8 +128,12 @@ extension PresenceMapper {
             }
         }
         if let custom = effective.custom {
-            addOther(custom)
-            report.map("state/activity/custom", "rpid other \"\(custom)\"")
+            if extended {
+                addOther(custom)
+                report.map("state/activity/custom", "rpid other \"\(custom)\"")
+            } else {
+                report.drop("state/activity/custom", Self.beyondTheRow)
+            }
         }
         // RFC 4480 §3.2 (and its schema): <unknown/> stands alone in its <activities>, so the
         // Unknown class marker and any token travel in two elements.
@@ -122,8 +149,14 @@ extension PresenceMapper {
         // Moved out (the last use of the effective state), not copied.
         if let state = effective.state.take() {
             if let subject = state.meetingSubject, !subject.isEmpty {
-                subjectNotes = [PIDFNote(subject)]
-                report.map("state/meetingSubject", "rpid activities note")
+                // RFC 4480 §3.2: a note on the activities element; with no activity to carry
+                // it there is no element for it.
+                if values.isEmpty {
+                    report.drop("state/meetingSubject", "RFC 4480 puts it as a note on the activities, and this state writes none")
+                } else {
+                    subjectNotes = [PIDFNote(subject)]
+                    report.map("state/meetingSubject", "rpid activities note")
+                }
             }
             if let location = state.meetingLocation, !location.isEmpty {
                 placeType = RPIDTokens(values: [.other(location)])
@@ -166,8 +199,16 @@ extension PresenceMapper {
                 // Each body's fields read where they lie (a `for body in` loop copied each body).
                 let bodies = note.bodies
                 for j in bodies.indices where !bodies[j].text.isEmpty {
-                    if bodies[j].type == "OOF" {
+                    if bodies[j].type == "OOF", extended {
                         personActivities.append(outOfOfficeActivity(bodies[j], report: &report))
+                    } else if bodies[j].type == "OOF" {
+                        // Without the extensions the out-of-office text is a person note (RFC 4479
+                        // §3.1), not an activity beside the row's.
+                        person.notes.append(PIDFNote(bodies[j].text))
+                        report.map("note[OOF]", "person note")
+                        if bodies[j].startTime != nil || bodies[j].endTime != nil {
+                            report.drop("note[OOF]/@startTime|@endTime", "a person note has no period; rpid-extensions writes the out-of-office activity with from/until")
+                        }
                     } else {
                         person.notes.appendFirstAsLiteral(PIDFNote(bodies[j].text))
                         report.map("note[\(bodies[j].type ?? "personal")]", "person note")
@@ -192,13 +233,16 @@ extension PresenceMapper {
                 // The two fields read taken out before any call (read after one, the whole
                 // calendar was copied out of its box to keep it).
                 let freeBusy = calendar.freeBusy, hasWorkingHours = calendar.hasWorkingHours
-                if let freeBusy {
+                if let freeBusy, extended {
                     personActivities += self.activities(
                         fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
+                } else if freeBusy != nil {
+                    report.drop("calendarData/freeBusy", Self.beyondTheRow)
                 }
                 if hasWorkingHours {
                     report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
                 }
+                report.drop("calendarData/@mailboxID", "the mailbox the calendar is read from (MS-PRES 2.2.2.7.8); RPID has no element for it")
             case .services(let services):
                 let caps = capabilities(services)
                 if !caps.flags.isEmpty {
@@ -353,9 +397,16 @@ extension PresenceMapper {
             // category, the report kept or not).
             switch doc.categories[i].payload {
             case .state, .legacyInterop, .none: break
-            case .note, .contactCard, .services:
-                if dialect == .microsoft, doc.categories[i].name != .contactCard {
+            case .note, .services:
+                if dialect == .microsoft {
                     report.drop(doc.categories[i].name.rawValue, "the Microsoft dialect carries only basic, activity and display name")
+                }
+            case .contactCard(let card):
+                if dialect == .microsoft {
+                    reportDroppedCard(card, report: &report)
+                    if !card.photos.isEmpty || !card.urls.isEmpty {
+                        report.drop("contactCard/photo|url", "the Microsoft dialect carries only basic, activity and display name")
+                    }
                 }
             case .calendarData:
                 if dialect == .microsoft {

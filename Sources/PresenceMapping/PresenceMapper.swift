@@ -18,8 +18,8 @@ public struct PresenceMapper: Sendable {
     /// The categories → PIDF report details, built once per table row like the two above:
     /// each `availability-pidf.tsv` row's basic, activity and source,
     let pidfRowDetails: [String]
-    /// each `availability-pidf-detail.tsv` row's class and what it adds,
-    let detailRowDetails: [String]
+    /// each `availability-pidf-detail.tsv` row's class and what it adds (nil when it adds nothing),
+    let detailRowDetails: [String?]
     /// and the RPID each `activity-tokens.tsv` row writes.
     let writtenTokenDetails: [String]
     /// `render="true" capture="true"`: the attributes of every capability a
@@ -38,13 +38,18 @@ public struct PresenceMapper: Sendable {
             "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))"
         }
         detailRowDetails = tables.availabilityDetail.map { detail in
-            "\(detail.className): " + ([detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""]
-                .filter { !$0.isEmpty }.joined(separator: ", "))
+            let adds = [detail.activities.joined(separator: " "), detail.other ?? "", detail.userInput?.rawValue ?? ""]
+                .filter { !$0.isEmpty }
+            return adds.isEmpty ? nil : "\(detail.className): " + adds.joined(separator: ", ")
         }
         writtenTokenDetails = tables.activityTokens.map { row in
             "rpid activities " + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + ")
         }
     }
+
+    /// Why a categories → PIDF conversion without RPID extensions leaves out an activity.
+    static let beyondTheRow =
+        "MS-PRES 3.7.5.4 gives each availability band only its row's activity; written with rpid-extensions"
 
     /// The state a conversion starts from: availability and activity as
     /// [MS-PRES] §3.7.5.4 takes them.
@@ -99,6 +104,7 @@ public struct PresenceMapper: Sendable {
                 report.drop("state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
             }
         }
+        if Report.keepsEntries, let chosen { reportStateAttributes(chosen, report: &report) }
         if let legacy {
             if let a = legacy.availability { availability = a }
             if let t = legacy.token { token = t }
@@ -107,6 +113,40 @@ public struct PresenceMapper: Sendable {
         }
         // Made once at the end, the state moved in (a result filled in field by field was copied on return).
         return EffectiveState(availability: availability, token: token, custom: custom, state: consume chosen)
+    }
+
+    /// Reports the attributes of the state the conversion reads: its type chooses it, the
+    /// activity windows choose the token; how, where and by whom it was published
+    /// ([MS-PRES] §2.2.2.7.1) is not part of a watcher's PIDF or msrtc.pidf.
+    private func reportStateAttributes<Report: MappingReporting>(_ state: MSState, report: inout Report) {
+        report.map("state/@xsi:type=\(state.type)", "the state the conversion reads (the aggregated one first, MS-PRES 3.7.5.2)")
+        let published = [
+            state.manual.map { _ in "@manual" }, state.startTime.map { _ in "@startTime" }, state.uri.map { _ in "@uri" },
+            state.endpointID.map { _ in "@endpointId" }, state.majorVersion.map { _ in "@majorVersion" },
+            state.minorVersion.map { _ in "@minorVersion" },
+        ].compactMap { $0 }
+        if !published.isEmpty {
+            report.drop("state/" + published.joined(separator: "|"), "how and where the state was published (MS-PRES 2.2.2.7.1), not shown to watchers")
+        }
+        if state.activities.contains(where: { $0.minAvailability != nil || $0.maxAvailability != nil }) {
+            report.map("state/activity/@minAvailability|@maxAvailability", "choose the activity valid at the availability (MS-PRES 2.2.2.7.1)")
+        }
+        if state.activities.contains(where: { $0.custom.contains { $0.lcid != nil || $0.updated != nil } }) {
+            report.drop("state/activity/custom/@LCID|@updated", "the custom text's language and time: RPID other and msrtc state carry the text only")
+        }
+        for e in state.extensions { report.drop("state/{\(e.name.namespace)}\(e.name.local)", "unknown state element") }
+    }
+
+    /// The state's fields beside availability and activity, as a report path (`meetingSubject|@lastActive`),
+    /// for the documents that have no element for them (msrtc.pidf, the Microsoft PIDF dialect).
+    static func detailFields(of state: MSState) -> String? {
+        let present = [
+            state.meetingSubject.map { _ in "meetingSubject" }, state.meetingLocation.map { _ in "meetingLocation" },
+            state.endpointLocation.map { _ in "endpointLocation" }, state.timeZoneBias.map { _ in "timeZoneBias" },
+            state.timeZoneName.map { _ in "timeZoneName" }, state.timeZoneAbbreviation.map { _ in "timeZoneAbbreviation" },
+            state.device.map { _ in "device" }, state.lastActive.map { _ in "@lastActive" },
+        ].compactMap { $0 }
+        return present.isEmpty ? nil : present.joined(separator: "|")
     }
 
     /// A watcher sees each (category, instance) from one container only
@@ -127,6 +167,32 @@ public struct PresenceMapper: Sendable {
             return false
         }
         return result
+    }
+
+    /// Reports what the `categories` document and each `category` element say about the
+    /// publications ([MS-PRES] §2.2.2.1, §1.3.1.1): the URI goes to `target`, the name chooses
+    /// the conversion, the rest identifies or dates the publication and has no place in a
+    /// watcher's PIDF or msrtc.pidf document.
+    func reportPublicationAttributes<Report: MappingReporting>(
+        _ doc: CategoriesDocument, uriTo target: String, report: inout Report
+    ) {
+        guard Report.keepsEntries else { return }
+        report.map("categories/@uri", target)
+        for i in doc.categories.indices {
+            let category = doc.categories[i]
+            let at = "category[\(category.name.rawValue)]"
+            report.map("\(at)/@name", "chooses how the category's data is converted")
+            if category.instance != nil { report.drop("\(at)/@instance", "identifies the publication (MS-PRES 1.3.1.1); a watcher's document has no instances") }
+            if category.publishTime != nil { report.drop("\(at)/@publishTime", "the server's publication time (MS-PRES 1.3.1.6); no PIDF or msrtc element for it") }
+            if category.container != nil { report.drop("\(at)/@container", "the watcher sees one container's view (MS-PRES 3.2.5.3); its number is not shown") }
+            if category.version != nil { report.drop("\(at)/@version", "publication version (MS-PRES 1.3.1.6), for the publisher only") }
+            if category.expireType != nil || category.expires != nil || category.endpointID != nil {
+                report.drop("\(at)/@expireType|@expires|@endpointId", "publication lifetime (MS-PRES 1.3.1.1), for the server only")
+            }
+            for attribute in category.otherAttributes {
+                report.drop("\(at)/@\(attribute.name.local)", "unknown category attribute")
+            }
+        }
     }
 
     /// The index of the `availability-pidf.tsv` row for `availability` and `token`.

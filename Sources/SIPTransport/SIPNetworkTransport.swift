@@ -122,7 +122,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         self.configuration = configuration
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.logger = logger
-        self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory)
+        self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory, kinds: configuration.listeners.map(\.kind))
         self.peerHosts = Set(configuration.peerHosts.map { SIPHostAddress.canonicalIP($0) ?? $0 })
         if let tls = configuration.tls {
             self.serverTLSContext = try NIOSSLContext(configuration: tls.serverConfiguration())

@@ -59,8 +59,18 @@ final class SIPTransportMetrics {
 
     private var counters: [Key: Counter] = [:]
 
-    init(factory: any MetricsFactory) {
+    /// Creates the counters at zero, so that `/metrics` lists them from the start rather than
+    /// from the first message, connection or error: for every transport in `kinds`, messages
+    /// received and sent, 400s sent, malformed inputs (one series per transport without a
+    /// reason; each reason gets its own series when first seen) and, for TCP and TLS,
+    /// connections; for TCP and TLS, every refusal and timeout.
+    init(factory: any MetricsFactory, kinds: [SIPTransportKind] = []) {
         self.factory = factory
+        for kind in Set(kinds) {
+            var labels = [Self.messagesReceived, Self.messagesSent, Self.badRequestSent, Self.malformedDropped]
+            if kind != .udp { labels += [Self.connectionsOpened, Self.connectionsClosed] }
+            for label in labels { increment(label, kind, by: 0) }
+        }
         for kind in [SIPTransportKind.tcp, .tls] {
             for refusal in Refusal.allCases where kind == .tls || !refusal.tlsOnly {
                 increment(Self.connectionsRefused, kind, reason: refusal.rawValue, by: 0)

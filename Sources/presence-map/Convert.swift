@@ -18,6 +18,11 @@ struct Convert: ParsableCommand {
     @Option(name: .long, help: "PIDF dialect: rfc (RFC 4480/4482, for OMA/IMS) or microsoft (MS-PRES 2.2.2.8).")
     var dialect: PIDFDialect = .rfc
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "PIDF output: add the RPID signals beyond the MS-PRES 3.7.5.4 row (class markers, token activities).",
+        discussion: "For peers known to handle them and for categories -> PIDF -> categories through this gateway (Mappings/README.md)."))
+    var rpidExtensions = false
+
     @Flag(name: .long, help: "Print what was mapped and what was dropped (and why) to standard error.")
     var report = false
 
@@ -38,7 +43,7 @@ struct Convert: ParsableCommand {
             case (NS.categories, "categories"):
                 let doc = try CategoriesDocument(xml: root)
                 switch to {
-                case .pidf: (output, mappingReport) = mapped(mapper.pidf(from: doc, dialect: dialect))
+                case .pidf: (output, mappingReport) = mapped(mapper.pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions))
                 case .msrtc: (output, mappingReport) = mapped(mapper.msrtc(from: doc))
                 case .categories: output = doc.serialized()
                 }
@@ -52,7 +57,7 @@ struct Convert: ParsableCommand {
             case (NS.msrtcPresence, "presentity"):
                 let doc = try MSRTCPresentity(xml: root)
                 switch to {
-                case .pidf: (output, mappingReport) = mapped(mapper.pidf(from: doc, dialect: dialect))
+                case .pidf: (output, mappingReport) = mapped(mapper.pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions))
                 case .msrtc: output = doc.serialized()
                 case .categories: (output, mappingReport) = mapped(mapper.categories(from: doc))
                 }

@@ -32,6 +32,8 @@ final class GatewayPeers: @unchecked Sendable {
         /// The enterprise side's transport, listener and next hop: UDP, or TCP where requests
         /// exceed 1300 bytes (RFC 3261 §18.1.1 moves those off UDP; SERVICE publishes do).
         var enterpriseTCP = false
+        /// `oma.rpid-extensions`: PIDF with the RPID signals beyond the [MS-PRES] §3.7.5.4 row.
+        var rpidExtensions = false
     }
 
     private init(server: GatewayServer, kamailio: OMADomainKamailio, edge: Sipp.Running?, edgePort: UInt16) throws {
@@ -57,6 +59,7 @@ final class GatewayPeers: @unchecked Sendable {
         oma:
           domains: [oma.example]
           next-hop: "sip:127.0.0.1:\(kamailio);transport=udp"
+          rpid-extensions: \(options.rpidExtensions)
         peers:
           - { name: enterprise-edge, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }
           - { name: kamailio, address: 127.0.0.1, port: \(kamailio), side: oma, network: federated }

@@ -35,6 +35,9 @@ import Testing
         ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tcp, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: dns }\noma: { domains: [contoso.com], next-hop: dns }\n", 5, "both sides"),
         ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tcp, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: \"sip:bad host\" }\noma: { domains: [oma.example], next-hop: dns }\n", 4, "not a SIP URI"),
         ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1\n", 3, "YAML"),
+        // rpid-extensions belongs to the OMA side only (its PIDF watchers and publications).
+        ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tcp, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: dns, rpid-extensions: true }\noma: { domains: [oma.example], next-hop: dns }\n", 4, "unknown key 'rpid-extensions'"),
+        (valid.replacingOccurrences(of: "next-hop: \"sip:127.0.0.1:5070\" }", with: "next-hop: \"sip:127.0.0.1:5070\", rpid-extensions: often }"), 5, "true or false"),
     ]
 
     static let valid = """
@@ -52,6 +55,16 @@ import Testing
         #expect(config.listeners[0].port == 5060)
         #expect(config.enterprise.nextHop == .dns(federation: true))
         #expect(config.admin == nil)
+        // PIDF for OMA watchers is the [MS-PRES] §3.7.5.4 table unless the OMA side opts in.
+        #expect(config.oma.rpidExtensions == false)
+    }
+
+    @Test func omaSideOptsIntoRPIDExtensions() throws {
+        let yaml = Self.valid.replacingOccurrences(
+            of: "next-hop: \"sip:127.0.0.1:5070\" }", with: "next-hop: \"sip:127.0.0.1:5070\", rpid-extensions: true }")
+        let config = try GatewayConfiguration(yaml: yaml)
+        #expect(config.oma.rpidExtensions)
+        #expect(config.enterprise.rpidExtensions == false)
     }
 
     @Test(arguments: broken)

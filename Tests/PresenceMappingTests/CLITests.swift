@@ -113,4 +113,38 @@ struct CLITests {
         #expect(r.status == 1)
         #expect(r.stderr.contains("-:4:"))
     }
+
+    @Test func validateSaysWhyMSRTCPIDFIsNotChecked() throws {
+        // Its schema is in [MS-SIP] section 6, not in the project; Appendix D defines only an extension.
+        let r = try Self.run(["validate", "Vectors/presence/examples/input/4.11-msrtc-notify.xml"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("4.11-msrtc-notify.xml:"))
+        #expect(r.stderr.contains("cannot be validated"))
+        #expect(r.stderr.contains("MS-SIP"))
+    }
+
+    /// [MS-PRES] §3.7.5.4 row 7: 9000-11999 is open + busy and nothing else; the do-not-disturb
+    /// marker only with --rpid-extensions.
+    @Test func doNotDisturbIsTheTableRowUnlessExtensionsAreAsked() throws {
+        let plain = try Self.run(["convert", "--to", "pidf", "--report", "Vectors/presence/table/input/avail-9500.xml"])
+        #expect(plain.status == 0)
+        #expect(plain.stdout.contains("<rpid:busy/>"))
+        #expect(!plain.stdout.contains("do-not-disturb"))
+        let extended = try Self.run(["convert", "--to", "pidf", "--rpid-extensions", "Vectors/presence/table/input/avail-9500.xml"])
+        #expect(extended.status == 0)
+        #expect(extended.stdout.contains("<rpid:busy/>"))
+        #expect(extended.stdout.contains("do-not-disturb"))
+    }
+
+    /// linphone's PUBLISH: the status extension, the contact with its priority and the timestamps
+    /// do not reach the categories, and the report says so (RFC 3863 §4.1.5, §4.1.7, §4.4).
+    @Test func reportListsWhatLinphonesPublishLoses() throws {
+        let r = try Self.run(["convert", "--to", "categories", "--report", "Vectors/presence/ua/input/ua-linphone-away.xml"])
+        #expect(r.status == 0)
+        let dropped = r.stderr.split(separator: "\n").filter { $0.hasPrefix("dropped") }
+        #expect(dropped.contains { $0.contains("pidfonline.xsd}online") }, "\(r.stderr)")
+        #expect(dropped.contains { $0.contains("contact") && $0.contains("priority") }, "\(r.stderr)")
+        #expect(dropped.contains { $0.contains("tuple[qmmrxl]/timestamp") }, "\(r.stderr)")
+        #expect(dropped.contains { $0.contains("person[lrjpcq]/timestamp") }, "\(r.stderr)")
+    }
 }

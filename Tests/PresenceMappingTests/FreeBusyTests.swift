@@ -45,7 +45,9 @@ struct FreeBusyTests {
             Category(name: .state, instance: 1, payload: .state(MSState(type: .aggregateState, availability: 3500))),
             Category(name: .calendarData, instance: 0, payload: .calendarData(CalendarData(mailboxID: "bob@contoso.com", freeBusy: Self.twoBit))),
         ])
-        let (pidf, _) = SpecTableTests.mapper.pidf(from: doc, dialect: .rfc)
+        // Activities beside the §3.7.5.4 row's: written with the RPID extensions only.
+        #expect(SpecTableTests.mapper.pidf(from: doc, dialect: .rfc).0.persons.isEmpty)
+        let (pidf, _) = SpecTableTests.mapper.pidf(from: doc, dialect: .rfc, rpidExtensions: true)
         let timed = try #require(pidf.persons.first?.rpid.activities.filter { $0.from != nil })
         // Busy 01:15-02:15, tentative 02:15-03:15, out of facility 03:15-04:15 (15-minute blocks from 00:00Z).
         #expect(timed.map(\.from) == ["2007-09-01T01:15:00Z", "2007-09-01T02:15:00Z", "2007-09-01T03:15:00Z"])

@@ -17,6 +17,9 @@ struct GoldenVectorTests {
         var expected: String
         var outcome: String
         var source: String
+        /// The [MS-PRES] section and row, or the RFC section, the expected output was checked
+        /// against by hand.
+        var checkedAgainst: String
         var line: Int
 
         var testDescription: String { id }
@@ -34,18 +37,20 @@ struct GoldenVectorTests {
     static let manifest: [Vector] = {
         let url = vectors.appendingPathComponent("manifest.tsv")
         guard let text = try? String(contentsOf: url, encoding: .utf8) else {
-            return [Vector(id: "manifest-missing", input: "manifest.tsv", direction: "-", expected: "-", outcome: "missing", source: url.path, line: 0)]
+            return [Vector(id: "manifest-missing", input: "manifest.tsv", direction: "-", expected: "-", outcome: "missing", source: url.path, checkedAgainst: "", line: 0)]
         }
         var rows: [Vector] = []
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.hasSuffix("\r") ? String(raw.dropLast()) : String(raw)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("id\t") { continue }
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard f.count == 6 else {
-                rows.append(Vector(id: "manifest-line-\(index + 1)", input: "-", direction: "-", expected: "-", outcome: "malformed", source: line, line: index + 1))
+            guard f.count == 7 else {
+                rows.append(Vector(id: "manifest-line-\(index + 1)", input: "-", direction: "-", expected: "-", outcome: "malformed", source: line, checkedAgainst: "", line: index + 1))
                 continue
             }
-            rows.append(Vector(id: f[0], input: f[1], direction: f[2], expected: f[3], outcome: f[4], source: f[5], line: index + 1))
+            rows.append(Vector(
+                id: f[0], input: f[1], direction: f[2], expected: f[3], outcome: f[4], source: f[5], checkedAgainst: f[6],
+                line: index + 1))
         }
         return rows
     }()
@@ -82,11 +87,13 @@ struct GoldenVectorTests {
             let bytes = try Array(Data(contentsOf: Self.vectors.appendingPathComponent(v.input)))
             let doc = try CategoriesDocument(bytes: bytes)
             for dialect in PIDFDialect.allCases {
-                let reported = mapper.pidf(from: doc, dialect: dialect).0
-                let unreported = mapper.pidfDocument(from: doc, dialect: dialect)
-                #expect(unreported == reported, "\(v.id) \(dialect)")
-                #expect(unreported.serialized() == reported.serialized(), "\(v.id) \(dialect)")
-                compared += 1
+                for extensions in [false, true] {
+                    let reported = mapper.pidf(from: doc, dialect: dialect, rpidExtensions: extensions).0
+                    let unreported = mapper.pidfDocument(from: doc, dialect: dialect, rpidExtensions: extensions)
+                    #expect(unreported == reported, "\(v.id) \(dialect) extensions \(extensions)")
+                    #expect(unreported.serialized() == reported.serialized(), "\(v.id) \(dialect) extensions \(extensions)")
+                    compared += 1
+                }
             }
         }
         #expect(compared > 10)
@@ -112,9 +119,24 @@ struct GoldenVectorTests {
         #expect(compared > 10)
     }
 
+    /// Whether a `checked_against` entry names a section: an [MS-PRES] section (`MS-PRES 3.7.5.4`),
+    /// an RFC section (`RFC 3863 4.1.4`) or the XML 1.0 well-formedness rules.
+    static func citesASection(_ text: String) -> Bool {
+        text.range(of: #"(MS-PRES|RFC \d+) \d+(\.\d+)*"#, options: .regularExpression) != nil
+            || text.hasPrefix("XML 1.0 well-formedness")
+    }
+
+    @Test func checkedAgainstMustCiteASection() {
+        #expect(Self.citesASection("MS-PRES 3.7.5.4 row 2"))
+        #expect(Self.citesASection("RFC 3863 4.1.1 (entity required)"))
+        #expect(!Self.citesASection("taken from the program"))
+        #expect(!Self.citesASection(""))
+    }
+
     @Test("golden vector", arguments: manifest)
     func vector(_ v: Vector) throws {
         #expect(["missing", "malformed"].contains(v.outcome) == false, "manifest.tsv: \(v.source)")
+        #expect(Self.citesASection(v.checkedAgainst), "\(v.id): checked_against must name the MS-PRES or RFC section the expected output was checked against")
         guard let mapper = Self.mapper else {
             Issue.record("the built-in mapping tables do not load")
             return
@@ -203,7 +225,8 @@ struct GoldenVectorTests {
         }
     }
 
-    /// Parses an expected file of output kind `categories`, `pidf-rfc`, `pidf-microsoft` or `msrtc`.
+    /// Parses an expected file of output kind `categories`, `pidf-rfc`, `pidf-rfc-extended`,
+    /// `pidf-microsoft` or `msrtc`.
     static func parseOutput(_ kind: String, _ bytes: [UInt8]) throws(XMLError) -> Output {
         try parse(kind.hasPrefix("pidf") ? "pidf" : kind, bytes)
     }
@@ -212,6 +235,7 @@ struct GoldenVectorTests {
         let input = try parse(v.from, bytes)
         switch (input, v.to) {
         case (.categories(let d), "pidf-rfc"): return .pidf(mapper.pidf(from: d, dialect: .rfc).0)
+        case (.categories(let d), "pidf-rfc-extended"): return .pidf(mapper.pidf(from: d, dialect: .rfc, rpidExtensions: true).0)
         case (.categories(let d), "pidf-microsoft"): return .pidf(mapper.pidf(from: d, dialect: .microsoft).0)
         case (.categories(let d), "msrtc"): return .msrtc(mapper.msrtc(from: d).0)
         case (.pidf(let d), "categories"): return .categories(mapper.categories(from: d).0)

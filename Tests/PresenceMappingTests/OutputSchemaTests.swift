@@ -17,9 +17,12 @@ struct OutputSchemaTests {
     func rfcDialectOutputIsSchemaValid(_ availability: UInt32) throws {
         let schema = try #require(Self.bundle)
         for token in RoundTripTests.tokens {
-            let (pidf, _) = SpecTableTests.mapper.pidf(from: SpecTableTests.categories(availability, token), dialect: .rfc)
-            let violations = try schema.validate(pidf.serialized())
-            #expect(violations.isEmpty, "availability \(availability) token \(token?.rawValue ?? "-"): \(violations)")
+            for extensions in [false, true] {
+                let (pidf, _) = SpecTableTests.mapper.pidf(
+                    from: SpecTableTests.categories(availability, token), dialect: .rfc, rpidExtensions: extensions)
+                let violations = try schema.validate(pidf.serialized())
+                #expect(violations.isEmpty, "availability \(availability) token \(token?.rawValue ?? "-") extensions \(extensions): \(violations)")
+            }
         }
     }
 
@@ -35,7 +38,9 @@ struct OutputSchemaTests {
             Category(name: .services, instance: 0, payload: .services(MSServices(services: [.init(uri: "sip:bob@contoso.com", capabilities: [MSCapability(name: "text", attributes: ["render": "true", "capture": "true"]), MSCapability(name: "voice", attributes: ["render": "true"])])]))),
             Category(name: .calendarData, instance: 0, payload: .calendarData(CalendarData(mailboxID: "bob@contoso.com", freeBusy: FreeBusyTests.twoBit))),
         ])
-        let violations = try schema.validate(SpecTableTests.mapper.pidf(from: doc, dialect: .rfc).0.serialized())
-        #expect(violations.isEmpty, "\(violations)")
+        for extensions in [false, true] {
+            let violations = try schema.validate(SpecTableTests.mapper.pidf(from: doc, dialect: .rfc, rpidExtensions: extensions).0.serialized())
+            #expect(violations.isEmpty, "extensions \(extensions): \(violations)")
+        }
     }
 }

@@ -9,19 +9,26 @@ struct ReportDetailTests {
     func detailsAreThoseOfTheTableRows(_ availability: UInt32) throws {
         let tables = SpecTableTests.mapper.tables
         for token in RoundTripTests.tokens {
-            let (_, report) = SpecTableTests.mapper.pidf(from: SpecTableTests.categories(availability, token), dialect: .rfc)
+            let (_, report) = SpecTableTests.mapper.pidf(
+                from: SpecTableTests.categories(availability, token), dialect: .rfc, rpidExtensions: true)
             func detail(_ field: String) -> String? { report.mapped.first { $0.field == field }?.detail }
             let row = try #require(tables.availabilityPIDF.first { $0.range.contains(availability, token) })
-            #expect(detail("state/availability=\(availability)")
-                == "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))")
+            let rowDetail = "basic \(row.basic.rawValue)" + (row.rpidActivity.map { ", activity \($0)" } ?? "") + " (\(row.source))"
+            #expect(detail("state/availability=\(availability)") == rowDetail)
             if let class_ = tables.availabilityDetail.first(where: { $0.range.contains(availability, nil) }) {
                 let adds = [class_.activities.joined(separator: " "), class_.other ?? "", class_.userInput?.rawValue ?? ""]
-                #expect(detail("state/availability class") == "\(class_.className): " + adds.filter { !$0.isEmpty }.joined(separator: ", "))
+                    .filter { !$0.isEmpty }
+                // A class that adds nothing to the row gives no line (no "Busy: " with an empty detail).
+                #expect(detail("state/availability class") == (adds.isEmpty ? nil : "\(class_.className): " + adds.joined(separator: ", ")))
             }
-            if let token, let tokenRow = tables.activityTokens.first(where: { $0.token == token && $0.written }) {
+            if let token, case .equals(token) = row.range.activity {
+                // The row names the token (On the phone): the row's own line says what it became.
+                #expect(detail("state/activity/@token=\(token)") == rowDetail)
+            } else if let token, let tokenRow = tables.activityTokens.first(where: { $0.token == token && $0.written }) {
                 let written = [tokenRow.rpid, tokenRow.other.map { "other \"\($0)\"" }].compactMap { $0 }
                 #expect(detail("state/activity/@token=\(token)") == "rpid activities " + written.joined(separator: " + "))
             }
+            for entry in report.mapped + report.dropped { #expect(!entry.detail.isEmpty, "\(entry.field)") }
         }
     }
 

@@ -3,9 +3,9 @@ import PresenceMapping
 import Testing
 
 /// categories → PIDF → categories keeps the availability class and the
-/// activity token (the issue's stability requirement). Class bounds are
-/// [MS-PRES] §2.2.2.7.1 (seed lines 3227-3244), with Away split at 15000 as
-/// both conversion tables split it.
+/// activity token when both ends are this gateway, i.e. with the RPID extensions
+/// (`Mappings/README.md`). Class bounds are [MS-PRES] §2.2.2.7.1, with Away split
+/// at 15000 as both conversion tables split it.
 struct RoundTripTests {
     static let classes: [ClosedRange<UInt32>] = [
         0...2999, 3000...4499, 4500...5999, 6000...7499, 7500...8999, 9000...11999, 12000...14999, 15000...17999,
@@ -25,7 +25,7 @@ struct RoundTripTests {
     func categoriesToPIDFAndBackKeepsClassAndToken(_ availability: UInt32) throws {
         for token in Self.tokens {
             let input = SpecTableTests.categories(availability, token)
-            let (pidf, _) = SpecTableTests.mapper.pidf(from: input, dialect: .rfc)
+            let (pidf, _) = SpecTableTests.mapper.pidf(from: input, dialect: .rfc, rpidExtensions: true)
             let (back, _) = SpecTableTests.mapper.categories(from: pidf)
             let state = try #require(Self.state(back))
             let original = try #require(Self.classes.first { $0.contains(availability) })
@@ -35,13 +35,35 @@ struct RoundTripTests {
         }
     }
 
+    /// Without the extensions the PIDF is the §3.7.5.4 row, and reading it back gives the
+    /// row's meaning: closed → 18500, open → 3500, away → 15500, busy or on the phone → 6500
+    /// (`pidf-availability.tsv`); the class within the row (Idle, BusyIdle, DoNotDisturb,
+    /// BeRightBack) is not carried.
+    @Test(arguments: samples)
+    func tableRowReadsBackAsTheRowsMeaning(_ availability: UInt32) throws {
+        for token in Self.tokens {
+            let (pidf, _) = SpecTableTests.mapper.pidf(from: SpecTableTests.categories(availability, token), dialect: .rfc)
+            let back = try #require(Self.state(SpecTableTests.mapper.categories(from: pidf).0)?.availability)
+            let activity = pidf.persons.first?.rpid.activities.first?.tokens.first
+            let expected: UInt32 = switch (pidf.tuples.first?.status.basic, activity) {
+            case (.closed?, _): 18500
+            case (_, "away"?): 15500
+            case (_, "busy"?), (_, "on-the-phone"?): 6500
+            default: 3500
+            }
+            #expect(back == expected, "availability \(availability) token \(token?.rawValue ?? "-")")
+        }
+    }
+
     @Test func customActivityRoundTripsAsRPIDOther() throws {
         var input = SpecTableTests.categories(9500)
         if case .state(var s)? = input.categories[0].payload {
             s.activities = [MSActivity(custom: [.init("Interviewing", lcid: "1033")])]
             input.categories[0].payload = .state(s)
         }
-        let (pidf, _) = SpecTableTests.mapper.pidf(from: input, dialect: .rfc)
+        // Without the extensions the custom activity is not written (MS-PRES 3.7.5.4 row 7: busy only).
+        #expect(SpecTableTests.mapper.pidf(from: input, dialect: .rfc).0.persons.first?.rpid.activities.first?.values == [.token("busy")])
+        let (pidf, _) = SpecTableTests.mapper.pidf(from: input, dialect: .rfc, rpidExtensions: true)
         #expect(pidf.persons.first?.rpid.activities.first?.values.contains(.other("Interviewing")) == true)
         let back = try #require(Self.state(SpecTableTests.mapper.categories(from: pidf).0))
         #expect(back.activities.first?.custom.first?.text == "Interviewing")
@@ -63,7 +85,7 @@ struct RoundTripTests {
             Category(name: .note, instance: 0, payload: .note(note)),
             Category(name: .contactCard, instance: 0, payload: .contactCard(card)),
         ])
-        let (pidf, _) = SpecTableTests.mapper.pidf(from: input, dialect: .rfc)
+        let (pidf, _) = SpecTableTests.mapper.pidf(from: input, dialect: .rfc, rpidExtensions: true)
         let person = try #require(pidf.persons.first)
         #expect(person.rpid.timeOffsets.first?.minutes == -480)  // UTC = local + bias (Windows), RFC 4480 offset = -bias
         #expect(person.cipid.displayNames.first?.text == "Bob")

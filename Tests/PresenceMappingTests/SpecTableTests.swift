@@ -41,10 +41,25 @@ struct SpecTableTests {
         #expect(pidf.persons.isEmpty)
     }
 
-    @Test("§3.7.5.4 row at each boundary, RFC dialect carries the table's activity first", arguments: 0..<pidfCases.count)
+    @Test("§3.7.5.4 row at each boundary, RFC dialect: the row's basic and activity and nothing else", arguments: 0..<pidfCases.count)
     func rfcDialectFollowsTable(_ i: Int) {
         let (availability, token, basic, activity) = Self.pidfCases[i]
-        let (pidf, _) = Self.mapper.pidf(from: Self.categories(availability, token), dialect: .rfc)
+        let (pidf, report) = Self.mapper.pidf(from: Self.categories(availability, token), dialect: .rfc)
+        #expect(pidf.tuples.count == 1)
+        #expect(pidf.tuples.first?.status.basic == basic)
+        let person = pidf.persons.first
+        #expect(person?.rpid.activities.map(\.values) == activity.map { [[RPIDValue.token($0)]] })
+        #expect(person?.rpid.userInput == nil)
+        // A token the row does not name is reported, not written.
+        if let token, activity != token.rawValue {
+            #expect(report.dropped.contains { $0.field == "state/activity/@token=\(token)" })
+        }
+    }
+
+    @Test("§3.7.5.4 row at each boundary, RFC dialect with extensions keeps the row's activity first", arguments: 0..<pidfCases.count)
+    func extendedRFCDialectStartsWithTheTableRow(_ i: Int) {
+        let (availability, token, basic, activity) = Self.pidfCases[i]
+        let (pidf, _) = Self.mapper.pidf(from: Self.categories(availability, token), dialect: .rfc, rpidExtensions: true)
         #expect(pidf.tuples.first?.status.basic == basic)
         let tokens = pidf.persons.first?.rpid.activities.first?.tokens ?? []
         if let activity { #expect(tokens.first == activity) }

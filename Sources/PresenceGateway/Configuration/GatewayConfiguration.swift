@@ -46,6 +46,9 @@ public struct GatewayConfiguration: Sendable {
     public struct Domains: Sendable, Hashable {
         public var domains: [String]
         public var nextHop: NextHop
+        /// OMA side: PIDF carries the RPID signals beyond the [MS-PRES] §3.7.5.4 row
+        /// (`rpid-extensions`, `Mappings/README.md`), for OMA peers known to handle them.
+        public var rpidExtensions = false
     }
 
     /// A peer the gateway knows by address.
@@ -146,7 +149,7 @@ extension GatewayConfiguration {
         guard let enterprise = top["enterprise"] else { throw root.error("'enterprise' is required") }
         guard let oma = top["oma"] else { throw root.error("'oma' is required") }
         self.enterprise = try Self.domains(enterprise)
-        self.oma = try Self.domains(oma)
+        self.oma = try Self.domains(oma, extraKeys: ["rpid-extensions"])
         let overlap = Set(self.enterprise.domains).intersection(self.oma.domains)
         if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
         allowedPartners = nil
@@ -233,8 +236,8 @@ extension GatewayConfiguration {
                    requireClientCertificate: try m["require-client-certificate"]?.bool() ?? false)
     }
 
-    static func domains(_ node: ConfigurationNode) throws(ConfigurationError) -> Domains {
-        let m = try node.mapping(known: ["domains", "next-hop"])
+    static func domains(_ node: ConfigurationNode, extraKeys: [String] = []) throws(ConfigurationError) -> Domains {
+        let m = try node.mapping(known: Set(["domains", "next-hop"] + extraKeys))
         guard let domains = m["domains"], let hop = m["next-hop"] else { throw node.error("needs domains and next-hop") }
         let names = try domains.strings().map { $0.lowercased() }
         guard !names.isEmpty else { throw domains.error("at least one domain") }
@@ -248,7 +251,7 @@ extension GatewayConfiguration {
                 throw hop.error("'\(text)' is not a SIP URI, 'dns' or 'dns-federation': \(error)")
             }
         }
-        return Domains(domains: names, nextHop: nextHop)
+        return Domains(domains: names, nextHop: nextHop, rpidExtensions: try m["rpid-extensions"]?.bool() ?? false)
     }
 
     static func peer(_ node: ConfigurationNode) throws(ConfigurationError) -> Peer {

@@ -46,7 +46,7 @@ extension GatewayCore {
         guard var link = linked[key], let target = try? SIPURI(link.identity.oma) else { return [] }
         var document = state
         document.uri = link.identity.oma
-        let body = mapper.pidfDocument(from: document, dialect: .rfc).serialized()
+        let body = mapper.pidfDocument(from: document, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions).serialized()
         guard body != link.lastBody else { return [] }
         link.lastBody = body
         let actions: [PublicationClient.Action]

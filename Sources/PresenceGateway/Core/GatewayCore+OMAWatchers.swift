@@ -157,7 +157,7 @@ extension GatewayCore {
         switch type {
         case SIPBodyType.msrtcPIDF: mapper.msrtc(from: categories).0.serialized()
         case SIPBodyType.msrtcCategories: categories.serialized()
-        default: mapper.pidfDocument(from: categories, dialect: .rfc).serialized()
+        default: mapper.pidfDocument(from: categories, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions).serialized()
         }
     }
 

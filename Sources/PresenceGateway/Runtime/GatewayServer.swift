@@ -91,7 +91,15 @@ public final class GatewayServer: @unchecked Sendable {
     public func start() async throws {
         for side in GatewayConfiguration.Side.allCases {
             guard let transport = transports[side] else { continue }
-            bound[side] = try await transport.start()
+            do {
+                bound[side] = try await transport.start()
+            } catch {
+                // The transport binds the side's listeners in order and reports only the socket
+                // error: the operator needs the listeners, addresses and ports it was asked for.
+                let listeners = configuration.listeners.filter { $0.side == side }
+                    .map { "\($0.transport.rawValue.lowercased()) \($0.host):\($0.port)" }.joined(separator: ", ")
+                throw ConfigurationError("cannot listen on the \(side.rawValue) side (\(listeners)): \(error)")
+            }
             logger.info("listening (\(side.rawValue)): \(bound[side]?.map(\.description).joined(separator: ", ") ?? "")")
         }
         let tables = try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
@@ -115,10 +123,14 @@ public final class GatewayServer: @unchecked Sendable {
         try await eventLoop.submit { runtime.start() }.get()
         self.runtime = runtime
         if let admin = configuration.admin {
-            self.admin = try await AdminServer.start(host: admin.host, port: Int(admin.port), registry: registry,
-                                                     group: MultiThreadedEventLoopGroup.singleton,
-                                                     limits: configuration.connections.admin) { [weak self] in
-                self?.health() ?? (false, #"{"status":"stopped"}"#)
+            do {
+                self.admin = try await AdminServer.start(host: admin.host, port: Int(admin.port), registry: registry,
+                                                         group: MultiThreadedEventLoopGroup.singleton,
+                                                         limits: configuration.connections.admin) { [weak self] in
+                    self?.health() ?? (false, #"{"status":"stopped"}"#)
+                }
+            } catch {
+                throw ConfigurationError("cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
             }
             logger.info("admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health)")
         }
