@@ -4,15 +4,16 @@
 # unless --build-only, also the real peers of the
 # tests: sip-tester (sipp 3.6) for Tests/PeerTests, Tests/EventPeerTests, Tests/GatewayPeerTests,
 # scripts/walkthrough.sh and scripts/bench-udp.py, and Kamailio with its presence and SQLite modules
-# (plus sqlite3) for Tests/EventPeerTests, Tests/GatewayPeerTests and scripts/walkthrough.sh, and the
+# (plus sqlite3) for Tests/EventPeerTests, Tests/GatewayPeerTests and scripts/walkthrough.sh; the
 # real OMA user agents linphone-cli (linphonec 5.1) and baresip-core (baresip 1.0) for
-# Tests/GatewayPeerTests/RealUserAgentTests.swift.
+# Tests/GatewayPeerTests/RealUserAgentTests.swift; and systemd for systemd-analyze, which checks
+# deploy/presence-gateway.service (DeploymentTests).
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
 packages=(libxml2-dev pkg-config libjemalloc2)
 if [ "${1:-}" != "--build-only" ]; then
-  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core)
+  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd)
 fi
 need=()
 for pkg in "${packages[@]}"; do
@@ -26,6 +27,10 @@ if [ "${#need[@]}" -gt 0 ]; then
 fi
 if [ "${1:-}" != "--build-only" ] && ! command -v sipp >/dev/null 2>&1; then
   echo "setup: sip-tester is installed but sipp is not on PATH" >&2
+  exit 1
+fi
+if [ "${1:-}" != "--build-only" ] && ! command -v systemd-analyze >/dev/null 2>&1; then
+  echo "setup: systemd is installed but systemd-analyze is not on PATH" >&2
   exit 1
 fi
 if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then

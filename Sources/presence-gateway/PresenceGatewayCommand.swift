@@ -33,18 +33,16 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Log format on standard error: text, or json (one object per line).",
+        discussion: "Default: the configuration's log-format, else text."))
+    var logFormat: GatewayConfiguration.LogFormat?
+
     func run() async throws {
         if printDefaultConfig {
             print(GatewayConfiguration.defaultYAML)
             return
         }
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        let logger = Logger(label: "presence-gateway")
         let name = config ?? "<embedded default>"
         let text: String
         if let config {
@@ -63,6 +61,8 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
                   + "OMA \(configuration.oma.domains), \(configuration.peers.count) peers")
             return
         }
+        Self.bootstrapLogging(level: logLevel, format: .effective(flag: logFormat, configured: configuration.logFormat))
+        let logger = Logger(label: "presence-gateway")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let server: GatewayServer
@@ -79,6 +79,20 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         }
     }
 
+    /// Every logger writes to standard error in `format`, from `level` up. Configuration errors
+    /// are printed before this, as plain `FILE:LINE:COLUMN: error: ...` lines.
+    static func bootstrapLogging(level: Logger.Level, format: GatewayConfiguration.LogFormat) {
+        LoggingSystem.bootstrap { label in
+            var handler: any LogHandler
+            switch format {
+            case .text: handler = StreamLogHandler.standardError(label: label)
+            case .json: handler = JSONLogHandler.standardError(label: label)
+            }
+            handler.logLevel = level
+            return handler
+        }
+    }
+
     static func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data((message + "\n").utf8))
         Foundation.exit(1)
@@ -86,6 +100,7 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension GatewayConfiguration.LogFormat: ExpressibleByArgument {}
 
 /// Runs the gateway until the service group asks for a graceful shutdown.
 struct GatewayService: Service {

@@ -123,6 +123,9 @@ public struct GatewayConfiguration: Sendable {
     public var hostName: String?
     /// Connection limits and timeouts (YAML `connections:`; GatewayConfiguration+Connections.swift).
     public var connections: Connections
+    /// The log format the file asks for (`log-format: json|text`; nil: not set). The command
+    /// line's `--log-format` wins over it (``LogFormat/effective(flag:configured:)``).
+    public var logFormat: LogFormat?
 }
 
 extension GatewayConfiguration {
@@ -132,7 +135,7 @@ extension GatewayConfiguration {
         let root = try ConfigurationNode.parse(text)
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
-            "subscriptions", "limits", "admin", "mappings", "host-name", "connections",
+            "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         var listeners: [Listener] = []
@@ -199,6 +202,7 @@ extension GatewayConfiguration {
         mappingsDirectory = try top["mappings"]?.string()
         hostName = try top["host-name"]?.string()
         connections = try Self.connections(top["connections"])
+        logFormat = try top["log-format"]?.choice(Self.logFormats)
     }
 
     static let sides: [String: Side] = ["enterprise": .enterprise, "oma": .oma]

@@ -162,7 +162,9 @@ public final class GatewayRuntime: @unchecked Sendable {
             // §4.1.3, RFC 3261 §12.2.2).
             if let owner = core.dialogOwner(of: request), let peer = owner.peer, !router.admits(arrival, into: peer) {
                 refuse("in_dialog_peer")
-                logger.notice("refused \(request.method) in a dialog of \(peer.peer ?? peer.target.description) from \(arrival.source) on the \(side.rawValue) side")
+                logger.notice("refused \(request.method) in a dialog of \(peer.peer ?? peer.target.description) from \(arrival.source) on the \(side.rawValue) side",
+                              metadata: ["call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)", "side": "\(side.rawValue)",
+                                         "peer": "\(peer.peer ?? peer.target.description)", "source": "\(arrival.source)", "status": "403"])
                 answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
                 return
             }
@@ -184,7 +186,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         case .reject(let status, let reason, let headers):
             rejected.increment()
             if status == 503 { refusalCounters["rate_limited"]?.increment() }
-            logger.info("rejected \(request.method) \(request.uri): \(status) \(reason)")
+            logger.info("rejected \(request.method) \(request.uri): \(status) \(reason)",
+                        metadata: ["call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)", "side": "\(side.rawValue)",
+                                   "source": "\(arrival.source)", "status": "\(status)"])
             answer(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: incoming.toTag, headers: headers))
         case .forward(_, let watcher, let routed, _), .local(let watcher, let routed):
             perform(core.receive(routed, id: id, from: side, watcher: watcher, peer: router.dialogPeer(for: arrival), now: .now()))
