@@ -40,8 +40,8 @@ extension GatewayCore {
     mutating func takePeerQuota(_ peer: DialogPeer?) -> Bool {
         guard let peer else { return true }
         let limit: Int?
-        if let name = peer.peer {
-            limit = configuration.peers.first { $0.name == name }?.maxSubscriptions
+        if let index = peer.peer {
+            limit = Int(index) < configuration.peers.count ? configuration.peers[Int(index)].maxSubscriptions : nil
         } else {
             limit = configuration.limits.subscriptionsPerPeer
         }
@@ -62,7 +62,7 @@ extension GatewayCore {
         peerLoad[key] = held > 1 ? held - 1 : nil
     }
 
-    static func loadKey(_ peer: DialogPeer) -> String { peer.peer.map { "peer " + $0 } ?? "address " + peer.host }
+    static func loadKey(_ peer: DialogPeer) -> String { peer.peer.map { "peer \($0)" } ?? "address " + peer.host }
 
     /// 503 with Retry-After for a subscription over a quota.
     mutating func overQuota(_ request: SIPRequest, id: ServerRequestID) -> [Action] {

@@ -17,13 +17,15 @@ public struct DialogPeer: Sendable, Hashable {
     /// The address the peer used or was reached at (host and port).
     public var host: String
     public var port: UInt16
-    /// The configured peer's name, when the address is one.
-    public var peer: String?
+    /// The configured peer, when the address is one: its position in
+    /// ``GatewayConfiguration/peers`` (two bytes where a name would take sixteen, in every
+    /// dialog's state).
+    public var peer: UInt16?
     /// The TLS identities accepted inside the dialog: the configured peer's `certificate-names`,
     /// else the names of the certificate that made it; empty over UDP and TCP.
     public var certificateNames: [String]
 
-    public init(side: GatewayConfiguration.Side, transport: SIPTransportKind, host: String, port: UInt16, peer: String? = nil,
+    public init(side: GatewayConfiguration.Side, transport: SIPTransportKind, host: String, port: UInt16, peer: UInt16? = nil,
                 certificateNames: [String] = []) {
         self.side = side
         self.transport = transport

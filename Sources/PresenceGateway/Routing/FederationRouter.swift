@@ -57,8 +57,20 @@ public struct FederationRouter: Sendable {
     }
 
     func peer(at address: SIPTarget, side: GatewayConfiguration.Side) -> GatewayConfiguration.Peer? {
+        peerIndex(at: address, side: side).map { configuration.peers[Int($0)] }
+    }
+
+    /// The position in ``GatewayConfiguration/peers`` of the peer at `address` on `side`.
+    func peerIndex(at address: SIPTarget, side: GatewayConfiguration.Side) -> UInt16? {
         let host = GatewayConfiguration.canonicalHost(address.host)
-        return configuration.peers.first { $0.side == side && $0.host == host && ($0.port == nil || $0.port == address.port) }
+        let index = configuration.peers.firstIndex { $0.side == side && $0.host == host && ($0.port == nil || $0.port == address.port) }
+        return index.flatMap { UInt16(exactly: $0) }
+    }
+
+    /// A dialog peer's name for logs: the configured peer's, else its address.
+    public func name(of owner: DialogPeer) -> String {
+        if let index = owner.peer, Int(index) < configuration.peers.count { return configuration.peers[Int(index)].name }
+        return owner.target.description
     }
 
     /// Takes one request of `arrival`'s sender from its rate limit: the configured peer's
@@ -90,22 +102,24 @@ public struct FederationRouter: Sendable {
 
     /// The peer of a dialog made by a request that arrived as `arrival`.
     public func dialogPeer(for arrival: Arrival) -> DialogPeer {
-        let peer = peer(for: arrival)
+        let index = peerIndex(at: arrival.source, side: arrival.side)
+        let peer = index.map { configuration.peers[Int($0)] }
         let names = arrival.source.kind == .tls ? (peer.map(\.certificateNames).flatMap { $0.isEmpty ? nil : $0 } ?? arrival.certificateNames) : []
         return DialogPeer(side: arrival.side, transport: arrival.source.kind, host: GatewayConfiguration.canonicalHost(arrival.source.host),
-                          port: arrival.source.port, peer: peer?.name, certificateNames: names)
+                          port: arrival.source.port, peer: index, certificateNames: names)
     }
 
     /// The peer of a dialog the gateway made by sending its SUBSCRIBE to `target` on `side`.
     public func dialogPeer(reached target: SIPTarget, side: GatewayConfiguration.Side) -> DialogPeer {
-        let peer = peer(at: target, side: side)
+        let index = peerIndex(at: target, side: side)
+        let peer = index.map { configuration.peers[Int($0)] }
         var names: [String] = []
         if target.kind == .tls {
             names = peer.map(\.certificateNames) ?? []
             if names.isEmpty, let server = target.serverName { names = [server] }
         }
         return DialogPeer(side: side, transport: target.kind, host: GatewayConfiguration.canonicalHost(target.host), port: target.port,
-                          peer: peer?.name, certificateNames: names)
+                          peer: index, certificateNames: names)
     }
 
     /// Whether a request inside a dialog of `owner` may come as `arrival`: on the dialog's side,
@@ -117,8 +131,8 @@ public struct FederationRouter: Sendable {
     public func admits(_ arrival: Arrival, into owner: DialogPeer) -> Bool {
         guard arrival.side == owner.side, arrival.source.kind == owner.transport else { return false }
         let host = GatewayConfiguration.canonicalHost(arrival.source.host)
-        if let name = owner.peer {
-            guard peer(for: arrival)?.name == name else { return false }
+        if let index = owner.peer {
+            guard peerIndex(at: arrival.source, side: arrival.side) == index else { return false }
         } else {
             guard host == owner.host, owner.transport != .udp || arrival.source.port == owner.port else { return false }
         }

@@ -162,9 +162,9 @@ public final class GatewayRuntime: @unchecked Sendable {
             // §4.1.3, RFC 3261 §12.2.2).
             if let owner = core.dialogOwner(of: request), let peer = owner.peer, !router.admits(arrival, into: peer) {
                 refuse("in_dialog_peer")
-                logger.notice("refused \(request.method) in a dialog of \(peer.peer ?? peer.target.description) from \(arrival.source) on the \(side.rawValue) side",
+                logger.notice("refused \(request.method) in a dialog of \(router.name(of: peer)) from \(arrival.source) on the \(side.rawValue) side",
                               metadata: ["call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)", "side": "\(side.rawValue)",
-                                         "peer": "\(peer.peer ?? peer.target.description)", "source": "\(arrival.source)", "status": "403"])
+                                         "peer": "\(router.name(of: peer))", "source": "\(arrival.source)", "status": "403"])
                 answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
                 return
             }
