@@ -35,6 +35,9 @@ BIN=$(pwd)/.build-fuzz/debug/presence-fuzz
 [ -x "$BIN" ] || { echo "no $BIN" >&2; exit 1; }
 WORK=$(pwd)/.build-fuzz/fuzz
 mkdir -p "$WORK"
+# libFuzzer reports a crash itself: Swift's backtracer, started on the same signal, can hang
+# under AddressSanitizer (holding the output pipe open), so it is off.
+export SWIFT_BACKTRACE=enable=no
 
 # Seeds, written fresh each run (the corpora libFuzzer grows are kept separately).
 seed() {
@@ -97,7 +100,7 @@ for target in "${TARGETS[@]}"; do
     gateway | multipart) dict=$WORK/all.dict; cat scripts/fuzz/sip.dict scripts/fuzz/xml.dict >"$dict" ;;
     *) dict=scripts/fuzz/xml.dict ;;
     esac
-    before=$(ls "$crashes" | wc -l)
+    before=$(ls "$crashes" | grep -vc '\.txt$' || true)
     start=$(date +%s)
     # Fork mode: the parent merges what the child found into $corpus and restarts it after a
     # crash, timeout or OOM (counted in its status lines), so one finding does not end the run.
@@ -115,11 +118,11 @@ for target in "${TARGETS[@]}"; do
         "${ooms:-0}" "${cov:-?}" "${corp:-?}"
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$elapsed" "${runs:-0}" "${crashcount:-0}" "${timeouts:-0}" \
         "${ooms:-0}" "${cov:-}" "${corp:-}" >>"$WORK/summary.tsv"
-    after=$(ls "$crashes" | wc -l)
+    after=$(ls "$crashes" | grep -vc '\.txt$' || true)
     if [ "$after" -gt "$before" ]; then
-        for f in $(ls -t "$crashes" | head -n $((after - before))); do
-            echo "  new finding $crashes/$f: $(PRESENCE_FUZZ_TARGET=$target timeout 60 "$BIN" "$crashes/$f" 2>&1 |
-                grep -aE 'Fatal error|ERROR: AddressSanitizer|SUMMARY|failed' | head -2 | tr '\n' ' ')"
+        for f in $(ls -t "$crashes" | grep -v '\.txt$' | head -n $((after - before))); do
+            PRESENCE_FUZZ_TARGET=$target timeout -s KILL 60 "$BIN" "$crashes/$f" >"$crashes/$f.txt" 2>&1 </dev/null || true
+            echo "  new finding $crashes/$f: $(grep -aE 'Fatal error|ERROR: AddressSanitizer' "$crashes/$f.txt" | head -1 | cut -c1-300)"
         done
     fi
 done
