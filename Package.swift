@@ -69,9 +69,19 @@ let package = Package(
         ),
         .executableTarget(
             name: "presence-fuzz",
-            dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPMessages"],
+            dependencies: ["FuzzTargets"],
             swiftSettings: strict,
             linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])] : []
+        ),
+        // The fuzz targets' entry functions: presence-fuzz runs them under libFuzzer, and
+        // FuzzTargetsTests replays Vectors/fuzz through them in the normal test run.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPMessages", "SIPTransport", "Multipart",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
         ),
         .target(name: "SIPMessages", dependencies: ["Multipart"], swiftSettings: strict),
         .executableTarget(
@@ -163,6 +173,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"], swiftSettings: strict),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages", "Multipart"], swiftSettings: strict),

@@ -57,6 +57,12 @@ public struct SIPStreamFramer: Sendable {
     /// section is complete, so that waiting for the body rescans nothing.
     private var pendingTotal: Int?
     private var failure: SIPParseError?
+    /// The start of a message refused as ``SIPParseError/Code/messageTooLarge`` (its header
+    /// section, or its first `maxMessageSize` bytes when the section has no end within them), so
+    /// that the transport can still answer it before closing: 413 or 513 (RFC 3261 §21.4.11,
+    /// §21.5.14) need only the Via, From, To, Call-ID and CSeq the header section carries. Nil
+    /// until such a refusal; other failures leave it nil.
+    public private(set) var refusedHeaderSection: [UInt8]?
 
     public init(limits: SIPParserLimits = .default, maxBufferedBytes: Int? = nil) {
         self.limits = limits
@@ -133,6 +139,7 @@ public struct SIPStreamFramer: Sendable {
             guard lf < buffer.count else {
                 searchFrom = available
                 guard available <= limits.maxMessageSize else {
+                    refusedHeaderSection = Array(buffer[head..<(head + limits.maxMessageSize)])
                     throw fail(SIPParseError(.messageTooLarge,
                                              expected: "the end of the header section within \(limits.maxMessageSize) bytes",
                                              offset: limits.maxMessageSize))
@@ -149,6 +156,7 @@ public struct SIPStreamFramer: Sendable {
         }
         guard let headerLength = headerEnd else { return nil }
         guard headerLength <= limits.maxMessageSize else {
+            refusedHeaderSection = Array(buffer[head..<(head + limits.maxMessageSize)])
             throw fail(SIPParseError(.messageTooLarge, expected: "a message of at most \(limits.maxMessageSize) bytes",
                                      offset: limits.maxMessageSize))
         }
@@ -160,6 +168,7 @@ public struct SIPStreamFramer: Sendable {
         }
         let total = headerLength + bodyLength
         guard total <= limits.maxMessageSize else {
+            refusedHeaderSection = Array(buffer[head..<(head + headerLength)])
             throw fail(SIPParseError(.messageTooLarge,
                                      expected: "a message of at most \(limits.maxMessageSize) bytes (Content-Length gives \(total))",
                                      offset: headerLength, header: "Content-Length"))

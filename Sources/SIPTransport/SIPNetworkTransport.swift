@@ -567,10 +567,19 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         logger.notice("SIP connection error", metadata: ["connection": "\(id)", "transport": "\(kind)", "error": "\(error)"])
     }
 
-    func framingLost(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: SIPParseError) {
-        metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: error.code.rawValue)
+    /// The framer gave up on connection `id` (RFC 3261 §18.3): counted, and a message refused
+    /// for its size is answered first, on the connection (413 or 513, RFC 3261 §21.4.11,
+    /// §21.5.14, when its header section still gives Via, From, To, Call-ID and CSeq). The
+    /// future completes when the connection may be closed: after that answer is written.
+    func framingLost(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: SIPParseError, refused: [UInt8]?) -> EventLoopFuture<Void> {
         logger.notice("closing SIP connection: framing lost (RFC 3261 §18.3)",
                       metadata: ["connection": "\(id)", "error": "\(error)"])
+        guard let refused, let connection = connections[id],
+              let answered = rejectMalformed(refused, error, kind: kind, source: connection.remote, connection: id) else {
+            if refused == nil { metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: error.code.rawValue) }
+            return eventLoop.makeSucceededVoidFuture()
+        }
+        return answered.recover { _ in }
     }
 
     func logDatagramError(_ error: any Error) {
@@ -623,9 +632,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         current?.deliver(received)
     }
 
-    /// 400 when a response can be formed, else drop; both counted.
+    /// 400 (413, 513 past a limit) when a response can be formed, else drop; both counted. The
+    /// answer's send, or nil when dropped.
+    @discardableResult
     private func rejectMalformed(_ bytes: [UInt8], _ error: SIPParseError, kind: SIPTransportKind, source: SIPTarget,
-                                 connection: SIPConnectionID?) {
+                                 connection: SIPConnectionID?) -> EventLoopFuture<Void>? {
         let tag = String(UInt64.random(in: 1...UInt64.max), radix: 36)
         guard var response = SIPResponse.badRequest(salvaging: bytes, error: error, toTag: tag, limits: configuration.parserLimits),
             (try? response.headers.stampTopVia(source: source)) != nil,
@@ -634,19 +645,20 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         else {
             metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: error.code.rawValue)
             logger.debug("dropping a malformed message", metadata: ["source": "\(source)", "error": "\(error)"])
-            return
+            return nil
         }
         // A datagram's 400 goes back the way the request came (its Via was just stamped with the
         // source), and a stream's on its own connection.
         if route.target.kind != kind {
             route = SIPResponseRoute(connection: connection, target: SIPTarget(kind, host: source.host, port: source.port))
         }
-        logger.debug("answering a malformed request with 400", metadata: ["source": "\(source)", "error": "\(error)"])
+        logger.debug("answering a malformed request with \(response.statusCode)", metadata: ["source": "\(source)", "error": "\(error)"])
         let future = sendOnLoop(.response(response), to: route.target, connection: route.connection)
         future.whenSuccess { self.metrics.increment(SIPTransportMetrics.badRequestSent, kind) }
         future.whenFailure { error in
             self.logger.debug("could not send 400", metadata: ["error": "\(error)"])
         }
+        return future
     }
 
     /// RFC 3261 §18.1.2: "If the value does not correspond to a value that the client transport

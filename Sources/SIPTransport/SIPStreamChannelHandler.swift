@@ -12,7 +12,8 @@ internal import SIPMessages
 ///
 /// RFC 3261 §18.3: "In the case of stream-oriented transports such as TCP, the Content-Length
 /// header field indicates the size of the body." A stream whose framing is lost cannot be
-/// resynchronised, so it is closed. RFC 5626 §3.5.1: a double-CRLF ping is answered with a
+/// resynchronised, so it is closed (a message refused for its size is answered with 413 or 513
+/// first, RFC 3261 §21.4.11, §21.5.14). RFC 5626 §3.5.1: a double-CRLF ping is answered with a
 /// single CRLF pong.
 final class SIPStreamChannelHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
@@ -184,8 +185,11 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
             if !failed { updateMessageTimer(context: context, read: buffer) }
         } catch {
             failed = true
-            transport.framingLost(id, kind: kind, error)
-            context.close(promise: nil)
+            // A message refused for its size is answered before the connection closes.
+            let channel = context.channel
+            transport.framingLost(id, kind: kind, error, refused: framer.refusedHeaderSection).whenComplete { _ in
+                channel.close(promise: nil)
+            }
         }
     }
 }

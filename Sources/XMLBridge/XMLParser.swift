@@ -435,10 +435,34 @@ struct EventSink: ~Copyable {
     /// A namespace URI met for the first time in this context: the
     /// vocabulary's own instance when it lists the URI (a missing one reads as empty).
     mutating func addNamespace(_ p: UnsafePointer<xmlChar>?) -> Int32 {
-        let uri = p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? String(cString: $0) } ?? ""
+        let uri = p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? Self.decodingAmpersands(String(cString: $0)) } ?? ""
         let id = table.add(uri: uri)
         pg_sink_remember_namespace(state, p, id)
         return id
+    }
+
+    /// `value` with each `&#38;` turned back into `&`. With entity substitution off, libxml2 2.9
+    /// hands every & of an attribute value (from `&amp;` or `&#38;`) as `&#38;`, and a namespace
+    /// declaration is an attribute: its URI is decoded as the C recorder decodes attribute values
+    /// (`append_decoding_ampersands`), or it was written back as `&amp;#38;`, another URI
+    /// (found by fuzzing the categories codec; Vectors/fuzz/categories).
+    static func decodingAmpersands(_ value: String) -> String {
+        guard value.utf8.contains(UInt8(ascii: "&")) else { return value }
+        let bytes = Array(value.utf8)
+        let reference = Array("&#38;".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "&"), i + 5 <= bytes.count, bytes[i..<(i + 5)].elementsEqual(reference) {
+                out.append(UInt8(ascii: "&"))
+                i += 5
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A (local name, URI) pair met for the first time in this context: converted and remembered.

@@ -136,6 +136,24 @@ struct SIPStreamFramerTests {
         }
     }
 
+    /// What the transport needs to answer an oversize message before closing (RFC 3261
+    /// §21.4.11, §21.5.14): its header section, or the first maxMessageSize bytes of one that
+    /// does not end; nil for other failures.
+    @Test func oversizeMessageKeepsItsHeaderSectionForTheAnswer() throws {
+        let limits = SIPParserLimits(maxMessageSize: 300)
+        let head = Array("MESSAGE sip:a@h SIP/2.0\r\nCall-ID: c1\r\nContent-Length: 5000\r\n\r\n".utf8)
+        var framer = SIPStreamFramer(limits: limits)
+        #expect(error { try framer.append(head + Array(repeating: UInt8(ascii: "b"), count: 100)); _ = try framer.next() }?.code == .messageTooLarge)
+        #expect(framer.refusedHeaderSection == head)
+        var endless = SIPStreamFramer(limits: limits)
+        let start = Array("MESSAGE sip:a@h SIP/2.0\r\n".utf8) + Array(repeating: UInt8(ascii: "x"), count: 400)
+        #expect(error { try endless.append(start); _ = try endless.next() }?.code == .messageTooLarge)
+        #expect(endless.refusedHeaderSection == Array(start[..<300]))
+        var broken = SIPStreamFramer(limits: limits)
+        #expect(error { try broken.append(Array("MESSAGE sip:a@h SIP/2.0\r\nContent-Length: x\r\n\r\n".utf8)); _ = try broken.next() } != nil)
+        #expect(broken.refusedHeaderSection == nil)
+    }
+
     @Test func oversizeMessagesAreErrorsBeforeTheirBytesArrive() throws {
         let limits = SIPParserLimits(maxMessageSize: 300)
         // Content-Length announces more than the limit: rejected once the header section is in.

@@ -28,6 +28,39 @@ import Testing
         throw SIPParseError(.emptyMessage, expected: "a parse error")
     }
 
+    /// A request past the parser's limits is not malformed: 513 Message Too Large for its header
+    /// section (RFC 3261 §21.5.14), 413 Request Entity Too Large for the body its Content-Length
+    /// announces (§21.4.11); the same fields copied as for a 400.
+    @Test func requestPastALimitGets513OrItsBody413() throws {
+        var vias = brokenContact
+        vias[7] = "Contact: <sip:alice@192.0.2.1>"
+        vias.insert(contentsOf: (1...70).map { "Via: SIP/2.0/UDP 10.0.0.\($0):5060;branch=z9hG4bK\($0)" }, at: 2)
+        let b = bytes(vias)
+        let tooManyVias = try parseError(b)
+        #expect(tooManyVias.code == .tooManyVias)
+        let response = try #require(SIPResponse.badRequest(salvaging: b, error: tooManyVias, toTag: "t1"))
+        #expect(response.statusCode == 513)
+        #expect(response.reasonPhrase == "Message Too Large (too-many-vias)")
+        // The top Via routes the answer; at most maxViaCount (64) are copied, so it stays small.
+        #expect(response.headers.values(named: .via).count == 64)
+        #expect(response.headers.values(named: .via).first == "SIP/2.0/UDP 192.0.2.1:5070;branch=z9hG4bKbad1")
+        #expect(response.headers.callID == "bad-contact-1@192.0.2.1")
+        // 1,000 Vias before From, To, Call-ID and CSeq (past the header count too): still answered.
+        var many = vias
+        many.insert(contentsOf: (71...1000).map { "Via: SIP/2.0/UDP 10.0.\($0 / 250).\($0 % 250):5060;branch=z9hG4bK\($0)" }, at: 2)
+        let thousand = bytes(many)
+        let crowded = try #require(SIPResponse.badRequest(salvaging: thousand, error: try parseError(thousand), toTag: "t2"))
+        #expect(crowded.statusCode == 513)
+        #expect(try crowded.headers.cseq == SIPCSeq(7, .options))
+        #expect(crowded.headers.values(named: .via).count == 64)
+        let long = SIPParseError(.lineTooLong, expected: "a shorter line", offset: 0)
+        #expect(SIPResponse.refusalStatus(for: long) == 513)
+        let body = SIPParseError(.messageTooLarge, expected: "less", offset: 0, header: "Content-Length")
+        #expect(SIPResponse.refusalStatus(for: body) == 413)
+        #expect(SIPResponse.refusalStatus(for: SIPParseError(.messageTooLarge, expected: "less", offset: 0)) == 513)
+        #expect(SIPResponse.refusalStatus(for: try parseError(bytes(brokenContact))) == 400)
+    }
+
     @Test func malformedRequestGetsA400CopyingViaFromToCallIDAndCSeq() throws {
         let b = bytes(brokenContact)
         let error = try parseError(b)

@@ -26,6 +26,18 @@ import XMLBridge
         #expect(basic?.text == "open")
     }
 
+    /// Namespaces in XML 1.0 §2: a namespace name is the attribute's normalized value, so
+    /// `&amp;` and `&#38;` in it read as `&`, and what is written back reads the same again
+    /// (Vectors/fuzz/categories: it was read as `&#38;` and written as `&amp;#38;`).
+    @Test func namespaceNameWithAnEscapedAmpersandReadsAsAmpersandAndRoundTrips() throws {
+        let root = try XMLParser.parse(#"<a xmlns="urn:x&amp;y" xmlns:p="urn:p&#38;q"><p:b/></a>"#)
+        #expect(root.name == XMLName("urn:x&y", "a"))
+        #expect(root.element(XMLName("urn:p&q", "b")) != nil)
+        let again = try XMLParser.parse(XMLWriter().bytes(root))
+        #expect(again == root)
+        #expect(XMLWriter().bytes(again) == XMLWriter().bytes(root))
+    }
+
     @Test func sameLocalNamesInAnotherNamespaceAreNotEqual() throws {
         let a = try XMLParser.parse(#"<presence xmlns="urn:ietf:params:xml:ns:pidf"/>"#)
         let b = try XMLParser.parse(#"<presence xmlns="urn:ietf:params:xml:ns:cpim-pidf"/>"#)
