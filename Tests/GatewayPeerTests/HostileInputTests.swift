@@ -330,9 +330,7 @@ struct HostileInputTests {
 
             let hostile = side == .oma ? xml.pidf(entity: resource) : xml.categories(uri: batchResource)
             let status = try sendNotify(2, hostile)
-            withKnownIssue("GatewayCore answers 200 to a NOTIFY whose body it cannot read and drops the body (try? decode)") {
-                #expect(status == 400, "a NOTIFY with \(xml.rawValue) XML from the \(side) side got \(status.map(String.init) ?? "no answer")")
-            }
+            #expect(status == 400, "a NOTIFY with \(xml.rawValue) XML from the \(side) side got \(status.map(String.init) ?? "no answer")")
             #expect(status != nil, "no answer to the hostile NOTIFY")
             // Nothing the watcher gets shows an expanded entity.
             while let message = watcher.receive(within: 1.5) {

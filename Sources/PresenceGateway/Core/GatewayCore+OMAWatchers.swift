@@ -205,9 +205,15 @@ extension GatewayCore {
         var out: [Action] = []
         var ended: String?
         var delivered: Set<String> = []
+        let unreadable = actions.contains { if case .unreadableBody = $0 { true } else { false } }
         for action in actions {
             switch action {
-            case .subscription(.respond(let response)):
+            case .subscription(.respond(var response)):
+                if unreadable, (200..<300).contains(response.statusCode) {
+                    // A body that does not parse is refused (RFC 3261 §21.4.1); nothing of it is relayed.
+                    response.statusCode = 400
+                    response.reasonPhrase = "Unreadable Body"
+                }
                 if let notifyID { out.append(.respond(notifyID, response)) }
             case .subscription(.ended(let reason)):
                 ended = reason

@@ -623,6 +623,14 @@ public struct GatewayCore: Sendable {
 
     private mutating func omaLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
         guard var leg = omaLegs[key] else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))] }
+        // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
+        // the NOTIFY, so the watcher's view stays what it was.
+        var pidf: PIDFDocument?
+        if !request.body.isEmpty, (try? request.headers.contentType)?.mediaType == SIPBodyType.pidf {
+            do { pidf = try PIDFDocument(bytes: request.body) } catch {
+                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))]
+            }
+        }
         let actions = leg.subscription.receive(notify: request, now: now, jitter: ids.jitter())
         var out: [Action] = []
         var changed = false
@@ -636,7 +644,7 @@ public struct GatewayCore: Sendable {
                 if leg.pending {
                     // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
                     if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
-                } else if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf = try? PIDFDocument(bytes: notification.body) {
+                } else if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf {
                     var categories = mapper.categoriesDocument(from: pidf)
                     categories.uri = leg.resource
                     // Kept for the leg's life: without the room the mapper's appends left.
