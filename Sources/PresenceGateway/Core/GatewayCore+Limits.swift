@@ -28,9 +28,10 @@ extension GatewayCore {
 
     /// Takes one subscription of `watcher`'s quota; false (nothing taken) when it is used up.
     mutating func takeQuota(_ watcher: String) -> Bool {
-        let held = watcherLoad[watcher, default: 0]
-        guard held < configuration.limits.subscriptionsPerWatcher else { return false }
-        watcherLoad[watcher] = held + 1
+        let key = watcher.hashValue
+        let held = watcherLoad[key] ?? 0
+        guard Int(held) < configuration.limits.subscriptionsPerWatcher else { return false }
+        watcherLoad[key] = held + 1
         return true
     }
 
@@ -79,8 +80,9 @@ extension GatewayCore {
     }
 
     mutating func releaseQuota(_ watcher: String) {
-        guard let held = watcherLoad[watcher] else { return }
-        watcherLoad[watcher] = held > 1 ? held - 1 : nil
+        let key = watcher.hashValue
+        guard let held = watcherLoad[key] else { return }
+        watcherLoad[key] = held > 1 ? held - 1 : nil
     }
 
     /// Removes an OMA watch, giving its subscription back to the watcher's quota.
