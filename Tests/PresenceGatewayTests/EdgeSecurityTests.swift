@@ -73,6 +73,23 @@ import Testing
         ], body: pidf)
     }
 
+    /// An OMA-side SUBSCRIBE for bob@contoso.com (RFC 3856), sent from `source` (`host:port`).
+    static func omaSubscribe(id: String, from: String = "sip:dave@oma.example", to: String = "<sip:bob@contoso.com>",
+                             source: String = "127.0.0.1:5070", contact: String? = nil, extra: [String] = []) throws -> SIPMessage {
+        try GatewayRuntimeTests.parse([
+            "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
+            "Via: SIP/2.0/UDP \(source);branch=z9hG4bK\(id)",
+            "Max-Forwards: 70",
+            "From: <\(from)>;tag=\(id)",
+            "To: \(to)",
+            "Call-ID: \(id)@oma",
+            "CSeq: 1 SUBSCRIBE",
+            "Contact: <\(contact ?? "sip:w@" + source)>",
+            "Event: presence",
+            "Accept: application/pidf+xml",
+        ] + extra)
+    }
+
     @Test func batchResourcesOutsideTheOMADomainsAreRejectedInRLMIAndNothingIsSentForThem() throws {
         let s = try Setup()
         let silentUDP = Peer(s.network.endpoint(SIPTarget(.udp, host: "127.0.0.1", port: 5099)))
@@ -120,18 +137,7 @@ import Testing
         let s = try Setup()
         let silent = Peer(s.network.endpoint(SIPTarget(.tcp, host: "127.0.0.1", port: 5099)))
         for (n, to) in ["<sip:x@127.0.0.1:5099;transport=tcp>", "<sip:carol@oma.example>"].enumerated() {
-            s.kamailio.send(try GatewayRuntimeTests.parse([
-                "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
-                "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKto\(n)",
-                "Max-Forwards: 70",
-                "From: <sip:dave@oma.example>;tag=to\(n)",
-                "To: \(to)",
-                "Call-ID: to\(n)@oma",
-                "CSeq: 1 SUBSCRIBE",
-                "Contact: <sip:dave@127.0.0.1:5070>",
-                "Event: presence",
-                "Accept: application/pidf+xml",
-            ]), to: Setup.omaSide)
+            s.kamailio.send(try Self.omaSubscribe(id: "to\(n)", to: to), to: Setup.omaSide)
             s.run()
         }
         #expect(silent.received.isEmpty)
@@ -205,16 +211,7 @@ import Testing
         let s = try Setup(yaml: GatewayConfiguration.defaultYAML + "\nlimits: { unconfigured-peer-rate: 2 }\n")
         let stranger = Peer(s.network.endpoint(SIPTarget(.udp, host: "127.0.0.3", port: 5080)))
         for n in 0..<300 {
-            stranger.send(try GatewayRuntimeTests.parse([
-                "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
-                "Via: SIP/2.0/UDP 127.0.0.3:5080;branch=z9hG4bKst\(n)",
-                "Max-Forwards: 70",
-                "From: <sip:s@stranger.example>;tag=st\(n)",
-                "To: <sip:bob@contoso.com>",
-                "Call-ID: st\(n)@stranger",
-                "CSeq: 1 SUBSCRIBE",
-                "Event: presence",
-            ]), to: Setup.omaSide)
+            stranger.send(try Self.omaSubscribe(id: "st\(n)", from: "sip:s@stranger.example", source: "127.0.0.3:5080"), to: Setup.omaSide)
         }
         s.run()
         #expect(stranger.responses.count { $0.statusCode == 503 } >= 280)
@@ -224,18 +221,7 @@ import Testing
         let s = try Setup()
         let watcher = Peer(s.network.endpoint(SIPTarget(.udp, host: "127.0.0.4", port: 6000)))
         let victim = Peer(s.network.endpoint(SIPTarget(.udp, host: "127.0.0.9", port: 7000)))
-        watcher.send(try GatewayRuntimeTests.parse([
-            "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
-            "Via: SIP/2.0/UDP 127.0.0.4:6000;branch=z9hG4bKrf1",
-            "Max-Forwards: 70",
-            "From: <sip:mallory@oma.example>;tag=rf1",
-            "To: <sip:bob@contoso.com>",
-            "Call-ID: rf1@oma",
-            "CSeq: 1 SUBSCRIBE",
-            "Contact: <sip:mallory@127.0.0.9:7000>",
-            "Event: presence",
-            "Accept: application/pidf+xml",
-        ]), to: Setup.omaSide)
+        watcher.send(try Self.omaSubscribe(id: "rf1", from: "sip:mallory@oma.example", source: "127.0.0.4:6000", contact: "sip:mallory@127.0.0.9:7000"), to: Setup.omaSide)
         s.run()
         let subscribe = try #require(s.edge.requests.first { GatewayRuntimeTests.names($0, "sip:bob@contoso.com") })
         s.edge.send(.response(GatewayRuntimeTests.categoriesOK(subscribe, "sip:bob@contoso.com", availability: 3500, tag: "rf")),
@@ -248,17 +234,7 @@ import Testing
 
     @Test func subscribesIntoTheEnterpriseCarryTheFederationMarkingAndForgedOnesAreRemoved() throws {
         let s = try Setup()
-        s.kamailio.send(try GatewayRuntimeTests.parse([
-            "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
-            "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKmk1",
-            "Max-Forwards: 70",
-            "From: <sip:dave@oma.example>;tag=mk1",
-            "To: <sip:bob@contoso.com>",
-            "Call-ID: mk1@oma",
-            "CSeq: 1 SUBSCRIBE",
-            "Contact: <sip:dave@127.0.0.1:5070>",
-            "Event: presence",
-            "Accept: application/pidf+xml",
+        s.kamailio.send(try Self.omaSubscribe(id: "mk1", extra: [
             "ms-source-network: sameEnterprise",
             "ms-edge-proxy-message-trust: ms-source-type=DirectPartner;ms-source-network=sameEnterprise",
             "P-Asserted-Identity: <sip:ceo@contoso.com>",
@@ -277,17 +253,7 @@ import Testing
     @Test func aTrailingDotDoesNotPassTheSpoofingCheck() throws {
         let s = try Setup()
         for (n, from) in ["sip:boss@contoso.com.", "sip:boss@CONTOSO.com", "sip:boss@contoso.com"].enumerated() {
-            s.kamailio.send(try GatewayRuntimeTests.parse([
-                "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
-                "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKsp\(n)",
-                "Max-Forwards: 70",
-                "From: <\(from)>;tag=sp\(n)",
-                "To: <sip:bob@contoso.com>",
-                "Call-ID: sp\(n)@oma",
-                "CSeq: 1 SUBSCRIBE",
-                "Contact: <sip:x@127.0.0.1:5070>",
-                "Event: presence",
-            ]), to: Setup.omaSide)
+            s.kamailio.send(try Self.omaSubscribe(id: "sp\(n)", from: from), to: Setup.omaSide)
             s.run()
         }
         #expect(s.kamailio.responses.map(\.statusCode) == [403, 403, 403])
@@ -297,18 +263,7 @@ import Testing
     @Test func aPoolFqdnOutsideTheEnterpriseIsNotFollowed() throws {
         let s = try Setup()
         let rogue = Peer(s.network.endpoint(SIPTarget(.tcp, host: "127.0.0.66", port: 5061)))
-        s.kamailio.send(try GatewayRuntimeTests.parse([
-            "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
-            "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKpl1",
-            "Max-Forwards: 70",
-            "From: <sip:dave@oma.example>;tag=pl1",
-            "To: <sip:bob@contoso.com>",
-            "Call-ID: pl1@oma",
-            "CSeq: 1 SUBSCRIBE",
-            "Contact: <sip:dave@127.0.0.1:5070>",
-            "Event: presence",
-            "Accept: application/pidf+xml",
-        ]), to: Setup.omaSide)
+        s.kamailio.send(try Self.omaSubscribe(id: "pl1"), to: Setup.omaSide)
         s.run()
         let subscribe = try #require(s.edge.requests.first { GatewayRuntimeTests.names($0, "sip:bob@contoso.com") })
         var hint = RLMIList.Instance(state: .resubscribe)
