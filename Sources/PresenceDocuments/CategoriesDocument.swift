@@ -63,7 +63,7 @@ public enum ExpireType: String, Hashable, Sendable, CaseIterable {
 /// One `category` element: the publication's key and metadata plus its data.
 ///
 /// 96 bytes inline: a gateway keeps every category of every watched presentity for the life of
-/// the subscription (issue 5 §6: memory per bridged pair). The attributes a notification rarely
+/// the subscription (memory per bridged pair). The attributes a notification rarely
 /// carries (container, version, expires, endpointId, unknown ones) are held out of line, and
 /// `publishTime` is packed (``PackedText``) instead of taking a heap string of its own.
 public struct Category: Hashable, Sendable {
@@ -157,8 +157,8 @@ public struct Category: Hashable, Sendable {
 ///
 /// The large, rarer payloads are boxed (`indirect`): a contact card is 176 bytes, calendar data
 /// 136 and a device 64, and every category of every document, `state` included, would otherwise
-/// be that wide. Subscriptions keep their presentities' categories for their whole life (issue 5
-/// §6: memory per bridged pair).
+/// be that wide. Subscriptions keep their presentities' categories for their whole life
+/// (memory per bridged pair).
 public enum CategoryPayload: Hashable, Sendable {
     case state(MSState)
     case note(MSNote)

@@ -1,4 +1,4 @@
-/// The gateway's own cost, in process, on one core (issue 5 §6): no sockets, so it measures what
+/// The gateway's own cost, in process, on one core: no sockets, so it measures what
 /// the gateway adds per message — parsing the incoming SIP bytes, the bridging core with its
 /// mapping through the tables, and writing the outgoing message — and what it keeps per bridged
 /// subscription pair.

@@ -8,8 +8,8 @@ import SIPStack
 import SIPTransport
 
 /// `sip-bench serve`: the stack's own UDP (and optionally TCP) transport and transaction layer
-/// answering 200 OK to OPTIONS, for loopback load runs with sipp (issue 3 §6,
-/// `scripts/bench-udp.py`).
+/// answering 200 OK to OPTIONS, for loopback load runs with sipp
+/// (`scripts/bench-udp.py`).
 ///
 /// ```
 /// sip-bench serve [--host IP] [--port PORT] [--tcp] [--max-transactions N]

@@ -1,4 +1,4 @@
-/// Parse + serialize throughput of the SIPMessages layer on one core (issue 3 §1, §6), and a
+/// Parse + serialize throughput of the SIPMessages layer on one core, and a
 /// UDP/TCP OPTIONS responder for loopback load runs (`sip-bench serve`, see
 /// ``SIPBench/serve(_:)``).
 ///

@@ -29,7 +29,7 @@ public struct GatewayConfiguration: Sendable {
         public var privateKey: String
         public var trustRoots: String?
         /// Mutual TLS: peers must present a certificate, and its names must match the domain the
-        /// peer speaks for (issue 5 §3).
+        /// peer speaks for.
         public var requireClientCertificate: Bool
     }
 
@@ -71,7 +71,7 @@ public struct GatewayConfiguration: Sendable {
         public var maxSubscriptions: Int?
     }
 
-    /// A person with an identity on each side (issue 5 §1.4).
+    /// A person with an identity on each side.
     public struct LinkedIdentity: Sendable, Hashable {
         public var oma: String
         public var enterprise: String

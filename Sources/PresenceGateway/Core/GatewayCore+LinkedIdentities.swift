@@ -3,7 +3,7 @@ import PresenceDocuments
 import SIPMessages
 import SIPStack
 
-/// Flow 4, enterprise → OMA (issue 5 §1.4): for each configured linked identity with
+/// Flow 4, enterprise → OMA: for each configured linked identity with
 /// `publish-to-oma`, the gateway watches the enterprise identity's categories (a category
 /// subscription like an OMA watcher's, with the OMA identity in From) and PUBLISHes the mapped
 /// PIDF (entity = the OMA identity) to the OMA presence server (RFC 3903: SIP-ETag kept, refreshed

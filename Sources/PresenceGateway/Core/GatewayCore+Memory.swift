@@ -4,7 +4,7 @@ import SIPStack
 
 extension GatewayCore {
     /// The inline size (`MemoryLayout` stride, bytes) of each kind of state the core keeps per
-    /// subscription, for benchmarks (issue 5 §6: memory per bridged pair). Strings, arrays and
+    /// subscription, for benchmarks (memory per bridged pair). Strings, arrays and
     /// shared values they refer to are on the heap and not counted here.
     public static var stateLayout: [(name: String, stride: Int)] {
         [

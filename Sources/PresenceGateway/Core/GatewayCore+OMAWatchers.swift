@@ -4,7 +4,7 @@ import PresenceEvents
 import SIPMessages
 import SIPStack
 
-/// Flows 2 and 3 (issue 5 §1): OMA watchers of enterprise presentities, and the enterprise's
+/// Flows 2 and 3: OMA watchers of enterprise presentities, and the enterprise's
 /// batch rejections the gateway follows.
 ///
 /// The gateway groups the enterprise resources of one OMA watcher into batched category
@@ -73,7 +73,7 @@ extension GatewayCore {
         var verified = false
     }
 
-    /// The categories an OMA watcher's bridge subscribes to (issue 5 §1.2; `legacyInterop` is
+    /// The categories an OMA watcher's bridge subscribes to (`legacyInterop` is
     /// private and not subscribable).
     static let bridgedCategories: [CategoryName] = [.state, .note, .contactCard, .calendarData, .services]
 

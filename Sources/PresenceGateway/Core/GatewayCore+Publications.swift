@@ -4,7 +4,7 @@ import PresenceEvents
 import SIPMessages
 import SIPStack
 
-/// Flow 4, OMA → enterprise (issue 5 §1.4): the gateway is the presence server (RFC 3903 event
+/// Flow 4, OMA → enterprise: the gateway is the presence server (RFC 3903 event
 /// state compositor) of the linked identities configured with `publish-to-enterprise`. OMA
 /// PUBLISHes for them are kept by entity-tag, several sources composed per presentity, exposed to
 /// enterprise watchers of the OMA identity as categories (flow 1 serves them from here instead of

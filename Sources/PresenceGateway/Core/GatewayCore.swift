@@ -5,7 +5,7 @@ public import PresenceMapping
 public import SIPMessages
 import SIPStack
 
-/// The back-to-back user agent's logic, without I/O (issue 5 §1, flows 1 and 2): it takes
+/// The back-to-back user agent's logic, without I/O (flows 1 and 2): it takes
 /// requests, responses and timer expiries and returns what to send, answer and schedule. The
 /// runtime drives it from the transaction layer on one event loop.
 ///

@@ -6,8 +6,8 @@ public struct ContainerSet: Sendable, Hashable {
     /// Container number → members. Container 0, the default container, is readable by everyone
     /// and has no editable membership (§1.3.1.3.5, lines 711-718); it need not be listed.
     public var members: [UInt32: [ContainerMember]]
-    /// Container number → the categories it holds of the presentity's state (issue 5 §2:
-    /// per-container category selection). A container without an entry holds every category
+    /// Container number → the categories it holds of the presentity's state
+    /// (per-container category selection). A container without an entry holds every category
     /// (``ContainerExposure/all``).
     public var exposure: [UInt32: ContainerExposure]
 

@@ -2,7 +2,7 @@ public import NIOCore
 public import SIPMessages
 public import SIPTransport
 
-/// Decides what to do with each request that arrives from a peer (issue 5 §3): who sent it, how
+/// Decides what to do with each request that arrives from a peer: who sent it, how
 /// much of what it says to believe, whether it may cross, and where it goes.
 ///
 /// The gateway is a back-to-back user agent: it ends every dialog on each side and uses its own
@@ -185,7 +185,7 @@ public struct FederationRouter: Sendable {
         guard let targetHost = Self.host(request.uri) else {
             return .reject(status: 416, reason: "Unsupported URI Scheme", headers: [])
         }
-        // Mutual TLS (issue 5 §3): a configured peer must present one of its configured names;
+        // Mutual TLS: a configured peer must present one of its configured names;
         // any other peer's certificate must name the domain it speaks for (the From domain).
         if arrival.source.kind == .tls, configuration.tls?.requireClientCertificate == true {
             if let peer, !peer.certificateNames.isEmpty {

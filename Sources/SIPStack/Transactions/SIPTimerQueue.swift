@@ -6,7 +6,7 @@ internal import NIOCore
 /// Why not one NIO task per timer: NIO cancels a scheduled task by a linear search of its whole
 /// task heap. At 3,000 requests/s a UDP server transaction's Timer J (64·T1 = 32 s) and TU
 /// deadline keep about 200,000 tasks scheduled, and every answered transaction cancelled one, so
-/// each cancel scanned them all (the gateway's relay benchmark, issue 5 §6). Here a timer is
+/// each cancel scanned them all (the gateway's relay benchmark). Here a timer is
 /// never cancelled: the callback checks whether it is still wanted (the layer keeps a token per
 /// running timer), and an unwanted one only costs its FIFO slot until its deadline.
 ///
