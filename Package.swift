@@ -180,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "SIPTransportTests",
             dependencies: [
-                "SIPTransport", "SIPMessages",
+                "PeerTestSupport", "SIPTransport", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -219,8 +219,11 @@ let package = Package(
         .testTarget(
             name: "GatewayPeerTests",
             dependencies: [
-                "PeerTestSupport", "PresenceGateway", "PresenceDocuments", "Multipart", "SIPMessages", "XMLBridge",
+                "PeerTestSupport", "PresenceGateway", "PresenceDocuments", "Multipart", "SIPMessages", "SIPTransport", "XMLBridge",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict

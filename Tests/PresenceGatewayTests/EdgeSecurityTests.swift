@@ -74,16 +74,18 @@ import Testing
     }
 
     /// An OMA-side SUBSCRIBE for bob@contoso.com (RFC 3856), sent from `source` (`host:port`).
+    /// `cseq` and `toTag` make it a refresh inside the dialog.
     static func omaSubscribe(id: String, from: String = "sip:dave@oma.example", to: String = "<sip:bob@contoso.com>",
-                             source: String = "127.0.0.1:5070", contact: String? = nil, extra: [String] = []) throws -> SIPMessage {
+                             source: String = "127.0.0.1:5070", contact: String? = nil, cseq: Int = 1, toTag: String? = nil,
+                             extra: [String] = []) throws -> SIPMessage {
         try GatewayRuntimeTests.parse([
             "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
-            "Via: SIP/2.0/UDP \(source);branch=z9hG4bK\(id)",
+            "Via: SIP/2.0/UDP \(source);branch=z9hG4bK\(id)c\(cseq)",
             "Max-Forwards: 70",
             "From: <\(from)>;tag=\(id)",
-            "To: \(to)",
+            "To: \(to)\(toTag.map { ";tag=\($0)" } ?? "")",
             "Call-ID: \(id)@oma",
-            "CSeq: 1 SUBSCRIBE",
+            "CSeq: \(cseq) SUBSCRIBE",
             "Contact: <\(contact ?? "sip:w@" + source)>",
             "Event: presence",
             "Accept: application/pidf+xml",
@@ -192,6 +194,67 @@ import Testing
         s.kamailio.send(try Self.notify(for: subscribe, cseq: 20), to: Setup.omaSide)
         s.run()
         #expect(s.kamailio.responses.last?.statusCode == 200)
+    }
+
+    @Test func aBENOTIFYForTheEnterpriseLegFromAnotherSideOrHostIsDroppedAndNotRelayed() throws {
+        let s = try Setup()
+        s.kamailio.send(try Self.omaSubscribe(id: "bn1"), to: Setup.omaSide)
+        s.run()
+        let subscribe = try #require(s.edge.requests.first { GatewayRuntimeTests.names($0, "sip:bob@contoso.com") })
+        s.edge.send(.response(GatewayRuntimeTests.categoriesOK(subscribe, "sip:bob@contoso.com", availability: 3500, tag: "ent1")),
+                    to: Setup.enterpriseSide)
+        s.run(1)
+        let relayed = s.kamailio.requests.count { $0.method == .notify }
+        #expect(relayed >= 1)
+        let away = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
+            Category(name: .state, instance: 1, publishTime: "2026-11-25T10:00:00.000",
+                     payload: .state(MSState(type: .aggregateState, availability: 15500))),
+        ])
+        let attackers: [(SIPTarget, SIPTarget)] = [
+            (SIPTarget(.udp, host: "127.0.0.1", port: 5090), Setup.omaSide),        // over UDP, to the OMA listener
+            (SIPTarget(.tcp, host: "127.0.0.2", port: 5062), Setup.enterpriseSide), // from another host than the edge
+        ]
+        for (n, (source, listener)) in attackers.enumerated() {
+            let attacker = Peer(s.network.endpoint(source))
+            attacker.send(.request(try GatewayCoreTests.enterpriseBENOTIFY(subscribe, cseq: 10 + n, away)), to: listener)
+            s.run()
+            // A BENOTIFY is never answered ([MS-PRES] §3.4.5.2), so nothing comes back either.
+            #expect(attacker.received.isEmpty, "\(source) to \(listener)")
+        }
+        #expect(s.kamailio.requests.count { $0.method == .notify } == relayed)
+        // The edge's own BENOTIFY is relayed.
+        s.edge.send(.request(try GatewayCoreTests.enterpriseBENOTIFY(subscribe, cseq: 20, away)), to: Setup.enterpriseSide)
+        s.run()
+        #expect(s.kamailio.requests.count { $0.method == .notify } == relayed + 1)
+    }
+
+    @Test func aBurstOfRefreshesIsRateLimitedAndBoundsWhatTheGatewaySends() throws {
+        // 2 requests a second from the unconfigured watcher's address.
+        let s = try Setup(yaml: GatewayConfiguration.defaultYAML + "\nlimits: { unconfigured-peer-rate: 2 }\n")
+        let watcher = Peer(s.network.endpoint(SIPTarget(.udp, host: "127.0.0.4", port: 6000)))
+        watcher.send(try Self.omaSubscribe(id: "rb1", from: "sip:mallory@oma.example", source: "127.0.0.4:6000"), to: Setup.omaSide)
+        s.run()
+        let subscribe = try #require(s.edge.requests.first { GatewayRuntimeTests.names($0, "sip:bob@contoso.com") })
+        s.edge.send(.response(GatewayRuntimeTests.categoriesOK(subscribe, "sip:bob@contoso.com", availability: 3500, tag: "rb")),
+                    to: Setup.enterpriseSide)
+        s.run(1)
+        let toTag = try #require(try watcher.responses.first { $0.statusCode == 200 }?.headers.to?.tag)
+        let answered = watcher.responses.count
+        let sentBefore = s.network.log.count { $0.from == Setup.omaSide }
+        let edgeBefore = s.edge.requests.count
+        for n in 0..<100 {
+            watcher.send(try Self.omaSubscribe(id: "rb1", from: "sip:mallory@oma.example", source: "127.0.0.4:6000",
+                                               cseq: 2 + n, toTag: toTag, extra: ["Expires: 600"]), to: Setup.omaSide)
+        }
+        s.run()
+        let answers = watcher.responses.dropFirst(answered).map(\.statusCode)
+        #expect(answers.count == 100)
+        #expect(answers.count { $0 == 503 } >= 95, "a watcher limited to 2/s got \(answers.count { $0 == 200 }) of 100 refreshes through")
+        // Each accepted refresh costs at most one NOTIFY (RFC 6665 §4.2.1.2), and the enterprise
+        // leg is not refreshed once per watcher refresh.
+        let sent = s.network.log.count { $0.from == Setup.omaSide } - sentBefore
+        #expect(sent <= 100 + 2 * answers.count { $0 == 200 }, "the gateway sent \(sent) messages for 100 refreshes")
+        #expect(s.edge.requests.count - edgeBefore <= 1)
     }
 
     @Test func inDialogRequestsCountAgainstThePeersRateLimit() throws {

@@ -1,6 +1,7 @@
 import MetricsTestKit
 import NIOCore
 import NIOPosix
+import PeerTestSupport
 import SIPMessages
 import SIPTransport
 import Testing

@@ -1,5 +1,6 @@
 import MetricsTestKit
 import NIOCore
+import PeerTestSupport
 import SIPMessages
 import SIPTransport
 import Testing

@@ -1,4 +1,5 @@
 import NIOSSL
+import PeerTestSupport
 @testable import SIPTransport
 import Testing
 

@@ -19,8 +19,8 @@
 /// ```
 ///
 /// `rogue` is self-signed: no test CA vouches for it.
-enum TestCertificates {
-    static let caCertificate = """
+public enum TestCertificates {
+    public static let caCertificate = """
     -----BEGIN CERTIFICATE-----
     MIIBqjCCAVGgAwIBAgIUNYENisDbgGtIS3Fd1k3VyhokpEwwCgYIKoZIzj0EAwIw
     IjEgMB4GA1UEAwwXUHJlc2VuY2VHYXRld2F5IFRlc3QgQ0EwIBcNMjYxMTIyMTgy
@@ -33,7 +33,7 @@ enum TestCertificates {
     353wJqXfbwxbg9pFAiB9d8WCKpoHyaKMuNB1gXjZev/Z78FTo/N8XiFVNVdsFA==
     -----END CERTIFICATE-----
     """
-    static let serverCertificate = """
+    public static let serverCertificate = """
     -----BEGIN CERTIFICATE-----
     MIIB0TCCAXegAwIBAgIUbmnf6dBbzV0Xfr/KmflCLQ/WNpowCgYIKoZIzj0EAwIw
     IjEgMB4GA1UEAwwXUHJlc2VuY2VHYXRld2F5IFRlc3QgQ0EwIBcNMjYxMTIyMTgy
@@ -47,14 +47,14 @@ enum TestCertificates {
     HN5QAiBOGLXCwnP75LNvhR9PGvDLsMxHJAqiKyG9RjrtvCC1eg==
     -----END CERTIFICATE-----
     """
-    static let serverKey = """
+    public static let serverKey = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg1WulLiyz0OmQ+Jvl
     NEYEGGYuz4V3Ch9NWsgb08EBjUShRANCAARHGnvP7HeMbhClYL69vb1vy9jA6I3S
     1CdDvGLUZnaGTbG8SLLN3+3vn1t1WYuc37CJMtVJDHgn/W6nKFLN6KHC
     -----END PRIVATE KEY-----
     """
-    static let clientCertificate = """
+    public static let clientCertificate = """
     -----BEGIN CERTIFICATE-----
     MIIB2TCCAYCgAwIBAgIUbmnf6dBbzV0Xfr/KmflCLQ/WNpswCgYIKoZIzj0EAwIw
     IjEgMB4GA1UEAwwXUHJlc2VuY2VHYXRld2F5IFRlc3QgQ0EwIBcNMjYxMTIyMTgy
@@ -68,14 +68,14 @@ enum TestCertificates {
     b7Km3MShvGBpyEUCIF04tPadtJDLYO7Ai8XokIpLdLKinnW7C2GslHqjH13B
     -----END CERTIFICATE-----
     """
-    static let clientKey = """
+    public static let clientKey = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgR244Ak1NLUEjH9+/
     vit+CHqsv++U/xNs2cYcqTP6Be6hRANCAATwZ4YuxTFvirC9sVbozUA4HckjgKYa
     3T7Msnuvw71EZU5cXmEIOXAWIQ1IOi+RZ/uLGkoiMa0g8ExManzxHbBf
     -----END PRIVATE KEY-----
     """
-    static let rogueCertificate = """
+    public static let rogueCertificate = """
     -----BEGIN CERTIFICATE-----
     MIIBojCCAUegAwIBAgIUYWaYyPMMb6SsDfQRUh4/+oHqMJEwCgYIKoZIzj0EAwIw
     GDEWMBQGA1UEAwwNcm9ndWUuZXhhbXBsZTAgFw0yNjExMjIxODQ2MDZaGA8yMTI2
@@ -88,7 +88,7 @@ enum TestCertificates {
     FiUeAiEAq7xViZ38aG0OJNw3hLlVnUPrM0WfFs+kjTe0RzivKL4=
     -----END CERTIFICATE-----
     """
-    static let rogueKey = """
+    public static let rogueKey = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgtcofFgakedre4zeW
     bHgYZuTFt0gJCIiSGxMhueWFSKihRANCAARfbadXUZ2vFIcZz+ykOaHgNhWLWq+O

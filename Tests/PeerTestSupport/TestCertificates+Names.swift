@@ -17,9 +17,9 @@
 /// ```
 extension TestCertificates {
     /// Both test CAs, as one PEM trust store.
-    static var bothCAs: String { caCertificate + "\n" + secondCACertificate }
+    public static var bothCAs: String { caCertificate + "\n" + secondCACertificate }
 
-    static let secondCACertificate = """
+    public static let secondCACertificate = """
     -----BEGIN CERTIFICATE-----
     MIIBrzCCAVWgAwIBAgIUME6FlcKckvMrKYK7fmCvnQldOWcwCgYIKoZIzj0EAwIw
     JDEiMCAGA1UEAwwZUHJlc2VuY2VHYXRld2F5IFRlc3QgQ0EgMjAgFw0yNjExMjQy
@@ -33,7 +33,7 @@ extension TestCertificates {
     2vV1
     -----END CERTIFICATE-----
     """
-    static let edgeCertificate = """
+    public static let edgeCertificate = """
     -----BEGIN CERTIFICATE-----
     MIIB2zCCAYGgAwIBAgIUHg5GUznV0LPu5SqCYFhGriOsEmUwCgYIKoZIzj0EAwIw
     JDEiMCAGA1UEAwwZUHJlc2VuY2VHYXRld2F5IFRlc3QgQ0EgMjAgFw0yNjExMjQy
@@ -47,14 +47,14 @@ extension TestCertificates {
     9NMZ8rxv9No6dwAq8QIgQMJIq7MNsTSJvGFTCdnvBoY09GnDQg6Elu9KZCSHA8w=
     -----END CERTIFICATE-----
     """
-    static let edgeKey = """
+    public static let edgeKey = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgOH5WDT73hLB51OA/
     RDL4vD+b5RaJhpxbDm7QfuBj6fyhRANCAAQXAdiw8uhlq51yduNWOvZggjnm7AUg
     EtKR9OGTPsvQmGuEnOGX7QrwG5IBpFOSrKxSYYHOu5t8ceNzsMysqXeG
     -----END PRIVATE KEY-----
     """
-    static let evilCertificate = """
+    public static let evilCertificate = """
     -----BEGIN CERTIFICATE-----
     MIIB2TCCAX+gAwIBAgIUHg5GUznV0LPu5SqCYFhGriOsEmYwCgYIKoZIzj0EAwIw
     JDEiMCAGA1UEAwwZUHJlc2VuY2VHYXRld2F5IFRlc3QgQ0EgMjAgFw0yNjExMjQy
@@ -68,14 +68,14 @@ extension TestCertificates {
     xlNM3izR8VfYbQIhALVdZFCm3ss0CWnPXB7mXSqIm5VNAPxush9dvrqWvX1L
     -----END CERTIFICATE-----
     """
-    static let evilKey = """
+    public static let evilKey = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgqJe4iPh9iS+C5Om3
     GYB8wSPihhUn++5JecARbBhwXxGhRANCAAQjyRZGJxz42Xg1NYHuA0wX1yoxgBLG
     yLjvNMxLYBo1BU5MhcqATGTqojThJMFjN6KWP70sPvk78unZoJi4rL0Q
     -----END PRIVATE KEY-----
     """
-    static let wildcardCertificate = """
+    public static let wildcardCertificate = """
     -----BEGIN CERTIFICATE-----
     MIIB1zCCAX2gAwIBAgIUHg5GUznV0LPu5SqCYFhGriOsEmcwCgYIKoZIzj0EAwIw
     JDEiMCAGA1UEAwwZUHJlc2VuY2VHYXRld2F5IFRlc3QgQ0EgMjAgFw0yNjExMjQy
@@ -89,7 +89,7 @@ extension TestCertificates {
     zykFvZv0sHRkAiB/cpclotqujQjWQoKSnxEQlD8f5z9NmD2V6RaI1sYv0A==
     -----END CERTIFICATE-----
     """
-    static let wildcardKey = """
+    public static let wildcardKey = """
     -----BEGIN PRIVATE KEY-----
     MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg33DdNYGMMxb8+UcU
     3q0a9fZU5FrpwQPvx/uKnJNDNnGhRANCAAS+J+0c8uxN0YMCpXYBNBY7SbeVu0Ge
