@@ -52,8 +52,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let metrics: SIPTransportMetrics
-    private let serverTLSContext: NIOSSLContext?
-    private let clientTLSContext: NIOSSLContext?
+    /// The TLS contexts new connections use (server side, client side); replaced by
+    /// ``replaceTLS(_:)`` while connections made with the old ones carry on.
+    private let tlsContexts: NIOLockedValueBox<(server: NIOSSLContext, client: NIOSSLContext)?>
+    private var serverTLSContext: NIOSSLContext? { tlsContexts.withLockedValue { $0?.server } }
+    private var clientTLSContext: NIOSSLContext? { tlsContexts.withLockedValue { $0?.client } }
 
     /// The receiver of inbound messages, wrapped in a struct: a bare closure in the generic box
     /// is reabstracted on every `inout` access, and each write-back wrapped it in one more thunk,
@@ -124,13 +127,20 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         self.logger = logger
         self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory, kinds: configuration.listeners.map(\.kind))
         self.peerHosts = Set(configuration.peerHosts.map { SIPHostAddress.canonicalIP($0) ?? $0 })
-        if let tls = configuration.tls {
-            self.serverTLSContext = try NIOSSLContext(configuration: tls.serverConfiguration())
-            self.clientTLSContext = try NIOSSLContext(configuration: tls.clientConfiguration())
-        } else {
-            self.serverTLSContext = nil
-            self.clientTLSContext = nil
-        }
+        self.tlsContexts = NIOLockedValueBox(try configuration.tls.map {
+            (try NIOSSLContext(configuration: $0.serverConfiguration()), try NIOSSLContext(configuration: $0.clientConfiguration()))
+        })
+    }
+
+    /// New certificate, key and trust roots for the connections opened or accepted from now on
+    /// (a certificate renewed while the gateway runs); open connections keep theirs. Only a
+    /// transport made with TLS can take it.
+    /// - Throws: the material cannot be turned into TLS contexts; the old ones stay.
+    public func replaceTLS(_ tls: TLS) throws {
+        guard configuration.tls != nil else { throw SIPTransportError(.unsupportedTransport, "this transport was made without TLS") }
+        let contexts = (server: try NIOSSLContext(configuration: tls.serverConfiguration()),
+                        client: try NIOSSLContext(configuration: tls.clientConfiguration()))
+        tlsContexts.withLockedValue { $0 = contexts }
     }
 
     // MARK: - Lifecycle

@@ -264,7 +264,10 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         return key
     }
 
-    private enum ClientOrigin { case network, timeout, transportError }
+    /// Where a client transaction's actions come from; a transport error carries its
+    /// description, which becomes the reason phrase of the 503 made locally (§8.1.3.1) so the
+    /// TU can tell an operator why ("tls-failed: certificate name …").
+    private enum ClientOrigin { case network, timeout, transportError(String) }
 
     private func performClient(_ actions: [SIPTransactionAction], key: SIPClientTransactionKey, origin: ClientOrigin) {
         for action in actions {
@@ -272,10 +275,10 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             switch action {
             case .send(let message):
                 let serial = entry.serial
-                transport.send(message, to: entry.target, connection: entry.connection).whenFailure { [self] _ in
+                transport.send(message, to: entry.target, connection: entry.connection).whenFailure { [self] error in
                     // Deferred to the next loop turn: the failure may be reported while this
                     // list of actions is still being performed.
-                    self.eventLoop.execute { self.clientTransportError(key, serial: serial) }
+                    self.eventLoop.execute { self.clientTransportError(key, serial: serial, error: "\(error)") }
                 }
             case .startTimer(let timer, let delay):
                 let serial = entry.serial
@@ -290,7 +293,10 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 switch origin {
                 case .network: entry.handler(.response(response))
                 case .timeout: entry.handler(.timeout(response))
-                case .transportError: entry.handler(.transportError(response))
+                case .transportError(let error):
+                    var local = response
+                    local.reasonPhrase = "Service Unavailable (\(error))"
+                    entry.handler(.transportError(local))
                 }
             case .terminate:
                 clients[key] = nil
@@ -307,11 +313,11 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         performClient(actions, key: key, origin: timer == .f ? .timeout : .network)
     }
 
-    private func clientTransportError(_ key: SIPClientTransactionKey, serial: UInt64) {
+    private func clientTransportError(_ key: SIPClientTransactionKey, serial: UInt64, error: String) {
         guard var entry = clients[key], entry.serial == serial else { return }
         let actions = entry.machine.transportError()
         clients[key] = entry
-        performClient(actions, key: key, origin: .transportError)
+        performClient(actions, key: key, origin: .transportError(error))
     }
 
     private func receiveResponse(_ response: SIPResponse) {
