@@ -71,8 +71,9 @@ public struct GatewayCore: Sendable {
         case cancel(Timer)
     }
 
-    public let configuration: GatewayConfiguration
-    public let mapper: PresenceMapper
+    /// Replaced while running by ``reconfigure(_:now:)``.
+    public internal(set) var configuration: GatewayConfiguration
+    public internal(set) var mapper: PresenceMapper
     /// Contacts the gateway puts in each side's dialogs.
     public let contacts: [GatewayConfiguration.Side: SIPAddress]
     var ids: IdentifierSource
@@ -282,51 +283,9 @@ public struct GatewayCore: Sendable {
     /// it may subscribe again at once, RFC 6665 §4.1.3) and every leg an unsubscribe.
     public mutating func shutdown(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in enterpriseWatches.keys.sorted() {
-            guard var watch = enterpriseWatches[key] else { continue }
-            if let pending = watch.pending {
-                forgetEnterpriseWatch(key)
-                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
-                                                            headers: [(.retryAfter, "30")])))
-                out += endOMALegs(watch.legs.values, now: now)
-                continue
-            }
-            if var document = watch.document {
-                let actions = document.terminate(reason: "deactivated", now: now)
-                watch.document = document
-                enterpriseWatches[key] = watch
-                out += apply(actions, context: .enterpriseWatch(key), now: now)
-                continue
-            }
-            guard var sub = watch.subscription else { continue }
-            let actions = sub.terminate(reason: "deactivated", now: now)
-            watch.subscription = sub
-            enterpriseWatches[key] = watch
-            out += apply(actions, context: .enterpriseWatch(key), now: now)
-        }
+        for key in enterpriseWatches.keys.sorted() { out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now) }
         out += removeLinkedPublications()
-        for key in omaWatches.keys.sorted() {
-            guard var watch = omaWatches[key] else { continue }
-            if let pending = watch.pending {
-                forgetOMAWatch(key)
-                out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 503, toTag: ids.tag(),
-                                                            headers: [(.retryAfter, "30")])))
-                out += detachOMAWatch(watch, now: now)
-                continue
-            }
-            guard var sub = watch.subscription else {
-                // A linked identity's source subscription: unsubscribed with the rest.
-                if watch.linked != nil {
-                    forgetOMAWatch(key)
-                    out += detachOMAWatch(watch, now: now)
-                }
-                continue
-            }
-            let actions = sub.terminate(reason: "deactivated", now: now)
-            watch.subscription = sub
-            omaWatches[key] = watch
-            out += apply(actions, context: .omaWatch(key), now: now)
-        }
+        for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
         return out
     }
 
@@ -721,6 +680,11 @@ public struct GatewayCore: Sendable {
     private mutating func omaLegEnded(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
         guard let leg = omaLegs[key] else { return [] }
         removeOMALeg(key)
+        return resourceEnded(leg, reason: reason, statusCode: statusCode, now: now)
+    }
+
+    /// The enterprise watcher of `leg` loses its resource: see ``omaLegEnded(_:reason:statusCode:now:)``.
+    mutating func resourceEnded(_ leg: OMALeg, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
         guard var watch = enterpriseWatches[leg.watch] else { return [] }
         watch.legs[leg.resource] = nil
         watch.lastSent[leg.resource] = nil

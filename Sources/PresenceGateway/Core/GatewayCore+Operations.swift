@@ -1,0 +1,295 @@
+public import NIOCore
+import PresenceDocuments
+import PresenceEvents
+public import PresenceMapping
+import SIPMessages
+import SIPStack
+
+/// What the operator sees and does through the admin API (README, "Runtime control"): the
+/// bridged subscriptions with both legs, ending one, and a new configuration applied to the
+/// live dialogs.
+extension GatewayCore {
+    /// One watcher's subscription through the gateway with the gateway's subscriptions on the
+    /// other side that serve it.
+    public struct BridgedSubscription: Sendable, Codable, Equatable {
+        /// `e<n>` for an enterprise watcher, `o<n>` for an OMA watcher; stable while the
+        /// watcher's dialog lives.
+        public var id: String
+        /// The side the watcher is on.
+        public var side: String
+        public var watcher: String
+        /// How the watcher was classified ([MS-PRES] §3.4.5.1.3 source networks).
+        public var network: String
+        /// The watcher's dialog: `waiting` (not answered yet), `pending`, `active`, `terminated`.
+        public var state: String
+        /// The body type of the watcher's notifications.
+        public var format: String?
+        /// Seconds until the watcher's subscription expires unless refreshed.
+        public var expiresIn: Int?
+        /// The configured peer (or address) the watcher's dialog belongs to.
+        public var peer: String?
+        public var resources: [Resource]
+
+        public struct Resource: Sendable, Codable, Equatable {
+            public var uri: String
+            /// For an enterprise watcher of an OMA presentity, what the presentity's policy
+            /// decided for the watcher (`allow`, `polite-block`; the containers then choose the
+            /// categories); nil for OMA watchers, whose view the enterprise server decides.
+            public var decision: String?
+            /// The gateway's subscription toward the presentity's side; nil while none serves it.
+            public var leg: Leg?
+        }
+
+        public struct Leg: Sendable, Codable, Equatable {
+            /// `subscribing`, `pending`, `active`, `unsubscribing`, `terminated`.
+            public var state: String
+            public var expiresIn: Int?
+            public var callID: String
+            public var peer: String?
+            /// Resources the leg carries (a batch dialog toward the enterprise carries several).
+            public var resources: Int
+        }
+    }
+
+    /// The bridged subscriptions, by id, optionally only those whose watcher or a resource is
+    /// `uri` (compared as addresses of record) and whose watcher is on `side`.
+    public func bridgedSubscriptions(uri: String? = nil, side: GatewayConfiguration.Side? = nil,
+                                     now: NIODeadline) -> [BridgedSubscription] {
+        let wanted = uri.map { WatcherIdentity.addressOfRecord($0) ?? $0 }
+        func matches(_ subscription: BridgedSubscription) -> Bool {
+            guard let wanted else { return true }
+            let names = [subscription.watcher] + subscription.resources.map(\.uri)
+            return names.contains { (WatcherIdentity.addressOfRecord($0) ?? $0) == wanted }
+        }
+        var out: [BridgedSubscription] = []
+        if side != .oma {
+            for key in enterpriseWatches.keys.sorted() {
+                guard let watch = enterpriseWatches[key], let subscription = describe(enterpriseWatch: key, watch, now: now),
+                      matches(subscription) else { continue }
+                out.append(subscription)
+            }
+        }
+        if side != .enterprise {
+            for key in omaWatches.keys.sorted() {
+                guard let watch = omaWatches[key], watch.linked == nil, case let subscription = describe(omaWatch: key, watch, now: now),
+                      matches(subscription) else { continue }
+                out.append(subscription)
+            }
+        }
+        return out
+    }
+
+    /// Ends the bridged subscription `id` as a shutdown would, with `reason` (`deactivated` or
+    /// `rejected`, RFC 6665 §4.2.2): a final NOTIFY to the watcher and the legs toward the other
+    /// side unsubscribed (a leg of a batch dialog that serves other watchers keeps serving them).
+    /// nil when there is no such subscription.
+    public mutating func endSubscription(_ id: String, reason: String, now: NIODeadline) -> [Action]? {
+        guard let kind = id.first, let key = Int(id.dropFirst()) else { return nil }
+        switch kind {
+        case "e" where enterpriseWatches[key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
+        case "o" where omaWatches[key]?.linked == nil && omaWatches[key] != nil:
+            return endWatcher(.omaWatch(key), reason: reason, now: now)
+        default: return nil
+        }
+    }
+
+    /// Ends a watcher's dialog: a waiting watcher is answered (503 with Retry-After when
+    /// `deactivated`, else 403), an answered one gets its final NOTIFY, and its legs are
+    /// unsubscribed.
+    mutating func endWatcher(_ context: Context, reason: String, now: NIODeadline) -> [Action] {
+        func refusal(_ request: SIPRequest, _ id: ServerRequestID) -> Action {
+            reason == "deactivated"
+                ? .respond(id, SIPResponse(replyingTo: request, statusCode: 503, toTag: ids.tag(), headers: [(.retryAfter, "30")]))
+                : .respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))
+        }
+        switch context {
+        case .enterpriseWatch(let key):
+            guard var watch = enterpriseWatches[key] else { return [] }
+            if let pending = watch.pending {
+                forgetEnterpriseWatch(key)
+                return [.cancel(.firstAnswer(context)), refusal(pending.request, pending.id)] + endOMALegs(watch.legs.values, now: now)
+            }
+            if var document = watch.document {
+                let actions = document.terminate(reason: reason, now: now)
+                watch.document = document
+                enterpriseWatches[key] = watch
+                return apply(actions, context: context, now: now)
+            }
+            guard var subscription = watch.subscription else { return [] }
+            let actions = subscription.terminate(reason: reason, now: now)
+            watch.subscription = subscription
+            enterpriseWatches[key] = watch
+            return apply(actions, context: context, now: now)
+        case .omaWatch(let key):
+            guard var watch = omaWatches[key] else { return [] }
+            if let pending = watch.pending {
+                forgetOMAWatch(key)
+                return [refusal(pending.request, pending.id)] + detachOMAWatch(watch, now: now)
+            }
+            guard var subscription = watch.subscription else {
+                // A linked identity's source subscription: unsubscribed with the rest.
+                guard watch.linked != nil else { return [] }
+                forgetOMAWatch(key)
+                return detachOMAWatch(watch, now: now)
+            }
+            let actions = subscription.terminate(reason: reason, now: now)
+            watch.subscription = subscription
+            omaWatches[key] = watch
+            return apply(actions, context: context, now: now)
+        default:
+            return []
+        }
+    }
+
+    /// Applies a new configuration to the running gateway without dropping a dialog: the
+    /// dialogs keep their peers (carried over by name; a peer no longer configured becomes an
+    /// address), and every enterprise watcher of an OMA presentity is resolved again under the
+    /// presentity's new policy and containers. It is notified only when the body rendered for it
+    /// changed, so a politely blocked watcher still cannot tell ([MS-PRES] §3.2.5.3); a watcher
+    /// the new policy blocks loses the resource with reason `rejected` (RFC 6665 §4.2.2) and the
+    /// OMA leg is unsubscribed. New mapping tables apply from the next notification each side
+    /// sends. Listeners and the SIP transports' TLS material are the runtime's to apply.
+    public mutating func reconfigure(_ new: GatewayConfiguration, mapper: PresenceMapper, now: NIODeadline) -> [Action] {
+        let old = configuration
+        configuration = new
+        self.mapper = mapper
+        let positions = Dictionary(new.peers.enumerated().map { ($1.name, UInt16($0)) }, uniquingKeysWith: { first, _ in first })
+        func carried(_ peer: DialogPeer?) -> DialogPeer? {
+            guard var peer, let index = peer.peer else { return peer }
+            let moved = Int(index) < old.peers.count ? positions[old.peers[Int(index)].name] : nil
+            peer.peer = moved
+            if let moved, !new.peers[Int(moved)].certificateNames.isEmpty { peer.certificateNames = new.peers[Int(moved)].certificateNames }
+            return peer
+        }
+        peerLoad = [:]
+        for key in enterpriseWatches.keys {
+            let peer = carried(enterpriseWatches[key]?.peer)
+            enterpriseWatches[key]?.peer = peer
+            if let peer { peerLoad[Self.loadKey(peer), default: 0] += 1 }
+        }
+        for key in omaWatches.keys {
+            guard let watch = omaWatches[key] else { continue }
+            let peer = carried(watch.peer)
+            omaWatches[key]?.peer = peer
+            if watch.linked == nil, let peer { peerLoad[Self.loadKey(peer), default: 0] += 1 }
+        }
+        for key in omaLegs.keys {
+            let peer = carried(omaLegs[key]?.peer)
+            omaLegs[key]?.peer = peer
+        }
+        for key in enterpriseLegs.keys {
+            let peer = carried(enterpriseLegs[key]?.peer)
+            enterpriseLegs[key]?.peer = peer
+        }
+
+        var out: [Action] = []
+        for key in omaLegs.keys.sorted() {
+            guard var leg = omaLegs[key], !leg.closing, let watch = enterpriseWatches[leg.watch] else { continue }
+            let handling = policy(for: leg.resource).subHandling(for: watch.watcher)
+            switch handling {
+            case .allow, .politeBlock:
+                leg.handling = handling
+            case .confirm:
+                // A live dialog has no authorization step to go back to: it sees what a watcher
+                // waiting for one would, the never-published view.
+                leg.handling = .politeBlock
+            case .block:
+                out += endOMALegs([key], now: now)
+                out += resourceEnded(leg, reason: "rejected", statusCode: nil, now: now)
+                continue
+            }
+            omaLegs[key] = leg
+            out += viewMayHaveChanged(leg, now: now)
+        }
+        return out
+    }
+
+    /// Notifies the enterprise watcher of `leg` when the body rendered for it differs from the
+    /// last one sent.
+    private mutating func viewMayHaveChanged(_ leg: OMALeg, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[leg.watch] else { return [] }
+        if watch.documentResource != nil {
+            guard watch.document != nil else { return [] }
+            return documentLegChanged(leg.watch, leg: leg, changed: true, now: now)
+        }
+        guard var subscription = watch.subscription, !Self.reflectsPending(leg),
+              let categories = subscription.resources[leg.resource] else { return [] }
+        let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
+        let digest = BodyDigest(body)
+        guard watch.lastSent[leg.resource] != digest else { return [] }
+        watch.lastSent[leg.resource] = digest
+        let updates = subscription.resourceChanged(leg.resource, serialized: body, now: now)
+        watch.subscription = subscription
+        enterpriseWatches[leg.watch] = watch
+        return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+    }
+
+    // MARK: - Descriptions
+
+    private func name(of peer: DialogPeer?) -> String? {
+        guard let peer else { return nil }
+        if let index = peer.peer, Int(index) < configuration.peers.count { return configuration.peers[Int(index)].name }
+        return peer.target.description
+    }
+
+    private static func seconds(until deadline: NIODeadline?, now: NIODeadline) -> Int? {
+        guard let deadline else { return nil }
+        return max(0, Int((deadline - now).nanoseconds / 1_000_000_000))
+    }
+
+    private static func state(_ status: NotifierSubscription.Status) -> String {
+        switch status {
+        case .pending: "pending"
+        case .active: "active"
+        case .terminated: "terminated"
+        }
+    }
+
+    private func describe(enterpriseWatch key: Int, _ watch: EnterpriseWatch, now: NIODeadline) -> BridgedSubscription? {
+        let dialog = watch.document ?? watch.subscription?.subscription
+        let resources: [String]
+        if let resource = watch.documentResource {
+            resources = [resource]
+        } else if let subscription = watch.subscription {
+            resources = Array(subscription.resources.keys)
+        } else if let pending = watch.pending {
+            resources = pending.batch.actions.flatMap { $0.resources.map(\.uri) }
+        } else {
+            resources = Array(watch.legs.keys)
+        }
+        return BridgedSubscription(
+            id: "e\(key)", side: GatewayConfiguration.Side.enterprise.rawValue, watcher: watch.watcher.uri,
+            network: watch.watcher.network.rawValue, state: dialog.map { Self.state($0.status) } ?? "waiting",
+            format: dialog?.terms.bodyType ?? watch.pending?.terms.bodyType,
+            expiresIn: dialog.flatMap { Self.seconds(until: $0.expiresAt, now: now) }, peer: name(of: watch.peer),
+            resources: resources.map { uri in
+                let leg = watch.legs[uri].flatMap { omaLegs[$0] }
+                return .init(uri: uri, decision: watch.refused.contains(uri) ? "refused" : leg?.handling.token,
+                             leg: leg.map { describe($0.subscription, peer: $0.peer, resources: 1, now: now) })
+            })
+    }
+
+    private func describe(omaWatch key: Int, _ watch: OMAWatch, now: NIODeadline) -> BridgedSubscription {
+        let leg = watch.leg.flatMap { enterpriseLegs[$0] }
+        return BridgedSubscription(
+            id: "o\(key)", side: GatewayConfiguration.Side.oma.rawValue, watcher: watch.watcher.uri,
+            network: watch.watcher.network.rawValue, state: watch.subscription.map { Self.state($0.status) } ?? "waiting",
+            format: watch.subscription?.terms.bodyType ?? watch.pending?.terms.bodyType,
+            expiresIn: watch.subscription.flatMap { Self.seconds(until: $0.expiresAt, now: now) }, peer: name(of: watch.peer),
+            resources: [.init(uri: watch.resource, decision: nil,
+                              leg: leg.map { describe($0.subscriber.subscription, peer: $0.peer, resources: $0.watches.count, now: now) })])
+    }
+
+    private func describe(_ subscription: SubscriberSubscription, peer: DialogPeer?, resources: Int,
+                          now: NIODeadline) -> BridgedSubscription.Leg {
+        let state = switch subscription.status {
+        case .subscribing: "subscribing"
+        case .pending: "pending"
+        case .active: "active"
+        case .unsubscribing: "unsubscribing"
+        case .terminated: "terminated"
+        }
+        return .init(state: state, expiresIn: Self.seconds(until: subscription.expiresAt, now: now), callID: subscription.callID,
+                     peer: name(of: peer), resources: resources)
+    }
+}
