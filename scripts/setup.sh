@@ -6,14 +6,15 @@
 # scripts/walkthrough.sh and scripts/bench-udp.py, and Kamailio with its presence and SQLite modules
 # (plus sqlite3) for Tests/EventPeerTests, Tests/GatewayPeerTests and scripts/walkthrough.sh; the
 # real OMA user agents linphone-cli (linphonec 5.1) and baresip-core (baresip 1.0) for
-# Tests/GatewayPeerTests/RealUserAgentTests.swift; and systemd for systemd-analyze, which checks
-# deploy/presence-gateway.service (DeploymentTests).
+# Tests/GatewayPeerTests/RealUserAgentTests.swift; systemd for systemd-analyze, which checks
+# deploy/presence-gateway.service (DeploymentTests); and chromium, the headless browser that
+# renders the admin status page (Tests/GatewayPeerTests/StatusPageBrowserTests.swift).
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
 packages=(libxml2-dev pkg-config libjemalloc2)
 if [ "${1:-}" != "--build-only" ]; then
-  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd)
+  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd chromium)
 fi
 need=()
 for pkg in "${packages[@]}"; do

@@ -5,6 +5,7 @@ import Metrics
 import PresenceGateway
 import Prometheus
 import ServiceLifecycle
+import UnixSignals
 
 /// `presence-gateway`: the federation-edge gateway between Microsoft enhanced presence and
 /// OMA/IMS SIMPLE presence.
@@ -66,7 +67,9 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let server: GatewayServer
-        do { server = try GatewayServer(configuration: configuration, registry: registry, logger: logger) } catch let error as ConfigurationError {
+        do {
+            server = try GatewayServer(configuration: configuration, configurationFile: config, registry: registry, logger: logger)
+        } catch let error as ConfigurationError {
             Self.fail("\(name): error: \(error)")
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
@@ -102,13 +105,23 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension GatewayConfiguration.LogFormat: ExpressibleByArgument {}
 
-/// Runs the gateway until the service group asks for a graceful shutdown.
+/// Runs the gateway until the service group asks for a graceful shutdown; SIGHUP reloads the
+/// configuration file (``GatewayServer/reload()``: an invalid file is logged and the running
+/// configuration stays).
 struct GatewayService: Service {
     let server: GatewayServer
 
     func run() async throws {
+        // Trapped before the listeners open: a SIGHUP from then on reloads, never ends the process.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         try await server.start()
-        try? await gracefulShutdown()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in hangups.cancelOnGracefulShutdown() { _ = try? await server.reload() }
+            }
+            try? await gracefulShutdown()
+            group.cancelAll()
+        }
         await server.stop()
     }
 }

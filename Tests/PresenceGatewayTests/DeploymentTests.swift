@@ -89,8 +89,9 @@ import Testing
         let settings = Self.settings(try Self.unitText())
         func values(_ key: String) -> [String] { settings.filter { $0.key == key }.map(\.value) }
         #expect(values("ExecStart") == ["\(Self.installedBinary) --config /etc/presence-gateway/gateway.yaml --log-format json"])
-        // SIGHUP is not handled yet: a reload would end the gateway without its graceful stop.
-        #expect(values("ExecReload").isEmpty)
+        // `systemctl reload` is SIGHUP, which reloads the configuration (LogFormatProcessTests
+        // and AdminAPIProcessTests run the binary and send it).
+        #expect(values("ExecReload") == ["/bin/kill -HUP $MAINPID"])
         let required: [(String, String)] = [
             ("DynamicUser", "yes"), ("StateDirectory", "presence-gateway"), ("WorkingDirectory", "/var/lib/presence-gateway"),
             ("Restart", "on-failure"), ("NoNewPrivileges", "yes"), ("ProtectSystem", "strict"), ("ProtectHome", "yes"),

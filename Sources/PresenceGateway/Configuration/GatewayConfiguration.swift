@@ -95,6 +95,9 @@ public struct GatewayConfiguration: Sendable {
     public struct Admin: Sendable, Hashable {
         public var host: String
         public var port: UInt16
+        /// `Authorization: Bearer <token>` for the admin API (everything but `/metrics` and
+        /// `/health`); without one, the API answers loopback clients only.
+        public var token: String?
     }
 
     public var listeners: [Listener]
@@ -191,11 +194,15 @@ extension GatewayConfiguration {
             }
         }
         limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
-        if let a = try top["admin"]?.mapping(known: ["address", "port"]) {
+        if let a = try top["admin"]?.mapping(known: ["address", "port", "token"]) {
             guard let host = a["address"], let port = a["port"] else {
                 throw top["admin"].map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")
             }
-            admin = Admin(host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535))
+            let token = try a["token"]?.string()
+            if let token, token.count < 16 || !token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
+                throw a["token"].map { $0.error("admin token: at least 16 printable ASCII characters") } ?? ConfigurationError("admin")
+            }
+            admin = Admin(host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535), token: token)
         } else {
             admin = nil
         }

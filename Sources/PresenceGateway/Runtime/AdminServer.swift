@@ -5,10 +5,10 @@ import NIOPosix
 public import Prometheus
 
 /// The operator's HTTP endpoint: `GET /metrics` in the Prometheus text format and `GET /health`
-/// (200 with a one-line JSON status while the gateway runs, 503 once it is shutting down).
-/// Anything else is 404; methods other than GET and HEAD are 405. Requests are small and
-/// answered at once; bodies are ignored. Connections are held within ``Limits`` (idle and
-/// request timeouts, connections in all and per address; ``AdminConnectionGuard``).
+/// (200 with a one-line JSON status while the gateway runs, 503 once it is shutting down), and
+/// with an ``AdminAPI`` the runtime control API and status page; anything else is 404.
+/// Connections are held within ``Limits`` (idle and request timeouts, connections in all and per
+/// address; ``AdminConnectionGuard``).
 public final class AdminServer: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let channel: any Channel
@@ -30,7 +30,7 @@ public final class AdminServer: Sendable {
     ///   - limits: connection limits and timeouts. Default: ``Limits/init(maxConnections:maxConnectionsPerAddress:idleTimeout:headerTimeout:)``'s defaults.
     ///   - metricsFactory: where the refusal and timeout counters go. Default: `MetricsSystem.factory`.
     public static func start(host: String, port: Int, registry: PrometheusCollectorRegistry, group: any EventLoopGroup,
-                             limits: Limits = Limits(), metricsFactory: (any MetricsFactory)? = nil,
+                             limits: Limits = Limits(), metricsFactory: (any MetricsFactory)? = nil, api: AdminAPI? = nil,
                              health: @escaping @Sendable () -> (healthy: Bool, detail: String)) async throws -> AdminServer {
         let admission = AdminConnectionGuard(limits: limits, factory: metricsFactory ?? MetricsSystem.factory)
         let channel = try await ServerBootstrap(group: group)
@@ -45,7 +45,7 @@ public final class AdminServer: Sendable {
                     try sync.addHandler(IdleStateHandler(allTimeout: limits.idleTimeout))
                     try sync.addHandler(AdminConnectionGuard.Handler(admission))
                     try sync.configureHTTPServerPipeline(withErrorHandling: true)
-                    try sync.addHandler(Handler(registry: registry, health: health))
+                    try sync.addHandler(Handler(registry: registry, api: api, health: health))
                 }
             }
             .bind(host: host, port: port).get()
@@ -62,18 +62,27 @@ public final class AdminServer: Sendable {
         typealias OutboundOut = HTTPServerResponsePart
 
         let registry: PrometheusCollectorRegistry
+        let api: AdminAPI?
         let health: @Sendable () -> (healthy: Bool, detail: String)
         var head: HTTPRequestHead?
+        var body: [UInt8] = []
+        var tooLarge = false
 
-        init(registry: PrometheusCollectorRegistry, health: @escaping @Sendable () -> (healthy: Bool, detail: String)) {
+        init(registry: PrometheusCollectorRegistry, api: AdminAPI?, health: @escaping @Sendable () -> (healthy: Bool, detail: String)) {
             self.registry = registry
+            self.api = api
             self.health = health
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
-            case .head(let request): head = request
-            case .body: break
+            case .head(let request):
+                head = request
+                body = []
+                tooLarge = false
+            case .body(let chunk):
+                // Only the API takes a body, and a small one: the rest is counted, not kept.
+                if body.count + chunk.readableBytes > AdminAPI.maxBody { tooLarge = true } else { body += chunk.readableBytesView }
             case .end:
                 context.triggerUserOutboundEvent(AdminConnectionGuard.RequestComplete(), promise: nil)
                 guard let request = head else { return }
@@ -84,26 +93,43 @@ public final class AdminServer: Sendable {
 
         func respond(to request: HTTPRequestHead, context: ChannelHandlerContext) {
             let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
-            let (status, type, body): (HTTPResponseStatus, String, [UInt8])
-            if request.method != .GET && request.method != .HEAD {
-                (status, type, body) = (.methodNotAllowed, "text/plain", Array("GET only\n".utf8))
-            } else if path == "/metrics" {
-                (status, type, body) = (.ok, "text/plain; version=0.0.4", registry.emitToBuffer())
-            } else if path == "/health" {
-                let (healthy, detail) = health()
-                (status, type, body) = (healthy ? .ok : .serviceUnavailable, "application/json", Array((detail + "\n").utf8))
-            } else {
-                (status, type, body) = (.notFound, "text/plain", Array("not found\n".utf8))
+            if path == "/metrics" || path == "/health" || api == nil {
+                let reply: AdminAPI.Reply
+                if request.method != .GET && request.method != .HEAD {
+                    reply = AdminAPI.Reply(status: .methodNotAllowed, type: "text/plain", body: Array("GET only\n".utf8), headers: [("Allow", "GET, HEAD")])
+                } else if path == "/metrics" {
+                    reply = AdminAPI.Reply(status: .ok, type: "text/plain; version=0.0.4", body: registry.emitToBuffer())
+                } else if path == "/health" {
+                    let (healthy, detail) = health()
+                    reply = AdminAPI.Reply(status: healthy ? .ok : .serviceUnavailable, body: Array((detail + "\n").utf8))
+                } else {
+                    reply = AdminAPI.Reply(status: .notFound, type: "text/plain", body: Array("not found\n".utf8))
+                }
+                return write(reply, for: request, context: context)
             }
+            guard let api else { return }
+            let remote = context.channel.remoteAddress?.ipAddress ?? ""
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            api.handle(request, body: body, tooLarge: tooLarge, remote: remote, on: context.eventLoop)
+                .hop(to: context.eventLoop)
+                .whenComplete { result in
+                    let (handler, context) = bound.value
+                    let reply = (try? result.get()) ?? AdminAPI.error(.internalServerError, "\(result)")
+                    handler.write(reply, for: request, context: context)
+                }
+        }
+
+        func write(_ reply: AdminAPI.Reply, for request: HTTPRequestHead, context: ChannelHandlerContext) {
+            guard context.channel.isActive else { return }
             var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: type)
-            headers.add(name: "Content-Length", value: String(body.count))
-            if status == .methodNotAllowed { headers.add(name: "Allow", value: "GET, HEAD") }
+            headers.add(name: "Content-Type", value: reply.type)
+            headers.add(name: "Content-Length", value: String(reply.body.count))
+            for (name, value) in reply.headers { headers.add(name: name, value: value) }
             let keepAlive = request.isKeepAlive
             if !keepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: reply.status, headers: headers))), promise: nil)
             if request.method != .HEAD {
-                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: reply.body)))), promise: nil)
             }
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if !keepAlive {

@@ -1,7 +1,9 @@
+import Foundation
 public import Logging
 import Metrics
 import NIOConcurrencyHelpers
 public import NIOCore
+public import PresenceMapping
 public import SIPMessages
 public import SIPStack
 public import SIPTransport
@@ -28,6 +30,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var timerKeys = TimerKeys()
     private var nextID: GatewayCore.ServerRequestID = 0
     private var stopping = false
+    /// Each peer's and next hop's last outcomes and request rates, for `GET /peers`.
+    private var health: PeerHealthTable
     /// Whether a refresh of ``status`` and the gauges is queued (see ``perform(_:)``).
     private var statusRefreshQueued = false
     /// How stale ``status`` and the `gateway_subscriptions_active` gauges may be: 100 ms.
@@ -35,6 +39,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let logger: Logger
 
     private let rejected = Counter(label: "gateway_requests_rejected_total")
+    /// What `rejected` counted, for the per-peer rejection rates.
+    private var rejectedCount = 0
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let failovers = Counter(label: "gateway_target_failovers_total")
@@ -88,6 +94,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.logger = logger
         self.resolve = resolveTargets
         self.failedTargets = FailedTargets(limits: failover)
+        self.health = PeerHealthTable(configured: Self.knownPeers(core.configuration))
         self.active = Dictionary(uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
             ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
         })
@@ -144,6 +151,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     static let runtimeRefusals = ["in_dialog_peer", "rate_limited", "target_redirected"]
 
     private func refuse(_ reason: String) {
+        rejectedCount += 1
         rejected.increment()
         refusalCounters[reason]?.increment()
     }
@@ -156,6 +164,11 @@ public final class GatewayRuntime: @unchecked Sendable {
         let inDialog = (try? request.headers.to)?.tag != nil
         let arrival = FederationRouter.Arrival(side: side, source: incoming.received.source,
                                                certificateNames: incoming.received.peerCertificateNames)
+        let refusedBefore = rejectedCount
+        defer {
+            health.received(from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
+                            rejected: rejectedCount != refusedBefore, now: .now())
+        }
         if inDialog {
             // A request inside a dialog is held to the dialog's peer and counts against that
             // peer's rate limit; one that names no dialog is answered 481 by the core (RFC 6665
@@ -178,12 +191,14 @@ public final class GatewayRuntime: @unchecked Sendable {
             return
         }
         if stopping {
+            rejectedCount += 1
             rejected.increment()
             answer(id, SIPResponse(replyingTo: request, statusCode: 503, toTag: incoming.toTag, headers: [(.retryAfter, "30")]))
             return
         }
         switch router.route(request, arrival: arrival, now: .now()) {
         case .reject(let status, let reason, let headers):
+            rejectedCount += 1
             rejected.increment()
             if status == 503 { refusalCounters["rate_limited"]?.increment() }
             logger.info("rejected \(request.method) \(request.uri): \(status) \(reason)",
@@ -376,9 +391,13 @@ public final class GatewayRuntime: @unchecked Sendable {
                 let reason: String?
                 switch event {
                 case .timeout: reason = "no answer (408)"
-                case .transportError: reason = "transport error (503)"
+                case .transportError(let r): reason = "transport error (503): \(r.reasonPhrase)"
                 case .response(let r): reason = r.statusCode == 503 ? "503 \(r.reasonPhrase)" : nil
                 }
+                let side: GatewayConfiguration.Side = self.layers[.oma] === layer ? .oma : .enterprise
+                let failure = reason ?? (response.statusCode < 300 ? nil : "\(response.statusCode) \(response.reasonPhrase)")
+                self.health.answered(by: self.healthName(self.router.dialogPeer(reached: target, side: side)), side: side.rawValue,
+                                     failure: failure.map { "\(request.method): \($0)" }, at: Date(), now: .now())
                 if let reason {
                     self.failed(target, request: request, reason: reason, next: rest.first)
                     if !rest.isEmpty { return self.send(request, layer: layer, targets: rest, context: context) }
@@ -434,6 +453,57 @@ public final class GatewayRuntime: @unchecked Sendable {
         }
         refusalCounters["target_redirected"]?.increment()
         return owner.target
+    }
+
+    // MARK: - Runtime control (the admin API)
+
+    /// The configured peers and the sides' literal next hops, for ``PeerHealthTable``.
+    static func knownPeers(_ configuration: GatewayConfiguration) -> [(name: String, side: String)] {
+        var peers = configuration.peers.map { ($0.name, $0.side.rawValue) }
+        for side in GatewayConfiguration.Side.allCases {
+            let hop = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
+            guard case .uri(let uri) = hop, let target = SIPEventRouting.literalTarget(uri),
+                  !configuration.peers.contains(where: { $0.side == side && $0.host == target.host && ($0.port ?? target.port) == target.port })
+            else { continue }
+            peers.append((target.host, side.rawValue))
+        }
+        return peers
+    }
+
+    /// A configured peer's name, else the address (without port: an unconfigured UDP sender's
+    /// port changes with every socket).
+    private func healthName(_ peer: DialogPeer) -> String {
+        peer.peer == nil ? peer.host : router.name(of: peer)
+    }
+
+    /// The bridged subscriptions (``GatewayCore/bridgedSubscriptions(uri:side:now:)``).
+    public func bridgedSubscriptions(uri: String?, side: GatewayConfiguration.Side?) -> [GatewayCore.BridgedSubscription] {
+        eventLoop.assertInEventLoop()
+        return core.bridgedSubscriptions(uri: uri, side: side, now: .now())
+    }
+
+    /// Ends a bridged subscription; false when there is none with `id`.
+    public func endSubscription(_ id: String, reason: String) -> Bool {
+        eventLoop.assertInEventLoop()
+        guard let actions = core.endSubscription(id, reason: reason, now: .now()) else { return false }
+        logger.notice("subscription \(id) ended by the operator (\(reason))")
+        perform(actions)
+        return true
+    }
+
+    /// Every peer's and next hop's health.
+    public func peerHealth() -> [PeerHealth] {
+        eventLoop.assertInEventLoop()
+        return health.report(now: .now())
+    }
+
+    /// Applies a new configuration without dropping a dialog (``GatewayCore/reconfigure(_:now:)``):
+    /// a new router (partners, peers, rate limits, trust), the core's policies and peers.
+    public func reconfigure(_ configuration: GatewayConfiguration, mapper: PresenceMapper) {
+        eventLoop.assertInEventLoop()
+        router = FederationRouter(configuration: configuration, localAddresses: router.localAddresses)
+        health.configure(Self.knownPeers(configuration))
+        perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
     }
 
     static func nextHopURI(_ request: SIPRequest) -> SIPURI {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 public import Logging
 public import NIOCore
 public import NIOPosix
@@ -12,7 +13,12 @@ public import SIPTransport
 /// transport and transaction layer per side, the router, the core and its runtime, and the admin
 /// endpoint, all on one event loop.
 public final class GatewayServer: @unchecked Sendable {
-    public let configuration: GatewayConfiguration
+    /// The configuration running: replaced by ``reload()``.
+    public var configuration: GatewayConfiguration { current.withLockedValue { $0 } }
+    private let current: NIOLockedValueBox<GatewayConfiguration>
+    /// The file ``reload()`` reads again; nil for a configuration given as a value (the embedded one).
+    public let configurationFile: String?
+    private let reloading = NIOLockedValueBox(false)
     public let eventLoop: any EventLoop
     private let logger: Logger
     private let transports: [GatewayConfiguration.Side: SIPNetworkTransport]
@@ -24,20 +30,12 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Reads the TLS material and pres-rules files the configuration names; throws
     /// ``ConfigurationError`` naming the file when one cannot be used.
-    public init(configuration: GatewayConfiguration, registry: PrometheusCollectorRegistry,
+    public init(configuration: GatewayConfiguration, configurationFile: String? = nil, registry: PrometheusCollectorRegistry,
                 eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
                 logger: Logger = Logger(label: "presence-gateway")) throws {
-        var configuration = configuration
-        for (presentity, path) in configuration.presRulesFiles {
-            let bytes: [UInt8]
-            do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
-                throw ConfigurationError("\(path): cannot read the pres-rules document of \(presentity): \(error.localizedDescription)")
-            }
-            do { configuration.policies[presentity]?.rules = try PresRules(bytes: bytes) } catch {
-                throw ConfigurationError("\(path):\(error.line):\(error.column): \(error.message)")
-            }
-        }
-        self.configuration = configuration
+        let configuration = try Self.withPresRules(configuration)
+        self.current = NIOLockedValueBox(configuration)
+        self.configurationFile = configurationFile
         self.eventLoop = eventLoop
         self.logger = logger
         self.registry = registry
@@ -67,6 +65,21 @@ public final class GatewayServer: @unchecked Sendable {
                                                        logger: Logger(label: "sip.transport.\(side.rawValue)"))
         }
         self.transports = transports
+    }
+
+    /// `configuration` with the pres-rules documents it names read in.
+    static func withPresRules(_ configuration: GatewayConfiguration) throws -> GatewayConfiguration {
+        var configuration = configuration
+        for (presentity, path) in configuration.presRulesFiles {
+            let bytes: [UInt8]
+            do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+                throw ConfigurationError("\(path): cannot read the pres-rules document of \(presentity): \(error.localizedDescription)")
+            }
+            do { configuration.policies[presentity]?.rules = try PresRules(bytes: bytes) } catch {
+                throw ConfigurationError("\(path):\(error.line):\(error.column): \(error.message)")
+            }
+        }
+        return configuration
     }
 
     static func tls(_ settings: GatewayConfiguration.TLS?) throws -> SIPNetworkTransport.TLS? {
@@ -126,14 +139,110 @@ public final class GatewayServer: @unchecked Sendable {
             do {
                 self.admin = try await AdminServer.start(host: admin.host, port: Int(admin.port), registry: registry,
                                                          group: MultiThreadedEventLoopGroup.singleton,
-                                                         limits: configuration.connections.admin) { [weak self] in
+                                                         limits: configuration.connections.admin, api: api(runtime, token: admin.token)) { [weak self] in
                     self?.health() ?? (false, #"{"status":"stopped"}"#)
                 }
             } catch {
                 throw ConfigurationError("cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
             }
-            logger.info("admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health)")
+            logger.info("admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /reload, /)")
         }
+    }
+
+    /// The admin API over `runtime`: each call runs on the gateway's event loop.
+    private func api(_ runtime: GatewayRuntime, token: String?) -> AdminAPI {
+        let loop = eventLoop
+        return AdminAPI(
+            token: token,
+            subscriptions: { uri, side in loop.submit { runtime.bridgedSubscriptions(uri: uri, side: side) } },
+            end: { id, reason in loop.submit { runtime.endSubscription(id, reason: reason) } },
+            peers: { loop.submit { runtime.peerHealth() } },
+            reload: { [weak self] in
+                loop.makeFutureWithTask {
+                    guard let self else { throw ConfigurationError("the gateway is stopping") }
+                    return try await self.reload()
+                }
+            })
+    }
+
+    /// Reads the configuration file and the pres-rules documents again and applies them without
+    /// dropping a dialog: partners, peers, rate limits and trust (a new router), containers and
+    /// pres-rules (every enterprise watcher resolved again, ``GatewayCore/reconfigure(_:mapper:now:)``),
+    /// mapping tables, and the TLS certificate, key and trust roots for new connections. What
+    /// only a restart can change (listeners, the admin endpoint, host name, connection limits,
+    /// next hops resolved by DNS) is named in the answer and the log, and not applied.
+    /// - Returns: what was applied.
+    /// - Throws: ``ConfigurationError`` as `FILE:LINE:COLUMN: message` for an invalid file; the
+    ///   running configuration stays.
+    public func reload() async throws -> String {
+        guard let file = configurationFile else {
+            throw ConfigurationError("running on the embedded configuration: there is no file to read again")
+        }
+        guard reloading.withLockedValue({ busy in defer { busy = true }; return !busy }) else {
+            throw ConfigurationError("a reload is already in progress")
+        }
+        defer { reloading.withLockedValue { $0 = false } }
+        do {
+            let applied = try await apply(file)
+            logger.notice("configuration reloaded from \(file): \(applied)")
+            return applied
+        } catch {
+            logger.error("configuration not reloaded: \(error)")
+            throw error
+        }
+    }
+
+    private func apply(_ file: String) async throws -> String {
+        guard let runtime else { throw ConfigurationError("the gateway is not running") }
+        let text: String
+        do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
+            throw ConfigurationError("\(file): cannot read: \(error.localizedDescription)")
+        }
+        var new: GatewayConfiguration
+        do { new = try GatewayConfiguration(yaml: text) } catch {
+            throw ConfigurationError("\(file):\(error.line):\(error.column): \(error.message)")
+        }
+        new = try Self.withPresRules(new)
+        let tables: MappingTables
+        do { tables = try new.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn() } catch {
+            throw ConfigurationError("\(new.mappingsDirectory ?? "mappings"): \(error)")
+        }
+        let old = configuration
+        var restartOnly: [String] = []
+        if new.listeners != old.listeners { restartOnly.append("listen") }
+        if new.admin != old.admin { restartOnly.append("admin") }
+        if new.hostName != old.hostName { restartOnly.append("host-name") }
+        if new.connections != old.connections { restartOnly.append("connections") }
+        if (new.tls == nil) != (old.tls == nil) { restartOnly.append("tls (on or off)") }
+        if new.logFormat != old.logFormat { restartOnly.append("log-format") }
+        if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
+        for (name, hops) in [("enterprise.next-hop", (new.enterprise.nextHop, old.enterprise.nextHop)), ("oma.next-hop", (new.oma.nextHop, old.oma.nextHop))]
+        where hops.0 != hops.1 && [hops.0, hops.1].contains(where: { if case .dns = $0 { true } else { false } }) {
+            restartOnly.append(name + " (DNS)")
+        }
+        // Certificates first: a file that does not load leaves everything as it was.
+        if let tls = try Self.tls(new.tls), old.tls != nil {
+            for transport in transports.values where transport.configuration.tls != nil { try transport.replaceTLS(tls) }
+        }
+        if !restartOnly.isEmpty {
+            // Kept as they run, so the next reload compares with what is really in force.
+            new.listeners = old.listeners
+            new.admin = old.admin
+            new.hostName = old.hostName
+            new.connections = old.connections
+            if (new.tls == nil) != (old.tls == nil) { new.tls = old.tls }
+            new.logFormat = old.logFormat
+            new.linkedIdentities = old.linkedIdentities
+            if case .dns = old.enterprise.nextHop { new.enterprise.nextHop = old.enterprise.nextHop }
+            if case .dns = old.oma.nextHop { new.oma.nextHop = old.oma.nextHop }
+            if case .dns = new.enterprise.nextHop { new.enterprise.nextHop = old.enterprise.nextHop }
+            if case .dns = new.oma.nextHop { new.oma.nextHop = old.oma.nextHop }
+        }
+        let applied = new
+        try await eventLoop.submit { runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables)) }.get()
+        current.withLockedValue { $0 = applied }
+        return "applied: partners, peers, limits, presentities, pres-rules, mappings\(applied.tls == nil ? "" : ", TLS material")"
+            + (restartOnly.isEmpty ? "" : "; needs a restart, not applied: " + restartOnly.joined(separator: ", "))
     }
 
     /// RFC 3263 resolution per side, with the nameservers of /etc/resolv.conf: Microsoft
@@ -172,6 +281,9 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
     }
+
+    /// Where the admin endpoint listens (its port when 0 was configured); nil without one.
+    public var adminAddress: SocketAddress? { admin?.localAddress }
 
     /// The runtime's status, as `/health` reports it (active subscriptions per kind); nil before
     /// ``start()``. Safe to read from any thread.

@@ -1,0 +1,168 @@
+import Foundation
+public import NIOCore
+import NIOHTTP1
+
+/// The runtime control API on the admin endpoint (README, "Runtime control"), in JSON:
+///
+/// - `GET /subscriptions?uri=&side=&offset=&limit=`: the bridged subscriptions, a page at a time;
+/// - `DELETE /subscriptions/{id}` (optional body `{"reason": "deactivated" | "rejected"}`):
+///   ends one (404 for an unknown id);
+/// - `GET /peers`: each peer's and next hop's health;
+/// - `POST /reload`: the configuration file read again and applied without dropping a dialog
+///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
+/// - `GET /`: a status page in HTML.
+///
+/// With a token configured every request needs `Authorization: Bearer <token>`; without one
+/// only loopback clients are answered. Errors are `{"error": "..."}` with the status.
+public struct AdminAPI: Sendable {
+    public typealias Subscriptions = GatewayCore.BridgedSubscription
+
+    public var token: String?
+    public var subscriptions: @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?) -> EventLoopFuture<[Subscriptions]>
+    public var end: @Sendable (_ id: String, _ reason: String) -> EventLoopFuture<Bool>
+    public var peers: @Sendable () -> EventLoopFuture<[PeerHealth]>
+    /// Reloads; the future fails with the error to report (its description is the message).
+    public var reload: @Sendable () -> EventLoopFuture<String>
+
+    public init(token: String?, subscriptions: @escaping @Sendable (String?, GatewayConfiguration.Side?) -> EventLoopFuture<[Subscriptions]>,
+                end: @escaping @Sendable (String, String) -> EventLoopFuture<Bool>,
+                peers: @escaping @Sendable () -> EventLoopFuture<[PeerHealth]>,
+                reload: @escaping @Sendable () -> EventLoopFuture<String>) {
+        self.token = token
+        self.subscriptions = subscriptions
+        self.end = end
+        self.peers = peers
+        self.reload = reload
+    }
+
+    /// Largest request body taken (a DELETE's reason); larger ones get 413.
+    static let maxBody = 4096
+    /// Most subscriptions in one page.
+    static let maxPage = 1000
+
+    struct Reply: Sendable {
+        var status: HTTPResponseStatus
+        var type = "application/json"
+        var body: [UInt8]
+        var headers: [(String, String)] = []
+    }
+
+    static func error(_ status: HTTPResponseStatus, _ message: String, headers: [(String, String)] = []) -> Reply {
+        Reply(status: status, body: json(["error": message]), headers: headers)
+    }
+
+    static func json(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return Array(((try? encoder.encode(value)) ?? Data(#"{"error":"unencodable"}"#.utf8)) + Data("\n".utf8))
+    }
+
+    /// Whether `address` (an IP address) is a loopback address.
+    static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
+    }
+
+    /// Compares without stopping at the first difference, so timing does not tell how much of a
+    /// guessed token was right.
+    static func sameToken(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// Answers one API request; `tooLarge` when its body went past ``maxBody``.
+    func handle(_ head: HTTPRequestHead, body: [UInt8], tooLarge: Bool, remote: String, on loop: any EventLoop) -> EventLoopFuture<Reply> {
+        if let token {
+            let given = head.headers["Authorization"].first ?? ""
+            guard given.hasPrefix("Bearer "), Self.sameToken(String(given.dropFirst(7)), token) else {
+                return loop.makeSucceededFuture(Self.error(.unauthorized, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")]))
+            }
+        } else if !Self.isLoopback(remote) {
+            return loop.makeSucceededFuture(Self.error(.forbidden, "the admin API answers other addresses than loopback only with a token (admin.token)"))
+        }
+        if tooLarge { return loop.makeSucceededFuture(Self.error(.payloadTooLarge, "request body over \(Self.maxBody) bytes")) }
+        let parts = head.uri.split(separator: "?", maxSplits: 1)
+        let path = parts.first.map(String.init) ?? head.uri
+        let query = Self.query(parts.count > 1 ? String(parts[1]) : "")
+        let segments = path.split(separator: "/").map(String.init)
+        func only(_ methods: HTTPMethod...) -> Reply? {
+            methods.contains(head.method) ? nil
+                : Self.error(.methodNotAllowed, "\(head.method) is not allowed here", headers: [("Allow", methods.map(\.rawValue).joined(separator: ", "))])
+        }
+        switch segments.first {
+        case nil:
+            if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
+            return statusPage(on: loop)
+        case "subscriptions" where segments.count == 1:
+            if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
+            return list(query, on: loop)
+        case "subscriptions" where segments.count == 2:
+            if let refused = only(.DELETE) { return loop.makeSucceededFuture(refused) }
+            return end(segments[1], body: body, query: query, on: loop)
+        case "peers" where segments.count == 1:
+            if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
+            return peers().map { Reply(status: .ok, body: Self.json(["peers": $0])) }
+        case "reload" where segments.count == 1:
+            if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
+            if !body.isEmpty, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] == nil {
+                return loop.makeSucceededFuture(Self.error(.badRequest, "the body must be empty or a JSON object"))
+            }
+            return reload().map { Reply(status: .ok, body: Self.json(["reloaded": $0])) }
+                .recover { Self.error(.badRequest, "\($0)") }
+        default:
+            return loop.makeSucceededFuture(Self.error(.notFound, "no such resource: \(path)"))
+        }
+    }
+
+    private func list(_ query: [String: String], on loop: any EventLoop) -> EventLoopFuture<Reply> {
+        var side: GatewayConfiguration.Side?
+        if let name = query["side"] {
+            guard let known = GatewayConfiguration.Side(rawValue: name) else {
+                return loop.makeSucceededFuture(Self.error(.badRequest, "side must be enterprise or oma"))
+            }
+            side = known
+        }
+        guard let offset = Int(query["offset"] ?? "0"), offset >= 0,
+              let limit = Int(query["limit"] ?? "100"), (1...Self.maxPage).contains(limit) else {
+            return loop.makeSucceededFuture(Self.error(.badRequest, "offset must be ≥ 0 and limit 1…\(Self.maxPage)"))
+        }
+        return subscriptions(query["uri"], side).map { all in
+            struct Page: Encodable {
+                var total, offset, limit: Int
+                var subscriptions: [Subscriptions]
+            }
+            let page = Array(all.dropFirst(offset).prefix(limit))
+            return Reply(status: .ok, body: Self.json(Page(total: all.count, offset: offset, limit: limit, subscriptions: page)))
+        }
+    }
+
+    private func end(_ id: String, body: [UInt8], query: [String: String], on loop: any EventLoop) -> EventLoopFuture<Reply> {
+        var reason = query["reason"] ?? "deactivated"
+        if !body.isEmpty {
+            struct Options: Decodable { var reason: String? }
+            guard let options = try? JSONDecoder().decode(Options.self, from: Data(body)) else {
+                return loop.makeSucceededFuture(Self.error(.badRequest, #"the body must be a JSON object such as {"reason": "rejected"}"#))
+            }
+            reason = options.reason ?? reason
+        }
+        guard ["deactivated", "rejected"].contains(reason) else {
+            return loop.makeSucceededFuture(Self.error(.badRequest, "reason must be deactivated or rejected"))
+        }
+        return end(id, reason).map { ended in
+            ended ? Reply(status: .ok, body: Self.json(["ended": id, "reason": reason]))
+                : Self.error(.notFound, "no subscription \(id)")
+        }
+    }
+
+    /// `a=b&c=d`, percent-decoded (`+` is a space).
+    static func query(_ text: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1).map { $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            guard let key = kv.first else { continue }
+            out[key] = kv.count > 1 ? kv[1] : ""
+        }
+        return out
+    }
+}

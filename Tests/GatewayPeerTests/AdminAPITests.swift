@@ -1,0 +1,319 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import PeerTestSupport
+import PresenceDocuments
+import PresenceGateway
+import Prometheus
+import SIPMessages
+import Testing
+
+/// The admin API over real sockets (README, "Runtime control"): the gateway in process on UDP
+/// listeners with its configuration in a file, the OMA server and the enterprise edge as bare
+/// UDP sockets, and HTTP requests on the admin port.
+@Suite(.serialized) struct AdminAPITests {
+    final class Gateway: @unchecked Sendable {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server: GatewayServer
+        let kamailio: LoopbackDatagramPeer
+        let edge: LoopbackDatagramPeer
+        let oma: UInt16
+        let admin: Int
+        let file: URL
+
+        static func yaml(kamailio: UInt16, edge: UInt16, token: String?, presentities: String = "") -> String {
+            """
+            listen:
+              - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
+              - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }
+            enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge);transport=udp" }
+            oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(kamailio);transport=udp" }
+            peers:
+              - { name: edge, address: 127.0.0.1, port: \(edge), side: enterprise, network: sameEnterprise, trusted: true }
+              - { name: kamailio, address: 127.0.0.1, port: \(kamailio), side: oma }
+            presentities:
+              default:
+                defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+            \(presentities)
+            subscriptions: { piggyback-wait-ms: 300 }
+            admin: { address: 127.0.0.1, port: 0\(token.map { ", token: \($0)" } ?? "") }
+            """
+        }
+
+        init(token: String? = nil) async throws {
+            kamailio = try LoopbackDatagramPeer()
+            edge = try LoopbackDatagramPeer()
+            file = FileManager.default.temporaryDirectory.appendingPathComponent("admin-api-\(UInt32.random(in: 0...UInt32.max)).yaml")
+            let text = Self.yaml(kamailio: kamailio.port, edge: edge.port, token: token)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            server = try GatewayServer(configuration: try GatewayConfiguration(yaml: text), configurationFile: file.path,
+                                       registry: PrometheusCollectorRegistry(), eventLoop: group.next())
+            try await server.start()
+            oma = UInt16(server.bound[.oma]?.first?.port ?? 0)
+            admin = try #require(server.adminAddress?.port)
+        }
+
+        func stop() async {
+            await server.stop(grace: .milliseconds(200))
+            try? FileManager.default.removeItem(at: file)
+            try? await group.shutdownGracefully()
+        }
+
+        /// One HTTP/1.1 request; the status and the body.
+        func http(_ method: String, _ path: String, body: String = "", headers: [String] = []) async throws -> (Int, String) {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: admin) { channel in
+                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                }
+            let text = try await channel.executeThenClose { inbound, outbound in
+                let head = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close", "Content-Length: \(body.utf8.count)"] + headers
+                try await outbound.write(ByteBuffer(string: head.joined(separator: "\r\n") + "\r\n\r\n" + body))
+                var text = ""
+                for try await var chunk in inbound { text += chunk.readString(length: chunk.readableBytes) ?? "" }
+                return text
+            }
+            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+            let payload = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+            return (status, payload)
+        }
+
+        func json(_ method: String, _ path: String, body: String = "", headers: [String] = []) async throws -> (Int, [String: Any]) {
+            let (status, text) = try await http(method, path, body: body, headers: headers)
+            let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            return (status, try #require(object, "not a JSON object: \(text)"))
+        }
+
+        /// OMA watcher dave@oma.example subscribes to bob@contoso.com; the edge answers the
+        /// gateway's SUBSCRIBE with bob online, the watcher gets its answer and first NOTIFY.
+        /// Returns the watcher's To tag and the gateway's SUBSCRIBE into the enterprise.
+        func bridgeOMAWatcher() throws -> (toTag: String, leg: SIPRequest) {
+            kamailio.send("""
+                SUBSCRIBE sip:bob@contoso.com SIP/2.0
+                Via: SIP/2.0/UDP \(kamailio.hostPort);branch=z9hG4bKad1;rport
+                Max-Forwards: 70
+                From: <sip:dave@oma.example>;tag=ad1
+                To: <sip:bob@contoso.com>
+                Call-ID: ad1@oma
+                CSeq: 1 SUBSCRIBE
+                Contact: <sip:dave@\(kamailio.hostPort)>
+                Event: presence
+                Accept: application/pidf+xml
+                Expires: 600
+
+                """, to: oma)
+            let leg = try #require(edge.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
+            let state = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
+                Category(name: .state, instance: 1, publishTime: "2026-11-25T10:00:00.000",
+                         payload: .state(MSState(type: .aggregateState, availability: 3500))),
+            ])
+            let body = BatchSubscribeResponse(list: RLMIList(uri: "sip:dave@oma.example"), categories: [state]).multipart(boundary: "b7").bytes
+            let from = try #require(try leg.headers.from)
+            let via = try #require(try leg.headers.via.first)
+            edge.send("""
+                SIP/2.0 200 OK
+                Via: SIP/2.0/UDP \(via.host):\(via.port ?? 5060);branch=\(via.branch ?? "")
+                From: <\(from.uri)>;tag=\(from.tag ?? "")
+                To: <sip:bob@contoso.com>;tag=edge7
+                Call-ID: \(leg.headers.callID ?? "")
+                CSeq: 1 SUBSCRIBE
+                Contact: <sip:\(edge.hostPort)>
+                Expires: 600
+                Event: presence
+                Subscription-State: active;expires=600
+                ms-piggyback-cseq: 1
+                Content-Type: multipart/related; type="application/rlmi+xml"; start=\(BatchSubscribeResponse.rlmiContentID); boundary=b7
+
+                """, body: body, to: UInt16(server.bound[.enterprise]?.first?.port ?? 0))
+            let answers = kamailio.receive(for: 1)
+            for notify in answers.compactMap(\.request) where notify.method == .notify { kamailio.answer(notify, to: oma) }
+            let ok = try #require(answers.compactMap(\.response).first { $0.statusCode == 200 })
+            return (try #require(try ok.headers.to?.tag), leg)
+        }
+    }
+
+    @Test func subscriptionsPeersAndEndingOneOverHTTP() async throws {
+        let gw = try await Gateway()
+        let (_, leg) = try gw.bridgeOMAWatcher()
+        let (status, page) = try await gw.json("GET", "/subscriptions?side=oma&limit=10")
+        #expect(status == 200)
+        #expect(page["total"] as? Int == 1 && page["offset"] as? Int == 0 && page["limit"] as? Int == 10)
+        let first = try #require((page["subscriptions"] as? [[String: Any]])?.first)
+        #expect(first["watcher"] as? String == "sip:dave@oma.example")
+        #expect(first["state"] as? String == "active" && first["format"] as? String == "application/pidf+xml")
+        let resource = try #require((first["resources"] as? [[String: Any]])?.first)
+        #expect(resource["uri"] as? String == "sip:bob@contoso.com")
+        #expect((resource["leg"] as? [String: Any])?["callID"] as? String == leg.headers.callID)
+        let id = try #require(first["id"] as? String)
+        // Pages and filters.
+        #expect((try await gw.json("GET", "/subscriptions?offset=1").1["subscriptions"] as? [Any])?.isEmpty == true)
+        #expect(try await gw.json("GET", "/subscriptions?uri=sip%3Abob%40contoso.com").1["total"] as? Int == 1)
+        #expect(try await gw.json("GET", "/subscriptions?side=enterprise").1["total"] as? Int == 0)
+
+        // The peers: the edge answered the gateway's SUBSCRIBE, kamailio sent two requests.
+        let (peersStatus, peers) = try await gw.json("GET", "/peers")
+        #expect(peersStatus == 200)
+        let list = try #require(peers["peers"] as? [[String: Any]])
+        let edge = try #require(list.first { $0["name"] as? String == "edge" })
+        #expect(edge["lastSuccess"] is String && edge["lastFailure"] == nil)
+        let kamailio = try #require(list.first { $0["name"] as? String == "kamailio" })
+        #expect(kamailio["requests"] as? Int == 1 && kamailio["rejections"] as? Int == 0)
+        #expect(kamailio["requestsPerSecond"] is Double && kamailio["rejectionsPerSecond"] is Double)
+
+        // An unknown id is a JSON 404; the real one ends with a final NOTIFY and an unsubscribe.
+        let (missing, error) = try await gw.json("DELETE", "/subscriptions/o4242")
+        #expect(missing == 404 && (error["error"] as? String)?.contains("o4242") == true)
+        let (ended, answer) = try await gw.json("DELETE", "/subscriptions/\(id)", body: #"{"reason": "rejected"}"#)
+        #expect(ended == 200 && answer["ended"] as? String == id)
+        let final = try #require(gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
+        #expect(try final.headers.subscriptionState?.state == .terminated && final.headers.subscriptionState?.reason == "rejected")
+        let unsubscribe = try #require(gw.edge.receive(for: 1).compactMap(\.request).first { $0.headers.callID == leg.headers.callID })
+        #expect(try unsubscribe.headers.expires == 0)
+
+        // The status page lists the same in HTML.
+        let (pageStatus, html) = try await gw.http("GET", "/")
+        #expect(pageStatus == 200 && html.contains("<h1>PresenceGateway</h1>") && html.contains("kamailio"))
+        await gw.stop()
+    }
+
+    @Test func badRequestsGetAClearJSONError() async throws {
+        let gw = try await Gateway()
+        for (method, path, body, expected) in [
+            ("DELETE", "/subscriptions/o1", "{not json", 400),
+            ("DELETE", "/subscriptions/o1", #"{"reason": "because"}"#, 400),
+            ("DELETE", "/subscriptions/o1", String(repeating: "x", count: 5000), 413),
+            ("GET", "/subscriptions?limit=0", "", 400),
+            ("GET", "/subscriptions?side=moon", "", 400),
+            ("PUT", "/peers", "", 405),
+            ("GET", "/nothing", "", 404),
+            ("POST", "/reload", "[1, 2", 400),
+        ] {
+            let (status, text) = try await gw.http(method, path, body: body)
+            #expect(status == expected, "\(method) \(path)")
+            let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            #expect(object?["error"] is String, "\(method) \(path): \(text)")
+        }
+        // /metrics and /health are as before.
+        #expect(try await gw.http("GET", "/health").0 == 200)
+        await gw.stop()
+    }
+
+    @Test func aTokenIsRequiredWhenConfigured() async throws {
+        let gw = try await Gateway(token: "s3cret-token-0123456789")
+        #expect(try await gw.http("GET", "/peers").0 == 401)
+        #expect(try await gw.http("GET", "/peers", headers: ["Authorization: Bearer wrong-token-0123456789"]).0 == 401)
+        #expect(try await gw.http("GET", "/peers", headers: ["Authorization: Bearer s3cret-token-0123456789"]).0 == 200)
+        // Metrics and health stay open to the scraper.
+        #expect(try await gw.http("GET", "/metrics").0 == 200)
+        await gw.stop()
+    }
+
+    @Test func aReloadAppliesPolicyWithoutDroppingADialogAndAnInvalidFileChangesNothing() async throws {
+        let gw = try await Gateway()
+        let (toTag, leg) = try gw.bridgeOMAWatcher()
+        // An invalid file: refused with its line and column, the running configuration stays.
+        try "listen: [\n  - { side: moon }\n".write(to: gw.file, atomically: true, encoding: .utf8)
+        let (refused, error) = try await gw.json("POST", "/reload")
+        #expect(refused == 400)
+        #expect((error["error"] as? String)?.hasPrefix("\(gw.file.path):2:") == true, "\(error)")
+        // A valid one with a new rate limit for kamailio and a new presentity: applied.
+        let text = Gateway.yaml(kamailio: gw.kamailio.port, edge: gw.edge.port, token: nil, presentities: """
+              "sip:carol@oma.example":
+                defaults: { sameEnterprise: polite-block, federated: allow, publicCloud: polite-block }
+            """).replacingOccurrences(of: "side: oma }", with: "side: oma, rate-limit: 100 }")
+        try text.write(to: gw.file, atomically: true, encoding: .utf8)
+        let (applied, answer) = try await gw.json("POST", "/reload", body: "{}")
+        #expect(applied == 200, "\(answer)")
+        #expect(gw.server.configuration.peers.first { $0.name == "kamailio" }?.rateLimit == 100)
+        #expect(gw.server.configuration.policies["sip:carol@oma.example"] != nil)
+        // The bridged pair lives on: the edge's BENOTIFY reaches the watcher in its dialog.
+        #expect(gw.server.status?.omaWatches == 1 && gw.server.status?.enterpriseLegs == 1)
+        let from = try #require(try leg.headers.from)
+        let document = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
+            Category(name: .state, instance: 1, publishTime: "2026-11-25T10:05:00.000",
+                     payload: .state(MSState(type: .aggregateState, availability: 15500))),
+        ])
+        gw.edge.send("""
+            BENOTIFY sip:gateway@127.0.0.1 SIP/2.0
+            Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKadbn1;rport
+            Max-Forwards: 70
+            From: <sip:bob@contoso.com>;tag=edge7
+            To: <\(from.uri)>;tag=\(from.tag ?? "")
+            Call-ID: \(leg.headers.callID ?? "")
+            CSeq: 2 BENOTIFY
+            Event: presence
+            Subscription-State: active;expires=600
+            Content-Type: application/msrtc-event-categories+xml
+
+            """, body: document.serialized(), to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
+        let relayed = try #require(gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
+        #expect(try relayed.headers.to?.tag == "ad1" && relayed.headers.callID == "ad1@oma" && (try relayed.headers.from?.tag) == toTag)
+        #expect(String(decoding: relayed.body, as: UTF8.self).contains("away"))
+        await gw.stop()
+    }
+
+    /// A BENOTIFY from the edge in `leg`'s dialog with bob at `availability`.
+    static func benotify(_ gw: Gateway, in leg: SIPRequest, cseq: Int, availability: UInt32) throws -> (String, [UInt8]) {
+        let from = try #require(try leg.headers.from)
+        let document = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
+            Category(name: .state, instance: 1, publishTime: "2026-11-25T10:05:00.000",
+                     payload: .state(MSState(type: .aggregateState, availability: availability))),
+        ])
+        return ("""
+            BENOTIFY sip:gateway@127.0.0.1 SIP/2.0
+            Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKld\(cseq);rport
+            Max-Forwards: 70
+            From: <sip:bob@contoso.com>;tag=edge7
+            To: <\(from.uri)>;tag=\(from.tag ?? "")
+            Call-ID: \(leg.headers.callID ?? "")
+            CSeq: \(cseq) BENOTIFY
+            Event: presence
+            Subscription-State: active;expires=600
+            Content-Type: application/msrtc-event-categories+xml
+
+            """, document.serialized())
+    }
+
+    @Test func aReloadUnderLoadLosesNoNotificationAndNoDialog() async throws {
+        let gw = try await Gateway()
+        let (_, leg) = try gw.bridgeOMAWatcher()
+        let enterprise = UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0)
+        // 1,000 state changes at 400 a second (bounded: 2.5 s), each relayed as one NOTIFY to the
+        // watcher, while the configuration is reloaded ten times (a presentity's policy toggled).
+        let changes = 1000
+        let sent = NIOLockedValueBox<Date?>(nil)
+        let watcher = Task.detached { () -> Set<Int> in
+            var seen = Set<Int>()
+            // Until all arrived, or 10 s after the last change was sent.
+            while seen.count < changes, sent.withLockedValue({ $0.map { Date().timeIntervalSince($0) < 10 } ?? true }) {
+                for notify in gw.kamailio.receive(for: 0.1).compactMap(\.request) where notify.method == .notify {
+                    gw.kamailio.answer(notify, to: gw.oma)
+                    if let cseq = try? notify.headers.cseq?.sequence { seen.insert(Int(cseq)) }
+                }
+            }
+            return seen
+        }
+        var reloads: [Int] = []
+        let start = Date()
+        for n in 0..<changes {
+            let (text, body) = try Self.benotify(gw, in: leg, cseq: 10 + n, availability: n % 2 == 0 ? 15500 : 3500)
+            gw.edge.send(text, body: body, to: enterprise)
+            if n % 100 == 50 {
+                let policy = n % 200 == 50 ? "allow" : "polite-block"
+                try Gateway.yaml(kamailio: gw.kamailio.port, edge: gw.edge.port, token: nil, presentities: """
+                      "sip:carol@oma.example":
+                        defaults: { sameEnterprise: \(policy), federated: allow, publicCloud: polite-block }
+                    """).write(to: gw.file, atomically: true, encoding: .utf8)
+                reloads.append(try await gw.http("POST", "/reload").0)
+            }
+            let due = start.addingTimeInterval(Double(n + 1) / 400)
+            if due > Date() { try await Task.sleep(nanoseconds: UInt64(due.timeIntervalSinceNow * 1e9)) }
+        }
+        sent.withLockedValue { $0 = Date() }
+        let seen = await watcher.value
+        #expect(reloads == Array(repeating: 200, count: 10))
+        #expect(seen.count == changes, "\(changes - seen.count) of \(changes) notifications lost")
+        #expect(gw.server.status?.omaWatches == 1 && gw.server.status?.enterpriseLegs == 1)
+        await gw.stop()
+    }
+}
