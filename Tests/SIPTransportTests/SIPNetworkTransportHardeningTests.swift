@@ -258,6 +258,24 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    @Test func aReplacedCertificateIsWhatNewConnectionsPresent() async throws {
+        // The edge starts with a certificate for another name: refused by name.
+        let (edge, gateway) = try await edgeAndGateway(TestCertificates.evilCertificate, TestCertificates.evilKey,
+                                                       expecting: ["edge.contoso.com"])
+        await #expect(throws: SIPTransportError.self) { try await send(from: gateway, to: edge, callID: "before") }
+        try await Task.sleep(for: .milliseconds(200))   // the refused connection closes
+        // Renewed while running: the next connection presents the genuine one and is accepted.
+        try edge.transport.replaceTLS(try tls(TestCertificates.edgeCertificate, TestCertificates.edgeKey))
+        try await send(from: gateway, to: edge, callID: "after")
+        #expect(try await edge.inbox.next().message.headers.callID == "after")
+        // Material that does not load is refused, and the contexts in use stay.
+        #expect(throws: (any Error).self) {
+            try edge.transport.replaceTLS(try tls(TestCertificates.edgeCertificate, TestCertificates.evilKey))
+        }
+        await edge.transport.shutdown()
+        await gateway.transport.shutdown()
+    }
+
     @Test func everyMessageOnAnInboundTLSConnectionCarriesThePeerCertificateNames() async throws {
         let (edge, gateway) = try await edgeAndGateway(TestCertificates.edgeCertificate, TestCertificates.edgeKey,
                                                        expecting: ["edge.contoso.com"])
