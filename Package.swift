@@ -84,6 +84,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "SIPMessages", dependencies: ["Multipart"], swiftSettings: strict),
+        // The general containers and storage helpers the stack and the gateway keep their
+        // long-lived state in (SmallMap, PackedTable, DenseTable, SharedValueTable, TimerQueue,
+        // OutOfLine, exact and sparse capacity). Internal to the package: no product exposes it.
+        .target(
+            name: "_GatewayInternals",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "sip-bench",
             dependencies: [
@@ -112,7 +123,7 @@ let package = Package(
         .target(
             name: "SIPStack",
             dependencies: [
-                "SIPMessages", "SIPTransport",
+                "SIPMessages", "SIPTransport", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -133,7 +144,7 @@ let package = Package(
         .target(
             name: "PresenceEvents",
             dependencies: [
-                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
+                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -142,6 +153,7 @@ let package = Package(
             name: "PresenceGateway",
             dependencies: [
                 "PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
+                "_GatewayInternals",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -195,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "SIPStackTests",
             dependencies: [
-                "SIPStack", "SIPTransport", "SIPMessages",
+                "SIPStack", "SIPTransport", "SIPMessages", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],

@@ -2,6 +2,7 @@ public import NIOCore
 public import PresenceDocuments
 public import SIPMessages
 public import SIPStack
+public import _GatewayInternals
 
 /// A batched category subscription on the notifier side ([MS-PRES] §2.2.2.4, §3.4.5.1): one
 /// dialog covering many resources, each with the categories the watcher asked for.

@@ -3,6 +3,7 @@ import PresenceDocuments
 import PresenceEvents
 import SIPMessages
 import SIPStack
+import _GatewayInternals
 
 /// Flows 2 and 3: OMA watchers of enterprise presentities, and the enterprise's
 /// batch rejections the gateway follows.

@@ -4,6 +4,7 @@ import PresenceEvents
 public import PresenceMapping
 public import SIPMessages
 import SIPStack
+import _GatewayInternals
 
 /// The back-to-back user agent's logic, without I/O (flows 1 and 2): it takes
 /// requests, responses and timer expiries and returns what to send, answer and schedule. The

@@ -1,6 +1,7 @@
 public import NIOCore
 public import SIPMessages
 public import SIPTransport
+public import _GatewayInternals
 
 /// The notifier side at run time (RFC 6665 §4.2) for the packages of a registry: drives
 /// ``NotifierSubscription`` values over a ``SIPTransactionLayer``.

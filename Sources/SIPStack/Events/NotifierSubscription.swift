@@ -1,5 +1,6 @@
 public import NIOCore
 public import SIPMessages
+import _GatewayInternals
 
 /// One subscription on the notifier side (RFC 6665 §4.2.2): a state machine that returns the
 /// messages to send and the timers to set, so every transition is testable without I/O.

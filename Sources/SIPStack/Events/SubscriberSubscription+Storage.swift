@@ -1,4 +1,5 @@
 import SIPMessages
+import _GatewayInternals
 
 extension SubscriberSubscription {
     /// The parts of a ``Configuration`` that many subscriptions of one agent have in common —

@@ -1,6 +1,7 @@
 public import NIOCore
 public import SIPMessages
 public import SIPTransport
+public import _GatewayInternals
 
 /// The subscriber side at run time (RFC 6665 §4.1): drives ``SubscriberSubscription`` values over a
 /// ``SIPTransactionLayer``. It sends their SUBSCRIBEs in client transactions, feeds the final

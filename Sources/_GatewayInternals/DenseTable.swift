@@ -8,7 +8,7 @@
 /// so at most one chunk stands unused, where one doubling array would leave up to half its
 /// capacity unused and copy every value at each growth. Iteration order is unspecified, as for a
 /// dictionary.
-public struct DenseTable<Key: PackedTableKey, Value: Sendable>: Sendable {
+package struct DenseTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     /// Slots per chunk (a power of two). The first chunk grows as an array up to this size.
     static var chunkSize: Int { 1 << chunkShift }
     private static var chunkShift: Int { 10 }
@@ -20,14 +20,14 @@ public struct DenseTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     private var index = PackedTable<Key, Int32>(filler: 0)
     private var free: [Int32] = []
 
-    public init() {}
+    package init() {}
 
     /// The number of values.
-    public var count: Int { index.count }
-    public var isEmpty: Bool { index.isEmpty }
+    package var count: Int { index.count }
+    package var isEmpty: Bool { index.isEmpty }
 
     /// The value for `key`; setting nil removes it.
-    public subscript(key: Key) -> Value? {
+    package subscript(key: Key) -> Value? {
         get {
             guard let position = index[key] else { return nil }
             return self[slot: position]
@@ -60,7 +60,7 @@ public struct DenseTable<Key: PackedTableKey, Value: Sendable>: Sendable {
 
     /// Removes and returns the value for `key`.
     @discardableResult
-    public mutating func removeValue(forKey key: Key) -> Value? {
+    package mutating func removeValue(forKey key: Key) -> Value? {
         guard let position = index[key] else { return nil }
         let value = self[slot: position]
         remove(key, at: position)
@@ -81,13 +81,13 @@ public struct DenseTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     }
 
     /// The keys, in unspecified order.
-    public var keys: [Key] { index.entries.map(\.key) }
+    package var keys: [Key] { index.entries.map(\.key) }
 
     /// The values, in unspecified order.
-    public var values: [Value] { chunks.flatMap { $0.compactMap { $0 } } }
+    package var values: [Value] { chunks.flatMap { $0.compactMap { $0 } } }
 
     /// The first key and value (in unspecified order) that satisfy `predicate`.
-    public func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
+    package func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
         var found: (key: Key, value: Value)?
         _ = try index.first { entry in
             guard let value = self[slot: entry.value], try predicate((entry.key, value)) else { return false }

@@ -7,7 +7,7 @@ extension Dictionary {
     /// the buckets are used, the table is rebuilt at twice its count; it then has to empty by
     /// about another factor of three before the next rebuild, so the copying costs O(1) per
     /// removal. Tables of at most `floor` buckets are left alone.
-    public mutating func releaseSparseCapacity(floor: Int = 1024) {
+    package mutating func releaseSparseCapacity(floor: Int = 1024) {
         guard capacity > floor, count * 8 < capacity else { return }
         var smaller = Self(minimumCapacity: count * 2)
         for (key, value) in self { smaller[key] = value }

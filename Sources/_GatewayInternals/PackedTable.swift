@@ -1,4 +1,7 @@
 /// A key a ``PackedTable`` can hold: a value that is its own 64 bits.
+///
+/// Internal to the package: public only because public handles (`SubscriptionAgent.Handle`,
+/// `NotifierAgent.Handle`) conform to it.
 public protocol PackedTableKey: Hashable, Sendable {
     var tableBits: UInt64 { get }
     init(tableBits: UInt64)
@@ -23,7 +26,7 @@ extension Int: PackedTableKey {
 /// Keys are mixed before use (SplitMix64's finalizer), so sequential numbers and packed fields
 /// spread evenly. Keys come from the gateway itself (counters, packed timer keys, seeded
 /// hashes), never straight from the network.
-public struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
+package struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     /// Bucket keys; ``empty`` marks a free bucket.
     private var keys: [UInt64] = []
     /// Bucket values; `filler` in free buckets.
@@ -31,22 +34,22 @@ public struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     /// The entry whose key is ``empty``'s bit pattern, which cannot go in a bucket.
     private var emptyKeyValue: Value?
     private let filler: Value
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     private static var empty: UInt64 { .max }
     private static var minimumCapacity: Int { 16 }
 
     /// `filler` fills free buckets (any value: it is never read as an entry).
-    public init(filler: Value) {
+    package init(filler: Value) {
         self.filler = filler
     }
 
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
     /// Buckets allocated (for tests and memory figures).
-    public var capacity: Int { keys.count }
+    package var capacity: Int { keys.count }
 
-    public subscript(key: Key) -> Value? {
+    package subscript(key: Key) -> Value? {
         get {
             let bits = key.tableBits
             if bits == Self.empty { return emptyKeyValue }
@@ -59,7 +62,7 @@ public struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     }
 
     @discardableResult
-    public mutating func removeValue(forKey key: Key) -> Value? {
+    package mutating func removeValue(forKey key: Key) -> Value? {
         let bits = key.tableBits
         if bits == Self.empty {
             defer { if emptyKeyValue != nil { emptyKeyValue = nil; count -= 1 } }
@@ -79,7 +82,7 @@ public struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     }
 
     /// The entries, in unspecified order.
-    public var entries: [(key: Key, value: Value)] {
+    package var entries: [(key: Key, value: Value)] {
         var all: [(key: Key, value: Value)] = []
         all.reserveCapacity(count)
         if let emptyKeyValue { all.append((Key(tableBits: Self.empty), emptyKeyValue)) }
@@ -91,7 +94,7 @@ public struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
 
     /// The first entry (in unspecified order) that satisfies `predicate`, without copying the
     /// entries out.
-    public func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
+    package func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
         if let emptyKeyValue, try predicate((Key(tableBits: Self.empty), emptyKeyValue)) {
             return (Key(tableBits: Self.empty), emptyKeyValue)
         }

@@ -1,4 +1,4 @@
-public import NIOCore
+package import NIOCore
 
 /// The timers of many subscriptions on one scheduled task: a binary min-heap of (deadline,
 /// owner) and a single NIO task armed for the earliest deadline. A NIO scheduled task costs a
@@ -8,23 +8,23 @@ public import NIOCore
 /// Each owner keeps a ``TimerSlot``: moving its deadline later only records it (the queued
 /// entry fires early and is queued again for the recorded deadline), moving it earlier queues
 /// another entry; entries that no longer match their owner's slot are skipped when they come up.
-public struct TimerQueue<Owner: Hashable & Sendable> {
+package struct TimerQueue<Owner: Hashable & Sendable> {
     private var heap: [(deadline: NIODeadline, owner: Owner)] = []
     private var task: Scheduled<Void>?
     private var armedFor: NIODeadline?
 
-    public init() {}
+    package init() {}
 
     /// Queues `owner` at `deadline`; `fire` runs on the loop when the earliest deadline comes
     /// (it must call ``due(now:)`` then ``rearm(on:_:)``).
-    public mutating func add(_ owner: Owner, at deadline: NIODeadline, on loop: any EventLoop,
+    package mutating func add(_ owner: Owner, at deadline: NIODeadline, on loop: any EventLoop,
                       _ fire: @escaping @Sendable () -> Void) {
         push((deadline, owner))
         rearm(on: loop, fire)
     }
 
     /// The entries due at `now`, earliest first, taken off the queue.
-    public mutating func due(now: NIODeadline) -> [(deadline: NIODeadline, owner: Owner)] {
+    package mutating func due(now: NIODeadline) -> [(deadline: NIODeadline, owner: Owner)] {
         task = nil
         armedFor = nil
         var out: [(deadline: NIODeadline, owner: Owner)] = []
@@ -33,7 +33,7 @@ public struct TimerQueue<Owner: Hashable & Sendable> {
     }
 
     /// Arms the loop's task for the earliest deadline, unless it already is.
-    public mutating func rearm(on loop: any EventLoop, _ fire: @escaping @Sendable () -> Void) {
+    package mutating func rearm(on loop: any EventLoop, _ fire: @escaping @Sendable () -> Void) {
         guard let first = heap.first?.deadline else {
             task?.cancel()
             task = nil
@@ -48,13 +48,13 @@ public struct TimerQueue<Owner: Hashable & Sendable> {
     }
 
     /// Entries queued, including those that will only be skipped.
-    public var count: Int { heap.count }
+    package var count: Int { heap.count }
 
     /// Drops the entries `isStale` picks (those of stopped or moved timers, which would only be
     /// skipped when they came up) and rebuilds the heap. An owner that stops its timer leaves
     /// its entry queued until the deadline; a holder whose owners come and go calls this when
     /// the queue has grown well past its live timers, so the queue stays proportional to them.
-    public mutating func removeAll(where isStale: (NIODeadline, Owner) -> Bool) {
+    package mutating func removeAll(where isStale: (NIODeadline, Owner) -> Bool) {
         heap.removeAll { isStale($0.deadline, $0.owner) }
         var parent = heap.count / 2 - 1
         while parent >= 0 {
@@ -108,21 +108,21 @@ public struct TimerQueue<Owner: Hashable & Sendable> {
 /// Both are stored as plain deadlines with `.distantFuture` for "none" (16 bytes instead of 32
 /// for two optionals: a slot is kept per running timer, two per bridged subscription pair). A
 /// timer set for `.distantFuture` never fires, which is what "none" means too.
-public struct TimerSlot: Sendable {
+package struct TimerSlot: Sendable {
     private var dueAt = NIODeadline.distantFuture
     private var queuedAt = NIODeadline.distantFuture
 
-    public init() {}
+    package init() {}
 
     /// When the work is due; nil when stopped.
-    public var due: NIODeadline? { dueAt == .distantFuture ? nil : dueAt }
+    package var due: NIODeadline? { dueAt == .distantFuture ? nil : dueAt }
 
     /// Whether the queue entry for `deadline` is this slot's (the one ``came(_:now:)`` acts on).
-    public func isQueued(at deadline: NIODeadline) -> Bool { queuedAt != .distantFuture && queuedAt == deadline }
+    package func isQueued(at deadline: NIODeadline) -> Bool { queuedAt != .distantFuture && queuedAt == deadline }
 
     /// Sets the deadline. Returns the deadline to queue an entry for, when one is needed (none
     /// queued, or the new deadline is earlier than the queued one).
-    public mutating func schedule(at deadline: NIODeadline) -> NIODeadline? {
+    package mutating func schedule(at deadline: NIODeadline) -> NIODeadline? {
         dueAt = deadline
         guard deadline != .distantFuture, deadline < queuedAt else { return nil }
         queuedAt = deadline
@@ -132,7 +132,7 @@ public struct TimerSlot: Sendable {
     /// A queue entry for `deadline` came up at `now`. `.fire` when the work is due (the slot
     /// stops), `.requeue(at:)` when the deadline moved later, `.ignore` for an entry that is not
     /// this slot's or a stopped timer.
-    public mutating func came(_ deadline: NIODeadline, now: NIODeadline) -> Outcome {
+    package mutating func came(_ deadline: NIODeadline, now: NIODeadline) -> Outcome {
         guard isQueued(at: deadline) else { return .ignore }
         queuedAt = .distantFuture
         guard let due else { return .ignore }
@@ -144,12 +144,12 @@ public struct TimerSlot: Sendable {
         return .requeue(at: due)
     }
 
-    public enum Outcome: Equatable, Sendable {
+    package enum Outcome: Equatable, Sendable {
         case fire
         case requeue(at: NIODeadline)
         case ignore
     }
 
     /// Stops the timer (its queued entry is skipped when it comes up).
-    public mutating func cancel() { dueAt = .distantFuture }
+    package mutating func cancel() { dueAt = .distantFuture }
 }

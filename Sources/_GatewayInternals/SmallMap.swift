@@ -3,6 +3,8 @@
 /// ``SmallMap/arrayLimit`` entries. A dictionary allocates its hash table even for one entry
 /// (about 120 bytes for a `[String: Int]`), and the gateway keeps several such maps per bridged
 /// pair for hours.
+///
+/// Internal to the package: public only because `BatchCategorySubscription.resources` (MS dialect module) is one.
 public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (key: Key, value: Value)
 
