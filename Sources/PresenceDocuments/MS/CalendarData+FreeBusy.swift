@@ -1,11 +1,6 @@
 import Foundation
 public import XMLBridge
 
-/// A calendar block of `freeBusy` ([MS-PRES] §2.2.2.7.8, seed lines 4472-4547).
-public enum FreeBusyState: UInt8, Sendable, Hashable, CaseIterable {
-    case free = 0, tentative = 1, busy = 2, outOfFacility = 3, workingElsewhere = 4
-}
-
 extension CalendarData.FreeBusy {
     /// The instance id that selects the "01" encoding: its two most significant bits are 01.
     public static let versionedEncodingInstance: UInt32 = 0x4000_0000

@@ -6,55 +6,6 @@ public import XMLBridge
 // (a retain and a release per field on every value made). `Optional<T>` has no
 // implicit initial value: the initializer's assignment is the only one.
 
-/// An enhanced-presence `categories` document ([MS-PRES] §2.2.2.1, schema §6.2).
-///
-/// ```
-/// <categories uri="sip:publisher"> <category name instance? container? version?
-///     publishTime? expireType? expires? endpointId?> payload? </category>* </categories>
-/// ```
-public struct CategoriesDocument: Hashable, Sendable {
-    /// The publisher (`uri` attribute, required).
-    public var uri: String
-    public var categories: [Category]
-
-    public init(uri: String, categories: [Category] = []) {
-        self.uri = uri
-        self.categories = categories
-    }
-
-    /// The categories with a given name, in document order.
-    public func categories(named name: CategoryName) -> [Category] { categories.filter { $0.name == name } }
-}
-
-/// Category names: an open vocabulary ([MS-PRES] §2.2.2.7 and endnote <31>).
-public struct CategoryName: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
-    public let rawValue: String
-    public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { self.rawValue = value }
-    public var description: String { rawValue }
-
-    public static let state: CategoryName = "state"
-    public static let note: CategoryName = "note"
-    public static let contactCard: CategoryName = "contactCard"
-    public static let calendarData: CategoryName = "calendarData"
-    public static let services: CategoryName = "services"
-    public static let device: CategoryName = "device"
-    public static let userProperties: CategoryName = "userProperties"
-    public static let legacyInterop: CategoryName = "legacyInterop"
-    public static let workingHours: CategoryName = "workingHours"
-    public static let dndState: CategoryName = "dndState"
-    public static let routing: CategoryName = "routing"
-    public static let mwi: CategoryName = "mwi"
-    public static let linkedPICContacts: CategoryName = "linkedPICContacts"
-
-    /// Categories nobody but the publisher may subscribe to ([MS-PRES] §1.3.1.2;
-    /// lines 4301, 4330, 4557, 4604, 4668 of the seed).
-    public static let privateCategories: Set<CategoryName> = [
-        .legacyInterop, .routing, .workingHours, .dndState, .linkedPICContacts,
-    ]
-}
-
 /// `expireType` ([MS-PRES] §2.2.2.2.1).
 public enum ExpireType: String, Hashable, Sendable, CaseIterable {
     case `static`, endpoint, user, time
@@ -151,25 +102,4 @@ public struct Category: Hashable, Sendable {
         hasher.combine(instance)
         hasher.combine(payload)
     }
-}
-
-/// The data of a category, typed where the gateway understands it.
-///
-/// The large, rarer payloads are boxed (`indirect`): a contact card is 176 bytes, calendar data
-/// 136 and a device 64, and every category of every document, `state` included, would otherwise
-/// be that wide. Subscriptions keep their presentities' categories for their whole life
-/// (memory per bridged pair).
-public enum CategoryPayload: Hashable, Sendable {
-    case state(MSState)
-    case note(MSNote)
-    indirect case contactCard(ContactCard)
-    indirect case calendarData(CalendarData)
-    case services(MSServices)
-    indirect case device(MSDevice)
-    case userProperties(UserProperties)
-    case legacyInterop(LegacyInterop)
-    /// Any other category (or an unexpected root), kept verbatim: all child
-    /// nodes of the `category` element except white-space-only text nodes
-    /// (indentation; dropped at every depth so that values survive re-indenting).
-    case other([XMLNode])
 }

@@ -87,7 +87,7 @@ extension CategoriesDocument {
         var w = XMLStreamWriter(namespaces: .microsoft)
         w.startElement("categories", in: .categories)
         w.attribute("uri", uri)
-        // Each category read through a pointer into the array (see PIDFDocument+Writing.swift):
+        // Each category read through a pointer into the array (see IETF/PIDFDocument+Writing.swift):
         // a method on the value copied it, payload and all.
         categories.forEachPointer { $0.write(to: &w) }
         w.endElement()

@@ -3,7 +3,7 @@ import XMLBridge
 // Direct writing of PIDF documents (RFC 3863 §4.4 with RFC 4479, 4480, 4482,
 // 5196 and [MS-PRES] §2.2.2.8.1) into an `XMLStreamWriter`, without building
 // the `xml` element tree first. The layout is the one the `xml` builders in
-// PIDFDocument+XML.swift, RPID+XML.swift and ServiceCapabilities+XML.swift
+// PIDFDocument+XML.swift, RPID+XML.swift, CIPID+XML.swift and ServiceCapabilities+XML.swift
 // describe (same order, prefixes and root declarations); tests check that
 // `serialized()` equals `XMLWriter().bytes(xml)` for every vector.
 
