@@ -142,7 +142,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "PresenceEvents",
+            name: "MSPresenceEvents",
             dependencies: [
                 "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "PresenceGateway",
             dependencies: [
-                "PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
+                "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
                 "_GatewayInternals",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -180,7 +180,7 @@ let package = Package(
         .executableTarget(
             name: "gateway-bench",
             dependencies: [
-                "BenchSupport", "PresenceGateway", "PresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
+                "BenchSupport", "PresenceGateway", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -240,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "EventPeerTests",
             dependencies: [
-                "PeerTestSupport", "SIPStack", "SIPTransport", "SIPMessages", "PresenceEvents",
+                "PeerTestSupport", "SIPStack", "SIPTransport", "SIPMessages", "MSPresenceEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -248,9 +248,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "PresenceEventsTests",
+            name: "MSPresenceEventsTests",
             dependencies: [
-                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "SIPTransport",
+                "MSPresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -259,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "PresenceGatewayTests",
             dependencies: [
-                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "PresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
+                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "MSPresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
                 "SIPStack",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,5 +1,5 @@
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import SIPStack
 import _GatewayInternals
 

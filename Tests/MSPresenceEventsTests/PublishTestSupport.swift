@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import SIPMessages
 import XMLBridge
 

@@ -3,7 +3,7 @@ import Multipart
 import NIOCore
 import NIOEmbedded
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import SIPMessages
 import SIPStack
 import SIPTransport

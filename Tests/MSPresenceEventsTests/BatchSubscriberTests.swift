@@ -2,7 +2,7 @@ import Foundation
 import Multipart
 import NIOCore
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import SIPMessages
 import SIPStack
 import Testing

@@ -1,4 +1,4 @@
-/// The one error type of the PresenceEvents module: a stable ``Code`` and a sentence saying what
+/// The one error type of the MSPresenceEvents module: a stable ``Code`` and a sentence saying what
 /// was wrong.
 public struct PresenceEventsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stable error code. Open vocabulary: compare with the static members.
