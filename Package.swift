@@ -84,6 +84,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "SIPMessages", dependencies: ["Multipart"], swiftSettings: strict),
+        // The general containers and storage helpers the stack and the gateway keep their
+        // long-lived state in (SmallMap, PackedTable, DenseTable, SharedValueTable, TimerQueue,
+        // OutOfLine, exact and sparse capacity). Internal to the package: no product exposes it.
+        .target(
+            name: "_GatewayInternals",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "sip-bench",
             dependencies: [
@@ -112,7 +123,7 @@ let package = Package(
         .target(
             name: "SIPStack",
             dependencies: [
-                "SIPMessages", "SIPTransport",
+                "SIPMessages", "SIPTransport", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -131,9 +142,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "PresenceEvents",
+            name: "MSPresenceEvents",
             dependencies: [
-                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
+                "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -141,7 +152,8 @@ let package = Package(
         .target(
             name: "PresenceGateway",
             dependencies: [
-                "PresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
+                "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
+                "_GatewayInternals",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -169,7 +181,7 @@ let package = Package(
         .executableTarget(
             name: "gateway-bench",
             dependencies: [
-                "BenchSupport", "PresenceGateway", "PresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
+                "BenchSupport", "PresenceGateway", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -196,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "SIPStackTests",
             dependencies: [
-                "SIPStack", "SIPTransport", "SIPMessages",
+                "SIPStack", "SIPTransport", "SIPMessages", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -232,7 +244,7 @@ let package = Package(
         .testTarget(
             name: "EventPeerTests",
             dependencies: [
-                "PeerTestSupport", "SIPStack", "SIPTransport", "SIPMessages", "PresenceEvents",
+                "PeerTestSupport", "SIPStack", "SIPTransport", "SIPMessages", "MSPresenceEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -240,9 +252,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "PresenceEventsTests",
+            name: "MSPresenceEventsTests",
             dependencies: [
-                "PresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "SIPTransport",
+                "MSPresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -251,7 +263,7 @@ let package = Package(
         .testTarget(
             name: "PresenceGatewayTests",
             dependencies: [
-                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "PresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
+                "PresenceGateway", "PresenceMapping", "PresenceDocuments", "MSPresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
                 "SIPStack",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -17,7 +17,7 @@ import BenchSupport
 import Foundation
 import NIOCore
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import PresenceGateway
 import PresenceMapping
 import SIPMessages

@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
 import PeerTestSupport
-import PresenceEvents
+import MSPresenceEvents
 import SIPMessages
 import SIPStack
 import SIPTransport

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import PresenceGateway
 import PresenceMapping
 import SIPMessages

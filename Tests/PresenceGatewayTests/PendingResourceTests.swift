@@ -1,6 +1,6 @@
 import NIOCore
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import PresenceGateway
 import PresenceMapping
 import SIPMessages

@@ -2,6 +2,7 @@ import NIOCore
 import SIPMessages
 import SIPStack
 import Testing
+import _GatewayInternals
 
 /// The dialog keeps its addresses, target and route set as wire text; these check that what is
 /// read back and the in-dialog requests built from it are what RFC 3261 §12 requires.

@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import SIPStack
 import Testing
+import _GatewayInternals
 
 /// A busy edge's tables grow with a burst (each answered UDP transaction is kept 64·T1, RFC 3261
 /// §17.2.2) and must give that room back when the burst is over.

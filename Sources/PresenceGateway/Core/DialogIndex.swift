@@ -1,4 +1,5 @@
 import SIPStack
+import _GatewayInternals
 
 /// The core's dialogs by (Call-ID, local tag), for matching in-dialog requests (RFC 3261 §12.2.2:
 /// "the request is matched to the dialog by the Call-ID, local tag and remote tag"; RFC 6665

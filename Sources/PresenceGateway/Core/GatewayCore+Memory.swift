@@ -1,6 +1,7 @@
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import SIPStack
+import _GatewayInternals
 
 extension GatewayCore {
     /// The inline size (`MemoryLayout` stride, bytes) of each kind of state the core keeps per

@@ -1,8 +1,9 @@
 import NIOCore
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 import SIPMessages
 import SIPStack
+import _GatewayInternals
 
 /// Flows 2 and 3: OMA watchers of enterprise presentities, and the enterprise's
 /// batch rejections the gateway follows.
@@ -76,9 +77,6 @@ extension GatewayCore {
     /// The categories an OMA watcher's bridge subscribes to (`legacyInterop` is
     /// private and not subscribable).
     static let bridgedCategories: [CategoryName] = [.state, .note, .contactCard, .calendarData, .services]
-
-    /// The retry-after given to a watcher the enterprise refused for quota (an hour).
-    static let quotaRetryAfter: UInt32 = 3600
 
     mutating func newOMAWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, peer: DialogPeer?,
                               now: NIODeadline) -> [Action] {
@@ -315,67 +313,9 @@ extension GatewayCore {
         return apply(updates, context: .omaWatch(watchKey), now: now)
     }
 
-    /// A resource the enterprise rejected in a batch response or notification (§3.4.5.1.3.1).
-    private mutating func rejected(_ resource: String, instance: RLMIList.Instance, leg key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key], let watchKey = leg.watches.removeValue(forKey: resource) else { return [] }
-        leg.subscriber.forget([resource])
-        leg.categories[resource] = nil
-        enterpriseLegs[key] = leg
-        var out: [Action] = []
-        if leg.watches.isEmpty { out += endEnterpriseLeg(key, now: now) }
-        omaWatches[watchKey]?.leg = nil
-        switch instance.state {
-        case .resubscribe:
-            if let pool = instance.poolFqdn, pool != leg.pool {
-                // A pool steers the gateway only to a host of the enterprise side (its domains,
-                // peers or next hop); any other is not followed, as if no pool were given.
-                if let uri = try? SIPURI(pool), uri.isSIP, uri.parameters.value("maddr") == nil, configuration.isEnterpriseHost(uri.host) {
-                    pools[resource] = pool
-                    return out + attach(watchKey, now: now)
-                }
-                refusals.foreignPool += 1
-            }
-            // No pool (or the same pool again): a single SUBSCRIBE to the resource (§4.6).
-            pools[resource] = nil
-            return out + attach(watchKey, single: true, now: now)
-        case .pending:
-            // Still waiting for the presentity's decision: the watcher keeps waiting too.
-            leg.watches[resource] = watchKey
-            enterpriseLegs[key] = leg
-            omaWatches[watchKey]?.leg = key
-            return out
-        default:
-            let quota = instance.reason?.lowercased() == "quotaexceeded" || instance.statusCode == 413
-            return out + endWatch(watchKey, reason: "rejected", status: quota ? 503 : instance.statusCode ?? 403,
-                                  retryAfter: quota ? Self.quotaRetryAfter : nil, now: now)
-        }
-    }
-
-    /// An enterprise leg ended. A refused first batch SUBSCRIBE makes the gateway use single
-    /// ones; a pool that stopped answering is forgotten for its resources; every watcher it
-    /// carried is refused or ended with the reason mapped.
-    mutating func enterpriseLegEnded(_ key: Int, reason: String, status: Int?, now: NIODeadline) -> [Action] {
-        guard let leg = enterpriseLegs[key] else { return [] }
-        removeEnterpriseLeg(key)
-        var out: [Action] = []
-        let refusedBatch = !leg.single && !leg.established && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
-        if refusedBatch && leg.pool == nil { batchRefused = true }
-        for (resource, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
-            omaWatches[watchKey]?.leg = nil
-            if refusedBatch {
-                out += attach(watchKey, single: true, now: now)
-                continue
-            }
-            if leg.pool != nil, reason == "timeout" || status == 408 || status == 503 { pools[resource] = nil }
-            let code = status.map { [403, 404, 408, 480, 489].contains($0) ? $0 : 503 } ?? 503
-            out += endWatch(watchKey, reason: reason, status: code, retryAfter: nil, now: now)
-        }
-        return out
-    }
-
     /// Ends an OMA watch: a waiting one is answered `status`, an active one gets a final NOTIFY
     /// with the reason mapped (RFC 6665 §4.2.2).
-    private mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
+    mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
         guard var watch = omaWatches[key] else { return [] }
         if let link = watch.linked {
             forgetOMAWatch(key)

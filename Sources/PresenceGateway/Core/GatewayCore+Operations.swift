@@ -1,6 +1,6 @@
 public import NIOCore
 import PresenceDocuments
-import PresenceEvents
+import MSPresenceEvents
 public import PresenceMapping
 import SIPMessages
 import SIPStack

@@ -7,6 +7,7 @@ public import PresenceMapping
 public import SIPMessages
 public import SIPStack
 public import SIPTransport
+import _GatewayInternals
 
 /// Runs a ``GatewayCore`` over one transaction layer per side, on one event loop: requests from
 /// the layers go through the ``FederationRouter`` into the core; the core's sends, answers and

@@ -1,4 +1,4 @@
-import SIPStack
+import _GatewayInternals
 
 /// A core timer as the runtime files it: 8 bytes instead of the 24 of ``GatewayCore/Timer``.
 ///

@@ -1,6 +1,7 @@
 public import NIOCore
 public import SIPMessages
 public import SIPTransport
+import _GatewayInternals
 
 /// The SIP transaction layer (RFC 3261 §17) over one ``SIPTransport``, with the UAS core checks
 /// of §8.2 in front of the TU.

@@ -1,0 +1,472 @@
+import XMLBridge
+
+// Direct writing of PIDF documents (RFC 3863 §4.4 with RFC 4479, 4480, 4482,
+// 5196 and [MS-PRES] §2.2.2.8.1) into an `XMLStreamWriter`, without building
+// the `xml` element tree first. The layout is the one the `xml` builders in
+// PIDFDocument+XML.swift, RPID+XML.swift, CIPID+XML.swift and ServiceCapabilities+XML.swift
+// describe (same order, prefixes and root declarations); tests check that
+// `serialized()` equals `XMLWriter().bytes(xml)` for every vector.
+
+extension PIDFXML {
+    typealias Name = XMLStreamWriter.Name
+
+    /// ``prefixes`` for the writer: a writer made with them finds the codec's bindings by
+    /// position, and the root declares them by their bits (``Used``).
+    static let namespaces = XMLStreamWriter.Namespaces(prefixes)
+    static let pidf = namespaces[Used.pidf], dm = namespaces[Used.dm], rpid = namespaces[Used.rpid]
+    static let cipid = namespaces[Used.cipid], caps = namespaces[Used.caps], ep = namespaces[Used.ep]
+
+    /// The element names the writer writes, each with its codec prefix and spelled once.
+    enum Names {
+        static let presence = Name("presence", in: pidf), tuple = Name("tuple", in: pidf)
+        static let status = Name("status", in: pidf), basic = Name("basic", in: pidf)
+        static let contact = Name("contact", in: pidf), note = Name("note", in: pidf)
+        static let timestamp = Name("timestamp", in: pidf), cid = Name("cid", in: pidf)
+        static let linkedIdentities = Name("linked-identities", in: pidf)
+        static let secondaryIdentities = Name("secondary-identities", in: pidf)
+        static let secondaryIdentity = Name("secondary-identity", in: pidf)
+        static let person = Name("person", in: dm), device = Name("device", in: dm)
+        static let deviceID = Name("deviceID", in: dm), dmNote = Name("note", in: dm)
+        static let dmTimestamp = Name("timestamp", in: dm)
+        static let activities = Name("activities", in: rpid), `class` = Name("class", in: rpid)
+        static let mood = Name("mood", in: rpid), placeIs = Name("place-is", in: rpid)
+        static let placeType = Name("place-type", in: rpid), privacy = Name("privacy", in: rpid)
+        static let relationship = Name("relationship", in: rpid), serviceClass = Name("service-class", in: rpid)
+        static let sphere = Name("sphere", in: rpid), statusIcon = Name("status-icon", in: rpid)
+        static let timeOffset = Name("time-offset", in: rpid), userInput = Name("user-input", in: rpid)
+        static let rpidNote = Name("note", in: rpid), other = Name("other", in: rpid)
+        static let audio = Name("audio", in: rpid), video = Name("video", in: rpid), text = Name("text", in: rpid)
+        static let legacyActivities = Name("activities", in: ep), legacyActivity = Name("activity", in: ep)
+        static let displayName = Name("display-name", in: cipid), card = Name("card", in: cipid)
+        static let homepage = Name("homepage", in: cipid), icon = Name("icon", in: cipid)
+        static let map = Name("map", in: cipid), sound = Name("sound", in: cipid)
+        static let servcaps = Name("servcaps", in: caps), description = Name("description", in: caps)
+        static let type = Name("type", in: caps)
+    }
+
+    /// Bits of ``prefixes`` (in its order): which codec namespaces the written document uses.
+    struct Used {
+        var bits: UInt32 = 0
+        mutating func insert(_ index: Int) { bits |= 1 << UInt32(index) }
+        /// Marks `namespace` when it is a codec namespace (elements in it get the codec prefix).
+        mutating func insert(namespace: String) {
+            let table = PIDFXML.prefixes
+            let length = namespace.utf8.count
+            for i in table.indices where table[i].uri.utf8.count == length && table[i].uri == namespace {
+                insert(i)
+                return
+            }
+        }
+        /// Marks what ``PIDFXML/declareNamespaces(on:)`` would find in a kept element.
+        mutating func insert(tree e: XMLElement) {
+            let table = PIDFXML.prefixes
+            let namespace = e.name.namespace
+            let length = namespace.utf8.count
+            for i in table.indices where table[i].uri.utf8.count == length && table[i].uri == namespace {
+                if table[i].prefix == e.prefix { insert(i) }
+                break
+            }
+            for child in e.children { if case .element(let c) = child { insert(tree: c) } }
+        }
+        static let pidf = 0, dm = 1, rpid = 2, cipid = 3, caps = 4, ep = 6
+    }
+
+    /// A text-only element: `xml:lang` when given, then the text.
+    static func writeText(_ w: inout XMLStreamWriter, _ name: Name, _ text: String, lang: String? = nil) {
+        w.startElement(name, indentsChildren: false)
+        if let lang { w.attribute(langName, lang, prefix: "xml") }
+        w.text(text)
+        w.endElement()
+    }
+
+    static func writeNote(_ w: inout XMLStreamWriter, _ name: Name, _ note: PIDFNote) {
+        writeText(&w, name, note.text, lang: note.lang)
+    }
+}
+
+// The document and the values in it (tuples, statuses, persons, devices, CIPID, the RPID
+// elements in their box, tokens elements, place-is) are written through pointers to where
+// they lie (the caller's value, an array's buffer, the value or box holding them): a method
+// called on one of these values takes a copy of it first, a retain and a release for each of
+// its strings, arrays and boxes, set or not, where a field read through the pointer loads
+// that field alone, and an empty array's or absent value's test loads nothing.
+
+extension PIDFDocument {
+    /// The document as UTF-8 XML with a declaration and two-space indentation,
+    /// written directly (the bytes of `XMLWriter().bytes(xml)`).
+    public func serialized() -> [UInt8] {
+        var w = XMLStreamWriter(namespaces: PIDFXML.namespaces)
+        withUnsafePointer(to: self) { $0.write(to: &w) }
+        return w.finish()
+    }
+}
+
+extension UnsafePointer<PIDFDocument> {
+    /// Writes the `presence` element: the codec namespaces in use declared on
+    /// it in ``PIDFXML/prefixes`` order, then tuples, notes, persons, devices,
+    /// `linked-identities`, `cid`, top-level CIPID and kept extensions.
+    func write(to w: inout XMLStreamWriter) {
+        var used = PIDFXML.Used()
+        used.insert(PIDFXML.Used.pidf)
+        forEach(\.tuples) { $0.markNamespaces(&used) }
+        forEach(\.persons) { $0.markNamespaces(&used) }
+        forEach(\.devices) { $0.markNamespaces(&used) }
+        pointer(to: \.cipid)!.markNamespaces(&used)
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+        w.startElement(PIDFXML.Names.presence, declaring: UInt64(used.bits))
+        w.attribute("entity", pointee.entity)
+        forEach(\.tuples) { $0.write(to: &w) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.note, $0.pointee) }
+        forEach(\.persons) { $0.write(to: &w) }
+        forEach(\.devices) { $0.write(to: &w) }
+        pointee.linkedIdentities?.write(to: &w)
+        if let cid = pointee.cid { PIDFXML.writeText(&w, PIDFXML.Names.cid, cid) }
+        pointer(to: \.cipid)!.write(to: &w)
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        w.endElement()
+    }
+}
+
+extension UnsafePointer<PIDFTuple> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        if !pointee.deviceIDs.isEmpty { used.insert(PIDFXML.Used.dm) }
+        pointer(to: \.status)!.markNamespaces(&used)
+        pointee.rpid.markNamespaces(&used)
+        pointer(to: \.cipid)!.markNamespaces(&used)
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(PIDFXML.Names.tuple)
+        w.attribute("id", pointee.id)
+        pointer(to: \.status)!.write(to: &w)
+        forEach(\.deviceIDs) { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, $0.pointee) }
+        pointer(to: \.status)!.pointer(to: \.capabilities)!.unwrapped()?.write(to: &w)
+        pointee.rpid.write(to: &w)
+        pointer(to: \.cipid)!.write(to: &w)
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        if let contact = pointee.contact {
+            w.startElement(PIDFXML.Names.contact, indentsChildren: false)
+            w.attribute("priority", contact.priority)
+            w.text(contact.uri)
+            w.endElement()
+        }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.note, $0.pointee) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.timestamp, timestamp) }
+        w.endElement()
+    }
+}
+
+extension UnsafePointer<PIDFStatus> {
+    /// Marks the status's namespaces, `capabilities` (which the tuple writes) included.
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        pointer(to: \.capabilities)!.unwrapped()?.markNamespaces(&used)
+        pointee.rpid.markNamespaces(&used)
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+    }
+
+    /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(PIDFXML.Names.status)
+        if let text = pointee.basic?.rawValue ?? pointee.unrecognizedBasic {
+            PIDFXML.writeText(&w, PIDFXML.Names.basic, text)
+        }
+        pointee.rpid.write(to: &w)
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        w.endElement()
+    }
+}
+
+extension UnsafePointer<PIDFPerson> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.dm)
+        pointee.rpid.markNamespaces(&used)
+        pointer(to: \.cipid)!.markNamespaces(&used)
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(PIDFXML.Names.person)
+        w.attribute("id", pointee.id)
+        pointee.rpid.write(to: &w)
+        pointer(to: \.cipid)!.write(to: &w)
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, $0.pointee) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
+        w.endElement()
+    }
+}
+
+extension UnsafePointer<PIDFDevice> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.dm)
+        pointee.rpid.markNamespaces(&used)
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(PIDFXML.Names.device)
+        w.attribute("id", pointee.id)
+        pointee.rpid.write(to: &w)
+        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        if let deviceID = pointee.deviceID { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, deviceID) }
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, $0.pointee) }
+        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
+        w.endElement()
+    }
+}
+
+extension LinkedIdentities {
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(PIDFXML.Names.linkedIdentities)
+        w.attribute("primary-id", primaryID)
+        if !secondaryIdentities.isEmpty {
+            w.startElement(PIDFXML.Names.secondaryIdentities)
+            for s in secondaryIdentities { PIDFXML.writeText(&w, PIDFXML.Names.secondaryIdentity, s) }
+            w.endElement()
+        }
+        w.endElement()
+    }
+}
+
+extension RPID {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        box?.withValuePointer { $0.markNamespaces(&used) }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        box?.withValuePointer { $0.write(to: &w) }
+    }
+}
+
+extension UnsafePointer<RPID.Fields> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        if !pointee.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
+        forEach(\.activities) { $0.markNamespaces(&used) }
+        // Presence tested by matching the case: `!= nil` took the `Equatable` comparison, which
+        // copied the element (place-is: its seven strings and notes) and destroyed it again.
+        if case .some = pointee.`class` { used.insert(PIDFXML.Used.rpid) }
+        if case .some = pointee.placeIs { used.insert(PIDFXML.Used.rpid) }
+        if case .some = pointee.statusIcon { used.insert(PIDFXML.Used.rpid) }
+        if case .some = pointee.userInput { used.insert(PIDFXML.Used.rpid) }
+        if !pointee.timeOffsets.isEmpty { used.insert(PIDFXML.Used.rpid) }
+        pointer(to: \.mood)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.placeType)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.privacy)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.relationship)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.serviceClass)!.unwrapped()?.markNamespaces(&used)
+        pointer(to: \.sphere)!.unwrapped()?.markNamespaces(&used)
+    }
+
+    /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.
+    func write(to w: inout XMLStreamWriter) {
+        if !pointee.legacyActivities.isEmpty {
+            w.startElement(PIDFXML.Names.legacyActivities)
+            forEach(\.legacyActivities) { PIDFXML.writeText(&w, PIDFXML.Names.legacyActivity, $0.pointee) }
+            w.endElement()
+        }
+        forEach(\.activities) { $0.write(to: &w, PIDFXML.Names.activities) }
+        if let c = pointee.`class` { PIDFXML.writeText(&w, PIDFXML.Names.class, c) }
+        pointer(to: \.mood)!.unwrapped()?.write(to: &w, PIDFXML.Names.mood)
+        pointer(to: \.placeIs)!.unwrapped()?.write(to: &w)
+        pointer(to: \.placeType)!.unwrapped()?.write(to: &w, PIDFXML.Names.placeType)
+        pointer(to: \.privacy)!.unwrapped()?.write(to: &w, PIDFXML.Names.privacy)
+        pointer(to: \.relationship)!.unwrapped()?.write(to: &w, PIDFXML.Names.relationship)
+        pointer(to: \.serviceClass)!.unwrapped()?.write(to: &w, PIDFXML.Names.serviceClass)
+        pointer(to: \.sphere)!.unwrapped()?.write(to: &w, PIDFXML.Names.sphere)
+        if let icon = pointee.statusIcon {
+            w.startElement(PIDFXML.Names.statusIcon, indentsChildren: false)
+            w.attribute("id", icon.id)
+            w.attribute("from", icon.from)
+            w.attribute("until", icon.until)
+            w.text(icon.uri)
+            w.endElement()
+        }
+        forEach(\.timeOffsets) { offsetPointer in
+            let offset = offsetPointer.pointee
+            w.startElement(PIDFXML.Names.timeOffset, indentsChildren: false)
+            w.attribute("id", offset.id)
+            w.attribute("from", offset.from)
+            w.attribute("until", offset.until)
+            w.attribute("description", offset.description)
+            w.text(String(offset.minutes))
+            w.endElement()
+        }
+        if let input = pointee.userInput {
+            w.startElement(PIDFXML.Names.userInput, indentsChildren: false)
+            w.attribute("id", input.id)
+            w.attribute("idle-threshold", input.idleThreshold.map { String($0) })
+            w.attribute("last-input", input.lastInput)
+            w.text(input.value.rawValue)
+            w.endElement()
+        }
+    }
+}
+
+extension UnsafePointer<RPIDTokens> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.rpid)
+        forEach(\.values) { value in
+            switch value.pointee {
+            case .token(_, let namespace?): used.insert(namespace: namespace)
+            case .extensionElement(let x): used.insert(tree: x)
+            default: break
+            }
+        }
+    }
+
+    /// Writes the element named `name`: notes first (the schemas require it), then the values in order.
+    func write(to w: inout XMLStreamWriter, _ name: PIDFXML.Name) {
+        var mixed = false
+        forEach(\.values) { if case .text = $0.pointee { mixed = true } }
+        w.startElement(name, indentsChildren: !mixed)
+        w.attribute("id", pointee.id)
+        w.attribute("from", pointee.from)
+        w.attribute("until", pointee.until)
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, $0.pointee) }
+        forEach(\.values) { value in
+            switch value.pointee {
+            case .token(let name, let namespace):
+                if let namespace {
+                    w.startElement(namespace, name, prefix: PIDFXML.prefix(for: namespace))
+                } else {
+                    w.startElement(name, in: PIDFXML.rpid)
+                }
+                w.endElement()
+            case .other(let text, let lang):
+                PIDFXML.writeText(&w, PIDFXML.Names.other, text, lang: lang)
+            case .text(let text): w.text(text)
+            case .extensionElement(let x): w.element(x, verbatim: true)
+            }
+        }
+        w.endElement()
+    }
+}
+
+extension UnsafePointer<RPIDPlaceIs> {
+    func write(to w: inout XMLStreamWriter) {
+        w.startElement(PIDFXML.Names.placeIs)
+        w.attribute("id", pointee.id)
+        w.attribute("from", pointee.from)
+        w.attribute("until", pointee.until)
+        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, $0.pointee) }
+        // One medium after the other (an array of (medium, token) pairs cost an allocation per write).
+        Self.writeMedium(&w, PIDFXML.Names.audio, pointee.audio)
+        Self.writeMedium(&w, PIDFXML.Names.video, pointee.video)
+        Self.writeMedium(&w, PIDFXML.Names.text, pointee.text)
+        w.endElement()
+    }
+
+    /// `<local><token/></local>` when the medium has a token.
+    private static func writeMedium(_ w: inout XMLStreamWriter, _ name: PIDFXML.Name, _ token: String?) {
+        guard let token else { return }
+        w.startElement(name)
+        w.startElement(token, in: PIDFXML.rpid)
+        w.endElement()
+        w.endElement()
+    }
+}
+
+extension UnsafePointer<CIPID> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        if !pointee.isEmpty { used.insert(PIDFXML.Used.cipid) }
+    }
+
+    func write(to w: inout XMLStreamWriter) {
+        forEach(\.displayNames) { PIDFXML.writeNote(&w, PIDFXML.Names.displayName, $0.pointee) }
+        if let card = pointee.card { PIDFXML.writeText(&w, PIDFXML.Names.card, card) }
+        if let homepage = pointee.homepage { PIDFXML.writeText(&w, PIDFXML.Names.homepage, homepage) }
+        if let icon = pointee.icon { PIDFXML.writeText(&w, PIDFXML.Names.icon, icon) }
+        if let map = pointee.map { PIDFXML.writeText(&w, PIDFXML.Names.map, map) }
+        if let sound = pointee.sound { PIDFXML.writeText(&w, PIDFXML.Names.sound, sound) }
+    }
+}
+
+extension UnsafePointer<ServiceCapabilities> {
+    func markNamespaces(_ used: inout PIDFXML.Used) {
+        used.insert(PIDFXML.Used.caps)
+        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+    }
+
+    /// Writes `servcaps` with its children in the order of RFC 5196 §6's
+    /// schema (stable for equal ranks, as the `xml` builder sorts them).
+    func write(to w: inout XMLStreamWriter) {
+        let flags = pointee.flags, descriptions = pointee.descriptions, lists = pointee.lists
+        let extensions = pointee.extensions
+        var count = flags.count + descriptions.count + extensions.count
+        for i in lists.indices { count += lists[i].name == "type" ? lists[i].supported.count : 1 }
+        // The children as (rank, item) pairs of integers, in a temporary allocation (on the
+        // stack for a usual servcaps: a heap array cost an allocation per write).
+        withUnsafeTemporaryAllocation(of: (rank: Int, item: ServiceCapabilities.Item).self, capacity: count) { items in
+            var n = 0
+            func add(_ rank: Int, _ item: ServiceCapabilities.Item) {
+                items.initializeElement(at: n, to: (rank, item))
+                n += 1
+            }
+            for i in flags.indices { add(ServiceCapabilities.rank(of: flags[i].name), .flag(i)) }
+            for i in descriptions.indices { add(ServiceCapabilities.rank(of: "description"), .description(i)) }
+            for i in lists.indices {
+                if lists[i].name == "type" {
+                    for t in lists[i].supported.indices { add(ServiceCapabilities.rank(of: "type"), .type(list: i, entry: t)) }
+                } else {
+                    add(ServiceCapabilities.rank(of: lists[i].name), .list(i))
+                }
+            }
+            for i in extensions.indices { add(ServiceCapabilities.rank(extensions[i]), .extensionElement(i)) }
+            // A stable insertion sort in place: a servcaps has a handful of children.
+            for i in items.indices.dropFirst() {
+                let entry = items[i]
+                var j = i
+                while j > 0, items[j - 1].rank > entry.rank {
+                    items[j] = items[j - 1]
+                    j -= 1
+                }
+                items[j] = entry
+            }
+
+            let caps = PIDFXML.caps
+            w.startElement(PIDFXML.Names.servcaps)
+            for entry in items {
+                switch entry.item {
+                case .flag(let i):
+                    w.startElement(flags[i].name, in: caps, indentsChildren: false)
+                    w.text(flags[i].value ? "true" : "false")
+                    w.endElement()
+                case .description(let i):
+                    PIDFXML.writeNote(&w, PIDFXML.Names.description, descriptions[i])
+                case .type(let list, let entry):
+                    PIDFXML.writeText(&w, PIDFXML.Names.type, lists[list].supported[entry])
+                case .list(let i):
+                    let list = lists[i]
+                    w.startElement(list.name, in: caps)
+                    for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
+                        w.startElement(local, in: caps)
+                        for entry in entries {
+                            if let textName = ServiceCapabilities.textEntry[list.name] {
+                                w.startElement(textName, in: caps, indentsChildren: false)
+                                w.text(entry)
+                                w.endElement()
+                            } else {
+                                w.startElement(entry, in: caps)
+                                w.endElement()
+                            }
+                        }
+                        w.endElement()
+                    }
+                    w.endElement()
+                case .extensionElement(let i):
+                    w.element(extensions[i], verbatim: true)
+                }
+            }
+            w.endElement()
+            // The pairs are plain integers: nothing to deinitialize.
+        }
+    }
+}
+
+extension ServiceCapabilities {
+    /// One child of `servcaps`, before ordering: where it is in the value.
+    fileprivate enum Item {
+        case flag(Int), description(Int), type(list: Int, entry: Int), list(Int), extensionElement(Int)
+    }
+}

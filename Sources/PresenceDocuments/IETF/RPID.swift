@@ -1,0 +1,371 @@
+public import XMLBridge
+
+// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
+// starts out nil, so the initializer's `self.x = x` assigns it a second time,
+// and the optimizer then builds the whole value aside and copies it into place
+// (a retain and a release per field on every value made). `Optional<T>` has no
+// implicit initial value: the initializer's assignment is the only one.
+// (`Fields`, made through its memberwise initializer with defaults, keeps `T?`.)
+
+/// Rich presence elements (RFC 4480 §3), as found in a person, tuple, device
+/// or (pre-RFC, Microsoft) tuple status.
+///
+/// The elements are held out of line in one copy-on-write box (none when all
+/// are absent): most tuples, statuses and devices carry no RPID, and a person
+/// carries a few, so a person or tuple stays small and copying one costs a
+/// retain instead of copying a dozen optional elements.
+public struct RPID: Hashable, Sendable {
+    /// The elements; nil when none has been set (an empty box reads the same).
+    var box: Optional<Box>
+
+    struct Fields: RareFields {
+        var activities: [RPIDTokens] = []
+        var mood: RPIDTokens?
+        var placeType: RPIDTokens?
+        var placeIs: RPIDPlaceIs?
+        var privacy: RPIDTokens?
+        var relationship: RPIDTokens?
+        var serviceClass: RPIDTokens?
+        var sphere: RPIDTokens?
+        var statusIcon: RPIDStatusIcon?
+        var timeOffsets: [RPIDTimeOffset] = []
+        var userInput: RPIDUserInput?
+        var `class`: String?
+        var legacyActivities: [String] = []
+
+        /// True when no element is present.
+        @inline(__always)
+        var isEmpty: Bool {
+            activities.isEmpty && mood == nil && placeType == nil && placeIs == nil && privacy == nil
+                && relationship == nil && serviceClass == nil && sphere == nil && statusIcon == nil
+                && timeOffsets.isEmpty && userInput == nil && `class` == nil && legacyActivities.isEmpty
+        }
+    }
+
+    /// The elements' storage, written only while uniquely referenced (``uniqueBox()``).
+    typealias Box = SharedFields<Fields>
+
+    /// The box, made this value's own (allocated or copied) before a write.
+    @inline(__always)
+    private mutating func uniqueBox() -> Box {
+        if isKnownUniquelyReferenced(&box), let box { return box }
+        let fresh = Box(box?.value ?? Fields())
+        box = fresh
+        return fresh
+    }
+
+    /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
+    public var activities: [RPIDTokens] {
+        get { box?.value.activities ?? [] }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.activities
+        }
+        set { uniqueBox().value.activities = newValue }
+    }
+    /// `<mood>` (§3.5).
+    public var mood: RPIDTokens? {
+        get { box?.value.mood }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.mood
+        }
+        set { uniqueBox().value.mood = newValue }
+    }
+    /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
+    public var placeType: RPIDTokens? {
+        get { box?.value.placeType }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.placeType
+        }
+        set { uniqueBox().value.placeType = newValue }
+    }
+    /// `<place-is>` (§3.7).
+    public var placeIs: RPIDPlaceIs? {
+        get { box?.value.placeIs }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.placeIs
+        }
+        set { uniqueBox().value.placeIs = newValue }
+    }
+    /// `<privacy>` (§3.9).
+    public var privacy: RPIDTokens? {
+        get { box?.value.privacy }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.privacy
+        }
+        set { uniqueBox().value.privacy = newValue }
+    }
+    /// `<relationship>` (§3.10).
+    public var relationship: RPIDTokens? {
+        get { box?.value.relationship }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.relationship
+        }
+        set { uniqueBox().value.relationship = newValue }
+    }
+    /// `<service-class>` (§3.11).
+    public var serviceClass: RPIDTokens? {
+        get { box?.value.serviceClass }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.serviceClass
+        }
+        set { uniqueBox().value.serviceClass = newValue }
+    }
+    /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
+    public var sphere: RPIDTokens? {
+        get { box?.value.sphere }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.sphere
+        }
+        set { uniqueBox().value.sphere = newValue }
+    }
+    /// `<status-icon>` (§3.13).
+    public var statusIcon: RPIDStatusIcon? {
+        get { box?.value.statusIcon }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.statusIcon
+        }
+        set { uniqueBox().value.statusIcon = newValue }
+    }
+    /// `<time-offset>` (§3.14); several with different from/until are allowed.
+    public var timeOffsets: [RPIDTimeOffset] {
+        get { box?.value.timeOffsets ?? [] }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.timeOffsets
+        }
+        set { uniqueBox().value.timeOffsets = newValue }
+    }
+    /// `<user-input>` (§3.15).
+    public var userInput: RPIDUserInput? {
+        get { box?.value.userInput }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.userInput
+        }
+        set { uniqueBox().value.userInput = newValue }
+    }
+    /// `<class>` (§3.3).
+    public var `class`: String? {
+        get { box?.value.`class` }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.`class`
+        }
+        set { uniqueBox().value.`class` = newValue }
+    }
+    /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
+    /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
+    public var legacyActivities: [String] {
+        get { box?.value.legacyActivities ?? [] }
+        _modify {
+            let box = uniqueBox()
+            yield &box.value.legacyActivities
+        }
+        set { uniqueBox().value.legacyActivities = newValue }
+    }
+
+    /// No RPID element (nothing allocated).
+    public init() { box = nil }
+
+    public init(
+        activities: [RPIDTokens] = [], mood: RPIDTokens? = nil, placeType: RPIDTokens? = nil,
+        placeIs: RPIDPlaceIs? = nil, privacy: RPIDTokens? = nil, relationship: RPIDTokens? = nil,
+        serviceClass: RPIDTokens? = nil, sphere: RPIDTokens? = nil, statusIcon: RPIDStatusIcon? = nil,
+        timeOffsets: [RPIDTimeOffset] = [], userInput: RPIDUserInput? = nil, class: String? = nil,
+        legacyActivities: [String] = []
+    ) {
+        let fields = Fields(
+            activities: activities, mood: mood, placeType: placeType, placeIs: placeIs, privacy: privacy,
+            relationship: relationship, serviceClass: serviceClass, sphere: sphere, statusIcon: statusIcon,
+            timeOffsets: timeOffsets, userInput: userInput, class: `class`, legacyActivities: legacyActivities)
+        box = Optional(keeping: fields)
+    }
+
+    /// True when no RPID element is present. ``Fields/isEmpty`` is inlined so that each element
+    /// is tested in the box (called, it took a copy of all of them).
+    public var isEmpty: Bool {
+        guard let box else { return true }
+        return box.value.isEmpty
+    }
+
+    // Reads of one part of an element, made in the box: an element's getter
+    // above copies the whole element out (a retain and a release for each of
+    // its strings and arrays) only for the caller to test it or read one part.
+
+    // The presence tests match the case: `!= nil` took the `Equatable`
+    // comparison, which copied the element and destroyed it again.
+
+    /// True when `<mood>` is present.
+    public var hasMood: Bool { if case .some = box?.value.mood { true } else { false } }
+    /// True when `<sphere>` is present.
+    public var hasSphere: Bool { if case .some = box?.value.sphere { true } else { false } }
+    /// True when `<privacy>` is present.
+    public var hasPrivacy: Bool { if case .some = box?.value.privacy { true } else { false } }
+    /// `userInput?.value`.
+    public var userInputValue: RPIDUserInput.Value? { box?.value.userInput?.value }
+    /// `placeType?.values.first`.
+    public var firstPlaceTypeValue: RPIDValue? { box?.value.placeType?.values.first }
+    /// `placeIs?.notes.first?.text`.
+    public var firstPlaceIsNoteText: String? { box?.value.placeIs?.notes.first?.text }
+
+    public static func == (a: RPID, b: RPID) -> Bool {
+        switch (a.box, b.box) {
+        case (nil, nil): true
+        case (let x?, let y?): x == y
+        case (let x?, nil), (nil, let x?): x.value.isEmpty
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let box { hasher.combine(box.value) } else { hasher.combine(Fields()) }
+    }
+}
+
+/// An RPID element whose content is a set of empty token elements plus an
+/// optional `<other>` text (activities, mood, place-type, privacy,
+/// relationship, service-class, sphere), with the common attributes.
+///
+/// ```
+/// <activities id? from? until?> note* ( <unknown/> | (token | <other>text</other>)+ ) </activities>
+/// ```
+public struct RPIDTokens: Hashable, Sendable {
+    public var id: Optional<String>
+    /// `from` / `until` as written (xs:dateTime, RFC 4480 §3.1).
+    public var from: Optional<String>
+    public var until: Optional<String>
+    public var notes: [PIDFNote]
+    /// Token values in document order: RPID tokens are the element local
+    /// names (e.g. "on-the-phone"); place-type tokens carry their namespace.
+    public var values: [RPIDValue]
+
+    public init(id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [], values: [RPIDValue] = []) {
+        self.id = id
+        self.from = from
+        self.until = until
+        self.notes = notes
+        self.values = values
+    }
+
+    /// The token names, without `other` texts and foreign elements.
+    public var tokens: [String] {
+        values.compactMap { if case .token(let t, _) = $0 { t } else { nil } }
+    }
+}
+
+/// One value inside an ``RPIDTokens`` element.
+public enum RPIDValue: Hashable, Sendable {
+    /// An empty element: its local name, and its namespace when it is not RPID's.
+    case token(String, namespace: String? = nil)
+    /// `<other>` free text (with xml:lang when given).
+    case other(String, lang: String? = nil)
+    /// Sphere's plain-text content (RFC 4480 §3.12 allows text instead of a token).
+    case text(String)
+    /// An element from another namespace, kept verbatim.
+    case extensionElement(XMLElement)
+
+    /// True when this is `.token(name)` in RPID's namespace. Compared in place: matching a
+    /// value read out of an array copied its payload first.
+    public func isToken(_ name: String) -> Bool {
+        if case .token(let token, nil) = self { token == name } else { false }
+    }
+
+    /// True when this is `.other(text)` without a language, compared in place as ``isToken(_:)``.
+    public func isOther(_ text: String) -> Bool {
+        if case .other(let other, nil) = self { other == text } else { false }
+    }
+
+    /// The name when this is `.token(name)` in RPID's namespace, read in place: a `switch`
+    /// binding it copied the whole value out of its array and destroyed it again.
+    public var rpidToken: String? {
+        if case .token(let token, nil) = self { token } else { nil }
+    }
+
+    /// The text when this is `.other(text)`, in any language, read in place as ``rpidToken``.
+    public var otherText: String? {
+        if case .other(let text, _) = self { text } else { nil }
+    }
+}
+
+/// `<place-is>` (RFC 4480 §3.7).
+public struct RPIDPlaceIs: Hashable, Sendable {
+    public var id: Optional<String>
+    public var from: Optional<String>
+    public var until: Optional<String>
+    public var notes: [PIDFNote]
+    /// `<audio>` token: noisy, ok, quiet, unknown.
+    public var audio: Optional<String>
+    /// `<video>` token: toobright, ok, dark, unknown.
+    public var video: Optional<String>
+    /// `<text>` token: uncomfortable, inappropriate, ok, unknown.
+    public var text: Optional<String>
+
+    public init(
+        id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [],
+        audio: String? = nil, video: String? = nil, text: String? = nil
+    ) {
+        self.id = id
+        self.from = from
+        self.until = until
+        self.notes = notes
+        self.audio = audio
+        self.video = video
+        self.text = text
+    }
+}
+
+/// `<time-offset>` (RFC 4480 §3.14): minutes from UTC.
+public struct RPIDTimeOffset: Hashable, Sendable {
+    public var id: Optional<String>
+    public var from: Optional<String>
+    public var until: Optional<String>
+    public var description: Optional<String>
+    public var minutes: Int
+
+    public init(minutes: Int, description: String? = nil, id: String? = nil, from: String? = nil, until: String? = nil) {
+        self.minutes = minutes
+        self.description = description
+        self.id = id
+        self.from = from
+        self.until = until
+    }
+}
+
+/// `<user-input>` (RFC 4480 §3.15).
+public struct RPIDUserInput: Hashable, Sendable {
+    public enum Value: String, Hashable, Sendable { case active, idle }
+    public var id: Optional<String>
+    public var idleThreshold: Optional<Int>
+    public var lastInput: Optional<String>
+    public var value: Value
+
+    public init(_ value: Value, idleThreshold: Int? = nil, lastInput: String? = nil, id: String? = nil) {
+        self.value = value
+        self.idleThreshold = idleThreshold
+        self.lastInput = lastInput
+        self.id = id
+    }
+}
+
+/// `<status-icon>` (RFC 4480 §3.13).
+public struct RPIDStatusIcon: Hashable, Sendable {
+    public var id: Optional<String>
+    public var from: Optional<String>
+    public var until: Optional<String>
+    public var uri: String
+
+    public init(uri: String, id: String? = nil, from: String? = nil, until: String? = nil) {
+        self.uri = uri
+        self.id = id
+        self.from = from
+        self.until = until
+    }
+}

@@ -1,0 +1,96 @@
+public import XMLBridge
+
+extension MSCapability {
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) {
+        self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
+    /// Reads a capability element (`<text render="true" capture="true"/>`) of
+    /// `services` or `device` ([MS-PRES] §2.2.2.7.2-3, schemas §7.4-7.5): its
+    /// local name and attributes. Namespaced attributes are keyed `{namespace}local`.
+    /// Content is ignored: the spec's examples write white space inside these
+    /// empty elements (`<text ...>` newline `</text>`), which is accepted.
+    public init(cursor xml: XMLCursor) {
+        self.init(name: xml.localName, sortedAttributes: [])
+        let count = xml.attributeCount
+        if count == 0 { return }
+        sortedAttributes.reserveCapacity(count)
+        // The schema's attributes, found in one pass, are appended in the table's order, which
+        // is key order: no key is compared, and each is keyed by the table's string. A repeated
+        // key keeps the last value, as assigning it in a dictionary did.
+        let onlySchema = withUnsafeTemporaryAllocation(
+            of: XMLCursor.AttributeValue?.self, capacity: Self.schemaAttributes.count
+        ) { found -> Bool in
+            found.initialize(repeating: nil)
+            var onlySchema = true
+            xml.forEachAttributeValue(in: Self.schemaAttributeNames) { position, value in
+                if let position { found[position] = value } else { onlySchema = false }
+            }
+            guard onlySchema else { return false }
+            for (i, value) in found.enumerated() {
+                if let value { sortedAttributes.append(Attribute(Self.schemaAttributes[i], xml.string(value))) }
+            }
+            return true
+        }
+        if onlySchema { return }
+        // Any other attribute: each goes into its place in key order (a capability has a few).
+        xml.forEachAttribute { name, value in setAttribute(name.description, value) }
+    }
+
+    /// The attributes the schemas give a capability (capabilityType, [MS-PRES] §7.4-7.5), in
+    /// key order. Kept as these strings: copying a literal costs no reference counting, where
+    /// a name of over 15 bytes (`deviceAvailability`) read from a recording is a heap string.
+    private static let schemaAttributes = [
+        "capture", "deviceAvailability", "preferred", "preferredEndpointId", "publish", "render", "uri", "version",
+    ]
+    private static let schemaAttributeNames = XMLNameTable(unqualified: schemaAttributes)
+
+    /// Writes the capability as an empty element in `namespace`, attributes sorted by name.
+    public func xml(namespace: String) -> XMLElement {
+        var e = XMLElement(XMLName(namespace, name))
+        for attribute in sortedAttributes {
+            let (key, value) = (attribute.key, attribute.value)
+            if key.hasPrefix("{"), let close = key.firstIndex(of: "}") {
+                let ns = String(key[key.index(after: key.startIndex)..<close])
+                e.attributes.append(XMLAttribute(XMLName(ns, String(key[key.index(after: close)...])), value))
+            } else {
+                e.attributes.append(XMLAttribute(XMLName("", key), value))
+            }
+        }
+        return e
+    }
+}
+
+extension [MSCapability] {
+    /// How many distinct attribute sets ``appendCapabilities(of:)`` shares.
+    static let sharedAttributeSets = 8
+
+    /// Appends a capability for each child element of `xml` (a `capabilities` element). One
+    /// whose attributes are written as an earlier one's (``XMLCursor/hasSameAttributes(as:)``)
+    /// holds that one's attributes array: a list's capabilities mostly repeat the same
+    /// `render`, `capture` and `deviceAvailability`, and each shared array is one allocation,
+    /// and its values, not made (and not freed). Only the first ``sharedAttributeSets``
+    /// distinct sets are compared with, so that a list from the network of thousands of
+    /// distinct capabilities is not read in quadratic time.
+    mutating func appendCapabilities(of xml: XMLCursor) {
+        let count = xml.elementCount
+        reserveCapacity(self.count + count)
+        // The first capabilities whose attributes differ from all before them, with the element each was read from.
+        withUnsafeTemporaryAllocation(of: (element: XMLCursor, capability: Int).self, capacity: Swift.min(count, Self.sharedAttributeSets)) { distinct in
+            var found = 0
+            xml.forEachElement { item in
+                if let earlier = distinct[..<found].first(where: { item.hasSameAttributes(as: $0.element) }) {
+                    append(MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
+                } else {
+                    if found < distinct.count {
+                        distinct.initializeElement(at: found, to: (item, self.count))
+                        found += 1
+                    }
+                    append(MSCapability(cursor: item))
+                }
+            }
+            distinct.baseAddress?.deinitialize(count: found)
+        }
+    }
+}

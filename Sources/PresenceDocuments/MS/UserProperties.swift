@@ -1,0 +1,45 @@
+public import XMLBridge
+
+// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
+// starts out nil, so the initializer's `self.x = x` assigns it a second time,
+// and the optimizer then builds the whole value aside and copies it into place
+// (a retain and a release per field on every value made). `Optional<T>` has no
+// implicit initial value: the initializer's assignment is the only one.
+
+/// The `userProperties` category data ([MS-PRES] §2.2.2.7.4, schema §7.6),
+/// in the categories namespace. Server-published, self-only.
+public struct UserProperties: Hashable, Sendable {
+    public var lines: [Line]
+    /// Simple text fields in document order (telephonyMode, facsimileTelephoneNumber,
+    /// streetAddress, l, st, countryCode, postalCode, wWWHomePage, ...).
+    public var fields: [Field]
+    /// Structured children not modelled above (acpInformation, ...), kept verbatim.
+    public var extensions: [XMLElement]
+
+    public struct Line: Hashable, Sendable {
+        /// Uc, UcPrivate, Rcc, Dual.
+        public var lineType: Optional<String>
+        public var lineServer: Optional<String>
+        public var uri: String
+        public init(lineType: String?, lineServer: String? = nil, uri: String) {
+            self.lineType = lineType
+            self.lineServer = lineServer
+            self.uri = uri
+        }
+    }
+
+    public struct Field: Hashable, Sendable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public init(lines: [Line] = [], fields: [Field] = [], extensions: [XMLElement] = []) {
+        self.lines = lines
+        self.fields = fields
+        self.extensions = extensions
+    }
+}

@@ -1,0 +1,522 @@
+import MSPresenceEvents
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+import _GatewayInternals
+
+/// Flow 1, enterprise watcher → OMA presentities: category SUBSCRIBEs (single or batched,
+/// [MS-PRES] §3.4.5.1) answered as a ``BatchCategorySubscription``, one PIDF subscription toward
+/// the OMA domain per resource (an OMA leg), its NOTIFYs turned into categories. The same flow
+/// for SUBSCRIBEs without a category list is in `GatewayCore+EnterpriseDocumentWatchers`.
+extension GatewayCore {
+    struct EnterpriseWatch: Sendable {
+        typealias Pending = (request: SIPRequest, id: ServerRequestID, batch: BatchSubscribe, terms: SubscriptionTerms)
+        var watcher: WatcherIdentity
+        /// Until answered: the SUBSCRIBE, its server request and its batch body (held out of line,
+        /// and freed once answered).
+        var pending: Pending? {
+            get { pendingBox?.value }
+            set { pendingBox = newValue.map(OutOfLine.init) }
+        }
+        private var pendingBox: OutOfLine<Pending>?
+        var subscription: BatchCategorySubscription?
+        /// OMA resource URI → leg key.
+        var legs: SmallMap<String, Int> = [:]
+        /// Resource → last body sent, to notify only on change.
+        var lastSent: SmallMap<String, BodyDigest> = [:]
+        /// A single (not batched) category subscription: its one resource's `pending` state is
+        /// the dialog's state ([MS-PRES] §3.4.5.1.1: batched only with `Require: adhoclist, categoryList`).
+        var single = false
+        /// A PIDF or msrtc.pidf subscription ([MS-PRES] §4.10, §4.11: no categoryList body): the
+        /// one resource it watches (its Request-URI); nil for category subscriptions.
+        var documentResource: String?
+        /// The dialog of a PIDF or msrtc.pidf subscription, once answered: a plain presence
+        /// subscription whose bodies are the watcher's view rendered in `terms.bodyType`. Held
+        /// out of line: category watches, the usual kind, would otherwise carry its 136 bytes
+        /// empty for their whole life.
+        var document: NotifierSubscription? {
+            get { documentBox?.value }
+            set { documentBox = newValue.map(OutOfLine.init) }
+        }
+        private var documentBox: OutOfLine<NotifierSubscription>?
+        /// Who made the dialog: its in-dialog requests must come from there.
+        var peer: DialogPeer?
+        /// Resources of its batch the gateway refused to subscribe to (outside the OMA domains,
+        /// or past the watcher's quota): listed `terminated;reason=rejected` in its RLMI parts.
+        var refused: Set<String> = []
+
+        init(watcher: WatcherIdentity, pending: Pending?, peer: DialogPeer?) {
+            self.watcher = watcher
+            self.pending = pending
+            self.peer = peer
+        }
+    }
+
+    struct OMALeg: Sendable {
+        var watch: Int
+        /// The enterprise watcher's URI, whose quota the leg counts against.
+        var watcher: String
+        var resource: String
+        var subscription: SubscriberSubscription
+        /// The latest OMA state as categories; nil until the first NOTIFY.
+        var categories: CategoriesDocument?
+        var handling: SubHandling
+        /// Unsubscribed; waiting for the final NOTIFY.
+        var closing = false
+        /// The OMA side's last NOTIFY said `Subscription-State: pending` (RFC 6665 §4.1.3: the
+        /// subscription waits for the presentity's authorization; RFC 3856 §6.6.2: no state yet).
+        var pending = false
+        /// The OMA peer the SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
+        var peer: DialogPeer?
+    }
+
+    mutating func newEnterpriseWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
+                                             peer: DialogPeer?, now: NIODeadline) -> [Action] {
+        let terms: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: registry) {
+        case .accept(let t): terms = t
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
+        }
+        if request.body.isEmpty, terms.bodyType != SIPBodyType.msrtcCategories {
+            // [MS-PRES] §1.3.3: a client that did not negotiate categories asks for msrtc.pidf or PIDF.
+            return newDocumentWatch(request, id: id, watcher: watcher, terms: terms, peer: peer, now: now)
+        }
+        let batch: BatchSubscribe
+        do { batch = try BatchSubscribe(bytes: request.body) } catch {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))]
+        }
+        let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
+        if named > configuration.limits.resourcesPerBatch {
+            // RFC 3261 §21.4.11: more than the gateway is willing to process in one request.
+            refusals.batchTooLarge += 1
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources", toTag: ids.tag()))]
+        }
+        guard takePeerQuota(peer) else { return overQuota(request, id: id) }
+        let key = takeKey()
+        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms), peer: peer)
+        watch.single = !BatchCategorySubscription.isBatch(request)
+        var actions: [Action] = []
+        for action in batch.actions where action.kind == .subscribe {
+            for resource in action.resources {
+                actions += addOMALeg(to: &watch, key: key, resource: resource.uri, request: request)
+            }
+        }
+        enterpriseWatches[key] = watch
+        // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
+        // watcher without `ms-piggyback-first-notify` is answered at once and notified later.
+        let waits = terms.supportsPiggyback || terms.expires == 0
+        if !waits || allLegsReported(watch) {
+            return actions + answerEnterpriseWatch(key, now: now)
+        }
+        let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
+        return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
+    }
+
+    /// Starts the OMA leg of one resource a watch names, unless the resource is refused: outside
+    /// the OMA domains (or in the enterprise's own, which would loop back through the OMA side),
+    /// not the Request-URI of a single subscription, or past the watcher's quota. A refused
+    /// resource is remembered for the RLMI answer and nothing is sent for it.
+    mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest) -> [Action] {
+        guard watch.legs[resource] == nil, !watch.refused.contains(resource) else { return [] }
+        guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma),
+              !watch.single || WatcherIdentity.addressOfRecord(resource) == WatcherIdentity.addressOfRecord(request.uri.description) else {
+            refusals.resourceOutsideOMA += 1
+            watch.refused.insert(resource)
+            return []
+        }
+        guard takeQuota(watch.watcher.uri) else {
+            refusals.watcherQuota += 1
+            watch.refused.insert(resource)
+            return []
+        }
+        guard let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, request: request) else {
+            releaseQuota(watch.watcher.uri)
+            return []
+        }
+        watch.legs[resource] = leg.key
+        return leg.actions
+    }
+
+    /// The RLMI instance of a resource the gateway refused to subscribe to.
+    static let refusedInstance = RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403)
+
+    /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it.
+    mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
+                              request: SIPRequest) -> (key: Int, actions: [Action])? {
+        guard let uri = try? SIPURI(resource), let from = try? request.headers.from, let contact = contacts[.oma] else { return nil }
+        let handling = policy(for: resource).subHandling(for: watcher)
+        guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
+        var fromAddress = SIPAddress(uri: from.uri)
+        fromAddress.displayName = from.displayName
+        let configuration = SubscriberSubscription.Configuration(
+            target: uri, from: fromAddress, to: SIPAddress(uri: uri), contact: contact,
+            accept: [SIPBodyType.pidf], expires: self.configuration.subscriptions.defaultExpires)
+        let key = takeKey()
+        let (subscription, actions) = SubscriberSubscription.start(configuration, callID: ids.callID(), localTag: ids.tag())
+        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+        omaLegs[key] = OMALeg(watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
+                              handling: handling)
+        return (key, legActions(actions, context: .omaLeg(key)))
+    }
+
+    /// Whether every OMA leg of a waiting enterprise watcher has reported a first state.
+    func allLegsReported(_ watch: EnterpriseWatch) -> Bool {
+        watch.legs.values.allSatisfy { omaLegs[$0]?.categories != nil }
+    }
+
+    func policy(for presentity: String) -> PresentityPolicy {
+        configuration.policies[WatcherIdentity.addressOfRecord(presentity) ?? presentity] ?? configuration.defaultPolicy
+    }
+
+    /// What the enterprise watcher sees of one OMA resource: the OMA state mapped to categories,
+    /// each category placed in the configured containers that expose it (container 0 when none
+    /// is configured; ``ContainerSet/publications(of:wanted:)``), resolved per category for the
+    /// watcher ([MS-PRES] §3.2.5.3); or the never-published view for a politely blocked watcher.
+    func view(of resource: String, leg: OMALeg?, watcher: WatcherIdentity, categories: [CategoryName]) -> CategoriesDocument {
+        let policy = policy(for: resource)
+        let published = policy.containers.publications(of: state(of: resource, leg: leg, watcher: watcher)?.categories,
+                                                       wanted: categories)
+        // `view` is nil only for block/confirm, which never get a leg; the never-published view stands in.
+        return PresentityPolicy.view(of: published, uri: resource, containers: policy.containers, watcher: watcher, categories: categories)
+    }
+
+    /// The state a watcher may be shown of an OMA resource: what its OMA leg reported, or for a
+    /// resource the gateway serves itself (flow 4) what was published to it; nil when nothing is
+    /// known or the watcher is politely blocked.
+    func state(of resource: String, leg: OMALeg?, watcher: WatcherIdentity) -> CategoriesDocument? {
+        if let uri = servedLocally(resource) {
+            return policy(for: resource).subHandling(for: watcher) == .allow ? served[uri] : nil
+        }
+        guard let leg, leg.handling == .allow else { return nil }
+        return leg.categories
+    }
+
+    mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
+        if enterpriseWatches[key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
+        guard var watch = enterpriseWatches[key], let pending = watch.pending else { return [] }
+        watch.pending = nil
+        let legs = omaLegs
+        let watcher = watch.watcher
+        var sent: SmallMap<String, BodyDigest> = [:]
+        let refused = watch.refused
+        let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
+            if refused.contains(uri) { return .rejected(Self.refusedInstance) }
+            let handling = self.policy(for: uri).subHandling(for: watcher)
+            switch handling {
+            case .block:
+                return .rejected(RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403))
+            case .confirm:
+                return .rejected(Self.pendingInstance(uri))
+            case .allow, .politeBlock:
+                let leg = watch.legs[uri].flatMap { legs[$0] }
+                if let leg, Self.reflectsPending(leg) {
+                    // The OMA presentity has not authorized this watcher yet: listed `pending`.
+                    return .pending(Self.pendingInstance(uri))
+                }
+                let document = self.view(of: uri, leg: leg, watcher: watcher, categories: categories)
+                sent[uri] = BodyDigest(document.serialized())
+                return .accepted(document)
+            }
+        }
+        // A single subscription to a pending OMA resource is itself pending (RFC 6665 §4.2.1.3).
+        let singlePending = watch.single && !watch.legs.isEmpty
+            && watch.legs.values.allSatisfy { omaLegs[$0].map(Self.reflectsPending) ?? false }
+        do {
+            let (subscription, actions) = try BatchCategorySubscription.accept(
+                pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
+                contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), boundary: ids.boundary(), now: now,
+                status: singlePending ? .pending : .active, watcher: watch.watcher.uri, resolve: resolve)
+            watch.lastSent = sent
+            var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
+            guard let subscription else {
+                // Polling (Expires 0): answered; the OMA legs were one-shot fetches of state.
+                forgetEnterpriseWatch(key)
+                out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
+                return out + endOMALegs(watch.legs.values, now: now)
+            }
+            watch.subscription = subscription
+            let id = subscription.subscription.dialog.id
+            dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
+            enterpriseWatches[key] = watch
+            return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
+        } catch {
+            forgetEnterpriseWatch(key)
+            return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))]
+                + endOMALegs(watch.legs.values, now: now)
+        }
+    }
+
+    mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        if enterpriseWatches[key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
+        guard var watch = enterpriseWatches[key], var subscription = watch.subscription else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        let terms: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: subscription.subscription.terms.bodyType) {
+        case .accept(let t): terms = t
+        case .reject(let status, let reason, let headers):
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+        }
+        let batch: BatchSubscribe
+        if request.body.isEmpty {
+            batch = BatchSubscribe()
+        } else {
+            do { batch = try BatchSubscribe(bytes: request.body) } catch {
+                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body"))]
+            }
+        }
+        let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
+        if named > configuration.limits.resourcesPerBatch {
+            refusals.batchTooLarge += 1
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources"))]
+        }
+        var actions: [Action] = []
+        for action in batch.actions {
+            for resource in action.resources {
+                switch action.kind {
+                case .subscribe:
+                    actions += addOMALeg(to: &watch, key: key, resource: resource.uri, request: request)
+                case .unsubscribe:
+                    if let leg = watch.legs.removeValue(forKey: resource.uri) { actions += endOMALegs([leg], now: now) }
+                    watch.lastSent[resource.uri] = nil
+                    watch.refused.remove(resource.uri)
+                default:
+                    break
+                }
+            }
+        }
+        let legs = omaLegs
+        let watcher = watch.watcher
+        let current = watch.legs
+        let refused = watch.refused
+        let core = self
+        let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) { uri, categories in
+            if refused.contains(uri) { return .rejected(Self.refusedInstance) }
+            let leg = current[uri].flatMap { legs[$0] }
+            if let leg, Self.reflectsPending(leg) { return .pending(Self.pendingInstance(uri)) }
+            return .accepted(core.view(of: uri, leg: leg, watcher: watcher, categories: categories))
+        }
+        watch.subscription = subscription
+        enterpriseWatches[key] = watch
+        return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
+    }
+
+    mutating func omaLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var leg = omaLegs[key] else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))] }
+        // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
+        // the NOTIFY, so the watcher's view stays what it was.
+        var pidf: PIDFDocument?
+        if !request.body.isEmpty, (try? request.headers.contentType)?.mediaType == SIPBodyType.pidf {
+            do { pidf = try PIDFDocument(bytes: request.body) } catch {
+                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))]
+            }
+        }
+        let actions = leg.subscription.receive(notify: request, now: now, jitter: ids.jitter())
+        var out: [Action] = []
+        var changed = false
+        var ended: String?
+        let wasPending = leg.pending
+        for action in actions {
+            switch action {
+            case .respond(let response): out.append(.respond(id, response))
+            case .deliver(let notification):
+                leg.pending = notification.state.state == .pending
+                if leg.pending {
+                    // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
+                    if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
+                } else if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf {
+                    var categories = mapper.categoriesDocument(from: pidf)
+                    categories.uri = leg.resource
+                    // Kept for the leg's life: without the room the mapper's appends left.
+                    categories.categories = categories.categories.exactCapacityCopy()
+                    leg.categories = categories
+                    changed = true
+                } else if leg.categories == nil {
+                    // RFC 3856 §6.6.2: a NOTIFY without (readable) body — pending, or nothing known yet.
+                    leg.categories = CategoriesDocument(uri: leg.resource)
+                    changed = true
+                }
+            case .ended(let reason): ended = reason
+            default: out += legActions([action], context: .omaLeg(key))
+            }
+        }
+        omaLegs[key] = leg
+        if leg.closing {
+            if ended != nil { removeOMALeg(key) }
+            return out
+        }
+        if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
+        guard var watch = enterpriseWatches[leg.watch] else { return out }
+        if watch.documentResource != nil {
+            return out + documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
+        }
+        guard var subscription = watch.subscription else {
+            // Still waiting to answer the watcher: answer once every leg has spoken.
+            if allLegsReported(watch) { out += answerEnterpriseWatch(leg.watch, now: now) }
+            return out
+        }
+        if leg.handling == .allow, wasPending != leg.pending {
+            let updates = pendingChanged(leg, watch: &watch, subscription: &subscription, now: now)
+            watch.subscription = subscription
+            enterpriseWatches[leg.watch] = watch
+            return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+        }
+        guard changed, !Self.reflectsPending(leg), let categories = subscription.resources[leg.resource] else { return out }
+        let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
+        let digest = BodyDigest(body)
+        guard watch.lastSent[leg.resource] != digest else { return out }
+        watch.lastSent[leg.resource] = digest
+        let updates = subscription.resourceChanged(leg.resource, serialized: body, now: now)
+        watch.subscription = subscription
+        enterpriseWatches[leg.watch] = watch
+        return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+    }
+
+    mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action] {
+        guard var leg = omaLegs[key] else { return [] }
+        let actions = leg.subscription.receive(response, now: now, jitter: ids.jitter())
+        omaLegs[key] = leg
+        let ended = actions.contains { if case .ended = $0 { true } else { false } }
+        if leg.closing {
+            if ended || response.statusCode >= 300 { removeOMALeg(key) }
+            return []
+        }
+        var out = legActions(actions, context: .omaLeg(key))
+        if ended { return out + omaLegEnded(key, reason: "rejected", statusCode: response.statusCode, now: now) }
+        if response.statusCode >= 300, let end = leg.subscription.expiresAt {
+            // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
+            out.append(.schedule(.expiry(.omaLeg(key)), at: end))
+        }
+        return out
+    }
+
+    /// An OMA subscription ended (terminated NOTIFY, refused SUBSCRIBE, or expiry without a
+    /// successful refresh): the resource leaves the enterprise watcher's dialog with an RLMI
+    /// notification ("resources removed from batch dialogs as the seed describes"), or is
+    /// rejected in the first answer.
+    mutating func omaLegEnded(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
+        guard let leg = omaLegs[key] else { return [] }
+        removeOMALeg(key)
+        return resourceEnded(leg, reason: reason, statusCode: statusCode, now: now)
+    }
+
+    /// The enterprise watcher of `leg` loses its resource: see ``omaLegEnded(_:reason:statusCode:now:)``.
+    mutating func resourceEnded(_ leg: OMALeg, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[leg.watch] else { return [] }
+        watch.legs[leg.resource] = nil
+        watch.lastSent[leg.resource] = nil
+        if watch.documentResource != nil {
+            enterpriseWatches[leg.watch] = watch
+            return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
+        }
+        guard var subscription = watch.subscription else {
+            enterpriseWatches[leg.watch] = watch
+            if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
+            return []
+        }
+        let updates: [NotifierSubscription.Action]
+        if watch.single {
+            // The dialog is this one resource: it ends with the reason mapped (RFC 6665 §4.2.2),
+            // also from `pending` (a watcher the OMA presentity rejected).
+            updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
+        } else {
+            let instance = RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
+            updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
+        }
+        watch.subscription = subscription
+        enterpriseWatches[leg.watch] = watch
+        return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+    }
+
+    /// Unsubscribes OMA legs (Expires 0); each is forgotten on its final NOTIFY, or 64·T1 later.
+    mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in keys {
+            guard var leg = omaLegs[key], !leg.closing else { continue }
+            let actions = leg.subscription.unsubscribe()
+            leg.closing = true
+            omaLegs[key] = leg
+            if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
+                removeOMALeg(key)
+                continue
+            }
+            out += legActions(actions, context: .omaLeg(key)).filter { if case .schedule = $0 { false } else { true } }
+            out += [.cancel(.refresh(.omaLeg(key))), .schedule(.cleanup(.omaLeg(key)), at: now + Self.cleanupDelay)]
+        }
+        return out
+    }
+
+    mutating func removeOMALeg(_ key: Int) {
+        guard let leg = omaLegs.removeValue(forKey: key) else { return }
+        releaseQuota(leg.watcher)
+        dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+    }
+
+    /// Whether the watcher is shown a leg's OMA `pending` state: only an allowed watcher (a
+    /// politely blocked one sees the never-published view, which is never pending).
+    static func reflectsPending(_ leg: OMALeg) -> Bool { leg.pending && leg.handling == .allow }
+
+    /// The RLMI instance of a resource whose OMA subscription is pending ([MS-PRES] §2.2.2.4.2:
+    /// `id` 0, `state`, `cid` the resource URI).
+    static func pendingInstance(_ uri: String) -> RLMIList.Instance {
+        RLMIList.Instance(state: .pending, cid: uri)
+    }
+
+    /// An OMA leg went pending → active (its first authorized NOTIFY) or active → pending: the
+    /// enterprise watcher learns it. A batch dialog gets an RLMI notification listing the resource
+    /// `active` with its categories, or `pending` without; a single one is activated (RFC 6665
+    /// §4.2.1.3: a NOTIFY with the state). An active single dialog does not go back to pending
+    /// (RFC 6665 has no active → pending transition for the notifier): its notifications stop
+    /// until the OMA side is active again, then carry the state as usual.
+    private mutating func pendingChanged(_ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
+                                         now: NIODeadline) -> [NotifierSubscription.Action] {
+        guard let categories = subscription.resources[leg.resource] else { return [] }
+        if leg.pending {
+            watch.lastSent[leg.resource] = nil
+            if watch.single { return [] }
+            return subscription.resourceStateChanged(leg.resource, instance: Self.pendingInstance(leg.resource), document: nil,
+                                                     boundary: ids.boundary(), now: now)
+        }
+        let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
+        let body = document.serialized()
+        watch.lastSent[leg.resource] = BodyDigest(body)
+        if watch.single {
+            // Pending since the answer: activated now; active all along: the new state, as usual.
+            guard subscription.subscription.status == .pending else {
+                return subscription.resourceChanged(leg.resource, serialized: body, now: now)
+            }
+            return subscription.activate(leg.resource, document: document, now: now)
+        }
+        return subscription.resourceStateChanged(
+            leg.resource, instance: RLMIList.Instance(state: .active, cid: leg.resource), document: document,
+            boundary: ids.boundary(), now: now)
+    }
+
+    /// 64·T1 (RFC 3261 Timer F): how long an unsubscribed leg waits for its final NOTIFY.
+    static let cleanupDelay = TimeAmount.seconds(32)
+
+    /// An OMA termination reason as the enterprise side reads it (RFC 6665 §4.2.2 reasons pass;
+    /// a refused subscription is `rejected`).
+    static func enterpriseReason(_ reason: String) -> String {
+        switch reason {
+        case "deactivated", "probation", "rejected", "timeout", "giveup", "noresource", "invariant": reason
+        default: "rejected"
+        }
+    }
+
+    /// Replaces, in `state`, every category `update` names with `update`'s instances of it.
+    static func merge(_ state: CategoriesDocument, _ update: CategoriesDocument) -> CategoriesDocument {
+        let named = Set(update.categories.map(\.name))
+        let kept = { (category: Category) in !named.contains(category.name) }
+        // Built once at its exact size: the result is kept for the subscription's life.
+        var categories: [Category] = []
+        categories.reserveCapacity(state.categories.count(where: kept) + update.categories.count)
+        categories.append(contentsOf: state.categories.lazy.filter(kept))
+        categories.append(contentsOf: update.categories)
+        var result = state
+        result.categories = categories
+        return result
+    }
+}

@@ -1,0 +1,55 @@
+/// Where the core gets Call-IDs, tags, multipart boundaries and refresh jitter: random in the
+/// runtime, predictable in tests.
+public struct IdentifierSource: Sendable {
+    private var next: @Sendable (Int) -> String
+    private var callIDSource: (@Sendable () -> String)?
+    private var counter = 0
+    private var jitterSource: @Sendable () -> Double
+
+    /// `token(n)` returns a unique token for the n-th call; `jitter` a number in 0..<1; `callID`
+    /// a new Call-ID (by default the next token followed by `@gateway`).
+    public init(token: @escaping @Sendable (Int) -> String, jitter: @escaping @Sendable () -> Double,
+                callID: (@Sendable () -> String)? = nil) {
+        self.next = token
+        self.jitterSource = jitter
+        self.callIDSource = callID
+    }
+
+    /// Random tokens and Call-IDs, and jitter. A tag is 64 random bits in base 36 (at most 13
+    /// characters) and a Call-ID 90 random bits in 15 characters: both short enough for a Swift
+    /// string to hold them inline instead of in a heap allocation of their own, which every
+    /// dialog would keep for hours. 90 bits keep Call-IDs globally unique (RFC 3261 §8.1.1.4
+    /// recommends cryptographically random ones): among a billion Call-IDs the chance of any two
+    /// being equal is below 10^-9.
+    public static func random() -> IdentifierSource {
+        IdentifierSource(token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) },
+                         jitter: { Double.random(in: 0..<1) }, callID: randomCallID)
+    }
+
+    /// 15 characters, 6 random bits each, from the `word` characters of RFC 3261 §25.1.
+    @Sendable static func randomCallID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var bits: UInt64 = generator.next()
+        let more: UInt64 = generator.next()
+        return String(unsafeUninitializedCapacity: 15) { buffer in
+            for i in 0..<15 {
+                if i == 10 { bits = more }
+                buffer[i] = callIDAlphabet[Int(bits & 63)]
+                bits >>= 6
+            }
+            return 15
+        }
+    }
+
+    private static let callIDAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.".utf8)
+
+    mutating func token() -> String {
+        counter += 1
+        return next(counter)
+    }
+
+    mutating func tag() -> String { token() }
+    mutating func callID() -> String { callIDSource?() ?? token() + "@gateway" }
+    mutating func boundary() -> String { "gw" + token() }
+    func jitter() -> Double { jitterSource() }
+}

@@ -1,7 +1,0 @@
-/// A value held in its own allocation: for state that is large and rare (a request waiting for
-/// its answer), so that the structure holding it stays small while it is absent. Immutable:
-/// a change is a new box.
-final class OutOfLine<Value: Sendable>: Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
