@@ -7,7 +7,7 @@ import PresenceDocuments
 /// Where one value is kept (user input, place, time offset, contact card fields), the
 /// first in that order wins. The rules in `PresenceMapper+Categories.swift` decide what
 /// each fact becomes; nothing here looks at a mapping table except to tell a calendar
-/// block (`freebusy.tsv`) from a current activity.
+/// block (`freebusy.tsv`, handed in as its rows) from a current activity.
 struct PIDFFacts {
     /// A tuple's `<basic>` that is neither open nor closed (RFC 3863 §4.1.4).
     struct UnrecognizedBasic {
@@ -58,51 +58,62 @@ struct PIDFFacts {
     /// No facts: what an empty document gives.
     init() {}
 
-    /// Gathers the facts of `doc`; `calendarState` tells which activities are calendar blocks.
-    init(_ doc: PIDFDocument, calendarState: (RPIDTokens) -> FreeBusyState?) {
-        for (index, person) in doc.persons.enumerated() {
-            read(person.rpid, calendarState)
-            if index == 0 { readFirstPerson(person) }
-        }
-        notes += doc.notes
+    /// Gathers the facts of `doc`; the `freebusy.tsv` rows tell which activities are calendar blocks.
+    /// (A static function, not an initializer: an initializer takes its document as a copy.)
+    static func gathered(from doc: PIDFDocument, freeBusy: [MappingTables.FreeBusyRow]) -> PIDFFacts {
+        var facts = PIDFFacts()
+        facts.tokens.reserveCapacity(4)
+        facts.read(doc, freeBusy)
+        return facts
+    }
+
+    /// Persons, then presence-level notes and CIPID, then tuples, then devices. Persons and
+    /// tuples are read where they lie, by index: a `for tuple in` loop copies each whole
+    /// element (callgrind, `presence-bench profile map-categories`).
+    private mutating func read(_ doc: PIDFDocument, _ freeBusy: [MappingTables.FreeBusyRow]) {
+        for index in doc.persons.indices { read(doc.persons[index].rpid, freeBusy) }
+        if !doc.persons.isEmpty { readFirstPerson(of: doc) }
+        if !doc.notes.isEmpty { notes += doc.notes }
         read(doc.cipid)
         var anyOpen = false, anyClosed = false
-        for tuple in doc.tuples {
-            switch tuple.status.basic {
+        for index in doc.tuples.indices {
+            switch doc.tuples[index].status.basic {
             case .open?: anyOpen = true
             case .closed?: anyClosed = true
             case nil: break
             }
-            if let text = tuple.status.unrecognizedBasic { unrecognizedBasics.append(.init(tupleID: tuple.id, text: text)) }
-            read(tuple.rpid, calendarState)
-            read(tuple.status.rpid, calendarState)
-            notes += tuple.notes
-            read(tuple.cipid)
-            if capabilities == nil { capabilities = tuple.status.capabilities }
+            if let text = doc.tuples[index].status.unrecognizedBasic {
+                unrecognizedBasics.append(.init(tupleID: doc.tuples[index].id, text: text))
+            }
+            read(doc.tuples[index].rpid, freeBusy)
+            read(doc.tuples[index].status.rpid, freeBusy)
+            if !doc.tuples[index].notes.isEmpty { notes += doc.tuples[index].notes }
+            read(doc.tuples[index].cipid)
+            if capabilities == nil { capabilities = doc.tuples[index].status.capabilities }
         }
         basic = anyOpen ? .open : anyClosed ? .closed : .none
-        for device in doc.devices { read(device.rpid, calendarState) }
+        for device in doc.devices { read(device.rpid, freeBusy) }
     }
 
     /// The first person's place, time offset, RPID without a category, notes and CIPID.
-    private mutating func readFirstPerson(_ person: PIDFPerson) {
-        let rpid = person.rpid
-        if case .other(let text, _)? = rpid.placeType?.values.first { placeTypeText = text }
-        placeIsNote = rpid.placeIs?.notes.first?.text
+    private mutating func readFirstPerson(of doc: PIDFDocument) {
+        let rpid = doc.persons[doc.persons.startIndex].rpid
+        if case .other(let text, _)? = rpid.firstPlaceTypeValue { placeTypeText = text }
+        placeIsNote = rpid.firstPlaceIsNoteText
         timeOffset = rpid.timeOffsets.first
-        hasMood = rpid.mood != nil
-        hasSphere = rpid.sphere != nil
-        hasPrivacy = rpid.privacy != nil
-        notes += person.notes
-        read(person.cipid)
+        hasMood = rpid.hasMood
+        hasSphere = rpid.hasSphere
+        hasPrivacy = rpid.hasPrivacy
+        notes = doc.persons[doc.persons.startIndex].notes
+        read(doc.persons[doc.persons.startIndex].cipid)
     }
 
     /// Sorts each activities element into a calendar block, an out-of-office note, or the
     /// current activities (RFC 4480 §3.2); takes the first user input.
-    private mutating func read(_ rpid: RPID, _ calendarState: (RPIDTokens) -> FreeBusyState?) {
-        if userInput == nil { userInput = rpid.userInput?.value }
+    private mutating func read(_ rpid: RPID, _ freeBusy: [MappingTables.FreeBusyRow]) {
+        if userInput == nil { userInput = rpid.userInputValue }
         for activities in rpid.activities {
-            if let from = activities.from, let until = activities.until, let state = calendarState(activities) {
+            if let from = activities.from, let until = activities.until, let state = PresenceMapper.freeBusyState(of: activities, rows: freeBusy) {
                 calendarBlocks.append((state, from, until))
             } else if Self.isOutOfOfficeNote(activities) {
                 for note in activities.notes {
@@ -120,6 +131,22 @@ struct PIDFFacts {
             }
         }
         for token in rpid.legacyActivities where !tokens.contains(token) { tokens.append(token) }
+    }
+
+    /// Whether the conditions of a `pidf-availability.tsv` row hold: its basic, activity and
+    /// user input. (Handed the row's conditions rather than the row, which was copied whole.)
+    func hold(
+        _ basic: MappingTables.ReverseRow.Basic, _ activity: MappingTables.ReverseRow.Activity,
+        _ userInput: RPIDUserInput.Value?
+    ) -> Bool {
+        guard basic == .any || basic == self.basic else { return false }
+        if let userInput, userInput != self.userInput { return false }
+        switch activity {
+        case .any: return true
+        case .none: return tokens.isEmpty && others.isEmpty
+        case .token(let token): return tokens.contains(token)
+        case .other(let text): return others.contains(text)
+        }
     }
 
     /// An out-of-office note: notes, a period, and the single value other "out-of-office".

@@ -23,8 +23,9 @@ extension PresenceMapper {
     /// The conversion, noting what it does in `report`: the facts gathered in one pass, then
     /// one rule per category, in the order the categories are written.
     private func categories<Report: MappingReporting>(from doc: PIDFDocument, report: inout Report) -> CategoriesDocument {
-        let facts = PIDFFacts(doc, calendarState: freeBusyState(of:))
+        let facts = PIDFFacts.gathered(from: doc, freeBusy: tables.freeBusy)
         var output = CategoriesDocument(uri: doc.entity)
+        output.categories.reserveCapacity(5)
         output.categories.append(stateRule(facts, report: &report))
         if let note = noteRule(facts, report: &report) { output.categories.append(note) }
         if let calendar = calendarRule(facts, entity: doc.entity, report: &report) { output.categories.append(calendar) }
@@ -72,21 +73,11 @@ extension PresenceMapper {
             report.drop("tuple[\(unrecognized.tupleID)]/status/basic", "\"\(unrecognized.text)\" is neither open nor closed (RFC 3863 4.1.4)")
         }
         let rows = tables.pidfAvailability
-        guard let index = rows.firstIndex(where: { reverseRowHolds($0, facts) }) else { return nil }
-        report.map("basic+activities+user-input", reverseRowDetails[index])
-        return rows[index].availability
-    }
-
-    /// Whether a `pidf-availability.tsv` row's conditions all hold for the facts.
-    private func reverseRowHolds(_ row: MappingTables.ReverseRow, _ facts: PIDFFacts) -> Bool {
-        guard row.basic == .any || row.basic == facts.basic else { return false }
-        if let input = row.userInput, input != facts.userInput { return false }
-        switch row.activity {
-        case .any: return true
-        case .none: return facts.tokens.isEmpty && facts.others.isEmpty
-        case .token(let token): return facts.tokens.contains(token)
-        case .other(let text): return facts.others.contains(text)
+        for index in rows.indices where facts.hold(rows[index].basic, rows[index].activity, rows[index].userInput) {
+            report.map("basic+activities+user-input", reverseRowDetails[index])
+            return rows[index].availability
         }
+        return nil
     }
 
     /// The activity: the token of the first `activity-tokens.tsv` row whose other text is
@@ -94,8 +85,8 @@ extension PresenceMapper {
     /// neither a class marker nor a token's text is the custom activity. nil when neither.
     func activityRule<Report: MappingReporting>(_ facts: PIDFFacts, report: inout Report) -> MSActivity? {
         let rows = tables.activityTokens
-        let index = rows.firstIndex { row in if let other = row.other { facts.others.contains(other) } else { false } }
-            ?? rows.firstIndex { row in if row.other == nil, let rpid = row.rpid { facts.tokens.contains(rpid) } else { false } }
+        let index = rows.indices.first { rows[$0].other.map(facts.others.contains) ?? false }
+            ?? rows.indices.first { rows[$0].other == nil && rows[$0].rpid.map(facts.tokens.contains) ?? false }
         var activity = MSActivity(token: index.map { rows[$0].token })
         if let index { report.map("rpid activities", tokenRowDetails[index]) }
         if let custom = facts.others.first(where: { !reservedOtherTexts.contains($0) }) {
@@ -152,6 +143,7 @@ extension PresenceMapper {
     func capabilitiesRule<Report: MappingReporting>(_ facts: PIDFFacts, entity: String, report: inout Report) -> Category? {
         guard let caps = facts.capabilities else { return nil }
         var items: [MSCapability] = []
+        items.reserveCapacity(caps.flags.count)
         for flag in caps.flags where flag.value {
             if let row = tables.capabilities.first(where: { $0.caps == flag.name }) {
                 items.append(MSCapability(name: row.ms, sortedAttributes: Self.renderAndCapture))
