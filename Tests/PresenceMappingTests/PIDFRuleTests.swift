@@ -105,15 +105,17 @@ struct PIDFRuleTests {
             MSNote.Body(text: ""),
         ])
         var report = MappingReport()
-        let plain = Self.mapper.noteRule(note, extended: false, report: &report)
-        #expect(plain.notes.map(\.text) == ["In the office", "On leave"])
-        #expect(plain.activities.isEmpty)
-        let extended = Self.mapper.noteRule(note, extended: true, report: &report)
-        #expect(extended.notes.map(\.text) == ["In the office"])
-        #expect(extended.activities.map(\.values) == [[.other("out-of-office")]])
-        #expect(extended.activities.first?.from == "2026-01-01T00:00:00Z")
-        #expect(extended.activities.first?.until == "2026-01-08T00:00:00Z")
-        #expect(extended.activities.first?.notes.map(\.text) == ["On leave"])
+        var notes: [PIDFNote] = [], activities: [RPIDTokens] = []
+        Self.mapper.noteRule(note, extended: false, notes: &notes, activities: &activities, report: &report)
+        #expect(notes.map(\.text) == ["In the office", "On leave"])
+        #expect(activities.isEmpty)
+        notes = []
+        Self.mapper.noteRule(note, extended: true, notes: &notes, activities: &activities, report: &report)
+        #expect(notes.map(\.text) == ["In the office"])
+        #expect(activities.map(\.values) == [[.other("out-of-office")]])
+        #expect(activities.first?.from == "2026-01-01T00:00:00Z")
+        #expect(activities.first?.until == "2026-01-08T00:00:00Z")
+        #expect(activities.first?.notes.map(\.text) == ["On leave"])
     }
 
     @Test func contactCardGivesIconHomepageAndTheFirstDisplayName() {
