@@ -34,10 +34,11 @@ extension PresenceMapper {
         return result
     }
 
-    /// The free/busy state an activities element stands for, when it is a calendar block.
-    func freeBusyState(of activities: RPIDTokens) -> FreeBusyState? {
+    /// The free/busy state an activities element stands for, when it is a calendar block
+    /// (a row of `freebusy.tsv`, the `rows`).
+    static func freeBusyState(of activities: RPIDTokens, rows: [MappingTables.FreeBusyRow]) -> FreeBusyState? {
         guard activities.from != nil, activities.until != nil, activities.notes.isEmpty else { return nil }
-        return tables.freeBusy.first { row in
+        return rows.first { row in
             row.state != .free
                 && activities.values == (row.rpid.map { [RPIDValue.token($0)] } ?? []) + (row.other.map { [RPIDValue.other($0)] } ?? [])
         }?.state

@@ -39,336 +39,282 @@ extension PresenceMapper {
         return pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions, report: &none)
     }
 
-    /// The conversion, noting what it does in `report`.
+    /// The conversion, noting what it does in `report`: the state's facts ([MS-PRES] §3.7.5.4),
+    /// then one rule per part of the tuple and person. The categories that add to the person
+    /// (notes, contact cards, calendars, services) are read in document order.
     private func pidf<Report: MappingReporting>(
-        from doc: CategoriesDocument, dialect: PIDFDialect, rpidExtensions: Bool, report: inout Report
+        from doc: CategoriesDocument, dialect: PIDFDialect, rpidExtensions extended: Bool, report: inout Report
     ) -> PIDFDocument {
         let doc = onePublicationPerInstance(doc, report: &report)
-        var effective = effectiveState(doc, report: &report)
+        let effective = effectiveState(doc, report: &report)
         reportPublicationAttributes(doc, uriTo: "presence/@entity", report: &report)
-        var status = PIDFStatus()
-        var tableActivity: String?
-        // Whether the §3.7.5.4 row chosen names the token (row 5, On the phone): the token is
-        // then what the row's activity says, not a signal beyond it.
-        var rowNamesToken = false
+        let row = basicRule(effective, report: &report)
+        if dialect == .microsoft { return microsoftPIDF(doc, effective, row, report: &report) }
 
-        // Table rows read in place (a row bound to a local was copied, each string retained).
-        if let availability = effective.availability, let index = pidfRow(availability, effective.token) {
-            status.basic = tables.availabilityPIDF[index].basic
-            tableActivity = tables.availabilityPIDF[index].rpidActivity
-            if case .equals(let named) = tables.availabilityPIDF[index].range.activity { rowNamesToken = named == effective.token }
-            report.map("state/availability=\(availability)", pidfRowDetails[index])
-            if rowNamesToken, let token = effective.token { report.map("state/activity/@token=\(token)", pidfRowDetails[index]) }
-        } else {
-            // Nothing published, or the watcher resolves to no container: offline.
-            status.basic = .closed
-            report.map("state (absent)", "basic closed, no activity: nothing published is shown as offline")
-        }
-
-        let displayName = firstContactDisplayName(doc)
-        switch dialect {
-        case .microsoft:
-            if Report.keepsEntries, let state = effective.state, let fields = Self.detailFields(of: state) {
-                report.drop("state/" + fields, "the Microsoft dialect carries only basic, activity and display name (MS-PRES 2.2.2.8.1)")
-            }
-            return microsoftPIDF(
-                doc, status: status, tableActivity: tableActivity, hasToken: effective.token != nil && !rowNamesToken,
-                displayName: displayName, report: &report)
-        case .rfc:
-            break
-        }
-
-        // The person's RPID elements gathered in locals, its RPID made once at the end: set
-        // through RPID's accessors one by one, each made the box unique (allocated or tested) first.
-        var userInput: RPIDUserInput?, placeType: RPIDTokens?, placeIs: RPIDPlaceIs?
-        var timeOffsets: [RPIDTimeOffset] = [], personActivities: [RPIDTokens] = []
+        var status = PIDFStatus(basic: row.basic)
+        let activity = activityRule(effective, row, extended: extended, report: &report)
+        let details = stateDetailsRule(effective.state, hasActivity: !activity.values.isEmpty, report: &report)
         var person = PIDFPerson(id: "p0")
-        // The activity's values gathered in the array it keeps: its tokens first (the first
-        // `tokenCount`), then its other texts, each once. Room for the usual few at once (a
-        // token and an other array built first and copied in cost two more allocations).
-        var values: [RPIDValue] = []
-        values.reserveCapacity(6)
-        var tokenCount = 0
-        func addToken(_ t: String) {
-            for i in 0..<tokenCount where values[i].isToken(t) { return }
-            // Appended while no other text follows the tokens (the usual case): an insert
-            // goes through the general replacement of a range, several times an append.
-            if tokenCount == values.count {
-                values.append(.token(t))
-            } else {
-                values.insert(.token(t), at: tokenCount)
-            }
-            tokenCount += 1
-        }
-        func addOther(_ t: String) {
-            for i in tokenCount..<values.count where values[i].isOther(t) { return }
-            values.append(.other(t))
-        }
-        if let tableActivity { addToken(tableActivity) }
-        let extended = rpidExtensions
-        if extended, let availability = effective.availability, let index = detailRow(availability) {
-            // Called, not handed over as function values (which would make `values` a captured
-            // box on the heap).
-            for t in tables.availabilityDetail[index].activities { addToken(t) }
-            if let other = tables.availabilityDetail[index].other { addOther(other) }
-            if let input = tables.availabilityDetail[index].userInput { userInput = RPIDUserInput(input) }
-            // A class whose row adds nothing (the table's activity already says it) is not reported.
-            if let detail = detailRowDetails[index] { report.map("state/availability class", detail) }
-        }
-        if let token = effective.token, !rowNamesToken {
-            if !extended {
-                report.drop("state/activity/@token=\(token)", Self.beyondTheRow)
-            } else if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
-                if let rpid = tables.activityTokens[index].rpid { addToken(rpid) }
-                if let other = tables.activityTokens[index].other { addOther(other) }
-                report.map("state/activity/@token=\(token)", writtenTokenDetails[index])
-            } else {
-                addOther(token.rawValue)
-                report.map("state/activity/@token=\(token)", "rpid other \"\(token)\" (no table row)")
-            }
-        }
-        if let custom = effective.custom {
-            if extended {
-                addOther(custom)
-                report.map("state/activity/custom", "rpid other \"\(custom)\"")
-            } else {
-                report.drop("state/activity/custom", Self.beyondTheRow)
-            }
-        }
-        // RFC 4480 §3.2 (and its schema): <unknown/> stands alone in its <activities>, so the
-        // Unknown class marker and any token travel in two elements.
-        var unknownMarker: RPIDTokens?
-        if values.count > 1, let unknown = (0..<tokenCount).first(where: { values[$0].isToken("unknown") }) {
-            values.remove(at: unknown)
-            unknownMarker = RPIDTokens(values: [.token("unknown")])
-        }
-        // The meeting subject, the activity's only note: made as a one-element array (an
-        // append to the empty array ran the general code that grows one).
-        var subjectNotes: [PIDFNote] = []
-
-        // Moved out (the last use of the effective state), not copied.
-        if let state = effective.state.take() {
-            if let subject = state.meetingSubject, !subject.isEmpty {
-                // RFC 4480 §3.2: a note on the activities element; with no activity to carry
-                // it there is no element for it.
-                if values.isEmpty {
-                    report.drop("state/meetingSubject", "RFC 4480 puts it as a note on the activities, and this state writes none")
-                } else {
-                    subjectNotes = [PIDFNote(subject)]
-                    report.map("state/meetingSubject", "rpid activities note")
-                }
-            }
-            if let location = state.meetingLocation, !location.isEmpty {
-                placeType = RPIDTokens(values: [.other(location)])
-                report.map("state/meetingLocation", "rpid place-type other")
-            }
-            if let location = state.endpointLocation, !location.isEmpty {
-                placeIs = RPIDPlaceIs(notes: [PIDFNote(location)])
-                report.map("state/endpointLocation", "rpid place-is note")
-            }
-            if let bias = state.timeZoneBias {
-                // Windows bias: UTC = local + bias, so the offset from UTC is -bias (RFC 4480 §3.14).
-                timeOffsets = [RPIDTimeOffset(minutes: -bias, description: state.timeZoneName)]
-                report.map("state/timeZoneBias", "rpid time-offset \(-bias)")
-                if state.timeZoneName != nil { report.map("state/timeZoneName", "rpid time-offset/@description") }
-            }
-            // Only reported (each read a field out of the state's box).
-            if Report.keepsEntries {
-                reportDroppedState(state, report: &report)
-            }
-        }
-        // Swapped in (the compiler cannot `consume` a variable the functions above capture).
-        var activities = RPIDTokens(notes: subjectNotes)
-        swap(&activities.values, &values)
-        // Both moved in (appended as they were, each was copied and the original released later),
-        // the array made as a literal (appended to the empty array, it grew through the general
-        // code that copies an array). A marker is only split off an activity with other values.
-        if !activities.values.isEmpty {
-            if let marker = unknownMarker.take() {
-                personActivities = [consume marker, consume activities]
-            } else {
-                personActivities = [consume activities]
-            }
-        }
-
-        // Categories read in place by index (a `for category in` loop copies
-        // each one, payload and all); a case binding copies only its payload.
-        for i in doc.categories.indices {
-            switch doc.categories[i].payload {
+        var activities = activityElements(activity.values, note: details.meetingSubject)
+        let displayName = firstContactDisplayName(doc)
+        // By index: a `for category in` loop copies each category whole (callgrind).
+        for index in doc.categories.indices {
+            switch doc.categories[index].payload {
             case .note(let note):
-                // Each body's fields read where they lie (a `for body in` loop copied each body).
-                let bodies = note.bodies
-                for j in bodies.indices where !bodies[j].text.isEmpty {
-                    if bodies[j].type == "OOF", extended {
-                        personActivities.append(outOfOfficeActivity(bodies[j], report: &report))
-                    } else if bodies[j].type == "OOF" {
-                        // Without the extensions the out-of-office text is a person note (RFC 4479
-                        // §3.1), not an activity beside the row's.
-                        person.notes.append(PIDFNote(bodies[j].text))
-                        report.map("note[OOF]", "person note")
-                        if bodies[j].startTime != nil || bodies[j].endTime != nil {
-                            report.drop("note[OOF]/@startTime|@endTime", "a person note has no period; rpid-extensions writes the out-of-office activity with from/until")
-                        }
-                    } else {
-                        person.notes.appendFirstAsLiteral(PIDFNote(bodies[j].text))
-                        report.map("note[\(bodies[j].type ?? "personal")]", "person note")
-                    }
-                }
+                noteRule(note, extended: extended, notes: &person.notes, activities: &activities, report: &report)
             case .contactCard(let card):
-                // The fields read taken out before any call, as the calendar's below.
-                let photo = card.photos.first(where: { $0.uri != nil })?.uri, home = card.urls.first?.uri
-                let named = !card.displayNames.isEmpty
-                person.cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
-                if let photo {
-                    person.cipid.icon = photo
-                    report.map("contactCard/photo", "cipid icon")
-                }
-                if let home {
-                    person.cipid.homepage = home
-                    report.map("contactCard/url", "cipid homepage")
-                }
-                if named { report.map("contactCard/displayName", "cipid display-name") }
-                if Report.keepsEntries { reportDroppedCard(card, report: &report) }
+                contactCardRule(card, displayName: displayName, into: &person.cipid, report: &report)
             case .calendarData(let calendar):
-                // The two fields read taken out before any call (read after one, the whole
-                // calendar was copied out of its box to keep it).
-                let freeBusy = calendar.freeBusy, hasWorkingHours = calendar.hasWorkingHours
-                if let freeBusy, extended {
-                    personActivities += self.activities(
-                        fromFreeBusy: freeBusy, instance: doc.categories[i].instance ?? 0, report: &report)
-                } else if freeBusy != nil {
-                    report.drop("calendarData/freeBusy", Self.beyondTheRow)
-                }
-                if hasWorkingHours {
-                    report.drop("calendarData/WorkingHours", "RPID has no working-hours element")
-                }
-                report.drop("calendarData/@mailboxID", "the mailbox the calendar is read from (MS-PRES 2.2.2.7.8); RPID has no element for it")
+                activities += calendarRule(calendar, instance: doc.categories[index].instance ?? 0, extended: extended, report: &report)
             case .services(let services):
-                let caps = capabilities(services)
-                if !caps.flags.isEmpty {
-                    status.capabilities = caps
-                    report.map("services", "caps:servcaps " + caps.flags.map(\.name).joined(separator: " "))
-                }
+                if let caps = capabilitiesRule(services, report: &report) { status.capabilities = caps }
             default:
                 break
             }
         }
         reportUnmappedCategories(doc, dialect: dialect, report: &report)
 
-        // The document made once, from its parts (filled in and then returned, it was copied),
-        // the status and person moved into it: swapped out of the variables the conversion
-        // filled (which the compiler cannot `consume`), consumed from fresh ones.
-        // Whether the person has RPID, told from its parts (the RPID made from them tested each
-        // of its elements in its box).
-        let hasRPID = !personActivities.isEmpty || !timeOffsets.isEmpty || placeType != nil || placeIs != nil
-            || userInput != nil
         person.rpid = RPID(
-            activities: consume personActivities, placeType: consume placeType, placeIs: consume placeIs,
-            timeOffsets: consume timeOffsets, userInput: consume userInput)
-        var persons: [PIDFPerson] = []
-        if hasRPID || !person.cipid.isEmpty || !person.notes.isEmpty {
-            var moved = PIDFPerson(id: "")
-            swap(&moved, &person)
-            persons = [consume moved]
-        }
-        var tupleStatus = PIDFStatus()
-        swap(&tupleStatus, &status)
-        let tuple = PIDFTuple(id: "t0", status: consume tupleStatus, contact: PIDFContact(uri: doc.uri))
-        return PIDFDocument(entity: doc.uri, tuples: [consume tuple], persons: consume persons)
+            activities: activities, placeType: details.placeType, placeIs: details.placeIs,
+            timeOffsets: details.timeOffsets, userInput: activity.userInput)
+        let persons = !person.rpid.isEmpty || !person.cipid.isEmpty || !person.notes.isEmpty ? [person] : []
+        let tuple = PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))
+        return PIDFDocument(entity: doc.uri, tuples: [tuple], persons: persons)
     }
 
-    /// The Microsoft dialect's document: basic, the table's activity and the display name.
-    /// Out of line: the gateway's watchers get the RFC dialect, and this code kept in the
-    /// conversion's body was fetched with it.
-    @inline(never)
+    // MARK: - Rules
+
+    /// What the `availability-pidf.tsv` row ([MS-PRES] §3.7.5.4) gives: basic, the RPID
+    /// activity, and whether the row names the token (row 5, On the phone).
+    struct TableRow {
+        var basic: PIDFBasic
+        var activity: String?
+        var namesToken = false
+    }
+
+    /// basic and activity from the §3.7.5.4 row of the availability and token; closed with
+    /// no activity when nothing is published (offline).
+    func basicRule<Report: MappingReporting>(_ effective: EffectiveState, report: inout Report) -> TableRow {
+        guard let availability = effective.availability, let index = pidfRow(availability, effective.token) else {
+            report.map("state (absent)", "basic closed, no activity: nothing published is shown as offline")
+            return TableRow(basic: .closed)
+        }
+        let row = tables.availabilityPIDF[index]
+        var result = TableRow(basic: row.basic, activity: row.rpidActivity)
+        if case .equals(let named) = row.range.activity { result.namesToken = named == effective.token }
+        report.map("state/availability=\(availability)", pidfRowDetails[index])
+        if result.namesToken, let token = effective.token { report.map("state/activity/@token=\(token)", pidfRowDetails[index]) }
+        return result
+    }
+
+    /// The person's activity values (RFC 4480 §3.2): the row's activity; with the RPID
+    /// extensions also the class signals (`availability-pidf-detail.tsv`), the token
+    /// (`activity-tokens.tsv`, else its text as other) and the custom activity. Tokens
+    /// first, then other texts, each once.
+    func activityRule<Report: MappingReporting>(
+        _ effective: EffectiveState, _ row: TableRow, extended: Bool, report: inout Report
+    ) -> (values: [RPIDValue], userInput: RPIDUserInput?) {
+        var tokens: [String] = [], others: [String] = []
+        var userInput: RPIDUserInput?
+        func add(_ token: String?, other: String? = nil) {
+            if let token, !tokens.contains(token) { tokens.append(token) }
+            if let other, !others.contains(other) { others.append(other) }
+        }
+        add(row.activity)
+        if extended, let availability = effective.availability, let index = detailRow(availability) {
+            let detail = tables.availabilityDetail[index]
+            for token in detail.activities { add(token) }
+            add(nil, other: detail.other)
+            userInput = detail.userInput.map { RPIDUserInput($0) }
+            // A class whose row adds nothing (the table's activity already says it) is not reported.
+            if let text = detailRowDetails[index] { report.map("state/availability class", text) }
+        }
+        if let token = effective.token, !row.namesToken {
+            if !extended {
+                report.drop("state/activity/@token=\(token)", Self.beyondTheRow)
+            } else if let index = tables.activityTokens.firstIndex(where: { $0.token == token && $0.written }) {
+                add(tables.activityTokens[index].rpid, other: tables.activityTokens[index].other)
+                report.map("state/activity/@token=\(token)", writtenTokenDetails[index])
+            } else {
+                add(nil, other: token.rawValue)
+                report.map("state/activity/@token=\(token)", "rpid other \"\(token)\" (no table row)")
+            }
+        }
+        if let custom = effective.custom {
+            if extended {
+                add(nil, other: custom)
+                report.map("state/activity/custom", "rpid other \"\(custom)\"")
+            } else {
+                report.drop("state/activity/custom", Self.beyondTheRow)
+            }
+        }
+        return (tokens.map { .token($0) } + others.map { .other($0) }, userInput)
+    }
+
+    /// The person's activities elements: the values with the meeting subject as their note.
+    /// RFC 4480 §3.2 (and its schema): `<unknown/>` stands alone in its `<activities>`, so
+    /// the Unknown class marker and any other value travel in two elements.
+    func activityElements(_ values: [RPIDValue], note: String?) -> [RPIDTokens] {
+        guard !values.isEmpty else { return [] }
+        let notes = note.map { [PIDFNote($0)] } ?? []
+        let unknown = RPIDValue.token("unknown")
+        guard values.count > 1, let marker = values.firstIndex(of: unknown) else { return [RPIDTokens(notes: notes, values: values)] }
+        var rest = values
+        rest.remove(at: marker)
+        return [RPIDTokens(values: [unknown]), RPIDTokens(notes: notes, values: rest)]
+    }
+
+    /// The state's RPID beside the activities: meeting subject, meeting location, endpoint
+    /// location and time zone ([MS-PRES] §2.2.2.7.1 → RFC 4480 §3.2, §3.8, §3.7, §3.14).
+    struct StateDetails {
+        var meetingSubject: String?
+        var placeType: RPIDTokens?
+        var placeIs: RPIDPlaceIs?
+        var timeOffsets: [RPIDTimeOffset] = []
+    }
+
+    /// The state's details as RPID; the meeting subject only when an activity carries it.
+    func stateDetailsRule<Report: MappingReporting>(_ state: MSState?, hasActivity: Bool, report: inout Report) -> StateDetails {
+        var details = StateDetails()
+        guard let state else { return details }
+        if let subject = state.meetingSubject, !subject.isEmpty {
+            // RFC 4480 §3.2: a note on the activities element; with no activity there is no element for it.
+            if hasActivity {
+                details.meetingSubject = subject
+                report.map("state/meetingSubject", "rpid activities note")
+            } else {
+                report.drop("state/meetingSubject", "RFC 4480 puts it as a note on the activities, and this state writes none")
+            }
+        }
+        if let location = state.meetingLocation, !location.isEmpty {
+            details.placeType = RPIDTokens(values: [.other(location)])
+            report.map("state/meetingLocation", "rpid place-type other")
+        }
+        if let location = state.endpointLocation, !location.isEmpty {
+            details.placeIs = RPIDPlaceIs(notes: [PIDFNote(location)])
+            report.map("state/endpointLocation", "rpid place-is note")
+        }
+        if let bias = state.timeZoneBias {
+            // Windows bias: UTC = local + bias, so the offset from UTC is -bias (RFC 4480 §3.14).
+            details.timeOffsets = [RPIDTimeOffset(minutes: -bias, description: state.timeZoneName)]
+            report.map("state/timeZoneBias", "rpid time-offset \(-bias)")
+            if state.timeZoneName != nil { report.map("state/timeZoneName", "rpid time-offset/@description") }
+        }
+        if Report.keepsEntries { reportDroppedState(state, report: &report) }
+        return details
+    }
+
+    /// A note category's bodies ([MS-PRES] §2.2.2.7.5) as person notes (RFC 4479 §3.1); with
+    /// the RPID extensions an out-of-office body is an activity with its period instead.
+    func noteRule<Report: MappingReporting>(
+        _ note: MSNote, extended: Bool, notes: inout [PIDFNote], activities: inout [RPIDTokens], report: inout Report
+    ) {
+        for body in note.bodies where !body.text.isEmpty {
+            if body.type == "OOF", extended {
+                activities.append(RPIDTokens(
+                    from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
+                    values: [.other(MSActivityToken.outOfOffice.rawValue)]))
+                report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
+            } else {
+                notes.append(PIDFNote(body.text))
+                report.map("note[\(body.type ?? "personal")]", "person note")
+                if body.type == "OOF", body.startTime != nil || body.endTime != nil {
+                    report.drop("note[OOF]/@startTime|@endTime", "a person note has no period; rpid-extensions writes the out-of-office activity with from/until")
+                }
+            }
+        }
+    }
+
+    /// A contact card ([MS-PRES] §2.2.2.7.6) as CIPID (RFC 4482): the first display name of
+    /// all cards, this card's photo as icon and its first URL as homepage.
+    func contactCardRule<Report: MappingReporting>(
+        _ card: ContactCard, displayName: String?, into cipid: inout CIPID, report: inout Report
+    ) {
+        cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
+        if let photo = card.photos.first(where: { $0.uri != nil })?.uri {
+            cipid.icon = photo
+            report.map("contactCard/photo", "cipid icon")
+        }
+        if let home = card.urls.first?.uri {
+            cipid.homepage = home
+            report.map("contactCard/url", "cipid homepage")
+        }
+        if !card.displayNames.isEmpty { report.map("contactCard/displayName", "cipid display-name") }
+        if Report.keepsEntries { reportDroppedCard(card, report: &report) }
+    }
+
+    /// A calendar's free/busy ([MS-PRES] §2.2.2.7.8) as RPID activities with from/until
+    /// (`freebusy.tsv`), with the RPID extensions only.
+    func calendarRule<Report: MappingReporting>(
+        _ calendar: CalendarData, instance: UInt32, extended: Bool, report: inout Report
+    ) -> [RPIDTokens] {
+        var activities: [RPIDTokens] = []
+        if let freeBusy = calendar.freeBusy {
+            if extended {
+                activities = self.activities(fromFreeBusy: freeBusy, instance: instance, report: &report)
+            } else {
+                report.drop("calendarData/freeBusy", Self.beyondTheRow)
+            }
+        }
+        if calendar.hasWorkingHours { report.drop("calendarData/WorkingHours", "RPID has no working-hours element") }
+        report.drop("calendarData/@mailboxID", "the mailbox the calendar is read from (MS-PRES 2.2.2.7.8); RPID has no element for it")
+        return activities
+    }
+
+    /// Services ([MS-PRES] §2.2.2.7.3) as RFC 5196 flags: one per `capabilities.tsv` row
+    /// whose capability is present with render or capture true, the first row for each
+    /// flag, in table order. nil when there is none.
+    func capabilitiesRule<Report: MappingReporting>(_ services: MSServices, report: inout Report) -> ServiceCapabilities? {
+        let rows = tables.capabilities
+        // Names compared by length first: most differ in length, and two different strings
+        // compared with `==` go through the standard library's slow path (about 1,300 of the
+        // conversion's instructions, callgrind `presence-bench profile convert`).
+        func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
+        // The capabilities a row names that render or capture, each asked once.
+        var present: [String] = []
+        present.reserveCapacity(rows.count)
+        for service in services.services {
+            for capability in service.capabilities where !present.contains(where: { same($0, capability.name) }) {
+                guard rows.contains(where: { same($0.ms, capability.name) }) else { continue }
+                if capability.render == true || capability.capture == true { present.append(capability.name) }
+            }
+        }
+        guard !present.isEmpty else { return nil }
+        var flags: [ServiceCapabilities.Flag] = []
+        flags.reserveCapacity(rows.count)
+        for row in rows where present.contains(where: { same($0, row.ms) }) && !flags.contains(where: { same($0.name, row.caps) }) {
+            flags.append(.init(row.caps, true))
+        }
+        report.map("services", "caps:servcaps " + flags.map(\.name).joined(separator: " "))
+        return ServiceCapabilities(flags: flags)
+    }
+
+    /// The Microsoft dialect's document ([MS-PRES] §2.2.2.8.1): basic, the table's activity
+    /// in `rpid-status` and the display name.
     private func microsoftPIDF<Report: MappingReporting>(
-        _ doc: CategoriesDocument, status: PIDFStatus, tableActivity: String?, hasToken: Bool,
-        displayName: String?, report: inout Report
+        _ doc: CategoriesDocument, _ effective: EffectiveState, _ row: TableRow, report: inout Report
     ) -> PIDFDocument {
-        var status = status
-        status.rpid.legacyActivities = tableActivity.map { [$0] } ?? []
-        if hasToken { report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity") }
+        if Report.keepsEntries, let state = effective.state, let fields = Self.detailFields(of: state) {
+            report.drop("state/" + fields, "the Microsoft dialect carries only basic, activity and display name (MS-PRES 2.2.2.8.1)")
+        }
+        if effective.token != nil, !row.namesToken {
+            report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity")
+        }
         reportUnmappedCategories(doc, dialect: .microsoft, report: &report)
+        var status = PIDFStatus(basic: row.basic)
+        status.rpid.legacyActivities = row.activity.map { [$0] } ?? []
+        let displayName = firstContactDisplayName(doc)
         return PIDFDocument(
             entity: doc.uri, tuples: [PIDFTuple(id: "0", status: status)],
             cipid: CIPID(displayNames: displayName.map { [PIDFNote($0)] } ?? []))
     }
 
-    /// An out-of-office note's activity: other "out-of-office" over the note's period, with the
-    /// note. Out of line: a rare note, whose code in the conversion's body was fetched with it.
-    @inline(never)
-    private func outOfOfficeActivity<Report: MappingReporting>(_ body: MSNote.Body, report: inout Report) -> RPIDTokens {
-        report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
-        return RPIDTokens(
-            from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
-            values: [.other(MSActivityToken.outOfOffice.rawValue)])
-    }
-
-    /// The first display name of the contact cards, in document order: the one CIPID carries
-    /// (an array of them all cost two allocations per conversion to keep one).
+    /// The first display name of the contact cards, in document order: the one CIPID carries.
     private func firstContactDisplayName(_ doc: CategoriesDocument) -> String? {
-        for i in doc.categories.indices {
-            guard case .contactCard(let card) = doc.categories[i].payload else { continue }
-            if let first = card.displayNames.first { return first.text }
+        for category in doc.categories {
+            if case .contactCard(let card) = category.payload, let first = card.displayNames.first { return first.text }
         }
         return nil
-    }
-
-    private func capabilities(_ services: MSServices) -> ServiceCapabilities {
-        // The table, services and capabilities read in place through their buffers (by
-        // index from the arrays, each row's strings and each service's capability array were
-        // copied out per row). Names are compared by length first: most differ in length, and
-        // that test is a load where a string comparison is a call.
-        func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
-        /// `render == true || capture == true`, the first attribute of each key read in its
-        /// array (the getters copied the capability and searched its attributes once per key).
-        func rendersOrCaptures(_ attributes: UnsafeBufferPointer<MSCapability.Attribute>) -> Bool {
-            var sawRender = false, sawCapture = false
-            for a in attributes.indices {
-                if !sawRender, same(attributes[a].key, "render") {
-                    sawRender = true
-                } else if !sawCapture, same(attributes[a].key, "capture") {
-                    sawCapture = true
-                } else {
-                    continue
-                }
-                if Bool(xsd: attributes[a].value) == true { return true }
-            }
-            return false
-        }
-        var flags: [ServiceCapabilities.Flag] = []
-        tables.capabilities.withUnsafeBufferPointer { rows in
-            // One pass over the services' capabilities, each marking the rows of its name when
-            // it renders or captures (asked once per capability, only when a row names it),
-            // instead of a search of all of them for each row.
-            withUnsafeTemporaryAllocation(of: Bool.self, capacity: rows.count) { on in
-                on.initialize(repeating: false)
-                var any = false
-                for s in services.services.indices {
-                    services.services[s].capabilities.withUnsafeBufferPointer { capabilities in
-                        for c in capabilities.indices {
-                            var asked = false, isOn = false
-                            for r in rows.indices where !on[r] && same(rows[r].ms, capabilities[c].name) {
-                                if !asked {
-                                    asked = true
-                                    isOn = capabilities[c].sortedAttributes.withUnsafeBufferPointer(rendersOrCaptures)
-                                }
-                                on[r] = isOn
-                                any = any || isOn
-                            }
-                        }
-                    }
-                }
-                guard any else { return }
-                // The flags in table order, the first row for each flag.
-                flags.reserveCapacity(rows.count)
-                rows: for r in rows.indices where on[r] {
-                    for f in flags.indices where same(flags[f].name, rows[r].caps) { continue rows }
-                    flags.append(.init(rows[r].caps, true))
-                }
-            }
-        }
-        return ServiceCapabilities(flags: flags)
     }
 
     private func reportDroppedState<Report: MappingReporting>(_ state: MSState, report: inout Report) {
