@@ -65,11 +65,11 @@ public struct BatchCategorySubscriber: Sendable {
         self.resourceList = ResourceList(resources)
     }
 
-    /// The headers of a batch category SUBSCRIBE (§4.5, lines 13253-13276): `Require: adhoclist,
+    /// The headers of a batch category SUBSCRIBE (§4.5): `Require: adhoclist,
     /// categoryList`, `Supported: eventlist, ms-benotify, ms-piggyback-first-notify`, and Accept
-    /// for categories, RLMI and multipart/related (§3.4.5.1.1, lines 6563-6566).
+    /// for categories, RLMI and multipart/related (§3.4.5.1.1).
     ///
-    /// A *single* category SUBSCRIBE (§3.4.5.1.1; example §4.6, lines 14020-14055) has the same
+    /// A *single* category SUBSCRIBE (§3.4.5.1.1; example §4.6) has the same
     /// body with one resource but no `Require`, and its To is the resource: `single` gives it.
     public static func configuration(watcher: SIPAddress, target: SIPURI, contact: SIPAddress,
                                      expires: UInt32, single: SIPAddress? = nil) -> SubscriberSubscription.Configuration {

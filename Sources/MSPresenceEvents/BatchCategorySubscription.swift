@@ -31,7 +31,7 @@ public struct BatchCategorySubscription: Sendable {
         case rejected(RLMIList.Instance)
         /// Accepted but not yet authorized by its source (an RFC 6665 `pending` subscription
         /// behind it): the resource joins the dialog and is listed in the RLMI part with
-        /// `instance` (state `pending`, [MS-PRES] §2.2.2.4.2 lines 2535-2540: "active", "pending",
+        /// `instance` (state `pending`, [MS-PRES] §2.2.2.4.2: "active", "pending",
         /// "terminated", "resubscribe"), without a categories part; its state follows with
         /// ``resourceStateChanged(_:instance:document:boundary:now:)``.
         case pending(RLMIList.Instance)
@@ -47,7 +47,7 @@ public struct BatchCategorySubscription: Sendable {
     public let watcher: String
 
     /// Whether a SUBSCRIBE is a batched category subscription: `Require` names both `adhoclist`
-    /// and `categoryList` (§3.4.5.1.1, lines 6542-6585; otherwise it is a single one).
+    /// and `categoryList` (§3.4.5.1.1; otherwise it is a single one).
     public static func isBatch(_ request: SIPRequest) -> Bool {
         let required = Set(((try? request.headers.require) ?? []).map { $0.lowercased() })
         return required.contains("adhoclist") && required.contains("categorylist")
@@ -56,7 +56,7 @@ public struct BatchCategorySubscription: Sendable {
     /// Whether a SUBSCRIBE is an enhanced presence category subscription, batched or single: a
     /// batched one, or one whose body is a category list (`application/msrtc-adrl-categorylist+xml`).
     /// "Otherwise, the request is considered to be a single category subscribe ... the processing
-    /// of batched and single category subscribes is identical" (§3.4.5.1.1, lines 6547-6585; the
+    /// of batched and single category subscribes is identical" (§3.4.5.1.1; the
     /// federation path of §4.6).
     public static func isCategorySubscribe(_ request: SIPRequest) -> Bool {
         isBatch(request) || (try? request.headers.contentType)??.mediaType.lowercased() == SIPBodyType.msrtcCategoryList
@@ -69,7 +69,7 @@ public struct BatchCategorySubscription: Sendable {
 
     /// Accepts a dialog-creating (or polling) batch SUBSCRIBE. `resolve` answers for each resource
     /// of a `subscribe` action with the categories asked (private ones removed: "The server MUST
-    /// ignore 'private' categories in the categoryList body", §3.4.5.1.3, line 6651). An
+    /// ignore 'private' categories in the categoryList body", §3.4.5.1.3). An
     /// `unsubscribe` action in a new dialog removes nothing and is simply answered. The 200 OK
     /// carries the RLMI list of rejected resources and the accepted resources' categories
     /// (piggybacked with `ms-piggyback-cseq`; §4.5), or — for a subscriber without
@@ -100,7 +100,7 @@ public struct BatchCategorySubscription: Sendable {
         return (BatchCategorySubscription(subscription: subscription, resources: resources, watcher: watcher), actions)
     }
 
-    /// A SUBSCRIBE in this dialog (§3.4.5.1.3, lines 6683-6705): `subscribe` actions add resources
+    /// A SUBSCRIBE in this dialog (§3.4.5.1.3): `subscribe` actions add resources
     /// and categories (answered with the data of the resources named), `unsubscribe` actions remove
     /// them ("If not found, a 200 OK is generated"), Expires 0 ends the dialog.
     public mutating func update(_ subscribe: SIPRequest, batch: BatchSubscribe, terms: SubscriptionTerms,
@@ -189,7 +189,7 @@ public struct BatchCategorySubscription: Sendable {
 
     // MARK: -
 
-    /// `Require: eventlist` on the 200 OK and NOTIFYs (§4.5, lines 13330, 13626).
+    /// `Require: eventlist` on the 200 OK and NOTIFYs (§4.5).
     static let eventlist: SIPHeaders = [(.require, "eventlist")]
 
     /// Applies the actions of a batch body to `resources` and builds the answer: the RLMI list of

@@ -4,27 +4,27 @@ public import SIPMessages
 public import XMLBridge
 
 /// The server side of the [MS-PRES] category publish: every publisher's category instances,
-/// keyed by (publisher URI, container, category name, instance) ([MS-PRES] §1.3.1.1, seed lines
-/// 574-669: "The combination of publisher identity, container number, category name, and
+/// keyed by (publisher URI, container, category name, instance) ([MS-PRES] §1.3.1.1:
+/// "The combination of publisher identity, container number, category name, and
 /// instance number uniquely identifies a publication in the server").
 ///
 /// A state machine that returns actions, like the RFC 3903 ``EventStateCompositor`` of SIPStack:
 /// time comes in as `now` (for `time` expiry) and `utcSeconds` (the wall clock stamped into
 /// `publishTime`), both from the driver.
 ///
-/// Versions ([MS-PRES] §1.3.1.6, seed lines 948-1011, and §3.2.5.1.2, lines 5966-5982):
-/// - create: the publication carries version 0; the store keeps version 1 (lines 959-961: "the
+/// Versions ([MS-PRES] §1.3.1.6, and §3.2.5.1.2):
+/// - create: the publication carries version 0; the store keeps version 1 (§1.3.1.6.1: "the
 ///   publisher provides a version number equal to zero ... The server creates the instance and
-///   set its version number to one"; §4.2.1 lines 8765-8879: sent `version="0"`, the 200 OK shows
+///   set its version number to one"; §4.2.1: sent `version="0"`, the 200 OK shows
 ///   `version="1"`);
 /// - update and delete (`expires="0"`): only with the current version, which an update
-///   increments (lines 973-975, 987-989);
+///   increments (§1.3.1.6.2, §1.3.1.6.3);
 /// - anything else is a version conflict: 409 Conflict with an `application/msrtc-fault+xml`
 ///   body listing, for each failing publication, its 1-based index, the version sent, the
-///   current version and the current data ([MS-PRES] §2.2.2.2.3, lines 1659-1698; §4.2.1,
-///   lines 8996-9034).
+///   current version and the current data ([MS-PRES] §2.2.2.2.3;
+///   example §4.2.1).
 ///
-/// A publish is all or nothing ([MS-PRES] §3.2.5.1.2, line 6004: "The server MUST NOT commit any
+/// A publish is all or nothing ([MS-PRES] §3.2.5.1.2: "The server MUST NOT commit any
 /// change until all publication elements in the publish request have been processed, cancelling
 /// pending changes if any operation fails").
 public struct CategoryPublicationStore: Sendable {
@@ -51,24 +51,24 @@ public struct CategoryPublicationStore: Sendable {
         }
     }
 
-    /// One stored category instance ([MS-PRES] §3.2.1 ContainerCategoryEntry, lines 5863-5872).
+    /// One stored category instance ([MS-PRES] §3.2.1 ContainerCategoryEntry).
     public struct Entry: Sendable, Hashable {
         public var key: Key
         /// Server-kept version, 1 after creation ([MS-PRES] §1.3.1.6.1).
         public var version: UInt32
         public var expireType: ExpireType
-        /// Seconds, for `time` ([MS-PRES] §2.2.2.1, lines 1500-1504).
+        /// Seconds, for `time` ([MS-PRES] §2.2.2.1).
         public var expires: UInt32?
         public var expiresAt: NIODeadline?
-        /// The publishing endpoint, for `endpoint` ([MS-PRES] §2.2.2.1, lines 1495-1499).
+        /// The publishing endpoint, for `endpoint` ([MS-PRES] §2.2.2.1).
         public var endpointID: String?
         public var payload: CategoryPayload?
-        /// `publishTime`, stamped by the store ([MS-PRES] §3.2.5.1.2 line 5982: "The server MUST
+        /// `publishTime`, stamped by the store ([MS-PRES] §3.2.5.1.2: "The server MUST
         /// set the publishTime of the category instance to the current time in UTC").
         public var publishTime: String
 
         /// The `category` element for self views and the 200 OK (every attribute with a value,
-        /// lines 6016-6022).
+        /// §3.2.5.1.2).
         public var category: Category {
             Category(name: key.categoryName, instance: key.instance, container: key.container, version: version,
                      publishTime: publishTime, expireType: expireType, expires: expires, endpointID: endpointID,
@@ -106,7 +106,7 @@ public struct CategoryPublicationStore: Sendable {
         /// Category instances over all publishers. Default 1,000,000.
         public var maxPublications: Int
         /// Largest SERVICE body, in bytes; larger → 413. Default 256 KiB ([MS-PRES] §3.2.5.1.2
-        /// lines 5994-5998: "The server SHOULD limit the size of data").
+        /// §3.2.5.1.2: "The server SHOULD limit the size of data").
         public var maxBodyBytes: Int
 
         public init(maxPublicationsPerRequest: Int = 256, maxPublicationsPerPublisher: Int = 1_000,
@@ -120,9 +120,9 @@ public struct CategoryPublicationStore: Sendable {
         public static let `default` = Limits()
     }
 
-    /// A category that clients may not publish into a container ([MS-PRES] §3.2.5.1.2 lines 5953-5954:
+    /// A category that clients may not publish into a container ([MS-PRES] §3.2.5.1.2:
     /// "The server MUST NOT allow publications for a category to go to a container whose name has
-    /// been marked as read-only"; `userProperties` in container 1, lines 6333-6334: "userProperties in container 1 MUST be registered as a read-only category").
+    /// been marked as read-only"; `userProperties` in container 1, §3.2.6.2: "userProperties in container 1 MUST be registered as a read-only category").
     public struct ReadOnly: Sendable, Hashable {
         public var container: UInt32
         public var categoryName: CategoryName
@@ -136,9 +136,9 @@ public struct CategoryPublicationStore: Sendable {
     public enum Outcome: Sendable, Hashable {
         /// Committed. `document` is the §2.2.2.2.2 categories document for the 200 OK: every
         /// instance of each (container, category) the publish touched, an empty `category`
-        /// element where none is left (§4.2.2, lines 9106-9126).
+        /// element where none is left (§4.2.2).
         case committed(document: CategoriesDocument, changes: [Change], expiries: [Key: NIODeadline])
-        /// A version check failed: nothing was committed (§3.2.5.1.2 line 6004).
+        /// A version check failed: nothing was committed (§3.2.5.1.2).
         case conflict(PublishFault)
         /// Refused before any version check.
         case rejected(status: Int, reason: String)
@@ -172,7 +172,7 @@ public struct CategoryPublicationStore: Sendable {
     /// Instances over all publishers.
     public private(set) var count = 0
 
-    /// `readOnly` defaults to `userProperties` in container 1 ([MS-PRES] lines 6333-6334: "userProperties in container 1 MUST be registered as a read-only category").
+    /// `readOnly` defaults to `userProperties` in container 1 ([MS-PRES] §3.2.6.2: "userProperties in container 1 MUST be registered as a read-only category").
     public init(limits: Limits = .default,
                 readOnly: Set<ReadOnly> = [ReadOnly(container: 1, categoryName: .userProperties)]) {
         self.limits = limits
@@ -201,9 +201,9 @@ public struct CategoryPublicationStore: Sendable {
     ///
     /// - not `application/msrtc-category-publish+xml`: 415 with Accept;
     /// - a body that does not parse, a `time` publication without `expires`, a nonzero `expires`
-    ///   on another type (§2.2.2.2.1 lines 1628-1634), an `endpoint` publication with no endpoint:
+    ///   on another type (§2.2.2.2.1), an `endpoint` publication with no endpoint:
     ///   400;
-    /// - To, From and `publications/@uri` not the same URI (§3.2.5.1.2 lines 5938-5940; §2.2.2.2.1 lines 1590, 1605): 403;
+    /// - To, From and `publications/@uri` not the same URI (§3.2.5.1.2; §2.2.2.2.1): 403;
     /// - a read-only (container, category): 403;
     /// - too large: 413; over the store limits: 503;
     /// - a version conflict: 409 with the fault body (and ms-diagnostics 2044, as §4.2.1);
@@ -270,7 +270,7 @@ public struct CategoryPublicationStore: Sendable {
         let publishTime = XSDTime.string(fromSeconds: utcSeconds)
         for (offset, p) in publish.publications.enumerated() {
             let isDelete = p.expires == 0
-            // §2.2.2.2.1 lines 1628-1634 and §3.2.5.1.2 lines 5944-5947: expires is required for time,
+            // §2.2.2.2.1 and §3.2.5.1.2: expires is required for time,
             // and a nonzero expires only for time.
             if p.expireType == .time && p.expires == nil {
                 return .rejected(status: 400, reason: "Time Publication Without Expires")
@@ -288,7 +288,7 @@ public struct CategoryPublicationStore: Sendable {
             let key = Key(publisher: publisher, container: p.container, categoryName: p.categoryName, instance: p.instance)
             let change = Change(publisher: publisher, container: p.container, categoryName: p.categoryName)
             touched.insert(change)
-            // The version check, §3.2.5.1.2 steps 1-4 (lines 5966-5980).
+            // The version check, §3.2.5.1.2 steps 1-4.
             let current = working[key]
             guard p.version == (current?.version ?? 0) else {
                 faults.append(PublishFault.Operation(
@@ -297,7 +297,7 @@ public struct CategoryPublicationStore: Sendable {
                 continue
             }
             if isDelete {
-                // "If the category instance does not exist, the server moves on" (lines 5986-5988).
+                // "If the category instance does not exist, the server moves on" (§3.2.5.1.2).
                 if current != nil {
                     working[key] = nil
                     expiries[key] = nil
@@ -330,7 +330,7 @@ public struct CategoryPublicationStore: Sendable {
                           changes: changed.sorted(), expiries: expiries)
     }
 
-    /// The expiry timer of a `time` publication fired ([MS-PRES] §1.3.1.1 lines 656-659: "the
+    /// The expiry timer of a `time` publication fired ([MS-PRES] §1.3.1.1: "the
     /// server automatically deletes it after the expiration time is reached"). Ignored when the
     /// publication is gone or was updated with a later expiry (a stale timer).
     public mutating func expire(_ key: Key, now: NIODeadline) -> [Action] {
@@ -340,12 +340,12 @@ public struct CategoryPublicationStore: Sendable {
     }
 
     /// The endpoint's registration (or its last subscription) ended: its `endpoint` publications
-    /// go ([MS-PRES] §2.2.2.1 line 1482: "lives as long as the publishing endpoint is registered").
+    /// go ([MS-PRES] §2.2.2.1: "lives as long as the publishing endpoint is registered").
     public mutating func endpointEnded(publisher: String, endpointID: String) -> [Action] {
         removeMatching(publisher) { $0.expireType == .endpoint && $0.endpointID == endpointID }
     }
 
-    /// The user has no registered endpoint left: the `user` publications go (line 1484: "lives as
+    /// The user has no registered endpoint left: the `user` publications go (§2.2.2.1: "lives as
     /// long as the publishing user has at least one registered endpoint"), and with them every
     /// `endpoint` one.
     public mutating func userEnded(publisher: String) -> [Action] {
@@ -367,7 +367,7 @@ public struct CategoryPublicationStore: Sendable {
         }
     }
 
-    /// §3.2.5.1.2 lines 6010-6026: the complete set of instances of each (container, category)
+    /// §3.2.5.1.2: the complete set of instances of each (container, category)
     /// touched, with publishTime and version; an empty element where none is left (§4.2.2).
     func categoriesDocument(publisher: String, for touched: Set<Change>) -> CategoriesDocument {
         var categories: [Category] = []

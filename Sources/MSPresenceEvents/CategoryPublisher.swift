@@ -4,7 +4,7 @@ import XMLBridge
 
 /// The client side of the [MS-PRES] category publish (§2.2.2.2.1): builds the SERVICE with the
 /// versions it knows, learns the new versions from the 200 OK (§2.2.2.2.2), and on 409 Conflict
-/// takes `curVersion` from the fault body (§2.2.2.2.3, lines 1693-1695: "For a publish request to
+/// takes `curVersion` from the fault body (§2.2.2.2.3: "For a publish request to
 /// be successful, it SHOULD be retried with this value") and sends the publish again, at most
 /// ``Configuration/maxConflictRounds`` times.
 ///
@@ -71,7 +71,7 @@ public struct CategoryPublisher: Sendable {
         case send(SIPRequest)
         /// The publish was committed; the 200 OK's categories document when it had one.
         case published(CategoriesDocument?)
-        /// The publish failed for good: nothing of it was committed (§3.2.5.1.2 line 6004).
+        /// The publish failed for good: nothing of it was committed (§3.2.5.1.2).
         case failed(statusCode: Int?, reason: String)
     }
 

@@ -172,7 +172,7 @@ enum Bench {
         return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    /// [MS-PRES] §4.5, seed lines 13383-13506: john's categories in the batch 200 OK (2.4 KB).
+    /// [MS-PRES] §4.5: john's categories in the batch 200 OK (2.4 KB).
     static let categoriesNotify = """
         <categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories" uri="sip:john@contoso.com">
           <category name="calendarData" instance="0" publishTime="2008-01-23T07:53:41.670">

@@ -105,9 +105,9 @@ enum SIPBench {
         """
 
     /// [MS-PRES] §4.5 (batch subscription), the server's 200 OK to the first batch SUBSCRIBE:
-    /// headers from seed 004_24897babefc1d899.txt lines 13323-13355 (the seed's elided
+    /// headers from [MS-PRES] §4.5 (the seed's elided
     /// `Contact: …` and `Authentication-Info: …` are filled in with plausible values, and its
-    /// folded Content-Type line 13345-13347 is kept as a fold), body parts from lines 13359-13510
+    /// folded Content-Type §4.5 is kept as a fold), body parts from §4.5
     /// (Vectors: /work/shared/spec/examples/4.5-batch-subscribe-1-200ok-part1-rlmi.xml and
     /// -part2-categories.xml). Content-Length is computed from the body.
     static let batchSubscribeOK: [UInt8] = {
@@ -144,13 +144,13 @@ enum SIPBench {
         return Array(head.utf8) + bodyBytes
     }()
 
-    /// Seed lines 13369-13371 (RLMI, RFC 4662 §5).
+    /// §4.5 (RLMI, RFC 4662 §5).
     static let rlmiPart = """
         <list xmlns="urn:ietf:params:xml:ns:rlmi" uri="sip:alice@contoso.com" version="0"
         fullState="false"/>
         """
 
-    /// Seed lines 13383-13506 ([MS-PRES] categories document for john).
+    /// §4.5 ([MS-PRES] categories document for john).
     static let categoriesPart = """
         <categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories"
         uri="sip:john@contoso.com">

@@ -8,7 +8,7 @@ import SIPStack
 import Testing
 
 /// The [MS-PRES] §4.5 (batched), §4.6 (resubscribe) and §4.7 (polling) exchanges, notifier and
-/// subscriber side. Headers are the seed's (lines 13253-13276, 13388-13411, 14236-14258), bodies
+/// subscriber side. Headers are the seed's (§4.5, §4.7), bodies
 /// the extracted examples in ../shared/spec/examples.
 @Suite struct BatchSubscriptionTests {
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -164,7 +164,7 @@ import Testing
     }
 
     @Test func privateCategoriesAreIgnored() throws {
-        // §3.4.5.1.3 (line 6651): "The server MUST ignore 'private' categories in the categoryList".
+        // §3.4.5.1.3: "The server MUST ignore 'private' categories in the categoryList".
         let batchBody = BatchSubscribe(uri: "sip:alice@contoso.com", actions: [
             BatchSubscribe.Action(kind: .subscribe, resources: [.init(uri: "sip:john@contoso.com")],
                                   categories: [.legacyInterop, .state, .routing, .workingHours]),
@@ -205,7 +205,7 @@ import Testing
 
     @Test func pollingSubscribeIsAnsweredOnceAndKeepsNoState() throws {
         // §4.7: Expires 0 and no To tag; the 200 OK carries the data and
-        // "subscription-state: terminated;expires=0" (lines 14286-14300).
+        // "subscription-state: terminated;expires=0" (§4.7).
         let request = try Self.subscribe(cseq: 1, expires: 0, body: Self.example("4.7-polling-subscribe.xml"))
         let bob = try CategoriesDocument(bytes: Self.example("4.7-polling-200ok-part2-categories.xml"))
         let (created, actions) = try BatchCategorySubscription.accept(

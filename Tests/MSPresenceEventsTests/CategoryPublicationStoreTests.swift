@@ -89,7 +89,7 @@ import XMLBridge
         #expect(mine.operations.map(\.currentVersion) == seed.operations.map(\.currentVersion))
         #expect(mine.operations.map(\.data) == seed.operations.map(\.data))
         // The seed writes version="1" although its request sent 0 (examples/README.md); we return
-        // the version the request carried, as §2.2.2.2.3 defines the attribute (lines 1686-1688).
+        // the version the request carried, as §2.2.2.2.3 defines the attribute.
         #expect(mine.operations.map(\.version) == [0, 0, 0])
         #expect(store.entries(of: bob).map(\.version) == [2, 2, 2])
     }

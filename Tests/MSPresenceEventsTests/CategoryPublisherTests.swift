@@ -82,7 +82,7 @@ import XMLBridge
         conflict.headers.append(.contentType, "application/msrtc-fault+xml")
         conflict.body = try example("4.2.1-publish-409-conflict.xml")
         let retry = try #require(sent(client.receive(conflict)).first)
-        // curVersion="2" for operations 1-3 (§4.2.1 lines 9010-9030).
+        // curVersion="2" for operations 1-3 (§4.2.1).
         #expect(try CategoryPublish(bytes: retry.body).publications.map(\.version) == [2, 2, 2])
         #expect(try retry.headers.cseq?.sequence == 2)
     }

@@ -14,7 +14,7 @@ func example(_ file: String) throws -> [UInt8] {
     Array(try Data(contentsOf: examplesDirectory.appendingPathComponent(file)))
 }
 
-/// A publish SERVICE with the headers of [MS-PRES] §4.2.1 (seed lines 8737-8750) and `body`.
+/// A publish SERVICE with the headers of [MS-PRES] §4.2.1 and `body`.
 func serviceRequest(body: [UInt8], from: String = "<sip:bob@contoso.com>;tag=b5410171e2;epid=84d3db8c23",
                     to: String = "<sip:bob@contoso.com>",
                     contentType: String = "application/msrtc-category-publish+xml", cseq: Int = 1) -> SIPRequest {

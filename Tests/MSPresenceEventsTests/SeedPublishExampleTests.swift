@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func userStateExampleCreatesItsInstancesAndSkipsDeletesOfMissingOnes() throws {
-        // §4.3.1 (seed lines 9217-9276): two creates (version 0) and two deletes (expires 0,
+        // §4.3.1: two creates (version 0) and two deletes (expires 0,
         // version 0) of time-bound instances that do not exist: "the server moves on".
         var store = CategoryPublicationStore()
         let ok = try send(&store, "4.3.1-publish-userState.xml")
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func deviceExampleCreatesDeviceAndMachineState() throws {
-        // §4.3.2 (seed lines 10141-10220).
+        // §4.3.2.
         var store = CategoryPublicationStore()
         let ok = try send(&store, "4.3.2-publish-device-state.xml")
         #expect(ok.statusCode == 200)
@@ -43,9 +43,9 @@ import Testing
     }
 
     @Test func dndExampleAfterTheUserStateExampleConflictsOnTheStaticInstances() throws {
-        // §4.3.4 (seed lines 11592-11641) deletes the static instances 536870912 with version="0",
-        // but after §4.3.1 created them they are at version 1: under §3.2.5.1.2 (lines 5966-5980)
-        // that is a version conflict, and the whole publish fails (line 6004). The seed's examples
+        // §4.3.4 deletes the static instances 536870912 with version="0",
+        // but after §4.3.1 created them they are at version 1: under §3.2.5.1.2
+        // that is a version conflict, and the whole publish fails (§3.2.5.1.2). The seed's examples
         // are separate sessions; alone, §4.3.4 succeeds.
         var chained = CategoryPublicationStore()
         _ = try send(&chained, "4.3.1-publish-userState.xml")
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func calendarExampleUpdatesVersionOneInstancesOnceTheyExist() throws {
-        // §4.3.3 (seed lines 11065-11268): instance 0 is updated with version 1, instance
+        // §4.3.3: instance 0 is updated with version 1, instance
         // 1982801780 created with version 0.
         let publish = try CategoryPublish(bytes: try example("4.3.3-publish-calendarData.xml"))
         var fresh = CategoryPublicationStore()

@@ -4,7 +4,7 @@ import XMLBridge
 
 /// Values read from the [MS-PRES] examples, checked against the spec text.
 @Suite struct MSCategoriesTests {
-    /// §2.2.2.4.3 BENOTIFY (seed lines 2612-2668).
+    /// §2.2.2.4.3 BENOTIFY.
     @Test func benotifyCarriesAggregateStateInAMeeting() throws {
         let doc = try CategoriesDocument(bytes: try loadExample("2.2.2.4.3-benotify-categories.xml"))
         #expect(doc.uri == "sip:user2@contoso.com")
@@ -25,7 +25,7 @@ import XMLBridge
         #expect(services.services.first?.capabilities.first?.attributes["deviceAvailability"] == "3500")
     }
 
-    /// §2.2.2.7.1 machineState with the W13 delimiter block (seed lines 3101-3123).
+    /// §2.2.2.7.1 machineState with the W13 delimiter block.
     @Test func machineStateReadsTheDelimitedBlockAndWritesItBack() throws {
         let root = try XMLParser.parse(try loadExample("2.2.2.7.1-state-machineState.xml"))
         let state = try MSState(xml: root)
@@ -44,7 +44,7 @@ import XMLBridge
         #expect(!written.contains("delimiter") && !written.contains("<end"))
     }
 
-    /// §2.2.2.7.1 custom activity (seed lines 3135-3139).
+    /// §2.2.2.7.1 custom activity.
     @Test func customActivityKeepsItsLCID() throws {
         let state = try MSState(xml: XMLParser.parse(try loadExample("2.2.2.7.1-state-aggregateState.xml")))
         #expect(state.availability == 9500)
@@ -107,7 +107,7 @@ import XMLBridge
         #expect(try MSState(xml: XMLParser.parse(XMLWriter().bytes(state.xml))) == state)
     }
 
-    /// §4.13 (seed lines 15656-15712): legacyInterop and userProperties inherit
+    /// §4.13: legacyInterop and userProperties inherit
     /// the categories namespace, or have none in a bare `<category>`.
     @Test func categoriesNamespacePayloadsAreTyped() throws {
         let interop = try Category(xml: XMLParser.parse(try loadExample("4.13-server-legacyInterop.xml")))

@@ -154,7 +154,7 @@ extension XMLNode {
         try roundTripElement(root, file: file)
     }
 
-    /// In §4.3.1 (seed lines 9299-9647) a machineState's `</state>` closes before
+    /// In §4.3.1 a machineState's `</state>` closes before
     /// its delimiter block, so that category's content stays verbatim.
     @Test func misnestedMachineStateIsKeptVerbatim() throws {
         let root = try XMLParser.parse(try loadExample("4.3.1-publish-200ok-aggregated.xml"))

@@ -3,7 +3,7 @@ import PresenceMapping
 import XMLBridge
 import Testing
 
-/// The two bit streams of [MS-PRES] §2.2.2.7.8 (seed lines 4472-4547), packed
+/// The two bit streams of [MS-PRES] §2.2.2.7.8, packed
 /// most significant bit first and base64-encoded by hand:
 /// "00000000001010101001010101111111110000" → ACqVf8A= ;
 /// header 5 + "000000010010001001011011100000" → BQEiW4A= .

@@ -3,7 +3,7 @@ import PresenceDocuments
 import Testing
 
 /// The categories → PIDF rules one at a time. Expected values are typed from [MS-PRES]
-/// §3.7.5.4 (seed lines 7383-7413), `availability-pidf-detail.tsv`, `activity-tokens.tsv`,
+/// §3.7.5.4, `availability-pidf-detail.tsv`, `activity-tokens.tsv`,
 /// `freebusy.tsv` and `capabilities.tsv`, and RFC 4480, not produced by the code under test.
 struct PIDFRuleTests {
     static let mapper = SpecTableTests.mapper

@@ -2,8 +2,8 @@ import PresenceDocuments
 import PresenceMapping
 import Testing
 
-/// Expected values typed from [MS-PRES] §3.7.5.4 (seed lines 7383-7413) and
-/// §3.7.5.5 (seed lines 7491-7550), not produced by the code under test.
+/// Expected values typed from [MS-PRES] §3.7.5.4 and
+/// §3.7.5.5, not produced by the code under test.
 struct SpecTableTests {
     static let mapper: PresenceMapper = {
         do { return PresenceMapper(tables: try MappingTables.builtIn()) } catch { fatalError("built-in tables: \(error)") }

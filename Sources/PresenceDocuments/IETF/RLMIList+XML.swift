@@ -1,7 +1,7 @@
 public import XMLBridge
 
 extension RLMIList {
-    /// Reads an RLMI `list` (RFC 4662 §5; [MS-PRES] §2.2.2.4.2, schema §6.9, seed lines 2383-2567).
+    /// Reads an RLMI `list` (RFC 4662 §5; [MS-PRES] §2.2.2.4.2, schema §6.9).
     ///
     /// ```
     /// <list xmlns="urn:ietf:params:xml:ns:rlmi" uri version fullState cid?>
@@ -42,7 +42,7 @@ extension RLMIList {
     /// Parses an RLMI body, first strictly and, if that fails as not
     /// well-formed, again after ``repairingSpecDefects(_:)``.
     ///
-    /// [MS-PRES] §2.2.2.4.2 (seed lines 2437-2451) prints the only poolFqdn
+    /// [MS-PRES] §2.2.2.4.2 prints the only poolFqdn
     /// example as `cid="john@contoso.com` + newline + `poolFqdn="..."/>" />`:
     /// the cid value lacks its closing quote and a stray `" />` follows the
     /// empty-element tag. Servers are not known to send this; the repair exists

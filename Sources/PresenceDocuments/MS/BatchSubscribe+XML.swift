@@ -2,7 +2,7 @@ public import XMLBridge
 
 extension BatchSubscribe {
     /// Reads a category SUBSCRIBE body, `application/msrtc-adrl-categorylist+xml`
-    /// ([MS-PRES] §2.2.2.4.1, schemas §6.8, seed lines 2181-2381).
+    /// ([MS-PRES] §2.2.2.4.1, schemas §6.8).
     ///
     /// ```
     /// <batchSub xmlns=".../2006/01/sip/batch-subscribe" uri? name?>

@@ -32,7 +32,7 @@ public struct BatchSubscribe: Hashable, Sendable {
     public struct Resource: Hashable, Sendable {
         public var uri: String
         /// The `context` element, verbatim: empty (asserting an earlier
-        /// subscription) or holding a `subscriptionContext` ([MS-PRES] lines 2334-2374).
+        /// subscription) or holding a `subscriptionContext` ([MS-PRES] §2.2.2.4.1).
         public var context: XMLElement?
         public init(uri: String, context: XMLElement? = nil) {
             self.uri = uri

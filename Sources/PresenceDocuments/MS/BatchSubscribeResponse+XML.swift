@@ -11,7 +11,7 @@ extension BatchSubscribeResponse {
 
     /// Decodes the parts of a category SUBSCRIBE 200 OK (`multipart/related;
     /// type="application/rlmi+xml";start=resourceList`, [MS-PRES] §2.2.2.4.2,
-    /// seed lines 2415-2503).
+    /// §2.2.2.4.2).
     ///
     /// The RLMI part is the first part whose Content-Type is
     /// `application/rlmi+xml` or whose Content-ID is `resourceList` (with or
@@ -38,7 +38,7 @@ extension BatchSubscribeResponse {
         self.init(list: try RLMIList(bytes: multipart.parts[index].body, limits: limits), categories: categories)
     }
 
-    /// The multipart body, part headers as in the seed (lines 2415-2503):
+    /// The multipart body, part headers as in the seed (§2.2.2.4.2):
     /// `Content-Transfer-Encoding: binary`, `Content-ID: resourceList` and
     /// `Content-Type: application/rlmi+xml` on the first part,
     /// `Content-Transfer-Encoding: binary` and `Content-Type:

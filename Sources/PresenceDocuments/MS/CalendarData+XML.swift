@@ -6,7 +6,7 @@ extension CalendarData {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads `calendarData` ([MS-PRES] §2.2.2.7.8, schema §7.8, seed lines 4333-4547);
+    /// Reads `calendarData` ([MS-PRES] §2.2.2.7.8, schema §7.8);
     /// the `workingHours` category uses the same element (§2.2.2.7.9).
     ///
     /// ```

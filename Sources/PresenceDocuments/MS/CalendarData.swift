@@ -28,7 +28,7 @@ public struct CalendarData: Hashable, Sendable {
     public var freeBusy: Optional<FreeBusy>
     public var extensions: [XMLElement]
 
-    /// `freeBusy` ([MS-PRES] lines 4472-4547): base64 slots from `startTime`,
+    /// `freeBusy` ([MS-PRES] §2.2.2.7.8): base64 slots from `startTime`,
     /// each `granularity` (xs:duration, e.g. PT15M) long.
     public struct FreeBusy: Hashable, Sendable {
         public var startTime: Optional<String>

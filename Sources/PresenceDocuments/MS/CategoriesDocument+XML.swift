@@ -6,7 +6,7 @@ extension CategoriesDocument {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads a `categories` document ([MS-PRES] §2.2.2.1, schema §6.2, seed lines 1394-1508).
+    /// Reads a `categories` document ([MS-PRES] §2.2.2.1, schema §6.2).
     ///
     /// ```
     /// <categories xmlns="http://schemas.microsoft.com/2006/09/sip/categories" uri="sip:publisher">

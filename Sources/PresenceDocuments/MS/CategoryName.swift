@@ -21,7 +21,7 @@ public struct CategoryName: Hashable, Sendable, RawRepresentable, ExpressibleByS
     public static let linkedPICContacts: CategoryName = "linkedPICContacts"
 
     /// Categories nobody but the publisher may subscribe to ([MS-PRES] §1.3.1.2;
-    /// lines 4301, 4330, 4557, 4604, 4668 of the seed).
+    /// §2.2.2.7.6, §2.2.2.7.7, §2.2.2.7.9, §2.2.2.7.10, §2.2.2.7.12).
     public static let privateCategories: Set<CategoryName> = [
         .legacyInterop, .routing, .workingHours, .dndState, .linkedPICContacts,
     ]

@@ -2,7 +2,7 @@ public import XMLBridge
 
 extension CategoryPublish {
     /// Reads a publish SERVICE body, `application/msrtc-category-publish+xml`
-    /// ([MS-PRES] §2.2.2.2.1, schema §6.10, seed lines 1510-1638).
+    /// ([MS-PRES] §2.2.2.2.1, schema §6.10).
     ///
     /// ```
     /// <publish xmlns=".../2006/09/sip/rich-presence"> <publications uri>

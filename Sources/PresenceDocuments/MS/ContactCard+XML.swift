@@ -6,7 +6,7 @@ extension ContactCard {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads a `contactCard` ([MS-PRES] §2.2.2.7.5, schema §7.3, seed lines 4028-4295).
+    /// Reads a `contactCard` ([MS-PRES] §2.2.2.7.5, schema §7.3).
     ///
     /// ```
     /// <contactCard majorVersion? minorVersion? isUCEnabled?>

@@ -70,7 +70,7 @@ public struct ContactCard: Hashable, Sendable {
     public var minorVersion: String? {
         get { rare?.value.minorVersion } set { rare.update(emptying: newValue == nil) { $0.minorVersion = newValue } }
     }
-    /// Prose-only attribute ([MS-PRES] lines 4108-4109), not in the schema.
+    /// Prose-only attribute ([MS-PRES] §2.2.2.7.5), not in the schema.
     public var isUCEnabled: Bool? { get { rare?.value.isUCEnabled } set { rare.update(emptying: newValue == nil) { $0.isUCEnabled = newValue } } }
     /// Elements not modelled above, kept verbatim.
     public var extensions: [XMLElement] {

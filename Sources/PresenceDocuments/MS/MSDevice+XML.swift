@@ -6,7 +6,7 @@ extension MSDevice {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads `device` ([MS-PRES] §2.2.2.7.2, schema §7.4, seed lines 3320-3412).
+    /// Reads `device` ([MS-PRES] §2.2.2.7.2, schema §7.4).
     ///
     /// ```
     /// <device endpointId> <capabilities uri preferred?> capability* </capabilities>*

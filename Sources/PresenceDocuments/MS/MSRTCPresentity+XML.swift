@@ -1,8 +1,8 @@
 public import XMLBridge
 
 extension MSRTCPresentity {
-    /// Reads a `text/xml+msrtc.pidf` presentity ([MS-PRES] §2.2.2.9.2, seed
-    /// lines 5290-5382; example §4.11, lines 15251-15335; base schema [MS-SIP] §6).
+    /// Reads a `text/xml+msrtc.pidf` presentity ([MS-PRES] §2.2.2.9.2;
+    /// example §4.11; base schema [MS-SIP] §6).
     ///
     /// ```
     /// <presentity uri xmlns="http://schemas.microsoft.com/2002/09/sip/presence">

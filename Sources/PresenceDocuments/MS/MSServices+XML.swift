@@ -6,7 +6,7 @@ extension MSServices {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads `services` ([MS-PRES] §2.2.2.7.3, schema §7.5, seed lines 3414-3856).
+    /// Reads `services` ([MS-PRES] §2.2.2.7.3, schema §7.5).
     ///
     /// ```
     /// <services> <service uri> <capabilities> capability* </capabilities> ... </service>* </services>

@@ -6,7 +6,7 @@ extension MSState {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads a `state` element ([MS-PRES] §2.2.2.7.1, schema §7.2, seed lines 3066-3318).
+    /// Reads a `state` element ([MS-PRES] §2.2.2.7.1, schema §7.2).
     ///
     /// ```
     /// <state xsi:type="aggregateState" manual? startTime? uri? endpointId? lastActive?
@@ -149,7 +149,7 @@ extension MSActivity {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads an `activity` ([MS-PRES] §2.2.2.7.1, seed lines 3246-3263):
+    /// Reads an `activity` ([MS-PRES] §2.2.2.7.1):
     /// `token`, `minAvailability`, `maxAvailability` and `custom @LCID @updated` children.
     ///
     /// `maxAvailability="unbounded"` (the schema default) reads as `nil`.
@@ -215,7 +215,7 @@ extension LegacyInterop {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads `legacyInterop` ([MS-PRES] §2.2.2.7.6, schema §7.7, seed lines 4297-4326).
+    /// Reads `legacyInterop` ([MS-PRES] §2.2.2.7.6, schema §7.7).
     ///
     /// ```
     /// <legacyInterop availability? token? dndState?/>

@@ -19,7 +19,7 @@ public struct MSState: Hashable, Sendable {
     /// The mandatory `xsi:type`: an open vocabulary.
     public var type: StateType
     public var manual: Optional<Bool>
-    /// unsignedInt availability ([MS-PRES] §2.2.2.7.1, lines 3227-3244).
+    /// unsignedInt availability ([MS-PRES] §2.2.2.7.1).
     public var availability: Optional<UInt32>
     public var activities: [MSActivity]
     /// The fields most states leave out, held out of line (nil when all are absent): a gateway
@@ -118,7 +118,7 @@ public struct StateType: Hashable, Sendable, RawRepresentable, ExpressibleByStri
     public static let presentingState: StateType = "presentingState"
 }
 
-/// An `activity` of a state ([MS-PRES] §2.2.2.7.1, lines 3246-3263).
+/// An `activity` of a state ([MS-PRES] §2.2.2.7.1).
 public struct MSActivity: Hashable, Sendable {
     public var token: Optional<MSActivityToken>
     public var minAvailability: Optional<UInt32>
@@ -145,7 +145,7 @@ public struct MSActivity: Hashable, Sendable {
     }
 }
 
-/// Activity tokens: an open vocabulary (schema §7.2, lines 17616-17630 of the seed).
+/// Activity tokens: an open vocabulary (schema §7.2).
 public struct MSActivityToken: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }

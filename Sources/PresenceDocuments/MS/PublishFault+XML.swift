@@ -2,8 +2,8 @@ public import XMLBridge
 
 extension PublishFault {
     /// Reads a 409 Conflict body, `application/msrtc-fault+xml` ([MS-PRES]
-    /// §2.2.2.2.3, seed lines 1659-1698; examples §4.2.1 lines 8996-9034 and
-    /// §2.2.2.10.4 lines 5650-5662). No namespace.
+    /// §2.2.2.2.3; examples §4.2.1 and
+    /// §2.2.2.10.4). No namespace.
     ///
     /// ```
     /// <Fault> <Faultcode>Client.BadCall.WrongDelta</Faultcode>

@@ -1,7 +1,7 @@
 public import XMLBridge
 
 /// The 409 Conflict body of a publish, `application/msrtc-fault+xml`
-/// ([MS-PRES] §2.2.2.2.3, example §4.2.1 lines 8996-9034). No namespace.
+/// ([MS-PRES] §2.2.2.2.3, example §4.2.1). No namespace.
 ///
 /// ```
 /// <Fault> <Faultcode>Client.BadCall.WrongDelta</Faultcode>

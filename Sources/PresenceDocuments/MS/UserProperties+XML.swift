@@ -6,7 +6,7 @@ extension UserProperties {
         try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
-    /// Reads `userProperties` ([MS-PRES] §2.2.2.7.4, schema §7.6, seed lines 3858-4026).
+    /// Reads `userProperties` ([MS-PRES] §2.2.2.7.4, schema §7.6).
     ///
     /// ```
     /// <userProperties> <lines> <line lineType lineServer?>uri</line>* </lines>?

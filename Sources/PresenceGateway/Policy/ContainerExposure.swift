@@ -13,7 +13,7 @@ public enum ContainerExposure: Sendable, Hashable {
     case only(Set<CategoryName>)
     /// Every category as a presentity that never published shows it (empty category elements):
     /// the offline view the server keeps in container 32000 for blocked watchers ([MS-PRES]
-    /// lines 6307-6318, 12040-12390; guide §5 "polite blocking in practice"). Its members are
+    /// §3.2.6.2, §4.4.2; guide §5 "polite blocking in practice"). Its members are
     /// resolved to it for every category and see exactly the polite-block view.
     case neverPublished
 

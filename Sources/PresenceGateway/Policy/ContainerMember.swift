@@ -1,4 +1,4 @@
-/// One member of a container's membership list ([MS-PRES] §2.2.2.5, lines 2701-2737):
+/// One member of a container's membership list ([MS-PRES] §2.2.2.5, §2.2.2.5.1):
 ///
 /// ```
 /// <member type="user|domain|sameEnterprise|federated|publicCloud|everyone" value="..."/>

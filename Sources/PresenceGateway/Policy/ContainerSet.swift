@@ -4,7 +4,7 @@ public import PresenceDocuments
 /// watcher resolves to for a category (§3.2.5.3).
 public struct ContainerSet: Sendable, Hashable {
     /// Container number → members. Container 0, the default container, is readable by everyone
-    /// and has no editable membership (§1.3.1.3.5, lines 711-718); it need not be listed.
+    /// and has no editable membership (§1.3.1.3.5, §1.3.1.3.3); it need not be listed.
     public var members: [UInt32: [ContainerMember]]
     /// Container number → the categories it holds of the presentity's state
     /// (per-container category selection). A container without an entry holds every category
@@ -46,16 +46,16 @@ public struct ContainerSet: Sendable, Hashable {
     ///
     /// `holding` are the containers that hold at least one publication of the category: only those
     /// take part ("The server considers only containers that contain at least one publication of
-    /// the category", §3.2.5.3, lines 6079-6106). The rules, first match wins, highest container
+    /// the category", §3.2.5.3). The rules, first match wins, highest container
     /// number within a rule:
     /// 1. a `user` member equal to the watcher's URI;
     /// 2. a `domain` member covering the watcher's domain (guide Q3: equal or a sub-domain);
     /// 3. `sameEnterprise`, 4. `federated`, 5. `publicCloud`, when the watcher is of that network;
     /// 6. an `everyone` member in a non-zero container — guide Q2: absent from §3.2.5.3 but the
-    ///    sixth priority of §1.3.1.3.7 (lines 786-798), so ranked after the network types;
+    ///    sixth priority of §1.3.1.3.7, so ranked after the network types;
     /// 7. container 0 when it holds the category; else nil.
     ///
-    /// Guide Q1: the overview's "highest-numbered container wins" (lines 765-771) is not used;
+    /// Guide Q1: the overview's "highest-numbered container wins" (§1.3.1.3.6) is not used;
     /// §3.2.5.3 ranks by member type first, as it is the normative text.
     public func resolve(_ watcher: WatcherIdentity, holding: Set<UInt32>) -> UInt32? {
         let candidates = holding.filter { $0 != 0 }.sorted(by: >)

@@ -48,7 +48,7 @@ public struct WatcherIdentity: Sendable, Hashable {
 
 /// Whether a domain entry (a container member, a partner list entry, a served domain) covers
 /// `host`: equal, or a sub-domain of it on a label boundary (guide Q3: the schema calls a domain
-/// member a "domain suffix", line 2734, while §3.2.5.3 says "equals", line 6089; the suffix rule
+/// member a "domain suffix", §2.2.2.5.1, while §3.2.5.3 says "equals"; the suffix rule
 /// contains the equal case and is what an operator listing `example.com` expects for
 /// `eu.example.com`).
 func domain(_ domain: String, covers host: String) -> Bool {
@@ -56,7 +56,7 @@ func domain(_ domain: String, covers host: String) -> Bool {
 }
 
 /// The network a watcher comes from ([MS-PRES] §1.3.1.3.5 membership types; §3.4.5.1.3,
-/// lines 6714-6721: learnt from the source-network information of the request).
+/// §3.4.5.1.3: learnt from the source-network information of the request).
 public enum SourceNetwork: String, Sendable, Hashable, CaseIterable {
     case sameEnterprise
     case federated
