@@ -12,7 +12,7 @@ for at most DUR seconds (-m R*DUR, hard -timeout DUR+5 s, per-call receive timeo
 wall-clock kill at DUR+30 s). A step is clean when fewer than 1 % of the calls failed and at
 least 99 % completed. Prints one row per step (sipp's retransmissions, the server's absorbed
 retransmissions) and the highest clean rate; stops at the first step that is not clean. Only
-127.0.0.1 is ever addressed; DUR is capped at 20 s per step (issue 3 §6). `--cpu 0` pins the
+127.0.0.1 is ever addressed; DUR is capped at 20 s per step (docs/performance.md). `--cpu 0` pins the
 server to core 0 with taskset (sipp then gets the other core).
 """
 import argparse, csv, os, signal, subprocess, sys, tempfile, time

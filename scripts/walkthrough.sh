@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README walkthrough (issue 5 §4): the gateway on its embedded default configuration between
+# The README walkthrough: the gateway on its embedded default configuration between
 # Kamailio as the OMA presence server and sipp as the enterprise side, all on 127.0.0.1, showing a
 # presence change crossing in each direction; everything is stopped at the end.
 #

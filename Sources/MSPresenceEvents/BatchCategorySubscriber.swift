@@ -16,8 +16,8 @@ import Multipart
 public struct BatchCategorySubscriber: Sendable {
     /// One piece of news about one resource.
     public enum ResourceEvent: Sendable, Hashable {
-        /// The resource's categories (the complete set of instances of each category named, §3.8
-        /// of the guide; an empty category element means nothing visible).
+        /// The resource's categories (the complete set of instances of each category named,
+        /// [MS-PRES] §3.2.5.3; an empty category element means nothing visible).
         case categories(CategoriesDocument)
         /// The notifier does not (or no longer) serve this resource here: `resubscribe` (to
         /// `poolFqdn` when given, else a single SUBSCRIBE to the resource), `terminated` with a

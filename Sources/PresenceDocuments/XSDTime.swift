@@ -3,7 +3,7 @@
 public enum XSDTime {
     /// Seconds since 1970-01-01T00:00:00Z for `YYYY-MM-DDThh:mm:ss[.fff](Z|±hh:mm)?`
     /// (xs:dateTime; a missing zone is taken as UTC, as [MS-PRES] publishTime
-    /// values are, guide Q8). Fractions are dropped.
+    /// values are: docs/flows.md, "Publish times without zone"). Fractions are dropped.
     public static func seconds(from text: String) -> Int64? {
         let u = Array(text.utf8)
         func number(_ range: Range<Int>) -> Int64? {

@@ -62,7 +62,7 @@ public struct PresenceMapper: Sendable {
 
     /// Availability and token from `legacyInterop` when present, else from the
     /// aggregateState `state` instance, else from the first state with an
-    /// availability ([MS-PRES] §3.7.5.4, §3.7.5.2; guide Q12).
+    /// availability ([MS-PRES] §3.7.5.4, §3.7.5.2; docs/flows.md, "Availability token source").
     func effectiveState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report) -> EffectiveState {
         // The states read in place by index (an array of them cost an allocation and a copy of
         // each): the first aggregateState, else the first with an availability. The chosen one

@@ -12,7 +12,7 @@
 /// - memory: PAIRS (default 100,000) OMA watcher ↔ enterprise subscription pairs established
 ///   through the core, resident memory before and after (/proc/self/statm), per pair.
 /// The states alternate so that every message is a real change (unchanged states are not sent).
-/// Throughput over sockets with sipp is measured separately (README, "Benchmarks").
+/// Throughput over sockets with sipp is measured separately (docs/performance.md).
 import BenchSupport
 import Foundation
 import NIOCore

@@ -5,7 +5,7 @@ import PresenceGateway
 import SIPMessages
 import Testing
 
-/// The gateway against real peers (issue 5 §5), all on 127.0.0.1: Kamailio as the OMA domain
+/// The gateway against real peers (docs/testing.md), all on 127.0.0.1: Kamailio as the OMA domain
 /// (`Peers/kamailio`), sipp playing the enterprise side with the seed's §4 messages
 /// (`Peers/sipp`). Every expectation is on what a peer actually received (sipp's `-trace_msg`,
 /// Kamailio's body log), checked against the RFCs and the §3.7.5.4 / §3.7.5.5 tables in

@@ -5,7 +5,7 @@ import SIPTransport
 import Testing
 
 /// sipp as UAC on loopback sends OPTIONS, SUBSCRIBE, NOTIFY and MESSAGE over UDP and TCP to the
-/// stack (issue 3 §5), which answers each with 200 OK through its transaction layer.
+/// stack, which answers each with 200 OK through its transaction layer.
 ///
 /// Serialized: each case has its own stack and ports, but sipp and the stack share two cores, and
 /// one run at a time keeps every run far from its time bounds.

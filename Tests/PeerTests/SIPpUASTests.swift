@@ -4,7 +4,7 @@ import SIPStack
 import SIPTransport
 import Testing
 
-/// The stack as UAC against a sipp UAS on loopback (issue 3 §5): requests sent through the
+/// The stack as UAC against a sipp UAS on loopback: requests sent through the
 /// transaction layer get sipp's 200 OK over UDP and TCP, and over UDP the stack's retransmission
 /// (RFC 3261 §17.1.2.2, Timer E) gets a request through a UAS that dropped its first copy.
 @Suite("the stack as UAC against sipp", .serialized)

@@ -2,11 +2,11 @@
 import Testing
 import XMLBridge
 
-/// The compact storage of a category (issue 5 §6): packed publish times, out-of-line rare
+/// The compact storage of a category (docs/performance.md, "Memory"): packed publish times, out-of-line rare
 /// attributes; neither may change a value.
 @Suite struct CompactCategoryTests {
     @Test(arguments: [
-        "2008-01-11T18:11:33.577",  // [MS-PRES] §2.2.2.4.3 (no zone, guide Q8)
+        "2008-01-11T18:11:33.577",  // [MS-PRES] §2.2.2.4.3 (no zone: docs/flows.md)
         "2008-01-23T07:53:41.67",
         "2026-11-22T10:00:00Z",
         "2026-11-22T10:00:00.000Z",  // 24 characters: every field used

@@ -6,7 +6,8 @@ import PresenceMapping
 import SIPMessages
 import Testing
 
-/// Per-container category selection for the OMA presentities the gateway serves (issue 5 §2):
+/// Per-container category selection for the OMA presentities the gateway serves (docs/flows.md,
+/// "Containers and polite blocking"):
 /// each mapped category is placed only in the containers that expose it, and each watcher is
 /// resolved per category by [MS-PRES] §3.2.5.3 (rule 7: no container holds it → empty element).
 @Suite struct ContainerCategoryTests {

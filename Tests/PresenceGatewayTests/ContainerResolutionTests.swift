@@ -1,7 +1,7 @@
 import PresenceGateway
 import Testing
 
-/// [MS-PRES] §3.2.5.3 container resolution and the guide's Q1-Q3 decisions.
+/// [MS-PRES] §3.2.5.3 container resolution and the decisions in docs/flows.md.
 @Suite struct ContainerResolutionTests {
     static func watcher(_ uri: String, _ network: SourceNetwork = .federated) -> WatcherIdentity {
         guard let w = WatcherIdentity(uri: uri, network: network) else { fatalError("bad test URI \(uri)") }

@@ -105,7 +105,8 @@ import Testing
         #expect(notify.body == a.notify.body)
     }
 
-    /// Issue 5 §2: a politely blocked watcher gets, byte for byte, what an allowed watcher of a
+    /// docs/flows.md, "Containers and polite blocking": a politely blocked watcher gets, byte for
+    /// byte, what an allowed watcher of a
     /// presentity that never published gets (the OMA NOTIFY without body, RFC 3856 §6.6.2), in
     /// PIDF and in msrtc.pidf, and is never told the real changes.
     @Test(arguments: ["application/pidf+xml", "text/xml+msrtc.pidf"])

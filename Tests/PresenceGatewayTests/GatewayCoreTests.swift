@@ -6,7 +6,7 @@ import PresenceMapping
 import SIPMessages
 import Testing
 
-/// The bridging flows of issue 5 §1 on the sans-IO core: messages in, messages out.
+/// The bridging flows of docs/flows.md on the sans-IO core: messages in, messages out.
 @Suite struct GatewayCoreTests {
     struct Unexpected: Error { var what: String }
 

@@ -6,7 +6,7 @@ import PresenceMapping
 import SIPMessages
 import Testing
 
-/// Flow 1 with an OMA presentity that has not authorized the watcher yet (issue 5 §1): the OMA
+/// Flow 1 with an OMA presentity that has not authorized the watcher yet (docs/flows.md, "Flow 1"): the OMA
 /// leg's `Subscription-State: pending` (RFC 6665 §4.1.3, RFC 3856 §6.6.2) is reflected per
 /// resource in a batch dialog as an RLMI instance `state="pending"` ([MS-PRES] §2.2.2.4.2), and
 /// as the dialog's own state in a single subscription; pending → active and pending →

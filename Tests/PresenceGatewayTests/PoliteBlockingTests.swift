@@ -124,7 +124,7 @@ import XMLBridge
         #expect(mapper.pidf(from: blocked, dialect: .rfc).0.serialized() == mapper.pidf(from: never, dialect: .rfc).0.serialized())
         #expect(mapper.pidf(from: blocked, dialect: .microsoft).0.serialized() == mapper.pidf(from: never, dialect: .microsoft).0.serialized())
         #expect(mapper.msrtc(from: blocked).0.serialized() == mapper.msrtc(from: never).0.serialized())
-        // And that view says "offline": closed in PIDF, 18500 in msrtc (guide Q16).
+        // And that view says "offline": closed in PIDF, 18500 in msrtc (docs/flows.md, "Blocked view is offline").
         let pidf = String(decoding: mapper.pidf(from: blocked, dialect: .rfc).0.serialized(), as: UTF8.self)
         #expect(pidf.contains("<basic>closed</basic>"))
         let msrtc = String(decoding: mapper.msrtc(from: blocked).0.serialized(), as: UTF8.self)

@@ -137,7 +137,7 @@ struct RoundTripTests {
     }
 
     @Test func msrtcAwayReachesWatcherAs15500() {
-        // Issue 5 acceptance: an enterprise state of 15500 reaches an msrtc watcher as 15500/300/100.
+        // Acceptance: an enterprise state of 15500 reaches an msrtc watcher as 15500/300/100.
         let (msrtc, _) = SpecTableTests.mapper.msrtc(from: SpecTableTests.categories(15500))
         #expect(msrtc.states.first?.avail == 15500)
         #expect(msrtc.availabilityAggregate == 300)

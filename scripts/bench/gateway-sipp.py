@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mapped NOTIFY relay rate of the real gateway between sipp instances on loopback (issue 5 §6).
+"""Mapped NOTIFY relay rate of the real gateway between sipp instances on loopback (docs/performance.md, the relay benchmark).
 
 usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--setup-rate 1000] [--rates 1000,2000,3000,...] [--dur 10]
                                      [--bound 2.0] [--directions o2e,e2o] [--allocator jemalloc|glibc]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gateway's mapped NOTIFY relay benchmark with sipp on loopback (issue 5 §6): builds the
+# The gateway's mapped NOTIFY relay benchmark with sipp on loopback (docs/performance.md): builds the
 # release presence-gateway, then runs scripts/bench/gateway-sipp.py (both directions; options are
 # passed through, e.g. --pairs 2000 --rates 1000,2000,4000 --dur 10 --cpu 0 --sipp-cpu 1).
 # A benchmark, not a test: CI does not run it. Everything stays on 127.0.0.1 and is bounded.

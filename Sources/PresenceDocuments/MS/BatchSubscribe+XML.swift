@@ -14,7 +14,7 @@ extension BatchSubscribe {
     /// ```
     ///
     /// `batchSub/@uri`, `@name` and `action/@id` are read although schema §6.8
-    /// omits them (every spec example carries them, guide Q19). `context` is kept
+    /// omits them (every spec example carries them; docs/flows.md, "Schema defects"). `context` is kept
     /// verbatim. An action name other than subscribe/unsubscribe is an error.
     public init(xml: XMLElement) throws(XMLError) {
         let ns = NS.batchSubscribe

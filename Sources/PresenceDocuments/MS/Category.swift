@@ -76,7 +76,8 @@ public struct Category: Hashable, Sendable {
         self.extras = Optional(keeping: extras)
     }
 
-    /// As written; [MS-PRES] examples use `2008-01-11T18:11:33.577` (no zone, see guide Q8).
+    /// As written; [MS-PRES] examples use `2008-01-11T18:11:33.577` (no zone, see docs/flows.md,
+    /// "Publish times without zone").
     public var publishTime: String? {
         get { packedPublishTime?.string }
         set { packedPublishTime = newValue.map(PackedText.init) }

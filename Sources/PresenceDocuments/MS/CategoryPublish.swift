@@ -16,7 +16,7 @@ public struct CategoryPublish: Hashable, Sendable {
         public var container: UInt32
         public var version: UInt32
         public var expireType: ExpireType
-        /// Seconds (guide Q7); 0 deletes the publication (§4.2.2).
+        /// Seconds (docs/flows.md, "Publication expires in seconds"); 0 deletes the publication (§4.2.2).
         public var expires: UInt32?
         public var endpointID: String?
         /// The published data; `nil` for a delete.

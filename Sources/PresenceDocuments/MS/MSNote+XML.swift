@@ -7,7 +7,7 @@ extension MSNote {
     }
 
     /// Reads a `note` ([MS-PRES] has no schema for it; the shape is taken from
-    /// the examples at §2.2.2.1, §4.2.1, guide Q18).
+    /// the examples at §2.2.2.1, §4.2.1; docs/flows.md, "Note category format").
     ///
     /// ```
     /// <note xmlns="http://schemas.microsoft.com/2006/09/sip/note">

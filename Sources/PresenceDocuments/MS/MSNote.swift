@@ -6,7 +6,7 @@ public import XMLBridge
 // (a retain and a release per field on every value made). `Optional<T>` has no
 // implicit initial value: the initializer's assignment is the only one.
 
-/// The `note` category (example-derived: [MS-PRES] has no schema for it, guide Q18).
+/// The `note` category (example-derived: [MS-PRES] has no schema for it, docs/flows.md, "Note category format").
 ///
 /// ```
 /// <note xmlns="http://schemas.microsoft.com/2006/09/sip/note">
@@ -20,7 +20,8 @@ public struct MSNote: Hashable, Sendable {
     /// ones) out of line, since a gateway keeps the note of every watched presentity.
     public struct Body: Hashable, Sendable {
         /// "personal" in every spec example; out-of-office notes use "OOF", a value [MS-PRES] does
-        /// not document (guide Q18): this project reads any value and writes "OOF" for them.
+        /// not document (docs/flows.md, "Note category format"): this project reads any value and
+        /// writes "OOF" for them.
         public var type: Optional<String>
         public var uri: Optional<String>
         public var text: String

@@ -9,7 +9,7 @@ public import XMLBridge
 /// ```
 public struct PublishFault: Hashable, Sendable {
     /// "Protocol client.BadCall.WrongDelta" in §4.2.1, "Client.BadCall.WrongDelta"
-    /// in §2.2.2.10.4 (guide Q11): read both, written as given.
+    /// in §2.2.2.10.4 (docs/flows.md, "Publish fault code"): read both, written as given.
     public var faultCode: String
     public var operations: [Operation]
 

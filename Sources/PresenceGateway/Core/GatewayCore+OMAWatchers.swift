@@ -61,7 +61,7 @@ extension GatewayCore {
         /// Resource → the OMA watch it serves.
         var watches: SmallMap<String, Int>
         /// Resource → enterprise state merged from every notification (each carries the complete
-        /// set of instances of the categories it names, guide §3.8).
+        /// set of instances of the categories it names, [MS-PRES] §3.2.5.3).
         var categories: SmallMap<String, CategoriesDocument> = [:]
         /// A 2xx was received for it.
         var established = false

@@ -12,8 +12,8 @@ import SIPStack
 /// a SERVICE category publish ([MS-PRES] §2.2.2.2) with version handling and 409 retry.
 extension GatewayCore {
     /// Containers the gateway publishes a linked identity's state into: the aggregation input
-    /// containers 2 and 3 that clients publish `userState` to ([MS-PRES] §4.3.1; guide §2
-    /// "well-known containers"), from which the server computes what watchers see.
+    /// containers 2 and 3 that clients publish `userState` to ([MS-PRES] §4.3.1; docs/flows.md,
+    /// "Container catalogue"), from which the server computes what watchers see.
     static let stateContainers: [UInt32] = [2, 3]
     /// Containers for the note, as in the §4.2.1 example (a personal note to 200, 300 and 400).
     static let noteContainers: [UInt32] = [200, 300, 400]

@@ -13,13 +13,13 @@ public enum ContainerExposure: Sendable, Hashable {
     case only(Set<CategoryName>)
     /// Every category as a presentity that never published shows it (empty category elements):
     /// the offline view the server keeps in container 32000 for blocked watchers ([MS-PRES]
-    /// §3.2.6.2, §4.4.2; guide §5 "polite blocking in practice"). Its members are
+    /// §3.2.6.2, §4.4.2; docs/flows.md, "Containers and polite blocking"). Its members are
     /// resolved to it for every category and see exactly the polite-block view.
     case neverPublished
 
     /// What a container exposes when the configuration lists only its members: the conventional
     /// meaning of the well-known container numbers ([MS-PRES] examples; the names are the Lync
-    /// client's privacy relationships, outside [MS-PRES], guide §2 and open question Q6):
+    /// client's privacy relationships, outside [MS-PRES]; docs/flows.md, "Container catalogue"):
     ///
     /// - 100 (external contacts, `federated` in the examples): `state` and `contactCard`;
     /// - 200 (company, `sameEnterprise`), 300 (workgroup), 400 (friends and family), 0 and

@@ -49,13 +49,15 @@ public struct ContainerSet: Sendable, Hashable {
     /// the category", §3.2.5.3). The rules, first match wins, highest container
     /// number within a rule:
     /// 1. a `user` member equal to the watcher's URI;
-    /// 2. a `domain` member covering the watcher's domain (guide Q3: equal or a sub-domain);
+    /// 2. a `domain` member covering the watcher's domain (docs/flows.md, "Domain members": equal or a sub-domain);
     /// 3. `sameEnterprise`, 4. `federated`, 5. `publicCloud`, when the watcher is of that network;
-    /// 6. an `everyone` member in a non-zero container — guide Q2: absent from §3.2.5.3 but the
+    /// 6. an `everyone` member in a non-zero container — docs/flows.md, "Everyone members":
+    ///    absent from §3.2.5.3 but the
     ///    sixth priority of §1.3.1.3.7, so ranked after the network types;
     /// 7. container 0 when it holds the category; else nil.
     ///
-    /// Guide Q1: the overview's "highest-numbered container wins" (§1.3.1.3.6) is not used;
+    /// docs/flows.md, "Container precedence": the overview's "highest-numbered container wins"
+    /// (§1.3.1.3.6) is not used;
     /// §3.2.5.3 ranks by member type first, as it is the normative text.
     public func resolve(_ watcher: WatcherIdentity, holding: Set<UInt32>) -> UInt32? {
         let candidates = holding.filter { $0 != 0 }.sorted(by: >)

@@ -24,7 +24,7 @@ public struct PresentityPolicy: Sendable, Hashable {
 
     /// What `watcher` sees of `published` for the `wanted` categories, in the order asked: for
     /// each category the instances of the one container it resolves to, carrying only name,
-    /// instance, publishTime and data (guide §3.2: container, version and expiry are for the
+    /// instance, publishTime and data ([MS-PRES] §2.2.2.1: container, version and expiry are for the
     /// publisher's own view), or an empty category element when it resolves to none (§3.2.5.3
     /// rule 7). A politely blocked watcher resolves to none for every category: it gets exactly
     /// the document of a presentity that never published. nil for `block` and `confirm`, which

@@ -47,7 +47,7 @@ public struct WatcherIdentity: Sendable, Hashable {
 }
 
 /// Whether a domain entry (a container member, a partner list entry, a served domain) covers
-/// `host`: equal, or a sub-domain of it on a label boundary (guide Q3: the schema calls a domain
+/// `host`: equal, or a sub-domain of it on a label boundary (docs/flows.md, "Domain members": the schema calls a domain
 /// member a "domain suffix", §2.2.2.5.1, while §3.2.5.3 says "equals"; the suffix rule
 /// contains the equal case and is what an operator listing `example.com` expects for
 /// `eu.example.com`).

@@ -247,10 +247,12 @@ public struct FederationRouter: Sendable {
     }
 
     /// The watcher's network: from the peer's configuration, refined by the source-network
-    /// information only when the peer is trusted (guide Q4: `ms-source-network` as its own header
+    /// information only when the peer is trusted (docs/flows.md, "Source network":
+    /// `ms-source-network` as its own header
     /// or as a parameter of `ms-edge-proxy-message-trust`, values `federation`, `publiccloud`).
     func classify(_ request: SIPRequest, peer: GatewayConfiguration.Peer?, side: GatewayConfiguration.Side) -> SourceNetwork {
-        // Unknown peers are federated on either side: never sameEnterprise by default (guide §5).
+        // Unknown peers are federated on either side: never sameEnterprise by default
+        // (docs/flows.md, "Source network").
         let base = peer?.network ?? .federated
         // Only the enterprise's own edge marks federated traffic; the OMA side never does.
         guard let peer, peer.trusted, side == .enterprise else { return base }
