@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 /// `PRESENCE_FUZZ=1 swift build --product presence-fuzz` builds the libFuzzer
-/// target (README, "Fuzzing"): the libraries get coverage and address
+/// target (README, "Fuzzing and soak"): the libraries get coverage and address
 /// sanitizing, and only the fuzz executable links libFuzzer (the build plugin's
 /// tool must stay a normal program).
 let fuzzing = ProcessInfo.processInfo.environment["PRESENCE_FUZZ"] == "1"

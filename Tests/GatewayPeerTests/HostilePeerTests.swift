@@ -86,7 +86,7 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
     }
 }
 
-/// Hostile peers against the gateway over real sockets (README, "Security"): the gateway in
+/// Hostile peers against the gateway over real sockets (docs/security.md): the gateway in
 /// process on UDP listeners, every peer a bare socket on a 127.0.0.x address, so each test sees
 /// what the gateway sent to whom, and asserts that nothing went where it must not.
 @Suite(.serialized) struct HostilePeerTests {

@@ -53,7 +53,7 @@ final class TLSTestEndpoint: @unchecked Sendable {
     }
 }
 
-/// Mutual TLS past the first request of a dialog, over real TLS sockets (README, "Security"):
+/// Mutual TLS past the first request of a dialog, over real TLS sockets (docs/security.md):
 /// the dialog the gateway holds with the enterprise edge belongs to the edge's certificate
 /// identity, so a BENOTIFY or NOTIFY sent into it over another TLS connection, with a partner's
 /// valid certificate or with another name from the same CA, is refused and never relayed; and

@@ -6,7 +6,7 @@ import SIPMessages
 import SIPTransport
 import Testing
 
-/// Hostile peers against the whole gateway on the loopback network (README, "Security"): every
+/// Hostile peers against the whole gateway on the loopback network (docs/security.md): every
 /// address the gateway acts on is checked wherever it came from, requests inside a dialog are
 /// held to the dialog's peer, the gateway's own requests go only where that peer may be reached,
 /// and the enterprise can tell OMA watchers from its own. Each test asserts what the gateway

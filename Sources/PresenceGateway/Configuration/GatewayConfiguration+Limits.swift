@@ -1,7 +1,7 @@
 public import SIPMessages
 
 extension GatewayConfiguration {
-    /// What one peer or watcher may make the gateway hold and send (README, "Security"). Every
+    /// What one peer or watcher may make the gateway hold and send (docs/security.md). Every
     /// limit answers with the status RFC 3261 §21 gives for it: 413 for a batch with more
     /// resources than allowed, 503 with Retry-After for a full table or a rate exceeded.
     public struct Limits: Sendable, Hashable {

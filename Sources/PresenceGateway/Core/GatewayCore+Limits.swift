@@ -2,7 +2,7 @@ public import SIPMessages
 import SIPTransport
 
 /// What the core enforces so that no peer can make the gateway hold or send more than its
-/// configuration allows (README, "Security"), and the peer each dialog belongs to.
+/// configuration allows (docs/security.md), and the peer each dialog belongs to.
 extension GatewayCore {
     /// Counts of what the core refused, by reason (exported as
     /// `gateway_security_refusals_total{reason}`).
