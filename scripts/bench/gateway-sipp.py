@@ -3,7 +3,7 @@
 
 usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--setup-rate 1000] [--rates 1000,2000,3000,...] [--dur 10]
                                      [--bound 2.0] [--directions o2e,e2o] [--allocator jemalloc|glibc]
-                                     [--settle 33] [--bin PATH] [--cpu 0]
+                                     [--settle 33] [--bin PATH] [--cpu 0] [--reload-every S]
 
 Run through scripts/bench/gateway-sipp.sh, which builds the release `presence-gateway` first.
 
@@ -146,6 +146,7 @@ admin: {{ address: 127.0.0.1, port: {admin} }}
 
 class Run:
     def __init__(self, args, direction):
+        self.reloads = 0
         self.a = args
         self.direction = direction
         self.work = tempfile.mkdtemp(prefix=f'gbench-{direction}-')
@@ -321,6 +322,14 @@ class Run:
         g0, w0, u0, m0 = cpu_ticks(self.gateway.pid), time.monotonic(), udp_rcvbuf_errors(), machine_busy_ticks()
         sender = self.sipp(*sender_args, ['-inf', inf, '-r', str(rate), '-rp', '1000', '-m', str(calls),
                                           '-l', str(max(rate * 5, 1000))], dur + 5, background=True, load=True)
+        if self.a.reload_every > 0:
+            # SIGHUP while the load runs: the configuration is read again and applied; nothing
+            # sent may be lost and no dialog dropped (README, "Runtime control").
+            while sender.poll() is None:
+                time.sleep(self.a.reload_every)
+                if sender.poll() is None:
+                    os.kill(self.gateway.pid, signal.SIGHUP)
+                    self.reloads += 1
         self.wait(sender)
         w1 = time.monotonic()
         g1, m1 = cpu_ticks(self.gateway.pid), machine_busy_ticks()
@@ -414,6 +423,11 @@ def run_direction(args, direction):
                 best = st
             else:
                 break
+        if args.reload_every > 0:
+            with open(os.path.join(r.work, 'gateway.err')) as f:
+                refused = sum('configuration not reloaded' in line for line in f)
+            print(f'reloads: {r.reloads} SIGHUPs during the steps, {refused} refused; '
+                  f'{r.metric("gateway_subscriptions_active")} subscriptions active after the last step')
         if best:
             print(f'highest clean rate ({direction}): {best["rate"]}/s offered, {best["achieved"]:.0f}/s achieved, '
                   f'p99 {best["p99"]:.1f} ms')
@@ -442,6 +456,8 @@ def main():
     ap.add_argument('--keep', action='store_true', help='keep the sipp logs and statistics')
     ap.add_argument('--allocator', choices=('jemalloc', 'glibc'), default='jemalloc',
                     help="the gateway's malloc: jemalloc preloaded as scripts/run.sh does (default), or glibc's")
+    ap.add_argument('--reload-every', type=float, default=0.0,
+                    help='send the gateway SIGHUP (a configuration reload) every this many seconds during each step')
     ap.add_argument('--bin', default=os.path.join(ROOT, '.build', 'release', 'presence-gateway'))
     a = ap.parse_args()
     a.dur = max(1, min(a.dur, 20))

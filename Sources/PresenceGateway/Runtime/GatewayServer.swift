@@ -208,6 +208,7 @@ public final class GatewayServer: @unchecked Sendable {
             throw ConfigurationError("\(new.mappingsDirectory ?? "mappings"): \(error)")
         }
         let old = configuration
+        func isDNS(_ hop: GatewayConfiguration.NextHop) -> Bool { if case .dns = hop { true } else { false } }
         var restartOnly: [String] = []
         if new.listeners != old.listeners { restartOnly.append("listen") }
         if new.admin != old.admin { restartOnly.append("admin") }
@@ -216,27 +217,26 @@ public final class GatewayServer: @unchecked Sendable {
         if (new.tls == nil) != (old.tls == nil) { restartOnly.append("tls (on or off)") }
         if new.logFormat != old.logFormat { restartOnly.append("log-format") }
         if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
-        for (name, hops) in [("enterprise.next-hop", (new.enterprise.nextHop, old.enterprise.nextHop)), ("oma.next-hop", (new.oma.nextHop, old.oma.nextHop))]
-        where hops.0 != hops.1 && [hops.0, hops.1].contains(where: { if case .dns = $0 { true } else { false } }) {
-            restartOnly.append(name + " (DNS)")
-        }
         // Certificates first: a file that does not load leaves everything as it was.
         if let tls = try Self.tls(new.tls), old.tls != nil {
             for transport in transports.values where transport.configuration.tls != nil { try transport.replaceTLS(tls) }
         }
-        if !restartOnly.isEmpty {
-            // Kept as they run, so the next reload compares with what is really in force.
-            new.listeners = old.listeners
-            new.admin = old.admin
-            new.hostName = old.hostName
-            new.connections = old.connections
-            if (new.tls == nil) != (old.tls == nil) { new.tls = old.tls }
-            new.logFormat = old.logFormat
-            new.linkedIdentities = old.linkedIdentities
-            if case .dns = old.enterprise.nextHop { new.enterprise.nextHop = old.enterprise.nextHop }
-            if case .dns = old.oma.nextHop { new.oma.nextHop = old.oma.nextHop }
-            if case .dns = new.enterprise.nextHop { new.enterprise.nextHop = old.enterprise.nextHop }
-            if case .dns = new.oma.nextHop { new.oma.nextHop = old.oma.nextHop }
+        // What needs a restart is kept as it runs, so the next reload compares with what is in force.
+        new.listeners = old.listeners
+        new.admin = old.admin
+        new.hostName = old.hostName
+        new.connections = old.connections
+        if (new.tls == nil) != (old.tls == nil) { new.tls = old.tls }
+        new.logFormat = old.logFormat
+        new.linkedIdentities = old.linkedIdentities
+        // The resolvers are made at start: a next hop resolved by DNS stays as it is.
+        if new.enterprise.nextHop != old.enterprise.nextHop, isDNS(new.enterprise.nextHop) || isDNS(old.enterprise.nextHop) {
+            restartOnly.append("enterprise.next-hop (DNS)")
+            new.enterprise.nextHop = old.enterprise.nextHop
+        }
+        if new.oma.nextHop != old.oma.nextHop, isDNS(new.oma.nextHop) || isDNS(old.oma.nextHop) {
+            restartOnly.append("oma.next-hop (DNS)")
+            new.oma.nextHop = old.oma.nextHop
         }
         let applied = new
         try await eventLoop.submit { runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables)) }.get()
