@@ -123,8 +123,8 @@ public struct HEPPacket: Sendable, Hashable {
         out.append(contentsOf: [0x48, 0x45, 0x50, 0x33])  // "HEP3"
         Self.append(UInt16(total), to: &out)
         let v6 = source.isIPv6 || destination.isIPv6
-        Self.chunk(.ipFamily, [v6 ? 10 : 2], to: &out)
-        Self.chunk(.ipProtocol, [transport == .udp ? 17 : 6], to: &out)
+        Self.chunk(.ipFamily, UInt8(v6 ? 10 : 2), to: &out)
+        Self.chunk(.ipProtocol, UInt8(transport == .udp ? 17 : 6), to: &out)
         if v6 {
             Self.chunk(.ipv6Source, source.asIPv6.bytes, to: &out)
             Self.chunk(.ipv6Destination, destination.asIPv6.bytes, to: &out)
@@ -132,31 +132,38 @@ public struct HEPPacket: Sendable, Hashable {
             Self.chunk(.ipv4Source, source.bytes, to: &out)
             Self.chunk(.ipv4Destination, destination.bytes, to: &out)
         }
-        Self.chunk(.sourcePort, Self.bigEndian(sourcePort), to: &out)
-        Self.chunk(.destinationPort, Self.bigEndian(destinationPort), to: &out)
-        Self.chunk(.timestampSeconds, Self.bigEndian(seconds), to: &out)
-        Self.chunk(.timestampMicroseconds, Self.bigEndian(microseconds), to: &out)
-        Self.chunk(.protocolType, [Self.protocolTypeSIP], to: &out)
-        Self.chunk(.captureAgentID, Self.bigEndian(captureID), to: &out)
+        Self.chunk(.sourcePort, sourcePort, to: &out)
+        Self.chunk(.destinationPort, destinationPort, to: &out)
+        Self.chunk(.timestampSeconds, seconds, to: &out)
+        Self.chunk(.timestampMicroseconds, microseconds, to: &out)
+        Self.chunk(.protocolType, Self.protocolTypeSIP, to: &out)
+        Self.chunk(.captureAgentID, captureID, to: &out)
         if !correlationID.isEmpty { Self.chunk(.correlationID, correlationID, to: &out) }
         Self.chunk(.payload, payload, to: &out)
         return out
     }
 
     private static func chunk(_ type: ChunkType, _ data: [UInt8], to out: inout [UInt8]) {
+        chunkHeader(type, data.count, to: &out)
+        out.append(contentsOf: data)
+    }
+
+    /// A chunk holding one integer, in network byte order.
+    private static func chunk<T: FixedWidthInteger>(_ type: ChunkType, _ value: T, to out: inout [UInt8]) {
+        let size = T.bitWidth / 8
+        chunkHeader(type, size, to: &out)
+        for shift in stride(from: (size - 1) * 8, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> shift)) }
+    }
+
+    private static func chunkHeader(_ type: ChunkType, _ dataCount: Int, to out: inout [UInt8]) {
         append(0, to: &out)  // vendor 0: generic chunk
         append(type.rawValue, to: &out)
-        append(UInt16(chunkHeaderSize + data.count), to: &out)
-        out.append(contentsOf: data)
+        append(UInt16(chunkHeaderSize + dataCount), to: &out)
     }
 
     private static func append(_ value: UInt16, to out: inout [UInt8]) {
         out.append(UInt8(value >> 8))
         out.append(UInt8(value & 0xff))
-    }
-
-    private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-        (0..<(T.bitWidth / 8)).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
     }
 }
 
@@ -195,6 +202,9 @@ extension HEPPacket {
 
     private enum HeaderNameMatch { case callID, compact, other }
 
+    /// `call-id` in lower case (ASCII letters compare with bit 0x20 set; '-' has it already).
+    private static let callIDName: [UInt8] = Array("call-id".utf8)
+
     /// Whether the line at `start..<end` is a Call-ID header, and where its colon is.
     private static func headerName(_ bytes: [UInt8], _ start: Int, _ end: Int) -> (text: HeaderNameMatch, colon: Int?)? {
         var nameEnd = start
@@ -204,9 +214,8 @@ extension HEPPacket {
         guard colon < end, bytes[colon] == 58 else { return nil }
         let length = nameEnd - start
         if length == 1, bytes[start] | 0x20 == UInt8(ascii: "i") { return (.compact, colon) }
-        let callID: [UInt8] = Array("call-id".utf8)
-        guard length == callID.count else { return (.other, colon) }
-        for i in 0..<length where bytes[start + i] | 0x20 != callID[i] | 0x20 { return (.other, colon) }
+        guard length == callIDName.count else { return (.other, colon) }
+        for i in 0..<length where bytes[start + i] | 0x20 != callIDName[i] { return (.other, colon) }
         return (.callID, colon)
     }
 }
