@@ -18,8 +18,9 @@ internal import Darwin
 ///   byte array is shared with the transport's, not copied.
 /// - A drain on ``eventLoop`` (chosen apart from the relay's loop where the group has another)
 ///   takes the whole queue at once, finds each Call-ID, encodes the packets and writes them to
-///   its own UDP socket, flushing once per batch. When the socket cannot take more (the channel
-///   is not writable) the rest of the batch is dropped and counted rather than buffered.
+///   its own UDP socket, flushing at the channel's write watermark and at the end of the batch.
+///   When the socket cannot take more (the channel stays unwritable after a flush) the copy is
+///   dropped and counted rather than buffered.
 /// - A collector that is down costs nothing: UDP to a closed port is sent and forgotten (the
 ///   socket is not connected, so ICMP errors are not reported back).
 ///
@@ -189,6 +190,10 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
         var unencodable = 0
         var full = 0
         for item in draining {
+            // Past the channel's high watermark (64 KiB pending), what is pending goes to the
+            // socket now (NIO writes it with sendmmsg); still unwritable means the socket buffer
+            // is full, and the copy is dropped rather than buffered.
+            if !channel.isWritable { channel.flush() }
             guard channel.isWritable else {
                 full += 1
                 continue
