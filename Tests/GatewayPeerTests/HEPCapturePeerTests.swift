@@ -4,6 +4,7 @@ import PeerTestSupport
 import PresenceGateway
 import Prometheus
 import SIPMessages
+import SIPTransport
 import Testing
 
 /// HEP v3 capture against a real collector (README, "Operations"): the gateway in process on UDP
@@ -206,6 +207,42 @@ import Testing
         #expect(statistics?.droppedTotal == 0)
         #expect(sentMetric == Double(wire.count))
         #expect(gateway.metric(#"gateway_capture_dropped_total{reason="queue-full"}"#) == 0)
+    }
+
+    /// What the gateway's UDP exchange does not show sipcapture: TCP and TLS copies (stored as
+    /// TCP, proto 2) and IPv6 addresses (family 10), one of each straight from ``HEPCapture``.
+    @Test func sipcaptureReadsTCPTLSAndIPv6Copies() async throws {
+        let collector = try SipcaptureKamailio.start()
+        defer { collector.stop() }
+        let capture = try HEPCapture(configuration: .init(host: "127.0.0.1", port: collector.port, captureID: 9),
+                                     eventLoop: MultiThreadedEventLoopGroup.singleton.next())
+        try await capture.start()
+        func options(_ callID: String) -> [UInt8] {
+            Array(("OPTIONS sip:carol@oma.example SIP/2.0\r\nVia: SIP/2.0/TCP 192.0.2.7:5070;branch=z9hG4bK\(callID)\r\n"
+                + "From: <sip:bob@contoso.com>;tag=1\r\nTo: <sip:carol@oma.example>\r\nCall-ID: \(callID)\r\n"
+                + "CSeq: 7 OPTIONS\r\nContent-Length: 0\r\n\r\n").utf8)
+        }
+        let sent: [(SIPTarget, SIPTarget, String)] = [
+            (SIPTarget(.tcp, host: "192.0.2.7", port: 40_001), SIPTarget(.tcp, host: "192.0.2.1", port: 5060), "hep-tcp@x"),
+            (SIPTarget(.tls, host: "2001:db8::7", port: 40_002), SIPTarget(.tls, host: "2001:db8::1", port: 5061), "hep-tls6@x"),
+        ]
+        for (source, destination, callID) in sent {
+            capture.capture(SIPCapturedMessage(bytes: options(callID), transport: source.kind, source: source, destination: destination))
+        }
+        var rows: [SipcaptureKamailio.Row] = []
+        for _ in 0..<100 {
+            rows = try collector.rows()
+            if rows.count >= 2 { break }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        await capture.shutdown()
+        try #require(rows.count == 2, "\(rows)\n\(collector.log.suffix(2000))")
+        let tcp = try #require(rows.first { $0.callID == "hep-tcp@x" })
+        #expect(tcp.source == "192.0.2.7:40001" && tcp.destination == "192.0.2.1:5060")
+        #expect(tcp.proto == 2 && tcp.family == 2 && tcp.method == "OPTIONS" && tcp.cseq == "7 OPTIONS")
+        let tls = try #require(rows.first { $0.callID == "hep-tls6@x" })
+        #expect(tls.source == "2001:db8::7:40002" && tls.destination == "2001:db8::1:5061", "\(tls)")
+        #expect(tls.proto == 2 && tls.family == 10 && tls.node == "\(SipcaptureKamailio.node):9")
     }
 
     @Test func aCollectorThatIsDownLeavesTheRelayAlone() async throws {
