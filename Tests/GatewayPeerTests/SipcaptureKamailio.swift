@@ -1,6 +1,10 @@
 import Foundation
 import PeerTestSupport
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Kamailio as a HEP v3 collector: its `sipcapture` module (`hep_capture_on`) takes HEP packets
 /// on a UDP port of 127.0.0.1, runs each carried SIP message through `sip_capture()` and stores
 /// it in the `sip_capture` table of an SQLite file (db_sqlite), which the test reads back with
@@ -84,8 +88,11 @@ final class SipcaptureKamailio: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: directory)
             throw PeerError("kamailio -c refused the sipcapture configuration: \(checked.output)")
         }
-        // -DD: in the foreground (its children forked), so SIGTERM to this pid ends them all.
-        process = try ChildProcess("/usr/sbin/kamailio", ["-f", config, "-DD", "-E", "-m", "32", "-M", "8"])
+        // -DD: in the foreground, its children forked. setsid (which execs in place: the spawned
+        // child leads no group) gives Kamailio a process group of its own: its main process
+        // signals its whole group on exit, which must not be the test runner's, and stop() can
+        // end every process of it.
+        process = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio", "-f", config, "-DD", "-E", "-m", "32", "-M", "8"])
         let deadline = Date().addingTimeInterval(10)
         while !LoopbackPorts.isBound(port, udp: true) {
             if process.poll() != nil || Date() > deadline {
@@ -143,9 +150,12 @@ final class SipcaptureKamailio: @unchecked Sendable {
     /// Kamailio's log (its errors, if it refused a packet).
     var log: String { process.output }
 
-    /// Stops Kamailio and removes the run directory; idempotent.
+    /// Stops Kamailio (SIGTERM to its group, then SIGKILL to whatever of it is left) and removes
+    /// the run directory; idempotent.
     func stop() {
+        if process.poll() == nil { Glibc.kill(-process.pid, SIGTERM) }
         process.kill()
+        Glibc.kill(-process.pid, SIGKILL)
         try? FileManager.default.removeItem(atPath: directory)
     }
 }
