@@ -57,6 +57,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private let tlsContexts: NIOLockedValueBox<(server: NIOSSLContext, client: NIOSSLContext)?>
     private var serverTLSContext: NIOSSLContext? { tlsContexts.withLockedValue { $0?.server } }
     private var clientTLSContext: NIOSSLContext? { tlsContexts.withLockedValue { $0?.client } }
+    /// Where every message sent and received is copied (HEP capture); nil: nothing is copied.
+    let capture: (any SIPMessageCapture)?
 
     /// The receiver of inbound messages, wrapped in a struct: a bare closure in the generic box
     /// is reabstracted on every `inout` access, and each write-back wrapped it in one more thunk,
@@ -91,6 +93,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private var connectionByRemote: [SIPTarget: SIPConnectionID] = [:]
     private var pendingConnects: [SIPTarget: EventLoopFuture<SIPConnectionID>] = [:]
     private var datagramChannels: [any Channel] = []
+    /// Each UDP listener's bound address, for the source of a captured send.
+    var datagramLocals: [ObjectIdentifier: SIPTarget] = [:]
     private var serverChannels: [any Channel] = []
     private var nextConnection: UInt64 = 1
     /// Open inbound connections per remote IP address (canonical text), and in all.
@@ -118,11 +122,13 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     ///     `MultiThreadedEventLoopGroup.singleton`.
     ///   - logger: where connection events and dropped messages are logged.
     ///   - metricsFactory: where counters go. Default: the bootstrapped `MetricsSystem.factory`.
+    ///   - capture: where every message sent and received is copied (``HEPCapture``).
     /// - Throws: the TLS material could not be turned into TLS contexts.
     public init(configuration: Configuration, eventLoop: (any EventLoop)? = nil,
                 logger: Logger = Logger(label: "sip.transport"),
-                metricsFactory: (any MetricsFactory)? = nil) throws {
+                metricsFactory: (any MetricsFactory)? = nil, capture: (any SIPMessageCapture)? = nil) throws {
         self.configuration = configuration
+        self.capture = capture
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.logger = logger
         self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory, kinds: configuration.listeners.map(\.kind))
@@ -219,6 +225,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         try await eventLoop.submit {
             if listener.kind == .udp {
                 self.datagramChannels.append(channel)
+                self.datagramLocals[ObjectIdentifier(channel)] = local
             } else {
                 self.serverChannels.append(channel)
             }
@@ -321,6 +328,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             return eventLoop.makeFailedFuture(SIPTransportError(
                 .unsupportedTransport, "no UDP listener for the address family of \(target.hostPort)"))
         }
+        if capture != nil { captureSent(bytes, on: channel, to: target) }
         let envelope = AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes))
         let result = eventLoop.makePromise(of: Void.self)
         writeBatched(envelope, on: channel, kind: .udp, completing: result) { error in
@@ -392,6 +400,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         connection.ready.whenComplete { outcome in
             switch outcome {
             case .success:
+                if let capture = self.capture {
+                    capture.capture(SIPCapturedMessage(bytes: bytes, transport: kind, source: connection.local, destination: connection.remote))
+                }
                 self.writeBatched(ByteBuffer(bytes: bytes), on: channel, kind: kind, completing: result, mapError: mapError)
             case .failure(let error):
                 result.fail(mapError(error))
@@ -609,6 +620,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
                  connection: SIPConnectionID?, peerCertificateNames: [String]) {
         eventLoop.assertInEventLoop()
         guard phase == .started else { return }
+        if capture != nil { captureReceived(bytes, kind: kind, source: source, local: local) }
         let message: SIPMessage
         do {
             message = try SIPMessage(parsing: bytes, limits: configuration.parserLimits)

@@ -1,6 +1,6 @@
-/// Parse + serialize throughput of the SIPMessages layer on one core, and a
+/// Parse + serialize throughput of the SIPMessages layer on one core, a
 /// UDP/TCP OPTIONS responder for loopback load runs (`sip-bench serve`, see
-/// ``SIPBench/serve(_:)``).
+/// ``SIPBench/serve(_:)``), and the cost of HEP capture (`sip-bench capture`).
 ///
 /// Build and run in release: `swift run -c release sip-bench [seconds] [subscribe|batch]` (the
 /// optional second argument runs one measurement only, for profiling). Each measurement parses
@@ -14,6 +14,10 @@ enum SIPBench {
     static func main() async {
         if CommandLine.arguments.dropFirst().first == "serve" {
             await serve(Array(CommandLine.arguments.dropFirst(2)))
+            return
+        }
+        if CommandLine.arguments.dropFirst().first == "capture" {
+            do { try await captureBench(Array(CommandLine.arguments.dropFirst(2))) } catch { fail("capture bench: \(error)") }
             return
         }
         let arguments = CommandLine.arguments.dropFirst()

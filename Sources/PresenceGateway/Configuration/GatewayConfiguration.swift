@@ -129,6 +129,9 @@ public struct GatewayConfiguration: Sendable {
     /// The log format the file asks for (`log-format: json|text`; nil: not set). The command
     /// line's `--log-format` wins over it (``LogFormat/effective(flag:configured:)``).
     public var logFormat: LogFormat?
+    /// HEP v3 capture of every SIP message (YAML `capture:`; GatewayConfiguration+Capture.swift);
+    /// nil: off.
+    public var capture: Capture?
 }
 
 extension GatewayConfiguration {
@@ -139,6 +142,7 @@ extension GatewayConfiguration {
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
+            "capture",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         var listeners: [Listener] = []
@@ -210,6 +214,7 @@ extension GatewayConfiguration {
         hostName = try top["host-name"]?.string()
         connections = try Self.connections(top["connections"])
         logFormat = try top["log-format"]?.choice(Self.logFormats)
+        capture = try Self.capture(top["capture"])
     }
 
     static let sides: [String: Side] = ["enterprise": .enterprise, "oma": .oma]

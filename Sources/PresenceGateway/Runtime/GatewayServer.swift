@@ -25,6 +25,8 @@ public final class GatewayServer: @unchecked Sendable {
     private var runtime: GatewayRuntime?
     private var admin: AdminServer?
     private let registry: PrometheusCollectorRegistry
+    /// HEP v3 capture of both sides' messages (configuration `capture:`); nil when off.
+    private let capture: HEPCapture?
     /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
     public private(set) var bound: [GatewayConfiguration.Side: [SIPTarget]] = [:]
 
@@ -40,6 +42,8 @@ public final class GatewayServer: @unchecked Sendable {
         self.logger = logger
         self.registry = registry
         let tls = try Self.tls(configuration.tls)
+        let capture = try Self.capture(configuration.capture, relay: eventLoop, registry: registry)
+        self.capture = capture
         var transports: [GatewayConfiguration.Side: SIPNetworkTransport] = [:]
         for side in GatewayConfiguration.Side.allCases {
             let listeners = configuration.listeners.filter { $0.side == side }.map {
@@ -62,7 +66,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
             transportConfiguration.peerHosts = peerHosts
             transports[side] = try SIPNetworkTransport(configuration: transportConfiguration, eventLoop: eventLoop,
-                                                       logger: Logger(label: "sip.transport.\(side.rawValue)"))
+                                                       logger: Logger(label: "sip.transport.\(side.rawValue)"), capture: capture)
         }
         self.transports = transports
     }
@@ -80,6 +84,20 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         return configuration
+    }
+
+    /// The HEP sender, on a loop of NIO's shared group other than the relay's, counting into
+    /// `registry` (`gateway_capture_sent_total`, `gateway_capture_dropped_total{reason}`).
+    static func capture(_ settings: GatewayConfiguration.Capture?, relay: any EventLoop,
+                        registry: PrometheusCollectorRegistry) throws -> HEPCapture? {
+        guard let settings else { return nil }
+        do {
+            return try HEPCapture(configuration: settings.hepConfiguration,
+                                  eventLoop: HEPCapture.loop(in: MultiThreadedEventLoopGroup.singleton, apartFrom: relay),
+                                  logger: Logger(label: "sip.capture"), metricsFactory: PrometheusMetricsFactory(registry: registry))
+        } catch {
+            throw ConfigurationError("capture: \(error)")
+        }
     }
 
     static func tls(_ settings: GatewayConfiguration.TLS?) throws -> SIPNetworkTransport.TLS? {
@@ -102,6 +120,9 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Binds every listener, starts the gateway and the admin endpoint.
     public func start() async throws {
+        do { try await capture?.start() } catch {
+            throw ConfigurationError("cannot open the HEP capture socket: \(error)")
+        }
         for side in GatewayConfiguration.Side.allCases {
             guard let transport = transports[side] else { continue }
             do {
@@ -217,6 +238,7 @@ public final class GatewayServer: @unchecked Sendable {
         if (new.tls == nil) != (old.tls == nil) { restartOnly.append("tls (on or off)") }
         if new.logFormat != old.logFormat { restartOnly.append("log-format") }
         if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
+        if new.capture != old.capture { restartOnly.append("capture") }
         // Certificates first: a file that does not load leaves everything as it was.
         if let tls = try Self.tls(new.tls), old.tls != nil {
             for transport in transports.values where transport.configuration.tls != nil { try transport.replaceTLS(tls) }
@@ -229,6 +251,7 @@ public final class GatewayServer: @unchecked Sendable {
         if (new.tls == nil) != (old.tls == nil) { new.tls = old.tls }
         new.logFormat = old.logFormat
         new.linkedIdentities = old.linkedIdentities
+        new.capture = old.capture
         // The resolvers are made at start: a next hop resolved by DNS stays as it is.
         if new.enterprise.nextHop != old.enterprise.nextHop, isDNS(new.enterprise.nextHop) || isDNS(old.enterprise.nextHop) {
             restartOnly.append("enterprise.next-hop (DNS)")
@@ -285,6 +308,10 @@ public final class GatewayServer: @unchecked Sendable {
     /// Where the admin endpoint listens (its port when 0 was configured); nil without one.
     public var adminAddress: SocketAddress? { admin?.localAddress }
 
+    /// The HEP capture's counts (nil when `capture:` is not configured); safe to read from any
+    /// thread.
+    public var captureStatistics: HEPCapture.Statistics? { capture?.statistics }
+
     /// The runtime's status, as `/health` reports it (active subscriptions per kind); nil before
     /// ``start()``. Safe to read from any thread.
     public var status: GatewayRuntime.Status? { runtime?.status }
@@ -307,6 +334,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         try? await admin?.close()
         for transport in transports.values { await transport.shutdown() }
+        await capture?.shutdown()
         logger.info("stopped")
     }
 }
