@@ -9,12 +9,6 @@ final class SharedFields<Value: Hashable & Sendable>: Hashable, @unchecked Senda
     @exclusivity(unchecked) var value: Value
     init(_ value: Value) { self.value = value }
 
-    /// Calls `body` with a pointer to the fields in the box, to read some of them in place
-    /// (reading `value` copies every field out). `body` only reads through it.
-    @inline(__always)
-    func withValuePointer<R>(_ body: (UnsafePointer<Value>) -> R) -> R {
-        withUnsafeMutablePointer(to: &value) { body(UnsafePointer($0)) }
-    }
     static func == (a: SharedFields, b: SharedFields) -> Bool { a === b || a.value == b.value }
     func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }

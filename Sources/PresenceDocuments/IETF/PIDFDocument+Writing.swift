@@ -84,134 +84,125 @@ extension PIDFXML {
     }
 }
 
-// The document and the values in it (tuples, statuses, persons, devices, CIPID, the RPID
-// elements in their box, tokens elements, place-is) are written through pointers to where
-// they lie (the caller's value, an array's buffer, the value or box holding them): a method
-// called on one of these values takes a copy of it first, a retain and a release for each of
-// its strings, arrays and boxes, set or not, where a field read through the pointer loads
-// that field alone, and an empty array's or absent value's test loads nothing.
-
 extension PIDFDocument {
     /// The document as UTF-8 XML with a declaration and two-space indentation,
     /// written directly (the bytes of `XMLWriter().bytes(xml)`).
     public func serialized() -> [UInt8] {
         var w = XMLStreamWriter(namespaces: PIDFXML.namespaces)
-        withUnsafePointer(to: self) { $0.write(to: &w) }
+        write(to: &w)
         return w.finish()
     }
-}
 
-extension UnsafePointer<PIDFDocument> {
     /// Writes the `presence` element: the codec namespaces in use declared on
     /// it in ``PIDFXML/prefixes`` order, then tuples, notes, persons, devices,
     /// `linked-identities`, `cid`, top-level CIPID and kept extensions.
     func write(to w: inout XMLStreamWriter) {
         var used = PIDFXML.Used()
         used.insert(PIDFXML.Used.pidf)
-        forEach(\.tuples) { $0.markNamespaces(&used) }
-        forEach(\.persons) { $0.markNamespaces(&used) }
-        forEach(\.devices) { $0.markNamespaces(&used) }
-        pointer(to: \.cipid)!.markNamespaces(&used)
-        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+        for x in tuples { x.markNamespaces(&used) }
+        for x in persons { x.markNamespaces(&used) }
+        for x in devices { x.markNamespaces(&used) }
+        cipid.markNamespaces(&used)
+        for x in extensions { used.insert(tree: x) }
         w.startElement(PIDFXML.Names.presence, declaring: UInt64(used.bits))
-        w.attribute("entity", pointee.entity)
-        forEach(\.tuples) { $0.write(to: &w) }
-        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.note, $0.pointee) }
-        forEach(\.persons) { $0.write(to: &w) }
-        forEach(\.devices) { $0.write(to: &w) }
-        pointee.linkedIdentities?.write(to: &w)
-        if let cid = pointee.cid { PIDFXML.writeText(&w, PIDFXML.Names.cid, cid) }
-        pointer(to: \.cipid)!.write(to: &w)
-        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        w.attribute("entity", entity)
+        for x in tuples { x.write(to: &w) }
+        for x in notes { PIDFXML.writeNote(&w, PIDFXML.Names.note, x) }
+        for x in persons { x.write(to: &w) }
+        for x in devices { x.write(to: &w) }
+        linkedIdentities?.write(to: &w)
+        if let cid { PIDFXML.writeText(&w, PIDFXML.Names.cid, cid) }
+        cipid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
         w.endElement()
     }
 }
 
-extension UnsafePointer<PIDFTuple> {
+extension PIDFTuple {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        if !pointee.deviceIDs.isEmpty { used.insert(PIDFXML.Used.dm) }
-        pointer(to: \.status)!.markNamespaces(&used)
-        pointee.rpid.markNamespaces(&used)
-        pointer(to: \.cipid)!.markNamespaces(&used)
-        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+        if !deviceIDs.isEmpty { used.insert(PIDFXML.Used.dm) }
+        status.markNamespaces(&used)
+        rpid.markNamespaces(&used)
+        cipid.markNamespaces(&used)
+        for x in extensions { used.insert(tree: x) }
     }
 
     func write(to w: inout XMLStreamWriter) {
         w.startElement(PIDFXML.Names.tuple)
-        w.attribute("id", pointee.id)
-        pointer(to: \.status)!.write(to: &w)
-        forEach(\.deviceIDs) { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, $0.pointee) }
-        pointer(to: \.status)!.pointer(to: \.capabilities)!.unwrapped()?.write(to: &w)
-        pointee.rpid.write(to: &w)
-        pointer(to: \.cipid)!.write(to: &w)
-        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
-        if let contact = pointee.contact {
+        w.attribute("id", id)
+        status.write(to: &w)
+        for x in deviceIDs { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, x) }
+        status.capabilities?.write(to: &w)
+        rpid.write(to: &w)
+        cipid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        if let contact = contact {
             w.startElement(PIDFXML.Names.contact, indentsChildren: false)
             w.attribute("priority", contact.priority)
             w.text(contact.uri)
             w.endElement()
         }
-        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.note, $0.pointee) }
-        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.timestamp, timestamp) }
+        for x in notes { PIDFXML.writeNote(&w, PIDFXML.Names.note, x) }
+        if let timestamp = timestamp { PIDFXML.writeText(&w, PIDFXML.Names.timestamp, timestamp) }
         w.endElement()
     }
 }
 
-extension UnsafePointer<PIDFStatus> {
+extension PIDFStatus {
     /// Marks the status's namespaces, `capabilities` (which the tuple writes) included.
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        pointer(to: \.capabilities)!.unwrapped()?.markNamespaces(&used)
-        pointee.rpid.markNamespaces(&used)
-        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+        capabilities?.markNamespaces(&used)
+        rpid.markNamespaces(&used)
+        for x in extensions { used.insert(tree: x) }
     }
 
     /// Written without `capabilities`, which ``PIDFTuple`` writes in the tuple (RFC 5196 §5).
     func write(to w: inout XMLStreamWriter) {
         w.startElement(PIDFXML.Names.status)
-        if let text = pointee.basic?.rawValue ?? pointee.unrecognizedBasic {
+        if let text = basic?.rawValue ?? unrecognizedBasic {
             PIDFXML.writeText(&w, PIDFXML.Names.basic, text)
         }
-        pointee.rpid.write(to: &w)
-        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
+        rpid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
         w.endElement()
     }
 }
 
-extension UnsafePointer<PIDFPerson> {
+extension PIDFPerson {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.dm)
-        pointee.rpid.markNamespaces(&used)
-        pointer(to: \.cipid)!.markNamespaces(&used)
-        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+        rpid.markNamespaces(&used)
+        cipid.markNamespaces(&used)
+        for x in extensions { used.insert(tree: x) }
     }
 
     func write(to w: inout XMLStreamWriter) {
         w.startElement(PIDFXML.Names.person)
-        w.attribute("id", pointee.id)
-        pointee.rpid.write(to: &w)
-        pointer(to: \.cipid)!.write(to: &w)
-        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
-        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, $0.pointee) }
-        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
+        w.attribute("id", id)
+        rpid.write(to: &w)
+        cipid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        for x in notes { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, x) }
+        if let timestamp = timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
         w.endElement()
     }
 }
 
-extension UnsafePointer<PIDFDevice> {
+extension PIDFDevice {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.dm)
-        pointee.rpid.markNamespaces(&used)
-        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+        rpid.markNamespaces(&used)
+        for x in extensions { used.insert(tree: x) }
     }
 
     func write(to w: inout XMLStreamWriter) {
         w.startElement(PIDFXML.Names.device)
-        w.attribute("id", pointee.id)
-        pointee.rpid.write(to: &w)
-        forEach(\.extensions) { w.element($0.pointee, verbatim: true) }
-        if let deviceID = pointee.deviceID { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, deviceID) }
-        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, $0.pointee) }
-        if let timestamp = pointee.timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
+        w.attribute("id", id)
+        rpid.write(to: &w)
+        for x in extensions { w.element(x, verbatim: true) }
+        if let deviceID = deviceID { PIDFXML.writeText(&w, PIDFXML.Names.deviceID, deviceID) }
+        for x in notes { PIDFXML.writeNote(&w, PIDFXML.Names.dmNote, x) }
+        if let timestamp = timestamp { PIDFXML.writeText(&w, PIDFXML.Names.dmTimestamp, timestamp) }
         w.endElement()
     }
 }
@@ -231,50 +222,50 @@ extension LinkedIdentities {
 
 extension RPID {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        box?.withValuePointer { $0.markNamespaces(&used) }
+        box?.value.markNamespaces(&used)
     }
 
     func write(to w: inout XMLStreamWriter) {
-        box?.withValuePointer { $0.write(to: &w) }
+        box?.value.write(to: &w)
     }
 }
 
-extension UnsafePointer<RPID.Fields> {
+extension RPID.Fields {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        if !pointee.legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
-        forEach(\.activities) { $0.markNamespaces(&used) }
+        if !legacyActivities.isEmpty { used.insert(PIDFXML.Used.ep) }
+        for x in activities { x.markNamespaces(&used) }
         // Presence tested by matching the case: `!= nil` took the `Equatable` comparison, which
         // copied the element (place-is: its seven strings and notes) and destroyed it again.
-        if case .some = pointee.`class` { used.insert(PIDFXML.Used.rpid) }
-        if case .some = pointee.placeIs { used.insert(PIDFXML.Used.rpid) }
-        if case .some = pointee.statusIcon { used.insert(PIDFXML.Used.rpid) }
-        if case .some = pointee.userInput { used.insert(PIDFXML.Used.rpid) }
-        if !pointee.timeOffsets.isEmpty { used.insert(PIDFXML.Used.rpid) }
-        pointer(to: \.mood)!.unwrapped()?.markNamespaces(&used)
-        pointer(to: \.placeType)!.unwrapped()?.markNamespaces(&used)
-        pointer(to: \.privacy)!.unwrapped()?.markNamespaces(&used)
-        pointer(to: \.relationship)!.unwrapped()?.markNamespaces(&used)
-        pointer(to: \.serviceClass)!.unwrapped()?.markNamespaces(&used)
-        pointer(to: \.sphere)!.unwrapped()?.markNamespaces(&used)
+        if case .some = `class` { used.insert(PIDFXML.Used.rpid) }
+        if case .some = placeIs { used.insert(PIDFXML.Used.rpid) }
+        if case .some = statusIcon { used.insert(PIDFXML.Used.rpid) }
+        if case .some = userInput { used.insert(PIDFXML.Used.rpid) }
+        if !timeOffsets.isEmpty { used.insert(PIDFXML.Used.rpid) }
+        mood?.markNamespaces(&used)
+        placeType?.markNamespaces(&used)
+        privacy?.markNamespaces(&used)
+        relationship?.markNamespaces(&used)
+        serviceClass?.markNamespaces(&used)
+        sphere?.markNamespaces(&used)
     }
 
     /// Legacy activities first, then RFC 4480 §3 elements in alphabetical order.
     func write(to w: inout XMLStreamWriter) {
-        if !pointee.legacyActivities.isEmpty {
+        if !legacyActivities.isEmpty {
             w.startElement(PIDFXML.Names.legacyActivities)
-            forEach(\.legacyActivities) { PIDFXML.writeText(&w, PIDFXML.Names.legacyActivity, $0.pointee) }
+            for x in legacyActivities { PIDFXML.writeText(&w, PIDFXML.Names.legacyActivity, x) }
             w.endElement()
         }
-        forEach(\.activities) { $0.write(to: &w, PIDFXML.Names.activities) }
-        if let c = pointee.`class` { PIDFXML.writeText(&w, PIDFXML.Names.class, c) }
-        pointer(to: \.mood)!.unwrapped()?.write(to: &w, PIDFXML.Names.mood)
-        pointer(to: \.placeIs)!.unwrapped()?.write(to: &w)
-        pointer(to: \.placeType)!.unwrapped()?.write(to: &w, PIDFXML.Names.placeType)
-        pointer(to: \.privacy)!.unwrapped()?.write(to: &w, PIDFXML.Names.privacy)
-        pointer(to: \.relationship)!.unwrapped()?.write(to: &w, PIDFXML.Names.relationship)
-        pointer(to: \.serviceClass)!.unwrapped()?.write(to: &w, PIDFXML.Names.serviceClass)
-        pointer(to: \.sphere)!.unwrapped()?.write(to: &w, PIDFXML.Names.sphere)
-        if let icon = pointee.statusIcon {
+        for x in activities { x.write(to: &w, PIDFXML.Names.activities) }
+        if let c = `class` { PIDFXML.writeText(&w, PIDFXML.Names.class, c) }
+        mood?.write(to: &w, PIDFXML.Names.mood)
+        placeIs?.write(to: &w)
+        placeType?.write(to: &w, PIDFXML.Names.placeType)
+        privacy?.write(to: &w, PIDFXML.Names.privacy)
+        relationship?.write(to: &w, PIDFXML.Names.relationship)
+        serviceClass?.write(to: &w, PIDFXML.Names.serviceClass)
+        sphere?.write(to: &w, PIDFXML.Names.sphere)
+        if let icon = statusIcon {
             w.startElement(PIDFXML.Names.statusIcon, indentsChildren: false)
             w.attribute("id", icon.id)
             w.attribute("from", icon.from)
@@ -282,8 +273,7 @@ extension UnsafePointer<RPID.Fields> {
             w.text(icon.uri)
             w.endElement()
         }
-        forEach(\.timeOffsets) { offsetPointer in
-            let offset = offsetPointer.pointee
+        for offset in timeOffsets {
             w.startElement(PIDFXML.Names.timeOffset, indentsChildren: false)
             w.attribute("id", offset.id)
             w.attribute("from", offset.from)
@@ -292,7 +282,7 @@ extension UnsafePointer<RPID.Fields> {
             w.text(String(offset.minutes))
             w.endElement()
         }
-        if let input = pointee.userInput {
+        if let input = userInput {
             w.startElement(PIDFXML.Names.userInput, indentsChildren: false)
             w.attribute("id", input.id)
             w.attribute("idle-threshold", input.idleThreshold.map { String($0) })
@@ -303,11 +293,11 @@ extension UnsafePointer<RPID.Fields> {
     }
 }
 
-extension UnsafePointer<RPIDTokens> {
+extension RPIDTokens {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.rpid)
-        forEach(\.values) { value in
-            switch value.pointee {
+        for value in values {
+            switch value {
             case .token(_, let namespace?): used.insert(namespace: namespace)
             case .extensionElement(let x): used.insert(tree: x)
             default: break
@@ -318,14 +308,14 @@ extension UnsafePointer<RPIDTokens> {
     /// Writes the element named `name`: notes first (the schemas require it), then the values in order.
     func write(to w: inout XMLStreamWriter, _ name: PIDFXML.Name) {
         var mixed = false
-        forEach(\.values) { if case .text = $0.pointee { mixed = true } }
+        for value in values { if case .text = value { mixed = true } }
         w.startElement(name, indentsChildren: !mixed)
-        w.attribute("id", pointee.id)
-        w.attribute("from", pointee.from)
-        w.attribute("until", pointee.until)
-        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, $0.pointee) }
-        forEach(\.values) { value in
-            switch value.pointee {
+        w.attribute("id", id)
+        w.attribute("from", from)
+        w.attribute("until", until)
+        for x in notes { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, x) }
+        for value in values {
+            switch value {
             case .token(let name, let namespace):
                 if let namespace {
                     w.startElement(namespace, name, prefix: PIDFXML.prefix(for: namespace))
@@ -343,17 +333,17 @@ extension UnsafePointer<RPIDTokens> {
     }
 }
 
-extension UnsafePointer<RPIDPlaceIs> {
+extension RPIDPlaceIs {
     func write(to w: inout XMLStreamWriter) {
         w.startElement(PIDFXML.Names.placeIs)
-        w.attribute("id", pointee.id)
-        w.attribute("from", pointee.from)
-        w.attribute("until", pointee.until)
-        forEach(\.notes) { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, $0.pointee) }
+        w.attribute("id", id)
+        w.attribute("from", from)
+        w.attribute("until", until)
+        for x in notes { PIDFXML.writeNote(&w, PIDFXML.Names.rpidNote, x) }
         // One medium after the other (an array of (medium, token) pairs cost an allocation per write).
-        Self.writeMedium(&w, PIDFXML.Names.audio, pointee.audio)
-        Self.writeMedium(&w, PIDFXML.Names.video, pointee.video)
-        Self.writeMedium(&w, PIDFXML.Names.text, pointee.text)
+        Self.writeMedium(&w, PIDFXML.Names.audio, audio)
+        Self.writeMedium(&w, PIDFXML.Names.video, video)
+        Self.writeMedium(&w, PIDFXML.Names.text, text)
         w.endElement()
     }
 
@@ -367,100 +357,93 @@ extension UnsafePointer<RPIDPlaceIs> {
     }
 }
 
-extension UnsafePointer<CIPID> {
+extension CIPID {
     func markNamespaces(_ used: inout PIDFXML.Used) {
-        if !pointee.isEmpty { used.insert(PIDFXML.Used.cipid) }
+        if !isEmpty { used.insert(PIDFXML.Used.cipid) }
     }
 
     func write(to w: inout XMLStreamWriter) {
-        forEach(\.displayNames) { PIDFXML.writeNote(&w, PIDFXML.Names.displayName, $0.pointee) }
-        if let card = pointee.card { PIDFXML.writeText(&w, PIDFXML.Names.card, card) }
-        if let homepage = pointee.homepage { PIDFXML.writeText(&w, PIDFXML.Names.homepage, homepage) }
-        if let icon = pointee.icon { PIDFXML.writeText(&w, PIDFXML.Names.icon, icon) }
-        if let map = pointee.map { PIDFXML.writeText(&w, PIDFXML.Names.map, map) }
-        if let sound = pointee.sound { PIDFXML.writeText(&w, PIDFXML.Names.sound, sound) }
+        for x in displayNames { PIDFXML.writeNote(&w, PIDFXML.Names.displayName, x) }
+        if let card { PIDFXML.writeText(&w, PIDFXML.Names.card, card) }
+        if let homepage { PIDFXML.writeText(&w, PIDFXML.Names.homepage, homepage) }
+        if let icon { PIDFXML.writeText(&w, PIDFXML.Names.icon, icon) }
+        if let map { PIDFXML.writeText(&w, PIDFXML.Names.map, map) }
+        if let sound { PIDFXML.writeText(&w, PIDFXML.Names.sound, sound) }
     }
 }
 
-extension UnsafePointer<ServiceCapabilities> {
+extension ServiceCapabilities {
     func markNamespaces(_ used: inout PIDFXML.Used) {
         used.insert(PIDFXML.Used.caps)
-        forEach(\.extensions) { used.insert(tree: $0.pointee) }
+        for x in extensions { used.insert(tree: x) }
     }
 
     /// Writes `servcaps` with its children in the order of RFC 5196 §6's
     /// schema (stable for equal ranks, as the `xml` builder sorts them).
     func write(to w: inout XMLStreamWriter) {
-        let flags = pointee.flags, descriptions = pointee.descriptions, lists = pointee.lists
-        let extensions = pointee.extensions
         var count = flags.count + descriptions.count + extensions.count
         for i in lists.indices { count += lists[i].name == "type" ? lists[i].supported.count : 1 }
-        // The children as (rank, item) pairs of integers, in a temporary allocation (on the
-        // stack for a usual servcaps: a heap array cost an allocation per write).
-        withUnsafeTemporaryAllocation(of: (rank: Int, item: ServiceCapabilities.Item).self, capacity: count) { items in
-            var n = 0
-            func add(_ rank: Int, _ item: ServiceCapabilities.Item) {
-                items.initializeElement(at: n, to: (rank, item))
-                n += 1
-            }
-            for i in flags.indices { add(ServiceCapabilities.rank(of: flags[i].name), .flag(i)) }
-            for i in descriptions.indices { add(ServiceCapabilities.rank(of: "description"), .description(i)) }
-            for i in lists.indices {
-                if lists[i].name == "type" {
-                    for t in lists[i].supported.indices { add(ServiceCapabilities.rank(of: "type"), .type(list: i, entry: t)) }
-                } else {
-                    add(ServiceCapabilities.rank(of: lists[i].name), .list(i))
+        // The children as (rank, item) pairs, sorted by rank with a stable insertion sort (a
+        // servcaps has a handful of children).
+        var items: [(rank: Int, item: ServiceCapabilities.Item)] = []
+        items.reserveCapacity(count)
+        for i in flags.indices { items.append((ServiceCapabilities.rank(of: flags[i].name), .flag(i))) }
+        for i in descriptions.indices { items.append((ServiceCapabilities.rank(of: "description"), .description(i))) }
+        for i in lists.indices {
+            if lists[i].name == "type" {
+                for t in lists[i].supported.indices {
+                    items.append((ServiceCapabilities.rank(of: "type"), .type(list: i, entry: t)))
                 }
+            } else {
+                items.append((ServiceCapabilities.rank(of: lists[i].name), .list(i)))
             }
-            for i in extensions.indices { add(ServiceCapabilities.rank(extensions[i]), .extensionElement(i)) }
-            // A stable insertion sort in place: a servcaps has a handful of children.
-            for i in items.indices.dropFirst() {
-                let entry = items[i]
-                var j = i
-                while j > 0, items[j - 1].rank > entry.rank {
-                    items[j] = items[j - 1]
-                    j -= 1
-                }
-                items[j] = entry
+        }
+        for i in extensions.indices { items.append((ServiceCapabilities.rank(extensions[i]), .extensionElement(i))) }
+        for i in items.indices.dropFirst() {
+            let entry = items[i]
+            var j = i
+            while j > 0, items[j - 1].rank > entry.rank {
+                items[j] = items[j - 1]
+                j -= 1
             }
+            items[j] = entry
+        }
 
-            let caps = PIDFXML.caps
-            w.startElement(PIDFXML.Names.servcaps)
-            for entry in items {
-                switch entry.item {
-                case .flag(let i):
-                    w.startElement(flags[i].name, in: caps, indentsChildren: false)
-                    w.text(flags[i].value ? "true" : "false")
-                    w.endElement()
-                case .description(let i):
-                    PIDFXML.writeNote(&w, PIDFXML.Names.description, descriptions[i])
-                case .type(let list, let entry):
-                    PIDFXML.writeText(&w, PIDFXML.Names.type, lists[list].supported[entry])
-                case .list(let i):
-                    let list = lists[i]
-                    w.startElement(list.name, in: caps)
-                    for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
-                        w.startElement(local, in: caps)
-                        for entry in entries {
-                            if let textName = ServiceCapabilities.textEntry[list.name] {
-                                w.startElement(textName, in: caps, indentsChildren: false)
-                                w.text(entry)
-                                w.endElement()
-                            } else {
-                                w.startElement(entry, in: caps)
-                                w.endElement()
-                            }
+        let caps = PIDFXML.caps
+        w.startElement(PIDFXML.Names.servcaps)
+        for entry in items {
+            switch entry.item {
+            case .flag(let i):
+                w.startElement(flags[i].name, in: caps, indentsChildren: false)
+                w.text(flags[i].value ? "true" : "false")
+                w.endElement()
+            case .description(let i):
+                PIDFXML.writeNote(&w, PIDFXML.Names.description, descriptions[i])
+            case .type(let list, let entry):
+                PIDFXML.writeText(&w, PIDFXML.Names.type, lists[list].supported[entry])
+            case .list(let i):
+                let list = lists[i]
+                w.startElement(list.name, in: caps)
+                for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
+                    w.startElement(local, in: caps)
+                    for entry in entries {
+                        if let textName = ServiceCapabilities.textEntry[list.name] {
+                            w.startElement(textName, in: caps, indentsChildren: false)
+                            w.text(entry)
+                            w.endElement()
+                        } else {
+                            w.startElement(entry, in: caps)
+                            w.endElement()
                         }
-                        w.endElement()
                     }
                     w.endElement()
-                case .extensionElement(let i):
-                    w.element(extensions[i], verbatim: true)
                 }
+                w.endElement()
+            case .extensionElement(let i):
+                w.element(extensions[i], verbatim: true)
             }
-            w.endElement()
-            // The pairs are plain integers: nothing to deinitialize.
         }
+        w.endElement()
     }
 }
 

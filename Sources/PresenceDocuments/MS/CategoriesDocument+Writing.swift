@@ -44,7 +44,7 @@ extension XMLStreamWriter {
     }
 
     mutating func attributes(_ attributes: [XMLAttribute]) {
-        attributes.forEachInPlace { a in attribute(a.name.local, a.value) }
+        for a in attributes { attribute(a.name.local, a.value) }
     }
 }
 
@@ -87,47 +87,42 @@ extension CategoriesDocument {
         var w = XMLStreamWriter(namespaces: .microsoft)
         w.startElement("categories", in: .categories)
         w.attribute("uri", uri)
-        // Each category read through a pointer into the array (see IETF/PIDFDocument+Writing.swift):
-        // a method on the value copied it, payload and all.
-        categories.forEachPointer { $0.write(to: &w) }
+        for category in categories { category.write(to: &w) }
         w.endElement()
         return w.finish()
     }
 }
 
-extension UnsafePointer<Category> {
+extension Category {
     /// Writes the `category` element in the categories namespace.
     func write(to w: inout XMLStreamWriter) {
-        guard XMLStreamWriter.unqualified(pointee.otherAttributes) else { return w.element(pointee.xml) }
-        // The payload is read in place: binding it here (`case .state(let v)? = payload`)
-        // copied the whole optional enum first, each time.
-        let payload = pointer(to: \.payload)!.unwrapped()
+        guard XMLStreamWriter.unqualified(otherAttributes) else { return w.element(xml) }
         let mixed = payload?.holdsText ?? false
         w.startElement("category", in: .categories, indentsChildren: !mixed)
-        w.attribute("name", pointee.name.rawValue)
-        w.attribute("instance", decimal: pointee.instance)
-        w.attribute("publishTime", pointee.publishTime)
-        w.attribute("container", decimal: pointee.container)
-        w.attribute("version", decimal: pointee.version)
-        w.attribute("expireType", pointee.expireType?.rawValue)
-        w.attribute("expires", decimal: pointee.expires)
-        w.attribute("endpointId", pointee.endpointID)
-        w.attributes(pointee.otherAttributes)
+        w.attribute("name", name.rawValue)
+        w.attribute("instance", decimal: instance)
+        w.attribute("publishTime", publishTime)
+        w.attribute("container", decimal: container)
+        w.attribute("version", decimal: version)
+        w.attribute("expireType", expireType?.rawValue)
+        w.attribute("expires", decimal: expires)
+        w.attribute("endpointId", endpointID)
+        w.attributes(otherAttributes)
         payload?.write(to: &w)
         w.endElement()
     }
 }
 
-extension UnsafePointer<CategoryPayload> {
+extension CategoryPayload {
     /// True for kept content (`other`) holding text: the category element is then mixed content.
     var holdsText: Bool {
-        guard case .other(let nodes) = pointee else { return false }
+        guard case .other(let nodes) = self else { return false }
         return nodes.contains { if case .text = $0 { true } else { false } }
     }
 
     /// Writes the nodes ``CategoryPayload/xmlNodes`` holds, without building them.
     func write(to w: inout XMLStreamWriter) {
-        switch pointee {
+        switch self {
         case .state(let v): v.write(to: &w)
         case .note(let v): v.write(to: &w)
         case .contactCard(let v): v.write(to: &w)
@@ -137,7 +132,7 @@ extension UnsafePointer<CategoryPayload> {
         case .userProperties(let v): v.write(to: &w)
         case .legacyInterop(let v): v.write(to: &w)
         case .other(let nodes):
-            nodes.forEachInPlace { node in
+            for node in nodes {
                 switch node {
                 case .text(let t): w.text(t)
                 case .element(let e): w.element(e)
@@ -165,11 +160,11 @@ extension MSState {
         w.attribute("majorVersion", majorVersion)
         w.attribute("minorVersion", minorVersion)
         if let availability { w.msDecimal(ns, "availability", Int(availability)) }
-        activities.forEachInPlace { activity in activity.write(to: &w) }
+        for activity in activities { activity.write(to: &w) }
         if let endpointLocation { w.msText(ns, "endpointLocation", endpointLocation) }
         if let meetingSubject { w.msText(ns, "meetingSubject", meetingSubject) }
         if let meetingLocation { w.msText(ns, "meetingLocation", meetingLocation) }
-        extensions.forEachInPlace { x in w.element(x) }
+        for x in extensions { w.element(x) }
         let delimited = timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
             || device != nil || treatLocationAsProximate != nil
         if delimited {
@@ -191,7 +186,7 @@ extension MSActivity {
         w.attribute("token", token?.rawValue)
         w.attribute("minAvailability", decimal: minAvailability)
         w.attribute("maxAvailability", decimal: maxAvailability)
-        custom.forEachInPlace { c in
+        for c in custom {
             w.startElement("custom", in: .state, indentsChildren: false)
             w.attribute("LCID", c.lcid)
             w.attribute("updated", c.updated)
@@ -216,7 +211,7 @@ extension MSNote {
     func write(to w: inout XMLStreamWriter) {
         guard bodies.allSatisfy({ XMLStreamWriter.unqualified($0.otherAttributes) }) else { return w.element(xml) }
         w.startElement("note", in: .note)
-        bodies.forEachInPlace { b in
+        for b in bodies {
             w.startElement("body", in: .note, indentsChildren: false)
             w.attribute("type", b.type)
             w.attribute("uri", b.uri)
@@ -251,37 +246,37 @@ extension ContactCard {
             w.startElement("identity", in: ns)
             if !displayNames.isEmpty {
                 w.startElement("name", in: ns)
-                displayNames.forEachInPlace { d in d.write(to: &w, ns, "displayName") }
+                for d in displayNames { d.write(to: &w, ns, "displayName") }
                 w.endElement()
             }
-            emails.forEachInPlace { email in w.msText(ns, "email", email) }
+            for email in emails { w.msText(ns, "email", email) }
             w.endElement()
         }
-        addresses.forEachInPlace { a in
+        for a in addresses {
             w.startElement("address", in: ns)
             w.attribute("type", a.type)
-            a.street.forEachInPlace { s in s.write(to: &w, ns, "street") }
-            a.city.forEachInPlace { s in s.write(to: &w, ns, "city") }
-            a.state.forEachInPlace { s in s.write(to: &w, ns, "state") }
-            a.zipcode.forEachInPlace { s in s.write(to: &w, ns, "zipcode") }
+            for s in a.street { s.write(to: &w, ns, "street") }
+            for s in a.city { s.write(to: &w, ns, "city") }
+            for s in a.state { s.write(to: &w, ns, "state") }
+            for s in a.zipcode { s.write(to: &w, ns, "zipcode") }
             if let c = a.countryCode { w.msText(ns, "countryCode", c) }
             w.endElement()
         }
-        company.forEachInPlace { t in t.write(to: &w, ns, "company") }
-        department.forEachInPlace { t in t.write(to: &w, ns, "department") }
-        title.forEachInPlace { t in t.write(to: &w, ns, "title") }
-        office.forEachInPlace { t in t.write(to: &w, ns, "office") }
-        urls.forEachInPlace { u in
+        for t in company { t.write(to: &w, ns, "company") }
+        for t in department { t.write(to: &w, ns, "department") }
+        for t in title { t.write(to: &w, ns, "title") }
+        for t in office { t.write(to: &w, ns, "office") }
+        for u in urls {
             w.startElement("url", in: ns, indentsChildren: false)
             w.attribute("type", u.type)
             if !u.uri.isEmpty { w.text(u.uri) }
             w.endElement()
         }
-        phones.forEachInPlace { p in
+        for p in phones {
             w.startElement("phone", in: ns)
             w.attribute("type", p.type)
             w.msText(ns, "uri", p.uri)
-            p.displayStrings.forEachInPlace { d in d.write(to: &w, ns, "displayString") }
+            for d in p.displayStrings { d.write(to: &w, ns, "displayString") }
             w.endElement()
         }
         if let automaton { w.msText(ns, "automaton", automaton.xsd) }
@@ -294,7 +289,7 @@ extension ContactCard {
         if secondBlock {
             w.msEmpty(.commonTypes, "delimiter")
             if let displayADPhoto { w.msText(ns, "displayADPhoto", displayADPhoto.xsd) }
-            photos.forEachInPlace { p in
+            for p in photos {
                 w.startElement("photo", in: ns)
                 w.attribute("type", p.type)
                 if let uri = p.uri { w.msText(ns, "uri", uri) }
@@ -302,7 +297,7 @@ extension ContactCard {
                 w.endElement()
             }
         }
-        extensions.forEachInPlace { x in w.element(x) }
+        for x in extensions { w.element(x) }
         w.endElement()
     }
 }
@@ -322,7 +317,7 @@ extension CalendarData {
             if !f.data.isEmpty { w.text(f.data) }
             w.endElement()
         }
-        extensions.forEachInPlace { x in w.element(x) }
+        for x in extensions { w.element(x) }
         w.endElement()
     }
 }
@@ -333,7 +328,7 @@ extension UserProperties {
         w.startElement("userProperties", in: ns)
         if !lines.isEmpty {
             w.startElement("lines", in: ns)
-            lines.forEachInPlace { line in
+            for line in lines {
                 w.startElement("line", in: ns, indentsChildren: false)
                 w.attribute("lineType", line.lineType)
                 w.attribute("lineServer", line.lineServer)
@@ -342,8 +337,8 @@ extension UserProperties {
             }
             w.endElement()
         }
-        fields.forEachInPlace { f in w.msText(ns, f.name, f.value) }
-        extensions.forEachInPlace { x in w.element(x) }
+        for f in fields { w.msText(ns, f.name, f.value) }
+        for x in extensions { w.element(x) }
         w.endElement()
     }
 }
@@ -357,7 +352,7 @@ extension MSCapability {
             return w.element(xml(namespace: namespace.uri))
         }
         w.startElement(name, in: namespace)
-        sortedAttributes.forEachInPlace { attribute in w.attribute(attribute.key, attribute.value) }
+        for attribute in sortedAttributes { w.attribute(attribute.key, attribute.value) }
         w.endElement()
     }
 }
@@ -366,18 +361,18 @@ extension MSServices {
     func write(to w: inout XMLStreamWriter) {
         let ns = XMLStreamWriter.Namespace.services
         w.startElement("services", in: ns)
-        services.forEachInPlace { s in
+        for s in services {
             w.startElement("service", in: ns)
             w.attribute("uri", s.uri)
             if !s.capabilities.isEmpty {
                 w.startElement("capabilities", in: ns)
-                s.capabilities.forEachInPlace { c in c.write(to: &w, namespace: ns) }
+                for c in s.capabilities { c.write(to: &w, namespace: ns) }
                 w.endElement()
             }
-            s.extensions.forEachInPlace { x in w.element(x) }
+            for x in s.extensions { w.element(x) }
             w.endElement()
         }
-        extensions.forEachInPlace { x in w.element(x) }
+        for x in extensions { w.element(x) }
         w.endElement()
     }
 }
@@ -387,16 +382,16 @@ extension MSDevice {
         let ns = XMLStreamWriter.Namespace.device
         w.startElement("device", in: ns)
         w.attribute("endpointId", endpointID)
-        capabilities.forEachInPlace { c in
+        for c in capabilities {
             w.startElement("capabilities", in: ns)
             w.attribute("preferred", c.preferred?.xsd)
             w.attribute("uri", c.uri)
-            c.items.forEachInPlace { item in item.write(to: &w, namespace: ns) }
+            for item in c.items { item.write(to: &w, namespace: ns) }
             w.endElement()
         }
         if let timezone { w.msText(ns, "timezone", timezone) }
         if let machineName { w.msText(ns, "machineName", machineName) }
-        extensions.forEachInPlace { x in w.element(x) }
+        for x in extensions { w.element(x) }
         w.endElement()
     }
 }
@@ -420,7 +415,7 @@ extension MSRTCPresentity {
         if !states.isEmpty {
             w.startElement("aggregate", in: ns)
             w.startElement("states", in: ns)
-            states.forEachInPlace { s in
+            for s in states {
                 w.startElement("state", in: ns, indentsChildren: false)
                 w.attribute("avail", s.avail.map(String.init))
                 if let type = s.type { w.attribute("type", in: .xsi, type) }
@@ -430,7 +425,7 @@ extension MSRTCPresentity {
             w.endElement()
             w.endElement()
         }
-        extensions.forEachInPlace { x in w.element(x) }
+        for x in extensions { w.element(x) }
         w.endElement()
         return w.finish()
     }

@@ -172,7 +172,10 @@ extension ContactCard {
 extension Optional<ContactCard.Rare> {
     /// Changes the fields through `body`, all absent before it when there were none.
     mutating func set(_ body: (inout ContactCard.Rare) -> Void) {
-        if self == nil { self = ContactCard.Rare() }
-        body(&self!)
+        // Taken out (self left nil meanwhile) so that its arrays stay uniquely referenced.
+        var fields = self ?? ContactCard.Rare()
+        self = nil
+        body(&fields)
+        self = fields
     }
 }
