@@ -41,7 +41,9 @@ extension SIPBench {
         print("relay thread, capture() per message:       \(String(format: "%7.0f", 1e9 / enqueue)) ns  (\(pad(enqueue)) msg/s; "
               + "capture loop sent \(stats.sent), dropped \(stats.droppedTotal) when the queue was full)")
 
-        let source = HEPPacket.Address(bytes: [192, 0, 2, 10])!, destination = HEPPacket.Address(bytes: [192, 0, 2, 1])!
+        guard let source = HEPPacket.Address(bytes: [192, 0, 2, 10]), let destination = HEPPacket.Address(bytes: [192, 0, 2, 1]) else {
+            throw CaptureBenchError("IPv4 addresses must be 4 bytes")
+        }
         let encode = rate(seconds) {
             let packet = HEPPacket(transport: .udp, source: source, sourcePort: 50_926, destination: destination, destinationPort: 5060,
                                    seconds: 1, microseconds: 2, captureID: 1, correlationID: HEPPacket.callID(in: message),
@@ -109,4 +111,9 @@ extension SIPBench {
         await captureB?.shutdown()
         return Double(got) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
+}
+
+struct CaptureBenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
