@@ -25,7 +25,7 @@ extension AdminAPI {
         return out
     }
 
-    static func page(_ subscriptions: [Subscriptions], _ peers: [PeerHealth], at now: Date) -> String {
+    static func page(_ subscriptions: [Subscription], _ peers: [PeerHealth], at now: Date) -> String {
         let time = ISO8601DateFormatter()
         func ago(_ date: Date?) -> String {
             guard let date else { return "never" }

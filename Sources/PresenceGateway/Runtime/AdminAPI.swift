@@ -15,16 +15,16 @@ import NIOHTTP1
 /// With a token configured every request needs `Authorization: Bearer <token>`; without one
 /// only loopback clients are answered. Errors are `{"error": "..."}` with the status.
 public struct AdminAPI: Sendable {
-    public typealias Subscriptions = GatewayCore.BridgedSubscription
+    public typealias Subscription = GatewayCore.BridgedSubscription
 
     public var token: String?
-    public var subscriptions: @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?) -> EventLoopFuture<[Subscriptions]>
+    public var subscriptions: @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>
     public var end: @Sendable (_ id: String, _ reason: String) -> EventLoopFuture<Bool>
     public var peers: @Sendable () -> EventLoopFuture<[PeerHealth]>
     /// Reloads; the future fails with the error to report (its description is the message).
     public var reload: @Sendable () -> EventLoopFuture<String>
 
-    public init(token: String?, subscriptions: @escaping @Sendable (String?, GatewayConfiguration.Side?) -> EventLoopFuture<[Subscriptions]>,
+    public init(token: String?, subscriptions: @escaping @Sendable (String?, GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>,
                 end: @escaping @Sendable (String, String) -> EventLoopFuture<Bool>,
                 peers: @escaping @Sendable () -> EventLoopFuture<[PeerHealth]>,
                 reload: @escaping @Sendable () -> EventLoopFuture<String>) {
@@ -130,7 +130,7 @@ public struct AdminAPI: Sendable {
         return subscriptions(query["uri"], side).map { all in
             struct Page: Encodable {
                 var total, offset, limit: Int
-                var subscriptions: [Subscriptions]
+                var subscriptions: [Subscription]
             }
             let page = Array(all.dropFirst(offset).prefix(limit))
             return Reply(status: .ok, body: Self.json(Page(total: all.count, offset: offset, limit: limit, subscriptions: page)))
