@@ -228,24 +228,8 @@ import Testing
         #expect(gw.server.configuration.policies["sip:carol@oma.example"] != nil)
         // The bridged pair lives on: the edge's BENOTIFY reaches the watcher in its dialog.
         #expect(gw.server.status?.omaWatches == 1 && gw.server.status?.enterpriseLegs == 1)
-        let from = try #require(try leg.headers.from)
-        let document = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
-            Category(name: .state, instance: 1, publishTime: "2026-11-25T10:05:00.000",
-                     payload: .state(MSState(type: .aggregateState, availability: 15500))),
-        ])
-        gw.edge.send("""
-            BENOTIFY sip:gateway@127.0.0.1 SIP/2.0
-            Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKadbn1;rport
-            Max-Forwards: 70
-            From: <sip:bob@contoso.com>;tag=edge7
-            To: <\(from.uri)>;tag=\(from.tag ?? "")
-            Call-ID: \(leg.headers.callID ?? "")
-            CSeq: 2 BENOTIFY
-            Event: presence
-            Subscription-State: active;expires=600
-            Content-Type: application/msrtc-event-categories+xml
-
-            """, body: document.serialized(), to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
+        let (benotify, body) = try Self.benotify(gw, in: leg, cseq: 2, availability: 15500)
+        gw.edge.send(benotify, body: body, to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
         let relayed = try #require(gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
         #expect(try relayed.headers.to?.tag == "ad1" && relayed.headers.callID == "ad1@oma" && (try relayed.headers.from?.tag) == toTag)
         #expect(String(decoding: relayed.body, as: UTF8.self).contains("away"))

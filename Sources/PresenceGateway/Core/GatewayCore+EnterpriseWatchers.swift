@@ -363,15 +363,22 @@ extension GatewayCore {
             enterpriseWatches[leg.watch] = watch
             return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
         }
-        guard changed, !Self.reflectsPending(leg), let categories = subscription.resources[leg.resource] else { return out }
-        let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
-        let digest = BodyDigest(body)
-        guard watch.lastSent[leg.resource] != digest else { return out }
-        watch.lastSent[leg.resource] = digest
-        let updates = subscription.resourceChanged(leg.resource, serialized: body, now: now)
+        guard changed, let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else { return out }
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
         return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+    }
+
+    /// What the batch dialog of `leg`'s watcher sends when the body rendered for the watcher may
+    /// have changed; nil when it is the body sent last, or while the leg's pending state is shown.
+    func viewChanged(_ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
+                     now: NIODeadline) -> [NotifierSubscription.Action]? {
+        guard !Self.reflectsPending(leg), let categories = subscription.resources[leg.resource] else { return nil }
+        let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
+        let digest = BodyDigest(body)
+        guard watch.lastSent[leg.resource] != digest else { return nil }
+        watch.lastSent[leg.resource] = digest
+        return subscription.resourceChanged(leg.resource, serialized: body, now: now)
     }
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action] {

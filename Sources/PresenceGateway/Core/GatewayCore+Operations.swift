@@ -212,13 +212,8 @@ extension GatewayCore {
             guard watch.document != nil else { return [] }
             return documentLegChanged(leg.watch, leg: leg, changed: true, now: now)
         }
-        guard var subscription = watch.subscription, !Self.reflectsPending(leg),
-              let categories = subscription.resources[leg.resource] else { return [] }
-        let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
-        let digest = BodyDigest(body)
-        guard watch.lastSent[leg.resource] != digest else { return [] }
-        watch.lastSent[leg.resource] = digest
-        let updates = subscription.resourceChanged(leg.resource, serialized: body, now: now)
+        guard var subscription = watch.subscription,
+              let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else { return [] }
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
