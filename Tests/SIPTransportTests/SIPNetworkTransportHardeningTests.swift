@@ -142,7 +142,9 @@ import Testing
 
     @Test func slowDripIsClosedAfterTheHeaderTimeoutWhileKeepAlivesAreNot() async throws {
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
-        configuration.headerTimeout = .milliseconds(500)
+        // One second: the in-time message below, split by a 100 ms pause, must not lose the race
+        // when the whole suite runs in parallel.
+        configuration.headerTimeout = .seconds(1)
         configuration.idleTimeout = .seconds(30)
         let gateway = try await start(configuration)
         let dripper = try await connect(gateway.bound[0])
@@ -150,9 +152,9 @@ import Testing
         // A lone CRLF may be the first half of a ping (RFC 5626 §3.5.1): no message, no clock.
         try await keepAlive.write("\r\n")
         let text = Array(try request(from: dripper, branch: "drip", callID: "drip").utf8)
-        // One byte every 100 ms keeps the idle timer from ever firing; 40 bytes take 4 s, eight
+        // One byte every 100 ms keeps the idle timer from ever firing; 80 bytes take 8 s, eight
         // times the header timeout, and are far from the whole request.
-        for byte in text.prefix(40) where !dripper.isClosed {
+        for byte in text.prefix(80) where !dripper.isClosed {
             try? await dripper.write([byte])
             try await Task.sleep(for: .milliseconds(100))
         }
