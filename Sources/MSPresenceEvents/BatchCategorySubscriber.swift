@@ -35,7 +35,7 @@ public struct BatchCategorySubscriber: Sendable {
         case unreadableBody(String)
     }
 
-    public private(set) var subscription: SubscriberSubscription
+    public internal(set) var subscription: SubscriberSubscription
     /// The resources this dialog subscribes to (accepted or still asked for), in order.
     public private(set) var resources: [String] {
         get {
@@ -48,7 +48,7 @@ public struct BatchCategorySubscriber: Sendable {
     }
     public let categories: [CategoryName]
     /// Resources waiting for the outstanding SUBSCRIBE to be answered before their own is sent.
-    private var queued: [BatchSubscribe.Action] = []
+    var queued: [BatchSubscribe.Action] = []
     /// The resources: most dialogs a gateway keeps have one, held without an array allocation.
     private var resourceList: ResourceList
 
@@ -59,7 +59,7 @@ public struct BatchCategorySubscriber: Sendable {
         init(_ uris: [String]) { self = uris.count == 1 ? .one(uris[0]) : .many(uris) }
     }
 
-    private init(subscription: SubscriberSubscription, resources: [String], categories: [CategoryName]) {
+    init(subscription: SubscriberSubscription, resources: [String], categories: [CategoryName]) {
         self.subscription = subscription
         self.categories = categories
         self.resourceList = ResourceList(resources)
@@ -180,7 +180,7 @@ public struct BatchCategorySubscriber: Sendable {
         return wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, [action]), now: now))
     }
 
-    private func wrap(_ actions: [SubscriberSubscription.Action]) -> [Action] {
+    func wrap(_ actions: [SubscriberSubscription.Action]) -> [Action] {
         actions.flatMap { action -> [Action] in
             guard case .deliver(let notification) = action else { return [.subscription(action)] }
             guard !notification.body.isEmpty else { return [] }

@@ -231,7 +231,7 @@ public struct BatchCategorySubscription: Sendable {
     /// The category lists the resources hold, one copy of each: watchers of one client kind
     /// all ask for the same few lists, and each list would otherwise take an allocation per
     /// resource for the life of the subscription.
-    private static let categoryLists = SharedValueTable<[CategoryName]>(limit: 256)
+    static let categoryLists = SharedValueTable<[CategoryName]>(limit: 256)
 
     private static func unique(_ names: [CategoryName]) -> [CategoryName] {
         var seen: Set<CategoryName> = []

@@ -79,12 +79,12 @@ public struct CategoryPublisher: Sendable {
     public let callID: String
     public let localTag: String
     /// The server versions this side knows, from 200 OKs, faults and ``learn(_:)``.
-    public private(set) var versions: [ItemKey: UInt32] = [:]
+    public internal(set) var versions: [ItemKey: UInt32] = [:]
     public private(set) var outstanding: SIPRequest?
     private var outstandingItems: [Item] = []
     private var queued: [Item] = []
     private var conflictRounds = 0
-    private var cseq: UInt32 = 0
+    var cseq: UInt32 = 0
 
     public init(_ configuration: Configuration, callID: String, localTag: String) {
         self.configuration = configuration

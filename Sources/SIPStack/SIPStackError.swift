@@ -24,6 +24,8 @@ public struct SIPStackError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let unknownTransaction = Code(rawValue: "unknown-transaction")
         /// An event agent's limit allows no more subscriptions or publications.
         public static let tooManySubscriptions = Code(rawValue: "too-many-subscriptions")
+        /// A stored record (docs/state.md) does not restore: a field is missing or does not parse.
+        public static let invalidRecord = Code(rawValue: "invalid-record")
     }
 
     public var code: Code

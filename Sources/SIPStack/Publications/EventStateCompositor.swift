@@ -88,10 +88,10 @@ public struct EventStateCompositor: Sendable {
     public let acceptedBodyTypes: [String]
     public let limits: Limits
     /// Every publication, by entity-tag.
-    public private(set) var publications: [String: Publication] = [:]
+    public internal(set) var publications: [String: Publication] = [:]
     /// Entity-tags of each resource, oldest first.
-    private var byResource: [String: [String]] = [:]
-    private var nextSequence: UInt64 = 0
+    var byResource: [String: [String]] = [:]
+    var nextSequence: UInt64 = 0
     private var tagCounter: UInt64 = 0
 
     public init(package: SIPEventPackage = .presence, acceptedBodyTypes: [String]? = nil, limits: Limits = .default) {

@@ -64,7 +64,7 @@ public struct PublicationClient: Sendable {
         }
     }
 
-    public enum Status: Sendable, Hashable {
+    public enum Status: Sendable, Hashable, Codable {
         /// The initial PUBLISH is in flight (or waiting for a retry).
         case publishing
         /// The ESC holds the state under ``PublicationClient/entityTag``.
@@ -90,15 +90,15 @@ public struct PublicationClient: Sendable {
         case failed(statusCode: Int?, reason: String)
     }
 
-    private enum Operation: Sendable, Hashable {
+    enum Operation: String, Sendable, Hashable, Codable {
         case initial, refresh, modify, remove
     }
 
     public private(set) var configuration: Configuration
-    public private(set) var status: Status
+    public internal(set) var status: Status
     /// The entity-tag of the state at the ESC (RFC 3903 §4.1), nil before the first 200.
-    public private(set) var entityTag: String?
-    public private(set) var expiresAt: NIODeadline?
+    public internal(set) var entityTag: String?
+    public internal(set) var expiresAt: NIODeadline?
     /// The state this side publishes (kept for modify and for publishing afresh after 412).
     public private(set) var body: [UInt8]
     public private(set) var contentType: String
@@ -106,10 +106,10 @@ public struct PublicationClient: Sendable {
     public let localTag: String
     /// The PUBLISH awaiting its final response.
     public private(set) var outstanding: SIPRequest?
-    private var outstandingOperation: Operation?
+    var outstandingOperation: Operation?
     /// A modify or remove asked while a PUBLISH was in flight.
-    private var queued: Operation?
-    private var cseq: UInt32 = 0
+    var queued: Operation?
+    var cseq: UInt32 = 0
     private var retries = 0
 
     /// Starts a publication: the initial PUBLISH with the body (RFC 3903 §4.2).
@@ -121,7 +121,7 @@ public struct PublicationClient: Sendable {
         return (client, [.send(request)])
     }
 
-    private init(configuration: Configuration, body: [UInt8], contentType: String, callID: String, localTag: String) {
+    init(configuration: Configuration, body: [UInt8], contentType: String, callID: String, localTag: String) {
         self.configuration = configuration
         self.status = .publishing
         self.body = body

@@ -18,7 +18,7 @@ import _GatewayInternals
 /// `ms-piggyback-first-notify` the first notification's body rides in the 200 OK with
 /// `ms-piggyback-cseq` and no separate first NOTIFY is sent.
 public struct NotifierSubscription: Sendable {
-    public enum Status: Sendable, Hashable {
+    public enum Status: Sendable, Hashable, Codable {
         case pending
         case active
         case terminated(reason: String?)
@@ -64,7 +64,7 @@ public struct NotifierSubscription: Sendable {
     private var expires: UInt32
     private var sharedContact: SharedValue<SIPAddress>
 
-    private init(dialog: SIPDialog, terms: SubscriptionTerms, status: Status, expiresAt: NIODeadline, contact: SIPAddress) {
+    init(dialog: SIPDialog, terms: SubscriptionTerms, status: Status, expiresAt: NIODeadline, contact: SIPAddress) {
         self.dialog = dialog
         var shared = terms
         shared.expires = 0

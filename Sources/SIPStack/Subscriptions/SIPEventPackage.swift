@@ -5,7 +5,7 @@ public import SIPMessages
 ///
 /// An open vocabulary: `presence` (RFC 3856) is built in; `presence.winfo` (RFC 3857) and others
 /// are registered the same way in a ``SIPEventPackageRegistry``.
-public struct SIPEventPackage: Sendable, Hashable {
+public struct SIPEventPackage: Sendable, Hashable, Codable {
     /// The event-type, compared case-insensitively (RFC 6665 §8.2.1: tokens are case-insensitive
     /// only for the registered names; Microsoft clients send `presence` in lower case).
     public var name: String

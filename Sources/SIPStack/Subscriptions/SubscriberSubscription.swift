@@ -57,7 +57,7 @@ public struct SubscriberSubscription: Sendable {
         }
     }
 
-    public enum Status: Sendable, Hashable {
+    public enum Status: Sendable, Hashable, Codable {
         /// SUBSCRIBE sent, neither a 2xx nor a NOTIFY seen yet.
         case subscribing
         case pending
@@ -99,7 +99,7 @@ public struct SubscriberSubscription: Sendable {
         get { stored.configuration }
         set { stored = StoredConfiguration(newValue) }
     }
-    public private(set) var status: Status
+    public internal(set) var status: Status
     /// The dialog, once a 2xx or a NOTIFY established it.
     public private(set) var dialog: SIPDialog? {
         get {
@@ -151,8 +151,8 @@ public struct SubscriberSubscription: Sendable {
         set { outstandingBox = newValue.map(Box.init) }
     }
     /// Granted duration of the last 2xx or Subscription-State expires.
-    public private(set) var expiresAt: NIODeadline?
-    private var cseq: UInt32 = 0
+    public internal(set) var expiresAt: NIODeadline?
+    var cseq: UInt32 = 0
     private var stored: StoredConfiguration
     /// Held out of line: a request is hundreds of bytes and only exists while a transaction runs.
     private var outstandingBox: Box<SIPRequest>?
@@ -170,7 +170,7 @@ public struct SubscriberSubscription: Sendable {
         return (sub, [.send(request)])
     }
 
-    private init(configuration: Configuration, status: Status, dialog: SIPDialog?, callID: String, localTag: String) {
+    init(configuration: Configuration, status: Status, dialog: SIPDialog?, callID: String, localTag: String) {
         self.stored = StoredConfiguration(configuration)
         self.status = status
         self.link = Link(dialog, callID: callID, localTag: localTag)
@@ -204,7 +204,7 @@ public struct SubscriberSubscription: Sendable {
         if let type = profile.bodyType, !stored.body.isEmpty { h.append(.contentType, type) }
     }
 
-    private mutating func inDialogRequest(expires: UInt32) -> SIPRequest? {
+    mutating func inDialogRequest(expires: UInt32) -> SIPRequest? {
         guard var dialog else { return nil }
         var request = dialog.makeRequest(.subscribe, contact: stored.profile.value.contact)
         self.dialog = dialog

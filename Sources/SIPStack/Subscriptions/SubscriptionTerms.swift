@@ -1,7 +1,7 @@
 public import SIPMessages
 
 /// What a notifier grants a SUBSCRIBE, or why it refuses it (RFC 6665 §4.2.1.1 and §4.2.1.2).
-public struct SubscriptionTerms: Sendable, Hashable {
+public struct SubscriptionTerms: Sendable, Hashable, Codable {
     public var package: SIPEventPackage
     /// The Event header's `id` parameter (RFC 6665 §8.2.1), kept for every NOTIFY.
     public var eventID: String?
