@@ -1,0 +1,255 @@
+import Foundation
+public import Logging
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+
+/// The gateway's state in one SQLite file (docs/state.md), through sqlite-nio (which ships its
+/// own SQLite and runs every call on a thread pool, off the event loops).
+///
+/// - WAL mode, one transaction per ``write(_:)``; `synchronous` FULL (a committed write survives
+///   a power loss) or NORMAL (it survives the process being killed, not the machine stopping).
+/// - Exclusive: the file is locked for as long as the store is open (`locking_mode=EXCLUSIVE`),
+///   so a second gateway on the same file stops at start with ``StateStoreError/Code/locked``.
+/// - Schema versions in `PRAGMA user_version`, the application in `PRAGMA application_id`;
+///   older versions are migrated forward in one transaction at open, newer ones refused.
+public final class SQLiteStateStore: StateStore {
+    /// How a commit reaches the disk (SQLite `PRAGMA synchronous` in WAL mode).
+    public enum Synchronous: String, Sendable, CaseIterable {
+        /// Every commit is synced: it survives a power loss.
+        case full
+        /// Commits survive the process ending abruptly (kill -9); the last ones may be lost if the
+        /// machine stops.
+        case normal
+    }
+
+    /// One step of the schema: the statements that bring a store from `version - 1` to `version`.
+    public struct Migration: Sendable {
+        public var version: Int
+        public var statements: [String]
+
+        public init(version: Int, statements: [String]) {
+            self.version = version
+            self.statements = statements
+        }
+    }
+
+    /// The schema, oldest step first. Version 1: the records (``StateRecord``) by kind and key,
+    /// with the dialog they hold indexed.
+    public static let migrations: [Migration] = [
+        Migration(version: 1, statements: [
+            """
+            CREATE TABLE gateway_state (
+                kind TEXT NOT NULL,
+                key TEXT NOT NULL,
+                call_id TEXT,
+                local_tag TEXT,
+                expires INTEGER,
+                body TEXT NOT NULL,
+                PRIMARY KEY (kind, key)
+            ) WITHOUT ROWID
+            """,
+            "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
+        ]),
+    ]
+
+    /// `PRAGMA application_id` of a presence-gateway store: "PGWS".
+    public static let applicationID: Int32 = 0x5047_5753
+
+    public let location: String
+    private let connection: SQLiteConnection
+
+    private init(location: String, connection: SQLiteConnection) {
+        self.location = location
+        self.connection = connection
+    }
+
+    /// Opens (creating the file and its directory on first use), locks, checks and migrates the
+    /// store at `path`. A file that is not a store, of a newer schema, locked by another process,
+    /// damaged, or that cannot be written (a full disk) is an error naming the file and the reason;
+    /// nothing in it is changed then.
+    public static func open(path: String, synchronous: Synchronous = .full, migrations: [Migration] = migrations,
+                            logger: Logger = Logger(label: "presence-gateway.state")) async throws(StateStoreError) -> SQLiteStateStore {
+        let url = URL(fileURLWithPath: path)
+        let location = url.path
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: location, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw StateStoreError(.io, location: location, "is a directory, not a store file")
+        }
+        let directory = url.deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StateStoreError(.io, location: location, "cannot create the directory \(directory): \(error.localizedDescription)")
+        }
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(storage: .file(path: location), logger: logger)
+        } catch {
+            throw mapped(error, location: location, doing: "cannot open")
+        }
+        let store = SQLiteStateStore(location: location, connection: connection)
+        do throws(StateStoreError) {
+            try await store.prepare(synchronous: synchronous, migrations: migrations)
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    private func prepare(synchronous: Synchronous, migrations: [Migration]) async throws(StateStoreError) {
+        // sqlite-nio retries a busy database for ever; a second gateway must fail instead.
+        try await run("PRAGMA busy_timeout = 1000", doing: "cannot open")
+        let application = try await integer("PRAGMA application_id", doing: "cannot read")
+        let version = try await integer("PRAGMA user_version", doing: "cannot read")
+        let objects = try await integer("SELECT count(*) FROM sqlite_master", doing: "cannot read")
+        let latest = migrations.map(\.version).max() ?? 0
+        guard application == Int(Self.applicationID) || (application == 0 && version == 0 && objects == 0) else {
+            throw StateStoreError(.foreign, location: location, "not a presence-gateway store (application id \(application), \(objects) schema objects); "
+                                  + "refusing to change it")
+        }
+        guard version <= latest else {
+            throw StateStoreError(.newerSchema, location: location,
+                                  "schema version \(version) was written by a newer presence-gateway; this one knows up to \(latest)")
+        }
+        try await run("PRAGMA locking_mode = EXCLUSIVE", doing: "cannot lock")
+        let mode = try await text("PRAGMA journal_mode = WAL", doing: "cannot lock")
+        guard mode.lowercased() == "wal" else {
+            throw StateStoreError(.io, location: location, "cannot use WAL mode (journal mode stays \(mode))")
+        }
+        try await run("PRAGMA synchronous = \(synchronous.rawValue.uppercased())", doing: "cannot configure")
+        try await run("BEGIN IMMEDIATE", doing: "cannot lock")
+        do throws(StateStoreError) {
+            for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
+                for statement in migration.statements { try await run(statement, doing: "cannot migrate to schema version \(migration.version)") }
+                try await run("PRAGMA user_version = \(migration.version)", doing: "cannot migrate")
+            }
+            if application == 0 { try await run("PRAGMA application_id = \(Self.applicationID)", doing: "cannot migrate") }
+            try await run("COMMIT", doing: "cannot migrate")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+        let check = try await text("PRAGMA quick_check", doing: "cannot check")
+        guard check == "ok" else { throw StateStoreError(.corrupt, location: location, "damaged: \(check)") }
+    }
+
+    public func load() async throws(StateStoreError) -> [StateRecord] {
+        let rows: [SQLiteRow]
+        do {
+            rows = try await connection.query("SELECT kind, key, call_id, local_tag, expires, body FROM gateway_state")
+        } catch {
+            throw Self.mapped(error, location: location, doing: "cannot read")
+        }
+        var records: [StateRecord] = []
+        records.reserveCapacity(rows.count)
+        for row in rows {
+            guard let kind = row.column("kind")?.string, let key = row.column("key")?.string,
+                  let body = row.column("body")?.string else {
+                throw StateStoreError(.corrupt, location: location, "a record without kind, key or body")
+            }
+            records.append(StateRecord(kind: kind, key: key, callID: row.column("call_id")?.string,
+                                       localTag: row.column("local_tag")?.string,
+                                       expires: row.column("expires")?.integer.map(Int64.init),
+                                       body: Array(body.utf8)))
+        }
+        return records
+    }
+
+    /// Rows per INSERT statement (six bound values each).
+    static let rowsPerStatement = 500
+
+    public func write(_ changes: [StateChange]) async throws(StateStoreError) {
+        guard !changes.isEmpty else { return }
+        var puts: [StateRecord] = []
+        var deletes: [(String, String)] = []
+        for change in changes {
+            switch change {
+            case .put(let record): puts.append(record)
+            case .delete(let kind, let key): deletes.append((kind, key))
+            }
+        }
+        try await run("BEGIN IMMEDIATE", doing: "cannot write")
+        do throws(StateStoreError) {
+            for start in stride(from: 0, to: puts.count, by: Self.rowsPerStatement) {
+                let chunk = puts[start..<min(puts.count, start + Self.rowsPerStatement)]
+                var binds: [SQLiteData] = []
+                binds.reserveCapacity(chunk.count * 6)
+                for record in chunk {
+                    binds += [.text(record.kind), .text(record.key), record.callID.map { .text($0) } ?? .null,
+                              record.localTag.map { .text($0) } ?? .null, record.expires.map { .integer(Int($0)) } ?? .null,
+                              .text(String(decoding: record.body, as: UTF8.self))]
+                }
+                let values = Array(repeating: "(?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                try await run("INSERT INTO gateway_state (kind, key, call_id, local_tag, expires, body) VALUES \(values) "
+                              + "ON CONFLICT (kind, key) DO UPDATE SET call_id = excluded.call_id, local_tag = excluded.local_tag, "
+                              + "expires = excluded.expires, body = excluded.body", binds, doing: "cannot write")
+            }
+            for start in stride(from: 0, to: deletes.count, by: Self.rowsPerStatement) {
+                let chunk = deletes[start..<min(deletes.count, start + Self.rowsPerStatement)]
+                let values = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
+                try await run("DELETE FROM gateway_state WHERE (kind, key) IN (VALUES \(values))",
+                              chunk.flatMap { [SQLiteData.text($0.0), .text($0.1)] }, doing: "cannot write")
+            }
+            try await run("COMMIT", doing: "cannot write")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    public func close() async {
+        try? await connection.close()
+    }
+
+    // MARK: -
+
+    private func run(_ sql: String, _ binds: [SQLiteData] = [], doing: String) async throws(StateStoreError) {
+        do {
+            _ = try await connection.query(sql, binds)
+        } catch {
+            throw Self.mapped(error, location: location, doing: doing)
+        }
+    }
+
+    private func integer(_ sql: String, doing: String) async throws(StateStoreError) -> Int {
+        do {
+            return try await connection.query(sql).first?.columns.first?.data.integer ?? 0
+        } catch {
+            throw Self.mapped(error, location: location, doing: doing)
+        }
+    }
+
+    private func text(_ sql: String, doing: String) async throws(StateStoreError) -> String {
+        do {
+            return try await connection.query(sql).first?.columns.first?.data.string ?? ""
+        } catch {
+            throw Self.mapped(error, location: location, doing: doing)
+        }
+    }
+
+    /// An SQLite failure as the store reports it: what it was doing, and the reason in words an
+    /// operator acts on.
+    static func mapped(_ error: any Error, location: String, doing: String) -> StateStoreError {
+        guard let error = error as? SQLiteError else { return StateStoreError(.io, location: location, "\(doing): \(error)") }
+        switch error.reason {
+        case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked:
+            return StateStoreError(.locked, location: location,
+                                   "\(doing): locked by another process (is another presence-gateway using this store?)")
+        case .notADatabase, .corrupt, .corruptIndex, .corruptSequenceSchema, .corruptVirtualTable, .format:
+            return StateStoreError(.corrupt, location: location, "\(doing): not a database or damaged (\(error.message))")
+        case .full:
+            return StateStoreError(.full, location: location, "\(doing): the disk is full (\(error.message))")
+        case .cantOpen, .cantOpenDirectory, .cantOpenInvalidPath, .cantOpenUnfollowedSymlink, .permission, .readOnly,
+             .readonlyCantLock, .readonlyDirectory, .readonlyInRecovery, .readonlyInRollback, .readonlyBackingMoved,
+             .ioError, .ioErrorFailedRead, .ioErrorIncompleteRead, .ioErrorFailedWrite, .ioErrorFailedSync,
+             .ioErrorFailedDirSync, .ioErrorFailedTruncate, .ioErrorFailedStat, .ioErrorFailedAccess,
+             .ioErrorFailedLockCheck, .ioErrorFailedAdvisoryLock, .ioErrorFailedClose, .ioErrorFailedDelete:
+            return StateStoreError(.io, location: location, "\(doing): \(error.message) (cannot write the file or its directory: "
+                                   + "permissions, a full disk or a file size limit)")
+        default:
+            return StateStoreError(.database, location: location, "\(doing): \(error.description)")
+        }
+    }
+}
