@@ -131,7 +131,8 @@ extension GatewayCore {
             watch.refused.insert(resource)
             return []
         }
-        guard let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, request: request) else {
+        guard let from = try? request.headers.from,
+              let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from) else {
             releaseQuota(watch.watcher.uri)
             return []
         }
@@ -142,10 +143,11 @@ extension GatewayCore {
     /// The RLMI instance of a resource the gateway refused to subscribe to.
     static let refusedInstance = RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403)
 
-    /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it.
+    /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it;
+    /// `from` is the watcher's From (its display name is kept).
     mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
-                              request: SIPRequest) -> (key: Int, actions: [Action])? {
-        guard let uri = try? SIPURI(resource), let from = try? request.headers.from, let contact = contacts[.oma] else { return nil }
+                              from: SIPAddress) -> (key: Int, actions: [Action])? {
+        guard let uri = try? SIPURI(resource), let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
         guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
         var fromAddress = SIPAddress(uri: from.uri)
@@ -391,6 +393,12 @@ extension GatewayCore {
             return []
         }
         var out = legActions(actions, context: .omaLeg(key))
+        if ended, response.statusCode == 481, (try? request.headers.to)?.tag != nil {
+            // RFC 6665 §4.1.2.2: the refresh found the subscription gone (the OMA side restarted,
+            // or dropped it while the gateway was down); it is made again in a new dialog and the
+            // watcher's dialog goes on.
+            return out + restartOMALeg(key, now: now)
+        }
         if ended { return out + omaLegEnded(key, reason: "rejected", statusCode: response.statusCode, now: now) }
         if response.statusCode >= 300, let end = leg.subscription.expiresAt {
             // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.

@@ -24,9 +24,11 @@ extension GatewayCore {
     /// Starts what runs without a request: the linked identities' enterprise subscriptions.
     public mutating func start(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for identity in configuration.linkedIdentities where identity.publishToOMA {
+        // Identities restored from the durable store go on where they were.
+        for identity in configuration.linkedIdentities where identity.publishToOMA && !linked.values.contains(where: { $0.identity == identity }) {
             let key = takeKey()
             linked[key] = LinkedPublication(identity: identity)
+            journal.link(key)
             out += watchLinked(key, now: now)
         }
         return out
@@ -38,6 +40,7 @@ extension GatewayCore {
         omaWatches[watchKey] = OMAWatch(watcher: watcher, resource: link.identity.enterprise, linked: key)
         link.watch = watchKey
         linked[key] = link
+        journal.link(key)
         return attach(watchKey, now: now)
     }
 
@@ -63,6 +66,7 @@ extension GatewayCore {
             actions = started
         }
         linked[key] = link
+        journal.link(key)
         return publicationActions(actions, key: key)
     }
 
@@ -88,6 +92,7 @@ extension GatewayCore {
         let actions = step(&client)
         link.client = client
         linked[key] = link
+        journal.link(key)
         return publicationActions(actions, key: key)
     }
 
@@ -104,6 +109,7 @@ extension GatewayCore {
             link.client = client
         }
         linked[key] = link
+        journal.link(key)
         return out + [.schedule(.retry(.linkedPublication(key)), at: now + Self.linkRetryDelay)]
     }
 
@@ -115,11 +121,12 @@ extension GatewayCore {
             out += publicationActions(client.remove(), key: key)
             link.client = client
             linked[key] = link
+            journal.link(key)
         }
         return out
     }
 
-    private func publicationActions(_ actions: [PublicationClient.Action], key: Int) -> [Action] {
+    func publicationActions(_ actions: [PublicationClient.Action], key: Int) -> [Action] {
         actions.compactMap { action in
             switch action {
             case .send(let request): .send(request, to: .oma, context: .linkedPublication(key))

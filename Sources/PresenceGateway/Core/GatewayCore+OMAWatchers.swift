@@ -233,6 +233,8 @@ extension GatewayCore {
                 break
             }
         }
+        // RFC 6665 §4.1.2.2: a refresh found the subscription gone (481): made again in a new dialog.
+        if ended == "481" { return out + restartEnterpriseLeg(key, now: now) }
         if let ended { return out + enterpriseLegEnded(key, reason: ended, status: status, now: now) }
         // A single subscription's 2xx without data: its watcher is answered with the empty view
         // (later notifications fill it in). A batch dialog's 2xx without data for a resource: the

@@ -162,30 +162,35 @@ extension GatewayCore {
             return peer
         }
         peerLoad = [:]
+        // Written only where a peer moved: every write is a record for the durable store.
         for key in enterpriseWatches.keys {
-            let peer = carried(enterpriseWatches[key]?.peer)
-            enterpriseWatches[key]?.peer = peer
+            let current = enterpriseWatches[key]?.peer
+            let peer = carried(current)
+            if peer != current { enterpriseWatches[key]?.peer = peer }
             if let peer { peerLoad[Self.loadKey(peer), default: 0] += 1 }
         }
         for key in omaWatches.keys {
             guard let watch = omaWatches[key] else { continue }
             let peer = carried(watch.peer)
-            omaWatches[key]?.peer = peer
+            if peer != watch.peer { omaWatches[key]?.peer = peer }
             if watch.linked == nil, let peer { peerLoad[Self.loadKey(peer), default: 0] += 1 }
         }
         for key in omaLegs.keys {
-            let peer = carried(omaLegs[key]?.peer)
-            omaLegs[key]?.peer = peer
+            let current = omaLegs[key]?.peer
+            let peer = carried(current)
+            if peer != current { omaLegs[key]?.peer = peer }
         }
         for key in enterpriseLegs.keys {
-            let peer = carried(enterpriseLegs[key]?.peer)
-            enterpriseLegs[key]?.peer = peer
+            let current = enterpriseLegs[key]?.peer
+            let peer = carried(current)
+            if peer != current { enterpriseLegs[key]?.peer = peer }
         }
 
         var out: [Action] = []
         for key in omaLegs.keys.sorted() {
             guard var leg = omaLegs[key], !leg.closing, let watch = enterpriseWatches[leg.watch] else { continue }
             let handling = policy(for: leg.resource).subHandling(for: watch.watcher)
+            let before = leg.handling
             switch handling {
             case .allow, .politeBlock:
                 leg.handling = handling
@@ -198,7 +203,7 @@ extension GatewayCore {
                 out += resourceEnded(leg, reason: "rejected", statusCode: nil, now: now)
                 continue
             }
-            omaLegs[key] = leg
+            if leg.handling != before { omaLegs[key] = leg }
             out += viewMayHaveChanged(leg, now: now)
         }
         return out

@@ -28,12 +28,14 @@ extension GatewayCore {
                 // peers or next hop); any other is not followed, as if no pool were given.
                 if let uri = try? SIPURI(pool), uri.isSIP, uri.parameters.value("maddr") == nil, configuration.isEnterpriseHost(uri.host) {
                     pools[resource] = pool
+                    journal.pool(resource)
                     return out + attach(watchKey, now: now)
                 }
                 refusals.foreignPool += 1
             }
             // No pool (or the same pool again): a single SUBSCRIBE to the resource (§4.6).
             pools[resource] = nil
+            journal.pool(resource)
             return out + attach(watchKey, single: true, now: now)
         case .pending:
             // Still waiting for the presentity's decision: the watcher keeps waiting too.
@@ -63,7 +65,10 @@ extension GatewayCore {
                 out += attach(watchKey, single: true, now: now)
                 continue
             }
-            if leg.pool != nil, reason == "timeout" || status == 408 || status == 503 { pools[resource] = nil }
+            if leg.pool != nil, reason == "timeout" || status == 408 || status == 503 {
+                pools[resource] = nil
+                journal.pool(resource)
+            }
             let code = status.map { [403, 404, 408, 480, 489].contains($0) ? $0 : 503 } ?? 503
             out += endWatch(watchKey, reason: reason, status: code, retryAfter: nil, now: now)
         }

@@ -72,7 +72,7 @@ extension GatewayCore {
         return composed
     }
 
-    private mutating func composedStateChanged(_ resource: String, publications: [EventStateCompositor.Publication],
+    mutating func composedStateChanged(_ resource: String, publications: [EventStateCompositor.Publication],
                                                now: NIODeadline) -> [Action] {
         var out: [Action] = []
         if let pidf = Self.compose(publications, entity: resource) {
@@ -138,6 +138,7 @@ extension GatewayCore {
         items.removeAll { $0.isDelete && publisher.versions[$0.key] == nil }
         let actions = publisher.publish(items)
         servicePublishers[identity.enterprise] = publisher
+        journal.publisher(identity.enterprise)
         return serviceActions(actions, publisher: identity.enterprise)
     }
 
@@ -145,6 +146,7 @@ extension GatewayCore {
         guard var publisher = servicePublishers[publisherURI] else { return [] }
         let actions = publisher.receive(response)
         servicePublishers[publisherURI] = publisher
+        journal.publisher(publisherURI)
         return serviceActions(actions, publisher: publisherURI)
     }
 

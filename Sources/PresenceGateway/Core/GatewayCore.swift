@@ -84,23 +84,30 @@ public struct GatewayCore: Sendable {
 
     // Dense tables, not dictionaries: a dictionary pays each value's bytes for every bucket
     // (1.3–2.7 times the count), see `DenseTable`.
-    var enterpriseWatches = DenseTable<Int, EnterpriseWatch>()
-    var omaLegs = DenseTable<Int, OMALeg>()
-    var omaWatches = DenseTable<Int, OMAWatch>()
-    var enterpriseLegs = DenseTable<Int, EnterpriseLeg>()
+    // Each remembers what changed for the durable store (``JournaledTable``).
+    var enterpriseWatches = JournaledTable<EnterpriseWatch>()
+    var omaLegs = JournaledTable<OMALeg>()
+    var omaWatches = JournaledTable<OMAWatch>()
+    var enterpriseLegs = JournaledTable<EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to (flow 3).
     var pools: [String: String] = [:]
     /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once: single
     /// ones from then on ([MS-PRES] §3.4.5.1.1: batch is for users of the deployment).
-    var batchRefused = false
+    var batchRefused = false {
+        didSet { journal.batchRefusedChanged() }
+    }
     /// Linked identities whose enterprise state is published to the OMA presence server.
     var linked: [Int: LinkedPublication] = [:]
     /// The gateway's own event state compositor, for linked identities it serves (flow 4).
-    var compositor: EventStateCompositor
+    var compositor: EventStateCompositor {
+        didSet { journal.publicationsChanged() }
+    }
     /// Their composed state, as categories, by OMA identity.
     var served: [String: CategoriesDocument] = [:]
     /// SERVICE category publishers by enterprise identity.
     var servicePublishers: [String: CategoryPublisher] = [:]
+    /// What changed of the state outside the journaled tables (``GatewayCore/Journal``).
+    var journal = Journal()
     /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
     var dialogs = DialogIndex()
     /// Subscriptions each watcher holds through the gateway (OMA legs of an enterprise watcher,
@@ -175,8 +182,10 @@ public struct GatewayCore: Sendable {
         switch context {
         case .enterpriseWatch(let key): return refreshEnterpriseWatch(key, request, id: id, now: now)
         case .omaWatch(let key): return refreshOMAWatch(key, request, id: id, now: now)
-        case .omaLeg(let key): return omaLegNotify(key, request, id: id, now: now)
-        case .enterpriseLeg(let key): return enterpriseLegNotify(key, request, id: id, now: now)
+        // The relay of a notification in an existing pair: the hot path, which writes to the
+        // durable store only what it changes of the subscriptions' status and dialogs.
+        case .omaLeg(let key): return quietly { $0.omaLegNotify(key, request, id: id, now: now) }
+        case .enterpriseLeg(let key): return quietly { $0.enterpriseLegNotify(key, request, id: id, now: now) }
         case .linkedPublication, .servicePublish: return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
     }

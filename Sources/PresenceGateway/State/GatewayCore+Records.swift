@@ -1,0 +1,191 @@
+import MSPresenceEvents
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+import SIPTransport
+
+/// The records the durable store keeps for the core's state (docs/state.md, "What is stored"):
+/// one per watcher's subscription, per subscription the gateway holds on the other side, per
+/// linked-identity publication, per publication received, per SERVICE publisher, per pool hint.
+/// Each is JSON (`StateRecord.body`); what a NOTIFY relayed in an existing pair changes (the last
+/// state seen, the body last sent, CSeqs within a block) is left out, see ``Journaled``.
+extension GatewayCore {
+    /// The kinds of record, as the store's `kind` column names them.
+    enum RecordKind: String, CaseIterable {
+        case enterpriseWatch = "enterprise-watch"
+        case omaLeg = "oma-leg"
+        case omaWatch = "oma-watch"
+        case enterpriseLeg = "enterprise-leg"
+        case linkedPublication = "linked-publication"
+        case publication
+        case servicePublisher = "service-publisher"
+        case pool
+        case flag
+    }
+
+    /// NOTIFYs a watcher's dialog may send between two writes of its record: the CSeq is written
+    /// when it enters a new block, and a restored dialog starts two blocks above the stored one,
+    /// so above every CSeq it used (RFC 3261 §12.2.1.1).
+    public static let sequenceBlock: UInt32 = 1024
+
+    /// Who a dialog belongs to (``DialogPeer``), with the configured peer by name: the position
+    /// it had may be another peer's after the configuration changed.
+    struct PeerRecord: Codable, Hashable {
+        var side: String
+        var transport: String
+        var host: String
+        var port: UInt16
+        var peer: String?
+        var certificateNames: [String]
+    }
+
+    struct EnterpriseWatchRecord: Codable {
+        var watcher: String
+        var network: String
+        /// False while its SUBSCRIBE waits for the first answer: no 200 was sent, so a restart
+        /// ends it (the watcher tries again) and unsubscribes its legs.
+        var answered: Bool
+        var subscription: BatchCategorySubscription.Record?
+        var document: NotifierSubscription.Record?
+        var documentResource: String?
+        var legs: [String: Int]
+        var single: Bool
+        var refused: [String]
+        var peer: PeerRecord?
+    }
+
+    struct OMALegRecord: Codable {
+        var watch: Int
+        var watcher: String
+        var resource: String
+        var subscription: SubscriberSubscription.Record
+        var handling: String
+        var closing: Bool
+        var pending: Bool
+        var peer: PeerRecord?
+    }
+
+    struct OMAWatchRecord: Codable {
+        var watcher: String
+        var network: String
+        var resource: String
+        /// The dialog, once answered (a linked identity's own watch never has one).
+        var subscription: NotifierSubscription.Record?
+        var answered: Bool
+        var leg: Int?
+        var linked: Int?
+        var peer: PeerRecord?
+    }
+
+    struct EnterpriseLegRecord: Codable {
+        var watcher: String
+        var pool: String?
+        var single: Bool
+        var subscriber: BatchCategorySubscriber.Record
+        var watches: [String: Int]
+        var established: Bool
+        var closing: Bool
+        var peer: PeerRecord?
+        var network: String
+        var verified: Bool
+    }
+
+    struct LinkedPublicationRecord: Codable {
+        var oma: String
+        var enterprise: String
+        var watch: Int?
+        var client: PublicationClient.Record?
+        var lastBody: StoredBytes?
+    }
+
+    struct PoolRecord: Codable {
+        var pool: String
+    }
+
+    struct FlagRecord: Codable {
+        var value: Bool
+    }
+
+    // MARK: - Values to records
+
+    func peerRecord(_ peer: DialogPeer?) -> PeerRecord? {
+        guard let peer else { return nil }
+        let name = peer.peer.flatMap { Int($0) < configuration.peers.count ? configuration.peers[Int($0)].name : nil }
+        return PeerRecord(side: peer.side.rawValue, transport: peer.transport.rawValue, host: peer.host, port: peer.port,
+                          peer: name, certificateNames: peer.certificateNames)
+    }
+
+    func record(_ watch: EnterpriseWatch, clock: WallClock) -> EnterpriseWatchRecord {
+        EnterpriseWatchRecord(
+            watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, answered: watch.pending == nil,
+            subscription: watch.subscription?.record(clock: clock), document: watch.document?.record(clock: clock),
+            documentResource: watch.documentResource, legs: Dictionary(uniqueKeysWithValues: watch.legs.map { ($0.key, $0.value) }),
+            single: watch.single, refused: watch.refused.sorted(), peer: peerRecord(watch.peer))
+    }
+
+    func record(_ leg: OMALeg, clock: WallClock) -> OMALegRecord {
+        OMALegRecord(watch: leg.watch, watcher: leg.watcher, resource: leg.resource, subscription: leg.subscription.record(clock: clock),
+                     handling: leg.handling.token, closing: leg.closing, pending: leg.pending, peer: peerRecord(leg.peer))
+    }
+
+    func record(_ watch: OMAWatch, clock: WallClock) -> OMAWatchRecord {
+        OMAWatchRecord(watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
+                       subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
+                       linked: watch.linked, peer: peerRecord(watch.peer))
+    }
+
+    func record(_ leg: EnterpriseLeg, clock: WallClock) -> EnterpriseLegRecord {
+        EnterpriseLegRecord(watcher: leg.watcher, pool: leg.pool, single: leg.single, subscriber: leg.subscriber.record(clock: clock),
+                            watches: Dictionary(uniqueKeysWithValues: leg.watches.map { ($0.key, $0.value) }),
+                            established: leg.established, closing: leg.closing, peer: peerRecord(leg.peer),
+                            network: leg.network.rawValue, verified: leg.verified)
+    }
+
+    func record(_ link: LinkedPublication, clock: WallClock) -> LinkedPublicationRecord {
+        LinkedPublicationRecord(oma: link.identity.oma, enterprise: link.identity.enterprise, watch: link.watch,
+                                client: link.client?.record(clock: clock), lastBody: link.lastBody.map(StoredBytes.init))
+    }
+
+    // MARK: - Records to values
+
+    /// Why a record does not restore: its kind and key, and what is wrong.
+    public struct RestoreError: Error, CustomStringConvertible {
+        public var kind: String
+        public var key: String
+        public var detail: String
+        public var description: String { "record \(kind) \(key): \(detail)" }
+    }
+
+    func peer(_ record: PeerRecord?) throws(RestoreError.Detail) -> DialogPeer? {
+        guard let record else { return nil }
+        guard let side = GatewayConfiguration.Side(rawValue: record.side),
+              let transport = SIPTransportKind(rawValue: record.transport) else {
+            throw RestoreError.Detail("peer \(record.side)/\(record.transport): unknown side or transport")
+        }
+        // A configured peer that is gone: the dialog stays with the address it was made with.
+        let index = record.peer.flatMap { name in configuration.peers.firstIndex { $0.name == name } }
+        let configured = index.map { configuration.peers[$0].certificateNames } ?? []
+        return DialogPeer(side: side, transport: transport, host: record.host, port: record.port, peer: index.map(UInt16.init),
+                          certificateNames: configured.isEmpty ? record.certificateNames : configured)
+    }
+
+    static func network(_ text: String) throws(RestoreError.Detail) -> SourceNetwork {
+        guard let network = SourceNetwork(rawValue: text) else { throw RestoreError.Detail("unknown network \(text)") }
+        return network
+    }
+
+    static func watcher(_ uri: String, _ network: String) throws(RestoreError.Detail) -> WatcherIdentity {
+        guard let watcher = WatcherIdentity(uri: uri, network: try Self.network(network)) else {
+            throw RestoreError.Detail("watcher \(uri) is not an address of record")
+        }
+        return watcher
+    }
+}
+
+extension GatewayCore.RestoreError {
+    /// What is wrong, before the kind and key are known.
+    struct Detail: Error {
+        var text: String
+        init(_ text: String) { self.text = text }
+    }
+}

@@ -1,0 +1,424 @@
+import Foundation
+public import GatewayState
+import MSPresenceEvents
+public import NIOCore
+import PresenceDocuments
+import SIPMessages
+public import SIPStack
+import _GatewayInternals
+
+/// Taking back the state the durable store kept (docs/state.md, "After a restart"): after a
+/// restart, or a dead node's state taken over by another. Every pair continues in its original
+/// dialogs: the watchers' dialogs go on above every CSeq they used, and every subscription the
+/// gateway holds is refreshed in its dialog (paced at `recoveryRate` a second), which brings the
+/// current state back, so each watcher is sent it once the gateway has it again. Timers that ran
+/// out meanwhile fire at once: a watcher's subscription that expired ends with
+/// `terminated;reason=timeout` (RFC 6665 §4.2.2), and a subscription on the other side whose
+/// refresh finds it gone (481) is made again with a new dialog (§4.1.2.2), its watcher's dialog
+/// unchanged.
+extension GatewayCore {
+    /// Restores `records` into this core (empty, or already running when a node takes over
+    /// another's dialogs) and returns what to do at once: unsubscribes of what was being ended,
+    /// refreshes, expiry timers. A record that does not decode is an error naming it; nothing is
+    /// restored then.
+    public mutating func restore(_ records: [StateRecord], clock: WallClock, now: NIODeadline,
+                                 recoveryRate: Int = 1000) throws(RestoreError) -> [Action] {
+        var decoded = Decoded()
+        try decoded.read(records, core: self, clock: clock)
+        var out: [Action] = []
+        var dropped: [Int: EnterpriseWatch] = [:]
+
+        for (key, watch) in decoded.enterpriseWatches {
+            nextKey = max(nextKey, key)
+            guard watch.pending == nil, decoded.answered.contains(key) else {
+                dropped[key] = watch
+                continue
+            }
+            enterpriseWatches.restore(key, watch)
+            _ = takePeerQuotaRestored(watch.peer)
+            if let id = (watch.subscription?.subscription ?? watch.document)?.dialog.id {
+                dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
+            }
+        }
+        for (key, leg) in decoded.omaLegs {
+            nextKey = max(nextKey, key)
+            omaLegs.restore(key, leg)
+            takeQuotaRestored(leg.watcher)
+            dialogs.insert(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+        }
+        for (key, watch) in decoded.omaWatches {
+            nextKey = max(nextKey, key)
+            omaWatches.restore(key, watch)
+            if watch.linked == nil {
+                takeQuotaRestored(watch.watcher.uri)
+                _ = takePeerQuotaRestored(watch.peer)
+            }
+            if let id = watch.subscription?.dialog.id {
+                dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(key))
+            }
+        }
+        for (key, leg) in decoded.enterpriseLegs {
+            nextKey = max(nextKey, key)
+            enterpriseLegs.restore(key, leg)
+            let subscription = leg.subscriber.subscription
+            dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .enterpriseLeg(key))
+        }
+        for (resource, pool) in decoded.pools { pools[resource] = pool }
+        if decoded.batchRefused { batchRefused = true }
+        for (identity, publisher) in decoded.servicePublishers { servicePublishers[identity] = publisher }
+        journal.writtenPublications.formUnion(decoded.publications.map(\.entityTag))
+
+        // Watchers never answered: ended, their legs unsubscribed. The store learns it.
+        for (key, watch) in dropped.sorted(by: { $0.key < $1.key }) {
+            enterpriseWatches.restore(key, watch)
+            enterpriseWatches.removeValue(forKey: key)
+            out += endOMALegs(watch.legs.values.filter { decoded.omaLegs[$0] != nil }, now: now)
+        }
+        var paced = 0
+        func pace() -> NIODeadline {
+            defer { paced += 1 }
+            return now + .nanoseconds(Int64(paced) * 1_000_000_000 / Int64(max(1, recoveryRate)))
+        }
+        out += restoreOMALegs(decoded.omaLegs.keys.sorted(), now: now, pace: pace)
+        out += restoreEnterpriseWatches(decoded.enterpriseWatches.keys.sorted(), now: now)
+        out += restoreOMAWatches(decoded.omaWatches.keys.sorted(), now: now)
+        out += restoreEnterpriseLegs(decoded.enterpriseLegs.keys.sorted(), now: now, pace: pace)
+        out += restoreLinked(decoded.linked, now: now)
+        out += compositorRestored(decoded.publications, now: now)
+        return out
+    }
+
+    /// The subscriptions the gateway holds toward the OMA side: refreshed (paced), unsubscribed
+    /// again when they were being ended, made again when no dialog was made yet, ended when their
+    /// watcher is gone.
+    private mutating func restoreOMALegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in keys {
+            guard var leg = omaLegs[key] else { continue }
+            if enterpriseWatches[leg.watch] == nil {
+                out += endOMALegs([key], now: now)
+                continue
+            }
+            switch leg.subscription.status {
+            case .unsubscribing:
+                let actions = leg.subscription.unsubscribeAgain()
+                omaLegs[key] = leg
+                if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
+                    removeOMALeg(key)
+                    continue
+                }
+                out += legActions(actions, context: .omaLeg(key))
+                out.append(.schedule(.cleanup(.omaLeg(key)), at: now + Self.cleanupDelay))
+            case .subscribing:
+                out += restartOMALeg(key, now: now)
+            case .active, .pending:
+                out.append(.schedule(.refresh(.omaLeg(key)), at: pace()))
+            case .terminated:
+                out += omaLegEnded(key, reason: "terminated", statusCode: nil, now: now)
+            }
+        }
+        return out
+    }
+
+    /// The enterprise watchers' dialogs: their expiry timers again (one that ran out fires at
+    /// once), and a leg made for each resource whose leg was not kept.
+    private mutating func restoreEnterpriseWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in keys {
+            guard var watch = enterpriseWatches[key], let notifier = watch.subscription?.subscription ?? watch.document else { continue }
+            out.append(.schedule(.expiry(.enterpriseWatch(key)), at: notifier.expiresAt))
+            let missing = watch.legs.filter { omaLegs[$0.value] == nil }.map(\.key)
+            guard !missing.isEmpty else { continue }
+            var from = notifier.dialog.remoteURI
+            from.tag = nil
+            for resource in missing.sorted() {
+                watch.legs[resource] = nil
+                if let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from) {
+                    takeQuotaRestored(watch.watcher.uri)
+                    watch.legs[resource] = leg.key
+                    out += leg.actions
+                }
+            }
+            enterpriseWatches[key] = watch
+        }
+        return out
+    }
+
+    /// The OMA watchers' dialogs: their expiry timers again; one never answered is ended and its
+    /// resource leaves its leg; one whose leg was not kept is attached to a leg again.
+    private mutating func restoreOMAWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in keys {
+            guard let watch = omaWatches[key] else { continue }
+            if let subscription = watch.subscription {
+                out.append(.schedule(.expiry(.omaWatch(key)), at: subscription.expiresAt))
+            } else if watch.linked == nil {
+                if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
+                continue
+            }
+            let legKey = watch.leg
+            if legKey.map({ enterpriseLegs[$0]?.watches[watch.resource] != key }) ?? true {
+                omaWatches[key]?.leg = nil
+                out += attach(key, now: now)
+            }
+        }
+        return out
+    }
+
+    /// The subscriptions toward the enterprise: refreshed (paced; with the additions and removals
+    /// that were waiting at once), unsubscribed again when being ended, made again without a
+    /// dialog; resources whose watcher is gone leave them.
+    private mutating func restoreEnterpriseLegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in keys {
+            guard var leg = enterpriseLegs[key] else { continue }
+            let gone = leg.watches.filter { omaWatches[$0.value]?.leg != key }.map(\.key)
+            if !gone.isEmpty {
+                for resource in gone { leg.watches[resource] = nil }
+                if leg.watches.isEmpty {
+                    enterpriseLegs[key] = leg
+                    out += endEnterpriseLeg(key, now: now)
+                    continue
+                }
+                let actions = leg.subscriber.remove(gone, now: now)
+                enterpriseLegs[key] = leg
+                out += enterpriseLegActions(key, actions, now: now)
+            }
+            switch leg.subscriber.subscription.status {
+            case .unsubscribing:
+                let actions = leg.subscriber.unsubscribeAgain()
+                enterpriseLegs[key] = leg
+                if actions.contains(where: { if case .subscription(.ended) = $0 { true } else { false } }) {
+                    removeEnterpriseLeg(key)
+                    continue
+                }
+                out += legActions(actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
+                out.append(.schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay))
+            case .subscribing, .terminated:
+                out += restartEnterpriseLeg(key, now: now)
+            case .active, .pending:
+                if leg.subscriber.hasQueued {
+                    let actions = leg.subscriber.resume(now: now)
+                    enterpriseLegs[key] = leg
+                    out += enterpriseLegActions(key, actions, now: now)
+                } else {
+                    out.append(.schedule(.refresh(.enterpriseLeg(key)), at: pace()))
+                }
+            }
+        }
+        return out
+    }
+
+    /// Linked identities' publications toward the OMA presence server: continued (the PUBLISH
+    /// that was under way again, or a refresh by expiry), or removed when the identity is no
+    /// longer configured.
+    private mutating func restoreLinked(_ restored: [(Int, LinkedPublication)], now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for (key, link) in restored {
+            nextKey = max(nextKey, key)
+            var link = link
+            let configured = configuration.linkedIdentities.contains { $0 == link.identity }
+            if var client = link.client {
+                let actions = configured ? client.resume(now: now) : client.remove()
+                link.client = client
+                out += publicationActions(actions, key: key)
+            }
+            if !configured { link.watch = nil }
+            if link.watch.map({ omaWatches[$0]?.linked != key }) ?? false { link.watch = nil }
+            linked[key] = link
+            journal.link(key)
+            if configured, link.watch == nil { out.append(.schedule(.retry(.linkedPublication(key)), at: now)) }
+        }
+        return out
+    }
+
+    /// Publications received for served identities: their expiry timers again, and the composed
+    /// state worked out, shown to their watchers and published into the enterprise.
+    private mutating func compositorRestored(_ publications: [EventStateCompositor.Publication], now: NIODeadline) -> [Action] {
+        guard !publications.isEmpty else { return [] }
+        var out: [Action] = []
+        for action in compositor.restore(publications) {
+            if case .scheduleExpiry(let tag, let at) = action { out.append(.schedule(.publicationExpiry(tag), at: at)) }
+        }
+        for resource in Set(publications.map(\.resource)).sorted() {
+            out += composedStateChanged(resource, publications: compositor.publications(of: resource), now: now)
+        }
+        return out
+    }
+
+    // MARK: - Subscriptions made again
+
+    /// A subscription toward the OMA side is made again with a new dialog (RFC 6665 §4.1.2.2:
+    /// "an unrelated initial SUBSCRIBE request with a freshly generated Call-ID and a new, unique
+    /// From tag"): after a refresh found it gone (481), or when the restart came before its
+    /// dialog existed. The watcher's dialog and the last state seen stay.
+    mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var leg = omaLegs[key] else { return [] }
+        dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+        let (subscription, actions) = SubscriberSubscription.start(leg.subscription.configuration, callID: ids.callID(), localTag: ids.tag())
+        leg.subscription = subscription
+        leg.closing = false
+        omaLegs[key] = leg
+        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+        return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))] + legActions(actions, context: .omaLeg(key))
+    }
+
+    /// The same toward the enterprise: each watcher the leg carried is attached again (to a batch
+    /// dialog with its pool, or a new one).
+    mutating func restartEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let leg = enterpriseLegs[key] else { return [] }
+        removeEnterpriseLeg(key)
+        var out: [Action] = [.cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key)))]
+        for (_, watch) in leg.watches.sorted(by: { $0.key < $1.key }) {
+            omaWatches[watch]?.leg = nil
+            out += attach(watch, single: leg.single, now: now)
+        }
+        return out
+    }
+
+    // MARK: - Quotas of restored subscriptions
+
+    /// A restored subscription counts against its watcher's quota, whatever the limit is now.
+    private mutating func takeQuotaRestored(_ watcher: String) {
+        watcherLoad[watcher.hashValue] = (watcherLoad[watcher.hashValue] ?? 0) + 1
+    }
+
+    private mutating func takePeerQuotaRestored(_ peer: DialogPeer?) -> Bool {
+        guard let peer else { return true }
+        peerLoad[Self.loadKey(peer), default: 0] += 1
+        return true
+    }
+}
+
+// MARK: - Decoding
+
+extension GatewayCore {
+    /// The records read back into values, by kind, before any of them enters the core.
+    struct Decoded {
+        var enterpriseWatches: [Int: EnterpriseWatch] = [:]
+        /// Watches whose SUBSCRIBE had been answered.
+        var answered: Set<Int> = []
+        var omaLegs: [Int: OMALeg] = [:]
+        var omaWatches: [Int: OMAWatch] = [:]
+        var enterpriseLegs: [Int: EnterpriseLeg] = [:]
+        var linked: [(Int, LinkedPublication)] = []
+        var publications: [EventStateCompositor.Publication] = []
+        var servicePublishers: [String: CategoryPublisher] = [:]
+        var pools: [String: String] = [:]
+        var batchRefused = false
+
+        mutating func read(_ records: [StateRecord], core: GatewayCore, clock: WallClock) throws(RestoreError) {
+            let decoder = JSONDecoder()
+            for record in records {
+                do throws(RestoreError.Detail) {
+                    try read(record, decoder: decoder, core: core, clock: clock)
+                } catch {
+                    throw RestoreError(kind: record.kind, key: record.key, detail: error.text)
+                }
+            }
+            linked.sort { $0.0 < $1.0 }
+        }
+
+        private mutating func read(_ record: StateRecord, decoder: JSONDecoder, core: GatewayCore,
+                                   clock: WallClock) throws(RestoreError.Detail) {
+            func decode<R: Decodable>(_ type: R.Type) throws(RestoreError.Detail) -> R {
+                do { return try decoder.decode(type, from: Data(record.body)) } catch {
+                    throw RestoreError.Detail("unreadable: \(error)")
+                }
+            }
+            func key() throws(RestoreError.Detail) -> Int {
+                guard let key = Int(record.key) else { throw RestoreError.Detail("the key is not a number") }
+                return key
+            }
+            func restored<T>(_ make: () throws(SIPStackError) -> T) throws(RestoreError.Detail) -> T {
+                do { return try make() } catch { throw RestoreError.Detail(error.detail) }
+            }
+            guard let kind = RecordKind(rawValue: record.kind) else {
+                throw RestoreError.Detail("unknown kind (written by a newer presence-gateway?)")
+            }
+            switch kind {
+            case .enterpriseWatch:
+                let r = try decode(EnterpriseWatchRecord.self)
+                var watch = EnterpriseWatch(watcher: try GatewayCore.watcher(r.watcher, r.network), pending: nil, peer: try core.peer(r.peer))
+                let reserved = 2 * GatewayCore.sequenceBlock
+                if var subscription = r.subscription {
+                    subscription.subscription.contact = core.contactText(.enterprise) ?? subscription.subscription.contact
+                    watch.subscription = try restored { () throws(SIPStackError) in
+                        try BatchCategorySubscription(record: subscription, clock: clock, reservedSequences: reserved)
+                    }
+                }
+                if var document = r.document {
+                    document.contact = core.contactText(.enterprise) ?? document.contact
+                    watch.document = try restored { () throws(SIPStackError) in
+                        try NotifierSubscription(record: document, clock: clock, reservedSequences: reserved)
+                    }
+                }
+                watch.documentResource = r.documentResource
+                for (resource, leg) in r.legs.sorted(by: { $0.key < $1.key }) { watch.legs[resource] = leg }
+                watch.single = r.single
+                watch.refused = Set(r.refused)
+                let key = try key()
+                if r.answered && (watch.subscription != nil || watch.document != nil) { answered.insert(key) }
+                enterpriseWatches[key] = watch
+            case .omaLeg:
+                var r = try decode(OMALegRecord.self)
+                r.subscription.contact = core.contactText(.oma) ?? r.subscription.contact
+                guard let handling = SubHandling(token: r.handling) else { throw RestoreError.Detail("unknown sub-handling \(r.handling)") }
+                let subscription = try restored { () throws(SIPStackError) in try SubscriberSubscription(record: r.subscription, clock: clock) }
+                var leg = OMALeg(watch: r.watch, watcher: r.watcher, resource: r.resource, subscription: subscription, categories: nil,
+                                 handling: handling)
+                leg.closing = r.closing
+                leg.pending = r.pending
+                leg.peer = try core.peer(r.peer)
+                omaLegs[try key()] = leg
+            case .omaWatch:
+                let r = try decode(OMAWatchRecord.self)
+                var watch = OMAWatch(watcher: try GatewayCore.watcher(r.watcher, r.network), resource: r.resource, linked: r.linked,
+                                     peer: try core.peer(r.peer))
+                if var subscription = r.subscription, r.answered {
+                    subscription.contact = core.contactText(.oma) ?? subscription.contact
+                    watch.subscription = try restored { () throws(SIPStackError) in
+                        try NotifierSubscription(record: subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
+                    }
+                }
+                watch.leg = r.leg
+                omaWatches[try key()] = watch
+            case .enterpriseLeg:
+                var r = try decode(EnterpriseLegRecord.self)
+                r.subscriber.subscription.contact = core.contactText(.enterprise) ?? r.subscriber.subscription.contact
+                let subscriber = try restored { () throws(SIPStackError) in try BatchCategorySubscriber(record: r.subscriber, clock: clock) }
+                var watches: SmallMap<String, Int> = [:]
+                for (resource, watch) in r.watches.sorted(by: { $0.key < $1.key }) { watches[resource] = watch }
+                var leg = EnterpriseLeg(watcher: r.watcher, pool: r.pool, single: r.single, subscriber: subscriber, watches: watches,
+                                        network: try GatewayCore.network(r.network), verified: r.verified)
+                leg.established = r.established
+                leg.closing = r.closing
+                leg.peer = try core.peer(r.peer)
+                enterpriseLegs[try key()] = leg
+            case .linkedPublication:
+                let r = try decode(LinkedPublicationRecord.self)
+                let identity = core.configuration.linkedIdentities.first { $0.oma == r.oma && $0.enterprise == r.enterprise }
+                    ?? GatewayConfiguration.LinkedIdentity(oma: r.oma, enterprise: r.enterprise, publishToEnterprise: false, publishToOMA: false)
+                let client = try r.client.map { client throws(RestoreError.Detail) in
+                    try restored { () throws(SIPStackError) in try PublicationClient(record: client, clock: clock) }
+                }
+                linked.append((try key(), LinkedPublication(identity: identity, watch: r.watch, client: client, lastBody: r.lastBody?.bytes)))
+            case .publication:
+                publications.append(EventStateCompositor.Publication(record: try decode(EventStateCompositor.Publication.Record.self), clock: clock))
+            case .servicePublisher:
+                let r = try decode(CategoryPublisher.Record.self)
+                servicePublishers[record.key] = try restored { () throws(SIPStackError) in try CategoryPublisher(record: r) }
+            case .pool:
+                pools[record.key] = try decode(PoolRecord.self).pool
+            case .flag:
+                guard record.key == "batch-refused" else { throw RestoreError.Detail("unknown flag") }
+                batchRefused = try decode(FlagRecord.self).value
+            }
+        }
+    }
+
+    /// This side's Contact as written in records, for restored dialogs: a node that takes over
+    /// another's dialogs puts its own Contact in their next requests (a target refresh, RFC 6665
+    /// §4.1.2.2, §4.2.2).
+    func contactText(_ side: GatewayConfiguration.Side) -> String? { contacts[side]?.description }
+}

@@ -1,0 +1,82 @@
+import _GatewayInternals
+
+/// A value of the core's long-lived state that the durable store keeps (docs/state.md), with
+/// the part of it a NOTIFY relayed in an existing pair may change without the store needing to
+/// know (sequence numbers, the last state seen) left out of its ``durableSignature``.
+protocol Journaled: Sendable {
+    associatedtype Signature: Equatable & Sendable
+    /// Equal before and after a change that needs no write.
+    var durableSignature: Signature { get }
+}
+
+/// One of the core's tables (a ``DenseTable`` by key) that remembers which keys were written or
+/// removed since the durable store last took the changes (``takeChanged()``).
+///
+/// While ``quietly(_:)`` runs (the relay of a NOTIFY in an existing pair) a write is remembered
+/// only when it changes the value's ``Journaled/durableSignature``: the hot path writes nothing
+/// to the store unless a subscription's status, dialog or CSeq block moved.
+struct JournaledTable<Value: Journaled>: Sendable {
+    private var table = DenseTable<Int, Value>()
+    /// Keys written or removed since the last ``takeChanged()``.
+    private var changed: Set<Int> = []
+    /// While quiet: each key written, with its value's signature before the first write.
+    private var quiet: [Int: Value.Signature?]?
+    /// Off when there is no durable store: nothing is remembered.
+    var journaling = false
+
+    var count: Int { table.count }
+    var isEmpty: Bool { table.isEmpty }
+    var keys: [Int] { table.keys }
+
+    func first(where predicate: ((key: Int, value: Value)) throws -> Bool) rethrows -> (key: Int, value: Value)? {
+        try table.first(where: predicate)
+    }
+
+    subscript(key: Int) -> Value? {
+        get { table[key] }
+        set {
+            note(key)
+            table[key] = newValue
+        }
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey key: Int) -> Value? {
+        note(key)
+        return table.removeValue(forKey: key)
+    }
+
+    private mutating func note(_ key: Int) {
+        guard journaling else { return }
+        if quiet != nil {
+            if quiet?[key] == nil { quiet?[key] = .some(table[key]?.durableSignature) }
+        } else {
+            changed.insert(key)
+        }
+    }
+
+    /// Runs `body` with writes remembered only when they change a value's durable signature.
+    mutating func beginQuiet() {
+        guard journaling else { return }
+        quiet = [:]
+    }
+
+    mutating func endQuiet() {
+        guard let touched = quiet else { return }
+        quiet = nil
+        for (key, before) in touched where table[key]?.durableSignature != before {
+            changed.insert(key)
+        }
+    }
+
+    /// The keys written or removed since the last call.
+    mutating func takeChanged() -> Set<Int> {
+        defer { changed = [] }
+        return changed
+    }
+
+    /// Puts a value back as the store held it, without remembering a change.
+    mutating func restore(_ key: Int, _ value: Value) {
+        table[key] = value
+    }
+}

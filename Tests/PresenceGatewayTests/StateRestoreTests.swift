@@ -1,0 +1,345 @@
+import Foundation
+import GatewayState
+import MSPresenceEvents
+import NIOCore
+import PresenceDocuments
+import PresenceGateway
+import PresenceMapping
+import SIPMessages
+import SIPStack
+import Testing
+
+/// The core's state written as records and taken back by a new core (docs/state.md): every pair
+/// continues in its original dialogs, CSeqs go on above those used, timers that ran out fire, and
+/// the hot path writes nothing.
+@Suite struct StateRestoreTests {
+    typealias H = GatewayCoreTests
+
+    /// What a store would hold: the records, by kind and key, after the changes handed to it.
+    struct Records {
+        var byID: [String: StateRecord] = [:]
+
+        mutating func apply(_ changes: [StateChange]) {
+            for change in changes {
+                switch change {
+                case .put(let record): byID[change.kind + " " + change.key] = record
+                case .delete: byID[change.kind + " " + change.key] = nil
+                }
+            }
+        }
+
+        var all: [StateRecord] { byID.values.sorted { ($0.kind, $0.key) < ($1.kind, $1.key) } }
+        func kinds() -> [String: Int] { Dictionary(byID.values.map { ($0.kind, 1) }, uniquingKeysWith: +) }
+    }
+
+    static let clock = WallClock(offset: 1_764_000_000_000_000_000)
+
+    /// A harness whose core remembers changes, and one like it after a restart: another process,
+    /// so another identifier source (its tags must not repeat the first one's).
+    static func journaled(yaml: String = GatewayConfiguration.defaultYAML, prefix: String = "t") throws -> H.Harness {
+        var h = try H.Harness(yaml: yaml)
+        h.core = GatewayCore(configuration: h.core.configuration, mapper: h.core.mapper, contacts: h.core.contacts,
+                             ids: IdentifierSource(token: { "\(prefix)\($0)" }, jitter: { 0 }))
+        h.core.journaling = true
+        return h
+    }
+
+    static func take(_ h: inout H.Harness, into records: inout Records) {
+        records.apply(h.core.takeStateChanges(clock: clock))
+    }
+
+    /// Flow 1 set up: an enterprise watcher of john@oma.example, answered after the OMA side's
+    /// first NOTIFY. Returns the watcher's 200 OK, the OMA SUBSCRIBE and its context.
+    static func enterpriseWatcherPair(_ h: inout H.Harness) throws -> (ok: SIPResponse, subscribe: SIPRequest, context: GatewayCore.Context) {
+        let (id, actions) = h.receive(try H.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        let (subscribe, context) = try #require(H.sent(actions, to: .oma).first)
+        _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1",
+                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: subscribe, context: context, now: h.now)
+        let (_, answered) = h.receive(try H.omaNotify(subscribe, cseq: 2, body: H.pidf("sip:john@oma.example", activity: "away")), from: .oma)
+        let ok = try #require(H.responses(answered, id).first)
+        try #require(ok.statusCode == 200)
+        return (ok, subscribe, context)
+    }
+
+    /// An in-dialog request of the enterprise watcher (its Call-ID and tags, the gateway's tag in To).
+    static func watcherRefresh(_ ok: SIPResponse, cseq: Int, expires: Int = 3600) throws -> SIPRequest {
+        var request = try H.enterpriseSubscribe(resources: ["sip:john@oma.example"], expires: expires)
+        request.headers.set(.to, "<sip:carol@contoso.com>;tag=\(try #require(try ok.headers.to?.tag))")
+        request.headers.set(.cseq, "\(cseq) SUBSCRIBE")
+        return request
+    }
+
+    @Test func enterpriseWatcherPairContinuesInItsOriginalDialogsAfterARestart() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        let (ok, subscribe, context) = try Self.enterpriseWatcherPair(&h)
+        // A few relayed notifications: the watcher's dialog has used CSeqs 1 (piggyback) to 4.
+        var lastCSeq: UInt32 = 1
+        for cseq in 3...5 {
+            let (_, relayed) = h.receive(try H.omaNotify(subscribe, cseq: cseq, body: H.pidf("sip:john@oma.example", activity: cseq % 2 == 0 ? "away" : "busy")), from: .oma)
+            lastCSeq = try #require(try H.sent(relayed, to: .enterprise).first?.0.headers.cseq?.sequence)
+        }
+        Self.take(&h, into: &records)
+        #expect(records.kinds() == ["enterprise-watch": 1, "oma-leg": 1])
+
+        // The restart: a new core, the records back.
+        var after = try Self.journaled(prefix: "r")
+        after.now = h.now + .seconds(5)
+        let restored = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        #expect(after.core.counts.enterpriseWatches == 1 && after.core.counts.omaLegs == 1)
+
+        // An OMA NOTIFY in the leg's original dialog is relayed into the watcher's original dialog,
+        // as a BENOTIFY with a CSeq above every one used before the restart.
+        let (notifyID, relayed) = after.receive(try H.omaNotify(subscribe, cseq: 6, body: H.pidf("sip:john@oma.example", activity: "on-the-phone")), from: .oma)
+        #expect(H.responses(relayed, notifyID).first?.statusCode == 200)
+        let benotify = try #require(H.sent(relayed, to: .enterprise).first?.0)
+        #expect(benotify.method == .benotify)
+        #expect(benotify.headers.callID == ok.headers.callID)
+        #expect(try benotify.headers.from?.tag == ok.headers.to?.tag)
+        #expect(try #require(try benotify.headers.cseq?.sequence) > lastCSeq)
+        #expect(H.availability(try CategoriesDocument(bytes: benotify.body)).1 == "on-the-phone")
+
+        // The watcher's refresh is answered in its dialog (no 481).
+        let (refreshID, refreshed) = after.receive(try Self.watcherRefresh(ok, cseq: 2), from: .enterprise, network: .sameEnterprise)
+        #expect(H.responses(refreshed, refreshID).first?.statusCode == 200)
+
+        // The leg is refreshed in its original dialog (paced, due at once for the first), which
+        // brings the current state back.
+        let refresh = try #require(restored.compactMap { if case .schedule(.refresh(let c), let at) = $0 { (c, at) } else { nil } }.first)
+        #expect(refresh.0 == context && refresh.1 == after.now)
+        let resubscribe = try #require(H.sent(after.core.fire(.refresh(context), now: after.now), to: .oma).first?.0)
+        #expect(resubscribe.headers.callID == subscribe.headers.callID)
+        #expect(try resubscribe.headers.to?.tag == "kam1")
+        #expect(try #require(try resubscribe.headers.cseq?.sequence) == 2)
+        // Nothing was made twice: the same one leg and watch.
+        #expect(after.core.counts.enterpriseWatches == 1 && after.core.counts.omaLegs == 1)
+    }
+
+    @Test func omaWatcherPairContinuesInItsOriginalDialogsAfterARestart() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        let (id, actions) = h.receive(try H.omaSubscribe(), from: .oma)
+        let (subscribe, _) = try #require(H.sent(actions, to: .enterprise).first)
+        let answered = h.core.receive(H.enterpriseOK(subscribe, H.categories(availability: 3500, uri: "sip:bob@contoso.com")),
+                                      to: subscribe, context: H.sent(actions, to: .enterprise)[0].1, now: h.now)
+        let ok = try #require(H.responses(answered, id).first)
+        let first = try #require(H.sent(answered, to: .oma).first?.0)
+        Self.take(&h, into: &records)
+        #expect(records.kinds() == ["oma-watch": 1, "enterprise-leg": 1])
+
+        var after = try Self.journaled(prefix: "r")
+        after.now = h.now + .seconds(5)
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        // A BENOTIFY from the enterprise in the leg's original dialog reaches the OMA watcher in its
+        // original dialog, CSeq above the one used.
+        let (_, relayed) = after.receive(try H.enterpriseBENOTIFY(subscribe, cseq: 2, H.categories(availability: 6500, uri: "sip:bob@contoso.com")),
+                                         from: .enterprise)
+        let notify = try #require(H.sent(relayed, to: .oma).first?.0)
+        #expect(notify.headers.callID == "oma-call-1")
+        #expect(try notify.headers.from?.tag == ok.headers.to?.tag)
+        #expect(try #require(try notify.headers.cseq?.sequence) > #require(try first.headers.cseq?.sequence))
+        #expect(String(decoding: notify.body, as: UTF8.self).contains("busy"))
+        // The watcher's unsubscribe crosses as before the restart.
+        let tag = try #require(try ok.headers.to?.tag)
+        let (unsubID, unsub) = after.receive(try H.omaSubscribe(expires: 0, cseq: 2, toTag: tag), from: .oma)
+        #expect(H.responses(unsub, unsubID).first?.statusCode == 200)
+        #expect(try H.sent(unsub, to: .enterprise).first?.0.headers.expires == 0)
+    }
+
+    @Test func relayingANotifyWritesNothingButEveryBlockOfCSeqs() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        let (_, subscribe, _) = try Self.enterpriseWatcherPair(&h)
+        Self.take(&h, into: &records)
+        // A relayed NOTIFY: the leg's remote CSeq, its state and the watcher's CSeq move; nothing to write.
+        let (_, relayed) = h.receive(try H.omaNotify(subscribe, cseq: 3, body: H.pidf("sip:john@oma.example", activity: "busy")), from: .oma)
+        #expect(!H.sent(relayed, to: .enterprise).isEmpty)
+        #expect(h.core.takeStateChanges(clock: Self.clock).isEmpty)
+        // Until the watcher's dialog enters the next block of CSeqs: its record is written once.
+        var written: [StateChange] = []
+        for cseq in 4..<(4 + Int(GatewayCore.sequenceBlock)) {
+            _ = h.receive(try H.omaNotify(subscribe, cseq: cseq, body: H.pidf("sip:john@oma.example", activity: cseq % 2 == 0 ? "away" : "busy")), from: .oma)
+            written += h.core.takeStateChanges(clock: Self.clock)
+        }
+        #expect(written.map(\.kind) == ["enterprise-watch"])
+        // A terminated NOTIFY does change what is kept: the leg is gone.
+        _ = h.receive(try H.omaNotify(subscribe, cseq: 2000, state: "terminated;reason=noresource", body: []), from: .oma)
+        let ended = h.core.takeStateChanges(clock: Self.clock)
+        #expect(ended.contains(.delete(kind: "oma-leg", key: "2")))
+    }
+
+    @Test func aWatcherWhoseSubscriptionRanOutWhileDownIsEndedAtOnce() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        let (id, actions) = h.receive(try H.enterpriseSubscribe(resources: ["sip:john@oma.example"], expires: 600), from: .enterprise,
+                                      network: .sameEnterprise)
+        let (subscribe, context) = try #require(H.sent(actions, to: .oma).first)
+        _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: subscribe, context: context, now: h.now)
+        _ = h.receive(try H.omaNotify(subscribe, cseq: 2, body: H.pidf("sip:john@oma.example", activity: "away")), from: .oma)
+        _ = id
+        Self.take(&h, into: &records)
+        // Down for longer than the watcher's 600 s.
+        var after = try Self.journaled(prefix: "r")
+        after.now = h.now + .seconds(700)
+        let restored = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let expiry = try #require(restored.compactMap { if case .schedule(.expiry(let c), let at) = $0 { (c, at) } else { nil } }.first)
+        #expect(expiry.1 <= after.now)
+        let ended = after.core.fire(.expiry(expiry.0), now: after.now)
+        let final = try #require(H.sent(ended, to: .enterprise).first?.0)
+        #expect(try final.headers.subscriptionState?.state == .terminated)
+        #expect(try final.headers.subscriptionState?.reason == "timeout")
+        // Its OMA subscription is unsubscribed.
+        #expect(try H.sent(ended, to: .oma).first?.0.headers.expires == 0)
+    }
+
+    @Test func aLegTheOMASideNoLongerKnowsIsMadeAgainWithoutTellingTheWatcher() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        let (_, subscribe, context) = try Self.enterpriseWatcherPair(&h)
+        Self.take(&h, into: &records)
+        var after = try Self.journaled(prefix: "r")
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let refresh = try #require(H.sent(after.core.fire(.refresh(context), now: after.now), to: .oma).first?.0)
+        // RFC 6665 §4.1.2.2: 481 to the refresh → a new initial SUBSCRIBE, new Call-ID and From tag.
+        let renewed = after.core.receive(SIPResponse(replyingTo: refresh, statusCode: 481), to: refresh, context: context, now: after.now)
+        let again = try #require(H.sent(renewed, to: .oma).first)
+        #expect(again.0.headers.callID != subscribe.headers.callID)
+        #expect(try again.0.headers.to?.tag == nil)
+        #expect(try again.0.headers.from?.tag != subscribe.headers.from?.tag)
+        #expect(again.1 == context)
+        #expect(H.sent(renewed, to: .enterprise).isEmpty)
+        #expect(after.core.counts.omaLegs == 1)
+        // Its first NOTIFY in the new dialog reaches the watcher.
+        _ = after.core.receive(SIPResponse(replyingTo: again.0, statusCode: 200, toTag: "kam2", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                               to: again.0, context: context, now: after.now)
+        let (_, relayed) = after.receive(try H.omaNotify(again.0, cseq: 2, body: H.pidf("sip:john@oma.example", activity: "busy")), from: .oma)
+        #expect(H.sent(relayed, to: .enterprise).first?.0.method == .benotify)
+    }
+
+    @Test func aWatcherNeverAnsweredIsDroppedAndItsLegUnsubscribed() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        let (_, actions) = h.receive(try H.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        let (subscribe, context) = try #require(H.sent(actions, to: .oma).first)
+        _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: subscribe, context: context, now: h.now)
+        // The watcher still waits for its first answer when the process dies.
+        Self.take(&h, into: &records)
+        var after = try Self.journaled(prefix: "r")
+        let restored = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let unsubscribe = try #require(H.sent(restored, to: .oma).first?.0)
+        #expect(unsubscribe.headers.callID == subscribe.headers.callID)
+        #expect(try unsubscribe.headers.expires == 0)
+        #expect(after.core.counts.enterpriseWatches == 0)
+        var left = records
+        left.apply(after.core.takeStateChanges(clock: Self.clock))
+        #expect(left.kinds() == ["oma-leg": 1])
+    }
+
+    @Test func aRecordThatDoesNotReadIsAnErrorNamingIt() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        _ = try Self.enterpriseWatcherPair(&h)
+        Self.take(&h, into: &records)
+        var broken = records.all
+        broken[0].body = Array(#"{"watcher": 7}"#.utf8)
+        var after = try Self.journaled(prefix: "r")
+        #expect {
+            _ = try after.core.restore(broken, clock: Self.clock, now: after.now)
+        } throws: { error in
+            let error = try #require(error as? GatewayCore.RestoreError)
+            return error.kind == broken[0].kind && error.key == broken[0].key && error.description.contains("unreadable")
+        }
+        var unknown = records.all
+        unknown.append(StateRecord(kind: "future-kind", key: "1", body: Array("{}".utf8)))
+        #expect(throws: GatewayCore.RestoreError.self) { try after.core.restore(unknown, clock: Self.clock, now: after.now) }
+    }
+
+    @Test func poolDialogsAndPoolHintsAreKept() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        // The enterprise answers with a pool for bob (flow 3); the pool dialog answers with his state.
+        let pool = "sip:pool2.contoso.com@contoso.com;gruu;opaque=srvr:HomeServer:x"
+        let (id, actions) = h.receive(try H.omaSubscribe(to: "sip:bob@contoso.com", callID: "c-b1"), from: .oma)
+        let (subscribe, context) = try #require(H.sent(actions, to: .enterprise).first)
+        let hint = RLMIList.Instance(state: .resubscribe, cid: "bob@contoso.com", poolFqdn: pool)
+        let hinted = h.core.receive(H.batchOK(subscribe, rejected: [("sip:bob@contoso.com", hint)]), to: subscribe, context: context, now: h.now)
+        let (toPool, poolContext) = try #require(H.sent(hinted, to: .enterprise).first { $0.0.uri.description == pool })
+        let answered = h.core.receive(H.batchOK(toPool, accepted: [H.categories(availability: 3500, uri: "sip:bob@contoso.com")], tag: "pool1"),
+                                      to: toPool, context: poolContext, now: h.now)
+        #expect(H.responses(answered, id).first?.statusCode == 200)
+        Self.take(&h, into: &records)
+        #expect(records.kinds() == ["pool": 1, "oma-watch": 1, "enterprise-leg": 2])
+
+        var after = try Self.journaled(prefix: "r")
+        let restored = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        // The pool dialog is refreshed in its dialog (the home dialog was being ended: ended again).
+        #expect(restored.contains { if case .schedule(.refresh(poolContext), _) = $0 { true } else { false } })
+        let refresh = try #require(H.sent(after.core.fire(.refresh(poolContext), now: after.now), to: .enterprise).first?.0)
+        #expect(refresh.headers.callID == toPool.headers.callID)
+        #expect(try refresh.headers.to?.tag == "pool1")
+        // Another watcher of bob goes straight to the pool.
+        var other = try H.omaSubscribe(to: "sip:bob@contoso.com", callID: "c-b2")
+        other.headers.set(.from, "<sip:dave@oma.example>;tag=dave1")
+        let (_, later) = after.receive(other, from: .oma)
+        #expect(H.sent(later, to: .enterprise).first?.0.uri.description == pool)
+    }
+
+    @Test func servedPublicationsAndServicePublishVersionsAreKept() throws {
+        var h = try Self.journaled(yaml: LinkedIdentityPublicationTests.yaml)
+        var records = Records()
+        let (id, first) = h.receive(try LinkedIdentityPublicationTests.publish(H.pidf("sip:bob@oma.example", activity: "busy"), cseq: 1), from: .oma)
+        let etag = try #require(H.responses(first, id).first?.headers[.sipETag])
+        let (service, serviceContext) = try #require(H.sent(first, to: .enterprise).first)
+        _ = h.core.receive(SIPResponse(replyingTo: service, statusCode: 200, toTag: "svc"), to: service, context: serviceContext, now: h.now)
+        Self.take(&h, into: &records)
+        #expect(records.kinds()["publication"] == 1 && records.kinds()["service-publisher"] == 1)
+
+        var after = try Self.journaled(yaml: LinkedIdentityPublicationTests.yaml, prefix: "r")
+        let restored = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        // The publication's expiry runs again.
+        #expect(restored.contains { if case .schedule(.publicationExpiry(let tag), _) = $0 { tag == etag } else { false } })
+        // The composed state is published into the enterprise again, with the versions the
+        // enterprise gave before the restart (an update, not a create, [MS-PRES] §3.2.5.1.2).
+        let (republish, republishContext) = try #require(H.sent(restored, to: .enterprise).first { $0.0.method == .service })
+        #expect(try CategoryPublish(bytes: republish.body).publications.map(\.version).allSatisfy { $0 == 1 })
+        _ = after.core.receive(SIPResponse(replyingTo: republish, statusCode: 200, toTag: "svc"), to: republish, context: republishContext,
+                               now: after.now)
+        // Its entity-tag still modifies it (RFC 3903 §6).
+        let (refreshID, refreshed) = after.receive(try LinkedIdentityPublicationTests.publish(H.pidf("sip:bob@oma.example", activity: "away"),
+                                                                                               cseq: 2, ifMatch: etag), from: .oma)
+        #expect(H.responses(refreshed, refreshID).first?.statusCode == 200)
+        #expect(H.sent(refreshed, to: .enterprise).contains { $0.0.method == .service })
+        // An enterprise watcher of bob is served from the restored publication.
+        let (watchID, watched) = after.receive(try H.enterpriseSubscribe(resources: ["sip:bob@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        #expect(H.availability(try H.firstCategories(try #require(H.responses(watched, watchID).first)).categories.first).0 == 15500)
+    }
+
+    @Test func aLinkedIdentitysPublicationContinuesWithItsEntityTag() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        // The default configuration links alice: her enterprise state is PUBLISHed to the OMA side.
+        let started = h.core.start(now: h.now)
+        let (subscribe, context) = try #require(H.sent(started, to: .enterprise).first)
+        let answered = h.core.receive(H.enterpriseOK(subscribe, H.categories(availability: 3500, uri: "sip:alice@contoso.com")),
+                                      to: subscribe, context: context, now: h.now)
+        let (publish, publishContext) = try #require(H.sent(answered, to: .oma).first)
+        _ = h.core.receive(SIPResponse(replyingTo: publish, statusCode: 200, toTag: "esc", headers: [(.sipETag, "etag-1"), (.expires, "3600")]),
+                           to: publish, context: publishContext, now: h.now)
+        Self.take(&h, into: &records)
+        #expect(records.kinds()["linked-publication"] == 1)
+
+        var after = try Self.journaled(prefix: "r")
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        // start() makes no second publication for the restored identity.
+        #expect(H.sent(after.core.start(now: after.now), to: .enterprise).isEmpty)
+        // A change of alice's enterprise state modifies the publication under its entity-tag.
+        let (_, changed) = after.receive(try H.enterpriseBENOTIFY(subscribe, cseq: 2, H.categories(availability: 6500, uri: "sip:alice@contoso.com")),
+                                         from: .enterprise)
+        let modify = try #require(H.sent(changed, to: .oma).first?.0)
+        #expect(modify.method == .publish)
+        #expect(modify.headers[.sipIfMatch] == "etag-1")
+    }
+}
