@@ -24,6 +24,7 @@ import Testing
 
         static func yaml(kamailio: UInt16, edge: UInt16, token: String?, presentities: String = "") -> String {
             """
+            state: { store: memory }
             listen:
               - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
               - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }

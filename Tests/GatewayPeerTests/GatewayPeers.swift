@@ -50,6 +50,7 @@ final class GatewayPeers: @unchecked Sendable {
 
     static func yaml(kamailio: UInt16, edge: UInt16, options: Options) -> String {
         """
+        state: { store: memory }
         listen:
           - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
           - { side: enterprise, transport: \(options.enterpriseTCP ? "tcp" : "udp"), address: 127.0.0.1, port: 0 }

@@ -61,6 +61,7 @@ import Testing
             oma = try LoopbackDatagramPeer()
             edge = try LoopbackDatagramPeer()
             let yaml = """
+                state: { store: memory }
                 listen:
                   - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
                   - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }

@@ -37,6 +37,7 @@ struct HostileInputTests {
             enterprisePeer = try RawSIPSocket.udp()
             omaPeer = try RawSIPSocket.udp()
             let yaml = """
+                state: { store: memory }
                 listen:
                   - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
                   - { side: oma, transport: tcp, address: 127.0.0.1, port: 0 }

@@ -103,6 +103,7 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
             kamailio = try LoopbackDatagramPeer()
             edge = try LoopbackDatagramPeer()
             let yaml = """
+                state: { store: memory }
                 listen:
                   - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
                   - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }

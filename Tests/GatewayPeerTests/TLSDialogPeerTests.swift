@@ -80,6 +80,7 @@ final class TLSTestEndpoint: @unchecked Sendable {
             }
             let edgeTLS = edge.target(.tls)?.port ?? 0
             let yaml = """
+                state: { store: memory }
                 listen:
                   - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
                   - { side: enterprise, transport: tls, address: 127.0.0.1, port: 0 }

@@ -86,6 +86,12 @@ public final class ChildProcess: @unchecked Sendable {
         return kill()
     }
 
+    /// Sends `signal` (SIGKILL for a crash, SIGTERM, SIGHUP) and returns at once.
+    public func send(_ signal: Int32) {
+        guard poll() == nil else { return }
+        Glibc.kill(pid, signal)
+    }
+
     /// Ends the program: SIGTERM, up to 2 s, then SIGKILL; reaps it. Returns the exit code.
     @discardableResult
     public func kill() -> Int32 {

@@ -12,6 +12,7 @@ struct ListenerBindTests {
             .bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(taken.localAddress?.port)
         let yaml = """
+            state: { store: memory }
             listen:
               - { side: oma, transport: udp, address: 127.0.0.1, port: \(port) }
               - { side: enterprise, transport: tcp, address: 127.0.0.1, port: 0 }

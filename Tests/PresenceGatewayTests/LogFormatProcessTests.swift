@@ -13,7 +13,7 @@ import Testing
         enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:5062;transport=tcp" }
         oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:5070;transport=udp" }
 
-        """ + (logFormat.map { "log-format: \($0)\n" } ?? "")
+        """ + (logFormat.map { "log-format: \($0)\n" } ?? "") + "state: { store: memory }\n"
     }
 
     static func withConfiguration<T>(_ text: String, _ body: (String) async throws -> T) async throws -> T {

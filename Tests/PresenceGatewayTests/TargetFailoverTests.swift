@@ -16,6 +16,7 @@ import Testing
     static let edge = SIPTarget(.tcp, host: "127.0.0.1", port: 5062)
 
     static let yaml = """
+        state: { store: memory }
         listen:
           - { side: oma, transport: udp, address: 127.0.0.1, port: 5060 }
           - { side: enterprise, transport: tcp, address: 127.0.0.1, port: 5061 }

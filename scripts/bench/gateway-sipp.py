@@ -122,6 +122,7 @@ def rss_kib(pid):
 
 CONFIG = """\
 # presence-gateway benchmark configuration (written by scripts/bench/gateway-sipp.py)
+state: { store: memory }
 listen:
   - {{ side: oma, transport: udp, address: 127.0.0.1, port: {gw_oma} }}
   - {{ side: enterprise, transport: tcp, address: 127.0.0.1, port: {gw_ent} }}

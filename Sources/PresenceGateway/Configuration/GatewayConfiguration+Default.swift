@@ -32,5 +32,8 @@ extension GatewayConfiguration {
           piggyback-wait-ms: 500
           default-expires: 3600
         admin: { address: 127.0.0.1, port: 9090 }
+        # Every dialog survives a restart: kept in this SQLite file (created on first start).
+        state: { store: sqlite, path: state/presence-gateway.db }
+        shutdown: keep
         """
 }

@@ -132,6 +132,10 @@ public struct GatewayConfiguration: Sendable {
     /// HEP v3 capture of every SIP message (YAML `capture:`; GatewayConfiguration+Capture.swift);
     /// nil: off.
     public var capture: Capture?
+    /// Where the state is kept (YAML `state:`; GatewayConfiguration+State.swift): SQLite by default.
+    public var state: State
+    /// What SIGTERM does (YAML `shutdown:`): keep by default with a durable store, else terminate.
+    public var shutdown: Shutdown
 }
 
 extension GatewayConfiguration {
@@ -142,7 +146,7 @@ extension GatewayConfiguration {
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
-            "capture",
+            "capture", "state", "shutdown",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         var listeners: [Listener] = []
@@ -215,6 +219,11 @@ extension GatewayConfiguration {
         connections = try Self.connections(top["connections"])
         logFormat = try top["log-format"]?.choice(Self.logFormats)
         capture = try Self.capture(top["capture"])
+        state = try Self.state(top["state"])
+        shutdown = try top["shutdown"]?.choice(["keep": Shutdown.keep, "terminate": .terminate]) ?? (state.isDurable ? .keep : .terminate)
+        if shutdown == .keep, !state.isDurable, let node = top["shutdown"] {
+            throw node.error("shutdown: keep needs a durable store (state.store: sqlite or postgres); nothing would be kept")
+        }
     }
 
     static let sides: [String: Side] = ["enterprise": .enterprise, "oma": .oma]

@@ -1,4 +1,5 @@
-import Foundation
+public import Foundation
+public import GatewayState
 public import Logging
 import Metrics
 import NIOConcurrencyHelpers
@@ -31,6 +32,11 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var timerKeys = TimerKeys()
     private var nextID: GatewayCore.ServerRequestID = 0
     private var stopping = false
+    /// Stopping for a restart that continues every dialog (`shutdown: keep`): nothing is answered
+    /// or sent any more.
+    private var keeping = false
+    /// Writes the core's changes to the durable store; nil with `state.store: memory`.
+    private let writer: StateWriter?
     /// Each peer's and next hop's last outcomes and request rates, for `GET /peers`.
     private var health: PeerHealthTable
     /// Whether a refresh of ``status`` and the gauges is queued (see ``perform(_:)``).
@@ -63,6 +69,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         public var omaLegs: Int
         public var omaWatches: Int
         public var enterpriseLegs: Int
+        /// Whether the durable store takes writes (always true without one), and since when not.
+        public var storeAvailable = true
+        public var storeUnavailableSince: Date?
     }
 
     /// The latest status, at most ``statusRefreshInterval`` (100 ms) behind the core; safe to
@@ -86,8 +95,11 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// failed targets are skipped by later requests for `failover.duration`.
     public init(core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
                 eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
-                failover: FailedTargets.Limits = FailedTargets.Limits(),
+                failover: FailedTargets.Limits = FailedTargets.Limits(), store: (any StateStore)? = nil,
                 resolveTargets: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]) {
+        var core = core
+        core.journaling = store != nil
+        self.writer = store.map { StateWriter(store: $0, eventLoop: eventLoop, logger: logger) }
         self.core = core
         self.router = router
         self.layers = layers
@@ -121,9 +133,13 @@ public final class GatewayRuntime: @unchecked Sendable {
         return configuration
     }
 
-    /// Installs the request handlers.
-    public func start() {
+    /// Installs the request handlers and starts the core; `restored` is what the core's
+    /// ``GatewayCore/restore(_:clock:now:recoveryRate:)`` returned (refreshes, expiries), carried
+    /// out first.
+    public func start(restored: [GatewayCore.Action] = []) {
         eventLoop.assertInEventLoop()
+        writer?.release = { [self] actions in self.execute(actions) }
+        perform(restored)
         for (side, layer) in layers {
             layer.setRequestHandler(for: side == .oma ? [.subscribe, .notify, .benotify, .publish] : [.subscribe, .notify, .benotify]) { [self] incoming in
                 self.eventLoop.assertInEventLoop()
@@ -146,6 +162,19 @@ public final class GatewayRuntime: @unchecked Sendable {
         published.withLockedValue { $0.running = false }
     }
 
+    /// Stops for a restart that continues every dialog (`shutdown: keep`, docs/state.md): nothing
+    /// is answered or sent from now on (the peers' retransmissions reach the next start), and
+    /// what the store has not written yet is written, waiting at most `timeout`. The future says
+    /// whether everything was written.
+    public func stopKeepingState(timeout: TimeAmount) -> EventLoopFuture<Bool> {
+        eventLoop.assertInEventLoop()
+        stopping = true
+        keeping = true
+        published.withLockedValue { $0.running = false }
+        guard let writer else { return eventLoop.makeSucceededFuture(true) }
+        return writer.drain(timeout: timeout)
+    }
+
     /// The runtime's refusal reasons: an in-dialog request from another peer than the dialog's,
     /// a request over its sender's rate limit, and a request in a dialog sent to the dialog's
     /// peer instead of a remote target it may not reach.
@@ -158,6 +187,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side) {
+        // Stopping to continue after the next start: unanswered, so the peers try again then.
+        if keeping { return }
         nextID += 1
         let id = nextID
         servers[id] = (side, incoming.transaction)
@@ -195,6 +226,14 @@ public final class GatewayRuntime: @unchecked Sendable {
             rejectedCount += 1
             rejected.increment()
             answer(id, SIPResponse(replyingTo: request, statusCode: 503, toTag: incoming.toTag, headers: [(.retryAfter, "30")]))
+            return
+        }
+        if let writer, !writer.available {
+            // A new dialog could not be kept (docs/state.md, "When the store is unavailable").
+            rejectedCount += 1
+            rejected.increment()
+            answer(id, SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "State Store Unavailable", toTag: incoming.toTag,
+                                   headers: [(.retryAfter, "10")]))
             return
         }
         switch router.route(request, arrival: arrival, now: .now()) {
@@ -239,7 +278,21 @@ public final class GatewayRuntime: @unchecked Sendable {
         }
     }
 
+    /// Carries out one step of the core: with a durable store, its changes are handed to the
+    /// writer first, and its messages go out once they are written (``StateWriter``).
     private func perform(_ actions: [GatewayCore.Action]) {
+        guard let writer else { return execute(actions) }
+        let changes = core.takeStateChanges(clock: Self.wallClock())
+        execute(writer.admit(actions, changes: changes))
+    }
+
+    /// The deadlines of this process as wall-clock times, for the store's records.
+    static func wallClock() -> WallClock {
+        WallClock(now: .now(), wallNanoseconds: Int64(Date().timeIntervalSince1970 * 1_000_000_000))
+    }
+
+    private func execute(_ actions: [GatewayCore.Action]) {
+        if keeping { return }
         for action in actions {
             switch action {
             case .respond(let id, let response):
@@ -308,7 +361,8 @@ public final class GatewayRuntime: @unchecked Sendable {
         let counts = core.counts
         published.withLockedValue {
             $0 = Status(running: !stopping, enterpriseWatches: counts.enterpriseWatches, omaLegs: counts.omaLegs,
-                        omaWatches: counts.omaWatches, enterpriseLegs: counts.enterpriseLegs)
+                        omaWatches: counts.omaWatches, enterpriseLegs: counts.enterpriseLegs,
+                        storeAvailable: writer?.available ?? true, storeUnavailableSince: writer?.unavailableSince)
         }
         active["enterprise_watchers"]?.record(counts.enterpriseWatches)
         active["oma_legs"]?.record(counts.omaLegs)

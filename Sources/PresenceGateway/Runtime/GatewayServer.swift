@@ -1,4 +1,5 @@
 import Foundation
+import GatewayState
 import NIOConcurrencyHelpers
 public import Logging
 public import NIOCore
@@ -24,6 +25,8 @@ public final class GatewayServer: @unchecked Sendable {
     private let transports: [GatewayConfiguration.Side: SIPNetworkTransport]
     private var runtime: GatewayRuntime?
     private var admin: AdminServer?
+    /// The durable store (`state:`); nil with `store: memory`.
+    private var store: (any StateStore)?
     private let registry: PrometheusCollectorRegistry
     /// HEP v3 capture of both sides' messages (configuration `capture:`); nil when off.
     private let capture: HEPCapture?
@@ -118,8 +121,13 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
-    /// Binds every listener, starts the gateway and the admin endpoint.
+    /// Opens the durable store and reads what it kept, binds every listener, starts the gateway
+    /// (continuing every dialog the store kept) and the admin endpoint. A store that cannot be
+    /// used stops the start before any socket is bound, with an error naming the file (or
+    /// database) and the reason.
     public func start() async throws {
+        let (store, records) = try await openStore()
+        self.store = store
         do { try await capture?.start() } catch {
             throw ConfigurationError("cannot open the HEP capture socket: \(error)")
         }
@@ -146,15 +154,32 @@ public final class GatewayServer: @unchecked Sendable {
             let transport = first.kind == .udp ? "" : ";transport=\(first.kind.rawValue.lowercased())"
             contacts[side] = SIPAddress(uri: try SIPURI("sip:gateway@\(host):\(first.port)\(transport)"))
         }
-        let core = GatewayCore(configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
+        var core = GatewayCore(configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
+        var restored: [GatewayCore.Action] = []
+        if let store {
+            core.journaling = true
+            do {
+                restored = try core.restore(records, clock: GatewayRuntime.wallClock(), now: .now(),
+                                            recoveryRate: configuration.state.recoveryRate)
+            } catch {
+                throw StateStoreError(.corrupt, location: store.location, "\(error): nothing was changed; "
+                                      + "move the file away to start without the state it holds")
+            }
+            let counts = core.counts
+            logger.notice("""
+                state \(store.location): \(records.count) records, continuing \(counts.enterpriseWatches) enterprise and \
+                \(counts.omaWatches) OMA watchers' subscriptions
+                """)
+        }
         let router = FederationRouter(configuration: configuration, localAddresses: locals)
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
         for (side, transport) in transports {
             layers[side] = SIPTransactionLayer(transport: transport, configuration: GatewayRuntime.transactionConfiguration)
         }
         let resolve = try makeResolver()
-        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, resolveTargets: resolve)
-        try await eventLoop.submit { runtime.start() }.get()
+        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
+                                     resolveTargets: resolve)
+        try await eventLoop.submit { runtime.start(restored: restored) }.get()
         self.runtime = runtime
         if let admin = configuration.admin {
             do {
@@ -239,6 +264,7 @@ public final class GatewayServer: @unchecked Sendable {
         if new.logFormat != old.logFormat { restartOnly.append("log-format") }
         if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
         if new.capture != old.capture { restartOnly.append("capture") }
+        if new.state != old.state { restartOnly.append("state") }
         // Certificates first: a file that does not load leaves everything as it was.
         if let tls = try Self.tls(new.tls), old.tls != nil {
             for transport in transports.values where transport.configuration.tls != nil { try transport.replaceTLS(tls) }
@@ -252,6 +278,7 @@ public final class GatewayServer: @unchecked Sendable {
         new.logFormat = old.logFormat
         new.linkedIdentities = old.linkedIdentities
         new.capture = old.capture
+        new.state = old.state
         // The resolvers are made at start: a next hop resolved by DNS stays as it is.
         if new.enterprise.nextHop != old.enterprise.nextHop, isDNS(new.enterprise.nextHop) || isDNS(old.enterprise.nextHop) {
             restartOnly.append("enterprise.next-hop (DNS)")
@@ -321,20 +348,55 @@ public final class GatewayServer: @unchecked Sendable {
         guard let runtime else { return (false, #"{"status":"starting"}"#) }
         let c = runtime.status
         let status = c.running ? "ok" : "stopping"
+        let store = store == nil ? "none" : c.storeAvailable ? "ok" : "unavailable"
         return (c.running, #"{"status":"\#(status)","enterpriseWatchers":\#(c.enterpriseWatches),"omaLegs":\#(c.omaLegs),"# +
-                #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs)}"#)
+                #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs),"store":"\#(store)"}"#)
     }
 
-    /// Graceful stop: final NOTIFYs and unsubscribes go out, then `grace` is given for their
-    /// transactions before sockets close.
+    /// Graceful stop as `shutdown:` says. `terminate`: final NOTIFYs and unsubscribes go out, then
+    /// `grace` is given for their transactions before sockets close. `keep`: nothing more is
+    /// answered or sent, what the store has not written yet is written, and the next start
+    /// continues every dialog (docs/state.md).
     public func stop(grace: TimeAmount = .seconds(2)) async {
         if let runtime {
-            try? await eventLoop.submit { runtime.shutdown() }.get()
-            try? await Task.sleep(nanoseconds: UInt64(max(0, grace.nanoseconds)))
+            if store != nil, configuration.shutdown == .keep {
+                let written = (try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get()) ?? false
+                if written {
+                    logger.notice("stopping with every dialog kept in \(store?.location ?? "the store"): the next start continues them")
+                } else {
+                    logger.error("stopping, but the state store did not take every change: dialogs changed in the last moments may be lost")
+                }
+            } else {
+                try? await eventLoop.submit { runtime.shutdown() }.get()
+                try? await Task.sleep(nanoseconds: UInt64(max(0, grace.nanoseconds)))
+                if store != nil { _ = try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get() }
+            }
         }
         try? await admin?.close()
         for transport in transports.values { await transport.shutdown() }
         await capture?.shutdown()
+        await store?.close()
+        store = nil
         logger.info("stopped")
+    }
+
+    /// The store `state:` names, opened, with what it kept; nil and nothing for `store: memory`.
+    private func openStore() async throws -> ((any StateStore)?, [StateRecord]) {
+        let store: any StateStore
+        switch configuration.state.store {
+        case .memory:
+            return (nil, [])
+        case .sqlite(let path, let synchronous):
+            store = try await SQLiteStateStore.open(path: path, synchronous: synchronous == .full ? .full : .normal,
+                                                    logger: Logger(label: "presence-gateway.state"))
+        case .postgres:
+            throw ConfigurationError("state.store: postgres is not built yet")
+        }
+        do {
+            return (store, try await store.load())
+        } catch {
+            await store.close()
+            throw error
+        }
     }
 }

@@ -1,0 +1,173 @@
+extension GatewayConfiguration {
+    /// Where the gateway keeps its state so that no bridged subscription is lost on a crash, an
+    /// upgrade or the loss of a node (YAML `state:`; docs/state.md).
+    ///
+    /// ```yaml
+    /// state:
+    ///   store: sqlite                 # sqlite (the default), postgres, or memory (nothing kept)
+    ///   path: state/presence-gateway.db   # sqlite: the file, relative to the working directory
+    ///   synchronous: full             # sqlite: full (a commit survives a power loss) or normal
+    ///   url: "postgres://gateway:secret@127.0.0.1:5432/gateway"   # postgres
+    ///   node: gw1                     # postgres: this node's name, one per node
+    ///   lease: 30                     # postgres: seconds before a stopped node's dialogs are taken over
+    ///   recovery-rate: 1000           # subscriptions refreshed per second after a restart or takeover
+    /// shutdown: keep                  # on SIGTERM: keep (continue after the next start) or terminate
+    /// ```
+    public struct State: Sendable, Hashable {
+        public enum Store: Sendable, Hashable {
+            case memory
+            case sqlite(path: String, synchronous: Synchronous)
+            case postgres(Postgres)
+        }
+
+        /// SQLite's `PRAGMA synchronous` in WAL mode.
+        public enum Synchronous: String, Sendable, Hashable, CaseIterable {
+            case full, normal
+        }
+
+        /// A PostgreSQL database several nodes share.
+        public struct Postgres: Sendable, Hashable {
+            public var host: String
+            public var port: Int
+            public var user: String
+            public var password: String?
+            public var database: String
+            public var node: String
+            /// Seconds a node's dialogs stay its own after it last renewed its lease.
+            public var leaseSeconds: Int
+
+            /// Where, for messages: no credentials.
+            public var location: String { "postgres://\(host):\(port)/\(database)" }
+        }
+
+        public var store: Store
+        /// Subscriptions refreshed per second after a restart or a takeover.
+        public var recoveryRate: Int
+
+        public init(store: Store = .sqlite(path: State.defaultPath, synchronous: .full), recoveryRate: Int = 1000) {
+            self.store = store
+            self.recoveryRate = recoveryRate
+        }
+
+        /// The store file when `state:` says nothing: under `state/` in the working directory.
+        public static let defaultPath = "state/presence-gateway.db"
+
+        public var isDurable: Bool {
+            if case .memory = store { return false }
+            return true
+        }
+    }
+
+    /// What SIGTERM does to the bridged subscriptions (YAML `shutdown:`).
+    public enum Shutdown: String, Sendable, Hashable, CaseIterable {
+        /// Stop answering, write what is pending to the store and exit: the next start continues
+        /// every dialog (for upgrades). The default with a durable store.
+        case keep
+        /// Final NOTIFYs (`terminated;reason=deactivated`) and unsubscribes, then exit. The default
+        /// without one.
+        case terminate
+    }
+
+    /// Reads `state:`; absent: SQLite at ``State/defaultPath``.
+    static func state(_ node: ConfigurationNode?) throws(ConfigurationError) -> State {
+        guard let node else { return State() }
+        let m = try node.mapping(known: ["store", "path", "synchronous", "url", "node", "lease", "recovery-rate"])
+        var state = State()
+        if let v = m["recovery-rate"] { state.recoveryRate = try v.integer(in: 1...1_000_000) }
+        let kind = try m["store"]?.choice(["sqlite": "sqlite", "postgres": "postgres", "memory": "memory"]) ?? "sqlite"
+        func only(_ keys: [String], for store: String) throws(ConfigurationError) {
+            for (key, value) in m where !keys.contains(key) && !["store", "recovery-rate"].contains(key) {
+                throw value.error("'\(key)' does not apply to store: \(store)")
+            }
+        }
+        switch kind {
+        case "memory":
+            try only([], for: kind)
+            state.store = .memory
+        case "postgres":
+            try only(["url", "node", "lease"], for: kind)
+            guard let url = m["url"], let name = m["node"] else { throw node.error("store: postgres needs url and node") }
+            var postgres = try Self.postgres(url)
+            postgres.node = try name.string()
+            guard !postgres.node.isEmpty, postgres.node.count <= 64,
+                  postgres.node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+                throw name.error("a node name is 1 to 64 letters, digits, '-', '_' or '.'")
+            }
+            if let v = m["lease"] { postgres.leaseSeconds = try v.integer(in: 3...300) }
+            state.store = .postgres(postgres)
+        default:
+            try only(["path", "synchronous"], for: kind)
+            let path = try m["path"]?.string() ?? State.defaultPath
+            guard !path.isEmpty else { throw m["path"].map { $0.error("an empty path") } ?? node.error("an empty path") }
+            let synchronous = try m["synchronous"]?.choice(["full": State.Synchronous.full, "normal": .normal]) ?? .full
+            state.store = .sqlite(path: path, synchronous: synchronous)
+        }
+        return state
+    }
+
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (or `postgresql://`); the host an IP
+    /// literal or a name, IPv6 in brackets.
+    static func postgres(_ node: ConfigurationNode) throws(ConfigurationError) -> State.Postgres {
+        let text = try node.string()
+        let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+        var rest = Substring(text)
+        guard let scheme = ["postgres://", "postgresql://"].first(where: { rest.hasPrefix($0) }) else { throw node.error(expected) }
+        rest = rest.dropFirst(scheme.count)
+        guard let at = rest.lastIndex(of: "@"), let slash = rest[at...].firstIndex(of: "/") else { throw node.error(expected) }
+        let credentials = rest[..<at]
+        let address = rest[rest.index(after: at)..<slash]
+        let database = String(rest[rest.index(after: slash)...])
+        let user: Substring
+        var password: String?
+        if let colon = credentials.firstIndex(of: ":") {
+            user = credentials[..<colon]
+            password = String(credentials[credentials.index(after: colon)...]).removingPercentEncodingIfPossible
+        } else {
+            user = credentials
+        }
+        var host = address
+        var port = 5432
+        if address.hasPrefix("[") {
+            guard let close = address.firstIndex(of: "]") else { throw node.error(expected) }
+            host = address[address.index(after: address.startIndex)..<close]
+            let after = address[address.index(after: close)...]
+            if after.hasPrefix(":") {
+                guard let p = Int(after.dropFirst()), (1...65_535).contains(p) else { throw node.error("\(expected): bad port") }
+                port = p
+            } else if !after.isEmpty {
+                throw node.error(expected)
+            }
+        } else if let colon = address.lastIndex(of: ":") {
+            host = address[..<colon]
+            guard let p = Int(address[address.index(after: colon)...]), (1...65_535).contains(p) else {
+                throw node.error("\(expected): bad port")
+            }
+            port = p
+        }
+        guard !user.isEmpty, !host.isEmpty, !database.isEmpty, !database.contains("/"), !database.contains("?") else {
+            throw node.error(expected)
+        }
+        return State.Postgres(host: String(host), port: port, user: String(user).removingPercentEncodingIfPossible, password: password,
+                              database: database, node: "", leaseSeconds: 30)
+    }
+}
+
+extension String {
+    /// `%XX` escapes decoded (RFC 3986 §2.1), for user names and passwords in a URL; the text as
+    /// written when an escape is malformed.
+    fileprivate var removingPercentEncodingIfPossible: String {
+        guard contains("%") else { return self }
+        var bytes: [UInt8] = []
+        var utf8 = Array(self.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "%"), utf8.count >= 2,
+               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

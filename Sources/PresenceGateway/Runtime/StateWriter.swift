@@ -1,0 +1,175 @@
+import Foundation
+import GatewayState
+import Logging
+import Metrics
+import NIOCore
+
+/// Carries the core's state changes to the durable store (docs/state.md, "What is written
+/// when") and holds back what must not go out before they are written.
+///
+/// - One transaction at a time: what the core changes while one is under way is gathered
+///   (each record's last change only) and written in the next, so the batch grows with the load
+///   and a write costs one commit however many changes it carries.
+/// - A SIP message that follows from a change (the 200 OK that answers a SUBSCRIBE, the request
+///   that makes a subscription on the other side) waits until the change is committed: no
+///   dialog is answered 200 that a crash could lose. Messages after it wait behind it, so their
+///   order never changes; while nothing waits, messages that change nothing durable (a NOTIFY
+///   relayed in an existing pair) go out at once.
+/// - When a write fails, the store is marked unavailable (new subscriptions are refused with
+///   503 by the runtime, existing pairs go on), what waited goes out anyway, and the changes are
+///   written again every second until the store takes them.
+///
+/// Confined to the runtime's event loop.
+final class StateWriter: @unchecked Sendable {
+    let store: any StateStore
+    private let eventLoop: any EventLoop
+    private let logger: Logger
+    /// Sends or answers what was held, once its changes are committed.
+    var release: ([GatewayCore.Action]) -> Void = { _ in }
+
+    /// Changes not yet handed to the store, each record's last.
+    private var pending: [RecordID: StateChange] = [:]
+    /// Messages waiting, in order, each with the batch that must be committed first.
+    private var held: [(batch: UInt64, action: GatewayCore.Action)] = []
+    private var heldStart = 0
+    /// The batch `pending` goes into.
+    private var openBatch: UInt64 = 1
+    private var writing = false
+    private var flushQueued = false
+    private var retryDelay = TimeAmount.seconds(1)
+    /// Whether the last write succeeded.
+    private(set) var available = true
+    private(set) var unavailableSince: Date?
+
+    private let writes = Counter(label: "gateway_state_writes_total")
+    private let records = Counter(label: "gateway_state_records_written_total")
+    private let failures = Counter(label: "gateway_state_write_failures_total")
+    private let up = Gauge(label: "gateway_state_store_up")
+    private let waiting = Gauge(label: "gateway_state_pending_changes")
+
+    private struct RecordID: Hashable {
+        var kind: String
+        var key: String
+    }
+
+    init(store: any StateStore, eventLoop: any EventLoop, logger: Logger) {
+        self.store = store
+        self.eventLoop = eventLoop
+        self.logger = logger
+        up.record(1)
+        waiting.record(0)
+    }
+
+    /// The actions of one step of the core with the changes it made: returns those to carry out
+    /// now; the rest wait for their batch.
+    func admit(_ actions: [GatewayCore.Action], changes: [StateChange]) -> [GatewayCore.Action] {
+        let batch: UInt64
+        if !changes.isEmpty {
+            for change in changes { pending[RecordID(kind: change.kind, key: change.key)] = change }
+            batch = openBatch
+            queueFlush()
+        } else if heldStart < held.count {
+            batch = held[held.count - 1].batch
+        } else {
+            return actions
+        }
+        var now: [GatewayCore.Action] = []
+        for action in actions {
+            switch action {
+            case .respond, .send: held.append((batch, action))
+            case .schedule, .cancel: now.append(action)
+            }
+        }
+        return now
+    }
+
+    /// Changes or messages are waiting.
+    var isIdle: Bool { pending.isEmpty && !writing && heldStart == held.count }
+
+    private func queueFlush() {
+        guard !flushQueued, !writing else { return }
+        flushQueued = true
+        // After the rest of this event loop turn: its other steps' changes join the batch.
+        eventLoop.execute { [self] in
+            flushQueued = false
+            flush()
+        }
+    }
+
+    private func flush() {
+        guard !writing, !pending.isEmpty else { return }
+        let batch = openBatch
+        openBatch += 1
+        let changes = Array(pending.values)
+        pending = [:]
+        writing = true
+        waiting.record(changes.count)
+        let store = self.store
+        eventLoop.makeFutureWithTask { try await store.write(changes) }.whenComplete { [self] result in
+            writing = false
+            switch result {
+            case .success:
+                writes.increment()
+                records.increment(by: Int64(changes.count))
+                if !available {
+                    logger.notice("state store \(store.location) available again; \(changes.count) changes written")
+                    available = true
+                    unavailableSince = nil
+                    up.record(1)
+                }
+                retryDelay = .seconds(1)
+                releaseHeld(upTo: batch)
+                if !pending.isEmpty { flush() }
+            case .failure(let error):
+                failures.increment()
+                if available {
+                    logger.error("""
+                        state store \(store.location) unavailable: \(error); new subscriptions are refused with 503 \
+                        until it takes writes again, existing pairs go on
+                        """)
+                    available = false
+                    unavailableSince = Date()
+                    up.record(0)
+                }
+                // What was held goes out: the pairs go on, only their durability waits.
+                releaseHeld(upTo: batch)
+                for change in changes {
+                    let id = RecordID(kind: change.kind, key: change.key)
+                    if pending[id] == nil { pending[id] = change }
+                }
+                let delay = retryDelay
+                retryDelay = min(retryDelay * 2, .seconds(10))
+                eventLoop.scheduleTask(in: delay) { [self] in flush() }
+            }
+            waiting.record(pending.count)
+        }
+    }
+
+    private func releaseHeld(upTo batch: UInt64) {
+        var ready: [GatewayCore.Action] = []
+        while heldStart < held.count, held[heldStart].batch <= batch {
+            ready.append(held[heldStart].action)
+            heldStart += 1
+        }
+        if heldStart == held.count {
+            held.removeAll(keepingCapacity: held.count < 4096)
+            heldStart = 0
+        }
+        if !ready.isEmpty { release(ready) }
+    }
+
+    /// Writes everything pending, waiting for a write under way; at most `timeout`. For a stop
+    /// that keeps the state (`shutdown: keep`). Returns whether all of it was written.
+    func drain(timeout: TimeAmount) -> EventLoopFuture<Bool> {
+        let deadline = NIODeadline.now() + timeout
+        let promise = eventLoop.makePromise(of: Bool.self)
+        func check() {
+            if pending.isEmpty && !writing { return promise.succeed(available) }
+            guard NIODeadline.now() < deadline else { return promise.succeed(false) }
+            if !writing { flush() }
+            eventLoop.scheduleTask(in: .milliseconds(10)) { check() }
+        }
+        check()
+        return promise.futureResult
+    }
+}
