@@ -160,8 +160,8 @@ public final class SQLiteStateStore: StateStore {
     /// Rows per INSERT statement (six bound values each).
     static let rowsPerStatement = 500
 
-    public func write(_ changes: [StateChange]) async throws(StateStoreError) {
-        guard !changes.isEmpty else { return }
+    public func write(_ changes: [StateChange]) async throws(StateStoreError) -> [StateRecordID] {
+        guard !changes.isEmpty else { return [] }
         var puts: [StateRecord] = []
         var deletes: [(String, String)] = []
         for change in changes {
@@ -197,6 +197,7 @@ public final class SQLiteStateStore: StateStore {
             _ = try? await connection.query("ROLLBACK")
             throw error
         }
+        return []
     }
 
     public func close() async {

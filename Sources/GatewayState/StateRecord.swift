@@ -44,4 +44,6 @@ public enum StateChange: Sendable, Hashable {
         case .delete(_, let key): key
         }
     }
+
+    public var id: StateRecordID { StateRecordID(kind: kind, key: key) }
 }

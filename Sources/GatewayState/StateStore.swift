@@ -8,8 +8,21 @@ public protocol StateStore: AnyObject, Sendable {
     var location: String { get }
     /// Every record this process (node) owns.
     func load() async throws(StateStoreError) -> [StateRecord]
-    /// Applies the changes in one transaction: all of them or none.
-    func write(_ changes: [StateChange]) async throws(StateStoreError)
+    /// Applies the changes in one transaction: all of them or none. Returns the records it did
+    /// not change because another node owns them now (it took them over); always empty for a
+    /// store of one process.
+    func write(_ changes: [StateChange]) async throws(StateStoreError) -> [StateRecordID]
     /// Ends the connection; the store may not be used afterwards.
     func close() async
+}
+
+/// A record's identity: its kind and key.
+public struct StateRecordID: Sendable, Hashable {
+    public var kind: String
+    public var key: String
+
+    public init(kind: String, key: String) {
+        self.kind = kind
+        self.key = key
+    }
 }

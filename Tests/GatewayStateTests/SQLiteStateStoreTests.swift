@@ -21,8 +21,8 @@ import Testing
 
     @Test func writesReplacesAndDeletesRecordsAcrossReopening() async throws {
         let store = try await SQLiteStateStore.open(path: path("nested/dir/state.db"))
-        try await store.write([.put(Self.record("1")), .put(Self.record("2")), .put(Self.record("3", kind: "oma-watch"))])
-        try await store.write([.put(Self.record("1", body: #"{"a":2}"#)), .delete(kind: "oma-leg", key: "2")])
+        _ = try await store.write([.put(Self.record("1")), .put(Self.record("2")), .put(Self.record("3", kind: "oma-watch"))])
+        _ = try await store.write([.put(Self.record("1", body: #"{"a":2}"#)), .delete(kind: "oma-leg", key: "2")])
         await store.close()
         let reopened = try await SQLiteStateStore.open(path: path("nested/dir/state.db"))
         let records = try await reopened.load().sorted { $0.key < $1.key }
@@ -33,16 +33,16 @@ import Testing
     @Test func manyRecordsInOneWriteAreOneTransaction() async throws {
         let store = try await SQLiteStateStore.open(path: path())
         let records = (0..<1_234).map { Self.record(String($0)) }
-        try await store.write(records.map { .put($0) })
+        _ = try await store.write(records.map { .put($0) })
         #expect(try await store.load().count == 1_234)
-        try await store.write(records.prefix(1_001).map { .delete(kind: $0.kind, key: $0.key) })
+        _ = try await store.write(records.prefix(1_001).map { .delete(kind: $0.kind, key: $0.key) })
         #expect(try await store.load().count == 233)
         await store.close()
     }
 
     @Test func aSecondOpenOfTheSameFileIsRefusedAsLocked() async throws {
         let first = try await SQLiteStateStore.open(path: path())
-        try await first.write([.put(Self.record("1"))])
+        _ = try await first.write([.put(Self.record("1"))])
         await #expect {
             _ = try await SQLiteStateStore.open(path: path())
         } throws: { error in
@@ -68,7 +68,7 @@ import Testing
 
     @Test func aDamagedStoreIsRefused() async throws {
         let store = try await SQLiteStateStore.open(path: path())
-        try await store.write((0..<2_000).map { .put(Self.record(String($0), body: String(repeating: "x", count: 300))) })
+        _ = try await store.write((0..<2_000).map { .put(Self.record(String($0), body: String(repeating: "x", count: 300))) })
         await store.close()
         // Overwrite a page in the middle of the file (the table's interior, not the header).
         let handle = try #require(FileHandle(forUpdatingAtPath: path()))
@@ -114,7 +114,7 @@ import Testing
 
     @Test func olderSchemaVersionsAreMigratedForwardKeepingRecords() async throws {
         let store = try await SQLiteStateStore.open(path: path())
-        try await store.write([.put(Self.record("1"))])
+        _ = try await store.write([.put(Self.record("1"))])
         await store.close()
         // A later schema: a column added by a second step.
         let v2 = SQLiteStateStore.migrations + [SQLiteStateStore.Migration(version: 2, statements: [
@@ -128,7 +128,7 @@ import Testing
 
     @Test func aFailingMigrationChangesNothing() async throws {
         let store = try await SQLiteStateStore.open(path: path())
-        try await store.write([.put(Self.record("1"))])
+        _ = try await store.write([.put(Self.record("1"))])
         await store.close()
         let broken = SQLiteStateStore.migrations + [SQLiteStateStore.Migration(version: 2, statements: [
             "ALTER TABLE gateway_state ADD COLUMN owner TEXT", "THIS IS NOT SQL",

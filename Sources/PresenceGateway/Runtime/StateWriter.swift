@@ -26,6 +26,9 @@ final class StateWriter: @unchecked Sendable {
     private let logger: Logger
     /// Sends or answers what was held, once its changes are committed.
     var release: ([GatewayCore.Action]) -> Void = { _ in }
+    /// Records another node took over while this one still held them (docs/state.md, "Several
+    /// nodes"): the runtime lets them go without a word.
+    var disowned: ([StateRecordID]) -> Void = { _ in }
 
     /// Changes not yet handed to the store, each record's last.
     private var pending: [RecordID: StateChange] = [:]
@@ -108,7 +111,8 @@ final class StateWriter: @unchecked Sendable {
         eventLoop.makeFutureWithTask { try await store.write(changes) }.whenComplete { [self] result in
             writing = false
             switch result {
-            case .success:
+            case .success(let lost):
+                if !lost.isEmpty { disowned(lost) }
                 writes.increment()
                 records.increment(by: Int64(changes.count))
                 if !available {
