@@ -80,7 +80,11 @@ public struct GatewayCore: Sendable {
     /// Contacts the gateway puts in each side's dialogs.
     public let contacts: [GatewayConfiguration.Side: SIPAddress]
     var ids: IdentifierSource
+    /// The last key handed out, counted from ``keyBase``.
     var nextKey = 0
+    /// Where this core's keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes share a
+    /// store, so the keys of a node's records never meet another node's (docs/state.md).
+    public var keyBase = 0
 
     // Dense tables, not dictionaries: a dictionary pays each value's bytes for every bucket
     // (1.3–2.7 times the count), see `DenseTable`.
@@ -305,7 +309,7 @@ public struct GatewayCore: Sendable {
 
     mutating func takeKey() -> Int {
         nextKey += 1
-        return nextKey
+        return keyBase + nextKey
     }
 
     /// A subscriber leg's actions as the core's (answers to NOTIFYs are handled by the caller).

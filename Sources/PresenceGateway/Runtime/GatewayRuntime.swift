@@ -37,6 +37,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var keeping = false
     /// Writes the core's changes to the durable store; nil with `state.store: memory`.
     private let writer: StateWriter?
+    /// The store when several nodes share it: leases, takeover, owners of unknown dialogs.
+    private let shared: (any SharedStateStore)?
+    private let recoveryRate: Int
     /// Each peer's and next hop's last outcomes and request rates, for `GET /peers`.
     private var health: PeerHealthTable
     /// Whether a refresh of ``status`` and the gauges is queued (see ``perform(_:)``).
@@ -100,6 +103,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         var core = core
         core.journaling = store != nil
         self.writer = store.map { StateWriter(store: $0, eventLoop: eventLoop, logger: logger) }
+        self.shared = store as? any SharedStateStore
+        if let shared { core.keyBase = shared.ordinal << 40 }
+        self.recoveryRate = core.configuration.state.recoveryRate
         self.core = core
         self.router = router
         self.layers = layers
@@ -139,7 +145,12 @@ public final class GatewayRuntime: @unchecked Sendable {
     public func start(restored: [GatewayCore.Action] = []) {
         eventLoop.assertInEventLoop()
         writer?.release = { [self] actions in self.execute(actions) }
+        writer?.disowned = { [self] ids in
+            self.logger.warning("\(ids.count) records were taken over by another node: let go")
+            self.perform(self.core.disown(ids))
+        }
         perform(restored)
+        if let shared { keepLease(shared) }
         for (side, layer) in layers {
             layer.setRequestHandler(for: side == .oma ? [.subscribe, .notify, .benotify, .publish] : [.subscribe, .notify, .benotify]) { [self] incoming in
                 self.eventLoop.assertInEventLoop()
@@ -186,7 +197,8 @@ public final class GatewayRuntime: @unchecked Sendable {
         refusalCounters[reason]?.increment()
     }
 
-    private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side) {
+    /// `ownerChecked`: the shared store was asked who owns the dialog (``findOwner``).
+    private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, ownerChecked: Bool = false) {
         // Stopping to continue after the next start: unanswered, so the peers try again then.
         if keeping { return }
         nextID += 1
@@ -200,6 +212,11 @@ public final class GatewayRuntime: @unchecked Sendable {
         defer {
             health.received(from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
                             rejected: rejectedCount != refusedBefore, now: .now())
+        }
+        if inDialog, !ownerChecked, let shared, core.dialogOwner(of: request) == nil {
+            // Not this node's dialog: maybe another node's, which may have stopped.
+            servers[id] = nil
+            return findOwner(incoming, side: side, shared: shared)
         }
         if inDialog {
             // A request inside a dialog is held to the dialog's peer and counts against that
@@ -563,5 +580,84 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     static func nextHopURI(_ request: SIPRequest) -> SIPURI {
         (try? request.headers.route)?.first?.uri ?? request.uri
+    }
+}
+
+// MARK: - Several nodes (docs/state.md)
+
+extension GatewayRuntime {
+    /// Renews this node's lease and takes over the dialogs of nodes whose lease ran out, every
+    /// third of the lease. A lease another process took (this node's name started elsewhere) stops
+    /// this one: it answers and sends nothing more, so no watcher gets a NOTIFY twice.
+    private func keepLease(_ shared: any SharedStateStore) {
+        let interval = TimeAmount.milliseconds(Int64(shared.leaseSeconds) * 1000 / 3)
+        eventLoop.scheduleRepeatedAsyncTask(initialDelay: .zero, delay: interval) { [self] task in
+            eventLoop.makeFutureWithTask { () async throws -> (Bool, [StateRecord]) in
+                let kept = try await shared.renewNodeLease()
+                return (kept, kept ? try await shared.takeOverExpired() : [])
+            }.map { [self] kept, records in
+                guard kept else {
+                    logger.critical("another process took this node's name in \(shared.location): this one stops answering and sending")
+                    keeping = true
+                    published.withLockedValue { $0.running = false }
+                    task.cancel()
+                    return
+                }
+                if !records.isEmpty { adopt(records) }
+            }.recover { [self] error in
+                logger.error("cannot renew this node's lease in \(shared.location): \(error); existing pairs go on")
+            }
+        }
+    }
+
+    /// Continues the dialogs of a node that stopped, as after a restart: each subscription is
+    /// refreshed from here (with this node's Contact, a target refresh), and each watcher is sent
+    /// the current state once it is known again.
+    private func adopt(_ records: [StateRecord]) {
+        do {
+            let actions = try core.restore(records, clock: Self.wallClock(), now: .now(), recoveryRate: recoveryRate)
+            logger.notice("took over \(records.count) records of a node whose lease ran out")
+            perform(actions)
+        } catch {
+            logger.error("cannot take over the records of a node whose lease ran out: \(error)")
+        }
+    }
+
+    /// A request in a dialog this node does not hold: its owner is looked up. A live owner (the
+    /// front sent it here while that node was briefly unreachable) means 503 with Retry-After
+    /// until its lease ends; an owner whose lease ran out is taken over now and the request
+    /// handled; no owner at all is the core's 481.
+    private func findOwner(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, shared: any SharedStateStore) {
+        let request = incoming.request
+        let callID = request.headers.callID ?? ""
+        let tag = (try? request.headers.to)?.tag ?? ""
+        eventLoop.makeFutureWithTask { () async throws -> (owner: (node: String, leaseRemaining: Double)?, taken: [StateRecord]) in
+            let owner = try await shared.dialogOwner(callID: callID, localTag: tag)
+            guard let owner, owner.leaseRemaining <= 0 else { return (owner, []) }
+            return (owner, try await shared.takeOverExpired())
+        }.whenComplete { [self] result in
+            guard !keeping else { return }
+            switch result {
+            case .success((let owner?, let taken)) where owner.leaseRemaining > 0 || taken.isEmpty && core.dialogOwner(of: request) == nil:
+                guard request.method != .benotify else { return }
+                let seconds = max(1, Int(owner.leaseRemaining.rounded(.up)))
+                respondStatelessly(incoming, side: side, status: 503, reason: "Dialog Held By Another Node",
+                                   headers: [(.retryAfter, String(seconds))])
+            case .success((_, let taken)):
+                if !taken.isEmpty { adopt(taken) }
+                handle(incoming, side: side, ownerChecked: true)
+            case .failure(let error):
+                logger.error("cannot ask \(shared.location) who owns dialog \(callID): \(error)")
+                guard request.method != .benotify else { return }
+                respondStatelessly(incoming, side: side, status: 503, reason: "State Store Unavailable", headers: [(.retryAfter, "5")])
+            }
+        }
+    }
+
+    private func respondStatelessly(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, status: Int,
+                                    reason: String, headers: SIPHeaders) {
+        guard let layer = layers[side] else { return }
+        try? layer.respond(SIPResponse(replyingTo: incoming.request, statusCode: status, reasonPhrase: reason, headers: headers),
+                           to: incoming.transaction)
     }
 }

@@ -155,12 +155,13 @@ public final class GatewayServer: @unchecked Sendable {
             contacts[side] = SIPAddress(uri: try SIPURI("sip:gateway@\(host):\(first.port)\(transport)"))
         }
         var core = GatewayCore(configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
-        var restored: [GatewayCore.Action] = []
+        var continued: [GatewayCore.Action] = []
         if let store {
             core.journaling = true
+            if let shared = store as? any SharedStateStore { core.keyBase = shared.ordinal << 40 }
             do {
-                restored = try core.restore(records, clock: GatewayRuntime.wallClock(), now: .now(),
-                                            recoveryRate: configuration.state.recoveryRate)
+                continued = try core.restore(records, clock: GatewayRuntime.wallClock(), now: .now(),
+                                             recoveryRate: configuration.state.recoveryRate)
             } catch {
                 throw StateStoreError(.corrupt, location: store.location, "\(error): nothing was changed; "
                                       + "move the file away to start without the state it holds")
@@ -179,6 +180,7 @@ public final class GatewayServer: @unchecked Sendable {
         let resolve = try makeResolver()
         let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
                                      resolveTargets: resolve)
+        let restored = continued
         try await eventLoop.submit { runtime.start(restored: restored) }.get()
         self.runtime = runtime
         if let admin = configuration.admin {

@@ -29,7 +29,7 @@ extension GatewayCore {
         var dropped: [Int: EnterpriseWatch] = [:]
 
         for (key, watch) in decoded.enterpriseWatches {
-            nextKey = max(nextKey, key)
+            noteRestoredKey(key)
             guard watch.pending == nil, decoded.answered.contains(key) else {
                 dropped[key] = watch
                 continue
@@ -41,13 +41,13 @@ extension GatewayCore {
             }
         }
         for (key, leg) in decoded.omaLegs {
-            nextKey = max(nextKey, key)
+            noteRestoredKey(key)
             omaLegs.restore(key, leg)
             takeQuotaRestored(leg.watcher)
             dialogs.insert(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
         }
         for (key, watch) in decoded.omaWatches {
-            nextKey = max(nextKey, key)
+            noteRestoredKey(key)
             omaWatches.restore(key, watch)
             if watch.linked == nil {
                 takeQuotaRestored(watch.watcher.uri)
@@ -58,7 +58,7 @@ extension GatewayCore {
             }
         }
         for (key, leg) in decoded.enterpriseLegs {
-            nextKey = max(nextKey, key)
+            noteRestoredKey(key)
             enterpriseLegs.restore(key, leg)
             let subscription = leg.subscriber.subscription
             dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .enterpriseLeg(key))
@@ -215,7 +215,7 @@ extension GatewayCore {
     private mutating func restoreLinked(_ restored: [(Int, LinkedPublication)], now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for (key, link) in restored {
-            nextKey = max(nextKey, key)
+            noteRestoredKey(key)
             var link = link
             let configured = configuration.linkedIdentities.contains { $0 == link.identity }
             if var client = link.client {
@@ -275,6 +275,16 @@ extension GatewayCore {
         }
         return out
     }
+
+    /// Keys handed out after a restore do not repeat a restored one of this core's range (a
+    /// dead node's records taken over keep their own keys, in that node's range).
+    private mutating func noteRestoredKey(_ key: Int) {
+        guard key > keyBase, key - keyBase < Self.keyRangeSize else { return }
+        nextKey = max(nextKey, key - keyBase)
+    }
+
+    /// Keys per node: 2⁴⁰.
+    static let keyRangeSize = 1 << 40
 
     // MARK: - Quotas of restored subscriptions
 

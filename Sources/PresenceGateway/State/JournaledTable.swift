@@ -55,7 +55,8 @@ struct JournaledTable<Value: Journaled>: Sendable {
         }
     }
 
-    /// Runs `body` with writes remembered only when they change a value's durable signature.
+    /// From now until ``endQuiet()``, a write is remembered only when it changes the value's
+    /// durable signature.
     mutating func beginQuiet() {
         guard journaling else { return }
         quiet = [:]
@@ -73,6 +74,12 @@ struct JournaledTable<Value: Journaled>: Sendable {
     mutating func takeChanged() -> Set<Int> {
         defer { changed = [] }
         return changed
+    }
+
+    /// Removes a value without remembering a change: it is another node's now (docs/state.md).
+    @discardableResult
+    mutating func forget(_ key: Int) -> Value? {
+        table.removeValue(forKey: key)
     }
 
     /// Puts a value back as the store held it, without remembering a change.

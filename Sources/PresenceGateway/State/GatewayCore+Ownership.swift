@@ -1,0 +1,49 @@
+public import GatewayState
+
+/// Records another node took over (docs/state.md, "Several nodes"): this node could not renew
+/// its lease in time, and the store refused its writes to them. They are let go without a
+/// message: the new owner continues their dialogs, and a NOTIFY from here would be a duplicate.
+extension GatewayCore {
+    public mutating func disown(_ ids: [StateRecordID]) -> [Action] {
+        var out: [Action] = []
+        for id in ids {
+            guard let kind = RecordKind(rawValue: id.kind), let key = Int(id.key) else { continue }
+            switch kind {
+            case .enterpriseWatch:
+                guard let watch = enterpriseWatches.forget(key) else { continue }
+                releasePeerQuota(watch.peer)
+                if let dialog = (watch.subscription?.subscription ?? watch.document)?.dialog.id {
+                    dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .enterpriseWatch(key))
+                }
+                out += [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
+            case .omaLeg:
+                guard let leg = omaLegs.forget(key) else { continue }
+                releaseQuota(leg.watcher)
+                dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+                out += [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key)))]
+            case .omaWatch:
+                guard let watch = omaWatches.forget(key) else { continue }
+                if watch.linked == nil {
+                    releaseQuota(watch.watcher.uri)
+                    releasePeerQuota(watch.peer)
+                }
+                if let dialog = watch.subscription?.dialog.id {
+                    dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .omaWatch(key))
+                }
+                out += [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
+            case .enterpriseLeg:
+                guard let leg = enterpriseLegs.forget(key) else { continue }
+                let subscription = leg.subscriber.subscription
+                dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .enterpriseLeg(key))
+                out += [.cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))), .cancel(.cleanup(.enterpriseLeg(key)))]
+            case .linkedPublication:
+                guard linked.removeValue(forKey: key) != nil else { continue }
+                out += [.cancel(.refresh(.linkedPublication(key))), .cancel(.retry(.linkedPublication(key)))]
+            case .publication, .servicePublisher, .pool, .flag:
+                // Not dialogs: what the other node writes of them wins; this node's copy is a cache.
+                continue
+            }
+        }
+        return out
+    }
+}
