@@ -9,13 +9,15 @@
 # real OMA user agents linphone-cli (linphonec 5.1) and baresip-core (baresip 1.0) for
 # Tests/GatewayPeerTests/RealUserAgentTests.swift; systemd for systemd-analyze, which checks
 # deploy/presence-gateway.service (DeploymentTests); and chromium, the headless browser that
-# renders the admin status page (Tests/GatewayPeerTests/StatusPageBrowserTests.swift).
+# renders the admin status page (Tests/GatewayPeerTests/StatusPageBrowserTests.swift); and
+# PostgreSQL 15, whose initdb and pg_ctl start the private clusters of the shared-state tests
+# (Tests/PeerTestSupport/PostgresCluster.swift); no cluster of its own is created or started.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
 packages=(libxml2-dev pkg-config libjemalloc2)
 if [ "${1:-}" != "--build-only" ]; then
-  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd chromium)
+  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql)
 fi
 need=()
 for pkg in "${packages[@]}"; do
@@ -23,6 +25,9 @@ for pkg in "${packages[@]}"; do
 done
 if [ "${#need[@]}" -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
+  # Debian's postgresql would create and start a cluster on port 5432; the tests start their own.
+  mkdir -p /etc/postgresql-common/createcluster.d
+  echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.d/presence-gateway.conf
   echo "setup: installing ${need[*]}" >&2
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

@@ -23,8 +23,6 @@ public struct StateStoreError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let unreachable = Code(rawValue: "unreachable")
         /// The database answered with an error.
         public static let database = Code(rawValue: "database")
-        /// Another node holds the name this node was given, and its lease has not run out.
-        public static let nodeInUse = Code(rawValue: "node-in-use")
     }
 
     public var code: Code

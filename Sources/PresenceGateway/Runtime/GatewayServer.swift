@@ -391,8 +391,10 @@ public final class GatewayServer: @unchecked Sendable {
         case .sqlite(let path, let synchronous):
             store = try await SQLiteStateStore.open(path: path, synchronous: synchronous == .full ? .full : .normal,
                                                     logger: Logger(label: "presence-gateway.state"))
-        case .postgres:
-            throw ConfigurationError("state.store: postgres is not built yet")
+        case .postgres(let postgres):
+            store = try await PostgresStateStore.open(host: postgres.host, port: postgres.port, user: postgres.user, password: postgres.password,
+                                                      database: postgres.database, node: postgres.node, leaseSeconds: postgres.leaseSeconds,
+                                                      logger: Logger(label: "presence-gateway.state"))
         }
         do {
             return (store, try await store.load())

@@ -1,5 +1,3 @@
-public import GatewayState
-
 /// What the runtime needs of a store several nodes share (docs/state.md, "Several nodes"):
 /// the node's lease, taking over the records of nodes whose lease ran out, and who owns a
 /// dialog it does not know.

@@ -1,0 +1,93 @@
+import Foundation
+
+/// A private PostgreSQL cluster for one test: `initdb` into a temporary directory, the server on
+/// a free port of 127.0.0.1 only (its Unix socket in that directory), a user `gateway` with a
+/// password (SCRAM over TCP), stopped and removed by ``remove()``. Debian's PostgreSQL 15
+/// (scripts/setup.sh); as root, its programs run as the `postgres` user, which initdb requires.
+public final class PostgresCluster: @unchecked Sendable {
+    public static let user = "gateway"
+    public static let password = "state-secret"
+
+    public let directory: String
+    public private(set) var port: UInt16
+
+    /// The directory holding initdb and pg_ctl, if PostgreSQL is installed.
+    public static var binaries: String? {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        for version in versions.sorted(by: >) where FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/\(version)/bin/initdb") {
+            return "/usr/lib/postgresql/\(version)/bin"
+        }
+        return nil
+    }
+
+    public static var installed: Bool { binaries != nil }
+
+    private init(directory: String, port: UInt16) {
+        self.directory = directory
+        self.port = port
+    }
+
+    /// Creates the cluster and starts it.
+    public static func start() throws -> PostgresCluster {
+        guard binaries != nil else { throw PeerError("PostgreSQL is not installed (bash scripts/setup.sh installs it)") }
+        let directory = NSTemporaryDirectory() + "pg-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "\(password)\n".write(toFile: directory + "/pwfile", atomically: true, encoding: .utf8)
+        if getuid() == 0 {
+            try runProgram("/bin/chown", ["-R", "postgres:postgres", directory])
+        }
+        try Self.run("initdb", ["-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile", "--auth-local=trust",
+                                "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"])
+        let cluster = PostgresCluster(directory: directory, port: 0)
+        try cluster.startServer(on: try LoopbackPorts.free())
+        return cluster
+    }
+
+    /// Starts the server again (after ``stop(immediately:)``), on the same port unless another.
+    public func startServer(on port: UInt16? = nil) throws {
+        if let port { self.port = port }
+        let options = "-p \(self.port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=40"
+        try Self.run("pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-o", options, "-w", "-t", "30", "start"])
+    }
+
+    /// Stops the server: `immediately` as if it crashed (no checkpoint, connections cut).
+    public func stop(immediately: Bool = false) {
+        _ = try? Self.run("pg_ctl", ["-D", directory + "/data", "-m", immediately ? "immediate" : "fast", "-w", "-t", "30", "stop"])
+    }
+
+    /// Stops the server and removes the cluster.
+    public func remove() {
+        stop(immediately: true)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Creates a database for one test and returns its name.
+    public func createDatabase() throws -> String {
+        let name = "gw\(UInt32.random(in: 0...UInt32.max))"
+        try sql("CREATE DATABASE \(name)", database: "postgres")
+        return name
+    }
+
+    /// Runs SQL through psql over TCP; returns what it printed (unaligned, tuples only).
+    @discardableResult
+    public func sql(_ statement: String, database: String) throws -> String {
+        let result = try runProgram("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port),
+                                                      "-U", Self.user, "-d", database, "-c", statement],
+                                    environment: ["PGPASSWORD": Self.password])
+        guard result.status == 0 else { throw PeerError("psql \(statement): \(result.output)") }
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    public func url(_ database: String) -> String { "postgres://\(Self.user):\(Self.password)@127.0.0.1:\(port)/\(database)" }
+
+    public var log: String { (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "" }
+
+    private static func run(_ program: String, _ arguments: [String]) throws {
+        guard let binaries else { throw PeerError("PostgreSQL is not installed") }
+        let (path, argv) = getuid() == 0
+            ? ("/usr/sbin/runuser", ["-u", "postgres", "--", "\(binaries)/\(program)"] + arguments)
+            : ("\(binaries)/\(program)", arguments)
+        let result = try runProgram(path, argv, timeout: 60)
+        guard result.status == 0 else { throw PeerError("\(program) \(arguments.joined(separator: " ")): \(result.output)") }
+    }
+}
