@@ -4,13 +4,19 @@ import NIOCore
 import NIOPosix
 import SQLiteNIO
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The gateway's state in one SQLite file (docs/state.md), through sqlite-nio (which ships its
 /// own SQLite and runs every call on a thread pool, off the event loops).
 ///
 /// - WAL mode, one transaction per ``write(_:)``; `synchronous` FULL (a committed write survives
 ///   a power loss) or NORMAL (it survives the process being killed, not the machine stopping).
-/// - Exclusive: the file is locked for as long as the store is open (`locking_mode=EXCLUSIVE`),
-///   so a second gateway on the same file stops at start with ``StateStoreError/Code/locked``.
+/// - One gateway per file: `FILE.lock` beside it is locked (flock) for as long as the store is
+///   open, so a second gateway on the same file stops at start with
+///   ``StateStoreError/Code/locked``. Other readers are welcome: `sqlite3 FILE ".backup COPY"`
+///   takes a consistent copy while the gateway runs (WAL mode).
 /// - Schema versions in `PRAGMA user_version`, the application in `PRAGMA application_id`;
 ///   older versions are migrated forward in one transaction at open, newer ones refused.
 public final class SQLiteStateStore: StateStore {
@@ -58,10 +64,13 @@ public final class SQLiteStateStore: StateStore {
 
     public let location: String
     private let connection: SQLiteConnection
+    /// The descriptor holding `FILE.lock`.
+    private let lock: Int32
 
-    private init(location: String, connection: SQLiteConnection) {
+    private init(location: String, connection: SQLiteConnection, lock: Int32) {
         self.location = location
         self.connection = connection
+        self.lock = lock
     }
 
     /// Opens (creating the file and its directory on first use), locks, checks and migrates the
@@ -82,13 +91,15 @@ public final class SQLiteStateStore: StateStore {
         } catch {
             throw StateStoreError(.io, location: location, "cannot create the directory \(directory): \(error.localizedDescription)")
         }
+        let lock = try Self.lock(location)
         let connection: SQLiteConnection
         do {
             connection = try await SQLiteConnection.open(storage: .file(path: location), logger: logger)
         } catch {
+            Glibc.close(lock)
             throw mapped(error, location: location, doing: "cannot open")
         }
-        let store = SQLiteStateStore(location: location, connection: connection)
+        let store = SQLiteStateStore(location: location, connection: connection, lock: lock)
         do throws(StateStoreError) {
             try await store.prepare(synchronous: synchronous, migrations: migrations)
         } catch {
@@ -113,7 +124,6 @@ public final class SQLiteStateStore: StateStore {
             throw StateStoreError(.newerSchema, location: location,
                                   "schema version \(version) was written by a newer presence-gateway; this one knows up to \(latest)")
         }
-        try await run("PRAGMA locking_mode = EXCLUSIVE", doing: "cannot lock")
         let mode = try await text("PRAGMA journal_mode = WAL", doing: "cannot lock")
         guard mode.lowercased() == "wal" else {
             throw StateStoreError(.io, location: location, "cannot use WAL mode (journal mode stays \(mode))")
@@ -202,6 +212,26 @@ public final class SQLiteStateStore: StateStore {
 
     public func close() async {
         try? await connection.close()
+        Glibc.close(lock)
+    }
+
+    /// Locks `FILE.lock` for this process (flock, exclusive, not waiting): a second gateway on the
+    /// same store stops at once. A lock file beside the database, not the database itself:
+    /// closing another descriptor of the database would drop SQLite's own locks (POSIX locks).
+    private static func lock(_ location: String) throws(StateStoreError) -> Int32 {
+        let descriptor = Glibc.open(location + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw StateStoreError(.io, location: location, "cannot create \(location).lock: \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno
+            Glibc.close(descriptor)
+            if reason == EWOULDBLOCK {
+                throw StateStoreError(.locked, location: location, "locked by another process (is another presence-gateway using this store?)")
+            }
+            throw StateStoreError(.io, location: location, "cannot lock \(location).lock: \(String(cString: strerror(reason)))")
+        }
+        return descriptor
     }
 
     // MARK: -

@@ -55,6 +55,18 @@ import Testing
         await second.close()
     }
 
+    @Test func aConsistentCopyCanBeTakenWhileTheStoreIsOpen() async throws {
+        let store = try await SQLiteStateStore.open(path: path())
+        _ = try await store.write((0..<500).map { .put(Self.record(String($0))) })
+        // The backup docs/state.md gives operators: sqlite3's online backup, beside the running gateway.
+        _ = try runSQLite(path(), ".backup '\(path("copy.db"))'")
+        _ = try await store.write([.delete(kind: "oma-leg", key: "0")])
+        await store.close()
+        let copy = try await SQLiteStateStore.open(path: path("copy.db"))
+        #expect(try await copy.load().count == 500)
+        await copy.close()
+    }
+
     @Test func aFileThatIsNotADatabaseIsRefusedAndLeftAlone() async throws {
         let garbage = Array(repeating: UInt8(0x5A), count: 8192)
         FileManager.default.createFile(atPath: path(), contents: Data(garbage))
