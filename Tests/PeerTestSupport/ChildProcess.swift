@@ -41,8 +41,21 @@ public final class ChildProcess: @unchecked Sendable {
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = env.map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
+        // The test runner's threads block most signals; a child inherits the spawning thread's
+        // mask, and a program that counts on SIGALRM or SIGCHLD (Kamailio's timer process: tm's
+        // retransmissions and timeouts, dispatcher's probing) would never see them. Every child
+        // starts with an empty mask and default dispositions.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
         guard spawned == 0 else { throw PeerError("posix_spawn \(path): \(spawned)") }
         self.pid = pid
     }

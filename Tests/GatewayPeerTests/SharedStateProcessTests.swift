@@ -1,0 +1,178 @@
+import Foundation
+import PeerTestSupport
+import PresenceDocuments
+import SIPMessages
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Two `presence-gateway` nodes sharing one PostgreSQL database (a private cluster), behind
+/// Kamailio's dispatcher on each side (deploy/kamailio-front.cfg), with sipp peers and watchers,
+/// all on 127.0.0.1 (docs/state.md, "Several nodes behind Kamailio"). Node A makes a bridged
+/// pair in each direction while node B is still down; B starts and the fronts see it; A is
+/// killed with SIGKILL. Within A's lease B takes its dialogs over and continues them in place:
+/// the peers' NOTIFYs reach the watchers in their original dialogs, each once, the watchers'
+/// refreshes are answered in their dialogs, and no subscription is made twice.
+@Suite(.serialized, .enabled(if: PostgresCluster.installed && PeerAssets.kamailioInstalled, "needs PostgreSQL and Kamailio (scripts/setup.sh)"))
+struct SharedStateProcessTests {
+    /// A Kamailio front with deploy/kamailio-front.cfg, in the foreground (children forked).
+    struct Front {
+        let port: UInt16
+        let child: ChildProcess
+
+        static let configuration = PeerAssets.root.deletingLastPathComponent().appendingPathComponent("deploy/kamailio-front.cfg").path
+
+        /// `nodes`: each node's listener on this side, with its dispatcher state flags (1: inactive,
+        /// 8: probed; dispatcher's list file format).
+        static func start(directory: String, name: String, peer: UInt16, nodes: [(UInt16, Int)]) async throws -> Front {
+            let list = directory + "/\(name).list"
+            try nodes.map { "1 sip:127.0.0.1:\($0.0) \($0.1)" }.joined(separator: "\n").appending("\n")
+                .write(toFile: list, atomically: true, encoding: .utf8)
+            let port = try LoopbackPorts.free()
+            // setsid: a process group of its own, so stop() ends its forked children too.
+            let child = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio",
+                "-f", configuration, "-DD", "-E", "-m", "64", "-M", "8", "-l", "udp:127.0.0.1:\(port)", "-Y", directory,
+                "-A", "DSLIST=\"\(list)\"", "-A", "PEER=\"sip:127.0.0.1:\(peer)\"", "-A", "CHILDREN=2",
+            ])
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, child.poll() == nil, !LoopbackPorts.isBound(port, udp: true) {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+            guard LoopbackPorts.isBound(port, udp: true) else { throw PeerError("kamailio \(name) did not start:\n\(child.output.suffix(3000))") }
+            return Front(port: port, child: child)
+        }
+
+        func stop() {
+            if child.poll() == nil { Glibc.kill(-child.pid, SIGTERM) }
+            _ = child.kill()
+            Glibc.kill(-child.pid, SIGKILL)
+        }
+    }
+
+    @Test func aKilledNodesDialogsContinueThroughTheOtherWithinTheLease() async throws {
+        let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
+        let directory = NSTemporaryDirectory() + "shared-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let cluster = try PostgresCluster.start()
+        defer {
+            cluster.remove()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        let database = try cluster.createDatabase()
+
+        let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150,
+                                             extra: ["-d", "500"])
+        let edge = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-edge.xml"), remote: nil, timeLimit: 150,
+                                        extra: ["-d", "500"])
+        let ports = try (0..<6).map { _ in try LoopbackPorts.free() }
+        let (a, b) = ((oma: ports[0], enterprise: ports[1], admin: ports[2]), (oma: ports[3], enterprise: ports[4], admin: ports[5]))
+        // B is down while the pairs are made: listed inactive, probed until it answers.
+        let omaFront = try await Front.start(directory: directory, name: "oma", peer: omaServer.port, nodes: [(a.oma, 8), (b.oma, 9)])
+        let enterpriseFront = try await Front.start(directory: directory, name: "enterprise", peer: edge.port,
+                                                    nodes: [(a.enterprise, 8), (b.enterprise, 9)])
+        let lease = 3
+        func node(_ name: String, _ ports: (oma: UInt16, enterprise: UInt16, admin: UInt16)) throws -> DurableStateProcessTests.Gateway {
+            let configuration = directory + "/\(name).yaml"
+            try """
+                listen:
+                  - { side: oma, transport: udp, address: 127.0.0.1, port: \(ports.oma) }
+                  - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(ports.enterprise) }
+                enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(enterpriseFront.port);transport=udp" }
+                oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(omaFront.port);transport=udp" }
+                peers:
+                  - { name: enterprise-front, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }
+                  - { name: oma-front, address: 127.0.0.1, side: oma, network: federated }
+                presentities:
+                  default:
+                    defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+                subscriptions: { piggyback-wait-ms: 2000, default-expires: 3600 }
+                admin: { address: 127.0.0.1, port: \(ports.admin) }
+                state: { store: postgres, url: "\(cluster.url(database))", node: \(name), lease: \(lease) }
+                """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            return DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: ports.admin)
+        }
+        let nodeA = try node("gw-a", a), nodeB = try node("gw-b", b)
+
+        let processA = try await nodeA.start()
+        var processB: ChildProcess?
+        defer {
+            processA.kill()
+            processB?.kill()
+            omaFront.stop()
+            enterpriseFront.stop()
+            _ = omaServer.stop()
+            _ = edge.stop()
+        }
+        let enterpriseWatcher = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-watcher.xml"),
+                                                     remote: "127.0.0.1:\(enterpriseFront.port)",
+                                                     keys: ["watcher": "sip:carol@contoso.com", "resource": "sip:john@oma.example"], timeLimit: 150)
+        let omaWatcher = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-watcher.xml"), remote: "127.0.0.1:\(omaFront.port)",
+                                              keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com"], timeLimit: 150)
+        try await nodeA.waitForPairs()
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        #expect(try cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-a' AND kind LIKE '%watch'", database: database) == "2")
+
+        // B joins; the fronts' probes find it within a second or two.
+        let started = try await nodeB.start()
+        processB = started
+        try await Task.sleep(nanoseconds: 3_000_000_000)
+        #expect(try await nodeB.health()["omaWatchers"] as? Int == 0)
+
+        processA.send(SIGKILL)
+        #expect(await processA.wait(timeout: 5) == -1)
+        let killed = Date()
+        var tookOver: TimeInterval?
+        while tookOver == nil, Date().timeIntervalSince(killed) < 30 {
+            if let health = try? await nodeB.health(), health["enterpriseWatchers"] as? Int == 1, health["omaWatchers"] as? Int == 1 {
+                tookOver = Date().timeIntervalSince(killed)
+            } else {
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+        }
+        // The lease, and one renewal interval (a third of it) for B to notice.
+        let seconds = try #require(tookOver, "node B did not take the pairs over:\n\(started.output.suffix(4000))")
+        #expect(seconds <= Double(lease) + Double(lease) / 3 + 1.5, "took \(seconds) s")
+        #expect(started.output.contains("took over"), "\(started.output.suffix(3000))")
+
+        let runs = (oma: await omaServer.finish(), edge: await edge.finish(), enterprise: await enterpriseWatcher.finish(),
+                    omaWatcher: await omaWatcher.finish())
+        for (name, run) in [("OMA server", runs.oma), ("enterprise edge", runs.edge), ("enterprise watcher", runs.enterprise),
+                            ("OMA watcher", runs.omaWatcher)] {
+            #expect(run.succeeded, "\(name): \(run)\n--- node B\n\(started.output.suffix(4000))")
+        }
+        if ![runs.oma, runs.edge, runs.enterprise, runs.omaWatcher].allSatisfy(\.succeeded) {
+            Issue.record("--- OMA front\n\(omaFront.child.output.suffix(5000))\n--- enterprise front\n\(enterpriseFront.child.output.suffix(5000))")
+        }
+        #expect(try cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-b' AND kind LIKE '%watch'", database: database) == "2")
+        #expect(try cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-a'", database: database) == "0")
+
+        // Each peer saw one dialog: the first node's SUBSCRIBE and the second's refresh in it.
+        for (name, run) in [("OMA server", runs.oma), ("enterprise edge", runs.edge)] {
+            let subscribes = run.receivedRequests("SUBSCRIBE")
+            #expect(subscribes.count == 2, "\(name)")
+            #expect(Set(subscribes.map(\.headers.callID)).count == 1, "\(name): a second subscription was made")
+            // The refresh came from node B (its Contact: a target refresh, RFC 6665 §4.1.2.2).
+            #expect(subscribes.last?.headers[.contact]?.contains(":\(name == "OMA server" ? b.oma : b.enterprise)") == true,
+                    "\(name): \(subscribes.last?.headers[.contact] ?? "")")
+        }
+        // carol: the first BENOTIFY from A, the one after the takeover from B; one dialog, each once.
+        let answer = try #require(runs.enterprise.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
+        let benotifies = runs.enterprise.receivedRequests("BENOTIFY")
+        #expect(benotifies.count == 2)
+        #expect(benotifies.allSatisfy { $0.headers.callID == answer.headers.callID })
+        let cseqs = try benotifies.map { try #require(try $0.headers.cseq?.sequence) }
+        #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count, "\(cseqs)")
+        // dave: before the kill, the current state B fetched, the change after it, the one after his refresh.
+        let daveAnswer = try #require(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
+        let notifies = runs.omaWatcher.receivedRequests("NOTIFY")
+        #expect(notifies.count == 4)
+        #expect(notifies.allSatisfy { $0.headers.callID == daveAnswer.headers.callID })
+        let daveCSeqs = try notifies.map { try #require(try $0.headers.cseq?.sequence) }
+        #expect(daveCSeqs == daveCSeqs.sorted() && Set(daveCSeqs).count == daveCSeqs.count, "\(daveCSeqs)")
+        #expect(notifies.dropFirst().allSatisfy { $0.headers[.contact]?.contains(":\(b.oma)") == true })
+        #expect(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
+        #expect(runs.enterprise.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
+    }
+}
