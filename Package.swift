@@ -196,7 +196,7 @@ let package = Package(
         .executableTarget(
             name: "gateway-bench",
             dependencies: [
-                "BenchSupport", "PresenceGateway", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
+                "BenchSupport", "PresenceGateway", "GatewayState", "SIPStack", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict

@@ -24,7 +24,8 @@ import SIPMessages
 
 @main
 enum GatewayBench {
-    static func main() throws {
+    static func main() async throws {
+        if CommandLine.arguments.dropFirst().first == "state" { return try await state(CommandLine.arguments.dropFirst(2)) }
         let arguments = CommandLine.arguments.dropFirst()
         let seconds = arguments.first.flatMap(Double.init) ?? 2.0
         let pairs = arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
@@ -82,8 +83,10 @@ enum GatewayBench {
 
         /// Flow 2 pairs: OMA watcher i subscribes (PIDF) to enterprise presentity i.
         /// `keepInputs` false: the pairs only, for measuring what the core holds.
-        static func flow2(configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int, keepInputs: Bool = true) throws -> Bridge {
+        static func flow2(configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int, keepInputs: Bool = true,
+                          journaling: Bool = false) throws -> Bridge {
             var core = try makeCore(configuration, mapper)
+            core.journaling = journaling
             var inputs: [([UInt8], [UInt8])] = []
             if keepInputs { inputs.reserveCapacity(pairs) }
             let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
