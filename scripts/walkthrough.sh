@@ -65,7 +65,11 @@ export KAM_RUNDIR="$WORK/kamailio" KAM_PORT=$KAM_SIP_PORT KAM_GATEWAY="sip:127.0
 "$GATEWAY_BIN" --print-default-config | sed \
   -e "s/port: 5060 }/port: $GW_OMA_PORT }/g" -e "s/port: 5061 }/port: $GW_ENT_PORT }/" \
   -e "s/127\.0\.0\.1:5062/127.0.0.1:$EDGE_PORT/" -e "s/127\.0\.0\.1:5070/127.0.0.1:$KAM_SIP_PORT/" \
-  -e "s/port: 5070, side: oma/port: $KAM_SIP_PORT, side: oma/" -e "s/port: 9090 }/port: $ADMIN_PORT }/" >"$WORK/gateway.yaml"
+  -e "s/port: 5070, side: oma/port: $KAM_SIP_PORT, side: oma/" -e "s/port: 9090 }/port: $ADMIN_PORT }/" \
+  -e "s|path: state/presence-gateway.db|path: $WORK/state/presence-gateway.db|" \
+  -e "s/^shutdown: keep/shutdown: terminate/" >"$WORK/gateway.yaml"
+# A demo: its state stays in its own directory, and SIGTERM ends every dialog (docs/state.md, "Shutdown").
+grep -q "^shutdown: terminate" "$WORK/gateway.yaml" || { echo "walkthrough: the default configuration changed" >&2; exit 1; }
 "$GATEWAY_BIN" --config "$WORK/gateway.yaml" --check >/dev/null
 SIPP_COMMON=(-i 127.0.0.1 -nostdin -trace_msg -trace_err -timeout 60s -timeout_error)
 GW_PID="" EDGE_PID=""
