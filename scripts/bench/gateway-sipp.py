@@ -4,6 +4,7 @@
 usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--setup-rate 1000] [--rates 1000,2000,3000,...] [--dur 10]
                                      [--bound 2.0] [--directions o2e,e2o] [--allocator jemalloc|glibc]
                                      [--settle 33] [--bin PATH] [--cpu 0] [--reload-every S]
+                                     [--stores memory,sqlite,postgres]
 
 Run through scripts/bench/gateway-sipp.sh, which builds the release `presence-gateway` first.
 
@@ -47,6 +48,13 @@ Timer J, 32 s); the differences per pair (also the time the setup took), and the
 transactions the gateway reports live then (its /metrics). The gateway runs on jemalloc, preloaded
 as scripts/run.sh does (--allocator glibc for glibc's malloc, which keeps the holes a setup burst
 leaves between the pairs' state).
+
+State stores (docs/state.md): --stores runs each direction once per store, each on a fresh
+gateway: `memory` (nothing kept), `sqlite` (a file in the run's directory, synchronous FULL, as the
+default configuration) and `postgres` (a private cluster made with initdb in a temporary directory,
+on a free port of 127.0.0.1, stopped and removed at the end; Debian's postgresql package). Printed
+at the end: per direction and store, the pair setup rate and the highest clean relay rate, and the
+relay rate of each durable store against `memory` measured in the same run.
 
 Bounds: every sipp has -timeout and a wall-clock kill; every step lasts at most DUR (<= 20) s of
 sending; only 127.0.0.1 is addressed. The gateway gets SIGTERM at the end (SIGKILL after 15 s).
@@ -122,7 +130,7 @@ def rss_kib(pid):
 
 CONFIG = """\
 # presence-gateway benchmark configuration (written by scripts/bench/gateway-sipp.py)
-state: { store: memory }
+{state}
 listen:
   - {{ side: oma, transport: udp, address: 127.0.0.1, port: {gw_oma} }}
   - {{ side: enterprise, transport: tcp, address: 127.0.0.1, port: {gw_ent} }}
@@ -146,8 +154,10 @@ admin: {{ address: 127.0.0.1, port: {admin} }}
 
 
 class Run:
-    def __init__(self, args, direction):
+    def __init__(self, args, direction, store='memory', cluster=None):
         self.reloads = 0
+        self.store = store
+        self.cluster = cluster
         self.a = args
         self.direction = direction
         self.work = tempfile.mkdtemp(prefix=f'gbench-{direction}-')
@@ -200,8 +210,14 @@ class Run:
 
     def start_gateway(self):
         config = os.path.join(self.work, 'gateway.yaml')
+        if self.store == 'sqlite':
+            state = f'state: {{ store: sqlite, path: {os.path.join(self.work, "state", "gateway.db")} }}'
+        elif self.store == 'postgres':
+            state = f'state: {{ store: postgres, url: "{self.cluster.url(self.cluster.database())}", node: bench }}'
+        else:
+            state = 'state: { store: memory }'
         with open(config, 'w') as f:
-            f.write(CONFIG.format(**self.ports))
+            f.write(CONFIG.format(state=state, **self.ports))
         cmd = [self.a.bin, '--config', config, '--log-level', 'warning']
         if self.a.cpu:
             cmd = ['taskset', '-c', self.a.cpu] + cmd
@@ -396,15 +412,61 @@ def children_cpu():
     return t.children_user + t.children_system
 
 
-def run_direction(args, direction):
+class PostgresCluster:
+    """A private PostgreSQL cluster for the run: initdb into a temporary directory, the server on a
+    free port of 127.0.0.1 only, trust authentication (loopback, this run only); as root its
+    programs run as the postgres user, which initdb requires."""
+    USER = 'gateway'
+
+    def __init__(self):
+        versions = sorted(os.listdir('/usr/lib/postgresql'), reverse=True) if os.path.isdir('/usr/lib/postgresql') else []
+        bins = [f'/usr/lib/postgresql/{v}/bin' for v in versions if os.access(f'/usr/lib/postgresql/{v}/bin/initdb', os.X_OK)]
+        if not bins:
+            raise SystemExit('PostgreSQL not found (bash scripts/setup.sh installs it)')
+        self.bin = bins[0]
+        self.dir = tempfile.mkdtemp(prefix='gbench-pg-')
+        self.port = free_port(socket.SOCK_STREAM)
+        self.count = 0
+        if os.getuid() == 0:
+            shutil.chown(self.dir, 'postgres', 'postgres')
+        self.run('initdb', '-D', self.dir + '/data', '-U', self.USER, '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync')
+        self.run('pg_ctl', '-D', self.dir + '/data', '-l', self.dir + '/server.log', '-w', '-t', '30',
+                 '-o', f'-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1', 'start')
+
+    def run(self, program, *args):
+        cmd = [f'{self.bin}/{program}', *args]
+        if os.getuid() == 0:
+            cmd = ['runuser', '-u', 'postgres', '--'] + cmd
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+
+    def database(self):
+        """A new database for one gateway."""
+        self.count += 1
+        name = f'bench{self.count}'
+        subprocess.run(['psql', '-X', '-q', '-h', '127.0.0.1', '-p', str(self.port), '-U', self.USER, '-d', 'postgres',
+                        '-c', f'CREATE DATABASE {name}'], check=True, stdout=subprocess.DEVNULL, timeout=30)
+        return name
+
+    def url(self, database):
+        return f'postgres://{self.USER}@127.0.0.1:{self.port}/{database}'
+
+    def remove(self):
+        try:
+            self.run('pg_ctl', '-D', self.dir + '/data', '-m', 'immediate', '-w', '-t', '30', 'stop')
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_direction(args, direction, store='memory', cluster=None):
     title = {'o2e': 'OMA PIDF NOTIFY in -> enterprise BENOTIFY out (UDP in, TCP out)',
              'e2o': 'enterprise BENOTIFY in -> OMA PIDF NOTIFY out (TCP in, UDP out)'}[direction]
-    r = Run(args, direction)
-    print(f'\n== {direction}: {title}')
+    r = Run(args, direction, store, cluster)
+    print(f'\n== {direction}, store {store}: {title}')
     try:
         r.start_gateway()
         s = r.setup()
-        print(f'setup: {s["pairs"]} of {args.pairs} pairs established ({s["failed"]} failed) in {s["secs"]:.1f} s; '
+        print(f'setup: {s["pairs"]} of {args.pairs} pairs established ({s["failed"]} failed) in {s["secs"]:.1f} s '
+              f'({s["pairs"] / max(s["secs"], 1e-6):.0f} pairs/s); '
               f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair; '
               f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB with {count(s["subscriptions"])} subscriptions '
               f'({s["live_pairs"]} pairs) and {count(s["transactions"])} transactions live = {s["per_pair_settled"]:.0f} bytes/pair live (target <= 2048)')
@@ -459,6 +521,8 @@ def main():
                     help="the gateway's malloc: jemalloc preloaded as scripts/run.sh does (default), or glibc's")
     ap.add_argument('--reload-every', type=float, default=0.0,
                     help='send the gateway SIGHUP (a configuration reload) every this many seconds during each step')
+    ap.add_argument('--stores', default='memory',
+                    help='state stores to run each direction with, in order: memory, sqlite, postgres (docs/state.md)')
     ap.add_argument('--bin', default=os.path.join(ROOT, '.build', 'release', 'presence-gateway'))
     a = ap.parse_args()
     a.dur = max(1, min(a.dur, 20))
@@ -470,8 +534,26 @@ def main():
         raise SystemExit('sipp not found (apt-get install sip-tester)')
     print(f'gateway-sipp: {a.pairs} pairs per direction, steps of {a.dur} s, failure bound {a.bound} s, '
           f'rates {a.rates}; gateway {"pinned to CPU " + a.cpu if a.cpu else "unpinned"}, {a.allocator} malloc')
-    for d in a.directions.split(','):
-        run_direction(a, d)
+    stores = a.stores.split(',')
+    if any(store not in ('memory', 'sqlite', 'postgres') for store in stores):
+        raise SystemExit(f'--stores: memory, sqlite or postgres, not {a.stores}')
+    cluster = PostgresCluster() if 'postgres' in stores else None
+    results = {}
+    try:
+        for d in a.directions.split(','):
+            for store in stores:
+                results[d, store] = run_direction(a, d, store, cluster)
+    finally:
+        if cluster:
+            cluster.remove()
+    if len(stores) > 1:
+        print('\n== stores, same run')
+        print(f'{"direction":<9} {"store":<9} {"setup pairs/s":>13} {"clean relay/s":>13} {"vs memory":>9}')
+        for (d, store), (setup, best) in results.items():
+            rate = best['achieved'] if best else 0.0
+            base = results.get((d, 'memory'), (None, None))[1]
+            ratio = f'{rate / base["achieved"]:.2f}x' if base and best else '-'
+            print(f'{d:<9} {store:<9} {setup["pairs"] / max(setup["secs"], 1e-6):>13.0f} {rate:>13.0f} {ratio:>9}')
 
 
 if __name__ == '__main__':
