@@ -49,18 +49,23 @@ import Glibc
 
         /// `/health` as JSON.
         func health() async throws -> [String: Any] {
+            let body = try await get("/health")
+            return (try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:]
+        }
+
+        /// The body of a GET on the admin endpoint.
+        func get(_ path: String) async throws -> String {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(host: "127.0.0.1", port: Int(admin)) { channel in
                     channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
                 }
             let text = try await channel.executeThenClose { inbound, outbound in
-                try await outbound.write(ByteBuffer(string: "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))
+                try await outbound.write(ByteBuffer(string: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))
                 var text = ""
                 for try await var chunk in inbound { text += chunk.readString(length: chunk.readableBytes) ?? "" }
                 return text
             }
-            let body = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
-            return (try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:]
+            return text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
         }
 
         /// Waits until `/health` shows one enterprise and one OMA watcher.

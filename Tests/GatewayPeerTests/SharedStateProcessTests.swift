@@ -175,4 +175,89 @@ struct SharedStateProcessTests {
         #expect(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
         #expect(runs.enterprise.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
     }
+
+    /// A node whose database stops answering (docs/state.md, "The database unreachable"): within a
+    /// lease renewal it refuses new subscriptions with 503 and Retry-After, and `/health` and
+    /// `gateway_state_store_up` say so; once the database is back, it takes them again and writes
+    /// them.
+    @Test func aNodeCutOffFromTheDatabaseRefusesNewSubscriptionsUntilItIsBack() async throws {
+        let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
+        let directory = NSTemporaryDirectory() + "cutoff-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let cluster = try PostgresCluster.start()
+        defer {
+            cluster.remove()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        let database = try cluster.createDatabase()
+        let edge = try RawSIPSocket.udp(), watcher = try RawSIPSocket.udp()
+        let (oma, enterprise, admin) = (try LoopbackPorts.free(), try LoopbackPorts.free(), try LoopbackPorts.free())
+        let configuration = directory + "/gateway.yaml"
+        try """
+            listen:
+              - { side: oma, transport: udp, address: 127.0.0.1, port: \(oma) }
+              - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(enterprise) }
+            enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
+            oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(watcher.port);transport=udp" }
+            peers:
+              - { name: oma-peer, address: 127.0.0.1, side: oma, network: federated }
+            presentities:
+              default:
+                defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+            admin: { address: 127.0.0.1, port: \(admin) }
+            state: { store: postgres, url: "\(cluster.url(database))", node: gw-a, lease: 3 }
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let gateway = DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: admin)
+        let process = try await gateway.start()
+        defer { process.kill() }
+        func subscribe(_ n: Int) {
+            _ = watcher.send(Array("""
+                SUBSCRIBE sip:bob@contoso.com SIP/2.0\r
+                Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKcut\(n)\r
+                Max-Forwards: 70\r
+                From: <sip:dave@oma.example>;tag=cut\(n)\r
+                To: <sip:bob@contoso.com>\r
+                Call-ID: cut\(n)@oma.example\r
+                CSeq: 1 SUBSCRIBE\r
+                Contact: <sip:dave@127.0.0.1:\(watcher.port)>\r
+                Event: presence\r
+                Accept: application/pidf+xml\r
+                Expires: 600\r
+                Content-Length: 0\r
+                \r
+
+                """.utf8), to: oma)
+        }
+        func store() async -> String? { (try? await gateway.health())?["store"] as? String }
+        #expect(await store() == "ok")
+
+        cluster.stop(immediately: true)
+        let cut = Date()
+        while await store() != "unavailable", Date().timeIntervalSince(cut) < 15 {
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        // A renewal every third of the lease, each with a 5 s deadline.
+        #expect(await store() == "unavailable", "\(process.output.suffix(2000))")
+        #expect(Date().timeIntervalSince(cut) < 1 + 5 + 1.5)
+        #expect(try await gateway.get("/metrics").contains("gateway_state_store_up 0"))
+        subscribe(1)
+        let refused = try #require(watcher.receive(within: 5) { $0.response?.statusCode ?? 0 >= 200 }?.response)
+        #expect(refused.statusCode == 503 && refused.reasonPhrase == "State Store Unavailable")
+        #expect(refused.headers[.retryAfter] == "10")
+        #expect(edge.receive(within: 0.3) == nil, "a refused subscription went on to the enterprise side")
+
+        try cluster.startServer()
+        let back = Date()
+        while await store() != "ok", Date().timeIntervalSince(back) < 15 {
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        #expect(await store() == "ok", "\(process.output.suffix(2000))")
+        #expect(try await gateway.get("/metrics").contains("gateway_state_store_up 1"))
+        // Taken again: the gateway subscribes to bob on the enterprise side for dave.
+        subscribe(2)
+        let onward = try #require(edge.receive(within: 5) { $0.request?.method == .subscribe }?.request)
+        #expect(onward.uri.description.contains("bob@contoso.com"))
+        // The SUBSCRIBE that makes a leg goes out only once the leg is written (docs/state.md).
+        #expect(try cluster.sql("SELECT count(*) FROM gateway_state WHERE kind = 'enterprise-leg'", database: database) == "1")
+    }
 }

@@ -145,6 +145,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     public func start(restored: [GatewayCore.Action] = []) {
         eventLoop.assertInEventLoop()
         writer?.release = { [self] actions in self.execute(actions) }
+        writer?.availabilityChanged = { [self] in self.publishStatus() }
         writer?.disowned = { [self] ids in
             self.logger.warning("\(ids.count) records were taken over by another node: let go")
             self.perform(self.core.disown(ids))
@@ -603,8 +604,11 @@ extension GatewayRuntime {
                     task.cancel()
                     return
                 }
+                writer?.storeAnswered()
                 if !records.isEmpty { adopt(records) }
             }.recover { [self] error in
+                // Known before a write fails: new subscriptions get 503 from now on.
+                writer?.storeFailed(error)
                 logger.error("cannot renew this node's lease in \(shared.location): \(error); existing pairs go on")
             }
         }

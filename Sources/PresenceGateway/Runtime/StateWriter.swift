@@ -29,6 +29,8 @@ final class StateWriter: @unchecked Sendable {
     /// Records another node took over while this one still held them (docs/state.md, "Several
     /// nodes"): the runtime lets them go without a word.
     var disowned: ([StateRecordID]) -> Void = { _ in }
+    /// ``available`` changed: `/health` shows it.
+    var availabilityChanged: () -> Void = {}
 
     /// Changes not yet handed to the store, each record's last.
     private var pending: [RecordID: StateChange] = [:]
@@ -115,26 +117,12 @@ final class StateWriter: @unchecked Sendable {
                 if !lost.isEmpty { disowned(lost) }
                 writes.increment()
                 records.increment(by: Int64(changes.count))
-                if !available {
-                    logger.notice("state store \(store.location) available again; \(changes.count) changes written")
-                    available = true
-                    unavailableSince = nil
-                    up.record(1)
-                }
-                retryDelay = .seconds(1)
+                markAvailable("\(changes.count) changes written")
                 releaseHeld(upTo: batch)
                 if !pending.isEmpty { flush() }
             case .failure(let error):
                 failures.increment()
-                if available {
-                    logger.error("""
-                        state store \(store.location) unavailable: \(error); new subscriptions are refused with 503 \
-                        until it takes writes again, existing pairs go on
-                        """)
-                    available = false
-                    unavailableSince = Date()
-                    up.record(0)
-                }
+                markUnavailable(error)
                 // What was held goes out: the pairs go on, only their durability waits.
                 releaseHeld(upTo: batch)
                 for change in changes {
@@ -147,6 +135,41 @@ final class StateWriter: @unchecked Sendable {
             }
             waiting.record(pending.count)
         }
+    }
+
+    /// The store answered (a write, or a shared store's lease renewal): new subscriptions are
+    /// taken again, and what waited for it is written now rather than at the next retry.
+    func storeAnswered() {
+        if !available, !writing, !pending.isEmpty { return flush() }
+        if pending.isEmpty, !writing { markAvailable("nothing waited") }
+    }
+
+    /// The store did not answer (a write, or a shared store's lease renewal, failed): new
+    /// subscriptions are refused with 503 until it answers again.
+    func storeFailed(_ error: any Error) {
+        markUnavailable(error)
+    }
+
+    private func markAvailable(_ what: String) {
+        retryDelay = .seconds(1)
+        guard !available else { return }
+        logger.notice("state store \(store.location) available again; \(what)")
+        available = true
+        unavailableSince = nil
+        up.record(1)
+        availabilityChanged()
+    }
+
+    private func markUnavailable(_ error: any Error) {
+        guard available else { return }
+        logger.error("""
+            state store \(store.location) unavailable: \(error); new subscriptions are refused with 503 \
+            until it takes writes again, existing pairs go on
+            """)
+        available = false
+        unavailableSince = Date()
+        up.record(0)
+        availabilityChanged()
     }
 
     private func releaseHeld(upTo batch: UInt64) {
