@@ -147,6 +147,32 @@ import Testing
         #expect(try H.sent(unsub, to: .enterprise).first?.0.headers.expires == 0)
     }
 
+    /// A large store is read in slices on every core; what is restored, and the first record
+    /// reported as unreadable, are those of reading the records one by one.
+    @Test func readingInSlicesRestoresWhatReadingOneByOneDoes() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        _ = try Self.enterpriseWatcherPair(&h)
+        Self.take(&h, into: &records)
+        let all = records.all
+        try #require(all.count == 2)
+        var serial = try Self.journaled(prefix: "r"), sliced = try Self.journaled(prefix: "r")
+        let one = try serial.core.restore(all, clock: Self.clock, now: h.now)
+        let many = try sliced.core.restore(all, clock: Self.clock, now: h.now, sliceSize: 1)
+        #expect(sliced.core.counts == serial.core.counts && serial.core.counts.enterpriseWatches == 1)
+        #expect(many.map { String(describing: $0) } == one.map { String(describing: $0) })
+        // Two unreadable records in different slices: the first in the records' order is named.
+        let broken = [StateRecord(kind: "oma-leg", key: "7", body: Array("{".utf8))] + all
+            + [StateRecord(kind: "oma-watch", key: "8", body: Array("[]".utf8))]
+        for size in [1, 10_000] {
+            var core = try Self.journaled(prefix: "x").core
+            #expect(throws: GatewayCore.RestoreError.self) { try core.restore(broken, clock: Self.clock, now: h.now, sliceSize: size) }
+            do { _ = try core.restore(broken, clock: Self.clock, now: h.now, sliceSize: size) } catch {
+                #expect(error.kind == "oma-leg" && error.key == "7", "slice size \(size): \(error)")
+            }
+        }
+    }
+
     @Test func relayingANotifyWritesNothingButEveryBlockOfCSeqs() throws {
         var h = try Self.journaled()
         var records = Records()

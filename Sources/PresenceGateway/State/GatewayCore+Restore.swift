@@ -5,6 +5,7 @@ public import NIOCore
 import PresenceDocuments
 import SIPMessages
 public import SIPStack
+import Synchronization
 import _GatewayInternals
 
 /// Taking back the state the durable store kept (docs/state.md, "After a restart"): after a
@@ -20,11 +21,12 @@ extension GatewayCore {
     /// Restores `records` into this core (empty, or already running when a node takes over
     /// another's dialogs) and returns what to do at once: unsubscribes of what was being ended,
     /// refreshes, expiry timers. A record that does not decode is an error naming it; nothing is
-    /// restored then.
+    /// restored then. `sliceSize`: the fewest records read on one core (the records are read in
+    /// slices on every core when there are enough of them).
     public mutating func restore(_ records: [StateRecord], clock: WallClock, now: NIODeadline,
-                                 recoveryRate: Int = 1000) throws(RestoreError) -> [Action] {
+                                 recoveryRate: Int = 1000, sliceSize: Int = 10_000) throws(RestoreError) -> [Action] {
         var decoded = Decoded()
-        try decoded.read(records, core: self, clock: clock)
+        try decoded.read(records, core: self, clock: clock, sliceSize: sliceSize)
         var out: [Action] = []
         var dropped: [Int: EnterpriseWatch] = [:]
 
@@ -317,7 +319,35 @@ extension GatewayCore {
         var pools: [String: String] = [:]
         var batchRefused = false
 
-        mutating func read(_ records: [StateRecord], core: GatewayCore, clock: WallClock) throws(RestoreError) {
+        /// Reads every record; a large store in slices on every core (decoding the JSON is most of
+        /// a restart's time: `gateway-bench state`), merged in the records' order, so the result
+        /// and the first error reported are those of reading them one by one.
+        mutating func read(_ records: [StateRecord], core: GatewayCore, clock: WallClock, sliceSize: Int) throws(RestoreError) {
+            let slices = min(ProcessInfo.processInfo.activeProcessorCount, records.count / max(1, sliceSize))
+            guard slices > 1 else {
+                try read(records[...], core: core, clock: clock)
+                linked.sort { $0.0 < $1.0 }
+                return
+            }
+            let size = (records.count + slices - 1) / slices
+            let parts = Mutex<[Int: Result<Decoded, RestoreError>]>([:])
+            DispatchQueue.concurrentPerform(iterations: slices) { slice in
+                var part = Decoded()
+                let range = slice * size..<min(records.count, (slice + 1) * size)
+                let result = Result { () throws(RestoreError) -> Decoded in
+                    try part.read(records[range], core: core, clock: clock)
+                    return part
+                }
+                parts.withLock { $0[slice] = result }
+            }
+            for slice in 0..<slices {
+                guard let part = parts.withLock({ $0[slice] }) else { continue }
+                merge(try part.get())
+            }
+            linked.sort { $0.0 < $1.0 }
+        }
+
+        private mutating func read(_ records: ArraySlice<StateRecord>, core: GatewayCore, clock: WallClock) throws(RestoreError) {
             let decoder = JSONDecoder()
             for record in records {
                 do throws(RestoreError.Detail) {
@@ -326,7 +356,20 @@ extension GatewayCore {
                     throw RestoreError(kind: record.kind, key: record.key, detail: error.text)
                 }
             }
-            linked.sort { $0.0 < $1.0 }
+        }
+
+        /// Adds what a later slice of the records read.
+        private mutating func merge(_ other: Decoded) {
+            enterpriseWatches.merge(other.enterpriseWatches) { _, later in later }
+            answered.formUnion(other.answered)
+            omaLegs.merge(other.omaLegs) { _, later in later }
+            omaWatches.merge(other.omaWatches) { _, later in later }
+            enterpriseLegs.merge(other.enterpriseLegs) { _, later in later }
+            linked += other.linked
+            publications += other.publications
+            servicePublishers.merge(other.servicePublishers) { _, later in later }
+            pools.merge(other.pools) { _, later in later }
+            batchRefused = batchRefused || other.batchRefused
         }
 
         private mutating func read(_ record: StateRecord, decoder: JSONDecoder, core: GatewayCore,
