@@ -56,6 +56,11 @@ on a free port of 127.0.0.1, stopped and removed at the end; Debian's postgresql
 at the end: per direction and store, the pair setup rate and the highest clean relay rate, and the
 relay rate of each durable store against `memory` measured in the same run.
 
+Every sipp gets 4 MiB socket buffers (-buff_size), as ../shared/peers' Kamailio harness gives its
+sipps: with sipp's default a burst (the replies a durable store releases when a batch of changes is
+committed) overflowed the watchers' UDP receive buffer, and the datagrams lost counted as the
+gateway's failures.
+
 Bounds: every sipp has -timeout and a wall-clock kill; every step lasts at most DUR (<= 20) s of
 sending; only 127.0.0.1 is addressed. The gateway gets SIGTERM at the end (SIGKILL after 15 s).
 """
@@ -168,7 +173,7 @@ class Run:
     def sipp(self, scenario, target, transport, port, extra, timeout, log=None, background=False, load=False):
         cmd = ['sipp', f'127.0.0.1:{target}' if target else None, '-sf', os.path.join(SC, scenario),
                '-i', '127.0.0.1', '-p', str(port), '-t', transport, '-nostdin', '-timeout', f'{timeout}s',
-               '-recv_timeout', '5000', '-deadcall_wait', '0', '-max_recv_loops', '100000',
+               '-recv_timeout', '5000', '-deadcall_wait', '0', '-max_recv_loops', '100000', '-buff_size', str(4 << 20),
                '-trace_stat', '-stf', os.path.join(self.work, scenario + '.csv'), '-fd', '1']
         if not load:
             cmd += ['-trace_err', '-error_file', os.path.join(self.work, scenario + '.err')]
