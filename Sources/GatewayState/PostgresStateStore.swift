@@ -18,16 +18,7 @@ import PostgresNIO
 /// Every call has a deadline, so an unreachable database is an error (``StateStoreError/Code/unreachable``)
 /// the runtime rides out, never a hang.
 public final class PostgresStateStore: SharedStateStore {
-    /// One step of the schema: the statements that bring the database from `version - 1` to `version`.
-    public struct Migration: Sendable {
-        public var version: Int
-        public var statements: [String]
-
-        public init(version: Int, statements: [String]) {
-            self.version = version
-            self.statements = statements
-        }
-    }
+    public typealias Migration = StateStoreMigration
 
     /// The schema, oldest step first.
     public static let migrations: [Migration] = [

@@ -29,16 +29,7 @@ public final class SQLiteStateStore: StateStore {
         case normal
     }
 
-    /// One step of the schema: the statements that bring a store from `version - 1` to `version`.
-    public struct Migration: Sendable {
-        public var version: Int
-        public var statements: [String]
-
-        public init(version: Int, statements: [String]) {
-            self.version = version
-            self.statements = statements
-        }
-    }
+    public typealias Migration = StateStoreMigration
 
     /// The schema, oldest step first. Version 1: the records (``StateRecord``) by kind and key,
     /// with the dialog they hold indexed.

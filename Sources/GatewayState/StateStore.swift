@@ -26,3 +26,14 @@ public struct StateRecordID: Sendable, Hashable {
         self.key = key
     }
 }
+
+/// One step of a store's schema: the statements that bring it from `version - 1` to `version`.
+public struct StateStoreMigration: Sendable {
+    public var version: Int
+    public var statements: [String]
+
+    public init(version: Int, statements: [String]) {
+        self.version = version
+        self.statements = statements
+    }
+}

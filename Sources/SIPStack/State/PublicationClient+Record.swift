@@ -29,7 +29,7 @@ extension PublicationClient {
     public func record(clock: WallClock) -> Record {
         Record(target: configuration.target.description, from: configuration.from.description,
                to: configuration.to.description, package: configuration.package, expires: configuration.expires,
-               extraHeaders: configuration.extraHeaders.map { [$0.name.displayName, $0.value] },
+               extraHeaders: SIPDialog.storedHeaders(configuration.extraHeaders),
                retryIntervalMilliseconds: configuration.retryInterval.nanoseconds / 1_000_000,
                maxRetries: configuration.maxRetries, status: status, entityTag: entityTag,
                expiresAt: expiresAt.map(clock.milliseconds), body: StoredBytes(body), contentType: contentType,
@@ -37,11 +37,7 @@ extension PublicationClient {
     }
 
     public init(record: Record, clock: WallClock) throws(SIPStackError) {
-        var headers = SIPHeaders()
-        for pair in record.extraHeaders {
-            guard pair.count == 2 else { throw SIPStackError(.invalidRecord, "extra header \(pair): not a name and a value") }
-            headers.append(SIPHeaderName(pair[0]), pair[1])
-        }
+        let headers = try SIPDialog.restoredHeaders(record.extraHeaders)
         let configuration = Configuration(
             target: try SIPDialog.restored(SIPURI(record.target), "target"),
             from: try SIPDialog.restored(SIPAddress(record.from), "from"),

@@ -44,6 +44,20 @@ extension SIPDialog {
         return dialog
     }
 
+    /// Headers as records keep them: each a name and a value.
+    static func storedHeaders(_ headers: SIPHeaders) -> [[String]] {
+        headers.map { [$0.name.displayName, $0.value] }
+    }
+
+    static func restoredHeaders(_ pairs: [[String]]) throws(SIPStackError) -> SIPHeaders {
+        var headers = SIPHeaders()
+        for pair in pairs {
+            guard pair.count == 2 else { throw SIPStackError(.invalidRecord, "extra header \(pair): not a name and a value") }
+            headers.append(SIPHeaderName(pair[0]), pair[1])
+        }
+        return headers
+    }
+
     static func restored<T>(_ parse: @autoclosure () throws(SIPParseError) -> T, _ name: String) throws(SIPStackError) -> T {
         do { return try parse() } catch { throw SIPStackError(.invalidRecord, "\(name): \(error)") }
     }

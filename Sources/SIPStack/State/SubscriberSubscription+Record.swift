@@ -34,7 +34,7 @@ extension SubscriberSubscription {
             target: configuration.target.description, from: configuration.from.description, to: configuration.to.description,
             contact: configuration.contact.description, package: configuration.package, eventID: configuration.eventID,
             accept: configuration.accept, expires: configuration.expires, supported: configuration.supported,
-            extraHeaders: configuration.extraHeaders.map { [$0.name.displayName, $0.value] },
+            extraHeaders: SIPDialog.storedHeaders(configuration.extraHeaders),
             body: configuration.body.isEmpty ? nil : StoredBytes(configuration.body), bodyType: configuration.bodyType,
             bodyGivenPerRequest: configuration.bodyGivenPerRequest, status: status, dialog: dialog?.record,
             callID: callID, localTag: localTag, expiresAt: expiresAt.map(clock.milliseconds), cseq: cseq)
@@ -42,11 +42,7 @@ extension SubscriberSubscription {
 
     /// The subscription a record describes, with no SUBSCRIBE outstanding.
     public init(record: Record, clock: WallClock) throws(SIPStackError) {
-        var headers = SIPHeaders()
-        for pair in record.extraHeaders {
-            guard pair.count == 2 else { throw SIPStackError(.invalidRecord, "extra header \(pair): not a name and a value") }
-            headers.append(SIPHeaderName(pair[0]), pair[1])
-        }
+        let headers = try SIPDialog.restoredHeaders(record.extraHeaders)
         let configuration = Configuration(
             target: try SIPDialog.restored(SIPURI(record.target), "target"),
             from: try SIPDialog.restored(SIPAddress(record.from), "from"),
