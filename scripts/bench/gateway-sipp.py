@@ -4,7 +4,7 @@
 usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--setup-rate 1000] [--rates 1000,2000,3000,...] [--dur 10]
                                      [--bound 2.0] [--directions o2e,e2o] [--allocator jemalloc|glibc]
                                      [--settle 33] [--bin PATH] [--cpu 0] [--reload-every S]
-                                     [--stores memory,sqlite,postgres]
+                                     [--stores memory,sqlite,postgres] [--anchor]
 
 Run through scripts/bench/gateway-sipp.sh, which builds the release `presence-gateway` first.
 
@@ -48,6 +48,13 @@ Timer J, 32 s); the differences per pair (also the time the setup took), and the
 transactions the gateway reports live then (its /metrics). The gateway runs on jemalloc, preloaded
 as scripts/run.sh does (--allocator glibc for glibc's malloc, which keeps the holes a setup burst
 leaves between the pairs' state).
+
+The anchor (--anchor): in the same invocation, before the gateway, Kamailio (Debian's 5.6) with ONE
+worker forwards statefully (tm t_relay, scripts/bench/kamailio-relay.cfg) a MESSAGE carrying a PIDF
+body of the mapped notifications' size from one sipp to another (anchor-send.xml,
+anchor-receive.xml), stepped through the same rates: one SIP hop per core, what the gateway's relay
+of a mapped notification is compared with. Printed at the end: each side's highest clean rate, its
+CPU per message at that rate (Kamailio's process group; the gateway process) and the ratio.
 
 State stores (docs/state.md): --stores runs each direction once per store, each on a fresh
 gateway: `memory` (nothing kept), `sqlite` (a file in the run's directory, synchronous FULL, as the
@@ -396,7 +403,99 @@ class Run:
         window = max(last_recv - first_sent, 1e-6)
         return dict(rate=rate, attempted=attempted, sender_failed=sent_failed, received=len(seen), on_time=len(on_time),
                     failures=failures, fail_pct=100.0 * failures / max(attempted, 1), achieved=len(on_time) / window, answered=answers, udp_drops=udp_drops, drops=drops, machine=machine,
-                    p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span)
+                    p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span,
+                    gw_us=(g1 - g0) / TCK / max(len(on_time), 1) * 1e6)
+
+
+def group_cpu_ticks(pgid):
+    """utime + stime of every process in the process group `pgid` (Kamailio forks its workers)."""
+    total = 0
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/stat') as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            total += int(fields[11]) + int(fields[12])
+    return total
+
+
+def run_anchor(args):
+    """Kamailio's one-worker stateful relay stepped through `args.rates` (see the module doc)."""
+    work = tempfile.mkdtemp(prefix='gbench-anchor-')
+    kam_port, uas_port, uac_port = (free_port(socket.SOCK_DGRAM) for _ in range(3))
+    life = len(args.rates) * (args.dur + 10) + 30
+    common = ['-i', '127.0.0.1', '-t', 'u1', '-nostdin', '-buff_size', str(4 << 20), '-max_recv_loops', '100000']
+    uas = subprocess.Popen(['sipp', '-sf', os.path.join(SC, 'anchor-receive.xml'), '-p', str(uas_port), '-timeout', f'{life}s']
+                           + common, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = open(os.path.join(work, 'kamailio.log'), 'w')
+    # setsid: a process group of its own, whose CPU is Kamailio's and which is stopped as a whole.
+    kam = subprocess.Popen(['setsid', '/usr/sbin/kamailio', '-f', os.path.join(HERE, 'kamailio-relay.cfg'), '-DD', '-E',
+                            '-m', '1024', '-M', '16', '-l', f'udp:127.0.0.1:{kam_port}', '-Y', work,
+                            '-A', f'TARGET="sip:127.0.0.1:{uas_port}"', '-A', 'CHILDREN=1'],
+                           stdout=log, stderr=log)
+    print('\n== anchor: Kamailio 1 worker, stateful relay (t_relay) of a PIDF MESSAGE between two sipps (UDP)')
+    best = None
+    try:
+        deadline = time.monotonic() + 15
+        while socket_bound(kam_port) is False and time.monotonic() < deadline:
+            if kam.poll() is not None:
+                raise SystemExit(f'kamailio exited: see {work}/kamailio.log')
+            time.sleep(0.2)
+        time.sleep(0.5)
+        print(f'{"offered/s":>9} {"sent":>7} {"ok":>7} {"achieved/s":>10} {"fail%":>6} {"kamailio CPU%":>13} {"us/msg":>7}  clean')
+        for rate in args.rates:
+            calls = rate * args.dur
+            stat = os.path.join(work, f'send-{rate}.csv')
+            c0, w0 = group_cpu_ticks(kam.pid), time.monotonic()
+            sender = subprocess.run(['sipp', f'127.0.0.1:{kam_port}', '-sf', os.path.join(SC, 'anchor-send.xml'), '-p', str(uac_port),
+                                     '-r', str(rate), '-rp', '1000', '-m', str(calls), '-l', str(max(rate * 5, 1000)),
+                                     '-timeout', f'{args.dur + 5}s', '-trace_stat', '-stf', stat, '-fd', '1'] + common,
+                                    cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=args.dur + 20)
+            span = max(time.monotonic() - w0, 1e-6)
+            ticks = group_cpu_ticks(kam.pid) - c0
+            with open(stat) as f:
+                rows = list(csv.reader(f, delimiter=';'))
+            col = {n: i for i, n in enumerate(rows[0])}
+            ok, failed = (int(rows[-1][col[n]]) for n in ('SuccessfulCall(C)', 'FailedCall(C)'))
+            fail_pct = 100.0 * (calls - ok) / calls
+            clean = fail_pct < 1.0 and sender.returncode in (0, 1, 97, 99)
+            st = dict(rate=rate, achieved=ok / span, cpu=ticks / TCK / span * 100, us=ticks / TCK / max(ok, 1) * 1e6)
+            print(f'{rate:>9} {ok + failed:>7} {ok:>7} {st["achieved"]:>10.0f} {fail_pct:>5.2f}% {st["cpu"]:>13.0f} '
+                  f'{st["us"]:>7.0f}  {"yes" if clean else "no"}', flush=True)
+            if not clean:
+                break
+            best = st
+            time.sleep(1)
+        print(f'highest clean rate (anchor): {best["rate"]}/s offered, {best["achieved"]:.0f}/s achieved' if best
+              else 'highest clean rate (anchor): none')
+        return best
+    finally:
+        try:
+            os.killpg(kam.pid, signal.SIGTERM)
+            kam.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(kam.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        uas.kill()
+        uas.wait()
+        log.close()
+        if args.keep:
+            print(f'(files kept in {work})')
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def socket_bound(port):
+    """Whether a UDP socket is bound to 127.0.0.1:port (/proc/net/udp)."""
+    want = f'0100007F:{port:04X}'
+    with open('/proc/net/udp') as f:
+        return any(line.split()[1] == want for line in f.readlines()[1:])
 
 
 def gateway_command(allocator, cmd):
@@ -528,6 +627,8 @@ def main():
                     help='send the gateway SIGHUP (a configuration reload) every this many seconds during each step')
     ap.add_argument('--stores', default='memory',
                     help='state stores to run each direction with, in order: memory, sqlite, postgres (docs/state.md)')
+    ap.add_argument('--anchor', action='store_true',
+                    help="first run Kamailio's one-worker stateful relay through the same rates, and compare")
     ap.add_argument('--bin', default=os.path.join(ROOT, '.build', 'release', 'presence-gateway'))
     a = ap.parse_args()
     a.dur = max(1, min(a.dur, 20))
@@ -542,15 +643,25 @@ def main():
     stores = a.stores.split(',')
     if any(store not in ('memory', 'sqlite', 'postgres') for store in stores):
         raise SystemExit(f'--stores: memory, sqlite or postgres, not {a.stores}')
+    anchor = run_anchor(a) if a.anchor else None
     cluster = PostgresCluster() if 'postgres' in stores else None
     results = {}
     try:
-        for d in a.directions.split(','):
+        for d in [d for d in a.directions.split(',') if d]:
             for store in stores:
                 results[d, store] = run_direction(a, d, store, cluster)
     finally:
         if cluster:
             cluster.remove()
+    if a.anchor:
+        print('\n== against the anchor (Kamailio, 1 worker, stateful relay), same run')
+        print(f'{"direction":<9} {"store":<9} {"clean/s":>8} {"us/msg":>7} {"anchor/s":>8} {"us/msg":>7} {"ratio":>6}')
+        for (d, store), (_, best) in results.items():
+            if best and anchor:
+                print(f'{d:<9} {store:<9} {best["achieved"]:>8.0f} {best["gw_us"]:>7.0f} {anchor["achieved"]:>8.0f} '
+                      f'{anchor["us"]:>7.0f} {best["achieved"] / anchor["achieved"]:>5.2f}x')
+            else:
+                print(f'{d:<9} {store:<9} (no clean step on one side)')
     if len(stores) > 1:
         print('\n== stores, same run')
         print(f'{"direction":<9} {"store":<9} {"setup pairs/s":>13} {"clean relay/s":>13} {"vs memory":>9}')
