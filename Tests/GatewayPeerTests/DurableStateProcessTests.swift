@@ -127,8 +127,20 @@ import Glibc
         let omaWatcher = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-watcher.xml"), remote: "127.0.0.1:\(omaPort)",
                                               keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com"], timeLimit: 150)
         try await gateway.waitForPairs()
-        // Both watchers were answered only once their dialogs were in the store; a moment more for
-        // the first NOTIFYs.
+        // Both watchers answered: their records are written before their 200 OK goes out (on a
+        // loaded machine that can take a while; a watcher not yet answered is not continued).
+        // The store is read beside the running gateway, as a backup would (WAL).
+        let answered = "SELECT count(*) FROM gateway_state WHERE kind LIKE '%watch' AND json_extract(body, '$.answered')"
+        func answeredWatchers() -> String {
+            let result = try? runProgram("/usr/bin/sqlite3", [directory + "/state/gateway.db", answered])
+            return result?.output.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        }
+        let written = Date()
+        while answeredWatchers() != "2", Date().timeIntervalSince(written) < 20 {
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        #expect(answeredWatchers() == "2")
+        // A moment more for the first NOTIFYs.
         try await Task.sleep(nanoseconds: 1_000_000_000)
 
         switch stop {
