@@ -241,12 +241,12 @@ struct SharedStateProcessTests {
 
         cluster.stop(immediately: true)
         let cut = Date()
-        while await store() != "unavailable", Date().timeIntervalSince(cut) < 15 {
+        while await store() != "unavailable", Date().timeIntervalSince(cut) < 20 {
             try await Task.sleep(nanoseconds: 200_000_000)
         }
-        // A renewal every third of the lease, each with a 5 s deadline.
+        // A renewal every third of the lease, each with a 5 s deadline (and room for a loaded machine).
         #expect(await store() == "unavailable", "\(process.output.suffix(2000))")
-        #expect(Date().timeIntervalSince(cut) < 1 + 5 + 1.5)
+        #expect(Date().timeIntervalSince(cut) < 1 + 5 + 5)
         #expect(try await gateway.get("/metrics").contains("gateway_state_store_up 0"))
         subscribe(1)
         let refused = try #require(watcher.receive(within: 5) { $0.response?.statusCode ?? 0 >= 200 }?.response)

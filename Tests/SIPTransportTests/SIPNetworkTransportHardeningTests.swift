@@ -142,9 +142,9 @@ import Testing
 
     @Test func slowDripIsClosedAfterTheHeaderTimeoutWhileKeepAlivesAreNot() async throws {
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
-        // One second: the in-time message below, split by a 100 ms pause, must not lose the race
-        // when the whole suite runs in parallel.
-        configuration.headerTimeout = .seconds(1)
+        // Two seconds: the in-time message below, split by a 10 ms pause, must not lose the race
+        // when the whole suite runs in parallel (with one second and 100 ms it did, once in a while).
+        configuration.headerTimeout = .seconds(2)
         configuration.idleTimeout = .seconds(30)
         let gateway = try await start(configuration)
         let dripper = try await connect(gateway.bound[0])
@@ -152,7 +152,7 @@ import Testing
         // A lone CRLF may be the first half of a ping (RFC 5626 §3.5.1): no message, no clock.
         try await keepAlive.write("\r\n")
         let text = Array(try request(from: dripper, branch: "drip", callID: "drip").utf8)
-        // One byte every 100 ms keeps the idle timer from ever firing; 80 bytes take 8 s, eight
+        // One byte every 100 ms keeps the idle timer from ever firing; 80 bytes take 8 s, four
         // times the header timeout, and are far from the whole request.
         for byte in text.prefix(80) where !dripper.isClosed {
             try? await dripper.write([byte])
@@ -165,7 +165,7 @@ import Testing
         // A message split across writes that arrives in time is delivered.
         let split = Array(try request(from: keepAlive, branch: "split", callID: "in-time").utf8)
         try await keepAlive.write(Array(split.prefix(30)))
-        try await Task.sleep(for: .milliseconds(100))
+        try await Task.sleep(for: .milliseconds(10))
         try await keepAlive.write(Array(split.dropFirst(30)))
         #expect(try await gateway.inbox.next().message.headers.callID == "in-time")
         #expect(gateway.inbox.count == 0)
