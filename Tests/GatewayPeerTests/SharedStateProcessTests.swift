@@ -31,7 +31,7 @@ struct SharedStateProcessTests {
             try nodes.map { "1 sip:127.0.0.1:\($0.0) \($0.1)" }.joined(separator: "\n").appending("\n")
                 .write(toFile: list, atomically: true, encoding: .utf8)
             let port = try LoopbackPorts.free()
-            // setsid: a process group of its own, so stop() ends its forked children too.
+            // setsid: a process group of its own, so killGroup() ends its forked children too.
             let child = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio",
                 "-f", configuration, "-DD", "-E", "-m", "64", "-M", "8", "-l", "udp:127.0.0.1:\(port)", "-Y", directory,
                 "-A", "DSLIST=\"\(list)\"", "-A", "PEER=\"sip:127.0.0.1:\(peer)\"", "-A", "CHILDREN=2",
@@ -43,24 +43,30 @@ struct SharedStateProcessTests {
             guard LoopbackPorts.isBound(port, udp: true) else { throw PeerError("kamailio \(name) did not start:\n\(child.output.suffix(3000))") }
             return Front(port: port, child: child)
         }
+    }
 
-        func stop() {
-            if child.poll() == nil { Glibc.kill(-child.pid, SIGTERM) }
-            _ = child.kill()
-            Glibc.kill(-child.pid, SIGKILL)
+    /// The built gateway, a directory of its own and a private cluster with a database for one test.
+    static func setUp(_ name: String) throws -> (binary: String, directory: String, cluster: PostgresCluster, database: String) {
+        let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
+        let cluster = try PostgresCluster.start()
+        let directory = NSTemporaryDirectory() + "\(name)-\(UInt64.random(in: 0...UInt64.max))"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            return (binary, directory, cluster, try cluster.createDatabase())
+        } catch {
+            tearDown(directory, cluster)
+            throw error
         }
     }
 
+    static func tearDown(_ directory: String, _ cluster: PostgresCluster) {
+        cluster.remove()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
     @Test func aKilledNodesDialogsContinueThroughTheOtherWithinTheLease() async throws {
-        let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
-        let directory = NSTemporaryDirectory() + "shared-\(UInt64.random(in: 0...UInt64.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let cluster = try PostgresCluster.start()
-        defer {
-            cluster.remove()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-        let database = try cluster.createDatabase()
+        let (binary, directory, cluster, database) = try Self.setUp("shared")
+        defer { Self.tearDown(directory, cluster) }
 
         let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150,
                                              extra: ["-d", "500"])
@@ -100,8 +106,8 @@ struct SharedStateProcessTests {
         defer {
             processA.kill()
             processB?.kill()
-            omaFront.stop()
-            enterpriseFront.stop()
+            omaFront.child.killGroup()
+            enterpriseFront.child.killGroup()
             _ = omaServer.stop()
             _ = edge.stop()
         }
@@ -189,15 +195,8 @@ struct SharedStateProcessTests {
     /// `gateway_state_store_up` say so; once the database is back, it takes them again and writes
     /// them.
     @Test func aNodeCutOffFromTheDatabaseRefusesNewSubscriptionsUntilItIsBack() async throws {
-        let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
-        let directory = NSTemporaryDirectory() + "cutoff-\(UInt64.random(in: 0...UInt64.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let cluster = try PostgresCluster.start()
-        defer {
-            cluster.remove()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-        let database = try cluster.createDatabase()
+        let (binary, directory, cluster, database) = try Self.setUp("cutoff")
+        defer { Self.tearDown(directory, cluster) }
         let edge = try RawSIPSocket.udp(), watcher = try RawSIPSocket.udp()
         let (oma, enterprise, admin) = (try LoopbackPorts.free(), try LoopbackPorts.free(), try LoopbackPorts.free())
         let configuration = directory + "/gateway.yaml"

@@ -153,9 +153,7 @@ final class SipcaptureKamailio: @unchecked Sendable {
     /// Stops Kamailio (SIGTERM to its group, then SIGKILL to whatever of it is left) and removes
     /// the run directory; idempotent.
     func stop() {
-        if process.poll() == nil { Glibc.kill(-process.pid, SIGTERM) }
-        process.kill()
-        Glibc.kill(-process.pid, SIGKILL)
+        process.killGroup()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

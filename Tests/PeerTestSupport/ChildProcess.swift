@@ -120,6 +120,17 @@ public final class ChildProcess: @unchecked Sendable {
         exitStatus = -1
         return -1
     }
+
+    /// Ends a program that leads a process group of its own (started through `setsid`, as
+    /// Kamailio, which forks its workers): SIGTERM to the group, ``kill()``, then SIGKILL to
+    /// whatever of the group is left.
+    @discardableResult
+    public func killGroup() -> Int32 {
+        if poll() == nil { Glibc.kill(-pid, SIGTERM) }
+        let code = kill()
+        Glibc.kill(-pid, SIGKILL)
+        return code
+    }
 }
 
 /// Runs a program to its end, with a bound on its run time; returns its exit status and output.

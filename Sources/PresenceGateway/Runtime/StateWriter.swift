@@ -122,7 +122,7 @@ final class StateWriter: @unchecked Sendable {
                 if !pending.isEmpty { flush() }
             case .failure(let error):
                 failures.increment()
-                markUnavailable(error)
+                storeFailed(error)
                 // What was held goes out: the pairs go on, only their durability waits.
                 releaseHeld(upTo: batch)
                 for change in changes {
@@ -144,12 +144,6 @@ final class StateWriter: @unchecked Sendable {
         if pending.isEmpty, !writing { markAvailable("nothing waited") }
     }
 
-    /// The store did not answer (a write, or a shared store's lease renewal, failed): new
-    /// subscriptions are refused with 503 until it answers again.
-    func storeFailed(_ error: any Error) {
-        markUnavailable(error)
-    }
-
     private func markAvailable(_ what: String) {
         retryDelay = .seconds(1)
         guard !available else { return }
@@ -160,7 +154,9 @@ final class StateWriter: @unchecked Sendable {
         availabilityChanged()
     }
 
-    private func markUnavailable(_ error: any Error) {
+    /// The store did not answer (a write, or a shared store's lease renewal, failed): new
+    /// subscriptions are refused with 503 until it answers again.
+    func storeFailed(_ error: any Error) {
         guard available else { return }
         logger.error("""
             state store \(store.location) unavailable: \(error); new subscriptions are refused with 503 \
