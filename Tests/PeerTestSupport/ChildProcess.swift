@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// A failure of a peer test's own machinery (a program that would not start, a port never bound).
 public struct PeerError: Error, CustomStringConvertible {
@@ -144,14 +145,29 @@ public func runProgram(_ path: String, _ arguments: [String], environment: [Stri
 
 /// Loopback ports for peers, chosen at run time.
 public enum LoopbackPorts {
-    /// A port on 127.0.0.1 that was free a moment ago (bound to a UDP socket and released): a
-    /// program told to bind it may still lose it to another test, so callers retry on bind
-    /// failure.
+    /// A port on 127.0.0.1 that was free a moment ago on both UDP and TCP (bound to a socket of
+    /// each and released) and that this process has not handed out before, so two tests running
+    /// at once never get the same one. A program told to bind it may still lose it to one bound
+    /// to port 0 by the system, so callers retry on bind failure.
     public static func free() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        for _ in 0..<64 {
+            let port = try bindAndRelease(port: 0, udp: true)
+            guard (try? bindAndRelease(port: port, udp: false)) != nil else { continue }
+            let fresh = handedOut.withLock { $0.insert(port).inserted }
+            if fresh { return port }
+        }
+        throw PeerError("no free loopback port in 64 tries")
+    }
+
+    private static let handedOut = Mutex<Set<UInt16>>([])
+
+    /// Binds a socket to 127.0.0.1:`port` (0: one the system picks), closes it, and returns the
+    /// port it had.
+    private static func bindAndRelease(port: UInt16, udp: Bool) throws -> UInt16 {
+        let fd = socket(AF_INET, udp ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw PeerError("socket: \(errno)") }
         defer { close(fd) }
-        var addr = loopback(port: 0)
+        var addr = loopback(port: port)
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { ptr -> Int32 in

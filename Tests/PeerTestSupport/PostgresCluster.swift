@@ -39,7 +39,16 @@ public final class PostgresCluster: @unchecked Sendable {
         try Self.run("initdb", ["-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile", "--auth-local=trust",
                                 "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"])
         let cluster = PostgresCluster(directory: directory, port: 0)
-        try cluster.startServer(on: try LoopbackPorts.free())
+        // The port may be lost to a program binding port 0 between choosing it and the server
+        // binding it: then another.
+        for attempt in 1...3 {
+            do {
+                try cluster.startServer(on: try LoopbackPorts.free())
+                return cluster
+            } catch where attempt < 3 && cluster.log.contains("could not bind") {
+                continue
+            }
+        }
         return cluster
     }
 

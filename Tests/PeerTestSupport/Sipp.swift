@@ -135,6 +135,9 @@ public enum Sipp {
             while Date() < deadline, child.poll() == nil, !LoopbackPorts.isBound(port, udp: !tcp) {
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
+            // A port bound by another program looks the same as sipp's own: sipp, failing to
+            // bind it, ends within a moment.
+            try await Task.sleep(nanoseconds: 150_000_000)
             if child.poll() == 254 {
                 lastOutput = child.output
                 try? FileManager.default.removeItem(atPath: work)
