@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The benchmarks' memory readings (event-bench, gateway-bench): resident size, live heap, and
@@ -44,7 +45,8 @@ public enum ProcessMemory {
     /// Resident memory of this process in bytes (/proc/self/statm), 0 when unreadable.
     public static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return 0 }
+            let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 

@@ -60,7 +60,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .categories:
             guard let doc = try? CategoriesDocument(bytes: bytes) else { return nil }
             // The tree decoder must agree with the event decoder on what the tree holds.
-            if let root = try? XMLParser.parse(bytes, vocabulary: .presence), (try? CategoriesDocument(xml: root)) == nil {
+            if let root = try? XMLParser.parse(bytes, vocabulary: .presence),
+                (try? CategoriesDocument(xml: root)) == nil
+            {
                 return "categories: decoded from events but not from the tree"
             }
             return Self.roundTrip(doc.serialized(), "categories") { try CategoriesDocument(bytes: $0) }
@@ -85,23 +87,37 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             guard let mapper = Self.mapper else { return "the built-in mapping tables do not load" }
             guard let doc = try? PIDFDocument(bytes: bytes) else { return nil }
             return Self.firstFailure(
-                Self.roundTrip(mapper.categories(from: doc).0.serialized(), "PIDF -> categories") { try CategoriesDocument(bytes: $0) },
-                Self.roundTrip(mapper.msrtc(from: doc).0.serialized(), "PIDF -> msrtc.pidf") { try MSRTCPresentity(bytes: $0) })
+                Self.roundTrip(mapper.categories(from: doc).0.serialized(), "PIDF -> categories") {
+                    try CategoriesDocument(bytes: $0)
+                },
+                Self.roundTrip(mapper.msrtc(from: doc).0.serialized(), "PIDF -> msrtc.pidf") {
+                    try MSRTCPresentity(bytes: $0)
+                })
         case .mapCategories:
             guard let mapper = Self.mapper else { return "the built-in mapping tables do not load" }
             guard let doc = try? CategoriesDocument(bytes: bytes) else { return nil }
             return Self.firstFailure(
-                Self.roundTrip(mapper.pidf(from: doc, dialect: .rfc).0.serialized(), "categories -> PIDF") { try PIDFDocument(bytes: $0) },
-                Self.roundTrip(mapper.pidf(from: doc, dialect: .microsoft).0.serialized(), "categories -> PIDF (Microsoft)") {
+                Self.roundTrip(mapper.pidf(from: doc, dialect: .rfc).0.serialized(), "categories -> PIDF") {
                     try PIDFDocument(bytes: $0)
                 },
-                Self.roundTrip(mapper.msrtc(from: doc).0.serialized(), "categories -> msrtc.pidf") { try MSRTCPresentity(bytes: $0) })
+                Self.roundTrip(
+                    mapper.pidf(from: doc, dialect: .microsoft).0.serialized(), "categories -> PIDF (Microsoft)"
+                ) {
+                    try PIDFDocument(bytes: $0)
+                },
+                Self.roundTrip(mapper.msrtc(from: doc).0.serialized(), "categories -> msrtc.pidf") {
+                    try MSRTCPresentity(bytes: $0)
+                })
         case .mapMSRTC:
             guard let mapper = Self.mapper else { return "the built-in mapping tables do not load" }
             guard let doc = try? MSRTCPresentity(bytes: bytes) else { return nil }
             return Self.firstFailure(
-                Self.roundTrip(mapper.categories(from: doc).0.serialized(), "msrtc.pidf -> categories") { try CategoriesDocument(bytes: $0) },
-                Self.roundTrip(mapper.pidf(from: doc).0.serialized(), "msrtc.pidf -> PIDF") { try PIDFDocument(bytes: $0) })
+                Self.roundTrip(mapper.categories(from: doc).0.serialized(), "msrtc.pidf -> categories") {
+                    try CategoriesDocument(bytes: $0)
+                },
+                Self.roundTrip(mapper.pidf(from: doc).0.serialized(), "msrtc.pidf -> PIDF") {
+                    try PIDFDocument(bytes: $0)
+                })
         case .gateway:
             return GatewayFuzzHarness.shared.check(bytes)
         }
@@ -131,7 +147,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         do {
             _ = try decode(written)
         } catch {
-            return "\(what): wrote a document it cannot decode back (\(error))\n\(String(decoding: written, as: UTF8.self))"
+            return
+                "\(what): wrote a document it cannot decode back (\(error))\n\(String(decoding: written, as: UTF8.self))"
         }
         return nil
     }
@@ -165,7 +182,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let b = bytes.count < 2 ? a : max(a, Int(bytes[1]) * 7 % (bytes.count + 1))
         let cut = frame([bytes[..<a], bytes[a..<b], bytes[b...]])
         if whole.events != cut.events || whole.failed != cut.failed {
-            return "framing depends on the cut (\(a), \(b)): \(whole.events.count) events (failed \(whole.failed)) whole, "
+            return
+                "framing depends on the cut (\(a), \(b)): \(whole.events.count) events (failed \(whole.failed)) whole, "
                 + "\(cut.events.count) (failed \(cut.failed)) cut"
         }
         for case .message(let message) in whole.events {

@@ -92,7 +92,9 @@ public final class GatewayFuzzHarness {
         configuration = try? GatewayConfiguration(yaml: Self.yaml)
         mapper = (try? MappingTables.builtIn()).map { PresenceMapper(tables: $0) }
         var contacts: [GatewayConfiguration.Side: SIPAddress] = [:]
-        if let oma = try? SIPURI("sip:gateway@127.0.0.1:5060"), let enterprise = try? SIPURI("sip:gateway@127.0.0.1:5061;transport=tcp") {
+        if let oma = try? SIPURI("sip:gateway@127.0.0.1:5060"),
+            let enterprise = try? SIPURI("sip:gateway@127.0.0.1:5061;transport=tcp")
+        {
             contacts = [.oma: SIPAddress(uri: oma), .enterprise: SIPAddress(uri: enterprise)]
         }
         self.contacts = contacts
@@ -106,8 +108,9 @@ public final class GatewayFuzzHarness {
             if let actions = core?.shutdown(now: now) { perform(actions) }
         }
         guard let configuration, let mapper else { return }
-        core = GatewayCore(configuration: configuration, mapper: mapper, contacts: contacts,
-                           ids: IdentifierSource(token: { "t\($0)" }, jitter: { 0.5 }))
+        core = GatewayCore(
+            configuration: configuration, mapper: mapper, contacts: contacts,
+            ids: IdentifierSource(token: { "t\($0)" }, jitter: { 0.5 }))
         router = FederationRouter(configuration: configuration, localAddresses: ["127.0.0.1:5060", "127.0.0.1:5061"])
         timers = [:]
         inputs = 0
@@ -122,7 +125,9 @@ public final class GatewayFuzzHarness {
         if inputs == Self.resetEvery { reset() }
         inputs += 1
         beginInput(variant: 0, incoming: nil)
-        guard let selector = bytes.first, let message = try? SIPMessage(parsing: Array(bytes.dropFirst())) else { return nil }
+        guard let selector = bytes.first, let message = try? SIPMessage(parsing: Array(bytes.dropFirst())) else {
+            return nil
+        }
         let side: GatewayConfiguration.Side = selector & 1 == 0 ? .enterprise : .oma
         beginInput(variant: selector >> 1, incoming: message)
         now = now + .milliseconds(10)
@@ -182,7 +187,8 @@ public final class GatewayFuzzHarness {
                 _ = SIPMessage.response(response).serialized()
                 lastResponses += 1
                 if (200..<300).contains(response.statusCode), let (request, side) = delivered.removeValue(forKey: id),
-                   request.method == .subscribe, let tag = (try? response.headers.to)?.tag {
+                    request.method == .subscribe, let tag = (try? response.headers.to)?.tag
+                {
                     accepted.append((request, side, tag))
                 }
             case .send(let request, let side, let context):
@@ -209,9 +215,12 @@ public final class GatewayFuzzHarness {
         } else if variant & 8 != 0, request.method != .subscribe || variant & 16 != 0 {
             // 481 to a NOTIFY ends the subscription (RFC 6665 §4.2.2); 408/503 stand for a timeout
             // or a transport failure (RFC 3261 §8.1.3.1), as the runtime reports them.
-            response = SIPResponse(replyingTo: request, statusCode: [481, 408, 503, 489][Int(variant >> 5) & 3], toTag: tag)
+            response = SIPResponse(
+                replyingTo: request, statusCode: [481, 408, 503, 489][Int(variant >> 5) & 3], toTag: tag)
         } else {
-            var headers: SIPHeaders = [(.contact, side == .oma ? "<sip:peer@127.0.0.1:5070>" : "<sip:peer@127.0.0.1:5062;transport=tcp>")]
+            var headers: SIPHeaders = [
+                (.contact, side == .oma ? "<sip:peer@127.0.0.1:5070>" : "<sip:peer@127.0.0.1:5062;transport=tcp>")
+            ]
             if request.method == .subscribe {
                 headers.append(.expires, (try? request.headers.expires).flatMap { $0 }.map(String.init) ?? "600")
             }
@@ -230,14 +239,18 @@ public final class GatewayFuzzHarness {
     /// The notifier's NOTIFY (BENOTIFY on the enterprise side, [MS-PRES] §3.4.5.1.4, when the
     /// input says so) in the dialog `subscribe` created (RFC 6665 §4.2.1).
     func firstNotify(for subscribe: SIPRequest, to side: GatewayConfiguration.Side, remoteTag: String) -> SIPRequest? {
-        guard let from = subscribe.headers.values(named: .from).first, let to = subscribe.headers.values(named: .to).first,
-              let callID = subscribe.headers.callID else { return nil }
+        guard let from = subscribe.headers.values(named: .from).first,
+            let to = subscribe.headers.values(named: .to).first,
+            let callID = subscribe.headers.callID
+        else { return nil }
         let resource = (try? subscribe.headers.to)?.uri.description ?? "sip:unknown@oma.example"
         let expires = (try? subscribe.headers.expires).flatMap { $0 } ?? 600
         let state = expires == 0 ? "terminated;reason=timeout" : "active;expires=\(expires)"
         var contentType: String
         var body: [UInt8]
-        if variant & 2 != 0, let given = incoming?.headers.values(named: .contentType).first, let bytes = incoming.map(\.body), !bytes.isEmpty {
+        if variant & 2 != 0, let given = incoming?.headers.values(named: .contentType).first,
+            let bytes = incoming.map(\.body), !bytes.isEmpty
+        {
             (contentType, body) = (given, bytes)
         } else if side == .oma {
             contentType = "application/pidf+xml"
@@ -249,7 +262,8 @@ public final class GatewayFuzzHarness {
         }
         let method = side == .enterprise && variant & 1 != 0 ? "BENOTIFY" : "NOTIFY"
         let transport = side == .oma ? "UDP 127.0.0.1:5070" : "TCP 127.0.0.1:5062"
-        let head = "\(method) \(((try? subscribe.headers.contact)?.first?.address?.uri.description) ?? "sip:gateway@127.0.0.1") SIP/2.0\r\n"
+        let head =
+            "\(method) \(((try? subscribe.headers.contact)?.first?.address?.uri.description) ?? "sip:gateway@127.0.0.1") SIP/2.0\r\n"
             + "Via: SIP/2.0/\(transport);branch=z9hG4bKf\(tags)\r\nMax-Forwards: 70\r\nFrom: \(to);tag=\(remoteTag)\r\nTo: \(from)\r\n"
             + "Call-ID: \(callID)\r\nCSeq: 1 \(method)\r\nContact: <sip:peer@127.0.0.1:5070>\r\nEvent: presence\r\n"
             + "Subscription-State: \(state)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n\r\n"

@@ -22,30 +22,32 @@ public final class PostgresStateStore: SharedStateStore {
 
     /// The schema, oldest step first.
     public static let migrations: [Migration] = [
-        Migration(version: 1, statements: [
-            """
-            CREATE TABLE gateway_nodes (
-                name text PRIMARY KEY,
-                ordinal integer NOT NULL UNIQUE,
-                instance text NOT NULL,
-                lease_until timestamptz NOT NULL
-            )
-            """,
-            """
-            CREATE TABLE gateway_state (
-                kind text NOT NULL,
-                key text NOT NULL,
-                node text NOT NULL REFERENCES gateway_nodes (name),
-                call_id text,
-                local_tag text,
-                expires bigint,
-                body text NOT NULL,
-                PRIMARY KEY (kind, key)
-            )
-            """,
-            "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
-            "CREATE INDEX gateway_state_node ON gateway_state (node)",
-        ]),
+        Migration(
+            version: 1,
+            statements: [
+                """
+                CREATE TABLE gateway_nodes (
+                    name text PRIMARY KEY,
+                    ordinal integer NOT NULL UNIQUE,
+                    instance text NOT NULL,
+                    lease_until timestamptz NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE gateway_state (
+                    kind text NOT NULL,
+                    key text NOT NULL,
+                    node text NOT NULL REFERENCES gateway_nodes (name),
+                    call_id text,
+                    local_tag text,
+                    expires bigint,
+                    body text NOT NULL,
+                    PRIMARY KEY (kind, key)
+                )
+                """,
+                "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
+                "CREATE INDEX gateway_state_node ON gateway_state (node)",
+            ])
     ]
 
     /// The application name in `gateway_meta`.
@@ -64,8 +66,10 @@ public final class PostgresStateStore: SharedStateStore {
     private let running: Task<Void, Never>
     private let logger: Logger
 
-    private init(location: String, node: String, ordinal: Int, leaseSeconds: Int, instance: String, client: PostgresClient,
-                 running: Task<Void, Never>, logger: Logger) {
+    private init(
+        location: String, node: String, ordinal: Int, leaseSeconds: Int, instance: String, client: PostgresClient,
+        running: Task<Void, Never>, logger: Logger
+    ) {
         self.location = location
         self.node = node
         self.ordinal = ordinal
@@ -79,20 +83,24 @@ public final class PostgresStateStore: SharedStateStore {
     /// Connects, checks and migrates the schema, and claims the node's name with a fresh lease.
     /// A database that cannot be reached, refuses the credentials, holds another application's
     /// tables or a newer schema is an error naming the database (never the password).
-    public static func open(host: String, port: Int, user: String, password: String?, database: String, node: String,
-                            leaseSeconds: Int = 30, migrations: [Migration] = migrations,
-                            logger: Logger = Logger(label: "presence-gateway.state")) async throws(StateStoreError) -> PostgresStateStore {
+    public static func open(
+        host: String, port: Int, user: String, password: String?, database: String, node: String,
+        leaseSeconds: Int = 30, migrations: [Migration] = migrations,
+        logger: Logger = Logger(label: "presence-gateway.state")
+    ) async throws(StateStoreError) -> PostgresStateStore {
         let location = "postgres://\(host):\(port)/\(database)"
-        var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database,
-                                                         tls: .disable)
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: user, password: password, database: database,
+            tls: .disable)
         configuration.options.connectTimeout = .seconds(3)
         configuration.options.maximumConnections = 4
         // One connection first: a refused connection or password is reported at once, with the
         // server's reason (the pool would retry it until the deadline).
         do {
             let connection = try await PostgresConnection.connect(
-                configuration: PostgresConnection.Configuration(host: host, port: port, username: user, password: password, database: database,
-                                                                tls: .disable),
+                configuration: PostgresConnection.Configuration(
+                    host: host, port: port, username: user, password: password, database: database,
+                    tls: .disable),
                 id: 0, logger: logger)
             try await connection.close()
         } catch {
@@ -102,10 +110,12 @@ public final class PostgresStateStore: SharedStateStore {
         let running = Task { await client.run() }
         let instance = UUID().uuidString
         do throws(StateStoreError) {
-            let ordinal = try await Self.prepare(client, location: location, node: node, instance: instance, leaseSeconds: leaseSeconds,
-                                                 migrations: migrations, logger: logger)
-            return PostgresStateStore(location: location, node: node, ordinal: ordinal, leaseSeconds: leaseSeconds, instance: instance,
-                                      client: client, running: running, logger: logger)
+            let ordinal = try await Self.prepare(
+                client, location: location, node: node, instance: instance, leaseSeconds: leaseSeconds,
+                migrations: migrations, logger: logger)
+            return PostgresStateStore(
+                location: location, node: node, ordinal: ordinal, leaseSeconds: leaseSeconds, instance: instance,
+                client: client, running: running, logger: logger)
         } catch {
             running.cancel()
             throw error
@@ -113,8 +123,10 @@ public final class PostgresStateStore: SharedStateStore {
     }
 
     /// Migrates and claims the name in one transaction, under the advisory lock; returns the ordinal.
-    private static func prepare(_ client: PostgresClient, location: String, node: String, instance: String, leaseSeconds: Int,
-                                migrations: [Migration], logger: Logger) async throws(StateStoreError) -> Int {
+    private static func prepare(
+        _ client: PostgresClient, location: String, node: String, instance: String, leaseSeconds: Int,
+        migrations: [Migration], logger: Logger
+    ) async throws(StateStoreError) -> Int {
         let latest = migrations.map(\.version).max() ?? 0
         return try await Self.deadline(.seconds(30), location: location, doing: "cannot open") {
             try await client.withTransaction(logger: logger) { connection async throws -> Int in
@@ -123,46 +135,61 @@ public final class PostgresStateStore: SharedStateStore {
                     """
                     SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()
                     AND table_name IN ('gateway_meta', 'gateway_nodes', 'gateway_state')
-                    """, logger: logger)
-                    .collect().map { try $0.decode(String.self) }
+                    """, logger: logger
+                )
+                .collect().map { try $0.decode(String.self) }
                 var version = 0
                 if tables.contains("gateway_meta") {
                     var meta: [String: String] = [:]
-                    for try await (name, value) in try await connection.query("SELECT name, value FROM gateway_meta", logger: logger)
-                        .decode((String, String).self) {
+                    for try await (name, value) in try await connection.query(
+                        "SELECT name, value FROM gateway_meta", logger: logger
+                    )
+                    .decode((String, String).self) {
                         meta[name] = value
                     }
                     guard meta["application"] == Self.application, let stored = meta["schema"].flatMap(Int.init) else {
-                        throw StateStoreError(.foreign, location: location, "gateway_meta is not a presence-gateway's; refusing to change it")
+                        throw StateStoreError(
+                            .foreign, location: location,
+                            "gateway_meta is not a presence-gateway's; refusing to change it")
                     }
                     version = stored
                 } else if !tables.isEmpty {
-                    throw StateStoreError(.foreign, location: location,
-                                          "tables \(tables.sorted().joined(separator: ", ")) without gateway_meta are not a presence-gateway "
-                                          + "store; refusing to change them")
+                    throw StateStoreError(
+                        .foreign, location: location,
+                        "tables \(tables.sorted().joined(separator: ", ")) without gateway_meta are not a presence-gateway "
+                            + "store; refusing to change them")
                 } else {
-                    try await connection.query("CREATE TABLE gateway_meta (name text PRIMARY KEY, value text NOT NULL)", logger: logger)
-                    try await connection.query(Self.query("INSERT INTO gateway_meta (name, value) VALUES ('application', $1), ('schema', '0')",
-                                                          Self.application), logger: logger)
+                    try await connection.query(
+                        "CREATE TABLE gateway_meta (name text PRIMARY KEY, value text NOT NULL)", logger: logger)
+                    try await connection.query(
+                        Self.query(
+                            "INSERT INTO gateway_meta (name, value) VALUES ('application', $1), ('schema', '0')",
+                            Self.application), logger: logger)
                 }
                 guard version <= latest else {
-                    throw StateStoreError(.newerSchema, location: location,
-                                          "schema version \(version) was written by a newer presence-gateway; this one knows up to \(latest)")
+                    throw StateStoreError(
+                        .newerSchema, location: location,
+                        "schema version \(version) was written by a newer presence-gateway; this one knows up to \(latest)"
+                    )
                 }
                 for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
                     for statement in migration.statements {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
-                    try await connection.query(Self.query("UPDATE gateway_meta SET value = $1 WHERE name = 'schema'", String(migration.version)),
-                                               logger: logger)
+                    try await connection.query(
+                        Self.query(
+                            "UPDATE gateway_meta SET value = $1 WHERE name = 'schema'", String(migration.version)),
+                        logger: logger)
                 }
-                let rows = try await connection.query(Self.query(
-                    """
-                    INSERT INTO gateway_nodes (name, ordinal, instance, lease_until)
-                    VALUES ($1, (SELECT coalesce(max(ordinal), 0) + 1 FROM gateway_nodes), $2, now() + make_interval(secs => $3))
-                    ON CONFLICT (name) DO UPDATE SET instance = excluded.instance, lease_until = excluded.lease_until
-                    RETURNING ordinal
-                    """, node, instance, Double(leaseSeconds)), logger: logger).collect()
+                let rows = try await connection.query(
+                    Self.query(
+                        """
+                        INSERT INTO gateway_nodes (name, ordinal, instance, lease_until)
+                        VALUES ($1, (SELECT coalesce(max(ordinal), 0) + 1 FROM gateway_nodes), $2, now() + make_interval(secs => $3))
+                        ON CONFLICT (name) DO UPDATE SET instance = excluded.instance, lease_until = excluded.lease_until
+                        RETURNING ordinal
+                        """, node, instance, Double(leaseSeconds)), logger: logger
+                ).collect()
                 guard let ordinal = try rows.first?.decode(Int.self) else {
                     throw StateStoreError(.database, location: location, "cannot claim node \(node)")
                 }
@@ -173,8 +200,11 @@ public final class PostgresStateStore: SharedStateStore {
 
     public func load() async throws(StateStoreError) -> [StateRecord] {
         try await run(.seconds(60), "cannot read") { [client, node, logger] in
-            try await Self.records(try await client.query(
-                Self.query("SELECT kind, key, call_id, local_tag, expires, body FROM gateway_state WHERE node = $1", node), logger: logger))
+            try await Self.records(
+                try await client.query(
+                    Self.query(
+                        "SELECT kind, key, call_id, local_tag, expires, body FROM gateway_state WHERE node = $1", node),
+                    logger: logger))
         }
     }
 
@@ -198,35 +228,45 @@ public final class PostgresStateStore: SharedStateStore {
                 var refused: [StateRecordID] = []
                 if !puts.isEmpty {
                     // Another node's record is left as it is (the WHERE of DO UPDATE), and not returned.
-                    let kinds = puts.map(\.kind), keys = puts.map(\.key)
-                    let callIDs = puts.map { $0.callID ?? "" }, tags = puts.map { $0.localTag ?? "" }
+                    let kinds = puts.map(\.kind)
+                    let keys = puts.map(\.key)
+                    let callIDs = puts.map { $0.callID ?? "" }
+                    let tags = puts.map { $0.localTag ?? "" }
                     let expires: [Int64] = puts.map { $0.expires ?? -1 }
                     let bodies = puts.map { String(decoding: $0.body, as: UTF8.self) }
-                    let rows = try await connection.query(Self.query(
-                        """
-                        INSERT INTO gateway_state (kind, key, node, call_id, local_tag, expires, body)
-                        SELECT k, y, $1, nullif(c, ''), nullif(t, ''), nullif(e, -1), b
-                        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[]) AS u (k, y, c, t, e, b)
-                        ON CONFLICT (kind, key) DO UPDATE SET call_id = excluded.call_id, local_tag = excluded.local_tag,
-                            expires = excluded.expires, body = excluded.body
-                        WHERE gateway_state.node = excluded.node
-                        RETURNING kind, key
-                        """, node, kinds, keys, callIDs, tags, expires, bodies), logger: logger)
+                    let rows = try await connection.query(
+                        Self.query(
+                            """
+                            INSERT INTO gateway_state (kind, key, node, call_id, local_tag, expires, body)
+                            SELECT k, y, $1, nullif(c, ''), nullif(t, ''), nullif(e, -1), b
+                            FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int8[], $7::text[]) AS u (k, y, c, t, e, b)
+                            ON CONFLICT (kind, key) DO UPDATE SET call_id = excluded.call_id, local_tag = excluded.local_tag,
+                                expires = excluded.expires, body = excluded.body
+                            WHERE gateway_state.node = excluded.node
+                            RETURNING kind, key
+                            """, node, kinds, keys, callIDs, tags, expires, bodies), logger: logger)
                     var written = Set<StateRecordID>()
-                    for try await (kind, key) in rows.decode((String, String).self) { written.insert(StateRecordID(kind: kind, key: key)) }
+                    for try await (kind, key) in rows.decode((String, String).self) {
+                        written.insert(StateRecordID(kind: kind, key: key))
+                    }
                     refused += puts.map { StateRecordID(kind: $0.kind, key: $0.key) }.filter { !written.contains($0) }
                 }
                 if !deletes.isEmpty {
-                    let kinds = deletes.map(\.kind), keys = deletes.map(\.key)
-                    try await connection.query(Self.query(
-                        """
-                        DELETE FROM gateway_state s USING unnest($1::text[], $2::text[]) AS d (k, y)
-                        WHERE s.kind = d.k AND s.key = d.y AND s.node = $3
-                        """, kinds, keys, node), logger: logger)
-                    let others = try await connection.query(Self.query(
-                        "SELECT s.kind, s.key FROM gateway_state s JOIN unnest($1::text[], $2::text[]) AS d (k, y) ON s.kind = d.k AND s.key = d.y",
-                        kinds, keys), logger: logger)
-                    for try await (kind, key) in others.decode((String, String).self) { refused.append(StateRecordID(kind: kind, key: key)) }
+                    let kinds = deletes.map(\.kind)
+                    let keys = deletes.map(\.key)
+                    try await connection.query(
+                        Self.query(
+                            """
+                            DELETE FROM gateway_state s USING unnest($1::text[], $2::text[]) AS d (k, y)
+                            WHERE s.kind = d.k AND s.key = d.y AND s.node = $3
+                            """, kinds, keys, node), logger: logger)
+                    let others = try await connection.query(
+                        Self.query(
+                            "SELECT s.kind, s.key FROM gateway_state s JOIN unnest($1::text[], $2::text[]) AS d (k, y) ON s.kind = d.k AND s.key = d.y",
+                            kinds, keys), logger: logger)
+                    for try await (kind, key) in others.decode((String, String).self) {
+                        refused.append(StateRecordID(kind: kind, key: key))
+                    }
                 }
                 return refused
             }
@@ -234,12 +274,15 @@ public final class PostgresStateStore: SharedStateStore {
     }
 
     public func renewNodeLease() async throws(StateStoreError) -> Bool {
-        try await run(.seconds(5), "cannot renew the lease of node \(node)") { [client, node, instance, leaseSeconds, logger] in
-            let rows = try await client.query(Self.query(
-                """
-                UPDATE gateway_nodes SET lease_until = now() + make_interval(secs => $1)
-                WHERE name = $2 AND instance = $3 RETURNING name
-                """, Double(leaseSeconds), node, instance), logger: logger).collect()
+        try await run(.seconds(5), "cannot renew the lease of node \(node)") {
+            [client, node, instance, leaseSeconds, logger] in
+            let rows = try await client.query(
+                Self.query(
+                    """
+                    UPDATE gateway_nodes SET lease_until = now() + make_interval(secs => $1)
+                    WHERE name = $2 AND instance = $3 RETURNING name
+                    """, Double(leaseSeconds), node, instance), logger: logger
+            ).collect()
             return !rows.isEmpty
         }
     }
@@ -248,31 +291,38 @@ public final class PostgresStateStore: SharedStateStore {
         try await run(.seconds(60), "cannot take over") { [client, node, instance, logger] in
             try await client.withTransaction(logger: logger) { connection async throws -> [StateRecord] in
                 // Each expired node to one live node: the one that locks its row first.
-                let expired = try await connection.query(Self.query(
-                    """
-                    SELECT name FROM gateway_nodes
-                    WHERE name <> $1 AND lease_until < now()
-                      AND EXISTS (SELECT 1 FROM gateway_nodes WHERE name = $1 AND instance = $2 AND lease_until > now())
-                    FOR UPDATE SKIP LOCKED
-                    """, node, instance), logger: logger).collect().map { try $0.decode(String.self) }
+                let expired = try await connection.query(
+                    Self.query(
+                        """
+                        SELECT name FROM gateway_nodes
+                        WHERE name <> $1 AND lease_until < now()
+                          AND EXISTS (SELECT 1 FROM gateway_nodes WHERE name = $1 AND instance = $2 AND lease_until > now())
+                        FOR UPDATE SKIP LOCKED
+                        """, node, instance), logger: logger
+                ).collect().map { try $0.decode(String.self) }
                 guard !expired.isEmpty else { return [] }
-                return try await Self.records(try await connection.query(Self.query(
-                    """
-                    UPDATE gateway_state SET node = $1 WHERE node = ANY($2::text[])
-                    RETURNING kind, key, call_id, local_tag, expires, body
-                    """, node, expired), logger: logger))
+                return try await Self.records(
+                    try await connection.query(
+                        Self.query(
+                            """
+                            UPDATE gateway_state SET node = $1 WHERE node = ANY($2::text[])
+                            RETURNING kind, key, call_id, local_tag, expires, body
+                            """, node, expired), logger: logger))
             }
         }
     }
 
-    public func dialogOwner(callID: String, localTag: String) async throws(StateStoreError) -> (node: String, leaseRemaining: Double)? {
+    public func dialogOwner(callID: String, localTag: String) async throws(StateStoreError) -> (
+        node: String, leaseRemaining: Double
+    )? {
         try await run(.seconds(5), "cannot look up dialog \(callID)") { [client, logger] in
-            let rows = try await client.query(Self.query(
-                """
-                SELECT s.node, greatest(0, extract(epoch FROM n.lease_until - now()))::float8
-                FROM gateway_state s JOIN gateway_nodes n ON n.name = s.node
-                WHERE s.call_id = $1 AND s.local_tag = $2 LIMIT 1
-                """, callID, localTag), logger: logger)
+            let rows = try await client.query(
+                Self.query(
+                    """
+                    SELECT s.node, greatest(0, extract(epoch FROM n.lease_until - now()))::float8
+                    FROM gateway_state s JOIN gateway_nodes n ON n.name = s.node
+                    WHERE s.call_id = $1 AND s.local_tag = $2 LIMIT 1
+                    """, callID, localTag), logger: logger)
             for try await (node, remaining) in rows.decode((String, Double).self) { return (node, remaining) }
             return nil
         }
@@ -286,7 +336,9 @@ public final class PostgresStateStore: SharedStateStore {
     // MARK: -
 
     /// A statement with its values bound in order (`$1`, `$2`, ...).
-    private static func query(_ sql: String, _ values: any PostgresThrowingDynamicTypeEncodable...) throws -> PostgresQuery {
+    private static func query(_ sql: String, _ values: any PostgresThrowingDynamicTypeEncodable...) throws
+        -> PostgresQuery
+    {
         var binds = PostgresBindings(capacity: values.count)
         for value in values { try binds.append(value) }
         return PostgresQuery(unsafeSQL: sql, binds: binds)
@@ -294,21 +346,29 @@ public final class PostgresStateStore: SharedStateStore {
 
     private static func records(_ rows: PostgresRowSequence) async throws -> [StateRecord] {
         var records: [StateRecord] = []
-        for try await (kind, key, callID, localTag, expires, body) in rows.decode((String, String, String?, String?, Int64?, String).self) {
-            records.append(StateRecord(kind: kind, key: key, callID: callID, localTag: localTag, expires: expires, body: Array(body.utf8)))
+        for try await (kind, key, callID, localTag, expires, body) in rows.decode(
+            (String, String, String?, String?, Int64?, String).self)
+        {
+            records.append(
+                StateRecord(
+                    kind: kind, key: key, callID: callID, localTag: localTag, expires: expires, body: Array(body.utf8)))
         }
         return records
     }
 
-    private func run<T: Sendable>(_ limit: Duration, _ doing: String,
-                                  _ body: @escaping @Sendable () async throws -> T) async throws(StateStoreError) -> T {
+    private func run<T: Sendable>(
+        _ limit: Duration, _ doing: String,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws(StateStoreError) -> T {
         try await Self.deadline(limit, location: location, doing: doing, body)
     }
 
     /// Runs `body`, failing with ``StateStoreError/Code/unreachable`` once `limit` has passed
     /// (the connection pool would otherwise wait for a connection for a minute).
-    private static func deadline<T: Sendable>(_ limit: Duration, location: String, doing: String,
-                                              _ body: @escaping @Sendable () async throws -> T) async throws(StateStoreError) -> T {
+    private static func deadline<T: Sendable>(
+        _ limit: Duration, location: String, doing: String,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws(StateStoreError) -> T {
         do {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask { try await body() }
@@ -333,7 +393,9 @@ public final class PostgresStateStore: SharedStateStore {
         if let error = error as? StateStoreError { return error }
         if let error = error as? PostgresTransactionError {
             // The transaction's own failure first: what the closure threw, else BEGIN or COMMIT.
-            if let cause = error.closureError ?? error.beginError ?? error.commitError { return mapped(cause, location: location, doing: doing) }
+            if let cause = error.closureError ?? error.beginError ?? error.commitError {
+                return mapped(cause, location: location, doing: doing)
+            }
         }
         guard let error = error as? PSQLError else {
             return StateStoreError(.unreachable, location: location, "\(doing): cannot reach the database (\(error))")
@@ -343,6 +405,7 @@ public final class PostgresStateStore: SharedStateStore {
             return StateStoreError(.database, location: location, "\(doing): \(message)\(state)")
         }
         let cause = error.underlying.map { ": \($0)" } ?? ""
-        return StateStoreError(.unreachable, location: location, "\(doing): cannot reach the database (\(error.code)\(cause))")
+        return StateStoreError(
+            .unreachable, location: location, "\(doing): cannot reach the database (\(error.code)\(cause))")
     }
 }

@@ -5,7 +5,7 @@ import NIOPosix
 import SQLiteNIO
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The gateway's state in one SQLite file (docs/state.md), through sqlite-nio (which ships its
@@ -34,20 +34,22 @@ public final class SQLiteStateStore: StateStore {
     /// The schema, oldest step first. Version 1: the records (``StateRecord``) by kind and key,
     /// with the dialog they hold indexed.
     public static let migrations: [Migration] = [
-        Migration(version: 1, statements: [
-            """
-            CREATE TABLE gateway_state (
-                kind TEXT NOT NULL,
-                key TEXT NOT NULL,
-                call_id TEXT,
-                local_tag TEXT,
-                expires INTEGER,
-                body TEXT NOT NULL,
-                PRIMARY KEY (kind, key)
-            ) WITHOUT ROWID
-            """,
-            "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
-        ]),
+        Migration(
+            version: 1,
+            statements: [
+                """
+                CREATE TABLE gateway_state (
+                    kind TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    call_id TEXT,
+                    local_tag TEXT,
+                    expires INTEGER,
+                    body TEXT NOT NULL,
+                    PRIMARY KEY (kind, key)
+                ) WITHOUT ROWID
+                """,
+                "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
+            ])
     ]
 
     /// `PRAGMA application_id` of a presence-gateway store: "PGWS".
@@ -68,8 +70,10 @@ public final class SQLiteStateStore: StateStore {
     /// store at `path`. A file that is not a store, of a newer schema, locked by another process,
     /// damaged, or that cannot be written (a full disk) is an error naming the file and the reason;
     /// nothing in it is changed then.
-    public static func open(path: String, synchronous: Synchronous = .full, migrations: [Migration] = migrations,
-                            logger: Logger = Logger(label: "presence-gateway.state")) async throws(StateStoreError) -> SQLiteStateStore {
+    public static func open(
+        path: String, synchronous: Synchronous = .full, migrations: [Migration] = migrations,
+        logger: Logger = Logger(label: "presence-gateway.state")
+    ) async throws(StateStoreError) -> SQLiteStateStore {
         let url = URL(fileURLWithPath: path)
         let location = url.path
         var isDirectory: ObjCBool = false
@@ -80,7 +84,8 @@ public final class SQLiteStateStore: StateStore {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StateStoreError(.io, location: location, "cannot create the directory \(directory): \(error.localizedDescription)")
+            throw StateStoreError(
+                .io, location: location, "cannot create the directory \(directory): \(error.localizedDescription)")
         }
         let lock = try Self.lock(location)
         let connection: SQLiteConnection
@@ -108,12 +113,15 @@ public final class SQLiteStateStore: StateStore {
         let objects = try await integer("SELECT count(*) FROM sqlite_master", doing: "cannot read")
         let latest = migrations.map(\.version).max() ?? 0
         guard application == Int(Self.applicationID) || (application == 0 && version == 0 && objects == 0) else {
-            throw StateStoreError(.foreign, location: location, "not a presence-gateway store (application id \(application), \(objects) schema objects); "
-                                  + "refusing to change it")
+            throw StateStoreError(
+                .foreign, location: location,
+                "not a presence-gateway store (application id \(application), \(objects) schema objects); "
+                    + "refusing to change it")
         }
         guard version <= latest else {
-            throw StateStoreError(.newerSchema, location: location,
-                                  "schema version \(version) was written by a newer presence-gateway; this one knows up to \(latest)")
+            throw StateStoreError(
+                .newerSchema, location: location,
+                "schema version \(version) was written by a newer presence-gateway; this one knows up to \(latest)")
         }
         let mode = try await text("PRAGMA journal_mode = WAL", doing: "cannot lock")
         guard mode.lowercased() == "wal" else {
@@ -123,10 +131,14 @@ public final class SQLiteStateStore: StateStore {
         try await run("BEGIN IMMEDIATE", doing: "cannot lock")
         do throws(StateStoreError) {
             for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
-                for statement in migration.statements { try await run(statement, doing: "cannot migrate to schema version \(migration.version)") }
+                for statement in migration.statements {
+                    try await run(statement, doing: "cannot migrate to schema version \(migration.version)")
+                }
                 try await run("PRAGMA user_version = \(migration.version)", doing: "cannot migrate")
             }
-            if application == 0 { try await run("PRAGMA application_id = \(Self.applicationID)", doing: "cannot migrate") }
+            if application == 0 {
+                try await run("PRAGMA application_id = \(Self.applicationID)", doing: "cannot migrate")
+            }
             try await run("COMMIT", doing: "cannot migrate")
         } catch {
             _ = try? await connection.query("ROLLBACK")
@@ -147,13 +159,16 @@ public final class SQLiteStateStore: StateStore {
         records.reserveCapacity(rows.count)
         for row in rows {
             guard let kind = row.column("kind")?.string, let key = row.column("key")?.string,
-                  let body = row.column("body")?.string else {
+                let body = row.column("body")?.string
+            else {
                 throw StateStoreError(.corrupt, location: location, "a record without kind, key or body")
             }
-            records.append(StateRecord(kind: kind, key: key, callID: row.column("call_id")?.string,
-                                       localTag: row.column("local_tag")?.string,
-                                       expires: row.column("expires")?.integer.map(Int64.init),
-                                       body: Array(body.utf8)))
+            records.append(
+                StateRecord(
+                    kind: kind, key: key, callID: row.column("call_id")?.string,
+                    localTag: row.column("local_tag")?.string,
+                    expires: row.column("expires")?.integer.map(Int64.init),
+                    body: Array(body.utf8)))
         }
         return records
     }
@@ -178,20 +193,24 @@ public final class SQLiteStateStore: StateStore {
                 var binds: [SQLiteData] = []
                 binds.reserveCapacity(chunk.count * 6)
                 for record in chunk {
-                    binds += [.text(record.kind), .text(record.key), record.callID.map { .text($0) } ?? .null,
-                              record.localTag.map { .text($0) } ?? .null, record.expires.map { .integer(Int($0)) } ?? .null,
-                              .text(String(decoding: record.body, as: UTF8.self))]
+                    binds += [
+                        .text(record.kind), .text(record.key), record.callID.map { .text($0) } ?? .null,
+                        record.localTag.map { .text($0) } ?? .null, record.expires.map { .integer(Int($0)) } ?? .null,
+                        .text(String(decoding: record.body, as: UTF8.self)),
+                    ]
                 }
                 let values = Array(repeating: "(?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-                try await run("INSERT INTO gateway_state (kind, key, call_id, local_tag, expires, body) VALUES \(values) "
-                              + "ON CONFLICT (kind, key) DO UPDATE SET call_id = excluded.call_id, local_tag = excluded.local_tag, "
-                              + "expires = excluded.expires, body = excluded.body", binds, doing: "cannot write")
+                try await run(
+                    "INSERT INTO gateway_state (kind, key, call_id, local_tag, expires, body) VALUES \(values) "
+                        + "ON CONFLICT (kind, key) DO UPDATE SET call_id = excluded.call_id, local_tag = excluded.local_tag, "
+                        + "expires = excluded.expires, body = excluded.body", binds, doing: "cannot write")
             }
             for start in stride(from: 0, to: deletes.count, by: Self.rowsPerStatement) {
                 let chunk = deletes[start..<min(deletes.count, start + Self.rowsPerStatement)]
                 let values = Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", ")
-                try await run("DELETE FROM gateway_state WHERE (kind, key) IN (VALUES \(values))",
-                              chunk.flatMap { [SQLiteData.text($0.0), .text($0.1)] }, doing: "cannot write")
+                try await run(
+                    "DELETE FROM gateway_state WHERE (kind, key) IN (VALUES \(values))",
+                    chunk.flatMap { [SQLiteData.text($0.0), .text($0.1)] }, doing: "cannot write")
             }
             try await run("COMMIT", doing: "cannot write")
         } catch {
@@ -212,15 +231,19 @@ public final class SQLiteStateStore: StateStore {
     private static func lock(_ location: String) throws(StateStoreError) -> Int32 {
         let descriptor = Glibc.open(location + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw StateStoreError(.io, location: location, "cannot create \(location).lock: \(String(cString: strerror(errno)))")
+            throw StateStoreError(
+                .io, location: location, "cannot create \(location).lock: \(String(cString: strerror(errno)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
             Glibc.close(descriptor)
             if reason == EWOULDBLOCK {
-                throw StateStoreError(.locked, location: location, "locked by another process (is another presence-gateway using this store?)")
+                throw StateStoreError(
+                    .locked, location: location,
+                    "locked by another process (is another presence-gateway using this store?)")
             }
-            throw StateStoreError(.io, location: location, "cannot lock \(location).lock: \(String(cString: strerror(reason)))")
+            throw StateStoreError(
+                .io, location: location, "cannot lock \(location).lock: \(String(cString: strerror(reason)))")
         }
         return descriptor
     }
@@ -254,22 +277,28 @@ public final class SQLiteStateStore: StateStore {
     /// An SQLite failure as the store reports it: what it was doing, and the reason in words an
     /// operator acts on.
     static func mapped(_ error: any Error, location: String, doing: String) -> StateStoreError {
-        guard let error = error as? SQLiteError else { return StateStoreError(.io, location: location, "\(doing): \(error)") }
+        guard let error = error as? SQLiteError else {
+            return StateStoreError(.io, location: location, "\(doing): \(error)")
+        }
         switch error.reason {
         case .busy, .busyTimeout, .busyInRecovery, .busyInSnapshot, .locked:
-            return StateStoreError(.locked, location: location,
-                                   "\(doing): locked by another process (is another presence-gateway using this store?)")
+            return StateStoreError(
+                .locked, location: location,
+                "\(doing): locked by another process (is another presence-gateway using this store?)")
         case .notADatabase, .corrupt, .corruptIndex, .corruptSequenceSchema, .corruptVirtualTable, .format:
-            return StateStoreError(.corrupt, location: location, "\(doing): not a database or damaged (\(error.message))")
+            return StateStoreError(
+                .corrupt, location: location, "\(doing): not a database or damaged (\(error.message))")
         case .full:
             return StateStoreError(.full, location: location, "\(doing): the disk is full (\(error.message))")
         case .cantOpen, .cantOpenDirectory, .cantOpenInvalidPath, .cantOpenUnfollowedSymlink, .permission, .readOnly,
-             .readonlyCantLock, .readonlyDirectory, .readonlyInRecovery, .readonlyInRollback, .readonlyBackingMoved,
-             .ioError, .ioErrorFailedRead, .ioErrorIncompleteRead, .ioErrorFailedWrite, .ioErrorFailedSync,
-             .ioErrorFailedDirSync, .ioErrorFailedTruncate, .ioErrorFailedStat, .ioErrorFailedAccess,
-             .ioErrorFailedLockCheck, .ioErrorFailedAdvisoryLock, .ioErrorFailedClose, .ioErrorFailedDelete:
-            return StateStoreError(.io, location: location, "\(doing): \(error.message) (cannot write the file or its directory: "
-                                   + "permissions, a full disk or a file size limit)")
+            .readonlyCantLock, .readonlyDirectory, .readonlyInRecovery, .readonlyInRollback, .readonlyBackingMoved,
+            .ioError, .ioErrorFailedRead, .ioErrorIncompleteRead, .ioErrorFailedWrite, .ioErrorFailedSync,
+            .ioErrorFailedDirSync, .ioErrorFailedTruncate, .ioErrorFailedStat, .ioErrorFailedAccess,
+            .ioErrorFailedLockCheck, .ioErrorFailedAdvisoryLock, .ioErrorFailedClose, .ioErrorFailedDelete:
+            return StateStoreError(
+                .io, location: location,
+                "\(doing): \(error.message) (cannot write the file or its directory: "
+                    + "permissions, a full disk or a file size limit)")
         default:
             return StateStoreError(.database, location: location, "\(doing): \(error.description)")
         }

@@ -12,5 +12,7 @@ public protocol SharedStateStore: StateStore {
     func takeOverExpired() async throws(StateStoreError) -> [StateRecord]
     /// The node holding the record of a dialog (by Call-ID and this side's tag), and the seconds
     /// left on its lease (0 once it ran out); nil when no node does.
-    func dialogOwner(callID: String, localTag: String) async throws(StateStoreError) -> (node: String, leaseRemaining: Double)?
+    func dialogOwner(callID: String, localTag: String) async throws(StateStoreError) -> (
+        node: String, leaseRemaining: Double
+    )?
 }

@@ -16,7 +16,9 @@ public struct StateRecord: Sendable, Hashable {
     public var expires: Int64?
     public var body: [UInt8]
 
-    public init(kind: String, key: String, callID: String? = nil, localTag: String? = nil, expires: Int64? = nil, body: [UInt8]) {
+    public init(
+        kind: String, key: String, callID: String? = nil, localTag: String? = nil, expires: Int64? = nil, body: [UInt8]
+    ) {
         self.kind = kind
         self.key = key
         self.callID = callID

@@ -1,8 +1,8 @@
+import Multipart
 public import NIOCore
 public import PresenceDocuments
 public import SIPMessages
 public import SIPStack
-import Multipart
 
 /// A batched category subscription on the subscriber side ([MS-PRES] §2.2.2.4, §3.4.5.1): the
 /// gateway subscribing to enterprise resources on behalf of one watcher, in one dialog.
@@ -71,8 +71,10 @@ public struct BatchCategorySubscriber: Sendable {
     ///
     /// A *single* category SUBSCRIBE (§3.4.5.1.1; example §4.6) has the same
     /// body with one resource but no `Require`, and its To is the resource: `single` gives it.
-    public static func configuration(watcher: SIPAddress, target: SIPURI, contact: SIPAddress,
-                                     expires: UInt32, single: SIPAddress? = nil) -> SubscriberSubscription.Configuration {
+    public static func configuration(
+        watcher: SIPAddress, target: SIPURI, contact: SIPAddress,
+        expires: UInt32, single: SIPAddress? = nil
+    ) -> SubscriberSubscription.Configuration {
         SubscriberSubscription.Configuration(
             target: target, from: watcher, to: single ?? watcher, contact: contact,
             accept: [SIPBodyType.msrtcCategories, SIPBodyType.rlmi, SIPBodyType.multipartRelated],
@@ -84,29 +86,38 @@ public struct BatchCategorySubscriber: Sendable {
     /// Starts the dialog with one `subscribe` action for `resources` and `categories`. `target` is
     /// the Request-URI: the watcher's own URI, or a pool GRUU from a `poolFqdn` hint (batch), or
     /// the resource (single).
-    public static func start(watcher: SIPAddress, target: SIPURI, contact: SIPAddress, resources: [String],
-                             categories: [CategoryName], expires: UInt32 = 3600, callID: String,
-                             localTag: String) -> (BatchCategorySubscriber, [Action]) {
-        start(configuration(watcher: watcher, target: target, contact: contact, expires: expires),
-              resources: resources, categories: categories, callID: callID, localTag: localTag)
+    public static func start(
+        watcher: SIPAddress, target: SIPURI, contact: SIPAddress, resources: [String],
+        categories: [CategoryName], expires: UInt32 = 3600, callID: String,
+        localTag: String
+    ) -> (BatchCategorySubscriber, [Action]) {
+        start(
+            configuration(watcher: watcher, target: target, contact: contact, expires: expires),
+            resources: resources, categories: categories, callID: callID, localTag: localTag)
     }
 
     /// Starts a single category subscription of `watcher` to `resource` (§4.6): Request-URI and To
     /// are the resource.
-    public static func startSingle(watcher: SIPAddress, resource: SIPAddress, contact: SIPAddress,
-                                   categories: [CategoryName], expires: UInt32 = 3600, callID: String,
-                                   localTag: String) -> (BatchCategorySubscriber, [Action]) {
-        start(configuration(watcher: watcher, target: resource.uri, contact: contact, expires: expires, single: resource),
-              resources: [resource.uri.description], categories: categories, callID: callID, localTag: localTag)
+    public static func startSingle(
+        watcher: SIPAddress, resource: SIPAddress, contact: SIPAddress,
+        categories: [CategoryName], expires: UInt32 = 3600, callID: String,
+        localTag: String
+    ) -> (BatchCategorySubscriber, [Action]) {
+        start(
+            configuration(watcher: watcher, target: resource.uri, contact: contact, expires: expires, single: resource),
+            resources: [resource.uri.description], categories: categories, callID: callID, localTag: localTag)
     }
 
-    private static func start(_ base: SubscriberSubscription.Configuration, resources: [String], categories: [CategoryName],
-                              callID: String, localTag: String) -> (BatchCategorySubscriber, [Action]) {
+    private static func start(
+        _ base: SubscriberSubscription.Configuration, resources: [String], categories: [CategoryName],
+        callID: String, localTag: String
+    ) -> (BatchCategorySubscriber, [Action]) {
         var configuration = base
         let watcher = base.from
         configuration.body = body(watcher: watcher, .subscribe, resources, categories)
         let (subscription, actions) = SubscriberSubscription.start(configuration, callID: callID, localTag: localTag)
-        let subscriber = BatchCategorySubscriber(subscription: subscription, resources: resources, categories: categories)
+        let subscriber = BatchCategorySubscriber(
+            subscription: subscription, resources: resources, categories: categories)
         return (subscriber, actions.map { .subscription($0) })
     }
 
@@ -116,7 +127,9 @@ public struct BatchCategorySubscriber: Sendable {
         let new = uris.filter { !resources.contains($0) }
         guard !new.isEmpty else { return [] }
         resources += new
-        return send(BatchSubscribe.Action(kind: .subscribe, resources: new.map { .init(uri: $0) }, categories: categories), now: now)
+        return send(
+            BatchSubscribe.Action(kind: .subscribe, resources: new.map { .init(uri: $0) }, categories: categories),
+            now: now)
     }
 
     /// Removes resources (an `unsubscribe` action, §4.5). The dialog stays, even when empty.
@@ -124,7 +137,9 @@ public struct BatchCategorySubscriber: Sendable {
         let gone = uris.filter { resources.contains($0) }
         guard !gone.isEmpty else { return [] }
         resources.removeAll { gone.contains($0) }
-        return send(BatchSubscribe.Action(kind: .unsubscribe, resources: gone.map { .init(uri: $0) }, categories: categories), now: now)
+        return send(
+            BatchSubscribe.Action(kind: .unsubscribe, resources: gone.map { .init(uri: $0) }, categories: categories),
+            now: now)
     }
 
     /// Drops resources from this side's list without telling the notifier: for resources it
@@ -141,7 +156,8 @@ public struct BatchCategorySubscriber: Sendable {
     /// The refresh timer fired: an in-dialog SUBSCRIBE naming every resource of the dialog, so
     /// that the notifier's state and this side's agree after any lost update.
     public mutating func refresh(now: NIODeadline) -> [Action] {
-        let all = BatchSubscribe.Action(kind: .subscribe, resources: resources.map { .init(uri: $0) }, categories: categories)
+        let all = BatchSubscribe.Action(
+            kind: .subscribe, resources: resources.map { .init(uri: $0) }, categories: categories)
         return wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, [all]), now: now))
     }
 
@@ -168,7 +184,9 @@ public struct BatchCategorySubscriber: Sendable {
     }
 
     /// The outstanding SUBSCRIBE timed out or failed in transport.
-    public mutating func transactionFailed(now: NIODeadline) -> [Action] { wrap(subscription.transactionFailed(now: now)) }
+    public mutating func transactionFailed(now: NIODeadline) -> [Action] {
+        wrap(subscription.transactionFailed(now: now))
+    }
 
     // MARK: -
 
@@ -200,7 +218,8 @@ public struct BatchCategorySubscriber: Sendable {
             guard let boundary = type.boundary else { throw BodyError("multipart body without boundary") }
             let response: BatchSubscribeResponse
             do {
-                response = try BatchSubscribeResponse(multipart: MultipartBody(parsing: notification.body, boundary: boundary))
+                response = try BatchSubscribeResponse(
+                    multipart: MultipartBody(parsing: notification.body, boundary: boundary))
             } catch let error as MultipartBody.ParseError {
                 throw BodyError(error.description)
             } catch {
@@ -227,9 +246,13 @@ public struct BatchCategorySubscriber: Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    static func body(watcher: SIPAddress, _ kind: BatchSubscribe.Action.Kind, _ resources: [String],
-                     _ categories: [CategoryName]) -> [UInt8] {
-        body(watcher, [BatchSubscribe.Action(kind: kind, resources: resources.map { .init(uri: $0) }, categories: categories)])
+    static func body(
+        watcher: SIPAddress, _ kind: BatchSubscribe.Action.Kind, _ resources: [String],
+        _ categories: [CategoryName]
+    ) -> [UInt8] {
+        body(
+            watcher,
+            [BatchSubscribe.Action(kind: kind, resources: resources.map { .init(uri: $0) }, categories: categories)])
     }
 
     static func body(_ watcher: SIPAddress, _ actions: [BatchSubscribe.Action]) -> [UInt8] {

@@ -103,9 +103,11 @@ public struct BatchCategorySubscription: Sendable {
     /// A SUBSCRIBE in this dialog (§3.4.5.1.3): `subscribe` actions add resources
     /// and categories (answered with the data of the resources named), `unsubscribe` actions remove
     /// them ("If not found, a 200 OK is generated"), Expires 0 ends the dialog.
-    public mutating func update(_ subscribe: SIPRequest, batch: BatchSubscribe, terms: SubscriptionTerms,
-                                boundary: String, now: NIODeadline,
-                                resolve: (String, [CategoryName]) -> Resolution) -> [Action] {
+    public mutating func update(
+        _ subscribe: SIPRequest, batch: BatchSubscribe, terms: SubscriptionTerms,
+        boundary: String, now: NIODeadline,
+        resolve: (String, [CategoryName]) -> Resolution
+    ) -> [Action] {
         var changed = resources
         let response = Self.apply(batch, to: &changed, watcher: watcher, resolve: resolve)
         let actions = subscription.refresh(
@@ -138,13 +140,16 @@ public struct BatchCategorySubscription: Sendable {
     /// Takes a resource out of the dialog because its source ended (an OMA subscription terminated,
     /// a pool stopped answering): a notification whose RLMI part lists it with `instance` (e.g.
     /// `terminated` with a reason, or `resubscribe`), in the multipart shape of the 200 OK.
-    public mutating func removeResource(_ uri: String, instance: RLMIList.Instance, boundary: String,
-                                        now: NIODeadline) -> [Action] {
+    public mutating func removeResource(
+        _ uri: String, instance: RLMIList.Instance, boundary: String,
+        now: NIODeadline
+    ) -> [Action] {
         guard resources.removeValue(forKey: uri) != nil else { return [] }
         let list = RLMIList(uri: watcher, resources: [RLMIList.Resource(uri: uri, instances: [instance])])
         let body = BatchSubscribeResponse(list: list).multipart(boundary: boundary).bytes
-        return subscription.stateChanged(body: body, bodyType: Self.multipartContentType(boundary: boundary),
-                                         headers: Self.eventlist, now: now)
+        return subscription.stateChanged(
+            body: body, bodyType: Self.multipartContentType(boundary: boundary),
+            headers: Self.eventlist, now: now)
     }
 
     /// A resource of this dialog changed its subscription state without leaving it: `pending`
@@ -153,8 +158,10 @@ public struct BatchCategorySubscription: Sendable {
     /// the resource with `instance`, followed by `document` (the categories subscribed for it)
     /// when given ([MS-PRES] §2.2.2.4.2, §3.4.5.1.3). Nothing when the resource is not in the
     /// dialog.
-    public mutating func resourceStateChanged(_ uri: String, instance: RLMIList.Instance, document: CategoriesDocument?,
-                                              boundary: String, now: NIODeadline) -> [Action] {
+    public mutating func resourceStateChanged(
+        _ uri: String, instance: RLMIList.Instance, document: CategoriesDocument?,
+        boundary: String, now: NIODeadline
+    ) -> [Action] {
         guard let wanted = resources[uri] else { return [] }
         let list = RLMIList(uri: watcher, resources: [RLMIList.Resource(uri: uri, instances: [instance])])
         var parts: [CategoriesDocument] = []
@@ -163,8 +170,9 @@ public struct BatchCategorySubscription: Sendable {
             parts.append(document)
         }
         let body = BatchSubscribeResponse(list: list, categories: parts).multipart(boundary: boundary).bytes
-        return subscription.stateChanged(body: body, bodyType: Self.multipartContentType(boundary: boundary),
-                                         headers: Self.eventlist, now: now)
+        return subscription.stateChanged(
+            body: body, bodyType: Self.multipartContentType(boundary: boundary),
+            headers: Self.eventlist, now: now)
     }
 
     /// A pending dialog becomes active (RFC 6665 §4.2.1.3): a NOTIFY with `Subscription-State:
@@ -195,8 +203,10 @@ public struct BatchCategorySubscription: Sendable {
     /// Applies the actions of a batch body to `resources` and builds the answer: the RLMI list of
     /// rejected resources (`fullState="false"`, §2.2.2.4.2) and one categories document per
     /// accepted resource named in a `subscribe` action.
-    static func apply(_ batch: BatchSubscribe, to resources: inout SmallMap<String, [CategoryName]>, watcher: String,
-                      resolve: (String, [CategoryName]) -> Resolution) -> BatchSubscribeResponse {
+    static func apply(
+        _ batch: BatchSubscribe, to resources: inout SmallMap<String, [CategoryName]>, watcher: String,
+        resolve: (String, [CategoryName]) -> Resolution
+    ) -> BatchSubscribeResponse {
         var response = BatchSubscribeResponse(list: RLMIList(uri: watcher))
         for action in batch.actions {
             let categories = unique(action.categories.filter { !CategoryName.privateCategories.contains($0) })

@@ -70,9 +70,10 @@ public struct CategoryPublicationStore: Sendable {
         /// The `category` element for self views and the 200 OK (every attribute with a value,
         /// §3.2.5.1.2).
         public var category: Category {
-            Category(name: key.categoryName, instance: key.instance, container: key.container, version: version,
-                     publishTime: publishTime, expireType: expireType, expires: expires, endpointID: endpointID,
-                     payload: payload)
+            Category(
+                name: key.categoryName, instance: key.instance, container: key.container, version: version,
+                publishTime: publishTime, expireType: expireType, expires: expires, endpointID: endpointID,
+                payload: payload)
         }
     }
 
@@ -109,8 +110,10 @@ public struct CategoryPublicationStore: Sendable {
         /// §3.2.5.1.2: "The server SHOULD limit the size of data").
         public var maxBodyBytes: Int
 
-        public init(maxPublicationsPerRequest: Int = 256, maxPublicationsPerPublisher: Int = 1_000,
-                    maxPublications: Int = 1_000_000, maxBodyBytes: Int = 262_144) {
+        public init(
+            maxPublicationsPerRequest: Int = 256, maxPublicationsPerPublisher: Int = 1_000,
+            maxPublications: Int = 1_000_000, maxBodyBytes: Int = 262_144
+        ) {
             self.maxPublicationsPerRequest = maxPublicationsPerRequest
             self.maxPublicationsPerPublisher = maxPublicationsPerPublisher
             self.maxPublications = maxPublications
@@ -173,8 +176,10 @@ public struct CategoryPublicationStore: Sendable {
     public private(set) var count = 0
 
     /// `readOnly` defaults to `userProperties` in container 1 ([MS-PRES] §3.2.6.2: "userProperties in container 1 MUST be registered as a read-only category").
-    public init(limits: Limits = .default,
-                readOnly: Set<ReadOnly> = [ReadOnly(container: 1, categoryName: .userProperties)]) {
+    public init(
+        limits: Limits = .default,
+        readOnly: Set<ReadOnly> = [ReadOnly(container: 1, categoryName: .userProperties)]
+    ) {
         self.limits = limits
         self.readOnly = readOnly
     }
@@ -208,11 +213,17 @@ public struct CategoryPublicationStore: Sendable {
     /// - too large: 413; over the store limits: 503;
     /// - a version conflict: 409 with the fault body (and ms-diagnostics 2044, as §4.2.1);
     /// - else 200 OK with the roamingData body of §2.2.2.2.2 and the changes.
-    public mutating func receive(_ request: SIPRequest, endpointID: String?, now: NIODeadline, utcSeconds: Int64,
-                                 toTag: String) -> [Action] {
+    public mutating func receive(
+        _ request: SIPRequest, endpointID: String?, now: NIODeadline, utcSeconds: Int64,
+        toTag: String
+    ) -> [Action] {
         func respond(_ code: Int, _ reason: String, _ headers: SIPHeaders = [], body: [UInt8] = []) -> [Action] {
-            [.respond(SIPResponse(replyingTo: request, statusCode: code, reasonPhrase: reason, toTag: toTag,
-                                  headers: headers, body: body))]
+            [
+                .respond(
+                    SIPResponse(
+                        replyingTo: request, statusCode: code, reasonPhrase: reason, toTag: toTag,
+                        headers: headers, body: body))
+            ]
         }
         let type = (try? request.headers.contentType)?.mediaType.lowercased()
         guard type == BodyType.publish else {
@@ -226,7 +237,8 @@ public struct CategoryPublicationStore: Sendable {
             return respond(400, "Bad Publish Body")
         }
         guard let from = try? request.headers.from, let to = try? request.headers.to,
-              let listed = try? SIPURI(document.uri) else {
+            let listed = try? SIPURI(document.uri)
+        else {
             return respond(400, "Bad Publisher Identity")
         }
         let publisher = Self.publisherKey(listed)
@@ -255,8 +267,10 @@ public struct CategoryPublicationStore: Sendable {
     /// Applies a publish document for `publisher` (already checked against To and From): the
     /// version checks and actions of §3.2.5.1.2, on a copy that is committed only when every
     /// publication passed.
-    public mutating func apply(_ publish: CategoryPublish, publisher: String, endpointID: String?,
-                               now: NIODeadline, utcSeconds: Int64) -> Outcome {
+    public mutating func apply(
+        _ publish: CategoryPublish, publisher: String, endpointID: String?,
+        now: NIODeadline, utcSeconds: Int64
+    ) -> Outcome {
         guard publish.publications.count <= limits.maxPublicationsPerRequest else {
             return .rejected(status: 413, reason: "Too Many Publications")
         }
@@ -285,15 +299,17 @@ public struct CategoryPublicationStore: Sendable {
             if p.expireType == .endpoint && endpoint == nil && !isDelete {
                 return .rejected(status: 400, reason: "Endpoint Publication Without Endpoint")
             }
-            let key = Key(publisher: publisher, container: p.container, categoryName: p.categoryName, instance: p.instance)
+            let key = Key(
+                publisher: publisher, container: p.container, categoryName: p.categoryName, instance: p.instance)
             let change = Change(publisher: publisher, container: p.container, categoryName: p.categoryName)
             touched.insert(change)
             // The version check, §3.2.5.1.2 steps 1-4.
             let current = working[key]
             guard p.version == (current?.version ?? 0) else {
-                faults.append(PublishFault.Operation(
-                    index: offset + 1, version: p.version, currentVersion: current?.version ?? 0,
-                    data: current?.payload.map(Self.elements) ?? []))
+                faults.append(
+                    PublishFault.Operation(
+                        index: offset + 1, version: p.version, currentVersion: current?.version ?? 0,
+                        data: current?.payload.map(Self.elements) ?? []))
                 continue
             }
             if isDelete {
@@ -326,8 +342,9 @@ public struct CategoryPublicationStore: Sendable {
         }
         byPublisher[publisher] = working.isEmpty ? nil : working
         self.count = total
-        return .committed(document: categoriesDocument(publisher: publisher, for: touched),
-                          changes: changed.sorted(), expiries: expiries)
+        return .committed(
+            document: categoriesDocument(publisher: publisher, for: touched),
+            changes: changed.sorted(), expiries: expiries)
     }
 
     /// The expiry timer of a `time` publication fired ([MS-PRES] §1.3.1.1: "the
@@ -356,7 +373,8 @@ public struct CategoryPublicationStore: Sendable {
         let keys = (byPublisher[publisher] ?? [:]).values.filter(predicate).map(\.key)
         guard !keys.isEmpty else { return [] }
         remove(keys)
-        let changes = Set(keys.map { Change(publisher: $0.publisher, container: $0.container, categoryName: $0.categoryName) })
+        let changes = Set(
+            keys.map { Change(publisher: $0.publisher, container: $0.container, categoryName: $0.categoryName) })
         return [.changed(changes.sorted())]
     }
 
@@ -373,8 +391,10 @@ public struct CategoryPublicationStore: Sendable {
         var categories: [Category] = []
         for change in touched.sorted() {
             let instances = (byPublisher[publisher] ?? [:]).values
-                .filter { $0.key.container == change.container
-                    && $0.key.categoryName == change.categoryName }
+                .filter {
+                    $0.key.container == change.container
+                        && $0.key.categoryName == change.categoryName
+                }
                 .sorted { $0.key < $1.key }
             if instances.isEmpty {
                 categories.append(Category(name: change.categoryName, container: change.container))

@@ -24,8 +24,10 @@ public struct CategoryPublisher: Sendable {
         /// Further headers for every SERVICE.
         public var extraHeaders: SIPHeaders
 
-        public init(publisher: SIPAddress, contact: SIPAddress? = nil, maxConflictRounds: Int = 3,
-                    extraHeaders: SIPHeaders = []) {
+        public init(
+            publisher: SIPAddress, contact: SIPAddress? = nil, maxConflictRounds: Int = 3,
+            extraHeaders: SIPHeaders = []
+        ) {
             self.publisher = publisher
             self.contact = contact
             self.maxConflictRounds = maxConflictRounds
@@ -56,9 +58,13 @@ public struct CategoryPublisher: Sendable {
         public var payload: CategoryPayload?
         public var isDelete: Bool
 
-        public static func publish(_ key: ItemKey, _ payload: CategoryPayload, expireType: ExpireType = .static,
-                                   expires: UInt32? = nil, endpointID: String? = nil) -> Item {
-            Item(key: key, expireType: expireType, expires: expires, endpointID: endpointID, payload: payload, isDelete: false)
+        public static func publish(
+            _ key: ItemKey, _ payload: CategoryPayload, expireType: ExpireType = .static,
+            expires: UInt32? = nil, endpointID: String? = nil
+        ) -> Item {
+            Item(
+                key: key, expireType: expireType, expires: expires, endpointID: endpointID, payload: payload,
+                isDelete: false)
         }
 
         public static func delete(_ key: ItemKey, expireType: ExpireType = .static) -> Item {
@@ -116,7 +122,8 @@ public struct CategoryPublisher: Sendable {
     /// The final response to the SERVICE in flight (matched by CSeq; others are ignored).
     public mutating func receive(_ response: SIPResponse) -> [Action] {
         guard let request = outstanding, response.statusCode >= 200,
-              let sent = try? request.headers.cseq, (try? response.headers.cseq) == sent else { return [] }
+            let sent = try? request.headers.cseq, (try? response.headers.cseq) == sent
+        else { return [] }
         outstanding = nil
         if (200..<300).contains(response.statusCode) {
             let document = Self.categories(inRoamingData: response.body)
@@ -140,7 +147,9 @@ public struct CategoryPublisher: Sendable {
             }
             var learned = false
             for op in fault.operations {
-                guard op.index >= 1, op.index <= outstandingItems.count, let current = op.currentVersion else { continue }
+                guard op.index >= 1, op.index <= outstandingItems.count, let current = op.currentVersion else {
+                    continue
+                }
                 versions[outstandingItems[op.index - 1].key] = current
                 learned = true
             }
@@ -174,12 +183,14 @@ public struct CategoryPublisher: Sendable {
 
     /// The publish document for the items in flight, with the versions known now.
     public func document(for items: [Item]) -> CategoryPublish {
-        CategoryPublish(uri: configuration.publisher.uri.description, publications: items.map { item in
-            CategoryPublish.Publication(
-                categoryName: item.key.categoryName, instance: item.key.instance, container: item.key.container,
-                version: versions[item.key] ?? 0, expireType: item.expireType, expires: item.expires,
-                endpointID: item.endpointID, payload: item.isDelete ? nil : item.payload)
-        })
+        CategoryPublish(
+            uri: configuration.publisher.uri.description,
+            publications: items.map { item in
+                CategoryPublish.Publication(
+                    categoryName: item.key.categoryName, instance: item.key.instance, container: item.key.container,
+                    version: versions[item.key] ?? 0, expireType: item.expireType, expires: item.expires,
+                    endpointID: item.endpointID, payload: item.isDelete ? nil : item.payload)
+            })
     }
 
     private mutating func makeRequest() -> SIPRequest {
@@ -197,8 +208,9 @@ public struct CategoryPublisher: Sendable {
         if let contact = configuration.contact { h.append(.contact, contact.description) }
         for field in configuration.extraHeaders { h.fields.append(field) }
         h.append(.contentType, CategoryPublicationStore.BodyType.publish)
-        let request = SIPRequest(method: .service, uri: configuration.publisher.uri, headers: h,
-                                 body: document(for: outstandingItems).serialized())
+        let request = SIPRequest(
+            method: .service, uri: configuration.publisher.uri, headers: h,
+            body: document(for: outstandingItems).serialized())
         outstanding = request
         return request
     }
@@ -215,8 +227,9 @@ public struct CategoryPublisher: Sendable {
     /// or unreadable.
     static func categories(inRoamingData body: [UInt8]) -> CategoriesDocument? {
         guard !body.isEmpty, let root = try? XMLParser.parse(body),
-              root.name == XMLName(NS.roamingSelf, "roamingData"),
-              let element = root.element(XMLName(NS.categories, "categories")) else { return nil }
+            root.name == XMLName(NS.roamingSelf, "roamingData"),
+            let element = root.element(XMLName(NS.categories, "categories"))
+        else { return nil }
         return try? CategoriesDocument(xml: element)
     }
 }

@@ -34,8 +34,10 @@ public final class PresenceServer: @unchecked Sendable {
         /// Multipart boundary of 200 OK bodies ([MS-PRES] §2.2.2.4.2).
         public var boundary: String
 
-        public init(contact: SIPAddress, container: UInt32 = 400, maxBatchDialogs: Int = 10_000,
-                    boundary: String = "presence-server-boundary") {
+        public init(
+            contact: SIPAddress, container: UInt32 = 400, maxBatchDialogs: Int = 10_000,
+            boundary: String = "presence-server-boundary"
+        ) {
             self.contact = contact
             self.container = container
             self.maxBatchDialogs = maxBatchDialogs
@@ -65,20 +67,23 @@ public final class PresenceServer: @unchecked Sendable {
     public var eventLoop: any EventLoop { layer.eventLoop }
 
     /// `utcSeconds` is the wall clock for `publishTime` stamps (injected for tests).
-    public init(layer: SIPTransactionLayer, configuration: Configuration,
-                store: CategoryPublicationStore = CategoryPublicationStore(),
-                utcSeconds: @escaping @Sendable () -> Int64) {
+    public init(
+        layer: SIPTransactionLayer, configuration: Configuration,
+        store: CategoryPublicationStore = CategoryPublicationStore(),
+        utcSeconds: @escaping @Sendable () -> Int64
+    ) {
         self.layer = layer
         self.configuration = configuration
         self.store = store
         self.utcSeconds = utcSeconds
         let pidf = PIDFState()
         self.pidf = pidf
-        notifier = NotifierAgent(layer: layer, contact: configuration.contact,
-                                 state: { resource, bodyType in
-                                     // No mapping between formats here: the latest publication of the negotiated type.
-                                     pidf.states[resource]?.last { $0.contentType.lowercased() == bodyType }?.body
-                                 })
+        notifier = NotifierAgent(
+            layer: layer, contact: configuration.contact,
+            state: { resource, bodyType in
+                // No mapping between formats here: the latest publication of the negotiated type.
+                pidf.states[resource]?.last { $0.contentType.lowercased() == bodyType }?.body
+            })
         pidf.notifier = notifier
         esc = PublicationServer(layer: layer) { resource, publications in
             pidf.states[resource] = publications
@@ -114,9 +119,11 @@ public final class PresenceServer: @unchecked Sendable {
         case .subscribe:
             if !batchSubscribe(incoming) { notifier.handle(incoming) }
         default:
-            try? layer.respond(SIPResponse(replyingTo: request, statusCode: 405, reasonPhrase: "Method Not Allowed",
-                                           toTag: incoming.toTag, headers: [(.allow, "SUBSCRIBE, PUBLISH, SERVICE")]),
-                               to: incoming.transaction)
+            try? layer.respond(
+                SIPResponse(
+                    replyingTo: request, statusCode: 405, reasonPhrase: "Method Not Allowed",
+                    toTag: incoming.toTag, headers: [(.allow, "SUBSCRIBE, PUBLISH, SERVICE")]),
+                to: incoming.transaction)
         }
     }
 
@@ -124,12 +131,15 @@ public final class PresenceServer: @unchecked Sendable {
 
     private func service(_ incoming: SIPTransactionLayer.IncomingRequest) {
         let endpoint = (try? incoming.request.headers.from)?.parameters.value("epid")
-        let actions = store.receive(incoming.request, endpointID: endpoint, now: eventLoop.now,
-                                    utcSeconds: utcSeconds(), toTag: incoming.toTag)
+        let actions = store.receive(
+            incoming.request, endpointID: endpoint, now: eventLoop.now,
+            utcSeconds: utcSeconds(), toTag: incoming.toTag)
         performStore(actions, incoming: incoming)
     }
 
-    private func performStore(_ actions: [CategoryPublicationStore.Action], incoming: SIPTransactionLayer.IncomingRequest?) {
+    private func performStore(
+        _ actions: [CategoryPublicationStore.Action], incoming: SIPTransactionLayer.IncomingRequest?
+    ) {
         for action in actions {
             switch action {
             case .respond(let response):
@@ -151,11 +161,13 @@ public final class PresenceServer: @unchecked Sendable {
     /// The categories document a watcher sees of a publisher: the configured container's instances.
     public func categories(of publisher: String) -> CategoriesDocument {
         let visible = store.entries(of: publisher).filter { $0.key.container == configuration.container }
-        return CategoriesDocument(uri: publisher, categories: visible.map { entry in
-            var category = entry.category
-            category.container = nil
-            return category
-        })
+        return CategoriesDocument(
+            uri: publisher,
+            categories: visible.map { entry in
+                var category = entry.category
+                category.container = nil
+                return category
+            })
     }
 
     private func categoriesChanged(publisher: String) {
@@ -177,13 +189,19 @@ public final class PresenceServer: @unchecked Sendable {
         let toTag = (try? request.headers.to)?.tag
         let key = toTag.flatMap { tag in request.headers.callID.map { DialogKey(callID: $0, localTag: tag) } }
         let existing = key.flatMap { batches[$0] }
-        guard existing != nil || (toTag == nil && BatchCategorySubscription.isCategorySubscribe(request)) else { return false }
+        guard existing != nil || (toTag == nil && BatchCategorySubscription.isCategorySubscribe(request)) else {
+            return false
+        }
         func reply(_ code: Int, _ reason: String, _ headers: SIPHeaders = []) {
-            try? layer.respond(SIPResponse(replyingTo: request, statusCode: code, reasonPhrase: reason,
-                                           toTag: toTag ?? incoming.toTag, headers: headers), to: incoming.transaction)
+            try? layer.respond(
+                SIPResponse(
+                    replyingTo: request, statusCode: code, reasonPhrase: reason,
+                    toTag: toTag ?? incoming.toTag, headers: headers), to: incoming.transaction)
         }
         let terms: SubscriptionTerms
-        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: existing?.subscription.subscription.terms.bodyType) {
+        switch SubscriptionTerms.evaluate(
+            request, registry: registry, negotiated: existing?.subscription.subscription.terms.bodyType)
+        {
         case .reject(let status, let reason, let headers):
             reply(status, reason, headers)
             return true
@@ -203,8 +221,9 @@ public final class PresenceServer: @unchecked Sendable {
             .accepted(self.categories(of: uri))
         }
         if let key, var entry = existing {
-            let actions = entry.subscription.update(request, batch: batch, terms: terms, boundary: configuration.boundary,
-                                                    now: eventLoop.now, resolve: resolve)
+            let actions = entry.subscription.update(
+                request, batch: batch, terms: terms, boundary: configuration.boundary,
+                now: eventLoop.now, resolve: resolve)
             batches[key] = entry
             performBatch(actions, key: key, server: incoming.transaction)
             return true
@@ -227,7 +246,9 @@ public final class PresenceServer: @unchecked Sendable {
         return true
     }
 
-    private func performBatch(_ actions: [NotifierSubscription.Action], key: DialogKey, server: SIPServerTransactionKey?) {
+    private func performBatch(
+        _ actions: [NotifierSubscription.Action], key: DialogKey, server: SIPServerTransactionKey?
+    ) {
         for action in actions {
             switch action {
             case .respond(let response):
@@ -264,7 +285,11 @@ public final class PresenceServer: @unchecked Sendable {
             try layer.send(request, to: target) { [self] event in
                 let code = event.response.statusCode
                 guard code >= 300 else { return }
-                if case .response = event { self.notifyFailed(key, status: code) } else { self.notifyFailed(key, status: nil) }
+                if case .response = event {
+                    self.notifyFailed(key, status: code)
+                } else {
+                    self.notifyFailed(key, status: nil)
+                }
             }
         } catch {
             eventLoop.execute { self.notifyFailed(key, status: nil) }

@@ -23,7 +23,9 @@ public struct MultipartBody: Sendable, Hashable {
 
         public static func == (a: Part, b: Part) -> Bool {
             a.body == b.body && a.headers.count == b.headers.count
-                && zip(a.headers, b.headers).allSatisfy { $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value }
+                && zip(a.headers, b.headers).allSatisfy {
+                    $0.name.lowercased() == $1.name.lowercased() && $0.value == $1.value
+                }
         }
 
         public func hash(into hasher: inout Hasher) { hasher.combine(body) }
@@ -114,7 +116,9 @@ public struct MultipartBody: Sendable, Hashable {
                 }
                 let name = String(decoding: line[line.startIndex..<colon], as: UTF8.self).trimmingSpaces()
                 let value = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingSpaces()
-                guard !name.isEmpty else { throw ParseError(message: "empty part header name", offset: offset + cursor) }
+                guard !name.isEmpty else {
+                    throw ParseError(message: "empty part header name", offset: offset + cursor)
+                }
                 headers.append((name, value))
             }
             cursor = next

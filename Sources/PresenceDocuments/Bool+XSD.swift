@@ -5,8 +5,12 @@ extension Bool {
     public init?(xsd text: String) {
         // The usual value, without white space, compared before a trimmed copy is made.
         switch text {
-        case "true", "1": self = true; return
-        case "false", "0": self = false; return
+        case "true", "1":
+            self = true
+            return
+        case "false", "0":
+            self = false
+            return
         default: break
         }
         switch text.trimmingXMLWhitespace() {

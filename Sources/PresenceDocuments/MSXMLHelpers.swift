@@ -228,7 +228,8 @@ extension XMLCursor {
         let local = withUTF8(value) { bytes -> String? in
             func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
             for b in bytes where b >= 0x80 { return nil }
-            var start = 0, end = bytes.count
+            var start = 0
+            var end = bytes.count
             while start < end, space(bytes[start]) { start += 1 }
             while end > start, space(bytes[end - 1]) { end -= 1 }
             // After the last colon, or all of it.

@@ -37,7 +37,8 @@ struct PackedText: Hashable, Sendable {
     /// The text whose UTF-8 bytes are `utf8`: packed from the bytes when it packs, so that a
     /// decoder holding them makes no String (any other text is made one, as by `init(_:)`).
     init(utf8: UnsafeBufferPointer<UInt8>) {
-        storage = Self.pack(utf8).map { .packed(low: $0.low, high: $0.high) }
+        storage =
+            Self.pack(utf8).map { .packed(low: $0.low, high: $0.high) }
             ?? .text(Text(String(decoding: utf8, as: UTF8.self)))
     }
 
@@ -59,7 +60,8 @@ struct PackedText: Hashable, Sendable {
             // Fields past the end keep the end code: all ones.
             var seen: UInt8 = 0
             func fields(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence) -> UInt64 {
-                var fields: UInt64 = .max, shift: UInt64 = 0
+                var fields: UInt64 = .max
+                var shift: UInt64 = 0
                 for byte in bytes {
                     let code = codes[Int(byte)]
                     seen |= code
@@ -69,7 +71,8 @@ struct PackedText: Hashable, Sendable {
                 return fields
             }
             let split = min(count, 16)
-            let low = fields(utf8[..<split]), high = fields(utf8[split...])
+            let low = fields(utf8[..<split])
+            let high = fields(utf8[split...])
             return UInt64(seen) > end ? nil : (low, UInt32(truncatingIfNeeded: high))
         }
     }

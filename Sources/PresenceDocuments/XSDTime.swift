@@ -60,8 +60,14 @@ public enum XSDTime {
         var digits = ""
         var sawUnit = false
         for c in s {
-            if c == "T" { inTime = true; continue }
-            if c.isASCII, c.isNumber { digits.append(c); continue }
+            if c == "T" {
+                inTime = true
+                continue
+            }
+            if c.isASCII, c.isNumber {
+                digits.append(c)
+                continue
+            }
             guard let v = Int(digits), v < 1_000_000 else { return nil }
             digits = ""
             sawUnit = true

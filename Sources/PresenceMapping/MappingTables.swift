@@ -68,7 +68,11 @@ public struct MappingTables: Sendable {
     /// A row of `pidf-availability.tsv`.
     public struct ReverseRow: Sendable, Hashable {
         public enum Basic: Sendable, Hashable { case open, closed, none, any }
-        public enum Activity: Sendable, Hashable { case token(String), other(String), none, any }
+        public enum Activity: Sendable, Hashable {
+            case token(String)
+            case other(String)
+            case none, any
+        }
         public var basic: Basic
         public var activity: Activity
         public var userInput: RPIDUserInput.Value?
@@ -111,7 +115,8 @@ public struct MappingTables: Sendable {
     /// The file names, in load order.
     public static let fileNames = [
         "rpid-activities.tsv", "ms-activity-tokens.tsv", "availability-pidf.tsv", "availability-pidf-detail.tsv",
-        "availability-msrtc.tsv", "pidf-availability.tsv", "activity-tokens.tsv", "msrtc-states.tsv", "capabilities.tsv", "freebusy.tsv",
+        "availability-msrtc.tsv", "pidf-availability.tsv", "activity-tokens.tsv", "msrtc-states.tsv",
+        "capabilities.tsv", "freebusy.tsv",
     ]
 
     /// The tables built into the program (from the package's `Mappings/`).
@@ -142,12 +147,14 @@ public struct MappingTables: Sendable {
         let vocabulary = rpidActivities
         func rpidToken(_ row: TSVTable.Row, _ column: String, _ value: String) throws(MappingError) -> String {
             guard vocabulary.contains(value) else {
-                throw row.error(column, "\"\(value)\" is not an RFC 4480 activity (rpid-activities.tsv)", code: .unknownToken)
+                throw row.error(
+                    column, "\"\(value)\" is not an RFC 4480 activity (rpid-activities.tsv)", code: .unknownToken)
             }
             return value
         }
         func range(_ row: TSVTable.Row) throws(MappingError) -> Range {
-            let min = try row.uint32("min"), max = try row.uint32("max")
+            let min = try row.uint32("min")
+            let max = try row.uint32("max")
             guard min <= max else { throw row.error("max", "max \(max) is below min \(min)") }
             // Tables without an activity column apply to any token.
             let text = row.columns.contains("activity") ? row.string("activity") : "*"
@@ -158,7 +165,9 @@ public struct MappingTables: Sendable {
                 let negated = text.hasPrefix("!")
                 let token = MSActivityToken(negated ? String(text.dropFirst()) : text)
                 guard known.contains(token) else {
-                    throw row.error("activity", "\"\(token)\" is not a known activity token (ms-activity-tokens.tsv)", code: .unknownToken)
+                    throw row.error(
+                        "activity", "\"\(token)\" is not a known activity token (ms-activity-tokens.tsv)",
+                        code: .unknownToken)
                 }
                 condition = negated ? .differs(token) : .equals(token)
             }
@@ -171,13 +180,17 @@ public struct MappingTables: Sendable {
             guard let basic = PIDFBasic(rawValue: row.string("basic")) else {
                 throw row.error("basic", "must be open or closed")
             }
-            let activity = try row.optional("rpid_activity").map { (v) throws(MappingError) in try rpidToken(row, "rpid_activity", v) }
-            pidfRows.append(PIDFRow(range: try range(row), basic: basic, rpidActivity: activity, source: row.string("source")))
+            let activity = try row.optional("rpid_activity").map { (v) throws(MappingError) in
+                try rpidToken(row, "rpid_activity", v)
+            }
+            pidfRows.append(
+                PIDFRow(range: try range(row), basic: basic, rpidActivity: activity, source: row.string("source")))
         }
         try Self.checkCoverage(pidfRows.map(\.range), rows: pidf.rows)
         availabilityPIDF = pidfRows
 
-        let detail = try table("availability-pidf-detail.tsv", ["min", "max", "class", "activities", "other", "user_input"])
+        let detail = try table(
+            "availability-pidf-detail.tsv", ["min", "max", "class", "activities", "other", "user_input"])
         var detailRows: [DetailRow] = []
         for row in detail.rows {
             var activities: [String] = []
@@ -186,28 +199,33 @@ public struct MappingTables: Sendable {
             }
             var userInput: RPIDUserInput.Value?
             if let text = row.optional("user_input") {
-                guard let value = RPIDUserInput.Value(rawValue: text) else { throw row.error("user_input", "must be active, idle or -") }
+                guard let value = RPIDUserInput.Value(rawValue: text) else {
+                    throw row.error("user_input", "must be active, idle or -")
+                }
                 userInput = value
             }
-            detailRows.append(DetailRow(
-                range: try range(row), className: row.string("class"), activities: activities,
-                other: row.optional("other"), userInput: userInput, source: row.string("source")))
+            detailRows.append(
+                DetailRow(
+                    range: try range(row), className: row.string("class"), activities: activities,
+                    other: row.optional("other"), userInput: userInput, source: row.string("source")))
         }
         try Self.checkCoverage(detailRows.map(\.range), rows: detail.rows)
         availabilityDetail = detailRows
 
         let msrtc = try table(
-            "availability-msrtc.tsv", ["min", "max", "activity", "avail", "state", "availability_aggregate", "activity_aggregate"])
+            "availability-msrtc.tsv",
+            ["min", "max", "activity", "avail", "state", "availability_aggregate", "activity_aggregate"])
         var msrtcRows: [MSRTCRow] = []
         for row in msrtc.rows {
             let state = row.string("state")
             let fromToken = state.hasPrefix("token|")
             let text = fromToken ? String(state.dropFirst("token|".count)) : state
             guard !text.isEmpty else { throw row.error("state", "needs a state text") }
-            msrtcRows.append(MSRTCRow(
-                range: try range(row), avail: try row.uint32("avail"), stateFromToken: fromToken, stateText: text,
-                availabilityAggregate: try row.uint32("availability_aggregate"),
-                activityAggregate: try row.uint32("activity_aggregate"), source: row.string("source")))
+            msrtcRows.append(
+                MSRTCRow(
+                    range: try range(row), avail: try row.uint32("avail"), stateFromToken: fromToken, stateText: text,
+                    availabilityAggregate: try row.uint32("availability_aggregate"),
+                    activityAggregate: try row.uint32("activity_aggregate"), source: row.string("source")))
         }
         try Self.checkCoverage(msrtcRows.map(\.range), rows: msrtc.rows)
         availabilityMSRTC = msrtcRows
@@ -234,17 +252,22 @@ public struct MappingTables: Sendable {
             var userInput: RPIDUserInput.Value?
             let inputText = row.string("user_input")
             if inputText != "*" {
-                guard let value = RPIDUserInput.Value(rawValue: inputText) else { throw row.error("user_input", "must be active, idle or *") }
+                guard let value = RPIDUserInput.Value(rawValue: inputText) else {
+                    throw row.error("user_input", "must be active, idle or *")
+                }
                 userInput = value
             }
-            reverseRows.append(ReverseRow(
-                basic: basic, activity: activity, userInput: userInput, availability: try row.uint32("availability"),
-                source: row.string("source")))
+            reverseRows.append(
+                ReverseRow(
+                    basic: basic, activity: activity, userInput: userInput,
+                    availability: try row.uint32("availability"),
+                    source: row.string("source")))
         }
         guard reverseRows.contains(where: { $0.basic == .any || $0.basic == .open }),
             reverseRows.last.map({ $0.activity == .any && $0.userInput == nil }) == true
         else {
-            throw MappingError(.coverage, "the last row must match anything left (activity * and user_input *)", file: reverse.file)
+            throw MappingError(
+                .coverage, "the last row must match anything left (activity * and user_input *)", file: reverse.file)
         }
         pidfAvailability = reverseRows
 
@@ -257,11 +280,16 @@ public struct MappingTables: Sendable {
             }
             let rpidValue = try row.optional("rpid").map { (v) throws(MappingError) in try rpidToken(row, "rpid", v) }
             let direction = row.string("direction")
-            guard direction == "both" || direction == "read" else { throw row.error("direction", "must be both or read") }
-            guard rpidValue != nil || row.optional("other") != nil else { throw row.error("rpid", "a row needs rpid or other") }
-            tokenRows.append(TokenRow(
-                token: token, rpid: rpidValue, other: row.optional("other"), written: direction == "both",
-                source: row.string("source")))
+            guard direction == "both" || direction == "read" else {
+                throw row.error("direction", "must be both or read")
+            }
+            guard rpidValue != nil || row.optional("other") != nil else {
+                throw row.error("rpid", "a row needs rpid or other")
+            }
+            tokenRows.append(
+                TokenRow(
+                    token: token, rpid: rpidValue, other: row.optional("other"), written: direction == "both",
+                    source: row.string("source")))
         }
         for token in known where !tokenRows.contains(where: { $0.token == token && $0.written }) {
             throw MappingError(.coverage, "no written row for activity token \"\(token)\"", file: tokens.file)
@@ -280,12 +308,15 @@ public struct MappingTables: Sendable {
         msrtcStates = stateMap
 
         // RFC 5196 §3.2 boolean media capabilities.
-        let flags: Set<String> = ["audio", "application", "data", "control", "video", "text", "message", "automata", "isfocus"]
+        let flags: Set<String> = [
+            "audio", "application", "data", "control", "video", "text", "message", "automata", "isfocus",
+        ]
         let caps = try table("capabilities.tsv", ["ms_capability", "caps"])
         var capabilityRows: [(ms: String, caps: String)] = []
         for row in caps.rows {
             guard flags.contains(row.string("caps")) else {
-                throw row.error("caps", "\"\(row.string("caps"))\" is not an RFC 5196 boolean capability", code: .unknownToken)
+                throw row.error(
+                    "caps", "\"\(row.string("caps"))\" is not an RFC 5196 boolean capability", code: .unknownToken)
             }
             capabilityRows.append((row.string("ms_capability"), row.string("caps")))
         }
@@ -299,17 +330,21 @@ public struct MappingTables: Sendable {
         var freeBusyRows: [FreeBusyRow] = []
         for row in freeBusyTable.rows {
             guard let state = names[row.string("state")] else {
-                throw row.error("state", "must be one of \(names.keys.sorted().joined(separator: ", "))", code: .unknownToken)
+                throw row.error(
+                    "state", "must be one of \(names.keys.sorted().joined(separator: ", "))", code: .unknownToken)
             }
             let rpidValue = try row.optional("rpid").map { (v) throws(MappingError) in try rpidToken(row, "rpid", v) }
-            freeBusyRows.append(FreeBusyRow(state: state, rpid: rpidValue, other: row.optional("other"), source: row.string("source")))
+            freeBusyRows.append(
+                FreeBusyRow(state: state, rpid: rpidValue, other: row.optional("other"), source: row.string("source")))
         }
         for (name, state) in names where !freeBusyRows.contains(where: { $0.state == state }) {
             throw MappingError(.coverage, "no row for free/busy state \(name)", file: freeBusyTable.file)
         }
         let written = freeBusyRows.filter { $0.state != .free }.map { [$0.rpid ?? "", $0.other ?? ""] }
         if Set(written).count != written.count {
-            throw MappingError(.coverage, "two free/busy states are written alike and could not be read back", file: freeBusyTable.file)
+            throw MappingError(
+                .coverage, "two free/busy states are written alike and could not be read back", file: freeBusyTable.file
+            )
         }
         freeBusy = freeBusyRows
     }
@@ -330,25 +365,30 @@ public struct MappingTables: Sendable {
             let c = group.conditions
             let partitions =
                 c == [.any]
-                || (c.count == 2 && {
-                    switch (c[0], c[1]) {
-                    case (.equals(let a), .differs(let b)), (.differs(let a), .equals(let b)): a == b
-                    default: false
-                    }
-                }())
+                || (c.count == 2
+                    && {
+                        switch (c[0], c[1]) {
+                        case (.equals(let a), .differs(let b)), (.differs(let a), .equals(let b)): a == b
+                        default: false
+                        }
+                    }())
             guard partitions else {
                 throw MappingError(
-                    .coverage, "rows for \(group.min)-\(group.max) overlap: their activity conditions do not split the range",
+                    .coverage,
+                    "rows for \(group.min)-\(group.max) overlap: their activity conditions do not split the range",
                     file: file, line: group.line, column: 1)
             }
         }
         var next: UInt64 = 0
         for group in groups.sorted(by: { $0.min < $1.min }) {
             if UInt64(group.min) > next {
-                throw MappingError(.coverage, "gap: \(next)-\(group.min - 1) is not covered", file: file, line: group.line, column: 1)
+                throw MappingError(
+                    .coverage, "gap: \(next)-\(group.min - 1) is not covered", file: file, line: group.line, column: 1)
             }
             if UInt64(group.min) < next {
-                throw MappingError(.coverage, "overlap: \(group.min)-\(group.max) starts inside an earlier range", file: file, line: group.line, column: 1)
+                throw MappingError(
+                    .coverage, "overlap: \(group.min)-\(group.max) starts inside an earlier range", file: file,
+                    line: group.line, column: 1)
             }
             next = UInt64(group.max) + 1
         }

@@ -75,7 +75,8 @@ struct PIDFFacts {
         if !doc.persons.isEmpty { readFirstPerson(of: doc) }
         if !doc.notes.isEmpty { notes += doc.notes }
         read(doc.cipid)
-        var anyOpen = false, anyClosed = false
+        var anyOpen = false
+        var anyClosed = false
         for index in doc.tuples.indices {
             switch doc.tuples[index].status.basic {
             case .open?: anyOpen = true
@@ -113,11 +114,15 @@ struct PIDFFacts {
     private mutating func read(_ rpid: RPID, _ freeBusy: [MappingTables.FreeBusyRow]) {
         if userInput == nil { userInput = rpid.userInputValue }
         for activities in rpid.activities {
-            if let from = activities.from, let until = activities.until, let state = PresenceMapper.freeBusyState(of: activities, rows: freeBusy) {
+            if let from = activities.from, let until = activities.until,
+                let state = PresenceMapper.freeBusyState(of: activities, rows: freeBusy)
+            {
                 calendarBlocks.append((state, from, until))
             } else if Self.isOutOfOfficeNote(activities) {
                 for note in activities.notes {
-                    outOfOfficeNotes.append(MSNote.Body(text: note.text, type: "OOF", startTime: activities.from, endTime: activities.until))
+                    outOfOfficeNotes.append(
+                        MSNote.Body(text: note.text, type: "OOF", startTime: activities.from, endTime: activities.until)
+                    )
                 }
             } else {
                 for value in activities.values {

@@ -22,17 +22,27 @@ extension PresenceMapper {
 
     /// The conversion, noting what it does in `report`: the facts gathered in one pass, then
     /// one rule per category, in the order the categories are written.
-    private func categories<Report: MappingReporting>(from doc: PIDFDocument, report: inout Report) -> CategoriesDocument {
+    private func categories<Report: MappingReporting>(from doc: PIDFDocument, report: inout Report)
+        -> CategoriesDocument
+    {
         let facts = PIDFFacts.gathered(from: doc, freeBusy: tables.freeBusy)
         var output = CategoriesDocument(uri: doc.entity)
         output.categories.reserveCapacity(5)
         output.categories.append(stateRule(facts, report: &report))
         if let note = noteRule(facts, report: &report) { output.categories.append(note) }
-        if let calendar = calendarRule(facts, entity: doc.entity, report: &report) { output.categories.append(calendar) }
+        if let calendar = calendarRule(facts, entity: doc.entity, report: &report) {
+            output.categories.append(calendar)
+        }
         if let card = contactCardRule(facts, report: &report) { output.categories.append(card) }
-        if let services = capabilitiesRule(facts, entity: doc.entity, report: &report) { output.categories.append(services) }
-        if doc.linkedIdentities != nil { report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category") }
-        if doc.cid != nil { report.drop("cid", "a contact id for photo URLs (MS-PRES 2.2.2.8.1), not a watcher category") }
+        if let services = capabilitiesRule(facts, entity: doc.entity, report: &report) {
+            output.categories.append(services)
+        }
+        if doc.linkedIdentities != nil {
+            report.drop("linked-identities", "source data for linkedPICContacts, not a watcher category")
+        }
+        if doc.cid != nil {
+            report.drop("cid", "a contact id for photo URLs (MS-PRES 2.2.2.8.1), not a watcher category")
+        }
         for e in doc.extensions { report.drop("{\(e.name.namespace)}\(e.name.local)", "unknown extension") }
         report.map("presence/@entity", "categories/@uri")
         if Report.keepsEntries { reportDroppedPIDFParts(doc, report: &report) }
@@ -70,7 +80,9 @@ extension PresenceMapper {
     /// and user input hold; nil when none does.
     func availabilityRule<Report: MappingReporting>(_ facts: PIDFFacts, report: inout Report) -> UInt32? {
         for unrecognized in facts.unrecognizedBasics {
-            report.drop("tuple[\(unrecognized.tupleID)]/status/basic", "\"\(unrecognized.text)\" is neither open nor closed (RFC 3863 4.1.4)")
+            report.drop(
+                "tuple[\(unrecognized.tupleID)]/status/basic",
+                "\"\(unrecognized.text)\" is neither open nor closed (RFC 3863 4.1.4)")
         }
         let rows = tables.pidfAvailability
         for index in rows.indices where facts.hold(rows[index].basic, rows[index].activity, rows[index].userInput) {
@@ -85,7 +97,8 @@ extension PresenceMapper {
     /// neither a class marker nor a token's text is the custom activity. nil when neither.
     func activityRule<Report: MappingReporting>(_ facts: PIDFFacts, report: inout Report) -> MSActivity? {
         let rows = tables.activityTokens
-        let index = rows.indices.first { rows[$0].other.map(facts.others.contains) ?? false }
+        let index =
+            rows.indices.first { rows[$0].other.map(facts.others.contains) ?? false }
             ?? rows.indices.first { rows[$0].other == nil && rows[$0].rpid.map(facts.tokens.contains) ?? false }
         var activity = MSActivity(token: index.map { rows[$0].token })
         if let index { report.map("rpid activities", tokenRowDetails[index]) }
@@ -107,7 +120,9 @@ extension PresenceMapper {
         if let personal {
             bodies.append(MSNote.Body(text: personal.text))
             report.map("note", "note category (personal)")
-            if facts.notes.count > 1 { report.drop("note (\(facts.notes.count - 1) more)", "the note category holds one personal note") }
+            if facts.notes.count > 1 {
+                report.drop("note (\(facts.notes.count - 1) more)", "the note category holds one personal note")
+            }
         }
         if !facts.outOfOfficeNotes.isEmpty {
             bodies += facts.outOfOfficeNotes
@@ -140,7 +155,9 @@ extension PresenceMapper {
 
     /// The `services` category ([MS-PRES] §2.2.2.7.3): each true RFC 5196 flag with a
     /// `capabilities.tsv` row becomes that row's capability, rendered and captured.
-    func capabilitiesRule<Report: MappingReporting>(_ facts: PIDFFacts, entity: String, report: inout Report) -> Category? {
+    func capabilitiesRule<Report: MappingReporting>(_ facts: PIDFFacts, entity: String, report: inout Report)
+        -> Category?
+    {
         guard let caps = facts.capabilities else { return nil }
         var items: [MSCapability] = []
         items.reserveCapacity(caps.flags.count)
@@ -154,7 +171,9 @@ extension PresenceMapper {
         if !caps.lists.isEmpty { report.drop("caps lists", "services describe media, not methods or extensions") }
         guard !items.isEmpty else { return nil }
         report.map("caps:servcaps", "services capabilities")
-        return Category(name: .services, instance: 0, payload: .services(MSServices(services: [.init(uri: entity, capabilities: items)])))
+        return Category(
+            name: .services, instance: 0,
+            payload: .services(MSServices(services: [.init(uri: entity, capabilities: items)])))
     }
 
     /// The parts of a PIDF document no category holds, each with the reason: tuple ids,
@@ -166,35 +185,55 @@ extension PresenceMapper {
             let at = "tuple[\(tuple.id)]"
             report.drop("\(at)/@id", "tuple ids are local to the PIDF document (RFC 3863 4.1.2); categories have none")
             if let contact = tuple.contact {
-                report.drop("\(at)/contact", "the contact address of this tuple (RFC 3863 4.1.5): enhanced presence routes to the publisher's URI")
+                report.drop(
+                    "\(at)/contact",
+                    "the contact address of this tuple (RFC 3863 4.1.5): enhanced presence routes to the publisher's URI"
+                )
                 if contact.priority != nil {
-                    report.drop("\(at)/contact/@priority", "a priority among the tuples' contacts (RFC 3863 4.1.5): categories have one state")
+                    report.drop(
+                        "\(at)/contact/@priority",
+                        "a priority among the tuples' contacts (RFC 3863 4.1.5): categories have one state")
                 }
             }
             if tuple.timestamp != nil {
-                report.drop("\(at)/timestamp", "RFC 3863 4.1.7 time of the change; the server stamps publishTime itself (MS-PRES 1.3.1.1)")
+                report.drop(
+                    "\(at)/timestamp",
+                    "RFC 3863 4.1.7 time of the change; the server stamps publishTime itself (MS-PRES 1.3.1.1)")
             }
-            if !tuple.deviceIDs.isEmpty { report.drop("\(at)/deviceID", "RFC 4479 device reference; categories have no devices for watchers") }
+            if !tuple.deviceIDs.isEmpty {
+                report.drop("\(at)/deviceID", "RFC 4479 device reference; categories have no devices for watchers")
+            }
             for e in tuple.status.extensions {
-                report.drop("\(at)/status/{\(e.name.namespace)}\(e.name.local)", "unknown status extension (RFC 3863 4.4)")
+                report.drop(
+                    "\(at)/status/{\(e.name.namespace)}\(e.name.local)", "unknown status extension (RFC 3863 4.4)")
             }
-            for e in tuple.extensions { report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown tuple extension (RFC 3863 4.4)") }
+            for e in tuple.extensions {
+                report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown tuple extension (RFC 3863 4.4)")
+            }
             reportDroppedRPID(tuple.rpid, at: at, report: &report)
         }
         for (index, person) in doc.persons.enumerated() {
             let at = "person[\(person.id)]"
             report.drop("\(at)/@id", "person ids are local to the PIDF document (RFC 4479 3.1)")
             if index > 0 {
-                report.drop("\(at)/place-type|place-is|time-offset|mood|sphere|privacy", "only the first person's are read (RFC 4479 3.1: one person)")
+                report.drop(
+                    "\(at)/place-type|place-is|time-offset|mood|sphere|privacy",
+                    "only the first person's are read (RFC 4479 3.1: one person)")
             }
             if person.timestamp != nil {
-                report.drop("\(at)/timestamp", "RFC 4479 time of the change; the server stamps publishTime itself (MS-PRES 1.3.1.1)")
+                report.drop(
+                    "\(at)/timestamp",
+                    "RFC 4479 time of the change; the server stamps publishTime itself (MS-PRES 1.3.1.1)")
             }
-            for e in person.extensions { report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown person extension (RFC 4479 5.1)") }
+            for e in person.extensions {
+                report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown person extension (RFC 4479 5.1)")
+            }
             reportDroppedRPID(person.rpid, at: at, report: &report)
         }
         for device in doc.devices {
-            report.drop("device[\(device.id)]", "RFC 4479 3.3 devices: categories for watchers describe the person, not devices")
+            report.drop(
+                "device[\(device.id)]", "RFC 4479 3.3 devices: categories for watchers describe the person, not devices"
+            )
         }
     }
 
@@ -202,18 +241,30 @@ extension PresenceMapper {
     /// service-class, §3.12 status-icon; the place-is media and the user-input attributes).
     private func reportDroppedRPID<Report: MappingReporting>(_ rpid: RPID, at: String, report: inout Report) {
         if rpid.class != nil { report.drop("\(at)/class", "RFC 4480 3.3 class: no enhanced-presence equivalent") }
-        if rpid.relationship != nil { report.drop("\(at)/relationship", "RFC 4480 3.9: no enhanced-presence equivalent") }
-        if rpid.serviceClass != nil { report.drop("\(at)/service-class", "RFC 4480 3.11: no enhanced-presence equivalent") }
-        if rpid.statusIcon != nil { report.drop("\(at)/status-icon", "RFC 4480 3.12: contactCard photos come from the card, not the status") }
+        if rpid.relationship != nil {
+            report.drop("\(at)/relationship", "RFC 4480 3.9: no enhanced-presence equivalent")
+        }
+        if rpid.serviceClass != nil {
+            report.drop("\(at)/service-class", "RFC 4480 3.11: no enhanced-presence equivalent")
+        }
+        if rpid.statusIcon != nil {
+            report.drop("\(at)/status-icon", "RFC 4480 3.12: contactCard photos come from the card, not the status")
+        }
         if let placeIs = rpid.placeIs, placeIs.audio != nil || placeIs.video != nil || placeIs.text != nil {
-            report.drop("\(at)/place-is/audio|video|text", "RFC 4480 3.7 media conditions: no enhanced-presence equivalent")
+            report.drop(
+                "\(at)/place-is/audio|video|text", "RFC 4480 3.7 media conditions: no enhanced-presence equivalent")
         }
         if let input = rpid.userInput, input.idleThreshold != nil || input.lastInput != nil {
-            report.drop("\(at)/user-input/@idle-threshold|@last-input", "RFC 4480 3.15: the availability class is kept, not the times")
+            report.drop(
+                "\(at)/user-input/@idle-threshold|@last-input",
+                "RFC 4480 3.15: the availability class is kept, not the times")
         }
-        for activities in rpid.activities where activities.id != nil || activities.from != nil || activities.until != nil {
+        for activities in rpid.activities
+        where activities.id != nil || activities.from != nil || activities.until != nil {
             if activities.from == nil || activities.until == nil {
-                report.drop("\(at)/activities/@id|@from|@until", "RFC 4480 3.2 validity attributes: the state holds the current activity")
+                report.drop(
+                    "\(at)/activities/@id|@from|@until",
+                    "RFC 4480 3.2 validity attributes: the state holds the current activity")
             }
         }
     }

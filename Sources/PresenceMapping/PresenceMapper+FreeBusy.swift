@@ -2,7 +2,9 @@ import PresenceDocuments
 
 extension PresenceMapper {
     /// Runs of non-free blocks as RPID activities with from/until (`freebusy.tsv`).
-    func activities(fromFreeBusy freeBusy: CalendarData.FreeBusy, instance: UInt32, report: inout some MappingReporting) -> [RPIDTokens] {
+    func activities(fromFreeBusy freeBusy: CalendarData.FreeBusy, instance: UInt32, report: inout some MappingReporting)
+        -> [RPIDTokens]
+    {
         let blocks: [FreeBusyState]
         do {
             blocks = try freeBusy.blocks(instance: instance)
@@ -23,10 +25,12 @@ extension PresenceMapper {
             var j = i + 1
             while j < blocks.count, blocks[j] == state { j += 1 }
             if state != .free, let row = tables.freeBusy.first(where: { $0.state == state }) {
-                let values = (row.rpid.map { [RPIDValue.token($0)] } ?? []) + (row.other.map { [RPIDValue.other($0)] } ?? [])
-                result.append(RPIDTokens(
-                    from: XSDTime.string(fromSeconds: start + Int64(i * minutes * 60)),
-                    until: XSDTime.string(fromSeconds: start + Int64(j * minutes * 60)), values: values))
+                let values =
+                    (row.rpid.map { [RPIDValue.token($0)] } ?? []) + (row.other.map { [RPIDValue.other($0)] } ?? [])
+                result.append(
+                    RPIDTokens(
+                        from: XSDTime.string(fromSeconds: start + Int64(i * minutes * 60)),
+                        until: XSDTime.string(fromSeconds: start + Int64(j * minutes * 60)), values: values))
             }
             i = j
         }
@@ -40,13 +44,16 @@ extension PresenceMapper {
         guard activities.from != nil, activities.until != nil, activities.notes.isEmpty else { return nil }
         return rows.first { row in
             row.state != .free
-                && activities.values == (row.rpid.map { [RPIDValue.token($0)] } ?? []) + (row.other.map { [RPIDValue.other($0)] } ?? [])
+                && activities.values == (row.rpid.map { [RPIDValue.token($0)] } ?? [])
+                    + (row.other.map { [RPIDValue.other($0)] } ?? [])
         }?.state
     }
 
     /// Calendar blocks back into a calendarData category, 15-minute blocks from
     /// the earliest start (at most four days, the 384 blocks [MS-PRES] suggests).
-    func calendarCategory(entity: String, blocks intervals: [(FreeBusyState, String, String)], report: inout some MappingReporting) -> Category? {
+    func calendarCategory(
+        entity: String, blocks intervals: [(FreeBusyState, String, String)], report: inout some MappingReporting
+    ) -> Category? {
         let granularity = 15 * 60
         let limit = 384
         var spans: [(FreeBusyState, Int64, Int64)] = []
@@ -64,15 +71,20 @@ extension PresenceMapper {
             let a = Int((f - start) / Int64(granularity))
             let b = Int((u - start + Int64(granularity) - 1) / Int64(granularity))
             guard a < limit else {
-                report.drop("rpid activities \(XSDTime.string(fromSeconds: f))", "more than four days after the first calendar block")
+                report.drop(
+                    "rpid activities \(XSDTime.string(fromSeconds: f))",
+                    "more than four days after the first calendar block")
                 continue
             }
             if blocks.count < min(b, limit) { blocks += Array(repeating: .free, count: min(b, limit) - blocks.count) }
             for k in a..<min(b, limit) where blocks[k] == .free { blocks[k] = state }
         }
-        let (freeBusy, instance) = CalendarData.FreeBusy.encode(blocks, startTime: XSDTime.string(fromSeconds: start), granularity: "PT15M")
+        let (freeBusy, instance) = CalendarData.FreeBusy.encode(
+            blocks, startTime: XSDTime.string(fromSeconds: start), granularity: "PT15M")
         let mailbox = entity.hasPrefix("sip:") ? String(entity.dropFirst(4)) : entity
         report.map("rpid activities with from/until", "calendarData freeBusy (\(spans.count) periods)")
-        return Category(name: .calendarData, instance: instance, payload: .calendarData(CalendarData(mailboxID: mailbox, freeBusy: freeBusy)))
+        return Category(
+            name: .calendarData, instance: instance,
+            payload: .calendarData(CalendarData(mailboxID: mailbox, freeBusy: freeBusy)))
     }
 }

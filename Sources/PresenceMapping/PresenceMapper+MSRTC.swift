@@ -19,10 +19,19 @@ extension PresenceMapper {
             output.availabilityAggregate = row.availabilityAggregate
             output.activityAggregate = row.activityAggregate
             output.states = [MSRTCPresentity.AggregateState(avail: row.avail, text: text)]
-            report.map("state/availability=\(availability)", "avail \(row.avail), state \"\(text)\", aggregates \(row.availabilityAggregate)/\(row.activityAggregate) (\(row.source))")
+            report.map(
+                "state/availability=\(availability)",
+                "avail \(row.avail), state \"\(text)\", aggregates \(row.availabilityAggregate)/\(row.activityAggregate) (\(row.source))"
+            )
         }
-        if let token = effective.token { report.map("state/activity/@token=\(token)", "state text where the MS-PRES 3.7.5.5 row says Any or names it") }
-        if effective.custom != nil { report.drop("state/activity/custom", "custom activities never reach msrtc.pidf (MS-PRES 3.7.5.5 uses the token)") }
+        if let token = effective.token {
+            report.map(
+                "state/activity/@token=\(token)", "state text where the MS-PRES 3.7.5.5 row says Any or names it")
+        }
+        if effective.custom != nil {
+            report.drop(
+                "state/activity/custom", "custom activities never reach msrtc.pidf (MS-PRES 3.7.5.5 uses the token)")
+        }
         reportPublicationAttributes(doc, uriTo: "presentity/@uri", report: &report)
         if let state = effective.state, let fields = Self.detailFields(of: state) {
             report.drop("state/" + fields, "msrtc.pidf has no element for it (MS-PRES 2.2.2.9.2)")
@@ -67,11 +76,16 @@ extension PresenceMapper {
         let uri = doc.uri.contains(":") ? doc.uri : "sip:" + doc.uri
         var output = CategoriesDocument(uri: uri)
         if let state = doc.states.first {
-            var ms = MSState(type: .aggregateState, availability: state.avail ?? doc.availabilityAggregate.map(Self.availability(fromAggregate:)))
+            var ms = MSState(
+                type: .aggregateState,
+                availability: state.avail ?? doc.availabilityAggregate.map(Self.availability(fromAggregate:)))
             let text = state.text.trimmingXMLWhitespace()
             if let known = tables.msrtcStates[text] {
                 if let token = known { ms.activities = [MSActivity(token: token)] }
-                report.map("aggregate/states/state", "availability \(ms.availability.map(String.init) ?? "none")" + (known.map { ", token \($0)" } ?? ""))
+                report.map(
+                    "aggregate/states/state",
+                    "availability \(ms.availability.map(String.init) ?? "none")" + (known.map { ", token \($0)" } ?? "")
+                )
             } else if tables.msActivityTokens.contains(MSActivityToken(text)) {
                 ms.activities = [MSActivity(token: MSActivityToken(text))]
                 report.map("aggregate/states/state", "token \(text)")
@@ -85,16 +99,28 @@ extension PresenceMapper {
             output.categories.append(Category(name: .state, instance: 0, payload: .state(ms)))
             report.map("availability/@aggregate", "availability \(Self.availability(fromAggregate: aggregate))")
         }
-        if doc.activityAggregate != nil { report.drop("activity/@aggregate", "implied by the state; [MS-SIP] code, not needed") }
+        if doc.activityAggregate != nil {
+            report.drop("activity/@aggregate", "implied by the state; [MS-SIP] code, not needed")
+        }
         report.map("presentity/@uri", "categories/@uri (with sip:)")
         var card = ContactCard()
-        if let name = doc.displayName { card.displayNames = [.init(name)]; report.map("displayName", "contactCard displayName") }
-        if let email = doc.email { card.emails = [email]; report.map("email", "contactCard email") }
+        if let name = doc.displayName {
+            card.displayNames = [.init(name)]
+            report.map("displayName", "contactCard displayName")
+        }
+        if let email = doc.email {
+            card.emails = [email]
+            report.map("email", "contactCard email")
+        }
         if let number = doc.phoneNumber {
-            card.phones = [.init(type: "work", uri: "tel:" + number.filter { !$0.isWhitespace }, displayStrings: [.init(number)])]
+            card.phones = [
+                .init(type: "work", uri: "tel:" + number.filter { !$0.isWhitespace }, displayStrings: [.init(number)])
+            ]
             report.map("phoneNumber", "contactCard phone (work)")
         }
-        if card != ContactCard() { output.categories.append(Category(name: .contactCard, instance: 0, payload: .contactCard(card))) }
+        if card != ContactCard() {
+            output.categories.append(Category(name: .contactCard, instance: 0, payload: .contactCard(card)))
+        }
         for e in doc.extensions { report.drop(e.name.local, "unknown msrtc element") }
         return (output, report)
     }

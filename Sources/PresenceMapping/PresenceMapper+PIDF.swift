@@ -65,7 +65,8 @@ extension PresenceMapper {
             case .contactCard(let card):
                 contactCardRule(card, displayName: displayName, into: &person.cipid, report: &report)
             case .calendarData(let calendar):
-                activities += calendarRule(calendar, instance: doc.categories[index].instance ?? 0, extended: extended, report: &report)
+                activities += calendarRule(
+                    calendar, instance: doc.categories[index].instance ?? 0, extended: extended, report: &report)
             case .services(let services):
                 if let caps = capabilitiesRule(services, report: &report) { status.capabilities = caps }
             default:
@@ -103,7 +104,9 @@ extension PresenceMapper {
         var result = TableRow(basic: row.basic, activity: row.rpidActivity)
         if case .equals(let named) = row.range.activity { result.namesToken = named == effective.token }
         report.map("state/availability=\(availability)", pidfRowDetails[index])
-        if result.namesToken, let token = effective.token { report.map("state/activity/@token=\(token)", pidfRowDetails[index]) }
+        if result.namesToken, let token = effective.token {
+            report.map("state/activity/@token=\(token)", pidfRowDetails[index])
+        }
         return result
     }
 
@@ -114,7 +117,8 @@ extension PresenceMapper {
     func activityRule<Report: MappingReporting>(
         _ effective: EffectiveState, _ row: TableRow, extended: Bool, report: inout Report
     ) -> (values: [RPIDValue], userInput: RPIDUserInput?) {
-        var tokens: [String] = [], others: [String] = []
+        var tokens: [String] = []
+        var others: [String] = []
         var userInput: RPIDUserInput?
         func add(_ token: String?, other: String? = nil) {
             if let token, !tokens.contains(token) { tokens.append(token) }
@@ -158,7 +162,9 @@ extension PresenceMapper {
         guard !values.isEmpty else { return [] }
         let notes = note.map { [PIDFNote($0)] } ?? []
         let unknown = RPIDValue.token("unknown")
-        guard values.count > 1, let marker = values.firstIndex(of: unknown) else { return [RPIDTokens(notes: notes, values: values)] }
+        guard values.count > 1, let marker = values.firstIndex(of: unknown) else {
+            return [RPIDTokens(notes: notes, values: values)]
+        }
         var rest = values
         rest.remove(at: marker)
         return [RPIDTokens(values: [unknown]), RPIDTokens(notes: notes, values: rest)]
@@ -174,7 +180,9 @@ extension PresenceMapper {
     }
 
     /// The state's details as RPID; the meeting subject only when an activity carries it.
-    func stateDetailsRule<Report: MappingReporting>(_ state: MSState?, hasActivity: Bool, report: inout Report) -> StateDetails {
+    func stateDetailsRule<Report: MappingReporting>(_ state: MSState?, hasActivity: Bool, report: inout Report)
+        -> StateDetails
+    {
         var details = StateDetails()
         guard let state else { return details }
         if let subject = state.meetingSubject, !subject.isEmpty {
@@ -183,7 +191,8 @@ extension PresenceMapper {
                 details.meetingSubject = subject
                 report.map("state/meetingSubject", "rpid activities note")
             } else {
-                report.drop("state/meetingSubject", "RFC 4480 puts it as a note on the activities, and this state writes none")
+                report.drop(
+                    "state/meetingSubject", "RFC 4480 puts it as a note on the activities, and this state writes none")
             }
         }
         if let location = state.meetingLocation, !location.isEmpty {
@@ -211,15 +220,19 @@ extension PresenceMapper {
     ) {
         for body in note.bodies where !body.text.isEmpty {
             if body.type == "OOF", extended {
-                activities.append(RPIDTokens(
-                    from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
-                    values: [.other(MSActivityToken.outOfOffice.rawValue)]))
+                activities.append(
+                    RPIDTokens(
+                        from: body.startTime, until: body.endTime, notes: [PIDFNote(body.text)],
+                        values: [.other(MSActivityToken.outOfOffice.rawValue)]))
                 report.map("note[OOF]", "rpid activities (other out-of-office, from/until) with the note")
             } else {
                 notes.append(PIDFNote(body.text))
                 report.map("note[\(body.type ?? "personal")]", "person note")
                 if body.type == "OOF", body.startTime != nil || body.endTime != nil {
-                    report.drop("note[OOF]/@startTime|@endTime", "a person note has no period; rpid-extensions writes the out-of-office activity with from/until")
+                    report.drop(
+                        "note[OOF]/@startTime|@endTime",
+                        "a person note has no period; rpid-extensions writes the out-of-office activity with from/until"
+                    )
                 }
             }
         }
@@ -257,14 +270,18 @@ extension PresenceMapper {
             }
         }
         if calendar.hasWorkingHours { report.drop("calendarData/WorkingHours", "RPID has no working-hours element") }
-        report.drop("calendarData/@mailboxID", "the mailbox the calendar is read from (MS-PRES 2.2.2.7.8); RPID has no element for it")
+        report.drop(
+            "calendarData/@mailboxID",
+            "the mailbox the calendar is read from (MS-PRES 2.2.2.7.8); RPID has no element for it")
         return activities
     }
 
     /// Services ([MS-PRES] §2.2.2.7.3) as RFC 5196 flags: one per `capabilities.tsv` row
     /// whose capability is present with render or capture true, the first row for each
     /// flag, in table order. nil when there is none.
-    func capabilitiesRule<Report: MappingReporting>(_ services: MSServices, report: inout Report) -> ServiceCapabilities? {
+    func capabilitiesRule<Report: MappingReporting>(_ services: MSServices, report: inout Report)
+        -> ServiceCapabilities?
+    {
         let rows = tables.capabilities
         // Names compared by length first: most differ in length, and two different strings
         // compared with `==` go through the standard library's slow path (about 1,300 of the
@@ -282,7 +299,8 @@ extension PresenceMapper {
         guard !present.isEmpty else { return nil }
         var flags: [ServiceCapabilities.Flag] = []
         flags.reserveCapacity(rows.count)
-        for row in rows where present.contains(where: { same($0, row.ms) }) && !flags.contains(where: { same($0.name, row.caps) }) {
+        for row in rows
+        where present.contains(where: { same($0, row.ms) }) && !flags.contains(where: { same($0.name, row.caps) }) {
             flags.append(.init(row.caps, true))
         }
         report.map("services", "caps:servcaps " + flags.map(\.name).joined(separator: " "))
@@ -295,7 +313,9 @@ extension PresenceMapper {
         _ doc: CategoriesDocument, _ effective: EffectiveState, _ row: TableRow, report: inout Report
     ) -> PIDFDocument {
         if Report.keepsEntries, let state = effective.state, let fields = Self.detailFields(of: state) {
-            report.drop("state/" + fields, "the Microsoft dialect carries only basic, activity and display name (MS-PRES 2.2.2.8.1)")
+            report.drop(
+                "state/" + fields,
+                "the Microsoft dialect carries only basic, activity and display name (MS-PRES 2.2.2.8.1)")
         }
         if effective.token != nil, !row.namesToken {
             report.drop("state/activity/@token", "the Microsoft dialect carries only the 3.7.5.4 activity")
@@ -318,9 +338,15 @@ extension PresenceMapper {
     }
 
     private func reportDroppedState<Report: MappingReporting>(_ state: MSState, report: inout Report) {
-        if state.timeZoneAbbreviation != nil { report.drop("state/timeZoneAbbreviation", "RPID time-offset has one description; the name is kept") }
+        if state.timeZoneAbbreviation != nil {
+            report.drop("state/timeZoneAbbreviation", "RPID time-offset has one description; the name is kept")
+        }
         if state.device != nil { report.drop("state/device", "no RPID element for the kind of device") }
-        if state.lastActive != nil { report.drop("state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's") }
+        if state.lastActive != nil {
+            report.drop(
+                "state/@lastActive", "RPID user-input/@last-input needs the endpoint's input time, not the presentity's"
+            )
+        }
     }
 
     private func reportDroppedCard<Report: MappingReporting>(_ card: ContactCard, report: inout Report) {
@@ -345,23 +371,31 @@ extension PresenceMapper {
             case .state, .legacyInterop, .none: break
             case .note, .services:
                 if dialect == .microsoft {
-                    report.drop(doc.categories[i].name.rawValue, "the Microsoft dialect carries only basic, activity and display name")
+                    report.drop(
+                        doc.categories[i].name.rawValue,
+                        "the Microsoft dialect carries only basic, activity and display name")
                 }
             case .contactCard(let card):
                 if dialect == .microsoft {
                     reportDroppedCard(card, report: &report)
                     if !card.photos.isEmpty || !card.urls.isEmpty {
-                        report.drop("contactCard/photo|url", "the Microsoft dialect carries only basic, activity and display name")
+                        report.drop(
+                            "contactCard/photo|url",
+                            "the Microsoft dialect carries only basic, activity and display name")
                     }
                 }
             case .calendarData:
                 if dialect == .microsoft {
-                    report.drop(doc.categories[i].name.rawValue, "the Microsoft dialect carries only basic, activity and display name")
+                    report.drop(
+                        doc.categories[i].name.rawValue,
+                        "the Microsoft dialect carries only basic, activity and display name")
                 }
             case .device:
-                report.drop(doc.categories[i].name.rawValue, "device capabilities reach PIDF through the services category")
+                report.drop(
+                    doc.categories[i].name.rawValue, "device capabilities reach PIDF through the services category")
             case .userProperties:
-                report.drop(doc.categories[i].name.rawValue, "self-only server data (MS-PRES 2.2.2.7.4), not for watchers")
+                report.drop(
+                    doc.categories[i].name.rawValue, "self-only server data (MS-PRES 2.2.2.7.4), not for watchers")
             case .other:
                 report.drop(doc.categories[i].name.rawValue, "no PIDF equivalent")
             }

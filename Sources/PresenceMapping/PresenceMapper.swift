@@ -29,9 +29,12 @@ public struct PresenceMapper: Sendable {
 
     public init(tables: MappingTables) {
         self.tables = tables
-        reservedOtherTexts = Set(tables.availabilityDetail.compactMap(\.other) + tables.activityTokens.compactMap(\.other))
-        mappedRPIDTokens = Set(tables.pidfAvailability.compactMap { if case .token(let t) = $0.activity { t } else { nil } })
-            .union(tables.activityTokens.compactMap(\.rpid)).union(tables.availabilityDetail.flatMap(\.activities))
+        reservedOtherTexts = Set(
+            tables.availabilityDetail.compactMap(\.other) + tables.activityTokens.compactMap(\.other))
+        mappedRPIDTokens = Set(
+            tables.pidfAvailability.compactMap { if case .token(let t) = $0.activity { t } else { nil } }
+        )
+        .union(tables.activityTokens.compactMap(\.rpid)).union(tables.availabilityDetail.flatMap(\.activities))
         reverseRowDetails = tables.pidfAvailability.map { "availability \($0.availability) (\($0.source))" }
         tokenRowDetails = tables.activityTokens.map { "token \($0.token) (\($0.source))" }
         pidfRowDetails = tables.availabilityPIDF.map { row in
@@ -43,7 +46,8 @@ public struct PresenceMapper: Sendable {
             return adds.isEmpty ? nil : "\(detail.className): " + adds.joined(separator: ", ")
         }
         writtenTokenDetails = tables.activityTokens.map { row in
-            "rpid activities " + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + ")
+            "rpid activities "
+                + [row.rpid, row.other.map { "other \"\($0)\"" }].compactMap { $0 }.joined(separator: " + ")
         }
     }
 
@@ -68,7 +72,8 @@ public struct PresenceMapper: Sendable {
         // each): the first aggregateState, else the first with an availability. The chosen one
         // is kept as the loop binds it (bound again from its category after the loop, its
         // payload was copied a second time).
-        var aggregate: Int?, withAvailability: Int?
+        var aggregate: Int?
+        var withAvailability: Int?
         var chosen: MSState?
         var legacy: LegacyInterop?
         for i in doc.categories.indices {
@@ -87,7 +92,9 @@ public struct PresenceMapper: Sendable {
             }
         }
         let chosenIndex = aggregate ?? withAvailability
-        var availability: UInt32?, token: MSActivityToken?, custom: String?
+        var availability: UInt32?
+        var token: MSActivityToken?
+        var custom: String?
         if let chosen {
             availability = chosen.availability
             // The activity whose availability window holds the availability, else the first with a token.
@@ -100,8 +107,11 @@ public struct PresenceMapper: Sendable {
             // Only reported: each other state compared with the chosen one.
             for i in doc.categories.indices where Report.keepsEntries {
                 // The chosen state itself is skipped without comparing it.
-                guard i != chosenIndex, case .state(let other) = doc.categories[i].payload, other != chosen else { continue }
-                report.drop("state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
+                guard i != chosenIndex, case .state(let other) = doc.categories[i].payload, other != chosen else {
+                    continue
+                }
+                report.drop(
+                    "state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
             }
         }
         if Report.keepsEntries, let chosen { reportStateAttributes(chosen, report: &report) }
@@ -119,20 +129,29 @@ public struct PresenceMapper: Sendable {
     /// activity windows choose the token; how, where and by whom it was published
     /// ([MS-PRES] §2.2.2.7.1) is not part of a watcher's PIDF or msrtc.pidf.
     private func reportStateAttributes<Report: MappingReporting>(_ state: MSState, report: inout Report) {
-        report.map("state/@xsi:type=\(state.type)", "the state the conversion reads (the aggregated one first, MS-PRES 3.7.5.2)")
+        report.map(
+            "state/@xsi:type=\(state.type)",
+            "the state the conversion reads (the aggregated one first, MS-PRES 3.7.5.2)")
         let published = [
-            state.manual.map { _ in "@manual" }, state.startTime.map { _ in "@startTime" }, state.uri.map { _ in "@uri" },
+            state.manual.map { _ in "@manual" }, state.startTime.map { _ in "@startTime" },
+            state.uri.map { _ in "@uri" },
             state.endpointID.map { _ in "@endpointId" }, state.majorVersion.map { _ in "@majorVersion" },
             state.minorVersion.map { _ in "@minorVersion" },
         ].compactMap { $0 }
         if !published.isEmpty {
-            report.drop("state/" + published.joined(separator: "|"), "how and where the state was published (MS-PRES 2.2.2.7.1), not shown to watchers")
+            report.drop(
+                "state/" + published.joined(separator: "|"),
+                "how and where the state was published (MS-PRES 2.2.2.7.1), not shown to watchers")
         }
         if state.activities.contains(where: { $0.minAvailability != nil || $0.maxAvailability != nil }) {
-            report.map("state/activity/@minAvailability|@maxAvailability", "choose the activity valid at the availability (MS-PRES 2.2.2.7.1)")
+            report.map(
+                "state/activity/@minAvailability|@maxAvailability",
+                "choose the activity valid at the availability (MS-PRES 2.2.2.7.1)")
         }
         if state.activities.contains(where: { $0.custom.contains { $0.lcid != nil || $0.updated != nil } }) {
-            report.drop("state/activity/custom/@LCID|@updated", "the custom text's language and time: RPID other and msrtc state carry the text only")
+            report.drop(
+                "state/activity/custom/@LCID|@updated",
+                "the custom text's language and time: RPID other and msrtc state carry the text only")
         }
         for e in state.extensions { report.drop("state/{\(e.name.namespace)}\(e.name.local)", "unknown state element") }
     }
@@ -143,7 +162,8 @@ public struct PresenceMapper: Sendable {
         let present = [
             state.meetingSubject.map { _ in "meetingSubject" }, state.meetingLocation.map { _ in "meetingLocation" },
             state.endpointLocation.map { _ in "endpointLocation" }, state.timeZoneBias.map { _ in "timeZoneBias" },
-            state.timeZoneName.map { _ in "timeZoneName" }, state.timeZoneAbbreviation.map { _ in "timeZoneAbbreviation" },
+            state.timeZoneName.map { _ in "timeZoneName" },
+            state.timeZoneAbbreviation.map { _ in "timeZoneAbbreviation" },
             state.device.map { _ in "device" }, state.lastActive.map { _ in "@lastActive" },
         ].compactMap { $0 }
         return present.isEmpty ? nil : present.joined(separator: "|")
@@ -163,7 +183,9 @@ public struct PresenceMapper: Sendable {
             guard category.container != nil else { return true }
             let key = "\(category.name.rawValue)#\(category.instance.map(String.init) ?? "-")"
             if seen.insert(key).inserted { return true }
-            report.drop("\(key) in container \(category.container.map(String.init) ?? "-")", "the same publication in another container; a watcher sees one")
+            report.drop(
+                "\(key) in container \(category.container.map(String.init) ?? "-")",
+                "the same publication in another container; a watcher sees one")
             return false
         }
         return result
@@ -182,12 +204,28 @@ public struct PresenceMapper: Sendable {
             let category = doc.categories[i]
             let at = "category[\(category.name.rawValue)]"
             report.map("\(at)/@name", "chooses how the category's data is converted")
-            if category.instance != nil { report.drop("\(at)/@instance", "identifies the publication (MS-PRES 1.3.1.1); a watcher's document has no instances") }
-            if category.publishTime != nil { report.drop("\(at)/@publishTime", "the server's publication time (MS-PRES 1.3.1.6); no PIDF or msrtc element for it") }
-            if category.container != nil { report.drop("\(at)/@container", "the watcher sees one container's view (MS-PRES 3.2.5.3); its number is not shown") }
-            if category.version != nil { report.drop("\(at)/@version", "publication version (MS-PRES 1.3.1.6), for the publisher only") }
+            if category.instance != nil {
+                report.drop(
+                    "\(at)/@instance",
+                    "identifies the publication (MS-PRES 1.3.1.1); a watcher's document has no instances")
+            }
+            if category.publishTime != nil {
+                report.drop(
+                    "\(at)/@publishTime",
+                    "the server's publication time (MS-PRES 1.3.1.6); no PIDF or msrtc element for it")
+            }
+            if category.container != nil {
+                report.drop(
+                    "\(at)/@container",
+                    "the watcher sees one container's view (MS-PRES 3.2.5.3); its number is not shown")
+            }
+            if category.version != nil {
+                report.drop("\(at)/@version", "publication version (MS-PRES 1.3.1.6), for the publisher only")
+            }
             if category.expireType != nil || category.expires != nil || category.endpointID != nil {
-                report.drop("\(at)/@expireType|@expires|@endpointId", "publication lifetime (MS-PRES 1.3.1.1), for the server only")
+                report.drop(
+                    "\(at)/@expireType|@expires|@endpointId",
+                    "publication lifetime (MS-PRES 1.3.1.1), for the server only")
             }
             for attribute in category.otherAttributes {
                 report.drop("\(at)/@\(attribute.name.local)", "unknown category attribute")

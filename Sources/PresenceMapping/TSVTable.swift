@@ -48,7 +48,8 @@ struct TSVTable {
             guard let columns = header else {
                 header = fields
                 for name in required where !fields.contains(name) {
-                    throw MappingError(.malformedRow, "header lacks column \"\(name)\"", file: file, line: index + 1, column: 1)
+                    throw MappingError(
+                        .malformedRow, "header lacks column \"\(name)\"", file: file, line: index + 1, column: 1)
                 }
                 continue
             }

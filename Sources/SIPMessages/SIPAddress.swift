@@ -21,7 +21,8 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
     /// display name is present or the URI contains `;`, `,` or `?`.
     public var usesAngleBrackets: Bool
 
-    public init(displayName: String? = nil, uri: SIPURI, parameters: SIPParameters = [], usesAngleBrackets: Bool = true) {
+    public init(displayName: String? = nil, uri: SIPURI, parameters: SIPParameters = [], usesAngleBrackets: Bool = true)
+    {
         self.displayName = displayName
         self.uri = uri
         self.parameters = parameters
@@ -61,7 +62,8 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
     func write(to out: inout [UInt8]) {
         var uriBytes: [UInt8] = []
         uri.write(to: &uriBytes)
-        let brackets = usesAngleBrackets || displayName != nil
+        let brackets =
+            usesAngleBrackets || displayName != nil
             || uriBytes.contains { $0 == 0x3B || $0 == 0x2C || $0 == 0x3F }
         if let displayName {
             SIPWriter.quoted(displayName, to: &out)
@@ -107,13 +109,15 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
         if bracketed {
             let start = s.index
             guard let b = s.peek, !SIPByte.isLWS(b) else {
-                throw s.error("URI right after '<' (RFC 3261 LAQUOT allows no whitespace after '<')", code: .invalidAddress)
+                throw s.error(
+                    "URI right after '<' (RFC 3261 LAQUOT allows no whitespace after '<')", code: .invalidAddress)
             }
             _ = b
             var close = start
             while close < s.bytes.endIndex, s.bytes[close] != 0x3E { close += 1 }
             guard close < s.bytes.endIndex else {
-                throw SIPParseError(.invalidAddress, expected: "'>' closing the '<' here", offset: start - 1, header: s.header)
+                throw SIPParseError(
+                    .invalidAddress, expected: "'>' closing the '<' here", offset: start - 1, header: s.header)
             }
             guard close > start, !SIPByte.isLWS(s.bytes[close - 1]) else {
                 throw SIPParseError(
@@ -137,8 +141,9 @@ public struct SIPAddress: Sendable, Hashable, CustomStringConvertible {
                 uri = try SIPURI.parse(spec, header: s.header, code: .invalidURI, build: s.build)
             } catch {
                 // Not a URI at all: report as an address error (e.g. RFC 4475 baddn, "Bell, Alexander").
-                throw SIPParseError(.invalidAddress, expected: "name-addr or addr-spec (\(error.expected))",
-                                    offset: error.offset, header: s.header)
+                throw SIPParseError(
+                    .invalidAddress, expected: "name-addr or addr-spec (\(error.expected))",
+                    offset: error.offset, header: s.header)
             }
         }
         var params = SIPParameters()

@@ -47,8 +47,9 @@ public struct SIPContentType: Sendable, Hashable, CustomStringConvertible {
         let r = try SIPMediaRange.parse(&s)
         try s.expectEnd("';' parameter or end of Content-Type")
         for p in r.parameters where p.value == nil {
-            throw SIPParseError(.invalidHeaderValue, expected: "'=' value for media-type parameter \(p.name)",
-                                offset: bytes.startIndex, header: header)
+            throw SIPParseError(
+                .invalidHeaderValue, expected: "'=' value for media-type parameter \(p.name)",
+                offset: bytes.startIndex, header: header)
         }
         return SIPContentType(type: r.type, subtype: r.subtype, parameters: r.parameters)
     }

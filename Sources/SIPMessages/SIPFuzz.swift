@@ -22,9 +22,12 @@ public func fuzzSIPMessage(_ bytes: UnsafeRawBufferPointer, limits: SIPParserLim
     let once = first.serialized()
     let second: SIPMessage
     do {
-        second = try SIPMessage(parsing: once, limits: SIPParserLimits(maxMessageSize: Int.max, maxHeaderCount: Int.max,
-                                                                      maxLineLength: Int.max / 2, maxViaCount: Int.max,
-                                                                      maxCommentDepth: limits.maxCommentDepth))
+        second = try SIPMessage(
+            parsing: once,
+            limits: SIPParserLimits(
+                maxMessageSize: Int.max, maxHeaderCount: Int.max,
+                maxLineLength: Int.max / 2, maxViaCount: Int.max,
+                maxCommentDepth: limits.maxCommentDepth))
     } catch {
         return .unstable("re-parse failed: \(error)")
     }

@@ -17,7 +17,8 @@ extension SIPHeaders {
 
     private func number(_ name: SIPHeaderName, max: UInt64) throws(SIPParseError) -> UInt64? {
         guard let f = firstField(name) else { return nil }
-        return try SIPByte.parseNumber(SIPByte.trimmed(f.valueBytes), max: max, what: name.displayName, header: name.displayName)
+        return try SIPByte.parseNumber(
+            SIPByte.trimmed(f.valueBytes), max: max, what: name.displayName, header: name.displayName)
     }
 
     /// Option tags: `option-tag *(COMMA option-tag)` (RFC 3261 §20.37, §20.32, §20.29).
@@ -89,7 +90,9 @@ extension SIPHeaders {
     }
 
     /// Expires in seconds (RFC 3261 §20.19: delta-seconds, 32-bit).
-    public var expires: UInt32? { get throws(SIPParseError) { try number(.expires, max: UInt64(UInt32.max)).map(UInt32.init) } }
+    public var expires: UInt32? {
+        get throws(SIPParseError) { try number(.expires, max: UInt64(UInt32.max)).map(UInt32.init) }
+    }
     /// Min-Expires in seconds (RFC 3261 §20.23).
     public var minExpires: UInt32? {
         get throws(SIPParseError) { try number(.minExpires, max: UInt64(UInt32.max)).map(UInt32.init) }

@@ -6,7 +6,8 @@ extension SIPMessage {
     public func multipartBody() throws(SIPParseError) -> MultipartBody? {
         guard let type = try headers.contentType, type.isMultipart else { return nil }
         guard let boundary = type.boundary else {
-            throw SIPParseError(.invalidHeaderValue, expected: "a boundary parameter on multipart Content-Type", header: "Content-Type")
+            throw SIPParseError(
+                .invalidHeaderValue, expected: "a boundary parameter on multipart Content-Type", header: "Content-Type")
         }
         do {
             return try MultipartBody(parsing: body, boundary: boundary)

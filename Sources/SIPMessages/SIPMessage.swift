@@ -23,8 +23,9 @@ public enum SIPMessage: Sendable, Hashable {
     /// Parses from raw memory (copied once).
     public init(parsing buffer: UnsafeRawBufferPointer, limits: SIPParserLimits = .default) throws(SIPParseError) {
         guard buffer.count <= limits.maxMessageSize else {
-            throw SIPParseError(.messageTooLarge, expected: "at most \(limits.maxMessageSize) bytes",
-                                offset: limits.maxMessageSize)
+            throw SIPParseError(
+                .messageTooLarge, expected: "at most \(limits.maxMessageSize) bytes",
+                offset: limits.maxMessageSize)
         }
         self = try SIPMessageParser.parse(Array(buffer), limits: limits)
     }

@@ -29,13 +29,17 @@ enum SIPMessageParser {
         let i = SIPByte.firstIndex(of: 0x0A, in: bytes, from: start, to: scanLimit)
         guard i < scanLimit else {
             if scanLimit < n {
-                throw SIPParseError(.lineTooLong, expected: "a line of at most \(limits.maxLineLength) bytes", offset: start)
+                throw SIPParseError(
+                    .lineTooLong, expected: "a line of at most \(limits.maxLineLength) bytes", offset: start)
             }
-            throw SIPParseError(.headersIncomplete, expected: "CRLF ending the line and an empty line ending the header section", offset: n)
+            throw SIPParseError(
+                .headersIncomplete, expected: "CRLF ending the line and an empty line ending the header section",
+                offset: n)
         }
         let contentEnd = (i > start && bytes[i - 1] == 0x0D) ? i - 1 : i
         guard contentEnd - start <= maxLine else {
-            throw SIPParseError(.lineTooLong, expected: "a line of at most \(limits.maxLineLength) bytes", offset: start)
+            throw SIPParseError(
+                .lineTooLong, expected: "a line of at most \(limits.maxLineLength) bytes", offset: start)
         }
         return (contentEnd, i + 1)
     }
@@ -48,7 +52,8 @@ enum SIPMessageParser {
     private static func parseUnlocated(_ bytes: [UInt8], limits: SIPParserLimits) throws(SIPParseError) -> SIPMessage {
         let n = bytes.count
         guard n <= limits.maxMessageSize else {
-            throw SIPParseError(.messageTooLarge, expected: "at most \(limits.maxMessageSize) bytes", offset: limits.maxMessageSize)
+            throw SIPParseError(
+                .messageTooLarge, expected: "at most \(limits.maxMessageSize) bytes", offset: limits.maxMessageSize)
         }
         var i = 0
         while i < n, bytes[i] == 0x0D || bytes[i] == 0x0A { i += 1 }
@@ -66,7 +71,8 @@ enum SIPMessageParser {
         var currentWireStart = 0
         while true {
             guard i < n else {
-                throw SIPParseError(.headersIncomplete, expected: "an empty line (CRLF) ending the header section", offset: n)
+                throw SIPParseError(
+                    .headersIncomplete, expected: "an empty line (CRLF) ending the header section", offset: n)
             }
             let (contentEnd, next) = try lineEnd(bytes, from: i, limits: limits)
             if contentEnd == i {
@@ -77,7 +83,8 @@ enum SIPMessageParser {
             if first == 0x20 || first == 0x09 {
                 // Folded continuation (RFC 3261 §7.3.1).
                 guard !fields.isEmpty else {
-                    throw SIPParseError(.invalidHeaderLine, expected: "a header field before a continuation line", offset: i)
+                    throw SIPParseError(
+                        .invalidHeaderLine, expected: "a header field before a continuation line", offset: i)
                 }
                 let last = fields.count - 1
                 fields[last] = SIPHeaderField(
@@ -86,7 +93,8 @@ enum SIPMessageParser {
             } else {
                 let colon = SIPByte.firstIndex(of: 0x3A, in: bytes, from: i, to: contentEnd)
                 guard colon < contentEnd else {
-                    throw SIPParseError(.invalidHeaderLine, expected: "':' after the header name (header-name HCOLON value)", offset: i)
+                    throw SIPParseError(
+                        .invalidHeaderLine, expected: "':' after the header name (header-name HCOLON value)", offset: i)
                 }
                 var nameEnd = colon
                 while nameEnd > i, bytes[nameEnd - 1] == 0x20 || bytes[nameEnd - 1] == 0x09 { nameEnd -= 1 }
@@ -97,13 +105,15 @@ enum SIPMessageParser {
                     throw SIPParseError(.invalidHeaderLine, expected: "header name characters (token)", offset: k)
                 }
                 guard fields.count < limits.maxHeaderCount else {
-                    throw SIPParseError(.tooManyHeaders, expected: "at most \(limits.maxHeaderCount) header fields", offset: i)
+                    throw SIPParseError(
+                        .tooManyHeaders, expected: "at most \(limits.maxHeaderCount) header fields", offset: i)
                 }
                 currentValueStart = colon + 1
                 currentWireStart = i
-                fields.append(SIPHeaderField(
-                    name: SIPHeaderName.from(bytes[i..<nameEnd]), wire: bytes[i..<contentEnd],
-                    valueRange: SIPByte.trimmedRange(bytes, colon + 1, contentEnd)))
+                fields.append(
+                    SIPHeaderField(
+                        name: SIPHeaderName.from(bytes[i..<nameEnd]), wire: bytes[i..<contentEnd],
+                        valueRange: SIPByte.trimmedRange(bytes, colon + 1, contentEnd)))
             }
             i = next
         }
@@ -115,8 +125,9 @@ enum SIPMessageParser {
         for i in fields.indices where fields[i].name == .contentLength {
             let f = fields[i]
             guard contentLengthField == nil else {
-                throw SIPParseError(.duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
-                                    offset: f.valueBytes.startIndex, header: "Content-Length")
+                throw SIPParseError(
+                    .duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
+                    offset: f.valueBytes.startIndex, header: "Content-Length")
             }
             contentLengthField = f
         }
@@ -125,19 +136,24 @@ enum SIPMessageParser {
         if let f = contentLengthField {
             let v = f.valueBytes
             guard !v.isEmpty, v.allSatisfy(SIPByte.isDigit) else {
-                throw SIPParseError(.invalidContentLength, expected: "Content-Length as 1*DIGIT", offset: v.startIndex, header: "Content-Length")
+                throw SIPParseError(
+                    .invalidContentLength, expected: "Content-Length as 1*DIGIT", offset: v.startIndex,
+                    header: "Content-Length")
             }
             let length: UInt64
             do {
-                length = try SIPByte.parseNumber(v, max: UInt64(Int32.max), what: "Content-Length", header: "Content-Length")
+                length = try SIPByte.parseNumber(
+                    v, max: UInt64(Int32.max), what: "Content-Length", header: "Content-Length")
             } catch {
-                throw SIPParseError(.invalidContentLength, expected: "Content-Length no larger than \(Int32.max)",
-                                    offset: v.startIndex, header: "Content-Length")
+                throw SIPParseError(
+                    .invalidContentLength, expected: "Content-Length no larger than \(Int32.max)",
+                    offset: v.startIndex, header: "Content-Length")
             }
             guard length <= UInt64(available) else {
-                throw SIPParseError(.bodyTruncated,
-                                    expected: "\(length) body bytes as Content-Length says, found \(available)",
-                                    offset: n, header: "Content-Length")
+                throw SIPParseError(
+                    .bodyTruncated,
+                    expected: "\(length) body bytes as Content-Length says, found \(available)",
+                    offset: n, header: "Content-Length")
             }
             bodyEnd = headerEnd + Int(length)
         }
@@ -159,12 +175,15 @@ enum SIPMessageParser {
     /// Returns true for 2.0, false for another well-formed version, throws when malformed.
     private static func checkVersion(_ v: ArraySlice<UInt8>) throws(SIPParseError) -> Bool {
         if SIPByte.equalsIgnoringCase(v, "SIP/2.0") { return true }
-        let fail = SIPParseError(.invalidStartLine, expected: "SIP-Version (\"SIP/\" 1*DIGIT \".\" 1*DIGIT)", offset: v.startIndex)
+        let fail = SIPParseError(
+            .invalidStartLine, expected: "SIP-Version (\"SIP/\" 1*DIGIT \".\" 1*DIGIT)", offset: v.startIndex)
         guard v.count >= 7, SIPByte.equalsIgnoringCase(v.prefix(4), "SIP/") else { throw fail }
         let rest = v.dropFirst(4)
         guard let dot = rest.firstIndex(of: 0x2E) else { throw fail }
-        let major = rest[rest.startIndex..<dot], minor = rest[(dot + 1)...]
-        guard !major.isEmpty, !minor.isEmpty, major.allSatisfy(SIPByte.isDigit), minor.allSatisfy(SIPByte.isDigit) else {
+        let major = rest[rest.startIndex..<dot]
+        let minor = rest[(dot + 1)...]
+        guard !major.isEmpty, !minor.isEmpty, major.allSatisfy(SIPByte.isDigit), minor.allSatisfy(SIPByte.isDigit)
+        else {
             throw fail
         }
         return major.elementsEqual("2".utf8) && minor.elementsEqual("0".utf8)
@@ -178,7 +197,8 @@ enum SIPMessageParser {
     private static func parseStartLine(_ line: ArraySlice<UInt8>) throws(SIPParseError) -> StartLine {
         if line.count >= 4, SIPByte.equalsIgnoringCase(line.prefix(4), "SIP/") {
             guard let sp = line.firstIndex(of: 0x20) else {
-                throw SIPParseError(.invalidStartLine, expected: "SP after the SIP-Version of the Status-Line", offset: line.endIndex)
+                throw SIPParseError(
+                    .invalidStartLine, expected: "SP after the SIP-Version of the Status-Line", offset: line.endIndex)
             }
             guard try checkVersion(line[line.startIndex..<sp]) else {
                 throw SIPParseError(.unsupportedVersion, expected: "SIP/2.0", offset: line.startIndex)
@@ -188,7 +208,8 @@ enum SIPMessageParser {
             while j < line.endIndex, line[j] != 0x20 { j += 1 }
             let code = line[codeStart..<j]
             guard code.count == 3, code.allSatisfy(SIPByte.isDigit) else {
-                throw SIPParseError(.invalidStatusCode, expected: "Status-Code of three digits (100 to 699)", offset: codeStart)
+                throw SIPParseError(
+                    .invalidStatusCode, expected: "Status-Code of three digits (100 to 699)", offset: codeStart)
             }
             let value = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
             guard value >= 100, value <= 699 else {
@@ -224,15 +245,18 @@ enum SIPMessageParser {
             uri = try SIPURI.parse(uriBytes, header: "Request-URI", code: .invalidRequestURI)
         }
         guard uri.headers.isEmpty else {
-            throw SIPParseError(.requestURIHeaders, expected: "a Request-URI without '?' headers (RFC 3261 §19.1.1)",
-                                offset: uriBytes.firstIndex(of: 0x3F) ?? uriBytes.startIndex, header: "Request-URI")
+            throw SIPParseError(
+                .requestURIHeaders, expected: "a Request-URI without '?' headers (RFC 3261 §19.1.1)",
+                offset: uriBytes.firstIndex(of: 0x3F) ?? uriBytes.startIndex, header: "Request-URI")
         }
         return .request(SIPMethod.known(methodBytes), uri)
     }
 
     /// Message-level checks: Via count and syntax, singleton and mandatory headers (RFC 3261
     /// §8.1.1, §20), From/To/Call-ID/CSeq/Contact syntax, CSeq method (RFC 3261 §8.1.1.5).
-    private static func validate(_ headers: SIPHeaders, startLine: StartLine, limits: SIPParserLimits) throws(SIPParseError) {
+    private static func validate(_ headers: SIPHeaders, startLine: StartLine, limits: SIPParserLimits)
+        throws(SIPParseError)
+    {
         var viaCount = 0
         var counts = (from: 0, to: 0, callID: 0, cseq: 0, maxForwards: 0)
         let fields = headers.fields
@@ -243,8 +267,9 @@ enum SIPMessageParser {
                 if isPlainVia(f.valueBytes) {
                     viaCount += 1
                     guard viaCount <= limits.maxViaCount else {
-                        throw SIPParseError(.tooManyVias, expected: "at most \(limits.maxViaCount) Via values",
-                                            offset: f.valueBytes.endIndex, header: "Via")
+                        throw SIPParseError(
+                            .tooManyVias, expected: "at most \(limits.maxViaCount) Via values",
+                            offset: f.valueBytes.endIndex, header: "Via")
                     }
                     continue
                 }
@@ -253,16 +278,27 @@ enum SIPMessageParser {
                     _ = try SIPVia.parse(&s)
                     viaCount += 1
                     guard viaCount <= limits.maxViaCount else {
-                        throw SIPParseError(.tooManyVias, expected: "at most \(limits.maxViaCount) Via values",
-                                            offset: s.index, header: "Via")
+                        throw SIPParseError(
+                            .tooManyVias, expected: "at most \(limits.maxViaCount) Via values",
+                            offset: s.index, header: "Via")
                     }
                 } while s.consumeSeparator(0x2C)
                 try s.expectEnd("',' or ';' or end of the Via value")
-            case .from: counts.from += 1; try checkDuplicate(counts.from, fields[i])
-            case .to: counts.to += 1; try checkDuplicate(counts.to, fields[i])
-            case .callID: counts.callID += 1; try checkDuplicate(counts.callID, fields[i])
-            case .cseq: counts.cseq += 1; try checkDuplicate(counts.cseq, fields[i])
-            case .maxForwards: counts.maxForwards += 1; try checkDuplicate(counts.maxForwards, fields[i])
+            case .from:
+                counts.from += 1
+                try checkDuplicate(counts.from, fields[i])
+            case .to:
+                counts.to += 1
+                try checkDuplicate(counts.to, fields[i])
+            case .callID:
+                counts.callID += 1
+                try checkDuplicate(counts.callID, fields[i])
+            case .cseq:
+                counts.cseq += 1
+                try checkDuplicate(counts.cseq, fields[i])
+            case .maxForwards:
+                counts.maxForwards += 1
+                try checkDuplicate(counts.maxForwards, fields[i])
             default: break
             }
         }
@@ -286,9 +322,11 @@ enum SIPMessageParser {
             case .cseq:
                 let cseq = try SIPCSeq.parse(f.valueBytes, header: "CSeq")
                 if case .request(let method, _) = startLine, cseq.method != method {
-                    throw SIPParseError(.cseqMethodMismatch,
-                                        expected: "CSeq method \(method.rawValue) (the Request-Line method), found \(cseq.method.rawValue)",
-                                        offset: f.valueBytes.startIndex, header: "CSeq")
+                    throw SIPParseError(
+                        .cseqMethodMismatch,
+                        expected:
+                            "CSeq method \(method.rawValue) (the Request-Line method), found \(cseq.method.rawValue)",
+                        offset: f.valueBytes.startIndex, header: "CSeq")
                 }
             case .contact:
                 if isPlainNameAddr(f.valueBytes) { continue }
@@ -301,8 +339,9 @@ enum SIPMessageParser {
 
     private static func checkDuplicate(_ count: Int, _ f: SIPHeaderField) throws(SIPParseError) {
         guard count <= 1 else {
-            throw SIPParseError(.duplicateHeader, expected: "one \(f.name.displayName) header (it takes a single value)",
-                                offset: f.valueBytes.startIndex, header: f.name.displayName)
+            throw SIPParseError(
+                .duplicateHeader, expected: "one \(f.name.displayName) header (it takes a single value)",
+                offset: f.valueBytes.startIndex, header: f.name.displayName)
         }
     }
 
@@ -336,11 +375,13 @@ enum SIPMessageParser {
             } else if SIPByte.isWord(b) {
                 wordLength += 1
             } else {
-                throw SIPParseError(.invalidCallID, expected: "Call-ID as word [\"@\" word]", offset: k, header: "Call-ID")
+                throw SIPParseError(
+                    .invalidCallID, expected: "Call-ID as word [\"@\" word]", offset: k, header: "Call-ID")
             }
         }
         guard wordLength > 0 else {
-            throw SIPParseError(.invalidCallID, expected: "Call-ID as word [\"@\" word]", offset: v.endIndex, header: "Call-ID")
+            throw SIPParseError(
+                .invalidCallID, expected: "Call-ID as word [\"@\" word]", offset: v.endIndex, header: "Call-ID")
         }
     }
 }

@@ -46,7 +46,8 @@ public struct SIPParameters: Sendable, Hashable, RandomAccessCollection, Express
     public mutating func remove(_ name: String) { elements.removeAll { Self.sameName($0.name, name) } }
 
     static func sameName(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
+        let x = a.utf8
+        let y = b.utf8
         guard x.count == y.count else { return false }
         return zip(x, y).allSatisfy { SIPByte.lower($0) == SIPByte.lower($1) }
     }
@@ -58,7 +59,8 @@ public struct SIPParameters: Sendable, Hashable, RandomAccessCollection, Express
             out.append(contentsOf: p.name.utf8)
             if let v = p.value {
                 out.append(0x3D)
-                let needsQuotes = p.isQuoted || v.isEmpty
+                let needsQuotes =
+                    p.isQuoted || v.isEmpty
                     || !v.utf8.allSatisfy { SIPByte.isToken($0) || $0 == 0x5B || $0 == 0x5D || $0 == 0x3A }
                 if needsQuotes { SIPWriter.quoted(v, to: &out) } else { out.append(contentsOf: v.utf8) }
             }

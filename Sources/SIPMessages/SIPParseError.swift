@@ -33,6 +33,7 @@ public struct SIPParseError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The SIP-Version is well formed but is not `SIP/2.0` (answer 505, RFC 3261 §21.5.6; RFC 4475 §3.1.2.16).
         public static let unsupportedVersion = Code(rawValue: "unsupported-version")
         /// The status code is not three digits from 100 to 699 (RFC 3261 §7.2, §21).
+        // swift-format-ignore: DontRepeatTypeInStaticProperties
         public static let invalidStatusCode = Code(rawValue: "status-code")
         /// A header line has no colon, an empty or non-token name, or folds without a preceding field.
         public static let invalidHeaderLine = Code(rawValue: "header-line")
@@ -99,11 +100,11 @@ public struct SIPParseError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     public var description: String {
-        var where_: [String] = []
-        if let line { where_.append("line \(line)") }
-        if let offset { where_.append("byte \(offset)") }
-        if let header { where_.append("header \(header)") }
-        let at = where_.isEmpty ? "" : " at " + where_.joined(separator: ", ")
+        var places: [String] = []
+        if let line { places.append("line \(line)") }
+        if let offset { places.append("byte \(offset)") }
+        if let header { places.append("header \(header)") }
+        let at = places.isEmpty ? "" : " at " + places.joined(separator: ", ")
         return "SIP parse error [\(code.rawValue)]\(at): expected \(expected)"
     }
 

@@ -6,8 +6,10 @@ extension SIPResponse {
     /// RFC 3261 §21 phrase for the code is used.
     ///
     /// The copies keep the request's bytes (a Via is forwarded exactly as it came).
-    public init(replyingTo request: SIPRequest, statusCode: Int, reasonPhrase: String? = nil, toTag: String? = nil,
-                headers extra: SIPHeaders = [], body: [UInt8] = []) {
+    public init(
+        replyingTo request: SIPRequest, statusCode: Int, reasonPhrase: String? = nil, toTag: String? = nil,
+        headers extra: SIPHeaders = [], body: [UInt8] = []
+    ) {
         var headers = SIPHeaders()
         // Exactly the room needed: a server transaction keeps its response for 64·T1 over UDP.
         let copied = request.headers.fields.count { field in
@@ -32,8 +34,9 @@ extension SIPResponse {
             }
         }
         headers.fields.append(contentsOf: extra.fields)
-        self.init(statusCode: statusCode, reasonPhrase: reasonPhrase ?? Self.standardReasonPhrase(statusCode),
-                  headers: headers, body: body)
+        self.init(
+            statusCode: statusCode, reasonPhrase: reasonPhrase ?? Self.standardReasonPhrase(statusCode),
+            headers: headers, body: body)
     }
 
     /// The reason phrase RFC 3261 §21 (and RFC 3265/6665, RFC 3903, RFC 5626) gives a status code;

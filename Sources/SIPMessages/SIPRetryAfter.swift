@@ -18,7 +18,9 @@ public struct SIPRetryAfter: Sendable, Hashable {
 
     public var duration: UInt32? { parameters.value("duration").flatMap { UInt32($0) } }
 
-    static func parse(_ bytes: ArraySlice<UInt8>, header: String?, limits: SIPParserLimits) throws(SIPParseError) -> SIPRetryAfter {
+    static func parse(_ bytes: ArraySlice<UInt8>, header: String?, limits: SIPParserLimits) throws(SIPParseError)
+        -> SIPRetryAfter
+    {
         var s = SIPScanner(bytes, header: header, code: .invalidHeaderValue)
         s.skipLWS()
         let digits = s.run(while: SIPByte.isDigit)

@@ -21,17 +21,23 @@ enum SIPByte {
         b < 64 ? (low >> UInt64(b)) & 1 != 0 : b < 128 ? (high >> UInt64(b &- 64)) & 1 != 0 : false
     }
     /// alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~"
-    @inline(__always) static func isToken(_ b: UInt8) -> Bool { inClass(b, 0x03FF_6CA2_0000_0000, 0x47FF_FFFF_87FF_FFFE) }
+    @inline(__always) static func isToken(_ b: UInt8) -> Bool {
+        inClass(b, 0x03FF_6CA2_0000_0000, 0x47FF_FFFF_87FF_FFFE)
+    }
     @inline(__always) static func isMark(_ b: UInt8) -> Bool {
         switch b {
         case 0x2D, 0x5F, 0x2E, 0x21, 0x7E, 0x2A, 0x27, 0x28, 0x29: return true
         default: return false
         }
     }
-    @inline(__always) static func isUnreserved(_ b: UInt8) -> Bool { inClass(b, 0x03FF_6782_0000_0000, 0x47FF_FFFE_87FF_FFFE) }
+    @inline(__always) static func isUnreserved(_ b: UInt8) -> Bool {
+        inClass(b, 0x03FF_6782_0000_0000, 0x47FF_FFFE_87FF_FFFE)
+    }
     /// `word` chars of Call-ID (RFC 3261 §25.1): token / "(" / ")" / "<" / ">" / ":" / "\" /
     /// DQUOTE / "/" / "[" / "]" / "?" / "{" / "}".
-    @inline(__always) static func isWord(_ b: UInt8) -> Bool { inClass(b, 0xD7FF_EFA6_0000_0000, 0x6FFF_FFFF_BFFF_FFFE) }
+    @inline(__always) static func isWord(_ b: UInt8) -> Bool {
+        inClass(b, 0xD7FF_EFA6_0000_0000, 0x6FFF_FFFF_BFFF_FFFE)
+    }
     @inline(__always) static func lower(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }
     @inline(__always) static func hexValue(_ b: UInt8) -> UInt8 {
         isDigit(b) ? b - 0x30 : (b | 0x20) - 0x61 + 10
@@ -134,7 +140,8 @@ enum SIPByte {
         _ bytes: ArraySlice<UInt8>, max: UInt64, what: String, header: String?
     ) throws(SIPParseError) -> UInt64 {
         guard !bytes.isEmpty else {
-            throw SIPParseError(.invalidHeaderValue, expected: "\(what) (1*DIGIT)", offset: bytes.startIndex, header: header)
+            throw SIPParseError(
+                .invalidHeaderValue, expected: "\(what) (1*DIGIT)", offset: bytes.startIndex, header: header)
         }
         var value: UInt64 = 0
         for i in bytes.indices {
@@ -146,7 +153,8 @@ enum SIPByte {
             let (a, o2) = m.addingReportingOverflow(UInt64(b - 0x30))
             guard !o1, !o2, a <= max else {
                 throw SIPParseError(
-                    .valueOutOfRange, expected: "\(what) no larger than \(max)", offset: bytes.startIndex, header: header)
+                    .valueOutOfRange, expected: "\(what) no larger than \(max)", offset: bytes.startIndex,
+                    header: header)
             }
             value = a
         }
@@ -299,7 +307,9 @@ struct SIPScanner {
                 // token / host (IPv6reference brackets and colons included).
                 let v = run { SIPByte.isToken($0) || $0 == 0x5B || $0 == 0x5D || $0 == 0x3A }
                 guard !v.isEmpty else { throw error("parameter value (token, host or quoted-string) after '='") }
-                if build { params.append(SIPParameter(name: SIPByte.string(name), value: SIPByte.string(v), isQuoted: false)) }
+                if build {
+                    params.append(SIPParameter(name: SIPByte.string(name), value: SIPByte.string(v), isQuoted: false))
+                }
             }
         } else if build {
             params.append(SIPParameter(name: SIPByte.string(name), value: nil, isQuoted: false))
@@ -318,7 +328,9 @@ struct SIPScanner {
             switch b {
             case 0x28:
                 depth += 1
-                guard depth <= maxDepth else { throw error("comment nested at most \(maxDepth) deep", code: .valueOutOfRange) }
+                guard depth <= maxDepth else {
+                    throw error("comment nested at most \(maxDepth) deep", code: .valueOutOfRange)
+                }
             case 0x29:
                 depth -= 1
                 if depth == 0 { return SIPByte.string(bytes[(start + 1)..<(index - 1)]) }

@@ -82,8 +82,10 @@ public struct SIPStreamFramer: Sendable {
         }
         buffer.append(contentsOf: bytes)
         guard buffer.count - head <= maxBufferedBytes else {
-            throw fail(SIPParseError(.streamBufferFull, expected: "at most \(maxBufferedBytes) unconsumed bytes on the connection",
-                                     offset: maxBufferedBytes))
+            throw fail(
+                SIPParseError(
+                    .streamBufferFull, expected: "at most \(maxBufferedBytes) unconsumed bytes on the connection",
+                    offset: maxBufferedBytes))
         }
     }
 
@@ -140,9 +142,11 @@ public struct SIPStreamFramer: Sendable {
                 searchFrom = available
                 guard available <= limits.maxMessageSize else {
                     refusedHeaderSection = Array(buffer[head..<(head + limits.maxMessageSize)])
-                    throw fail(SIPParseError(.messageTooLarge,
-                                             expected: "the end of the header section within \(limits.maxMessageSize) bytes",
-                                             offset: limits.maxMessageSize))
+                    throw fail(
+                        SIPParseError(
+                            .messageTooLarge,
+                            expected: "the end of the header section within \(limits.maxMessageSize) bytes",
+                            offset: limits.maxMessageSize))
                 }
                 return nil
             }
@@ -157,8 +161,10 @@ public struct SIPStreamFramer: Sendable {
         guard let headerLength = headerEnd else { return nil }
         guard headerLength <= limits.maxMessageSize else {
             refusedHeaderSection = Array(buffer[head..<(head + limits.maxMessageSize)])
-            throw fail(SIPParseError(.messageTooLarge, expected: "a message of at most \(limits.maxMessageSize) bytes",
-                                     offset: limits.maxMessageSize))
+            throw fail(
+                SIPParseError(
+                    .messageTooLarge, expected: "a message of at most \(limits.maxMessageSize) bytes",
+                    offset: limits.maxMessageSize))
         }
         let bodyLength: Int
         do {
@@ -169,9 +175,11 @@ public struct SIPStreamFramer: Sendable {
         let total = headerLength + bodyLength
         guard total <= limits.maxMessageSize else {
             refusedHeaderSection = Array(buffer[head..<(head + headerLength)])
-            throw fail(SIPParseError(.messageTooLarge,
-                                     expected: "a message of at most \(limits.maxMessageSize) bytes (Content-Length gives \(total))",
-                                     offset: headerLength, header: "Content-Length"))
+            throw fail(
+                SIPParseError(
+                    .messageTooLarge,
+                    expected: "a message of at most \(limits.maxMessageSize) bytes (Content-Length gives \(total))",
+                    offset: headerLength, header: "Content-Length"))
         }
         guard available >= total else {
             pendingTotal = total
@@ -206,7 +214,8 @@ public struct SIPStreamFramer: Sendable {
         var fieldOffset = 0
         func finish(_ v: Int?, _ saw: Bool, _ at: Int) throws(SIPParseError) -> Int {
             guard saw, let v else {
-                throw SIPParseError(.invalidContentLength, expected: "Content-Length as 1*DIGIT", offset: at, header: "Content-Length")
+                throw SIPParseError(
+                    .invalidContentLength, expected: "Content-Length as 1*DIGIT", offset: at, header: "Content-Length")
             }
             return v
         }
@@ -214,8 +223,9 @@ public struct SIPStreamFramer: Sendable {
         func closeContentLength() throws(SIPParseError) {
             let v = try finish(digits, sawDigits, fieldOffset)
             guard value == nil else {
-                throw SIPParseError(.duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
-                                    offset: fieldOffset, header: "Content-Length")
+                throw SIPParseError(
+                    .duplicateContentLength, expected: "one Content-Length header (framing is ambiguous)",
+                    offset: fieldOffset, header: "Content-Length")
             }
             value = v
         }
@@ -264,9 +274,10 @@ public struct SIPStreamFramer: Sendable {
         }
         if inContentLength { try closeContentLength() }
         guard let value else {
-            throw SIPParseError(.missingContentLength,
-                                expected: "a Content-Length header (mandatory on stream transports, RFC 3261 §18.3)",
-                                offset: headerLength)
+            throw SIPParseError(
+                .missingContentLength,
+                expected: "a Content-Length header (mandatory on stream transports, RFC 3261 §18.3)",
+                offset: headerLength)
         }
         return value
     }

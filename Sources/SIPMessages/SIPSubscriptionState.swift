@@ -44,7 +44,13 @@ public struct SIPSubscriptionState: Sendable, Hashable, CustomStringConvertible 
     /// `retry-after` in seconds.
     public var retryAfter: UInt32? {
         get { parameters.value("retry-after").flatMap { UInt32($0) } }
-        set { if let newValue { parameters.set("retry-after", String(newValue)) } else { parameters.remove("retry-after") } }
+        set {
+            if let newValue {
+                parameters.set("retry-after", String(newValue))
+            } else {
+                parameters.remove("retry-after")
+            }
+        }
     }
 
     public init(_ text: String) throws(SIPParseError) {

@@ -19,10 +19,11 @@ extension SIPURI {
         guard Self.equalFolded(host, other.host), port == other.port else { return false }
         let mustMatch = ["user", "ttl", "method", "maddr", "transport"]
         for name in mustMatch {
-            let a = parameters[name], b = other.parameters[name]
+            let a = parameters[name]
+            let b = other.parameters[name]
             switch (a, b) {
             case (nil, nil): continue
-            case let (.some(x), .some(y)):
+            case (.some(let x), .some(let y)):
                 guard Self.equalFolded(x ?? "", y ?? ""), (x == nil) == (y == nil) else { return false }
             default: return false
             }
@@ -34,15 +35,18 @@ extension SIPURI {
         }
         guard headers.count == other.headers.count else { return false }
         for h in headers {
-            guard other.headers.contains(where: {
-                SIPParameters.sameName($0.name, h.name) && $0.value == h.value
-            }) else { return false }
+            guard
+                other.headers.contains(where: {
+                    SIPParameters.sameName($0.name, h.name) && $0.value == h.value
+                })
+            else { return false }
         }
         return true
     }
 
     static func equalFolded(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8, y = b.utf8
+        let x = a.utf8
+        let y = b.utf8
         guard x.count == y.count else { return false }
         return zip(x, y).allSatisfy { SIPByte.lower($0) == SIPByte.lower($1) }
     }

@@ -59,7 +59,8 @@ extension SIPURI {
         }
         guard i < end, bytes[i] == 0x3A else { throw fail("':' after the URI scheme", i) }
         let known = Scheme.known(bytes[bytes.startIndex..<i])
-        let scheme = known ?? (build ? Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i])) : Scheme(rawValue: ""))
+        let scheme =
+            known ?? (build ? Scheme(rawValue: SIPByte.string(bytes[bytes.startIndex..<i])) : Scheme(rawValue: ""))
         i += 1
         var uri = SIPURI(scheme: scheme, host: "")
         switch known {
@@ -171,14 +172,20 @@ extension SIPURI {
         var at: Int? = nil
         var k = i
         while k < end {
-            if bytes[k] == 0x40 { at = k; break }
+            if bytes[k] == 0x40 {
+                at = k
+                break
+            }
             k += 1
         }
         if let at {
             var colon: Int? = nil
             var j = i
             while j < at {
-                if bytes[j] == 0x3A { colon = j; break }
+                if bytes[j] == 0x3A {
+                    colon = j
+                    break
+                }
                 j += 1
             }
             let userEnd = colon ?? at
@@ -235,7 +242,10 @@ extension SIPURI {
                 while i < end, SIPURICharset.header.allows(bytes[i]) || bytes[i] == 0x25 { i += 1 }
                 let value = try unescape(bytes[v..<i], build: build, fail: fail)
                 if build { uri.headers.append(SIPParameter(name: name, value: value)) }
-                if i < end, bytes[i] == 0x26 { i += 1; continue }
+                if i < end, bytes[i] == 0x26 {
+                    i += 1
+                    continue
+                }
                 break
             }
         }

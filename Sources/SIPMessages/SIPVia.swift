@@ -22,8 +22,10 @@ public struct SIPVia: Sendable, Hashable, CustomStringConvertible {
     public var port: UInt16?
     public var parameters: SIPParameters
 
-    public init(transport: String, host: String, port: UInt16? = nil, parameters: SIPParameters = [],
-                protocolName: String = "SIP", protocolVersion: String = "2.0") {
+    public init(
+        transport: String, host: String, port: UInt16? = nil, parameters: SIPParameters = [],
+        protocolName: String = "SIP", protocolVersion: String = "2.0"
+    ) {
         self.protocolName = protocolName
         self.protocolVersion = protocolVersion
         self.transport = transport
@@ -97,9 +99,11 @@ public struct SIPVia: Sendable, Hashable, CustomStringConvertible {
             _ = s.run { SIPByte.isAlphanum($0) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }
         }
         guard s.index > hostStart else { throw s.error("sent-by host") }
-        var via = s.build
-            ? SIPVia(transport: SIPByte.string(transport), host: SIPByte.string(s.bytes[hostStart..<s.index]),
-                     protocolName: SIPByte.string(name), protocolVersion: SIPByte.string(version))
+        var via =
+            s.build
+            ? SIPVia(
+                transport: SIPByte.string(transport), host: SIPByte.string(s.bytes[hostStart..<s.index]),
+                protocolName: SIPByte.string(name), protocolVersion: SIPByte.string(version))
             : SIPVia(transport: "", host: "")
         if s.consumeSeparator(0x3A) {
             let digits = s.run(while: SIPByte.isDigit)

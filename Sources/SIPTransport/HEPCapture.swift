@@ -5,9 +5,9 @@ public import NIOCore
 internal import NIOPosix
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Darwin)
-internal import Darwin
+    internal import Darwin
 #endif
 
 /// Copies every SIP message a transport sends and receives to a HEP v3 collector over UDP
@@ -102,9 +102,14 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
     /// - Parameters:
     ///   - eventLoop: where the encoding and sending run: best a loop other than the relay's.
     /// - Throws: ``SIPTransportError`` when the host is not an IP literal.
-    public init(configuration: Configuration, eventLoop: any EventLoop, logger: Logger = Logger(label: "sip.capture"),
-                metricsFactory: (any MetricsFactory)? = nil) throws {
-        guard let address = try? SocketAddress(ipAddress: SIPHostAddress.unbracketed(configuration.host), port: Int(configuration.port)) else {
+    public init(
+        configuration: Configuration, eventLoop: any EventLoop, logger: Logger = Logger(label: "sip.capture"),
+        metricsFactory: (any MetricsFactory)? = nil
+    ) throws {
+        guard
+            let address = try? SocketAddress(
+                ipAddress: SIPHostAddress.unbracketed(configuration.host), port: Int(configuration.port))
+        else {
             throw SIPTransportError(.invalidTarget, "capture host \(configuration.host) is not an IP literal")
         }
         self.configuration = configuration
@@ -113,9 +118,14 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
         self.logger = logger
         let factory = metricsFactory ?? MetricsSystem.factory
         sentCounter = Counter(label: "gateway_capture_sent_total", factory: factory)
-        droppedCounters = Dictionary(uniqueKeysWithValues: DropReason.allCases.map {
-            ($0, Counter(label: "gateway_capture_dropped_total", dimensions: [("reason", $0.rawValue)], factory: factory))
-        })
+        droppedCounters = Dictionary(
+            uniqueKeysWithValues: DropReason.allCases.map {
+                (
+                    $0,
+                    Counter(
+                        label: "gateway_capture_dropped_total", dimensions: [("reason", $0.rawValue)], factory: factory)
+                )
+            })
         sentCounter.increment(by: 0)
         for counter in droppedCounters.values { counter.increment(by: 0) }
     }
@@ -135,16 +145,18 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
             .channelOption(.socketOption(.so_sndbuf), value: 4 << 20)
             .bind(host: any, port: 0).get()
         try await eventLoop.submit { self.channel = channel }.get()
-        logger.info("HEP v3 capture to \(configuration.host):\(configuration.port), agent id \(configuration.captureID)")
+        logger.info(
+            "HEP v3 capture to \(configuration.host):\(configuration.port), agent id \(configuration.captureID)")
     }
 
     /// Sends what is queued, then closes the socket; later messages are dropped.
     public func shutdown() async {
-        let closing: (any Channel)? = (try? await eventLoop.submit { () -> (any Channel)? in
-            self.drain()
-            defer { self.channel = nil }
-            return self.channel
-        }.get()) ?? nil
+        let closing: (any Channel)? =
+            (try? await eventLoop.submit { () -> (any Channel)? in
+                self.drain()
+                defer { self.channel = nil }
+                return self.channel
+            }.get()) ?? nil
         try? await closing?.close()
     }
 
@@ -155,8 +167,9 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
     public func capture(_ message: SIPCapturedMessage) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let item = Item(message: message, seconds: UInt32(truncatingIfNeeded: now.tv_sec),
-                        microseconds: UInt32(truncatingIfNeeded: now.tv_nsec / 1000))
+        let item = Item(
+            message: message, seconds: UInt32(truncatingIfNeeded: now.tv_sec),
+            microseconds: UInt32(truncatingIfNeeded: now.tv_nsec / 1000))
         let capacity = configuration.queueCapacity
         let (accepted, schedule) = queue.withLockedValue { q -> (Bool, Bool) in
             guard q.items.count < capacity else {
@@ -232,16 +245,18 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
         // Logged once per run of failures, never per message.
         if reason == .sendFailed, !failing {
             failing = true
-            logger.warning("HEP capture: messages dropped", metadata: ["reason": "\(reason.rawValue)", "error": "\(error ?? "")"])
+            logger.warning(
+                "HEP capture: messages dropped", metadata: ["reason": "\(reason.rawValue)", "error": "\(error ?? "")"])
         }
     }
 
     private func packet(_ item: Item) -> HEPPacket? {
         let m = item.message
         guard let source = address(m.source.host), let destination = address(m.destination.host) else { return nil }
-        return HEPPacket(transport: m.transport, source: source, sourcePort: m.source.port, destination: destination,
-                         destinationPort: m.destination.port, seconds: item.seconds, microseconds: item.microseconds,
-                         captureID: configuration.captureID, correlationID: HEPPacket.callID(in: m.bytes), payload: m.bytes)
+        return HEPPacket(
+            transport: m.transport, source: source, sourcePort: m.source.port, destination: destination,
+            destinationPort: m.destination.port, seconds: item.seconds, microseconds: item.microseconds,
+            captureID: configuration.captureID, correlationID: HEPPacket.callID(in: m.bytes), payload: m.bytes)
     }
 
     /// The bytes of an IP literal (cached: the same few addresses come back all the time).

@@ -66,8 +66,10 @@ public struct HEPPacket: Sendable, Hashable {
     /// The SIP message bytes.
     public var payload: [UInt8]
 
-    public init(transport: SIPTransportKind, source: Address, sourcePort: UInt16, destination: Address, destinationPort: UInt16,
-                seconds: UInt32, microseconds: UInt32, captureID: UInt32, correlationID: [UInt8], payload: [UInt8]) {
+    public init(
+        transport: SIPTransportKind, source: Address, sourcePort: UInt16, destination: Address, destinationPort: UInt16,
+        seconds: UInt32, microseconds: UInt32, captureID: UInt32, correlationID: [UInt8], payload: [UInt8]
+    ) {
         self.transport = transport
         self.source = source
         self.sourcePort = sourcePort
@@ -106,8 +108,10 @@ public struct HEPPacket: Sendable, Hashable {
     /// The encoded length; above 65,535 the packet cannot be encoded (the total length field is
     /// 16 bits), and above 65,507 it does not fit one UDP datagram over IPv4.
     public var encodedCount: Int {
-        let addressChunks = source.isIPv6 || destination.isIPv6 ? 2 * (Self.chunkHeaderSize + 16) : 2 * (Self.chunkHeaderSize + 4)
-        let fixed = Self.headerSize + 2 * (Self.chunkHeaderSize + 1) + addressChunks + 2 * (Self.chunkHeaderSize + 2)
+        let addressChunks =
+            source.isIPv6 || destination.isIPv6 ? 2 * (Self.chunkHeaderSize + 16) : 2 * (Self.chunkHeaderSize + 4)
+        let fixed =
+            Self.headerSize + 2 * (Self.chunkHeaderSize + 1) + addressChunks + 2 * (Self.chunkHeaderSize + 2)
             + 2 * (Self.chunkHeaderSize + 4) + (Self.chunkHeaderSize + 1) + (Self.chunkHeaderSize + 4)
         let correlation = correlationID.isEmpty ? 0 : Self.chunkHeaderSize + correlationID.count
         return fixed + correlation + Self.chunkHeaderSize + payload.count
@@ -152,7 +156,9 @@ public struct HEPPacket: Sendable, Hashable {
     private static func chunk<T: FixedWidthInteger>(_ type: ChunkType, _ value: T, to out: inout [UInt8]) {
         let size = T.bitWidth / 8
         chunkHeader(type, size, to: &out)
-        for shift in stride(from: (size - 1) * 8, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> shift)) }
+        for shift in stride(from: (size - 1) * 8, through: 0, by: -8) {
+            out.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
     }
 
     private static func chunkHeader(_ type: ChunkType, _ dataCount: Int, to out: inout [UInt8]) {
@@ -176,7 +182,10 @@ extension HEPPacket {
     /// Call-ID  =  ( "Call-ID" / "i" ) HCOLON callid
     /// ```
     public static func callID(in message: [UInt8]) -> [UInt8] {
-        let cr: UInt8 = 13, lf: UInt8 = 10, space: UInt8 = 32, tab: UInt8 = 9
+        let cr: UInt8 = 13
+        let lf: UInt8 = 10
+        let space: UInt8 = 32
+        let tab: UInt8 = 9
         var lineStart = 0
         // Skip the start line.
         while lineStart < message.count, message[lineStart] != lf { lineStart += 1 }
@@ -188,11 +197,14 @@ extension HEPPacket {
             if end > lineStart, message[end - 1] == cr { end -= 1 }
             if end == lineStart { return [] }  // the blank line: end of the header section
             if let name = headerName(message, lineStart, end), let colonAt = name.colon,
-               name.text == .callID || name.text == .compact {
+                name.text == .callID || name.text == .compact
+            {
                 var valueStart = colonAt + 1
                 while valueStart < end, message[valueStart] == space || message[valueStart] == tab { valueStart += 1 }
                 var valueEnd = end
-                while valueEnd > valueStart, message[valueEnd - 1] == space || message[valueEnd - 1] == tab { valueEnd -= 1 }
+                while valueEnd > valueStart, message[valueEnd - 1] == space || message[valueEnd - 1] == tab {
+                    valueEnd -= 1
+                }
                 return Array(message[valueStart..<valueEnd])
             }
             lineStart = lineEnd + 1
@@ -206,7 +218,8 @@ extension HEPPacket {
     private static let callIDName: [UInt8] = Array("call-id".utf8)
 
     /// Whether the line at `start..<end` is a Call-ID header, and where its colon is.
-    private static func headerName(_ bytes: [UInt8], _ start: Int, _ end: Int) -> (text: HeaderNameMatch, colon: Int?)? {
+    private static func headerName(_ bytes: [UInt8], _ start: Int, _ end: Int) -> (text: HeaderNameMatch, colon: Int?)?
+    {
         var nameEnd = start
         while nameEnd < end, bytes[nameEnd] != 58, bytes[nameEnd] != 32, bytes[nameEnd] != 9 { nameEnd += 1 }
         var colon = nameEnd

@@ -26,7 +26,7 @@ enum SIPHostAddress {
     /// Whether two hosts name the same address: equal IP literals, or equal names ignoring case.
     static func same(_ a: String, _ b: String) -> Bool {
         switch (canonicalIP(a), canonicalIP(b)) {
-        case let (x?, y?): return x == y
+        case (let x?, let y?): return x == y
         case (nil, nil): return unbracketed(a).lowercased() == unbracketed(b).lowercased()
         default: return false
         }

@@ -99,22 +99,28 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
     /// Clears ``log``.
     public func clearLog() { log.removeAll() }
 
-    fileprivate func send(_ message: SIPMessage, from sender: Endpoint, to target: SIPTarget,
-                          connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+    fileprivate func send(
+        _ message: SIPMessage, from sender: Endpoint, to target: SIPTarget,
+        connection: SIPConnectionID?
+    ) -> EventLoopFuture<Void> {
         send(bytes: message.serialized(), message: message, from: sender, to: target)
     }
 
-    fileprivate func send(bytes: [UInt8], message: SIPMessage?, from sender: Endpoint,
-                          to target: SIPTarget) -> EventLoopFuture<Void> {
+    fileprivate func send(
+        bytes: [UInt8], message: SIPMessage?, from sender: Endpoint,
+        to target: SIPTarget
+    ) -> EventLoopFuture<Void> {
         guard let source = sender.advertisedAddress(for: target.kind) else {
-            return eventLoop.makeFailedFuture(SIPTransportError(
-                .unsupportedTransport, "endpoint \(sender.address) has no \(target.kind) address"))
+            return eventLoop.makeFailedFuture(
+                SIPTransportError(
+                    .unsupportedTransport, "endpoint \(sender.address) has no \(target.kind) address"))
         }
         guard endpoints[target] != nil else {
             return eventLoop.makeFailedFuture(SIPTransportError(.connectFailed, "no loopback endpoint at \(target)"))
         }
-        let record = Record(from: source, to: target, bytes: bytes, message: message,
-                            time: eventLoop.now, dropped: false)
+        let record = Record(
+            from: source, to: target, bytes: bytes, message: message,
+            time: eventLoop.now, dropped: false)
         if let index = dropRules.firstIndex(where: { $0.match(record) }) {
             var dropped = record
             dropped.dropped = true
@@ -123,7 +129,8 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
             dropRules[index].remaining -= 1
             if dropRules[index].remaining == 0 { dropRules.remove(at: index) }
             if failing {
-                return eventLoop.makeFailedFuture(SIPTransportError(.dropped, "fault injection dropped a message to \(target)"))
+                return eventLoop.makeFailedFuture(
+                    SIPTransportError(.dropped, "fault injection dropped a message to \(target)"))
             }
             return eventLoop.makeSucceededVoidFuture()
         }
@@ -161,20 +168,24 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
             return
         }
         let message = Self.applyingReceivedProcessing(parsed, source: source)
-        receiver.handler?(SIPReceivedMessage(message: message, source: source, local: local,
-                                             connection: connection))
+        receiver.handler?(
+            SIPReceivedMessage(
+                message: message, source: source, local: local,
+                connection: connection))
     }
 
     /// A malformed request gets a 400 when enough of it survives to form one (RFC 3261 §16.3,
     /// §18.2; RFC 4475 §3.3.1, §3.3.8, §3.3.9), sent back the way it came; anything else is
     /// dropped. The same rule as ``SIPNetworkTransport``'s.
-    private func rejectMalformed(_ bytes: [UInt8], _ error: SIPParseError, from source: SIPTarget, at receiver: Endpoint,
-                                 connection: SIPConnectionID?) {
+    private func rejectMalformed(
+        _ bytes: [UInt8], _ error: SIPParseError, from source: SIPTarget, at receiver: Endpoint,
+        connection: SIPConnectionID?
+    ) {
         let tag = String(UInt64.random(in: 1...UInt64.max), radix: 36)
         guard var response = SIPResponse.badRequest(salvaging: bytes, error: error, toTag: tag, limits: parserLimits),
-              (try? response.headers.stampTopVia(source: source)) != nil,
-              let topVia = try? response.headers.via.first,
-              var route = try? SIPResponseRoute.forResponse(topVia: topVia, requestConnection: connection)
+            (try? response.headers.stampTopVia(source: source)) != nil,
+            let topVia = try? response.headers.via.first,
+            var route = try? SIPResponseRoute.forResponse(topVia: topVia, requestConnection: connection)
         else { return }
         if route.target.kind != source.kind {
             route = SIPResponseRoute(connection: connection, target: source)
@@ -213,7 +224,9 @@ public final class SIPLoopbackNetwork: @unchecked Sendable {
 
         public var eventLoop: any EventLoop { network.eventLoop }
 
-        public func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+        public func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<
+            Void
+        > {
             network.send(message, from: self, to: target, connection: connection)
         }
 

@@ -116,7 +116,9 @@ extension SIPNetworkTransport {
         ///    operator who routes to an IP address must name the certificate it expects there.
         func expectedServerNames(for target: SIPTarget) -> [String] {
             let host = SIPHostAddress.canonicalIP(target.host) ?? target.host
-            let atAddress = knownServers.filter { !$0.names.isEmpty && (SIPHostAddress.canonicalIP($0.host) ?? $0.host) == host }
+            let atAddress = knownServers.filter {
+                !$0.names.isEmpty && (SIPHostAddress.canonicalIP($0.host) ?? $0.host) == host
+            }
             if let exact = atAddress.first(where: { $0.port == target.port }) { return exact.names }
             if let any = atAddress.first(where: { $0.port == nil }) ?? atAddress.first { return any.names }
             if SIPServerIdentity.isName(target.serverName), let name = target.serverName { return [name] }
@@ -155,8 +157,10 @@ extension SIPNetworkTransport {
         /// The port to advertise instead of the bound one. Default: nil (the bound port).
         public var advertisedPort: UInt16?
 
-        public init(_ kind: SIPTransportKind, host: String, port: UInt16? = nil,
-                    advertisedHost: String? = nil, advertisedPort: UInt16? = nil) {
+        public init(
+            _ kind: SIPTransportKind, host: String, port: UInt16? = nil,
+            advertisedHost: String? = nil, advertisedPort: UInt16? = nil
+        ) {
             self.kind = kind
             self.host = host
             self.port = port ?? kind.defaultPort
@@ -183,9 +187,11 @@ extension SIPNetworkTransport {
         /// Turning it off still verifies the chain. Default: true.
         public var verifyServerName: Bool
 
-        public init(certificateChain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey,
-                    trustRoots: NIOSSLTrustRoots = .default, requireClientCertificate: Bool = true,
-                    verifyServerName: Bool = true) {
+        public init(
+            certificateChain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey,
+            trustRoots: NIOSSLTrustRoots = .default, requireClientCertificate: Bool = true,
+            verifyServerName: Bool = true
+        ) {
             self.certificateChain = certificateChain
             self.privateKey = privateKey
             self.trustRoots = trustRoots
@@ -194,8 +200,10 @@ extension SIPNetworkTransport {
         }
 
         /// PEM text for the chain and the key (the trust roots given separately as PEM too).
-        public init(certificateChainPEM: String, privateKeyPEM: String, trustRootsPEM: String? = nil,
-                    requireClientCertificate: Bool = true, verifyServerName: Bool = true) throws {
+        public init(
+            certificateChainPEM: String, privateKeyPEM: String, trustRootsPEM: String? = nil,
+            requireClientCertificate: Bool = true, verifyServerName: Bool = true
+        ) throws {
             let chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8))
             let key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
             let roots: NIOSSLTrustRoots
@@ -204,8 +212,9 @@ extension SIPNetworkTransport {
             } else {
                 roots = .default
             }
-            self.init(certificateChain: chain, privateKey: key, trustRoots: roots,
-                      requireClientCertificate: requireClientCertificate, verifyServerName: verifyServerName)
+            self.init(
+                certificateChain: chain, privateKey: key, trustRoots: roots,
+                requireClientCertificate: requireClientCertificate, verifyServerName: verifyServerName)
         }
 
         func serverConfiguration() -> TLSConfiguration {

@@ -124,18 +124,25 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     ///   - metricsFactory: where counters go. Default: the bootstrapped `MetricsSystem.factory`.
     ///   - capture: where every message sent and received is copied (``HEPCapture``).
     /// - Throws: the TLS material could not be turned into TLS contexts.
-    public init(configuration: Configuration, eventLoop: (any EventLoop)? = nil,
-                logger: Logger = Logger(label: "sip.transport"),
-                metricsFactory: (any MetricsFactory)? = nil, capture: (any SIPMessageCapture)? = nil) throws {
+    public init(
+        configuration: Configuration, eventLoop: (any EventLoop)? = nil,
+        logger: Logger = Logger(label: "sip.transport"),
+        metricsFactory: (any MetricsFactory)? = nil, capture: (any SIPMessageCapture)? = nil
+    ) throws {
         self.configuration = configuration
         self.capture = capture
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.logger = logger
-        self.metrics = SIPTransportMetrics(factory: metricsFactory ?? MetricsSystem.factory, kinds: configuration.listeners.map(\.kind))
+        self.metrics = SIPTransportMetrics(
+            factory: metricsFactory ?? MetricsSystem.factory, kinds: configuration.listeners.map(\.kind))
         self.peerHosts = Set(configuration.peerHosts.map { SIPHostAddress.canonicalIP($0) ?? $0 })
-        self.tlsContexts = NIOLockedValueBox(try configuration.tls.map {
-            (try NIOSSLContext(configuration: $0.serverConfiguration()), try NIOSSLContext(configuration: $0.clientConfiguration()))
-        })
+        self.tlsContexts = NIOLockedValueBox(
+            try configuration.tls.map {
+                (
+                    try NIOSSLContext(configuration: $0.serverConfiguration()),
+                    try NIOSSLContext(configuration: $0.clientConfiguration())
+                )
+            })
     }
 
     /// New certificate, key and trust roots for the connections opened or accepted from now on
@@ -143,9 +150,13 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// transport made with TLS can take it.
     /// - Throws: the material cannot be turned into TLS contexts; the old ones stay.
     public func replaceTLS(_ tls: TLS) throws {
-        guard configuration.tls != nil else { throw SIPTransportError(.unsupportedTransport, "this transport was made without TLS") }
-        let contexts = (server: try NIOSSLContext(configuration: tls.serverConfiguration()),
-                        client: try NIOSSLContext(configuration: tls.clientConfiguration()))
+        guard configuration.tls != nil else {
+            throw SIPTransportError(.unsupportedTransport, "this transport was made without TLS")
+        }
+        let contexts = (
+            server: try NIOSSLContext(configuration: tls.serverConfiguration()),
+            client: try NIOSSLContext(configuration: tls.clientConfiguration())
+        )
         tlsContexts.withLockedValue { $0 = contexts }
     }
 
@@ -157,7 +168,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     @discardableResult
     public func start() async throws -> [SIPTarget] {
         try await eventLoop.submit {
-            guard self.phase == .idle else { throw SIPTransportError(.shutDown, "start() called twice or after shutdown()") }
+            guard self.phase == .idle else {
+                throw SIPTransportError(.shutDown, "start() called twice or after shutdown()")
+            }
             self.phase = .started
         }.get()
         var bound: [SIPTarget] = []
@@ -190,8 +203,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             channel = try await DatagramBootstrap(group: eventLoop)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
                 .channelOption(.datagramVectorReadMessageCount, value: datagramsPerRead)
-                .channelOption(.recvAllocator,
-                               value: FixedSizeRecvByteBufferAllocator(capacity: 65_536 * datagramsPerRead))
+                .channelOption(
+                    .recvAllocator,
+                    value: FixedSizeRecvByteBufferAllocator(capacity: 65_536 * datagramsPerRead)
+                )
                 // The kernel's default receive buffer (rmem_default, 208 KiB on Linux) holds about
                 // 100 SIP datagrams: a 50 ms pause of the event loop at 2,000 NOTIFY/s overflowed it
                 // in the sipp benchmark (scripts/bench). 4 MiB (capped by net.core.rmem_max).
@@ -270,8 +285,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         let wantIPv6 = SIPHostAddress.unbracketed(target.host).contains(":")
         let bound = boundListeners.withLockedValue { $0 }
         for entry in bound where entry.listener.kind == kind && entry.local.isIPv6 == wantIPv6 {
-            return SIPTarget(kind, host: entry.listener.advertisedHost ?? entry.local.host,
-                             port: entry.listener.advertisedPort ?? entry.local.port)
+            return SIPTarget(
+                kind, host: entry.listener.advertisedHost ?? entry.local.host,
+                port: entry.listener.advertisedPort ?? entry.local.port)
         }
         return advertisedAddress(for: kind)
     }
@@ -280,13 +296,15 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     public func advertisedAddresses() -> [SIPTarget] {
         boundListeners.withLockedValue { bound in
             bound.map { entry in
-                SIPTarget(entry.listener.kind, host: entry.listener.advertisedHost ?? entry.local.host,
-                          port: entry.listener.advertisedPort ?? entry.local.port)
+                SIPTarget(
+                    entry.listener.kind, host: entry.listener.advertisedHost ?? entry.local.host,
+                    port: entry.listener.advertisedPort ?? entry.local.port)
             }
         }
     }
 
-    public func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+    public func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void>
+    {
         if eventLoop.inEventLoop { return sendOnLoop(message, to: target, connection: connection) }
         return eventLoop.flatSubmit { self.sendOnLoop(message, to: target, connection: connection) }
     }
@@ -298,7 +316,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
 
     // MARK: - Sending
 
-    private func sendOnLoop(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+    private func sendOnLoop(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?)
+        -> EventLoopFuture<Void>
+    {
         eventLoop.assertInEventLoop()
         guard phase == .started else {
             return eventLoop.makeFailedFuture(SIPTransportError(.shutDown, "the transport is not running"))
@@ -313,20 +333,26 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     }
 
     private func sendDatagram(_ bytes: [UInt8], isRequest: Bool, to target: SIPTarget) -> EventLoopFuture<Void> {
-        guard let address = try? SocketAddress(ipAddress: SIPHostAddress.unbracketed(target.host), port: Int(target.port)) else {
+        guard
+            let address = try? SocketAddress(ipAddress: SIPHostAddress.unbracketed(target.host), port: Int(target.port))
+        else {
             return eventLoop.makeFailedFuture(SIPTransportError(.invalidTarget, "\(target.host) is not an IP literal"))
         }
         if isRequest, bytes.count > configuration.maxUDPRequestSize {
-            return eventLoop.makeFailedFuture(SIPTransportError(
-                .messageTooLarge,
-                "\(bytes.count)-byte request exceeds the \(configuration.maxUDPRequestSize)-byte UDP limit (RFC 3261 §18.1.1: use TCP)"))
+            return eventLoop.makeFailedFuture(
+                SIPTransportError(
+                    .messageTooLarge,
+                    "\(bytes.count)-byte request exceeds the \(configuration.maxUDPRequestSize)-byte UDP limit (RFC 3261 §18.1.1: use TCP)"
+                ))
         }
         guard bytes.count <= 65_507 else {
-            return eventLoop.makeFailedFuture(SIPTransportError(.messageTooLarge, "\(bytes.count) bytes do not fit in a UDP datagram"))
+            return eventLoop.makeFailedFuture(
+                SIPTransportError(.messageTooLarge, "\(bytes.count) bytes do not fit in a UDP datagram"))
         }
         guard let channel = datagramChannels.first(where: { $0.localAddress?.protocol == address.protocol }) else {
-            return eventLoop.makeFailedFuture(SIPTransportError(
-                .unsupportedTransport, "no UDP listener for the address family of \(target.hostPort)"))
+            return eventLoop.makeFailedFuture(
+                SIPTransportError(
+                    .unsupportedTransport, "no UDP listener for the address family of \(target.hostPort)"))
         }
         if capture != nil { captureSent(bytes, on: channel, to: target) }
         let envelope = AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes))
@@ -340,9 +366,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// Writes `data` without flushing and queues one flush of every written channel for later in
     /// this loop iteration; `result` completes when the bytes are written (or fails, with the
     /// error mapped by `mapError`), and the message is counted as sent.
-    private func writeBatched<Data: Sendable>(_ data: Data, on channel: any Channel, kind: SIPTransportKind,
-                                    completing result: EventLoopPromise<Void>,
-                                    mapError: @escaping @Sendable (any Error) -> SIPTransportError) {
+    private func writeBatched<Data: Sendable>(
+        _ data: Data, on channel: any Channel, kind: SIPTransportKind,
+        completing result: EventLoopPromise<Void>,
+        mapError: @escaping @Sendable (any Error) -> SIPTransportError
+    ) {
         let written = eventLoop.makePromise(of: Void.self)
         written.futureResult.whenComplete { outcome in
             switch outcome {
@@ -370,7 +398,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         flushing.removeAll(keepingCapacity: true)
     }
 
-    private func sendStream(_ bytes: [UInt8], to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+    private func sendStream(_ bytes: [UInt8], to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<
+        Void
+    > {
         if let connection, let open = connections[connection] {
             return write(bytes, on: open, id: connection)
         }
@@ -385,7 +415,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         }
         return connect(key, serverName: target.serverName).flatMap { id in
             guard let open = self.connections[id] else {
-                return self.eventLoop.makeFailedFuture(SIPTransportError(.connectionClosed, "\(id) closed before the write"))
+                return self.eventLoop.makeFailedFuture(
+                    SIPTransportError(.connectionClosed, "\(id) closed before the write"))
             }
             return self.write(bytes, on: open, id: id)
         }
@@ -394,16 +425,21 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private func write(_ bytes: [UInt8], on connection: Connection, id: SIPConnectionID) -> EventLoopFuture<Void> {
         let kind = connection.kind
         let channel = connection.channel
-        let mapError = { @Sendable (error: any Error) in Self.transportError(error, kind: kind, context: "write on \(id)") }
+        let mapError = { @Sendable (error: any Error) in
+            Self.transportError(error, kind: kind, context: "write on \(id)")
+        }
         let result = eventLoop.makePromise(of: Void.self)
         // An open connection's `ready` has succeeded already, so this runs at once.
         connection.ready.whenComplete { outcome in
             switch outcome {
             case .success:
                 if let capture = self.capture {
-                    capture.capture(SIPCapturedMessage(bytes: bytes, transport: kind, source: connection.local, destination: connection.remote))
+                    capture.capture(
+                        SIPCapturedMessage(
+                            bytes: bytes, transport: kind, source: connection.local, destination: connection.remote))
                 }
-                self.writeBatched(ByteBuffer(bytes: bytes), on: channel, kind: kind, completing: result, mapError: mapError)
+                self.writeBatched(
+                    ByteBuffer(bytes: bytes), on: channel, kind: kind, completing: result, mapError: mapError)
             case .failure(let error):
                 result.fail(mapError(error))
             }
@@ -421,14 +457,18 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         let pendingCounted = pendingConnects.keys.count(where: { !peerHosts.contains($0.host) })
         guard !counted || outboundCount + pendingCounted < configuration.maxOutboundConnections else {
             metrics.refused(key.kind, .outboundLimit)
-            return eventLoop.makeFailedFuture(SIPTransportError(
-                .connectFailed, "\(configuration.maxOutboundConnections) connections opened by us are open (Configuration.maxOutboundConnections)"))
+            return eventLoop.makeFailedFuture(
+                SIPTransportError(
+                    .connectFailed,
+                    "\(configuration.maxOutboundConnections) connections opened by us are open (Configuration.maxOutboundConnections)"
+                ))
         }
         var expectedNames: [String]? = nil
         var sni: String? = nil
         if key.kind == .tls {
             guard let tls = configuration.tls, clientTLSContext != nil else {
-                return eventLoop.makeFailedFuture(SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
+                return eventLoop.makeFailedFuture(
+                    SIPTransportError(.unsupportedTransport, "TLS sends need Configuration.tls"))
             }
             var withName = key
             withName.serverName = serverName
@@ -436,16 +476,21 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             if tls.verifyServerName {
                 guard !names.isEmpty else {
                     metrics.refused(.tls, .noCertificateName)
-                    logger.warning("refusing TLS to an IP address without a certificate name (RFC 5922 §4)",
-                                   metadata: ["remote": "\(key.hostPort)"])
-                    return eventLoop.makeFailedFuture(SIPTransportError(
-                        .tlsFailed, "no certificate name to verify \(key.hostPort) against: configure the certificate-names of the peer "
-                            + "at that address (an IP address alone is never accepted, RFC 5922 §4)"))
+                    logger.warning(
+                        "refusing TLS to an IP address without a certificate name (RFC 5922 §4)",
+                        metadata: ["remote": "\(key.hostPort)"])
+                    return eventLoop.makeFailedFuture(
+                        SIPTransportError(
+                            .tlsFailed,
+                            "no certificate name to verify \(key.hostPort) against: configure the certificate-names of the peer "
+                                + "at that address (an IP address alone is never accepted, RFC 5922 §4)"))
                 }
                 expectedNames = names
             }
             // SNI carries a host name, never an IP literal (RFC 6066 §3); a wildcard is no host.
-            sni = SIPServerIdentity.isName(serverName) ? serverName : names.first { SIPServerIdentity.isName($0) && !$0.contains("*") }
+            sni =
+                SIPServerIdentity.isName(serverName)
+                ? serverName : names.first { SIPServerIdentity.isName($0) && !$0.contains("*") }
         }
         let id = SIPConnectionID(nextConnection)
         nextConnection += 1
@@ -457,8 +502,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try self.configureStream(channel, kind: kind, id: id, serverName: sniName,
-                                             expectedServerNames: namesToCheck, ready: ready)
+                    try self.configureStream(
+                        channel, kind: kind, id: id, serverName: sniName,
+                        expectedServerNames: namesToCheck, ready: ready)
                 }
             }
             .connect(to: address)
@@ -472,9 +518,12 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
                     throw SIPTransportError(.connectionClosed, "connection to \(key.hostPort) closed at once")
                 }
                 let local = SIPHostAddress.target(kind, channel.localAddress) ?? SIPTarget(kind, host: "", port: 0)
-                self.register(id, Connection(kind: kind, channel: channel, remote: key, local: local,
-                                             ready: ready.futureResult, peerCertificateNames: [], inbound: false,
-                                             countedOutbound: counted))
+                self.register(
+                    id,
+                    Connection(
+                        kind: kind, channel: channel, remote: key, local: local,
+                        ready: ready.futureResult, peerCertificateNames: [], inbound: false,
+                        countedOutbound: counted))
                 return id
             }
         pendingConnects[key] = future
@@ -486,25 +535,34 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
 
     /// Sets up the pipeline of a stream channel: idle timer, TLS, framing (with the handshake
     /// and message timers and, for connections we open, the server name check).
-    private func configureStream(_ channel: any Channel, kind: SIPTransportKind, id: SIPConnectionID,
-                                 serverName: String?, expectedServerNames: [String]? = nil, isServer: Bool = false,
-                                 ready: EventLoopPromise<Void>) throws {
+    private func configureStream(
+        _ channel: any Channel, kind: SIPTransportKind, id: SIPConnectionID,
+        serverName: String?, expectedServerNames: [String]? = nil, isServer: Bool = false,
+        ready: EventLoopPromise<Void>
+    ) throws {
         let sync = channel.pipeline.syncOperations
         try sync.addHandler(IdleStateHandler(allTimeout: configuration.idleTimeout))
         if kind == .tls {
             if isServer {
-                guard let context = serverTLSContext else { throw SIPTransportError(.unsupportedTransport, "no TLS configuration") }
+                guard let context = serverTLSContext else {
+                    throw SIPTransportError(.unsupportedTransport, "no TLS configuration")
+                }
                 try sync.addHandler(NIOSSLServerHandler(context: context))
             } else {
-                guard let context = clientTLSContext else { throw SIPTransportError(.unsupportedTransport, "no TLS configuration") }
+                guard let context = clientTLSContext else {
+                    throw SIPTransportError(.unsupportedTransport, "no TLS configuration")
+                }
                 try sync.addHandler(try NIOSSLClientHandler(context: context, serverHostname: serverName))
             }
         }
-        let framer = SIPStreamFramer(limits: configuration.parserLimits,
-                                     maxBufferedBytes: configuration.maxBufferedBytesPerConnection)
-        try sync.addHandler(SIPStreamChannelHandler(
-            transport: self, id: id, kind: kind, framer: framer, ready: ready, expectedServerNames: expectedServerNames,
-            tlsHandshakeTimeout: configuration.tlsHandshakeTimeout, headerTimeout: configuration.headerTimeout))
+        let framer = SIPStreamFramer(
+            limits: configuration.parserLimits,
+            maxBufferedBytes: configuration.maxBufferedBytesPerConnection)
+        try sync.addHandler(
+            SIPStreamChannelHandler(
+                transport: self, id: id, kind: kind, framer: framer, ready: ready,
+                expectedServerNames: expectedServerNames,
+                tlsHandshakeTimeout: configuration.tlsHandshakeTimeout, headerTimeout: configuration.headerTimeout))
     }
 
     /// An accepted TCP/TLS connection (on the loop, from the child channel initializer).
@@ -516,14 +574,16 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard inboundCount < configuration.maxInboundConnections else {
             // Counted; logged at debug only, so that a flood of connections is no flood of logs.
             metrics.refused(kind, .inboundLimit)
-            logger.debug("refusing a SIP connection: Configuration.maxInboundConnections reached",
-                           metadata: ["limit": "\(configuration.maxInboundConnections)", "remote": "\(remote.hostPort)"])
+            logger.debug(
+                "refusing a SIP connection: Configuration.maxInboundConnections reached",
+                metadata: ["limit": "\(configuration.maxInboundConnections)", "remote": "\(remote.hostPort)"])
             throw SIPTransportError(.connectFailed, "too many inbound connections")
         }
         guard inboundByAddress[remote.host, default: 0] < configuration.maxInboundConnectionsPerAddress else {
             metrics.refused(kind, .addressLimit)
-            logger.debug("refusing a SIP connection: Configuration.maxInboundConnectionsPerAddress reached",
-                           metadata: ["limit": "\(configuration.maxInboundConnectionsPerAddress)", "remote": "\(remote.host)"])
+            logger.debug(
+                "refusing a SIP connection: Configuration.maxInboundConnectionsPerAddress reached",
+                metadata: ["limit": "\(configuration.maxInboundConnectionsPerAddress)", "remote": "\(remote.host)"])
             throw SIPTransportError(.connectFailed, "too many connections from \(remote.host)")
         }
         let id = SIPConnectionID(nextConnection)
@@ -535,8 +595,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             ready.fail(error)
             throw error
         }
-        register(id, Connection(kind: kind, channel: channel, remote: remote, local: local, ready: ready.futureResult,
-                                peerCertificateNames: [], inbound: true))
+        register(
+            id,
+            Connection(
+                kind: kind, channel: channel, remote: remote, local: local, ready: ready.futureResult,
+                peerCertificateNames: [], inbound: true))
     }
 
     private func register(_ id: SIPConnectionID, _ connection: Connection) {
@@ -549,9 +612,11 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             outboundCount += 1
         }
         metrics.increment(SIPTransportMetrics.connectionsOpened, connection.kind)
-        logger.debug("SIP connection opened", metadata: [
-            "connection": "\(id)", "transport": "\(connection.kind)", "remote": "\(connection.remote.hostPort)",
-        ])
+        logger.debug(
+            "SIP connection opened",
+            metadata: [
+                "connection": "\(id)", "transport": "\(connection.kind)", "remote": "\(connection.remote.hostPort)",
+            ])
     }
 
     func connectionReady(_ id: SIPConnectionID, peerCertificateNames: [String]) {
@@ -570,34 +635,44 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             outboundCount -= 1
         }
         metrics.increment(SIPTransportMetrics.connectionsClosed, connection.kind)
-        logger.debug("SIP connection closed", metadata: ["connection": "\(id)", "remote": "\(connection.remote.hostPort)"])
+        logger.debug(
+            "SIP connection closed", metadata: ["connection": "\(id)", "remote": "\(connection.remote.hostPort)"])
     }
 
     func connectionTimedOut(_ id: SIPConnectionID, kind: SIPTransportKind, _ timeout: SIPTransportMetrics.Timeout) {
         metrics.timedOut(kind, timeout)
-        logger.debug("closing SIP connection: timeout", metadata: ["connection": "\(id)", "timeout": "\(timeout.rawValue)"])
+        logger.debug(
+            "closing SIP connection: timeout", metadata: ["connection": "\(id)", "timeout": "\(timeout.rawValue)"])
     }
 
     func serverNameRefused(_ id: SIPConnectionID, expected: [String], presented: [String]) {
         metrics.refused(.tls, .certificateName)
-        logger.warning("closing TLS connection: the server's certificate is not for the expected name (RFC 5922 §4)",
-                       metadata: ["connection": "\(id)", "expected": "\(expected)", "presented": "\(presented)"])
+        logger.warning(
+            "closing TLS connection: the server's certificate is not for the expected name (RFC 5922 §4)",
+            metadata: ["connection": "\(id)", "expected": "\(expected)", "presented": "\(presented)"])
     }
 
     func connectionError(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: any Error) {
-        logger.notice("SIP connection error", metadata: ["connection": "\(id)", "transport": "\(kind)", "error": "\(error)"])
+        logger.notice(
+            "SIP connection error", metadata: ["connection": "\(id)", "transport": "\(kind)", "error": "\(error)"])
     }
 
     /// The framer gave up on connection `id` (RFC 3261 §18.3): counted, and a message refused
     /// for its size is answered first, on the connection (413 or 513, RFC 3261 §21.4.11,
     /// §21.5.14, when its header section still gives Via, From, To, Call-ID and CSeq). The
     /// future completes when the connection may be closed: after that answer is written.
-    func framingLost(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: SIPParseError, refused: [UInt8]?) -> EventLoopFuture<Void> {
-        logger.notice("closing SIP connection: framing lost (RFC 3261 §18.3)",
-                      metadata: ["connection": "\(id)", "error": "\(error)"])
+    func framingLost(_ id: SIPConnectionID, kind: SIPTransportKind, _ error: SIPParseError, refused: [UInt8]?)
+        -> EventLoopFuture<Void>
+    {
+        logger.notice(
+            "closing SIP connection: framing lost (RFC 3261 §18.3)",
+            metadata: ["connection": "\(id)", "error": "\(error)"])
         guard let refused, let connection = connections[id],
-              let answered = rejectMalformed(refused, error, kind: kind, source: connection.remote, connection: id) else {
-            if refused == nil { metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: error.code.rawValue) }
+            let answered = rejectMalformed(refused, error, kind: kind, source: connection.remote, connection: id)
+        else {
+            if refused == nil {
+                metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: error.code.rawValue)
+            }
             return eventLoop.makeSucceededVoidFuture()
         }
         return answered.recover { _ in }
@@ -609,15 +684,20 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
 
     // MARK: - Receiving
 
-    func receiveStream(_ bytes: [UInt8], connection id: SIPConnectionID, kind: SIPTransportKind, peerCertificateNames: [String]) {
+    func receiveStream(
+        _ bytes: [UInt8], connection id: SIPConnectionID, kind: SIPTransportKind, peerCertificateNames: [String]
+    ) {
         guard let connection = connections[id] else { return }
-        receive(bytes, kind: kind, source: connection.remote, local: connection.local, connection: id,
-                peerCertificateNames: peerCertificateNames)
+        receive(
+            bytes, kind: kind, source: connection.remote, local: connection.local, connection: id,
+            peerCertificateNames: peerCertificateNames)
     }
 
     /// One framed message (a datagram, or a message cut from a stream).
-    func receive(_ bytes: [UInt8], kind: SIPTransportKind, source: SIPTarget, local: SIPTarget,
-                 connection: SIPConnectionID?, peerCertificateNames: [String]) {
+    func receive(
+        _ bytes: [UInt8], kind: SIPTransportKind, source: SIPTarget, local: SIPTarget,
+        connection: SIPConnectionID?, peerCertificateNames: [String]
+    ) {
         eventLoop.assertInEventLoop()
         guard phase == .started else { return }
         if capture != nil { captureReceived(bytes, kind: kind, source: source, local: local) }
@@ -642,14 +722,16 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         case .response(let response):
             if configuration.discardResponsesWithForeignSentBy, !sentByIsOurs(response) {
                 metrics.increment(SIPTransportMetrics.malformedDropped, kind, reason: "via-sent-by-mismatch")
-                logger.debug("discarding a response whose top Via is not ours (RFC 3261 §18.1.2)",
-                             metadata: ["source": "\(source)"])
+                logger.debug(
+                    "discarding a response whose top Via is not ours (RFC 3261 §18.1.2)",
+                    metadata: ["source": "\(source)"])
                 return
             }
         }
         metrics.increment(SIPTransportMetrics.messagesReceived, kind)
-        let received = SIPReceivedMessage(message: delivered, source: source, local: local, connection: connection,
-                                          peerCertificateNames: peerCertificateNames)
+        let received = SIPReceivedMessage(
+            message: delivered, source: source, local: local, connection: connection,
+            peerCertificateNames: peerCertificateNames)
         let current = handler.withLockedValue { $0 }
         current?.deliver(received)
     }
@@ -657,10 +739,14 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// 400 (413, 513 past a limit) when a response can be formed, else drop; both counted. The
     /// answer's send, or nil when dropped.
     @discardableResult
-    private func rejectMalformed(_ bytes: [UInt8], _ error: SIPParseError, kind: SIPTransportKind, source: SIPTarget,
-                                 connection: SIPConnectionID?) -> EventLoopFuture<Void>? {
+    private func rejectMalformed(
+        _ bytes: [UInt8], _ error: SIPParseError, kind: SIPTransportKind, source: SIPTarget,
+        connection: SIPConnectionID?
+    ) -> EventLoopFuture<Void>? {
         let tag = String(UInt64.random(in: 1...UInt64.max), radix: 36)
-        guard var response = SIPResponse.badRequest(salvaging: bytes, error: error, toTag: tag, limits: configuration.parserLimits),
+        guard
+            var response = SIPResponse.badRequest(
+                salvaging: bytes, error: error, toTag: tag, limits: configuration.parserLimits),
             (try? response.headers.stampTopVia(source: source)) != nil,
             let topVia = try? response.headers.via.first,
             var route = try? SIPResponseRoute.forResponse(topVia: topVia, requestConnection: connection)
@@ -672,9 +758,12 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         // A datagram's 400 goes back the way the request came (its Via was just stamped with the
         // source), and a stream's on its own connection.
         if route.target.kind != kind {
-            route = SIPResponseRoute(connection: connection, target: SIPTarget(kind, host: source.host, port: source.port))
+            route = SIPResponseRoute(
+                connection: connection, target: SIPTarget(kind, host: source.host, port: source.port))
         }
-        logger.debug("answering a malformed request with \(response.statusCode)", metadata: ["source": "\(source)", "error": "\(error)"])
+        logger.debug(
+            "answering a malformed request with \(response.statusCode)",
+            metadata: ["source": "\(source)", "error": "\(error)"])
         let future = sendOnLoop(.response(response), to: route.target, connection: route.connection)
         future.whenSuccess { self.metrics.increment(SIPTransportMetrics.badRequestSent, kind) }
         future.whenFailure { error in
@@ -704,8 +793,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
 
     // MARK: - Errors
 
-    static func transportError(_ error: any Error, kind: SIPTransportKind, context: String,
-                               connecting: Bool = false) -> SIPTransportError {
+    static func transportError(
+        _ error: any Error, kind: SIPTransportKind, context: String,
+        connecting: Bool = false
+    ) -> SIPTransportError {
         if let error = error as? SIPTransportError { return error }
         if error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError {
             return SIPTransportError(.tlsFailed, "\(context): \(error)")

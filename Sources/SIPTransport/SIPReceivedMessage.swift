@@ -17,8 +17,10 @@ public struct SIPReceivedMessage: Sendable {
     /// UDP, TCP, and TLS peers that sent no certificate.
     public var peerCertificateNames: [String]
 
-    public init(message: SIPMessage, source: SIPTarget, local: SIPTarget,
-                connection: SIPConnectionID? = nil, peerCertificateNames: [String] = []) {
+    public init(
+        message: SIPMessage, source: SIPTarget, local: SIPTarget,
+        connection: SIPConnectionID? = nil, peerCertificateNames: [String] = []
+    ) {
         self.message = message
         self.source = source
         self.local = local

@@ -55,8 +55,9 @@ public final class SIPResolver: Sendable {
         configuration: Configuration = Configuration(), dnsConfiguration: DNSClient.Configuration,
         eventLoopGroup: any EventLoopGroup, cache: DNSCache = DNSCache()
     ) {
-        self.init(configuration: configuration,
-                  dns: DNSClient(configuration: dnsConfiguration, eventLoopGroup: eventLoopGroup, cache: cache))
+        self.init(
+            configuration: configuration,
+            dns: DNSClient(configuration: dnsConfiguration, eventLoopGroup: eventLoopGroup, cache: cache))
     }
 
     /// The targets to try for `uri`, in order, given the transports this side supports.
@@ -79,8 +80,11 @@ public final class SIPResolver: Sendable {
 
         if let literal = Self.ipLiteral(targetText) {
             let kind = explicit ?? Self.defaultKind(secure: secure, allowed: allowed)
-            return [SIPResolvedTarget(target: SIPTarget(kind, host: literal, port: uri.port ?? kind.defaultPort),
-                                      serverName: literal)]
+            return [
+                SIPResolvedTarget(
+                    target: SIPTarget(kind, host: literal, port: uri.port ?? kind.defaultPort),
+                    serverName: literal)
+            ]
         }
         // A name never contains ":"; this is a malformed IPv6 reference or one with a zone index.
         guard !targetText.contains(":") else {
@@ -111,7 +115,8 @@ public final class SIPResolver: Sendable {
         }
 
         if let port = uri.port {
-            await run.addresses(of: domain, port: port, kind: explicit ?? Self.defaultKind(secure: secure, allowed: allowed))
+            await run.addresses(
+                of: domain, port: port, kind: explicit ?? Self.defaultKind(secure: secure, allowed: allowed))
             return try run.finish(uri)
         }
 
@@ -156,7 +161,8 @@ public final class SIPResolver: Sendable {
         default: throw SIPTransportError(.unsupportedTransport, "transport=\(parameter) is not supported")
         }
         guard allowed.contains(kind) else {
-            throw SIPTransportError(.unsupportedTransport, "transport=\(parameter) needs \(kind), which is not supported")
+            throw SIPTransportError(
+                .unsupportedTransport, "transport=\(parameter) needs \(kind), which is not supported")
         }
         return kind
     }
@@ -249,12 +255,15 @@ extension SIPResolver {
         }
 
         /// A/AAAA of `name`, in the configured order of types (RFC 3263 §4.2).
-        mutating func addresses(of name: DNSName, port: UInt16, kind: SIPTransportKind, serverName: String? = nil) async {
+        mutating func addresses(of name: DNSName, port: UInt16, kind: SIPTransportKind, serverName: String? = nil) async
+        {
             for type in resolver.configuration.addressTypes where !isFull {
                 for record in await lookup(name, type) {
                     switch record.data {
-                    case .a(let address): append(SIPTarget(kind, host: address.description, port: port), serverName: serverName)
-                    case .aaaa(let address): append(SIPTarget(kind, host: address.description, port: port), serverName: serverName)
+                    case .a(let address):
+                        append(SIPTarget(kind, host: address.description, port: port), serverName: serverName)
+                    case .aaaa(let address):
+                        append(SIPTarget(kind, host: address.description, port: port), serverName: serverName)
                     default: break
                     }
                 }
@@ -262,7 +271,9 @@ extension SIPResolver {
         }
 
         /// SRV for `service.domain`, ordered per RFC 2782, each target's addresses in turn.
-        mutating func srv(_ service: String, _ domain: DNSName, kind: SIPTransportKind, serverNameFromTarget: Bool = false) async {
+        mutating func srv(
+            _ service: String, _ domain: DNSName, kind: SIPTransportKind, serverNameFromTarget: Bool = false
+        ) async {
             guard let name = try? domain.prepending(service) else { return }
             await srv(name, kind: kind, serverNameFromTarget: serverNameFromTarget)
         }
@@ -288,8 +299,8 @@ extension SIPResolver {
             }
             let usable = records.enumerated().compactMap { index, record -> (Int, DNSNAPTRRecord, SIPTransportKind)? in
                 guard record.flags.count == 1, record.flags[0] | 0x20 == UInt8(ascii: "s"),
-                      let kind = SIPResolver.naptrService(record.services), allowed.contains(kind),
-                      !secure || kind == .tls, !record.replacement.isRoot
+                    let kind = SIPResolver.naptrService(record.services), allowed.contains(kind),
+                    !secure || kind == .tls, !record.replacement.isRoot
                 else { return nil }
                 return (index, record, kind)
             }.sorted { a, b in

@@ -19,8 +19,10 @@ extension SIPResponse {
     /// The scan looks at most at `limits.maxMessageSize` bytes (every line in them) and copies
     /// at most `limits.maxViaCount` Vias; fields are copied as received (folds replaced by a
     /// space). The top Via must parse, or there is nowhere to send the response.
-    public static func badRequest(salvaging bytes: [UInt8], error: SIPParseError, toTag: String,
-                                  limits: SIPParserLimits = .default) -> SIPResponse? {
+    public static func badRequest(
+        salvaging bytes: [UInt8], error: SIPParseError, toTag: String,
+        limits: SIPParserLimits = .default
+    ) -> SIPResponse? {
         let end = min(bytes.count, limits.maxMessageSize)
         // One pass over the header section (CRLF or bare LF lines, up to the empty line) keeping
         // only the fields a response copies. Every line is looked at, however many there are: a
@@ -64,7 +66,8 @@ extension SIPResponse {
                 keptVias += 1
             } else {
                 guard name == .from || name == .to || name == .callID || name == .cseq,
-                      !kept.contains(where: { $0.0 == name }) else { continue }
+                    !kept.contains(where: { $0.0 == name })
+                else { continue }
             }
             kept.append((name, trimmed(line[(colon + 1)...])))
             lastKept = true
@@ -88,8 +91,9 @@ extension SIPResponse {
         headers.append(.callID, callID.1)
         headers.append(.cseq, cseq.1)
         let status = refusalStatus(for: error)
-        return SIPResponse(statusCode: status, reasonPhrase: status == 400 ? badRequestReason(error) : refusalReason(error, status),
-                           headers: headers)
+        return SIPResponse(
+            statusCode: status, reasonPhrase: status == 400 ? badRequestReason(error) : refusalReason(error, status),
+            headers: headers)
     }
 
     /// The status for a request the parser refused (RFC 3261 §21): 413 Request Entity Too Large

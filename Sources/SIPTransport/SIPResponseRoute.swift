@@ -43,7 +43,9 @@ public struct SIPResponseRoute: Sendable, Hashable, CustomStringConvertible {
     ///
     /// Throws ``SIPTransportError/Code/unsupportedTransport`` for a Via transport this stack
     /// does not speak (SCTP, WS, ...).
-    public static func forResponse(topVia via: SIPVia, requestConnection: SIPConnectionID?) throws(SIPTransportError) -> SIPResponseRoute {
+    public static func forResponse(topVia via: SIPVia, requestConnection: SIPConnectionID?) throws(SIPTransportError)
+        -> SIPResponseRoute
+    {
         guard let kind = SIPTransportKind(viaToken: via.transport) else {
             throw SIPTransportError(.unsupportedTransport, "Via transport \(via.transport) is not UDP, TCP or TLS")
         }
@@ -51,11 +53,13 @@ public struct SIPResponseRoute: Sendable, Hashable, CustomStringConvertible {
         let sentByPort = via.port ?? kind.defaultPort
         if kind.isReliable {
             let host = via.received.map(SIPHostAddress.unbracketed) ?? sentByHost
-            return SIPResponseRoute(connection: requestConnection, target: SIPTarget(kind, host: host, port: sentByPort))
+            return SIPResponseRoute(
+                connection: requestConnection, target: SIPTarget(kind, host: host, port: sentByPort))
         }
         if let maddr = via.maddr {
-            return SIPResponseRoute(connection: nil,
-                                    target: SIPTarget(kind, host: SIPHostAddress.unbracketed(maddr), port: sentByPort))
+            return SIPResponseRoute(
+                connection: nil,
+                target: SIPTarget(kind, host: SIPHostAddress.unbracketed(maddr), port: sentByPort))
         }
         var port = sentByPort
         if case .port(let rport) = via.rport { port = rport }

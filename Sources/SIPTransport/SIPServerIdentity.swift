@@ -22,13 +22,14 @@ public enum SIPServerIdentity {
         let reference = normalized(reference)
         let presented = normalized(presented)
         guard !reference.isEmpty, !presented.isEmpty, !reference.contains("*"),
-              SIPHostAddress.canonicalIP(reference) == nil else { return false }
+            SIPHostAddress.canonicalIP(reference) == nil
+        else { return false }
         guard presented.contains("*") else { return presented == reference }
         let presentedLabels = presented.split(separator: ".", omittingEmptySubsequences: false)
         let referenceLabels = reference.split(separator: ".", omittingEmptySubsequences: false)
         guard presentedLabels.count >= 3, presentedLabels[0] == "*",
-              !presentedLabels.dropFirst().contains(where: { $0.isEmpty || $0.contains("*") }),
-              referenceLabels.count == presentedLabels.count, !referenceLabels[0].isEmpty
+            !presentedLabels.dropFirst().contains(where: { $0.isEmpty || $0.contains("*") }),
+            referenceLabels.count == presentedLabels.count, !referenceLabels[0].isEmpty
         else { return false }
         return referenceLabels.dropFirst().elementsEqual(presentedLabels.dropFirst())
     }

@@ -36,9 +36,11 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
     /// Runs from the first byte of a message until the message is whole.
     private var messageTimer: Scheduled<Void>?
 
-    init(transport: SIPNetworkTransport, id: SIPConnectionID, kind: SIPTransportKind, framer: SIPStreamFramer,
-         ready: EventLoopPromise<Void>, expectedServerNames: [String]? = nil,
-         tlsHandshakeTimeout: TimeAmount = .seconds(10), headerTimeout: TimeAmount = .seconds(10)) {
+    init(
+        transport: SIPNetworkTransport, id: SIPConnectionID, kind: SIPTransportKind, framer: SIPStreamFramer,
+        ready: EventLoopPromise<Void>, expectedServerNames: [String]? = nil,
+        tlsHandshakeTimeout: TimeAmount = .seconds(10), headerTimeout: TimeAmount = .seconds(10)
+    ) {
         self.transport = transport
         self.id = id
         self.kind = kind
@@ -108,7 +110,7 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
             return
         }
         guard messageTimer == nil,
-              read.readableBytesView.suffix(waiting).contains(where: { $0 != 0x0D && $0 != 0x0A })
+            read.readableBytesView.suffix(waiting).contains(where: { $0 != 0x0D && $0 != 0x0A })
         else { return }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         messageTimer = context.eventLoop.assumeIsolated().scheduleTask(in: headerTimeout) {
@@ -143,8 +145,12 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
                 guard SIPServerIdentity.matches(presented: presented, anyOf: expected) else {
                     transport.serverNameRefused(id, expected: expected, presented: presented)
                     failed = true
-                    completeReady(.failure(SIPTransportError(
-                        .tlsFailed, "\(id): the server's certificate names \(presented) match none of \(expected) (RFC 5922 §4)")))
+                    completeReady(
+                        .failure(
+                            SIPTransportError(
+                                .tlsFailed,
+                                "\(id): the server's certificate names \(presented) match none of \(expected) (RFC 5922 §4)"
+                            )))
                     context.close(promise: nil)
                     return
                 }
@@ -175,7 +181,8 @@ final class SIPStreamChannelHandler: ChannelInboundHandler {
                 case .message(let bytes):
                     messageTimer?.cancel()
                     messageTimer = nil
-                    transport.receiveStream(bytes, connection: id, kind: kind, peerCertificateNames: peerCertificateNames)
+                    transport.receiveStream(
+                        bytes, connection: id, kind: kind, peerCertificateNames: peerCertificateNames)
                 case .ping:
                     context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: "\r\n")), promise: nil)
                 case .pong:

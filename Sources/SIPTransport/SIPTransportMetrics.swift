@@ -89,8 +89,10 @@ final class SIPTransportMetrics {
         increment(Self.timeouts, kind, kindOfTimeout: timeout.rawValue)
     }
 
-    func increment(_ label: String, _ kind: SIPTransportKind, reason: String? = nil, kindOfTimeout: String? = nil,
-                   by amount: Int64 = 1) {
+    func increment(
+        _ label: String, _ kind: SIPTransportKind, reason: String? = nil, kindOfTimeout: String? = nil,
+        by amount: Int64 = 1
+    ) {
         let key = Key(label: label, kind: kind, reason: reason, timeout: kindOfTimeout)
         if let counter = counters[key] {
             counter.increment(by: amount)

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A growable run of plain values in memory of its own, for writing: an
@@ -45,13 +45,16 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
 
     /// Gives up the memory, for ``SpareWriterBuffers`` to keep, instead of freeing it.
     consuming func relinquish() -> SpareWriterBuffers.Buffer {
-        let spare = SpareWriterBuffers.Buffer(base: UnsafeMutableRawPointer(base), bytes: capacity &* MemoryLayout<Element>.stride)
+        let spare = SpareWriterBuffers.Buffer(
+            base: UnsafeMutableRawPointer(base), bytes: capacity &* MemoryLayout<Element>.stride)
         discard self
         return spare
     }
 
     /// Memory for `capacity` values, or `base` resized to it (its values kept).
-    private static func allocate(_ capacity: Int, resizing base: UnsafeMutablePointer<Element>? = nil) -> UnsafeMutablePointer<Element> {
+    private static func allocate(_ capacity: Int, resizing base: UnsafeMutablePointer<Element>? = nil)
+        -> UnsafeMutablePointer<Element>
+    {
         let (bytes, overflow) = capacity.multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
         precondition(!overflow, "capacity too large")
         guard let memory = realloc(base, max(bytes, 1)) else { fatalError("out of memory") }
@@ -164,7 +167,8 @@ extension RecordingBuffer where Element == UInt8 {
     /// `memcpy` cost more than the copy. Both loads come before the stores.
     @inline(__always)
     static func copy(from source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
-        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+        let from = UnsafeRawPointer(source)
+        let to = UnsafeMutableRawPointer(target)
         if count > 16 {
             target.update(from: source, count: count)
         } else if count >= 8 {
@@ -289,7 +293,9 @@ extension RecordingBuffer where Element == UInt8 {
     @inline(__always)
     mutating func appendEndTag(nameAt offset: Int, length: Int) {
         guard length > 0, offset >= 0, offset + length <= count else {
-            append(0x3C); append(0x2F); append(0x3E)  // </>
+            append(0x3C)
+            append(0x2F)
+            append(0x3E)  // </>
             return
         }
         reserve(length &+ 3)
@@ -342,7 +348,9 @@ enum SpareWriterBuffers {
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         // A closure, whose parameter takes each platform's type (optional on Linux, not on Darwin).
-        guard pthread_key_create(&key, { freeSpareWriterBuffers($0) }) == 0 else { fatalError("pthread_key_create failed") }
+        guard pthread_key_create(&key, { freeSpareWriterBuffers($0) }) == 0 else {
+            fatalError("pthread_key_create failed")
+        }
         return key
     }()
 
@@ -458,7 +466,10 @@ enum SpareEventStorage {
         // The two largest of the kept blocks and this one stay (a small block is only kept
         // beside a large one: `take` moves it up when it hands out the large one).
         let small = slot.pointee.smallEvents
-        guard let large = slot.pointee.largeEvents else { return slot.pointee.largeEvents = block }
+        guard let large = slot.pointee.largeEvents else {
+            slot.pointee.largeEvents = block
+            return
+        }
         if block.bytes > large.bytes {
             slot.pointee.largeEvents = block
             slot.pointee.smallEvents = large

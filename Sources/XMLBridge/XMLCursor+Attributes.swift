@@ -37,7 +37,8 @@ extension XMLCursor {
         let start = Int(n.attributeStart)
         for i in start..<start + Int(n.attributeCount) {
             let a = events.attributes[i]
-            try body(names.position(of: events.names[Int(a.name)]), AttributeValue(start: a.valueStart, count: a.valueCount))
+            try body(
+                names.position(of: events.names[Int(a.name)]), AttributeValue(start: a.valueStart, count: a.valueCount))
         }
     }
 
@@ -55,7 +56,8 @@ extension XMLCursor {
     public func allAttributes(in names: XMLNameTable) -> Bool {
         let n = events.nodes[index]
         let start = Int(n.attributeStart)
-        for i in start..<start + Int(n.attributeCount) where names.position(of: events.names[Int(events.attributes[i].name)]) == nil {
+        for i in start..<start + Int(n.attributeCount)
+        where names.position(of: events.names[Int(events.attributes[i].name)]) == nil {
             return false
         }
         return true
@@ -93,13 +95,16 @@ extension XMLCursor {
     /// aside) in the same order, with the same value bytes, compared in the recordings (no name
     /// or value copied out). A decoder's value of one then serves for the other.
     public func hasSameAttributes(as other: XMLCursor) -> Bool {
-        let a = events.nodes[index], b = other.events.nodes[other.index]
+        let a = events.nodes[index]
+        let b = other.events.nodes[other.index]
         guard a.attributeCount == b.attributeCount else { return false }
         let sameRecording = events === other.events
         for k in 0..<Int(a.attributeCount) {
-            let x = events.attributes[Int(a.attributeStart) + k], y = other.events.attributes[Int(b.attributeStart) + k]
+            let x = events.attributes[Int(a.attributeStart) + k]
+            let y = other.events.attributes[Int(b.attributeStart) + k]
             // A recording holds each distinct name once: in one, equal names are equal indices.
-            let sameName = sameRecording ? x.name == y.name : events.names[Int(x.name)] == other.events.names[Int(y.name)]
+            let sameName =
+                sameRecording ? x.name == y.name : events.names[Int(x.name)] == other.events.names[Int(y.name)]
             guard sameName, x.valueCount == y.valueCount else { return false }
             let sameValue = events.bytes.withUnsafeBufferPointer { xs in
                 other.events.bytes.withUnsafeBufferPointer { ys in

@@ -14,13 +14,16 @@ extension XMLCursor {
     public var detached: XMLCursor {
         let root = events.nodes[index]
         if root.isText { return self }
-        let start = index, end = Int(root.end)
+        let start = index
+        let end = Int(root.end)
         // The subtree's attributes, declarations and bytes were recorded in
         // document order, so each lies in one contiguous range.
-        let attributeStart = Int(root.attributeStart), declarationStart = Int(root.declarationStart)
+        let attributeStart = Int(root.attributeStart)
+        let declarationStart = Int(root.declarationStart)
         var attributeEnd = Int(root.attributeStart + root.attributeCount)
         var declarationEnd = Int(root.declarationStart + root.declarationCount)
-        var byteStart = Int.max, byteEnd = 0
+        var byteStart = Int.max
+        var byteEnd = 0
         let nodes = events.nodes[start..<end]
         for n in nodes {
             if n.isText {
@@ -38,9 +41,14 @@ extension XMLCursor {
             byteStart = min(byteStart, Int(a.valueStart))
             byteEnd = max(byteEnd, Int(a.valueStart + a.valueCount))
         }
-        if byteStart > byteEnd { byteStart = 0; byteEnd = 0 }
-        let shift = Int32(byteStart), base = Int32(start)
-        let firstAttribute = Int32(attributeStart), firstDeclaration = Int32(declarationStart)
+        if byteStart > byteEnd {
+            byteStart = 0
+            byteEnd = 0
+        }
+        let shift = Int32(byteStart)
+        let base = Int32(start)
+        let firstAttribute = Int32(attributeStart)
+        let firstDeclaration = Int32(declarationStart)
         let recording = XMLEvents(
             nodes: UnsafeBufferPointer(rebasing: nodes), tables: events.tables,
             attributes: UnsafeBufferPointer(rebasing: attributes),

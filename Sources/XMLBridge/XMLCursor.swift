@@ -101,7 +101,8 @@ public struct XMLCursor: Sendable {
     public func attribute(_ name: XMLName) -> String? {
         let range = attributeRange
         if range.isEmpty { return nil }
-        let length = name.local.utf8.count, namespaceLength = name.namespace.utf8.count
+        let length = name.local.utf8.count
+        let namespaceLength = name.namespace.utf8.count
         for i in range {
             let a = events.attributes[i]
             let found = events.names[Int(a.name)]
@@ -119,7 +120,9 @@ public struct XMLCursor: Sendable {
         var found: [XMLAttribute] = []
         for i in attributeRange where predicate(events.names[Int(events.attributes[i].name)]) {
             let a = events.attributes[i]
-            found.append(XMLAttribute(events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix)))
+            found.append(
+                XMLAttribute(
+                    events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix)))
         }
         return found
     }
@@ -136,14 +139,17 @@ public struct XMLCursor: Sendable {
     public var attributes: [XMLAttribute] {
         attributeRange.map {
             let a = events.attributes[$0]
-            return XMLAttribute(events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix))
+            return XMLAttribute(
+                events.name(a.name), events.string(a.valueStart, a.valueCount), prefix: events.prefix(a.prefix))
         }
     }
 
     // MARK: Content
 
     /// The element's direct children (elements and text runs) in document order.
-    public var children: Children { Children(events: events, start: index + 1, end: Int(node.end), elementsOnly: false) }
+    public var children: Children {
+        Children(events: events, start: index + 1, end: Int(node.end), elementsOnly: false)
+    }
 
     /// The element's child elements in document order.
     public var elements: Children { Children(events: events, start: index + 1, end: Int(node.end), elementsOnly: true) }
@@ -247,7 +253,8 @@ public struct XMLCursor: Sendable {
             if count > 1 { return text.trimmingXMLWhitespace() }
         }
         return events.bytes.withUnsafeBufferPointer { bytes -> String in
-            var start = Int(single.textStart), end = Int(single.textStart + single.textCount)
+            var start = Int(single.textStart)
+            var end = Int(single.textStart + single.textCount)
             while start < end, XMLEvents.isSpace(bytes[start]) { start += 1 }
             while end > start, XMLEvents.isSpace(bytes[end - 1]) { end -= 1 }
             return XMLEvents.string(UnsafeBufferPointer(rebasing: bytes[start..<end]))

@@ -184,7 +184,8 @@ public struct XMLElement: Sendable {
 
     public func attribute(_ name: XMLName) -> String? {
         let attributes = storage.attributes
-        for i in attributes.indices where attributes[i].name.local == name.local && attributes[i].name.namespace == name.namespace {
+        for i in attributes.indices
+        where attributes[i].name.local == name.local && attributes[i].name.namespace == name.namespace {
             return attributes[i].value
         }
         return nil
@@ -207,7 +208,8 @@ extension XMLElement: Hashable {
     public static func == (a: XMLElement, b: XMLElement) -> Bool {
         guard a.name == b.name, a.attributes.count == b.attributes.count else { return false }
         guard a.attributes.allSatisfy({ b.attribute($0.name) == $0.value }) else { return false }
-        var i = a.children.startIndex, j = b.children.startIndex
+        var i = a.children.startIndex
+        var j = b.children.startIndex
         while true {
             while i < a.children.endIndex, a.children[i].isWhitespaceText { i += 1 }
             while j < b.children.endIndex, b.children[j].isWhitespaceText { j += 1 }
@@ -246,7 +248,8 @@ extension String {
         var copy = self
         return copy.withUTF8 { bytes -> String in
             func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-            var start = 0, end = bytes.count
+            var start = 0
+            var end = bytes.count
             while start < end, space(bytes[start]) { start += 1 }
             while end > start, space(bytes[end - 1]) { end -= 1 }
             if start == 0 && end == bytes.count { return self }

@@ -122,7 +122,8 @@ public final class XMLEvents: @unchecked Sendable {
         if let adjust {
             adjust(
                 UnsafeMutableBufferPointer(start: memory.assumingMemoryBound(to: Node.self), count: nodes.count),
-                UnsafeMutableBufferPointer(start: (memory + nodeBytes).assumingMemoryBound(to: Attribute.self), count: attributes.count))
+                UnsafeMutableBufferPointer(
+                    start: (memory + nodeBytes).assumingMemoryBound(to: Attribute.self), count: attributes.count))
         }
         self.tables = tables
     }
@@ -137,7 +138,8 @@ public final class XMLEvents: @unchecked Sendable {
                 declarations.withUnsafeBufferPointer { d in
                     bytes.withUnsafeBufferPointer { b in
                         XMLEvents(
-                            nodes: n, tables: XMLNameTables(names: names, prefixes: prefixes, uris: uris), attributes: a,
+                            nodes: n, tables: XMLNameTables(names: names, prefixes: prefixes, uris: uris),
+                            attributes: a,
                             declarations: d, bytes: b)
                     }
                 }
@@ -175,7 +177,8 @@ public final class XMLEvents: @unchecked Sendable {
         var uris: [String: Int32] = [:]
         recorder.replay(element, names: &names, prefixes: &prefixes, uris: &uris)
         self.init(
-            nodes: recorder.nodes, tables: XMLNameTables(names: recorder.names, prefixes: recorder.prefixes, uris: recorder.uris),
+            nodes: recorder.nodes,
+            tables: XMLNameTables(names: recorder.names, prefixes: recorder.prefixes, uris: recorder.uris),
             attributes: recorder.attributes, declarations: recorder.declarations, bytes: recorder.bytes)
     }
 
@@ -185,7 +188,9 @@ public final class XMLEvents: @unchecked Sendable {
 
     func string(_ start: Int32, _ count: Int32) -> String {
         guard count > 0 else { return "" }
-        return bytes.withUnsafeBufferPointer { Self.string(UnsafeBufferPointer(rebasing: $0[Int(start)..<Int(start + count)])) }
+        return bytes.withUnsafeBufferPointer {
+            Self.string(UnsafeBufferPointer(rebasing: $0[Int(start)..<Int(start + count)]))
+        }
     }
 
     /// The text of UTF-8 bytes, ill-formed sequences repaired as `String(decoding:as:)` repairs
@@ -227,7 +232,8 @@ public final class XMLEvents: @unchecked Sendable {
         if node.attributeCount > 0 {
             attributeList.reserveCapacity(Int(node.attributeCount))
             for a in attributes[Int(node.attributeStart)..<Int(node.attributeStart + node.attributeCount)] {
-                attributeList.append(XMLAttribute(name(a.name), string(a.valueStart, a.valueCount), prefix: prefix(a.prefix)))
+                attributeList.append(
+                    XMLAttribute(name(a.name), string(a.valueStart, a.valueCount), prefix: prefix(a.prefix)))
             }
         }
         let declared = declarationList(node.declarationStart, node.declarationCount)
@@ -375,7 +381,8 @@ struct XMLEventRecorder: ~Copyable {
         }
         for a in e.attributes {
             var value = a.value
-            let name = nameID(a.name), prefix = prefixID(a.prefix)
+            let name = nameID(a.name)
+            let prefix = prefixID(a.prefix)
             value.withUTF8 { pg_record_attribute(state, name, prefix, $0.baseAddress, $0.count) }
         }
         for d in e.namespaceDeclarations {

@@ -67,7 +67,9 @@ public enum XMLParser {
         _ bytes: [UInt8], limits: XMLLimits = XMLLimits(), vocabulary: XMLVocabulary = XMLVocabulary()
     ) throws(XMLError) -> XMLEvents {
         try bytes.withUnsafeBytes {
-            parseBuffer($0, limits: limits, vocabulary: vocabulary, decodeAmpersands: attributesKeepAmpersandReferences, pool: .shared)
+            parseBuffer(
+                $0, limits: limits, vocabulary: vocabulary, decodeAmpersands: attributesKeepAmpersandReferences,
+                pool: .shared)
         }.get()
     }
 
@@ -76,11 +78,15 @@ public enum XMLParser {
         _ bytes: some Collection<UInt8>, limits: XMLLimits, vocabulary: XMLVocabulary, pool: XMLParserContextPool
     ) throws(XMLError) -> XMLEvents {
         let decode = attributesKeepAmpersandReferences
-        let result: Result<XMLEvents, XMLError> = bytes.withContiguousStorageIfAvailable { buffer in
-            parseBuffer(UnsafeRawBufferPointer(buffer), limits: limits, vocabulary: vocabulary, decodeAmpersands: decode, pool: pool)
-        } ?? Array(bytes).withUnsafeBytes {
-            parseBuffer($0, limits: limits, vocabulary: vocabulary, decodeAmpersands: decode, pool: pool)
-        }
+        let result: Result<XMLEvents, XMLError> =
+            bytes.withContiguousStorageIfAvailable { buffer in
+                parseBuffer(
+                    UnsafeRawBufferPointer(buffer), limits: limits, vocabulary: vocabulary, decodeAmpersands: decode,
+                    pool: pool)
+            }
+            ?? Array(bytes).withUnsafeBytes {
+                parseBuffer($0, limits: limits, vocabulary: vocabulary, decodeAmpersands: decode, pool: pool)
+            }
         return try result.get()
     }
 
@@ -148,14 +154,18 @@ public enum XMLParser {
         // encoding than UTF-8) is parsed again with the input libxml2 builds
         // itself; see `run`.
         guard let context = pool.take(handler: handler) else { return .failure(noParser()) }
-        let first = run(buffer, base, context, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: true)
+        let first = run(
+            buffer, base, context, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands,
+            fixedInput: true)
         guard first.transcoded else {
             pool.give(context, succeeded: first.result.isSuccess)
             return first.result
         }
         pool.give(context, succeeded: false)
         guard let fresh = pool.take(handler: handler) else { return .failure(noParser()) }
-        let second = run(buffer, base, fresh, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, fixedInput: false)
+        let second = run(
+            buffer, base, fresh, limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands,
+            fixedInput: false)
         pool.give(fresh, succeeded: second.result.isSuccess)
         return second.result
     }
@@ -165,8 +175,12 @@ public enum XMLParser {
     /// runs over more cache lines.
     @inline(never)
     private static func refused(_ count: Int, limits: XMLLimits) -> XMLError {
-        if count > limits.maxBytes { return XMLError(.tooLarge, "document is \(count) bytes; the limit is \(limits.maxBytes)") }
-        if count > Int(Int32.max) { return XMLError(.tooLarge, "document is \(count) bytes; libxml2 takes at most \(Int32.max)") }
+        if count > limits.maxBytes {
+            return XMLError(.tooLarge, "document is \(count) bytes; the limit is \(limits.maxBytes)")
+        }
+        if count > Int(Int32.max) {
+            return XMLError(.tooLarge, "document is \(count) bytes; libxml2 takes at most \(Int32.max)")
+        }
         return XMLError(.notWellFormed, "document is empty", line: 1, column: 1)
     }
 
@@ -207,8 +221,9 @@ public enum XMLParser {
             guard let reused = context.inputBuffer(holding: buffer) else { return noInput() }
             input = reused
         } else {
-            guard let made = xmlParserInputBufferCreateMem(
-                base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
+            guard
+                let made = xmlParserInputBufferCreateMem(
+                    base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), XML_CHAR_ENCODING_NONE)
             else { return noInput() }
             input = made
         }
@@ -226,7 +241,8 @@ public enum XMLParser {
         // it is; the callbacks reach it through the user data pointer (a
         // plain struct, so no dynamic exclusivity bookkeeping on every event).
         let sink = context.sink
-        sink.pointee.begin(limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, estimatedBytes: buffer.count)
+        sink.pointee.begin(
+            limits: limits, vocabulary: vocabulary, decodeAmpersands: decodeAmpersands, estimatedBytes: buffer.count)
         ctxt.pointee.userData = UnsafeMutableRawPointer(sink.pointee.state)
         xmlParseDocument(ctxt)
         ctxt.pointee.userData = nil
@@ -337,7 +353,8 @@ struct EventSink: ~Copyable {
         state.pointee.recorder = recorder.state
         state.pointee.context = UnsafeMutableRawPointer(context)
         state.pointee.addName = { owner, local, uri in EventSink.owner(owner).pointee.addName(local, uri) }
-        state.pointee.addPrefix = { owner, prefix in EventSink.owner(owner).pointee.addPrefix(prefix.unsafelyUnwrapped) }
+        state.pointee.addPrefix = { owner, prefix in EventSink.owner(owner).pointee.addPrefix(prefix.unsafelyUnwrapped)
+        }
         state.pointee.addNamespace = { owner, uri in EventSink.owner(owner).pointee.addNamespace(uri) }
         state.pointee.fail = { owner, code in EventSink.owner(owner).pointee.limitPassed(code) }
     }
@@ -435,7 +452,9 @@ struct EventSink: ~Copyable {
     /// A namespace URI met for the first time in this context: the
     /// vocabulary's own instance when it lists the URI (a missing one reads as empty).
     mutating func addNamespace(_ p: UnsafePointer<xmlChar>?) -> Int32 {
-        let uri = p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? Self.decodingAmpersands(String(cString: $0)) } ?? ""
+        let uri =
+            p.map { vocabulary.match($0, count: Int(xmlStrlen($0))) ?? Self.decodingAmpersands(String(cString: $0)) }
+            ?? ""
         let id = table.add(uri: uri)
         pg_sink_remember_namespace(state, p, id)
         return id

@@ -16,12 +16,6 @@ struct XMLParserPoolLimits: Sendable, Hashable {
     var maxDictionaryEntries: Int = 2_048
     /// Most parses one context serves before it is replaced (default 10,000).
     var maxUses: Int = 10_000
-
-    init(maxIdleContexts: Int = 4, maxDictionaryEntries: Int = 2_048, maxUses: Int = 10_000) {
-        self.maxIdleContexts = maxIdleContexts
-        self.maxDictionaryEntries = maxDictionaryEntries
-        self.maxUses = maxUses
-    }
 }
 
 /// Counters of the context pool, for tests and diagnostics.

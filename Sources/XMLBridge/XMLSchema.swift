@@ -17,7 +17,8 @@ public final class XMLSchema: @unchecked Sendable {
             throw XMLError(.schemaUnusable, "cannot read schema \(path)")
         }
         defer { xmlSchemaFreeParserCtxt(parserContext) }
-        xmlSchemaSetParserStructuredErrors(parserContext, ErrorCollector.callback, Unmanaged.passUnretained(collector).toOpaque())
+        xmlSchemaSetParserStructuredErrors(
+            parserContext, ErrorCollector.callback, Unmanaged.passUnretained(collector).toOpaque())
         let compiled = withExtendedLifetime(collector) { xmlSchemaParse(parserContext) }
         guard let compiled else {
             let detail = collector.errors.first.map { ": \($0.message)" } ?? ""
@@ -48,7 +49,8 @@ public final class XMLSchema: @unchecked Sendable {
             throw XMLError(.schemaUnusable, "cannot create a validation context for \(path)")
         }
         defer { xmlSchemaFreeValidCtxt(validation) }
-        xmlSchemaSetValidStructuredErrors(validation, ErrorCollector.callback, Unmanaged.passUnretained(collector).toOpaque())
+        xmlSchemaSetValidStructuredErrors(
+            validation, ErrorCollector.callback, Unmanaged.passUnretained(collector).toOpaque())
         let status = withExtendedLifetime(collector) { xmlSchemaValidateDoc(validation, doc) }
         if status != 0 && collector.errors.isEmpty {
             return [XMLError(.schemaViolation, "document is not valid against \(path)")]
@@ -60,12 +62,14 @@ public final class XMLSchema: @unchecked Sendable {
     /// that of the first start tag on the line (violations name an element).
     static func locatingColumn(_ error: XMLError, in bytes: [UInt8]) -> XMLError {
         guard error.line > 0, error.column == 0 else { return error }
-        var line = 1, index = 0
+        var line = 1
+        var index = 0
         while index < bytes.count, line < error.line {
             if bytes[index] == 0x0A { line += 1 }
             index += 1
         }
-        var column = 1, i = index
+        var column = 1
+        var i = index
         while i < bytes.count, bytes[i] != 0x0A {
             if bytes[i] == 0x3C, i + 1 < bytes.count, bytes[i + 1] != 0x2F {
                 var located = error
@@ -93,6 +97,7 @@ private final class ErrorCollector {
         guard error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
         var message = error.pointee.message.map { String(cString: $0) } ?? "schema error"
         while message.last == "\n" { message.removeLast() }
-        collector.errors.append(XMLError(.schemaViolation, message, line: Int(error.pointee.line), column: Int(error.pointee.int2)))
+        collector.errors.append(
+            XMLError(.schemaViolation, message, line: Int(error.pointee.line), column: Int(error.pointee.int2)))
     }
 }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The project's schemas, given as embedded files, compiled on demand and
@@ -109,19 +109,24 @@ public final class XMLSchemaSet: @unchecked Sendable {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
             guard let columns = header else {
                 guard fields.count >= 3, fields[0] == "namespace", fields[1] == "root", fields[2] == "schema" else {
-                    throw XMLError(.schemaUnusable, "roots.tsv: header must be namespace, root, schema, source", line: index + 1, column: 1)
+                    throw XMLError(
+                        .schemaUnusable, "roots.tsv: header must be namespace, root, schema, source", line: index + 1,
+                        column: 1)
                 }
                 header = fields
                 continue
             }
             guard fields.count == columns.count else {
-                throw XMLError(.schemaUnusable, "roots.tsv: \(fields.count) fields; the header has \(columns.count)", line: index + 1, column: 1)
+                throw XMLError(
+                    .schemaUnusable, "roots.tsv: \(fields.count) fields; the header has \(columns.count)",
+                    line: index + 1, column: 1)
             }
             let schema = String(fields[2])
             try checkRelative(schema)
-            result.append(Root(
-                namespace: String(fields[0]), root: String(fields[1]), schema: schema,
-                source: fields.count > 3 ? String(fields[3]) : ""))
+            result.append(
+                Root(
+                    namespace: String(fields[0]), root: String(fields[1]), schema: schema,
+                    source: fields.count > 3 ? String(fields[3]) : ""))
         }
         guard header != nil else { throw XMLError(.schemaUnusable, "roots.tsv is empty") }
         return result
@@ -133,7 +138,7 @@ public final class XMLSchemaSet: @unchecked Sendable {
     static func checkRelative(_ path: String) throws(XMLError) {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard !path.isEmpty, !path.hasPrefix("/"), !path.utf8.contains(0),
-              parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." })
+            parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." })
         else {
             throw XMLError(.schemaUnusable, "schema path \"\(path)\" is not a plain relative path")
         }

@@ -90,7 +90,9 @@ public struct XMLStreamWriter: ~Copyable {
         }
         if let indent {
             // The default: nothing built or held per document.
-            indentation = indent == "  " ? .twoSpaces
+            indentation =
+                indent == "  "
+                ? .twoSpaces
                 : .custom(unit: Array(indent.utf8), run: Array(repeating: Array(indent.utf8), count: 16).flatMap { $0 })
         } else {
             indentation = .none
@@ -107,7 +109,8 @@ public struct XMLStreamWriter: ~Copyable {
         if indentation.isOn { out.append(0x0A) }
         let bytes = out.array
         // The buffers kept for the thread's next writer instead of freed.
-        SpareWriterBuffers.keep(.init(out: out.relinquish(), frames: frames.relinquish(), bindings: scope.bindings.relinquish()))
+        SpareWriterBuffers.keep(
+            .init(out: out.relinquish(), frames: frames.relinquish(), bindings: scope.bindings.relinquish()))
         return bytes
     }
 
@@ -154,7 +157,8 @@ public struct XMLStreamWriter: ~Copyable {
 
         /// The prefixes and URIs the rules single out, at the positions named below.
         static let builtIn = ["xml", XMLStreamWriter.xmlNamespace, "xmlns", XMLStreamWriter.xmlnsNamespace, ""]
-        static let xml: Int32 = 0, xmlNamespace: Int32 = 1, xmlns: Int32 = 2, xmlnsNamespace: Int32 = 3, empty: Int32 = 4
+        static let xml: Int32 = 0, xmlNamespace: Int32 = 1, xmlns: Int32 = 2, xmlnsNamespace: Int32 = 3,
+            empty: Int32 = 4
         /// No prefix: the default namespace.
         static let none: Int32 = -1
 
@@ -237,7 +241,8 @@ public struct XMLStreamWriter: ~Copyable {
         func prefix(for uri: Int32) -> Int32? {
             if uri == Self.xmlNamespace { return Self.xml }
             let b = bindings.buffer
-            for binding in b.reversed() where binding.uri == uri && binding.prefix != Self.none && lookup(binding.prefix) == uri {
+            for binding in b.reversed()
+            where binding.uri == uri && binding.prefix != Self.none && lookup(binding.prefix) == uri {
                 return binding.prefix
             }
             return nil
@@ -300,20 +305,24 @@ public struct XMLStreamWriter: ~Copyable {
             var entries: [Entry] = []
             guard !namespaces.isEmpty else {
                 // ``none``, which the writer below is made with.
-                (self.strings, self.lengths, self.entries, self.declarations) = (strings, strings.map(\.utf8.count), entries, [])
+                (self.strings, self.lengths, self.entries, self.declarations) = (
+                    strings, strings.map(\.utf8.count), entries, []
+                )
                 return
             }
             var declarations = XMLStreamWriter(indent: nil, declaration: false)
             for ns in namespaces {
                 precondition(
-                    !ns.uri.isEmpty && ns.uri != XMLStreamWriter.xmlNamespace && ns.uri != XMLStreamWriter.xmlnsNamespace
+                    !ns.uri.isEmpty && ns.uri != XMLStreamWriter.xmlNamespace
+                        && ns.uri != XMLStreamWriter.xmlnsNamespace
                         && ns.prefix.map { XMLStreamWriter.canDeclare($0, ns.uri) } ?? true,
                     "a namespace a codec may declare")
                 let start = declarations.out.count
                 declarations.writeDeclaration(ns.prefix, ns.uri)
-                entries.append(Entry(
-                    binding: Binding(prefix: ns.prefix.map(position) ?? Scope.none, uri: position(ns.uri)),
-                    declarationStart: start, declarationEnd: declarations.out.count))
+                entries.append(
+                    Entry(
+                        binding: Binding(prefix: ns.prefix.map(position) ?? Scope.none, uri: position(ns.uri)),
+                        declarationStart: start, declarationEnd: declarations.out.count))
             }
             self.entries = entries
             self.strings = strings
@@ -404,7 +413,9 @@ public struct XMLStreamWriter: ~Copyable {
             out.append(0x3C)  // <
             let nameOffset = out.count
             appendQName(prefix, local)
-            pushFrame(nameOffset: nameOffset, nameLength: out.count - nameOffset, savedBindings: saved, indentsChildren: indentsChildren)
+            pushFrame(
+                nameOffset: nameOffset, nameLength: out.count - nameOffset, savedBindings: saved,
+                indentsChildren: indentsChildren)
             return
         }
         let namespaceID = scope.intern(namespace)
@@ -424,14 +435,17 @@ public struct XMLStreamWriter: ~Copyable {
         for d in declarations where !Self.same(d.prefix, elementPrefix) || Self.same(d.uri, namespace) {
             if d.uri.isEmpty && d.prefix != nil { continue }
             if let p = d.prefix, !Self.canDeclare(p, d.uri) { continue }
-            if d.prefix == nil && (Self.same(d.uri, Self.xmlNamespace) || Self.same(d.uri, Self.xmlnsNamespace)) { continue }
+            if d.prefix == nil && (Self.same(d.uri, Self.xmlNamespace) || Self.same(d.uri, Self.xmlnsNamespace)) {
+                continue
+            }
             if scope.bind(scope.intern(d.prefix), scope.intern(d.uri)) { writeDeclaration(d.prefix, d.uri) }
         }
         if !isXMLNamespace {  // else predeclared
             let elementPrefixID = scope.intern(elementPrefix)
             if scope.bind(elementPrefixID, namespaceID) { writeDeclaration(elementPrefixID, namespaceID) }
         }
-        pushFrame(nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
+        pushFrame(
+            nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
     }
 
     /// Opens an element named by a codec's ``Name`` and writes its start tag up to the
@@ -442,7 +456,9 @@ public struct XMLStreamWriter: ~Copyable {
     /// found by positions, and its qualified name was spelled when the name was made.
     public mutating func startElement(_ name: Name, declaring: UInt64 = 0, indentsChildren: Bool = true) {
         name.qualified.withUnsafeBufferPointer { qualified in
-            open(name.namespace, name.local, qualified: qualified, declaring: declaring, indentsChildren: indentsChildren)
+            open(
+                name.namespace, name.local, qualified: qualified, declaring: declaring, indentsChildren: indentsChildren
+            )
         }
     }
 
@@ -464,7 +480,8 @@ public struct XMLStreamWriter: ~Copyable {
             var declarations: [(prefix: String?, uri: String)] = []
             for i in scope.entries.indices where declaring & (1 << UInt64(i)) != 0 {
                 let entry = scope.entries[i].binding
-                declarations.append((entry.prefix == Scope.none ? nil : scope.string(entry.prefix), scope.string(entry.uri)))
+                declarations.append(
+                    (entry.prefix == Scope.none ? nil : scope.string(entry.prefix), scope.string(entry.uri)))
             }
             return startElement(
                 namespace.uri, local, prefix: namespace.prefix, declarations: declarations,
@@ -494,14 +511,16 @@ public struct XMLStreamWriter: ~Copyable {
             }
         }
         if scope.bind(namespace.prefixID, namespace.uriID) { writeDeclaration(entry: namespace.entry) }
-        pushFrame(nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
+        pushFrame(
+            nameOffset: nameOffset, nameLength: nameLength, savedBindings: saved, indentsChildren: indentsChildren)
     }
 
     @inline(__always)
     private mutating func pushFrame(nameOffset: Int, nameLength: Int, savedBindings: Int, indentsChildren: Bool) {
-        frames.append(Frame(
-            nameOffset: nameOffset, nameLength: nameLength, savedBindings: savedBindings,
-            indentsChildren: indentsChildren && indentation.isOn))
+        frames.append(
+            Frame(
+                nameOffset: nameOffset, nameLength: nameLength, savedBindings: savedBindings,
+                indentsChildren: indentsChildren && indentation.isOn))
         startTagOpen = true
     }
 
@@ -568,7 +587,10 @@ public struct XMLStreamWriter: ~Copyable {
         let stem = hint ?? "ns"
         var p = stem
         var n = 1
-        while scope.lookup(scope.intern(p)) != nil { p = "\(stem)\(n)"; n += 1 }
+        while scope.lookup(scope.intern(p)) != nil {
+            p = "\(stem)\(n)"
+            n += 1
+        }
         let prefixID = scope.intern(p)
         if scope.bind(prefixID, namespaceID) { writeDeclaration(prefixID, namespaceID) }
         return p
@@ -653,7 +675,10 @@ public struct XMLStreamWriter: ~Copyable {
             var i = element.index + 1
             while i < end {
                 let child = events.nodes[i]
-                if child.isText { indents = false; break }
+                if child.isText {
+                    indents = false
+                    break
+                }
                 i = Int(child.end)
             }
         }
@@ -679,7 +704,9 @@ public struct XMLStreamWriter: ~Copyable {
                 out.append(0x22)
             }
         } else {
-            for a in attributes { attribute(events.names[Int(a.name)].local, events.string(a.valueStart, a.valueCount)) }
+            for a in attributes {
+                attribute(events.names[Int(a.name)].local, events.string(a.valueStart, a.valueCount))
+            }
         }
         var i = element.index + 1
         while i < end {
@@ -722,7 +749,8 @@ public struct XMLStreamWriter: ~Copyable {
     /// ` xmlns:prefix="uri"` (` xmlns="uri"` without a prefix), for a binding in the scope.
     private mutating func writeDeclaration(_ prefix: Int32, _ uri: Int32) {
         // One of the writer's ``Namespaces`` (an attribute's `xsi`): as they spelled it.
-        for i in scope.entries.indices where scope.entries[i].binding.prefix == prefix && scope.entries[i].binding.uri == uri {
+        for i in scope.entries.indices
+        where scope.entries[i].binding.prefix == prefix && scope.entries[i].binding.uri == uri {
             return writeDeclaration(entry: i)
         }
         writeDeclaration(prefix == Scope.none ? nil : scope.string(prefix), scope.string(uri))
@@ -770,7 +798,10 @@ public struct XMLStreamWriter: ~Copyable {
     }
 
     private mutating func appendQName(_ prefix: String?, _ local: String) {
-        if let prefix { out.append(prefix); out.append(0x3A) }
+        if let prefix {
+            out.append(prefix)
+            out.append(0x3A)
+        }
         out.append(local)
     }
 
@@ -808,11 +839,17 @@ public struct XMLStreamWriter: ~Copyable {
                 if i &+ 16 <= count {
                     let first = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
                     let second = UnsafeRawPointer(base + i).loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-                    if !Self.mayNeedEscape(first, second) { i &+= 16; continue }
+                    if !Self.mayNeedEscape(first, second) {
+                        i &+= 16
+                        continue
+                    }
                 }
                 if i &+ 8 <= count {
                     let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
-                    if !Self.mayNeedEscape(word) { i &+= 8; continue }
+                    if !Self.mayNeedEscape(word) {
+                        i &+= 8
+                        continue
+                    }
                 } else if !tailLooked {
                     // Fewer than eight left: once, the last eight bytes of the value
                     // (overlapping bytes already looked at). None of them needing a
@@ -825,7 +862,10 @@ public struct XMLStreamWriter: ~Copyable {
                     }
                 }
                 let byte = base[i]
-                guard byte < 0x40, mask & (1 << UInt64(byte)) != 0 else { i += 1; continue }
+                guard byte < 0x40, mask & (1 << UInt64(byte)) != 0 else {
+                    i += 1
+                    continue
+                }
                 let replacement: StaticString
                 switch byte {
                 case 0x26: replacement = "&amp;"

@@ -87,7 +87,8 @@ package struct DenseTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     package var values: [Value] { chunks.flatMap { $0.compactMap { $0 } } }
 
     /// The first key and value (in unspecified order) that satisfy `predicate`.
-    package func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
+    package func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)?
+    {
         var found: (key: Key, value: Value)?
         _ = try index.first { entry in
             guard let value = self[slot: entry.value], try predicate((entry.key, value)) else { return false }

@@ -65,7 +65,12 @@ package struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
     package mutating func removeValue(forKey key: Key) -> Value? {
         let bits = key.tableBits
         if bits == Self.empty {
-            defer { if emptyKeyValue != nil { emptyKeyValue = nil; count -= 1 } }
+            defer {
+                if emptyKeyValue != nil {
+                    emptyKeyValue = nil
+                    count -= 1
+                }
+            }
             return emptyKeyValue
         }
         guard let bucket = find(bits) else { return nil }
@@ -94,7 +99,8 @@ package struct PackedTable<Key: PackedTableKey, Value: Sendable>: Sendable {
 
     /// The first entry (in unspecified order) that satisfies `predicate`, without copying the
     /// entries out.
-    package func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)? {
+    package func first(where predicate: ((key: Key, value: Value)) throws -> Bool) rethrows -> (key: Key, value: Value)?
+    {
         if let emptyKeyValue, try predicate((Key(tableBits: Self.empty), emptyKeyValue)) {
             return (Key(tableBits: Self.empty), emptyKeyValue)
         }

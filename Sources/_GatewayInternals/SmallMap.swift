@@ -69,7 +69,8 @@ public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Seq
                 if pairs.count == 1, let only = pairs.first {
                     storage = .one(only.key, only.value)
                 } else if pairs.count > Self.arrayLimit {
-                    storage = .table(Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }))
+                    storage = .table(
+                        Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }))
                 } else {
                     storage = .pairs(pairs)
                 }

@@ -17,8 +17,10 @@ package struct TimerQueue<Owner: Hashable & Sendable> {
 
     /// Queues `owner` at `deadline`; `fire` runs on the loop when the earliest deadline comes
     /// (it must call ``due(now:)`` then ``rearm(on:_:)``).
-    package mutating func add(_ owner: Owner, at deadline: NIODeadline, on loop: any EventLoop,
-                      _ fire: @escaping @Sendable () -> Void) {
+    package mutating func add(
+        _ owner: Owner, at deadline: NIODeadline, on loop: any EventLoop,
+        _ fire: @escaping @Sendable () -> Void
+    ) {
         push((deadline, owner))
         rearm(on: loop, fire)
     }

@@ -41,24 +41,27 @@ struct EventBench {
     /// notifier-side and subscriber-side subscriptions made from one SUBSCRIBE template with
     /// distinct Call-IDs and tags, held in arrays.
     static func stateMemory(count: Int) throws {
-        let template = try SIPMessage(parsing: Array("""
-            SUBSCRIBE sip:bob@example.com SIP/2.0\r
-            Via: SIP/2.0/TCP 127.0.0.1:5060;branch=z9hG4bKtemplate\r
-            Max-Forwards: 70\r
-            From: <sip:alice@example.com>;tag=watcher\r
-            To: <sip:bob@example.com>\r
-            Call-ID: template@127.0.0.1\r
-            CSeq: 1 SUBSCRIBE\r
-            Contact: <sip:alice@127.0.0.1:5060;transport=tcp>\r
-            Event: presence\r
-            Accept: application/pidf+xml\r
-            Expires: 600\r
-            Content-Length: 0\r
-            \r
+        let template = try SIPMessage(
+            parsing: Array(
+                """
+                SUBSCRIBE sip:bob@example.com SIP/2.0\r
+                Via: SIP/2.0/TCP 127.0.0.1:5060;branch=z9hG4bKtemplate\r
+                Max-Forwards: 70\r
+                From: <sip:alice@example.com>;tag=watcher\r
+                To: <sip:bob@example.com>\r
+                Call-ID: template@127.0.0.1\r
+                CSeq: 1 SUBSCRIBE\r
+                Contact: <sip:alice@127.0.0.1:5060;transport=tcp>\r
+                Event: presence\r
+                Accept: application/pidf+xml\r
+                Expires: 600\r
+                Content-Length: 0\r
+                \r
 
-            """.utf8))
+                """.utf8))
         guard case .request(let subscribe) = template,
-              case .accept(let terms) = SubscriptionTerms.evaluate(subscribe, registry: SIPEventPackageRegistry()) else { return }
+            case .accept(let terms) = SubscriptionTerms.evaluate(subscribe, registry: SIPEventPackageRegistry())
+        else { return }
         let contact = SIPAddress(uri: SIPURI(scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070))
         let now = NIODeadline.uptimeNanoseconds(0)
         ProcessMemory.trimHeap()
@@ -70,8 +73,9 @@ struct EventBench {
             var request = subscribe
             request.headers.set(.callID, "c\(i)@127.0.0.1")
             request.headers.set(.from, "<sip:alice@example.com>;tag=w\(i)")
-            let (sub, _) = try NotifierSubscription.accept(request, terms: terms, status: .active, localTag: "n\(i)",
-                                                           contact: contact, body: nil, now: now)
+            let (sub, _) = try NotifierSubscription.accept(
+                request, terms: terms, status: .active, localTag: "n\(i)",
+                contact: contact, body: nil, now: now)
             notifiers.append(sub)
         }
         ProcessMemory.trimHeap()
@@ -79,12 +83,14 @@ struct EventBench {
         let heapAfterNotifiers = ProcessMemory.heapInUse()
         let bob = SIPURI(scheme: .sip, user: "bob", host: "example.com")
         let configuration = SubscriberSubscription.Configuration(
-            target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")), to: SIPAddress(uri: bob),
+            target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")),
+            to: SIPAddress(uri: bob),
             contact: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "127.0.0.1", port: 5060)), expires: 600)
         var subscribers: [SubscriberSubscription] = []
         subscribers.reserveCapacity(count)
         for i in 0..<count {
-            var (sub, actions) = SubscriberSubscription.start(configuration, callID: "c\(i)@127.0.0.1", localTag: "w\(i)")
+            var (sub, actions) = SubscriberSubscription.start(
+                configuration, callID: "c\(i)@127.0.0.1", localTag: "w\(i)")
             guard case .send(let sent) = actions.first else { continue }
             var ok = SIPResponse(replyingTo: sent, statusCode: 200, reasonPhrase: "OK", toTag: "n\(i)")
             ok.headers.append(.contact, "<sip:ps@127.0.0.2:5070>")
@@ -98,14 +104,26 @@ struct EventBench {
         // The dialog identifiers: Call-ID and both tags, held inline as small strings here
         // ("c0@127.0.0.1", "w0", "n0": at most 15 bytes each, no heap).
         let identifiers = MemoryLayout<SIPDialog.ID>.size
-        print("state:     \(count) values of each side held in arrays, without agents, timers or indexes (bytes per subscription; RSS after malloc_trim):")
-        print(String(format: "           notifier side   NotifierSubscription:   %5.0f (RSS) %5.0f (live heap), of which %d inline",
-                     Double(afterNotifiers - before) / Double(count), Double(heapAfterNotifiers - heapBefore) / Double(count),
-                     MemoryLayout<NotifierSubscription>.stride))
-        print(String(format: "           subscriber side SubscriberSubscription: %5.0f (RSS) %5.0f (live heap), of which %d inline",
-                     Double(afterSubscribers - afterNotifiers) / Double(count), Double(heapAfterSubscribers - heapAfterNotifiers) / Double(count),
-                     MemoryLayout<SubscriberSubscription>.stride))
-        print("           dialog identifiers (Call-ID, local and remote tag) are \(identifiers) bytes of each side's figure")
+        print(
+            "state:     \(count) values of each side held in arrays, without agents, timers or indexes (bytes per subscription; RSS after malloc_trim):"
+        )
+        print(
+            String(
+                format:
+                    "           notifier side   NotifierSubscription:   %5.0f (RSS) %5.0f (live heap), of which %d inline",
+                Double(afterNotifiers - before) / Double(count),
+                Double(heapAfterNotifiers - heapBefore) / Double(count),
+                MemoryLayout<NotifierSubscription>.stride))
+        print(
+            String(
+                format:
+                    "           subscriber side SubscriberSubscription: %5.0f (RSS) %5.0f (live heap), of which %d inline",
+                Double(afterSubscribers - afterNotifiers) / Double(count),
+                Double(heapAfterSubscribers - heapAfterNotifiers) / Double(count),
+                MemoryLayout<SubscriberSubscription>.stride))
+        print(
+            "           dialog identifiers (Call-ID, local and remote tag) are \(identifiers) bytes of each side's figure"
+        )
         print(layoutLine())
         withExtendedLifetime((notifiers, subscribers)) {}
     }
@@ -123,21 +141,30 @@ struct EventBench {
         let serverAddress = SIPTarget(.tcp, host: "127.0.0.2", port: 5070)
         var layerConfiguration = SIPTransactionLayer.Configuration.presenceEvents
         layerConfiguration.limits = .init(maxServerTransactions: 4 * batch, maxClientTransactions: 4 * batch)
-        let watcherLayer = SIPTransactionLayer(transport: network.endpoint(watcherAddress), configuration: layerConfiguration)
-        let serverLayer = SIPTransactionLayer(transport: network.endpoint(serverAddress), configuration: layerConfiguration)
+        let watcherLayer = SIPTransactionLayer(
+            transport: network.endpoint(watcherAddress), configuration: layerConfiguration)
+        let serverLayer = SIPTransactionLayer(
+            transport: network.endpoint(serverAddress), configuration: layerConfiguration)
         let counters = Counters()
         let subscriber = SubscriptionAgent(
             layer: watcherLayer, routing: SIPEventRouting(nextHop: serverAddress, alwaysUseNextHop: true),
-            limits: .init(maxSubscriptions: count, maxConsecutiveResubscriptions: 0), jitter: { 0 }) { event in
-            switch event {
-            case .notification: counters.notifications += 1
-            case .ended: counters.ended += 1
-            case .resubscribing: break
-            }
-        }
-        let body = Array(#"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="sip:bob@example.com"><tuple id="t"><status><basic>open</basic></status></tuple></presence>"#.utf8)
+            limits: .init(maxSubscriptions: count, maxConsecutiveResubscriptions: 0), jitter: { 0 },
+            onEvent: { event in
+                switch event {
+                case .notification: counters.notifications += 1
+                case .ended: counters.ended += 1
+                case .resubscribing: break
+                }
+            })
+        let body = Array(
+            #"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="sip:bob@example.com"><tuple id="t"><status><basic>open</basic></status></tuple></presence>"#
+                .utf8)
         let notifier = NotifierAgent(
-            layer: serverLayer, contact: SIPAddress(uri: SIPURI(scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070, parameters: [SIPParameter(name: "transport", value: "tcp")])),
+            layer: serverLayer,
+            contact: SIPAddress(
+                uri: SIPURI(
+                    scheme: .sip, user: "ps", host: "127.0.0.2", port: 5070,
+                    parameters: [SIPParameter(name: "transport", value: "tcp")])),
             routing: SIPEventRouting(nextHop: watcherAddress, alwaysUseNextHop: true),
             limits: .init(maxSubscriptions: count, piggyback: false),
             state: { _, _ in body },
@@ -149,7 +176,9 @@ struct EventBench {
         let start = loop.now
         func advance(to s: Double) { loop.advanceTime(to: start + .milliseconds(Int64(s * 1000))) }
 
-        print("event-bench: \(count) subscriptions, SubscriptionAgent → NotifierAgent on the loopback transport (TCP), one EmbeddedEventLoop")
+        print(
+            "event-bench: \(count) subscriptions, SubscriptionAgent → NotifierAgent on the loopback transport (TCP), one EmbeddedEventLoop"
+        )
         loop.run()
         ProcessMemory.trimHeap()
         let rssBefore = ProcessMemory.residentBytes()
@@ -161,12 +190,16 @@ struct EventBench {
                 let n = min(batch, count - made)
                 for i in 0..<n {
                     let bob = SIPURI(scheme: .sip, user: "user\(made + i)", host: "example.com")
-                    _ = try subscriber.subscribe(SubscriberSubscription.Configuration(
-                        target: bob, from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")),
-                        to: SIPAddress(uri: bob),
-                        contact: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "127.0.0.1", port: 5060,
-                                                        parameters: [SIPParameter(name: "transport", value: "tcp")])),
-                        expires: 600))
+                    _ = try subscriber.subscribe(
+                        SubscriberSubscription.Configuration(
+                            target: bob,
+                            from: SIPAddress(uri: SIPURI(scheme: .sip, user: "alice", host: "example.com")),
+                            to: SIPAddress(uri: bob),
+                            contact: SIPAddress(
+                                uri: SIPURI(
+                                    scheme: .sip, user: "alice", host: "127.0.0.1", port: 5060,
+                                    parameters: [SIPParameter(name: "transport", value: "tcp")])),
+                            expires: 600))
                 }
                 loop.run()
                 network.clearLog()
@@ -186,16 +219,28 @@ struct EventBench {
         let heapHeld = ProcessMemory.heapInUse()
         ProcessMemory.trimHeap()
         let rssTrimmed = ProcessMemory.residentBytes()
-        print(String(format: "created:   %d subscriptions (SUBSCRIBE, 200, NOTIFY, 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
-                     count, created, Double(count) / created, notifier.count, subscriber.count))
-        print(String(format: "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held; per subscription, both sides together "
-                     + "(subscriber agent + notifier agent: state, dialogs, timers, indexes): %.0f bytes (RSS); "
-                     + "per side about half (event-bench N --state splits the state values by side)",
-                     Double(rssBefore) / 1e6, Double(rssHeld) / 1e6, count, Double(rssHeld - rssBefore) / Double(count)))
-        print(String(format: "           after malloc_trim (freed heap the allocator kept given back): RSS %.1f MB = %.0f bytes per subscription, both sides together",
-                     Double(rssTrimmed) / 1e6, Double(rssTrimmed - rssBefore) / Double(count)))
-        print(String(format: "           live heap allocations (malloc_stats in use): %.0f bytes per subscription, both sides together",
-                     Double(heapHeld - heapBefore) / Double(count)))
+        print(
+            String(
+                format:
+                    "created:   %d subscriptions (SUBSCRIBE, 200, NOTIFY, 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
+                count, created, Double(count) / created, notifier.count, subscriber.count))
+        print(
+            String(
+                format:
+                    "memory:    RSS %.1f MB before, %.1f MB with %d subscriptions held; per subscription, both sides together "
+                    + "(subscriber agent + notifier agent: state, dialogs, timers, indexes): %.0f bytes (RSS); "
+                    + "per side about half (event-bench N --state splits the state values by side)",
+                Double(rssBefore) / 1e6, Double(rssHeld) / 1e6, count, Double(rssHeld - rssBefore) / Double(count)))
+        print(
+            String(
+                format:
+                    "           after malloc_trim (freed heap the allocator kept given back): RSS %.1f MB = %.0f bytes per subscription, both sides together",
+                Double(rssTrimmed) / 1e6, Double(rssTrimmed - rssBefore) / Double(count)))
+        print(
+            String(
+                format:
+                    "           live heap allocations (malloc_stats in use): %.0f bytes per subscription, both sides together",
+                Double(heapHeld - heapBefore) / Double(count)))
         print(layoutLine())
 
         if CommandLine.arguments.contains("--hold-only") { return }
@@ -208,8 +253,10 @@ struct EventBench {
             }
         }
         network.clearLog()
-        print(String(format: "refreshed: %d in-dialog SUBSCRIBE + 200 + NOTIFY + 200 in %.2f s = %.0f /s; notifier holds %d",
-                     count, refreshed, Double(count) / refreshed, notifier.count))
+        print(
+            String(
+                format: "refreshed: %d in-dialog SUBSCRIBE + 200 + NOTIFY + 200 in %.2f s = %.0f /s; notifier holds %d",
+                count, refreshed, Double(count) / refreshed, notifier.count))
 
         // Expiry: the next refreshes are lost, so the notifier's timers end every subscription.
         network.dropNext(Int.max) { record in
@@ -224,8 +271,12 @@ struct EventBench {
                 network.clearLog()
             }
         }
-        print(String(format: "expired:   %d (NOTIFY terminated;reason=timeout + 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
-                     counters.notifierEnded, expired, Double(counters.notifierEnded) / expired, notifier.count, subscriber.count))
+        print(
+            String(
+                format:
+                    "expired:   %d (NOTIFY terminated;reason=timeout + 200) in %.2f s = %.0f /s; notifier holds %d, subscriber %d",
+                counters.notifierEnded, expired, Double(counters.notifierEnded) / expired, notifier.count,
+                subscriber.count))
 
         try? loop.syncShutdownGracefully()
     }

@@ -15,9 +15,9 @@
 /// Throughput over sockets with sipp is measured separately (docs/performance.md).
 import BenchSupport
 import Foundation
+import MSPresenceEvents
 import NIOCore
 import PresenceDocuments
-import MSPresenceEvents
 import PresenceGateway
 import PresenceMapping
 import SIPMessages
@@ -25,12 +25,15 @@ import SIPMessages
 @main
 enum GatewayBench {
     static func main() async throws {
-        if CommandLine.arguments.dropFirst().first == "state" { return try await state(CommandLine.arguments.dropFirst(2)) }
+        if CommandLine.arguments.dropFirst().first == "state" {
+            return try await state(CommandLine.arguments.dropFirst(2))
+        }
         let arguments = CommandLine.arguments.dropFirst()
         let seconds = arguments.first.flatMap(Double.init) ?? 2.0
         let pairs = arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
-        let configuration = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML.replacingOccurrences(
-            of: #"publish-to-oma: true"#, with: #"publish-to-oma: false"#))
+        let configuration = try GatewayConfiguration(
+            yaml: GatewayConfiguration.defaultYAML.replacingOccurrences(
+                of: #"publish-to-oma: true"#, with: #"publish-to-oma: false"#))
         let mapper = PresenceMapper(tables: try MappingTables.builtIn())
         print("gateway-bench: \(seconds) s per relay measurement, one thread; \(pairs) pairs for memory")
 
@@ -54,13 +57,18 @@ enum GatewayBench {
         let trimmed = ProcessMemory.residentBytes()
         let perPair = Double(after - before) / Double(pairs)
         let perPairTrimmed = Double(trimmed - before) / Double(pairs)
-        print("memory: \(pairs) bridged pairs (OMA watch + enterprise subscription): \(String(format: "%.0f", perPair)) bytes/pair "
-              + "(RSS \(before / 1_048_576) -> \(after / 1_048_576) MiB); \(String(format: "%.0f", perPairTrimmed)) bytes/pair "
-              + "after malloc_trim (RSS \(trimmed / 1_048_576) MiB: live state without freed heap the allocator kept); "
-              + "target <= 2048  \(perPair <= 2048 ? "MET" : perPairTrimmed <= 2048 ? "MET after trim only" : "NOT MET")")
-        print("layout: inline bytes (stride) of the core's state: "
-              + GatewayCore.stateLayout.map { "\($0.name) \($0.stride)" }.joined(separator: ", "))
-        print("memory: live heap allocations (malloc_stats in use): \(String(format: "%.0f", Double(heapAfter - heapBefore) / Double(pairs))) bytes/pair")
+        print(
+            "memory: \(pairs) bridged pairs (OMA watch + enterprise subscription): \(String(format: "%.0f", perPair)) bytes/pair "
+                + "(RSS \(before / 1_048_576) -> \(after / 1_048_576) MiB); \(String(format: "%.0f", perPairTrimmed)) bytes/pair "
+                + "after malloc_trim (RSS \(trimmed / 1_048_576) MiB: live state without freed heap the allocator kept); "
+                + "target <= 2048  \(perPair <= 2048 ? "MET" : perPairTrimmed <= 2048 ? "MET after trim only" : "NOT MET")"
+        )
+        print(
+            "layout: inline bytes (stride) of the core's state: "
+                + GatewayCore.stateLayout.map { "\($0.name) \($0.stride)" }.joined(separator: ", "))
+        print(
+            "memory: live heap allocations (malloc_stats in use): \(String(format: "%.0f", Double(heapAfter - heapBefore) / Double(pairs))) bytes/pair"
+        )
         held.keepAlive()
     }
 
@@ -75,23 +83,29 @@ enum GatewayBench {
         let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
 
         static func makeCore(_ configuration: GatewayConfiguration, _ mapper: PresenceMapper) throws -> GatewayCore {
-            GatewayCore(configuration: configuration, mapper: mapper,
-                        contacts: [.oma: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),
-                                   .enterprise: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5061;transport=tcp"))],
-                        ids: .random())
+            GatewayCore(
+                configuration: configuration, mapper: mapper,
+                contacts: [
+                    .oma: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),
+                    .enterprise: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5061;transport=tcp")),
+                ],
+                ids: .random())
         }
 
         /// Flow 2 pairs: OMA watcher i subscribes (PIDF) to enterprise presentity i.
         /// `keepInputs` false: the pairs only, for measuring what the core holds.
-        static func flow2(configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int, keepInputs: Bool = true,
-                          journaling: Bool = false) throws -> Bridge {
+        static func flow2(
+            configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int, keepInputs: Bool = true,
+            journaling: Bool = false
+        ) throws -> Bridge {
             var core = try makeCore(configuration, mapper)
             core.journaling = journaling
             var inputs: [([UInt8], [UInt8])] = []
             if keepInputs { inputs.reserveCapacity(pairs) }
             let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
             for i in 0..<pairs {
-                let subscribe = try message("""
+                let subscribe = try message(
+                    """
                     SUBSCRIBE sip:p\(i)@contoso.com SIP/2.0\r
                     Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKs\(i)\r
                     Max-Forwards: 69\r
@@ -108,21 +122,32 @@ enum GatewayBench {
                     """)
                 let watcher = WatcherIdentity(uri: "sip:w\(i)@oma.example", network: .federated)
                 let actions = core.receive(subscribe, id: UInt64(i), from: .oma, watcher: watcher, now: now)
-                guard case .send(let out, _, let context)? = actions.first(where: { if case .send = $0 { true } else { false } }) else {
+                guard
+                    case .send(let out, _, let context)? = actions.first(where: {
+                        if case .send = $0 { true } else { false }
+                    })
+                else {
                     fatalError("no enterprise SUBSCRIBE")
                 }
                 let document = state(uri: "sip:p\(i)@contoso.com", availability: 3500)
-                let body = BatchSubscribeResponse(list: RLMIList(uri: "sip:w\(i)@oma.example"), categories: [document]).multipart(boundary: "b")
-                let ok = SIPResponse(replyingTo: out, statusCode: 200, toTag: "e\(i)", headers: [
-                    (.contact, "<sip:127.0.0.1:5062;transport=tcp>"), (.expires, "3600"),
-                    (.contentType, BatchCategorySubscription.multipartContentType(boundary: "b")), (.event, "presence"),
-                    (.subscriptionState, "active;expires=3600"), (.msPiggybackCSeq, "1"),
-                ], body: body.bytes)
+                let body = BatchSubscribeResponse(list: RLMIList(uri: "sip:w\(i)@oma.example"), categories: [document])
+                    .multipart(boundary: "b")
+                let ok = SIPResponse(
+                    replyingTo: out, statusCode: 200, toTag: "e\(i)",
+                    headers: [
+                        (.contact, "<sip:127.0.0.1:5062;transport=tcp>"), (.expires, "3600"),
+                        (.contentType, BatchCategorySubscription.multipartContentType(boundary: "b")),
+                        (.event, "presence"),
+                        (.subscriptionState, "active;expires=3600"), (.msPiggybackCSeq, "1"),
+                    ], body: body.bytes)
                 _ = core.receive(ok, to: out, context: context, now: now)
-                guard let from = try out.headers.from, let tag = from.tag, let callID = out.headers.callID else { fatalError("bad SUBSCRIBE") }
+                guard let from = try out.headers.from, let tag = from.tag, let callID = out.headers.callID else {
+                    fatalError("bad SUBSCRIBE")
+                }
                 func benotify(_ availability: UInt32) -> [UInt8] {
                     let body = state(uri: "sip:p\(i)@contoso.com", availability: availability).serialized()
-                    let head = "BENOTIFY sip:gw@127.0.0.1:5061;transport=tcp SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKb\(i)\r\n"
+                    let head =
+                        "BENOTIFY sip:gw@127.0.0.1:5061;transport=tcp SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKb\(i)\r\n"
                         + "Max-Forwards: 70\r\nFrom: <sip:w\(i)@oma.example>;tag=e\(i)\r\nTo: <sip:w\(i)@oma.example>;tag=\(tag)\r\n"
                         + "Call-ID: \(callID)\r\nCSeq: 2 BENOTIFY\r\nEvent: presence\r\nSubscription-State: active;expires=3000\r\n"
                         + "Require: eventlist\r\nContent-Type: application/msrtc-event-categories+xml\r\nContent-Length: \(body.count)\r\n\r\n"
@@ -130,7 +155,9 @@ enum GatewayBench {
                 }
                 if keepInputs { inputs.append((benotify(6500), benotify(15500))) }
             }
-            guard core.counts.omaWatches == pairs else { fatalError("only \(core.counts.omaWatches) of \(pairs) pairs established") }
+            guard core.counts.omaWatches == pairs else {
+                fatalError("only \(core.counts.omaWatches) of \(pairs) pairs established")
+            }
             return Bridge(core: core, inputs: inputs)
         }
 
@@ -140,10 +167,16 @@ enum GatewayBench {
             var inputs: [([UInt8], [UInt8])] = []
             let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
             for i in 0..<pairs {
-                let batch = BatchSubscribe(uri: "sip:c\(i)@contoso.com", actions: [
-                    .init(kind: .subscribe, resources: [.init(uri: "sip:o\(i)@oma.example")], categories: [.state, .note]),
-                ]).serialized()
-                let head = "SUBSCRIBE sip:c\(i)@contoso.com SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKe\(i)\r\n"
+                let batch = BatchSubscribe(
+                    uri: "sip:c\(i)@contoso.com",
+                    actions: [
+                        .init(
+                            kind: .subscribe, resources: [.init(uri: "sip:o\(i)@oma.example")],
+                            categories: [.state, .note])
+                    ]
+                ).serialized()
+                let head =
+                    "SUBSCRIBE sip:c\(i)@contoso.com SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKe\(i)\r\n"
                     + "Max-Forwards: 69\r\nFrom: <sip:c\(i)@contoso.com>;tag=c\(i)\r\nTo: <sip:c\(i)@contoso.com>\r\nCall-ID: e\(i)@ent\r\n"
                     + "CSeq: 1 SUBSCRIBE\r\nContact: <sip:c\(i)@127.0.0.1:5062;transport=tcp>\r\nEvent: presence\r\n"
                     + "Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related\r\n"
@@ -152,14 +185,24 @@ enum GatewayBench {
                 let subscribe = try message(Array(head.utf8) + batch)
                 let watcher = WatcherIdentity(uri: "sip:c\(i)@contoso.com", network: .sameEnterprise)
                 let actions = core.receive(subscribe, id: UInt64(i), from: .enterprise, watcher: watcher, now: now)
-                guard case .send(let out, _, let context)? = actions.first(where: { if case .send = $0 { true } else { false } }) else {
+                guard
+                    case .send(let out, _, let context)? = actions.first(where: {
+                        if case .send = $0 { true } else { false }
+                    })
+                else {
                     fatalError("no OMA SUBSCRIBE")
                 }
-                _ = core.receive(SIPResponse(replyingTo: out, statusCode: 200, toTag: "k\(i)", headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
-                                 to: out, context: context, now: now)
-                guard let from = try out.headers.from, let tag = from.tag, let callID = out.headers.callID else { fatalError("bad SUBSCRIBE") }
+                _ = core.receive(
+                    SIPResponse(
+                        replyingTo: out, statusCode: 200, toTag: "k\(i)",
+                        headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                    to: out, context: context, now: now)
+                guard let from = try out.headers.from, let tag = from.tag, let callID = out.headers.callID else {
+                    fatalError("bad SUBSCRIBE")
+                }
                 func notify(_ activity: String, cseq: Int) -> [UInt8] {
-                    let body = Array("""
+                    let body = Array(
+                        """
                         <?xml version="1.0" encoding="UTF-8"?>
                         <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model" \
                         xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" entity="sip:o\(i)@oma.example">
@@ -167,14 +210,16 @@ enum GatewayBench {
                         <dm:person id="p1"><rpid:activities><rpid:\(activity)/></rpid:activities></dm:person>
                         </presence>
                         """.utf8)
-                    let head = "NOTIFY sip:gw@127.0.0.1:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKn\(i)x\(cseq)\r\n"
+                    let head =
+                        "NOTIFY sip:gw@127.0.0.1:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKn\(i)x\(cseq)\r\n"
                         + "Max-Forwards: 70\r\nFrom: <sip:o\(i)@oma.example>;tag=k\(i)\r\nTo: <sip:c\(i)@contoso.com>;tag=\(tag)\r\n"
                         + "Call-ID: \(callID)\r\nCSeq: \(cseq) NOTIFY\r\nContact: <sip:127.0.0.1:5070>\r\nEvent: presence\r\n"
                         + "Subscription-State: active;expires=3000\r\nContent-Type: application/pidf+xml\r\nContent-Length: \(body.count)\r\n\r\n"
                     return Array(head.utf8) + body
                 }
                 // The first NOTIFY answers the enterprise watcher; the two alternating ones follow.
-                _ = core.receive(try message(notify("away", cseq: 2)), id: UInt64(i), from: .oma, watcher: nil, now: now)
+                _ = core.receive(
+                    try message(notify("away", cseq: 2)), id: UInt64(i), from: .oma, watcher: nil, now: now)
                 inputs.append((notify("busy", cseq: 3), notify("away", cseq: 4)))
             }
             return Bridge(core: core, inputs: inputs)
@@ -183,13 +228,19 @@ enum GatewayBench {
         /// One incoming notification through parse → core → serialize of what goes out.
         mutating func relayOne() -> Int {
             let (a, b) = inputs[next]
-            guard let request = try? SIPMessage(parsing: flip ? b : a).request else { fatalError("input stopped parsing") }
+            guard let request = try? SIPMessage(parsing: flip ? b : a).request else {
+                fatalError("input stopped parsing")
+            }
             // The same bytes come back again and again: the CSeq is raised each time, as a dialog
             // refuses a request whose CSeq went backwards (RFC 3261 §12.2.2).
             var stamped = request
             sent += 1
-            if let cseq = try? request.headers.cseq { stamped.headers.set(.cseq, "\(cseq.sequence + UInt32(sent)) \(cseq.method)") }
-            let actions = core.receive(stamped, id: UInt64(sent), from: request.method == .benotify ? .enterprise : .oma, watcher: nil, now: now)
+            if let cseq = try? request.headers.cseq {
+                stamped.headers.set(.cseq, "\(cseq.sequence + UInt32(sent)) \(cseq.method)")
+            }
+            let actions = core.receive(
+                stamped, id: UInt64(sent), from: request.method == .benotify ? .enterprise : .oma, watcher: nil,
+                now: now)
             var bytes = 0
             for case .send(let out, _, _) in actions { bytes += SIPMessage.request(out).serialized().count }
             guard bytes > 0 else { fatalError("no notification relayed") }
@@ -205,10 +256,13 @@ enum GatewayBench {
     }
 
     static func state(uri: String, availability: UInt32) -> CategoriesDocument {
-        CategoriesDocument(uri: uri, categories: [
-            Category(name: .state, instance: 1, publishTime: "2026-11-22T10:00:00.000",
-                     payload: .state(MSState(type: .aggregateState, availability: availability))),
-        ])
+        CategoriesDocument(
+            uri: uri,
+            categories: [
+                Category(
+                    name: .state, instance: 1, publishTime: "2026-11-22T10:00:00.000",
+                    payload: .state(MSState(type: .aggregateState, availability: availability)))
+            ])
     }
 
     static func message(_ text: String) throws -> SIPRequest { try message(Array(text.utf8)) }

@@ -10,7 +10,9 @@ import XMLBridge
 enum Bench {
     static func main() throws {
         // `presence-bench profile PHASE N`: run one phase N times (for valgrind --tool=callgrind).
-        if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "profile", let n = Int(CommandLine.arguments[3]) {
+        if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "profile",
+            let n = Int(CommandLine.arguments[3])
+        {
             try profile(CommandLine.arguments[2], n)
             return
         }
@@ -18,7 +20,9 @@ enum Bench {
         let mapper = PresenceMapper(tables: try MappingTables.builtIn())
         let categories = Array(categoriesNotify.utf8)
         let pidf = Array(typicalPIDF.utf8)
-        print("presence-bench: \(seconds) s per measurement (in 5 rounds), one core, libxml2 \(LibXMLBaseline.versionString), \(allocator)")
+        print(
+            "presence-bench: \(seconds) s per measurement (in 5 rounds), one core, libxml2 \(LibXMLBaseline.versionString), \(allocator)"
+        )
         print("inputs: categories NOTIFY body \(categories.count) bytes (MS-PRES 4.5), PIDF \(pidf.count) bytes")
 
         // libxml2's SAX2 parse alone, with callbacks that do nothing: no
@@ -26,20 +30,23 @@ enum Bench {
         guard let floor = LibXMLSAXFloor() else { fatalError("libxml2 could not create a parser context") }
         // The six measurements take turns, in rounds, so that a disturbance of
         // a shared machine falls on a conversion and its baselines alike.
-        let r = rounds(seconds, [
-            { _ = LibXMLBaseline.parseAndFree(categories) },
-            { _ = convertCategories(categories, mapper) },
-            { _ = floor.parse(categories) },
-            { _ = LibXMLBaseline.parseAndFree(pidf) },
-            { _ = convertPIDF(pidf, mapper) },
-            { _ = floor.parse(pidf) },
-        ])
+        let r = rounds(
+            seconds,
+            [
+                { _ = LibXMLBaseline.parseAndFree(categories) },
+                { _ = convertCategories(categories, mapper) },
+                { _ = floor.parse(categories) },
+                { _ = LibXMLBaseline.parseAndFree(pidf) },
+                { _ = convertPIDF(pidf, mapper) },
+                { _ = floor.parse(pidf) },
+            ])
         report("categories -> PIDF", convert: r[1], parse: r[0], floor: r[2])
         report("PIDF -> categories", convert: r[4], parse: r[3], floor: r[5])
 
         // Where a categories -> PIDF conversion spends its time, phase by phase.
         guard let events = try? XMLParser.events(categories, vocabulary: .presence),
-              let doc = try? CategoriesDocument(cursor: events.root) else { return }
+            let doc = try? CategoriesDocument(cursor: events.root)
+        else { return }
         let pidfDoc = mapper.pidfDocument(from: doc, dialect: .rfc)
         let phases: [(String, Double)] = [
             ("parse to events", rate(seconds / 2) { _ = try? XMLParser.events(categories, vocabulary: .presence) }),
@@ -54,7 +61,8 @@ enum Bench {
 
         // The same for PIDF -> categories.
         guard let pidfEvents = try? XMLParser.events(pidf, vocabulary: .presence),
-              let pidfIn = try? PIDFDocument(cursor: pidfEvents.root) else { return }
+            let pidfIn = try? PIDFDocument(cursor: pidfEvents.root)
+        else { return }
         let categoriesDoc = mapper.categoriesDocument(from: pidfIn)
         let reverse: [(String, Double)] = [
             ("parse to events", rate(seconds / 2) { _ = try? XMLParser.events(pidf, vocabulary: .presence) }),
@@ -100,7 +108,8 @@ enum Bench {
         case "write-pidf-tree": run = { _ = XMLWriter().bytes(pidfOut.xml) }
         case "pidf": run = { _ = convertPIDF(pidfBytes, mapper) }
         default:
-            fatalError("""
+            fatalError(
+                """
                 phases: baseline baseline-pidf floor floor-pidf parse parse-tree decode categories convert full write-pidf \
                 write-pidf-tree parse-pidf decode-pidf map-categories write-categories pidf
                 """)
@@ -130,13 +139,24 @@ enum Bench {
     /// conversion rate and of the ratio (each round's ratio is taken within the round).
     static func report(_ name: String, convert: [Double], parse: [Double], floor: [Double]) {
         let ratios = zip(convert, parse).map { $0 / $1 }
-        let c = median(convert), p = median(parse), f = median(floor), ratio = median(ratios)
-        print(String(format: "%-20@ conversion %9.0f/s   libxml2 parse-only %9.0f/s   ratio %.2f   (targets: >= 50000/s, ratio >= 0.50) %@",
-            name as NSString, c, p, ratio, (c >= 50_000 && ratio >= 0.5 ? "MET" : "NOT MET") as NSString))
-        print(String(format: "    medians of %d rounds; conversion %.0f-%.0f/s, ratio %.2f-%.2f",
-            convert.count, convert.min() ?? 0, convert.max() ?? 0, ratios.min() ?? 0, ratios.max() ?? 0))
-        print(String(format: "    libxml2 SAX2 floor (reused context, callbacks do nothing) %9.0f/s: conversion takes %.1f us above it, 50000/s allows %.1f us",
-            f, 1e6 / c - 1e6 / f, 20 - 1e6 / f))
+        let c = median(convert)
+        let p = median(parse)
+        let f = median(floor)
+        let ratio = median(ratios)
+        print(
+            String(
+                format:
+                    "%-20@ conversion %9.0f/s   libxml2 parse-only %9.0f/s   ratio %.2f   (targets: >= 50000/s, ratio >= 0.50) %@",
+                name as NSString, c, p, ratio, (c >= 50_000 && ratio >= 0.5 ? "MET" : "NOT MET") as NSString))
+        print(
+            String(
+                format: "    medians of %d rounds; conversion %.0f-%.0f/s, ratio %.2f-%.2f",
+                convert.count, convert.min() ?? 0, convert.max() ?? 0, ratios.min() ?? 0, ratios.max() ?? 0))
+        print(
+            String(
+                format:
+                    "    libxml2 SAX2 floor (reused context, callbacks do nothing) %9.0f/s: conversion takes %.1f us above it, 50000/s allows %.1f us",
+                f, 1e6 / c - 1e6 / f, 20 - 1e6 / f))
     }
 
     static func median(_ values: [Double]) -> Double {

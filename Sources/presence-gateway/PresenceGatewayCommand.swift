@@ -13,7 +13,8 @@ import UnixSignals
 struct PresenceGatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "presence-gateway",
-        abstract: "Bridge Microsoft enhanced presence ([MS-PRES]) and SIMPLE presence (PIDF/RPID) at the federation edge.",
+        abstract:
+            "Bridge Microsoft enhanced presence ([MS-PRES]) and SIMPLE presence (PIDF/RPID) at the federation edge.",
         discussion: """
             Without --config the embedded demo configuration runs: everything on 127.0.0.1, OMA side on
             UDP/TCP 5060 toward a presence server on 127.0.0.1:5070, enterprise side on TCP 5061 toward an
@@ -34,9 +35,11 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Log format on standard error: text, or json (one object per line).",
-        discussion: "Default: the configuration's log-format, else text."))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Log format on standard error: text, or json (one object per line).",
+            discussion: "Default: the configuration's log-format, else text."))
     var logFormat: GatewayConfiguration.LogFormat?
 
     func run() async throws {
@@ -58,8 +61,9 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
             Self.fail("\(name):\(error.line):\(error.column): error: \(error.message)")
         }
         if check {
-            print("\(name): OK — \(configuration.listeners.count) listeners, enterprise \(configuration.enterprise.domains), "
-                  + "OMA \(configuration.oma.domains), \(configuration.peers.count) peers")
+            print(
+                "\(name): OK — \(configuration.listeners.count) listeners, enterprise \(configuration.enterprise.domains), "
+                    + "OMA \(configuration.oma.domains), \(configuration.peers.count) peers")
             return
         }
         Self.bootstrapLogging(level: logLevel, format: .effective(flag: logFormat, configured: configuration.logFormat))
@@ -68,13 +72,15 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let server: GatewayServer
         do {
-            server = try GatewayServer(configuration: configuration, configurationFile: config, registry: registry, logger: logger)
+            server = try GatewayServer(
+                configuration: configuration, configurationFile: config, registry: registry, logger: logger)
         } catch let error as ConfigurationError {
             Self.fail("\(name): error: \(error)")
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: GatewayService(server: server))],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: GatewayService(server: server))],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {
@@ -102,6 +108,9 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
     }
 }
 
+// swift-log's level, read from the command line by swift-argument-parser: neither package can
+// declare it, so the conformance is made here.
+// swift-format-ignore: AvoidRetroactiveConformances
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension GatewayConfiguration.LogFormat: ExpressibleByArgument {}
 

@@ -18,9 +18,13 @@ struct Convert: ParsableCommand {
     @Option(name: .long, help: "PIDF dialect: rfc (RFC 4480/4482, for OMA/IMS) or microsoft (MS-PRES 2.2.2.8).")
     var dialect: PIDFDialect = .rfc
 
-    @Flag(name: .long, help: ArgumentHelp(
-        "PIDF output: add the RPID signals beyond the MS-PRES 3.7.5.4 row (class markers, token activities).",
-        discussion: "For peers known to handle them and for categories -> PIDF -> categories through this gateway (Mappings/README.md)."))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "PIDF output: add the RPID signals beyond the MS-PRES 3.7.5.4 row (class markers, token activities).",
+            discussion:
+                "For peers known to handle them and for categories -> PIDF -> categories through this gateway (Mappings/README.md)."
+        ))
     var rpidExtensions = false
 
     @Flag(name: .long, help: "Print what was mapped and what was dropped (and why) to standard error.")
@@ -43,7 +47,9 @@ struct Convert: ParsableCommand {
             case (NS.categories, "categories"):
                 let doc = try CategoriesDocument(xml: root)
                 switch to {
-                case .pidf: (output, mappingReport) = mapped(mapper.pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions))
+                case .pidf:
+                    (output, mappingReport) = mapped(
+                        mapper.pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions))
                 case .msrtc: (output, mappingReport) = mapped(mapper.msrtc(from: doc))
                 case .categories: output = doc.serialized()
                 }
@@ -57,12 +63,16 @@ struct Convert: ParsableCommand {
             case (NS.msrtcPresence, "presentity"):
                 let doc = try MSRTCPresentity(xml: root)
                 switch to {
-                case .pidf: (output, mappingReport) = mapped(mapper.pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions))
+                case .pidf:
+                    (output, mappingReport) = mapped(
+                        mapper.pidf(from: doc, dialect: dialect, rpidExtensions: rpidExtensions))
                 case .msrtc: output = doc.serialized()
                 case .categories: (output, mappingReport) = mapped(mapper.categories(from: doc))
                 }
             default:
-                throw root.error("not a presence document: expected categories (\(NS.categories)), presence (\(NS.pidf)) or presentity (\(NS.msrtcPresence)), found \(root.name)")
+                throw root.error(
+                    "not a presence document: expected categories (\(NS.categories)), presence (\(NS.pidf)) or presentity (\(NS.msrtcPresence)), found \(root.name)"
+                )
             }
         } catch let error as XMLError {
             throw InputFailure(file: name, error)
@@ -73,9 +83,15 @@ struct Convert: ParsableCommand {
         }
     }
 
-    private func mapped(_ result: (CategoriesDocument, MappingReport)) -> ([UInt8], MappingReport) { (result.0.serialized(), result.1) }
-    private func mapped(_ result: (PIDFDocument, MappingReport)) -> ([UInt8], MappingReport) { (result.0.serialized(), result.1) }
-    private func mapped(_ result: (MSRTCPresentity, MappingReport)) -> ([UInt8], MappingReport) { (result.0.serialized(), result.1) }
+    private func mapped(_ result: (CategoriesDocument, MappingReport)) -> ([UInt8], MappingReport) {
+        (result.0.serialized(), result.1)
+    }
+    private func mapped(_ result: (PIDFDocument, MappingReport)) -> ([UInt8], MappingReport) {
+        (result.0.serialized(), result.1)
+    }
+    private func mapped(_ result: (MSRTCPresentity, MappingReport)) -> ([UInt8], MappingReport) {
+        (result.0.serialized(), result.1)
+    }
 }
 
 extension PIDFDialect: ExpressibleByArgument {}

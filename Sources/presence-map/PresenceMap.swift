@@ -68,7 +68,9 @@ struct InputFailure: Error, CustomStringConvertible {
 }
 
 struct MappingsOption: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Load the mapping tables from DIR instead of the built-in ones.", valueName: "DIR"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Load the mapping tables from DIR instead of the built-in ones.", valueName: "DIR"))
     var mappings: String?
 
     func tables() throws -> MappingTables {

@@ -24,16 +24,22 @@ struct Tables: ParsableCommand {
         }
         print("availability class detail (RFC dialect):")
         for row in t.availabilityDetail {
-            print("  \(range(row.range)): \(row.className) activities [\(row.activities.joined(separator: " "))] other \(row.other ?? "-") user-input \(row.userInput?.rawValue ?? "-")")
+            print(
+                "  \(range(row.range)): \(row.className) activities [\(row.activities.joined(separator: " "))] other \(row.other ?? "-") user-input \(row.userInput?.rawValue ?? "-")"
+            )
         }
         print("availability -> msrtc.pidf (MS-PRES 3.7.5.5):")
         for row in t.availabilityMSRTC {
             let state = row.stateFromToken ? "token, else \(row.stateText)" : row.stateText
-            print("  \(range(row.range)): avail \(row.avail), state \(state), aggregates \(row.availabilityAggregate)/\(row.activityAggregate)")
+            print(
+                "  \(range(row.range)): avail \(row.avail), state \(state), aggregates \(row.availabilityAggregate)/\(row.activityAggregate)"
+            )
         }
         print("PIDF -> availability (first match wins):")
         for row in t.pidfAvailability {
-            print("  basic \(row.basic) activity \(row.activity) user-input \(row.userInput?.rawValue ?? "*") -> \(row.availability)")
+            print(
+                "  basic \(row.basic) activity \(row.activity) user-input \(row.userInput?.rawValue ?? "*") -> \(row.availability)"
+            )
         }
         print("activity tokens:")
         for row in t.activityTokens {

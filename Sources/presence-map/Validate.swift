@@ -7,10 +7,12 @@ import XMLBridge
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate documents against the schemas the project carries (Schemas/).",
-        discussion: "The schema is chosen by the root element (Schemas/roots.tsv). PIDF is validated through presence-bundle.xsd so RPID, CIPID, data-model and caps content is checked too."
+        discussion:
+            "The schema is chosen by the root element (Schemas/roots.tsv). PIDF is validated through presence-bundle.xsd so RPID, CIPID, data-model and caps content is checked too."
     )
 
-    static let msrtcNotValidated = "msrtc.pidf (text/xml+msrtc.pidf) cannot be validated: its schema is in [MS-SIP] section 6, "
+    static let msrtcNotValidated =
+        "msrtc.pidf (text/xml+msrtc.pidf) cannot be validated: its schema is in [MS-SIP] section 6, "
         + "which is not in Schemas/ ([MS-PRES] Appendix D defines only its aggregate extension)"
 
     @Argument(help: "Files to validate.")
@@ -35,10 +37,13 @@ struct Validate: ParsableCommand {
                 if root.name.namespace == NS.msrtcPresence, root.name.local == "presentity" {
                     // [MS-PRES] Appendix D (section 9) defines only the `aggregate` extension; the
                     // document's own schema is in [MS-SIP] section 6, which the project does not carry.
-                    throw InputFailure(file: file, line: root.line, column: root.column, message: Self.msrtcNotValidated)
+                    throw InputFailure(
+                        file: file, line: root.line, column: root.column, message: Self.msrtcNotValidated)
                 }
                 guard let schema = try schemas.schema(forNamespace: root.name.namespace, root: root.name.local) else {
-                    throw InputFailure(file: file, line: root.line, column: root.column, message: "no schema for the root element \(root.name)")
+                    throw InputFailure(
+                        file: file, line: root.line, column: root.column,
+                        message: "no schema for the root element \(root.name)")
                 }
                 let violations = try schema.validate(bytes)
                 for v in violations {

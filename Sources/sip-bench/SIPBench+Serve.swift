@@ -114,8 +114,9 @@ extension SIPBench {
             for transport in transports {
                 let layer = SIPTransactionLayer(
                     transport: transport,
-                    configuration: .init(answersOptions: false,
-                                         limits: .init(maxServerTransactions: options.maxTransactions)))
+                    configuration: .init(
+                        answersOptions: false,
+                        limits: .init(maxServerTransactions: options.maxTransactions)))
                 try await transport.eventLoop.submit {
                     layer.setRequestHandler(for: [.options]) { incoming in
                         var response = SIPResponse(replyingTo: incoming.request, statusCode: 200, toTag: incoming.toTag)
@@ -139,7 +140,9 @@ extension SIPBench {
                 running.reduce(0) { $0 + $1.counters.requestRetransmissions }
             }.get()
             for transport in transports { await transport.shutdown() }
-            printError("sip-bench serve: answered \(answered.withLockedValue { $0 }) OPTIONS, absorbed \(retransmissions) retransmissions")
+            printError(
+                "sip-bench serve: answered \(answered.withLockedValue { $0 }) OPTIONS, absorbed \(retransmissions) retransmissions"
+            )
         } catch {
             printError("sip-bench serve: \(error)")
             exit(1)
@@ -150,7 +153,7 @@ extension SIPBench {
     final class SignalSources: @unchecked Sendable {
         private let sources: [any DispatchSourceSignal]
         init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
-        func cancel() { sources.forEach { $0.cancel() } }
+        func cancel() { for source in sources { source.cancel() } }
     }
 
     static func printError(_ text: String) {

@@ -17,7 +17,9 @@ enum SIPBench {
             return
         }
         if CommandLine.arguments.dropFirst().first == "capture" {
-            do { try await captureBench(Array(CommandLine.arguments.dropFirst(2))) } catch { fail("capture bench: \(error)") }
+            do { try await captureBench(Array(CommandLine.arguments.dropFirst(2))) } catch {
+                fail("capture bench: \(error)")
+            }
             return
         }
         let arguments = CommandLine.arguments.dropFirst()
@@ -26,32 +28,44 @@ enum SIPBench {
         let subscribe = Array(typicalSubscribe.utf8)
         let batch = batchSubscribeOK
         print("sip-bench: \(seconds) s per measurement, one thread")
-        print("inputs: SUBSCRIBE \(subscribe.count) bytes; MS-PRES 4.5 batch SUBSCRIBE 200 OK \(batch.count) bytes (multipart/related)")
+        print(
+            "inputs: SUBSCRIBE \(subscribe.count) bytes; MS-PRES 4.5 batch SUBSCRIBE 200 OK \(batch.count) bytes (multipart/related)"
+        )
 
         // Check once that the inputs are what they claim to be, outside the timed loops.
         do {
             let m = try SIPMessage(parsing: subscribe)
             guard m.serialized() == subscribe else { fail("SUBSCRIBE does not round-trip byte for byte") }
             let ok = try SIPMessage(parsing: batch)
-            guard let parts = try ok.multipartBody()?.parts, parts.count == 2 else { fail("batch 200 OK: expected two body parts") }
+            guard let parts = try ok.multipartBody()?.parts, parts.count == 2 else {
+                fail("batch 200 OK: expected two body parts")
+            }
             guard ok.serialized() == batch else { fail("batch 200 OK does not round-trip byte for byte") }
         } catch {
             fail("bench input does not parse: \(error)")
         }
 
-        let subscribeRate = only == "batch" ? 0 : rate(seconds) {
-            guard let m = try? SIPMessage(parsing: subscribe) else { fail("SUBSCRIBE stopped parsing") }
-            return m.serialized().count
-        }
-        let batchRate = only == "subscribe" ? 0 : rate(seconds) {
-            guard let m = try? SIPMessage(parsing: batch), let body = try? m.multipartBody() else {
-                fail("batch 200 OK stopped parsing")
+        let subscribeRate =
+            only == "batch"
+            ? 0
+            : rate(seconds) {
+                guard let m = try? SIPMessage(parsing: subscribe) else { fail("SUBSCRIBE stopped parsing") }
+                return m.serialized().count
             }
-            return m.serialized().count + body.parts.count
-        }
+        let batchRate =
+            only == "subscribe"
+            ? 0
+            : rate(seconds) {
+                guard let m = try? SIPMessage(parsing: batch), let body = try? m.multipartBody() else {
+                    fail("batch 200 OK stopped parsing")
+                }
+                return m.serialized().count + body.parts.count
+            }
         if only != "batch" {
             let met = subscribeRate >= 300_000 ? "MET" : "NOT MET"
-            print("SUBSCRIBE (\(subscribe.count) B) parse+serialize:            \(pad(subscribeRate)) msg/s   target >= 300000/s  \(met)")
+            print(
+                "SUBSCRIBE (\(subscribe.count) B) parse+serialize:            \(pad(subscribeRate)) msg/s   target >= 300000/s  \(met)"
+            )
         }
         if only != "subscribe" {
             print("batch 200 OK (\(batch.count) B) parse+multipart+serialize: \(pad(batchRate)) msg/s")
@@ -117,7 +131,8 @@ enum SIPBench {
     static let batchSubscribeOK: [UInt8] = {
         let boundary = "d20e87acad9e400aac184344edb29a4a"
         var body = "--\(boundary)\r\n"
-        body += "Content-Transfer-Encoding: binary\r\nContent-ID: resourceList\r\nContent-Type: application/rlmi+xml\r\n\r\n"
+        body +=
+            "Content-Transfer-Encoding: binary\r\nContent-ID: resourceList\r\nContent-Type: application/rlmi+xml\r\n\r\n"
         body += rlmiPart
         body += "\r\n--\(boundary)\r\n"
         body += "Content-Transfer-Encoding: binary\r\nContent-Type: application/msrtc-event-categories+xml\r\n\r\n"

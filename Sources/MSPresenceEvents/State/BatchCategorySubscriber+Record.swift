@@ -20,19 +20,25 @@ extension BatchCategorySubscriber {
     }
 
     public func record(clock: WallClock) -> Record {
-        Record(subscription: subscription.record(clock: clock), resources: resources, categories: categories,
-               queued: queued.map { Record.Queued(kind: $0.kind.rawValue, resources: $0.resources.map(\.uri), categories: $0.categories) })
+        Record(
+            subscription: subscription.record(clock: clock), resources: resources, categories: categories,
+            queued: queued.map {
+                Record.Queued(kind: $0.kind.rawValue, resources: $0.resources.map(\.uri), categories: $0.categories)
+            })
     }
 
     public init(record: Record, clock: WallClock) throws(SIPStackError) {
-        self.init(subscription: try SubscriberSubscription(record: record.subscription, clock: clock),
-                  resources: record.resources, categories: record.categories)
+        self.init(
+            subscription: try SubscriberSubscription(record: record.subscription, clock: clock),
+            resources: record.resources, categories: record.categories)
         for action in record.queued {
             guard let kind = BatchSubscribe.Action.Kind(rawValue: action.kind) else {
                 throw SIPStackError(.invalidRecord, "queued action \(action.kind): not subscribe or unsubscribe")
             }
-            queued.append(BatchSubscribe.Action(kind: kind, resources: action.resources.map { .init(uri: $0) },
-                                                categories: action.categories))
+            queued.append(
+                BatchSubscribe.Action(
+                    kind: kind, resources: action.resources.map { .init(uri: $0) },
+                    categories: action.categories))
         }
     }
 
@@ -48,9 +54,11 @@ extension BatchCategorySubscriber {
     /// this side's agree again and the current state comes back ([MS-PRES] §4.5: the 200 OK
     /// carries it). Nothing before the dialog exists or after it ended.
     public mutating func resume(now: NIODeadline) -> [Action] {
-        let all = BatchSubscribe.Action(kind: .subscribe, resources: resources.map { .init(uri: $0) }, categories: categories)
+        let all = BatchSubscribe.Action(
+            kind: .subscribe, resources: resources.map { .init(uri: $0) }, categories: categories)
         let pending = queued
         queued = []
-        return wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, pending + [all]), now: now))
+        return wrap(
+            subscription.resubscribe(body: Self.body(subscription.configuration.from, pending + [all]), now: now))
     }
 }

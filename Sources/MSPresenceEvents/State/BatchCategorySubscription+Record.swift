@@ -29,16 +29,19 @@ extension BatchCategorySubscription {
     }
 
     public func record(clock: WallClock) -> Record {
-        Record(subscription: subscription.record(clock: clock),
-               resources: resources.map { Record.Resource(uri: $0.key, categories: $0.value) }, watcher: watcher)
+        Record(
+            subscription: subscription.record(clock: clock),
+            resources: resources.map { Record.Resource(uri: $0.key, categories: $0.value) }, watcher: watcher)
     }
 
     /// The subscription a record describes (see ``NotifierSubscription/init(record:clock:reservedSequences:)``).
     public init(record: Record, clock: WallClock, reservedSequences: UInt32 = 0) throws(SIPStackError) {
         var resources: SmallMap<String, [CategoryName]> = [:]
         for resource in record.resources { resources[resource.uri] = Self.categoryLists.interned(resource.categories) }
-        self.init(subscription: try NotifierSubscription(record: record.subscription, clock: clock,
-                                                         reservedSequences: reservedSequences),
-                  resources: resources, watcher: record.watcher)
+        self.init(
+            subscription: try NotifierSubscription(
+                record: record.subscription, clock: clock,
+                reservedSequences: reservedSequences),
+            resources: resources, watcher: record.watcher)
     }
 }

@@ -26,19 +26,27 @@ extension CategoryPublisher {
     }
 
     public var record: Record {
-        Record(publisher: configuration.publisher.description, contact: configuration.contact?.description,
-               maxConflictRounds: configuration.maxConflictRounds,
-               extraHeaders: configuration.extraHeaders.map { [$0.name.displayName, $0.value] }, callID: callID,
-               localTag: localTag, cseq: cseq,
-               versions: versions.map { Record.Version(container: $0.key.container, category: $0.key.categoryName,
-                                                       instance: $0.key.instance, version: $0.value) }
-                   .sorted { ($0.container, $0.category.rawValue, $0.instance) < ($1.container, $1.category.rawValue, $1.instance) })
+        Record(
+            publisher: configuration.publisher.description, contact: configuration.contact?.description,
+            maxConflictRounds: configuration.maxConflictRounds,
+            extraHeaders: configuration.extraHeaders.map { [$0.name.displayName, $0.value] }, callID: callID,
+            localTag: localTag, cseq: cseq,
+            versions: versions.map {
+                Record.Version(
+                    container: $0.key.container, category: $0.key.categoryName,
+                    instance: $0.key.instance, version: $0.value)
+            }
+            .sorted {
+                ($0.container, $0.category.rawValue, $0.instance) < ($1.container, $1.category.rawValue, $1.instance)
+            })
     }
 
     public init(record: Record) throws(SIPStackError) {
         var headers = SIPHeaders()
         for pair in record.extraHeaders {
-            guard pair.count == 2 else { throw SIPStackError(.invalidRecord, "extra header \(pair): not a name and a value") }
+            guard pair.count == 2 else {
+                throw SIPStackError(.invalidRecord, "extra header \(pair): not a name and a value")
+            }
             headers.append(SIPHeaderName(pair[0]), pair[1])
         }
         let publisher: SIPAddress
@@ -49,12 +57,16 @@ extension CategoryPublisher {
         } catch {
             throw SIPStackError(.invalidRecord, "publisher or contact: \(error)")
         }
-        self.init(Configuration(publisher: publisher, contact: contact, maxConflictRounds: record.maxConflictRounds,
-                                extraHeaders: headers),
-                  callID: record.callID, localTag: record.localTag)
+        self.init(
+            Configuration(
+                publisher: publisher, contact: contact, maxConflictRounds: record.maxConflictRounds,
+                extraHeaders: headers),
+            callID: record.callID, localTag: record.localTag)
         cseq = record.cseq
         for version in record.versions {
-            versions[ItemKey(container: version.container, categoryName: version.category, instance: version.instance)] = version.version
+            versions[
+                ItemKey(container: version.container, categoryName: version.category, instance: version.instance)] =
+                version.version
         }
     }
 }

@@ -2,7 +2,10 @@ import XMLBridge
 
 extension CIPID {
     /// The RFC 4482 §3 elements, named by their raw values in the CIPID namespace.
-    private enum Element: String, CaseIterable { case displayName = "display-name", card, homepage, icon, map, sound }
+    private enum Element: String, CaseIterable {
+        case displayName = "display-name"
+        case card, homepage, icon, map, sound
+    }
 
     /// ``Element``, looked up in the recording by ``XMLCursor/match(in:)``.
     private static let elements = XMLNameCases<Element>(namespace: NS.cipid)
@@ -34,7 +37,9 @@ extension CIPID {
 
     var xmlElements: [XMLElement] {
         var out = displayNames.map { PIDFXML.note(NS.cipid, $0, local: "display-name") }
-        for case (let local, let value?) in [("card", card), ("homepage", homepage), ("icon", icon), ("map", map), ("sound", sound)] {
+        for case (let local, let value?) in [
+            ("card", card), ("homepage", homepage), ("icon", icon), ("map", map), ("sound", sound),
+        ] {
             out.append(PIDFXML.element(NS.cipid, local, text: value))
         }
         return out

@@ -424,7 +424,8 @@ extension ServiceCapabilities {
             case .list(let i):
                 let list = lists[i]
                 w.startElement(list.name, in: caps)
-                for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)] where !entries.isEmpty {
+                for (local, entries) in [("supported", list.supported), ("notsupported", list.notSupported)]
+                where !entries.isEmpty {
                     w.startElement(local, in: caps)
                     for entry in entries {
                         if let textName = ServiceCapabilities.textEntry[list.name] {
@@ -450,6 +451,10 @@ extension ServiceCapabilities {
 extension ServiceCapabilities {
     /// One child of `servcaps`, before ordering: where it is in the value.
     fileprivate enum Item {
-        case flag(Int), description(Int), type(list: Int, entry: Int), list(Int), extensionElement(Int)
+        case flag(Int)
+        case description(Int)
+        case type(list: Int, entry: Int)
+        case list(Int)
+        case extensionElement(Int)
     }
 }

@@ -148,9 +148,11 @@ extension PIDFTuple {
                 status = PIDFStatus(cursor: child, capabilities: status.capabilities)
                 taken = true
             } else if child.hasName(NS.pidf, "contact") {
-                taken = PIDFXML.fill(&contact, PIDFXML.text(child, attributes: Self.contactAttributes).map {
-                    PIDFContact(uri: $0, priority: child[attribute: "priority"])
-                })
+                taken = PIDFXML.fill(
+                    &contact,
+                    PIDFXML.text(child, attributes: Self.contactAttributes).map {
+                        PIDFContact(uri: $0, priority: child[attribute: "priority"])
+                    })
             } else if child.hasName(NS.pidf, "note") {
                 taken = PIDFXML.append(&notes, PIDFXML.note(child))
             } else if child.hasName(NS.pidf, "timestamp") {
@@ -160,7 +162,8 @@ extension PIDFTuple {
             } else if child.hasName(NS.caps, "servcaps") {
                 taken = PIDFXML.fill(&status.capabilities, ServiceCapabilities(cursor: child))
             } else {
-                taken = rpid.absorb(child) || cipid.absorb(child)
+                taken =
+                    rpid.absorb(child) || cipid.absorb(child)
                     || rpid.absorbLegacyActivities(child)
             }
             if !taken { extensions.append(child.subtree) }
@@ -187,7 +190,8 @@ extension PIDFTuple {
         children += cipid.xmlElements
         children += extensions.map(PIDFXML.verbatim)
         if let contact {
-            children.append(PIDFXML.element(NS.pidf, "contact", attributes: [("priority", contact.priority)], text: contact.uri))
+            children.append(
+                PIDFXML.element(NS.pidf, "contact", attributes: [("priority", contact.priority)], text: contact.uri))
         }
         children += notes.map { PIDFXML.note(NS.pidf, $0) }
         if let timestamp { children.append(PIDFXML.element(NS.pidf, "timestamp", text: timestamp)) }
@@ -275,7 +279,8 @@ extension PIDFPerson {
                     taken = false
                 }
             } else {
-                taken = rpid.absorb(child) || cipid.absorb(child)
+                taken =
+                    rpid.absorb(child) || cipid.absorb(child)
                     || rpid.absorbLegacyActivities(child)
             }
             if !taken { extensions.append(child.subtree) }
@@ -363,9 +368,14 @@ extension LinkedIdentities {
     }
 
     var xml: XMLElement {
-        let list = secondaryIdentities.isEmpty ? [] : [PIDFXML.element(
-            NS.pidf, "secondary-identities",
-            children: secondaryIdentities.map { PIDFXML.element(NS.pidf, "secondary-identity", text: $0) })]
+        let list =
+            secondaryIdentities.isEmpty
+            ? []
+            : [
+                PIDFXML.element(
+                    NS.pidf, "secondary-identities",
+                    children: secondaryIdentities.map { PIDFXML.element(NS.pidf, "secondary-identity", text: $0) })
+            ]
         return PIDFXML.element(NS.pidf, "linked-identities", attributes: [("primary-id", primaryID)], children: list)
     }
 }

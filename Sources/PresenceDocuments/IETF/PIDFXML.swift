@@ -99,7 +99,9 @@ enum PIDFXML {
         copy.children = copy.children.map {
             switch $0 {
             case .element(let child): return .element(verbatim(child))
-            case .text: onlyElements = false; return $0
+            case .text:
+                onlyElements = false
+                return $0
             }
         }
         if onlyElements { copy.children.append(.text("")) }
@@ -123,6 +125,8 @@ enum PIDFXML {
             for child in e.children { if case .element(let c) = child { walk(c) } }
         }
         walk(root)
-        root.namespaceDeclarations = table.indices.filter { used & (1 << UInt32($0)) != 0 }.map { (table[$0].prefix, table[$0].uri) }
+        root.namespaceDeclarations = table.indices.filter { used & (1 << UInt32($0)) != 0 }.map {
+            (table[$0].prefix, table[$0].uri)
+        }
     }
 }

@@ -21,10 +21,11 @@ extension RLMIList {
         for r in xml.elements(XMLName(ns, "resource")) {
             var resource = Resource(uri: r[attribute: "uri"] ?? "", names: Self.names(in: r))
             for i in r.elements(XMLName(ns, "instance")) {
-                resource.instances.append(Instance(
-                    id: i[attribute: "id"] ?? "", state: State(rawValue: i[attribute: "state"] ?? ""),
-                    reason: i[attribute: "reason"], cid: i[attribute: "cid"],
-                    statusCode: try i.intAttribute("statusCode"), poolFqdn: i[attribute: "poolFqdn"]))
+                resource.instances.append(
+                    Instance(
+                        id: i[attribute: "id"] ?? "", state: State(rawValue: i[attribute: "state"] ?? ""),
+                        reason: i[attribute: "reason"], cid: i[attribute: "cid"],
+                        statusCode: try i.intAttribute("statusCode"), poolFqdn: i[attribute: "poolFqdn"]))
             }
             resources.append(resource)
         }
@@ -50,7 +51,7 @@ extension RLMIList {
     public init(lenientBytes bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
         do {
             self = try RLMIList(bytes: bytes, limits: limits)
-        } catch where error.code == .notWellFormed {
+        } catch  where error.code == .notWellFormed {
             self = try RLMIList(bytes: Self.repairingSpecDefects(bytes), limits: limits)
         }
     }
@@ -67,10 +68,19 @@ extension RLMIList {
     /// Comments, processing instructions and character data are passed through
     /// untouched (quotes are only tracked inside start tags).
     static func repairingSpecDefects(_ input: [UInt8]) -> [UInt8] {
-        enum Mode { case content, tag, value(UInt8) }
-        let quote: UInt8 = 0x22, apostrophe: UInt8 = 0x27, lt: UInt8 = 0x3C, gt: UInt8 = 0x3E, slash: UInt8 = 0x2F
+        enum Mode {
+            case content, tag
+            case value(UInt8)
+        }
+        let quote: UInt8 = 0x22
+        let apostrophe: UInt8 = 0x27
+        let lt: UInt8 = 0x3C
+        let gt: UInt8 = 0x3E
+        let slash: UInt8 = 0x2F
         func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 }
-        func isNameStart(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x3A }
+        func isNameStart(_ b: UInt8) -> Bool {
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x3A
+        }
         func isNameChar(_ b: UInt8) -> Bool { isNameStart(b) || (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2E }
         /// True when `input[from...]` is blanks, an XML name, blanks, `=`, blanks, a quote.
         func startsAttribute(at from: Int) -> Bool {
@@ -122,7 +132,10 @@ extension RLMIList {
                     if b == 0x0D, next < input.count, input[next] == 0x0A { next += 1 }
                     if startsAttribute(at: next) {
                         var trailing: [UInt8] = []
-                        while let last = out.last, isBlank(last) { trailing.insert(last, at: 0); out.removeLast() }
+                        while let last = out.last, isBlank(last) {
+                            trailing.insert(last, at: 0)
+                            out.removeLast()
+                        }
                         out.append(q)
                         out += trailing
                         mode = .tag
@@ -145,17 +158,22 @@ extension RLMIList {
                 return e
             }
         }
-        var e = XMLElement.make(ns, "list", [
-            ("uri", uri), ("version", String(version)), ("fullState", fullState.xsd), ("cid", cid),
-        ])
+        var e = XMLElement.make(
+            ns, "list",
+            [
+                ("uri", uri), ("version", String(version)), ("fullState", fullState.xsd), ("cid", cid),
+            ])
         for n in nameElements(names) { e.append(n) }
         for r in resources {
             var resource = XMLElement.make(ns, "resource", [("uri", r.uri)], children: nameElements(r.names))
             for i in r.instances {
-                resource.append(.make(ns, "instance", [
-                    ("id", i.id), ("state", i.state.rawValue), ("reason", i.reason), ("cid", i.cid),
-                    ("statusCode", i.statusCode.map(String.init)), ("poolFqdn", i.poolFqdn),
-                ]))
+                resource.append(
+                    .make(
+                        ns, "instance",
+                        [
+                            ("id", i.id), ("state", i.state.rawValue), ("reason", i.reason), ("cid", i.cid),
+                            ("statusCode", i.statusCode.map(String.init)), ("poolFqdn", i.poolFqdn),
+                        ]))
             }
             e.append(resource)
         }

@@ -29,7 +29,10 @@ public struct RLMIList: Hashable, Sendable {
         public var cid: String?
         public var statusCode: Int?
         public var poolFqdn: String?
-        public init(id: String = "0", state: State, reason: String? = nil, cid: String? = nil, statusCode: Int? = nil, poolFqdn: String? = nil) {
+        public init(
+            id: String = "0", state: State, reason: String? = nil, cid: String? = nil, statusCode: Int? = nil,
+            poolFqdn: String? = nil
+        ) {
             self.id = id
             self.state = state
             self.reason = reason
@@ -50,7 +53,10 @@ public struct RLMIList: Hashable, Sendable {
         public static let resubscribe: State = "resubscribe"
     }
 
-    public init(uri: String, version: UInt32 = 0, fullState: Bool = false, cid: String? = nil, names: [PIDFNote] = [], resources: [Resource] = []) {
+    public init(
+        uri: String, version: UInt32 = 0, fullState: Bool = false, cid: String? = nil, names: [PIDFNote] = [],
+        resources: [Resource] = []
+    ) {
         self.uri = uri
         self.version = version
         self.fullState = fullState

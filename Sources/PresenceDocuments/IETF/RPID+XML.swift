@@ -9,9 +9,16 @@ extension RPID {
 
     /// The RFC 4480 §3 elements the model holds, named by their raw values in the RPID namespace.
     private enum Element: String, CaseIterable {
-        case activities, mood, placeType = "place-type", privacy, relationship, serviceClass = "service-class"
-        case sphere, placeIs = "place-is", statusIcon = "status-icon", timeOffset = "time-offset"
-        case userInput = "user-input", `class`
+        case activities, mood
+        case placeType = "place-type"
+        case privacy, relationship
+        case serviceClass = "service-class"
+        case sphere
+        case placeIs = "place-is"
+        case statusIcon = "status-icon"
+        case timeOffset = "time-offset"
+        case userInput = "user-input"
+        case `class`
     }
 
     /// ``Element``, looked up in the recording by ``XMLCursor/match(in:)``.
@@ -39,16 +46,18 @@ extension RPID {
         case .placeIs: return PIDFXML.fill(&placeIs, RPIDPlaceIs(cursor: e))
         case .statusIcon:
             let icon = PIDFXML.text(e, attributes: PIDFXML.idFromUntil).map {
-                RPIDStatusIcon(uri: $0, id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
+                RPIDStatusIcon(
+                    uri: $0, id: e[attribute: "id"], from: e[attribute: "from"], until: e[attribute: "until"])
             }
             return PIDFXML.fill(&statusIcon, icon)
         case .timeOffset:
             guard let text = PIDFXML.text(e, attributes: Self.timeOffsetAttributes),
                 let minutes = Int(text)
             else { return false }
-            timeOffsets.appendFirstAsLiteral(RPIDTimeOffset(
-                minutes: minutes, description: e[attribute: "description"], id: e[attribute: "id"],
-                from: e[attribute: "from"], until: e[attribute: "until"]))
+            timeOffsets.appendFirstAsLiteral(
+                RPIDTimeOffset(
+                    minutes: minutes, description: e[attribute: "description"], id: e[attribute: "id"],
+                    from: e[attribute: "from"], until: e[attribute: "until"]))
             return true
         case .userInput:
             guard let text = PIDFXML.text(e, attributes: Self.userInputAttributes),
@@ -59,8 +68,10 @@ extension RPID {
                 guard let parsed = Int(raw.trimmingXMLWhitespace()) else { return false }
                 threshold = parsed
             }
-            return PIDFXML.fill(&userInput, RPIDUserInput(
-                value, idleThreshold: threshold, lastInput: e[attribute: "last-input"], id: e[attribute: "id"]))
+            return PIDFXML.fill(
+                &userInput,
+                RPIDUserInput(
+                    value, idleThreshold: threshold, lastInput: e[attribute: "last-input"], id: e[attribute: "id"]))
         case .class: return PIDFXML.fill(&self.class, PIDFXML.text(e))
         }
     }
@@ -91,9 +102,12 @@ extension RPID {
     var xmlElements: [XMLElement] {
         var out: [XMLElement] = []
         if !legacyActivities.isEmpty {
-            out.append(PIDFXML.element(NS.rpidStatus, "activities", children: legacyActivities.map {
-                PIDFXML.element(NS.rpidStatus, "activity", text: $0)
-            }))
+            out.append(
+                PIDFXML.element(
+                    NS.rpidStatus, "activities",
+                    children: legacyActivities.map {
+                        PIDFXML.element(NS.rpidStatus, "activity", text: $0)
+                    }))
         }
         out += activities.map { $0.xml("activities") }
         if let c = `class` { out.append(PIDFXML.element(NS.rpid, "class", text: c)) }
@@ -105,21 +119,30 @@ extension RPID {
         if let serviceClass { out.append(serviceClass.xml("service-class")) }
         if let sphere { out.append(sphere.xml("sphere")) }
         if let icon = statusIcon {
-            out.append(PIDFXML.element(
-                NS.rpid, "status-icon", attributes: [("id", icon.id), ("from", icon.from), ("until", icon.until)],
-                text: icon.uri))
+            out.append(
+                PIDFXML.element(
+                    NS.rpid, "status-icon", attributes: [("id", icon.id), ("from", icon.from), ("until", icon.until)],
+                    text: icon.uri))
         }
         for offset in timeOffsets {
-            out.append(PIDFXML.element(
-                NS.rpid, "time-offset",
-                attributes: [("id", offset.id), ("from", offset.from), ("until", offset.until), ("description", offset.description)],
-                text: String(offset.minutes)))
+            out.append(
+                PIDFXML.element(
+                    NS.rpid, "time-offset",
+                    attributes: [
+                        ("id", offset.id), ("from", offset.from), ("until", offset.until),
+                        ("description", offset.description),
+                    ],
+                    text: String(offset.minutes)))
         }
         if let input = userInput {
-            out.append(PIDFXML.element(
-                NS.rpid, "user-input",
-                attributes: [("id", input.id), ("idle-threshold", input.idleThreshold.map { String($0) }), ("last-input", input.lastInput)],
-                text: input.value.rawValue))
+            out.append(
+                PIDFXML.element(
+                    NS.rpid, "user-input",
+                    attributes: [
+                        ("id", input.id), ("idle-threshold", input.idleThreshold.map { String($0) }),
+                        ("last-input", input.lastInput),
+                    ],
+                    text: input.value.rawValue))
         }
         return out
     }

@@ -247,7 +247,9 @@ public struct RPIDTokens: Hashable, Sendable {
     /// names (e.g. "on-the-phone"); place-type tokens carry their namespace.
     public var values: [RPIDValue]
 
-    public init(id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [], values: [RPIDValue] = []) {
+    public init(
+        id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [], values: [RPIDValue] = []
+    ) {
         self.id = id
         self.from = from
         self.until = until
@@ -330,7 +332,8 @@ public struct RPIDTimeOffset: Hashable, Sendable {
     public var description: Optional<String>
     public var minutes: Int
 
-    public init(minutes: Int, description: String? = nil, id: String? = nil, from: String? = nil, until: String? = nil) {
+    public init(minutes: Int, description: String? = nil, id: String? = nil, from: String? = nil, until: String? = nil)
+    {
         self.minutes = minutes
         self.description = description
         self.id = id

@@ -51,9 +51,13 @@ extension ServiceCapabilities {
     private static let typeRank = rank(of: "type")
 
     /// Ranks (places in ``schemaOrder``) of the boolean capabilities, as bits.
-    private static let flagRanks: UInt32 = schemaOrder.indices.reduce(0) { flagNames.contains(schemaOrder[$1]) ? $0 | 1 << $1 : $0 }
+    private static let flagRanks: UInt32 = schemaOrder.indices.reduce(0) {
+        flagNames.contains(schemaOrder[$1]) ? $0 | 1 << $1 : $0
+    }
     /// Ranks of the list capabilities, as bits.
-    private static let listRanks: UInt32 = schemaOrder.indices.reduce(0) { listNames.contains(schemaOrder[$1]) ? $0 | 1 << $1 : $0 }
+    private static let listRanks: UInt32 = schemaOrder.indices.reduce(0) {
+        listNames.contains(schemaOrder[$1]) ? $0 | 1 << $1 : $0
+    }
 
     /// Reads `servcaps`; nil when it carries attributes (kept verbatim by the caller).
     /// A child the model cannot hold completely (say `<caps:priority>` entries
@@ -64,7 +68,10 @@ extension ServiceCapabilities {
         // The parts are gathered in locals and the value made once at the end: made first and
         // filled in as the children were read, it was built aside and copied into place.
         // Mostly flags: room for all of them at once, not an array grown per append.
-        var flags: [Flag] = [], lists: [List] = [], descriptions: [PIDFNote] = [], extensions: [XMLElement] = []
+        var flags: [Flag] = []
+        var lists: [List] = []
+        var descriptions: [PIDFNote] = []
+        var extensions: [XMLElement] = []
         flags.reserveCapacity(e.elementCount)
         // Each child's rank is looked up once, by its whole name in the recording (an element of
         // another namespace has none); it tells flags and lists apart, names them (the table's
@@ -72,8 +79,12 @@ extension ServiceCapabilities {
         // the names taken were compared one by one), and whether what was read is still in
         // schema order (no sort needed).
         let other = Self.schemaOrder.count
-        var flagRank = -1, listRank = -1, extensionRank = -1
-        var flagsOrdered = true, listsOrdered = true, extensionsOrdered = true
+        var flagRank = -1
+        var listRank = -1
+        var extensionRank = -1
+        var flagsOrdered = true
+        var listsOrdered = true
+        var extensionsOrdered = true
         var taken: UInt32 = 0
         // The children walked in place, each cursor lent (an iterator hands out one it owns).
         e.forEachElement { child in
@@ -109,8 +120,12 @@ extension ServiceCapabilities {
         }
         if !flagsOrdered { flags = Self.sorted(flags) { $0.name } }
         if !listsOrdered { lists = Self.sorted(lists) { $0.name } }
-        if !extensionsOrdered { extensions = Self.sorted(extensions) { $0.name.namespace == NS.caps ? $0.name.local : "" } }
-        self.init(flags: consume flags, lists: consume lists, descriptions: consume descriptions, extensions: consume extensions)
+        if !extensionsOrdered {
+            extensions = Self.sorted(extensions) { $0.name.namespace == NS.caps ? $0.name.local : "" }
+        }
+        self.init(
+            flags: consume flags, lists: consume lists, descriptions: consume descriptions,
+            extensions: consume extensions)
     }
 
     /// `xs:boolean` lexical space: true, false, 1, 0.
@@ -154,7 +169,9 @@ extension ServiceCapabilities {
                 }
                 guard entry.name.namespace == NS.caps else { return nil }
                 if let textName = textEntry[e.localName] {
-                    guard entry.name.local == textName, let text = PIDFXML.text(entry), !text.isEmpty else { return nil }
+                    guard entry.name.local == textName, let text = PIDFXML.text(entry), !text.isEmpty else {
+                        return nil
+                    }
                     entries.append(text)
                 } else {
                     guard PIDFXML.isEmpty(entry) else { return nil }
@@ -176,20 +193,27 @@ extension ServiceCapabilities {
             }
             func part(_ local: String, _ entries: [String]) -> [XMLElement] {
                 guard !entries.isEmpty else { return [] }
-                return [PIDFXML.element(NS.caps, local, children: entries.map { entry in
-                    if let textName = Self.textEntry[list.name] {
-                        PIDFXML.element(NS.caps, textName, text: entry)
-                    } else {
-                        PIDFXML.element(NS.caps, entry)
-                    }
-                })]
+                return [
+                    PIDFXML.element(
+                        NS.caps, local,
+                        children: entries.map { entry in
+                            if let textName = Self.textEntry[list.name] {
+                                PIDFXML.element(NS.caps, textName, text: entry)
+                            } else {
+                                PIDFXML.element(NS.caps, entry)
+                            }
+                        })
+                ]
             }
-            items.append(PIDFXML.element(
-                NS.caps, list.name,
-                children: part("supported", list.supported) + part("notsupported", list.notSupported)))
+            items.append(
+                PIDFXML.element(
+                    NS.caps, list.name,
+                    children: part("supported", list.supported) + part("notsupported", list.notSupported)))
         }
         items += extensions.map(PIDFXML.verbatim)
-        let ordered = items.enumerated().sorted { (Self.rank($0.element), $0.offset) < (Self.rank($1.element), $1.offset) }
+        let ordered = items.enumerated().sorted {
+            (Self.rank($0.element), $0.offset) < (Self.rank($1.element), $1.offset)
+        }
         return PIDFXML.element(NS.caps, "servcaps", children: ordered.map(\.element))
     }
 }

@@ -26,13 +26,15 @@ extension BatchSubscribeResponse {
         }
         func isRLMI(_ part: MultipartBody.Part) -> Bool {
             let id = (part.header("Content-ID") ?? "").trimmingXMLWhitespace()
-            return mediaType(part) == Self.rlmiContentType || id == Self.rlmiContentID || id == "<\(Self.rlmiContentID)>"
+            return mediaType(part) == Self.rlmiContentType || id == Self.rlmiContentID
+                || id == "<\(Self.rlmiContentID)>"
         }
         guard let index = multipart.parts.firstIndex(where: isRLMI) else {
             throw XMLError(.unexpectedContent, "multipart body has no application/rlmi+xml part")
         }
         var categories: [CategoriesDocument] = []
-        for (i, part) in multipart.parts.enumerated() where i != index && mediaType(part) == Self.categoriesContentType {
+        for (i, part) in multipart.parts.enumerated() where i != index && mediaType(part) == Self.categoriesContentType
+        {
             categories.append(try CategoriesDocument(bytes: part.body, limits: limits))
         }
         self.init(list: try RLMIList(bytes: multipart.parts[index].body, limits: limits), categories: categories)
@@ -44,14 +46,19 @@ extension BatchSubscribeResponse {
     /// `Content-Transfer-Encoding: binary` and `Content-Type:
     /// application/msrtc-event-categories+xml` on the others.
     public func multipart(boundary: String) -> MultipartBody {
-        var parts = [MultipartBody.Part(headers: [
-            ("Content-Transfer-Encoding", "binary"), ("Content-ID", Self.rlmiContentID),
-            ("Content-Type", Self.rlmiContentType),
-        ], body: list.serialized())]
+        var parts = [
+            MultipartBody.Part(
+                headers: [
+                    ("Content-Transfer-Encoding", "binary"), ("Content-ID", Self.rlmiContentID),
+                    ("Content-Type", Self.rlmiContentType),
+                ], body: list.serialized())
+        ]
         for document in categories {
-            parts.append(MultipartBody.Part(headers: [
-                ("Content-Transfer-Encoding", "binary"), ("Content-Type", Self.categoriesContentType),
-            ], body: document.serialized()))
+            parts.append(
+                MultipartBody.Part(
+                    headers: [
+                        ("Content-Transfer-Encoding", "binary"), ("Content-Type", Self.categoriesContentType),
+                    ], body: document.serialized()))
         }
         return MultipartBody(boundary: boundary, parts: parts)
     }

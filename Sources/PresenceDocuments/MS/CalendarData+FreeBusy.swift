@@ -19,13 +19,17 @@ extension CalendarData.FreeBusy {
         let bytes = [UInt8](decoded)
         switch instance >> 30 {
         case 0:
-            return Self.read(bytes, from: 0, width: 2, count: bytes.count * 4).compactMap { FreeBusyState(rawValue: UInt8($0)) }
+            return Self.read(bytes, from: 0, width: 2, count: bytes.count * 4).compactMap {
+                FreeBusyState(rawValue: UInt8($0))
+            }
         case 1:
             guard let states = bytes.first, states >= 5 else {
                 throw XMLError(.unexpectedContent, "freeBusy: the state count must be at least 5")
             }
             let fallback = Array(bytes.dropFirst().prefix(Int(states) - 5))
-            guard fallback.count == Int(states) - 5 else { throw XMLError(.unexpectedContent, "freeBusy: fallback map truncated") }
+            guard fallback.count == Int(states) - 5 else {
+                throw XMLError(.unexpectedContent, "freeBusy: fallback map truncated")
+            }
             var width = 1
             while (1 << width) < Int(states) { width += 1 }
             let start = (1 + fallback.count) * 8
@@ -58,7 +62,9 @@ extension CalendarData.FreeBusy {
         }
         var bytes = [UInt8](repeating: 0, count: (bits.count + 7) / 8)
         for (i, bit) in bits.enumerated() where bit == 1 { bytes[i / 8] |= 0x80 >> (i % 8) }
-        let value = CalendarData.FreeBusy(startTime: startTime, granularity: granularity, encodingVersion: "1", data: Data(bytes).base64EncodedString())
+        let value = CalendarData.FreeBusy(
+            startTime: startTime, granularity: granularity, encodingVersion: "1",
+            data: Data(bytes).base64EncodedString())
         return (value, instance)
     }
 

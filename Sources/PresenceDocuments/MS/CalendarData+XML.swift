@@ -29,7 +29,9 @@ extension CalendarData {
         // The parts are gathered in locals and the data made once at the end: made first and
         // filled in by the closure, it was built aside and copied into place (a retain and a
         // release of each of its references).
-        var workingHours: VerbatimElement?, freeBusy: FreeBusy?, extensions: [XMLElement] = []
+        var workingHours: VerbatimElement?
+        var freeBusy: FreeBusy?
+        var extensions: [XMLElement] = []
         xml.forEachElement { child in
             // Each child's name looked up in the recording, not copied out to be compared.
             switch child.match(in: Self.childNames) {
@@ -47,7 +49,9 @@ extension CalendarData {
         }
         // The attributes read in one pass, names compared in the recording (a lookup by name
         // walked them all, once per attribute); the first of a repeated name counts, as with a lookup.
-        var mailboxID: String?, majorVersion: String?, minorVersion: String?
+        var mailboxID: String?
+        var majorVersion: String?
+        var minorVersion: String?
         xml.forEachAttributeValue(in: Self.attributeNames) { attribute, value in
             switch attribute {
             case .mailboxID?: if mailboxID == nil { mailboxID = xml.string(value) }
@@ -78,14 +82,20 @@ extension CalendarData {
 
     /// Writes `calendarData` in its default namespace.
     public var xml: XMLElement {
-        var e = XMLElement.make(NS.calendarData, "calendarData", [
-            ("mailboxID", mailboxID), ("majorVersion", majorVersion), ("minorVersion", minorVersion),
-        ])
+        var e = XMLElement.make(
+            NS.calendarData, "calendarData",
+            [
+                ("mailboxID", mailboxID), ("majorVersion", majorVersion), ("minorVersion", minorVersion),
+            ])
         if let workingHours { e.append(workingHours) }
         if let f = freeBusy {
-            e.append(.text(NS.calendarData, "freeBusy", f.data, [
-                ("startTime", f.startTime), ("granularity", f.granularity), ("encodingVersion", f.encodingVersion),
-            ]))
+            e.append(
+                .text(
+                    NS.calendarData, "freeBusy", f.data,
+                    [
+                        ("startTime", f.startTime), ("granularity", f.granularity),
+                        ("encodingVersion", f.encodingVersion),
+                    ]))
         }
         for x in extensions { e.append(x) }
         return e

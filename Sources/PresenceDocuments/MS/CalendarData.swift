@@ -36,7 +36,9 @@ public struct CalendarData: Hashable, Sendable {
         public var encodingVersion: Optional<String>
         /// The base64 text as written (often empty in the spec's examples).
         public var data: String
-        public init(startTime: String? = nil, granularity: String? = nil, encodingVersion: String? = nil, data: String = "") {
+        public init(
+            startTime: String? = nil, granularity: String? = nil, encodingVersion: String? = nil, data: String = ""
+        ) {
             self.startTime = startTime
             self.granularity = granularity
             self.encodingVersion = encodingVersion

@@ -165,7 +165,8 @@ extension MSState {
         if let meetingSubject { w.msText(ns, "meetingSubject", meetingSubject) }
         if let meetingLocation { w.msText(ns, "meetingLocation", meetingLocation) }
         for x in extensions { w.element(x) }
-        let delimited = timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
+        let delimited =
+            timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
             || device != nil || treatLocationAsProximate != nil
         if delimited {
             w.msEmpty(.commonTypes, "delimiter")
@@ -407,11 +408,31 @@ extension MSRTCPresentity {
         var w = XMLStreamWriter(namespaces: .microsoft)
         w.startElement(Self.name, declaring: Self.declarations)
         w.attribute("uri", uri)
-        if let a = availabilityAggregate { w.startElement("availability", in: ns); w.attribute("aggregate", String(a)); w.endElement() }
-        if let a = activityAggregate { w.startElement("activity", in: ns); w.attribute("aggregate", String(a)); w.endElement() }
-        if let displayName { w.startElement("displayName", in: ns); w.attribute("displayName", displayName); w.endElement() }
-        if let email { w.startElement("email", in: ns); w.attribute("email", email); w.endElement() }
-        if let phoneNumber { w.startElement("phoneNumber", in: ns); w.attribute("number", phoneNumber); w.endElement() }
+        if let a = availabilityAggregate {
+            w.startElement("availability", in: ns)
+            w.attribute("aggregate", String(a))
+            w.endElement()
+        }
+        if let a = activityAggregate {
+            w.startElement("activity", in: ns)
+            w.attribute("aggregate", String(a))
+            w.endElement()
+        }
+        if let displayName {
+            w.startElement("displayName", in: ns)
+            w.attribute("displayName", displayName)
+            w.endElement()
+        }
+        if let email {
+            w.startElement("email", in: ns)
+            w.attribute("email", email)
+            w.endElement()
+        }
+        if let phoneNumber {
+            w.startElement("phoneNumber", in: ns)
+            w.attribute("number", phoneNumber)
+            w.endElement()
+        }
         if !states.isEmpty {
             w.startElement("aggregate", in: ns)
             w.startElement("states", in: ns)

@@ -81,14 +81,22 @@ extension Category {
         // modelled); the first of a repeated name counts, as with a lookup.
         // Numbers are read from the value bytes, and publishTime packed from them (no String
         // made for them).
-        var name: CategoryName?, typed: CategoryPayload.Typed?
-        var publishTime: PackedText?, expireTypeRaw: String?, endpointID: String?
-        var instance: XMLCursor.AttributeValue?, container: XMLCursor.AttributeValue?
-        var version: XMLCursor.AttributeValue?, expires: XMLCursor.AttributeValue?
+        var name: CategoryName?
+        var typed: CategoryPayload.Typed?
+        var publishTime: PackedText?
+        var expireTypeRaw: String?
+        var endpointID: String?
+        var instance: XMLCursor.AttributeValue?
+        var container: XMLCursor.AttributeValue?
+        var version: XMLCursor.AttributeValue?
+        var expires: XMLCursor.AttributeValue?
         var hasOther = false
         // The names are looked up in the recording, not copied out to be compared.
         xml.forEachAttributeValue(in: Self.knownAttributeNames) { attribute, value in
-            guard let attribute else { hasOther = true; return }
+            guard let attribute else {
+                hasOther = true
+                return
+            }
             switch attribute {
             case .name:
                 // A name with a typed payload is the table's (no String made, and its payload
@@ -130,12 +138,14 @@ extension Category {
 
     /// Writes the `category` element in the categories namespace.
     public var xml: XMLElement {
-        var e = XMLElement.make(NS.categories, "category", [
-            ("name", name.rawValue), ("instance", instance.map(String.init)),
-            ("publishTime", publishTime), ("container", container.map(String.init)),
-            ("version", version.map(String.init)), ("expireType", expireType?.rawValue),
-            ("expires", expires.map(String.init)), ("endpointId", endpointID),
-        ])
+        var e = XMLElement.make(
+            NS.categories, "category",
+            [
+                ("name", name.rawValue), ("instance", instance.map(String.init)),
+                ("publishTime", publishTime), ("container", container.map(String.init)),
+                ("version", version.map(String.init)), ("expireType", expireType?.rawValue),
+                ("expires", expires.map(String.init)), ("endpointId", endpointID),
+            ])
         e.attributes += otherAttributes
         e.children = payload?.xmlNodes ?? []
         return e
@@ -233,7 +243,7 @@ extension CategoryPayload {
         // The child's name looked up in the recording (no name copied out, and no XMLName
         // built to compare).
         guard let root = holder.soleElement, let typed,
-              root.match(in: Self.roots) == typed || (typed.acceptsNoNamespace && root.hasName("", typed.root.local))
+            root.match(in: Self.roots) == typed || (typed.acceptsNoNamespace && root.hasName("", typed.root.local))
         else {
             var kept: [XMLNode] = []
             for child in holder.children where !(child.isText && child.hasOnlyWhitespace) {

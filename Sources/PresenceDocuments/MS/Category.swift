@@ -34,13 +34,18 @@ public struct Category: Hashable, Sendable {
         var endpointID: String?
         var otherAttributes: [XMLAttribute] = []
 
-        var isEmpty: Bool { container == nil && version == nil && expires == nil && endpointID == nil && otherAttributes.isEmpty }
+        var isEmpty: Bool {
+            container == nil && version == nil && expires == nil && endpointID == nil && otherAttributes.isEmpty
+        }
 
         /// Unknown attributes compare in any order (an XML element's attributes have none).
         static func == (a: Extras, b: Extras) -> Bool {
-            a.container == b.container && a.version == b.version && a.expires == b.expires && a.endpointID == b.endpointID
+            a.container == b.container && a.version == b.version && a.expires == b.expires
+                && a.endpointID == b.endpointID
                 && a.otherAttributes.count == b.otherAttributes.count
-                && a.otherAttributes.allSatisfy { x in b.otherAttributes.contains { $0.name == x.name && $0.value == x.value } }
+                && a.otherAttributes.allSatisfy { x in
+                    b.otherAttributes.contains { $0.name == x.name && $0.value == x.value }
+                }
         }
 
         func hash(into hasher: inout Hasher) {
@@ -71,8 +76,9 @@ public struct Category: Hashable, Sendable {
         self.expireType = expireType
         self.packedPublishTime = packedPublishTime
         self.payload = payload
-        let extras = Extras(container: container, version: version, expires: expires, endpointID: endpointID,
-                            otherAttributes: otherAttributes)
+        let extras = Extras(
+            container: container, version: version, expires: expires, endpointID: endpointID,
+            otherAttributes: otherAttributes)
         self.extras = Optional(keeping: extras)
     }
 
@@ -83,10 +89,22 @@ public struct Category: Hashable, Sendable {
         set { packedPublishTime = newValue.map(PackedText.init) }
     }
 
-    public var container: UInt32? { get { extras?.value.container } set { extras.update(emptying: newValue == nil) { $0.container = newValue } } }
-    public var version: UInt32? { get { extras?.value.version } set { extras.update(emptying: newValue == nil) { $0.version = newValue } } }
-    public var expires: UInt32? { get { extras?.value.expires } set { extras.update(emptying: newValue == nil) { $0.expires = newValue } } }
-    public var endpointID: String? { get { extras?.value.endpointID } set { extras.update(emptying: newValue == nil) { $0.endpointID = newValue } } }
+    public var container: UInt32? {
+        get { extras?.value.container }
+        set { extras.update(emptying: newValue == nil) { $0.container = newValue } }
+    }
+    public var version: UInt32? {
+        get { extras?.value.version }
+        set { extras.update(emptying: newValue == nil) { $0.version = newValue } }
+    }
+    public var expires: UInt32? {
+        get { extras?.value.expires }
+        set { extras.update(emptying: newValue == nil) { $0.expires = newValue } }
+    }
+    public var endpointID: String? {
+        get { extras?.value.endpointID }
+        set { extras.update(emptying: newValue == nil) { $0.endpointID = newValue } }
+    }
     /// Attributes not modelled above, kept and written back.
     public var otherAttributes: [XMLAttribute] {
         get { extras?.value.otherAttributes ?? [] }

@@ -23,7 +23,7 @@ extension CategoryPublish {
         for p in list.elements(XMLName(ns, "publication")) {
             guard let name = p[attribute: "categoryName"] else { throw p.error("publication without categoryName") }
             guard let instance = try p.uint32Attribute("instance"), let container = try p.uint32Attribute("container"),
-                  let version = try p.uint32Attribute("version")
+                let version = try p.uint32Attribute("version")
             else { throw p.error("publication needs instance, container and version") }
             let rawExpireType = p[attribute: "expireType"] ?? ""
             guard let expireType = ExpireType(rawValue: rawExpireType) else {
@@ -31,10 +31,12 @@ extension CategoryPublish {
             }
             let categoryName = CategoryName(rawValue: name)
             let empty = p.children.allSatisfy(\.isWhitespaceText)
-            publications.append(Publication(
-                categoryName: categoryName, instance: instance, container: container, version: version,
-                expireType: expireType, expires: try p.uint32Attribute("expires"), endpointID: p[attribute: "endpointId"],
-                payload: empty ? nil : try CategoryPayload(categoryChildren: p.children, name: categoryName)))
+            publications.append(
+                Publication(
+                    categoryName: categoryName, instance: instance, container: container, version: version,
+                    expireType: expireType, expires: try p.uint32Attribute("expires"),
+                    endpointID: p[attribute: "endpointId"],
+                    payload: empty ? nil : try CategoryPayload(categoryChildren: p.children, name: categoryName)))
         }
     }
 
@@ -47,12 +49,14 @@ extension CategoryPublish {
     public var xml: XMLElement {
         let ns = NS.richPresence
         let list = publications.map { p in
-            var e = XMLElement.make(ns, "publication", [
-                ("categoryName", p.categoryName.rawValue), ("instance", String(p.instance)),
-                ("container", String(p.container)), ("version", String(p.version)),
-                ("expireType", p.expireType.rawValue), ("expires", p.expires.map(String.init)),
-                ("endpointId", p.endpointID),
-            ])
+            var e = XMLElement.make(
+                ns, "publication",
+                [
+                    ("categoryName", p.categoryName.rawValue), ("instance", String(p.instance)),
+                    ("container", String(p.container)), ("version", String(p.version)),
+                    ("expireType", p.expireType.rawValue), ("expires", p.expires.map(String.init)),
+                    ("endpointId", p.endpointID),
+                ])
             e.children = p.payload?.xmlNodes ?? []
             return e
         }

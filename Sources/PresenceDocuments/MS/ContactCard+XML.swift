@@ -39,7 +39,10 @@ extension ContactCard {
         if let majorVersion = xml[attribute: "majorVersion"] { rare.set { $0.majorVersion = majorVersion } }
         if let minorVersion = xml[attribute: "minorVersion"] { rare.set { $0.minorVersion = minorVersion } }
         if let isUCEnabled = try xml.boolAttribute("isUCEnabled") { rare.set { $0.isUCEnabled = isUCEnabled } }
-        var displayNames: [LocalizedText] = [], emails: [String] = [], urls: [TypedURI] = [], photos: [Photo] = []
+        var displayNames: [LocalizedText] = []
+        var emails: [String] = []
+        var urls: [TypedURI] = []
+        var photos: [Photo] = []
         try xml.forEachElement { (child) throws(XMLError) in
             // Each child's name looked up in the recording, not copied out and compared with
             // one name after another.
@@ -50,7 +53,9 @@ extension ContactCard {
                 child.forEachElement { part in
                     if part.hasName(ns, "name") {
                         part.forEachElement { display in
-                            if display.hasName(ns, "displayName") { displayNames.appendFirstAsLiteral(LocalizedText(lcidElement: display)) }
+                            if display.hasName(ns, "displayName") {
+                                displayNames.appendFirstAsLiteral(LocalizedText(lcidElement: display))
+                            }
                         }
                     } else if part.hasName(ns, "email") {
                         emails.appendFirstAsLiteral(part.trimmedText)
@@ -85,9 +90,10 @@ extension ContactCard {
                 let displayADPhoto = try child.boolText()
                 rare.set { $0.displayADPhoto = displayADPhoto }
             case .photo?:
-                photos.append(Photo(
-                    type: child[attribute: "type"], uri: child.element(XMLName(ns, "uri"))?.trimmedText,
-                    hash: child.element(XMLName(ns, "hash"))?.trimmedText))
+                photos.append(
+                    Photo(
+                        type: child[attribute: "type"], uri: child.element(XMLName(ns, "uri"))?.trimmedText,
+                        hash: child.element(XMLName(ns, "hash"))?.trimmedText))
             case .delimiter?, .end?: break
             case nil: rare.set { $0.extensions.append(child.subtree) }
             }
@@ -117,9 +123,11 @@ extension ContactCard {
     /// Extensions are written last.
     public var xml: XMLElement {
         let ns = NS.contactCard
-        var e = XMLElement.make(ns, "contactCard", [
-            ("majorVersion", majorVersion), ("minorVersion", minorVersion), ("isUCEnabled", isUCEnabled?.xsd),
-        ])
+        var e = XMLElement.make(
+            ns, "contactCard",
+            [
+                ("majorVersion", majorVersion), ("minorVersion", minorVersion), ("isUCEnabled", isUCEnabled?.xsd),
+            ])
         if !displayNames.isEmpty || !emails.isEmpty {
             var identity = XMLElement.make(ns, "identity")
             if !displayNames.isEmpty {
@@ -169,7 +177,7 @@ extension ContactCard {
     }
 }
 
-extension Optional<ContactCard.Rare> {
+extension ContactCard.Rare? {
     /// Changes the fields through `body`, all absent before it when there were none.
     mutating func set(_ body: (inout ContactCard.Rare) -> Void) {
         // Taken out (self left nil meanwhile) so that its arrays stay uniquely referenced.

@@ -46,35 +46,65 @@ public struct ContactCard: Hashable, Sendable {
         }
     }
 
-    public var addresses: [Address] { get { rare?.value.addresses ?? [] } set { rare.update(emptying: newValue.isEmpty) { $0.addresses = newValue } } }
-    public var company: [LocalizedText] { get { rare?.value.company ?? [] } set { rare.update(emptying: newValue.isEmpty) { $0.company = newValue } } }
-    public var department: [LocalizedText] {
-        get { rare?.value.department ?? [] } set { rare.update(emptying: newValue.isEmpty) { $0.department = newValue } }
+    public var addresses: [Address] {
+        get { rare?.value.addresses ?? [] }
+        set { rare.update(emptying: newValue.isEmpty) { $0.addresses = newValue } }
     }
-    public var title: [LocalizedText] { get { rare?.value.title ?? [] } set { rare.update(emptying: newValue.isEmpty) { $0.title = newValue } } }
-    public var office: [LocalizedText] { get { rare?.value.office ?? [] } set { rare.update(emptying: newValue.isEmpty) { $0.office = newValue } } }
-    public var phones: [Phone] { get { rare?.value.phones ?? [] } set { rare.update(emptying: newValue.isEmpty) { $0.phones = newValue } } }
-    public var automaton: Bool? { get { rare?.value.automaton } set { rare.update(emptying: newValue == nil) { $0.automaton = newValue } } }
+    public var company: [LocalizedText] {
+        get { rare?.value.company ?? [] }
+        set { rare.update(emptying: newValue.isEmpty) { $0.company = newValue } }
+    }
+    public var department: [LocalizedText] {
+        get { rare?.value.department ?? [] }
+        set { rare.update(emptying: newValue.isEmpty) { $0.department = newValue } }
+    }
+    public var title: [LocalizedText] {
+        get { rare?.value.title ?? [] }
+        set { rare.update(emptying: newValue.isEmpty) { $0.title = newValue } }
+    }
+    public var office: [LocalizedText] {
+        get { rare?.value.office ?? [] }
+        set { rare.update(emptying: newValue.isEmpty) { $0.office = newValue } }
+    }
+    public var phones: [Phone] {
+        get { rare?.value.phones ?? [] }
+        set { rare.update(emptying: newValue.isEmpty) { $0.phones = newValue } }
+    }
+    public var automaton: Bool? {
+        get { rare?.value.automaton }
+        set { rare.update(emptying: newValue == nil) { $0.automaton = newValue } }
+    }
     /// After the first `ct:delimiter`: person, huntgroup, autoattendant, automaton.
-    public var type: String? { get { rare?.value.type } set { rare.update(emptying: newValue == nil) { $0.type = newValue } } }
+    public var type: String? {
+        get { rare?.value.type }
+        set { rare.update(emptying: newValue == nil) { $0.type = newValue } }
+    }
     public var descriptionText: String? {
-        get { rare?.value.descriptionText } set { rare.update(emptying: newValue == nil) { $0.descriptionText = newValue } }
+        get { rare?.value.descriptionText }
+        set { rare.update(emptying: newValue == nil) { $0.descriptionText = newValue } }
     }
     /// After a second `ct:delimiter`.
     public var displayADPhoto: Bool? {
-        get { rare?.value.displayADPhoto } set { rare.update(emptying: newValue == nil) { $0.displayADPhoto = newValue } }
+        get { rare?.value.displayADPhoto }
+        set { rare.update(emptying: newValue == nil) { $0.displayADPhoto = newValue } }
     }
     public var majorVersion: String? {
-        get { rare?.value.majorVersion } set { rare.update(emptying: newValue == nil) { $0.majorVersion = newValue } }
+        get { rare?.value.majorVersion }
+        set { rare.update(emptying: newValue == nil) { $0.majorVersion = newValue } }
     }
     public var minorVersion: String? {
-        get { rare?.value.minorVersion } set { rare.update(emptying: newValue == nil) { $0.minorVersion = newValue } }
+        get { rare?.value.minorVersion }
+        set { rare.update(emptying: newValue == nil) { $0.minorVersion = newValue } }
     }
     /// Prose-only attribute ([MS-PRES] §2.2.2.7.5), not in the schema.
-    public var isUCEnabled: Bool? { get { rare?.value.isUCEnabled } set { rare.update(emptying: newValue == nil) { $0.isUCEnabled = newValue } } }
+    public var isUCEnabled: Bool? {
+        get { rare?.value.isUCEnabled }
+        set { rare.update(emptying: newValue == nil) { $0.isUCEnabled = newValue } }
+    }
     /// Elements not modelled above, kept verbatim.
     public var extensions: [XMLElement] {
-        get { rare?.value.extensions ?? [] } set { rare.update(emptying: newValue.isEmpty) { $0.extensions = newValue } }
+        get { rare?.value.extensions ?? [] }
+        set { rare.update(emptying: newValue.isEmpty) { $0.extensions = newValue } }
     }
 
     public struct LocalizedText: Hashable, Sendable {
@@ -93,7 +123,10 @@ public struct ContactCard: Hashable, Sendable {
         public var state: [LocalizedText]
         public var zipcode: [LocalizedText]
         public var countryCode: Optional<String>
-        public init(type: String? = nil, street: [LocalizedText] = [], city: [LocalizedText] = [], state: [LocalizedText] = [], zipcode: [LocalizedText] = [], countryCode: String? = nil) {
+        public init(
+            type: String? = nil, street: [LocalizedText] = [], city: [LocalizedText] = [], state: [LocalizedText] = [],
+            zipcode: [LocalizedText] = [], countryCode: String? = nil
+        ) {
             self.type = type
             self.street = street
             self.city = city

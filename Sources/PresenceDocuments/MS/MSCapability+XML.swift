@@ -77,11 +77,14 @@ extension [MSCapability] {
         let count = xml.elementCount
         reserveCapacity(self.count + count)
         // The first capabilities whose attributes differ from all before them, with the element each was read from.
-        withUnsafeTemporaryAllocation(of: (element: XMLCursor, capability: Int).self, capacity: Swift.min(count, Self.sharedAttributeSets)) { distinct in
+        withUnsafeTemporaryAllocation(
+            of: (element: XMLCursor, capability: Int).self, capacity: Swift.min(count, Self.sharedAttributeSets)
+        ) { distinct in
             var found = 0
             xml.forEachElement { item in
                 if let earlier = distinct[..<found].first(where: { item.hasSameAttributes(as: $0.element) }) {
-                    append(MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
+                    append(
+                        MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
                 } else {
                     if found < distinct.count {
                         distinct.initializeElement(at: found, to: (item, self.count))

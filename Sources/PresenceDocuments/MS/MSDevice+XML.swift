@@ -24,8 +24,9 @@ extension MSDevice {
             case XMLName(ns, "capabilities"):
                 var items: [MSCapability] = []
                 items.appendCapabilities(of: child)
-                capabilities.append(Capabilities(
-                    uri: child[attribute: "uri"], preferred: try child.boolAttribute("preferred"), items: items))
+                capabilities.append(
+                    Capabilities(
+                        uri: child[attribute: "uri"], preferred: try child.boolAttribute("preferred"), items: items))
             case XMLName(ns, "timezone"): timezone = child.trimmedText
             case XMLName(ns, "machineName"): machineName = child.trimmedText
             case .ctDelimiter, .ctEnd: continue
@@ -39,8 +40,10 @@ extension MSDevice {
         let ns = NS.device
         var e = XMLElement.make(ns, "device", [("endpointId", endpointID)])
         for c in capabilities {
-            e.append(.make(ns, "capabilities", [("preferred", c.preferred?.xsd), ("uri", c.uri)],
-                           children: c.items.map { $0.xml(namespace: ns) }))
+            e.append(
+                .make(
+                    ns, "capabilities", [("preferred", c.preferred?.xsd), ("uri", c.uri)],
+                    children: c.items.map { $0.xml(namespace: ns) }))
         }
         if let timezone { e.append(.text(ns, "timezone", timezone)) }
         if let machineName { e.append(.text(ns, "machineName", machineName)) }

@@ -25,7 +25,10 @@ public struct MSDevice: Hashable, Sendable {
         }
     }
 
-    public init(endpointID: String? = nil, capabilities: [Capabilities] = [], timezone: String? = nil, machineName: String? = nil, extensions: [XMLElement] = []) {
+    public init(
+        endpointID: String? = nil, capabilities: [Capabilities] = [], timezone: String? = nil,
+        machineName: String? = nil, extensions: [XMLElement] = []
+    ) {
         self.endpointID = endpointID
         self.capabilities = capabilities
         self.timezone = timezone

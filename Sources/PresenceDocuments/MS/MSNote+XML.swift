@@ -32,7 +32,10 @@ extension MSNote {
             guard b.hasName(NS.note, "body") else { return }
             // The attributes read in one pass (the first of a repeated name counts, as with a
             // lookup); the others are collected only when there are some.
-            var type: String?, uri: String?, startTime: String?, endTime: String?
+            var type: String?
+            var uri: String?
+            var startTime: String?
+            var endTime: String?
             var hasOther = false
             // The names are looked up in the recording, not copied out to be compared.
             b.forEachAttributeValue(in: Self.bodyAttributeNames) { attribute, value in
@@ -45,10 +48,11 @@ extension MSNote {
                 }
             }
             // The values the attribute closure gathered are moved out of its captures (consume).
-            bodies.appendFirstAsLiteral(Body(
-                text: b.text, type: consume type, uri: consume uri, startTime: consume startTime,
-                endTime: consume endTime,
-                otherAttributes: hasOther ? b.attributes.excluding(Self.bodyAttributes) : []))
+            bodies.appendFirstAsLiteral(
+                Body(
+                    text: b.text, type: consume type, uri: consume uri, startTime: consume startTime,
+                    endTime: consume endTime,
+                    otherAttributes: hasOther ? b.attributes.excluding(Self.bodyAttributes) : []))
         }
         self.init(bodies: consume bodies)
     }
@@ -65,9 +69,11 @@ extension MSNote {
     public var xml: XMLElement {
         var e = XMLElement.make(NS.note, "note")
         for b in bodies {
-            var body = XMLElement.text(NS.note, "body", b.text, [
-                ("type", b.type), ("uri", b.uri), ("startTime", b.startTime), ("endTime", b.endTime),
-            ])
+            var body = XMLElement.text(
+                NS.note, "body", b.text,
+                [
+                    ("type", b.type), ("uri", b.uri), ("startTime", b.startTime), ("endTime", b.endTime),
+                ])
             body.attributes += b.otherAttributes
             e.append(body)
         }

@@ -36,8 +36,11 @@ public struct MSNote: Hashable, Sendable {
 
             /// Unknown attributes compare in any order (an XML element's attributes have none).
             static func == (a: Rare, b: Rare) -> Bool {
-                a.startTime == b.startTime && a.endTime == b.endTime && a.otherAttributes.count == b.otherAttributes.count
-                    && a.otherAttributes.allSatisfy { x in b.otherAttributes.contains { $0.name == x.name && $0.value == x.value } }
+                a.startTime == b.startTime && a.endTime == b.endTime
+                    && a.otherAttributes.count == b.otherAttributes.count
+                    && a.otherAttributes.allSatisfy { x in
+                        b.otherAttributes.contains { $0.name == x.name && $0.value == x.value }
+                    }
             }
 
             func hash(into hasher: inout Hasher) { hasher.combine(startTime) }
@@ -54,8 +57,14 @@ public struct MSNote: Hashable, Sendable {
             self.rare = Optional(keeping: rare)
         }
 
-        public var startTime: String? { get { rare?.value.startTime } set { rare.update(emptying: newValue == nil) { $0.startTime = newValue } } }
-        public var endTime: String? { get { rare?.value.endTime } set { rare.update(emptying: newValue == nil) { $0.endTime = newValue } } }
+        public var startTime: String? {
+            get { rare?.value.startTime }
+            set { rare.update(emptying: newValue == nil) { $0.startTime = newValue } }
+        }
+        public var endTime: String? {
+            get { rare?.value.endTime }
+            set { rare.update(emptying: newValue == nil) { $0.endTime = newValue } }
+        }
         public var otherAttributes: [XMLAttribute] {
             get { rare?.value.otherAttributes ?? [] }
             set { rare.update(emptying: newValue.isEmpty) { $0.otherAttributes = newValue } }

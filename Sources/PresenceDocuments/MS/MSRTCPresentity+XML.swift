@@ -19,7 +19,10 @@ extension MSRTCPresentity {
         try xml.expect(XMLName(ns, "presentity"))
         self.init(uri: xml[attribute: "uri"] ?? "")
         for child in xml.elements {
-            guard child.name.namespace == ns else { extensions.append(child.verbatim); continue }
+            guard child.name.namespace == ns else {
+                extensions.append(child.verbatim)
+                continue
+            }
             switch child.name.local {
             case "availability": availabilityAggregate = try child.uint32Attribute("aggregate")
             case "activity": activityAggregate = try child.uint32Attribute("aggregate")
@@ -29,9 +32,10 @@ extension MSRTCPresentity {
             case "aggregate":
                 for list in child.elements(XMLName(ns, "states")) {
                     for s in list.elements(XMLName(ns, "state")) {
-                        states.append(AggregateState(
-                            avail: try s.uint32Attribute("avail"),
-                            type: s.attribute(.xsiType)?.qnameLocalPart, text: s.trimmedText))
+                        states.append(
+                            AggregateState(
+                                avail: try s.uint32Attribute("avail"),
+                                type: s.attribute(.xsiType)?.qnameLocalPart, text: s.trimmedText))
                     }
                 }
             default: extensions.append(child.verbatim)

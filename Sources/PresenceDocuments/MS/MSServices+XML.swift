@@ -26,14 +26,16 @@ extension MSServices {
         let ns = NS.services
         // Each part gathered in locals and its value made once at the end: made first and
         // filled in from a closure, a value was built aside and copied into place.
-        var services: [Service] = [], extensions: [XMLElement] = []
+        var services: [Service] = []
+        var extensions: [XMLElement] = []
         xml.forEachElement { child in
             // Names tested in place (`is`), not built and compared as XMLName values.
             guard child.hasName(ns, "service") else {
                 if child.name != .ctDelimiter && child.name != .ctEnd { extensions.append(child.subtree) }
                 return
             }
-            var capabilities: [MSCapability] = [], serviceExtensions: [XMLElement] = []
+            var capabilities: [MSCapability] = []
+            var serviceExtensions: [XMLElement] = []
             child.forEachElement { part in
                 if part.hasName(ns, "capabilities") {
                     // Decoded straight into the service's array (a mapped array was copied in).
@@ -42,9 +44,10 @@ extension MSServices {
                     serviceExtensions.append(part.subtree)
                 }
             }
-            services.appendFirstAsLiteral(Service(
-                uri: child[attribute: "uri"] ?? "", capabilities: consume capabilities,
-                extensions: consume serviceExtensions))
+            services.appendFirstAsLiteral(
+                Service(
+                    uri: child[attribute: "uri"] ?? "", capabilities: consume capabilities,
+                    extensions: consume serviceExtensions))
         }
         self.init(services: consume services, extensions: consume extensions)
     }

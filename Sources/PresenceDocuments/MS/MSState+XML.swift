@@ -35,8 +35,14 @@ extension MSState {
         // The fields are gathered first and the state made once: each setter of an
         // out-of-line field checks (and for an absent one builds) the box on its own.
         // Attributes are read in one pass; the first of a repeated name counts, as with a lookup.
-        var type: XMLCursor.AttributeValue?, manual: String?, startTime: String?, uri: String?, endpointID: String?
-        var lastActive: String?, majorVersion: String?, minorVersion: String?
+        var type: XMLCursor.AttributeValue?
+        var manual: String?
+        var startTime: String?
+        var uri: String?
+        var endpointID: String?
+        var lastActive: String?
+        var majorVersion: String?
+        var minorVersion: String?
         // The names are looked up in the recording, not copied out to be compared.
         xml.forEachAttributeValue(in: Self.attributeNames) { attribute, value in
             switch attribute {
@@ -55,9 +61,16 @@ extension MSState {
             throw xml.error("xsi:type is mandatory on state ([MS-PRES] §2.2.2.7.1)")
         }
         let isManual = try xml.boolAttribute("manual", raw: manual)
-        var availability: UInt32?, activities: [MSActivity] = [], extensions: [XMLElement] = []
-        var endpointLocation: String?, meetingSubject: String?, meetingLocation: String?
-        var timeZoneBias: Int?, timeZoneName: String?, timeZoneAbbreviation: String?, device: String?
+        var availability: UInt32?
+        var activities: [MSActivity] = []
+        var extensions: [XMLElement] = []
+        var endpointLocation: String?
+        var meetingSubject: String?
+        var meetingLocation: String?
+        var timeZoneBias: Int?
+        var timeZoneName: String?
+        var timeZoneAbbreviation: String?
+        var device: String?
         var treatLocationAsProximate: Bool?
         try xml.forEachElement { (child) throws(XMLError) in
             // Each child's name looked up in the recording, not copied out and compared with
@@ -83,7 +96,8 @@ extension MSState {
             uri: consume uri, endpointID: consume endpointID, lastActive: consume lastActive,
             majorVersion: consume majorVersion, minorVersion: consume minorVersion,
             availability: availability, activities: consume activities, endpointLocation: consume endpointLocation,
-            meetingSubject: consume meetingSubject, meetingLocation: consume meetingLocation, timeZoneBias: timeZoneBias,
+            meetingSubject: consume meetingSubject, meetingLocation: consume meetingLocation,
+            timeZoneBias: timeZoneBias,
             timeZoneName: consume timeZoneName, timeZoneAbbreviation: consume timeZoneAbbreviation,
             device: consume device, treatLocationAsProximate: treatLocationAsProximate, extensions: consume extensions)
     }
@@ -114,10 +128,12 @@ extension MSState {
     /// its fields is set. Extensions go after the meeting fields.
     public var xml: XMLElement {
         let ns = NS.state
-        var e = XMLElement.make(ns, "state", [
-            ("manual", manual?.xsd), ("startTime", startTime), ("uri", uri), ("endpointId", endpointID),
-            ("lastActive", lastActive), ("majorVersion", majorVersion), ("minorVersion", minorVersion),
-        ])
+        var e = XMLElement.make(
+            ns, "state",
+            [
+                ("manual", manual?.xsd), ("startTime", startTime), ("uri", uri), ("endpointId", endpointID),
+                ("lastActive", lastActive), ("majorVersion", majorVersion), ("minorVersion", minorVersion),
+            ])
         e.attributes.insert(XMLAttribute(.xsiType, type.rawValue, prefix: "xsi"), at: 0)
         e.namespaceDeclarations = [(nil, ns), ("xsi", NS.xsi)]
         if let availability { e.append(.text(ns, "availability", String(availability))) }
@@ -126,7 +142,8 @@ extension MSState {
         if let meetingSubject { e.append(.text(ns, "meetingSubject", meetingSubject)) }
         if let meetingLocation { e.append(.text(ns, "meetingLocation", meetingLocation)) }
         for x in extensions { e.append(x) }
-        let delimited = timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
+        let delimited =
+            timeZoneBias != nil || timeZoneName != nil || timeZoneAbbreviation != nil
             || device != nil || treatLocationAsProximate != nil
         if delimited {
             e.append(XMLElement(.ctDelimiter))
@@ -165,7 +182,9 @@ extension MSActivity {
         // repeated name counts, as with a lookup); the numbers read from the value bytes when
         // written as plain digits, any other form through its text as before (same value,
         // same error); the activity made once, after its custom texts.
-        var token: String?, minimum: XMLCursor.AttributeValue?, maximum: XMLCursor.AttributeValue?
+        var token: String?
+        var minimum: XMLCursor.AttributeValue?
+        var maximum: XMLCursor.AttributeValue?
         xml.forEachAttributeValue(in: Self.attributeNames) { attribute, value in
             switch attribute {
             case .token?: if token == nil { token = xml.string(value) }
@@ -198,10 +217,12 @@ extension MSActivity {
 
     /// Writes the `activity` element.
     public var xml: XMLElement {
-        var e = XMLElement.make(NS.state, "activity", [
-            ("token", token?.rawValue), ("minAvailability", minAvailability.map(String.init)),
-            ("maxAvailability", maxAvailability.map(String.init)),
-        ])
+        var e = XMLElement.make(
+            NS.state, "activity",
+            [
+                ("token", token?.rawValue), ("minAvailability", minAvailability.map(String.init)),
+                ("maxAvailability", maxAvailability.map(String.init)),
+            ])
         for c in custom {
             e.append(.text(NS.state, "custom", c.text, [("LCID", c.lcid), ("updated", c.updated)]))
         }
@@ -235,8 +256,11 @@ extension LegacyInterop {
 
     /// Writes `legacyInterop` in the categories namespace.
     public var xml: XMLElement {
-        .make(NS.categories, "legacyInterop", [
-            ("availability", availability.map(String.init)), ("token", token?.rawValue), ("dndState", dndState?.xsd),
-        ])
+        .make(
+            NS.categories, "legacyInterop",
+            [
+                ("availability", availability.map(String.init)), ("token", token?.rawValue),
+                ("dndState", dndState?.xsd),
+            ])
     }
 }

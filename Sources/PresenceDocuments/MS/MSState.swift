@@ -52,34 +52,69 @@ public struct MSState: Hashable, Sendable {
         }
     }
 
-    public var startTime: String? { get { details?.value.startTime } set { details.update(emptying: newValue == nil) { $0.startTime = newValue } } }
-    public var uri: String? { get { details?.value.uri } set { details.update(emptying: newValue == nil) { $0.uri = newValue } } }
-    public var endpointID: String? { get { details?.value.endpointID } set { details.update(emptying: newValue == nil) { $0.endpointID = newValue } } }
-    public var lastActive: String? { get { details?.value.lastActive } set { details.update(emptying: newValue == nil) { $0.lastActive = newValue } } }
-    public var majorVersion: String? { get { details?.value.majorVersion } set { details.update(emptying: newValue == nil) { $0.majorVersion = newValue } } }
-    public var minorVersion: String? { get { details?.value.minorVersion } set { details.update(emptying: newValue == nil) { $0.minorVersion = newValue } } }
+    public var startTime: String? {
+        get { details?.value.startTime }
+        set { details.update(emptying: newValue == nil) { $0.startTime = newValue } }
+    }
+    public var uri: String? {
+        get { details?.value.uri }
+        set { details.update(emptying: newValue == nil) { $0.uri = newValue } }
+    }
+    public var endpointID: String? {
+        get { details?.value.endpointID }
+        set { details.update(emptying: newValue == nil) { $0.endpointID = newValue } }
+    }
+    public var lastActive: String? {
+        get { details?.value.lastActive }
+        set { details.update(emptying: newValue == nil) { $0.lastActive = newValue } }
+    }
+    public var majorVersion: String? {
+        get { details?.value.majorVersion }
+        set { details.update(emptying: newValue == nil) { $0.majorVersion = newValue } }
+    }
+    public var minorVersion: String? {
+        get { details?.value.minorVersion }
+        set { details.update(emptying: newValue == nil) { $0.minorVersion = newValue } }
+    }
     public var endpointLocation: String? {
-        get { details?.value.endpointLocation } set { details.update(emptying: newValue == nil) { $0.endpointLocation = newValue } }
+        get { details?.value.endpointLocation }
+        set { details.update(emptying: newValue == nil) { $0.endpointLocation = newValue } }
     }
     public var meetingSubject: String? {
-        get { details?.value.meetingSubject } set { details.update(emptying: newValue == nil) { $0.meetingSubject = newValue } }
+        get { details?.value.meetingSubject }
+        set { details.update(emptying: newValue == nil) { $0.meetingSubject = newValue } }
     }
     public var meetingLocation: String? {
-        get { details?.value.meetingLocation } set { details.update(emptying: newValue == nil) { $0.meetingLocation = newValue } }
+        get { details?.value.meetingLocation }
+        set { details.update(emptying: newValue == nil) { $0.meetingLocation = newValue } }
     }
     /// Minutes (xs:long) to add to local time to get UTC, as Windows TIME_ZONE_INFORMATION.Bias.
-    public var timeZoneBias: Int? { get { details?.value.timeZoneBias } set { details.update(emptying: newValue == nil) { $0.timeZoneBias = newValue } } }
-    public var timeZoneName: String? { get { details?.value.timeZoneName } set { details.update(emptying: newValue == nil) { $0.timeZoneName = newValue } } }
+    public var timeZoneBias: Int? {
+        get { details?.value.timeZoneBias }
+        set { details.update(emptying: newValue == nil) { $0.timeZoneBias = newValue } }
+    }
+    public var timeZoneName: String? {
+        get { details?.value.timeZoneName }
+        set { details.update(emptying: newValue == nil) { $0.timeZoneName = newValue } }
+    }
     public var timeZoneAbbreviation: String? {
-        get { details?.value.timeZoneAbbreviation } set { details.update(emptying: newValue == nil) { $0.timeZoneAbbreviation = newValue } }
+        get { details?.value.timeZoneAbbreviation }
+        set { details.update(emptying: newValue == nil) { $0.timeZoneAbbreviation = newValue } }
     }
     /// computer, deskphone, mobile, web (open list).
-    public var device: String? { get { details?.value.device } set { details.update(emptying: newValue == nil) { $0.device = newValue } } }
+    public var device: String? {
+        get { details?.value.device }
+        set { details.update(emptying: newValue == nil) { $0.device = newValue } }
+    }
     public var treatLocationAsProximate: Bool? {
-        get { details?.value.treatLocationAsProximate } set { details.update(emptying: newValue == nil) { $0.treatLocationAsProximate = newValue } }
+        get { details?.value.treatLocationAsProximate }
+        set { details.update(emptying: newValue == nil) { $0.treatLocationAsProximate = newValue } }
     }
     /// Elements not modelled above (including `extension`), kept verbatim.
-    public var extensions: [XMLElement] { get { details?.value.extensions ?? [] } set { details.update(emptying: newValue.isEmpty) { $0.extensions = newValue } } }
+    public var extensions: [XMLElement] {
+        get { details?.value.extensions ?? [] }
+        set { details.update(emptying: newValue.isEmpty) { $0.extensions = newValue } }
+    }
 
     public init(
         type: StateType, manual: Bool? = nil, startTime: String? = nil, uri: String? = nil,
@@ -97,7 +132,8 @@ public struct MSState: Hashable, Sendable {
             startTime: startTime, uri: uri, endpointID: endpointID, lastActive: lastActive, majorVersion: majorVersion,
             minorVersion: minorVersion, endpointLocation: endpointLocation, meetingSubject: meetingSubject,
             meetingLocation: meetingLocation, timeZoneBias: timeZoneBias, timeZoneName: timeZoneName,
-            timeZoneAbbreviation: timeZoneAbbreviation, device: device, treatLocationAsProximate: treatLocationAsProximate,
+            timeZoneAbbreviation: timeZoneAbbreviation, device: device,
+            treatLocationAsProximate: treatLocationAsProximate,
             extensions: extensions)
         self.details = Optional(keeping: details)
     }
@@ -137,7 +173,10 @@ public struct MSActivity: Hashable, Sendable {
         }
     }
 
-    public init(token: MSActivityToken? = nil, minAvailability: UInt32? = nil, maxAvailability: UInt32? = nil, custom: [CustomActivity] = []) {
+    public init(
+        token: MSActivityToken? = nil, minAvailability: UInt32? = nil, maxAvailability: UInt32? = nil,
+        custom: [CustomActivity] = []
+    ) {
         self.token = token
         self.minAvailability = minAvailability
         self.maxAvailability = maxAvailability
@@ -146,7 +185,8 @@ public struct MSActivity: Hashable, Sendable {
 }
 
 /// Activity tokens: an open vocabulary (schema §7.2).
-public struct MSActivityToken: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible {
+public struct MSActivityToken: Hashable, Sendable, RawRepresentable, ExpressibleByStringLiteral, CustomStringConvertible
+{
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }

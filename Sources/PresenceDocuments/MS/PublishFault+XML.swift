@@ -17,9 +17,10 @@ extension PublishFault {
         for details in xml.elements(XMLName("", "details")) {
             for op in details.elements(XMLName("", "operation")) {
                 guard let index = try op.intAttribute("index") else { throw op.error("operation without index") }
-                operations.append(Operation(
-                    index: index, version: try op.uint32Attribute("version"),
-                    currentVersion: try op.uint32Attribute("curVersion"), data: op.elements.map(\.verbatim)))
+                operations.append(
+                    Operation(
+                        index: index, version: try op.uint32Attribute("version"),
+                        currentVersion: try op.uint32Attribute("curVersion"), data: op.elements.map(\.verbatim)))
             }
         }
     }
@@ -32,10 +33,12 @@ extension PublishFault {
     /// Writes the fault (no namespace).
     public var xml: XMLElement {
         let ops = operations.map { op in
-            XMLElement.make("", "operation", [
-                ("index", String(op.index)), ("version", op.version.map(String.init)),
-                ("curVersion", op.currentVersion.map(String.init)),
-            ], children: op.data)
+            XMLElement.make(
+                "", "operation",
+                [
+                    ("index", String(op.index)), ("version", op.version.map(String.init)),
+                    ("curVersion", op.currentVersion.map(String.init)),
+                ], children: op.data)
         }
         return .make("", "Fault", children: [.text("", "Faultcode", faultCode), .make("", "details", children: ops)])
     }

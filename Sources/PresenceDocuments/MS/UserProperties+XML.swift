@@ -27,9 +27,10 @@ extension UserProperties {
         for child in xml.elements {
             if child.name == XMLName(ns, "lines") {
                 for line in child.elements(XMLName(ns, "line")) {
-                    lines.append(Line(
-                        lineType: line[attribute: "lineType"], lineServer: line[attribute: "lineServer"],
-                        uri: line.trimmedText))
+                    lines.append(
+                        Line(
+                            lineType: line[attribute: "lineType"], lineServer: line[attribute: "lineServer"],
+                            uri: line.trimmedText))
                 }
             } else if child.name.namespace == ns && !child.hasElementChildren && child.attributeCount == 0 {
                 fields.append(Field(child.name.local, child.trimmedText))
@@ -44,9 +45,12 @@ extension UserProperties {
         let ns = NS.categories
         var e = XMLElement.make(ns, "userProperties")
         if !lines.isEmpty {
-            e.append(.make(ns, "lines", children: lines.map {
-                .text(ns, "line", $0.uri, [("lineType", $0.lineType), ("lineServer", $0.lineServer)])
-            }))
+            e.append(
+                .make(
+                    ns, "lines",
+                    children: lines.map {
+                        .text(ns, "line", $0.uri, [("lineType", $0.lineType), ("lineServer", $0.lineServer)])
+                    }))
         }
         for f in fields { e.append(.text(ns, f.name, f.value)) }
         for x in extensions { e.append(x) }

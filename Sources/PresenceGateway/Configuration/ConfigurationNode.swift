@@ -14,7 +14,9 @@ struct ConfigurationNode {
 
     static func parse(_ text: String) throws(ConfigurationError) -> ConfigurationNode {
         do {
-            guard let node = try Yams.compose(yaml: text) else { throw ConfigurationError("the configuration is empty") }
+            guard let node = try Yams.compose(yaml: text) else {
+                throw ConfigurationError("the configuration is empty")
+            }
             return ConfigurationNode(node)
         } catch let error as ConfigurationError {
             throw error
@@ -27,7 +29,8 @@ struct ConfigurationNode {
 
     private static func located(_ error: YamlError) -> ConfigurationError {
         switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+            .composer(_, let problem, let mark, _):
             return ConfigurationError("YAML: \(problem)", line: mark.line, column: mark.column)
         default:
             return ConfigurationError("YAML: \(error)")
@@ -35,8 +38,8 @@ struct ConfigurationNode {
     }
 
     func error(_ message: String) -> ConfigurationError {
-        let where_ = path.isEmpty ? "" : "\(path): "
-        return ConfigurationError(where_ + message, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0)
+        let prefix = path.isEmpty ? "" : "\(path): "
+        return ConfigurationError(prefix + message, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0)
     }
 
     /// The mapping's entries, after checking that every key is one of `known`.
@@ -47,7 +50,8 @@ struct ConfigurationNode {
             guard let name = key.string else { throw ConfigurationNode(key, path: path).error("keys must be strings") }
             let child = ConfigurationNode(value, path: path.isEmpty ? name : "\(path).\(name)")
             guard known.contains(name) else {
-                throw ConfigurationNode(key, path: path).error("unknown key '\(name)' (expected one of: \(known.sorted().joined(separator: ", ")))")
+                throw ConfigurationNode(key, path: path).error(
+                    "unknown key '\(name)' (expected one of: \(known.sorted().joined(separator: ", ")))")
             }
             guard result[name] == nil else { throw ConfigurationNode(key, path: path).error("duplicate key '\(name)'") }
             result[name] = child
@@ -90,7 +94,9 @@ struct ConfigurationNode {
         }
     }
 
-    func integer<T: FixedWidthInteger>(_ type: T.Type = T.self, in range: ClosedRange<T>) throws(ConfigurationError) -> T {
+    func integer<T: FixedWidthInteger>(_ type: T.Type = T.self, in range: ClosedRange<T>) throws(ConfigurationError)
+        -> T
+    {
         guard let value = T(try string()), range.contains(value) else {
             throw error("expected a whole number from \(range.lowerBound) to \(range.upperBound)")
         }

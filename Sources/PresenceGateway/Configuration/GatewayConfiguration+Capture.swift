@@ -55,10 +55,14 @@ extension GatewayConfiguration {
         let host: Substring
         let portText: Substring
         if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else { throw node.error(expected) }
+            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else {
+                throw node.error(expected)
+            }
             host = rest[rest.index(after: rest.startIndex)..<close]
             portText = rest[rest.index(close, offsetBy: 2)...]
-            guard host.contains(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else { throw node.error(expected) }
+            guard host.contains(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+                throw node.error(expected)
+            }
         } else {
             guard let colon = rest.lastIndex(of: ":") else { throw node.error(expected) }
             host = rest[..<colon]
@@ -66,7 +70,9 @@ extension GatewayConfiguration {
             let parts = host.split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else { throw node.error(expected) }
         }
-        guard let port = UInt16(portText), port > 0 else { throw node.error("'\(portText)' is not a port from 1 to 65535: \(expected)") }
+        guard let port = UInt16(portText), port > 0 else {
+            throw node.error("'\(portText)' is not a port from 1 to 65535: \(expected)")
+        }
         return (String(host), port)
     }
 }

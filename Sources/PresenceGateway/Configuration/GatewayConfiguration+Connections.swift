@@ -62,9 +62,13 @@ extension GatewayConfiguration {
         if let v = m["header-timeout"] { c.headerTimeout = try seconds(v) }
         if let v = m["connect-timeout"] { c.connectTimeout = try seconds(v) }
         if let admin = m["admin"] {
-            let a = try admin.mapping(known: ["max-connections", "max-connections-per-address", "idle-timeout", "header-timeout"])
+            let a = try admin.mapping(known: [
+                "max-connections", "max-connections-per-address", "idle-timeout", "header-timeout",
+            ])
             if let v = a["max-connections"] { c.admin.maxConnections = try v.integer(in: 1...1_000_000) }
-            if let v = a["max-connections-per-address"] { c.admin.maxConnectionsPerAddress = try v.integer(in: 1...1_000_000) }
+            if let v = a["max-connections-per-address"] {
+                c.admin.maxConnectionsPerAddress = try v.integer(in: 1...1_000_000)
+            }
             if let v = a["idle-timeout"] { c.admin.idleTimeout = try seconds(v) }
             if let v = a["header-timeout"] { c.admin.headerTimeout = try seconds(v) }
         }

@@ -26,8 +26,10 @@ extension GatewayConfiguration {
     }
 
     static func limits(_ node: ConfigurationNode) throws(ConfigurationError) -> Limits {
-        let m = try node.mapping(known: ["subscriptions-per-watcher", "subscriptions-per-peer", "resources-per-batch", "dialogs",
-                                                "unconfigured-peer-rate"])
+        let m = try node.mapping(known: [
+            "subscriptions-per-watcher", "subscriptions-per-peer", "resources-per-batch", "dialogs",
+            "unconfigured-peer-rate",
+        ])
         var limits = Limits()
         if let v = m["subscriptions-per-watcher"] { limits.subscriptionsPerWatcher = try v.integer(in: 1...1_000_000) }
         if let v = m["subscriptions-per-peer"] { limits.subscriptionsPerPeer = try v.integer(in: 1...100_000_000) }

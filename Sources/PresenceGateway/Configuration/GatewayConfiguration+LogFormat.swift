@@ -13,5 +13,6 @@ extension GatewayConfiguration {
         }
     }
 
-    static let logFormats: [String: LogFormat] = Dictionary(uniqueKeysWithValues: LogFormat.allCases.map { ($0.rawValue, $0) })
+    static let logFormats: [String: LogFormat] = Dictionary(
+        uniqueKeysWithValues: LogFormat.allCases.map { ($0.rawValue, $0) })
 }

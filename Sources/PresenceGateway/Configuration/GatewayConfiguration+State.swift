@@ -86,11 +86,14 @@ extension GatewayConfiguration {
             state.store = .memory
         case "postgres":
             try only(["url", "node", "lease"], for: kind)
-            guard let url = m["url"], let name = m["node"] else { throw node.error("store: postgres needs url and node") }
+            guard let url = m["url"], let name = m["node"] else {
+                throw node.error("store: postgres needs url and node")
+            }
             var postgres = try Self.postgres(url)
             postgres.node = try name.string()
             guard !postgres.node.isEmpty, postgres.node.count <= 64,
-                  postgres.node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+                postgres.node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+            else {
                 throw name.error("a node name is 1 to 64 letters, digits, '-', '_' or '.'")
             }
             if let v = m["lease"] { postgres.leaseSeconds = try v.integer(in: 3...300) }
@@ -98,8 +101,11 @@ extension GatewayConfiguration {
         default:
             try only(["path", "synchronous"], for: kind)
             let path = try m["path"]?.string() ?? State.defaultPath
-            guard !path.isEmpty else { throw m["path"].map { $0.error("an empty path") } ?? node.error("an empty path") }
-            let synchronous = try m["synchronous"]?.choice(["full": State.Synchronous.full, "normal": .normal]) ?? .full
+            guard !path.isEmpty else {
+                throw m["path"].map { $0.error("an empty path") } ?? node.error("an empty path")
+            }
+            let synchronous =
+                try m["synchronous"]?.choice(["full": State.Synchronous.full, "normal": .normal]) ?? .full
             state.store = .sqlite(path: path, synchronous: synchronous)
         }
         return state
@@ -111,9 +117,13 @@ extension GatewayConfiguration {
         let text = try node.string()
         let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
         var rest = Substring(text)
-        guard let scheme = ["postgres://", "postgresql://"].first(where: { rest.hasPrefix($0) }) else { throw node.error(expected) }
+        guard let scheme = ["postgres://", "postgresql://"].first(where: { rest.hasPrefix($0) }) else {
+            throw node.error(expected)
+        }
         rest = rest.dropFirst(scheme.count)
-        guard let at = rest.lastIndex(of: "@"), let slash = rest[at...].firstIndex(of: "/") else { throw node.error(expected) }
+        guard let at = rest.lastIndex(of: "@"), let slash = rest[at...].firstIndex(of: "/") else {
+            throw node.error(expected)
+        }
         let credentials = rest[..<at]
         let address = rest[rest.index(after: at)..<slash]
         let database = String(rest[rest.index(after: slash)...])
@@ -132,7 +142,9 @@ extension GatewayConfiguration {
             host = address[address.index(after: address.startIndex)..<close]
             let after = address[address.index(after: close)...]
             if after.hasPrefix(":") {
-                guard let p = Int(after.dropFirst()), (1...65_535).contains(p) else { throw node.error("\(expected): bad port") }
+                guard let p = Int(after.dropFirst()), (1...65_535).contains(p) else {
+                    throw node.error("\(expected): bad port")
+                }
                 port = p
             } else if !after.isEmpty {
                 throw node.error(expected)
@@ -147,8 +159,9 @@ extension GatewayConfiguration {
         guard !user.isEmpty, !host.isEmpty, !database.isEmpty, !database.contains("/"), !database.contains("?") else {
             throw node.error(expected)
         }
-        return State.Postgres(host: String(host), port: port, user: String(user).removingPercentEncodingIfPossible, password: password,
-                              database: database, node: "", leaseSeconds: 30)
+        return State.Postgres(
+            host: String(host), port: port, user: String(user).removingPercentEncodingIfPossible, password: password,
+            database: database, node: "", leaseSeconds: 30)
     }
 }
 
@@ -161,7 +174,8 @@ extension String {
         var utf8 = Array(self.utf8)[...]
         while let byte = utf8.popFirst() {
             if byte == UInt8(ascii: "%"), utf8.count >= 2,
-               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
                 utf8 = utf8.dropFirst(2)
             } else {

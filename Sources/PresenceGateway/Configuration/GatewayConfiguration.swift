@@ -176,7 +176,9 @@ extension GatewayConfiguration {
         for item in try top["peers"]?.list() ?? [] { peers.append(try Self.peer(item)) }
         linkedIdentities = []
         for item in try top["linked-identities"]?.list() ?? [] { linkedIdentities.append(try Self.linked(item)) }
-        defaultPolicy = PresentityPolicy(defaults: [.sameEnterprise: .allow, .federated: .allow, .publicCloud: .politeBlock])
+        defaultPolicy = PresentityPolicy(defaults: [
+            .sameEnterprise: .allow, .federated: .allow, .publicCloud: .politeBlock,
+        ])
         policies = [:]
         presRulesFiles = [:]
         for (key, node) in try top["presentities"]?.entries() ?? [] {
@@ -192,13 +194,20 @@ extension GatewayConfiguration {
             if let rulesFile { presRulesFiles[uri] = rulesFile }
         }
         subscriptions = Subscriptions()
-        if let s = try top["subscriptions"]?.mapping(known: ["piggyback-wait-ms", "default-expires", "minimum-expires", "maximum-expires"]) {
-            if let v = s["piggyback-wait-ms"] { subscriptions.piggybackWaitMilliseconds = try v.integer(in: 0...30_000) }
+        if let s = try top["subscriptions"]?.mapping(known: [
+            "piggyback-wait-ms", "default-expires", "minimum-expires", "maximum-expires",
+        ]) {
+            if let v = s["piggyback-wait-ms"] {
+                subscriptions.piggybackWaitMilliseconds = try v.integer(in: 0...30_000)
+            }
             if let v = s["default-expires"] { subscriptions.defaultExpires = try v.integer(in: 1...604_800) }
             if let v = s["minimum-expires"] { subscriptions.minimumExpires = try v.integer(in: 1...604_800) }
             if let v = s["maximum-expires"] { subscriptions.maximumExpires = try v.integer(in: 1...604_800) }
-            if subscriptions.minimumExpires > subscriptions.maximumExpires || !(subscriptions.minimumExpires...subscriptions.maximumExpires).contains(subscriptions.defaultExpires) {
-                throw top["subscriptions"].map { $0.error("need minimum-expires ≤ default-expires ≤ maximum-expires") } ?? ConfigurationError("subscriptions")
+            if subscriptions.minimumExpires > subscriptions.maximumExpires
+                || !(subscriptions.minimumExpires...subscriptions.maximumExpires).contains(subscriptions.defaultExpires)
+            {
+                throw top["subscriptions"].map { $0.error("need minimum-expires ≤ default-expires ≤ maximum-expires") }
+                    ?? ConfigurationError("subscriptions")
             }
         }
         limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
@@ -208,7 +217,8 @@ extension GatewayConfiguration {
             }
             let token = try a["token"]?.string()
             if let token, token.count < 16 || !token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
-                throw a["token"].map { $0.error("admin token: at least 16 printable ASCII characters") } ?? ConfigurationError("admin")
+                throw a["token"].map { $0.error("admin token: at least 16 printable ASCII characters") }
+                    ?? ConfigurationError("admin")
             }
             admin = Admin(host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535), token: token)
         } else {
@@ -220,16 +230,22 @@ extension GatewayConfiguration {
         logFormat = try top["log-format"]?.choice(Self.logFormats)
         capture = try Self.capture(top["capture"])
         state = try Self.state(top["state"])
-        shutdown = try top["shutdown"]?.choice(["keep": Shutdown.keep, "terminate": .terminate]) ?? (state.isDurable ? .keep : .terminate)
+        shutdown =
+            try top["shutdown"]?.choice(["keep": Shutdown.keep, "terminate": .terminate])
+            ?? (state.isDurable ? .keep : .terminate)
         if shutdown == .keep, !state.isDurable, let node = top["shutdown"] {
-            throw node.error("shutdown: keep needs a durable store (state.store: sqlite or postgres); nothing would be kept")
+            throw node.error(
+                "shutdown: keep needs a durable store (state.store: sqlite or postgres); nothing would be kept")
         }
     }
 
     static let sides: [String: Side] = ["enterprise": .enterprise, "oma": .oma]
     static let transports: [String: SIPTransportKind] = ["udp": .udp, "tcp": .tcp, "tls": .tls]
-    static let networks: [String: SourceNetwork] = ["sameEnterprise": .sameEnterprise, "federated": .federated, "publicCloud": .publicCloud]
-    static let handlings: [String: SubHandling] = Dictionary(uniqueKeysWithValues: SubHandling.allCases.map { ($0.token, $0) })
+    static let networks: [String: SourceNetwork] = [
+        "sameEnterprise": .sameEnterprise, "federated": .federated, "publicCloud": .publicCloud,
+    ]
+    static let handlings: [String: SubHandling] = Dictionary(
+        uniqueKeysWithValues: SubHandling.allCases.map { ($0.token, $0) })
 
     static func listener(_ node: ConfigurationNode) throws(ConfigurationError) -> Listener {
         let m = try node.mapping(known: ["side", "transport", "address", "port"])
@@ -245,7 +261,8 @@ extension GatewayConfiguration {
     static func loopbackOrIP(_ node: ConfigurationNode) throws(ConfigurationError) -> String {
         var text = try node.string()
         if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
-        let isIPv4 = text.split(separator: ".", omittingEmptySubsequences: false).count == 4
+        let isIPv4 =
+            text.split(separator: ".", omittingEmptySubsequences: false).count == 4
             && text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { UInt8($0) != nil }
         let isIPv6 = text.contains(":") && text.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
         guard isIPv4 || isIPv6 else { throw node.error("'\(text)' is not an IPv4 or IPv6 address") }
@@ -253,17 +270,23 @@ extension GatewayConfiguration {
     }
 
     static func tls(_ node: ConfigurationNode) throws(ConfigurationError) -> TLS {
-        let m = try node.mapping(known: ["certificate-chain", "private-key", "trust-roots", "require-client-certificate"])
+        let m = try node.mapping(known: [
+            "certificate-chain", "private-key", "trust-roots", "require-client-certificate",
+        ])
         guard let chain = m["certificate-chain"], let key = m["private-key"] else {
             throw node.error("tls needs certificate-chain and private-key (PEM files)")
         }
-        return TLS(certificateChain: try chain.string(), privateKey: try key.string(), trustRoots: try m["trust-roots"]?.string(),
-                   requireClientCertificate: try m["require-client-certificate"]?.bool() ?? false)
+        return TLS(
+            certificateChain: try chain.string(), privateKey: try key.string(),
+            trustRoots: try m["trust-roots"]?.string(),
+            requireClientCertificate: try m["require-client-certificate"]?.bool() ?? false)
     }
 
     static func domains(_ node: ConfigurationNode, extraKeys: [String] = []) throws(ConfigurationError) -> Domains {
         let m = try node.mapping(known: Set(["domains", "next-hop"] + extraKeys))
-        guard let domains = m["domains"], let hop = m["next-hop"] else { throw node.error("needs domains and next-hop") }
+        guard let domains = m["domains"], let hop = m["next-hop"] else {
+            throw node.error("needs domains and next-hop")
+        }
         let names = try domains.strings().map { $0.lowercased() }
         guard !names.isEmpty else { throw domains.error("at least one domain") }
         let text = try hop.string()
@@ -280,8 +303,10 @@ extension GatewayConfiguration {
     }
 
     static func peer(_ node: ConfigurationNode) throws(ConfigurationError) -> Peer {
-        let m = try node.mapping(known: ["name", "address", "port", "side", "network", "trusted", "certificate-names", "rate-limit",
-                                                 "max-subscriptions"])
+        let m = try node.mapping(known: [
+            "name", "address", "port", "side", "network", "trusted", "certificate-names", "rate-limit",
+            "max-subscriptions",
+        ])
         guard let name = m["name"], let address = m["address"], let side = m["side"] else {
             throw node.error("a peer needs name, address and side")
         }
@@ -297,22 +322,31 @@ extension GatewayConfiguration {
 
     static func linked(_ node: ConfigurationNode) throws(ConfigurationError) -> LinkedIdentity {
         let m = try node.mapping(known: ["oma", "enterprise", "publish-to-enterprise", "publish-to-oma"])
-        guard let oma = m["oma"], let enterprise = m["enterprise"] else { throw node.error("needs oma and enterprise URIs") }
-        guard let o = WatcherIdentity.addressOfRecord(try oma.string()) else { throw oma.error("not a sip:user@host URI") }
+        guard let oma = m["oma"], let enterprise = m["enterprise"] else {
+            throw node.error("needs oma and enterprise URIs")
+        }
+        guard let o = WatcherIdentity.addressOfRecord(try oma.string()) else {
+            throw oma.error("not a sip:user@host URI")
+        }
         guard let e = WatcherIdentity.addressOfRecord(try enterprise.string()) else {
             throw enterprise.error("not a sip:user@host URI")
         }
-        return LinkedIdentity(oma: o, enterprise: e, publishToEnterprise: try m["publish-to-enterprise"]?.bool() ?? false,
-                              publishToOMA: try m["publish-to-oma"]?.bool() ?? true)
+        return LinkedIdentity(
+            oma: o, enterprise: e, publishToEnterprise: try m["publish-to-enterprise"]?.bool() ?? false,
+            publishToOMA: try m["publish-to-oma"]?.bool() ?? true)
     }
 
-    static func policy(_ node: ConfigurationNode, base: PresentityPolicy) throws(ConfigurationError) -> (PresentityPolicy, String?) {
+    static func policy(_ node: ConfigurationNode, base: PresentityPolicy) throws(ConfigurationError) -> (
+        PresentityPolicy, String?
+    ) {
         let m = try node.mapping(known: ["defaults", "containers", "pres-rules"])
         var policy = base
         if let defaults = m["defaults"] {
             policy.defaults = [:]
             for (key, value) in try defaults.entries() {
-                guard let network = networks[key] else { throw value.error("'\(key)' is not sameEnterprise, federated or publicCloud") }
+                guard let network = networks[key] else {
+                    throw value.error("'\(key)' is not sameEnterprise, federated or publicCloud")
+                }
                 policy.defaults[network] = try value.choice(handlings)
             }
         }
@@ -320,14 +354,17 @@ extension GatewayConfiguration {
             var set: [UInt32: [ContainerMember]] = [:]
             var exposure: [UInt32: ContainerExposure] = [:]
             for (key, value) in try containers.entries() {
-                guard let id = UInt32(key), id <= 32_767 else { throw value.error("container ids are 0 to 32767 ([MS-PRES] schema 6.1)") }
+                guard let id = UInt32(key), id <= 32_767 else {
+                    throw value.error("container ids are 0 to 32767 ([MS-PRES] schema 6.1)")
+                }
                 // `100: [members]`, or `100: { members: [...], categories: [...] | all | none }`.
                 let memberList: ConfigurationNode
                 if value.node.mapping != nil {
                     let c = try value.mapping(known: ["members", "categories"])
                     guard let listed = c["members"] else { throw value.error("a container needs 'members'") }
                     memberList = listed
-                    exposure[id] = try c["categories"].map { node throws(ConfigurationError) in try Self.exposure(node) }
+                    exposure[id] =
+                        try c["categories"].map { node throws(ConfigurationError) in try Self.exposure(node) }
                         ?? ContainerExposure.wellKnown(id)
                 } else {
                     memberList = value
@@ -337,11 +374,16 @@ extension GatewayConfiguration {
                 for item in try memberList.list() {
                     let text = try item.string()
                     let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-                    let member = parts.count == 2 && parts[0] == "domain" ? ContainerMember(type: "domain", value: parts[1])
-                        : text.hasPrefix("sip:") || text.hasPrefix("sips:") ? ContainerMember(type: "user", value: text)
-                        : ContainerMember(type: text, value: nil)
+                    let member =
+                        parts.count == 2 && parts[0] == "domain"
+                        ? ContainerMember(type: "domain", value: parts[1])
+                        : text.hasPrefix("sip:") || text.hasPrefix("sips:")
+                            ? ContainerMember(type: "user", value: text)
+                            : ContainerMember(type: text, value: nil)
                     guard let member else {
-                        throw item.error("'\(text)' is not a member (sip:user@host, domain:NAME, sameEnterprise, federated, publicCloud, everyone)")
+                        throw item.error(
+                            "'\(text)' is not a member (sip:user@host, domain:NAME, sameEnterprise, federated, publicCloud, everyone)"
+                        )
                     }
                     members.append(member)
                 }

@@ -79,7 +79,8 @@ extension GatewayCore {
             return DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)
         case .enterpriseWatch(let key):
             guard let watch = enterpriseWatches[key],
-                  let id = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id else { return nil }
+                let id = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id
+            else { return nil }
             return DialogKey(callID: id.callID, localTag: id.localTag)
         case .omaWatch(let key):
             guard let id = omaWatches[key]?.subscription?.dialog.id else { return nil }

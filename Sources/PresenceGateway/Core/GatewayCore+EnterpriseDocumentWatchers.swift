@@ -20,8 +20,10 @@ extension GatewayCore {
     /// A new PIDF or msrtc.pidf SUBSCRIBE from an enterprise watcher. A blocked watcher is
     /// refused 403 (RFC 5025 §3.2.1 `block`); otherwise the OMA leg starts and the watcher is
     /// answered once it reported, or after the configured piggyback wait.
-    mutating func newDocumentWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
-                                   terms: SubscriptionTerms, peer: DialogPeer?, now: NIODeadline) -> [Action] {
+    mutating func newDocumentWatch(
+        _ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
+        terms: SubscriptionTerms, peer: DialogPeer?, now: NIODeadline
+    ) -> [Action] {
         let resource = WatcherIdentity.addressOfRecord(request.uri.description) ?? request.uri.description
         if policy(for: resource).subHandling(for: watcher) == .block {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))]
@@ -52,10 +54,13 @@ extension GatewayCore {
     /// known; `pending` without a body when the OMA side or the policy (`confirm`) waits for
     /// authorization (§4.2.1.3).
     mutating func answerDocumentWatch(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[key], let pending = watch.pending, let resource = watch.documentResource else { return [] }
+        guard var watch = enterpriseWatches[key], let pending = watch.pending, let resource = watch.documentResource
+        else { return [] }
         watch.pending = nil
         let leg = watch.legs[resource].flatMap { omaLegs[$0] }
-        let waiting = policy(for: resource).subHandling(for: watch.watcher) == .confirm || (leg.map(Self.reflectsPending) ?? false)
+        let waiting =
+            policy(for: resource).subHandling(for: watch.watcher) == .confirm
+            || (leg.map(Self.reflectsPending) ?? false)
         var body: [UInt8]?
         if !waiting {
             let rendered = documentBody(resource, leg: leg, watcher: watch.watcher, as: pending.terms.bodyType)
@@ -68,14 +73,20 @@ extension GatewayCore {
                 pending.request, terms: pending.terms, status: waiting ? .pending : .active, localTag: ids.tag(),
                 contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
             watch.document = subscription
-            dialogs.insert(DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag), .enterpriseWatch(key))
+            dialogs.insert(
+                DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag),
+                .enterpriseWatch(key))
             enterpriseWatches[key] = watch
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
             return out
         } catch {
             forgetEnterpriseWatch(key)
-            out.append(.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
+            out.append(
+                .respond(
+                    pending.id,
+                    SIPResponse(
+                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
             return out + endOMALegs(watch.legs.values, now: now)
         }
     }
@@ -118,8 +129,10 @@ extension GatewayCore {
         if let pending = watch.pending {
             forgetEnterpriseWatch(key)
             let code = statusCode.map { [403, 404, 480, 489].contains($0) ? $0 : 503 } ?? 503
-            return [.cancel(.firstAnswer(.enterpriseWatch(key))),
-                    .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: code, toTag: ids.tag()))]
+            return [
+                .cancel(.firstAnswer(.enterpriseWatch(key))),
+                .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: code, toTag: ids.tag())),
+            ]
         }
         guard var subscription = watch.document else { return [] }
         let updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
@@ -131,13 +144,20 @@ extension GatewayCore {
     /// A SUBSCRIBE in a document watcher's dialog: a refresh (200 and a NOTIFY with the current
     /// view, RFC 6665 §4.2.1.2, in the format negotiated first unless the new Accept excludes
     /// it) or an unsubscribe (Expires 0: the final NOTIFY, then the OMA leg is unsubscribed).
-    mutating func refreshDocumentWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[key], var subscription = watch.document, let resource = watch.documentResource else {
+    mutating func refreshDocumentWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
+        -> [Action]
+    {
+        guard var watch = enterpriseWatches[key], var subscription = watch.document,
+            let resource = watch.documentResource
+        else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: subscription.terms.bodyType) {
         case .reject(let status, let reason, let headers):
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+            return [
+                .respond(
+                    id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))
+            ]
         case .accept(let terms):
             var body: [UInt8]?
             if subscription.status != .pending {
@@ -158,8 +178,10 @@ extension GatewayCore {
     mutating func servedDocumentChanged(_ resource: String, now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in enterpriseWatches.keys.sorted() {
-            guard var watch = enterpriseWatches[key], watch.documentResource == resource, var subscription = watch.document,
-                  subscription.status == .active else { continue }
+            guard var watch = enterpriseWatches[key], watch.documentResource == resource,
+                var subscription = watch.document,
+                subscription.status == .active
+            else { continue }
             let body = documentBody(resource, leg: nil, watcher: watch.watcher, as: subscription.terms.bodyType)
             let digest = BodyDigest(body)
             guard watch.lastSent[resource] != digest else { continue }

@@ -71,13 +71,21 @@ extension GatewayCore {
         var peer: DialogPeer?
     }
 
-    mutating func newEnterpriseWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
-                                             peer: DialogPeer?, now: NIODeadline) -> [Action] {
+    mutating func newEnterpriseWatch(
+        _ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity,
+        peer: DialogPeer?, now: NIODeadline
+    ) -> [Action] {
         let terms: SubscriptionTerms
         switch SubscriptionTerms.evaluate(request, registry: registry) {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(),
+                        headers: headers))
+            ]
         }
         if request.body.isEmpty, terms.bodyType != SIPBodyType.msrtcCategories {
             // [MS-PRES] §1.3.3: a client that did not negotiate categories asks for msrtc.pidf or PIDF.
@@ -85,13 +93,23 @@ extension GatewayCore {
         }
         let batch: BatchSubscribe
         do { batch = try BatchSubscribe(bytes: request.body) } catch {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))]
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))
+            ]
         }
         let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
         if named > configuration.limits.resourcesPerBatch {
             // RFC 3261 §21.4.11: more than the gateway is willing to process in one request.
             refusals.batchTooLarge += 1
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources", toTag: ids.tag()))]
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources", toTag: ids.tag()))
+            ]
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let key = takeKey()
@@ -118,10 +136,14 @@ extension GatewayCore {
     /// the OMA domains (or in the enterprise's own, which would loop back through the OMA side),
     /// not the Request-URI of a single subscription, or past the watcher's quota. A refused
     /// resource is remembered for the RLMI answer and nothing is sent for it.
-    mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest) -> [Action] {
+    mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest)
+        -> [Action]
+    {
         guard watch.legs[resource] == nil, !watch.refused.contains(resource) else { return [] }
         guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma),
-              !watch.single || WatcherIdentity.addressOfRecord(resource) == WatcherIdentity.addressOfRecord(request.uri.description) else {
+            !watch.single
+                || WatcherIdentity.addressOfRecord(resource) == WatcherIdentity.addressOfRecord(request.uri.description)
+        else {
             refusals.resourceOutsideOMA += 1
             watch.refused.insert(resource)
             return []
@@ -132,7 +154,8 @@ extension GatewayCore {
             return []
         }
         guard let from = try? request.headers.from,
-              let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from) else {
+            let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from)
+        else {
             releaseQuota(watch.watcher.uri)
             return []
         }
@@ -145,8 +168,10 @@ extension GatewayCore {
 
     /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it;
     /// `from` is the watcher's From (its display name is kept).
-    mutating func startOMALeg(watch: Int, resource: String, watcher: WatcherIdentity,
-                              from: SIPAddress) -> (key: Int, actions: [Action])? {
+    mutating func startOMALeg(
+        watch: Int, resource: String, watcher: WatcherIdentity,
+        from: SIPAddress
+    ) -> (key: Int, actions: [Action])? {
         guard let uri = try? SIPURI(resource), let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
         guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
@@ -156,10 +181,12 @@ extension GatewayCore {
             target: uri, from: fromAddress, to: SIPAddress(uri: uri), contact: contact,
             accept: [SIPBodyType.pidf], expires: self.configuration.subscriptions.defaultExpires)
         let key = takeKey()
-        let (subscription, actions) = SubscriberSubscription.start(configuration, callID: ids.callID(), localTag: ids.tag())
+        let (subscription, actions) = SubscriberSubscription.start(
+            configuration, callID: ids.callID(), localTag: ids.tag())
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
-        omaLegs[key] = OMALeg(watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
-                              handling: handling)
+        omaLegs[key] = OMALeg(
+            watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
+            handling: handling)
         return (key, legActions(actions, context: .omaLeg(key)))
     }
 
@@ -176,12 +203,16 @@ extension GatewayCore {
     /// each category placed in the configured containers that expose it (container 0 when none
     /// is configured; ``ContainerSet/publications(of:wanted:)``), resolved per category for the
     /// watcher ([MS-PRES] §3.2.5.3); or the never-published view for a politely blocked watcher.
-    func view(of resource: String, leg: OMALeg?, watcher: WatcherIdentity, categories: [CategoryName]) -> CategoriesDocument {
+    func view(of resource: String, leg: OMALeg?, watcher: WatcherIdentity, categories: [CategoryName])
+        -> CategoriesDocument
+    {
         let policy = policy(for: resource)
-        let published = policy.containers.publications(of: state(of: resource, leg: leg, watcher: watcher)?.categories,
-                                                       wanted: categories)
+        let published = policy.containers.publications(
+            of: state(of: resource, leg: leg, watcher: watcher)?.categories,
+            wanted: categories)
         // `view` is nil only for block/confirm, which never get a leg; the never-published view stands in.
-        return PresentityPolicy.view(of: published, uri: resource, containers: policy.containers, watcher: watcher, categories: categories)
+        return PresentityPolicy.view(
+            of: published, uri: resource, containers: policy.containers, watcher: watcher, categories: categories)
     }
 
     /// The state a watcher may be shown of an OMA resource: what its OMA leg reported, or for a
@@ -223,12 +254,14 @@ extension GatewayCore {
             }
         }
         // A single subscription to a pending OMA resource is itself pending (RFC 6665 §4.2.1.3).
-        let singlePending = watch.single && !watch.legs.isEmpty
+        let singlePending =
+            watch.single && !watch.legs.isEmpty
             && watch.legs.values.allSatisfy { omaLegs[$0].map(Self.reflectsPending) ?? false }
         do {
             let (subscription, actions) = try BatchCategorySubscription.accept(
                 pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
-                contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), boundary: ids.boundary(), now: now,
+                contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), boundary: ids.boundary(),
+                now: now,
                 status: singlePending ? .pending : .active, watcher: watch.watcher.uri, resolve: resolve)
             watch.lastSent = sent
             var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
@@ -245,28 +278,43 @@ extension GatewayCore {
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
             forgetEnterpriseWatch(key)
-            return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))]
+            return [
+                .respond(
+                    pending.id,
+                    SIPResponse(
+                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
+            ]
                 + endOMALegs(watch.legs.values, now: now)
         }
     }
 
-    mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+    mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
+        -> [Action]
+    {
         if enterpriseWatches[key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
         guard var watch = enterpriseWatches[key], var subscription = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         let terms: SubscriptionTerms
-        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: subscription.subscription.terms.bodyType) {
+        switch SubscriptionTerms.evaluate(
+            request, registry: registry, negotiated: subscription.subscription.terms.bodyType)
+        {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+            return [
+                .respond(
+                    id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))
+            ]
         }
         let batch: BatchSubscribe
         if request.body.isEmpty {
             batch = BatchSubscribe()
         } else {
             do { batch = try BatchSubscribe(bytes: request.body) } catch {
-                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body"))]
+                return [
+                    .respond(
+                        id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body"))
+                ]
             }
         }
         let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
@@ -294,7 +342,8 @@ extension GatewayCore {
         let current = watch.legs
         let refused = watch.refused
         let core = self
-        let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) { uri, categories in
+        let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) {
+            uri, categories in
             if refused.contains(uri) { return .rejected(Self.refusedInstance) }
             let leg = current[uri].flatMap { legs[$0] }
             if let leg, Self.reflectsPending(leg) { return .pending(Self.pendingInstance(uri)) }
@@ -312,7 +361,10 @@ extension GatewayCore {
         var pidf: PIDFDocument?
         if !request.body.isEmpty, (try? request.headers.contentType)?.mediaType == SIPBodyType.pidf {
             do { pidf = try PIDFDocument(bytes: request.body) } catch {
-                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))]
+                return [
+                    .respond(
+                        id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))
+                ]
             }
         }
         let actions = leg.subscription.receive(notify: request, now: now, jitter: ids.jitter())
@@ -352,7 +404,8 @@ extension GatewayCore {
         if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
         guard var watch = enterpriseWatches[leg.watch] else { return out }
         if watch.documentResource != nil {
-            return out + documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
+            return out
+                + documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
         }
         guard var subscription = watch.subscription else {
             // Still waiting to answer the watcher: answer once every leg has spoken.
@@ -365,7 +418,9 @@ extension GatewayCore {
             enterpriseWatches[leg.watch] = watch
             return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
         }
-        guard changed, let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else { return out }
+        guard changed, let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else {
+            return out
+        }
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
         return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
@@ -373,8 +428,10 @@ extension GatewayCore {
 
     /// What the batch dialog of `leg`'s watcher sends when the body rendered for the watcher may
     /// have changed; nil when it is the body sent last, or while the leg's pending state is shown.
-    func viewChanged(_ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
-                     now: NIODeadline) -> [NotifierSubscription.Action]? {
+    func viewChanged(
+        _ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
+        now: NIODeadline
+    ) -> [NotifierSubscription.Action]? {
         guard !Self.reflectsPending(leg), let categories = subscription.resources[leg.resource] else { return nil }
         let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
         let digest = BodyDigest(body)
@@ -383,7 +440,8 @@ extension GatewayCore {
         return subscription.resourceChanged(leg.resource, serialized: body, now: now)
     }
 
-    mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action] {
+    mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
+    {
         guard var leg = omaLegs[key] else { return [] }
         let actions = leg.subscription.receive(response, now: now, jitter: ids.jitter())
         omaLegs[key] = leg
@@ -437,7 +495,8 @@ extension GatewayCore {
             // also from `pending` (a watcher the OMA presentity rejected).
             updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
         } else {
-            let instance = RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
+            let instance = RLMIList.Instance(
+                state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
             updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
         }
         watch.subscription = subscription
@@ -485,14 +544,17 @@ extension GatewayCore {
     /// §4.2.1.3: a NOTIFY with the state). An active single dialog does not go back to pending
     /// (RFC 6665 has no active → pending transition for the notifier): its notifications stop
     /// until the OMA side is active again, then carry the state as usual.
-    private mutating func pendingChanged(_ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
-                                         now: NIODeadline) -> [NotifierSubscription.Action] {
+    private mutating func pendingChanged(
+        _ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
+        now: NIODeadline
+    ) -> [NotifierSubscription.Action] {
         guard let categories = subscription.resources[leg.resource] else { return [] }
         if leg.pending {
             watch.lastSent[leg.resource] = nil
             if watch.single { return [] }
-            return subscription.resourceStateChanged(leg.resource, instance: Self.pendingInstance(leg.resource), document: nil,
-                                                     boundary: ids.boundary(), now: now)
+            return subscription.resourceStateChanged(
+                leg.resource, instance: Self.pendingInstance(leg.resource), document: nil,
+                boundary: ids.boundary(), now: now)
         }
         let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
         let body = document.serialized()

@@ -21,8 +21,10 @@ extension GatewayCore {
         public var peerQuota = 0
 
         public var byReason: [(String, Int)] {
-            [("batch_resource", resourceOutsideOMA), ("watcher_quota", watcherQuota), ("batch_size", batchTooLarge),
-             ("dialogs_full", dialogsFull), ("pool_fqdn", foreignPool), ("peer_quota", peerQuota)]
+            [
+                ("batch_resource", resourceOutsideOMA), ("watcher_quota", watcherQuota), ("batch_size", batchTooLarge),
+                ("dialogs_full", dialogsFull), ("pool_fqdn", foreignPool), ("peer_quota", peerQuota),
+            ]
         }
     }
 
@@ -67,8 +69,13 @@ extension GatewayCore {
 
     /// 503 with Retry-After for a subscription over a quota.
     mutating func overQuota(_ request: SIPRequest, id: ServerRequestID) -> [Action] {
-        [.respond(id, SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "Too Many Subscriptions", toTag: ids.tag(),
-                                  headers: [(.retryAfter, "60")]))]
+        [
+            .respond(
+                id,
+                SIPResponse(
+                    replyingTo: request, statusCode: 503, reasonPhrase: "Too Many Subscriptions", toTag: ids.tag(),
+                    headers: [(.retryAfter, "60")]))
+        ]
     }
 
     /// Removes an enterprise watch, giving its dialog back to its peer's quota.
@@ -100,7 +107,8 @@ extension GatewayCore {
     /// (nil: not recorded). nil when no dialog matches (the core answers such a request 481).
     public func dialogOwner(of request: SIPRequest) -> (context: Context, peer: DialogPeer?)? {
         guard let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID,
-              let context = dialogContext(callID: callID, localTag: tag) else { return nil }
+            let context = dialogContext(callID: callID, localTag: tag)
+        else { return nil }
         return (context, peer(of: context))
     }
 

@@ -25,7 +25,8 @@ extension GatewayCore {
     public mutating func start(now: NIODeadline) -> [Action] {
         var out: [Action] = []
         // Identities restored from the durable store go on where they were.
-        for identity in configuration.linkedIdentities where identity.publishToOMA && !linked.values.contains(where: { $0.identity == identity }) {
+        for identity in configuration.linkedIdentities
+        where identity.publishToOMA && !linked.values.contains(where: { $0.identity == identity }) {
             let key = takeKey()
             linked[key] = LinkedPublication(identity: identity)
             journal.link(key)
@@ -35,7 +36,9 @@ extension GatewayCore {
     }
 
     private mutating func watchLinked(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var link = linked[key], let watcher = WatcherIdentity(uri: link.identity.oma, network: .federated) else { return [] }
+        guard var link = linked[key], let watcher = WatcherIdentity(uri: link.identity.oma, network: .federated) else {
+            return []
+        }
         let watchKey = takeKey()
         omaWatches[watchKey] = OMAWatch(watcher: watcher, resource: link.identity.enterprise, linked: key)
         link.watch = watchKey
@@ -49,7 +52,8 @@ extension GatewayCore {
         guard var link = linked[key], let target = try? SIPURI(link.identity.oma) else { return [] }
         var document = state
         document.uri = link.identity.oma
-        let body = mapper.pidfDocument(from: document, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions).serialized()
+        let body = mapper.pidfDocument(from: document, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions)
+            .serialized()
         guard body != link.lastBody else { return [] }
         link.lastBody = body
         let actions: [PublicationClient.Action]
@@ -58,10 +62,12 @@ extension GatewayCore {
             link.client = client
         } else {
             let address = SIPAddress(uri: target)
-            let configuration = PublicationClient.Configuration(target: target, from: address, to: address,
-                                                                expires: self.configuration.subscriptions.defaultExpires)
-            let (client, started) = PublicationClient.start(configuration, body: body, contentType: SIPBodyType.pidf,
-                                                            callID: ids.callID(), localTag: ids.tag())
+            let configuration = PublicationClient.Configuration(
+                target: target, from: address, to: address,
+                expires: self.configuration.subscriptions.defaultExpires)
+            let (client, started) = PublicationClient.start(
+                configuration, body: body, contentType: SIPBodyType.pidf,
+                callID: ids.callID(), localTag: ids.tag())
             link.client = client
             actions = started
         }
@@ -87,7 +93,9 @@ extension GatewayCore {
 
     /// Runs `step` on the linked identity's publication client, keeps the client, and turns its
     /// actions into the core's.
-    private mutating func withClient(_ key: Int, _ step: (inout PublicationClient) -> [PublicationClient.Action]) -> [Action] {
+    private mutating func withClient(_ key: Int, _ step: (inout PublicationClient) -> [PublicationClient.Action])
+        -> [Action]
+    {
         guard var link = linked[key], var client = link.client else { return [] }
         let actions = step(&client)
         link.client = client

@@ -1,5 +1,5 @@
-import PresenceDocuments
 import MSPresenceEvents
+import PresenceDocuments
 import SIPStack
 import _GatewayInternals
 

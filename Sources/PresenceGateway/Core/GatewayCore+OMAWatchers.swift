@@ -1,6 +1,6 @@
+import MSPresenceEvents
 import NIOCore
 import PresenceDocuments
-import MSPresenceEvents
 import SIPMessages
 import SIPStack
 import _GatewayInternals
@@ -42,7 +42,10 @@ extension GatewayCore {
         /// Who made the dialog: its in-dialog requests must come from there.
         var peer: DialogPeer?
 
-        init(watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil, peer: DialogPeer? = nil) {
+        init(
+            watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil,
+            peer: DialogPeer? = nil
+        ) {
             self.watcher = watcher
             self.resource = resource
             self.linked = linked
@@ -78,13 +81,21 @@ extension GatewayCore {
     /// private and not subscribable).
     static let bridgedCategories: [CategoryName] = [.state, .note, .contactCard, .calendarData, .services]
 
-    mutating func newOMAWatch(_ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, peer: DialogPeer?,
-                              now: NIODeadline) -> [Action] {
+    mutating func newOMAWatch(
+        _ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, peer: DialogPeer?,
+        now: NIODeadline
+    ) -> [Action] {
         let terms: SubscriptionTerms
         switch SubscriptionTerms.evaluate(request, registry: registry) {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(), headers: headers))]
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(),
+                        headers: headers))
+            ]
         }
         guard (try? request.headers.to) != nil, contacts[.enterprise] != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, toTag: ids.tag()))]
@@ -93,8 +104,15 @@ extension GatewayCore {
         // router held it to the enterprise domains), never the To header, which the watcher
         // writes freely: only the address of record is kept, so no parameter of it
         // (`transport`, `maddr`) steers the gateway.
-        guard configuration.admits(request.uri, on: .enterprise), let resource = WatcherIdentity.addressOfRecord(request.uri.description) else {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, reasonPhrase: "Relaying Denied", toTag: ids.tag()))]
+        guard configuration.admits(request.uri, on: .enterprise),
+            let resource = WatcherIdentity.addressOfRecord(request.uri.description)
+        else {
+            return [
+                .respond(
+                    id,
+                    SIPResponse(replyingTo: request, statusCode: 403, reasonPhrase: "Relaying Denied", toTag: ids.tag())
+                )
+            ]
         }
         guard takeQuota(watcher.uri) else {
             refusals.watcherQuota += 1
@@ -113,10 +131,14 @@ extension GatewayCore {
     /// known pool, a new batch dialog, or a single subscription.
     mutating func attach(_ key: Int, single forceSingle: Bool = false, now: NIODeadline) -> [Action] {
         guard var watch = omaWatches[key], let contact = contacts[.enterprise],
-              let resourceURI = try? SIPURI(watch.resource) else { return [] }
+            let resourceURI = try? SIPURI(watch.resource)
+        else { return [] }
         let pool = pools[watch.resource]
         if !forceSingle, let pool,
-           let (legKey, found) = enterpriseLegs.first(where: { $0.value.pool == pool && $0.value.watcher == watch.watcher.uri && !$0.value.closing }) {
+            let (legKey, found) = enterpriseLegs.first(where: {
+                $0.value.pool == pool && $0.value.watcher == watch.watcher.uri && !$0.value.closing
+            })
+        {
             var leg = found
             leg.watches[watch.resource] = key
             let actions = leg.subscriber.add([watch.resource], now: now)
@@ -141,10 +163,13 @@ extension GatewayCore {
                 categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
                 callID: ids.callID(), localTag: ids.tag())
         }
-        dialogs.insert(DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag), .enterpriseLeg(legKey))
-        enterpriseLegs[legKey] = EnterpriseLeg(watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
-                                               subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
-                                               verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
+        dialogs.insert(
+            DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag),
+            .enterpriseLeg(legKey))
+        enterpriseLegs[legKey] = EnterpriseLeg(
+            watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
+            subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
+            verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
         watch.leg = legKey
         omaWatches[key] = watch
         return enterpriseLegActions(legKey, actions, now: now)
@@ -155,7 +180,9 @@ extension GatewayCore {
         switch type {
         case SIPBodyType.msrtcPIDF: mapper.msrtc(from: categories).0.serialized()
         case SIPBodyType.msrtcCategories: categories.serialized()
-        default: mapper.pidfDocument(from: categories, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions).serialized()
+        default:
+            mapper.pidfDocument(from: categories, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions)
+                .serialized()
         }
     }
 
@@ -180,7 +207,9 @@ extension GatewayCore {
         return out
     }
 
-    mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+    mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
+        -> [Action]
+    {
         guard var leg = enterpriseLegs[key] else {
             // A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4).
             return request.method == .benotify ? [] : [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -198,8 +227,10 @@ extension GatewayCore {
 
     /// Runs an enterprise leg's actions: sends, answers, timers; categories go to their watchers,
     /// rejections are followed up, an ended leg ends or moves its watchers.
-    mutating func enterpriseLegActions(_ key: Int, _ actions: [BatchCategorySubscriber.Action], now: NIODeadline,
-                                       status: Int? = nil, notifyID: ServerRequestID? = nil) -> [Action] {
+    mutating func enterpriseLegActions(
+        _ key: Int, _ actions: [BatchCategorySubscriber.Action], now: NIODeadline,
+        status: Int? = nil, notifyID: ServerRequestID? = nil
+    ) -> [Action] {
         var out: [Action] = []
         var ended: String?
         var delivered: Set<String> = []
@@ -257,8 +288,10 @@ extension GatewayCore {
     /// watcher is answered with what is known (nothing yet: the empty view, RFC 3856 §6.6.2, as
     /// for a single subscription's 2xx without data); later notifications update it.
     mutating func answerOMAWatchWithoutData(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let watch = omaWatches[key], watch.pending != nil, let legKey = watch.leg, let leg = enterpriseLegs[legKey],
-              leg.watches[watch.resource] == key else { return [] }
+        guard let watch = omaWatches[key], watch.pending != nil, let legKey = watch.leg,
+            let leg = enterpriseLegs[legKey],
+            leg.watches[watch.resource] == key
+        else { return [] }
         let known = leg.categories[watch.resource] ?? CategoriesDocument(uri: watch.resource)
         return categoriesArrived(known, resource: watch.resource, leg: legKey, now: now)
     }
@@ -271,7 +304,8 @@ extension GatewayCore {
         guard let leg = enterpriseLegs[key] else { return nil }
         if let match = leg.watches.keys.first(where: { $0 == document.uri }) { return match }
         if let normalized = WatcherIdentity.addressOfRecord(document.uri),
-           let match = leg.watches.keys.first(where: { WatcherIdentity.addressOfRecord($0) == normalized }) {
+            let match = leg.watches.keys.first(where: { WatcherIdentity.addressOfRecord($0) == normalized })
+        {
             return match
         }
         return leg.single ? leg.watches.keys.first : nil
@@ -279,8 +313,11 @@ extension GatewayCore {
 
     /// New enterprise state for a resource: merged, then the watcher is answered (first time) or
     /// notified (when its rendered body changed).
-    private mutating func categoriesArrived(_ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key], let watchKey = leg.watches[resource], var watch = omaWatches[watchKey] else { return [] }
+    private mutating func categoriesArrived(
+        _ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline
+    ) -> [Action] {
+        guard var leg = enterpriseLegs[key], let watchKey = leg.watches[resource], var watch = omaWatches[watchKey]
+        else { return [] }
         var state = Self.merge(leg.categories[resource] ?? CategoriesDocument(uri: resource), document)
         state.uri = resource
         leg.categories[resource] = state
@@ -301,7 +338,13 @@ extension GatewayCore {
                 return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
             } catch {
                 forgetOMAWatch(watchKey)
-                return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))]
+                return [
+                    .respond(
+                        pending.id,
+                        SIPResponse(
+                            replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)",
+                            toTag: ids.tag()))
+                ]
                     + detachResource(resource, from: key, now: now)
             }
         }
@@ -326,7 +369,11 @@ extension GatewayCore {
         if let pending = watch.pending {
             forgetOMAWatch(key)
             let headers: SIPHeaders = retryAfter.map { [(.retryAfter, String($0))] } ?? []
-            return [.respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: status, toTag: ids.tag(), headers: headers))]
+            return [
+                .respond(
+                    pending.id,
+                    SIPResponse(replyingTo: pending.request, statusCode: status, toTag: ids.tag(), headers: headers))
+            ]
         }
         guard var sub = watch.subscription else { return [] }
         let updates = sub.terminate(reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
@@ -335,15 +382,21 @@ extension GatewayCore {
         return apply(updates, context: .omaWatch(key), now: now)
     }
 
-    mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+    mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action]
+    {
         guard var watch = omaWatches[key], var sub = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
         case .reject(let status, let reason, let headers):
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))]
+            return [
+                .respond(
+                    id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))
+            ]
         case .accept(let terms):
-            let state = watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] } ?? CategoriesDocument(uri: watch.resource)
+            let state =
+                watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
+                ?? CategoriesDocument(uri: watch.resource)
             let body = render(state, as: terms.bodyType)
             let actions = sub.refresh(request, terms: terms, body: body, now: now)
             watch.subscription = sub
@@ -382,13 +435,19 @@ extension GatewayCore {
             removeEnterpriseLeg(key)
             return []
         }
-        let sends = legActions(actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
+        let sends = legActions(
+            actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
         return sends.filter { if case .schedule = $0 { false } else { true } }
-            + [.cancel(.refresh(.enterpriseLeg(key))), .schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay)]
+            + [
+                .cancel(.refresh(.enterpriseLeg(key))),
+                .schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay),
+            ]
     }
 
     mutating func removeEnterpriseLeg(_ key: Int) {
         guard let leg = enterpriseLegs.removeValue(forKey: key) else { return }
-        dialogs.remove(DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag), .enterpriseLeg(key))
+        dialogs.remove(
+            DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag),
+            .enterpriseLeg(key))
     }
 }

@@ -1,6 +1,6 @@
+import MSPresenceEvents
 public import NIOCore
 import PresenceDocuments
-import MSPresenceEvents
 public import PresenceMapping
 import SIPMessages
 import SIPStack
@@ -53,8 +53,10 @@ extension GatewayCore {
 
     /// The bridged subscriptions, by id, optionally only those whose watcher or a resource is
     /// `uri` (compared as addresses of record) and whose watcher is on `side`.
-    public func bridgedSubscriptions(uri: String? = nil, side: GatewayConfiguration.Side? = nil,
-                                     now: NIODeadline) -> [BridgedSubscription] {
+    public func bridgedSubscriptions(
+        uri: String? = nil, side: GatewayConfiguration.Side? = nil,
+        now: NIODeadline
+    ) -> [BridgedSubscription] {
         let wanted = uri.map { WatcherIdentity.addressOfRecord($0) ?? $0 }
         func matches(_ subscription: BridgedSubscription) -> Bool {
             guard let wanted else { return true }
@@ -64,15 +66,19 @@ extension GatewayCore {
         var out: [BridgedSubscription] = []
         if side != .oma {
             for key in enterpriseWatches.keys.sorted() {
-                guard let watch = enterpriseWatches[key], let subscription = describe(enterpriseWatch: key, watch, now: now),
-                      matches(subscription) else { continue }
+                guard let watch = enterpriseWatches[key],
+                    let subscription = describe(enterpriseWatch: key, watch, now: now),
+                    matches(subscription)
+                else { continue }
                 out.append(subscription)
             }
         }
         if side != .enterprise {
             for key in omaWatches.keys.sorted() {
-                guard let watch = omaWatches[key], watch.linked == nil, case let subscription = describe(omaWatch: key, watch, now: now),
-                      matches(subscription) else { continue }
+                guard let watch = omaWatches[key], watch.linked == nil,
+                    case let subscription = describe(omaWatch: key, watch, now: now),
+                    matches(subscription)
+                else { continue }
                 out.append(subscription)
             }
         }
@@ -99,7 +105,9 @@ extension GatewayCore {
     mutating func endWatcher(_ context: Context, reason: String, now: NIODeadline) -> [Action] {
         func refusal(_ request: SIPRequest, _ id: ServerRequestID) -> Action {
             reason == "deactivated"
-                ? .respond(id, SIPResponse(replyingTo: request, statusCode: 503, toTag: ids.tag(), headers: [(.retryAfter, "30")]))
+                ? .respond(
+                    id,
+                    SIPResponse(replyingTo: request, statusCode: 503, toTag: ids.tag(), headers: [(.retryAfter, "30")]))
                 : .respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))
         }
         switch context {
@@ -107,7 +115,8 @@ extension GatewayCore {
             guard var watch = enterpriseWatches[key] else { return [] }
             if let pending = watch.pending {
                 forgetEnterpriseWatch(key)
-                return [.cancel(.firstAnswer(context)), refusal(pending.request, pending.id)] + endOMALegs(watch.legs.values, now: now)
+                return [.cancel(.firstAnswer(context)), refusal(pending.request, pending.id)]
+                    + endOMALegs(watch.legs.values, now: now)
             }
             if var document = watch.document {
                 let actions = document.terminate(reason: reason, now: now)
@@ -149,16 +158,20 @@ extension GatewayCore {
     /// the new policy blocks loses the resource with reason `rejected` (RFC 6665 §4.2.2) and the
     /// OMA leg is unsubscribed. New mapping tables apply from the next notification each side
     /// sends. Listeners and the SIP transports' TLS material are the runtime's to apply.
-    public mutating func reconfigure(_ new: GatewayConfiguration, mapper: PresenceMapper, now: NIODeadline) -> [Action] {
+    public mutating func reconfigure(_ new: GatewayConfiguration, mapper: PresenceMapper, now: NIODeadline) -> [Action]
+    {
         let old = configuration
         configuration = new
         self.mapper = mapper
-        let positions = Dictionary(new.peers.enumerated().map { ($1.name, UInt16($0)) }, uniquingKeysWith: { first, _ in first })
+        let positions = Dictionary(
+            new.peers.enumerated().map { ($1.name, UInt16($0)) }, uniquingKeysWith: { first, _ in first })
         func carried(_ peer: DialogPeer?) -> DialogPeer? {
             guard var peer, let index = peer.peer else { return peer }
             let moved = Int(index) < old.peers.count ? positions[old.peers[Int(index)].name] : nil
             peer.peer = moved
-            if let moved, !new.peers[Int(moved)].certificateNames.isEmpty { peer.certificateNames = new.peers[Int(moved)].certificateNames }
+            if let moved, !new.peers[Int(moved)].certificateNames.isEmpty {
+                peer.certificateNames = new.peers[Int(moved)].certificateNames
+            }
             return peer
         }
         peerLoad = [:]
@@ -218,7 +231,8 @@ extension GatewayCore {
             return documentLegChanged(leg.watch, leg: leg, changed: true, now: now)
         }
         guard var subscription = watch.subscription,
-              let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else { return [] }
+            let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now)
+        else { return [] }
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
@@ -245,7 +259,8 @@ extension GatewayCore {
         }
     }
 
-    private func describe(enterpriseWatch key: Int, _ watch: EnterpriseWatch, now: NIODeadline) -> BridgedSubscription? {
+    private func describe(enterpriseWatch key: Int, _ watch: EnterpriseWatch, now: NIODeadline) -> BridgedSubscription?
+    {
         let dialog = watch.document ?? watch.subscription?.subscription
         let resources: [String]
         if let resource = watch.documentResource {
@@ -264,8 +279,9 @@ extension GatewayCore {
             expiresIn: dialog.flatMap { Self.seconds(until: $0.expiresAt, now: now) }, peer: name(of: watch.peer),
             resources: resources.map { uri in
                 let leg = watch.legs[uri].flatMap { omaLegs[$0] }
-                return .init(uri: uri, decision: watch.refused.contains(uri) ? "refused" : leg?.handling.token,
-                             leg: leg.map { describe($0.subscription, peer: $0.peer, resources: 1, now: now) })
+                return .init(
+                    uri: uri, decision: watch.refused.contains(uri) ? "refused" : leg?.handling.token,
+                    leg: leg.map { describe($0.subscription, peer: $0.peer, resources: 1, now: now) })
             })
     }
 
@@ -273,23 +289,34 @@ extension GatewayCore {
         let leg = watch.leg.flatMap { enterpriseLegs[$0] }
         return BridgedSubscription(
             id: "o\(key)", side: GatewayConfiguration.Side.oma.rawValue, watcher: watch.watcher.uri,
-            network: watch.watcher.network.rawValue, state: watch.subscription.map { Self.state($0.status) } ?? "waiting",
+            network: watch.watcher.network.rawValue,
+            state: watch.subscription.map { Self.state($0.status) } ?? "waiting",
             format: watch.subscription?.terms.bodyType ?? watch.pending?.terms.bodyType,
-            expiresIn: watch.subscription.flatMap { Self.seconds(until: $0.expiresAt, now: now) }, peer: name(of: watch.peer),
-            resources: [.init(uri: watch.resource, decision: nil,
-                              leg: leg.map { describe($0.subscriber.subscription, peer: $0.peer, resources: $0.watches.count, now: now) })])
+            expiresIn: watch.subscription.flatMap { Self.seconds(until: $0.expiresAt, now: now) },
+            peer: name(of: watch.peer),
+            resources: [
+                .init(
+                    uri: watch.resource, decision: nil,
+                    leg: leg.map {
+                        describe($0.subscriber.subscription, peer: $0.peer, resources: $0.watches.count, now: now)
+                    })
+            ])
     }
 
-    private func describe(_ subscription: SubscriberSubscription, peer: DialogPeer?, resources: Int,
-                          now: NIODeadline) -> BridgedSubscription.Leg {
-        let state = switch subscription.status {
-        case .subscribing: "subscribing"
-        case .pending: "pending"
-        case .active: "active"
-        case .unsubscribing: "unsubscribing"
-        case .terminated: "terminated"
-        }
-        return .init(state: state, expiresIn: Self.seconds(until: subscription.expiresAt, now: now), callID: subscription.callID,
-                     peer: name(of: peer), resources: resources)
+    private func describe(
+        _ subscription: SubscriberSubscription, peer: DialogPeer?, resources: Int,
+        now: NIODeadline
+    ) -> BridgedSubscription.Leg {
+        let state =
+            switch subscription.status {
+            case .subscribing: "subscribing"
+            case .pending: "pending"
+            case .active: "active"
+            case .unsubscribing: "unsubscribing"
+            case .terminated: "terminated"
+            }
+        return .init(
+            state: state, expiresIn: Self.seconds(until: subscription.expiresAt, now: now), callID: subscription.callID,
+            peer: name(of: peer), resources: resources)
     }
 }

@@ -13,7 +13,8 @@ extension GatewayCore {
     static let quotaRetryAfter: UInt32 = 3600
 
     /// A resource the enterprise rejected in a batch response or notification (§3.4.5.1.3.1).
-    mutating func rejected(_ resource: String, instance: RLMIList.Instance, leg key: Int, now: NIODeadline) -> [Action] {
+    mutating func rejected(_ resource: String, instance: RLMIList.Instance, leg key: Int, now: NIODeadline) -> [Action]
+    {
         guard var leg = enterpriseLegs[key], let watchKey = leg.watches.removeValue(forKey: resource) else { return [] }
         leg.subscriber.forget([resource])
         leg.categories[resource] = nil
@@ -26,7 +27,9 @@ extension GatewayCore {
             if let pool = instance.poolFqdn, pool != leg.pool {
                 // A pool steers the gateway only to a host of the enterprise side (its domains,
                 // peers or next hop); any other is not followed, as if no pool were given.
-                if let uri = try? SIPURI(pool), uri.isSIP, uri.parameters.value("maddr") == nil, configuration.isEnterpriseHost(uri.host) {
+                if let uri = try? SIPURI(pool), uri.isSIP, uri.parameters.value("maddr") == nil,
+                    configuration.isEnterpriseHost(uri.host)
+                {
                     pools[resource] = pool
                     journal.pool(resource)
                     return out + attach(watchKey, now: now)
@@ -45,8 +48,10 @@ extension GatewayCore {
             return out
         default:
             let quota = instance.reason?.lowercased() == "quotaexceeded" || instance.statusCode == 413
-            return out + endWatch(watchKey, reason: "rejected", status: quota ? 503 : instance.statusCode ?? 403,
-                                  retryAfter: quota ? Self.quotaRetryAfter : nil, now: now)
+            return out
+                + endWatch(
+                    watchKey, reason: "rejected", status: quota ? 503 : instance.statusCode ?? 403,
+                    retryAfter: quota ? Self.quotaRetryAfter : nil, now: now)
         }
     }
 
@@ -57,7 +62,9 @@ extension GatewayCore {
         guard let leg = enterpriseLegs[key] else { return [] }
         removeEnterpriseLeg(key)
         var out: [Action] = []
-        let refusedBatch = !leg.single && !leg.established && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
+        let refusedBatch =
+            !leg.single && !leg.established
+            && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
         if refusedBatch && leg.pool == nil { batchRefused = true }
         for (resource, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
             omaWatches[watchKey]?.leg = nil

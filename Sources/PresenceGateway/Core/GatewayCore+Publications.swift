@@ -1,6 +1,6 @@
+import MSPresenceEvents
 import NIOCore
 import PresenceDocuments
-import MSPresenceEvents
 import SIPMessages
 import SIPStack
 
@@ -29,7 +29,8 @@ extension GatewayCore {
         guard let resource = servedLocally(request.uri.description) else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 404, toTag: ids.tag()))]
         }
-        let actions = compositor.receive(request, resource: resource, now: now, entropy: UInt64.random(in: 0...UInt64.max))
+        let actions = compositor.receive(
+            request, resource: resource, now: now, entropy: UInt64.random(in: 0...UInt64.max))
         return compositorActions(actions, id: id, now: now)
     }
 
@@ -37,7 +38,9 @@ extension GatewayCore {
         compositorActions(compositor.expire(entityTag: entityTag, now: now), id: nil, now: now)
     }
 
-    private mutating func compositorActions(_ actions: [EventStateCompositor.Action], id: ServerRequestID?, now: NIODeadline) -> [Action] {
+    private mutating func compositorActions(
+        _ actions: [EventStateCompositor.Action], id: ServerRequestID?, now: NIODeadline
+    ) -> [Action] {
         var out: [Action] = []
         for action in actions {
             switch action {
@@ -72,8 +75,10 @@ extension GatewayCore {
         return composed
     }
 
-    mutating func composedStateChanged(_ resource: String, publications: [EventStateCompositor.Publication],
-                                               now: NIODeadline) -> [Action] {
+    mutating func composedStateChanged(
+        _ resource: String, publications: [EventStateCompositor.Publication],
+        now: NIODeadline
+    ) -> [Action] {
         var out: [Action] = []
         if let pidf = Self.compose(publications, entity: resource) {
             var categories = mapper.categoriesDocument(from: pidf)
@@ -85,7 +90,8 @@ extension GatewayCore {
         // Enterprise watchers of this OMA identity (flow 1), notified when their view changed.
         for key in enterpriseWatches.keys.sorted() {
             guard var watch = enterpriseWatches[key], var subscription = watch.subscription,
-                  let wanted = subscription.resources[resource] else { continue }
+                let wanted = subscription.resources[resource]
+            else { continue }
             let body = view(of: resource, leg: nil, watcher: watch.watcher, categories: wanted).serialized()
             let digest = BodyDigest(body)
             guard watch.lastSent[resource] != digest else { continue }
@@ -97,7 +103,8 @@ extension GatewayCore {
         }
         out += servedDocumentChanged(resource, now: now)
         // And into the enterprise, for the linked enterprise identity.
-        if let identity = configuration.linkedIdentities.first(where: { $0.publishToEnterprise && $0.oma == resource }) {
+        if let identity = configuration.linkedIdentities.first(where: { $0.publishToEnterprise && $0.oma == resource })
+        {
             out += servicePublish(identity, state: served[resource])
         }
         return out
@@ -106,11 +113,16 @@ extension GatewayCore {
     /// The SERVICE category publish of a linked identity's state ([MS-PRES] §2.2.2.2.1): its
     /// `state` as a `userState` into containers 2 and 3 and its note into 200/300/400, or their
     /// deletion when nothing is published any more.
-    private mutating func servicePublish(_ identity: GatewayConfiguration.LinkedIdentity, state: CategoriesDocument?) -> [Action] {
+    private mutating func servicePublish(_ identity: GatewayConfiguration.LinkedIdentity, state: CategoriesDocument?)
+        -> [Action]
+    {
         guard let enterpriseURI = try? SIPURI(identity.enterprise) else { return [] }
-        var publisher = servicePublishers[identity.enterprise] ?? CategoryPublisher(
-            CategoryPublisher.Configuration(publisher: SIPAddress(uri: enterpriseURI), contact: contacts[.enterprise]),
-            callID: ids.callID(), localTag: ids.tag())
+        var publisher =
+            servicePublishers[identity.enterprise]
+            ?? CategoryPublisher(
+                CategoryPublisher.Configuration(
+                    publisher: SIPAddress(uri: enterpriseURI), contact: contacts[.enterprise]),
+                callID: ids.callID(), localTag: ids.tag())
         var items: [CategoryPublisher.Item] = []
         var userState: MSState?
         var note: MSNote?
@@ -152,7 +164,9 @@ extension GatewayCore {
 
     private func serviceActions(_ actions: [CategoryPublisher.Action], publisher: String) -> [Action] {
         actions.compactMap { action in
-            if case .send(let request) = action { return .send(request, to: .enterprise, context: .servicePublish(publisher)) }
+            if case .send(let request) = action {
+                return .send(request, to: .enterprise, context: .servicePublish(publisher))
+            }
             return nil
         }
     }

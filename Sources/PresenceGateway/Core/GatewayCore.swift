@@ -1,6 +1,6 @@
+import MSPresenceEvents
 public import NIOCore
 import PresenceDocuments
-import MSPresenceEvents
 public import PresenceMapping
 public import SIPMessages
 import SIPStack
@@ -127,8 +127,10 @@ public struct GatewayCore: Sendable {
     public internal(set) var refusals = Refusals()
     let registry: SIPEventPackageRegistry
 
-    public init(configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
-                ids: IdentifierSource) {
+    public init(
+        configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
+        ids: IdentifierSource
+    ) {
         self.configuration = configuration
         self.mapper = mapper
         self.contacts = contacts
@@ -157,8 +159,10 @@ public struct GatewayCore: Sendable {
     /// In-dialog requests (To tag present) are matched to their dialog.
     /// `peer` is who sent it (``FederationRouter/dialogPeer(for:)``): a dialog it creates belongs
     /// to that peer (nil: to nobody in particular, as in tests of the core alone).
-    public mutating func receive(_ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
-                                 watcher: WatcherIdentity?, peer: DialogPeer? = nil, now: NIODeadline) -> [Action] {
+    public mutating func receive(
+        _ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
+        watcher: WatcherIdentity?, peer: DialogPeer? = nil, now: NIODeadline
+    ) -> [Action] {
         if let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID {
             guard let context = dialogContext(callID: callID, localTag: tag) else {
                 return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -167,14 +171,26 @@ public struct GatewayCore: Sendable {
         }
         if request.method == .publish, side == .oma { return receivePublish(request, id: id, now: now) }
         guard request.method == .subscribe else {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 405, toTag: ids.tag(),
-                                             headers: [(.allow, "SUBSCRIBE, NOTIFY, BENOTIFY, OPTIONS")]))]
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: 405, toTag: ids.tag(),
+                        headers: [(.allow, "SUBSCRIBE, NOTIFY, BENOTIFY, OPTIONS")]))
+            ]
         }
-        guard let watcher else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))] }
+        guard let watcher else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))]
+        }
         if dialogs.count >= configuration.limits.dialogs {
             refusals.dialogsFull += 1
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "Too Many Dialogs", toTag: ids.tag(),
-                                             headers: [(.retryAfter, "60")]))]
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: 503, reasonPhrase: "Too Many Dialogs", toTag: ids.tag(),
+                        headers: [(.retryAfter, "60")]))
+            ]
         }
         switch side {
         case .enterprise: return newEnterpriseWatch(request, id: id, watcher: watcher, peer: peer, now: now)
@@ -182,7 +198,9 @@ public struct GatewayCore: Sendable {
         }
     }
 
-    private mutating func inDialog(_ request: SIPRequest, id: ServerRequestID, context: Context, now: NIODeadline) -> [Action] {
+    private mutating func inDialog(_ request: SIPRequest, id: ServerRequestID, context: Context, now: NIODeadline)
+        -> [Action]
+    {
         switch context {
         case .enterpriseWatch(let key): return refreshEnterpriseWatch(key, request, id: id, now: now)
         case .omaWatch(let key): return refreshOMAWatch(key, request, id: id, now: now)
@@ -190,7 +208,8 @@ public struct GatewayCore: Sendable {
         // durable store only what it changes of the subscriptions' status and dialogs.
         case .omaLeg(let key): return quietly { $0.omaLegNotify(key, request, id: id, now: now) }
         case .enterpriseLeg(let key): return quietly { $0.enterpriseLegNotify(key, request, id: id, now: now) }
-        case .linkedPublication, .servicePublish: return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        case .linkedPublication, .servicePublish:
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
     }
 
@@ -198,7 +217,9 @@ public struct GatewayCore: Sendable {
 
     /// The final response to a request sent with `context` (a transport failure or timeout is
     /// reported by the runtime as 503 or 408, RFC 3261 §8.1.3.1).
-    public mutating func receive(_ response: SIPResponse, to request: SIPRequest, context: Context, now: NIODeadline) -> [Action] {
+    public mutating func receive(_ response: SIPResponse, to request: SIPRequest, context: Context, now: NIODeadline)
+        -> [Action]
+    {
         switch context {
         case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
@@ -218,7 +239,8 @@ public struct GatewayCore: Sendable {
             enterpriseWatches[key] = watch
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = omaWatches[key], var sub = watch.subscription else { return [] }
+            guard (300...).contains(response.statusCode), var watch = omaWatches[key], var sub = watch.subscription
+            else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
             watch.subscription = sub
             omaWatches[key] = watch
@@ -267,10 +289,14 @@ public struct GatewayCore: Sendable {
                 return apply(actions, context: context, now: now)
             case .omaLeg(let key):
                 // A refresh failed and the granted time ran out: the OMA side stopped answering.
-                guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription.expiresAt, end <= now else { return [] }
+                guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription.expiresAt, end <= now else {
+                    return []
+                }
                 return omaLegEnded(key, reason: "timeout", statusCode: nil, now: now)
             case .enterpriseLeg(let key):
-                guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt, end <= now else { return [] }
+                guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
+                    end <= now
+                else { return [] }
                 return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
             case .linkedPublication, .servicePublish:
                 return []
@@ -299,7 +325,9 @@ public struct GatewayCore: Sendable {
     /// it may subscribe again at once, RFC 6665 §4.1.3) and every leg an unsubscribe.
     public mutating func shutdown(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in enterpriseWatches.keys.sorted() { out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now) }
+        for key in enterpriseWatches.keys.sorted() {
+            out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
+        }
         out += removeLinkedPublications()
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
         return out
@@ -331,8 +359,10 @@ public struct GatewayCore: Sendable {
     }
 
     /// A notifier's actions as the core's; a removed subscription also ends its leg(s).
-    mutating func apply(_ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
-                                id: ServerRequestID? = nil) -> [Action] {
+    mutating func apply(
+        _ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
+        id: ServerRequestID? = nil
+    ) -> [Action] {
         let side: GatewayConfiguration.Side = if case .omaWatch = context { .oma } else { .enterprise }
         var out: [Action] = []
         for action in actions {

@@ -8,8 +8,10 @@ public struct IdentifierSource: Sendable {
 
     /// `token(n)` returns a unique token for the n-th call; `jitter` a number in 0..<1; `callID`
     /// a new Call-ID (by default the next token followed by `@gateway`).
-    public init(token: @escaping @Sendable (Int) -> String, jitter: @escaping @Sendable () -> Double,
-                callID: (@Sendable () -> String)? = nil) {
+    public init(
+        token: @escaping @Sendable (Int) -> String, jitter: @escaping @Sendable () -> Double,
+        callID: (@Sendable () -> String)? = nil
+    ) {
         self.next = token
         self.jitterSource = jitter
         self.callIDSource = callID
@@ -22,8 +24,9 @@ public struct IdentifierSource: Sendable {
     /// recommends cryptographically random ones): among a billion Call-IDs the chance of any two
     /// being equal is below 10^-9.
     public static func random() -> IdentifierSource {
-        IdentifierSource(token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) },
-                         jitter: { Double.random(in: 0..<1) }, callID: randomCallID)
+        IdentifierSource(
+            token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) },
+            jitter: { Double.random(in: 0..<1) }, callID: randomCallID)
     }
 
     /// 15 characters, 6 random bits each, from the `word` characters of RFC 3261 §25.1.

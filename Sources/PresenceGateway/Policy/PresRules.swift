@@ -28,7 +28,9 @@ public struct PresRules: Sendable, Hashable {
         public var hasUnsupportedCondition: Bool
         public var subHandling: SubHandling?
 
-        public init(id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, subHandling: SubHandling?) {
+        public init(
+            id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, subHandling: SubHandling?
+        ) {
             self.id = id
             self.identities = identities
             self.hasUnsupportedCondition = hasUnsupportedCondition
@@ -111,7 +113,10 @@ public struct PresRules: Sendable, Hashable {
                                     throw except.error("<except> needs an id or a domain")
                                 }
                             }
-                            list.append(.many(domain: entry[attribute: "domain"]?.lowercased(), exceptIDs: ids, exceptDomains: domains))
+                            list.append(
+                                .many(
+                                    domain: entry[attribute: "domain"]?.lowercased(), exceptIDs: ids,
+                                    exceptDomains: domains))
                         default:
                             unsupported = true
                         }
@@ -121,13 +126,15 @@ public struct PresRules: Sendable, Hashable {
             }
             var handling: SubHandling? = nil
             if let actions = rule.element(XMLName(Self.commonPolicy, "actions")),
-               let sub = actions.element(XMLName(Self.presRules, "sub-handling")) {
+                let sub = actions.element(XMLName(Self.presRules, "sub-handling"))
+            {
                 guard let value = SubHandling(token: sub.trimmedText) else {
                     throw sub.error("sub-handling must be block, confirm, polite-block or allow (RFC 5025 §3.2.1)")
                 }
                 handling = value
             }
-            rules.append(Rule(id: id, identities: identities, hasUnsupportedCondition: unsupported, subHandling: handling))
+            rules.append(
+                Rule(id: id, identities: identities, hasUnsupportedCondition: unsupported, subHandling: handling))
         }
         self.init(rules: rules)
     }

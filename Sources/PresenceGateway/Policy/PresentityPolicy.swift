@@ -9,8 +9,10 @@ public struct PresentityPolicy: Sendable, Hashable {
     /// (RFC 5025 §3.2.1: without a matching rule nothing is permitted).
     public var defaults: [SourceNetwork: SubHandling]
 
-    public init(containers: ContainerSet = ContainerSet(), rules: PresRules = PresRules(),
-                defaults: [SourceNetwork: SubHandling] = [:]) {
+    public init(
+        containers: ContainerSet = ContainerSet(), rules: PresRules = PresRules(),
+        defaults: [SourceNetwork: SubHandling] = [:]
+    ) {
         self.containers = containers
         self.rules = rules
         self.defaults = defaults
@@ -29,8 +31,10 @@ public struct PresentityPolicy: Sendable, Hashable {
     /// rule 7). A politely blocked watcher resolves to none for every category: it gets exactly
     /// the document of a presentity that never published. nil for `block` and `confirm`, which
     /// see nothing (403, pending).
-    public func view(of published: [Category], uri: String, for watcher: WatcherIdentity,
-                     categories wanted: [CategoryName]) -> CategoriesDocument? {
+    public func view(
+        of published: [Category], uri: String, for watcher: WatcherIdentity,
+        categories wanted: [CategoryName]
+    ) -> CategoriesDocument? {
         switch subHandling(for: watcher) {
         case .block, .confirm:
             return nil
@@ -41,8 +45,10 @@ public struct PresentityPolicy: Sendable, Hashable {
         }
     }
 
-    static func view(of published: [Category], uri: String, containers: ContainerSet, watcher: WatcherIdentity,
-                     categories wanted: [CategoryName]) -> CategoriesDocument {
+    static func view(
+        of published: [Category], uri: String, containers: ContainerSet, watcher: WatcherIdentity,
+        categories wanted: [CategoryName]
+    ) -> CategoriesDocument {
         var document = CategoriesDocument(uri: uri)
         for name in wanted {
             let instances = published.filter { $0.name == name }
@@ -52,9 +58,10 @@ public struct PresentityPolicy: Sendable, Hashable {
                 continue
             }
             for publication in instances where (publication.container ?? 0) == container {
-                document.categories.append(Category(
-                    name: name, instance: publication.instance, publishTime: publication.publishTime,
-                    payload: publication.payload))
+                document.categories.append(
+                    Category(
+                        name: name, instance: publication.instance, publishTime: publication.publishTime,
+                        payload: publication.payload))
             }
         }
         return document

@@ -25,8 +25,10 @@ public struct DialogPeer: Sendable, Hashable {
     /// else the names of the certificate that made it; empty over UDP and TCP.
     public var certificateNames: [String]
 
-    public init(side: GatewayConfiguration.Side, transport: SIPTransportKind, host: String, port: UInt16, peer: UInt16? = nil,
-                certificateNames: [String] = []) {
+    public init(
+        side: GatewayConfiguration.Side, transport: SIPTransportKind, host: String, port: UInt16, peer: UInt16? = nil,
+        certificateNames: [String] = []
+    ) {
         self.side = side
         self.transport = transport
         self.host = host

@@ -42,8 +42,9 @@ public struct FederationRouter: Sendable {
     public enum Decision: Sendable {
         /// Cross to `side`: the watcher (From) classified, the request with untrusted headers
         /// removed and Max-Forwards decremented, and the configured next hop.
-        case forward(to: GatewayConfiguration.Side, watcher: WatcherIdentity, request: SIPRequest,
-                     nextHop: GatewayConfiguration.NextHop)
+        case forward(
+            to: GatewayConfiguration.Side, watcher: WatcherIdentity, request: SIPRequest,
+            nextHop: GatewayConfiguration.NextHop)
         /// Handle here: a PUBLISH for a linked identity the gateway is the presence server of.
         case local(watcher: WatcherIdentity, request: SIPRequest)
         /// Answer with this status and these extra headers.
@@ -63,13 +64,17 @@ public struct FederationRouter: Sendable {
     /// The position in ``GatewayConfiguration/peers`` of the peer at `address` on `side`.
     func peerIndex(at address: SIPTarget, side: GatewayConfiguration.Side) -> UInt16? {
         let host = GatewayConfiguration.canonicalHost(address.host)
-        let index = configuration.peers.firstIndex { $0.side == side && $0.host == host && ($0.port == nil || $0.port == address.port) }
+        let index = configuration.peers.firstIndex {
+            $0.side == side && $0.host == host && ($0.port == nil || $0.port == address.port)
+        }
         return index.flatMap { UInt16(exactly: $0) }
     }
 
     /// A dialog peer's name for logs: the configured peer's, else its address.
     public func name(of owner: DialogPeer) -> String {
-        if let index = owner.peer, Int(index) < configuration.peers.count { return configuration.peers[Int(index)].name }
+        if let index = owner.peer, Int(index) < configuration.peers.count {
+            return configuration.peers[Int(index)].name
+        }
         return owner.target.description
     }
 
@@ -84,7 +89,10 @@ public struct FederationRouter: Sendable {
             guard let rate = peer.rateLimit else { return true }
             (key, limit) = (.peer(peer.name), rate)
         } else {
-            (key, limit) = (.address(GatewayConfiguration.canonicalHost(arrival.source.host)), configuration.limits.unconfiguredPeerRate)
+            (key, limit) = (
+                .address(GatewayConfiguration.canonicalHost(arrival.source.host)),
+                configuration.limits.unconfiguredPeerRate
+            )
             if buckets[key] == nil, buckets.count >= Self.maxBuckets {
                 // Bounded: buckets that refilled completely say nothing a new one would not.
                 buckets = buckets.filter { !$0.value.isFull(now: now) }
@@ -104,9 +112,13 @@ public struct FederationRouter: Sendable {
     public func dialogPeer(for arrival: Arrival) -> DialogPeer {
         let index = peerIndex(at: arrival.source, side: arrival.side)
         let peer = index.map { configuration.peers[Int($0)] }
-        let names = arrival.source.kind == .tls ? (peer.map(\.certificateNames).flatMap { $0.isEmpty ? nil : $0 } ?? arrival.certificateNames) : []
-        return DialogPeer(side: arrival.side, transport: arrival.source.kind, host: GatewayConfiguration.canonicalHost(arrival.source.host),
-                          port: arrival.source.port, peer: index, certificateNames: names)
+        let names =
+            arrival.source.kind == .tls
+            ? (peer.map(\.certificateNames).flatMap { $0.isEmpty ? nil : $0 } ?? arrival.certificateNames) : []
+        return DialogPeer(
+            side: arrival.side, transport: arrival.source.kind,
+            host: GatewayConfiguration.canonicalHost(arrival.source.host),
+            port: arrival.source.port, peer: index, certificateNames: names)
     }
 
     /// The peer of a dialog the gateway made by sending its SUBSCRIBE to `target` on `side`.
@@ -118,8 +130,10 @@ public struct FederationRouter: Sendable {
             names = peer.map(\.certificateNames) ?? []
             if names.isEmpty, let server = target.serverName { names = [server] }
         }
-        return DialogPeer(side: side, transport: target.kind, host: GatewayConfiguration.canonicalHost(target.host), port: target.port,
-                          peer: index, certificateNames: names)
+        return DialogPeer(
+            side: side, transport: target.kind, host: GatewayConfiguration.canonicalHost(target.host),
+            port: target.port,
+            peer: index, certificateNames: names)
     }
 
     /// Whether a request inside a dialog of `owner` may come as `arrival`: on the dialog's side,
@@ -141,7 +155,10 @@ public struct FederationRouter: Sendable {
         // The same certificate again (its names as presented, wildcards included), or one that
         // names an expected identity (RFC 6125 §6.4).
         return arrival.certificateNames.contains { presented in
-            owner.certificateNames.contains { $0.lowercased() == presented.lowercased() || SIPServerIdentity.matches(presented: presented, reference: $0) }
+            owner.certificateNames.contains {
+                $0.lowercased() == presented.lowercased()
+                    || SIPServerIdentity.matches(presented: presented, reference: $0)
+            }
         }
     }
 
@@ -176,7 +193,8 @@ public struct FederationRouter: Sendable {
         request.headers.set(.maxForwards, String(maxForwards - 1))
         // RFC 3261 §16.3 item 4: a request that already passed through us is a loop.
         if let vias = try? request.headers.via,
-           vias.contains(where: { localAddresses.contains("\($0.host.lowercased()):\($0.port ?? 5060)") }) {
+            vias.contains(where: { localAddresses.contains("\($0.host.lowercased()):\($0.port ?? 5060)") })
+        {
             return .reject(status: 482, reason: "Loop Detected", headers: [])
         }
         guard let fromURI = (try? request.headers.from)?.uri, let fromHost = Self.host(fromURI) else {
@@ -208,7 +226,8 @@ public struct FederationRouter: Sendable {
             // serves (linked identities with publish-to-enterprise); anything else is 404.
             let target = WatcherIdentity.addressOfRecord(request.uri.description)
             guard arrival.side == .oma, let target,
-                  configuration.linkedIdentities.contains(where: { $0.publishToEnterprise && $0.oma == target }) else {
+                configuration.linkedIdentities.contains(where: { $0.publishToEnterprise && $0.oma == target })
+            else {
                 return .reject(status: 404, reason: "Not Found", headers: [])
             }
             return .local(watcher: watcher, request: request)
@@ -230,7 +249,9 @@ public struct FederationRouter: Sendable {
             // A request into a side claiming to come from that same side, through the other face.
             return .reject(status: 403, reason: "Spoofed Origin", headers: [])
         }
-        if fromSide == nil, let allowed = configuration.allowedPartners, !allowed.contains(where: { domain($0, covers: fromHost) }) {
+        if fromSide == nil, let allowed = configuration.allowedPartners,
+            !allowed.contains(where: { domain($0, covers: fromHost) })
+        {
             return .reject(status: 403, reason: "Partner Not Allowed", headers: [])
         }
         let nextHop = served == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
@@ -240,17 +261,22 @@ public struct FederationRouter: Sendable {
     /// Whether `request` is a batched category SUBSCRIBE ([MS-PRES] §3.4.5.1.1): `Require:
     /// adhoclist` and addressed to the subscriber itself (the Request-URI names the From identity).
     static func isBatchedCategorySubscribe(_ request: SIPRequest, from: SIPURI) -> Bool {
-        guard request.method == .subscribe, (try? request.headers.require)?.contains(where: { $0.lowercased() == "adhoclist" }) == true else {
+        guard request.method == .subscribe,
+            (try? request.headers.require)?.contains(where: { $0.lowercased() == "adhoclist" }) == true
+        else {
             return false
         }
-        return WatcherIdentity.addressOfRecord(request.uri.description) == WatcherIdentity.addressOfRecord(from.description)
+        return WatcherIdentity.addressOfRecord(request.uri.description)
+            == WatcherIdentity.addressOfRecord(from.description)
     }
 
     /// The watcher's network: from the peer's configuration, refined by the source-network
     /// information only when the peer is trusted (docs/flows.md, "Source network":
     /// `ms-source-network` as its own header
     /// or as a parameter of `ms-edge-proxy-message-trust`, values `federation`, `publiccloud`).
-    func classify(_ request: SIPRequest, peer: GatewayConfiguration.Peer?, side: GatewayConfiguration.Side) -> SourceNetwork {
+    func classify(_ request: SIPRequest, peer: GatewayConfiguration.Peer?, side: GatewayConfiguration.Side)
+        -> SourceNetwork
+    {
         // Unknown peers are federated on either side: never sameEnterprise by default
         // (docs/flows.md, "Source network").
         let base = peer?.network ?? .federated
@@ -288,7 +314,8 @@ public struct FederationRouter: Sendable {
     /// `ms-edge-proxy-message-trust` and `ms-source-network`) never come from the OMA side: they
     /// are removed there even from a trusted peer, so only the gateway's own marking reaches the
     /// enterprise.
-    static func removeUntrustedIdentity(from request: inout SIPRequest, side: GatewayConfiguration.Side, trusted: Bool) {
+    static func removeUntrustedIdentity(from request: inout SIPRequest, side: GatewayConfiguration.Side, trusted: Bool)
+    {
         if side == .oma || !trusted {
             request.headers.remove(.msEdgeProxyMessageTrust)
             request.headers.remove(.msSourceNetwork)
@@ -308,7 +335,8 @@ public struct FederationRouter: Sendable {
         return names.contains { raw in
             let name = raw.lowercased()
             if name.hasPrefix("*.") {
-                return domain == String(name.dropFirst(2)) || SIPServerIdentity.matches(presented: name, reference: domain)
+                return domain == String(name.dropFirst(2))
+                    || SIPServerIdentity.matches(presented: name, reference: domain)
             }
             return name == domain || name.hasSuffix("." + domain)
         }

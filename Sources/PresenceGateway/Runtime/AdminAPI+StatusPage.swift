@@ -6,7 +6,9 @@ extension AdminAPI {
     /// subscriptions per side, each peer with its health, and the last failures.
     func statusPage(on loop: any EventLoop) -> EventLoopFuture<Reply> {
         subscriptions(nil, nil).and(peers()).map { subscriptions, peers in
-            Reply(status: .ok, type: "text/html; charset=utf-8", body: Array(Self.page(subscriptions, peers, at: Date()).utf8))
+            Reply(
+                status: .ok, type: "text/html; charset=utf-8",
+                body: Array(Self.page(subscriptions, peers, at: Date()).utf8))
         }
     }
 
@@ -33,34 +35,55 @@ extension AdminAPI {
         }
         func table(_ header: [String], _ rows: [[String]]) -> String {
             let head = "<tr>" + header.map { "<th>\($0)</th>" }.joined() + "</tr>"
-            let body = rows.isEmpty ? "<tr><td colspan=\"\(header.count)\">none</td></tr>"
+            let body =
+                rows.isEmpty
+                ? "<tr><td colspan=\"\(header.count)\">none</td></tr>"
                 : rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined(separator: "\n")
             return "<table>\n\(head)\n\(body)\n</table>"
         }
         var sections: [String] = []
         for side in GatewayConfiguration.Side.allCases {
             let mine = subscriptions.filter { $0.side == side.rawValue }
-            let title = side == .enterprise ? "Enterprise watchers → OMA presentities" : "OMA watchers → enterprise presentities"
+            let title =
+                side == .enterprise
+                ? "Enterprise watchers → OMA presentities" : "OMA watchers → enterprise presentities"
             let rows = mine.prefix(200).map { s in
-                [escape(s.id), escape(s.watcher), escape(s.state), escape(s.format ?? ""),
-                 s.resources.map { r in escape(r.uri) + (r.leg.map { " (" + escape($0.state) + ")" } ?? "") }.joined(separator: "<br>"),
-                 s.expiresIn.map { "\($0)&nbsp;s" } ?? ""]
+                [
+                    escape(s.id), escape(s.watcher), escape(s.state), escape(s.format ?? ""),
+                    s.resources.map { r in escape(r.uri) + (r.leg.map { " (" + escape($0.state) + ")" } ?? "") }.joined(
+                        separator: "<br>"),
+                    s.expiresIn.map { "\($0)&nbsp;s" } ?? "",
+                ]
             }
             let more = mine.count > 200 ? "<p>… and \(mine.count - 200) more: <code>GET /subscriptions</code>.</p>" : ""
-            sections.append("<h2>\(title): \(mine.count)</h2>\n" + table(["id", "watcher", "state", "format", "resources (leg)", "expires"], rows) + more)
+            sections.append(
+                "<h2>\(title): \(mine.count)</h2>\n"
+                    + table(["id", "watcher", "state", "format", "resources (leg)", "expires"], rows) + more)
         }
         let peerRows = peers.map { p in
             let healthy = p.lastFailure.map { failure in p.lastSuccess.map { $0 > failure.time } ?? false } ?? true
-            return ["<span class=\"\(healthy ? "ok" : "bad")\">\(healthy ? "●" : "▲")</span> " + escape(p.name), escape(p.side),
-                    p.configured ? "yes" : "no", ago(p.lastSuccess),
-                    p.lastFailure.map { ago($0.time) + ": " + escape($0.reason) } ?? "none",
-                    String(format: "%.1f", p.requestsPerSecond), String(format: "%.1f", p.rejectionsPerSecond)]
+            return [
+                "<span class=\"\(healthy ? "ok" : "bad")\">\(healthy ? "●" : "▲")</span> " + escape(p.name),
+                escape(p.side),
+                p.configured ? "yes" : "no", ago(p.lastSuccess),
+                p.lastFailure.map { ago($0.time) + ": " + escape($0.reason) } ?? "none",
+                String(format: "%.1f", p.requestsPerSecond), String(format: "%.1f", p.rejectionsPerSecond),
+            ]
         }
-        sections.append("<h2>Peers</h2>\n" + table(["peer", "side", "configured", "last success", "last failure", "requests/s", "rejected/s"], peerRows))
-        let failures = peers.compactMap { p in p.lastFailure.map { (p.name, $0) } }.sorted { $0.1.time > $1.1.time }.prefix(20)
-        sections.append("<h2>Last failures</h2>\n" + table(["time", "peer", "reason"], failures.map {
-            [time.string(from: $0.1.time), escape($0.0), escape($0.1.reason)]
-        }))
+        sections.append(
+            "<h2>Peers</h2>\n"
+                + table(
+                    ["peer", "side", "configured", "last success", "last failure", "requests/s", "rejected/s"], peerRows
+                ))
+        let failures = peers.compactMap { p in p.lastFailure.map { (p.name, $0) } }.sorted { $0.1.time > $1.1.time }
+            .prefix(20)
+        sections.append(
+            "<h2>Last failures</h2>\n"
+                + table(
+                    ["time", "peer", "reason"],
+                    failures.map {
+                        [time.string(from: $0.1.time), escape($0.0), escape($0.1.reason)]
+                    }))
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>PresenceGateway</title>

@@ -18,16 +18,20 @@ public struct AdminAPI: Sendable {
     public typealias Subscription = GatewayCore.BridgedSubscription
 
     public var token: String?
-    public var subscriptions: @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>
+    public var subscriptions:
+        @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>
     public var end: @Sendable (_ id: String, _ reason: String) -> EventLoopFuture<Bool>
     public var peers: @Sendable () -> EventLoopFuture<[PeerHealth]>
     /// Reloads; the future fails with the error to report (its description is the message).
     public var reload: @Sendable () -> EventLoopFuture<String>
 
-    public init(token: String?, subscriptions: @escaping @Sendable (String?, GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>,
-                end: @escaping @Sendable (String, String) -> EventLoopFuture<Bool>,
-                peers: @escaping @Sendable () -> EventLoopFuture<[PeerHealth]>,
-                reload: @escaping @Sendable () -> EventLoopFuture<String>) {
+    public init(
+        token: String?,
+        subscriptions: @escaping @Sendable (String?, GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>,
+        end: @escaping @Sendable (String, String) -> EventLoopFuture<Bool>,
+        peers: @escaping @Sendable () -> EventLoopFuture<[PeerHealth]>,
+        reload: @escaping @Sendable () -> EventLoopFuture<String>
+    ) {
         self.token = token
         self.subscriptions = subscriptions
         self.end = end
@@ -66,29 +70,40 @@ public struct AdminAPI: Sendable {
     /// Compares without stopping at the first difference, so timing does not tell how much of a
     /// guessed token was right.
     static func sameToken(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
     /// Answers one API request; `tooLarge` when its body went past ``maxBody``.
-    func handle(_ head: HTTPRequestHead, body: [UInt8], tooLarge: Bool, remote: String, on loop: any EventLoop) -> EventLoopFuture<Reply> {
+    func handle(_ head: HTTPRequestHead, body: [UInt8], tooLarge: Bool, remote: String, on loop: any EventLoop)
+        -> EventLoopFuture<Reply>
+    {
         if let token {
             let given = head.headers["Authorization"].first ?? ""
             guard given.hasPrefix("Bearer "), Self.sameToken(String(given.dropFirst(7)), token) else {
-                return loop.makeSucceededFuture(Self.error(.unauthorized, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")]))
+                return loop.makeSucceededFuture(
+                    Self.error(.unauthorized, "a bearer token is required", headers: [("WWW-Authenticate", "Bearer")]))
             }
         } else if !Self.isLoopback(remote) {
-            return loop.makeSucceededFuture(Self.error(.forbidden, "the admin API answers other addresses than loopback only with a token (admin.token)"))
+            return loop.makeSucceededFuture(
+                Self.error(
+                    .forbidden, "the admin API answers other addresses than loopback only with a token (admin.token)"))
         }
-        if tooLarge { return loop.makeSucceededFuture(Self.error(.payloadTooLarge, "request body over \(Self.maxBody) bytes")) }
+        if tooLarge {
+            return loop.makeSucceededFuture(Self.error(.payloadTooLarge, "request body over \(Self.maxBody) bytes"))
+        }
         let parts = head.uri.split(separator: "?", maxSplits: 1)
         let path = parts.first.map(String.init) ?? head.uri
         let query = Self.query(parts.count > 1 ? String(parts[1]) : "")
         let segments = path.split(separator: "/").map(String.init)
         func only(_ methods: HTTPMethod...) -> Reply? {
-            methods.contains(head.method) ? nil
-                : Self.error(.methodNotAllowed, "\(head.method) is not allowed here", headers: [("Allow", methods.map(\.rawValue).joined(separator: ", "))])
+            methods.contains(head.method)
+                ? nil
+                : Self.error(
+                    .methodNotAllowed, "\(head.method) is not allowed here",
+                    headers: [("Allow", methods.map(\.rawValue).joined(separator: ", "))])
         }
         switch segments.first {
         case nil:
@@ -124,7 +139,8 @@ public struct AdminAPI: Sendable {
             side = known
         }
         guard let offset = Int(query["offset"] ?? "0"), offset >= 0,
-              let limit = Int(query["limit"] ?? "100"), (1...Self.maxPage).contains(limit) else {
+            let limit = Int(query["limit"] ?? "100"), (1...Self.maxPage).contains(limit)
+        else {
             return loop.makeSucceededFuture(Self.error(.badRequest, "offset must be ≥ 0 and limit 1…\(Self.maxPage)"))
         }
         return subscriptions(query["uri"], side).map { all in
@@ -133,16 +149,20 @@ public struct AdminAPI: Sendable {
                 var subscriptions: [Subscription]
             }
             let page = Array(all.dropFirst(offset).prefix(limit))
-            return Reply(status: .ok, body: Self.json(Page(total: all.count, offset: offset, limit: limit, subscriptions: page)))
+            return Reply(
+                status: .ok, body: Self.json(Page(total: all.count, offset: offset, limit: limit, subscriptions: page)))
         }
     }
 
-    private func end(_ id: String, body: [UInt8], query: [String: String], on loop: any EventLoop) -> EventLoopFuture<Reply> {
+    private func end(_ id: String, body: [UInt8], query: [String: String], on loop: any EventLoop) -> EventLoopFuture<
+        Reply
+    > {
         var reason = query["reason"] ?? "deactivated"
         if !body.isEmpty {
             struct Options: Decodable { var reason: String? }
             guard let options = try? JSONDecoder().decode(Options.self, from: Data(body)) else {
-                return loop.makeSucceededFuture(Self.error(.badRequest, #"the body must be a JSON object such as {"reason": "rejected"}"#))
+                return loop.makeSucceededFuture(
+                    Self.error(.badRequest, #"the body must be a JSON object such as {"reason": "rejected"}"#))
             }
             reason = options.reason ?? reason
         }
@@ -150,7 +170,8 @@ public struct AdminAPI: Sendable {
             return loop.makeSucceededFuture(Self.error(.badRequest, "reason must be deactivated or rejected"))
         }
         return end(id, reason).map { ended in
-            ended ? Reply(status: .ok, body: Self.json(["ended": id, "reason": reason]))
+            ended
+                ? Reply(status: .ok, body: Self.json(["ended": id, "reason": reason]))
                 : Self.error(.notFound, "no subscription \(id)")
         }
     }
@@ -159,7 +180,9 @@ public struct AdminAPI: Sendable {
     static func query(_ text: String) -> [String: String] {
         var out: [String: String] = [:]
         for pair in text.split(separator: "&") {
-            let kv = pair.split(separator: "=", maxSplits: 1).map { $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            let kv = pair.split(separator: "=", maxSplits: 1).map {
+                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
             guard let key = kv.first else { continue }
             out[key] = kv.count > 1 ? kv[1] : ""
         }

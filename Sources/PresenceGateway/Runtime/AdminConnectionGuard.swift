@@ -22,12 +22,15 @@ final class AdminConnectionGuard: Sendable {
 
     init(limits: AdminServer.Limits, factory: any MetricsFactory) {
         self.limits = limits
-        refusedTotal = Counter(label: "gateway_admin_connections_refused_total", dimensions: [("reason", "connection-limit")],
-                               factory: factory)
-        refusedAddress = Counter(label: "gateway_admin_connections_refused_total", dimensions: [("reason", "address-limit")],
-                                 factory: factory)
+        refusedTotal = Counter(
+            label: "gateway_admin_connections_refused_total", dimensions: [("reason", "connection-limit")],
+            factory: factory)
+        refusedAddress = Counter(
+            label: "gateway_admin_connections_refused_total", dimensions: [("reason", "address-limit")],
+            factory: factory)
         idleTimeouts = Counter(label: "gateway_admin_timeouts_total", dimensions: [("kind", "idle")], factory: factory)
-        headerTimeouts = Counter(label: "gateway_admin_timeouts_total", dimensions: [("kind", "header")], factory: factory)
+        headerTimeouts = Counter(
+            label: "gateway_admin_timeouts_total", dimensions: [("kind", "header")], factory: factory)
         for counter in [refusedTotal, refusedAddress, idleTimeouts, headerTimeouts] { counter.increment(by: 0) }
     }
 
@@ -65,16 +68,17 @@ final class AdminConnectionGuard: Sendable {
         typealias OutboundIn = IOData
         typealias OutboundOut = IOData
 
-        private let guard_: AdminConnectionGuard
+        private let connectionGuard: AdminConnectionGuard
         private var requestTimer: Scheduled<Void>?
 
-        init(_ guard_: AdminConnectionGuard) { self.guard_ = guard_ }
+        init(_ connectionGuard: AdminConnectionGuard) { self.connectionGuard = connectionGuard }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             if requestTimer == nil, unwrapInboundIn(data).readableBytes > 0 {
                 let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                let counter = guard_.headerTimeouts
-                requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: guard_.limits.headerTimeout) {
+                let counter = connectionGuard.headerTimeouts
+                requestTimer = context.eventLoop.assumeIsolated().scheduleTask(in: connectionGuard.limits.headerTimeout)
+                {
                     counter.increment()
                     bound.value.close(promise: nil)
                 }
@@ -84,7 +88,7 @@ final class AdminConnectionGuard: Sendable {
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
             if event is IdleStateHandler.IdleStateEvent {
-                guard_.idleTimeouts.increment()
+                connectionGuard.idleTimeouts.increment()
                 context.close(promise: nil)
                 return
             }

@@ -17,8 +17,10 @@ extension AdminServer {
         /// the connection is closed. Default: 10 seconds.
         public var headerTimeout: TimeAmount
 
-        public init(maxConnections: Int = 64, maxConnectionsPerAddress: Int = 16, idleTimeout: TimeAmount = .seconds(60),
-                    headerTimeout: TimeAmount = .seconds(10)) {
+        public init(
+            maxConnections: Int = 64, maxConnectionsPerAddress: Int = 16, idleTimeout: TimeAmount = .seconds(60),
+            headerTimeout: TimeAmount = .seconds(10)
+        ) {
             self.maxConnections = maxConnections
             self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.idleTimeout = idleTimeout

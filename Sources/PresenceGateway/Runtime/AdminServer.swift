@@ -29,9 +29,11 @@ public final class AdminServer: Sendable {
     /// - Parameters:
     ///   - limits: connection limits and timeouts. Default: ``Limits/init(maxConnections:maxConnectionsPerAddress:idleTimeout:headerTimeout:)``'s defaults.
     ///   - metricsFactory: where the refusal and timeout counters go. Default: `MetricsSystem.factory`.
-    public static func start(host: String, port: Int, registry: PrometheusCollectorRegistry, group: any EventLoopGroup,
-                             limits: Limits = Limits(), metricsFactory: (any MetricsFactory)? = nil, api: AdminAPI? = nil,
-                             health: @escaping @Sendable () -> (healthy: Bool, detail: String)) async throws -> AdminServer {
+    public static func start(
+        host: String, port: Int, registry: PrometheusCollectorRegistry, group: any EventLoopGroup,
+        limits: Limits = Limits(), metricsFactory: (any MetricsFactory)? = nil, api: AdminAPI? = nil,
+        health: @escaping @Sendable () -> (healthy: Bool, detail: String)
+    ) async throws -> AdminServer {
         let admission = AdminConnectionGuard(limits: limits, factory: metricsFactory ?? MetricsSystem.factory)
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 16)
@@ -68,7 +70,10 @@ public final class AdminServer: Sendable {
         var body: [UInt8] = []
         var tooLarge = false
 
-        init(registry: PrometheusCollectorRegistry, api: AdminAPI?, health: @escaping @Sendable () -> (healthy: Bool, detail: String)) {
+        init(
+            registry: PrometheusCollectorRegistry, api: AdminAPI?,
+            health: @escaping @Sendable () -> (healthy: Bool, detail: String)
+        ) {
             self.registry = registry
             self.api = api
             self.health = health
@@ -82,7 +87,11 @@ public final class AdminServer: Sendable {
                 tooLarge = false
             case .body(let chunk):
                 // Only the API takes a body, and a small one: the rest is counted, not kept.
-                if body.count + chunk.readableBytes > AdminAPI.maxBody { tooLarge = true } else { body += chunk.readableBytesView }
+                if body.count + chunk.readableBytes > AdminAPI.maxBody {
+                    tooLarge = true
+                } else {
+                    body += chunk.readableBytesView
+                }
             case .end:
                 context.triggerUserOutboundEvent(AdminConnectionGuard.RequestComplete(), promise: nil)
                 guard let request = head else { return }
@@ -96,12 +105,16 @@ public final class AdminServer: Sendable {
             if path == "/metrics" || path == "/health" || api == nil {
                 let reply: AdminAPI.Reply
                 if request.method != .GET && request.method != .HEAD {
-                    reply = AdminAPI.Reply(status: .methodNotAllowed, type: "text/plain", body: Array("GET only\n".utf8), headers: [("Allow", "GET, HEAD")])
+                    reply = AdminAPI.Reply(
+                        status: .methodNotAllowed, type: "text/plain", body: Array("GET only\n".utf8),
+                        headers: [("Allow", "GET, HEAD")])
                 } else if path == "/metrics" {
-                    reply = AdminAPI.Reply(status: .ok, type: "text/plain; version=0.0.4", body: registry.emitToBuffer())
+                    reply = AdminAPI.Reply(
+                        status: .ok, type: "text/plain; version=0.0.4", body: registry.emitToBuffer())
                 } else if path == "/health" {
                     let (healthy, detail) = health()
-                    reply = AdminAPI.Reply(status: healthy ? .ok : .serviceUnavailable, body: Array((detail + "\n").utf8))
+                    reply = AdminAPI.Reply(
+                        status: healthy ? .ok : .serviceUnavailable, body: Array((detail + "\n").utf8))
                 } else {
                     reply = AdminAPI.Reply(status: .notFound, type: "text/plain", body: Array("not found\n".utf8))
                 }
@@ -127,9 +140,14 @@ public final class AdminServer: Sendable {
             for (name, value) in reply.headers { headers.add(name: name, value: value) }
             let keepAlive = request.isKeepAlive
             if !keepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: reply.status, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: request.version, status: reply.status, headers: headers))),
+                promise: nil)
             if request.method != .HEAD {
-                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: reply.body)))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: reply.body)))),
+                    promise: nil)
             }
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if !keepAlive {

@@ -34,7 +34,8 @@ public struct FailedTargets: Sendable {
     public mutating func record(_ target: SIPTarget, now: NIODeadline) {
         until = until.filter { $0.value > now }
         if until[target] == nil, until.count >= limits.capacity,
-           let oldest = until.min(by: { $0.value < $1.value })?.key {
+            let oldest = until.min(by: { $0.value < $1.value })?.key
+        {
             until[oldest] = nil
         }
         until[target] = now + limits.duration

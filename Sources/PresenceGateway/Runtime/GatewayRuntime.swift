@@ -21,7 +21,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let resolve: @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]
     /// Targets that failed recently: skipped by later requests (RFC 3263 §4.3).
     private var failedTargets: FailedTargets
-    private var servers: [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
+    private var servers:
+        [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
     /// The core's timers, all on one scheduled task: a NIO task per timer costs a promise, a
     /// future and closure contexts (about 600 bytes), and every subscription pair keeps two or
     /// three. Filed by an 8-byte ``TimerKey``.
@@ -63,7 +64,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// `sip_transactions_active{side, role}`: the layers' live transactions (RFC 3261 §17),
     /// answered UDP ones included until Timer J/K ends them.
     private let transactions: [GatewayConfiguration.Side: (server: Gauge, client: Gauge)]
-    private let published = NIOLockedValueBox(Status(running: true, enterpriseWatches: 0, omaLegs: 0, omaWatches: 0, enterpriseLegs: 0))
+    private let published = NIOLockedValueBox(
+        Status(running: true, enterpriseWatches: 0, omaLegs: 0, omaWatches: 0, enterpriseLegs: 0))
 
     /// What `/health` reports; readable from any thread.
     public struct Status: Sendable, Hashable {
@@ -84,11 +86,14 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// `resolve` turns a URI into one target when it is not an IP literal and the side's next hop
     /// is not a fixed URI; nil fails the request with 503. Without failover: see
     /// ``init(core:router:layers:eventLoop:logger:failover:resolveTargets:)``.
-    public convenience init(core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
-                            eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
-                            resolve: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? = { _, _ in nil }) {
-        self.init(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger,
-                  resolveTargets: { uri, side in await resolve(uri, side).map { [$0] } ?? [] })
+    public convenience init(
+        core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
+        eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
+        resolve: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> SIPTarget? = { _, _ in nil }
+    ) {
+        self.init(
+            core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger,
+            resolveTargets: { uri, side in await resolve(uri, side).map { [$0] } ?? [] })
     }
 
     /// `resolveTargets` turns a URI into the RFC 3263 target list, in order (``SIPResolver``),
@@ -96,10 +101,12 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// fails the request with 503. A request whose target fails (transport error, timeout, or a
     /// 503 response) is sent again, as a new transaction, to the next target (RFC 3263 §4.3);
     /// failed targets are skipped by later requests for `failover.duration`.
-    public init(core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
-                eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
-                failover: FailedTargets.Limits = FailedTargets.Limits(), store: (any StateStore)? = nil,
-                resolveTargets: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]) {
+    public init(
+        core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
+        eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
+        failover: FailedTargets.Limits = FailedTargets.Limits(), store: (any StateStore)? = nil,
+        resolveTargets: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]
+    ) {
         var core = core
         core.journaling = store != nil
         self.writer = store.map { StateWriter(store: $0, eventLoop: eventLoop, logger: logger) }
@@ -114,17 +121,27 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.resolve = resolveTargets
         self.failedTargets = FailedTargets(limits: failover)
         self.health = PeerHealthTable(configured: Self.knownPeers(core.configuration))
-        self.active = Dictionary(uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
-            ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
-        })
+        self.active = Dictionary(
+            uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
+                ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
+            })
         let reasons = GatewayCore.Refusals().byReason.map(\.0) + Self.runtimeRefusals
-        self.refusalCounters = Dictionary(uniqueKeysWithValues: reasons.map {
-            ($0, Counter(label: "gateway_security_refusals_total", dimensions: [("reason", $0)]))
-        })
-        self.transactions = Dictionary(uniqueKeysWithValues: layers.keys.map { side in
-            (side, (Gauge(label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "server")]),
-                    Gauge(label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "client")])))
-        })
+        self.refusalCounters = Dictionary(
+            uniqueKeysWithValues: reasons.map {
+                ($0, Counter(label: "gateway_security_refusals_total", dimensions: [("reason", $0)]))
+            })
+        self.transactions = Dictionary(
+            uniqueKeysWithValues: layers.keys.map { side in
+                (
+                    side,
+                    (
+                        Gauge(
+                            label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "server")]),
+                        Gauge(
+                            label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "client")])
+                    )
+                )
+            })
     }
 
     /// The transaction layer settings for the gateway's faces: the event layer's
@@ -135,7 +152,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// requests/s sustained, each way).
     public static var transactionConfiguration: SIPTransactionLayer.Configuration {
         var configuration = SIPTransactionLayer.Configuration.presenceEvents
-        configuration.limits = SIPTransactionLayer.Limits(maxServerTransactions: 200_000, maxClientTransactions: 200_000)
+        configuration.limits = SIPTransactionLayer.Limits(
+            maxServerTransactions: 200_000, maxClientTransactions: 200_000)
         return configuration
     }
 
@@ -153,7 +171,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         perform(restored)
         if let shared { keepLease(shared) }
         for (side, layer) in layers {
-            layer.setRequestHandler(for: side == .oma ? [.subscribe, .notify, .benotify, .publish] : [.subscribe, .notify, .benotify]) { [self] incoming in
+            layer.setRequestHandler(
+                for: side == .oma ? [.subscribe, .notify, .benotify, .publish] : [.subscribe, .notify, .benotify]
+            ) { [self] incoming in
                 self.eventLoop.assertInEventLoop()
                 self.handle(incoming, side: side)
             }
@@ -199,7 +219,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     /// `ownerChecked`: the shared store was asked who owns the dialog (``findOwner``).
-    private func handle(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, ownerChecked: Bool = false) {
+    private func handle(
+        _ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, ownerChecked: Bool = false
+    ) {
         // Stopping to continue after the next start: unanswered, so the peers try again then.
         if keeping { return }
         nextID += 1
@@ -207,12 +229,14 @@ public final class GatewayRuntime: @unchecked Sendable {
         servers[id] = (side, incoming.transaction)
         let request = incoming.request
         let inDialog = (try? request.headers.to)?.tag != nil
-        let arrival = FederationRouter.Arrival(side: side, source: incoming.received.source,
-                                               certificateNames: incoming.received.peerCertificateNames)
+        let arrival = FederationRouter.Arrival(
+            side: side, source: incoming.received.source,
+            certificateNames: incoming.received.peerCertificateNames)
         let refusedBefore = rejectedCount
         defer {
-            health.received(from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
-                            rejected: rejectedCount != refusedBefore, now: .now())
+            health.received(
+                from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
+                rejected: rejectedCount != refusedBefore, now: .now())
         }
         if inDialog, !ownerChecked, let shared, core.dialogOwner(of: request) == nil {
             // Not this node's dialog: maybe another node's, which may have stopped.
@@ -225,15 +249,20 @@ public final class GatewayRuntime: @unchecked Sendable {
             // §4.1.3, RFC 3261 §12.2.2).
             if let owner = core.dialogOwner(of: request), let peer = owner.peer, !router.admits(arrival, into: peer) {
                 refuse("in_dialog_peer")
-                logger.notice("refused \(request.method) in a dialog of \(router.name(of: peer)) from \(arrival.source) on the \(side.rawValue) side",
-                              metadata: ["call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)", "side": "\(side.rawValue)",
-                                         "peer": "\(router.name(of: peer))", "source": "\(arrival.source)", "status": "403"])
+                logger.notice(
+                    "refused \(request.method) in a dialog of \(router.name(of: peer)) from \(arrival.source) on the \(side.rawValue) side",
+                    metadata: [
+                        "call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)",
+                        "side": "\(side.rawValue)",
+                        "peer": "\(router.name(of: peer))", "source": "\(arrival.source)", "status": "403",
+                    ])
                 answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
                 return
             }
             guard router.allow(arrival, now: .now()) else {
                 refuse("rate_limited")
-                answerUnlessBENOTIFY(id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
+                answerUnlessBENOTIFY(
+                    id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
                 return
             }
             perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
@@ -243,15 +272,22 @@ public final class GatewayRuntime: @unchecked Sendable {
         if stopping {
             rejectedCount += 1
             rejected.increment()
-            answer(id, SIPResponse(replyingTo: request, statusCode: 503, toTag: incoming.toTag, headers: [(.retryAfter, "30")]))
+            answer(
+                id,
+                SIPResponse(replyingTo: request, statusCode: 503, toTag: incoming.toTag, headers: [(.retryAfter, "30")])
+            )
             return
         }
         if let writer, !writer.available {
             // A new dialog could not be kept (docs/state.md, "When the store is unavailable").
             rejectedCount += 1
             rejected.increment()
-            answer(id, SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "State Store Unavailable", toTag: incoming.toTag,
-                                   headers: [(.retryAfter, "10")]))
+            answer(
+                id,
+                SIPResponse(
+                    replyingTo: request, statusCode: 503, reasonPhrase: "State Store Unavailable",
+                    toTag: incoming.toTag,
+                    headers: [(.retryAfter, "10")]))
             return
         }
         switch router.route(request, arrival: arrival, now: .now()) {
@@ -259,19 +295,31 @@ public final class GatewayRuntime: @unchecked Sendable {
             rejectedCount += 1
             rejected.increment()
             if status == 503 { refusalCounters["rate_limited"]?.increment() }
-            logger.info("rejected \(request.method) \(request.uri): \(status) \(reason)",
-                        metadata: ["call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)", "side": "\(side.rawValue)",
-                                   "source": "\(arrival.source)", "status": "\(status)"])
-            answer(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: incoming.toTag, headers: headers))
+            logger.info(
+                "rejected \(request.method) \(request.uri): \(status) \(reason)",
+                metadata: [
+                    "call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)",
+                    "side": "\(side.rawValue)",
+                    "source": "\(arrival.source)", "status": "\(status)",
+                ])
+            answer(
+                id,
+                SIPResponse(
+                    replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: incoming.toTag,
+                    headers: headers))
         case .forward(_, let watcher, let routed, _), .local(let watcher, let routed):
-            perform(core.receive(routed, id: id, from: side, watcher: watcher, peer: router.dialogPeer(for: arrival), now: .now()))
+            perform(
+                core.receive(
+                    routed, id: id, from: side, watcher: watcher, peer: router.dialogPeer(for: arrival), now: .now()))
         }
     }
 
     /// Answers a refused request, except a BENOTIFY, which takes no response ([MS-PRES]
     /// §3.4.5.1.4): it is dropped.
-    private func answerUnlessBENOTIFY(_ id: GatewayCore.ServerRequestID, _ request: SIPRequest, status: Int, reason: String,
-                                      headers: SIPHeaders = []) {
+    private func answerUnlessBENOTIFY(
+        _ id: GatewayCore.ServerRequestID, _ request: SIPRequest, status: Int, reason: String,
+        headers: SIPHeaders = []
+    ) {
         guard request.method != .benotify else {
             servers[id] = nil
             return
@@ -378,9 +426,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func publishStatus() {
         let counts = core.counts
         published.withLockedValue {
-            $0 = Status(running: !stopping, enterpriseWatches: counts.enterpriseWatches, omaLegs: counts.omaLegs,
-                        omaWatches: counts.omaWatches, enterpriseLegs: counts.enterpriseLegs,
-                        storeAvailable: writer?.available ?? true, storeUnavailableSince: writer?.unavailableSince)
+            $0 = Status(
+                running: !stopping, enterpriseWatches: counts.enterpriseWatches, omaLegs: counts.omaLegs,
+                omaWatches: counts.omaWatches, enterpriseLegs: counts.enterpriseLegs,
+                storeAvailable: writer?.available ?? true, storeUnavailableSince: writer?.unavailableSince)
         }
         active["enterprise_watchers"]?.record(counts.enterpriseWatches)
         active["oma_legs"]?.record(counts.omaLegs)
@@ -408,7 +457,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func send(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
         guard let layer = layers[side] else { return noRoute(request, context: context) }
         if request.method == .notify || request.method == .benotify { mapped.increment() }
-        if (try? request.headers.to)?.tag != nil, let owner = core.peer(of: context), let target = dialogTarget(for: request, side: side, owner: owner) {
+        if (try? request.headers.to)?.tag != nil, let owner = core.peer(of: context),
+            let target = dialogTarget(for: request, side: side, owner: owner)
+        {
             return send(request, layer: layer, targets: [target], context: context)
         }
         if let target = directTarget(for: request, side: side) {
@@ -419,8 +470,10 @@ public final class GatewayRuntime: @unchecked Sendable {
         let resolve = self.resolve
         eventLoop.makeFutureWithTask { await resolve(uri, side) }.whenComplete { [self] result in
             // A DNS answer pointing at one of the gateway's own listeners would loop the request.
-            guard case .success(let answer) = result, case let targets = answer.filter({ !self.router.localAddresses.contains($0.hostPort) }),
-                  !targets.isEmpty else { return self.noRoute(request, context: context) }
+            guard case .success(let answer) = result,
+                case let targets = answer.filter({ !self.router.localAddresses.contains($0.hostPort) }),
+                !targets.isEmpty
+            else { return self.noRoute(request, context: context) }
             let usable = self.failedTargets.usable(targets, now: .now())
             self.send(request, layer: layer, targets: usable[...], context: context)
         }
@@ -428,16 +481,20 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     private func noRoute(_ request: SIPRequest, context: GatewayCore.Context) {
         sendFailures.increment()
-        perform(core.receive(SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "No Route"), to: request,
-                             context: context, now: .now()))
+        perform(
+            core.receive(
+                SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "No Route"), to: request,
+                context: context, now: .now()))
     }
 
     /// Sends `request` to the first of `targets`; when that one fails (a transport error, Timer F,
     /// or a 503 response: RFC 3263 §4.3) it is remembered as failed and the same request goes to
     /// the next one as a new transaction (the transaction layer gives it a new Via branch). The
     /// last target's outcome is the core's answer.
-    private func send(_ request: SIPRequest, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
-                      context: GatewayCore.Context) {
+    private func send(
+        _ request: SIPRequest, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
+        context: GatewayCore.Context
+    ) {
         guard let target = targets.first else { return noRoute(request, context: context) }
         if request.method == .subscribe, (try? request.headers.to)?.tag == nil {
             // A leg's dialog belongs to the peer its SUBSCRIBE reached.
@@ -468,9 +525,11 @@ public final class GatewayRuntime: @unchecked Sendable {
                 case .response(let r): reason = r.statusCode == 503 ? "503 \(r.reasonPhrase)" : nil
                 }
                 let side: GatewayConfiguration.Side = self.layers[.oma] === layer ? .oma : .enterprise
-                let failure = reason ?? (response.statusCode < 300 ? nil : "\(response.statusCode) \(response.reasonPhrase)")
-                self.health.answered(by: self.healthName(self.router.dialogPeer(reached: target, side: side)), side: side.rawValue,
-                                     failure: failure.map { "\(request.method): \($0)" }, at: Date(), now: .now())
+                let failure =
+                    reason ?? (response.statusCode < 300 ? nil : "\(response.statusCode) \(response.reasonPhrase)")
+                self.health.answered(
+                    by: self.healthName(self.router.dialogPeer(reached: target, side: side)), side: side.rawValue,
+                    failure: failure.map { "\(request.method): \($0)" }, at: Date(), now: .now())
                 if let reason {
                     self.failed(target, request: request, reason: reason, next: rest.first)
                     if !rest.isEmpty { return self.send(request, layer: layer, targets: rest, context: context) }
@@ -481,7 +540,9 @@ public final class GatewayRuntime: @unchecked Sendable {
             failed(target, request: request, reason: "not sent: \(error)", next: rest.first)
             if !rest.isEmpty { return send(request, layer: layer, targets: rest, context: context) }
             sendFailures.increment()
-            perform(core.receive(SIPResponse(replyingTo: request, statusCode: 503), to: request, context: context, now: .now()))
+            perform(
+                core.receive(
+                    SIPResponse(replyingTo: request, statusCode: 503), to: request, context: context, now: .now()))
         }
     }
 
@@ -517,10 +578,14 @@ public final class GatewayRuntime: @unchecked Sendable {
         if let literal = SIPEventRouting.literalTarget(uri, defaultKind: owner.transport) {
             if router.mayReach(literal, in: owner) { return literal }
         } else {
-            let secure = owner.transport != .tls || uri.scheme == .sips || uri.parameters.value("transport")?.lowercased() == "tls"
+            let secure =
+                owner.transport != .tls || uri.scheme == .sips
+                || uri.parameters.value("transport")?.lowercased() == "tls"
             if secure, router.servingSide(of: uri.host) == side { return directTarget(for: request, side: side) }
             let hop = side == .enterprise ? core.configuration.enterprise.nextHop : core.configuration.oma.nextHop
-            if case .uri(let hopURI) = hop, let fixed = SIPEventRouting.literalTarget(hopURI), router.mayReach(fixed, in: owner) {
+            if case .uri(let hopURI) = hop, let fixed = SIPEventRouting.literalTarget(hopURI),
+                router.mayReach(fixed, in: owner)
+            {
                 return fixed
             }
         }
@@ -536,7 +601,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         for side in GatewayConfiguration.Side.allCases {
             let hop = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
             guard case .uri(let uri) = hop, let target = SIPEventRouting.literalTarget(uri),
-                  !configuration.peers.contains(where: { $0.side == side && $0.host == target.host && ($0.port ?? target.port) == target.port })
+                !configuration.peers.contains(where: {
+                    $0.side == side && $0.host == target.host && ($0.port ?? target.port) == target.port
+                })
             else { continue }
             peers.append((target.host, side.rawValue))
         }
@@ -550,7 +617,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     /// The bridged subscriptions (``GatewayCore/bridgedSubscriptions(uri:side:now:)``).
-    public func bridgedSubscriptions(uri: String?, side: GatewayConfiguration.Side?) -> [GatewayCore.BridgedSubscription] {
+    public func bridgedSubscriptions(uri: String?, side: GatewayConfiguration.Side?) -> [GatewayCore
+        .BridgedSubscription]
+    {
         eventLoop.assertInEventLoop()
         return core.bridgedSubscriptions(uri: uri, side: side, now: .now())
     }
@@ -598,7 +667,9 @@ extension GatewayRuntime {
                 return (kept, kept ? try await shared.takeOverExpired() : [])
             }.map { [self] kept, records in
                 guard kept else {
-                    logger.critical("another process took this node's name in \(shared.location): this one stops answering and sending")
+                    logger.critical(
+                        "another process took this node's name in \(shared.location): this one stops answering and sending"
+                    )
                     keeping = true
                     published.withLockedValue { $0.running = false }
                     task.cancel()
@@ -631,37 +702,46 @@ extension GatewayRuntime {
     /// front sent it here while that node was briefly unreachable) means 503 with Retry-After
     /// until its lease ends; an owner whose lease ran out is taken over now and the request
     /// handled; no owner at all is the core's 481.
-    private func findOwner(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, shared: any SharedStateStore) {
+    private func findOwner(
+        _ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, shared: any SharedStateStore
+    ) {
         let request = incoming.request
         let callID = request.headers.callID ?? ""
         let tag = (try? request.headers.to)?.tag ?? ""
-        eventLoop.makeFutureWithTask { () async throws -> (owner: (node: String, leaseRemaining: Double)?, taken: [StateRecord]) in
+        eventLoop.makeFutureWithTask {
+            () async throws -> (owner: (node: String, leaseRemaining: Double)?, taken: [StateRecord]) in
             let owner = try await shared.dialogOwner(callID: callID, localTag: tag)
             guard let owner, owner.leaseRemaining <= 0 else { return (owner, []) }
             return (owner, try await shared.takeOverExpired())
         }.whenComplete { [self] result in
             guard !keeping else { return }
             switch result {
-            case .success((let owner?, let taken)) where owner.leaseRemaining > 0 || taken.isEmpty && core.dialogOwner(of: request) == nil:
+            case .success((let owner?, let taken))
+            where owner.leaseRemaining > 0 || taken.isEmpty && core.dialogOwner(of: request) == nil:
                 guard request.method != .benotify else { return }
                 let seconds = max(1, Int(owner.leaseRemaining.rounded(.up)))
-                respondStatelessly(incoming, side: side, status: 503, reason: "Dialog Held By Another Node",
-                                   headers: [(.retryAfter, String(seconds))])
+                respondStatelessly(
+                    incoming, side: side, status: 503, reason: "Dialog Held By Another Node",
+                    headers: [(.retryAfter, String(seconds))])
             case .success((_, let taken)):
                 if !taken.isEmpty { adopt(taken) }
                 handle(incoming, side: side, ownerChecked: true)
             case .failure(let error):
                 logger.error("cannot ask \(shared.location) who owns dialog \(callID): \(error)")
                 guard request.method != .benotify else { return }
-                respondStatelessly(incoming, side: side, status: 503, reason: "State Store Unavailable", headers: [(.retryAfter, "5")])
+                respondStatelessly(
+                    incoming, side: side, status: 503, reason: "State Store Unavailable", headers: [(.retryAfter, "5")])
             }
         }
     }
 
-    private func respondStatelessly(_ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, status: Int,
-                                    reason: String, headers: SIPHeaders) {
+    private func respondStatelessly(
+        _ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, status: Int,
+        reason: String, headers: SIPHeaders
+    ) {
         guard let layer = layers[side] else { return }
-        try? layer.respond(SIPResponse(replyingTo: incoming.request, statusCode: status, reasonPhrase: reason, headers: headers),
-                           to: incoming.transaction)
+        try? layer.respond(
+            SIPResponse(replyingTo: incoming.request, statusCode: status, reasonPhrase: reason, headers: headers),
+            to: incoming.transaction)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import GatewayState
-import NIOConcurrencyHelpers
 public import Logging
+import NIOConcurrencyHelpers
 public import NIOCore
 public import NIOPosix
 import PresenceMapping
@@ -35,9 +35,11 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Reads the TLS material and pres-rules files the configuration names; throws
     /// ``ConfigurationError`` naming the file when one cannot be used.
-    public init(configuration: GatewayConfiguration, configurationFile: String? = nil, registry: PrometheusCollectorRegistry,
-                eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
-                logger: Logger = Logger(label: "presence-gateway")) throws {
+    public init(
+        configuration: GatewayConfiguration, configurationFile: String? = nil, registry: PrometheusCollectorRegistry,
+        eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
+        logger: Logger = Logger(label: "presence-gateway")
+    ) throws {
         let configuration = try Self.withPresRules(configuration)
         self.current = NIOLockedValueBox(configuration)
         self.configurationFile = configurationFile
@@ -50,26 +52,31 @@ public final class GatewayServer: @unchecked Sendable {
         var transports: [GatewayConfiguration.Side: SIPNetworkTransport] = [:]
         for side in GatewayConfiguration.Side.allCases {
             let listeners = configuration.listeners.filter { $0.side == side }.map {
-                SIPNetworkTransport.Listener($0.transport, host: $0.host, port: $0.port, advertisedHost: configuration.hostName)
+                SIPNetworkTransport.Listener(
+                    $0.transport, host: $0.host, port: $0.port, advertisedHost: configuration.hostName)
             }
             var transportConfiguration = SIPNetworkTransport.Configuration(listeners: listeners, tls: tls)
             transportConfiguration.discardResponsesWithForeignSentBy = true
             configuration.connections.apply(to: &transportConfiguration)
             // RFC 5922 §4: the gateway's own TLS connections to a peer's address verify the
             // certificate against the peer's certificate-names, never the IP address.
-            transportConfiguration.knownServers = configuration.peers.filter { $0.side == side && !$0.certificateNames.isEmpty }.map {
+            transportConfiguration.knownServers = configuration.peers.filter {
+                $0.side == side && !$0.certificateNames.isEmpty
+            }.map {
                 SIPNetworkTransport.KnownServer(host: $0.host, port: $0.port, names: $0.certificateNames)
             }
             // Connections to the side's peers and literal next hop are never refused for the
             // outbound limit, which addresses chosen by others can fill.
             var peerHosts = Set(configuration.peers.filter { $0.side == side }.map(\.host))
             if case .uri(let hop) = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop,
-               let literal = SIPEventRouting.literalTarget(hop) {
+                let literal = SIPEventRouting.literalTarget(hop)
+            {
                 peerHosts.insert(literal.host)
             }
             transportConfiguration.peerHosts = peerHosts
-            transports[side] = try SIPNetworkTransport(configuration: transportConfiguration, eventLoop: eventLoop,
-                                                       logger: Logger(label: "sip.transport.\(side.rawValue)"), capture: capture)
+            transports[side] = try SIPNetworkTransport(
+                configuration: transportConfiguration, eventLoop: eventLoop,
+                logger: Logger(label: "sip.transport.\(side.rawValue)"), capture: capture)
         }
         self.transports = transports
     }
@@ -80,7 +87,8 @@ public final class GatewayServer: @unchecked Sendable {
         for (presentity, path) in configuration.presRulesFiles {
             let bytes: [UInt8]
             do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
-                throw ConfigurationError("\(path): cannot read the pres-rules document of \(presentity): \(error.localizedDescription)")
+                throw ConfigurationError(
+                    "\(path): cannot read the pres-rules document of \(presentity): \(error.localizedDescription)")
             }
             do { configuration.policies[presentity]?.rules = try PresRules(bytes: bytes) } catch {
                 throw ConfigurationError("\(path):\(error.line):\(error.column): \(error.message)")
@@ -91,13 +99,16 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// The HEP sender, on a loop of NIO's shared group other than the relay's, counting into
     /// `registry` (`gateway_capture_sent_total`, `gateway_capture_dropped_total{reason}`).
-    static func capture(_ settings: GatewayConfiguration.Capture?, relay: any EventLoop,
-                        registry: PrometheusCollectorRegistry) throws -> HEPCapture? {
+    static func capture(
+        _ settings: GatewayConfiguration.Capture?, relay: any EventLoop,
+        registry: PrometheusCollectorRegistry
+    ) throws -> HEPCapture? {
         guard let settings else { return nil }
         do {
-            return try HEPCapture(configuration: settings.hepConfiguration,
-                                  eventLoop: HEPCapture.loop(in: MultiThreadedEventLoopGroup.singleton, apartFrom: relay),
-                                  logger: Logger(label: "sip.capture"), metricsFactory: PrometheusMetricsFactory(registry: registry))
+            return try HEPCapture(
+                configuration: settings.hepConfiguration,
+                eventLoop: HEPCapture.loop(in: MultiThreadedEventLoopGroup.singleton, apartFrom: relay),
+                logger: Logger(label: "sip.capture"), metricsFactory: PrometheusMetricsFactory(registry: registry))
         } catch {
             throw ConfigurationError("capture: \(error)")
         }
@@ -113,7 +124,8 @@ public final class GatewayServer: @unchecked Sendable {
         do {
             return try SIPNetworkTransport.TLS(
                 certificateChainPEM: try read(settings.certificateChain), privateKeyPEM: try read(settings.privateKey),
-                trustRootsPEM: try settings.trustRoots.map(read), requireClientCertificate: settings.requireClientCertificate)
+                trustRootsPEM: try settings.trustRoots.map(read),
+                requireClientCertificate: settings.requireClientCertificate)
         } catch let error as ConfigurationError {
             throw error
         } catch {
@@ -142,9 +154,11 @@ public final class GatewayServer: @unchecked Sendable {
                     .map { "\($0.transport.rawValue.lowercased()) \($0.host):\($0.port)" }.joined(separator: ", ")
                 throw ConfigurationError("cannot listen on the \(side.rawValue) side (\(listeners)): \(error)")
             }
-            logger.info("listening (\(side.rawValue)): \(bound[side]?.map(\.description).joined(separator: ", ") ?? "")")
+            logger.info(
+                "listening (\(side.rawValue)): \(bound[side]?.map(\.description).joined(separator: ", ") ?? "")")
         }
-        let tables = try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
+        let tables =
+            try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
         var contacts: [GatewayConfiguration.Side: SIPAddress] = [:]
         var locals: Set<String> = []
         for (side, targets) in bound {
@@ -154,20 +168,25 @@ public final class GatewayServer: @unchecked Sendable {
             let transport = first.kind == .udp ? "" : ";transport=\(first.kind.rawValue.lowercased())"
             contacts[side] = SIPAddress(uri: try SIPURI("sip:gateway@\(host):\(first.port)\(transport)"))
         }
-        var core = GatewayCore(configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
+        var core = GatewayCore(
+            configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
         var continued: [GatewayCore.Action] = []
         if let store {
             core.journaling = true
             if let shared = store as? any SharedStateStore { core.keyBase = shared.ordinal << 40 }
             do {
-                continued = try core.restore(records, clock: GatewayRuntime.wallClock(), now: .now(),
-                                             recoveryRate: configuration.state.recoveryRate)
+                continued = try core.restore(
+                    records, clock: GatewayRuntime.wallClock(), now: .now(),
+                    recoveryRate: configuration.state.recoveryRate)
             } catch {
-                throw StateStoreError(.corrupt, location: store.location, "\(error): nothing was changed; "
-                                      + "move the file away to start without the state it holds")
+                throw StateStoreError(
+                    .corrupt, location: store.location,
+                    "\(error): nothing was changed; "
+                        + "move the file away to start without the state it holds")
             }
             let counts = core.counts
-            logger.notice("""
+            logger.notice(
+                """
                 state \(store.location): \(records.count) records, continuing \(counts.enterpriseWatches) enterprise and \
                 \(counts.omaWatches) OMA watchers' subscriptions
                 """)
@@ -175,25 +194,32 @@ public final class GatewayServer: @unchecked Sendable {
         let router = FederationRouter(configuration: configuration, localAddresses: locals)
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
         for (side, transport) in transports {
-            layers[side] = SIPTransactionLayer(transport: transport, configuration: GatewayRuntime.transactionConfiguration)
+            layers[side] = SIPTransactionLayer(
+                transport: transport, configuration: GatewayRuntime.transactionConfiguration)
         }
         let resolve = try makeResolver()
-        let runtime = GatewayRuntime(core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
-                                     resolveTargets: resolve)
+        let runtime = GatewayRuntime(
+            core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
+            resolveTargets: resolve)
         let restored = continued
         try await eventLoop.submit { runtime.start(restored: restored) }.get()
         self.runtime = runtime
         if let admin = configuration.admin {
             do {
-                self.admin = try await AdminServer.start(host: admin.host, port: Int(admin.port), registry: registry,
-                                                         group: MultiThreadedEventLoopGroup.singleton,
-                                                         limits: configuration.connections.admin, api: api(runtime, token: admin.token)) { [weak self] in
+                self.admin = try await AdminServer.start(
+                    host: admin.host, port: Int(admin.port), registry: registry,
+                    group: MultiThreadedEventLoopGroup.singleton,
+                    limits: configuration.connections.admin, api: api(runtime, token: admin.token)
+                ) { [weak self] in
                     self?.health() ?? (false, #"{"status":"stopped"}"#)
                 }
             } catch {
-                throw ConfigurationError("cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
+                throw ConfigurationError(
+                    "cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
             }
-            logger.info("admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /reload, /)")
+            logger.info(
+                "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /reload, /)"
+            )
         }
     }
 
@@ -226,7 +252,12 @@ public final class GatewayServer: @unchecked Sendable {
         guard let file = configurationFile else {
             throw ConfigurationError("running on the embedded configuration: there is no file to read again")
         }
-        guard reloading.withLockedValue({ busy in defer { busy = true }; return !busy }) else {
+        guard
+            reloading.withLockedValue({ busy in
+                defer { busy = true }
+                return !busy
+            })
+        else {
             throw ConfigurationError("a reload is already in progress")
         }
         defer { reloading.withLockedValue { $0 = false } }
@@ -252,7 +283,9 @@ public final class GatewayServer: @unchecked Sendable {
         }
         new = try Self.withPresRules(new)
         let tables: MappingTables
-        do { tables = try new.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn() } catch {
+        do {
+            tables = try new.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
+        } catch {
             throw ConfigurationError("\(new.mappingsDirectory ?? "mappings"): \(error)")
         }
         let old = configuration
@@ -269,7 +302,9 @@ public final class GatewayServer: @unchecked Sendable {
         if new.state != old.state { restartOnly.append("state") }
         // Certificates first: a file that does not load leaves everything as it was.
         if let tls = try Self.tls(new.tls), old.tls != nil {
-            for transport in transports.values where transport.configuration.tls != nil { try transport.replaceTLS(tls) }
+            for transport in transports.values where transport.configuration.tls != nil {
+                try transport.replaceTLS(tls)
+            }
         }
         // What needs a restart is kept as it runs, so the next reload compares with what is in force.
         new.listeners = old.listeners
@@ -282,7 +317,9 @@ public final class GatewayServer: @unchecked Sendable {
         new.capture = old.capture
         new.state = old.state
         // The resolvers are made at start: a next hop resolved by DNS stays as it is.
-        if new.enterprise.nextHop != old.enterprise.nextHop, isDNS(new.enterprise.nextHop) || isDNS(old.enterprise.nextHop) {
+        if new.enterprise.nextHop != old.enterprise.nextHop,
+            isDNS(new.enterprise.nextHop) || isDNS(old.enterprise.nextHop)
+        {
             restartOnly.append("enterprise.next-hop (DNS)")
             new.enterprise.nextHop = old.enterprise.nextHop
         }
@@ -293,7 +330,8 @@ public final class GatewayServer: @unchecked Sendable {
         let applied = new
         try await eventLoop.submit { runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables)) }.get()
         current.withLockedValue { $0 = applied }
-        return "applied: partners, peers, limits, presentities, pres-rules, mappings\(applied.tls == nil ? "" : ", TLS material")"
+        return
+            "applied: partners, peers, limits, presentities, pres-rules, mappings\(applied.tls == nil ? "" : ", TLS material")"
             + (restartOnly.isEmpty ? "" : "; needs a restart, not applied: " + restartOnly.joined(separator: ", "))
     }
 
@@ -301,7 +339,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// federation SRV first where the side's next hop says `dns-federation`. Only the transports the
     /// side listens on are tried; the TLS server name comes with the target.
     private func makeResolver() throws -> @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget] {
-        let needsDNS = [configuration.enterprise.nextHop, configuration.oma.nextHop].contains { if case .dns = $0 { true } else { false } }
+        let needsDNS = [configuration.enterprise.nextHop, configuration.oma.nextHop].contains {
+            if case .dns = $0 { true } else { false }
+        }
         guard needsDNS else { return { _, _ in [] } }
         let dns: DNSClient.Configuration
         do { dns = try DNSClient.Configuration.system() } catch {
@@ -313,8 +353,9 @@ public final class GatewayServer: @unchecked Sendable {
         for side in GatewayConfiguration.Side.allCases {
             let hop = side == .enterprise ? configuration.enterprise.nextHop : configuration.oma.nextHop
             let federation = if case .dns(federation: true) = hop { true } else { false }
-            resolvers[side] = SIPResolver(configuration: SIPResolver.Configuration(mode: federation ? .microsoftFederation : .rfc3263),
-                                          dnsConfiguration: dns, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, cache: cache)
+            resolvers[side] = SIPResolver(
+                configuration: SIPResolver.Configuration(mode: federation ? .microsoftFederation : .rfc3263),
+                dnsConfiguration: dns, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, cache: cache)
             kinds[side] = Set(configuration.listeners.filter { $0.side == side }.map(\.transport))
         }
         let logger = self.logger
@@ -351,8 +392,11 @@ public final class GatewayServer: @unchecked Sendable {
         let c = runtime.status
         let status = c.running ? "ok" : "stopping"
         let store = store == nil ? "none" : c.storeAvailable ? "ok" : "unavailable"
-        return (c.running, #"{"status":"\#(status)","enterpriseWatchers":\#(c.enterpriseWatches),"omaLegs":\#(c.omaLegs),"# +
-                #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs),"store":"\#(store)"}"#)
+        return (
+            c.running,
+            #"{"status":"\#(status)","enterpriseWatchers":\#(c.enterpriseWatches),"omaLegs":\#(c.omaLegs),"#
+                + #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs),"store":"\#(store)"}"#
+        )
     }
 
     /// Graceful stop as `shutdown:` says. `terminate`: final NOTIFYs and unsubscribes go out, then
@@ -362,16 +406,23 @@ public final class GatewayServer: @unchecked Sendable {
     public func stop(grace: TimeAmount = .seconds(2)) async {
         if let runtime {
             if store != nil, configuration.shutdown == .keep {
-                let written = (try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get()) ?? false
+                let written =
+                    (try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get()) ?? false
                 if written {
-                    logger.notice("stopping with every dialog kept in \(store?.location ?? "the store"): the next start continues them")
+                    logger.notice(
+                        "stopping with every dialog kept in \(store?.location ?? "the store"): the next start continues them"
+                    )
                 } else {
-                    logger.error("stopping, but the state store did not take every change: dialogs changed in the last moments may be lost")
+                    logger.error(
+                        "stopping, but the state store did not take every change: dialogs changed in the last moments may be lost"
+                    )
                 }
             } else {
                 try? await eventLoop.submit { runtime.shutdown() }.get()
                 try? await Task.sleep(nanoseconds: UInt64(max(0, grace.nanoseconds)))
-                if store != nil { _ = try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get() }
+                if store != nil {
+                    _ = try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get()
+                }
             }
         }
         try? await admin?.close()
@@ -389,12 +440,14 @@ public final class GatewayServer: @unchecked Sendable {
         case .memory:
             return (nil, [])
         case .sqlite(let path, let synchronous):
-            store = try await SQLiteStateStore.open(path: path, synchronous: synchronous == .full ? .full : .normal,
-                                                    logger: Logger(label: "presence-gateway.state"))
+            store = try await SQLiteStateStore.open(
+                path: path, synchronous: synchronous == .full ? .full : .normal,
+                logger: Logger(label: "presence-gateway.state"))
         case .postgres(let postgres):
-            store = try await PostgresStateStore.open(host: postgres.host, port: postgres.port, user: postgres.user, password: postgres.password,
-                                                      database: postgres.database, node: postgres.node, leaseSeconds: postgres.leaseSeconds,
-                                                      logger: Logger(label: "presence-gateway.state"))
+            store = try await PostgresStateStore.open(
+                host: postgres.host, port: postgres.port, user: postgres.user, password: postgres.password,
+                database: postgres.database, node: postgres.node, leaseSeconds: postgres.leaseSeconds,
+                logger: Logger(label: "presence-gateway.state"))
         }
         do {
             return (store, try await store.load())

@@ -27,9 +27,11 @@ public struct JSONLogHandler: LogHandler {
 
     /// A handler that passes each line, with its final newline, to `output`; `clock` gives the
     /// time of each event.
-    public init(label: String, metadataProvider: Logger.MetadataProvider? = nil,
-                clock: @escaping @Sendable () -> Date = { Date() },
-                output: @escaping @Sendable (String) -> Void) {
+    public init(
+        label: String, metadataProvider: Logger.MetadataProvider? = nil,
+        clock: @escaping @Sendable () -> Date = { Date() },
+        output: @escaping @Sendable (String) -> Void
+    ) {
         self.label = label
         self.metadataProvider = metadataProvider
         self.clock = clock
@@ -57,20 +59,28 @@ public struct JSONLogHandler: LogHandler {
             fields["error.message"] = "\(error)"
             fields["error.type"] = "\(String(reflecting: type(of: error)))"
         }
-        output(Self.line(level: event.level, time: clock(), label: label, message: event.message.description,
-                         metadata: fields) + "\n")
+        output(
+            Self.line(
+                level: event.level, time: clock(), label: label, message: event.message.description,
+                metadata: fields) + "\n")
     }
 
     @available(*, deprecated, renamed: "log(event:)")
-    public func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-                    file: String, function: String, line: UInt) {
-        log(event: LogEvent(level: level, message: message, metadata: metadata, source: source, file: file,
-                            function: function, line: line))
+    public func log(
+        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+        file: String, function: String, line: UInt
+    ) {
+        log(
+            event: LogEvent(
+                level: level, message: message, metadata: metadata, source: source, file: file,
+                function: function, line: line))
     }
 
     /// One event as a JSON object, without the newline.
-    public static func line(level: Logger.Level, time: Date, label: String, message: String,
-                            metadata: Logger.Metadata) -> String {
+    public static func line(
+        level: Logger.Level, time: Date, label: String, message: String,
+        metadata: Logger.Metadata
+    ) -> String {
         var out = "{"
         appendMember("level", .string(level.rawValue), to: &out)
         appendMember("time", .string(timestamp(time)), to: &out)

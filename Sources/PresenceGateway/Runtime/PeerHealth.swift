@@ -93,7 +93,9 @@ struct PeerHealthTable {
 
     private mutating func touch(_ name: String, side: String, now: NIODeadline) {
         if entries[name] == nil {
-            if addresses >= Self.maxAddresses, let oldest = entries.filter({ !$0.value.configured }).min(by: { $0.value.lastSeen < $1.value.lastSeen }) {
+            if addresses >= Self.maxAddresses,
+                let oldest = entries.filter({ !$0.value.configured }).min(by: { $0.value.lastSeen < $1.value.lastSeen })
+            {
                 entries[oldest.key] = nil
                 addresses -= 1
             }
@@ -130,10 +132,12 @@ struct PeerHealthTable {
         var out: [PeerHealth] = []
         for name in entries.keys.sorted() {
             guard var entry = entries[name] else { continue }
-            out.append(PeerHealth(name: name, side: entry.side, configured: entry.configured, lastSuccess: entry.lastSuccess,
-                                  lastFailure: entry.lastFailure, requests: entry.requests, rejections: entry.rejections,
-                                  requestsPerSecond: entry.recentRequests.rate(at: second),
-                                  rejectionsPerSecond: entry.recentRejections.rate(at: second)))
+            out.append(
+                PeerHealth(
+                    name: name, side: entry.side, configured: entry.configured, lastSuccess: entry.lastSuccess,
+                    lastFailure: entry.lastFailure, requests: entry.requests, rejections: entry.rejections,
+                    requestsPerSecond: entry.recentRequests.rate(at: second),
+                    rejectionsPerSecond: entry.recentRejections.rate(at: second)))
             entries[name] = entry
         }
         return out.sorted { ($0.configured ? 0 : 1, $0.name) < ($1.configured ? 0 : 1, $1.name) }

@@ -158,7 +158,8 @@ final class StateWriter: @unchecked Sendable {
     /// subscriptions are refused with 503 until it answers again.
     func storeFailed(_ error: any Error) {
         guard available else { return }
-        logger.error("""
+        logger.error(
+            """
             state store \(store.location) unavailable: \(error); new subscriptions are refused with 503 \
             until it takes writes again, existing pairs go on
             """)

@@ -28,16 +28,23 @@ extension GatewayCore {
         let omaLegKeys = omaLegs.takeChanged()
         let omaWatchKeys = omaWatches.takeChanged()
         let enterpriseLegKeys = enterpriseLegs.takeChanged()
-        guard !watchKeys.isEmpty || !omaLegKeys.isEmpty || !omaWatchKeys.isEmpty || !enterpriseLegKeys.isEmpty
-            || journal.hasChanges else { return [] }
+        guard
+            !watchKeys.isEmpty || !omaLegKeys.isEmpty || !omaWatchKeys.isEmpty || !enterpriseLegKeys.isEmpty
+                || journal.hasChanges
+        else { return [] }
         var changes: [StateChange] = []
         let encoder = JSONEncoder()
-        func put<R: Encodable>(_ kind: RecordKind, _ key: String, _ record: R, dialog: SIPDialog.ID? = nil,
-                               callID: String? = nil, localTag: String? = nil, expires: Int64? = nil) {
+        func put<R: Encodable>(
+            _ kind: RecordKind, _ key: String, _ record: R, dialog: SIPDialog.ID? = nil,
+            callID: String? = nil, localTag: String? = nil, expires: Int64? = nil
+        ) {
             // The records are plain values: encoding them cannot fail.
             guard let body = try? encoder.encode(record) else { return }
-            changes.append(.put(StateRecord(kind: kind.rawValue, key: key, callID: dialog?.callID ?? callID,
-                                            localTag: dialog?.localTag ?? localTag, expires: expires, body: Array(body))))
+            changes.append(
+                .put(
+                    StateRecord(
+                        kind: kind.rawValue, key: key, callID: dialog?.callID ?? callID,
+                        localTag: dialog?.localTag ?? localTag, expires: expires, body: Array(body))))
         }
         func delete(_ kind: RecordKind, _ key: String) { changes.append(.delete(kind: kind.rawValue, key: key)) }
 
@@ -47,7 +54,8 @@ extension GatewayCore {
                 continue
             }
             let notifier = watch.subscription?.subscription ?? watch.document
-            put(.enterpriseWatch, String(key), record(watch, clock: clock), dialog: notifier?.dialog.id,
+            put(
+                .enterpriseWatch, String(key), record(watch, clock: clock), dialog: notifier?.dialog.id,
                 expires: notifier.map { clock.milliseconds($0.expiresAt) })
         }
         for key in omaLegKeys.sorted() {
@@ -55,7 +63,8 @@ extension GatewayCore {
                 delete(.omaLeg, String(key))
                 continue
             }
-            put(.omaLeg, String(key), record(leg, clock: clock), callID: leg.subscription.callID,
+            put(
+                .omaLeg, String(key), record(leg, clock: clock), callID: leg.subscription.callID,
                 localTag: leg.subscription.localTag, expires: leg.subscription.expiresAt.map(clock.milliseconds))
         }
         for key in omaWatchKeys.sorted() {
@@ -63,7 +72,8 @@ extension GatewayCore {
                 delete(.omaWatch, String(key))
                 continue
             }
-            put(.omaWatch, String(key), record(watch, clock: clock), dialog: watch.subscription?.dialog.id,
+            put(
+                .omaWatch, String(key), record(watch, clock: clock), dialog: watch.subscription?.dialog.id,
                 expires: watch.subscription.map { clock.milliseconds($0.expiresAt) })
         }
         for key in enterpriseLegKeys.sorted() {
@@ -72,7 +82,8 @@ extension GatewayCore {
                 continue
             }
             let subscription = leg.subscriber.subscription
-            put(.enterpriseLeg, String(key), record(leg, clock: clock), callID: subscription.callID,
+            put(
+                .enterpriseLeg, String(key), record(leg, clock: clock), callID: subscription.callID,
                 localTag: subscription.localTag, expires: subscription.expiresAt.map(clock.milliseconds))
         }
         for key in journal.takeLinks().sorted() {
@@ -80,16 +91,23 @@ extension GatewayCore {
                 delete(.linkedPublication, String(key))
                 continue
             }
-            put(.linkedPublication, String(key), record(link, clock: clock), callID: link.client?.callID,
+            put(
+                .linkedPublication, String(key), record(link, clock: clock), callID: link.client?.callID,
                 localTag: link.client?.localTag, expires: link.client?.expiresAt.map(clock.milliseconds))
         }
         for resource in journal.takePools().sorted() {
-            if let pool = pools[resource] { put(.pool, resource, PoolRecord(pool: pool)) } else { delete(.pool, resource) }
+            if let pool = pools[resource] {
+                put(.pool, resource, PoolRecord(pool: pool))
+            } else {
+                delete(.pool, resource)
+            }
         }
         if journal.takeBatchRefused() { put(.flag, "batch-refused", FlagRecord(value: batchRefused)) }
         for identity in journal.takePublishers().sorted() {
             if let publisher = servicePublishers[identity] {
-                put(.servicePublisher, identity, publisher.record, callID: publisher.callID, localTag: publisher.localTag)
+                put(
+                    .servicePublisher, identity, publisher.record, callID: publisher.callID,
+                    localTag: publisher.localTag)
             } else {
                 delete(.servicePublisher, identity)
             }
@@ -99,7 +117,9 @@ extension GatewayCore {
             for tag in journal.writtenPublications.subtracting(current).sorted() { delete(.publication, tag) }
             for tag in current.subtracting(journal.writtenPublications).sorted() {
                 guard let publication = compositor.publications[tag] else { continue }
-                put(.publication, tag, publication.record(clock: clock), expires: clock.milliseconds(publication.expiresAt))
+                put(
+                    .publication, tag, publication.record(clock: clock),
+                    expires: clock.milliseconds(publication.expiresAt))
             }
             journal.writtenPublications = current
         }
@@ -142,11 +162,26 @@ extension GatewayCore {
 
         var hasChanges: Bool { !links.isEmpty || !pools.isEmpty || batchRefused || !publishers.isEmpty || publications }
 
-        mutating func takeLinks() -> Set<Int> { defer { links = [] }; return links }
-        mutating func takePools() -> Set<String> { defer { pools = [] }; return pools }
-        mutating func takeBatchRefused() -> Bool { defer { batchRefused = false }; return batchRefused }
-        mutating func takePublishers() -> Set<String> { defer { publishers = [] }; return publishers }
-        mutating func takePublications() -> Bool { defer { publications = false }; return publications }
+        mutating func takeLinks() -> Set<Int> {
+            defer { links = [] }
+            return links
+        }
+        mutating func takePools() -> Set<String> {
+            defer { pools = [] }
+            return pools
+        }
+        mutating func takeBatchRefused() -> Bool {
+            defer { batchRefused = false }
+            return batchRefused
+        }
+        mutating func takePublishers() -> Set<String> {
+            defer { publishers = [] }
+            return publishers
+        }
+        mutating func takePublications() -> Bool {
+            defer { publications = false }
+            return publications
+        }
     }
 }
 
@@ -163,9 +198,10 @@ extension GatewayCore.EnterpriseWatch: Journaled {
 
     var durableSignature: Signature {
         let notifier = subscription?.subscription ?? document
-        return Signature(answered: pending == nil, status: notifier?.status, dialog: notifier?.dialog.withoutSequences,
-                         block: (notifier?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock,
-                         resources: subscription?.resources.count ?? 0, legs: legs.count, refused: refused.count)
+        return Signature(
+            answered: pending == nil, status: notifier?.status, dialog: notifier?.dialog.withoutSequences,
+            block: (notifier?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock,
+            resources: subscription?.resources.count ?? 0, legs: legs.count, refused: refused.count)
     }
 }
 
@@ -181,8 +217,10 @@ extension GatewayCore.OMALeg: Journaled {
     }
 
     var durableSignature: Signature {
-        Signature(status: subscription.status, dialog: subscription.dialog?.withoutSequences, pending: pending, closing: closing,
-                  handling: handling, watch: watch, peer: peer)
+        Signature(
+            status: subscription.status, dialog: subscription.dialog?.withoutSequences, pending: pending,
+            closing: closing,
+            handling: handling, watch: watch, peer: peer)
     }
 }
 
@@ -197,8 +235,9 @@ extension GatewayCore.OMAWatch: Journaled {
     }
 
     var durableSignature: Signature {
-        Signature(answered: pending == nil, status: subscription?.status, dialog: subscription?.dialog.withoutSequences,
-                  block: (subscription?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock, leg: leg, linked: linked)
+        Signature(
+            answered: pending == nil, status: subscription?.status, dialog: subscription?.dialog.withoutSequences,
+            block: (subscription?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock, leg: leg, linked: linked)
     }
 }
 
@@ -215,8 +254,9 @@ extension GatewayCore.EnterpriseLeg: Journaled {
     }
 
     var durableSignature: Signature {
-        Signature(status: subscriber.subscription.status, dialog: subscriber.subscription.dialog?.withoutSequences,
-                  resources: subscriber.resources.count, watches: watches.count, established: established, closing: closing,
-                  pool: pool, peer: peer)
+        Signature(
+            status: subscriber.subscription.status, dialog: subscriber.subscription.dialog?.withoutSequences,
+            resources: subscriber.resources.count, watches: watches.count, established: established, closing: closing,
+            pool: pool, peer: peer)
     }
 }

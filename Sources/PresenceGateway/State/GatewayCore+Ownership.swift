@@ -19,8 +19,11 @@ extension GatewayCore {
             case .omaLeg:
                 guard let leg = omaLegs.forget(key) else { continue }
                 releaseQuota(leg.watcher)
-                dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
-                out += [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key)))]
+                dialogs.remove(
+                    DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+                out += [
+                    .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
+                ]
             case .omaWatch:
                 guard let watch = omaWatches.forget(key) else { continue }
                 if watch.linked == nil {
@@ -34,8 +37,12 @@ extension GatewayCore {
             case .enterpriseLeg:
                 guard let leg = enterpriseLegs.forget(key) else { continue }
                 let subscription = leg.subscriber.subscription
-                dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .enterpriseLeg(key))
-                out += [.cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))), .cancel(.cleanup(.enterpriseLeg(key)))]
+                dialogs.remove(
+                    DialogKey(callID: subscription.callID, localTag: subscription.localTag), .enterpriseLeg(key))
+                out += [
+                    .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
+                    .cancel(.cleanup(.enterpriseLeg(key))),
+                ]
             case .linkedPublication:
                 guard linked.removeValue(forKey: key) != nil else { continue }
                 out += [.cancel(.refresh(.linkedPublication(key))), .cancel(.retry(.linkedPublication(key)))]

@@ -111,39 +111,46 @@ extension GatewayCore {
     func peerRecord(_ peer: DialogPeer?) -> PeerRecord? {
         guard let peer else { return nil }
         let name = peer.peer.flatMap { Int($0) < configuration.peers.count ? configuration.peers[Int($0)].name : nil }
-        return PeerRecord(side: peer.side.rawValue, transport: peer.transport.rawValue, host: peer.host, port: peer.port,
-                          peer: name, certificateNames: peer.certificateNames)
+        return PeerRecord(
+            side: peer.side.rawValue, transport: peer.transport.rawValue, host: peer.host, port: peer.port,
+            peer: name, certificateNames: peer.certificateNames)
     }
 
     func record(_ watch: EnterpriseWatch, clock: WallClock) -> EnterpriseWatchRecord {
         EnterpriseWatchRecord(
             watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, answered: watch.pending == nil,
             subscription: watch.subscription?.record(clock: clock), document: watch.document?.record(clock: clock),
-            documentResource: watch.documentResource, legs: Dictionary(uniqueKeysWithValues: watch.legs.map { ($0.key, $0.value) }),
+            documentResource: watch.documentResource,
+            legs: Dictionary(uniqueKeysWithValues: watch.legs.map { ($0.key, $0.value) }),
             single: watch.single, refused: watch.refused.sorted(), peer: peerRecord(watch.peer))
     }
 
     func record(_ leg: OMALeg, clock: WallClock) -> OMALegRecord {
-        OMALegRecord(watch: leg.watch, watcher: leg.watcher, resource: leg.resource, subscription: leg.subscription.record(clock: clock),
-                     handling: leg.handling.token, closing: leg.closing, pending: leg.pending, peer: peerRecord(leg.peer))
+        OMALegRecord(
+            watch: leg.watch, watcher: leg.watcher, resource: leg.resource,
+            subscription: leg.subscription.record(clock: clock),
+            handling: leg.handling.token, closing: leg.closing, pending: leg.pending, peer: peerRecord(leg.peer))
     }
 
     func record(_ watch: OMAWatch, clock: WallClock) -> OMAWatchRecord {
-        OMAWatchRecord(watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
-                       subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
-                       linked: watch.linked, peer: peerRecord(watch.peer))
+        OMAWatchRecord(
+            watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
+            subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
+            linked: watch.linked, peer: peerRecord(watch.peer))
     }
 
     func record(_ leg: EnterpriseLeg, clock: WallClock) -> EnterpriseLegRecord {
-        EnterpriseLegRecord(watcher: leg.watcher, pool: leg.pool, single: leg.single, subscriber: leg.subscriber.record(clock: clock),
-                            watches: Dictionary(uniqueKeysWithValues: leg.watches.map { ($0.key, $0.value) }),
-                            established: leg.established, closing: leg.closing, peer: peerRecord(leg.peer),
-                            network: leg.network.rawValue, verified: leg.verified)
+        EnterpriseLegRecord(
+            watcher: leg.watcher, pool: leg.pool, single: leg.single, subscriber: leg.subscriber.record(clock: clock),
+            watches: Dictionary(uniqueKeysWithValues: leg.watches.map { ($0.key, $0.value) }),
+            established: leg.established, closing: leg.closing, peer: peerRecord(leg.peer),
+            network: leg.network.rawValue, verified: leg.verified)
     }
 
     func record(_ link: LinkedPublication, clock: WallClock) -> LinkedPublicationRecord {
-        LinkedPublicationRecord(oma: link.identity.oma, enterprise: link.identity.enterprise, watch: link.watch,
-                                client: link.client?.record(clock: clock), lastBody: link.lastBody.map(StoredBytes.init))
+        LinkedPublicationRecord(
+            oma: link.identity.oma, enterprise: link.identity.enterprise, watch: link.watch,
+            client: link.client?.record(clock: clock), lastBody: link.lastBody.map(StoredBytes.init))
     }
 
     // MARK: - Records to values
@@ -159,14 +166,16 @@ extension GatewayCore {
     func peer(_ record: PeerRecord?) throws(RestoreError.Detail) -> DialogPeer? {
         guard let record else { return nil }
         guard let side = GatewayConfiguration.Side(rawValue: record.side),
-              let transport = SIPTransportKind(rawValue: record.transport) else {
+            let transport = SIPTransportKind(rawValue: record.transport)
+        else {
             throw RestoreError.Detail("peer \(record.side)/\(record.transport): unknown side or transport")
         }
         // A configured peer that is gone: the dialog stays with the address it was made with.
         let index = record.peer.flatMap { name in configuration.peers.firstIndex { $0.name == name } }
         let configured = index.map { configuration.peers[$0].certificateNames } ?? []
-        return DialogPeer(side: side, transport: transport, host: record.host, port: record.port, peer: index.map(UInt16.init),
-                          certificateNames: configured.isEmpty ? record.certificateNames : configured)
+        return DialogPeer(
+            side: side, transport: transport, host: record.host, port: record.port, peer: index.map(UInt16.init),
+            certificateNames: configured.isEmpty ? record.certificateNames : configured)
     }
 
     static func network(_ text: String) throws(RestoreError.Detail) -> SourceNetwork {

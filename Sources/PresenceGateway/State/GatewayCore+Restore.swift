@@ -23,8 +23,10 @@ extension GatewayCore {
     /// refreshes, expiry timers. A record that does not decode is an error naming it; nothing is
     /// restored then. `sliceSize`: the fewest records read on one core (the records are read in
     /// slices on every core when there are enough of them).
-    public mutating func restore(_ records: [StateRecord], clock: WallClock, now: NIODeadline,
-                                 recoveryRate: Int = 1000, sliceSize: Int = 10_000) throws(RestoreError) -> [Action] {
+    public mutating func restore(
+        _ records: [StateRecord], clock: WallClock, now: NIODeadline,
+        recoveryRate: Int = 1000, sliceSize: Int = 10_000
+    ) throws(RestoreError) -> [Action] {
         var decoded = Decoded()
         try decoded.read(records, core: self, clock: clock, sliceSize: sliceSize)
         var out: [Action] = []
@@ -46,7 +48,8 @@ extension GatewayCore {
             noteRestoredKey(key)
             omaLegs.restore(key, leg)
             takeQuotaRestored(leg.watcher)
-            dialogs.insert(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+            dialogs.insert(
+                DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
         }
         for (key, watch) in decoded.omaWatches {
             noteRestoredKey(key)
@@ -127,7 +130,8 @@ extension GatewayCore {
     private mutating func restoreEnterpriseWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var watch = enterpriseWatches[key], let notifier = watch.subscription?.subscription ?? watch.document else { continue }
+            guard var watch = enterpriseWatches[key], let notifier = watch.subscription?.subscription ?? watch.document
+            else { continue }
             out.append(.schedule(.expiry(.enterpriseWatch(key)), at: notifier.expiresAt))
             let missing = watch.legs.filter { omaLegs[$0.value] == nil }.map(\.key)
             guard !missing.isEmpty else { continue }
@@ -194,7 +198,9 @@ extension GatewayCore {
                     removeEnterpriseLeg(key)
                     continue
                 }
-                out += legActions(actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
+                out += legActions(
+                    actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } },
+                    context: .enterpriseLeg(key))
                 out.append(.schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay))
             case .subscribing, .terminated:
                 out += restartEnterpriseLeg(key, now: now)
@@ -236,7 +242,9 @@ extension GatewayCore {
 
     /// Publications received for served identities: their expiry timers again, and the composed
     /// state worked out, shown to their watchers and published into the enterprise.
-    private mutating func compositorRestored(_ publications: [EventStateCompositor.Publication], now: NIODeadline) -> [Action] {
+    private mutating func compositorRestored(_ publications: [EventStateCompositor.Publication], now: NIODeadline)
+        -> [Action]
+    {
         guard !publications.isEmpty else { return [] }
         var out: [Action] = []
         for action in compositor.restore(publications) {
@@ -257,12 +265,14 @@ extension GatewayCore {
     mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
         guard var leg = omaLegs[key] else { return [] }
         dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
-        let (subscription, actions) = SubscriberSubscription.start(leg.subscription.configuration, callID: ids.callID(), localTag: ids.tag())
+        let (subscription, actions) = SubscriberSubscription.start(
+            leg.subscription.configuration, callID: ids.callID(), localTag: ids.tag())
         leg.subscription = subscription
         leg.closing = false
         omaLegs[key] = leg
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
-        return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))] + legActions(actions, context: .omaLeg(key))
+        return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))]
+            + legActions(actions, context: .omaLeg(key))
     }
 
     /// The same toward the enterprise: each watcher the leg carried is attached again (to a batch
@@ -322,7 +332,9 @@ extension GatewayCore {
         /// Reads every record; a large store in slices on every core (decoding the JSON is most of
         /// a restart's time: `gateway-bench state`), merged in the records' order, so the result
         /// and the first error reported are those of reading them one by one.
-        mutating func read(_ records: [StateRecord], core: GatewayCore, clock: WallClock, sliceSize: Int) throws(RestoreError) {
+        mutating func read(_ records: [StateRecord], core: GatewayCore, clock: WallClock, sliceSize: Int)
+            throws(RestoreError)
+        {
             let slices = min(ProcessInfo.processInfo.activeProcessorCount, records.count / max(1, sliceSize))
             guard slices > 1 else {
                 try read(records[...], core: core, clock: clock)
@@ -347,7 +359,9 @@ extension GatewayCore {
             linked.sort { $0.0 < $1.0 }
         }
 
-        private mutating func read(_ records: ArraySlice<StateRecord>, core: GatewayCore, clock: WallClock) throws(RestoreError) {
+        private mutating func read(_ records: ArraySlice<StateRecord>, core: GatewayCore, clock: WallClock)
+            throws(RestoreError)
+        {
             let decoder = JSONDecoder()
             for record in records {
                 do throws(RestoreError.Detail) {
@@ -372,8 +386,10 @@ extension GatewayCore {
             batchRefused = batchRefused || other.batchRefused
         }
 
-        private mutating func read(_ record: StateRecord, decoder: JSONDecoder, core: GatewayCore,
-                                   clock: WallClock) throws(RestoreError.Detail) {
+        private mutating func read(
+            _ record: StateRecord, decoder: JSONDecoder, core: GatewayCore,
+            clock: WallClock
+        ) throws(RestoreError.Detail) {
             func decode<R: Decodable>(_ type: R.Type) throws(RestoreError.Detail) -> R {
                 do { return try decoder.decode(type, from: Data(record.body)) } catch {
                     throw RestoreError.Detail("unreadable: \(error)")
@@ -392,10 +408,12 @@ extension GatewayCore {
             switch kind {
             case .enterpriseWatch:
                 let r = try decode(EnterpriseWatchRecord.self)
-                var watch = EnterpriseWatch(watcher: try GatewayCore.watcher(r.watcher, r.network), pending: nil, peer: try core.peer(r.peer))
+                var watch = EnterpriseWatch(
+                    watcher: try GatewayCore.watcher(r.watcher, r.network), pending: nil, peer: try core.peer(r.peer))
                 let reserved = 2 * GatewayCore.sequenceBlock
                 if var subscription = r.subscription {
-                    subscription.subscription.contact = core.contactText(.enterprise) ?? subscription.subscription.contact
+                    subscription.subscription.contact =
+                        core.contactText(.enterprise) ?? subscription.subscription.contact
                     watch.subscription = try restored { () throws(SIPStackError) in
                         try BatchCategorySubscription(record: subscription, clock: clock, reservedSequences: reserved)
                     }
@@ -416,22 +434,30 @@ extension GatewayCore {
             case .omaLeg:
                 var r = try decode(OMALegRecord.self)
                 r.subscription.contact = core.contactText(.oma) ?? r.subscription.contact
-                guard let handling = SubHandling(token: r.handling) else { throw RestoreError.Detail("unknown sub-handling \(r.handling)") }
-                let subscription = try restored { () throws(SIPStackError) in try SubscriberSubscription(record: r.subscription, clock: clock) }
-                var leg = OMALeg(watch: r.watch, watcher: r.watcher, resource: r.resource, subscription: subscription, categories: nil,
-                                 handling: handling)
+                guard let handling = SubHandling(token: r.handling) else {
+                    throw RestoreError.Detail("unknown sub-handling \(r.handling)")
+                }
+                let subscription = try restored { () throws(SIPStackError) in
+                    try SubscriberSubscription(record: r.subscription, clock: clock)
+                }
+                var leg = OMALeg(
+                    watch: r.watch, watcher: r.watcher, resource: r.resource, subscription: subscription,
+                    categories: nil,
+                    handling: handling)
                 leg.closing = r.closing
                 leg.pending = r.pending
                 leg.peer = try core.peer(r.peer)
                 omaLegs[try key()] = leg
             case .omaWatch:
                 let r = try decode(OMAWatchRecord.self)
-                var watch = OMAWatch(watcher: try GatewayCore.watcher(r.watcher, r.network), resource: r.resource, linked: r.linked,
-                                     peer: try core.peer(r.peer))
+                var watch = OMAWatch(
+                    watcher: try GatewayCore.watcher(r.watcher, r.network), resource: r.resource, linked: r.linked,
+                    peer: try core.peer(r.peer))
                 if var subscription = r.subscription, r.answered {
                     subscription.contact = core.contactText(.oma) ?? subscription.contact
                     watch.subscription = try restored { () throws(SIPStackError) in
-                        try NotifierSubscription(record: subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
+                        try NotifierSubscription(
+                            record: subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
                     }
                 }
                 watch.leg = r.leg
@@ -439,28 +465,42 @@ extension GatewayCore {
             case .enterpriseLeg:
                 var r = try decode(EnterpriseLegRecord.self)
                 r.subscriber.subscription.contact = core.contactText(.enterprise) ?? r.subscriber.subscription.contact
-                let subscriber = try restored { () throws(SIPStackError) in try BatchCategorySubscriber(record: r.subscriber, clock: clock) }
+                let subscriber = try restored { () throws(SIPStackError) in
+                    try BatchCategorySubscriber(record: r.subscriber, clock: clock)
+                }
                 var watches: SmallMap<String, Int> = [:]
                 for (resource, watch) in r.watches.sorted(by: { $0.key < $1.key }) { watches[resource] = watch }
-                var leg = EnterpriseLeg(watcher: r.watcher, pool: r.pool, single: r.single, subscriber: subscriber, watches: watches,
-                                        network: try GatewayCore.network(r.network), verified: r.verified)
+                var leg = EnterpriseLeg(
+                    watcher: r.watcher, pool: r.pool, single: r.single, subscriber: subscriber, watches: watches,
+                    network: try GatewayCore.network(r.network), verified: r.verified)
                 leg.established = r.established
                 leg.closing = r.closing
                 leg.peer = try core.peer(r.peer)
                 enterpriseLegs[try key()] = leg
             case .linkedPublication:
                 let r = try decode(LinkedPublicationRecord.self)
-                let identity = core.configuration.linkedIdentities.first { $0.oma == r.oma && $0.enterprise == r.enterprise }
-                    ?? GatewayConfiguration.LinkedIdentity(oma: r.oma, enterprise: r.enterprise, publishToEnterprise: false, publishToOMA: false)
+                let identity =
+                    core.configuration.linkedIdentities.first { $0.oma == r.oma && $0.enterprise == r.enterprise }
+                    ?? GatewayConfiguration.LinkedIdentity(
+                        oma: r.oma, enterprise: r.enterprise, publishToEnterprise: false, publishToOMA: false)
                 let client = try r.client.map { client throws(RestoreError.Detail) in
                     try restored { () throws(SIPStackError) in try PublicationClient(record: client, clock: clock) }
                 }
-                linked.append((try key(), LinkedPublication(identity: identity, watch: r.watch, client: client, lastBody: r.lastBody?.bytes)))
+                linked.append(
+                    (
+                        try key(),
+                        LinkedPublication(
+                            identity: identity, watch: r.watch, client: client, lastBody: r.lastBody?.bytes)
+                    ))
             case .publication:
-                publications.append(EventStateCompositor.Publication(record: try decode(EventStateCompositor.Publication.Record.self), clock: clock))
+                publications.append(
+                    EventStateCompositor.Publication(
+                        record: try decode(EventStateCompositor.Publication.Record.self), clock: clock))
             case .servicePublisher:
                 let r = try decode(CategoryPublisher.Record.self)
-                servicePublishers[record.key] = try restored { () throws(SIPStackError) in try CategoryPublisher(record: r) }
+                servicePublishers[record.key] = try restored { () throws(SIPStackError) in
+                    try CategoryPublisher(record: r)
+                }
             case .pool:
                 pools[record.key] = try decode(PoolRecord.self).pool
             case .flag:

@@ -25,7 +25,8 @@ public struct SIPDialog: Sendable, Hashable {
         didSet {
             guard id.localTag != oldValue.localTag || id.remoteTag != oldValue.remoteTag else { return }
             // The stored From and To carry the tags (§12.2.1.1); keep them in step.
-            stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
+            stored = Stored(
+                localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
         }
     }
     /// The addresses, target and route set as their wire text (see ``Stored``).
@@ -68,30 +69,45 @@ public struct SIPDialog: Sendable, Hashable {
     /// when read.
     public var localURI: SIPAddress {
         get { stored.address(at: Stored.local) }
-        set { stored = Stored(localURI: newValue, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id) }
+        set {
+            stored = Stored(
+                localURI: newValue, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
+        }
     }
     /// To URI of requests this side sends, with `remoteTag`.
     public var remoteURI: SIPAddress {
         get { stored.address(at: Stored.remote) }
-        set { stored = Stored(localURI: localURI, remoteURI: newValue, remoteTarget: remoteTarget, routeSet: routeSet, id: id) }
+        set {
+            stored = Stored(
+                localURI: localURI, remoteURI: newValue, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
+        }
     }
     /// Where in-dialog requests go: the peer's Contact, updated by target refresh requests.
     public var remoteTarget: SIPURI {
         get { stored.target }
-        set { stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: newValue, routeSet: routeSet, id: id) }
+        set {
+            stored = Stored(
+                localURI: localURI, remoteURI: remoteURI, remoteTarget: newValue, routeSet: routeSet, id: id)
+        }
     }
     /// Route set, in the order it goes into Route headers of requests this side sends.
     public var routeSet: [SIPAddress] {
         get { stored.routes }
-        set { stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: newValue, id: id) }
+        set {
+            stored = Stored(
+                localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: newValue, id: id)
+        }
     }
 
     /// The addresses are kept as their wire text: a dialog lives for hours and must neither keep
     /// the message it was created from nor the parsed values (hundreds of bytes each).
-    public init(id: ID, localSequence: UInt32?, remoteSequence: UInt32?, localURI: SIPAddress,
-                remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress], isSecure: Bool = false) {
+    public init(
+        id: ID, localSequence: UInt32?, remoteSequence: UInt32?, localURI: SIPAddress,
+        remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress], isSecure: Bool = false
+    ) {
         self.id = id
-        self.stored = Stored(localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
+        self.stored = Stored(
+            localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
         self.localSequence = localSequence
         self.remoteSequence = remoteSequence
         self.isSecure = isSecure
@@ -132,7 +148,8 @@ extension SIPDialog {
             }
 
             static func == (a: Parsed, b: Parsed) -> Bool {
-                a.localURI == b.localURI && a.remoteURI == b.remoteURI && a.remoteTarget == b.remoteTarget && a.routeSet == b.routeSet
+                a.localURI == b.localURI && a.remoteURI == b.remoteURI && a.remoteTarget == b.remoteTarget
+                    && a.routeSet == b.routeSet
             }
 
             func hash(into hasher: inout Hasher) {
@@ -154,12 +171,14 @@ extension SIPDialog {
             remote.tag = id.remoteTag
             var fields = [local.description, remote.description, remoteTarget.description]
             for route in routeSet { fields.append(route.description) }
-            let readsBack = !fields.contains { $0.utf8.contains(0x0A) }
+            let readsBack =
+                !fields.contains { $0.utf8.contains(0x0A) }
                 && (try? SIPAddress(fields[Self.local])) == local
                 && (try? SIPAddress(fields[Self.remote])) == remote
                 && (try? SIPURI(fields[Self.target])) == remoteTarget
                 && zip(fields[Self.firstRoute...], routeSet).allSatisfy { (try? SIPAddress($0)) == $1 }
-            form = readsBack
+            form =
+                readsBack
                 ? .text(fields.linesInExactCapacity())
                 : .parsed(Parsed(localURI: local, remoteURI: remote, remoteTarget: remoteTarget, routeSet: routeSet))
         }
@@ -170,7 +189,8 @@ extension SIPDialog {
             case .text(let text):
                 return text.split(separator: "\n", omittingEmptySubsequences: false)
             case .parsed(let parsed):
-                return ([parsed.localURI, parsed.remoteURI].map(\.description) + [parsed.remoteTarget.description]
+                return
+                    ([parsed.localURI, parsed.remoteURI].map(\.description) + [parsed.remoteTarget.description]
                     + parsed.routeSet.map(\.description)).map { Substring($0) }
             }
         }
@@ -303,16 +323,18 @@ extension SIPDialog {
     /// the request's To tag, §12.2.2); nil when the request has no To tag (out of dialog).
     public static func id(ofReceived request: SIPRequest) -> ID? {
         guard let callID = request.headers.callID,
-              let localTag = (try? request.headers.to)?.tag,
-              let remoteTag = (try? request.headers.from)?.tag else { return nil }
+            let localTag = (try? request.headers.to)?.tag,
+            let remoteTag = (try? request.headers.from)?.tag
+        else { return nil }
         return ID(callID: callID, localTag: localTag, remoteTag: remoteTag)
     }
 
     /// The dialog ID a received response belongs to, from the UAC's point of view.
     public static func id(ofResponse response: SIPResponse) -> ID? {
         guard let callID = response.headers.callID,
-              let localTag = (try? response.headers.from)?.tag,
-              let remoteTag = (try? response.headers.to)?.tag else { return nil }
+            let localTag = (try? response.headers.from)?.tag,
+            let remoteTag = (try? response.headers.to)?.tag
+        else { return nil }
         return ID(callID: callID, localTag: localTag, remoteTag: remoteTag)
     }
 
@@ -326,8 +348,10 @@ extension SIPDialog {
     /// strict router the Request-URI is the first route and the remote target goes last in Route.
     /// Via is left to the transaction layer; `contact` is this side's Contact (dialogs here are
     /// target-refreshed by SUBSCRIBE and NOTIFY, RFC 6665 §4.1.2.4 / §4.2.1.2).
-    public mutating func makeRequest(_ method: SIPMethod, contact: SIPAddress?, maxForwards: Int = 70,
-                                     body: [UInt8] = [], contentType: String? = nil) -> SIPRequest {
+    public mutating func makeRequest(
+        _ method: SIPMethod, contact: SIPAddress?, maxForwards: Int = 70,
+        body: [UInt8] = [], contentType: String? = nil
+    ) -> SIPRequest {
         let sequence = nextLocalSequence()
         let fields = stored.fields
         var requestURI = remoteTarget
@@ -380,7 +404,8 @@ extension SIPDialog {
         if let remote = remoteSequence, cseq.sequence < remote { return .rejectOutOfOrder }
         remoteSequence = cseq.sequence
         if Self.targetRefreshMethods.contains(request.method),
-           let contact = (try? request.headers.contact)?.first?.address {
+            let contact = (try? request.headers.contact)?.first?.address
+        {
             refreshTarget(contact.uri)
         }
         return .accept
@@ -390,7 +415,8 @@ extension SIPDialog {
     /// replaced by the response's Contact).
     public mutating func receive(_ response: SIPResponse, to method: SIPMethod) {
         guard (200..<300).contains(response.statusCode), Self.targetRefreshMethods.contains(method),
-              let contact = (try? response.headers.contact)?.first?.address else { return }
+            let contact = (try? response.headers.contact)?.first?.address
+        else { return }
         refreshTarget(contact.uri)
     }
 
@@ -402,14 +428,18 @@ extension SIPDialog {
 
     static let targetRefreshMethods: Set<SIPMethod> = [.subscribe, .notify, .invite, .update]
 
-    private static func required<T>(_ value: @autoclosure () throws(SIPParseError) -> T?, _ name: String) throws(SIPStackError) -> T {
+    private static func required<T>(_ value: @autoclosure () throws(SIPParseError) -> T?, _ name: String)
+        throws(SIPStackError) -> T
+    {
         let parsed: T?
         do { parsed = try value() } catch { throw SIPStackError(.invalidDialogRequest, "\(name): \(error)") }
         guard let parsed else { throw SIPStackError(.invalidDialogRequest, "missing \(name)") }
         return parsed
     }
 
-    private static func parsed(_ value: @autoclosure () throws(SIPParseError) -> [SIPAddress]) throws(SIPStackError) -> [SIPAddress] {
+    private static func parsed(_ value: @autoclosure () throws(SIPParseError) -> [SIPAddress]) throws(SIPStackError)
+        -> [SIPAddress]
+    {
         do { return try value() } catch { throw SIPStackError(.invalidDialogRequest, "Record-Route: \(error)") }
     }
 
@@ -419,7 +449,8 @@ extension SIPDialog {
             throw SIPStackError(.invalidDialogRequest, "Contact: \(error)")
         }
         guard let uri = contacts.first?.address?.uri else {
-            throw SIPStackError(.invalidDialogRequest, "a dialog-creating message needs one Contact URI (RFC 3261 §12.1)")
+            throw SIPStackError(
+                .invalidDialogRequest, "a dialog-creating message needs one Contact URI (RFC 3261 §12.1)")
         }
         return uri
     }

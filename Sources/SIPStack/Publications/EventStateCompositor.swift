@@ -126,10 +126,15 @@ public struct EventStateCompositor: Sendable {
     /// `entropy` is injected randomness (a fresh random value per call, from the driver): the
     /// entity-tag is built from it and a counter, so tags are unique here and hard to guess
     /// (RFC 3903 §12: entity-tags are not to be predictable by other parties).
-    public mutating func receive(_ request: SIPRequest, resource: String, now: NIODeadline, entropy: UInt64) -> [Action] {
+    public mutating func receive(_ request: SIPRequest, resource: String, now: NIODeadline, entropy: UInt64) -> [Action]
+    {
         func reject(_ code: Int, _ reason: String? = nil, _ headers: SIPHeaders = []) -> [Action] {
-            [.respond(SIPResponse(replyingTo: request, statusCode: code, reasonPhrase: reason, toTag: responseTag(entropy),
-                                  headers: headers))]
+            [
+                .respond(
+                    SIPResponse(
+                        replyingTo: request, statusCode: code, reasonPhrase: reason, toTag: responseTag(entropy),
+                        headers: headers))
+            ]
         }
         let h = request.headers
         // Step 2: the event package.
@@ -205,12 +210,14 @@ public struct EventStateCompositor: Sendable {
         guard let contentType else { return reject(400, "Initial PUBLISH Without Body") }
         // Initial publication: the limits apply.
         if (byResource[resource]?.count ?? 0) >= limits.maxPublicationsPerResource
-            || publications.count >= limits.maxPublications {
+            || publications.count >= limits.maxPublications
+        {
             return reject(503, "Publication Limit Reached")
         }
         nextSequence += 1
-        publications[tag] = Publication(entityTag: tag, resource: resource, contentType: contentType,
-                                        body: request.body, expiresAt: expiresAt, sequence: nextSequence)
+        publications[tag] = Publication(
+            entityTag: tag, resource: resource, contentType: contentType,
+            body: request.body, expiresAt: expiresAt, sequence: nextSequence)
         byResource[resource, default: []].append(tag)
         actions.append(.respond(ok(request, entityTag: tag, expires: expires, entropy: entropy)))
         actions.append(.scheduleExpiry(entityTag: tag, at: expiresAt))
@@ -259,8 +266,9 @@ public struct EventStateCompositor: Sendable {
         var headers = SIPHeaders()
         if let entityTag { headers.append(.sipETag, entityTag) }
         headers.append(.expires, String(expires))
-        return SIPResponse(replyingTo: request, statusCode: 200, reasonPhrase: "OK", toTag: responseTag(entropy),
-                           headers: headers)
+        return SIPResponse(
+            replyingTo: request, statusCode: 200, reasonPhrase: "OK", toTag: responseTag(entropy),
+            headers: headers)
     }
 
     /// `entity-tag = token` (RFC 3903 §11.3.1): base-36 digits and a dot, all token characters.

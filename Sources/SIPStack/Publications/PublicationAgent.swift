@@ -38,9 +38,11 @@ public final class PublicationAgent: @unchecked Sendable {
     private var nextHandle: UInt64 = 0
     public var eventLoop: any EventLoop { layer.eventLoop }
 
-    public init(layer: SIPTransactionLayer, routing: SIPEventRouting = SIPEventRouting(), maxPublications: Int = 10_000,
-                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                onEvent: @escaping @Sendable (Event) -> Void) {
+    public init(
+        layer: SIPTransactionLayer, routing: SIPEventRouting = SIPEventRouting(), maxPublications: Int = 10_000,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
         self.layer = layer
         self.routing = routing
         self.maxPublications = maxPublications
@@ -54,7 +56,9 @@ public final class PublicationAgent: @unchecked Sendable {
 
     /// Starts a publication: the initial PUBLISH (RFC 3903 §4.2).
     @discardableResult
-    public func publish(_ configuration: PublicationClient.Configuration, body: [UInt8], contentType: String) throws(SIPStackError) -> Handle {
+    public func publish(_ configuration: PublicationClient.Configuration, body: [UInt8], contentType: String)
+        throws(SIPStackError) -> Handle
+    {
         eventLoop.assertInEventLoop()
         guard entries.count < maxPublications else {
             throw SIPStackError(.tooManySubscriptions, "\(entries.count) publications are running")

@@ -50,9 +50,11 @@ public struct PublicationClient: Sendable {
         /// Consecutive retries after 408 / 5xx before giving up. Default 3.
         public var maxRetries: Int
 
-        public init(target: SIPURI, from: SIPAddress, to: SIPAddress, package: SIPEventPackage = .presence,
-                    expires: UInt32 = 3600, extraHeaders: SIPHeaders = [], retryInterval: TimeAmount = .seconds(30),
-                    maxRetries: Int = 3) {
+        public init(
+            target: SIPURI, from: SIPAddress, to: SIPAddress, package: SIPEventPackage = .presence,
+            expires: UInt32 = 3600, extraHeaders: SIPHeaders = [], retryInterval: TimeAmount = .seconds(30),
+            maxRetries: Int = 3
+        ) {
             self.target = target
             self.from = from
             self.to = to
@@ -113,10 +115,13 @@ public struct PublicationClient: Sendable {
     private var retries = 0
 
     /// Starts a publication: the initial PUBLISH with the body (RFC 3903 §4.2).
-    public static func start(_ configuration: Configuration, body: [UInt8], contentType: String,
-                             callID: String, localTag: String) -> (PublicationClient, [Action]) {
-        var client = PublicationClient(configuration: configuration, body: body, contentType: contentType,
-                                       callID: callID, localTag: localTag)
+    public static func start(
+        _ configuration: Configuration, body: [UInt8], contentType: String,
+        callID: String, localTag: String
+    ) -> (PublicationClient, [Action]) {
+        var client = PublicationClient(
+            configuration: configuration, body: body, contentType: contentType,
+            callID: callID, localTag: localTag)
         let request = client.makeRequest(.initial)
         return (client, [.send(request)])
     }
@@ -192,7 +197,8 @@ public struct PublicationClient: Sendable {
     /// the EPA).
     public mutating func receive(_ response: SIPResponse, now: NIODeadline, jitter: Double) -> [Action] {
         guard let request = outstanding, let operation = outstandingOperation, response.statusCode >= 200,
-              Self.sameCSeq(request, response) else { return [] }
+            Self.sameCSeq(request, response)
+        else { return [] }
         outstanding = nil
         if (200..<300).contains(response.statusCode) {
             retries = 0
@@ -238,8 +244,10 @@ public struct PublicationClient: Sendable {
         return receive(timeout, now: now, jitter: 0)
     }
 
-    private mutating func succeeded(_ operation: Operation, _ response: SIPResponse, now: NIODeadline,
-                                    jitter: Double) -> [Action] {
+    private mutating func succeeded(
+        _ operation: Operation, _ response: SIPResponse, now: NIODeadline,
+        jitter: Double
+    ) -> [Action] {
         if operation == .remove {
             status = .removed
             entityTag = nil

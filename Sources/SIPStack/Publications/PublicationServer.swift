@@ -18,9 +18,11 @@ public final class PublicationServer: @unchecked Sendable {
 
     /// `authorize` decides whether the sender may publish for the resource (RFC 3903 §6 step 1;
     /// refused: 403).
-    public init(layer: SIPTransactionLayer, compositor: EventStateCompositor = EventStateCompositor(),
-                authorize: @escaping @Sendable (SIPRequest, _ resource: String) -> Bool = { _, _ in true },
-                onChange: @escaping @Sendable (_ resource: String, _ publications: [EventStateCompositor.Publication]) -> Void) {
+    public init(
+        layer: SIPTransactionLayer, compositor: EventStateCompositor = EventStateCompositor(),
+        authorize: @escaping @Sendable (SIPRequest, _ resource: String) -> Bool = { _, _ in true },
+        onChange: @escaping @Sendable (_ resource: String, _ publications: [EventStateCompositor.Publication]) -> Void
+    ) {
         self.layer = layer
         self.compositor = compositor
         self.authorize = authorize
@@ -40,12 +42,14 @@ public final class PublicationServer: @unchecked Sendable {
         guard request.method == .publish else { return false }
         let resource = NotifierAgent.resourceKey(request.uri)
         guard authorize(request, resource) else {
-            try? layer.respond(SIPResponse(replyingTo: request, statusCode: 403, reasonPhrase: "Forbidden", toTag: incoming.toTag),
-                               to: incoming.transaction)
+            try? layer.respond(
+                SIPResponse(replyingTo: request, statusCode: 403, reasonPhrase: "Forbidden", toTag: incoming.toTag),
+                to: incoming.transaction)
             return true
         }
-        let actions = compositor.receive(request, resource: resource, now: eventLoop.now,
-                                         entropy: UInt64.random(in: 0...UInt64.max))
+        let actions = compositor.receive(
+            request, resource: resource, now: eventLoop.now,
+            entropy: UInt64.random(in: 0...UInt64.max))
         perform(actions, incoming: incoming)
         return true
     }

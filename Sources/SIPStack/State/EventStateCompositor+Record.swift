@@ -13,14 +13,16 @@ extension EventStateCompositor.Publication {
     }
 
     public func record(clock: WallClock) -> Record {
-        Record(entityTag: entityTag, resource: resource, contentType: contentType, body: StoredBytes(body),
-               expiresAt: clock.milliseconds(expiresAt), sequence: sequence)
+        Record(
+            entityTag: entityTag, resource: resource, contentType: contentType, body: StoredBytes(body),
+            expiresAt: clock.milliseconds(expiresAt), sequence: sequence)
     }
 
     public init(record: Record, clock: WallClock) {
-        self.init(entityTag: record.entityTag, resource: record.resource, contentType: record.contentType,
-                  body: record.body.bytes, expiresAt: clock.deadline(milliseconds: record.expiresAt),
-                  sequence: record.sequence)
+        self.init(
+            entityTag: record.entityTag, resource: record.resource, contentType: record.contentType,
+            body: record.body.bytes, expiresAt: clock.deadline(milliseconds: record.expiresAt),
+            sequence: record.sequence)
     }
 }
 
@@ -29,7 +31,8 @@ extension EventStateCompositor {
     /// returns their expiry timers (one already past fires at once, RFC 3903 §6).
     public mutating func restore(_ restored: [Publication]) -> [Action] {
         var actions: [Action] = []
-        for publication in restored.sorted(by: { $0.sequence < $1.sequence }) where publications[publication.entityTag] == nil {
+        for publication in restored.sorted(by: { $0.sequence < $1.sequence })
+        where publications[publication.entityTag] == nil {
             publications[publication.entityTag] = publication
             byResource[publication.resource, default: []].append(publication.entityTag)
             nextSequence = max(nextSequence, publication.sequence)

@@ -14,8 +14,9 @@ extension NotifierSubscription {
     }
 
     public func record(clock: WallClock) -> Record {
-        Record(dialog: dialog.record, terms: terms, status: status, expiresAt: clock.milliseconds(expiresAt),
-               contact: contact.description)
+        Record(
+            dialog: dialog.record, terms: terms, status: status, expiresAt: clock.milliseconds(expiresAt),
+            contact: contact.description)
     }
 
     /// The subscription a record describes. `reservedSequences` is added to the stored local CSeq:
@@ -24,8 +25,9 @@ extension NotifierSubscription {
     public init(record: Record, clock: WallClock, reservedSequences: UInt32 = 0) throws(SIPStackError) {
         var dialog = try SIPDialog(record: record.dialog)
         if reservedSequences > 0 { dialog.localSequence = (dialog.localSequence ?? 0) &+ reservedSequences }
-        self.init(dialog: dialog, terms: record.terms, status: record.status,
-                  expiresAt: clock.deadline(milliseconds: record.expiresAt),
-                  contact: try SIPDialog.restored(SIPAddress(record.contact), "contact"))
+        self.init(
+            dialog: dialog, terms: record.terms, status: record.status,
+            expiresAt: clock.deadline(milliseconds: record.expiresAt),
+            contact: try SIPDialog.restored(SIPAddress(record.contact), "contact"))
     }
 }

@@ -27,13 +27,14 @@ extension PublicationClient {
     }
 
     public func record(clock: WallClock) -> Record {
-        Record(target: configuration.target.description, from: configuration.from.description,
-               to: configuration.to.description, package: configuration.package, expires: configuration.expires,
-               extraHeaders: SIPDialog.storedHeaders(configuration.extraHeaders),
-               retryIntervalMilliseconds: configuration.retryInterval.nanoseconds / 1_000_000,
-               maxRetries: configuration.maxRetries, status: status, entityTag: entityTag,
-               expiresAt: expiresAt.map(clock.milliseconds), body: StoredBytes(body), contentType: contentType,
-               callID: callID, localTag: localTag, cseq: cseq, operation: (queued ?? outstandingOperation)?.rawValue)
+        Record(
+            target: configuration.target.description, from: configuration.from.description,
+            to: configuration.to.description, package: configuration.package, expires: configuration.expires,
+            extraHeaders: SIPDialog.storedHeaders(configuration.extraHeaders),
+            retryIntervalMilliseconds: configuration.retryInterval.nanoseconds / 1_000_000,
+            maxRetries: configuration.maxRetries, status: status, entityTag: entityTag,
+            expiresAt: expiresAt.map(clock.milliseconds), body: StoredBytes(body), contentType: contentType,
+            callID: callID, localTag: localTag, cseq: cseq, operation: (queued ?? outstandingOperation)?.rawValue)
     }
 
     public init(record: Record, clock: WallClock) throws(SIPStackError) {
@@ -44,8 +45,9 @@ extension PublicationClient {
             to: try SIPDialog.restored(SIPAddress(record.to), "to"),
             package: record.package, expires: record.expires, extraHeaders: headers,
             retryInterval: .milliseconds(record.retryIntervalMilliseconds), maxRetries: record.maxRetries)
-        self.init(configuration: configuration, body: record.body.bytes, contentType: record.contentType,
-                  callID: record.callID, localTag: record.localTag)
+        self.init(
+            configuration: configuration, body: record.body.bytes, contentType: record.contentType,
+            callID: record.callID, localTag: record.localTag)
         var operation: Operation?
         if let name = record.operation {
             guard let known = Operation(rawValue: name) else {

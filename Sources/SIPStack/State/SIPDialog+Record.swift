@@ -19,20 +19,24 @@ extension SIPDialog {
     }
 
     public var record: Record {
-        Record(callID: id.callID, localTag: id.localTag, remoteTag: id.remoteTag, localSequence: localSequence,
-               remoteSequence: remoteSequence, localURI: localURI.description, remoteURI: remoteURI.description,
-               remoteTarget: remoteTarget.description, routeSet: routeSet.map(\.description), secure: isSecure)
+        Record(
+            callID: id.callID, localTag: id.localTag, remoteTag: id.remoteTag, localSequence: localSequence,
+            remoteSequence: remoteSequence, localURI: localURI.description, remoteURI: remoteURI.description,
+            remoteTarget: remoteTarget.description, routeSet: routeSet.map(\.description), secure: isSecure)
     }
 
     /// The dialog a record describes; a field that does not parse is an error naming it.
     public init(record: Record) throws(SIPStackError) {
-        self.init(id: ID(callID: record.callID, localTag: record.localTag, remoteTag: record.remoteTag),
-                  localSequence: record.localSequence, remoteSequence: record.remoteSequence,
-                  localURI: try Self.restored(SIPAddress(record.localURI), "local URI"),
-                  remoteURI: try Self.restored(SIPAddress(record.remoteURI), "remote URI"),
-                  remoteTarget: try Self.restored(SIPURI(record.remoteTarget), "remote target"),
-                  routeSet: try record.routeSet.map { route throws(SIPStackError) in try Self.restored(SIPAddress(route), "route") },
-                  isSecure: record.secure)
+        self.init(
+            id: ID(callID: record.callID, localTag: record.localTag, remoteTag: record.remoteTag),
+            localSequence: record.localSequence, remoteSequence: record.remoteSequence,
+            localURI: try Self.restored(SIPAddress(record.localURI), "local URI"),
+            remoteURI: try Self.restored(SIPAddress(record.remoteURI), "remote URI"),
+            remoteTarget: try Self.restored(SIPURI(record.remoteTarget), "remote target"),
+            routeSet: try record.routeSet.map { route throws(SIPStackError) in
+                try Self.restored(SIPAddress(route), "route")
+            },
+            isSecure: record.secure)
     }
 
     /// The same dialog without its sequence numbers: what a dialog's durable state is compared by
@@ -52,13 +56,17 @@ extension SIPDialog {
     static func restoredHeaders(_ pairs: [[String]]) throws(SIPStackError) -> SIPHeaders {
         var headers = SIPHeaders()
         for pair in pairs {
-            guard pair.count == 2 else { throw SIPStackError(.invalidRecord, "extra header \(pair): not a name and a value") }
+            guard pair.count == 2 else {
+                throw SIPStackError(.invalidRecord, "extra header \(pair): not a name and a value")
+            }
             headers.append(SIPHeaderName(pair[0]), pair[1])
         }
         return headers
     }
 
-    static func restored<T>(_ parse: @autoclosure () throws(SIPParseError) -> T, _ name: String) throws(SIPStackError) -> T {
+    static func restored<T>(_ parse: @autoclosure () throws(SIPParseError) -> T, _ name: String) throws(SIPStackError)
+        -> T
+    {
         do { return try parse() } catch { throw SIPStackError(.invalidRecord, "\(name): \(error)") }
     }
 }

@@ -31,7 +31,8 @@ extension SubscriberSubscription {
     public func record(clock: WallClock) -> Record {
         let configuration = self.configuration
         return Record(
-            target: configuration.target.description, from: configuration.from.description, to: configuration.to.description,
+            target: configuration.target.description, from: configuration.from.description,
+            to: configuration.to.description,
             contact: configuration.contact.description, package: configuration.package, eventID: configuration.eventID,
             accept: configuration.accept, expires: configuration.expires, supported: configuration.supported,
             extraHeaders: SIPDialog.storedHeaders(configuration.extraHeaders),
@@ -52,8 +53,9 @@ extension SubscriberSubscription {
             supported: record.supported, extraHeaders: headers, body: record.body?.bytes ?? [],
             bodyType: record.bodyType, bodyGivenPerRequest: record.bodyGivenPerRequest)
         let dialog = try record.dialog.map { dialog throws(SIPStackError) in try SIPDialog(record: dialog) }
-        self.init(configuration: configuration, status: record.status, dialog: dialog, callID: record.callID,
-                  localTag: record.localTag)
+        self.init(
+            configuration: configuration, status: record.status, dialog: dialog, callID: record.callID,
+            localTag: record.localTag)
         expiresAt = record.expiresAt.map { clock.deadline(milliseconds: $0) }
         cseq = record.cseq
     }

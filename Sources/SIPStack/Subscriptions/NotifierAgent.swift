@@ -120,11 +120,13 @@ public final class NotifierAgent: @unchecked Sendable {
 
     /// `state` returns the resource's current state as a body of the given type (nil: no body,
     /// e.g. nothing published yet).
-    public init(layer: SIPTransactionLayer, registry: SIPEventPackageRegistry = SIPEventPackageRegistry(),
-                contact: SIPAddress, routing: SIPEventRouting = SIPEventRouting(), limits: Limits = Limits(),
-                policy: @escaping @Sendable (Request) -> Decision = { _ in .active },
-                state: @escaping @Sendable (_ resource: String, _ bodyType: String) -> [UInt8]?,
-                onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+    public init(
+        layer: SIPTransactionLayer, registry: SIPEventPackageRegistry = SIPEventPackageRegistry(),
+        contact: SIPAddress, routing: SIPEventRouting = SIPEventRouting(), limits: Limits = Limits(),
+        policy: @escaping @Sendable (Request) -> Decision = { _ in .active },
+        state: @escaping @Sendable (_ resource: String, _ bodyType: String) -> [UInt8]?,
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
         self.layer = layer
         self.registry = registry
         self.contact = contact
@@ -171,10 +173,14 @@ public final class NotifierAgent: @unchecked Sendable {
         return true
     }
 
-    private func reply(_ incoming: SIPTransactionLayer.IncomingRequest, _ status: Int, _ reason: String,
-                       toTag: String? = nil, headers: SIPHeaders = []) {
-        try? layer.respond(SIPResponse(replyingTo: incoming.request, statusCode: status, reasonPhrase: reason,
-                                       toTag: toTag ?? incoming.toTag, headers: headers), to: incoming.transaction)
+    private func reply(
+        _ incoming: SIPTransactionLayer.IncomingRequest, _ status: Int, _ reason: String,
+        toTag: String? = nil, headers: SIPHeaders = []
+    ) {
+        try? layer.respond(
+            SIPResponse(
+                replyingTo: incoming.request, statusCode: status, reasonPhrase: reason,
+                toTag: toTag ?? incoming.toTag, headers: headers), to: incoming.transaction)
     }
 
     private func initial(_ incoming: SIPTransactionLayer.IncomingRequest) {
@@ -192,7 +198,8 @@ public final class NotifierAgent: @unchecked Sendable {
             return
         }
         let resource = Self.resourceKey(request.uri)
-        let decision = policy(Request(subscribe: request, terms: terms, resource: resource, watcher: try? request.headers.from))
+        let decision = policy(
+            Request(subscribe: request, terms: terms, resource: resource, watcher: try? request.headers.from))
         let status: NotifierSubscription.Status
         switch decision {
         case .active: status = .active
@@ -223,8 +230,10 @@ public final class NotifierAgent: @unchecked Sendable {
 
     private func inDialog(_ incoming: SIPTransactionLayer.IncomingRequest, localTag: String) {
         let request = incoming.request
-        guard let callID = try? request.headers.callID, let handle = handles[DialogKey(callID: callID, localTag: localTag)],
-              var entry = entries[handle] else {
+        guard let callID = try? request.headers.callID,
+            let handle = handles[DialogKey(callID: callID, localTag: localTag)],
+            var entry = entries[handle]
+        else {
             reply(incoming, 481, "Subscription Does Not Exist", toTag: localTag)
             return
         }
@@ -232,7 +241,8 @@ public final class NotifierAgent: @unchecked Sendable {
         case .reject(let status, let reason, let headers):
             reply(incoming, status, reason, toTag: localTag, headers: headers)
         case .accept(let terms):
-            let body = entry.machine.status == .active || terms.expires == 0
+            let body =
+                entry.machine.status == .active || terms.expires == 0
                 ? state(entry.resource, entry.machine.terms.bodyType) : nil
             let actions = entry.machine.refresh(request, terms: terms, body: body, now: eventLoop.now)
             entries[handle] = entry
@@ -261,7 +271,8 @@ public final class NotifierAgent: @unchecked Sendable {
     public func activate(_ handle: Handle) {
         eventLoop.assertInEventLoop()
         guard var entry = entries[handle] else { return }
-        let actions = entry.machine.activate(body: state(entry.resource, entry.machine.terms.bodyType), now: eventLoop.now)
+        let actions = entry.machine.activate(
+            body: state(entry.resource, entry.machine.terms.bodyType), now: eventLoop.now)
         entries[handle] = entry
         perform(actions, handle: handle, server: nil)
     }
@@ -288,7 +299,9 @@ public final class NotifierAgent: @unchecked Sendable {
                 guard var entry = entries[handle] else { continue }
                 let queue = entry.expiry.schedule(at: deadline)
                 entries[handle] = entry
-                if let queue { expiryTimers.add(handle, at: queue, on: eventLoop) { [self] in self.expiryTimersFired() } }
+                if let queue {
+                    expiryTimers.add(handle, at: queue, on: eventLoop) { [self] in self.expiryTimersFired() }
+                }
             case .remove:
                 remove(handle)
             }

@@ -97,8 +97,9 @@ public struct NotifierSubscription: Sendable {
             dialog: dialog, terms: terms, status: status,
             expiresAt: now + .seconds(Int64(terms.expires)), contact: contact)
         if terms.expires == 0 { sub.status = .terminated(reason: "timeout") }
-        var actions = sub.answer(subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
-                                 piggyback: piggyback, now: now)
+        var actions = sub.answer(
+            subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
+            piggyback: piggyback, now: now)
         if case .terminated = sub.status {
             actions.append(.remove)
         } else {
@@ -116,16 +117,26 @@ public struct NotifierSubscription: Sendable {
     /// With `piggyback` (and a subscriber that supports it) the state rides in the 200 OK instead
     /// of a NOTIFY, as in the [MS-PRES] §4.5 refreshes that add resources to a batch dialog
     /// (`ms-piggyback-cseq: 2`, `: 3`).
-    public mutating func refresh(_ subscribe: SIPRequest, terms newTerms: SubscriptionTerms,
-                                 body: [UInt8]?, bodyType: String? = nil, responseHeaders: SIPHeaders = [],
-                                 now: NIODeadline, piggyback: Bool = false) -> [Action] {
+    public mutating func refresh(
+        _ subscribe: SIPRequest, terms newTerms: SubscriptionTerms,
+        body: [UInt8]?, bodyType: String? = nil, responseHeaders: SIPHeaders = [],
+        now: NIODeadline, piggyback: Bool = false
+    ) -> [Action] {
         guard !isTerminated else {
-            return [.respond(SIPResponse(replyingTo: subscribe, statusCode: 481, reasonPhrase: "Subscription Does Not Exist",
-                                               toTag: dialog.id.localTag))]
+            return [
+                .respond(
+                    SIPResponse(
+                        replyingTo: subscribe, statusCode: 481, reasonPhrase: "Subscription Does Not Exist",
+                        toTag: dialog.id.localTag))
+            ]
         }
         if dialog.receive(subscribe) == .rejectOutOfOrder {
-            return [.respond(SIPResponse(replyingTo: subscribe, statusCode: 500, reasonPhrase: "Out of Order CSeq",
-                                               toTag: dialog.id.localTag))]
+            return [
+                .respond(
+                    SIPResponse(
+                        replyingTo: subscribe, statusCode: 500, reasonPhrase: "Out of Order CSeq",
+                        toTag: dialog.id.localTag))
+            ]
         }
         var updated = terms
         updated.expires = newTerms.expires
@@ -133,19 +144,23 @@ public struct NotifierSubscription: Sendable {
         terms = updated
         if newTerms.expires == 0 {
             status = .terminated(reason: "timeout")
-            return answer(subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
-                          piggyback: false, now: now) + [.remove]
+            return answer(
+                subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
+                piggyback: false, now: now) + [.remove]
         }
         expiresAt = now + .seconds(Int64(newTerms.expires))
-        return answer(subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
-                      piggyback: piggyback, now: now) + [.scheduleExpiry(expiresAt)]
+        return answer(
+            subscribe, body: body, bodyType: bodyType, responseHeaders: responseHeaders,
+            piggyback: piggyback, now: now) + [.scheduleExpiry(expiresAt)]
     }
 
     /// The 200 OK to a SUBSCRIBE of this dialog, and the NOTIFY with `body` — or, with `piggyback`
     /// and a subscriber that supports it, the body in the 200 OK with Event, subscription-state
     /// and `ms-piggyback-cseq` (the CSeq the NOTIFY would have had; [MS-PRES] §4.4.2, §4.5).
-    private mutating func answer(_ subscribe: SIPRequest, body: [UInt8]?, bodyType: String?,
-                                 responseHeaders: SIPHeaders, piggyback: Bool, now: NIODeadline) -> [Action] {
+    private mutating func answer(
+        _ subscribe: SIPRequest, body: [UInt8]?, bodyType: String?,
+        responseHeaders: SIPHeaders, piggyback: Bool, now: NIODeadline
+    ) -> [Action] {
         var ok = SIPResponse(replyingTo: subscribe, statusCode: 200, reasonPhrase: "OK", toTag: dialog.id.localTag)
         // RFC 3261 §12.1.1: "the UAS MUST copy all Record-Route header field values from the
         // request into the response ... and MUST maintain the order of those values", so that the
@@ -179,8 +194,10 @@ public struct NotifierSubscription: Sendable {
     /// while pending (the subscriber is not yet authorized to see state) or terminated.
     /// `bodyType` overrides the negotiated type for this body; `headers` are added to the NOTIFY
     /// (e.g. `Require: eventlist` on a batch dialog's notifications, [MS-PRES] §2.2.2.4.3).
-    public mutating func stateChanged(body: [UInt8], bodyType: String? = nil, headers: SIPHeaders = [],
-                                      now: NIODeadline) -> [Action] {
+    public mutating func stateChanged(
+        body: [UInt8], bodyType: String? = nil, headers: SIPHeaders = [],
+        now: NIODeadline
+    ) -> [Action] {
         guard status == .active else { return [] }
         var notify = makeNotify(body: body, bodyType: bodyType, now: now)
         notify.headers.fields.append(contentsOf: headers.fields)
@@ -196,8 +213,10 @@ public struct NotifierSubscription: Sendable {
 
     /// Ends the subscription with a final NOTIFY (`terminated;reason=...`, optional retry-after;
     /// RFC 6665 §4.2.2: deactivated, probation, rejected, timeout, giveup, noresource, invariant).
-    public mutating func terminate(reason: String, retryAfter: UInt32? = nil, body: [UInt8]? = nil,
-                                   now: NIODeadline) -> [Action] {
+    public mutating func terminate(
+        reason: String, retryAfter: UInt32? = nil, body: [UInt8]? = nil,
+        now: NIODeadline
+    ) -> [Action] {
         guard !isTerminated else { return [] }
         status = .terminated(reason: reason)
         return [.notify(makeNotify(body: body, now: now, retryAfter: retryAfter)), .remove]
@@ -230,8 +249,10 @@ public struct NotifierSubscription: Sendable {
 
     /// `presence;id=...` as sent in NOTIFY.
     var eventHeader: String {
-        SIPEvent(package: terms.package.name,
-                 parameters: SIPParameters(terms.eventID.map { [SIPParameter(name: "id", value: $0)] } ?? [])).description
+        SIPEvent(
+            package: terms.package.name,
+            parameters: SIPParameters(terms.eventID.map { [SIPParameter(name: "id", value: $0)] } ?? [])
+        ).description
     }
 
     /// The Subscription-State for a NOTIFY sent at `now` (§4.2.2: expires is the time left).
@@ -254,11 +275,14 @@ public struct NotifierSubscription: Sendable {
 
     /// A NOTIFY (or BENOTIFY when the subscriber supports it and the subscription goes on:
     /// a final notification needs its response, so it stays a NOTIFY) for the current status.
-    mutating func makeNotify(body: [UInt8]?, bodyType: String? = nil, now: NIODeadline,
-                             retryAfter: UInt32? = nil) -> SIPRequest {
+    mutating func makeNotify(
+        body: [UInt8]?, bodyType: String? = nil, now: NIODeadline,
+        retryAfter: UInt32? = nil
+    ) -> SIPRequest {
         let method: SIPMethod = terms.supportsBENotify && !isTerminated ? .benotify : .notify
-        var request = dialog.makeRequest(method, contact: contact, body: body ?? [],
-                                         contentType: bodyType ?? terms.bodyType)
+        var request = dialog.makeRequest(
+            method, contact: contact, body: body ?? [],
+            contentType: bodyType ?? terms.bodyType)
         request.headers.append(.event, eventHeader)
         request.headers.append(.subscriptionState, subscriptionState(now: now, retryAfter: retryAfter).description)
         return request

@@ -22,8 +22,10 @@ public struct SIPEventPackage: Sendable, Hashable, Codable {
     /// Longer requests are shortened to this (RFC 6665 §4.2.1.1: the notifier MAY shorten).
     public var maximumExpires: UInt32
 
-    public init(name: String, bodyTypes: [String], defaultBodyType: String, defaultExpires: UInt32,
-                minimumExpires: UInt32, maximumExpires: UInt32) {
+    public init(
+        name: String, bodyTypes: [String], defaultBodyType: String, defaultExpires: UInt32,
+        minimumExpires: UInt32, maximumExpires: UInt32
+    ) {
         self.name = name.lowercased()
         self.bodyTypes = bodyTypes.map { $0.lowercased() }
         self.defaultBodyType = defaultBodyType.lowercased()

@@ -52,8 +52,9 @@ extension SIPTransactionLayer {
         guard let local = transport.advertisedAddress(for: target.kind) else { return false }
         var outgoing = request
         let branch = "z9hG4bK" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
-        let via = SIPVia(transport: target.kind.rawValue, host: local.isIPv6 ? "[\(local.host)]" : local.host, port: local.port,
-                         parameters: [SIPParameter(name: "branch", value: branch), SIPParameter(name: "rport", value: nil)])
+        let via = SIPVia(
+            transport: target.kind.rawValue, host: local.isIPv6 ? "[\(local.host)]" : local.host, port: local.port,
+            parameters: [SIPParameter(name: "branch", value: branch), SIPParameter(name: "rport", value: nil)])
         outgoing.headers.prepend(.via, via.description)
         if !outgoing.headers.contains(.maxForwards) { outgoing.headers.append(.maxForwards, "70") }
         _ = transport.send(.request(outgoing), to: target, connection: nil)

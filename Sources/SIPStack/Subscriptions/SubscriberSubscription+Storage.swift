@@ -60,15 +60,22 @@ extension SubscriberSubscription {
             profile = Self.profiles.shared(Profile(configuration))
             expires = configuration.expires
             body = configuration.body
-            let fields = [configuration.target.description, configuration.from.description, configuration.to.description]
-            let readsBack = !fields.contains { $0.utf8.contains(0x0A) }
+            let fields = [
+                configuration.target.description, configuration.from.description, configuration.to.description,
+            ]
+            let readsBack =
+                !fields.contains { $0.utf8.contains(0x0A) }
                 && (try? SIPURI(fields[0])) == configuration.target
                 && (try? SIPAddress(fields[1])) == configuration.from
                 && (try? SIPAddress(fields[2])) == configuration.to
-            addresses = readsBack
+            addresses =
+                readsBack
                 ? .text(fields.linesInExactCapacity())
-                : .parsed(SharedValue(Parsed(target: configuration.target.detached, from: configuration.from.detached,
-                                             to: configuration.to.detached)))
+                : .parsed(
+                    SharedValue(
+                        Parsed(
+                            target: configuration.target.detached, from: configuration.from.detached,
+                            to: configuration.to.detached)))
         }
 
         var configuration: Configuration {
@@ -81,15 +88,18 @@ extension SubscriberSubscription {
                 // Verified to read back when stored; the fallbacks are never taken.
                 let empty = SIPURI(host: "")
                 let target = fields.count == 3 ? (try? SIPURI(fields[0])) ?? empty : empty
-                let from = fields.count == 3 ? (try? SIPAddress(fields[1])) ?? SIPAddress(uri: empty) : SIPAddress(uri: empty)
-                let to = fields.count == 3 ? (try? SIPAddress(fields[2])) ?? SIPAddress(uri: empty) : SIPAddress(uri: empty)
+                let from =
+                    fields.count == 3 ? (try? SIPAddress(fields[1])) ?? SIPAddress(uri: empty) : SIPAddress(uri: empty)
+                let to =
+                    fields.count == 3 ? (try? SIPAddress(fields[2])) ?? SIPAddress(uri: empty) : SIPAddress(uri: empty)
                 parsed = Parsed(target: target, from: from, to: to)
             }
             let p = profile.value
-            return Configuration(target: parsed.target, from: parsed.from, to: parsed.to, contact: p.contact,
-                                 package: p.package, eventID: p.eventID, accept: p.accept, expires: expires,
-                                 supported: p.supported, extraHeaders: p.extraHeaders, body: body, bodyType: p.bodyType,
-                                 bodyGivenPerRequest: p.bodyGivenPerRequest)
+            return Configuration(
+                target: parsed.target, from: parsed.from, to: parsed.to, contact: p.contact,
+                package: p.package, eventID: p.eventID, accept: p.accept, expires: expires,
+                supported: p.supported, extraHeaders: p.extraHeaders, body: body, bodyType: p.bodyType,
+                bodyGivenPerRequest: p.bodyGivenPerRequest)
         }
 
         static let profiles = SharedValueTable<Profile>()

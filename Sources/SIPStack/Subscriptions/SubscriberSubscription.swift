@@ -36,11 +36,13 @@ public struct SubscriberSubscription: Sendable {
         /// a subscription does not hold a request body for hours. Default false.
         public var bodyGivenPerRequest: Bool
 
-        public init(target: SIPURI, from: SIPAddress, to: SIPAddress, contact: SIPAddress,
-                    package: SIPEventPackage = .presence, eventID: String? = nil,
-                    accept: [String] = [SIPBodyType.pidf], expires: UInt32 = 3600,
-                    supported: [String] = [], extraHeaders: SIPHeaders = [],
-                    body: [UInt8] = [], bodyType: String? = nil, bodyGivenPerRequest: Bool = false) {
+        public init(
+            target: SIPURI, from: SIPAddress, to: SIPAddress, contact: SIPAddress,
+            package: SIPEventPackage = .presence, eventID: String? = nil,
+            accept: [String] = [SIPBodyType.pidf], expires: UInt32 = 3600,
+            supported: [String] = [], extraHeaders: SIPHeaders = [],
+            body: [UInt8] = [], bodyType: String? = nil, bodyGivenPerRequest: Bool = false
+        ) {
             self.target = target
             self.from = from
             self.to = to
@@ -141,7 +143,8 @@ public struct SubscriberSubscription: Sendable {
                 self = .identifiers(callID: callID, localTag: localTag)
                 return
             }
-            self = dialog.id.callID == callID && dialog.id.localTag == localTag
+            self =
+                dialog.id.callID == callID && dialog.id.localTag == localTag
                 ? .dialog(dialog) : .otherDialog(dialog, callID: callID, localTag: localTag)
         }
     }
@@ -163,9 +166,12 @@ public struct SubscriberSubscription: Sendable {
     }
 
     /// Starts a subscription: the initial SUBSCRIBE (out of dialog, CSeq 1).
-    public static func start(_ configuration: Configuration, callID: String, localTag: String) -> (SubscriberSubscription, [Action]) {
-        var sub = SubscriberSubscription(configuration: configuration, status: .subscribing, dialog: nil,
-                                         callID: callID, localTag: localTag)
+    public static func start(_ configuration: Configuration, callID: String, localTag: String) -> (
+        SubscriberSubscription, [Action]
+    ) {
+        var sub = SubscriberSubscription(
+            configuration: configuration, status: .subscribing, dialog: nil,
+            callID: callID, localTag: localTag)
         let request = sub.initialRequest(expires: configuration.expires)
         return (sub, [.send(request)])
     }
@@ -254,7 +260,9 @@ public struct SubscriberSubscription: Sendable {
     /// A response to the outstanding SUBSCRIBE. `jitter` in 0..<1 (injected randomness) spreads
     /// refreshes: the refresh is due at `expires × (0.9 − 0.1 × jitter)` but at least 5 s before
     /// expiry when the duration allows (§4.1.2.2 leaves the margin to the subscriber).
-    public mutating func receive(_ response: SIPResponse, now: NIODeadline, jitter: Double, overTLS: Bool = false) -> [Action] {
+    public mutating func receive(_ response: SIPResponse, now: NIODeadline, jitter: Double, overTLS: Bool = false)
+        -> [Action]
+    {
         guard let request = outstanding else { return [] }
         if response.statusCode < 200 { return [] }
         defer {
@@ -306,7 +314,7 @@ public struct SubscriberSubscription: Sendable {
             status = .terminated(reason: "unsubscribed")
             return [.ended(reason: "unsubscribed")]
         }
-        if !wasInitial, (status == .active || status == .pending) {
+        if !wasInitial, status == .active || status == .pending {
             // A failed refresh leaves the subscription until it expires (§4.1.2.2).
             return []
         }
@@ -322,16 +330,21 @@ public struct SubscriberSubscription: Sendable {
     /// The outstanding SUBSCRIBE timed out or failed in transport (RFC 3261 §8.1.3.1: as 408).
     public mutating func transactionFailed(now: NIODeadline) -> [Action] {
         var timeout = SIPResponse(statusCode: 408, reasonPhrase: "Request Timeout")
-        if let r = outstanding { timeout.headers = SIPHeaders(r.headers.fields.filter { [.from, .to, .callID, .cseq].contains($0.name) }) }
+        if let r = outstanding {
+            timeout.headers = SIPHeaders(r.headers.fields.filter { [.from, .to, .callID, .cseq].contains($0.name) })
+        }
         return receive(timeout, now: now, jitter: 0)
     }
 
     /// A NOTIFY or BENOTIFY for this subscription (the driver matched Call-ID, tags and Event).
-    public mutating func receive(notify: SIPRequest, now: NIODeadline, jitter: Double, localTag responseTag: String? = nil,
-                                 overTLS: Bool = false) -> [Action] {
+    public mutating func receive(
+        notify: SIPRequest, now: NIODeadline, jitter: Double, localTag responseTag: String? = nil,
+        overTLS: Bool = false
+    ) -> [Action] {
         let expectsResponse = notify.method != .benotify
         func answer(_ code: Int, _ reason: String) -> [Action] {
-            expectsResponse ? [.respond(SIPResponse(replyingTo: notify, statusCode: code, reasonPhrase: reason, toTag: nil))] : []
+            expectsResponse
+                ? [.respond(SIPResponse(replyingTo: notify, statusCode: code, reasonPhrase: reason, toTag: nil))] : []
         }
         guard let state = try? notify.headers.subscriptionState else {
             return answer(400, "Missing or Bad Subscription-State")
@@ -339,7 +352,8 @@ public struct SubscriberSubscription: Sendable {
         if dialog == nil {
             // RFC 6665 §4.1.2.4: the NOTIFY came before the 200; it creates the dialog.
             guard let request = outstanding,
-                  let created = try? SIPDialog(subscriberFor: request, notify: notify, overTLS: overTLS) else {
+                let created = try? SIPDialog(subscriberFor: request, notify: notify, overTLS: overTLS)
+            else {
                 return answer(481, "Subscription Does Not Exist")
             }
             dialog = created
@@ -348,7 +362,8 @@ public struct SubscriberSubscription: Sendable {
         }
         var actions = answer(200, "OK")
         let contentType = try? notify.headers.contentType
-        actions.append(.deliver(Notification(state: state, contentType: contentType, body: notify.body, piggybacked: false)))
+        actions.append(
+            .deliver(Notification(state: state, contentType: contentType, body: notify.body, piggybacked: false)))
         switch state.state {
         case .active, .pending:
             if status == .unsubscribing { break }
@@ -399,7 +414,8 @@ public struct SubscriberSubscription: Sendable {
 
     private func piggybackNotification(_ response: SIPResponse) -> Notification? {
         guard (try? response.headers.msPiggybackCSeq) != nil,
-              let state = try? response.headers.subscriptionState else { return nil }
+            let state = try? response.headers.subscriptionState
+        else { return nil }
         let contentType = try? response.headers.contentType
         return Notification(state: state, contentType: contentType, body: response.body, piggybacked: true)
     }

@@ -68,9 +68,11 @@ public final class SubscriptionAgent: @unchecked Sendable {
 
     /// `jitter` returns a value in 0..<1 that spreads refreshes (see
     /// ``SubscriberSubscription/receive(_:now:jitter:overTLS:)``); inject a constant in tests.
-    public init(layer: SIPTransactionLayer, routing: SIPEventRouting = SIPEventRouting(), limits: Limits = Limits(),
-                jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                onEvent: @escaping @Sendable (Event) -> Void) {
+    public init(
+        layer: SIPTransactionLayer, routing: SIPEventRouting = SIPEventRouting(), limits: Limits = Limits(),
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
         self.layer = layer
         self.routing = routing
         self.limits = limits
@@ -83,9 +85,11 @@ public final class SubscriptionAgent: @unchecked Sendable {
     public func installAsRequestHandler() {
         layer.setRequestHandler(for: [.notify, .benotify]) { [self] incoming in
             if !self.handle(incoming) {
-                try? self.layer.respond(SIPResponse(replyingTo: incoming.request, statusCode: 405, reasonPhrase: "Method Not Allowed",
-                                                    toTag: incoming.toTag, headers: [(.allow, "NOTIFY, BENOTIFY")]),
-                                        to: incoming.transaction)
+                try? self.layer.respond(
+                    SIPResponse(
+                        replyingTo: incoming.request, statusCode: 405, reasonPhrase: "Method Not Allowed",
+                        toTag: incoming.toTag, headers: [(.allow, "NOTIFY, BENOTIFY")]),
+                    to: incoming.transaction)
             }
         }
     }
@@ -147,15 +151,19 @@ public final class SubscriptionAgent: @unchecked Sendable {
         let request = incoming.request
         guard request.method == .notify || request.method == .benotify else { return false }
         guard let callID = try? request.headers.callID, let tag = (try? request.headers.to)?.tag,
-              let handle = handles[DialogKey(callID: callID, localTag: tag)], var entry = entries[handle] else {
+            let handle = handles[DialogKey(callID: callID, localTag: tag)], var entry = entries[handle]
+        else {
             if request.method == .notify {
-                try? layer.respond(SIPResponse(replyingTo: request, statusCode: 481, reasonPhrase: "Subscription Does Not Exist",
-                                               toTag: incoming.toTag), to: incoming.transaction)
+                try? layer.respond(
+                    SIPResponse(
+                        replyingTo: request, statusCode: 481, reasonPhrase: "Subscription Does Not Exist",
+                        toTag: incoming.toTag), to: incoming.transaction)
             }
             return true
         }
-        let actions = entry.machine.receive(notify: request, now: eventLoop.now, jitter: jitter(),
-                                            overTLS: incoming.received.source.kind == .tls)
+        let actions = entry.machine.receive(
+            notify: request, now: eventLoop.now, jitter: jitter(),
+            overTLS: incoming.received.source.kind == .tls)
         if actions.contains(where: { if case .deliver = $0 { return true } else { return false } }) {
             entry.resubscriptions = 0
         }
@@ -226,7 +234,8 @@ public final class SubscriptionAgent: @unchecked Sendable {
             entries[handle] = entry
             switch outcome {
             case .fire: refresh(handle)
-            case .requeue(let at): refreshTimers.add(handle, at: at, on: eventLoop) { [self] in self.refreshTimersFired() }
+            case .requeue(let at):
+                refreshTimers.add(handle, at: at, on: eventLoop) { [self] in self.refreshTimersFired() }
             case .ignore: break
             }
         }
@@ -251,13 +260,16 @@ public final class SubscriptionAgent: @unchecked Sendable {
     }
 
     private func deliverFailure(handle: Handle, request: SIPRequest) {
-        receive(SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "Service Unavailable"), for: request, handle: handle)
+        receive(
+            SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "Service Unavailable"), for: request,
+            handle: handle)
     }
 
     private func receive(_ response: SIPResponse, for request: SIPRequest, handle: Handle) {
         guard var entry = entries[handle], entry.machine.callID == (try? request.headers.callID) else { return }
-        let actions = entry.machine.receive(response, now: eventLoop.now, jitter: jitter(),
-                                            overTLS: request.uri.scheme == .sips)
+        let actions = entry.machine.receive(
+            response, now: eventLoop.now, jitter: jitter(),
+            overTLS: request.uri.scheme == .sips)
         entries[handle] = entry
         perform(actions, handle: handle, server: nil)
     }

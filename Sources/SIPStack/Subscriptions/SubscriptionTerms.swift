@@ -14,8 +14,10 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     /// The subscriber supports `ms-piggyback-first-notify` ([MS-PRES] §4.4.2).
     public var supportsPiggyback: Bool
 
-    public init(package: SIPEventPackage, eventID: String? = nil, bodyType: String, expires: UInt32,
-                supportsBENotify: Bool = false, supportsPiggyback: Bool = false) {
+    public init(
+        package: SIPEventPackage, eventID: String? = nil, bodyType: String, expires: UInt32,
+        supportsBENotify: Bool = false, supportsPiggyback: Bool = false
+    ) {
         self.package = package
         self.eventID = eventID
         self.bodyType = bodyType
@@ -37,8 +39,10 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     /// maximum), and the body type from Accept (406 Not Acceptable when none fits). For a refresh,
     /// pass the `negotiated` type of the subscription: it is kept as long as the new Accept still
     /// allows it.
-    public static func evaluate(_ request: SIPRequest, registry: SIPEventPackageRegistry,
-                                negotiated: String? = nil) -> Evaluation {
+    public static func evaluate(
+        _ request: SIPRequest, registry: SIPEventPackageRegistry,
+        negotiated: String? = nil
+    ) -> Evaluation {
         let h = request.headers
         let event: SIPEvent
         do {
@@ -58,8 +62,9 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
         }
         var expires = requested ?? package.defaultExpires
         if expires != 0 && expires < package.minimumExpires {
-            return .reject(status: 423, reason: "Interval Too Brief",
-                           headers: [(.minExpires, String(package.minimumExpires))])
+            return .reject(
+                status: 423, reason: "Interval Too Brief",
+                headers: [(.minExpires, String(package.minimumExpires))])
         }
         expires = min(expires, package.maximumExpires)
         let accept: [SIPMediaRange]?
@@ -75,10 +80,11 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
             return .reject(status: 406, reason: "Not Acceptable", headers: headers)
         }
         let supported = (try? h.supported)?.map { $0.lowercased() } ?? []
-        return .accept(SubscriptionTerms(
-            package: package, eventID: event.id, bodyType: bodyType, expires: expires,
-            supportsBENotify: supported.contains("ms-benotify"),
-            supportsPiggyback: supported.contains("ms-piggyback-first-notify")))
+        return .accept(
+            SubscriptionTerms(
+                package: package, eventID: event.id, bodyType: bodyType, expires: expires,
+                supportsBENotify: supported.contains("ms-benotify"),
+                supportsPiggyback: supported.contains("ms-piggyback-first-notify")))
     }
 
     private static func allowEvents(_ registry: SIPEventPackageRegistry) -> SIPHeaders {

@@ -63,8 +63,10 @@ public struct NonInviteClientTransaction: Sendable {
             // client transaction SHOULD inform the TU about the timeout, and then it SHOULD enter
             // the "Terminated" state." (Likewise in Proceeding.)
             state = .terminated
-            return [.cancelTimer(.e), .deliverResponse(SIPResponse(replyingTo: request, statusCode: 408)),
-                    .terminate(.timeout)]
+            return [
+                .cancelTimer(.e), .deliverResponse(SIPResponse(replyingTo: request, statusCode: 408)),
+                .terminate(.timeout),
+            ]
         case (.k, .completed):
             state = .terminated
             return [.terminate(.completed)]
@@ -113,9 +115,11 @@ public struct NonInviteClientTransaction: Sendable {
         switch state {
         case .trying, .proceeding:
             state = .terminated
-            return [.cancelTimer(.e), .cancelTimer(.f),
-                    .deliverResponse(SIPResponse(replyingTo: request, statusCode: 503)),
-                    .terminate(.transportError)]
+            return [
+                .cancelTimer(.e), .cancelTimer(.f),
+                .deliverResponse(SIPResponse(replyingTo: request, statusCode: 503)),
+                .terminate(.transportError),
+            ]
         case .completed, .terminated:
             return []
         }

@@ -16,7 +16,8 @@ public struct SIPClientTransactionKey: Sendable, Hashable, CustomStringConvertib
     /// The key of a response; nil when it has no top Via branch or CSeq.
     public init?(response: SIPResponse) {
         guard let top = try? response.headers.via.first, let branch = top.branch,
-              let cseq = try? response.headers.cseq else { return nil }
+            let cseq = try? response.headers.cseq
+        else { return nil }
         self.init(branch: branch, method: cseq.method)
     }
 

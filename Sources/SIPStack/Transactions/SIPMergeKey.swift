@@ -8,7 +8,8 @@ struct SIPMergeKey: Hashable, Sendable {
 
     init?(_ request: SIPRequest) {
         guard let callID = request.headers.callID, let cseq = try? request.headers.cseq,
-              let from = try? request.headers.from else { return nil }
+            let from = try? request.headers.from
+        else { return nil }
         self.fromTag = from.tag
         self.callID = callID
         self.cseq = cseq

@@ -20,8 +20,9 @@ public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertib
         case rfc3261(branch: String, sentBy: String, method: SIPMethod)
         /// The RFC 2543 fallback fields. `topVia` is the top Via without the `received` and
         /// `rport` parameters a receiving transport adds (§18.2.1).
-        case rfc2543(requestURI: SIPURI, toTag: String?, fromTag: String?, callID: String,
-                     cseq: UInt32, method: SIPMethod, topVia: String)
+        case rfc2543(
+            requestURI: SIPURI, toTag: String?, fromTag: String?, callID: String,
+            cseq: UInt32, method: SIPMethod, topVia: String)
     }
 
     public var kind: Kind
@@ -40,15 +41,18 @@ public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertib
     /// The key of `request`, with `method` standing in for the request's own method (ACK and
     /// CANCEL look up the INVITE they belong to). `bareCookieFallsBack` makes a branch that is
     /// only `z9hG4bK` use the RFC 2543 fields instead of failing.
-    public static func make(for request: SIPRequest, method: SIPMethod? = nil,
-                            bareCookieFallsBack: Bool = false) -> Result<SIPServerTransactionKey, Failure> {
+    public static func make(
+        for request: SIPRequest, method: SIPMethod? = nil,
+        bareCookieFallsBack: Bool = false
+    ) -> Result<SIPServerTransactionKey, Failure> {
         let h = request.headers
         guard let vias = try? h.via, let top = vias.first else { return .failure(.malformed("Via")) }
         guard let cseq = try? h.cseq else { return .failure(.malformed("CSeq")) }
         let keyMethod = method ?? request.method
         if let branch = top.branch, top.hasMagicCookie {
             if branch.count > 7 {
-                return .success(SIPServerTransactionKey(.rfc3261(branch: branch, sentBy: sentBy(top), method: keyMethod)))
+                return .success(
+                    SIPServerTransactionKey(.rfc3261(branch: branch, sentBy: sentBy(top), method: keyMethod)))
             }
             if !bareCookieFallsBack { return .failure(.bareMagicCookie) }
         }
@@ -58,18 +62,22 @@ public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertib
         var via = top
         via.parameters.remove("received")
         via.parameters.remove("rport")
-        return .success(SIPServerTransactionKey(.rfc2543(
-            requestURI: request.uri, toTag: to.tag, fromTag: from.tag, callID: callID,
-            cseq: cseq.sequence, method: keyMethod, topVia: via.description)))
+        return .success(
+            SIPServerTransactionKey(
+                .rfc2543(
+                    requestURI: request.uri, toTag: to.tag, fromTag: from.tag, callID: callID,
+                    cseq: cseq.sequence, method: keyMethod, topVia: via.description)))
     }
 
     /// For RFC 2543 INVITE transactions: the key an ACK for the final response carries, "the To
     /// tag [of the ACK matches] the To tag of the response sent by the server transaction"
     /// (§17.2.3). Nil for RFC 3261 keys (the branch already matches the ACK).
     public func ackAlias(toTag: String?) -> SIPServerTransactionKey? {
-        guard case let .rfc2543(uri, _, fromTag, callID, cseq, _, topVia) = kind else { return nil }
-        return SIPServerTransactionKey(.rfc2543(requestURI: uri, toTag: toTag, fromTag: fromTag, callID: callID,
-                                                cseq: cseq, method: .ack, topVia: topVia))
+        guard case .rfc2543(let uri, _, let fromTag, let callID, let cseq, _, let topVia) = kind else { return nil }
+        return SIPServerTransactionKey(
+            .rfc2543(
+                requestURI: uri, toTag: toTag, fromTag: fromTag, callID: callID,
+                cseq: cseq, method: .ack, topVia: topVia))
     }
 
     /// Whether this key uses the RFC 3261 branch.
@@ -86,8 +94,8 @@ public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertib
 
     public var description: String {
         switch kind {
-        case let .rfc3261(branch, sentBy, method): "\(method) \(branch)@\(sentBy)"
-        case let .rfc2543(uri, toTag, fromTag, callID, cseq, method, topVia):
+        case .rfc3261(let branch, let sentBy, let method): "\(method) \(branch)@\(sentBy)"
+        case .rfc2543(let uri, let toTag, let fromTag, let callID, let cseq, let method, let topVia):
             "2543 \(method) \(uri) to=\(toTag ?? "-") from=\(fromTag ?? "-") \(callID) \(cseq) [\(topVia)]"
         }
     }

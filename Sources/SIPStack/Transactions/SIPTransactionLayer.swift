@@ -42,8 +42,10 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         /// response before it is abandoned without one. Default 64 (the client's Timer F).
         public var tuResponseTimeoutInT1: Int
 
-        public init(maxServerTransactions: Int = 10_000, maxClientTransactions: Int = 10_000,
-                    tuResponseTimeoutInT1: Int = 64) {
+        public init(
+            maxServerTransactions: Int = 10_000, maxClientTransactions: Int = 10_000,
+            tuResponseTimeoutInT1: Int = 64
+        ) {
             self.maxServerTransactions = maxServerTransactions
             self.maxClientTransactions = maxClientTransactions
             self.tuResponseTimeoutInT1 = tuResponseTimeoutInT1
@@ -69,11 +71,13 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         /// Default 1300 (the path MTU is never known here); nil sends every size over UDP.
         public var udpRequestSizeLimit: Int?
 
-        public init(timers: SIPTimerConfiguration = .default,
-                    uas: SIPUASCoreConfiguration = SIPUASCoreConfiguration(allowedMethods: []),
-                    inviteStatus: Int = 405, answersOptions: Bool = true,
-                    bareMagicCookie: BareMagicCookiePolicy = .rejectStatelessly, limits: Limits = Limits(),
-                    udpRequestSizeLimit: Int? = 1300) {
+        public init(
+            timers: SIPTimerConfiguration = .default,
+            uas: SIPUASCoreConfiguration = SIPUASCoreConfiguration(allowedMethods: []),
+            inviteStatus: Int = 405, answersOptions: Bool = true,
+            bareMagicCookie: BareMagicCookiePolicy = .rejectStatelessly, limits: Limits = Limits(),
+            udpRequestSizeLimit: Int? = 1300
+        ) {
             self.timers = timers
             self.uas = uas
             self.inviteStatus = inviteStatus
@@ -177,7 +181,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     /// Installs the receiver of server transaction failures: Timer H without an ACK (§17.2.1),
     /// a transport error sending a response (§17.2.4: "inform the TU"), or a request the TU never
     /// answered (``Limits/tuResponseTimeoutInT1``).
-    public func setServerFailureHandler(_ handler: @escaping @Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void) {
+    public func setServerFailureHandler(
+        _ handler: @escaping @Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void
+    ) {
         failureHandler = handler
     }
 
@@ -213,14 +219,20 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     /// when absent (§8.1.1.6). A request too large for UDP goes over TCP instead
     /// (``Configuration/udpRequestSizeLimit``, §18.1.1).
     @discardableResult
-    public func send(_ request: SIPRequest, to target: SIPTarget, connection: SIPConnectionID? = nil,
-                     onEvent: @escaping @Sendable (SIPClientTransactionEvent) -> Void) throws(SIPStackError) -> SIPClientTransactionKey {
+    public func send(
+        _ request: SIPRequest, to target: SIPTarget, connection: SIPConnectionID? = nil,
+        onEvent: @escaping @Sendable (SIPClientTransactionEvent) -> Void
+    ) throws(SIPStackError) -> SIPClientTransactionKey {
         eventLoop.assertInEventLoop()
         guard request.method != .invite, request.method != .ack else {
-            throw SIPStackError(.invalidClientRequest, "\(request.method) needs an INVITE client transaction, which this gateway does not make")
+            throw SIPStackError(
+                .invalidClientRequest,
+                "\(request.method) needs an INVITE client transaction, which this gateway does not make")
         }
         guard let cseq = try? request.headers.cseq, cseq.method == request.method else {
-            throw SIPStackError(.invalidClientRequest, "CSeq is missing or names another method than \(request.method) (RFC 3261 §8.1.1.5)")
+            throw SIPStackError(
+                .invalidClientRequest,
+                "CSeq is missing or names another method than \(request.method) (RFC 3261 §8.1.1.5)")
         }
         guard var local = transport.advertisedAddress(for: target.kind) else {
             throw SIPStackError(.noLocalAddress, "the transport has no \(target.kind) address for the Via sent-by")
@@ -237,16 +249,18 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         func addressed(_ kind: SIPTransportKind, from local: SIPTarget) -> (SIPRequest, SIPVia) {
             var outgoing = request
             let host = local.isIPv6 ? "[\(local.host)]" : local.host
-            let via = SIPVia(transport: kind.rawValue, host: host, port: local.port,
-                             parameters: [SIPParameter(name: "branch", value: key.branch), SIPParameter(name: "rport", value: nil)])
+            let via = SIPVia(
+                transport: kind.rawValue, host: host, port: local.port,
+                parameters: [SIPParameter(name: "branch", value: key.branch), SIPParameter(name: "rport", value: nil)])
             outgoing.headers.prepend(.via, via.description)
             if !outgoing.headers.contains(.maxForwards) { outgoing.headers.append(.maxForwards, "70") }
             return (outgoing, via)
         }
         var (outgoing, via) = addressed(target.kind, from: local)
         if target.kind == .udp, let limit = configuration.udpRequestSizeLimit,
-           let tcp = transport.advertisedAddress(for: .tcp),
-           SIPMessage.request(outgoing).serialized().count > limit {
+            let tcp = transport.advertisedAddress(for: .tcp),
+            SIPMessage.request(outgoing).serialized().count > limit
+        {
             // §18.1.1: too large for UDP with an unknown path MTU; "If this causes a change in the
             // transport protocol from the one indicated in the top Via, the value in the top Via
             // MUST be changed."
@@ -256,11 +270,13 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             (outgoing, via) = addressed(.tcp, from: local)
         }
 
-        var machine = NonInviteClientTransaction(request: outgoing, reliable: target.kind.isReliable,
-                                                 timers: configuration.timers)
+        var machine = NonInviteClientTransaction(
+            request: outgoing, reliable: target.kind.isReliable,
+            timers: configuration.timers)
         let actions = machine.start()
-        clients[key] = ClientEntry(machine: machine, serial: takeSerial(), target: target, connection: connection,
-                                   sentBy: SIPServerTransactionKey.sentBy(via), handler: onEvent)
+        clients[key] = ClientEntry(
+            machine: machine, serial: takeSerial(), target: target, connection: connection,
+            sentBy: SIPServerTransactionKey.sentBy(via), handler: onEvent)
         performClient(actions, key: key, origin: .network)
         return key
     }
@@ -268,7 +284,10 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     /// Where a client transaction's actions come from; a transport error carries its
     /// description, which becomes the reason phrase of the 503 made locally (§8.1.3.1) so the
     /// TU can tell an operator why ("tls-failed: certificate name …").
-    private enum ClientOrigin { case network, timeout, transportError(String) }
+    private enum ClientOrigin {
+        case network, timeout
+        case transportError(String)
+    }
 
     private func performClient(_ actions: [SIPTransactionAction], key: SIPClientTransactionKey, origin: ClientOrigin) {
         for action in actions {
@@ -306,7 +325,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
     }
 
-    private func clientTimerFired(_ timer: SIPTransactionTimer, key: SIPClientTransactionKey, serial: UInt64, token: UInt64) {
+    private func clientTimerFired(
+        _ timer: SIPTransactionTimer, key: SIPClientTransactionKey, serial: UInt64, token: UInt64
+    ) {
         guard var entry = clients[key], entry.serial == serial, entry.timers[timer] == token else { return }
         entry.timers[timer] = nil
         let actions = entry.machine.timerFired(timer)
@@ -352,7 +373,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
 
     /// Answers a request without a transaction (RFC 3261 §8.2.7 / §18.2.2), e.g. for requests
     /// that need none or when no transaction can be made.
-    public func respondStatelessly(_ response: SIPResponse, to request: SIPRequest, receivedOver received: SIPReceivedMessage) {
+    public func respondStatelessly(
+        _ response: SIPResponse, to request: SIPRequest, receivedOver received: SIPReceivedMessage
+    ) {
         guard let destination = Self.route(for: request, receivedOver: received) else { return }
         counters.statelessResponses += 1
         _ = transport.send(.response(response), to: destination.target, connection: destination.connection)
@@ -374,7 +397,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             entry.machine = .invite(m)
         }
         servers[key] = entry
-        if response.statusCode >= 200, case .invite = entry.machine, let alias = key.ackAlias(toTag: (try? response.headers.to)?.tag) {
+        if response.statusCode >= 200, case .invite = entry.machine,
+            let alias = key.ackAlias(toTag: (try? response.headers.to)?.tag)
+        {
             servers[key]?.aliases.append(alias)
             aliases[alias] = key
         }
@@ -395,8 +420,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
                 return
             }
             let phrase = failure == .bareMagicCookie ? "Bad Request (Missing Transaction Identifier)" : "Bad Request"
-            respondStatelessly(SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: phrase),
-                               to: request, receivedOver: received)
+            respondStatelessly(
+                SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: phrase),
+                to: request, receivedOver: received)
             return
         }
 
@@ -420,8 +446,11 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         // §8.2 checks, whose refusals are not sent either).
         if request.method == .benotify {
             let toTag = Self.makeTag()
-            guard case .accept = SIPUASCore.check(request, configuration: effectiveUAS, toTag: toTag, isMerged: { _ in false }),
-                  let requestHandler else {
+            guard
+                case .accept = SIPUASCore.check(
+                    request, configuration: effectiveUAS, toTag: toTag, isMerged: { _ in false }),
+                let requestHandler
+            else {
                 counters.rejectedRequests += 1
                 return
             }
@@ -447,8 +476,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
 
         guard servers.count < configuration.limits.maxServerTransactions else {
-            respondStatelessly(SIPResponse(replyingTo: request, statusCode: 503, headers: [(.retryAfter, "5")]),
-                               to: request, receivedOver: received)
+            respondStatelessly(
+                SIPResponse(replyingTo: request, statusCode: 503, headers: [(.retryAfter, "5")]),
+                to: request, receivedOver: received)
             return
         }
 
@@ -458,19 +488,23 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         let timers = configuration.timers
 
         if request.method == .invite {
-            servers[key] = ServerEntry(machine: .invite(InviteServerTransaction(request: request, reliable: reliable, timers: timers)),
-                                       serial: takeSerial(), destination: destination)
+            servers[key] = ServerEntry(
+                machine: .invite(InviteServerTransaction(request: request, reliable: reliable, timers: timers)),
+                serial: takeSerial(), destination: destination)
             var extra: SIPHeaders = []
             if configuration.inviteStatus == 405 { extra.append(.allow, effectiveUAS.allowHeader) }
-            try? respond(SIPResponse(replyingTo: request, statusCode: configuration.inviteStatus, toTag: toTag, headers: extra),
-                         to: key)
+            try? respond(
+                SIPResponse(replyingTo: request, statusCode: configuration.inviteStatus, toTag: toTag, headers: extra),
+                to: key)
             return
         }
 
         let serial = takeSerial()
-        servers[key] = ServerEntry(machine: .nonInvite(NonInviteServerTransaction(reliable: reliable, timers: timers)),
-                                   serial: serial, destination: destination)
-        let patience = TimeAmount.nanoseconds(timers.t1.nanoseconds * Int64(max(1, configuration.limits.tuResponseTimeoutInT1)))
+        servers[key] = ServerEntry(
+            machine: .nonInvite(NonInviteServerTransaction(reliable: reliable, timers: timers)),
+            serial: serial, destination: destination)
+        let patience = TimeAmount.nanoseconds(
+            timers.t1.nanoseconds * Int64(max(1, configuration.limits.tuResponseTimeoutInT1)))
         // Not cancelled when answered: `abandon()` does nothing once a response was sent, and a
         // later transaction with the same key has another serial.
         timerQueue.schedule(in: patience) { [self] in
@@ -517,13 +551,17 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             try? respond(response, to: key)
             return
         }
-        if request.method == .options, configuration.answersOptions, !configuration.uas.allowedMethods.contains(.options) {
+        if request.method == .options, configuration.answersOptions,
+            !configuration.uas.allowedMethods.contains(.options)
+        {
             try? respond(SIPUASCore.optionsResponse(to: request, configuration: effectiveUAS, toTag: toTag), to: key)
             return
         }
         guard let requestHandler else {
-            try? respond(SIPResponse(replyingTo: request, statusCode: 500, reasonPhrase: "Server Internal Error (no TU)",
-                                     toTag: toTag), to: key)
+            try? respond(
+                SIPResponse(
+                    replyingTo: request, statusCode: 500, reasonPhrase: "Server Internal Error (no TU)",
+                    toTag: toTag), to: key)
             return
         }
         requestHandler(IncomingRequest(request: request, received: received, transaction: key, toTag: toTag))
@@ -548,7 +586,8 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             case .send(let message):
                 guard let destination = entry.destination else { continue }
                 let serial = entry.serial
-                transport.send(message, to: destination.target, connection: destination.connection).whenFailure { [self] _ in
+                transport.send(message, to: destination.target, connection: destination.connection).whenFailure {
+                    [self] _ in
                     self.eventLoop.execute { self.serverTransportError(key, serial: serial) }
                 }
             case .startTimer(let timer, let delay):
@@ -577,15 +616,19 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
     }
 
-    private func updateServer(_ key: SIPServerTransactionKey, serial: UInt64,
-                              _ body: (inout ServerMachine) -> [SIPTransactionAction]) {
+    private func updateServer(
+        _ key: SIPServerTransactionKey, serial: UInt64,
+        _ body: (inout ServerMachine) -> [SIPTransactionAction]
+    ) {
         guard var entry = servers[key], entry.serial == serial else { return }
         let actions = body(&entry.machine)
         servers[key] = entry
         performServer(actions, key: key)
     }
 
-    private func serverTimerFired(_ timer: SIPTransactionTimer, key: SIPServerTransactionKey, serial: UInt64, token: UInt64) {
+    private func serverTimerFired(
+        _ timer: SIPTransactionTimer, key: SIPServerTransactionKey, serial: UInt64, token: UInt64
+    ) {
         guard let entry = servers[key], entry.serial == serial, entry.timers[timer] == token else { return }
         servers[key]?.timers[timer] = nil
         updateServer(key, serial: serial) { machine in

@@ -27,15 +27,16 @@ struct SIPTimerTokens: Sendable {
 
     subscript(timer: SIPTransactionTimer) -> UInt64? {
         get {
-            let token = switch timer {
-            case .e: tokens.0
-            case .f: tokens.1
-            case .g: tokens.2
-            case .h: tokens.3
-            case .i: tokens.4
-            case .j: tokens.5
-            case .k: tokens.6
-            }
+            let token =
+                switch timer {
+                case .e: tokens.0
+                case .f: tokens.1
+                case .g: tokens.2
+                case .h: tokens.3
+                case .i: tokens.4
+                case .j: tokens.5
+                case .k: tokens.6
+                }
             return token == 0 ? nil : token
         }
         set {

@@ -33,8 +33,10 @@ public enum SIPUASCore {
     /// endpoint should process the request as if the Max-Forwards field value were still
     /// positive" — no check here), §3.3.15 (Accept excludes every type the TU answers with → 406
     /// with a Warning 399).
-    public static func check(_ request: SIPRequest, configuration c: SIPUASCoreConfiguration, toTag: String? = nil,
-                             isMerged: (SIPRequest) -> Bool = { _ in false }) -> Verdict {
+    public static func check(
+        _ request: SIPRequest, configuration c: SIPUASCoreConfiguration, toTag: String? = nil,
+        isMerged: (SIPRequest) -> Bool = { _ in false }
+    ) -> Verdict {
         func reject(_ code: Int, _ extra: SIPHeaders = []) -> Verdict {
             .reject(SIPResponse(replyingTo: request, statusCode: code, toTag: toTag, headers: extra))
         }
@@ -57,9 +59,11 @@ public enum SIPUASCore {
         // AOR" (RFC 3261 §10.2: "The To header field contains the address of record").
         if request.method == .register {
             guard let to = try? request.headers.to, to.uri.isSIP else {
-                return .reject(SIPResponse(replyingTo: request, statusCode: 400,
-                                           reasonPhrase: "Bad Request (To is no SIP or SIPS address of record)",
-                                           toTag: toTag))
+                return .reject(
+                    SIPResponse(
+                        replyingTo: request, statusCode: 400,
+                        reasonPhrase: "Bad Request (To is no SIP or SIPS address of record)",
+                        toTag: toTag))
             }
         }
 
@@ -77,8 +81,10 @@ public enum SIPUASCore {
         // MUST add an Unsupported header field, and list in it those options it does not
         // understand amongst those in the Require header field of the request."
         guard let required = try? request.headers.require else {
-            return .reject(SIPResponse(replyingTo: request, statusCode: 400,
-                                       reasonPhrase: "Bad Request (Require does not parse)", toTag: toTag))
+            return .reject(
+                SIPResponse(
+                    replyingTo: request, statusCode: 400,
+                    reasonPhrase: "Bad Request (Require does not parse)", toTag: toTag))
         }
         let supported = Set(c.supportedExtensions.map { $0.lowercased() })
         let unsupported = required.filter { !supported.contains($0.lowercased()) }
@@ -122,12 +128,14 @@ public enum SIPUASCore {
         // Not Acceptable, with a Warning/399 indicating that a response cannot be formulated in
         // the formats offered in the Accept header field."
         if let produced = c.responseBodyTypes[request.method], !produced.isEmpty,
-           let accept = try? request.headers.accept {
+            let accept = try? request.headers.accept
+        {
             let ok = produced.contains { type in
                 accept.contains { $0.q > 0 && mediaTypeMatches("\($0.type)/\($0.subtype)", type.lowercased()) }
             }
             if !ok {
-                let warning = "399 \(c.warningAgent) \"responses are only available as \(produced.joined(separator: ", "))\""
+                let warning =
+                    "399 \(c.warningAgent) \"responses are only available as \(produced.joined(separator: ", "))\""
                 return reject(406, [(.accept, produced.joined(separator: ", ")), (.warning, warning)])
             }
         }
@@ -136,8 +144,10 @@ public enum SIPUASCore {
 
     /// A 200 to OPTIONS (RFC 3261 §11.2): "Allow, Accept, Accept-Encoding, Accept-Language, and
     /// Supported header fields SHOULD be present in a response to an OPTIONS request."
-    public static func optionsResponse(to request: SIPRequest, configuration c: SIPUASCoreConfiguration,
-                                       toTag: String?) -> SIPResponse {
+    public static func optionsResponse(
+        to request: SIPRequest, configuration c: SIPUASCoreConfiguration,
+        toTag: String?
+    ) -> SIPResponse {
         var extra: SIPHeaders = [(.allow, c.allowHeader)]
         let accepted = c.acceptedBodyTypes(for: .options)
         if !accepted.isEmpty { extra.append(.accept, accepted.joined(separator: ", ")) }

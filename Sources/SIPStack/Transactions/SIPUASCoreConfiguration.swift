@@ -29,17 +29,19 @@ public struct SIPUASCoreConfiguration: Sendable, Hashable {
     /// The host named in Warning headers (RFC 3261 §20.43 `warn-agent`).
     public var warningAgent: String
 
-    public init(allowedMethods: [SIPMethod],
-                recognizedMethods: Set<SIPMethod> = SIPUASCoreConfiguration.standardMethods,
-                unrecognizedMethodStatus: Int = 501,
-                uriSchemes: Set<SIPURI.Scheme> = [.sip, .sips, .tel],
-                supportedExtensions: [String] = [],
-                bodyTypes: [SIPMethod: [String]] = [:],
-                defaultBodyTypes: [String] = [],
-                encodings: [String] = ["identity"],
-                languages: [String] = ["en"],
-                responseBodyTypes: [SIPMethod: [String]] = [:],
-                warningAgent: String = "presence-gateway") {
+    public init(
+        allowedMethods: [SIPMethod],
+        recognizedMethods: Set<SIPMethod> = SIPUASCoreConfiguration.standardMethods,
+        unrecognizedMethodStatus: Int = 501,
+        uriSchemes: Set<SIPURI.Scheme> = [.sip, .sips, .tel],
+        supportedExtensions: [String] = [],
+        bodyTypes: [SIPMethod: [String]] = [:],
+        defaultBodyTypes: [String] = [],
+        encodings: [String] = ["identity"],
+        languages: [String] = ["en"],
+        responseBodyTypes: [SIPMethod: [String]] = [:],
+        warningAgent: String = "presence-gateway"
+    ) {
         self.allowedMethods = allowedMethods
         self.recognizedMethods = recognizedMethods
         self.unrecognizedMethodStatus = unrecognizedMethodStatus

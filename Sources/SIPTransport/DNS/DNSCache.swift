@@ -1,5 +1,5 @@
-public import NIOCore
 import NIOConcurrencyHelpers
+public import NIOCore
 
 /// A TTL cache of lookup results, keyed by name (case-insensitive) and type, on an injected clock.
 ///
@@ -26,8 +26,10 @@ public final class DNSCache: Sendable {
     private let entries = NIOLockedValueBox<[Key: Entry]>([:])
 
     /// - Parameter clock: the current time; tests pass a clock they advance by hand.
-    public init(maxEntries: Int = 1_024, maxTTL: TimeAmount = .hours(1),
-                clock: @escaping @Sendable () -> NIODeadline = { NIODeadline.now() }) {
+    public init(
+        maxEntries: Int = 1_024, maxTTL: TimeAmount = .hours(1),
+        clock: @escaping @Sendable () -> NIODeadline = { NIODeadline.now() }
+    ) {
         self.maxEntries = max(0, maxEntries)
         self.maxTTL = maxTTL
         self.clock = clock
@@ -58,7 +60,8 @@ public final class DNSCache: Sendable {
             if entries[key] == nil, entries.count >= maxEntries {
                 entries = entries.filter { $0.value.expires > now }
                 if entries.count >= maxEntries,
-                   let soonest = entries.min(by: { $0.value.expires < $1.value.expires }) {
+                    let soonest = entries.min(by: { $0.value.expires < $1.value.expires })
+                {
                     entries[soonest.key] = nil
                 }
             }

@@ -19,8 +19,8 @@ struct DNSResponseMatcher: Sendable {
             return .failure(error)
         }
         guard message.flags.isResponse, message.questions.count == 1,
-              message.questions[0].name == question.name, message.questions[0].type == question.type,
-              message.questions[0].dnsClass == question.dnsClass
+            message.questions[0].name == question.name, message.questions[0].type == question.type,
+            message.questions[0].dnsClass == question.dnsClass
         else { return nil }
         return .success(message)
     }
@@ -90,7 +90,8 @@ struct DNSLengthPrefixDecoder: ByteToMessageDecoder {
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt16.self) else { return .needMoreData }
         guard Int(length) <= maxLength else {
-            throw SIPTransportError(.dnsLimitExceeded, "TCP message of \(length) octets exceeds the limit of \(maxLength)")
+            throw SIPTransportError(
+                .dnsLimitExceeded, "TCP message of \(length) octets exceeds the limit of \(maxLength)")
         }
         guard buffer.readableBytes >= 2 + Int(length) else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: 2)
@@ -99,7 +100,9 @@ struct DNSLengthPrefixDecoder: ByteToMessageDecoder {
         return .continue
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
         while try decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
     }

@@ -1,10 +1,11 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 public import NIOCore
 import NIOPosix
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A stub resolver (RFC 1035 §4.2, §7): sends recursive queries over UDP to the configured
 /// nameservers, matches answers by ID, source address and question, retries, asks again over
@@ -55,7 +56,9 @@ public final class DNSClient: DNSLookup {
         /// The nameservers of a resolv.conf file (default `/etc/resolv.conf`), port 53. Fails
         /// with `dns-configuration` when the file cannot be read and `dns-no-nameservers` when it
         /// names none.
-        public static func system(resolvConfPath: String = "/etc/resolv.conf") throws(SIPTransportError) -> Configuration {
+        public static func system(resolvConfPath: String = "/etc/resolv.conf") throws(SIPTransportError)
+            -> Configuration
+        {
             let text: String
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: resolvConfPath))
@@ -141,12 +144,13 @@ public final class DNSClient: DNSLookup {
                     return matches
                 }
                 guard type != .cname,
-                      let alias = response.answers.first(where: { $0.name == current && $0.type == .cname }),
-                      case .cname(let target) = alias.data
+                    let alias = response.answers.first(where: { $0.name == current && $0.type == .cname }),
+                    case .cname(let target) = alias.data
                 else { break }
                 hops += 1
                 guard hops <= configuration.maxCNAMEHops else {
-                    throw SIPTransportError(.dnsCNAMEChain, "more than \(configuration.maxCNAMEHops) CNAMEs from \(name)")
+                    throw SIPTransportError(
+                        .dnsCNAMEChain, "more than \(configuration.maxCNAMEHops) CNAMEs from \(name)")
                 }
                 guard seen.insert(target).inserted else {
                     throw SIPTransportError(.dnsCNAMEChain, "CNAME loop from \(name) at \(target)")
@@ -168,7 +172,9 @@ public final class DNSClient: DNSLookup {
     /// One question to one server over UDP, with EDNS(0) when configured; again without it after
     /// FORMERR (RFC 6891 §7); over TCP when the answer is truncated (RFC 1035 §4.2.1, RFC 7766
     /// §5). When the TCP attempt fails, the truncated UDP answer is used as it is.
-    private func exchange(_ question: DNSQuestion, with server: SocketAddress) async throws(SIPTransportError) -> DNSMessage {
+    private func exchange(_ question: DNSQuestion, with server: SocketAddress) async throws(SIPTransportError)
+        -> DNSMessage
+    {
         var edns = configuration.ednsPayloadSize
         var response = try await exchangeUDP(question, with: server, edns: edns)
         if response.flags.responseCode == .formatError, edns != nil {
@@ -176,7 +182,8 @@ public final class DNSClient: DNSLookup {
             response = try await exchangeUDP(question, with: server, edns: nil)
         }
         if response.flags.isTruncated, configuration.tcpFallback,
-           let full = try? await exchangeTCP(question, with: server) {
+            let full = try? await exchangeTCP(question, with: server)
+        {
             return full
         }
         return response
@@ -187,14 +194,18 @@ public final class DNSClient: DNSLookup {
     static func queryBytes(id: UInt16, _ question: DNSQuestion, edns: UInt16?) throws(SIPTransportError) -> [UInt8] {
         var message = DNSMessage.query(id: id, name: question.name, type: question.type)
         if let size = edns {
-            message.additionals = [DNSResourceRecord(name: .root, dnsClass: DNSClass(rawValue: size), ttl: 0,
-                                                     data: .other(type: .opt, rdata: []))]
+            message.additionals = [
+                DNSResourceRecord(
+                    name: .root, dnsClass: DNSClass(rawValue: size), ttl: 0,
+                    data: .other(type: .opt, rdata: []))
+            ]
         }
         return try message.serialized()
     }
 
     /// A fresh UDP socket, one datagram, the first matching answer or a timeout.
-    private func exchangeUDP(_ question: DNSQuestion, with server: SocketAddress, edns: UInt16?) async throws(SIPTransportError)
+    private func exchangeUDP(_ question: DNSQuestion, with server: SocketAddress, edns: UInt16?)
+        async throws(SIPTransportError)
         -> DNSMessage
     {
         let id = queryID()
@@ -241,7 +252,9 @@ public final class DNSClient: DNSLookup {
 
     /// One TCP connection, one length-prefixed query, the first matching answer or a timeout
     /// (RFC 1035 §4.2.2, RFC 7766 §8).
-    private func exchangeTCP(_ question: DNSQuestion, with server: SocketAddress) async throws(SIPTransportError) -> DNSMessage {
+    private func exchangeTCP(_ question: DNSQuestion, with server: SocketAddress) async throws(SIPTransportError)
+        -> DNSMessage
+    {
         let id = queryID()
         let bytes = try Self.queryBytes(id: id, question, edns: nil)
         let loop = group.next()
@@ -249,7 +262,8 @@ public final class DNSClient: DNSLookup {
         let matcher = DNSResponseMatcher(id: id, question: question, limits: configuration.parseLimits)
         let timeout = configuration.timeout
         let timer = loop.scheduleTask(in: timeout) {
-            promise.fail(SIPTransportError(.dnsTimeout, "no TCP answer from \(server) for \(question) within \(timeout)"))
+            promise.fail(
+                SIPTransportError(.dnsTimeout, "no TCP answer from \(server) for \(question) within \(timeout)"))
         }
         let maxLength = configuration.parseLimits.maxMessageSize
         let channel: any Channel

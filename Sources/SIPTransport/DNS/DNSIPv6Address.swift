@@ -47,7 +47,7 @@ public struct DNSIPv6Address: Sendable, Hashable, CustomStringConvertible {
             return out
         }
         guard let first = groups(head, allowIPv4Tail: !compressed),
-              let last = groups(tail, allowIPv4Tail: true)
+            let last = groups(tail, allowIPv4Tail: true)
         else { return nil }
         if compressed {
             guard first.count + last.count <= 14 else { return nil }
@@ -60,7 +60,8 @@ public struct DNSIPv6Address: Sendable, Hashable, CustomStringConvertible {
 
     private static func doubleColon(in bytes: [UInt8]) -> Range<Int>? {
         guard bytes.count >= 2 else { return nil }
-        for index in 0..<(bytes.count - 1) where bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: ":") {
+        for index in 0..<(bytes.count - 1)
+        where bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == UInt8(ascii: ":") {
             return index..<(index + 2)
         }
         return nil

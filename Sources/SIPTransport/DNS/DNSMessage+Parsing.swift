@@ -51,7 +51,9 @@ struct DNSWireReader {
 
     mutating func readMessage() throws(SIPTransportError) -> DNSMessage {
         guard bytes.count <= limits.maxMessageSize else {
-            throw fail(.dnsLimitExceeded, "message of \(bytes.count) octets exceeds the limit of \(limits.maxMessageSize)", at: 0)
+            throw fail(
+                .dnsLimitExceeded, "message of \(bytes.count) octets exceeds the limit of \(limits.maxMessageSize)",
+                at: 0)
         }
         guard bytes.count >= Self.headerSize else {
             throw fail(.dnsTruncated, "expected a 12-octet header, got \(bytes.count) octets", at: 0)
@@ -71,7 +73,8 @@ struct DNSWireReader {
                 at: 4)
         }
         guard qdCount + recordCount <= limits.maxRecords else {
-            throw fail(.dnsLimitExceeded, "\(qdCount + recordCount) entries exceed the limit of \(limits.maxRecords)", at: 4)
+            throw fail(
+                .dnsLimitExceeded, "\(qdCount + recordCount) entries exceed the limit of \(limits.maxRecords)", at: 4)
         }
         var questions: [DNSQuestion] = []
         questions.reserveCapacity(qdCount)
@@ -168,25 +171,33 @@ struct DNSWireReader {
                 position += 1 + count
             case 0xC0:
                 guard position + 1 < bytes.count else {
-                    throw fail(.dnsTruncated, "expected the second octet of a compression pointer, message ended", at: position)
+                    throw fail(
+                        .dnsTruncated, "expected the second octet of a compression pointer, message ended", at: position
+                    )
                 }
                 let target = Int(length & 0x3F) << 8 | Int(bytes[position + 1])
                 guard target < runStart else {
-                    throw fail(.dnsBadPointer, "compression pointer to \(target) does not point to a prior name", at: position)
+                    throw fail(
+                        .dnsBadPointer, "compression pointer to \(target) does not point to a prior name", at: position)
                 }
                 guard target >= Self.headerSize else {
                     throw fail(.dnsBadPointer, "compression pointer to \(target) points into the header", at: position)
                 }
                 pointers += 1
                 guard pointers <= limits.maxPointersPerName else {
-                    throw fail(.dnsLimitExceeded, "more than \(limits.maxPointersPerName) compression pointers in a name", at: position)
+                    throw fail(
+                        .dnsLimitExceeded, "more than \(limits.maxPointersPerName) compression pointers in a name",
+                        at: position)
                 }
                 if !jumped { offset = position + 2 }
                 jumped = true
                 runStart = target
                 position = target
             default:
-                throw fail(.dnsBadLabel, "label length octet 0x\(String(length, radix: 16)) has reserved type bits (labels are at most 63 octets)", at: position)
+                throw fail(
+                    .dnsBadLabel,
+                    "label length octet 0x\(String(length, radix: 16)) has reserved type bits (labels are at most 63 octets)",
+                    at: position)
             }
         }
     }
@@ -200,12 +211,16 @@ struct DNSWireReader {
         let start = offset
         let end = start + rdLength
         guard end <= bytes.count else {
-            throw fail(.dnsTruncated, "RDATA of \(rdLength) octets runs past the end of the message (\(bytes.count))", at: start)
+            throw fail(
+                .dnsTruncated, "RDATA of \(rdLength) octets runs past the end of the message (\(bytes.count))",
+                at: start)
         }
         let data: DNSRecordData
         switch type {
         case .a:
-            guard rdLength == 4 else { throw fail(.dnsBadRData, "A RDATA must be 4 octets, RDLENGTH is \(rdLength)", at: start) }
+            guard rdLength == 4 else {
+                throw fail(.dnsBadRData, "A RDATA must be 4 octets, RDLENGTH is \(rdLength)", at: start)
+            }
             data = .a(DNSIPv4Address(bytes[start], bytes[start + 1], bytes[start + 2], bytes[start + 3]))
             offset = end
         case .aaaa:
@@ -228,15 +243,18 @@ struct DNSWireReader {
             let services = try readCharacterString("NAPTR services")
             let regexp = try readCharacterString("NAPTR regexp")
             let replacement = try readName()
-            data = .naptr(DNSNAPTRRecord(order: order, preference: preference, flags: flags, services: services,
-                                         regexp: regexp, replacement: replacement))
+            data = .naptr(
+                DNSNAPTRRecord(
+                    order: order, preference: preference, flags: flags, services: services,
+                    regexp: regexp, replacement: replacement))
         case .soa:
             let primary = try readName()
             let mailbox = try readName()
-            data = .soa(DNSSOARecord(
-                primaryServer: primary, responsibleMailbox: mailbox, serial: try readUInt32("SOA serial"),
-                refresh: try readUInt32("SOA refresh"), retry: try readUInt32("SOA retry"),
-                expire: try readUInt32("SOA expire"), minimum: try readUInt32("SOA minimum")))
+            data = .soa(
+                DNSSOARecord(
+                    primaryServer: primary, responsibleMailbox: mailbox, serial: try readUInt32("SOA serial"),
+                    refresh: try readUInt32("SOA refresh"), retry: try readUInt32("SOA retry"),
+                    expire: try readUInt32("SOA expire"), minimum: try readUInt32("SOA minimum")))
         default:
             data = .other(type: type, rdata: Array(bytes[start..<end]))
             offset = end

@@ -13,8 +13,10 @@ public struct DNSNAPTRRecord: Sendable, Hashable {
     public var regexp: [UInt8]
     public var replacement: DNSName
 
-    public init(order: UInt16, preference: UInt16, flags: String, services: String, regexp: String = "",
-                replacement: DNSName) {
+    public init(
+        order: UInt16, preference: UInt16, flags: String, services: String, regexp: String = "",
+        replacement: DNSName
+    ) {
         self.order = order
         self.preference = preference
         self.flags = Array(flags.utf8)

@@ -9,8 +9,10 @@ public struct DNSSOARecord: Sendable, Hashable {
     public var expire: UInt32
     public var minimum: UInt32
 
-    public init(primaryServer: DNSName, responsibleMailbox: DNSName, serial: UInt32, refresh: UInt32,
-                retry: UInt32, expire: UInt32, minimum: UInt32) {
+    public init(
+        primaryServer: DNSName, responsibleMailbox: DNSName, serial: UInt32, refresh: UInt32,
+        retry: UInt32, expire: UInt32, minimum: UInt32
+    ) {
         self.primaryServer = primaryServer
         self.responsibleMailbox = responsibleMailbox
         self.serial = serial
