@@ -225,19 +225,19 @@ extension XMLCursor {
     /// value, and a trimmed copy of it, were made to be searched. Other text is searched as
     /// ``String/qnameLocalPart`` searches it.
     func qnameLocalPart(_ value: AttributeValue) -> String {
-        let local = withUTF8(value) { bytes -> String? in
+        let local = withUTF8(value) { bytes -> Range<Int>? in
             func space(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-            for b in bytes where b >= 0x80 { return nil }
+            for i in bytes.indices where bytes[i] >= 0x80 { return nil }
             var start = 0
             var end = bytes.count
             while start < end, space(bytes[start]) { start += 1 }
             while end > start, space(bytes[end - 1]) { end -= 1 }
             // After the last colon, or all of it.
-            if let colon = bytes[start..<end].lastIndex(of: UInt8(ascii: ":")) { start = colon + 1 }
-            let part = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            return String(unsafeUninitializedCapacity: part.count) { $0.initialize(fromContentsOf: part) }
+            var afterColon = end
+            while afterColon > start, bytes[afterColon - 1] != UInt8(ascii: ":") { afterColon -= 1 }
+            return (afterColon > start ? afterColon : start)..<end
         }
-        return local ?? string(value).qnameLocalPart
+        return local.map { string(value, $0) } ?? string(value).qnameLocalPart
     }
 
     /// The attributes whose unqualified names are not in `known`.
@@ -260,20 +260,4 @@ func decodeDocument<T>(
 ) throws(XMLError) -> T {
     let root = try XMLParser.parse(bytes, limits: limits, vocabulary: .presence)
     return try decode(root)
-}
-
-extension Array {
-    /// Appends `element`. An empty array (no buffer yet) gets its first buffer as an array
-    /// literal's is made, for exactly this element: `append` makes it through the array's
-    /// growth path, whose copy specialized for each element type is a few hundred bytes of
-    /// code that a decoder (or the mapper) runs once per document, and misses in the
-    /// instruction cache each time. Most of the arrays a decoder fills hold one element.
-    @inlinable @inline(__always)
-    package mutating func appendFirstAsLiteral(_ element: Element) {
-        if capacity == 0 {
-            self = [element]
-        } else {
-            append(element)
-        }
-    }
 }

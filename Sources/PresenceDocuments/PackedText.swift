@@ -30,16 +30,15 @@ struct PackedText: Hashable, Sendable {
     private static let capacity = 24
 
     init(_ text: String) {
-        var utf8 = text
-        storage = utf8.withUTF8(Self.pack).map { .packed(low: $0.low, high: $0.high) } ?? .text(Text(text))
+        storage = Self.pack(text.utf8.span).map { .packed(low: $0.low, high: $0.high) } ?? .text(Text(text))
     }
 
     /// The text whose UTF-8 bytes are `utf8`: packed from the bytes when it packs, so that a
     /// decoder holding them makes no String (any other text is made one, as by `init(_:)`).
-    init(utf8: UnsafeBufferPointer<UInt8>) {
+    init(utf8: Span<UInt8>) {
         storage =
             Self.pack(utf8).map { .packed(low: $0.low, high: $0.high) }
-            ?? .text(Text(String(decoding: utf8, as: UTF8.self)))
+            ?? .text(Text(String(decoding: utf8.indices.map { utf8[$0] }, as: UTF8.self)))
     }
 
     /// The 4-bit code of each byte value; 0xFF for a byte that is not one of the symbols.
@@ -49,32 +48,21 @@ struct PackedText: Hashable, Sendable {
 
     /// The fields of the text whose UTF-8 bytes are `utf8` when it packs: at most 24
     /// characters, each one of the symbols.
-    private static func pack(_ utf8: UnsafeBufferPointer<UInt8>) -> (low: UInt64, high: UInt32)? {
-        // Read from a UTF-8 buffer in place (iterating a string's UTF-8 view cost tens of
-        // instructions a byte, more than the packing itself), each byte's code from a table.
-        // No test per byte: the codes are or'ed together, and a byte that is not a symbol
-        // (0xFF) leaves bits above the four of a code; each field is filled by its own loop.
-        let count = utf8.count
-        guard count <= capacity else { return nil }
-        return codes.withUnsafeBufferPointer { codes -> (low: UInt64, high: UInt32)? in
-            // Fields past the end keep the end code: all ones.
-            var seen: UInt8 = 0
-            func fields(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence) -> UInt64 {
-                var fields: UInt64 = .max
-                var shift: UInt64 = 0
-                for byte in bytes {
-                    let code = codes[Int(byte)]
-                    seen |= code
-                    fields ^= (end ^ UInt64(code & 15)) &<< shift
-                    shift &+= 4
-                }
-                return fields
-            }
-            let split = min(count, 16)
-            let low = fields(utf8[..<split])
-            let high = fields(utf8[split...])
-            return UInt64(seen) > end ? nil : (low, UInt32(truncatingIfNeeded: high))
+    private static func pack(_ utf8: Span<UInt8>) -> (low: UInt64, high: UInt32)? {
+        // Each byte's code from a table. No test per byte: the codes are or'ed together, and a
+        // byte that is not a symbol (0xFF) leaves bits above the four of a code.
+        guard utf8.count <= capacity else { return nil }
+        // Fields past the end keep the end code: all ones.
+        var seen: UInt8 = 0
+        var low: UInt64 = .max
+        var high: UInt64 = .max
+        for i in utf8.indices {
+            let code = codes[Int(utf8[i])]
+            seen |= code
+            let field = (end ^ UInt64(code & 15)) &<< UInt64(4 * (i & 15))
+            if i < 16 { low ^= field } else { high ^= field }
         }
+        return UInt64(seen) > end ? nil : (low, UInt32(truncatingIfNeeded: high))
     }
 
     var string: String {
@@ -82,12 +70,13 @@ struct PackedText: Hashable, Sendable {
         case .text(let text):
             return text.string
         case .packed(let low, let high):
-            var count = 0
-            while count < Self.capacity, Self.code(low, high, count) != Self.end { count += 1 }
-            return String(unsafeUninitializedCapacity: count) { buffer in
-                for i in 0..<count { buffer[i] = Self.symbols[Int(Self.code(low, high, i))] }
-                return count
+            var bytes: [UInt8] = []
+            for i in 0..<Self.capacity {
+                let code = Self.code(low, high, i)
+                if code == Self.end { break }
+                bytes.append(Self.symbols[Int(code)])
             }
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 

@@ -3,10 +3,7 @@
 /// ``RPID``'s elements). Written only while uniquely referenced (the owner copies it first), so
 /// sharing it between values and threads is safe. Compared and hashed by value.
 final class SharedFields<Value: Hashable & Sendable>: Hashable, @unchecked Sendable {
-    /// Not checked for exclusive access at run time: only the one owner of a
-    /// uniquely referenced box writes it, so no read can overlap a write (the
-    /// check cost a runtime call on every read and write of a field).
-    @exclusivity(unchecked) var value: Value
+    var value: Value
     init(_ value: Value) { self.value = value }
 
     static func == (a: SharedFields, b: SharedFields) -> Bool { a === b || a.value == b.value }
@@ -29,7 +26,6 @@ extension Optional {
     /// Changes the boxed fields in place when the owner holds the only reference to them, else
     /// on a copy; no box is kept when all are absent. `emptying` is false when the change sets a
     /// value (the fields cannot have become empty, so they are not all checked again).
-    @inline(__always)
     mutating func update<Fields: RareFields>(emptying: Bool, _ body: (inout Fields) -> Void)
     where Wrapped == SharedFields<Fields> {
         if isKnownUniquelyReferenced(&self), let box = self {

@@ -12,7 +12,7 @@ public enum SIPFuzzOutcome: Sendable, Hashable {
 /// trip is stable (the second serialization equals the first, and the body is unchanged).
 /// Never traps on any input; it reports instead (a libFuzzer harness can trap on `.unstable`).
 @discardableResult
-public func fuzzSIPMessage(_ bytes: UnsafeRawBufferPointer, limits: SIPParserLimits = .default) -> SIPFuzzOutcome {
+public func fuzzSIPMessage(_ bytes: [UInt8], limits: SIPParserLimits = .default) -> SIPFuzzOutcome {
     let first: SIPMessage
     do {
         first = try SIPMessage(parsing: bytes, limits: limits)
@@ -38,10 +38,4 @@ public func fuzzSIPMessage(_ bytes: UnsafeRawBufferPointer, limits: SIPParserLim
         return .unstable("header count changed")
     }
     return .stable
-}
-
-/// Convenience for `[UInt8]` input.
-@discardableResult
-public func fuzzSIPMessage(_ bytes: [UInt8]) -> SIPFuzzOutcome {
-    bytes.withUnsafeBytes { fuzzSIPMessage($0) }
 }

@@ -12,16 +12,13 @@ extension SIPMessage {
     /// body. Lines end in CRLF (RFC 3261 §7).
     ///
     /// The message is emitted twice through the same code: once to count the bytes, once into
-    /// an array allocated at exactly that size.
+    /// an array reserved at exactly that size.
     public func serialized(contentLength: ContentLengthPolicy = .recompute) -> [UInt8] {
         var counter = ByteCounter()
         emit(to: &counter, policy: contentLength)
-        let total = counter.count
-        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-            var writer = ByteWriter(buffer: buffer)
-            emit(to: &writer, policy: contentLength)
-            initialized = writer.count
-        }
+        var writer = ByteWriter(capacity: counter.count)
+        emit(to: &writer, policy: contentLength)
+        return writer.bytes
     }
 
     private func emit<S: ByteSink>(to out: inout S, policy: ContentLengthPolicy) {
@@ -59,7 +56,7 @@ extension SIPMessage {
                 if wroteLength { continue }
                 wroteLength = true
                 let text = String(bodyCount)
-                if f.isVerbatim, f.valueBytes.withUnsafeBufferPointer({ $0.elementsEqual(text.utf8) }) {
+                if f.isVerbatim, f.valueBytes.elementsEqual(text.utf8) {
                     f.write(to: &out)
                 } else {
                     SIPHeaderField(name: .contentLength, value: text).write(to: &out)
@@ -76,46 +73,29 @@ extension SIPMessage {
     }
 }
 
-/// Where the serializer writes: a counter (first pass) or the output buffer (second pass).
+/// Where the serializer writes: a counter (first pass) or the output array (second pass).
 protocol ByteSink {
     mutating func put(_ byte: UInt8)
-    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>)
+    mutating func put(_ bytes: some Collection<UInt8>)
 }
 
 extension ByteSink {
-    mutating func put(_ bytes: ArraySlice<UInt8>) {
-        bytes.withUnsafeBufferPointer { put($0) }
-    }
-    mutating func put(string: String) {
-        var s = string
-        s.withUTF8 { put($0) }
-    }
-    mutating func put(static text: StaticString) {
-        text.withUTF8Buffer { put($0) }
-    }
+    mutating func put(string: String) { put(string.utf8) }
+    mutating func put(static text: StaticString) { text.withUTF8Buffer { put($0) } }
 }
 
 struct ByteCounter: ByteSink {
     var count = 0
     mutating func put(_ byte: UInt8) { count += 1 }
-    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) { count += bytes.count }
+    mutating func put(_ bytes: some Collection<UInt8>) { count += bytes.count }
 }
 
-/// Writes into a buffer sized by a ``ByteCounter`` pass over the same output.
+/// Writes into an array reserved at the size a ``ByteCounter`` pass over the same output counted.
 struct ByteWriter: ByteSink {
-    let buffer: UnsafeMutableBufferPointer<UInt8>
-    var count = 0
-    mutating func put(_ byte: UInt8) {
-        precondition(count < buffer.count)
-        buffer[count] = byte
-        count += 1
-    }
-    mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return }
-        precondition(count + bytes.count <= buffer.count)
-        UnsafeMutableRawPointer(target + count).copyMemory(from: source, byteCount: bytes.count)
-        count += bytes.count
-    }
+    var bytes: [UInt8] = []
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+    mutating func put(_ byte: UInt8) { bytes.append(byte) }
+    mutating func put(_ bytes: some Collection<UInt8>) { self.bytes.append(contentsOf: bytes) }
 }
 
 extension SIPRequest {

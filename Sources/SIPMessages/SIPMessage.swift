@@ -20,16 +20,6 @@ public enum SIPMessage: Sendable, Hashable {
         self = try SIPMessageParser.parse(bytes, limits: limits)
     }
 
-    /// Parses from raw memory (copied once).
-    public init(parsing buffer: UnsafeRawBufferPointer, limits: SIPParserLimits = .default) throws(SIPParseError) {
-        guard buffer.count <= limits.maxMessageSize else {
-            throw SIPParseError(
-                .messageTooLarge, expected: "at most \(limits.maxMessageSize) bytes",
-                offset: limits.maxMessageSize)
-        }
-        self = try SIPMessageParser.parse(Array(buffer), limits: limits)
-    }
-
     public var isRequest: Bool {
         if case .request = self { return true }
         return false

@@ -21,16 +21,16 @@
 /// userinfo: anything else goes to the full parser.
 extension SIPMessageParser {
     /// ALPHA / DIGIT / "-" / "." / "_"
-    @inline(__always) private static func isHostChar(_ b: UInt8) -> Bool {
+    private static func isHostChar(_ b: UInt8) -> Bool {
         SIPByte.inClass(b, 0x03FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
     }
     /// ALPHA / DIGIT / "-" / "." / "_" / ":"
-    @inline(__always) private static func isParamChar(_ b: UInt8) -> Bool {
+    private static func isParamChar(_ b: UInt8) -> Bool {
         SIPByte.inClass(b, 0x07FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
     }
 
     /// `*( ";" token [ "=" token ] )` from `i`; returns the index after it, or nil.
-    private static func plainParameters(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
+    private static func plainParameters(_ p: Span<UInt8>, from start: Int, to end: Int) -> Int? {
         var i = start
         while i < end, p[i] == 0x3B {
             i += 1
@@ -48,7 +48,7 @@ extension SIPMessageParser {
     }
 
     /// `[ ":" port ]` at `i`; returns the index after it, or nil when malformed or above 65535.
-    private static func plainPort(_ p: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
+    private static func plainPort(_ p: Span<UInt8>, from start: Int, to end: Int) -> Int? {
         guard start < end, p[start] == 0x3A else { return start }
         var i = start + 1
         var value = 0
@@ -62,79 +62,77 @@ extension SIPMessageParser {
 
     /// Whether `bytes` is one `plain-via` (then the full Via grammar accepts it as one via-parm).
     static func isPlainVia(_ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { p in
-            let end = p.count
-            var i = 0
-            for part in 0..<3 {
-                let t = i
-                while i < end, SIPByte.isToken(p[i]) { i += 1 }
-                guard i > t else { return false }
-                if part < 2 {
-                    guard i < end, p[i] == 0x2F else { return false }
-                    i += 1
-                }
+        let p = bytes.span
+        let end = p.count
+        var i = 0
+        for part in 0..<3 {
+            let t = i
+            while i < end, SIPByte.isToken(p[i]) { i += 1 }
+            guard i > t else { return false }
+            if part < 2 {
+                guard i < end, p[i] == 0x2F else { return false }
+                i += 1
             }
-            let sp = i
-            while i < end, p[i] == 0x20 { i += 1 }
-            guard i > sp else { return false }
-            let h = i
-            while i < end, isHostChar(p[i]) { i += 1 }
-            guard i > h, let afterPort = plainPort(p, from: i, to: end),
-                let afterParams = plainParameters(p, from: afterPort, to: end)
-            else { return false }
-            return afterParams == end
         }
+        let sp = i
+        while i < end, p[i] == 0x20 { i += 1 }
+        guard i > sp else { return false }
+        let h = i
+        while i < end, isHostChar(p[i]) { i += 1 }
+        guard i > h, let afterPort = plainPort(p, from: i, to: end),
+            let afterParams = plainParameters(p, from: afterPort, to: end)
+        else { return false }
+        return afterParams == end
     }
 
     /// Whether `bytes` is one `plain-addr` (then the full From/To/Contact grammar accepts it).
     static func isPlainNameAddr(_ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { p in
-            let end = p.count
-            var i = 0
-            if i < end, p[i] == 0x22 {
-                i += 1
-                while i < end, p[i] >= 0x20, p[i] <= 0x7E, p[i] != 0x22, p[i] != 0x5C { i += 1 }
-                guard i < end, p[i] == 0x22 else { return false }
-                i += 1
-                while i < end, p[i] == 0x20 { i += 1 }
-            }
-            guard i < end, p[i] == 0x3C else { return false }
+        let p = bytes.span
+        let end = p.count
+        var i = 0
+        if i < end, p[i] == 0x22 {
             i += 1
-            // plain-uri
-            guard end - i >= 4, p[i] == 0x73, p[i + 1] == 0x69, p[i + 2] == 0x70 else { return false }
-            i += 3
-            if p[i] == 0x73 { i += 1 }
-            guard i < end, p[i] == 0x3A else { return false }
+            while i < end, p[i] >= 0x20, p[i] <= 0x7E, p[i] != 0x22, p[i] != 0x5C { i += 1 }
+            guard i < end, p[i] == 0x22 else { return false }
             i += 1
-            let u = i
-            while i < end, isHostChar(p[i]) { i += 1 }
-            if i < end, p[i] == 0x40 {
-                guard i > u else { return false }
-                i += 1
-                let h = i
-                while i < end, isHostChar(p[i]) { i += 1 }
-                guard i > h else { return false }
-            } else {
-                guard i > u else { return false }
-            }
-            guard let afterPort = plainPort(p, from: i, to: end) else { return false }
-            i = afterPort
-            while i < end, p[i] == 0x3B {
-                i += 1
-                let n = i
-                while i < end, isParamChar(p[i]) { i += 1 }
-                guard i > n else { return false }
-                if i < end, p[i] == 0x3D {
-                    i += 1
-                    let v = i
-                    while i < end, isParamChar(p[i]) { i += 1 }
-                    guard i > v else { return false }
-                }
-            }
-            guard i < end, p[i] == 0x3E else { return false }
-            i += 1
-            guard let afterParams = plainParameters(p, from: i, to: end) else { return false }
-            return afterParams == end
+            while i < end, p[i] == 0x20 { i += 1 }
         }
+        guard i < end, p[i] == 0x3C else { return false }
+        i += 1
+        // plain-uri
+        guard end - i >= 4, p[i] == 0x73, p[i + 1] == 0x69, p[i + 2] == 0x70 else { return false }
+        i += 3
+        if p[i] == 0x73 { i += 1 }
+        guard i < end, p[i] == 0x3A else { return false }
+        i += 1
+        let u = i
+        while i < end, isHostChar(p[i]) { i += 1 }
+        if i < end, p[i] == 0x40 {
+            guard i > u else { return false }
+            i += 1
+            let h = i
+            while i < end, isHostChar(p[i]) { i += 1 }
+            guard i > h else { return false }
+        } else {
+            guard i > u else { return false }
+        }
+        guard let afterPort = plainPort(p, from: i, to: end) else { return false }
+        i = afterPort
+        while i < end, p[i] == 0x3B {
+            i += 1
+            let n = i
+            while i < end, isParamChar(p[i]) { i += 1 }
+            guard i > n else { return false }
+            if i < end, p[i] == 0x3D {
+                i += 1
+                let v = i
+                while i < end, isParamChar(p[i]) { i += 1 }
+                guard i > v else { return false }
+            }
+        }
+        guard i < end, p[i] == 0x3E else { return false }
+        i += 1
+        guard let afterParams = plainParameters(p, from: i, to: end) else { return false }
+        return afterParams == end
     }
 }

@@ -19,7 +19,6 @@ enum SIPMessageParser {
     }
 
     /// Finds the end of the line starting at `start`: (content end without CR, start of next line).
-    @inline(__always)
     private static func lineEnd(
         _ bytes: [UInt8], from start: Int, limits: SIPParserLimits
     ) throws(SIPParseError) -> (Int, Int) {
@@ -351,8 +350,8 @@ enum SIPMessageParser {
 
     /// `callid = word [ "@" word ]`
     private static func checkCallID(_ v: ArraySlice<UInt8>) throws(SIPParseError) {
-        let plain = v.withUnsafeBufferPointer { p -> Bool in
-            // word "@" word, or word, with no second "@": the common shape, accepted in one pass.
+        // word "@" word, or word, with no second "@": the common shape, accepted in one pass.
+        func isPlain(_ p: Span<UInt8>) -> Bool {
             var at = -1
             for k in p.indices {
                 if p[k] == 0x40 {
@@ -364,7 +363,7 @@ enum SIPMessageParser {
             }
             return p.count > 0 && at != p.count - 1
         }
-        if plain { return }
+        if isPlain(v.span) { return }
         var seenAt = false
         var wordLength = 0
         for k in v.indices {

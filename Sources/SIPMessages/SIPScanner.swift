@@ -8,50 +8,44 @@
 /// SWS         =  [LWS] ; sep whitespace
 /// ```
 enum SIPByte {
-    @inline(__always) static func isAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A }
-    @inline(__always) static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
-    @inline(__always) static func isAlphanum(_ b: UInt8) -> Bool { isAlpha(b) || isDigit(b) }
-    @inline(__always) static func isHex(_ b: UInt8) -> Bool {
+    static func isAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A }
+    static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+    static func isAlphanum(_ b: UInt8) -> Bool { isAlpha(b) || isDigit(b) }
+    static func isHex(_ b: UInt8) -> Bool {
         isDigit(b) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x66)
     }
     /// SP, HTAB, CR or LF: inside a field value a CR/LF is always part of a fold.
-    @inline(__always) static func isLWS(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+    static func isLWS(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
     /// Membership in an ASCII byte class given as two 64-bit masks (bytes 0-63, 64-127).
-    @inline(__always) static func inClass(_ b: UInt8, _ low: UInt64, _ high: UInt64) -> Bool {
+    static func inClass(_ b: UInt8, _ low: UInt64, _ high: UInt64) -> Bool {
         b < 64 ? (low >> UInt64(b)) & 1 != 0 : b < 128 ? (high >> UInt64(b &- 64)) & 1 != 0 : false
     }
     /// alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~"
-    @inline(__always) static func isToken(_ b: UInt8) -> Bool {
+    static func isToken(_ b: UInt8) -> Bool {
         inClass(b, 0x03FF_6CA2_0000_0000, 0x47FF_FFFF_87FF_FFFE)
     }
-    @inline(__always) static func isMark(_ b: UInt8) -> Bool {
+    static func isMark(_ b: UInt8) -> Bool {
         switch b {
         case 0x2D, 0x5F, 0x2E, 0x21, 0x7E, 0x2A, 0x27, 0x28, 0x29: return true
         default: return false
         }
     }
-    @inline(__always) static func isUnreserved(_ b: UInt8) -> Bool {
+    static func isUnreserved(_ b: UInt8) -> Bool {
         inClass(b, 0x03FF_6782_0000_0000, 0x47FF_FFFE_87FF_FFFE)
     }
     /// `word` chars of Call-ID (RFC 3261 §25.1): token / "(" / ")" / "<" / ">" / ":" / "\" /
     /// DQUOTE / "/" / "[" / "]" / "?" / "{" / "}".
-    @inline(__always) static func isWord(_ b: UInt8) -> Bool {
+    static func isWord(_ b: UInt8) -> Bool {
         inClass(b, 0xD7FF_EFA6_0000_0000, 0x6FFF_FFFF_BFFF_FFFE)
     }
-    @inline(__always) static func lower(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }
-    @inline(__always) static func hexValue(_ b: UInt8) -> UInt8 {
+    static func lower(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }
+    static func hexValue(_ b: UInt8) -> UInt8 {
         isDigit(b) ? b - 0x30 : (b | 0x20) - 0x61 + 10
     }
 
-    @inline(__always)
     static func equalsIgnoringCase(_ a: ArraySlice<UInt8>, _ b: StaticString) -> Bool {
         guard a.count == b.utf8CodeUnitCount else { return false }
-        return b.withUTF8Buffer { (other: UnsafeBufferPointer<UInt8>) -> Bool in
-            a.withUnsafeBufferPointer { (mine: UnsafeBufferPointer<UInt8>) -> Bool in
-                for k in 0..<mine.count where lower(mine[k]) != lower(other[k]) { return false }
-                return true
-            }
-        }
+        return b.withUTF8Buffer { other in a.elementsEqual(other) { lower($0) == lower($1) } }
     }
 
     static func string(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
@@ -59,30 +53,12 @@ enum SIPByte {
     /// Case-sensitive comparison with ASCII text.
     static func equals(_ a: ArraySlice<UInt8>, _ b: StaticString) -> Bool {
         guard a.count == b.utf8CodeUnitCount else { return false }
-        return b.withUTF8Buffer { buf in
-            a.withUnsafeBufferPointer { $0.elementsEqual(buf) }
-        }
+        return b.withUTF8Buffer { a.elementsEqual($0) }
     }
 
     /// The index of the first `byte` in `bytes[from..<to]`, or `to` when there is none.
-    /// Scans the array's memory eight bytes at a time (SWAR zero-byte test), no bounds checks.
     static func firstIndex(of byte: UInt8, in bytes: [UInt8], from: Int, to: Int) -> Int {
-        precondition(from >= 0 && to <= bytes.count)
-        return bytes.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return to }
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let highs: UInt64 = 0x8080_8080_8080_8080
-            let pattern = ones &* UInt64(byte)
-            var i = from
-            while i + 8 <= to {
-                let x = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) ^ pattern
-                let found = (x &- ones) & ~x & highs
-                if found != 0 { return i + found.trailingZeroBitCount / 8 }
-                i += 8
-            }
-            while i < to, base.load(fromByteOffset: i, as: UInt8.self) != byte { i += 1 }
-            return i
-        }
+        bytes[from..<to].firstIndex(of: byte) ?? to
     }
 
     /// Trims SP/HTAB/CR/LF from both ends.
@@ -97,14 +73,11 @@ enum SIPByte {
     /// The range of `bytes[from..<to]` without SP/HTAB/CR/LF at either end (as ``trimmed(_:)``),
     /// found without making a slice.
     static func trimmedRange(_ bytes: [UInt8], _ from: Int, _ to: Int) -> Range<Int> {
-        precondition(from >= 0 && from <= to && to <= bytes.count)
-        return bytes.withUnsafeBufferPointer { p in
-            var s = from
-            var e = to
-            while s < e, isLWS(p[s]) { s += 1 }
-            while e > s, isLWS(p[e - 1]) { e -= 1 }
-            return s..<e
-        }
+        var s = from
+        var e = to
+        while s < e, isLWS(bytes[s]) { s += 1 }
+        while e > s, isLWS(bytes[e - 1]) { e -= 1 }
+        return s..<e
     }
 
     /// The value with folds and runs of whitespace collapsed to one SP, trimmed

@@ -13,7 +13,7 @@ enum SIPURICharset {
     case user, password, param, header, telephone, opaque
 
     /// Each set is unreserved plus the characters listed, as bit masks over ASCII.
-    @inline(__always) func allows(_ b: UInt8) -> Bool {
+    func allows(_ b: UInt8) -> Bool {
         switch self {
         case .user:  // & = + $ , ; ? /
             return SIPByte.inClass(b, 0xABFF_FFD2_0000_0000, 0x47FF_FFFE_87FF_FFFE)
@@ -99,14 +99,14 @@ extension SIPURI {
     /// else (then ``parse(_:header:code:build:)`` runs). Every URI accepted here is accepted by
     /// `parse` with the same components: there are no escapes to resolve and no headers.
     static func parsePlain(_ bytes: ArraySlice<UInt8>) -> SIPURI? {
-        @inline(__always) func isHostChar(_ b: UInt8) -> Bool {
+        func isHostChar(_ b: UInt8) -> Bool {
             SIPByte.inClass(b, 0x03FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
         }
-        @inline(__always) func isParamChar(_ b: UInt8) -> Bool {
+        func isParamChar(_ b: UInt8) -> Bool {
             SIPByte.inClass(b, 0x07FF_6000_0000_0000, 0x07FF_FFFE_87FF_FFFE)
         }
         let base = bytes.startIndex
-        return bytes.withUnsafeBufferPointer { p -> SIPURI? in
+        func plain(_ p: Span<UInt8>) -> SIPURI? {
             let end = p.count
             guard end >= 5, p[0] == 0x73, p[1] == 0x69, p[2] == 0x70 else { return nil }
             var i = 3
@@ -160,6 +160,7 @@ extension SIPURI {
             uri.verbatim = bytes
             return uri
         }
+        return plain(bytes.span)
     }
 
     private static func parseSIP(

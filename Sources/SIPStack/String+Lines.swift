@@ -5,17 +5,12 @@ extension Array where Element == String {
     /// then carries the spare room: 176 bytes of heap for the 70 characters of a subscription's
     /// Request-URI, From and To.
     func linesInExactCapacity() -> String {
-        let count = reduce(Swift.max(0, self.count - 1)) { $0 + $1.utf8.count }
-        return String(unsafeUninitializedCapacity: count) { buffer in
-            var at = 0
-            for (i, line) in enumerated() {
-                if i > 0 {
-                    buffer[at] = 0x0A
-                    at += 1
-                }
-                at = buffer[at...].initialize(fromContentsOf: line.utf8)
-            }
-            return at
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(reduce(Swift.max(0, self.count - 1)) { $0 + $1.utf8.count })
+        for (i, line) in enumerated() {
+            if i > 0 { bytes.append(0x0A) }
+            bytes.append(contentsOf: line.utf8)
         }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -265,8 +265,15 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
         guard let socket = try? SocketAddress(ipAddress: SIPHostAddress.unbracketed(host), port: 0) else { return nil }
         let parsed: HEPPacket.Address?
         switch socket {
-        case .v4(let a): parsed = withUnsafeBytes(of: a.address.sin_addr) { HEPPacket.Address(bytes: Array($0)) }
-        case .v6(let a): parsed = withUnsafeBytes(of: a.address.sin6_addr) { HEPPacket.Address(bytes: Array($0)) }
+        case .v4(let a):
+            let value = UInt32(bigEndian: a.address.sin_addr.s_addr)
+            parsed = HEPPacket.Address(bytes: [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) })
+        case .v6(let a):
+            // The sixteen octets of in6_addr, a tuple in C, in network order.
+            let octets = Mirror(reflecting: a.address.sin6_addr.__in6_u.__u6_addr8).children.compactMap {
+                $0.value as? UInt8
+            }
+            parsed = HEPPacket.Address(bytes: octets)
         case .unixDomainSocket: parsed = nil
         }
         if addresses.count >= 4096 { addresses.removeAll(keepingCapacity: true) }

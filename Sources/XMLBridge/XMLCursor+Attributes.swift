@@ -82,13 +82,20 @@ extension XMLCursor {
     /// An attribute value of this recording as text.
     public func string(_ value: AttributeValue) -> String { events.string(value.start, value.count) }
 
-    /// An attribute value's UTF-8 bytes, for reads within `body`. Inlinable, so that a
-    /// decoder's closure is inlined here instead of called through a generic context.
+    /// An attribute value's UTF-8 bytes in the recording (no copy), for reads within `body`: a
+    /// `Span`, bounds-checked and unable to outlive the call. Inlinable, so that a decoder's
+    /// closure is inlined here instead of called through a generic context.
     @inlinable
-    public func withUTF8<R>(_ value: AttributeValue, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    public func withUTF8<R>(_ value: AttributeValue, _ body: (Span<UInt8>) throws -> R) rethrows -> R {
         try events.bytes.withUnsafeBufferPointer { bytes in
-            try body(UnsafeBufferPointer(rebasing: bytes[Int(value.start)..<Int(value.start + value.count)]))
+            try body(UnsafeBufferPointer(rebasing: bytes[Int(value.start)..<Int(value.start + value.count)]).span)
         }
+    }
+
+    /// The bytes `range` of an attribute value (offsets within it) as text.
+    public func string(_ value: AttributeValue, _ range: Range<Int>) -> String {
+        precondition(range.lowerBound >= 0 && range.upperBound <= Int(value.count))
+        return events.string(value.start + Int32(range.lowerBound), Int32(range.count))
     }
 
     /// True when this element's attributes are written as `other`'s: the same names (prefixes
@@ -125,8 +132,8 @@ extension XMLCursor {
         guard value.count > 0, value.count <= 9 else { return nil }
         return withUTF8(value) { bytes -> UInt32? in
             var number: UInt32 = 0
-            for b in bytes {
-                let digit = b &- UInt8(ascii: "0")
+            for i in bytes.indices {
+                let digit = bytes[i] &- UInt8(ascii: "0")
                 guard digit < 10 else { return nil }
                 number = number &* 10 &+ UInt32(digit)
             }

@@ -41,7 +41,8 @@ import XMLBridge
             #expect(packed.string == text)
             #expect(packed == PackedText(text) && packed.hashValue == PackedText(text).hashValue)
             // Packed from the bytes (as the category decoder does): the same value.
-            let fromBytes = Array(text.utf8).withUnsafeBufferPointer { PackedText(utf8: $0) }
+            let bytes = Array(text.utf8)
+            let fromBytes = PackedText(utf8: bytes.span)
             #expect(fromBytes == packed && fromBytes.string == text && fromBytes.hashValue == packed.hashValue)
             if let (other, otherPacked) = previous {
                 #expect((packed == otherPacked) == (text == other))
@@ -222,8 +223,8 @@ import XMLBridge
             names.append(String(decoding: bytes, as: UTF8.self))
         }
         for name in names {
-            var text = name
-            let found = text.withUTF8(CategoryPayload.typedName(utf8:))
+            let bytes = Array(name.utf8)
+            let found = CategoryPayload.typedName(utf8: bytes.span)
             #expect(found?.typed == payloads[name], "\(name)")
             if let found { #expect(found.name.rawValue == name) }
         }

@@ -24,7 +24,7 @@ import XMLBridge
             root.forEachAttributeValue { name, value in
                 let text = root.string(value)
                 found.append((name, text))
-                #expect(root.withUTF8(value) { Array($0) } == Array(text.utf8))
+                #expect(root.withUTF8(value) { bytes in bytes.indices.map { bytes[$0] } } == Array(text.utf8))
                 let reference = UInt32(text)
                 if let plain = root.plainUInt32(value) {
                     #expect(plain == reference, "\(text)")

@@ -57,15 +57,15 @@ extension PIDFDocument {
             // (namespace, local name) pair compared the long namespace strings case by case.
             let taken: Bool
             if child.hasName(NS.pidf, "tuple") {
-                tuples.appendFirstAsLiteral(try PIDFTuple(cursor: child))
+                tuples.append(try PIDFTuple(cursor: child))
                 taken = true
             } else if child.hasName(NS.pidf, "note") {
                 taken = PIDFXML.append(&notes, PIDFXML.note(child))
             } else if child.hasName(NS.dataModel, "person") {
-                persons.appendFirstAsLiteral(try PIDFPerson(cursor: child))
+                persons.append(try PIDFPerson(cursor: child))
                 taken = true
             } else if child.hasName(NS.dataModel, "device") {
-                devices.appendFirstAsLiteral(try PIDFDevice(cursor: child))
+                devices.append(try PIDFDevice(cursor: child))
                 taken = true
             } else if child.hasName(NS.pidf, "linked-identities") {
                 taken = PIDFXML.fill(&linkedIdentities, LinkedIdentities(cursor: child))

@@ -1,11 +1,5 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-
 /// A PIDF presence document (RFC 3863) with the data-model (RFC 4479), RPID
 /// (RFC 4480), CIPID (RFC 4482) and capability (RFC 5196) extensions, and the
 /// Microsoft additions of [MS-PRES] §2.2.2.8.
@@ -28,9 +22,9 @@ public struct PIDFDocument: Hashable, Sendable {
     /// write `ci:display-name` ([MS-PRES] §2.2.2.8.1; RFC 4482 puts them in a person or tuple).
     public var cipid: CIPID
     /// Microsoft `linked-identities` ([MS-PRES] §2.2.2.8.1), in the PIDF namespace.
-    public var linkedIdentities: Optional<LinkedIdentities>
+    public var linkedIdentities: LinkedIdentities?
     /// Microsoft `cid` ([MS-PRES] §2.2.2.8.1), in the PIDF namespace.
-    public var cid: Optional<String>
+    public var cid: String?
     /// Unknown elements under `presence`, kept verbatim.
     public var extensions: [XMLElement]
 
@@ -70,7 +64,7 @@ public enum PIDFBasic: String, Hashable, Sendable {
 /// A `<note>` with its optional `xml:lang` (RFC 3863 §4.1.6).
 public struct PIDFNote: Hashable, Sendable {
     public var text: String
-    public var lang: Optional<String>
+    public var lang: String?
     public init(_ text: String, lang: String? = nil) {
         self.text = text
         self.lang = lang
@@ -83,10 +77,10 @@ public struct PIDFTuple: Hashable, Sendable {
     public var status: PIDFStatus
     /// RFC 4479 `dm:deviceID` children.
     public var deviceIDs: [String]
-    public var contact: Optional<PIDFContact>
+    public var contact: PIDFContact?
     public var notes: [PIDFNote]
     /// `<timestamp>` as written (xs:dateTime).
-    public var timestamp: Optional<String>
+    public var timestamp: String?
     /// RPID elements that RFC 4480 allows in a tuple (class, relationship,
     /// service-class, status-icon, user-input, ...).
     public var rpid: RPID
@@ -115,13 +109,13 @@ public struct PIDFTuple: Hashable, Sendable {
 /// `<status>` (RFC 3863 §4.1.3), with RFC 5196 `caps:servcaps` and the
 /// pre-RFC RPID elements Microsoft puts there.
 public struct PIDFStatus: Hashable, Sendable {
-    public var basic: Optional<PIDFBasic>
+    public var basic: PIDFBasic?
     /// The text of `<basic>` when it is neither open nor closed (baresip sends
     /// "unknown"); kept so the document round-trips and the mapper can report it.
-    public var unrecognizedBasic: Optional<String>
+    public var unrecognizedBasic: String?
     /// `caps:servcaps` (RFC 5196 §3). The codec reads it from the tuple (where
     /// RFC 5196 §5 puts it) or from the status, and writes it in the tuple.
-    public var capabilities: Optional<ServiceCapabilities>
+    public var capabilities: ServiceCapabilities?
     /// RPID in the status: pre-RFC `rpid-status` activities (Microsoft dialect).
     public var rpid: RPID
     public var extensions: [XMLElement]
@@ -141,7 +135,7 @@ public struct PIDFStatus: Hashable, Sendable {
 /// `<contact priority="...">` (RFC 3863 §4.1.5). Priority is kept as written.
 public struct PIDFContact: Hashable, Sendable {
     public var uri: String
-    public var priority: Optional<String>
+    public var priority: String?
     public init(uri: String, priority: String? = nil) {
         self.uri = uri
         self.priority = priority

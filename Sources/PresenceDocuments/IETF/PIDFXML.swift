@@ -63,7 +63,7 @@ enum PIDFXML {
     /// Appends a decoded value; false when the element did not decode.
     static func append<T>(_ list: inout [T], _ value: T?) -> Bool {
         guard let value else { return false }
-        list.appendFirstAsLiteral(value)
+        list.append(value)
         return true
     }
 

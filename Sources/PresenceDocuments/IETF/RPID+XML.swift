@@ -35,7 +35,7 @@ extension RPID {
         switch element {
         case .activities:
             guard let value = RPIDTokens(cursor: e) else { return false }
-            activities.appendFirstAsLiteral(value)
+            activities.append(value)
             return true
         case .mood: return PIDFXML.fill(&mood, RPIDTokens(cursor: e))
         case .placeType: return PIDFXML.fill(&placeType, RPIDTokens(cursor: e, tokenNamespace: NS.locationTypes))
@@ -54,7 +54,7 @@ extension RPID {
             guard let text = PIDFXML.text(e, attributes: Self.timeOffsetAttributes),
                 let minutes = Int(text)
             else { return false }
-            timeOffsets.appendFirstAsLiteral(
+            timeOffsets.append(
                 RPIDTimeOffset(
                     minutes: minutes, description: e[attribute: "description"], id: e[attribute: "id"],
                     from: e[attribute: "from"], until: e[attribute: "until"]))

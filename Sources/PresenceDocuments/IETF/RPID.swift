@@ -1,12 +1,5 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-// (`Fields`, made through its memberwise initializer with defaults, keeps `T?`.)
-
 /// Rich presence elements (RFC 4480 §3), as found in a person, tuple, device
 /// or (pre-RFC, Microsoft) tuple status.
 ///
@@ -16,7 +9,7 @@ public import XMLBridge
 /// retain instead of copying a dozen optional elements.
 public struct RPID: Hashable, Sendable {
     /// The elements; nil when none has been set (an empty box reads the same).
-    var box: Optional<Box>
+    var box: Box?
 
     struct Fields: RareFields {
         var activities: [RPIDTokens] = []
@@ -34,7 +27,6 @@ public struct RPID: Hashable, Sendable {
         var legacyActivities: [String] = []
 
         /// True when no element is present.
-        @inline(__always)
         var isEmpty: Bool {
             activities.isEmpty && mood == nil && placeType == nil && placeIs == nil && privacy == nil
                 && relationship == nil && serviceClass == nil && sphere == nil && statusIcon == nil
@@ -46,7 +38,6 @@ public struct RPID: Hashable, Sendable {
     typealias Box = SharedFields<Fields>
 
     /// The box, made this value's own (allocated or copied) before a write.
-    @inline(__always)
     private mutating func uniqueBox() -> Box {
         if isKnownUniquelyReferenced(&box), let box { return box }
         let fresh = Box(box?.value ?? Fields())
@@ -57,119 +48,67 @@ public struct RPID: Hashable, Sendable {
     /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
     public var activities: [RPIDTokens] {
         get { box?.value.activities ?? [] }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.activities
-        }
         set { uniqueBox().value.activities = newValue }
     }
     /// `<mood>` (§3.5).
     public var mood: RPIDTokens? {
         get { box?.value.mood }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.mood
-        }
         set { uniqueBox().value.mood = newValue }
     }
     /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
     public var placeType: RPIDTokens? {
         get { box?.value.placeType }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.placeType
-        }
         set { uniqueBox().value.placeType = newValue }
     }
     /// `<place-is>` (§3.7).
     public var placeIs: RPIDPlaceIs? {
         get { box?.value.placeIs }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.placeIs
-        }
         set { uniqueBox().value.placeIs = newValue }
     }
     /// `<privacy>` (§3.9).
     public var privacy: RPIDTokens? {
         get { box?.value.privacy }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.privacy
-        }
         set { uniqueBox().value.privacy = newValue }
     }
     /// `<relationship>` (§3.10).
     public var relationship: RPIDTokens? {
         get { box?.value.relationship }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.relationship
-        }
         set { uniqueBox().value.relationship = newValue }
     }
     /// `<service-class>` (§3.11).
     public var serviceClass: RPIDTokens? {
         get { box?.value.serviceClass }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.serviceClass
-        }
         set { uniqueBox().value.serviceClass = newValue }
     }
     /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
     public var sphere: RPIDTokens? {
         get { box?.value.sphere }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.sphere
-        }
         set { uniqueBox().value.sphere = newValue }
     }
     /// `<status-icon>` (§3.13).
     public var statusIcon: RPIDStatusIcon? {
         get { box?.value.statusIcon }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.statusIcon
-        }
         set { uniqueBox().value.statusIcon = newValue }
     }
     /// `<time-offset>` (§3.14); several with different from/until are allowed.
     public var timeOffsets: [RPIDTimeOffset] {
         get { box?.value.timeOffsets ?? [] }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.timeOffsets
-        }
         set { uniqueBox().value.timeOffsets = newValue }
     }
     /// `<user-input>` (§3.15).
     public var userInput: RPIDUserInput? {
         get { box?.value.userInput }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.userInput
-        }
         set { uniqueBox().value.userInput = newValue }
     }
     /// `<class>` (§3.3).
     public var `class`: String? {
         get { box?.value.`class` }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.`class`
-        }
         set { uniqueBox().value.`class` = newValue }
     }
     /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
     /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
     public var legacyActivities: [String] {
         get { box?.value.legacyActivities ?? [] }
-        _modify {
-            let box = uniqueBox()
-            yield &box.value.legacyActivities
-        }
         set { uniqueBox().value.legacyActivities = newValue }
     }
 
@@ -238,10 +177,10 @@ public struct RPID: Hashable, Sendable {
 /// <activities id? from? until?> note* ( <unknown/> | (token | <other>text</other>)+ ) </activities>
 /// ```
 public struct RPIDTokens: Hashable, Sendable {
-    public var id: Optional<String>
+    public var id: String?
     /// `from` / `until` as written (xs:dateTime, RFC 4480 §3.1).
-    public var from: Optional<String>
-    public var until: Optional<String>
+    public var from: String?
+    public var until: String?
     public var notes: [PIDFNote]
     /// Token values in document order: RPID tokens are the element local
     /// names (e.g. "on-the-phone"); place-type tokens carry their namespace.
@@ -299,16 +238,16 @@ public enum RPIDValue: Hashable, Sendable {
 
 /// `<place-is>` (RFC 4480 §3.7).
 public struct RPIDPlaceIs: Hashable, Sendable {
-    public var id: Optional<String>
-    public var from: Optional<String>
-    public var until: Optional<String>
+    public var id: String?
+    public var from: String?
+    public var until: String?
     public var notes: [PIDFNote]
     /// `<audio>` token: noisy, ok, quiet, unknown.
-    public var audio: Optional<String>
+    public var audio: String?
     /// `<video>` token: toobright, ok, dark, unknown.
-    public var video: Optional<String>
+    public var video: String?
     /// `<text>` token: uncomfortable, inappropriate, ok, unknown.
-    public var text: Optional<String>
+    public var text: String?
 
     public init(
         id: String? = nil, from: String? = nil, until: String? = nil, notes: [PIDFNote] = [],
@@ -326,10 +265,10 @@ public struct RPIDPlaceIs: Hashable, Sendable {
 
 /// `<time-offset>` (RFC 4480 §3.14): minutes from UTC.
 public struct RPIDTimeOffset: Hashable, Sendable {
-    public var id: Optional<String>
-    public var from: Optional<String>
-    public var until: Optional<String>
-    public var description: Optional<String>
+    public var id: String?
+    public var from: String?
+    public var until: String?
+    public var description: String?
     public var minutes: Int
 
     public init(minutes: Int, description: String? = nil, id: String? = nil, from: String? = nil, until: String? = nil)
@@ -345,9 +284,9 @@ public struct RPIDTimeOffset: Hashable, Sendable {
 /// `<user-input>` (RFC 4480 §3.15).
 public struct RPIDUserInput: Hashable, Sendable {
     public enum Value: String, Hashable, Sendable { case active, idle }
-    public var id: Optional<String>
-    public var idleThreshold: Optional<Int>
-    public var lastInput: Optional<String>
+    public var id: String?
+    public var idleThreshold: Int?
+    public var lastInput: String?
     public var value: Value
 
     public init(_ value: Value, idleThreshold: Int? = nil, lastInput: String? = nil, id: String? = nil) {
@@ -360,9 +299,9 @@ public struct RPIDUserInput: Hashable, Sendable {
 
 /// `<status-icon>` (RFC 4480 §3.13).
 public struct RPIDStatusIcon: Hashable, Sendable {
-    public var id: Optional<String>
-    public var from: Optional<String>
-    public var until: Optional<String>
+    public var id: String?
+    public var from: String?
+    public var until: String?
     public var uri: String
 
     public init(uri: String, id: String? = nil, from: String? = nil, until: String? = nil) {

@@ -1,17 +1,11 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-
 /// The `calendarData` category data ([MS-PRES] §2.2.2.7.8, schema §7.8).
 public struct CalendarData: Hashable, Sendable {
     /// Required by the schema, missing in some spec examples (parsed leniently).
-    public var mailboxID: Optional<String>
-    public var majorVersion: Optional<String>
-    public var minorVersion: Optional<String>
+    public var mailboxID: String?
+    public var majorVersion: String?
+    public var minorVersion: String?
     /// Exchange `WorkingHours`, kept verbatim (Exchange types namespace).
     ///
     /// A decoded document keeps it as the recorded parse events it came from
@@ -22,18 +16,18 @@ public struct CalendarData: Hashable, Sendable {
         set { workingHoursContent = newValue.map(VerbatimElement.tree) }
     }
     /// `WorkingHours` as held: a tree, or recorded events.
-    var workingHoursContent: Optional<VerbatimElement>
+    var workingHoursContent: VerbatimElement?
     /// True when the data holds a `WorkingHours` element (without building its tree).
     public var hasWorkingHours: Bool { workingHoursContent != nil }
-    public var freeBusy: Optional<FreeBusy>
+    public var freeBusy: FreeBusy?
     public var extensions: [XMLElement]
 
     /// `freeBusy` ([MS-PRES] §2.2.2.7.8): base64 slots from `startTime`,
     /// each `granularity` (xs:duration, e.g. PT15M) long.
     public struct FreeBusy: Hashable, Sendable {
-        public var startTime: Optional<String>
-        public var granularity: Optional<String>
-        public var encodingVersion: Optional<String>
+        public var startTime: String?
+        public var granularity: String?
+        public var encodingVersion: String?
         /// The base64 text as written (often empty in the spec's examples).
         public var data: String
         public init(

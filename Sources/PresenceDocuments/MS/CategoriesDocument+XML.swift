@@ -189,25 +189,19 @@ extension CategoryPayload {
 
     /// The entry of ``typedNames`` named by the UTF-8 bytes `utf8`, or nil: compared lengths
     /// first, then byte for byte in place (a name is a few bytes, and there are ten).
-    static func typedName(utf8: UnsafeBufferPointer<UInt8>) -> (name: CategoryName, typed: Typed)? {
-        let found = typedNameBytes.withUnsafeBufferPointer { entries -> Int? in
-            for i in entries.indices where entries[i].count == utf8.count {
-                let equal = entries[i].withUnsafeBufferPointer { name in
-                    var k = 0
-                    while k < name.count, name[k] == utf8[k] { k += 1 }
-                    return k == name.count
-                }
-                if equal { return i }
-            }
-            return nil
+    static func typedName(utf8: Span<UInt8>) -> (name: CategoryName, typed: Typed)? {
+        let count = utf8.count
+        for (i, name) in typedNameBytes.enumerated() where name.count == count {
+            var k = 0
+            while k < count, name[k] == utf8[k] { k += 1 }
+            if k == count { return typedNames[i] }
         }
-        return found.map { typedNames[$0] }
+        return nil
     }
 
     /// The typed payload of the category named `name`, or nil.
     static func typed(_ name: CategoryName) -> Typed? {
-        var raw = name.rawValue
-        return raw.withUTF8(typedName(utf8:))?.typed
+        typedNames.first { $0.name == name }?.typed
     }
 
     /// Reads the data of a `category` or `publication` element

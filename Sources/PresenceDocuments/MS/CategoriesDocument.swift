@@ -1,9 +1,3 @@
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-
 /// An enhanced-presence `categories` document ([MS-PRES] §2.2.2.1, schema §6.2).
 ///
 /// ```

@@ -1,11 +1,5 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-
 /// `expireType` ([MS-PRES] §2.2.2.2.1).
 public enum ExpireType: String, Hashable, Sendable, CaseIterable {
     case `static`, endpoint, user, time
@@ -19,13 +13,13 @@ public enum ExpireType: String, Hashable, Sendable, CaseIterable {
 /// `publishTime` is packed (``PackedText``) instead of taking a heap string of its own.
 public struct Category: Hashable, Sendable {
     public var name: CategoryName
-    private var packedPublishTime: Optional<PackedText>
-    public var instance: Optional<UInt32>
-    public var expireType: Optional<ExpireType>
-    private var extras: Optional<SharedFields<Extras>>
+    private var packedPublishTime: PackedText?
+    public var instance: UInt32?
+    public var expireType: ExpireType?
+    private var extras: SharedFields<Extras>?
     /// `nil` for an empty category element: the category is not published, or
     /// the watcher resolves to no container ([MS-PRES] §3.2.5.3 rule 7).
-    public var payload: Optional<CategoryPayload>
+    public var payload: CategoryPayload?
 
     struct Extras: RareFields {
         var container: UInt32?

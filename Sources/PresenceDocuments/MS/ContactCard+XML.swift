@@ -54,11 +54,11 @@ extension ContactCard {
                     if part.hasName(ns, "name") {
                         part.forEachElement { display in
                             if display.hasName(ns, "displayName") {
-                                displayNames.appendFirstAsLiteral(LocalizedText(lcidElement: display))
+                                displayNames.append(LocalizedText(lcidElement: display))
                             }
                         }
                     } else if part.hasName(ns, "email") {
-                        emails.appendFirstAsLiteral(part.trimmedText)
+                        emails.append(part.trimmedText)
                     }
                 }
             case .address?:

@@ -1,11 +1,5 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-
 /// The `contactCard` category data ([MS-PRES] §2.2.2.7.5, schema §7.3).
 ///
 /// The identity (display names and e-mails), the URLs and the photos (what CIPID carries) are
@@ -20,7 +14,7 @@ public struct ContactCard: Hashable, Sendable {
     public var emails: [String]
     public var urls: [TypedURI]
     public var photos: [Photo]
-    private var rare: Optional<SharedFields<Rare>>
+    private var rare: SharedFields<Rare>?
 
     struct Rare: RareFields {
         var addresses: [Address] = []
@@ -109,7 +103,7 @@ public struct ContactCard: Hashable, Sendable {
 
     public struct LocalizedText: Hashable, Sendable {
         public var text: String
-        public var lcid: Optional<String>
+        public var lcid: String?
         public init(_ text: String, lcid: String? = nil) {
             self.text = text
             self.lcid = lcid
@@ -117,12 +111,12 @@ public struct ContactCard: Hashable, Sendable {
     }
 
     public struct Address: Hashable, Sendable {
-        public var type: Optional<String>
+        public var type: String?
         public var street: [LocalizedText]
         public var city: [LocalizedText]
         public var state: [LocalizedText]
         public var zipcode: [LocalizedText]
-        public var countryCode: Optional<String>
+        public var countryCode: String?
         public init(
             type: String? = nil, street: [LocalizedText] = [], city: [LocalizedText] = [], state: [LocalizedText] = [],
             zipcode: [LocalizedText] = [], countryCode: String? = nil
@@ -137,7 +131,7 @@ public struct ContactCard: Hashable, Sendable {
     }
 
     public struct TypedURI: Hashable, Sendable {
-        public var type: Optional<String>
+        public var type: String?
         public var uri: String
         public init(type: String?, uri: String) {
             self.type = type
@@ -147,7 +141,7 @@ public struct ContactCard: Hashable, Sendable {
 
     public struct Phone: Hashable, Sendable {
         /// work, home, mobile, other, custom1.
-        public var type: Optional<String>
+        public var type: String?
         /// A tel URI (required by the schema).
         public var uri: String
         public var displayStrings: [LocalizedText]
@@ -160,10 +154,10 @@ public struct ContactCard: Hashable, Sendable {
 
     public struct Photo: Hashable, Sendable {
         /// default, enterprise, exchange, other.
-        public var type: Optional<String>
-        public var uri: Optional<String>
+        public var type: String?
+        public var uri: String?
         /// CRC or Exchange ChangeKey (required by the schema).
-        public var hash: Optional<String>
+        public var hash: String?
         public init(type: String? = nil, uri: String? = nil, hash: String? = nil) {
             self.type = type
             self.uri = uri

@@ -19,21 +19,17 @@ extension MSCapability {
         // The schema's attributes, found in one pass, are appended in the table's order, which
         // is key order: no key is compared, and each is keyed by the table's string. A repeated
         // key keeps the last value, as assigning it in a dictionary did.
-        let onlySchema = withUnsafeTemporaryAllocation(
-            of: XMLCursor.AttributeValue?.self, capacity: Self.schemaAttributes.count
-        ) { found -> Bool in
-            found.initialize(repeating: nil)
-            var onlySchema = true
-            xml.forEachAttributeValue(in: Self.schemaAttributeNames) { position, value in
-                if let position { found[position] = value } else { onlySchema = false }
-            }
-            guard onlySchema else { return false }
+        var found = [XMLCursor.AttributeValue?](repeating: nil, count: Self.schemaAttributes.count)
+        var onlySchema = true
+        xml.forEachAttributeValue(in: Self.schemaAttributeNames) { position, value in
+            if let position { found[position] = value } else { onlySchema = false }
+        }
+        if onlySchema {
             for (i, value) in found.enumerated() {
                 if let value { sortedAttributes.append(Attribute(Self.schemaAttributes[i], xml.string(value))) }
             }
-            return true
+            return
         }
-        if onlySchema { return }
         // Any other attribute: each goes into its place in key order (a capability has a few).
         xml.forEachAttribute { name, value in setAttribute(name.description, value) }
     }
@@ -77,23 +73,14 @@ extension [MSCapability] {
         let count = xml.elementCount
         reserveCapacity(self.count + count)
         // The first capabilities whose attributes differ from all before them, with the element each was read from.
-        withUnsafeTemporaryAllocation(
-            of: (element: XMLCursor, capability: Int).self, capacity: Swift.min(count, Self.sharedAttributeSets)
-        ) { distinct in
-            var found = 0
-            xml.forEachElement { item in
-                if let earlier = distinct[..<found].first(where: { item.hasSameAttributes(as: $0.element) }) {
-                    append(
-                        MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
-                } else {
-                    if found < distinct.count {
-                        distinct.initializeElement(at: found, to: (item, self.count))
-                        found += 1
-                    }
-                    append(MSCapability(cursor: item))
-                }
+        var distinct: [(element: XMLCursor, capability: Int)] = []
+        xml.forEachElement { item in
+            if let earlier = distinct.first(where: { item.hasSameAttributes(as: $0.element) }) {
+                append(MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
+            } else {
+                if distinct.count < Self.sharedAttributeSets { distinct.append((item, self.count)) }
+                append(MSCapability(cursor: item))
             }
-            distinct.baseAddress?.deinitialize(count: found)
         }
     }
 }

@@ -48,7 +48,7 @@ extension MSNote {
                 }
             }
             // The values the attribute closure gathered are moved out of its captures (consume).
-            bodies.appendFirstAsLiteral(
+            bodies.append(
                 Body(
                     text: b.text, type: consume type, uri: consume uri, startTime: consume startTime,
                     endTime: consume endTime,

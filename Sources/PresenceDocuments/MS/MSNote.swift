@@ -1,11 +1,5 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-
 /// The `note` category (example-derived: [MS-PRES] has no schema for it, docs/flows.md, "Note category format").
 ///
 /// ```
@@ -22,10 +16,10 @@ public struct MSNote: Hashable, Sendable {
         /// "personal" in every spec example; out-of-office notes use "OOF", a value [MS-PRES] does
         /// not document (docs/flows.md, "Note category format"): this project reads any value and
         /// writes "OOF" for them.
-        public var type: Optional<String>
-        public var uri: Optional<String>
+        public var type: String?
+        public var uri: String?
         public var text: String
-        private var rare: Optional<SharedFields<Rare>>
+        private var rare: SharedFields<Rare>?
 
         struct Rare: RareFields {
             var startTime: String?

@@ -44,7 +44,7 @@ extension MSServices {
                     serviceExtensions.append(part.subtree)
                 }
             }
-            services.appendFirstAsLiteral(
+            services.append(
                 Service(
                     uri: child[attribute: "uri"] ?? "", capabilities: consume capabilities,
                     extensions: consume serviceExtensions))

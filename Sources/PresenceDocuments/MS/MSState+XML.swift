@@ -77,7 +77,7 @@ extension MSState {
             // one name after another.
             switch child.match(in: Self.childNames) {
             case .availability?: availability = try child.uint32Text()
-            case .activity?: activities.appendFirstAsLiteral(try MSActivity(activityElement: child))
+            case .activity?: activities.append(try MSActivity(activityElement: child))
             case .endpointLocation?: endpointLocation = child.trimmedText
             case .meetingSubject?: meetingSubject = child.trimmedText
             case .meetingLocation?: meetingLocation = child.trimmedText

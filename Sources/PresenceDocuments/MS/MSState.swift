@@ -1,12 +1,5 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-// (`Details`, made through its memberwise initializer with defaults, keeps `T?`.)
-
 /// The `state` category data ([MS-PRES] §2.2.2.7.1, schema §7.2).
 ///
 /// ```
@@ -18,14 +11,14 @@ public import XMLBridge
 public struct MSState: Hashable, Sendable {
     /// The mandatory `xsi:type`: an open vocabulary.
     public var type: StateType
-    public var manual: Optional<Bool>
+    public var manual: Bool?
     /// unsignedInt availability ([MS-PRES] §2.2.2.7.1).
-    public var availability: Optional<UInt32>
+    public var availability: UInt32?
     public var activities: [MSActivity]
     /// The fields most states leave out, held out of line (nil when all are absent): a gateway
     /// keeps one state per watched presentity, and these would otherwise make every state
     /// 264 bytes inline.
-    private var details: Optional<SharedFields<Details>>
+    private var details: SharedFields<Details>?
 
     struct Details: RareFields {
         var startTime: String?
@@ -156,16 +149,16 @@ public struct StateType: Hashable, Sendable, RawRepresentable, ExpressibleByStri
 
 /// An `activity` of a state ([MS-PRES] §2.2.2.7.1).
 public struct MSActivity: Hashable, Sendable {
-    public var token: Optional<MSActivityToken>
-    public var minAvailability: Optional<UInt32>
-    public var maxAvailability: Optional<UInt32>
+    public var token: MSActivityToken?
+    public var minAvailability: UInt32?
+    public var maxAvailability: UInt32?
     /// Free-text activities (`<custom LCID="1033">Interviewing</custom>`).
     public var custom: [CustomActivity]
 
     public struct CustomActivity: Hashable, Sendable {
         public var text: String
-        public var lcid: Optional<String>
-        public var updated: Optional<String>
+        public var lcid: String?
+        public var updated: String?
         public init(_ text: String, lcid: String? = nil, updated: String? = nil) {
             self.text = text
             self.lcid = lcid
@@ -204,9 +197,9 @@ public struct MSActivityToken: Hashable, Sendable, RawRepresentable, Expressible
 
 /// `legacyInterop` ([MS-PRES] §2.2.2.7.6, schema §7.7): in the categories namespace.
 public struct LegacyInterop: Hashable, Sendable {
-    public var availability: Optional<UInt32>
-    public var token: Optional<MSActivityToken>
-    public var dndState: Optional<Bool>
+    public var availability: UInt32?
+    public var token: MSActivityToken?
+    public var dndState: Bool?
     public init(availability: UInt32? = nil, token: MSActivityToken? = nil, dndState: Bool? = nil) {
         self.availability = availability
         self.token = token

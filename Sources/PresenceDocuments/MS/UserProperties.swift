@@ -1,11 +1,5 @@
 public import XMLBridge
 
-// Optional stored properties are declared `Optional<T>`, not `T?`: a `var x: T?`
-// starts out nil, so the initializer's `self.x = x` assigns it a second time,
-// and the optimizer then builds the whole value aside and copies it into place
-// (a retain and a release per field on every value made). `Optional<T>` has no
-// implicit initial value: the initializer's assignment is the only one.
-
 /// The `userProperties` category data ([MS-PRES] §2.2.2.7.4, schema §7.6),
 /// in the categories namespace. Server-published, self-only.
 public struct UserProperties: Hashable, Sendable {
@@ -18,8 +12,8 @@ public struct UserProperties: Hashable, Sendable {
 
     public struct Line: Hashable, Sendable {
         /// Uc, UcPrivate, Rcc, Dual.
-        public var lineType: Optional<String>
-        public var lineServer: Optional<String>
+        public var lineType: String?
+        public var lineServer: String?
         public var uri: String
         public init(lineType: String?, lineServer: String? = nil, uri: String) {
             self.lineType = lineType

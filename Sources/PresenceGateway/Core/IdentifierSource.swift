@@ -34,14 +34,13 @@ public struct IdentifierSource: Sendable {
         var generator = SystemRandomNumberGenerator()
         var bits: UInt64 = generator.next()
         let more: UInt64 = generator.next()
-        return String(unsafeUninitializedCapacity: 15) { buffer in
-            for i in 0..<15 {
-                if i == 10 { bits = more }
-                buffer[i] = callIDAlphabet[Int(bits & 63)]
-                bits >>= 6
-            }
-            return 15
+        var bytes: [UInt8] = []
+        for i in 0..<15 {
+            if i == 10 { bits = more }
+            bytes.append(callIDAlphabet[Int(bits & 63)])
+            bits >>= 6
         }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static let callIDAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-.".utf8)
