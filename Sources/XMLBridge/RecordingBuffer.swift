@@ -10,8 +10,7 @@
 /// append is a capacity check and a store, without the uniqueness check and
 /// exclusivity bookkeeping `Array` does on every mutation (a write makes a
 /// few hundred of them). ``array`` copies the values out at their exact size.
-/// Owned by one ``XMLStreamWriter``; freed with it, or handed on to the thread's next
-/// writer when it finishes (``SpareWriterBuffers``). (The event recording's
+/// Owned by one ``XMLStreamWriter`` and freed with it. (The event recording's
 /// runs are CXMLRecorder's `pg_run`, which its C callbacks append to.)
 ///
 /// The memory comes from `malloc` and grows with `realloc`: on Linux
@@ -36,21 +35,6 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
 
     deinit { free(base) }
 
-    /// A buffer of `spare`'s memory (``SpareWriterBuffers``), empty, with room for as many
-    /// values as its bytes hold (a writer's buffers hold at least four).
-    init(adopting spare: SpareWriterBuffers.Buffer) {
-        capacity = spare.bytes / MemoryLayout<Element>.stride
-        base = spare.base.bindMemory(to: Element.self, capacity: capacity)
-    }
-
-    /// Gives up the memory, for ``SpareWriterBuffers`` to keep, instead of freeing it.
-    consuming func relinquish() -> SpareWriterBuffers.Buffer {
-        let spare = SpareWriterBuffers.Buffer(
-            base: UnsafeMutableRawPointer(base), bytes: capacity &* MemoryLayout<Element>.stride)
-        discard self
-        return spare
-    }
-
     /// Memory for `capacity` values, or `base` resized to it (its values kept).
     private static func allocate(_ capacity: Int, resizing base: UnsafeMutablePointer<Element>? = nil)
         -> UnsafeMutablePointer<Element>
@@ -62,19 +46,6 @@ struct RecordingBuffer<Element: BitwiseCopyable>: ~Copyable {
     }
 
     var isEmpty: Bool { count == 0 }
-
-    /// The memory the buffer holds, in bytes.
-    var allocatedBytes: Int { capacity * MemoryLayout<Element>.stride }
-
-    /// Removes every value, keeping the memory when it has room for at least
-    /// `minimumCapacity` values (else it is replaced by that much).
-    mutating func removeAll(keepingCapacity minimumCapacity: Int) {
-        count = 0
-        guard capacity < minimumCapacity else { return }
-        free(base)
-        capacity = minimumCapacity
-        base = Self.allocate(capacity)
-    }
 
     /// The value at `i` (`0 ..< count`), read and written in place.
     subscript(i: Int) -> Element {
@@ -316,168 +287,5 @@ extension String {
         if utf8.withContiguousStorageIfAvailable(body) != nil { return }
         var native = self
         native.withUTF8(body)
-    }
-}
-
-/// The buffers of a finished writer (its output, open elements and bindings), kept for the next
-/// writer made on the same thread: allocating and freeing three buffers per document cost
-/// about 550 instructions, some 4% of writing a usual PIDF document (the output buffer's size
-/// is outside malloc's per-thread cache).
-///
-/// Bounded: a thread keeps at most one set, and a set only while each of its buffers is at
-/// most ``maximumBytes`` (a writer that grew one past it frees them all), so a thread holds at
-/// most three times that. The set is freed when its thread ends. A writer made while the
-/// thread's set is in use (one writer inside another) allocates its own, and on finishing
-/// frees them when the set is back by then.
-enum SpareWriterBuffers {
-    struct Buffer {
-        var base: UnsafeMutableRawPointer
-        var bytes: Int
-    }
-
-    struct Set {
-        var out: Buffer
-        var frames: Buffer
-        var bindings: Buffer
-    }
-
-    static let maximumBytes = 64 * 1024
-
-    /// Each thread's record: a `Slot` allocated on the thread's first keep, freed with its set
-    /// when the thread ends.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        // A closure, whose parameter takes each platform's type (optional on Linux, not on Darwin).
-        guard pthread_key_create(&key, { freeSpareWriterBuffers($0) }) == 0 else {
-            fatalError("pthread_key_create failed")
-        }
-        return key
-    }()
-
-    /// A thread's record: its set, when it holds one, and the storage of the last
-    /// ``XMLEvents`` freed on the thread (``SpareEventStorage``), the smaller first.
-    struct Slot {
-        var set: Set?
-        var smallEvents: Buffer?
-        var largeEvents: Buffer?
-    }
-
-    /// The thread's set, which it no longer holds, or nil when it has none.
-    @inline(__always)
-    static func take() -> Set? {
-        guard let record = pthread_getspecific(key) else { return nil }
-        let slot = record.assumingMemoryBound(to: Slot.self)
-        guard let set = slot.pointee.set else { return nil }
-        slot.pointee.set = nil
-        return set
-    }
-
-    /// Keeps `set` for the thread's next writer, or frees it (too large, or a set is kept already).
-    static func keep(_ set: Set) {
-        guard set.out.bytes <= maximumBytes, set.frames.bytes <= maximumBytes, set.bindings.bytes <= maximumBytes else {
-            return freeBuffers(set)
-        }
-        guard let slot = slot(), slot.pointee.set == nil else { return freeBuffers(set) }
-        slot.pointee.set = set
-    }
-
-    /// The thread's record, made on first use; nil when it cannot be made.
-    @inline(__always)
-    static func slot() -> UnsafeMutablePointer<Slot>? {
-        if let record = pthread_getspecific(key) { return record.assumingMemoryBound(to: Slot.self) }
-        return makeSlot()
-    }
-
-    /// A thread's first record. Out of line: once per thread.
-    @inline(never)
-    private static func makeSlot() -> UnsafeMutablePointer<Slot>? {
-        guard let memory = malloc(MemoryLayout<Slot>.stride) else { return nil }
-        let slot = memory.bindMemory(to: Slot.self, capacity: 1)
-        slot.initialize(to: Slot(set: nil, smallEvents: nil, largeEvents: nil))
-        guard pthread_setspecific(key, memory) == 0 else {
-            free(memory)
-            return nil
-        }
-        return slot
-    }
-
-    /// The thread's record, when it has one (nothing is made).
-    @inline(__always)
-    static func existingSlot() -> UnsafeMutablePointer<Slot>? {
-        pthread_getspecific(key)?.assumingMemoryBound(to: Slot.self)
-    }
-
-    static func freeBuffers(_ set: Set) {
-        free(set.out.base)
-        free(set.frames.base)
-        free(set.bindings.base)
-    }
-}
-
-/// A thread's end: its record (``SpareWriterBuffers/Slot``) freed with the set it holds.
-private func freeSpareWriterBuffers(_ record: UnsafeMutableRawPointer?) {
-    guard let record else { return }
-    let slot = record.assumingMemoryBound(to: SpareWriterBuffers.Slot.self)
-    if let set = slot.pointee.set { SpareWriterBuffers.freeBuffers(set) }
-    if let events = slot.pointee.smallEvents { free(events.base) }
-    if let events = slot.pointee.largeEvents { free(events.base) }
-    free(record)
-}
-
-/// The memory of the last ``XMLEvents`` freed on a thread, kept for the next one made there.
-///
-/// A parse copies its recording into an allocation of its own (about 5.6 KiB for the 2.6 KB
-/// categories body of the benchmark): that size is beyond glibc malloc's per-thread cache,
-/// and each such request first consolidates the freed small chunks, every parse. A conversion
-/// frees its recording before the next parse, which then reuses the memory.
-///
-/// Two blocks, for a conversion's two recordings: the parse's and a subtree's kept verbatim
-/// (``XMLCursor/detached``, a kilobyte or two, also past that cache).
-///
-/// Bounded: a thread keeps two blocks (in its ``SpareWriterBuffers`` record), each of at
-/// most ``SpareWriterBuffers/maximumBytes``; of three, the smallest is freed. Memory
-/// is kept only once the recording it held is freed (nothing can read it any more), and only
-/// the thread that took it back hands it out again.
-enum SpareEventStorage {
-    /// Memory for at least `bytes` bytes (the thread's spare when large enough), and its size.
-    static func take(_ bytes: Int) -> SpareWriterBuffers.Buffer {
-        if let slot = SpareWriterBuffers.existingSlot() {
-            // The smaller block that is large enough; none is freed when neither is.
-            if let small = slot.pointee.smallEvents, small.bytes >= bytes {
-                slot.pointee.smallEvents = nil
-                return small
-            }
-            if let large = slot.pointee.largeEvents, large.bytes >= bytes {
-                slot.pointee.largeEvents = slot.pointee.smallEvents
-                slot.pointee.smallEvents = nil
-                return large
-            }
-        }
-        let size = max(bytes, 1)
-        guard let base = malloc(size) else { fatalError("out of memory") }
-        return .init(base: base, bytes: size)
-    }
-
-    /// Keeps `block` (of a freed recording) for the thread's next one, or frees it.
-    static func keep(_ block: SpareWriterBuffers.Buffer) {
-        guard block.bytes <= SpareWriterBuffers.maximumBytes, let slot = SpareWriterBuffers.slot() else {
-            return free(block.base)
-        }
-        // The two largest of the kept blocks and this one stay (a small block is only kept
-        // beside a large one: `take` moves it up when it hands out the large one).
-        let small = slot.pointee.smallEvents
-        guard let large = slot.pointee.largeEvents else {
-            slot.pointee.largeEvents = block
-            return
-        }
-        if block.bytes > large.bytes {
-            slot.pointee.largeEvents = block
-            slot.pointee.smallEvents = large
-        } else if small == nil || block.bytes > small.unsafelyUnwrapped.bytes {
-            slot.pointee.smallEvents = block
-        } else {
-            return free(block.base)
-        }
-        if let small { free(small.base) }
     }
 }

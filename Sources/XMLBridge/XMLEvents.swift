@@ -1,5 +1,13 @@
 internal import CXMLRecorder
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The SAX2 events of one document, recorded in document order into a few
 /// flat runs of plain values, for decoders that read straight from the events.
 ///
@@ -90,8 +98,8 @@ public final class XMLEvents: @unchecked Sendable {
     /// Attribute values and text, UTF-8, decoded (no references left).
     @usableFromInline let bytes: FixedRun<UInt8>
     /// The one allocation `nodes`, `attributes`, `declarations` and `bytes` lie in, in that
-    /// order (from ``SpareEventStorage``, given back to it when the recording is freed).
-    private let storage: SpareWriterBuffers.Buffer
+    /// order, freed with the recording.
+    private let storage: UnsafeMutableRawPointer
 
     /// A recording holding copies of the given values; `adjust`, when given,
     /// then rewrites the copied nodes and attributes in place (before anything
@@ -113,8 +121,8 @@ public final class XMLEvents: @unchecked Sendable {
         let declarationBytes = declarations.count * MemoryLayout<Declaration>.stride
         let total = nodeBytes + attributeBytes + declarationBytes + bytes.count
         // malloc's alignment (16) suits every part.
-        self.storage = SpareEventStorage.take(total)
-        let memory = self.storage.base
+        guard let memory = malloc(max(total, 1)) else { fatalError("out of memory") }
+        self.storage = memory
         self.nodes = FixedRun(copying: nodes, to: memory)
         self.attributes = FixedRun(copying: attributes, to: memory + nodeBytes)
         self.declarations = FixedRun(copying: declarations, to: memory + nodeBytes + attributeBytes)
@@ -147,7 +155,7 @@ public final class XMLEvents: @unchecked Sendable {
         }
     }
 
-    deinit { SpareEventStorage.keep(storage) }
+    deinit { free(storage) }
 
     /// The declarations `start ..< start + count` as (prefix, URI) pairs.
     func declarationList(_ start: Int32, _ count: Int32) -> [(prefix: String?, uri: String)] {

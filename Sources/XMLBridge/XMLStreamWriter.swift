@@ -76,18 +76,9 @@ public struct XMLStreamWriter: ~Copyable {
     public init(
         indent: String? = "  ", declaration: Bool = true, capacity: Int = 2048, namespaces: Namespaces = .none
     ) {
-        // The thread's spare buffers when it has them (``SpareWriterBuffers``), else new ones.
-        let spare = SpareWriterBuffers.take()
-        if let spare {
-            out = XMLByteSink(adopting: spare.out)
-            if out.allocatedBytes < capacity { out.removeAll(keepingCapacity: capacity) }
-            frames = RecordingBuffer(adopting: spare.frames)
-            scope = Scope(namespaces: namespaces, bindings: RecordingBuffer(adopting: spare.bindings))
-        } else {
-            out = XMLByteSink(capacity: capacity)
-            frames = RecordingBuffer(capacity: 16)
-            scope = Scope(namespaces: namespaces, bindings: RecordingBuffer(capacity: 16))
-        }
+        out = XMLByteSink(capacity: capacity)
+        frames = RecordingBuffer(capacity: 16)
+        scope = Scope(namespaces: namespaces, bindings: RecordingBuffer(capacity: 16))
         if let indent {
             // The default: nothing built or held per document.
             indentation =
@@ -107,11 +98,7 @@ public struct XMLStreamWriter: ~Copyable {
     public consuming func finish() -> [UInt8] {
         while !frames.isEmpty { endElement() }
         if indentation.isOn { out.append(0x0A) }
-        let bytes = out.array
-        // The buffers kept for the thread's next writer instead of freed.
-        SpareWriterBuffers.keep(
-            .init(out: out.relinquish(), frames: frames.relinquish(), bindings: scope.bindings.relinquish()))
-        return bytes
+        return out.array
     }
 
     /// Whether `prefix` may be bound to `uri` (Namespaces in XML 1.0 §3):

@@ -32,12 +32,6 @@ import Testing
                     let i = random.below(reference.count)
                     buffer[i] &+= 1
                     reference[i] &+= 1
-                case 9 where random.below(8) == 0:
-                    // Emptied for reuse, with room for a random number of values (kept or replaced).
-                    let minimum = random.below(300)
-                    buffer.removeAll(keepingCapacity: minimum)
-                    reference.removeAll()
-                    #expect(buffer.allocatedBytes >= minimum)
                 default:
                     break
                 }
@@ -83,10 +77,6 @@ import Testing
             #expect(address % 16 == 0)
         }
         #expect(buffer.array == reference)
-        buffer.removeAll(keepingCapacity: 10_000)
-        buffer.append(reference[7])
-        #expect(UInt(bitPattern: buffer.buffer.baseAddress) % 16 == 0)
-        #expect(buffer.array == [reference[7]])
     }
 
     @Test func emptyBufferCopiesToAnEmptyArray() {

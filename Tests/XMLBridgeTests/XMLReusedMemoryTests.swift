@@ -3,11 +3,9 @@ import Testing
 @testable import XMLBridge
 
 /// Memory reused from one parse to the next: a parser context's input buffer (refilled with
-/// each document it parses) and a thread's spare recording storage (``SpareEventStorage``,
-/// taken by the next recording once the last one is freed). Neither may change a result:
-/// a shorter document after a longer one sees none of its bytes, a document libxml2
-/// transcodes or rejects is parsed as on a fresh context, and a recording still held is
-/// never overwritten by a later one.
+/// each document it parses). It may not change a result: a shorter document after a longer
+/// one sees none of its bytes, a document libxml2 transcodes or rejects is parsed as on a
+/// fresh context, and a recording still held is never overwritten by a later one.
 @Suite struct XMLReusedMemoryTests {
     /// The outcome of a parse: the tree, or the error (with its position).
     enum Outcome: Equatable {

@@ -2,10 +2,9 @@ import Foundation
 import Testing
 import XMLBridge
 
-/// Writers reuse the buffers of the thread's last finished writer (`SpareWriterBuffers`):
-/// what one writer leaves behind never shows in the next one's output, a writer made inside
-/// another gets buffers of its own, an oversized set is not kept, and threads do not share.
-@Suite struct SpareWriterBuffersTests {
+/// Writers one after another, inside one another and on several threads: each document is
+/// written as if alone, whatever size the one before it had.
+@Suite struct XMLStreamWriterSequenceTests {
     /// A document of `count` elements, each with an attribute and text, nested `depth` deep.
     static func document(_ label: String, count: Int, depth: Int, textBytes: Int = 3) -> [UInt8] {
         var w = XMLStreamWriter(namespaces: .none)
@@ -40,7 +39,7 @@ import XMLBridge
 
     @Test("documents of every size, one after the other, each written as if alone")
     func reusedBuffersDoNotLeak() {
-        // Small, then one past the kept bound (its set freed, not kept), then small again.
+        // Small, then large, then small again.
         for (count, depth, text) in [(1, 0, 3), (40, 20, 3), (2, 1, 0), (3000, 40, 30), (1, 0, 3), (5, 300, 1), (0, 0, 0)] {
             #expect(Self.document("a", count: count, depth: depth, textBytes: text)
                 == Self.expected("a", count: count, depth: depth, textBytes: text))
