@@ -225,16 +225,23 @@ public final class SQLiteStateStore: StateStore {
         Glibc.close(lock)
     }
 
-    /// Locks `FILE.lock` for this process (flock, exclusive, not waiting): a second gateway on the
-    /// same store stops at once. A lock file beside the database, not the database itself:
-    /// closing another descriptor of the database would drop SQLite's own locks (POSIX locks).
+    /// Locks `FILE.lock` for this process (flock, exclusive): a second gateway on the same store
+    /// stops within a second. A lock file beside the database, not the database itself: closing
+    /// another descriptor of the database would drop SQLite's own locks (POSIX locks). The lock is
+    /// tried for up to a second: a process forked by this one holds a copy of the descriptor
+    /// until it runs its program, and so the lock for a moment after ``close()``.
     private static func lock(_ location: String) throws(StateStoreError) -> Int32 {
         let descriptor = Glibc.open(location + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw StateStoreError(
                 .io, location: location, "cannot create \(location).lock: \(String(cString: strerror(errno)))")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        var locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0
+        for _ in 0..<20 where !locked && errno == EWOULDBLOCK {
+            usleep(50_000)
+            locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0
+        }
+        guard locked else {
             let reason = errno
             Glibc.close(descriptor)
             if reason == EWOULDBLOCK {

@@ -29,10 +29,12 @@ struct SIPpUASTests {
 
     /// Starts sipp as a UAS on `scenario` (returns once it listens) and the stack, runs `send`
     /// against sipp's port, then lets sipp finish, or stops it when `send` threw. Returns what
-    /// `send` returned (nil when it threw), sipp's run, and the (shut down) stack.
+    /// `send` returned (nil when it threw), sipp's run, and the (shut down) stack. The bounds are
+    /// wide: under a loaded CI run sipp once took 16 s after binding its port to read the first
+    /// request, and the stack's retransmissions (Timer E, within Timer F's 32 s) get through then.
     static func againstSippUAS<T>(_ scenario: String, tcp: Bool = false, calls: Int,
                                   _ send: (PeerStack, UInt16) async throws -> T) async throws -> (T?, Sipp.Run, PeerStack) {
-        let sipp = try await Sipp.start(scenario: PeerScenarios.path(scenario), remote: nil, tcp: tcp, calls: calls, timeLimit: 18)
+        let sipp = try await Sipp.start(scenario: PeerScenarios.path(scenario), remote: nil, tcp: tcp, calls: calls, timeLimit: 45)
         let stack: PeerStack
         do {
             stack = try await PeerStack.start()
@@ -54,7 +56,7 @@ struct SIPpUASTests {
             var events: [SIPMethod: SIPClientTransactionEvent] = [:]
             for method in [SIPMethod.options, .message] {
                 let request = try Self.request(method, to: target, callID: callIDs[method] ?? Self.callID())
-                events[method] = try await stack.sendRequest(request, to: target, seconds: 15).0
+                events[method] = try await stack.sendRequest(request, to: target, seconds: 35).0
             }
             return events
         }
@@ -82,7 +84,7 @@ struct SIPpUASTests {
     func messageOverUDPGetsThroughASippUASThatDropsTheFirstCopyByTimerERetransmission() async throws {
         let (outcome, run, stack) = try await Self.againstSippUAS("uas-lossy.xml", calls: 1) { stack, port in
             let target = SIPTarget(.udp, host: "127.0.0.1", port: port)
-            return try await stack.sendRequest(Self.request(.message, to: target, callID: Self.callID()), to: target, seconds: 15)
+            return try await stack.sendRequest(Self.request(.message, to: target, callID: Self.callID()), to: target, seconds: 35)
         }
 
         #expect(run.succeeded, "\(run)")
@@ -108,7 +110,7 @@ struct SIPpUASTests {
             let target = SIPTarget(.udp, host: "127.0.0.1", port: port)
             var request = try Self.request(.message, to: target, callID: Self.callID())
             request.body = Array(repeating: UInt8(ascii: "x"), count: 1400)
-            return try await stack.sendRequest(request, to: target, seconds: 15)
+            return try await stack.sendRequest(request, to: target, seconds: 35)
         }
 
         #expect(run.succeeded, "\(run)")
