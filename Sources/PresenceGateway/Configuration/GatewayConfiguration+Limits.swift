@@ -72,9 +72,11 @@ extension GatewayConfiguration {
 
     /// `host` lower-cased, without brackets around an IPv6 literal and without a trailing dot.
     public static func canonicalHost(_ host: String) -> String {
-        var text = Substring(host.lowercased())
-        if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
-        if text.hasSuffix(".") { text = text.dropLast() }
-        return String(text)
+        // Trimmed on the UTF-8 bytes (the delimiters are ASCII), not on Characters.
+        let lower = host.lowercased()
+        var text = lower.utf8[...]
+        if text.first == UInt8(ascii: "["), text.last == UInt8(ascii: "]") { text = text.dropFirst().dropLast() }
+        if text.last == UInt8(ascii: ".") { text = text.dropLast() }
+        return text.count == lower.utf8.count ? lower : String(Substring(text))
     }
 }

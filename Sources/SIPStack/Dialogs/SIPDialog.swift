@@ -187,7 +187,8 @@ extension SIPDialog {
         var fields: [Substring] {
             switch form {
             case .text(let text):
-                return text.split(separator: "\n", omittingEmptySubsequences: false)
+                // Split on the bytes: splitting the String compares Characters.
+                return text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).map { Substring($0) }
             case .parsed(let parsed):
                 return
                     ([parsed.localURI, parsed.remoteURI].map(\.description) + [parsed.remoteTarget.description]
@@ -228,8 +229,10 @@ extension SIPDialog {
         }
 
         var hasRoutes: Bool {
-            if case .parsed(let parsed) = form { return !parsed.routeSet.isEmpty }
-            return fields.count > Self.firstRoute
+            switch form {
+            case .parsed(let parsed): return !parsed.routeSet.isEmpty
+            case .text(let text): return text.utf8.count { $0 == 0x0A } >= Self.firstRoute
+            }
         }
 
         private static func address(_ text: Substring) -> SIPAddress {
