@@ -68,10 +68,14 @@ struct SharedStateProcessTests {
         let (binary, directory, cluster, database) = try Self.setUp("shared")
         defer { Self.tearDown(directory, cluster) }
 
+        // The peers send their change 2 s after answering the refresh that the node taking over
+        // sends: their answer goes back through a front's transaction and the change, a BENOTIFY,
+        // statelessly, and with 500 ms a loaded CI run once had the change reach the node first,
+        // where the refresh's older piggybacked state then replaced it.
         let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150,
-                                             extra: ["-d", "500"])
+                                             extra: ["-d", "2000"])
         let edge = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-edge.xml"), remote: nil, timeLimit: 150,
-                                        extra: ["-d", "500"])
+                                        extra: ["-d", "2000"])
         let ports = try (0..<6).map { _ in try LoopbackPorts.free() }
         let (a, b) = ((oma: ports[0], enterprise: ports[1], admin: ports[2]), (oma: ports[3], enterprise: ports[4], admin: ports[5]))
         // B is down while the pairs are made: listed inactive, probed until it answers.
