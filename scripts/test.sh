@@ -12,4 +12,13 @@ if ! swift-format lint --strict -r -p Sources; then
   exit 1
 fi
 swift build --build-tests
-swift test --skip-build
+# A CI log may be shown by its tail only: after a failure the issues are repeated at the end.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# At most 8 tests at once (docs/testing.md, "Tests running at once").
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8
+if swift test --skip-build 2>&1 | tee "$log"; then exit 0; fi
+echo "=== test.sh: the issues recorded (from the log above) ==="
+grep -E "^✘ Test .*recorded an issue" "$log" | cut -c1-400 | head -n 60
+grep -E "^✘ Test run" "$log" || true
+exit 1

@@ -30,16 +30,27 @@ enum PeerTools {
 final class KamailioPresenceServer: Sendable {
     let kamailio: OMADomainKamailio
 
-    init() throws {
+    private init(_ kamailio: OMADomainKamailio) { self.kamailio = kamailio }
+
+    /// Runs `body` with a server started for it; stops and removes it afterwards, also when
+    /// `body` throws.
+    static func with(_ body: (KamailioPresenceServer) async throws -> Void) async throws {
         // No gateway takes part: requests for the enterprise domain would go to the discard port.
-        kamailio = try OMADomainKamailio.start(gateway: "sip:127.0.0.1:9")
+        let server = KamailioPresenceServer(try await OMADomainKamailio.start(gateway: "sip:127.0.0.1:9"))
+        do {
+            try await body(server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 
     var port: UInt16 { kamailio.port }
     var target: SIPTarget { SIPTarget(.udp, host: "127.0.0.1", port: port) }
 
-    func stop() {
-        kamailio.stop()
+    func stop() async {
+        await kamailio.stop()
         kamailio.remove()
     }
 

@@ -88,7 +88,7 @@ import Testing
         /// OMA watcher dave@oma.example subscribes to bob@contoso.com; the edge answers the
         /// gateway's SUBSCRIBE with bob online, the watcher gets its answer and first NOTIFY.
         /// Returns the watcher's To tag and the gateway's SUBSCRIBE into the enterprise.
-        func bridgeOMAWatcher() throws -> (toTag: String, leg: SIPRequest) {
+        func bridgeOMAWatcher() async throws -> (toTag: String, leg: SIPRequest) {
             kamailio.send("""
                 SUBSCRIBE sip:bob@contoso.com SIP/2.0
                 Via: SIP/2.0/UDP \(kamailio.hostPort);branch=z9hG4bKad1;rport
@@ -103,7 +103,7 @@ import Testing
                 Expires: 600
 
                 """, to: oma)
-            let leg = try #require(edge.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
+            let leg = try #require(await edge.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
             let state = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
                 Category(name: .state, instance: 1, publishTime: "2026-11-25T10:00:00.000",
                          payload: .state(MSState(type: .aggregateState, availability: 3500))),
@@ -126,7 +126,7 @@ import Testing
                 Content-Type: multipart/related; type="application/rlmi+xml"; start=\(BatchSubscribeResponse.rlmiContentID); boundary=b7
 
                 """, body: body, to: UInt16(server.bound[.enterprise]?.first?.port ?? 0))
-            let answers = kamailio.receive(for: 1)
+            let answers = await kamailio.receive(for: 1)
             for notify in answers.compactMap(\.request) where notify.method == .notify { kamailio.answer(notify, to: oma) }
             let ok = try #require(answers.compactMap(\.response).first { $0.statusCode == 200 })
             return (try #require(try ok.headers.to?.tag), leg)
@@ -135,7 +135,7 @@ import Testing
 
     @Test func subscriptionsPeersAndEndingOneOverHTTP() async throws {
         let gw = try await Gateway()
-        let (_, leg) = try gw.bridgeOMAWatcher()
+        let (_, leg) = try await gw.bridgeOMAWatcher()
         let (status, page) = try await gw.json("GET", "/subscriptions?side=oma&limit=10")
         #expect(status == 200)
         #expect(page["total"] as? Int == 1 && page["offset"] as? Int == 0 && page["limit"] as? Int == 10)
@@ -166,9 +166,9 @@ import Testing
         #expect(missing == 404 && (error["error"] as? String)?.contains("o4242") == true)
         let (ended, answer) = try await gw.json("DELETE", "/subscriptions/\(id)", body: #"{"reason": "rejected"}"#)
         #expect(ended == 200 && answer["ended"] as? String == id)
-        let final = try #require(gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
+        let final = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
         #expect(try final.headers.subscriptionState?.state == .terminated && final.headers.subscriptionState?.reason == "rejected")
-        let unsubscribe = try #require(gw.edge.receive(for: 1).compactMap(\.request).first { $0.headers.callID == leg.headers.callID })
+        let unsubscribe = try #require(await gw.edge.receive(for: 1).compactMap(\.request).first { $0.headers.callID == leg.headers.callID })
         #expect(try unsubscribe.headers.expires == 0)
 
         // The status page lists the same in HTML.
@@ -211,7 +211,7 @@ import Testing
 
     @Test func aReloadAppliesPolicyWithoutDroppingADialogAndAnInvalidFileChangesNothing() async throws {
         let gw = try await Gateway()
-        let (toTag, leg) = try gw.bridgeOMAWatcher()
+        let (toTag, leg) = try await gw.bridgeOMAWatcher()
         // An invalid file: refused with its line and column, the running configuration stays.
         try "listen: [\n  - { side: moon }\n".write(to: gw.file, atomically: true, encoding: .utf8)
         let (refused, error) = try await gw.json("POST", "/reload")
@@ -231,7 +231,7 @@ import Testing
         #expect(gw.server.status?.omaWatches == 1 && gw.server.status?.enterpriseLegs == 1)
         let (benotify, body) = try Self.benotify(gw, in: leg, cseq: 2, availability: 15500)
         gw.edge.send(benotify, body: body, to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
-        let relayed = try #require(gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
+        let relayed = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
         #expect(try relayed.headers.to?.tag == "ad1" && relayed.headers.callID == "ad1@oma" && (try relayed.headers.from?.tag) == toTag)
         #expect(String(decoding: relayed.body, as: UTF8.self).contains("away"))
         await gw.stop()
@@ -261,7 +261,7 @@ import Testing
 
     @Test func aReloadUnderLoadLosesNoNotificationAndNoDialog() async throws {
         let gw = try await Gateway()
-        let (_, leg) = try gw.bridgeOMAWatcher()
+        let (_, leg) = try await gw.bridgeOMAWatcher()
         let enterprise = UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0)
         // 1,000 state changes at 400 a second (bounded: 2.5 s), each relayed as one NOTIFY to the
         // watcher, while the configuration is reloaded ten times (a presentity's policy toggled).
@@ -271,7 +271,7 @@ import Testing
             var seen = Set<Int>()
             // Until all arrived, or 10 s after the last change was sent.
             while seen.count < changes, sent.withLockedValue({ $0.map { Date().timeIntervalSince($0) < 10 } ?? true }) {
-                for notify in gw.kamailio.receive(for: 0.1).compactMap(\.request) where notify.method == .notify {
+                for notify in await gw.kamailio.receive(for: 0.1).compactMap(\.request) where notify.method == .notify {
                     gw.kamailio.answer(notify, to: gw.oma)
                     if let cseq = try? notify.headers.cseq?.sequence { seen.insert(Int(cseq)) }
                 }

@@ -131,15 +131,15 @@ import Glibc
         // loaded machine that can take a while; a watcher not yet answered is not continued).
         // The store is read beside the running gateway, as a backup would (WAL).
         let answered = "SELECT count(*) FROM gateway_state WHERE kind LIKE '%watch' AND json_extract(body, '$.answered')"
-        func answeredWatchers() -> String {
-            let result = try? runProgram("/usr/bin/sqlite3", [directory + "/state/gateway.db", answered])
+        func answeredWatchers() async -> String {
+            let result = try? await runProgram("/usr/bin/sqlite3", [directory + "/state/gateway.db", answered])
             return result?.output.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         }
         let written = Date()
-        while answeredWatchers() != "2", Date().timeIntervalSince(written) < 20 {
+        while await answeredWatchers() != "2", Date().timeIntervalSince(written) < 20 {
             try await Task.sleep(nanoseconds: 200_000_000)
         }
-        #expect(answeredWatchers() == "2")
+        #expect(await answeredWatchers() == "2")
         // A moment more for the first NOTIFYs.
         try await Task.sleep(nanoseconds: 1_000_000_000)
 

@@ -23,7 +23,7 @@ final class EnterpriseWatcher: @unchecked Sendable {
     /// Sends the SUBSCRIBE to the gateway's enterprise listener at 127.0.0.1:`gatewayPort`
     /// (retransmitted every 500 ms until a final response, RFC 3261 §17.1.2.2) and waits at most
     /// `seconds` for that final response.
-    init(watcher: String, resource: String, gatewayPort: UInt16, within seconds: Double = 10) throws {
+    init(watcher: String, resource: String, gatewayPort: UInt16, within seconds: Double = 10) async throws {
         socket = try RawSIPSocket.udp()
         self.watcher = watcher
         self.resource = resource
@@ -46,7 +46,7 @@ final class EnterpriseWatcher: @unchecked Sendable {
         while subscribeStatus == nil, deadline.timeIntervalSinceNow > 0 {
             socket.send(subscribe, to: gatewayPort)
             let resend = Date().addingTimeInterval(0.5)
-            while subscribeStatus == nil, let message = socket.receive(within: min(resend, deadline).timeIntervalSinceNow) {
+            while subscribeStatus == nil, let message = await socket.receive(within: min(resend, deadline).timeIntervalSinceNow) {
                 take(message)
             }
         }
@@ -56,20 +56,20 @@ final class EnterpriseWatcher: @unchecked Sendable {
 
     /// Reads what arrives for at most `seconds`, and returns as soon as a state received after
     /// the first `mark` ones has availability `expected` and is the latest: the watcher sees it.
-    func sees(_ expected: UInt32, after mark: Int, within seconds: Double) -> Bool {
+    func sees(_ expected: UInt32, after mark: Int, within seconds: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             if states.count > mark, states.last?.availability == expected { return true }
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { return false }
-            if let message = socket.receive(within: left) { take(message) }
+            if let message = await socket.receive(within: left) { take(message) }
         }
     }
 
     /// Reads what arrives until nothing has for `quiet` seconds (at most `seconds` in all).
-    func settle(quiet: Double = 1, within seconds: Double = 10) {
+    func settle(quiet: Double = 1, within seconds: Double = 10) async {
         let deadline = Date().addingTimeInterval(seconds)
-        while deadline.timeIntervalSinceNow > 0, let message = socket.receive(within: min(quiet, deadline.timeIntervalSinceNow)) {
+        while deadline.timeIntervalSinceNow > 0, let message = await socket.receive(within: min(quiet, deadline.timeIntervalSinceNow)) {
             take(message)
         }
     }

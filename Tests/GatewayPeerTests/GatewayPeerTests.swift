@@ -259,7 +259,7 @@ struct GatewayPeerTests {
                                                timeLimit: 100)
             let bridged = try await peers.status { $0.omaLegs == 1 && $0.enterpriseWatches == 1 }
             #expect(bridged.omaLegs == 1, "not bridged: \(bridged)")
-            peers.kamailio.stop()
+            await peers.kamailio.stop()
             let run = await watcher.finish()
             #expect(run.succeeded, "watcher was not told the subscription ended: \(run)")
             let received = run.receivedMessages.compactMap(\.request).filter { $0.method.description == "BENOTIFY" || $0.method.description == "NOTIFY" }

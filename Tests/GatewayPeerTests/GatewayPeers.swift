@@ -102,7 +102,7 @@ final class GatewayPeers: @unchecked Sendable {
             }
             let omaPort = server.bound[.oma]?.first?.port ?? 0
             do {
-                let kamailio = try OMADomainKamailio(port: kamailioPort, gateway: "sip:127.0.0.1:\(omaPort)")
+                let kamailio = try await OMADomainKamailio(port: kamailioPort, gateway: "sip:127.0.0.1:\(omaPort)")
                 return try GatewayPeers(server: server, kamailio: kamailio, edge: running, edgePort: edgePort)
             } catch {
                 failure = error
@@ -132,7 +132,7 @@ final class GatewayPeers: @unchecked Sendable {
     func shutdown() async {
         guard stopped.set() else { return }
         await server.stop(grace: .milliseconds(500))
-        kamailio.stop()
+        await kamailio.stop()
         kamailio.remove()
         if let edge, edge.isRunning { _ = edge.stop() }
     }

@@ -95,8 +95,8 @@ import Testing
         }
 
         /// What `peer` receives within `seconds`, recorded.
-        func receive(_ peer: LoopbackDatagramPeer, for seconds: Double) -> [SIPMessage] {
-            let messages = peer.receive(for: seconds)
+        func receive(_ peer: LoopbackDatagramPeer, for seconds: Double) async -> [SIPMessage] {
+            let messages = await peer.receive(for: seconds)
             for message in messages { wire.append(Wire(message, from: "127.0.0.1:\(listener(of: peer))", to: peer.hostPort)) }
             return messages
         }
@@ -115,7 +115,7 @@ import Testing
         /// An enterprise watcher subscribes to an OMA presentity; the OMA presence server accepts
         /// and notifies; the watcher answers what reaches it. Every message on both sides is
         /// recorded, and the exchange runs until both sides are quiet for 1.2 s.
-        func subscribeAndNotify() throws {
+        func subscribeAndNotify() async throws {
             try send("""
                 SUBSCRIBE sip:carol@oma.example SIP/2.0
                 Via: SIP/2.0/UDP \(edge.hostPort);branch=z9hG4bKhep1;rport
@@ -129,7 +129,7 @@ import Testing
                 Accept: application/pidf+xml
 
                 """, from: edge)
-            let subscribe = try #require(receive(oma, for: 0.3).compactMap(\.request).first { $0.method == .subscribe })
+            let subscribe = try #require(await receive(oma, for: 0.3).compactMap(\.request).first { $0.method == .subscribe })
             try answer(subscribe, from: oma, toTag: "k1")
             let from = try #require(try subscribe.headers.from)
             let pidf = #"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="sip:carol@oma.example"><tuple id="t"><status><basic>open</basic></status></tuple></presence>"#
@@ -149,8 +149,8 @@ import Testing
             // Short windows, so that every request is answered well within RFC 3261 T1 (500 ms).
             var quiet = 0
             while quiet < 6 {
-                let atEdge = receive(edge, for: 0.15)
-                let atOMA = receive(oma, for: 0.05)
+                let atEdge = await receive(edge, for: 0.15)
+                let atOMA = await receive(oma, for: 0.05)
                 for request in atEdge.compactMap(\.request) { try answer(request, from: edge) }
                 for request in atOMA.compactMap(\.request) { try answer(request, from: oma) }
                 quiet = atEdge.isEmpty && atOMA.isEmpty ? quiet + 1 : 0
@@ -167,12 +167,12 @@ import Testing
     }
 
     @Test func sipcaptureStoresEveryMessageBothSidesSentAndReceivedWithItsAddresses() async throws {
-        let collector = try SipcaptureKamailio.start()
+        let collector = try await SipcaptureKamailio.start()
         defer { collector.stop() }
         let gateway = try await Gateway(capture: #"{ hep: "udp:127.0.0.1:\#(collector.port)", id: 2001 }"#)
         let started = Int(Date().timeIntervalSince1970 * 1_000_000)
         do {
-            try gateway.subscribeAndNotify()
+            try await gateway.subscribeAndNotify()
         } catch {
             await gateway.stop()
             throw error
@@ -188,7 +188,7 @@ import Testing
 
         var rows: [SipcaptureKamailio.Row] = []
         for _ in 0..<100 {
-            rows = try collector.rows()
+            rows = try await collector.rows()
             if rows.count >= wire.count { break }
             try await Task.sleep(nanoseconds: 100_000_000)
         }
@@ -213,7 +213,7 @@ import Testing
     /// What the gateway's UDP exchange does not show sipcapture: TCP and TLS copies (stored as
     /// TCP, proto 2) and IPv6 addresses (family 10), one of each straight from ``HEPCapture``.
     @Test func sipcaptureReadsTCPTLSAndIPv6Copies() async throws {
-        let collector = try SipcaptureKamailio.start()
+        let collector = try await SipcaptureKamailio.start()
         defer { collector.stop() }
         let capture = try HEPCapture(configuration: .init(host: "127.0.0.1", port: collector.port, captureID: 9),
                                      eventLoop: MultiThreadedEventLoopGroup.singleton.next())
@@ -232,7 +232,7 @@ import Testing
         }
         var rows: [SipcaptureKamailio.Row] = []
         for _ in 0..<100 {
-            rows = try collector.rows()
+            rows = try await collector.rows()
             if rows.count >= 2 { break }
             try await Task.sleep(nanoseconds: 100_000_000)
         }
@@ -251,7 +251,7 @@ import Testing
         let nobody = try LoopbackPorts.free()
         let gateway = try await Gateway(capture: #"{ hep: "udp:127.0.0.1:\#(nobody)", id: 7, queue: 64 }"#)
         do {
-            try gateway.subscribeAndNotify()
+            try await gateway.subscribeAndNotify()
         } catch {
             await gateway.stop()
             throw error

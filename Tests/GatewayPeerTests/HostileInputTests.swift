@@ -129,16 +129,16 @@ struct HostileInputTests {
 
     /// A normal SUBSCRIBE from `side` is bridged (the gateway subscribes at the other side's next
     /// hop, which answers 200) and answered with a 2xx: the process is unharmed.
-    static func normalSubscribeIsAnswered(_ gateway: Gateway, from side: Side) throws {
+    static func normalSubscribeIsAnswered(_ gateway: Gateway, from side: Side) async throws {
         let watcher = try RawSIPSocket.udp()
         defer { watcher.close() }
         let call = gateway.nextCall()
         watcher.send(subscribe(from: side, call: call, port: watcher.port), to: try gateway.port(side))
         let other = gateway.peer(side == .oma ? .enterprise : .oma)
-        let leg = other.receive(within: 10) { $0.request?.method == .subscribe }
+        let leg = await other.receive(within: 10) { $0.request?.method == .subscribe }
         let request = try #require(leg?.request, "the gateway did not subscribe at the \(side == .oma ? "enterprise" : "OMA") side")
         try answer(request, from: other, tag: "leg\(call)")
-        let final = watcher.receive(within: 10) { ($0.response?.statusCode ?? 0) >= 200 && (try? $0.headers.cseq)?.method == .subscribe }
+        let final = await watcher.receive(within: 10) { ($0.response?.statusCode ?? 0) >= 200 && (try? $0.headers.cseq)?.method == .subscribe }
         let status = try #require(final?.response?.statusCode, "no final answer to a normal SUBSCRIBE from the \(side) side")
         #expect((200..<300).contains(status), "a normal SUBSCRIBE from the \(side) side got \(status)")
     }
@@ -159,9 +159,9 @@ struct HostileInputTests {
                                           extraHeaders: "X-Fill: " + String(repeating: "a", count: fill) + "\r\n")
             #expect(datagram.count == 65_507)
             #expect(client.send(datagram, to: try gateway.port(side)) == 65_507, "the datagram was not sent whole: errno \(errno)")
-            let answer = client.receive(within: 5) { $0.response != nil }
+            let answer = await client.receive(within: 5) { $0.response != nil }
             #expect(answer?.response?.statusCode == 513, "got \(answer?.response.map { "\($0.statusCode) \($0.reasonPhrase)" } ?? "no answer")")
-            try Self.normalSubscribeIsAnswered(gateway, from: side)
+            try await Self.normalSubscribeIsAnswered(gateway, from: side)
         }
     }
 
@@ -180,9 +180,9 @@ struct HostileInputTests {
             request.insert(contentsOf: Array(vias.utf8), at: viaEnd)
             #expect(request.count < 65_507)
             #expect(client.send(request, to: try gateway.port(side)) == request.count)
-            let answer = client.receive(within: 5) { $0.response != nil }
+            let answer = await client.receive(within: 5) { $0.response != nil }
             #expect(answer?.response?.statusCode == 513, "got \(answer?.response.map { "\($0.statusCode) \($0.reasonPhrase)" } ?? "no answer")")
-            try Self.normalSubscribeIsAnswered(gateway, from: side)
+            try await Self.normalSubscribeIsAnswered(gateway, from: side)
         }
     }
 
@@ -198,12 +198,12 @@ struct HostileInputTests {
             let head = Self.subscribe(from: side, call: 9002, transport: "TCP", port: connection.port, body: "", contentLength: size)
             // The header section and the first KiB of the body; the answer is expected before the rest.
             #expect(connection.write(head + [UInt8](repeating: 0x20, count: 1024)))
-            let answer = connection.receive(within: 5)
+            let answer = await connection.receive(within: 5)
             #expect(answer?.response?.statusCode == 413, "got \(answer?.response.map { "\($0.statusCode) \($0.reasonPhrase)" } ?? "no answer")")
-            #expect(connection.closedByPeer(within: 5), "the connection stayed open after a refused 5 MB body")
+            #expect(await connection.closedByPeer(within: 5), "the connection stayed open after a refused 5 MB body")
             // The rest of the body finds the connection gone.
             #expect(!connection.write([UInt8](repeating: 0x20, count: size - 1024)))
-            try Self.normalSubscribeIsAnswered(gateway, from: side)
+            try await Self.normalSubscribeIsAnswered(gateway, from: side)
         }
     }
 
@@ -296,10 +296,10 @@ struct HostileInputTests {
             let call = gateway.nextCall()
             watcher.send(Self.subscribe(from: watcherSide, call: call, port: watcher.port), to: try gateway.port(watcherSide))
             let notifier = gateway.peer(side)
-            let leg = try #require(notifier.receive(within: 10) { $0.request?.method == .subscribe }?.request,
+            let leg = try #require(await notifier.receive(within: 10) { $0.request?.method == .subscribe }?.request,
                                    "the gateway did not subscribe at the \(side) side")
             try Self.answer(leg, from: notifier, tag: "n\(call)")
-            let answered = watcher.receive(within: 10) { ($0.response?.statusCode ?? 0) >= 200 && (try? $0.headers.cseq)?.method == .subscribe }
+            let answered = await watcher.receive(within: 10) { ($0.response?.statusCode ?? 0) >= 200 && (try? $0.headers.cseq)?.method == .subscribe }
             #expect(answered.map { (200..<300).contains($0.response?.statusCode ?? 0) } == true, "the watcher's SUBSCRIBE was not accepted")
 
             let resource = try #require(try leg.headers.to?.uri.description)
@@ -320,24 +320,24 @@ struct HostileInputTests {
                     + "publishTime=\"2026-11-22T10:00:00.000\"><state xmlns=\"http://schemas.microsoft.com/2006/09/sip/state\" "
                     + "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"aggregateState\"><availability>3500</availability></state></category></categories>"
             let gatewayPort = try gateway.port(side)
-            func sendNotify(_ cseq: Int, _ body: String) throws -> Int? {
+            func sendNotify(_ cseq: Int, _ body: String) async throws -> Int? {
                 notifier.send(try notify(cseq, body), to: gatewayPort)
-                let response = notifier.receive(within: 5) { message in
+                let response = await notifier.receive(within: 5) { message in
                     (try? message.headers.cseq).map { $0.method == .notify && $0.sequence == UInt32(cseq) } == true && message.response != nil
                 }
                 return response?.response?.statusCode
             }
-            #expect(try sendNotify(1, benign) == 200, "a benign NOTIFY in the dialog was not accepted: the test's dialog is wrong")
+            #expect(try await sendNotify(1, benign) == 200, "a benign NOTIFY in the dialog was not accepted: the test's dialog is wrong")
 
             let hostile = side == .oma ? xml.pidf(entity: resource) : xml.categories(uri: batchResource)
-            let status = try sendNotify(2, hostile)
+            let status = try await sendNotify(2, hostile)
             #expect(status == 400, "a NOTIFY with \(xml.rawValue) XML from the \(side) side got \(status.map(String.init) ?? "no answer")")
             #expect(status != nil, "no answer to the hostile NOTIFY")
             // Nothing the watcher gets shows an expanded entity.
-            while let message = watcher.receive(within: 1.5) {
+            while let message = await watcher.receive(within: 1.5) {
                 #expect(!HostileXML.expanded(message.body), "an entity was expanded into what the watcher received")
             }
-            try Self.normalSubscribeIsAnswered(gateway, from: side)
+            try await Self.normalSubscribeIsAnswered(gateway, from: side)
         }
     }
 
@@ -352,13 +352,13 @@ struct HostileInputTests {
             let call = gateway.nextCall()
             watcher.send(Self.subscribe(from: .enterprise, call: call, port: watcher.port, body: xml.batchSub(watcher: "sip:alice\(call)@contoso.com")),
                          to: try gateway.port(.enterprise))
-            let answer = watcher.receive(within: 5) { ($0.response?.statusCode ?? 0) >= 200 }
+            let answer = await watcher.receive(within: 5) { ($0.response?.statusCode ?? 0) >= 200 }
             #expect(answer?.response?.statusCode == 400, "got \(answer?.response.map { "\($0.statusCode) \($0.reasonPhrase)" } ?? "no answer")")
-            if let leg = gateway.omaPeer.receive(within: 1)?.request {
+            if let leg = await gateway.omaPeer.receive(within: 1)?.request {
                 Issue.record("the gateway sent \(leg.method) \(leg.uri) to the OMA side for a hostile SUBSCRIBE")
                 #expect(!HostileXML.expanded(SIPMessage.request(leg).serialized()))
             }
-            try Self.normalSubscribeIsAnswered(gateway, from: .enterprise)
+            try await Self.normalSubscribeIsAnswered(gateway, from: .enterprise)
         }
     }
 }

@@ -67,17 +67,17 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
     }
 
     /// Every message that arrives within `seconds` (parsed; unparsable datagrams are a failure).
-    func receive(for seconds: Double) -> [SIPMessage] {
+    /// The socket is polled every 5 ms without blocking a thread of the test runner.
+    func receive(for seconds: Double) async -> [SIPMessage] {
         var out: [SIPMessage] = []
         let end = Date().addingTimeInterval(seconds)
         var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let left = end.timeIntervalSinceNow
-            guard left > 0 else { break }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(left * 1000) + 1) > 0 else { continue }
-            let n = recv(fd, &buffer, buffer.count, 0)
-            guard n > 0 else { continue }
+        while end.timeIntervalSinceNow > 0 {
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard n > 0 else {
+                try? await Task.sleep(nanoseconds: 5_000_000)
+                continue
+            }
             do { out.append(try SIPMessage(parsing: Array(buffer[0..<n]))) } catch {
                 Issue.record("unparsable datagram: \(error)")
             }
@@ -156,13 +156,13 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
                          "sip:t@127.0.0.1:\(silent.port);transport=tcp"]
         let (text, body) = Self.batchSubscribe(resources, from: gw.edge)
         gw.edge.send(text, body: body, to: gw.enterprise)
-        let atKamailio = gw.kamailio.receive(for: 1.5).compactMap(\.request)
+        let atKamailio = await gw.kamailio.receive(for: 1.5).compactMap(\.request)
         // One subscription (retransmissions of it aside), for the one OMA resource.
         #expect(Set(atKamailio.map { $0.headers.callID ?? "" }).count == 1)
         #expect(atKamailio.allSatisfy { $0.uri.description == "sip:carol@oma.example" })
-        #expect(silent.receive(for: 0.2).isEmpty)
+        #expect(await silent.receive(for: 0.2).isEmpty)
         // The watcher was answered after the piggyback wait, the refused resources rejected.
-        let answer = try #require(gw.edge.receive(for: 0.5).compactMap(\.response).first { $0.statusCode == 200 })
+        let answer = try #require(await gw.edge.receive(for: 0.5).compactMap(\.response).first { $0.statusCode == 200 })
         let multipart = try #require(try SIPMessage.response(answer).multipartBody())
         let list = try BatchSubscribeResponse(multipart: multipart).list
         for refused in resources.dropFirst() {
@@ -186,7 +186,7 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
             Accept: application/pidf+xml
 
             """, to: gw.enterprise)
-        let subscribe = try #require(gw.kamailio.receive(for: 0.5).compactMap(\.request).first)
+        let subscribe = try #require(await gw.kamailio.receive(for: 0.5).compactMap(\.request).first)
         let from = try #require(try subscribe.headers.from)
         let via = try #require(try subscribe.headers.via.first)
         gw.kamailio.send("""
@@ -201,11 +201,11 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
 
             """, to: gw.oma)
         // The watcher's answer and first NOTIFY after the piggyback wait; the NOTIFY is answered.
-        let first = gw.edge.receive(for: 0.8).compactMap(\.request).filter { $0.method == .notify }
+        let first = await gw.edge.receive(for: 0.8).compactMap(\.request).filter { $0.method == .notify }
         for notify in first { gw.edge.answer(notify, to: gw.enterprise) }
         let seen = Set(first.compactMap { try? $0.headers.cseq?.sequence })
-        func newNotifies(for seconds: Double) -> [SIPRequest] {
-            gw.edge.receive(for: seconds).compactMap(\.request).filter {
+        func newNotifies(for seconds: Double) async -> [SIPRequest] {
+            await gw.edge.receive(for: seconds).compactMap(\.request).filter {
                 $0.method == .notify && !seen.contains((try? $0.headers.cseq?.sequence) ?? 0)
             }
         }
@@ -228,13 +228,13 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
         for (n, host) in ["127.0.0.1", "127.0.0.2"].enumerated() {
             let attacker = try LoopbackDatagramPeer(host: host)
             notify(10 + n, from: attacker)
-            #expect(attacker.receive(for: 0.5).compactMap(\.response).map(\.statusCode) == [403], "\(attacker.hostPort)")
+            #expect(await attacker.receive(for: 0.5).compactMap(\.response).map(\.statusCode) == [403], "\(attacker.hostPort)")
         }
-        #expect(newNotifies(for: 0.3).isEmpty)
+        #expect(await newNotifies(for: 0.3).isEmpty)
         // The dialog's peer is relayed.
         notify(20, from: gw.kamailio)
-        #expect(gw.kamailio.receive(for: 0.5).compactMap(\.response).contains { $0.statusCode == 200 })
-        #expect(!newNotifies(for: 0.5).isEmpty)
+        #expect(await gw.kamailio.receive(for: 0.5).compactMap(\.response).contains { $0.statusCode == 200 })
+        #expect(await !newNotifies(for: 0.5).isEmpty)
         await gw.stop()
     }
 }

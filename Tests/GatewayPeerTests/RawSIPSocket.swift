@@ -105,18 +105,19 @@ final class RawSIPSocket: @unchecked Sendable {
     }
 
     /// The next SIP message received within `seconds` (UDP: a datagram; TCP: framed by
-    /// Content-Length), parsed; nil on timeout, on close, or when it does not parse.
-    func receive(within seconds: Double) -> SIPMessage? {
+    /// Content-Length), parsed; nil on timeout, on close, or when it does not parse. The socket
+    /// is polled every 5 ms without blocking a thread of the test runner.
+    func receive(within seconds: Double) async -> SIPMessage? {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             if !udp, let message = frameBuffered() { return message }
-            let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { return nil }
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(max(1, min(left * 1000, 1000))))
-            if ready <= 0 { continue }
+            guard deadline.timeIntervalSinceNow > 0 else { return nil }
             var chunk = [UInt8](repeating: 0, count: 70_000)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                try? await Task.sleep(nanoseconds: 5_000_000)
+                continue
+            }
             if n <= 0 { return udp ? nil : frameBuffered() }
             if udp { return try? SIPMessage(parsing: Array(chunk[0..<n])) }
             buffer += chunk[0..<n]
@@ -125,10 +126,10 @@ final class RawSIPSocket: @unchecked Sendable {
 
     /// The first message that `matching` accepts within `seconds`; others (retransmissions,
     /// notifications) are passed over.
-    func receive(within seconds: Double, matching: (SIPMessage) -> Bool) -> SIPMessage? {
+    func receive(within seconds: Double, matching: (SIPMessage) -> Bool) async -> SIPMessage? {
         let deadline = Date().addingTimeInterval(seconds)
         while deadline.timeIntervalSinceNow > 0 {
-            guard let message = receive(within: deadline.timeIntervalSinceNow) else { return nil }
+            guard let message = await receive(within: deadline.timeIntervalSinceNow) else { return nil }
             if matching(message) { return message }
         }
         return nil
@@ -136,14 +137,13 @@ final class RawSIPSocket: @unchecked Sendable {
 
     /// Whether the TCP peer closed the connection within `seconds` (a read gives end of file or
     /// a reset).
-    func closedByPeer(within seconds: Double) -> Bool {
+    func closedByPeer(within seconds: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
+        var chunk = [UInt8](repeating: 0, count: 65_536)
         while deadline.timeIntervalSinceNow > 0 {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 200) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { return true }
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) { return true }
+            if n < 0 { try? await Task.sleep(nanoseconds: 5_000_000) }
         }
         return false
     }

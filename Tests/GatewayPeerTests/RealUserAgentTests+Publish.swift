@@ -78,16 +78,16 @@ extension GatewayPeerTests.RealUserAgentTests {
     /// step's availability within `seconds` before the next is taken.
     static func watchSteps(_ steps: [PublishStep], of resource: String, peers: GatewayPeers, within seconds: Double = 20,
                            context: () -> String, take: (Int) async throws -> Void) async throws {
-        let watcher = try EnterpriseWatcher(watcher: "sip:alice@contoso.com", resource: resource, gatewayPort: peers.enterprisePort)
+        let watcher = try await EnterpriseWatcher(watcher: "sip:alice@contoso.com", resource: resource, gatewayPort: peers.enterprisePort)
         #expect(watcher.subscribeStatus.map { (200..<300).contains($0) } == true,
                 "the enterprise SUBSCRIBE got \(watcher.subscribeStatus.map(String.init) ?? "no answer")")
         // What the watcher sees before the user agent exists (nothing published yet).
-        watcher.settle()
+        await watcher.settle()
         for (i, step) in steps.enumerated() {
             let expected = try tableAvailability(basic: step.basic, activities: step.activities)
             let mark = watcher.states.count
             try await take(i)
-            let seen = watcher.sees(expected, after: mark, within: seconds)
+            let seen = await watcher.sees(expected, after: mark, within: seconds)
             #expect(seen, """
                 step \(i + 1), \(step): the enterprise watcher saw \(watcher.availabilities.dropFirst(mark)), not \(expected)
                 (all: \(watcher.availabilities))
@@ -100,7 +100,7 @@ extension GatewayPeerTests.RealUserAgentTests {
             guard seen else { return }
         }
         // Nothing after the last step: the last state seen is still the last step's.
-        watcher.settle()
+        await watcher.settle()
         let last = try tableAvailability(basic: steps[steps.count - 1].basic, activities: steps[steps.count - 1].activities)
         #expect(watcher.availabilities.last == last, "after the last step: \(watcher.availabilities)")
     }

@@ -45,153 +45,146 @@ struct SharedStateProcessTests {
         }
     }
 
-    /// The built gateway, a directory of its own and a private cluster with a database for one test.
-    static func setUp(_ name: String) throws -> (binary: String, directory: String, cluster: PostgresCluster, database: String) {
+    /// Runs `body` with the built gateway, a directory of its own and a private cluster with a
+    /// database; removes the directory and the cluster afterwards.
+    static func withSetUp(_ name: String, _ body: (_ binary: String, _ directory: String, _ cluster: PostgresCluster, _ database: String) async throws -> Void) async throws {
         let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
-        let cluster = try PostgresCluster.start()
         let directory = NSTemporaryDirectory() + "\(name)-\(UInt64.random(in: 0...UInt64.max))"
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            return (binary, directory, cluster, try cluster.createDatabase())
-        } catch {
-            tearDown(directory, cluster)
-            throw error
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try await PostgresCluster.with { cluster in
+            try await body(binary, directory, cluster, try await cluster.createDatabase())
         }
-    }
-
-    static func tearDown(_ directory: String, _ cluster: PostgresCluster) {
-        cluster.remove()
-        try? FileManager.default.removeItem(atPath: directory)
     }
 
     @Test func aKilledNodesDialogsContinueThroughTheOtherWithinTheLease() async throws {
-        let (binary, directory, cluster, database) = try Self.setUp("shared")
-        defer { Self.tearDown(directory, cluster) }
+        try await Self.withSetUp("shared") { binary, directory, cluster, database in
 
-        // The peers send their change 2 s after answering the refresh that the node taking over
-        // sends: their answer goes back through a front's transaction and the change, a BENOTIFY,
-        // statelessly, and with 500 ms a loaded CI run once had the change reach the node first,
-        // where the refresh's older piggybacked state then replaced it.
-        let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150,
-                                             extra: ["-d", "2000"])
-        let edge = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-edge.xml"), remote: nil, timeLimit: 150,
-                                        extra: ["-d", "2000"])
-        let ports = try (0..<6).map { _ in try LoopbackPorts.free() }
-        let (a, b) = ((oma: ports[0], enterprise: ports[1], admin: ports[2]), (oma: ports[3], enterprise: ports[4], admin: ports[5]))
-        // B is down while the pairs are made: listed inactive, probed until it answers.
-        let omaFront = try await Front.start(directory: directory, name: "oma", peer: omaServer.port, nodes: [(a.oma, 8), (b.oma, 9)])
-        let enterpriseFront = try await Front.start(directory: directory, name: "enterprise", peer: edge.port,
-                                                    nodes: [(a.enterprise, 8), (b.enterprise, 9)])
-        let lease = 3
-        func node(_ name: String, _ ports: (oma: UInt16, enterprise: UInt16, admin: UInt16)) throws -> DurableStateProcessTests.Gateway {
-            let configuration = directory + "/\(name).yaml"
-            try """
-                listen:
-                  - { side: oma, transport: udp, address: 127.0.0.1, port: \(ports.oma) }
-                  - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(ports.enterprise) }
-                enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(enterpriseFront.port);transport=udp" }
-                oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(omaFront.port);transport=udp" }
-                peers:
-                  - { name: enterprise-front, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }
-                  - { name: oma-front, address: 127.0.0.1, side: oma, network: federated }
-                presentities:
-                  default:
-                    defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
-                subscriptions: { piggyback-wait-ms: 2000, default-expires: 3600 }
-                admin: { address: 127.0.0.1, port: \(ports.admin) }
-                state: { store: postgres, url: "\(cluster.url(database))", node: \(name), lease: \(lease) }
-                """.write(toFile: configuration, atomically: true, encoding: .utf8)
-            return DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: ports.admin)
-        }
-        let nodeA = try node("gw-a", a), nodeB = try node("gw-b", b)
-
-        let processA = try await nodeA.start()
-        var processB: ChildProcess?
-        defer {
-            processA.kill()
-            processB?.kill()
-            omaFront.child.killGroup()
-            enterpriseFront.child.killGroup()
-            _ = omaServer.stop()
-            _ = edge.stop()
-        }
-        let enterpriseWatcher = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-watcher.xml"),
-                                                     remote: "127.0.0.1:\(enterpriseFront.port)",
-                                                     keys: ["watcher": "sip:carol@contoso.com", "resource": "sip:john@oma.example"], timeLimit: 150)
-        let omaWatcher = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-watcher.xml"), remote: "127.0.0.1:\(omaFront.port)",
-                                              keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com"], timeLimit: 150)
-        try await nodeA.waitForPairs()
-        // Both watchers answered: their records are written before their 200 OK goes out. On a
-        // loaded machine that can take a while; a watcher not yet answered is not continued.
-        let answered = "SELECT count(*) FROM gateway_state WHERE node = 'gw-a' AND kind LIKE '%watch' AND body::json->>'answered' = 'true'"
-        let written = Date()
-        while try cluster.sql(answered, database: database) != "2",
-              Date().timeIntervalSince(written) < 20 {
-            try await Task.sleep(nanoseconds: 200_000_000)
-        }
-        #expect(try cluster.sql(answered, database: database) == "2")
-        try await Task.sleep(nanoseconds: 1_000_000_000)
-
-        // B joins; the fronts' probes find it within a second or two.
-        let started = try await nodeB.start()
-        processB = started
-        try await Task.sleep(nanoseconds: 3_000_000_000)
-        #expect(try await nodeB.health()["omaWatchers"] as? Int == 0)
-
-        processA.send(SIGKILL)
-        #expect(await processA.wait(timeout: 5) == -1)
-        let killed = Date()
-        var tookOver: TimeInterval?
-        while tookOver == nil, Date().timeIntervalSince(killed) < 30 {
-            if let health = try? await nodeB.health(), health["enterpriseWatchers"] as? Int == 1, health["omaWatchers"] as? Int == 1 {
-                tookOver = Date().timeIntervalSince(killed)
-            } else {
-                try await Task.sleep(nanoseconds: 100_000_000)
+            // The peers send their change 2 s after answering the refresh that the node taking over
+            // sends: their answer goes back through a front's transaction and the change, a BENOTIFY,
+            // statelessly, and with 500 ms a loaded CI run once had the change reach the node first,
+            // where the refresh's older piggybacked state then replaced it.
+            let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150,
+                                                 extra: ["-d", "2000"])
+            let edge = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-edge.xml"), remote: nil, timeLimit: 150,
+                                            extra: ["-d", "2000"])
+            let ports = try (0..<6).map { _ in try LoopbackPorts.free() }
+            let (a, b) = ((oma: ports[0], enterprise: ports[1], admin: ports[2]), (oma: ports[3], enterprise: ports[4], admin: ports[5]))
+            // B is down while the pairs are made: listed inactive, probed until it answers.
+            let omaFront = try await Front.start(directory: directory, name: "oma", peer: omaServer.port, nodes: [(a.oma, 8), (b.oma, 9)])
+            let enterpriseFront = try await Front.start(directory: directory, name: "enterprise", peer: edge.port,
+                                                        nodes: [(a.enterprise, 8), (b.enterprise, 9)])
+            let lease = 3
+            func node(_ name: String, _ ports: (oma: UInt16, enterprise: UInt16, admin: UInt16)) throws -> DurableStateProcessTests.Gateway {
+                let configuration = directory + "/\(name).yaml"
+                try """
+                    listen:
+                      - { side: oma, transport: udp, address: 127.0.0.1, port: \(ports.oma) }
+                      - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(ports.enterprise) }
+                    enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(enterpriseFront.port);transport=udp" }
+                    oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(omaFront.port);transport=udp" }
+                    peers:
+                      - { name: enterprise-front, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }
+                      - { name: oma-front, address: 127.0.0.1, side: oma, network: federated }
+                    presentities:
+                      default:
+                        defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+                    subscriptions: { piggyback-wait-ms: 2000, default-expires: 3600 }
+                    admin: { address: 127.0.0.1, port: \(ports.admin) }
+                    state: { store: postgres, url: "\(cluster.url(database))", node: \(name), lease: \(lease) }
+                    """.write(toFile: configuration, atomically: true, encoding: .utf8)
+                return DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: ports.admin)
             }
-        }
-        // The lease, and one renewal interval (a third of it) for B to notice.
-        let seconds = try #require(tookOver, "node B did not take the pairs over:\n\(started.output.suffix(4000))")
-        #expect(seconds <= Double(lease) + Double(lease) / 3 + 1.5, "took \(seconds) s")
-        #expect(started.output.contains("took over"), "\(started.output.suffix(3000))")
+            let nodeA = try node("gw-a", a), nodeB = try node("gw-b", b)
 
-        let runs = (oma: await omaServer.finish(), edge: await edge.finish(), enterprise: await enterpriseWatcher.finish(),
-                    omaWatcher: await omaWatcher.finish())
-        for (name, run) in [("OMA server", runs.oma), ("enterprise edge", runs.edge), ("enterprise watcher", runs.enterprise),
-                            ("OMA watcher", runs.omaWatcher)] {
-            #expect(run.succeeded, "\(name): \(run)\n--- node B\n\(started.output.suffix(4000))")
-        }
-        if ![runs.oma, runs.edge, runs.enterprise, runs.omaWatcher].allSatisfy(\.succeeded) {
-            Issue.record("--- OMA front\n\(omaFront.child.output.suffix(5000))\n--- enterprise front\n\(enterpriseFront.child.output.suffix(5000))")
-        }
-        #expect(try cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-b' AND kind LIKE '%watch'", database: database) == "2")
-        #expect(try cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-a'", database: database) == "0")
+            let processA = try await nodeA.start()
+            var processB: ChildProcess?
+            defer {
+                processA.kill()
+                processB?.kill()
+                omaFront.child.killGroup()
+                enterpriseFront.child.killGroup()
+                _ = omaServer.stop()
+                _ = edge.stop()
+            }
+            let enterpriseWatcher = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-watcher.xml"),
+                                                         remote: "127.0.0.1:\(enterpriseFront.port)",
+                                                         keys: ["watcher": "sip:carol@contoso.com", "resource": "sip:john@oma.example"], timeLimit: 150)
+            let omaWatcher = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-watcher.xml"), remote: "127.0.0.1:\(omaFront.port)",
+                                                  keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com"], timeLimit: 150)
+            try await nodeA.waitForPairs()
+            // Both watchers answered: their records are written before their 200 OK goes out. On a
+            // loaded machine that can take a while; a watcher not yet answered is not continued.
+            let answered = "SELECT count(*) FROM gateway_state WHERE node = 'gw-a' AND kind LIKE '%watch' AND body::json->>'answered' = 'true'"
+            let written = Date()
+            while try await cluster.sql(answered, database: database) != "2",
+                  Date().timeIntervalSince(written) < 20 {
+                try await Task.sleep(nanoseconds: 200_000_000)
+            }
+            #expect(try await cluster.sql(answered, database: database) == "2")
+            try await Task.sleep(nanoseconds: 1_000_000_000)
 
-        // Each peer saw one dialog: the first node's SUBSCRIBE and the second's refresh in it.
-        for (name, run) in [("OMA server", runs.oma), ("enterprise edge", runs.edge)] {
-            let subscribes = run.receivedRequests("SUBSCRIBE")
-            #expect(subscribes.count == 2, "\(name)")
-            #expect(Set(subscribes.map(\.headers.callID)).count == 1, "\(name): a second subscription was made")
-            // The refresh came from node B (its Contact: a target refresh, RFC 6665 §4.1.2.2).
-            #expect(subscribes.last?.headers[.contact]?.contains(":\(name == "OMA server" ? b.oma : b.enterprise)") == true,
-                    "\(name): \(subscribes.last?.headers[.contact] ?? "")")
+            // B joins; the fronts' probes find it within a second or two.
+            let started = try await nodeB.start()
+            processB = started
+            try await Task.sleep(nanoseconds: 3_000_000_000)
+            #expect(try await nodeB.health()["omaWatchers"] as? Int == 0)
+
+            processA.send(SIGKILL)
+            #expect(await processA.wait(timeout: 5) == -1)
+            let killed = Date()
+            var tookOver: TimeInterval?
+            while tookOver == nil, Date().timeIntervalSince(killed) < 30 {
+                if let health = try? await nodeB.health(), health["enterpriseWatchers"] as? Int == 1, health["omaWatchers"] as? Int == 1 {
+                    tookOver = Date().timeIntervalSince(killed)
+                } else {
+                    try await Task.sleep(nanoseconds: 100_000_000)
+                }
+            }
+            // The lease, and one renewal interval (a third of it) for B to notice.
+            let seconds = try #require(tookOver, "node B did not take the pairs over:\n\(started.output.suffix(4000))")
+            #expect(seconds <= Double(lease) + Double(lease) / 3 + 1.5, "took \(seconds) s")
+            #expect(started.output.contains("took over"), "\(started.output.suffix(3000))")
+
+            let runs = (oma: await omaServer.finish(), edge: await edge.finish(), enterprise: await enterpriseWatcher.finish(),
+                        omaWatcher: await omaWatcher.finish())
+            for (name, run) in [("OMA server", runs.oma), ("enterprise edge", runs.edge), ("enterprise watcher", runs.enterprise),
+                                ("OMA watcher", runs.omaWatcher)] {
+                #expect(run.succeeded, "\(name): \(run)\n--- node B\n\(started.output.suffix(4000))")
+            }
+            if ![runs.oma, runs.edge, runs.enterprise, runs.omaWatcher].allSatisfy(\.succeeded) {
+                Issue.record("--- OMA front\n\(omaFront.child.output.suffix(5000))\n--- enterprise front\n\(enterpriseFront.child.output.suffix(5000))")
+            }
+            #expect(try await cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-b' AND kind LIKE '%watch'", database: database) == "2")
+            #expect(try await cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-a'", database: database) == "0")
+
+            // Each peer saw one dialog: the first node's SUBSCRIBE and the second's refresh in it.
+            for (name, run) in [("OMA server", runs.oma), ("enterprise edge", runs.edge)] {
+                let subscribes = run.receivedRequests("SUBSCRIBE")
+                #expect(subscribes.count == 2, "\(name)")
+                #expect(Set(subscribes.map(\.headers.callID)).count == 1, "\(name): a second subscription was made")
+                // The refresh came from node B (its Contact: a target refresh, RFC 6665 §4.1.2.2).
+                #expect(subscribes.last?.headers[.contact]?.contains(":\(name == "OMA server" ? b.oma : b.enterprise)") == true,
+                        "\(name): \(subscribes.last?.headers[.contact] ?? "")")
+            }
+            // carol: the first BENOTIFY from A, the one after the takeover from B; one dialog, each once.
+            let answer = try #require(runs.enterprise.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
+            let benotifies = runs.enterprise.receivedRequests("BENOTIFY")
+            #expect(benotifies.count == 2)
+            #expect(benotifies.allSatisfy { $0.headers.callID == answer.headers.callID })
+            let cseqs = try benotifies.map { try #require(try $0.headers.cseq?.sequence) }
+            #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count, "\(cseqs)")
+            // dave: before the kill, the current state B fetched, the change after it, the one after his refresh.
+            let daveAnswer = try #require(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
+            let notifies = runs.omaWatcher.receivedRequests("NOTIFY")
+            #expect(notifies.count == 4)
+            #expect(notifies.allSatisfy { $0.headers.callID == daveAnswer.headers.callID })
+            let daveCSeqs = try notifies.map { try #require(try $0.headers.cseq?.sequence) }
+            #expect(daveCSeqs == daveCSeqs.sorted() && Set(daveCSeqs).count == daveCSeqs.count, "\(daveCSeqs)")
+            #expect(notifies.dropFirst().allSatisfy { $0.headers[.contact]?.contains(":\(b.oma)") == true })
+            #expect(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
+            #expect(runs.enterprise.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
         }
-        // carol: the first BENOTIFY from A, the one after the takeover from B; one dialog, each once.
-        let answer = try #require(runs.enterprise.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
-        let benotifies = runs.enterprise.receivedRequests("BENOTIFY")
-        #expect(benotifies.count == 2)
-        #expect(benotifies.allSatisfy { $0.headers.callID == answer.headers.callID })
-        let cseqs = try benotifies.map { try #require(try $0.headers.cseq?.sequence) }
-        #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count, "\(cseqs)")
-        // dave: before the kill, the current state B fetched, the change after it, the one after his refresh.
-        let daveAnswer = try #require(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
-        let notifies = runs.omaWatcher.receivedRequests("NOTIFY")
-        #expect(notifies.count == 4)
-        #expect(notifies.allSatisfy { $0.headers.callID == daveAnswer.headers.callID })
-        let daveCSeqs = try notifies.map { try #require(try $0.headers.cseq?.sequence) }
-        #expect(daveCSeqs == daveCSeqs.sorted() && Set(daveCSeqs).count == daveCSeqs.count, "\(daveCSeqs)")
-        #expect(notifies.dropFirst().allSatisfy { $0.headers[.contact]?.contains(":\(b.oma)") == true })
-        #expect(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
-        #expect(runs.enterprise.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
     }
 
     /// A node whose database stops answering (docs/state.md, "The database unreachable"): within a
@@ -199,76 +192,76 @@ struct SharedStateProcessTests {
     /// `gateway_state_store_up` say so; once the database is back, it takes them again and writes
     /// them.
     @Test func aNodeCutOffFromTheDatabaseRefusesNewSubscriptionsUntilItIsBack() async throws {
-        let (binary, directory, cluster, database) = try Self.setUp("cutoff")
-        defer { Self.tearDown(directory, cluster) }
-        let edge = try RawSIPSocket.udp(), watcher = try RawSIPSocket.udp()
-        let (oma, enterprise, admin) = (try LoopbackPorts.free(), try LoopbackPorts.free(), try LoopbackPorts.free())
-        let configuration = directory + "/gateway.yaml"
-        try """
-            listen:
-              - { side: oma, transport: udp, address: 127.0.0.1, port: \(oma) }
-              - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(enterprise) }
-            enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
-            oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(watcher.port);transport=udp" }
-            peers:
-              - { name: oma-peer, address: 127.0.0.1, side: oma, network: federated }
-            presentities:
-              default:
-                defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
-            admin: { address: 127.0.0.1, port: \(admin) }
-            state: { store: postgres, url: "\(cluster.url(database))", node: gw-a, lease: 3 }
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
-        let gateway = DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: admin)
-        let process = try await gateway.start()
-        defer { process.kill() }
-        func subscribe(_ n: Int) {
-            _ = watcher.send(Array("""
-                SUBSCRIBE sip:bob@contoso.com SIP/2.0\r
-                Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKcut\(n)\r
-                Max-Forwards: 70\r
-                From: <sip:dave@oma.example>;tag=cut\(n)\r
-                To: <sip:bob@contoso.com>\r
-                Call-ID: cut\(n)@oma.example\r
-                CSeq: 1 SUBSCRIBE\r
-                Contact: <sip:dave@127.0.0.1:\(watcher.port)>\r
-                Event: presence\r
-                Accept: application/pidf+xml\r
-                Expires: 600\r
-                Content-Length: 0\r
-                \r
+        try await Self.withSetUp("cutoff") { binary, directory, cluster, database in
+            let edge = try RawSIPSocket.udp(), watcher = try RawSIPSocket.udp()
+            let (oma, enterprise, admin) = (try LoopbackPorts.free(), try LoopbackPorts.free(), try LoopbackPorts.free())
+            let configuration = directory + "/gateway.yaml"
+            try """
+                listen:
+                  - { side: oma, transport: udp, address: 127.0.0.1, port: \(oma) }
+                  - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(enterprise) }
+                enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
+                oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(watcher.port);transport=udp" }
+                peers:
+                  - { name: oma-peer, address: 127.0.0.1, side: oma, network: federated }
+                presentities:
+                  default:
+                    defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+                admin: { address: 127.0.0.1, port: \(admin) }
+                state: { store: postgres, url: "\(cluster.url(database))", node: gw-a, lease: 3 }
+                """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            let gateway = DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: admin)
+            let process = try await gateway.start()
+            defer { process.kill() }
+            func subscribe(_ n: Int) {
+                _ = watcher.send(Array("""
+                    SUBSCRIBE sip:bob@contoso.com SIP/2.0\r
+                    Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKcut\(n)\r
+                    Max-Forwards: 70\r
+                    From: <sip:dave@oma.example>;tag=cut\(n)\r
+                    To: <sip:bob@contoso.com>\r
+                    Call-ID: cut\(n)@oma.example\r
+                    CSeq: 1 SUBSCRIBE\r
+                    Contact: <sip:dave@127.0.0.1:\(watcher.port)>\r
+                    Event: presence\r
+                    Accept: application/pidf+xml\r
+                    Expires: 600\r
+                    Content-Length: 0\r
+                    \r
 
-                """.utf8), to: oma)
-        }
-        func store() async -> String? { (try? await gateway.health())?["store"] as? String }
-        #expect(await store() == "ok")
+                    """.utf8), to: oma)
+            }
+            func store() async -> String? { (try? await gateway.health())?["store"] as? String }
+            #expect(await store() == "ok")
 
-        cluster.stop(immediately: true)
-        let cut = Date()
-        while await store() != "unavailable", Date().timeIntervalSince(cut) < 20 {
-            try await Task.sleep(nanoseconds: 200_000_000)
-        }
-        // A renewal every third of the lease, each with a 5 s deadline (and room for a loaded machine).
-        #expect(await store() == "unavailable", "\(process.output.suffix(2000))")
-        #expect(Date().timeIntervalSince(cut) < 1 + 5 + 5)
-        #expect(try await gateway.get("/metrics").contains("gateway_state_store_up 0"))
-        subscribe(1)
-        let refused = try #require(watcher.receive(within: 5) { $0.response?.statusCode ?? 0 >= 200 }?.response)
-        #expect(refused.statusCode == 503 && refused.reasonPhrase == "State Store Unavailable")
-        #expect(refused.headers[.retryAfter] == "10")
-        #expect(edge.receive(within: 0.3) == nil, "a refused subscription went on to the enterprise side")
+            await cluster.stop(immediately: true)
+            let cut = Date()
+            while await store() != "unavailable", Date().timeIntervalSince(cut) < 20 {
+                try await Task.sleep(nanoseconds: 200_000_000)
+            }
+            // A renewal every third of the lease, each with a 5 s deadline (and room for a loaded machine).
+            #expect(await store() == "unavailable", "\(process.output.suffix(2000))")
+            #expect(Date().timeIntervalSince(cut) < 1 + 5 + 5)
+            #expect(try await gateway.get("/metrics").contains("gateway_state_store_up 0"))
+            subscribe(1)
+            let refused = try #require(await watcher.receive(within: 5) { $0.response?.statusCode ?? 0 >= 200 }?.response)
+            #expect(refused.statusCode == 503 && refused.reasonPhrase == "State Store Unavailable")
+            #expect(refused.headers[.retryAfter] == "10")
+            #expect(await edge.receive(within: 0.3) == nil, "a refused subscription went on to the enterprise side")
 
-        try cluster.startServer()
-        let back = Date()
-        while await store() != "ok", Date().timeIntervalSince(back) < 15 {
-            try await Task.sleep(nanoseconds: 200_000_000)
+            try await cluster.startServer()
+            let back = Date()
+            while await store() != "ok", Date().timeIntervalSince(back) < 15 {
+                try await Task.sleep(nanoseconds: 200_000_000)
+            }
+            #expect(await store() == "ok", "\(process.output.suffix(2000))")
+            #expect(try await gateway.get("/metrics").contains("gateway_state_store_up 1"))
+            // Taken again: the gateway subscribes to bob on the enterprise side for dave.
+            subscribe(2)
+            let onward = try #require(await edge.receive(within: 5) { $0.request?.method == .subscribe }?.request)
+            #expect(onward.uri.description.contains("bob@contoso.com"))
+            // The SUBSCRIBE that makes a leg goes out only once the leg is written (docs/state.md).
+            #expect(try await cluster.sql("SELECT count(*) FROM gateway_state WHERE kind = 'enterprise-leg'", database: database) == "1")
         }
-        #expect(await store() == "ok", "\(process.output.suffix(2000))")
-        #expect(try await gateway.get("/metrics").contains("gateway_state_store_up 1"))
-        // Taken again: the gateway subscribes to bob on the enterprise side for dave.
-        subscribe(2)
-        let onward = try #require(edge.receive(within: 5) { $0.request?.method == .subscribe }?.request)
-        #expect(onward.uri.description.contains("bob@contoso.com"))
-        // The SUBSCRIBE that makes a leg goes out only once the leg is written (docs/state.md).
-        #expect(try cluster.sql("SELECT count(*) FROM gateway_state WHERE kind = 'enterprise-leg'", database: database) == "1")
     }
 }

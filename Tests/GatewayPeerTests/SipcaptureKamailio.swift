@@ -70,7 +70,7 @@ final class SipcaptureKamailio: @unchecked Sendable {
         """
     }
 
-    private init(port: UInt16) throws {
+    private init(port: UInt16) async throws {
         self.port = port
         let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
         directory = base + "kamailio-hep-\(port)-\(UInt32.random(in: 0...UInt32.max))"
@@ -78,12 +78,12 @@ final class SipcaptureKamailio: @unchecked Sendable {
         let config = directory + "/sipcapture.cfg"
         try Self.configuration(port: port, database: directory + "/capture.db").write(toFile: config, atomically: true, encoding: .utf8)
         try Self.schema.write(toFile: directory + "/schema.sql", atomically: true, encoding: .utf8)
-        let created = try runProgram("/usr/bin/sqlite3", [directory + "/capture.db", ".read \(directory)/schema.sql"], timeout: 10)
+        let created = try await runProgram("/usr/bin/sqlite3", [directory + "/capture.db", ".read \(directory)/schema.sql"], timeout: 10)
         guard created.status == 0 else {
             try? FileManager.default.removeItem(atPath: directory)
             throw PeerError("sqlite3 could not create the sip_capture table: \(created.output)")
         }
-        let checked = try runProgram("/usr/sbin/kamailio", ["-c", "-f", config], timeout: 20)
+        let checked = try await runProgram("/usr/sbin/kamailio", ["-c", "-f", config], timeout: 20)
         guard checked.status == 0 else {
             try? FileManager.default.removeItem(atPath: directory)
             throw PeerError("kamailio -c refused the sipcapture configuration: \(checked.output)")
@@ -100,18 +100,18 @@ final class SipcaptureKamailio: @unchecked Sendable {
                 stop()
                 throw PeerError("Kamailio (sipcapture) did not bind 127.0.0.1:\(port): \(output)")
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
     }
 
     /// Starts it on a free port; another port is tried when that one is taken first (3 times).
-    static func start() throws -> SipcaptureKamailio {
+    static func start() async throws -> SipcaptureKamailio {
         guard installed else {
             throw PeerError("Kamailio with sipcapture and db_sqlite, or sqlite3, is not installed: bash scripts/setup.sh installs them")
         }
         var failure: Error = PeerError("not started")
         for _ in 0..<3 {
-            do { return try SipcaptureKamailio(port: try LoopbackPorts.free()) } catch { failure = error }
+            do { return try await SipcaptureKamailio(port: try LoopbackPorts.free()) } catch { failure = error }
         }
         throw failure
     }
@@ -134,10 +134,10 @@ final class SipcaptureKamailio: @unchecked Sendable {
     }
 
     /// Every stored message, in arrival order.
-    func rows() throws -> [Row] {
+    func rows() async throws -> [Row] {
         let query = "SELECT source_ip, source_port, destination_ip, destination_port, proto, family, method, callid, cseq, "
             + "correlation_id, node, micro_ts FROM sip_capture ORDER BY id"
-        let (status, output) = try runProgram("/usr/bin/sqlite3", ["-separator", "\t", database, query], timeout: 10)
+        let (status, output) = try await runProgram("/usr/bin/sqlite3", ["-separator", "\t", database, query], timeout: 10)
         guard status == 0 else { throw PeerError("sqlite3: \(output)") }
         return output.split(separator: "\n").compactMap { line in
             let f = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)

@@ -14,11 +14,11 @@ import Testing
 
     /// Runs headless chromium with `arguments` and the page address (at most 60 s); what it
     /// printed. Nothing but the loopback page is loaded: no first-run, sync or update traffic.
-    static func chromium(_ arguments: [String], url: String) throws -> String {
+    static func chromium(_ arguments: [String], url: String) async throws -> String {
         let program = try #require(chromium, "chromium is not installed: run scripts/setup.sh")
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UInt32.random(in: 0...UInt32.max))")
         defer { try? FileManager.default.removeItem(at: profile) }
-        let (status, output) = try runProgram(program, [
+        let (status, output) = try await runProgram(program, [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-default-apps",
             "--user-data-dir=\(profile.path)", "--window-size=1280,900",
@@ -29,9 +29,9 @@ import Testing
 
     @Test func theStatusPageRendersTheBridgedSubscriptionsAndPeers() async throws {
         let gw = try await AdminAPITests.Gateway()
-        _ = try gw.bridgeOMAWatcher()
+        _ = try await gw.bridgeOMAWatcher()
         let url = "http://127.0.0.1:\(gw.admin)/"
-        let dom = try Self.chromium(["--dump-dom"], url: url)
+        let dom = try await Self.chromium(["--dump-dom"], url: url)
         // What the browser built from the page: the headings, the watcher's row, the peers.
         #expect(dom.contains("<h1>PresenceGateway</h1>"))
         #expect(dom.contains("OMA watchers → enterprise presentities: 1"))
@@ -40,7 +40,7 @@ import Testing
         #expect(dom.contains(">edge</td>") || dom.contains(" edge</td>"))
         let shot = ProcessInfo.processInfo.environment["STATUS_PAGE_SCREENSHOT"]
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("status-page-\(gw.admin).png").path
-        _ = try Self.chromium(["--screenshot=\(shot)"], url: url)
+        _ = try await Self.chromium(["--screenshot=\(shot)"], url: url)
         let png = try Data(contentsOf: URL(fileURLWithPath: shot))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 10_000, "\(png.count) bytes")
         if ProcessInfo.processInfo.environment["STATUS_PAGE_SCREENSHOT"] == nil { try? FileManager.default.removeItem(atPath: shot) }

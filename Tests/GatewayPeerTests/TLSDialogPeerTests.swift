@@ -186,7 +186,7 @@ final class TLSTestEndpoint: @unchecked Sendable {
         let subscribe = try await Self.bridge(gw, request: Self.watcherSubscribe(gw, cseq: 1, expires: 600))
         let request = try #require(subscribe.message.request)
         // The watcher is answered and gets bob's state (3500: open).
-        var atWatcher = gw.kamailio.receive(for: 1.2)
+        var atWatcher = await gw.kamailio.receive(for: 1.2)
         let ok = try #require(atWatcher.compactMap(\.response).first { $0.statusCode == 200 })
         let watcherToTag = try #require(try ok.headers.to?.tag)
         var notifies = atWatcher.compactMap(\.request).filter { $0.method == .notify }
@@ -210,14 +210,14 @@ final class TLSTestEndpoint: @unchecked Sendable {
             await attacker.transport.shutdown()
         }
         // Nothing reached the watcher, and the bridged pair is whole.
-        atWatcher = gw.kamailio.receive(for: 0.6)
+        atWatcher = await gw.kamailio.receive(for: 0.6)
         #expect(!atWatcher.contains { $0.request?.method == .notify }, "\(atWatcher.compactMap(\.request).map(\.method))")
         #expect(gw.server.status?.enterpriseLegs == 1 && gw.server.status?.omaWatches == 1)
 
         // The edge itself, on its own connection, is relayed: bob away (15500) reaches the watcher.
         try await gw.edge.send(try Self.notify("BENOTIFY", in: request, cseq: 30, availability: 15500, via: try #require(gw.edge.target(.tls))),
                                to: subscribe.source, connection: subscribe.connection)
-        notifies = gw.kamailio.receive(for: 1.0).compactMap(\.request).filter { $0.method == .notify }
+        notifies = await gw.kamailio.receive(for: 1.0).compactMap(\.request).filter { $0.method == .notify }
         #expect(notifies.contains { String(decoding: $0.body, as: UTF8.self).contains("away") }, "the edge's BENOTIFY was not relayed")
         for notify in notifies { gw.kamailio.answer(notify, to: gw.oma) }
 

@@ -59,7 +59,7 @@ import Testing
         let store = try await SQLiteStateStore.open(path: path())
         _ = try await store.write((0..<500).map { .put(Self.record(String($0))) })
         // The backup docs/state.md gives operators: sqlite3's online backup, beside the running gateway.
-        _ = try runSQLite(path(), ".backup '\(path("copy.db"))'")
+        _ = try await runSQLite(path(), ".backup '\(path("copy.db"))'")
         _ = try await store.write([.delete(kind: "oma-leg", key: "0")])
         await store.close()
         let copy = try await SQLiteStateStore.open(path: path("copy.db"))
@@ -116,7 +116,7 @@ import Testing
         // The same file without the application id: somebody else's database.
         let other = path("other.db")
         try FileManager.default.copyItem(atPath: path(), toPath: other)
-        _ = try runSQLite(other, "PRAGMA application_id = 0; PRAGMA user_version = 3;")
+        _ = try await runSQLite(other, "PRAGMA application_id = 0; PRAGMA user_version = 3;")
         await #expect {
             _ = try await SQLiteStateStore.open(path: other)
         } throws: { error in
@@ -135,7 +135,7 @@ import Testing
         let migrated = try await SQLiteStateStore.open(path: path(), migrations: v2)
         #expect(try await migrated.load() == [Self.record("1")])
         await migrated.close()
-        #expect(try runSQLite(path(), "PRAGMA user_version; SELECT owner FROM gateway_state;") == "2\n\n")
+        #expect(try await runSQLite(path(), "PRAGMA user_version; SELECT owner FROM gateway_state;") == "2\n\n")
     }
 
     @Test func aFailingMigrationChangesNothing() async throws {
@@ -148,7 +148,7 @@ import Testing
         await #expect(throws: StateStoreError.self) {
             _ = try await SQLiteStateStore.open(path: path(), migrations: broken)
         }
-        #expect(try runSQLite(path(), "PRAGMA user_version; SELECT count(*) FROM pragma_table_info('gateway_state');") == "1\n6\n")
+        #expect(try await runSQLite(path(), "PRAGMA user_version; SELECT count(*) FROM pragma_table_info('gateway_state');") == "1\n6\n")
     }
 
     @Test func aDirectoryInPlaceOfTheFileIsRefused() async throws {
@@ -161,8 +161,8 @@ import Testing
     }
 
     /// Debian's sqlite3 shell (scripts/setup.sh installs it) on a file the store is not using.
-    func runSQLite(_ file: String, _ sql: String) throws -> String {
-        let (status, output) = try runProgram("/usr/bin/sqlite3", [file, sql])
+    func runSQLite(_ file: String, _ sql: String) async throws -> String {
+        let (status, output) = try await runProgram("/usr/bin/sqlite3", [file, sql])
         guard status == 0 else { throw PeerError("sqlite3 exited \(status): \(output)") }
         return output
     }

@@ -90,16 +90,6 @@ public final class ChildProcess: @unchecked Sendable {
         return kill()
     }
 
-    /// The blocking form of ``wait(timeout:)``, for synchronous callers.
-    public func waitBlocking(timeout: TimeInterval) -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let code = poll() { return code }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return kill()
-    }
-
     /// Sends `signal` (SIGKILL for a crash, SIGTERM, SIGHUP) and returns at once.
     public func send(_ signal: Int32) {
         guard poll() == nil else { return }
@@ -122,6 +112,14 @@ public final class ChildProcess: @unchecked Sendable {
         return -1
     }
 
+    /// ``kill()`` without blocking a thread: SIGTERM, up to 2 s (polled), then SIGKILL.
+    @discardableResult
+    public func terminate() async -> Int32 {
+        if let code = poll() { return code }
+        Glibc.kill(pid, SIGTERM)
+        return await wait(timeout: 2)
+    }
+
     /// Ends a program that leads a process group of its own (started through `setsid`, as
     /// Kamailio, which forks its workers): SIGTERM to the group, ``kill()``, then SIGKILL to
     /// whatever of the group is left.
@@ -135,11 +133,13 @@ public final class ChildProcess: @unchecked Sendable {
 }
 
 /// Runs a program to its end, with a bound on its run time; returns its exit status and output.
+/// It waits by polling, never blocking a thread: the test runner's threads are as many as the
+/// machine's cores, and a test blocking one holds up every other test's awaits meanwhile.
 @discardableResult
 public func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:],
-                       timeout: TimeInterval = 30) throws -> (status: Int32, output: String) {
+                       timeout: TimeInterval = 30) async throws -> (status: Int32, output: String) {
     let child = try ChildProcess(path, arguments, environment: environment)
-    let status = child.waitBlocking(timeout: timeout)
+    let status = await child.wait(timeout: timeout)
     return (status, child.output)
 }
 

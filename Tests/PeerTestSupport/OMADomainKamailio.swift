@@ -29,35 +29,35 @@ public final class OMADomainKamailio: Sendable {
 
     /// Starts Kamailio on `port` relaying enterprise-domain requests to `gateway` (a SIP URI);
     /// `-A WITH_BODYLOG` makes it log every PUBLISH, SUBSCRIBE and NOTIFY with its body.
-    public init(port: UInt16, gateway: String) throws {
+    public init(port: UInt16, gateway: String) async throws {
         guard PeerAssets.kamailioInstalled else {
             throw PeerError("Kamailio (with presence and SQLite modules) or sqlite3 is not installed: bash scripts/setup.sh installs them")
         }
         self.port = port
         let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
         runDirectory = base + "kamailio-gwpeers-\(port)-\(UInt32.random(in: 0...UInt32.max))"
-        let (status, output) = try runProgram("/bin/bash", [Self.script, "start", "-A", "WITH_BODYLOG"],
+        let (status, output) = try await runProgram("/bin/bash", [Self.script, "start", "-A", "WITH_BODYLOG"],
                                               environment: ["KAM_RUNDIR": runDirectory, "KAM_PORT": String(port), "KAM_GATEWAY": gateway],
                                               timeout: 30)
         guard status == 0 else {
-            stop()
+            await stop()
             throw PeerError("Kamailio did not start on 127.0.0.1:\(port): \(output)")
         }
     }
 
     /// Starts Kamailio on a port chosen free at run time; when another test takes that port
     /// before Kamailio binds it ("Address already in use"), another is tried, at most 3 times.
-    public static func start(gateway: String) throws -> OMADomainKamailio {
+    public static func start(gateway: String) async throws -> OMADomainKamailio {
         var failure: Error = PeerError("not started")
         for _ in 0..<3 {
-            do { return try OMADomainKamailio(port: LoopbackPorts.free(), gateway: gateway) } catch { failure = error }
+            do { return try await OMADomainKamailio(port: LoopbackPorts.free(), gateway: gateway) } catch { failure = error }
         }
         throw failure
     }
 
     /// Stops it (SIGTERM, then SIGKILL for anything left in its process group); idempotent.
-    public func stop() {
-        _ = try? runProgram("/bin/bash", [Self.script, "stop"], environment: ["KAM_RUNDIR": runDirectory], timeout: 20)
+    public func stop() async {
+        _ = try? await runProgram("/bin/bash", [Self.script, "stop"], environment: ["KAM_RUNDIR": runDirectory], timeout: 20)
     }
 
     /// Removes the run directory (after ``stop()``).

@@ -28,22 +28,22 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Creates the cluster and starts it.
-    public static func start() throws -> PostgresCluster {
+    public static func start() async throws -> PostgresCluster {
         guard binaries != nil else { throw PeerError("PostgreSQL is not installed (bash scripts/setup.sh installs it)") }
         let directory = NSTemporaryDirectory() + "pg-\(UInt64.random(in: 0...UInt64.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try "\(password)\n".write(toFile: directory + "/pwfile", atomically: true, encoding: .utf8)
         if getuid() == 0 {
-            try runProgram("/bin/chown", ["-R", "postgres:postgres", directory])
+            try await runProgram("/bin/chown", ["-R", "postgres:postgres", directory])
         }
-        try Self.run("initdb", ["-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile", "--auth-local=trust",
+        try await Self.run("initdb", ["-D", directory + "/data", "-U", user, "--pwfile", directory + "/pwfile", "--auth-local=trust",
                                 "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"])
         let cluster = PostgresCluster(directory: directory, port: 0)
         // The port may be lost to a program binding port 0 between choosing it and the server
         // binding it: then another.
         for attempt in 1...3 {
             do {
-                try cluster.startServer(on: try LoopbackPorts.free())
+                try await cluster.startServer(on: try LoopbackPorts.free())
                 return cluster
             } catch where attempt < 3 && cluster.log.contains("could not bind") {
                 continue
@@ -53,34 +53,47 @@ public final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Starts the server again (after ``stop(immediately:)``), on the same port unless another.
-    public func startServer(on port: UInt16? = nil) throws {
+    public func startServer(on port: UInt16? = nil) async throws {
         if let port { self.port = port }
         let options = "-p \(self.port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=40"
-        try Self.run("pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-o", options, "-w", "-t", "30", "start"])
+        try await Self.run("pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-o", options, "-w", "-t", "30", "start"])
     }
 
     /// Stops the server: `immediately` as if it crashed (no checkpoint, connections cut).
-    public func stop(immediately: Bool = false) {
-        _ = try? Self.run("pg_ctl", ["-D", directory + "/data", "-m", immediately ? "immediate" : "fast", "-w", "-t", "30", "stop"])
+    public func stop(immediately: Bool = false) async {
+        _ = try? await Self.run("pg_ctl", ["-D", directory + "/data", "-m", immediately ? "immediate" : "fast", "-w", "-t", "30", "stop"])
+    }
+
+    /// Runs `body` with a new cluster and removes the cluster afterwards, also when `body` throws.
+    public static func with<T>(_ body: (PostgresCluster) async throws -> T) async throws -> T {
+        let cluster = try await start()
+        do {
+            let result = try await body(cluster)
+            await cluster.remove()
+            return result
+        } catch {
+            await cluster.remove()
+            throw error
+        }
     }
 
     /// Stops the server and removes the cluster.
-    public func remove() {
-        stop(immediately: true)
+    public func remove() async {
+        await stop(immediately: true)
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Creates a database for one test and returns its name.
-    public func createDatabase() throws -> String {
+    public func createDatabase() async throws -> String {
         let name = "gw\(UInt32.random(in: 0...UInt32.max))"
-        try sql("CREATE DATABASE \(name)", database: "postgres")
+        try await sql("CREATE DATABASE \(name)", database: "postgres")
         return name
     }
 
     /// Runs SQL through psql over TCP; returns what it printed (unaligned, tuples only).
     @discardableResult
-    public func sql(_ statement: String, database: String) throws -> String {
-        let result = try runProgram("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port),
+    public func sql(_ statement: String, database: String) async throws -> String {
+        let result = try await runProgram("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port),
                                                       "-U", Self.user, "-d", database, "-c", statement],
                                     environment: ["PGPASSWORD": Self.password])
         guard result.status == 0 else { throw PeerError("psql \(statement): \(result.output)") }
@@ -91,12 +104,12 @@ public final class PostgresCluster: @unchecked Sendable {
 
     public var log: String { (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? "" }
 
-    private static func run(_ program: String, _ arguments: [String]) throws {
+    private static func run(_ program: String, _ arguments: [String]) async throws {
         guard let binaries else { throw PeerError("PostgreSQL is not installed") }
         let (path, argv) = getuid() == 0
             ? ("/usr/sbin/runuser", ["-u", "postgres", "--", "\(binaries)/\(program)"] + arguments)
             : ("\(binaries)/\(program)", arguments)
-        let result = try runProgram(path, argv, timeout: 60)
+        let result = try await runProgram(path, argv, timeout: 60)
         guard result.status == 0 else { throw PeerError("\(program) \(arguments.joined(separator: " ")): \(result.output)") }
     }
 }

@@ -59,7 +59,13 @@ enum GatewayProcess {
             #expect(read(errURL).contains(ready), "never logged \(ready.debugDescription); standard error:\n\(read(errURL))")
         }
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        await exit(of: process)
         return Result(status: process.terminationStatus, stdout: read(outURL), stderr: read(errURL))
+    }
+
+    /// Waits for `process` to end, polling every 20 ms: `waitUntilExit()` would block one of the
+    /// test runner's threads, which are as many as the machine's cores.
+    static func exit(of process: Process) async {
+        while process.isRunning { try? await Task.sleep(nanoseconds: 20_000_000) }
     }
 }

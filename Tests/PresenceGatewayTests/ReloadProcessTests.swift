@@ -53,7 +53,7 @@ import Glibc
 
         // SIGTERM still stops it gracefully.
         process.terminate()
-        process.waitUntilExit()
+        await GatewayProcess.exit(of: process)
         #expect(process.terminationStatus == 0)
         #expect(try await logged("stopped"))
     }
