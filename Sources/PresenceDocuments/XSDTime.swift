@@ -5,6 +5,13 @@ public enum XSDTime {
     /// (xs:dateTime; a missing zone is taken as UTC, as [MS-PRES] publishTime
     /// values are: docs/flows.md, "Publish times without zone"). Fractions are dropped.
     public static func seconds(from text: String) -> Int64? {
+        // Rounded down: the fraction is dropped, before 1970 too.
+        milliseconds(from: text).map { $0 >= 0 ? $0 / 1000 : ($0 - 999) / 1000 }
+    }
+
+    /// Milliseconds since 1970-01-01T00:00:00Z for the same form: the fraction's first three
+    /// digits count ([MS-PRES] publishTime values carry milliseconds, `2008-01-11T18:11:33.577`).
+    public static func milliseconds(from text: String) -> Int64? {
         let u = Array(text.utf8)
         func number(_ range: Range<Int>) -> Int64? {
             guard range.upperBound <= u.count else { return nil }
@@ -21,9 +28,15 @@ public enum XSDTime {
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var i = 19
+        var millis: Int64 = 0
         if i < u.count, u[i] == 0x2E {
             i += 1
-            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 { i += 1 }
+            var scale: Int64 = 100
+            while i < u.count, u[i] >= 0x30, u[i] <= 0x39 {
+                millis += Int64(u[i] - 0x30) * scale
+                scale /= 10
+                i += 1
+            }
         }
         var offset: Int64 = 0
         if i < u.count {
@@ -37,7 +50,8 @@ public enum XSDTime {
                 return nil
             }
         }
-        return days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
+        let seconds = days(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return seconds * 1000 + millis
     }
 
     /// `YYYY-MM-DDThh:mm:ssZ` for seconds since the epoch.

@@ -59,11 +59,10 @@ struct SharedStateProcessTests {
 
     @Test func aKilledNodesDialogsContinueThroughTheOtherWithinTheLease() async throws {
         try await Self.withSetUp("shared") { binary, directory, cluster, database in
-
             // The peers send their change 2 s after answering the refresh that the node taking over
-            // sends: their answer goes back through a front's transaction and the change, a BENOTIFY,
-            // statelessly, and with 500 ms a loaded CI run once had the change reach the node first,
-            // where the refresh's older piggybacked state then replaced it.
+            // sends, so that the change follows the refresh. (A BENOTIFY goes through the front
+            // statelessly and can overtake the refresh's answer; the node then keeps its newer
+            // state over the answer's older piggybacked one: docs/flows.md, flow 2.)
             let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150,
                                                  extra: ["-d", "2000"])
             let edge = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-edge.xml"), remote: nil, timeLimit: 150,

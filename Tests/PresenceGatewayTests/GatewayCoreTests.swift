@@ -47,10 +47,11 @@ import Testing
         actions.compactMap { if case .respond(let i, let r) = $0, i == id { r } else { nil } }
     }
 
-    static func categories(availability: UInt32, token: MSActivityToken? = nil, uri: String) -> CategoriesDocument {
+    static func categories(availability: UInt32, token: MSActivityToken? = nil, uri: String,
+                           publishTime: String = "2026-11-22T10:00:00.000") -> CategoriesDocument {
         let state = MSState(type: .aggregateState, availability: availability,
                             activities: token.map { [MSActivity(token: $0)] } ?? [])
-        return CategoriesDocument(uri: uri, categories: [Category(name: .state, instance: 1, publishTime: "2026-11-22T10:00:00.000", payload: .state(state))])
+        return CategoriesDocument(uri: uri, categories: [Category(name: .state, instance: 1, publishTime: publishTime, payload: .state(state))])
     }
 
     // MARK: Flow 2: OMA watcher → enterprise presentity
@@ -147,6 +148,39 @@ import Testing
         let enterpriseUnsub = try #require(Self.sent(unsub, to: .enterprise).first?.0)
         #expect(try enterpriseUnsub.headers.expires == 0)
         #expect(h.core.counts.omaWatches == 0)
+    }
+
+    /// A refresh's 200 OK whose piggybacked state was published before the state a BENOTIFY
+    /// already brought (the BENOTIFY overtook the answer) leaves the newer state in place; the
+    /// server stamps publishTime itself ([MS-PRES] §3.2.5.1.2). Later states still pass, from a
+    /// BENOTIFY or a refresh's answer.
+    @Test func anOlderPiggybackedStateNeverReplacesANewerOne() throws {
+        var h = try Harness()
+        let bob = "sip:bob@contoso.com"
+        // The watcher's subscription outlasts the enterprise leg's first refresh.
+        let (_, actions) = h.receive(try Self.omaSubscribe(expires: 3600), from: .oma)
+        let (subscribe, context) = try #require(Self.sent(actions, to: .enterprise).first)
+        let answered = h.core.receive(Self.enterpriseOK(subscribe, Self.categories(availability: 15500, uri: bob)),
+                                      to: subscribe, context: context, now: h.now)
+        let refreshAt = try #require(answered.compactMap { if case .schedule(.refresh(context), let at) = $0 { at } else { nil } }.first)
+        // 10:05: busy (MS-PRES 3.7.5.4 row 4).
+        let busy = Self.categories(availability: 6500, uri: bob, publishTime: "2026-11-22T10:05:00.000")
+        let (_, changed) = h.receive(try Self.enterpriseBENOTIFY(subscribe, cseq: 2, busy), from: .enterprise)
+        #expect(Self.sent(changed, to: .oma).contains { String(decoding: $0.0.body, as: UTF8.self).contains("busy") })
+
+        // The refresh's answer carries the 10:00 state (away) after it: the watcher is told nothing.
+        h.now = refreshAt
+        let refresh = try #require(Self.sent(h.core.fire(.refresh(context), now: h.now), to: .enterprise).first?.0)
+        let stale = h.core.receive(Self.enterpriseOK(refresh, Self.categories(availability: 15500, uri: bob)),
+                                   to: refresh, context: context, now: h.now)
+        #expect(Self.sent(stale, to: .oma).isEmpty, "the older piggybacked state went to the watcher")
+        // A fraction of a second later is later: 10:05:00.250, online (3.7.5.4 row 1: open).
+        let online = Self.categories(availability: 3500, uri: bob, publishTime: "2026-11-22T10:05:00.250")
+        let (_, back) = h.receive(try Self.enterpriseBENOTIFY(subscribe, cseq: 3, online), from: .enterprise)
+        let notify = try #require(Self.sent(back, to: .oma).first?.0)
+        #expect(!String(decoding: notify.body, as: UTF8.self).contains("busy"))
+        #expect(!String(decoding: notify.body, as: UTF8.self).contains("away"))
+        #expect(String(decoding: notify.body, as: UTF8.self).contains("<basic>open</basic>"))
     }
 
     @Test func msrtcWatcherReceives15500_300_100() throws {

@@ -583,17 +583,41 @@ extension GatewayCore {
         }
     }
 
-    /// Replaces, in `state`, every category `update` names with `update`'s instances of it.
+    /// Replaces, in `state`, every category `update` names with `update`'s instances of it, unless
+    /// the state's instances of that name were published later. The server stamps each instance's
+    /// publishTime with its clock ([MS-PRES] §3.2.5.1.2), and a refresh's 200 OK with piggybacked
+    /// state can arrive after a NOTIFY sent later (they take different paths, over UDP): its older
+    /// state must not replace the newer one. A name without publish times is replaced as sent.
     static func merge(_ state: CategoriesDocument, _ update: CategoriesDocument) -> CategoriesDocument {
-        let named = Set(update.categories.map(\.name))
+        let stale = olderNames(update, than: state)
+        let named = Set(update.categories.lazy.map(\.name).filter { !stale.contains($0) })
         let kept = { (category: Category) in !named.contains(category.name) }
+        let taken = { (category: Category) in !stale.contains(category.name) }
         // Built once at its exact size: the result is kept for the subscription's life.
         var categories: [Category] = []
-        categories.reserveCapacity(state.categories.count(where: kept) + update.categories.count)
+        categories.reserveCapacity(state.categories.count(where: kept) + update.categories.count(where: taken))
         categories.append(contentsOf: state.categories.lazy.filter(kept))
-        categories.append(contentsOf: update.categories)
+        categories.append(contentsOf: update.categories.lazy.filter(taken))
         var result = state
         result.categories = categories
         return result
+    }
+
+    /// The category names whose newest instance in `update` was published before the newest of
+    /// the same name in `state` (milliseconds of publishTime; names without one in either are
+    /// never older).
+    private static func olderNames(_ update: CategoriesDocument, than state: CategoriesDocument) -> Set<CategoryName> {
+        func newest(_ document: CategoriesDocument, of names: Set<CategoryName>?) -> [CategoryName: Int64] {
+            var times: [CategoryName: Int64] = [:]
+            for category in document.categories where names?.contains(category.name) ?? true {
+                guard let text = category.publishTime, let time = XSDTime.milliseconds(from: text) else { continue }
+                times[category.name] = max(times[category.name] ?? time, time)
+            }
+            return times
+        }
+        let updated = newest(update, of: nil)
+        guard !updated.isEmpty else { return [] }
+        let held = newest(state, of: Set(updated.keys))
+        return Set(updated.compactMap { name, time in (held[name].map { $0 > time } ?? false) ? name : nil })
     }
 }
