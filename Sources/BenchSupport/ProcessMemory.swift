@@ -7,10 +7,20 @@ import Foundation
 /// The benchmarks' memory readings (event-bench, gateway-bench): resident size, live heap, and
 /// trimming the allocator's free pages, so that figures can be given three ways.
 public enum ProcessMemory {
-    /// Gives free heap pages back to the system (glibc `malloc_trim(0)`, looked up at run time),
-    /// so that resident memory counts live allocations rather than freed memory the allocator
-    /// keeps after the bench's temporary messages. The figures are printed with and without it.
+    /// Gives free heap pages back to the system (glibc `malloc_trim(0)`; on jemalloc, as
+    /// scripts/run.sh runs the gateway, `mallctl("arena.4096.purge")`, 4096 naming every arena;
+    /// both looked up at run time), so that resident memory counts live allocations rather than
+    /// freed memory the allocator keeps after the bench's temporary messages. The figures are
+    /// printed with and without it.
     public static func trimHeap() {
+        typealias Control =
+            @convention(c) (
+                UnsafePointer<CChar>, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int>?, UnsafeMutableRawPointer?,
+                Int
+            ) -> Int32
+        if let symbol = dlsym(nil, "mallctl") {
+            _ = unsafeBitCast(symbol, to: Control.self)("arena.4096.purge", nil, nil, nil, 0)
+        }
         typealias Trim = @convention(c) (Int) -> Int32
         guard let symbol = dlsym(nil, "malloc_trim") else { return }
         _ = unsafeBitCast(symbol, to: Trim.self)(0)

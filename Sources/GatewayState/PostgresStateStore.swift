@@ -20,7 +20,7 @@ import PostgresNIO
 public final class PostgresStateStore: SharedStateStore {
     public typealias Migration = StateStoreMigration
 
-    /// The schema, oldest step first.
+    /// The schema, oldest step first (versions as in ``SQLiteStateStore/migrations``).
     public static let migrations: [Migration] = [
         Migration(
             version: 1,
@@ -47,7 +47,9 @@ public final class PostgresStateStore: SharedStateStore {
                 """,
                 "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
                 "CREATE INDEX gateway_state_node ON gateway_state (node)",
-            ])
+            ]),
+        // Record bodies hold event packages in one string (docs/state.md, "What is stored").
+        Migration(version: 2, statements: []),
     ]
 
     /// The application name in `gateway_meta`.

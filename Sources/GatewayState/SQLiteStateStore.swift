@@ -32,7 +32,8 @@ public final class SQLiteStateStore: StateStore {
     public typealias Migration = StateStoreMigration
 
     /// The schema, oldest step first. Version 1: the records (``StateRecord``) by kind and key,
-    /// with the dialog they hold indexed.
+    /// with the dialog they hold indexed. Version 2: the same tables; record bodies hold event
+    /// packages in one string (docs/state.md, "What is stored"), which an older gateway cannot read.
     public static let migrations: [Migration] = [
         Migration(
             version: 1,
@@ -49,7 +50,8 @@ public final class SQLiteStateStore: StateStore {
                 ) WITHOUT ROWID
                 """,
                 "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
-            ])
+            ]),
+        Migration(version: 2, statements: []),
     ]
 
     /// `PRAGMA application_id` of a presence-gateway store: "PGWS".

@@ -8,6 +8,8 @@ import Testing
 /// unreachable database (docs/state.md, "Several nodes").
 @Suite(.serialized, .enabled(if: PostgresCluster.installed, "PostgreSQL is not installed (bash scripts/setup.sh)"))
 struct PostgresStateStoreTests {
+    static let latest = PostgresStateStore.migrations.map(\.version).max() ?? 0
+
     static func open(_ cluster: PostgresCluster, _ database: String, node: String, lease: Int = 30,
               migrations: [PostgresStateStore.Migration] = PostgresStateStore.migrations) async throws -> PostgresStateStore {
         try await PostgresStateStore.open(host: "127.0.0.1", port: Int(cluster.port), user: PostgresCluster.user,
@@ -34,7 +36,7 @@ struct PostgresStateStoreTests {
             await reopened.close()
             #expect(records == [StateRecord(kind: "flag", key: "batch-refused", body: Array("true".utf8)),
                                 Self.record("1", body: #"{"a":2}"#), Self.record("3", kind: "oma-watch")])
-            #expect(try await cluster.sql("SELECT value FROM gateway_meta WHERE name = 'schema'", database: database) == "1")
+            #expect(try await cluster.sql("SELECT value FROM gateway_meta WHERE name = 'schema'", database: database) == "\(Self.latest)")
         }
     }
 
@@ -139,18 +141,18 @@ struct PostgresStateStoreTests {
             _ = try await first.write([.put(Self.record("1"))])
             await first.close()
             let next = PostgresStateStore.migrations + [
-                PostgresStateStore.Migration(version: 2, statements: ["ALTER TABLE gateway_state ADD COLUMN written timestamptz DEFAULT now()"]),
+                PostgresStateStore.Migration(version: Self.latest + 1, statements: ["ALTER TABLE gateway_state ADD COLUMN written timestamptz DEFAULT now()"]),
             ]
             let migrated = try await Self.open(cluster, database, node: "gw1", migrations: next)
             #expect(try await migrated.load() == [Self.record("1")])
             await migrated.close()
-            #expect(try await cluster.sql("SELECT value FROM gateway_meta WHERE name = 'schema'", database: database) == "2")
+            #expect(try await cluster.sql("SELECT value FROM gateway_meta WHERE name = 'schema'", database: database) == "\(Self.latest + 1)")
             #expect(try await cluster.sql("SELECT count(written) FROM gateway_state", database: database) == "1")
             await #expect {
                 _ = try await Self.open(cluster, database, node: "gw1")
             } throws: { error in
                 let error = try #require(error as? StateStoreError)
-                return error.code == .newerSchema && error.detail.contains("schema version 2") && error.location.hasSuffix("/\(database)")
+                return error.code == .newerSchema && error.detail.contains("schema version \(Self.latest + 1)") && error.location.hasSuffix("/\(database)")
             }
         }
     }

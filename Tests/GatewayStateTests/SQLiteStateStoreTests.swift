@@ -128,27 +128,29 @@ import Testing
         let store = try await SQLiteStateStore.open(path: path())
         _ = try await store.write([.put(Self.record("1"))])
         await store.close()
-        // A later schema: a column added by a second step.
-        let v2 = SQLiteStateStore.migrations + [SQLiteStateStore.Migration(version: 2, statements: [
+        // A later schema: a column added by another step.
+        let next = (SQLiteStateStore.migrations.map(\.version).max() ?? 0) + 1
+        let v2 = SQLiteStateStore.migrations + [SQLiteStateStore.Migration(version: next, statements: [
             "ALTER TABLE gateway_state ADD COLUMN owner TEXT NOT NULL DEFAULT ''",
         ])]
         let migrated = try await SQLiteStateStore.open(path: path(), migrations: v2)
         #expect(try await migrated.load() == [Self.record("1")])
         await migrated.close()
-        #expect(try await runSQLite(path(), "PRAGMA user_version; SELECT owner FROM gateway_state;") == "2\n\n")
+        #expect(try await runSQLite(path(), "PRAGMA user_version; SELECT owner FROM gateway_state;") == "\(next)\n\n")
     }
 
     @Test func aFailingMigrationChangesNothing() async throws {
         let store = try await SQLiteStateStore.open(path: path())
         _ = try await store.write([.put(Self.record("1"))])
         await store.close()
-        let broken = SQLiteStateStore.migrations + [SQLiteStateStore.Migration(version: 2, statements: [
+        let latest = SQLiteStateStore.migrations.map(\.version).max() ?? 0
+        let broken = SQLiteStateStore.migrations + [SQLiteStateStore.Migration(version: latest + 1, statements: [
             "ALTER TABLE gateway_state ADD COLUMN owner TEXT", "THIS IS NOT SQL",
         ])]
         await #expect(throws: StateStoreError.self) {
             _ = try await SQLiteStateStore.open(path: path(), migrations: broken)
         }
-        #expect(try await runSQLite(path(), "PRAGMA user_version; SELECT count(*) FROM pragma_table_info('gateway_state');") == "1\n6\n")
+        #expect(try await runSQLite(path(), "PRAGMA user_version; SELECT count(*) FROM pragma_table_info('gateway_state');") == "\(latest)\n6\n")
     }
 
     @Test func aDirectoryInPlaceOfTheFileIsRefused() async throws {

@@ -65,6 +65,54 @@ public struct SIPEventPackage: Sendable, Hashable, Codable {
     }
 }
 
+/// Stored as one string, `NAME DEFAULT MINIMUM MAXIMUM DEFAULT-TYPE TYPE,TYPE,...` (an event
+/// package name is a token, a media type has neither spaces nor commas): every stored
+/// subscription holds its package, and a restart decodes one value for it instead of six
+/// (docs/state.md, "What is stored"). Objects with a member per property, as schema version 1
+/// stored them, are read as well.
+extension SIPEventPackage {
+    private enum CodingKeys: String, CodingKey {
+        case name, bodyTypes, defaultBodyType, defaultExpires, minimumExpires, maximumExpires
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(
+            "\(name) \(defaultExpires) \(minimumExpires) \(maximumExpires) \(defaultBodyType) "
+                + bodyTypes.joined(separator: ","))
+    }
+
+    public init(from decoder: any Decoder) throws {
+        guard let text = try? decoder.singleValueContainer().decode(String.self) else {
+            let keyed = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                name: try keyed.decode(String.self, forKey: .name),
+                bodyTypes: try keyed.decode([String].self, forKey: .bodyTypes),
+                defaultBodyType: try keyed.decode(String.self, forKey: .defaultBodyType),
+                defaultExpires: try keyed.decode(UInt32.self, forKey: .defaultExpires),
+                minimumExpires: try keyed.decode(UInt32.self, forKey: .minimumExpires),
+                maximumExpires: try keyed.decode(UInt32.self, forKey: .maximumExpires))
+            return
+        }
+        // Split on the bytes: splitting the String compares Characters.
+        func split(_ text: Substring, _ separator: Unicode.Scalar) -> [String] {
+            text.utf8.split(separator: UInt8(ascii: separator), omittingEmptySubsequences: false).map {
+                String(Substring($0))
+            }
+        }
+        let fields = split(text[...], " ")
+        guard fields.count == 6, let defaultExpires = UInt32(fields[1]), let minimumExpires = UInt32(fields[2]),
+            let maximumExpires = UInt32(fields[3])
+        else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not an event package: \(text.prefix(200))"))
+        }
+        self.init(
+            name: fields[0], bodyTypes: split(fields[5][...], ","), defaultBodyType: fields[4],
+            defaultExpires: defaultExpires, minimumExpires: minimumExpires, maximumExpires: maximumExpires)
+    }
+}
+
 /// Media types of presence bodies.
 public enum SIPBodyType {
     /// RFC 3863 PIDF.
