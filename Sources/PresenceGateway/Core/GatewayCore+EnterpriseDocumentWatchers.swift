@@ -154,10 +154,7 @@ extension GatewayCore {
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: subscription.terms.bodyType) {
         case .reject(let status, let reason, let headers):
-            return [
-                .respond(
-                    id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))
-            ]
+            return refuseTerms(request, id: id, status, reason, headers, initial: false)
         case .accept(let terms):
             var body: [UInt8]?
             if subscription.status != .pending {

@@ -79,13 +79,7 @@ extension GatewayCore {
         switch SubscriptionTerms.evaluate(request, registry: registry) {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
-            return [
-                .respond(
-                    id,
-                    SIPResponse(
-                        replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(),
-                        headers: headers))
-            ]
+            return refuseTerms(request, id: id, status, reason, headers, initial: true)
         }
         if request.body.isEmpty, terms.bodyType != SIPBodyType.msrtcCategories {
             // [MS-PRES] §1.3.3: a client that did not negotiate categories asks for msrtc.pidf or PIDF.
@@ -301,10 +295,7 @@ extension GatewayCore {
         {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
-            return [
-                .respond(
-                    id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))
-            ]
+            return refuseTerms(request, id: id, status, reason, headers, initial: false)
         }
         let batch: BatchSubscribe
         if request.body.isEmpty {

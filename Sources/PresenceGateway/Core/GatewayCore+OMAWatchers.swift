@@ -89,13 +89,7 @@ extension GatewayCore {
         switch SubscriptionTerms.evaluate(request, registry: registry) {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
-            return [
-                .respond(
-                    id,
-                    SIPResponse(
-                        replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(),
-                        headers: headers))
-            ]
+            return refuseTerms(request, id: id, status, reason, headers, initial: true)
         }
         guard (try? request.headers.to) != nil, contacts[.enterprise] != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, toTag: ids.tag()))]
@@ -389,10 +383,7 @@ extension GatewayCore {
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
         case .reject(let status, let reason, let headers):
-            return [
-                .respond(
-                    id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers))
-            ]
+            return refuseTerms(request, id: id, status, reason, headers, initial: false)
         case .accept(let terms):
             let state =
                 watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }

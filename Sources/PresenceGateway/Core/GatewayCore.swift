@@ -340,6 +340,22 @@ public struct GatewayCore: Sendable {
         return keyBase + nextKey
     }
 
+    /// The answer to a SUBSCRIBE whose terms were refused (RFC 6665 §4.2.1.1: 489 with
+    /// Allow-Events, 423 with Min-Expires, 406; 400 for a header that does not parse), with a To
+    /// tag of its own for an initial SUBSCRIBE; a refresh is refused in its dialog.
+    mutating func refuseTerms(
+        _ request: SIPRequest, id: ServerRequestID, _ status: Int, _ reason: String?, _ headers: SIPHeaders,
+        initial: Bool
+    ) -> [Action] {
+        let tag = initial ? ids.tag() : nil
+        return [
+            .respond(
+                id,
+                SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: tag, headers: headers)
+            )
+        ]
+    }
+
     /// A subscriber leg's actions as the core's (answers to NOTIFYs are handled by the caller).
     func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
         let side: GatewayConfiguration.Side = if case .omaLeg = context { .oma } else { .enterprise }
