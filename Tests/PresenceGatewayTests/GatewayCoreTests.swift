@@ -183,6 +183,34 @@ import Testing
         #expect(String(decoding: notify.body, as: UTF8.self).contains("<basic>open</basic>"))
     }
 
+    /// RFC 6665 §4.2.1.1: terms the gateway cannot grant are refused before anything is sent
+    /// on; an initial SUBSCRIBE gets a To tag of its own, a refresh its dialog's, and the
+    /// subscription it refreshes goes on.
+    @Test func refusedTermsAreAnsweredAndARefusedRefreshKeepsItsSubscription() throws {
+        var h = try Harness()
+        // Shorter than subscriptions.minimum-expires (60 s): 423 with Min-Expires.
+        let (briefID, brief) = h.receive(try Self.omaSubscribe(expires: 30), from: .oma)
+        let tooBrief = try #require(Self.responses(brief, briefID).first)
+        #expect(tooBrief.statusCode == 423)
+        #expect(try tooBrief.headers.minExpires == 60)
+        #expect(try tooBrief.headers.to?.tag?.isEmpty == false)
+        #expect(Self.sent(brief, to: .enterprise).isEmpty)
+        #expect(h.core.counts.omaWatches == 0)
+
+        let (id, actions) = h.receive(try Self.omaSubscribe(), from: .oma)
+        let (subscribe, context) = try #require(Self.sent(actions, to: .enterprise).first)
+        let answered = h.core.receive(Self.enterpriseOK(subscribe, Self.categories(availability: 3500, uri: "sip:bob@contoso.com")),
+                                      to: subscribe, context: context, now: h.now)
+        let okTag = try #require(try Self.responses(answered, id).first?.headers.to?.tag)
+        // A refresh accepting none of the formats: 406 in the dialog.
+        let (refreshID, refresh) = h.receive(try Self.omaSubscribe(accept: "text/plain", cseq: 2, toTag: okTag), from: .oma)
+        let refused = try #require(Self.responses(refresh, refreshID).first)
+        #expect(refused.statusCode == 406)
+        #expect(try refused.headers.to?.tag == okTag)
+        #expect(Self.sent(refresh, to: .enterprise).isEmpty && Self.sent(refresh, to: .oma).isEmpty)
+        #expect(h.core.counts.omaWatches == 1)
+    }
+
     @Test func msrtcWatcherReceives15500_300_100() throws {
         var h = try Harness()
         let (id, actions) = h.receive(try Self.omaSubscribe(accept: "text/xml+msrtc.pidf"), from: .oma)
