@@ -21,6 +21,11 @@ import Testing
         #expect(try JSONDecoder().decode(Holder.self, from: data) == Holder(package: .presence))
         let winfo = try JSONEncoder().encode(Holder(package: Self.winfo))
         #expect(try JSONDecoder().decode(Holder.self, from: winfo) == Holder(package: Self.winfo))
+        // No body types at all (an open vocabulary: a package may name none).
+        var bare = Self.winfo
+        bare.bodyTypes = []
+        let none = try JSONEncoder().encode(Holder(package: bare))
+        #expect(try JSONDecoder().decode(Holder.self, from: none) == Holder(package: bare))
     }
 
     @Test func theObjectOfSchemaVersion1IsStillRead() throws {

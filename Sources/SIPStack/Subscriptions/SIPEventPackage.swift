@@ -108,7 +108,7 @@ extension SIPEventPackage {
                 .init(codingPath: decoder.codingPath, debugDescription: "not an event package: \(text.prefix(200))"))
         }
         self.init(
-            name: fields[0], bodyTypes: split(fields[5][...], ","), defaultBodyType: fields[4],
+            name: fields[0], bodyTypes: fields[5].isEmpty ? [] : split(fields[5][...], ","), defaultBodyType: fields[4],
             defaultExpires: defaultExpires, minimumExpires: minimumExpires, maximumExpires: maximumExpires)
     }
 }
