@@ -77,6 +77,36 @@ import _GatewayInternals
         #expect(dialog.localURI.tag == "l1")
     }
 
+    /// A record reads back as the dialog that wrote it; a record written by hand (other tags than
+    /// its identifiers', text not as the writer writes it) reads back as the dialog made from its
+    /// parsed values, with the identifiers' tags; a field that does not parse is an error naming it.
+    @Test func recordsReadBackAsWrittenOrAsParsed() throws {
+        var dialog = try SIPDialog(uasFor: presenceSubscribe(), localTag: "gw1")
+        dialog.localSequence = 12
+        #expect(try SIPDialog(record: dialog.record) == dialog)
+
+        var edited = dialog.record
+        edited.localURI = "<SIP:bob@contoso.com>;tag=other"
+        edited.remoteURI = "sip:alice@oma.example ; tag=watcher1"
+        edited.routeSet = ["<sip:p1.oma.example;lr>", "  <sip:p2.oma.example;lr>"]
+        let read = try SIPDialog(record: edited)
+        let parsed = SIPDialog(
+            id: dialog.id, localSequence: 12, remoteSequence: dialog.remoteSequence, localURI: try SIPAddress(edited.localURI),
+            remoteURI: try SIPAddress(edited.remoteURI), remoteTarget: try SIPURI(edited.remoteTarget),
+            routeSet: try edited.routeSet.map { try SIPAddress($0) }, isSecure: false)
+        #expect(read == parsed)
+        #expect(read.localURI.tag == "gw1" && read.remoteURI.tag == "watcher1")
+        #expect(read.routeSet == dialog.routeSet && read.remoteTarget == dialog.remoteTarget)
+
+        var broken = dialog.record
+        broken.remoteTarget = "not a uri"
+        #expect {
+            _ = try SIPDialog(record: broken)
+        } throws: { error in
+            "\(error)".contains("remote target")
+        }
+    }
+
     @Test func newTagsInTheIDGoIntoFromAndTo() throws {
         var dialog = try SIPDialog(uasFor: presenceSubscribe(), localTag: "gw1")
         dialog.id = SIPDialog.ID(callID: dialog.id.callID, localTag: "gw2", remoteTag: "watcher2")

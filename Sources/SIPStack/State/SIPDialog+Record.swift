@@ -27,15 +27,18 @@ extension SIPDialog {
 
     /// The dialog a record describes; a field that does not parse is an error naming it.
     public init(record: Record) throws(SIPStackError) {
-        self.init(
-            id: ID(callID: record.callID, localTag: record.localTag, remoteTag: record.remoteTag),
-            localSequence: record.localSequence, remoteSequence: record.remoteSequence,
+        let id = ID(callID: record.callID, localTag: record.localTag, remoteTag: record.remoteTag)
+        let stored = Stored(
+            fields: [record.localURI, record.remoteURI, record.remoteTarget] + record.routeSet,
             localURI: try Self.restored(SIPAddress(record.localURI), "local URI"),
             remoteURI: try Self.restored(SIPAddress(record.remoteURI), "remote URI"),
             remoteTarget: try Self.restored(SIPURI(record.remoteTarget), "remote target"),
             routeSet: try record.routeSet.map { route throws(SIPStackError) in
                 try Self.restored(SIPAddress(route), "route")
             },
+            id: id)
+        self.init(
+            id: id, localSequence: record.localSequence, remoteSequence: record.remoteSequence, stored: stored,
             isSecure: record.secure)
     }
 
