@@ -37,13 +37,7 @@ final class KamailioPresenceServer: Sendable {
     static func with(_ body: (KamailioPresenceServer) async throws -> Void) async throws {
         // No gateway takes part: requests for the enterprise domain would go to the discard port.
         let server = KamailioPresenceServer(try await OMADomainKamailio.start(gateway: "sip:127.0.0.1:9"))
-        do {
-            try await body(server)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
+        try await withCleanup { try await body(server) } cleanup: { await server.stop() }
     }
 
     var port: UInt16 { kamailio.port }

@@ -35,6 +35,32 @@ import Glibc
         let directory: String
         let admin: UInt16
 
+        /// A gateway's configuration between two peers on 127.0.0.1, each also its side's next
+        /// hop (`enterprise` trusted, of the same enterprise; `oma` federated); `state` is the
+        /// value of `state:`, `extra` more lines.
+        static func yaml(
+            listen: (oma: UInt16, enterprise: UInt16, admin: UInt16), enterprise: (name: String, port: UInt16),
+            oma: (name: String, port: UInt16), state: String, extra: String = ""
+        ) -> String {
+            """
+            listen:
+              - { side: oma, transport: udp, address: 127.0.0.1, port: \(listen.oma) }
+              - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(listen.enterprise) }
+            enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(enterprise.port);transport=udp" }
+            oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(oma.port);transport=udp" }
+            peers:
+              - { name: \(enterprise.name), address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }
+              - { name: \(oma.name), address: 127.0.0.1, side: oma, network: federated }
+            presentities:
+              default:
+                defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+            subscriptions: { piggyback-wait-ms: 2000, default-expires: 3600 }
+            admin: { address: 127.0.0.1, port: \(listen.admin) }
+            state: \(state)
+            \(extra)
+            """
+        }
+
         func start() async throws -> ChildProcess {
             let child = try ChildProcess(binary, ["--config", configuration, "--log-level", "debug"], workingDirectory: directory)
             let deadline = Date().addingTimeInterval(30)
@@ -92,23 +118,10 @@ import Glibc
                                         extra: ["-d", "500"])
         let (omaPort, enterprisePort, adminPort) = (try LoopbackPorts.free(), try LoopbackPorts.free(), try LoopbackPorts.free())
         let configuration = directory + "/gateway.yaml"
-        try """
-            listen:
-              - { side: oma, transport: udp, address: 127.0.0.1, port: \(omaPort) }
-              - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(enterprisePort) }
-            enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
-            oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(omaServer.port);transport=udp" }
-            peers:
-              - { name: enterprise-edge, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }
-              - { name: oma-server, address: 127.0.0.1, side: oma, network: federated }
-            presentities:
-              default:
-                defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
-            subscriptions: { piggyback-wait-ms: 2000, default-expires: 3600 }
-            admin: { address: 127.0.0.1, port: \(adminPort) }
-            state: { store: sqlite, path: state/gateway.db }
-            shutdown: keep
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        try Gateway.yaml(
+            listen: (omaPort, enterprisePort, adminPort), enterprise: ("enterprise-edge", edge.port),
+            oma: ("oma-server", omaServer.port), state: "{ store: sqlite, path: state/gateway.db }", extra: "shutdown: keep"
+        ).write(toFile: configuration, atomically: true, encoding: .utf8)
         let gateway = Gateway(binary: binary, configuration: configuration, directory: directory, admin: adminPort)
 
         var process = try await gateway.start()
@@ -196,10 +209,8 @@ import Glibc
         let daveAnswer = try #require(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
         let notifies = runs.omaWatcher.receivedRequests("NOTIFY")
         #expect(notifies.count == 4)
-        #expect(notifies.allSatisfy { $0.headers.callID == daveAnswer.headers.callID })
+        try expectOneDialogInOrder(notifies, answeredBy: daveAnswer)
         #expect(try notifies.allSatisfy { try $0.headers.from?.tag == daveAnswer.headers.to?.tag })
-        let cseqs = try notifies.map { try #require(try $0.headers.cseq?.sequence) }
-        #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count, "\(cseqs)")
         // MS-PRES §3.7.5.4: 3500 → open, available; 6500 → busy.
         #expect(String(decoding: notifies[1].body, as: UTF8.self).contains("<basic>open</basic>"))
         #expect(String(decoding: notifies[2].body, as: UTF8.self).contains("busy"))

@@ -117,13 +117,7 @@ final class GatewayPeers: @unchecked Sendable {
     static func with(edge: (scenario: String, keys: [String: String], calls: Int, pause: Int)? = nil,
                      options: Options = Options(), _ body: (GatewayPeers) async throws -> Void) async throws {
         let peers = try await start(edge: edge, options: options)
-        do {
-            try await body(peers)
-        } catch {
-            await peers.shutdown()
-            throw error
-        }
-        await peers.shutdown()
+        try await withCleanup { try await body(peers) } cleanup: { await peers.shutdown() }
     }
 
     private let stopped = NIOLockedFlag()

@@ -84,13 +84,7 @@ struct HostileInputTests {
 
     static func with(_ body: (Gateway) async throws -> Void) async throws {
         let gateway = try await Gateway()
-        do {
-            try await body(gateway)
-        } catch {
-            await gateway.stop()
-            throw error
-        }
-        await gateway.stop()
+        try await withCleanup { try await body(gateway) } cleanup: { await gateway.stop() }
     }
 
     // MARK: Messages

@@ -76,22 +76,10 @@ struct SharedStateProcessTests {
             let lease = 3
             func node(_ name: String, _ ports: (oma: UInt16, enterprise: UInt16, admin: UInt16)) throws -> DurableStateProcessTests.Gateway {
                 let configuration = directory + "/\(name).yaml"
-                try """
-                    listen:
-                      - { side: oma, transport: udp, address: 127.0.0.1, port: \(ports.oma) }
-                      - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(ports.enterprise) }
-                    enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(enterpriseFront.port);transport=udp" }
-                    oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(omaFront.port);transport=udp" }
-                    peers:
-                      - { name: enterprise-front, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }
-                      - { name: oma-front, address: 127.0.0.1, side: oma, network: federated }
-                    presentities:
-                      default:
-                        defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
-                    subscriptions: { piggyback-wait-ms: 2000, default-expires: 3600 }
-                    admin: { address: 127.0.0.1, port: \(ports.admin) }
-                    state: { store: postgres, url: "\(cluster.url(database))", node: \(name), lease: \(lease) }
-                    """.write(toFile: configuration, atomically: true, encoding: .utf8)
+                try DurableStateProcessTests.Gateway.yaml(
+                    listen: ports, enterprise: ("enterprise-front", enterpriseFront.port), oma: ("oma-front", omaFront.port),
+                    state: #"{ store: postgres, url: "\#(cluster.url(database))", node: \#(name), lease: \#(lease) }"#
+                ).write(toFile: configuration, atomically: true, encoding: .utf8)
                 return DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: ports.admin)
             }
             let nodeA = try node("gw-a", a), nodeB = try node("gw-b", b)
@@ -170,16 +158,12 @@ struct SharedStateProcessTests {
             let answer = try #require(runs.enterprise.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
             let benotifies = runs.enterprise.receivedRequests("BENOTIFY")
             #expect(benotifies.count == 2)
-            #expect(benotifies.allSatisfy { $0.headers.callID == answer.headers.callID })
-            let cseqs = try benotifies.map { try #require(try $0.headers.cseq?.sequence) }
-            #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count, "\(cseqs)")
+            try expectOneDialogInOrder(benotifies, answeredBy: answer)
             // dave: before the kill, the current state B fetched, the change after it, the one after his refresh.
             let daveAnswer = try #require(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").first { $0.statusCode == 200 })
             let notifies = runs.omaWatcher.receivedRequests("NOTIFY")
             #expect(notifies.count == 4)
-            #expect(notifies.allSatisfy { $0.headers.callID == daveAnswer.headers.callID })
-            let daveCSeqs = try notifies.map { try #require(try $0.headers.cseq?.sequence) }
-            #expect(daveCSeqs == daveCSeqs.sorted() && Set(daveCSeqs).count == daveCSeqs.count, "\(daveCSeqs)")
+            try expectOneDialogInOrder(notifies, answeredBy: daveAnswer)
             #expect(notifies.dropFirst().allSatisfy { $0.headers[.contact]?.contains(":\(b.oma)") == true })
             #expect(runs.omaWatcher.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)
             #expect(runs.enterprise.receivedResponses(to: "SUBSCRIBE").filter { $0.statusCode == 200 }.count == 2)

@@ -29,6 +29,16 @@ extension Sipp.Run {
     }
 }
 
+/// Expects every one of `requests` in the dialog whose SUBSCRIBE `answer` answered (its Call-ID),
+/// with CSeqs rising and none twice: each sent once, in order (RFC 3261 §12.2.1.1).
+func expectOneDialogInOrder(
+    _ requests: [SIPRequest], answeredBy answer: SIPResponse, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    #expect(requests.allSatisfy { $0.headers.callID == answer.headers.callID }, sourceLocation: sourceLocation)
+    let cseqs = try requests.map { try #require(try $0.headers.cseq?.sequence, sourceLocation: sourceLocation) }
+    #expect(cseqs == cseqs.sorted() && Set(cseqs).count == cseqs.count, "\(cseqs)", sourceLocation: sourceLocation)
+}
+
 /// A body's parts by media type: a multipart body's parts (RFC 2046 §5.1), or the body itself.
 func bodyParts(_ message: SIPMessage) -> [(type: String, body: [UInt8])] {
     guard let type = try? message.headers.contentType else { return [] }

@@ -143,6 +143,20 @@ public func runProgram(_ path: String, _ arguments: [String], environment: [Stri
     return (status, child.output)
 }
 
+/// Runs `body`, then `cleanup`, also when `body` throws: a `defer` that may await (stopping a
+/// peer, a server or a cluster).
+public func withCleanup<T>(_ body: () async throws -> T, cleanup: () async -> Void) async throws -> T {
+    let result: T
+    do {
+        result = try await body()
+    } catch {
+        await cleanup()
+        throw error
+    }
+    await cleanup()
+    return result
+}
+
 /// Loopback ports for peers, chosen at run time.
 public enum LoopbackPorts {
     /// A port on 127.0.0.1 that was free a moment ago on both UDP and TCP (bound to a socket of

@@ -67,14 +67,7 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Runs `body` with a new cluster and removes the cluster afterwards, also when `body` throws.
     public static func with<T>(_ body: (PostgresCluster) async throws -> T) async throws -> T {
         let cluster = try await start()
-        do {
-            let result = try await body(cluster)
-            await cluster.remove()
-            return result
-        } catch {
-            await cluster.remove()
-            throw error
-        }
+        return try await withCleanup { try await body(cluster) } cleanup: { await cluster.remove() }
     }
 
     /// Stops the server and removes the cluster.

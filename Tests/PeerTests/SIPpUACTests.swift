@@ -40,15 +40,12 @@ struct SIPpUACTests {
     func everyRequestFromSippIsAnsweredOnceWith200CopyingItsIdentifiersAndAddingAToTag(_ c: Case) async throws {
         let stack = try await PeerStack.start()
         let target = c.kind == .tcp ? stack.tcp : stack.udp
-        let run: Sipp.Run
-        do {
-            run = try await Sipp.run(scenario: PeerScenarios.path(c.scenario), remote: "127.0.0.1:\(target.port)",
-                                     tcp: c.kind == .tcp, calls: Self.calls, timeLimit: 18, extra: ["-r", "100"])
-        } catch {
+        let run = try await withCleanup {
+            try await Sipp.run(scenario: PeerScenarios.path(c.scenario), remote: "127.0.0.1:\(target.port)",
+                               tcp: c.kind == .tcp, calls: Self.calls, timeLimit: 18, extra: ["-r", "100"])
+        } cleanup: {
             await stack.shutdown()
-            throw error
         }
-        await stack.shutdown()
 
         #expect(run.succeeded, "\(run)")
         #expect(run.received.count { $0.startLine.hasPrefix("SIP/2.0 200 ") } >= Self.calls, "\(run)")
