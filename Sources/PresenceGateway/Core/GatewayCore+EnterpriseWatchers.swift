@@ -596,19 +596,18 @@ extension GatewayCore {
 
     /// The category names whose newest instance in `update` was published before the newest of
     /// the same name in `state` (milliseconds of publishTime; names without one in either are
-    /// never older).
+    /// never older). A notification names a few categories: they are compared by scanning.
     private static func olderNames(_ update: CategoriesDocument, than state: CategoriesDocument) -> Set<CategoryName> {
-        func newest(_ document: CategoriesDocument, of names: Set<CategoryName>?) -> [CategoryName: Int64] {
-            var times: [CategoryName: Int64] = [:]
-            for category in document.categories where names?.contains(category.name) ?? true {
-                guard let text = category.publishTime, let time = XSDTime.milliseconds(from: text) else { continue }
-                times[category.name] = max(times[category.name] ?? time, time)
-            }
-            return times
+        func newest(_ name: CategoryName, in document: CategoriesDocument) -> Int64? {
+            document.categories.lazy.filter { $0.name == name }
+                .compactMap { $0.publishTime.flatMap(XSDTime.milliseconds(from:)) }.max()
         }
-        let updated = newest(update, of: nil)
-        guard !updated.isEmpty else { return [] }
-        let held = newest(state, of: Set(updated.keys))
-        return Set(updated.compactMap { name, time in (held[name].map { $0 > time } ?? false) ? name : nil })
+        var stale: Set<CategoryName> = []
+        for name in update.categories.lazy.map(\.name) where !stale.contains(name) {
+            if let updated = newest(name, in: update), let held = newest(name, in: state), held > updated {
+                stale.insert(name)
+            }
+        }
+        return stale
     }
 }

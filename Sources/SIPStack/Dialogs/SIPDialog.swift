@@ -105,15 +105,14 @@ public struct SIPDialog: Sendable, Hashable {
         id: ID, localSequence: UInt32?, remoteSequence: UInt32?, localURI: SIPAddress,
         remoteURI: SIPAddress, remoteTarget: SIPURI, routeSet: [SIPAddress], isSecure: Bool = false
     ) {
-        self.id = id
-        self.stored = Stored(
-            localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id)
-        self.localSequence = localSequence
-        self.remoteSequence = remoteSequence
-        self.isSecure = isSecure
+        self.init(
+            id: id, localSequence: localSequence, remoteSequence: remoteSequence,
+            stored: Stored(
+                localURI: localURI, remoteURI: remoteURI, remoteTarget: remoteTarget, routeSet: routeSet, id: id),
+            isSecure: isSecure)
     }
 
-    /// A dialog whose addresses were read from their stored wire text (``Record``).
+    /// A dialog with its addresses already in their stored form.
     init(id: ID, localSequence: UInt32?, remoteSequence: UInt32?, stored: Stored, isSecure: Bool) {
         self.id = id
         self.stored = stored
@@ -221,8 +220,7 @@ extension SIPDialog {
         var fields: [Substring] {
             switch form {
             case .text(let text):
-                // Split on the bytes: splitting the String compares Characters.
-                return text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).map { Substring($0) }
+                return text[...].parts(separatedBy: "\n")
             case .parsed(let parsed):
                 return
                     ([parsed.localURI, parsed.remoteURI].map(\.description) + [parsed.remoteTarget.description]

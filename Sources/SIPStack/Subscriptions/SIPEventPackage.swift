@@ -94,13 +94,7 @@ extension SIPEventPackage {
                 maximumExpires: try keyed.decode(UInt32.self, forKey: .maximumExpires))
             return
         }
-        // Split on the bytes: splitting the String compares Characters.
-        func split(_ text: Substring, _ separator: Unicode.Scalar) -> [String] {
-            text.utf8.split(separator: UInt8(ascii: separator), omittingEmptySubsequences: false).map {
-                String(Substring($0))
-            }
-        }
-        let fields = split(text[...], " ")
+        let fields = text[...].parts(separatedBy: " ")
         guard fields.count == 6, let defaultExpires = UInt32(fields[1]), let minimumExpires = UInt32(fields[2]),
             let maximumExpires = UInt32(fields[3])
         else {
@@ -108,7 +102,9 @@ extension SIPEventPackage {
                 .init(codingPath: decoder.codingPath, debugDescription: "not an event package: \(text.prefix(200))"))
         }
         self.init(
-            name: fields[0], bodyTypes: fields[5].isEmpty ? [] : split(fields[5][...], ","), defaultBodyType: fields[4],
+            name: String(fields[0]),
+            bodyTypes: fields[5].isEmpty ? [] : fields[5].parts(separatedBy: ",").map(String.init),
+            defaultBodyType: String(fields[4]),
             defaultExpires: defaultExpires, minimumExpires: minimumExpires, maximumExpires: maximumExpires)
     }
 }
