@@ -34,6 +34,10 @@ public final class SQLiteStateStore: StateStore {
     /// The schema, oldest step first. Version 1: the records (``StateRecord``) by kind and key,
     /// with the dialog they hold indexed. Version 2: the same tables; record bodies hold event
     /// packages in one string (docs/state.md, "What is stored"), which an older gateway cannot read.
+    /// Version 3: the records in a table with row ids, unique by kind and key. A table WITHOUT
+    /// ROWID keeps a row in its B-tree only up to about a quarter of a page, so every record of
+    /// about a kilobyte took a 4 KiB overflow page besides: the file was about three times as
+    /// large and each write wrote about three times as much (docs/performance.md).
     public static let migrations: [Migration] = [
         Migration(
             version: 1,
@@ -52,6 +56,28 @@ public final class SQLiteStateStore: StateStore {
                 "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
             ]),
         Migration(version: 2, statements: []),
+        Migration(
+            version: 3,
+            statements: [
+                """
+                CREATE TABLE gateway_state_rows (
+                    kind TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    call_id TEXT,
+                    local_tag TEXT,
+                    expires INTEGER,
+                    body TEXT NOT NULL
+                )
+                """,
+                """
+                INSERT INTO gateway_state_rows (kind, key, call_id, local_tag, expires, body)
+                SELECT kind, key, call_id, local_tag, expires, body FROM gateway_state
+                """,
+                "DROP TABLE gateway_state",
+                "ALTER TABLE gateway_state_rows RENAME TO gateway_state",
+                "CREATE UNIQUE INDEX gateway_state_key ON gateway_state (kind, key)",
+                "CREATE INDEX gateway_state_dialog ON gateway_state (call_id, local_tag)",
+            ]),
     ]
 
     /// `PRAGMA application_id` of a presence-gateway store: "PGWS".

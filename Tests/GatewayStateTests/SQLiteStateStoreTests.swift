@@ -139,6 +139,28 @@ import Testing
         #expect(try await runSQLite(path(), "PRAGMA user_version; SELECT owner FROM gateway_state;") == "\(next)\n\n")
     }
 
+    @Test func aVersion2StoreMovesItsRecordsIntoATableWithRowIDs() async throws {
+        let version2 = SQLiteStateStore.migrations.filter { $0.version <= 2 }
+        let old = try await SQLiteStateStore.open(path: path(), migrations: version2)
+        let records = [Self.record("1"), Self.record("2", body: String(repeating: "x", count: 1_500)), Self.record("1", kind: "oma-watch")]
+        _ = try await old.write(records.map { .put($0) })
+        await old.close()
+        #expect(try await runSQLite(path(), "SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = 'gateway_state';") == "1\n")
+
+        let store = try await SQLiteStateStore.open(path: path())
+        #expect(Set(try await store.load()) == Set(records))
+        // Still one record per kind and key, and found by its dialog.
+        _ = try await store.write([.put(Self.record("1", body: #"{"a":3}"#))])
+        #expect(try await store.load().filter { $0.kind == "oma-leg" && $0.key == "1" }.map(\.body) == [Array(#"{"a":3}"#.utf8)])
+        await store.close()
+        let schema = try await runSQLite(path(), """
+            PRAGMA user_version;
+            SELECT sql LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = 'gateway_state';
+            SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gateway_state' ORDER BY name;
+            """)
+        #expect(schema == "3\n0\ngateway_state_dialog\ngateway_state_key\n")
+    }
+
     @Test func aFailingMigrationChangesNothing() async throws {
         let store = try await SQLiteStateStore.open(path: path())
         _ = try await store.write([.put(Self.record("1"))])

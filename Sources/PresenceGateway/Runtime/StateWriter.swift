@@ -34,9 +34,9 @@ final class StateWriter: @unchecked Sendable {
 
     /// Changes not yet handed to the store, each record's last.
     private var pending: [RecordID: StateChange] = [:]
-    /// Messages waiting, in order, each with the batch that must be committed first.
-    private var held: [(batch: UInt64, action: GatewayCore.Action)] = []
-    private var heldStart = 0
+    /// Messages waiting, in order, each with the batch that must be committed first. A ring:
+    /// under a steady load it may never be empty, and what went out must not stay referenced.
+    private var held = CircularBuffer<(batch: UInt64, action: GatewayCore.Action)>()
     /// The batch `pending` goes into.
     private var openBatch: UInt64 = 1
     private var writing = false
@@ -73,8 +73,8 @@ final class StateWriter: @unchecked Sendable {
             for change in changes { pending[RecordID(kind: change.kind, key: change.key)] = change }
             batch = openBatch
             queueFlush()
-        } else if heldStart < held.count {
-            batch = held[held.count - 1].batch
+        } else if let last = held.last {
+            batch = last.batch
         } else {
             return actions
         }
@@ -89,7 +89,7 @@ final class StateWriter: @unchecked Sendable {
     }
 
     /// Changes or messages are waiting.
-    var isIdle: Bool { pending.isEmpty && !writing && heldStart == held.count }
+    var isIdle: Bool { pending.isEmpty && !writing && held.isEmpty }
 
     private func queueFlush() {
         guard !flushQueued, !writing else { return }
@@ -171,13 +171,9 @@ final class StateWriter: @unchecked Sendable {
 
     private func releaseHeld(upTo batch: UInt64) {
         var ready: [GatewayCore.Action] = []
-        while heldStart < held.count, held[heldStart].batch <= batch {
-            ready.append(held[heldStart].action)
-            heldStart += 1
-        }
-        if heldStart == held.count {
-            held.removeAll(keepingCapacity: held.count < 4096)
-            heldStart = 0
+        while let first = held.first, first.batch <= batch {
+            ready.append(first.action)
+            held.removeFirst()
         }
         if !ready.isEmpty { release(ready) }
     }
