@@ -65,33 +65,26 @@ public struct PresenceMapper: Sendable {
     }
 
     /// Availability and token from `legacyInterop` when present, else from the
-    /// aggregateState `state` instance, else from the first state with an
-    /// availability ([MS-PRES] §3.7.5.4, §3.7.5.2; docs/flows.md, "Availability token source").
+    /// aggregateState `state` instance, else from the state the document's instances aggregate
+    /// to ([MS-PRES] §3.7.5.4, §3.8.5.1.2; docs/flows.md, "Availability token source" and
+    /// "State aggregation").
     func effectiveState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report) -> EffectiveState {
-        // The states read in place by index (an array of them cost an allocation and a copy of
-        // each): the first aggregateState, else the first with an availability. The chosen one
-        // is kept as the loop binds it (bound again from its category after the loop, its
-        // payload was copied a second time).
-        var aggregate: Int?
-        var withAvailability: Int?
+        // The first aggregateState is kept as the loop binds it (an array of the states cost an
+        // allocation and a copy of each; bound again after the loop, its payload was copied twice).
         var chosen: MSState?
+        var hasStates = false
         var legacy: LegacyInterop?
         for i in doc.categories.indices {
             switch doc.categories[i].payload {
             case .state(let s):
-                guard aggregate == nil else { break }
-                if s.type == .aggregateState {
-                    aggregate = i
-                    chosen = s
-                } else if withAvailability == nil, s.availability != nil {
-                    withAvailability = i
-                    chosen = s
-                }
+                if chosen == nil, s.type == .aggregateState { chosen = s }
+                hasStates = true
             case .legacyInterop(let l): legacy = legacy ?? l
             default: break
             }
         }
-        let chosenIndex = aggregate ?? withAvailability
+        let computed = chosen == nil && hasStates
+        if computed { chosen = aggregateState(doc, report: &report) }
         var availability: UInt32?
         var token: MSActivityToken?
         var custom: String?
@@ -104,12 +97,9 @@ public struct PresenceMapper: Sendable {
             }
             token = (inWindow ?? chosen.activities.first { $0.token != nil })?.token
             custom = chosen.activities.lazy.flatMap(\.custom).first?.text
-            // Only reported: each other state compared with the chosen one.
-            for i in doc.categories.indices where Report.keepsEntries {
-                // The chosen state itself is skipped without comparing it.
-                guard i != chosenIndex, case .state(let other) = doc.categories[i].payload, other != chosen else {
-                    continue
-                }
+            // Only reported: each other state beside the server's aggregated one.
+            for category in doc.categories where Report.keepsEntries && !computed {
+                guard case .state(let other) = category.payload, other != chosen else { continue }
                 report.drop(
                     "state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
             }
@@ -123,6 +113,33 @@ public struct PresenceMapper: Sendable {
         }
         // Made once at the end, the state moved in (a result filled in field by field was copied on return).
         return EffectiveState(availability: availability, token: token, custom: custom, state: consume chosen)
+    }
+
+    /// The aggregateState of a document that carries the instances instead ([MS-PRES]
+    /// §3.8.5.1.2): those of container 2 when it has any (the input the federated and
+    /// same-enterprise views are computed from, §3.8.5.1.2.7), else those of the first state's
+    /// container.
+    private func aggregateState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report)
+        -> MSState
+    {
+        let states = doc.categories.filter {
+            if case .state = $0.payload { true } else { false }
+        }
+        let container = states.contains { $0.container == 2 } ? 2 : states.first?.container
+        let instances = states.filter { $0.container == container }.compactMap(StateAggregation.Instance.init)
+        let state = StateAggregation.aggregateState(of: instances)
+        if Report.keepsEntries {
+            let types = instances.map(\.state.type.rawValue).joined(separator: ", ")
+            report.map(
+                "state[\(types)]",
+                "aggregated as the server does (MS-PRES 3.8.5.1.2): availability \(state.availability.map(String.init) ?? "none")"
+            )
+            for category in states where category.container != container {
+                report.drop(
+                    "state[container \(category.container.map(String.init) ?? "none")]", "another container's input")
+            }
+        }
+        return state
     }
 
     /// Reports the attributes of the state the conversion reads: its type chooses it, the

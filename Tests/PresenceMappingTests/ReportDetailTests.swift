@@ -33,8 +33,9 @@ struct ReportDetailTests {
     }
 
     /// The effective state is chosen from the states read in place as from an array of them:
-    /// the first aggregateState, else the first with an availability, every other distinct state
-    /// reported as dropped, over random mixes of states, duplicates and other categories.
+    /// the first aggregateState, every other distinct state reported as dropped; without one,
+    /// the aggregate of all of them ([MS-PRES] §3.8.5.1.2), over random mixes of states,
+    /// duplicates and other categories.
     @Test func effectiveStateAsFromAnArrayOfStates() {
         let mapper = SpecTableTests.mapper
         let types: [StateType] = [.aggregateState, "machineState", "userState", "phoneState"]
@@ -53,9 +54,10 @@ struct ReportDetailTests {
             }
             let doc = CategoriesDocument(uri: "sip:a@example.com", categories: categories)
             let states = categories.compactMap { if case .state(let s) = $0.payload { s } else { nil } }
-            let expected = states.first { $0.type == .aggregateState } ?? states.first { $0.availability != nil }
+            let server = states.first { $0.type == .aggregateState }
+            let expected = server ?? (states.isEmpty ? nil : StateAggregation.aggregateState(of: states.map { .init(state: $0) }))
             var expectedDrops: [String] = []
-            if let expected { expectedDrops = states.filter { $0 != expected }.map { "state[\($0.type)]" } }
+            if let server { expectedDrops = states.filter { $0 != server }.map { "state[\($0.type)]" } }
             var report = MappingReport()
             let effective = mapper.effectiveState(doc, report: &report)
             #expect(effective.state == expected)
