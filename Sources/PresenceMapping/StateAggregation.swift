@@ -12,15 +12,15 @@ public enum StateAggregation {
     /// One `state` instance with what the computation reads of its category.
     public struct Instance: Sendable {
         public var state: MSState
-        public var publishTime: String?
+        /// When it was published, what orders instances: the category's publishTime in
+        /// milliseconds since 1970.
+        public var published: Int64?
         public var expireType: ExpireType?
         public var endpointID: String?
 
-        public init(
-            state: MSState, publishTime: String? = nil, expireType: ExpireType? = nil, endpointID: String? = nil
-        ) {
+        public init(state: MSState, published: Int64? = nil, expireType: ExpireType? = nil, endpointID: String? = nil) {
             self.state = state
-            self.publishTime = publishTime
+            self.published = published
             self.expireType = expireType
             self.endpointID = endpointID
         }
@@ -29,12 +29,10 @@ public enum StateAggregation {
         public init?(_ category: Category) {
             guard case .state(let state) = category.payload else { return nil }
             self.init(
-                state: state, publishTime: category.publishTime, expireType: category.expireType,
-                endpointID: category.endpointID)
+                state: state, published: category.publishTime.flatMap(XSDTime.milliseconds(from:)),
+                expireType: category.expireType, endpointID: category.endpointID)
         }
 
-        /// When it was published, in milliseconds: its publication time.
-        var published: Int64? { publishTime.flatMap(XSDTime.milliseconds(from:)) }
         /// Its age as §3.8.5.1.2.2 and §3.8.5.1.2.3 read it: `startTime` when present, else the
         /// publication time.
         var started: Int64? { state.startTime.flatMap(XSDTime.milliseconds(from:)) ?? published }
@@ -89,7 +87,7 @@ public enum StateAggregation {
         state.type = .aggregateMachineState
         state.manual = nil
         state.endpointID = state.endpointID ?? most.endpointID
-        return Instance(state: state, publishTime: most.publishTime, expireType: .user, endpointID: most.endpointID)
+        return Instance(state: state, published: most.published, expireType: .user, endpointID: most.endpointID)
     }
 
     /// §3.8.5.1.2.2, first half: every state but the machine's and the computed ones, with the

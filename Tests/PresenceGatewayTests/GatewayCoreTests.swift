@@ -604,6 +604,28 @@ import Testing
         #expect(versions.allSatisfy { $0 == 1 })
     }
 
+    /// Two sources are two endpoints ([MS-PRES] §3.8.5.1.2): a newer source that is closed does
+    /// not hide an older one that is open and busy, as the newest publication alone did.
+    @Test func severalSourcesAreAggregatedAsEndpoints() throws {
+        var h = try H.Harness(yaml: Self.yaml)
+        let (id, first) = h.receive(try Self.publish(H.pidf("sip:bob@oma.example", activity: "busy"), cseq: 1), from: .oma)
+        #expect(H.responses(first, id).first?.statusCode == 200)
+        let (service, serviceContext) = try #require(H.sent(first, to: .enterprise).first)
+        _ = h.core.receive(SIPResponse(replyingTo: service, statusCode: 200, toTag: "svc"), to: service, context: serviceContext, now: h.now)
+
+        h.now = h.now + .seconds(5)
+        let (secondID, second) = h.receive(
+            try Self.publish(H.pidf("sip:bob@oma.example", basic: "closed", activity: nil), cseq: 2), from: .oma)
+        #expect(H.responses(second, secondID).first?.statusCode == 200)
+        // Still busy: nothing else is published into the enterprise, and a watcher sees 6500.
+        for (request, _) in H.sent(second, to: .enterprise) where request.method == .service {
+            #expect(try Self.publishedStates(request).allSatisfy { $0.1 == 6500 })
+        }
+        let (watchID, watched) = h.receive(try H.enterpriseSubscribe(resources: ["sip:bob@oma.example"]), from: .enterprise, network: .sameEnterprise)
+        let answer = try #require(H.responses(watched, watchID).first)
+        #expect(H.availability(try H.firstCategories(answer).categories.first).0 == 6500)
+    }
+
     @Test func publishForAnIdentityTheGatewayDoesNotServeIs404() throws {
         var h = try H.Harness(yaml: Self.yaml)
         let (id, actions) = h.receive(try Self.publish(H.pidf("sip:carl@oma.example", activity: "busy"), cseq: 1, uri: "sip:carl@oma.example"), from: .oma)

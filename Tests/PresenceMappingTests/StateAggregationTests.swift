@@ -10,7 +10,7 @@ import Testing
 
     static func machine(_ availability: UInt32, at time: String = "2026-11-25T10:00:00.000") -> Instance {
         Instance(
-            state: MSState(type: .machineState, availability: availability), publishTime: time,
+            state: MSState(type: .machineState, availability: availability), published: XSDTime.milliseconds(from: time),
             expireType: .endpoint, endpointID: "E-\(availability)")
     }
 
@@ -22,7 +22,7 @@ import Testing
     {
         Instance(
             state: MSState(type: .userState, manual: manual, availability: availability, activities: activities),
-            publishTime: time, expireType: .static)
+            published: XSDTime.milliseconds(from: time), expireType: .static)
     }
 
     @Test func theMostActiveMachineStateBecomesTheAggregateMachineState() throws {

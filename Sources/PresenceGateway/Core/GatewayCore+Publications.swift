@@ -1,6 +1,7 @@
 import MSPresenceEvents
 import NIOCore
 import PresenceDocuments
+import PresenceMapping
 import SIPMessages
 import SIPStack
 
@@ -58,8 +59,9 @@ extension GatewayCore {
     }
 
     /// RFC 3903 §6 leaves composition to the package: here the newest publication gives the
-    /// person-level state and every publication's tuples are kept (ids made unique), which is
-    /// RFC 4479's view of several devices/services of one person.
+    /// person-level data and every publication's tuples are kept (ids made unique), which is
+    /// RFC 4479's view of several devices/services of one person; the state of several sources
+    /// is then aggregated (``sourcesState(_:)``).
     static func compose(_ publications: [EventStateCompositor.Publication], entity: String) -> PIDFDocument? {
         var documents = publications.compactMap { try? PIDFDocument(bytes: $0.body) }
         guard var composed = documents.popLast() else { return nil }
@@ -75,6 +77,40 @@ extension GatewayCore {
         return composed
     }
 
+    /// The state of several sources, aggregated as [MS-PRES] §3.8.5.1.2 aggregates a user's
+    /// endpoints: each publication is one endpoint, whose basic status and user input give its
+    /// machineState and whose activities, where they change that, a userState (a calendarState
+    /// when they name a meeting). So one source in a meeting makes the user busy, and one active
+    /// source makes the user active (docs/flows.md, "State aggregation"). nil for one source,
+    /// whose state is its own.
+    func sourcesState(_ publications: [EventStateCompositor.Publication]) -> MSState? {
+        let documents = publications.compactMap { try? PIDFDocument(bytes: $0.body) }
+        guard documents.count > 1 else { return nil }
+        var instances: [StateAggregation.Instance] = []
+        // In the compositor's order, oldest first: the index orders them as publish times would.
+        for (order, document) in documents.enumerated() {
+            var bare = document
+            for i in bare.persons.indices { bare.persons[i].rpid.activities = [] }
+            for i in bare.tuples.indices {
+                bare.tuples[i].status.rpid.activities = []
+                bare.tuples[i].status.rpid.legacyActivities = []
+            }
+            guard var machine = Self.state(of: mapper.categoriesDocument(from: bare)),
+                var user = Self.state(of: mapper.categoriesDocument(from: document))
+            else { continue }
+            machine.type = .machineState
+            instances.append(.init(state: machine, published: Int64(order), expireType: .endpoint))
+            guard user.availability != machine.availability || !user.activities.isEmpty else { continue }
+            user.type = user.meetingSubject != nil || user.meetingLocation != nil ? .calendarState : .userState
+            instances.append(.init(state: user, published: Int64(order), expireType: .user))
+        }
+        return instances.isEmpty ? nil : StateAggregation.aggregateState(of: instances)
+    }
+
+    private static func state(of document: CategoriesDocument) -> MSState? {
+        document.categories.lazy.compactMap { if case .state(let s) = $0.payload { s } else { nil } }.first
+    }
+
     mutating func composedStateChanged(
         _ resource: String, publications: [EventStateCompositor.Publication],
         now: NIODeadline
@@ -83,6 +119,11 @@ extension GatewayCore {
         if let pidf = Self.compose(publications, entity: resource) {
             var categories = mapper.categoriesDocument(from: pidf)
             categories.uri = resource
+            if let state = sourcesState(publications) {
+                for i in categories.categories.indices where categories.categories[i].name == .state {
+                    categories.categories[i].payload = .state(state)
+                }
+            }
             served[resource] = categories
         } else {
             served[resource] = nil
