@@ -323,8 +323,6 @@ extension GatewayCore {
                     if let leg = watch.legs.removeValue(forKey: resource.uri) { actions += endOMALegs([leg], now: now) }
                     watch.lastSent[resource.uri] = nil
                     watch.refused.remove(resource.uri)
-                default:
-                    break
                 }
             }
         }

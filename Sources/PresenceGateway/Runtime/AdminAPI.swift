@@ -169,9 +169,10 @@ public struct AdminAPI: Sendable {
         guard ["deactivated", "rejected"].contains(reason) else {
             return loop.makeSucceededFuture(Self.error(.badRequest, "reason must be deactivated or rejected"))
         }
-        return end(id, reason).map { ended in
+        let ending = reason
+        return end(id, ending).map { ended in
             ended
-                ? Reply(status: .ok, body: Self.json(["ended": id, "reason": reason]))
+                ? Reply(status: .ok, body: Self.json(["ended": id, "reason": ending]))
                 : Self.error(.notFound, "no subscription \(id)")
         }
     }
