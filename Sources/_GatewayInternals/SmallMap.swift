@@ -90,6 +90,16 @@ public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Seq
     }
 
     public var keys: [Key] { map(\.key) }
+
+    /// The first key, in the map's order, that satisfies `predicate`: the map's own copy (a string
+    /// key then shares its storage), found without building the array of keys.
+    public func firstKey(where predicate: (Key) throws -> Bool) rethrows -> Key? {
+        switch storage {
+        case .one(let key, _): try predicate(key) ? key : nil
+        case .pairs(let pairs): try pairs.first { try predicate($0.key) }?.key
+        case .table(let table): try table.keys.first(where: predicate)
+        }
+    }
     public var values: [Value] { map(\.value) }
 
     public func makeIterator() -> IndexingIterator<[Element]> {

@@ -92,6 +92,17 @@ import _GatewayInternals
         map["k0"] = nil
         #expect(map.isEmpty && map.count == 0)
     }
+
+    @Test func firstKeyFindsAKeyInEveryStorage() {
+        var map: SmallMap<String, Int> = [:]
+        #expect(map.firstKey { _ in true } == nil)
+        for count in [1, 3, SmallMap<String, Int>.arrayLimit + 2] {
+            for i in 0..<count { map["k\(i)"] = i }
+            #expect(map.firstKey { $0 == "k\(count - 1)" } == "k\(count - 1)")
+            #expect(map.firstKey { $0 == "absent" } == nil)
+            #expect(map.firstKey { _ in true }.map { map[$0] != nil } == true)
+        }
+    }
 }
 
 /// `PackedTable`: the same answers as a dictionary under any mix of inserts, updates and

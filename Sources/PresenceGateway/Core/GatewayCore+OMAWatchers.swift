@@ -296,13 +296,13 @@ extension GatewayCore {
     /// (one heap string per pair instead of two).
     private func resource(of document: CategoriesDocument, in key: Int) -> String? {
         guard let leg = enterpriseLegs[key] else { return nil }
-        if let match = leg.watches.keys.first(where: { $0 == document.uri }) { return match }
+        if let match = leg.watches.firstKey(where: { $0 == document.uri }) { return match }
         if let normalized = WatcherIdentity.addressOfRecord(document.uri),
-            let match = leg.watches.keys.first(where: { WatcherIdentity.addressOfRecord($0) == normalized })
+            let match = leg.watches.firstKey(where: { WatcherIdentity.addressOfRecord($0) == normalized })
         {
             return match
         }
-        return leg.single ? leg.watches.keys.first : nil
+        return leg.single ? leg.watches.firstKey { _ in true } : nil
     }
 
     /// New enterprise state for a resource: merged, then the watcher is answered (first time) or
