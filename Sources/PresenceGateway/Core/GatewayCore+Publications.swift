@@ -62,8 +62,8 @@ extension GatewayCore {
     /// person-level data and every publication's tuples are kept (ids made unique), which is
     /// RFC 4479's view of several devices/services of one person; the state of several sources
     /// is then aggregated (``sourcesState(_:)``).
-    static func compose(_ publications: [EventStateCompositor.Publication], entity: String) -> PIDFDocument? {
-        var documents = publications.compactMap { try? PIDFDocument(bytes: $0.body) }
+    static func compose(_ sources: [PIDFDocument], entity: String) -> PIDFDocument? {
+        var documents = sources
         guard var composed = documents.popLast() else { return nil }
         composed.entity = entity
         var ids = Set(composed.tuples.map(\.id))
@@ -83,11 +83,10 @@ extension GatewayCore {
     /// when they name a meeting). So one source in a meeting makes the user busy, and one active
     /// source makes the user active (docs/flows.md, "State aggregation"). nil for one source,
     /// whose state is its own.
-    func sourcesState(_ publications: [EventStateCompositor.Publication]) -> MSState? {
-        let documents = publications.compactMap { try? PIDFDocument(bytes: $0.body) }
+    func sourcesState(_ documents: [PIDFDocument]) -> MSState? {
         guard documents.count > 1 else { return nil }
         var instances: [StateAggregation.Instance] = []
-        // In the compositor's order, oldest first: the index orders them as publish times would.
+        // Oldest first: the index orders them as publish times would.
         for (order, document) in documents.enumerated() {
             var bare = document
             for i in bare.persons.indices { bare.persons[i].rpid.activities = [] }
@@ -116,10 +115,12 @@ extension GatewayCore {
         now: NIODeadline
     ) -> [Action] {
         var out: [Action] = []
-        if let pidf = Self.compose(publications, entity: resource) {
+        // The sources in the compositor's order, oldest first.
+        let sources = publications.compactMap { try? PIDFDocument(bytes: $0.body) }
+        if let pidf = Self.compose(sources, entity: resource) {
             var categories = mapper.categoriesDocument(from: pidf)
             categories.uri = resource
-            if let state = sourcesState(publications) {
+            if let state = sourcesState(sources) {
                 for i in categories.categories.indices where categories.categories[i].name == .state {
                     categories.categories[i].payload = .state(state)
                 }
