@@ -161,10 +161,11 @@ import Testing
         let many = try sliced.core.restore(all, clock: Self.clock, now: h.now, sliceSize: 1)
         #expect(sliced.core.counts == serial.core.counts && serial.core.counts.enterpriseWatches == 1)
         #expect(many.map { String(describing: $0) } == one.map { String(describing: $0) })
-        // Two unreadable records in different slices: the first in the records' order is named.
+        // Unreadable records in different slices: the first in the records' order is named. Eleven
+        // records in slices of two: five slices of two or three.
         let broken = [StateRecord(kind: "oma-leg", key: "7", body: Array("{".utf8))] + all
-            + [StateRecord(kind: "oma-watch", key: "8", body: Array("[]".utf8))]
-        for size in [1, 10_000] {
+            + (8..<16).map { StateRecord(kind: "oma-watch", key: String($0), body: Array("[]".utf8)) }
+        for size in [1, 2, 10_000] {
             var core = try Self.journaled(prefix: "x").core
             #expect(throws: GatewayCore.RestoreError.self) { try core.restore(broken, clock: Self.clock, now: h.now, sliceSize: size) }
             do { _ = try core.restore(broken, clock: Self.clock, now: h.now, sliceSize: size) } catch {

@@ -21,11 +21,11 @@ extension GatewayCore {
     /// Restores `records` into this core (empty, or already running when a node takes over
     /// another's dialogs) and returns what to do at once: unsubscribes of what was being ended,
     /// refreshes, expiry timers. A record that does not decode is an error naming it; nothing is
-    /// restored then. `sliceSize`: the fewest records read on one core (the records are read in
-    /// slices on every core when there are enough of them).
+    /// restored then. `sliceSize`: records read at a time on one core (a large store is read in
+    /// slices of that many, shared out among the cores as they finish one).
     public mutating func restore(
         _ records: [StateRecord], clock: WallClock, now: NIODeadline,
-        recoveryRate: Int = 1000, sliceSize: Int = 10_000
+        recoveryRate: Int = 1000, sliceSize: Int = 2_000
     ) throws(RestoreError) -> [Action] {
         var decoded = Decoded()
         try decoded.read(records, core: self, clock: clock, sliceSize: sliceSize)
@@ -331,21 +331,22 @@ extension GatewayCore {
 
         /// Reads every record; a large store in slices on every core (decoding the JSON is most of
         /// a restart's time: `gateway-bench state`), merged in the records' order, so the result
-        /// and the first error reported are those of reading them one by one.
+        /// and the first error reported are those of reading them one by one. Many slices rather
+        /// than one per core: records of one kind can be stored together, and kinds differ in
+        /// cost, so equal halves left one core idle for a third of the read.
         mutating func read(_ records: [StateRecord], core: GatewayCore, clock: WallClock, sliceSize: Int)
             throws(RestoreError)
         {
-            let slices = min(ProcessInfo.processInfo.activeProcessorCount, records.count / max(1, sliceSize))
-            guard slices > 1 else {
+            let slices = records.count / max(1, sliceSize)
+            guard slices > 1, ProcessInfo.processInfo.activeProcessorCount > 1 else {
                 try read(records[...], core: core, clock: clock)
                 linked.sort { $0.0 < $1.0 }
                 return
             }
-            let size = (records.count + slices - 1) / slices
             let parts = Mutex<[Int: Result<Decoded, RestoreError>]>([:])
             DispatchQueue.concurrentPerform(iterations: slices) { slice in
                 var part = Decoded()
-                let range = slice * size..<min(records.count, (slice + 1) * size)
+                let range = slice * records.count / slices..<(slice + 1) * records.count / slices
                 let result = Result { () throws(RestoreError) -> Decoded in
                     try part.read(records[range], core: core, clock: clock)
                     return part
