@@ -156,6 +156,10 @@ public final class SQLiteStateStore: StateStore {
             throw StateStoreError(.io, location: location, "cannot use WAL mode (journal mode stays \(mode))")
         }
         try await run("PRAGMA synchronous = \(synchronous.rawValue.uppercased())", doing: "cannot configure")
+        // The pages the connection keeps in its own heap (SQLite's default: 2,000 KiB). The store
+        // is read once, at start, and then written in batches whose index pages the kernel's
+        // file cache serves as well (docs/state.md, "Memory").
+        try await run("PRAGMA cache_size = -\(Self.cacheKiB)", doing: "cannot configure")
         try await run("BEGIN IMMEDIATE", doing: "cannot lock")
         do throws(StateStoreError) {
             for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
@@ -200,6 +204,9 @@ public final class SQLiteStateStore: StateStore {
         }
         return records
     }
+
+    /// SQLite's page cache per connection, in KiB.
+    static let cacheKiB = 512
 
     /// Rows per INSERT statement (six bound values each).
     static let rowsPerStatement = 500
