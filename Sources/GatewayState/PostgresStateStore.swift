@@ -20,7 +20,8 @@ import PostgresNIO
 public final class PostgresStateStore: SharedStateStore {
     public typealias Migration = StateStoreMigration
 
-    /// The schema, oldest step first (versions as in ``SQLiteStateStore/migrations``).
+    /// The schema, oldest step first. Version 2 is the record format of SQLite's version 2;
+    /// SQLite's version 3 changes only its own table, so this schema has no version 3.
     public static let migrations: [Migration] = [
         Migration(
             version: 1,

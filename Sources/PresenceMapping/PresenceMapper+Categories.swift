@@ -20,6 +20,16 @@ extension PresenceMapper {
         return categories(from: doc, report: &none)
     }
 
+    /// The aggregate `state` that ``categoriesDocument(from:)`` writes for `doc`, alone: for the
+    /// gateway's composition of several sources, which aggregates their states
+    /// (``StateAggregation``).
+    public func state(from doc: PIDFDocument) -> MSState {
+        var none = NoMappingReport()
+        let category = stateRule(PIDFFacts.gathered(from: doc, freeBusy: tables.freeBusy), report: &none)
+        guard case .state(let state) = category.payload else { return MSState(type: .aggregateState) }
+        return state
+    }
+
     /// The conversion, noting what it does in `report`: the facts gathered in one pass, then
     /// one rule per category, in the order the categories are written.
     private func categories<Report: MappingReporting>(from doc: PIDFDocument, report: inout Report)

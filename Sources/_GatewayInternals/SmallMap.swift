@@ -90,6 +90,7 @@ public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Seq
     }
 
     public var keys: [Key] { map(\.key) }
+    public var values: [Value] { map(\.value) }
 
     /// The first key, in the map's order, that satisfies `predicate`: the map's own copy (a string
     /// key then shares its storage), found without building the array of keys.
@@ -100,7 +101,6 @@ public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Seq
         case .table(let table): try table.keys.first(where: predicate)
         }
     }
-    public var values: [Value] { map(\.value) }
 
     public func makeIterator() -> IndexingIterator<[Element]> {
         switch storage {

@@ -26,8 +26,7 @@ import Testing
     }
 
     @Test func theMostActiveMachineStateBecomesTheAggregateMachineState() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Vectors/presence/aggregation/input/4.3.1.1-container2.xml")
+        let url = GoldenVectorTests.vectors.appendingPathComponent("aggregation/input/4.3.1.1-container2.xml")
         let document = try CategoriesDocument(bytes: Array(try Data(contentsOf: url)))
         let machine = StateAggregation.aggregateMachineState(of: document.categories.compactMap(Instance.init))
         // [MS-PRES] §4.3.1.1: the computed aggregateMachineState of container 2.

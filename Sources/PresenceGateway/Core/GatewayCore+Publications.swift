@@ -94,20 +94,15 @@ extension GatewayCore {
                 bare.tuples[i].status.rpid.activities = []
                 bare.tuples[i].status.rpid.legacyActivities = []
             }
-            guard var machine = Self.state(of: mapper.categoriesDocument(from: bare)),
-                var user = Self.state(of: mapper.categoriesDocument(from: document))
-            else { continue }
+            var machine = mapper.state(from: bare)
+            var user = mapper.state(from: document)
             machine.type = .machineState
             instances.append(.init(state: machine, published: Int64(order), expireType: .endpoint))
             guard user.availability != machine.availability || !user.activities.isEmpty else { continue }
             user.type = user.meetingSubject != nil || user.meetingLocation != nil ? .calendarState : .userState
             instances.append(.init(state: user, published: Int64(order), expireType: .user))
         }
-        return instances.isEmpty ? nil : StateAggregation.aggregateState(of: instances)
-    }
-
-    private static func state(of document: CategoriesDocument) -> MSState? {
-        document.categories.lazy.compactMap { if case .state(let s) = $0.payload { s } else { nil } }.first
+        return StateAggregation.aggregateState(of: instances)
     }
 
     mutating func composedStateChanged(
