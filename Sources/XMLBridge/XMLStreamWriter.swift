@@ -547,6 +547,23 @@ public struct XMLStreamWriter: ~Copyable {
         out.append(0x22)
     }
 
+    /// Writes `attributes` in their order, the declarations their namespaces need first (as a
+    /// parsed element has them: a declaration written between two attributes reads the same but
+    /// is not the same bytes).
+    public mutating func attributes(_ attributes: [XMLAttribute]) {
+        declarePrefixes(for: attributes)
+        for a in attributes { attribute(a.name, a.value, prefix: a.prefix) }
+    }
+
+    /// Declares on the open start tag the prefixes that the namespaced `attributes` need and
+    /// that are not in force, so that attributes written before them follow the declarations.
+    public mutating func declarePrefixes(for attributes: [XMLAttribute]) {
+        guard startTagOpen else { return }
+        for a in attributes where !a.name.namespace.isEmpty {
+            _ = attributePrefix(a.name.namespace, hint: a.prefix)
+        }
+    }
+
     /// Writes the attribute `local` in a codec's ``Namespace`` (`xsi:type`): with the
     /// namespace's prefix when that binding is in force, found by positions (where
     /// ``attribute(_:_:prefix:)`` looked up the URI and the prefix by their strings), else as
@@ -622,24 +639,7 @@ public struct XMLStreamWriter: ~Copyable {
         startElement(
             namespace, element.name.local, prefix: element.prefix,
             declarations: element.namespaceDeclarations, indentsChildren: indents)
-        let attributes = element.attributes
-        if attributes.contains(where: { !$0.name.namespace.isEmpty }) {
-            // Declarations for namespaced attributes come before any attribute, as the source order has them.
-            var prefixes: [String?] = []
-            prefixes.reserveCapacity(attributes.count)
-            for a in attributes {
-                prefixes.append(a.name.namespace.isEmpty ? nil : attributePrefix(a.name.namespace, hint: a.prefix))
-            }
-            for (i, a) in attributes.enumerated() {
-                out.append(0x20)
-                appendQName(prefixes[i], a.name.local)
-                out.append(0x3D, 0x22)  // ="
-                escape(a.value, attribute: true)
-                out.append(0x22)
-            }
-        } else {
-            for a in attributes { attribute(a.name.local, a.value) }
-        }
+        attributes(element.attributes)
         for child in children {
             switch child {
             case .text(let t): text(t)

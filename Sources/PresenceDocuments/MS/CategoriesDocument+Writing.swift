@@ -36,16 +36,6 @@ extension XMLStreamWriter {
         endElement()
     }
 
-    /// Unqualified attributes kept from the input; false (nothing written)
-    /// when one is namespaced, since its declaration would have to precede
-    /// the attributes already written: the caller writes its tree instead.
-    static func unqualified(_ attributes: [XMLAttribute]) -> Bool {
-        attributes.allSatisfy { $0.name.namespace.isEmpty }
-    }
-
-    mutating func attributes(_ attributes: [XMLAttribute]) {
-        for a in attributes { attribute(a.name.local, a.value) }
-    }
 }
 
 extension XMLStreamWriter.Namespaces {
@@ -96,9 +86,10 @@ extension CategoriesDocument {
 extension Category {
     /// Writes the `category` element in the categories namespace.
     func write(to w: inout XMLStreamWriter) {
-        guard XMLStreamWriter.unqualified(otherAttributes) else { return w.element(xml) }
         let mixed = payload?.holdsText ?? false
         w.startElement("category", in: .categories, indentsChildren: !mixed)
+        // A kept attribute in a namespace: its declaration comes before every attribute.
+        w.declarePrefixes(for: otherAttributes)
         w.attribute("name", name.rawValue)
         w.attribute("instance", decimal: instance)
         w.attribute("publishTime", publishTime)
@@ -210,10 +201,10 @@ extension LegacyInterop {
 
 extension MSNote {
     func write(to w: inout XMLStreamWriter) {
-        guard bodies.allSatisfy({ XMLStreamWriter.unqualified($0.otherAttributes) }) else { return w.element(xml) }
         w.startElement("note", in: .note)
         for b in bodies {
             w.startElement("body", in: .note, indentsChildren: false)
+            w.declarePrefixes(for: b.otherAttributes)
             w.attribute("type", b.type)
             w.attribute("uri", b.uri)
             w.attribute("startTime", b.startTime)
@@ -345,15 +336,15 @@ extension UserProperties {
 }
 
 extension MSCapability {
-    /// An empty element in `namespace`, attributes sorted by name. A
-    /// namespaced attribute (keyed `{namespace}local`) needs a declaration
-    /// before the attributes: such a capability is written as its tree.
+    /// An empty element in `namespace`, attributes sorted by name (a namespaced one, keyed
+    /// `{namespace}local`, with its declaration before them all).
     func write(to w: inout XMLStreamWriter, namespace: XMLStreamWriter.Namespace) {
-        guard !sortedAttributes.contains(where: { $0.key.utf8.first == UInt8(ascii: "{") }) else {
-            return w.element(xml(namespace: namespace.uri))
-        }
         w.startElement(name, in: namespace)
-        for attribute in sortedAttributes { w.attribute(attribute.key, attribute.value) }
+        if sortedAttributes.contains(where: { $0.key.utf8.first == UInt8(ascii: "{") }) {
+            w.attributes(xmlAttributes)
+        } else {
+            for attribute in sortedAttributes { w.attribute(attribute.key, attribute.value) }
+        }
         w.endElement()
     }
 }

@@ -42,19 +42,21 @@ extension MSCapability {
     ]
     private static let schemaAttributeNames = XMLNameTable(unqualified: schemaAttributes)
 
+    /// The attributes in key order, a key `{namespace}local` as an attribute in that namespace.
+    var xmlAttributes: [XMLAttribute] {
+        sortedAttributes.map { attribute in
+            let (key, value) = (attribute.key, attribute.value)
+            guard key.hasPrefix("{"), let close = key.firstIndex(of: "}") else {
+                return XMLAttribute(XMLName("", key), value)
+            }
+            let ns = String(key[key.index(after: key.startIndex)..<close])
+            return XMLAttribute(XMLName(ns, String(key[key.index(after: close)...])), value)
+        }
+    }
+
     /// Writes the capability as an empty element in `namespace`, attributes sorted by name.
     public func xml(namespace: String) -> XMLElement {
-        var e = XMLElement(XMLName(namespace, name))
-        for attribute in sortedAttributes {
-            let (key, value) = (attribute.key, attribute.value)
-            if key.hasPrefix("{"), let close = key.firstIndex(of: "}") {
-                let ns = String(key[key.index(after: key.startIndex)..<close])
-                e.attributes.append(XMLAttribute(XMLName(ns, String(key[key.index(after: close)...])), value))
-            } else {
-                e.attributes.append(XMLAttribute(XMLName("", key), value))
-            }
-        }
-        return e
+        XMLElement(XMLName(namespace, name), attributes: xmlAttributes)
     }
 }
 
