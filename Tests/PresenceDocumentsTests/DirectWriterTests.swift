@@ -3,11 +3,9 @@ import PresenceDocuments
 import Testing
 import XMLBridge
 
-/// `serialized()` writes PIDF, categories and msrtc.pidf documents straight
-/// to bytes (no element tree). The tree (`xml`) is still the documents'
-/// structural description, used by schema validation, the publication store
-/// and these tests: both must give the same bytes for every document the
-/// project has, and the direct bytes must parse back to the same document.
+/// `serialized()` writes every document straight to bytes (no element tree). The tree
+/// builders (`xml`) are kept in these tests as an oracle: both must give the same bytes for
+/// every document the project has, and the direct bytes must parse back to the same document.
 @Suite struct DirectWriterTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -37,6 +35,10 @@ import XMLBridge
         case (NS.categories, "category"), ("", "category"):
             if let c = try? Category(xml: e) { out.append(.categories(CategoriesDocument(uri: "sip:x@example.com", categories: [c]))) }
         case (NS.msrtcPresence, "presentity"): if let d = try? MSRTCPresentity(xml: e) { out.append(.msrtc(d)) }
+        case (NS.batchSubscribe, "batchSub"): if let d = try? BatchSubscribe(xml: e) { out.append(.batchSub(d)) }
+        case (NS.rlmi, "list"): if let d = try? RLMIList(xml: e) { out.append(.rlmi(d)) }
+        case (NS.richPresence, "publish"): if let d = try? CategoryPublish(xml: e) { out.append(.publish(d)) }
+        case ("", "Fault"): if let d = try? PublishFault(xml: e) { out.append(.fault(d)) }
         default: break
         }
         for child in e.elements { documents(in: child, into: &out) }
@@ -44,12 +46,17 @@ import XMLBridge
 
     enum Document {
         case pidf(PIDFDocument), categories(CategoriesDocument), msrtc(MSRTCPresentity)
+        case batchSub(BatchSubscribe), rlmi(RLMIList), publish(CategoryPublish), fault(PublishFault)
 
         var direct: [UInt8] {
             switch self {
             case .pidf(let d): d.serialized()
             case .categories(let d): d.serialized()
             case .msrtc(let d): d.serialized()
+            case .batchSub(let d): d.serialized()
+            case .rlmi(let d): d.serialized()
+            case .publish(let d): d.serialized()
+            case .fault(let d): d.serialized()
             }
         }
 
@@ -58,6 +65,10 @@ import XMLBridge
             case .pidf(let d): XMLWriter().bytes(d.xml)
             case .categories(let d): XMLWriter().bytes(d.xml)
             case .msrtc(let d): XMLWriter().bytes(d.xml)
+            case .batchSub(let d): XMLWriter().bytes(d.xml)
+            case .rlmi(let d): XMLWriter().bytes(d.xml)
+            case .publish(let d): XMLWriter().bytes(d.xml)
+            case .fault(let d): XMLWriter().bytes(d.xml)
             }
         }
 
@@ -66,6 +77,10 @@ import XMLBridge
             case .pidf(let d): try PIDFDocument(bytes: d.serialized()) == d
             case .categories(let d): try CategoriesDocument(bytes: d.serialized()) == d
             case .msrtc(let d): try MSRTCPresentity(bytes: d.serialized()) == d
+            case .batchSub(let d): try BatchSubscribe(bytes: d.serialized()) == d
+            case .rlmi(let d): try RLMIList(bytes: d.serialized()) == d
+            case .publish(let d): try CategoryPublish(bytes: d.serialized()) == d
+            case .fault(let d): try PublishFault(bytes: d.serialized()) == d
             }
         }
     }
@@ -76,7 +91,7 @@ import XMLBridge
         return "at byte \(i):\n direct: \(around(a))\n tree:   \(around(b))"
     }
 
-    @Test("the vector and example files hold documents of all three kinds")
+    @Test("the vector and example files hold documents of every kind")
     func corpusIsNotEmpty() throws {
         var docs: [Document] = []
         for file in Self.files {
@@ -86,6 +101,10 @@ import XMLBridge
         #expect(docs.contains { if case .pidf = $0 { true } else { false } })
         #expect(docs.contains { if case .categories = $0 { true } else { false } })
         #expect(docs.contains { if case .msrtc = $0 { true } else { false } })
+        #expect(docs.contains { if case .batchSub = $0 { true } else { false } })
+        #expect(docs.contains { if case .rlmi = $0 { true } else { false } })
+        #expect(docs.contains { if case .publish = $0 { true } else { false } })
+        #expect(docs.contains { if case .fault = $0 { true } else { false } })
     }
 
     @Test("direct writing gives the tree writer's bytes and parses back to the same document", arguments: files)
@@ -133,8 +152,10 @@ import XMLBridge
         let services = MSServices(services: [.init(uri: "sip:a@example.com", capabilities: [
             MSCapability(name: "text", attributes: ["render": "true", "{urn:example:y}extra": "1"]),
         ])])
+        let note = MSNote(bodies: [MSNote.Body(text: "n", type: "personal", otherAttributes: [foreign])])
         let categories = CategoriesDocument(uri: "sip:a@example.com", categories: [
             category, Category(name: .services, instance: 0, payload: .services(services)),
+            Category(name: .note, instance: 0, payload: .note(note)),
         ])
         #expect(categories.serialized() == XMLWriter().bytes(categories.xml))
         let pidf = PIDFDocument(entity: "pres:a@example.com", tuples: [PIDFTuple(id: "t", extensions: [extensionElement])])

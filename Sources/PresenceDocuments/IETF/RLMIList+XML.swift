@@ -11,7 +11,7 @@ extension RLMIList {
     /// ```
     ///
     /// Lenient: a missing `version` reads as 0 and a missing `fullState` as false.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.rlmi
         try xml.expect(XMLName(ns, "list"))
         self.init(
@@ -31,13 +31,18 @@ extension RLMIList {
         }
     }
 
-    private static func names(in e: XMLElement) -> [PIDFNote] {
+    private static func names(in e: XMLCursor) -> [PIDFNote] {
         e.elements(XMLName(NS.rlmi, "name")).map { PIDFNote($0.text, lang: $0.attribute(XMLName(NS.xml, "lang"))) }
+    }
+
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
     /// Parses and decodes an `application/rlmi+xml` body.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+        self = try decodeEvents(bytes, limits: limits) { root throws(XMLError) in try Self(cursor: root) }
     }
 
     /// Parses an RLMI body, first strictly and, if that fails as not
@@ -180,6 +185,42 @@ extension RLMIList {
         return e
     }
 
-    /// The body as UTF-8 bytes (``XMLWriter`` defaults).
-    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
+    /// The list as UTF-8 bytes (``XMLWriter`` defaults), always well-formed, in the rlmi
+    /// default namespace.
+    public func serialized() -> [UInt8] {
+        let ns = NS.rlmi
+        func writeNames(_ names: [PIDFNote], to w: inout XMLStreamWriter) {
+            for n in names {
+                w.startElement(ns, "name", prefix: nil, indentsChildren: false)
+                if let lang = n.lang { w.attribute(XMLName(NS.xml, "lang"), lang, prefix: "xml") }
+                if !n.text.isEmpty { w.text(n.text) }
+                w.endElement()
+            }
+        }
+        var w = XMLStreamWriter()
+        w.startElement(ns, "list", prefix: nil)
+        w.attribute("uri", uri)
+        w.attribute("version", decimal: Int(version))
+        w.attribute("fullState", fullState.xsd)
+        w.attribute("cid", cid)
+        writeNames(names, to: &w)
+        for r in resources {
+            w.startElement(ns, "resource", prefix: nil)
+            w.attribute("uri", r.uri)
+            writeNames(r.names, to: &w)
+            for i in r.instances {
+                w.startElement(ns, "instance", prefix: nil)
+                w.attribute("id", i.id)
+                w.attribute("state", i.state.rawValue)
+                w.attribute("reason", i.reason)
+                w.attribute("cid", i.cid)
+                w.attribute("statusCode", i.statusCode.map(String.init))
+                w.attribute("poolFqdn", i.poolFqdn)
+                w.endElement()
+            }
+            w.endElement()
+        }
+        w.endElement()
+        return w.finish()
+    }
 }

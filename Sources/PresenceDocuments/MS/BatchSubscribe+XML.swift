@@ -16,7 +16,7 @@ extension BatchSubscribe {
     /// `batchSub/@uri`, `@name` and `action/@id` are read although schema §6.8
     /// omits them (every spec example carries them; docs/flows.md, "Schema defects"). `context` is kept
     /// verbatim. An action name other than subscribe/unsubscribe is an error.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.batchSubscribe
         try xml.expect(XMLName(ns, "batchSub"))
         self.init(uri: xml[attribute: "uri"], name: xml[attribute: "name"])
@@ -29,7 +29,7 @@ extension BatchSubscribe {
             for list in a.elements(XMLName(ns, "adhocList")) {
                 for r in list.elements(XMLName(ns, "resource")) {
                     guard let uri = r[attribute: "uri"] else { throw r.error("resource without a uri attribute") }
-                    action.resources.append(Resource(uri: uri, context: r.element(XMLName(ns, "context"))?.verbatim))
+                    action.resources.append(Resource(uri: uri, context: r.element(XMLName(ns, "context"))?.subtree))
                 }
             }
             for list in a.elements(XMLName(NS.categoryList, "categoryList")) {
@@ -42,9 +42,47 @@ extension BatchSubscribe {
         }
     }
 
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Parses and decodes a batchSub body.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+        self = try decodeEvents(bytes, limits: limits) { root throws(XMLError) in try Self(cursor: root) }
+    }
+
+    /// The body as UTF-8 bytes (``XMLWriter`` defaults), as the [MS-PRES] §4.5 examples write
+    /// it: the categoryList in its own default namespace.
+    public func serialized() -> [UInt8] {
+        let ns = NS.batchSubscribe
+        var w = XMLStreamWriter()
+        w.startElement(ns, "batchSub", prefix: nil)
+        w.attribute("uri", uri)
+        w.attribute("name", name)
+        for a in actions {
+            w.startElement(ns, "action", prefix: nil)
+            w.attribute("name", a.kind.rawValue)
+            w.attribute("id", a.id)
+            w.startElement(ns, "adhocList", prefix: nil)
+            for r in a.resources {
+                w.startElement(ns, "resource", prefix: nil)
+                w.attribute("uri", r.uri)
+                if let context = r.context { w.element(context) }
+                w.endElement()
+            }
+            w.endElement()
+            w.startElement(NS.categoryList, "categoryList", prefix: nil)
+            for c in a.categories {
+                w.startElement(NS.categoryList, "category", prefix: nil)
+                w.attribute("name", c.rawValue)
+                w.endElement()
+            }
+            w.endElement()
+            w.endElement()
+        }
+        w.endElement()
+        return w.finish()
     }
 
     /// Writes the body as the §4.5 examples do (categoryList in its own default namespace).
@@ -67,7 +105,4 @@ extension BatchSubscribe {
                     ])
             })
     }
-
-    /// The body as UTF-8 bytes (``XMLWriter`` defaults).
-    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
 }

@@ -13,7 +13,7 @@ extension CategoryPublish {
     /// `categoryName`, `instance`, `container`, `version` and `expireType` are
     /// required (errors located at the publication); the data is read with the
     /// ``CategoryPayload`` codec, an element holding only white space has none.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.richPresence
         try xml.expect(XMLName(ns, "publish"))
         guard let list = xml.element(XMLName(ns, "publications")) else {
@@ -30,19 +30,48 @@ extension CategoryPublish {
                 throw p.error("expireType \"\(rawExpireType)\" is not static, endpoint, user or time")
             }
             let categoryName = CategoryName(rawValue: name)
-            let empty = p.children.allSatisfy(\.isWhitespaceText)
             publications.append(
                 Publication(
                     categoryName: categoryName, instance: instance, container: container, version: version,
                     expireType: expireType, expires: try p.uint32Attribute("expires"),
                     endpointID: p[attribute: "endpointId"],
-                    payload: empty ? nil : try CategoryPayload(categoryChildren: p.children, name: categoryName)))
+                    payload: try CategoryPayload.content(of: p, typed: CategoryPayload.typed(categoryName))))
         }
+    }
+
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
     }
 
     /// Parses and decodes a publish body.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+        self = try decodeEvents(bytes, limits: limits) { root throws(XMLError) in try Self(cursor: root) }
+    }
+
+    /// The body as UTF-8 bytes (``XMLWriter`` defaults): the rich-presence default namespace,
+    /// attributes in the §4.2.1 order, each payload as the categories document writes it.
+    public func serialized() -> [UInt8] {
+        let ns = NS.richPresence
+        var w = XMLStreamWriter(namespaces: .microsoft)
+        w.startElement(ns, "publish", prefix: nil)
+        w.startElement(ns, "publications", prefix: nil)
+        w.attribute("uri", uri)
+        for p in publications {
+            w.startElement(ns, "publication", prefix: nil, indentsChildren: !(p.payload?.holdsText ?? false))
+            w.attribute("categoryName", p.categoryName.rawValue)
+            w.attribute("instance", decimal: Int(p.instance))
+            w.attribute("container", decimal: Int(p.container))
+            w.attribute("version", decimal: Int(p.version))
+            w.attribute("expireType", p.expireType.rawValue)
+            w.attribute("expires", decimal: p.expires)
+            w.attribute("endpointId", p.endpointID)
+            p.payload?.write(to: &w)
+            w.endElement()
+        }
+        w.endElement()
+        w.endElement()
+        return w.finish()
     }
 
     /// Writes the body in the rich-presence default namespace, attributes in the §4.2.1 order.
@@ -62,7 +91,4 @@ extension CategoryPublish {
         }
         return .make(ns, "publish", children: [.make(ns, "publications", [("uri", uri)], children: list)])
     }
-
-    /// The body as UTF-8 bytes (``XMLWriter`` defaults).
-    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
 }

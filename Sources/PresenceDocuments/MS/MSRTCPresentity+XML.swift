@@ -14,16 +14,16 @@ extension MSRTCPresentity {
     ///
     /// A QName prefix on `xsi:type` is ignored; other elements are kept verbatim
     /// in `extensions`. Lenient: a missing `uri` reads as the empty string.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         let ns = NS.msrtcPresence
         try xml.expect(XMLName(ns, "presentity"))
         self.init(uri: xml[attribute: "uri"] ?? "")
         for child in xml.elements {
-            guard child.name.namespace == ns else {
-                extensions.append(child.verbatim)
+            guard child.namespaceURI == ns else {
+                extensions.append(child.subtree)
                 continue
             }
-            switch child.name.local {
+            switch child.localName {
             case "availability": availabilityAggregate = try child.uint32Attribute("aggregate")
             case "activity": activityAggregate = try child.uint32Attribute("aggregate")
             case "displayName": displayName = child[attribute: "displayName"]
@@ -38,14 +38,19 @@ extension MSRTCPresentity {
                                 type: s.attribute(.xsiType)?.qnameLocalPart, text: s.trimmedText))
                     }
                 }
-            default: extensions.append(child.verbatim)
+            default: extensions.append(child.subtree)
             }
         }
     }
 
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Parses and decodes a `text/xml+msrtc.pidf` body.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+        self = try decodeEvents(bytes, limits: limits) { root throws(XMLError) in try Self(cursor: root) }
     }
 
     /// Writes the presentity as §4.11 does: default namespace, `xmlns:xsi` on

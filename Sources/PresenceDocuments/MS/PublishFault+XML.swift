@@ -11,7 +11,7 @@ extension PublishFault {
     /// ```
     ///
     /// `index` is required (1-based in the example); the data is kept verbatim.
-    public init(xml: XMLElement) throws(XMLError) {
+    public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName("", "Fault"))
         self.init(faultCode: xml.element(XMLName("", "Faultcode"))?.trimmedText ?? "")
         for details in xml.elements(XMLName("", "details")) {
@@ -20,14 +20,40 @@ extension PublishFault {
                 operations.append(
                     Operation(
                         index: index, version: try op.uint32Attribute("version"),
-                        currentVersion: try op.uint32Attribute("curVersion"), data: op.elements.map(\.verbatim)))
+                        currentVersion: try op.uint32Attribute("curVersion"), data: op.elements.map(\.subtree)))
             }
         }
     }
 
+    /// Reads the element from a tree: replayed as events into ``init(cursor:)``, the one decoder.
+    public init(xml: XMLElement) throws(XMLError) {
+        try self.init(cursor: XMLEvents(replaying: xml).root)
+    }
+
     /// Parses and decodes a fault body.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        self = try decodeDocument(bytes, limits: limits) { root throws(XMLError) in try Self(xml: root) }
+        self = try decodeEvents(bytes, limits: limits) { root throws(XMLError) in try Self(cursor: root) }
+    }
+
+    /// The fault as UTF-8 bytes (``XMLWriter`` defaults), in no namespace.
+    public func serialized() -> [UInt8] {
+        var w = XMLStreamWriter()
+        w.startElement("", "Fault", prefix: nil)
+        w.startElement("", "Faultcode", prefix: nil, indentsChildren: false)
+        if !faultCode.isEmpty { w.text(faultCode) }
+        w.endElement()
+        w.startElement("", "details", prefix: nil)
+        for op in operations {
+            w.startElement("", "operation", prefix: nil)
+            w.attribute("index", decimal: op.index)
+            w.attribute("version", op.version.map(String.init))
+            w.attribute("curVersion", op.currentVersion.map(String.init))
+            for data in op.data { w.element(data) }
+            w.endElement()
+        }
+        w.endElement()
+        w.endElement()
+        return w.finish()
     }
 
     /// Writes the fault (no namespace).
@@ -42,7 +68,4 @@ extension PublishFault {
         }
         return .make("", "Fault", children: [.text("", "Faultcode", faultCode), .make("", "details", children: ops)])
     }
-
-    /// The body as UTF-8 bytes (``XMLWriter`` defaults).
-    public func serialized() -> [UInt8] { XMLWriter().bytes(xml) }
 }
