@@ -256,7 +256,7 @@ public struct CategoryPublicationStore: Sendable {
         case .committed(let categories, let changes, let expiries):
             var headers = SIPHeaders()
             headers.append(.contentType, BodyType.roamingSelf)
-            let body = XMLWriter().bytes(Self.roamingData(categories))
+            let body = categories.serializedInRoamingData()
             var actions = respond(200, "OK", headers, body: body)
             for (key, at) in expiries.sorted(by: { $0.key < $1.key }) { actions.append(.scheduleExpiry(key, at: at)) }
             if !changes.isEmpty { actions.append(.changed(changes)) }
@@ -309,7 +309,7 @@ public struct CategoryPublicationStore: Sendable {
                 faults.append(
                     PublishFault.Operation(
                         index: offset + 1, version: p.version, currentVersion: current?.version ?? 0,
-                        data: current?.payload.map(Self.elements) ?? []))
+                        data: current?.payload))
                 continue
             }
             if isDelete {
@@ -405,12 +405,4 @@ public struct CategoryPublicationStore: Sendable {
         return CategoriesDocument(uri: publisher, categories: categories)
     }
 
-    /// The `roamingData` wrapper of the 200 OK ([MS-PRES] §2.2.2.2.2, schema §6.7).
-    public static func roamingData(_ categories: CategoriesDocument) -> XMLElement {
-        XMLElement(XMLName(NS.roamingSelf, "roamingData"), children: [.element(categories.xml)])
-    }
-
-    static func elements(_ payload: CategoryPayload) -> [XMLElement] {
-        payload.xmlNodes.compactMap { if case .element(let e) = $0 { e } else { nil } }
-    }
 }

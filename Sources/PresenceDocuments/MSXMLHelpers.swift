@@ -1,8 +1,8 @@
 import XMLBridge
 
 // Small helpers shared by the Microsoft-family codecs ([MS-PRES] §2.2.2):
-// located attribute/text conversions, LCID text lists, verbatim extensions
-// and element construction. Internal: the public surface is the codecs.
+// located attribute/text conversions of the recorded elements they read.
+// Internal: the public surface is the codecs.
 
 extension XMLName {
     /// `{http://www.w3.org/2001/XMLSchema-instance}type`.
@@ -13,30 +13,9 @@ extension XMLName {
     static let ctEnd = XMLName(NS.commonTypes, "end")
 }
 
-/// What the Microsoft-family readers need of an element: implemented by the
-/// value tree (``XMLElement``, for the rarely used documents still decoded
-/// from a tree) and by ``XMLCursor`` (the documents decoded from parse events),
-/// so the located conversions below exist once.
-protocol ElementReading {
-    var name: XMLName { get }
-    subscript(attribute local: String) -> String? { get }
-    var text: String { get }
-    var trimmedText: String { get }
-    func error(_ message: String, code: XMLError.Code) -> XMLError
-}
-
-extension XMLElement: ElementReading {}
-extension XMLCursor: ElementReading {}
-
-extension ElementReading {
+/// Conversions of an element's attributes and text, with errors located at the element.
+extension XMLCursor {
     func error(_ message: String) -> XMLError { error(message, code: .unexpectedContent) }
-
-    /// Fails unless this element has the expected (namespace, local name).
-    func expect(_ name: XMLName) throws(XMLError) {
-        guard self.name == name else {
-            throw error("expected \(name), found \(self.name)")
-        }
-    }
 
     /// An unqualified attribute parsed as xs:unsignedInt; the error is located at this element.
     func uint32Attribute(_ local: String) throws(XMLError) -> UInt32? {
@@ -103,48 +82,6 @@ extension ElementReading {
 
 }
 
-extension XMLElement {
-    /// True when the element holds child elements (not only text).
-    var hasElementChildren: Bool {
-        children.contains { if case .element = $0 { true } else { false } }
-    }
-
-    /// This element as a verbatim extension: white-space-only text nodes
-    /// (indentation, which carries no meaning in these vocabularies) are
-    /// dropped so that a value survives re-indentation by the writer.
-    /// Kept as it came: white-space-only text takes no part in equality, so
-    /// re-indented output still compares equal.
-    var verbatim: XMLElement { self }
-
-    /// Builds an element; attributes with a `nil` value are left out.
-    static func make(
-        _ namespace: String, _ local: String, _ attributes: [(String, String?)] = [],
-        children: [XMLElement] = [], prefix: String? = nil
-    ) -> XMLElement {
-        XMLElement(
-            XMLName(namespace, local),
-            attributes: attributes.compactMap { name, value in value.map { XMLAttribute(XMLName("", name), $0) } },
-            children: children.map(XMLNode.element),
-            prefix: prefix)
-    }
-
-    /// Builds an element holding text (no text node when the text is empty).
-    static func text(
-        _ namespace: String, _ local: String, _ text: String, _ attributes: [(String, String?)] = []
-    ) -> XMLElement {
-        var e = make(namespace, local, attributes)
-        if !text.isEmpty { e.children = [.text(text)] }
-        return e
-    }
-}
-
-extension XMLNode {
-    /// The element, if this node is one.
-    var elementValue: XMLElement? {
-        if case .element(let e) = self { e } else { nil }
-    }
-}
-
 extension Bool {
     /// The canonical xs:boolean lexical form.
     var xsd: String { self ? "true" : "false" }
@@ -180,11 +117,6 @@ extension ContactCard.LocalizedText {
     init(lcidElement e: XMLCursor) {
         self.init(e.trimmedText, lcid: e[attribute: "LCID"])
     }
-
-    /// Writes an LCIDType element.
-    func element(_ namespace: String, _ local: String) -> XMLElement {
-        XMLElement.text(namespace, local, text, [("LCID", lcid)])
-    }
 }
 
 extension [XMLAttribute] {
@@ -203,8 +135,7 @@ extension XMLCursor {
         self.is(namespace, local)
     }
 
-    /// Fails unless this element has the expected (namespace, local name), tested in place
-    /// (``ElementReading/expect(_:)`` copies the element's name to compare it); same error.
+    /// Fails unless this element has the expected (namespace, local name), tested in place.
     func expect(_ name: XMLName) throws(XMLError) {
         guard self.is(name.namespace, name.local) else {
             throw error("expected \(name), found \(self.name)")
@@ -213,7 +144,7 @@ extension XMLCursor {
 
     /// The value of the unqualified attribute `local`, already found, parsed as
     /// xs:unsignedInt: plain digits read from the bytes, any other form through its text as
-    /// ``ElementReading/uint32Attribute(_:raw:)`` reads it (same value, same error).
+    /// ``uint32Attribute(_:raw:)`` reads it (same value, same error).
     func uint32Attribute(_ local: String, value: AttributeValue?) throws(XMLError) -> UInt32? {
         guard let value else { return nil }
         if let number = plainUInt32(value) { return number }
@@ -252,12 +183,4 @@ func decodeEvents<T>(
     _ bytes: [UInt8], limits: XMLLimits, _ decode: (XMLCursor) throws(XMLError) -> T
 ) throws(XMLError) -> T {
     try decode(XMLParser.events(bytes, limits: limits, vocabulary: .presence).root)
-}
-
-/// Parses `bytes` and decodes the root with `decode`.
-func decodeDocument<T>(
-    _ bytes: [UInt8], limits: XMLLimits, _ decode: (XMLElement) throws(XMLError) -> T
-) throws(XMLError) -> T {
-    let root = try XMLParser.parse(bytes, limits: limits, vocabulary: .presence)
-    return try decode(root)
 }

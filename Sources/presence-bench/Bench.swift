@@ -105,13 +105,12 @@ enum Bench {
         case "write-pidf": run = { _ = pidfOut.serialized() }
         case "map-categories": run = { _ = mapper.categoriesDocument(from: pidfIn) }
         case "write-categories": run = { _ = categoriesOut.serialized() }
-        case "write-pidf-tree": run = { _ = XMLWriter().bytes(pidfOut.xml) }
         case "pidf": run = { _ = convertPIDF(pidfBytes, mapper) }
         default:
             fatalError(
                 """
                 phases: baseline baseline-pidf floor floor-pidf parse parse-tree decode categories convert full write-pidf \
-                write-pidf-tree parse-pidf decode-pidf map-categories write-categories pidf
+                parse-pidf decode-pidf map-categories write-categories pidf
                 """)
         }
         for _ in 0..<n { run() }

@@ -34,14 +34,4 @@ extension CIPID {
         case .sound: return PIDFXML.fill(&sound, PIDFXML.text(e))
         }
     }
-
-    var xmlElements: [XMLElement] {
-        var out = displayNames.map { PIDFXML.note(NS.cipid, $0, local: "display-name") }
-        for case (let local, let value?) in [
-            ("card", card), ("homepage", homepage), ("icon", icon), ("map", map), ("sound", sound),
-        ] {
-            out.append(PIDFXML.element(NS.cipid, local, text: value))
-        }
-        return out
-    }
 }

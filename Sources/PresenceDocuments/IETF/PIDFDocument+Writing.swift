@@ -1,11 +1,10 @@
 import XMLBridge
 
-// Direct writing of PIDF documents (RFC 3863 §4.4 with RFC 4479, 4480, 4482,
-// 5196 and [MS-PRES] §2.2.2.8.1) into an `XMLStreamWriter`, without building
-// the `xml` element tree first. The layout is the one the `xml` builders in
-// PIDFDocument+XML.swift, RPID+XML.swift, CIPID+XML.swift and ServiceCapabilities+XML.swift
-// describe (same order, prefixes and root declarations); tests check that
-// `serialized()` equals `XMLWriter().bytes(xml)` for every vector.
+// The PIDF writer (RFC 3863 §4.4 with RFC 4479, 4480, 4482, 5196 and [MS-PRES]
+// §2.2.2.8.1): each value writes itself into an `XMLStreamWriter`, the codec's
+// prefixes declared on the root for the namespaces the document uses. The tests
+// keep element-tree builders (Tests/PresenceDocumentsTests/TreeBuilders) as an
+// oracle: both give the same bytes for every vector.
 
 extension PIDFXML {
     typealias Name = XMLStreamWriter.Name
@@ -86,7 +85,7 @@ extension PIDFXML {
 
 extension PIDFDocument {
     /// The document as UTF-8 XML with a declaration and two-space indentation,
-    /// written directly (the bytes of `XMLWriter().bytes(xml)`).
+    /// written directly.
     public func serialized() -> [UInt8] {
         var w = XMLStreamWriter(namespaces: PIDFXML.namespaces)
         write(to: &w)
@@ -379,7 +378,7 @@ extension ServiceCapabilities {
     }
 
     /// Writes `servcaps` with its children in the order of RFC 5196 §6's
-    /// schema (stable for equal ranks, as the `xml` builder sorts them).
+    /// schema (stable for equal ranks).
     func write(to w: inout XMLStreamWriter) {
         var count = flags.count + descriptions.count + extensions.count
         for i in lists.indices { count += lists[i].name == "type" ? lists[i].supported.count : 1 }

@@ -1,12 +1,12 @@
 import XMLBridge
 
-// Direct writing of the Microsoft documents ([MS-PRES] §2.2.2.1 categories,
-// §2.2.2.7 category payloads, §2.2.2.9.2 msrtc.pidf presentity) into an
-// `XMLStreamWriter`, without building the `xml` element tree first. The
-// layout is the one the `xml` builders describe (elements in their default
-// namespaces, attribute order, delimiters); tests check that `serialized()`
-// equals `XMLWriter().bytes(xml)` for every vector. Kept extension elements
-// (XMLElement values) are written as trees, as the builders append them.
+// The writer of the Microsoft documents ([MS-PRES] §2.2.2.1 categories,
+// §2.2.2.7 category payloads, §2.2.2.9.2 msrtc.pidf presentity): each value
+// writes itself into an `XMLStreamWriter`, elements in their default
+// namespaces, attributes in the examples' order, with the delimiters. Kept
+// extension elements (XMLElement values) are written as they came. The tests
+// keep element-tree builders (Tests/PresenceDocumentsTests/TreeBuilders) as an
+// oracle: both give the same bytes for every vector.
 
 extension XMLStreamWriter {
     /// An element in its default namespace holding `text`, written empty
@@ -75,11 +75,25 @@ extension CategoriesDocument {
     /// The document as UTF-8 bytes (``XMLWriter`` defaults), written directly.
     public func serialized() -> [UInt8] {
         var w = XMLStreamWriter(namespaces: .microsoft)
+        write(to: &w)
+        return w.finish()
+    }
+
+    /// The document inside a `roamingData` element ([MS-PRES] §2.2.2.2.2, schema §6.7): the
+    /// body of a category publish's 200 OK.
+    public func serializedInRoamingData() -> [UInt8] {
+        var w = XMLStreamWriter(namespaces: .microsoft)
+        w.startElement(NS.roamingSelf, "roamingData", prefix: nil)
+        write(to: &w)
+        w.endElement()
+        return w.finish()
+    }
+
+    private func write(to w: inout XMLStreamWriter) {
         w.startElement("categories", in: .categories)
         w.attribute("uri", uri)
         for category in categories { category.write(to: &w) }
         w.endElement()
-        return w.finish()
     }
 }
 
@@ -111,7 +125,7 @@ extension CategoryPayload {
         return nodes.contains { if case .text = $0 { true } else { false } }
     }
 
-    /// Writes the nodes ``CategoryPayload/xmlNodes`` holds, without building them.
+    /// Writes the payload inside a `category` or `publication` element.
     func write(to w: inout XMLStreamWriter) {
         switch self {
         case .state(let v): v.write(to: &w)
@@ -138,7 +152,7 @@ extension MSState {
     /// `xmlns` for the state namespace, then `xmlns:xsi`.
     private static let declarations = XMLStreamWriter.Namespaces.microsoftDeclarations(.state, .xsi)
 
-    /// Writes `state` as ``xml`` describes it.
+    /// Writes `state` ([MS-PRES] §2.2.2.7.1).
     func write(to w: inout XMLStreamWriter) {
         let ns = XMLStreamWriter.Namespace.state
         w.startElement(Self.name, declaring: Self.declarations)
@@ -227,7 +241,7 @@ extension ContactCard.LocalizedText {
 }
 
 extension ContactCard {
-    /// Writes `contactCard` as ``xml`` describes it (schema order, delimiters, extensions last).
+    /// Writes `contactCard` ([MS-PRES] §2.2.2.7.5): schema order, delimiters, extensions last.
     func write(to w: inout XMLStreamWriter) {
         let ns = XMLStreamWriter.Namespace.contactCard
         w.startElement("contactCard", in: ns)

@@ -34,11 +34,6 @@ extension CategoriesDocument {
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
         self = try decodeEvents(bytes, limits: limits) { root throws(XMLError) in try Self(cursor: root) }
     }
-
-    /// Writes the document in the categories default namespace.
-    public var xml: XMLElement {
-        .make(NS.categories, "categories", [("uri", uri)], children: categories.map(\.xml))
-    }
 }
 
 extension Category {
@@ -134,21 +129,6 @@ extension Category {
             expires: try xml.uint32Attribute("expires", value: expires), endpointID: consume endpointID,
             otherAttributes: consume other,
             payload: try CategoryPayload.content(of: xml, typed: typed))
-    }
-
-    /// Writes the `category` element in the categories namespace.
-    public var xml: XMLElement {
-        var e = XMLElement.make(
-            NS.categories, "category",
-            [
-                ("name", name.rawValue), ("instance", instance.map(String.init)),
-                ("publishTime", publishTime), ("container", container.map(String.init)),
-                ("version", version.map(String.init)), ("expireType", expireType?.rawValue),
-                ("expires", expires.map(String.init)), ("endpointId", endpointID),
-            ])
-        e.attributes += otherAttributes
-        e.children = payload?.xmlNodes ?? []
-        return e
     }
 }
 
@@ -256,21 +236,6 @@ extension CategoryPayload {
         case .device: return .device(try MSDevice(cursor: root))
         case .userProperties: return .userProperties(try UserProperties(cursor: root))
         case .legacyInterop: return .legacyInterop(try LegacyInterop(cursor: root))
-        }
-    }
-
-    /// The child nodes to put inside a `category` or `publication` element.
-    public var xmlNodes: [XMLNode] {
-        switch self {
-        case .state(let v): [.element(v.xml)]
-        case .note(let v): [.element(v.xml)]
-        case .contactCard(let v): [.element(v.xml)]
-        case .calendarData(let v): [.element(v.xml)]
-        case .services(let v): [.element(v.xml)]
-        case .device(let v): [.element(v.xml)]
-        case .userProperties(let v): [.element(v.xml)]
-        case .legacyInterop(let v): [.element(v.xml)]
-        case .other(let nodes): nodes
         }
     }
 }

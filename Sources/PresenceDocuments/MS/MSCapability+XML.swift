@@ -53,11 +53,6 @@ extension MSCapability {
             return XMLAttribute(XMLName(ns, String(key[key.index(after: close)...])), value)
         }
     }
-
-    /// Writes the capability as an empty element in `namespace`, attributes sorted by name.
-    public func xml(namespace: String) -> XMLElement {
-        XMLElement(XMLName(namespace, name), attributes: xmlAttributes)
-    }
 }
 
 extension [MSCapability] {

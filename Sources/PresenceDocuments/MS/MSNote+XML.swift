@@ -64,19 +64,4 @@ extension MSNote {
     private static let bodyAttributes = BodyAttribute.allCases.map(\.rawValue)
     /// ``BodyAttribute`` for a lookup in the recording.
     private static let bodyAttributeNames = XMLNameCases<BodyAttribute>()
-
-    /// Writes the `note` element in its default namespace.
-    public var xml: XMLElement {
-        var e = XMLElement.make(NS.note, "note")
-        for b in bodies {
-            var body = XMLElement.text(
-                NS.note, "body", b.text,
-                [
-                    ("type", b.type), ("uri", b.uri), ("startTime", b.startTime), ("endTime", b.endTime),
-                ])
-            body.attributes += b.otherAttributes
-            e.append(body)
-        }
-        return e
-    }
 }

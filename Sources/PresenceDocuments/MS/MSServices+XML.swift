@@ -51,20 +51,4 @@ extension MSServices {
         }
         self.init(services: consume services, extensions: consume extensions)
     }
-
-    /// Writes `services` in its default namespace.
-    public var xml: XMLElement {
-        let ns = NS.services
-        var e = XMLElement.make(ns, "services")
-        for s in services {
-            var service = XMLElement.make(ns, "service", [("uri", s.uri)])
-            if !s.capabilities.isEmpty {
-                service.append(.make(ns, "capabilities", children: s.capabilities.map { $0.xml(namespace: ns) }))
-            }
-            for x in s.extensions { service.append(x) }
-            e.append(service)
-        }
-        for x in extensions { e.append(x) }
-        return e
-    }
 }

@@ -20,7 +20,8 @@ extension PublishFault {
                 operations.append(
                     Operation(
                         index: index, version: try op.uint32Attribute("version"),
-                        currentVersion: try op.uint32Attribute("curVersion"), data: op.elements.map(\.subtree)))
+                        currentVersion: try op.uint32Attribute("curVersion"),
+                        data: try CategoryPayload.content(of: op, typed: nil)))
             }
         }
     }
@@ -44,28 +45,15 @@ extension PublishFault {
         w.endElement()
         w.startElement("", "details", prefix: nil)
         for op in operations {
-            w.startElement("", "operation", prefix: nil)
+            w.startElement("", "operation", prefix: nil, indentsChildren: !(op.data?.holdsText ?? false))
             w.attribute("index", decimal: op.index)
             w.attribute("version", op.version.map(String.init))
             w.attribute("curVersion", op.currentVersion.map(String.init))
-            for data in op.data { w.element(data) }
+            op.data?.write(to: &w)
             w.endElement()
         }
         w.endElement()
         w.endElement()
         return w.finish()
-    }
-
-    /// Writes the fault (no namespace).
-    public var xml: XMLElement {
-        let ops = operations.map { op in
-            XMLElement.make(
-                "", "operation",
-                [
-                    ("index", String(op.index)), ("version", op.version.map(String.init)),
-                    ("curVersion", op.currentVersion.map(String.init)),
-                ], children: op.data)
-        }
-        return .make("", "Fault", children: [.text("", "Faultcode", faultCode), .make("", "details", children: ops)])
     }
 }

@@ -1,5 +1,3 @@
-public import XMLBridge
-
 /// The 409 Conflict body of a publish, `application/msrtc-fault+xml`
 /// ([MS-PRES] §2.2.2.2.3, example §4.2.1). No namespace.
 ///
@@ -18,9 +16,11 @@ public struct PublishFault: Hashable, Sendable {
         public var index: Int
         public var version: UInt32?
         public var currentVersion: UInt32?
-        /// The current data of that publication, verbatim.
-        public var data: [XMLElement]
-        public init(index: Int, version: UInt32? = nil, currentVersion: UInt32? = nil, data: [XMLElement] = []) {
+        /// The current data of that publication: as the server holds it, or, read from a
+        /// body, kept as it came (``CategoryPayload/other(_:)``: an operation does not name its
+        /// category, so its data is not typed).
+        public var data: CategoryPayload?
+        public init(index: Int, version: UInt32? = nil, currentVersion: UInt32? = nil, data: CategoryPayload? = nil) {
             self.index = index
             self.version = version
             self.currentVersion = currentVersion
