@@ -16,6 +16,7 @@ import Testing
 
     static let john = "sip:john@oma.example"
     static let mary = "sip:mary@oma.example"
+    static let mapper = PresenceMapper(tables: try! MappingTables.builtIn())
 
     /// Subscribes the enterprise watcher to `resources`, lets every OMA leg answer 200, and
     /// returns the server request id and each resource's OMA SUBSCRIBE.
@@ -42,6 +43,70 @@ import Testing
     static func rlmi(_ request: SIPRequest) throws -> BatchSubscribeResponse {
         guard let multipart = try SIPMessage.request(request).multipartBody() else { throw T.Unexpected(what: "not multipart") }
         return try BatchSubscribeResponse(multipart: multipart)
+    }
+
+    /// The default configuration with Mary's owner deciding `handling` for watchers of the
+    /// enterprise (RFC 5025 §3.2.1).
+    static func marysYAML(_ handling: String) -> String {
+        GatewayConfiguration.defaultYAML.replacingOccurrences(of: "presentities:\n", with: """
+            presentities:
+              "\(mary)":
+                defaults: { sameEnterprise: \(handling), federated: allow, publicCloud: polite-block }
+
+            """)
+    }
+
+    static func marysPolicy(_ handling: String) throws -> GatewayConfiguration {
+        try GatewayConfiguration(yaml: marysYAML(handling))
+    }
+
+    /// A resource whose owner has not decided (`confirm`) is listed pending without an OMA
+    /// subscription; a new policy that allows it starts the OMA leg, and the leg's first state
+    /// makes it active with that state, as when the OMA side authorizes the watcher.
+    @Test func batchResourceWaitingForItsOwnerIsActivatedWhenANewPolicyAllowsIt() throws {
+        var h = try T.Harness(yaml: Self.marysYAML("confirm"))
+        let (id, legs) = try Self.subscribe(&h, resources: [Self.john, Self.mary])
+        #expect(legs[Self.mary] == nil)
+        let johnLeg = try #require(legs[Self.john])
+        let (_, answered) = h.receive(try T.omaNotify(johnLeg, cseq: 2, body: T.pidf(Self.john, activity: "away")), from: .oma)
+        let first = try T.firstCategories(try #require(T.responses(answered, id).first))
+        #expect(first.list.resources.map(\.uri) == [Self.mary])
+        #expect(first.list.resources.first?.instances.first?.state == .pending)
+        #expect(first.categories.map(\.uri) == [Self.john])
+
+        // Still undecided: nothing happens.
+        #expect(h.core.reconfigure(try Self.marysPolicy("confirm"), mapper: Self.mapper, now: h.now).isEmpty)
+        // Allowed: Mary's OMA leg starts; the watcher hears nothing before it reports.
+        let allowed = h.core.reconfigure(try Self.marysPolicy("allow"), mapper: Self.mapper, now: h.now)
+        #expect(T.sent(allowed, to: .enterprise).isEmpty)
+        let (maryLeg, context) = try #require(T.sent(allowed, to: .oma).first { $0.0.uri.description == Self.mary })
+        _ = h.core.receive(SIPResponse(replyingTo: maryLeg, statusCode: 200, toTag: "kam1",
+                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: maryLeg, context: context, now: h.now)
+        let (_, activated) = h.receive(try T.omaNotify(maryLeg, cseq: 2, body: T.pidf(Self.mary, activity: "away")), from: .oma)
+        let (notify, _) = try #require(T.sent(activated, to: .enterprise).first)
+        let update = try Self.rlmi(notify)
+        #expect(update.list.resources.map(\.uri) == [Self.mary])
+        #expect(update.list.resources.first?.instances.first?.state == .active)
+        #expect(T.availability(update.categories.first).0 == 15500)
+    }
+
+    /// A resource whose owner now blocks the watcher leaves the batch `terminated;reason=rejected`
+    /// ([MS-PRES] §2.2.2.4.2), without an OMA subscription; the rest of the dialog goes on.
+    @Test func batchResourceWaitingForItsOwnerLeavesRejectedWhenANewPolicyBlocksIt() throws {
+        var h = try T.Harness(yaml: Self.marysYAML("confirm"))
+        let (_, legs) = try Self.subscribe(&h, resources: [Self.john, Self.mary])
+        let johnLeg = try #require(legs[Self.john])
+        _ = h.receive(try T.omaNotify(johnLeg, cseq: 2, body: T.pidf(Self.john, activity: "away")), from: .oma)
+        let blocked = h.core.reconfigure(try Self.marysPolicy("block"), mapper: Self.mapper, now: h.now)
+        #expect(T.sent(blocked, to: .oma).isEmpty)
+        let (notify, _) = try #require(T.sent(blocked, to: .enterprise).first)
+        #expect(notify.headers[.subscriptionState]?.hasPrefix("active") == true)
+        let instance = try #require(try Self.rlmi(notify).list.resources.first { $0.uri == Self.mary }?.instances.first)
+        #expect(instance.state == .terminated && instance.reason == "rejected")
+        // John's changes still reach the watcher.
+        let (_, busy) = h.receive(try T.omaNotify(johnLeg, cseq: 3, body: T.pidf(Self.john, activity: "busy")), from: .oma)
+        #expect(!T.sent(busy, to: .enterprise).isEmpty)
     }
 
     @Test func batchResourcePendingAtTheOMASideIsListedPendingThenActiveWithItsState() throws {

@@ -170,4 +170,105 @@ import Testing
         let unsubscribe = try #require(s.kamailio.requests.last { $0.method == .subscribe && $0.headers.callID == leg.headers.callID })
         #expect(try unsubscribe.headers.expires == 0)
     }
+
+    // MARK: A watcher waiting for its presentity's owner (`confirm`, RFC 5025 §3.2.1)
+
+    /// carol@oma.example's defaults with `sameEnterprise` (bob's network) set to `handling`.
+    static func carol(_ handling: String) -> String {
+        """
+          "sip:carol@oma.example":
+            defaults: { sameEnterprise: \(handling), federated: allow, publicCloud: polite-block }
+
+        """
+    }
+
+    /// A gateway where carol's owner has not decided on bob: bob's PIDF SUBSCRIBE is answered
+    /// with a pending dialog (RFC 6665 §4.2.1.3) and no OMA subscription is made for it.
+    static func bobWaitsForCarol() throws -> Setup {
+        var yaml = GatewayConfiguration.defaultYAML
+        yaml = yaml.replacingOccurrences(of: "presentities:\n", with: "presentities:\n" + carol("confirm"))
+        let s = try Setup(yaml: yaml)
+        s.edge.send(try GatewayRuntimeTests.parse([
+            "SUBSCRIBE sip:carol@oma.example SIP/2.0",
+            "Via: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKcf1",
+            "Max-Forwards: 70",
+            "From: <sip:bob@contoso.com>;tag=cf1",
+            "To: <sip:carol@oma.example>",
+            "Call-ID: cf1@contoso",
+            "CSeq: 1 SUBSCRIBE",
+            "Contact: <sip:bob@127.0.0.1:5062;transport=tcp>",
+            "Event: presence",
+            "Accept: application/pidf+xml",
+            "Expires: 600",
+        ]), to: Setup.enterpriseSide)
+        s.run()
+        #expect(s.edge.responses.contains { $0.statusCode == 200 })
+        let first = try #require(s.edge.requests.last { $0.method == .notify })
+        #expect(try first.headers.subscriptionState?.state == .pending)
+        #expect(first.body.isEmpty)
+        #expect(!s.kamailio.requests.contains { $0.method == .subscribe })
+        return s
+    }
+
+    @Test func aWaitingWatcherTheOwnerNowAllowsIsSubscribedAndActivatedWithTheState() throws {
+        let s = try Self.bobWaitsForCarol()
+        s.runtime.reconfigure(try Self.configuration(presentities: Self.carol("allow")), mapper: Self.mapper)
+        s.run()
+        let subscribe = try #require(s.kamailio.requests.first { $0.method == .subscribe })
+        #expect(subscribe.uri.description == "sip:carol@oma.example")
+        #expect(try subscribe.headers.from?.uri.description == "sip:bob@contoso.com")
+        // Nothing more for bob until the OMA side has spoken.
+        #expect(s.edge.requests.count { $0.method == .notify } == 1)
+        s.kamailio.send(.response(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "k1", headers: [
+            (.contact, "<sip:127.0.0.1:5070>"), (.expires, "600"),
+        ])), to: Setup.omaSide)
+        s.kamailio.send(try EdgeSecurityTests.notify(for: subscribe, cseq: 1), to: Setup.omaSide)
+        s.run(1)
+        let active = try #require(s.edge.requests.last { $0.method == .notify })
+        #expect(try active.headers.subscriptionState?.state == .active)
+        let pidf = try PIDFDocument(bytes: active.body)
+        #expect(pidf.tuples.first?.status.basic == .open)
+        #expect(s.edge.requests.count { $0.method == .notify } == 2)
+    }
+
+    @Test func aWaitingWatcherTheOwnerNowBlocksIsTerminatedRejectedWithoutAnOMASubscription() throws {
+        let s = try Self.bobWaitsForCarol()
+        s.runtime.reconfigure(try Self.configuration(presentities: Self.carol("block")), mapper: Self.mapper)
+        s.run()
+        let final = try #require(s.edge.requests.last { $0.method == .notify })
+        #expect(try final.headers.subscriptionState?.state == .terminated)
+        #expect(try final.headers.subscriptionState?.reason == "rejected")
+        #expect(!s.kamailio.requests.contains { $0.method == .subscribe })
+        #expect(s.runtime.bridgedSubscriptions(uri: "sip:carol@oma.example", side: nil).isEmpty)
+    }
+
+    @Test func aWaitingWatcherTheOwnerNowPolitelyBlocksIsActivatedAndCannotTellFromTheOMAState() throws {
+        let s = try Self.bobWaitsForCarol()
+        s.runtime.reconfigure(try Self.configuration(presentities: Self.carol("polite-block")), mapper: Self.mapper)
+        s.run()
+        let active = try #require(s.edge.requests.last { $0.method == .notify })
+        #expect(try active.headers.subscriptionState?.state == .active)
+        #expect(!active.body.isEmpty)
+        // The leg is made (a later allow shows the state), and carol's state changes nothing bob sees.
+        let subscribe = try #require(s.kamailio.requests.first { $0.method == .subscribe })
+        s.kamailio.send(.response(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "k1", headers: [
+            (.contact, "<sip:127.0.0.1:5070>"), (.expires, "600"),
+        ])), to: Setup.omaSide)
+        s.kamailio.send(try EdgeSecurityTests.notify(for: subscribe, cseq: 1), to: Setup.omaSide)
+        s.run(1)
+        #expect(s.edge.requests.count { $0.method == .notify } == 2)
+        // A later allow shows her state.
+        s.runtime.reconfigure(try Self.configuration(presentities: Self.carol("allow")), mapper: Self.mapper)
+        s.run()
+        let shown = try #require(s.edge.requests.last { $0.method == .notify })
+        #expect(try PIDFDocument(bytes: shown.body).tuples.first?.status.basic == .open)
+    }
+
+    @Test func aWaitingWatcherStaysPendingWhileTheOwnerStillConfirms() throws {
+        let s = try Self.bobWaitsForCarol()
+        s.runtime.reconfigure(try Self.configuration(presentities: Self.carol("confirm")), mapper: Self.mapper)
+        s.run()
+        #expect(s.edge.requests.count { $0.method == .notify } == 1)
+        #expect(!s.kamailio.requests.contains { $0.method == .subscribe })
+    }
 }

@@ -157,8 +157,38 @@ extension GatewayCore {
         return leg.actions
     }
 
-    /// The RLMI instance of a resource the gateway refused to subscribe to.
+    /// The RLMI instance of a resource the gateway refused to subscribe to, or that the
+    /// presentity's policy blocks (RFC 5025 §3.2.1 `block`).
     static let refusedInstance = RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403)
+
+    /// What a category watch is told of one of its resources, with the digest of the body when
+    /// it is the watcher's view: `rejected` when refused or blocked; `pending` while the
+    /// presentity's owner has not decided (`confirm`, RFC 5025 §3.2.1) or, for an allowed
+    /// watcher, while the OMA side has not authorized it (RFC 6665 §4.2.1.3); otherwise the
+    /// watcher's view. A `pending` resource stays in the dialog until it is decided.
+    func resolution(of uri: String, categories: [CategoryName], in watch: EnterpriseWatch)
+        -> (BatchCategorySubscription.Resolution, BodyDigest?)
+    {
+        if watch.refused.contains(uri) { return (.rejected(Self.refusedInstance), nil) }
+        switch policy(for: uri).subHandling(for: watch.watcher) {
+        case .block:
+            return (.rejected(Self.refusedInstance), nil)
+        case .confirm:
+            return (.pending(Self.pendingInstance(uri)), nil)
+        case .allow, .politeBlock:
+            let leg = watch.legs[uri].flatMap { omaLegs[$0] }
+            if let leg, Self.reflectsPending(leg) { return (.pending(Self.pendingInstance(uri)), nil) }
+            let document = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
+            return (.accepted(document), BodyDigest(document.serialized()))
+        }
+    }
+
+    /// Whether `uri` waits for authorization in `watch`: its owner's (`confirm`, no OMA leg
+    /// made), or the OMA side's as an allowed watcher is shown it.
+    func awaitsAuthorization(_ uri: String, in watch: EnterpriseWatch) -> Bool {
+        if let leg = watch.legs[uri].flatMap({ omaLegs[$0] }) { return Self.reflectsPending(leg) }
+        return !watch.refused.contains(uri) && policy(for: uri).subHandling(for: watch.watcher) == .confirm
+    }
 
     /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it;
     /// `from` is the watcher's From (its display name is kept).
@@ -224,33 +254,18 @@ extension GatewayCore {
         if enterpriseWatches[key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
         guard var watch = enterpriseWatches[key], let pending = watch.pending else { return [] }
         watch.pending = nil
-        let legs = omaLegs
-        let watcher = watch.watcher
         var sent: SmallMap<String, BodyDigest> = [:]
-        let refused = watch.refused
+        let core = self
         let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
-            if refused.contains(uri) { return .rejected(Self.refusedInstance) }
-            let handling = self.policy(for: uri).subHandling(for: watcher)
-            switch handling {
-            case .block:
-                return .rejected(RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403))
-            case .confirm:
-                return .rejected(Self.pendingInstance(uri))
-            case .allow, .politeBlock:
-                let leg = watch.legs[uri].flatMap { legs[$0] }
-                if let leg, Self.reflectsPending(leg) {
-                    // The OMA presentity has not authorized this watcher yet: listed `pending`.
-                    return .pending(Self.pendingInstance(uri))
-                }
-                let document = self.view(of: uri, leg: leg, watcher: watcher, categories: categories)
-                sent[uri] = BodyDigest(document.serialized())
-                return .accepted(document)
-            }
+            let (resolution, digest) = core.resolution(of: uri, categories: categories, in: watch)
+            if let digest { sent[uri] = digest }
+            return resolution
         }
-        // A single subscription to a pending OMA resource is itself pending (RFC 6665 §4.2.1.3).
+        // A single subscription to a resource waiting for authorization (the OMA side's, or the
+        // owner's `confirm`) is itself pending (RFC 6665 §4.2.1.3).
+        let requested = pending.batch.actions.filter { $0.kind == .subscribe }.flatMap(\.resources)
         let singlePending =
-            watch.single && !watch.legs.isEmpty
-            && watch.legs.values.allSatisfy { omaLegs[$0].map(Self.reflectsPending) ?? false }
+            watch.single && !requested.isEmpty && requested.allSatisfy { awaitsAuthorization($0.uri, in: watch) }
         do {
             let (subscription, actions) = try BatchCategorySubscription.accept(
                 pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
@@ -326,18 +341,16 @@ extension GatewayCore {
                 }
             }
         }
-        let legs = omaLegs
-        let watcher = watch.watcher
-        let current = watch.legs
-        let refused = watch.refused
         let core = self
+        let current = watch
+        var sent: SmallMap<String, BodyDigest> = [:]
         let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) {
             uri, categories in
-            if refused.contains(uri) { return .rejected(Self.refusedInstance) }
-            let leg = current[uri].flatMap { legs[$0] }
-            if let leg, Self.reflectsPending(leg) { return .pending(Self.pendingInstance(uri)) }
-            return .accepted(core.view(of: uri, leg: leg, watcher: watcher, categories: categories))
+            let (resolution, digest) = core.resolution(of: uri, categories: categories, in: current)
+            if let digest { sent[uri] = digest }
+            return resolution
         }
+        for (uri, digest) in sent { watch.lastSent[uri] = digest }
         watch.subscription = subscription
         enterpriseWatches[key] = watch
         return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
@@ -525,6 +538,114 @@ extension GatewayCore {
     /// `id` 0, `state`, `cid` the resource URI).
     static func pendingInstance(_ uri: String) -> RLMIList.Instance {
         RLMIList.Instance(state: .pending, cid: uri)
+    }
+
+    /// After a policy change, decides every resource that waited for its owner (`confirm`, RFC
+    /// 5025 §3.2.1: no OMA leg was made for it, and no body sent) under the new policy. Still
+    /// `confirm`: it waits on. `block`: it leaves the dialog `terminated;reason=rejected` (a
+    /// single or document dialog ends so). `allow`: its OMA leg starts, shown `pending` until
+    /// the leg's first state, which activates it as it would a watcher the OMA side authorizes.
+    /// `polite-block`: it is activated at once with the never-published view, the bytes any
+    /// politely blocked watcher gets; its leg starts too, so that a later `allow` shows the state.
+    /// A resource the gateway serves itself needs no leg: it is activated at once.
+    mutating func resolveAwaitingAuthorization(now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in enterpriseWatches.keys.sorted() {
+            guard let watch = enterpriseWatches[key], watch.pending == nil else { continue }
+            for uri in awaitingOwner(watch) {
+                switch policy(for: uri).subHandling(for: watch.watcher) {
+                case .confirm: continue
+                case .block: out += refuseAwaiting(uri, watch: key, now: now)
+                case .allow where servedLocally(uri) != nil: out += activateAwaiting(uri, watch: key, now: now)
+                case .allow: out += startAwaitingLeg(uri, watch: key, shownPending: true)
+                case .politeBlock:
+                    out += startAwaitingLeg(uri, watch: key, shownPending: false)
+                    out += activateAwaiting(uri, watch: key, now: now)
+                }
+            }
+        }
+        return out
+    }
+
+    /// The resources of an answered watch that wait for their owner: in the dialog without a
+    /// leg or a body sent (a resource the gateway serves itself has no leg, but a body).
+    private func awaitingOwner(_ watch: EnterpriseWatch) -> [String] {
+        if let resource = watch.documentResource {
+            guard let document = watch.document, document.status == .pending, watch.legs[resource] == nil,
+                servedLocally(resource) == nil
+            else { return [] }
+            return [resource]
+        }
+        guard let subscription = watch.subscription else { return [] }
+        return subscription.resources.keys.filter {
+            watch.legs[$0] == nil && watch.lastSent[$0] == nil && !watch.refused.contains($0)
+        }
+    }
+
+    /// Starts the OMA leg of a resource its owner now allows (or politely blocks), as for a new
+    /// watcher; none for a resource the gateway serves itself, or past the watcher's quota.
+    private mutating func startAwaitingLeg(_ uri: String, watch key: Int, shownPending: Bool) -> [Action] {
+        guard var watch = enterpriseWatches[key], servedLocally(uri) == nil else { return [] }
+        let dialog = watch.document?.dialog ?? watch.subscription?.subscription.dialog
+        guard let from = dialog?.remoteURI, takeQuota(watch.watcher.uri) else { return [] }
+        guard let leg = startOMALeg(watch: key, resource: uri, watcher: watch.watcher, from: from) else {
+            releaseQuota(watch.watcher.uri)
+            return []
+        }
+        // Shown pending until its first state: leaving it activates the resource.
+        if shownPending { omaLegs[leg.key]?.pending = true }
+        watch.legs[uri] = leg.key
+        enterpriseWatches[key] = watch
+        return leg.actions
+    }
+
+    /// Activates a resource that waited, with the watcher's view of it now.
+    private mutating func activateAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key] else { return [] }
+        let leg = watch.legs[uri].flatMap { omaLegs[$0] }
+        let updates: [NotifierSubscription.Action]
+        if var document = watch.document {
+            let body = documentBody(uri, leg: leg, watcher: watch.watcher, as: document.terms.bodyType)
+            watch.lastSent[uri] = BodyDigest(body)
+            updates = document.activate(body: body, now: now)
+            watch.document = document
+        } else if var subscription = watch.subscription, let categories = subscription.resources[uri] {
+            let view = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
+            watch.lastSent[uri] = BodyDigest(view.serialized())
+            if watch.single {
+                updates = subscription.activate(uri, document: view, now: now)
+            } else {
+                updates = subscription.resourceStateChanged(
+                    uri, instance: RLMIList.Instance(state: .active, cid: uri), document: view,
+                    boundary: ids.boundary(), now: now)
+            }
+            watch.subscription = subscription
+        } else {
+            return []
+        }
+        enterpriseWatches[key] = watch
+        return apply(updates, context: .enterpriseWatch(key), now: now)
+    }
+
+    /// Takes a resource its owner now blocks out of the watch: listed `terminated;reason=rejected`
+    /// in a batch; a single or document dialog, which has no other resource, ends so.
+    private mutating func refuseAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[key] else { return [] }
+        let updates: [NotifierSubscription.Action]
+        if var document = watch.document {
+            updates = document.terminate(reason: "rejected", now: now)
+            watch.document = document
+        } else if var subscription = watch.subscription {
+            updates =
+                watch.single
+                ? subscription.terminate(reason: "rejected", now: now)
+                : subscription.removeResource(uri, instance: Self.refusedInstance, boundary: ids.boundary(), now: now)
+            watch.subscription = subscription
+        } else {
+            return []
+        }
+        enterpriseWatches[key] = watch
+        return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 
     /// An OMA leg went pending → active (its first authorized NOTIFY) or active → pending: the

@@ -156,7 +156,8 @@ extension GatewayCore {
     /// presentity's new policy and containers. It is notified only when the body rendered for it
     /// changed, so a politely blocked watcher still cannot tell ([MS-PRES] §3.2.5.3); a watcher
     /// the new policy blocks loses the resource with reason `rejected` (RFC 6665 §4.2.2) and the
-    /// OMA leg is unsubscribed. New mapping tables apply from the next notification each side
+    /// OMA leg is unsubscribed; a resource that waited for its owner (`confirm`) is decided
+    /// (``resolveAwaitingAuthorization(now:)``). New mapping tables apply from the next notification each side
     /// sends. Listeners and the SIP transports' TLS material are the runtime's to apply.
     public mutating func reconfigure(_ new: GatewayConfiguration, mapper: PresenceMapper, now: NIODeadline) -> [Action]
     {
@@ -219,7 +220,7 @@ extension GatewayCore {
             if leg.handling != before { omaLegs[key] = leg }
             out += viewMayHaveChanged(leg, now: now)
         }
-        return out
+        return out + resolveAwaitingAuthorization(now: now)
     }
 
     /// Notifies the enterprise watcher of `leg` when the body rendered for it differs from the
