@@ -369,4 +369,28 @@ import Testing
         #expect(modify.method == .publish)
         #expect(modify.headers[.sipIfMatch] == "etag-1")
     }
+
+    /// A resource waiting for its owner (`confirm`) is still waiting after a restart: a reload
+    /// that allows it then starts its OMA leg.
+    @Test func aResourceWaitingForItsOwnerStillWaitsAfterARestart() throws {
+        let yaml = PendingResourceTests.marysYAML("confirm")
+        var h = try Self.journaled(yaml: yaml)
+        var records = Records()
+        let (id, actions) = h.receive(
+            try H.enterpriseSubscribe(resources: [PendingResourceTests.mary]), from: .enterprise, network: .sameEnterprise)
+        #expect(H.sent(actions, to: .oma).isEmpty)
+        #expect(H.responses(actions, id).first?.statusCode == 200)
+        Self.take(&h, into: &records)
+
+        var after = try Self.journaled(yaml: yaml, prefix: "r")
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let allowed = after.core.reconfigure(
+            try PendingResourceTests.marysPolicy("allow"), mapper: PendingResourceTests.mapper, now: after.now)
+        let (subscribe, _) = try #require(H.sent(allowed, to: .oma).first)
+        #expect(subscribe.uri.description == PendingResourceTests.mary)
+        // Decided once: another reload does not subscribe again.
+        let again = after.core.reconfigure(
+            try PendingResourceTests.marysPolicy("allow"), mapper: PendingResourceTests.mapper, now: after.now)
+        #expect(H.sent(again, to: .oma).isEmpty)
+    }
 }

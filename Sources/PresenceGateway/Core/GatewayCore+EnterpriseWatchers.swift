@@ -45,6 +45,10 @@ extension GatewayCore {
         /// Resources of its batch the gateway refused to subscribe to (outside the OMA domains,
         /// or past the watcher's quota): listed `terminated;reason=rejected` in its RLMI parts.
         var refused: Set<String> = []
+        /// Resources waiting for their owner (pres-rules `confirm`, RFC 5025 §3.2.1): listed
+        /// `pending`, without an OMA leg, until a new policy decides them
+        /// (``GatewayCore/resolveAwaitingAuthorization(now:)``).
+        var awaiting: Set<String> = []
 
         init(watcher: WatcherIdentity, pending: Pending?, peer: DialogPeer?) {
             self.watcher = watcher
@@ -151,6 +155,7 @@ extension GatewayCore {
             let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from)
         else {
             releaseQuota(watch.watcher.uri)
+            if policy(for: resource).subHandling(for: watch.watcher) == .confirm { watch.awaiting.insert(resource) }
             return []
         }
         watch.legs[resource] = leg.key
@@ -338,6 +343,7 @@ extension GatewayCore {
                     if let leg = watch.legs.removeValue(forKey: resource.uri) { actions += endOMALegs([leg], now: now) }
                     watch.lastSent[resource.uri] = nil
                     watch.refused.remove(resource.uri)
+                    watch.awaiting.remove(resource.uri)
                 }
             }
         }
@@ -541,7 +547,7 @@ extension GatewayCore {
     }
 
     /// After a policy change, decides every resource that waited for its owner (`confirm`, RFC
-    /// 5025 §3.2.1: no OMA leg was made for it, and no body sent) under the new policy. Still
+    /// 5025 §3.2.1: no OMA leg was made for it) under the new policy. Still
     /// `confirm`: it waits on. `block`: it leaves the dialog `terminated;reason=rejected` (a
     /// single or document dialog ends so). `allow`: its OMA leg starts, shown `pending` until
     /// the leg's first state, which activates it as it would a watcher the OMA side authorizes.
@@ -551,9 +557,12 @@ extension GatewayCore {
     mutating func resolveAwaitingAuthorization(now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in enterpriseWatches.keys.sorted() {
-            guard let watch = enterpriseWatches[key], watch.pending == nil else { continue }
-            for uri in awaitingOwner(watch) {
-                switch policy(for: uri).subHandling(for: watch.watcher) {
+            guard let watch = enterpriseWatches[key], watch.pending == nil, !watch.awaiting.isEmpty else { continue }
+            for uri in watch.awaiting.sorted() {
+                let handling = policy(for: uri).subHandling(for: watch.watcher)
+                if handling == .confirm { continue }
+                enterpriseWatches[key]?.awaiting.remove(uri)
+                switch handling {
                 case .confirm: continue
                 case .block: out += refuseAwaiting(uri, watch: key, now: now)
                 case .allow where servedLocally(uri) != nil: out += activateAwaiting(uri, watch: key, now: now)
@@ -565,21 +574,6 @@ extension GatewayCore {
             }
         }
         return out
-    }
-
-    /// The resources of an answered watch that wait for their owner: in the dialog without a
-    /// leg or a body sent (a resource the gateway serves itself has no leg, but a body).
-    private func awaitingOwner(_ watch: EnterpriseWatch) -> [String] {
-        if let resource = watch.documentResource {
-            guard let document = watch.document, document.status == .pending, watch.legs[resource] == nil,
-                servedLocally(resource) == nil
-            else { return [] }
-            return [resource]
-        }
-        guard let subscription = watch.subscription else { return [] }
-        return subscription.resources.keys.filter {
-            watch.legs[$0] == nil && watch.lastSent[$0] == nil && !watch.refused.contains($0)
-        }
     }
 
     /// Starts the OMA leg of a resource its owner now allows (or politely blocks), as for a new

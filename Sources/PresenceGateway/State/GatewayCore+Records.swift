@@ -51,6 +51,8 @@ extension GatewayCore {
         var legs: [String: Int]
         var single: Bool
         var refused: [String]
+        /// Absent in records written before resources could wait for their owner.
+        var awaiting: [String]?
         var peer: PeerRecord?
     }
 
@@ -122,7 +124,8 @@ extension GatewayCore {
             subscription: watch.subscription?.record(clock: clock), document: watch.document?.record(clock: clock),
             documentResource: watch.documentResource,
             legs: Dictionary(uniqueKeysWithValues: watch.legs.map { ($0.key, $0.value) }),
-            single: watch.single, refused: watch.refused.sorted(), peer: peerRecord(watch.peer))
+            single: watch.single, refused: watch.refused.sorted(),
+            awaiting: watch.awaiting.isEmpty ? nil : watch.awaiting.sorted(), peer: peerRecord(watch.peer))
     }
 
     func record(_ leg: OMALeg, clock: WallClock) -> OMALegRecord {

@@ -429,6 +429,7 @@ extension GatewayCore {
                 for (resource, leg) in r.legs.sorted(by: { $0.key < $1.key }) { watch.legs[resource] = leg }
                 watch.single = r.single
                 watch.refused = Set(r.refused)
+                watch.awaiting = Set(r.awaiting ?? [])
                 let key = try key()
                 if r.answered && (watch.subscription != nil || watch.document != nil) { answered.insert(key) }
                 enterpriseWatches[key] = watch
