@@ -30,19 +30,7 @@ import Testing
     /// SUBSCRIBE answered 200 by Kamailio and its first NOTIFY relayed. Returns the leg's
     /// SUBSCRIBE.
     static func bridgeEnterpriseWatcher(_ s: Setup) throws -> SIPRequest {
-        s.edge.send(try GatewayRuntimeTests.parse([
-            "SUBSCRIBE sip:carol@oma.example SIP/2.0",
-            "Via: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKpw1",
-            "Max-Forwards: 70",
-            "From: <sip:bob@contoso.com>;tag=pw1",
-            "To: <sip:carol@oma.example>",
-            "Call-ID: pw1@contoso",
-            "CSeq: 1 SUBSCRIBE",
-            "Contact: <sip:bob@127.0.0.1:5062;transport=tcp>",
-            "Event: presence",
-            "Accept: application/pidf+xml",
-            "Expires: 600",
-        ]), to: Setup.enterpriseSide)
+        s.edge.send(try bobSubscribesToCarol(id: "pw1"), to: Setup.enterpriseSide)
         s.run()
         let subscribe = try #require(s.kamailio.requests.first { $0.method == .subscribe && $0.uri.description == "sip:carol@oma.example" })
         s.kamailio.send(.response(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "k1", headers: [
@@ -53,6 +41,24 @@ import Testing
         #expect(s.kamailio.responses.contains { $0.statusCode == 200 && (try? $0.headers.cseq)?.method == .notify })
         #expect(s.edge.requests.contains { $0.method == .notify })
         return subscribe
+    }
+
+    /// bob@contoso.com's PIDF SUBSCRIBE to carol@oma.example from the enterprise edge; `id`
+    /// names its branch, From tag and Call-ID.
+    static func bobSubscribesToCarol(id: String) throws -> SIPMessage {
+        try GatewayRuntimeTests.parse([
+            "SUBSCRIBE sip:carol@oma.example SIP/2.0",
+            "Via: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bK\(id)",
+            "Max-Forwards: 70",
+            "From: <sip:bob@contoso.com>;tag=\(id)",
+            "To: <sip:carol@oma.example>",
+            "Call-ID: \(id)@contoso",
+            "CSeq: 1 SUBSCRIBE",
+            "Contact: <sip:bob@127.0.0.1:5062;transport=tcp>",
+            "Event: presence",
+            "Accept: application/pidf+xml",
+            "Expires: 600",
+        ])
     }
 
     /// A NOTIFY in the dialog of the gateway's OMA-leg `subscribe`.

@@ -188,19 +188,7 @@ import Testing
         var yaml = GatewayConfiguration.defaultYAML
         yaml = yaml.replacingOccurrences(of: "presentities:\n", with: "presentities:\n" + carol("confirm"))
         let s = try Setup(yaml: yaml)
-        s.edge.send(try GatewayRuntimeTests.parse([
-            "SUBSCRIBE sip:carol@oma.example SIP/2.0",
-            "Via: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKcf1",
-            "Max-Forwards: 70",
-            "From: <sip:bob@contoso.com>;tag=cf1",
-            "To: <sip:carol@oma.example>",
-            "Call-ID: cf1@contoso",
-            "CSeq: 1 SUBSCRIBE",
-            "Contact: <sip:bob@127.0.0.1:5062;transport=tcp>",
-            "Event: presence",
-            "Accept: application/pidf+xml",
-            "Expires: 600",
-        ]), to: Setup.enterpriseSide)
+        s.edge.send(try EdgeSecurityTests.bobSubscribesToCarol(id: "cf1"), to: Setup.enterpriseSide)
         s.run()
         #expect(s.edge.responses.contains { $0.statusCode == 200 })
         let first = try #require(s.edge.requests.last { $0.method == .notify })

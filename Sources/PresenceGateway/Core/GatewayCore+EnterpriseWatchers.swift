@@ -553,23 +553,26 @@ extension GatewayCore {
     /// the leg's first state, which activates it as it would a watcher the OMA side authorizes.
     /// `polite-block`: it is activated at once with the never-published view, the bytes any
     /// politely blocked watcher gets; its leg starts too, so that a later `allow` shows the state.
-    /// A resource the gateway serves itself needs no leg: it is activated at once.
+    /// A resource the gateway serves itself needs no leg: it is activated at once. One whose leg
+    /// cannot start (past the watcher's quota) is refused as at subscription time.
     mutating func resolveAwaitingAuthorization(now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in enterpriseWatches.keys.sorted() {
             guard let watch = enterpriseWatches[key], watch.pending == nil, !watch.awaiting.isEmpty else { continue }
             for uri in watch.awaiting.sorted() {
                 let handling = policy(for: uri).subHandling(for: watch.watcher)
-                if handling == .confirm { continue }
+                guard handling != .confirm else { continue }
                 enterpriseWatches[key]?.awaiting.remove(uri)
-                switch handling {
-                case .confirm: continue
-                case .block: out += refuseAwaiting(uri, watch: key, now: now)
-                case .allow where servedLocally(uri) != nil: out += activateAwaiting(uri, watch: key, now: now)
-                case .allow: out += startAwaitingLeg(uri, watch: key, shownPending: true)
-                case .politeBlock:
-                    out += startAwaitingLeg(uri, watch: key, shownPending: false)
+                if handling == .block {
+                    out += refuseAwaiting(uri, watch: key, now: now)
+                } else if servedLocally(uri) != nil {
                     out += activateAwaiting(uri, watch: key, now: now)
+                } else if let started = startAwaitingLeg(uri, watch: key, shownPending: handling == .allow) {
+                    out += started
+                    if handling == .politeBlock { out += activateAwaiting(uri, watch: key, now: now) }
+                } else {
+                    enterpriseWatches[key]?.refused.insert(uri)
+                    out += refuseAwaiting(uri, watch: key, now: now)
                 }
             }
         }
@@ -577,14 +580,14 @@ extension GatewayCore {
     }
 
     /// Starts the OMA leg of a resource its owner now allows (or politely blocks), as for a new
-    /// watcher; none for a resource the gateway serves itself, or past the watcher's quota.
-    private mutating func startAwaitingLeg(_ uri: String, watch key: Int, shownPending: Bool) -> [Action] {
-        guard var watch = enterpriseWatches[key], servedLocally(uri) == nil else { return [] }
+    /// watcher; nil past the watcher's quota.
+    private mutating func startAwaitingLeg(_ uri: String, watch key: Int, shownPending: Bool) -> [Action]? {
+        guard var watch = enterpriseWatches[key] else { return nil }
         let dialog = watch.document?.dialog ?? watch.subscription?.subscription.dialog
-        guard let from = dialog?.remoteURI, takeQuota(watch.watcher.uri) else { return [] }
+        guard let from = dialog?.remoteURI, takeQuota(watch.watcher.uri) else { return nil }
         guard let leg = startOMALeg(watch: key, resource: uri, watcher: watch.watcher, from: from) else {
             releaseQuota(watch.watcher.uri)
-            return []
+            return nil
         }
         // Shown pending until its first state: leaving it activates the resource.
         if shownPending { omaLegs[leg.key]?.pending = true }
