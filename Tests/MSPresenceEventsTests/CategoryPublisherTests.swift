@@ -31,7 +31,7 @@ import XMLBridge
         request.headers.prepend(.via, "SIP/2.0/TCP 172.24.32.124:53925;branch=z9hG4bKsvc\(sequence)")
         let wire = try #require(try SIPMessage(parsing: request.serialized()).request)
         let actions = store.receive(wire, endpointID: endpoint, now: t0, utcSeconds: clock, toTag: "srv")
-        guard case .respond(let r)? = actions.first else { throw PresenceEventsError(.invalidResponseBody, "no response") }
+        guard case .respond(let r)? = actions.first else { throw MSPresenceEventsError(.invalidResponseBody, "no response") }
         return r
     }
 

@@ -16,7 +16,7 @@ import Testing
         let uri = try CategoryPublish(bytes: body).uri
         let actions = store.receive(serviceRequest(body: body, from: "<\(uri)>;tag=pub1", to: "<\(uri)>"),
                                     endpointID: "ep1", now: t0, utcSeconds: 1_200_072_553, toTag: "srv")
-        guard case .respond(let r)? = actions.first else { throw PresenceEventsError(.invalidResponseBody, "no response") }
+        guard case .respond(let r)? = actions.first else { throw MSPresenceEventsError(.invalidResponseBody, "no response") }
         return r
     }
 

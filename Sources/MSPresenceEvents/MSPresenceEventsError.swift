@@ -1,6 +1,6 @@
 /// The one error type of the MSPresenceEvents module: a stable ``Code`` and a sentence saying what
 /// was wrong.
-public struct PresenceEventsError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct MSPresenceEventsError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stable error code. Open vocabulary: compare with the static members.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         public var rawValue: String
