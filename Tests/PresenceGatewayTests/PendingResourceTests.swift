@@ -200,6 +200,56 @@ import Testing
         #expect((6000...7499).contains(T.availability(try CategoriesDocument(bytes: again.body)).0 ?? 0))
     }
 
+    /// A resource whose owner now politely blocks the watcher is activated at once with the
+    /// never-published view; its OMA leg starts, and the OMA state then changes nothing the
+    /// watcher sees ([MS-PRES] §3.2.5.3: it must not be able to tell).
+    @Test func batchResourceWaitingForItsOwnerIsActivatedUnpublishedWhenANewPolicyPolitelyBlocksIt() throws {
+        var h = try T.Harness(yaml: Self.marysYAML("confirm"))
+        let (_, legs) = try Self.subscribe(&h, resources: [Self.john, Self.mary])
+        let johnLeg = try #require(legs[Self.john])
+        _ = h.receive(try T.omaNotify(johnLeg, cseq: 2, body: T.pidf(Self.john, activity: "away")), from: .oma)
+        let blocked = h.core.reconfigure(try Self.marysPolicy("polite-block"), mapper: Self.mapper, now: h.now)
+        let (notify, _) = try #require(T.sent(blocked, to: .enterprise).first)
+        let update = try Self.rlmi(notify)
+        #expect(update.list.resources.first?.instances.first?.state == .active)
+        #expect(update.categories.map(\.uri) == [Self.mary])
+        #expect(T.availability(update.categories.first).0 == nil)
+        let (maryLeg, context) = try #require(T.sent(blocked, to: .oma).first { $0.0.uri.description == Self.mary })
+        _ = h.core.receive(SIPResponse(replyingTo: maryLeg, statusCode: 200, toTag: "kam1",
+                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: maryLeg, context: context, now: h.now)
+        let (_, stateArrived) = h.receive(try T.omaNotify(maryLeg, cseq: 2, body: T.pidf(Self.mary, activity: "busy")), from: .oma)
+        #expect(T.sent(stateArrived, to: .enterprise).isEmpty)
+    }
+
+    /// A single category subscription to a resource waiting for its owner is itself pending
+    /// (RFC 6665 §4.2.1.3); a policy that now allows the watcher subscribes to the OMA side,
+    /// and the leg's first state activates the dialog with it.
+    @Test func singleSubscriptionWaitingForTheOwnerIsActivatedWhenANewPolicyAllowsIt() throws {
+        var h = try T.Harness(yaml: Self.marysYAML("confirm"))
+        let (id, actions) = h.receive(try {
+            var request = try T.enterpriseSubscribe(resources: [Self.mary])
+            request.headers.remove(.require)
+            request.uri = try SIPURI(Self.mary)
+            request.headers.set(.to, "<\(Self.mary)>")
+            return request
+        }(), from: .enterprise, network: .sameEnterprise)
+        #expect(T.sent(actions, to: .oma).isEmpty)
+        let ok = try #require(T.responses(actions, id).first)
+        #expect(ok.statusCode == 200)
+        #expect(try ok.headers.subscriptionState?.state == .pending)
+
+        let allowed = h.core.reconfigure(try Self.marysPolicy("allow"), mapper: Self.mapper, now: h.now)
+        let (leg, context) = try #require(T.sent(allowed, to: .oma).first)
+        _ = h.core.receive(SIPResponse(replyingTo: leg, statusCode: 200, toTag: "kam1",
+                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: leg, context: context, now: h.now)
+        let (_, activated) = h.receive(try T.omaNotify(leg, cseq: 2, body: T.pidf(Self.mary, activity: "away")), from: .oma)
+        let (notify, _) = try #require(T.sent(activated, to: .enterprise).first)
+        #expect(try notify.headers.subscriptionState?.state == .active)
+        #expect(T.availability(try CategoriesDocument(bytes: notify.body)).0 == 15500)
+    }
+
     @Test func singleSubscriptionToAPendingResourceThatIsRejectedEndsRejected() throws {
         var h = try T.Harness()
         let (id, legs) = try Self.subscribe(&h, resources: [Self.john], single: true)
