@@ -10,7 +10,7 @@ extension PublishFault {
     ///   <details> <operation index version? curVersion?> data* </operation>* </details> </Fault>
     /// ```
     ///
-    /// `index` is required (1-based in the example); the data is kept verbatim.
+    /// `index` is required (1-based in the example); the data is kept as it came.
     public init(cursor xml: XMLCursor) throws(XMLError) {
         try xml.expect(XMLName("", "Fault"))
         self.init(faultCode: xml.element(XMLName("", "Faultcode"))?.trimmedText ?? "")
@@ -47,8 +47,8 @@ extension PublishFault {
         for op in operations {
             w.startElement("", "operation", prefix: nil, indentsChildren: !(op.data?.holdsText ?? false))
             w.attribute("index", decimal: op.index)
-            w.attribute("version", op.version.map(String.init))
-            w.attribute("curVersion", op.currentVersion.map(String.init))
+            w.attribute("version", decimal: op.version)
+            w.attribute("curVersion", decimal: op.currentVersion)
             op.data?.write(to: &w)
             w.endElement()
         }
