@@ -33,11 +33,16 @@ import Testing
         var legs: [String: SIPRequest] = [:]
         for (subscribe, context) in T.sent(actions, to: .oma) {
             legs[subscribe.uri.description] = subscribe
-            _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1",
-                                           headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
-                               to: subscribe, context: context, now: h.now)
+            Self.answer(&h, subscribe, context)
         }
         return (id, legs)
+    }
+
+    /// The OMA side answers the gateway's SUBSCRIBE for a leg with 200 (RFC 6665 §4.2.1.1).
+    static func answer(_ h: inout T.Harness, _ subscribe: SIPRequest, _ context: GatewayCore.Context) {
+        _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1",
+                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+                           to: subscribe, context: context, now: h.now)
     }
 
     static func rlmi(_ request: SIPRequest) throws -> BatchSubscribeResponse {
@@ -80,9 +85,7 @@ import Testing
         let allowed = h.core.reconfigure(try Self.marysPolicy("allow"), mapper: Self.mapper, now: h.now)
         #expect(T.sent(allowed, to: .enterprise).isEmpty)
         let (maryLeg, context) = try #require(T.sent(allowed, to: .oma).first { $0.0.uri.description == Self.mary })
-        _ = h.core.receive(SIPResponse(replyingTo: maryLeg, statusCode: 200, toTag: "kam1",
-                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
-                           to: maryLeg, context: context, now: h.now)
+        Self.answer(&h, maryLeg, context)
         let (_, activated) = h.receive(try T.omaNotify(maryLeg, cseq: 2, body: T.pidf(Self.mary, activity: "away")), from: .oma)
         let (notify, _) = try #require(T.sent(activated, to: .enterprise).first)
         let update = try Self.rlmi(notify)
@@ -215,9 +218,7 @@ import Testing
         #expect(update.categories.map(\.uri) == [Self.mary])
         #expect(T.availability(update.categories.first).0 == nil)
         let (maryLeg, context) = try #require(T.sent(blocked, to: .oma).first { $0.0.uri.description == Self.mary })
-        _ = h.core.receive(SIPResponse(replyingTo: maryLeg, statusCode: 200, toTag: "kam1",
-                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
-                           to: maryLeg, context: context, now: h.now)
+        Self.answer(&h, maryLeg, context)
         let (_, stateArrived) = h.receive(try T.omaNotify(maryLeg, cseq: 2, body: T.pidf(Self.mary, activity: "busy")), from: .oma)
         #expect(T.sent(stateArrived, to: .enterprise).isEmpty)
     }
@@ -241,9 +242,7 @@ import Testing
 
         let allowed = h.core.reconfigure(try Self.marysPolicy("allow"), mapper: Self.mapper, now: h.now)
         let (leg, context) = try #require(T.sent(allowed, to: .oma).first)
-        _ = h.core.receive(SIPResponse(replyingTo: leg, statusCode: 200, toTag: "kam1",
-                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
-                           to: leg, context: context, now: h.now)
+        Self.answer(&h, leg, context)
         let (_, activated) = h.receive(try T.omaNotify(leg, cseq: 2, body: T.pidf(Self.mary, activity: "away")), from: .oma)
         let (notify, _) = try #require(T.sent(activated, to: .enterprise).first)
         #expect(try notify.headers.subscriptionState?.state == .active)
@@ -269,9 +268,7 @@ import Testing
         let request = try T.enterpriseSubscribe(resources: [Self.john], from: "sip:pc@cloud.example")
         let (id, actions) = h.receive(request, from: .enterprise, network: .publicCloud)
         let (subscribe, context) = try #require(T.sent(actions, to: .oma).first)
-        _ = h.core.receive(SIPResponse(replyingTo: subscribe, statusCode: 200, toTag: "kam1",
-                                       headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
-                           to: subscribe, context: context, now: h.now)
+        Self.answer(&h, subscribe, context)
         let (_, answered) = h.receive(try T.omaNotify(subscribe, cseq: 2, state: "pending", body: []), from: .oma)
         let first = try T.firstCategories(try #require(T.responses(answered, id).first))
         // The never-published view: listed nowhere, every category empty.
