@@ -65,16 +65,23 @@ import Testing
         try GatewayConfiguration(yaml: marysYAML(handling))
     }
 
+    /// John and Mary in one batch, Mary's owner undecided (`confirm`): no OMA leg for Mary, and
+    /// the watcher answered once John's leg reported. Returns John's leg and the 200 OK.
+    static func maryWaitsInABatch() throws -> (h: T.Harness, johnLeg: SIPRequest, ok: SIPResponse) {
+        var h = try T.Harness(yaml: marysYAML("confirm"))
+        let (id, legs) = try subscribe(&h, resources: [john, mary])
+        #expect(legs[mary] == nil)
+        let johnLeg = try #require(legs[john])
+        let (_, answered) = h.receive(try T.omaNotify(johnLeg, cseq: 2, body: T.pidf(john, activity: "away")), from: .oma)
+        return (h, johnLeg, try #require(T.responses(answered, id).first))
+    }
+
     /// A resource whose owner has not decided (`confirm`) is listed pending without an OMA
     /// subscription; a new policy that allows it starts the OMA leg, and the leg's first state
     /// makes it active with that state, as when the OMA side authorizes the watcher.
     @Test func batchResourceWaitingForItsOwnerIsActivatedWhenANewPolicyAllowsIt() throws {
-        var h = try T.Harness(yaml: Self.marysYAML("confirm"))
-        let (id, legs) = try Self.subscribe(&h, resources: [Self.john, Self.mary])
-        #expect(legs[Self.mary] == nil)
-        let johnLeg = try #require(legs[Self.john])
-        let (_, answered) = h.receive(try T.omaNotify(johnLeg, cseq: 2, body: T.pidf(Self.john, activity: "away")), from: .oma)
-        let first = try T.firstCategories(try #require(T.responses(answered, id).first))
+        var (h, _, ok) = try Self.maryWaitsInABatch()
+        let first = try T.firstCategories(ok)
         #expect(first.list.resources.map(\.uri) == [Self.mary])
         #expect(first.list.resources.first?.instances.first?.state == .pending)
         #expect(first.categories.map(\.uri) == [Self.john])
@@ -97,10 +104,7 @@ import Testing
     /// A resource whose owner now blocks the watcher leaves the batch `terminated;reason=rejected`
     /// ([MS-PRES] §2.2.2.4.2), without an OMA subscription; the rest of the dialog goes on.
     @Test func batchResourceWaitingForItsOwnerLeavesRejectedWhenANewPolicyBlocksIt() throws {
-        var h = try T.Harness(yaml: Self.marysYAML("confirm"))
-        let (_, legs) = try Self.subscribe(&h, resources: [Self.john, Self.mary])
-        let johnLeg = try #require(legs[Self.john])
-        _ = h.receive(try T.omaNotify(johnLeg, cseq: 2, body: T.pidf(Self.john, activity: "away")), from: .oma)
+        var (h, johnLeg, _) = try Self.maryWaitsInABatch()
         let blocked = h.core.reconfigure(try Self.marysPolicy("block"), mapper: Self.mapper, now: h.now)
         #expect(T.sent(blocked, to: .oma).isEmpty)
         let (notify, _) = try #require(T.sent(blocked, to: .enterprise).first)
@@ -207,10 +211,7 @@ import Testing
     /// never-published view; its OMA leg starts, and the OMA state then changes nothing the
     /// watcher sees ([MS-PRES] §3.2.5.3: it must not be able to tell).
     @Test func batchResourceWaitingForItsOwnerIsActivatedUnpublishedWhenANewPolicyPolitelyBlocksIt() throws {
-        var h = try T.Harness(yaml: Self.marysYAML("confirm"))
-        let (_, legs) = try Self.subscribe(&h, resources: [Self.john, Self.mary])
-        let johnLeg = try #require(legs[Self.john])
-        _ = h.receive(try T.omaNotify(johnLeg, cseq: 2, body: T.pidf(Self.john, activity: "away")), from: .oma)
+        var (h, _, _) = try Self.maryWaitsInABatch()
         let blocked = h.core.reconfigure(try Self.marysPolicy("polite-block"), mapper: Self.mapper, now: h.now)
         let (notify, _) = try #require(T.sent(blocked, to: .enterprise).first)
         let update = try Self.rlmi(notify)

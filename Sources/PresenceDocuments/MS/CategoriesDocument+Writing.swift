@@ -112,7 +112,7 @@ extension Category {
         w.attribute("expireType", expireType?.rawValue)
         w.attribute("expires", decimal: expires)
         w.attribute("endpointId", endpointID)
-        w.attributes(otherAttributes)
+        for a in otherAttributes { w.attribute(a.name, a.value, prefix: a.prefix) }
         payload?.write(to: &w)
         w.endElement()
     }
@@ -223,7 +223,7 @@ extension MSNote {
             w.attribute("uri", b.uri)
             w.attribute("startTime", b.startTime)
             w.attribute("endTime", b.endTime)
-            w.attributes(b.otherAttributes)
+            for a in b.otherAttributes { w.attribute(a.name, a.value, prefix: a.prefix) }
             if !b.text.isEmpty { w.text(b.text) }
             w.endElement()
         }
