@@ -100,6 +100,7 @@ enum Bench {
         case "categories": run = { _ = try? CategoriesDocument(bytes: bytes) }
         case "parse-pidf": run = { _ = try? XMLParser.events(pidfBytes, vocabulary: .presence) }
         case "decode-pidf": run = { _ = try? PIDFDocument(cursor: pidfEvents.root) }
+        case "map-pidf": run = { _ = mapper.pidfDocument(from: doc, dialect: .rfc) }
         case "convert": run = { _ = mapper.pidfDocument(from: doc, dialect: .rfc).serialized() }
         case "full": run = { _ = convertCategories(bytes, mapper) }
         case "write-pidf": run = { _ = pidfOut.serialized() }
@@ -109,7 +110,7 @@ enum Bench {
         default:
             fatalError(
                 """
-                phases: baseline baseline-pidf floor floor-pidf parse parse-tree decode categories convert full write-pidf \
+                phases: baseline baseline-pidf floor floor-pidf parse parse-tree decode categories map-pidf convert full write-pidf \
                 parse-pidf decode-pidf map-categories write-categories pidf
                 """)
         }

@@ -20,4 +20,10 @@ public struct PIDFPerson: Hashable, Sendable {
         self.timestamp = timestamp
         self.extensions = extensions
     }
+
+    /// True when the person says nothing beyond its id: no RPID, CIPID, note, timestamp or
+    /// extension.
+    public var isEmpty: Bool {
+        rpid.isEmpty && cipid.isEmpty && notes.isEmpty && timestamp == nil && extensions.isEmpty
+    }
 }

@@ -8,7 +8,7 @@ public import XMLBridge
 /// carries a few, so a person or tuple stays small and copying one costs a
 /// retain instead of copying a dozen optional elements.
 public struct RPID: Hashable, Sendable {
-    /// The elements; nil when none has been set (an empty box reads the same).
+    /// The elements; nil when none is present (never an empty box).
     var box: Box?
 
     struct Fields: RareFields {
@@ -34,82 +34,74 @@ public struct RPID: Hashable, Sendable {
         }
     }
 
-    /// The elements' storage, written only while uniquely referenced (``uniqueBox()``).
+    /// The elements' storage, written only while uniquely referenced (`Optional.update`).
     typealias Box = SharedFields<Fields>
-
-    /// The box, made this value's own (allocated or copied) before a write.
-    private mutating func uniqueBox() -> Box {
-        if isKnownUniquelyReferenced(&box), let box { return box }
-        let fresh = Box(box?.value ?? Fields())
-        box = fresh
-        return fresh
-    }
 
     /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
     public var activities: [RPIDTokens] {
         get { box?.value.activities ?? [] }
-        set { uniqueBox().value.activities = newValue }
+        set { box.update(emptying: newValue.isEmpty) { $0.activities = newValue } }
     }
     /// `<mood>` (§3.5).
     public var mood: RPIDTokens? {
         get { box?.value.mood }
-        set { uniqueBox().value.mood = newValue }
+        set { box.update(emptying: newValue == nil) { $0.mood = newValue } }
     }
     /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
     public var placeType: RPIDTokens? {
         get { box?.value.placeType }
-        set { uniqueBox().value.placeType = newValue }
+        set { box.update(emptying: newValue == nil) { $0.placeType = newValue } }
     }
     /// `<place-is>` (§3.7).
     public var placeIs: RPIDPlaceIs? {
         get { box?.value.placeIs }
-        set { uniqueBox().value.placeIs = newValue }
+        set { box.update(emptying: newValue == nil) { $0.placeIs = newValue } }
     }
     /// `<privacy>` (§3.9).
     public var privacy: RPIDTokens? {
         get { box?.value.privacy }
-        set { uniqueBox().value.privacy = newValue }
+        set { box.update(emptying: newValue == nil) { $0.privacy = newValue } }
     }
     /// `<relationship>` (§3.10).
     public var relationship: RPIDTokens? {
         get { box?.value.relationship }
-        set { uniqueBox().value.relationship = newValue }
+        set { box.update(emptying: newValue == nil) { $0.relationship = newValue } }
     }
     /// `<service-class>` (§3.11).
     public var serviceClass: RPIDTokens? {
         get { box?.value.serviceClass }
-        set { uniqueBox().value.serviceClass = newValue }
+        set { box.update(emptying: newValue == nil) { $0.serviceClass = newValue } }
     }
     /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
     public var sphere: RPIDTokens? {
         get { box?.value.sphere }
-        set { uniqueBox().value.sphere = newValue }
+        set { box.update(emptying: newValue == nil) { $0.sphere = newValue } }
     }
     /// `<status-icon>` (§3.13).
     public var statusIcon: RPIDStatusIcon? {
         get { box?.value.statusIcon }
-        set { uniqueBox().value.statusIcon = newValue }
+        set { box.update(emptying: newValue == nil) { $0.statusIcon = newValue } }
     }
     /// `<time-offset>` (§3.14); several with different from/until are allowed.
     public var timeOffsets: [RPIDTimeOffset] {
         get { box?.value.timeOffsets ?? [] }
-        set { uniqueBox().value.timeOffsets = newValue }
+        set { box.update(emptying: newValue.isEmpty) { $0.timeOffsets = newValue } }
     }
     /// `<user-input>` (§3.15).
     public var userInput: RPIDUserInput? {
         get { box?.value.userInput }
-        set { uniqueBox().value.userInput = newValue }
+        set { box.update(emptying: newValue == nil) { $0.userInput = newValue } }
     }
     /// `<class>` (§3.3).
     public var `class`: String? {
         get { box?.value.`class` }
-        set { uniqueBox().value.`class` = newValue }
+        set { box.update(emptying: newValue == nil) { $0.`class` = newValue } }
     }
     /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
     /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
     public var legacyActivities: [String] {
         get { box?.value.legacyActivities ?? [] }
-        set { uniqueBox().value.legacyActivities = newValue }
+        set { box.update(emptying: newValue.isEmpty) { $0.legacyActivities = newValue } }
     }
 
     /// No RPID element (nothing allocated).
@@ -129,12 +121,8 @@ public struct RPID: Hashable, Sendable {
         box = Optional(keeping: fields)
     }
 
-    /// True when no RPID element is present. ``Fields/isEmpty`` is inlined so that each element
-    /// is tested in the box (called, it took a copy of all of them).
-    public var isEmpty: Bool {
-        guard let box else { return true }
-        return box.value.isEmpty
-    }
+    /// True when no RPID element is present: there is no box.
+    public var isEmpty: Bool { box == nil }
 
     // Reads of one part of an element, made in the box: an element's getter
     // above copies the whole element out (a retain and a release for each of
@@ -160,7 +148,7 @@ public struct RPID: Hashable, Sendable {
         switch (a.box, b.box) {
         case (nil, nil): true
         case (let x?, let y?): x == y
-        case (let x?, nil), (nil, let x?): x.value.isEmpty
+        default: false
         }
     }
 
