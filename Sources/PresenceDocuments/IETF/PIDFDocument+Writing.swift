@@ -362,6 +362,12 @@ extension CIPID {
     }
 
     func write(to w: inout XMLStreamWriter) {
+        box?.value.write(to: &w)
+    }
+}
+
+extension CIPID.Fields {
+    func write(to w: inout XMLStreamWriter) {
         for x in displayNames { PIDFXML.writeNote(&w, PIDFXML.Names.displayName, x) }
         if let card { PIDFXML.writeText(&w, PIDFXML.Names.card, card) }
         if let homepage { PIDFXML.writeText(&w, PIDFXML.Names.homepage, homepage) }

@@ -143,18 +143,6 @@ public struct RPID: Hashable, Sendable {
     public var firstPlaceTypeValue: RPIDValue? { box?.value.placeType?.values.first }
     /// `placeIs?.notes.first?.text`.
     public var firstPlaceIsNoteText: String? { box?.value.placeIs?.notes.first?.text }
-
-    public static func == (a: RPID, b: RPID) -> Bool {
-        switch (a.box, b.box) {
-        case (nil, nil): true
-        case (let x?, let y?): x == y
-        default: false
-        }
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        if let box { hasher.combine(box.value) } else { hasher.combine(Fields()) }
-    }
 }
 
 /// An RPID element whose content is a set of empty token elements plus an
