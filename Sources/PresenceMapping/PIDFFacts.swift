@@ -67,46 +67,48 @@ struct PIDFFacts {
         return facts
     }
 
-    /// Persons, then presence-level notes and CIPID, then tuples, then devices. Persons and
-    /// tuples are read where they lie, by index: a `for tuple in` loop copies each whole
-    /// element (callgrind, `presence-bench profile map-categories`).
+    /// Persons, then presence-level notes and CIPID, then tuples, then devices.
     private mutating func read(_ doc: PIDFDocument, _ freeBusy: [MappingTables.FreeBusyRow]) {
-        for index in doc.persons.indices { read(doc.persons[index].rpid, freeBusy) }
-        if !doc.persons.isEmpty { readFirstPerson(of: doc) }
-        if !doc.notes.isEmpty { notes += doc.notes }
+        let persons = doc.persons
+        for person in persons { read(person.rpid, freeBusy) }
+        if let first = persons.first { readFirstPerson(first) }
+        let presenceNotes = doc.notes
+        if !presenceNotes.isEmpty { notes += presenceNotes }
         read(doc.cipid)
         var anyOpen = false
         var anyClosed = false
-        for index in doc.tuples.indices {
-            switch doc.tuples[index].status.basic {
+        for tuple in doc.tuples {
+            let status = tuple.status
+            switch status.basic {
             case .open?: anyOpen = true
             case .closed?: anyClosed = true
             case nil: break
             }
-            if let text = doc.tuples[index].status.unrecognizedBasic {
-                unrecognizedBasics.append(.init(tupleID: doc.tuples[index].id, text: text))
+            if let text = status.unrecognizedBasic {
+                unrecognizedBasics.append(.init(tupleID: tuple.id, text: text))
             }
-            read(doc.tuples[index].rpid, freeBusy)
-            read(doc.tuples[index].status.rpid, freeBusy)
-            if !doc.tuples[index].notes.isEmpty { notes += doc.tuples[index].notes }
-            read(doc.tuples[index].cipid)
-            if capabilities == nil { capabilities = doc.tuples[index].status.capabilities }
+            read(tuple.rpid, freeBusy)
+            read(status.rpid, freeBusy)
+            let tupleNotes = tuple.notes
+            if !tupleNotes.isEmpty { notes += tupleNotes }
+            read(tuple.cipid)
+            if case .none = capabilities { capabilities = status.capabilities }
         }
         basic = anyOpen ? .open : anyClosed ? .closed : .none
         for device in doc.devices { read(device.rpid, freeBusy) }
     }
 
     /// The first person's place, time offset, RPID without a category, notes and CIPID.
-    private mutating func readFirstPerson(of doc: PIDFDocument) {
-        let rpid = doc.persons[doc.persons.startIndex].rpid
+    private mutating func readFirstPerson(_ person: PIDFPerson) {
+        let rpid = person.rpid
         if case .other(let text, _)? = rpid.firstPlaceTypeValue { placeTypeText = text }
         placeIsNote = rpid.firstPlaceIsNoteText
         timeOffset = rpid.timeOffsets.first
         hasMood = rpid.hasMood
         hasSphere = rpid.hasSphere
         hasPrivacy = rpid.hasPrivacy
-        notes = doc.persons[doc.persons.startIndex].notes
-        read(doc.persons[doc.persons.startIndex].cipid)
+        notes = person.notes
+        read(person.cipid)
     }
 
     /// Sorts each activities element into a calendar block, an out-of-office note, or the

@@ -51,42 +51,41 @@ extension PresenceMapper {
         let row = basicRule(effective, report: &report)
         if dialect == .microsoft { return microsoftPIDF(doc, effective, row, report: &report) }
 
-        // The document is made first and its tuple and person filled in place: values filled in
-        // variables and then put in it were copied whole (callgrind `presence-bench profile map-pidf`).
-        var output = PIDFDocument(
-            entity: doc.uri,
-            tuples: [PIDFTuple(id: "t0", status: PIDFStatus(basic: row.basic), contact: PIDFContact(uri: doc.uri))],
-            persons: [PIDFPerson(id: "p0")])
         let activity = activityRule(effective, row, extended: extended, report: &report)
         let details = stateDetailsRule(effective.state, hasActivity: !activity.values.isEmpty, report: &report)
         var activities = activityElements(activity.values, note: details.meetingSubject)
+        var notes: [PIDFNote] = []
+        var cipid = CIPID()
+        var capabilities: ServiceCapabilities?
         let displayName = firstContactDisplayName(doc)
         // By index: a `for category in` loop copies each category whole (callgrind).
         for index in doc.categories.indices {
             switch doc.categories[index].payload {
             case .note(let note):
-                noteRule(
-                    note, extended: extended, notes: &output.persons[0].notes, activities: &activities, report: &report)
+                noteRule(note, extended: extended, notes: &notes, activities: &activities, report: &report)
             case .contactCard(let card):
-                contactCardRule(card, displayName: displayName, into: &output.persons[0].cipid, report: &report)
+                contactCardRule(card, displayName: displayName, into: &cipid, report: &report)
             case .calendarData(let calendar):
                 activities += calendarRule(
                     calendar, instance: doc.categories[index].instance ?? 0, extended: extended, report: &report)
             case .services(let services):
-                if let caps = capabilitiesRule(services, report: &report) {
-                    output.tuples[0].status.capabilities = caps
-                }
+                if let caps = capabilitiesRule(services, report: &report) { capabilities = caps }
             default:
                 break
             }
         }
         reportUnmappedCategories(doc, dialect: dialect, report: &report)
 
-        output.persons[0].rpid = RPID(
-            activities: activities, placeType: details.placeType, placeIs: details.placeIs,
-            timeOffsets: details.timeOffsets, userInput: activity.userInput)
-        if output.persons[0].isEmpty { output.persons = [] }
-        return output
+        let person = PIDFPerson(
+            id: "p0",
+            rpid: RPID(
+                activities: activities, placeType: details.placeType, placeIs: details.placeIs,
+                timeOffsets: details.timeOffsets, userInput: activity.userInput),
+            cipid: cipid, notes: notes)
+        let status = PIDFStatus(basic: row.basic, capabilities: capabilities)
+        return PIDFDocument(
+            entity: doc.uri, tuples: [PIDFTuple(id: "t0", status: status, contact: PIDFContact(uri: doc.uri))],
+            persons: person.isEmpty ? [] : [person])
     }
 
     // MARK: - Rules

@@ -1,6 +1,6 @@
 import XMLBridge
 
-extension CIPID {
+extension CIPID.Fields {
     /// The RFC 4482 §3 elements, named by their raw values in the CIPID namespace.
     private enum Element: String, CaseIterable {
         case displayName = "display-name"

@@ -16,7 +16,7 @@ public struct CIPID: Hashable, Sendable {
         var sound: String?
 
         var isEmpty: Bool {
-            displayNames.isEmpty && card == nil && homepage == nil && icon == nil && map == nil && sound == nil
+            displayNames.isEmpty && absent(card) && absent(homepage) && absent(icon) && absent(map) && absent(sound)
         }
     }
 
@@ -27,23 +27,23 @@ public struct CIPID: Hashable, Sendable {
     }
     public var card: String? {
         get { box?.value.card }
-        set { box.update(emptying: newValue == nil) { $0.card = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.card = newValue } }
     }
     public var homepage: String? {
         get { box?.value.homepage }
-        set { box.update(emptying: newValue == nil) { $0.homepage = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.homepage = newValue } }
     }
     public var icon: String? {
         get { box?.value.icon }
-        set { box.update(emptying: newValue == nil) { $0.icon = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.icon = newValue } }
     }
     public var map: String? {
         get { box?.value.map }
-        set { box.update(emptying: newValue == nil) { $0.map = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.map = newValue } }
     }
     public var sound: String? {
         get { box?.value.sound }
-        set { box.update(emptying: newValue == nil) { $0.sound = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.sound = newValue } }
     }
 
     public init(
@@ -55,6 +55,9 @@ public struct CIPID: Hashable, Sendable {
                 displayNames: displayNames, card: card, homepage: homepage, icon: icon, map: map, sound: sound))
     }
 
+    /// The elements a decoder gathered, boxed once (none when there is none).
+    init(_ fields: consuming Fields) { box = Optional(keeping: fields) }
+
     /// True when no element is present: there is no box.
-    public var isEmpty: Bool { box == nil }
+    public var isEmpty: Bool { absent(box) }
 }

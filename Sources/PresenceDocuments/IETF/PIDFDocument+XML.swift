@@ -36,17 +36,13 @@ extension PIDFDocument {
         guard let entity = root[attribute: "entity"] else {
             throw root.error("missing required attribute entity (RFC 3863 §4.1.1)")
         }
-        // The parts are gathered in locals and each stored property is set
-        // once, after the loop: setting them first and appending to them in a
-        // loop that can throw made the optimizer build the whole document
-        // aside and copy it into place (a retain and a release per field),
-        // and so would `self.init(entity:...)` (the same in the tuple and
-        // status decoders).
+        // The parts are gathered in locals and boxed once, after the loop (the same in the
+        // tuple, person and status decoders).
         var tuples: [PIDFTuple] = []
         var persons: [PIDFPerson] = []
         var devices: [PIDFDevice] = []
         var notes: [PIDFNote] = []
-        var cipid = CIPID()
+        var cipid = CIPID.Fields()
         var linkedIdentities: LinkedIdentities?
         var cid: String?
         var extensions: [XMLElement] = []
@@ -76,17 +72,13 @@ extension PIDFDocument {
             }
             if !taken { extensions.append(child.subtree) }
         }
-        // Each part is moved into its property: the closure that filled it captured it, and a
-        // plain assignment copied it (a retain and a release of each reference it holds).
-        self.entity = entity
-        self.tuples = consume tuples
-        self.persons = consume persons
-        self.devices = consume devices
-        self.notes = consume notes
-        self.cipid = consume cipid
-        self.linkedIdentities = consume linkedIdentities
-        self.cid = consume cid
-        self.extensions = consume extensions
+        // Each part is moved into place: the closure that filled it captured it, and a plain
+        // assignment copied it (a retain and a release of each reference it holds).
+        parts = SharedFields(
+            Parts(
+                entity: entity, tuples: consume tuples, persons: consume persons, devices: consume devices,
+                notes: consume notes, cipid: CIPID(consume cipid), linkedIdentities: consume linkedIdentities,
+                cid: consume cid, extensions: consume extensions))
     }
 
     /// Parses and decodes a PIDF body (`application/pidf+xml`) from parse events.
@@ -118,8 +110,8 @@ extension PIDFTuple {
         var contact: PIDFContact?
         var notes: [PIDFNote] = []
         var timestamp: String?
-        var rpid = RPID()
-        var cipid = CIPID()
+        var rpid = RPID.Fields()
+        var cipid = CIPID.Fields()
         var extensions: [XMLElement] = []
         var sawStatus = false
         e.forEachElement { child in
@@ -150,15 +142,11 @@ extension PIDFTuple {
             }
             if !taken { extensions.append(child.subtree) }
         }
-        self.id = id
-        self.status = consume status
-        self.deviceIDs = consume deviceIDs
-        self.contact = consume contact
-        self.notes = consume notes
-        self.timestamp = consume timestamp
-        self.rpid = consume rpid
-        self.cipid = consume cipid
-        self.extensions = consume extensions
+        parts = SharedFields(
+            Parts(
+                id: id, status: consume status, deviceIDs: consume deviceIDs, contact: consume contact,
+                notes: consume notes, timestamp: consume timestamp, rpid: RPID(consume rpid),
+                cipid: CIPID(consume cipid), extensions: consume extensions))
     }
 
     /// The attributes of `contact`.
@@ -180,14 +168,14 @@ extension PIDFStatus {
         var basic: PIDFBasic?
         var unrecognizedBasic: String?
         var capabilities = capabilities
-        var rpid = RPID()
+        var rpid = RPID.Fields()
         var extensions: [XMLElement] = []
         var sawBasic = false
         e.forEachElement { child in
             if child.hasName(NS.pidf, "basic"), !sawBasic, let text = PIDFXML.text(child) {
                 sawBasic = true
                 if let value = PIDFBasic(rawValue: text) { basic = value } else { unrecognizedBasic = text }
-            } else if child.hasName(NS.caps, "servcaps"), capabilities == nil,
+            } else if child.hasName(NS.caps, "servcaps"), absent(capabilities),
                 let caps = ServiceCapabilities(cursor: child)
             {
                 capabilities = caps
@@ -198,7 +186,7 @@ extension PIDFStatus {
         self.basic = consume basic
         self.unrecognizedBasic = consume unrecognizedBasic
         self.capabilities = consume capabilities
-        self.rpid = consume rpid
+        self.rpid = RPID(consume rpid)
         self.extensions = consume extensions
     }
 }
@@ -216,8 +204,8 @@ extension PIDFPerson {
             throw e.error("missing required attribute id (RFC 4479 §5.1.2)")
         }
         // Gathered in locals and moved into place once, as in the document decoder.
-        var rpid = RPID()
-        var cipid = CIPID()
+        var rpid = RPID.Fields()
+        var cipid = CIPID.Fields()
         var notes: [PIDFNote] = []
         var timestamp: String?
         var extensions: [XMLElement] = []
@@ -240,12 +228,10 @@ extension PIDFPerson {
             }
             if !taken { extensions.append(child.subtree) }
         }
-        self.id = id
-        self.rpid = consume rpid
-        self.cipid = consume cipid
-        self.notes = consume notes
-        self.timestamp = consume timestamp
-        self.extensions = consume extensions
+        parts = SharedFields(
+            Parts(
+                id: id, rpid: RPID(consume rpid), cipid: CIPID(consume cipid), notes: consume notes,
+                timestamp: consume timestamp, extensions: consume extensions))
     }
 }
 
@@ -264,7 +250,7 @@ extension PIDFDevice {
         }
         self.id = id
         deviceID = nil
-        rpid = RPID()
+        var rpid = RPID.Fields()
         notes = []
         timestamp = nil
         extensions = []
@@ -278,6 +264,7 @@ extension PIDFDevice {
             }
             if !taken { extensions.append(child.subtree) }
         }
+        self.rpid = RPID(consume rpid)
     }
 }
 

@@ -54,8 +54,8 @@ enum PIDFXML {
 
     /// Puts `value` into an empty slot; false (the caller keeps the element
     /// verbatim) when the slot is taken or the element did not decode.
-    static func fill<T>(_ slot: inout T?, _ value: T?) -> Bool {
-        guard slot == nil, let value else { return false }
+    static func fill<T>(_ slot: inout T?, _ value: consuming T?) -> Bool {
+        guard case .none = slot, value != nil else { return false }
         slot = value
         return true
     }

@@ -2,8 +2,9 @@ import XMLBridge
 
 /// Reading and writing of the RPID elements (RFC 4480 §3, schema §5.1) that
 /// may stand in a `dm:person`, a `tuple`, a `dm:device` or (pre-RFC,
-/// Microsoft) a tuple's `status`.
-extension RPID {
+/// Microsoft) a tuple's `status`. A decoder gathers them in a local ``RPID/Fields`` and
+/// boxes it once (``RPID/init(_:)``).
+extension RPID.Fields {
     private static let timeOffsetAttributes = XMLNameTable(unqualified: ["id", "from", "until", "description"])
     private static let userInputAttributes = XMLNameTable(unqualified: ["id", "idle-threshold", "last-input"])
 

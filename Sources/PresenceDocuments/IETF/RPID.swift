@@ -28,9 +28,9 @@ public struct RPID: Hashable, Sendable {
 
         /// True when no element is present.
         var isEmpty: Bool {
-            activities.isEmpty && mood == nil && placeType == nil && placeIs == nil && privacy == nil
-                && relationship == nil && serviceClass == nil && sphere == nil && statusIcon == nil
-                && timeOffsets.isEmpty && userInput == nil && `class` == nil && legacyActivities.isEmpty
+            activities.isEmpty && absent(mood) && absent(placeType) && absent(placeIs) && absent(privacy)
+                && absent(relationship) && absent(serviceClass) && absent(sphere) && absent(statusIcon)
+                && timeOffsets.isEmpty && absent(userInput) && absent(`class`) && legacyActivities.isEmpty
         }
     }
 
@@ -45,42 +45,42 @@ public struct RPID: Hashable, Sendable {
     /// `<mood>` (§3.5).
     public var mood: RPIDTokens? {
         get { box?.value.mood }
-        set { box.update(emptying: newValue == nil) { $0.mood = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.mood = newValue } }
     }
     /// `<place-type>` (§3.8); tokens are RFC 4589 location types.
     public var placeType: RPIDTokens? {
         get { box?.value.placeType }
-        set { box.update(emptying: newValue == nil) { $0.placeType = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.placeType = newValue } }
     }
     /// `<place-is>` (§3.7).
     public var placeIs: RPIDPlaceIs? {
         get { box?.value.placeIs }
-        set { box.update(emptying: newValue == nil) { $0.placeIs = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.placeIs = newValue } }
     }
     /// `<privacy>` (§3.9).
     public var privacy: RPIDTokens? {
         get { box?.value.privacy }
-        set { box.update(emptying: newValue == nil) { $0.privacy = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.privacy = newValue } }
     }
     /// `<relationship>` (§3.10).
     public var relationship: RPIDTokens? {
         get { box?.value.relationship }
-        set { box.update(emptying: newValue == nil) { $0.relationship = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.relationship = newValue } }
     }
     /// `<service-class>` (§3.11).
     public var serviceClass: RPIDTokens? {
         get { box?.value.serviceClass }
-        set { box.update(emptying: newValue == nil) { $0.serviceClass = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.serviceClass = newValue } }
     }
     /// `<sphere>` (§3.12): one of work, home, unknown as a token, or free text in `other`.
     public var sphere: RPIDTokens? {
         get { box?.value.sphere }
-        set { box.update(emptying: newValue == nil) { $0.sphere = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.sphere = newValue } }
     }
     /// `<status-icon>` (§3.13).
     public var statusIcon: RPIDStatusIcon? {
         get { box?.value.statusIcon }
-        set { box.update(emptying: newValue == nil) { $0.statusIcon = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.statusIcon = newValue } }
     }
     /// `<time-offset>` (§3.14); several with different from/until are allowed.
     public var timeOffsets: [RPIDTimeOffset] {
@@ -90,12 +90,12 @@ public struct RPID: Hashable, Sendable {
     /// `<user-input>` (§3.15).
     public var userInput: RPIDUserInput? {
         get { box?.value.userInput }
-        set { box.update(emptying: newValue == nil) { $0.userInput = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.userInput = newValue } }
     }
     /// `<class>` (§3.3).
     public var `class`: String? {
         get { box?.value.`class` }
-        set { box.update(emptying: newValue == nil) { $0.`class` = newValue } }
+        set { box.update(emptying: absent(newValue)) { $0.`class` = newValue } }
     }
     /// Pre-RFC `rpid-status` activity strings (`<ep:activities><ep:activity>away</ep:activity>`),
     /// as Microsoft servers write them ([MS-PRES] §2.2.2.8.1).
@@ -106,6 +106,9 @@ public struct RPID: Hashable, Sendable {
 
     /// No RPID element (nothing allocated).
     public init() { box = nil }
+
+    /// The elements a decoder gathered, boxed once (none when there is none).
+    init(_ fields: consuming Fields) { box = Optional(keeping: fields) }
 
     public init(
         activities: [RPIDTokens] = [], mood: RPIDTokens? = nil, placeType: RPIDTokens? = nil,
@@ -122,7 +125,7 @@ public struct RPID: Hashable, Sendable {
     }
 
     /// True when no RPID element is present: there is no box.
-    public var isEmpty: Bool { box == nil }
+    public var isEmpty: Bool { absent(box) }
 
     // Reads of one part of an element, made in the box: an element's getter
     // above copies the whole element out (a retain and a release for each of
