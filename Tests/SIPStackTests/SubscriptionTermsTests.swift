@@ -1,3 +1,4 @@
+import Foundation
 import SIPMessages
 import SIPStack
 import Testing
@@ -38,6 +39,23 @@ import Testing
     @Test func negotiatedTypeIsKeptForRefreshes() {
         let refresh = presenceSubscribe(accept: "application/pidf+xml, text/xml+msrtc.pidf", toTag: "gw1")
         #expect(accepted(refresh, negotiated: "application/pidf+xml")?.bodyType == "application/pidf+xml")
+    }
+
+    @Test func rateControlIntervalsAreReadFromTheEventHeader() throws {
+        // RFC 6446: min-interval and max-interval are Event header parameters in delta-seconds.
+        let both = try #require(accepted(presenceSubscribe(event: "presence;min-interval=5;max-interval=600")))
+        #expect(both.minInterval == 5)
+        #expect(both.maxInterval == 600)
+        let none = try #require(accepted(presenceSubscribe()))
+        #expect(none.minInterval == nil && none.maxInterval == nil)
+        #expect(rejection(presenceSubscribe(event: "presence;min-interval=5s"))?.0 == 400)
+        // Kept with the subscription's record: a restored watch keeps its rate control, and a
+        // record written before it had none still reads.
+        let decoded = try JSONDecoder().decode(SubscriptionTerms.self, from: JSONEncoder().encode(both))
+        #expect(decoded == both)
+        let plain = try JSONEncoder().encode(none)
+        #expect(!String(decoding: plain, as: UTF8.self).contains("Interval"))
+        #expect(try JSONDecoder().decode(SubscriptionTerms.self, from: plain) == none)
     }
 
     @Test func unacceptableBodyIs406WithTheTypesOnOffer() {

@@ -5,7 +5,7 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     public var package: SIPEventPackage
     /// The Event header's `id` parameter (RFC 6665 §8.2.1), kept for every NOTIFY.
     public var eventID: String?
-    /// The negotiated body type, kept for refreshes (issue: "the choice is kept for refreshes").
+    /// The negotiated body type, kept for refreshes while their Accept still allows it.
     public var bodyType: String
     /// Granted duration in seconds; 0 is a fetch (RFC 6665 §4.4.3) or an unsubscribe.
     public var expires: UInt32
@@ -13,10 +13,15 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     public var supportsBENotify: Bool
     /// The subscriber supports `ms-piggyback-first-notify` ([MS-PRES] §4.4.2).
     public var supportsPiggyback: Bool
+    /// RFC 6446 rate control, from the Event header: the least time between two notifications
+    /// (`min-interval`) and the most (`max-interval`), in seconds; nil when not asked for.
+    public var minInterval: UInt32?
+    public var maxInterval: UInt32?
 
     public init(
         package: SIPEventPackage, eventID: String? = nil, bodyType: String, expires: UInt32,
-        supportsBENotify: Bool = false, supportsPiggyback: Bool = false
+        supportsBENotify: Bool = false, supportsPiggyback: Bool = false, minInterval: UInt32? = nil,
+        maxInterval: UInt32? = nil
     ) {
         self.package = package
         self.eventID = eventID
@@ -24,6 +29,8 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
         self.expires = expires
         self.supportsBENotify = supportsBENotify
         self.supportsPiggyback = supportsPiggyback
+        self.minInterval = minInterval
+        self.maxInterval = maxInterval
     }
 
     /// The outcome of checking a SUBSCRIBE.
@@ -56,6 +63,14 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
         guard let package = registry.package(named: event.package) else {
             return .reject(status: 489, reason: "Bad Event", headers: allowEvents(registry))
         }
+        let minInterval: UInt32?
+        let maxInterval: UInt32?
+        do {
+            minInterval = try interval("min-interval", of: event)
+            maxInterval = try interval("max-interval", of: event)
+        } catch {
+            return .reject(status: 400, reason: "Bad Event header \(error.name)", headers: [])
+        }
         let requested: UInt32?
         do { requested = try h.expires } catch {
             return .reject(status: 400, reason: "Bad Expires header", headers: [])
@@ -84,7 +99,19 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
             SubscriptionTerms(
                 package: package, eventID: event.id, bodyType: bodyType, expires: expires,
                 supportsBENotify: supported.contains("ms-benotify"),
-                supportsPiggyback: supported.contains("ms-piggyback-first-notify")))
+                supportsPiggyback: supported.contains("ms-piggyback-first-notify"), minInterval: minInterval,
+                maxInterval: maxInterval))
+    }
+
+    /// An RFC 6446 interval parameter's delta-seconds; a value that is not one is an error.
+    private struct BadInterval: Error { let name: String }
+    private static func interval(_ name: String, of event: SIPEvent) throws(BadInterval) -> UInt32? {
+        guard event.parameters.contains(name) else { return nil }
+        guard let text = event.parameters.value(name), !text.isEmpty,
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let seconds = UInt32(text)
+        else { throw BadInterval(name: name) }
+        return seconds
     }
 
     private static func allowEvents(_ registry: SIPEventPackageRegistry) -> SIPHeaders {
