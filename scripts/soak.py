@@ -137,6 +137,8 @@ class Soak:
         # Watchers ask 60 s (RFC 6665 §4.1.2.1), so one whose sipp call aborted (an unexpected
         # NOTIFY during its pause) is expired by the gateway within a minute instead of ten.
         text = text.replace('Expires: 600', f'Expires: {self.a.watcher_expires}')
+        # The watchers ask for no rate control (RFC 6446).
+        text = text.replace('Event: [event]', 'Event: presence')
         path = os.path.join(self.work, name)
         with open(path, 'w') as f:
             f.write(text)

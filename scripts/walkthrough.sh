@@ -131,7 +131,7 @@ echo
 echo "== 5. enterprise -> OMA: dave@oma.example subscribes to bob@contoso.com through Kamailio"
 ( cd "$WORK/owatcher" && sipp "127.0.0.1:$KAM_SIP_PORT" -sf "$ROOT/Peers/sipp/watcher.xml" -p "$OWATCHER_PORT" -m 1 -d 500 \
     -key watcher sip:dave@oma.example -key resource sip:bob@contoso.com -key accept application/pidf+xml \
-    -set notifies 2 "${SIPP_COMMON[@]}" >screen.out 2>&1 ) \
+    -key event presence -set notifies 2 "${SIPP_COMMON[@]}" >screen.out 2>&1 ) \
   || { echo "OMA watcher failed:"; tail -20 "$WORK/owatcher/screen.out"; cat "$WORK"/owatcher/*errors.log 2>/dev/null | tail -20; exit 1; }
 echo "-- the NOTIFYs dave received (through Kamailio): 3500 -> open, then 15500 -> open + away"
 received "$WORK"/owatcher/*_messages.log '^NOTIFY' 2 | grep -v '^\(Via\|Contact\|Content-Length\|Max-Forwards\|Record-Route\):' 

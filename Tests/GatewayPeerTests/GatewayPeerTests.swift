@@ -81,7 +81,7 @@ struct GatewayPeerTests {
         try await GatewayPeers.with(edge: edge) { peers in
             let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
                                              keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": accept],
+                                                    "accept": accept, "event": "presence"],
                                              timeLimit: 60, extra: ["-d", "7000", "-set", "notifies", "2"])
             #expect(watcher.succeeded, "OMA watcher: \(watcher)")
             let edgeRun = try await #require(peers.edge).finish()
@@ -118,6 +118,35 @@ struct GatewayPeerTests {
         }
     }
 
+    /// RFC 6446 rate control through Kamailio: the watcher asks for `min-interval=3`; the
+    /// enterprise changes Bob's state twice half a second after the first (6500 busy, then 15500
+    /// away). The first change is held, and when the three seconds end the watcher gets the state
+    /// as it is then, away ([MS-PRES] §3.7.5.4 row 9): the busy state is never sent.
+    @Test func minIntervalHoldsChangesForAnOMAWatcher() async throws {
+        let edge = (scenario: "enterprise-edge-burst.xml", keys: ["avail1": "3500", "avail2": "6500", "avail3": "15500", "expires": "600"],
+                    calls: 1, pause: 500)
+        try await GatewayPeers.with(edge: edge) { peers in
+            let started = Date()
+            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
+                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
+                                                    "accept": "application/pidf+xml", "event": "presence;min-interval=3"],
+                                             timeLimit: 60, extra: ["-d", "1000", "-set", "notifies", "2"])
+            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let edgeRun = try await #require(peers.edge).finish()
+            #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
+            let bodies = watcher.receivedRequests("NOTIFY").map { String(decoding: $0.body, as: UTF8.self) }
+            #expect(bodies.count >= 2, "\(bodies)")
+            #expect(bodies.first?.contains("<basic>open</basic>") == true)
+            #expect(bodies.dropFirst().first?.contains("away") == true, "\(bodies)")
+            #expect(!bodies.contains { $0.contains("busy") }, "a held change went out: \(bodies)")
+            // The second NOTIFY waited for the interval: the run took at least the three seconds
+            // and the one-second hold.
+            #expect(Date().timeIntervalSince(started) >= 4)
+            let status = try await peers.status { $0.isIdle }
+            #expect(status.isIdle, "subscriptions left: \(status)")
+        }
+    }
+
     /// [MS-PRES] §3.4.5.1.3.1: a batch response that lists the resource as `resubscribe` with a
     /// `poolFqdn` makes the gateway send its next category SUBSCRIBE for that resource to the pool
     /// GRUU (the seed's `sip:server3.contoso.com@contoso.com;gruu;opaque=…`), and the pool's answer
@@ -127,7 +156,7 @@ struct GatewayPeerTests {
         try await GatewayPeers.with(edge: edge) { peers in
             let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
                                              keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": "application/pidf+xml"],
+                                                    "accept": "application/pidf+xml", "event": "presence"],
                                              timeLimit: 40, extra: ["-d", "500", "-set", "notifies", "1"])
             #expect(watcher.succeeded, "OMA watcher: \(watcher)")
             let edgeRun = try await #require(peers.edge).finish()
@@ -216,7 +245,7 @@ struct GatewayPeerTests {
             }
             func document(_ watcher: String, accept: String) async throws -> (SIPMessage, [UInt8]) {
                 let run = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.enterpriseSide,
-                                             keys: ["watcher": watcher, "resource": "sip:erin@oma.example", "accept": accept],
+                                             keys: ["watcher": watcher, "resource": "sip:erin@oma.example", "accept": accept, "event": "presence"],
                                              timeLimit: 40, extra: ["-d", "0", "-set", "notifies", "1"])
                 #expect(run.succeeded, "\(watcher) (\(accept)): \(run)")
                 let notify = try #require(run.receivedRequests("NOTIFY").first { !$0.body.isEmpty })

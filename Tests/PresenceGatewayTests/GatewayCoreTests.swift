@@ -57,7 +57,7 @@ import Testing
     // MARK: Flow 2: OMA watcher → enterprise presentity
 
     static func omaSubscribe(accept: String = "application/pidf+xml", expires: Int = 600, cseq: Int = 1,
-                             toTag: String? = nil) throws -> SIPRequest {
+                             toTag: String? = nil, event: String = "presence") throws -> SIPRequest {
         try request([
             "SUBSCRIBE sip:bob@contoso.com SIP/2.0",
             "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKo\(cseq)",
@@ -67,7 +67,7 @@ import Testing
             "Call-ID: oma-call-1",
             "CSeq: \(cseq) SUBSCRIBE",
             "Contact: <sip:alice@127.0.0.1:5070>",
-            "Event: presence",
+            "Event: \(event)",
             "Accept: \(accept)",
             "Expires: \(expires)",
         ])

@@ -11,13 +11,14 @@ import Testing
     @Test func everyNumberedTimerPacksAndUnpacksToItself() {
         var seen = Set<TimerKey>()
         for context in Self.contexts {
-            for timer in [GatewayCore.Timer.expiry(context), .refresh(context), .firstAnswer(context), .cleanup(context), .retry(context)] {
+            for timer in [GatewayCore.Timer.expiry(context), .refresh(context), .firstAnswer(context), .cleanup(context), .retry(context),
+                          .rateControl(context)] {
                 let key = TimerKey.packed(timer)
                 #expect(key?.unpacked == timer)
                 if let key { seen.insert(key) }
             }
         }
-        #expect(seen.count == Self.contexts.count * 5)  // no two timers share a key
+        #expect(seen.count == Self.contexts.count * 6)  // no two timers share a key
     }
 
     @Test func timersNamedByAStringAreNumberedWhileTheyRun() {

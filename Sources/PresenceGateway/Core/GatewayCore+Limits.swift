@@ -96,6 +96,7 @@ extension GatewayCore {
     @discardableResult
     mutating func forgetOMAWatch(_ key: Int) -> OMAWatch? {
         guard let watch = omaWatches.removeValue(forKey: key) else { return nil }
+        rateControlled[key] = nil
         if watch.linked == nil {
             releaseQuota(watch.watcher.uri)
             releasePeerQuota(watch.peer)

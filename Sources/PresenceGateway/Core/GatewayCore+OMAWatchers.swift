@@ -342,9 +342,10 @@ extension GatewayCore {
                     + detachResource(resource, from: key, now: now)
             }
         }
-        guard var sub = watch.subscription else { return [] }
+        guard var sub = watch.subscription, rateControlled[watchKey]?.held != true else { return [] }
         let body = render(state, as: sub.terms.bodyType)
         guard BodyDigest(body) != watch.lastSent else { return [] }
+        if let held = holdsChange(watchKey, terms: sub.terms, now: now) { return held }
         watch.lastSent = BodyDigest(body)
         let updates = sub.stateChanged(body: body, now: now)
         watch.subscription = sub

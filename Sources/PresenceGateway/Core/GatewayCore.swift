@@ -62,6 +62,9 @@ public struct GatewayCore: Sendable {
         case retry(Context)
         /// An OMA publication held by the gateway's compositor expires (RFC 3903 §6).
         case publicationExpiry(String)
+        /// An OMA watcher's rate control (RFC 6446) is due: its held change goes out now that
+        /// `min-interval` has passed, or its state is sent again as `max-interval` asks.
+        case rateControl(Context)
     }
 
     public enum Action: Sendable {
@@ -102,6 +105,8 @@ public struct GatewayCore: Sendable {
     }
     /// Linked identities whose enterprise state is published to the OMA presence server.
     var linked: [Int: LinkedPublication] = [:]
+    /// OMA watches that asked for rate control (RFC 6446), by key.
+    var rateControlled: [Int: RateControl] = [:]
     /// The gateway's own event state compositor, for linked identities it serves (flow 4).
     var compositor: EventStateCompositor {
         didSet { journal.publicationsChanged() }
@@ -266,6 +271,8 @@ public struct GatewayCore: Sendable {
             return refreshLinked(key, now: now)
         case .publicationExpiry(let tag):
             return expirePublication(tag, now: now)
+        case .rateControl(.omaWatch(let key)):
+            return rateControlDue(key, now: now)
         case .expiry(let context):
             switch context {
             case .enterpriseWatch(let key):
@@ -387,6 +394,7 @@ public struct GatewayCore: Sendable {
                 if let id { out.append(.respond(id, response)) }
             case .notify(let request):
                 out.append(.send(request, to: side, context: context))
+                if case .omaWatch(let key) = context { out += notified(key, now: now) }
             case .scheduleExpiry(let at):
                 out.append(.schedule(.expiry(context), at: at))
             case .remove:
@@ -400,6 +408,7 @@ public struct GatewayCore: Sendable {
                         out += endOMALegs(watch.legs.values, now: now)
                     }
                 case .omaWatch(let key):
+                    if rateControlled[key] != nil { out.append(.cancel(.rateControl(context))) }
                     if let watch = forgetOMAWatch(key) {
                         if let dialog = watch.subscription?.dialog.id {
                             dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)

@@ -29,6 +29,7 @@ struct TimerKey: PackedTableKey {
         case .firstAnswer(let c): (kind, context) = (2, c)
         case .cleanup(let c): (kind, context) = (3, c)
         case .retry(let c): (kind, context) = (4, c)
+        case .rateControl(let c): (kind, context) = (5, c)
         case .publicationExpiry: return nil
         }
         let contextKind: UInt64
@@ -65,6 +66,7 @@ struct TimerKey: PackedTableKey {
         case 2: return .firstAnswer(context)
         case 3: return .cleanup(context)
         case 4: return .retry(context)
+        case 5: return .rateControl(context)
         default: return nil
         }
     }

@@ -1,0 +1,138 @@
+import NIOCore
+import PresenceGateway
+import SIPMessages
+import Testing
+
+/// RFC 6446 rate control asked for by an OMA watcher in its SUBSCRIBE's Event header: the
+/// gateway holds changes that come within `min-interval` and sends the state as it is when the
+/// interval ends, and sends the state again when `max-interval` passes without a NOTIFY.
+@Suite struct RateControlTests {
+    typealias T = GatewayCoreTests
+    static let bob = "sip:bob@contoso.com"
+
+    /// An OMA watcher subscribed with `event`, answered with Bob available at `h.now`: the
+    /// enterprise leg's SUBSCRIBE and what the core did.
+    static func subscribed(_ h: inout T.Harness, event: String) throws -> (SIPRequest, [GatewayCore.Action]) {
+        let (id, actions) = h.receive(try T.omaSubscribe(event: event), from: .oma)
+        let (subscribe, context) = try #require(T.sent(actions, to: .enterprise).first)
+        let answered = h.core.receive(T.enterpriseOK(subscribe, T.categories(availability: 3500, uri: bob)),
+                                      to: subscribe, context: context, now: h.now)
+        #expect(T.responses(answered, id).first?.statusCode == 200)
+        #expect(T.sent(answered, to: .oma).count == 1)
+        return (subscribe, answered)
+    }
+
+    static func notifies(_ actions: [GatewayCore.Action]) -> [String] {
+        T.sent(actions, to: .oma).map { String(decoding: $0.0.body, as: UTF8.self) }
+    }
+
+    static func scheduled(_ actions: [GatewayCore.Action]) -> [(GatewayCore.Timer, NIODeadline)] {
+        actions.compactMap {
+            if case .schedule(let timer, let at) = $0, case .rateControl = timer { (timer, at) } else { nil }
+        }
+    }
+
+    @Test func changesWithinMinIntervalAreHeldAndTheLatestStateSentOnce() throws {
+        var h = try T.Harness()
+        let start = h.now
+        let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=10")
+
+        // 6500 (busy, [MS-PRES] §3.7.5.4) a second after the first NOTIFY: held, the timer set
+        // for when the ten seconds end.
+        h.now = start + .seconds(1)
+        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
+                             from: .enterprise).1
+        #expect(Self.notifies(busy).isEmpty)
+        let (timer, due) = try #require(Self.scheduled(busy).first)
+        #expect(due == start + .seconds(10))
+        // Then 15500 (away): held too, no second timer.
+        h.now = start + .seconds(2)
+        let away = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 3, T.categories(availability: 15500, uri: Self.bob)),
+                             from: .enterprise).1
+        #expect(Self.notifies(away).isEmpty)
+        #expect(Self.scheduled(away).isEmpty)
+
+        // At the end of the interval the watcher gets the state as it is then: away, not busy.
+        h.now = due
+        let fired = h.core.fire(timer, now: h.now)
+        let sent = Self.notifies(fired)
+        #expect(sent.count == 1)
+        #expect(sent.first?.contains("away") == true)
+        #expect(sent.first?.contains("busy") == false)
+
+        // A change a second later waits for the next ten seconds, counted from that NOTIFY.
+        h.now = due + .seconds(1)
+        let again = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 4, T.categories(availability: 3500, uri: Self.bob)),
+                              from: .enterprise).1
+        #expect(Self.notifies(again).isEmpty)
+        #expect(Self.scheduled(again).first?.1 == due + .seconds(10))
+    }
+
+    @Test func aHeldChangeUndoneBeforeTheIntervalEndsSendsNothing() throws {
+        var h = try T.Harness()
+        let start = h.now
+        let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=5")
+        h.now = start + .seconds(1)
+        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
+                             from: .enterprise).1
+        let (timer, due) = try #require(Self.scheduled(busy).first)
+        h.now = start + .seconds(2)
+        _ = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 3, T.categories(availability: 3500, uri: Self.bob)),
+                      from: .enterprise)
+        h.now = due
+        #expect(Self.notifies(h.core.fire(timer, now: h.now)).isEmpty)
+    }
+
+    @Test func changesAfterMinIntervalGoOutAtOnce() throws {
+        var h = try T.Harness()
+        let start = h.now
+        let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=5")
+        h.now = start + .seconds(6)
+        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
+                             from: .enterprise).1
+        #expect(Self.notifies(busy).count == 1)
+        #expect(Self.scheduled(busy).isEmpty)
+    }
+
+    @Test func maxIntervalSendsTheStateAgainWhenNothingChanged() throws {
+        var h = try T.Harness()
+        let start = h.now
+        let (_, answered) = try Self.subscribed(&h, event: "presence;max-interval=60")
+        let (timer, due) = try #require(Self.scheduled(answered).first)
+        #expect(due == start + .seconds(60))
+        let first = try #require(Self.notifies(answered).first)
+        h.now = due
+        let fired = h.core.fire(timer, now: h.now)
+        #expect(Self.notifies(fired) == [first])
+        #expect(Self.scheduled(fired).first?.1 == due + .seconds(60))
+    }
+
+    /// A max-interval below a minute is taken as a minute: a watcher cannot make the gateway
+    /// send a NOTIFY every second.
+    @Test func aShortMaxIntervalIsTakenAsAMinute() throws {
+        var h = try T.Harness()
+        let (_, answered) = try Self.subscribed(&h, event: "presence;max-interval=1")
+        #expect(Self.scheduled(answered).first?.1 == h.now + .seconds(60))
+    }
+
+    @Test func withoutRateControlNoTimerIsSet() throws {
+        var h = try T.Harness()
+        let start = h.now
+        let (subscribe, answered) = try Self.subscribed(&h, event: "presence")
+        #expect(Self.scheduled(answered).isEmpty)
+        h.now = start + .seconds(1)
+        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
+                             from: .enterprise).1
+        #expect(Self.notifies(busy).count == 1)
+        #expect(Self.scheduled(busy).isEmpty)
+    }
+
+    @Test(arguments: ["presence;min-interval=soon", "presence;max-interval=-5", "presence;min-interval",
+                      "presence;min-interval=99999999999"])
+    func anUnreadableIntervalIsRefusedWith400(_ event: String) throws {
+        var h = try T.Harness()
+        let (id, actions) = h.receive(try T.omaSubscribe(event: event), from: .oma)
+        #expect(T.responses(actions, id).first?.statusCode == 400)
+        #expect(T.sent(actions, to: .enterprise).isEmpty)
+    }
+}
