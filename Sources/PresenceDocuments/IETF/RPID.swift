@@ -34,7 +34,7 @@ public struct RPID: Hashable, Sendable {
         }
     }
 
-    /// The elements' storage, written only while uniquely referenced (`Optional.update`).
+    /// The elements' storage, never changed: a change makes a new box (`Optional.update`).
     typealias Box = SharedFields<Fields>
 
     /// `<activities>` (§3.2); RFC 4480 allows several, distinguished by from/until.
