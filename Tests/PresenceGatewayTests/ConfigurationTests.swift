@@ -28,6 +28,10 @@ import Testing
         ("listen:\n  - { side: oma, transport: udp, address: gw.example }\n", 2, "not an IPv4 or IPv6"),
         ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tls, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: dns }\noma: { domains: [oma.example], next-hop: dns }\n", 2, "tls"),
         (valid + "colour: blue\n", 6, "unknown key 'colour'"),
+        (valid.replacingOccurrences(of: "next-hop: \"sip:127.0.0.1:5070\" }",
+                                    with: "next-hop: \"sip:127.0.0.1:5070\", rate-control: { min-interval: soon } }"), 5, "whole number"),
+        (valid.replacingOccurrences(of: "next-hop: \"sip:127.0.0.1:5070\" }",
+                                    with: "next-hop: \"sip:127.0.0.1:5070\", rate-control: { throttle: 5 } }"), 5, "unknown key 'throttle'"),
         (valid + "peers:\n  - { name: x, address: 127.0.0.1, side: oma, trusted: maybe }\n", 7, "true or false"),
         (valid + "presentities:\n  default:\n    containers:\n      40000: [everyone]\n", 9, "0 to 32767"),
         (valid + "presentities:\n  default:\n    containers:\n      100: [friends]\n", 9, "'friends' is not a member"),
@@ -65,6 +69,17 @@ import Testing
         let config = try GatewayConfiguration(yaml: yaml)
         #expect(config.oma.rpidExtensions)
         #expect(config.enterprise.rpidExtensions == false)
+    }
+
+    /// RFC 6446: what the gateway asks of the OMA presence servers, in seconds.
+    @Test func omaSideAsksForRateControl() throws {
+        let yaml = Self.valid.replacingOccurrences(
+            of: "next-hop: \"sip:127.0.0.1:5070\" }",
+            with: "next-hop: \"sip:127.0.0.1:5070\", rate-control: { min-interval: 5, max-interval: 600 } }")
+        let config = try GatewayConfiguration(yaml: yaml)
+        #expect(config.oma.minInterval == 5)
+        #expect(config.oma.maxInterval == 600)
+        #expect(try GatewayConfiguration(yaml: Self.valid).oma.minInterval == nil)
     }
 
     @Test(arguments: broken)

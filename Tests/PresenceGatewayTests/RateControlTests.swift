@@ -22,6 +22,14 @@ import Testing
         return (subscribe, answered)
     }
 
+    /// The enterprise's BENOTIFY with Bob at `availability`, delivered at `h.now`.
+    static func change(_ h: inout T.Harness, _ subscribe: SIPRequest, cseq: Int, availability: UInt32) throws
+        -> [GatewayCore.Action]
+    {
+        h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: cseq, T.categories(availability: availability, uri: bob)),
+                  from: .enterprise).1
+    }
+
     static func notifies(_ actions: [GatewayCore.Action]) -> [String] {
         T.sent(actions, to: .oma).map { String(decoding: $0.0.body, as: UTF8.self) }
     }
@@ -40,15 +48,13 @@ import Testing
         // 6500 (busy, [MS-PRES] §3.7.5.4) a second after the first NOTIFY: held, the timer set
         // for when the ten seconds end.
         h.now = start + .seconds(1)
-        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
-                             from: .enterprise).1
+        let busy = try Self.change(&h, subscribe, cseq: 2, availability: 6500)
         #expect(Self.notifies(busy).isEmpty)
         let (timer, due) = try #require(Self.scheduled(busy).first)
         #expect(due == start + .seconds(10))
         // Then 15500 (away): held too, no second timer.
         h.now = start + .seconds(2)
-        let away = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 3, T.categories(availability: 15500, uri: Self.bob)),
-                             from: .enterprise).1
+        let away = try Self.change(&h, subscribe, cseq: 3, availability: 15500)
         #expect(Self.notifies(away).isEmpty)
         #expect(Self.scheduled(away).isEmpty)
 
@@ -62,8 +68,7 @@ import Testing
 
         // A change a second later waits for the next ten seconds, counted from that NOTIFY.
         h.now = due + .seconds(1)
-        let again = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 4, T.categories(availability: 3500, uri: Self.bob)),
-                              from: .enterprise).1
+        let again = try Self.change(&h, subscribe, cseq: 4, availability: 3500)
         #expect(Self.notifies(again).isEmpty)
         #expect(Self.scheduled(again).first?.1 == due + .seconds(10))
     }
@@ -73,12 +78,10 @@ import Testing
         let start = h.now
         let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=5")
         h.now = start + .seconds(1)
-        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
-                             from: .enterprise).1
+        let busy = try Self.change(&h, subscribe, cseq: 2, availability: 6500)
         let (timer, due) = try #require(Self.scheduled(busy).first)
         h.now = start + .seconds(2)
-        _ = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 3, T.categories(availability: 3500, uri: Self.bob)),
-                      from: .enterprise)
+        _ = try Self.change(&h, subscribe, cseq: 3, availability: 3500)
         h.now = due
         #expect(Self.notifies(h.core.fire(timer, now: h.now)).isEmpty)
     }
@@ -88,8 +91,7 @@ import Testing
         let start = h.now
         let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=5")
         h.now = start + .seconds(6)
-        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
-                             from: .enterprise).1
+        let busy = try Self.change(&h, subscribe, cseq: 2, availability: 6500)
         #expect(Self.notifies(busy).count == 1)
         #expect(Self.scheduled(busy).isEmpty)
     }
@@ -121,10 +123,30 @@ import Testing
         let (subscribe, answered) = try Self.subscribed(&h, event: "presence")
         #expect(Self.scheduled(answered).isEmpty)
         h.now = start + .seconds(1)
-        let busy = h.receive(try T.enterpriseBENOTIFY(subscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
-                             from: .enterprise).1
+        let busy = try Self.change(&h, subscribe, cseq: 2, availability: 6500)
         #expect(Self.notifies(busy).count == 1)
         #expect(Self.scheduled(busy).isEmpty)
+    }
+
+    /// The gateway as subscriber: `oma.rate-control` is asked of the OMA presence server in the
+    /// Event header of every PIDF SUBSCRIBE it sends for an enterprise watcher, refreshes too.
+    @Test func omaLegsAskForTheConfiguredRateControl() throws {
+        let yaml = GatewayConfiguration.defaultYAML.replacingOccurrences(
+            of: "next-hop: \"sip:127.0.0.1:5070;transport=udp\"",
+            with: "next-hop: \"sip:127.0.0.1:5070;transport=udp\"\n  rate-control: { min-interval: 5, max-interval: 600 }")
+        var h = try T.Harness(yaml: yaml)
+        let (_, actions) = h.receive(try T.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise,
+                                     network: .sameEnterprise)
+        let (subscribe, _) = try #require(T.sent(actions, to: .oma).first)
+        let event = try #require(try subscribe.headers.event)
+        #expect(event.package == "presence")
+        #expect(event.parameters.value("min-interval") == "5")
+        #expect(event.parameters.value("max-interval") == "600")
+        // Without the key the Event header is the package alone.
+        var plain = try T.Harness()
+        let (_, plainActions) = plain.receive(try T.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise,
+                                              network: .sameEnterprise)
+        #expect(try T.sent(plainActions, to: .oma).first?.0.headers.event?.parameters.isEmpty == true)
     }
 
     @Test(arguments: ["presence;min-interval=soon", "presence;max-interval=-5", "presence;min-interval",

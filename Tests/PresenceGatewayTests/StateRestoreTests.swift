@@ -116,6 +116,23 @@ import Testing
         #expect(after.core.counts.enterpriseWatches == 1 && after.core.counts.omaLegs == 1)
     }
 
+    /// RFC 6446 as the gateway asks it survives a restart: a leg still asks the OMA server for the
+    /// rate control it asked before, even when the restarted process's configuration asks for none.
+    @Test func rateControlIsKeptAcrossARestart() throws {
+        let yaml = GatewayConfiguration.defaultYAML.replacingOccurrences(
+            of: "next-hop: \"sip:127.0.0.1:5070;transport=udp\"",
+            with: "next-hop: \"sip:127.0.0.1:5070;transport=udp\"\n  rate-control: { min-interval: 5 }")
+        var h = try Self.journaled(yaml: yaml)
+        var records = Records()
+        let (_, _, context) = try Self.enterpriseWatcherPair(&h)
+        Self.take(&h, into: &records)
+        var after = try Self.journaled(prefix: "r")
+        after.now = h.now + .seconds(5)
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let resubscribe = try #require(H.sent(after.core.fire(.refresh(context), now: after.now), to: .oma).first?.0)
+        #expect(try resubscribe.headers.event?.parameters.value("min-interval") == "5")
+    }
+
     @Test func omaWatcherPairContinuesInItsOriginalDialogsAfterARestart() throws {
         var h = try Self.journaled()
         var records = Records()

@@ -49,6 +49,10 @@ public struct GatewayConfiguration: Sendable {
         /// OMA side: PIDF carries the RPID signals beyond the [MS-PRES] §3.7.5.4 row
         /// (`rpid-extensions`, `Mappings/README.md`), for OMA peers known to handle them.
         public var rpidExtensions = false
+        /// OMA side: RFC 6446 rate control the gateway asks of the OMA presence servers in its
+        /// PIDF SUBSCRIBEs (`rate-control: { min-interval: 5, max-interval: 600 }`, seconds).
+        public var minInterval: UInt32?
+        public var maxInterval: UInt32?
     }
 
     /// A peer the gateway knows by address.
@@ -163,7 +167,7 @@ extension GatewayConfiguration {
         guard let enterprise = top["enterprise"] else { throw root.error("'enterprise' is required") }
         guard let oma = top["oma"] else { throw root.error("'oma' is required") }
         self.enterprise = try Self.domains(enterprise)
-        self.oma = try Self.domains(oma, extraKeys: ["rpid-extensions"])
+        self.oma = try Self.domains(oma, extraKeys: ["rpid-extensions", "rate-control"])
         let overlap = Set(self.enterprise.domains).intersection(self.oma.domains)
         if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
         allowedPartners = nil
@@ -299,7 +303,14 @@ extension GatewayConfiguration {
                 throw hop.error("'\(text)' is not a SIP URI, 'dns' or 'dns-federation': \(error)")
             }
         }
-        return Domains(domains: names, nextHop: nextHop, rpidExtensions: try m["rpid-extensions"]?.bool() ?? false)
+        var result = Domains(
+            domains: names, nextHop: nextHop, rpidExtensions: try m["rpid-extensions"]?.bool() ?? false)
+        if let rate = m["rate-control"] {
+            let r = try rate.mapping(known: ["min-interval", "max-interval"])
+            result.minInterval = try r["min-interval"]?.integer(UInt32.self, in: 0...UInt32.max)
+            result.maxInterval = try r["max-interval"]?.integer(UInt32.self, in: 0...UInt32.max)
+        }
+        return result
     }
 
     static func peer(_ node: ConfigurationNode) throws(ConfigurationError) -> Peer {

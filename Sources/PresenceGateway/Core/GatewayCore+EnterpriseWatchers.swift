@@ -208,7 +208,8 @@ extension GatewayCore {
         fromAddress.displayName = from.displayName
         let configuration = SubscriberSubscription.Configuration(
             target: uri, from: fromAddress, to: SIPAddress(uri: uri), contact: contact,
-            accept: [SIPBodyType.pidf], expires: self.configuration.subscriptions.defaultExpires)
+            accept: [SIPBodyType.pidf], expires: self.configuration.subscriptions.defaultExpires,
+            minInterval: self.configuration.oma.minInterval, maxInterval: self.configuration.oma.maxInterval)
         let key = takeKey()
         let (subscription, actions) = SubscriberSubscription.start(
             configuration, callID: ids.callID(), localTag: ids.tag())

@@ -20,6 +20,9 @@ extension SubscriberSubscription {
         public var body: StoredBytes?
         public var bodyType: String?
         public var bodyGivenPerRequest: Bool
+        /// RFC 6446 intervals asked for; absent in records written before they could be.
+        public var minInterval: UInt32?
+        public var maxInterval: UInt32?
         public var status: Status
         public var dialog: SIPDialog.Record?
         public var callID: String
@@ -37,7 +40,8 @@ extension SubscriberSubscription {
             accept: configuration.accept, expires: configuration.expires, supported: configuration.supported,
             extraHeaders: SIPDialog.storedHeaders(configuration.extraHeaders),
             body: configuration.body.isEmpty ? nil : StoredBytes(configuration.body), bodyType: configuration.bodyType,
-            bodyGivenPerRequest: configuration.bodyGivenPerRequest, status: status, dialog: dialog?.record,
+            bodyGivenPerRequest: configuration.bodyGivenPerRequest, minInterval: configuration.minInterval,
+            maxInterval: configuration.maxInterval, status: status, dialog: dialog?.record,
             callID: callID, localTag: localTag, expiresAt: expiresAt.map(clock.milliseconds), cseq: cseq)
     }
 
@@ -51,7 +55,8 @@ extension SubscriberSubscription {
             contact: try SIPDialog.restored(SIPAddress(record.contact), "contact"),
             package: record.package, eventID: record.eventID, accept: record.accept, expires: record.expires,
             supported: record.supported, extraHeaders: headers, body: record.body?.bytes ?? [],
-            bodyType: record.bodyType, bodyGivenPerRequest: record.bodyGivenPerRequest)
+            bodyType: record.bodyType, bodyGivenPerRequest: record.bodyGivenPerRequest,
+            minInterval: record.minInterval, maxInterval: record.maxInterval)
         let dialog = try record.dialog.map { dialog throws(SIPStackError) in try SIPDialog(record: dialog) }
         self.init(
             configuration: configuration, status: record.status, dialog: dialog, callID: record.callID,

@@ -14,7 +14,9 @@ extension SubscriberSubscription {
         var extraHeaders: SIPHeaders
         var bodyType: String?
         var bodyGivenPerRequest: Bool
-        /// The Event header (RFC 6665 §8.2.1: `package;id=...`).
+        var minInterval: UInt32?
+        var maxInterval: UInt32?
+        /// The Event header (RFC 6665 §8.2.1: `package;id=...`, with any RFC 6446 intervals).
         var event: String
 
         init(_ configuration: Configuration) {
@@ -26,8 +28,12 @@ extension SubscriberSubscription {
             extraHeaders = configuration.extraHeaders
             bodyType = configuration.bodyType
             bodyGivenPerRequest = configuration.bodyGivenPerRequest
+            minInterval = configuration.minInterval
+            maxInterval = configuration.maxInterval
             var header = SIPEvent(package: configuration.package.name)
             if let id = configuration.eventID { header.parameters.set("id", id) }
+            if let minInterval { header.parameters.set("min-interval", String(minInterval)) }
+            if let maxInterval { header.parameters.set("max-interval", String(maxInterval)) }
             event = header.description
         }
     }
@@ -99,7 +105,7 @@ extension SubscriberSubscription {
                 target: parsed.target, from: parsed.from, to: parsed.to, contact: p.contact,
                 package: p.package, eventID: p.eventID, accept: p.accept, expires: expires,
                 supported: p.supported, extraHeaders: p.extraHeaders, body: body, bodyType: p.bodyType,
-                bodyGivenPerRequest: p.bodyGivenPerRequest)
+                bodyGivenPerRequest: p.bodyGivenPerRequest, minInterval: p.minInterval, maxInterval: p.maxInterval)
         }
 
         static let profiles = SharedValueTable<Profile>()

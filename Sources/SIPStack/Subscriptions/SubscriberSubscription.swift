@@ -35,13 +35,18 @@ public struct SubscriberSubscription: Sendable {
         /// SUBSCRIBE awaits a final response (a 423 retry resends it) and dropped after, so that
         /// a subscription does not hold a request body for hours. Default false.
         public var bodyGivenPerRequest: Bool
+        /// RFC 6446 rate control asked of the notifier in the Event header (`min-interval`,
+        /// `max-interval`, seconds); nil asks for none.
+        public var minInterval: UInt32?
+        public var maxInterval: UInt32?
 
         public init(
             target: SIPURI, from: SIPAddress, to: SIPAddress, contact: SIPAddress,
             package: SIPEventPackage = .presence, eventID: String? = nil,
             accept: [String] = [SIPBodyType.pidf], expires: UInt32 = 3600,
             supported: [String] = [], extraHeaders: SIPHeaders = [],
-            body: [UInt8] = [], bodyType: String? = nil, bodyGivenPerRequest: Bool = false
+            body: [UInt8] = [], bodyType: String? = nil, bodyGivenPerRequest: Bool = false,
+            minInterval: UInt32? = nil, maxInterval: UInt32? = nil
         ) {
             self.target = target
             self.from = from
@@ -56,6 +61,8 @@ public struct SubscriberSubscription: Sendable {
             self.body = body
             self.bodyType = bodyType
             self.bodyGivenPerRequest = bodyGivenPerRequest
+            self.minInterval = minInterval
+            self.maxInterval = maxInterval
         }
     }
 
