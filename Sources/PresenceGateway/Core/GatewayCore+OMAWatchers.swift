@@ -342,7 +342,7 @@ extension GatewayCore {
                     + detachResource(resource, from: key, now: now)
             }
         }
-        guard var sub = watch.subscription, rateControlled[watchKey]?.held != true else { return [] }
+        guard var sub = watch.subscription, !isHoldingChange(watchKey) else { return [] }
         let body = render(state, as: sub.terms.bodyType)
         guard BodyDigest(body) != watch.lastSent else { return [] }
         if let held = holdsChange(watchKey, terms: sub.terms, now: now) { return held }

@@ -45,17 +45,20 @@ extension GatewayCore {
         return [.schedule(.rateControl(.omaWatch(key)), at: now + max)]
     }
 
-    /// Whether a change for OMA watch `key` is held by its `min-interval`: nil when it may go out
-    /// now, else the actions holding it (the timer, set by the first change held).
+    /// Whether a change for OMA watch `key`, none held yet, is held by its `min-interval`: nil
+    /// when it may go out now, else the timer that sends it (later changes wait for the same one:
+    /// ``isHoldingChange(_:)``).
     mutating func holdsChange(_ key: Int, terms: SubscriptionTerms, now: NIODeadline) -> [Action]? {
         guard let min = terms.minInterval, var control = rateControlled[key] else { return nil }
-        if control.held { return [] }
         let due = control.lastNotified + .seconds(Int64(min))
         guard now < due else { return nil }
         control.held = true
         rateControlled[key] = control
         return [.schedule(.rateControl(.omaWatch(key)), at: due)]
     }
+
+    /// A change for OMA watch `key` is held already: a newer one waits for the same timer.
+    func isHoldingChange(_ key: Int) -> Bool { rateControlled[key]?.held == true }
 
     /// The rate-control timer of OMA watch `key`: a held change, or a state that `max-interval`
     /// asks to be sent again, goes out as the state is now.
