@@ -55,16 +55,18 @@ extension PresenceMapper {
         let details = stateDetailsRule(effective.state, hasActivity: !activity.values.isEmpty, report: &report)
         var activities = activityElements(activity.values, note: details.meetingSubject)
         var notes: [PIDFNote] = []
-        var cipid = CIPID()
-        var capabilities: ServiceCapabilities?
+        // The CIPID parts, made into one CIPID at the end (each part set on a CIPID made a new box).
         let displayName = firstContactDisplayName(doc)
+        var icon: String?
+        var homepage: String?
+        var capabilities: ServiceCapabilities?
         // By index: a `for category in` loop copies each category whole (callgrind).
         for index in doc.categories.indices {
             switch doc.categories[index].payload {
             case .note(let note):
                 noteRule(note, extended: extended, notes: &notes, activities: &activities, report: &report)
             case .contactCard(let card):
-                contactCardRule(card, displayName: displayName, into: &cipid, report: &report)
+                contactCardRule(card, icon: &icon, homepage: &homepage, report: &report)
             case .calendarData(let calendar):
                 activities += calendarRule(
                     calendar, instance: doc.categories[index].instance ?? 0, extended: extended, report: &report)
@@ -81,7 +83,8 @@ extension PresenceMapper {
             rpid: RPID(
                 activities: activities, placeType: details.placeType, placeIs: details.placeIs,
                 timeOffsets: details.timeOffsets, userInput: activity.userInput),
-            cipid: cipid, notes: notes)
+            cipid: CIPID(displayNames: displayName.map { [PIDFNote($0)] } ?? [], homepage: homepage, icon: icon),
+            notes: notes)
         let tuple = PIDFTuple(
             id: "t0", status: PIDFStatus(basic: row.basic, capabilities: capabilities),
             contact: PIDFContact(uri: doc.uri))
@@ -157,7 +160,11 @@ extension PresenceMapper {
                 report.drop("state/activity/custom", Self.beyondTheRow)
             }
         }
-        return (tokens.map { .token($0) } + others.map { .other($0) }, userInput)
+        var values: [RPIDValue] = []
+        values.reserveCapacity(tokens.count + others.count)
+        for token in tokens { values.append(.token(token)) }
+        for other in others { values.append(.other(other)) }
+        return (values, userInput)
     }
 
     /// The person's activities elements: the values with the meeting subject as their note.
@@ -248,18 +255,17 @@ extension PresenceMapper {
         }
     }
 
-    /// A contact card ([MS-PRES] §2.2.2.7.6) as CIPID (RFC 4482): the first display name of
-    /// all cards, this card's photo as icon and its first URL as homepage.
+    /// A contact card ([MS-PRES] §2.2.2.7.6) as CIPID (RFC 4482): this card's photo as icon and
+    /// its first URL as homepage. (The display name is the first of all cards: the caller's.)
     func contactCardRule<Report: MappingReporting>(
-        _ card: ContactCard, displayName: String?, into cipid: inout CIPID, report: inout Report
+        _ card: ContactCard, icon: inout String?, homepage: inout String?, report: inout Report
     ) {
-        cipid.displayNames = displayName.map { [PIDFNote($0)] } ?? []
         if let photo = card.photos.first(where: { $0.uri != nil })?.uri {
-            cipid.icon = photo
+            icon = photo
             report.map("contactCard/photo", "cipid icon")
         }
         if let home = card.urls.first?.uri {
-            cipid.homepage = home
+            homepage = home
             report.map("contactCard/url", "cipid homepage")
         }
         if !card.displayNames.isEmpty { report.map("contactCard/displayName", "cipid display-name") }

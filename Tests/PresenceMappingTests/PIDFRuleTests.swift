@@ -118,17 +118,35 @@ struct PIDFRuleTests {
         #expect(activities.first?.notes.map(\.text) == ["On leave"])
     }
 
-    @Test func contactCardGivesIconHomepageAndTheFirstDisplayName() {
-        var cipid = CIPID()
+    @Test func contactCardGivesIconAndHomepageAndALaterCardKeepsWhatItLacks() {
+        var icon: String?
+        var homepage: String?
         var report = MappingReport()
         let card = ContactCard(
             displayNames: [.init("Robert")], emails: ["bob@example.com"], urls: [.init(type: "other", uri: "http://example.com/bob")],
             photos: [.init(), .init(uri: "http://example.com/bob.png")])
-        Self.mapper.contactCardRule(card, displayName: "Bob", into: &cipid, report: &report)
-        #expect(cipid.displayNames.map(\.text) == ["Bob"])
-        #expect(cipid.icon == "http://example.com/bob.png")
-        #expect(cipid.homepage == "http://example.com/bob")
+        Self.mapper.contactCardRule(card, icon: &icon, homepage: &homepage, report: &report)
+        #expect(icon == "http://example.com/bob.png")
+        #expect(homepage == "http://example.com/bob")
         #expect(report.dropped.map(\.field) == ["contactCard/email"])
+        // A second card with a URL only: its URL is the homepage, the first card's photo stays the icon.
+        let second = ContactCard(displayNames: [.init("Bob")], urls: [.init(type: "other", uri: "http://example.org/b")])
+        Self.mapper.contactCardRule(second, icon: &icon, homepage: &homepage, report: &report)
+        #expect(icon == "http://example.com/bob.png")
+        #expect(homepage == "http://example.org/b")
+    }
+
+    @Test func theFirstContactCardsDisplayNameIsTheCIPIDDisplayName() {
+        let document = CategoriesDocument(uri: "sip:bob@example.com", categories: [
+            Category(name: .contactCard, instance: 0, payload: .contactCard(ContactCard(photos: [.init(uri: "http://example.com/b.png")]))),
+            Category(name: .contactCard, instance: 1, payload: .contactCard(ContactCard(displayNames: [.init("Robert")]))),
+            Category(name: .contactCard, instance: 2, payload: .contactCard(ContactCard(displayNames: [.init("Bob")]))),
+        ])
+        let pidf = Self.mapper.pidfDocument(from: document)
+        let cipid = pidf.persons.first?.cipid
+        // RFC 4482 §3.1: one display name per person; the first card that has one gives it.
+        #expect(cipid?.displayNames.map(\.text) == ["Robert"])
+        #expect(cipid?.icon == "http://example.com/b.png")
     }
 
     @Test func freeBusyBecomesDatedActivitiesOnlyWithExtensions() {
