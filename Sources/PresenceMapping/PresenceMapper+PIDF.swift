@@ -60,6 +60,7 @@ extension PresenceMapper {
         var icon: String?
         var homepage: String?
         var capabilities: ServiceCapabilities?
+        var hasServices = false
         // By index: a `for category in` loop copies each category whole (callgrind).
         for index in doc.categories.indices {
             switch doc.categories[index].payload {
@@ -71,10 +72,14 @@ extension PresenceMapper {
                 activities += calendarRule(
                     calendar, instance: doc.categories[index].instance ?? 0, extended: extended, report: &report)
             case .services(let services):
+                hasServices = true
                 if let caps = capabilitiesRule(services, report: &report) { capabilities = caps }
             default:
                 break
             }
+        }
+        if !hasServices, let services = aggregatedServices(doc, report: &report) {
+            capabilities = capabilitiesRule(services, report: &report)
         }
         reportUnmappedCategories(doc, dialect: dialect, report: &report)
 
@@ -323,6 +328,28 @@ extension PresenceMapper {
         return ServiceCapabilities(flags: flags)
     }
 
+    /// The subscribers' `services` of a document that carries `device` instances and no
+    /// `services` ([MS-PRES] §3.8.5.2, ``ServicesAggregation``): from the devices and machine
+    /// states of container 2 when it has devices, else of the first device's container. nil when
+    /// there is no device.
+    func aggregatedServices<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report)
+        -> MSServices?
+    {
+        let devices = doc.categories.filter {
+            if case .device = $0.payload { true } else { false }
+        }
+        guard let first = devices.first else { return nil }
+        let container = devices.contains { $0.container == 2 } ? 2 : first.container
+        let machineStates = doc.categories.filter { $0.container == container }
+            .compactMap(StateAggregation.Instance.init)
+        let services = ServicesAggregation.services(
+            of: devices.filter { $0.container == container }.compactMap(ServicesAggregation.Device.init),
+            machineStates: machineStates
+        ).forSubscribers
+        report.map("device", "aggregated into the subscribers' services as the server does (MS-PRES 3.8.5.2)")
+        return services
+    }
+
     /// The Microsoft dialect's document ([MS-PRES] §2.2.2.8.1): basic, the table's activity
     /// in `rpid-status` and the display name.
     private func microsoftPIDF<Report: MappingReporting>(
@@ -407,8 +434,12 @@ extension PresenceMapper {
                         "the Microsoft dialect carries only basic, activity and display name")
                 }
             case .device:
-                report.drop(
-                    doc.categories[i].name.rawValue, "device capabilities reach PIDF through the services category")
+                // Without a services category the devices were aggregated into one (reported there).
+                if doc.categories.contains(where: { if case .services = $0.payload { true } else { false } }) {
+                    report.drop(
+                        doc.categories[i].name.rawValue,
+                        "the services category, the server's aggregate of the devices (MS-PRES 3.8.5.2), is converted")
+                }
             case .userProperties:
                 report.drop(
                     doc.categories[i].name.rawValue, "self-only server data (MS-PRES 2.2.2.7.4), not for watchers")

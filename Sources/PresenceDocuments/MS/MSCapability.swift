@@ -51,6 +51,11 @@ public struct MSCapability: Hashable, Sendable {
         }
     }
 
+    /// Removes the attribute keyed `key`, if present.
+    public mutating func removeAttribute(_ key: String) {
+        sortedAttributes.removeAll { $0.key == key }
+    }
+
     // Inlinable: called from another module (the mapper) on a capability in its array, a
     // getter took a copy of the whole capability; inlined, it reads the attributes in place.
     @inlinable
