@@ -77,6 +77,12 @@ public struct PresenceMapper: Sendable {
         for i in doc.categories.indices {
             switch doc.categories[i].payload {
             case .state(let s):
+                // A state document under another name (dndState, §3.8.5.4) is a server's output
+                // for call routing, not a state instance.
+                guard doc.categories[i].name == .state else {
+                    report.drop(doc.categories[i].name.rawValue, Self.notAStateInstance)
+                    continue
+                }
                 if chosen == nil, s.type == .aggregateState { chosen = s }
                 hasStates = true
             case .legacyInterop(let l): legacy = legacy ?? l
@@ -99,7 +105,9 @@ public struct PresenceMapper: Sendable {
             custom = chosen.activities.lazy.flatMap(\.custom).first?.text
             // Only reported: each other state beside the server's aggregated one.
             for category in doc.categories where Report.keepsEntries && !computed {
-                guard case .state(let other) = category.payload, other != chosen else { continue }
+                guard category.name == .state, case .state(let other) = category.payload, other != chosen else {
+                    continue
+                }
                 report.drop(
                     "state[\(other.type)]", "only the aggregateState instance feeds the conversion (MS-PRES 3.7.5.4)")
             }
@@ -115,6 +123,9 @@ public struct PresenceMapper: Sendable {
         return EffectiveState(availability: availability, token: token, custom: custom, state: consume chosen)
     }
 
+    static let notAStateInstance =
+        "a server's output for call routing (MS-PRES 3.8.5.4), computed from the user and presenting states; not a state instance"
+
     /// The aggregateState of a document that carries the instances instead ([MS-PRES]
     /// §3.8.5.1.2): those of container 2 when it has any (the input the federated and
     /// same-enterprise views are computed from, §3.8.5.1.2.7), else those of the first state's
@@ -122,9 +133,7 @@ public struct PresenceMapper: Sendable {
     private func aggregateState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report)
         -> MSState
     {
-        let states = doc.categories.filter {
-            if case .state = $0.payload { true } else { false }
-        }
+        let states = doc.categories.filter { StateAggregation.Instance($0) != nil }
         let container = states.contains { $0.container == 2 } ? 2 : states.first?.container
         let instances = states.filter { $0.container == container }.compactMap(StateAggregation.Instance.init)
         let state = StateAggregation.aggregateState(of: instances)

@@ -25,9 +25,10 @@ public enum StateAggregation {
             self.endpointID = endpointID
         }
 
-        /// The category's state, nil when it holds none.
+        /// The category's state, nil when it holds none or is not a `state` category (a
+        /// `dndState` holds a state document too, §2.2.2.7.10, computed from these, §3.8.5.4).
         public init?(_ category: Category) {
-            guard case .state(let state) = category.payload else { return nil }
+            guard category.name == .state, case .state(let state) = category.payload else { return nil }
             self.init(
                 state: state, published: category.publishTime.flatMap(XSDTime.milliseconds(from:)),
                 expireType: category.expireType, endpointID: category.endpointID)
