@@ -329,23 +329,12 @@ extension PresenceMapper {
     }
 
     /// The subscribers' `services` of a document that carries `device` instances and no
-    /// `services` ([MS-PRES] §3.8.5.2, ``ServicesAggregation``): from the devices and machine
-    /// states of container 2 when it has devices, else of the first device's container. nil when
-    /// there is no device.
+    /// `services` ([MS-PRES] §3.8.5.2, ``ServicesAggregation/services(in:)``); nil when there is
+    /// no device.
     func aggregatedServices<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report)
         -> MSServices?
     {
-        let devices = doc.categories.filter {
-            if case .device = $0.payload { true } else { false }
-        }
-        guard let first = devices.first else { return nil }
-        let container = devices.contains { $0.container == 2 } ? 2 : first.container
-        let machineStates = doc.categories.filter { $0.container == container }
-            .compactMap(StateAggregation.Instance.init)
-        let services = ServicesAggregation.services(
-            of: devices.filter { $0.container == container }.compactMap(ServicesAggregation.Device.init),
-            machineStates: machineStates
-        ).forSubscribers
+        guard let services = ServicesAggregation.services(in: doc)?.forSubscribers else { return nil }
         report.map("device", "aggregated into the subscribers' services as the server does (MS-PRES 3.8.5.2)")
         return services
     }

@@ -27,6 +27,21 @@ public enum ServicesAggregation {
         }
     }
 
+    /// The devices of container 2 in `doc` (else of the first device's container) aggregated
+    /// with that container's machine states, as ``services(of:machineStates:)``; nil when `doc`
+    /// has no device.
+    public static func services(in doc: CategoriesDocument)
+        -> (container: UInt32?, forSelf: MSServices, forSubscribers: MSServices)?
+    {
+        let devices = doc.categories.filter { Device($0) != nil }
+        guard let first = devices.first else { return nil }
+        let container = devices.contains { $0.container == 2 } ? 2 : first.container
+        let inputs = doc.categories.filter { $0.container == container }
+        let (forSelf, forSubscribers) = services(
+            of: inputs.compactMap(Device.init), machineStates: inputs.compactMap(StateAggregation.Instance.init))
+        return (container, forSelf, forSubscribers)
+    }
+
     /// The two instances of §3.8.5.2.2: for self (container 2: every winning capability, with
     /// `preferredEndpointId` and `deviceAvailability`) and for subscribers (containers 100 to
     /// 400: the winning capabilities that are not publish-only and carry render or capture, with

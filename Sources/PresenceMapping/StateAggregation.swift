@@ -70,6 +70,18 @@ public enum StateAggregation {
         return state
     }
 
+    /// The `dndState` a server computes for call routing from the `userState` and
+    /// `presentingState` instances of one container ([MS-PRES] §3.8.5.4, §2.2.2.7.10): a manual
+    /// userState of 9500 when any of them is in the Do Not Disturb range (9000 to 11999), else
+    /// one without availability.
+    public static func dndState(of instances: [Instance]) -> MSState {
+        let doNotDisturb = instances.contains {
+            ($0.state.type == .userState || $0.state.type == .presentingState)
+                && (9000...11999).contains($0.state.availability ?? 0)
+        }
+        return MSState(type: .userState, manual: true, availability: doNotDisturb ? 9500 : nil)
+    }
+
     /// §3.8.5.1.2.1: the most active `machineState` per endpoint (the lowest availability; the
     /// most recently published of equals) as an `aggregateMachineState`, offline when there is
     /// none.

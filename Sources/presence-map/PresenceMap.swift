@@ -14,7 +14,7 @@ struct PresenceMap: ParsableCommand {
         commandName: "presence-map",
         abstract: "Convert and validate presence documents (categories, PIDF/RPID, msrtc.pidf).",
         discussion: "Exit codes: 0 success, 1 invalid input, 2 usage error.",
-        subcommands: [Convert.self, Validate.self, Tables.self]
+        subcommands: [Convert.self, Aggregate.self, Validate.self, Tables.self]
     )
 
     /// Runs the command with the exit codes the tool documents (ArgumentParser

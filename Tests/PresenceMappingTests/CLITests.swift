@@ -74,6 +74,26 @@ struct CLITests {
         #expect(missing.status == 1)
     }
 
+    @Test func aggregatePrintsWhatTheServerComputesFromAPublish() throws {
+        // [MS-PRES] §4.3.3: the category publish gives the workingHours instance of container 1.
+        let r = try Self.run(["aggregate", "Vectors/presence/computed/input-4.3.3-publish-calendarData.xml"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains(#"<category name="workingHours" instance="0" container="1" expireType="static">"#))
+        #expect(r.stdout.contains("<StartTimeInMinutes>540</StartTimeInMinutes>"))
+        // §4.3.4's container 2 inputs from standard input: the dndState of the manual userState 9000.
+        let inputs = try String(contentsOf: Self.packageRoot.appendingPathComponent(
+            "Vectors/presence/aggregation/input/4.3.4-container2.xml"), encoding: .utf8)
+        let dnd = try Self.run(["aggregate", "-"], stdin: inputs)
+        #expect(dnd.status == 0)
+        #expect(dnd.stdout.contains(#"<category name="dndState" instance="0" container="2" expireType="static">"#))
+        #expect(dnd.stdout.contains("<availability>9500</availability>"))
+        // Not a categories document or a publish: exit 1 at the root element.
+        let pidf = try Self.run(["aggregate", "Vectors/presence/ua/input/ua-default-ns-person-rpid.xml"])
+        #expect(pidf.status == 1)
+        #expect(pidf.stderr.hasPrefix("Vectors/presence/ua/input/ua-default-ns-person-rpid.xml:"))
+        #expect(pidf.stderr.contains("expected categories"))
+    }
+
     @Test func usageErrorsExitTwo() throws {
         #expect(try Self.run(["convert", "--to", "xpidf", "x.xml"]).status == 2)
         #expect(try Self.run(["convert"]).status == 2)

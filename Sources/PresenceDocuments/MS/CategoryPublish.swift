@@ -34,6 +34,14 @@ public struct CategoryPublish: Hashable, Sendable {
             self.endpointID = endpointID
             self.payload = payload
         }
+
+        /// The category it publishes, without the publishTime a server stamps on it
+        /// (§3.2.5.1.2).
+        public var category: Category {
+            Category(
+                name: categoryName, instance: instance, container: container, version: version, expireType: expireType,
+                expires: expires, endpointID: endpointID, payload: payload)
+        }
     }
 
     public init(uri: String, publications: [Publication] = []) {
