@@ -118,18 +118,19 @@ struct GatewayPeerTests {
         }
     }
 
-    /// RFC 6446 rate control through Kamailio: the watcher asks for `min-interval=3`; the
+    /// RFC 6446 rate control through Kamailio: the watcher asks for `max-rate=0.3` (one NOTIFY
+    /// per 3.3 s at most); the
     /// enterprise changes Bob's state twice half a second after the first (6500 busy, then 15500
-    /// away). The first change is held, and when the three seconds end the watcher gets the state
+    /// away). The first change is held, and when the 3.3 seconds end the watcher gets the state
     /// as it is then, away ([MS-PRES] §3.7.5.4 row 9): the busy state is never sent.
-    @Test func minIntervalHoldsChangesForAnOMAWatcher() async throws {
+    @Test func maxRateHoldsChangesForAnOMAWatcher() async throws {
         let edge = (scenario: "enterprise-edge-burst.xml", keys: ["avail1": "3500", "avail2": "6500", "avail3": "15500", "expires": "600"],
                     calls: 1, pause: 500)
         try await GatewayPeers.with(edge: edge) { peers in
             let started = Date()
             let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
                                              keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": "application/pidf+xml", "event": "presence;min-interval=3"],
+                                                    "accept": "application/pidf+xml", "event": "presence;max-rate=0.3"],
                                              timeLimit: 60, extra: ["-d", "1000", "-set", "notifies", "2"])
             #expect(watcher.succeeded, "OMA watcher: \(watcher)")
             let edgeRun = try await #require(peers.edge).finish()
@@ -139,7 +140,7 @@ struct GatewayPeerTests {
             #expect(bodies.first?.contains("<basic>open</basic>") == true)
             #expect(bodies.dropFirst().first?.contains("away") == true, "\(bodies)")
             #expect(!bodies.contains { $0.contains("busy") }, "a held change went out: \(bodies)")
-            // The second NOTIFY waited for the interval: the run took at least the three seconds
+            // The second NOTIFY waited for the interval: the run took at least the 3.3 seconds
             // and the one-second hold.
             #expect(Date().timeIntervalSince(started) >= 4)
             let status = try await peers.status { $0.isIdle }

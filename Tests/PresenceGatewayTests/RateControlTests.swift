@@ -3,9 +3,10 @@ import PresenceGateway
 import SIPMessages
 import Testing
 
-/// RFC 6446 rate control asked for by an OMA watcher in its SUBSCRIBE's Event header: the
-/// gateway holds changes that come within `min-interval` and sends the state as it is when the
-/// interval ends, and sends the state again when `max-interval` passes without a NOTIFY.
+/// RFC 6446 rate control asked for by an OMA watcher in its SUBSCRIBE's Event header, in
+/// notifications per second: the gateway holds changes that come within 1 / max-rate seconds and
+/// sends the state as it is when the interval ends, and sends the state again when 1 / min-rate
+/// seconds pass without a NOTIFY.
 @Suite struct RateControlTests {
     typealias T = GatewayCoreTests
     static let bob = "sip:bob@contoso.com"
@@ -40,10 +41,14 @@ import Testing
         }
     }
 
-    @Test func changesWithinMinIntervalAreHeldAndTheLatestStateSentOnce() throws {
+    @Test func changesWithinTheMaxRateAreHeldAndTheLatestStateSentOnce() throws {
         var h = try T.Harness()
         let start = h.now
-        let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=10")
+        let (subscribe, answered) = try Self.subscribed(&h, event: "presence;max-rate=0.1")
+        // The rate in force goes back in Subscription-State.
+        let state = try #require(try T.sent(answered, to: .oma).first?.0.headers.subscriptionState)
+        #expect(state.parameters.value("max-rate") == "0.1")
+        #expect(!state.parameters.contains("min-rate"))
 
         // 6500 (busy, [MS-PRES] §3.7.5.4) a second after the first NOTIFY: held, the timer set
         // for when the ten seconds end.
@@ -76,7 +81,7 @@ import Testing
     @Test func aHeldChangeUndoneBeforeTheIntervalEndsSendsNothing() throws {
         var h = try T.Harness()
         let start = h.now
-        let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=5")
+        let (subscribe, _) = try Self.subscribed(&h, event: "presence;max-rate=0.2")
         h.now = start + .seconds(1)
         let busy = try Self.change(&h, subscribe, cseq: 2, availability: 6500)
         let (timer, due) = try #require(Self.scheduled(busy).first)
@@ -86,35 +91,38 @@ import Testing
         #expect(Self.notifies(h.core.fire(timer, now: h.now)).isEmpty)
     }
 
-    @Test func changesAfterMinIntervalGoOutAtOnce() throws {
+    @Test func changesAfterTheIntervalGoOutAtOnce() throws {
         var h = try T.Harness()
         let start = h.now
-        let (subscribe, _) = try Self.subscribed(&h, event: "presence;min-interval=5")
+        let (subscribe, _) = try Self.subscribed(&h, event: "presence;max-rate=0.2")
         h.now = start + .seconds(6)
         let busy = try Self.change(&h, subscribe, cseq: 2, availability: 6500)
         #expect(Self.notifies(busy).count == 1)
         #expect(Self.scheduled(busy).isEmpty)
     }
 
-    @Test func maxIntervalSendsTheStateAgainWhenNothingChanged() throws {
+    @Test func theMinRateSendsTheStateAgainWhenNothingChanged() throws {
         var h = try T.Harness()
         let start = h.now
-        let (_, answered) = try Self.subscribed(&h, event: "presence;max-interval=60")
+        let (_, answered) = try Self.subscribed(&h, event: "presence;min-rate=0.005")
         let (timer, due) = try #require(Self.scheduled(answered).first)
-        #expect(due == start + .seconds(60))
+        #expect(due == start + .seconds(200))
         let first = try #require(Self.notifies(answered).first)
         h.now = due
         let fired = h.core.fire(timer, now: h.now)
         #expect(Self.notifies(fired) == [first])
-        #expect(Self.scheduled(fired).first?.1 == due + .seconds(60))
+        #expect(Self.scheduled(fired).first?.1 == due + .seconds(200))
     }
 
-    /// A max-interval below a minute is taken as a minute: a watcher cannot make the gateway
-    /// send a NOTIFY every second.
-    @Test func aShortMaxIntervalIsTakenAsAMinute() throws {
+    /// A min-rate above one a minute is lowered to one a minute, and Subscription-State says so:
+    /// a watcher cannot make the gateway send a NOTIFY every second.
+    @Test func aHighMinRateIsLoweredToOneAMinute() throws {
         var h = try T.Harness()
-        let (_, answered) = try Self.subscribed(&h, event: "presence;max-interval=1")
+        let (_, answered) = try Self.subscribed(&h, event: "presence;min-rate=1;max-rate=2")
         #expect(Self.scheduled(answered).first?.1 == h.now + .seconds(60))
+        let state = try #require(try T.sent(answered, to: .oma).first?.0.headers.subscriptionState)
+        #expect(state.parameters.value("min-rate") == "0.016667")
+        #expect(state.parameters.value("max-rate") == "2")
     }
 
     @Test func withoutRateControlNoTimerIsSet() throws {
@@ -140,8 +148,9 @@ import Testing
         let (subscribe, _) = try #require(T.sent(actions, to: .oma).first)
         let event = try #require(try subscribe.headers.event)
         #expect(event.package == "presence")
-        #expect(event.parameters.value("min-interval") == "5")
-        #expect(event.parameters.value("max-interval") == "600")
+        // RFC 6446 rates: one per 5 s at most, one per 600 s at least.
+        #expect(event.parameters.value("max-rate") == "0.2")
+        #expect(event.parameters.value("min-rate") == "0.001667")
         // Without the key the Event header is the package alone.
         var plain = try T.Harness()
         let (_, plainActions) = plain.receive(try T.enterpriseSubscribe(resources: ["sip:john@oma.example"]), from: .enterprise,
@@ -149,9 +158,10 @@ import Testing
         #expect(try T.sent(plainActions, to: .oma).first?.0.headers.event?.parameters.isEmpty == true)
     }
 
-    @Test(arguments: ["presence;min-interval=soon", "presence;max-interval=-5", "presence;min-interval",
-                      "presence;min-interval=99999999999"])
-    func anUnreadableIntervalIsRefusedWith400(_ event: String) throws {
+    @Test(arguments: ["presence;max-rate=soon", "presence;min-rate=-5", "presence;max-rate", "presence;max-rate=0",
+                      "presence;min-rate=0.000", "presence;max-rate=.5", "presence;max-rate=5.",
+                      "presence;max-rate=1e3", "presence;max-rate=12345678901234567"])
+    func anUnreadableRateIsRefusedWith400(_ event: String) throws {
         var h = try T.Harness()
         let (id, actions) = h.receive(try T.omaSubscribe(event: event), from: .oma)
         #expect(T.responses(actions, id).first?.statusCode == 400)

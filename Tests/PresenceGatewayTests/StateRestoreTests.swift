@@ -130,7 +130,7 @@ import Testing
         after.now = h.now + .seconds(5)
         _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
         let resubscribe = try #require(H.sent(after.core.fire(.refresh(context), now: after.now), to: .oma).first?.0)
-        #expect(try resubscribe.headers.event?.parameters.value("min-interval") == "5")
+        #expect(try resubscribe.headers.event?.parameters.value("max-rate") == "0.2")
     }
 
     @Test func omaWatcherPairContinuesInItsOriginalDialogsAfterARestart() throws {

@@ -41,21 +41,31 @@ import Testing
         #expect(accepted(refresh, negotiated: "application/pidf+xml")?.bodyType == "application/pidf+xml")
     }
 
-    @Test func rateControlIntervalsAreReadFromTheEventHeader() throws {
-        // RFC 6446: min-interval and max-interval are Event header parameters in delta-seconds.
-        let both = try #require(accepted(presenceSubscribe(event: "presence;min-interval=5;max-interval=600")))
-        #expect(both.minInterval == 5)
-        #expect(both.maxInterval == 600)
+    @Test func rateControlRatesAreReadFromTheEventHeader() throws {
+        // RFC 6446: max-rate and min-rate are Event header parameters in notifications per second.
+        let both = try #require(accepted(presenceSubscribe(event: "presence;max-rate=0.2;min-rate=0.001")))
+        #expect(both.maxRate == 0.2)
+        #expect(both.minRate == 0.001)
+        #expect(both.minimumInterval == .seconds(5))
+        #expect(both.maximumInterval == .seconds(1000))
         let none = try #require(accepted(presenceSubscribe()))
-        #expect(none.minInterval == nil && none.maxInterval == nil)
-        #expect(rejection(presenceSubscribe(event: "presence;min-interval=5s"))?.0 == 400)
+        #expect(none.maxRate == nil && none.minRate == nil && none.minimumInterval == nil)
+        #expect(rejection(presenceSubscribe(event: "presence;max-rate=5/s"))?.0 == 400)
         // Kept with the subscription's record: a restored watch keeps its rate control, and a
         // record written before it had none still reads.
         let decoded = try JSONDecoder().decode(SubscriptionTerms.self, from: JSONEncoder().encode(both))
         #expect(decoded == both)
         let plain = try JSONEncoder().encode(none)
-        #expect(!String(decoding: plain, as: UTF8.self).contains("Interval"))
+        #expect(!String(decoding: plain, as: UTF8.self).contains("Rate"))
         #expect(try JSONDecoder().decode(SubscriptionTerms.self, from: plain) == none)
+    }
+
+    @Test func ratesAreWrittenAsDecimals() {
+        #expect(SubscriptionTerms.decimal(0.2) == "0.2")
+        #expect(SubscriptionTerms.decimal(1.0 / 600) == "0.001667")
+        #expect(SubscriptionTerms.decimal(5) == "5")
+        #expect(SubscriptionTerms.decimal(1.0 / 60) == "0.016667")
+        #expect(SubscriptionTerms.decimal(12.5) == "12.5")
     }
 
     @Test func unacceptableBodyIs406WithTheTypesOnOffer() {

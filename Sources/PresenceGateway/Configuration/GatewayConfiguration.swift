@@ -50,7 +50,8 @@ public struct GatewayConfiguration: Sendable {
         /// (`rpid-extensions`, `Mappings/README.md`), for OMA peers known to handle them.
         public var rpidExtensions = false
         /// OMA side: RFC 6446 rate control the gateway asks of the OMA presence servers in its
-        /// PIDF SUBSCRIBEs (`rate-control: { min-interval: 5, max-interval: 600 }`, seconds).
+        /// PIDF SUBSCRIBEs (`rate-control: { min-interval: 5, max-interval: 600 }`, seconds
+        /// between two notifications, sent as `max-rate=0.2;min-rate=0.001667`).
         public var minInterval: UInt32?
         public var maxInterval: UInt32?
     }

@@ -87,7 +87,7 @@ extension GatewayCore {
     ) -> [Action] {
         let terms: SubscriptionTerms
         switch SubscriptionTerms.evaluate(request, registry: registry) {
-        case .accept(let t): terms = t
+        case .accept(let t): terms = Self.rateControlApplied(t)
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: true)
         }
@@ -385,7 +385,8 @@ extension GatewayCore {
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
-        case .accept(let terms):
+        case .accept(let asked):
+            let terms = Self.rateControlApplied(asked)
             let state =
                 watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
                 ?? CategoriesDocument(uri: watch.resource)

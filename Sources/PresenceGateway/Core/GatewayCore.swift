@@ -63,7 +63,7 @@ public struct GatewayCore: Sendable {
         /// An OMA publication held by the gateway's compositor expires (RFC 3903 §6).
         case publicationExpiry(String)
         /// An OMA watcher's rate control (RFC 6446) is due: its held change goes out now that
-        /// `min-interval` has passed, or its state is sent again as `max-interval` asks.
+        /// 1 / max-rate seconds have passed, or its state is sent again as `min-rate` asks.
         case rateControl(Context)
     }
 

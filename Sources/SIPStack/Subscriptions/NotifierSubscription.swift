@@ -259,12 +259,20 @@ public struct NotifierSubscription: Sendable {
     func subscriptionState(now: NIODeadline, retryAfter: UInt32? = nil) -> SIPSubscriptionState {
         switch status {
         case .pending:
-            return SIPSubscriptionState(state: .pending, expires: secondsLeft(now))
+            return withRates(SIPSubscriptionState(state: .pending, expires: secondsLeft(now)))
         case .active:
-            return SIPSubscriptionState(state: .active, expires: secondsLeft(now))
+            return withRates(SIPSubscriptionState(state: .active, expires: secondsLeft(now)))
         case .terminated(let reason):
             return SIPSubscriptionState(state: .terminated, reason: reason, retryAfter: retryAfter)
         }
+    }
+
+    /// RFC 6446: the rates in force, as the notifier applies them, with the subscription's state.
+    private func withRates(_ state: SIPSubscriptionState) -> SIPSubscriptionState {
+        var state = state
+        if let rate = terms.maxRate { state.parameters.set("max-rate", SubscriptionTerms.decimal(rate)) }
+        if let rate = terms.minRate { state.parameters.set("min-rate", SubscriptionTerms.decimal(rate)) }
+        return state
     }
 
     private func secondsLeft(_ now: NIODeadline) -> UInt32 {

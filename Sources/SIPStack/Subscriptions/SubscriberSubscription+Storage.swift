@@ -32,8 +32,14 @@ extension SubscriberSubscription {
             maxInterval = configuration.maxInterval
             var header = SIPEvent(package: configuration.package.name)
             if let id = configuration.eventID { header.parameters.set("id", id) }
-            if let minInterval { header.parameters.set("min-interval", String(minInterval)) }
-            if let maxInterval { header.parameters.set("max-interval", String(maxInterval)) }
+            // RFC 6446 asks in notifications per second: at most one per min-interval, at least
+            // one per max-interval.
+            if let minInterval, minInterval > 0 {
+                header.parameters.set("max-rate", SubscriptionTerms.decimal(1 / Double(minInterval)))
+            }
+            if let maxInterval, maxInterval > 0 {
+                header.parameters.set("min-rate", SubscriptionTerms.decimal(1 / Double(maxInterval)))
+            }
             event = header.description
         }
     }

@@ -35,8 +35,9 @@ public struct SubscriberSubscription: Sendable {
         /// SUBSCRIBE awaits a final response (a 423 retry resends it) and dropped after, so that
         /// a subscription does not hold a request body for hours. Default false.
         public var bodyGivenPerRequest: Bool
-        /// RFC 6446 rate control asked of the notifier in the Event header (`min-interval`,
-        /// `max-interval`, seconds); nil asks for none.
+        /// RFC 6446 rate control asked of the notifier, in seconds: at least `minInterval` and at
+        /// most `maxInterval` between two notifications, sent in the Event header as the rates
+        /// `max-rate` = 1 / minInterval and `min-rate` = 1 / maxInterval; nil asks for none.
         public var minInterval: UInt32?
         public var maxInterval: UInt32?
 

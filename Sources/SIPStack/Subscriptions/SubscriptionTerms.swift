@@ -1,3 +1,4 @@
+public import NIOCore
 public import SIPMessages
 
 /// What a notifier grants a SUBSCRIBE, or why it refuses it (RFC 6665 §4.2.1.1 and §4.2.1.2).
@@ -13,15 +14,27 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     public var supportsBENotify: Bool
     /// The subscriber supports `ms-piggyback-first-notify` ([MS-PRES] §4.4.2).
     public var supportsPiggyback: Bool
-    /// RFC 6446 rate control, from the Event header: the least time between two notifications
-    /// (`min-interval`) and the most (`max-interval`), in seconds; nil when not asked for.
-    public var minInterval: UInt32?
-    public var maxInterval: UInt32?
+    /// RFC 6446 rate control, from the Event header, in notifications per second: the most the
+    /// subscriber wants (`max-rate`) and the fewest (`min-rate`: the state is sent again when no
+    /// change comes); nil when not asked for. A notifier may lower `minRate` (and says so in
+    /// Subscription-State).
+    public var maxRate: Double?
+    public var minRate: Double?
+
+    /// The least time between two notifications that `max-rate` allows.
+    public var minimumInterval: TimeAmount? { maxRate.map(Self.interval) }
+    /// The most time between two notifications that `min-rate` asks for.
+    public var maximumInterval: TimeAmount? { minRate.map(Self.interval) }
+
+    /// 1 / `rate` seconds, in whole nanoseconds rounded up (at most about a century).
+    static func interval(_ rate: Double) -> TimeAmount {
+        .nanoseconds(Int64(Swift.min((1e9 / rate).rounded(.up), 3.2e18)))
+    }
 
     public init(
         package: SIPEventPackage, eventID: String? = nil, bodyType: String, expires: UInt32,
-        supportsBENotify: Bool = false, supportsPiggyback: Bool = false, minInterval: UInt32? = nil,
-        maxInterval: UInt32? = nil
+        supportsBENotify: Bool = false, supportsPiggyback: Bool = false, maxRate: Double? = nil,
+        minRate: Double? = nil
     ) {
         self.package = package
         self.eventID = eventID
@@ -29,8 +42,8 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
         self.expires = expires
         self.supportsBENotify = supportsBENotify
         self.supportsPiggyback = supportsPiggyback
-        self.minInterval = minInterval
-        self.maxInterval = maxInterval
+        self.maxRate = maxRate
+        self.minRate = minRate
     }
 
     /// The outcome of checking a SUBSCRIBE.
@@ -63,11 +76,11 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
         guard let package = registry.package(named: event.package) else {
             return .reject(status: 489, reason: "Bad Event", headers: allowEvents(registry))
         }
-        let minInterval: UInt32?
-        let maxInterval: UInt32?
+        let maxRate: Double?
+        let minRate: Double?
         do {
-            minInterval = try interval("min-interval", of: event)
-            maxInterval = try interval("max-interval", of: event)
+            maxRate = try rate("max-rate", of: event)
+            minRate = try rate("min-rate", of: event)
         } catch {
             return .reject(status: 400, reason: "Bad Event header \(error.name)", headers: [])
         }
@@ -99,19 +112,35 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
             SubscriptionTerms(
                 package: package, eventID: event.id, bodyType: bodyType, expires: expires,
                 supportsBENotify: supported.contains("ms-benotify"),
-                supportsPiggyback: supported.contains("ms-piggyback-first-notify"), minInterval: minInterval,
-                maxInterval: maxInterval))
+                supportsPiggyback: supported.contains("ms-piggyback-first-notify"), maxRate: maxRate,
+                minRate: minRate))
     }
 
-    /// An RFC 6446 interval parameter's delta-seconds; a value that is not one is an error.
-    private struct BadInterval: Error { let name: String }
-    private static func interval(_ name: String, of event: SIPEvent) throws(BadInterval) -> UInt32? {
+    /// An RFC 6446 rate parameter: a positive decimal number of notifications per second
+    /// (`1*DIGIT ["." 1*DIGIT]`, at most 16 characters); any other value is an error.
+    private struct BadRate: Error { let name: String }
+    private static func rate(_ name: String, of event: SIPEvent) throws(BadRate) -> Double? {
         guard event.parameters.contains(name) else { return nil }
-        guard let text = event.parameters.value(name), !text.isEmpty,
-            text.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-            let seconds = UInt32(text)
-        else { throw BadInterval(name: name) }
-        return seconds
+        guard let text = event.parameters.value(name), isDecimal(text), let value = Double(text), value > 0 else {
+            throw BadRate(name: name)
+        }
+        return value
+    }
+
+    private static func isDecimal(_ text: String) -> Bool {
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        return text.utf8.count <= 16 && (1...2).contains(parts.count)
+            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }
+    }
+
+    /// A rate as a decimal for a header: up to six places, no trailing zeros ("0.2", "0.001667", "5").
+    public static func decimal(_ rate: Double) -> String {
+        let millionths = Int64((Swift.min(rate, 1e12) * 1_000_000).rounded())
+        var fraction = String(millionths % 1_000_000)
+        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        let whole = String(millionths / 1_000_000)
+        return fraction.isEmpty ? whole : whole + "." + fraction
     }
 
     private static func allowEvents(_ registry: SIPEventPackageRegistry) -> SIPHeaders {
