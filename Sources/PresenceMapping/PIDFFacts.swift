@@ -78,21 +78,23 @@ struct PIDFFacts {
         var anyOpen = false
         var anyClosed = false
         for tuple in doc.tuples {
-            let status = tuple.status
-            switch status.basic {
-            case .open?: anyOpen = true
-            case .closed?: anyClosed = true
-            case nil: break
+            // The status read where it lies (`withStatus`): the getter copied it whole.
+            tuple.withStatus { status in
+                switch status.basic {
+                case .open?: anyOpen = true
+                case .closed?: anyClosed = true
+                case nil: break
+                }
+                if let text = status.unrecognizedBasic {
+                    unrecognizedBasics.append(.init(tupleID: tuple.id, text: text))
+                }
+                read(tuple.rpid, freeBusy)
+                read(status.rpid, freeBusy)
+                let tupleNotes = tuple.notes
+                if !tupleNotes.isEmpty { notes += tupleNotes }
+                read(tuple.cipid)
+                if case .none = capabilities { capabilities = status.capabilities }
             }
-            if let text = status.unrecognizedBasic {
-                unrecognizedBasics.append(.init(tupleID: tuple.id, text: text))
-            }
-            read(tuple.rpid, freeBusy)
-            read(status.rpid, freeBusy)
-            let tupleNotes = tuple.notes
-            if !tupleNotes.isEmpty { notes += tupleNotes }
-            read(tuple.cipid)
-            if case .none = capabilities { capabilities = status.capabilities }
         }
         basic = anyOpen ? .open : anyClosed ? .closed : .none
         for device in doc.devices { read(device.rpid, freeBusy) }
@@ -115,26 +117,28 @@ struct PIDFFacts {
     /// current activities (RFC 4480 §3.2); takes the first user input.
     private mutating func read(_ rpid: RPID, _ freeBusy: [MappingTables.FreeBusyRow]) {
         if userInput == nil { userInput = rpid.userInputValue }
-        for activities in rpid.activities {
-            if let from = activities.from, let until = activities.until,
-                let state = PresenceMapper.freeBusyState(of: activities, rows: freeBusy)
+        // By index: a `for ... in` loop copied each activities element, and each value, whole.
+        let all = rpid.activities
+        for i in all.indices {
+            if let from = all[i].from, let until = all[i].until,
+                let state = PresenceMapper.freeBusyState(of: all[i], rows: freeBusy)
             {
                 calendarBlocks.append((state, from, until))
-            } else if Self.isOutOfOfficeNote(activities) {
-                for note in activities.notes {
+            } else if Self.isOutOfOfficeNote(all[i]) {
+                for note in all[i].notes {
                     outOfOfficeNotes.append(
-                        MSNote.Body(text: note.text, type: "OOF", startTime: activities.from, endTime: activities.until)
-                    )
+                        MSNote.Body(text: note.text, type: "OOF", startTime: all[i].from, endTime: all[i].until))
                 }
             } else {
-                for value in activities.values {
-                    if let token = value.rpidToken {
+                let values = all[i].values
+                for j in values.indices {
+                    if let token = values[j].rpidToken {
                         if !tokens.contains(token) { tokens.append(token) }
-                    } else if let text = value.otherText {
+                    } else if let text = values[j].otherText {
                         if !others.contains(text) { others.append(text) }
                     }
                 }
-                if activityNote == nil { activityNote = activities.notes.first?.text }
+                if activityNote == nil { activityNote = all[i].notes.first?.text }
             }
         }
         for token in rpid.legacyActivities where !tokens.contains(token) { tokens.append(token) }

@@ -136,6 +136,11 @@ public struct PIDFTuple: Hashable, Sendable {
         get { parts.value.status }
         set { parts = parts.changing { $0.status = newValue } }
     }
+    /// Calls `body` with the status where it lies in the tuple: the `status` getter copies it
+    /// whole (a retain and a release for each of its strings, arrays and boxes).
+    public func withStatus<Result>(_ body: (PIDFStatus) throws -> Result) rethrows -> Result {
+        try body(parts.value.status)
+    }
     /// RFC 4479 `dm:deviceID` children.
     public var deviceIDs: [String] {
         get { parts.value.deviceIDs }
