@@ -133,9 +133,9 @@ public struct PresenceMapper: Sendable {
     private func aggregateState<Report: MappingReporting>(_ doc: CategoriesDocument, report: inout Report)
         -> MSState
     {
-        let states = doc.categories.filter { StateAggregation.Instance($0) != nil }
+        let states = StateAggregation.instances(in: doc)
         let container = states.contains { $0.container == 2 } ? 2 : states.first?.container
-        let instances = states.filter { $0.container == container }.compactMap(StateAggregation.Instance.init)
+        let instances = states.filter { $0.container == container }.map(\.instance)
         let state = StateAggregation.aggregateState(of: instances)
         if Report.keepsEntries {
             let types = instances.map(\.state.type.rawValue).joined(separator: ", ")

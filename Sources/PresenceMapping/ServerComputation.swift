@@ -17,9 +17,7 @@ public enum ServerComputation {
     /// The categories computed from `doc`'s instances, in the order listed above.
     public static func categories(of doc: CategoriesDocument) -> CategoriesDocument {
         var computed: [Category] = []
-        let states = doc.categories.compactMap { category in
-            StateAggregation.Instance(category).map { (container: category.container, instance: $0) }
-        }
+        let states = StateAggregation.instances(in: doc)
         var containers: [UInt32?] = []
         for state in states where !containers.contains(state.container) { containers.append(state.container) }
         for container in containers {

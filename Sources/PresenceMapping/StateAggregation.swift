@@ -39,6 +39,11 @@ public enum StateAggregation {
         var started: Int64? { state.startTime.flatMap(XSDTime.milliseconds(from:)) ?? published }
     }
 
+    /// The `state` instances of `doc`, each with its category's container, in document order.
+    public static func instances(in doc: CategoriesDocument) -> [(container: UInt32?, instance: Instance)] {
+        doc.categories.compactMap { category in Instance(category).map { (category.container, $0) } }
+    }
+
     /// Offline ([MS-PRES] §3.8.5.1.2.1: the machine state of a user with no endpoint).
     public static let offline: UInt32 = 18500
 
