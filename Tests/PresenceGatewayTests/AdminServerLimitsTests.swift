@@ -9,6 +9,10 @@ import Testing
 /// dripped requests and one address opening many connections. Timeouts are configured short;
 /// every wait is bounded.
 @Suite(.serialized) struct AdminServerLimitsTests {
+    /// A loop of its own, as SIPNetworkTransportHardeningTests has: on NIO's shared loops, other
+    /// suites' clock-bounded work ran the 300 ms idle timer seconds late on a loaded machine.
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     /// A raw TCP client that records whether the server closed the connection.
     final class RawClient: Sendable {
         let channel: any Channel
@@ -32,7 +36,7 @@ import Testing
         init(port: Int, from source: String = "127.0.0.1") async throws {
             let box = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
             state = box
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            channel = try await ClientBootstrap(group: AdminServerLimitsTests.group)
                 .bind(to: try SocketAddress(ipAddress: source, port: 0))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Watcher(box)) }
@@ -59,7 +63,7 @@ import Testing
 
     static func start(_ limits: AdminServer.Limits) async throws -> (AdminServer, PrometheusCollectorRegistry, Int) {
         let registry = PrometheusCollectorRegistry()
-        let server = try await AdminServer.start(host: "127.0.0.1", port: 0, registry: registry, group: MultiThreadedEventLoopGroup.singleton,
+        let server = try await AdminServer.start(host: "127.0.0.1", port: 0, registry: registry, group: Self.group,
                                                  limits: limits, metricsFactory: PrometheusMetricsFactory(registry: registry)) {
             (true, #"{"status":"ok"}"#)
         }

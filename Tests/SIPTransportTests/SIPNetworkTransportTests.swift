@@ -1,5 +1,6 @@
 import MetricsTestKit
 import NIOCore
+import NIOPosix
 import PeerTestSupport
 import SIPMessages
 import SIPTransport
@@ -343,11 +344,15 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    /// On a loop of its own, as SIPNetworkTransportHardeningTests: on NIO's shared loops, other
+    /// suites' clock-bounded work ran the 300 ms idle timer seconds late on a loaded machine.
+    static let idleGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
     @Test func silentConnectionIsClosedAfterTheIdleTimeout() async throws {
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
         configuration.idleTimeout = .milliseconds(300)
-        let gateway = try await Harness.start(configuration)
-        let peer = try await RawTCPPeer(connectingTo: gateway.bound[0])
+        let gateway = try await Harness.start(configuration, eventLoop: Self.idleGroup.next())
+        let peer = try await RawTCPPeer(connectingTo: gateway.bound[0], group: Self.idleGroup)
         try await peer.waitUntilClosed()
         _ = try await waitFor("the close to be counted") {
             gateway.counter("sip_transport_connections_closed", [("transport", "tcp")]) == 1 ? true : nil
