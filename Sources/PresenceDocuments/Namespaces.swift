@@ -15,6 +15,8 @@ public enum NS {
     public static let caps = "urn:ietf:params:xml:ns:pidf:caps"
     /// RFC 4662 §5.1
     public static let rlmi = "urn:ietf:params:xml:ns:rlmi"
+    /// RFC 3858 §5
+    public static let watcherInfo = "urn:ietf:params:xml:ns:watcherinfo"
     /// RFC 4480 §3.8 place types use RFC 4589 location types.
     public static let locationTypes = "urn:ietf:params:xml:ns:location-type"
     /// Pre-RFC 4480 RPID namespaces that Microsoft servers emit ([MS-PRES] §2.2.2.8.1).
@@ -46,7 +48,8 @@ extension XMLVocabulary {
     /// Every namespace in ``NS``: a parse hands these URIs out as the ``NS``
     /// constants themselves, so the codecs' name matching compares by identity.
     public static let presence = XMLVocabulary(namespaces: [
-        NS.pidf, NS.dataModel, NS.rpid, NS.cipid, NS.caps, NS.rlmi, NS.locationTypes, NS.rpidStatus, NS.rpidTuple,
+        NS.pidf, NS.dataModel, NS.rpid, NS.cipid, NS.caps, NS.rlmi, NS.watcherInfo, NS.locationTypes, NS.rpidStatus,
+        NS.rpidTuple,
         NS.xml, NS.xsi, NS.categories, NS.state, NS.note, NS.contactCard, NS.calendarData, NS.exchangeTypes,
         NS.services, NS.device, NS.commonTypes, NS.richPresence, NS.batchSubscribe, NS.categoryList,
         NS.subscriptionContext, NS.roamingSelf, NS.msrtcPresence,

@@ -121,6 +121,8 @@ public enum SIPBodyType {
     public static let msrtcCategoryList = "application/msrtc-adrl-categorylist+xml"
     /// RFC 4662 resource list meta-information.
     public static let rlmi = "application/rlmi+xml"
+    /// RFC 3858 watcher information.
+    public static let watcherInfo = "application/watcherinfo+xml"
     /// RFC 2387.
     public static let multipartRelated = "multipart/related"
 }
