@@ -53,6 +53,15 @@ struct FuzzRegressionTests {
         #expect(harness.lastSends == 0 && harness.lastResponses == 0)
     }
 
+    /// The watcher information seed (RFC 3857) reaches the core's winfo notifier: the owner of a
+    /// linked identity is answered and sent its watcher list.
+    @Test func gatewayWinfoSeedIsAnsweredAndNotified() throws {
+        let seed = try #require(Self.vectors(.gateway).first { $0.name == "seed-oma-winfo-subscribe.sip" })
+        let harness = GatewayFuzzHarness()
+        #expect(harness.check(seed.bytes) == nil)
+        #expect(harness.lastResponses >= 1 && harness.lastSends >= 1, "responses \(harness.lastResponses), sends \(harness.lastSends)")
+    }
+
     /// The core is rebuilt every ``GatewayFuzzHarness/resetEvery`` inputs, so what fuzzing keeps is bounded.
     @Test func gatewayHarnessRebuildsItsCoreOnSchedule() throws {
         let seed = try #require(Self.vectors(.gateway).first { $0.name == "seed-enterprise-batch-subscribe.sip" })

@@ -69,6 +69,32 @@ import Testing
         #expect(rejection(r.route(other, arrival: Self.edge, now: t0)) == 403)
     }
 
+    /// RFC 3857 §5.1.6: a presentity's watchers are shown to the presentity alone. A
+    /// `presence.winfo` SUBSCRIBE from the OMA side is handled here when it names a presentity
+    /// the gateway decides for, comes from it, and through a configured OMA peer (which
+    /// authenticated its user); otherwise 403, or 404 for a presentity not served here.
+    @Test func watcherInfoIsHandledHereForItsOwnerThroughAConfiguredPeerOnly() throws {
+        let yaml = Self.yaml + """
+
+            presentities:
+              "sip:mary@oma.example": { defaults: { federated: confirm } }
+            """
+        var r = FederationRouter(configuration: try GatewayConfiguration(yaml: yaml), localAddresses: ["127.0.0.1:5060"])
+        func winfo(from: String, to: String) throws -> SIPRequest {
+            var request = try Self.subscribe(from: from, to: to)
+            request.headers.set(.event, "presence.winfo")
+            return request
+        }
+        let mary = "sip:mary@oma.example"
+        guard case .local(let watcher, _) = r.route(try winfo(from: mary, to: mary), arrival: Self.kamailio, now: t0) else {
+            Issue.record("the owner's winfo SUBSCRIBE is not handled here"); return
+        }
+        #expect(watcher.uri == mary)
+        #expect(rejection(r.route(try winfo(from: "sip:eve@oma.example", to: mary), arrival: Self.kamailio, now: t0 + .seconds(1))) == 403)
+        #expect(rejection(r.route(try winfo(from: mary, to: mary), arrival: Self.stranger, now: t0)) == 403)
+        #expect(rejection(r.route(try winfo(from: "sip:john@oma.example", to: "sip:john@oma.example"), arrival: Self.kamailio, now: t0 + .seconds(2))) == 404)
+    }
+
     @Test func omaWatcherOfAnEnterprisePresentityCrossesAsFederated() throws {
         var r = try router()
         let request = try Self.subscribe(from: "sip:alice@oma.example", to: "sip:bob@contoso.com")

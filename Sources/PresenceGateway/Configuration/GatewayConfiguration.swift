@@ -430,3 +430,12 @@ extension GatewayConfiguration {
         return .only(names)
     }
 }
+
+extension GatewayConfiguration {
+    /// Whether the gateway serves watcher information (RFC 3857) for `presentity` (an address
+    /// of record): it decides who may watch it (an entry under `presentities`), or it is the
+    /// presence server of it (a linked identity with `publish-to-enterprise`).
+    public func servesWatcherInfo(of presentity: String) -> Bool {
+        policies[presentity] != nil || linkedIdentities.contains { $0.publishToEnterprise && $0.oma == presentity }
+    }
+}

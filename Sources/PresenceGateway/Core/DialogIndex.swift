@@ -85,6 +85,9 @@ extension GatewayCore {
         case .omaWatch(let key):
             guard let id = omaWatches[key]?.subscription?.dialog.id else { return nil }
             return DialogKey(callID: id.callID, localTag: id.localTag)
+        case .winfoWatch(let key):
+            guard let id = winfoWatches[key]?.subscription.dialog.id else { return nil }
+            return DialogKey(callID: id.callID, localTag: id.localTag)
         case .linkedPublication, .servicePublish:
             return nil
         }

@@ -118,6 +118,7 @@ extension GatewayCore {
         switch context {
         case .enterpriseWatch(let key): enterpriseWatches[key]?.peer
         case .omaWatch(let key): omaWatches[key]?.peer
+        case .winfoWatch(let key): winfoWatches[key]?.peer
         case .omaLeg(let key): omaLegs[key]?.peer
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer
         case .linkedPublication, .servicePublish: nil

@@ -145,6 +145,12 @@ extension GatewayCore {
             watch.subscription = subscription
             omaWatches[key] = watch
             return apply(actions, context: context, now: now)
+        case .winfoWatch(let key):
+            guard var watch = winfoWatches[key] else { return [] }
+            let actions = watch.subscription.terminate(reason: reason, now: now)
+            winfoWatches[key] = watch
+            journal.winfo(key)
+            return apply(actions, context: context, now: now)
         default:
             return []
         }
@@ -220,7 +226,13 @@ extension GatewayCore {
             if leg.handling != before { omaLegs[key] = leg }
             out += viewMayHaveChanged(leg, now: now)
         }
-        return out + resolveAwaitingAuthorization(now: now)
+        out += resolveAwaitingAuthorization(now: now)
+        // A presentity the gateway no longer decides for has no watcher information here.
+        for (key, watch) in winfoWatches.sorted(by: { $0.key < $1.key })
+        where !new.servesWatcherInfo(of: watch.presentity) {
+            out += endWatcher(.winfoWatch(key), reason: "noresource", now: now)
+        }
+        return out + watcherInfoChanges(now: now, everyWatch: true)
     }
 
     /// Notifies the enterprise watcher of `leg` when the body rendered for it differs from the

@@ -40,6 +40,8 @@ public struct GatewayCore: Sendable {
         case omaLeg(Int)
         /// A presence subscription of an OMA watcher, notifier side (flow 2).
         case omaWatch(Int)
+        /// A `presence.winfo` subscription of a presentity's owner, notifier side (RFC 3857).
+        case winfoWatch(Int)
         /// A category subscription toward the enterprise (flow 2).
         case enterpriseLeg(Int)
         /// A linked identity's PIDF publication toward the OMA presence server (flow 4).
@@ -103,6 +105,14 @@ public struct GatewayCore: Sendable {
     var batchRefused = false {
         didSet { journal.batchRefusedChanged() }
     }
+    /// Watcher information subscriptions (RFC 3857), by key; while there are any, the watches'
+    /// tables report what they change (``JournaledTable/takeObserved()``).
+    var winfoWatches: [Int: WinfoWatch] = [:] {
+        didSet {
+            enterpriseWatches.observing = !winfoWatches.isEmpty
+            omaWatches.observing = !winfoWatches.isEmpty
+        }
+    }
     /// Linked identities whose enterprise state is published to the OMA presence server.
     var linked: [Int: LinkedPublication] = [:]
     /// OMA watches that asked for rate control (RFC 6446), by key.
@@ -144,7 +154,7 @@ public struct GatewayCore: Sendable {
         presence.defaultExpires = configuration.subscriptions.defaultExpires
         presence.minimumExpires = configuration.subscriptions.minimumExpires
         presence.maximumExpires = configuration.subscriptions.maximumExpires
-        self.registry = SIPEventPackageRegistry([presence])
+        self.registry = SIPEventPackageRegistry([presence, Self.watcherInfoPackage(configuration)])
         self.compositor = EventStateCompositor(package: presence, acceptedBodyTypes: [SIPBodyType.pidf])
     }
 
@@ -167,6 +177,13 @@ public struct GatewayCore: Sendable {
     public mutating func receive(
         _ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
         watcher: WatcherIdentity?, peer: DialogPeer? = nil, now: NIODeadline
+    ) -> [Action] {
+        withWatcherInfo(receiveRequest(request, id: id, from: side, watcher: watcher, peer: peer, now: now), now: now)
+    }
+
+    private mutating func receiveRequest(
+        _ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
+        watcher: WatcherIdentity?, peer: DialogPeer?, now: NIODeadline
     ) -> [Action] {
         if let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID {
             guard let context = dialogContext(callID: callID, localTag: tag) else {
@@ -197,6 +214,19 @@ public struct GatewayCore: Sendable {
                         headers: [(.retryAfter, "60")]))
             ]
         }
+        if Self.isWatcherInfo(request) {
+            // Watcher information is served to the OMA presentities' owners only (RFC 3857).
+            guard side == .oma else {
+                return [
+                    .respond(
+                        id,
+                        SIPResponse(
+                            replyingTo: request, statusCode: 489, reasonPhrase: "Bad Event", toTag: ids.tag(),
+                            headers: [(.allowEvents, "presence")]))
+                ]
+            }
+            return newWinfoWatch(request, id: id, subscriber: watcher, peer: peer, now: now)
+        }
         switch side {
         case .enterprise: return newEnterpriseWatch(request, id: id, watcher: watcher, peer: peer, now: now)
         case .oma: return newOMAWatch(request, id: id, watcher: watcher, peer: peer, now: now)
@@ -209,6 +239,7 @@ public struct GatewayCore: Sendable {
         switch context {
         case .enterpriseWatch(let key): return refreshEnterpriseWatch(key, request, id: id, now: now)
         case .omaWatch(let key): return refreshOMAWatch(key, request, id: id, now: now)
+        case .winfoWatch(let key): return refreshWinfoWatch(key, request, id: id, now: now)
         // The relay of a notification in an existing pair: the hot path, which writes to the
         // durable store only what it changes of the subscriptions' status and dialogs.
         case .omaLeg(let key): return quietly { $0.omaLegNotify(key, request, id: id, now: now) }
@@ -225,6 +256,12 @@ public struct GatewayCore: Sendable {
     public mutating func receive(_ response: SIPResponse, to request: SIPRequest, context: Context, now: NIODeadline)
         -> [Action]
     {
+        withWatcherInfo(receiveResponse(response, to: request, context: context, now: now), now: now)
+    }
+
+    private mutating func receiveResponse(
+        _ response: SIPResponse, to request: SIPRequest, context: Context, now: NIODeadline
+    ) -> [Action] {
         switch context {
         case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
@@ -250,10 +287,19 @@ public struct GatewayCore: Sendable {
             watch.subscription = sub
             omaWatches[key] = watch
             return apply(actions, context: context, now: now)
+        case .winfoWatch(let key):
+            guard (300...).contains(response.statusCode), var watch = winfoWatches[key] else { return [] }
+            let actions = watch.subscription.notifyFailed(status: response.statusCode)
+            winfoWatches[key] = watch
+            return apply(actions, context: context, now: now)
         }
     }
 
     public mutating func fire(_ timer: Timer, now: NIODeadline) -> [Action] {
+        withWatcherInfo(fireTimer(timer, now: now), now: now)
+    }
+
+    private mutating func fireTimer(_ timer: Timer, now: NIODeadline) -> [Action] {
         switch timer {
         case .firstAnswer(.enterpriseWatch(let key)):
             return answerEnterpriseWatch(key, now: now)
@@ -305,6 +351,12 @@ public struct GatewayCore: Sendable {
                     end <= now
                 else { return [] }
                 return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
+            case .winfoWatch(let key):
+                guard var watch = winfoWatches[key] else { return [] }
+                let actions = watch.subscription.expire(now: now)
+                winfoWatches[key] = watch
+                journal.winfo(key)
+                return apply(actions, context: context, now: now)
             case .linkedPublication, .servicePublish:
                 return []
             }
@@ -337,6 +389,7 @@ public struct GatewayCore: Sendable {
         }
         out += removeLinkedPublications()
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
+        for key in winfoWatches.keys.sorted() { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
         return out
     }
 
@@ -386,7 +439,11 @@ public struct GatewayCore: Sendable {
         _ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
         id: ServerRequestID? = nil
     ) -> [Action] {
-        let side: GatewayConfiguration.Side = if case .omaWatch = context { .oma } else { .enterprise }
+        let side: GatewayConfiguration.Side =
+            switch context {
+            case .omaWatch, .winfoWatch: .oma
+            default: .enterprise
+            }
         var out: [Action] = []
         for action in actions {
             switch action {
@@ -415,6 +472,8 @@ public struct GatewayCore: Sendable {
                         }
                         out += detachOMAWatch(watch, now: now)
                     }
+                case .winfoWatch(let key):
+                    forgetWinfoWatch(key)
                 default:
                     break
                 }

@@ -45,7 +45,8 @@ public struct FederationRouter: Sendable {
         case forward(
             to: GatewayConfiguration.Side, watcher: WatcherIdentity, request: SIPRequest,
             nextHop: GatewayConfiguration.NextHop)
-        /// Handle here: a PUBLISH for a linked identity the gateway is the presence server of.
+        /// Handle here: a PUBLISH for a linked identity the gateway is the presence server of, or a
+        /// watcher information SUBSCRIBE from a presentity's owner.
         case local(watcher: WatcherIdentity, request: SIPRequest)
         /// Answer with this status and these extra headers.
         case reject(status: Int, reason: String, headers: SIPHeaders)
@@ -229,6 +230,20 @@ public struct FederationRouter: Sendable {
                 configuration.linkedIdentities.contains(where: { $0.publishToEnterprise && $0.oma == target })
             else {
                 return .reject(status: 404, reason: "Not Found", headers: [])
+            }
+            return .local(watcher: watcher, request: request)
+        }
+        if arrival.side == .oma, GatewayCore.isWatcherInfo(request) {
+            // RFC 3857 §5.1.6: a presentity's watchers are shown to the presentity alone, so the
+            // subscriber's identity must be one an OMA proxy vouches for: a configured peer,
+            // which authenticated its user (an unknown sender may put any From).
+            guard let target = WatcherIdentity.addressOfRecord(request.uri.description),
+                configuration.servesWatcherInfo(of: target)
+            else {
+                return .reject(status: 404, reason: "Not Found", headers: [])
+            }
+            guard peer != nil, watcher.uri == target else {
+                return .reject(status: 403, reason: "Not The Presentity", headers: [])
             }
             return .local(watcher: watcher, request: request)
         }

@@ -122,7 +122,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.failedTargets = FailedTargets(limits: failover)
         self.health = PeerHealthTable(configured: Self.knownPeers(core.configuration))
         self.active = Dictionary(
-            uniqueKeysWithValues: ["enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs"].map {
+            uniqueKeysWithValues: [
+                "enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs", "winfo_watchers",
+            ].map {
                 ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
             })
         let reasons = GatewayCore.Refusals().byReason.map(\.0) + Self.runtimeRefusals
@@ -435,6 +437,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         active["oma_legs"]?.record(counts.omaLegs)
         active["oma_watchers"]?.record(counts.omaWatches)
         active["enterprise_legs"]?.record(counts.enterpriseLegs)
+        active["winfo_watchers"]?.record(core.winfoWatchCount)
         let refusals = core.refusals
         if refusals != refusalsRecorded {
             for ((reason, now), (_, before)) in zip(refusals.byReason, refusalsRecorded.byReason) where now > before {

@@ -40,6 +40,7 @@ struct TimerKey: PackedTableKey {
         case .omaWatch(let k): (contextKind, key) = (2, k)
         case .enterpriseLeg(let k): (contextKind, key) = (3, k)
         case .linkedPublication(let k): (contextKind, key) = (4, k)
+        case .winfoWatch(let k): (contextKind, key) = (5, k)
         case .servicePublish: return nil
         }
         guard key >= 0, UInt64(key) <= keyMask else { return nil }
@@ -58,6 +59,7 @@ struct TimerKey: PackedTableKey {
         case 2: context = .omaWatch(key)
         case 3: context = .enterpriseLeg(key)
         case 4: context = .linkedPublication(key)
+        case 5: context = .winfoWatch(key)
         default: return nil
         }
         switch bits >> 60 {

@@ -112,6 +112,15 @@ extension GatewayCore {
                 delete(.servicePublisher, identity)
             }
         }
+        for key in journal.takeWinfo().sorted() {
+            guard let watch = winfoWatches[key] else {
+                delete(.winfoWatch, String(key))
+                continue
+            }
+            put(
+                .winfoWatch, String(key), record(watch, clock: clock), dialog: watch.subscription.dialog.id,
+                expires: clock.milliseconds(watch.subscription.expiresAt))
+        }
         if journal.takePublications() {
             let current = Set(compositor.publications.keys)
             for tag in journal.writtenPublications.subtracting(current).sorted() { delete(.publication, tag) }
@@ -151,6 +160,7 @@ extension GatewayCore {
         private var batchRefused = false
         private var publishers: Set<String> = []
         private var publications = false
+        private var winfo: Set<Int> = []
         /// The entity-tags of the publications the store holds.
         var writtenPublications: Set<String> = []
 
@@ -159,8 +169,11 @@ extension GatewayCore {
         mutating func batchRefusedChanged() { if enabled { batchRefused = true } }
         mutating func publisher(_ identity: String) { if enabled { publishers.insert(identity) } }
         mutating func publicationsChanged() { if enabled { publications = true } }
+        mutating func winfo(_ key: Int) { if enabled { winfo.insert(key) } }
 
-        var hasChanges: Bool { !links.isEmpty || !pools.isEmpty || batchRefused || !publishers.isEmpty || publications }
+        var hasChanges: Bool {
+            !links.isEmpty || !pools.isEmpty || batchRefused || !publishers.isEmpty || publications || !winfo.isEmpty
+        }
 
         mutating func takeLinks() -> Set<Int> {
             defer { links = [] }
@@ -181,6 +194,10 @@ extension GatewayCore {
         mutating func takePublications() -> Bool {
             defer { publications = false }
             return publications
+        }
+        mutating func takeWinfo() -> Set<Int> {
+            defer { winfo = [] }
+            return winfo
         }
     }
 }

@@ -43,6 +43,12 @@ extension GatewayCore {
                     .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
                     .cancel(.cleanup(.enterpriseLeg(key))),
                 ]
+            case .winfoWatch:
+                guard let watch = winfoWatches.removeValue(forKey: key) else { continue }
+                releasePeerQuota(watch.peer)
+                let dialog = watch.subscription.dialog.id
+                dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
+                out.append(.cancel(.expiry(.winfoWatch(key))))
             case .linkedPublication:
                 guard linked.removeValue(forKey: key) != nil else { continue }
                 out += [.cancel(.refresh(.linkedPublication(key))), .cancel(.retry(.linkedPublication(key)))]

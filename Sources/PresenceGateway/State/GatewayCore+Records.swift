@@ -19,6 +19,7 @@ extension GatewayCore {
         case linkedPublication = "linked-publication"
         case publication
         case servicePublisher = "service-publisher"
+        case winfoWatch = "winfo-watch"
         case pool
         case flag
     }
@@ -100,6 +101,15 @@ extension GatewayCore {
         var lastBody: StoredBytes?
     }
 
+    /// A watcher information subscription (RFC 3857). The list last sent is not kept: a restored
+    /// one is sent the full list at once, with the next version.
+    struct WinfoWatchRecord: Codable {
+        var presentity: String
+        var subscription: NotifierSubscription.Record
+        var version: UInt64
+        var peer: PeerRecord?
+    }
+
     struct PoolRecord: Codable {
         var pool: String
     }
@@ -154,6 +164,12 @@ extension GatewayCore {
         LinkedPublicationRecord(
             oma: link.identity.oma, enterprise: link.identity.enterprise, watch: link.watch,
             client: link.client?.record(clock: clock), lastBody: link.lastBody.map(StoredBytes.init))
+    }
+
+    func record(_ watch: WinfoWatch, clock: WallClock) -> WinfoWatchRecord {
+        WinfoWatchRecord(
+            presentity: watch.presentity, subscription: watch.subscription.record(clock: clock),
+            version: watch.version, peer: peerRecord(watch.peer))
     }
 
     // MARK: - Records to values

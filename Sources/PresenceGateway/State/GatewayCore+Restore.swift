@@ -90,6 +90,22 @@ extension GatewayCore {
         out += restoreEnterpriseLegs(decoded.enterpriseLegs.keys.sorted(), now: now, pace: pace)
         out += restoreLinked(decoded.linked, now: now)
         out += compositorRestored(decoded.publications, now: now)
+        out += restoreWinfoWatches(decoded.winfoWatches, now: now)
+        return out + watcherInfoChanges(now: now)
+    }
+
+    /// Watcher information subscriptions: back in their dialogs with their expiry (one that ran
+    /// out meanwhile ends at once), each sent the full list (``watcherInfoChanges(now:)``).
+    private mutating func restoreWinfoWatches(_ watches: [Int: WinfoWatch], now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for (key, watch) in watches.sorted(by: { $0.key < $1.key }) {
+            noteRestoredKey(key)
+            winfoWatches[key] = watch
+            _ = takePeerQuotaRestored(watch.peer)
+            let dialog = watch.subscription.dialog.id
+            dialogs.insert(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
+            out.append(.schedule(.expiry(.winfoWatch(key)), at: watch.subscription.expiresAt))
+        }
         return out
     }
 
@@ -328,6 +344,7 @@ extension GatewayCore {
         var servicePublishers: [String: CategoryPublisher] = [:]
         var pools: [String: String] = [:]
         var batchRefused = false
+        var winfoWatches: [Int: WinfoWatch] = [:]
 
         /// Reads every record; a large store in slices on every core (decoding the JSON is most of
         /// a restart's time: `gateway-bench state`), merged in the records' order, so the result
@@ -385,6 +402,7 @@ extension GatewayCore {
             servicePublishers.merge(other.servicePublishers) { _, later in later }
             pools.merge(other.pools) { _, later in later }
             batchRefused = batchRefused || other.batchRefused
+            winfoWatches.merge(other.winfoWatches) { _, later in later }
         }
 
         private mutating func read(
@@ -505,6 +523,16 @@ extension GatewayCore {
                 }
             case .pool:
                 pools[record.key] = try decode(PoolRecord.self).pool
+            case .winfoWatch:
+                var r = try decode(WinfoWatchRecord.self)
+                r.subscription.contact = core.contactText(.oma) ?? r.subscription.contact
+                let subscription = try restored { () throws(SIPStackError) in
+                    try NotifierSubscription(
+                        record: r.subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
+                }
+                winfoWatches[try key()] = WinfoWatch(
+                    presentity: r.presentity, subscription: subscription, version: r.version,
+                    peer: try core.peer(r.peer), resync: true)
             case .flag:
                 guard record.key == "batch-refused" else { throw RestoreError.Detail("unknown flag") }
                 batchRefused = try decode(FlagRecord.self).value

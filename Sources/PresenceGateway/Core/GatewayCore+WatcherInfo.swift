@@ -1,0 +1,305 @@
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+
+/// Watcher information (RFC 3857, RFC 3858) for the presentities the gateway decides for: the
+/// OMA presentities with policy of their own (`presentities`) and the linked identities it is the
+/// presence server of. Their owner subscribes to `presence.winfo` from the OMA side and learns who
+/// watches, and how far each watcher got: a watcher waiting for the owner (`confirm`, RFC 5025
+/// §3.2.1) shows `pending` until a new policy decides it (docs/flows.md, "Watcher information").
+///
+/// The watchers listed are the enterprise watchers that name the presentity (flow 1) and, for a
+/// linked identity, the OMA watchers of its enterprise identity (flow 2). The first NOTIFY and
+/// the one after each refresh carry the full list (RFC 3858 §4.4); between them a `partial` one
+/// carries each watcher whose status changed, one that left as `terminated`.
+extension GatewayCore {
+    struct WinfoWatch: Sendable {
+        /// The watched presentity's address of record.
+        var presentity: String
+        var subscription: NotifierSubscription
+        /// The `version` of the last document sent (RFC 3858 §4.2).
+        var version: UInt64 = 0
+        /// What the subscriber was last told of each watcher still listed, by id.
+        var shown: [String: WatcherInfo.Watcher] = [:]
+        /// Who made the dialog: its in-dialog requests must come from there.
+        var peer: DialogPeer?
+        /// Restored from the store, which does not keep `shown`: the next document is full.
+        var resync = false
+    }
+
+    /// Watcher information subscriptions, for metrics.
+    public var winfoWatchCount: Int { winfoWatches.count }
+
+    /// The `presence.winfo` package (RFC 3857 §5): `application/watcherinfo+xml` only (RFC 3858),
+    /// with the presence package's durations.
+    static func watcherInfoPackage(_ configuration: GatewayConfiguration) -> SIPEventPackage {
+        SIPEventPackage(
+            name: "presence.winfo", bodyTypes: [SIPBodyType.watcherInfo], defaultBodyType: SIPBodyType.watcherInfo,
+            defaultExpires: configuration.subscriptions.defaultExpires,
+            minimumExpires: configuration.subscriptions.minimumExpires,
+            maximumExpires: configuration.subscriptions.maximumExpires)
+    }
+
+    /// Whether `request` is a SUBSCRIBE for watcher information (its Event package ends in `.winfo`).
+    static func isWatcherInfo(_ request: SIPRequest) -> Bool {
+        guard request.method == .subscribe, let event = try? request.headers.event else { return false }
+        return event.package.lowercased().hasSuffix(".winfo")
+    }
+
+    /// The linked enterprise identity whose OMA watchers are listed for `presentity`, when the
+    /// gateway is the presentity's presence server (flow 4).
+    private func linkedEnterpriseIdentity(of presentity: String) -> String? {
+        configuration.linkedIdentities.first { $0.publishToEnterprise && $0.oma == presentity }?.enterprise
+    }
+
+    // MARK: - Subscriptions
+
+    /// A `presence.winfo` SUBSCRIBE from the OMA side. Only the presentity itself may see its
+    /// watchers (RFC 3857 §5.1.6): another subscriber gets 403; a presentity the gateway does not
+    /// decide for gets 404; the terms are checked as for presence (489, 423, 406, 400).
+    mutating func newWinfoWatch(
+        _ request: SIPRequest, id: ServerRequestID, subscriber: WatcherIdentity, peer: DialogPeer?,
+        now: NIODeadline
+    ) -> [Action] {
+        let terms: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: registry) {
+        case .accept(let t): terms = t
+        case .reject(let status, let reason, let headers):
+            return refuseTerms(request, id: id, status, reason, headers, initial: true)
+        }
+        guard let presentity = WatcherIdentity.addressOfRecord(request.uri.description),
+            configuration.servesWatcherInfo(of: presentity)
+        else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 404, toTag: ids.tag()))]
+        }
+        guard subscriber.uri == presentity else {
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: 403, reasonPhrase: "Not The Presentity", toTag: ids.tag()))
+            ]
+        }
+        guard takePeerQuota(peer) else { return overQuota(request, id: id) }
+        let watchers = watcherList(of: presentity)
+        let document = WatcherInfo(
+            version: 0, state: .full,
+            lists: [WatcherInfo.WatcherList(resource: presentity, package: "presence", watchers: watchers)])
+        let subscription: NotifierSubscription
+        let accepted: [NotifierSubscription.Action]
+        do {
+            (subscription, accepted) = try NotifierSubscription.accept(
+                request, terms: terms, status: .active, localTag: ids.tag(),
+                contact: contacts[.oma] ?? SIPAddress(uri: request.uri), body: document.serialized(), now: now)
+        } catch {
+            releasePeerQuota(peer)
+            return [
+                .respond(
+                    id,
+                    SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
+            ]
+        }
+        let key = takeKey()
+        var watch = WinfoWatch(presentity: presentity, subscription: subscription, peer: peer)
+        for watcher in watchers { watch.shown[watcher.id] = watcher }
+        winfoWatches[key] = watch
+        journal.winfo(key)
+        let dialog = subscription.dialog.id
+        dialogs.insert(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
+        return apply(accepted, context: .winfoWatch(key), now: now, id: id)
+    }
+
+    /// A refresh or unsubscribe in a winfo dialog: answered, then a NOTIFY with the full list
+    /// (RFC 6665 §4.2.1.2; RFC 3858 §4.4: full state whenever the subscriber may have lost track).
+    mutating func refreshWinfoWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
+        -> [Action]
+    {
+        guard var watch = winfoWatches[key] else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: watch.subscription.terms.bodyType) {
+        case .reject(let status, let reason, let headers):
+            return refuseTerms(request, id: id, status, reason, headers, initial: false)
+        case .accept(let terms):
+            let body = fullWatcherInfo(&watch)
+            let actions = watch.subscription.refresh(request, terms: terms, body: body, now: now)
+            winfoWatches[key] = watch
+            journal.winfo(key)
+            return apply(actions, context: .winfoWatch(key), now: now, id: id)
+        }
+    }
+
+    /// The full document for `watch`, with its version moved on and `shown` set to it.
+    private func fullWatcherInfo(_ watch: inout WinfoWatch) -> [UInt8] {
+        let watchers = watcherList(of: watch.presentity)
+        watch.version += 1
+        watch.shown = Dictionary(uniqueKeysWithValues: watchers.map { ($0.id, $0) })
+        watch.resync = false
+        return WatcherInfo(
+            version: watch.version, state: .full,
+            lists: [WatcherInfo.WatcherList(resource: watch.presentity, package: "presence", watchers: watchers)]
+        ).serialized()
+    }
+
+    /// Forgets a winfo dialog (its final NOTIFY sent, or its subscriber gone).
+    mutating func forgetWinfoWatch(_ key: Int) {
+        guard let watch = winfoWatches.removeValue(forKey: key) else { return }
+        journal.winfo(key)
+        releasePeerQuota(watch.peer)
+        let dialog = watch.subscription.dialog.id
+        dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
+    }
+
+    // MARK: - The watcher list
+
+    /// Every watcher of `presentity` the gateway knows, ordered by id.
+    func watcherList(of presentity: String) -> [WatcherInfo.Watcher] {
+        var list: [WatcherInfo.Watcher] = []
+        for key in enterpriseWatches.keys {
+            if let entry = enterpriseWatcher(key, of: presentity, before: nil) { list.append(entry) }
+        }
+        if let identity = linkedEnterpriseIdentity(of: presentity) {
+            for key in omaWatches.keys {
+                if let entry = omaWatcher(key, of: identity, before: nil) { list.append(entry) }
+            }
+        }
+        return list.filter { $0.status != .terminated }.sorted { $0.id < $1.id }
+    }
+
+    /// The id of a watcher in the list: stable for its subscription's life (RFC 3858 §5.4).
+    static func winfoID(enterprise key: Int) -> String { "e\(key)" }
+    static func winfoID(oma key: Int) -> String { "o\(key)" }
+
+    /// An enterprise watch that names `presentity`, as the gateway decided it (RFC 3857 §3.7):
+    /// `pending` while it waits for the owner, `terminated`/`rejected` when refused or blocked,
+    /// otherwise `active` (`approved` when it was pending before). nil when it does not name it.
+    private func enterpriseWatcher(_ key: Int, of presentity: String, before: WatcherInfo.Watcher?)
+        -> WatcherInfo.Watcher?
+    {
+        guard let watch = enterpriseWatches[key] else { return nil }
+        var named: String?
+        func consider(_ resource: String) {
+            if named == nil, WatcherIdentity.addressOfRecord(resource) == presentity { named = resource }
+        }
+        watch.documentResource.map(consider)
+        for resource in watch.legs.keys { consider(resource) }
+        for resource in watch.awaiting { consider(resource) }
+        for resource in watch.refused { consider(resource) }
+        if let subscription = watch.subscription { for resource in subscription.resources.keys { consider(resource) } }
+        if let pending = watch.pending {
+            for action in pending.batch.actions where action.kind == .subscribe {
+                for resource in action.resources { consider(resource.uri) }
+            }
+        }
+        guard let resource = named else { return nil }
+        let status: WatcherInfo.Status
+        let event: WatcherInfo.Event
+        if watch.refused.contains(resource) {
+            (status, event) = (.terminated, .rejected)
+        } else {
+            switch policy(for: resource).subHandling(for: watch.watcher) {
+            case .block: (status, event) = (.terminated, .rejected)
+            case .confirm: (status, event) = (.pending, .subscribe)
+            case .allow, .politeBlock: (status, event) = (.active, Self.activeEvent(before: before))
+            }
+        }
+        return WatcherInfo.Watcher(
+            id: Self.winfoID(enterprise: key), uri: watch.watcher.uri, status: status, event: event)
+    }
+
+    /// An OMA watcher of the linked enterprise identity (flow 2): `pending` until the enterprise
+    /// answered it, then `active`.
+    private func omaWatcher(_ key: Int, of identity: String, before: WatcherInfo.Watcher?) -> WatcherInfo.Watcher? {
+        guard let watch = omaWatches[key], watch.linked == nil,
+            WatcherIdentity.addressOfRecord(watch.resource) == identity
+        else { return nil }
+        let active = watch.pending == nil
+        return WatcherInfo.Watcher(
+            id: Self.winfoID(oma: key), uri: watch.watcher.uri, status: active ? .active : .pending,
+            event: active ? Self.activeEvent(before: before) : .subscribe)
+    }
+
+    private static func activeEvent(before: WatcherInfo.Watcher?) -> WatcherInfo.Event {
+        guard let before else { return .subscribe }
+        return before.status == .pending ? .approved : before.event
+    }
+
+    // MARK: - Changes
+
+    /// `actions`, followed by the watcher information a step's changes call for: nothing at all
+    /// to do (the actions untouched) while no one subscribes to it.
+    mutating func withWatcherInfo(_ actions: [Action], now: NIODeadline) -> [Action] {
+        guard !winfoWatches.isEmpty else { return actions }
+        var out = actions
+        out += watcherInfoChanges(now: now)
+        return out
+    }
+
+    /// After a step of the core: a `partial` NOTIFY to each winfo subscriber whose list changed,
+    /// holding each watcher whose entry changed. A watcher no longer listed is sent once as
+    /// `terminated`: `timeout` for one that was active (expired or ended by its subscriber),
+    /// `giveup` for one still waiting (RFC 3857 §3.7). A restored subscription gets the full list.
+    /// `everyWatch`: a new policy may have moved any watcher without a write to its watch, so
+    /// every one is looked at again.
+    mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
+        guard !winfoWatches.isEmpty else { return [] }
+        var enterpriseKeys = enterpriseWatches.takeObserved()
+        var omaKeys = omaWatches.takeObserved()
+        if everyWatch {
+            enterpriseKeys.formUnion(enterpriseWatches.keys)
+            omaKeys.formUnion(omaWatches.keys)
+        }
+        let resyncing = winfoWatches.contains { $0.value.resync }
+        guard !enterpriseKeys.isEmpty || !omaKeys.isEmpty || resyncing else { return [] }
+        var out: [Action] = []
+        for key in winfoWatches.keys.sorted() {
+            guard var watch = winfoWatches[key], watch.subscription.status == .active else { continue }
+            let body: [UInt8]
+            if watch.resync {
+                body = fullWatcherInfo(&watch)
+            } else {
+                let identity = linkedEnterpriseIdentity(of: watch.presentity)
+                var changed: [WatcherInfo.Watcher] = []
+                func compare(_ id: String, _ current: WatcherInfo.Watcher?) {
+                    let before = watch.shown[id]
+                    // A watcher refused before it was ever listed is not news.
+                    if current?.status == .terminated, before == nil { return }
+                    guard var entry = current ?? before else { return }
+                    if current == nil {
+                        entry.status = .terminated
+                        entry.event = before?.status == .pending ? .giveup : .timeout
+                    }
+                    guard entry != before else { return }
+                    changed.append(entry)
+                    watch.shown[id] = entry.status == .terminated ? nil : entry
+                }
+                for k in enterpriseKeys {
+                    let id = Self.winfoID(enterprise: k)
+                    compare(id, enterpriseWatcher(k, of: watch.presentity, before: watch.shown[id]))
+                }
+                if let identity {
+                    for k in omaKeys {
+                        let id = Self.winfoID(oma: k)
+                        compare(id, omaWatcher(k, of: identity, before: watch.shown[id]))
+                    }
+                }
+                guard !changed.isEmpty else { continue }
+                watch.version += 1
+                body = WatcherInfo(
+                    version: watch.version, state: .partial,
+                    lists: [
+                        WatcherInfo.WatcherList(
+                            resource: watch.presentity, package: "presence",
+                            watchers: changed.sorted { $0.id < $1.id })
+                    ]
+                ).serialized()
+            }
+            let actions = watch.subscription.stateChanged(body: body, now: now)
+            winfoWatches[key] = watch
+            journal.winfo(key)
+            out += apply(actions, context: .winfoWatch(key), now: now)
+        }
+        return out
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import PeerTestSupport
+import PresenceDocuments
+import PresenceGateway
+import SIPMessages
+import Testing
+
+/// Watcher information over real sockets (RFC 3857, RFC 3858; docs/flows.md, "Watcher
+/// information"): the gateway in process with its configuration in a file, the OMA proxy and the
+/// enterprise edge as bare UDP sockets of the test. Mary's owner, behind the OMA proxy, watches
+/// who watches her; an enterprise watcher waits for her (`confirm`), and a reload that allows it
+/// reaches her at once as `approved`.
+@Suite(.serialized) struct WatcherInfoPeerTests {
+    typealias Gateway = AdminAPITests.Gateway
+
+    static let mary = "sip:mary@oma.example"
+
+    static func policy(_ handling: String) -> String {
+        """
+          "\(mary)":
+            defaults: { sameEnterprise: \(handling), federated: allow, publicCloud: polite-block }
+        """
+    }
+
+    /// Writes the configuration with Mary's `handling` and reloads it over the admin API.
+    static func reload(_ gw: Gateway, _ handling: String) async throws {
+        try Gateway.yaml(kamailio: gw.kamailio.port, edge: gw.edge.port, token: nil, presentities: policy(handling))
+            .write(to: gw.file, atomically: true, encoding: .utf8)
+        #expect(try await gw.http("POST", "/reload").0 == 200)
+    }
+
+    static func winfoSubscribe(_ gw: Gateway, from subscriber: String = mary, cseq: Int, expires: Int, toTag: String? = nil)
+        -> String
+    {
+        """
+        SUBSCRIBE \(mary) SIP/2.0
+        Via: SIP/2.0/UDP \(gw.kamailio.hostPort);branch=z9hG4bKwi\(cseq)\(subscriber.count);rport
+        Max-Forwards: 70
+        From: <\(subscriber)>;tag=wi\(subscriber.count)
+        To: <\(mary)>\(toTag.map { ";tag=\($0)" } ?? "")
+        Call-ID: winfo-\(subscriber.count)@oma
+        CSeq: \(cseq) SUBSCRIBE
+        Contact: <sip:mary@\(gw.kamailio.hostPort)>
+        Event: presence.winfo
+        Accept: application/watcherinfo+xml
+        Expires: \(expires)
+
+        """
+    }
+
+    /// What the OMA proxy's socket receives for a second: the final response to a SUBSCRIBE, and
+    /// the watcher information NOTIFYs (answered 200), read.
+    static func received(_ gw: Gateway) async throws -> (status: Int?, toTag: String?, documents: [WatcherInfo], states: [String]) {
+        let messages = await gw.kamailio.receive(for: 1)
+        let response = messages.compactMap(\.response).first { (try? $0.headers.cseq)?.method == .subscribe }
+        var documents: [WatcherInfo] = []
+        var states: [String] = []
+        for notify in messages.compactMap(\.request) where notify.method == .notify && notify.headers[.event] == "presence.winfo" {
+            gw.kamailio.answer(notify, to: gw.oma)
+            states.append(notify.headers[.subscriptionState] ?? "")
+            if !notify.body.isEmpty {
+                #expect(notify.headers[.contentType] == "application/watcherinfo+xml")
+                documents.append(try WatcherInfo(bytes: notify.body))
+            }
+        }
+        return (response?.statusCode, try response?.headers.to?.tag, documents, states)
+    }
+
+    @Test func theOwnerSeesAWaitingWatcherAndItsApprovalAfterAReload() async throws {
+        let gw = try await Gateway()
+        try await Self.reload(gw, "confirm")
+
+        // Only the presentity may see its watchers (RFC 3857 §5.1.6).
+        gw.kamailio.send(Self.winfoSubscribe(gw, from: "sip:eve@oma.example", cseq: 1, expires: 600), to: gw.oma)
+        #expect(try await Self.received(gw).status == 403)
+
+        gw.kamailio.send(Self.winfoSubscribe(gw, cseq: 1, expires: 600), to: gw.oma)
+        let subscribed = try await Self.received(gw)
+        #expect(subscribed.status == 200)
+        let tag = try #require(subscribed.toTag)
+        let first = try #require(subscribed.documents.first)
+        #expect(first.state == .full && first.version == 0)
+        #expect(first.lists == [WatcherInfo.WatcherList(resource: Self.mary, package: "presence")])
+
+        // Carol, behind the enterprise edge, subscribes to Mary: she waits for Mary (no OMA leg).
+        let batch = """
+            <batchSub xmlns="http://schemas.microsoft.com/2006/01/sip/batch-subscribe" uri="sip:carol@contoso.com" name=""><action name="subscribe" id="1">\
+            <adhocList><resource uri="\(Self.mary)"/></adhocList><categoryList xmlns="http://schemas.microsoft.com/2006/09/sip/categorylist">\
+            <category name="state"/></categoryList></action></batchSub>
+            """
+        gw.edge.send("""
+            SUBSCRIBE sip:carol@contoso.com SIP/2.0
+            Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKcw1;rport
+            Max-Forwards: 70
+            From: <sip:carol@contoso.com>;tag=cw1;epid=5e434f57d3
+            To: <sip:carol@contoso.com>
+            Call-ID: carol-watch@contoso
+            CSeq: 1 SUBSCRIBE
+            Contact: <sip:carol@\(gw.edge.hostPort);transport=udp>
+            Event: presence
+            Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related
+            Supported: ms-benotify, ms-piggyback-first-notify, eventlist
+            Require: adhoclist, categoryList
+            Expires: 600
+            Content-Type: application/msrtc-adrl-categorylist+xml
+
+            """, body: Array(batch.utf8), to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
+        let pending = try await Self.received(gw)
+        let carol = try #require(pending.documents.first?.lists.first?.watchers.first)
+        #expect(pending.documents.first?.state == .partial && pending.documents.first?.version == 1)
+        #expect(carol.uri == "sip:carol@contoso.com" && carol.status == .pending && carol.event == .subscribe)
+
+        // Mary allows her: the reload decides the waiting watcher and Mary hears it at once.
+        try await Self.reload(gw, "allow")
+        let approved = try await Self.received(gw)
+        let entry = try #require(approved.documents.first?.lists.first?.watchers.first)
+        #expect(approved.documents.first?.version == 2)
+        #expect(entry.id == carol.id && entry.status == .active && entry.event == .approved)
+
+        // Mary unsubscribes: 200 and the final NOTIFY.
+        gw.kamailio.send(Self.winfoSubscribe(gw, cseq: 2, expires: 0, toTag: tag), to: gw.oma)
+        let ended = try await Self.received(gw)
+        #expect(ended.status == 200)
+        #expect(ended.states.contains { $0.hasPrefix("terminated") })
+        await gw.stop()
+    }
+}
