@@ -29,6 +29,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case batchsub
     /// `application/rlmi+xml` (RFC 4662 §5) through ``RLMIList``, strict and lenient.
     case rlmi
+    /// `application/pidf-diff+xml` (RFC 5262) through ``PIDFDiff``: full state reads back as
+    /// written; a diff's operations (RFC 5261) applied to a presence document apply or fail, and
+    /// what they leave is XML that parses.
+    case pidfDiff = "pidf-diff"
     /// `application/msrtc-category-publish+xml` ([MS-PRES] §2.2.2.2) through ``CategoryPublish``.
     case catpub
     /// `application/msrtc-fault+xml` ([MS-PRES] §2.2.2.2.3) through ``PublishFault``.
@@ -76,6 +80,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             _ = try? RLMIList(lenientBytes: bytes)
             guard let doc = try? RLMIList(bytes: bytes) else { return nil }
             return Self.roundTrip(doc.serialized(), "RLMI") { try RLMIList(bytes: $0) }
+        case .pidfDiff:
+            guard let body = try? PIDFDiff(bytes: bytes) else { return nil }
+            switch body {
+            case .full(let version, let presence):
+                return Self.roundTrip(PIDFDiff.full(presence, version: version ?? 0), "pidf-full") {
+                    try PIDFDiff(bytes: $0)
+                }
+            case .diff(_, let operations):
+                guard var document = Self.diffBase else { return "the diff base does not parse" }
+                guard (try? PIDFDiff.apply(operations, to: &document)) != nil else { return nil }
+                return Self.roundTrip(XMLWriter().bytes(document), "patched presence") { try XMLParser.parse($0) }
+            }
         case .catpub:
             guard let doc = try? CategoryPublish(bytes: bytes) else { return nil }
             return Self.roundTrip(doc.serialized(), "category publish") { try CategoryPublish(bytes: $0) }
@@ -132,6 +148,19 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     static let mapper: PresenceMapper? = try? PresenceMapper(tables: MappingTables.builtIn())
+
+    /// The presence document `pidf-diff` inputs are applied to: tuples, a note, a person and a
+    /// device, in the namespaces diffs name them by.
+    static let diffBase: XMLElement? = try? XMLParser.parse(
+        Array(
+            """
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model" \
+            xmlns:r="urn:ietf:params:xml:ns:pidf:rpid" entity="pres:someone@example.com">\
+            <tuple id="t1"><status><basic>open</basic></status><contact priority="0.8">sip:a@example.com</contact></tuple>\
+            <tuple id="t2"><status><basic>closed</basic></status></tuple><note xml:lang="en">n</note>\
+            <dm:person id="p1"><r:activities><r:busy/></r:activities></dm:person>\
+            <dm:device id="d1"><dm:deviceID>urn:x</dm:deviceID></dm:device></presence>
+            """.utf8))
 
     /// Limits for reading back what the project wrote: generous, since a document that passed
     /// the input limits may legitimately grow when written (namespace declarations, escapes).
