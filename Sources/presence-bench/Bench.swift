@@ -74,6 +74,44 @@ enum Bench {
         for (name, r) in reverse {
             print(String(format: "  phase %-22@ %9.0f/s  (%.1f us)", name as NSString, r, 1e6 / r))
         }
+        try partialPIDF(seconds, mapper)
+    }
+
+    /// Partial notifications (RFC 5263): a `pidf-diff` that changes the person's activities,
+    /// applied to the held document and mapped to categories, against the full PIDF of the same
+    /// state converted; and the diff written by the notifier from two documents.
+    static func partialPIDF(_ seconds: Double, _ mapper: PresenceMapper) throws {
+        let held = try XMLParser.parse(Array(typicalPIDF.utf8))
+        let changedText = typicalPIDF.replacingOccurrences(of: "<rpid:busy/><rpid:meeting/>", with: "<rpid:away/>")
+        let changed = Array(changedText.utf8)
+        let changedTree = try XMLParser.parse(changed)
+        guard let diff = PIDFDiff.diff(from: held, to: changedTree, version: 2) else {
+            fatalError("the bench diff is not smaller than the document")
+        }
+        func applyAndMap() -> [UInt8] {
+            guard case .diff(_, let operations) = try? PIDFDiff(bytes: diff) else {
+                fatalError("bench diff does not parse")
+            }
+            var tree = held
+            guard (try? PIDFDiff.apply(operations, to: &tree)) != nil, let document = try? PIDFDiff.document(tree)
+            else {
+                fatalError("bench diff does not apply")
+            }
+            return mapper.categoriesDocument(from: document).serialized()
+        }
+        let r = rounds(
+            seconds,
+            [
+                { _ = convertPIDF(changed, mapper) },
+                { _ = applyAndMap() },
+                { _ = PIDFDiff.diff(from: held, to: changedTree, version: 2) },
+            ])
+        print("partial PIDF (RFC 5263): diff \(diff.count) bytes for a \(changed.count)-byte document")
+        print(
+            String(
+                format:
+                    "  full PIDF -> categories %9.0f/s   pidf-diff applied and mapped %9.0f/s (%.2f)   diff written %9.0f/s",
+                median(r[0]), median(r[1]), median(r[1]) / median(r[0]), median(r[2])))
     }
 
     static func profile(_ phase: String, _ n: Int) throws {

@@ -21,6 +21,8 @@ import Testing
         let oma: UInt16
         let admin: Int
         let file: URL
+        /// The NOTIFYs ``bridgeOMAWatcher(accept:)`` received.
+        var bridgedNotifies: [SIPRequest] = []
 
         static func yaml(kamailio: UInt16, edge: UInt16, token: String?, presentities: String = "") -> String {
             """
@@ -87,8 +89,9 @@ import Testing
 
         /// OMA watcher dave@oma.example subscribes to bob@contoso.com; the edge answers the
         /// gateway's SUBSCRIBE with bob online, the watcher gets its answer and first NOTIFY.
-        /// Returns the watcher's To tag and the gateway's SUBSCRIBE into the enterprise.
-        func bridgeOMAWatcher() async throws -> (toTag: String, leg: SIPRequest) {
+        /// Returns the watcher's To tag and the gateway's SUBSCRIBE into the enterprise; the
+        /// NOTIFYs the watcher got are in ``bridgedNotifies``.
+        func bridgeOMAWatcher(accept: String = "application/pidf+xml") async throws -> (toTag: String, leg: SIPRequest) {
             kamailio.send("""
                 SUBSCRIBE sip:bob@contoso.com SIP/2.0
                 Via: SIP/2.0/UDP \(kamailio.hostPort);branch=z9hG4bKad1;rport
@@ -99,7 +102,7 @@ import Testing
                 CSeq: 1 SUBSCRIBE
                 Contact: <sip:dave@\(kamailio.hostPort)>
                 Event: presence
-                Accept: application/pidf+xml
+                Accept: \(accept)
                 Expires: 600
 
                 """, to: oma)
@@ -127,7 +130,10 @@ import Testing
 
                 """, body: body, to: UInt16(server.bound[.enterprise]?.first?.port ?? 0))
             let answers = await kamailio.receive(for: 1)
-            for notify in answers.compactMap(\.request) where notify.method == .notify { kamailio.answer(notify, to: oma) }
+            for notify in answers.compactMap(\.request) where notify.method == .notify {
+                kamailio.answer(notify, to: oma)
+                bridgedNotifies.append(notify)
+            }
             let ok = try #require(answers.compactMap(\.response).first { $0.statusCode == 200 })
             return (try #require(try ok.headers.to?.tag), leg)
         }

@@ -54,6 +54,10 @@ public struct GatewayConfiguration: Sendable {
         /// between two notifications, sent as `max-rate=0.2;min-rate=0.001667`).
         public var minInterval: UInt32?
         public var maxInterval: UInt32?
+        /// OMA side: the gateway's PIDF SUBSCRIBEs accept partial notifications (RFC 5263,
+        /// `partial-notifications: true`); each subscription whose server sends them keeps the
+        /// last full document to apply the next diff to.
+        public var partialNotifications = false
     }
 
     /// A peer the gateway knows by address.
@@ -168,7 +172,7 @@ extension GatewayConfiguration {
         guard let enterprise = top["enterprise"] else { throw root.error("'enterprise' is required") }
         guard let oma = top["oma"] else { throw root.error("'oma' is required") }
         self.enterprise = try Self.domains(enterprise)
-        self.oma = try Self.domains(oma, extraKeys: ["rpid-extensions", "rate-control"])
+        self.oma = try Self.domains(oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications"])
         let overlap = Set(self.enterprise.domains).intersection(self.oma.domains)
         if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
         allowedPartners = nil
@@ -305,7 +309,8 @@ extension GatewayConfiguration {
             }
         }
         var result = Domains(
-            domains: names, nextHop: nextHop, rpidExtensions: try m["rpid-extensions"]?.bool() ?? false)
+            domains: names, nextHop: nextHop, rpidExtensions: try m["rpid-extensions"]?.bool() ?? false,
+            partialNotifications: try m["partial-notifications"]?.bool() ?? false)
         if let rate = m["rate-control"] {
             let r = try rate.mapping(known: ["min-interval", "max-interval"])
             result.minInterval = try r["min-interval"]?.integer(UInt32.self, in: 0...UInt32.max)

@@ -73,6 +73,13 @@ extension GatewayCore {
         var pending = false
         /// The OMA peer the SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
         var peer: DialogPeer?
+        /// Partial notifications from the OMA side (RFC 5263): held out of line, and only once
+        /// the OMA side sent one.
+        var partial: ReceivedPartialState? {
+            get { partialBox?.value }
+            set { partialBox = newValue.map(OutOfLine.init) }
+        }
+        var partialBox: OutOfLine<ReceivedPartialState>?
     }
 
     mutating func newEnterpriseWatch(
@@ -208,7 +215,9 @@ extension GatewayCore {
         fromAddress.displayName = from.displayName
         let configuration = SubscriberSubscription.Configuration(
             target: uri, from: fromAddress, to: SIPAddress(uri: uri), contact: contact,
-            accept: [SIPBodyType.pidf], expires: self.configuration.subscriptions.defaultExpires,
+            accept: self.configuration.oma.partialNotifications
+                ? [SIPBodyType.pidf, Self.pidfDiffType] : [SIPBodyType.pidf],
+            expires: self.configuration.subscriptions.defaultExpires,
             minInterval: self.configuration.oma.minInterval, maxInterval: self.configuration.oma.maxInterval)
         let key = takeKey()
         let (subscription, actions) = SubscriberSubscription.start(
@@ -368,13 +377,15 @@ extension GatewayCore {
         // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
         // the NOTIFY, so the watcher's view stays what it was.
         var pidf: PIDFDocument?
-        if !request.body.isEmpty, (try? request.headers.contentType)?.mediaType == SIPBodyType.pidf {
-            do { pidf = try PIDFDocument(bytes: request.body) } catch {
-                return [
-                    .respond(
-                        id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))
-                ]
-            }
+        var needsFullState = false
+        switch Self.legBody(request, &leg.partial) {
+        case .unreadable:
+            return [
+                .respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))
+            ]
+        case .document(let document): pidf = document
+        case .needsFullState: needsFullState = true
+        case .none, .ignored: break
         }
         let actions = leg.subscription.receive(notify: request, now: now, jitter: ids.jitter())
         var out: [Action] = []
@@ -389,7 +400,7 @@ extension GatewayCore {
                 if leg.pending {
                     // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
                     if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
-                } else if notification.contentType?.mediaType == SIPBodyType.pidf, let pidf {
+                } else if let pidf {
                     var categories = mapper.categoriesDocument(from: pidf)
                     categories.uri = leg.resource
                     // Kept for the leg's life: without the room the mapper's appends left.
@@ -404,6 +415,10 @@ extension GatewayCore {
             case .ended(let reason): ended = reason
             default: out += legActions([action], context: .omaLeg(key))
             }
+        }
+        if needsFullState, ended == nil, !leg.closing {
+            // RFC 5263 §4.3: a refresh brings full state back.
+            out += legActions(leg.subscription.refresh(now: now), context: .omaLeg(key))
         }
         omaLegs[key] = leg
         if leg.closing {

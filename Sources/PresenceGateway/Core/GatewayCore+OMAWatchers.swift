@@ -41,6 +41,12 @@ extension GatewayCore {
         var linked: Int?
         /// Who made the dialog: its in-dialog requests must come from there.
         var peer: DialogPeer?
+        /// Partial notifications (RFC 5263), when the watcher accepts them: held out of line.
+        var partial: PartialNotifications? {
+            get { partialBox?.value }
+            set { partialBox = newValue.map(OutOfLine.init) }
+        }
+        private var partialBox: OutOfLine<PartialNotifications>?
 
         init(
             watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil,
@@ -117,7 +123,9 @@ extension GatewayCore {
             return overQuota(request, id: id)
         }
         let key = takeKey()
-        omaWatches[key] = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
+        var watch = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
+        if Self.acceptsPartialPIDF(request, terms: terms) { watch.partial = PartialNotifications() }
+        omaWatches[key] = watch
         return attach(key, now: now)
     }
 
@@ -319,13 +327,15 @@ extension GatewayCore {
         if let link = watch.linked { return publishLinked(link, state, now: now) }
         if let pending = watch.pending {
             watch.pending = nil
-            let body = render(state, as: pending.terms.bodyType)
+            let full = render(state, as: pending.terms.bodyType)
+            let (body, type) = Self.partialBody(full, &watch.partial, forceFull: true)
             do {
                 let (subscription, accepted) = try NotifierSubscription.accept(
                     pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                    contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
+                    contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, bodyType: type,
+                    now: now)
                 watch.subscription = subscription
-                watch.lastSent = BodyDigest(body)
+                watch.lastSent = BodyDigest(full)
                 let id = subscription.dialog.id
                 dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(watchKey))
                 omaWatches[watchKey] = watch
@@ -343,11 +353,12 @@ extension GatewayCore {
             }
         }
         guard var sub = watch.subscription, !isHoldingChange(watchKey) else { return [] }
-        let body = render(state, as: sub.terms.bodyType)
-        guard BodyDigest(body) != watch.lastSent else { return [] }
+        let full = render(state, as: sub.terms.bodyType)
+        guard BodyDigest(full) != watch.lastSent else { return [] }
         if let held = holdsChange(watchKey, terms: sub.terms, now: now) { return held }
-        watch.lastSent = BodyDigest(body)
-        let updates = sub.stateChanged(body: body, now: now)
+        watch.lastSent = BodyDigest(full)
+        let (body, type) = Self.partialBody(full, &watch.partial, forceFull: false)
+        let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
         omaWatches[watchKey] = watch
         return apply(updates, context: .omaWatch(watchKey), now: now)
@@ -390,10 +401,17 @@ extension GatewayCore {
             let state =
                 watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
                 ?? CategoriesDocument(uri: watch.resource)
-            let body = render(state, as: terms.bodyType)
-            let actions = sub.refresh(request, terms: terms, body: body, now: now)
+            let full = render(state, as: terms.bodyType)
+            // A refresh may start or stop partial notifications; either way it gets full state.
+            if !Self.acceptsPartialPIDF(request, terms: terms) {
+                watch.partial = nil
+            } else if watch.partial == nil {
+                watch.partial = PartialNotifications()
+            }
+            let (body, type) = Self.partialBody(full, &watch.partial, forceFull: true)
+            let actions = sub.refresh(request, terms: terms, body: body, bodyType: type, now: now)
             watch.subscription = sub
-            watch.lastSent = BodyDigest(body)
+            watch.lastSent = BodyDigest(full)
             omaWatches[key] = watch
             return apply(actions, context: .omaWatch(key), now: now, id: id)
         }

@@ -70,8 +70,8 @@ extension GatewayCore {
             sub.status == .active, let leg = watch.leg,
             let state = enterpriseLegs[leg]?.categories[watch.resource]
         else { return [] }
-        let body = render(state, as: sub.terms.bodyType)
-        let changed = BodyDigest(body) != watch.lastSent
+        let full = render(state, as: sub.terms.bodyType)
+        let changed = BodyDigest(full) != watch.lastSent
         let max = sub.terms.maximumInterval
         let resend = max.map { now >= control.lastNotified + $0 } ?? false
         control.held = false
@@ -81,8 +81,9 @@ extension GatewayCore {
             guard let max else { return [] }
             return [.schedule(.rateControl(.omaWatch(key)), at: control.lastNotified + max)]
         }
-        watch.lastSent = BodyDigest(body)
-        let updates = sub.stateChanged(body: body, now: now)
+        watch.lastSent = BodyDigest(full)
+        let (body, type) = Self.partialBody(full, &watch.partial, forceFull: false)
+        let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
         omaWatches[key] = watch
         return apply(updates, context: .omaWatch(key), now: now)

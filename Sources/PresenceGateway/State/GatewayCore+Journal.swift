@@ -249,12 +249,14 @@ extension GatewayCore.OMAWatch: Journaled {
         var block: UInt32
         var leg: Int?
         var linked: Int?
+        var partialBlock: UInt32?
     }
 
     var durableSignature: Signature {
         Signature(
             answered: pending == nil, status: subscription?.status, dialog: subscription?.dialog.withoutSequences,
-            block: (subscription?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock, leg: leg, linked: linked)
+            block: (subscription?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock, leg: leg, linked: linked,
+            partialBlock: partial.map { ($0.version ?? 0) / GatewayCore.sequenceBlock })
     }
 }
 

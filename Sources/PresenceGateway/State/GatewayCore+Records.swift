@@ -78,6 +78,9 @@ extension GatewayCore {
         var leg: Int?
         var linked: Int?
         var peer: PeerRecord?
+        /// Partial notifications (RFC 5263): the version last sent, written when it enters a new
+        /// block as the CSeq is; absent for a watcher without them (and in older records).
+        var partialVersion: UInt32?
     }
 
     struct EnterpriseLegRecord: Codable {
@@ -149,7 +152,8 @@ extension GatewayCore {
         OMAWatchRecord(
             watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
             subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
-            linked: watch.linked, peer: peerRecord(watch.peer))
+            linked: watch.linked, peer: peerRecord(watch.peer),
+            partialVersion: watch.partial.map { $0.version ?? 0 })
     }
 
     func record(_ leg: EnterpriseLeg, clock: WallClock) -> EnterpriseLegRecord {

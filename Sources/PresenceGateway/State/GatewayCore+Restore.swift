@@ -481,6 +481,11 @@ extension GatewayCore {
                     }
                 }
                 watch.leg = r.leg
+                if let version = r.partialVersion {
+                    // Two blocks above the stored version, so above every one sent (as for CSeqs);
+                    // nothing to diff against: the next document is full.
+                    watch.partial = PartialNotifications(version: version &+ 2 * GatewayCore.sequenceBlock, last: nil)
+                }
                 omaWatches[try key()] = watch
             case .enterpriseLeg:
                 var r = try decode(EnterpriseLegRecord.self)
