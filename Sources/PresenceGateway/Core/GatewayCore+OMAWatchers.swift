@@ -48,6 +48,14 @@ extension GatewayCore {
         }
         private var partialBox: OutOfLine<PartialNotifications>?
 
+        /// The body to send for the PIDF document `full`, and its type when not the negotiated
+        /// one (``GatewayCore/partialBody(_:_:forceFull:)``); `full` itself, untouched, for a
+        /// watcher without partial notifications.
+        mutating func body(for full: [UInt8], forceFull: Bool) -> (body: [UInt8], type: String?) {
+            guard partialBox != nil else { return (full, nil) }
+            return GatewayCore.partialBody(full, &partial, forceFull: forceFull)
+        }
+
         init(
             watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil,
             peer: DialogPeer? = nil
@@ -328,7 +336,7 @@ extension GatewayCore {
         if let pending = watch.pending {
             watch.pending = nil
             let full = render(state, as: pending.terms.bodyType)
-            let (body, type) = Self.partialBody(full, &watch.partial, forceFull: true)
+            let (body, type) = watch.body(for: full, forceFull: true)
             do {
                 let (subscription, accepted) = try NotifierSubscription.accept(
                     pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
@@ -357,7 +365,7 @@ extension GatewayCore {
         guard BodyDigest(full) != watch.lastSent else { return [] }
         if let held = holdsChange(watchKey, terms: sub.terms, now: now) { return held }
         watch.lastSent = BodyDigest(full)
-        let (body, type) = Self.partialBody(full, &watch.partial, forceFull: false)
+        let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
         omaWatches[watchKey] = watch
@@ -408,7 +416,7 @@ extension GatewayCore {
             } else if watch.partial == nil {
                 watch.partial = PartialNotifications()
             }
-            let (body, type) = Self.partialBody(full, &watch.partial, forceFull: true)
+            let (body, type) = watch.body(for: full, forceFull: true)
             let actions = sub.refresh(request, terms: terms, body: body, bodyType: type, now: now)
             watch.subscription = sub
             watch.lastSent = BodyDigest(full)

@@ -82,7 +82,7 @@ extension GatewayCore {
             return [.schedule(.rateControl(.omaWatch(key)), at: control.lastNotified + max)]
         }
         watch.lastSent = BodyDigest(full)
-        let (body, type) = Self.partialBody(full, &watch.partial, forceFull: false)
+        let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
         omaWatches[key] = watch
