@@ -87,6 +87,33 @@ import Testing
             return (status, try #require(object, "not a JSON object: \(text)"))
         }
 
+        /// Carol, behind the edge, subscribes to the OMA `resource` with a batched category
+        /// SUBSCRIBE for its state ([MS-PRES] §3.4.5.1.1, the §4.5 headers) in dialog `callID`.
+        func carolSubscribes(to resource: String, callID: String) {
+            let batch = """
+                <batchSub xmlns="http://schemas.microsoft.com/2006/01/sip/batch-subscribe" uri="sip:carol@contoso.com" name=""><action name="subscribe" id="1">\
+                <adhocList><resource uri="\(resource)"/></adhocList><categoryList xmlns="http://schemas.microsoft.com/2006/09/sip/categorylist">\
+                <category name="state"/></categoryList></action></batchSub>
+                """
+            edge.send("""
+                SUBSCRIBE sip:carol@contoso.com SIP/2.0
+                Via: SIP/2.0/UDP \(edge.hostPort);branch=z9hG4bK\(callID);rport
+                Max-Forwards: 70
+                From: <sip:carol@contoso.com>;tag=\(callID);epid=5e434f57d3
+                To: <sip:carol@contoso.com>
+                Call-ID: \(callID)@contoso
+                CSeq: 1 SUBSCRIBE
+                Contact: <sip:carol@\(edge.hostPort);transport=udp>
+                Event: presence
+                Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related
+                Supported: ms-benotify, ms-piggyback-first-notify, eventlist
+                Require: adhoclist, categoryList
+                Expires: 600
+                Content-Type: application/msrtc-adrl-categorylist+xml
+
+                """, body: Array(batch.utf8), to: UInt16(server.bound[.enterprise]?.first?.port ?? 0))
+        }
+
         /// OMA watcher dave@oma.example subscribes to bob@contoso.com; the edge answers the
         /// gateway's SUBSCRIBE with bob online, the watcher gets its answer and first NOTIFY.
         /// Returns the watcher's To tag and the gateway's SUBSCRIBE into the enterprise; the

@@ -78,28 +78,7 @@ import XMLBridge
         try text.write(to: gw.file, atomically: true, encoding: .utf8)
         #expect(try await gw.http("POST", "/reload").0 == 200)
 
-        let batch = """
-            <batchSub xmlns="http://schemas.microsoft.com/2006/01/sip/batch-subscribe" uri="sip:carol@contoso.com" name=""><action name="subscribe" id="1">\
-            <adhocList><resource uri="sip:john@oma.example"/></adhocList><categoryList xmlns="http://schemas.microsoft.com/2006/09/sip/categorylist">\
-            <category name="state"/></categoryList></action></batchSub>
-            """
-        gw.edge.send("""
-            SUBSCRIBE sip:carol@contoso.com SIP/2.0
-            Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKpn1;rport
-            Max-Forwards: 70
-            From: <sip:carol@contoso.com>;tag=pn1;epid=5e434f57d3
-            To: <sip:carol@contoso.com>
-            Call-ID: carol-partial@contoso
-            CSeq: 1 SUBSCRIBE
-            Contact: <sip:carol@\(gw.edge.hostPort);transport=udp>
-            Event: presence
-            Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related
-            Supported: eventlist
-            Require: adhoclist, categoryList
-            Expires: 600
-            Content-Type: application/msrtc-adrl-categorylist+xml
-
-            """, body: Array(batch.utf8), to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
+        gw.carolSubscribes(to: "sip:john@oma.example", callID: "carol-partial")
         let subscribe = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
         #expect(subscribe.headers[.accept]?.contains("application/pidf-diff+xml") == true)
         let from = try #require(try subscribe.headers.from)

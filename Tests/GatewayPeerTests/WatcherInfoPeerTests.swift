@@ -83,28 +83,7 @@ import Testing
         #expect(first.lists == [WatcherInfo.WatcherList(resource: Self.mary, package: "presence")])
 
         // Carol, behind the enterprise edge, subscribes to Mary: she waits for Mary (no OMA leg).
-        let batch = """
-            <batchSub xmlns="http://schemas.microsoft.com/2006/01/sip/batch-subscribe" uri="sip:carol@contoso.com" name=""><action name="subscribe" id="1">\
-            <adhocList><resource uri="\(Self.mary)"/></adhocList><categoryList xmlns="http://schemas.microsoft.com/2006/09/sip/categorylist">\
-            <category name="state"/></categoryList></action></batchSub>
-            """
-        gw.edge.send("""
-            SUBSCRIBE sip:carol@contoso.com SIP/2.0
-            Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKcw1;rport
-            Max-Forwards: 70
-            From: <sip:carol@contoso.com>;tag=cw1;epid=5e434f57d3
-            To: <sip:carol@contoso.com>
-            Call-ID: carol-watch@contoso
-            CSeq: 1 SUBSCRIBE
-            Contact: <sip:carol@\(gw.edge.hostPort);transport=udp>
-            Event: presence
-            Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related
-            Supported: ms-benotify, ms-piggyback-first-notify, eventlist
-            Require: adhoclist, categoryList
-            Expires: 600
-            Content-Type: application/msrtc-adrl-categorylist+xml
-
-            """, body: Array(batch.utf8), to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
+        gw.carolSubscribes(to: Self.mary, callID: "carol-watch")
         let pending = try await Self.received(gw)
         let carol = try #require(pending.documents.first?.lists.first?.watchers.first)
         #expect(pending.documents.first?.state == .partial && pending.documents.first?.version == 1)
