@@ -33,6 +33,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// written; a diff's operations (RFC 5261) applied to a presence document apply or fail, and
     /// what they leave is XML that parses.
     case pidfDiff = "pidf-diff"
+    /// `application/simple-filter+xml` (RFC 4661) through ``SimpleFilter``: each filter read is
+    /// applied to a presence document and its triggers evaluated; what it leaves is XML that parses.
+    case simpleFilter = "simple-filter"
     /// `application/msrtc-category-publish+xml` ([MS-PRES] §2.2.2.2) through ``CategoryPublish``.
     case catpub
     /// `application/msrtc-fault+xml` ([MS-PRES] §2.2.2.2.3) through ``PublishFault``.
@@ -92,6 +95,21 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 guard (try? PIDFDiff.apply(operations, to: &document)) != nil else { return nil }
                 return Self.roundTrip(XMLWriter().bytes(document), "patched presence") { try XMLParser.parse($0) }
             }
+        case .simpleFilter:
+            guard let filters = try? SimpleFilter.filters(bytes: bytes) else { return nil }
+            guard let document = Self.diffBase else { return "the presence document does not parse" }
+            for filter in filters {
+                _ = filter.triggered(from: document, to: document)
+                if let failure = Self.roundTrip(
+                    XMLWriter().bytes(filter.apply(to: document)), "filtered presence",
+                    {
+                        try XMLParser.parse($0)
+                    })
+                {
+                    return failure
+                }
+            }
+            return nil
         case .catpub:
             guard let doc = try? CategoryPublish(bytes: bytes) else { return nil }
             return Self.roundTrip(doc.serialized(), "category publish") { try CategoryPublish(bytes: $0) }
@@ -149,7 +167,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     static let mapper: PresenceMapper? = try? PresenceMapper(tables: MappingTables.builtIn())
 
-    /// The presence document `pidf-diff` inputs are applied to: tuples, a note, a person and a
+    /// The presence document `pidf-diff` and `simple-filter` inputs are applied to: tuples, a note, a person and a
     /// device, in the namespaces diffs name them by.
     static let diffBase: XMLElement? = try? XMLParser.parse(
         Array(

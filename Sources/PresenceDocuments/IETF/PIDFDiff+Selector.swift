@@ -81,6 +81,38 @@ struct Selector {
         }
     }
 
+    /// This selector, when it selects elements (not an attribute or text).
+    func elementsOnly() throws(PatchError) -> Selector {
+        guard case .element = last else { throw PatchError("selects an attribute or text, not elements") }
+        return self
+    }
+
+    /// The paths of every element selected (a node-set, RFC 4661's use): each step keeps the
+    /// children of each element so far that match it, predicates counted per parent.
+    func locateAll(in root: XMLElement) -> [[Int]] {
+        guard Self.matches(root, steps[0], among: [root], at: 0) else { return [] }
+        var found: [([Int], XMLElement)] = [([], root)]
+        for step in steps.dropFirst() {
+            var next: [([Int], XMLElement)] = []
+            for (path, element) in found {
+                var selected = element.children.indices.compactMap { i -> (Int, XMLElement)? in
+                    guard case .element(let e) = element.children[i], step.name == nil || e.name == step.name else {
+                        return nil
+                    }
+                    return (i, e)
+                }
+                for predicate in step.predicates {
+                    let list = selected.map(\.1)
+                    selected = selected.enumerated()
+                        .filter { Self.holds(predicate, $0.element.1, position: $0.offset, of: list) }.map(\.element)
+                }
+                next += selected.map { (path + [$0.0], $0.1) }
+            }
+            found = next
+        }
+        return found.map(\.0)
+    }
+
     /// The path to the selected element (indices into `children` from the root; empty for the
     /// root itself); sets ``target``. Each step must select exactly one element.
     mutating func locate(in root: XMLElement) throws(PatchError) -> [Int] {
