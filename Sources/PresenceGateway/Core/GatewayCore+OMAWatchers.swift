@@ -3,6 +3,7 @@ import NIOCore
 import PresenceDocuments
 import SIPMessages
 import SIPStack
+import XMLBridge
 import _GatewayInternals
 
 /// Flows 2 and 3: OMA watchers of enterprise presentities, and the enterprise's
@@ -47,6 +48,36 @@ extension GatewayCore {
             set { partialBox = newValue.map(OutOfLine.init) }
         }
         private var partialBox: OutOfLine<PartialNotifications>?
+
+        /// An event filter (RFC 4660), when the watcher sent one: held out of line.
+        var filter: WatcherFilter? {
+            get { filterBox?.value }
+            set { filterBox = newValue.map(OutOfLine.init) }
+        }
+        private var filterBox: OutOfLine<WatcherFilter>?
+
+        /// `rendered` cut to what the watcher's filter selects (RFC 4661 §3.5); as it is
+        /// without a filter.
+        func filtered(_ rendered: [UInt8]) -> [UInt8] {
+            guard let filter = filterBox?.value.filter, let tree = try? XMLParser.parse(rendered) else {
+                return rendered
+            }
+            return XMLWriter(indent: nil).bytes(filter.apply(to: tree))
+        }
+
+        /// Whether the change to `rendered` (the whole document) is notified under the filter's
+        /// triggers (RFC 4661 §3.6); the document is remembered for the next change. True
+        /// without triggers.
+        mutating func triggered(by rendered: [UInt8]) -> Bool {
+            guard var filter, !filter.filter.triggers.isEmpty, let tree = try? XMLParser.parse(rendered) else {
+                return true
+            }
+            defer {
+                filter.last = tree
+                self.filter = filter
+            }
+            return filter.filter.triggered(from: filter.last, to: tree)
+        }
 
         /// The body to send for the PIDF document `full`, and its type when not the negotiated
         /// one (``GatewayCore/partialBody(_:_:forceFull:)``); `full` itself, untouched, for a
@@ -122,6 +153,20 @@ extension GatewayCore {
                 )
             ]
         }
+        let filter: WatcherFilter?
+        do {
+            filter = try Self.watcherFilter(
+                body: request.body, type: (try? request.headers.contentType)?.mediaType, resource: resource,
+                terms: terms)
+        } catch {
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: error.status, reasonPhrase: error.reason, toTag: ids.tag(),
+                        headers: error.status == 415 ? [(.accept, Self.simpleFilterType)] : []))
+            ]
+        }
         guard takeQuota(watcher.uri) else {
             refusals.watcherQuota += 1
             return overQuota(request, id: id)
@@ -133,6 +178,7 @@ extension GatewayCore {
         let key = takeKey()
         var watch = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
         if Self.acceptsPartialPIDF(request, terms: terms) { watch.partial = PartialNotifications() }
+        watch.filter = filter
         omaWatches[key] = watch
         return attach(key, now: now)
     }
@@ -143,6 +189,9 @@ extension GatewayCore {
         guard var watch = omaWatches[key], let contact = contacts[.enterprise],
             let resourceURI = try? SIPURI(watch.resource)
         else { return [] }
+        // A filtered watcher's categories are its own: a single subscription carries them.
+        let forceSingle = forceSingle || watch.filter != nil
+        let categories = watch.filter?.categories ?? Self.bridgedCategories
         let pool = pools[watch.resource]
         if !forceSingle, let pool,
             let (legKey, found) = enterpriseLegs.first(where: {
@@ -164,7 +213,7 @@ extension GatewayCore {
         if single {
             (subscriber, actions) = BatchCategorySubscriber.startSingle(
                 watcher: watcherAddress, resource: SIPAddress(uri: resourceURI), contact: contact,
-                categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
+                categories: categories, expires: configuration.subscriptions.defaultExpires,
                 callID: ids.callID(), localTag: ids.tag())
         } else {
             let target = pool.flatMap { try? SIPURI($0) } ?? resourceURI
@@ -335,7 +384,9 @@ extension GatewayCore {
         if let link = watch.linked { return publishLinked(link, state, now: now) }
         if let pending = watch.pending {
             watch.pending = nil
-            let full = render(state, as: pending.terms.bodyType)
+            let rendered = render(state, as: pending.terms.bodyType)
+            _ = watch.triggered(by: rendered)
+            let full = watch.filtered(rendered)
             let (body, type) = watch.body(for: full, forceFull: true)
             do {
                 let (subscription, accepted) = try NotifierSubscription.accept(
@@ -361,8 +412,14 @@ extension GatewayCore {
             }
         }
         guard var sub = watch.subscription, !isHoldingChange(watchKey) else { return [] }
-        let full = render(state, as: sub.terms.bodyType)
+        let rendered = render(state, as: sub.terms.bodyType)
+        let full = watch.filtered(rendered)
         guard BodyDigest(full) != watch.lastSent else { return [] }
+        guard watch.triggered(by: rendered) else {
+            // No trigger of the watcher's filter fired: the change is not notified.
+            omaWatches[watchKey] = watch
+            return []
+        }
         if let held = holdsChange(watchKey, terms: sub.terms, now: now) { return held }
         watch.lastSent = BodyDigest(full)
         let (body, type) = watch.body(for: full, forceFull: false)
@@ -409,7 +466,28 @@ extension GatewayCore {
             let state =
                 watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
                 ?? CategoriesDocument(uri: watch.resource)
-            let full = render(state, as: terms.bodyType)
+            // A refresh may carry a new filter (RFC 4660 §4.2); one that needs categories the
+            // subscription does not carry is refused: the watcher subscribes again for them.
+            if !request.body.isEmpty {
+                do throws(FilterRefusal) {
+                    let filter = try Self.watcherFilter(
+                        body: request.body, type: (try? request.headers.contentType)?.mediaType,
+                        resource: watch.resource, terms: terms)
+                    let carried = watch.filter?.categories ?? Self.bridgedCategories
+                    guard Set(filter?.categories ?? Self.bridgedCategories).isSubset(of: carried) else {
+                        throw FilterRefusal(status: 488, reason: "Filter Needs A New Subscription")
+                    }
+                    watch.filter = filter
+                } catch {
+                    return [
+                        .respond(
+                            id, SIPResponse(replyingTo: request, statusCode: error.status, reasonPhrase: error.reason))
+                    ]
+                }
+            }
+            let rendered = render(state, as: terms.bodyType)
+            _ = watch.triggered(by: rendered)
+            let full = watch.filtered(rendered)
             // A refresh may start or stop partial notifications; either way it gets full state.
             if !Self.acceptsPartialPIDF(request, terms: terms) {
                 watch.partial = nil

@@ -81,6 +81,8 @@ extension GatewayCore {
         /// Partial notifications (RFC 5263): the version last sent, written when it enters a new
         /// block as the CSeq is; absent for a watcher without them (and in older records).
         var partialVersion: UInt32?
+        /// The watcher's event filter as it sent it (RFC 4660); absent without one.
+        var filter: StoredBytes?
     }
 
     struct EnterpriseLegRecord: Codable {
@@ -153,7 +155,8 @@ extension GatewayCore {
             watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
             subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
             linked: watch.linked, peer: peerRecord(watch.peer),
-            partialVersion: watch.partial.map { $0.version ?? 0 })
+            partialVersion: watch.partial.map { $0.version ?? 0 }, filter: watch.filter.map { StoredBytes($0.document) }
+        )
     }
 
     func record(_ leg: EnterpriseLeg, clock: WallClock) -> EnterpriseLegRecord {

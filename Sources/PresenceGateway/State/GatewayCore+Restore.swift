@@ -481,6 +481,12 @@ extension GatewayCore {
                     }
                 }
                 watch.leg = r.leg
+                if let stored = r.filter, let terms = watch.subscription?.terms {
+                    do {
+                        watch.filter = try GatewayCore.watcherFilter(
+                            body: stored.bytes, type: GatewayCore.simpleFilterType, resource: r.resource, terms: terms)
+                    } catch { throw RestoreError.Detail("filter: \(error.reason)") }
+                }
                 if let version = r.partialVersion {
                     // Two blocks above the stored version, so above every one sent (as for CSeqs);
                     // nothing to diff against: the next document is full.

@@ -5,7 +5,8 @@ extension SIPUASCoreConfiguration {
     /// does not take gets 415, so the default, which takes none, refuses every NOTIFY with a
     /// body): the presence bodies of RFC 3863 (PIDF), [MS-PRES] §2.2.2.1 categories, §2.2.2.9
     /// msrtc.pidf, §2.2.2.4 batch category lists and their multipart/related + RLMI answers
-    /// (RFC 4662), and the §2.2.2.2.1 category publish of SERVICE; and the option tags the
+    /// (RFC 4662), the §2.2.2.2.1 category publish of SERVICE, partial PIDF (RFC 5262) and event
+    /// filters in SUBSCRIBE bodies (RFC 4661); and the option tags the
     /// [MS-PRES] dialect requires (`adhoclist`, `categoryList` on a batch SUBSCRIBE, §3.4.5.1.1;
     /// `eventlist`, RFC 4662; `ms-benotify`, `ms-piggyback-first-notify`).
     /// ``SIPTransactionLayer/setRequestHandler(for:_:)`` sets the allowed methods.
@@ -15,7 +16,7 @@ extension SIPUASCoreConfiguration {
         defaultBodyTypes: [
             SIPBodyType.pidf, SIPBodyType.msrtcPIDF, SIPBodyType.msrtcCategories, SIPBodyType.msrtcCategoryList,
             SIPBodyType.rlmi, SIPBodyType.multipartRelated, "application/msrtc-category-publish+xml",
-            "application/xpidf+xml", "application/pidf-diff+xml",
+            "application/xpidf+xml", "application/pidf-diff+xml", "application/simple-filter+xml",
         ])
 }
 
