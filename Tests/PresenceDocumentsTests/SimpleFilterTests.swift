@@ -99,8 +99,11 @@ import XMLBridge
     }
 
     @Test func otherPackagesAndRootsAreRefused() throws {
+        // What cannot be evaluated is told apart from what is wrong (RFC 4660: 488, not 400).
         let other = #"<filter-set xmlns="urn:ietf:params:xml:ns:simple-filter" package="reg"/>"#
-        #expect(throws: XMLError.self) { try SimpleFilter.filters(bytes: Array(other.utf8)) }
-        #expect(throws: XMLError.self) { try SimpleFilter.filters(bytes: Array("<presence/>".utf8)) }
+        let unserved = try #require(throws: XMLError.self) { try SimpleFilter.filters(bytes: Array(other.utf8)) }
+        #expect(unserved.code == .notServed)
+        let wrong = try #require(throws: XMLError.self) { try SimpleFilter.filters(bytes: Array("<presence/>".utf8)) }
+        #expect(wrong.code == .unexpectedContent)
     }
 }

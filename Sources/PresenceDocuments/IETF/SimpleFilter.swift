@@ -51,7 +51,7 @@ public struct SimpleFilter: Sendable, Equatable {
             throw root.error("expected a simple-filter filter-set (RFC 4661 §3), found \(root.name)")
         }
         if let package = root[attribute: "package"], package != "presence" {
-            throw root.error("filters for package \(package) are not served here")
+            throw root.error("filters for package \(package) are not served here", code: .notServed)
         }
         var namespaces: [String: String] = [:]
         for binding in root.element(XMLName(namespace, "ns-bindings"))?.elements(XMLName(namespace, "ns-binding")) ?? []
@@ -65,7 +65,7 @@ public struct SimpleFilter: Sendable, Equatable {
         for element in root.elements(XMLName(namespace, "filter")) {
             guard let id = element[attribute: "id"] else { throw element.error("filter needs an id (RFC 4661 §3.3)") }
             if element[attribute: "domain"] != nil {
-                throw element.error("filters by domain are not served here: one filter per resource")
+                throw element.error("filters by domain are not served here: one filter per resource", code: .notServed)
             }
             var filter = SimpleFilter(
                 id: id, uri: element[attribute: "uri"], remove: element[attribute: "remove"] == "true",
@@ -115,17 +115,17 @@ public struct SimpleFilter: Sendable, Equatable {
             guard !text.isEmpty else { throw element.error("a namespace selection names a namespace") }
             return .namespace(text)
         case let other:
-            throw element.error("type=\"\(other)\" is not served here (xpath or namespace)")
+            throw element.error("type=\"\(other)\" is not served here (xpath or namespace)", code: .notServed)
         }
     }
 
     /// A path must be absolute and of the steps this reader evaluates.
     private static func check(_ path: String, _ namespaces: [String: String], at element: XMLElement) throws(XMLError) {
         guard path.hasPrefix("/"), !path.contains("//") else {
-            throw element.error("\(path) is not served here: only absolute paths of child steps")
+            throw element.error("\(path) is not served here: only absolute paths of child steps", code: .notServed)
         }
         do { _ = try Selector(path, namespaces: scope(namespaces)).elementsOnly() } catch {
-            throw element.error("\(path) is not served here: \(error.text)")
+            throw element.error("\(path) is not served here: \(error.text)", code: .notServed)
         }
     }
 
@@ -134,4 +134,10 @@ public struct SimpleFilter: Sendable, Equatable {
         for (prefix, uri) in namespaces { scope[prefix] = uri }
         return scope
     }
+}
+
+extension XMLError.Code {
+    /// A well-formed filter asks for what this reader cannot evaluate (RFC 4660 §4.2: the
+    /// SUBSCRIBE is refused, 488).
+    public static let notServed = XMLError.Code("not-served")
 }

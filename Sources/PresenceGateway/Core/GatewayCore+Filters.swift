@@ -42,7 +42,7 @@ extension GatewayCore {
         let filters: [SimpleFilter]
         do { filters = try SimpleFilter.filters(bytes: body) } catch {
             // A filter this gateway cannot evaluate is refused rather than half honoured.
-            let unsupported = error.message.contains("not served here")
+            let unsupported = error.code == .notServed
             throw FilterRefusal(
                 status: unsupported ? 488 : 400, reason: unsupported ? "Filter Not Supported" : "Bad Filter")
         }
