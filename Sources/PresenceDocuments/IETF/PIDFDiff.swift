@@ -48,11 +48,6 @@ public enum PIDFDiff: Sendable, Equatable {
             self.content = content
             self.namespaces = namespaces
         }
-
-        public static func == (a: Operation, b: Operation) -> Bool {
-            a.kind == b.kind && a.selector == b.selector && a.position == b.position && a.type == b.type
-                && a.whitespace == b.whitespace && a.content == b.content && a.namespaces == b.namespaces
-        }
     }
 
     public var version: UInt32? {
@@ -125,11 +120,10 @@ public enum PIDFDiff: Sendable, Equatable {
 
     /// The full state as a `pidf-full` document of `version` (RFC 5262 §4).
     public static func full(_ presence: XMLElement, version: UInt32) -> [UInt8] {
-        var root = XMLElement(
+        let root = XMLElement(
             XMLName(namespace, "pidf-full"),
             attributes: presence.attributes + [XMLAttribute(XMLName("", "version"), String(version))],
             children: presence.children, prefix: "d", namespaceDeclarations: [(nil, NS.pidf)])
-        root.prefix = "d"
         return XMLWriter(indent: nil).bytes(root)
     }
 
@@ -166,11 +160,9 @@ public enum PIDFDiff: Sendable, Equatable {
         func operation(_ kind: String, _ selector: String, _ extra: [XMLAttribute] = [], _ content: [XMLNode] = [])
             -> XMLElement
         {
-            var op = XMLElement(
+            XMLElement(
                 XMLName(namespace, kind), attributes: [XMLAttribute(XMLName("", "sel"), selector)] + extra,
-                children: content)
-            op.prefix = "d"
-            return op
+                children: content, prefix: "d")
         }
         let kept = afterKeys.filter { beforeKeys.contains($0) }
         guard kept == beforeKeys.filter({ afterKeys.contains($0) }) else { return nil }
@@ -202,11 +194,10 @@ public enum PIDFDiff: Sendable, Equatable {
         for (uri, prefix) in prefixes.sorted(by: { $0.value < $1.value }) where !prefix.isEmpty {
             declarations.append((prefix, uri))
         }
-        var root = XMLElement(
+        let root = XMLElement(
             XMLName(namespace, "pidf-diff"),
             attributes: new.attributes + [XMLAttribute(XMLName("", "version"), String(version))],
             children: operations.map { .element($0) }, prefix: "d", namespaceDeclarations: declarations)
-        root.prefix = "d"
         let bytes = XMLWriter(indent: nil).bytes(root)
         return bytes.count < XMLWriter(indent: nil).bytes(new).count ? bytes : nil
     }

@@ -83,15 +83,13 @@ extension GatewayCore {
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let watchers = watcherList(of: presentity)
-        let document = WatcherInfo(
-            version: 0, state: .full,
-            lists: [WatcherInfo.WatcherList(resource: presentity, package: "presence", watchers: watchers)])
+        let body = Self.watcherInfo(presentity, version: 0, .full, watchers)
         let subscription: NotifierSubscription
         let accepted: [NotifierSubscription.Action]
         do {
             (subscription, accepted) = try NotifierSubscription.accept(
                 request, terms: terms, status: .active, localTag: ids.tag(),
-                contact: contacts[.oma] ?? SIPAddress(uri: request.uri), body: document.serialized(), now: now)
+                contact: contacts[.oma] ?? SIPAddress(uri: request.uri), body: body, now: now)
         } catch {
             releasePeerQuota(peer)
             return [
@@ -130,16 +128,23 @@ extension GatewayCore {
         }
     }
 
+    /// A watcher information body: the presence watchers of one presentity (RFC 3858 §5).
+    static func watcherInfo(
+        _ presentity: String, version: UInt64, _ state: WatcherInfo.State, _ watchers: [WatcherInfo.Watcher]
+    ) -> [UInt8] {
+        WatcherInfo(
+            version: version, state: state,
+            lists: [WatcherInfo.WatcherList(resource: presentity, package: "presence", watchers: watchers)]
+        ).serialized()
+    }
+
     /// The full document for `watch`, with its version moved on and `shown` set to it.
     private func fullWatcherInfo(_ watch: inout WinfoWatch) -> [UInt8] {
         let watchers = watcherList(of: watch.presentity)
         watch.version += 1
         watch.shown = Dictionary(uniqueKeysWithValues: watchers.map { ($0.id, $0) })
         watch.resync = false
-        return WatcherInfo(
-            version: watch.version, state: .full,
-            lists: [WatcherInfo.WatcherList(resource: watch.presentity, package: "presence", watchers: watchers)]
-        ).serialized()
+        return Self.watcherInfo(watch.presentity, version: watch.version, .full, watchers)
     }
 
     /// Forgets a winfo dialog (its final NOTIFY sent, or its subscriber gone).
@@ -286,14 +291,8 @@ extension GatewayCore {
                 }
                 guard !changed.isEmpty else { continue }
                 watch.version += 1
-                body = WatcherInfo(
-                    version: watch.version, state: .partial,
-                    lists: [
-                        WatcherInfo.WatcherList(
-                            resource: watch.presentity, package: "presence",
-                            watchers: changed.sorted { $0.id < $1.id })
-                    ]
-                ).serialized()
+                body = Self.watcherInfo(
+                    watch.presentity, version: watch.version, .partial, changed.sorted { $0.id < $1.id })
             }
             let actions = watch.subscription.stateChanged(body: body, now: now)
             winfoWatches[key] = watch
