@@ -272,11 +272,16 @@ import Testing
 
     /// A BENOTIFY from the edge in `leg`'s dialog with bob at `availability`.
     static func benotify(_ gw: Gateway, in leg: SIPRequest, cseq: Int, availability: UInt32) throws -> (String, [UInt8]) {
-        let from = try #require(try leg.headers.from)
         let document = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
             Category(name: .state, instance: 1, publishTime: "2026-11-25T10:05:00.000",
                      payload: .state(MSState(type: .aggregateState, availability: availability))),
         ])
+        return try benotify(gw, in: leg, cseq: cseq, body: document.serialized())
+    }
+
+    /// A BENOTIFY from the edge in `leg`'s dialog carrying the categories `body`.
+    static func benotify(_ gw: Gateway, in leg: SIPRequest, cseq: Int, body: [UInt8]) throws -> (String, [UInt8]) {
+        let from = try #require(try leg.headers.from)
         return ("""
             BENOTIFY sip:gateway@127.0.0.1 SIP/2.0
             Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKld\(cseq);rport
@@ -289,7 +294,7 @@ import Testing
             Subscription-State: active;expires=600
             Content-Type: application/msrtc-event-categories+xml
 
-            """, document.serialized())
+            """, body)
     }
 
     @Test func aReloadUnderLoadLosesNoNotificationAndNoDialog() async throws {

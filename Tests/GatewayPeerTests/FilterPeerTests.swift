@@ -86,26 +86,16 @@ import Testing
         let body = String(decoding: first.body, as: UTF8.self)
         #expect(body.contains("<basic>open</basic>") && body.contains("lunch") && !body.contains("<contact>"), "\(body)")
 
-        func benotify(_ cseq: Int, _ availability: UInt32, note: String) {
-            gw.edge.send("""
-                BENOTIFY sip:gateway@127.0.0.1 SIP/2.0
-                Via: SIP/2.0/UDP \(gw.edge.hostPort);branch=z9hG4bKflb\(cseq);rport
-                Max-Forwards: 70
-                From: <sip:bob@contoso.com>;tag=edge7
-                To: <\(from.uri)>;tag=\(from.tag ?? "")
-                Call-ID: \(leg.headers.callID ?? "")
-                CSeq: \(cseq) BENOTIFY
-                Event: presence
-                Subscription-State: active;expires=600
-                Content-Type: application/msrtc-event-categories+xml
-
-                """, body: Self.categories(availability, note: note), to: enterprise)
+        func benotify(_ cseq: Int, _ availability: UInt32, note: String) throws {
+            let (text, body) = try AdminAPITests.benotify(
+                gw, in: leg, cseq: cseq, body: Self.categories(availability, note: note))
+            gw.edge.send(text, body: body, to: enterprise)
         }
         // Busy: only the activities change, which the filter leaves out.
-        benotify(2, 6500, note: "lunch")
+        try benotify(2, 6500, note: "lunch")
         #expect(await notifies().isEmpty)
         // A new note: sent.
-        benotify(3, 6500, note: "back at two")
+        try benotify(3, 6500, note: "back at two")
         let changed = try #require(await notifies().first)
         #expect(String(decoding: changed.body, as: UTF8.self).contains("back at two"))
         await gw.stop()

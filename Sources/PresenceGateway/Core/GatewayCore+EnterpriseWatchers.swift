@@ -378,7 +378,7 @@ extension GatewayCore {
         // the NOTIFY, so the watcher's view stays what it was.
         var pidf: PIDFDocument?
         var needsFullState = false
-        switch Self.legBody(request, &leg.partial) {
+        switch Self.legBody(request, &leg) {
         case .unreadable:
             return [
                 .respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))

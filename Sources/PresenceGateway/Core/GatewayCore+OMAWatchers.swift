@@ -56,27 +56,18 @@ extension GatewayCore {
         }
         private var filterBox: OutOfLine<WatcherFilter>?
 
-        /// `rendered` cut to what the watcher's filter selects (RFC 4661 §3.5); as it is
-        /// without a filter.
-        func filtered(_ rendered: [UInt8]) -> [UInt8] {
-            guard let filter = filterBox?.value.filter, let tree = try? XMLParser.parse(rendered) else {
-                return rendered
-            }
-            return XMLWriter(indent: nil).bytes(filter.apply(to: tree))
-        }
-
-        /// Whether the change to `rendered` (the whole document) is notified under the filter's
-        /// triggers (RFC 4661 §3.6); the document is remembered for the next change. True
-        /// without triggers.
-        mutating func triggered(by rendered: [UInt8]) -> Bool {
-            guard var filter, !filter.filter.triggers.isEmpty, let tree = try? XMLParser.parse(rendered) else {
-                return true
-            }
-            defer {
-                filter.last = tree
-                self.filter = filter
-            }
-            return filter.filter.triggered(from: filter.last, to: tree)
+        /// `rendered` (the whole document) cut to what the watcher's filter selects (RFC 4661
+        /// §3.5), and whether the change to it fires one of the filter's triggers (§3.6; true
+        /// without triggers), the document kept for the next change. `rendered` itself, for a
+        /// watcher without a filter.
+        mutating func filtered(_ rendered: [UInt8]) -> (body: [UInt8], triggered: Bool) {
+            guard var filter, let tree = try? XMLParser.parse(rendered) else { return (rendered, true) }
+            let body = XMLWriter(indent: nil).bytes(filter.filter.apply(to: tree))
+            guard !filter.filter.triggers.isEmpty else { return (body, true) }
+            let triggered = filter.filter.triggered(from: filter.last, to: tree)
+            filter.last = tree
+            self.filter = filter
+            return (body, triggered)
         }
 
         /// The body to send for the PIDF document `full`, and its type when not the negotiated
@@ -384,9 +375,7 @@ extension GatewayCore {
         if let link = watch.linked { return publishLinked(link, state, now: now) }
         if let pending = watch.pending {
             watch.pending = nil
-            let rendered = render(state, as: pending.terms.bodyType)
-            _ = watch.triggered(by: rendered)
-            let full = watch.filtered(rendered)
+            let full = watch.filtered(render(state, as: pending.terms.bodyType)).body
             let (body, type) = watch.body(for: full, forceFull: true)
             do {
                 let (subscription, accepted) = try NotifierSubscription.accept(
@@ -412,10 +401,13 @@ extension GatewayCore {
             }
         }
         guard var sub = watch.subscription, !isHoldingChange(watchKey) else { return [] }
-        let rendered = render(state, as: sub.terms.bodyType)
-        let full = watch.filtered(rendered)
-        guard BodyDigest(full) != watch.lastSent else { return [] }
-        guard watch.triggered(by: rendered) else {
+        let (full, triggered) = watch.filtered(render(state, as: sub.terms.bodyType))
+        guard BodyDigest(full) != watch.lastSent else {
+            // A filter's triggers keep the document seen; no other watch changed.
+            if watch.filter != nil { omaWatches[watchKey] = watch }
+            return []
+        }
+        guard triggered else {
             // No trigger of the watcher's filter fired: the change is not notified.
             omaWatches[watchKey] = watch
             return []
@@ -485,9 +477,7 @@ extension GatewayCore {
                     ]
                 }
             }
-            let rendered = render(state, as: terms.bodyType)
-            _ = watch.triggered(by: rendered)
-            let full = watch.filtered(rendered)
+            let full = watch.filtered(render(state, as: terms.bodyType)).body
             // A refresh may start or stop partial notifications; either way it gets full state.
             if !Self.acceptsPartialPIDF(request, terms: terms) {
                 watch.partial = nil

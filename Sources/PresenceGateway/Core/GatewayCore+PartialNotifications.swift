@@ -69,13 +69,14 @@ extension GatewayCore {
         case ignored
     }
 
-    static func legBody(_ request: SIPRequest, _ partial: inout ReceivedPartialState?) -> LegBody {
+    static func legBody(_ request: SIPRequest, _ leg: inout OMALeg) -> LegBody {
         guard !request.body.isEmpty, let type = (try? request.headers.contentType)?.mediaType else { return .none }
         switch type {
         case SIPBodyType.pidf:
             guard let document = try? PIDFDocument(bytes: request.body) else { return .unreadable }
-            if partial != nil, let tree = try? XMLParser.parse(request.body) {
-                partial = .base(version: nil, document: tree)
+            // Kept only by a leg that has had partial notifications: the others relay as before.
+            if leg.partialBox != nil, let tree = try? XMLParser.parse(request.body) {
+                leg.partial = .base(version: nil, document: tree)
             }
             return .document(document)
         case pidfDiffType:
@@ -83,27 +84,27 @@ extension GatewayCore {
             switch body {
             case .full(let version, let presence):
                 guard let document = try? PIDFDocument(xml: presence) else { return .unreadable }
-                partial = .base(version: version, document: presence)
+                leg.partial = .base(version: version, document: presence)
                 return .document(document)
             case .diff(let version, let operations):
-                guard case .base(let last, var tree) = partial else {
+                guard case .base(let last, var tree) = leg.partial else {
                     // No state to apply it to: ask for it once, then wait for it.
-                    if case .awaitingFull = partial { return .ignored }
-                    partial = .awaitingFull
+                    if case .awaitingFull = leg.partial { return .ignored }
+                    leg.partial = .awaitingFull
                     return .needsFullState
                 }
                 // RFC 5263 §4.3: a diff applies only to the version before it.
                 if let last, let version, version != last &+ 1 {
-                    partial = .awaitingFull
+                    leg.partial = .awaitingFull
                     return .needsFullState
                 }
                 do {
                     try PIDFDiff.apply(operations, to: &tree)
                     let document = try PIDFDiff.document(tree)
-                    partial = .base(version: version, document: tree)
+                    leg.partial = .base(version: version, document: tree)
                     return .document(document)
                 } catch {
-                    partial = .awaitingFull
+                    leg.partial = .awaitingFull
                     return .needsFullState
                 }
             }

@@ -70,7 +70,7 @@ extension GatewayCore {
             sub.status == .active, let leg = watch.leg,
             let state = enterpriseLegs[leg]?.categories[watch.resource]
         else { return [] }
-        let full = watch.filtered(render(state, as: sub.terms.bodyType))
+        let full = watch.filtered(render(state, as: sub.terms.bodyType)).body
         let changed = BodyDigest(full) != watch.lastSent
         let max = sub.terms.maximumInterval
         let resend = max.map { now >= control.lastNotified + $0 } ?? false
