@@ -26,7 +26,7 @@ final class SipcaptureKamailio: @unchecked Sendable {
 
     /// The columns sipcapture writes (`sipcapture.c`, `db_insert`), no NOT NULL constraints:
     /// db_sqlite stores an empty header as NULL. WAL, so that the test's reads never make an
-    /// insert fail with "database is locked".
+    /// insert fail with "database is locked" (see ``rows()``).
     static let schema = """
         CREATE TABLE sip_capture (
           id INTEGER PRIMARY KEY AUTOINCREMENT, date TEXT, micro_ts INTEGER, method TEXT, reply_reason TEXT, ruri TEXT,
@@ -134,7 +134,16 @@ final class SipcaptureKamailio: @unchecked Sendable {
     }
 
     /// Every stored message, in arrival order.
+    ///
+    /// Nothing is read before Kamailio has written its first row (its write-ahead log has a
+    /// frame): db_sqlite sets no busy timeout, so a lock the reader takes while Kamailio opens the
+    /// database makes that insert fail with "database is locked" and the row is lost. The reader
+    /// taking such a lock is the last connection closing (it checkpoints under an exclusive lock)
+    /// or the first opening (it builds the WAL index); once Kamailio has written, its connection
+    /// holds the database open and the index is built, and WAL readers never block its writes.
     func rows() async throws -> [Row] {
+        let log = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
+        guard log > 0 else { return [] }
         let query = "SELECT source_ip, source_port, destination_ip, destination_port, proto, family, method, callid, cseq, "
             + "correlation_id, node, micro_ts FROM sip_capture ORDER BY id"
         let (status, output) = try await runProgram("/usr/bin/sqlite3", ["-separator", "\t", database, query], timeout: 10)
