@@ -5,7 +5,8 @@
 # tests: sip-tester (sipp 3.6) for Tests/PeerTests, Tests/EventPeerTests, Tests/GatewayPeerTests,
 # scripts/walkthrough.sh and scripts/bench-udp.py, and Kamailio with its presence and SQLite modules
 # (plus sqlite3) for Tests/EventPeerTests, Tests/GatewayPeerTests and scripts/walkthrough.sh (the
-# kamailio package's sipcapture module is the HEP collector of Tests/GatewayPeerTests); the
+# kamailio package's sipcapture module is the HEP collector of Tests/GatewayPeerTests, and
+# xcap_server over xhttp its XCAP server); the
 # real OMA user agents linphone-cli (linphonec 5.1) and baresip-core (baresip 1.0) for
 # Tests/GatewayPeerTests/RealUserAgentTests.swift; systemd for systemd-analyze, which checks
 # deploy/presence-gateway.service (DeploymentTests); and chromium, the headless browser that

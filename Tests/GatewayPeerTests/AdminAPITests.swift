@@ -15,6 +15,7 @@ import Testing
 @Suite(.serialized) struct AdminAPITests {
     final class Gateway: @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let registry = PrometheusCollectorRegistry()
         let server: GatewayServer
         let kamailio: LoopbackDatagramPeer
         let edge: LoopbackDatagramPeer
@@ -24,7 +25,7 @@ import Testing
         /// The NOTIFYs ``bridgeOMAWatcher(accept:)`` received.
         var bridgedNotifies: [SIPRequest] = []
 
-        static func yaml(kamailio: UInt16, edge: UInt16, token: String?, presentities: String = "") -> String {
+        static func yaml(kamailio: UInt16, edge: UInt16, token: String?, presentities: String = "", extra: String = "") -> String {
             """
             state: { store: memory }
             listen:
@@ -41,17 +42,19 @@ import Testing
             \(presentities)
             subscriptions: { piggyback-wait-ms: 300 }
             admin: { address: 127.0.0.1, port: 0\(token.map { ", token: \($0)" } ?? "") }
+            \(extra)
             """
         }
 
-        init(token: String? = nil) async throws {
+        /// `presentities` and `extra` as ``yaml(kamailio:edge:token:presentities:extra:)`` takes them.
+        init(token: String? = nil, presentities: String = "", extra: String = "") async throws {
             kamailio = try LoopbackDatagramPeer()
             edge = try LoopbackDatagramPeer()
             file = FileManager.default.temporaryDirectory.appendingPathComponent("admin-api-\(UInt32.random(in: 0...UInt32.max)).yaml")
-            let text = Self.yaml(kamailio: kamailio.port, edge: edge.port, token: token)
+            let text = Self.yaml(kamailio: kamailio.port, edge: edge.port, token: token, presentities: presentities, extra: extra)
             try text.write(to: file, atomically: true, encoding: .utf8)
             server = try GatewayServer(configuration: try GatewayConfiguration(yaml: text), configurationFile: file.path,
-                                       registry: PrometheusCollectorRegistry(), eventLoop: group.next())
+                                       registry: registry, eventLoop: group.next())
             try await server.start()
             oma = UInt16(server.bound[.oma]?.first?.port ?? 0)
             admin = try #require(server.adminAddress?.port)
@@ -63,22 +66,12 @@ import Testing
             try? await group.shutdownGracefully()
         }
 
-        /// One HTTP/1.1 request; the status and the body.
+        func metric(_ series: String) -> Double? { metricValue(registry, series) }
+
+        /// One HTTP/1.1 request to the admin port; the status and the body.
         func http(_ method: String, _ path: String, body: String = "", headers: [String] = []) async throws -> (Int, String) {
-            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connect(host: "127.0.0.1", port: admin) { channel in
-                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
-                }
-            let text = try await channel.executeThenClose { inbound, outbound in
-                let head = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close", "Content-Length: \(body.utf8.count)"] + headers
-                try await outbound.write(ByteBuffer(string: head.joined(separator: "\r\n") + "\r\n\r\n" + body))
-                var text = ""
-                for try await var chunk in inbound { text += chunk.readString(length: chunk.readableBytes) ?? "" }
-                return text
-            }
-            let status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
-            let payload = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
-            return (status, payload)
+            let answer = try await loopbackHTTP(port: admin, method, path, body: body, headers: headers)
+            return (answer.status, answer.body)
         }
 
         func json(_ method: String, _ path: String, body: String = "", headers: [String] = []) async throws -> (Int, [String: Any]) {
@@ -87,23 +80,23 @@ import Testing
             return (status, try #require(object, "not a JSON object: \(text)"))
         }
 
-        /// Carol, behind the edge, subscribes to the OMA `resource` with a batched category
-        /// SUBSCRIBE for its state ([MS-PRES] §3.4.5.1.1, the §4.5 headers) in dialog `callID`.
-        func carolSubscribes(to resource: String, callID: String) {
+        /// Carol (or `user`), behind the edge, subscribes to the OMA `resource` with a batched
+        /// category SUBSCRIBE for its state ([MS-PRES] §3.4.5.1.1, the §4.5 headers) in dialog `callID`.
+        func carolSubscribes(to resource: String, callID: String, as user: String = "carol") {
             let batch = """
-                <batchSub xmlns="http://schemas.microsoft.com/2006/01/sip/batch-subscribe" uri="sip:carol@contoso.com" name=""><action name="subscribe" id="1">\
+                <batchSub xmlns="http://schemas.microsoft.com/2006/01/sip/batch-subscribe" uri="sip:\(user)@contoso.com" name=""><action name="subscribe" id="1">\
                 <adhocList><resource uri="\(resource)"/></adhocList><categoryList xmlns="http://schemas.microsoft.com/2006/09/sip/categorylist">\
                 <category name="state"/></categoryList></action></batchSub>
                 """
             edge.send("""
-                SUBSCRIBE sip:carol@contoso.com SIP/2.0
+                SUBSCRIBE sip:\(user)@contoso.com SIP/2.0
                 Via: SIP/2.0/UDP \(edge.hostPort);branch=z9hG4bK\(callID);rport
                 Max-Forwards: 70
-                From: <sip:carol@contoso.com>;tag=\(callID);epid=5e434f57d3
-                To: <sip:carol@contoso.com>
+                From: <sip:\(user)@contoso.com>;tag=\(callID);epid=5e434f57d3
+                To: <sip:\(user)@contoso.com>
                 Call-ID: \(callID)@contoso
                 CSeq: 1 SUBSCRIBE
-                Contact: <sip:carol@\(edge.hostPort);transport=udp>
+                Contact: <sip:\(user)@\(edge.hostPort);transport=udp>
                 Event: presence
                 Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related
                 Supported: ms-benotify, ms-piggyback-first-notify, eventlist

@@ -158,12 +158,7 @@ import Testing
         }
 
         /// The registry's value of a counter series (`name{labels}`), nil when absent.
-        func metric(_ series: String) -> Double? {
-            var buffer: [UInt8] = []
-            registry.emit(into: &buffer)
-            let line = String(decoding: buffer, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(series + " ") }
-            return line.flatMap { Double($0.split(separator: " ").last ?? "") }
-        }
+        func metric(_ series: String) -> Double? { metricValue(registry, series) }
     }
 
     @Test func sipcaptureStoresEveryMessageBothSidesSentAndReceivedWithItsAddresses() async throws {

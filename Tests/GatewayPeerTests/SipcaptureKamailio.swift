@@ -83,25 +83,7 @@ final class SipcaptureKamailio: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: directory)
             throw PeerError("sqlite3 could not create the sip_capture table: \(created.output)")
         }
-        let checked = try await runProgram("/usr/sbin/kamailio", ["-c", "-f", config], timeout: 20)
-        guard checked.status == 0 else {
-            try? FileManager.default.removeItem(atPath: directory)
-            throw PeerError("kamailio -c refused the sipcapture configuration: \(checked.output)")
-        }
-        // -DD: in the foreground, its children forked. setsid (which execs in place: the spawned
-        // child leads no group) gives Kamailio a process group of its own: its main process
-        // signals its whole group on exit, which must not be the test runner's, and stop() can
-        // end every process of it.
-        process = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio", "-f", config, "-DD", "-E", "-m", "32", "-M", "8"])
-        let deadline = Date().addingTimeInterval(10)
-        while !LoopbackPorts.isBound(port, udp: true) {
-            if process.poll() != nil || Date() > deadline {
-                let output = process.output
-                stop()
-                throw PeerError("Kamailio (sipcapture) did not bind 127.0.0.1:\(port): \(output)")
-            }
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
+        process = try await launchKamailio(config: config, directory: directory, port: port, udp: true, role: "sipcapture")
     }
 
     /// Starts it on a free port; another port is tried when that one is taken first (3 times).
@@ -165,4 +147,29 @@ final class SipcaptureKamailio: @unchecked Sendable {
         process.killGroup()
         try? FileManager.default.removeItem(atPath: directory)
     }
+}
+
+/// Checks `config` with `kamailio -c`, starts Kamailio on it in the foreground (`-DD`, its
+/// children forked) and waits until it has bound 127.0.0.1:`port`. setsid (which execs in place:
+/// the spawned child leads no group) gives Kamailio a process group of its own: its main process
+/// signals its whole group on exit, which must not be the test runner's, and `killGroup()` ends
+/// every process of it. On failure the run `directory` is removed and the error names `role`.
+func launchKamailio(config: String, directory: String, port: UInt16, udp: Bool, role: String) async throws -> ChildProcess {
+    let checked = try await runProgram("/usr/sbin/kamailio", ["-c", "-f", config], timeout: 20)
+    guard checked.status == 0 else {
+        try? FileManager.default.removeItem(atPath: directory)
+        throw PeerError("kamailio -c refused the \(role) configuration: \(checked.output)")
+    }
+    let process = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio", "-f", config, "-DD", "-E", "-m", "32", "-M", "8"])
+    let deadline = Date().addingTimeInterval(10)
+    while !LoopbackPorts.isBound(port, udp: udp) {
+        if process.poll() != nil || Date() > deadline {
+            let output = process.output
+            process.killGroup()
+            try? FileManager.default.removeItem(atPath: directory)
+            throw PeerError("Kamailio (\(role)) did not bind 127.0.0.1:\(port): \(output)")
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+    }
+    return process
 }

@@ -125,6 +125,10 @@ public struct GatewayConfiguration: Sendable {
     public var policies: [String: PresentityPolicy]
     /// Presentity → path of its RFC 5025 pres-rules document.
     public var presRulesFiles: [String: String]
+    /// Where `pres-rules: xcap` documents are fetched (YAML `xcap:`; GatewayConfiguration+XCAP.swift).
+    public var xcap: XCAP?
+    /// The presentities whose pres-rules come from ``xcap``.
+    public var xcapPresentities: Set<String>
     public var subscriptions: Subscriptions
     /// What one peer or watcher may make the gateway hold and send.
     public var limits: Limits
@@ -155,7 +159,7 @@ extension GatewayConfiguration {
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
-            "capture", "state", "shutdown",
+            "capture", "state", "shutdown", "xcap",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         var listeners: [Listener] = []
@@ -190,9 +194,16 @@ extension GatewayConfiguration {
         ])
         policies = [:]
         presRulesFiles = [:]
+        xcap = try Self.xcap(top["xcap"])
+        xcapPresentities = []
         for (key, node) in try top["presentities"]?.entries() ?? [] {
             let (policy, rulesFile) = try Self.policy(node, base: defaultPolicy)
+            let fromXCAP = rulesFile == "xcap"
+            if fromXCAP, xcap == nil {
+                throw node.error("pres-rules: xcap needs the 'xcap' section (a file named xcap is written ./xcap)")
+            }
             if key == "default" {
+                if fromXCAP { throw node.error("the default policy has no presentity whose document could be fetched") }
                 defaultPolicy = policy
                 continue
             }
@@ -200,7 +211,11 @@ extension GatewayConfiguration {
                 throw node.error("'\(key)' is not a sip:user@host presentity")
             }
             policies[uri] = policy
-            if let rulesFile { presRulesFiles[uri] = rulesFile }
+            if fromXCAP {
+                xcapPresentities.insert(uri)
+            } else if let rulesFile {
+                presRulesFiles[uri] = rulesFile
+            }
         }
         subscriptions = Subscriptions()
         if let s = try top["subscriptions"]?.mapping(known: [

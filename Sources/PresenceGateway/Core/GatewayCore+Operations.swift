@@ -206,8 +206,39 @@ extension GatewayCore {
             if peer != current { enterpriseLegs[key]?.peer = peer }
         }
 
+        var out = resolveLegsAgain(omaLegs.keys.sorted(), now: now)
+        out += resolveAwaitingAuthorization(now: now)
+        // A presentity the gateway no longer decides for has no watcher information here.
+        for (key, watch) in winfoWatches.sorted(by: { $0.key < $1.key })
+        where !new.servesWatcherInfo(of: watch.presentity) {
+            out += endWatcher(.winfoWatch(key), reason: "noresource", now: now)
+        }
+        return out + watcherInfoChanges(now: now, everyWatch: true)
+    }
+
+    /// Applies `presentity`'s new pres-rules document (fetched again from its XCAP server,
+    /// GatewayConfiguration+XCAP.swift) as ``reconfigure(_:mapper:now:)`` applies a new
+    /// configuration, to that presentity's watchers only: each enterprise watcher of it is
+    /// resolved again and notified only when its view changed, one waiting for the owner is
+    /// decided, and the owner's watcher information follows.
+    public mutating func replacePresRules(_ rules: PresRules, of presentity: String, now: NIODeadline) -> [Action] {
+        guard configuration.policies[presentity] != nil, configuration.policies[presentity]?.rules != rules else {
+            return []
+        }
+        configuration.policies[presentity]?.rules = rules
+        let legs = omaLegs.keys.filter { key in
+            omaLegs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity } ?? false
+        }.sorted()
+        return resolveLegsAgain(legs, now: now) + resolveAwaitingAuthorization(now: now)
+            + watcherInfoChanges(now: now, everyWatch: true)
+    }
+
+    /// Resolves the enterprise watcher of each OMA leg in `keys` again under its presentity's
+    /// policy (RFC 5025 §3.2.1): a blocked one loses the resource with reason `rejected` (RFC
+    /// 6665 §4.2.2), the others are notified only when their view changed.
+    private mutating func resolveLegsAgain(_ keys: [Int], now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in omaLegs.keys.sorted() {
+        for key in keys {
             guard var leg = omaLegs[key], !leg.closing, let watch = enterpriseWatches[leg.watch] else { continue }
             let handling = policy(for: leg.resource).subHandling(for: watch.watcher)
             let before = leg.handling
@@ -226,13 +257,7 @@ extension GatewayCore {
             if leg.handling != before { omaLegs[key] = leg }
             out += viewMayHaveChanged(leg, now: now)
         }
-        out += resolveAwaitingAuthorization(now: now)
-        // A presentity the gateway no longer decides for has no watcher information here.
-        for (key, watch) in winfoWatches.sorted(by: { $0.key < $1.key })
-        where !new.servesWatcherInfo(of: watch.presentity) {
-            out += endWatcher(.winfoWatch(key), reason: "noresource", now: now)
-        }
-        return out + watcherInfoChanges(now: now, everyWatch: true)
+        return out
     }
 
     /// Notifies the enterprise watcher of `leg` when the body rendered for it differs from the

@@ -651,6 +651,12 @@ public final class GatewayRuntime: @unchecked Sendable {
         perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
     }
 
+    /// Applies a presentity's new pres-rules document (``GatewayCore/replacePresRules(_:of:now:)``).
+    public func replacePresRules(_ rules: PresRules, of presentity: String) {
+        eventLoop.assertInEventLoop()
+        perform(core.replacePresRules(rules, of: presentity, now: .now()))
+    }
+
     static func nextHopURI(_ request: SIPRequest) -> SIPURI {
         (try? request.headers.route)?.first?.uri ?? request.uri
     }

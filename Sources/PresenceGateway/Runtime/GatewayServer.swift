@@ -30,6 +30,8 @@ public final class GatewayServer: @unchecked Sendable {
     private let registry: PrometheusCollectorRegistry
     /// HEP v3 capture of both sides' messages (configuration `capture:`); nil when off.
     private let capture: HEPCapture?
+    /// The pres-rules documents fetched from the XCAP server (configuration `xcap:`); nil without one.
+    private var xcap: XCAPPolicySource?
     /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
     public private(set) var bound: [GatewayConfiguration.Side: [SIPTarget]] = [:]
 
@@ -81,9 +83,16 @@ public final class GatewayServer: @unchecked Sendable {
         self.transports = transports
     }
 
-    /// `configuration` with the pres-rules documents it names read in.
-    static func withPresRules(_ configuration: GatewayConfiguration) throws -> GatewayConfiguration {
+    /// `configuration` with the pres-rules documents it names read in: files, and for the
+    /// presentities whose rules come from XCAP the rules fetched so far (`xcapRules`), else the
+    /// rules that make their watchers wait (``XCAPPolicySource/awaiting``).
+    static func withPresRules(
+        _ configuration: GatewayConfiguration, xcapRules: [String: PresRules] = [:]
+    ) throws -> GatewayConfiguration {
         var configuration = configuration
+        for presentity in configuration.xcapPresentities {
+            configuration.policies[presentity]?.rules = xcapRules[presentity] ?? XCAPPolicySource.awaiting
+        }
         for (presentity, path) in configuration.presRulesFiles {
             let bytes: [UInt8]
             do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
@@ -204,6 +213,20 @@ public final class GatewayServer: @unchecked Sendable {
         let restored = continued
         try await eventLoop.submit { runtime.start(restored: restored) }.get()
         self.runtime = runtime
+        if let settings = configuration.xcap {
+            let loop = eventLoop
+            let source = XCAPPolicySource(
+                settings: settings, presentities: configuration.xcapPresentities,
+                factory: PrometheusMetricsFactory(registry: registry), logger: logger
+            ) { [current] presentity, rules in
+                try? await loop.submit {
+                    runtime.replacePresRules(rules, of: presentity)
+                    current.withLockedValue { $0.policies[presentity]?.rules = rules }
+                }.get()
+            }
+            xcap = source
+            source.start()
+        }
         if let admin = configuration.admin {
             do {
                 self.admin = try await AdminServer.start(
@@ -281,7 +304,11 @@ public final class GatewayServer: @unchecked Sendable {
         do { new = try GatewayConfiguration(yaml: text) } catch {
             throw ConfigurationError("\(file):\(error.line):\(error.column): \(error.message)")
         }
-        new = try Self.withPresRules(new)
+        if !new.xcapPresentities.isEmpty, xcap == nil {
+            throw ConfigurationError(
+                "\(file): pres-rules: xcap: fetching from an XCAP server starts with the gateway; restart it")
+        }
+        new = try Self.withPresRules(new, xcapRules: xcap?.rules ?? [:])
         let tables: MappingTables
         do {
             tables = try new.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
@@ -300,6 +327,7 @@ public final class GatewayServer: @unchecked Sendable {
         if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
         if new.capture != old.capture { restartOnly.append("capture") }
         if new.state != old.state { restartOnly.append("state") }
+        if new.xcap != old.xcap { restartOnly.append("xcap") }
         // Certificates first: a file that does not load leaves everything as it was.
         if let tls = try Self.tls(new.tls), old.tls != nil {
             for transport in transports.values where transport.configuration.tls != nil {
@@ -316,6 +344,7 @@ public final class GatewayServer: @unchecked Sendable {
         new.linkedIdentities = old.linkedIdentities
         new.capture = old.capture
         new.state = old.state
+        new.xcap = old.xcap
         // The resolvers are made at start: a next hop resolved by DNS stays as it is.
         if new.enterprise.nextHop != old.enterprise.nextHop,
             isDNS(new.enterprise.nextHop) || isDNS(old.enterprise.nextHop)
@@ -328,8 +357,17 @@ public final class GatewayServer: @unchecked Sendable {
             new.oma.nextHop = old.oma.nextHop
         }
         let applied = new
-        try await eventLoop.submit { runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables)) }.get()
-        current.withLockedValue { $0 = applied }
+        let source = xcap
+        source?.watch(new.xcapPresentities)
+        try await eventLoop.submit { [current] in
+            // The rules fetched last: a document that changed while this reload was read applies.
+            var applied = applied
+            for (presentity, rules) in source?.rules ?? [:] where applied.xcapPresentities.contains(presentity) {
+                applied.policies[presentity]?.rules = rules
+            }
+            runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables))
+            current.withLockedValue { $0 = applied }
+        }.get()
         return
             "applied: partners, peers, limits, presentities, pres-rules, mappings\(applied.tls == nil ? "" : ", TLS material")"
             + (restartOnly.isEmpty ? "" : "; needs a restart, not applied: " + restartOnly.joined(separator: ", "))
@@ -404,6 +442,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// answered or sent, what the store has not written yet is written, and the next start
     /// continues every dialog (docs/state.md).
     public func stop(grace: TimeAmount = .seconds(2)) async {
+        await xcap?.shutdown()
+        xcap = nil
         if let runtime {
             if store != nil, configuration.shutdown == .keep {
                 let written =

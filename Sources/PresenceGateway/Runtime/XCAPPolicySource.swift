@@ -1,0 +1,178 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Metrics
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The pres-rules documents of the presentities whose entry says `pres-rules: xcap`, kept by an
+/// XCAP server (RFC 4825; GatewayConfiguration+XCAP.swift): each is fetched at start and then
+/// every `poll` seconds with `If-None-Match` and its last ETag (RFC 4825 §7.11), so an unchanged
+/// document costs a 304. A changed document is handed to `apply` (the gateway resolves that
+/// presentity's watchers again).
+///
+/// What each answer does (docs/flows.md, "Policy from XCAP"):
+/// - 200: the document is read (RFC 5025); one that does not parse is logged with its line and
+///   column and the rules in force stay;
+/// - 304: nothing changed;
+/// - 404: the presentity keeps no document: no rules, the configured defaults decide;
+/// - anything else, or no answer: logged, and the rules in force stay.
+///
+/// Until a presentity's document has been fetched once, every watcher of it waits (``awaiting``).
+final class XCAPPolicySource: Sendable {
+    /// What is known of one presentity's document.
+    private struct Document: Sendable {
+        var rules = XCAPPolicySource.awaiting
+        var etag: String?
+    }
+
+    /// How one check ended: the `result` of `gateway_xcap_fetches_total`.
+    enum Outcome: String, CaseIterable, Sendable {
+        case changed, unchanged, absent, invalid, failed
+    }
+
+    /// The rules of a presentity whose document has not been fetched yet: every watcher is
+    /// `confirm` (RFC 5025 §3.2.1) and waits until the document decides. Never the configured
+    /// defaults, which may allow a watcher the document blocks.
+    static let awaiting = PresRules(rules: [
+        PresRules.Rule(id: "awaiting-xcap-document", identities: nil, subHandling: .confirm)
+    ])
+
+    /// A pres-rules document larger than this is refused (RFC 4825 §7 puts no bound on it).
+    static let maximumBytes = 1 << 20
+
+    let settings: GatewayConfiguration.XCAP
+    private let client: HTTPClient
+    private let documents: NIOLockedValueBox<[String: Document]>
+    private let polling = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let apply: @Sendable (String, PresRules) async -> Void
+    private let logger: Logger
+    private let fetches: [Outcome: Counter]
+
+    init(
+        settings: GatewayConfiguration.XCAP, presentities: Set<String>, factory: any MetricsFactory, logger: Logger,
+        apply: @escaping @Sendable (String, PresRules) async -> Void
+    ) {
+        self.settings = settings
+        let timeout = TimeAmount.seconds(Int64(settings.timeoutSeconds))
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: timeout, read: timeout))
+        configuration.redirectConfiguration = .disallow
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        documents = NIOLockedValueBox(Dictionary(uniqueKeysWithValues: presentities.map { ($0, Document()) }))
+        self.apply = apply
+        self.logger = logger
+        fetches = Dictionary(
+            uniqueKeysWithValues: Outcome.allCases.map {
+                (
+                    $0,
+                    Counter(
+                        label: "gateway_xcap_fetches_total", dimensions: [("result", $0.rawValue)], factory: factory)
+                )
+            })
+    }
+
+    /// The rules in force for each presentity watched.
+    var rules: [String: PresRules] { documents.withLockedValue { $0.mapValues(\.rules) } }
+
+    /// Watches `presentities` from now on (a reload): a new one waits for its document, which is
+    /// fetched at once; one no longer named is forgotten.
+    func watch(_ presentities: Set<String>) {
+        let added = documents.withLockedValue { documents in
+            documents = documents.filter { presentities.contains($0.key) }
+            let added = presentities.filter { documents[$0] == nil }
+            for presentity in added { documents[presentity] = Document() }
+            return added
+        }
+        guard !added.isEmpty else { return }
+        Task { for presentity in added.sorted() { await check(presentity) } }
+    }
+
+    /// Checks every document now, then every `poll` seconds until ``shutdown()``.
+    func start() {
+        let poll = UInt64(settings.pollSeconds) * 1_000_000_000
+        polling.withLockedValue { task in
+            task = Task { [self] in
+                while !Task.isCancelled {
+                    for presentity in documents.withLockedValue({ $0.keys.sorted() }) where !Task.isCancelled {
+                        await check(presentity)
+                    }
+                    try? await Task.sleep(nanoseconds: poll)
+                }
+            }
+        }
+    }
+
+    func shutdown() async {
+        let task = polling.withLockedValue { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        try? await client.shutdown()
+    }
+
+    /// Fetches `presentity`'s document once and applies what changed.
+    @discardableResult
+    func check(_ presentity: String) async -> Outcome {
+        let outcome = await fetch(presentity)
+        fetches[outcome]?.increment()
+        return outcome
+    }
+
+    private func fetch(_ presentity: String) async -> Outcome {
+        guard let known = documents.withLockedValue({ $0[presentity] }) else { return .unchanged }
+        let uri = settings.documentURI(of: presentity)
+        var request = HTTPClientRequest(url: uri)
+        request.headers.add(name: "Accept", value: "application/auth-policy+xml")
+        if let etag = known.etag { request.headers.add(name: "If-None-Match", value: etag) }
+        let status: HTTPResponseStatus
+        let etag: String?
+        let body: ByteBuffer
+        do {
+            let response = try await client.execute(request, timeout: .seconds(Int64(settings.timeoutSeconds)))
+            status = response.status
+            etag = response.headers.first(name: "ETag")
+            body = try await response.body.collect(upTo: Self.maximumBytes)
+        } catch {
+            logger.warning("XCAP \(uri): no document (\(error)); the pres-rules in force stay")
+            return .failed
+        }
+        let rules: PresRules
+        switch status.code {
+        case 304:
+            return .unchanged
+        case 404:
+            guard known.rules != PresRules() || known.etag != nil else { return .absent }
+            rules = PresRules()
+            logger.notice("XCAP \(uri): no document; the defaults decide for \(presentity)")
+        case 200:
+            do {
+                rules = try PresRules(bytes: Array(buffer: body))
+            } catch {
+                // Kept with its ETag: the same broken document is not fetched and logged again.
+                documents.withLockedValue { $0[presentity]?.etag = etag }
+                logger.error(
+                    "XCAP \(uri):\(error.line):\(error.column): \(error.message); the pres-rules in force stay")
+                return .invalid
+            }
+            logger.notice("XCAP \(uri): pres-rules of \(presentity) fetched (ETag \(etag ?? "none"))")
+        default:
+            logger.warning("XCAP \(uri): \(status.code) \(status.reasonPhrase); the pres-rules in force stay")
+            return .failed
+        }
+        let changed = documents.withLockedValue { documents -> Bool in
+            guard var document = documents[presentity] else { return false }
+            let changed = document.rules != rules
+            document.rules = rules
+            document.etag = etag
+            documents[presentity] = document
+            return changed
+        }
+        guard changed else { return .unchanged }
+        await apply(presentity, rules)
+        return status.code == 404 ? .absent : .changed
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import PeerTestSupport
+import PresenceDocuments
+import PresenceGateway
+import SIPMessages
+import Testing
+
+/// Pres-rules from an XCAP server, changed while the gateway runs (RFC 4825, RFC 5025;
+/// docs/flows.md, "Policy from XCAP"): Kamailio's `xcap_server` keeps Erin's document, the test
+/// changes it over HTTP as her XCAP client would, and the gateway (in process, polling every
+/// second with If-None-Match) resolves her live enterprise watchers again. The OMA proxy and the
+/// enterprise edge are bare UDP sockets of the test.
+@Suite(.serialized) struct XCAPPolicyPeerTests {
+    typealias Gateway = AdminAPITests.Gateway
+
+    static let erin = "sip:erin@oma.example"
+    static let carol = "sip:carol@contoso.com"
+    static let dave = "sip:dave@contoso.com"
+
+    /// A pres-rules document (RFC 5025 §3.2.1) with one identity rule per watcher.
+    static func rules(_ handlings: [(watcher: String, handling: String)]) -> String {
+        let rules = handlings.enumerated().map { index, entry in
+            """
+              <cr:rule id="r\(index)"><cr:conditions><cr:identity><cr:one id="\(entry.watcher)"/></cr:identity></cr:conditions>
+                <cr:actions><pr:sub-handling>\(entry.handling)</pr:sub-handling></cr:actions></cr:rule>
+            """
+        }
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <cr:ruleset xmlns:cr="urn:ietf:params:xml:ns:common-policy" xmlns:pr="urn:ietf:params:xml:ns:pres-rules">
+            \(rules.joined(separator: "\n"))
+            </cr:ruleset>
+            """
+    }
+
+    static let pidf = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" \
+        xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model" entity="sip:erin@oma.example">
+        <tuple id="t1"><status><basic>open</basic></status></tuple>
+        <dm:person id="p1"><rpid:activities><rpid:busy/></rpid:activities></dm:person>
+        </presence>
+        """
+
+    /// Waits until `gateway_xcap_fetches_total{result}` reaches `count`.
+    static func fetched(_ gw: Gateway, _ result: String, _ count: Double) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while (gw.metric(#"gateway_xcap_fetches_total{result="\#(result)"}"#) ?? 0) < count {
+            guard Date() < deadline else {
+                Issue.record("no \(result) fetch: \(gw.metric(#"gateway_xcap_fetches_total{result="\#(result)"}"#) ?? 0)")
+                return
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+    }
+
+    /// `user` subscribes to Erin from behind the edge; the OMA proxy socket answers the gateway's
+    /// SUBSCRIBE and notifies Erin busy, which reaches the watcher. Returns the OMA leg's SUBSCRIBE.
+    static func bridge(_ gw: Gateway, _ user: String) async throws -> SIPRequest {
+        gw.carolSubscribes(to: erin, callID: "\(user)-x", as: user)
+        let subscribe = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
+        let from = try #require(try subscribe.headers.from)
+        let via = try #require(try subscribe.headers.via.first)
+        let callID = subscribe.headers.callID ?? ""
+        gw.kamailio.send("""
+            SIP/2.0 200 OK
+            Via: SIP/2.0/UDP \(via.host):\(via.port ?? 5060);branch=\(via.branch ?? "")
+            From: <\(from.uri)>;tag=\(from.tag ?? "")
+            To: <\(erin)>;tag=ps-\(user)
+            Call-ID: \(callID)
+            CSeq: 1 SUBSCRIBE
+            Contact: <sip:\(gw.kamailio.hostPort)>
+            Expires: 600
+
+            """, to: gw.oma)
+        gw.kamailio.send("""
+            NOTIFY sip:gw@127.0.0.1:\(gw.oma) SIP/2.0
+            Via: SIP/2.0/UDP \(gw.kamailio.hostPort);branch=z9hG4bKx\(user);rport
+            Max-Forwards: 70
+            From: <\(erin)>;tag=ps-\(user)
+            To: <\(from.uri)>;tag=\(from.tag ?? "")
+            Call-ID: \(callID)
+            CSeq: 2 NOTIFY
+            Contact: <sip:\(gw.kamailio.hostPort)>
+            Event: presence
+            Subscription-State: active;expires=600
+            Content-Type: application/pidf+xml
+
+            """, body: Array(pidf.utf8), to: gw.oma)
+        let told = await edge(gw, for: 1)
+        #expect(told.compactMap { aggregateState(categoriesDocuments($0), of: erin)?.availability }.last == 6500,
+                "\(user) did not see Erin busy: \(told)")
+        return subscribe
+    }
+
+    /// What the edge receives for `seconds`, requests answered 200 as a client would.
+    static func edge(_ gw: Gateway, for seconds: Double) async -> [SIPMessage] {
+        let messages = await gw.edge.receive(for: seconds)
+        for request in messages.compactMap(\.request) { gw.edge.answer(request, to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0)) }
+        return messages
+    }
+
+    static func dialog(_ message: SIPMessage, _ user: String) -> Bool { message.headers.callID == "\(user)-x@contoso" }
+
+    @Test func aChangedDocumentReachesOnlyTheWatchersWhoseViewChanged() async throws {
+        let xcap = try await XCAPKamailio.start()
+        defer { xcap.stop() }
+        try await xcap.putPresRules(Self.erin, Self.rules([(Self.carol, "allow"), (Self.dave, "allow")]))
+        // Without a rule, nobody sees Erin: a watcher is allowed by her document only.
+        let gw = try await Gateway(
+            presentities: """
+                  "\(Self.erin)":
+                    defaults: { sameEnterprise: block, federated: block, publicCloud: block }
+                    pres-rules: xcap
+                """,
+            extra: "xcap: { root: \"\(xcap.root)\", poll: 1, timeout: 5 }")
+        try await Self.fetched(gw, "changed", 1)
+        let carolLeg = try await Self.bridge(gw, "carol")
+        _ = try await Self.bridge(gw, "dave")
+        try await Self.fetched(gw, "unchanged", 2)  // polled again: 304 for the ETag it holds
+
+        // Carol is now politely blocked: she is told Erin never published; Dave hears nothing.
+        try await xcap.putPresRules(Self.erin, Self.rules([(Self.carol, "polite-block"), (Self.dave, "allow")]))
+        var told = await Self.edge(gw, for: 3)
+        let toCarol = told.filter { Self.dialog($0, "carol") }
+        #expect(!toCarol.isEmpty && told.allSatisfy { Self.dialog($0, "carol") }, "\(told)")
+        let documents = toCarol.flatMap(categoriesDocuments)
+        #expect(!documents.isEmpty && aggregateState(documents, of: Self.erin) == nil,
+                "polite-block shows the never-published view: \(toCarol)")
+        #expect(documents.allSatisfy { $0.categories.allSatisfy { $0.payload == nil } }, "\(documents)")
+
+        // Blocked: her resource ends `rejected` (RFC 6665 §4.2.2) and her OMA leg is unsubscribed.
+        try await xcap.putPresRules(Self.erin, Self.rules([(Self.carol, "block"), (Self.dave, "allow")]))
+        told = await Self.edge(gw, for: 3)
+        #expect(told.contains { Self.dialog($0, "carol") && String(decoding: $0.body, as: UTF8.self).contains("rejected") }, "\(told)")
+        #expect(told.allSatisfy { Self.dialog($0, "carol") }, "\(told)")
+        let unsubscribe = await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe }
+        #expect(unsubscribe?.headers.callID == carolLeg.headers.callID && unsubscribe?.headers[.expires] == "0")
+
+        // A document that is not a ruleset changes nothing: logged, the rules in force stay.
+        try await xcap.putPresRules(Self.erin, "<?xml version=\"1.0\"?><ruleset xmlns=\"urn:example:other\"/>")
+        try await Self.fetched(gw, "invalid", 1)
+        #expect(await Self.edge(gw, for: 1.5).isEmpty)
+
+        // No document: the defaults decide, which block Dave too.
+        try await xcap.deletePresRules(Self.erin)
+        try await Self.fetched(gw, "absent", 1)
+        told = await Self.edge(gw, for: 2)
+        #expect(told.contains { Self.dialog($0, "dave") && String(decoding: $0.body, as: UTF8.self).contains("rejected") }, "\(told)")
+        await gw.stop()
+    }
+
+    /// Until the document has been fetched, a watcher waits (`confirm`), never the defaults: an
+    /// XCAP server that cannot be reached allows nobody. Once it answers, the waiting watcher is
+    /// decided at once.
+    @Test func aWatcherWaitsUntilTheDocumentArrives() async throws {
+        // The configured defaults would allow Carol; nothing listens yet on the XCAP port.
+        let port = try LoopbackPorts.free()
+        let gw = try await Gateway(
+            presentities: """
+                  "\(Self.erin)":
+                    defaults: { sameEnterprise: allow, federated: allow, publicCloud: allow }
+                    pres-rules: xcap
+                """,
+            extra: "xcap: { root: \"http://127.0.0.1:\(port)/xcap-root\", poll: 1, timeout: 1 }")
+        try await Self.fetched(gw, "failed", 1)
+        gw.carolSubscribes(to: Self.erin, callID: "carol-x")
+        #expect(await gw.kamailio.receive(for: 1).compactMap(\.request).allSatisfy { $0.method != .subscribe },
+                "no OMA subscription while Erin's rules are unknown")
+        let waiting = await Self.edge(gw, for: 1)
+        #expect(waiting.contains { Self.dialog($0, "carol") && String(decoding: $0.body, as: UTF8.self).contains("pending") }, "\(waiting)")
+
+        // The XCAP server comes up with Erin's document allowing Carol: the OMA leg starts.
+        let xcap = try await XCAPKamailio.start(port: port)
+        defer { xcap.stop() }
+        try await xcap.putPresRules(Self.erin, Self.rules([(Self.carol, "allow")]))
+        try await Self.fetched(gw, "changed", 1)
+        let leg = await gw.kamailio.receive(for: 2).compactMap(\.request).first { $0.method == .subscribe }
+        #expect(leg?.uri.description == Self.erin, "the waiting watcher was not decided")
+        await gw.stop()
+    }
+}

@@ -1,0 +1,58 @@
+import PresenceGateway
+import Testing
+
+/// `xcap:` and `pres-rules: xcap` (GatewayConfiguration+XCAP.swift): where a presentity's
+/// pres-rules document is fetched (RFC 4825 §6), and every mistake at its line and column.
+@Suite struct ConfigurationXCAPTests {
+    static let presentity = """
+        presentities:
+          "sip:erin@oma.example": { pres-rules: xcap }
+
+        """
+
+    @Test func theSectionAndThePresentitiesAreRead() throws {
+        let config = try GatewayConfiguration(yaml: ConfigurationTests.valid + Self.presentity + """
+            xcap: { root: "https://xdms.oma.example:8443/xcap-root/", auid: org.openmobilealliance.pres-rules, document: pres-rules, poll: 5, timeout: 3 }
+            """)
+        let xcap = try #require(config.xcap)
+        #expect(xcap == GatewayConfiguration.XCAP(root: "https://xdms.oma.example:8443/xcap-root", auid: "org.openmobilealliance.pres-rules",
+                                                  document: "pres-rules", pollSeconds: 5, timeoutSeconds: 3))
+        #expect(config.xcapPresentities == ["sip:erin@oma.example"])
+        #expect(config.presRulesFiles.isEmpty)
+        #expect(config.policies["sip:erin@oma.example"] != nil)
+    }
+
+    /// RFC 4825 §6: ROOT/AUID/users/XUI/DOCUMENT, the XUI the presentity's SIP URI (RFC 5025
+    /// §9.7 names a single document `index`); characters a path segment cannot hold are escaped.
+    @Test func theDocumentURI() throws {
+        let config = try GatewayConfiguration(yaml: ConfigurationTests.valid + Self.presentity + "xcap: { root: \"http://127.0.0.1:8080/xcap-root\" }")
+        let xcap = try #require(config.xcap)
+        #expect(xcap.pollSeconds == 30 && xcap.timeoutSeconds == 10)
+        #expect(xcap.documentURI(of: "sip:erin@oma.example") == "http://127.0.0.1:8080/xcap-root/pres-rules/users/sip:erin@oma.example/index")
+        #expect(xcap.documentURI(of: "sip:a/b?c#d@oma.example") == "http://127.0.0.1:8080/xcap-root/pres-rules/users/sip:a%2Fb%3Fc%23d@oma.example/index")
+    }
+
+    @Test func aFileIsStillAFile() throws {
+        let config = try GatewayConfiguration(yaml: ConfigurationTests.valid + """
+            presentities:
+              "sip:erin@oma.example": { pres-rules: ./xcap }
+            """)
+        #expect(config.presRulesFiles == ["sip:erin@oma.example": "./xcap"] && config.xcapPresentities.isEmpty)
+    }
+
+    @Test(arguments: [
+        (Self.presentity, 7, 27, "needs the 'xcap' section"),
+        ("presentities:\n  default: { pres-rules: xcap }\nxcap: { root: \"http://x.example/r\" }", 7, 12, "default policy"),
+        ("xcap: { poll: 5 }", 6, 7, "needs root"),
+        ("xcap: { root: \"ftp://x.example/r\" }", 6, 15, "not an http"),
+        ("xcap: { root: \"http://x.example/r?q=1\" }", 6, 15, "not an http"),
+        ("xcap: { root: \"http://x.example/r\", auid: \"a/b\" }", 6, 43, "one path segment"),
+        ("xcap: { root: \"http://x.example/r\", poll: 0 }", 6, 43, "1"),
+        ("xcap: { root: \"http://x.example/r\", user: x }", 6, 37, "user"),
+    ])
+    func mistakesAreReportedWhereTheyAre(yaml: String, line: Int, column: Int, message: String) {
+        let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: ConfigurationTests.valid + yaml) }
+        #expect(error?.line == line && error?.column == column, "\(error?.description ?? "")")
+        #expect(error?.message.contains(message) == true, "\(error?.description ?? "")")
+    }
+}
