@@ -1,3 +1,4 @@
+public import Foundation
 public import XMLBridge
 
 /// A presence authorization document: an RFC 4745 common-policy `ruleset` with the RFC 5025
@@ -14,31 +15,38 @@ public import XMLBridge
 /// </cr:ruleset>
 /// ```
 ///
-/// Supported: identity conditions (`one`, `many` with and without `domain`, `except`), and the
+/// Supported: identity conditions (`one`, `many` with and without `domain`, `except`), validity
+/// (RFC 4745 §7.3: the rule applies only within one of its intervals; ``inForce(at:)``), and the
 /// absence of conditions (matches every watcher, RFC 4745 §7). A rule with any other condition
-/// (`sphere`, `validity`, extensions) never matches: RFC 4745 §7 makes a rule apply only when all
-/// its conditions hold, and a condition this gateway cannot evaluate does not hold.
+/// (`sphere`, extensions) never matches: RFC 4745 §7 makes a rule apply only when all its
+/// conditions hold, and a condition this gateway cannot evaluate does not hold.
 /// Transformations are not applied (content rules are the containers' job here).
 public struct PresRules: Sendable, Hashable {
     public struct Rule: Sendable, Hashable {
         public var id: String
         /// nil: no `conditions` (or an empty one) — the rule applies to everyone.
         public var identities: [Identity]?
-        /// A condition other than identity was present: the rule never applies.
+        /// A condition other than identity and validity was present: the rule never applies.
         public var hasUnsupportedCondition: Bool
+        /// The `validity` intervals (RFC 4745 §7.3), each from its start up to, not including, its
+        /// end; nil: valid at any time. A rule that still has them does not match: only
+        /// ``PresRules/inForce(at:)``, which knows the time, decides them.
+        public var validity: [Range<Date>]?
         public var subHandling: SubHandling?
 
         public init(
-            id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, subHandling: SubHandling?
+            id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, validity: [Range<Date>]? = nil,
+            subHandling: SubHandling?
         ) {
             self.id = id
             self.identities = identities
             self.hasUnsupportedCondition = hasUnsupportedCondition
+            self.validity = validity
             self.subHandling = subHandling
         }
 
         public func matches(_ watcher: WatcherIdentity) -> Bool {
-            guard !hasUnsupportedCondition else { return false }
+            guard !hasUnsupportedCondition, validity == nil else { return false }
             guard let identities else { return true }
             return identities.contains { $0.matches(watcher) }
         }
@@ -76,6 +84,22 @@ public struct PresRules: Sendable, Hashable {
         rules.filter { $0.matches(watcher) }.compactMap(\.subHandling).max()
     }
 
+    /// The rules that apply at `date`: those without validity, and those with an interval that
+    /// holds `date` (RFC 4745 §7.3), their validity then decided; the others are left out.
+    public func inForce(at date: Date) -> PresRules {
+        PresRules(
+            rules: rules.compactMap { rule in
+                guard let validity = rule.validity else { return rule }
+                guard validity.contains(where: { $0.contains(date) }) else { return nil }
+                var decided = rule
+                decided.validity = nil
+                return decided
+            })
+    }
+
+    /// Some rule has validity intervals: ``inForce(at:)`` changes with time.
+    public var dependsOnTime: Bool { rules.contains { $0.validity != nil } }
+
     /// Parses a ruleset. Errors carry line and column.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
         let root = try XMLParser.parse(bytes, limits: limits)
@@ -87,8 +111,13 @@ public struct PresRules: Sendable, Hashable {
             guard let id = rule[attribute: "id"] else { throw rule.error("rule without id (RFC 4745 §5)") }
             var identities: [Identity]? = nil
             var unsupported = false
+            var validity: [Range<Date>]? = nil
             if let conditions = rule.element(XMLName(Self.commonPolicy, "conditions")) {
                 for condition in conditions.elements {
+                    if condition.name == XMLName(Self.commonPolicy, "validity") {
+                        validity = (validity ?? []) + (try Self.intervals(condition))
+                        continue
+                    }
                     guard condition.name == XMLName(Self.commonPolicy, "identity") else {
                         unsupported = true
                         continue
@@ -134,8 +163,46 @@ public struct PresRules: Sendable, Hashable {
                 handling = value
             }
             rules.append(
-                Rule(id: id, identities: identities, hasUnsupportedCondition: unsupported, subHandling: handling))
+                Rule(
+                    id: id, identities: identities, hasUnsupportedCondition: unsupported, validity: validity,
+                    subHandling: handling))
         }
         self.init(rules: rules)
+    }
+
+    /// A `validity` condition's `from`/`until` pairs (RFC 4745 §7.3), each an xs:dateTime with
+    /// its time zone.
+    private static func intervals(_ validity: XMLElement) throws(XMLError) -> [Range<Date>] {
+        var intervals: [Range<Date>] = []
+        var start: Date?
+        for bound in validity.elements {
+            let isFrom = bound.name == XMLName(commonPolicy, "from")
+            guard isFrom || bound.name == XMLName(commonPolicy, "until"), isFrom == (start == nil) else {
+                throw bound.error("<validity> holds <from> and <until> in pairs (RFC 4745 §7.3)")
+            }
+            guard let time = dateTime(bound.trimmedText) else {
+                throw bound.error("'\(bound.trimmedText)' is not an xs:dateTime with a time zone")
+            }
+            if let from = start {
+                guard from < time else { throw bound.error("<until> is not after its <from>") }
+                intervals.append(from..<time)
+                start = nil
+            } else {
+                start = time
+            }
+        }
+        guard start == nil, !intervals.isEmpty else {
+            throw validity.error("<validity> holds <from> and <until> in pairs (RFC 4745 §7.3)")
+        }
+        return intervals
+    }
+
+    /// An xs:dateTime with a time zone (`Z` or `±hh:mm`), with or without fractional seconds.
+    static func dateTime(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
     }
 }

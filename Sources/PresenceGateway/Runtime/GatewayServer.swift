@@ -32,6 +32,11 @@ public final class GatewayServer: @unchecked Sendable {
     private let capture: HEPCapture?
     /// The pres-rules documents fetched from the XCAP server (configuration `xcap:`); nil without one.
     private var xcap: XCAPPolicySource?
+    /// Each presentity's pres-rules document as read (file or XCAP), before its validity
+    /// conditions are decided: the configuration holds the rules in force now
+    /// (``PresRules/inForce(at:)``), and ``keepValidity()`` applies them as time passes.
+    private let documents: NIOLockedValueBox<[String: PresRules]>
+    private var validity: Task<Void, Never>?
     /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
     public private(set) var bound: [GatewayConfiguration.Side: [SIPTarget]] = [:]
 
@@ -42,8 +47,9 @@ public final class GatewayServer: @unchecked Sendable {
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
         logger: Logger = Logger(label: "presence-gateway")
     ) throws {
-        let configuration = try Self.withPresRules(configuration)
+        let (configuration, documents) = try Self.withPresRules(configuration)
         self.current = NIOLockedValueBox(configuration)
+        self.documents = NIOLockedValueBox(documents)
         self.configurationFile = configurationFile
         self.eventLoop = eventLoop
         self.logger = logger
@@ -83,15 +89,17 @@ public final class GatewayServer: @unchecked Sendable {
         self.transports = transports
     }
 
-    /// `configuration` with the pres-rules documents it names read in: files, and for the
-    /// presentities whose rules come from XCAP the rules fetched so far (`xcapRules`), else the
-    /// rules that make their watchers wait (``XCAPPolicySource/awaiting``).
+    /// `configuration` with the pres-rules documents it names read in, as they are in force now,
+    /// and the documents as read: files, and for the presentities whose rules come from XCAP the
+    /// rules fetched so far (`xcapRules`), else the rules that make their watchers wait
+    /// (``XCAPPolicySource/awaiting``).
     static func withPresRules(
         _ configuration: GatewayConfiguration, xcapRules: [String: PresRules] = [:]
-    ) throws -> GatewayConfiguration {
+    ) throws -> (GatewayConfiguration, [String: PresRules]) {
         var configuration = configuration
+        var documents: [String: PresRules] = [:]
         for presentity in configuration.xcapPresentities {
-            configuration.policies[presentity]?.rules = xcapRules[presentity] ?? XCAPPolicySource.awaiting
+            documents[presentity] = xcapRules[presentity] ?? XCAPPolicySource.awaiting
         }
         for (presentity, path) in configuration.presRulesFiles {
             let bytes: [UInt8]
@@ -99,11 +107,15 @@ public final class GatewayServer: @unchecked Sendable {
                 throw ConfigurationError(
                     "\(path): cannot read the pres-rules document of \(presentity): \(error.localizedDescription)")
             }
-            do { configuration.policies[presentity]?.rules = try PresRules(bytes: bytes) } catch {
+            do { documents[presentity] = try PresRules(bytes: bytes) } catch {
                 throw ConfigurationError("\(path):\(error.line):\(error.column): \(error.message)")
             }
         }
-        return configuration
+        let now = Date()
+        for (presentity, document) in documents {
+            configuration.policies[presentity]?.rules = document.inForce(at: now)
+        }
+        return (configuration, documents)
     }
 
     /// The HEP sender, on a loop of NIO's shared group other than the relay's, counting into
@@ -218,15 +230,18 @@ public final class GatewayServer: @unchecked Sendable {
             let source = XCAPPolicySource(
                 settings: settings, presentities: configuration.xcapPresentities,
                 factory: PrometheusMetricsFactory(registry: registry), logger: logger
-            ) { [current] presentity, rules in
+            ) { [current, documents] presentity, rules in
                 try? await loop.submit {
-                    runtime.replacePresRules(rules, of: presentity)
-                    current.withLockedValue { $0.policies[presentity]?.rules = rules }
+                    documents.withLockedValue { $0[presentity] = rules }
+                    let inForce = rules.inForce(at: Date())
+                    runtime.replacePresRules(inForce, of: presentity)
+                    current.withLockedValue { $0.policies[presentity]?.rules = inForce }
                 }.get()
             }
             xcap = source
             source.start()
         }
+        validity = keepValidity(runtime)
         if let admin = configuration.admin {
             do {
                 self.admin = try await AdminServer.start(
@@ -243,6 +258,27 @@ public final class GatewayServer: @unchecked Sendable {
             logger.info(
                 "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /reload, /)"
             )
+        }
+    }
+
+    /// Applies the pres-rules whose validity intervals (RFC 4745 §7.3) began or ended, checked
+    /// every second while a document has them: each presentity whose rules in force changed has
+    /// its watchers resolved again (``GatewayRuntime/replacePresRules(_:of:)``).
+    private func keepValidity(_ runtime: GatewayRuntime) -> Task<Void, Never> {
+        Task { [eventLoop, current, documents] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 1_000_000_000)
+                guard documents.withLockedValue({ $0.values.contains(where: \.dependsOnTime) }) else { continue }
+                try? await eventLoop.submit {
+                    let now = Date()
+                    for (presentity, document) in documents.withLockedValue({ $0 }) where document.dependsOnTime {
+                        let inForce = document.inForce(at: now)
+                        guard current.withLockedValue({ $0.policies[presentity]?.rules }) != inForce else { continue }
+                        runtime.replacePresRules(inForce, of: presentity)
+                        current.withLockedValue { $0.policies[presentity]?.rules = inForce }
+                    }
+                }.get()
+            }
         }
     }
 
@@ -308,7 +344,8 @@ public final class GatewayServer: @unchecked Sendable {
             throw ConfigurationError(
                 "\(file): pres-rules: xcap: fetching from an XCAP server starts with the gateway; restart it")
         }
-        new = try Self.withPresRules(new, xcapRules: xcap?.rules ?? [:])
+        let read: [String: PresRules]
+        (new, read) = try Self.withPresRules(new, xcapRules: xcap?.rules ?? [:])
         let tables: MappingTables
         do {
             tables = try new.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
@@ -359,12 +396,16 @@ public final class GatewayServer: @unchecked Sendable {
         let applied = new
         let source = xcap
         source?.watch(new.xcapPresentities)
-        try await eventLoop.submit { [current] in
+        try await eventLoop.submit { [current, documents] in
             // The rules fetched last: a document that changed while this reload was read applies.
             var applied = applied
+            var read = read
+            let now = Date()
             for (presentity, rules) in source?.rules ?? [:] where applied.xcapPresentities.contains(presentity) {
-                applied.policies[presentity]?.rules = rules
+                read[presentity] = rules
+                applied.policies[presentity]?.rules = rules.inForce(at: now)
             }
+            documents.withLockedValue { $0 = read }
             runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables))
             current.withLockedValue { $0 = applied }
         }.get()
@@ -442,6 +483,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// answered or sent, what the store has not written yet is written, and the next start
     /// continues every dialog (docs/state.md).
     public func stop(grace: TimeAmount = .seconds(2)) async {
+        validity?.cancel()
+        validity = nil
         await xcap?.shutdown()
         xcap = nil
         if let runtime {

@@ -5,12 +5,13 @@ import PresenceGateway
 import SIPMessages
 import Testing
 
-/// Pres-rules from an XCAP server, changed while the gateway runs (RFC 4825, RFC 5025;
-/// docs/flows.md, "Policy from XCAP"): Kamailio's `xcap_server` keeps Erin's document, the test
-/// changes it over HTTP as her XCAP client would, and the gateway (in process, polling every
-/// second with If-None-Match) resolves her live enterprise watchers again. The OMA proxy and the
-/// enterprise edge are bare UDP sockets of the test.
-@Suite(.serialized) struct XCAPPolicyPeerTests {
+/// Pres-rules that change while the gateway runs (RFC 5025; docs/flows.md, "Policy from XCAP"):
+/// from an XCAP server (RFC 4825), where Kamailio's `xcap_server` keeps Erin's document and the
+/// test changes it over HTTP as her XCAP client would, the gateway (in process) polling every
+/// second with If-None-Match; and by time, a rule's validity ending (RFC 4745 §7.3). Either way
+/// her live enterprise watchers are resolved again. The OMA proxy and the enterprise edge are
+/// bare UDP sockets of the test.
+@Suite(.serialized) struct PresRulesPeerTests {
     typealias Gateway = AdminAPITests.Gateway
 
     static let erin = "sip:erin@oma.example"
@@ -177,6 +178,30 @@ import Testing
         try await Self.fetched(gw, "changed", 1)
         let leg = await gw.kamailio.receive(for: 2).compactMap(\.request).first { $0.method == .subscribe }
         #expect(leg?.uri.description == Self.erin, "the waiting watcher was not decided")
+        await gw.stop()
+    }
+
+    /// A rule allows Carol until a moment 6 s after the start (RFC 4745 §7.3), in a pres-rules
+    /// file; when it passes, the defaults (block) decide: her resource ends `rejected` and her
+    /// OMA leg is unsubscribed, without a reload.
+    @Test func aRuleStopsApplyingWhenItsValidityEnds() async throws {
+        let format = ISO8601DateFormatter()
+        let file = NSTemporaryDirectory() + "validity-\(UInt32.random(in: 0...UInt32.max)).xml"
+        let validity = "<cr:validity><cr:from>\(format.string(from: Date().addingTimeInterval(-60)))</cr:from>"
+            + "<cr:until>\(format.string(from: Date().addingTimeInterval(6)))</cr:until></cr:validity>"
+        try Self.rules([(Self.carol, "allow")]).replacingOccurrences(of: "</cr:identity></cr:conditions>", with: "</cr:identity>\(validity)</cr:conditions>")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let gw = try await Gateway(presentities: """
+              "\(Self.erin)":
+                defaults: { sameEnterprise: block, federated: block, publicCloud: block }
+                pres-rules: \(file)
+            """)
+        let leg = try await Self.bridge(gw, "carol")
+        let told = await Self.edge(gw, for: 7)
+        #expect(told.contains { Self.dialog($0, "carol") && String(decoding: $0.body, as: UTF8.self).contains("rejected") }, "\(told)")
+        let unsubscribe = await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe }
+        #expect(unsubscribe?.headers.callID == leg.headers.callID && unsubscribe?.headers[.expires] == "0")
         await gw.stop()
     }
 }
