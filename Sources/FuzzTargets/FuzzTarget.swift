@@ -1,5 +1,7 @@
+import Foundation
 import Multipart
 import PresenceDocuments
+import PresenceGateway
 import PresenceMapping
 import SIPMessages
 import XMLBridge
@@ -36,6 +38,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// `application/simple-filter+xml` (RFC 4661) through ``SimpleFilter``: each filter read is
     /// applied to a presence document and its triggers evaluated; what it leaves is XML that parses.
     case simpleFilter = "simple-filter"
+    /// A pres-rules document (RFC 5025, as an XCAP server may serve it) through ``PresRules``: its
+    /// rules in force now decide a watcher, and what its transformations show of a presence
+    /// document reads back as PIDF.
+    case presRules = "pres-rules"
     /// `application/msrtc-category-publish+xml` ([MS-PRES] §2.2.2.2) through ``CategoryPublish``.
     case catpub
     /// `application/msrtc-fault+xml` ([MS-PRES] §2.2.2.2.3) through ``PublishFault``.
@@ -95,6 +101,26 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 guard (try? PIDFDiff.apply(operations, to: &document)) != nil else { return nil }
                 return Self.roundTrip(XMLWriter().bytes(document), "patched presence") { try XMLParser.parse($0) }
             }
+        case .presRules:
+            guard let rules = try? PresRules(bytes: bytes) else { return nil }
+            guard let root = Self.diffBase, let document = try? PIDFDocument(xml: root) else {
+                return "the presence document does not parse"
+            }
+            let inForce = rules.inForce(at: Date())
+            for uri in ["sip:a@example.com", "sip:b@other.example"] {
+                guard let watcher = WatcherIdentity(uri: uri, network: .federated) else { continue }
+                _ = inForce.subHandling(for: watcher)
+                guard let permissions = inForce.permissions(for: watcher) else { continue }
+                if let failure = Self.roundTrip(
+                    permissions.apply(to: document).serialized(), "shown presence",
+                    {
+                        try PIDFDocument(bytes: $0)
+                    })
+                {
+                    return failure
+                }
+            }
+            return nil
         case .simpleFilter:
             guard let filters = try? SimpleFilter.filters(bytes: bytes) else { return nil }
             guard let document = Self.diffBase else { return "the presence document does not parse" }

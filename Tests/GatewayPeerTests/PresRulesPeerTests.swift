@@ -18,12 +18,20 @@ import Testing
     static let carol = "sip:carol@contoso.com"
     static let dave = "sip:dave@contoso.com"
 
-    /// A pres-rules document (RFC 5025 §3.2.1) with one identity rule per watcher.
-    static func rules(_ handlings: [(watcher: String, handling: String)]) -> String {
+    /// Transformations that grant everything (RFC 5025 §3.3), as OMA clients write for an
+    /// allowed watcher: without them an allowed watcher is shown nothing.
+    static let everything = """
+        <cr:transformations><pr:provide-services><pr:all-services/></pr:provide-services>\
+        <pr:provide-persons><pr:all-persons/></pr:provide-persons><pr:provide-all-attributes/></cr:transformations>
+        """
+
+    /// A pres-rules document (RFC 5025 §3.2.1) with one identity rule per watcher, granting
+    /// `transformations` (default: ``everything``).
+    static func rules(_ handlings: [(watcher: String, handling: String)], transformations: String = everything) -> String {
         let rules = handlings.enumerated().map { index, entry in
             """
               <cr:rule id="r\(index)"><cr:conditions><cr:identity><cr:one id="\(entry.watcher)"/></cr:identity></cr:conditions>
-                <cr:actions><pr:sub-handling>\(entry.handling)</pr:sub-handling></cr:actions></cr:rule>
+                <cr:actions><pr:sub-handling>\(entry.handling)</pr:sub-handling></cr:actions>\(transformations)</cr:rule>
             """
         }
         return """
@@ -42,6 +50,18 @@ import Testing
         <dm:person id="p1"><rpid:activities><rpid:busy/></rpid:activities></dm:person>
         </presence>
         """
+
+    /// The gateway with Erin's pres-rules from `rules` (a file, or `xcap`), every network's default
+    /// `defaults`, and the `extra` top-level YAML.
+    static func gateway(defaults: String = "block", rules: String, extra: String = "") async throws -> Gateway {
+        try await Gateway(
+            presentities: """
+                  "\(erin)":
+                    defaults: { sameEnterprise: \(defaults), federated: \(defaults), publicCloud: \(defaults) }
+                    pres-rules: \(rules)
+                """,
+            extra: extra)
+    }
 
     /// Waits until `gateway_xcap_fetches_total{result}` reaches `count`.
     static func fetched(_ gw: Gateway, _ result: String, _ count: Double) async throws {
@@ -108,13 +128,7 @@ import Testing
         defer { xcap.stop() }
         try await xcap.putPresRules(Self.erin, Self.rules([(Self.carol, "allow"), (Self.dave, "allow")]))
         // Without a rule, nobody sees Erin: a watcher is allowed by her document only.
-        let gw = try await Gateway(
-            presentities: """
-                  "\(Self.erin)":
-                    defaults: { sameEnterprise: block, federated: block, publicCloud: block }
-                    pres-rules: xcap
-                """,
-            extra: "xcap: { root: \"\(xcap.root)\", poll: 1, timeout: 5 }")
+        let gw = try await Self.gateway(rules: "xcap", extra: "xcap: { root: \"\(xcap.root)\", poll: 1, timeout: 5 }")
         try await Self.fetched(gw, "changed", 1)
         let carolLeg = try await Self.bridge(gw, "carol")
         _ = try await Self.bridge(gw, "dave")
@@ -157,13 +171,7 @@ import Testing
     @Test func aWatcherWaitsUntilTheDocumentArrives() async throws {
         // The configured defaults would allow Carol; nothing listens yet on the XCAP port.
         let port = try LoopbackPorts.free()
-        let gw = try await Gateway(
-            presentities: """
-                  "\(Self.erin)":
-                    defaults: { sameEnterprise: allow, federated: allow, publicCloud: allow }
-                    pres-rules: xcap
-                """,
-            extra: "xcap: { root: \"http://127.0.0.1:\(port)/xcap-root\", poll: 1, timeout: 1 }")
+        let gw = try await Self.gateway(defaults: "allow", rules: "xcap", extra: "xcap: { root: \"http://127.0.0.1:\(port)/xcap-root\", poll: 1, timeout: 1 }")
         try await Self.fetched(gw, "failed", 1)
         gw.carolSubscribes(to: Self.erin, callID: "carol-x")
         #expect(await gw.kamailio.receive(for: 1).compactMap(\.request).allSatisfy { $0.method != .subscribe },
@@ -192,16 +200,67 @@ import Testing
         try Self.rules([(Self.carol, "allow")]).replacingOccurrences(of: "</cr:identity></cr:conditions>", with: "</cr:identity>\(validity)</cr:conditions>")
             .write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let gw = try await Gateway(presentities: """
-              "\(Self.erin)":
-                defaults: { sameEnterprise: block, federated: block, publicCloud: block }
-                pres-rules: \(file)
-            """)
+        let gw = try await Self.gateway(rules: file)
         let leg = try await Self.bridge(gw, "carol")
         let told = await Self.edge(gw, for: 7)
         #expect(told.contains { Self.dialog($0, "carol") && String(decoding: $0.body, as: UTF8.self).contains("rejected") }, "\(told)")
         let unsubscribe = await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe }
         #expect(unsubscribe?.headers.callID == leg.headers.callID && unsubscribe?.headers[.expires] == "0")
+        await gw.stop()
+    }
+
+    /// Transformations changed in the XCAP document (RFC 5025 §3.3): the gateway refreshes the
+    /// watcher's OMA leg for full state and shows it as now granted. Without
+    /// `provide-activities`, Erin's busy is not shown (open alone: Online, 3500); granted again,
+    /// busy is back.
+    @Test func changedTransformationsReshowTheFullState() async throws {
+        let xcap = try await XCAPKamailio.start()
+        defer { xcap.stop() }
+        try await xcap.putPresRules(Self.erin, Self.rules([(Self.dave, "allow")]))
+        let gw = try await Self.gateway(rules: "xcap", extra: "xcap: { root: \"\(xcap.root)\", poll: 1, timeout: 5 }")
+        try await Self.fetched(gw, "changed", 1)
+        let leg = try await Self.bridge(gw, "dave")
+        var cseq = 2
+        /// The refresh the gateway sends in Dave's leg, answered with 200 and a NOTIFY of the full
+        /// state; the availability Dave is then shown.
+        func refreshed() async throws -> UInt32? {
+            let refresh = try #require(await gw.kamailio.receive(for: 3).compactMap(\.request).first { $0.method == .subscribe },
+                                       "no refresh of Dave's leg")
+            let tag = try refresh.headers.to?.tag
+            #expect(refresh.headers.callID == leg.headers.callID && tag == "ps-dave")
+            gw.kamailio.send("""
+                SIP/2.0 200 OK
+                \(refresh.headers.values(named: .via).map { "Via: \($0)" }.joined(separator: "\n"))
+                From: \(refresh.headers[.from] ?? "")
+                To: \(refresh.headers[.to] ?? "")
+                Call-ID: \(refresh.headers.callID ?? "")
+                CSeq: \(refresh.headers[.cseq] ?? "")
+                Contact: <sip:\(gw.kamailio.hostPort)>
+                Expires: 600
+
+                """, to: gw.oma)
+            cseq += 1
+            gw.kamailio.send("""
+                NOTIFY sip:gw@127.0.0.1:\(gw.oma) SIP/2.0
+                Via: SIP/2.0/UDP \(gw.kamailio.hostPort);branch=z9hG4bKr\(cseq);rport
+                Max-Forwards: 70
+                From: \(refresh.headers[.to] ?? "")
+                To: \(refresh.headers[.from] ?? "")
+                Call-ID: \(refresh.headers.callID ?? "")
+                CSeq: \(cseq) NOTIFY
+                Contact: <sip:\(gw.kamailio.hostPort)>
+                Event: presence
+                Subscription-State: active;expires=600
+                Content-Type: application/pidf+xml
+
+                """, body: Array(Self.pidf.utf8), to: gw.oma)
+            return await Self.edge(gw, for: 1.5).compactMap { aggregateState(categoriesDocuments($0), of: Self.erin)?.availability }.last
+        }
+        let servicesOnly = "<cr:transformations><pr:provide-services><pr:all-services/></pr:provide-services></cr:transformations>"
+        try await xcap.putPresRules(Self.erin, Self.rules([(Self.dave, "allow")], transformations: servicesOnly))
+        #expect(try await refreshed() == 3500)
+        try await xcap.putPresRules(Self.erin, Self.rules([(Self.dave, "allow")]))
+        #expect(try await refreshed() == 6500)
         await gw.stop()
     }
 }

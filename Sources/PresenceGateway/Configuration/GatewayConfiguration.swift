@@ -152,6 +152,11 @@ public struct GatewayConfiguration: Sendable {
 }
 
 extension GatewayConfiguration {
+    /// The policy of `presentity`: its own entry, else the default one.
+    public func policy(for presentity: String) -> PresentityPolicy {
+        policies[WatcherIdentity.addressOfRecord(presentity) ?? presentity] ?? defaultPolicy
+    }
+
     /// Reads a configuration from YAML text. Every key is checked; the first problem is thrown
     /// with its line and column.
     public init(yaml text: String) throws(ConfigurationError) {

@@ -234,8 +234,27 @@ extension GatewayCore {
         watch.legs.values.allSatisfy { omaLegs[$0]?.categories != nil }
     }
 
-    func policy(for presentity: String) -> PresentityPolicy {
-        configuration.policies[WatcherIdentity.addressOfRecord(presentity) ?? presentity] ?? configuration.defaultPolicy
+    func policy(for presentity: String) -> PresentityPolicy { configuration.policy(for: presentity) }
+
+    /// The OMA state of `leg` as its watcher may be shown it, as categories: the PIDF with only
+    /// what the pres-rules' transformations grant (RFC 5025 §3.3; whole when no rule speaks of
+    /// the watcher), mapped. When they grant nothing of it, nothing: the never-published view
+    /// (an empty PIDF would map to availability 0).
+    func shownCategories(_ pidf: PIDFDocument, leg: OMALeg) -> CategoriesDocument {
+        var shown = pidf
+        if let watcher = enterpriseWatches[leg.watch]?.watcher,
+            let permissions = policy(for: leg.resource).rules.permissions(for: watcher)
+        {
+            shown = permissions.apply(to: pidf)
+            if shown.tuples.isEmpty, shown.persons.isEmpty, shown.devices.isEmpty {
+                return CategoriesDocument(uri: leg.resource)
+            }
+        }
+        var categories = mapper.categoriesDocument(from: shown)
+        categories.uri = leg.resource
+        // Kept for the leg's life: without the room the mapper's appends left.
+        categories.categories = categories.categories.exactCapacityCopy()
+        return categories
     }
 
     /// What the enterprise watcher sees of one OMA resource: the OMA state mapped to categories,
@@ -401,11 +420,7 @@ extension GatewayCore {
                     // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
                     if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
                 } else if let pidf {
-                    var categories = mapper.categoriesDocument(from: pidf)
-                    categories.uri = leg.resource
-                    // Kept for the leg's life: without the room the mapper's appends left.
-                    categories.categories = categories.categories.exactCapacityCopy()
-                    leg.categories = categories
+                    leg.categories = shownCategories(pidf, leg: leg)
                     changed = true
                 } else if leg.categories == nil {
                     // RFC 3856 §6.6.2: a NOTIFY without (readable) body — pending, or nothing known yet.

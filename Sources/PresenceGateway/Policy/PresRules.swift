@@ -20,7 +20,7 @@ public import XMLBridge
 /// absence of conditions (matches every watcher, RFC 4745 §7). A rule with any other condition
 /// (`sphere`, extensions) never matches: RFC 4745 §7 makes a rule apply only when all its
 /// conditions hold, and a condition this gateway cannot evaluate does not hold.
-/// Transformations are not applied (content rules are the containers' job here).
+/// Transformations are the watcher's ``Permissions`` (RFC 5025 §3.3).
 public struct PresRules: Sendable, Hashable {
     public struct Rule: Sendable, Hashable {
         public var id: String
@@ -33,16 +33,19 @@ public struct PresRules: Sendable, Hashable {
         /// ``PresRules/inForce(at:)``, which knows the time, decides them.
         public var validity: [Range<Date>]?
         public var subHandling: SubHandling?
+        /// What its `transformations` grant (none without them).
+        public var permissions: Permissions
 
         public init(
             id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, validity: [Range<Date>]? = nil,
-            subHandling: SubHandling?
+            subHandling: SubHandling?, permissions: Permissions = Permissions()
         ) {
             self.id = id
             self.identities = identities
             self.hasUnsupportedCondition = hasUnsupportedCondition
             self.validity = validity
             self.subHandling = subHandling
+            self.permissions = permissions
         }
 
         public func matches(_ watcher: WatcherIdentity) -> Bool {
@@ -162,10 +165,14 @@ public struct PresRules: Sendable, Hashable {
                 }
                 handling = value
             }
+            var permissions = Permissions()
+            if let transformations = rule.element(XMLName(Self.commonPolicy, "transformations")) {
+                permissions = try Permissions(transformations)
+            }
             rules.append(
                 Rule(
                     id: id, identities: identities, hasUnsupportedCondition: unsupported, validity: validity,
-                    subHandling: handling))
+                    subHandling: handling, permissions: permissions))
         }
         self.init(rules: rules)
     }
