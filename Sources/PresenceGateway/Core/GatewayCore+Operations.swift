@@ -216,8 +216,8 @@ extension GatewayCore {
         return out + watcherInfoChanges(now: now, everyWatch: true)
     }
 
-    /// Applies `presentity`'s new pres-rules document (fetched again from its XCAP server,
-    /// GatewayConfiguration+XCAP.swift) as ``reconfigure(_:mapper:now:)`` applies a new
+    /// Applies `presentity`'s new pres-rules (its document fetched again from its XCAP server,
+    /// GatewayConfiguration+XCAP.swift, or a validity interval that began or ended) as ``reconfigure(_:mapper:now:)`` applies a new
     /// configuration, to that presentity's watchers only: each enterprise watcher of it is
     /// resolved again and notified only when its view changed, one waiting for the owner is
     /// decided, and the owner's watcher information follows.

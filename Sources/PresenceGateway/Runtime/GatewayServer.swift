@@ -34,7 +34,7 @@ public final class GatewayServer: @unchecked Sendable {
     private var xcap: XCAPPolicySource?
     /// Each presentity's pres-rules document as read (file or XCAP), before its validity
     /// conditions are decided: the configuration holds the rules in force now
-    /// (``PresRules/inForce(at:)``), and ``keepValidity()`` applies them as time passes.
+    /// (``PresRules/inForce(at:)``), and ``keepValidity(_:)`` applies them as time passes.
     private let documents: NIOLockedValueBox<[String: PresRules]>
     private var validity: Task<Void, Never>?
     /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
@@ -233,9 +233,7 @@ public final class GatewayServer: @unchecked Sendable {
             ) { [current, documents] presentity, rules in
                 try? await loop.submit {
                     documents.withLockedValue { $0[presentity] = rules }
-                    let inForce = rules.inForce(at: Date())
-                    runtime.replacePresRules(inForce, of: presentity)
-                    current.withLockedValue { $0.policies[presentity]?.rules = inForce }
+                    Self.apply(rules, of: presentity, at: Date(), runtime: runtime, current: current)
                 }.get()
             }
             xcap = source
@@ -272,14 +270,23 @@ public final class GatewayServer: @unchecked Sendable {
                 try? await eventLoop.submit {
                     let now = Date()
                     for (presentity, document) in documents.withLockedValue({ $0 }) where document.dependsOnTime {
-                        let inForce = document.inForce(at: now)
-                        guard current.withLockedValue({ $0.policies[presentity]?.rules }) != inForce else { continue }
-                        runtime.replacePresRules(inForce, of: presentity)
-                        current.withLockedValue { $0.policies[presentity]?.rules = inForce }
+                        Self.apply(document, of: presentity, at: now, runtime: runtime, current: current)
                     }
                 }.get()
             }
         }
+    }
+
+    /// On the event loop: applies the rules of `presentity`'s `document` in force at `now`
+    /// when they differ from those running.
+    private static func apply(
+        _ document: PresRules, of presentity: String, at now: Date, runtime: GatewayRuntime,
+        current: NIOLockedValueBox<GatewayConfiguration>
+    ) {
+        let inForce = document.inForce(at: now)
+        guard current.withLockedValue({ $0.policies[presentity]?.rules }) != inForce else { return }
+        runtime.replacePresRules(inForce, of: presentity)
+        current.withLockedValue { $0.policies[presentity]?.rules = inForce }
     }
 
     /// The admin API over `runtime`: each call runs on the gateway's event loop.
