@@ -39,7 +39,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// applied to a presence document and its triggers evaluated; what it leaves is XML that parses.
     case simpleFilter = "simple-filter"
     /// A pres-rules document (RFC 5025, as an XCAP server may serve it) through ``PresRules``: its
-    /// rules in force now decide a watcher, and what its transformations show of a presence
+    /// rules in force now, in sphere `work`, decide a watcher, and what its transformations show of a presence
     /// document reads back as PIDF.
     case presRules = "pres-rules"
     /// `application/msrtc-category-publish+xml` ([MS-PRES] §2.2.2.2) through ``CategoryPublish``.
@@ -106,7 +106,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             guard let root = Self.diffBase, let document = try? PIDFDocument(xml: root) else {
                 return "the presence document does not parse"
             }
-            let inForce = rules.inForce(at: Date())
+            let inForce = rules.inForce(at: Date()).decidingSphere("work")
             for uri in ["sip:a@example.com", "sip:b@other.example"] {
                 guard let watcher = WatcherIdentity(uri: uri, network: .federated) else { continue }
                 _ = inForce.subHandling(for: watcher)

@@ -158,3 +158,73 @@ import XMLBridge
         #expect(T.availability(try CategoriesDocument(bytes: services)).0 == 3500)
     }
 }
+
+/// RFC 4745 §7.2 sphere conditions: a rule applies only while the OMA presentity publishes one
+/// of the spheres it names (RFC 4480 §3.12); each change of sphere resolves its watchers again.
+@Suite struct SphereConditionTests {
+    typealias T = GatewayCoreTests
+    static let mary = PendingResourceTests.mary
+
+    static func pidf(sphere: String) -> [UInt8] {
+        Array("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:dm="urn:ietf:params:xml:ns:pidf:data-model" \
+            xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" entity="\(mary)">
+            <tuple id="t1"><status><basic>open</basic></status></tuple>
+            <dm:person id="p1"><rpid:activities><rpid:busy/></rpid:activities><rpid:sphere>\(sphere)</rpid:sphere></dm:person>
+            </presence>
+            """.utf8)
+    }
+
+    @Test func parsedAndDecided() throws {
+        let rules = try PresRules(bytes: Array("""
+            <cr:ruleset xmlns:cr="urn:ietf:params:xml:ns:common-policy" xmlns:pr="urn:ietf:params:xml:ns:pres-rules">
+              <cr:rule id="w"><cr:conditions><cr:sphere value="work  office"/></cr:conditions>
+                <cr:actions><pr:sub-handling>allow</pr:sub-handling></cr:actions></cr:rule></cr:ruleset>
+            """.utf8))
+        let watcher = WatcherIdentity(uri: "sip:carol@contoso.com", network: .sameEnterprise)!
+        #expect(rules.dependsOnSphere && rules.rules.first?.spheres == ["work", "office"])
+        #expect(rules.subHandling(for: watcher) == nil, "undecided, the rule does not match")
+        #expect(rules.decidingSphere("office").subHandling(for: watcher) == .allow)
+        #expect(rules.decidingSphere("home").subHandling(for: watcher) == nil)
+        #expect(rules.decidingSphere(nil).subHandling(for: watcher) == nil)
+        let bad = #expect(throws: XMLError.self) {
+            try PresRules(bytes: Array(#"<cr:ruleset xmlns:cr="urn:ietf:params:xml:ns:common-policy"><cr:rule id="a"><cr:conditions><cr:sphere value=" "/></cr:conditions></cr:rule></cr:ruleset>"#.utf8))
+        }
+        #expect(bad?.message.contains("<sphere> needs a value") == true)
+    }
+
+    /// Carol is allowed while Mary is at work; otherwise the default (polite-block) decides.
+    /// Each NOTIFY that changes Mary's sphere changes what Carol is shown, without a new document.
+    @Test func aWatcherFollowsThePresentitysSphere() throws {
+        var h = try T.Harness(yaml: PendingResourceTests.marysYAML("polite-block"))
+        _ = h.core.replacePresRules(try PresRules(bytes: Array("""
+            <cr:ruleset xmlns:cr="urn:ietf:params:xml:ns:common-policy" xmlns:pr="urn:ietf:params:xml:ns:pres-rules">
+              <cr:rule id="work"><cr:conditions><cr:identity><cr:one id="sip:carol@contoso.com"/></cr:identity><cr:sphere value="work"/></cr:conditions>
+                <cr:actions><pr:sub-handling>allow</pr:sub-handling></cr:actions>
+                <cr:transformations><pr:provide-services><pr:all-services/></pr:provide-services>\
+            <pr:provide-persons><pr:all-persons/></pr:provide-persons><pr:provide-all-attributes/></cr:transformations></cr:rule></cr:ruleset>
+            """.utf8)), of: Self.mary, now: h.now)
+        // Before Mary says where she is, the rule does not apply: the leg is politely blocked.
+        let (id, legs) = try PendingResourceTests.subscribe(&h, resources: [Self.mary])
+        let leg = try #require(legs[Self.mary])
+        let (_, first) = h.receive(try T.omaNotify(leg, cseq: 2, body: Self.pidf(sphere: "<rpid:work/>")), from: .oma)
+        let ok = try #require(T.responses(first, id).first)
+        #expect(T.availability(try T.firstCategories(ok).categories.first).0 == 6500, "at work: allowed, busy")
+
+        func shown(after sphere: String, cseq: Int) throws -> [UInt32?] {
+            let (_, actions) = h.receive(try T.omaNotify(leg, cseq: cseq, body: Self.pidf(sphere: sphere)), from: .oma)
+            // A BENOTIFY carries the categories alone, or with RLMI in multipart/related.
+            return try T.sent(actions, to: .enterprise).flatMap { request, _ -> [[UInt8]] in
+                if let multipart = try SIPMessage.request(request).multipartBody() {
+                    return multipart.parts.filter { $0.headers.contains { $0.value.contains("msrtc-event-categories") } }.map(\.body)
+                }
+                return [request.body]
+            }.map { T.availability(try CategoriesDocument(bytes: $0)).0 }
+        }
+        let home = try shown(after: "<rpid:home/>", cseq: 3)
+        #expect(home == [nil], "at home: the never-published view: \(home)")
+        #expect(try shown(after: "<rpid:home/>", cseq: 4) == [], "nothing changed: nothing sent")
+        #expect(try shown(after: "<rpid:work/>", cseq: 5) == [6500], "at work again: busy")
+    }
+}

@@ -234,7 +234,59 @@ extension GatewayCore {
         watch.legs.values.allSatisfy { omaLegs[$0]?.categories != nil }
     }
 
-    func policy(for presentity: String) -> PresentityPolicy { configuration.policy(for: presentity) }
+    func policy(for presentity: String) -> PresentityPolicy {
+        Self.policy(for: presentity, in: configuration, spheres: spheres)
+    }
+
+    /// `presentity`'s policy in `configuration`, its sphere conditions (RFC 4745 §7.2) decided
+    /// with the sphere `spheres` holds for it.
+    static func policy(for presentity: String, in configuration: GatewayConfiguration, spheres: [String: String])
+        -> PresentityPolicy
+    {
+        var policy = configuration.policy(for: presentity)
+        if policy.rules.dependsOnSphere {
+            policy.rules = policy.rules.decidingSphere(
+                spheres[WatcherIdentity.addressOfRecord(presentity) ?? presentity])
+        }
+        return policy
+    }
+
+    /// Notes the sphere `pidf` says `leg`'s presentity is in (its first person's RPID `sphere`),
+    /// when its pres-rules have sphere conditions; the presentity and the sphere it was in
+    /// before, when it changed.
+    mutating func noteSphere(of leg: OMALeg, in pidf: PIDFDocument) -> (presentity: String, before: String?)? {
+        guard configuration.policy(for: leg.resource).rules.dependsOnSphere else { return nil }
+        let presentity = WatcherIdentity.addressOfRecord(leg.resource) ?? leg.resource
+        let values = pidf.persons.lazy.compactMap(\.rpid.sphere).first?.values ?? []
+        let sphere = values.lazy.compactMap { value -> String? in
+            switch value {
+            case .token(let token, nil): token
+            case .text(let text), .other(let text, _): text.trimmingCharacters(in: .whitespacesAndNewlines)
+            default: nil
+            }
+        }.first
+        let before = spheres[presentity]
+        guard sphere != before else { return nil }
+        spheres[presentity] = sphere
+        return (presentity, before)
+    }
+
+    /// `presentity`'s sphere changed from `before` in the NOTIFY of leg `shown`: every enterprise
+    /// watcher of it is resolved again under the rules that now apply, as when its pres-rules
+    /// document changes.
+    mutating func sphereChanged(of presentity: String, from before: String?, shown: Int, now: NIODeadline)
+        -> [Action]
+    {
+        var previous = spheres
+        previous[presentity] = before
+        let configuration = configuration
+        let legs = omaLegs.keys.filter { key in
+            omaLegs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity } ?? false
+        }.sorted()
+        return resolveLegsAgain(
+            legs, previous: { Self.policy(for: $0, in: configuration, spheres: previous) }, shown: shown, now: now)
+            + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
+    }
 
     /// The OMA state of `leg` as its watcher may be shown it, as categories: the PIDF with only
     /// what the pres-rules' transformations grant (RFC 5025 §3.3; whole when no rule speaks of
@@ -392,6 +444,18 @@ extension GatewayCore {
     }
 
     mutating func omaLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        var sphereChange: (presentity: String, before: String?)?
+        let out = omaLegNotified(key, request, id: id, now: now, sphereChange: &sphereChange)
+        guard let sphereChange else { return out }
+        return out + sphereChanged(of: sphereChange.presentity, from: sphereChange.before, shown: key, now: now)
+    }
+
+    /// A NOTIFY in an OMA leg; a change of the presentity's sphere (its pres-rules have sphere
+    /// conditions) is left in `sphereChange` for every watcher of it to be resolved again.
+    private mutating func omaLegNotified(
+        _ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline,
+        sphereChange: inout (presentity: String, before: String?)?
+    ) -> [Action] {
         guard var leg = omaLegs[key] else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))] }
         // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
         // the NOTIFY, so the watcher's view stays what it was.
@@ -402,7 +466,14 @@ extension GatewayCore {
             return [
                 .respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))
             ]
-        case .document(let document): pidf = document
+        case .document(let document):
+            pidf = document
+            sphereChange = noteSphere(of: leg, in: document)
+            if sphereChange != nil, let watcher = enterpriseWatches[leg.watch]?.watcher {
+                // This NOTIFY is shown under the rules of the sphere it announces: a watcher they
+                // no longer allow sees nothing of it (one they block is ended right after).
+                leg.handling = policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
+            }
         case .needsFullState: needsFullState = true
         case .none, .ignored: break
         }

@@ -206,7 +206,9 @@ extension GatewayCore {
             if peer != current { enterpriseLegs[key]?.peer = peer }
         }
 
-        var out = resolveLegsAgain(omaLegs.keys.sorted(), previous: old, now: now)
+        let spheres = spheres
+        var out = resolveLegsAgain(
+            omaLegs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
         out += resolveAwaitingAuthorization(now: now)
         // A presentity the gateway no longer decides for has no watcher information here.
         for (key, watch) in winfoWatches.sorted(by: { $0.key < $1.key })
@@ -226,22 +228,25 @@ extension GatewayCore {
             return []
         }
         let previous = configuration
+        let spheres = spheres
         configuration.policies[presentity]?.rules = rules
         let legs = omaLegs.keys.filter { key in
             omaLegs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity } ?? false
         }.sorted()
-        return resolveLegsAgain(legs, previous: previous, now: now) + resolveAwaitingAuthorization(now: now)
+        return resolveLegsAgain(legs, previous: { Self.policy(for: $0, in: previous, spheres: spheres) }, now: now)
+            + resolveAwaitingAuthorization(now: now)
             + watcherInfoChanges(now: now, everyWatch: true)
     }
 
     /// Resolves the enterprise watcher of each OMA leg in `keys` again under its presentity's
     /// policy (RFC 5025 §3.2.1): a blocked one loses the resource with reason `rejected` (RFC
     /// 6665 §4.2.2), the others are notified only when their view changed. A leg whose watcher's
-    /// permissions (RFC 5025 §3.3) differ from those of the `previous` configuration is
-    /// refreshed: the full state its NOTIFY then brings is shown as they now grant.
-    private mutating func resolveLegsAgain(_ keys: [Int], previous: GatewayConfiguration, now: NIODeadline)
-        -> [Action]
-    {
+    /// permissions (RFC 5025 §3.3) differ from those of its `previous` policy is refreshed: the
+    /// full state its NOTIFY then brings is shown as they now grant.
+    /// `shown` is a leg whose state was just shown under the new rules: it is not refreshed.
+    mutating func resolveLegsAgain(
+        _ keys: [Int], previous: (String) -> PresentityPolicy, shown: Int? = nil, now: NIODeadline
+    ) -> [Action] {
         var out: [Action] = []
         for key in keys {
             guard var leg = omaLegs[key], !leg.closing, let watch = enterpriseWatches[leg.watch] else { continue }
@@ -260,7 +265,7 @@ extension GatewayCore {
                 continue
             }
             let permissions = policy(for: leg.resource).rules.permissions(for: watch.watcher)
-            if permissions != previous.policy(for: leg.resource).rules.permissions(for: watch.watcher),
+            if key != shown, permissions != previous(leg.resource).rules.permissions(for: watch.watcher),
                 leg.categories != nil, !leg.pending
             {
                 out += legActions(leg.subscription.refresh(now: now), context: .omaLeg(key))

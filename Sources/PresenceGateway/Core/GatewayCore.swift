@@ -123,6 +123,9 @@ public struct GatewayCore: Sendable {
     }
     /// Their composed state, as categories, by OMA identity.
     var served: [String: CategoriesDocument] = [:]
+    /// The sphere each OMA presentity whose pres-rules have sphere conditions last published (RFC
+    /// 4480 §3.12), by address of record: ``policy(for:)`` decides those conditions with it.
+    var spheres: [String: String] = [:]
     /// SERVICE category publishers by enterprise identity.
     var servicePublishers: [String: CategoryPublisher] = [:]
     /// What changed of the state outside the journaled tables (``GatewayCore/Journal``).

@@ -16,18 +16,23 @@ public import XMLBridge
 /// ```
 ///
 /// Supported: identity conditions (`one`, `many` with and without `domain`, `except`), validity
-/// (RFC 4745 §7.3: the rule applies only within one of its intervals; ``inForce(at:)``), and the
-/// absence of conditions (matches every watcher, RFC 4745 §7). A rule with any other condition
-/// (`sphere`, extensions) never matches: RFC 4745 §7 makes a rule apply only when all its
-/// conditions hold, and a condition this gateway cannot evaluate does not hold.
+/// (RFC 4745 §7.3: the rule applies only within one of its intervals; ``inForce(at:)``), sphere
+/// (RFC 4745 §7.2: only while the presentity is in one of the spheres named;
+/// ``decidingSphere(_:)``), and the absence of conditions (matches every watcher, RFC 4745 §7). A
+/// rule with any other condition (extensions) never matches: RFC 4745 §7 makes a rule apply only
+/// when all its conditions hold, and a condition this gateway cannot evaluate does not hold.
 /// Transformations are the watcher's ``Permissions`` (RFC 5025 §3.3).
 public struct PresRules: Sendable, Hashable {
     public struct Rule: Sendable, Hashable {
         public var id: String
         /// nil: no `conditions` (or an empty one) — the rule applies to everyone.
         public var identities: [Identity]?
-        /// A condition other than identity and validity was present: the rule never applies.
+        /// A condition other than identity, validity and sphere was present: the rule never applies.
         public var hasUnsupportedCondition: Bool
+        /// The spheres of a `sphere` condition (RFC 4745 §7.2, its `value` split at spaces); nil:
+        /// any. Like ``validity``, a rule that still has them does not match: only
+        /// ``PresRules/decidingSphere(_:)``, which knows the presentity's sphere, decides them.
+        public var spheres: Set<String>?
         /// The `validity` intervals (RFC 4745 §7.3), each from its start up to, not including, its
         /// end; nil: valid at any time. A rule that still has them does not match: only
         /// ``PresRules/inForce(at:)``, which knows the time, decides them.
@@ -37,19 +42,20 @@ public struct PresRules: Sendable, Hashable {
         public var permissions: Permissions
 
         public init(
-            id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, validity: [Range<Date>]? = nil,
-            subHandling: SubHandling?, permissions: Permissions = Permissions()
+            id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, spheres: Set<String>? = nil,
+            validity: [Range<Date>]? = nil, subHandling: SubHandling?, permissions: Permissions = Permissions()
         ) {
             self.id = id
             self.identities = identities
             self.hasUnsupportedCondition = hasUnsupportedCondition
+            self.spheres = spheres
             self.validity = validity
             self.subHandling = subHandling
             self.permissions = permissions
         }
 
         public func matches(_ watcher: WatcherIdentity) -> Bool {
-            guard !hasUnsupportedCondition, validity == nil else { return false }
+            guard !hasUnsupportedCondition, validity == nil, spheres == nil else { return false }
             guard let identities else { return true }
             return identities.contains { $0.matches(watcher) }
         }
@@ -103,6 +109,23 @@ public struct PresRules: Sendable, Hashable {
     /// Some rule has validity intervals: ``inForce(at:)`` changes with time.
     public var dependsOnTime: Bool { rules.contains { $0.validity != nil } }
 
+    /// The rules that apply while the presentity is in `sphere` (its RPID `sphere`, RFC 4480
+    /// §3.12; nil: it publishes none): those without a sphere condition, and those naming it, the
+    /// condition then decided (RFC 4745 §7.2).
+    public func decidingSphere(_ sphere: String?) -> PresRules {
+        PresRules(
+            rules: rules.compactMap { rule in
+                guard let spheres = rule.spheres else { return rule }
+                guard let sphere, spheres.contains(sphere) else { return nil }
+                var decided = rule
+                decided.spheres = nil
+                return decided
+            })
+    }
+
+    /// Some rule has a sphere condition: ``decidingSphere(_:)`` changes with the presentity's state.
+    public var dependsOnSphere: Bool { rules.contains { $0.spheres != nil } }
+
     /// Parses a ruleset. Errors carry line and column.
     public init(bytes: [UInt8], limits: XMLLimits = XMLLimits()) throws(XMLError) {
         let root = try XMLParser.parse(bytes, limits: limits)
@@ -115,10 +138,20 @@ public struct PresRules: Sendable, Hashable {
             var identities: [Identity]? = nil
             var unsupported = false
             var validity: [Range<Date>]? = nil
+            var spheres: Set<String>? = nil
             if let conditions = rule.element(XMLName(Self.commonPolicy, "conditions")) {
                 for condition in conditions.elements {
                     if condition.name == XMLName(Self.commonPolicy, "validity") {
                         validity = (validity ?? []) + (try Self.intervals(condition))
+                        continue
+                    }
+                    if condition.name == XMLName(Self.commonPolicy, "sphere") {
+                        guard let value = condition[attribute: "value"],
+                            case let named = value.split(whereSeparator: \.isWhitespace).map(String.init),
+                            !named.isEmpty
+                        else { throw condition.error("<sphere> needs a value (RFC 4745 §7.2)") }
+                        // Two sphere conditions in one rule both hold only for a sphere both name.
+                        spheres = spheres.map { $0.intersection(named) } ?? Set(named)
                         continue
                     }
                     guard condition.name == XMLName(Self.commonPolicy, "identity") else {
@@ -171,8 +204,8 @@ public struct PresRules: Sendable, Hashable {
             }
             rules.append(
                 Rule(
-                    id: id, identities: identities, hasUnsupportedCondition: unsupported, validity: validity,
-                    subHandling: handling, permissions: permissions))
+                    id: id, identities: identities, hasUnsupportedCondition: unsupported, spheres: spheres,
+                    validity: validity, subHandling: handling, permissions: permissions))
         }
         self.init(rules: rules)
     }
