@@ -154,7 +154,9 @@ public struct GatewayConfiguration: Sendable {
 extension GatewayConfiguration {
     /// The policy of `presentity`: its own entry, else the default one.
     public func policy(for presentity: String) -> PresentityPolicy {
-        policies[WatcherIdentity.addressOfRecord(presentity) ?? presentity] ?? defaultPolicy
+        // Without entries the address need not be read (it is, for every relayed NOTIFY).
+        guard !policies.isEmpty else { return defaultPolicy }
+        return policies[WatcherIdentity.addressOfRecord(presentity) ?? presentity] ?? defaultPolicy
     }
 
     /// Reads a configuration from YAML text. Every key is checked; the first problem is thrown

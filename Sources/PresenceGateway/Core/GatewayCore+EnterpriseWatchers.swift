@@ -294,8 +294,9 @@ extension GatewayCore {
     /// (an empty PIDF would map to availability 0).
     func shownCategories(_ pidf: PIDFDocument, leg: OMALeg) -> CategoriesDocument {
         var shown = pidf
-        if let watcher = enterpriseWatches[leg.watch]?.watcher,
-            let permissions = policy(for: leg.resource).rules.permissions(for: watcher)
+        let rules = policy(for: leg.resource).rules
+        if !rules.rules.isEmpty, let watcher = enterpriseWatches[leg.watch]?.watcher,
+            let permissions = rules.permissions(for: watcher)
         {
             shown = permissions.apply(to: pidf)
             if shown.tuples.isEmpty, shown.persons.isEmpty, shown.devices.isEmpty {
