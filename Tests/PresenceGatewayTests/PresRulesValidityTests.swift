@@ -56,6 +56,8 @@ import XMLBridge
         ("<cr:validity><cr:from>2026-11-26T09:00:00</cr:from><cr:until>2026-11-26T10:00:00Z</cr:until></cr:validity>", "time zone"),
         ("<cr:validity><cr:from>tomorrow</cr:from><cr:until>2026-11-26T10:00:00Z</cr:until></cr:validity>", "xs:dateTime"),
         ("<cr:validity><cr:from>2026-11-26T10:00:00Z</cr:from><cr:until>2026-11-26T10:00:00Z</cr:until></cr:validity>", "not after"),
+        (String(repeating: "<cr:validity><cr:from>2026-11-26T09:00:00Z</cr:from><cr:until>2026-11-26T10:00:00Z</cr:until></cr:validity>", count: 2),
+         "a second <validity>"),
     ])
     func aBadValidityIsALocatedError(validity: String, message: String) {
         let error = #expect(throws: XMLError.self) { try Self.rules(validity) }

@@ -142,7 +142,8 @@ public struct PresRules: Sendable, Hashable {
             if let conditions = rule.element(XMLName(Self.commonPolicy, "conditions")) {
                 for condition in conditions.elements {
                     if condition.name == XMLName(Self.commonPolicy, "validity") {
-                        validity = (validity ?? []) + (try Self.intervals(condition))
+                        guard validity == nil else { throw condition.error("a second <validity> (RFC 4745 §7)") }
+                        validity = try Self.intervals(condition)
                         continue
                     }
                     if condition.name == XMLName(Self.commonPolicy, "sphere") {
@@ -150,8 +151,8 @@ public struct PresRules: Sendable, Hashable {
                             case let named = value.split(whereSeparator: \.isWhitespace).map(String.init),
                             !named.isEmpty
                         else { throw condition.error("<sphere> needs a value (RFC 4745 §7.2)") }
-                        // Two sphere conditions in one rule both hold only for a sphere both name.
-                        spheres = spheres.map { $0.intersection(named) } ?? Set(named)
+                        guard spheres == nil else { throw condition.error("a second <sphere> (RFC 4745 §7)") }
+                        spheres = Set(named)
                         continue
                     }
                     guard condition.name == XMLName(Self.commonPolicy, "identity") else {
@@ -238,7 +239,7 @@ public struct PresRules: Sendable, Hashable {
     }
 
     /// An xs:dateTime with a time zone (`Z` or `±hh:mm`), with or without fractional seconds.
-    static func dateTime(_ text: String) -> Date? {
+    private static func dateTime(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         if let date = formatter.date(from: text) { return date }
