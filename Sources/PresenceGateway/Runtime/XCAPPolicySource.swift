@@ -115,11 +115,8 @@ final class XCAPPolicySource: Sendable {
     }
 
     /// Fetches `presentity`'s document once and applies what changed.
-    @discardableResult
-    func check(_ presentity: String) async -> Outcome {
-        let outcome = await fetch(presentity)
-        fetches[outcome]?.increment()
-        return outcome
+    func check(_ presentity: String) async {
+        fetches[await fetch(presentity)]?.increment()
     }
 
     private func fetch(_ presentity: String) async -> Outcome {
