@@ -174,6 +174,18 @@ import Testing
         #expect(rejection(r.route(looped, arrival: Self.kamailio, now: t0)) == 482)
     }
 
+    /// A sent-by is the gateway's only with its transport (RFC 3261 §16.3 item 4): a peer's UDP
+    /// socket on the port number of the gateway's TCP listener, on the same host, is no loop.
+    @Test func aViaOfAnotherTransportOnTheGatewaysPortIsNoLoop() throws {
+        var r = FederationRouter(configuration: try GatewayConfiguration(yaml: Self.yaml), localAddresses: ["127.0.0.1:5061"],
+                                 localSentBy: ["TCP 127.0.0.1:5061"])
+        var request = try Self.subscribe(from: "sip:a@oma.example", to: "sip:b@contoso.com")
+        request.headers.prepend(.via, "SIP/2.0/UDP 127.0.0.1:5061;branch=z9hG4bKpeer")
+        #expect(rejection(r.route(request, arrival: Self.kamailio, now: t0)) == nil)
+        request.headers.prepend(.via, "SIP/2.0/TCP 127.0.0.1:5061;branch=z9hG4bKgw2")
+        #expect(rejection(r.route(request, arrival: Self.kamailio, now: t0)) == 482)
+    }
+
     @Test func peerOverItsRateGets503WithRetryAfter() throws {
         var r = try router()
         let request = try Self.subscribe(from: "sip:a@oma.example", to: "sip:b@contoso.com")

@@ -10,8 +10,12 @@ public import SIPTransport
 /// the remote target is the Contact).
 public struct FederationRouter: Sendable {
     public var configuration: GatewayConfiguration
-    /// Addresses (host:port) this gateway listens on, for loop detection.
+    /// Addresses (host:port) this gateway listens on.
     public var localAddresses: Set<String>
+    /// The sent-by values the gateway puts in its Via headers, with their transport
+    /// (`UDP 127.0.0.1:5060`), for loop detection (RFC 3261 §16.3 item 4): a peer's UDP socket
+    /// may have the port number of the gateway's TCP listener on the same host.
+    public var localSentBy: Set<String>
     private var buckets: [BucketKey: TokenBucket] = [:]
 
     /// Whose rate limit a bucket holds: a configured peer's, or one source address's.
@@ -20,9 +24,12 @@ public struct FederationRouter: Sendable {
         case address(String)
     }
 
-    public init(configuration: GatewayConfiguration, localAddresses: Set<String>) {
+    /// `localSentBy` defaults to every transport at each of `localAddresses`.
+    public init(configuration: GatewayConfiguration, localAddresses: Set<String>, localSentBy: Set<String>? = nil) {
         self.configuration = configuration
         self.localAddresses = localAddresses
+        self.localSentBy =
+            localSentBy ?? Set(localAddresses.flatMap { address in ["UDP", "TCP", "TLS"].map { "\($0) \(address)" } })
     }
 
     /// Where a request came from.
@@ -194,7 +201,9 @@ public struct FederationRouter: Sendable {
         request.headers.set(.maxForwards, String(maxForwards - 1))
         // RFC 3261 §16.3 item 4: a request that already passed through us is a loop.
         if let vias = try? request.headers.via,
-            vias.contains(where: { localAddresses.contains("\($0.host.lowercased()):\($0.port ?? 5060)") })
+            vias.contains(where: {
+                localSentBy.contains("\($0.transport.uppercased()) \($0.host.lowercased()):\($0.port ?? 5060)")
+            })
         {
             return .reject(status: 482, reason: "Loop Detected", headers: [])
         }

@@ -646,7 +646,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// a new router (partners, peers, rate limits, trust), the core's policies and peers.
     public func reconfigure(_ configuration: GatewayConfiguration, mapper: PresenceMapper) {
         eventLoop.assertInEventLoop()
-        router = FederationRouter(configuration: configuration, localAddresses: router.localAddresses)
+        router = FederationRouter(
+            configuration: configuration, localAddresses: router.localAddresses, localSentBy: router.localSentBy)
         health.configure(Self.knownPeers(configuration))
         perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
     }

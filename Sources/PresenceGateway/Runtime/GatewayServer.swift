@@ -212,7 +212,8 @@ public final class GatewayServer: @unchecked Sendable {
                 \(counts.omaWatches) OMA watchers' subscriptions
                 """)
         }
-        let router = FederationRouter(configuration: configuration, localAddresses: locals)
+        let sentBy = Set(bound.values.flatMap { $0 }.map { "\($0.kind.rawValue) \($0.host):\($0.port)" })
+        let router = FederationRouter(configuration: configuration, localAddresses: locals, localSentBy: sentBy)
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
         for (side, transport) in transports {
             layers[side] = SIPTransactionLayer(
