@@ -280,11 +280,9 @@ extension GatewayCore {
         var previous = spheres
         previous[presentity] = before
         let configuration = configuration
-        let legs = omaLegs.keys.filter { key in
-            omaLegs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity } ?? false
-        }.sorted()
         return resolveLegsAgain(
-            legs, previous: { Self.policy(for: $0, in: configuration, spheres: previous) }, shown: shown, now: now)
+            legs(of: presentity), previous: { Self.policy(for: $0, in: configuration, spheres: previous) },
+            shown: shown, now: now)
             + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
     }
 

@@ -230,12 +230,17 @@ extension GatewayCore {
         let previous = configuration
         let spheres = spheres
         configuration.policies[presentity]?.rules = rules
-        let legs = omaLegs.keys.filter { key in
-            omaLegs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity } ?? false
-        }.sorted()
-        return resolveLegsAgain(legs, previous: { Self.policy(for: $0, in: previous, spheres: spheres) }, now: now)
+        return resolveLegsAgain(
+            legs(of: presentity), previous: { Self.policy(for: $0, in: previous, spheres: spheres) }, now: now)
             + resolveAwaitingAuthorization(now: now)
             + watcherInfoChanges(now: now, everyWatch: true)
+    }
+
+    /// The OMA legs to `presentity` (an address of record), in key order.
+    func legs(of presentity: String) -> [Int] {
+        omaLegs.keys.filter { key in
+            omaLegs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity } ?? false
+        }.sorted()
     }
 
     /// Resolves the enterprise watcher of each OMA leg in `keys` again under its presentity's
@@ -250,7 +255,8 @@ extension GatewayCore {
         var out: [Action] = []
         for key in keys {
             guard var leg = omaLegs[key], !leg.closing, let watch = enterpriseWatches[leg.watch] else { continue }
-            let handling = policy(for: leg.resource).subHandling(for: watch.watcher)
+            let policy = policy(for: leg.resource)
+            let handling = policy.subHandling(for: watch.watcher)
             let before = leg.handling
             switch handling {
             case .allow, .politeBlock:
@@ -264,8 +270,9 @@ extension GatewayCore {
                 out += resourceEnded(leg, reason: "rejected", statusCode: nil, now: now)
                 continue
             }
-            let permissions = policy(for: leg.resource).rules.permissions(for: watch.watcher)
-            if key != shown, permissions != previous(leg.resource).rules.permissions(for: watch.watcher),
+            if key != shown,
+                policy.rules.permissions(for: watch.watcher)
+                    != previous(leg.resource).rules.permissions(for: watch.watcher),
                 leg.categories != nil, !leg.pending
             {
                 out += legActions(leg.subscription.refresh(now: now), context: .omaLeg(key))
