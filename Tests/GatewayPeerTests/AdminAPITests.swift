@@ -132,23 +132,14 @@ import Testing
                          payload: .state(MSState(type: .aggregateState, availability: 3500))),
             ])
             let body = BatchSubscribeResponse(list: RLMIList(uri: "sip:dave@oma.example"), categories: [state]).multipart(boundary: "b7").bytes
-            let from = try #require(try leg.headers.from)
-            let via = try #require(try leg.headers.via.first)
-            edge.send("""
-                SIP/2.0 200 OK
-                Via: SIP/2.0/UDP \(via.host):\(via.port ?? 5060);branch=\(via.branch ?? "")
-                From: <\(from.uri)>;tag=\(from.tag ?? "")
-                To: <sip:bob@contoso.com>;tag=edge7
-                Call-ID: \(leg.headers.callID ?? "")
-                CSeq: 1 SUBSCRIBE
-                Contact: <sip:\(edge.hostPort)>
+            edge.answer(leg, to: UInt16(server.bound[.enterprise]?.first?.port ?? 0), toTag: "edge7", extra: """
                 Expires: 600
                 Event: presence
                 Subscription-State: active;expires=600
                 ms-piggyback-cseq: 1
                 Content-Type: multipart/related; type="application/rlmi+xml"; start=\(BatchSubscribeResponse.rlmiContentID); boundary=b7
 
-                """, body: body, to: UInt16(server.bound[.enterprise]?.first?.port ?? 0))
+                """, body: body)
             let answers = await kamailio.receive(for: 1)
             for notify in answers.compactMap(\.request) where notify.method == .notify {
                 kamailio.answer(notify, to: oma)

@@ -59,24 +59,15 @@ import Testing
         #expect(leg.headers[.require] == nil)
         let asked = try BatchSubscribe(bytes: leg.body)
         #expect(Set(asked.actions.flatMap(\.categories)) == [.state, .note])
-        let from = try #require(try leg.headers.from)
-        let via = try #require(try leg.headers.via.first)
         let enterprise = UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0)
-        gw.edge.send("""
-            SIP/2.0 200 OK
-            Via: SIP/2.0/UDP \(via.host):\(via.port ?? 5060);branch=\(via.branch ?? "")
-            From: <\(from.uri)>;tag=\(from.tag ?? "")
-            To: <sip:bob@contoso.com>;tag=edge7
-            Call-ID: \(leg.headers.callID ?? "")
-            CSeq: 1 SUBSCRIBE
-            Contact: <sip:\(gw.edge.hostPort)>
+        gw.edge.answer(leg, to: enterprise, toTag: "edge7", extra: """
             Expires: 600
             Event: presence
             Subscription-State: active;expires=600
             ms-piggyback-cseq: 1
             Content-Type: application/msrtc-event-categories+xml
 
-            """, body: Self.categories(3500, note: "lunch"), to: enterprise)
+            """, body: Self.categories(3500, note: "lunch"))
         func notifies() async -> [SIPRequest] {
             let requests = await gw.kamailio.receive(for: 1).compactMap(\.request).filter { $0.method == .notify }
             for notify in requests { gw.kamailio.answer(notify, to: gw.oma) }

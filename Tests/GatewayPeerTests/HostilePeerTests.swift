@@ -59,11 +59,17 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
         }
     }
 
-    /// Answers a request 200 (RFC 3261 §8.2.6: Via, From, To, Call-ID and CSeq copied).
-    func answer(_ request: SIPRequest, to port: UInt16) {
+    /// Answers a request 200 (RFC 3261 §8.2.6: Via, From, To, Call-ID and CSeq copied). With
+    /// `toTag`, the To gets it and the answer this socket's Contact (a SUBSCRIBE accepted, RFC
+    /// 6665 §4.2.1.1), then the `extra` header lines and `body`.
+    func answer(_ request: SIPRequest, to port: UInt16, toTag: String? = nil, extra: String = "", body: [UInt8] = []) {
         let copied: [SIPHeaderName] = [.via, .from, .to, .callID, .cseq]
-        let lines = copied.flatMap { name in request.headers.values(named: name).map { "\(name): \($0)\n" } }
-        send("SIP/2.0 200 OK\n" + lines.joined(), to: port)
+        var lines = copied.flatMap { name in request.headers.values(named: name).map { "\(name): \($0)\n" } }
+        if let toTag, let to = request.headers[.to], let index = lines.firstIndex(where: { $0.hasPrefix("\(SIPHeaderName.to):") }) {
+            lines[index] = "\(SIPHeaderName.to): \(to);tag=\(toTag)\n"
+            lines.append("Contact: <sip:\(hostPort)>\n")
+        }
+        send("SIP/2.0 200 OK\n" + lines.joined() + extra, body: body, to: port)
     }
 
     /// Every message that arrives within `seconds` (parsed; unparsable datagrams are a failure).
@@ -188,18 +194,7 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
             """, to: gw.enterprise)
         let subscribe = try #require(await gw.kamailio.receive(for: 0.5).compactMap(\.request).first)
         let from = try #require(try subscribe.headers.from)
-        let via = try #require(try subscribe.headers.via.first)
-        gw.kamailio.send("""
-            SIP/2.0 200 OK
-            Via: SIP/2.0/UDP \(via.host):\(via.port ?? 5060);branch=\(via.branch ?? "")
-            From: <\(from.uri)>;tag=\(from.tag ?? "")
-            To: <sip:carol@oma.example>;tag=k1
-            Call-ID: \(subscribe.headers.callID ?? "")
-            CSeq: 1 SUBSCRIBE
-            Contact: <sip:\(gw.kamailio.hostPort)>
-            Expires: 600
-
-            """, to: gw.oma)
+        gw.kamailio.answer(subscribe, to: gw.oma, toTag: "k1", extra: "Expires: 600\n")
         // The watcher's answer and first NOTIFY after the piggyback wait; the NOTIFY is answered.
         let first = await gw.edge.receive(for: 0.8).compactMap(\.request).filter { $0.method == .notify }
         for notify in first { gw.edge.answer(notify, to: gw.enterprise) }

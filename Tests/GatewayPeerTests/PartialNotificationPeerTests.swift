@@ -82,21 +82,10 @@ import XMLBridge
         let subscribe = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
         #expect(subscribe.headers[.accept]?.contains("application/pidf-diff+xml") == true)
         let from = try #require(try subscribe.headers.from)
-        let via = try #require(try subscribe.headers.via.first)
         func toOMA(_ head: String, _ body: String = "") {
             gw.kamailio.send(head, body: Array(body.utf8), to: gw.oma)
         }
-        toOMA("""
-            SIP/2.0 200 OK
-            Via: SIP/2.0/UDP \(via.host):\(via.port ?? 5060);branch=\(via.branch ?? "")
-            From: <\(from.uri)>;tag=\(from.tag ?? "")
-            To: <sip:john@oma.example>;tag=ps1
-            Call-ID: \(subscribe.headers.callID ?? "")
-            CSeq: 1 SUBSCRIBE
-            Contact: <sip:\(gw.kamailio.hostPort)>
-            Expires: 600
-
-            """)
+        gw.kamailio.answer(subscribe, to: gw.oma, toTag: "ps1", extra: "Expires: 600\n")
         var cseq = 1
         func notify(_ body: String) {
             cseq += 1

@@ -81,19 +81,8 @@ import Testing
         gw.carolSubscribes(to: erin, callID: "\(user)-x", as: user)
         let subscribe = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
         let from = try #require(try subscribe.headers.from)
-        let via = try #require(try subscribe.headers.via.first)
         let callID = subscribe.headers.callID ?? ""
-        gw.kamailio.send("""
-            SIP/2.0 200 OK
-            Via: SIP/2.0/UDP \(via.host):\(via.port ?? 5060);branch=\(via.branch ?? "")
-            From: <\(from.uri)>;tag=\(from.tag ?? "")
-            To: <\(erin)>;tag=ps-\(user)
-            Call-ID: \(callID)
-            CSeq: 1 SUBSCRIBE
-            Contact: <sip:\(gw.kamailio.hostPort)>
-            Expires: 600
-
-            """, to: gw.oma)
+        gw.kamailio.answer(subscribe, to: gw.oma, toTag: "ps-\(user)", extra: "Expires: 600\n")
         gw.kamailio.send("""
             NOTIFY sip:gw@127.0.0.1:\(gw.oma) SIP/2.0
             Via: SIP/2.0/UDP \(gw.kamailio.hostPort);branch=z9hG4bKx\(user);rport
@@ -228,17 +217,7 @@ import Testing
                                        "no refresh of Dave's leg")
             let tag = try refresh.headers.to?.tag
             #expect(refresh.headers.callID == leg.headers.callID && tag == "ps-dave")
-            gw.kamailio.send("""
-                SIP/2.0 200 OK
-                \(refresh.headers.values(named: .via).map { "Via: \($0)" }.joined(separator: "\n"))
-                From: \(refresh.headers[.from] ?? "")
-                To: \(refresh.headers[.to] ?? "")
-                Call-ID: \(refresh.headers.callID ?? "")
-                CSeq: \(refresh.headers[.cseq] ?? "")
-                Contact: <sip:\(gw.kamailio.hostPort)>
-                Expires: 600
-
-                """, to: gw.oma)
+            gw.kamailio.answer(refresh, to: gw.oma, extra: "Contact: <sip:\(gw.kamailio.hostPort)>\nExpires: 600\n")
             cseq += 1
             gw.kamailio.send("""
                 NOTIFY sip:gw@127.0.0.1:\(gw.oma) SIP/2.0
