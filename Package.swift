@@ -168,7 +168,7 @@ let package = Package(
         .target(
             name: "PresenceGateway",
             dependencies: [
-                "GatewayState", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages",
+                "GatewayState", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages", "Multipart",
                 "_GatewayInternals",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),

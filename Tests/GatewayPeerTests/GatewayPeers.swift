@@ -34,6 +34,11 @@ final class GatewayPeers: @unchecked Sendable {
         var enterpriseTCP = false
         /// `oma.rpid-extensions`: PIDF with the RPID signals beyond the [MS-PRES] §3.7.5.4 row.
         var rpidExtensions = false
+        /// The OMA side's listener is TCP, which Kamailio relays to: for requests over the 1300
+        /// bytes RFC 3261 §18.1.1 allows over UDP.
+        var omaTCP = false
+        /// Top-level YAML sections added at the end (e.g. `resource-lists:`).
+        var extra = ""
     }
 
     private init(server: GatewayServer, kamailio: OMADomainKamailio, edge: Sipp.Running?, edgePort: UInt16) throws {
@@ -52,7 +57,7 @@ final class GatewayPeers: @unchecked Sendable {
         """
         state: { store: memory }
         listen:
-          - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
+          - { side: oma, transport: \(options.omaTCP ? "tcp" : "udp"), address: 127.0.0.1, port: 0 }
           - { side: enterprise, transport: \(options.enterpriseTCP ? "tcp" : "udp"), address: 127.0.0.1, port: 0 }
         enterprise:
           domains: [contoso.com]
@@ -74,20 +79,22 @@ final class GatewayPeers: @unchecked Sendable {
           piggyback-wait-ms: 500
           default-expires: \(options.defaultExpires)
           minimum-expires: 1
+        \(options.extra)
         """
     }
 
     /// Starts the peers: the enterprise-side sipp UAS first (when `edge` names a scenario, with
     /// its keys and -d), then the gateway, then Kamailio on a port chosen free (the whole start is
-    /// tried again, at most 3 times, when Kamailio cannot bind it).
+    /// tried again, at most 3 times, when Kamailio cannot bind it). Without `edge`, the enterprise
+    /// side is `edgePort` (a socket of the test), or a free port where nothing answers.
     static func start(edge: (scenario: String, keys: [String: String], calls: Int, pause: Int)? = nil,
-                      options: Options = Options()) async throws -> GatewayPeers {
+                      edgePort: UInt16? = nil, options: Options = Options()) async throws -> GatewayPeers {
         var running: Sipp.Running?
         if let edge {
             running = try await Sipp.start(scenario: PeerAssets.scenario(edge.scenario), remote: nil, tcp: options.enterpriseTCP, keys: edge.keys,
                                            calls: edge.calls, timeLimit: 120, extra: ["-d", String(edge.pause)])
         }
-        let edgePort = try running?.port ?? LoopbackPorts.free()
+        let edgePort = try running?.port ?? edgePort ?? LoopbackPorts.free()
         var failure: Error = PeerError("not started")
         for _ in 0..<3 {
             let kamailioPort = try LoopbackPorts.free()
@@ -101,8 +108,9 @@ final class GatewayPeers: @unchecked Sendable {
                 throw error
             }
             let omaPort = server.bound[.oma]?.first?.port ?? 0
+            let gateway = "sip:127.0.0.1:\(omaPort)" + (options.omaTCP ? ";transport=tcp" : "")
             do {
-                let kamailio = try await OMADomainKamailio(port: kamailioPort, gateway: "sip:127.0.0.1:\(omaPort)")
+                let kamailio = try await OMADomainKamailio(port: kamailioPort, gateway: gateway)
                 return try GatewayPeers(server: server, kamailio: kamailio, edge: running, edgePort: edgePort)
             } catch {
                 failure = error
@@ -115,8 +123,9 @@ final class GatewayPeers: @unchecked Sendable {
 
     /// Runs `body` between the peers, and stops everything afterwards, also when it throws.
     static func with(edge: (scenario: String, keys: [String: String], calls: Int, pause: Int)? = nil,
-                     options: Options = Options(), _ body: (GatewayPeers) async throws -> Void) async throws {
-        let peers = try await start(edge: edge, options: options)
+                     edgePort: UInt16? = nil, options: Options = Options(),
+                     _ body: (GatewayPeers) async throws -> Void) async throws {
+        let peers = try await start(edge: edge, edgePort: edgePort, options: options)
         try await withCleanup { try await body(peers) } cleanup: { await peers.shutdown() }
     }
 

@@ -129,6 +129,9 @@ public struct GatewayConfiguration: Sendable {
     public var xcap: XCAP?
     /// The presentities whose pres-rules come from ``xcap``.
     public var xcapPresentities: Set<String>
+    /// List URI → its members, the lists served to OMA watchers (YAML `resource-lists:`;
+    /// GatewayConfiguration+ResourceLists.swift).
+    public var resourceLists: [String: [String]]
     public var subscriptions: Subscriptions
     /// What one peer or watcher may make the gateway hold and send.
     public var limits: Limits
@@ -166,7 +169,7 @@ extension GatewayConfiguration {
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
-            "capture", "state", "shutdown", "xcap",
+            "capture", "state", "shutdown", "xcap", "resource-lists",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         var listeners: [Listener] = []
@@ -242,6 +245,8 @@ extension GatewayConfiguration {
             }
         }
         limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
+        resourceLists = try Self.resourceLists(
+            top["resource-lists"], enterprise: self.enterprise, limit: limits.resourcesPerBatch)
         if let a = try top["admin"]?.mapping(known: ["address", "port", "token"]) {
             guard let host = a["address"], let port = a["port"] else {
                 throw top["admin"].map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")

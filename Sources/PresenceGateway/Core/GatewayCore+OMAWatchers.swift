@@ -56,6 +56,28 @@ extension GatewayCore {
         }
         private var filterBox: OutOfLine<WatcherFilter>?
 
+        /// Its part in a resource list subscription (RFC 4662, `GatewayCore+ResourceLists`),
+        /// when it has one: held out of line.
+        var list: ListRole? {
+            get { listBox?.value }
+            set { listBox = newValue.map(OutOfLine.init) }
+        }
+        private var listBox: OutOfLine<ListRole>?
+
+        /// The list watch it is a member of.
+        var listOwner: Int? {
+            guard let listBox, case .member(let owner) = listBox.value else { return nil }
+            return owner
+        }
+
+        /// The list, when it is a list subscription itself.
+        var resourceList: ResourceList? {
+            guard let listBox, case .list(let list) = listBox.value else { return nil }
+            return list
+        }
+
+        var isList: Bool { resourceList != nil }
+
         /// `rendered` (the whole document) cut to what the watcher's filter selects (RFC 4661
         /// §3.5), and whether the change to it fires one of the filter's triggers (§3.6; true
         /// without triggers), the document kept for the next change. `rendered` itself, for a
@@ -143,6 +165,10 @@ extension GatewayCore {
                     SIPResponse(replyingTo: request, statusCode: 403, reasonPhrase: "Relaying Denied", toTag: ids.tag())
                 )
             ]
+        }
+        if let members = configuration.resourceLists[resource] {
+            return newListWatch(
+                request, id: id, watcher: watcher, peer: peer, list: resource, members: members, terms: terms, now: now)
         }
         let filter: WatcherFilter?
         do {
@@ -338,6 +364,7 @@ extension GatewayCore {
     /// watcher is answered with what is known (nothing yet: the empty view, RFC 3856 §6.6.2, as
     /// for a single subscription's 2xx without data); later notifications update it.
     mutating func answerOMAWatchWithoutData(_ key: Int, now: NIODeadline) -> [Action] {
+        if omaWatches[key]?.isList == true { return answerList(key, now: now) }
         guard let watch = omaWatches[key], watch.pending != nil, let legKey = watch.leg,
             let leg = enterpriseLegs[legKey],
             leg.watches[watch.resource] == key
@@ -373,6 +400,7 @@ extension GatewayCore {
         leg.categories[resource] = state
         enterpriseLegs[key] = leg
         if let link = watch.linked { return publishLinked(link, state, now: now) }
+        if let owner = watch.listOwner { return listMemberChanged(owner, member: resource, now: now) }
         if let pending = watch.pending {
             watch.pending = nil
             let full = watch.filtered(render(state, as: pending.terms.bodyType)).body
@@ -429,6 +457,10 @@ extension GatewayCore {
             forgetOMAWatch(key)
             return linkedSourceEnded(link, now: now)
         }
+        if let owner = watch.listOwner {
+            forgetOMAWatch(key)
+            return listMemberEnded(owner, member: key, reason: Self.enterpriseReason(reason), now: now)
+        }
         if let pending = watch.pending {
             forgetOMAWatch(key)
             let headers: SIPHeaders = retryAfter.map { [(.retryAfter, String($0))] } ?? []
@@ -437,6 +469,9 @@ extension GatewayCore {
                     pending.id,
                     SIPResponse(replyingTo: pending.request, statusCode: status, toTag: ids.tag(), headers: headers))
             ]
+        }
+        if watch.isList {
+            return terminateList(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
         }
         guard var sub = watch.subscription else { return [] }
         let updates = sub.terminate(reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
@@ -450,6 +485,7 @@ extension GatewayCore {
         guard var watch = omaWatches[key], var sub = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
+        if watch.isList { return refreshListWatch(key, request, id: id, now: now) }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
@@ -496,6 +532,7 @@ extension GatewayCore {
     /// The OMA watch is gone: its resource leaves its leg (an `unsubscribe` action in a batch
     /// dialog still serving others, else the leg is unsubscribed).
     mutating func detachOMAWatch(_ watch: OMAWatch, now: NIODeadline) -> [Action] {
+        if let list = watch.resourceList { return detachMembers(of: list, now: now) }
         guard let key = watch.leg else { return [] }
         return detachResource(watch.resource, from: key, now: now)
     }

@@ -93,7 +93,7 @@ extension GatewayCore {
         guard let kind = id.first, let key = Int(id.dropFirst()) else { return nil }
         switch kind {
         case "e" where enterpriseWatches[key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
-        case "o" where omaWatches[key]?.linked == nil && omaWatches[key] != nil:
+        case "o" where omaWatches[key].map({ $0.linked == nil && $0.listOwner == nil }) == true:
             return endWatcher(.omaWatch(key), reason: reason, now: now)
         default: return nil
         }
@@ -133,8 +133,10 @@ extension GatewayCore {
             guard var watch = omaWatches[key] else { return [] }
             if let pending = watch.pending {
                 forgetOMAWatch(key)
-                return [refusal(pending.request, pending.id)] + detachOMAWatch(watch, now: now)
+                return [refusal(pending.request, pending.id), .cancel(.firstAnswer(context))]
+                    + detachOMAWatch(watch, now: now)
             }
+            if watch.isList { return terminateList(key, reason: reason, now: now) }
             guard var subscription = watch.subscription else {
                 // A linked identity's source subscription: unsubscribed with the rest.
                 guard watch.linked != nil else { return [] }

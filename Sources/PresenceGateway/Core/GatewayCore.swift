@@ -339,6 +339,9 @@ public struct GatewayCore: Sendable {
                 return apply(actions, context: context, now: now)
             case .omaWatch(let key):
                 guard var watch = omaWatches[key], var sub = watch.subscription else { return [] }
+                if watch.isList {
+                    return now >= sub.expiresAt ? terminateList(key, reason: "timeout", now: now) : []
+                }
                 let actions = sub.expire(now: now)
                 watch.subscription = sub
                 omaWatches[key] = watch

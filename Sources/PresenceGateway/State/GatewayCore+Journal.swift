@@ -250,13 +250,18 @@ extension GatewayCore.OMAWatch: Journaled {
         var leg: Int?
         var linked: Int?
         var partialBlock: UInt32?
+        /// A list's RLMI version block and how many of its members ended (RFC 4662).
+        var listBlock: UInt32?
+        var listEnded: Int
     }
 
     var durableSignature: Signature {
         Signature(
             answered: pending == nil, status: subscription?.status, dialog: subscription?.dialog.withoutSequences,
             block: (subscription?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock, leg: leg, linked: linked,
-            partialBlock: partial.map { ($0.version ?? 0) / GatewayCore.sequenceBlock })
+            partialBlock: partial.map { ($0.version ?? 0) / GatewayCore.sequenceBlock },
+            listBlock: resourceList.map { $0.version / GatewayCore.sequenceBlock },
+            listEnded: resourceList?.members.count { $0.watch == nil } ?? 0)
     }
 }
 

@@ -83,6 +83,21 @@ extension GatewayCore {
         var partialVersion: UInt32?
         /// The watcher's event filter as it sent it (RFC 4660); absent without one.
         var filter: StoredBytes?
+        /// A list subscription's members and version (RFC 4662); absent for other watches.
+        var list: ResourceListRecord?
+        /// The list watch a member's back-end watch serves; absent for other watches.
+        var listOwner: Int?
+    }
+
+    struct ResourceListRecord: Codable {
+        struct Member: Codable {
+            var uri: String
+            var watch: Int?
+            var ended: String?
+            var instance: String
+        }
+        var members: [Member]
+        var version: UInt32
     }
 
     struct EnterpriseLegRecord: Codable {
@@ -155,8 +170,16 @@ extension GatewayCore {
             watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
             subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
             linked: watch.linked, peer: peerRecord(watch.peer),
-            partialVersion: watch.partial.map { $0.version ?? 0 }, filter: watch.filter.map { StoredBytes($0.document) }
-        )
+            partialVersion: watch.partial.map { $0.version ?? 0 },
+            filter: watch.filter.map { StoredBytes($0.document) },
+            list: listRecord(watch), listOwner: watch.listOwner)
+    }
+
+    private func listRecord(_ watch: OMAWatch) -> ResourceListRecord? {
+        guard let list = watch.resourceList else { return nil }
+        return ResourceListRecord(
+            members: list.members.map { .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance) },
+            version: list.version)
     }
 
     func record(_ leg: EnterpriseLeg, clock: WallClock) -> EnterpriseLegRecord {

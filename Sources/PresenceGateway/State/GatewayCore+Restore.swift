@@ -174,6 +174,14 @@ extension GatewayCore {
             guard let watch = omaWatches[key] else { continue }
             if let subscription = watch.subscription {
                 out.append(.schedule(.expiry(.omaWatch(key)), at: subscription.expiresAt))
+                // A list has no leg of its own; its members are attached as theirs.
+                if watch.isList { continue }
+            } else if let owner = watch.listOwner {
+                // A member whose list is gone (never answered, or not kept) goes with it.
+                guard omaWatches[owner]?.subscription != nil else {
+                    if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
+                    continue
+                }
             } else if watch.linked == nil {
                 if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
                 continue
@@ -481,6 +489,18 @@ extension GatewayCore {
                     }
                 }
                 watch.leg = r.leg
+                if let owner = r.listOwner { watch.list = .member(of: owner) }
+                if let list = r.list {
+                    // The version is written when it enters a new block, as the CSeq is: the next
+                    // notification skips ahead of any sent since, which tells the watcher to
+                    // refresh for full state (RFC 4662 §5.6.2); one repeated would be discarded.
+                    // What each part said is not kept: the next change of each is sent.
+                    watch.list = .list(
+                        ResourceList(
+                            members: list.members.map {
+                                .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
+                            }, version: list.version &+ 2 * GatewayCore.sequenceBlock))
+                }
                 if let stored = r.filter, let terms = watch.subscription?.terms {
                     do {
                         watch.filter = try GatewayCore.watcherFilter(

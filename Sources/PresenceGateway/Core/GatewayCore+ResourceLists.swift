@@ -1,0 +1,317 @@
+import Multipart
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+import _GatewayInternals
+
+/// Resource lists served to OMA watchers (RFC 4662; docs/flows.md, "Resource lists"): the
+/// gateway is the resource list server of the lists it is configured with. A SUBSCRIBE to a list
+/// URI becomes one OMA watch for the list, whose dialog is answered and refreshed like any other
+/// (flow 2), and one back-end watch per member, with no dialog of its own, which joins the
+/// watcher's batched category dialogs toward the enterprise as a single watch would. Each
+/// notification of the list is `multipart/related` (RFC 4662 §5): the RLMI part, then one part
+/// per active member in the negotiated format. The first one and each refresh's carry full
+/// state; a member's change is sent alone, in a partial notification one version higher.
+extension GatewayCore {
+    /// An OMA watch's part in a list subscription.
+    enum ListRole: Sendable {
+        /// The list subscription itself.
+        case list(ResourceList)
+        /// A member's back-end watch, serving the list watch with this key.
+        case member(of: Int)
+    }
+
+    struct ResourceList: Sendable {
+        struct Member: Sendable {
+            var uri: String
+            /// Its back-end watch; nil once that ended, and `ended` says why.
+            var watch: Int?
+            var ended: String?
+            /// The RLMI instance id of its back-end watch (RFC 4662 §5.5: unique within the
+            /// resource), kept when that ends, so the subscriber can tell which instance did.
+            var instance: String
+            /// What its part last said.
+            var sent: BodyDigest?
+        }
+
+        var members: [Member]
+        /// The RLMI version of the last notification (RFC 4662 §5.2: 0 first, then one higher
+        /// in each).
+        var version: UInt32 = 0
+    }
+
+    /// The option tag of RFC 4662 §4.1.
+    static let eventlist = "eventlist"
+
+    /// A SUBSCRIBE to the list `list` (RFC 4662 §4.1, §4.4): refused 421 without `Supported:
+    /// eventlist`, 406 when its Accept leaves out `multipart/related` or `application/rlmi+xml`
+    /// (§4.3); else each member is watched and the watcher answered once they all reported, or
+    /// after the piggyback wait.
+    mutating func newListWatch(
+        _ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, peer: DialogPeer?, list: String,
+        members: [String], terms: SubscriptionTerms, now: NIODeadline
+    ) -> [Action] {
+        func refuse(_ status: Int, _ reason: String, _ headers: SIPHeaders = []) -> [Action] {
+            [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag(),
+                        headers: headers))
+            ]
+        }
+        guard (try? request.headers.supported)?.contains(Self.eventlist) == true else {
+            return refuse(421, "Extension Required", [(.require, Self.eventlist)])
+        }
+        guard Self.acceptsRLMI(request) else {
+            return refuse(
+                406, "Not Acceptable",
+                [(.accept, "\(SIPBodyType.multipartRelated), \(SIPBodyType.rlmi), \(terms.bodyType)")])
+        }
+        // An event filter (RFC 4660) would apply to each member: not offered for lists.
+        guard request.body.isEmpty else { return refuse(415, "Unsupported Media Type", [(.accept, "")]) }
+        guard takeQuota(watcher.uri) else {
+            refusals.watcherQuota += 1
+            return overQuota(request, id: id)
+        }
+        guard takePeerQuota(peer) else {
+            releaseQuota(watcher.uri)
+            return overQuota(request, id: id)
+        }
+        // Each member counts against the watcher's quota as its own subscription would.
+        var taken = 0
+        while taken < members.count, takeQuota(watcher.uri) { taken += 1 }
+        guard taken == members.count else {
+            for _ in 0...taken { releaseQuota(watcher.uri) }
+            releasePeerQuota(peer)
+            refusals.watcherQuota += 1
+            return overQuota(request, id: id)
+        }
+        let key = takeKey()
+        var watch = OMAWatch(watcher: watcher, resource: list, pending: (request, id, terms), peer: peer)
+        var resourceList = ResourceList(members: [])
+        var out: [Action] = []
+        for member in members {
+            let memberKey = takeKey()
+            var memberWatch = OMAWatch(watcher: watcher, resource: member)
+            memberWatch.list = .member(of: key)
+            omaWatches[memberKey] = memberWatch
+            resourceList.members.append(
+                ResourceList.Member(uri: member, watch: memberKey, instance: String(memberKey)))
+        }
+        watch.list = .list(resourceList)
+        omaWatches[key] = watch
+        for case let memberKey? in resourceList.members.map(\.watch) { out += attach(memberKey, now: now) }
+        let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
+        return out + answerListIfReported(key, now: now) + [.schedule(.firstAnswer(.omaWatch(key)), at: now + wait)]
+    }
+
+    /// RFC 4662 §4.3: a list subscriber lists `multipart/related` and `application/rlmi+xml` in
+    /// Accept.
+    static func acceptsRLMI(_ request: SIPRequest) -> Bool {
+        guard let ranges = try? request.headers.accept else { return false }
+        func allows(_ type: String, _ subtype: String) -> Bool {
+            ranges.contains { $0.matches(type: type, subtype: subtype) && $0.q > 0 }
+        }
+        return allows("multipart", "related") && allows("application", "rlmi+xml")
+    }
+
+    /// The list watch `key`, when it is one.
+    func resourceList(_ key: Int) -> (watch: OMAWatch, list: ResourceList)? {
+        guard let watch = omaWatches[key], let list = watch.resourceList else { return nil }
+        return (watch, list)
+    }
+
+    /// The enterprise state known for a member watch: the empty view until its first
+    /// notification (RFC 3856 §6.6.2).
+    func memberState(_ key: Int) -> CategoriesDocument? {
+        guard let watch = omaWatches[key] else { return nil }
+        return watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
+    }
+
+    /// A member's state changed (or arrived): an answered list sends it alone when its part
+    /// changed; a waiting one is answered once every member reported.
+    mutating func listMemberChanged(_ key: Int, member: String, now: NIODeadline) -> [Action] {
+        guard let (watch, _) = resourceList(key) else { return [] }
+        if watch.pending != nil { return answerListIfReported(key, now: now) }
+        return notifyList(key, only: member, now: now)
+    }
+
+    /// A member's back-end watch ended (the enterprise rejected it, or its dialog ended): it
+    /// stays listed, `terminated` with `reason` (RFC 4662 §4.5, §5.5).
+    mutating func listMemberEnded(_ key: Int, member watchKey: Int, reason: String, now: NIODeadline) -> [Action] {
+        guard var (watch, list) = resourceList(key),
+            let index = list.members.firstIndex(where: { $0.watch == watchKey })
+        else { return [] }
+        list.members[index].watch = nil
+        list.members[index].ended = reason
+        watch.list = .list(list)
+        omaWatches[key] = watch
+        return listMemberChanged(key, member: list.members[index].uri, now: now)
+    }
+
+    /// Answers a waiting list watch when each member has state or ended.
+    private mutating func answerListIfReported(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let (_, list) = resourceList(key),
+            list.members.allSatisfy({ member in member.watch.map { memberState($0) != nil } ?? true })
+        else { return [] }
+        return answerList(key, now: now)
+    }
+
+    /// Answers a waiting list watch with full state: members without a notification yet are
+    /// shown as presentities that never published.
+    mutating func answerList(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let (watch, _) = resourceList(key), let pending = watch.pending else { return [] }
+        let (body, type) = listBody(key, only: nil, bodyType: pending.terms.bodyType)
+        omaWatches[key]?.pending = nil
+        do {
+            let (subscription, accepted) = try NotifierSubscription.accept(
+                pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
+                contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, bodyType: type,
+                responseHeaders: [(.require, Self.eventlist)], now: now)
+            omaWatches[key]?.subscription = subscription
+            let id = subscription.dialog.id
+            dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(key))
+            return [.cancel(.firstAnswer(.omaWatch(key)))]
+                + apply(Self.requiringEventlist(accepted), context: .omaWatch(key), now: now, id: pending.id)
+        } catch {
+            let gone = forgetOMAWatch(key)
+            return [
+                .respond(
+                    pending.id,
+                    SIPResponse(
+                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
+            ] + (gone.map { detachOMAWatch($0, now: now) } ?? [])
+        }
+    }
+
+    /// A refresh of a list subscription (RFC 4662 §4.2: answered with full state).
+    mutating func refreshListWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
+        -> [Action]
+    {
+        guard var watch = omaWatches[key], var sub = watch.subscription else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
+        case .reject(let status, let reason, let headers):
+            return refuseTerms(request, id: id, status, reason, headers, initial: false)
+        case .accept(let terms):
+            guard request.body.isEmpty else {
+                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 415, headers: [(.accept, "")]))]
+            }
+            let (body, type) = listBody(key, only: nil, bodyType: terms.bodyType)
+            watch = omaWatches[key] ?? watch
+            let actions = sub.refresh(
+                request, terms: terms, body: body, bodyType: type, responseHeaders: [(.require, Self.eventlist)],
+                now: now)
+            watch.subscription = sub
+            omaWatches[key] = watch
+            return apply(Self.requiringEventlist(actions), context: .omaWatch(key), now: now, id: id)
+        }
+    }
+
+    /// Sends `member`'s part alone, when it changed since it was last sent.
+    private mutating func notifyList(_ key: Int, only member: String, now: NIODeadline) -> [Action] {
+        guard let (watch, _) = resourceList(key), var sub = watch.subscription else { return [] }
+        let (body, type) = listBody(key, only: member, bodyType: sub.terms.bodyType)
+        guard !body.isEmpty, var watch = omaWatches[key] else { return [] }
+        let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
+        watch.subscription = sub
+        omaWatches[key] = watch
+        return apply(actions, context: .omaWatch(key), now: now)
+    }
+
+    /// The list's next notification body (RFC 4662 §5), and its type: with `only` nil, full state
+    /// (every member); else that member alone, or nothing (an empty body) when its part is
+    /// unchanged. A member without state yet is listed without an instance (§4.5), an ended one
+    /// `terminated` with its reason. The list watch keeps the new version and what each part said.
+    private mutating func listBody(_ key: Int, only member: String?, bodyType: String) -> (body: [UInt8], type: String)
+    {
+        guard var (watch, list) = resourceList(key) else { return ([], bodyType) }
+        let boundary = ids.boundary()
+        var rlmi = RLMIList(uri: watch.resource, fullState: member == nil)
+        var parts: [MultipartBody.Part] = []
+        for index in list.members.indices where member == nil || list.members[index].uri == member {
+            let entry = list.members[index]
+            var resource = RLMIList.Resource(uri: entry.uri)
+            defer { rlmi.resources.append(resource) }
+            guard let memberKey = entry.watch else {
+                resource.instances = [
+                    RLMIList.Instance(id: entry.instance, state: .terminated, reason: entry.ended ?? "rejected")
+                ]
+                list.members[index].sent = nil
+                continue
+            }
+            guard let state = memberState(memberKey) else { continue }
+            let part = render(state, as: bodyType)
+            let digest = BodyDigest(part)
+            if member != nil, digest == entry.sent { return ([], bodyType) }
+            list.members[index].sent = digest
+            let cid = "\(index).\(boundary)@\(Self.contentIDHost)"
+            resource.instances = [RLMIList.Instance(id: entry.instance, state: .active, cid: cid)]
+            parts.append(
+                MultipartBody.Part(
+                    headers: [
+                        ("Content-Transfer-Encoding", "binary"), ("Content-ID", "<\(cid)>"), ("Content-Type", bodyType),
+                    ],
+                    body: part))
+        }
+        // §5.2: version 0 in the first notification, then exactly one higher in each.
+        if watch.pending == nil { list.version += 1 }
+        rlmi.version = list.version
+        watch.list = .list(list)
+        omaWatches[key] = watch
+        let start = "list.\(boundary)@\(Self.contentIDHost)"
+        parts.insert(
+            MultipartBody.Part(
+                headers: [
+                    ("Content-Transfer-Encoding", "binary"), ("Content-ID", "<\(start)>"),
+                    ("Content-Type", SIPBodyType.rlmi),
+                ], body: rlmi.serialized()),
+            at: 0)
+        let type =
+            "\(SIPBodyType.multipartRelated);type=\"\(SIPBodyType.rlmi)\";start=\"<\(start)>\";boundary=\(boundary)"
+        return (MultipartBody(boundary: boundary, parts: parts).bytes, type)
+    }
+
+    /// Ends a list subscription with `reason`: its final NOTIFY carries full state too (RFC 4662
+    /// §4.5: once RLMI was sent, every NOTIFY of the subscription carries it).
+    mutating func terminateList(_ key: Int, reason: String, retryAfter: UInt32? = nil, now: NIODeadline) -> [Action] {
+        guard let (watch, _) = resourceList(key), var sub = watch.subscription, !sub.isTerminated else { return [] }
+        let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
+        guard var watch = omaWatches[key] else { return [] }
+        var actions = Self.requiringEventlist(
+            sub.terminate(reason: reason, retryAfter: retryAfter, body: body, now: now))
+        actions = actions.map { action in
+            guard case .notify(var request) = action else { return action }
+            request.headers.set(.contentType, type)
+            return .notify(request)
+        }
+        watch.subscription = sub
+        omaWatches[key] = watch
+        return apply(actions, context: .omaWatch(key), now: now)
+    }
+
+    /// The right-hand side of the gateway's Content-IDs (RFC 2392).
+    static let contentIDHost = "gateway"
+
+    /// RFC 4662 §4.5: every NOTIFY of a list subscription carries `Require: eventlist`.
+    static func requiringEventlist(_ actions: [NotifierSubscription.Action]) -> [NotifierSubscription.Action] {
+        actions.map { action in
+            guard case .notify(var request) = action else { return action }
+            request.headers.append(.require, eventlist)
+            return .notify(request)
+        }
+    }
+
+    /// The member watches of a list watch that ends, forgotten with it: their resources leave
+    /// their enterprise legs.
+    mutating func detachMembers(of list: ResourceList, now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for member in list.members {
+            if let key = member.watch, let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
+        }
+        return out
+    }
+}

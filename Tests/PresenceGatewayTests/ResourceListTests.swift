@@ -1,0 +1,269 @@
+import Multipart
+import NIOCore
+import PresenceDocuments
+import PresenceGateway
+import SIPMessages
+import Testing
+
+/// Resource lists served to OMA watchers (RFC 4662; docs/flows.md, "Resource lists"): one
+/// SUBSCRIBE to a list URI, the enterprise members watched in the watcher's category dialogs,
+/// and `multipart/related` notifications whose RLMI part lists the members.
+@Suite struct ResourceListTests {
+    typealias T = GatewayCoreTests
+    static let team = "sip:team@contoso.com"
+    static let bob = "sip:bob@contoso.com"
+    static let carol = "sip:carol@contoso.com"
+
+    static let yaml =
+        GatewayConfiguration.defaultYAML + """
+
+        resource-lists:
+          "sip:team@contoso.com": ["sip:bob@contoso.com", "sip:carol@contoso.com"]
+        """
+
+    static func subscribe(
+        supported: String? = "eventlist", accept: String = "application/pidf+xml, application/rlmi+xml, multipart/related",
+        expires: Int = 600, cseq: Int = 1, toTag: String? = nil
+    ) throws -> SIPRequest {
+        try T.request(
+            [
+                "SUBSCRIBE \(team) SIP/2.0",
+                "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKl\(cseq)",
+                "Max-Forwards: 69",
+                "From: <sip:alice@oma.example>;tag=oma1",
+                "To: <\(team)>" + (toTag.map { ";tag=\($0)" } ?? ""),
+                "Call-ID: list-call-1",
+                "CSeq: \(cseq) SUBSCRIBE",
+                "Contact: <sip:alice@127.0.0.1:5070>",
+                "Event: presence",
+                "Accept: \(accept)",
+                "Expires: \(expires)",
+            ] + (supported.map { ["Supported: \($0)"] } ?? []))
+    }
+
+    /// A list notification taken apart: its RLMI and each part's PIDF by Content-ID.
+    struct Notification {
+        var list: RLMIList
+        var parts: [String: PIDFDocument]
+
+        init(_ request: SIPRequest) throws {
+            let type = try #require(try request.headers.contentType)
+            #expect(type.mediaType == "multipart/related")
+            #expect(type.parameters.value("type") == "application/rlmi+xml")
+            #expect(try request.headers.require.contains("eventlist"))
+            let body = try #require(try SIPMessage.request(request).multipartBody())
+            // RFC 4662 §5.1: the RLMI document is the root, and the first part.
+            let root = try #require(body.parts.first)
+            #expect(root.header("Content-Type") == "application/rlmi+xml")
+            #expect(type.parameters.value("start") == root.header("Content-ID"))
+            list = try RLMIList(bytes: root.body)
+            parts = [:]
+            for part in body.parts.dropFirst() {
+                let id = try #require(part.header("Content-ID"))
+                parts[String(id.dropFirst().dropLast())] = try PIDFDocument(bytes: part.body)
+            }
+        }
+
+        func basic(_ uri: String) -> String? {
+            guard let cid = list.resources.first(where: { $0.uri == uri })?.instances.first?.cid else { return nil }
+            return parts[cid]?.tuples.first?.status.basic?.rawValue
+        }
+
+        func instance(_ uri: String) -> RLMIList.Instance? {
+            list.resources.first { $0.uri == uri }?.instances.first
+        }
+    }
+
+    /// The list subscribed and both members' dialogs answered: the watcher's 200 and first NOTIFY,
+    /// and the SUBSCRIBE (with its context) of each member's dialog toward the enterprise.
+    static func answeredList(_ h: inout T.Harness) throws -> (
+        id: GatewayCore.ServerRequestID, actions: [GatewayCore.Action],
+        legs: [String: (SIPRequest, GatewayCore.Context)]
+    ) {
+        let (id, actions) = h.receive(try subscribe(), from: .oma)
+        #expect(T.responses(actions, id).isEmpty, "answered once the members reported")
+        var legs: [String: (SIPRequest, GatewayCore.Context)] = [:]
+        for (request, context) in T.sent(actions, to: .enterprise) { legs[request.uri.description] = (request, context) }
+        #expect(Set(legs.keys) == [bob, carol])
+        var answered: [GatewayCore.Action] = []
+        for (uri, availability) in [(bob, UInt32(3500)), (carol, 18500)] {
+            let (request, context) = try #require(legs[uri])
+            answered += h.core.receive(
+                T.enterpriseOK(request, T.categories(availability: availability, uri: uri)), to: request,
+                context: context, now: h.now)
+        }
+        return (id, answered, legs)
+    }
+
+    @Test func aListIsAnsweredWithFullStateThenChangesAlone() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (id, answered, legs) = try Self.answeredList(&h)
+        let ok = try #require(T.responses(answered, id).first)
+        #expect(ok.statusCode == 200)
+        #expect(try ok.headers.require.contains("eventlist"))
+        let (first, _) = try #require(T.sent(answered, to: .oma).first)
+        let full = try Notification(first)
+        #expect(full.list.uri == Self.team && full.list.version == 0 && full.list.fullState)
+        #expect(full.list.resources.map(\.uri) == [Self.bob, Self.carol])
+        #expect(full.instance(Self.bob)?.state == .active && full.instance(Self.carol)?.state == .active)
+        #expect(full.basic(Self.bob) == "open" && full.basic(Self.carol) == "closed")
+        #expect(full.parts.count == 2)
+
+        // Bob goes busy: a partial notification, one version higher, with bob alone.
+        let (bobSubscribe, _) = try #require(legs[Self.bob])
+        let busy = h.receive(
+            try T.enterpriseBENOTIFY(bobSubscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
+            from: .enterprise
+        ).1
+        let (change, _) = try #require(T.sent(busy, to: .oma).first)
+        let partial = try Notification(change)
+        #expect(partial.list.version == 1 && !partial.list.fullState)
+        #expect(partial.list.resources.map(\.uri) == [Self.bob])
+        #expect(partial.instance(Self.bob)?.id == full.instance(Self.bob)?.id)
+        #expect(partial.parts.values.first?.persons.first?.rpid.isEmpty == false, "busy is an RPID activity")
+        // The same state again: nothing is sent.
+        let again = h.receive(
+            try T.enterpriseBENOTIFY(bobSubscribe, cseq: 3, T.categories(availability: 6500, uri: Self.bob)),
+            from: .enterprise
+        ).1
+        #expect(T.sent(again, to: .oma).isEmpty)
+
+        // A refresh is answered with full state (RFC 4662 §5.2), one version higher again.
+        let toTag = try #require(try ok.headers.to?.tag)
+        let (refreshID, refreshed) = h.receive(try Self.subscribe(cseq: 2, toTag: toTag), from: .oma)
+        #expect(T.responses(refreshed, refreshID).first?.statusCode == 200)
+        let refreshedState = try Notification(try #require(T.sent(refreshed, to: .oma).first).0)
+        #expect(refreshedState.list.version == 2 && refreshedState.list.fullState)
+        #expect(refreshedState.list.resources.count == 2)
+
+        // The unsubscribe: its final NOTIFY still carries RLMI, and both members' dialogs end.
+        let (endID, ended) = h.receive(try Self.subscribe(expires: 0, cseq: 3, toTag: toTag), from: .oma)
+        #expect(T.responses(ended, endID).first?.statusCode == 200)
+        let (final, _) = try #require(T.sent(ended, to: .oma).first)
+        #expect(final.headers[.subscriptionState]?.hasPrefix("terminated") == true)
+        #expect(try Notification(final).list.version == 3)
+        let unsubscribes = T.sent(ended, to: .enterprise).filter { $0.0.headers[.expires] == "0" }
+        #expect(Set(unsubscribes.map(\.0.headers.callID)) == Set(legs.values.map(\.0.headers.callID)))
+        #expect(unsubscribes.count == 2)
+        #expect(h.core.counts.omaWatches == 0)
+    }
+
+    /// RFC 4662 §4.1, §4.3: a list needs `Supported: eventlist` and an Accept with
+    /// `multipart/related` and `application/rlmi+xml`; a filter body is not taken for a list.
+    @Test func subscriptionsAListCannotServeAreRefused() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        func answer(_ request: SIPRequest) -> SIPResponse? {
+            let (id, actions) = h.receive(request, from: .oma)
+            #expect(T.sent(actions, to: .enterprise).isEmpty)
+            return T.responses(actions, id).first
+        }
+        let without = try #require(answer(try Self.subscribe(supported: nil)))
+        #expect(without.statusCode == 421 && without.headers[.require] == "eventlist")
+        let pidfOnly = try #require(answer(try Self.subscribe(accept: "application/pidf+xml")))
+        #expect(pidfOnly.statusCode == 406)
+        #expect(pidfOnly.headers[.accept]?.contains("application/rlmi+xml") == true)
+        var filtered = try Self.subscribe()
+        filtered.body = Array(FilterTests.noteAndBasic.utf8)
+        filtered.headers.set(.contentType, "application/simple-filter+xml")
+        #expect(answer(filtered)?.statusCode == 415)
+        #expect(h.core.counts.omaWatches == 0)
+    }
+
+    /// A member the enterprise rejects stays listed, `terminated` with its reason (RFC 4662
+    /// §4.5, §5.5), under the instance id it had.
+    @Test func aRejectedMemberIsListedTerminated() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, answered, legs) = try Self.answeredList(&h)
+        let full = try Notification(try #require(T.sent(answered, to: .oma).first).0)
+        let (carolSubscribe, _) = try #require(legs[Self.carol])
+        var rejection = try T.enterpriseBENOTIFY(carolSubscribe, cseq: 2, CategoriesDocument(uri: Self.carol))
+        rejection.headers.set(.subscriptionState, "terminated;reason=rejected")
+        let actions = h.core.receive(rejection, id: 99, from: .enterprise, watcher: nil, now: h.now)
+        let (notify, _) = try #require(T.sent(actions, to: .oma).first)
+        let partial = try Notification(notify)
+        #expect(partial.list.resources.map(\.uri) == [Self.carol])
+        let instance = try #require(partial.instance(Self.carol))
+        #expect(instance.state == .terminated && instance.reason == "rejected" && instance.cid == nil)
+        #expect(instance.id == full.instance(Self.carol)?.id)
+        // It stays listed in full state.
+        let toTag = try #require(try notify.headers.from?.tag)
+        let (_, refreshed) = h.receive(try Self.subscribe(cseq: 2, toTag: toTag), from: .oma)
+        let state = try Notification(try #require(T.sent(refreshed, to: .oma).first).0)
+        #expect(state.instance(Self.carol)?.state == .terminated && state.basic(Self.bob) == "open")
+    }
+
+    /// A member with no state when the wait ends is listed without an instance (RFC 4662 §4.5),
+    /// and its first state follows alone.
+    @Test func aMemberWithoutStateIsListedWithoutInstance() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (id, actions) = h.receive(try Self.subscribe(), from: .oma)
+        let legs = Dictionary(uniqueKeysWithValues: T.sent(actions, to: .enterprise).map { ($0.0.uri.description, $0) })
+        let (bobSubscribe, bobContext) = try #require(legs[Self.bob])
+        let bobAnswered = h.core.receive(
+            T.enterpriseOK(bobSubscribe, T.categories(availability: 3500, uri: Self.bob)), to: bobSubscribe,
+            context: bobContext, now: h.now)
+        #expect(T.responses(bobAnswered, id).isEmpty)
+        let timers = actions.compactMap { if case .schedule(let t, let at) = $0 { (t, at) } else { nil } }
+        let (timer, at) = try #require(timers.first { if case .firstAnswer = $0.0 { true } else { false } })
+        h.now = at
+        let answered = h.core.fire(timer, now: h.now)
+        #expect(T.responses(answered, id).first?.statusCode == 200)
+        let full = try Notification(try #require(T.sent(answered, to: .oma).first).0)
+        #expect(full.list.resources.map(\.uri) == [Self.bob, Self.carol])
+        #expect(full.basic(Self.bob) == "open")
+        #expect(full.list.resources.last?.instances.isEmpty == true)
+
+        let (carolSubscribe, carolContext) = try #require(legs[Self.carol])
+        let late = h.core.receive(
+            T.enterpriseOK(carolSubscribe, T.categories(availability: 3500, uri: Self.carol)), to: carolSubscribe,
+            context: carolContext, now: h.now)
+        let partial = try Notification(try #require(T.sent(late, to: .oma).first).0)
+        #expect(partial.list.version == 1 && partial.basic(Self.carol) == "open")
+    }
+
+    /// The list and its members are kept with the watches' records: after a restart a member's
+    /// change is sent in the list's dialog, its version skipping ahead of any sent before the
+    /// restart (RFC 4662 §5.6.2: the watcher then refreshes for full state; a version repeated
+    /// would be discarded).
+    @Test func aRestoredListGoesOn() throws {
+        typealias R = StateRestoreTests
+        var h = try R.journaled(yaml: Self.yaml)
+        var records = R.Records()
+        let (_, _, legs) = try Self.answeredList(&h)
+        R.take(&h, into: &records)
+        var after = try R.journaled(yaml: Self.yaml, prefix: "r")
+        _ = try after.core.restore(records.all, clock: R.clock, now: after.now)
+        #expect(after.core.counts.omaWatches == 3)
+        let (bobSubscribe, _) = try #require(legs[Self.bob])
+        let busy = after.receive(
+            try T.enterpriseBENOTIFY(bobSubscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
+            from: .enterprise
+        ).1
+        let (notify, _) = try #require(T.sent(busy, to: .oma).first)
+        #expect(notify.headers.callID == "list-call-1")
+        let partial = try Notification(notify)
+        #expect(partial.list.version > GatewayCore.sequenceBlock && partial.list.resources.map(\.uri) == [Self.bob])
+    }
+
+    @Test func listsAreCheckedWhenRead() throws {
+        func problem(_ lists: String) -> String? {
+            do {
+                _ = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML + "\nresource-lists:\n" + lists)
+                return nil
+            } catch { return error.description }
+        }
+        #expect(problem(#"  "sip:team@contoso.com": ["sip:bob@oma.example"]"#)?.contains("enterprise domain") == true)
+        #expect(problem(#"  "sip:team@oma.example": ["sip:bob@contoso.com"]"#)?.contains("enterprise domain") == true)
+        #expect(problem(#"  "sip:team@contoso.com": []"#)?.contains("at least one member") == true)
+        #expect(
+            problem(#"  "sip:team@contoso.com": ["sip:bob@contoso.com", "sip:bob@contoso.com"]"#)?
+                .contains("already a member") == true)
+        let nested = """
+              "sip:team@contoso.com": ["sip:all@contoso.com"]
+              "sip:all@contoso.com": ["sip:bob@contoso.com"]
+            """
+        #expect(problem(nested)?.contains("not nested") == true)
+        let error = try #require(problem(#"  "sip:team@contoso.com": ["tel:+1555"]"#))
+        #expect(error.first?.isNumber == true && error.contains(":"), "located: \(error)")
+    }
+}
