@@ -245,6 +245,33 @@ import Testing
         #expect(partial.list.version > GatewayCore.sequenceBlock && partial.list.resources.map(\.uri) == [Self.bob])
     }
 
+    /// A reload that changes a live list: the member no longer in it is unsubscribed, the new
+    /// one watched, and the watcher sent full state without the old one (RFC 4662 §5.6.1). A
+    /// reload without the list ends it with `noresource`.
+    @Test func aReloadChangesALiveList() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, answered, legs) = try Self.answeredList(&h)
+        let full = try Notification(try #require(T.sent(answered, to: .oma).first).0)
+        let dave = "sip:dave@contoso.com"
+        let changed = Self.yaml.replacingOccurrences(of: "\"sip:carol@contoso.com\"]", with: "\"\(dave)\"]")
+        let actions = h.core.reconfigure(try GatewayConfiguration(yaml: changed), mapper: h.core.mapper, now: h.now)
+        let enterprise = T.sent(actions, to: .enterprise)
+        let carolCallID = try #require(legs[Self.carol]).0.headers.callID
+        #expect(enterprise.contains { $0.0.headers.callID == carolCallID && $0.0.headers[.expires] == "0" })
+        #expect(enterprise.contains { $0.0.uri.description == dave && $0.0.headers[.expires] != "0" })
+        let state = try Notification(try #require(T.sent(actions, to: .oma).first).0)
+        #expect(state.list.fullState && state.list.version == full.list.version + 1)
+        #expect(state.list.resources.map(\.uri) == [Self.bob, dave])
+        #expect(state.basic(Self.bob) == "open" && state.instance(dave) == nil)
+
+        let without = GatewayConfiguration.defaultYAML
+        let ended = h.core.reconfigure(try GatewayConfiguration(yaml: without), mapper: h.core.mapper, now: h.now)
+        let (final, _) = try #require(T.sent(ended, to: .oma).first)
+        #expect(final.headers[.subscriptionState] == "terminated;reason=noresource")
+        #expect(try Notification(final).list.fullState)
+        #expect(h.core.counts.omaWatches == 0)
+    }
+
     @Test func listsAreCheckedWhenRead() throws {
         func problem(_ lists: String) -> String? {
             do {

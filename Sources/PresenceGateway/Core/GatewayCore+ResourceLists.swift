@@ -305,6 +305,52 @@ extension GatewayCore {
         }
     }
 
+    /// A reload changed `resource-lists:`. A live list that is gone ends (`noresource`); one
+    /// whose members changed drops the members no longer in it, watches the new ones, and sends
+    /// full state, which the watcher takes in place of what it had (RFC 4662 §5.6.1).
+    mutating func resourceListsChanged(now: NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in omaWatches.keys.sorted() {
+            guard let (watch, list) = resourceList(key) else { continue }
+            guard let members = configuration.resourceLists[watch.resource] else {
+                out += watch.pending == nil ? terminateList(key, reason: "noresource", now: now) : []
+                continue
+            }
+            guard list.members.map(\.uri) != members else { continue }
+            var changed = list
+            let kept = Set(members)
+            let gone = list.members.filter { !kept.contains($0.uri) }
+            out += detachMembers(of: ResourceList(members: gone), now: now)
+            changed.members.removeAll { !kept.contains($0.uri) }
+            let present = Set(changed.members.map(\.uri))
+            var added: [Int] = []
+            for uri in members where !present.contains(uri) {
+                guard takeQuota(watch.watcher.uri) else {
+                    refusals.watcherQuota += 1
+                    changed.members.append(.init(uri: uri, ended: "rejected", instance: "refused"))
+                    continue
+                }
+                let memberKey = takeKey()
+                var member = OMAWatch(watcher: watch.watcher, resource: uri)
+                member.list = .member(of: key)
+                omaWatches[memberKey] = member
+                changed.members.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
+                added.append(memberKey)
+            }
+            // The configured order.
+            let order = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1, $0) })
+            changed.members.sort { order[$0.uri, default: 0] < order[$1.uri, default: 0] }
+            omaWatches[key]?.list = .list(changed)
+            for memberKey in added { out += attach(memberKey, now: now) }
+            guard var sub = watch.subscription else { continue }
+            let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
+            let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
+            omaWatches[key]?.subscription = sub
+            out += apply(actions, context: .omaWatch(key), now: now)
+        }
+        return out
+    }
+
     /// The member watches of a list watch that ends, forgotten with it: their resources leave
     /// their enterprise legs.
     mutating func detachMembers(of list: ResourceList, now: NIODeadline) -> [Action] {
