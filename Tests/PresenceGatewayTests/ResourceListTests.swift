@@ -272,6 +272,28 @@ import Testing
         #expect(h.core.counts.omaWatches == 0)
     }
 
+    /// The admin API shows a list subscription once, its members as its resources, each with
+    /// the leg toward the enterprise that carries it.
+    @Test func theAdminAPIShowsAListWithItsMembers() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        _ = try Self.answeredList(&h)
+        let shown = h.core.bridgedSubscriptions(side: .oma, now: h.now)
+        #expect(shown.count == 1)
+        let list = try #require(shown.first)
+        #expect(list.watcher == "sip:alice@oma.example" && list.state == "active")
+        #expect(list.resources.map(\.uri) == [Self.bob, Self.carol])
+        #expect(list.resources.allSatisfy { $0.leg?.state == "active" })
+        #expect(h.core.bridgedSubscriptions(uri: Self.carol, now: h.now).map(\.id) == [list.id])
+        // Ending it there ends the list: a final NOTIFY with RLMI, its members unsubscribed.
+        let result = h.core.endSubscription(list.id, reason: "rejected", now: h.now)
+        let ended = try #require(result)
+        let (final, _) = try #require(T.sent(ended, to: .oma).first)
+        #expect(final.headers[.subscriptionState] == "terminated;reason=rejected")
+        #expect(try Notification(final).list.resources.count == 2)
+        #expect(T.sent(ended, to: .enterprise).filter { $0.0.headers[.expires] == "0" }.count == 2)
+        #expect(h.core.counts.omaWatches == 0)
+    }
+
     @Test func listsAreCheckedWhenRead() throws {
         func problem(_ lists: String) -> String? {
             do {

@@ -75,7 +75,8 @@ extension GatewayCore {
         }
         if side != .enterprise {
             for key in omaWatches.keys.sorted() {
-                guard let watch = omaWatches[key], watch.linked == nil,
+                // A list member's watch is shown as a resource of its list.
+                guard let watch = omaWatches[key], watch.linked == nil, watch.listOwner == nil,
                     case let subscription = describe(omaWatch: key, watch, now: now),
                     matches(subscription)
                 else { continue }
@@ -352,21 +353,24 @@ extension GatewayCore {
     }
 
     private func describe(omaWatch key: Int, _ watch: OMAWatch, now: NIODeadline) -> BridgedSubscription {
-        let leg = watch.leg.flatMap { enterpriseLegs[$0] }
+        func resource(_ uri: String, leg key: Int?) -> BridgedSubscription.Resource {
+            .init(
+                uri: uri, decision: nil,
+                leg: key.flatMap { enterpriseLegs[$0] }.map {
+                    describe($0.subscriber.subscription, peer: $0.peer, resources: $0.watches.count, now: now)
+                })
+        }
+        // A resource list (RFC 4662): each member with the leg that carries it.
+        let resources =
+            watch.resourceList?.members.map { resource($0.uri, leg: $0.watch.flatMap { omaWatches[$0]?.leg }) }
+            ?? [resource(watch.resource, leg: watch.leg)]
         return BridgedSubscription(
             id: "o\(key)", side: GatewayConfiguration.Side.oma.rawValue, watcher: watch.watcher.uri,
             network: watch.watcher.network.rawValue,
             state: watch.subscription.map { Self.state($0.status) } ?? "waiting",
             format: watch.subscription?.terms.bodyType ?? watch.pending?.terms.bodyType,
             expiresIn: watch.subscription.flatMap { Self.seconds(until: $0.expiresAt, now: now) },
-            peer: name(of: watch.peer),
-            resources: [
-                .init(
-                    uri: watch.resource, decision: nil,
-                    leg: leg.map {
-                        describe($0.subscriber.subscription, peer: $0.peer, resources: $0.watches.count, now: now)
-                    })
-            ])
+            peer: name(of: watch.peer), resources: resources)
     }
 
     private func describe(
