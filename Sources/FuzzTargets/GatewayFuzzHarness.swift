@@ -58,6 +58,8 @@ public final class GatewayFuzzHarness {
         subscriptions:
           piggyback-wait-ms: 500
           default-expires: 3600
+        resource-lists:
+          "sip:team@contoso.com": ["sip:p1@contoso.com", "sip:alice@contoso.com"]
         """
 
     let configuration: GatewayConfiguration?
