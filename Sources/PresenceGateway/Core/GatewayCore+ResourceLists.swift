@@ -123,8 +123,7 @@ extension GatewayCore {
         return (watch, list)
     }
 
-    /// The enterprise state known for a member watch: the empty view until its first
-    /// notification (RFC 3856 §6.6.2).
+    /// The enterprise state known for a member watch; nil until its first notification.
     func memberState(_ key: Int) -> CategoriesDocument? {
         guard let watch = omaWatches[key] else { return nil }
         return watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
@@ -160,7 +159,7 @@ extension GatewayCore {
     }
 
     /// Answers a waiting list watch with full state: members without a notification yet are
-    /// shown as presentities that never published.
+    /// listed without an instance (RFC 4662 §4.5), and their state follows when it comes.
     mutating func answerList(_ key: Int, now: NIODeadline) -> [Action] {
         guard let (watch, _) = resourceList(key), let pending = watch.pending else { return [] }
         let (body, type) = listBody(key, only: nil, bodyType: pending.terms.bodyType)
@@ -186,11 +185,12 @@ extension GatewayCore {
         }
     }
 
-    /// A refresh of a list subscription (RFC 4662 §4.2: answered with full state).
+    /// A refresh of a list subscription, answered with full state (RFC 4662 §5.2: "as must the
+    /// first NOTIFY sent after receipt of a SUBSCRIBE request").
     mutating func refreshListWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var watch = omaWatches[key], var sub = watch.subscription else {
+        guard var sub = omaWatches[key]?.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
@@ -201,12 +201,10 @@ extension GatewayCore {
                 return [.respond(id, SIPResponse(replyingTo: request, statusCode: 415, headers: [(.accept, "")]))]
             }
             let (body, type) = listBody(key, only: nil, bodyType: terms.bodyType)
-            watch = omaWatches[key] ?? watch
             let actions = sub.refresh(
                 request, terms: terms, body: body, bodyType: type, responseHeaders: [(.require, Self.eventlist)],
                 now: now)
-            watch.subscription = sub
-            omaWatches[key] = watch
+            omaWatches[key]?.subscription = sub
             return apply(Self.requiringEventlist(actions), context: .omaWatch(key), now: now, id: id)
         }
     }
@@ -215,10 +213,9 @@ extension GatewayCore {
     private mutating func notifyList(_ key: Int, only member: String, now: NIODeadline) -> [Action] {
         guard let (watch, _) = resourceList(key), var sub = watch.subscription else { return [] }
         let (body, type) = listBody(key, only: member, bodyType: sub.terms.bodyType)
-        guard !body.isEmpty, var watch = omaWatches[key] else { return [] }
+        guard !body.isEmpty else { return [] }
         let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-        watch.subscription = sub
-        omaWatches[key] = watch
+        omaWatches[key]?.subscription = sub
         return apply(actions, context: .omaWatch(key), now: now)
     }
 
@@ -280,7 +277,6 @@ extension GatewayCore {
     mutating func terminateList(_ key: Int, reason: String, retryAfter: UInt32? = nil, now: NIODeadline) -> [Action] {
         guard let (watch, _) = resourceList(key), var sub = watch.subscription, !sub.isTerminated else { return [] }
         let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
-        guard var watch = omaWatches[key] else { return [] }
         var actions = Self.requiringEventlist(
             sub.terminate(reason: reason, retryAfter: retryAfter, body: body, now: now))
         actions = actions.map { action in
@@ -288,15 +284,14 @@ extension GatewayCore {
             request.headers.set(.contentType, type)
             return .notify(request)
         }
-        watch.subscription = sub
-        omaWatches[key] = watch
+        omaWatches[key]?.subscription = sub
         return apply(actions, context: .omaWatch(key), now: now)
     }
 
     /// The right-hand side of the gateway's Content-IDs (RFC 2392).
     static let contentIDHost = "gateway"
 
-    /// RFC 4662 §4.5: every NOTIFY of a list subscription carries `Require: eventlist`.
+    /// RFC 4662 §4.1: every NOTIFY of a list subscription carries `Require: eventlist`.
     static func requiringEventlist(_ actions: [NotifierSubscription.Action]) -> [NotifierSubscription.Action] {
         actions.map { action in
             guard case .notify(var request) = action else { return action }
