@@ -9,6 +9,8 @@
 ///   NOTIFY to the OMA watcher out (flow 2);
 /// - relay, OMA → enterprise: a PIDF NOTIFY from the OMA presence server in, the categories
 ///   BENOTIFY to the enterprise watcher out (flow 1);
+/// - relay into a resource list (RFC 4662): a member's BENOTIFY in, the list's partial NOTIFY
+///   (RLMI and that member's PIDF) out, for a list of 100 members;
 /// - memory: PAIRS (default 100,000) OMA watcher ↔ enterprise subscription pairs established
 ///   through the core, resident memory before and after (/proc/self/statm), per pair.
 /// The states alternate so that every message is a real change (unchanged states are not sent).
@@ -43,6 +45,13 @@ enum GatewayBench {
         var omaToEnterprise = try Bridge.flow1(configuration: configuration, mapper: mapper, pairs: 1000)
         let o2e = rate(seconds) { omaToEnterprise.relayOne() }
         print("relay OMA PIDF NOTIFY -> enterprise BENOTIFY:  \(pad(o2e)) msg/s  (parse + map + serialize)")
+
+        var list = try Bridge.listFlow(configuration: configuration, mapper: mapper, members: 100)
+        let listRate = rate(seconds) { list.relayOne() }
+        print(
+            "relay enterprise BENOTIFY -> OMA list NOTIFY:  \(pad(listRate)) msg/s  "
+                + "(RFC 4662, one member of 100 changed: RLMI + its PIDF)")
+        list = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
 
         // The relay inputs are the bench's, not the gateway's: none are made for this core.
         enterpriseToOMA = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
@@ -157,6 +166,68 @@ enum GatewayBench {
             }
             guard core.counts.omaWatches == pairs else {
                 fatalError("only \(core.counts.omaWatches) of \(pairs) pairs established")
+            }
+            return Bridge(core: core, inputs: inputs)
+        }
+
+        /// One OMA watcher subscribed to a resource list (RFC 4662) of `members` enterprise
+        /// presentities, each member's dialog answered; the inputs change one member at a time.
+        static func listFlow(configuration: GatewayConfiguration, mapper: PresenceMapper, members: Int) throws -> Bridge
+        {
+            var configuration = configuration
+            configuration.resourceLists["sip:team@contoso.com"] = (0..<members).map { "sip:m\($0)@contoso.com" }
+            var core = try makeCore(configuration, mapper)
+            let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+            let subscribe = try message(
+                """
+                SUBSCRIBE sip:team@contoso.com SIP/2.0\r
+                Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKlist\r
+                Max-Forwards: 69\r
+                From: <sip:w@oma.example>;tag=w\r
+                To: <sip:team@contoso.com>\r
+                Call-ID: list@oma\r
+                CSeq: 1 SUBSCRIBE\r
+                Contact: <sip:w@127.0.0.1:5070>\r
+                Event: presence\r
+                Supported: eventlist\r
+                Accept: multipart/related, application/rlmi+xml, application/pidf+xml\r
+                Expires: 3600\r
+                Content-Length: 0\r
+                \r\n
+                """)
+            let watcher = WatcherIdentity(uri: "sip:w@oma.example", network: .federated)
+            var inputs: [([UInt8], [UInt8])] = []
+            for case .send(let out, _, let context) in core.receive(
+                subscribe, id: 0, from: .oma, watcher: watcher, now: now)
+            {
+                let uri = out.uri.description
+                let body = BatchSubscribeResponse(
+                    list: RLMIList(uri: "sip:w@oma.example"), categories: [state(uri: uri, availability: 3500)]
+                ).multipart(boundary: "b")
+                let ok = SIPResponse(
+                    replyingTo: out, statusCode: 200, toTag: "e",
+                    headers: [
+                        (.contact, "<sip:127.0.0.1:5062;transport=tcp>"), (.expires, "3600"),
+                        (.contentType, BatchCategorySubscription.multipartContentType(boundary: "b")),
+                        (.event, "presence"), (.subscriptionState, "active;expires=3600"), (.msPiggybackCSeq, "1"),
+                    ], body: body.bytes)
+                _ = core.receive(ok, to: out, context: context, now: now)
+                guard let tag = try out.headers.from?.tag, let callID = out.headers.callID else {
+                    fatalError("bad SUBSCRIBE")
+                }
+                func benotify(_ availability: UInt32) -> [UInt8] {
+                    let body = state(uri: uri, availability: availability).serialized()
+                    let head =
+                        "BENOTIFY sip:gw@127.0.0.1:5061;transport=tcp SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKl\r\n"
+                        + "Max-Forwards: 70\r\nFrom: <sip:w@oma.example>;tag=e\r\nTo: <sip:w@oma.example>;tag=\(tag)\r\n"
+                        + "Call-ID: \(callID)\r\nCSeq: 2 BENOTIFY\r\nEvent: presence\r\nSubscription-State: active;expires=3000\r\n"
+                        + "Require: eventlist\r\nContent-Type: application/msrtc-event-categories+xml\r\nContent-Length: \(body.count)\r\n\r\n"
+                    return Array(head.utf8) + body
+                }
+                inputs.append((benotify(6500), benotify(15500)))
+            }
+            guard inputs.count == members, core.counts.omaWatches == members + 1 else {
+                fatalError("the list's \(members) members were not all subscribed")
             }
             return Bridge(core: core, inputs: inputs)
         }
