@@ -169,6 +169,18 @@ import Testing
         #expect(h.core.counts.omaWatches == 0)
     }
 
+    /// Each member counts against the watcher's subscriptions as its own subscription would:
+    /// a list of two takes three, and is refused (503) when fewer are left, holding nothing.
+    @Test func aListTakesTheWatchersQuotaForEachMember() throws {
+        var h = try T.Harness(yaml: Self.yaml + "\nlimits: { subscriptions-per-watcher: 2 }")
+        let (id, actions) = h.receive(try Self.subscribe(), from: .oma)
+        #expect(T.responses(actions, id).first?.statusCode == 503)
+        #expect(T.sent(actions, to: .enterprise).isEmpty && h.core.counts.omaWatches == 0)
+        // Nothing was kept of it: a single subscription of the same watcher still fits.
+        let (single, answer) = h.receive(try T.omaSubscribe(), from: .oma)
+        #expect(T.responses(answer, single).isEmpty && T.sent(answer, to: .enterprise).count == 1)
+    }
+
     /// A member the enterprise rejects stays listed, `terminated` with its reason (RFC 4662
     /// §4.5, §5.5), under the instance id it had.
     @Test func aRejectedMemberIsListedTerminated() throws {

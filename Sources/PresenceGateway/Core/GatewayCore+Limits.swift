@@ -37,6 +37,20 @@ extension GatewayCore {
         return true
     }
 
+    /// Takes what an OMA watcher's new subscription holds: one of `watcher`'s subscriptions and
+    /// one of `peer`'s dialogs; false (nothing taken) when either is used up.
+    mutating func takeQuotas(_ watcher: String, peer: DialogPeer?) -> Bool {
+        guard takeQuota(watcher) else {
+            refusals.watcherQuota += 1
+            return false
+        }
+        guard takePeerQuota(peer) else {
+            releaseQuota(watcher)
+            return false
+        }
+        return true
+    }
+
     /// Takes one subscription dialog of `peer`'s quota (``GatewayConfiguration/Limits/subscriptionsPerPeer``,
     /// or a configured peer's `max-subscriptions`); false when it is used up. A dialog without a
     /// recorded peer counts against nobody.

@@ -184,14 +184,7 @@ extension GatewayCore {
                         headers: error.status == 415 ? [(.accept, Self.simpleFilterType)] : []))
             ]
         }
-        guard takeQuota(watcher.uri) else {
-            refusals.watcherQuota += 1
-            return overQuota(request, id: id)
-        }
-        guard takePeerQuota(peer) else {
-            releaseQuota(watcher.uri)
-            return overQuota(request, id: id)
-        }
+        guard takeQuotas(watcher.uri, peer: peer) else { return overQuota(request, id: id) }
         let key = takeKey()
         var watch = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
         if Self.acceptsPartialPIDF(request, terms: terms) { watch.partial = PartialNotifications() }

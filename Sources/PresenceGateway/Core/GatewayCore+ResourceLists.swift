@@ -71,14 +71,7 @@ extension GatewayCore {
         }
         // An event filter (RFC 4660) would apply to each member: not offered for lists.
         guard request.body.isEmpty else { return refuse(415, "Unsupported Media Type", [(.accept, "")]) }
-        guard takeQuota(watcher.uri) else {
-            refusals.watcherQuota += 1
-            return overQuota(request, id: id)
-        }
-        guard takePeerQuota(peer) else {
-            releaseQuota(watcher.uri)
-            return overQuota(request, id: id)
-        }
+        guard takeQuotas(watcher.uri, peer: peer) else { return overQuota(request, id: id) }
         // Each member counts against the watcher's quota as its own subscription would.
         var taken = 0
         while taken < members.count, takeQuota(watcher.uri) { taken += 1 }
