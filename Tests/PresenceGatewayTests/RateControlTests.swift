@@ -167,4 +167,52 @@ import Testing
         #expect(T.responses(actions, id).first?.statusCode == 400)
         #expect(T.sent(actions, to: .enterprise).isEmpty)
     }
+
+    /// RFC 6446 §7: with `adaptive-min-rate=0.01` the state is sent again 100 s after a NOTIFY
+    /// while few were sent (the count starts as ten over the 1,000 s period, §7.2 step 1); after
+    /// a burst of changes the count is higher and the wait longer (§7.4: count / (rate² × period)).
+    @Test func anAdaptiveMinRateWaitsLongerAfterABurst() throws {
+        var h = try T.Harness()
+        let start = h.now
+        let (subscribe, answered) = try Self.subscribed(&h, event: "presence;adaptive-min-rate=0.01")
+        let state = try #require(try T.sent(answered, to: .oma).first?.0.headers.subscriptionState)
+        #expect(state.parameters.value("adaptive-min-rate") == "0.01")
+        let (timer, due) = try #require(Self.scheduled(answered).first)
+        #expect(due == start + .seconds(100))
+        h.now = due
+        let resent = Self.notifies(h.core.fire(timer, now: h.now))
+        #expect(resent.count == 1, "the state again, unchanged")
+
+        // Ten changes within a minute: twenty NOTIFYs in the period, so 200 s after the last.
+        var last: [GatewayCore.Action] = []
+        for step in 0..<10 {
+            h.now = due + .seconds(Int64(5 * (step + 1)))
+            last = try Self.change(&h, subscribe, cseq: 2 + step, availability: step % 2 == 0 ? 6500 : 3500)
+            #expect(Self.notifies(last).count == 1)
+        }
+        let (_, later) = try #require(Self.scheduled(last).first)
+        #expect(later == h.now + .seconds(200), "\(later.uptimeNanoseconds) against \(h.now.uptimeNanoseconds)")
+    }
+
+    /// RFC 6446 §8: an `adaptive-min-rate` above `max-rate` is lowered to it, and a `min-rate`
+    /// not below the adaptive one is not considered; above one a minute, one a minute.
+    @Test func adaptiveMinRateIsCombinedAsSection8Says() throws {
+        func applied(_ event: String) throws -> SIPSubscriptionState {
+            var h = try T.Harness()
+            let (_, answered) = try Self.subscribed(&h, event: event)
+            return try #require(try T.sent(answered, to: .oma).first?.0.headers.subscriptionState)
+        }
+        let capped = try applied("presence;max-rate=0.005;adaptive-min-rate=0.01")
+        #expect(capped.parameters.value("adaptive-min-rate") == "0.005")
+        let ignored = try applied("presence;min-rate=0.01;adaptive-min-rate=0.005")
+        #expect(!ignored.parameters.contains("min-rate"))
+        #expect(ignored.parameters.value("adaptive-min-rate") == "0.005")
+        let ceiling = try applied("presence;adaptive-min-rate=5")
+        #expect(ceiling.parameters.value("adaptive-min-rate") == "0.016667")
+        let lowered = try applied("presence;max-rate=0.001;min-rate=0.01")
+        #expect(lowered.parameters.value("min-rate") == "0.001")
+        var h = try T.Harness()
+        let (id, refused) = h.receive(try T.omaSubscribe(event: "presence;adaptive-min-rate=0"), from: .oma)
+        #expect(T.responses(refused, id).first?.statusCode == 400)
+    }
 }

@@ -148,6 +148,23 @@ import Testing
         #expect(h.core.counts.omaWatches == 0)
     }
 
+    /// Rate control (RFC 6446) is not applied to a list's notifications: its Subscription-State
+    /// gives back no rate, which tells the watcher so (RFC 6446 §5.2).
+    @Test func aListGivesBackNoRateControl() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        var request = try Self.subscribe()
+        request.headers.set(.event, "presence;max-rate=0.1;min-rate=0.01")
+        let (_, actions) = h.receive(request, from: .oma)
+        var answered: [GatewayCore.Action] = []
+        for (subscribe, context) in T.sent(actions, to: .enterprise) {
+            answered += h.core.receive(
+                T.enterpriseOK(subscribe, T.categories(availability: 3500, uri: subscribe.uri.description)),
+                to: subscribe, context: context, now: h.now)
+        }
+        let (first, _) = try #require(T.sent(answered, to: .oma).first)
+        #expect(first.headers[.subscriptionState] == "active;expires=600")
+    }
+
     /// RFC 4662 §4.1, §4.3: a list needs `Supported: eventlist` and an Accept with
     /// `multipart/related` and `application/rlmi+xml`; a filter body is not taken for a list.
     @Test func subscriptionsAListCannotServeAreRefused() throws {

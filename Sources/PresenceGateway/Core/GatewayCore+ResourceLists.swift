@@ -82,6 +82,7 @@ extension GatewayCore {
             return overQuota(request, id: id)
         }
         let key = takeKey()
+        let terms = Self.withoutRateControl(terms)
         var watch = OMAWatch(watcher: watcher, resource: list, pending: (request, id, terms), peer: peer)
         var resourceList = ResourceList(members: [])
         var out: [Action] = []
@@ -189,7 +190,8 @@ extension GatewayCore {
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
-        case .accept(let terms):
+        case .accept(let asked):
+            let terms = Self.withoutRateControl(asked)
             guard request.body.isEmpty else {
                 return [.respond(id, SIPResponse(replyingTo: request, statusCode: 415, headers: [(.accept, "")]))]
             }
@@ -279,6 +281,16 @@ extension GatewayCore {
         }
         omaWatches[key]?.subscription = sub
         return apply(actions, context: .omaWatch(key), now: now)
+    }
+
+    /// `terms` without RFC 6446 rate control: not applied to a list's notifications, and so not
+    /// given back in their Subscription-State, which tells the watcher so (RFC 6446 §5.2).
+    static func withoutRateControl(_ terms: SubscriptionTerms) -> SubscriptionTerms {
+        var plain = terms
+        plain.maxRate = nil
+        plain.minRate = nil
+        plain.adaptiveMinRate = nil
+        return plain
     }
 
     /// The right-hand side of the gateway's Content-IDs (RFC 2392).

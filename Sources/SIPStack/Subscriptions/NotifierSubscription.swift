@@ -272,6 +272,9 @@ public struct NotifierSubscription: Sendable {
         var state = state
         if let rate = terms.maxRate { state.parameters.set("max-rate", SubscriptionTerms.decimal(rate)) }
         if let rate = terms.minRate { state.parameters.set("min-rate", SubscriptionTerms.decimal(rate)) }
+        if let rate = terms.adaptiveMinRate {
+            state.parameters.set("adaptive-min-rate", SubscriptionTerms.decimal(rate))
+        }
         return state
     }
 

@@ -20,6 +20,9 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     /// Subscription-State).
     public var maxRate: Double?
     public var minRate: Double?
+    /// RFC 6446 §7 `adaptive-min-rate`: the notifier paces its unprompted notifications by how
+    /// many it sent recently; nil when not asked for.
+    public var adaptiveMinRate: Double?
 
     /// The least time between two notifications that `max-rate` allows.
     public var minimumInterval: TimeAmount? { maxRate.map(Self.interval) }
@@ -34,7 +37,7 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     public init(
         package: SIPEventPackage, eventID: String? = nil, bodyType: String, expires: UInt32,
         supportsBENotify: Bool = false, supportsPiggyback: Bool = false, maxRate: Double? = nil,
-        minRate: Double? = nil
+        minRate: Double? = nil, adaptiveMinRate: Double? = nil
     ) {
         self.package = package
         self.eventID = eventID
@@ -44,6 +47,7 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
         self.supportsPiggyback = supportsPiggyback
         self.maxRate = maxRate
         self.minRate = minRate
+        self.adaptiveMinRate = adaptiveMinRate
     }
 
     /// The outcome of checking a SUBSCRIBE.
@@ -78,9 +82,11 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
         }
         let maxRate: Double?
         let minRate: Double?
+        let adaptiveMinRate: Double?
         do {
             maxRate = try rate("max-rate", of: event)
             minRate = try rate("min-rate", of: event)
+            adaptiveMinRate = try rate("adaptive-min-rate", of: event)
         } catch {
             return .reject(status: 400, reason: "Bad Event header \(error.name)", headers: [])
         }
@@ -113,7 +119,7 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
                 package: package, eventID: event.id, bodyType: bodyType, expires: expires,
                 supportsBENotify: supported.contains("ms-benotify"),
                 supportsPiggyback: supported.contains("ms-piggyback-first-notify"), maxRate: maxRate,
-                minRate: minRate))
+                minRate: minRate, adaptiveMinRate: adaptiveMinRate))
     }
 
     /// An RFC 6446 rate parameter: a positive decimal number of notifications per second
