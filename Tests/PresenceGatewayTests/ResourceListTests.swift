@@ -1,9 +1,12 @@
+import Foundation
 import Multipart
+import Prometheus
 import NIOCore
 import PresenceDocuments
 import PresenceGateway
 import SIPMessages
 import Testing
+import XMLBridge
 
 /// Resource lists served to OMA watchers (RFC 4662; docs/flows.md, "Resource lists"): one
 /// SUBSCRIBE to a list URI, the enterprise members watched in the watcher's category dialogs,
@@ -343,5 +346,78 @@ import Testing
         #expect(problem(nested)?.contains("not nested") == true)
         let error = try #require(problem(#"  "sip:team@contoso.com": ["tel:+1555"]"#))
         #expect(error.first?.isNumber == true && error.contains(":"), "located: \(error)")
+    }
+
+    static let rlsServices = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <rls-services xmlns="urn:ietf:params:xml:ns:rls-services"
+            xmlns:rl="urn:ietf:params:xml:ns:resource-lists">
+          <service uri="sip:team@contoso.com">
+            <rl:list name="team">
+              <rl:display-name>Team</rl:display-name>
+              <rl:entry uri="sip:bob@contoso.com"/>
+              <rl:entry uri="sip:carol@contoso.com;transport=tcp"/>
+            </rl:list>
+            <packages><package>presence</package></packages>
+          </service>
+          <service uri="sip:calls@contoso.com">
+            <rl:list><rl:entry uri="sip:bob@contoso.com"/></rl:list>
+            <packages><package>dialog</package></packages>
+          </service>
+        </rls-services>
+        """
+
+    /// An RFC 4826 §4 rls-services document as the list source: its presence services, each
+    /// member as an address of record; a list of another event package is not served.
+    @Test func listsComeFromAnRLSServicesDocument() throws {
+        let enterprise = try GatewayConfiguration(yaml: Self.yaml).enterprise
+        let lists = try GatewayConfiguration.resourceLists(
+            rlsServices: Array(Self.rlsServices.utf8), enterprise: enterprise, limit: 1000)
+        #expect(lists == [Self.team: [Self.bob, Self.carol]])
+
+        func problem(_ document: String) -> XMLError? {
+            do {
+                _ = try GatewayConfiguration.resourceLists(
+                    rlsServices: Array(document.utf8), enterprise: enterprise, limit: 1000)
+                return nil
+            } catch { return error }
+        }
+        let reference = Self.rlsServices.replacingOccurrences(
+            of: #"<rl:list><rl:entry uri="sip:bob@contoso.com"/></rl:list>"#,
+            with: "<resource-list>http://xcap.example/resource-lists/users/bob/index/~~/x</resource-list>")
+            .replacingOccurrences(of: "<package>dialog</package>", with: "<package>presence</package>")
+        let referenced = try #require(problem(reference))
+        #expect(referenced.message.contains("resource-list") && referenced.line == 13)
+        let nested = try #require(problem(Self.rlsServices.replacingOccurrences(
+            of: "<rl:display-name>Team</rl:display-name>", with: "<rl:list><rl:entry uri=\"sip:x@contoso.com\"/></rl:list>")))
+        #expect(nested.message.contains("not followed") && nested.line == 6)
+        let foreign = try #require(problem(Self.rlsServices.replacingOccurrences(
+            of: "sip:bob@contoso.com\"/>\n", with: "sip:bob@oma.example\"/>\n")))
+        #expect(foreign.message.contains("enterprise domain") && foreign.line == 7)
+        #expect(problem("<ruleset xmlns=\"urn:ietf:params:xml:ns:common-policy\"/>")?.message.contains("rls-services") == true)
+        #expect(problem("<rls-services")?.line == 1)
+    }
+
+    /// `resource-lists: FILE` is read with the configuration, at start and on reload; a file
+    /// that cannot be read or does not parse stops the start naming it.
+    @Test func theRLSServicesFileIsReadWithTheConfiguration() throws {
+        let path = NSTemporaryDirectory() + "rls-services-\(UInt32.random(in: 0...UInt32.max)).xml"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.rlsServices.write(toFile: path, atomically: true, encoding: .utf8)
+        let yaml = GatewayConfiguration.defaultYAML.replacingOccurrences(
+            of: "state: { store: sqlite, path: state/presence-gateway.db }\nshutdown: keep", with: "state: { store: memory }")
+            + "\nresource-lists: \(path)\n"
+        let configuration = try GatewayConfiguration(yaml: yaml)
+        #expect(configuration.resourceListsFile == path && configuration.resourceLists.isEmpty)
+        let server = try GatewayServer(configuration: configuration, registry: PrometheusCollectorRegistry())
+        #expect(server.configuration.resourceLists == [Self.team: [Self.bob, Self.carol]])
+
+        try "<rls-services xmlns=\"urn:ietf:params:xml:ns:rls-services\">\n<service/>".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            try GatewayServer(configuration: configuration, registry: PrometheusCollectorRegistry())
+        } throws: { error in
+            "\(error)".hasPrefix("\(path):2:")
+        }
     }
 }

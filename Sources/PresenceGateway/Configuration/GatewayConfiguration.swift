@@ -130,8 +130,11 @@ public struct GatewayConfiguration: Sendable {
     /// The presentities whose pres-rules come from ``xcap``.
     public var xcapPresentities: Set<String>
     /// List URI → its members, the lists served to OMA watchers (YAML `resource-lists:`;
-    /// GatewayConfiguration+ResourceLists.swift).
+    /// GatewayConfiguration+ResourceLists.swift). From ``resourceListsFile`` when that is set:
+    /// read by the caller when the configuration is loaded.
     public var resourceLists: [String: [String]]
+    /// The path of the RFC 4826 rls-services document the lists come from, if they do.
+    public var resourceListsFile: String?
     public var subscriptions: Subscriptions
     /// What one peer or watcher may make the gateway hold and send.
     public var limits: Limits
@@ -245,7 +248,7 @@ extension GatewayConfiguration {
             }
         }
         limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
-        resourceLists = try Self.resourceLists(
+        (resourceLists, resourceListsFile) = try Self.resourceLists(
             top["resource-lists"], enterprise: self.enterprise, limit: limits.resourcesPerBatch)
         if let a = try top["admin"]?.mapping(known: ["address", "port", "token"]) {
             guard let host = a["address"], let port = a["port"] else {

@@ -47,7 +47,7 @@ public final class GatewayServer: @unchecked Sendable {
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
         logger: Logger = Logger(label: "presence-gateway")
     ) throws {
-        let (configuration, documents) = try Self.withPresRules(configuration)
+        let (configuration, documents) = try Self.withPresRules(Self.withResourceLists(configuration))
         self.current = NIOLockedValueBox(configuration)
         self.documents = NIOLockedValueBox(documents)
         self.configurationFile = configurationFile
@@ -116,6 +116,24 @@ public final class GatewayServer: @unchecked Sendable {
             configuration.policies[presentity]?.rules = document.inForce(at: now)
         }
         return (configuration, documents)
+    }
+
+    /// `configuration` with the lists of its rls-services document read in, when it names one.
+    static func withResourceLists(_ configuration: GatewayConfiguration) throws -> GatewayConfiguration {
+        guard let path = configuration.resourceListsFile else { return configuration }
+        var configuration = configuration
+        let bytes: [UInt8]
+        do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+            throw ConfigurationError("\(path): cannot read the rls-services document: \(error.localizedDescription)")
+        }
+        do {
+            configuration.resourceLists = try GatewayConfiguration.resourceLists(
+                rlsServices: bytes, enterprise: configuration.enterprise,
+                limit: configuration.limits.resourcesPerBatch)
+        } catch {
+            throw ConfigurationError("\(path):\(error.line):\(error.column): \(error.message)")
+        }
+        return configuration
     }
 
     /// The HEP sender, on a loop of NIO's shared group other than the relay's, counting into
@@ -353,7 +371,7 @@ public final class GatewayServer: @unchecked Sendable {
                 "\(file): pres-rules: xcap: fetching from an XCAP server starts with the gateway; restart it")
         }
         let read: [String: PresRules]
-        (new, read) = try Self.withPresRules(new, xcapRules: xcap?.rules ?? [:])
+        (new, read) = try Self.withPresRules(Self.withResourceLists(new), xcapRules: xcap?.rules ?? [:])
         let tables: MappingTables
         do {
             tables = try new.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
