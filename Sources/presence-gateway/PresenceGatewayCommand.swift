@@ -26,7 +26,11 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "YAML configuration file (default: the embedded loopback demo).")
     var config: String?
 
-    @Flag(name: .long, help: "Validate the configuration, print it in short, and exit.")
+    @Flag(
+        name: .long,
+        help:
+            "Validate the configuration and the pres-rules and rls-services files it names, print it in short, and exit."
+    )
     var check = false
 
     @Flag(name: .long, help: "Print the embedded demo configuration and exit.")
@@ -61,9 +65,14 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
             Self.fail("\(name):\(error.line):\(error.column): error: \(error.message)")
         }
         if check {
+            let checked: GatewayConfiguration
+            do { checked = try GatewayServer.readingDocuments(configuration) } catch {
+                Self.fail("\(name): error: \(error)")
+            }
             print(
-                "\(name): OK — \(configuration.listeners.count) listeners, enterprise \(configuration.enterprise.domains), "
-                    + "OMA \(configuration.oma.domains), \(configuration.peers.count) peers")
+                "\(name): OK — \(checked.listeners.count) listeners, enterprise \(checked.enterprise.domains), "
+                    + "OMA \(checked.oma.domains), \(checked.peers.count) peers, "
+                    + "\(checked.presRulesFiles.count) pres-rules files, \(checked.resourceLists.count) resource lists")
             return
         }
         Self.bootstrapLogging(level: logLevel, format: .effective(flag: logFormat, configured: configuration.logFormat))

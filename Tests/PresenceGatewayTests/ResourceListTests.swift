@@ -420,4 +420,25 @@ import XMLBridge
             "\(error)".hasPrefix("\(path):2:")
         }
     }
+
+    /// `presence-gateway --check` reads the rls-services file as a start would: a good one is
+    /// counted, a bad one fails the check naming its line.
+    @Test func checkReadsTheRLSServicesFile() async throws {
+        let directory = NSTemporaryDirectory() + "rls-check-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lists = directory + "/rls-services.xml", config = directory + "/gateway.yaml"
+        try Self.rlsServices.write(toFile: lists, atomically: true, encoding: .utf8)
+        try (GatewayConfiguration.defaultYAML + "\nresource-lists: \(lists)\n").write(
+            toFile: config, atomically: true, encoding: .utf8)
+        let good = try await GatewayProcess.run(["--check", "--config", config])
+        #expect(good.status == 0, "\(good.stderr)")
+        #expect(good.stdout.contains("1 resource lists"), "\(good.stdout)")
+
+        try Self.rlsServices.replacingOccurrences(of: "sip:carol@contoso.com", with: "sip:carol@oma.example")
+            .write(toFile: lists, atomically: true, encoding: .utf8)
+        let bad = try await GatewayProcess.run(["--check", "--config", config])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("\(lists):8:"), "\(bad.stderr)")
+    }
 }

@@ -118,6 +118,14 @@ public final class GatewayServer: @unchecked Sendable {
         return (configuration, documents)
     }
 
+    /// `configuration` with the documents it names read in, as a start reads them (pres-rules
+    /// files, the rls-services file; not the TLS files, which a service manager may hand over
+    /// only at start): what `presence-gateway --check` checks. Throws ``ConfigurationError``
+    /// naming the file.
+    public static func readingDocuments(_ configuration: GatewayConfiguration) throws -> GatewayConfiguration {
+        try withPresRules(withResourceLists(configuration)).0
+    }
+
     /// `configuration` with the lists of its rls-services document read in, when it names one.
     static func withResourceLists(_ configuration: GatewayConfiguration) throws -> GatewayConfiguration {
         guard let path = configuration.resourceListsFile else { return configuration }
