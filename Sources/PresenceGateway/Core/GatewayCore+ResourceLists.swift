@@ -220,7 +220,9 @@ extension GatewayCore {
     /// `terminated` with its reason. The list watch keeps the new version and what each part said.
     private mutating func listBody(_ key: Int, only member: String?, bodyType: String) -> (body: [UInt8], type: String)
     {
-        guard var (watch, list) = resourceList(key) else { return ([], bodyType) }
+        guard var (watch, list) = resourceList(key),
+            member.map({ uri in list.members.contains { $0.uri == uri } }) ?? true
+        else { return ([], bodyType) }
         let boundary = ids.boundary()
         var rlmi = RLMIList(uri: watch.resource, fullState: member == nil)
         var parts: [MultipartBody.Part] = []
