@@ -34,7 +34,7 @@ final class GatewayPeers: @unchecked Sendable {
         var enterpriseTCP = false
         /// `oma.rpid-extensions`: PIDF with the RPID signals beyond the [MS-PRES] §3.7.5.4 row.
         var rpidExtensions = false
-        /// The OMA side's listener is TCP, which Kamailio relays to: for requests over the 1300
+        /// A TCP listener on the OMA side too, which Kamailio relays to: for requests over the 1300
         /// bytes RFC 3261 §18.1.1 allows over UDP.
         var omaTCP = false
         /// Top-level YAML sections added at the end (e.g. `resource-lists:`).
@@ -57,7 +57,7 @@ final class GatewayPeers: @unchecked Sendable {
         """
         state: { store: memory }
         listen:
-          - { side: oma, transport: \(options.omaTCP ? "tcp" : "udp"), address: 127.0.0.1, port: 0 }
+          - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }\(options.omaTCP ? "\n  - { side: oma, transport: tcp, address: 127.0.0.1, port: 0 }" : "")
           - { side: enterprise, transport: \(options.enterpriseTCP ? "tcp" : "udp"), address: 127.0.0.1, port: 0 }
         enterprise:
           domains: [contoso.com]
@@ -108,7 +108,9 @@ final class GatewayPeers: @unchecked Sendable {
                 throw error
             }
             let omaPort = server.bound[.oma]?.first?.port ?? 0
-            let gateway = "sip:127.0.0.1:\(omaPort)" + (options.omaTCP ? ";transport=tcp" : "")
+            let gateway =
+                server.bound[.oma]?.first { $0.kind == .tcp }.map { "sip:127.0.0.1:\($0.port);transport=tcp" }
+                ?? "sip:127.0.0.1:\(omaPort)"
             do {
                 let kamailio = try await OMADomainKamailio(port: kamailioPort, gateway: gateway)
                 return try GatewayPeers(server: server, kamailio: kamailio, edge: running, edgePort: edgePort)

@@ -9,8 +9,9 @@ import Testing
 /// Resource lists served to OMA watchers (RFC 4662) with real peers: a sipp watcher subscribes to
 /// a list of two enterprise users through Kamailio (the OMA proxy); the enterprise edge is a UDP
 /// socket of the test. The list's NOTIFYs carry two PIDF documents, more than the 1300 bytes
-/// RFC 3261 §18.1.1 allows over UDP: the gateway sends them to Kamailio over TCP, and Kamailio
-/// relays them to the watcher.
+/// RFC 3261 §18.1.1 allows over UDP: the gateway listens on UDP and TCP on the OMA side,
+/// Kamailio relays to it over TCP, and the dialog's Contact is the TCP one, so the refresh and
+/// the unsubscribe come back over TCP too.
 @Suite(.serialized) struct ResourceListPeerTests {
     static let bob = "sip:bob@contoso.com"
     static let carol = "sip:carol@contoso.com"

@@ -441,4 +441,38 @@ import XMLBridge
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("\(lists):8:"), "\(bad.stderr)")
     }
+
+    /// A side that listens on UDP and TCP gives a watcher's dialog the Contact of the transport
+    /// its SUBSCRIBE came over: its refreshes then come back over that transport, which the
+    /// dialog is held to. (With the side's one Contact, UDP, a dialog made over TCP had its
+    /// refreshes refused 403 "Not Dialog Peer".)
+    @Test func aWatchersDialogGetsTheContactOfItsTransport() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        h.core.transportContacts[.oma] = [
+            .udp: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),
+            .tcp: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060;transport=tcp")),
+        ]
+        let peer = DialogPeer(side: .oma, transport: .tcp, host: "127.0.0.1", port: 40_000)
+        let request = try Self.subscribe()
+        let watcher = WatcherIdentity(uri: "sip:alice@oma.example", network: .federated)
+        let actions = h.core.receive(request, id: 7, from: .oma, watcher: watcher, peer: peer, now: h.now)
+        var answered: [GatewayCore.Action] = []
+        for (subscribe, context) in T.sent(actions, to: .enterprise) {
+            answered += h.core.receive(
+                T.enterpriseOK(subscribe, T.categories(availability: 3500, uri: subscribe.uri.description)),
+                to: subscribe, context: context, now: h.now)
+        }
+        let ok = try #require(T.responses(answered, 7).first)
+        #expect(try ok.headers.contact.first?.address?.uri.description == "sip:gw@127.0.0.1:5060;transport=tcp")
+        let (notify, _) = try #require(T.sent(answered, to: .oma).first)
+        #expect(try notify.headers.contact.first?.address?.uri.description == "sip:gw@127.0.0.1:5060;transport=tcp")
+        // Over UDP, the UDP one.
+        let udpPeer = DialogPeer(side: .oma, transport: .udp, host: "127.0.0.1", port: 5070)
+        let single = h.core.receive(try T.omaSubscribe(), id: 8, from: .oma, watcher: watcher, peer: udpPeer, now: h.now)
+        let (leg, context) = try #require(T.sent(single, to: .enterprise).first)
+        let udpAnswer = h.core.receive(
+            T.enterpriseOK(leg, T.categories(availability: 3500, uri: Self.bob)), to: leg, context: context, now: h.now)
+        let udpOK = try #require(T.responses(udpAnswer, 8).first)
+        #expect(try udpOK.headers.contact.first?.address?.uri.description == "sip:gw@127.0.0.1:5060")
+    }
 }

@@ -71,7 +71,7 @@ extension GatewayCore {
         do {
             let (subscription, actions) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: waiting ? .pending : .active, localTag: ids.tag(),
-                contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), body: body, now: now)
+                contact: contact(.enterprise, for: watch.peer, fallback: pending.request.uri), body: body, now: now)
             watch.document = subscription
             dialogs.insert(
                 DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag),

@@ -354,7 +354,8 @@ extension GatewayCore {
         do {
             let (subscription, actions) = try BatchCategorySubscription.accept(
                 pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
-                contact: contacts[.enterprise] ?? SIPAddress(uri: pending.request.uri), boundary: ids.boundary(),
+                contact: contact(.enterprise, for: watch.peer, fallback: pending.request.uri),
+                boundary: ids.boundary(),
                 now: now,
                 status: singlePending ? .pending : .active, watcher: watch.watcher.uri, resolve: resolve)
             watch.lastSent = sent

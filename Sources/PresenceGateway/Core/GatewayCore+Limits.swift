@@ -118,6 +118,12 @@ extension GatewayCore {
         return watch
     }
 
+    /// The Contact of the gateway's notifier dialog with `peer` on `side`: the one of the
+    /// transport the peer came over, else the side's (nil: `fallback`).
+    func contact(_ side: GatewayConfiguration.Side, for peer: DialogPeer?, fallback: SIPURI) -> SIPAddress {
+        peer.flatMap { transportContacts[side]?[$0.transport] } ?? contacts[side] ?? SIPAddress(uri: fallback)
+    }
+
     /// The context of the dialog an in-dialog request names, and the peer that dialog belongs to
     /// (nil: not recorded). nil when no dialog matches (the core answers such a request 481).
     public func dialogOwner(of request: SIPRequest) -> (context: Context, peer: DialogPeer?)? {

@@ -401,7 +401,7 @@ extension GatewayCore {
             do {
                 let (subscription, accepted) = try NotifierSubscription.accept(
                     pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                    contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, bodyType: type,
+                    contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
                     now: now)
                 watch.subscription = subscription
                 watch.lastSent = BodyDigest(full)

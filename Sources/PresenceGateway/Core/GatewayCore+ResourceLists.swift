@@ -161,7 +161,7 @@ extension GatewayCore {
         do {
             let (subscription, accepted) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                contact: contacts[.oma] ?? SIPAddress(uri: pending.request.uri), body: body, bodyType: type,
+                contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 responseHeaders: [(.require, Self.eventlist)], now: now)
             omaWatches[key]?.subscription = subscription
             let id = subscription.dialog.id

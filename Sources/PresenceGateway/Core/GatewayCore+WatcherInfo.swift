@@ -89,7 +89,7 @@ extension GatewayCore {
         do {
             (subscription, accepted) = try NotifierSubscription.accept(
                 request, terms: terms, status: .active, localTag: ids.tag(),
-                contact: contacts[.oma] ?? SIPAddress(uri: request.uri), body: body, now: now)
+                contact: contact(.oma, for: peer, fallback: request.uri), body: body, now: now)
         } catch {
             releasePeerQuota(peer)
             return [

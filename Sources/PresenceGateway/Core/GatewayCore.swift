@@ -4,6 +4,7 @@ import PresenceDocuments
 public import PresenceMapping
 public import SIPMessages
 import SIPStack
+public import SIPTransport
 import _GatewayInternals
 
 /// The back-to-back user agent's logic, without I/O (flows 1 and 2): it takes
@@ -84,6 +85,11 @@ public struct GatewayCore: Sendable {
     public internal(set) var mapper: PresenceMapper
     /// Contacts the gateway puts in each side's dialogs.
     public let contacts: [GatewayConfiguration.Side: SIPAddress]
+    /// Per side, a Contact for each transport it listens on, when it listens on more than one:
+    /// a watcher's dialog gets the one of the transport its SUBSCRIBE came over
+    /// (``contact(_:for:)``), so that its in-dialog requests come back over that transport, which
+    /// the dialog is held to (``DialogPeer``).
+    public var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] = [:]
     var ids: IdentifierSource
     /// The last key handed out, counted from ``keyBase``.
     var nextKey = 0

@@ -207,16 +207,22 @@ public final class GatewayServer: @unchecked Sendable {
         let tables =
             try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
         var contacts: [GatewayConfiguration.Side: SIPAddress] = [:]
+        var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] = [:]
         var locals: Set<String> = []
         for (side, targets) in bound {
             for target in targets { locals.insert("\(target.host):\(target.port)") }
-            guard let first = targets.first else { continue }
-            let host = configuration.hostName ?? (first.isIPv6 ? "[\(first.host)]" : first.host)
-            let transport = first.kind == .udp ? "" : ";transport=\(first.kind.rawValue.lowercased())"
-            contacts[side] = SIPAddress(uri: try SIPURI("sip:gateway@\(host):\(first.port)\(transport)"))
+            // The first listener of each transport; the side's first listener is its Contact.
+            for target in targets.reversed() {
+                let host = configuration.hostName ?? (target.isIPv6 ? "[\(target.host)]" : target.host)
+                let transport = target.kind == .udp ? "" : ";transport=\(target.kind.rawValue.lowercased())"
+                let contact = SIPAddress(uri: try SIPURI("sip:gateway@\(host):\(target.port)\(transport)"))
+                transportContacts[side, default: [:]][target.kind] = contact
+                contacts[side] = contact
+            }
         }
         var core = GatewayCore(
             configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
+        core.transportContacts = transportContacts.filter { $0.value.count > 1 }
         var continued: [GatewayCore.Action] = []
         if let store {
             core.journaling = true

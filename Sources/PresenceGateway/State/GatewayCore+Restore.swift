@@ -440,13 +440,13 @@ extension GatewayCore {
                 let reserved = 2 * GatewayCore.sequenceBlock
                 if var subscription = r.subscription {
                     subscription.subscription.contact =
-                        core.contactText(.enterprise) ?? subscription.subscription.contact
+                        core.contactText(.enterprise, for: watch.peer) ?? subscription.subscription.contact
                     watch.subscription = try restored { () throws(SIPStackError) in
                         try BatchCategorySubscription(record: subscription, clock: clock, reservedSequences: reserved)
                     }
                 }
                 if var document = r.document {
-                    document.contact = core.contactText(.enterprise) ?? document.contact
+                    document.contact = core.contactText(.enterprise, for: watch.peer) ?? document.contact
                     watch.document = try restored { () throws(SIPStackError) in
                         try NotifierSubscription(record: document, clock: clock, reservedSequences: reserved)
                     }
@@ -482,7 +482,7 @@ extension GatewayCore {
                     watcher: try GatewayCore.watcher(r.watcher, r.network), resource: r.resource, linked: r.linked,
                     peer: try core.peer(r.peer))
                 if var subscription = r.subscription, r.answered {
-                    subscription.contact = core.contactText(.oma) ?? subscription.contact
+                    subscription.contact = core.contactText(.oma, for: watch.peer) ?? subscription.contact
                     watch.subscription = try restored { () throws(SIPStackError) in
                         try NotifierSubscription(
                             record: subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
@@ -573,6 +573,8 @@ extension GatewayCore {
 
     /// This side's Contact as written in records, for restored dialogs: a node that takes over
     /// another's dialogs puts its own Contact in their next requests (a target refresh, RFC 6665
-    /// §4.1.2.2, §4.2.2).
-    func contactText(_ side: GatewayConfiguration.Side) -> String? { contacts[side]?.description }
+    /// §4.1.2.2, §4.2.2). A watcher's dialog gets the Contact of the transport its peer uses.
+    func contactText(_ side: GatewayConfiguration.Side, for peer: DialogPeer? = nil) -> String? {
+        (peer.flatMap { transportContacts[side]?[$0.transport] } ?? contacts[side])?.description
+    }
 }
