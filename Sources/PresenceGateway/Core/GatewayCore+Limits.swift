@@ -111,6 +111,7 @@ extension GatewayCore {
     mutating func forgetOMAWatch(_ key: Int) -> OMAWatch? {
         guard let watch = omaWatches.removeValue(forKey: key) else { return nil }
         rateControlled[key] = nil
+        if watch.listOwner != nil { listMemberWatches -= 1 }
         if watch.linked == nil {
             releaseQuota(watch.watcher.uri)
             releasePeerQuota(watch.peer)

@@ -91,6 +91,7 @@ extension GatewayCore {
             var memberWatch = OMAWatch(watcher: watcher, resource: member)
             memberWatch.list = .member(of: key)
             omaWatches[memberKey] = memberWatch
+            listMemberWatches += 1
             resourceList.members.append(
                 ResourceList.Member(uri: member, watch: memberKey, instance: String(memberKey)))
         }
@@ -336,6 +337,7 @@ extension GatewayCore {
                 var member = OMAWatch(watcher: watch.watcher, resource: uri)
                 member.list = .member(of: key)
                 omaWatches[memberKey] = member
+                listMemberWatches += 1
                 changed.members.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
                 added.append(memberKey)
             }

@@ -121,6 +121,8 @@ public struct GatewayCore: Sendable {
     }
     /// Linked identities whose enterprise state is published to the OMA presence server.
     var linked: [Int: LinkedPublication] = [:]
+    /// How many OMA watches are members' watches of resource lists (RFC 4662).
+    var listMemberWatches = 0
     /// OMA watches that asked for rate control (RFC 6446), by key.
     var rateControlled: [Int: RateControl] = [:]
     /// The gateway's own event state compositor, for linked identities it serves (flow 4).
@@ -171,8 +173,12 @@ public struct GatewayCore: Sendable {
     public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) {
         // Linked identities' own watches are not watchers; there are as few as configured
         // identities, so they are counted from `linked` rather than by walking every OMA watch.
+        // Nor are the members' watches of a resource list, whose list is the watcher's one.
         let linkedWatches = linked.values.count { link in link.watch.map { omaWatches[$0] != nil } ?? false }
-        return (enterpriseWatches.count, omaLegs.count, omaWatches.count - linkedWatches, enterpriseLegs.count)
+        return (
+            enterpriseWatches.count, omaLegs.count, omaWatches.count - linkedWatches - listMemberWatches,
+            enterpriseLegs.count
+        )
     }
 
     typealias DialogKey = SIPDialogKey

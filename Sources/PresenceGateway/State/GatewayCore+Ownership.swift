@@ -26,6 +26,7 @@ extension GatewayCore {
                 ]
             case .omaWatch:
                 guard let watch = omaWatches.forget(key) else { continue }
+                if watch.listOwner != nil { listMemberWatches -= 1 }
                 if watch.linked == nil {
                     releaseQuota(watch.watcher.uri)
                     releasePeerQuota(watch.peer)

@@ -54,6 +54,7 @@ extension GatewayCore {
         for (key, watch) in decoded.omaWatches {
             noteRestoredKey(key)
             omaWatches.restore(key, watch)
+            if watch.listOwner != nil { listMemberWatches += 1 }
             if watch.linked == nil {
                 takeQuotaRestored(watch.watcher.uri)
                 _ = takePeerQuotaRestored(watch.peer)
