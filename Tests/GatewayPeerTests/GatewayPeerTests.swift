@@ -148,6 +148,34 @@ struct GatewayPeerTests {
         }
     }
 
+    /// RFC 6446 §7 through Kamailio: the watcher asks for `adaptive-min-rate=0.016` (one NOTIFY
+    /// in 62.5 s at first, §7.4) and Bob's state does not change: the gateway sends it again
+    /// about a minute after the first NOTIFY, giving the rate back in Subscription-State.
+    @Test func adaptiveMinRateSendsTheStateAgainForAnOMAWatcher() async throws {
+        let edge = (scenario: "enterprise-edge.xml", keys: ["avail1": "3500", "avail2": "3500", "expires": "600"],
+                    calls: 1, pause: 1000)
+        try await GatewayPeers.with(edge: edge) { peers in
+            let started = Date()
+            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
+                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
+                                                    "accept": "application/pidf+xml",
+                                                    "event": "presence;adaptive-min-rate=0.016"],
+                                             timeLimit: 100, extra: ["-d", "500", "-set", "notifies", "2"])
+            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let edgeRun = try await #require(peers.edge).finish()
+            #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
+            let notifies = watcher.receivedRequests("NOTIFY")
+            try #require(notifies.count >= 2, "\(notifies.count) NOTIFYs")
+            // The same state twice: the second is the adaptive minimum rate's, not a change.
+            #expect(notifies[0].body == notifies[1].body)
+            let state = try #require(try notifies[1].headers.subscriptionState)
+            #expect(state.parameters.value("adaptive-min-rate") == "0.016", "\(state)")
+            #expect(Date().timeIntervalSince(started) >= 62)
+            let status = try await peers.status { $0.isIdle }
+            #expect(status.isIdle, "subscriptions left: \(status)")
+        }
+    }
+
     /// [MS-PRES] §3.4.5.1.3.1: a batch response that lists the resource as `resubscribe` with a
     /// `poolFqdn` makes the gateway send its next category SUBSCRIBE for that resource to the pool
     /// GRUU (the seed's `sip:server3.contoso.com@contoso.com;gruu;opaque=…`), and the pool's answer
