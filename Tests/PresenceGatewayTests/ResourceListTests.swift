@@ -98,6 +98,26 @@ import XMLBridge
         return (id, answered, legs)
     }
 
+    /// Each member's dialog toward the enterprise (in `actions`) answered with the member
+    /// available: what the core did.
+    static func answerMembers(_ h: inout T.Harness, _ actions: [GatewayCore.Action]) -> [GatewayCore.Action] {
+        var answered: [GatewayCore.Action] = []
+        for (subscribe, context) in T.sent(actions, to: .enterprise) {
+            answered += h.core.receive(
+                T.enterpriseOK(subscribe, T.categories(availability: 3500, uri: subscribe.uri.description)),
+                to: subscribe, context: context, now: h.now)
+        }
+        return answered
+    }
+
+    /// The enterprise's BENOTIFY of Bob busy (6500) in his dialog: what the core did.
+    static func bobBusy(_ h: inout T.Harness, _ subscribe: SIPRequest, cseq: Int) throws -> [GatewayCore.Action] {
+        h.receive(
+            try T.enterpriseBENOTIFY(subscribe, cseq: cseq, T.categories(availability: 6500, uri: bob)),
+            from: .enterprise
+        ).1
+    }
+
     @Test func aListIsAnsweredWithFullStateThenChangesAlone() throws {
         var h = try T.Harness(yaml: Self.yaml)
         let (id, answered, legs) = try Self.answeredList(&h)
@@ -115,10 +135,7 @@ import XMLBridge
 
         // Bob goes busy: a partial notification, one version higher, with bob alone.
         let (bobSubscribe, _) = try #require(legs[Self.bob])
-        let busy = h.receive(
-            try T.enterpriseBENOTIFY(bobSubscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
-            from: .enterprise
-        ).1
+        let busy = try Self.bobBusy(&h, bobSubscribe, cseq: 2)
         let (change, _) = try #require(T.sent(busy, to: .oma).first)
         let partial = try Notification(change)
         #expect(partial.list.version == 1 && !partial.list.fullState)
@@ -126,10 +143,7 @@ import XMLBridge
         #expect(partial.instance(Self.bob)?.id == full.instance(Self.bob)?.id)
         #expect(partial.parts.values.first?.persons.first?.rpid.isEmpty == false, "busy is an RPID activity")
         // The same state again: nothing is sent.
-        let again = h.receive(
-            try T.enterpriseBENOTIFY(bobSubscribe, cseq: 3, T.categories(availability: 6500, uri: Self.bob)),
-            from: .enterprise
-        ).1
+        let again = try Self.bobBusy(&h, bobSubscribe, cseq: 3)
         #expect(T.sent(again, to: .oma).isEmpty)
 
         // A refresh is answered with full state (RFC 4662 §5.2), one version higher again.
@@ -159,12 +173,7 @@ import XMLBridge
         var request = try Self.subscribe()
         request.headers.set(.event, "presence;max-rate=0.1;min-rate=0.01")
         let (_, actions) = h.receive(request, from: .oma)
-        var answered: [GatewayCore.Action] = []
-        for (subscribe, context) in T.sent(actions, to: .enterprise) {
-            answered += h.core.receive(
-                T.enterpriseOK(subscribe, T.categories(availability: 3500, uri: subscribe.uri.description)),
-                to: subscribe, context: context, now: h.now)
-        }
+        let answered = Self.answerMembers(&h, actions)
         let (first, _) = try #require(T.sent(answered, to: .oma).first)
         #expect(first.headers[.subscriptionState] == "active;expires=600")
     }
@@ -268,10 +277,7 @@ import XMLBridge
         _ = try after.core.restore(records.all, clock: R.clock, now: after.now)
         #expect(after.core.counts.omaWatches == 1, "one watcher's list; its members are not watchers")
         let (bobSubscribe, _) = try #require(legs[Self.bob])
-        let busy = after.receive(
-            try T.enterpriseBENOTIFY(bobSubscribe, cseq: 2, T.categories(availability: 6500, uri: Self.bob)),
-            from: .enterprise
-        ).1
+        let busy = try Self.bobBusy(&after, bobSubscribe, cseq: 2)
         let (notify, _) = try #require(T.sent(busy, to: .oma).first)
         #expect(notify.headers.callID == "list-call-1")
         let partial = try Notification(notify)
@@ -457,12 +463,7 @@ import XMLBridge
         let request = try Self.subscribe()
         let watcher = WatcherIdentity(uri: "sip:alice@oma.example", network: .federated)
         let actions = h.core.receive(request, id: 7, from: .oma, watcher: watcher, peer: peer, now: h.now)
-        var answered: [GatewayCore.Action] = []
-        for (subscribe, context) in T.sent(actions, to: .enterprise) {
-            answered += h.core.receive(
-                T.enterpriseOK(subscribe, T.categories(availability: 3500, uri: subscribe.uri.description)),
-                to: subscribe, context: context, now: h.now)
-        }
+        let answered = Self.answerMembers(&h, actions)
         let ok = try #require(T.responses(answered, 7).first)
         #expect(try ok.headers.contact.first?.address?.uri.description == "sip:gw@127.0.0.1:5060;transport=tcp")
         let (notify, _) = try #require(T.sent(answered, to: .oma).first)

@@ -357,8 +357,9 @@ extension GatewayCore {
     /// watcher is answered with what is known (nothing yet: the empty view, RFC 3856 §6.6.2, as
     /// for a single subscription's 2xx without data); later notifications update it.
     mutating func answerOMAWatchWithoutData(_ key: Int, now: NIODeadline) -> [Action] {
-        if omaWatches[key]?.isList == true { return answerList(key, now: now) }
-        guard let watch = omaWatches[key], watch.pending != nil, let legKey = watch.leg,
+        guard let watch = omaWatches[key] else { return [] }
+        if watch.isList { return answerList(key, now: now) }
+        guard watch.pending != nil, let legKey = watch.leg,
             let leg = enterpriseLegs[legKey],
             leg.watches[watch.resource] == key
         else { return [] }
@@ -525,7 +526,7 @@ extension GatewayCore {
     /// The OMA watch is gone: its resource leaves its leg (an `unsubscribe` action in a batch
     /// dialog still serving others, else the leg is unsubscribed).
     mutating func detachOMAWatch(_ watch: OMAWatch, now: NIODeadline) -> [Action] {
-        if let list = watch.resourceList { return detachMembers(of: list, now: now) }
+        if let list = watch.resourceList { return detachMembers(list.members, now: now) }
         guard let key = watch.leg else { return [] }
         return detachResource(watch.resource, from: key, now: now)
     }

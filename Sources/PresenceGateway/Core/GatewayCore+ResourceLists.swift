@@ -323,7 +323,7 @@ extension GatewayCore {
             var changed = list
             let kept = Set(members)
             let gone = list.members.filter { !kept.contains($0.uri) }
-            out += detachMembers(of: ResourceList(members: gone), now: now)
+            out += detachMembers(gone, now: now)
             changed.members.removeAll { !kept.contains($0.uri) }
             let present = Set(changed.members.map(\.uri))
             var added: [Int] = []
@@ -357,9 +357,9 @@ extension GatewayCore {
 
     /// The member watches of a list watch that ends, forgotten with it: their resources leave
     /// their enterprise legs.
-    mutating func detachMembers(of list: ResourceList, now: NIODeadline) -> [Action] {
+    mutating func detachMembers(_ members: [ResourceList.Member], now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for member in list.members {
+        for member in members {
             if let key = member.watch, let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
         }
         return out
