@@ -49,6 +49,13 @@ public struct BatchCategorySubscriber: Sendable {
     public let categories: [CategoryName]
     /// Resources waiting for the outstanding SUBSCRIBE to be answered before their own is sent.
     var queued: [BatchSubscribe.Action] = []
+    /// The actions of the outstanding SUBSCRIBE when a resource in them carries a `context`: a
+    /// 413 to it sends them again without ([MS-PRES] §3.6.5.3: the resource's subscriber list is
+    /// full, which does not stop the subscription).
+    private var sentContexts: [BatchSubscribe.Action]?
+    /// A 413 answered the dialog's first SUBSCRIBE, which carried a `context`: the dialog ended,
+    /// and its resources are to be subscribed again without one.
+    public private(set) var refusedContext = false
     /// The resources: most dialogs a gateway keeps have one, held without an array allocation.
     private var resourceList: ResourceList
 
@@ -86,14 +93,17 @@ public struct BatchCategorySubscriber: Sendable {
     /// Starts the dialog with one `subscribe` action for `resources` and `categories`. `target` is
     /// the Request-URI: the watcher's own URI, or a pool GRUU from a `poolFqdn` hint (batch), or
     /// the resource (single).
+    ///
+    /// `context`: each resource carries ``BatchSubscribe/Resource/addedAsWatcher``, so that the
+    /// watcher joins its subscriber list (§3.6).
     public static func start(
         watcher: SIPAddress, target: SIPURI, contact: SIPAddress, resources: [String],
         categories: [CategoryName], expires: UInt32 = 3600, callID: String,
-        localTag: String
+        localTag: String, context: Bool = false
     ) -> (BatchCategorySubscriber, [Action]) {
         start(
             configuration(watcher: watcher, target: target, contact: contact, expires: expires),
-            resources: resources, categories: categories, callID: callID, localTag: localTag)
+            resources: resources, categories: categories, callID: callID, localTag: localTag, context: context)
     }
 
     /// Starts a single category subscription of `watcher` to `resource` (§4.6): Request-URI and To
@@ -101,35 +111,36 @@ public struct BatchCategorySubscriber: Sendable {
     public static func startSingle(
         watcher: SIPAddress, resource: SIPAddress, contact: SIPAddress,
         categories: [CategoryName], expires: UInt32 = 3600, callID: String,
-        localTag: String
+        localTag: String, context: Bool = false
     ) -> (BatchCategorySubscriber, [Action]) {
         start(
             configuration(watcher: watcher, target: resource.uri, contact: contact, expires: expires, single: resource),
-            resources: [resource.uri.description], categories: categories, callID: callID, localTag: localTag)
+            resources: [resource.uri.description], categories: categories, callID: callID, localTag: localTag,
+            context: context)
     }
 
     private static func start(
         _ base: SubscriberSubscription.Configuration, resources: [String], categories: [CategoryName],
-        callID: String, localTag: String
+        callID: String, localTag: String, context: Bool
     ) -> (BatchCategorySubscriber, [Action]) {
         var configuration = base
-        let watcher = base.from
-        configuration.body = body(watcher: watcher, .subscribe, resources, categories)
+        let action = subscribeAction(resources, categories, context: context)
+        configuration.body = body(base.from, [action])
         let (subscription, actions) = SubscriberSubscription.start(configuration, callID: callID, localTag: localTag)
-        let subscriber = BatchCategorySubscriber(
+        var subscriber = BatchCategorySubscriber(
             subscription: subscription, resources: resources, categories: categories)
+        if context { subscriber.sentContexts = [action] }
         return (subscriber, actions.map { .subscription($0) })
     }
 
     /// Adds resources to the dialog (a `subscribe` action in an in-dialog SUBSCRIBE, §4.5). Sent
-    /// at once when no SUBSCRIBE is outstanding, else after its response.
-    public mutating func add(_ uris: [String], now: NIODeadline) -> [Action] {
+    /// at once when no SUBSCRIBE is outstanding, else after its response. `context` as for
+    /// ``start(watcher:target:contact:resources:categories:expires:callID:localTag:context:)``.
+    public mutating func add(_ uris: [String], context: Bool = false, now: NIODeadline) -> [Action] {
         let new = uris.filter { !resources.contains($0) }
         guard !new.isEmpty else { return [] }
         resources += new
-        return send(
-            BatchSubscribe.Action(kind: .subscribe, resources: new.map { .init(uri: $0) }, categories: categories),
-            now: now)
+        return send(Self.subscribeAction(new, categories, context: context), now: now)
     }
 
     /// Removes resources (an `unsubscribe` action, §4.5). The dialog stays, even when empty.
@@ -167,11 +178,20 @@ public struct BatchCategorySubscriber: Sendable {
     /// A response to the outstanding SUBSCRIBE: the piggybacked multipart body becomes resource
     /// events; queued additions or removals go out next.
     public mutating func receive(_ response: SIPResponse, now: NIODeadline, jitter: Double) -> [Action] {
+        let answered = response.statusCode >= 200 ? sentContexts : nil
+        if response.statusCode >= 200 { sentContexts = nil }
         var actions = wrap(subscription.receive(response, now: now, jitter: jitter))
+        if response.statusCode == 413, let answered {
+            if case .terminated = subscription.status {
+                refusedContext = true
+            } else {
+                queued.insert(contentsOf: answered.map(Self.withoutContext), at: 0)
+            }
+        }
         if response.statusCode >= 200, subscription.outstanding == nil, !queued.isEmpty {
             let next = queued
             queued = []
-            actions += wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, next), now: now))
+            actions += resubscribe(next, now: now)
         }
         return actions
     }
@@ -185,7 +205,8 @@ public struct BatchCategorySubscriber: Sendable {
 
     /// The outstanding SUBSCRIBE timed out or failed in transport.
     public mutating func transactionFailed(now: NIODeadline) -> [Action] {
-        wrap(subscription.transactionFailed(now: now))
+        sentContexts = nil
+        return wrap(subscription.transactionFailed(now: now))
     }
 
     // MARK: -
@@ -195,7 +216,29 @@ public struct BatchCategorySubscriber: Sendable {
             queued.append(action)
             return []
         }
-        return wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, [action]), now: now))
+        return resubscribe([action], now: now)
+    }
+
+    /// An in-dialog SUBSCRIBE with `actions`, remembering them when one carries a `context`.
+    private mutating func resubscribe(_ actions: [BatchSubscribe.Action], now: NIODeadline) -> [Action] {
+        let sent = wrap(subscription.resubscribe(body: Self.body(subscription.configuration.from, actions), now: now))
+        let hasContext = actions.contains { $0.resources.contains { $0.context != nil } }
+        sentContexts = hasContext && subscription.outstanding != nil ? actions : nil
+        return sent
+    }
+
+    static func subscribeAction(_ resources: [String], _ categories: [CategoryName], context: Bool)
+        -> BatchSubscribe.Action
+    {
+        let context = context ? BatchSubscribe.Resource.addedAsWatcher : nil
+        return BatchSubscribe.Action(
+            kind: .subscribe, resources: resources.map { .init(uri: $0, context: context) }, categories: categories)
+    }
+
+    static func withoutContext(_ action: BatchSubscribe.Action) -> BatchSubscribe.Action {
+        var action = action
+        for i in action.resources.indices { action.resources[i].context = nil }
+        return action
     }
 
     func wrap(_ actions: [SubscriberSubscription.Action]) -> [Action] {
@@ -244,15 +287,6 @@ public struct BatchCategorySubscriber: Sendable {
     public struct BodyError: Error, Sendable, CustomStringConvertible {
         public var description: String
         init(_ description: String) { self.description = description }
-    }
-
-    static func body(
-        watcher: SIPAddress, _ kind: BatchSubscribe.Action.Kind, _ resources: [String],
-        _ categories: [CategoryName]
-    ) -> [UInt8] {
-        body(
-            watcher,
-            [BatchSubscribe.Action(kind: kind, resources: resources.map { .init(uri: $0) }, categories: categories)])
     }
 
     static func body(_ watcher: SIPAddress, _ actions: [BatchSubscribe.Action]) -> [UInt8] {

@@ -6,6 +6,7 @@ import MSPresenceEvents
 import SIPMessages
 import SIPStack
 import Testing
+import XMLBridge
 
 /// The gateway as the subscriber of a batched category subscription ([MS-PRES] §4.5, §4.6).
 @Suite struct BatchSubscriberTests {
@@ -117,5 +118,79 @@ import Testing
         let actions = subscriber.receive(notify: notify, now: t0, jitter: 0)
         #expect(Self.events(actions) == [.categories(john)])
         #expect(!actions.contains { if case .subscription(.respond) = $0 { true } else { false } })
+    }
+
+    // MARK: - Joining the subscriber list ([MS-PRES] §2.2.2.4.1, §3.6)
+
+    static func contexts(_ request: SIPRequest) throws -> [String: XMLElement?] {
+        var found: [String: XMLElement?] = [:]
+        for action in try BatchSubscribe(bytes: request.body).actions {
+            for resource in action.resources { found[resource.uri] = resource.context }
+        }
+        return found
+    }
+
+    @Test func aContextAsksToJoinTheSubscriberListAsTheSpecsExampleDoes() throws {
+        let (_, request) = BatchCategorySubscriber.start(
+            watcher: watcher, target: watcher.uri, contact: contact, resources: ["sip:john@contoso.com"],
+            categories: [.state], callID: "c1@gw", localTag: "w1", context: true)
+        let sent = try #require(Self.sent(request).first)
+        // The same context element as §2.2.2.4.1's example (schema §6.13), and a body the schemas accept.
+        let example = try BatchSubscribe(bytes: Array(try Data(contentsOf: URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("../shared/spec/examples/2.2.2.4.1-batch-subscribe-with-context.xml"))))
+        let expected = try #require(example.actions.first?.resources.last?.context)
+        let context = try #require(try Self.contexts(sent)["sip:john@contoso.com"] ?? nil)
+        let ns = NS.subscriptionContext
+        let mine = try #require(context.element(XMLName(ns, "subscriptionContext")))
+        let theirs = try #require(expected.element(XMLName(ns, "subscriptionContext")))
+        #expect(context.name == expected.name)
+        #expect(mine[attribute: "majorVersion"] == "1" && mine[attribute: "minorVersion"] == "0")
+        #expect(mine.element(XMLName(ns, "watcher"))?.element(XMLName(ns, "contactList")) != nil)
+        #expect(theirs.element(XMLName(ns, "watcher"))?.element(XMLName(ns, "contactList")) != nil)
+        let schema = try #require(PublishSchemaTests.harness)
+        // Schema §6.8 omits batchSub's uri and name, which every example carries (docs/flows.md,
+        // "Schema defects"); nothing else may be refused.
+        let violations = try schema.validate(sent.body).filter {
+            !"\($0)".contains("batchSub', attribute 'uri'") && !"\($0)".contains("batchSub', attribute 'name'")
+        }
+        #expect(violations.isEmpty, "\(violations)")
+    }
+
+    @Test func aFullSubscriberListRefusesTheFirstSubscribeAndEndsTheDialogForAnotherWithout() throws {
+        var (subscriber, actions) = BatchCategorySubscriber.start(
+            watcher: watcher, target: watcher.uri, contact: contact, resources: ["sip:john@contoso.com"],
+            categories: [.state], callID: "c1@gw", localTag: "w1", context: true)
+        let request = try #require(Self.sent(actions).first)
+        actions = subscriber.receive(SIPResponse(replyingTo: request, statusCode: 413), now: t0, jitter: 0)
+        #expect(subscriber.refusedContext)
+        #expect(Self.sent(actions).isEmpty)
+        // Without a context, a 413 is an ordinary refusal.
+        var (plain, first) = try start(["sip:john@contoso.com"])
+        _ = plain.receive(SIPResponse(replyingTo: first, statusCode: 413), now: t0, jitter: 0)
+        #expect(!plain.refusedContext)
+    }
+
+    @Test func a413ToAnAdditionWithContextSendsItAgainWithoutAndRefreshesCarryNone() throws {
+        var (subscriber, request) = try start(["sip:john@contoso.com"])
+        _ = subscriber.receive(Self.ok(request, cseq: 1, list: RLMIList(uri: "sip:alice@oma.example"), categories: []),
+                               now: t0, jitter: 0)
+        let add = try #require(Self.sent(subscriber.add(["sip:bob@contoso.com"], context: true, now: t0)).first)
+        #expect(try Self.contexts(add)["sip:bob@contoso.com"] ?? nil == BatchSubscribe.Resource.addedAsWatcher)
+        // A second addition waits for the first's answer.
+        #expect(Self.sent(subscriber.add(["sip:carol@contoso.com"], now: t0)).isEmpty)
+        let again = Self.sent(subscriber.receive(SIPResponse(replyingTo: add, statusCode: 413), now: t0, jitter: 0))
+        let retry = try #require(again.first)
+        #expect(again.count == 1)
+        // Bob again, without context, and the queued Carol with him; the dialog holds both.
+        let contexts = try Self.contexts(retry)
+        #expect(contexts.keys.sorted() == ["sip:bob@contoso.com", "sip:carol@contoso.com"])
+        #expect(contexts.values.allSatisfy { $0 == nil })
+        #expect(subscriber.subscription.status == .active)
+        #expect(subscriber.resources == ["sip:john@contoso.com", "sip:bob@contoso.com", "sip:carol@contoso.com"])
+        // Another 413, to a SUBSCRIBE without context, is not retried.
+        #expect(Self.sent(subscriber.receive(SIPResponse(replyingTo: retry, statusCode: 413), now: t0, jitter: 0)).isEmpty)
+        let refresh = try #require(Self.sent(subscriber.refresh(now: t0)).first)
+        #expect(try Self.contexts(refresh).values.allSatisfy { $0 == nil })
     }
 }

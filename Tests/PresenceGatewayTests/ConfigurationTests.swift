@@ -42,6 +42,9 @@ import Testing
         // rpid-extensions belongs to the OMA side only (its PIDF watchers and publications).
         ("listen:\n  - { side: oma, transport: udp, address: 127.0.0.1 }\n  - { side: enterprise, transport: tcp, address: 127.0.0.1 }\nenterprise: { domains: [contoso.com], next-hop: dns, rpid-extensions: true }\noma: { domains: [oma.example], next-hop: dns }\n", 4, "unknown key 'rpid-extensions'"),
         (valid.replacingOccurrences(of: "next-hop: \"sip:127.0.0.1:5070\" }", with: "next-hop: \"sip:127.0.0.1:5070\", rpid-extensions: often }"), 5, "true or false"),
+        // subscriber-list is the enterprise side's ([MS-PRES] §3.6).
+        (valid.replacingOccurrences(of: "next-hop: dns-federation }", with: "next-hop: dns-federation, subscriber-list: 1 }"), 4, "true or false"),
+        (valid.replacingOccurrences(of: "next-hop: \"sip:127.0.0.1:5070\" }", with: "next-hop: \"sip:127.0.0.1:5070\", subscriber-list: false }"), 5, "unknown key 'subscriber-list'"),
     ]
 
     static let valid = """
@@ -61,6 +64,25 @@ import Testing
         #expect(config.admin == nil)
         // PIDF for OMA watchers is the [MS-PRES] §3.7.5.4 table unless the OMA side opts in.
         #expect(config.oma.rpidExtensions == false)
+    }
+
+    /// OMA watchers join the subscriber lists of the enterprise users they watch unless turned off.
+    @Test func enterpriseSideMayLeaveOMAWatchersOutOfSubscriberLists() throws {
+        #expect(try GatewayConfiguration(yaml: Self.valid).enterprise.subscriberList)
+        let yaml = Self.valid.replacingOccurrences(
+            of: "next-hop: dns-federation }", with: "next-hop: dns-federation, subscriber-list: false }")
+        #expect(try GatewayConfiguration(yaml: yaml).enterprise.subscriberList == false)
+        // Toward a UDP next hop the context's bytes would send the SUBSCRIBE over TCP (RFC 3261
+        // §18.1.1): off unless asked for.
+        for hop in ["sip:127.0.0.1:5062", "sip:127.0.0.1:5062;transport=UDP"] {
+            let udp = Self.valid.replacingOccurrences(of: "next-hop: dns-federation }", with: "next-hop: \"\(hop)\" }")
+            #expect(try GatewayConfiguration(yaml: udp).enterprise.subscriberList == false)
+            let asked = udp.replacingOccurrences(of: "\(hop)\" }", with: "\(hop)\", subscriber-list: true }")
+            #expect(try GatewayConfiguration(yaml: asked).enterprise.subscriberList)
+        }
+        let tls = Self.valid.replacingOccurrences(
+            of: "next-hop: dns-federation }", with: "next-hop: \"sip:127.0.0.1:5061;transport=tls\" }")
+        #expect(try GatewayConfiguration(yaml: tls).enterprise.subscriberList)
     }
 
     @Test func omaSideOptsIntoRPIDExtensions() throws {

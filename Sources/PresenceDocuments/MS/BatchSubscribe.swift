@@ -38,6 +38,28 @@ public struct BatchSubscribe: Hashable, Sendable {
             self.uri = uri
             self.context = context
         }
+
+        /// The `context` of a resource the subscriber has just added to its contact list: the
+        /// subscriber asks to join the resource's subscriber list, whose owner is told ([MS-PRES]
+        /// §2.2.2.4.1, §3.4.5.1.2; schema §6.13).
+        ///
+        /// ```
+        /// <context> <subscriptionContext majorVersion="1" minorVersion="0">
+        ///   <watcher> <contactList/> </watcher>
+        /// </subscriptionContext> </context>
+        /// ```
+        public static let addedAsWatcher: XMLElement = {
+            let ns = NS.subscriptionContext
+            let watcher = XMLElement(
+                XMLName(ns, "watcher"), children: [.element(XMLElement(XMLName(ns, "contactList")))])
+            let subscriptionContext = XMLElement(
+                XMLName(ns, "subscriptionContext"),
+                attributes: [
+                    XMLAttribute(XMLName("", "majorVersion"), "1"), XMLAttribute(XMLName("", "minorVersion"), "0"),
+                ],
+                children: [.element(watcher)])
+            return XMLElement(XMLName(NS.batchSubscribe, "context"), children: [.element(subscriptionContext)])
+        }()
     }
 
     public init(uri: String? = nil, name: String? = nil, actions: [Action] = []) {

@@ -58,6 +58,12 @@ public struct GatewayConfiguration: Sendable {
         /// `partial-notifications: true`); each subscription whose server sends them keeps the
         /// last full document to apply the next diff to.
         public var partialNotifications = false
+        /// Enterprise side: an OMA watcher's category SUBSCRIBE for a new resource carries a
+        /// `context`, so the watcher joins that enterprise user's subscriber list and the user
+        /// is told of it, as when a contact adds them ([MS-PRES] §2.2.2.4.1, §3.6). Default: on,
+        /// except toward a UDP next hop, where the longer SUBSCRIBE would have to go over TCP
+        /// (RFC 3261 §18.1.1).
+        public var subscriberList = true
     }
 
     /// A peer the gateway knows by address.
@@ -188,7 +194,7 @@ extension GatewayConfiguration {
         }
         guard let enterprise = top["enterprise"] else { throw root.error("'enterprise' is required") }
         guard let oma = top["oma"] else { throw root.error("'oma' is required") }
-        self.enterprise = try Self.domains(enterprise)
+        self.enterprise = try Self.domains(enterprise, extraKeys: ["subscriber-list"])
         self.oma = try Self.domains(oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications"])
         let overlap = Set(self.enterprise.domains).intersection(self.oma.domains)
         if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
@@ -341,6 +347,10 @@ extension GatewayConfiguration {
         var result = Domains(
             domains: names, nextHop: nextHop, rpidExtensions: try m["rpid-extensions"]?.bool() ?? false,
             partialNotifications: try m["partial-notifications"]?.bool() ?? false)
+        if case .uri(let uri) = nextHop, uri.scheme == .sip, (uri.transport ?? "udp").lowercased() == "udp" {
+            result.subscriberList = false
+        }
+        if let list = m["subscriber-list"] { result.subscriberList = try list.bool() }
         if let rate = m["rate-control"] {
             let r = try rate.mapping(known: ["min-interval", "max-interval"])
             result.minInterval = try r["min-interval"]?.integer(UInt32.self, in: 0...UInt32.max)

@@ -194,11 +194,16 @@ extension GatewayCore {
     }
 
     /// Puts a watch's resource into an enterprise leg: the watcher's dialog with the resource's
-    /// known pool, a new batch dialog, or a single subscription.
-    mutating func attach(_ key: Int, single forceSingle: Bool = false, now: NIODeadline) -> [Action] {
+    /// known pool, a new batch dialog, or a single subscription. The resource carries a `context`
+    /// (the watcher joins its subscriber list, [MS-PRES] §3.6) when `subscriber-list` is on, the
+    /// watcher is a person (not a linked identity's own watch) and `context` is not false.
+    mutating func attach(_ key: Int, single forceSingle: Bool = false, context: Bool = true, now: NIODeadline)
+        -> [Action]
+    {
         guard var watch = omaWatches[key], let contact = contacts[.enterprise],
             let resourceURI = try? SIPURI(watch.resource)
         else { return [] }
+        let context = context && configuration.enterprise.subscriberList && watch.linked == nil
         // A filtered watcher's categories are its own: a single subscription carries them.
         let forceSingle = forceSingle || watch.filter != nil
         let categories = watch.filter?.categories ?? Self.bridgedCategories
@@ -210,7 +215,7 @@ extension GatewayCore {
         {
             var leg = found
             leg.watches[watch.resource] = key
-            let actions = leg.subscriber.add([watch.resource], now: now)
+            let actions = leg.subscriber.add([watch.resource], context: context, now: now)
             enterpriseLegs[legKey] = leg
             watch.leg = legKey
             omaWatches[key] = watch
@@ -224,13 +229,13 @@ extension GatewayCore {
             (subscriber, actions) = BatchCategorySubscriber.startSingle(
                 watcher: watcherAddress, resource: SIPAddress(uri: resourceURI), contact: contact,
                 categories: categories, expires: configuration.subscriptions.defaultExpires,
-                callID: ids.callID(), localTag: ids.tag())
+                callID: ids.callID(), localTag: ids.tag(), context: context)
         } else {
             let target = pool.flatMap { try? SIPURI($0) } ?? resourceURI
             (subscriber, actions) = BatchCategorySubscriber.start(
                 watcher: watcherAddress, target: target, contact: contact, resources: [watch.resource],
                 categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
-                callID: ids.callID(), localTag: ids.tag())
+                callID: ids.callID(), localTag: ids.tag(), context: context)
         }
         dialogs.insert(
             DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag),

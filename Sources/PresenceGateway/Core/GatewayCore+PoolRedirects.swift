@@ -55,13 +55,23 @@ extension GatewayCore {
         }
     }
 
-    /// An enterprise leg ended. A refused first batch SUBSCRIBE makes the gateway use single
-    /// ones; a pool that stopped answering is forgotten for its resources; every watcher it
-    /// carried is refused or ended with the reason mapped.
+    /// An enterprise leg ended. A first SUBSCRIBE refused 413 for its `context` is made again
+    /// without one; a refused first batch SUBSCRIBE makes the gateway use single ones; a pool that
+    /// stopped answering is forgotten for its resources; every watcher it carried is refused or
+    /// ended with the reason mapped.
     mutating func enterpriseLegEnded(_ key: Int, reason: String, status: Int?, now: NIODeadline) -> [Action] {
         guard let leg = enterpriseLegs[key] else { return [] }
         removeEnterpriseLeg(key)
         var out: [Action] = []
+        if leg.subscriber.refusedContext {
+            // [MS-PRES] §3.6.5.3: the resource's subscriber list is full, which refuses the
+            // context, not the subscription.
+            for (_, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
+                omaWatches[watchKey]?.leg = nil
+                out += attach(watchKey, context: false, now: now)
+            }
+            return out
+        }
         let refusedBatch =
             !leg.single && !leg.established
             && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
