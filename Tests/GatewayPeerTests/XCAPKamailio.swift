@@ -156,6 +156,21 @@ final class XCAPKamailio: @unchecked Sendable {
         guard answer.status == 200 else { throw PeerError("DELETE answered \(answer.status)") }
     }
 
+    /// The path of `xui`'s rls-services document (RFC 4826 §4.4.7: `index`).
+    static func rlsServicesPath(_ xui: String) -> String { "/xcap-root/rls-services/users/\(xui)/index" }
+
+    /// PUTs `xui`'s rls-services document (RFC 4826 §4).
+    func putRLSServices(_ xui: String, _ document: String) async throws {
+        let answer = try await loopbackHTTP(port: Int(port), "PUT", Self.rlsServicesPath(xui), body: document,
+                                            headers: ["Content-Type: application/rls-services+xml"])
+        guard answer.status == 200 || answer.status == 201 else { throw PeerError("PUT answered \(answer.status): \(log.suffix(1000))") }
+    }
+
+    func deleteRLSServices(_ xui: String) async throws {
+        let answer = try await loopbackHTTP(port: Int(port), "DELETE", Self.rlsServicesPath(xui))
+        guard answer.status == 200 else { throw PeerError("DELETE answered \(answer.status)") }
+    }
+
     var log: String { process.output }
 
     /// Stops Kamailio (its whole process group) and removes the run directory; idempotent.

@@ -32,6 +32,18 @@ import Testing
         #expect(xcap.documentURI(of: "sip:a/b?c#d@oma.example") == "http://127.0.0.1:8080/xcap-root/pres-rules/users/sip:a%2Fb%3Fc%23d@oma.example/index")
     }
 
+    /// RFC 4826 §4.4.7: an identity's rls-services document is `index` under the
+    /// `rls-services` AUID; the identities are kept in order.
+    @Test func rlsServicesDocumentsAreNamedByTheirIdentities() throws {
+        let config = try GatewayConfiguration(yaml: ConfigurationTests.valid + """
+            xcap: { root: "http://127.0.0.1:8080/xcap-root", rls-services: ["sip:lists@contoso.com", "<sip:Team@Contoso.com>"] }
+            """)
+        let xcap = try #require(config.xcap)
+        #expect(xcap.rlsServices == ["sip:lists@contoso.com", "sip:Team@contoso.com"])
+        #expect(xcap.rlsServicesURI(of: "sip:lists@contoso.com") == "http://127.0.0.1:8080/xcap-root/rls-services/users/sip:lists@contoso.com/index")
+        #expect(config.awaitingResourceLists == false, "set by the server while it fetches")
+    }
+
     @Test func aFileIsStillAFile() throws {
         let config = try GatewayConfiguration(yaml: ConfigurationTests.valid + """
             presentities:
@@ -49,6 +61,8 @@ import Testing
         ("xcap: { root: \"http://x.example/r\", auid: \"a/b\" }", 6, 43, "one path segment"),
         ("xcap: { root: \"http://x.example/r\", poll: 0 }", 6, 43, "1"),
         ("xcap: { root: \"http://x.example/r\", user: x }", 6, 37, "user"),
+        ("xcap: { root: \"http://x.example/r\", rls-services: [lists] }", 6, 52, "not a sip:user@host"),
+        ("xcap: { root: \"http://x.example/r\", rls-services: [\"sip:l@contoso.com\", \"sip:l@contoso.com\"] }", 6, 73, "named twice"),
     ])
     func mistakesAreReportedWhereTheyAre(yaml: String, line: Int, column: Int, message: String) {
         let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: ConfigurationTests.valid + yaml) }

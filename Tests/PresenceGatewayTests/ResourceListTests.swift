@@ -311,6 +311,46 @@ import XMLBridge
         #expect(h.core.counts.omaWatches == 0)
     }
 
+    /// Lists from XCAP (docs/flows.md, "Resource lists"): until the rls-services documents have
+    /// been answered, a SUBSCRIBE that could take a list is asked to come back, one that could not
+    /// goes on; then the lists fetched are served, and changes to them reach live lists.
+    @Test func listsFromXCAPAreWaitedForThenServed() throws {
+        var h = try T.Harness()
+        #expect(h.core.replaceResourceLists([:], awaiting: true, now: h.now).isEmpty)
+        let (waitID, waiting) = h.receive(try Self.subscribe(), from: .oma)
+        let wait = try #require(T.responses(waiting, waitID).first)
+        #expect(wait.statusCode == 503 && wait.headers[.retryAfter] == "5")
+        #expect(T.sent(waiting, to: .enterprise).isEmpty && h.core.counts.omaWatches == 0)
+        let plain = try T.request([
+            "SUBSCRIBE \(Self.bob) SIP/2.0", "Via: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKp1", "Max-Forwards: 69",
+            "From: <sip:dave@oma.example>;tag=d1", "To: <\(Self.bob)>", "Call-ID: plain-1", "CSeq: 1 SUBSCRIBE",
+            "Contact: <sip:dave@127.0.0.1:5070>", "Event: presence", "Accept: application/pidf+xml",
+        ])
+        let (_, plainActions) = h.receive(plain, from: .oma)
+        #expect(T.sent(plainActions, to: .enterprise).map(\.0.uri.description) == [Self.bob])
+
+        // The document answered: the list is served.
+        #expect(h.core.replaceResourceLists([Self.team: [Self.bob, Self.carol]], awaiting: false, now: h.now).isEmpty)
+        let (id, actions) = h.receive(try Self.subscribe(), from: .oma)
+        let legs = T.sent(actions, to: .enterprise)
+        #expect(Set(legs.map(\.0.uri.description)) == [Self.bob, Self.carol])
+        let answered = Self.answerMembers(&h, actions)
+        #expect(T.responses(answered, id).first?.statusCode == 200)
+        let full = try Notification(try #require(T.sent(answered, to: .oma).first).0)
+        #expect(full.list.resources.map(\.uri) == [Self.bob, Self.carol])
+
+        // Carol taken out of the document: full state without her, her dialog ended.
+        let shrunk = h.core.replaceResourceLists([Self.team: [Self.bob]], awaiting: false, now: h.now)
+        let state = try Notification(try #require(T.sent(shrunk, to: .oma).first).0)
+        #expect(state.list.fullState && state.list.resources.map(\.uri) == [Self.bob])
+        let carol = try #require(legs.first { $0.0.uri.description == Self.carol }).0
+        #expect(T.sent(shrunk, to: .enterprise).contains { $0.0.headers.callID == carol.headers.callID })
+        // The list gone from the document: it ends.
+        let gone = h.core.replaceResourceLists([:], awaiting: false, now: h.now)
+        let final = try #require(T.sent(gone, to: .oma).first).0
+        #expect(final.headers[.subscriptionState] == "terminated;reason=noresource")
+    }
+
     /// The admin API shows a list subscription once, its members as its resources, each with
     /// the leg toward the enterprise that carries it.
     @Test func theAdminAPIShowsAListWithItsMembers() throws {

@@ -8,6 +8,10 @@ extension GatewayConfiguration {
     /// seconds with `If-None-Match` (RFC 4825 §7.11); a changed document applies at once
     /// (docs/flows.md, "Policy from XCAP").
     ///
+    /// `rls-services` names identities whose RFC 4826 `rls-services` document
+    /// (`ROOT/rls-services/users/XUI/index`, RFC 4826 §4.4.7) holds resource lists the gateway
+    /// serves, fetched and polled the same way (docs/flows.md, "Resource lists").
+    ///
     /// ```yaml
     /// xcap:
     ///   root: "http://xdms.oma.example:8080/xcap-root"  # the XCAP root URI (http or https)
@@ -15,6 +19,7 @@ extension GatewayConfiguration {
     ///   document: index         # the document's name (default: index, RFC 5025 §9.7)
     ///   poll: 30                # seconds between checks (default 30)
     ///   timeout: 10             # seconds for one request (default 10)
+    ///   rls-services: ["sip:lists@contoso.com"]   # optional
     /// presentities:
     ///   "sip:carol@oma.example": { pres-rules: xcap }
     /// ```
@@ -25,6 +30,9 @@ extension GatewayConfiguration {
         public var document: String
         public var pollSeconds: Int
         public var timeoutSeconds: Int
+        /// The identities whose rls-services documents hold served resource lists, in order
+        /// (a list URI the first of them defines wins).
+        public var rlsServices: [String] = []
 
         public init(
             root: String, auid: String = "pres-rules", document: String = "index", pollSeconds: Int = 30,
@@ -40,17 +48,26 @@ extension GatewayConfiguration {
         /// The document URI of `presentity`'s pres-rules: its XUI is the presentity's SIP URI
         /// (RFC 4825 §4, §6), percent-encoded where a path segment needs it.
         public func documentURI(of presentity: String) -> String {
+            Self.documentURI(root: root, auid: auid, xui: presentity, document: document)
+        }
+
+        /// The document URI of `xui`'s rls-services document (RFC 4826 §4.4.7: `index`).
+        public func rlsServicesURI(of xui: String) -> String {
+            Self.documentURI(root: root, auid: "rls-services", xui: xui, document: "index")
+        }
+
+        static func documentURI(root: String, auid: String, xui: String, document: String) -> String {
             var segment = CharacterSet.urlPathAllowed
             segment.remove("/")
-            let xui = presentity.addingPercentEncoding(withAllowedCharacters: segment) ?? presentity
-            return "\(root)/\(auid)/users/\(xui)/\(document)"
+            let encoded = xui.addingPercentEncoding(withAllowedCharacters: segment) ?? xui
+            return "\(root)/\(auid)/users/\(encoded)/\(document)"
         }
     }
 
     /// Reads `xcap:`; absent: nil.
     static func xcap(_ node: ConfigurationNode?) throws(ConfigurationError) -> XCAP? {
         guard let node else { return nil }
-        let m = try node.mapping(known: ["root", "auid", "document", "poll", "timeout"])
+        let m = try node.mapping(known: ["root", "auid", "document", "poll", "timeout", "rls-services"])
         guard let rootNode = m["root"] else { throw node.error("needs root, the XCAP root URI (http:// or https://)") }
         var root = try rootNode.string()
         guard let url = URL(string: root), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
@@ -70,6 +87,13 @@ extension GatewayConfiguration {
         }
         if let v = m["poll"] { xcap.pollSeconds = try v.integer(in: 1...86_400) }
         if let v = m["timeout"] { xcap.timeoutSeconds = try v.integer(in: 1...300) }
+        for item in try m["rls-services"]?.list() ?? [] {
+            guard let xui = WatcherIdentity.addressOfRecord(try item.string()) else {
+                throw item.error("not a sip:user@host URI")
+            }
+            guard !xcap.rlsServices.contains(xui) else { throw item.error("\(xui) is named twice") }
+            xcap.rlsServices.append(xui)
+        }
         return xcap
     }
 }

@@ -141,6 +141,10 @@ public struct GatewayConfiguration: Sendable {
     public var resourceLists: [String: [String]]
     /// The path of the RFC 4826 rls-services document the lists come from, if they do.
     public var resourceListsFile: String?
+    /// Not read from YAML: true while an rls-services document of ``XCAP/rlsServices`` has not
+    /// been answered yet. A URI not known as a list may then be one, so a SUBSCRIBE that could
+    /// take a list (`Supported: eventlist`) is asked to come back (503 with Retry-After).
+    public var awaitingResourceLists = false
     public var subscriptions: Subscriptions
     /// What one peer or watcher may make the gateway hold and send.
     public var limits: Limits

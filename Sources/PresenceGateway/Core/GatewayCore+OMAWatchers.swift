@@ -170,6 +170,16 @@ extension GatewayCore {
             return newListWatch(
                 request, id: id, watcher: watcher, peer: peer, list: resource, members: members, terms: terms, now: now)
         }
+        if configuration.awaitingResourceLists, (try? request.headers.supported)?.contains(Self.eventlist) == true {
+            // The URI may be a list whose rls-services document is still being fetched.
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: 503, reasonPhrase: "Resource Lists Not Yet Known",
+                        toTag: ids.tag(), headers: [(.retryAfter, "5")]))
+            ]
+        }
         let filter: WatcherFilter?
         do {
             filter = try Self.watcherFilter(

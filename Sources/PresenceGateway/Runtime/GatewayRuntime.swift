@@ -652,6 +652,12 @@ public final class GatewayRuntime: @unchecked Sendable {
         perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
     }
 
+    /// Serves new resource lists (``GatewayCore/replaceResourceLists(_:awaiting:now:)``).
+    public func replaceResourceLists(_ lists: [String: [String]], awaiting: Bool) {
+        eventLoop.assertInEventLoop()
+        perform(core.replaceResourceLists(lists, awaiting: awaiting, now: .now()))
+    }
+
     /// Applies a presentity's new pres-rules document (``GatewayCore/replacePresRules(_:of:now:)``).
     public func replacePresRules(_ rules: PresRules, of presentity: String) {
         eventLoop.assertInEventLoop()

@@ -32,6 +32,11 @@ public final class GatewayServer: @unchecked Sendable {
     private let capture: HEPCapture?
     /// The pres-rules documents fetched from the XCAP server (configuration `xcap:`); nil without one.
     private var xcap: XCAPPolicySource?
+    /// The rls-services documents fetched from the XCAP server (`xcap: rls-services`); nil without.
+    private var xcapLists: XCAPListSource?
+    /// The lists the configuration gives (inline or its rls-services file): they win over lists
+    /// from XCAP with the same URI.
+    private let configuredLists: NIOLockedValueBox<[String: [String]]>
     /// Each presentity's pres-rules document as read (file or XCAP), before its validity
     /// conditions are decided: the configuration holds the rules in force now
     /// (``PresRules/inForce(at:)``), and ``keepValidity(_:)`` applies them as time passes.
@@ -47,7 +52,9 @@ public final class GatewayServer: @unchecked Sendable {
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
         logger: Logger = Logger(label: "presence-gateway")
     ) throws {
-        let (configuration, documents) = try Self.withPresRules(Self.withResourceLists(configuration))
+        var (configuration, documents) = try Self.withPresRules(Self.withResourceLists(configuration))
+        self.configuredLists = NIOLockedValueBox(configuration.resourceLists)
+        configuration.awaitingResourceLists = configuration.xcap?.rlsServices.isEmpty == false
         self.current = NIOLockedValueBox(configuration)
         self.documents = NIOLockedValueBox(documents)
         self.configurationFile = configurationFile
@@ -142,6 +149,12 @@ public final class GatewayServer: @unchecked Sendable {
             throw ConfigurationError("\(path):\(error.line):\(error.column): \(error.message)")
         }
         return configuration
+    }
+
+    /// The lists served: those from XCAP, and the configured ones, which win over an XCAP list of
+    /// the same URI.
+    static func served(configured: [String: [String]], xcap: [String: [String]]) -> [String: [String]] {
+        xcap.merging(configured) { _, configured in configured }
     }
 
     /// The HEP sender, on a loop of NIO's shared group other than the relay's, counting into
@@ -270,6 +283,24 @@ public final class GatewayServer: @unchecked Sendable {
                 }.get()
             }
             xcap = source
+            source.start()
+        }
+        if let settings = configuration.xcap, !settings.rlsServices.isEmpty {
+            let loop = eventLoop
+            let source = XCAPListSource(
+                settings: settings, enterprise: configuration.enterprise, limit: configuration.limits.resourcesPerBatch,
+                factory: PrometheusMetricsFactory(registry: registry), logger: logger
+            ) { [current, configuredLists] lists, awaiting in
+                try? await loop.submit {
+                    let served = Self.served(configured: configuredLists.withLockedValue { $0 }, xcap: lists)
+                    current.withLockedValue {
+                        $0.resourceLists = served
+                        $0.awaitingResourceLists = awaiting
+                    }
+                    runtime.replaceResourceLists(served, awaiting: awaiting)
+                }.get()
+            }
+            xcapLists = source
             source.start()
         }
         validity = keepValidity(runtime)
@@ -435,11 +466,17 @@ public final class GatewayServer: @unchecked Sendable {
         }
         let applied = new
         let source = xcap
+        let listSource = xcapLists
         source?.watch(new.xcapPresentities)
-        try await eventLoop.submit { [current, documents] in
+        try await eventLoop.submit { [current, documents, configuredLists] in
             // The rules fetched last: a document that changed while this reload was read applies.
             var applied = applied
             var read = read
+            configuredLists.withLockedValue { $0 = applied.resourceLists }
+            if let listSource {
+                applied.resourceLists = Self.served(configured: applied.resourceLists, xcap: listSource.lists)
+                applied.awaitingResourceLists = listSource.awaiting
+            }
             let now = Date()
             for (presentity, rules) in source?.rules ?? [:] where applied.xcapPresentities.contains(presentity) {
                 read[presentity] = rules
@@ -527,6 +564,8 @@ public final class GatewayServer: @unchecked Sendable {
         validity = nil
         await xcap?.shutdown()
         xcap = nil
+        await xcapLists?.shutdown()
+        xcapLists = nil
         if let runtime {
             if store != nil, configuration.shutdown == .keep {
                 let written =

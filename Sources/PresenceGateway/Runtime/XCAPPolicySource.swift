@@ -122,42 +122,31 @@ final class XCAPPolicySource: Sendable {
     private func fetch(_ presentity: String) async -> Outcome {
         guard let known = documents.withLockedValue({ $0[presentity] }) else { return .unchanged }
         let uri = settings.documentURI(of: presentity)
-        var request = HTTPClientRequest(url: uri)
-        request.headers.add(name: "Accept", value: "application/auth-policy+xml")
-        if let etag = known.etag { request.headers.add(name: "If-None-Match", value: etag) }
-        let status: HTTPResponseStatus
-        let etag: String?
-        let body: ByteBuffer
-        do {
-            let response = try await client.execute(request, timeout: .seconds(Int64(settings.timeoutSeconds)))
-            status = response.status
-            etag = response.headers.first(name: "ETag")
-            body = try await response.body.collect(upTo: Self.maximumBytes)
-        } catch {
-            logger.warning("XCAP \(uri): no document (\(error)); the pres-rules in force stay")
-            return .failed
-        }
+        let answer = await client.xcapDocument(
+            uri, accept: "application/auth-policy+xml", etag: known.etag, timeoutSeconds: settings.timeoutSeconds,
+            maximumBytes: Self.maximumBytes)
         let rules: PresRules
-        switch status.code {
-        case 304:
+        let etag: String?
+        switch answer {
+        case .notModified:
             return .unchanged
-        case 404:
+        case .absent:
             guard known.rules != PresRules() || known.etag != nil else { return .absent }
-            rules = PresRules()
+            (rules, etag) = (PresRules(), nil)
             logger.notice("XCAP \(uri): no document; the defaults decide for \(presentity)")
-        case 200:
+        case .document(let bytes, let tag):
             do {
-                rules = try PresRules(bytes: Array(buffer: body))
+                (rules, etag) = (try PresRules(bytes: bytes), tag)
             } catch {
                 // Kept with its ETag: the same broken document is not fetched and logged again.
-                documents.withLockedValue { $0[presentity]?.etag = etag }
+                documents.withLockedValue { $0[presentity]?.etag = tag }
                 logger.error(
                     "XCAP \(uri):\(error.line):\(error.column): \(error.message); the pres-rules in force stay")
                 return .invalid
             }
             logger.notice("XCAP \(uri): pres-rules of \(presentity) fetched (ETag \(etag ?? "none"))")
-        default:
-            logger.warning("XCAP \(uri): \(status.code) \(status.reasonPhrase); the pres-rules in force stay")
+        case .failed(let reason):
+            logger.warning("XCAP \(uri): \(reason); the pres-rules in force stay")
             return .failed
         }
         let changed = documents.withLockedValue { documents -> Bool in
@@ -170,6 +159,7 @@ final class XCAPPolicySource: Sendable {
         }
         guard changed else { return .unchanged }
         await apply(presentity, rules)
-        return status.code == 404 ? .absent : .changed
+        if case .absent = answer { return .absent }
+        return .changed
     }
 }

@@ -1,0 +1,40 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+
+/// What one conditional GET of an XCAP document answered (RFC 4825 §7.3, §7.11).
+enum XCAPAnswer: Sendable {
+    /// 200: the document and its ETag.
+    case document([UInt8], etag: String?)
+    /// 304: unchanged since the ETag sent.
+    case notModified
+    /// 404: the user keeps no such document.
+    case absent
+    /// Any other status, or no answer in time: why, for the log.
+    case failed(String)
+}
+
+extension HTTPClient {
+    /// Fetches the document at `uri`, with `If-None-Match` when an `etag` is known, reading at
+    /// most `maximumBytes` of it.
+    func xcapDocument(
+        _ uri: String, accept: String, etag: String?, timeoutSeconds: Int, maximumBytes: Int = 1 << 20
+    ) async -> XCAPAnswer {
+        var request = HTTPClientRequest(url: uri)
+        request.headers.add(name: "Accept", value: accept)
+        if let etag { request.headers.add(name: "If-None-Match", value: etag) }
+        do {
+            let response = try await execute(request, timeout: .seconds(Int64(timeoutSeconds)))
+            switch response.status.code {
+            case 200:
+                let body = try await response.body.collect(upTo: maximumBytes)
+                return .document(Array(buffer: body), etag: response.headers.first(name: "ETag"))
+            case 304: return .notModified
+            case 404: return .absent
+            default: return .failed("\(response.status.code) \(response.status.reasonPhrase)")
+            }
+        } catch {
+            return .failed("no document (\(error))")
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import AsyncHTTPClient
+import Logging
+import Metrics
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// The resource lists kept on an XCAP server: the RFC 4826 `rls-services` documents of the
+/// identities `xcap: rls-services` names (GatewayConfiguration+XCAP.swift), each fetched at start
+/// and then every `poll` seconds with `If-None-Match` and its last ETag (RFC 4825 §7.11). When
+/// the lists change, or the last first answer came, `apply` gets every list and whether a
+/// document is still awaited (docs/flows.md, "Resource lists").
+///
+/// What each answer does:
+/// - 200: the document is read as an rls-services file is; one that does not parse, or defines a
+///   list the gateway cannot serve, is logged with its line and column and its lists in force stay;
+/// - 304: nothing changed;
+/// - 404: the identity keeps no document: it defines no list;
+/// - anything else, or no answer: logged, and its lists in force stay.
+///
+/// Until every document has been answered once (whatever the answer), ``awaiting`` is true.
+final class XCAPListSource: Sendable {
+    private struct Document: Sendable {
+        var lists: [String: [String]] = [:]
+        var etag: String?
+        var answered = false
+    }
+
+    let settings: GatewayConfiguration.XCAP
+    private let enterprise: GatewayConfiguration.Domains
+    private let limit: Int
+    private let client: HTTPClient
+    /// By identity.
+    private let documents: NIOLockedValueBox<[String: Document]>
+    private let polling = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let apply: @Sendable (_ lists: [String: [String]], _ awaiting: Bool) async -> Void
+    private let logger: Logger
+    private let fetches: [XCAPPolicySource.Outcome: Counter]
+
+    init(
+        settings: GatewayConfiguration.XCAP, enterprise: GatewayConfiguration.Domains, limit: Int,
+        factory: any MetricsFactory, logger: Logger,
+        apply: @escaping @Sendable (_ lists: [String: [String]], _ awaiting: Bool) async -> Void
+    ) {
+        self.settings = settings
+        self.enterprise = enterprise
+        self.limit = limit
+        let timeout = TimeAmount.seconds(Int64(settings.timeoutSeconds))
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: timeout, read: timeout))
+        configuration.redirectConfiguration = .disallow
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        documents = NIOLockedValueBox(
+            Dictionary(uniqueKeysWithValues: settings.rlsServices.map { ($0, Document()) }))
+        self.apply = apply
+        self.logger = logger
+        fetches = Dictionary(
+            uniqueKeysWithValues: XCAPPolicySource.Outcome.allCases.map {
+                (
+                    $0,
+                    Counter(
+                        label: "gateway_xcap_fetches_total", dimensions: [("result", $0.rawValue)], factory: factory)
+                )
+            })
+    }
+
+    /// Every document's lists; a list URI an earlier identity of ``GatewayConfiguration/XCAP/rlsServices``
+    /// defines wins.
+    var lists: [String: [String]] {
+        documents.withLockedValue { documents in
+            var lists: [String: [String]] = [:]
+            for xui in settings.rlsServices {
+                lists.merge(documents[xui]?.lists ?? [:]) { first, _ in first }
+            }
+            return lists
+        }
+    }
+
+    /// Whether a document has not been answered yet.
+    var awaiting: Bool { documents.withLockedValue { $0.values.contains { !$0.answered } } }
+
+    /// Checks every document now, then every `poll` seconds until ``shutdown()``.
+    func start() {
+        let poll = UInt64(settings.pollSeconds) * 1_000_000_000
+        polling.withLockedValue { task in
+            task = Task { [self] in
+                while !Task.isCancelled {
+                    for xui in settings.rlsServices where !Task.isCancelled { await check(xui) }
+                    try? await Task.sleep(nanoseconds: poll)
+                }
+            }
+        }
+    }
+
+    func shutdown() async {
+        let task = polling.withLockedValue { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        try? await client.shutdown()
+    }
+
+    /// Fetches `xui`'s document once and applies what changed.
+    func check(_ xui: String) async {
+        let before = (lists, awaiting)
+        fetches[await fetch(xui)]?.increment()
+        let after = (lists, awaiting)
+        guard after != before else { return }
+        for (list, _) in after.0 where before.0[list] == nil { logger.info("resource list \(list) served (XCAP)") }
+        await apply(after.0, after.1)
+    }
+
+    private func fetch(_ xui: String) async -> XCAPPolicySource.Outcome {
+        guard let known = documents.withLockedValue({ $0[xui] }) else { return .unchanged }
+        defer { documents.withLockedValue { $0[xui]?.answered = true } }
+        let uri = settings.rlsServicesURI(of: xui)
+        switch await client.xcapDocument(
+            uri, accept: "application/rls-services+xml", etag: known.etag, timeoutSeconds: settings.timeoutSeconds)
+        {
+        case .notModified:
+            return .unchanged
+        case .absent:
+            guard !known.lists.isEmpty || known.etag != nil else { return .absent }
+            documents.withLockedValue { $0[xui] = Document(answered: true) }
+            logger.notice("XCAP \(uri): no document; \(xui) defines no resource list")
+            return .absent
+        case .document(let bytes, let etag):
+            let lists: [String: [String]]
+            do {
+                lists = try GatewayConfiguration.resourceLists(rlsServices: bytes, enterprise: enterprise, limit: limit)
+            } catch {
+                // Kept with its ETag: the same broken document is not fetched and logged again.
+                documents.withLockedValue { $0[xui]?.etag = etag }
+                logger.error(
+                    "XCAP \(uri):\(error.line):\(error.column): \(error.message); the lists in force stay")
+                return .invalid
+            }
+            documents.withLockedValue { $0[xui] = Document(lists: lists, etag: etag, answered: true) }
+            logger.notice("XCAP \(uri): \(lists.count) resource lists of \(xui) fetched (ETag \(etag ?? "none"))")
+            return lists == known.lists ? .unchanged : .changed
+        case .failed(let reason):
+            logger.warning("XCAP \(uri): \(reason); the lists in force stay")
+            return .failed
+        }
+    }
+}
