@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -36,5 +37,32 @@ extension HTTPClient {
         } catch {
             return .failed("no document (\(error))")
         }
+    }
+}
+
+/// The polling of an XCAP source: `round` now, then every `seconds` until ``stop()``.
+final class XCAPPolling: Sendable {
+    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+
+    func start(everySeconds seconds: Int, _ round: @escaping @Sendable () async -> Void) {
+        let pause = UInt64(seconds) * 1_000_000_000
+        task.withLockedValue { task in
+            task = Task {
+                while !Task.isCancelled {
+                    await round()
+                    try? await Task.sleep(nanoseconds: pause)
+                }
+            }
+        }
+    }
+
+    /// Cancels the polling and waits for a round under way to end.
+    func stop() async {
+        let running = task.withLockedValue { task in
+            defer { task = nil }
+            return task
+        }
+        running?.cancel()
+        await running?.value
     }
 }

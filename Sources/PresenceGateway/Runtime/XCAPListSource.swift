@@ -32,7 +32,7 @@ final class XCAPListSource: Sendable {
     private let client: HTTPClient
     /// By identity.
     private let documents: NIOLockedValueBox<[String: Document]>
-    private let polling = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let polling = XCAPPolling()
     private let apply: @Sendable (_ lists: [String: [String]], _ awaiting: Bool) async -> Void
     private let logger: Logger
     private let fetches: [XCAPPolicySource.Outcome: Counter]
@@ -80,24 +80,13 @@ final class XCAPListSource: Sendable {
 
     /// Checks every document now, then every `poll` seconds until ``shutdown()``.
     func start() {
-        let poll = UInt64(settings.pollSeconds) * 1_000_000_000
-        polling.withLockedValue { task in
-            task = Task { [self] in
-                while !Task.isCancelled {
-                    for xui in settings.rlsServices where !Task.isCancelled { await check(xui) }
-                    try? await Task.sleep(nanoseconds: poll)
-                }
-            }
+        polling.start(everySeconds: settings.pollSeconds) { [self] in
+            for xui in settings.rlsServices where !Task.isCancelled { await check(xui) }
         }
     }
 
     func shutdown() async {
-        let task = polling.withLockedValue { task in
-            defer { task = nil }
-            return task
-        }
-        task?.cancel()
-        await task?.value
+        await polling.stop()
         try? await client.shutdown()
     }
 

@@ -46,7 +46,7 @@ final class XCAPPolicySource: Sendable {
     let settings: GatewayConfiguration.XCAP
     private let client: HTTPClient
     private let documents: NIOLockedValueBox<[String: Document]>
-    private let polling = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let polling = XCAPPolling()
     private let apply: @Sendable (String, PresRules) async -> Void
     private let logger: Logger
     private let fetches: [Outcome: Counter]
@@ -91,26 +91,15 @@ final class XCAPPolicySource: Sendable {
 
     /// Checks every document now, then every `poll` seconds until ``shutdown()``.
     func start() {
-        let poll = UInt64(settings.pollSeconds) * 1_000_000_000
-        polling.withLockedValue { task in
-            task = Task { [self] in
-                while !Task.isCancelled {
-                    for presentity in documents.withLockedValue({ $0.keys.sorted() }) where !Task.isCancelled {
-                        await check(presentity)
-                    }
-                    try? await Task.sleep(nanoseconds: poll)
-                }
+        polling.start(everySeconds: settings.pollSeconds) { [self] in
+            for presentity in documents.withLockedValue({ $0.keys.sorted() }) where !Task.isCancelled {
+                await check(presentity)
             }
         }
     }
 
     func shutdown() async {
-        let task = polling.withLockedValue { task in
-            defer { task = nil }
-            return task
-        }
-        task?.cancel()
-        await task?.value
+        await polling.stop()
         try? await client.shutdown()
     }
 
