@@ -308,9 +308,6 @@ extension GatewayCore {
         }
     }
 
-    /// A reload changed `resource-lists:`. A live list that is gone ends (`noresource`); one
-    /// whose members changed drops the members no longer in it, watches the new ones, and sends
-    /// full state, which the watcher takes in place of what it had (RFC 4662 §5.6.1).
     /// Replaces the served lists (those of an rls-services document fetched from XCAP changed,
     /// or its first answer came): every live list is brought in line, as after a reload.
     public mutating func replaceResourceLists(_ lists: [String: [String]], awaiting: Bool, now: NIODeadline)
@@ -322,6 +319,9 @@ extension GatewayCore {
         return resourceListsChanged(now: now)
     }
 
+    /// A reload changed `resource-lists:`. A live list that is gone ends (`noresource`); one
+    /// whose members changed drops the members no longer in it, watches the new ones, and sends
+    /// full state, which the watcher takes in place of what it had (RFC 4662 §5.6.1).
     mutating func resourceListsChanged(now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in omaWatches.keys.sorted() {
