@@ -203,7 +203,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], swiftSettings: strict),
+        .testTarget(
+            name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "PresenceGateway", "XMLBridge"], swiftSettings: strict),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"], swiftSettings: strict),
         .testTarget(name: "SIPMessagesTests", dependencies: ["SIPMessages", "Multipart"], swiftSettings: strict),

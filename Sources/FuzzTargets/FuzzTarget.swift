@@ -1,7 +1,7 @@
 import Foundation
 import Multipart
 import PresenceDocuments
-import PresenceGateway
+public import PresenceGateway
 import PresenceMapping
 import SIPMessages
 import XMLBridge
@@ -42,6 +42,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// rules in force now, in sphere `work`, decide a watcher, and what its transformations show of a presence
     /// document reads back as PIDF.
     case presRules = "pres-rules"
+    /// An RFC 4826 `rls-services` document (a file, or as an XCAP server may serve it) read as the
+    /// lists the gateway serves: each list and member an enterprise address of record, each list
+    /// with 1 to the limit of members, none repeated, none a list itself.
+    case rlsServices = "rls-services"
     /// `application/msrtc-category-publish+xml` ([MS-PRES] §2.2.2.2) through ``CategoryPublish``.
     case catpub
     /// `application/msrtc-fault+xml` ([MS-PRES] §2.2.2.2.3) through ``PublishFault``.
@@ -178,9 +182,36 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 Self.roundTrip(mapper.pidf(from: doc).0.serialized(), "msrtc.pidf -> PIDF") {
                     try PIDFDocument(bytes: $0)
                 })
+        case .rlsServices:
+            return Self.checkRLSServices(bytes)
         case .gateway:
             return GatewayFuzzHarness.shared.check(bytes)
         }
+    }
+
+    /// The enterprise side (contoso.com) and member limit the `rls-services` target reads with.
+    public static let listDomains = (try? GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML))?.enterprise
+    public static let listLimit = 8
+
+    static func checkRLSServices(_ bytes: [UInt8]) -> String? {
+        guard let domains = listDomains else { return "the embedded configuration does not load" }
+        guard
+            let lists = try? GatewayConfiguration.resourceLists(
+                rlsServices: bytes, enterprise: domains, limit: listLimit)
+        else { return nil }
+        func enterprise(_ address: String) -> Bool {
+            WatcherIdentity.addressOfRecord(address) == address && address.hasSuffix("@contoso.com")
+        }
+        for (list, members) in lists {
+            guard enterprise(list) else { return "rls-services: list \(list) is not an enterprise address of record" }
+            guard (1...listLimit).contains(members.count), Set(members).count == members.count else {
+                return "rls-services: list \(list) has \(members.count) members, or one twice: \(members)"
+            }
+            if let member = members.first(where: { !enterprise($0) || lists[$0] != nil }) {
+                return "rls-services: member \(member) of \(list) is not an enterprise address, or is a list"
+            }
+        }
+        return nil
     }
 
     /// Every target over the same input (the corpus runner's default).

@@ -1,6 +1,8 @@
 import Foundation
 import FuzzTargets
+import PresenceGateway
 import Testing
+import XMLBridge
 
 /// Replays `Vectors/fuzz/<target>/*` through the fuzz targets' entry functions: every input the
 /// fuzzer once crashed on, and the gateway seeds, must now pass every property of its target
@@ -23,6 +25,21 @@ struct FuzzRegressionTests {
     func regressionVectorsPassTheirTarget(target: FuzzTarget) {
         for (name, bytes) in Self.vectors(target) {
             #expect(target.check(bytes) == nil, "\(target.rawValue)/\(name)")
+        }
+    }
+
+    /// The rls-services seeds reach both ends of the reader: a document served as lists, and
+    /// one refused for a nested list.
+    @Test func rlsServicesSeedsAreReadAndRefused() throws {
+        let domains = try #require(FuzzTarget.listDomains)
+        let seeds = Dictionary(uniqueKeysWithValues: Self.vectors(.rlsServices).map { ($0.name, $0.bytes) })
+        let served = try GatewayConfiguration.resourceLists(
+            rlsServices: try #require(seeds["seed-rfc4826.xml"]), enterprise: domains, limit: FuzzTarget.listLimit)
+        #expect(served == ["sip:team@contoso.com": ["sip:bob@contoso.com", "sip:carol@contoso.com"]])
+        #expect(throws: XMLError.self) {
+            try GatewayConfiguration.resourceLists(
+                rlsServices: try #require(seeds["seed-nested-list.xml"]), enterprise: domains,
+                limit: FuzzTarget.listLimit)
         }
     }
 
