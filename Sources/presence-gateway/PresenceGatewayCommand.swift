@@ -69,10 +69,16 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
             do { checked = try GatewayServer.readingDocuments(configuration) } catch {
                 Self.fail("\(name): error: \(error)")
             }
+            // Documents on an XCAP server are fetched by a start, not by the check.
+            let xcap = checked.xcap.map {
+                "; on XCAP, fetched at start: \(checked.xcapPresentities.count) pres-rules and "
+                    + "\($0.rlsServices.count) rls-services documents"
+            }
             print(
                 "\(name): OK — \(checked.listeners.count) listeners, enterprise \(checked.enterprise.domains), "
                     + "OMA \(checked.oma.domains), \(checked.peers.count) peers, "
-                    + "\(checked.presRulesFiles.count) pres-rules files, \(checked.resourceLists.count) resource lists")
+                    + "\(checked.presRulesFiles.count) pres-rules files, \(checked.resourceLists.count) resource lists"
+                    + (xcap ?? ""))
             return
         }
         Self.bootstrapLogging(level: logLevel, format: .effective(flag: logFormat, configured: configuration.logFormat))

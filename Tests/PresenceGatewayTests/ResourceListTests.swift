@@ -487,6 +487,15 @@ import XMLBridge
         let bad = try await GatewayProcess.run(["--check", "--config", config])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("\(lists):8:"), "\(bad.stderr)")
+
+        // Documents on an XCAP server are named, not fetched: the check needs no server.
+        try (GatewayConfiguration.defaultYAML
+            + "\nxcap: { root: \"http://127.0.0.1:9/xcap-root\", rls-services: [\"sip:lists@contoso.com\"] }\n").write(
+                toFile: config, atomically: true, encoding: .utf8)
+        let named = try await GatewayProcess.run(["--check", "--config", config])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(named.stdout.contains("on XCAP, fetched at start: 0 pres-rules and 1 rls-services documents"),
+                "\(named.stdout)")
     }
 
     /// A side that listens on UDP and TCP gives a watcher's dialog the Contact of the transport
