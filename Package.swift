@@ -67,7 +67,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "presence-bench",
-            dependencies: ["PresenceMapping", "PresenceDocuments", "XMLBridge"],
+            dependencies: ["BenchSupport", "PresenceMapping", "PresenceDocuments", "XMLBridge"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -7,6 +7,12 @@ import Foundation
 /// The benchmarks' memory readings (event-bench, gateway-bench): resident size, live heap, and
 /// trimming the allocator's free pages, so that figures can be given three ways.
 public enum ProcessMemory {
+    /// The malloc this process runs on: the gateway runs on jemalloc (scripts/allocator.sh, which
+    /// scripts/run.sh sources), a benchmark on whatever it is started with.
+    public static var allocator: String {
+        dlsym(nil, "mallctl") != nil ? "jemalloc" : "the C library's malloc"
+    }
+
     /// Gives free heap pages back to the system (glibc `malloc_trim(0)`; on jemalloc, as
     /// scripts/run.sh runs the gateway, `mallctl("arena.4096.purge")`, 4096 naming every arena;
     /// both looked up at run time), so that resident memory counts live allocations rather than

@@ -30,6 +30,9 @@ enum GatewayBench {
         if CommandLine.arguments.dropFirst().first == "state" {
             return try await state(CommandLine.arguments.dropFirst(2))
         }
+        if CommandLine.arguments.dropFirst().first == "threads" {
+            return try threads(CommandLine.arguments.dropFirst(2))
+        }
         let arguments = CommandLine.arguments.dropFirst()
         let seconds = arguments.first.flatMap(Double.init) ?? 2.0
         let pairs = arguments.dropFirst().first.flatMap(Int.init) ?? 100_000

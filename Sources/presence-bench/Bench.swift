@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import PresenceDocuments
 import PresenceMapping
@@ -21,7 +22,7 @@ enum Bench {
         let categories = Array(categoriesNotify.utf8)
         let pidf = Array(typicalPIDF.utf8)
         print(
-            "presence-bench: \(seconds) s per measurement (in 5 rounds), one core, libxml2 \(LibXMLBaseline.versionString), \(allocator)"
+            "presence-bench: \(seconds) s per measurement (in 5 rounds), one core, libxml2 \(LibXMLBaseline.versionString), \(ProcessMemory.allocator)"
         )
         print("inputs: categories NOTIFY body \(categories.count) bytes (MS-PRES 4.5), PIDF \(pidf.count) bytes")
 
@@ -153,12 +154,6 @@ enum Bench {
                 """)
         }
         for _ in 0..<n { run() }
-    }
-
-    /// The malloc this process runs on: the gateway runs on jemalloc (scripts/allocator.sh, which
-    /// scripts/run.sh sources), this program on whatever it is started with.
-    static var allocator: String {
-        dlsym(nil, "mallctl") != nil ? "jemalloc" : "the C library's malloc"
     }
 
     /// A categories body to PIDF bytes, as the gateway renders it for an OMA watcher.
