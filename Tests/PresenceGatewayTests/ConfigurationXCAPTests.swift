@@ -1,4 +1,4 @@
-import PresenceGateway
+@testable import PresenceGateway
 import Testing
 
 /// `xcap:` and `pres-rules: xcap` (GatewayConfiguration+XCAP.swift): where a presentity's
@@ -42,6 +42,20 @@ import Testing
         #expect(xcap.rlsServices == ["sip:lists@contoso.com", "sip:Team@contoso.com"])
         #expect(xcap.rlsServicesURI(of: "sip:lists@contoso.com") == "http://127.0.0.1:8080/xcap-root/rls-services/users/sip:lists@contoso.com/index")
         #expect(config.awaitingResourceLists == false, "set by the server while it fetches")
+    }
+
+    /// The lists served from XCAP beside configured ones: a configured list wins over one of the
+    /// same URI, and an XCAP list with a member outside the enterprise domains in force (a reload
+    /// dropped the domain) is not served.
+    @Test func listsFromXCAPMeetTheConfiguredOnes() throws {
+        let enterprise = try GatewayConfiguration(yaml: ConfigurationTests.valid).enterprise
+        let served = GatewayServer.served(
+            configured: ["sip:team@contoso.com": ["sip:bob@contoso.com"]],
+            xcap: [
+                "sip:team@contoso.com": ["sip:carol@contoso.com"], "sip:ops@contoso.com": ["sip:dan@contoso.com"],
+                "sip:old@contoso.com": ["sip:erin@fabrikam.com"],
+            ], enterprise: enterprise)
+        #expect(served == ["sip:team@contoso.com": ["sip:bob@contoso.com"], "sip:ops@contoso.com": ["sip:dan@contoso.com"]])
     }
 
     @Test func aFileIsStillAFile() throws {

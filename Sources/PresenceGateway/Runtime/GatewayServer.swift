@@ -151,10 +151,15 @@ public final class GatewayServer: @unchecked Sendable {
         return configuration
     }
 
-    /// The lists served: those from XCAP, and the configured ones, which win over an XCAP list of
-    /// the same URI.
-    static func served(configured: [String: [String]], xcap: [String: [String]]) -> [String: [String]] {
-        xcap.merging(configured) { _, configured in configured }
+    /// The lists served: those from XCAP whose URI and members are all in the `enterprise`
+    /// domains in force (a reload may have dropped a domain they were read with), and the
+    /// configured ones, which win over an XCAP list of the same URI.
+    static func served(
+        configured: [String: [String]], xcap: [String: [String]], enterprise: GatewayConfiguration.Domains
+    ) -> [String: [String]] {
+        xcap.filter { list, members in
+            ([list] + members).allSatisfy { GatewayConfiguration.enterpriseAddress($0, enterprise) != nil }
+        }.merging(configured) { _, configured in configured }
     }
 
     /// The HEP sender, on a loop of NIO's shared group other than the relay's, counting into
@@ -292,7 +297,9 @@ public final class GatewayServer: @unchecked Sendable {
                 factory: PrometheusMetricsFactory(registry: registry), logger: logger
             ) { [current, configuredLists] lists, awaiting in
                 try? await loop.submit {
-                    let served = Self.served(configured: configuredLists.withLockedValue { $0 }, xcap: lists)
+                    let served = Self.served(
+                        configured: configuredLists.withLockedValue { $0 }, xcap: lists,
+                        enterprise: current.withLockedValue { $0.enterprise })
                     current.withLockedValue {
                         $0.resourceLists = served
                         $0.awaitingResourceLists = awaiting
@@ -474,7 +481,8 @@ public final class GatewayServer: @unchecked Sendable {
             var read = read
             configuredLists.withLockedValue { $0 = applied.resourceLists }
             if let listSource {
-                applied.resourceLists = Self.served(configured: applied.resourceLists, xcap: listSource.lists)
+                applied.resourceLists = Self.served(
+                    configured: applied.resourceLists, xcap: listSource.lists, enterprise: applied.enterprise)
                 applied.awaitingResourceLists = listSource.awaiting
             }
             let now = Date()
