@@ -97,4 +97,42 @@ import Testing
         #expect((gw.metric(#"gateway_xcap_fetches_total{result="absent"}"#) ?? 0) >= 1)
         await gw.stop()
     }
+
+    /// Which identities keep rls-services documents changes with a reload: one named anew is
+    /// fetched at once, and its lists served; one no longer named takes its lists with it.
+    @Test func aReloadNamesAndDropsListOwners() async throws {
+        let xcap = try await XCAPKamailio.start()
+        defer { xcap.stop() }
+        try await xcap.putRLSServices(Self.owner, Self.rlsServices(["sip:bob@contoso.com"]))
+        let server = "xcap: { root: \"\(xcap.root)\", poll: 1, timeout: 5"
+        let gw = try await Gateway(extra: server + " }")
+        #expect(gw.server.configuration.resourceLists.isEmpty)
+
+        func reload(_ xcapLine: String) async throws -> String {
+            let text = Gateway.yaml(kamailio: gw.kamailio.port, edge: gw.edge.port, token: nil, extra: xcapLine)
+            try text.write(to: gw.file, atomically: true, encoding: .utf8)
+            let (status, answer) = try await gw.http("POST", "/reload", body: "{}")
+            #expect(status == 200, "\(answer)")
+            return answer
+        }
+        func served(_ expected: [String: [String]]) async throws {
+            let deadline = Date().addingTimeInterval(10)
+            while gw.server.configuration.resourceLists != expected, Date() < deadline {
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+            #expect(gw.server.configuration.resourceLists == expected)
+        }
+        let named = try await reload(server + ", rls-services: [\"\(Self.owner)\"] }")
+        #expect(!named.contains("xcap"), "no restart needed: \(named)")
+        try await served([Self.team: ["sip:bob@contoso.com"]])
+        #expect(gw.server.configuration.awaitingResourceLists == false)
+
+        _ = try await reload(server + " }")
+        try await served([:])
+        // Another server is a restart's business.
+        let moved = try await reload("xcap: { root: \"http://127.0.0.1:9/xcap-root\", rls-services: [\"\(Self.owner)\"] }")
+        #expect(moved.contains("needs a restart") && moved.contains("xcap"), "\(moved)")
+        try await served([:])
+        await gw.stop()
+    }
 }

@@ -10,7 +10,8 @@ extension GatewayConfiguration {
     ///
     /// `rls-services` names identities whose RFC 4826 `rls-services` document
     /// (`ROOT/rls-services/users/XUI/index`, RFC 4826 §4.4.7) holds resource lists the gateway
-    /// serves, fetched and polled the same way (docs/flows.md, "Resource lists").
+    /// serves, fetched and polled the same way (docs/flows.md, "Resource lists"); unlike the other
+    /// settings here, these identities change with a reload.
     ///
     /// ```yaml
     /// xcap:

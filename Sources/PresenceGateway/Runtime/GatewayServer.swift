@@ -151,6 +151,28 @@ public final class GatewayServer: @unchecked Sendable {
         return configuration
     }
 
+    /// Fetches and polls the rls-services documents `settings` names; what they hold is served.
+    private func startListSource(_ settings: GatewayConfiguration.XCAP, runtime: GatewayRuntime) -> XCAPListSource {
+        let loop = eventLoop
+        let source = XCAPListSource(
+            settings: settings, enterprise: configuration.enterprise, limit: configuration.limits.resourcesPerBatch,
+            factory: PrometheusMetricsFactory(registry: registry), logger: logger
+        ) { [current, configuredLists] lists, awaiting in
+            try? await loop.submit {
+                let served = Self.served(
+                    configured: configuredLists.withLockedValue { $0 }, xcap: lists,
+                    enterprise: current.withLockedValue { $0.enterprise })
+                current.withLockedValue {
+                    $0.resourceLists = served
+                    $0.awaitingResourceLists = awaiting
+                }
+                runtime.replaceResourceLists(served, awaiting: awaiting)
+            }.get()
+        }
+        source.start()
+        return source
+    }
+
     /// The lists served: those from XCAP whose URI and members are all in the `enterprise`
     /// domains in force (a reload may have dropped a domain they were read with), and the
     /// configured ones, which win over an XCAP list of the same URI.
@@ -291,24 +313,7 @@ public final class GatewayServer: @unchecked Sendable {
             source.start()
         }
         if let settings = configuration.xcap, !settings.rlsServices.isEmpty {
-            let loop = eventLoop
-            let source = XCAPListSource(
-                settings: settings, enterprise: configuration.enterprise, limit: configuration.limits.resourcesPerBatch,
-                factory: PrometheusMetricsFactory(registry: registry), logger: logger
-            ) { [current, configuredLists] lists, awaiting in
-                try? await loop.submit {
-                    let served = Self.served(
-                        configured: configuredLists.withLockedValue { $0 }, xcap: lists,
-                        enterprise: current.withLockedValue { $0.enterprise })
-                    current.withLockedValue {
-                        $0.resourceLists = served
-                        $0.awaitingResourceLists = awaiting
-                    }
-                    runtime.replaceResourceLists(served, awaiting: awaiting)
-                }.get()
-            }
-            xcapLists = source
-            source.start()
+            xcapLists = startListSource(settings, runtime: runtime)
         }
         validity = keepValidity(runtime)
         if let admin = configuration.admin {
@@ -442,7 +447,16 @@ public final class GatewayServer: @unchecked Sendable {
         if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
         if new.capture != old.capture { restartOnly.append("capture") }
         if new.state != old.state { restartOnly.append("state") }
-        if new.xcap != old.xcap { restartOnly.append("xcap") }
+        // Which identities keep rls-services documents changes with a reload; the rest of `xcap:`
+        // with a restart.
+        func rest(_ xcap: GatewayConfiguration.XCAP?) -> GatewayConfiguration.XCAP? {
+            var rest = xcap
+            rest?.rlsServices = []
+            return rest
+        }
+        let sameServer = rest(new.xcap) == rest(old.xcap)
+        if !sameServer { restartOnly.append("xcap") }
+        let identities = (sameServer ? new.xcap : old.xcap)?.rlsServices ?? []
         // Certificates first: a file that does not load leaves everything as it was.
         if let tls = try Self.tls(new.tls), old.tls != nil {
             for transport in transports.values where transport.configuration.tls != nil {
@@ -460,6 +474,7 @@ public final class GatewayServer: @unchecked Sendable {
         new.capture = old.capture
         new.state = old.state
         new.xcap = old.xcap
+        new.xcap?.rlsServices = identities
         // The resolvers are made at start: a next hop resolved by DNS stays as it is.
         if new.enterprise.nextHop != old.enterprise.nextHop,
             isDNS(new.enterprise.nextHop) || isDNS(old.enterprise.nextHop)
@@ -470,6 +485,16 @@ public final class GatewayServer: @unchecked Sendable {
         if new.oma.nextHop != old.oma.nextHop, isDNS(new.oma.nextHop) || isDNS(old.oma.nextHop) {
             restartOnly.append("oma.next-hop (DNS)")
             new.oma.nextHop = old.oma.nextHop
+        }
+        if let settings = new.xcap, !identities.isEmpty {
+            if let listSource = xcapLists {
+                listSource.watch(identities)
+            } else {
+                xcapLists = startListSource(settings, runtime: runtime)
+            }
+        } else if let listSource = xcapLists {
+            await listSource.shutdown()
+            xcapLists = nil
         }
         let applied = new
         let source = xcap

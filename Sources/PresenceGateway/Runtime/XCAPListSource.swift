@@ -27,6 +27,9 @@ final class XCAPListSource: Sendable {
     }
 
     let settings: GatewayConfiguration.XCAP
+    /// The identities watched, in order: ``GatewayConfiguration/XCAP/rlsServices`` at start, as a
+    /// reload changes it (``watch(_:)``).
+    private let identities: NIOLockedValueBox<[String]>
     private let enterprise: GatewayConfiguration.Domains
     private let limit: Int
     private let client: HTTPClient
@@ -49,6 +52,7 @@ final class XCAPListSource: Sendable {
         var configuration = HTTPClient.Configuration(timeout: .init(connect: timeout, read: timeout))
         configuration.redirectConfiguration = .disallow
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        identities = NIOLockedValueBox(settings.rlsServices)
         documents = NIOLockedValueBox(
             Dictionary(uniqueKeysWithValues: settings.rlsServices.map { ($0, Document()) }))
         self.apply = apply
@@ -63,16 +67,30 @@ final class XCAPListSource: Sendable {
             })
     }
 
-    /// Every document's lists; a list URI an earlier identity of ``GatewayConfiguration/XCAP/rlsServices``
-    /// defines wins.
+    /// Every document's lists; a list URI an earlier identity defines wins.
     var lists: [String: [String]] {
-        documents.withLockedValue { documents in
+        let order = identities.withLockedValue { $0 }
+        return documents.withLockedValue { documents in
             var lists: [String: [String]] = [:]
-            for xui in settings.rlsServices {
+            for xui in order {
                 lists.merge(documents[xui]?.lists ?? [:]) { first, _ in first }
             }
             return lists
         }
+    }
+
+    /// Watches `xuis` from now on (a reload): a new identity's document is awaited and fetched at
+    /// once; the lists of one no longer named are dropped.
+    func watch(_ xuis: [String]) {
+        identities.withLockedValue { $0 = xuis }
+        let added = documents.withLockedValue { documents in
+            documents = documents.filter { xuis.contains($0.key) }
+            let added = xuis.filter { documents[$0] == nil }
+            for xui in added { documents[xui] = Document() }
+            return added
+        }
+        guard !added.isEmpty else { return }
+        Task { for xui in added { await check(xui) } }
     }
 
     /// Whether a document has not been answered yet.
@@ -81,7 +99,7 @@ final class XCAPListSource: Sendable {
     /// Checks every document now, then every `poll` seconds until ``shutdown()``.
     func start() {
         polling.start(everySeconds: settings.pollSeconds) { [self] in
-            for xui in settings.rlsServices where !Task.isCancelled { await check(xui) }
+            for xui in identities.withLockedValue({ $0 }) where !Task.isCancelled { await check(xui) }
         }
     }
 
