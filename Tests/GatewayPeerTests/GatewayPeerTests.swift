@@ -201,6 +201,34 @@ struct GatewayPeerTests {
         }
     }
 
+    /// Over TCP toward the enterprise, where `subscriber-list` is on by default: the gateway's
+    /// first category SUBSCRIBE for an OMA watcher asks, for the resource, that the watcher join
+    /// its subscriber list ([MS-PRES] §2.2.2.4.1, §3.6); its refreshes and unsubscribe do not. The
+    /// SUBSCRIBE is past 1,300 bytes, which TCP carries; the watcher gets its state.
+    @Test func anOMAWatcherAsksToJoinTheSubscriberListOverTCP() async throws {
+        let edge = (scenario: "enterprise-edge.xml", keys: ["avail1": "3500", "avail2": "15500", "expires": "6"], calls: 1, pause: 1500)
+        try await GatewayPeers.with(edge: edge, options: GatewayPeers.Options(enterpriseTCP: true)) { peers in
+            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
+                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
+                                                    "accept": "application/pidf+xml", "event": "presence"],
+                                             timeLimit: 60, extra: ["-d", "7000", "-set", "notifies", "2"])
+            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let edgeRun = try await #require(peers.edge).finish()
+            #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
+            let subscribes = edgeRun.receivedRequests("SUBSCRIBE")
+            let first = try #require(subscribes.first, "no SUBSCRIBE reached the edge: \(edgeRun)")
+            #expect(SIPMessage.request(first).serialized().count > 1300)
+            let contexts = try BatchSubscribe(bytes: first.body).actions.flatMap(\.resources).map(\.context)
+            #expect(contexts == [BatchSubscribe.Resource.addedAsWatcher], "\(contexts)")
+            let later = subscribes.dropFirst()
+            #expect(!later.isEmpty, "no refresh or unsubscribe: \(edgeRun)")
+            for request in later where !request.body.isEmpty {
+                #expect(try BatchSubscribe(bytes: request.body).actions.flatMap(\.resources).allSatisfy { $0.context == nil })
+            }
+            #expect(watcher.receivedRequests("NOTIFY").contains { String(decoding: $0.body, as: UTF8.self).contains("away") })
+        }
+    }
+
     // MARK: OMA publication → enterprise SERVICE publish (flow 4)
 
     /// An OMA PUBLISH (RFC 3903) of a linked identity served with `publish-to-enterprise` reaches
