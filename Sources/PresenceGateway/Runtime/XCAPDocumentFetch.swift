@@ -1,7 +1,9 @@
 import AsyncHTTPClient
+import Metrics
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// What one conditional GET of an XCAP document answered (RFC 4825 §7.3, §7.11).
 enum XCAPAnswer: Sendable {
@@ -16,6 +18,14 @@ enum XCAPAnswer: Sendable {
 }
 
 extension HTTPClient {
+    /// A client for an XCAP server: `timeoutSeconds` to connect and to read, no redirects.
+    static func xcap(timeoutSeconds: Int) -> HTTPClient {
+        let timeout = TimeAmount.seconds(Int64(timeoutSeconds))
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: timeout, read: timeout))
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+    }
+
     /// Fetches the document at `uri`, with `If-None-Match` when an `etag` is known, reading at
     /// most `maximumBytes` of it.
     func xcapDocument(
@@ -64,5 +74,32 @@ final class XCAPPolling: Sendable {
         }
         running?.cancel()
         await running?.value
+    }
+}
+
+extension XCAPPolicySource.Outcome {
+    /// `gateway_xcap_fetches_total{result}`, one counter per outcome.
+    static func counters(_ factory: any MetricsFactory) -> [Self: Counter] {
+        Dictionary(
+            uniqueKeysWithValues: allCases.map {
+                (
+                    $0,
+                    Counter(
+                        label: "gateway_xcap_fetches_total", dimensions: [("result", $0.rawValue)], factory: factory)
+                )
+            })
+    }
+}
+
+/// Keeps in `documents` the entries of `keys` only, a `fresh` one for each key not there yet (a
+/// reload's new list of what an XCAP source watches); the keys added, in order.
+func keepDocuments<Document: Sendable>(
+    of keys: [String], in documents: NIOLockedValueBox<[String: Document]>, fresh: () -> Document
+) -> [String] {
+    documents.withLockedValue { documents in
+        documents = documents.filter { keys.contains($0.key) }
+        let added = keys.filter { documents[$0] == nil }
+        for key in added { documents[key] = fresh() }
+        return added
     }
 }

@@ -2,8 +2,6 @@ import AsyncHTTPClient
 import Logging
 import Metrics
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOPosix
 
 /// The resource lists kept on an XCAP server: the RFC 4826 `rls-services` documents of the
 /// identities `xcap: rls-services` names (GatewayConfiguration+XCAP.swift), each fetched at start
@@ -48,23 +46,13 @@ final class XCAPListSource: Sendable {
         self.settings = settings
         self.enterprise = enterprise
         self.limit = limit
-        let timeout = TimeAmount.seconds(Int64(settings.timeoutSeconds))
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: timeout, read: timeout))
-        configuration.redirectConfiguration = .disallow
-        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        client = HTTPClient.xcap(timeoutSeconds: settings.timeoutSeconds)
         identities = NIOLockedValueBox(settings.rlsServices)
         documents = NIOLockedValueBox(
             Dictionary(uniqueKeysWithValues: settings.rlsServices.map { ($0, Document()) }))
         self.apply = apply
         self.logger = logger
-        fetches = Dictionary(
-            uniqueKeysWithValues: XCAPPolicySource.Outcome.allCases.map {
-                (
-                    $0,
-                    Counter(
-                        label: "gateway_xcap_fetches_total", dimensions: [("result", $0.rawValue)], factory: factory)
-                )
-            })
+        fetches = XCAPPolicySource.Outcome.counters(factory)
     }
 
     /// Every document's lists; a list URI an earlier identity defines wins.
@@ -83,12 +71,7 @@ final class XCAPListSource: Sendable {
     /// once; the lists of one no longer named are dropped.
     func watch(_ xuis: [String]) {
         identities.withLockedValue { $0 = xuis }
-        let added = documents.withLockedValue { documents in
-            documents = documents.filter { xuis.contains($0.key) }
-            let added = xuis.filter { documents[$0] == nil }
-            for xui in added { documents[xui] = Document() }
-            return added
-        }
+        let added = keepDocuments(of: xuis, in: documents) { Document() }
         guard !added.isEmpty else { return }
         Task { for xui in added { await check(xui) } }
     }

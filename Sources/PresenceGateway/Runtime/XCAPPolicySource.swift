@@ -3,9 +3,6 @@ import Foundation
 import Logging
 import Metrics
 import NIOConcurrencyHelpers
-import NIOCore
-import NIOHTTP1
-import NIOPosix
 
 /// The pres-rules documents of the presentities whose entry says `pres-rules: xcap`, kept by an
 /// XCAP server (RFC 4825; GatewayConfiguration+XCAP.swift): each is fetched at start and then
@@ -56,21 +53,11 @@ final class XCAPPolicySource: Sendable {
         apply: @escaping @Sendable (String, PresRules) async -> Void
     ) {
         self.settings = settings
-        let timeout = TimeAmount.seconds(Int64(settings.timeoutSeconds))
-        var configuration = HTTPClient.Configuration(timeout: .init(connect: timeout, read: timeout))
-        configuration.redirectConfiguration = .disallow
-        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        client = HTTPClient.xcap(timeoutSeconds: settings.timeoutSeconds)
         documents = NIOLockedValueBox(Dictionary(uniqueKeysWithValues: presentities.map { ($0, Document()) }))
         self.apply = apply
         self.logger = logger
-        fetches = Dictionary(
-            uniqueKeysWithValues: Outcome.allCases.map {
-                (
-                    $0,
-                    Counter(
-                        label: "gateway_xcap_fetches_total", dimensions: [("result", $0.rawValue)], factory: factory)
-                )
-            })
+        fetches = XCAPPolicySource.Outcome.counters(factory)
     }
 
     /// The rules in force for each presentity watched.
@@ -79,14 +66,9 @@ final class XCAPPolicySource: Sendable {
     /// Watches `presentities` from now on (a reload): a new one waits for its document, which is
     /// fetched at once; one no longer named is forgotten.
     func watch(_ presentities: Set<String>) {
-        let added = documents.withLockedValue { documents in
-            documents = documents.filter { presentities.contains($0.key) }
-            let added = presentities.filter { documents[$0] == nil }
-            for presentity in added { documents[presentity] = Document() }
-            return added
-        }
+        let added = keepDocuments(of: presentities.sorted(), in: documents) { Document() }
         guard !added.isEmpty else { return }
-        Task { for presentity in added.sorted() { await check(presentity) } }
+        Task { for presentity in added { await check(presentity) } }
     }
 
     /// Checks every document now, then every `poll` seconds until ``shutdown()``.
