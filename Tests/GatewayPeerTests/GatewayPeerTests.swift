@@ -24,6 +24,20 @@ struct GatewayPeerTests {
         }
     }
 
+    /// Dave, in the OMA domain, watches Bob through Kamailio: watcher.xml holds the subscription
+    /// `hold` milliseconds, waiting for `notifies` NOTIFYs; its run must succeed.
+    static func daveWatchesBob(
+        _ peers: GatewayPeers, accept: String = "application/pidf+xml", event: String = "presence", hold: Int,
+        notifies: Int = 2, timeLimit: TimeInterval = 60
+    ) async throws -> Sipp.Run {
+        let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
+                                         keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
+                                                "accept": accept, "event": event],
+                                         timeLimit: timeLimit, extra: ["-d", String(hold), "-set", "notifies", String(notifies)])
+        #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+        return watcher
+    }
+
     /// Publishes `activity` for `user`@oma.example to Kamailio (RFC 3903).
     static func publish(_ peers: GatewayPeers, user: String, activity: String, note: String = "from the OMA side") async throws {
         let run = try await Sipp.run(scenario: PeerAssets.scenario("oma-publish.xml"), remote: peers.omaSide,
@@ -79,11 +93,7 @@ struct GatewayPeerTests {
     func enterpriseAwayReachesOMAWatcher(accept: String) async throws {
         let edge = (scenario: "enterprise-edge.xml", keys: ["avail1": "3500", "avail2": "15500", "expires": "6"], calls: 1, pause: 1500)
         try await GatewayPeers.with(edge: edge) { peers in
-            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
-                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": accept, "event": "presence"],
-                                             timeLimit: 60, extra: ["-d", "7000", "-set", "notifies", "2"])
-            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let watcher = try await Self.daveWatchesBob(peers, accept: accept, hold: 7000)
             let edgeRun = try await #require(peers.edge).finish()
             #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
 
@@ -128,11 +138,7 @@ struct GatewayPeerTests {
                     calls: 1, pause: 500)
         try await GatewayPeers.with(edge: edge) { peers in
             let started = Date()
-            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
-                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": "application/pidf+xml", "event": "presence;max-rate=0.3"],
-                                             timeLimit: 60, extra: ["-d", "1000", "-set", "notifies", "2"])
-            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let watcher = try await Self.daveWatchesBob(peers, event: "presence;max-rate=0.3", hold: 1000)
             let edgeRun = try await #require(peers.edge).finish()
             #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
             let bodies = watcher.receivedRequests("NOTIFY").map { String(decoding: $0.body, as: UTF8.self) }
@@ -156,12 +162,7 @@ struct GatewayPeerTests {
                     calls: 1, pause: 1000)
         try await GatewayPeers.with(edge: edge) { peers in
             let started = Date()
-            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
-                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": "application/pidf+xml",
-                                                    "event": "presence;adaptive-min-rate=0.016"],
-                                             timeLimit: 100, extra: ["-d", "500", "-set", "notifies", "2"])
-            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let watcher = try await Self.daveWatchesBob(peers, event: "presence;adaptive-min-rate=0.016", hold: 500, timeLimit: 100)
             let edgeRun = try await #require(peers.edge).finish()
             #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
             let notifies = watcher.receivedRequests("NOTIFY")
@@ -183,11 +184,7 @@ struct GatewayPeerTests {
     @Test func poolFqdnResubscribeGoesToThePoolGRUU() async throws {
         let edge = (scenario: "enterprise-edge-pool.xml", keys: ["avail1": "3500", "expires": "600", "pool": Self.gruu], calls: 2, pause: 0)
         try await GatewayPeers.with(edge: edge) { peers in
-            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
-                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": "application/pidf+xml", "event": "presence"],
-                                             timeLimit: 40, extra: ["-d", "500", "-set", "notifies", "1"])
-            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let watcher = try await Self.daveWatchesBob(peers, hold: 500, notifies: 1, timeLimit: 40)
             let edgeRun = try await #require(peers.edge).finish()
             let subscribes = edgeRun.receivedRequests("SUBSCRIBE")
             let first = try #require(subscribes.first)
@@ -208,11 +205,7 @@ struct GatewayPeerTests {
     @Test func anOMAWatcherAsksToJoinTheSubscriberListOverTCP() async throws {
         let edge = (scenario: "enterprise-edge.xml", keys: ["avail1": "3500", "avail2": "15500", "expires": "6"], calls: 1, pause: 1500)
         try await GatewayPeers.with(edge: edge, options: GatewayPeers.Options(enterpriseTCP: true)) { peers in
-            let watcher = try await Sipp.run(scenario: PeerAssets.scenario("watcher.xml"), remote: peers.omaSide,
-                                             keys: ["watcher": "sip:dave@oma.example", "resource": "sip:bob@contoso.com",
-                                                    "accept": "application/pidf+xml", "event": "presence"],
-                                             timeLimit: 60, extra: ["-d", "7000", "-set", "notifies", "2"])
-            #expect(watcher.succeeded, "OMA watcher: \(watcher)")
+            let watcher = try await Self.daveWatchesBob(peers, hold: 7000)
             let edgeRun = try await #require(peers.edge).finish()
             #expect(edgeRun.succeeded, "enterprise edge: \(edgeRun)")
             let subscribes = edgeRun.receivedRequests("SUBSCRIBE")
