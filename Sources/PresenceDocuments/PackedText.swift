@@ -49,19 +49,27 @@ struct PackedText: Hashable, Sendable {
     /// The fields of the text whose UTF-8 bytes are `utf8` when it packs: at most 24
     /// characters, each one of the symbols.
     private static func pack(_ utf8: Span<UInt8>) -> (low: UInt64, high: UInt32)? {
-        // Each byte's code from a table. No test per byte: the codes are or'ed together, and a
-        // byte that is not a symbol (0xFF) leaves bits above the four of a code.
-        guard utf8.count <= capacity else { return nil }
-        // Fields past the end keep the end code: all ones.
+        // No test per byte: the codes are or'ed together, and a byte that is not a symbol
+        // (0xFF) leaves bits above the four of a code. Fields past the end keep the end code
+        // (all ones); each word is filled by its own loop.
+        let count = utf8.count
+        guard count <= capacity else { return nil }
+        let codes = Self.codes
         var seen: UInt8 = 0
-        var low: UInt64 = .max
-        var high: UInt64 = .max
-        for i in utf8.indices {
-            let code = codes[Int(utf8[i])]
-            seen |= code
-            let field = (end ^ UInt64(code & 15)) &<< UInt64(4 * (i & 15))
-            if i < 16 { low ^= field } else { high ^= field }
+        func fields(_ range: Range<Int>) -> UInt64 {
+            var fields: UInt64 = .max
+            var shift: UInt64 = 0
+            for i in range {
+                let code = codes[Int(utf8[i])]
+                seen |= code
+                fields ^= (end ^ UInt64(code & 15)) &<< shift
+                shift &+= 4
+            }
+            return fields
         }
+        let split = min(count, 16)
+        let low = fields(0..<split)
+        let high = fields(split..<count)
         return UInt64(seen) > end ? nil : (low, UInt32(truncatingIfNeeded: high))
     }
 
