@@ -42,6 +42,7 @@ public final class GatewayFuzzHarness {
         oma:
           domains: [oma.example]
           next-hop: "sip:127.0.0.1:5070;transport=udp"
+          rls: { oma.example: "http://127.0.0.1:5080/xcap-root" }
         partners:
           blocked: [spam.example]
         peers:
@@ -201,6 +202,10 @@ public final class GatewayFuzzHarness {
                 timers[timer] = deadline
             case .cancel(let timer):
                 timers[timer] = nil
+            case .writeListDocument(let uri, _):
+                // The XCAP server's answer: written, or (as the input says) refused.
+                let status = variant & 64 == 0 ? 200 : 503
+                if let actions = core?.listDocumentWritten(uri, status: status, now: now) { perform(actions) }
             }
         }
     }

@@ -1,3 +1,4 @@
+import Multipart
 public import NIOCore
 public import PresenceDocuments
 public import SIPMessages
@@ -173,6 +174,55 @@ public struct BatchCategorySubscription: Sendable {
         return subscription.stateChanged(
             body: body, bodyType: Self.multipartContentType(boundary: boundary),
             headers: Self.eventlist, now: now)
+    }
+
+    /// What changed of one resource in ``resourcesChanged(_:boundary:now:)``.
+    public struct ResourceChange: Sendable {
+        public var uri: String
+        /// Listed in the RLMI part with this instance (a new subscription state); nil: not listed.
+        public var instance: RLMIList.Instance?
+        /// Its categories part, when it has one to send: a `categories` document serialized,
+        /// holding only the categories subscribed for the resource (as the owner renders it to
+        /// compare with what it sent last).
+        public var body: [UInt8]?
+
+        public init(uri: String, instance: RLMIList.Instance? = nil, body: [UInt8]? = nil) {
+            self.uri = uri
+            self.instance = instance
+            self.body = body
+        }
+    }
+
+    /// Several resources changed at once (one RFC 4662 list notification behind them): one
+    /// notification in the multipart shape of the 200 OK, its RLMI part listing the resources
+    /// whose subscription state changed, then the categories subscribed for each resource with a
+    /// document ([MS-PRES] §2.2.2.4.2, §3.4.5.2). A resource listed `terminated` leaves the
+    /// dialog. Resources not in the dialog are left out; nothing when none is left.
+    public mutating func resourcesChanged(_ changes: [ResourceChange], boundary: String, now: NIODeadline)
+        -> [Action]
+    {
+        var list = RLMIList(uri: watcher)
+        var parts: [[UInt8]] = []
+        for change in changes where resources[change.uri] != nil {
+            if let instance = change.instance {
+                list.resources.append(RLMIList.Resource(uri: change.uri, instances: [instance]))
+                if instance.state == .terminated { resources.removeValue(forKey: change.uri) }
+            }
+            if let body = change.body { parts.append(body) }
+        }
+        guard !list.resources.isEmpty || !parts.isEmpty else { return [] }
+        var body = BatchSubscribeResponse(list: list).multipart(boundary: boundary)
+        for part in parts {
+            body.parts.append(
+                MultipartBody.Part(
+                    headers: [
+                        ("Content-Transfer-Encoding", "binary"),
+                        ("Content-Type", BatchSubscribeResponse.categoriesContentType),
+                    ], body: part))
+        }
+        return subscription.stateChanged(
+            body: body.bytes, bodyType: Self.multipartContentType(boundary: boundary), headers: Self.eventlist,
+            now: now)
     }
 
     /// A pending dialog becomes active (RFC 6665 §4.2.1.3): a NOTIFY with `Subscription-State:

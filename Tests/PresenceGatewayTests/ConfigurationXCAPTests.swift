@@ -83,4 +83,30 @@ import Testing
         #expect(error?.line == line && error?.column == column, "\(error?.description ?? "")")
         #expect(error?.message.contains(message) == true, "\(error?.description ?? "")")
     }
+
+    static func oma(_ rls: String) -> String {
+        ConfigurationTests.valid.replacingOccurrences(
+            of: "oma: { domains: [oma.example], next-hop: \"sip:127.0.0.1:5070\" }",
+            with: "oma: { domains: [oma.example, oma2.example], next-hop: \"sip:127.0.0.1:5070\", rls: \(rls) }")
+    }
+
+    /// `oma: rls` names, per OMA domain, the XCAP root of its RLS's lists (RFC 4662, RFC 4826),
+    /// or `off`; a domain not named keeps one subscription per resource.
+    @Test func listsTowardTheOMASideArePerDomain() throws {
+        let config = try GatewayConfiguration(
+            yaml: Self.oma(#"{ OMA.example: "http://127.0.0.1:8080/xcap-root/", oma2.example: off }"#))
+        #expect(config.oma.rls == ["oma.example": "http://127.0.0.1:8080/xcap-root"])
+        #expect(try GatewayConfiguration(yaml: ConfigurationTests.valid).oma.rls.isEmpty)
+    }
+
+    @Test(arguments: [
+        (#"{ other.example: "http://x.example/r" }"#, 5, 100, "not one of this side's domains"),
+        (#"{ oma.example: "ftp://x.example/r" }"#, 5, 98, "not an http"),
+        (#"[oma.example]"#, 5, 83, "mapping"),
+    ])
+    func listMistakesAreReportedWhereTheyAre(rls: String, line: Int, column: Int, message: String) {
+        let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: Self.oma(rls)) }
+        #expect(error?.line == line && error?.column == column, "\(error?.description ?? "")")
+        #expect(error?.message.contains(message) == true, "\(error?.description ?? "")")
+    }
 }

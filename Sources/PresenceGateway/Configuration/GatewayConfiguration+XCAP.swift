@@ -65,19 +65,25 @@ extension GatewayConfiguration {
         }
     }
 
+    /// An XCAP root URI (RFC 4825 §6): http or https, with a host, without query or fragment;
+    /// returned without a trailing `/`.
+    static func xcapRoot(_ node: ConfigurationNode) throws(ConfigurationError) -> String {
+        var root = try node.string()
+        guard let url = URL(string: root), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+            url.host?.isEmpty == false, url.query == nil, url.fragment == nil
+        else {
+            throw node.error("'\(root)' is not an http:// or https:// URI without query or fragment")
+        }
+        while root.hasSuffix("/") { root.removeLast() }
+        return root
+    }
+
     /// Reads `xcap:`; absent: nil.
     static func xcap(_ node: ConfigurationNode?) throws(ConfigurationError) -> XCAP? {
         guard let node else { return nil }
         let m = try node.mapping(known: ["root", "auid", "document", "poll", "timeout", "rls-services"])
         guard let rootNode = m["root"] else { throw node.error("needs root, the XCAP root URI (http:// or https://)") }
-        var root = try rootNode.string()
-        guard let url = URL(string: root), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-            url.host?.isEmpty == false, url.query == nil, url.fragment == nil
-        else {
-            throw rootNode.error("'\(root)' is not an http:// or https:// URI without query or fragment")
-        }
-        while root.hasSuffix("/") { root.removeLast() }
-        var xcap = XCAP(root: root)
+        var xcap = XCAP(root: try xcapRoot(rootNode))
         for (key, path) in [("auid", \XCAP.auid), ("document", \XCAP.document)] {
             guard let value = m[key] else { continue }
             let text = try value.string()

@@ -64,6 +64,12 @@ public struct GatewayConfiguration: Sendable {
         /// except toward a UDP next hop, where the longer SUBSCRIBE would have to go over TCP
         /// (RFC 3261 §18.1.1).
         public var subscriberList = true
+        /// OMA side: the domains whose resource list server the gateway subscribes to lists at
+        /// (RFC 4662, `rls: { DOMAIN: XCAP-ROOT }`), each with the root of the XCAP server (RFC
+        /// 4825) where it keeps the lists as RFC 4826 `rls-services` documents of the watchers
+        /// (docs/flows.md, "Lists toward the OMA side"). A domain not named, or named `off`,
+        /// gets one subscription per resource.
+        public var rls: [String: String] = [:]
     }
 
     /// A peer the gateway knows by address.
@@ -199,7 +205,8 @@ extension GatewayConfiguration {
         guard let enterprise = top["enterprise"] else { throw root.error("'enterprise' is required") }
         guard let oma = top["oma"] else { throw root.error("'oma' is required") }
         self.enterprise = try Self.domains(enterprise, extraKeys: ["subscriber-list"])
-        self.oma = try Self.domains(oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications"])
+        self.oma = try Self.domains(
+            oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications", "rls"])
         let overlap = Set(self.enterprise.domains).intersection(self.oma.domains)
         if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
         allowedPartners = nil
@@ -355,6 +362,13 @@ extension GatewayConfiguration {
             result.subscriberList = false
         }
         if let list = m["subscriber-list"] { result.subscriberList = try list.bool() }
+        if let rls = m["rls"] {
+            for (domain, value) in try rls.entries() {
+                let name = domain.lowercased()
+                guard names.contains(name) else { throw value.error("'\(domain)' is not one of this side's domains") }
+                if try value.string() != "off" { result.rls[name] = try xcapRoot(value) }
+            }
+        }
         if let rate = m["rate-control"] {
             let r = try rate.mapping(known: ["min-interval", "max-interval"])
             result.minInterval = try r["min-interval"]?.integer(UInt32.self, in: 0...UInt32.max)

@@ -72,8 +72,11 @@ extension GatewayCore {
     func dialogKey(of context: Context) -> DialogKey? {
         switch context {
         case .omaLeg(let key):
-            guard let leg = omaLegs[key] else { return nil }
-            return DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag)
+            guard let subscription = omaLegs[key]?.subscription else { return nil }
+            return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
+        case .omaList(let key):
+            guard let subscription = omaLists[key]?.subscription else { return nil }
+            return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .enterpriseLeg(let key):
             guard let leg = enterpriseLegs[key] else { return nil }
             return DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)

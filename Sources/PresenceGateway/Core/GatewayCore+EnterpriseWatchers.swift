@@ -57,12 +57,18 @@ extension GatewayCore {
         }
     }
 
+    /// What the gateway holds toward the OMA side for one resource of an enterprise watch: a
+    /// PIDF subscription of its own, or its share of a list subscription (RFC 4662, a member of
+    /// ``OMAList``), whose notifications bring its state.
     struct OMALeg: Sendable {
         var watch: Int
         /// The enterprise watcher's URI, whose quota the leg counts against.
         var watcher: String
         var resource: String
-        var subscription: SubscriberSubscription
+        /// Its own subscription; nil for a list's member.
+        var subscription: SubscriberSubscription?
+        /// The list subscription it is a member of (``GatewayCore/omaLists``).
+        var list: Int?
         /// The latest OMA state as categories; nil until the first NOTIFY.
         var categories: CategoriesDocument?
         var handling: SubHandling
@@ -120,12 +126,8 @@ extension GatewayCore {
         let key = takeKey()
         var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms), peer: peer)
         watch.single = !BatchCategorySubscription.isBatch(request)
-        var actions: [Action] = []
-        for action in batch.actions where action.kind == .subscribe {
-            for resource in action.resources {
-                actions += addOMALeg(to: &watch, key: key, resource: resource.uri, request: request)
-            }
-        }
+        let subscribed = batch.actions.filter { $0.kind == .subscribe }.flatMap { $0.resources.map(\.uri) }
+        let actions = addOMALegs(to: &watch, key: key, resources: subscribed, request: request, now: now)
         enterpriseWatches[key] = watch
         // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
         // watcher without `ms-piggyback-first-notify` is answered at once and notified later.
@@ -144,20 +146,7 @@ extension GatewayCore {
     mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest)
         -> [Action]
     {
-        guard watch.legs[resource] == nil, !watch.refused.contains(resource) else { return [] }
-        guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma),
-            !watch.single
-                || WatcherIdentity.addressOfRecord(resource) == WatcherIdentity.addressOfRecord(request.uri.description)
-        else {
-            refusals.resourceOutsideOMA += 1
-            watch.refused.insert(resource)
-            return []
-        }
-        guard takeQuota(watch.watcher.uri) else {
-            refusals.watcherQuota += 1
-            watch.refused.insert(resource)
-            return []
-        }
+        guard watch.legs[resource] == nil, admitResource(resource, to: &watch, request: request) else { return [] }
         guard let from = try? request.headers.from,
             let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from)
         else {
@@ -167,6 +156,27 @@ extension GatewayCore {
         }
         watch.legs[resource] = leg.key
         return leg.actions
+    }
+
+    /// Whether `watch` may have a leg for `resource`, which then takes its share of the
+    /// watcher's quota: not when the resource was refused before, is outside the OMA domains, is
+    /// not the Request-URI of a single subscription, or is past the quota (then it is refused).
+    mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch, request: SIPRequest) -> Bool {
+        guard !watch.refused.contains(resource) else { return false }
+        guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma),
+            !watch.single
+                || WatcherIdentity.addressOfRecord(resource) == WatcherIdentity.addressOfRecord(request.uri.description)
+        else {
+            refusals.resourceOutsideOMA += 1
+            watch.refused.insert(resource)
+            return false
+        }
+        guard takeQuota(watch.watcher.uri) else {
+            refusals.watcherQuota += 1
+            watch.refused.insert(resource)
+            return false
+        }
+        return true
     }
 
     /// The RLMI instance of a resource the gateway refused to subscribe to, or that the
@@ -415,12 +425,14 @@ extension GatewayCore {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources"))]
         }
         var actions: [Action] = []
+        var added: [String] = []
         for action in batch.actions {
             for resource in action.resources {
                 switch action.kind {
                 case .subscribe:
-                    actions += addOMALeg(to: &watch, key: key, resource: resource.uri, request: request)
+                    added.append(resource.uri)
                 case .unsubscribe:
+                    added.removeAll { $0 == resource.uri }
                     if let leg = watch.legs.removeValue(forKey: resource.uri) { actions += endOMALegs([leg], now: now) }
                     watch.lastSent[resource.uri] = nil
                     watch.refused.remove(resource.uri)
@@ -428,6 +440,7 @@ extension GatewayCore {
                 }
             }
         }
+        actions += addOMALegs(to: &watch, key: key, resources: added, request: request, now: now)
         let core = self
         let current = watch
         var sent: SmallMap<String, BodyDigest> = [:]
@@ -456,7 +469,9 @@ extension GatewayCore {
         _ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline,
         sphereChange: inout (presentity: String, before: String?)?
     ) -> [Action] {
-        guard var leg = omaLegs[key] else { return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))] }
+        guard var leg = omaLegs[key], var subscription = leg.subscription else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
         // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
         // the NOTIFY, so the watcher's view stays what it was.
         var pidf: PIDFDocument?
@@ -477,7 +492,7 @@ extension GatewayCore {
         case .needsFullState: needsFullState = true
         case .none, .ignored: break
         }
-        let actions = leg.subscription.receive(notify: request, now: now, jitter: ids.jitter())
+        let actions = subscription.receive(notify: request, now: now, jitter: ids.jitter())
         var out: [Action] = []
         var changed = false
         var ended: String?
@@ -504,8 +519,9 @@ extension GatewayCore {
         }
         if needsFullState, ended == nil, !leg.closing {
             // RFC 5263 §4.3: a refresh brings full state back.
-            out += legActions(leg.subscription.refresh(now: now), context: .omaLeg(key))
+            out += legActions(subscription.refresh(now: now), context: .omaLeg(key))
         }
+        leg.subscription = subscription
         omaLegs[key] = leg
         if leg.closing {
             if ended != nil { removeOMALeg(key) }
@@ -552,8 +568,9 @@ extension GatewayCore {
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
     {
-        guard var leg = omaLegs[key] else { return [] }
-        let actions = leg.subscription.receive(response, now: now, jitter: ids.jitter())
+        guard var leg = omaLegs[key], var subscription = leg.subscription else { return [] }
+        let actions = subscription.receive(response, now: now, jitter: ids.jitter())
+        leg.subscription = subscription
         omaLegs[key] = leg
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if leg.closing {
@@ -568,7 +585,7 @@ extension GatewayCore {
             return out + restartOMALeg(key, now: now)
         }
         if ended { return out + omaLegEnded(key, reason: "rejected", statusCode: response.statusCode, now: now) }
-        if response.statusCode >= 300, let end = leg.subscription.expiresAt {
+        if response.statusCode >= 300, let end = subscription.expiresAt {
             // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
             out.append(.schedule(.expiry(.omaLeg(key)), at: end))
         }
@@ -619,7 +636,12 @@ extension GatewayCore {
         var out: [Action] = []
         for key in keys {
             guard var leg = omaLegs[key], !leg.closing else { continue }
-            let actions = leg.subscription.unsubscribe()
+            guard var subscription = leg.subscription else {
+                out += removeListMember(key, now: now)
+                continue
+            }
+            let actions = subscription.unsubscribe()
+            leg.subscription = subscription
             leg.closing = true
             omaLegs[key] = leg
             if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
@@ -632,10 +654,14 @@ extension GatewayCore {
         return out
     }
 
+    /// Forgets an OMA leg with a subscription of its own (a list's member leaves with
+    /// ``removeListMember(_:now:)``).
     mutating func removeOMALeg(_ key: Int) {
         guard let leg = omaLegs.removeValue(forKey: key) else { return }
         releaseQuota(leg.watcher)
-        dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+        if let subscription = leg.subscription {
+            dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+        }
     }
 
     /// Whether the watcher is shown a leg's OMA `pending` state: only an allowed watcher (a

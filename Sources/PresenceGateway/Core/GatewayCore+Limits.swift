@@ -141,6 +141,7 @@ extension GatewayCore {
         case .omaWatch(let key): omaWatches[key]?.peer
         case .winfoWatch(let key): winfoWatches[key]?.peer
         case .omaLeg(let key): omaLegs[key]?.peer
+        case .omaList(let key): omaLists[key].flatMap(\.peer)
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer
         case .linkedPublication, .servicePublish: nil
         }
@@ -152,6 +153,7 @@ extension GatewayCore {
     public mutating func reached(_ peer: DialogPeer, for context: Context) {
         switch context {
         case .omaLeg(let key): omaLegs[key]?.peer = peer
+        case .omaList(let key): omaLists[key]?.peer = peer
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer = peer
         default: break
         }

@@ -41,10 +41,12 @@ extension GatewayCore {
         }
 
         public struct Leg: Sendable, Codable, Equatable {
-            /// `subscribing`, `pending`, `active`, `unsubscribing`, `terminated`.
+            /// `subscribing`, `pending`, `active`, `unsubscribing`, `terminated`; for a list
+            /// toward an OMA RLS whose document is being written, `writing-list`.
             public var state: String
             public var expiresIn: Int?
-            public var callID: String
+            /// None before a list's SUBSCRIBE was sent.
+            public var callID: String?
             public var peer: String?
             /// Resources the leg carries (a batch dialog toward the enterprise carries several).
             public var resources: Int
@@ -208,9 +210,23 @@ extension GatewayCore {
             let peer = carried(current)
             if peer != current { enterpriseLegs[key]?.peer = peer }
         }
+        for key in omaLists.keys {
+            let current = omaLists[key]?.peer
+            let peer = carried(current)
+            if peer != current { omaLists[key]?.peer = peer }
+        }
 
+        // A list whose domain no longer has its RLS there (or an XCAP root of another) is given
+        // up for subscriptions of its members' own.
+        var out: [Action] = []
+        for key in omaLists.keys.sorted() {
+            guard let list = omaLists[key], !list.closing,
+                listDocumentURI(watcher: list.watcher, domain: list.domain) != list.document
+            else { continue }
+            out += dissolveList(key, now: now)
+        }
         let spheres = spheres
-        var out = resolveLegsAgain(
+        out += resolveLegsAgain(
             omaLegs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
         out += resolveAwaitingAuthorization(now: now)
         if new.resourceLists != old.resourceLists { out += resourceListsChanged(now: now) }
@@ -257,6 +273,7 @@ extension GatewayCore {
         _ keys: [Int], previous: (String) -> PresentityPolicy, shown: Int? = nil, now: NIODeadline
     ) -> [Action] {
         var out: [Action] = []
+        var refreshed: Set<Int> = []
         for key in keys {
             guard var leg = omaLegs[key], !leg.closing, let watch = enterpriseWatches[leg.watch] else { continue }
             let policy = policy(for: leg.resource)
@@ -279,7 +296,13 @@ extension GatewayCore {
                     != previous(leg.resource).rules.permissions(for: watch.watcher),
                 leg.categories != nil, !leg.pending
             {
-                out += legActions(leg.subscription.refresh(now: now), context: .omaLeg(key))
+                if var subscription = leg.subscription {
+                    out += legActions(subscription.refresh(now: now), context: .omaLeg(key))
+                    leg.subscription = subscription
+                } else if let list = leg.list, refreshed.insert(list).inserted {
+                    // A member's state comes with its list's: the refresh brings all of it.
+                    out += refreshList(list, now: now)
+                }
                 omaLegs[key] = leg
             } else if leg.handling != before {
                 omaLegs[key] = leg
@@ -348,7 +371,7 @@ extension GatewayCore {
                 let leg = watch.legs[uri].flatMap { omaLegs[$0] }
                 return .init(
                     uri: uri, decision: watch.refused.contains(uri) ? "refused" : leg?.handling.token,
-                    leg: leg.map { describe($0.subscription, peer: $0.peer, resources: 1, now: now) })
+                    leg: leg.flatMap { describe($0, now: now) })
             })
     }
 
@@ -371,6 +394,16 @@ extension GatewayCore {
             format: watch.subscription?.terms.bodyType ?? watch.pending?.terms.bodyType,
             expiresIn: watch.subscription.flatMap { Self.seconds(until: $0.expiresAt, now: now) },
             peer: name(of: watch.peer), resources: resources)
+    }
+
+    /// The subscription behind an OMA leg: its own, or its list's (with the list's member count).
+    private func describe(_ leg: OMALeg, now: NIODeadline) -> BridgedSubscription.Leg? {
+        if let subscription = leg.subscription {
+            return describe(subscription, peer: leg.peer, resources: 1, now: now)
+        }
+        guard let list = leg.list.flatMap({ omaLists[$0] }) else { return nil }
+        return list.subscription.map { describe($0, peer: list.peer, resources: list.members.count, now: now) }
+            ?? .init(state: "writing-list", expiresIn: nil, callID: nil, peer: nil, resources: list.members.count)
     }
 
     private func describe(

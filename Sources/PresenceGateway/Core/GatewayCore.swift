@@ -39,6 +39,8 @@ public struct GatewayCore: Sendable {
         case enterpriseWatch(Int)
         /// A PIDF subscription toward the OMA side (flow 1).
         case omaLeg(Int)
+        /// A list subscription toward an OMA resource list server (flow 1, RFC 4662).
+        case omaList(Int)
         /// A presence subscription of an OMA watcher, notifier side (flow 2).
         case omaWatch(Int)
         /// A `presence.winfo` subscription of a presentity's owner, notifier side (RFC 3857).
@@ -78,6 +80,10 @@ public struct GatewayCore: Sendable {
         case send(SIPRequest, to: GatewayConfiguration.Side, context: Context)
         case schedule(Timer, at: NIODeadline)
         case cancel(Timer)
+        /// Put this rls-services document (RFC 4826) at `uri` on an XCAP server, or delete the
+        /// document when `body` is nil (RFC 4825 §7.4, §7.5); report the answer with
+        /// ``listDocumentWritten(_:status:now:)``.
+        case writeListDocument(uri: String, body: [UInt8]?)
     }
 
     /// Replaced while running by ``reconfigure(_:now:)``.
@@ -102,6 +108,12 @@ public struct GatewayCore: Sendable {
     // Each remembers what changed for the durable store (``JournaledTable``).
     var enterpriseWatches = JournaledTable<EnterpriseWatch>()
     var omaLegs = JournaledTable<OMALeg>()
+    /// List subscriptions toward OMA resource list servers, by key (`GatewayCore+OMAResourceLists`).
+    var omaLists = JournaledTable<OMAList>()
+    /// The rls-services documents holding them, by document URI.
+    var listDocuments: [String: ListDocument] = [:]
+    /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
+    var rlsRefused: [String: NIODeadline] = [:]
     var omaWatches = JournaledTable<OMAWatch>()
     var enterpriseLegs = JournaledTable<EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to (flow 3).
@@ -258,6 +270,7 @@ public struct GatewayCore: Sendable {
         // The relay of a notification in an existing pair: the hot path, which writes to the
         // durable store only what it changes of the subscriptions' status and dialogs.
         case .omaLeg(let key): return quietly { $0.omaLegNotify(key, request, id: id, now: now) }
+        case .omaList(let key): return quietly { $0.omaListNotify(key, request, id: id, now: now) }
         case .enterpriseLeg(let key): return quietly { $0.enterpriseLegNotify(key, request, id: id, now: now) }
         case .linkedPublication, .servicePublish:
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -279,6 +292,7 @@ public struct GatewayCore: Sendable {
     ) -> [Action] {
         switch context {
         case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
+        case .omaList(let key): return omaListResponse(key, response, request: request, now: now)
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
@@ -310,6 +324,12 @@ public struct GatewayCore: Sendable {
         }
     }
 
+    /// The XCAP server answered the write of a list document (`status` nil: no answer in time);
+    /// see ``writeListDocument(of:)``.
+    public mutating func listDocumentWritten(_ uri: String, status: Int?, now: NIODeadline) -> [Action] {
+        withWatcherInfo(listDocumentAnswered(uri, status: status, now: now), now: now)
+    }
+
     public mutating func fire(_ timer: Timer, now: NIODeadline) -> [Action] {
         withWatcherInfo(fireTimer(timer, now: now), now: now)
     }
@@ -322,6 +342,9 @@ public struct GatewayCore: Sendable {
             return answerOMAWatchWithoutData(key, now: now)
         case .cleanup(.omaLeg(let key)):
             removeOMALeg(key)
+            return []
+        case .cleanup(.omaList(let key)):
+            removeOMAList(key)
             return []
         case .cleanup(.enterpriseLeg(let key)):
             removeEnterpriseLeg(key)
@@ -360,10 +383,16 @@ public struct GatewayCore: Sendable {
                 return apply(actions, context: context, now: now)
             case .omaLeg(let key):
                 // A refresh failed and the granted time ran out: the OMA side stopped answering.
-                guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription.expiresAt, end <= now else {
+                guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {
                     return []
                 }
                 return omaLegEnded(key, reason: "timeout", statusCode: nil, now: now)
+            case .omaList(let key):
+                // The same for a list: it is made again, and given up if that is refused.
+                guard let list = omaLists[key], !list.closing, let end = list.subscription?.expiresAt, end <= now else {
+                    return []
+                }
+                return restartOMAList(key)
             case .enterpriseLeg(let key):
                 guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
                     end <= now
@@ -381,9 +410,16 @@ public struct GatewayCore: Sendable {
         case .refresh(let context):
             switch context {
             case .omaLeg(let key):
-                guard var leg = omaLegs[key], !leg.closing else { return [] }
-                let actions = leg.subscription.refresh(now: now)
+                guard var leg = omaLegs[key], !leg.closing, var subscription = leg.subscription else { return [] }
+                let actions = subscription.refresh(now: now)
+                leg.subscription = subscription
                 omaLegs[key] = leg
+                return legActions(actions, context: context)
+            case .omaList(let key):
+                guard var list = omaLists[key], !list.closing, var subscription = list.subscription else { return [] }
+                let actions = subscription.refresh(now: now)
+                list.subscription = subscription
+                omaLists[key] = list
                 return legActions(actions, context: context)
             case .enterpriseLeg(let key):
                 guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
@@ -436,7 +472,11 @@ public struct GatewayCore: Sendable {
 
     /// A subscriber leg's actions as the core's (answers to NOTIFYs are handled by the caller).
     func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
-        let side: GatewayConfiguration.Side = if case .omaLeg = context { .oma } else { .enterprise }
+        let side: GatewayConfiguration.Side =
+            switch context {
+            case .omaLeg, .omaList: .oma
+            default: .enterprise
+            }
         var trust: String?
         if case .enterpriseLeg(let key) = context, let leg = enterpriseLegs[key] {
             trust = Self.edgeTrust(network: leg.network, verified: leg.verified)

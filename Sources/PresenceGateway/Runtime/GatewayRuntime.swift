@@ -48,6 +48,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// How stale ``status`` and the `gateway_subscriptions_active` gauges may be: 100 ms.
     static let statusRefreshInterval = TimeAmount.milliseconds(100)
     private let logger: Logger
+    /// Puts (or, with nil, deletes) the rls-services document at a URI and gives the HTTP status
+    /// (nil: no answer): the lists toward OMA resource list servers (`oma: rls`). Set before
+    /// ``start(restored:)``; without it such writes fail, and the lists are subscribed per resource.
+    public var listDocumentWriter: (@Sendable (_ uri: String, _ body: [UInt8]?) async -> Int?)?
 
     private let rejected = Counter(label: "gateway_requests_rejected_total")
     /// What `rejected` counted, for the per-peer rejection rates.
@@ -377,6 +381,8 @@ public final class GatewayRuntime: @unchecked Sendable {
                 if let key = timerKeys.existingKey(for: timer), timerSlots.removeValue(forKey: key) != nil {
                     timerStopped(key)
                 }
+            case .writeListDocument(let uri, let body):
+                writeListDocument(uri, body: body)
             }
         }
         // GatewayCore.counts copies every OMA watch out of its table: taken after every message
@@ -479,6 +485,22 @@ public final class GatewayRuntime: @unchecked Sendable {
             else { return self.noRoute(request, context: context) }
             let usable = self.failedTargets.usable(targets, now: .now())
             self.send(request, layer: layer, targets: usable[...], context: context)
+        }
+    }
+
+    /// Writes an rls-services document for a list toward an OMA RLS, and gives the core the answer.
+    private func writeListDocument(_ uri: String, body: [UInt8]?) {
+        guard let write = listDocumentWriter else {
+            logger.error("no XCAP writer for the list document \(uri)")
+            return perform(core.listDocumentWritten(uri, status: nil, now: .now()))
+        }
+        eventLoop.makeFutureWithTask { await write(uri, body) }.whenSuccess { [self] status in
+            if !(status.map { (200..<300).contains($0) || (body == nil && $0 == 404) } ?? false) {
+                self.logger.warning(
+                    "list document \(uri): \(status.map { "HTTP \($0)" } ?? "no answer"); its lists are subscribed per resource"
+                )
+            }
+            self.perform(self.core.listDocumentWritten(uri, status: status, now: .now()))
         }
     }
 

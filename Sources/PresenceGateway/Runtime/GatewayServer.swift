@@ -34,6 +34,8 @@ public final class GatewayServer: @unchecked Sendable {
     private var xcap: XCAPPolicySource?
     /// The rls-services documents fetched from the XCAP server (`xcap: rls-services`); nil without.
     private var xcapLists: XCAPListSource?
+    /// Writes the list documents for OMA resource list servers (`oma: rls`).
+    private let listWriter = XCAPDocumentWriter()
     /// The lists the configuration gives (inline or its rls-services file): they win over lists
     /// from XCAP with the same URI.
     private let configuredLists: NIOLockedValueBox<[String: [String]]>
@@ -295,6 +297,9 @@ public final class GatewayServer: @unchecked Sendable {
         let runtime = GatewayRuntime(
             core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
             resolveTargets: resolve)
+        runtime.listDocumentWriter = { [listWriter] uri, body in
+            await listWriter.write(uri, body: body, contentType: "application/rls-services+xml")
+        }
         let restored = continued
         try await eventLoop.submit { runtime.start(restored: restored) }.get()
         self.runtime = runtime
@@ -621,6 +626,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         try? await admin?.close()
+        await listWriter.shutdown()
         for transport in transports.values { await transport.shutdown() }
         await capture?.shutdown()
         await store?.close()

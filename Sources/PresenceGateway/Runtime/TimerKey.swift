@@ -41,6 +41,7 @@ struct TimerKey: PackedTableKey {
         case .enterpriseLeg(let k): (contextKind, key) = (3, k)
         case .linkedPublication(let k): (contextKind, key) = (4, k)
         case .winfoWatch(let k): (contextKind, key) = (5, k)
+        case .omaList(let k): (contextKind, key) = (6, k)
         case .servicePublish: return nil
         }
         guard key >= 0, UInt64(key) <= keyMask else { return nil }
@@ -60,6 +61,7 @@ struct TimerKey: PackedTableKey {
         case 3: context = .enterpriseLeg(key)
         case 4: context = .linkedPublication(key)
         case 5: context = .winfoWatch(key)
+        case 6: context = .omaList(key)
         default: return nil
         }
         switch bits >> 60 {

@@ -50,6 +50,50 @@ extension HTTPClient {
     }
 }
 
+/// Writes the rls-services documents of the lists the gateway keeps for OMA resource list
+/// servers (RFC 4826, `oma: rls`): PUT, or DELETE when nothing is left in one (RFC 4825 §7.4,
+/// §7.5). Its client is made at the first write and shut down by ``shutdown()``.
+final class XCAPDocumentWriter: Sendable {
+    private let client = NIOLockedValueBox<HTTPClient?>(nil)
+    private let timeoutSeconds: Int
+
+    init(timeoutSeconds: Int = 10) { self.timeoutSeconds = timeoutSeconds }
+
+    /// The HTTP status of the answer; nil when none came in time.
+    func write(_ uri: String, body: [UInt8]?, contentType: String) async -> Int? {
+        let client = client.withLockedValue { client in
+            if let client { return client }
+            let made = HTTPClient.xcap(timeoutSeconds: timeoutSeconds)
+            client = made
+            return made
+        }
+        var request = HTTPClientRequest(url: uri)
+        if let body {
+            request.method = .PUT
+            request.headers.add(name: "Content-Type", value: contentType)
+            request.body = .bytes(ByteBuffer(bytes: body))
+        } else {
+            request.method = .DELETE
+        }
+        do {
+            let response = try await client.execute(request, timeout: .seconds(Int64(timeoutSeconds)))
+            // The answer's body (an error document, RFC 4825 §11) is not needed.
+            _ = try? await response.body.collect(upTo: 1 << 16)
+            return Int(response.status.code)
+        } catch {
+            return nil
+        }
+    }
+
+    func shutdown() async {
+        let running = client.withLockedValue { client in
+            defer { client = nil }
+            return client
+        }
+        try? await running?.shutdown()
+    }
+}
+
 /// The polling of an XCAP source: `round` now, then every `seconds` until ``stop()``.
 final class XCAPPolling: Sendable {
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)

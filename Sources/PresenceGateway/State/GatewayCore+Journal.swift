@@ -14,6 +14,7 @@ extension GatewayCore {
         set {
             enterpriseWatches.journaling = newValue
             omaLegs.journaling = newValue
+            omaLists.journaling = newValue
             omaWatches.journaling = newValue
             enterpriseLegs.journaling = newValue
             journal.enabled = newValue
@@ -26,11 +27,12 @@ extension GatewayCore {
         guard journaling else { return [] }
         let watchKeys = enterpriseWatches.takeChanged()
         let omaLegKeys = omaLegs.takeChanged()
+        let omaListKeys = omaLists.takeChanged()
         let omaWatchKeys = omaWatches.takeChanged()
         let enterpriseLegKeys = enterpriseLegs.takeChanged()
         guard
-            !watchKeys.isEmpty || !omaLegKeys.isEmpty || !omaWatchKeys.isEmpty || !enterpriseLegKeys.isEmpty
-                || journal.hasChanges
+            !watchKeys.isEmpty || !omaLegKeys.isEmpty || !omaListKeys.isEmpty || !omaWatchKeys.isEmpty
+                || !enterpriseLegKeys.isEmpty || journal.hasChanges
         else { return [] }
         var changes: [StateChange] = []
         let encoder = JSONEncoder()
@@ -64,8 +66,17 @@ extension GatewayCore {
                 continue
             }
             put(
-                .omaLeg, String(key), record(leg, clock: clock), callID: leg.subscription.callID,
-                localTag: leg.subscription.localTag, expires: leg.subscription.expiresAt.map(clock.milliseconds))
+                .omaLeg, String(key), record(leg, clock: clock), callID: leg.subscription?.callID,
+                localTag: leg.subscription?.localTag, expires: leg.subscription?.expiresAt.map(clock.milliseconds))
+        }
+        for key in omaListKeys.sorted() {
+            guard let list = omaLists[key] else {
+                delete(.omaList, String(key))
+                continue
+            }
+            put(
+                .omaList, String(key), record(list, clock: clock), callID: list.subscription?.callID,
+                localTag: list.subscription?.localTag, expires: list.subscription?.expiresAt.map(clock.milliseconds))
         }
         for key in omaWatchKeys.sorted() {
             guard let watch = omaWatches[key] else {
@@ -224,7 +235,7 @@ extension GatewayCore.EnterpriseWatch: Journaled {
 
 extension GatewayCore.OMALeg: Journaled {
     struct Signature: Equatable, Sendable {
-        var status: SubscriberSubscription.Status
+        var status: SubscriberSubscription.Status?
         var dialog: SIPDialog?
         var pending: Bool
         var closing: Bool
@@ -235,9 +246,27 @@ extension GatewayCore.OMALeg: Journaled {
 
     var durableSignature: Signature {
         Signature(
-            status: subscription.status, dialog: subscription.dialog?.withoutSequences, pending: pending,
+            status: subscription?.status, dialog: subscription?.dialog?.withoutSequences, pending: pending,
             closing: closing,
             handling: handling, watch: watch, peer: peer)
+    }
+}
+
+/// A list's version is not written: a restored list takes the next notification with full state.
+extension GatewayCore.OMAList: Journaled {
+    struct Signature: Equatable, Sendable {
+        var status: SubscriberSubscription.Status?
+        var dialog: SIPDialog?
+        var members: Int
+        var changed: Bool
+        var closing: Bool
+        var peer: DialogPeer?
+    }
+
+    var durableSignature: Signature {
+        Signature(
+            status: subscription?.status, dialog: subscription?.dialog?.withoutSequences, members: members.count,
+            changed: changed, closing: closing, peer: peer)
     }
 }
 

@@ -19,10 +19,23 @@ extension GatewayCore {
             case .omaLeg:
                 guard let leg = omaLegs.forget(key) else { continue }
                 releaseQuota(leg.watcher)
-                dialogs.remove(
-                    DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+                if let subscription = leg.subscription {
+                    dialogs.remove(
+                        DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+                }
                 out += [
                     .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
+                ]
+            case .omaList:
+                guard let list = omaLists.forget(key) else { continue }
+                listDocuments[list.document]?.lists.remove(key)
+                listDocuments[list.document]?.waiting.remove(key)
+                if let subscription = list.subscription {
+                    dialogs.remove(
+                        DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+                }
+                out += [
+                    .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
                 ]
             case .omaWatch:
                 guard let watch = omaWatches.forget(key) else { continue }

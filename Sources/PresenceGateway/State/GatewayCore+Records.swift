@@ -14,6 +14,7 @@ extension GatewayCore {
     enum RecordKind: String, CaseIterable {
         case enterpriseWatch = "enterprise-watch"
         case omaLeg = "oma-leg"
+        case omaList = "oma-list"
         case omaWatch = "oma-watch"
         case enterpriseLeg = "enterprise-leg"
         case linkedPublication = "linked-publication"
@@ -61,10 +62,28 @@ extension GatewayCore {
         var watch: Int
         var watcher: String
         var resource: String
-        var subscription: SubscriberSubscription.Record
+        /// Absent for a list's member.
+        var subscription: SubscriberSubscription.Record?
+        /// The list a member belongs to; absent for other legs (and in older records).
+        var list: Int?
         var handling: String
         var closing: Bool
         var pending: Bool
+        var peer: PeerRecord?
+    }
+
+    /// A list subscription toward an OMA RLS (RFC 4662). The RLMI version is not kept.
+    struct OMAListRecord: Codable {
+        var watch: Int
+        var watcher: String
+        var from: String
+        var domain: String
+        var uri: String
+        var document: String
+        var members: [String: Int]
+        var subscription: SubscriberSubscription.Record?
+        var changed: Bool
+        var closing: Bool
         var peer: PeerRecord?
     }
 
@@ -161,8 +180,16 @@ extension GatewayCore {
     func record(_ leg: OMALeg, clock: WallClock) -> OMALegRecord {
         OMALegRecord(
             watch: leg.watch, watcher: leg.watcher, resource: leg.resource,
-            subscription: leg.subscription.record(clock: clock),
+            subscription: leg.subscription?.record(clock: clock), list: leg.list,
             handling: leg.handling.token, closing: leg.closing, pending: leg.pending, peer: peerRecord(leg.peer))
+    }
+
+    func record(_ list: OMAList, clock: WallClock) -> OMAListRecord {
+        OMAListRecord(
+            watch: list.watch, watcher: list.watcher, from: list.from.description, domain: list.domain, uri: list.uri,
+            document: list.document, members: Dictionary(uniqueKeysWithValues: list.members.map { ($0.key, $0.value) }),
+            subscription: list.subscription?.record(clock: clock), changed: list.changed, closing: list.closing,
+            peer: peerRecord(list.peer))
     }
 
     func record(_ watch: OMAWatch, clock: WallClock) -> OMAWatchRecord {

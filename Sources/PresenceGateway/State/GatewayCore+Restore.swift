@@ -44,12 +44,23 @@ extension GatewayCore {
                 dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
             }
         }
+        for (key, list) in decoded.omaLists {
+            noteRestoredKey(key)
+            omaLists.restore(key, list)
+            listDocuments[list.document, default: ListDocument()].lists.insert(key)
+            if let subscription = list.subscription {
+                dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+            }
+        }
         for (key, leg) in decoded.omaLegs {
             noteRestoredKey(key)
+            // A member whose list was not kept is left out: its watch makes it a leg of its own.
+            if let list = leg.list, decoded.omaLists[list]?.members[leg.resource] != key { continue }
             omaLegs.restore(key, leg)
             takeQuotaRestored(leg.watcher)
-            dialogs.insert(
-                DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+            if let subscription = leg.subscription {
+                dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+            }
         }
         for (key, watch) in decoded.omaWatches {
             noteRestoredKey(key)
@@ -86,6 +97,7 @@ extension GatewayCore {
             return now + .nanoseconds(Int64(paced) * 1_000_000_000 / Int64(max(1, recoveryRate)))
         }
         out += restoreOMALegs(decoded.omaLegs.keys.sorted(), now: now, pace: pace)
+        out += restoreOMALists(decoded.omaLists.keys.sorted(), now: now, pace: pace)
         out += restoreEnterpriseWatches(decoded.enterpriseWatches.keys.sorted(), now: now)
         out += restoreOMAWatches(decoded.omaWatches.keys.sorted(), now: now)
         out += restoreEnterpriseLegs(decoded.enterpriseLegs.keys.sorted(), now: now, pace: pace)
@@ -121,9 +133,12 @@ extension GatewayCore {
                 out += endOMALegs([key], now: now)
                 continue
             }
-            switch leg.subscription.status {
+            // A list's member comes back with its list (``restoreOMALists(_:now:pace:)``).
+            guard var subscription = leg.subscription else { continue }
+            switch subscription.status {
             case .unsubscribing:
-                let actions = leg.subscription.unsubscribeAgain()
+                let actions = subscription.unsubscribeAgain()
+                leg.subscription = subscription
                 omaLegs[key] = leg
                 if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                     removeOMALeg(key)
@@ -137,6 +152,42 @@ extension GatewayCore {
                 out.append(.schedule(.refresh(.omaLeg(key)), at: pace()))
             case .terminated:
                 out += omaLegEnded(key, reason: "terminated", statusCode: nil, now: now)
+            }
+        }
+        return out
+    }
+
+    /// The list subscriptions toward OMA RLSes: refreshed (paced) in their dialogs, unsubscribed
+    /// again when they were being ended, made again when no dialog was made yet; a list whose
+    /// document may not have been written is written first. The version of the last RLMI
+    /// notification is not kept: the next one with full state is taken.
+    private mutating func restoreOMALists(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
+        var out: [Action] = []
+        for key in keys {
+            guard var list = omaLists[key] else { continue }
+            if list.members.isEmpty || enterpriseWatches[list.watch] == nil {
+                if !list.closing { out += endOMAList(key, now: now) }
+                continue
+            }
+            guard var subscription = list.subscription else {
+                out += writeListDocument(of: key)
+                continue
+            }
+            switch subscription.status {
+            case .unsubscribing:
+                let actions = subscription.unsubscribeAgain()
+                list.subscription = subscription
+                omaLists[key] = list
+                if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
+                    removeOMAList(key)
+                    continue
+                }
+                out += legActions(actions, context: .omaList(key))
+                out.append(.schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay))
+            case .subscribing, .terminated:
+                out += restartOMAList(key)
+            case .active, .pending:
+                out += list.changed ? writeListDocument(of: key) : [.schedule(.refresh(.omaList(key)), at: pace())]
             }
         }
         return out
@@ -288,10 +339,10 @@ extension GatewayCore {
     /// From tag"): after a refresh found it gone (481), or when the restart came before its
     /// dialog existed. The watcher's dialog and the last state seen stay.
     mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = omaLegs[key] else { return [] }
-        dialogs.remove(DialogKey(callID: leg.subscription.callID, localTag: leg.subscription.localTag), .omaLeg(key))
+        guard var leg = omaLegs[key], let old = leg.subscription else { return [] }
+        dialogs.remove(DialogKey(callID: old.callID, localTag: old.localTag), .omaLeg(key))
         let (subscription, actions) = SubscriberSubscription.start(
-            leg.subscription.configuration, callID: ids.callID(), localTag: ids.tag())
+            old.configuration, callID: ids.callID(), localTag: ids.tag())
         leg.subscription = subscription
         leg.closing = false
         omaLegs[key] = leg
@@ -346,6 +397,7 @@ extension GatewayCore {
         /// Watches whose SUBSCRIBE had been answered.
         var answered: Set<Int> = []
         var omaLegs: [Int: OMALeg] = [:]
+        var omaLists: [Int: OMAList] = [:]
         var omaWatches: [Int: OMAWatch] = [:]
         var enterpriseLegs: [Int: EnterpriseLeg] = [:]
         var linked: [(Int, LinkedPublication)] = []
@@ -404,6 +456,7 @@ extension GatewayCore {
             enterpriseWatches.merge(other.enterpriseWatches) { _, later in later }
             answered.formUnion(other.answered)
             omaLegs.merge(other.omaLegs) { _, later in later }
+            omaLists.merge(other.omaLists) { _, later in later }
             omaWatches.merge(other.omaWatches) { _, later in later }
             enterpriseLegs.merge(other.enterpriseLegs) { _, later in later }
             linked += other.linked
@@ -461,22 +514,44 @@ extension GatewayCore {
                 if r.answered && (watch.subscription != nil || watch.document != nil) { answered.insert(key) }
                 enterpriseWatches[key] = watch
             case .omaLeg:
-                var r = try decode(OMALegRecord.self)
-                r.subscription.contact = core.contactText(.oma) ?? r.subscription.contact
+                let r = try decode(OMALegRecord.self)
                 guard let handling = SubHandling(token: r.handling) else {
                     throw RestoreError.Detail("unknown sub-handling \(r.handling)")
                 }
-                let subscription = try restored { () throws(SIPStackError) in
-                    try SubscriberSubscription(record: r.subscription, clock: clock)
+                guard (r.subscription == nil) != (r.list == nil) else {
+                    throw RestoreError.Detail("a leg needs a subscription or a list, not both")
+                }
+                let subscription = try r.subscription.map { record throws(RestoreError.Detail) in
+                    try restored { () throws(SIPStackError) in
+                        try SubscriberSubscription(record: core.withOMAContact(record), clock: clock)
+                    }
                 }
                 var leg = OMALeg(
-                    watch: r.watch, watcher: r.watcher, resource: r.resource, subscription: subscription,
-                    categories: nil,
-                    handling: handling)
+                    watch: r.watch, watcher: r.watcher, resource: r.resource, subscription: subscription, list: r.list,
+                    categories: nil, handling: handling)
                 leg.closing = r.closing
                 leg.pending = r.pending
                 leg.peer = try core.peer(r.peer)
                 omaLegs[try key()] = leg
+            case .omaList:
+                let r = try decode(OMAListRecord.self)
+                guard let from = try? SIPAddress(r.from) else {
+                    throw RestoreError.Detail("from \(r.from) does not parse")
+                }
+                var list = OMAList(
+                    watch: r.watch, watcher: r.watcher, from: from, domain: r.domain, uri: r.uri, document: r.document)
+                for (resource, member) in r.members.sorted(by: { $0.value < $1.value }) {
+                    list.members[resource] = member
+                }
+                list.subscription = try r.subscription.map { record throws(RestoreError.Detail) in
+                    try restored { () throws(SIPStackError) in
+                        try SubscriberSubscription(record: core.withOMAContact(record), clock: clock)
+                    }
+                }
+                list.changed = r.changed
+                list.closing = r.closing
+                list.peer = try core.peer(r.peer)
+                omaLists[try key()] = list
             case .omaWatch:
                 let r = try decode(OMAWatchRecord.self)
                 var watch = OMAWatch(
@@ -570,6 +645,13 @@ extension GatewayCore {
                 batchRefused = try decode(FlagRecord.self).value
             }
         }
+    }
+
+    /// `record` with the OMA side's Contact of this node (see ``contactText(_:for:)``).
+    func withOMAContact(_ record: SubscriberSubscription.Record) -> SubscriberSubscription.Record {
+        var record = record
+        record.contact = contactText(.oma) ?? record.contact
+        return record
     }
 
     /// This side's Contact as written in records, for restored dialogs: a node that takes over

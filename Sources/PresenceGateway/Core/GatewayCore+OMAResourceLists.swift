@@ -1,0 +1,754 @@
+import MSPresenceEvents
+import Multipart
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+import XMLBridge
+import _GatewayInternals
+
+/// Flow 1 through an OMA resource list server (RFC 4662; docs/flows.md, "Lists toward the OMA
+/// side"). Where `oma: rls` names a domain, the resources a batched category subscription names
+/// there are one list subscription instead of one PIDF subscription each. The gateway keeps the
+/// list where that domain's RLS reads lists: as a `service` of the watcher's RFC 4826
+/// `rls-services` document on the domain's XCAP server (RFC 4825). Once the document is written it
+/// subscribes to the list's URI with `Supported: eventlist`, and turns each RLMI notification
+/// into one notification of the watcher's batch dialog.
+///
+/// Each member is an ``OMALeg`` without a subscription of its own, so the watcher's view of it is
+/// rendered, resolved and stored as for any leg. When the XCAP server or the RLS refuses (a
+/// write that fails, a SUBSCRIBE refused, the list subscription ended other than `deactivated`
+/// or `timeout`), every member gets a subscription of its own, as without `rls`, and the domain
+/// is not asked for lists for ``rlsRetryDelay``.
+extension GatewayCore {
+    /// A list subscription toward an OMA RLS for the resources of one enterprise watch in one domain.
+    struct OMAList: Sendable {
+        var watch: Int
+        /// The watcher's address of record: the XUI whose rls-services document holds the list.
+        var watcher: String
+        /// The From of the list's SUBSCRIBE: the watcher's, display name kept, without a tag.
+        var from: SIPAddress
+        var domain: String
+        /// The list's URI, the `service` of the document (RFC 4826 §4.1).
+        var uri: String
+        /// The URI of the rls-services document holding it.
+        var document: String
+        /// Each member's resource and its leg, in the order they joined.
+        var members: SmallMap<String, Int> = [:]
+        /// Made once the document holding the list was written.
+        var subscription: SubscriberSubscription?
+        /// The RLMI version of the last notification taken (RFC 4662 §5.2); nil until one with
+        /// full state was (and after a restart): a partial one is then not applied.
+        var version: UInt32?
+        /// Members changed since the RLS was last asked for the list: it is refreshed once the
+        /// document holding them is written (Kamailio's RLS reads the list again on a refresh).
+        var changed = false
+        /// Unsubscribed; waiting for the final NOTIFY.
+        var closing = false
+        /// The OMA peer the SUBSCRIBE was sent to.
+        var peer: DialogPeer?
+    }
+
+    /// One rls-services document the gateway writes: an XUI at an XCAP root (RFC 4825 §6).
+    struct ListDocument: Sendable {
+        /// The lists it holds (``omaLists``).
+        var lists: Set<Int> = []
+        /// A write is under way: the next waits for its answer, so that they reach the server in order.
+        var writing = false
+        /// Changed while a write was under way: written again once that one is answered.
+        var stale = false
+        /// Lists to subscribe to, or to refresh, once the document as it stands now is written.
+        var waiting: Set<Int> = []
+    }
+
+    /// How long a domain whose RLS or XCAP server refused is not asked for lists.
+    static let rlsRetryDelay = TimeAmount.seconds(300)
+    /// The user part of the list URIs the gateway makes (with a tag of its own after it).
+    static let listUserPrefix = "gw-list-"
+    /// What a list subscription accepts (RFC 4662 §5: the RLMI document and the members' PIDF).
+    static let listAccept = [SIPBodyType.multipartRelated, SIPBodyType.rlmi, SIPBodyType.pidf]
+
+    // MARK: - Members
+
+    /// The domain of `resource` when its RLS takes lists now: named in `oma: rls`, and not
+    /// refused within ``rlsRetryDelay``.
+    func rlsDomain(of resource: String, now: NIODeadline) -> String? {
+        guard !configuration.oma.rls.isEmpty, let host = (try? SIPURI(resource))?.host.lowercased(),
+            configuration.oma.rls[host] != nil
+        else { return nil }
+        if let until = rlsRefused[host], until > now { return nil }
+        return host
+    }
+
+    /// Starts what a batched watch needs for the resources newly named: in a domain whose RLS
+    /// takes lists, members of the watch's list there (made when two or more resources of the
+    /// domain are named at once); each other resource with a leg of its own
+    /// (``addOMALeg(to:key:resource:request:)``).
+    mutating func addOMALegs(
+        to watch: inout EnterpriseWatch, key: Int, resources: [String], request: SIPRequest, now: NIODeadline
+    ) -> [Action] {
+        var out: [Action] = []
+        var byDomain: [(domain: String, resources: [String])] = []
+        for resource in resources {
+            guard !watch.single, watch.documentResource == nil, let domain = rlsDomain(of: resource, now: now) else {
+                out += addOMALeg(to: &watch, key: key, resource: resource, request: request)
+                continue
+            }
+            if let index = byDomain.firstIndex(where: { $0.domain == domain }) {
+                byDomain[index].resources.append(resource)
+            } else {
+                byDomain.append((domain, [resource]))
+            }
+        }
+        for (domain, named) in byDomain {
+            if named.count >= 2 || list(of: watch, in: domain) != nil {
+                out += addListMembers(to: &watch, key: key, domain: domain, resources: named, request: request)
+            } else {
+                for resource in named { out += addOMALeg(to: &watch, key: key, resource: resource, request: request) }
+            }
+        }
+        return out
+    }
+
+    /// The list `watch` has in `domain`, if any (not one being ended).
+    func list(of watch: EnterpriseWatch, in domain: String) -> Int? {
+        for legKey in watch.legs.values {
+            if let listKey = omaLegs[legKey]?.list, let list = omaLists[listKey], list.domain == domain, !list.closing {
+                return listKey
+            }
+        }
+        return nil
+    }
+
+    /// Adds `resources` to the watch's list in `domain` (made if it has none), each admitted as a
+    /// leg of its own would be; the document is written again and the list subscribed or refreshed.
+    private mutating func addListMembers(
+        to watch: inout EnterpriseWatch, key: Int, domain: String, resources: [String], request: SIPRequest
+    ) -> [Action] {
+        var listKey = list(of: watch, in: domain)
+        var added = false
+        for resource in resources {
+            guard watch.legs[resource] == nil, admitResource(resource, to: &watch, request: request) else { continue }
+            let handling = policy(for: resource).subHandling(for: watch.watcher)
+            guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else {
+                releaseQuota(watch.watcher.uri)
+                if handling == .confirm { watch.awaiting.insert(resource) }
+                continue
+            }
+            if listKey == nil {
+                guard let from = try? request.headers.from else {
+                    releaseQuota(watch.watcher.uri)
+                    continue
+                }
+                listKey = newList(watch: key, watcher: watch.watcher.uri, from: from, domain: domain)
+                if listKey == nil {
+                    releaseQuota(watch.watcher.uri)
+                    continue
+                }
+            }
+            guard let listKey else { continue }
+            let memberKey = takeKey()
+            omaLegs[memberKey] = OMALeg(
+                watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
+                categories: nil, handling: handling)
+            omaLists[listKey]?.members[resource] = memberKey
+            watch.legs[resource] = memberKey
+            added = true
+        }
+        guard added, let listKey else { return [] }
+        return writeListDocument(of: listKey)
+    }
+
+    /// A new list of watch `key` in `domain`, in its watcher's document; nil when the domain has no XCAP root.
+    private mutating func newList(watch key: Int, watcher: String, from: SIPAddress, domain: String) -> Int? {
+        let owner = WatcherIdentity.addressOfRecord(watcher) ?? watcher
+        guard let document = listDocumentURI(watcher: owner, domain: domain) else { return nil }
+        let listKey = takeKey()
+        var address = SIPAddress(uri: from.uri)
+        address.displayName = from.displayName
+        omaLists[listKey] = OMAList(
+            watch: key, watcher: owner, from: address, domain: domain,
+            uri: "sip:\(Self.listUserPrefix)\(ids.tag())@\(domain)", document: document)
+        listDocuments[document, default: ListDocument()].lists.insert(listKey)
+        return listKey
+    }
+
+    /// A member leaves its list (its resource unsubscribed, refused or ended): the document is
+    /// written without it and the list refreshed; a list left without members is ended.
+    mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
+        guard let leg = omaLegs.removeValue(forKey: memberKey) else { return [] }
+        releaseQuota(leg.watcher)
+        guard let listKey = leg.list, var list = omaLists[listKey] else { return [] }
+        list.members.removeValue(forKey: leg.resource)
+        omaLists[listKey] = list
+        if list.members.isEmpty { return endOMAList(listKey, now: now) }
+        return list.closing ? [] : writeListDocument(of: listKey)
+    }
+
+    // MARK: - The document
+
+    /// The URI of the rls-services document of `watcher` (its XUI) on the XCAP server of
+    /// `domain`'s RLS (RFC 4826 §4.4.7: `index`); nil when the domain has none configured.
+    func listDocumentURI(watcher: String, domain: String) -> String? {
+        guard let root = configuration.oma.rls[domain] else { return nil }
+        return GatewayConfiguration.XCAP.documentURI(root: root, auid: "rls-services", xui: watcher, document: "index")
+    }
+
+    /// Refreshes list `key` in its dialog (nothing before the dialog exists).
+    mutating func refreshList(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var list = omaLists[key], !list.closing, var subscription = list.subscription else { return [] }
+        let actions = subscription.refresh(now: now)
+        list.subscription = subscription
+        omaLists[key] = list
+        return legActions(actions, context: .omaList(key))
+    }
+
+    /// Writes the document holding list `key` as it stands, then subscribes to the list or
+    /// refreshes it (``listDocumentWritten(_:status:now:)``). A write under way is let finish first.
+    mutating func writeListDocument(of key: Int) -> [Action] {
+        guard let uri = omaLists[key]?.document else { return [] }
+        var document = listDocuments[uri] ?? ListDocument()
+        document.lists.insert(key)
+        document.waiting.insert(key)
+        if omaLists[key]?.subscription != nil { omaLists[key]?.changed = true }
+        defer { listDocuments[uri] = document }
+        if document.writing {
+            document.stale = true
+            return []
+        }
+        document.writing = true
+        return [.writeListDocument(uri: uri, body: listDocumentBody(document))]
+    }
+
+    /// The rls-services document (RFC 4826 §4) of the lists `document` holds that have members
+    /// and are not being ended, one `service` each, for the `presence` package; nil when there
+    /// is none left (the document is then deleted).
+    ///
+    /// ```
+    /// <rls-services xmlns="urn:ietf:params:xml:ns:rls-services" xmlns:rl="urn:ietf:params:xml:ns:resource-lists">
+    ///   <service uri="sip:gw-list-TAG@oma.example">
+    ///     <list> <rl:entry uri="sip:bob@oma.example"/>* </list>
+    ///     <packages><package>presence</package></packages>
+    ///   </service>*
+    /// </rls-services>
+    /// ```
+    func listDocumentBody(_ document: ListDocument) -> [UInt8]? {
+        let ns = GatewayConfiguration.rlsServicesNamespace
+        let rl = "urn:ietf:params:xml:ns:resource-lists"
+        var services: [XMLNode] = []
+        for key in document.lists.sorted() {
+            guard let list = omaLists[key], !list.closing, !list.members.isEmpty else { continue }
+            let entries = list.members.keys.map { uri in
+                XMLNode.element(
+                    XMLElement(XMLName(rl, "entry"), attributes: [XMLAttribute(XMLName("", "uri"), uri)], prefix: "rl"))
+            }
+            let package = XMLElement(XMLName(ns, "package"), children: [.text("presence")])
+            services.append(
+                .element(
+                    XMLElement(
+                        XMLName(ns, "service"), attributes: [XMLAttribute(XMLName("", "uri"), list.uri)],
+                        children: [
+                            .element(XMLElement(XMLName(ns, "list"), children: entries)),
+                            .element(XMLElement(XMLName(ns, "packages"), children: [.element(package)])),
+                        ])))
+        }
+        guard !services.isEmpty else { return nil }
+        let root = XMLElement(
+            XMLName(ns, "rls-services"), children: services,
+            namespaceDeclarations: [(prefix: nil, uri: ns), (prefix: "rl", uri: rl)])
+        return XMLWriter().bytes(root)
+    }
+
+    /// The XCAP server answered the write of document `uri` (`status` nil: no answer). A 2xx
+    /// lets the lists waiting for it be subscribed to or refreshed; a failure gives each of
+    /// them up for subscriptions of its members' own (the domain is not asked for lists for
+    /// ``rlsRetryDelay``). A document changed meanwhile is written again first.
+    mutating func listDocumentAnswered(_ uri: String, status: Int?, now: NIODeadline) -> [Action] {
+        guard var document = listDocuments[uri], document.writing else { return [] }
+        document.writing = false
+        let written = status.map { (200..<300).contains($0) } ?? false
+        if document.stale, written {
+            document.stale = false
+            document.writing = true
+            listDocuments[uri] = document
+            return [.writeListDocument(uri: uri, body: listDocumentBody(document))]
+        }
+        let waiting = document.waiting.sorted()
+        document.waiting = []
+        document.stale = false
+        document.lists = document.lists.filter { omaLists[$0] != nil }
+        listDocuments[uri] = document.lists.isEmpty ? nil : document
+        var out: [Action] = []
+        for key in waiting where omaLists[key].map({ !$0.closing }) ?? false {
+            if written {
+                out += subscribeList(key, now: now)
+            } else {
+                if let domain = omaLists[key]?.domain { rlsRefused[domain] = now + Self.rlsRetryDelay }
+                out += dissolveList(key, now: now)
+            }
+        }
+        return out
+    }
+
+    // MARK: - The subscription
+
+    /// Subscribes to list `key` (RFC 4662 §4.1: `Supported: eventlist`, and an Accept naming
+    /// `multipart/related` and `application/rlmi+xml`), or refreshes it when its members changed.
+    private mutating func subscribeList(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var list = omaLists[key], !list.members.isEmpty else { return [] }
+        if var subscription = list.subscription {
+            guard list.changed else { return [] }
+            let actions = subscription.refresh(now: now)
+            // Before the dialog is answered a refresh sends nothing: the 2xx refreshes then.
+            if !actions.isEmpty { list.changed = false }
+            list.subscription = subscription
+            omaLists[key] = list
+            return legActions(actions, context: .omaList(key))
+        }
+        guard let target = try? SIPURI(list.uri), let contact = contacts[.oma] else { return [] }
+        let configuration = SubscriberSubscription.Configuration(
+            target: target, from: list.from, to: SIPAddress(uri: target), contact: contact,
+            accept: Self.listAccept, expires: self.configuration.subscriptions.defaultExpires,
+            supported: [Self.eventlist])
+        let (subscription, actions) = SubscriberSubscription.start(
+            configuration, callID: ids.callID(), localTag: ids.tag())
+        list.subscription = subscription
+        list.changed = false
+        omaLists[key] = list
+        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+        return legActions(actions, context: .omaList(key))
+    }
+
+    /// The final response to a SUBSCRIBE of list `key`. A refused initial SUBSCRIBE (or one
+    /// whose transaction failed) gives the list up (``dissolveList(_:now:)``); a refresh that
+    /// found the subscription gone (481) makes it again in a new dialog (RFC 6665 §4.1.2.2).
+    mutating func omaListResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline)
+        -> [Action]
+    {
+        guard var list = omaLists[key], var subscription = list.subscription else { return [] }
+        let actions = subscription.receive(response, now: now, jitter: ids.jitter())
+        list.subscription = subscription
+        omaLists[key] = list
+        let ended = actions.contains { if case .ended = $0 { true } else { false } }
+        if list.closing {
+            if ended || response.statusCode >= 300 { removeOMAList(key) }
+            return []
+        }
+        var out = legActions(actions, context: .omaList(key))
+        if ended, response.statusCode == 481, (try? request.headers.to)?.tag != nil {
+            return out + restartOMAList(key)
+        }
+        // RFC 4662 §4.1: an RLS answers a subscription to a list with `Require: eventlist`. A 2xx
+        // without it was given by a server that took the URI for a single resource.
+        if (200..<300).contains(response.statusCode), (try? request.headers.to)?.tag == nil,
+            !((try? response.headers.require) ?? []).contains(where: { $0.lowercased() == Self.eventlist })
+        {
+            rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            return out + dissolveList(key, now: now)
+        }
+        if ended {
+            rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            forgetListDialog(key)
+            return out + dissolveList(key, now: now)
+        }
+        if response.statusCode >= 300, let end = subscription.expiresAt {
+            out.append(.schedule(.expiry(.omaList(key)), at: end))
+        } else if (200..<300).contains(response.statusCode), list.changed {
+            out += subscribeList(key, now: now)
+        }
+        return out
+    }
+
+    /// List `key` is made again in a new dialog, its document unchanged (a refresh found it
+    /// gone, or the gateway restarted before its dialog existed). Its members keep their state.
+    mutating func restartOMAList(_ key: Int) -> [Action] {
+        guard var list = omaLists[key], let old = list.subscription else { return [] }
+        dialogs.remove(DialogKey(callID: old.callID, localTag: old.localTag), .omaList(key))
+        let (subscription, actions) = SubscriberSubscription.start(
+            old.configuration, callID: ids.callID(), localTag: ids.tag())
+        list.subscription = subscription
+        list.version = nil
+        list.changed = false
+        list.closing = false
+        omaLists[key] = list
+        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+        return [.cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key)))]
+            + legActions(actions, context: .omaList(key))
+    }
+
+    /// Gives list `key` up: each member gets a subscription of its own, keeping the state shown
+    /// so far; the list is unsubscribed (if it was subscribed) and left out of its document.
+    mutating func dissolveList(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let list = omaLists[key] else { return [] }
+        var out: [Action] = []
+        for (resource, memberKey) in list.members.sorted(by: { $0.value < $1.value }) {
+            guard let member = omaLegs.removeValue(forKey: memberKey) else { continue }
+            // The member's share of the watcher's quota passes to its own leg.
+            guard var watch = enterpriseWatches[member.watch] else {
+                releaseQuota(member.watcher)
+                continue
+            }
+            watch.legs[resource] = nil
+            if let leg = startOMALeg(watch: member.watch, resource: resource, watcher: watch.watcher, from: list.from) {
+                omaLegs[leg.key]?.categories = member.categories
+                omaLegs[leg.key]?.pending = member.pending
+                watch.legs[resource] = leg.key
+                out += leg.actions
+            } else {
+                releaseQuota(member.watcher)
+            }
+            enterpriseWatches[member.watch] = watch
+        }
+        omaLists[key]?.members = [:]
+        return out + endOMAList(key, now: now)
+    }
+
+    /// Ends list `key`: unsubscribed (Expires 0; forgotten on its final NOTIFY, or 64·T1 later),
+    /// and its document written without it. Its members are gone already.
+    mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] {
+        guard var list = omaLists[key], !list.closing else { return [] }
+        for memberKey in list.members.values {
+            if let member = omaLegs.removeValue(forKey: memberKey) { releaseQuota(member.watcher) }
+        }
+        list.members = [:]
+        list.closing = true
+        var out: [Action] = []
+        if var subscription = list.subscription {
+            let actions = subscription.unsubscribe()
+            list.subscription = subscription
+            omaLists[key] = list
+            if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
+                out += rewriteWithout(key)
+                removeOMAList(key)
+                return out
+            }
+            out += legActions(actions, context: .omaList(key)).filter { if case .schedule = $0 { false } else { true } }
+            out += [.cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay)]
+            return out + rewriteWithout(key)
+        }
+        omaLists[key] = list
+        out += rewriteWithout(key)
+        removeOMAList(key)
+        return out
+    }
+
+    /// Writes the document of list `key` without it (deleted when nothing is left in it).
+    private mutating func rewriteWithout(_ key: Int) -> [Action] {
+        guard let uri = omaLists[key]?.document, var document = listDocuments[uri] else { return [] }
+        document.lists.remove(key)
+        document.waiting.remove(key)
+        defer { listDocuments[uri] = document }
+        if document.writing {
+            document.stale = true
+            return []
+        }
+        document.writing = true
+        return [.writeListDocument(uri: uri, body: listDocumentBody(document))]
+    }
+
+    /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
+    private mutating func forgetListDialog(_ key: Int) {
+        guard let subscription = omaLists[key]?.subscription else { return }
+        dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+        omaLists[key]?.subscription = nil
+    }
+
+    /// Forgets list `key` and its dialog.
+    mutating func removeOMAList(_ key: Int) {
+        guard let list = omaLists.removeValue(forKey: key) else { return }
+        if let subscription = list.subscription {
+            dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+        }
+    }
+
+    // MARK: - Notifications
+
+    /// A NOTIFY of list `key` (RFC 4662 §5). Its body is read whole before the dialog takes it:
+    /// one that is not a readable RLMI list for this list, with readable PIDF parts, or whose
+    /// version is not above the last one taken (§5.6: discarded), is refused with 400 and a
+    /// Warning, and nothing changes. A partial notification that skips versions is taken, and
+    /// the list refreshed for full state (§5.6.2); so is one with no full state taken before it.
+    /// A resource not in the list is left out (named in a Warning of the 200). What changed
+    /// reaches the watcher in one notification of its batch dialog.
+    mutating func omaListNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
+        guard var list = omaLists[key], var subscription = list.subscription else {
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        }
+        func refuse(_ text: String) -> [Action] {
+            [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, headers: [(.warning, warning(text))]))]
+        }
+        var notification: ListNotification?
+        var needsFullState = false
+        if !request.body.isEmpty {
+            let read: ListNotification
+            do { read = try ListNotification(request) } catch { return refuse(error.text) }
+            guard Self.sameAddress(read.list.uri, list.uri) else {
+                return refuse("RLMI list \(read.list.uri) is not \(list.uri)")
+            }
+            if let last = list.version, read.list.version <= last {
+                return refuse("RLMI version \(read.list.version) is not above \(last)")
+            }
+            notification = read
+            needsFullState = !read.list.fullState && list.version.map { read.list.version != $0 &+ 1 } ?? true
+        }
+        let actions = subscription.receive(notify: request, now: now, jitter: ids.jitter())
+        list.subscription = subscription
+        var out: [Action] = []
+        var ended: String?
+        var taken = false
+        var pending = false
+        var unknown: [String] = []
+        for action in actions {
+            switch action {
+            case .respond(var response):
+                taken = response.statusCode == 200
+                if taken, let notification {
+                    unknown = notification.list.resources.map(\.uri).filter { list.member($0) == nil }
+                    if !unknown.isEmpty {
+                        response.headers.append(.warning, warning("not in the list: \(unknown.joined(separator: " "))"))
+                    }
+                }
+                out.append(.respond(id, response))
+            case .ended(let reason): ended = reason
+            case .deliver(let delivered): pending = delivered.state.state == .pending
+            default: out += legActions([action], context: .omaList(key))
+            }
+        }
+        if taken, let notification { list.version = notification.list.version }
+        omaLists[key] = list
+        if list.closing {
+            if ended != nil { removeOMAList(key) }
+            return out
+        }
+        if let ended {
+            // RFC 6665 §4.1.3: after these two the subscription may be made again at once.
+            if ended == "deactivated" || ended == "timeout" { return out + restartOMAList(key) }
+            rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            forgetListDialog(key)
+            return out + dissolveList(key, now: now)
+        }
+        if needsFullState { out += refreshList(key, now: now) }
+        guard taken else { return out }
+        if let notification { return out + membersNotified(key, notification, now: now) }
+        return pending ? out + listPending(key, now: now) : out
+    }
+
+    /// The list subscription itself waits for authorization (RFC 6665 §4.1.3, RFC 4662 §4.4):
+    /// its members with no state yet are shown pending, as a leg of their own would be.
+    private mutating func listPending(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let list = omaLists[key] else { return [] }
+        var changes: [MemberChange] = []
+        for memberKey in list.members.values {
+            guard var leg = omaLegs[memberKey], leg.categories == nil else { continue }
+            let wasPending = leg.pending
+            leg.pending = true
+            leg.categories = CategoriesDocument(uri: leg.resource)
+            omaLegs[memberKey] = leg
+            changes.append(MemberChange(key: memberKey, leg: leg, wasPending: wasPending))
+        }
+        return watchNotified(list.watch, changes, now: now)
+    }
+
+    /// A Warning header value (RFC 3261 §20.43: 399, miscellaneous) from this gateway.
+    private func warning(_ text: String) -> String {
+        let agent = contacts[.oma]?.uri.host ?? "presence-gateway"
+        return "399 \(agent) \"\(text.replacingOccurrences(of: "\"", with: "'"))\""
+    }
+
+    /// Whether two URIs name the same address of record (as written, when not one).
+    static func sameAddress(_ a: String, _ b: String) -> Bool {
+        (WatcherIdentity.addressOfRecord(a) ?? a) == (WatcherIdentity.addressOfRecord(b) ?? b)
+    }
+
+    /// Takes the members' state from a notification of list `key`, then tells their watcher.
+    private mutating func membersNotified(_ key: Int, _ notification: ListNotification, now: NIODeadline)
+        -> [Action]
+    {
+        guard let list = omaLists[key] else { return [] }
+        var changes: [MemberChange] = []
+        var sphereChanges: [(presentity: String, before: String?, shown: Int)] = []
+        for resource in notification.list.resources {
+            guard let memberKey = list.member(resource.uri), var leg = omaLegs[memberKey] else { continue }
+            let wasPending = leg.pending
+            var change = MemberChange(key: memberKey, leg: leg, wasPending: wasPending)
+            let active = resource.instances.first { $0.state == .active }
+            if let active {
+                leg.pending = false
+                if let pidf = active.cid.flatMap({ notification.documents[ListNotification.contentID($0)] }) {
+                    if let sphere = noteSphere(of: leg, in: pidf) {
+                        sphereChanges.append((sphere.presentity, sphere.before, memberKey))
+                        if let watcher = enterpriseWatches[leg.watch]?.watcher {
+                            leg.handling =
+                                policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
+                        }
+                    }
+                    leg.categories = shownCategories(pidf, leg: leg)
+                    change.viewChanged = true
+                } else if leg.categories == nil {
+                    // RFC 4662 §5.5: an instance without a part has no state to report yet.
+                    leg.categories = CategoriesDocument(uri: leg.resource)
+                    change.viewChanged = true
+                }
+            } else if resource.instances.contains(where: { $0.state == .pending }) {
+                leg.pending = true
+                if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
+            } else if let terminated = resource.instances.first(where: { $0.state == .terminated }) {
+                change.ended = terminated.reason ?? "rejected"
+            } else {
+                continue
+            }
+            change.leg = leg
+            omaLegs[memberKey] = leg
+            changes.append(change)
+        }
+        var out = watchNotified(list.watch, changes, now: now)
+        for change in changes where change.ended != nil { out += removeListMember(change.key, now: now) }
+        for (presentity, before, shown) in sphereChanges {
+            out += sphereChanged(of: presentity, from: before, shown: shown, now: now)
+        }
+        return out
+    }
+
+    /// What a list notification changed of one member.
+    struct MemberChange {
+        var key: Int
+        var leg: OMALeg
+        var wasPending: Bool
+        var viewChanged = false
+        /// Its instance was terminated, with this reason: it leaves the watch.
+        var ended: String?
+    }
+
+    /// The watcher of a list learns what its notification changed: before the watcher was
+    /// answered, it is once every leg has spoken; after, one change goes out as a leg's would,
+    /// and several in one notification (``BatchCategorySubscription/resourcesChanged(_:boundary:now:)``).
+    private mutating func watchNotified(_ watchKey: Int, _ changes: [MemberChange], now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[watchKey] else { return [] }
+        guard var subscription = watch.subscription else {
+            for change in changes where change.ended != nil { watch.legs[change.leg.resource] = nil }
+            enterpriseWatches[watchKey] = watch
+            return allLegsReported(watch) ? answerEnterpriseWatch(watchKey, now: now) : []
+        }
+        var updates: [BatchCategorySubscription.ResourceChange] = []
+        for change in changes {
+            let uri = change.leg.resource
+            guard let categories = subscription.resources[uri] else { continue }
+            if let reason = change.ended {
+                watch.legs[uri] = nil
+                watch.lastSent[uri] = nil
+                updates.append(
+                    .init(
+                        uri: uri, instance: RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason))
+                    ))
+            } else if change.leg.handling == .allow, change.wasPending != change.leg.pending {
+                if change.leg.pending {
+                    watch.lastSent[uri] = nil
+                    updates.append(.init(uri: uri, instance: Self.pendingInstance(uri)))
+                } else {
+                    let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories)
+                        .serialized()
+                    watch.lastSent[uri] = BodyDigest(body)
+                    updates.append(.init(uri: uri, instance: RLMIList.Instance(state: .active, cid: uri), body: body))
+                }
+            } else if change.viewChanged, !Self.reflectsPending(change.leg) {
+                let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories).serialized()
+                let digest = BodyDigest(body)
+                guard watch.lastSent[uri] != digest else { continue }
+                watch.lastSent[uri] = digest
+                updates.append(.init(uri: uri, body: body))
+            }
+        }
+        let actions: [NotifierSubscription.Action]
+        switch updates.count {
+        case 0:
+            actions = []
+        case 1 where updates[0].instance == nil:
+            // Alone, a view change goes out as a leg's does: the categories document itself.
+            actions = subscription.resourceChanged(updates[0].uri, serialized: updates[0].body ?? [], now: now)
+        default:
+            actions = subscription.resourcesChanged(updates, boundary: ids.boundary(), now: now)
+        }
+        watch.subscription = subscription
+        enterpriseWatches[watchKey] = watch
+        return apply(actions, context: .enterpriseWatch(watchKey), now: now)
+    }
+}
+
+extension GatewayCore.OMAList {
+    /// The leg of the member `uri` names (as written, or by its address of record).
+    func member(_ uri: String) -> Int? {
+        if let key = members[uri] { return key }
+        guard let address = WatcherIdentity.addressOfRecord(uri) else { return nil }
+        return members.first { WatcherIdentity.addressOfRecord($0.key) == address }?.value
+    }
+}
+
+/// The body of a list notification (RFC 4662 §5): `multipart/related` (RFC 2387) whose root part
+/// (`start`, else the first) is the RLMI document, and a part for each resource instance with
+/// state, named by its `cid`. Every PIDF part is read here, so that a part that does not parse
+/// refuses the whole notification.
+struct ListNotification {
+    var list: RLMIList
+    /// The PIDF documents of the parts, by Content-ID (without angle brackets).
+    var documents: [String: PIDFDocument]
+
+    struct Problem: Error {
+        var text: String
+    }
+
+    init(_ request: SIPRequest) throws(Problem) {
+        guard let type = (try? request.headers.contentType) ?? nil else {
+            throw Problem(text: "no readable Content-Type")
+        }
+        guard type.mediaType == SIPBodyType.multipartRelated else {
+            throw Problem(text: "\(type.mediaType) is not multipart/related (RFC 4662 §5)")
+        }
+        guard let boundary = type.boundary else { throw Problem(text: "multipart/related without a boundary") }
+        let body: MultipartBody
+        do { body = try MultipartBody(parsing: request.body, boundary: boundary) } catch {
+            throw Problem(text: "\(error)")
+        }
+        let start = type.parameters.value("start").map(Self.contentID)
+        let root =
+            start.flatMap { id in body.parts.firstIndex { $0.header("Content-ID").map(Self.contentID) == id } }
+            ?? (start == nil ? body.parts.indices.first : nil)
+        guard let root else { throw Problem(text: "no root part \(start ?? "")") }
+        guard Self.mediaType(of: body.parts[root]) == SIPBodyType.rlmi else {
+            throw Problem(text: "the root part is not application/rlmi+xml")
+        }
+        do { list = try RLMIList(bytes: body.parts[root].body) } catch {
+            throw Problem(text: "RLMI: \(error)")
+        }
+        documents = [:]
+        for (index, part) in body.parts.enumerated() where index != root {
+            guard let id = part.header("Content-ID").map(Self.contentID), Self.mediaType(of: part) == SIPBodyType.pidf
+            else { continue }
+            do { documents[id] = try PIDFDocument(bytes: part.body) } catch {
+                throw Problem(text: "part \(id): \(error)")
+            }
+        }
+    }
+
+    /// A Content-ID or `cid` without quotes, angle brackets (RFC 2392) or `cid:` scheme.
+    static func contentID(_ text: String) -> String {
+        var id = trimmed(Substring(text))
+        if id.count >= 2, id.first == "\"", id.last == "\"" { id = id.dropFirst().dropLast() }
+        if id.first == "<", id.last == ">" { id = id.dropFirst().dropLast() }
+        if id.prefix(4).lowercased() == "cid:" { id = id.dropFirst(4) }
+        return String(id)
+    }
+
+    /// A part's media type, lowercased, without parameters.
+    static func mediaType(of part: MultipartBody.Part) -> String {
+        let value = Substring(part.header("Content-Type") ?? "")
+        return trimmed(value.prefix { $0 != ";" }).lowercased()
+    }
+
+    /// `text` without leading and trailing spaces and tabs (a header value's LWS).
+    private static func trimmed(_ text: Substring) -> Substring {
+        var text = text
+        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
+        while text.last == " " || text.last == "\t" { text = text.dropLast() }
+        return text
+    }
+}
