@@ -85,7 +85,7 @@ extension GatewayPeerTests.RealUserAgentTests {
         await watcher.settle()
         for (i, step) in steps.enumerated() {
             let expected = try tableAvailability(basic: step.basic, activities: step.activities)
-            let mark = watcher.states.count
+            let mark = watcher.availabilities.count
             try await take(i)
             let seen = await watcher.sees(expected, after: mark, within: seconds)
             #expect(seen, """

@@ -154,13 +154,16 @@ final class SipcaptureKamailio: @unchecked Sendable {
 /// the spawned child leads no group) gives Kamailio a process group of its own: its main process
 /// signals its whole group on exit, which must not be the test runner's, and `killGroup()` ends
 /// every process of it. On failure the run `directory` is removed and the error names `role`.
-func launchKamailio(config: String, directory: String, port: UInt16, udp: Bool, role: String) async throws -> ChildProcess {
+/// `memory`: shared and private memory in MB (`-m`, `-M`).
+func launchKamailio(
+    config: String, directory: String, port: UInt16, udp: Bool, role: String, memory: (shared: Int, private: Int) = (32, 8)
+) async throws -> ChildProcess {
     let checked = try await runProgram("/usr/sbin/kamailio", ["-c", "-f", config], timeout: 20)
     guard checked.status == 0 else {
         try? FileManager.default.removeItem(atPath: directory)
         throw PeerError("kamailio -c refused the \(role) configuration: \(checked.output)")
     }
-    let process = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio", "-f", config, "-DD", "-E", "-m", "32", "-M", "8"])
+    let process = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio", "-f", config, "-DD", "-E", "-m", String(memory.shared), "-M", String(memory.private)])
     let deadline = Date().addingTimeInterval(10)
     while !LoopbackPorts.isBound(port, udp: udp) {
         if process.poll() != nil || Date() > deadline {
