@@ -11,6 +11,9 @@
 ///   BENOTIFY to the enterprise watcher out (flow 1);
 /// - relay into a resource list (RFC 4662): a member's BENOTIFY in, the list's partial NOTIFY
 ///   (RLMI and that member's PIDF) out, for a list of 100 members;
+/// - relay out of an OMA resource list (RFC 4662, `oma: rls`): the RLS's NOTIFY with all 100
+///   members of an enterprise watcher's list changed (RLMI and 100 PIDF parts) in, one batch
+///   BENOTIFY with their 100 categories documents out;
 /// - memory: PAIRS (default 100,000) OMA watcher ↔ enterprise subscription pairs established
 ///   through the core, resident memory before and after (/proc/self/statm), per pair.
 /// The states alternate so that every message is a real change (unchanged states are not sent).
@@ -55,6 +58,13 @@ enum GatewayBench {
             "relay enterprise BENOTIFY -> OMA list NOTIFY:  \(pad(listRate)) msg/s  "
                 + "(RFC 4662, one member of 100 changed: RLMI + its PIDF)")
         list = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
+        var rlmi = try Bridge.omaListFlow(configuration: configuration, mapper: mapper, members: 100)
+        let rlmiRate = rate(seconds) { rlmi.relayOne() }
+        print(
+            "relay OMA list NOTIFY -> enterprise BENOTIFY:  \(pad(rlmiRate)) msg/s  "
+                + "(RFC 4662, 100 members changed: RLMI + 100 PIDF in, 100 categories out; "
+                + String(format: "%.1f", 1e6 / rlmiRate / 100) + " us per member)")
+        rlmi = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
 
         // The relay inputs are the bench's, not the gateway's: none are made for this core.
         enterpriseToOMA = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
@@ -92,6 +102,9 @@ enum GatewayBench {
         var next = 0
         var flip = false
         var sent = 0
+        /// An RLS's notifications (RFC 4662 §5.2): the RLMI version each must carry, one higher
+        /// than the last, written into the input's 10 digits after `version="`.
+        var listVersion: UInt32?
         let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
 
         static func makeCore(_ configuration: GatewayConfiguration, _ mapper: PresenceMapper) throws -> GatewayCore {
@@ -235,6 +248,86 @@ enum GatewayBench {
             return Bridge(core: core, inputs: inputs)
         }
 
+        /// One enterprise watcher whose batch of `members` OMA presentities is one list at the OMA
+        /// domain's RLS (`oma: rls`): the document written, the list subscribed and given full state;
+        /// the inputs are the RLS's NOTIFYs with every member changed.
+        static func omaListFlow(configuration: GatewayConfiguration, mapper: PresenceMapper, members: Int) throws
+            -> Bridge
+        {
+            var configuration = configuration
+            configuration.oma.rls["oma.example"] = "http://127.0.0.1:8080/xcap-root"
+            var core = try makeCore(configuration, mapper)
+            let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+            let resources = (0..<members).map { "sip:o\($0)@oma.example" }
+            let batch = BatchSubscribe(
+                uri: "sip:c@contoso.com",
+                actions: [
+                    .init(kind: .subscribe, resources: resources.map { .init(uri: $0) }, categories: [.state, .note])
+                ]
+            ).serialized()
+            let head =
+                "SUBSCRIBE sip:c@contoso.com SIP/2.0\r\nVia: SIP/2.0/TCP 127.0.0.1:5062;branch=z9hG4bKel\r\n"
+                + "Max-Forwards: 69\r\nFrom: <sip:c@contoso.com>;tag=c\r\nTo: <sip:c@contoso.com>\r\nCall-ID: el@ent\r\n"
+                + "CSeq: 1 SUBSCRIBE\r\nContact: <sip:c@127.0.0.1:5062;transport=tcp>\r\nEvent: presence\r\n"
+                + "Accept: application/msrtc-event-categories+xml, application/rlmi+xml, multipart/related\r\n"
+                + "Supported: ms-benotify, ms-piggyback-first-notify, eventlist\r\nRequire: adhoclist, categoryList\r\n"
+                + "Expires: 3600\r\nContent-Type: application/msrtc-adrl-categorylist+xml\r\nContent-Length: \(batch.count)\r\n\r\n"
+            let watcher = WatcherIdentity(uri: "sip:c@contoso.com", network: .sameEnterprise)
+            let actions = core.receive(
+                try message(Array(head.utf8) + batch), id: 0, from: .enterprise, watcher: watcher, now: now)
+            guard
+                case .writeListDocument(let document, _)? = actions.first(where: {
+                    if case .writeListDocument = $0 { true } else { false }
+                })
+            else { fatalError("no list document") }
+            guard case .send(let out, _, let context)? = core.listDocumentWritten(document, status: 201, now: now).first
+            else { fatalError("no list SUBSCRIBE") }
+            _ = core.receive(
+                SIPResponse(
+                    replyingTo: out, statusCode: 200, toTag: "rls",
+                    headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>"), (.require, "eventlist")]),
+                to: out, context: context, now: now)
+            guard let tag = try out.headers.from?.tag, let callID = out.headers.callID else {
+                fatalError("bad SUBSCRIBE")
+            }
+            func notify(_ activity: String, full: Bool) -> [UInt8] {
+                var rlmi =
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<list xmlns=\"urn:ietf:params:xml:ns:rlmi\" uri=\"\(out.uri)\" "
+                    + "version=\"0000000000\" fullState=\"\(full)\">"
+                var parts = ""
+                for (i, uri) in resources.enumerated() {
+                    rlmi +=
+                        "<resource uri=\"\(uri)\"><instance id=\"i\(i)\" state=\"active\" cid=\"p\(i)@rls\"/></resource>"
+                    parts +=
+                        "--rb\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <p\(i)@rls>\r\nContent-Type: application/pidf+xml\r\n\r\n"
+                        + "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<presence xmlns=\"urn:ietf:params:xml:ns:pidf\" "
+                        + "xmlns:dm=\"urn:ietf:params:xml:ns:pidf:data-model\" xmlns:rpid=\"urn:ietf:params:xml:ns:pidf:rpid\" "
+                        + "entity=\"\(uri)\">\n<tuple id=\"t1\"><status><basic>open</basic></status></tuple>\n"
+                        + "<dm:person id=\"p1\"><rpid:activities><rpid:\(activity)/></rpid:activities></dm:person>\n</presence>\r\n"
+                }
+                let body = Array(
+                    ("--rb\r\nContent-Transfer-Encoding: binary\r\nContent-ID: <list@rls>\r\n"
+                        + "Content-Type: application/rlmi+xml\r\n\r\n\(rlmi)</list>\r\n\(parts)--rb--\r\n").utf8)
+                let head =
+                    "NOTIFY sip:gw@127.0.0.1:5060 SIP/2.0\r\nVia: SIP/2.0/UDP 127.0.0.1:5070;branch=z9hG4bKrl\r\n"
+                    + "Max-Forwards: 70\r\nFrom: <\(out.uri)>;tag=rls\r\nTo: <sip:c@contoso.com>;tag=\(tag)\r\n"
+                    + "Call-ID: \(callID)\r\nCSeq: 1 NOTIFY\r\nContact: <sip:127.0.0.1:5070>\r\nEvent: presence\r\n"
+                    + "Subscription-State: active;expires=3000\r\nRequire: eventlist\r\n"
+                    + "Content-Type: multipart/related;type=\"application/rlmi+xml\";start=\"<list@rls>\";boundary=rb\r\n"
+                    + "Content-Length: \(body.count)\r\n\r\n"
+                return Array(head.utf8) + body
+            }
+            // The full state (version 0) answers the watcher; the alternating partial ones follow.
+            let answered = core.receive(
+                try message(notify("away", full: true)), id: 1, from: .oma, watcher: nil, now: now)
+            guard answered.contains(where: { if case .respond(0, _) = $0 { true } else { false } }) else {
+                fatalError("the watcher was not answered")
+            }
+            var bridge = Bridge(core: core, inputs: [(notify("busy", full: false), notify("away", full: false))])
+            bridge.listVersion = 1
+            return bridge
+        }
+
         /// Flow 1 pairs: enterprise watcher i subscribes (categories) to OMA presentity i.
         static func flow1(configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int) throws -> Bridge {
             var core = try makeCore(configuration, mapper)
@@ -302,7 +395,12 @@ enum GatewayBench {
         /// One incoming notification through parse → core → serialize of what goes out.
         mutating func relayOne() -> Int {
             let (a, b) = inputs[next]
-            guard let request = try? SIPMessage(parsing: flip ? b : a).request else {
+            var input = flip ? b : a
+            if let version = listVersion {
+                listVersion = version + 1
+                Self.writeVersion(version, into: &input)
+            }
+            guard let request = try? SIPMessage(parsing: input).request else {
                 fatalError("input stopped parsing")
             }
             // The same bytes come back again and again: the CSeq is raised each time, as a dialog
@@ -327,6 +425,17 @@ enum GatewayBench {
         }
 
         func keepAlive() { withExtendedLifetime(core) {} }
+
+        /// Writes `version` as the 10 digits of the RLMI `version="00…"` in `bytes` (the XML
+        /// declaration's `version="1.0"` is not it).
+        static func writeVersion(_ version: UInt32, into bytes: inout [UInt8]) {
+            let marker = Array("version=\"00".utf8)
+            guard let start = bytes.indices.first(where: { bytes[$0...].starts(with: marker) }) else {
+                fatalError("no RLMI version in the input")
+            }
+            let digits = Array(String(format: "%010u", version).utf8)
+            bytes.replaceSubrange((start + 9)..<(start + 19), with: digits)
+        }
     }
 
     static func state(uri: String, availability: UInt32) -> CategoriesDocument {
