@@ -165,6 +165,15 @@ import XMLBridge
         #expect(T.sent(actions, to: .oma).map(\.0.uri.description) == [Self.john])
     }
 
+    /// A poll (Expires 0, [MS-PRES] §3.4.5.1.2) is a one-shot fetch: no list is written for it.
+    @Test func aPollFetchesWithoutAList() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, actions) = h.receive(try T.enterpriseSubscribe(resources: [Self.john, Self.mary], expires: 0),
+                                     from: .enterprise, network: .sameEnterprise)
+        #expect(Self.writes(actions).isEmpty)
+        #expect(Set(T.sent(actions, to: .oma).map(\.0.uri.description)) == [Self.john, Self.mary])
+    }
+
     /// The first list notification carries full state: John active with his PIDF, Mary pending
     /// (RFC 4662 §5.5). Carol's 200 OK (sent once both reported) lists Mary pending and carries
     /// John's categories, as per-resource subscriptions would give.

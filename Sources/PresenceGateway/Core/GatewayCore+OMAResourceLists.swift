@@ -83,14 +83,15 @@ extension GatewayCore {
     /// Starts what a batched watch needs for the resources newly named: in a domain whose RLS
     /// takes lists, members of the watch's list there (made when two or more resources of the
     /// domain are named at once); each other resource with a leg of its own
-    /// (``addOMALeg(to:key:resource:request:)``).
+    /// (``addOMALeg(to:key:resource:request:)``). A poll (Expires 0) fetches with legs of their own.
     mutating func addOMALegs(
         to watch: inout EnterpriseWatch, key: Int, resources: [String], request: SIPRequest, now: NIODeadline
     ) -> [Action] {
         var out: [Action] = []
         var byDomain: [(domain: String, resources: [String])] = []
+        let lists = !watch.single && watch.documentResource == nil && (try? request.headers.expires) != 0
         for resource in resources {
-            guard !watch.single, watch.documentResource == nil, let domain = rlsDomain(of: resource, now: now) else {
+            guard lists, let domain = rlsDomain(of: resource, now: now) else {
                 out += addOMALeg(to: &watch, key: key, resource: resource, request: request)
                 continue
             }
