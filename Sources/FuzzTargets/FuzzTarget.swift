@@ -61,6 +61,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case mapMSRTC = "map-msrtc"
     /// Whole SIP messages into the gateway's router and core (``GatewayFuzzHarness``).
     case gateway
+    /// NOTIFYs of an OMA resource list server (RFC 4662) into a list subscription of the core
+    /// (``ListNotifyFuzzHarness``): any headers and body, in the list's dialog.
+    case listNotify = "list-notify"
 
     /// The target named `name` (its raw value), or nil.
     public init?(named name: String) { self.init(rawValue: name) }
@@ -186,6 +189,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             return Self.checkRLSServices(bytes)
         case .gateway:
             return GatewayFuzzHarness.shared.check(bytes)
+        case .listNotify:
+            return ListNotifyFuzzHarness.shared.check(bytes)
         }
     }
 

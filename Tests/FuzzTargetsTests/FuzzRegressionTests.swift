@@ -70,6 +70,22 @@ struct FuzzRegressionTests {
         #expect(harness.lastSends == 0 && harness.lastResponses == 0)
     }
 
+    /// The list-notify seeds reach the list's notification handling (RFC 4662 §5): full state is
+    /// taken and sent to the watcher, a partial one too, and a terminated list is given up.
+    @Test func listNotifySeedsReachTheList() throws {
+        let seeds = Dictionary(uniqueKeysWithValues: Self.vectors(.listNotify).map { ($0.name, $0.bytes) })
+        let harness = ListNotifyFuzzHarness()
+        #expect(harness.check(try #require(seeds["seed-full-state.sip"])) == nil)
+        #expect(harness.lastStatus == 200 && harness.lastNotifications == 1)
+        #expect(harness.check(try #require(seeds["seed-partial-two-members.sip"])) == nil)
+        #expect(harness.lastStatus == 200 && harness.lastNotifications == 1)
+        #expect(harness.check(try #require(seeds["seed-full-state.sip"])) == nil)
+        #expect(harness.lastStatus == 400, "version 1 is not above 2")
+        #expect(harness.check(try #require(seeds["seed-terminated-list.sip"])) == nil)
+        #expect(harness.lastStatus == 200)
+        #expect(harness.check(Array("not SIP".utf8)) == nil)
+    }
+
     /// The watcher information seed (RFC 3857) reaches the core's winfo notifier: the owner of a
     /// linked identity is answered and sent its watcher list.
     @Test func gatewayWinfoSeedIsAnsweredAndNotified() throws {
