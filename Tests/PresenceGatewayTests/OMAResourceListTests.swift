@@ -155,6 +155,30 @@ import XMLBridge
         for type in ["multipart/related", "application/rlmi+xml", "application/pidf+xml"] { #expect(accept.contains(type)) }
     }
 
+    /// Two batch dialogs of Carol's (two endpoints) make two lists in her one document, written
+    /// one at a time: the second list, made while the first write is under way, is written with
+    /// the first once that write is answered, and both are subscribed after it.
+    @Test func listsOfOneWatcherShareADocumentWrittenOneAtATime() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, first) = h.receive(try T.enterpriseSubscribe(resources: [Self.john, Self.mary]), from: .enterprise,
+                                   network: .sameEnterprise)
+        let write = try #require(Self.writes(first).first)
+        var second = try T.enterpriseSubscribe(resources: [Self.mary, Self.dave])
+        second.headers.set(.callID, "enterprise-endpoint-2")
+        second.headers.set(.from, "<sip:carol@contoso.com>;tag=second")
+        let (_, meanwhile) = h.receive(second, from: .enterprise, network: .sameEnterprise)
+        #expect(Self.writes(meanwhile).isEmpty && T.sent(meanwhile, to: .oma).isEmpty)
+
+        let again = h.core.listDocumentWritten(write.uri, status: 200, now: h.now)
+        #expect(T.sent(again, to: .oma).isEmpty, "nothing subscribed before the document holds both lists")
+        let both = try #require(Self.writes(again).first)
+        #expect(both.uri == Self.document)
+        let services = try Self.services(try #require(both.body))
+        #expect(services.map(\.entries) == [[Self.john, Self.mary], [Self.mary, Self.dave]])
+        let subscribed = T.sent(h.core.listDocumentWritten(both.uri, status: 200, now: h.now), to: .oma)
+        #expect(Set(subscribed.map(\.0.uri.description)) == Set(services.map(\.uri)))
+    }
+
     /// A single resource of the domain, a single subscription, or a domain without `rls` keep
     /// one PIDF subscription per resource, as without lists.
     @Test func oneResourceKeepsALegOfItsOwn() throws {

@@ -213,6 +213,11 @@ extension GatewayCore {
         document.waiting.insert(key)
         if omaLists[key]?.subscription != nil { omaLists[key]?.changed = true }
         defer { listDocuments[uri] = document }
+        return write(&document, at: uri)
+    }
+
+    /// Writes `document` to `uri` now, or once the write under way is answered.
+    private func write(_ document: inout ListDocument, at uri: String) -> [Action] {
         if document.writing {
             document.stale = true
             return []
@@ -270,9 +275,8 @@ extension GatewayCore {
         let written = status.map { (200..<300).contains($0) } ?? false
         if document.stale, written {
             document.stale = false
-            document.writing = true
-            listDocuments[uri] = document
-            return [.writeListDocument(uri: uri, body: listDocumentBody(document))]
+            defer { listDocuments[uri] = document }
+            return write(&document, at: uri)
         }
         let waiting = document.waiting.sorted()
         document.waiting = []
@@ -439,12 +443,7 @@ extension GatewayCore {
         document.lists.remove(key)
         document.waiting.remove(key)
         defer { listDocuments[uri] = document }
-        if document.writing {
-            document.stale = true
-            return []
-        }
-        document.writing = true
-        return [.writeListDocument(uri: uri, body: listDocumentBody(document))]
+        return write(&document, at: uri)
     }
 
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
