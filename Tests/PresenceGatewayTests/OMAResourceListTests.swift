@@ -460,6 +460,22 @@ import XMLBridge
         #expect(T.sent(given, to: .enterprise).isEmpty)
     }
 
+    /// A reload that drops the domain's `rls` gives its lists up: each member gets its own
+    /// subscription, the list is unsubscribed and its document deleted (written with the root
+    /// it was made with).
+    @Test func aReloadWithoutTheDomainsRLSGivesItsListsUp() throws {
+        var (h, subscribe, _) = try Self.answeredList()
+        let without = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML)
+        let actions = h.core.reconfigure(without, mapper: h.core.mapper, now: h.now)
+        let sent = T.sent(actions, to: .oma).map(\.0)
+        #expect(Set(sent.filter { $0.headers[.expires] != "0" }.map(\.uri.description)) == [Self.john, Self.mary])
+        #expect(try sent.contains { $0.headers[.expires] == "0" && $0.headers.callID == subscribe.headers.callID })
+        let delete = try #require(Self.writes(actions).first)
+        #expect(delete.uri == Self.document && delete.body == nil)
+        // What Carol was shown stays: nothing is sent to her.
+        #expect(T.sent(actions, to: .enterprise).isEmpty)
+    }
+
     // MARK: - Durable state
 
     /// The list and its members are kept by the durable store (docs/state.md): a core restored
