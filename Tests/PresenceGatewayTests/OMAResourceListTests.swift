@@ -271,6 +271,41 @@ import XMLBridge
         return request
     }
 
+    /// A list subscription that is itself pending (RFC 6665 §4.1.3: a NOTIFY without body,
+    /// `Subscription-State: pending`) shows its members without state pending, as their own
+    /// subscriptions' pending would be ([MS-PRES] §2.2.2.4.2).
+    @Test func aPendingListShowsItsMembersPending() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (id, list, _) = try Self.subscribe(&h, [Self.john, Self.mary])
+        let (subscribe, context) = try #require(list)
+        _ = Self.accept(&h, (subscribe, context))
+        var pending = try T.omaNotify(subscribe, cseq: 1, state: "pending;expires=3500", body: [])
+        pending.headers.set(.require, "eventlist")
+        let (_, actions) = h.receive(pending, from: .oma)
+        let ok = try #require(T.responses(actions, id).first)
+        let first = try T.firstCategories(ok)
+        #expect(Set(first.list.resources.map(\.uri)) == [Self.john, Self.mary])
+        #expect(first.list.resources.allSatisfy { $0.instances.first?.state == .pending })
+    }
+
+    /// RFC 6665 §4.1.2.2: a refresh answered 481 found the list subscription gone; it is made
+    /// again in a new dialog, and Carol's dialog goes on.
+    @Test func aListWhoseRefreshFindsItGoneIsMadeAgain() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, list, _) = try Self.subscribe(&h, [Self.john, Self.mary])
+        let (subscribe, context) = try #require(list)
+        let accepted = Self.accept(&h, (subscribe, context))
+        let timer = try #require(accepted.compactMap { if case .schedule(let t, _) = $0 { t } else { nil } }.first)
+        #expect(timer == .refresh(context))
+        let refresh = try #require(T.sent(h.core.fire(timer, now: h.now + .seconds(3000)), to: .oma).first)
+        let gone = h.core.receive(SIPResponse(replyingTo: refresh.0, statusCode: 481), to: refresh.0, context: refresh.1,
+                                  now: h.now + .seconds(3000))
+        let renewed = try #require(T.sent(gone, to: .oma).first?.0)
+        #expect(try renewed.uri == subscribe.uri && (renewed.headers.to)?.tag == nil)
+        #expect(renewed.headers.callID != subscribe.headers.callID)
+        #expect(T.sent(gone, to: .enterprise).isEmpty)
+    }
+
     // MARK: - Versions and bad bodies
 
     /// RFC 4662 §5.6: a version not above the last one taken is discarded (refused here with 400
