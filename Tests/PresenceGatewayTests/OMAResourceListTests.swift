@@ -513,6 +513,25 @@ import XMLBridge
 
     // MARK: - Durable state
 
+    /// A list being ended when the gateway stopped is unsubscribed again after the restart, in
+    /// its dialog, and forgotten 64·T1 later (Kamailio's RLS sends no final NOTIFY).
+    @Test func aRestoredListBeingEndedIsUnsubscribedAgain() throws {
+        typealias S = StateRestoreTests
+        var (h, subscribe, tag) = try Self.answeredList(try S.journaled(yaml: Self.yaml))
+        _ = h.receive(try Self.inDialog([Self.john], tag: tag, cseq: 2, expires: 0), from: .enterprise,
+                      network: .sameEnterprise)
+        var records = S.Records()
+        S.take(&h, into: &records)
+        #expect(records.kinds()["oma-list"] == 1)
+
+        var again = try S.journaled(yaml: Self.yaml, prefix: "r")
+        let restored = try again.core.restore(records.all, clock: S.clock, now: h.now)
+        let unsubscribe = try #require(T.sent(restored, to: .oma).first?.0)
+        #expect(try unsubscribe.headers.callID == subscribe.headers.callID && unsubscribe.headers[.expires] == "0"
+                && (unsubscribe.headers.to)?.tag == "rls1")
+        #expect(restored.contains { if case .schedule(.cleanup(.omaList), _) = $0 { true } else { false } })
+    }
+
     /// The list and its members are kept by the durable store (docs/state.md): a core restored
     /// from the records refreshes the list in its dialog, and the next notification with full
     /// state is taken whatever its version (the version is not kept).

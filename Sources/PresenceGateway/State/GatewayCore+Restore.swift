@@ -165,16 +165,12 @@ extension GatewayCore {
         var out: [Action] = []
         for key in keys {
             guard var list = omaLists[key] else { continue }
-            if list.members.isEmpty || enterpriseWatches[list.watch] == nil {
-                if !list.closing { out += endOMAList(key, now: now) }
-                continue
-            }
-            guard var subscription = list.subscription else {
-                out += writeListDocument(of: key)
-                continue
-            }
-            switch subscription.status {
-            case .unsubscribing:
+            if list.closing {
+                // Being ended: unsubscribed again, or forgotten when it has no dialog to end.
+                guard var subscription = list.subscription, subscription.status == .unsubscribing else {
+                    removeOMAList(key)
+                    continue
+                }
                 let actions = subscription.unsubscribeAgain()
                 list.subscription = subscription
                 omaLists[key] = list
@@ -184,6 +180,20 @@ extension GatewayCore {
                 }
                 out += legActions(actions, context: .omaList(key))
                 out.append(.schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay))
+                continue
+            }
+            if list.members.isEmpty || enterpriseWatches[list.watch] == nil {
+                out += endOMAList(key, now: now)
+                continue
+            }
+            guard let subscription = list.subscription else {
+                out += writeListDocument(of: key)
+                continue
+            }
+            switch subscription.status {
+            case .unsubscribing:
+                // Only a list being ended unsubscribes (above).
+                out += restartOMAList(key)
             case .subscribing, .terminated:
                 out += restartOMAList(key)
             case .active, .pending:
