@@ -76,6 +76,7 @@ import Testing
         ("xcap: { root: \"http://x.example/r\", poll: 0 }", 6, 43, "1"),
         ("xcap: { root: \"http://x.example/r\", user: x }", 6, 37, "user"),
         ("xcap: { root: \"http://x.example/r\", rls-services: [lists] }", 6, 52, "not a sip:user@host"),
+        ("xcap: { root: \"http://x.example/r\", xcap-diff: maybe }", 6, 48, "true or false"),
         ("xcap: { root: \"http://x.example/r\", rls-services: [\"sip:l@contoso.com\", \"sip:l@contoso.com\"] }", 6, 73, "named twice"),
     ])
     func mistakesAreReportedWhereTheyAre(yaml: String, line: Int, column: Int, message: String) {

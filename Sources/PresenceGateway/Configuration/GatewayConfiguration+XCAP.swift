@@ -21,6 +21,7 @@ extension GatewayConfiguration {
     ///   poll: 30                # seconds between checks (default 30)
     ///   timeout: 10             # seconds for one request (default 10)
     ///   rls-services: ["sip:lists@contoso.com"]   # optional
+    ///   xcap-diff: true         # learn of changes by RFC 5875 subscriptions too (default false)
     /// presentities:
     ///   "sip:carol@oma.example": { pres-rules: xcap }
     /// ```
@@ -34,6 +35,9 @@ extension GatewayConfiguration {
         /// The identities whose rls-services documents hold served resource lists, in order
         /// (a list URI the first of them defines wins).
         public var rlsServices: [String] = []
+        /// Subscribe to each XCAP presentity's `xcap-diff` event (RFC 5875) at the OMA side, and
+        /// fetch its document as soon as a NOTIFY names it; polling goes on as well.
+        public var xcapDiff = false
 
         public init(
             root: String, auid: String = "pres-rules", document: String = "index", pollSeconds: Int = 30,
@@ -81,7 +85,7 @@ extension GatewayConfiguration {
     /// Reads `xcap:`; absent: nil.
     static func xcap(_ node: ConfigurationNode?) throws(ConfigurationError) -> XCAP? {
         guard let node else { return nil }
-        let m = try node.mapping(known: ["root", "auid", "document", "poll", "timeout", "rls-services"])
+        let m = try node.mapping(known: ["root", "auid", "document", "poll", "timeout", "rls-services", "xcap-diff"])
         guard let rootNode = m["root"] else { throw node.error("needs root, the XCAP root URI (http:// or https://)") }
         var xcap = XCAP(root: try xcapRoot(rootNode))
         for (key, path) in [("auid", \XCAP.auid), ("document", \XCAP.document)] {
@@ -94,6 +98,7 @@ extension GatewayConfiguration {
         }
         if let v = m["poll"] { xcap.pollSeconds = try v.integer(in: 1...86_400) }
         if let v = m["timeout"] { xcap.timeoutSeconds = try v.integer(in: 1...300) }
+        if let v = m["xcap-diff"] { xcap.xcapDiff = try v.bool() }
         for item in try m["rls-services"]?.list() ?? [] {
             guard let xui = WatcherIdentity.addressOfRecord(try item.string()) else {
                 throw item.error("not a sip:user@host URI")

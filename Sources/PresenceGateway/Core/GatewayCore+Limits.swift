@@ -143,7 +143,7 @@ extension GatewayCore {
         case .omaLeg(let key): omaLegs[key]?.peer
         case .omaList(let key): omaLists[key].flatMap(\.peer)
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer
-        case .linkedPublication, .servicePublish: nil
+        case .linkedPublication, .servicePublish, .xcapDiff: nil
         }
     }
 

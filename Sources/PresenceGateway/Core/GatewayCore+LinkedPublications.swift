@@ -21,9 +21,10 @@ extension GatewayCore {
     /// How long after its enterprise subscription ended a linked identity subscribes again.
     static let linkRetryDelay = TimeAmount.seconds(60)
 
-    /// Starts what runs without a request: the linked identities' enterprise subscriptions.
+    /// Starts what runs without a request: the linked identities' enterprise subscriptions, and
+    /// the `xcap-diff` subscriptions for XCAP pres-rules (`GatewayCore+XCAPDiff`).
     public mutating func start(now: NIODeadline) -> [Action] {
-        var out: [Action] = []
+        var out = watchXCAPDocuments(now: now)
         // Identities restored from the durable store go on where they were.
         for identity in configuration.linkedIdentities
         where identity.publishToOMA && !linked.values.contains(where: { $0.identity == identity }) {

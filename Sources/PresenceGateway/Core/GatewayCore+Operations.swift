@@ -230,6 +230,7 @@ extension GatewayCore {
             omaLegs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
         out += resolveAwaitingAuthorization(now: now)
         if new.resourceLists != old.resourceLists { out += resourceListsChanged(now: now) }
+        out += watchXCAPDocuments(now: now)
         // A presentity the gateway no longer decides for has no watcher information here.
         for (key, watch) in winfoWatches.sorted(by: { $0.key < $1.key })
         where !new.servesWatcherInfo(of: watch.presentity) {

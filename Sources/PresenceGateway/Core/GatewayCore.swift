@@ -41,6 +41,8 @@ public struct GatewayCore: Sendable {
         case omaLeg(Int)
         /// A list subscription toward an OMA resource list server (flow 1, RFC 4662).
         case omaList(Int)
+        /// An `xcap-diff` subscription for the changes of a presentity's pres-rules (RFC 5875).
+        case xcapDiff(Int)
         /// A presence subscription of an OMA watcher, notifier side (flow 2).
         case omaWatch(Int)
         /// A `presence.winfo` subscription of a presentity's owner, notifier side (RFC 3857).
@@ -84,6 +86,9 @@ public struct GatewayCore: Sendable {
         /// document when `body` is nil (RFC 4825 §7.4, §7.5); report the answer with
         /// ``listDocumentWritten(_:status:now:)``.
         case writeListDocument(uri: String, body: [UInt8]?)
+        /// Fetch the pres-rules document of this presentity from XCAP now: the OMA side said it
+        /// changed (RFC 5875).
+        case xcapDocumentChanged(presentity: String)
     }
 
     /// Replaced while running by ``reconfigure(_:now:)``.
@@ -114,6 +119,8 @@ public struct GatewayCore: Sendable {
     var listDocuments: [String: ListDocument] = [:]
     /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
     var rlsRefused: [String: NIODeadline] = [:]
+    /// `xcap-diff` subscriptions, by key (`GatewayCore+XCAPDiff`).
+    var xcapDiffWatches: [Int: XCAPDiffWatch] = [:]
     var omaWatches = JournaledTable<OMAWatch>()
     var enterpriseLegs = JournaledTable<EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to (flow 3).
@@ -271,6 +278,7 @@ public struct GatewayCore: Sendable {
         // durable store only what it changes of the subscriptions' status and dialogs.
         case .omaLeg(let key): return quietly { $0.omaLegNotify(key, request, id: id, now: now) }
         case .omaList(let key): return quietly { $0.omaListNotify(key, request, id: id, now: now) }
+        case .xcapDiff(let key): return xcapDiffNotify(key, request, id: id, now: now)
         case .enterpriseLeg(let key): return quietly { $0.enterpriseLegNotify(key, request, id: id, now: now) }
         case .linkedPublication, .servicePublish:
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -293,6 +301,7 @@ public struct GatewayCore: Sendable {
         switch context {
         case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
         case .omaList(let key): return omaListResponse(key, response, request: request, now: now)
+        case .xcapDiff(let key): return xcapDiffResponse(key, response, request: request, now: now)
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
@@ -346,6 +355,9 @@ public struct GatewayCore: Sendable {
         case .cleanup(.omaList(let key)):
             removeOMAList(key)
             return []
+        case .cleanup(.xcapDiff(let key)):
+            removeXCAPDiffWatch(key)
+            return []
         case .cleanup(.enterpriseLeg(let key)):
             removeEnterpriseLeg(key)
             return []
@@ -393,6 +405,8 @@ public struct GatewayCore: Sendable {
                     return []
                 }
                 return restartOMAList(key)
+            case .xcapDiff(let key):
+                return xcapDiffExpired(key, now: now)
             case .enterpriseLeg(let key):
                 guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
                     end <= now
@@ -416,11 +430,9 @@ public struct GatewayCore: Sendable {
                 omaLegs[key] = leg
                 return legActions(actions, context: context)
             case .omaList(let key):
-                guard var list = omaLists[key], !list.closing, var subscription = list.subscription else { return [] }
-                let actions = subscription.refresh(now: now)
-                list.subscription = subscription
-                omaLists[key] = list
-                return legActions(actions, context: context)
+                return refreshList(key, now: now)
+            case .xcapDiff(let key):
+                return refreshXCAPDiffWatch(key, now: now)
             case .enterpriseLeg(let key):
                 guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
                 let actions = leg.subscriber.refresh(now: now)
@@ -442,6 +454,7 @@ public struct GatewayCore: Sendable {
             out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
         }
         out += removeLinkedPublications()
+        for key in xcapDiffWatches.keys.sorted() { out += endXCAPDiffWatch(key, now: now) }
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
         for key in winfoWatches.keys.sorted() { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
         return out
@@ -474,7 +487,7 @@ public struct GatewayCore: Sendable {
     func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
         let side: GatewayConfiguration.Side =
             switch context {
-            case .omaLeg, .omaList: .oma
+            case .omaLeg, .omaList, .xcapDiff: .oma
             default: .enterprise
             }
         var trust: String?

@@ -52,6 +52,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// (nil: no answer): the lists toward OMA resource list servers (`oma: rls`). Set before
     /// ``start(restored:)``; without it such writes fail, and the lists are subscribed per resource.
     public var listDocumentWriter: (@Sendable (_ uri: String, _ body: [UInt8]?) async -> Int?)?
+    /// Told the presentity whose XCAP pres-rules the OMA side said changed (RFC 5875), to fetch
+    /// them now. Set before ``start(restored:)``.
+    public var xcapDocumentChanged: (@Sendable (_ presentity: String) -> Void)?
 
     private let rejected = Counter(label: "gateway_requests_rejected_total")
     /// What `rejected` counted, for the per-peer rejection rates.
@@ -383,6 +386,8 @@ public final class GatewayRuntime: @unchecked Sendable {
                 }
             case .writeListDocument(let uri, let body):
                 writeListDocument(uri, body: body)
+            case .xcapDocumentChanged(let presentity):
+                xcapDocumentChanged?(presentity)
             }
         }
         // GatewayCore.counts copies every OMA watch out of its table: taken after every message

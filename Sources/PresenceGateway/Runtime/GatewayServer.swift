@@ -36,6 +36,8 @@ public final class GatewayServer: @unchecked Sendable {
     private var xcapLists: XCAPListSource?
     /// Writes the list documents for OMA resource list servers (`oma: rls`).
     private let listWriter = XCAPDocumentWriter()
+    /// ``xcap`` for the runtime, which is told of changed documents (RFC 5875) before it exists.
+    private let policySource = NIOLockedValueBox<XCAPPolicySource?>(nil)
     /// The lists the configuration gives (inline or its rls-services file): they win over lists
     /// from XCAP with the same URI.
     private let configuredLists: NIOLockedValueBox<[String: [String]]>
@@ -300,6 +302,10 @@ public final class GatewayServer: @unchecked Sendable {
         runtime.listDocumentWriter = { [listWriter] uri, body in
             await listWriter.write(uri, body: body, contentType: "application/rls-services+xml")
         }
+        runtime.xcapDocumentChanged = { [policySource] presentity in
+            guard let source = policySource.withLockedValue({ $0 }) else { return }
+            Task { await source.check(presentity) }
+        }
         let restored = continued
         try await eventLoop.submit { runtime.start(restored: restored) }.get()
         self.runtime = runtime
@@ -315,6 +321,7 @@ public final class GatewayServer: @unchecked Sendable {
                 }.get()
             }
             xcap = source
+            policySource.withLockedValue { $0 = source }
             source.start()
         }
         if let settings = configuration.xcap, !settings.rlsServices.isEmpty {
@@ -600,6 +607,7 @@ public final class GatewayServer: @unchecked Sendable {
     public func stop(grace: TimeAmount = .seconds(2)) async {
         validity?.cancel()
         validity = nil
+        policySource.withLockedValue { $0 = nil }
         await xcap?.shutdown()
         xcap = nil
         await xcapLists?.shutdown()

@@ -81,7 +81,7 @@ final class StateWriter: @unchecked Sendable {
         var now: [GatewayCore.Action] = []
         for action in actions {
             switch action {
-            case .respond, .send, .writeListDocument: held.append((batch, action))
+            case .respond, .send, .writeListDocument, .xcapDocumentChanged: held.append((batch, action))
             case .schedule, .cancel: now.append(action)
             }
         }

@@ -17,6 +17,7 @@ extension SIPUASCoreConfiguration {
             SIPBodyType.pidf, SIPBodyType.msrtcPIDF, SIPBodyType.msrtcCategories, SIPBodyType.msrtcCategoryList,
             SIPBodyType.rlmi, SIPBodyType.multipartRelated, "application/msrtc-category-publish+xml",
             "application/xpidf+xml", "application/pidf-diff+xml", "application/simple-filter+xml",
+            "application/xcap-diff+xml",
         ])
 }
 
