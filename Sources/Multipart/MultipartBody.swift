@@ -21,6 +21,14 @@ public struct MultipartBody: Sendable, Hashable {
             headers.first { $0.name.lowercased() == name.lowercased() }?.value
         }
 
+        /// The media type its Content-Type names, lowercased, without parameters ("" without one).
+        public var mediaType: String {
+            var type = Substring(header("Content-Type") ?? "").prefix { $0 != ";" }
+            while type.first == " " || type.first == "\t" { type = type.dropFirst() }
+            while type.last == " " || type.last == "\t" { type = type.dropLast() }
+            return type.lowercased()
+        }
+
         public static func == (a: Part, b: Part) -> Bool {
             a.body == b.body && a.headers.count == b.headers.count
                 && zip(a.headers, b.headers).allSatisfy {

@@ -1,3 +1,4 @@
+import Foundation
 public import XMLBridge
 
 /// An `application/xcap-diff+xml` document (RFC 5874 §3): which XCAP documents changed, each by
@@ -38,30 +39,7 @@ public struct XCAPDiff: Hashable, Sendable {
     }
 
     /// `uri` with its percent-escapes decoded (as written when one is not valid).
-    public static func decoded(_ uri: String) -> String {
-        var bytes: [UInt8] = []
-        let utf8 = Array(uri.utf8)
-        var i = 0
-        func hex(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        while i < utf8.count {
-            if utf8[i] == UInt8(ascii: "%"), i + 2 < utf8.count, let high = hex(utf8[i + 1]), let low = hex(utf8[i + 2])
-            {
-                bytes.append(high << 4 | low)
-                i += 3
-            } else {
-                bytes.append(utf8[i])
-                i += 1
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    public static func decoded(_ uri: String) -> String { uri.removingPercentEncoding ?? uri }
 }
 
 extension XCAPDiff {

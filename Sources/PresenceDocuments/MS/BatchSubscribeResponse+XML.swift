@@ -19,22 +19,16 @@ extension BatchSubscribeResponse {
     /// `application/msrtc-event-categories+xml` is a categories document, in
     /// order. Parts of other types are ignored. A body without an RLMI part is an error.
     public init(multipart: MultipartBody, limits: XMLLimits = XMLLimits()) throws(XMLError) {
-        func mediaType(_ part: MultipartBody.Part) -> String {
-            let value = part.header("Content-Type") ?? ""
-            let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-            return type.trimmingXMLWhitespace().lowercased()
-        }
         func isRLMI(_ part: MultipartBody.Part) -> Bool {
             let id = (part.header("Content-ID") ?? "").trimmingXMLWhitespace()
-            return mediaType(part) == Self.rlmiContentType || id == Self.rlmiContentID
+            return part.mediaType == Self.rlmiContentType || id == Self.rlmiContentID
                 || id == "<\(Self.rlmiContentID)>"
         }
         guard let index = multipart.parts.firstIndex(where: isRLMI) else {
             throw XMLError(.unexpectedContent, "multipart body has no application/rlmi+xml part")
         }
         var categories: [CategoriesDocument] = []
-        for (i, part) in multipart.parts.enumerated() where i != index && mediaType(part) == Self.categoriesContentType
-        {
+        for (i, part) in multipart.parts.enumerated() where i != index && part.mediaType == Self.categoriesContentType {
             categories.append(try CategoriesDocument(bytes: part.body, limits: limits))
         }
         self.init(list: try RLMIList(bytes: multipart.parts[index].body, limits: limits), categories: categories)

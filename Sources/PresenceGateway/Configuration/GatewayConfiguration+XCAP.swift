@@ -57,8 +57,11 @@ extension GatewayConfiguration {
         }
 
         /// The document URI of `xui`'s rls-services document (RFC 4826 §4.4.7: `index`).
-        public func rlsServicesURI(of xui: String) -> String {
-            Self.documentURI(root: root, auid: "rls-services", xui: xui, document: "index")
+        public func rlsServicesURI(of xui: String) -> String { Self.rlsServicesURI(root: root, xui: xui) }
+
+        /// The same at the XCAP root `root`.
+        static func rlsServicesURI(root: String, xui: String) -> String {
+            documentURI(root: root, auid: "rls-services", xui: xui, document: "index")
         }
 
         static func documentURI(root: String, auid: String, xui: String, document: String) -> String {

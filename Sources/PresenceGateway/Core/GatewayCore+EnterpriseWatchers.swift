@@ -221,10 +221,8 @@ extension GatewayCore {
         guard let uri = try? SIPURI(resource), let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
         guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
-        var fromAddress = SIPAddress(uri: from.uri)
-        fromAddress.displayName = from.displayName
         let configuration = SubscriberSubscription.Configuration(
-            target: uri, from: fromAddress, to: SIPAddress(uri: uri), contact: contact,
+            target: uri, from: Self.legFrom(from), to: SIPAddress(uri: uri), contact: contact,
             accept: self.configuration.oma.partialNotifications
                 ? [SIPBodyType.pidf, Self.pidfDiffType] : [SIPBodyType.pidf],
             expires: self.configuration.subscriptions.defaultExpires,
@@ -237,6 +235,14 @@ extension GatewayCore {
             watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
             handling: handling)
         return (key, legActions(actions, context: .omaLeg(key)))
+    }
+
+    /// The From of a subscription toward the OMA side for the watcher whose From is `from`: its
+    /// address and display name, without its tag and parameters.
+    static func legFrom(_ from: SIPAddress) -> SIPAddress {
+        var address = SIPAddress(uri: from.uri)
+        address.displayName = from.displayName
+        return address
     }
 
     /// Whether every OMA leg of a waiting enterprise watcher has reported a first state.
@@ -469,7 +475,7 @@ extension GatewayCore {
         _ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline,
         sphereChange: inout (presentity: String, before: String?)?
     ) -> [Action] {
-        guard var leg = omaLegs[key], var subscription = leg.subscription else {
+        guard var leg = omaLegs[key], leg.subscription != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
@@ -492,7 +498,7 @@ extension GatewayCore {
         case .needsFullState: needsFullState = true
         case .none, .ignored: break
         }
-        let actions = subscription.receive(notify: request, now: now, jitter: ids.jitter())
+        let actions = leg.subscription?.receive(notify: request, now: now, jitter: ids.jitter()) ?? []
         var out: [Action] = []
         var changed = false
         var ended: String?
@@ -519,9 +525,8 @@ extension GatewayCore {
         }
         if needsFullState, ended == nil, !leg.closing {
             // RFC 5263 §4.3: a refresh brings full state back.
-            out += legActions(subscription.refresh(now: now), context: .omaLeg(key))
+            out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
         }
-        leg.subscription = subscription
         omaLegs[key] = leg
         if leg.closing {
             if ended != nil { removeOMALeg(key) }
@@ -568,9 +573,8 @@ extension GatewayCore {
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
     {
-        guard var leg = omaLegs[key], var subscription = leg.subscription else { return [] }
-        let actions = subscription.receive(response, now: now, jitter: ids.jitter())
-        leg.subscription = subscription
+        guard var leg = omaLegs[key], leg.subscription != nil else { return [] }
+        let actions = leg.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
         omaLegs[key] = leg
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if leg.closing {
@@ -585,7 +589,7 @@ extension GatewayCore {
             return out + restartOMALeg(key, now: now)
         }
         if ended { return out + omaLegEnded(key, reason: "rejected", statusCode: response.statusCode, now: now) }
-        if response.statusCode >= 300, let end = subscription.expiresAt {
+        if response.statusCode >= 300, let end = leg.subscription?.expiresAt {
             // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
             out.append(.schedule(.expiry(.omaLeg(key)), at: end))
         }

@@ -165,10 +165,8 @@ extension GatewayCore {
         let owner = WatcherIdentity.addressOfRecord(watcher) ?? watcher
         guard let document = listDocumentURI(watcher: owner, domain: domain) else { return nil }
         let listKey = takeKey()
-        var address = SIPAddress(uri: from.uri)
-        address.displayName = from.displayName
         omaLists[listKey] = OMAList(
-            watch: key, watcher: owner, from: address, domain: domain,
+            watch: key, watcher: owner, from: Self.legFrom(from), domain: domain,
             uri: "sip:\(Self.listUserPrefix)\(ids.tag())@\(domain)", document: document)
         listDocuments[document, default: ListDocument()].lists.insert(listKey)
         return listKey
@@ -191,15 +189,13 @@ extension GatewayCore {
     /// The URI of the rls-services document of `watcher` (its XUI) on the XCAP server of
     /// `domain`'s RLS (RFC 4826 §4.4.7: `index`); nil when the domain has none configured.
     func listDocumentURI(watcher: String, domain: String) -> String? {
-        guard let root = configuration.oma.rls[domain] else { return nil }
-        return GatewayConfiguration.XCAP.documentURI(root: root, auid: "rls-services", xui: watcher, document: "index")
+        configuration.oma.rls[domain].map { GatewayConfiguration.XCAP.rlsServicesURI(root: $0, xui: watcher) }
     }
 
     /// Refreshes list `key` in its dialog (nothing before the dialog exists).
     mutating func refreshList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = omaLists[key], !list.closing, var subscription = list.subscription else { return [] }
-        let actions = subscription.refresh(now: now)
-        list.subscription = subscription
+        guard var list = omaLists[key], !list.closing else { return [] }
+        let actions = list.subscription?.refresh(now: now) ?? []
         omaLists[key] = list
         return legActions(actions, context: .omaList(key))
     }
@@ -240,7 +236,7 @@ extension GatewayCore {
     /// ```
     func listDocumentBody(_ document: ListDocument) -> [UInt8]? {
         let ns = GatewayConfiguration.rlsServicesNamespace
-        let rl = "urn:ietf:params:xml:ns:resource-lists"
+        let rl = GatewayConfiguration.resourceListsNamespace
         var services: [XMLNode] = []
         for key in document.lists.sorted() {
             guard let list = omaLists[key], !list.closing, !list.members.isEmpty else { continue }
@@ -330,9 +326,8 @@ extension GatewayCore {
     mutating func omaListResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline)
         -> [Action]
     {
-        guard var list = omaLists[key], var subscription = list.subscription else { return [] }
-        let actions = subscription.receive(response, now: now, jitter: ids.jitter())
-        list.subscription = subscription
+        guard var list = omaLists[key], list.subscription != nil else { return [] }
+        let actions = list.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
         omaLists[key] = list
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if list.closing {
@@ -356,7 +351,7 @@ extension GatewayCore {
             forgetListDialog(key)
             return out + dissolveList(key, now: now)
         }
-        if response.statusCode >= 300, let end = subscription.expiresAt {
+        if response.statusCode >= 300, let end = list.subscription?.expiresAt {
             out.append(.schedule(.expiry(.omaList(key)), at: end))
         } else if (200..<300).contains(response.statusCode), list.changed {
             out += subscribeList(key, now: now)
@@ -471,7 +466,7 @@ extension GatewayCore {
     /// A resource not in the list is left out (named in a Warning of the 200). What changed
     /// reaches the watcher in one notification of its batch dialog.
     mutating func omaListNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        guard var list = omaLists[key], var subscription = list.subscription else {
+        guard var list = omaLists[key], list.subscription != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         func refuse(_ text: String) -> [Action] {
@@ -491,8 +486,7 @@ extension GatewayCore {
             notification = read
             needsFullState = !read.list.fullState && list.version.map { read.list.version != $0 &+ 1 } ?? true
         }
-        let actions = subscription.receive(notify: request, now: now, jitter: ids.jitter())
-        list.subscription = subscription
+        let actions = list.subscription?.receive(notify: request, now: now, jitter: ids.jitter()) ?? []
         var out: [Action] = []
         var ended: String?
         var taken = false
@@ -713,7 +707,7 @@ struct ListNotification {
             start.flatMap { id in body.parts.firstIndex { $0.header("Content-ID").map(Self.contentID) == id } }
             ?? (start == nil ? body.parts.indices.first : nil)
         guard let root else { throw Problem(text: "no root part \(start ?? "")") }
-        guard Self.mediaType(of: body.parts[root]) == SIPBodyType.rlmi else {
+        guard body.parts[root].mediaType == SIPBodyType.rlmi else {
             throw Problem(text: "the root part is not application/rlmi+xml")
         }
         do { list = try RLMIList(bytes: body.parts[root].body) } catch {
@@ -721,7 +715,7 @@ struct ListNotification {
         }
         documents = [:]
         for (index, part) in body.parts.enumerated() where index != root {
-            guard let id = part.header("Content-ID").map(Self.contentID), Self.mediaType(of: part) == SIPBodyType.pidf
+            guard let id = part.header("Content-ID").map(Self.contentID), part.mediaType == SIPBodyType.pidf
             else { continue }
             do { documents[id] = try PIDFDocument(bytes: part.body) } catch {
                 throw Problem(text: "part \(id): \(error)")
@@ -736,12 +730,6 @@ struct ListNotification {
         if id.first == "<", id.last == ">" { id = id.dropFirst().dropLast() }
         if id.prefix(4).lowercased() == "cid:" { id = id.dropFirst(4) }
         return String(id)
-    }
-
-    /// A part's media type, lowercased, without parameters.
-    static func mediaType(of part: MultipartBody.Part) -> String {
-        let value = Substring(part.header("Content-Type") ?? "")
-        return trimmed(value.prefix { $0 != ";" }).lowercased()
     }
 
     /// `text` without leading and trailing spaces and tabs (a header value's LWS).

@@ -297,9 +297,8 @@ extension GatewayCore {
                     != previous(leg.resource).rules.permissions(for: watch.watcher),
                 leg.categories != nil, !leg.pending
             {
-                if var subscription = leg.subscription {
-                    out += legActions(subscription.refresh(now: now), context: .omaLeg(key))
-                    leg.subscription = subscription
+                if leg.subscription != nil {
+                    out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
                 } else if let list = leg.list, refreshed.insert(list).inserted {
                     // A member's state comes with its list's: the refresh brings all of it.
                     out += refreshList(list, now: now)

@@ -50,23 +50,14 @@ extension GatewayCore {
         }
         let document = xcap.documentURI(of: presentity)
         // RFC 5875 §4.1: the documents of interest as a resource list (RFC 4826 §3).
-        let list = XMLElement(
-            XMLName("urn:ietf:params:xml:ns:resource-lists", "resource-lists"),
-            children: [
-                .element(
-                    XMLElement(
-                        XMLName("urn:ietf:params:xml:ns:resource-lists", "list"),
-                        children: [
-                            .element(
-                                XMLElement(
-                                    XMLName("urn:ietf:params:xml:ns:resource-lists", "entry"),
-                                    attributes: [XMLAttribute(XMLName("", "uri"), document)]))
-                        ]))
-            ])
+        let ns = GatewayConfiguration.resourceListsNamespace
+        let entry = XMLElement(XMLName(ns, "entry"), attributes: [XMLAttribute(XMLName("", "uri"), document)])
+        let list = XMLElement(XMLName(ns, "list"), children: [.element(entry)])
+        let lists = XMLElement(XMLName(ns, "resource-lists"), children: [.element(list)])
         let configuration = SubscriberSubscription.Configuration(
             target: uri, from: SIPAddress(uri: uri), to: SIPAddress(uri: uri), contact: contact,
             package: Self.xcapDiffPackage, accept: [Self.xcapDiffType],
-            expires: self.configuration.subscriptions.defaultExpires, body: XMLWriter().bytes(list),
+            expires: self.configuration.subscriptions.defaultExpires, body: XMLWriter().bytes(lists),
             bodyType: "application/resource-lists+xml")
         let key = takeKey()
         let (subscription, actions) = SubscriberSubscription.start(

@@ -424,9 +424,8 @@ public struct GatewayCore: Sendable {
         case .refresh(let context):
             switch context {
             case .omaLeg(let key):
-                guard var leg = omaLegs[key], !leg.closing, var subscription = leg.subscription else { return [] }
-                let actions = subscription.refresh(now: now)
-                leg.subscription = subscription
+                guard var leg = omaLegs[key], !leg.closing else { return [] }
+                let actions = leg.subscription?.refresh(now: now) ?? []
                 omaLegs[key] = leg
                 return legActions(actions, context: context)
             case .omaList(let key):
