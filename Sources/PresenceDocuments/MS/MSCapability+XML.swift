@@ -18,15 +18,19 @@ extension MSCapability {
         sortedAttributes.reserveCapacity(count)
         // The schema's attributes, found in one pass, are appended in the table's order, which
         // is key order: no key is compared, and each is keyed by the table's string. A repeated
-        // key keeps the last value, as assigning it in a dictionary did.
-        var found = [XMLCursor.AttributeValue?](repeating: nil, count: Self.schemaAttributes.count)
+        // key keeps the last value, as assigning it in a dictionary did. (Found into an array
+        // made per capability, they cost a run-time type lookup and an allocation each:
+        // callgrind `presence-bench profile decode`.)
+        var found = InlineArray<8, XMLCursor.AttributeValue?>(repeating: nil)
         var onlySchema = true
         xml.forEachAttributeValue(in: Self.schemaAttributeNames) { position, value in
             if let position { found[position] = value } else { onlySchema = false }
         }
         if onlySchema {
-            for (i, value) in found.enumerated() {
-                if let value { sortedAttributes.append(Attribute(Self.schemaAttributes[i], xml.string(value))) }
+            for i in found.indices {
+                if let value = found[i] {
+                    sortedAttributes.append(Attribute(Self.schemaAttributes[i], xml.string(value)))
+                }
             }
             return
         }
@@ -37,6 +41,7 @@ extension MSCapability {
     /// The attributes the schemas give a capability (capabilityType, [MS-PRES] §7.4-7.5), in
     /// key order. Kept as these strings: copying a literal costs no reference counting, where
     /// a name of over 15 bytes (`deviceAvailability`) read from a recording is a heap string.
+    /// Eight: ``init(cursor:)`` finds them in an `InlineArray` of that size.
     private static let schemaAttributes = [
         "capture", "deviceAvailability", "preferred", "preferredEndpointId", "publish", "render", "uri", "version",
     ]
@@ -71,6 +76,7 @@ extension [MSCapability] {
         reserveCapacity(self.count + count)
         // The first capabilities whose attributes differ from all before them, with the element each was read from.
         var distinct: [(element: XMLCursor, capability: Int)] = []
+        distinct.reserveCapacity(Swift.min(count, Self.sharedAttributeSets))
         xml.forEachElement { item in
             if let earlier = distinct.first(where: { item.hasSameAttributes(as: $0.element) }) {
                 append(MSCapability(name: item.localName, sortedAttributes: self[earlier.capability].sortedAttributes))
