@@ -387,6 +387,42 @@ import Testing
         #expect(modify.headers[.sipIfMatch] == "etag-1")
     }
 
+    /// A stand-in for an OMA watcher of a linked identity (`mirror-watchers`) is kept: after a
+    /// restart the watcher information is asked for again, the watcher still listed keeps its
+    /// enterprise dialog (no second SUBSCRIBE), and one no longer listed is unsubscribed in it;
+    /// restarted without `mirror-watchers`, the stand-in is ended at start.
+    @Test func aMirroredWatcherKeepsItsEnterpriseDialog() throws {
+        typealias M = WatcherMirrorTests
+        var h = try Self.journaled(yaml: M.yaml)
+        var records = Records()
+        let winfo = try M.watching(&h)
+        let (_, listed) = h.receive(
+            try M.notify(winfo, cseq: 1, body: M.winfo(version: 0, [("w1", "sip:dave@oma.example", "active")])), from: .oma)
+        let dave = try #require(M.enterpriseSubscribes(listed)["sip:dave@oma.example"])
+        M.answerEnterprise(listed, &h)
+        Self.take(&h, into: &records)
+
+        var after = try Self.journaled(yaml: M.yaml, prefix: "r")
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let again = try M.watching(&after)
+        #expect(again.headers.callID != winfo.headers.callID)
+        let (_, still) = after.receive(
+            try M.notify(again, cseq: 1, body: M.winfo(version: 0, [("w1", "sip:dave@oma.example", "active")])), from: .oma)
+        #expect(M.enterpriseSubscribes(still).isEmpty)
+        let (_, gone) = after.receive(try M.notify(again, cseq: 2, body: M.winfo(version: 1, [])), from: .oma)
+        let unsubscribe = try #require(H.sent(gone, to: .enterprise).first?.0)
+        #expect(unsubscribe.headers.callID == dave.headers.callID)
+        #expect(unsubscribe.headers[SIPHeaderName.expires] == "0")
+
+        // Restarted without `mirror-watchers`: the stand-in is ended at start.
+        var plain = try Self.journaled(prefix: "p")
+        _ = try plain.core.restore(records.all, clock: Self.clock, now: plain.now)
+        let started = plain.core.start(now: plain.now)
+        let ended = try #require(H.sent(started, to: .enterprise).first { $0.0.headers.callID == dave.headers.callID }?.0)
+        #expect(ended.headers[SIPHeaderName.expires] == "0")
+        #expect(!H.sent(started, to: .oma).contains { $0.0.headers[.event] == "presence.winfo" })
+    }
+
     /// A resource waiting for its owner (`confirm`) is still waiting after a restart: a reload
     /// that allows it then starts its OMA leg.
     @Test func aResourceWaitingForItsOwnerStillWaitsAfterARestart() throws {

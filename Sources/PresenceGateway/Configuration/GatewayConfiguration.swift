@@ -100,6 +100,11 @@ public struct GatewayConfiguration: Sendable {
         public var publishToEnterprise: Bool
         /// PUBLISH the enterprise categories as PIDF to the OMA presence server.
         public var publishToOMA: Bool
+        /// Subscribe to the OMA identity's watcher information at the OMA presence server (RFC
+        /// 3857) and subscribe into the enterprise on behalf of each OMA watcher listed, so that
+        /// the enterprise identity's subscriber list shows them ([MS-PRES] §3.6; docs/flows.md,
+        /// "Watchers at the OMA presence server"). Needs `publish-to-oma`.
+        public var mirrorWatchers = false
     }
 
     /// Subscription timing.
@@ -218,7 +223,14 @@ extension GatewayConfiguration {
         peers = []
         for item in try top["peers"]?.list() ?? [] { peers.append(try Self.peer(item)) }
         linkedIdentities = []
-        for item in try top["linked-identities"]?.list() ?? [] { linkedIdentities.append(try Self.linked(item)) }
+        for item in try top["linked-identities"]?.list() ?? [] {
+            let identity = try Self.linked(item)
+            // What puts a mirrored watcher on the subscriber list is the context subscriber-list sends.
+            if identity.mirrorWatchers, !self.enterprise.subscriberList {
+                throw item.error("mirror-watchers needs enterprise: subscriber-list")
+            }
+            linkedIdentities.append(identity)
+        }
         defaultPolicy = PresentityPolicy(defaults: [
             .sameEnterprise: .allow, .federated: .allow, .publicCloud: .politeBlock,
         ])
@@ -396,7 +408,9 @@ extension GatewayConfiguration {
     }
 
     static func linked(_ node: ConfigurationNode) throws(ConfigurationError) -> LinkedIdentity {
-        let m = try node.mapping(known: ["oma", "enterprise", "publish-to-enterprise", "publish-to-oma"])
+        let m = try node.mapping(known: [
+            "oma", "enterprise", "publish-to-enterprise", "publish-to-oma", "mirror-watchers",
+        ])
         guard let oma = m["oma"], let enterprise = m["enterprise"] else {
             throw node.error("needs oma and enterprise URIs")
         }
@@ -406,9 +420,15 @@ extension GatewayConfiguration {
         guard let e = WatcherIdentity.addressOfRecord(try enterprise.string()) else {
             throw enterprise.error("not a sip:user@host URI")
         }
-        return LinkedIdentity(
+        var identity = LinkedIdentity(
             oma: o, enterprise: e, publishToEnterprise: try m["publish-to-enterprise"]?.bool() ?? false,
             publishToOMA: try m["publish-to-oma"]?.bool() ?? true)
+        if let mirror = m["mirror-watchers"] {
+            identity.mirrorWatchers = try mirror.bool()
+            // The OMA watchers see the identity's state only where the gateway publishes it.
+            if identity.mirrorWatchers, !identity.publishToOMA { throw mirror.error("needs publish-to-oma") }
+        }
+        return identity
     }
 
     static func policy(_ node: ConfigurationNode, base: PresentityPolicy) throws(ConfigurationError) -> (

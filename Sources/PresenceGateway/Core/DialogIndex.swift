@@ -77,8 +77,8 @@ extension GatewayCore {
         case .omaList(let key):
             guard let subscription = omaLists[key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
-        case .xcapDiff(let key):
-            guard let subscription = xcapDiffWatches[key]?.subscription else { return nil }
+        case .serverWatch(let key):
+            guard let subscription = serverWatches[key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .enterpriseLeg(let key):
             guard let leg = enterpriseLegs[key] else { return nil }

@@ -112,7 +112,8 @@ extension GatewayCore {
         guard let watch = omaWatches.removeValue(forKey: key) else { return nil }
         rateControlled[key] = nil
         if watch.listOwner != nil { listMemberWatches -= 1 }
-        if watch.linked == nil {
+        if watch.mirrorOf != nil { mirrorWatches -= 1 }
+        if watch.takesQuota {
             releaseQuota(watch.watcher.uri)
             releasePeerQuota(watch.peer)
         }
@@ -143,7 +144,7 @@ extension GatewayCore {
         case .omaLeg(let key): omaLegs[key]?.peer
         case .omaList(let key): omaLists[key].flatMap(\.peer)
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer
-        case .linkedPublication, .servicePublish, .xcapDiff: nil
+        case .linkedPublication, .servicePublish, .serverWatch: nil
         }
     }
 

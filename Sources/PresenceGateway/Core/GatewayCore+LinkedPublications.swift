@@ -21,10 +21,12 @@ extension GatewayCore {
     /// How long after its enterprise subscription ended a linked identity subscribes again.
     static let linkRetryDelay = TimeAmount.seconds(60)
 
-    /// Starts what runs without a request: the linked identities' enterprise subscriptions, and
-    /// the `xcap-diff` subscriptions for XCAP pres-rules (`GatewayCore+XCAPDiff`).
+    /// Starts what runs without a request: the linked identities' enterprise subscriptions, the
+    /// `xcap-diff` subscriptions for XCAP pres-rules (`GatewayCore+XCAPDiff`) and the watcher
+    /// information subscriptions of identities whose watchers are mirrored
+    /// (`GatewayCore+WatcherMirror`).
     public mutating func start(now: NIODeadline) -> [Action] {
-        var out = watchXCAPDocuments(now: now)
+        var out = watchXCAPDocuments(now: now) + watchWatcherLists(now: now)
         // Identities restored from the durable store go on where they were.
         for identity in configuration.linkedIdentities
         where identity.publishToOMA && !linked.values.contains(where: { $0.identity == identity }) {

@@ -56,8 +56,8 @@ extension GatewayCore {
         }
         private var filterBox: OutOfLine<WatcherFilter>?
 
-        /// Its part in a resource list subscription (RFC 4662, `GatewayCore+ResourceLists`),
-        /// when it has one: held out of line.
+        /// Its part in a resource list subscription (RFC 4662, `GatewayCore+ResourceLists`), or
+        /// the watcher it mirrors, when it has one: held out of line.
         var list: ListRole? {
             get { listBox?.value }
             set { listBox = newValue.map(OutOfLine.init) }
@@ -69,6 +69,16 @@ extension GatewayCore {
             guard let listBox, case .member(let owner) = listBox.value else { return nil }
             return owner
         }
+
+        /// The linked OMA identity whose watcher it stands in for, when it mirrors one.
+        var mirrorOf: String? {
+            guard let listBox, case .mirror(let identity) = listBox.value else { return nil }
+            return identity
+        }
+
+        /// A watcher's own subscription, which counts against its quotas: not a linked identity's
+        /// source nor a mirror.
+        var takesQuota: Bool { linked == nil && mirrorOf == nil }
 
         /// The list, when it is a list subscription itself.
         var resourceList: ResourceList? {
@@ -410,6 +420,8 @@ extension GatewayCore {
         enterpriseLegs[key] = leg
         if let link = watch.linked { return publishLinked(link, state, now: now) }
         if let owner = watch.listOwner { return listMemberChanged(owner, member: resource, now: now) }
+        // A mirror's subscription is made for the subscriber list, not for the state.
+        if watch.mirrorOf != nil { return [] }
         if let pending = watch.pending {
             watch.pending = nil
             let full = watch.filtered(render(state, as: pending.terms.bodyType)).body
@@ -469,6 +481,11 @@ extension GatewayCore {
         if let owner = watch.listOwner {
             forgetOMAWatch(key)
             return listMemberEnded(owner, member: key, reason: Self.enterpriseReason(reason), now: now)
+        }
+        if watch.mirrorOf != nil {
+            // Made again only when the OMA presence server lists the watcher anew.
+            forgetOMAWatch(key)
+            return []
         }
         if let pending = watch.pending {
             forgetOMAWatch(key)

@@ -77,8 +77,8 @@ extension GatewayCore {
         }
         if side != .enterprise {
             for key in omaWatches.keys.sorted() {
-                // A list member's watch is shown as a resource of its list.
-                guard let watch = omaWatches[key], watch.linked == nil, watch.listOwner == nil,
+                // A list member's watch is shown as a resource of its list; a mirror is no watcher's.
+                guard let watch = omaWatches[key], watch.takesQuota, watch.listOwner == nil,
                     case let subscription = describe(omaWatch: key, watch, now: now),
                     matches(subscription)
                 else { continue }
@@ -96,7 +96,7 @@ extension GatewayCore {
         guard let kind = id.first, let key = Int(id.dropFirst()) else { return nil }
         switch kind {
         case "e" where enterpriseWatches[key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
-        case "o" where omaWatches[key].map({ $0.linked == nil && $0.listOwner == nil }) == true:
+        case "o" where omaWatches[key].map({ $0.takesQuota && $0.listOwner == nil }) == true:
             return endWatcher(.omaWatch(key), reason: reason, now: now)
         default: return nil
         }
@@ -141,8 +141,8 @@ extension GatewayCore {
             }
             if watch.isList { return terminateList(key, reason: reason, now: now) }
             guard var subscription = watch.subscription else {
-                // A linked identity's source subscription: unsubscribed with the rest.
-                guard watch.linked != nil else { return [] }
+                // A linked identity's source subscription or a mirror: unsubscribed with the rest.
+                guard !watch.takesQuota else { return [] }
                 forgetOMAWatch(key)
                 return detachOMAWatch(watch, now: now)
             }

@@ -20,6 +20,10 @@ extension GatewayCore {
         case list(ResourceList)
         /// A member's back-end watch, serving the list watch with this key.
         case member(of: Int)
+        /// A stand-in for a watcher the OMA presence server lists for this linked OMA identity
+        /// (`GatewayCore+WatcherMirror`): its subscription only puts the watcher on the enterprise
+        /// identity's subscriber list.
+        case mirror(of: String)
     }
 
     struct ResourceList: Sendable {

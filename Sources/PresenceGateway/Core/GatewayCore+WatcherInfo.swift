@@ -216,7 +216,7 @@ extension GatewayCore {
     /// An OMA watcher of the linked enterprise identity (flow 2): `pending` until the enterprise
     /// answered it, then `active`.
     private func omaWatcher(_ key: Int, of identity: String, before: WatcherInfo.Watcher?) -> WatcherInfo.Watcher? {
-        guard let watch = omaWatches[key], watch.linked == nil,
+        guard let watch = omaWatches[key], watch.takesQuota,
             WatcherIdentity.addressOfRecord(watch.resource) == identity
         else { return nil }
         let active = watch.pending == nil

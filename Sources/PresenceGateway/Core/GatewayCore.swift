@@ -41,8 +41,10 @@ public struct GatewayCore: Sendable {
         case omaLeg(Int)
         /// A list subscription toward an OMA resource list server (flow 1, RFC 4662).
         case omaList(Int)
-        /// An `xcap-diff` subscription for the changes of a presentity's pres-rules (RFC 5875).
-        case xcapDiff(Int)
+        /// A subscription of the gateway's own at the OMA side: to the changes of a presentity's
+        /// pres-rules (`xcap-diff`, RFC 5875) or to a linked identity's watchers (`presence.winfo`,
+        /// RFC 3857).
+        case serverWatch(Int)
         /// A presence subscription of an OMA watcher, notifier side (flow 2).
         case omaWatch(Int)
         /// A `presence.winfo` subscription of a presentity's owner, notifier side (RFC 3857).
@@ -119,8 +121,11 @@ public struct GatewayCore: Sendable {
     var listDocuments: [String: ListDocument] = [:]
     /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
     var rlsRefused: [String: NIODeadline] = [:]
-    /// `xcap-diff` subscriptions, by key (`GatewayCore+XCAPDiff`).
-    var xcapDiffWatches: [Int: XCAPDiffWatch] = [:]
+    /// The gateway's own subscriptions at the OMA side, by key (`GatewayCore+ServerWatches`).
+    var serverWatches: [Int: ServerWatch] = [:]
+    /// The watchers the OMA presence server lists for each linked identity whose watchers are
+    /// mirrored, by OMA identity (`GatewayCore+WatcherMirror`).
+    var mirroredLists: [String: MirroredList] = [:]
     var omaWatches = JournaledTable<OMAWatch>()
     var enterpriseLegs = JournaledTable<EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to (flow 3).
@@ -142,6 +147,8 @@ public struct GatewayCore: Sendable {
     var linked: [Int: LinkedPublication] = [:]
     /// How many OMA watches are members' watches of resource lists (RFC 4662).
     var listMemberWatches = 0
+    /// How many OMA watches stand in for watchers at the OMA presence server (`GatewayCore+WatcherMirror`).
+    var mirrorWatches = 0
     /// OMA watches that asked for rate control (RFC 6446), by key.
     var rateControlled: [Int: RateControl] = [:]
     /// The gateway's own event state compositor, for linked identities it serves (flow 4).
@@ -192,10 +199,12 @@ public struct GatewayCore: Sendable {
     public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) {
         // Linked identities' own watches are not watchers; there are as few as configured
         // identities, so they are counted from `linked` rather than by walking every OMA watch.
-        // Nor are the members' watches of a resource list, whose list is the watcher's one.
+        // Nor are the members' watches of a resource list, whose list is the watcher's one, nor
+        // the stand-ins for watchers at the OMA presence server (``mirroredWatcherCount``).
         let linkedWatches = linked.values.count { link in link.watch.map { omaWatches[$0] != nil } ?? false }
         return (
-            enterpriseWatches.count, omaLegs.count, omaWatches.count - linkedWatches - listMemberWatches,
+            enterpriseWatches.count, omaLegs.count,
+            omaWatches.count - linkedWatches - listMemberWatches - mirrorWatches,
             enterpriseLegs.count
         )
     }
@@ -278,7 +287,7 @@ public struct GatewayCore: Sendable {
         // durable store only what it changes of the subscriptions' status and dialogs.
         case .omaLeg(let key): return quietly { $0.omaLegNotify(key, request, id: id, now: now) }
         case .omaList(let key): return quietly { $0.omaListNotify(key, request, id: id, now: now) }
-        case .xcapDiff(let key): return xcapDiffNotify(key, request, id: id, now: now)
+        case .serverWatch(let key): return serverWatchNotify(key, request, id: id, now: now)
         case .enterpriseLeg(let key): return quietly { $0.enterpriseLegNotify(key, request, id: id, now: now) }
         case .linkedPublication, .servicePublish:
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -301,7 +310,7 @@ public struct GatewayCore: Sendable {
         switch context {
         case .omaLeg(let key): return omaLegResponse(key, response, request: request, now: now)
         case .omaList(let key): return omaListResponse(key, response, request: request, now: now)
-        case .xcapDiff(let key): return xcapDiffResponse(key, response, request: request, now: now)
+        case .serverWatch(let key): return serverWatchResponse(key, response, request: request, now: now)
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
@@ -355,8 +364,8 @@ public struct GatewayCore: Sendable {
         case .cleanup(.omaList(let key)):
             removeOMAList(key)
             return []
-        case .cleanup(.xcapDiff(let key)):
-            removeXCAPDiffWatch(key)
+        case .cleanup(.serverWatch(let key)):
+            removeServerWatch(key)
             return []
         case .cleanup(.enterpriseLeg(let key)):
             removeEnterpriseLeg(key)
@@ -405,8 +414,8 @@ public struct GatewayCore: Sendable {
                     return []
                 }
                 return restartOMAList(key)
-            case .xcapDiff(let key):
-                return xcapDiffExpired(key, now: now)
+            case .serverWatch(let key):
+                return serverWatchExpired(key, now: now)
             case .enterpriseLeg(let key):
                 guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
                     end <= now
@@ -430,8 +439,8 @@ public struct GatewayCore: Sendable {
                 return legActions(actions, context: context)
             case .omaList(let key):
                 return refreshList(key, now: now)
-            case .xcapDiff(let key):
-                return refreshXCAPDiffWatch(key, now: now)
+            case .serverWatch(let key):
+                return refreshServerWatch(key, now: now)
             case .enterpriseLeg(let key):
                 guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
                 let actions = leg.subscriber.refresh(now: now)
@@ -453,7 +462,7 @@ public struct GatewayCore: Sendable {
             out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
         }
         out += removeLinkedPublications()
-        for key in xcapDiffWatches.keys.sorted() { out += endXCAPDiffWatch(key, now: now) }
+        for key in serverWatches.keys.sorted() { out += endServerWatch(key, now: now) }
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
         for key in winfoWatches.keys.sorted() { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
         return out
@@ -486,7 +495,7 @@ public struct GatewayCore: Sendable {
     func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
         let side: GatewayConfiguration.Side =
             switch context {
-            case .omaLeg, .omaList, .xcapDiff: .oma
+            case .omaLeg, .omaList, .serverWatch: .oma
             default: .enterprise
             }
         var trust: String?

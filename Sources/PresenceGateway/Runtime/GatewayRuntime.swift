@@ -131,6 +131,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.active = Dictionary(
             uniqueKeysWithValues: [
                 "enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs", "winfo_watchers",
+                "mirrored_watchers",
             ].map {
                 ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
             })
@@ -449,6 +450,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         active["oma_watchers"]?.record(counts.omaWatches)
         active["enterprise_legs"]?.record(counts.enterpriseLegs)
         active["winfo_watchers"]?.record(core.winfoWatchCount)
+        active["mirrored_watchers"]?.record(core.mirroredWatcherCount)
         let refusals = core.refusals
         if refusals != refusalsRecorded {
             for ((reason, now), (_, before)) in zip(refusals.byReason, refusalsRecorded.byReason) where now > before {

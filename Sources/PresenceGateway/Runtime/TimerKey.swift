@@ -42,7 +42,7 @@ struct TimerKey: PackedTableKey {
         case .linkedPublication(let k): (contextKind, key) = (4, k)
         case .winfoWatch(let k): (contextKind, key) = (5, k)
         case .omaList(let k): (contextKind, key) = (6, k)
-        case .xcapDiff(let k): (contextKind, key) = (7, k)
+        case .serverWatch(let k): (contextKind, key) = (7, k)
         case .servicePublish: return nil
         }
         guard key >= 0, UInt64(key) <= keyMask else { return nil }
@@ -63,7 +63,7 @@ struct TimerKey: PackedTableKey {
         case 4: context = .linkedPublication(key)
         case 5: context = .winfoWatch(key)
         case 6: context = .omaList(key)
-        case 7: context = .xcapDiff(key)
+        case 7: context = .serverWatch(key)
         default: return nil
         }
         switch bits >> 60 {

@@ -40,7 +40,8 @@ extension GatewayCore {
             case .omaWatch:
                 guard let watch = omaWatches.forget(key) else { continue }
                 if watch.listOwner != nil { listMemberWatches -= 1 }
-                if watch.linked == nil {
+                if watch.mirrorOf != nil { mirrorWatches -= 1 }
+                if watch.takesQuota {
                     releaseQuota(watch.watcher.uri)
                     releasePeerQuota(watch.peer)
                 }

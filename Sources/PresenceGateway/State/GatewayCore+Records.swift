@@ -106,6 +106,8 @@ extension GatewayCore {
         var list: ResourceListRecord?
         /// The list watch a member's back-end watch serves; absent for other watches.
         var listOwner: Int?
+        /// The linked OMA identity whose watcher a mirror stands in for; absent for other watches.
+        var mirrorOf: String?
     }
 
     struct ResourceListRecord: Codable {
@@ -199,7 +201,7 @@ extension GatewayCore {
             linked: watch.linked, peer: peerRecord(watch.peer),
             partialVersion: watch.partial.map { $0.version ?? 0 },
             filter: watch.filter.map { StoredBytes($0.document) },
-            list: listRecord(watch), listOwner: watch.listOwner)
+            list: listRecord(watch), listOwner: watch.listOwner, mirrorOf: watch.mirrorOf)
     }
 
     private func listRecord(_ watch: OMAWatch) -> ResourceListRecord? {

@@ -66,7 +66,8 @@ extension GatewayCore {
             noteRestoredKey(key)
             omaWatches.restore(key, watch)
             if watch.listOwner != nil { listMemberWatches += 1 }
-            if watch.linked == nil {
+            if watch.mirrorOf != nil { mirrorWatches += 1 }
+            if watch.takesQuota {
                 takeQuotaRestored(watch.watcher.uri)
                 _ = takePeerQuotaRestored(watch.peer)
             }
@@ -244,7 +245,7 @@ extension GatewayCore {
                     if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
                     continue
                 }
-            } else if watch.linked == nil {
+            } else if watch.takesQuota {
                 if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
                 continue
             }
@@ -576,6 +577,7 @@ extension GatewayCore {
                 }
                 watch.leg = r.leg
                 if let owner = r.listOwner { watch.list = .member(of: owner) }
+                if let identity = r.mirrorOf { watch.list = .mirror(of: identity) }
                 if let list = r.list {
                     // The version is written when it enters a new block, as the CSeq is: the next
                     // notification skips ahead of any sent since, which tells the watcher to

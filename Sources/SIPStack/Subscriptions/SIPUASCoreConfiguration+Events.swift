@@ -6,8 +6,9 @@ extension SIPUASCoreConfiguration {
     /// body): the presence bodies of RFC 3863 (PIDF), [MS-PRES] §2.2.2.1 categories, §2.2.2.9
     /// msrtc.pidf, §2.2.2.4 batch category lists and their multipart/related + RLMI answers
     /// (RFC 4662), the §2.2.2.2.1 category publish of SERVICE, partial PIDF (RFC 5262), event
-    /// filters in SUBSCRIBE bodies (RFC 4661) and XCAP diff documents (RFC 5874, in the NOTIFYs of
-    /// RFC 5875); and the option tags the
+    /// filters in SUBSCRIBE bodies (RFC 4661), XCAP diff documents (RFC 5874, in the NOTIFYs of
+    /// RFC 5875) and watcher information (RFC 3858, in the NOTIFYs of RFC 3857); and the option
+    /// tags the
     /// [MS-PRES] dialect requires (`adhoclist`, `categoryList` on a batch SUBSCRIBE, §3.4.5.1.1;
     /// `eventlist`, RFC 4662; `ms-benotify`, `ms-piggyback-first-notify`).
     /// ``SIPTransactionLayer/setRequestHandler(for:_:)`` sets the allowed methods.
@@ -18,7 +19,7 @@ extension SIPUASCoreConfiguration {
             SIPBodyType.pidf, SIPBodyType.msrtcPIDF, SIPBodyType.msrtcCategories, SIPBodyType.msrtcCategoryList,
             SIPBodyType.rlmi, SIPBodyType.multipartRelated, "application/msrtc-category-publish+xml",
             "application/xpidf+xml", "application/pidf-diff+xml", "application/simple-filter+xml",
-            "application/xcap-diff+xml",
+            "application/xcap-diff+xml", SIPBodyType.watcherInfo,
         ])
 }
 

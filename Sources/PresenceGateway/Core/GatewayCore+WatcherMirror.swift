@@ -1,0 +1,129 @@
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+
+/// Watchers at the OMA presence server (docs/flows.md, "Watchers at the OMA presence server"): a
+/// linked identity published to the OMA side (flow 4, `publish-to-oma`) is watched there by OMA
+/// users the gateway never sees. With `mirror-watchers`, the gateway subscribes to the OMA
+/// identity's watcher information (RFC 3857, as the identity itself: the presence server lets
+/// a presentity see its own watchers) and stands in for each OMA watcher it lists as `active` or
+/// `pending`: a category subscription into the enterprise from that watcher, carrying the
+/// subscriber-list context, puts the watcher on the enterprise identity's subscriber list as an
+/// OMA watcher through the gateway is put there ([MS-PRES] §2.2.2.4.1, §3.6). A watcher that
+/// leaves the list (terminated, or missing from a full list) is unsubscribed. Watchers of the
+/// enterprise's own domains, who can watch the enterprise identity themselves, are left out.
+extension GatewayCore {
+    /// The watchers the OMA presence server lists for one OMA identity (RFC 3858 §4.4: a
+    /// subscriber's table, by watcher id).
+    struct MirroredList: Sendable {
+        var version: UInt64
+        var watchers: [String: (uri: String, status: WatcherInfo.Status)] = [:]
+    }
+
+    /// Watchers at the OMA presence server stood in for, for metrics.
+    public var mirroredWatcherCount: Int { mirrorWatches }
+
+    /// The most watchers mirrored for one identity: a presence server listing more does not
+    /// make the gateway open more subscriptions into the enterprise.
+    static let mirroredWatchersLimit = 1_000
+
+    /// Subscribes to the watcher information of every linked identity that mirrors its watchers,
+    /// and ends the stand-ins restored from the durable store for an identity no longer mirrored
+    /// (at start: linked identities change with a restart, not a reload).
+    mutating func watchWatcherLists(now: NIODeadline) -> [Action] {
+        let wanted = configuration.linkedIdentities.filter(\.mirrorWatchers)
+        var out: [Action] = []
+        for key in omaWatches.keys.sorted() {
+            guard let watch = omaWatches[key], let identity = watch.mirrorOf,
+                !wanted.contains(where: { $0.oma == identity && $0.enterprise == watch.resource }),
+                let gone = forgetOMAWatch(key)
+            else { continue }
+            out += detachOMAWatch(gone, now: now)
+        }
+        for identity in wanted { out += startWatcherListWatch(identity) }
+        return out
+    }
+
+    mutating func startWatcherListWatch(_ identity: GatewayConfiguration.LinkedIdentity) -> [Action] {
+        guard let uri = try? SIPURI(identity.oma), let contact = contacts[.oma] else { return [] }
+        // Versions count within one subscription (RFC 3858 §4.4): the new one's first document,
+        // full state, is taken whatever its version. The mirrors stay until it says otherwise.
+        mirroredLists[identity.oma] = nil
+        let package = Self.watcherInfoPackage(configuration)
+        let configuration = SubscriberSubscription.Configuration(
+            target: uri, from: SIPAddress(uri: uri), to: SIPAddress(uri: uri), contact: contact, package: package,
+            accept: [SIPBodyType.watcherInfo], expires: self.configuration.subscriptions.defaultExpires)
+        return startServerWatch(.watcherList(identity), configuration)
+    }
+
+    /// A watcher information document of a watch (RFC 3858 §4.4): a full one replaces the table,
+    /// a partial one updates it by watcher id; one older than the table is discarded, and a
+    /// partial one that skips a version (or comes first) is applied and full state asked for
+    /// with a refresh. Then the mirrors follow the table.
+    mutating func watchersListed(_ info: WatcherInfo, watch key: Int, now: NIODeadline) -> [Action] {
+        guard var watch = serverWatches[key], case .watcherList(let identity) = watch.purpose else { return [] }
+        var out: [Action] = []
+        var list = mirroredLists[identity.oma]
+        if let known = list, info.version <= known.version { return [] }
+        if info.state == .partial, list.map({ info.version > $0.version + 1 }) ?? true {
+            out += legActions(watch.subscription.refresh(now: now), context: .serverWatch(key))
+            serverWatches[key] = watch
+        }
+        var table = info.state == .full || list == nil ? [:] : list?.watchers ?? [:]
+        let resource = WatcherIdentity.addressOfRecord(identity.oma)
+        for watcherList in info.lists
+        where watcherList.package == "presence" && WatcherIdentity.addressOfRecord(watcherList.resource) == resource {
+            for watcher in watcherList.watchers {
+                table[watcher.id] = watcher.status == .terminated ? nil : (watcher.uri, watcher.status)
+            }
+        }
+        list = MirroredList(version: info.version, watchers: table)
+        mirroredLists[identity.oma] = list
+        return out + mirror(identity, now: now)
+    }
+
+    /// Makes the mirrors of `identity` follow its table: one for each distinct watcher listed
+    /// `active` or `pending` outside the enterprise (up to the limit), none for others.
+    private mutating func mirror(_ identity: GatewayConfiguration.LinkedIdentity, now: NIODeadline) -> [Action] {
+        var wanted: Set<String> = []
+        for (_, watcher) in mirroredLists[identity.oma]?.watchers.sorted(by: { $0.key < $1.key }) ?? []
+        where watcher.status == .active || watcher.status == .pending {
+            guard wanted.count < Self.mirroredWatchersLimit,
+                let id = WatcherIdentity(uri: watcher.uri, network: .federated),
+                id.uri != identity.oma, !configuration.isEnterpriseHost(id.domain)
+            else { continue }
+            wanted.insert(id.uri)
+        }
+        var out: [Action] = []
+        var present: Set<String> = []
+        for key in omaWatches.keys.sorted() {
+            guard let watch = omaWatches[key], watch.mirrorOf == identity.oma else { continue }
+            if wanted.contains(watch.watcher.uri) {
+                present.insert(watch.watcher.uri)
+            } else if let gone = forgetOMAWatch(key) {
+                out += detachOMAWatch(gone, now: now)
+            }
+        }
+        for uri in wanted.sorted() where !present.contains(uri) {
+            guard let watcher = WatcherIdentity(uri: uri, network: .federated) else { continue }
+            let key = takeKey()
+            var watch = OMAWatch(watcher: watcher, resource: identity.enterprise)
+            watch.list = .mirror(of: identity.oma)
+            omaWatches[key] = watch
+            mirrorWatches += 1
+            out += attach(key, now: now)
+        }
+        return out
+    }
+
+    /// Forgets what the OMA presence server listed for an identity and ends its mirrors.
+    mutating func forgetMirroredList(_ identity: String, now: NIODeadline) -> [Action] {
+        mirroredLists[identity] = nil
+        var out: [Action] = []
+        for key in omaWatches.keys.sorted() where omaWatches[key]?.mirrorOf == identity {
+            if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
+        }
+        return out
+    }
+}
