@@ -64,6 +64,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// NOTIFYs of an OMA resource list server (RFC 4662) into a list subscription of the core
     /// (``ListNotifyFuzzHarness``): any headers and body, in the list's dialog.
     case listNotify = "list-notify"
+    /// NOTIFYs of an OMA presence server's watcher information (RFC 3858) into a linked
+    /// identity's `presence.winfo` subscription (``WinfoNotifyFuzzHarness``): any headers and body.
+    case winfoNotify = "winfo-notify"
 
     /// The target named `name` (its raw value), or nil.
     public init?(named name: String) { self.init(rawValue: name) }
@@ -191,6 +194,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             return GatewayFuzzHarness.shared.check(bytes)
         case .listNotify:
             return ListNotifyFuzzHarness.shared.check(bytes)
+        case .winfoNotify:
+            return WinfoNotifyFuzzHarness.shared.check(bytes)
         }
     }
 

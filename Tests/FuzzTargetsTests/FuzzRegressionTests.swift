@@ -86,6 +86,23 @@ struct FuzzRegressionTests {
         #expect(harness.check(Array("not SIP".utf8)) == nil)
     }
 
+    /// The winfo-notify seeds reach the watcher information handling (RFC 3858 §4.4): a full
+    /// table makes stand-ins for the two OMA watchers (not the enterprise one), a partial one
+    /// ends one, an older document is discarded, and a terminated subscription is given up.
+    @Test func winfoNotifySeedsReachTheWatch() throws {
+        let seeds = Dictionary(uniqueKeysWithValues: Self.vectors(.winfoNotify).map { ($0.name, $0.bytes) })
+        let harness = WinfoNotifyFuzzHarness()
+        #expect(harness.check(try #require(seeds["seed-full-two-watchers.sip"])) == nil)
+        #expect(harness.lastStatus == 200 && harness.lastStandIns == 2)
+        #expect(harness.check(try #require(seeds["seed-partial-one-leaves.sip"])) == nil)
+        #expect(harness.lastStatus == 200 && harness.lastStandIns == 0)
+        #expect(harness.check(try #require(seeds["seed-full-two-watchers.sip"])) == nil)
+        #expect(harness.lastStatus == 200 && harness.lastStandIns == 0, "version 1 is not above 2")
+        #expect(harness.check(try #require(seeds["seed-terminated.sip"])) == nil)
+        #expect(harness.lastStatus == 200)
+        #expect(harness.check(Array("not SIP".utf8)) == nil)
+    }
+
     /// The watcher information seed (RFC 3857) reaches the core's winfo notifier: the owner of a
     /// linked identity is answered and sent its watcher list.
     @Test func gatewayWinfoSeedIsAnsweredAndNotified() throws {

@@ -26,7 +26,7 @@ extension GatewayCore {
 
     /// The most watchers mirrored for one identity: a presence server listing more does not
     /// make the gateway open more subscriptions into the enterprise.
-    static let mirroredWatchersLimit = 1_000
+    public static let mirroredWatchersLimit = 1_000
 
     /// Subscribes to the watcher information of every linked identity that mirrors its watchers,
     /// and ends the stand-ins restored from the durable store for an identity no longer mirrored
