@@ -178,6 +178,32 @@ import Testing
         #expect(T.sent(ended, to: .oma).isEmpty)
     }
 
+    /// A presence server that lists more watchers than the limit does not make the gateway open
+    /// more subscriptions into the enterprise.
+    @Test func standInsAreLimited() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let subscribe = try Self.watching(&h)
+        // Over two documents: one NOTIFY of them all would be past the SIP parser's 64 KiB.
+        let half = GatewayCore.mirroredWatchersLimit / 2 + 3
+        func rows(_ range: Range<Int>) -> [(id: String, uri: String, status: String)] {
+            range.map { ("w\($0)", "sip:u\($0)@oma.example", "active") }
+        }
+        let (id, first) = h.receive(
+            try Self.notify(subscribe, cseq: 1, body: Self.winfo(version: 0, rows(0..<half))), from: .oma)
+        #expect(T.responses(first, id).first?.statusCode == 200)
+        let (_, second) = h.receive(
+            try Self.notify(
+                subscribe, cseq: 2, body: Self.winfo(version: 1, state: "partial", rows(half..<(2 * half)))),
+            from: .oma)
+        #expect(
+            Self.enterpriseSubscribes(first).count + Self.enterpriseSubscribes(second).count
+                == GatewayCore.mirroredWatchersLimit)
+        // Those stood in for first are kept: none is traded for a later one.
+        #expect(!T.sent(second, to: .enterprise).contains { $0.0.headers[SIPHeaderName.expires] == "0" })
+        #expect(h.core.mirroredWatcherCount == GatewayCore.mirroredWatchersLimit)
+        #expect(h.core.counts.omaWatches == 0, "stand-ins are not watchers")
+    }
+
     /// `mirror-watchers` needs `publish-to-oma` (the OMA watchers see what the gateway publishes)
     /// and the subscriber-list context; each is refused with its place in the file.
     @Test func configurationIsChecked() throws {

@@ -112,7 +112,7 @@ extension GatewayCore {
         guard let watch = omaWatches.removeValue(forKey: key) else { return nil }
         rateControlled[key] = nil
         if watch.listOwner != nil { listMemberWatches -= 1 }
-        if watch.mirrorOf != nil { mirrorWatches -= 1 }
+        if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
         if watch.takesQuota {
             releaseQuota(watch.watcher.uri)
             releasePeerQuota(watch.peer)

@@ -22,11 +22,14 @@ extension GatewayCore {
     }
 
     /// Watchers at the OMA presence server stood in for, for metrics.
-    public var mirroredWatcherCount: Int { mirrorWatches }
+    public var mirroredWatcherCount: Int { standIns.values.reduce(0) { $0 + $1.count } }
 
     /// The most watchers mirrored for one identity: a presence server listing more does not
     /// make the gateway open more subscriptions into the enterprise.
     public static let mirroredWatchersLimit = 1_000
+    /// The most rows kept of one identity's table: partial documents that keep adding watchers
+    /// do not grow it without end.
+    static let mirroredTableLimit = 4 * mirroredWatchersLimit
 
     /// Subscribes to the watcher information of every linked identity that mirrors its watchers,
     /// and ends the stand-ins restored from the durable store for an identity no longer mirrored
@@ -34,7 +37,7 @@ extension GatewayCore {
     mutating func watchWatcherLists(now: NIODeadline) -> [Action] {
         let wanted = configuration.linkedIdentities.filter(\.mirrorWatchers)
         var out: [Action] = []
-        for key in omaWatches.keys.sorted() {
+        for key in standIns.values.flatMap(\.values).sorted() {
             guard let watch = omaWatches[key], let identity = watch.mirrorOf,
                 !wanted.contains(where: { $0.oma == identity && $0.enterprise == watch.resource }),
                 let gone = forgetOMAWatch(key)
@@ -75,7 +78,11 @@ extension GatewayCore {
         for watcherList in info.lists
         where watcherList.package == "presence" && WatcherIdentity.addressOfRecord(watcherList.resource) == resource {
             for watcher in watcherList.watchers {
-                table[watcher.id] = watcher.status == .terminated ? nil : (watcher.uri, watcher.status)
+                if watcher.status == .terminated {
+                    table[watcher.id] = nil
+                } else if table[watcher.id] != nil || table.count < Self.mirroredTableLimit {
+                    table[watcher.id] = (watcher.uri, watcher.status)
+                }
             }
         }
         list = MirroredList(version: info.version, watchers: table)
@@ -84,34 +91,32 @@ extension GatewayCore {
     }
 
     /// Makes the mirrors of `identity` follow its table: one for each distinct watcher listed
-    /// `active` or `pending` outside the enterprise (up to the limit), none for others.
+    /// `active` or `pending` outside the enterprise, up to the limit (those already stood in for
+    /// first, so that a full table does not trade one for another), none for others.
     private mutating func mirror(_ identity: GatewayConfiguration.LinkedIdentity, now: NIODeadline) -> [Action] {
-        var wanted: Set<String> = []
-        for (_, watcher) in mirroredLists[identity.oma]?.watchers.sorted(by: { $0.key < $1.key }) ?? []
+        var listed: Set<String> = []
+        let table = mirroredLists[identity.oma]?.watchers ?? [:]
+        for watcher in table.values
         where watcher.status == .active || watcher.status == .pending {
-            guard wanted.count < Self.mirroredWatchersLimit,
-                let id = WatcherIdentity(uri: watcher.uri, network: .federated),
-                id.uri != identity.oma, !configuration.isEnterpriseHost(id.domain)
+            guard let id = WatcherIdentity(uri: watcher.uri, network: .federated), id.uri != identity.oma,
+                !configuration.isEnterpriseHost(id.domain)
             else { continue }
-            wanted.insert(id.uri)
+            listed.insert(id.uri)
         }
+        let present = standIns[identity.oma] ?? [:]
+        var wanted = listed.intersection(present.keys)
+        for uri in listed.sorted() where wanted.count < Self.mirroredWatchersLimit { wanted.insert(uri) }
         var out: [Action] = []
-        var present: Set<String> = []
-        for key in omaWatches.keys.sorted() {
-            guard let watch = omaWatches[key], watch.mirrorOf == identity.oma else { continue }
-            if wanted.contains(watch.watcher.uri) {
-                present.insert(watch.watcher.uri)
-            } else if let gone = forgetOMAWatch(key) {
-                out += detachOMAWatch(gone, now: now)
-            }
+        for (uri, key) in present.sorted(by: { $0.key < $1.key }) where !wanted.contains(uri) {
+            if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
         }
-        for uri in wanted.sorted() where !present.contains(uri) {
+        for uri in wanted.sorted() where present[uri] == nil {
             guard let watcher = WatcherIdentity(uri: uri, network: .federated) else { continue }
             let key = takeKey()
             var watch = OMAWatch(watcher: watcher, resource: identity.enterprise)
             watch.list = .mirror(of: identity.oma)
             omaWatches[key] = watch
-            mirrorWatches += 1
+            standIns[identity.oma, default: [:]][uri] = key
             out += attach(key, now: now)
         }
         return out
@@ -121,7 +126,7 @@ extension GatewayCore {
     mutating func forgetMirroredList(_ identity: String, now: NIODeadline) -> [Action] {
         mirroredLists[identity] = nil
         var out: [Action] = []
-        for key in omaWatches.keys.sorted() where omaWatches[key]?.mirrorOf == identity {
+        for key in (standIns[identity] ?? [:]).values.sorted() {
             if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
         }
         return out

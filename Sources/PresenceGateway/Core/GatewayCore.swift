@@ -147,8 +147,9 @@ public struct GatewayCore: Sendable {
     var linked: [Int: LinkedPublication] = [:]
     /// How many OMA watches are members' watches of resource lists (RFC 4662).
     var listMemberWatches = 0
-    /// How many OMA watches stand in for watchers at the OMA presence server (`GatewayCore+WatcherMirror`).
-    var mirrorWatches = 0
+    /// The OMA watches that stand in for watchers at the OMA presence server, by linked OMA
+    /// identity and watcher (`GatewayCore+WatcherMirror`).
+    var standIns: [String: [String: Int]] = [:]
     /// OMA watches that asked for rate control (RFC 6446), by key.
     var rateControlled: [Int: RateControl] = [:]
     /// The gateway's own event state compositor, for linked identities it serves (flow 4).
@@ -204,7 +205,7 @@ public struct GatewayCore: Sendable {
         let linkedWatches = linked.values.count { link in link.watch.map { omaWatches[$0] != nil } ?? false }
         return (
             enterpriseWatches.count, omaLegs.count,
-            omaWatches.count - linkedWatches - listMemberWatches - mirrorWatches,
+            omaWatches.count - linkedWatches - listMemberWatches - mirroredWatcherCount,
             enterpriseLegs.count
         )
     }

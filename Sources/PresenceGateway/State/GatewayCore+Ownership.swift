@@ -40,7 +40,7 @@ extension GatewayCore {
             case .omaWatch:
                 guard let watch = omaWatches.forget(key) else { continue }
                 if watch.listOwner != nil { listMemberWatches -= 1 }
-                if watch.mirrorOf != nil { mirrorWatches -= 1 }
+                if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
                 if watch.takesQuota {
                     releaseQuota(watch.watcher.uri)
                     releasePeerQuota(watch.peer)

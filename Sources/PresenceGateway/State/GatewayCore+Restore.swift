@@ -66,7 +66,7 @@ extension GatewayCore {
             noteRestoredKey(key)
             omaWatches.restore(key, watch)
             if watch.listOwner != nil { listMemberWatches += 1 }
-            if watch.mirrorOf != nil { mirrorWatches += 1 }
+            if let identity = watch.mirrorOf { standIns[identity, default: [:]][watch.watcher.uri] = key }
             if watch.takesQuota {
                 takeQuotaRestored(watch.watcher.uri)
                 _ = takePeerQuotaRestored(watch.peer)
