@@ -1,6 +1,5 @@
 import NIOCore
 import PresenceGateway
-import PresenceMapping
 import SIPMessages
 
 /// NOTIFYs of an OMA resource list server (RFC 4662) into a list subscription of the gateway
@@ -53,15 +52,7 @@ public final class ListNotifyFuzzHarness {
         list = nil
         cseq = 0
         inputs = 0
-        guard let configuration = try? GatewayConfiguration(yaml: Self.yaml),
-            let tables = try? MappingTables.builtIn(),
-            let oma = try? SIPURI("sip:gateway@127.0.0.1:5060"),
-            let enterprise = try? SIPURI("sip:gateway@127.0.0.1:5061;transport=tcp")
-        else { return }
-        var core = GatewayCore(
-            configuration: configuration, mapper: PresenceMapper(tables: tables),
-            contacts: [.oma: SIPAddress(uri: oma), .enterprise: SIPAddress(uri: enterprise)],
-            ids: IdentifierSource(token: { "t\($0)" }, jitter: { 0.5 }))
+        guard var core = GatewayCore.harnessCore(yaml: Self.yaml) else { return }
         let resources = Self.members.map { "<resource uri=\"\($0)\"/>" }.joined()
         let batch = """
             <batchSub xmlns="http://schemas.microsoft.com/2006/01/sip/batch-subscribe" uri="sip:c@contoso.com" name=""><action name="subscribe" id="1"><adhocList>\(resources)</adhocList><categoryList xmlns="http://schemas.microsoft.com/2006/09/sip/categorylist"><category name="state"/><category name="note"/></categoryList></action></batchSub>

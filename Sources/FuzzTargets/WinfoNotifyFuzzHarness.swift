@@ -1,6 +1,5 @@
 import NIOCore
 import PresenceGateway
-import PresenceMapping
 import SIPMessages
 
 /// NOTIFYs of an OMA presence server's watcher information (RFC 3857, RFC 3858) into the
@@ -50,15 +49,7 @@ public final class WinfoNotifyFuzzHarness {
         watch = nil
         cseq = 0
         inputs = 0
-        guard let configuration = try? GatewayConfiguration(yaml: Self.yaml),
-            let tables = try? MappingTables.builtIn(),
-            let oma = try? SIPURI("sip:gateway@127.0.0.1:5060"),
-            let enterprise = try? SIPURI("sip:gateway@127.0.0.1:5061;transport=tcp")
-        else { return }
-        var core = GatewayCore(
-            configuration: configuration, mapper: PresenceMapper(tables: tables),
-            contacts: [.oma: SIPAddress(uri: oma), .enterprise: SIPAddress(uri: enterprise)],
-            ids: IdentifierSource(token: { "t\($0)" }, jitter: { 0.5 }))
+        guard var core = GatewayCore.harnessCore(yaml: Self.yaml) else { return }
         for case .send(let request, .oma, let context) in core.start(now: now)
         where request.headers[.event] == "presence.winfo" {
             _ = core.receive(
