@@ -132,8 +132,9 @@ import Testing
         #expect(!sent.contains { Self.from($0) == "sip:erin@oma.example" })
     }
 
-    /// RFC 3858 §4.4: a document older than the table is discarded; one that skips a version is
-    /// applied and full state is asked for with a refresh.
+    /// RFC 3858 §4.4: a document older than the table is discarded (a partial one with a refresh
+    /// for full state); one that skips a version is applied and full state is asked for with a
+    /// refresh.
     @Test func versionsAreFollowed() throws {
         var h = try T.Harness(yaml: Self.yaml)
         let subscribe = try Self.watching(&h)
@@ -144,10 +145,14 @@ import Testing
         let (oldID, ignored) = h.receive(try Self.notify(subscribe, cseq: 2, body: old), from: .oma)
         #expect(T.responses(ignored, oldID).first?.statusCode == 200)
         #expect(T.sent(ignored, to: .enterprise).isEmpty)
-        #expect(T.sent(ignored, to: .oma).isEmpty)
+        #expect(T.sent(ignored, to: .oma).map(\.0.headers.callID) == [subscribe.headers.callID])
+        let oldFull = Self.winfo(version: 2, [])
+        let (_, ignoredFull) = h.receive(try Self.notify(subscribe, cseq: 3, body: oldFull), from: .oma)
+        #expect(T.sent(ignoredFull, to: .enterprise).isEmpty)
+        #expect(T.sent(ignoredFull, to: .oma).isEmpty)
 
         let skipped = Self.winfo(version: 6, state: "partial", [("w2", "sip:erin@oma.example", "pending")])
-        let (_, gap) = h.receive(try Self.notify(subscribe, cseq: 3, body: skipped), from: .oma)
+        let (_, gap) = h.receive(try Self.notify(subscribe, cseq: 4, body: skipped), from: .oma)
         #expect(Set(Self.enterpriseSubscribes(gap).keys) == ["sip:erin@oma.example"])
         let refresh = try #require(T.sent(gap, to: .oma).first)
         #expect(refresh.0.headers[.event] == "presence.winfo")

@@ -62,17 +62,20 @@ extension GatewayCore {
 
     /// A watcher information document of a watch (RFC 3858 §4.4): a full one replaces the table,
     /// a partial one updates it by watcher id; one older than the table is discarded, and a
-    /// partial one that skips a version (or comes first) is applied and full state asked for
-    /// with a refresh. Then the mirrors follow the table.
+    /// partial one that skips a version (or comes first) is applied; after a partial one that
+    /// went back or skipped, full state is asked for with a refresh (a full one that went back
+    /// is only discarded, so that a server whose versions keep going back is not refreshed in a
+    /// loop). Then the mirrors follow the table.
     mutating func watchersListed(_ info: WatcherInfo, watch key: Int, now: NIODeadline) -> [Action] {
         guard var watch = serverWatches[key], case .watcherList(let identity) = watch.purpose else { return [] }
         var out: [Action] = []
         var list = mirroredLists[identity.oma]
-        if let known = list, info.version <= known.version { return [] }
-        if info.state == .partial, list.map({ info.version > $0.version + 1 }) ?? true {
+        let old = list.map { info.version <= $0.version } ?? false
+        if info.state == .partial, old || list.map({ info.version > $0.version + 1 }) ?? true {
             out += legActions(watch.subscription.refresh(now: now), context: .serverWatch(key))
             serverWatches[key] = watch
         }
+        if old { return out }
         var table = info.state == .full || list == nil ? [:] : list?.watchers ?? [:]
         let resource = WatcherIdentity.addressOfRecord(identity.oma)
         for watcherList in info.lists
