@@ -32,22 +32,19 @@ extension GatewayCore {
         }
     }
 
-    /// Starts a watch with the subscription `configuration` describes.
-    mutating func startServerWatch(
-        _ purpose: ServerWatch.Purpose, _ configuration: SubscriberSubscription.Configuration
-    )
+    /// Starts a watch with the subscription `subscription` describes.
+    mutating func startServerWatch(_ purpose: ServerWatch.Purpose, _ subscription: SubscriberSubscription.Configuration)
         -> [Action]
     {
         let key = takeKey()
-        let (subscription, actions) = SubscriberSubscription.start(
-            configuration, callID: ids.callID(), localTag: ids.tag())
-        serverWatches[key] = ServerWatch(purpose: purpose, subscription: subscription)
-        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .serverWatch(key))
+        let (started, actions) = SubscriberSubscription.start(subscription, callID: ids.callID(), localTag: ids.tag())
+        serverWatches[key] = ServerWatch(purpose: purpose, subscription: started)
+        dialogs.insert(DialogKey(callID: started.callID, localTag: started.localTag), .serverWatch(key))
         return legActions(actions, context: .serverWatch(key))
     }
 
     /// Makes a watch again (after it expired, was found gone or was deactivated).
-    private mutating func restartServerWatch(_ purpose: ServerWatch.Purpose, now: NIODeadline) -> [Action] {
+    private mutating func restartServerWatch(_ purpose: ServerWatch.Purpose) -> [Action] {
         switch purpose {
         case .xcapDiff(let presentity, _): startXCAPDiffWatch(presentity)
         case .watcherList(let identity): startWatcherListWatch(identity)
@@ -104,7 +101,7 @@ extension GatewayCore {
             removeServerWatch(key)
             // RFC 6665 §4.1.2.2: gone at a refresh, made again.
             if response.statusCode == 481, (try? request.headers.to)?.tag != nil {
-                return out + restartServerWatch(watch.purpose, now: now)
+                return out + restartServerWatch(watch.purpose)
             }
             return out + serverWatchGaveUp(watch.purpose, now: now)
         }
@@ -148,7 +145,7 @@ extension GatewayCore {
         guard let ended else { return out }
         removeServerWatch(key)
         if watch.closing { return out }
-        if ended == "deactivated" || ended == "timeout" { return out + restartServerWatch(watch.purpose, now: now) }
+        if ended == "deactivated" || ended == "timeout" { return out + restartServerWatch(watch.purpose) }
         return out + serverWatchGaveUp(watch.purpose, now: now)
     }
 
@@ -202,6 +199,6 @@ extension GatewayCore {
         guard let watch = serverWatches[key], !watch.closing, let end = watch.subscription.expiresAt, end <= now
         else { return [] }
         removeServerWatch(key)
-        return restartServerWatch(watch.purpose, now: now)
+        return restartServerWatch(watch.purpose)
     }
 }
