@@ -126,7 +126,7 @@ import Testing
                 Expires: 600
 
                 """, to: oma)
-            let leg = try #require(await edge.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
+            let leg = try #require(await edge.request(.subscribe, within: 5))
             let state = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
                 Category(name: .state, instance: 1, publishTime: "2026-11-25T10:00:00.000",
                          payload: .state(MSState(type: .aggregateState, availability: 3500))),
@@ -183,7 +183,7 @@ import Testing
         #expect(missing == 404 && (error["error"] as? String)?.contains("o4242") == true)
         let (ended, answer) = try await gw.json("DELETE", "/subscriptions/\(id)", body: #"{"reason": "rejected"}"#)
         #expect(ended == 200 && answer["ended"] as? String == id)
-        let final = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
+        let final = try #require(await gw.kamailio.request(.notify, within: 5))
         #expect(try final.headers.subscriptionState?.state == .terminated && final.headers.subscriptionState?.reason == "rejected")
         let unsubscribe = try #require(await gw.edge.receive(for: 1).compactMap(\.request).first { $0.headers.callID == leg.headers.callID })
         #expect(try unsubscribe.headers.expires == 0)
@@ -248,7 +248,7 @@ import Testing
         #expect(gw.server.status?.omaWatches == 1 && gw.server.status?.enterpriseLegs == 1)
         let (benotify, body) = try Self.benotify(gw, in: leg, cseq: 2, availability: 15500)
         gw.edge.send(benotify, body: body, to: UInt16(gw.server.bound[.enterprise]?.first?.port ?? 0))
-        let relayed = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .notify })
+        let relayed = try #require(await gw.kamailio.request(.notify, within: 5))
         #expect(try relayed.headers.to?.tag == "ad1" && relayed.headers.callID == "ad1@oma" && (try relayed.headers.from?.tag) == toTag)
         #expect(String(decoding: relayed.body, as: UTF8.self).contains("away"))
         await gw.stop()

@@ -49,7 +49,7 @@ import Testing
             Content-Type: application/simple-filter+xml
 
             """, body: Array(Self.filter.utf8), to: gw.oma)
-        guard let leg = await gw.edge.receive(for: 1).compactMap(\.request).first(where: { $0.method == .subscribe }) else {
+        guard let leg = await gw.edge.request(.subscribe, within: 5) else {
             let answers = await gw.kamailio.receive(for: 0.2).compactMap(\.response).map { "\($0.statusCode) \($0.reasonPhrase)" }
             Issue.record("no SUBSCRIBE reached the edge; the watcher got \(answers)")
             await gw.stop()

@@ -72,6 +72,18 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
         send("SIP/2.0 200 OK\n" + lines.joined() + extra, body: body, to: port)
     }
 
+    /// The first request with `method` that arrives within `seconds` (others are dropped): for
+    /// what the gateway sends at once but a loaded test machine may delay past a fixed window.
+    func request(_ method: SIPMethod, within seconds: Double) async -> SIPRequest? {
+        let end = Date().addingTimeInterval(seconds)
+        while end.timeIntervalSinceNow > 0 {
+            if let found = await receive(for: 0.2).compactMap(\.request).first(where: { $0.method == method }) {
+                return found
+            }
+        }
+        return nil
+    }
+
     /// Every message that arrives within `seconds` (parsed; unparsable datagrams are a failure).
     /// The socket is polled every 5 ms without blocking a thread of the test runner.
     func receive(for seconds: Double) async -> [SIPMessage] {

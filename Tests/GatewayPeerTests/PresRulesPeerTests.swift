@@ -79,7 +79,7 @@ import Testing
     /// SUBSCRIBE and notifies Erin busy, which reaches the watcher. Returns the OMA leg's SUBSCRIBE.
     static func bridge(_ gw: Gateway, _ user: String) async throws -> SIPRequest {
         gw.carolSubscribes(to: erin, callID: "\(user)-x", as: user)
-        let subscribe = try #require(await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe })
+        let subscribe = try #require(await gw.kamailio.request(.subscribe, within: 5))
         let from = try #require(try subscribe.headers.from)
         let callID = subscribe.headers.callID ?? ""
         gw.kamailio.answer(subscribe, to: gw.oma, toTag: "ps-\(user)", extra: "Expires: 600\n")
