@@ -380,7 +380,8 @@ import Testing
     }
 
     /// A NOTIFY in the OMA leg's dialog (Kamailio's shape: first NOTIFY CSeq 2).
-    static func omaNotify(_ subscribe: SIPRequest, cseq: Int, state: String = "active;expires=3500", body: [UInt8]) throws -> SIPRequest {
+    static func omaNotify(_ subscribe: SIPRequest, cseq: Int, state: String = "active;expires=3500", body: [UInt8],
+                          event: String = "presence", contentType: String = "application/pidf+xml") throws -> SIPRequest {
         let from = try #require(try subscribe.headers.from)
         return try request([
             "NOTIFY sip:gw@127.0.0.1:5060 SIP/2.0",
@@ -391,9 +392,9 @@ import Testing
             "Call-ID: \(subscribe.headers.callID ?? "")",
             "CSeq: \(cseq) NOTIFY",
             "Contact: <sip:127.0.0.1:5070>",
-            "Event: presence",
+            "Event: \(event)",
             "Subscription-State: \(state)",
-        ] + (body.isEmpty ? [] : ["Content-Type: application/pidf+xml"]), body: body)
+        ] + (body.isEmpty ? [] : ["Content-Type: \(contentType)"]), body: body)
     }
 
     static func firstCategories(_ response: SIPResponse) throws -> BatchSubscribeResponse {

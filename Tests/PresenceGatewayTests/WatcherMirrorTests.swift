@@ -33,10 +33,9 @@ import Testing
     static func notify(_ subscribe: SIPRequest, cseq: Int, body: [UInt8], state: String = "active;expires=3500") throws
         -> SIPRequest
     {
-        var notify = try T.omaNotify(subscribe, cseq: cseq, state: state, body: body)
-        notify.headers.set(.event, "presence.winfo")
-        if !body.isEmpty { notify.headers.set(.contentType, "application/watcherinfo+xml") }
-        return notify
+        try T.omaNotify(
+            subscribe, cseq: cseq, state: state, body: body, event: "presence.winfo",
+            contentType: "application/watcherinfo+xml")
     }
 
     /// The URI in a request's From.

@@ -30,10 +30,8 @@ import Testing
     static func notify(_ subscribe: SIPRequest, cseq: Int, body: [UInt8], state: String = "active;expires=3500") throws
         -> SIPRequest
     {
-        var notify = try T.omaNotify(subscribe, cseq: cseq, state: state, body: body)
-        notify.headers.set(.event, "xcap-diff")
-        if !body.isEmpty { notify.headers.set(.contentType, "application/xcap-diff+xml") }
-        return notify
+        try T.omaNotify(
+            subscribe, cseq: cseq, state: state, body: body, event: "xcap-diff", contentType: "application/xcap-diff+xml")
     }
 
     static func changed(_ actions: [GatewayCore.Action]) -> [String] {

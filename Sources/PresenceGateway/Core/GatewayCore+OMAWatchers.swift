@@ -20,6 +20,19 @@ import _GatewayInternals
 /// watchers (a 4xx to the first one), single SUBSCRIBEs are used from then on. When a pool stops
 /// answering, its resources are forgotten in the pool cache and their watchers are told.
 extension GatewayCore {
+    /// What an OMA watch is besides one watcher's subscription: a resource list subscription
+    /// (RFC 4662), a list member's back-end watch, or a stand-in for a watcher elsewhere.
+    enum WatchRole: Sendable {
+        /// The list subscription itself.
+        case list(ResourceList)
+        /// A member's back-end watch, serving the list watch with this key.
+        case member(of: Int)
+        /// A stand-in for a watcher the OMA presence server lists for this linked OMA identity
+        /// (`GatewayCore+WatcherMirror`): its subscription only puts the watcher on the enterprise
+        /// identity's subscriber list.
+        case mirror(of: String)
+    }
+
     struct OMAWatch: Sendable {
         typealias Pending = (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)
         var watcher: WatcherIdentity
@@ -57,22 +70,22 @@ extension GatewayCore {
         private var filterBox: OutOfLine<WatcherFilter>?
 
         /// Its part in a resource list subscription (RFC 4662, `GatewayCore+ResourceLists`), or
-        /// the watcher it mirrors, when it has one: held out of line.
-        var list: ListRole? {
-            get { listBox?.value }
-            set { listBox = newValue.map(OutOfLine.init) }
+        /// the watcher it mirrors (`GatewayCore+WatcherMirror`), when it has one: held out of line.
+        var role: WatchRole? {
+            get { roleBox?.value }
+            set { roleBox = newValue.map(OutOfLine.init) }
         }
-        private var listBox: OutOfLine<ListRole>?
+        private var roleBox: OutOfLine<WatchRole>?
 
         /// The list watch it is a member of.
         var listOwner: Int? {
-            guard let listBox, case .member(let owner) = listBox.value else { return nil }
+            guard let roleBox, case .member(let owner) = roleBox.value else { return nil }
             return owner
         }
 
         /// The linked OMA identity whose watcher it stands in for, when it mirrors one.
         var mirrorOf: String? {
-            guard let listBox, case .mirror(let identity) = listBox.value else { return nil }
+            guard let roleBox, case .mirror(let identity) = roleBox.value else { return nil }
             return identity
         }
 
@@ -82,7 +95,7 @@ extension GatewayCore {
 
         /// The list, when it is a list subscription itself.
         var resourceList: ResourceList? {
-            guard let listBox, case .list(let list) = listBox.value else { return nil }
+            guard let roleBox, case .list(let list) = roleBox.value else { return nil }
             return list
         }
 

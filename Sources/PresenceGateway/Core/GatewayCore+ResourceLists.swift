@@ -14,18 +14,6 @@ import _GatewayInternals
 /// per active member in the negotiated format. The first one and each refresh's carry full
 /// state; a member's change is sent alone, in a partial notification one version higher.
 extension GatewayCore {
-    /// An OMA watch's part in a list subscription.
-    enum ListRole: Sendable {
-        /// The list subscription itself.
-        case list(ResourceList)
-        /// A member's back-end watch, serving the list watch with this key.
-        case member(of: Int)
-        /// A stand-in for a watcher the OMA presence server lists for this linked OMA identity
-        /// (`GatewayCore+WatcherMirror`): its subscription only puts the watcher on the enterprise
-        /// identity's subscriber list.
-        case mirror(of: String)
-    }
-
     struct ResourceList: Sendable {
         struct Member: Sendable {
             var uri: String
@@ -93,13 +81,13 @@ extension GatewayCore {
         for member in members {
             let memberKey = takeKey()
             var memberWatch = OMAWatch(watcher: watcher, resource: member)
-            memberWatch.list = .member(of: key)
+            memberWatch.role = .member(of: key)
             omaWatches[memberKey] = memberWatch
             listMemberWatches += 1
             resourceList.members.append(
                 ResourceList.Member(uri: member, watch: memberKey, instance: String(memberKey)))
         }
-        watch.list = .list(resourceList)
+        watch.role = .list(resourceList)
         omaWatches[key] = watch
         for case let memberKey? in resourceList.members.map(\.watch) { out += attach(memberKey, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
@@ -144,7 +132,7 @@ extension GatewayCore {
         else { return [] }
         list.members[index].watch = nil
         list.members[index].ended = reason
-        watch.list = .list(list)
+        watch.role = .list(list)
         omaWatches[key] = watch
         return listMemberChanged(key, member: list.members[index].uri, now: now)
     }
@@ -259,7 +247,7 @@ extension GatewayCore {
         // §5.2: version 0 in the first notification, then exactly one higher in each.
         if watch.pending == nil { list.version += 1 }
         rlmi.version = list.version
-        watch.list = .list(list)
+        watch.role = .list(list)
         omaWatches[key] = watch
         let start = "list.\(boundary)@\(Self.contentIDHost)"
         parts.insert(
@@ -350,7 +338,7 @@ extension GatewayCore {
                 }
                 let memberKey = takeKey()
                 var member = OMAWatch(watcher: watch.watcher, resource: uri)
-                member.list = .member(of: key)
+                member.role = .member(of: key)
                 omaWatches[memberKey] = member
                 listMemberWatches += 1
                 changed.members.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
@@ -359,7 +347,7 @@ extension GatewayCore {
             // The configured order.
             let order = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1, $0) })
             changed.members.sort { order[$0.uri, default: 0] < order[$1.uri, default: 0] }
-            omaWatches[key]?.list = .list(changed)
+            omaWatches[key]?.role = .list(changed)
             for memberKey in added { out += attach(memberKey, now: now) }
             guard var sub = watch.subscription else { continue }
             let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)

@@ -117,7 +117,7 @@ extension GatewayCore {
             guard let watcher = WatcherIdentity(uri: uri, network: .federated) else { continue }
             let key = takeKey()
             var watch = OMAWatch(watcher: watcher, resource: identity.enterprise)
-            watch.list = .mirror(of: identity.oma)
+            watch.role = .mirror(of: identity.oma)
             omaWatches[key] = watch
             standIns[identity.oma, default: [:]][uri] = key
             out += attach(key, now: now)

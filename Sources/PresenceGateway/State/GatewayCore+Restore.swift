@@ -576,14 +576,14 @@ extension GatewayCore {
                     }
                 }
                 watch.leg = r.leg
-                if let owner = r.listOwner { watch.list = .member(of: owner) }
-                if let identity = r.mirrorOf { watch.list = .mirror(of: identity) }
+                if let owner = r.listOwner { watch.role = .member(of: owner) }
+                if let identity = r.mirrorOf { watch.role = .mirror(of: identity) }
                 if let list = r.list {
                     // The version is written when it enters a new block, as the CSeq is: the next
                     // notification skips ahead of any sent since, which tells the watcher to
                     // refresh for full state (RFC 4662 §5.6.2); one repeated would be discarded.
                     // What each part said is not kept: the next change of each is sent.
-                    watch.list = .list(
+                    watch.role = .list(
                         ResourceList(
                             members: list.members.map {
                                 .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
