@@ -298,6 +298,33 @@ import Testing
         #expect(addBody.actions[0].resources.map(\.uri) == ["sip:carol@contoso.com"])
     }
 
+    /// A second OMA watch of the same watcher and resource (another device, or a stand-in for a
+    /// watcher at the OMA presence server) does not join the pool dialog that already carries the
+    /// resource, where it would take the resource's notifications from the first: it gets a
+    /// dialog of its own, and the first watcher is still notified.
+    @Test func aSecondWatchOfTheSameResourceGetsAPoolDialogOfItsOwn() throws {
+        var h = try Harness()
+        let pool = "sip:pool2.contoso.com@contoso.com;gruu;opaque=srvr:HomeServer:x"
+        let (_, first) = h.receive(try Self.omaSubscribe(to: "sip:bob@contoso.com", callID: "c-bob"), from: .oma)
+        let (home, homeContext) = try #require(Self.sent(first, to: .enterprise).first)
+        let hinted = h.core.receive(
+            Self.batchOK(home, rejected: [("sip:bob@contoso.com",
+                RLMIList.Instance(state: .resubscribe, cid: "bob@contoso.com", poolFqdn: pool))]),
+            to: home, context: homeContext, now: h.now)
+        let (toPool, poolContext) = try #require(Self.sent(hinted, to: .enterprise).first { $0.0.uri.description == pool })
+        _ = h.core.receive(Self.batchOK(toPool, accepted: [Self.categories(availability: 3500, uri: "sip:bob@contoso.com")]),
+                           to: toPool, context: poolContext, now: h.now)
+
+        let (_, second) = h.receive(try Self.omaSubscribe(to: "sip:bob@contoso.com", callID: "c-bob2"), from: .oma)
+        let own = try #require(Self.sent(second, to: .enterprise).first?.0)
+        #expect(own.uri.description == pool)
+        #expect(own.headers.callID != toPool.headers.callID && (try? own.headers.to)??.tag == nil)
+
+        let (_, changed) = h.receive(try Self.enterpriseBENOTIFY(toPool, cseq: 2, Self.categories(availability: 6500, uri: "sip:bob@contoso.com")),
+                                     from: .enterprise)
+        #expect(Self.sent(changed, to: .oma).contains { $0.0.headers.callID == "c-bob" })
+    }
+
     @Test func resubscribeWithoutPoolIsASingleSubscribeToTheResource() throws {
         var h = try Harness()
         let (id, first) = h.receive(try Self.omaSubscribe(to: "sip:john@contoso.com", callID: "c-john"), from: .oma)

@@ -241,9 +241,12 @@ extension GatewayCore {
         let forceSingle = forceSingle || watch.filter != nil
         let categories = watch.filter?.categories ?? Self.bridgedCategories
         let pool = pools[watch.resource]
+        // A leg serves one watch per resource: a second watch of the same watcher and resource
+        // (another device, a stand-in) gets a leg of its own rather than take the first's.
         if !forceSingle, let pool,
             let (legKey, found) = enterpriseLegs.first(where: {
                 $0.value.pool == pool && $0.value.watcher == watch.watcher.uri && !$0.value.closing
+                    && $0.value.watches[watch.resource] == nil
             })
         {
             var leg = found
