@@ -52,15 +52,19 @@ extension HTTPClient {
 
 /// Writes the rls-services documents of the lists the gateway keeps for OMA resource list
 /// servers (RFC 4826, `oma: rls`): PUT, or DELETE when nothing is left in one (RFC 4825 §7.4,
-/// §7.5). Its client is made at the first write and shut down by ``shutdown()``.
+/// §7.5). Its client is made at the first write and shut down by ``shutdown(within:)``.
 final class XCAPDocumentWriter: Sendable {
     private let client = NIOLockedValueBox<HTTPClient?>(nil)
+    /// The writes not yet answered.
+    private let writing = NIOLockedValueBox(0)
     private let timeoutSeconds: Int
 
     init(timeoutSeconds: Int = 10) { self.timeoutSeconds = timeoutSeconds }
 
     /// The HTTP status of the answer; nil when none came in time.
     func write(_ uri: String, body: [UInt8]?, contentType: String) async -> Int? {
+        writing.withLockedValue { $0 += 1 }
+        defer { writing.withLockedValue { $0 -= 1 } }
         let client = client.withLockedValue { client in
             if let client { return client }
             let made = HTTPClient.xcap(timeoutSeconds: timeoutSeconds)
@@ -85,7 +89,13 @@ final class XCAPDocumentWriter: Sendable {
         }
     }
 
-    func shutdown() async {
+    /// Waits at most `within` for the writes under way (a stop deletes the documents of the lists
+    /// it ends) to be answered, then closes the client, which fails those still waiting.
+    func shutdown(within: Duration = .seconds(5)) async {
+        let deadline = ContinuousClock.now + within
+        while writing.withLockedValue({ $0 }) > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         let running = client.withLockedValue { client in
             defer { client = nil }
             return client
