@@ -150,7 +150,7 @@ final class SipcaptureKamailio: @unchecked Sendable {
 }
 
 /// Checks `config` with `kamailio -c`, starts Kamailio on it in the foreground (`-DD`, its
-/// children forked) and waits until it has bound 127.0.0.1:`port`. setsid (which execs in place:
+/// children forked) and waits until it has bound 127.0.0.1:`port` (UDP), or listens on it (TCP). setsid (which execs in place:
 /// the spawned child leads no group) gives Kamailio a process group of its own: its main process
 /// signals its whole group on exit, which must not be the test runner's, and `killGroup()` ends
 /// every process of it. On failure the run `directory` is removed and the error names `role`.
@@ -165,7 +165,7 @@ func launchKamailio(
     }
     let process = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio", "-f", config, "-DD", "-E", "-m", String(memory.shared), "-M", String(memory.private)])
     let deadline = Date().addingTimeInterval(10)
-    while !LoopbackPorts.isBound(port, udp: udp) {
+    while udp ? !LoopbackPorts.isBound(port, udp: true) : !LoopbackPorts.accepts(port) {
         if process.poll() != nil || Date() > deadline {
             let output = process.output
             process.killGroup()

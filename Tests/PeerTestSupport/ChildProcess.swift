@@ -161,48 +161,58 @@ public func withCleanup<T>(_ body: () async throws -> T, cleanup: () async -> Vo
 public enum LoopbackPorts {
     /// A port on 127.0.0.1 that was free a moment ago on both UDP and TCP (bound to a socket of
     /// each and released) and that this process has not handed out before, so two tests running
-    /// at once never get the same one. A program told to bind it may still lose it to one bound
-    /// to port 0 by the system, so callers retry on bind failure.
+    /// at once never get the same one. It lies outside the kernel's ephemeral range
+    /// (`ip_local_port_range`), so no socket bound to port 0 (an outgoing connection of another
+    /// test, say) takes it between this call and the bind of the program told to use it.
     public static func free() throws -> UInt16 {
-        for _ in 0..<64 {
-            let port = try bindAndRelease(port: 0, udp: true)
-            guard (try? bindAndRelease(port: port, udp: false)) != nil else { continue }
+        let candidates = outsideEphemeralRange
+        for _ in 0..<256 {
+            let port = UInt16.random(in: candidates)
+            guard canBind(port, udp: true), canBind(port, udp: false) else { continue }
             let fresh = handedOut.withLock { $0.insert(port).inserted }
             if fresh { return port }
         }
-        throw PeerError("no free loopback port in 64 tries")
+        throw PeerError("no free loopback port in \(candidates) in 256 tries")
     }
+
+    /// The ports below the ephemeral range, or above it when it starts too low to leave 4,096.
+    private static let outsideEphemeralRange: ClosedRange<UInt16> = {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let bounds = text.split(whereSeparator: \.isWhitespace).compactMap { UInt16($0) }
+        let (low, high): (UInt16, UInt16) = bounds.count == 2 ? (bounds[0], bounds[1]) : (32768, 60999)
+        if low >= 10000 + 4096 { return 10000...(low - 1) }
+        return high < 65535 - 4096 ? (high + 1)...65535 : 10000...65535
+    }()
 
     private static let handedOut = Mutex<Set<UInt16>>([])
 
-    /// Binds a socket to 127.0.0.1:`port` (0: one the system picks), closes it, and returns the
-    /// port it had.
-    private static func bindAndRelease(port: UInt16, udp: Bool) throws -> UInt16 {
-        let fd = socket(AF_INET, udp ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw PeerError("socket: \(errno)") }
+    /// Whether something is bound to `port` on 127.0.0.1 (UDP when `udp`, else TCP).
+    public static func isBound(_ port: UInt16, udp: Bool) -> Bool { bindError(port, udp: udp) == EADDRINUSE }
+
+    /// Whether something listens on TCP `port` of 127.0.0.1: a connection to it is accepted
+    /// (and closed at once). Bound is not yet listening.
+    public static func accepts(_ port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var addr = loopback(port: port)
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { ptr -> Int32 in
-                guard bind(fd, ptr, len) == 0 else { return -1 }
-                return getsockname(fd, ptr, &len)
-            }
-        }
-        guard bound == 0 else { throw PeerError("bind: \(errno)") }
-        return UInt16(bigEndian: addr.sin_port)
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
-    /// Whether something is bound to `port` on 127.0.0.1 (UDP when `udp`, else TCP).
-    public static func isBound(_ port: UInt16, udp: Bool) -> Bool {
+    private static func canBind(_ port: UInt16, udp: Bool) -> Bool { bindError(port, udp: udp) == 0 }
+
+    /// Binds a socket to 127.0.0.1:`port` and closes it: 0, or the errno of the failure.
+    private static func bindError(_ port: UInt16, udp: Bool) -> Int32 {
         let fd = socket(AF_INET, udp ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return errno }
         defer { close(fd) }
         var addr = loopback(port: port)
         let result = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        return result != 0 && errno == EADDRINUSE
+        return result == 0 ? 0 : errno
     }
 
     private static func loopback(port: UInt16) -> sockaddr_in {
