@@ -63,8 +63,7 @@ struct SharedStateProcessTests {
             // sends, so that the change follows the refresh. (A BENOTIFY goes through the front
             // statelessly and can overtake the refresh's answer; the node then keeps its newer
             // state over the answer's older piggybacked one: docs/flows.md, flow 2.)
-            let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150,
-                                                 extra: ["-d", "2000"])
+            let omaServer = try await Sipp.start(scenario: PeerAssets.scenario("durable-oma-server.xml"), remote: nil, timeLimit: 150)
             let edge = try await Sipp.start(scenario: PeerAssets.scenario("durable-enterprise-edge.xml"), remote: nil, timeLimit: 150,
                                             extra: ["-d", "2000"])
             let ports = try (0..<6).map { _ in try LoopbackPorts.free() }
@@ -148,7 +147,7 @@ struct SharedStateProcessTests {
             // Each peer saw one dialog: the first node's SUBSCRIBE and the second's refresh in it.
             for (name, run) in [("OMA server", runs.oma), ("enterprise edge", runs.edge)] {
                 let subscribes = run.receivedRequests("SUBSCRIBE")
-                #expect(subscribes.count == 2, "\(name)")
+                #expect(Set(subscribes.map { $0.headers[.cseq] }).count == 2, "\(name), retransmissions aside")
                 #expect(Set(subscribes.map(\.headers.callID)).count == 1, "\(name): a second subscription was made")
                 // The refresh came from node B (its Contact: a target refresh, RFC 6665 §4.1.2.2).
                 #expect(subscribes.last?.headers[.contact]?.contains(":\(name == "OMA server" ? b.oma : b.enterprise)") == true,
