@@ -225,6 +225,13 @@ public struct GatewayCore: Sendable {
         withWatcherInfo(receiveRequest(request, id: id, from: side, watcher: watcher, peer: peer, now: now), now: now)
     }
 
+    /// A request inside the dialog of `context`, which ``dialogOwner(of:)`` found for it.
+    public mutating func receive(_ request: SIPRequest, id: ServerRequestID, in context: Context, now: NIODeadline)
+        -> [Action]
+    {
+        withWatcherInfo(inDialog(request, id: id, context: context, now: now), now: now)
+    }
+
     private mutating func receiveRequest(
         _ request: SIPRequest, id: ServerRequestID, from side: GatewayConfiguration.Side,
         watcher: WatcherIdentity?, peer: DialogPeer?, now: NIODeadline

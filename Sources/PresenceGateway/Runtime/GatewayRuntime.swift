@@ -248,7 +248,8 @@ public final class GatewayRuntime: @unchecked Sendable {
                 from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
                 rejected: rejectedCount != refusedBefore, now: .now())
         }
-        if inDialog, !ownerChecked, let shared, core.dialogOwner(of: request) == nil {
+        let owner = inDialog ? core.dialogOwner(of: request) : nil
+        if inDialog, !ownerChecked, let shared, owner == nil {
             // Not this node's dialog: maybe another node's, which may have stopped.
             servers[id] = nil
             return findOwner(incoming, side: side, shared: shared)
@@ -257,7 +258,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             // A request inside a dialog is held to the dialog's peer and counts against that
             // peer's rate limit; one that names no dialog is answered 481 by the core (RFC 6665
             // §4.1.3, RFC 3261 §12.2.2).
-            if let owner = core.dialogOwner(of: request), let peer = owner.peer, !router.admits(arrival, into: peer) {
+            if let peer = owner?.peer, !router.admits(arrival, into: peer) {
                 refuse("in_dialog_peer")
                 logger.notice(
                     "refused \(request.method) in a dialog of \(router.name(of: peer)) from \(arrival.source) on the \(side.rawValue) side",
@@ -275,7 +276,11 @@ public final class GatewayRuntime: @unchecked Sendable {
                     id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
                 return
             }
-            perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
+            if let owner {
+                perform(core.receive(request, id: id, in: owner.context, now: .now()))
+            } else {
+                perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
+            }
             finishIfUnanswered(id, request)
             return
         }

@@ -22,8 +22,8 @@ public enum SIPUASCore {
     }
 
     /// Checks `request` in RFC 3261 §8.2 order. `toTag` goes into the To of a rejection (§8.2.6.2);
-    /// `isMerged` answers §8.2.2.2 from the transaction table (it is asked only for requests
-    /// without a To tag).
+    /// `isMerged` answers §8.2.2.2 from the transaction table (it is asked first, and the To tag
+    /// is looked at only when it says yes: a request with a To tag is never merged).
     ///
     /// RFC 4475 §3.3 commentary this applies: §3.3.2 and §3.3.3 (an unknown or atypical
     /// Request-URI scheme → 416), §3.3.4 (a registrar gets a To that is no SIP or SIPS URI → 400),
@@ -72,7 +72,7 @@ public enum SIPUASCore {
         // match those associated with an ongoing transaction, but the request does not match
         // that transaction (based on the matching rules in Section 17.2.3), the UAS core SHOULD
         // generate a 482 (Loop Detected) response and pass it to the server transaction."
-        if (try? request.headers.to)?.tag == nil, isMerged(request) {
+        if isMerged(request), (try? request.headers.to)?.tag == nil {
             return reject(482)
         }
 
@@ -86,8 +86,9 @@ public enum SIPUASCore {
                     replyingTo: request, statusCode: 400,
                     reasonPhrase: "Bad Request (Require does not parse)", toTag: toTag))
         }
-        let supported = Set(c.supportedExtensions.map { $0.lowercased() })
-        let unsupported = required.filter { !supported.contains($0.lowercased()) }
+        let unsupported = required.filter { tag in
+            !c.supportedExtensions.contains { $0.lowercased() == tag.lowercased() }
+        }
         if !unsupported.isEmpty {
             return reject(420, [(.unsupported, unsupported.joined(separator: ", "))])
         }
@@ -100,25 +101,30 @@ public enum SIPUASCore {
         // an Accept-Language header field indicating the languages understood by the UAS."
         if !request.body.isEmpty || request.headers.contains(.contentType) {
             let accepted = c.acceptedBodyTypes(for: request.method)
-            let unsupportedMedia: SIPHeaders = [
-                (.accept, accepted.joined(separator: ", ")),
-                (SIPHeaderName("Accept-Encoding"), c.encodings.joined(separator: ", ")),
-                (SIPHeaderName("Accept-Language"), c.languages.joined(separator: ", ")),
-            ]
+            func unsupportedMedia() -> Verdict {
+                reject(
+                    415,
+                    [
+                        (.accept, accepted.joined(separator: ", ")),
+                        (SIPHeaderName("Accept-Encoding"), c.encodings.joined(separator: ", ")),
+                        (SIPHeaderName("Accept-Language"), c.languages.joined(separator: ", ")),
+                    ])
+            }
             guard let type = try? request.headers.contentType else {
                 if request.body.isEmpty { return .accept }
-                return reject(415, unsupportedMedia)
+                return unsupportedMedia()
             }
             let media = type.mediaType.lowercased()
             if !request.body.isEmpty, !accepted.contains(where: { mediaTypeMatches($0, media) }) {
-                return reject(415, unsupportedMedia)
+                return unsupportedMedia()
             }
-            let codings = request.headers.values(named: .contentEncoding)
-                .flatMap { $0.split(separator: ",") }
-                .map { $0.trimmingSpaces().lowercased() }
-            let knownCodings = Set(c.encodings.map { $0.lowercased() })
-            if codings.contains(where: { !knownCodings.contains($0) }) {
-                return reject(415, unsupportedMedia)
+            for field in request.headers.values(named: .contentEncoding) {
+                for coding in field.split(separator: ",") {
+                    let coding = coding.trimmingSpaces().lowercased()
+                    if !c.encodings.contains(where: { $0.lowercased() == coding }) {
+                        return unsupportedMedia()
+                    }
+                }
             }
         }
 
