@@ -129,8 +129,13 @@ extension GatewayCore {
     /// The context of the dialog an in-dialog request names, and the peer that dialog belongs to
     /// (nil: not recorded). nil when no dialog matches (the core answers such a request 481).
     public func dialogOwner(of request: SIPRequest) -> (context: Context, peer: DialogPeer?)? {
-        guard let tag = (try? request.headers.to)?.tag, let callID = request.headers.callID,
-            let context = dialogContext(callID: callID, localTag: tag)
+        guard let tag = (try? request.headers.to)?.tag else { return nil }
+        return dialogOwner(of: request, toTag: tag)
+    }
+
+    /// ``dialogOwner(of:)`` for a request whose To tag the caller has read.
+    public func dialogOwner(of request: SIPRequest, toTag: String) -> (context: Context, peer: DialogPeer?)? {
+        guard let callID = request.headers.callID, let context = dialogContext(callID: callID, localTag: toTag)
         else { return nil }
         return (context, peer(of: context))
     }

@@ -238,7 +238,8 @@ public final class GatewayRuntime: @unchecked Sendable {
         let id = nextID
         servers[id] = (side, incoming.transaction)
         let request = incoming.request
-        let inDialog = (try? request.headers.to)?.tag != nil
+        let toTag = (try? request.headers.to)?.tag
+        let inDialog = toTag != nil
         let arrival = FederationRouter.Arrival(
             side: side, source: incoming.received.source,
             certificateNames: incoming.received.peerCertificateNames)
@@ -248,7 +249,7 @@ public final class GatewayRuntime: @unchecked Sendable {
                 from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
                 rejected: rejectedCount != refusedBefore, now: .now())
         }
-        let owner = inDialog ? core.dialogOwner(of: request) : nil
+        let owner = toTag.flatMap { core.dialogOwner(of: request, toTag: $0) }
         if inDialog, !ownerChecked, let shared, owner == nil {
             // Not this node's dialog: maybe another node's, which may have stopped.
             servers[id] = nil
