@@ -131,6 +131,11 @@ import XMLBridge
         (#"<p:add sel="*/tuple[@id='a']" type="@id">x</p:add>"#, "there already"),
         (#"<p:remove sel="presence"/>"#, "root"),
         (#"<p:remove sel="*/tuple[@id='a"/>"#, "unbalanced"),
+        // RFC 5261's `type` is `@` and a QName: these would write XML that cannot be read back.
+        (#"<p:add sel="*/tuple[@id='a']" type="@e[1]">x</p:add>"#, "not a name"),
+        (#"<p:add sel="*/tuple[@id='a']" type="@/">x</p:add>"#, "not a name"),
+        (#"<p:add sel="*/tuple[@id='a']" type="@1x">x</p:add>"#, "not a name"),
+        (#"<p:add sel="*/tuple[@id='a']" type="@a b">x</p:add>"#, "not a name"),
     ])
     func badOperationsAreErrorsAndChangeNothing(_ op: String, _ mentioned: String) throws {
         let old = try Self.document(Self.tuple("a", "open") + Self.tuple("b", "open"))

@@ -183,17 +183,41 @@ struct Selector {
         return .child(try name(left, namespaces: namespaces, attribute: false), value)
     }
 
-    /// `prefix:local` or `local` resolved (RFC 5261 §4.2.2).
+    /// `prefix:local` or `local` resolved (RFC 5261 §4.2.2). It must be a QName of RFC 5261's
+    /// schema (`(\i\c*:)?\i\c*`, its `qname` pattern): a name that is not one is refused as
+    /// the patch directive it is in, so that no patched document carries a name XML forbids.
     static func name(_ qname: String, namespaces: [String?: String], attribute: Bool) throws(PatchError) -> XMLName {
         let parts = qname.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.allSatisfy(Self.isNCName) else { throw PatchError("\(qname) is not a name") }
         switch parts.count {
-        case 1 where !qname.isEmpty:
+        case 1:
             return XMLName(attribute ? "" : namespaces[nil] ?? "", qname)
-        case 2 where !parts[0].isEmpty && !parts[1].isEmpty:
+        case 2:
             guard let uri = namespaces[String(parts[0])] else { throw PatchError("prefix \(parts[0]) is not declared") }
             return XMLName(uri, String(parts[1]))
         default:
             throw PatchError("\(qname) is not a name")
+        }
+    }
+
+    /// An NCName (Namespaces in XML 1.0 §3, on XML 1.0 §2.3's NameStartChar and NameChar).
+    static func isNCName(_ text: Substring) -> Bool {
+        guard let first = text.unicodeScalars.first, isNameStart(first) else { return false }
+        return text.unicodeScalars.dropFirst().allSatisfy { scalar in
+            isNameStart(scalar) || scalar == "-" || scalar == "." || ("0"..."9").contains(scalar)
+                || scalar.value == 0xB7 || (0x300...0x36F).contains(scalar.value)
+                || (0x203F...0x2040).contains(scalar.value)
+        }
+    }
+
+    private static func isNameStart(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x41...0x5A, 0x61...0x7A, 0x5F: true
+        case 0xC0...0xD6, 0xD8...0xF6, 0xF8...0x2FF, 0x370...0x37D, 0x37F...0x1FFF, 0x200C...0x200D,
+            0x2070...0x218F, 0x2C00...0x2FEF, 0x3001...0xD7FF, 0xF900...0xFDCF, 0xFDF0...0xFFFD,
+            0x10000...0xEFFFF:
+            true
+        default: false
         }
     }
 
