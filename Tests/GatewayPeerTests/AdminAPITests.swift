@@ -46,8 +46,14 @@ import Testing
             """
         }
 
+        /// The token the tests' gateways have unless a test says otherwise: state-changing
+        /// requests need one (docs/security.md, "The admin endpoint").
+        static let testToken = "test-admin-token-0123456789"
+        let token: String?
+
         /// `presentities` and `extra` as ``yaml(kamailio:edge:token:presentities:extra:)`` takes them.
-        init(token: String? = nil, presentities: String = "", extra: String = "") async throws {
+        init(token: String? = Gateway.testToken, presentities: String = "", extra: String = "") async throws {
+            self.token = token
             kamailio = try LoopbackDatagramPeer()
             edge = try LoopbackDatagramPeer()
             file = FileManager.default.temporaryDirectory.appendingPathComponent("admin-api-\(UInt32.random(in: 0...UInt32.max)).yaml")
@@ -68,9 +74,15 @@ import Testing
 
         func metric(_ series: String) -> Double? { metricValue(registry, series) }
 
-        /// One HTTP/1.1 request to the admin port; the status and the body.
-        func http(_ method: String, _ path: String, body: String = "", headers: [String] = []) async throws -> (Int, String) {
-            let answer = try await loopbackHTTP(port: admin, method, path, body: body, headers: headers)
+        /// One HTTP/1.1 request to the admin port, with the gateway's token unless `authorized` is
+        /// false or `headers` carry an Authorization of their own; the status and the body.
+        func http(_ method: String, _ path: String, body: String = "", headers: [String] = [], authorized: Bool = true,
+                  host: String = "127.0.0.1") async throws -> (Int, String) {
+            var headers = headers
+            if authorized, let token, !headers.contains(where: { $0.lowercased().hasPrefix("authorization:") }) {
+                headers.append("Authorization: Bearer \(token)")
+            }
+            let answer = try await loopbackHTTP(port: admin, method, path, body: body, headers: headers, host: host)
             return (answer.status, answer.body)
         }
 
@@ -218,11 +230,39 @@ import Testing
 
     @Test func aTokenIsRequiredWhenConfigured() async throws {
         let gw = try await Gateway(token: "s3cret-token-0123456789")
-        #expect(try await gw.http("GET", "/peers").0 == 401)
+        #expect(try await gw.http("GET", "/peers", authorized: false).0 == 401)
         #expect(try await gw.http("GET", "/peers", headers: ["Authorization: Bearer wrong-token-0123456789"]).0 == 401)
         #expect(try await gw.http("GET", "/peers", headers: ["Authorization: Bearer s3cret-token-0123456789"]).0 == 200)
         // Metrics and health stay open to the scraper.
         #expect(try await gw.http("GET", "/metrics").0 == 200)
+        await gw.stop()
+    }
+
+    /// A web page in the operator's browser reaches 127.0.0.1 too: through a name rebound to it
+    /// (its Host is that name) or by a cross-site form or fetch (its Origin is the page's). Neither
+    /// lists, ends or reloads anything; without a token nothing changes the gateway at all.
+    @Test func aWebPageCannotUseTheAdminAPI() async throws {
+        let gw = try await Gateway(token: nil)
+        let (_, leg) = try await gw.bridgeOMAWatcher()
+        for (method, path) in [("GET", "/subscriptions"), ("GET", "/"), ("POST", "/reload"), ("DELETE", "/subscriptions/o1")] {
+            #expect(try await gw.http(method, path, host: "evil.example:\(gw.admin)").0 == 421, "\(method) \(path)")
+            #expect(try await gw.http(method, path, headers: ["Origin: http://evil.example"]).0 == 403, "\(method) \(path)")
+            #expect(try await gw.http(method, path, headers: ["Origin: null"]).0 == 403, "\(method) \(path)")
+        }
+        // Without a token nothing that changes the gateway is taken, even from loopback.
+        let (_, listed) = try await gw.json("GET", "/subscriptions?side=oma")
+        let subscriptions = try #require(listed["subscriptions"] as? [[String: Any]])
+        let id = try #require(subscriptions.first?["id"] as? String)
+        #expect(try await gw.http("DELETE", "/subscriptions/\(id)").0 == 403)
+        #expect(try await gw.http("POST", "/reload").0 == 403)
+        // The operator's own tools: an IP literal, localhost, the page's own origin. The
+        // subscription is still there.
+        let (status, page) = try await gw.json("GET", "/subscriptions?side=oma")
+        #expect(status == 200 && (page["total"] as? Int) == 1)
+        #expect(try await gw.http("GET", "/peers", host: "localhost:\(gw.admin)").0 == 200)
+        #expect(try await gw.http("GET", "/peers", headers: ["Origin: http://127.0.0.1"]).0 == 200)
+        #expect(await gw.edge.receive(for: 0.3).compactMap(\.request).allSatisfy { $0.headers[.expires] != "0" },
+                "the leg \(leg.headers.callID ?? "") was unsubscribed")
         await gw.stop()
     }
 

@@ -6,7 +6,7 @@ import Prometheus
 
 /// One HTTP/1.1 request to 127.0.0.1:`port` on a connection of its own: the status, the
 /// response's header fields (names lowercased) and its body.
-func loopbackHTTP(port: Int, _ method: String, _ path: String, body: String = "", headers: [String] = []) async throws
+func loopbackHTTP(port: Int, _ method: String, _ path: String, body: String = "", headers: [String] = [], host: String = "127.0.0.1") async throws
     -> (status: Int, fields: [String: String], body: String)
 {
     let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -14,7 +14,7 @@ func loopbackHTTP(port: Int, _ method: String, _ path: String, body: String = ""
             channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
         }
     let text = try await channel.executeThenClose { inbound, outbound in
-        let head = ["\(method) \(path) HTTP/1.1", "Host: 127.0.0.1", "Connection: close", "Content-Length: \(body.utf8.count)"] + headers
+        let head = ["\(method) \(path) HTTP/1.1", "Host: \(host)", "Connection: close", "Content-Length: \(body.utf8.count)"] + headers
         try await outbound.write(ByteBuffer(string: head.joined(separator: "\r\n") + "\r\n\r\n" + body))
         // Read to the end of the body its Content-Length gives: Kamailio's xhttp keeps the
         // connection open after answering, whatever Connection: close asks.

@@ -124,6 +124,13 @@ public struct GatewayConfiguration: Sendable {
         /// `Authorization: Bearer <token>` for the admin API (everything but `/metrics` and
         /// `/health`); without one, the API answers loopback clients only.
         public var token: String?
+        /// Host names the API answers under besides IP literals and `localhost` (YAML
+        /// `host-names`): a request whose Host names another is refused, so that a web page
+        /// whose name was rebound to the gateway cannot reach the API.
+        public var hostNames: [String] = []
+        /// Whether state-changing requests (`DELETE /subscriptions/{id}`, `POST /reload`) are
+        /// taken without a token (YAML `tokenless-control`; default false: they need `token`).
+        public var tokenlessControl = false
     }
 
     public var listeners: [Listener]
@@ -279,7 +286,7 @@ extension GatewayConfiguration {
         limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
         (resourceLists, resourceListsFile) = try Self.resourceLists(
             top["resource-lists"], enterprise: self.enterprise, limit: limits.resourcesPerBatch)
-        if let a = try top["admin"]?.mapping(known: ["address", "port", "token"]) {
+        if let a = try top["admin"]?.mapping(known: ["address", "port", "token", "host-names", "tokenless-control"]) {
             guard let host = a["address"], let port = a["port"] else {
                 throw top["admin"].map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")
             }
@@ -288,7 +295,10 @@ extension GatewayConfiguration {
                 throw a["token"].map { $0.error("admin token: at least 16 printable ASCII characters") }
                     ?? ConfigurationError("admin")
             }
-            admin = Admin(host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535), token: token)
+            admin = Admin(
+                host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535), token: token,
+                hostNames: try a["host-names"]?.strings().map { $0.lowercased() } ?? [],
+                tokenlessControl: try a["tokenless-control"]?.bool() ?? false)
         } else {
             admin = nil
         }

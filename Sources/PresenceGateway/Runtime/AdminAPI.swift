@@ -13,11 +13,19 @@ import NIOHTTP1
 /// - `GET /`: a status page in HTML.
 ///
 /// With a token configured every request needs `Authorization: Bearer <token>`; without one
-/// only loopback clients are answered. Errors are `{"error": "..."}` with the status.
+/// only loopback clients are answered, and only what changes nothing unless the operator opted
+/// out (`tokenless-control`). Whatever the client, the Host must be an IP literal, `localhost`
+/// or one of `host-names`, and an Origin, when sent, the Host's own origin: a web page in the
+/// operator's browser cannot use it (DNS rebinding, a cross-site form or fetch; docs/security.md,
+/// "The admin endpoint"). Errors are `{"error": "..."}` with the status.
 public struct AdminAPI: Sendable {
     public typealias Subscription = GatewayCore.BridgedSubscription
 
     public var token: String?
+    /// Host names answered under besides IP literals and `localhost`, lower-cased.
+    public var hostNames: [String] = []
+    /// State-changing requests are taken without a token.
+    public var tokenlessControl = false
     public var subscriptions:
         @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>
     public var end: @Sendable (_ id: String, _ reason: String) -> EventLoopFuture<Bool>
@@ -67,6 +75,44 @@ public struct AdminAPI: Sendable {
         address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
     }
 
+    /// The refusal of a request whose Host is a name the API does not answer under (421, RFC 9110
+    /// §15.5.20), or whose Origin is not the Host's own (403); nil when both are acceptable.
+    func refusedOrigin(_ headers: HTTPHeaders) -> Reply? {
+        guard let host = headers["Host"].first, headers["Host"].count == 1, acceptsHost(host) else {
+            return Self.error(
+                .misdirectedRequest, "this Host is not one the admin API answers under (admin.host-names)")
+        }
+        if let origin = headers["Origin"].first {
+            let authority = origin.split(separator: "/", omittingEmptySubsequences: false)
+            guard authority.count == 3, authority[0] == "http:" || authority[0] == "https:", authority[1].isEmpty,
+                authority[2].lowercased() == host.lowercased()
+            else {
+                return Self.error(.forbidden, "requests from another origin than the admin endpoint's are refused")
+            }
+        }
+        return nil
+    }
+
+    /// Whether `authority` (a Host header: host and optional port) names an IP literal,
+    /// `localhost` or one of ``hostNames``: the names a DNS-rebinding page cannot use.
+    func acceptsHost(_ authority: String) -> Bool {
+        var host = Substring(authority.lowercased())
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let literal = host[host.index(after: host.startIndex)..<close]
+            return !literal.isEmpty && literal.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        }
+        if let colon = host.lastIndex(of: ":") {
+            guard host[host.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
+            host = host[..<colon]
+        }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        if octets.count == 4, octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isNumber) }) {
+            return true
+        }
+        return host == "localhost" || hostNames.contains(String(host))
+    }
+
     /// Compares without stopping at the first difference, so timing does not tell how much of a
     /// guessed token was right.
     static func sameToken(_ a: String, _ b: String) -> Bool {
@@ -80,6 +126,7 @@ public struct AdminAPI: Sendable {
     func handle(_ head: HTTPRequestHead, body: [UInt8], tooLarge: Bool, remote: String, on loop: any EventLoop)
         -> EventLoopFuture<Reply>
     {
+        if let refused = refusedOrigin(head.headers) { return loop.makeSucceededFuture(refused) }
         if let token {
             let given = head.headers["Authorization"].first ?? ""
             guard given.hasPrefix("Bearer "), Self.sameToken(String(given.dropFirst(7)), token) else {
@@ -90,6 +137,12 @@ public struct AdminAPI: Sendable {
             return loop.makeSucceededFuture(
                 Self.error(
                     .forbidden, "the admin API answers other addresses than loopback only with a token (admin.token)"))
+        }
+        if token == nil, !tokenlessControl, head.method != .GET, head.method != .HEAD {
+            return loop.makeSucceededFuture(
+                Self.error(
+                    .forbidden,
+                    "\(head.method) changes the gateway: it needs admin.token (or admin.tokenless-control: true)"))
         }
         if tooLarge {
             return loop.makeSucceededFuture(Self.error(.payloadTooLarge, "request body over \(Self.maxBody) bytes"))

@@ -333,7 +333,7 @@ public final class GatewayServer: @unchecked Sendable {
                 self.admin = try await AdminServer.start(
                     host: admin.host, port: Int(admin.port), registry: registry,
                     group: MultiThreadedEventLoopGroup.singleton,
-                    limits: configuration.connections.admin, api: api(runtime, token: admin.token)
+                    limits: configuration.connections.admin, api: api(runtime, admin: admin)
                 ) { [weak self] in
                     self?.health() ?? (false, #"{"status":"stopped"}"#)
                 }
@@ -378,10 +378,10 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// The admin API over `runtime`: each call runs on the gateway's event loop.
-    private func api(_ runtime: GatewayRuntime, token: String?) -> AdminAPI {
+    private func api(_ runtime: GatewayRuntime, admin: GatewayConfiguration.Admin) -> AdminAPI {
         let loop = eventLoop
-        return AdminAPI(
-            token: token,
+        var api = AdminAPI(
+            token: admin.token,
             subscriptions: { uri, side in loop.submit { runtime.bridgedSubscriptions(uri: uri, side: side) } },
             end: { id, reason in loop.submit { runtime.endSubscription(id, reason: reason) } },
             peers: { loop.submit { runtime.peerHealth() } },
@@ -391,6 +391,9 @@ public final class GatewayServer: @unchecked Sendable {
                     return try await self.reload()
                 }
             })
+        api.hostNames = admin.hostNames
+        api.tokenlessControl = admin.tokenlessControl
+        return api
     }
 
     /// Reads the configuration file and the pres-rules documents again and applies them without
