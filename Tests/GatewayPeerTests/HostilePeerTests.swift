@@ -116,27 +116,45 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
         let edge: LoopbackDatagramPeer
         let oma: UInt16
         let enterprise: UInt16
+        /// The OMA side's TCP listener, with `tcp`.
+        let omaTCP: UInt16?
+        let registry = PrometheusCollectorRegistry()
 
-        init() async throws {
-            kamailio = try LoopbackDatagramPeer()
+        /// `kamailio`: where the OMA server listens (with `anyPort`, configured as a peer by its
+        /// address alone); `tcp`: an OMA TCP listener too; `subscriberList`: the enterprise's
+        /// subscriber-list context on; `edgeTransport`: how the enterprise edge is reached;
+        /// `extra`: YAML appended.
+        init(kamailio host: String = "127.0.0.1", anyPort: Bool = false, tcp: Bool = false, subscriberList: Bool = false,
+             edgeTransport: String = "udp", extra: String = "") async throws {
+            kamailio = try LoopbackDatagramPeer(host: host)
             edge = try LoopbackDatagramPeer()
             let yaml = """
                 state: { store: memory }
                 listen:
                   - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
                   - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }
-                enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
-                oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(kamailio.port);transport=udp" }
+                \(tcp ? "  - { side: oma, transport: tcp, address: 127.0.0.1, port: 0 }" : "")
+                \(edgeTransport == "tcp" ? "  - { side: enterprise, transport: tcp, address: 127.0.0.1, port: 0 }" : "")
+                enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=\(edgeTransport)"\(subscriberList ? ", subscriber-list: true" : "") }
+                oma: { domains: [oma.example], next-hop: "sip:\(host):\(kamailio.port);transport=udp" }
                 peers:
                   - { name: edge, address: 127.0.0.1, port: \(edge.port), side: enterprise, network: sameEnterprise, trusted: true }
-                  - { name: kamailio, address: 127.0.0.1, port: \(kamailio.port), side: oma, rate-limit: 20 }
+                  - { name: kamailio, address: \(host), \(anyPort ? "" : "port: \(kamailio.port), ")side: oma, rate-limit: 20 }
                 subscriptions: { piggyback-wait-ms: 300 }
+
+                \(extra)
                 """
-            server = try GatewayServer(configuration: try GatewayConfiguration(yaml: yaml), registry: PrometheusCollectorRegistry(),
+            server = try GatewayServer(configuration: try GatewayConfiguration(yaml: yaml), registry: registry,
                                        eventLoop: group.next())
             try await server.start()
-            oma = UInt16(server.bound[.oma]?.first?.port ?? 0)
-            enterprise = UInt16(server.bound[.enterprise]?.first?.port ?? 0)
+            oma = UInt16(server.bound[.oma]?.first { $0.kind == .udp }?.port ?? 0)
+            omaTCP = server.bound[.oma]?.first { $0.kind == .tcp }.map { UInt16($0.port) }
+            enterprise = UInt16(server.bound[.enterprise]?.first { $0.kind == .udp }?.port ?? 0)
+        }
+
+        /// The value of `gateway_security_refusals_total{reason}` now.
+        func refusals(_ reason: String) -> Int {
+            metricValue(registry, "gateway_security_refusals_total{reason=\"\(reason)\"}").map { Int($0) } ?? -1
         }
 
         func stop() async {

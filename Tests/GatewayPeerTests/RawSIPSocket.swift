@@ -38,10 +38,21 @@ final class RawSIPSocket: @unchecked Sendable {
         return RawSIPSocket(fd: fd, udp: true, port: UInt16(bigEndian: addr.sin_port))
     }
 
-    /// A TCP connection to 127.0.0.1:`port`.
-    static func tcp(to port: UInt16) throws -> RawSIPSocket {
+    /// A TCP connection to 127.0.0.1:`port`, from `host` (another loopback address) when given.
+    static func tcp(to port: UInt16, from host: String? = nil) throws -> RawSIPSocket {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw PeerError("socket: \(errno)") }
+        if let host {
+            var local = Self.address(port: 0)
+            inet_pton(AF_INET, host, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                Glibc.close(fd)
+                throw PeerError("bind \(host): \(errno)")
+            }
+        }
         var addr = Self.address(port: port)
         let connected = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -54,6 +65,35 @@ final class RawSIPSocket: @unchecked Sendable {
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
         return RawSIPSocket(fd: fd, udp: false, port: UInt16(bigEndian: local.sin_port))
+    }
+
+    /// A TCP socket listening on 127.0.0.1:`port` (a UDP peer's port, for what the gateway
+    /// sends it over TCP, RFC 3261 §18.1.1); ``accept(within:)`` takes its connections.
+    static func listening(on port: UInt16) throws -> RawSIPSocket {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw PeerError("socket: \(errno)") }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var addr = Self.address(port: port)
+        let bound = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 16) == 0, fcntl(fd, F_SETFL, O_NONBLOCK) == 0 else {
+            Glibc.close(fd)
+            throw PeerError("listen on 127.0.0.1:\(port): \(errno)")
+        }
+        return RawSIPSocket(fd: fd, udp: false, port: port)
+    }
+
+    /// A connection to this listening socket made within `seconds`, else nil.
+    func accept(within seconds: Double) async -> RawSIPSocket? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while deadline.timeIntervalSinceNow > 0 {
+            let client = Glibc.accept(fd, nil, nil)
+            if client >= 0 { return RawSIPSocket(fd: client, udp: false, port: port) }
+            try? await Task.sleep(nanoseconds: 5_000_000)
+        }
+        return nil
     }
 
     private init(fd: Int32, udp: Bool, port: UInt16) {

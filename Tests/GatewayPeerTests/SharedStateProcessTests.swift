@@ -169,6 +169,86 @@ struct SharedStateProcessTests {
         }
     }
 
+    /// A flood of in-dialog requests for invented dialogs from one unconfigured address
+    /// (docs/security.md, "Cheap checks first"): the sender's rate limit answers them before any
+    /// look-up in the shared store, the store is asked about a few, and a watcher arriving during
+    /// the flood through the configured peer is answered at once.
+    @Test func aFloodOfInventedDialogsNeverReachesTheStore() async throws {
+        try await Self.withSetUp("flood") { binary, directory, cluster, database in
+            let edge = try RawSIPSocket.udp(), watcher = try RawSIPSocket.udp()
+            let (oma, enterprise, admin) = (try LoopbackPorts.free(), try LoopbackPorts.free(), try LoopbackPorts.free())
+            let configuration = directory + "/gateway.yaml"
+            try """
+                listen:
+                  - { side: oma, transport: udp, address: 127.0.0.1, port: \(oma) }
+                  - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(enterprise) }
+                enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
+                oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(watcher.port);transport=udp" }
+                peers:
+                  - { name: oma-peer, address: 127.0.0.1, side: oma, network: federated }
+                presentities:
+                  default:
+                    defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+                admin: { address: 127.0.0.1, port: \(admin) }
+                state: { store: postgres, url: "\(cluster.url(database))", node: gw-a, lease: 3 }
+                """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            let gateway = DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: admin)
+            let process = try await gateway.start()
+            defer { process.kill() }
+            let attacker = try LoopbackDatagramPeer(host: "127.0.0.2")
+            let flood = 10_000
+            let started = Date()
+            for n in 0..<flood {
+                attacker.send("""
+                    NOTIFY sip:gw@127.0.0.1:\(oma) SIP/2.0
+                    Via: SIP/2.0/UDP \(attacker.hostPort);branch=z9hG4bKfl\(n)
+                    Max-Forwards: 70
+                    From: <sip:x@oma.example>;tag=f\(n)
+                    To: <sip:y@contoso.com>;tag=t\(UInt64.random(in: 0...UInt64.max))
+                    Call-ID: flood\(n)-\(UInt64.random(in: 0...UInt64.max))@oma.example
+                    CSeq: 1 NOTIFY
+                    Event: presence
+                    Subscription-State: active;expires=600
+
+                    """, to: oma)
+                if n == flood / 2 {
+                    // A watcher through the configured peer, in the middle of the flood.
+                    _ = watcher.send(Array("""
+                        SUBSCRIBE sip:bob@contoso.com SIP/2.0\r
+                        Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKfloodw\r
+                        Max-Forwards: 70\r
+                        From: <sip:dave@oma.example>;tag=fw\r
+                        To: <sip:bob@contoso.com>\r
+                        Call-ID: flood-watcher@oma.example\r
+                        CSeq: 1 SUBSCRIBE\r
+                        Contact: <sip:dave@127.0.0.1:\(watcher.port)>\r
+                        Event: presence\r
+                        Accept: application/pidf+xml\r
+                        Expires: 600\r
+                        Content-Length: 0\r
+                        \r
+
+                        """.utf8), to: oma)
+                }
+            }
+            let sent = Date().timeIntervalSince(started)
+            // The watcher's SUBSCRIBE went on to the enterprise edge: answered there by nobody here,
+            // so the gateway's leg toward the edge is what shows it was taken.
+            let leg = await edge.receive(within: 3) { $0.request?.method == .subscribe }
+            #expect(leg != nil, "the watcher's SUBSCRIBE was not taken during the flood")
+            let answers = await attacker.receive(for: 2).compactMap(\.response)
+            let storeUnavailable = answers.filter { $0.reasonPhrase == "State Store Unavailable" }.count
+            let rateLimited = answers.filter { $0.statusCode == 503 && $0.headers[.retryAfter] == "1" }.count
+            let unknown = answers.filter { $0.statusCode == 481 }.count
+            print("flood: \(flood) NOTIFYs in \(String(format: "%.2f", sent)) s; answers: \(rateLimited) 503 rate-limited, \(unknown) 481, \(storeUnavailable) 503 store unavailable")
+            #expect(storeUnavailable == 0)
+            // The store is asked at most about what the rate limit lets through (200/s) and the
+            // flood lasted a few seconds at most.
+            #expect(unknown <= 200 * (Int(sent) + 3), "\(unknown) dialogs looked up")
+            #expect(rateLimited >= answers.count / 2, "\(rateLimited) of \(answers.count)")
+        }
+    }
+
     /// A node whose database stops answering (docs/state.md, "The database unreachable"): within a
     /// lease renewal it refuses new subscriptions with 503 and Retry-After, and `/health` and
     /// `gateway_state_store_up` say so; once the database is back, it takes them again and writes

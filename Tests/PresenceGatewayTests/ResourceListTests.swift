@@ -199,16 +199,22 @@ import XMLBridge
         #expect(h.core.counts.omaWatches == 0)
     }
 
-    /// Each member counts against the watcher's subscriptions as its own subscription would:
-    /// a list of two takes three, and is refused (503) when fewer are left, holding nothing.
+    /// Each member counts against the watcher's subscriptions as its own subscription would,
+    /// the list itself not (docs/security.md, "A fan-out is charged to its sender"): a list of
+    /// two is refused (503) when one is left, holding nothing, and fits when two are.
     @Test func aListTakesTheWatchersQuotaForEachMember() throws {
-        var h = try T.Harness(yaml: Self.yaml + "\nlimits: { subscriptions-per-watcher: 2 }")
+        var h = try T.Harness(yaml: Self.yaml + "\nlimits: { subscriptions-per-watcher: 1 }")
         let (id, actions) = h.receive(try Self.subscribe(), from: .oma)
         #expect(T.responses(actions, id).first?.statusCode == 503)
         #expect(T.sent(actions, to: .enterprise).isEmpty && h.core.counts.omaWatches == 0)
         // Nothing was kept of it: a single subscription of the same watcher still fits.
         let (single, answer) = h.receive(try T.omaSubscribe(), from: .oma)
         #expect(T.responses(answer, single).isEmpty && T.sent(answer, to: .enterprise).count == 1)
+
+        var fits = try T.Harness(yaml: Self.yaml + "\nlimits: { subscriptions-per-watcher: 2 }")
+        let (listed, subscribed) = fits.receive(try Self.subscribe(), from: .oma)
+        #expect(T.responses(subscribed, listed).first?.statusCode != 503)
+        #expect(T.sent(subscribed, to: .enterprise).count == 2)
     }
 
     /// A member the enterprise rejects stays listed, `terminated` with its reason (RFC 4662

@@ -131,6 +131,19 @@ import Testing
         #expect(!sent.contains { Self.from($0) == "sip:erin@oma.example" })
     }
 
+    /// An identity is never guessed: a listed watcher whose URI does not parse is left out and
+    /// counted, and no request into the enterprise is made from anyone else in its place.
+    @Test func aWatcherURIThatDoesNotParseSpeaksForNobody() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let subscribe = try Self.watching(&h)
+        let full = Self.winfo(
+            version: 0, [("x1", "sip:a b@evil.example", "active"), ("w1", "sip:dave@fabrikam.com", "active")])
+        let (id, actions) = h.receive(try Self.notify(subscribe, cseq: 1, body: full), from: .oma)
+        #expect(T.responses(actions, id).first?.statusCode == 200)
+        #expect(Set(Self.enterpriseSubscribes(actions).keys) == ["sip:dave@fabrikam.com"])
+        #expect(h.core.refusals.watcherURI == 1)
+    }
+
     /// RFC 3858 §4.4: a document older than the table is discarded (a partial one with a refresh
     /// for full state); one that skips a version is applied and full state is asked for with a
     /// refresh.

@@ -12,10 +12,12 @@ extension GatewayConfiguration {
         /// Resources one batched category SUBSCRIBE may name ([MS-PRES] §3.4.5.1.1): more get 413.
         /// It also bounds what one request can make the gateway send (one SUBSCRIBE a resource).
         public var resourcesPerBatch = 1_000
-        /// Subscription dialogs one peer that is not configured may hold (a configured peer's own
-        /// `max-subscriptions` applies to it, unlimited when not set), so that one address cannot
-        /// take the whole `dialogs` table; past it, 503 with Retry-After.
-        public var subscriptionsPerPeer = 50_000
+        /// Subscriptions one peer that is not configured may make the gateway hold: its dialogs
+        /// and every subscription they fan out to (each leg of a batch, each member of a list),
+        /// charged to it until they end (a configured peer's own `max-subscriptions` applies to
+        /// it, unlimited when not set). A fortieth of `dialogs` by default, so that one address
+        /// cannot take the table from everyone else; past it, 503 with Retry-After.
+        public var subscriptionsPerPeer = 10_000
         /// Dialogs held in total (both sides); new subscriptions past it get 503 with Retry-After.
         public var dialogs = 400_000
         /// Requests per second from one source address that is not a configured peer (in and out

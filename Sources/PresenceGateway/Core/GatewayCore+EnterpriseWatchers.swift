@@ -79,6 +79,9 @@ extension GatewayCore {
         var pending = false
         /// The OMA peer the SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
         var peer: DialogPeer?
+        /// The sender whose request made it, charged for it until it ends
+        /// (``GatewayCore/releaseLeg(_:)``; docs/security.md, "A fan-out is charged to its sender").
+        var charged: Charge?
         /// Partial notifications from the OMA side (RFC 5263): held out of line, and only once
         /// the OMA side sent one.
         var partial: ReceivedPartialState? {
@@ -148,9 +151,10 @@ extension GatewayCore {
     {
         guard watch.legs[resource] == nil, admitResource(resource, to: &watch, request: request) else { return [] }
         guard let from = try? request.headers.from,
-            let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from)
+            let leg = startOMALeg(
+                watch: key, resource: resource, watcher: watch.watcher, from: from, charged: charge(watch.peer))
         else {
-            releaseQuota(watch.watcher.uri)
+            releaseQuotas(watch.watcher.uri, peer: watch.peer)
             if policy(for: resource).subHandling(for: watch.watcher) == .confirm { watch.awaiting.insert(resource) }
             return []
         }
@@ -159,7 +163,8 @@ extension GatewayCore {
     }
 
     /// Whether `watch` may have a leg for `resource`, which then takes its share of the
-    /// watcher's quota: not when the resource was refused before, is outside the OMA domains, is
+    /// watcher's quota and of its sender's (``GatewayCore/takeQuotas(_:peer:)``: every leg a
+    /// request makes is charged to whoever sent it): not when the resource was refused before, is outside the OMA domains, is
     /// not the Request-URI of a single subscription, or is past the quota (then it is refused).
     mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch, request: SIPRequest) -> Bool {
         guard !watch.refused.contains(resource) else { return false }
@@ -171,8 +176,7 @@ extension GatewayCore {
             watch.refused.insert(resource)
             return false
         }
-        guard takeQuota(watch.watcher.uri) else {
-            refusals.watcherQuota += 1
+        guard takeQuotas(watch.watcher.uri, peer: watch.peer) else {
             watch.refused.insert(resource)
             return false
         }
@@ -216,7 +220,7 @@ extension GatewayCore {
     /// `from` is the watcher's From (its display name is kept).
     mutating func startOMALeg(
         watch: Int, resource: String, watcher: WatcherIdentity,
-        from: SIPAddress
+        from: SIPAddress, charged: Charge?
     ) -> (key: Int, actions: [Action])? {
         guard let uri = try? SIPURI(resource), let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)
@@ -233,7 +237,7 @@ extension GatewayCore {
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
         omaLegs[key] = OMALeg(
             watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
-            handling: handling)
+            handling: handling, charged: charged)
         return (key, legActions(actions, context: .omaLeg(key)))
     }
 
@@ -662,7 +666,7 @@ extension GatewayCore {
     /// ``removeListMember(_:now:)``).
     mutating func removeOMALeg(_ key: Int) {
         guard let leg = omaLegs.removeValue(forKey: key) else { return }
-        releaseQuota(leg.watcher)
+        releaseLeg(leg)
         if let subscription = leg.subscription {
             dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
         }
@@ -716,9 +720,12 @@ extension GatewayCore {
     private mutating func startAwaitingLeg(_ uri: String, watch key: Int, shownPending: Bool) -> [Action]? {
         guard var watch = enterpriseWatches[key] else { return nil }
         let dialog = watch.document?.dialog ?? watch.subscription?.subscription.dialog
-        guard let from = dialog?.remoteURI, takeQuota(watch.watcher.uri) else { return nil }
-        guard let leg = startOMALeg(watch: key, resource: uri, watcher: watch.watcher, from: from) else {
-            releaseQuota(watch.watcher.uri)
+        guard let from = dialog?.remoteURI, takeQuotas(watch.watcher.uri, peer: watch.peer) else { return nil }
+        guard
+            let leg = startOMALeg(
+                watch: key, resource: uri, watcher: watch.watcher, from: from, charged: charge(watch.peer))
+        else {
+            releaseQuotas(watch.watcher.uri, peer: watch.peer)
             return nil
         }
         // Shown pending until its first state: leaving it activates the resource.

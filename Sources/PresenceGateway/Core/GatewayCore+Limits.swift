@@ -1,5 +1,6 @@
 public import SIPMessages
 import SIPTransport
+import _GatewayInternals
 
 /// What the core enforces so that no peer can make the gateway hold or send more than its
 /// configuration allows (docs/security.md), and the peer each dialog belongs to.
@@ -19,11 +20,16 @@ extension GatewayCore {
         public var foreignPool = 0
         /// A new subscription past its peer's `subscriptions-per-peer` or `max-subscriptions` (503).
         public var peerQuota = 0
+        /// A watcher URI in a watcher information document that does not parse: left out.
+        public var watcherURI = 0
+        /// A `presence.winfo` SUBSCRIBE past ``GatewayCore/watcherInfoPerPresentity`` (503).
+        public var winfoPerPresentity = 0
 
         public var byReason: [(String, Int)] {
             [
                 ("batch_resource", resourceOutsideOMA), ("watcher_quota", watcherQuota), ("batch_size", batchTooLarge),
                 ("dialogs_full", dialogsFull), ("pool_fqdn", foreignPool), ("peer_quota", peerQuota),
+                ("watcher_uri", watcherURI), ("winfo_presentity", winfoPerPresentity),
             ]
         }
     }
@@ -51,6 +57,27 @@ extension GatewayCore {
         return true
     }
 
+    /// Gives back what ``takeQuotas(_:peer:)`` took.
+    mutating func releaseQuotas(_ watcher: String, peer: DialogPeer?) {
+        releaseQuota(watcher)
+        releasePeerQuota(peer)
+    }
+
+    /// Who a subscription the gateway makes on a sender's behalf (a leg of a batch, a member of a
+    /// list) is charged to: the sender's load key, one shared copy per sender.
+    typealias Charge = SharedValue<String>
+    private static let charges = SharedValueTable<String>()
+
+    /// The charge of a subscription made for a request from `peer` (nil: charged to nobody).
+    func charge(_ peer: DialogPeer?) -> Charge? { peer.map { Self.charges.shared(loadKey($0)) } }
+
+    /// Gives back what an OMA leg holds: one of its watcher's subscriptions and one of its
+    /// sender's (every leg holds both, from ``takeQuotas(_:peer:)`` to here).
+    mutating func releaseLeg(_ leg: OMALeg) {
+        releaseQuota(leg.watcher)
+        if let key = leg.charged?.value, let held = peerLoad[key] { peerLoad[key] = held > 1 ? held - 1 : nil }
+    }
+
     /// Takes one subscription dialog of `peer`'s quota (``GatewayConfiguration/Limits/subscriptionsPerPeer``,
     /// or a configured peer's `max-subscriptions`); false when it is used up. A dialog without a
     /// recorded peer counts against nobody.
@@ -62,7 +89,7 @@ extension GatewayCore {
         } else {
             limit = configuration.limits.subscriptionsPerPeer
         }
-        let key = Self.loadKey(peer)
+        let key = loadKey(peer)
         let held = peerLoad[key, default: 0]
         if let limit, held >= limit {
             refusals.peerQuota += 1
@@ -74,12 +101,19 @@ extension GatewayCore {
 
     mutating func releasePeerQuota(_ peer: DialogPeer?) {
         guard let peer else { return }
-        let key = Self.loadKey(peer)
+        let key = loadKey(peer)
         guard let held = peerLoad[key] else { return }
         peerLoad[key] = held > 1 ? held - 1 : nil
     }
 
-    static func loadKey(_ peer: DialogPeer) -> String { peer.peer.map { "peer \($0)" } ?? "address " + peer.host }
+    /// What a peer's load is counted under: a configured peer by name (so that a reload that
+    /// moves it in the list keeps its count), another by address.
+    func loadKey(_ peer: DialogPeer) -> String {
+        if let index = peer.peer, Int(index) < configuration.peers.count {
+            return "peer " + configuration.peers[Int(index)].name
+        }
+        return "address " + peer.host
+    }
 
     /// 503 with Retry-After for a subscription over a quota.
     mutating func overQuota(_ request: SIPRequest, id: ServerRequestID) -> [Action] {
@@ -114,7 +148,7 @@ extension GatewayCore {
         if watch.listOwner != nil { listMemberWatches -= 1 }
         if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
         if watch.takesQuota {
-            releaseQuota(watch.watcher.uri)
+            if !watch.isList { releaseQuota(watch.watcher.uri) }
             releasePeerQuota(watch.peer)
         }
         return watch
@@ -127,7 +161,8 @@ extension GatewayCore {
     }
 
     /// The context of the dialog an in-dialog request names, and the peer that dialog belongs to
-    /// (nil: not recorded). nil when no dialog matches (the core answers such a request 481).
+    /// (nil: not recorded, and then no request is admitted into it). nil when no dialog matches
+    /// (the core answers such a request 481).
     public func dialogOwner(of request: SIPRequest) -> (context: Context, peer: DialogPeer?)? {
         guard let tag = (try? request.headers.to)?.tag else { return nil }
         return dialogOwner(of: request, toTag: tag)
@@ -140,7 +175,10 @@ extension GatewayCore {
         return (context, peer(of: context))
     }
 
-    /// The peer the dialog of `context` belongs to, if recorded.
+    /// The peer the dialog of `context` belongs to, if recorded. Every kind of dialog the core
+    /// holds names one here: the runtime admits no request into a dialog without a peer and
+    /// sends its own in-dialog requests only where that peer may be reached
+    /// (docs/security.md, "Requests inside a dialog").
     public func peer(of context: Context) -> DialogPeer? {
         switch context {
         case .enterpriseWatch(let key): enterpriseWatches[key]?.peer
@@ -149,19 +187,22 @@ extension GatewayCore {
         case .omaLeg(let key): omaLegs[key]?.peer
         case .omaList(let key): omaLists[key].flatMap(\.peer)
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer
-        case .linkedPublication, .servicePublish, .serverWatch: nil
+        case .serverWatch(let key): serverWatches[key]?.peer
+        // Publications make no dialog (RFC 3903 §4): nothing is admitted in their name.
+        case .linkedPublication, .servicePublish: nil
         }
     }
 
-    /// The runtime sent a leg's dialog-creating SUBSCRIBE to `peer` (the configured next hop or
-    /// what DNS gave for it): the dialog belongs to that peer. After a failover to another target
-    /// the last one tried is the peer.
+    /// The runtime sent a dialog-creating SUBSCRIBE of the gateway's (a leg's, a list's, a server
+    /// watch's) to `peer` (the configured next hop or what DNS gave for it): the dialog belongs
+    /// to that peer. After a failover to another target the last one tried is the peer.
     public mutating func reached(_ peer: DialogPeer, for context: Context) {
         switch context {
         case .omaLeg(let key): omaLegs[key]?.peer = peer
         case .omaList(let key): omaLists[key]?.peer = peer
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer = peer
-        default: break
+        case .serverWatch(let key): serverWatches[key]?.peer = peer
+        case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish: break
         }
     }
 

@@ -132,18 +132,18 @@ extension GatewayCore {
             guard watch.legs[resource] == nil, admitResource(resource, to: &watch, request: request) else { continue }
             let handling = policy(for: resource).subHandling(for: watch.watcher)
             guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else {
-                releaseQuota(watch.watcher.uri)
+                releaseQuotas(watch.watcher.uri, peer: watch.peer)
                 if handling == .confirm { watch.awaiting.insert(resource) }
                 continue
             }
             if listKey == nil {
                 guard let from = try? request.headers.from else {
-                    releaseQuota(watch.watcher.uri)
+                    releaseQuotas(watch.watcher.uri, peer: watch.peer)
                     continue
                 }
                 listKey = newList(watch: key, watcher: watch.watcher.uri, from: from, domain: domain)
                 if listKey == nil {
-                    releaseQuota(watch.watcher.uri)
+                    releaseQuotas(watch.watcher.uri, peer: watch.peer)
                     continue
                 }
             }
@@ -151,7 +151,7 @@ extension GatewayCore {
             let memberKey = takeKey()
             omaLegs[memberKey] = OMALeg(
                 watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
-                categories: nil, handling: handling)
+                categories: nil, handling: handling, charged: charge(watch.peer))
             omaLists[listKey]?.members[resource] = memberKey
             watch.legs[resource] = memberKey
             added = true
@@ -176,7 +176,7 @@ extension GatewayCore {
     /// written without it and the list refreshed; a list left without members is ended.
     mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
         guard let leg = omaLegs.removeValue(forKey: memberKey) else { return [] }
-        releaseQuota(leg.watcher)
+        releaseLeg(leg)
         guard let listKey = leg.list, var list = omaLists[listKey] else { return [] }
         list.members.removeValue(forKey: leg.resource)
         omaLists[listKey] = list
@@ -385,17 +385,20 @@ extension GatewayCore {
             guard let member = omaLegs.removeValue(forKey: memberKey) else { continue }
             // The member's share of the watcher's quota passes to its own leg.
             guard var watch = enterpriseWatches[member.watch] else {
-                releaseQuota(member.watcher)
+                releaseLeg(member)
                 continue
             }
             watch.legs[resource] = nil
-            if let leg = startOMALeg(watch: member.watch, resource: resource, watcher: watch.watcher, from: list.from) {
+            if let leg = startOMALeg(
+                watch: member.watch, resource: resource, watcher: watch.watcher, from: list.from,
+                charged: member.charged)
+            {
                 omaLegs[leg.key]?.categories = member.categories
                 omaLegs[leg.key]?.pending = member.pending
                 watch.legs[resource] = leg.key
                 out += leg.actions
             } else {
-                releaseQuota(member.watcher)
+                releaseLeg(member)
             }
             enterpriseWatches[member.watch] = watch
         }
@@ -408,7 +411,7 @@ extension GatewayCore {
     mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] {
         guard var list = omaLists[key], !list.closing else { return [] }
         for memberKey in list.members.values {
-            if let member = omaLegs.removeValue(forKey: memberKey) { releaseQuota(member.watcher) }
+            if let member = omaLegs.removeValue(forKey: memberKey) { releaseLeg(member) }
         }
         list.members = [:]
         list.closing = true

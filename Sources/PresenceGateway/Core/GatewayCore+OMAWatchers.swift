@@ -233,8 +233,10 @@ extension GatewayCore {
     mutating func attach(_ key: Int, single forceSingle: Bool = false, context: Bool = true, now: NIODeadline)
         -> [Action]
     {
+        // The watcher's own URI or nothing: a request into the enterprise never speaks for
+        // another identity than the watcher's.
         guard var watch = omaWatches[key], let contact = contacts[.enterprise],
-            let resourceURI = try? SIPURI(watch.resource)
+            let resourceURI = try? SIPURI(watch.resource), let watcherURI = try? SIPURI(watch.watcher.uri)
         else { return [] }
         let context = context && configuration.enterprise.subscriberList && watch.linked == nil
         // A filtered watcher's categories are its own: a single subscription carries them.
@@ -257,7 +259,7 @@ extension GatewayCore {
             omaWatches[key] = watch
             return enterpriseLegActions(legKey, actions, now: now)
         }
-        let watcherAddress = SIPAddress(uri: (try? SIPURI(watch.watcher.uri)) ?? resourceURI)
+        let watcherAddress = SIPAddress(uri: watcherURI)
         let legKey = takeKey()
         let single = forceSingle || (pool == nil && batchRefused)
         let (subscriber, actions): (BatchCategorySubscriber, [BatchCategorySubscriber.Action])

@@ -177,12 +177,21 @@ extension GatewayCore {
         self.mapper = mapper
         let positions = Dictionary(
             new.peers.enumerated().map { ($1.name, UInt16($0)) }, uniquingKeysWith: { first, _ in first })
+        // A peer that moved to another address is followed there: the dialog's requests come
+        // from, and the gateway's go to, where the configuration now says it is.
         func carried(_ peer: DialogPeer?) -> DialogPeer? {
             guard var peer, let index = peer.peer else { return peer }
-            let moved = Int(index) < old.peers.count ? positions[old.peers[Int(index)].name] : nil
+            let before = Int(index) < old.peers.count ? old.peers[Int(index)] : nil
+            guard let moved = before.flatMap({ positions[$0.name] }) else {
+                peer.peer = nil
+                return peer
+            }
+            let now = new.peers[Int(moved)]
             peer.peer = moved
-            if let moved, !new.peers[Int(moved)].certificateNames.isEmpty {
-                peer.certificateNames = new.peers[Int(moved)].certificateNames
+            if !now.certificateNames.isEmpty { peer.certificateNames = now.certificateNames }
+            if let before, now.host != before.host || now.port != before.port {
+                peer.host = now.host
+                if let port = now.port { peer.port = port }
             }
             return peer
         }
@@ -192,14 +201,16 @@ extension GatewayCore {
             let current = enterpriseWatches[key]?.peer
             let peer = carried(current)
             if peer != current { enterpriseWatches[key]?.peer = peer }
-            if let peer { peerLoad[Self.loadKey(peer), default: 0] += 1 }
+            if let peer { peerLoad[loadKey(peer), default: 0] += 1 }
         }
         for key in omaWatches.keys {
             guard let watch = omaWatches[key] else { continue }
             let peer = carried(watch.peer)
             if peer != watch.peer { omaWatches[key]?.peer = peer }
-            if watch.linked == nil, let peer { peerLoad[Self.loadKey(peer), default: 0] += 1 }
+            if watch.linked == nil, let peer { peerLoad[loadKey(peer), default: 0] += 1 }
         }
+        // Legs are charged by name or address, which a reload does not change.
+        for key in omaLegs.keys { if let charged = omaLegs[key]?.charged { peerLoad[charged.value, default: 0] += 1 } }
         for key in omaLegs.keys {
             let current = omaLegs[key]?.peer
             let peer = carried(current)
@@ -214,6 +225,16 @@ extension GatewayCore {
             let current = omaLists[key]?.peer
             let peer = carried(current)
             if peer != current { omaLists[key]?.peer = peer }
+        }
+        for key in winfoWatches.keys {
+            let current = winfoWatches[key]?.peer
+            let peer = carried(current)
+            if peer != current { winfoWatches[key]?.peer = peer }
+        }
+        for key in serverWatches.keys {
+            let current = serverWatches[key]?.peer
+            let peer = carried(current)
+            if peer != current { serverWatches[key]?.peer = peer }
         }
 
         // A list whose domain no longer has its RLS there (or an XCAP root of another) is given

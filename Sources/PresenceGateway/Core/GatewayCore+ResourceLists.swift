@@ -63,14 +63,15 @@ extension GatewayCore {
         }
         // An event filter (RFC 4660) would apply to each member: not offered for lists.
         guard request.body.isEmpty else { return refuse(415, "Unsupported Media Type", [(.accept, "")]) }
-        guard takeQuotas(watcher.uri, peer: peer) else { return overQuota(request, id: id) }
-        // Each member counts against the watcher's quota as its own subscription would.
+        // The list is one dialog of its sender's; each member counts against the watcher's quota
+        // and its sender's as its own subscription would (docs/security.md, "A fan-out is charged
+        // to its sender"), so a list as long as `resources-per-batch` fits a watcher's quota.
+        guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         var taken = 0
-        while taken < members.count, takeQuota(watcher.uri) { taken += 1 }
+        while taken < members.count, takeQuotas(watcher.uri, peer: peer) { taken += 1 }
         guard taken == members.count else {
-            for _ in 0...taken { releaseQuota(watcher.uri) }
+            for _ in 0..<taken { releaseQuotas(watcher.uri, peer: peer) }
             releasePeerQuota(peer)
-            refusals.watcherQuota += 1
             return overQuota(request, id: id)
         }
         let key = takeKey()
@@ -80,7 +81,7 @@ extension GatewayCore {
         var out: [Action] = []
         for member in members {
             let memberKey = takeKey()
-            var memberWatch = OMAWatch(watcher: watcher, resource: member)
+            var memberWatch = OMAWatch(watcher: watcher, resource: member, peer: peer)
             memberWatch.role = .member(of: key)
             omaWatches[memberKey] = memberWatch
             listMemberWatches += 1

@@ -21,6 +21,9 @@ extension GatewayCore {
         var purpose: Purpose
         var subscription: SubscriberSubscription
         var closing = false
+        /// The OMA peer its SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``): its NOTIFYs
+        /// must come from there, and its refreshes go nowhere else.
+        var peer: DialogPeer?
 
         /// What a NOTIFY of a watch told.
         enum News {

@@ -55,6 +55,10 @@ extension GatewayCore {
 
     // MARK: - Subscriptions
 
+    /// The most `presence.winfo` subscriptions one presentity may hold: each change of its
+    /// watchers is sent to every one of them.
+    public static let watcherInfoPerPresentity = 16
+
     /// A `presence.winfo` SUBSCRIBE from the OMA side. Only the presentity itself may see its
     /// watchers (RFC 3857 §5.1.6): another subscriber gets 403; a presentity the gateway does not
     /// decide for gets 404; the terms are checked as for presence (489, 423, 406, 400).
@@ -80,6 +84,13 @@ extension GatewayCore {
                     SIPResponse(
                         replyingTo: request, statusCode: 403, reasonPhrase: "Not The Presentity", toTag: ids.tag()))
             ]
+        }
+        // Every change of a presentity's watchers is a NOTIFY to each of its winfo subscribers: a
+        // presentity has a few devices, not thousands (docs/security.md, "Watcher information").
+        guard winfoWatches.values.lazy.filter({ $0.presentity == presentity }).count < Self.watcherInfoPerPresentity
+        else {
+            refusals.winfoPerPresentity += 1
+            return overQuota(request, id: id)
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let watchers = watcherList(of: presentity)

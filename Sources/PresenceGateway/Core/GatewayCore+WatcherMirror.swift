@@ -101,9 +101,13 @@ extension GatewayCore {
         let table = mirroredLists[identity.oma]?.watchers ?? [:]
         for watcher in table.values
         where watcher.status == .active || watcher.status == .pending {
-            guard let id = WatcherIdentity(uri: watcher.uri, network: .federated), id.uri != identity.oma,
-                !configuration.isEnterpriseHost(id.domain)
-            else { continue }
+            // An identity is never guessed: a watcher URI that does not parse as a SIP URI is
+            // left out and counted (docs/security.md).
+            guard let id = WatcherIdentity(uri: watcher.uri, network: .federated), (try? SIPURI(id.uri)) != nil else {
+                refusals.watcherURI += 1
+                continue
+            }
+            guard id.uri != identity.oma, !configuration.isEnterpriseHost(id.domain) else { continue }
             listed.insert(id.uri)
         }
         let present = standIns[identity.oma] ?? [:]

@@ -59,6 +59,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let rejected = Counter(label: "gateway_requests_rejected_total")
     /// What `rejected` counted, for the per-peer rejection rates.
     private var rejectedCount = 0
+    /// Questions to the shared store about dialogs this node does not hold, open now.
+    private var ownerLookups = 0
+    /// Dialogs the shared store said nobody holds, for a few seconds.
+    private var unknownDialogs = RecentKeys(lifetime: .seconds(5), capacity: 10_000)
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let failovers = Counter(label: "gateway_target_failovers_total")
@@ -249,32 +253,44 @@ public final class GatewayRuntime: @unchecked Sendable {
                 from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
                 rejected: rejectedCount != refusedBefore, now: .now())
         }
+        // Cheap checks before expensive ones: the sender's rate limit before any look-up in the
+        // shared store (docs/security.md, "Cheap checks first").
+        if inDialog, !ownerChecked, !router.allow(arrival, now: .now()) {
+            refuse("rate_limited")
+            answerUnlessBENOTIFY(id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
+            return
+        }
         let owner = toTag.flatMap { core.dialogOwner(of: request, toTag: $0) }
-        if inDialog, !ownerChecked, let shared, owner == nil {
-            // Not this node's dialog: maybe another node's, which may have stopped.
-            servers[id] = nil
-            return findOwner(incoming, side: side, shared: shared)
+        if inDialog, !ownerChecked, let shared, owner == nil, let toTag {
+            // Not this node's dialog: maybe another node's, which may have stopped. A dialog the
+            // store named nobody's a moment ago is answered 481 without asking again, and at most
+            // ``maxOwnerLookups`` questions are open at once.
+            let key = (request.headers.callID ?? "") + "\u{0}" + toTag
+            if !unknownDialogs.contains(key, now: .now()) {
+                guard ownerLookups < Self.maxOwnerLookups else {
+                    refuse("rate_limited")
+                    answerUnlessBENOTIFY(
+                        id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
+                    return
+                }
+                servers[id] = nil
+                return findOwner(incoming, side: side, shared: shared, key: key)
+            }
         }
         if inDialog {
             // A request inside a dialog is held to the dialog's peer and counts against that
-            // peer's rate limit; one that names no dialog is answered 481 by the core (RFC 6665
-            // §4.1.3, RFC 3261 §12.2.2).
-            if let peer = owner?.peer, !router.admits(arrival, into: peer) {
+            // peer's rate limit; a dialog with no peer recorded admits nothing; one that names no
+            // dialog is answered 481 by the core (RFC 6665 §4.1.3, RFC 3261 §12.2.2).
+            if let owner, !(owner.peer.map { router.admits(arrival, into: $0) } ?? false) {
+                let peer = owner.peer.map { router.name(of: $0) } ?? "no peer"
                 refuse("in_dialog_peer")
                 logger.notice(
-                    "refused \(request.method) in a dialog of \(router.name(of: peer)) from \(arrival.source) on the \(side.rawValue) side",
+                    "refused \(request.method) in a dialog of \(peer) from \(arrival.source) on the \(side.rawValue) side",
                     metadata: [
                         "call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)",
-                        "side": "\(side.rawValue)",
-                        "peer": "\(router.name(of: peer))", "source": "\(arrival.source)", "status": "403",
+                        "side": "\(side.rawValue)", "peer": "\(peer)", "source": "\(arrival.source)", "status": "403",
                     ])
                 answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
-                return
-            }
-            guard router.allow(arrival, now: .now()) else {
-                refuse("rate_limited")
-                answerUnlessBENOTIFY(
-                    id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
                 return
             }
             if let owner {
@@ -536,11 +552,8 @@ public final class GatewayRuntime: @unchecked Sendable {
         guard let target = targets.first else { return noRoute(request, context: context) }
         if request.method == .subscribe, (try? request.headers.to)?.tag == nil {
             // A leg's dialog belongs to the peer its SUBSCRIBE reached.
-            switch context {
-            case .omaLeg: core.reached(router.dialogPeer(reached: target, side: .oma), for: context)
-            case .enterpriseLeg: core.reached(router.dialogPeer(reached: target, side: .enterprise), for: context)
-            default: break
-            }
+            core.reached(
+                router.dialogPeer(reached: target, side: layers[.oma] === layer ? .oma : .enterprise), for: context)
         }
         let rest = targets.dropFirst()
         if request.method == .benotify {
@@ -754,18 +767,22 @@ extension GatewayRuntime {
     /// until its lease ends; an owner whose lease ran out is taken over now and the request
     /// handled; no owner at all is the core's 481.
     private func findOwner(
-        _ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, shared: any SharedStateStore
+        _ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, shared: any SharedStateStore,
+        key: String
     ) {
         let request = incoming.request
         let callID = request.headers.callID ?? ""
         let tag = (try? request.headers.to)?.tag ?? ""
+        ownerLookups += 1
         eventLoop.makeFutureWithTask {
             () async throws -> (owner: (node: String, leaseRemaining: Double)?, taken: [StateRecord]) in
             let owner = try await shared.dialogOwner(callID: callID, localTag: tag)
             guard let owner, owner.leaseRemaining <= 0 else { return (owner, []) }
             return (owner, try await shared.takeOverExpired())
         }.whenComplete { [self] result in
+            ownerLookups -= 1
             guard !keeping else { return }
+            if case .success((nil, _)) = result { unknownDialogs.insert(key, now: .now()) }
             switch result {
             case .success((let owner?, let taken))
             where owner.leaseRemaining > 0 || taken.isEmpty && core.dialogOwner(of: request) == nil:
@@ -786,6 +803,11 @@ extension GatewayRuntime {
         }
     }
 
+    /// The most questions to the shared store about unknown dialogs open at once: past them an
+    /// in-dialog request for a dialog this node does not hold gets 503 with Retry-After, so that
+    /// a flood of invented dialogs cannot keep the store from the requests that need it.
+    static let maxOwnerLookups = 64
+
     private func respondStatelessly(
         _ incoming: SIPTransactionLayer.IncomingRequest, side: GatewayConfiguration.Side, status: Int,
         reason: String, headers: SIPHeaders
@@ -794,5 +816,32 @@ extension GatewayRuntime {
         try? layer.respond(
             SIPResponse(replyingTo: incoming.request, statusCode: status, reasonPhrase: reason, headers: headers),
             to: incoming.transaction)
+    }
+}
+
+/// Keys seen within `lifetime`, at most `capacity` of them (past it, the expired ones are dropped,
+/// and if none had expired, all): a negative cache that a flood of new keys can empty but never
+/// grow without bound.
+struct RecentKeys {
+    let lifetime: TimeAmount
+    let capacity: Int
+    private var seen: [String: NIODeadline] = [:]
+
+    init(lifetime: TimeAmount, capacity: Int) {
+        self.lifetime = lifetime
+        self.capacity = capacity
+    }
+
+    func contains(_ key: String, now: NIODeadline) -> Bool {
+        guard let until = seen[key] else { return false }
+        return until > now
+    }
+
+    mutating func insert(_ key: String, now: NIODeadline) {
+        if seen.count >= capacity {
+            seen = seen.filter { $0.value > now }
+            if seen.count >= capacity { seen.removeAll() }
+        }
+        seen[key] = now + lifetime
     }
 }

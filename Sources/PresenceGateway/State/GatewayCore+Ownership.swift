@@ -18,7 +18,7 @@ extension GatewayCore {
                 out += [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
             case .omaLeg:
                 guard let leg = omaLegs.forget(key) else { continue }
-                releaseQuota(leg.watcher)
+                releaseLeg(leg)
                 if let subscription = leg.subscription {
                     dialogs.remove(
                         DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
@@ -42,7 +42,7 @@ extension GatewayCore {
                 if watch.listOwner != nil { listMemberWatches -= 1 }
                 if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
                 if watch.takesQuota {
-                    releaseQuota(watch.watcher.uri)
+                    if !watch.isList { releaseQuota(watch.watcher.uri) }
                     releasePeerQuota(watch.peer)
                 }
                 if let dialog = watch.subscription?.dialog.id {

@@ -56,8 +56,12 @@ extension GatewayCore {
             noteRestoredKey(key)
             // A member whose list was not kept is left out: its watch makes it a leg of its own.
             if let list = leg.list, decoded.omaLists[list]?.members[leg.resource] != key { continue }
+            // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
+            var leg = leg
+            leg.charged = charge(decoded.enterpriseWatches[leg.watch]?.peer)
             omaLegs.restore(key, leg)
             takeQuotaRestored(leg.watcher)
+            if let charged = leg.charged { peerLoad[charged.value, default: 0] += 1 }
             if let subscription = leg.subscription {
                 dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
             }
@@ -68,7 +72,7 @@ extension GatewayCore {
             if watch.listOwner != nil { listMemberWatches += 1 }
             if let identity = watch.mirrorOf { standIns[identity, default: [:]][watch.watcher.uri] = key }
             if watch.takesQuota {
-                takeQuotaRestored(watch.watcher.uri)
+                if !watch.isList { takeQuotaRestored(watch.watcher.uri) }
                 _ = takePeerQuotaRestored(watch.peer)
             }
             if let id = watch.subscription?.dialog.id {
@@ -218,8 +222,11 @@ extension GatewayCore {
             from.tag = nil
             for resource in missing.sorted() {
                 watch.legs[resource] = nil
-                if let leg = startOMALeg(watch: key, resource: resource, watcher: watch.watcher, from: from) {
+                if let leg = startOMALeg(
+                    watch: key, resource: resource, watcher: watch.watcher, from: from, charged: charge(watch.peer))
+                {
                     takeQuotaRestored(watch.watcher.uri)
+                    _ = takePeerQuotaRestored(watch.peer)
                     watch.legs[resource] = leg.key
                     out += leg.actions
                 }
@@ -394,7 +401,7 @@ extension GatewayCore {
 
     private mutating func takePeerQuotaRestored(_ peer: DialogPeer?) -> Bool {
         guard let peer else { return true }
-        peerLoad[Self.loadKey(peer), default: 0] += 1
+        peerLoad[loadKey(peer), default: 0] += 1
         return true
     }
 }
