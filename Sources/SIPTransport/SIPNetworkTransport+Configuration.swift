@@ -40,7 +40,8 @@ extension SIPNetworkTransport {
         /// further ones are closed as soon as they are accepted and counted as refused
         /// (`inbound-limit`). Connections this transport opens are counted apart
         /// (``maxOutboundConnections``), so a flood of inbound connections never stops the
-        /// gateway from reaching its peers. Default: 4,096.
+        /// gateway from reaching its peers, and so are those accepted from ``peerHosts``, so
+        /// that it never stops the peers from reaching the gateway. Default: 4,096.
         public var maxInboundConnections: Int
         /// Most inbound TCP and TLS connections from one IP address, so that one address cannot
         /// take them all; further ones are closed at once (`address-limit`). Default: 64.
@@ -50,7 +51,8 @@ extension SIPNetworkTransport {
         /// (`outbound-limit`). Connections to ``peerHosts`` are not counted. Default: 1,024.
         public var maxOutboundConnections: Int
         /// IP addresses of the peers this transport serves (configured peers, literal next
-        /// hops). Connections it opens to them are not counted against
+        /// hops). Connections from them are not counted against ``maxInboundConnections`` (only
+        /// against ``maxInboundConnectionsPerAddress``), and connections to them not against
         /// ``maxOutboundConnections``: a peer can make the gateway open connections to addresses
         /// of its choosing (a response goes to the request's Via sent-by once the request's
         /// connection is gone, RFC 3261 §18.2.2), and those must not keep it from its own

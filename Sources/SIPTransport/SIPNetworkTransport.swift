@@ -83,6 +83,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         var peerCertificateNames: [String]
         /// Accepted from a peer (counted against the inbound limits), else opened by us.
         var inbound: Bool
+        /// Accepted from an address that is not one of ``Configuration/peerHosts`` (counted
+        /// against ``Configuration/maxInboundConnections``).
+        var countedInbound = false
         /// Opened by us to an address that is not one of ``Configuration/peerHosts`` (counted
         /// against ``Configuration/maxOutboundConnections``).
         var countedOutbound = false
@@ -571,7 +574,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard phase == .started, let remote = SIPHostAddress.target(kind, channel.remoteAddress),
             let local = SIPHostAddress.target(kind, channel.localAddress)
         else { throw SIPTransportError(.shutDown, "not accepting connections") }
-        guard inboundCount < configuration.maxInboundConnections else {
+        // The configured peers' addresses have slots of their own: strangers filling the shared
+        // table cannot lock the gateway's own peers out (the per-address limit still applies).
+        let counted = !peerHosts.contains(SIPHostAddress.canonicalIP(remote.host) ?? remote.host)
+        guard !counted || inboundCount < configuration.maxInboundConnections else {
             // Counted; logged at debug only, so that a flood of connections is no flood of logs.
             metrics.refused(kind, .inboundLimit)
             logger.debug(
@@ -599,14 +605,14 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             id,
             Connection(
                 kind: kind, channel: channel, remote: remote, local: local, ready: ready.futureResult,
-                peerCertificateNames: [], inbound: true))
+                peerCertificateNames: [], inbound: true, countedInbound: counted))
     }
 
     private func register(_ id: SIPConnectionID, _ connection: Connection) {
         connections[id] = connection
         connectionByRemote[connection.remote] = id
         if connection.inbound {
-            inboundCount += 1
+            if connection.countedInbound { inboundCount += 1 }
             inboundByAddress[connection.remote.host, default: 0] += 1
         } else if connection.countedOutbound {
             outboundCount += 1
@@ -628,7 +634,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard let connection = connections.removeValue(forKey: id) else { return }
         if connectionByRemote[connection.remote] == id { connectionByRemote[connection.remote] = nil }
         if connection.inbound {
-            inboundCount -= 1
+            if connection.countedInbound { inboundCount -= 1 }
             let left = inboundByAddress[connection.remote.host, default: 1] - 1
             inboundByAddress[connection.remote.host] = left > 0 ? left : nil
         } else if connection.countedOutbound {

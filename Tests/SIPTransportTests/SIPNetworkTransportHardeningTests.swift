@@ -113,6 +113,28 @@ import Testing
         await gateway.transport.shutdown()
     }
 
+    /// Strangers holding every shared inbound slot do not keep a configured peer out: its
+    /// address has slots of its own.
+    @Test func strangersHoldingEveryInboundSlotDoNotLockAPeerOut() async throws {
+        var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
+        configuration.maxInboundConnections = 4
+        configuration.maxInboundConnectionsPerAddress = 4
+        configuration.peerHosts = ["127.0.0.3"]
+        let gateway = try await start(configuration)
+        let strangers = try await flood(gateway.bound[0], count: 4)
+        let late = try await connect(gateway.bound[0], from: "127.0.0.2")
+        try await late.waitUntilClosed()
+        #expect(refused(gateway, "tcp", "inbound-limit") == 1)
+        let peer = try await connect(gateway.bound[0], from: "127.0.0.3")
+        try await peer.write(try request(from: peer, branch: "peer1", callID: "from-the-peer"))
+        let inbound = try await gateway.inbox.next()
+        #expect(inbound.message.headers.callID == "from-the-peer")
+        #expect(refused(gateway, "tcp", "inbound-limit") == 1)
+        for stranger in strangers { await stranger.close() }
+        await peer.close()
+        await gateway.transport.shutdown()
+    }
+
     @Test func connectionsToOtherAddressesNeverUseUpTheRoomForThePeers() async throws {
         var configuration = Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)])
         configuration.maxOutboundConnections = 1
