@@ -116,6 +116,13 @@ import Testing
         var other = try Self.subscribe(Self.noteAndBasic)
         other.headers.set(.contentType, "application/xml")
         #expect(status(other) == 415)
+        // Each notification runs every trigger: a filter is bounded.
+        let trigger = "<changed>/pidf:presence/pidf:tuple/pidf:status/pidf:basic</changed>"
+        let many = """
+            <filter-set xmlns="urn:ietf:params:xml:ns:simple-filter">\(Self.bindings)<filter id="t">\
+            <trigger>\(String(repeating: trigger, count: 17))</trigger></filter></filter-set>
+            """
+        #expect(status(try Self.subscribe(many)) == 400)
         #expect(h.core.counts.omaWatches == 0)
         // A filter for another resource does not apply: the watcher is bridged as usual.
         let (_, actions) = h.receive(try Self.subscribe(Self.noteAndBasic.replacingOccurrences(of: Self.bob, with: "sip:eve@contoso.com")), from: .oma)

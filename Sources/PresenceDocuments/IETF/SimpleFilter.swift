@@ -100,10 +100,23 @@ public struct SimpleFilter: Sendable, Equatable {
                             to: change[attribute: "to"], by: by))
                 }
             }
+            // Every notification runs each selection and trigger of the watcher's filter: a
+            // filter is bounded as a document is (docs/security.md, "Limits").
+            guard filter.includes.count + filter.excludes.count <= Self.maxSelections,
+                filter.triggers.count <= Self.maxTriggers
+            else {
+                throw element.error(
+                    "a filter has at most \(Self.maxSelections) selections and \(Self.maxTriggers) triggers here")
+            }
             filters.append(filter)
         }
         return filters
     }
+
+    /// The most `include` and `exclude` selections one filter may have.
+    public static let maxSelections = 32
+    /// The most `changed`, `added` and `removed` triggers one filter may have.
+    public static let maxTriggers = 16
 
     private static func selection(_ element: XMLElement, _ namespaces: [String: String]) throws(XMLError) -> Selection {
         let text = element.trimmedText
