@@ -290,6 +290,18 @@ public final class PostgresStateStore: SharedStateStore {
         }
     }
 
+    public func heldRecordIDs() async throws(StateStoreError) -> Set<StateRecordID> {
+        try await run(.seconds(60), "cannot list the records of node \(node)") { [client, node, logger] in
+            var ids: Set<StateRecordID> = []
+            let rows = try await client.query(
+                Self.query("SELECT kind, key FROM gateway_state WHERE node = $1", node), logger: logger)
+            for try await (kind, key) in rows.decode((String, String).self) {
+                ids.insert(StateRecordID(kind: kind, key: key))
+            }
+            return ids
+        }
+    }
+
     public func takeOverExpired() async throws(StateStoreError) -> [StateRecord] {
         try await run(.seconds(60), "cannot take over") { [client, node, instance, logger] in
             try await client.withTransaction(logger: logger) { connection async throws -> [StateRecord] in

@@ -301,6 +301,22 @@ import Testing
         #expect(throws: GatewayCore.RestoreError.self) { try after.core.restore(unknown, clock: Self.clock, now: after.now) }
     }
 
+    /// A node taking over another's records continues every one it can read: a record that
+    /// does not read is left out and reported, the others are restored (docs/state.md).
+    @Test func aTakeOverLeavesOutARecordThatDoesNotReadAndContinuesTheRest() throws {
+        var h = try Self.journaled()
+        var records = Records()
+        _ = try Self.enterpriseWatcherPair(&h)
+        Self.take(&h, into: &records)
+        var taken = records.all
+        taken.append(StateRecord(kind: "enterprise-watch", key: "999", body: Array(#"{"watcher": 7}"#.utf8)))
+        var after = try Self.journaled(prefix: "r")
+        let (actions, unreadable) = after.core.restoreReadable(taken, clock: Self.clock, now: after.now)
+        #expect(unreadable.map(\.key) == ["999"])
+        #expect(after.core.counts.enterpriseWatches == 1 && after.core.counts.omaLegs == 1)
+        #expect(!actions.isEmpty)
+    }
+
     @Test func poolDialogsAndPoolHintsAreKept() throws {
         var h = try Self.journaled()
         var records = Records()

@@ -63,6 +63,19 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var ownerLookups = 0
     /// Dialogs the shared store said nobody holds, for a few seconds.
     private var unknownDialogs = RecentKeys(lifetime: .seconds(5), capacity: 10_000)
+    /// With a shared store: until when this node surely holds its lease, by this process's clock
+    /// from the moment its last successful renewal was asked. Past it another node may have taken
+    /// its dialogs over, so it is fenced (docs/state.md, "Fencing"): it answers and sends nothing
+    /// until a renewal succeeded and it let go of what was taken.
+    private var leaseHeldUntil = NIODeadline.distantFuture
+    /// The lease lapsed: what the store still lists as this node's is being asked.
+    private var reconciling = false
+    /// What arrived or was to be sent while fenced, handled once the fence is lifted.
+    private var fencedRequests: [(SIPTransactionLayer.IncomingRequest, GatewayConfiguration.Side)] = []
+    private var fencedActions: [GatewayCore.Action] = []
+    /// The most requests and actions held while fenced; past them they are dropped (the peers
+    /// retransmit their requests).
+    static let fencedLimit = 100_000
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let failovers = Counter(label: "gateway_target_failovers_total")
@@ -122,7 +135,11 @@ public final class GatewayRuntime: @unchecked Sendable {
         core.journaling = store != nil
         self.writer = store.map { StateWriter(store: $0, eventLoop: eventLoop, logger: logger) }
         self.shared = store as? any SharedStateStore
-        if let shared { core.keyBase = shared.ordinal << 40 }
+        if let shared {
+            core.keyBase = shared.ordinal << 40
+            // The store's open claimed a fresh lease a moment ago.
+            leaseHeldUntil = .now() + .seconds(Int64(shared.leaseSeconds))
+        }
         self.recoveryRate = core.configuration.state.recoveryRate
         self.core = core
         self.router = router
@@ -244,6 +261,12 @@ public final class GatewayRuntime: @unchecked Sendable {
         let request = incoming.request
         let toTag = (try? request.headers.to)?.tag
         let inDialog = toTag != nil
+        if inDialog, shared != nil, fenced() {
+            // Maybe another node's dialog by now: held until this node knows (``reconcile(_:)``).
+            servers[id] = nil
+            if fencedRequests.count < Self.fencedLimit { fencedRequests.append((incoming, side)) }
+            return
+        }
         let arrival = FederationRouter.Arrival(
             side: side, source: incoming.received.source,
             certificateNames: incoming.received.peerCertificateNames)
@@ -391,7 +414,16 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     private func execute(_ actions: [GatewayCore.Action]) {
         if keeping { return }
+        let fenced = shared != nil && fenced()
         for action in actions {
+            if fenced, fencedActions.count < Self.fencedLimit {
+                switch action {
+                case .respond, .send:
+                    fencedActions.append(action)
+                    continue
+                default: break
+                }
+            }
             switch action {
             case .respond(let id, let response):
                 answer(id, response)
@@ -726,7 +758,8 @@ extension GatewayRuntime {
     private func keepLease(_ shared: any SharedStateStore) {
         let interval = TimeAmount.milliseconds(Int64(shared.leaseSeconds) * 1000 / 3)
         eventLoop.scheduleRepeatedAsyncTask(initialDelay: .zero, delay: interval) { [self] task in
-            eventLoop.makeFutureWithTask { () async throws -> (Bool, [StateRecord]) in
+            let asked = NIODeadline.now()
+            return eventLoop.makeFutureWithTask { () async throws -> (Bool, [StateRecord]) in
                 let kept = try await shared.renewNodeLease()
                 return (kept, kept ? try await shared.takeOverExpired() : [])
             }.map { [self] kept, records in
@@ -740,6 +773,9 @@ extension GatewayRuntime {
                     return
                 }
                 writer?.storeAnswered()
+                let lapsed = asked >= leaseHeldUntil
+                leaseHeldUntil = asked + .seconds(Int64(shared.leaseSeconds))
+                if lapsed || reconciling { reconcile(shared) }
                 if !records.isEmpty { adopt(records) }
             }.recover { [self] error in
                 // Known before a write fails: new subscriptions get 503 from now on.
@@ -752,14 +788,60 @@ extension GatewayRuntime {
     /// Continues the dialogs of a node that stopped, as after a restart: each subscription is
     /// refreshed from here (with this node's Contact, a target refresh), and each watcher is sent
     /// the current state once it is known again.
-    private func adopt(_ records: [StateRecord]) {
-        do {
-            let actions = try core.restore(records, clock: Self.wallClock(), now: .now(), recoveryRate: recoveryRate)
-            logger.notice("took over \(records.count) records of a node whose lease ran out")
-            perform(actions)
-        } catch {
-            logger.error("cannot take over the records of a node whose lease ran out: \(error)")
+    /// Whether this node is fenced: its lease may have lapsed (``leaseHeldUntil``), or it is
+    /// still finding out what another node took over meanwhile.
+    private func fenced() -> Bool {
+        guard reconciling || NIODeadline.now() >= leaseHeldUntil else { return false }
+        if !reconciling, let shared {
+            reconciling = true
+            logger.error(
+                "the lease of node \(shared.node) may have lapsed: answering and sending nothing until it is renewed"
+            )
         }
+        return true
+    }
+
+    /// After the lease lapsed and was renewed: lets go, without a message, of every dialog the
+    /// store no longer lists as this node's (another node took it over meanwhile), then lifts the
+    /// fence and handles what waited behind it. A store that does not answer keeps the fence up
+    /// until the next renewal.
+    private func reconcile(_ shared: any SharedStateStore) {
+        reconciling = true
+        eventLoop.makeFutureWithTask { try await shared.heldRecordIDs() }.whenComplete { [self] result in
+            guard case .success(let held) = result, !keeping else {
+                if case .failure(let error) = result { logger.error("still fenced: \(error)") }
+                return
+            }
+            let lost = core.dialogRecordIDs().filter { !held.contains($0) }
+            if !lost.isEmpty {
+                logger.notice("\(lost.count) records were taken over by another node while this one was fenced")
+                execute(core.disown(lost))
+            }
+            reconciling = false
+            logger.notice("lease of node \(shared.node) renewed: the fence is lifted")
+            let actions = fencedActions.filter {
+                if case .send(_, _, let context) = $0 { return core.holds(context) }
+                return true
+            }
+            let requests = fencedRequests
+            fencedActions = []
+            fencedRequests = []
+            execute(actions)
+            for (incoming, side) in requests { handle(incoming, side: side) }
+        }
+    }
+
+    /// Dialog by dialog: a record that does not decode is left out and reported, and every other
+    /// one is continued.
+    private func adopt(_ records: [StateRecord]) {
+        let (actions, unreadable) = core.restoreReadable(
+            records, clock: Self.wallClock(), now: .now(), recoveryRate: recoveryRate)
+        logger.notice(
+            "took over \(records.count - unreadable.count) records of a node whose lease ran out")
+        for failure in unreadable {
+            logger.error("cannot take over \(failure); the other records are continued")
+        }
+        perform(actions)
     }
 
     /// A request in a dialog this node does not hold: its owner is looked up. A live owner (the
@@ -784,6 +866,11 @@ extension GatewayRuntime {
             guard !keeping else { return }
             if case .success((nil, _)) = result { unknownDialogs.insert(key, now: .now()) }
             switch result {
+            case .success((let owner?, _)) where owner.node == shared.node && core.dialogOwner(of: request) == nil:
+                // Listed as this node's yet not held (a record it could not read when taking it
+                // over): gone, as far as this node can tell (RFC 6665 §4.1.3).
+                unknownDialogs.insert(key, now: .now())
+                handle(incoming, side: side, ownerChecked: true)
             case .success((let owner?, let taken))
             where owner.leaseRemaining > 0 || taken.isEmpty && core.dialogOwner(of: request) == nil:
                 guard request.method != .benotify else { return }

@@ -74,4 +74,31 @@ extension GatewayCore {
         }
         return out
     }
+
+    /// The records of the dialogs this core holds (the kinds ``disown(_:)`` lets go of): what a
+    /// node whose lease lapsed compares with what the store still lists as its own.
+    public func dialogRecordIDs() -> [StateRecordID] {
+        func ids(_ kind: RecordKind, _ keys: [Int]) -> [StateRecordID] {
+            keys.map { StateRecordID(kind: kind.rawValue, key: String($0)) }
+        }
+        return ids(.enterpriseWatch, enterpriseWatches.keys) + ids(.omaLeg, omaLegs.keys)
+            + ids(.omaList, omaLists.keys) + ids(.omaWatch, omaWatches.keys)
+            + ids(.enterpriseLeg, enterpriseLegs.keys) + ids(.winfoWatch, Array(winfoWatches.keys))
+            + ids(.linkedPublication, Array(linked.keys))
+    }
+
+    /// Whether the leg, watch or publication of `context` is still held here.
+    public func holds(_ context: Context) -> Bool {
+        switch context {
+        case .enterpriseWatch(let key): enterpriseWatches[key] != nil
+        case .omaLeg(let key): omaLegs[key] != nil
+        case .omaList(let key): omaLists[key] != nil
+        case .serverWatch(let key): serverWatches[key] != nil
+        case .omaWatch(let key): omaWatches[key] != nil
+        case .winfoWatch(let key): winfoWatches[key] != nil
+        case .enterpriseLeg(let key): enterpriseLegs[key] != nil
+        case .linkedPublication(let key): linked[key] != nil
+        case .servicePublish: true
+        }
+    }
 }

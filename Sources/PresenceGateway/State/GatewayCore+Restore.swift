@@ -27,7 +27,30 @@ extension GatewayCore {
         _ records: [StateRecord], clock: WallClock, now: NIODeadline,
         recoveryRate: Int = 1000, sliceSize: Int = 2_000
     ) throws(RestoreError) -> [Action] {
+        try restore(records, clock: clock, now: now, recoveryRate: recoveryRate, sliceSize: sliceSize, skipping: false)
+            .actions
+    }
+
+    /// ``restore(_:clock:now:recoveryRate:sliceSize:)`` record by record: each record that does
+    /// not decode is left out and reported, the others are restored (a node taking over another's
+    /// dialogs continues every one it can; docs/state.md, "Several nodes").
+    public mutating func restoreReadable(
+        _ records: [StateRecord], clock: WallClock, now: NIODeadline, recoveryRate: Int = 1000
+    ) -> (actions: [Action], unreadable: [RestoreError]) {
+        do {
+            return try restore(
+                records, clock: clock, now: now, recoveryRate: recoveryRate, sliceSize: 2_000, skipping: true)
+        } catch {
+            return ([], [error])
+        }
+    }
+
+    private mutating func restore(
+        _ records: [StateRecord], clock: WallClock, now: NIODeadline, recoveryRate: Int, sliceSize: Int,
+        skipping: Bool
+    ) throws(RestoreError) -> (actions: [Action], unreadable: [RestoreError]) {
         var decoded = Decoded()
+        decoded.skipUnreadable = skipping
         try decoded.read(records, core: self, clock: clock, sliceSize: sliceSize)
         var out: [Action] = []
         var dropped: [Int: EnterpriseWatch] = [:]
@@ -109,7 +132,7 @@ extension GatewayCore {
         out += restoreLinked(decoded.linked, now: now)
         out += compositorRestored(decoded.publications, now: now)
         out += restoreWinfoWatches(decoded.winfoWatches, now: now)
-        return out + watcherInfoChanges(now: now)
+        return (out + watcherInfoChanges(now: now), decoded.unreadable)
     }
 
     /// Watcher information subscriptions: back in their dialogs with their expiry (one that ran
@@ -424,6 +447,9 @@ extension GatewayCore {
         var pools: [String: String] = [:]
         var batchRefused = false
         var winfoWatches: [Int: WinfoWatch] = [:]
+        /// Leave out a record that does not decode (into ``unreadable``) rather than fail.
+        var skipUnreadable = false
+        var unreadable: [RestoreError] = []
 
         /// Reads every record; a large store in slices on every core (decoding the JSON is most of
         /// a restart's time: `gateway-bench state`), merged in the records' order, so the result
@@ -440,8 +466,10 @@ extension GatewayCore {
                 return
             }
             let parts = Mutex<[Int: Result<Decoded, RestoreError>]>([:])
+            let skipUnreadable = skipUnreadable
             DispatchQueue.concurrentPerform(iterations: slices) { slice in
                 var part = Decoded()
+                part.skipUnreadable = skipUnreadable
                 let range = slice * records.count / slices..<(slice + 1) * records.count / slices
                 let result = Result { () throws(RestoreError) -> Decoded in
                     try part.read(records[range], core: core, clock: clock)
@@ -464,7 +492,9 @@ extension GatewayCore {
                 do throws(RestoreError.Detail) {
                     try read(record, decoder: decoder, core: core, clock: clock)
                 } catch {
-                    throw RestoreError(kind: record.kind, key: record.key, detail: error.text)
+                    let failure = RestoreError(kind: record.kind, key: record.key, detail: error.text)
+                    guard skipUnreadable else { throw failure }
+                    unreadable.append(failure)
                 }
             }
         }
@@ -483,6 +513,7 @@ extension GatewayCore {
             pools.merge(other.pools) { _, later in later }
             batchRefused = batchRefused || other.batchRefused
             winfoWatches.merge(other.winfoWatches) { _, later in later }
+            unreadable += other.unreadable
         }
 
         private mutating func read(
