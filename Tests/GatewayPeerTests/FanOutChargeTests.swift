@@ -107,6 +107,29 @@ import Testing
         #expect(carol?.uri.description == "sip:carol@oma.example")
     }
 
+    /// Past a sender's burst its fan-out is paced; another sender's subscription meanwhile does
+    /// not wait behind it (scaled down: a burst of 5 and 10/s; by default 1,000 and 500/s).
+    @Test func aSendersFanOutPastItsBurstIsPacedAndOthersAreNot() async throws {
+        let gw = try await HostilePeerTests.Edge(extra: "limits: { fan-out-burst: 5, fan-out-rate: 10 }")
+        defer { Task { await gw.stop() } }
+        func subscribed(for seconds: Double) async -> Set<String> {
+            Set(await gw.kamailio.receive(for: seconds).compactMap(\.request).filter { $0.method == .subscribe }
+                .map(\.uri.description))
+        }
+        let resources = (1...20).map { "sip:p\($0)@oma.example" }
+        let (text, body) = Self.batch(resources, as: "bob", from: gw.edge)
+        gw.edge.send(text, body: body, to: gw.enterprise)
+        let early = await subscribed(for: 0.4)
+        #expect((5...9).contains(early.count), "\(early.count) SUBSCRIBEs in the first 0.4 s")
+        let other = try LoopbackDatagramPeer(host: "127.0.0.2")
+        let (otherText, otherBody) = Self.batch(["sip:q1@oma.example"], as: "u1", from: other)
+        other.send(otherText, body: otherBody, to: gw.enterprise)
+        let meanwhile = await subscribed(for: 0.3)
+        #expect(meanwhile.contains("sip:q1@oma.example"), "another sender waited behind the fan-out")
+        let rest = await subscribed(for: 2.2)
+        #expect(early.union(meanwhile).union(rest).filter { $0.hasPrefix("sip:p") }.count == 20)
+    }
+
     @Test func aPresentityHoldsAFewWatcherInfoSubscriptionsNotThousands() async throws {
         let gw = try await HostilePeerTests.Edge(extra: """
             presentities:

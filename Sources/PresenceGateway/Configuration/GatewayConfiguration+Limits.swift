@@ -23,6 +23,14 @@ extension GatewayConfiguration {
         /// Requests per second from one source address that is not a configured peer (in and out
         /// of dialogs); configured peers use their own `rate-limit`.
         public var unconfiguredPeerRate = 200.0
+        /// Subscriptions the gateway starts at once for one sender's requests (a batch's legs, a
+        /// list's members, a dissolved list's members, a linked identity's stand-ins); past it
+        /// they are paced at ``fanOutRate`` per second, so that one sender's fan-out neither
+        /// floods the other side nor queues everyone else's behind it. As large as a batch may be
+        /// by default: one request of the largest allowed size goes out at once.
+        public var fanOutBurst = 1_000
+        /// Per second, per sender, past ``fanOutBurst``.
+        public var fanOutRate = 500.0
 
         public init() {}
     }
@@ -30,7 +38,7 @@ extension GatewayConfiguration {
     static func limits(_ node: ConfigurationNode) throws(ConfigurationError) -> Limits {
         let m = try node.mapping(known: [
             "subscriptions-per-watcher", "subscriptions-per-peer", "resources-per-batch", "dialogs",
-            "unconfigured-peer-rate",
+            "unconfigured-peer-rate", "fan-out-burst", "fan-out-rate",
         ])
         var limits = Limits()
         if let v = m["subscriptions-per-watcher"] { limits.subscriptionsPerWatcher = try v.integer(in: 1...1_000_000) }
@@ -38,6 +46,8 @@ extension GatewayConfiguration {
         if let v = m["resources-per-batch"] { limits.resourcesPerBatch = try v.integer(in: 1...100_000) }
         if let v = m["dialogs"] { limits.dialogs = try v.integer(in: 1...100_000_000) }
         if let v = m["unconfigured-peer-rate"] { limits.unconfiguredPeerRate = try v.number(in: 0.1...1_000_000) }
+        if let v = m["fan-out-burst"] { limits.fanOutBurst = try v.integer(in: 1...1_000_000) }
+        if let v = m["fan-out-rate"] { limits.fanOutRate = try v.number(in: 1...1_000_000) }
         return limits
     }
 

@@ -76,6 +76,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// The most requests and actions held while fenced; past them they are dropped (the peers
     /// retransmit their requests).
     static let fencedLimit = 100_000
+    /// Each sender's fan-out pace, and the dialog-creating SUBSCRIBEs waiting for it
+    /// (``GatewayConfiguration/Limits/fanOutBurst``; docs/security.md).
+    private var paced: [String: PacedSender] = [:]
+    private var pacingScheduled = false
     private let mapped = Counter(label: "gateway_notifies_sent_total")
     private let sendFailures = Counter(label: "gateway_send_failures_total")
     private let failovers = Counter(label: "gateway_target_failovers_total")
@@ -525,6 +529,56 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     private func send(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
+        // A subscription started for a sender's request waits its turn past the sender's burst.
+        if request.method == .subscribe, (try? request.headers.to)?.tag == nil,
+            let sender = core.fanOutSender(of: context)
+        {
+            let now = NIODeadline.now()
+            let limits = core.configuration.limits
+            var pace =
+                paced[sender]
+                ?? PacedSender(
+                    bucket: TokenBucket(rate: limits.fanOutRate, burst: Double(limits.fanOutBurst), now: now))
+            if pace.isIdle, pace.bucket.take(now: now) {
+                paced[sender] = pace
+            } else {
+                pace.waiting.append((request, side, context))
+                paced[sender] = pace
+                return schedulePacing()
+            }
+            if paced.count > Self.pacedSendersKept {
+                paced = paced.filter { !$0.value.isIdle || !$0.value.bucket.isFull(now: now) }
+            }
+        }
+        sendNow(request, side: side, context: context)
+    }
+
+    /// Senders whose pace is remembered while idle; past it the ones fully refilled are dropped.
+    static let pacedSendersKept = 10_000
+
+    private func schedulePacing() {
+        guard !pacingScheduled else { return }
+        pacingScheduled = true
+        eventLoop.scheduleTask(in: .milliseconds(10)) { [self] in
+            pacingScheduled = false
+            let now = NIODeadline.now()
+            var waiting = false
+            for sender in paced.keys {
+                guard var pace = paced[sender], !pace.isIdle else { continue }
+                var due: [(SIPRequest, GatewayConfiguration.Side, GatewayCore.Context)] = []
+                while let next = pace.next(now: now) { due.append(next) }
+                paced[sender] = pace
+                waiting = waiting || !pace.isIdle
+                // Sent unless what it was for ended meanwhile.
+                for (request, side, context) in due where core.holds(context) {
+                    sendNow(request, side: side, context: context)
+                }
+            }
+            if waiting { schedulePacing() }
+        }
+    }
+
+    private func sendNow(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
         guard let layer = layers[side] else { return noRoute(request, context: context) }
         if request.method == .notify || request.method == .benotify { mapped.increment() }
         if (try? request.headers.to)?.tag != nil, let owner = core.peer(of: context),
@@ -930,5 +984,29 @@ struct RecentKeys {
             if seen.count >= capacity { seen.removeAll() }
         }
         seen[key] = now + lifetime
+    }
+}
+
+/// One sender's fan-out pace: a token bucket, and the SUBSCRIBEs waiting for a token in order.
+struct PacedSender {
+    var bucket: TokenBucket
+    var waiting: [(SIPRequest, GatewayConfiguration.Side, GatewayCore.Context)] = []
+    private var head = 0
+
+    init(bucket: TokenBucket) { self.bucket = bucket }
+
+    var isIdle: Bool { head == waiting.count }
+
+    /// The next waiting SUBSCRIBE, when a token is there for it.
+    mutating func next(now: NIODeadline) -> (SIPRequest, GatewayConfiguration.Side, GatewayCore.Context)? {
+        guard !isIdle, bucket.take(now: now) else { return nil }
+        defer {
+            head += 1
+            if isIdle {
+                waiting = []
+                head = 0
+            }
+        }
+        return waiting[head]
     }
 }

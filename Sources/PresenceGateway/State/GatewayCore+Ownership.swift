@@ -101,4 +101,26 @@ extension GatewayCore {
         case .servicePublish: true
         }
     }
+
+    /// Whom a dialog-creating SUBSCRIBE of `context` is started for, for pacing fan-outs
+    /// (``GatewayConfiguration/Limits/fanOutBurst``): the sender charged for an OMA leg; the
+    /// sender of the OMA watch an enterprise leg serves (a linked identity's stand-ins by the
+    /// identity); nil for what no sender caused.
+    public func fanOutSender(of context: Context) -> String? {
+        switch context {
+        case .omaLeg(let key): return omaLegs[key]?.charged?.value
+        case .omaList(let key):
+            return omaLists[key].flatMap { enterpriseWatches[$0.watch]?.peer }.map(loadKey)
+        case .enterpriseLeg(let key):
+            guard let watchKey = enterpriseLegs[key]?.watches.first(where: { _ in true })?.value,
+                let watch = omaWatches[watchKey]
+            else {
+                return nil
+            }
+            if let identity = watch.mirrorOf { return "mirror " + identity }
+            return watch.peer.map(loadKey)
+        case .enterpriseWatch, .serverWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish:
+            return nil
+        }
+    }
 }
