@@ -1,7 +1,52 @@
 import Foundation
 public import Logging
 import NIOCore
+import NIOSSL
 import PostgresNIO
+
+/// How the connection to PostgreSQL is secured, as libpq's `sslmode` and `sslrootcert` say
+/// (PostgreSQL's documentation, "SSL Support" in libpq): `disable` plain; `prefer` TLS when the
+/// server offers it, unverified (libpq's default); `require` TLS, unverified; `verify-ca` TLS with
+/// a certificate from a trusted CA; `verify-full` that, and naming the host.
+public struct PostgresTLS: Sendable, Hashable {
+    public enum Mode: String, Sendable, Hashable, CaseIterable {
+        case disable, prefer, require
+        case verifyCA = "verify-ca"
+        case verifyFull = "verify-full"
+    }
+
+    public var mode: Mode
+    /// A PEM file of the CAs to trust (`sslrootcert`); nil: the system's.
+    public var rootCertificates: String?
+
+    public init(mode: Mode = .prefer, rootCertificates: String? = nil) {
+        self.mode = mode
+        self.rootCertificates = rootCertificates
+    }
+
+    /// The TLS settings of a client connection in this mode; nil for `disable`.
+    func configuration() -> TLSConfiguration? {
+        guard mode != .disable else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case .disable, .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let rootCertificates { tls.trustRoots = .file(rootCertificates) }
+        return tls
+    }
+
+    var connection: PostgresConnection.Configuration.TLS {
+        guard let tls = configuration(), let context = try? NIOSSLContext(configuration: tls) else { return .disable }
+        return mode == .prefer ? .prefer(context) : .require(context)
+    }
+
+    var client: PostgresClient.Configuration.TLS {
+        guard let tls = configuration() else { return .disable }
+        return mode == .prefer ? .prefer(tls) : .require(tls)
+    }
+}
 
 /// The gateway's state in a PostgreSQL database several nodes share (docs/state.md, "Several
 /// nodes"), through postgres-nio.
@@ -88,13 +133,21 @@ public final class PostgresStateStore: SharedStateStore {
     /// tables or a newer schema is an error naming the database (never the password).
     public static func open(
         host: String, port: Int, user: String, password: String?, database: String, node: String,
-        leaseSeconds: Int = 30, migrations: [Migration] = migrations,
+        leaseSeconds: Int = 30, tls: PostgresTLS = PostgresTLS(), migrations: [Migration] = migrations,
         logger: Logger = Logger(label: "presence-gateway.state")
     ) async throws(StateStoreError) -> PostgresStateStore {
         let location = "postgres://\(host):\(port)/\(database)"
+        if let configuration = tls.configuration() {
+            // A CA file that cannot be read is said so, not reported as a refused connection.
+            do { _ = try NIOSSLContext(configuration: configuration) } catch {
+                throw StateStoreError(
+                    .unreachable, location: location,
+                    "sslrootcert \(tls.rootCertificates ?? "(system)"): \(error)")
+            }
+        }
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: user, password: password, database: database,
-            tls: .disable)
+            tls: tls.client)
         configuration.options.connectTimeout = .seconds(3)
         configuration.options.maximumConnections = 4
         // One connection first: a refused connection or password is reported at once, with the
@@ -103,7 +156,7 @@ public final class PostgresStateStore: SharedStateStore {
             let connection = try await PostgresConnection.connect(
                 configuration: PostgresConnection.Configuration(
                     host: host, port: port, username: user, password: password, database: database,
-                    tls: .disable),
+                    tls: tls.connection),
                 id: 0, logger: logger)
             try await connection.close()
         } catch {

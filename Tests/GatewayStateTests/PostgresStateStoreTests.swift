@@ -171,6 +171,32 @@ struct PostgresStateStoreTests {
         }
     }
 
+    /// TLS to the database as libpq's `sslmode` says (docs/state.md, "Several nodes"): against a
+    /// server that refuses connections without TLS, `verify-full` with its CA opens and works,
+    /// `disable` is refused, and `verify-full` with another CA fails on the certificate.
+    @Test func theConnectionIsTLSAsSSLModeSays() async throws {
+        try await PostgresCluster.with { cluster in
+            let database = try await cluster.createDatabase()
+            let ca = try await cluster.makeCertificate("server")
+            let other = try await cluster.makeCertificate("other")
+            try await cluster.requireTLS(certificate: "server")
+            func open(_ tls: PostgresTLS) async throws -> PostgresStateStore {
+                try await PostgresStateStore.open(host: "127.0.0.1", port: Int(cluster.port), user: PostgresCluster.user,
+                                                  password: PostgresCluster.password, database: database, node: "gw1", tls: tls)
+            }
+            let store = try await open(PostgresTLS(mode: .verifyFull, rootCertificates: ca))
+            #expect(try await store.renewNodeLease())
+            #expect(try await store.write([.put(Self.record("1"))]).isEmpty)
+            await store.close()
+            await #expect(throws: StateStoreError.self) { _ = try await open(PostgresTLS(mode: .disable)) }
+            await #expect {
+                _ = try await open(PostgresTLS(mode: .verifyFull, rootCertificates: other))
+            } throws: { error in
+                "\(error)".lowercased().contains("certificate")
+            }
+        }
+    }
+
     @Test func aWrongPasswordIsTheServersOwnMessageWithoutThePassword() async throws {
         try await PostgresCluster.with { cluster in
             let database = try await cluster.createDatabase()

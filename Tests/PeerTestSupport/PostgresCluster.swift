@@ -59,6 +59,35 @@ public final class PostgresCluster: @unchecked Sendable {
         try await Self.run("pg_ctl", ["-D", directory + "/data", "-l", directory + "/server.log", "-o", options, "-w", "-t", "30", "start"])
     }
 
+    /// A new self-signed certificate for 127.0.0.1 (PEM), its key beside it, both readable by the
+    /// server; the certificate's path (the CA a client trusts). `name` tells two apart.
+    public func makeCertificate(_ name: String) async throws -> String {
+        let (certificate, key) = (directory + "/\(name).crt", directory + "/\(name).key")
+        let made = try await runProgram("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "2",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        guard made.status == 0 else { throw PeerError("openssl: \(made.output)") }
+        _ = try await runProgram("/bin/chmod", ["600", key])
+        if getuid() == 0 { _ = try await runProgram("/bin/chown", ["postgres:postgres", certificate, key]) }
+        return certificate
+    }
+
+    /// Serves TLS with the certificate `name` (``makeCertificate(_:)``) and refuses TCP
+    /// connections without it, then restarts the server.
+    public func requireTLS(certificate name: String) async throws {
+        let configuration = directory + "/data/postgresql.conf"
+        let settings = "\nssl = on\nssl_cert_file = '\(directory)/\(name).crt'\nssl_key_file = '\(directory)/\(name).key'\n"
+        try (try String(contentsOfFile: configuration, encoding: .utf8) + settings)
+            .write(toFile: configuration, atomically: false, encoding: .utf8)
+        let hba = directory + "/data/pg_hba.conf"
+        let rules = try String(contentsOfFile: hba, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.hasPrefix("host ") ? "hostssl " + $0.dropFirst(5) : String($0) }
+        try rules.joined(separator: "\n").write(toFile: hba, atomically: false, encoding: .utf8)
+        await stop()
+        try await startServer()
+    }
+
     /// Stops the server: `immediately` as if it crashed (no checkpoint, connections cut).
     public func stop(immediately: Bool = false) async {
         _ = try? await Self.run("pg_ctl", ["-D", directory + "/data", "-m", immediately ? "immediate" : "fast", "-w", "-t", "30", "stop"])

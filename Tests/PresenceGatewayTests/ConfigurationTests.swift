@@ -1,3 +1,4 @@
+import GatewayState
 import PresenceGateway
 import SIPMessages
 import Testing
@@ -55,6 +56,26 @@ import Testing
         oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:5070" }
 
         """
+
+    /// libpq's `sslmode` and `sslrootcert` in a PostgreSQL URL; anything else in its query is
+    /// refused where it stands.
+    @Test func aPostgresURLSaysHowTheConnectionIsSecured() throws {
+        func postgres(_ url: String) throws -> GatewayConfiguration.State.Postgres? {
+            let yaml = GatewayConfiguration.defaultYAML.replacingOccurrences(
+                of: "state: { store: sqlite, path: state/presence-gateway.db }",
+                with: "state: { store: postgres, url: \"\(url)\", node: gw1 }")
+            guard case .postgres(let postgres) = try GatewayConfiguration(yaml: yaml).state.store else { return nil }
+            return postgres
+        }
+        #expect(try postgres("postgres://gw:pw@db.example:5433/gateway")?.tls == PostgresTLS(mode: .prefer))
+        let verified = try postgres("postgres://gw:pw@db.example/gateway?sslmode=verify-full&sslrootcert=/etc/ssl/pg%20ca.pem")
+        #expect(verified?.tls == PostgresTLS(mode: .verifyFull, rootCertificates: "/etc/ssl/pg ca.pem"))
+        #expect(verified?.database == "gateway" && verified?.port == 5432)
+        #expect(try postgres("postgres://gw@db.example/gateway?sslmode=disable")?.tls.mode == .disable)
+        for bad in ["?sslmode=always", "?sslcert=/x.pem", "?sslmode"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try postgres("postgres://gw@db.example/gateway\(bad)") }
+        }
+    }
 
     @Test func validSmallConfiguration() throws {
         let config = try GatewayConfiguration(yaml: Self.valid)

@@ -1,3 +1,4 @@
+public import GatewayState
 extension GatewayConfiguration {
     /// Where the gateway keeps its state so that no bridged subscription is lost on a crash, an
     /// upgrade or the loss of a node (YAML `state:`; docs/state.md).
@@ -7,7 +8,8 @@ extension GatewayConfiguration {
     ///   store: sqlite                 # sqlite (the default), postgres, or memory (nothing kept)
     ///   path: state/presence-gateway.db   # sqlite: the file, relative to the working directory
     ///   synchronous: full             # sqlite: full (a commit survives a power loss) or normal
-    ///   url: "postgres://gateway:secret@127.0.0.1:5432/gateway"   # postgres
+    ///   url: "postgres://gateway:secret@127.0.0.1:5432/gateway"   # postgres; may end in
+    ///                                 # ?sslmode=verify-full&sslrootcert=/etc/ssl/pg-ca.pem
     ///   node: gw1                     # postgres: this node's name, one per node
     ///   lease: 30                     # postgres: seconds before a stopped node's dialogs are taken over
     ///   recovery-rate: 1000           # subscriptions refreshed per second after a restart or takeover
@@ -35,6 +37,9 @@ extension GatewayConfiguration {
             public var node: String
             /// Seconds a node's dialogs stay its own after it last renewed its lease.
             public var leaseSeconds: Int
+            /// How the connection is secured (`sslmode`, `sslrootcert` in the URL's query, as
+            /// libpq reads them; `prefer` when not given).
+            public var tls = PostgresTLS()
 
             /// Where, for messages: no credentials.
             public var location: String { "postgres://\(host):\(port)/\(database)" }
@@ -111,11 +116,30 @@ extension GatewayConfiguration {
         return state
     }
 
-    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE` (or `postgresql://`); the host an IP
-    /// literal or a name, IPv6 in brackets.
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE]` (or
+    /// `postgresql://`); the host an IP literal or a name, IPv6 in brackets.
     static func postgres(_ node: ConfigurationNode) throws(ConfigurationError) -> State.Postgres {
-        let text = try node.string()
-        let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+        var text = try node.string()
+        let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]"
+        var tls = PostgresTLS()
+        if let question = text.firstIndex(of: "?") {
+            for parameter in text[text.index(after: question)...].split(separator: "&") {
+                let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+                switch (pair.first, pair.count == 2 ? pair[1] : nil) {
+                case ("sslmode", let value?):
+                    guard let mode = PostgresTLS.Mode(rawValue: value) else {
+                        let modes = PostgresTLS.Mode.allCases.map(\.rawValue).joined(separator: ", ")
+                        throw node.error("sslmode=\(value): expected one of \(modes)")
+                    }
+                    tls.mode = mode
+                case ("sslrootcert", let value?) where !value.isEmpty:
+                    tls.rootCertificates = value.removingPercentEncodingIfPossible
+                default:
+                    throw node.error("\(parameter): only sslmode and sslrootcert are read from the URL's query")
+                }
+            }
+            text = String(text[..<question])
+        }
         var rest = Substring(text)
         guard let scheme = ["postgres://", "postgresql://"].first(where: { rest.hasPrefix($0) }) else {
             throw node.error(expected)
@@ -161,7 +185,7 @@ extension GatewayConfiguration {
         }
         return State.Postgres(
             host: String(host), port: port, user: String(user).removingPercentEncodingIfPossible, password: password,
-            database: database, node: "", leaseSeconds: 30)
+            database: database, node: "", leaseSeconds: 30, tls: tls)
     }
 }
 

@@ -659,7 +659,7 @@ public final class GatewayServer: @unchecked Sendable {
             store = try await PostgresStateStore.open(
                 host: postgres.host, port: postgres.port, user: postgres.user, password: postgres.password,
                 database: postgres.database, node: postgres.node, leaseSeconds: postgres.leaseSeconds,
-                logger: Logger(label: "presence-gateway.state"))
+                tls: postgres.tls, logger: Logger(label: "presence-gateway.state"))
         }
         do {
             return (store, try await store.load())
