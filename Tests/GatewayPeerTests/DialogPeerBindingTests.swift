@@ -1,5 +1,8 @@
 import Foundation
+import NIOPosix
 import PeerTestSupport
+import PresenceGateway
+import Prometheus
 import SIPMessages
 import Testing
 
@@ -170,5 +173,79 @@ import Testing
         // Accepted into the leg (relayed on: into the enterprise it is too large for UDP as well,
         // and goes over TCP, where this test's edge does not listen).
         #expect(try await send(from: "127.0.0.4", cseq: 11) == 200)
+    }
+
+    /// A reload that moves a configured peer to another address moves its dialogs with it: the
+    /// gateway's requests in them go to the new address, not to the old one (where nothing may
+    /// answer any more, and the dialog would end).
+    @Test func aReloadThatMovesAPeerMovesItsDialogs() async throws {
+        let kamailio = try LoopbackDatagramPeer()
+        let oldEdge = try LoopbackDatagramPeer(host: "127.0.0.5"), newEdge = try LoopbackDatagramPeer(host: "127.0.0.6")
+        func yaml(_ edge: LoopbackDatagramPeer) -> String {
+            """
+            state: { store: memory }
+            listen:
+              - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
+              - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }
+            enterprise: { domains: [contoso.com], next-hop: "sip:\(edge.hostPort);transport=udp" }
+            oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(kamailio.port);transport=udp" }
+            peers:
+              - { name: edge, address: \(edge.host), port: \(edge.port), side: enterprise, network: sameEnterprise, trusted: true }
+              - { name: kamailio, address: 127.0.0.1, port: \(kamailio.port), side: oma }
+            presentities:
+              default:
+                defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+            subscriptions: { piggyback-wait-ms: 300 }
+            """
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("move-\(UInt32.random(in: 0...UInt32.max)).yaml")
+        try yaml(oldEdge).write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try GatewayServer(
+            configuration: try GatewayConfiguration(yaml: yaml(oldEdge)), configurationFile: file.path,
+            registry: PrometheusCollectorRegistry(), eventLoop: group.next())
+        try await server.start()
+        defer {
+            Task {
+                await server.stop(grace: .milliseconds(200))
+                try? await group.shutdownGracefully()
+            }
+        }
+        let oma = UInt16(try #require(server.bound[.oma]?.first?.port))
+        func watch(cseq: Int, expires: Int, toTag: String? = nil) {
+            kamailio.send("""
+                SUBSCRIBE sip:bob@contoso.com SIP/2.0
+                Via: SIP/2.0/UDP \(kamailio.hostPort);branch=z9hG4bKmv\(cseq);rport
+                Max-Forwards: 70
+                From: <sip:dave@oma.example>;tag=mv1
+                To: <sip:bob@contoso.com>\(toTag.map { ";tag=\($0)" } ?? "")
+                Call-ID: move1@oma
+                CSeq: \(cseq) SUBSCRIBE
+                Contact: <sip:dave@\(kamailio.hostPort)>
+                Event: presence
+                Accept: application/pidf+xml
+                Expires: \(expires)
+
+                """, to: oma)
+        }
+        watch(cseq: 1, expires: 600)
+        let leg = try #require(await oldEdge.request(.subscribe, within: 2), "the leg did not reach the edge")
+        oldEdge.answer(leg, to: UInt16(try #require(server.bound[.enterprise]?.first?.port)), toTag: "e1", extra: "Expires: 600\n")
+        var toTag: String?
+        for message in await kamailio.receive(for: 1) {
+            if let response = message.response, response.statusCode == 200 { toTag = (try? response.headers.to)?.tag }
+            if let notify = message.request { kamailio.answer(notify, to: oma) }
+        }
+        let watcherTag = try #require(toTag, "dave was not answered")
+
+        // The edge moves to 127.0.0.6; dave leaves: the leg's unsubscribe goes to the edge's new address.
+        try yaml(newEdge).write(to: file, atomically: true, encoding: .utf8)
+        _ = try await server.reload()
+        watch(cseq: 2, expires: 0, toTag: watcherTag)
+        let unsubscribe = await newEdge.request(.subscribe, within: 2)
+        #expect(unsubscribe?.headers.callID == leg.headers.callID, "the leg's unsubscribe did not reach the edge's new address")
+        #expect(unsubscribe?.headers[.expires] == "0")
+        #expect(await oldEdge.receive(for: 0.3).compactMap(\.request).filter { $0.method == .subscribe }.isEmpty)
     }
 }

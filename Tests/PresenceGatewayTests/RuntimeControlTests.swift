@@ -65,6 +65,13 @@ import Testing
         #expect(s.runtime.bridgedSubscriptions(uri: "sip:dave@oma.example;transport=udp", side: nil).map(\.id) == [oma.id])
         #expect(s.runtime.bridgedSubscriptions(uri: nil, side: .oma).map(\.id) == [oma.id])
         #expect(s.runtime.bridgedSubscriptions(uri: "sip:nobody@oma.example", side: nil).isEmpty)
+        // A page is what the whole list holds there, with the number in all.
+        let second = s.runtime.bridgedSubscriptions(uri: nil, side: nil, offset: 1, limit: 1)
+        #expect(second.total == 2 && second.page.map(\.id) == [all[1].id])
+        let filtered = s.runtime.bridgedSubscriptions(uri: "sip:carol@oma.example", side: nil, offset: 0, limit: 5)
+        #expect(filtered.total == 1 && filtered.page.map(\.id) == [enterprise.id])
+        let beyond = s.runtime.bridgedSubscriptions(uri: nil, side: nil, offset: 2, limit: 5)
+        #expect(beyond.total == 2 && beyond.page.isEmpty)
     }
 
     @Test func endingASubscriptionNotifiesTheWatcherAndUnsubscribesTheOtherLeg() throws {

@@ -59,33 +59,47 @@ extension GatewayCore {
         uri: String? = nil, side: GatewayConfiguration.Side? = nil,
         now: NIODeadline
     ) -> [BridgedSubscription] {
+        bridgedSubscriptions(uri: uri, side: side, now: now, offset: 0, limit: .max).page
+    }
+
+    /// One page of ``bridgedSubscriptions(uri:side:now:)`` and how many there are in all: only
+    /// the page's are described (without `uri`; with it, each is, to be matched), so that the
+    /// admin API and the status page cost the relay's loop a page, not the whole table.
+    public func bridgedSubscriptions(
+        uri: String?, side: GatewayConfiguration.Side?, now: NIODeadline, offset: Int, limit: Int
+    ) -> (total: Int, page: [BridgedSubscription]) {
         let wanted = uri.map { WatcherIdentity.addressOfRecord($0) ?? $0 }
         func matches(_ subscription: BridgedSubscription) -> Bool {
             guard let wanted else { return true }
             let names = [subscription.watcher] + subscription.resources.map(\.uri)
             return names.contains { (WatcherIdentity.addressOfRecord($0) ?? $0) == wanted }
         }
+        var total = 0
         var out: [BridgedSubscription] = []
+        func add(_ describe: () -> BridgedSubscription?) {
+            let inPage = total >= offset && out.count < limit
+            if wanted == nil, !inPage {
+                total += 1
+                return
+            }
+            guard let subscription = describe(), matches(subscription) else { return }
+            if total >= offset, out.count < limit { out.append(subscription) }
+            total += 1
+        }
         if side != .oma {
             for key in enterpriseWatches.keys.sorted() {
-                guard let watch = enterpriseWatches[key],
-                    let subscription = describe(enterpriseWatch: key, watch, now: now),
-                    matches(subscription)
-                else { continue }
-                out.append(subscription)
+                guard let watch = enterpriseWatches[key] else { continue }
+                add { describe(enterpriseWatch: key, watch, now: now) }
             }
         }
         if side != .enterprise {
             for key in omaWatches.keys.sorted() {
                 // A list member's watch is shown as a resource of its list; a mirror is no watcher's.
-                guard let watch = omaWatches[key], watch.takesQuota, watch.listOwner == nil,
-                    case let subscription = describe(omaWatch: key, watch, now: now),
-                    matches(subscription)
-                else { continue }
-                out.append(subscription)
+                guard let watch = omaWatches[key], watch.takesQuota, watch.listOwner == nil else { continue }
+                add { describe(omaWatch: key, watch, now: now) }
             }
         }
-        return out
+        return (total, out)
     }
 
     /// Ends the bridged subscription `id` as a shutdown would, with `reason` (`deactivated` or

@@ -4,13 +4,20 @@ import NIOCore
 extension AdminAPI {
     /// `GET /`: a page an operator can open in a browser, plain HTML without scripts: the bridged
     /// subscriptions per side, each peer with its health, and the last failures.
+    /// Each side's first ``statusPageRows`` subscriptions only, and their number: a load costs
+    /// the relay's loop two pages, not the whole table.
     func statusPage(on loop: any EventLoop) -> EventLoopFuture<Reply> {
-        subscriptions(nil, nil).and(peers()).map { subscriptions, peers in
-            Reply(
-                status: .ok, type: "text/html; charset=utf-8",
-                body: Array(Self.page(subscriptions, peers, at: Date()).utf8))
-        }
+        subscriptions(nil, .enterprise, 0, Self.statusPageRows)
+            .and(subscriptions(nil, .oma, 0, Self.statusPageRows)).and(peers())
+            .map { sides, peers in
+                let (enterprise, oma) = sides
+                return Reply(
+                    status: .ok, type: "text/html; charset=utf-8",
+                    body: Array(Self.page([.enterprise: enterprise, .oma: oma], peers, at: Date()).utf8))
+            }
     }
+
+    static let statusPageRows = 200
 
     static func escape(_ text: String) -> String {
         var out = ""
@@ -27,7 +34,9 @@ extension AdminAPI {
         return out
     }
 
-    static func page(_ subscriptions: [Subscription], _ peers: [PeerHealth], at now: Date) -> String {
+    static func page(
+        _ sides: [GatewayConfiguration.Side: (total: Int, page: [Subscription])], _ peers: [PeerHealth], at now: Date
+    ) -> String {
         let time = ISO8601DateFormatter()
         func ago(_ date: Date?) -> String {
             guard let date else { return "never" }
@@ -43,11 +52,11 @@ extension AdminAPI {
         }
         var sections: [String] = []
         for side in GatewayConfiguration.Side.allCases {
-            let mine = subscriptions.filter { $0.side == side.rawValue }
+            let (total, mine) = sides[side] ?? (0, [])
             let title =
                 side == .enterprise
                 ? "Enterprise watchers → OMA presentities" : "OMA watchers → enterprise presentities"
-            let rows = mine.prefix(200).map { s in
+            let rows = mine.map { s in
                 [
                     escape(s.id), escape(s.watcher), escape(s.state), escape(s.format ?? ""),
                     s.resources.map { r in escape(r.uri) + (r.leg.map { " (" + escape($0.state) + ")" } ?? "") }.joined(
@@ -55,9 +64,10 @@ extension AdminAPI {
                     s.expiresIn.map { "\($0)&nbsp;s" } ?? "",
                 ]
             }
-            let more = mine.count > 200 ? "<p>… and \(mine.count - 200) more: <code>GET /subscriptions</code>.</p>" : ""
+            let more =
+                total > mine.count ? "<p>… and \(total - mine.count) more: <code>GET /subscriptions</code>.</p>" : ""
             sections.append(
-                "<h2>\(title): \(mine.count)</h2>\n"
+                "<h2>\(title): \(total)</h2>\n"
                     + table(["id", "watcher", "state", "format", "resources (leg)", "expires"], rows) + more)
         }
         let peerRows = peers.map { p in

@@ -26,8 +26,11 @@ public struct AdminAPI: Sendable {
     public var hostNames: [String] = []
     /// State-changing requests are taken without a token.
     public var tokenlessControl = false
+    /// A page of the bridged subscriptions (`offset`, `limit`) and how many match in all.
     public var subscriptions:
-        @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>
+        @Sendable (_ uri: String?, _ side: GatewayConfiguration.Side?, _ offset: Int, _ limit: Int) -> EventLoopFuture<
+            (total: Int, page: [Subscription])
+        >
     public var end: @Sendable (_ id: String, _ reason: String) -> EventLoopFuture<Bool>
     public var peers: @Sendable () -> EventLoopFuture<[PeerHealth]>
     /// Reloads; the future fails with the error to report (its description is the message).
@@ -35,7 +38,10 @@ public struct AdminAPI: Sendable {
 
     public init(
         token: String?,
-        subscriptions: @escaping @Sendable (String?, GatewayConfiguration.Side?) -> EventLoopFuture<[Subscription]>,
+        subscriptions:
+            @escaping @Sendable (String?, GatewayConfiguration.Side?, Int, Int) -> EventLoopFuture<
+                (total: Int, page: [Subscription])
+            >,
         end: @escaping @Sendable (String, String) -> EventLoopFuture<Bool>,
         peers: @escaping @Sendable () -> EventLoopFuture<[PeerHealth]>,
         reload: @escaping @Sendable () -> EventLoopFuture<String>
@@ -196,14 +202,13 @@ public struct AdminAPI: Sendable {
         else {
             return loop.makeSucceededFuture(Self.error(.badRequest, "offset must be ≥ 0 and limit 1…\(Self.maxPage)"))
         }
-        return subscriptions(query["uri"], side).map { all in
+        return subscriptions(query["uri"], side, offset, limit).map { total, page in
             struct Page: Encodable {
                 var total, offset, limit: Int
                 var subscriptions: [Subscription]
             }
-            let page = Array(all.dropFirst(offset).prefix(limit))
             return Reply(
-                status: .ok, body: Self.json(Page(total: all.count, offset: offset, limit: limit, subscriptions: page)))
+                status: .ok, body: Self.json(Page(total: total, offset: offset, limit: limit, subscriptions: page)))
         }
     }
 

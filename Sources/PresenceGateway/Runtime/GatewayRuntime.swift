@@ -68,8 +68,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// its dialogs over, so it is fenced (docs/state.md, "Fencing"): it answers and sends nothing
     /// until a renewal succeeded and it let go of what was taken.
     private var leaseHeldUntil = NIODeadline.distantFuture
-    /// The lease lapsed: what the store still lists as this node's is being asked.
+    /// The lease lapsed: what the store still lists as this node's is to be asked.
     private var reconciling = false
+    /// That question is open.
+    private var askingHeld = false
     /// What arrived or was to be sent while fenced, handled once the fence is lifted.
     private var fencedRequests: [(SIPTransactionLayer.IncomingRequest, GatewayConfiguration.Side)] = []
     private var fencedActions: [GatewayCore.Action] = []
@@ -420,10 +422,10 @@ public final class GatewayRuntime: @unchecked Sendable {
         if keeping { return }
         let fenced = shared != nil && fenced()
         for action in actions {
-            if fenced, fencedActions.count < Self.fencedLimit {
+            if fenced {
                 switch action {
                 case .respond, .send:
-                    fencedActions.append(action)
+                    if fencedActions.count < Self.fencedLimit { fencedActions.append(action) }
                     continue
                 default: break
                 }
@@ -761,6 +763,14 @@ public final class GatewayRuntime: @unchecked Sendable {
         return core.bridgedSubscriptions(uri: uri, side: side, now: .now())
     }
 
+    /// A page of them and their number (``GatewayCore/bridgedSubscriptions(uri:side:now:offset:limit:)``).
+    public func bridgedSubscriptions(uri: String?, side: GatewayConfiguration.Side?, offset: Int, limit: Int) -> (
+        total: Int, page: [GatewayCore.BridgedSubscription]
+    ) {
+        eventLoop.assertInEventLoop()
+        return core.bridgedSubscriptions(uri: uri, side: side, now: .now(), offset: offset, limit: limit)
+    }
+
     /// Ends a bridged subscription; false when there is none with `id`.
     public func endSubscription(_ id: String, reason: String) -> Bool {
         eventLoop.assertInEventLoop()
@@ -839,9 +849,6 @@ extension GatewayRuntime {
         }
     }
 
-    /// Continues the dialogs of a node that stopped, as after a restart: each subscription is
-    /// refreshed from here (with this node's Contact, a target refresh), and each watcher is sent
-    /// the current state once it is known again.
     /// Whether this node is fenced: its lease may have lapsed (``leaseHeldUntil``), or it is
     /// still finding out what another node took over meanwhile.
     private func fenced() -> Bool {
@@ -861,7 +868,10 @@ extension GatewayRuntime {
     /// until the next renewal.
     private func reconcile(_ shared: any SharedStateStore) {
         reconciling = true
+        guard !askingHeld else { return }
+        askingHeld = true
         eventLoop.makeFutureWithTask { try await shared.heldRecordIDs() }.whenComplete { [self] result in
+            askingHeld = false
             guard case .success(let held) = result, !keeping else {
                 if case .failure(let error) = result { logger.error("still fenced: \(error)") }
                 return
@@ -885,8 +895,10 @@ extension GatewayRuntime {
         }
     }
 
-    /// Dialog by dialog: a record that does not decode is left out and reported, and every other
-    /// one is continued.
+    /// Continues the dialogs of a node that stopped, as after a restart: each subscription is
+    /// refreshed from here (with this node's Contact, a target refresh), and each watcher is sent
+    /// the current state once it is known again. Record by record: one that does not decode is
+    /// left out and reported, and every other one is continued.
     private func adopt(_ records: [StateRecord]) {
         let (actions, unreadable) = core.restoreReadable(
             records, clock: Self.wallClock(), now: .now(), recoveryRate: recoveryRate)

@@ -382,7 +382,9 @@ public final class GatewayServer: @unchecked Sendable {
         let loop = eventLoop
         var api = AdminAPI(
             token: admin.token,
-            subscriptions: { uri, side in loop.submit { runtime.bridgedSubscriptions(uri: uri, side: side) } },
+            subscriptions: { uri, side, offset, limit in
+                loop.submit { runtime.bridgedSubscriptions(uri: uri, side: side, offset: offset, limit: limit) }
+            },
             end: { id, reason in loop.submit { runtime.endSubscription(id, reason: reason) } },
             peers: { loop.submit { runtime.peerHealth() } },
             reload: { [weak self] in
