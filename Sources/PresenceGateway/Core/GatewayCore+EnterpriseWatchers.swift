@@ -77,11 +77,12 @@ extension GatewayCore {
         /// The OMA side's last NOTIFY said `Subscription-State: pending` (RFC 6665 §4.1.3: the
         /// subscription waits for the presentity's authorization; RFC 3856 §6.6.2: no state yet).
         var pending = false
+        /// The sender whose request made it, charged for it until it ends (``GatewayCore/releaseLeg(_:)``;
+        /// docs/security.md, "A fan-out is charged to its sender"). Four bytes beside the flags
+        /// above, where the next field's alignment leaves room: no byte more per leg.
+        var charged: Charge = 0
         /// The OMA peer the SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
         var peer: DialogPeer?
-        /// The sender whose request made it, charged for it until it ends
-        /// (``GatewayCore/releaseLeg(_:)``; docs/security.md, "A fan-out is charged to its sender").
-        var charged: Charge?
         /// Partial notifications from the OMA side (RFC 5263): held out of line, and only once
         /// the OMA side sent one.
         var partial: ReceivedPartialState? {
@@ -164,8 +165,9 @@ extension GatewayCore {
 
     /// Whether `watch` may have a leg for `resource`, which then takes its share of the
     /// watcher's quota and of its sender's (``GatewayCore/takeQuotas(_:peer:)``: every leg a
-    /// request makes is charged to whoever sent it): not when the resource was refused before, is outside the OMA domains, is
-    /// not the Request-URI of a single subscription, or is past the quota (then it is refused).
+    /// request makes is charged to whoever sent it): not when the resource was refused before,
+    /// is outside the OMA domains, is not the Request-URI of a single subscription, or is past
+    /// either quota (then it is refused).
     mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch, request: SIPRequest) -> Bool {
         guard !watch.refused.contains(resource) else { return false }
         guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma),
@@ -220,7 +222,7 @@ extension GatewayCore {
     /// `from` is the watcher's From (its display name is kept).
     mutating func startOMALeg(
         watch: Int, resource: String, watcher: WatcherIdentity,
-        from: SIPAddress, charged: Charge?
+        from: SIPAddress, charged: Charge
     ) -> (key: Int, actions: [Action])? {
         guard let uri = try? SIPURI(resource), let contact = contacts[.oma] else { return nil }
         let handling = policy(for: resource).subHandling(for: watcher)

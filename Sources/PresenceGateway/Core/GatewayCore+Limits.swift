@@ -1,6 +1,5 @@
 public import SIPMessages
 import SIPTransport
-import _GatewayInternals
 
 /// What the core enforces so that no peer can make the gateway hold or send more than its
 /// configuration allows (docs/security.md), and the peer each dialog belongs to.
@@ -64,18 +63,41 @@ extension GatewayCore {
     }
 
     /// Who a subscription the gateway makes on a sender's behalf (a leg of a batch, a member of a
-    /// list) is charged to: the sender's load key, one shared copy per sender.
-    typealias Charge = SharedValue<String>
-    private static let charges = SharedValueTable<String>()
+    /// list) is charged to: a number standing for the sender's load key (``senders``) while the
+    /// sender holds anything; 0 for nobody.
+    typealias Charge = UInt32
 
-    /// The charge of a subscription made for a request from `peer` (nil: charged to nobody).
-    func charge(_ peer: DialogPeer?) -> Charge? { peer.map { Self.charges.shared(loadKey($0)) } }
+    /// The charge of a subscription made for a request from `peer`.
+    mutating func charge(_ peer: DialogPeer?) -> Charge {
+        guard let peer else { return 0 }
+        let key = loadKey(peer)
+        if let charge = senders.numbers[key] { return charge }
+        repeat { senders.next &+= 1 } while senders.next == 0 || senders.keys[senders.next] != nil
+        senders.numbers[key] = senders.next
+        senders.keys[senders.next] = key
+        return senders.next
+    }
+
+    /// The load key a charge stands for.
+    func sender(of charge: Charge) -> String? { charge == 0 ? nil : senders.keys[charge] }
 
     /// Gives back what an OMA leg holds: one of its watcher's subscriptions and one of its
     /// sender's (every leg holds both, from ``takeQuotas(_:peer:)`` to here).
     mutating func releaseLeg(_ leg: OMALeg) {
         releaseQuota(leg.watcher)
-        if let key = leg.charged?.value, let held = peerLoad[key] { peerLoad[key] = held > 1 ? held - 1 : nil }
+        if let key = sender(of: leg.charged) { releaseLoad(key) }
+    }
+
+    /// One subscription less held by the sender `key`; a sender that holds nothing more is
+    /// forgotten.
+    private mutating func releaseLoad(_ key: String) {
+        guard let held = peerLoad[key] else { return }
+        if held > 1 {
+            peerLoad[key] = held - 1
+            return
+        }
+        peerLoad[key] = nil
+        if let charge = senders.numbers.removeValue(forKey: key) { senders.keys[charge] = nil }
     }
 
     /// Takes one subscription dialog of `peer`'s quota (``GatewayConfiguration/Limits/subscriptionsPerPeer``,
@@ -101,9 +123,7 @@ extension GatewayCore {
 
     mutating func releasePeerQuota(_ peer: DialogPeer?) {
         guard let peer else { return }
-        let key = loadKey(peer)
-        guard let held = peerLoad[key] else { return }
-        peerLoad[key] = held > 1 ? held - 1 : nil
+        releaseLoad(loadKey(peer))
     }
 
     /// What a peer's load is counted under: a configured peer by name (so that a reload that

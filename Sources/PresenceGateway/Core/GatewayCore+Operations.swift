@@ -200,12 +200,12 @@ extension GatewayCore {
                 peer.peer = nil
                 return peer
             }
-            let now = new.peers[Int(moved)]
+            let after = new.peers[Int(moved)]
             peer.peer = moved
-            if !now.certificateNames.isEmpty { peer.certificateNames = now.certificateNames }
-            if let before, now.host != before.host || now.port != before.port {
-                peer.host = now.host
-                if let port = now.port { peer.port = port }
+            if !after.certificateNames.isEmpty { peer.certificateNames = after.certificateNames }
+            if let before, after.host != before.host || after.port != before.port {
+                peer.host = after.host
+                if let port = after.port { peer.port = port }
             }
             return peer
         }
@@ -224,7 +224,9 @@ extension GatewayCore {
             if watch.linked == nil, let peer { peerLoad[loadKey(peer), default: 0] += 1 }
         }
         // Legs are charged by name or address, which a reload does not change.
-        for key in omaLegs.keys { if let charged = omaLegs[key]?.charged { peerLoad[charged.value, default: 0] += 1 } }
+        for key in omaLegs.keys {
+            if let sender = omaLegs[key].flatMap({ sender(of: $0.charged) }) { peerLoad[sender, default: 0] += 1 }
+        }
         for key in omaLegs.keys {
             let current = omaLegs[key]?.peer
             let peer = carried(current)

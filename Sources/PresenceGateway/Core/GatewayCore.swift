@@ -176,6 +176,8 @@ public struct GatewayCore: Sendable {
     var watcherLoad = PackedTable<Int, Int32>(filler: 0)
     /// Subscription dialogs each peer holds (``DialogPeer``'s configured name or address).
     var peerLoad: [String: Int] = [:]
+    /// The senders charged for OMA legs, by number (``Charge``) and back.
+    var senders = (numbers: [String: Charge](), keys: [Charge: String](), next: Charge(0))
     /// What the core refused to protect the edge, by reason, for metrics.
     public internal(set) var refusals = Refusals()
     let registry: SIPEventPackageRegistry

@@ -108,7 +108,7 @@ extension GatewayCore {
     /// identity); nil for what no sender caused.
     public func fanOutSender(of context: Context) -> String? {
         switch context {
-        case .omaLeg(let key): return omaLegs[key]?.charged?.value
+        case .omaLeg(let key): return omaLegs[key].flatMap { sender(of: $0.charged) }
         case .omaList(let key):
             return omaLists[key].flatMap { enterpriseWatches[$0.watch]?.peer }.map(loadKey)
         case .enterpriseLeg(let key):
