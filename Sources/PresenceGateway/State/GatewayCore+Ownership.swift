@@ -105,20 +105,26 @@ extension GatewayCore {
     /// Whom a dialog-creating SUBSCRIBE of `context` is started for, for pacing fan-outs
     /// (``GatewayConfiguration/Limits/fanOutBurst``): the sender charged for an OMA leg; the
     /// sender of the OMA watch an enterprise leg serves (a linked identity's stand-ins by the
-    /// identity); nil for what no sender caused.
+    /// identity); nil for what no sender caused. Strings already held, so that a SUBSCRIBE's
+    /// pacing allocates nothing.
     public func fanOutSender(of context: Context) -> String? {
+        func name(_ peer: DialogPeer?) -> String? {
+            guard let peer else { return nil }
+            if let index = peer.peer, Int(index) < configuration.peers.count {
+                return configuration.peers[Int(index)].name
+            }
+            return peer.host
+        }
         switch context {
         case .omaLeg(let key): return omaLegs[key].flatMap { sender(of: $0.charged) }
-        case .omaList(let key):
-            return omaLists[key].flatMap { enterpriseWatches[$0.watch]?.peer }.map(loadKey)
+        case .omaList(let key): return name(omaLists[key].flatMap { enterpriseWatches[$0.watch]?.peer })
         case .enterpriseLeg(let key):
             guard let watchKey = enterpriseLegs[key]?.watches.first(where: { _ in true })?.value,
                 let watch = omaWatches[watchKey]
             else {
                 return nil
             }
-            if let identity = watch.mirrorOf { return "mirror " + identity }
-            return watch.peer.map(loadKey)
+            return watch.mirrorOf ?? name(watch.peer)
         case .enterpriseWatch, .serverWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish:
             return nil
         }
