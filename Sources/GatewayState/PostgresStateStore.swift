@@ -37,11 +37,6 @@ public struct PostgresTLS: Sendable, Hashable {
         return tls
     }
 
-    var connection: PostgresConnection.Configuration.TLS {
-        guard let tls = configuration(), let context = try? NIOSSLContext(configuration: tls) else { return .disable }
-        return mode == .prefer ? .prefer(context) : .require(context)
-    }
-
     var client: PostgresClient.Configuration.TLS {
         guard let tls = configuration() else { return .disable }
         return mode == .prefer ? .prefer(tls) : .require(tls)
@@ -137,9 +132,13 @@ public final class PostgresStateStore: SharedStateStore {
         logger: Logger = Logger(label: "presence-gateway.state")
     ) async throws(StateStoreError) -> PostgresStateStore {
         let location = "postgres://\(host):\(port)/\(database)"
+        var connectionTLS = PostgresConnection.Configuration.TLS.disable
         if let configuration = tls.configuration() {
             // A CA file that cannot be read is said so, not reported as a refused connection.
-            do { _ = try NIOSSLContext(configuration: configuration) } catch {
+            do {
+                let context = try NIOSSLContext(configuration: configuration)
+                connectionTLS = tls.mode == .prefer ? .prefer(context) : .require(context)
+            } catch {
                 throw StateStoreError(
                     .unreachable, location: location,
                     "sslrootcert \(tls.rootCertificates ?? "(system)"): \(error)")
@@ -156,7 +155,7 @@ public final class PostgresStateStore: SharedStateStore {
             let connection = try await PostgresConnection.connect(
                 configuration: PostgresConnection.Configuration(
                     host: host, port: port, username: user, password: password, database: database,
-                    tls: tls.connection),
+                    tls: connectionTLS),
                 id: 0, logger: logger)
             try await connection.close()
         } catch {

@@ -146,10 +146,11 @@ public struct FederationRouter: Sendable {
 
     /// Whether a request inside a dialog of `owner` may come as `arrival`: on the dialog's side,
     /// over TLS when it was made over TLS, from its configured peer (or, for a peer that is not
-    /// configured, its host, and when both are UDP its port too), and over TLS with a certificate naming one of the
-    /// dialog's identities. A message on a connection the gateway opened itself carries no client
-    /// certificate; it is believed when it comes from the address the gateway connected to,
-    /// whose certificate was verified when connecting (RFC 5922 §4).
+    /// configured, its host, and when both are UDP its port too), and over TLS with a
+    /// certificate naming one of the dialog's identities. A message on a connection the gateway
+    /// opened itself carries no client certificate; it is believed when it comes from the
+    /// address the gateway connected to, whose certificate was verified when connecting (RFC 5922
+    /// §4).
     public func admits(_ arrival: Arrival, into owner: DialogPeer) -> Bool {
         // The dialog is bound to its peer, not to a transport: a request too large for UDP comes
         // over TCP from the same peer (RFC 3261 §18.1.1). Only TLS is never left (RFC 5630 §3.1.1).
