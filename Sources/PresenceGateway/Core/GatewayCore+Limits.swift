@@ -126,13 +126,15 @@ extension GatewayCore {
         releaseLoad(loadKey(peer))
     }
 
-    /// What a peer's load is counted under: a configured peer by name (so that a reload that
-    /// moves it in the list keeps its count), another by address.
+    /// What a peer's load (and its fan-outs' pace) is counted under: a configured peer by name
+    /// (so that a reload that moves it in the list keeps its count), another by address.
+    /// Strings the state already holds, so that counting allocates nothing (a peer named as an
+    /// address shares that address's count).
     func loadKey(_ peer: DialogPeer) -> String {
         if let index = peer.peer, Int(index) < configuration.peers.count {
-            return "peer " + configuration.peers[Int(index)].name
+            return configuration.peers[Int(index)].name
         }
-        return "address " + peer.host
+        return peer.host
     }
 
     /// 503 with Retry-After for a subscription over a quota.
@@ -168,7 +170,7 @@ extension GatewayCore {
         if watch.listOwner != nil { listMemberWatches -= 1 }
         if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
         if watch.takesQuota {
-            if !watch.isList { releaseQuota(watch.watcher.uri) }
+            if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
             releasePeerQuota(watch.peer)
         }
         return watch

@@ -92,6 +92,8 @@ extension GatewayCore {
         /// A watcher's own subscription, which counts against its quotas: not a linked identity's
         /// source nor a mirror.
         var takesQuota: Bool { linked == nil && mirrorOf == nil }
+        /// Whether it holds a slot of its watcher's quota: a list does not, its members do.
+        var takesWatcherSlot: Bool { takesQuota && !isList }
 
         /// The list, when it is a list subscription itself.
         var resourceList: ResourceList? {

@@ -223,14 +223,12 @@ extension GatewayCore {
             if peer != watch.peer { omaWatches[key]?.peer = peer }
             if watch.linked == nil, let peer { peerLoad[loadKey(peer), default: 0] += 1 }
         }
-        // Legs are charged by name or address, which a reload does not change.
         for key in omaLegs.keys {
-            if let sender = omaLegs[key].flatMap({ sender(of: $0.charged) }) { peerLoad[sender, default: 0] += 1 }
-        }
-        for key in omaLegs.keys {
-            let current = omaLegs[key]?.peer
-            let peer = carried(current)
-            if peer != current { omaLegs[key]?.peer = peer }
+            guard let leg = omaLegs[key] else { continue }
+            let peer = carried(leg.peer)
+            if peer != leg.peer { omaLegs[key]?.peer = peer }
+            // Charged by name or address, which a reload does not change.
+            if let sender = sender(of: leg.charged) { peerLoad[sender, default: 0] += 1 }
         }
         for key in enterpriseLegs.keys {
             let current = enterpriseLegs[key]?.peer

@@ -42,7 +42,7 @@ extension GatewayCore {
                 if watch.listOwner != nil { listMemberWatches -= 1 }
                 if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
                 if watch.takesQuota {
-                    if !watch.isList { releaseQuota(watch.watcher.uri) }
+                    if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
                     releasePeerQuota(watch.peer)
                 }
                 if let dialog = watch.subscription?.dialog.id {
@@ -105,26 +105,18 @@ extension GatewayCore {
     /// Whom a dialog-creating SUBSCRIBE of `context` is started for, for pacing fan-outs
     /// (``GatewayConfiguration/Limits/fanOutBurst``): the sender charged for an OMA leg; the
     /// sender of the OMA watch an enterprise leg serves (a linked identity's stand-ins by the
-    /// identity); nil for what no sender caused. Strings already held, so that a SUBSCRIBE's
-    /// pacing allocates nothing.
+    /// identity); nil for what no sender caused.
     public func fanOutSender(of context: Context) -> String? {
-        func name(_ peer: DialogPeer?) -> String? {
-            guard let peer else { return nil }
-            if let index = peer.peer, Int(index) < configuration.peers.count {
-                return configuration.peers[Int(index)].name
-            }
-            return peer.host
-        }
         switch context {
         case .omaLeg(let key): return omaLegs[key].flatMap { sender(of: $0.charged) }
-        case .omaList(let key): return name(omaLists[key].flatMap { enterpriseWatches[$0.watch]?.peer })
+        case .omaList(let key): return omaLists[key].flatMap { enterpriseWatches[$0.watch]?.peer }.map(loadKey)
         case .enterpriseLeg(let key):
             guard let watchKey = enterpriseLegs[key]?.watches.first(where: { _ in true })?.value,
                 let watch = omaWatches[watchKey]
             else {
                 return nil
             }
-            return watch.mirrorOf ?? name(watch.peer)
+            return watch.mirrorOf ?? watch.peer.map(loadKey)
         case .enterpriseWatch, .serverWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish:
             return nil
         }

@@ -95,7 +95,7 @@ extension GatewayCore {
             if watch.listOwner != nil { listMemberWatches += 1 }
             if let identity = watch.mirrorOf { standIns[identity, default: [:]][watch.watcher.uri] = key }
             if watch.takesQuota {
-                if !watch.isList { takeQuotaRestored(watch.watcher.uri) }
+                if watch.takesWatcherSlot { takeQuotaRestored(watch.watcher.uri) }
                 _ = takePeerQuotaRestored(watch.peer)
             }
             if let id = watch.subscription?.dialog.id {
