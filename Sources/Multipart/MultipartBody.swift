@@ -151,6 +151,12 @@ public struct MultipartBody: Sendable, Hashable {
     }
 
     /// The body bytes, with CRLF line ends and the close delimiter.
+    ///
+    /// Each part's content ends with a CRLF of its own, so that an empty line stands before every
+    /// delimiter, as in the multipart bodies of the [MS-PRES] §4.5 examples: the CRLF before a
+    /// delimiter belongs to the delimiter (RFC 2046 §5.1.1), and Microsoft clients (libpurple's
+    /// MIME reader, under SIPE) drop the four bytes before each one. A content that already ends
+    /// with CRLF gets none more, so parsing these bytes and writing them again gives them back.
     public var bytes: [UInt8] {
         var out: [UInt8] = []
         for part in parts {
@@ -158,10 +164,17 @@ public struct MultipartBody: Sendable, Hashable {
             for h in part.headers { out.append(contentsOf: "\(h.name): \(h.value)\r\n".utf8) }
             out.append(contentsOf: "\r\n".utf8)
             out.append(contentsOf: part.body)
+            if !part.body.ends(with: [0x0D, 0x0A]) { out.append(contentsOf: "\r\n".utf8) }
             out.append(contentsOf: "\r\n".utf8)
         }
         out.append(contentsOf: "--\(boundary)--\r\n".utf8)
         return out
+    }
+}
+
+extension [UInt8] {
+    fileprivate func ends(with suffix: [UInt8]) -> Bool {
+        count >= suffix.count && self[(count - suffix.count)...].elementsEqual(suffix)
     }
 }
 

@@ -54,8 +54,49 @@ struct MultipartBodyTests {
             .init(headers: [], body: []),
         ])
         let parsed = try MultipartBody(parsing: original.bytes, boundary: "urn:uuid:7f3a")
-        #expect(parsed == original)
-        #expect(parsed.parts[1].body == [0, 13, 10, 45, 45, 255])
+        // Each content comes back with the line end written after it (the empty line before the
+        // next delimiter), and only that.
+        #expect(parsed.parts.map(\.body) == original.parts.map { $0.body + [13, 10] })
+        #expect(parsed.parts.map(\.headers.count) == [2, 1, 0])
         #expect(parsed.bytes == original.bytes)
+    }
+
+    /// [MS-PRES] §4.5: every delimiter follows an empty line, so a reader that drops the four
+    /// bytes before each delimiter (libpurple's, under SIPE) still gets each XML document whole;
+    /// a content that already ends with a line end gets no second one.
+    @Test func anEmptyLineStandsBeforeEveryDelimiterAsInTheMSPRESExamples() throws {
+        let body = MultipartBody(boundary: "b6778ced", parts: [
+            .init(headers: [("Content-Type", "application/rlmi+xml")], body: Array("<list/>".utf8)),
+            .init(headers: [("Content-Type", "application/msrtc-event-categories+xml")], body: Array("<categories/>\n".utf8)),
+            .init(headers: [], body: Array("<x/>\r\n".utf8)),
+        ]).bytes
+        let text = String(decoding: body, as: UTF8.self)
+        #expect(text == """
+            --b6778ced\r
+            Content-Type: application/rlmi+xml\r
+            \r
+            <list/>\r
+            \r
+            --b6778ced\r
+            Content-Type: application/msrtc-event-categories+xml\r
+            \r
+            <categories/>
+            \r
+            \r
+            --b6778ced\r
+            \r
+            <x/>\r
+            \r
+            --b6778ced--\r
+
+            """)
+        // What libpurple keeps of each part: up to four bytes before the next delimiter.
+        // (On bytes: a Swift String holds CRLF as one character.)
+        let pieces = text.components(separatedBy: "--b6778ced").dropFirst().dropLast().map { Array($0.utf8) }
+        let kept = pieces.map { piece -> String in
+            let blank = (0..<(piece.count - 3)).first { Array(piece[$0..<($0 + 4)]) == [13, 10, 13, 10] }!
+            return String(decoding: piece[(blank + 4)...].dropLast(4), as: UTF8.self)
+        }
+        #expect(kept == ["<list/>", "<categories/>\n", "<x/>"])
     }
 }
