@@ -63,6 +63,42 @@ public struct BatchCategorySubscription: Sendable {
         isBatch(request) || (try? request.headers.contentType)??.mediaType.lowercased() == SIPBodyType.msrtcCategoryList
     }
 
+    /// The answer [MS-PRES] §3.4.5.3 gives a category SUBSCRIBE whose form is wrong, before any
+    /// of its resources is looked at; nil when its form is right.
+    ///
+    /// - A batched one (§3.4.5.1.1) whose From-URI and To-URI differ: 403.
+    /// - A single one with more than one `action`, an `unsubscribe` action, more than one
+    ///   resource, or a resource other than its To-URI: 400.
+    ///
+    /// URIs compare as addresses of record (scheme, user and host; parameters such as a GRUU's
+    /// aside). A refresh without a body names nothing and is never refused here.
+    public static func refusal(of request: SIPRequest, batch: BatchSubscribe) -> (status: Int, reason: String)? {
+        let to = (try? request.headers.to)?.uri
+        if isBatch(request) {
+            let from = (try? request.headers.from)?.uri
+            guard let from, let to, addressOfRecord(from) == addressOfRecord(to) else {
+                return (403, "From and To Differ in a Batch Subscription")
+            }
+            return nil
+        }
+        if batch.actions.count > 1 { return (400, "More Than One Action in a Single Subscription") }
+        guard let action = batch.actions.first else { return nil }
+        if action.kind == .unsubscribe { return (400, "Unsubscribe Action in a Single Subscription") }
+        if action.resources.count > 1 { return (400, "More Than One Resource in a Single Subscription") }
+        if let resource = action.resources.first {
+            guard let to, let uri = try? SIPURI(resource.uri), addressOfRecord(uri) == addressOfRecord(to) else {
+                return (400, "Resource Is Not the To-URI")
+            }
+        }
+        return nil
+    }
+
+    /// `scheme:user@host`, host lower-cased (RFC 3261 §19.1.4).
+    private static func addressOfRecord(_ uri: SIPURI) -> String {
+        let scheme = uri.scheme == .sips ? "sip" : uri.scheme.rawValue
+        return "\(scheme):\(uri.user ?? "")@\(uri.host.lowercased())"
+    }
+
     /// The `Content-Type` of a 200 OK body (§2.2.2.4.2; the seed folds it after `start=resourceList;`).
     public static func multipartContentType(boundary: String) -> String {
         "\(SIPBodyType.multipartRelated); type=\"\(SIPBodyType.rlmi)\"; start=\(BatchSubscribeResponse.rlmiContentID); boundary=\(boundary)"

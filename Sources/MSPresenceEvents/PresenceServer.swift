@@ -217,6 +217,10 @@ public final class PresenceServer: @unchecked Sendable {
                 return true
             }
         }
+        if let (status, reason) = BatchCategorySubscription.refusal(of: request, batch: batch) {
+            reply(status, reason)
+            return true
+        }
         let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { [self] uri, _ in
             .accepted(self.categories(of: uri))
         }

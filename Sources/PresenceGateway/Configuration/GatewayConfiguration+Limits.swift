@@ -9,6 +9,11 @@ extension GatewayConfiguration {
         /// Edge default is 1,000 watched URIs per federated watcher). Resources past it are
         /// refused in the batch's RLMI part (`terminated;reason=rejected`).
         public var subscriptionsPerWatcher = 1_000
+        /// Enterprise watchers one OMA presentity may have through the gateway ("The server
+        /// SHOULD enforce a limit on incoming subscriptions per user", [MS-PRES] §3.4.5.1.3).
+        /// Past it a new watcher's resource is refused in the RLMI part with
+        /// `terminated;reason=quotaExceeded;statusCode=413` and the presentity as `cid`.
+        public var subscriptionsPerPresentity = 10_000
         /// Resources one batched category SUBSCRIBE may name ([MS-PRES] §3.4.5.1.1): more get 413.
         /// It also bounds what one request can make the gateway send (one SUBSCRIBE a resource).
         public var resourcesPerBatch = 1_000
@@ -37,11 +42,14 @@ extension GatewayConfiguration {
 
     static func limits(_ node: ConfigurationNode) throws(ConfigurationError) -> Limits {
         let m = try node.mapping(known: [
-            "subscriptions-per-watcher", "subscriptions-per-peer", "resources-per-batch", "dialogs",
-            "unconfigured-peer-rate", "fan-out-burst", "fan-out-rate",
+            "subscriptions-per-watcher", "subscriptions-per-presentity", "subscriptions-per-peer",
+            "resources-per-batch", "dialogs", "unconfigured-peer-rate", "fan-out-burst", "fan-out-rate",
         ])
         var limits = Limits()
         if let v = m["subscriptions-per-watcher"] { limits.subscriptionsPerWatcher = try v.integer(in: 1...1_000_000) }
+        if let v = m["subscriptions-per-presentity"] {
+            limits.subscriptionsPerPresentity = try v.integer(in: 1...10_000_000)
+        }
         if let v = m["subscriptions-per-peer"] { limits.subscriptionsPerPeer = try v.integer(in: 1...100_000_000) }
         if let v = m["resources-per-batch"] { limits.resourcesPerBatch = try v.integer(in: 1...100_000) }
         if let v = m["dialogs"] { limits.dialogs = try v.integer(in: 1...100_000_000) }

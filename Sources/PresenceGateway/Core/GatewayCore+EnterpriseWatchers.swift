@@ -115,6 +115,21 @@ extension GatewayCore {
                         replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))
             ]
         }
+        if let (status, reason) = BatchCategorySubscription.refusal(of: request, batch: batch) {
+            refusals.categoryForm += 1
+            return [
+                .respond(
+                    id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag()))
+            ]
+        }
+        if !BatchCategorySubscription.isBatch(request), let resource = batch.actions.first?.resources.first?.uri,
+            !((try? SIPURI(resource)).map { configuration.admits($0, on: .oma) } ?? false)
+        {
+            // §3.4.5.3: "For a single category SUBSCRIBE request, the server MUST send back a 404
+            // response" for a resource it cannot find; the gateway finds only the OMA domains'.
+            refusals.resourceOutsideOMA += 1
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 404, toTag: ids.tag()))]
+        }
         let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
         if named > configuration.limits.resourcesPerBatch {
             // RFC 3261 §21.4.11: more than the gateway is willing to process in one request.
@@ -134,8 +149,10 @@ extension GatewayCore {
         let actions = addOMALegs(to: &watch, key: key, resources: subscribed, request: request, now: now)
         enterpriseWatches[key] = watch
         // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
-        // watcher without `ms-piggyback-first-notify` is answered at once and notified later.
-        let waits = terms.supportsPiggyback || terms.expires == 0
+        // watcher without `ms-piggyback-first-notify` is answered at once and notified later,
+        // unless its subscription is single: that one is answered 404 if the OMA side does not
+        // find its resource (§3.4.5.3).
+        let waits = terms.supportsPiggyback || terms.expires == 0 || watch.single
         if !waits || allLegsReported(watch) {
             return actions + answerEnterpriseWatch(key, now: now)
         }
@@ -145,7 +162,7 @@ extension GatewayCore {
 
     /// Starts the OMA leg of one resource a watch names, unless the resource is refused: outside
     /// the OMA domains (or in the enterprise's own, which would loop back through the OMA side),
-    /// not the Request-URI of a single subscription, or past the watcher's quota. A refused
+    /// or past the watcher's quota. A refused
     /// resource is remembered for the RLMI answer and nothing is sent for it.
     mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest)
         -> [Action]
@@ -166,15 +183,17 @@ extension GatewayCore {
     /// Whether `watch` may have a leg for `resource`, which then takes its share of the
     /// watcher's quota and of its sender's (``GatewayCore/takeQuotas(_:peer:)``: every leg a
     /// request makes is charged to whoever sent it): not when the resource was refused before,
-    /// is outside the OMA domains, is not the Request-URI of a single subscription, or is past
+    /// is outside the OMA domains, or is past
     /// either quota (then it is refused).
     mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch, request: SIPRequest) -> Bool {
         guard !watch.refused.contains(resource) else { return false }
-        guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma),
-            !watch.single
-                || WatcherIdentity.addressOfRecord(resource) == WatcherIdentity.addressOfRecord(request.uri.description)
-        else {
+        guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma) else {
             refusals.resourceOutsideOMA += 1
+            watch.refused.insert(resource)
+            return false
+        }
+        guard presentityHasRoom(resource) else {
+            refusals.presentityQuota += 1
             watch.refused.insert(resource)
             return false
         }
@@ -189,6 +208,15 @@ extension GatewayCore {
     /// presentity's policy blocks (RFC 5025 §3.2.1 `block`).
     static let refusedInstance = RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403)
 
+    /// The RLMI instance of a resource refused: `quotaExceeded` with 413 and the presentity as
+    /// `cid` when the presentity has as many watchers as it may ([MS-PRES] §3.4.5.1.3),
+    /// ``refusedInstance`` otherwise.
+    func refusal(of uri: String) -> RLMIList.Instance {
+        guard !presentityHasRoom(uri) else { return Self.refusedInstance }
+        let cid = uri.hasPrefix("sip:") ? String(uri.dropFirst(4)) : uri
+        return RLMIList.Instance(state: .terminated, reason: "quotaExceeded", cid: cid, statusCode: 413)
+    }
+
     /// What a category watch is told of one of its resources, with the digest of the body when
     /// it is the watcher's view: `rejected` when refused or blocked; `pending` while the
     /// presentity's owner has not decided (`confirm`, RFC 5025 §3.2.1) or, for an allowed
@@ -197,7 +225,7 @@ extension GatewayCore {
     func resolution(of uri: String, categories: [CategoryName], in watch: EnterpriseWatch)
         -> (BatchCategorySubscription.Resolution, BodyDigest?)
     {
-        if watch.refused.contains(uri) { return (.rejected(Self.refusedInstance), nil) }
+        if watch.refused.contains(uri) { return (.rejected(refusal(of: uri)), nil) }
         switch policy(for: uri).subHandling(for: watch.watcher) {
         case .block:
             return (.rejected(Self.refusedInstance), nil)
@@ -237,6 +265,7 @@ extension GatewayCore {
         let (subscription, actions) = SubscriberSubscription.start(
             configuration, callID: ids.callID(), localTag: ids.tag())
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+        notePresentityLeg(resource)
         omaLegs[key] = OMALeg(
             watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
             handling: handling, charged: charged)
@@ -431,6 +460,10 @@ extension GatewayCore {
                 ]
             }
         }
+        if let (status, reason) = BatchCategorySubscription.refusal(of: request, batch: batch) {
+            refusals.categoryForm += 1
+            return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason))]
+        }
         let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
         if named > configuration.limits.resourcesPerBatch {
             refusals.batchTooLarge += 1
@@ -622,6 +655,15 @@ extension GatewayCore {
             return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
         }
         guard var subscription = watch.subscription else {
+            if watch.single, statusCode == 404 || statusCode == 604, let pending = watch.pending {
+                // §3.4.5.3: a single category SUBSCRIBE to a resource that is not found is
+                // answered 404; the OMA side's answer says it is not.
+                forgetEnterpriseWatch(leg.watch)
+                return [
+                    .cancel(.firstAnswer(.enterpriseWatch(leg.watch))),
+                    .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 404, toTag: ids.tag())),
+                ]
+            }
             enterpriseWatches[leg.watch] = watch
             if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
             return []

@@ -7,7 +7,7 @@ extension GatewayCore {
     /// Counts of what the core refused, by reason (exported as
     /// `gateway_security_refusals_total{reason}`).
     public struct Refusals: Sendable, Hashable {
-        /// A batch resource outside the OMA domains, or not the Request-URI of a single subscription.
+        /// A resource outside the OMA domains (refused in a batch; 404 for a single subscription).
         public var resourceOutsideOMA = 0
         /// A resource past the watcher's `subscriptions-per-watcher`.
         public var watcherQuota = 0
@@ -23,12 +23,17 @@ extension GatewayCore {
         public var watcherURI = 0
         /// A `presence.winfo` SUBSCRIBE past ``GatewayCore/watcherInfoPerPresentity`` (503).
         public var winfoPerPresentity = 0
+        /// A category SUBSCRIBE whose form [MS-PRES] §3.4.5.3 refuses (400 or 403).
+        public var categoryForm = 0
+        /// A resource past its presentity's `subscriptions-per-presentity` (RLMI `quotaExceeded`).
+        public var presentityQuota = 0
 
         public var byReason: [(String, Int)] {
             [
                 ("batch_resource", resourceOutsideOMA), ("watcher_quota", watcherQuota), ("batch_size", batchTooLarge),
                 ("dialogs_full", dialogsFull), ("pool_fqdn", foreignPool), ("peer_quota", peerQuota),
                 ("watcher_uri", watcherURI), ("winfo_presentity", winfoPerPresentity),
+                ("category_form", categoryForm), ("presentity_quota", presentityQuota),
             ]
         }
     }
@@ -86,6 +91,23 @@ extension GatewayCore {
     mutating func releaseLeg(_ leg: OMALeg) {
         releaseQuota(leg.watcher)
         if let key = sender(of: leg.charged) { releaseLoad(key) }
+        forgetPresentityLeg(leg.resource)
+    }
+
+    /// Whether `presentity` may have one more enterprise watcher's leg.
+    func presentityHasRoom(_ presentity: String) -> Bool {
+        Int(presentityLoad[presentity.hashValue] ?? 0) < configuration.limits.subscriptionsPerPresentity
+    }
+
+    /// Counts a leg made (or restored) for `presentity`; ``forgetPresentityLeg(_:)`` when it goes.
+    mutating func notePresentityLeg(_ presentity: String) {
+        presentityLoad[presentity.hashValue] = (presentityLoad[presentity.hashValue] ?? 0) + 1
+    }
+
+    mutating func forgetPresentityLeg(_ presentity: String) {
+        let key = presentity.hashValue
+        guard let held = presentityLoad[key] else { return }
+        presentityLoad[key] = held > 1 ? held - 1 : nil
     }
 
     /// One subscription less held by the sender `key`; a sender that holds nothing more is

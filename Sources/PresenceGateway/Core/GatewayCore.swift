@@ -174,6 +174,9 @@ public struct GatewayCore: Sendable {
     /// more (every OMA watcher of the memory benchmark is another). Two watchers whose URIs hash
     /// alike (64 bits, seeded per process) would share one quota.
     var watcherLoad = PackedTable<Int, Int32>(filler: 0)
+    /// OMA legs each OMA presentity has (one per enterprise watcher), against
+    /// `limits.subscriptions-per-presentity`, by the hash of its URI as ``watcherLoad``.
+    var presentityLoad = PackedTable<Int, Int32>(filler: 0)
     /// Subscription dialogs each peer holds (``DialogPeer``'s configured name or address).
     var peerLoad: [String: Int] = [:]
     /// The senders charged for OMA legs, by number (``Charge``) and back.

@@ -84,6 +84,7 @@ extension GatewayCore {
             leg.charged = charge(decoded.enterpriseWatches[leg.watch]?.peer)
             omaLegs.restore(key, leg)
             takeQuotaRestored(leg.watcher)
+            notePresentityLeg(leg.resource)
             if let key = sender(of: leg.charged) { peerLoad[key, default: 0] += 1 }
             if let subscription = leg.subscription {
                 dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
