@@ -11,6 +11,8 @@
 # Tests/GatewayPeerTests/RealUserAgentTests.swift; systemd for systemd-analyze, which checks
 # deploy/presence-gateway.service (DeploymentTests); and chromium, the headless browser that
 # renders the admin status page (Tests/GatewayPeerTests/StatusPageBrowserTests.swift); and
+# SIPE (pidgin-sipe, the [MS-PRES] client) run headless in bitlbee-libpurple, with gcc to build
+# Peers/sipe/sax1-shim.c, for Tests/GatewayPeerTests/SIPEClientTests.swift; and
 # PostgreSQL 15, whose initdb and pg_ctl start the private clusters of the shared-state tests
 # (Tests/PeerTestSupport/PostgresCluster.swift); no cluster of its own is created or started.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
@@ -18,7 +20,8 @@
 set -euo pipefail
 packages=(libxml2-dev pkg-config libjemalloc2)
 if [ "${1:-}" != "--build-only" ]; then
-  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql)
+  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
+    pidgin-sipe bitlbee-libpurple gcc)
 fi
 need=()
 for pkg in "${packages[@]}"; do
