@@ -7,8 +7,9 @@ public import PresenceDocuments
 /// Each result is given once, in the container whose instances it is computed from (the server
 /// also copies them into the containers its tables list: §3.8.5.1.2.7, §3.8.5.2, §3.8.5.4):
 /// - per container with `state` instances: the aggregateMachineState (container 2, instance
-///   268435456, §3.8.5.1.2.1, when there are machine states), the aggregateState (instance 1,
-///   §3.8.5.1.2) and the dndState (instance 0, §3.8.5.4);
+///   268435456, §3.8.5.1.2.1, when there are machine states), the aggregateState (§3.8.5.1.2;
+///   instance 1 expiring with the user when the container has machine states, else instance 0,
+///   static, as the table of §3.8.5.1.2.7 gives) and the dndState (instance 0, §3.8.5.4);
 /// - with `device` instances: the services for self in their container and for subscribers in
 ///   container 100 (instance 0, §3.8.5.2);
 /// - with a `WorkingHours` element in calendarData instance 0 of container 1: the workingHours
@@ -22,7 +23,8 @@ public enum ServerComputation {
         for state in states where !containers.contains(state.container) { containers.append(state.container) }
         for container in containers {
             let instances = states.filter { $0.container == container }.map(\.instance)
-            if container == 2, instances.contains(where: { $0.state.type == .machineState }) {
+            let hasMachines = instances.contains { $0.state.type == .machineState }
+            if container == 2, hasMachines {
                 // As §4.3.1.1 shows it: the availability and the endpoint, in lower case.
                 let machine = StateAggregation.aggregateMachineState(of: instances).state
                 let written = MSState(
@@ -35,7 +37,8 @@ public enum ServerComputation {
             }
             computed.append(
                 Category(
-                    name: .state, instance: 1, container: container, expireType: .user,
+                    name: .state, instance: hasMachines ? 1 : 0, container: container,
+                    expireType: hasMachines ? .user : .static,
                     payload: .state(StateAggregation.aggregateState(of: instances))))
             computed.append(
                 Category(

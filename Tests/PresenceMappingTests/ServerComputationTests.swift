@@ -93,6 +93,26 @@ import Testing
         }
     }
 
+    /// §3.8.5.1.2.7: the aggregateState is instance 1, expiring with the user, when machine
+    /// states were published, and instance 0, static, when none were.
+    @Test func theAggregateStateInstanceFollowsTheTableOfComputedInstances() {
+        func aggregate(_ types: [StateType]) -> Category? {
+            let categories = types.enumerated().map { n, type in
+                Category(
+                    name: .state, instance: UInt32(0x2000_0000 + n), container: 2,
+                    expireType: type == .machineState ? .endpoint : .static,
+                    payload: .state(MSState(type: type, availability: 3500)))
+            }
+            return ServerComputation.categories(of: CategoriesDocument(uri: "sip:a@b", categories: categories))
+                .categories.first { $0.name == .state && ($0.instance ?? 0) < 0x1000_0000 }
+        }
+        let withMachine = aggregate([.machineState, .userState]), without = aggregate([.userState])
+        #expect(withMachine?.instance == 1)
+        #expect(withMachine?.expireType == .user)
+        #expect(without?.instance == 0)
+        #expect(without?.expireType == .static)
+    }
+
     @Test func aDocumentWithNothingToComputeGivesNoCategories() {
         let note = Category(name: .note, instance: 0, container: 400, payload: .note(MSNote(bodies: [.init(text: "hi")])))
         #expect(ServerComputation.categories(of: CategoriesDocument(uri: "sip:a@b", categories: [note])).categories.isEmpty)
