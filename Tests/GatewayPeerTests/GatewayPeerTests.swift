@@ -226,7 +226,7 @@ struct GatewayPeerTests {
 
     /// An OMA PUBLISH (RFC 3903) of a linked identity served with `publish-to-enterprise` reaches
     /// the enterprise as a SERVICE category publish for the enterprise identity ([MS-PRES]
-    /// §2.2.2.2, §4.2.1): the state as `userState` in containers 2 and 3 at the availability the
+    /// §2.2.2.2, §4.2.1): the state as a `machineState` in containers 2 and 3 at the availability the
     /// reverse table gives RPID busy (`pidf-availability.tsv`), the note in 200/300/400.
     @Test func linkedIdentityPublishReachesTheEnterpriseAsServicePublish() async throws {
         let edge = (scenario: "enterprise-service.xml", keys: [String: String](), calls: 1, pause: 0)

@@ -603,7 +603,7 @@ import Testing
         let ok = try #require(H.responses(first, id).first)
         #expect(ok.statusCode == 200)
         let etag = try #require(ok.headers[.sipETag])
-        // SERVICE category publish for the enterprise identity: userState 6500 into containers 2 and 3.
+        // SERVICE category publish for the enterprise identity: a machineState of 6500 into containers 2 and 3.
         let (service, serviceContext) = try #require(H.sent(first, to: .enterprise).first)
         #expect(service.method == .service)
         #expect(try service.headers.from?.uri.description == "sip:bob@contoso.com")
@@ -630,6 +630,98 @@ import Testing
         // The second SERVICE carries the versions the first one's 200 taught (update, not create).
         let versions = try CategoryPublish(bytes: republish.body).publications.map(\.version)
         #expect(versions.allSatisfy { $0 == 1 })
+    }
+
+    /// What the gateway publishes for a linked identity, next to what the user's own Lync client
+    /// publishes, as the server computes the user's state from both ([MS-PRES] §3.8.5.1.2, the
+    /// project's ``StateAggregation``): the OMA device is one more `machineState` endpoint, so a
+    /// closed or idle phone leaves the user available while the client is active, and the phone
+    /// counts when it is the most active endpoint. Before, its `userState` 18500 made the user
+    /// offline (the highest availability wins, §3.8.5.1.2.2). `shutdown` withdraws it.
+    @Test func aClosedOMAPhoneLeavesTheUserAvailableWhileTheirClientIsActive() throws {
+        var h = try H.Harness(yaml: Self.yaml)
+        // The user's Lync client: its machineState (active) in containers 2 and 3, published by the client.
+        func lync(_ availability: UInt32) -> StateAggregation.Instance {
+            .init(state: MSState(type: .machineState, manual: false, availability: availability), published: 1,
+                  expireType: .endpoint, endpointID: "221ef77e-3a68-5570-86ed-6ea5bd4b7ff8")
+        }
+        // The gateway's instances in container 2 after each SERVICE, as the server holds them.
+        var held: [UInt32: StateAggregation.Instance] = [:]
+        func apply(_ service: SIPRequest) throws {
+            #expect(service.method == .service)
+            for p in try CategoryPublish(bytes: service.body).publications where p.categoryName == .state && p.container == 2 {
+                if p.expires == 0 {
+                    held[p.instance] = nil
+                } else if case .state(let state)? = p.payload {
+                    held[p.instance] = .init(state: state, published: 2, expireType: p.expireType, endpointID: p.endpointID)
+                }
+            }
+        }
+        func userState(lyncAt availability: UInt32) -> UInt32? {
+            StateAggregation.aggregateState(of: [lync(availability)] + held.values).availability
+        }
+        var cseq = 0
+        func publish(_ basic: String, _ activity: String?, etag: String?) throws -> (String?, SIPRequest?) {
+            cseq += 1
+            h.now = h.now + .seconds(5)
+            let (id, actions) = h.receive(
+                try Self.publish(H.pidf("sip:bob@oma.example", basic: basic, activity: activity), cseq: cseq, ifMatch: etag),
+                from: .oma)
+            let ok = H.responses(actions, id).first
+            #expect(ok?.statusCode == 200)
+            let service = H.sent(actions, to: .enterprise).first { $0.0.method == .service }
+            if let (request, context) = service {
+                _ = h.core.receive(SIPResponse(replyingTo: request, statusCode: 200, toTag: "svc"), to: request, context: context, now: h.now)
+            }
+            return (ok?.headers[.sipETag] ?? etag, service?.0)
+        }
+
+        // The phone is on: one machineState of the gateway's endpoint, never instance 0 or 1 (the
+        // server's computed aggregateState, §3.8.5.1.2.7), bound to the endpoint its Contact names.
+        var (etag, service) = try publish("open", nil, etag: nil)
+        let first = try #require(service)
+        try apply(first)
+        let published = try CategoryPublish(bytes: first.body).publications.filter { $0.categoryName == .state && $0.expires != 0 }
+        #expect(published.map(\.container) == [2, 3])
+        for p in published {
+            guard case .state(let state)? = p.payload else { continue }
+            #expect(state.type == .machineState)
+            #expect(state.manual == false)
+            #expect(p.instance >= 0x3000_0000 && p.instance < 0x4000_0000, "instance \(p.instance)")
+            #expect(p.expireType == .endpoint)
+            let endpoint = try #require(p.endpointID)
+            #expect(try first.headers.contact.first?.address?.parameters.value("+sip.instance") == "<urn:uuid:\(endpoint)>")
+        }
+        #expect(userState(lyncAt: 3500) == 3500)
+
+        // The phone goes idle (away): the user's active client still decides.
+        (etag, service) = try publish("open", "away", etag: etag)
+        try apply(try #require(service))
+        #expect(userState(lyncAt: 3500) == 3500)
+        // The phone busy while the client is away: the phone is the most active endpoint.
+        (etag, service) = try publish("open", "busy", etag: etag)
+        try apply(try #require(service))
+        #expect(userState(lyncAt: 15500) == 6500)
+
+        // The phone is closed: its machineState is withdrawn, and the user stays available.
+        (etag, service) = try publish("closed", nil, etag: etag)
+        try apply(try #require(service))
+        #expect(held.isEmpty)
+        #expect(userState(lyncAt: 3500) == 3500)
+        // What the gateway published before, a userState of 18500, would have made them offline.
+        let closedAsUserState = StateAggregation.Instance(
+            state: MSState(type: .userState, availability: 18500), published: 2, expireType: .static)
+        #expect(StateAggregation.aggregateState(of: [lync(3500), closedAsUserState]).availability == 18500)
+
+        // On again, then the gateway stops for good (`shutdown: terminate`): withdrawn.
+        (etag, service) = try publish("open", nil, etag: etag)
+        try apply(try #require(service))
+        #expect(!held.isEmpty)
+        let stop = h.core.shutdown(now: h.now)
+        let withdrawal = try #require(H.sent(stop, to: .enterprise).first { $0.0.method == .service }?.0)
+        try apply(withdrawal)
+        #expect(held.isEmpty)
+        #expect(try CategoryPublish(bytes: withdrawal.body).publications.allSatisfy { $0.expires == 0 })
     }
 
     /// Two sources are two endpoints ([MS-PRES] §3.8.5.1.2): a newer source that is closed does

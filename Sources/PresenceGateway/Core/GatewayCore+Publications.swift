@@ -13,9 +13,44 @@ import SIPStack
 /// a SERVICE category publish ([MS-PRES] §2.2.2.2) with version handling and 409 retry.
 extension GatewayCore {
     /// Containers the gateway publishes a linked identity's state into: the aggregation input
-    /// containers 2 and 3 that clients publish `userState` to ([MS-PRES] §4.3.1; docs/flows.md,
-    /// "Container catalogue"), from which the server computes what watchers see.
+    /// containers 2 and 3 that clients publish their state instances to ([MS-PRES] §3.8.5.1.1,
+    /// §4.3.1; docs/flows.md, "Container catalogue"), from which the server computes what
+    /// watchers see.
     static let stateContainers: [UInt32] = [2, 3]
+
+    /// The instance of the `machineState` the gateway publishes for the linked OMA identity
+    /// `oma` (docs/flows.md, "What the gateway publishes for a linked identity"): in the range of
+    /// the machineState instances of the §4.3.1 examples (0x3xxxxxxx), its low 28 bits from the
+    /// OMA URI (FNV-1a), so the same on every node and after a restart, and never the computed
+    /// aggregateState's 0 or 1 (§3.8.5.1.2.7) nor a client's userState (0x20000000).
+    static func machineStateInstance(for oma: String) -> UInt32 {
+        0x3000_0000 | UInt32(truncatingIfNeeded: fnv1a(oma)) & 0x0FFF_FFFF
+    }
+
+    /// The endpoint id of that machineState (§2.2.2.1: the UUID of the publishing endpoint's
+    /// `+sip.instance`; the gateway's SERVICE Contact carries it): a UUID made from the OMA URI,
+    /// version 8 (RFC 9562 §5.8).
+    static func endpointID(for oma: String) -> String {
+        var bytes: [UInt8] = []
+        for seed in ["gateway-endpoint:" + oma, oma + ":gateway-endpoint"] {
+            let hash = fnv1a(seed)
+            bytes += (0..<8).map { UInt8(truncatingIfNeeded: hash >> (56 - 8 * $0)) }
+        }
+        bytes[6] = bytes[6] & 0x0F | 0x80  // version 8
+        bytes[8] = bytes[8] & 0x3F | 0x80  // variant 10
+        let digits = Array("0123456789abcdef")
+        var text = ""
+        for (i, byte) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { text.append("-") }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return text
+    }
+
+    private static func fnv1a(_ text: String) -> UInt64 {
+        text.utf8.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01B3 }
+    }
     /// Containers for the note, as in the §4.2.1 example (a personal note to 200, 300 and 400).
     static let noteContainers: [UInt32] = [200, 300, 400]
 
@@ -148,36 +183,52 @@ extension GatewayCore {
     }
 
     /// The SERVICE category publish of a linked identity's state ([MS-PRES] §2.2.2.2.1): its
-    /// `state` as a `userState` into containers 2 and 3 and its note into 200/300/400, or their
-    /// deletion when nothing is published any more.
+    /// `state` as a `machineState` of an endpoint of the user's own into containers 2 and 3 (deleted
+    /// while the OMA side is closed: a device that is off is no endpoint) and its note into
+    /// 200/300/400, or their deletion when nothing is published any more. A machineState joins
+    /// the user's other endpoints in aggregateMachineState, which takes the most active one
+    /// (§3.8.5.1.2.1), so an idle or closed OMA device never outweighs the user's active client;
+    /// a `userState` would have joined the highest-wins set of §3.8.5.1.2.2. docs/flows.md, "What
+    /// the gateway publishes for a linked identity".
     private mutating func servicePublish(_ identity: GatewayConfiguration.LinkedIdentity, state: CategoriesDocument?)
         -> [Action]
     {
         guard let enterpriseURI = try? SIPURI(identity.enterprise) else { return [] }
+        let endpointID = Self.endpointID(for: identity.oma)
         var publisher =
             servicePublishers[identity.enterprise]
             ?? CategoryPublisher(
                 CategoryPublisher.Configuration(
-                    publisher: SIPAddress(uri: enterpriseURI), contact: contacts[.enterprise]),
+                    publisher: SIPAddress(uri: enterpriseURI),
+                    contact: contacts[.enterprise].map { Self.withInstance($0, endpointID) }),
                 callID: ids.callID(), localTag: ids.tag())
         var items: [CategoryPublisher.Item] = []
-        var userState: MSState?
+        var machineState: MSState?
         var note: MSNote?
         for category in state?.categories ?? [] {
             switch category.payload {
-            case .state(let s) where userState == nil:
+            case .state(let s) where machineState == nil:
+                // Offline (18000 and up, the OMA side closed): nothing to publish.
+                guard (s.availability ?? 18500) < 18000 else { continue }
                 var published = s
-                published.type = .userState
-                userState = published
+                published.type = .machineState
+                published.manual = false
+                machineState = published
             case .note(let n) where note == nil:
                 note = n
             default:
                 break
             }
         }
+        let instance = Self.machineStateInstance(for: identity.oma)
         for container in Self.stateContainers {
-            let key = CategoryPublisher.ItemKey(container: container, categoryName: .state, instance: 0)
-            items.append(userState.map { .publish(key, .state($0)) } ?? .delete(key))
+            let key = CategoryPublisher.ItemKey(container: container, categoryName: .state, instance: instance)
+            items.append(
+                machineState.map { .publish(key, .state($0), expireType: .endpoint, endpointID: endpointID) }
+                    ?? .delete(key, expireType: .endpoint))
+            // What an earlier version published as a static userState at instance 0, the key of
+            // the server's own computed aggregateState (§3.8.5.1.2.7): withdrawn when known.
+            items.append(.delete(CategoryPublisher.ItemKey(container: container, categoryName: .state, instance: 0)))
         }
         for container in Self.noteContainers {
             let key = CategoryPublisher.ItemKey(container: container, categoryName: .note, instance: 0)
@@ -189,6 +240,19 @@ extension GatewayCore {
         servicePublishers[identity.enterprise] = publisher
         journal.publisher(identity.enterprise)
         return serviceActions(actions, publisher: identity.enterprise)
+    }
+
+    /// `contact` with the `+sip.instance` whose UUID is `endpointID` (RFC 5626 §4.1; [MS-PRES]
+    /// §3.2.5.5 ties an endpoint's instances to it).
+    static func withInstance(_ contact: SIPAddress, _ endpointID: String) -> SIPAddress {
+        var contact = contact
+        contact.parameters.set("+sip.instance", "<urn:uuid:\(endpointID)>", quoted: true)
+        return contact
+    }
+
+    /// Withdraws every SERVICE publication of the linked identities (`shutdown: terminate`).
+    mutating func withdrawServicePublications() -> [Action] {
+        configuration.linkedIdentities.filter(\.publishToEnterprise).flatMap { servicePublish($0, state: nil) }
     }
 
     mutating func servicePublishResponse(_ publisherURI: String, _ response: SIPResponse) -> [Action] {

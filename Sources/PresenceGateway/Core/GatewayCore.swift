@@ -475,6 +475,7 @@ public struct GatewayCore: Sendable {
             out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
         }
         out += removeLinkedPublications()
+        out += withdrawServicePublications()
         for key in serverWatches.keys.sorted() { out += endServerWatch(key, now: now) }
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
         for key in winfoWatches.keys.sorted() { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
