@@ -36,6 +36,12 @@ if [ "${#need[@]}" -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
+# Debian's kamailio package enables and starts its own service on *:5060; the tests and the demo
+# start their own Kamailio, and scripts/run.sh needs 5060: stop and disable it where systemd runs.
+if [ -d /run/systemd/system ] && systemctl is-enabled --quiet kamailio 2>/dev/null; then
+  echo "setup: stopping and disabling the kamailio service the package started (tests start their own)" >&2
+  systemctl disable --now kamailio >/dev/null 2>&1 || true
+fi
 if [ "${1:-}" != "--build-only" ] && ! command -v sipp >/dev/null 2>&1; then
   echo "setup: sip-tester is installed but sipp is not on PATH" >&2
   exit 1

@@ -87,7 +87,7 @@ def metric(text, name):
 
 CONFIG = """\
 # presence-gateway soak configuration (written by scripts/soak.py)
-state: { store: memory }
+state: {{ store: memory }}
 listen:
   - {{ side: oma, transport: udp, address: 127.0.0.1, port: {gw_oma} }}
   - {{ side: enterprise, transport: udp, address: 127.0.0.1, port: {gw_ent} }}

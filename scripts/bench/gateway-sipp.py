@@ -243,7 +243,11 @@ class Run:
                 return
             except OSError:
                 if self.gateway.poll() is not None:
-                    raise SystemExit(f'presence-gateway exited: see {self.work}/gateway.err')
+                    # What explains it is printed here: the work folder goes unless --keep.
+                    self.gateway_err.close()
+                    with open(os.path.join(self.work, 'gateway.err')) as f:
+                        reason = f.read().strip()[-2000:]
+                    raise SystemExit(f'presence-gateway exited ({self.gateway.returncode}):\n{reason}')
                 time.sleep(0.2)
         raise SystemExit('presence-gateway did not start listening within 20 s')
 
@@ -638,6 +642,10 @@ def main():
         raise SystemExit(f'{a.bin} not found: swift build -c release --product presence-gateway')
     if not shutil.which('sipp'):
         raise SystemExit('sipp not found (apt-get install sip-tester)')
+    if a.allocator == 'jemalloc':
+        check = subprocess.run(gateway_command('jemalloc', ['true']), capture_output=True, text=True)
+        if check.returncode != 0:
+            raise SystemExit(check.stderr.strip() or 'jemalloc cannot be preloaded (scripts/allocator.sh)')
     print(f'gateway-sipp: {a.pairs} pairs per direction, steps of {a.dur} s, failure bound {a.bound} s, '
           f'rates {a.rates}; gateway {"pinned to CPU " + a.cpu if a.cpu else "unpinned"}, {a.allocator} malloc')
     stores = a.stores.split(',')
