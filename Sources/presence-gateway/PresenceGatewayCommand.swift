@@ -21,7 +21,8 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
             edge on 127.0.0.1:5062, metrics and health on http://127.0.0.1:9090. SIGTERM or SIGINT stops it
             gracefully: final NOTIFYs and unsubscribes are sent first.
             Exit codes: 0 stopped cleanly, 1 configuration or start-up error, 2 usage error.
-            """)
+            """,
+        version: "presence-gateway \(GatewayVersion.version) (Swift \(GatewayVersion.swift))")
 
     @Option(name: .long, help: "YAML configuration file (default: the embedded loopback demo).")
     var config: String?
@@ -85,6 +86,8 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         let logger = Logger(label: "presence-gateway")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let build = [("version", GatewayVersion.version), ("swift", GatewayVersion.swift)]
+        Gauge(label: "gateway_build_info", dimensions: build).record(1)
         let server: GatewayServer
         do {
             server = try GatewayServer(
