@@ -134,11 +134,24 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Event agents over a transaction layer (RFC 6665 subscriber and notifier, RFC 3903
+        // publisher and compositor) and the stand-in [MS-PRES] presence server built on them: for
+        // the tests, the scenario replays and event-bench. The gateway itself does not use them.
+        .target(
+            name: "SIPEventAgents",
+            dependencies: [
+                "SIPStack", "SIPMessages", "SIPTransport", "MSPresenceEvents", "PresenceDocuments", "_GatewayInternals",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .target(name: "BenchSupport", swiftSettings: strict),
         .executableTarget(
             name: "event-bench",
             dependencies: [
-                "BenchSupport", "SIPStack", "SIPTransport", "SIPMessages",
+                "BenchSupport", "SIPStack", "SIPEventAgents", "SIPTransport", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -227,7 +240,7 @@ let package = Package(
         .testTarget(
             name: "SIPStackTests",
             dependencies: [
-                "SIPStack", "SIPTransport", "SIPMessages", "_GatewayInternals",
+                "SIPStack", "SIPEventAgents", "SIPTransport", "SIPMessages", "_GatewayInternals",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -263,7 +276,7 @@ let package = Package(
         .testTarget(
             name: "EventPeerTests",
             dependencies: [
-                "PeerTestSupport", "SIPStack", "SIPTransport", "SIPMessages", "MSPresenceEvents",
+                "PeerTestSupport", "SIPStack", "SIPEventAgents", "SIPTransport", "SIPMessages", "MSPresenceEvents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -273,7 +286,8 @@ let package = Package(
         .testTarget(
             name: "MSPresenceEventsTests",
             dependencies: [
-                "MSPresenceEvents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge", "SIPTransport",
+                "MSPresenceEvents", "SIPEventAgents", "SIPStack", "SIPMessages", "PresenceDocuments", "Multipart", "XMLBridge",
+                "SIPTransport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],

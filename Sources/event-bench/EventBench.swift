@@ -2,6 +2,7 @@ import BenchSupport
 import Foundation
 import NIOCore
 import NIOEmbedded
+import SIPEventAgents
 import SIPMessages
 import SIPStack
 import SIPTransport

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SIPEventAgents
 import SIPMessages
 import SIPStack
 import SIPTransport

@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SIPEventAgents
 import PeerTestSupport
 import MSPresenceEvents
 import SIPMessages

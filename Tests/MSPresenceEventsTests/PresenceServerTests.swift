@@ -1,6 +1,7 @@
 import Foundation
 import Multipart
 import NIOCore
+import SIPEventAgents
 import NIOEmbedded
 import PresenceDocuments
 import MSPresenceEvents

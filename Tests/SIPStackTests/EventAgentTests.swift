@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import SIPEventAgents
 import NIOEmbedded
 import SIPMessages
 import SIPStack

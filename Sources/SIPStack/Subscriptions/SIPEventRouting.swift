@@ -63,7 +63,7 @@ extension SIPTransactionLayer {
 }
 
 /// Random tokens for Call-IDs and tags (RFC 3261 §19.3: "at least 32 bits of randomness").
-enum SIPEventTokens {
-    static func token() -> String { String(UInt64.random(in: 0...UInt64.max), radix: 36) }
-    static func callID(host: String) -> String { token() + token() + "@" + host }
+package enum SIPEventTokens {
+    package static func token() -> String { String(UInt64.random(in: 0...UInt64.max), radix: 36) }
+    package static func callID(host: String) -> String { token() + token() + "@" + host }
 }

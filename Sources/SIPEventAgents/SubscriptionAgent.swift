@@ -1,5 +1,6 @@
 public import NIOCore
 public import SIPMessages
+public import SIPStack
 public import SIPTransport
 public import _GatewayInternals
 

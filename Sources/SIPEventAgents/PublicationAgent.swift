@@ -1,5 +1,6 @@
 public import NIOCore
 public import SIPMessages
+public import SIPStack
 public import SIPTransport
 
 /// The publisher side at run time (RFC 3903 §4, an EPA/PUA): drives ``PublicationClient`` values

@@ -1,5 +1,6 @@
 public import NIOCore
 public import SIPMessages
+public import SIPStack
 public import SIPTransport
 
 /// The ESC at run time (RFC 3903 §6): drives an ``EventStateCompositor`` with the PUBLISHes a

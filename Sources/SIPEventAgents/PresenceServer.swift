@@ -1,3 +1,4 @@
+public import MSPresenceEvents
 public import NIOCore
 public import PresenceDocuments
 public import SIPMessages
