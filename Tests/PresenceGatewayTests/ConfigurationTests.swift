@@ -1,5 +1,6 @@
+import Foundation
 import GatewayState
-import PresenceGateway
+@testable import PresenceGateway
 import SIPMessages
 import Testing
 
@@ -74,6 +75,56 @@ import Testing
         #expect(try postgres("postgres://gw@db.example/gateway?sslmode=disable")?.tls.mode == .disable)
         for bad in ["?sslmode=always", "?sslcert=/x.pem", "?sslmode"] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try postgres("postgres://gw@db.example/gateway\(bad)") }
+        }
+    }
+
+    /// Secrets kept out of the configuration (docs/security.md, "Secrets"): `admin.token-file`
+    /// and `state.password-file` read a file of their own, relative paths in
+    /// `$CREDENTIALS_DIRECTORY` (systemd's `LoadCredential=`); a missing or empty file, a short
+    /// token, or a secret given twice is an error at its line, which never shows the secret.
+    @Test func secretsComeFromFilesOfTheirOwn() throws {
+        let directory = NSTemporaryDirectory() + "secrets-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "0123456789abcdef-token\n".write(toFile: directory + "/admin-token", atomically: true, encoding: .utf8)
+        try "p@ss word\n".write(toFile: directory + "/pg-password", atomically: true, encoding: .utf8)
+        try "short\n".write(toFile: directory + "/short", atomically: true, encoding: .utf8)
+        try "\n".write(toFile: directory + "/empty", atomically: true, encoding: .utf8)
+        func configuration(admin: String, state: String = "{ store: memory }") throws -> GatewayConfiguration {
+            try GatewayConfiguration(yaml: Self.valid + "admin: \(admin)\nstate: \(state)\n")
+        }
+        let admin = try configuration(admin: "{ address: 127.0.0.1, port: 9090, token-file: \(directory)/admin-token }")
+        #expect(admin.admin?.token == "0123456789abcdef-token")
+        let state = try configuration(
+            admin: "{ address: 127.0.0.1, port: 9090 }",
+            state: "{ store: postgres, url: \"postgres://gw@db.example/gateway\", password-file: \(directory)/pg-password, node: gw1 }")
+        guard case .postgres(let postgres) = state.state.store else {
+            Issue.record("not postgres")
+            return
+        }
+        #expect(postgres.password == "p@ss word")
+        // Relative: in the credentials directory systemd gives the service.
+        let node = try ConfigurationNode.parse("admin-token")
+        #expect(try node.secretFile(environment: ["CREDENTIALS_DIRECTORY": directory]) == "0123456789abcdef-token")
+        for (yaml, line, message) in [
+            ("{ address: 127.0.0.1, port: 9090, token-file: \(directory)/missing }", 6, "cannot read"),
+            ("{ address: 127.0.0.1, port: 9090, token-file: \(directory)/empty }", 6, "is empty"),
+            ("{ address: 127.0.0.1, port: 9090, token-file: \(directory)/short }", 6, "at least 16"),
+            ("{ address: 127.0.0.1, port: 9090, token: 0123456789abcdef, token-file: \(directory)/admin-token }", 6, "not both"),
+        ] {
+            do {
+                _ = try configuration(admin: yaml)
+                Issue.record("accepted: \(yaml)")
+            } catch let error as ConfigurationError {
+                #expect(error.description.contains(message), "\(error.description)")
+                #expect(error.description.hasPrefix("\(line):"), "\(error.description)")
+                #expect(!error.description.contains("0123456789abcdef-token"))
+            }
+        }
+        #expect(throws: ConfigurationError.self) {
+            try configuration(
+                admin: "{ address: 127.0.0.1, port: 9090 }",
+                state: "{ store: postgres, url: \"postgres://gw:pw@db.example/gateway\", password-file: \(directory)/pg-password, node: gw1 }")
         }
     }
 

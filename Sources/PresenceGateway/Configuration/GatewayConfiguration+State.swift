@@ -76,7 +76,9 @@ extension GatewayConfiguration {
     /// Reads `state:`; absent: SQLite at ``State/defaultPath``.
     static func state(_ node: ConfigurationNode?) throws(ConfigurationError) -> State {
         guard let node else { return State() }
-        let m = try node.mapping(known: ["store", "path", "synchronous", "url", "node", "lease", "recovery-rate"])
+        let m = try node.mapping(known: [
+            "store", "path", "synchronous", "url", "password-file", "node", "lease", "recovery-rate",
+        ])
         var state = State()
         if let v = m["recovery-rate"] { state.recoveryRate = try v.integer(in: 1...1_000_000) }
         let kind = try m["store"]?.choice(["sqlite": "sqlite", "postgres": "postgres", "memory": "memory"]) ?? "sqlite"
@@ -90,11 +92,16 @@ extension GatewayConfiguration {
             try only([], for: kind)
             state.store = .memory
         case "postgres":
-            try only(["url", "node", "lease"], for: kind)
+            try only(["url", "password-file", "node", "lease"], for: kind)
             guard let url = m["url"], let name = m["node"] else {
                 throw node.error("store: postgres needs url and node")
             }
             var postgres = try Self.postgres(url)
+            if let file = m["password-file"] {
+                // The password out of the URL and the configuration (docs/state.md, "Secrets").
+                guard postgres.password == nil else { throw file.error("a password in the url and a password-file") }
+                postgres.password = try file.secretFile()
+            }
             postgres.node = try name.string()
             guard !postgres.node.isEmpty, postgres.node.count <= 64,
                 postgres.node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })

@@ -286,13 +286,20 @@ extension GatewayConfiguration {
         limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
         (resourceLists, resourceListsFile) = try Self.resourceLists(
             top["resource-lists"], enterprise: self.enterprise, limit: limits.resourcesPerBatch)
-        if let a = try top["admin"]?.mapping(known: ["address", "port", "token", "host-names", "tokenless-control"]) {
+        if let a = try top["admin"]?.mapping(known: [
+            "address", "port", "token", "token-file", "host-names", "tokenless-control",
+        ]) {
             guard let host = a["address"], let port = a["port"] else {
                 throw top["admin"].map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")
             }
-            let token = try a["token"]?.string()
+            if let file = a["token-file"], a["token"] != nil {
+                throw file.error("admin: token or token-file, not both")
+            }
+            let tokenNode = a["token-file"] ?? a["token"]
+            let token: String?
+            if let file = a["token-file"] { token = try file.secretFile() } else { token = try a["token"]?.string() }
             if let token, token.count < 16 || !token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
-                throw a["token"].map { $0.error("admin token: at least 16 printable ASCII characters") }
+                throw tokenNode.map { $0.error("admin token: at least 16 printable ASCII characters") }
                     ?? ConfigurationError("admin")
             }
             admin = Admin(
