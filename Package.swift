@@ -147,6 +147,15 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The stand-in presence server as a process, for Peers/sipe/run-sipe-publish.py by hand.
+        .executableTarget(
+            name: "presence-server-standin",
+            dependencies: [
+                "SIPEventAgents", "MSPresenceEvents", "SIPStack", "SIPMessages", "SIPTransport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .target(name: "BenchSupport", swiftSettings: strict),
         .executableTarget(
             name: "event-bench",
@@ -265,6 +274,7 @@ let package = Package(
             name: "GatewayPeerTests",
             dependencies: [
                 "PeerTestSupport", "PresenceGateway", "PresenceDocuments", "Multipart", "SIPMessages", "SIPTransport", "XMLBridge",
+                "SIPEventAgents",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -11,6 +11,9 @@
 #   FRONT_PORT     TCP port on 127.0.0.1 (required)
 #   FRONT_GATEWAY  the gateway's enterprise TCP listener, e.g. sip:127.0.0.1:5061;transport=tcp
 #   FRONT_BUDDY    the buddy in the roaming contact list, without sip: (SIPE adds it; default bob@oma.example)
+#   FRONT_SERVER   optional: an enhanced presence server (TCP), e.g. sip:127.0.0.1:5062;transport=tcp,
+#                  which SIPE's SERVICE publications and the gateway's category SUBSCRIBEs (From
+#                  another domain than contoso.com) are relayed to; unset, SERVICE is answered 200 here
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -32,6 +35,7 @@ start)
   rm -f "$PIDFILE" "$LOG"
   sed "s/127\.0\.0\.1:5090/127.0.0.1:$PORT/g" "$HERE/kamailio-ocs-front.cfg" > "$RUNDIR/kamailio.cfg"
   ARGS=(-A "GATEWAY=\"$GATEWAY\"" -A "BUDDY=\"$BUDDY\"")
+  if [ -n "${FRONT_SERVER:-}" ]; then ARGS+=(-A "SERVER=\"$FRONT_SERVER\""); fi
   kamailio -c -f "$RUNDIR/kamailio.cfg" "${ARGS[@]}" >"$RUNDIR/check.log" 2>&1 || {
     echo "config check failed:" >&2; cat "$RUNDIR/check.log" >&2; exit 1; }
   # -DD: foreground (children still forked), -E: log to stderr; setsid: its own process group.
@@ -41,7 +45,7 @@ start)
     sleep 0.1
   done
   if ! running; then echo "front failed to start; log:" >&2; tail -30 "$LOG" >&2; exit 1; fi
-  echo "OCS front (kamailio) pid $(cat "$PIDFILE") on 127.0.0.1:$PORT (tcp), gateway $GATEWAY, log $LOG"
+  echo "OCS front (kamailio) pid $(cat "$PIDFILE") on 127.0.0.1:$PORT (tcp), gateway $GATEWAY${FRONT_SERVER:+, server $FRONT_SERVER}, log $LOG"
   ;;
 stop)
   if ! running; then echo "not running"; rm -f "$PIDFILE"; exit 0; fi
@@ -56,5 +60,5 @@ stop)
   echo "stopped front ($PID)"
   ;;
 *)
-  sed -n '2,14p' "$0"; exit 2 ;;
+  sed -n '2,17p' "$0"; exit 2 ;;
 esac
