@@ -204,7 +204,7 @@ import Testing
         // would close these.
         var stalled: [RawTCPPeer] = []
         for _ in 0..<3 { stalled.append(try await connect(gateway.bound[0])) }
-        for peer in stalled { try await peer.waitUntilClosed() }
+        for peer in stalled { try await peer.waitUntilClosed(seconds: 30) }
         _ = try await waitFor("three handshake timeouts") { timeouts(gateway, "tls", "tls-handshake") == 3 ? true : nil }
         #expect(timeouts(gateway, "tls", "idle") == 0)
         await gateway.transport.shutdown()

@@ -353,7 +353,7 @@ import Testing
         configuration.idleTimeout = .milliseconds(300)
         let gateway = try await Harness.start(configuration, eventLoop: Self.idleGroup.next())
         let peer = try await RawTCPPeer(connectingTo: gateway.bound[0], group: Self.idleGroup)
-        try await peer.waitUntilClosed()
+        try await peer.waitUntilClosed(seconds: 30)
         _ = try await waitFor("the close to be counted") {
             gateway.counter("sip_transport_connections_closed", [("transport", "tcp")]) == 1 ? true : nil
         }
