@@ -162,12 +162,12 @@ extension GatewayCore {
 
     /// Starts the OMA leg of one resource a watch names, unless the resource is refused: outside
     /// the OMA domains (or in the enterprise's own, which would loop back through the OMA side),
-    /// or past the watcher's quota. A refused
-    /// resource is remembered for the RLMI answer and nothing is sent for it.
+    /// or past a quota. A refused resource is remembered for the RLMI answer and nothing is sent
+    /// for it.
     mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest)
         -> [Action]
     {
-        guard watch.legs[resource] == nil, admitResource(resource, to: &watch, request: request) else { return [] }
+        guard watch.legs[resource] == nil, admitResource(resource, to: &watch) else { return [] }
         guard let from = try? request.headers.from,
             let leg = startOMALeg(
                 watch: key, resource: resource, watcher: watch.watcher, from: from, charged: charge(watch.peer))
@@ -183,9 +183,9 @@ extension GatewayCore {
     /// Whether `watch` may have a leg for `resource`, which then takes its share of the
     /// watcher's quota and of its sender's (``GatewayCore/takeQuotas(_:peer:)``: every leg a
     /// request makes is charged to whoever sent it): not when the resource was refused before,
-    /// is outside the OMA domains, or is past
+    /// is outside the OMA domains, its presentity has as many watchers as it may, or past
     /// either quota (then it is refused).
-    mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch, request: SIPRequest) -> Bool {
+    mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch) -> Bool {
         guard !watch.refused.contains(resource) else { return false }
         guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma) else {
             refusals.resourceOutsideOMA += 1

@@ -129,7 +129,7 @@ extension GatewayCore {
         var listKey = list(of: watch, in: domain)
         var added = false
         for resource in resources {
-            guard watch.legs[resource] == nil, admitResource(resource, to: &watch, request: request) else { continue }
+            guard watch.legs[resource] == nil, admitResource(resource, to: &watch) else { continue }
             let handling = policy(for: resource).subHandling(for: watch.watcher)
             guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else {
                 releaseQuotas(watch.watcher.uri, peer: watch.peer)
