@@ -34,6 +34,8 @@ import sys
 import tempfile
 import time
 
+from harness import free_port, gateway_yaml, wait_listening  # beside this script
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.dirname(HERE)
 REPO = os.path.dirname(PEERS)
@@ -57,60 +59,6 @@ NOTE_STEPS = [
     ("note", 'account sipe set status "Back at three"', None, None, None, [], "Back at three"),
     ("another note", 'account sipe set status "Gone fishing"', None, None, None, [], "Gone fishing"),
 ]
-
-
-def free_port():
-    """A port on 127.0.0.1 free on UDP and TCP a moment ago."""
-    for _ in range(50):
-        with socket.socket() as t:
-            t.bind(("127.0.0.1", 0))
-            port = t.getsockname()[1]
-        try:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
-                u.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-    raise SystemExit("no free port")
-
-
-def wait_listening(port, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def gateway_yaml(oma_port, enterprise_port, kamailio_port, front_port, rpid_extensions):
-    return f"""state: {{ store: memory }}
-listen:
-  - {{ side: oma, transport: udp, address: 127.0.0.1, port: {oma_port} }}
-  - {{ side: enterprise, transport: tcp, address: 127.0.0.1, port: {enterprise_port} }}
-enterprise:
-  domains: [contoso.com]
-  next-hop: "sip:127.0.0.1:{front_port};transport=tcp"
-oma:
-  domains: [oma.example]
-  next-hop: "sip:127.0.0.1:{kamailio_port};transport=udp"
-  rpid-extensions: {"true" if rpid_extensions else "false"}
-peers:
-  - {{ name: ocs-front, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }}
-  - {{ name: kamailio, address: 127.0.0.1, port: {kamailio_port}, side: oma, network: federated }}
-presentities:
-  default:
-    defaults: {{ sameEnterprise: allow, federated: allow, publicCloud: polite-block }}
-    containers: {{ 100: [federated], 200: [sameEnterprise] }}
-linked-identities:
-  - {{ oma: "sip:dave@oma.example", enterprise: "sip:dave@contoso.com", publish-to-enterprise: false, publish-to-oma: true }}
-subscriptions:
-  piggyback-wait-ms: 500
-  default-expires: 600
-  minimum-expires: 1
-"""
 
 
 def fetch(kamailio_port, resource="sip:dave@oma.example", seconds=5):
@@ -205,7 +153,7 @@ def main():
                      FRONT_SERVER=f"sip:127.0.0.1:{server_port};transport=tcp")
     config = os.path.join(work, "gateway.yaml")
     with open(config, "w") as f:
-        f.write(gateway_yaml(oma_port, ent_port, kam_port, front_port, a.rpid_extensions))
+        f.write(gateway_yaml(oma_port, ent_port, kam_port, front_port, a.rpid_extensions, linked_dave=True))
     gw_log = open(os.path.join(work, "gateway.log"), "w")
     server_log = open(os.path.join(work, "standin.log"), "w")
     gateway = driver = server = None

@@ -17,11 +17,12 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from harness import free_port, gateway_yaml, wait_listening  # beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.dirname(HERE)
@@ -39,57 +40,6 @@ STEPS = [
     ("online + note", "open", None, "Back at three"),
     ("offline (closed)", "closed", None, None),
 ]
-
-
-def free_port():
-    """A port on 127.0.0.1 free on UDP and TCP a moment ago."""
-    for _ in range(50):
-        with socket.socket() as t:
-            t.bind(("127.0.0.1", 0))
-            port = t.getsockname()[1]
-        try:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
-                u.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-    raise SystemExit("no free port")
-
-
-def wait_listening(port, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False
-
-
-def gateway_yaml(oma_port, enterprise_port, kamailio_port, front_port):
-    return f"""state: {{ store: memory }}
-listen:
-  - {{ side: oma, transport: udp, address: 127.0.0.1, port: {oma_port} }}
-  - {{ side: enterprise, transport: tcp, address: 127.0.0.1, port: {enterprise_port} }}
-enterprise:
-  domains: [contoso.com]
-  next-hop: "sip:127.0.0.1:{front_port};transport=tcp"
-oma:
-  domains: [oma.example]
-  next-hop: "sip:127.0.0.1:{kamailio_port};transport=udp"
-peers:
-  - {{ name: ocs-front, address: 127.0.0.1, side: enterprise, network: sameEnterprise, trusted: true }}
-  - {{ name: kamailio, address: 127.0.0.1, port: {kamailio_port}, side: oma, network: federated }}
-presentities:
-  default:
-    defaults: {{ sameEnterprise: allow, federated: allow, publicCloud: polite-block }}
-    containers: {{ 100: [federated], 200: [sameEnterprise] }}
-subscriptions:
-  piggyback-wait-ms: 500
-  default-expires: 600
-  minimum-expires: 1
-"""
 
 
 def main():
