@@ -130,6 +130,46 @@ import Testing
         #expect((object["error.type"] as? String)?.hasSuffix("Refused") == true)
     }
 
+    /// Under journald each line starts with its syslog priority, `<N>` (sd-daemon(3)), which
+    /// journald takes and strips; what follows is the same JSON object.
+    @Test func underTheJournalEachLineStartsWithItsPriority() throws {
+        let lines = Lines()
+        var handler = JSONLogHandler(label: "t", clock: { Self.fixedTime }) { lines.append($0) }
+        handler.logLevel = .trace
+        handler.journalPriority = true
+        let levels: [(Logger.Level, String)] = [
+            (.trace, "<7>"), (.debug, "<7>"), (.info, "<6>"), (.notice, "<5>"), (.warning, "<4>"), (.error, "<3>"),
+            (.critical, "<2>"),
+        ]
+        for (level, _) in levels {
+            handler.log(event: LogEvent(level: level, message: "m", metadata: nil, source: nil, file: #fileID,
+                                        function: #function, line: #line))
+        }
+        for ((level, prefix), line) in zip(levels, lines.all) {
+            #expect(line.hasPrefix(prefix + "{"), "\(level): \(line)")
+            #expect(try Self.object(String(line.dropFirst(prefix.count)))["level"] as? String == level.rawValue)
+        }
+        #expect(lines.all.count == levels.count)
+    }
+
+    /// `$JOURNAL_STREAM` names the journal's stream by device and inode (systemd.exec(5)): only a
+    /// descriptor that is that stream writes priorities; one redirected elsewhere does not.
+    @Test func theJournalIsRecognizedByItsDeviceAndInode() throws {
+        let path = NSTemporaryDirectory() + "journal-\(UInt32.random(in: 0...UInt32.max))"
+        FileManager.default.createFile(atPath: path, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        defer { try? handle.close() }
+        var status = stat()
+        #expect(fstat(handle.fileDescriptor, &status) == 0)
+        let stream = "\(status.st_dev):\(status.st_ino)"
+        #expect(JSONLogHandler.writesToJournal(descriptor: handle.fileDescriptor, environment: ["JOURNAL_STREAM": stream]))
+        #expect(!JSONLogHandler.writesToJournal(descriptor: handle.fileDescriptor, environment: [:]))
+        #expect(!JSONLogHandler.writesToJournal(
+            descriptor: handle.fileDescriptor, environment: ["JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino + 1)"]))
+        #expect(!JSONLogHandler.writesToJournal(descriptor: handle.fileDescriptor, environment: ["JOURNAL_STREAM": "journal"]))
+    }
+
     @Test func levelsBelowTheHandlersLevelAreNotWritten() {
         let lines = Lines()
         var logger = Self.logger(lines)

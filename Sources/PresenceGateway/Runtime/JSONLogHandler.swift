@@ -19,6 +19,10 @@ public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     public let label: String
+    /// Each line starts with its syslog priority, `<N>` (sd-daemon(3)), which journald takes as
+    /// the entry's priority and strips (`journalctl -p warning` then filters, and `-o cat` shows
+    /// the JSON alone). ``standardError(label:)`` sets it when standard error is the journal.
+    public var journalPriority = false
     private let clock: @Sendable () -> Date
     private let output: @Sendable (String) -> Void
 
@@ -41,8 +45,36 @@ public struct JSONLogHandler: LogHandler {
     /// A handler writing to standard error, each line with one `write`, so lines of concurrent
     /// loggers do not interleave. A failed write is dropped: logging never stops the gateway.
     public static func standardError(label: String) -> JSONLogHandler {
-        JSONLogHandler(label: label, metadataProvider: LoggingSystem.metadataProvider) { line in
+        var handler = JSONLogHandler(label: label, metadataProvider: LoggingSystem.metadataProvider) { line in
             try? FileHandle.standardError.write(contentsOf: Data(line.utf8))
+        }
+        handler.journalPriority = writesToJournal(descriptor: STDERR_FILENO)
+        return handler
+    }
+
+    /// Whether `descriptor` is the stream systemd connected to the journal: `$JOURNAL_STREAM`
+    /// (`DEVICE:INODE`, systemd.exec(5)) names its device and inode. Not merely set: a child
+    /// whose standard error was redirected inherits the variable.
+    public static func writesToJournal(
+        descriptor: Int32, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Bool {
+        guard let stream = environment["JOURNAL_STREAM"] else { return false }
+        let parts = stream.split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return false }
+        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+    }
+
+    /// The syslog priority of a level (RFC 5424 §6.2.1 severities, as sd-daemon(3) prefixes them).
+    public static func priority(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
         }
     }
 
@@ -59,10 +91,12 @@ public struct JSONLogHandler: LogHandler {
             fields["error.message"] = "\(error)"
             fields["error.type"] = "\(String(reflecting: type(of: error)))"
         }
+        let prefix = journalPriority ? "<\(Self.priority(event.level))>" : ""
         output(
-            Self.line(
-                level: event.level, time: clock(), label: label, message: event.message.description,
-                metadata: fields) + "\n")
+            prefix
+                + Self.line(
+                    level: event.level, time: clock(), label: label, message: event.message.description,
+                    metadata: fields) + "\n")
     }
 
     @available(*, deprecated, renamed: "log(event:)")
