@@ -1,7 +1,10 @@
 """What the by-hand SIPE runners (run-sipe.py, run-sipe-publish.py) share: free loopback ports,
 waiting for a TCP listener, and the gateway's configuration between the OCS front (enterprise
 side, TCP) and Kamailio (OMA side, UDP)."""
+import os
 import socket
+import subprocess
+import sys
 import time
 
 
@@ -60,3 +63,37 @@ presentities:
   default-expires: 600
   minimum-expires: 1
 """
+
+
+def stop(process, seconds=10):
+    """Ends a child started by a runner: SIGTERM, then SIGKILL after `seconds`."""
+    if process and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def start_driver(here, work, front_port, seconds, control):
+    """sipe_driver.py logging dave in through the front, reading commands from `control`; its
+    standard output non-blocking, for ``driver_lines``."""
+    open(control, "w").close()
+    driver = subprocess.Popen([sys.executable, os.path.join(here, "sipe_driver.py"), "--front",
+                               f"127.0.0.1:{front_port}", "--workdir", os.path.join(work, "sipe"),
+                               "--seconds", str(seconds), "--control", control],
+                              stdout=subprocess.PIPE, text=True, bufsize=1)
+    os.set_blocking(driver.stdout.fileno(), False)
+    return driver
+
+
+def driver_lines(driver):
+    """The driver's lines printed so far and not yet read, each echoed."""
+    lines = []
+    while True:
+        line = driver.stdout.readline()
+        if not line:
+            return lines
+        line = line.rstrip("\n")
+        print("  driver:", line)
+        lines.append(line)

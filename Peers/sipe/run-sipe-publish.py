@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from harness import free_port, gateway_yaml, wait_listening  # beside this script
+from harness import driver_lines, free_port, gateway_yaml, start_driver, stop, wait_listening  # beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.dirname(HERE)
@@ -174,22 +174,11 @@ def main():
             raise SystemExit("the gateway did not listen on its enterprise port; see " + gw_log.name)
 
         control = os.path.join(work, "control")
-        open(control, "w").close()
-        driver = subprocess.Popen([sys.executable, os.path.join(HERE, "sipe_driver.py"), "--front",
-                                   f"127.0.0.1:{front_port}", "--workdir", os.path.join(work, "sipe"),
-                                   "--seconds", str(90 + a.step_wait * len(steps)), "--control", control],
-                                  stdout=subprocess.PIPE, text=True, bufsize=1)
-        os.set_blocking(driver.stdout.fileno(), False)
+        driver = start_driver(HERE, work, front_port, 90 + a.step_wait * len(steps), control)
         output = []
 
         def read_lines():
-            while True:
-                line = driver.stdout.readline()
-                if not line:
-                    return
-                line = line.rstrip("\n")
-                print("  driver:", line)
-                output.append(line)
+            output.extend(driver_lines(driver))
 
         deadline = time.time() + 60
         while time.time() < deadline and "LOGGED-IN" not in output:
@@ -213,20 +202,10 @@ def main():
                     break
             rows.append((label, availability, got, want))
     finally:
-        if driver and driver.poll() is None:
-            driver.terminate()
-            try:
-                driver.wait(10)
-            except subprocess.TimeoutExpired:
-                driver.kill()
+        stop(driver)
         subprocess.run(["bash", os.path.join(HERE, "run-front.sh"), "stop"], env=front_env)
-        for process in (gateway, server):
-            if process and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        stop(gateway)
+        stop(server)
         subprocess.run(["bash", os.path.join(PEERS, "kamailio/run-kamailio.sh"), "stop"], env=kam_env)
 
     print(f"\nWhat an OMA watcher got from Kamailio for sip:dave@oma.example"

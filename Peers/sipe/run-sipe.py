@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from harness import free_port, gateway_yaml, wait_listening  # beside this script
+from harness import driver_lines, free_port, gateway_yaml, start_driver, stop, wait_listening  # beside this script
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.dirname(HERE)
@@ -86,23 +86,11 @@ def main():
 
         etag = publish(STEPS[0], None)
         control = os.path.join(work, "control")
-        open(control, "w").close()
-        driver = subprocess.Popen([sys.executable, os.path.join(HERE, "sipe_driver.py"), "--front",
-                                   f"127.0.0.1:{front_port}", "--workdir", os.path.join(work, "sipe"),
-                                   "--seconds", str(60 + a.step_wait * len(STEPS)), "--control", control],
-                                  stdout=subprocess.PIPE, text=True, bufsize=1)
-        os.set_blocking(driver.stdout.fileno(), False)
+        driver = start_driver(HERE, work, front_port, 60 + a.step_wait * len(STEPS), control)
         statuses = []
 
         def read_lines():
-            while True:
-                line = driver.stdout.readline()
-                if not line:
-                    return
-                line = line.rstrip("\n")
-                print("  driver:", line)
-                if line.startswith("STATUS "):
-                    statuses.append(line.split(" ", 2)[2])
+            statuses.extend(line.split(" ", 2)[2] for line in driver_lines(driver) if line.startswith("STATUS "))
 
         def wait_status(after, seconds):
             deadline = time.time() + seconds
@@ -130,19 +118,9 @@ def main():
                 time.sleep(4)
                 read_lines()
     finally:
-        if driver and driver.poll() is None:
-            driver.terminate()
-            try:
-                driver.wait(10)
-            except subprocess.TimeoutExpired:
-                driver.kill()
+        stop(driver)
         subprocess.run(["bash", os.path.join(HERE, "run-front.sh"), "stop"], env=front_env)
-        if gateway and gateway.poll() is None:
-            gateway.terminate()
-            try:
-                gateway.wait(10)
-            except subprocess.TimeoutExpired:
-                gateway.kill()
+        stop(gateway)
         subprocess.run(["bash", os.path.join(PEERS, "kamailio/run-kamailio.sh"), "stop"], env=kam_env)
 
     print("\nWhat SIPE (bitlbee blist) showed for bob@oma.example:")

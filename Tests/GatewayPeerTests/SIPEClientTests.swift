@@ -69,6 +69,16 @@ extension GatewayPeerTests {
             }
         }
 
+        /// Ends `sipe_driver.py`: on SIGTERM it ends bitlbee (a process group of its own, named
+        /// on its `BITLBEE <port> <pid>` line); whatever is left of that group goes with SIGKILL.
+        static func stopDriver(_ driver: ChildProcess) async {
+            let group = driver.output.split(whereSeparator: \.isNewline)
+                .first { $0.hasPrefix("BITLBEE ") }
+                .flatMap { $0.split(separator: " ").last.flatMap { pid_t($0) } }
+            await driver.terminate()
+            if let group, group > 1 { Glibc.kill(-group, SIGKILL) }
+        }
+
         /// bob's PUBLISH at Kamailio (`Peers/sipe/bob_publish.py`): a new publication, or with
         /// `etag` a modification of it (RFC 3903 §4.4). Returns the new entity tag.
         static func publish(_ step: Step, kamailio: String, etag: String?) async throws -> String {
@@ -170,15 +180,7 @@ extension GatewayPeerTests {
                     let errors = log.split(whereSeparator: \.isNewline).filter { $0.contains("error parsing xml string") }
                     #expect(errors.isEmpty, "SIPE's log: \(errors.joined(separator: "\n"))\n\(context())")
                 } cleanup: {
-                    if let driver {
-                        // The driver ends bitlbee (its own process group) on SIGTERM; whatever
-                        // is left of that group goes with SIGKILL.
-                        let group = driver.output.split(whereSeparator: \.isNewline)
-                            .first { $0.hasPrefix("BITLBEE ") }
-                            .flatMap { $0.split(separator: " ").last.flatMap { pid_t($0) } }
-                        await driver.terminate()
-                        if let group, group > 1 { Glibc.kill(-group, SIGKILL) }
-                    }
+                    if let driver { await Self.stopDriver(driver) }
                     _ = try? await runProgram("/bin/bash", [frontScript, "stop"], environment: frontEnvironment, timeout: 20)
                 }
             }

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import MSPresenceEvents
 import NIOCore
 import PeerTestSupport
@@ -261,15 +260,7 @@ extension GatewayPeerTests {
                 }
                 try await body(harness)
             } cleanup: {
-                if let driver {
-                    // The driver ends bitlbee (its own process group) on SIGTERM; whatever is left
-                    // of that group goes with SIGKILL.
-                    let group = driver.output.split(whereSeparator: \.isNewline)
-                        .first { $0.hasPrefix("BITLBEE ") }
-                        .flatMap { $0.split(separator: " ").last.flatMap { pid_t($0) } }
-                    await driver.terminate()
-                    if let group, group > 1 { Glibc.kill(-group, SIGKILL) }
-                }
+                if let driver { await SIPEClientTests.stopDriver(driver) }
                 // The gateway before the front and the server: its unsubscribe (and the removal of
                 // its PUBLISH at Kamailio) still has somewhere to go.
                 if let gateway { await gateway.stop(grace: .milliseconds(500)) }

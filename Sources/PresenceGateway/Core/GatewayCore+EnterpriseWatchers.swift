@@ -211,7 +211,7 @@ extension GatewayCore {
     /// The RLMI instance of a resource refused: `quotaExceeded` with 413 and the presentity as
     /// `cid` when the presentity has as many watchers as it may ([MS-PRES] §3.4.5.1.3),
     /// ``refusedInstance`` otherwise.
-    func refusal(of uri: String) -> RLMIList.Instance {
+    func rejection(of uri: String) -> RLMIList.Instance {
         guard !presentityHasRoom(uri) else { return Self.refusedInstance }
         let cid = uri.hasPrefix("sip:") ? String(uri.dropFirst(4)) : uri
         return RLMIList.Instance(state: .terminated, reason: "quotaExceeded", cid: cid, statusCode: 413)
@@ -225,7 +225,7 @@ extension GatewayCore {
     func resolution(of uri: String, categories: [CategoryName], in watch: EnterpriseWatch)
         -> (BatchCategorySubscription.Resolution, BodyDigest?)
     {
-        if watch.refused.contains(uri) { return (.rejected(refusal(of: uri)), nil) }
+        if watch.refused.contains(uri) { return (.rejected(rejection(of: uri)), nil) }
         switch policy(for: uri).subHandling(for: watch.watcher) {
         case .block:
             return (.rejected(Self.refusedInstance), nil)
