@@ -25,125 +25,55 @@ extension GatewayCore {
     /// they hold into wall-clock times.
     public mutating func takeStateChanges(clock: WallClock) -> [StateChange] {
         guard journaling else { return [] }
-        let watchKeys = enterpriseWatches.takeChanged()
-        let omaLegKeys = omaLegs.takeChanged()
-        let omaListKeys = omaLists.takeChanged()
-        let omaWatchKeys = omaWatches.takeChanged()
-        let enterpriseLegKeys = enterpriseLegs.takeChanged()
-        guard
-            !watchKeys.isEmpty || !omaLegKeys.isEmpty || !omaListKeys.isEmpty || !omaWatchKeys.isEmpty
-                || !enterpriseLegKeys.isEmpty || journal.hasChanges
-        else { return [] }
-        var changes: [StateChange] = []
+        let changed = takeChangedKeys()
+        guard !changed.isEmpty else { return [] }
         let encoder = JSONEncoder()
-        func put<R: Encodable>(
-            _ kind: RecordKind, _ key: String, _ record: R, dialog: SIPDialog.ID? = nil,
-            callID: String? = nil, localTag: String? = nil, expires: Int64? = nil
-        ) {
-            // The records are plain values: encoding them cannot fail.
-            guard let body = try? encoder.encode(record) else { return }
-            changes.append(
-                .put(
-                    StateRecord(
-                        kind: kind.rawValue, key: key, callID: dialog?.callID ?? callID,
-                        localTag: dialog?.localTag ?? localTag, expires: expires, body: Array(body))))
+        func changes<E: StoredEntry>(_ keys: some Sequence<String>, _ entry: (String) -> E?) -> [StateChange] {
+            E.changes(keys, in: self, clock: clock, encoder: encoder, entry: entry)
         }
-        func delete(_ kind: RecordKind, _ key: String) { changes.append(.delete(kind: kind.rawValue, key: key)) }
+        func changes<E: StoredEntry>(_ keys: Set<Int>, _ table: (Int) -> E?) -> [StateChange] {
+            changes(keys.sorted().map(String.init)) { Int($0).flatMap(table) }
+        }
+        return changes(changed.enterpriseWatches) { enterpriseWatches[$0] }
+            + changes(changed.omaLegs) { omaLegs[$0] } + changes(changed.omaLists) { omaLists[$0] }
+            + changes(changed.omaWatches) { omaWatches[$0] }
+            + changes(changed.enterpriseLegs) { enterpriseLegs[$0] } + changes(changed.links) { linked[$0] }
+            + changes(changed.pools) { pools[$0].map(PoolHint.init) }
+            + changes(changed.batchRefused ? [BatchRefusal.key] : []) { _ in BatchRefusal(value: batchRefused) }
+            + changes(changed.publishers) { servicePublishers[$0] } + changes(changed.winfo) { winfoWatches[$0] }
+            + changes(changed.publications) { compositor.publications[$0] }
+    }
 
-        for key in watchKeys.sorted() {
-            guard let watch = enterpriseWatches[key] else {
-                delete(.enterpriseWatch, String(key))
-                continue
-            }
-            let notifier = watch.subscription?.subscription ?? watch.document
-            put(
-                .enterpriseWatch, String(key), record(watch, clock: clock), dialog: notifier?.dialog.id,
-                expires: notifier.map { clock.milliseconds($0.expiresAt) })
-        }
-        for key in omaLegKeys.sorted() {
-            guard let leg = omaLegs[key] else {
-                delete(.omaLeg, String(key))
-                continue
-            }
-            put(
-                .omaLeg, String(key), record(leg, clock: clock), callID: leg.subscription?.callID,
-                localTag: leg.subscription?.localTag, expires: leg.subscription?.expiresAt.map(clock.milliseconds))
-        }
-        for key in omaListKeys.sorted() {
-            guard let list = omaLists[key] else {
-                delete(.omaList, String(key))
-                continue
-            }
-            put(
-                .omaList, String(key), record(list, clock: clock), callID: list.subscription?.callID,
-                localTag: list.subscription?.localTag, expires: list.subscription?.expiresAt.map(clock.milliseconds))
-        }
-        for key in omaWatchKeys.sorted() {
-            guard let watch = omaWatches[key] else {
-                delete(.omaWatch, String(key))
-                continue
-            }
-            put(
-                .omaWatch, String(key), record(watch, clock: clock), dialog: watch.subscription?.dialog.id,
-                expires: watch.subscription.map { clock.milliseconds($0.expiresAt) })
-        }
-        for key in enterpriseLegKeys.sorted() {
-            guard let leg = enterpriseLegs[key] else {
-                delete(.enterpriseLeg, String(key))
-                continue
-            }
-            let subscription = leg.subscriber.subscription
-            put(
-                .enterpriseLeg, String(key), record(leg, clock: clock), callID: subscription.callID,
-                localTag: subscription.localTag, expires: subscription.expiresAt.map(clock.milliseconds))
-        }
-        for key in journal.takeLinks().sorted() {
-            guard let link = linked[key] else {
-                delete(.linkedPublication, String(key))
-                continue
-            }
-            put(
-                .linkedPublication, String(key), record(link, clock: clock), callID: link.client?.callID,
-                localTag: link.client?.localTag, expires: link.client?.expiresAt.map(clock.milliseconds))
-        }
-        for resource in journal.takePools().sorted() {
-            if let pool = pools[resource] {
-                put(.pool, resource, PoolRecord(pool: pool))
-            } else {
-                delete(.pool, resource)
-            }
-        }
-        if journal.takeBatchRefused() { put(.flag, "batch-refused", FlagRecord(value: batchRefused)) }
-        for identity in journal.takePublishers().sorted() {
-            if let publisher = servicePublishers[identity] {
-                put(
-                    .servicePublisher, identity, publisher.record, callID: publisher.callID,
-                    localTag: publisher.localTag)
-            } else {
-                delete(.servicePublisher, identity)
-            }
-        }
-        for key in journal.takeWinfo().sorted() {
-            guard let watch = winfoWatches[key] else {
-                delete(.winfoWatch, String(key))
-                continue
-            }
-            put(
-                .winfoWatch, String(key), record(watch, clock: clock), dialog: watch.subscription.dialog.id,
-                expires: clock.milliseconds(watch.subscription.expiresAt))
-        }
+    /// The keys of what changed, taken from each table and from ``Journal``.
+    private mutating func takeChangedKeys() -> ChangedKeys {
+        var changed = ChangedKeys(
+            enterpriseWatches: enterpriseWatches.takeChanged(), omaLegs: omaLegs.takeChanged(),
+            omaLists: omaLists.takeChanged(), omaWatches: omaWatches.takeChanged(),
+            enterpriseLegs: enterpriseLegs.takeChanged(), links: journal.takeLinks(), pools: journal.takePools(),
+            batchRefused: journal.takeBatchRefused(), publishers: journal.takePublishers(), winfo: journal.takeWinfo())
         if journal.takePublications() {
+            // The compositor's publications that came or went since the store last took them.
             let current = Set(compositor.publications.keys)
-            for tag in journal.writtenPublications.subtracting(current).sorted() { delete(.publication, tag) }
-            for tag in current.subtracting(journal.writtenPublications).sorted() {
-                guard let publication = compositor.publications[tag] else { continue }
-                put(
-                    .publication, tag, publication.record(clock: clock),
-                    expires: clock.milliseconds(publication.expiresAt))
-            }
+            changed.publications = current.symmetricDifference(journal.writtenPublications)
             journal.writtenPublications = current
         }
-        return changes
+        return changed
+    }
+
+    private struct ChangedKeys {
+        var enterpriseWatches, omaLegs, omaLists, omaWatches, enterpriseLegs: Set<Int>
+        var links: Set<Int>
+        var pools: Set<String>
+        var batchRefused: Bool
+        var publishers: Set<String>
+        var winfo: Set<Int>
+        var publications: Set<String> = []
+
+        var isEmpty: Bool {
+            enterpriseWatches.isEmpty && omaLegs.isEmpty && omaLists.isEmpty && omaWatches.isEmpty
+                && enterpriseLegs.isEmpty && links.isEmpty && pools.isEmpty && !batchRefused && publishers.isEmpty
+                && winfo.isEmpty && publications.isEmpty
+        }
     }
 
     /// Runs a NOTIFY's relay in an existing pair (``inDialog``) with the watches' and legs' writes
@@ -181,10 +111,6 @@ extension GatewayCore {
         mutating func publisher(_ identity: String) { if enabled { publishers.insert(identity) } }
         mutating func publicationsChanged() { if enabled { publications = true } }
         mutating func winfo(_ key: Int) { if enabled { winfo.insert(key) } }
-
-        var hasChanges: Bool {
-            !links.isEmpty || !pools.isEmpty || batchRefused || !publishers.isEmpty || publications || !winfo.isEmpty
-        }
 
         mutating func takeLinks() -> Set<Int> {
             defer { links = [] }

@@ -169,68 +169,6 @@ extension GatewayCore {
             peer: name, certificateNames: peer.certificateNames)
     }
 
-    func record(_ watch: EnterpriseWatch, clock: WallClock) -> EnterpriseWatchRecord {
-        EnterpriseWatchRecord(
-            watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, answered: watch.pending == nil,
-            subscription: watch.subscription?.record(clock: clock), document: watch.document?.record(clock: clock),
-            documentResource: watch.documentResource,
-            legs: Dictionary(uniqueKeysWithValues: watch.legs.map { ($0.key, $0.value) }),
-            single: watch.single, refused: watch.refused.sorted(),
-            awaiting: watch.awaiting.isEmpty ? nil : watch.awaiting.sorted(), peer: peerRecord(watch.peer))
-    }
-
-    func record(_ leg: OMALeg, clock: WallClock) -> OMALegRecord {
-        OMALegRecord(
-            watch: leg.watch, watcher: leg.watcher, resource: leg.resource,
-            subscription: leg.subscription?.record(clock: clock), list: leg.list,
-            handling: leg.handling.token, closing: leg.closing, pending: leg.pending, peer: peerRecord(leg.peer))
-    }
-
-    func record(_ list: OMAList, clock: WallClock) -> OMAListRecord {
-        OMAListRecord(
-            watch: list.watch, watcher: list.watcher, from: list.from.description, domain: list.domain, uri: list.uri,
-            document: list.document, members: Dictionary(uniqueKeysWithValues: list.members.map { ($0.key, $0.value) }),
-            subscription: list.subscription?.record(clock: clock), changed: list.changed, closing: list.closing,
-            peer: peerRecord(list.peer))
-    }
-
-    func record(_ watch: OMAWatch, clock: WallClock) -> OMAWatchRecord {
-        OMAWatchRecord(
-            watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
-            subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
-            linked: watch.linked, peer: peerRecord(watch.peer),
-            partialVersion: watch.partial.map { $0.version ?? 0 },
-            filter: watch.filter.map { StoredBytes($0.document) },
-            list: listRecord(watch), listOwner: watch.listOwner, mirrorOf: watch.mirrorOf)
-    }
-
-    private func listRecord(_ watch: OMAWatch) -> ResourceListRecord? {
-        guard let list = watch.resourceList else { return nil }
-        return ResourceListRecord(
-            members: list.members.map { .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance) },
-            version: list.version)
-    }
-
-    func record(_ leg: EnterpriseLeg, clock: WallClock) -> EnterpriseLegRecord {
-        EnterpriseLegRecord(
-            watcher: leg.watcher, pool: leg.pool, single: leg.single, subscriber: leg.subscriber.record(clock: clock),
-            watches: Dictionary(uniqueKeysWithValues: leg.watches.map { ($0.key, $0.value) }),
-            established: leg.established, closing: leg.closing, peer: peerRecord(leg.peer),
-            network: leg.network.rawValue, verified: leg.verified)
-    }
-
-    func record(_ link: LinkedPublication, clock: WallClock) -> LinkedPublicationRecord {
-        LinkedPublicationRecord(
-            oma: link.identity.oma, enterprise: link.identity.enterprise, watch: link.watch,
-            client: link.client?.record(clock: clock), lastBody: link.lastBody.map(StoredBytes.init))
-    }
-
-    func record(_ watch: WinfoWatch, clock: WallClock) -> WinfoWatchRecord {
-        WinfoWatchRecord(
-            presentity: watch.presentity, subscription: watch.subscription.record(clock: clock),
-            version: watch.version, peer: peerRecord(watch.peer))
-    }
-
     // MARK: - Records to values
 
     /// Why a record does not restore: its kind and key, and what is wrong.

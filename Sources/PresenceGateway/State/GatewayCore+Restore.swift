@@ -49,48 +49,67 @@ extension GatewayCore {
         _ records: [StateRecord], clock: WallClock, now: NIODeadline, recoveryRate: Int, sliceSize: Int,
         skipping: Bool
     ) throws(RestoreError) -> (actions: [Action], unreadable: [RestoreError]) {
-        var decoded = Decoded()
-        decoded.skipUnreadable = skipping
-        try decoded.read(records, core: self, clock: clock, sliceSize: sliceSize)
-        var out: [Action] = []
-        var dropped: [Int: EnterpriseWatch] = [:]
+        let (entries, unreadable) = try readRecords(records, clock: clock, sliceSize: sliceSize, skipping: skipping)
+        let read = Restoring(
+            enterpriseWatches: entries.table(EnterpriseWatch.self), omaLegs: entries.table(OMALeg.self),
+            omaLists: entries.table(OMAList.self), omaWatches: entries.table(OMAWatch.self),
+            enterpriseLegs: entries.table(EnterpriseLeg.self))
+        let dropped = restoreWatchersDialogs(read)
+        restoreLegs(read)
+        for (resource, hint) in entries.entries(PoolHint.self) { pools[resource] = hint.pool }
+        if entries.entries(BatchRefusal.self).contains(where: \.value.value) { batchRefused = true }
+        for (identity, publisher) in entries.entries(CategoryPublisher.self) { servicePublishers[identity] = publisher }
+        let publications = entries.entries(EventStateCompositor.Publication.self).map(\.value)
+        journal.writtenPublications.formUnion(publications.map(\.entityTag))
 
-        for (key, watch) in decoded.enterpriseWatches {
+        // Watchers never answered: ended, their legs unsubscribed. The store learns it.
+        var out: [Action] = []
+        for (key, watch) in dropped.sorted(by: { $0.key < $1.key }) {
+            enterpriseWatches.restore(key, watch)
+            enterpriseWatches.removeValue(forKey: key)
+            out += endOMALegs(watch.legs.values.filter { read.omaLegs[$0] != nil }, now: now)
+        }
+        var paced = 0
+        func pace() -> NIODeadline {
+            defer { paced += 1 }
+            return now + .nanoseconds(Int64(paced) * 1_000_000_000 / Int64(max(1, recoveryRate)))
+        }
+        out += restoreOMALegs(read.omaLegs.keys.sorted(), now: now, pace: pace)
+        out += restoreOMALists(read.omaLists.keys.sorted(), now: now, pace: pace)
+        out += restoreEnterpriseWatches(read.enterpriseWatches.keys.sorted(), now: now)
+        out += restoreOMAWatches(read.omaWatches.keys.sorted(), now: now)
+        out += restoreEnterpriseLegs(read.enterpriseLegs.keys.sorted(), now: now, pace: pace)
+        out += restoreLinked(entries.table(LinkedPublication.self).sorted { $0.key < $1.key }, now: now)
+        out += compositorRestored(publications, now: now)
+        out += restoreWinfoWatches(entries.table(WinfoWatch.self), now: now)
+        return (out + watcherInfoChanges(now: now), unreadable)
+    }
+
+    /// The dialog tables a store gave back, by key.
+    private struct Restoring {
+        var enterpriseWatches: [Int: EnterpriseWatch.Restored]
+        var omaLegs: [Int: OMALeg]
+        var omaLists: [Int: OMAList]
+        var omaWatches: [Int: OMAWatch]
+        var enterpriseLegs: [Int: EnterpriseLeg]
+    }
+
+    /// The watchers' dialogs back in their tables, with their quotas and dialog index entries;
+    /// returns the enterprise watches never answered, which are not taken back.
+    private mutating func restoreWatchersDialogs(_ read: Restoring) -> [Int: EnterpriseWatch] {
+        var dropped: [Int: EnterpriseWatch] = [:]
+        for (key, restored) in read.enterpriseWatches {
             noteRestoredKey(key)
-            guard watch.pending == nil, decoded.answered.contains(key) else {
+            let watch = restored.watch
+            guard watch.pending == nil, restored.answered else {
                 dropped[key] = watch
                 continue
             }
             enterpriseWatches.restore(key, watch)
             _ = takePeerQuotaRestored(watch.peer)
-            if let id = (watch.subscription?.subscription ?? watch.document)?.dialog.id {
-                dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
-            }
+            if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .enterpriseWatch(key)) }
         }
-        for (key, list) in decoded.omaLists {
-            noteRestoredKey(key)
-            omaLists.restore(key, list)
-            listDocuments[list.document, default: ListDocument()].lists.insert(key)
-            if let subscription = list.subscription {
-                dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
-            }
-        }
-        for (key, leg) in decoded.omaLegs {
-            noteRestoredKey(key)
-            // A member whose list was not kept is left out: its watch makes it a leg of its own.
-            if let list = leg.list, decoded.omaLists[list]?.members[leg.resource] != key { continue }
-            // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
-            var leg = leg
-            leg.charged = charge(decoded.enterpriseWatches[leg.watch]?.peer)
-            omaLegs.restore(key, leg)
-            takeQuotaRestored(leg.watcher)
-            notePresentityLeg(leg.resource)
-            if let key = sender(of: leg.charged) { peerLoad[key, default: 0] += 1 }
-            if let subscription = leg.subscription {
-                dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
-            }
-        }
-        for (key, watch) in decoded.omaWatches {
+        for (key, watch) in read.omaWatches {
             noteRestoredKey(key)
             omaWatches.restore(key, watch)
             if watch.listOwner != nil { listMemberWatches += 1 }
@@ -99,41 +118,38 @@ extension GatewayCore {
                 if watch.takesWatcherSlot { takeQuotaRestored(watch.watcher.uri) }
                 _ = takePeerQuotaRestored(watch.peer)
             }
-            if let id = watch.subscription?.dialog.id {
-                dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(key))
-            }
+            if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .omaWatch(key)) }
         }
-        for (key, leg) in decoded.enterpriseLegs {
+        return dropped
+    }
+
+    /// The subscriptions the gateway holds on either side back in their tables, each charged to
+    /// whom it was made for and found by its dialog.
+    private mutating func restoreLegs(_ read: Restoring) {
+        for (key, list) in read.omaLists {
+            noteRestoredKey(key)
+            omaLists.restore(key, list)
+            listDocuments[list.document, default: ListDocument()].lists.insert(key)
+            if let id = list.storedDialog.dialogKey { dialogs.insert(id, .omaList(key)) }
+        }
+        for (key, leg) in read.omaLegs {
+            noteRestoredKey(key)
+            // A member whose list was not kept is left out: its watch makes it a leg of its own.
+            if let list = leg.list, read.omaLists[list]?.members[leg.resource] != key { continue }
+            // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
+            var leg = leg
+            leg.charged = charge(read.enterpriseWatches[leg.watch]?.watch.peer)
+            omaLegs.restore(key, leg)
+            takeQuotaRestored(leg.watcher)
+            notePresentityLeg(leg.resource)
+            if let key = sender(of: leg.charged) { peerLoad[key, default: 0] += 1 }
+            if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .omaLeg(key)) }
+        }
+        for (key, leg) in read.enterpriseLegs {
             noteRestoredKey(key)
             enterpriseLegs.restore(key, leg)
-            let subscription = leg.subscriber.subscription
-            dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .enterpriseLeg(key))
+            if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .enterpriseLeg(key)) }
         }
-        for (resource, pool) in decoded.pools { pools[resource] = pool }
-        if decoded.batchRefused { batchRefused = true }
-        for (identity, publisher) in decoded.servicePublishers { servicePublishers[identity] = publisher }
-        journal.writtenPublications.formUnion(decoded.publications.map(\.entityTag))
-
-        // Watchers never answered: ended, their legs unsubscribed. The store learns it.
-        for (key, watch) in dropped.sorted(by: { $0.key < $1.key }) {
-            enterpriseWatches.restore(key, watch)
-            enterpriseWatches.removeValue(forKey: key)
-            out += endOMALegs(watch.legs.values.filter { decoded.omaLegs[$0] != nil }, now: now)
-        }
-        var paced = 0
-        func pace() -> NIODeadline {
-            defer { paced += 1 }
-            return now + .nanoseconds(Int64(paced) * 1_000_000_000 / Int64(max(1, recoveryRate)))
-        }
-        out += restoreOMALegs(decoded.omaLegs.keys.sorted(), now: now, pace: pace)
-        out += restoreOMALists(decoded.omaLists.keys.sorted(), now: now, pace: pace)
-        out += restoreEnterpriseWatches(decoded.enterpriseWatches.keys.sorted(), now: now)
-        out += restoreOMAWatches(decoded.omaWatches.keys.sorted(), now: now)
-        out += restoreEnterpriseLegs(decoded.enterpriseLegs.keys.sorted(), now: now, pace: pace)
-        out += restoreLinked(decoded.linked, now: now)
-        out += compositorRestored(decoded.publications, now: now)
-        out += restoreWinfoWatches(decoded.winfoWatches, now: now)
-        return (out + watcherInfoChanges(now: now), decoded.unreadable)
     }
 
     /// Watcher information subscriptions: back in their dialogs with their expiry (one that ran
@@ -338,7 +354,9 @@ extension GatewayCore {
     /// Linked identities' publications toward the OMA presence server: continued (the PUBLISH
     /// that was under way again, or a refresh by expiry), or removed when the identity is no
     /// longer configured.
-    private mutating func restoreLinked(_ restored: [(Int, LinkedPublication)], now: NIODeadline) -> [Action] {
+    private mutating func restoreLinked(_ restored: [(key: Int, value: LinkedPublication)], now: NIODeadline)
+        -> [Action]
+    {
         var out: [Action] = []
         for (key, link) in restored {
             noteRestoredKey(key)
@@ -433,276 +451,54 @@ extension GatewayCore {
 // MARK: - Decoding
 
 extension GatewayCore {
-    /// The records read back into values, by kind, before any of them enters the core.
-    struct Decoded {
-        var enterpriseWatches: [Int: EnterpriseWatch] = [:]
-        /// Watches whose SUBSCRIBE had been answered.
-        var answered: Set<Int> = []
-        var omaLegs: [Int: OMALeg] = [:]
-        var omaLists: [Int: OMAList] = [:]
-        var omaWatches: [Int: OMAWatch] = [:]
-        var enterpriseLegs: [Int: EnterpriseLeg] = [:]
-        var linked: [(Int, LinkedPublication)] = []
-        var publications: [EventStateCompositor.Publication] = []
-        var servicePublishers: [String: CategoryPublisher] = [:]
-        var pools: [String: String] = [:]
-        var batchRefused = false
-        var winfoWatches: [Int: WinfoWatch] = [:]
-        /// Leave out a record that does not decode (into ``unreadable``) rather than fail.
-        var skipUnreadable = false
+    /// Reads every record into ``StoredEntries``; a large store in slices on every core (decoding
+    /// the JSON is most of a restart's time: `gateway-bench state`), merged in the records' order,
+    /// so the result and the first error reported are those of reading them one by one. Many
+    /// slices rather than one per core: records of one kind can be stored together, and kinds
+    /// differ in cost, so equal halves left one core idle for a third of the read. `skipping`:
+    /// a record that does not decode is left out and reported rather than failing the read.
+    func readRecords(_ records: [StateRecord], clock: WallClock, sliceSize: Int, skipping: Bool)
+        throws(RestoreError) -> (entries: StoredEntries, unreadable: [RestoreError])
+    {
+        let slices = records.count / max(1, sliceSize)
+        guard slices > 1, ProcessInfo.processInfo.activeProcessorCount > 1 else {
+            return try readSlice(records[...], clock: clock, skipping: skipping)
+        }
+        let parts = Mutex<[Int: Result<(StoredEntries, [RestoreError]), RestoreError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: slices) { slice in
+            let range = slice * records.count / slices..<(slice + 1) * records.count / slices
+            let result = Result { () throws(RestoreError) in
+                try readSlice(records[range], clock: clock, skipping: skipping)
+            }
+            parts.withLock { $0[slice] = result }
+        }
+        var entries = StoredEntries()
         var unreadable: [RestoreError] = []
-
-        /// Reads every record; a large store in slices on every core (decoding the JSON is most of
-        /// a restart's time: `gateway-bench state`), merged in the records' order, so the result
-        /// and the first error reported are those of reading them one by one. Many slices rather
-        /// than one per core: records of one kind can be stored together, and kinds differ in
-        /// cost, so equal halves left one core idle for a third of the read.
-        mutating func read(_ records: [StateRecord], core: GatewayCore, clock: WallClock, sliceSize: Int)
-            throws(RestoreError)
-        {
-            let slices = records.count / max(1, sliceSize)
-            guard slices > 1, ProcessInfo.processInfo.activeProcessorCount > 1 else {
-                try read(records[...], core: core, clock: clock)
-                linked.sort { $0.0 < $1.0 }
-                return
-            }
-            let parts = Mutex<[Int: Result<Decoded, RestoreError>]>([:])
-            let skipUnreadable = skipUnreadable
-            DispatchQueue.concurrentPerform(iterations: slices) { slice in
-                var part = Decoded()
-                part.skipUnreadable = skipUnreadable
-                let range = slice * records.count / slices..<(slice + 1) * records.count / slices
-                let result = Result { () throws(RestoreError) -> Decoded in
-                    try part.read(records[range], core: core, clock: clock)
-                    return part
-                }
-                parts.withLock { $0[slice] = result }
-            }
-            for slice in 0..<slices {
-                guard let part = parts.withLock({ $0[slice] }) else { continue }
-                merge(try part.get())
-            }
-            linked.sort { $0.0 < $1.0 }
+        for slice in 0..<slices {
+            guard let part = parts.withLock({ $0[slice] }) else { continue }
+            let (read, skipped) = try part.get()
+            entries.merge(read)
+            unreadable += skipped
         }
-
-        private mutating func read(_ records: ArraySlice<StateRecord>, core: GatewayCore, clock: WallClock)
-            throws(RestoreError)
-        {
-            let decoder = JSONDecoder()
-            for record in records {
-                do throws(RestoreError.Detail) {
-                    try read(record, decoder: decoder, core: core, clock: clock)
-                } catch {
-                    let failure = RestoreError(kind: record.kind, key: record.key, detail: error.text)
-                    guard skipUnreadable else { throw failure }
-                    unreadable.append(failure)
-                }
-            }
-        }
-
-        /// Adds what a later slice of the records read.
-        private mutating func merge(_ other: Decoded) {
-            enterpriseWatches.merge(other.enterpriseWatches) { _, later in later }
-            answered.formUnion(other.answered)
-            omaLegs.merge(other.omaLegs) { _, later in later }
-            omaLists.merge(other.omaLists) { _, later in later }
-            omaWatches.merge(other.omaWatches) { _, later in later }
-            enterpriseLegs.merge(other.enterpriseLegs) { _, later in later }
-            linked += other.linked
-            publications += other.publications
-            servicePublishers.merge(other.servicePublishers) { _, later in later }
-            pools.merge(other.pools) { _, later in later }
-            batchRefused = batchRefused || other.batchRefused
-            winfoWatches.merge(other.winfoWatches) { _, later in later }
-            unreadable += other.unreadable
-        }
-
-        private mutating func read(
-            _ record: StateRecord, decoder: JSONDecoder, core: GatewayCore,
-            clock: WallClock
-        ) throws(RestoreError.Detail) {
-            func decode<R: Decodable>(_ type: R.Type) throws(RestoreError.Detail) -> R {
-                do { return try decoder.decode(type, from: Data(record.body)) } catch {
-                    throw RestoreError.Detail("unreadable: \(error)")
-                }
-            }
-            func key() throws(RestoreError.Detail) -> Int {
-                guard let key = Int(record.key) else { throw RestoreError.Detail("the key is not a number") }
-                return key
-            }
-            func restored<T>(_ make: () throws(SIPStackError) -> T) throws(RestoreError.Detail) -> T {
-                do { return try make() } catch { throw RestoreError.Detail(error.detail) }
-            }
-            guard let kind = RecordKind(rawValue: record.kind) else {
-                throw RestoreError.Detail("unknown kind (written by a newer presence-gateway?)")
-            }
-            switch kind {
-            case .enterpriseWatch:
-                let r = try decode(EnterpriseWatchRecord.self)
-                var watch = EnterpriseWatch(
-                    watcher: try GatewayCore.watcher(r.watcher, r.network), pending: nil, peer: try core.peer(r.peer))
-                let reserved = 2 * GatewayCore.sequenceBlock
-                if var subscription = r.subscription {
-                    subscription.subscription.contact =
-                        core.contactText(.enterprise, for: watch.peer) ?? subscription.subscription.contact
-                    watch.subscription = try restored { () throws(SIPStackError) in
-                        try BatchCategorySubscription(record: subscription, clock: clock, reservedSequences: reserved)
-                    }
-                }
-                if var document = r.document {
-                    document.contact = core.contactText(.enterprise, for: watch.peer) ?? document.contact
-                    watch.document = try restored { () throws(SIPStackError) in
-                        try NotifierSubscription(record: document, clock: clock, reservedSequences: reserved)
-                    }
-                }
-                watch.documentResource = r.documentResource
-                for (resource, leg) in r.legs.sorted(by: { $0.key < $1.key }) { watch.legs[resource] = leg }
-                watch.single = r.single
-                watch.refused = Set(r.refused)
-                watch.awaiting = Set(r.awaiting ?? [])
-                let key = try key()
-                if r.answered && (watch.subscription != nil || watch.document != nil) { answered.insert(key) }
-                enterpriseWatches[key] = watch
-            case .omaLeg:
-                let r = try decode(OMALegRecord.self)
-                guard let handling = SubHandling(token: r.handling) else {
-                    throw RestoreError.Detail("unknown sub-handling \(r.handling)")
-                }
-                guard (r.subscription == nil) != (r.list == nil) else {
-                    throw RestoreError.Detail("a leg needs a subscription or a list, not both")
-                }
-                let subscription = try r.subscription.map { record throws(RestoreError.Detail) in
-                    try restored { () throws(SIPStackError) in
-                        try SubscriberSubscription(record: core.withOMAContact(record), clock: clock)
-                    }
-                }
-                var leg = OMALeg(
-                    watch: r.watch, watcher: r.watcher, resource: r.resource, subscription: subscription, list: r.list,
-                    categories: nil, handling: handling)
-                leg.closing = r.closing
-                leg.pending = r.pending
-                leg.peer = try core.peer(r.peer)
-                omaLegs[try key()] = leg
-            case .omaList:
-                let r = try decode(OMAListRecord.self)
-                guard let from = try? SIPAddress(r.from) else {
-                    throw RestoreError.Detail("from \(r.from) does not parse")
-                }
-                var list = OMAList(
-                    watch: r.watch, watcher: r.watcher, from: from, domain: r.domain, uri: r.uri, document: r.document)
-                for (resource, member) in r.members.sorted(by: { $0.value < $1.value }) {
-                    list.members[resource] = member
-                }
-                list.subscription = try r.subscription.map { record throws(RestoreError.Detail) in
-                    try restored { () throws(SIPStackError) in
-                        try SubscriberSubscription(record: core.withOMAContact(record), clock: clock)
-                    }
-                }
-                list.changed = r.changed
-                list.closing = r.closing
-                list.peer = try core.peer(r.peer)
-                omaLists[try key()] = list
-            case .omaWatch:
-                let r = try decode(OMAWatchRecord.self)
-                var watch = OMAWatch(
-                    watcher: try GatewayCore.watcher(r.watcher, r.network), resource: r.resource, linked: r.linked,
-                    peer: try core.peer(r.peer))
-                if var subscription = r.subscription, r.answered {
-                    subscription.contact = core.contactText(.oma, for: watch.peer) ?? subscription.contact
-                    watch.subscription = try restored { () throws(SIPStackError) in
-                        try NotifierSubscription(
-                            record: subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
-                    }
-                }
-                watch.leg = r.leg
-                if let owner = r.listOwner { watch.role = .member(of: owner) }
-                if let identity = r.mirrorOf { watch.role = .mirror(of: identity) }
-                if let list = r.list {
-                    // The version is written when it enters a new block, as the CSeq is: the next
-                    // notification skips ahead of any sent since, which tells the watcher to
-                    // refresh for full state (RFC 4662 §5.6.2); one repeated would be discarded.
-                    // What each part said is not kept: the next change of each is sent.
-                    watch.role = .list(
-                        ResourceList(
-                            members: list.members.map {
-                                .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
-                            }, version: list.version &+ 2 * GatewayCore.sequenceBlock))
-                }
-                if let stored = r.filter, let terms = watch.subscription?.terms {
-                    do {
-                        watch.filter = try GatewayCore.watcherFilter(
-                            body: stored.bytes, type: GatewayCore.simpleFilterType, resource: r.resource, terms: terms)
-                    } catch { throw RestoreError.Detail("filter: \(error.reason)") }
-                }
-                if let version = r.partialVersion {
-                    // Two blocks above the stored version, so above every one sent (as for CSeqs);
-                    // nothing to diff against: the next document is full.
-                    watch.partial = PartialNotifications(version: version &+ 2 * GatewayCore.sequenceBlock, last: nil)
-                }
-                omaWatches[try key()] = watch
-            case .enterpriseLeg:
-                var r = try decode(EnterpriseLegRecord.self)
-                r.subscriber.subscription.contact = core.contactText(.enterprise) ?? r.subscriber.subscription.contact
-                let subscriber = try restored { () throws(SIPStackError) in
-                    try BatchCategorySubscriber(record: r.subscriber, clock: clock)
-                }
-                var watches: SmallMap<String, Int> = [:]
-                for (resource, watch) in r.watches.sorted(by: { $0.key < $1.key }) { watches[resource] = watch }
-                var leg = EnterpriseLeg(
-                    watcher: r.watcher, pool: r.pool, single: r.single, subscriber: subscriber, watches: watches,
-                    network: try GatewayCore.network(r.network), verified: r.verified)
-                leg.established = r.established
-                leg.closing = r.closing
-                leg.peer = try core.peer(r.peer)
-                enterpriseLegs[try key()] = leg
-            case .linkedPublication:
-                let r = try decode(LinkedPublicationRecord.self)
-                let identity =
-                    core.configuration.linkedIdentities.first { $0.oma == r.oma && $0.enterprise == r.enterprise }
-                    ?? GatewayConfiguration.LinkedIdentity(
-                        oma: r.oma, enterprise: r.enterprise, publishToEnterprise: false, publishToOMA: false)
-                let client = try r.client.map { client throws(RestoreError.Detail) in
-                    try restored { () throws(SIPStackError) in try PublicationClient(record: client, clock: clock) }
-                }
-                linked.append(
-                    (
-                        try key(),
-                        LinkedPublication(
-                            identity: identity, watch: r.watch, client: client, lastBody: r.lastBody?.bytes)
-                    ))
-            case .publication:
-                publications.append(
-                    EventStateCompositor.Publication(
-                        record: try decode(EventStateCompositor.Publication.Record.self), clock: clock))
-            case .servicePublisher:
-                let r = try decode(CategoryPublisher.Record.self)
-                servicePublishers[record.key] = try restored { () throws(SIPStackError) in
-                    try CategoryPublisher(record: r)
-                }
-            case .pool:
-                pools[record.key] = try decode(PoolRecord.self).pool
-            case .winfoWatch:
-                var r = try decode(WinfoWatchRecord.self)
-                r.subscription.contact = core.contactText(.oma) ?? r.subscription.contact
-                let subscription = try restored { () throws(SIPStackError) in
-                    try NotifierSubscription(
-                        record: r.subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
-                }
-                winfoWatches[try key()] = WinfoWatch(
-                    presentity: r.presentity, subscription: subscription, version: r.version,
-                    peer: try core.peer(r.peer), resync: true)
-            case .flag:
-                guard record.key == "batch-refused" else { throw RestoreError.Detail("unknown flag") }
-                batchRefused = try decode(FlagRecord.self).value
-            }
-        }
+        return (entries, unreadable)
     }
 
-    /// `record` with the OMA side's Contact of this node (see ``contactText(_:for:)``).
-    func withOMAContact(_ record: SubscriberSubscription.Record) -> SubscriberSubscription.Record {
-        var record = record
-        record.contact = contactText(.oma) ?? record.contact
-        return record
+    private func readSlice(_ records: ArraySlice<StateRecord>, clock: WallClock, skipping: Bool)
+        throws(RestoreError) -> (StoredEntries, [RestoreError])
+    {
+        let decoder = JSONDecoder()
+        var entries = StoredEntries()
+        var unreadable: [RestoreError] = []
+        for record in records {
+            do throws(RestoreError.Detail) {
+                try entries.read(record, decoder: decoder, core: self, clock: clock)
+            } catch {
+                let failure = RestoreError(kind: record.kind, key: record.key, detail: error.text)
+                guard skipping else { throw failure }
+                unreadable.append(failure)
+            }
+        }
+        return (entries, unreadable)
     }
 
     /// This side's Contact as written in records, for restored dialogs: a node that takes over

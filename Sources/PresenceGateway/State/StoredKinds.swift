@@ -1,0 +1,368 @@
+import MSPresenceEvents
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+import _GatewayInternals
+
+/// How each kind of the core's state is written to the durable store and read back
+/// (``StoredEntry``; docs/state.md, "What is stored"). What a NOTIFY relayed in an existing pair
+/// changes (the last state seen, the body last sent, CSeqs within a block) is left out; a CSeq or
+/// version is written when it enters a new block, and a restored dialog starts two blocks above.
+extension GatewayCore.EnterpriseWatch: StoredEntry {
+    /// A watch read back, and whether its SUBSCRIBE had been answered (one that was not is ended).
+    struct Restored: Sendable {
+        var watch: GatewayCore.EnterpriseWatch
+        var answered: Bool
+    }
+
+    static var recordKind: GatewayCore.RecordKind { .enterpriseWatch }
+
+    var storedDialog: StoredDialog {
+        let notifier = subscription?.subscription ?? document
+        return StoredDialog(notifier?.dialog.id, expiresAt: notifier?.expiresAt)
+    }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.EnterpriseWatchRecord {
+        .init(
+            watcher: watcher.uri, network: watcher.network.rawValue, answered: pending == nil,
+            subscription: subscription?.record(clock: clock), document: document?.record(clock: clock),
+            documentResource: documentResource, legs: Dictionary(uniqueKeysWithValues: legs.map { ($0.key, $0.value) }),
+            single: single, refused: refused.sorted(), awaiting: awaiting.isEmpty ? nil : awaiting.sorted(),
+            peer: core.peerRecord(peer))
+    }
+
+    static func restored(
+        from r: GatewayCore.EnterpriseWatchRecord, key: String, core: GatewayCore, clock: WallClock
+    ) throws(GatewayCore.RestoreError.Detail) -> Restored {
+        var watch = Self(
+            watcher: try GatewayCore.watcher(r.watcher, r.network), pending: nil, peer: try core.peer(r.peer))
+        let reserved = 2 * GatewayCore.sequenceBlock
+        if var subscription = r.subscription {
+            subscription.subscription.contact =
+                core.contactText(.enterprise, for: watch.peer) ?? subscription.subscription.contact
+            watch.subscription = try GatewayCore.restored { () throws(SIPStackError) in
+                try BatchCategorySubscription(record: subscription, clock: clock, reservedSequences: reserved)
+            }
+        }
+        if var document = r.document {
+            document.contact = core.contactText(.enterprise, for: watch.peer) ?? document.contact
+            watch.document = try GatewayCore.restored { () throws(SIPStackError) in
+                try NotifierSubscription(record: document, clock: clock, reservedSequences: reserved)
+            }
+        }
+        watch.documentResource = r.documentResource
+        for (resource, leg) in r.legs.sorted(by: { $0.key < $1.key }) { watch.legs[resource] = leg }
+        watch.single = r.single
+        watch.refused = Set(r.refused)
+        watch.awaiting = Set(r.awaiting ?? [])
+        return Restored(watch: watch, answered: r.answered && (watch.subscription != nil || watch.document != nil))
+    }
+}
+
+extension GatewayCore.OMALeg: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .omaLeg }
+
+    var storedDialog: StoredDialog {
+        StoredDialog(
+            callID: subscription?.callID, localTag: subscription?.localTag, expiresAt: subscription?.expiresAt)
+    }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.OMALegRecord {
+        .init(
+            watch: watch, watcher: watcher, resource: resource, subscription: subscription?.record(clock: clock),
+            list: list, handling: handling.token, closing: closing, pending: pending, peer: core.peerRecord(peer))
+    }
+
+    static func restored(from r: GatewayCore.OMALegRecord, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        guard let handling = SubHandling(token: r.handling) else {
+            throw GatewayCore.RestoreError.Detail("unknown sub-handling \(r.handling)")
+        }
+        guard (r.subscription == nil) != (r.list == nil) else {
+            throw GatewayCore.RestoreError.Detail("a leg needs a subscription or a list, not both")
+        }
+        var leg = Self(
+            watch: r.watch, watcher: r.watcher, resource: r.resource,
+            subscription: try core.restoredSubscriber(r.subscription, clock: clock), list: r.list, categories: nil,
+            handling: handling)
+        leg.closing = r.closing
+        leg.pending = r.pending
+        leg.peer = try core.peer(r.peer)
+        return leg
+    }
+}
+
+/// A list subscription toward an OMA RLS (RFC 4662). Its RLMI version is not written: a restored
+/// list takes the next notification with full state.
+extension GatewayCore.OMAList: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .omaList }
+
+    var storedDialog: StoredDialog {
+        StoredDialog(
+            callID: subscription?.callID, localTag: subscription?.localTag, expiresAt: subscription?.expiresAt)
+    }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.OMAListRecord {
+        .init(
+            watch: watch, watcher: watcher, from: from.description, domain: domain, uri: uri, document: document,
+            members: Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value) }),
+            subscription: subscription?.record(clock: clock), changed: changed, closing: closing,
+            peer: core.peerRecord(peer))
+    }
+
+    static func restored(from r: GatewayCore.OMAListRecord, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        guard let from = try? SIPAddress(r.from) else {
+            throw GatewayCore.RestoreError.Detail("from \(r.from) does not parse")
+        }
+        var list = Self(
+            watch: r.watch, watcher: r.watcher, from: from, domain: r.domain, uri: r.uri, document: r.document)
+        for (resource, member) in r.members.sorted(by: { $0.value < $1.value }) { list.members[resource] = member }
+        list.subscription = try core.restoredSubscriber(r.subscription, clock: clock)
+        list.changed = r.changed
+        list.closing = r.closing
+        list.peer = try core.peer(r.peer)
+        return list
+    }
+}
+
+extension GatewayCore.OMAWatch: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .omaWatch }
+
+    var storedDialog: StoredDialog { StoredDialog(subscription?.dialog.id, expiresAt: subscription?.expiresAt) }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.OMAWatchRecord {
+        .init(
+            watcher: watcher.uri, network: watcher.network.rawValue, resource: resource,
+            subscription: subscription?.record(clock: clock), answered: pending == nil, leg: leg, linked: linked,
+            peer: core.peerRecord(peer), partialVersion: partial.map { $0.version ?? 0 },
+            filter: filter.map { StoredBytes($0.document) },
+            list: resourceList.map { list in
+                .init(
+                    members: list.members.map {
+                        .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
+                    }, version: list.version)
+            }, listOwner: listOwner, mirrorOf: mirrorOf)
+    }
+
+    static func restored(from r: GatewayCore.OMAWatchRecord, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        var watch = Self(
+            watcher: try GatewayCore.watcher(r.watcher, r.network), resource: r.resource, linked: r.linked,
+            peer: try core.peer(r.peer))
+        if var subscription = r.subscription, r.answered {
+            subscription.contact = core.contactText(.oma, for: watch.peer) ?? subscription.contact
+            watch.subscription = try GatewayCore.restored { () throws(SIPStackError) in
+                try NotifierSubscription(
+                    record: subscription, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
+            }
+        }
+        watch.leg = r.leg
+        if let owner = r.listOwner { watch.role = .member(of: owner) }
+        if let identity = r.mirrorOf { watch.role = .mirror(of: identity) }
+        if let list = r.list {
+            // The version is written when it enters a new block, as the CSeq is: the next
+            // notification skips ahead of any sent since, which tells the watcher to refresh for
+            // full state (RFC 4662 §5.6.2); one repeated would be discarded. What each part said
+            // is not kept: the next change of each is sent.
+            watch.role = .list(
+                GatewayCore.ResourceList(
+                    members: list.members.map {
+                        .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
+                    }, version: list.version &+ 2 * GatewayCore.sequenceBlock))
+        }
+        if let stored = r.filter, let terms = watch.subscription?.terms {
+            do {
+                watch.filter = try GatewayCore.watcherFilter(
+                    body: stored.bytes, type: GatewayCore.simpleFilterType, resource: r.resource, terms: terms)
+            } catch { throw GatewayCore.RestoreError.Detail("filter: \(error.reason)") }
+        }
+        if let version = r.partialVersion {
+            // Two blocks above the stored version, so above every one sent (as for CSeqs);
+            // nothing to diff against: the next document is full.
+            watch.partial = GatewayCore.PartialNotifications(
+                version: version &+ 2 * GatewayCore.sequenceBlock, last: nil)
+        }
+        return watch
+    }
+}
+
+extension GatewayCore.EnterpriseLeg: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .enterpriseLeg }
+
+    var storedDialog: StoredDialog {
+        let subscription = subscriber.subscription
+        return StoredDialog(
+            callID: subscription.callID, localTag: subscription.localTag, expiresAt: subscription.expiresAt)
+    }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.EnterpriseLegRecord {
+        .init(
+            watcher: watcher, pool: pool, single: single, subscriber: subscriber.record(clock: clock),
+            watches: Dictionary(uniqueKeysWithValues: watches.map { ($0.key, $0.value) }), established: established,
+            closing: closing, peer: core.peerRecord(peer), network: network.rawValue, verified: verified)
+    }
+
+    static func restored(from r: GatewayCore.EnterpriseLegRecord, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        var stored = r.subscriber
+        stored.subscription.contact = core.contactText(.enterprise) ?? stored.subscription.contact
+        let subscriber = try GatewayCore.restored { () throws(SIPStackError) in
+            try BatchCategorySubscriber(record: stored, clock: clock)
+        }
+        var watches: SmallMap<String, Int> = [:]
+        for (resource, watch) in r.watches.sorted(by: { $0.key < $1.key }) { watches[resource] = watch }
+        var leg = Self(
+            watcher: r.watcher, pool: r.pool, single: r.single, subscriber: subscriber, watches: watches,
+            network: try GatewayCore.network(r.network), verified: r.verified)
+        leg.established = r.established
+        leg.closing = r.closing
+        leg.peer = try core.peer(r.peer)
+        return leg
+    }
+}
+
+extension GatewayCore.LinkedPublication: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .linkedPublication }
+
+    var storedDialog: StoredDialog {
+        StoredDialog(callID: client?.callID, localTag: client?.localTag, expiresAt: client?.expiresAt)
+    }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.LinkedPublicationRecord {
+        .init(
+            oma: identity.oma, enterprise: identity.enterprise, watch: watch, client: client?.record(clock: clock),
+            lastBody: lastBody.map(StoredBytes.init))
+    }
+
+    /// An identity no longer configured comes back publishing nowhere: its publication is removed.
+    static func restored(
+        from r: GatewayCore.LinkedPublicationRecord, key: String, core: GatewayCore, clock: WallClock
+    ) throws(GatewayCore.RestoreError.Detail) -> Self {
+        let identity =
+            core.configuration.linkedIdentities.first { $0.oma == r.oma && $0.enterprise == r.enterprise }
+            ?? GatewayConfiguration.LinkedIdentity(
+                oma: r.oma, enterprise: r.enterprise, publishToEnterprise: false, publishToOMA: false)
+        let client = try r.client.map { client throws(GatewayCore.RestoreError.Detail) in
+            try GatewayCore.restored { () throws(SIPStackError) in try PublicationClient(record: client, clock: clock) }
+        }
+        return Self(identity: identity, watch: r.watch, client: client, lastBody: r.lastBody?.bytes)
+    }
+}
+
+/// A publication the gateway's compositor holds for a served identity (RFC 3903 §6), by entity-tag.
+extension EventStateCompositor.Publication: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .publication }
+    static var numberedKeys: Bool { false }
+
+    var storedDialog: StoredDialog { StoredDialog(expiresAt: expiresAt) }
+
+    func record(in core: GatewayCore, clock: WallClock) -> Record { record(clock: clock) }
+
+    static func restored(from record: Record, key: String, core: GatewayCore, clock: WallClock) -> Self {
+        Self(record: record, clock: clock)
+    }
+}
+
+/// A SERVICE category publisher ([MS-PRES] §2.2.2.2), by enterprise identity.
+extension CategoryPublisher: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .servicePublisher }
+    static var numberedKeys: Bool { false }
+
+    var storedDialog: StoredDialog { StoredDialog(callID: callID, localTag: localTag) }
+
+    func record(in core: GatewayCore, clock: WallClock) -> Record { record }
+
+    static func restored(from record: Record, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        try GatewayCore.restored { () throws(SIPStackError) in try CategoryPublisher(record: record) }
+    }
+}
+
+/// A watcher information subscription (RFC 3857). The list last sent is not kept: a restored
+/// one is sent the full list at once, with the next version.
+extension GatewayCore.WinfoWatch: StoredEntry {
+    static var recordKind: GatewayCore.RecordKind { .winfoWatch }
+
+    var storedDialog: StoredDialog { StoredDialog(subscription.dialog.id, expiresAt: subscription.expiresAt) }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.WinfoWatchRecord {
+        .init(
+            presentity: presentity, subscription: subscription.record(clock: clock), version: version,
+            peer: core.peerRecord(peer))
+    }
+
+    static func restored(from r: GatewayCore.WinfoWatchRecord, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        var stored = r.subscription
+        stored.contact = core.contactText(.oma) ?? stored.contact
+        let subscription = try GatewayCore.restored { () throws(SIPStackError) in
+            try NotifierSubscription(record: stored, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
+        }
+        return Self(
+            presentity: r.presentity, subscription: subscription, version: r.version, peer: try core.peer(r.peer),
+            resync: true)
+    }
+}
+
+/// The pool an enterprise resource's batch response told to resubscribe to (flow 3), by resource.
+struct PoolHint: StoredEntry {
+    var pool: String
+
+    static var recordKind: GatewayCore.RecordKind { .pool }
+    static var numberedKeys: Bool { false }
+
+    var storedDialog: StoredDialog { .none }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.PoolRecord { .init(pool: pool) }
+
+    static func restored(from record: GatewayCore.PoolRecord, key: String, core: GatewayCore, clock: WallClock) -> Self
+    {
+        Self(pool: record.pool)
+    }
+}
+
+/// That the enterprise refused a batched SUBSCRIBE from a federated watcher ([MS-PRES]
+/// §3.4.5.1.1), under the key `batch-refused`.
+struct BatchRefusal: StoredEntry {
+    var value: Bool
+
+    static let key = "batch-refused"
+    static var recordKind: GatewayCore.RecordKind { .flag }
+    static var numberedKeys: Bool { false }
+
+    var storedDialog: StoredDialog { .none }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.FlagRecord { .init(value: value) }
+
+    static func restored(from record: GatewayCore.FlagRecord, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        guard key == Self.key else { throw GatewayCore.RestoreError.Detail("unknown flag") }
+        return Self(value: record.value)
+    }
+}
+
+extension GatewayCore {
+    /// A value of the transaction layer read back; what is wrong with it, for the restore error.
+    static func restored<T>(_ make: () throws(SIPStackError) -> T) throws(RestoreError.Detail) -> T {
+        do { return try make() } catch { throw RestoreError.Detail(error.detail) }
+    }
+
+    /// A subscription toward the OMA side read back, with this node's Contact there.
+    func restoredSubscriber(_ record: SubscriberSubscription.Record?, clock: WallClock)
+        throws(RestoreError.Detail) -> SubscriberSubscription?
+    {
+        guard var record else { return nil }
+        record.contact = contactText(.oma) ?? record.contact
+        return try Self.restored { () throws(SIPStackError) in try SubscriberSubscription(record: record, clock: clock)
+        }
+    }
+}
