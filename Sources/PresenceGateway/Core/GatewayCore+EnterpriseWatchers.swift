@@ -380,7 +380,7 @@ extension GatewayCore {
     /// known or the watcher is politely blocked.
     func state(of resource: String, leg: OMALeg?, watcher: WatcherIdentity) -> CategoriesDocument? {
         if let uri = servedLocally(resource) {
-            return policy(for: resource).subHandling(for: watcher) == .allow ? served[uri] : nil
+            return policy(for: resource).subHandling(for: watcher) == .allow ? linkedIdentities.served(uri) : nil
         }
         guard let leg, leg.handling == .allow else { return nil }
         return leg.categories

@@ -143,8 +143,8 @@ public struct GatewayCore: Sendable {
             omaWatches.observing = !winfoWatches.isEmpty
         }
     }
-    /// Linked identities whose enterprise state is published to the OMA presence server.
-    var linked: [Int: LinkedPublication] = [:]
+    /// Flow 4: what the gateway publishes for linked identities, each way.
+    var linkedIdentities: LinkedIdentityPublisher
     /// How many OMA watches are members' watches of resource lists (RFC 4662).
     var listMemberWatches = 0
     /// The OMA watches that stand in for watchers at the OMA presence server, by linked OMA
@@ -152,17 +152,9 @@ public struct GatewayCore: Sendable {
     var standIns: [String: [String: Int]] = [:]
     /// OMA watches that asked for rate control (RFC 6446), by key.
     var rateControlled: [Int: RateControl] = [:]
-    /// The gateway's own event state compositor, for linked identities it serves (flow 4).
-    var compositor: EventStateCompositor {
-        didSet { journal.publicationsChanged() }
-    }
-    /// Their composed state, as categories, by OMA identity.
-    var served: [String: CategoriesDocument] = [:]
     /// The sphere each OMA presentity whose pres-rules have sphere conditions last published (RFC
     /// 4480 §3.12), by address of record: ``policy(for:)`` decides those conditions with it.
     var spheres: [String: String] = [:]
-    /// SERVICE category publishers by enterprise identity.
-    var servicePublishers: [String: CategoryPublisher] = [:]
     /// What changed of the state outside the journaled tables (``GatewayCore/Journal``).
     var journal = Journal()
     /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
@@ -198,16 +190,16 @@ public struct GatewayCore: Sendable {
         presence.minimumExpires = configuration.subscriptions.minimumExpires
         presence.maximumExpires = configuration.subscriptions.maximumExpires
         self.registry = SIPEventPackageRegistry([presence, Self.watcherInfoPackage(configuration)])
-        self.compositor = EventStateCompositor(package: presence, acceptedBodyTypes: [SIPBodyType.pidf])
+        self.linkedIdentities = LinkedIdentityPublisher(package: presence)
     }
 
     /// Active subscriptions per side, for metrics: watchers served and legs kept.
     public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) {
         // Linked identities' own watches are not watchers; there are as few as configured
-        // identities, so they are counted from `linked` rather than by walking every OMA watch.
+        // identities, so they are counted from the links rather than by walking every OMA watch.
         // Nor are the members' watches of a resource list, whose list is the watcher's one, nor
         // the stand-ins for watchers at the OMA presence server (``mirroredWatcherCount``).
-        let linkedWatches = linked.values.count { link in link.watch.map { omaWatches[$0] != nil } ?? false }
+        let linkedWatches = linkedIdentities.watchCount { omaWatches[$0] != nil }
         return (
             enterpriseWatches.count, omaLegs.count,
             omaWatches.count - linkedWatches - listMemberWatches - mirroredWatcherCount,
@@ -474,7 +466,7 @@ public struct GatewayCore: Sendable {
         for key in enterpriseWatches.keys.sorted() {
             out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
         }
-        out += removeLinkedPublications()
+        out += linkedIdentities.removeAll()
         out += withdrawServicePublications()
         for key in serverWatches.keys.sorted() { out += endServerWatch(key, now: now) }
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }

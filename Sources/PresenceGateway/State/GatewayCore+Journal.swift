@@ -18,6 +18,7 @@ extension GatewayCore {
             omaWatches.journaling = newValue
             enterpriseLegs.journaling = newValue
             journal.enabled = newValue
+            linkedIdentities.journaling = newValue
         }
     }
 
@@ -26,7 +27,8 @@ extension GatewayCore {
     public mutating func takeStateChanges(clock: WallClock) -> [StateChange] {
         guard journaling else { return [] }
         let changed = takeChangedKeys()
-        guard !changed.isEmpty else { return [] }
+        let linked = linkedIdentities.takeChangedKeys()
+        guard !changed.isEmpty || !linked.isEmpty else { return [] }
         let encoder = JSONEncoder()
         func changes<E: StoredEntry>(_ keys: some Sequence<String>, _ entry: (String) -> E?) -> [StateChange] {
             E.changes(keys, in: self, clock: clock, encoder: encoder, entry: entry)
@@ -37,42 +39,31 @@ extension GatewayCore {
         return changes(changed.enterpriseWatches) { enterpriseWatches[$0] }
             + changes(changed.omaLegs) { omaLegs[$0] } + changes(changed.omaLists) { omaLists[$0] }
             + changes(changed.omaWatches) { omaWatches[$0] }
-            + changes(changed.enterpriseLegs) { enterpriseLegs[$0] } + changes(changed.links) { linked[$0] }
+            + changes(changed.enterpriseLegs) { enterpriseLegs[$0] }
+            + linkedIdentities.stateChanges(linked, core: self, clock: clock, encoder: encoder)
             + changes(changed.pools) { pools[$0].map(PoolHint.init) }
             + changes(changed.batchRefused ? [BatchRefusal.key] : []) { _ in BatchRefusal(value: batchRefused) }
-            + changes(changed.publishers) { servicePublishers[$0] } + changes(changed.winfo) { winfoWatches[$0] }
-            + changes(changed.publications) { compositor.publications[$0] }
+            + changes(changed.winfo) { winfoWatches[$0] }
     }
 
     /// The keys of what changed, taken from each table and from ``Journal``.
     private mutating func takeChangedKeys() -> ChangedKeys {
-        var changed = ChangedKeys(
+        ChangedKeys(
             enterpriseWatches: enterpriseWatches.takeChanged(), omaLegs: omaLegs.takeChanged(),
             omaLists: omaLists.takeChanged(), omaWatches: omaWatches.takeChanged(),
-            enterpriseLegs: enterpriseLegs.takeChanged(), links: journal.takeLinks(), pools: journal.takePools(),
-            batchRefused: journal.takeBatchRefused(), publishers: journal.takePublishers(), winfo: journal.takeWinfo())
-        if journal.takePublications() {
-            // The compositor's publications that came or went since the store last took them.
-            let current = Set(compositor.publications.keys)
-            changed.publications = current.symmetricDifference(journal.writtenPublications)
-            journal.writtenPublications = current
-        }
-        return changed
+            enterpriseLegs: enterpriseLegs.takeChanged(), pools: journal.takePools(),
+            batchRefused: journal.takeBatchRefused(), winfo: journal.takeWinfo())
     }
 
     private struct ChangedKeys {
         var enterpriseWatches, omaLegs, omaLists, omaWatches, enterpriseLegs: Set<Int>
-        var links: Set<Int>
         var pools: Set<String>
         var batchRefused: Bool
-        var publishers: Set<String>
         var winfo: Set<Int>
-        var publications: Set<String> = []
 
         var isEmpty: Bool {
             enterpriseWatches.isEmpty && omaLegs.isEmpty && omaLists.isEmpty && omaWatches.isEmpty
-                && enterpriseLegs.isEmpty && links.isEmpty && pools.isEmpty && !batchRefused && publishers.isEmpty
-                && winfo.isEmpty && publications.isEmpty
+                && enterpriseLegs.isEmpty && pools.isEmpty && !batchRefused && winfo.isEmpty
         }
     }
 
@@ -96,26 +87,14 @@ extension GatewayCore {
     /// of them changed since the store last took the changes.
     struct Journal: Sendable {
         var enabled = false
-        private var links: Set<Int> = []
         private var pools: Set<String> = []
         private var batchRefused = false
-        private var publishers: Set<String> = []
-        private var publications = false
         private var winfo: Set<Int> = []
-        /// The entity-tags of the publications the store holds.
-        var writtenPublications: Set<String> = []
 
-        mutating func link(_ key: Int) { if enabled { links.insert(key) } }
         mutating func pool(_ resource: String) { if enabled { pools.insert(resource) } }
         mutating func batchRefusedChanged() { if enabled { batchRefused = true } }
-        mutating func publisher(_ identity: String) { if enabled { publishers.insert(identity) } }
-        mutating func publicationsChanged() { if enabled { publications = true } }
         mutating func winfo(_ key: Int) { if enabled { winfo.insert(key) } }
 
-        mutating func takeLinks() -> Set<Int> {
-            defer { links = [] }
-            return links
-        }
         mutating func takePools() -> Set<String> {
             defer { pools = [] }
             return pools
@@ -123,14 +102,6 @@ extension GatewayCore {
         mutating func takeBatchRefused() -> Bool {
             defer { batchRefused = false }
             return batchRefused
-        }
-        mutating func takePublishers() -> Set<String> {
-            defer { publishers = [] }
-            return publishers
-        }
-        mutating func takePublications() -> Bool {
-            defer { publications = false }
-            return publications
         }
         mutating func takeWinfo() -> Set<Int> {
             defer { winfo = [] }

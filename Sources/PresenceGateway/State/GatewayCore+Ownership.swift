@@ -64,10 +64,9 @@ extension GatewayCore {
                 let dialog = watch.subscription.dialog.id
                 dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
                 out.append(.cancel(.expiry(.winfoWatch(key))))
-            case .linkedPublication:
-                guard linked.removeValue(forKey: key) != nil else { continue }
-                out += [.cancel(.refresh(.linkedPublication(key))), .cancel(.retry(.linkedPublication(key)))]
-            case .publication, .servicePublisher, .pool, .flag:
+            case .linkedPublication, .publication, .servicePublisher:
+                out += linkedIdentities.disown(id)
+            case .pool, .flag:
                 // Not dialogs: what the other node writes of them wins; this node's copy is a cache.
                 continue
             }
@@ -84,7 +83,7 @@ extension GatewayCore {
         return ids(.enterpriseWatch, enterpriseWatches.keys) + ids(.omaLeg, omaLegs.keys)
             + ids(.omaList, omaLists.keys) + ids(.omaWatch, omaWatches.keys)
             + ids(.enterpriseLeg, enterpriseLegs.keys) + ids(.winfoWatch, Array(winfoWatches.keys))
-            + ids(.linkedPublication, Array(linked.keys))
+            + linkedIdentities.dialogRecordIDs()
     }
 
     /// Whether the leg, watch or publication of `context` is still held here.
@@ -97,8 +96,7 @@ extension GatewayCore {
         case .omaWatch(let key): omaWatches[key] != nil
         case .winfoWatch(let key): winfoWatches[key] != nil
         case .enterpriseLeg(let key): enterpriseLegs[key] != nil
-        case .linkedPublication(let key): linked[key] != nil
-        case .servicePublish: true
+        case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false
         }
     }
 

@@ -58,9 +58,6 @@ extension GatewayCore {
         restoreLegs(read)
         for (resource, hint) in entries.entries(PoolHint.self) { pools[resource] = hint.pool }
         if entries.entries(BatchRefusal.self).contains(where: \.value.value) { batchRefused = true }
-        for (identity, publisher) in entries.entries(CategoryPublisher.self) { servicePublishers[identity] = publisher }
-        let publications = entries.entries(EventStateCompositor.Publication.self).map(\.value)
-        journal.writtenPublications.formUnion(publications.map(\.entityTag))
 
         // Watchers never answered: ended, their legs unsubscribed. The store learns it.
         var out: [Action] = []
@@ -79,8 +76,15 @@ extension GatewayCore {
         out += restoreEnterpriseWatches(read.enterpriseWatches.keys.sorted(), now: now)
         out += restoreOMAWatches(read.omaWatches.keys.sorted(), now: now)
         out += restoreEnterpriseLegs(read.enterpriseLegs.keys.sorted(), now: now, pace: pace)
-        out += restoreLinked(entries.table(LinkedPublication.self).sorted { $0.key < $1.key }, now: now)
-        out += compositorRestored(publications, now: now)
+        for (key, _) in entries.entries(LinkedIdentityPublisher.Link.self) { noteRestoredKey(Int(key) ?? 0) }
+        let restored = self
+        out += linkedIdentities.restore(entries, core: restored, now: now)
+        // Publications received for served identities: their composed state worked out, shown to
+        // their watchers and published into the enterprise.
+        let published = entries.entries(EventStateCompositor.Publication.self).map(\.value.resource)
+        for resource in Set(published).sorted() {
+            out += composedStateChanged(resource, publications: linkedIdentities.publications(of: resource), now: now)
+        }
         out += restoreWinfoWatches(entries.table(WinfoWatch.self), now: now)
         return (out + watcherInfoChanges(now: now), unreadable)
     }
@@ -347,47 +351,6 @@ extension GatewayCore {
                     out.append(.schedule(.refresh(.enterpriseLeg(key)), at: pace()))
                 }
             }
-        }
-        return out
-    }
-
-    /// Linked identities' publications toward the OMA presence server: continued (the PUBLISH
-    /// that was under way again, or a refresh by expiry), or removed when the identity is no
-    /// longer configured.
-    private mutating func restoreLinked(_ restored: [(key: Int, value: LinkedPublication)], now: NIODeadline)
-        -> [Action]
-    {
-        var out: [Action] = []
-        for (key, link) in restored {
-            noteRestoredKey(key)
-            var link = link
-            let configured = configuration.linkedIdentities.contains { $0 == link.identity }
-            if var client = link.client {
-                let actions = configured ? client.resume(now: now) : client.remove()
-                link.client = client
-                out += publicationActions(actions, key: key)
-            }
-            if !configured { link.watch = nil }
-            if link.watch.map({ omaWatches[$0]?.linked != key }) ?? false { link.watch = nil }
-            linked[key] = link
-            journal.link(key)
-            if configured, link.watch == nil { out.append(.schedule(.retry(.linkedPublication(key)), at: now)) }
-        }
-        return out
-    }
-
-    /// Publications received for served identities: their expiry timers again, and the composed
-    /// state worked out, shown to their watchers and published into the enterprise.
-    private mutating func compositorRestored(_ publications: [EventStateCompositor.Publication], now: NIODeadline)
-        -> [Action]
-    {
-        guard !publications.isEmpty else { return [] }
-        var out: [Action] = []
-        for action in compositor.restore(publications) {
-            if case .scheduleExpiry(let tag, let at) = action { out.append(.schedule(.publicationExpiry(tag), at: at)) }
-        }
-        for resource in Set(publications.map(\.resource)).sorted() {
-            out += composedStateChanged(resource, publications: compositor.publications(of: resource), now: now)
         }
         return out
     }
