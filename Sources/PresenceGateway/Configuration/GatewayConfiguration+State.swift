@@ -130,21 +130,7 @@ extension GatewayConfiguration {
         let expected = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=...]"
         var tls = PostgresTLS()
         if let question = text.firstIndex(of: "?") {
-            for parameter in text[text.index(after: question)...].split(separator: "&") {
-                let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
-                switch (pair.first, pair.count == 2 ? pair[1] : nil) {
-                case ("sslmode", let value?):
-                    guard let mode = PostgresTLS.Mode(rawValue: value) else {
-                        let modes = PostgresTLS.Mode.allCases.map(\.rawValue).joined(separator: ", ")
-                        throw node.error("sslmode=\(value): expected one of \(modes)")
-                    }
-                    tls.mode = mode
-                case ("sslrootcert", let value?) where !value.isEmpty:
-                    tls.rootCertificates = value.removingPercentEncodingIfPossible
-                default:
-                    throw node.error("\(parameter): only sslmode and sslrootcert are read from the URL's query")
-                }
-            }
+            tls = try Self.postgresTLS(query: text[text.index(after: question)...], node: node)
             text = String(text[..<question])
         }
         var rest = Substring(text)
@@ -166,6 +152,44 @@ extension GatewayConfiguration {
         } else {
             user = credentials
         }
+        let (host, port) = try Self.postgresHostAndPort(address, node: node, expected: expected)
+        guard !user.isEmpty, !host.isEmpty, !database.isEmpty, !database.contains("/"), !database.contains("?") else {
+            throw node.error(expected)
+        }
+        return State.Postgres(
+            host: String(host), port: port, user: String(user).removingPercentEncodingIfPossible, password: password,
+            database: database, node: "", leaseSeconds: 30, tls: tls)
+    }
+
+    /// The TLS settings of a PostgreSQL URL's query (`sslmode=MODE&sslrootcert=FILE`, as libpq
+    /// reads them); any other parameter is refused.
+    private static func postgresTLS(query: Substring, node: ConfigurationNode) throws(ConfigurationError)
+        -> PostgresTLS
+    {
+        var tls = PostgresTLS()
+        for parameter in query.split(separator: "&") {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+            switch (pair.first, pair.count == 2 ? pair[1] : nil) {
+            case ("sslmode", let value?):
+                guard let mode = PostgresTLS.Mode(rawValue: value) else {
+                    let modes = PostgresTLS.Mode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw node.error("sslmode=\(value): expected one of \(modes)")
+                }
+                tls.mode = mode
+            case ("sslrootcert", let value?) where !value.isEmpty:
+                tls.rootCertificates = value.removingPercentEncodingIfPossible
+            default:
+                throw node.error("\(parameter): only sslmode and sslrootcert are read from the URL's query")
+            }
+        }
+        return tls
+    }
+
+    /// The host and port of a PostgreSQL URL's `HOST[:PORT]` (IPv6 in brackets; 5432 when no
+    /// port is given).
+    private static func postgresHostAndPort(
+        _ address: Substring, node: ConfigurationNode, expected: String
+    ) throws(ConfigurationError) -> (host: Substring, port: Int) {
         var host = address
         var port = 5432
         if address.hasPrefix("[") {
@@ -187,12 +211,7 @@ extension GatewayConfiguration {
             }
             port = p
         }
-        guard !user.isEmpty, !host.isEmpty, !database.isEmpty, !database.contains("/"), !database.contains("?") else {
-            throw node.error(expected)
-        }
-        return State.Postgres(
-            host: String(host), port: port, user: String(user).removingPercentEncodingIfPossible, password: password,
-            database: database, node: "", leaseSeconds: 30, tls: tls)
+        return (host, port)
     }
 }
 

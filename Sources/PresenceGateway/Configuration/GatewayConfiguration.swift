@@ -203,24 +203,12 @@ extension GatewayConfiguration {
             "capture", "state", "shutdown", "xcap", "resource-lists",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
-        var listeners: [Listener] = []
-        for item in try listen.list() { listeners.append(try Self.listener(item)) }
-        guard !listeners.isEmpty else { throw listen.error("at least one listener is required") }
-        for side in Side.allCases where !listeners.contains(where: { $0.side == side }) {
-            throw listen.error("no listener for the \(side.rawValue) side")
-        }
-        self.listeners = listeners
+        self.listeners = try Self.listeners(listen)
         self.tls = try top["tls"].map { node throws(ConfigurationError) in try Self.tls(node) }
         if listeners.contains(where: { $0.transport == .tls }), tls == nil {
             throw listen.error("a TLS listener needs the 'tls' section")
         }
-        guard let enterprise = top["enterprise"] else { throw root.error("'enterprise' is required") }
-        guard let oma = top["oma"] else { throw root.error("'oma' is required") }
-        self.enterprise = try Self.domains(enterprise, extraKeys: ["subscriber-list"])
-        self.oma = try Self.domains(
-            oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications", "rls"])
-        let overlap = Set(self.enterprise.domains).intersection(self.oma.domains)
-        if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
+        (self.enterprise, self.oma) = try Self.servedDomains(enterprise: top["enterprise"], oma: top["oma"], root: root)
         allowedPartners = nil
         blockedPartners = []
         if let partners = try top["partners"]?.mapping(known: ["allowed", "blocked"]) {
@@ -229,23 +217,81 @@ extension GatewayConfiguration {
         }
         peers = []
         for item in try top["peers"]?.list() ?? [] { peers.append(try Self.peer(item)) }
-        linkedIdentities = []
-        for item in try top["linked-identities"]?.list() ?? [] {
+        linkedIdentities = try Self.linkedIdentities(top["linked-identities"], enterprise: self.enterprise)
+        xcap = try Self.xcap(top["xcap"])
+        (defaultPolicy, policies, presRulesFiles, xcapPresentities) = try Self.presentities(
+            top["presentities"], xcap: xcap)
+        subscriptions = try Self.subscriptions(top["subscriptions"])
+        limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
+        (resourceLists, resourceListsFile) = try Self.resourceLists(
+            top["resource-lists"], enterprise: self.enterprise, limit: limits.resourcesPerBatch)
+        admin = try Self.admin(top["admin"])
+        mappingsDirectory = try top["mappings"]?.string()
+        hostName = try top["host-name"]?.string()
+        connections = try Self.connections(top["connections"])
+        logFormat = try top["log-format"]?.choice(Self.logFormats)
+        capture = try Self.capture(top["capture"])
+        state = try Self.state(top["state"])
+        shutdown = try Self.shutdown(top["shutdown"], state: state)
+    }
+
+    /// Reads `listen:`: at least one listener, and one for each side.
+    private static func listeners(_ listen: ConfigurationNode) throws(ConfigurationError) -> [Listener] {
+        var listeners: [Listener] = []
+        for item in try listen.list() { listeners.append(try Self.listener(item)) }
+        guard !listeners.isEmpty else { throw listen.error("at least one listener is required") }
+        for side in Side.allCases where !listeners.contains(where: { $0.side == side }) {
+            throw listen.error("no listener for the \(side.rawValue) side")
+        }
+        return listeners
+    }
+
+    /// Reads `enterprise:` and `oma:`, both required, whose domains must not overlap.
+    private static func servedDomains(
+        enterprise: ConfigurationNode?, oma: ConfigurationNode?, root: ConfigurationNode
+    ) throws(ConfigurationError) -> (enterprise: Domains, oma: Domains) {
+        guard let enterprise else { throw root.error("'enterprise' is required") }
+        guard let oma else { throw root.error("'oma' is required") }
+        let enterpriseDomains = try Self.domains(enterprise, extraKeys: ["subscriber-list"])
+        let omaDomains = try Self.domains(
+            oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications", "rls"])
+        let overlap = Set(enterpriseDomains.domains).intersection(omaDomains.domains)
+        if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
+        return (enterpriseDomains, omaDomains)
+    }
+
+    /// Reads `linked-identities:`; `enterprise` is the enterprise side already read.
+    private static func linkedIdentities(
+        _ node: ConfigurationNode?, enterprise: Domains
+    ) throws(ConfigurationError) -> [LinkedIdentity] {
+        var linkedIdentities: [LinkedIdentity] = []
+        for item in try node?.list() ?? [] {
             let identity = try Self.linked(item)
             // What puts a mirrored watcher on the subscriber list is the context subscriber-list sends.
-            if identity.mirrorWatchers, !self.enterprise.subscriberList {
+            if identity.mirrorWatchers, !enterprise.subscriberList {
                 throw item.error("mirror-watchers needs enterprise: subscriber-list")
             }
             linkedIdentities.append(identity)
         }
-        defaultPolicy = PresentityPolicy(defaults: [
+        return linkedIdentities
+    }
+
+    /// Reads `presentities:`: the default policy (its `default` entry, else the built-in one), each
+    /// presentity's policy, the pres-rules files to read, and the presentities whose pres-rules
+    /// come from `xcap` (the `xcap:` section already read).
+    private static func presentities(
+        _ section: ConfigurationNode?, xcap: XCAP?
+    ) throws(ConfigurationError) -> (
+        defaultPolicy: PresentityPolicy, policies: [String: PresentityPolicy], presRulesFiles: [String: String],
+        xcapPresentities: Set<String>
+    ) {
+        var defaultPolicy = PresentityPolicy(defaults: [
             .sameEnterprise: .allow, .federated: .allow, .publicCloud: .politeBlock,
         ])
-        policies = [:]
-        presRulesFiles = [:]
-        xcap = try Self.xcap(top["xcap"])
-        xcapPresentities = []
-        for (key, node) in try top["presentities"]?.entries() ?? [] {
+        var policies: [String: PresentityPolicy] = [:]
+        var presRulesFiles: [String: String] = [:]
+        var xcapPresentities: Set<String> = []
+        for (key, node) in try section?.entries() ?? [] {
             let (policy, rulesFile) = try Self.policy(node, base: defaultPolicy)
             let fromXCAP = rulesFile == "xcap"
             if fromXCAP, xcap == nil {
@@ -266,8 +312,13 @@ extension GatewayConfiguration {
                 presRulesFiles[uri] = rulesFile
             }
         }
-        subscriptions = Subscriptions()
-        if let s = try top["subscriptions"]?.mapping(known: [
+        return (defaultPolicy, policies, presRulesFiles, xcapPresentities)
+    }
+
+    /// Reads `subscriptions:`; absent: the defaults of ``Subscriptions``.
+    private static func subscriptions(_ node: ConfigurationNode?) throws(ConfigurationError) -> Subscriptions {
+        var subscriptions = Subscriptions()
+        if let s = try node?.mapping(known: [
             "piggyback-wait-ms", "default-expires", "minimum-expires", "maximum-expires",
         ]) {
             if let v = s["piggyback-wait-ms"] {
@@ -279,49 +330,51 @@ extension GatewayConfiguration {
             if subscriptions.minimumExpires > subscriptions.maximumExpires
                 || !(subscriptions.minimumExpires...subscriptions.maximumExpires).contains(subscriptions.defaultExpires)
             {
-                throw top["subscriptions"].map { $0.error("need minimum-expires ≤ default-expires ≤ maximum-expires") }
+                throw node.map { $0.error("need minimum-expires ≤ default-expires ≤ maximum-expires") }
                     ?? ConfigurationError("subscriptions")
             }
         }
-        limits = try top["limits"].map { node throws(ConfigurationError) in try Self.limits(node) } ?? Limits()
-        (resourceLists, resourceListsFile) = try Self.resourceLists(
-            top["resource-lists"], enterprise: self.enterprise, limit: limits.resourcesPerBatch)
-        if let a = try top["admin"]?.mapping(known: [
-            "address", "port", "token", "token-file", "host-names", "tokenless-control",
-        ]) {
-            guard let host = a["address"], let port = a["port"] else {
-                throw top["admin"].map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")
-            }
-            if let file = a["token-file"], a["token"] != nil {
-                throw file.error("admin: token or token-file, not both")
-            }
-            let tokenNode = a["token-file"] ?? a["token"]
-            let token: String?
-            if let file = a["token-file"] { token = try file.secretFile() } else { token = try a["token"]?.string() }
-            if let token, token.count < 16 || !token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
-                throw tokenNode.map { $0.error("admin token: at least 16 printable ASCII characters") }
-                    ?? ConfigurationError("admin")
-            }
-            admin = Admin(
-                host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535), token: token,
-                hostNames: try a["host-names"]?.strings().map { $0.lowercased() } ?? [],
-                tokenlessControl: try a["tokenless-control"]?.bool() ?? false)
-        } else {
-            admin = nil
+        return subscriptions
+    }
+
+    /// Reads `admin:`; absent: no admin endpoint.
+    private static func admin(_ node: ConfigurationNode?) throws(ConfigurationError) -> Admin? {
+        guard
+            let a = try node?.mapping(known: [
+                "address", "port", "token", "token-file", "host-names", "tokenless-control",
+            ])
+        else {
+            return nil
         }
-        mappingsDirectory = try top["mappings"]?.string()
-        hostName = try top["host-name"]?.string()
-        connections = try Self.connections(top["connections"])
-        logFormat = try top["log-format"]?.choice(Self.logFormats)
-        capture = try Self.capture(top["capture"])
-        state = try Self.state(top["state"])
-        shutdown =
-            try top["shutdown"]?.choice(["keep": Shutdown.keep, "terminate": .terminate])
+        guard let host = a["address"], let port = a["port"] else {
+            throw node.map { $0.error("admin needs address and port") } ?? ConfigurationError("admin")
+        }
+        if let file = a["token-file"], a["token"] != nil {
+            throw file.error("admin: token or token-file, not both")
+        }
+        let tokenNode = a["token-file"] ?? a["token"]
+        let token: String?
+        if let file = a["token-file"] { token = try file.secretFile() } else { token = try a["token"]?.string() }
+        if let token, token.count < 16 || !token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
+            throw tokenNode.map { $0.error("admin token: at least 16 printable ASCII characters") }
+                ?? ConfigurationError("admin")
+        }
+        return Admin(
+            host: try Self.loopbackOrIP(host), port: try port.integer(in: 0...65_535), token: token,
+            hostNames: try a["host-names"]?.strings().map { $0.lowercased() } ?? [],
+            tokenlessControl: try a["tokenless-control"]?.bool() ?? false)
+    }
+
+    /// Reads `shutdown:`; absent: keep with a durable `state`, else terminate.
+    private static func shutdown(_ node: ConfigurationNode?, state: State) throws(ConfigurationError) -> Shutdown {
+        let shutdown =
+            try node?.choice(["keep": Shutdown.keep, "terminate": .terminate])
             ?? (state.isDurable ? .keep : .terminate)
-        if shutdown == .keep, !state.isDurable, let node = top["shutdown"] {
+        if shutdown == .keep, !state.isDurable, let node {
             throw node.error(
                 "shutdown: keep needs a durable store (state.store: sqlite or postgres); nothing would be kept")
         }
+        return shutdown
     }
 
     static let sides: [String: Side] = ["enterprise": .enterprise, "oma": .oma]

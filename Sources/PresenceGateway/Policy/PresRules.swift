@@ -134,81 +134,92 @@ public struct PresRules: Sendable, Hashable {
         }
         var rules: [Rule] = []
         for rule in root.elements(XMLName(Self.commonPolicy, "rule")) {
-            guard let id = rule[attribute: "id"] else { throw rule.error("rule without id (RFC 4745 §5)") }
-            var identities: [Identity]? = nil
-            var unsupported = false
-            var validity: [Range<Date>]? = nil
-            var spheres: Set<String>? = nil
-            if let conditions = rule.element(XMLName(Self.commonPolicy, "conditions")) {
-                for condition in conditions.elements {
-                    if condition.name == XMLName(Self.commonPolicy, "validity") {
-                        guard validity == nil else { throw condition.error("a second <validity> (RFC 4745 §7)") }
-                        validity = try Self.intervals(condition)
-                        continue
-                    }
-                    if condition.name == XMLName(Self.commonPolicy, "sphere") {
-                        guard let value = condition[attribute: "value"],
-                            case let named = value.split(whereSeparator: \.isWhitespace).map(String.init),
-                            !named.isEmpty
-                        else { throw condition.error("<sphere> needs a value (RFC 4745 §7.2)") }
-                        guard spheres == nil else { throw condition.error("a second <sphere> (RFC 4745 §7)") }
-                        spheres = Set(named)
-                        continue
-                    }
-                    guard condition.name == XMLName(Self.commonPolicy, "identity") else {
-                        unsupported = true
-                        continue
-                    }
-                    var list = identities ?? []
-                    for entry in condition.elements {
-                        switch entry.name {
-                        case XMLName(Self.commonPolicy, "one"):
-                            guard let id = entry[attribute: "id"], let uri = WatcherIdentity.addressOfRecord(id) else {
-                                throw entry.error("identity <one> needs an id of the form sip:user@host")
-                            }
-                            list.append(.one(uri))
-                        case XMLName(Self.commonPolicy, "many"):
-                            var ids: [String] = []
-                            var domains: [String] = []
-                            for except in entry.elements(XMLName(Self.commonPolicy, "except")) {
-                                if let id = except[attribute: "id"], let uri = WatcherIdentity.addressOfRecord(id) {
-                                    ids.append(uri)
-                                } else if let domain = except[attribute: "domain"] {
-                                    domains.append(domain.lowercased())
-                                } else {
-                                    throw except.error("<except> needs an id or a domain")
-                                }
-                            }
-                            list.append(
-                                .many(
-                                    domain: entry[attribute: "domain"]?.lowercased(), exceptIDs: ids,
-                                    exceptDomains: domains))
-                        default:
-                            unsupported = true
-                        }
-                    }
-                    identities = list
-                }
-            }
-            var handling: SubHandling? = nil
-            if let actions = rule.element(XMLName(Self.commonPolicy, "actions")),
-                let sub = actions.element(XMLName(Self.presRules, "sub-handling"))
-            {
-                guard let value = SubHandling(token: sub.trimmedText) else {
-                    throw sub.error("sub-handling must be block, confirm, polite-block or allow (RFC 5025 §3.2.1)")
-                }
-                handling = value
-            }
-            var permissions = Permissions()
-            if let transformations = rule.element(XMLName(Self.commonPolicy, "transformations")) {
-                permissions = try Permissions(transformations)
-            }
-            rules.append(
-                Rule(
-                    id: id, identities: identities, hasUnsupportedCondition: unsupported, spheres: spheres,
-                    validity: validity, subHandling: handling, permissions: permissions))
+            rules.append(try Self.rule(rule))
         }
         self.init(rules: rules)
+    }
+
+    /// One `rule` (RFC 4745 §5): its conditions, its `sub-handling` action (RFC 5025 §3.2.1) and
+    /// what its transformations grant.
+    private static func rule(_ rule: XMLElement) throws(XMLError) -> Rule {
+        guard let id = rule[attribute: "id"] else { throw rule.error("rule without id (RFC 4745 §5)") }
+        var parsed = Rule(id: id, identities: nil, subHandling: nil)
+        if let conditions = rule.element(XMLName(Self.commonPolicy, "conditions")) {
+            try Self.readConditions(conditions, into: &parsed)
+        }
+        if let actions = rule.element(XMLName(Self.commonPolicy, "actions")),
+            let sub = actions.element(XMLName(Self.presRules, "sub-handling"))
+        {
+            guard let value = SubHandling(token: sub.trimmedText) else {
+                throw sub.error("sub-handling must be block, confirm, polite-block or allow (RFC 5025 §3.2.1)")
+            }
+            parsed.subHandling = value
+        }
+        if let transformations = rule.element(XMLName(Self.commonPolicy, "transformations")) {
+            parsed.permissions = try Permissions(transformations)
+        }
+        return parsed
+    }
+
+    /// A rule's `conditions` (RFC 4745 §7): its validity, sphere and identity conditions; any
+    /// other condition marks the rule as never applying.
+    private static func readConditions(_ conditions: XMLElement, into rule: inout Rule) throws(XMLError) {
+        for condition in conditions.elements {
+            if condition.name == XMLName(Self.commonPolicy, "validity") {
+                guard rule.validity == nil else { throw condition.error("a second <validity> (RFC 4745 §7)") }
+                rule.validity = try Self.intervals(condition)
+                continue
+            }
+            if condition.name == XMLName(Self.commonPolicy, "sphere") {
+                guard let value = condition[attribute: "value"],
+                    case let named = value.split(whereSeparator: \.isWhitespace).map(String.init),
+                    !named.isEmpty
+                else { throw condition.error("<sphere> needs a value (RFC 4745 §7.2)") }
+                guard rule.spheres == nil else { throw condition.error("a second <sphere> (RFC 4745 §7)") }
+                rule.spheres = Set(named)
+                continue
+            }
+            guard condition.name == XMLName(Self.commonPolicy, "identity") else {
+                rule.hasUnsupportedCondition = true
+                continue
+            }
+            var list = rule.identities ?? []
+            for entry in condition.elements {
+                if let identity = try Self.identity(entry) {
+                    list.append(identity)
+                } else {
+                    rule.hasUnsupportedCondition = true
+                }
+            }
+            rule.identities = list
+        }
+    }
+
+    /// One child of an `identity` condition (RFC 4745 §7.1): `one` or `many` with its `except`
+    /// entries; nil for any other, which the rule cannot evaluate.
+    private static func identity(_ entry: XMLElement) throws(XMLError) -> Identity? {
+        switch entry.name {
+        case XMLName(Self.commonPolicy, "one"):
+            guard let id = entry[attribute: "id"], let uri = WatcherIdentity.addressOfRecord(id) else {
+                throw entry.error("identity <one> needs an id of the form sip:user@host")
+            }
+            return .one(uri)
+        case XMLName(Self.commonPolicy, "many"):
+            var ids: [String] = []
+            var domains: [String] = []
+            for except in entry.elements(XMLName(Self.commonPolicy, "except")) {
+                if let id = except[attribute: "id"], let uri = WatcherIdentity.addressOfRecord(id) {
+                    ids.append(uri)
+                } else if let domain = except[attribute: "domain"] {
+                    domains.append(domain.lowercased())
+                } else {
+                    throw except.error("<except> needs an id or a domain")
+                }
+            }
+            return .many(domain: entry[attribute: "domain"]?.lowercased(), exceptIDs: ids, exceptDomains: domains)
+        default:
+            return nil
+        }
     }
 
     /// A `validity` condition's `from`/`until` pairs (RFC 4745 §7.3), each an xs:dateTime with

@@ -219,24 +219,41 @@ public struct FederationRouter: Sendable {
         guard let targetHost = Self.host(request.uri) else {
             return .reject(status: 416, reason: "Unsupported URI Scheme", headers: [])
         }
-        // Mutual TLS: a configured peer must present one of its configured names;
-        // any other peer's certificate must name the domain it speaks for (the From domain).
-        if arrival.source.kind == .tls, configuration.tls?.requireClientCertificate == true {
-            if let peer, !peer.certificateNames.isEmpty {
-                let known = Set(peer.certificateNames.map { $0.lowercased() })
-                guard arrival.certificateNames.contains(where: { known.contains($0.lowercased()) }) else {
-                    return .reject(status: 403, reason: "Unknown Certificate", headers: [])
-                }
-            } else if !Self.certificate(arrival.certificateNames, speaksFor: fromHost) {
-                return .reject(status: 403, reason: "Certificate Does Not Match Domain", headers: [])
-            }
-        }
+        if let rejection = certificateRejection(of: arrival, peer: peer, fromHost: fromHost) { return rejection }
         let network = classify(request, peer: peer, side: arrival.side)
         Self.removeUntrustedIdentity(from: &request, side: arrival.side, trusted: peer?.trusted ?? false)
         guard let watcher = WatcherIdentity(uri: fromURI.description, network: network) else {
             return .reject(status: 400, reason: "Bad From", headers: [])
         }
         if isBlocked(fromHost) { return .reject(status: 403, reason: "Domain Blocked", headers: []) }
+        if let local = localDecision(for: request, watcher: watcher, arrival: arrival, peer: peer) { return local }
+        return crossing(
+            request, watcher: watcher, arrival: arrival, fromURI: fromURI, fromHost: fromHost, targetHost: targetHost)
+    }
+
+    /// Mutual TLS: a configured peer must present one of its configured names; any other peer's
+    /// certificate must name the domain it speaks for (the From domain). nil: the request may go on.
+    private func certificateRejection(of arrival: Arrival, peer: GatewayConfiguration.Peer?, fromHost: String)
+        -> Decision?
+    {
+        guard arrival.source.kind == .tls, configuration.tls?.requireClientCertificate == true else { return nil }
+        if let peer, !peer.certificateNames.isEmpty {
+            let known = Set(peer.certificateNames.map { $0.lowercased() })
+            guard arrival.certificateNames.contains(where: { known.contains($0.lowercased()) }) else {
+                return .reject(status: 403, reason: "Unknown Certificate", headers: [])
+            }
+        } else if !Self.certificate(arrival.certificateNames, speaksFor: fromHost) {
+            return .reject(status: 403, reason: "Certificate Does Not Match Domain", headers: [])
+        }
+        return nil
+    }
+
+    /// The decision for a request the gateway handles itself: a PUBLISH for a linked identity it
+    /// is the presence server of, or a watcher information SUBSCRIBE from the OMA side. nil for
+    /// any other request, which crosses.
+    private func localDecision(
+        for request: SIPRequest, watcher: WatcherIdentity, arrival: Arrival, peer: GatewayConfiguration.Peer?
+    ) -> Decision? {
         if request.method == .publish {
             // RFC 3903 §6 step 1: the gateway is the compositor only of the OMA identities it
             // serves (linked identities with publish-to-enterprise); anything else is 404.
@@ -262,6 +279,16 @@ public struct FederationRouter: Sendable {
             }
             return .local(watcher: watcher, request: request)
         }
+        return nil
+    }
+
+    /// Whether a request crosses to the other side, and to which next hop: only to a domain the
+    /// other side serves, never back into the side it claims to come from, and from a partner
+    /// that is allowed.
+    private func crossing(
+        _ request: SIPRequest, watcher: WatcherIdentity, arrival: Arrival, fromURI: SIPURI, fromHost: String,
+        targetHost: String
+    ) -> Decision {
         var served = servingSide(of: targetHost)
         if arrival.side == .enterprise, served == .enterprise, Self.isBatchedCategorySubscribe(request, from: fromURI) {
             // [MS-PRES] §3.4.5.1.1 and the §4.5 example: a batched category SUBSCRIBE is addressed

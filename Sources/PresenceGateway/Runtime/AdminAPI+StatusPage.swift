@@ -38,62 +38,13 @@ extension AdminAPI {
         _ sides: [GatewayConfiguration.Side: (total: Int, page: [Subscription])], _ peers: [PeerHealth], at now: Date
     ) -> String {
         let time = ISO8601DateFormatter()
-        func ago(_ date: Date?) -> String {
-            guard let date else { return "never" }
-            return "\(Int(now.timeIntervalSince(date)))&nbsp;s ago"
-        }
-        func table(_ header: [String], _ rows: [[String]]) -> String {
-            let head = "<tr>" + header.map { "<th>\($0)</th>" }.joined() + "</tr>"
-            let body =
-                rows.isEmpty
-                ? "<tr><td colspan=\"\(header.count)\">none</td></tr>"
-                : rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined(separator: "\n")
-            return "<table>\n\(head)\n\(body)\n</table>"
-        }
         var sections: [String] = []
         for side in GatewayConfiguration.Side.allCases {
             let (total, mine) = sides[side] ?? (0, [])
-            let title =
-                side == .enterprise
-                ? "Enterprise watchers → OMA presentities" : "OMA watchers → enterprise presentities"
-            let rows = mine.map { s in
-                [
-                    escape(s.id), escape(s.watcher), escape(s.state), escape(s.format ?? ""),
-                    s.resources.map { r in escape(r.uri) + (r.leg.map { " (" + escape($0.state) + ")" } ?? "") }.joined(
-                        separator: "<br>"),
-                    s.expiresIn.map { "\($0)&nbsp;s" } ?? "",
-                ]
-            }
-            let more =
-                total > mine.count ? "<p>… and \(total - mine.count) more: <code>GET /subscriptions</code>.</p>" : ""
-            sections.append(
-                "<h2>\(title): \(total)</h2>\n"
-                    + table(["id", "watcher", "state", "format", "resources (leg)", "expires"], rows) + more)
+            sections.append(subscriptionsSection(side, total: total, page: mine))
         }
-        let peerRows = peers.map { p in
-            let healthy = p.lastFailure.map { failure in p.lastSuccess.map { $0 > failure.time } ?? false } ?? true
-            return [
-                "<span class=\"\(healthy ? "ok" : "bad")\">\(healthy ? "●" : "▲")</span> " + escape(p.name),
-                escape(p.side),
-                p.configured ? "yes" : "no", ago(p.lastSuccess),
-                p.lastFailure.map { ago($0.time) + ": " + escape($0.reason) } ?? "none",
-                String(format: "%.1f", p.requestsPerSecond), String(format: "%.1f", p.rejectionsPerSecond),
-            ]
-        }
-        sections.append(
-            "<h2>Peers</h2>\n"
-                + table(
-                    ["peer", "side", "configured", "last success", "last failure", "requests/s", "rejected/s"], peerRows
-                ))
-        let failures = peers.compactMap { p in p.lastFailure.map { (p.name, $0) } }.sorted { $0.1.time > $1.1.time }
-            .prefix(20)
-        sections.append(
-            "<h2>Last failures</h2>\n"
-                + table(
-                    ["time", "peer", "reason"],
-                    failures.map {
-                        [time.string(from: $0.1.time), escape($0.0), escape($0.1.reason)]
-                    }))
+        sections.append(peersSection(peers, at: now))
+        sections.append(failuresSection(peers, time: time))
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>PresenceGateway</title>
@@ -111,5 +62,75 @@ extension AdminAPI {
             </body></html>
 
             """
+    }
+
+    /// How long before `now` `date` was, in seconds ("never" without one).
+    private static func ago(_ date: Date?, now: Date) -> String {
+        guard let date else { return "never" }
+        return "\(Int(now.timeIntervalSince(date)))&nbsp;s ago"
+    }
+
+    /// An HTML table of `rows` (their cells already escaped) under `header`; one "none" row
+    /// when there are none.
+    private static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let head = "<tr>" + header.map { "<th>\($0)</th>" }.joined() + "</tr>"
+        let body =
+            rows.isEmpty
+            ? "<tr><td colspan=\"\(header.count)\">none</td></tr>"
+            : rows.map { "<tr>" + $0.map { "<td>\($0)</td>" }.joined() + "</tr>" }.joined(separator: "\n")
+        return "<table>\n\(head)\n\(body)\n</table>"
+    }
+
+    /// The section of one side's bridged subscriptions: the rows of `page`, and their number
+    /// (`total`) with a pointer to the API when the page holds fewer.
+    private static func subscriptionsSection(
+        _ side: GatewayConfiguration.Side, total: Int, page mine: [Subscription]
+    ) -> String {
+        let title =
+            side == .enterprise
+            ? "Enterprise watchers → OMA presentities" : "OMA watchers → enterprise presentities"
+        let rows = mine.map { s in
+            [
+                escape(s.id), escape(s.watcher), escape(s.state), escape(s.format ?? ""),
+                s.resources.map { r in escape(r.uri) + (r.leg.map { " (" + escape($0.state) + ")" } ?? "") }.joined(
+                    separator: "<br>"),
+                s.expiresIn.map { "\($0)&nbsp;s" } ?? "",
+            ]
+        }
+        let more =
+            total > mine.count ? "<p>… and \(total - mine.count) more: <code>GET /subscriptions</code>.</p>" : ""
+        return "<h2>\(title): \(total)</h2>\n"
+            + table(["id", "watcher", "state", "format", "resources (leg)", "expires"], rows) + more
+    }
+
+    /// The section of the peers, each with its health: healthy unless its last failure came
+    /// after its last success.
+    private static func peersSection(_ peers: [PeerHealth], at now: Date) -> String {
+        let peerRows = peers.map { p in
+            let healthy = p.lastFailure.map { failure in p.lastSuccess.map { $0 > failure.time } ?? false } ?? true
+            return [
+                "<span class=\"\(healthy ? "ok" : "bad")\">\(healthy ? "●" : "▲")</span> " + escape(p.name),
+                escape(p.side),
+                p.configured ? "yes" : "no", ago(p.lastSuccess, now: now),
+                p.lastFailure.map { ago($0.time, now: now) + ": " + escape($0.reason) } ?? "none",
+                String(format: "%.1f", p.requestsPerSecond), String(format: "%.1f", p.rejectionsPerSecond),
+            ]
+        }
+        return "<h2>Peers</h2>\n"
+            + table(
+                ["peer", "side", "configured", "last success", "last failure", "requests/s", "rejected/s"], peerRows
+            )
+    }
+
+    /// The section of the peers' last failures, the latest 20, latest first.
+    private static func failuresSection(_ peers: [PeerHealth], time: ISO8601DateFormatter) -> String {
+        let failures = peers.compactMap { p in p.lastFailure.map { (p.name, $0) } }.sorted { $0.1.time > $1.1.time }
+            .prefix(20)
+        return "<h2>Last failures</h2>\n"
+            + table(
+                ["time", "peer", "reason"],
+                failures.map {
+                    [time.string(from: $0.1.time), escape($0.0), escape($0.1.reason)]
+                })
     }
 }

@@ -282,15 +282,29 @@ public final class GatewayRuntime: @unchecked Sendable {
                 from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
                 rejected: rejectedCount != refusedBefore, now: .now())
         }
+        if let toTag {
+            handleInDialog(incoming, id: id, side: side, arrival: arrival, toTag: toTag, ownerChecked: ownerChecked)
+        } else {
+            handleOutOfDialog(incoming, id: id, side: side, arrival: arrival)
+        }
+    }
+
+    /// A request inside a dialog (it has a To tag): held to the sender's rate limit, then to
+    /// the node and the peer that own the dialog, and taken by the core.
+    private func handleInDialog(
+        _ incoming: SIPTransactionLayer.IncomingRequest, id: GatewayCore.ServerRequestID,
+        side: GatewayConfiguration.Side, arrival: FederationRouter.Arrival, toTag: String, ownerChecked: Bool
+    ) {
+        let request = incoming.request
         // Cheap checks before expensive ones: the sender's rate limit before any look-up in the
         // shared store (docs/security.md, "Cheap checks first").
-        if inDialog, !ownerChecked, !router.allow(arrival, now: .now()) {
+        if !ownerChecked, !router.allow(arrival, now: .now()) {
             refuse("rate_limited")
             answerUnlessBENOTIFY(id, request, status: 503, reason: "Service Unavailable", headers: [(.retryAfter, "1")])
             return
         }
-        let owner = toTag.flatMap { core.dialogOwner(of: request, toTag: $0) }
-        if inDialog, !ownerChecked, let shared, owner == nil, let toTag {
+        let owner = core.dialogOwner(of: request, toTag: toTag)
+        if !ownerChecked, let shared, owner == nil {
             // Not this node's dialog: maybe another node's, which may have stopped. A dialog the
             // store named nobody's a moment ago is answered 481 without asking again, and at most
             // ``maxOwnerLookups`` questions are open at once.
@@ -306,30 +320,37 @@ public final class GatewayRuntime: @unchecked Sendable {
                 return findOwner(incoming, side: side, shared: shared, key: key)
             }
         }
-        if inDialog {
-            // A request inside a dialog is held to the dialog's peer and counts against that
-            // peer's rate limit; a dialog with no peer recorded admits nothing; one that names no
-            // dialog is answered 481 by the core (RFC 6665 §4.1.3, RFC 3261 §12.2.2).
-            if let owner, !(owner.peer.map { router.admits(arrival, into: $0) } ?? false) {
-                let peer = owner.peer.map { router.name(of: $0) } ?? "no peer"
-                refuse("in_dialog_peer")
-                logger.notice(
-                    "refused \(request.method) in a dialog of \(peer) from \(arrival.source) on the \(side.rawValue) side",
-                    metadata: [
-                        "call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)",
-                        "side": "\(side.rawValue)", "peer": "\(peer)", "source": "\(arrival.source)", "status": "403",
-                    ])
-                answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
-                return
-            }
-            if let owner {
-                perform(core.receive(request, id: id, in: owner.context, now: .now()))
-            } else {
-                perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
-            }
-            finishIfUnanswered(id, request)
+        // A request inside a dialog is held to the dialog's peer and counts against that
+        // peer's rate limit; a dialog with no peer recorded admits nothing; one that names no
+        // dialog is answered 481 by the core (RFC 6665 §4.1.3, RFC 3261 §12.2.2).
+        if let owner, !(owner.peer.map { router.admits(arrival, into: $0) } ?? false) {
+            let peer = owner.peer.map { router.name(of: $0) } ?? "no peer"
+            refuse("in_dialog_peer")
+            logger.notice(
+                "refused \(request.method) in a dialog of \(peer) from \(arrival.source) on the \(side.rawValue) side",
+                metadata: [
+                    "call-id": "\(request.headers.callID ?? "")", "method": "\(request.method)",
+                    "side": "\(side.rawValue)", "peer": "\(peer)", "source": "\(arrival.source)", "status": "403",
+                ])
+            answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
             return
         }
+        if let owner {
+            perform(core.receive(request, id: id, in: owner.context, now: .now()))
+        } else {
+            perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
+        }
+        finishIfUnanswered(id, request)
+    }
+
+    /// A request outside any dialog: refused while stopping or while the store cannot keep a new
+    /// dialog, else routed (``FederationRouter/route(_:arrival:now:)``) and, unless rejected,
+    /// taken by the core.
+    private func handleOutOfDialog(
+        _ incoming: SIPTransactionLayer.IncomingRequest, id: GatewayCore.ServerRequestID,
+        side: GatewayConfiguration.Side, arrival: FederationRouter.Arrival
+    ) {
+        let request = incoming.request
         if stopping {
             rejectedCount += 1
             rejected.increment()

@@ -234,6 +234,29 @@ public final class GatewayServer: @unchecked Sendable {
         do { try await capture?.start() } catch {
             throw ConfigurationError("cannot open the HEP capture socket: \(error)")
         }
+        try await bindListeners()
+        let tables =
+            try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
+        let (contacts, transportContacts, locals) = try boundContacts()
+        var core = GatewayCore(
+            configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
+        core.transportContacts = transportContacts.filter { $0.value.count > 1 }
+        var continued: [GatewayCore.Action] = []
+        if let store {
+            continued = try restoreState(records, from: store, into: &core)
+        }
+        let runtime = try makeRuntime(core, locals: locals, store: store)
+        let restored = continued
+        try await eventLoop.submit { runtime.start(restored: restored) }.get()
+        self.runtime = runtime
+        startXCAPSources(runtime)
+        validity = keepValidity(runtime)
+        try await startAdmin(runtime)
+    }
+
+    /// Binds each side's listeners, in order, into ``bound``; a socket that cannot be bound stops
+    /// the start with the listeners the side was asked for.
+    private func bindListeners() async throws {
         for side in GatewayConfiguration.Side.allCases {
             guard let transport = transports[side] else { continue }
             do {
@@ -248,8 +271,14 @@ public final class GatewayServer: @unchecked Sendable {
             logger.info(
                 "listening (\(side.rawValue)): \(bound[side]?.map(\.description).joined(separator: ", ") ?? "")")
         }
-        let tables =
-            try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
+    }
+
+    /// The gateway's Contact on each side and per transport, from the addresses ``bound``, and
+    /// every bound address as `host:port`.
+    private func boundContacts() throws -> (
+        contacts: [GatewayConfiguration.Side: SIPAddress],
+        transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]], locals: Set<String>
+    ) {
         var contacts: [GatewayConfiguration.Side: SIPAddress] = [:]
         var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] = [:]
         var locals: Set<String> = []
@@ -264,30 +293,42 @@ public final class GatewayServer: @unchecked Sendable {
                 contacts[side] = contact
             }
         }
-        var core = GatewayCore(
-            configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
-        core.transportContacts = transportContacts.filter { $0.value.count > 1 }
-        var continued: [GatewayCore.Action] = []
-        if let store {
-            core.journaling = true
-            if let shared = store as? any SharedStateStore { core.keyBase = shared.ordinal << 40 }
-            do {
-                continued = try core.restore(
-                    records, clock: GatewayRuntime.wallClock(), now: .now(),
-                    recoveryRate: configuration.state.recoveryRate)
-            } catch {
-                throw StateStoreError(
-                    .corrupt, location: store.location,
-                    "\(error): nothing was changed; "
-                        + "move the file away to start without the state it holds")
-            }
-            let counts = core.counts
-            logger.notice(
-                """
-                state \(store.location): \(records.count) records, continuing \(counts.enterpriseWatches) enterprise and \
-                \(counts.omaWatches) OMA watchers' subscriptions
-                """)
+        return (contacts, transportContacts, locals)
+    }
+
+    /// Restores into `core` the `records` `store` kept, journaling from now on: the actions that
+    /// continue every dialog they hold. Records that cannot be restored stop the start with
+    /// nothing changed.
+    private func restoreState(_ records: [StateRecord], from store: any StateStore, into core: inout GatewayCore)
+        throws -> [GatewayCore.Action]
+    {
+        core.journaling = true
+        if let shared = store as? any SharedStateStore { core.keyBase = shared.ordinal << 40 }
+        let continued: [GatewayCore.Action]
+        do {
+            continued = try core.restore(
+                records, clock: GatewayRuntime.wallClock(), now: .now(),
+                recoveryRate: configuration.state.recoveryRate)
+        } catch {
+            throw StateStoreError(
+                .corrupt, location: store.location,
+                "\(error): nothing was changed; "
+                    + "move the file away to start without the state it holds")
         }
+        let counts = core.counts
+        logger.notice(
+            """
+            state \(store.location): \(records.count) records, continuing \(counts.enterpriseWatches) enterprise and \
+            \(counts.omaWatches) OMA watchers' subscriptions
+            """)
+        return continued
+    }
+
+    /// The runtime over `core`: a router that knows the addresses bound (`locals`), one
+    /// transaction layer per side, the resolvers, and the hooks for XCAP documents.
+    private func makeRuntime(_ core: GatewayCore, locals: Set<String>, store: (any StateStore)?) throws
+        -> GatewayRuntime
+    {
         let sentBy = Set(bound.values.flatMap { $0 }.map { "\($0.kind.rawValue) \($0.host):\($0.port)" })
         let router = FederationRouter(configuration: configuration, localAddresses: locals, localSentBy: sentBy)
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
@@ -306,9 +347,12 @@ public final class GatewayServer: @unchecked Sendable {
             guard let source = policySource.withLockedValue({ $0 }) else { return }
             Task { await source.check(presentity) }
         }
-        let restored = continued
-        try await eventLoop.submit { runtime.start(restored: restored) }.get()
-        self.runtime = runtime
+        return runtime
+    }
+
+    /// Starts fetching the pres-rules documents (and the rls-services documents, when it names
+    /// any) from the XCAP server of `xcap:`, if there is one.
+    private func startXCAPSources(_ runtime: GatewayRuntime) {
         if let settings = configuration.xcap {
             let loop = eventLoop
             let source = XCAPPolicySource(
@@ -327,7 +371,10 @@ public final class GatewayServer: @unchecked Sendable {
         if let settings = configuration.xcap, !settings.rlsServices.isEmpty {
             xcapLists = startListSource(settings, runtime: runtime)
         }
-        validity = keepValidity(runtime)
+    }
+
+    /// Starts the admin endpoint over `runtime`, if `admin:` asks for one.
+    private func startAdmin(_ runtime: GatewayRuntime) async throws {
         if let admin = configuration.admin {
             do {
                 self.admin = try await AdminServer.start(
@@ -432,20 +479,9 @@ public final class GatewayServer: @unchecked Sendable {
 
     private func apply(_ file: String) async throws -> String {
         guard let runtime else { throw ConfigurationError("the gateway is not running") }
-        let text: String
-        do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
-            throw ConfigurationError("\(file): cannot read: \(error.localizedDescription)")
-        }
         var new: GatewayConfiguration
-        do { new = try GatewayConfiguration(yaml: text) } catch {
-            throw ConfigurationError("\(file):\(error.line):\(error.column): \(error.message)")
-        }
-        if !new.xcapPresentities.isEmpty, xcap == nil {
-            throw ConfigurationError(
-                "\(file): pres-rules: xcap: fetching from an XCAP server starts with the gateway; restart it")
-        }
         let read: [String: PresRules]
-        (new, read) = try Self.withPresRules(Self.withResourceLists(new), xcapRules: xcap?.rules ?? [:])
+        (new, read) = try readForReload(file)
         let tables: MappingTables
         do {
             tables = try new.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
@@ -453,7 +489,52 @@ public final class GatewayServer: @unchecked Sendable {
             throw ConfigurationError("\(new.mappingsDirectory ?? "mappings"): \(error)")
         }
         let old = configuration
-        func isDNS(_ hop: GatewayConfiguration.NextHop) -> Bool { if case .dns = hop { true } else { false } }
+        let changes = Self.restartOnlyChanges(from: old, to: new)
+        var restartOnly = changes.restartOnly
+        let identities = changes.rlsServices
+        // Certificates first: a file that does not load leaves everything as it was.
+        if let tls = try Self.tls(new.tls), old.tls != nil {
+            for transport in transports.values where transport.configuration.tls != nil {
+                try transport.replaceTLS(tls)
+            }
+        }
+        Self.keepRestartOnly(&new, as: old, rlsServices: identities, restartOnly: &restartOnly)
+        await followRLSServices(new.xcap, identities: identities, runtime: runtime)
+        let applied = new
+        let source = xcap
+        let listSource = xcapLists
+        source?.watch(new.xcapPresentities)
+        try await install(
+            applied, read: read, tables: tables, source: source, listSource: listSource, runtime: runtime)
+        return
+            "applied: partners, peers, limits, presentities, pres-rules, mappings\(applied.tls == nil ? "" : ", TLS material")"
+            + (restartOnly.isEmpty ? "" : "; needs a restart, not applied: " + restartOnly.joined(separator: ", "))
+    }
+
+    /// Reads `file` for a reload: the configuration, with the pres-rules and rls-services
+    /// documents it names read in, and the pres-rules documents as read (those from XCAP as
+    /// fetched last). `pres-rules: xcap` needs the XCAP source the gateway started with.
+    private func readForReload(_ file: String) throws -> (GatewayConfiguration, [String: PresRules]) {
+        let text: String
+        do { text = try String(contentsOfFile: file, encoding: .utf8) } catch {
+            throw ConfigurationError("\(file): cannot read: \(error.localizedDescription)")
+        }
+        let new: GatewayConfiguration
+        do { new = try GatewayConfiguration(yaml: text) } catch {
+            throw ConfigurationError("\(file):\(error.line):\(error.column): \(error.message)")
+        }
+        if !new.xcapPresentities.isEmpty, xcap == nil {
+            throw ConfigurationError(
+                "\(file): pres-rules: xcap: fetching from an XCAP server starts with the gateway; restart it")
+        }
+        return try Self.withPresRules(Self.withResourceLists(new), xcapRules: xcap?.rules ?? [:])
+    }
+
+    /// The sections that differ between `old` and `new` that only a restart can change, and the
+    /// identities whose rls-services documents are kept from now on.
+    private static func restartOnlyChanges(
+        from old: GatewayConfiguration, to new: GatewayConfiguration
+    ) -> (restartOnly: [String], rlsServices: [String]) {
         var restartOnly: [String] = []
         if new.listeners != old.listeners { restartOnly.append("listen") }
         if new.admin != old.admin { restartOnly.append("admin") }
@@ -474,12 +555,17 @@ public final class GatewayServer: @unchecked Sendable {
         let sameServer = rest(new.xcap) == rest(old.xcap)
         if !sameServer { restartOnly.append("xcap") }
         let identities = (sameServer ? new.xcap : old.xcap)?.rlsServices ?? []
-        // Certificates first: a file that does not load leaves everything as it was.
-        if let tls = try Self.tls(new.tls), old.tls != nil {
-            for transport in transports.values where transport.configuration.tls != nil {
-                try transport.replaceTLS(tls)
-            }
-        }
+        return (restartOnly, identities)
+    }
+
+    /// Keeps in `new` what only a restart can change as it runs in `old`, with `rlsServices` as
+    /// the identities whose rls-services documents are kept; a next hop resolved by DNS that
+    /// changed is added to `restartOnly`.
+    private static func keepRestartOnly(
+        _ new: inout GatewayConfiguration, as old: GatewayConfiguration, rlsServices identities: [String],
+        restartOnly: inout [String]
+    ) {
+        func isDNS(_ hop: GatewayConfiguration.NextHop) -> Bool { if case .dns = hop { true } else { false } }
         // What needs a restart is kept as it runs, so the next reload compares with what is in force.
         new.listeners = old.listeners
         new.admin = old.admin
@@ -503,7 +589,14 @@ public final class GatewayServer: @unchecked Sendable {
             restartOnly.append("oma.next-hop (DNS)")
             new.oma.nextHop = old.oma.nextHop
         }
-        if let settings = new.xcap, !identities.isEmpty {
+    }
+
+    /// Fetches the rls-services documents of `identities` from the XCAP server of `settings`
+    /// (starting the list source if none runs), or stops the list source when none are left.
+    private func followRLSServices(
+        _ settings: GatewayConfiguration.XCAP?, identities: [String], runtime: GatewayRuntime
+    ) async {
+        if let settings, !identities.isEmpty {
             if let listSource = xcapLists {
                 listSource.watch(identities)
             } else {
@@ -513,10 +606,14 @@ public final class GatewayServer: @unchecked Sendable {
             await listSource.shutdown()
             xcapLists = nil
         }
-        let applied = new
-        let source = xcap
-        let listSource = xcapLists
-        source?.watch(new.xcapPresentities)
+    }
+
+    /// On the event loop: puts the reloaded configuration `applied` in force, with the lists and
+    /// pres-rules the XCAP sources fetched last, and the documents `read`.
+    private func install(
+        _ applied: GatewayConfiguration, read: [String: PresRules], tables: MappingTables,
+        source: XCAPPolicySource?, listSource: XCAPListSource?, runtime: GatewayRuntime
+    ) async throws {
         try await eventLoop.submit { [current, documents, configuredLists] in
             // The rules fetched last: a document that changed while this reload was read applies.
             var applied = applied
@@ -536,9 +633,6 @@ public final class GatewayServer: @unchecked Sendable {
             runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables))
             current.withLockedValue { $0 = applied }
         }.get()
-        return
-            "applied: partners, peers, limits, presentities, pres-rules, mappings\(applied.tls == nil ? "" : ", TLS material")"
-            + (restartOnly.isEmpty ? "" : "; needs a restart, not applied: " + restartOnly.joined(separator: ", "))
     }
 
     /// RFC 3263 resolution per side, with the nameservers of /etc/resolv.conf: Microsoft
