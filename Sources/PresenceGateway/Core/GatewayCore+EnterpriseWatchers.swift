@@ -115,6 +115,33 @@ extension GatewayCore {
                         replyingTo: request, statusCode: 400, reasonPhrase: "Bad categoryList body", toTag: ids.tag()))
             ]
         }
+        if let refusal = refuseNewBatch(request, batch: batch, id: id) { return refusal }
+        guard takePeerQuota(peer) else { return overQuota(request, id: id) }
+        let key = takeKey()
+        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms), peer: peer)
+        watch.single = !BatchCategorySubscription.isBatch(request)
+        let subscribed = batch.actions.filter { $0.kind == .subscribe }.flatMap { $0.resources.map(\.uri) }
+        let actions = addOMALegs(to: &watch, key: key, resources: subscribed, request: request, now: now)
+        enterpriseWatches[key] = watch
+        // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
+        // watcher without `ms-piggyback-first-notify` is answered at once and notified later,
+        // unless its subscription is single: that one is answered 404 if the OMA side does not
+        // find its resource (§3.4.5.3).
+        let waits = terms.supportsPiggyback || terms.expires == 0 || watch.single
+        if !waits || allLegsReported(watch) {
+            return actions + answerEnterpriseWatch(key, now: now)
+        }
+        let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
+        return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
+    }
+
+    /// The answer refusing a new category SUBSCRIBE for what its batch asks: a form of category
+    /// subscription the gateway does not take, a single subscription to a resource outside the OMA
+    /// domains (404, [MS-PRES] §3.4.5.3), or more resources than one request may name (413). nil:
+    /// the batch may be taken.
+    private mutating func refuseNewBatch(_ request: SIPRequest, batch: BatchSubscribe, id: ServerRequestID)
+        -> [Action]?
+    {
         if let (status, reason) = BatchCategorySubscription.refusal(of: request, batch: batch) {
             refusals.categoryForm += 1
             return [
@@ -141,23 +168,7 @@ extension GatewayCore {
                         replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources", toTag: ids.tag()))
             ]
         }
-        guard takePeerQuota(peer) else { return overQuota(request, id: id) }
-        let key = takeKey()
-        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms), peer: peer)
-        watch.single = !BatchCategorySubscription.isBatch(request)
-        let subscribed = batch.actions.filter { $0.kind == .subscribe }.flatMap { $0.resources.map(\.uri) }
-        let actions = addOMALegs(to: &watch, key: key, resources: subscribed, request: request, now: now)
-        enterpriseWatches[key] = watch
-        // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
-        // watcher without `ms-piggyback-first-notify` is answered at once and notified later,
-        // unless its subscription is single: that one is answered 404 if the OMA side does not
-        // find its resource (§3.4.5.3).
-        let waits = terms.supportsPiggyback || terms.expires == 0 || watch.single
-        if !waits || allLegsReported(watch) {
-            return actions + answerEnterpriseWatch(key, now: now)
-        }
-        let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
-        return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
+        return nil
     }
 
     /// Starts the OMA leg of one resource a watch names, unless the resource is refused: outside
@@ -469,6 +480,29 @@ extension GatewayCore {
             refusals.batchTooLarge += 1
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources"))]
         }
+        let (unsubscribed, added) = takeBatchActions(batch, in: &watch, now: now)
+        let actions = unsubscribed + addOMALegs(to: &watch, key: key, resources: added, request: request, now: now)
+        let core = self
+        let current = watch
+        var sent: SmallMap<String, BodyDigest> = [:]
+        let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) {
+            uri, categories in
+            let (resolution, digest) = core.resolution(of: uri, categories: categories, in: current)
+            if let digest { sent[uri] = digest }
+            return resolution
+        }
+        for (uri, digest) in sent { watch.lastSent[uri] = digest }
+        watch.subscription = subscription
+        enterpriseWatches[key] = watch
+        return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
+    }
+
+    /// Takes the actions of a refresh's batch in order: each resource it unsubscribes loses its
+    /// OMA leg and what was remembered of it; the resources it subscribes to and does not
+    /// unsubscribe after are returned, for their legs to be added.
+    private mutating func takeBatchActions(
+        _ batch: BatchSubscribe, in watch: inout EnterpriseWatch, now: NIODeadline
+    ) -> (actions: [Action], added: [String]) {
         var actions: [Action] = []
         var added: [String] = []
         for action in batch.actions {
@@ -485,20 +519,7 @@ extension GatewayCore {
                 }
             }
         }
-        actions += addOMALegs(to: &watch, key: key, resources: added, request: request, now: now)
-        let core = self
-        let current = watch
-        var sent: SmallMap<String, BodyDigest> = [:]
-        let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) {
-            uri, categories in
-            let (resolution, digest) = core.resolution(of: uri, categories: categories, in: current)
-            if let digest { sent[uri] = digest }
-            return resolution
-        }
-        for (uri, digest) in sent { watch.lastSent[uri] = digest }
-        watch.subscription = subscription
-        enterpriseWatches[key] = watch
-        return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
+        return (actions, added)
     }
 
     mutating func omaLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
@@ -538,10 +559,32 @@ extension GatewayCore {
         case .none, .ignored: break
         }
         let actions = leg.subscription?.receive(notify: request, now: now, jitter: ids.jitter()) ?? []
+        let wasPending = leg.pending
+        let (taken, changed, ended) = takeLegNotification(actions, leg: &leg, key: key, id: id, pidf: pidf)
+        var out = taken
+        if needsFullState, ended == nil, !leg.closing {
+            // RFC 5263 §4.3: a refresh brings full state back.
+            out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
+        }
+        omaLegs[key] = leg
+        if leg.closing {
+            if ended != nil { removeOMALeg(key) }
+            return out
+        }
+        if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
+        return out + showLeg(leg, changed: changed, wasPending: wasPending, now: now)
+    }
+
+    /// Takes what an OMA leg's dialog made of a NOTIFY: its response, the state it delivers (the
+    /// categories shown of `pidf`, or none while pending), its end, and what else it sends.
+    /// `changed`: the categories shown changed.
+    private func takeLegNotification(
+        _ actions: [SubscriberSubscription.Action], leg: inout OMALeg, key: Int, id: ServerRequestID,
+        pidf: PIDFDocument?
+    ) -> (out: [Action], changed: Bool, ended: String?) {
         var out: [Action] = []
         var changed = false
         var ended: String?
-        let wasPending = leg.pending
         for action in actions {
             switch action {
             case .respond(let response): out.append(.respond(id, response))
@@ -562,38 +605,34 @@ extension GatewayCore {
             default: out += legActions([action], context: .omaLeg(key))
             }
         }
-        if needsFullState, ended == nil, !leg.closing {
-            // RFC 5263 §4.3: a refresh brings full state back.
-            out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
-        }
-        omaLegs[key] = leg
-        if leg.closing {
-            if ended != nil { removeOMALeg(key) }
-            return out
-        }
-        if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
-        guard var watch = enterpriseWatches[leg.watch] else { return out }
+        return (out, changed, ended)
+    }
+
+    /// What the watcher of `leg` is sent after the leg took a NOTIFY: its document dialog's
+    /// notification, the answer to its SUBSCRIBE once every leg has spoken, or a notification of
+    /// its batch dialog when the leg's pending state or the view rendered for it changed.
+    private mutating func showLeg(_ leg: OMALeg, changed: Bool, wasPending: Bool, now: NIODeadline) -> [Action] {
+        guard var watch = enterpriseWatches[leg.watch] else { return [] }
         if watch.documentResource != nil {
-            return out
-                + documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
+            return documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
         }
         guard var subscription = watch.subscription else {
             // Still waiting to answer the watcher: answer once every leg has spoken.
-            if allLegsReported(watch) { out += answerEnterpriseWatch(leg.watch, now: now) }
-            return out
+            if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
+            return []
         }
         if leg.handling == .allow, wasPending != leg.pending {
             let updates = pendingChanged(leg, watch: &watch, subscription: &subscription, now: now)
             watch.subscription = subscription
             enterpriseWatches[leg.watch] = watch
-            return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+            return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
         }
         guard changed, let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else {
-            return out
+            return []
         }
         watch.subscription = subscription
         enterpriseWatches[leg.watch] = watch
-        return out + apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+        return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 
     /// What the batch dialog of `leg`'s watcher sends when the body rendered for the watcher may

@@ -482,12 +482,7 @@ extension GatewayCore {
         if !request.body.isEmpty {
             let read: ListNotification
             do { read = try ListNotification(request) } catch { return refuse(error.text) }
-            guard Self.sameAddress(read.list.uri, list.uri) else {
-                return refuse("RLMI list \(read.list.uri) is not \(list.uri)")
-            }
-            if let last = list.version, read.list.version <= last {
-                return refuse("RLMI version \(read.list.version) is not above \(last)")
-            }
+            if let problem = Self.notificationProblem(read, for: list) { return refuse(problem) }
             notification = read
             needsFullState = !read.list.fullState && list.version.map { read.list.version != $0 &+ 1 } ?? true
         }
@@ -496,17 +491,11 @@ extension GatewayCore {
         var ended: String?
         var taken = false
         var pending = false
-        var unknown: [String] = []
         for action in actions {
             switch action {
             case .respond(var response):
                 taken = response.statusCode == 200
-                if taken, let notification {
-                    unknown = notification.list.resources.map(\.uri).filter { list.member($0) == nil }
-                    if !unknown.isEmpty {
-                        response.headers.append(.warning, warning("not in the list: \(unknown.joined(separator: " "))"))
-                    }
-                }
+                if taken, let notification { response = warningOfNonMembers(response, in: notification, of: list) }
                 out.append(.respond(id, response))
             case .ended(let reason): ended = reason
             case .deliver(let delivered): pending = delivered.state.state == .pending
@@ -530,6 +519,31 @@ extension GatewayCore {
         guard taken else { return out }
         if let notification { return out + membersNotified(key, notification, now: now) }
         return pending ? out + listPending(key, now: now) : out
+    }
+
+    /// Why an RLMI notification cannot be taken for `list` (RFC 4662 §5.6): it is another list's,
+    /// or its version is not above the last one taken (discarded). nil: it can.
+    private static func notificationProblem(_ read: ListNotification, for list: OMAList) -> String? {
+        guard sameAddress(read.list.uri, list.uri) else {
+            return "RLMI list \(read.list.uri) is not \(list.uri)"
+        }
+        if let last = list.version, read.list.version <= last {
+            return "RLMI version \(read.list.version) is not above \(last)"
+        }
+        return nil
+    }
+
+    /// The 200 to a list NOTIFY, with a Warning naming the resources of `notification` that are
+    /// not members of `list` (left out), if there are any.
+    private func warningOfNonMembers(_ response: SIPResponse, in notification: ListNotification, of list: OMAList)
+        -> SIPResponse
+    {
+        var response = response
+        let unknown = notification.list.resources.map(\.uri).filter { list.member($0) == nil }
+        if !unknown.isEmpty {
+            response.headers.append(.warning, warning("not in the list: \(unknown.joined(separator: " "))"))
+        }
+        return response
     }
 
     /// The list subscription itself waits for authorization (RFC 6665 §4.1.3, RFC 4662 §4.4):

@@ -191,19 +191,10 @@ extension GatewayCore {
                 )
             ]
         }
-        if let members = configuration.resourceLists[resource] {
-            return newListWatch(
-                request, id: id, watcher: watcher, peer: peer, list: resource, members: members, terms: terms, now: now)
-        }
-        if configuration.awaitingResourceLists, (try? request.headers.supported)?.contains(Self.eventlist) == true {
-            // The URI may be a list whose rls-services document is still being fetched.
-            return [
-                .respond(
-                    id,
-                    SIPResponse(
-                        replyingTo: request, statusCode: 503, reasonPhrase: "Resource Lists Not Yet Known",
-                        toTag: ids.tag(), headers: [(.retryAfter, "5")]))
-            ]
+        if let answer = watchAsList(
+            request, id: id, watcher: watcher, peer: peer, resource: resource, terms: terms, now: now)
+        {
+            return answer
         }
         let filter: WatcherFilter?
         do {
@@ -226,6 +217,30 @@ extension GatewayCore {
         watch.filter = filter
         omaWatches[key] = watch
         return attach(key, now: now)
+    }
+
+    /// A SUBSCRIBE to `resource` as a resource list (RFC 4662): a list watch when `resource` is
+    /// a list served, a request to come back (503) when it may be one whose rls-services document
+    /// is still being fetched; nil when it is a single resource.
+    private mutating func watchAsList(
+        _ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, peer: DialogPeer?, resource: String,
+        terms: SubscriptionTerms, now: NIODeadline
+    ) -> [Action]? {
+        if let members = configuration.resourceLists[resource] {
+            return newListWatch(
+                request, id: id, watcher: watcher, peer: peer, list: resource, members: members, terms: terms, now: now)
+        }
+        if configuration.awaitingResourceLists, (try? request.headers.supported)?.contains(Self.eventlist) == true {
+            // The URI may be a list whose rls-services document is still being fetched.
+            return [
+                .respond(
+                    id,
+                    SIPResponse(
+                        replyingTo: request, statusCode: 503, reasonPhrase: "Resource Lists Not Yet Known",
+                        toTag: ids.tag(), headers: [(.retryAfter, "5")]))
+            ]
+        }
+        return nil
     }
 
     /// Puts a watch's resource into an enterprise leg: the watcher's dialog with the resource's
