@@ -164,6 +164,42 @@ import Testing
         #expect(try H.sent(unsub, to: .enterprise).first?.0.headers.expires == 0)
     }
 
+    /// A presentity's watcher information subscription (RFC 3857) continues in its dialog after a
+    /// restart: the list last sent is not kept, so the full list goes out at once with the next
+    /// version (RFC 3858 §4.4); a refresh is answered in the dialog; a node whose record another
+    /// node took over lets it go without a NOTIFY, and its dialog is then unknown (481).
+    @Test func aWatcherInformationSubscriptionContinuesInItsDialog() throws {
+        typealias W = WatcherInfoServiceTests
+        let yaml = PendingResourceTests.marysYAML("allow")
+        var h = try Self.journaled(yaml: yaml)
+        var records = Records()
+        let (ok, first) = try W.marySubscribes(&h)
+        #expect(first.version == 0 && first.state == .full)
+        Self.take(&h, into: &records)
+        #expect(records.kinds() == ["winfo-watch": 1])
+
+        var after = try Self.journaled(yaml: yaml, prefix: "r")
+        after.now = h.now + .seconds(5)
+        let restored = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let notify = try #require(H.sent(restored, to: .oma).first { W.isWinfo($0.1) }?.0)
+        #expect(notify.headers.callID == "winfo-call-1")
+        #expect(try notify.headers.from?.tag == ok.headers.to?.tag)
+        let full = try #require(try W.documents(restored).first)
+        #expect(full.version == 1 && full.state == .full)
+
+        let tag = try #require(try ok.headers.to?.tag)
+        let (refreshID, refreshed) = after.receive(try W.winfoSubscribe(cseq: 2, toTag: tag), from: .oma)
+        #expect(H.responses(refreshed, refreshID).first?.statusCode == 200)
+        #expect(try W.documents(refreshed).map(\.version) == [2])
+
+        let held = after.core.dialogRecordIDs().filter { $0.kind == "winfo-watch" }
+        #expect(held.count == 1)
+        #expect(H.sent(after.core.disown(held), to: .oma).isEmpty)
+        #expect(after.core.winfoWatchCount == 0)
+        let (goneID, gone) = after.receive(try W.winfoSubscribe(cseq: 3, toTag: tag), from: .oma)
+        #expect(H.responses(gone, goneID).first?.statusCode == 481)
+    }
+
     /// A large store is read in slices on every core; what is restored, and the first record
     /// reported as unreadable, are those of reading the records one by one.
     @Test func readingInSlicesRestoresWhatReadingOneByOneDoes() throws {

@@ -1,4 +1,5 @@
 public import GatewayState
+
 extension GatewayConfiguration {
     /// Where the gateway keeps its state so that no bridged subscription is lost on a crash, an
     /// upgrade or the loss of a node (YAML `state:`; docs/state.md).

@@ -92,7 +92,7 @@ extension GatewayCore {
             guard let id = omaWatches[key]?.subscription?.dialog.id else { return nil }
             return DialogKey(callID: id.callID, localTag: id.localTag)
         case .winfoWatch(let key):
-            guard let id = winfoWatches[key]?.subscription.dialog.id else { return nil }
+            guard let id = watcherInfo[key]?.subscription.dialog.id else { return nil }
             return DialogKey(callID: id.callID, localTag: id.localTag)
         case .linkedPublication, .servicePublish:
             return nil

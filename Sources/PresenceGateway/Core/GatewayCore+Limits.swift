@@ -227,7 +227,7 @@ extension GatewayCore {
         switch context {
         case .enterpriseWatch(let key): enterpriseWatches[key]?.peer
         case .omaWatch(let key): omaWatches[key]?.peer
-        case .winfoWatch(let key): winfoWatches[key]?.peer
+        case .winfoWatch(let key): watcherInfo[key]?.peer
         case .omaLeg(let key): omaLegs[key]?.peer
         case .omaList(let key): omaLists[key].flatMap(\.peer)
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer

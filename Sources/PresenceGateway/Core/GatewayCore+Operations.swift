@@ -165,11 +165,8 @@ extension GatewayCore {
             omaWatches[key] = watch
             return apply(actions, context: context, now: now)
         case .winfoWatch(let key):
-            guard var watch = winfoWatches[key] else { return [] }
-            let actions = watch.subscription.terminate(reason: reason, now: now)
-            winfoWatches[key] = watch
-            journal.winfo(key)
-            return apply(actions, context: context, now: now)
+            let actions = watcherInfo.modify(key) { $0.subscription.terminate(reason: reason, now: now) }
+            return apply(actions ?? [], context: context, now: now)
         default:
             return []
         }
@@ -189,25 +186,61 @@ extension GatewayCore {
         let old = configuration
         configuration = new
         self.mapper = mapper
+        followMovedPeers(from: old, to: new)
+
+        // A list whose domain no longer has its RLS there (or an XCAP root of another) is given
+        // up for subscriptions of its members' own.
+        var out: [Action] = []
+        for key in omaLists.keys.sorted() {
+            guard let list = omaLists[key], !list.closing,
+                listDocumentURI(watcher: list.watcher, domain: list.domain) != list.document
+            else { continue }
+            out += dissolveList(key, now: now)
+        }
+        let spheres = spheres
+        out += resolveLegsAgain(
+            omaLegs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
+        out += resolveAwaitingAuthorization(now: now)
+        if new.resourceLists != old.resourceLists { out += resourceListsChanged(now: now) }
+        out += watchXCAPDocuments(now: now)
+        // A presentity the gateway no longer decides for has no watcher information here.
+        for key in watcherInfo.keys where !new.servesWatcherInfo(of: watcherInfo[key]?.presentity ?? "") {
+            out += endWatcher(.winfoWatch(key), reason: "noresource", now: now)
+        }
+        return out + watcherInfoChanges(now: now, everyWatch: true)
+    }
+
+    /// A peer that moved to another address is followed there: the dialog's requests come from,
+    /// and the gateway's go to, where the configuration now says it is. A peer no longer
+    /// configured stays with the address the dialog was made with. `positions`: the new
+    /// configuration's peers by name.
+    private static func carried(
+        _ peer: DialogPeer?, from old: GatewayConfiguration, to new: GatewayConfiguration,
+        positions: [String: UInt16]
+    ) -> DialogPeer? {
+        guard var peer, let index = peer.peer else { return peer }
+        let before = Int(index) < old.peers.count ? old.peers[Int(index)] : nil
+        guard let moved = before.flatMap({ positions[$0.name] }) else {
+            peer.peer = nil
+            return peer
+        }
+        let after = new.peers[Int(moved)]
+        peer.peer = moved
+        if !after.certificateNames.isEmpty { peer.certificateNames = after.certificateNames }
+        if let before, after.host != before.host || after.port != before.port {
+            peer.host = after.host
+            if let port = after.port { peer.port = port }
+        }
+        return peer
+    }
+
+    /// Every dialog's peer after a reload (``reconfigure(_:mapper:now:)``): a configured peer is
+    /// found again by name, and the subscriptions each peer holds are counted again.
+    private mutating func followMovedPeers(from old: GatewayConfiguration, to new: GatewayConfiguration) {
         let positions = Dictionary(
             new.peers.enumerated().map { ($1.name, UInt16($0)) }, uniquingKeysWith: { first, _ in first })
-        // A peer that moved to another address is followed there: the dialog's requests come
-        // from, and the gateway's go to, where the configuration now says it is.
         func carried(_ peer: DialogPeer?) -> DialogPeer? {
-            guard var peer, let index = peer.peer else { return peer }
-            let before = Int(index) < old.peers.count ? old.peers[Int(index)] : nil
-            guard let moved = before.flatMap({ positions[$0.name] }) else {
-                peer.peer = nil
-                return peer
-            }
-            let after = new.peers[Int(moved)]
-            peer.peer = moved
-            if !after.certificateNames.isEmpty { peer.certificateNames = after.certificateNames }
-            if let before, after.host != before.host || after.port != before.port {
-                peer.host = after.host
-                if let port = after.port { peer.port = port }
-            }
-            return peer
+            Self.carried(peer, from: old, to: new, positions: positions)
         }
         peerLoad = [:]
         // Written only where a peer moved: every write is a record for the durable store.
@@ -240,38 +273,12 @@ extension GatewayCore {
             let peer = carried(current)
             if peer != current { omaLists[key]?.peer = peer }
         }
-        for key in winfoWatches.keys {
-            let current = winfoWatches[key]?.peer
-            let peer = carried(current)
-            if peer != current { winfoWatches[key]?.peer = peer }
-        }
+        watcherInfo.carryPeers(carried)
         for key in serverWatches.keys {
             let current = serverWatches[key]?.peer
             let peer = carried(current)
             if peer != current { serverWatches[key]?.peer = peer }
         }
-
-        // A list whose domain no longer has its RLS there (or an XCAP root of another) is given
-        // up for subscriptions of its members' own.
-        var out: [Action] = []
-        for key in omaLists.keys.sorted() {
-            guard let list = omaLists[key], !list.closing,
-                listDocumentURI(watcher: list.watcher, domain: list.domain) != list.document
-            else { continue }
-            out += dissolveList(key, now: now)
-        }
-        let spheres = spheres
-        out += resolveLegsAgain(
-            omaLegs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
-        out += resolveAwaitingAuthorization(now: now)
-        if new.resourceLists != old.resourceLists { out += resourceListsChanged(now: now) }
-        out += watchXCAPDocuments(now: now)
-        // A presentity the gateway no longer decides for has no watcher information here.
-        for (key, watch) in winfoWatches.sorted(by: { $0.key < $1.key })
-        where !new.servesWatcherInfo(of: watch.presentity) {
-            out += endWatcher(.winfoWatch(key), reason: "noresource", now: now)
-        }
-        return out + watcherInfoChanges(now: now, everyWatch: true)
     }
 
     /// Applies `presentity`'s new pres-rules (its document fetched again from its XCAP server,

@@ -14,22 +14,8 @@ import SIPStack
 /// the one after each refresh carry the full list (RFC 3858 §4.4); between them a `partial` one
 /// carries each watcher whose status changed, one that left as `terminated`.
 extension GatewayCore {
-    struct WinfoWatch: Sendable {
-        /// The watched presentity's address of record.
-        var presentity: String
-        var subscription: NotifierSubscription
-        /// The `version` of the last document sent (RFC 3858 §4.2).
-        var version: UInt64 = 0
-        /// What the subscriber was last told of each watcher still listed, by id.
-        var shown: [String: WatcherInfo.Watcher] = [:]
-        /// Who made the dialog: its in-dialog requests must come from there.
-        var peer: DialogPeer?
-        /// Restored from the store, which does not keep `shown`: the next document is full.
-        var resync = false
-    }
-
     /// Watcher information subscriptions, for metrics.
-    public var winfoWatchCount: Int { winfoWatches.count }
+    public var winfoWatchCount: Int { watcherInfo.count }
 
     /// The `presence.winfo` package (RFC 3857 §5): `application/watcherinfo+xml` only (RFC 3858),
     /// with the presence package's durations.
@@ -87,14 +73,13 @@ extension GatewayCore {
         }
         // Every change of a presentity's watchers is a NOTIFY to each of its winfo subscribers: a
         // presentity has a few devices, not thousands (docs/security.md, "Watcher information").
-        guard winfoWatches.values.lazy.filter({ $0.presentity == presentity }).count < Self.watcherInfoPerPresentity
-        else {
+        guard watcherInfo.count(of: presentity) < Self.watcherInfoPerPresentity else {
             refusals.winfoPerPresentity += 1
             return overQuota(request, id: id)
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let watchers = watcherList(of: presentity)
-        let body = Self.watcherInfo(presentity, version: 0, .full, watchers)
+        let body = WatcherInfoServer.document(presentity, version: 0, .full, watchers)
         let subscription: NotifierSubscription
         let accepted: [NotifierSubscription.Action]
         do {
@@ -110,12 +95,9 @@ extension GatewayCore {
             ]
         }
         let key = takeKey()
-        var watch = WinfoWatch(presentity: presentity, subscription: subscription, peer: peer)
+        var watch = WatcherInfoServer.Watch(presentity: presentity, subscription: subscription, peer: peer)
         for watcher in watchers { watch.shown[watcher.id] = watcher }
-        winfoWatches[key] = watch
-        journal.winfo(key)
-        let dialog = subscription.dialog.id
-        dialogs.insert(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
+        dialogsChanged([watcherInfo.add(watch, key: key)])
         return apply(accepted, context: .winfoWatch(key), now: now, id: id)
     }
 
@@ -124,47 +106,24 @@ extension GatewayCore {
     mutating func refreshWinfoWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var watch = winfoWatches[key] else {
+        guard let watch = watcherInfo[key] else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: watch.subscription.terms.bodyType) {
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
         case .accept(let terms):
-            let body = fullWatcherInfo(&watch)
-            let actions = watch.subscription.refresh(request, terms: terms, body: body, now: now)
-            winfoWatches[key] = watch
-            journal.winfo(key)
-            return apply(actions, context: .winfoWatch(key), now: now, id: id)
+            let body = watcherInfo.fullDocument(key, watchers: watcherList(of: watch.presentity)) ?? []
+            let actions = watcherInfo.modify(key) {
+                $0.subscription.refresh(request, terms: terms, body: body, now: now)
+            }
+            return apply(actions ?? [], context: .winfoWatch(key), now: now, id: id)
         }
-    }
-
-    /// A watcher information body: the presence watchers of one presentity (RFC 3858 §5).
-    static func watcherInfo(
-        _ presentity: String, version: UInt64, _ state: WatcherInfo.State, _ watchers: [WatcherInfo.Watcher]
-    ) -> [UInt8] {
-        WatcherInfo(
-            version: version, state: state,
-            lists: [WatcherInfo.WatcherList(resource: presentity, package: "presence", watchers: watchers)]
-        ).serialized()
-    }
-
-    /// The full document for `watch`, with its version moved on and `shown` set to it.
-    private func fullWatcherInfo(_ watch: inout WinfoWatch) -> [UInt8] {
-        let watchers = watcherList(of: watch.presentity)
-        watch.version += 1
-        watch.shown = Dictionary(uniqueKeysWithValues: watchers.map { ($0.id, $0) })
-        watch.resync = false
-        return Self.watcherInfo(watch.presentity, version: watch.version, .full, watchers)
     }
 
     /// Forgets a winfo dialog (its final NOTIFY sent, or its subscriber gone).
     mutating func forgetWinfoWatch(_ key: Int) {
-        guard let watch = winfoWatches.removeValue(forKey: key) else { return }
-        journal.winfo(key)
-        releasePeerQuota(watch.peer)
-        let dialog = watch.subscription.dialog.id
-        dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
+        if let closed = watcherInfo.remove(key) { dialogsChanged([closed]) }
     }
 
     // MARK: - The watcher list
@@ -246,7 +205,7 @@ extension GatewayCore {
     /// `actions`, followed by the watcher information a step's changes call for: nothing at all
     /// to do (the actions untouched) while no one subscribes to it.
     mutating func withWatcherInfo(_ actions: [Action], now: NIODeadline) -> [Action] {
-        guard !winfoWatches.isEmpty else { return actions }
+        guard !watcherInfo.isEmpty else { return actions }
         var out = actions
         out += watcherInfoChanges(now: now)
         return out
@@ -259,57 +218,70 @@ extension GatewayCore {
     /// `everyWatch`: a new policy may have moved any watcher without a write to its watch, so
     /// every one is looked at again.
     mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
-        guard !winfoWatches.isEmpty else { return [] }
+        guard !watcherInfo.isEmpty else { return [] }
         var enterpriseKeys = enterpriseWatches.takeObserved()
         var omaKeys = omaWatches.takeObserved()
         if everyWatch {
             enterpriseKeys.formUnion(enterpriseWatches.keys)
             omaKeys.formUnion(omaWatches.keys)
         }
-        let resyncing = winfoWatches.contains { $0.value.resync }
-        guard !enterpriseKeys.isEmpty || !omaKeys.isEmpty || resyncing else { return [] }
+        guard !enterpriseKeys.isEmpty || !omaKeys.isEmpty || watcherInfo.resyncing else { return [] }
         var out: [Action] = []
-        for key in winfoWatches.keys.sorted() {
-            guard var watch = winfoWatches[key], watch.subscription.status == .active else { continue }
-            let body: [UInt8]
-            if watch.resync {
-                body = fullWatcherInfo(&watch)
-            } else {
-                let identity = linkedEnterpriseIdentity(of: watch.presentity)
-                var changed: [WatcherInfo.Watcher] = []
-                func compare(_ id: String, _ current: WatcherInfo.Watcher?) {
-                    let before = watch.shown[id]
-                    // A watcher refused before it was ever listed is not news.
-                    if current?.status == .terminated, before == nil { return }
-                    guard var entry = current ?? before else { return }
-                    if current == nil {
-                        entry.status = .terminated
-                        entry.event = before?.status == .pending ? .giveup : .timeout
-                    }
-                    guard entry != before else { return }
-                    changed.append(entry)
-                    watch.shown[id] = entry.status == .terminated ? nil : entry
-                }
-                for k in enterpriseKeys {
-                    let id = Self.winfoID(enterprise: k)
-                    compare(id, enterpriseWatcher(k, of: watch.presentity, before: watch.shown[id]))
-                }
-                if let identity {
-                    for k in omaKeys {
-                        let id = Self.winfoID(oma: k)
-                        compare(id, omaWatcher(k, of: identity, before: watch.shown[id]))
-                    }
-                }
-                guard !changed.isEmpty else { continue }
-                watch.version += 1
-                body = Self.watcherInfo(
-                    watch.presentity, version: watch.version, .partial, changed.sorted { $0.id < $1.id })
-            }
-            let actions = watch.subscription.stateChanged(body: body, now: now)
-            winfoWatches[key] = watch
-            journal.winfo(key)
+        for key in watcherInfo.keys {
+            guard let watch = watcherInfo[key], watch.subscription.status == .active else { continue }
+            let body =
+                watch.resync
+                ? watcherInfo.fullDocument(key, watchers: watcherList(of: watch.presentity))
+                : watcherInfo.partialDocument(
+                    key, candidates: candidates(of: watch, enterprise: enterpriseKeys, oma: omaKeys))
+            guard let body else { continue }
+            let actions = watcherInfo.modify(key) { $0.subscription.stateChanged(body: body, now: now) } ?? []
             out += apply(actions, context: .winfoWatch(key), now: now)
         }
         return out
+    }
+
+    /// The current entries, in `watch`'s list, of the watches whose keys are given: each
+    /// enterprise watch and, for a linked identity, each OMA watch of its enterprise identity.
+    private func candidates(of watch: WatcherInfoServer.Watch, enterprise: Set<Int>, oma: Set<Int>)
+        -> [(id: String, current: WatcherInfo.Watcher?)]
+    {
+        var candidates: [(id: String, current: WatcherInfo.Watcher?)] = enterprise.map { key in
+            let id = Self.winfoID(enterprise: key)
+            return (id, enterpriseWatcher(key, of: watch.presentity, before: watch.shown[id]))
+        }
+        if let identity = linkedEnterpriseIdentity(of: watch.presentity) {
+            candidates += oma.map { key in
+                let id = Self.winfoID(oma: key)
+                return (id, omaWatcher(key, of: identity, before: watch.shown[id]))
+            }
+        }
+        return candidates
+    }
+
+    /// Applies the dialogs a component opened, took back or closed (``DialogChange``): the dialog
+    /// index and the peers' counts, in one place. While anyone subscribes to watcher information
+    /// the watches' tables report what they change (``JournaledTable/takeObserved()``).
+    mutating func dialogsChanged(_ changes: [DialogChange]) {
+        for change in changes {
+            switch change.kind {
+            case .opened:
+                dialogs.insert(change.dialog, change.context)
+            case .restored:
+                dialogs.insert(change.dialog, change.context)
+                if let peer = change.peer { peerLoad[loadKey(peer), default: 0] += 1 }
+            case .closed:
+                dialogs.remove(change.dialog, change.context)
+                releasePeerQuota(change.peer)
+            }
+        }
+        enterpriseWatches.observing = !watcherInfo.isEmpty
+        omaWatches.observing = !watcherInfo.isEmpty
+    }
+
+    /// A component's output applied: its dialogs' changes, then its actions.
+    mutating func apply(_ output: ComponentOutput) -> [Action] {
+        dialogsChanged(output.dialogs)
+        return output.actions
     }
 }

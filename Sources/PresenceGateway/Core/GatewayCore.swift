@@ -135,14 +135,9 @@ public struct GatewayCore: Sendable {
     var batchRefused = false {
         didSet { journal.batchRefusedChanged() }
     }
-    /// Watcher information subscriptions (RFC 3857), by key; while there are any, the watches'
-    /// tables report what they change (``JournaledTable/takeObserved()``).
-    var winfoWatches: [Int: WinfoWatch] = [:] {
-        didSet {
-            enterpriseWatches.observing = !winfoWatches.isEmpty
-            omaWatches.observing = !winfoWatches.isEmpty
-        }
-    }
+    /// Watcher information subscriptions (RFC 3857); while there are any, the watches' tables
+    /// report what they change (``JournaledTable/takeObserved()``, ``dialogsChanged(_:)``).
+    var watcherInfo = WatcherInfoServer()
     /// Flow 4: what the gateway publishes for linked identities, each way.
     var linkedIdentities: LinkedIdentityPublisher
     /// How many OMA watches are members' watches of resource lists (RFC 4662).
@@ -340,10 +335,9 @@ public struct GatewayCore: Sendable {
             omaWatches[key] = watch
             return apply(actions, context: context, now: now)
         case .winfoWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = winfoWatches[key] else { return [] }
-            let actions = watch.subscription.notifyFailed(status: response.statusCode)
-            winfoWatches[key] = watch
-            return apply(actions, context: context, now: now)
+            guard (300...).contains(response.statusCode) else { return [] }
+            let actions = watcherInfo.modify(key) { $0.subscription.notifyFailed(status: response.statusCode) }
+            return apply(actions ?? [], context: context, now: now)
         }
     }
 
@@ -384,76 +378,85 @@ public struct GatewayCore: Sendable {
         case .rateControl(.omaWatch(let key)):
             return rateControlDue(key, now: now)
         case .expiry(let context):
-            switch context {
-            case .enterpriseWatch(let key):
-                guard var watch = enterpriseWatches[key] else { return [] }
-                if var document = watch.document {
-                    let actions = document.expire(now: now)
-                    watch.document = document
-                    enterpriseWatches[key] = watch
-                    return apply(actions, context: context, now: now)
-                }
-                guard var sub = watch.subscription else { return [] }
-                let actions = sub.expire(now: now)
-                watch.subscription = sub
+            return expire(context, now: now)
+        case .refresh(let context):
+            return refresh(context, now: now)
+        default:
+            return []
+        }
+    }
+
+    /// A subscription's expiry timer: a watcher's runs out (RFC 6665 §4.2.2: ended with
+    /// `terminated;reason=timeout`); a leg whose refresh failed and whose granted time ran out
+    /// ends, the other side having stopped answering.
+    private mutating func expire(_ context: Context, now: NIODeadline) -> [Action] {
+        switch context {
+        case .enterpriseWatch(let key):
+            guard var watch = enterpriseWatches[key] else { return [] }
+            if var document = watch.document {
+                let actions = document.expire(now: now)
+                watch.document = document
                 enterpriseWatches[key] = watch
                 return apply(actions, context: context, now: now)
-            case .omaWatch(let key):
-                guard var watch = omaWatches[key], var sub = watch.subscription else { return [] }
-                if watch.isList {
-                    return now >= sub.expiresAt ? terminateList(key, reason: "timeout", now: now) : []
-                }
-                let actions = sub.expire(now: now)
-                watch.subscription = sub
-                omaWatches[key] = watch
-                return apply(actions, context: context, now: now)
-            case .omaLeg(let key):
-                // A refresh failed and the granted time ran out: the OMA side stopped answering.
-                guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {
-                    return []
-                }
-                return omaLegEnded(key, reason: "timeout", statusCode: nil, now: now)
-            case .omaList(let key):
-                // The same for a list: it is made again, and given up if that is refused.
-                guard let list = omaLists[key], !list.closing, let end = list.subscription?.expiresAt, end <= now else {
-                    return []
-                }
-                return restartOMAList(key)
-            case .serverWatch(let key):
-                return serverWatchExpired(key, now: now)
-            case .enterpriseLeg(let key):
-                guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
-                    end <= now
-                else { return [] }
-                return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
-            case .winfoWatch(let key):
-                guard var watch = winfoWatches[key] else { return [] }
-                let actions = watch.subscription.expire(now: now)
-                winfoWatches[key] = watch
-                journal.winfo(key)
-                return apply(actions, context: context, now: now)
-            case .linkedPublication, .servicePublish:
+            }
+            guard var sub = watch.subscription else { return [] }
+            let actions = sub.expire(now: now)
+            watch.subscription = sub
+            enterpriseWatches[key] = watch
+            return apply(actions, context: context, now: now)
+        case .omaWatch(let key):
+            guard var watch = omaWatches[key], var sub = watch.subscription else { return [] }
+            if watch.isList {
+                return now >= sub.expiresAt ? terminateList(key, reason: "timeout", now: now) : []
+            }
+            let actions = sub.expire(now: now)
+            watch.subscription = sub
+            omaWatches[key] = watch
+            return apply(actions, context: context, now: now)
+        case .omaLeg(let key):
+            // A refresh failed and the granted time ran out: the OMA side stopped answering.
+            guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {
                 return []
             }
-        case .refresh(let context):
-            switch context {
-            case .omaLeg(let key):
-                guard var leg = omaLegs[key], !leg.closing else { return [] }
-                let actions = leg.subscription?.refresh(now: now) ?? []
-                omaLegs[key] = leg
-                return legActions(actions, context: context)
-            case .omaList(let key):
-                return refreshList(key, now: now)
-            case .serverWatch(let key):
-                return refreshServerWatch(key, now: now)
-            case .enterpriseLeg(let key):
-                guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
-                let actions = leg.subscriber.refresh(now: now)
-                enterpriseLegs[key] = leg
-                return enterpriseLegActions(key, actions, now: now)
-            default:
+            return omaLegEnded(key, reason: "timeout", statusCode: nil, now: now)
+        case .omaList(let key):
+            // The same for a list: it is made again, and given up if that is refused.
+            guard let list = omaLists[key], !list.closing, let end = list.subscription?.expiresAt, end <= now else {
                 return []
             }
+            return restartOMAList(key)
+        case .serverWatch(let key):
+            return serverWatchExpired(key, now: now)
+        case .enterpriseLeg(let key):
+            guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
+                end <= now
+            else { return [] }
+            return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
+        case .winfoWatch(let key):
+            let actions = watcherInfo.modify(key) { $0.subscription.expire(now: now) }
+            return apply(actions ?? [], context: context, now: now)
+        case .linkedPublication, .servicePublish:
+            return []
+        }
+    }
+
+    /// A subscription the gateway holds is refreshed before it expires (RFC 6665 §4.1.2.2).
+    private mutating func refresh(_ context: Context, now: NIODeadline) -> [Action] {
+        switch context {
+        case .omaLeg(let key):
+            guard var leg = omaLegs[key], !leg.closing else { return [] }
+            let actions = leg.subscription?.refresh(now: now) ?? []
+            omaLegs[key] = leg
+            return legActions(actions, context: context)
+        case .omaList(let key):
+            return refreshList(key, now: now)
+        case .serverWatch(let key):
+            return refreshServerWatch(key, now: now)
+        case .enterpriseLeg(let key):
+            guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
+            let actions = leg.subscriber.refresh(now: now)
+            enterpriseLegs[key] = leg
+            return enterpriseLegActions(key, actions, now: now)
         default:
             return []
         }
@@ -470,7 +473,7 @@ public struct GatewayCore: Sendable {
         out += withdrawServicePublications()
         for key in serverWatches.keys.sorted() { out += endServerWatch(key, now: now) }
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
-        for key in winfoWatches.keys.sorted() { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
+        for key in watcherInfo.keys { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
         return out
     }
 

@@ -22,16 +22,17 @@ protocol DurableComponent {
         -> [StateChange]
 
     /// Takes back its entries of a store read back; `core` is the rest of the state as restored
-    /// so far. Returns what to do at once.
+    /// so far. Returns what to do at once and the dialogs taken back.
     mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)
-        -> [GatewayCore.Action]
+        -> ComponentOutput
 
     /// The records of the dialogs it holds, which a node compares with what the store still
     /// lists as its own (docs/state.md, "Several nodes").
     func dialogRecordIDs() -> [StateRecordID]
 
-    /// Lets go, without a message, of a record another node took over; its timers are cancelled.
-    mutating func disown(_ id: StateRecordID) -> [GatewayCore.Action]
+    /// Lets go, without a message, of a record another node took over: its timers cancelled, its
+    /// dialog closed.
+    mutating func disown(_ id: StateRecordID) -> ComponentOutput
 
     /// Whether the entry of `context` is still held; nil when `context` is not this component's.
     func holds(_ context: GatewayCore.Context) -> Bool?

@@ -19,6 +19,7 @@ extension GatewayCore {
             enterpriseLegs.journaling = newValue
             journal.enabled = newValue
             linkedIdentities.journaling = newValue
+            watcherInfo.journaling = newValue
         }
     }
 
@@ -28,7 +29,8 @@ extension GatewayCore {
         guard journaling else { return [] }
         let changed = takeChangedKeys()
         let linked = linkedIdentities.takeChangedKeys()
-        guard !changed.isEmpty || !linked.isEmpty else { return [] }
+        let winfo = watcherInfo.takeChangedKeys()
+        guard !changed.isEmpty || !linked.isEmpty || !winfo.isEmpty else { return [] }
         let encoder = JSONEncoder()
         func changes<E: StoredEntry>(_ keys: some Sequence<String>, _ entry: (String) -> E?) -> [StateChange] {
             E.changes(keys, in: self, clock: clock, encoder: encoder, entry: entry)
@@ -43,7 +45,7 @@ extension GatewayCore {
             + linkedIdentities.stateChanges(linked, core: self, clock: clock, encoder: encoder)
             + changes(changed.pools) { pools[$0].map(PoolHint.init) }
             + changes(changed.batchRefused ? [BatchRefusal.key] : []) { _ in BatchRefusal(value: batchRefused) }
-            + changes(changed.winfo) { winfoWatches[$0] }
+            + watcherInfo.stateChanges(winfo, core: self, clock: clock, encoder: encoder)
     }
 
     /// The keys of what changed, taken from each table and from ``Journal``.
@@ -52,18 +54,17 @@ extension GatewayCore {
             enterpriseWatches: enterpriseWatches.takeChanged(), omaLegs: omaLegs.takeChanged(),
             omaLists: omaLists.takeChanged(), omaWatches: omaWatches.takeChanged(),
             enterpriseLegs: enterpriseLegs.takeChanged(), pools: journal.takePools(),
-            batchRefused: journal.takeBatchRefused(), winfo: journal.takeWinfo())
+            batchRefused: journal.takeBatchRefused())
     }
 
     private struct ChangedKeys {
         var enterpriseWatches, omaLegs, omaLists, omaWatches, enterpriseLegs: Set<Int>
         var pools: Set<String>
         var batchRefused: Bool
-        var winfo: Set<Int>
 
         var isEmpty: Bool {
             enterpriseWatches.isEmpty && omaLegs.isEmpty && omaLists.isEmpty && omaWatches.isEmpty
-                && enterpriseLegs.isEmpty && pools.isEmpty && !batchRefused && winfo.isEmpty
+                && enterpriseLegs.isEmpty && pools.isEmpty && !batchRefused
         }
     }
 
@@ -89,11 +90,9 @@ extension GatewayCore {
         var enabled = false
         private var pools: Set<String> = []
         private var batchRefused = false
-        private var winfo: Set<Int> = []
 
         mutating func pool(_ resource: String) { if enabled { pools.insert(resource) } }
         mutating func batchRefusedChanged() { if enabled { batchRefused = true } }
-        mutating func winfo(_ key: Int) { if enabled { winfo.insert(key) } }
 
         mutating func takePools() -> Set<String> {
             defer { pools = [] }
@@ -102,10 +101,6 @@ extension GatewayCore {
         mutating func takeBatchRefused() -> Bool {
             defer { batchRefused = false }
             return batchRefused
-        }
-        mutating func takeWinfo() -> Set<Int> {
-            defer { winfo = [] }
-            return winfo
         }
     }
 }

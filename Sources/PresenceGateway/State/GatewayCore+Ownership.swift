@@ -9,69 +9,73 @@ extension GatewayCore {
         for id in ids {
             guard let kind = RecordKind(rawValue: id.kind), let key = Int(id.key) else { continue }
             switch kind {
-            case .enterpriseWatch:
-                guard let watch = enterpriseWatches.forget(key) else { continue }
-                releasePeerQuota(watch.peer)
-                if let dialog = (watch.subscription?.subscription ?? watch.document)?.dialog.id {
-                    dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .enterpriseWatch(key))
-                }
-                out += [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
-            case .omaLeg:
-                guard let leg = omaLegs.forget(key) else { continue }
-                releaseLeg(leg)
-                if let subscription = leg.subscription {
-                    dialogs.remove(
-                        DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
-                }
-                out += [
-                    .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
-                ]
-            case .omaList:
-                guard let list = omaLists.forget(key) else { continue }
-                listDocuments[list.document]?.lists.remove(key)
-                listDocuments[list.document]?.waiting.remove(key)
-                if let subscription = list.subscription {
-                    dialogs.remove(
-                        DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
-                }
-                out += [
-                    .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
-                ]
-            case .omaWatch:
-                guard let watch = omaWatches.forget(key) else { continue }
-                if watch.listOwner != nil { listMemberWatches -= 1 }
-                if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
-                if watch.takesQuota {
-                    if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
-                    releasePeerQuota(watch.peer)
-                }
-                if let dialog = watch.subscription?.dialog.id {
-                    dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .omaWatch(key))
-                }
-                out += [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
-            case .enterpriseLeg:
-                guard let leg = enterpriseLegs.forget(key) else { continue }
-                let subscription = leg.subscriber.subscription
-                dialogs.remove(
-                    DialogKey(callID: subscription.callID, localTag: subscription.localTag), .enterpriseLeg(key))
-                out += [
-                    .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
-                    .cancel(.cleanup(.enterpriseLeg(key))),
-                ]
+            case .enterpriseWatch, .omaWatch:
+                out += disownWatch(kind, key)
             case .winfoWatch:
-                guard let watch = winfoWatches.removeValue(forKey: key) else { continue }
-                releasePeerQuota(watch.peer)
-                let dialog = watch.subscription.dialog.id
-                dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
-                out.append(.cancel(.expiry(.winfoWatch(key))))
+                out += apply(watcherInfo.disown(id))
+            case .omaLeg, .omaList, .enterpriseLeg:
+                out += disownLeg(kind, key)
             case .linkedPublication, .publication, .servicePublisher:
-                out += linkedIdentities.disown(id)
+                out += apply(linkedIdentities.disown(id))
             case .pool, .flag:
                 // Not dialogs: what the other node writes of them wins; this node's copy is a cache.
                 continue
             }
         }
         return out
+    }
+
+    /// A watcher's dialog let go: its quotas released, its index entry and timers gone.
+    private mutating func disownWatch(_ kind: RecordKind, _ key: Int) -> [Action] {
+        switch kind {
+        case .enterpriseWatch:
+            guard let watch = enterpriseWatches.forget(key) else { return [] }
+            releasePeerQuota(watch.peer)
+            if let id = watch.storedDialog.dialogKey { dialogs.remove(id, .enterpriseWatch(key)) }
+            return [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
+        case .omaWatch:
+            guard let watch = omaWatches.forget(key) else { return [] }
+            if watch.listOwner != nil { listMemberWatches -= 1 }
+            if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
+            if watch.takesQuota {
+                if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
+                releasePeerQuota(watch.peer)
+            }
+            if let id = watch.storedDialog.dialogKey { dialogs.remove(id, .omaWatch(key)) }
+            return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
+        default:
+            return []
+        }
+    }
+
+    /// A subscription the gateway held on either side let go, with its charge and timers.
+    private mutating func disownLeg(_ kind: RecordKind, _ key: Int) -> [Action] {
+        switch kind {
+        case .omaLeg:
+            guard let leg = omaLegs.forget(key) else { return [] }
+            releaseLeg(leg)
+            if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .omaLeg(key)) }
+            return [
+                .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
+            ]
+        case .omaList:
+            guard let list = omaLists.forget(key) else { return [] }
+            listDocuments[list.document]?.lists.remove(key)
+            listDocuments[list.document]?.waiting.remove(key)
+            if let id = list.storedDialog.dialogKey { dialogs.remove(id, .omaList(key)) }
+            return [
+                .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
+            ]
+        case .enterpriseLeg:
+            guard let leg = enterpriseLegs.forget(key) else { return [] }
+            if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .enterpriseLeg(key)) }
+            return [
+                .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
+                .cancel(.cleanup(.enterpriseLeg(key))),
+            ]
+        default:
+            return []
+        }
     }
 
     /// The records of the dialogs this core holds (the kinds ``disown(_:)`` lets go of): what a
@@ -82,7 +86,7 @@ extension GatewayCore {
         }
         return ids(.enterpriseWatch, enterpriseWatches.keys) + ids(.omaLeg, omaLegs.keys)
             + ids(.omaList, omaLists.keys) + ids(.omaWatch, omaWatches.keys)
-            + ids(.enterpriseLeg, enterpriseLegs.keys) + ids(.winfoWatch, Array(winfoWatches.keys))
+            + ids(.enterpriseLeg, enterpriseLegs.keys) + watcherInfo.dialogRecordIDs()
             + linkedIdentities.dialogRecordIDs()
     }
 
@@ -94,7 +98,7 @@ extension GatewayCore {
         case .omaList(let key): omaLists[key] != nil
         case .serverWatch(let key): serverWatches[key] != nil
         case .omaWatch(let key): omaWatches[key] != nil
-        case .winfoWatch(let key): winfoWatches[key] != nil
+        case .winfoWatch: watcherInfo.holds(context) ?? false
         case .enterpriseLeg(let key): enterpriseLegs[key] != nil
         case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false
         }

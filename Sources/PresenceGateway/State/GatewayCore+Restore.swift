@@ -78,14 +78,15 @@ extension GatewayCore {
         out += restoreEnterpriseLegs(read.enterpriseLegs.keys.sorted(), now: now, pace: pace)
         for (key, _) in entries.entries(LinkedIdentityPublisher.Link.self) { noteRestoredKey(Int(key) ?? 0) }
         let restored = self
-        out += linkedIdentities.restore(entries, core: restored, now: now)
+        out += apply(linkedIdentities.restore(entries, core: restored, now: now))
         // Publications received for served identities: their composed state worked out, shown to
         // their watchers and published into the enterprise.
         let published = entries.entries(EventStateCompositor.Publication.self).map(\.value.resource)
         for resource in Set(published).sorted() {
             out += composedStateChanged(resource, publications: linkedIdentities.publications(of: resource), now: now)
         }
-        out += restoreWinfoWatches(entries.table(WinfoWatch.self), now: now)
+        for (key, _) in entries.entries(WatcherInfoServer.Watch.self) { noteRestoredKey(Int(key) ?? 0) }
+        out += apply(watcherInfo.restore(entries, core: restored, now: now))
         return (out + watcherInfoChanges(now: now), unreadable)
     }
 
@@ -154,21 +155,6 @@ extension GatewayCore {
             enterpriseLegs.restore(key, leg)
             if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .enterpriseLeg(key)) }
         }
-    }
-
-    /// Watcher information subscriptions: back in their dialogs with their expiry (one that ran
-    /// out meanwhile ends at once), each sent the full list (``watcherInfoChanges(now:)``).
-    private mutating func restoreWinfoWatches(_ watches: [Int: WinfoWatch], now: NIODeadline) -> [Action] {
-        var out: [Action] = []
-        for (key, watch) in watches.sorted(by: { $0.key < $1.key }) {
-            noteRestoredKey(key)
-            winfoWatches[key] = watch
-            _ = takePeerQuotaRestored(watch.peer)
-            let dialog = watch.subscription.dialog.id
-            dialogs.insert(DialogKey(callID: dialog.callID, localTag: dialog.localTag), .winfoWatch(key))
-            out.append(.schedule(.expiry(.winfoWatch(key)), at: watch.subscription.expiresAt))
-        }
-        return out
     }
 
     /// The subscriptions the gateway holds toward the OMA side: refreshed (paced), unsubscribed

@@ -98,7 +98,7 @@ extension GatewayCore {
     static let storedKinds: [any StoredEntry.Type] = [
         EnterpriseWatch.self, OMALeg.self, OMAList.self, OMAWatch.self, EnterpriseLeg.self,
         LinkedIdentityPublisher.Link.self,
-        EventStateCompositor.Publication.self, CategoryPublisher.self, WinfoWatch.self, PoolHint.self,
+        EventStateCompositor.Publication.self, CategoryPublisher.self, WatcherInfoServer.Watch.self, PoolHint.self,
         BatchRefusal.self,
     ]
 

@@ -227,33 +227,6 @@ extension GatewayCore.EnterpriseLeg: StoredEntry {
     }
 }
 
-/// A watcher information subscription (RFC 3857). The list last sent is not kept: a restored
-/// one is sent the full list at once, with the next version.
-extension GatewayCore.WinfoWatch: StoredEntry {
-    static var recordKind: GatewayCore.RecordKind { .winfoWatch }
-
-    var storedDialog: StoredDialog { StoredDialog(subscription.dialog.id, expiresAt: subscription.expiresAt) }
-
-    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.WinfoWatchRecord {
-        .init(
-            presentity: presentity, subscription: subscription.record(clock: clock), version: version,
-            peer: core.peerRecord(peer))
-    }
-
-    static func restored(from r: GatewayCore.WinfoWatchRecord, key: String, core: GatewayCore, clock: WallClock)
-        throws(GatewayCore.RestoreError.Detail) -> Self
-    {
-        var stored = r.subscription
-        stored.contact = core.contactText(.oma) ?? stored.contact
-        let subscription = try GatewayCore.restored { () throws(SIPStackError) in
-            try NotifierSubscription(record: stored, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
-        }
-        return Self(
-            presentity: r.presentity, subscription: subscription, version: r.version, peer: try core.peer(r.peer),
-            resync: true)
-    }
-}
-
 /// The pool an enterprise resource's batch response told to resubscribe to (flow 3), by resource.
 struct PoolHint: StoredEntry {
     var pool: String

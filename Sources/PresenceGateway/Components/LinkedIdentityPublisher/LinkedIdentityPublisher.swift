@@ -291,11 +291,13 @@ extension LinkedIdentityPublisher: DurableComponent {
 
     /// A link another node took over is let go; publications and SERVICE publishers are not
     /// dialogs: what the other node writes of them wins, this node's copy is a cache.
-    mutating func disown(_ id: StateRecordID) -> [GatewayCore.Action] {
+    mutating func disown(_ id: StateRecordID) -> ComponentOutput {
         guard id.kind == Link.recordKind.rawValue, let key = Int(id.key), links.removeValue(forKey: key) != nil else {
-            return []
+            return ComponentOutput()
         }
-        return [.cancel(.refresh(.linkedPublication(key))), .cancel(.retry(.linkedPublication(key)))]
+        return ComponentOutput(actions: [
+            .cancel(.refresh(.linkedPublication(key))), .cancel(.retry(.linkedPublication(key))),
+        ])
     }
 
     func holds(_ context: GatewayCore.Context) -> Bool? {
@@ -310,7 +312,7 @@ extension LinkedIdentityPublisher: DurableComponent {
     /// PUBLISH under way again, or a refresh by expiry) or is removed when its identity is no
     /// longer configured; each publication's expiry is scheduled again.
     mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)
-        -> [GatewayCore.Action]
+        -> ComponentOutput
     {
         for (identity, publisher) in entries.entries(CategoryPublisher.self) { publishers[identity] = publisher }
         var out: [GatewayCore.Action] = []
@@ -329,7 +331,7 @@ extension LinkedIdentityPublisher: DurableComponent {
         for action in compositor.restore(publications) {
             if case .scheduleExpiry(let tag, let at) = action { out.append(.schedule(.publicationExpiry(tag), at: at)) }
         }
-        return out
+        return ComponentOutput(actions: out)
     }
 
     func publications(of resource: String) -> [EventStateCompositor.Publication] {

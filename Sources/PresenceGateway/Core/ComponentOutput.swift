@@ -1,0 +1,36 @@
+import SIPStack
+
+/// What a component returns to the coordinator (``GatewayCore``) from a step that opens or closes
+/// dialogs: the actions to take, and the dialogs' changes, which the coordinator applies in one
+/// place (``GatewayCore/apply(_:)``), as NIOHTTP2's connection state applies its streams' changes.
+struct ComponentOutput: Sendable {
+    var actions: [GatewayCore.Action] = []
+    var dialogs: [DialogChange] = []
+}
+
+/// A dialog a component opened, took back from the store or closed, which the coordinator
+/// applies in one place (``GatewayCore/apply(_:)-dialogs``): the dialog index entry, and the
+/// subscriptions its peer holds (`limits.subscriptions-per-peer`; a new dialog's was taken when
+/// its request was admitted, before any work).
+struct DialogChange: Sendable {
+    enum Kind: Sendable {
+        /// Made now: indexed (its peer was charged on admission).
+        case opened
+        /// Taken back from the durable store: indexed and charged to its peer.
+        case restored
+        /// Ended or let go: its index entry removed and its peer's charge released.
+        case closed
+    }
+
+    var kind: Kind
+    var context: GatewayCore.Context
+    var dialog: SIPDialogKey
+    var peer: DialogPeer?
+
+    init(_ kind: Kind, _ context: GatewayCore.Context, _ id: SIPDialog.ID, peer: DialogPeer?) {
+        self.kind = kind
+        self.context = context
+        self.dialog = SIPDialogKey(callID: id.callID, localTag: id.localTag)
+        self.peer = peer
+    }
+}
