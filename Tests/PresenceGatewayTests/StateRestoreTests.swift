@@ -249,6 +249,53 @@ import Testing
         #expect(ended.contains(.delete(kind: "oma-leg", key: "2")))
     }
 
+    /// The other notifications relayed in existing pairs write nothing either (docs/state.md,
+    /// "What is written when"): flow 2's BENOTIFY toward an OMA watcher, an OMA RLS's list
+    /// NOTIFY toward an enterprise watcher (RFC 4662), and a member's BENOTIFY toward a watcher
+    /// of a list the gateway serves (its RLMI version, like a CSeq, is written by blocks).
+    @Test func everyKindOfRelayedNotificationWritesNothing() throws {
+        typealias L = OMAResourceListTests
+        typealias S = ResourceListTests
+        // Flow 2.
+        var h = try Self.journaled()
+        let (id, actions) = h.receive(try H.omaSubscribe(), from: .oma)
+        let (subscribe, context) = try #require(H.sent(actions, to: .enterprise).first)
+        let answered = h.core.receive(
+            H.enterpriseOK(subscribe, H.categories(availability: 3500, uri: "sip:bob@contoso.com")), to: subscribe,
+            context: context, now: h.now)
+        #expect(H.responses(answered, id).first?.statusCode == 200)
+        _ = h.core.takeStateChanges(clock: Self.clock)
+        for cseq in 2...6 {
+            let benotify = try H.enterpriseBENOTIFY(
+                subscribe, cseq: cseq, H.categories(availability: cseq % 2 == 0 ? 6500 : 3500, uri: "sip:bob@contoso.com"))
+            #expect(!H.sent(h.receive(benotify, from: .enterprise).1, to: .oma).isEmpty)
+            #expect(h.core.takeStateChanges(clock: Self.clock).isEmpty)
+        }
+
+        // An OMA RLS's list.
+        var (list, listSubscribe, _) = try L.answeredList(try Self.journaled(yaml: L.yaml))
+        _ = list.core.takeStateChanges(clock: Self.clock)
+        for version in 1...5 {
+            let notify = try L.listNotify(listSubscribe, cseq: version + 1, version: version, full: false, members: [
+                L.Member(uri: L.john, pidf: H.pidf(L.john, activity: version % 2 == 0 ? "away" : "busy"))
+            ])
+            #expect(!H.sent(list.receive(notify, from: .oma).1, to: .enterprise).isEmpty)
+            #expect(list.core.takeStateChanges(clock: Self.clock).isEmpty)
+        }
+
+        // A list the gateway serves.
+        var served = try Self.journaled(yaml: S.yaml)
+        let (_, _, legs) = try S.answeredList(&served)
+        _ = served.core.takeStateChanges(clock: Self.clock)
+        let (bob, _) = try #require(legs[S.bob])
+        for cseq in 2...6 {
+            let benotify = try H.enterpriseBENOTIFY(
+                bob, cseq: cseq, H.categories(availability: cseq % 2 == 0 ? 6500 : 3500, uri: S.bob))
+            #expect(!H.sent(served.receive(benotify, from: .enterprise).1, to: .oma).isEmpty)
+            #expect(served.core.takeStateChanges(clock: Self.clock).isEmpty)
+        }
+    }
+
     @Test func aWatcherWhoseSubscriptionRanOutWhileDownIsEndedAtOnce() throws {
         var h = try Self.journaled()
         var records = Records()

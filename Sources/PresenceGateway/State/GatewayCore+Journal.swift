@@ -74,11 +74,13 @@ extension GatewayCore {
         guard journaling else { return body(&self) }
         enterpriseWatches.beginQuiet()
         omaLegs.beginQuiet()
+        omaLists.beginQuiet()
         omaWatches.beginQuiet()
         enterpriseLegs.beginQuiet()
         let actions = body(&self)
         enterpriseWatches.endQuiet()
         omaLegs.endQuiet()
+        omaLists.endQuiet()
         omaWatches.endQuiet()
         enterpriseLegs.endQuiet()
         return actions
