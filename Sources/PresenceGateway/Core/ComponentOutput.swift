@@ -27,10 +27,15 @@ struct DialogChange: Sendable {
     var dialog: SIPDialogKey
     var peer: DialogPeer?
 
-    init(_ kind: Kind, _ context: GatewayCore.Context, _ id: SIPDialog.ID, peer: DialogPeer?) {
+    /// `peer`: the peer charged for the dialog; nil for the gateway's own.
+    init(_ kind: Kind, _ context: GatewayCore.Context, _ dialog: SIPDialogKey, peer: DialogPeer? = nil) {
         self.kind = kind
         self.context = context
-        self.dialog = SIPDialogKey(callID: id.callID, localTag: id.localTag)
+        self.dialog = dialog
         self.peer = peer
+    }
+
+    init(_ kind: Kind, _ context: GatewayCore.Context, _ id: SIPDialog.ID, peer: DialogPeer?) {
+        self.init(kind, context, SIPDialogKey(callID: id.callID, localTag: id.localTag), peer: peer)
     }
 }

@@ -245,7 +245,7 @@ extension GatewayCore {
         case .omaLeg(let key): omaLegs[key]?.peer = peer
         case .omaList(let key): omaLists[key]?.peer = peer
         case .enterpriseLeg(let key): enterpriseLegs[key]?.peer = peer
-        case .serverWatch(let key): serverWatches[key]?.peer = peer
+        case .serverWatch(let key): serverWatches.reached(peer, key: key)
         case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish: break
         }
     }

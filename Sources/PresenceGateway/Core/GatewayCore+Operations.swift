@@ -274,11 +274,7 @@ extension GatewayCore {
             if peer != current { omaLists[key]?.peer = peer }
         }
         watcherInfo.carryPeers(carried)
-        for key in serverWatches.keys {
-            let current = serverWatches[key]?.peer
-            let peer = carried(current)
-            if peer != current { serverWatches[key]?.peer = peer }
-        }
+        serverWatches.carryPeers(carried)
     }
 
     /// Applies `presentity`'s new pres-rules (its document fetched again from its XCAP server,

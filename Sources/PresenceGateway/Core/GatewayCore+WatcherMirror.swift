@@ -14,13 +14,6 @@ import SIPStack
 /// leaves the list (terminated, or missing from a full list) is unsubscribed. Watchers of the
 /// enterprise's own domains, who can watch the enterprise identity themselves, are left out.
 extension GatewayCore {
-    /// The watchers the OMA presence server lists for one OMA identity (RFC 3858 §4.4: a
-    /// subscriber's table, by watcher id).
-    struct MirroredList: Sendable {
-        var version: UInt64
-        var watchers: [String: (uri: String, status: WatcherInfo.Status)] = [:]
-    }
-
     /// Watchers at the OMA presence server stood in for, for metrics.
     public var mirroredWatcherCount: Int { standIns.values.reduce(0) { $0 + $1.count } }
 
@@ -52,7 +45,7 @@ extension GatewayCore {
         guard let uri = try? SIPURI(identity.oma), let contact = contacts[.oma] else { return [] }
         // Versions count within one subscription (RFC 3858 §4.4): the new one's first document,
         // full state, is taken whatever its version. The mirrors stay until it says otherwise.
-        mirroredLists[identity.oma] = nil
+        serverWatches.setList(nil, of: identity.oma)
         let package = Self.watcherInfoPackage(configuration)
         let configuration = SubscriberSubscription.Configuration(
             target: uri, from: SIPAddress(uri: uri), to: SIPAddress(uri: uri), contact: contact, package: package,
@@ -60,37 +53,12 @@ extension GatewayCore {
         return startServerWatch(.watcherList(identity), configuration)
     }
 
-    /// A watcher information document of a watch (RFC 3858 §4.4): a full one replaces the table,
-    /// a partial one updates it by watcher id; one older than the table is discarded, and a
-    /// partial one that skips a version (or comes first) is applied; after a partial one that
-    /// went back or skipped, full state is asked for with a refresh (a full one that went back
-    /// is only discarded, so that a server whose versions keep going back is not refreshed in a
-    /// loop). Then the mirrors follow the table.
+    /// A watcher information document of a watch, applied to its table
+    /// (``OMAServerWatches/listed(_:key:limit:now:)``); then the mirrors follow the table.
     mutating func watchersListed(_ info: WatcherInfo, watch key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = serverWatches[key], case .watcherList(let identity) = watch.purpose else { return [] }
-        var out: [Action] = []
-        var list = mirroredLists[identity.oma]
-        let old = list.map { info.version <= $0.version } ?? false
-        if info.state == .partial, old || list.map({ info.version > $0.version + 1 }) ?? true {
-            out += legActions(watch.subscription.refresh(now: now), context: .serverWatch(key))
-            serverWatches[key] = watch
-        }
-        if old { return out }
-        var table = info.state == .full || list == nil ? [:] : list?.watchers ?? [:]
-        let resource = WatcherIdentity.addressOfRecord(identity.oma)
-        for watcherList in info.lists
-        where watcherList.package == "presence" && WatcherIdentity.addressOfRecord(watcherList.resource) == resource {
-            for watcher in watcherList.watchers {
-                if watcher.status == .terminated {
-                    table[watcher.id] = nil
-                } else if table[watcher.id] != nil || table.count < Self.mirroredTableLimit {
-                    table[watcher.id] = (watcher.uri, watcher.status)
-                }
-            }
-        }
-        list = MirroredList(version: info.version, watchers: table)
-        mirroredLists[identity.oma] = list
-        return out + mirror(identity, now: now)
+        let (refresh, identity) = serverWatches.listed(info, key: key, limit: Self.mirroredTableLimit, now: now)
+        guard let identity else { return refresh }
+        return refresh + mirror(identity, now: now)
     }
 
     /// Makes the mirrors of `identity` follow its table: one for each distinct watcher listed
@@ -98,7 +66,7 @@ extension GatewayCore {
     /// first, so that a full table does not trade one for another), none for others.
     private mutating func mirror(_ identity: GatewayConfiguration.LinkedIdentity, now: NIODeadline) -> [Action] {
         var listed: Set<String> = []
-        let table = mirroredLists[identity.oma]?.watchers ?? [:]
+        let table = serverWatches.list(of: identity.oma)?.watchers ?? [:]
         for watcher in table.values
         where watcher.status == .active || watcher.status == .pending {
             // An identity is never guessed: a watcher URI that does not parse as a SIP URI is
@@ -131,7 +99,7 @@ extension GatewayCore {
 
     /// Forgets what the OMA presence server listed for an identity and ends its mirrors.
     mutating func forgetMirroredList(_ identity: String, now: NIODeadline) -> [Action] {
-        mirroredLists[identity] = nil
+        serverWatches.setList(nil, of: identity)
         var out: [Action] = []
         for key in (standIns[identity] ?? [:]).values.sorted() {
             if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }

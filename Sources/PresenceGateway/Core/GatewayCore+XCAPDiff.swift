@@ -25,8 +25,9 @@ extension GatewayCore {
         var out: [Action] = []
         let wanted = configuration.xcap?.xcapDiff == true ? configuration.xcapPresentities : []
         var watched: Set<String> = []
-        for (key, watch) in serverWatches.sorted(by: { $0.key < $1.key }) where !watch.closing {
-            guard case .xcapDiff(let presentity, _) = watch.purpose else { continue }
+        for key in serverWatches.keys {
+            guard let watch = serverWatches[key], !watch.closing, case .xcapDiff(let presentity, _) = watch.purpose
+            else { continue }
             if wanted.contains(presentity) { watched.insert(presentity) } else { out += endServerWatch(key, now: now) }
         }
         for presentity in wanted.sorted() where !watched.contains(presentity) {

@@ -121,11 +121,8 @@ public struct GatewayCore: Sendable {
     var listDocuments: [String: ListDocument] = [:]
     /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
     var rlsRefused: [String: NIODeadline] = [:]
-    /// The gateway's own subscriptions at the OMA side, by key (`GatewayCore+ServerWatches`).
-    var serverWatches: [Int: ServerWatch] = [:]
-    /// The watchers the OMA presence server lists for each linked identity whose watchers are
-    /// mirrored, by OMA identity (`GatewayCore+WatcherMirror`).
-    var mirroredLists: [String: MirroredList] = [:]
+    /// The gateway's own subscriptions at the OMA side (`GatewayCore+ServerWatches`).
+    var serverWatches = OMAServerWatches()
     var omaWatches = JournaledTable<OMAWatch>()
     var enterpriseLegs = JournaledTable<EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to (flow 3).
@@ -471,7 +468,7 @@ public struct GatewayCore: Sendable {
         }
         out += linkedIdentities.removeAll()
         out += withdrawServicePublications()
-        for key in serverWatches.keys.sorted() { out += endServerWatch(key, now: now) }
+        for key in serverWatches.keys { out += endServerWatch(key, now: now) }
         for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
         for key in watcherInfo.keys { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
         return out
@@ -511,7 +508,16 @@ public struct GatewayCore: Sendable {
         if case .enterpriseLeg(let key) = context, let leg = enterpriseLegs[key] {
             trust = Self.edgeTrust(network: leg.network, verified: leg.verified)
         }
-        return actions.compactMap { action -> Action? in
+        return Self.subscriberActions(actions, context: context, to: side, trust: trust)
+    }
+
+    /// A subscriber's requests and refresh timer as the core's actions, its requests sent to
+    /// `side` (marked with the edge's `trust` when given); the rest is the caller's to act on.
+    static func subscriberActions(
+        _ actions: [SubscriberSubscription.Action], context: Context, to side: GatewayConfiguration.Side,
+        trust: String? = nil
+    ) -> [Action] {
+        actions.compactMap { action -> Action? in
             switch action {
             case .send(var request):
                 if let trust { request.headers.set(.msEdgeProxyMessageTrust, trust) }
