@@ -36,7 +36,7 @@ extension GatewayCore {
             E.changes(keys, in: self, clock: clock, encoder: encoder, entry: entry)
         }
         func changes<E: StoredEntry>(_ keys: Set<Int>, _ table: (Int) -> E?) -> [StateChange] {
-            changes(keys.sorted().map(String.init)) { Int($0).flatMap(table) }
+            changes(keys.map(String.init)) { Int($0).flatMap(table) }
         }
         return changes(changed.enterpriseWatches) { enterpriseWatches[$0] }
             + changes(changed.omaLegs) { omaLegs[$0] } + changes(changed.omaLists) { omaLists[$0] }

@@ -131,7 +131,13 @@ extension GatewayCore {
         /// Adds what a later slice of the records read.
         mutating func merge(_ other: StoredEntries) {
             for (kind, column) in other.columns {
-                columns[kind] = columns.removeValue(forKey: kind).map { $0.appending(column) } ?? column
+                // Taken out and put back, so the column is appended to in place.
+                guard var merged = columns.removeValue(forKey: kind) else {
+                    columns[kind] = column
+                    continue
+                }
+                merged.append(column)
+                columns[kind] = merged
             }
         }
 
@@ -157,15 +163,14 @@ extension GatewayCore {
 
 /// The entries of one kind read from a store.
 private protocol StoredColumn: Sendable {
-    func appending(_ other: any StoredColumn) -> any StoredColumn
+    /// Adds the entries of `other`, a column of the same kind read later.
+    mutating func append(_ other: any StoredColumn)
 }
 
 private struct Column<E: StoredEntry>: StoredColumn {
     var entries: [(key: String, value: E.Restored)] = []
 
-    func appending(_ other: any StoredColumn) -> any StoredColumn {
-        var merged = self
-        merged.entries += (other as? Column<E>)?.entries ?? []
-        return merged
+    mutating func append(_ other: any StoredColumn) {
+        entries += (other as? Column<E>)?.entries ?? []
     }
 }
