@@ -259,7 +259,7 @@ extension GatewayCore {
         // A filtered watcher's categories are its own: a single subscription carries them.
         let forceSingle = forceSingle || watch.filter != nil
         let categories = watch.filter?.categories ?? Self.bridgedCategories
-        let pool = pools[watch.resource]
+        let pool = legPool.pool(of: watch.resource)
         // A leg serves one watch per resource: a second watch of the same watcher and resource
         // (another device, a stand-in) gets a leg of its own rather than take the first's.
         if !forceSingle, let pool,
@@ -278,7 +278,7 @@ extension GatewayCore {
         }
         let watcherAddress = SIPAddress(uri: watcherURI)
         let legKey = takeKey()
-        let single = forceSingle || (pool == nil && batchRefused)
+        let single = forceSingle || (pool == nil && legPool.batchRefused)
         let (subscriber, actions): (BatchCategorySubscriber, [BatchCategorySubscriber.Action])
         if single {
             (subscriber, actions) = BatchCategorySubscriber.startSingle(

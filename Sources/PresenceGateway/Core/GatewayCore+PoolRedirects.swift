@@ -30,15 +30,13 @@ extension GatewayCore {
                 if let uri = try? SIPURI(pool), uri.isSIP, uri.parameters.value("maddr") == nil,
                     configuration.isEnterpriseHost(uri.host)
                 {
-                    pools[resource] = pool
-                    journal.pool(resource)
+                    legPool.setPool(pool, of: resource)
                     return out + attach(watchKey, now: now)
                 }
                 refusals.foreignPool += 1
             }
             // No pool (or the same pool again): a single SUBSCRIBE to the resource (§4.6).
-            pools[resource] = nil
-            journal.pool(resource)
+            legPool.setPool(nil, of: resource)
             return out + attach(watchKey, single: true, now: now)
         case .pending:
             // Still waiting for the presentity's decision: the watcher keeps waiting too.
@@ -75,7 +73,7 @@ extension GatewayCore {
         let refusedBatch =
             !leg.single && !leg.established
             && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
-        if refusedBatch && leg.pool == nil { batchRefused = true }
+        if refusedBatch && leg.pool == nil { legPool.refuseBatches() }
         for (resource, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
             omaWatches[watchKey]?.leg = nil
             if refusedBatch {
@@ -83,8 +81,7 @@ extension GatewayCore {
                 continue
             }
             if leg.pool != nil, reason == "timeout" || status == 408 || status == 503 {
-                pools[resource] = nil
-                journal.pool(resource)
+                legPool.setPool(nil, of: resource)
             }
             let code = status.map { [403, 404, 408, 480, 489].contains($0) ? $0 : 503 } ?? 503
             out += endWatch(watchKey, reason: reason, status: code, retryAfter: nil, now: now)

@@ -125,13 +125,8 @@ public struct GatewayCore: Sendable {
     var serverWatches = OMAServerWatches()
     var omaWatches = JournaledTable<OMAWatch>()
     var enterpriseLegs = JournaledTable<EnterpriseLeg>()
-    /// Enterprise resource → the pool GRUU a batch response told to resubscribe to (flow 3).
-    var pools: [String: String] = [:]
-    /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once: single
-    /// ones from then on ([MS-PRES] §3.4.5.1.1: batch is for users of the deployment).
-    var batchRefused = false {
-        didSet { journal.batchRefusedChanged() }
-    }
+    /// Where the enterprise said to subscribe for a resource (flow 3's pools, refused batches).
+    var legPool = EnterpriseLegPool()
     /// Watcher information subscriptions (RFC 3857); while there are any, the watches' tables
     /// report what they change (``JournaledTable/takeObserved()``, ``dialogsChanged(_:)``).
     var watcherInfo = WatcherInfoServer()
@@ -147,8 +142,6 @@ public struct GatewayCore: Sendable {
     /// The sphere each OMA presentity whose pres-rules have sphere conditions last published (RFC
     /// 4480 §3.12), by address of record: ``policy(for:)`` decides those conditions with it.
     var spheres: [String: String] = [:]
-    /// What changed of the state outside the journaled tables (``GatewayCore/Journal``).
-    var journal = Journal()
     /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
     var dialogs = DialogIndex()
     /// Subscriptions each watcher holds through the gateway (OMA legs of an enterprise watcher,

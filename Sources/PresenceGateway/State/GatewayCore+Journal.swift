@@ -17,7 +17,7 @@ extension GatewayCore {
             omaLists.journaling = newValue
             omaWatches.journaling = newValue
             enterpriseLegs.journaling = newValue
-            journal.enabled = newValue
+            legPool.journaling = newValue
             linkedIdentities.journaling = newValue
             watcherInfo.journaling = newValue
         }
@@ -30,7 +30,8 @@ extension GatewayCore {
         let changed = takeChangedKeys()
         let linked = linkedIdentities.takeChangedKeys()
         let winfo = watcherInfo.takeChangedKeys()
-        guard !changed.isEmpty || !linked.isEmpty || !winfo.isEmpty else { return [] }
+        let pool = legPool.takeChangedKeys()
+        guard !changed.isEmpty || !linked.isEmpty || !winfo.isEmpty || !pool.isEmpty else { return [] }
         let encoder = JSONEncoder()
         func changes<E: StoredEntry>(_ keys: some Sequence<String>, _ entry: (String) -> E?) -> [StateChange] {
             E.changes(keys, in: self, clock: clock, encoder: encoder, entry: entry)
@@ -43,8 +44,7 @@ extension GatewayCore {
             + changes(changed.omaWatches) { omaWatches[$0] }
             + changes(changed.enterpriseLegs) { enterpriseLegs[$0] }
             + linkedIdentities.stateChanges(linked, core: self, clock: clock, encoder: encoder)
-            + changes(changed.pools) { pools[$0].map(PoolHint.init) }
-            + changes(changed.batchRefused ? [BatchRefusal.key] : []) { _ in BatchRefusal(value: batchRefused) }
+            + legPool.stateChanges(pool, core: self, clock: clock, encoder: encoder)
             + watcherInfo.stateChanges(winfo, core: self, clock: clock, encoder: encoder)
     }
 
@@ -53,18 +53,15 @@ extension GatewayCore {
         ChangedKeys(
             enterpriseWatches: enterpriseWatches.takeChanged(), omaLegs: omaLegs.takeChanged(),
             omaLists: omaLists.takeChanged(), omaWatches: omaWatches.takeChanged(),
-            enterpriseLegs: enterpriseLegs.takeChanged(), pools: journal.takePools(),
-            batchRefused: journal.takeBatchRefused())
+            enterpriseLegs: enterpriseLegs.takeChanged())
     }
 
     private struct ChangedKeys {
         var enterpriseWatches, omaLegs, omaLists, omaWatches, enterpriseLegs: Set<Int>
-        var pools: Set<String>
-        var batchRefused: Bool
 
         var isEmpty: Bool {
             enterpriseWatches.isEmpty && omaLegs.isEmpty && omaLists.isEmpty && omaWatches.isEmpty
-                && enterpriseLegs.isEmpty && pools.isEmpty && !batchRefused
+                && enterpriseLegs.isEmpty
         }
     }
 
@@ -84,26 +81,6 @@ extension GatewayCore {
         omaWatches.endQuiet()
         enterpriseLegs.endQuiet()
         return actions
-    }
-
-    /// The parts of the state kept outside the journaled tables (few, or keyed by text), and what
-    /// of them changed since the store last took the changes.
-    struct Journal: Sendable {
-        var enabled = false
-        private var pools: Set<String> = []
-        private var batchRefused = false
-
-        mutating func pool(_ resource: String) { if enabled { pools.insert(resource) } }
-        mutating func batchRefusedChanged() { if enabled { batchRefused = true } }
-
-        mutating func takePools() -> Set<String> {
-            defer { pools = [] }
-            return pools
-        }
-        mutating func takeBatchRefused() -> Bool {
-            defer { batchRefused = false }
-            return batchRefused
-        }
     }
 }
 

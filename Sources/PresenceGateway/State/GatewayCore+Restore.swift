@@ -56,11 +56,10 @@ extension GatewayCore {
             enterpriseLegs: entries.table(EnterpriseLeg.self))
         let dropped = restoreWatchersDialogs(read)
         restoreLegs(read)
-        for (resource, hint) in entries.entries(PoolHint.self) { pools[resource] = hint.pool }
-        if entries.entries(BatchRefusal.self).contains(where: \.value.value) { batchRefused = true }
+        // Before any watch is attached again: where the enterprise said to subscribe.
+        var out = restore(\.legPool, from: entries, now: now)
 
         // Watchers never answered: ended, their legs unsubscribed. The store learns it.
-        var out: [Action] = []
         for (key, watch) in dropped.sorted(by: { $0.key < $1.key }) {
             enterpriseWatches.restore(key, watch)
             enterpriseWatches.removeValue(forKey: key)
@@ -77,8 +76,7 @@ extension GatewayCore {
         out += restoreOMAWatches(read.omaWatches.keys.sorted(), now: now)
         out += restoreEnterpriseLegs(read.enterpriseLegs.keys.sorted(), now: now, pace: pace)
         for (key, _) in entries.entries(LinkedIdentityPublisher.Link.self) { noteRestoredKey(Int(key) ?? 0) }
-        let restored = self
-        out += apply(linkedIdentities.restore(entries, core: restored, now: now))
+        out += restore(\.linkedIdentities, from: entries, now: now)
         // Publications received for served identities: their composed state worked out, shown to
         // their watchers and published into the enterprise.
         let published = entries.entries(EventStateCompositor.Publication.self).map(\.value.resource)
@@ -86,8 +84,22 @@ extension GatewayCore {
             out += composedStateChanged(resource, publications: linkedIdentities.publications(of: resource), now: now)
         }
         for (key, _) in entries.entries(WatcherInfoServer.Watch.self) { noteRestoredKey(Int(key) ?? 0) }
-        out += apply(watcherInfo.restore(entries, core: restored, now: now))
+        out += restore(\.watcherInfo, from: entries, now: now)
         return (out + watcherInfoChanges(now: now), unreadable)
+    }
+
+    /// Restores one component's entries and applies what it returns. The component reads the
+    /// rest of the core as restored so far from a copy that ends before anything is applied, so
+    /// no table is copied on write.
+    private mutating func restore<C: DurableComponent>(
+        _ component: WritableKeyPath<GatewayCore, C>, from entries: StoredEntries, now: NIODeadline
+    ) -> [Action] {
+        let output: ComponentOutput
+        do {
+            let core = self
+            output = self[keyPath: component].restore(entries, core: core, now: now)
+        }
+        return apply(output)
     }
 
     /// The dialog tables a store gave back, by key.

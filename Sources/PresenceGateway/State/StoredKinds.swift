@@ -227,44 +227,6 @@ extension GatewayCore.EnterpriseLeg: StoredEntry {
     }
 }
 
-/// The pool an enterprise resource's batch response told to resubscribe to (flow 3), by resource.
-struct PoolHint: StoredEntry {
-    var pool: String
-
-    static var recordKind: GatewayCore.RecordKind { .pool }
-    static var numberedKeys: Bool { false }
-
-    var storedDialog: StoredDialog { .none }
-
-    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.PoolRecord { .init(pool: pool) }
-
-    static func restored(from record: GatewayCore.PoolRecord, key: String, core: GatewayCore, clock: WallClock) -> Self
-    {
-        Self(pool: record.pool)
-    }
-}
-
-/// That the enterprise refused a batched SUBSCRIBE from a federated watcher ([MS-PRES]
-/// §3.4.5.1.1), under the key `batch-refused`.
-struct BatchRefusal: StoredEntry {
-    var value: Bool
-
-    static let key = "batch-refused"
-    static var recordKind: GatewayCore.RecordKind { .flag }
-    static var numberedKeys: Bool { false }
-
-    var storedDialog: StoredDialog { .none }
-
-    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.FlagRecord { .init(value: value) }
-
-    static func restored(from record: GatewayCore.FlagRecord, key: String, core: GatewayCore, clock: WallClock)
-        throws(GatewayCore.RestoreError.Detail) -> Self
-    {
-        guard key == Self.key else { throw GatewayCore.RestoreError.Detail("unknown flag") }
-        return Self(value: record.value)
-    }
-}
-
 extension GatewayCore {
     /// A value of the transaction layer read back; what is wrong with it, for the restore error.
     static func restored<T>(_ make: () throws(SIPStackError) -> T) throws(RestoreError.Detail) -> T {

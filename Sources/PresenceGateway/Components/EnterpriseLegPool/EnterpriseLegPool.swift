@@ -1,0 +1,119 @@
+import Foundation
+import GatewayState
+import NIOCore
+import SIPStack
+
+/// The enterprise side of flows 2 and 3: where the gateway subscribes for an OMA watcher's
+/// enterprise resources. This first part keeps what the enterprise told about that (flow 3,
+/// [MS-PRES] §3.4.5.1.3.1): the pool each resource's `resubscribe` pointed at (`poolFqdn`), and
+/// whether a batched SUBSCRIBE from a federated watcher was refused, after which single ones are
+/// used (§3.4.5.1.1: batch is for users of the deployment). The legs themselves are still
+/// `GatewayCore.enterpriseLegs` (docs/architecture.md, "Where it is going").
+struct EnterpriseLegPool: Sendable {
+    /// Enterprise resource → the pool GRUU a batch response told to resubscribe to.
+    private var pools: [String: String] = [:]
+    /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once.
+    private(set) var batchRefused = false
+    /// What changed since the store last took the changes, while journaling.
+    private var changes = ChangedKeys()
+    private var journalingOn = false
+
+    struct ChangedKeys {
+        var pools: Set<String> = []
+        var batchRefused = false
+
+        var isEmpty: Bool { pools.isEmpty && !batchRefused }
+    }
+
+    func pool(of resource: String) -> String? { pools[resource] }
+
+    /// The pool `resource` is to be subscribed to from now on (nil: none, a dialog of its own).
+    mutating func setPool(_ pool: String?, of resource: String) {
+        guard pools[resource] != pool else { return }
+        pools[resource] = pool
+        if journalingOn { changes.pools.insert(resource) }
+    }
+
+    /// A batched SUBSCRIBE was refused: single ones from now on.
+    mutating func refuseBatches() {
+        guard !batchRefused else { return }
+        batchRefused = true
+        if journalingOn { changes.batchRefused = true }
+    }
+}
+
+extension EnterpriseLegPool: DurableComponent {
+    var journaling: Bool {
+        get { journalingOn }
+        set { journalingOn = newValue }
+    }
+
+    mutating func takeChangedKeys() -> ChangedKeys {
+        defer { changes = ChangedKeys() }
+        return changes
+    }
+
+    func stateChanges(_ keys: ChangedKeys, core: GatewayCore, clock: WallClock, encoder: JSONEncoder)
+        -> [StateChange]
+    {
+        PoolHint.changes(keys.pools, in: core, clock: clock, encoder: encoder) { pools[$0].map(PoolHint.init) }
+            + BatchRefusal.changes(
+                keys.batchRefused ? [BatchRefusal.key] : [], in: core, clock: clock, encoder: encoder
+            ) { _ in BatchRefusal(value: batchRefused) }
+    }
+
+    mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)
+        -> ComponentOutput
+    {
+        for (resource, hint) in entries.entries(PoolHint.self) { pools[resource] = hint.pool }
+        if entries.entries(BatchRefusal.self).contains(where: \.value.value) { batchRefused = true }
+        return ComponentOutput()
+    }
+
+    /// No dialogs: pool hints and the flag are what the enterprise said, which any node may keep.
+    func dialogRecordIDs() -> [StateRecordID] { [] }
+
+    /// What another node writes of them wins; this node's copy is a cache.
+    mutating func disown(_ id: StateRecordID) -> ComponentOutput { ComponentOutput() }
+
+    func holds(_ context: GatewayCore.Context) -> Bool? { nil }
+}
+
+/// The pool an enterprise resource's batch response told to resubscribe to (flow 3), by resource.
+struct PoolHint: StoredEntry {
+    var pool: String
+
+    static var recordKind: GatewayCore.RecordKind { .pool }
+    static var numberedKeys: Bool { false }
+
+    var storedDialog: StoredDialog { .none }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.PoolRecord { .init(pool: pool) }
+
+    static func restored(from record: GatewayCore.PoolRecord, key: String, core: GatewayCore, clock: WallClock)
+        -> Self
+    {
+        Self(pool: record.pool)
+    }
+}
+
+/// That the enterprise refused a batched SUBSCRIBE from a federated watcher ([MS-PRES]
+/// §3.4.5.1.1), under the key `batch-refused`.
+struct BatchRefusal: StoredEntry {
+    var value: Bool
+
+    static let key = "batch-refused"
+    static var recordKind: GatewayCore.RecordKind { .flag }
+    static var numberedKeys: Bool { false }
+
+    var storedDialog: StoredDialog { .none }
+
+    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.FlagRecord { .init(value: value) }
+
+    static func restored(from record: GatewayCore.FlagRecord, key: String, core: GatewayCore, clock: WallClock)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+    {
+        guard key == Self.key else { throw GatewayCore.RestoreError.Detail("unknown flag") }
+        return Self(value: record.value)
+    }
+}
