@@ -132,32 +132,25 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension GatewayConfiguration.LogFormat: ExpressibleByArgument {}
 
-/// Runs the gateway until the service group asks for a graceful shutdown; SIGHUP reloads the
-/// configuration file (``GatewayServer/reload()``: an invalid file is logged and the running
-/// configuration stays). Under systemd (`Type=notify`) it says when it is ready (listeners bound,
-/// dialogs restored), reloading and stopping (``SystemdNotify``).
+/// Runs the gateway (``GatewayServer/run(reloadingOn:reporting:)``) until the service group asks
+/// for a graceful shutdown; SIGHUP reloads the configuration file (``GatewayServer/reload()``: an
+/// invalid file is logged and the running configuration stays). Under systemd (`Type=notify`) it
+/// says when it is ready (listeners bound, dialogs restored), reloading and stopping
+/// (``SystemdNotify``).
 struct GatewayService: Service {
     let server: GatewayServer
 
     func run() async throws {
         // Trapped before the listeners open: a SIGHUP from then on reloads, never ends the process.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
-        SystemdNotify.send(["STATUS=starting: restoring dialogs, binding listeners"])
-        try await server.start()
-        SystemdNotify.send(["READY=1", "STATUS=\(Self.status(server))"])
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for await _ in hangups.cancelOnGracefulShutdown() {
-                    SystemdNotify.send(["RELOADING=1", "STATUS=reloading the configuration"])
-                    _ = try? await server.reload()
-                    SystemdNotify.send(["READY=1", "STATUS=\(Self.status(server))"])
-                }
+        try await server.run(reloadingOn: hangups) { [server] phase in
+            switch phase {
+            case .starting: SystemdNotify.send(["STATUS=starting: restoring dialogs, binding listeners"])
+            case .ready: SystemdNotify.send(["READY=1", "STATUS=\(Self.status(server))"])
+            case .reloading: SystemdNotify.send(["RELOADING=1", "STATUS=reloading the configuration"])
+            case .stopping: SystemdNotify.send(["STOPPING=1", "STATUS=stopping: final NOTIFYs and unsubscribes"])
             }
-            try? await gracefulShutdown()
-            group.cancelAll()
         }
-        SystemdNotify.send(["STOPPING=1", "STATUS=stopping: final NOTIFYs and unsubscribes"])
-        await server.stop()
     }
 
     /// `systemctl status`'s line: what is held now.

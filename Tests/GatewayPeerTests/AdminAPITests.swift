@@ -61,7 +61,7 @@ import Testing
             try text.write(to: file, atomically: true, encoding: .utf8)
             server = try GatewayServer(configuration: try GatewayConfiguration(yaml: text), configurationFile: file.path,
                                        registry: registry, eventLoop: group.next())
-            try await server.start()
+            try await server.startRunning()
             oma = UInt16(server.bound[.oma]?.first?.port ?? 0)
             admin = try #require(server.adminAddress?.port)
         }

@@ -60,7 +60,7 @@ import Testing
             let registry = PrometheusCollectorRegistry()
             let server = try GatewayServer(configuration: try GatewayConfiguration(yaml: yaml), registry: registry)
             try await withCleanup {
-                try await server.start()
+                try await server.startRunning()
                 let gatewayOMA = try #require(server.bound[.oma]?.first?.port)
                 let enterprise = try #require(server.bound[.enterprise]?.first?.port)
                 func fromGateway() -> [String] { kamailio.subscribes.filter { $0.contains("src=127.0.0.1:\(gatewayOMA) ") } }

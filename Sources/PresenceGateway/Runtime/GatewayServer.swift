@@ -12,7 +12,9 @@ public import SIPTransport
 
 /// Everything `presence-gateway` runs, assembled from a ``GatewayConfiguration``: one socket
 /// transport and transaction layer per side, the router, the core and its runtime, and the admin
-/// endpoint, all on one event loop.
+/// endpoint, all on one event loop; and beside it the background work (XCAP polling, the validity
+/// timer). The process runs it as a service (``run()``,
+/// GatewayServer+Run.swift); tests drive it with ``start()`` and ``stop(grace:)``.
 public final class GatewayServer: @unchecked Sendable {
     /// The configuration running: replaced by ``reload()``.
     public var configuration: GatewayConfiguration { current.withLockedValue { $0 } }
@@ -21,7 +23,7 @@ public final class GatewayServer: @unchecked Sendable {
     public let configurationFile: String?
     private let reloading = NIOLockedValueBox(false)
     public let eventLoop: any EventLoop
-    private let logger: Logger
+    let logger: Logger
     private let transports: [GatewayConfiguration.Side: SIPNetworkTransport]
     private var runtime: GatewayRuntime?
     private var admin: AdminServer?
@@ -45,7 +47,16 @@ public final class GatewayServer: @unchecked Sendable {
     /// conditions are decided: the configuration holds the rules in force now
     /// (``PresRules/inForce(at:)``), and ``keepValidity(_:)`` applies them as time passes.
     private let documents: NIOLockedValueBox<[String: PresRules]>
-    private var validity: Task<Void, Never>?
+    /// The XCAP polling and the validity timer, as child tasks of ``run()``.
+    let work = BackgroundWork()
+    /// The timer of ``keepValidity(_:)``.
+    private var validity: BackgroundWork.Job?
+    /// Set by the first stop: a second does nothing.
+    private let stopped = NIOLockedValueBox(false)
+    /// The group of ``run()`` while it runs, and who waits for it to end.
+    let running = NIOLockedValueBox(RunState.idle)
+    /// The `grace` of a ``stop(grace:)`` that ends ``run()``; 2 seconds at a graceful shutdown.
+    let stopGrace = NIOLockedValueBox(TimeAmount.seconds(2))
     /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
     public private(set) var bound: [GatewayConfiguration.Side: [SIPTarget]] = [:]
 
@@ -173,7 +184,7 @@ public final class GatewayServer: @unchecked Sendable {
                 runtime.replaceResourceLists(served, awaiting: awaiting)
             }.get()
         }
-        source.start()
+        source.start(in: work)
         return source
     }
 
@@ -228,6 +239,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// (continuing every dialog the store kept) and the admin endpoint. A store that cannot be
     /// used stops the start before any socket is bound, with an error naming the file (or
     /// database) and the reason.
+    ///
+    /// The background work it starts (XCAP polling, the validity timer) runs only under
+    /// ``run()``, which calls this: alone it suits a gateway without XCAP (the in-process tests).
     public func start() async throws {
         let (store, records) = try await openStore()
         self.store = store
@@ -344,8 +358,7 @@ public final class GatewayServer: @unchecked Sendable {
             await listWriter.write(uri, body: body, contentType: "application/rls-services+xml")
         }
         runtime.xcapDocumentChanged = { [policySource] presentity in
-            guard let source = policySource.withLockedValue({ $0 }) else { return }
-            Task { await source.check(presentity) }
+            policySource.withLockedValue { $0 }?.checkSoon(presentity)
         }
         return runtime
     }
@@ -366,7 +379,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
             xcap = source
             policySource.withLockedValue { $0 = source }
-            source.start()
+            source.start(in: work)
         }
         if let settings = configuration.xcap, !settings.rlsServices.isEmpty {
             xcapLists = startListSource(settings, runtime: runtime)
@@ -396,9 +409,10 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// Applies the pres-rules whose validity intervals (RFC 4745 §7.3) began or ended, checked
     /// every second while a document has them: each presentity whose rules in force changed has
-    /// its watchers resolved again (``GatewayRuntime/replacePresRules(_:of:)``).
-    private func keepValidity(_ runtime: GatewayRuntime) -> Task<Void, Never> {
-        Task { [eventLoop, current, documents] in
+    /// its watchers resolved again (``GatewayRuntime/replacePresRules(_:of:)``). One piece of
+    /// ``work``, until ``stop(grace:)``.
+    private func keepValidity(_ runtime: GatewayRuntime) -> BackgroundWork.Job {
+        work.start { [eventLoop, current, documents] in
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
                 guard documents.withLockedValue({ $0.values.contains(where: \.dependsOnTime) }) else { continue }
@@ -703,8 +717,23 @@ public final class GatewayServer: @unchecked Sendable {
     /// `grace` is given for their transactions before sockets close. `keep`: nothing more is
     /// answered or sent, what the store has not written yet is written, and the next start
     /// continues every dialog (docs/state.md).
+    ///
+    /// While ``run()`` runs, this shuts its group down as a graceful shutdown would and returns
+    /// once it has ended. A second stop does nothing.
     public func stop(grace: TimeAmount = .seconds(2)) async {
-        validity?.cancel()
+        if await stopRunning(grace: grace) { return }
+        await shutDown(grace: grace)
+    }
+
+    /// The stop itself, in order: the XCAP sources and the validity timer, the runtime (final
+    /// NOTIFYs, or the state written), the admin endpoint, the sockets, the store.
+    func shutDown(grace: TimeAmount) async {
+        let first = stopped.withLockedValue { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        await validity?.stop()
         validity = nil
         policySource.withLockedValue { $0 = nil }
         await xcap?.shutdown()

@@ -104,30 +104,51 @@ final class XCAPDocumentWriter: Sendable {
     }
 }
 
-/// The polling of an XCAP source: `round` now, then every `seconds` until ``stop()``.
+/// The polling of an XCAP source, one piece of the gateway's ``BackgroundWork``: `round` now and
+/// then every `seconds`, and beside it each document asked for with ``ask(_:)`` (a reload's new
+/// entries, a change the XCAP server announced), until ``stop()``.
 final class XCAPPolling: Sendable {
-    private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let asked: AsyncStream<[String]>
+    private let asking: AsyncStream<[String]>.Continuation
+    private let job = NIOLockedValueBox<BackgroundWork.Job?>(nil)
 
-    func start(everySeconds seconds: Int, _ round: @escaping @Sendable () async -> Void) {
-        let pause = UInt64(seconds) * 1_000_000_000
-        task.withLockedValue { task in
-            task = Task {
-                while !Task.isCancelled {
-                    await round()
-                    try? await Task.sleep(nanoseconds: pause)
-                }
-            }
-        }
+    init() {
+        (asked, asking) = AsyncStream.makeStream(of: [String].self)
     }
 
-    /// Cancels the polling and waits for a round under way to end.
-    func stop() async {
-        let running = task.withLockedValue { task in
-            defer { task = nil }
-            return task
+    /// Starts the polling in `work`; `check` fetches one document asked for.
+    func start(
+        in work: BackgroundWork, everySeconds seconds: Int, round: @escaping @Sendable () async -> Void,
+        check: @escaping @Sendable (String) async -> Void
+    ) {
+        let pause = UInt64(seconds) * 1_000_000_000
+        let asked = self.asked
+        let started = work.start {
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        await round()
+                        try? await Task.sleep(nanoseconds: pause)
+                    }
+                }
+                for await keys in asked {
+                    for key in keys where !Task.isCancelled { await check(key) }
+                }
+                group.cancelAll()
+            }
         }
-        running?.cancel()
-        await running?.value
+        job.withLockedValue { $0 = started }
+    }
+
+    /// Fetches the documents of `keys` now, in order, beside the polling.
+    func ask(_ keys: [String]) {
+        asking.yield(keys)
+    }
+
+    /// Cancels the polling and waits for a round or a check under way to end.
+    func stop() async {
+        asking.finish()
+        await job.withLockedValue { $0 }?.stop()
     }
 }
 

@@ -73,16 +73,19 @@ final class XCAPListSource: Sendable {
         identities.withLockedValue { $0 = xuis }
         let added = keepDocuments(of: xuis, in: documents) { Document() }
         guard !added.isEmpty else { return }
-        Task { for xui in added { await check(xui) } }
+        polling.ask(added)
     }
 
     /// Whether a document has not been answered yet.
     var awaiting: Bool { documents.withLockedValue { $0.values.contains { !$0.answered } } }
 
-    /// Checks every document now, then every `poll` seconds until ``shutdown()``.
-    func start() {
-        polling.start(everySeconds: settings.pollSeconds) { [self] in
+    /// Checks every document now, then every `poll` seconds until ``shutdown()``: one piece of
+    /// `work`.
+    func start(in work: BackgroundWork) {
+        polling.start(in: work, everySeconds: settings.pollSeconds) { [self] in
             for xui in identities.withLockedValue({ $0 }) where !Task.isCancelled { await check(xui) }
+        } check: { [self] xui in
+            await check(xui)
         }
     }
 

@@ -68,15 +68,24 @@ final class XCAPPolicySource: Sendable {
     func watch(_ presentities: Set<String>) {
         let added = keepDocuments(of: presentities.sorted(), in: documents) { Document() }
         guard !added.isEmpty else { return }
-        Task { for presentity in added { await check(presentity) } }
+        polling.ask(added)
     }
 
-    /// Checks every document now, then every `poll` seconds until ``shutdown()``.
-    func start() {
-        polling.start(everySeconds: settings.pollSeconds) { [self] in
+    /// Fetches `presentity`'s document now, beside the polling: its XCAP server announced a
+    /// change (RFC 5875).
+    func checkSoon(_ presentity: String) {
+        polling.ask([presentity])
+    }
+
+    /// Checks every document now, then every `poll` seconds until ``shutdown()``: one piece of
+    /// `work`.
+    func start(in work: BackgroundWork) {
+        polling.start(in: work, everySeconds: settings.pollSeconds) { [self] in
             for presentity in documents.withLockedValue({ $0.keys.sorted() }) where !Task.isCancelled {
                 await check(presentity)
             }
+        } check: { [self] presentity in
+            await check(presentity)
         }
     }
 
