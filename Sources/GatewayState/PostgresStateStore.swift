@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOSSL
 import PostgresNIO
@@ -56,7 +57,8 @@ public struct PostgresTLS: Sendable, Hashable {
 ///   forward at open under an advisory lock, newer ones refused.
 ///
 /// Every call has a deadline, so an unreachable database is an error (``StateStoreError/Code/unreachable``)
-/// the runtime rides out, never a hang.
+/// the runtime rides out, never a hang. The calls after ``open(host:port:user:password:database:node:leaseSeconds:tls:migrations:logger:)``
+/// go through a connection pool that runs while ``run()`` runs.
 public final class PostgresStateStore: SharedStateStore {
     public typealias Migration = StateStoreMigration
 
@@ -106,12 +108,23 @@ public final class PostgresStateStore: SharedStateStore {
     /// held it before (if it still runs) learns so at its next renewal.
     private let instance: String
     private let client: PostgresClient
-    private let running: Task<Void, Never>
     private let logger: Logger
+    /// Where ``run()`` is: whether it began, was told to end by ``close()``, or ended.
+    private struct Running {
+        var started = false
+        var closed = false
+        var ended = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let running = NIOLockedValueBox(Running())
+    /// Finished by ``close()``: ``run()`` ends.
+    private let closing: AsyncStream<Void>
+    private let closer: AsyncStream<Void>.Continuation
 
     private init(
         location: String, node: String, ordinal: Int, leaseSeconds: Int, instance: String, client: PostgresClient,
-        running: Task<Void, Never>, logger: Logger
+        logger: Logger
     ) {
         self.location = location
         self.node = node
@@ -119,12 +132,13 @@ public final class PostgresStateStore: SharedStateStore {
         self.leaseSeconds = leaseSeconds
         self.instance = instance
         self.client = client
-        self.running = running
         self.logger = logger
+        (closing, closer) = AsyncStream.makeStream(of: Void.self)
     }
 
-    /// Connects, checks and migrates the schema, and claims the node's name with a fresh lease.
-    /// A database that cannot be reached, refuses the credentials, holds another application's
+    /// Connects, checks and migrates the schema, and claims the node's name with a fresh lease, on
+    /// one connection that is closed again; the store's other calls need ``run()`` running. A
+    /// database that cannot be reached, refuses the credentials, holds another application's
     /// tables or a newer schema is an error naming the database (never the password).
     public static func open(
         host: String, port: Int, user: String, password: String?, database: String, node: String,
@@ -149,42 +163,66 @@ public final class PostgresStateStore: SharedStateStore {
             tls: tls.client)
         configuration.options.connectTimeout = .seconds(3)
         configuration.options.maximumConnections = 4
-        // One connection first: a refused connection or password is reported at once, with the
-        // server's reason (the pool would retry it until the deadline).
+        // One connection, not the pool: a refused connection or password is reported at once,
+        // with the server's reason (the pool would retry it until the deadline).
+        let connection: PostgresConnection
         do {
-            let connection = try await PostgresConnection.connect(
+            connection = try await PostgresConnection.connect(
                 configuration: PostgresConnection.Configuration(
                     host: host, port: port, username: user, password: password, database: database,
                     tls: connectionTLS),
                 id: 0, logger: logger)
-            try await connection.close()
         } catch {
             throw mapped(error, location: location, doing: "cannot open")
         }
-        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        let running = Task { await client.run() }
         let instance = UUID().uuidString
+        let ordinal: Int
         do throws(StateStoreError) {
-            let ordinal = try await Self.prepare(
-                client, location: location, node: node, instance: instance, leaseSeconds: leaseSeconds,
+            ordinal = try await Self.prepare(
+                connection, location: location, node: node, instance: instance, leaseSeconds: leaseSeconds,
                 migrations: migrations, logger: logger)
-            return PostgresStateStore(
-                location: location, node: node, ordinal: ordinal, leaseSeconds: leaseSeconds, instance: instance,
-                client: client, running: running, logger: logger)
         } catch {
-            running.cancel()
+            try? await connection.close()
             throw error
         }
+        try? await connection.close()
+        return PostgresStateStore(
+            location: location, node: node, ordinal: ordinal, leaseSeconds: leaseSeconds, instance: instance,
+            client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
+    }
+
+    /// Runs the connection pool until ``close()`` (or cancellation). Under swift-service-lifecycle
+    /// the pool also ends at graceful shutdown: run it where that comes after the last write
+    /// (``GatewayServer`` runs it among its background work, shut down after the gateway).
+    public func run() async {
+        let begins = running.withLockedValue { running in
+            if !running.closed { running.started = true }
+            return running.started
+        }
+        guard begins else { return }
+        await withTaskGroup(of: Void.self) { [client, closing] group in
+            group.addTask { await client.run() }
+            group.addTask { for await _ in closing {} }
+            // The first to end (the pool, or the close) ends the other.
+            await group.next()
+            group.cancelAll()
+        }
+        let waiting = running.withLockedValue { running in
+            running.ended = true
+            defer { running.waiting = [] }
+            return running.waiting
+        }
+        for continuation in waiting { continuation.resume() }
     }
 
     /// Migrates and claims the name in one transaction, under the advisory lock; returns the ordinal.
     private static func prepare(
-        _ client: PostgresClient, location: String, node: String, instance: String, leaseSeconds: Int,
+        _ connection: PostgresConnection, location: String, node: String, instance: String, leaseSeconds: Int,
         migrations: [Migration], logger: Logger
     ) async throws(StateStoreError) -> Int {
         let latest = migrations.map(\.version).max() ?? 0
         return try await Self.deadline(.seconds(30), location: location, doing: "cannot open") {
-            try await client.withTransaction(logger: logger) { connection async throws -> Int in
+            try await connection.withTransaction(logger: logger) { connection async throws -> Int in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLock))", logger: logger)
                 let tables = try await connection.query(
                     """
@@ -395,9 +433,20 @@ public final class PostgresStateStore: SharedStateStore {
         }
     }
 
+    /// Ends ``run()`` and waits for the pool to close its connections.
     public func close() async {
-        running.cancel()
-        _ = await running.value
+        closer.finish()
+        await withCheckedContinuation { continuation in
+            let resumeNow = running.withLockedValue { running in
+                guard running.started, !running.ended else {
+                    running.closed = true
+                    return true
+                }
+                running.waiting.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
     }
 
     // MARK: -

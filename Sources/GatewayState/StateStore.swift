@@ -12,8 +12,15 @@ public protocol StateStore: AnyObject, Sendable {
     /// not change because another node owns them now (it took them over); always empty for a
     /// store of one process.
     func write(_ changes: [StateChange]) async throws(StateStoreError) -> [StateRecordID]
-    /// Ends the connection; the store may not be used afterwards.
+    /// Runs what the store needs in the background (PostgreSQL's connection pool) until
+    /// ``close()``; returns at once for a store that needs nothing (SQLite).
+    func run() async
+    /// Ends the connection (and ``run()``); the store may not be used afterwards.
     func close() async
+}
+
+extension StateStore {
+    public func run() async {}
 }
 
 /// A record's identity: its kind and key.

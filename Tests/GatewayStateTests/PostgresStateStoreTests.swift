@@ -10,11 +10,41 @@ import Testing
 struct PostgresStateStoreTests {
     static let latest = PostgresStateStore.migrations.map(\.version).max() ?? 0
 
-    static func open(_ cluster: PostgresCluster, _ database: String, node: String, lease: Int = 30,
-              migrations: [PostgresStateStore.Migration] = PostgresStateStore.migrations) async throws -> PostgresStateStore {
-        try await PostgresStateStore.open(host: "127.0.0.1", port: Int(cluster.port), user: PostgresCluster.user,
-                                          password: PostgresCluster.password, database: database, node: node, leaseSeconds: lease,
-                                          migrations: migrations)
+    /// Opens stores on a cluster, each with its connection pool running (``PostgresStateStore/run()``)
+    /// until it is closed or the test ends.
+    struct Stores: Sendable {
+        let cluster: PostgresCluster
+        let running: AsyncStream<PostgresStateStore>.Continuation
+
+        func open(_ database: String, node: String, lease: Int = 30,
+                  migrations: [PostgresStateStore.Migration] = PostgresStateStore.migrations,
+                  tls: PostgresTLS = PostgresTLS()) async throws -> PostgresStateStore {
+            let store = try await PostgresStateStore.open(host: "127.0.0.1", port: Int(cluster.port), user: PostgresCluster.user,
+                                                          password: PostgresCluster.password, database: database, node: node,
+                                                          leaseSeconds: lease, tls: tls, migrations: migrations)
+            running.yield(store)
+            return store
+        }
+    }
+
+    /// `body` with a private cluster and the ``Stores`` on it; the pools still running when it
+    /// ends are cancelled.
+    static func with(_ body: (PostgresCluster, Stores) async throws -> Void) async throws {
+        try await PostgresCluster.with { cluster in
+            let (opened, running) = AsyncStream.makeStream(of: PostgresStateStore.self)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await withDiscardingTaskGroup { pools in
+                        for await store in opened { pools.addTask { await store.run() } }
+                    }
+                }
+                defer {
+                    running.finish()
+                    group.cancelAll()
+                }
+                try await body(cluster, Stores(cluster: cluster, running: running))
+            }
+        }
     }
 
     static func record(_ key: String, kind: String = "oma-leg", body: String = #"{"a":1}"#) -> StateRecord {
@@ -22,16 +52,16 @@ struct PostgresStateStoreTests {
     }
 
     @Test func writesReplacesAndDeletesRecordsAcrossReopening() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
-            let store = try await Self.open(cluster, database, node: "gw1")
+            let store = try await stores.open(database, node: "gw1")
             #expect(try await store.write([.put(Self.record("1")), .put(Self.record("2")), .put(Self.record("3", kind: "oma-watch")),
                                            .put(StateRecord(kind: "flag", key: "batch-refused", body: Array("true".utf8)))]).isEmpty)
             // The last change of a record in one write wins.
             #expect(try await store.write([.put(Self.record("1", body: #"{"a":2}"#)), .delete(kind: "oma-leg", key: "2"),
                                            .put(Self.record("4")), .delete(kind: "oma-leg", key: "4")]).isEmpty)
             await store.close()
-            let reopened = try await Self.open(cluster, database, node: "gw1")
+            let reopened = try await stores.open(database, node: "gw1")
             let records = try await reopened.load().sorted { ($0.kind, $0.key) < ($1.kind, $1.key) }
             await reopened.close()
             #expect(records == [StateRecord(kind: "flag", key: "batch-refused", body: Array("true".utf8)),
@@ -41,8 +71,8 @@ struct PostgresStateStoreTests {
     }
 
     @Test func manyRecordsInOneWrite() async throws {
-        try await PostgresCluster.with { cluster in
-            let store = try await Self.open(cluster, try await cluster.createDatabase(), node: "gw1")
+        try await Self.with { cluster, stores in
+            let store = try await stores.open(try await cluster.createDatabase(), node: "gw1")
             let records = (0..<5_000).map { Self.record(String($0)) }
             #expect(try await store.write(records.map { .put($0) }).isEmpty)
             #expect(try await store.load().count == 5_000)
@@ -53,10 +83,10 @@ struct PostgresStateStoreTests {
     }
 
     @Test func eachNodeHasItsOwnOrdinalAndRecords() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
-            let one = try await Self.open(cluster, database, node: "gw1")
-            let two = try await Self.open(cluster, database, node: "gw2")
+            let one = try await stores.open(database, node: "gw1")
+            let two = try await stores.open(database, node: "gw2")
             #expect(one.ordinal != two.ordinal)
             _ = try await one.write([.put(Self.record("1"))])
             _ = try await two.write([.put(Self.record("2"))])
@@ -73,7 +103,7 @@ struct PostgresStateStoreTests {
             // Reopened under its name, a node keeps its ordinal.
             let ordinal = one.ordinal
             await one.close()
-            let again = try await Self.open(cluster, database, node: "gw1")
+            let again = try await stores.open(database, node: "gw1")
             #expect(again.ordinal == ordinal)
             await again.close()
             await two.close()
@@ -81,11 +111,11 @@ struct PostgresStateStoreTests {
     }
 
     @Test func aNodeWhoseLeaseRanOutIsTakenOverByOneOtherNode() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
-            let two = try await Self.open(cluster, database, node: "gw2", lease: 30)
-            let three = try await Self.open(cluster, database, node: "gw3", lease: 30)
-            let dead = try await Self.open(cluster, database, node: "gw1", lease: 3)
+            let two = try await stores.open(database, node: "gw2", lease: 30)
+            let three = try await stores.open(database, node: "gw3", lease: 30)
+            let dead = try await stores.open(database, node: "gw1", lease: 3)
             _ = try await dead.write((0..<50).map { .put(Self.record(String($0))) })
             // Within the lease nothing is taken.
             #expect(try await two.takeOverExpired().isEmpty)
@@ -116,13 +146,13 @@ struct PostgresStateStoreTests {
     }
 
     @Test func aNodeStartedAgainUnderItsNameTakesTheNameFromTheOldProcess() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
-            let old = try await Self.open(cluster, database, node: "gw1")
+            let old = try await stores.open(database, node: "gw1")
             _ = try await old.write([.put(Self.record("1"))])
             #expect(try await old.renewNodeLease())
             // A restart under the same name within the lease continues the node's records at once ...
-            let new = try await Self.open(cluster, database, node: "gw1")
+            let new = try await stores.open(database, node: "gw1")
             #expect(try await new.load() == [Self.record("1")])
             // ... and the old process, if it still ran, learns that it must stop.
             #expect(try await old.renewNodeLease() == false)
@@ -135,21 +165,21 @@ struct PostgresStateStoreTests {
     }
 
     @Test func schemaVersionsMigrateForwardAndNewerOnesAreRefused() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
-            let first = try await Self.open(cluster, database, node: "gw1")
+            let first = try await stores.open(database, node: "gw1")
             _ = try await first.write([.put(Self.record("1"))])
             await first.close()
             let next = PostgresStateStore.migrations + [
                 PostgresStateStore.Migration(version: Self.latest + 1, statements: ["ALTER TABLE gateway_state ADD COLUMN written timestamptz DEFAULT now()"]),
             ]
-            let migrated = try await Self.open(cluster, database, node: "gw1", migrations: next)
+            let migrated = try await stores.open(database, node: "gw1", migrations: next)
             #expect(try await migrated.load() == [Self.record("1")])
             await migrated.close()
             #expect(try await cluster.sql("SELECT value FROM gateway_meta WHERE name = 'schema'", database: database) == "\(Self.latest + 1)")
             #expect(try await cluster.sql("SELECT count(written) FROM gateway_state", database: database) == "1")
             await #expect {
-                _ = try await Self.open(cluster, database, node: "gw1")
+                _ = try await stores.open(database, node: "gw1")
             } throws: { error in
                 let error = try #require(error as? StateStoreError)
                 return error.code == .newerSchema && error.detail.contains("schema version \(Self.latest + 1)") && error.location.hasSuffix("/\(database)")
@@ -158,11 +188,11 @@ struct PostgresStateStoreTests {
     }
 
     @Test func anotherApplicationsTablesAreLeftAlone() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
             try await cluster.sql("CREATE TABLE gateway_state (id int); INSERT INTO gateway_state VALUES (7)", database: database)
             await #expect {
-                _ = try await Self.open(cluster, database, node: "gw1")
+                _ = try await stores.open(database, node: "gw1")
             } throws: { error in
                 (error as? StateStoreError)?.code == .foreign
             }
@@ -175,14 +205,13 @@ struct PostgresStateStoreTests {
     /// server that refuses connections without TLS, `verify-full` with its CA opens and works,
     /// `disable` is refused, and `verify-full` with another CA fails on the certificate.
     @Test func theConnectionIsTLSAsSSLModeSays() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
             let ca = try await cluster.makeCertificate("server")
             let other = try await cluster.makeCertificate("other")
             try await cluster.requireTLS(certificate: "server")
             func open(_ tls: PostgresTLS) async throws -> PostgresStateStore {
-                try await PostgresStateStore.open(host: "127.0.0.1", port: Int(cluster.port), user: PostgresCluster.user,
-                                                  password: PostgresCluster.password, database: database, node: "gw1", tls: tls)
+                try await stores.open(database, node: "gw1", tls: tls)
             }
             let store = try await open(PostgresTLS(mode: .verifyFull, rootCertificates: ca))
             #expect(try await store.renewNodeLease())
@@ -198,7 +227,7 @@ struct PostgresStateStoreTests {
     }
 
     @Test func aWrongPasswordIsTheServersOwnMessageWithoutThePassword() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let database = try await cluster.createDatabase()
             await #expect {
                 _ = try await PostgresStateStore.open(host: "127.0.0.1", port: Int(cluster.port), user: PostgresCluster.user, password: "wrong-one",
@@ -212,7 +241,7 @@ struct PostgresStateStoreTests {
     }
 
     @Test func anUnreachableDatabaseIsAnErrorWithinTheDeadlineAndWritesGoOnWhenItIsBack() async throws {
-        try await PostgresCluster.with { cluster in
+        try await Self.with { cluster, stores in
             let closed = try LoopbackPorts.free()
             let started = Date()
             await #expect {
@@ -223,7 +252,7 @@ struct PostgresStateStoreTests {
             #expect(Date().timeIntervalSince(started) < 35)
 
             let database = try await cluster.createDatabase()
-            let store = try await Self.open(cluster, database, node: "gw1")
+            let store = try await stores.open(database, node: "gw1")
             _ = try await store.write([.put(Self.record("1"))])
             await cluster.stop(immediately: true)
             let down = Date()

@@ -1,10 +1,11 @@
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 
-/// The gateway's long-running work besides the relay loop: the XCAP sources' polling and the
-/// timer that applies pres-rules validity. Each piece runs as a child task of ``run()``, which
-/// ``GatewayServer/run()`` runs as a service of its group, shut down after the gateway itself:
-/// what the gateway's stop still needs runs until the stop is done.
+/// The gateway's long-running work besides the relay loop: the XCAP sources' polling, the timer
+/// that applies pres-rules validity, the PostgreSQL store's connection pool. Each piece runs as a
+/// child task of ``run()``, which ``GatewayServer/run()`` runs as a service of its group, shut
+/// down after the gateway itself: what the gateway's stop still needs (the store's connections)
+/// runs until the stop is done.
 ///
 /// A piece is handed over with ``start(_:)`` and ended on its own with its ``Job/stop()``; what
 /// is left when the group shuts this service down is cancelled. Work started while nothing runs

@@ -7,14 +7,14 @@ public import ServiceLifecycle
 /// `ServiceGroup`, whose SIGTERM or SIGINT is the graceful shutdown.
 ///
 /// ``run()`` runs one group of two services, shut down in reverse order:
-/// 1. the background work (``BackgroundWork``: XCAP polling, the validity timer), each piece a
-///    child task;
+/// 1. the background work (``BackgroundWork``: XCAP polling, the validity timer, the store's
+///    connection pool), each piece a child task;
 /// 2. the gateway itself: ``start()``, reloads while it runs, and at graceful shutdown
 ///    ``stop(grace:)`` (final NOTIFYs and unsubscribes, or the state written), which ends the
 ///    pieces of work it started.
 ///
-/// The background work is shut down after the gateway has stopped, so what the stop still needs
-/// runs until it is done.
+/// The background work is shut down after the gateway has stopped, so the store's pool serves
+/// the stop's last writes.
 extension GatewayServer: Service {
     /// What ``run(reloadingOn:reporting:)`` reports as it goes: for a service manager (systemd's
     /// notify protocol in `presence-gateway`).

@@ -13,7 +13,7 @@ public import SIPTransport
 /// Everything `presence-gateway` runs, assembled from a ``GatewayConfiguration``: one socket
 /// transport and transaction layer per side, the router, the core and its runtime, and the admin
 /// endpoint, all on one event loop; and beside it the background work (XCAP polling, the validity
-/// timer). The process runs it as a service (``run()``,
+/// timer, PostgreSQL's connection pool). The process runs it as a service (``run()``,
 /// GatewayServer+Run.swift); tests drive it with ``start()`` and ``stop(grace:)``.
 public final class GatewayServer: @unchecked Sendable {
     /// The configuration running: replaced by ``reload()``.
@@ -47,10 +47,13 @@ public final class GatewayServer: @unchecked Sendable {
     /// conditions are decided: the configuration holds the rules in force now
     /// (``PresRules/inForce(at:)``), and ``keepValidity(_:)`` applies them as time passes.
     private let documents: NIOLockedValueBox<[String: PresRules]>
-    /// The XCAP polling and the validity timer, as child tasks of ``run()``.
+    /// The XCAP polling, the validity timer and the store's connection pool, as child tasks of
+    /// ``run()``.
     let work = BackgroundWork()
     /// The timer of ``keepValidity(_:)``.
     private var validity: BackgroundWork.Job?
+    /// The store's ``StateStore/run()``.
+    private var storeRunning: BackgroundWork.Job?
     /// Set by the first stop: a second does nothing.
     private let stopped = NIOLockedValueBox(false)
     /// The group of ``run()`` while it runs, and who waits for it to end.
@@ -240,8 +243,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// used stops the start before any socket is bound, with an error naming the file (or
     /// database) and the reason.
     ///
-    /// The background work it starts (XCAP polling, the validity timer) runs only under
-    /// ``run()``, which calls this: alone it suits a gateway without XCAP (the in-process tests).
+    /// The background work it starts (XCAP polling, the validity timer, PostgreSQL's connection
+    /// pool) runs only under ``run()``, which calls this: alone it suits a gateway without XCAP
+    /// and with `store: memory` or `sqlite` (the in-process tests).
     public func start() async throws {
         let (store, records) = try await openStore()
         self.store = store
@@ -726,7 +730,7 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// The stop itself, in order: the XCAP sources and the validity timer, the runtime (final
-    /// NOTIFYs, or the state written), the admin endpoint, the sockets, the store.
+    /// NOTIFYs, or the state written), the admin endpoint, the sockets, the store and its pool.
     func shutDown(grace: TimeAmount) async {
         let first = stopped.withLockedValue { stopped in
             defer { stopped = true }
@@ -766,7 +770,9 @@ public final class GatewayServer: @unchecked Sendable {
         for transport in transports.values { await transport.shutdown() }
         await capture?.shutdown()
         await store?.close()
+        await storeRunning?.stop()
         store = nil
+        storeRunning = nil
         logger.info("stopped")
     }
 
@@ -786,6 +792,8 @@ public final class GatewayServer: @unchecked Sendable {
                 database: postgres.database, node: postgres.node, leaseSeconds: postgres.leaseSeconds,
                 tls: postgres.tls, logger: Logger(label: "presence-gateway.state"))
         }
+        // The connection pool, until the store is closed.
+        storeRunning = work.start { await store.run() }
         do {
             return (store, try await store.load())
         } catch {
