@@ -13,6 +13,12 @@ import _GatewayInternals
 /// Runs a ``GatewayCore`` over one transaction layer per side, on one event loop: requests from
 /// the layers go through the ``FederationRouter`` into the core; the core's sends, answers and
 /// timers are carried out here. Every method must be called on ``eventLoop``.
+///
+/// `@unchecked Sendable` because it is confined to ``eventLoop``, which each entry point checks
+/// in release builds too (`preconditionInEventLoop`): the public methods, and the request handler
+/// it installs in the layers. What it schedules itself (timers, the layers' response callbacks,
+/// the futures of its store and resolver calls) runs on that loop by construction and is not
+/// checked again, so a relayed NOTIFY costs one check. ``status`` alone is read from any thread.
 public final class GatewayRuntime: @unchecked Sendable {
     public let eventLoop: any EventLoop
     private var core: GatewayCore
@@ -198,7 +204,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// ``GatewayCore/restore(_:clock:now:recoveryRate:)`` returned (refreshes, expiries), carried
     /// out first.
     public func start(restored: [GatewayCore.Action] = []) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         writer?.release = { [self] actions in self.execute(actions) }
         writer?.availabilityChanged = { [self] in self.publishStatus() }
         writer?.disowned = { [self] ids in
@@ -211,7 +217,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             layer.setRequestHandler(
                 for: side == .oma ? [.subscribe, .notify, .benotify, .publish] : [.subscribe, .notify, .benotify]
             ) { [self] incoming in
-                self.eventLoop.assertInEventLoop()
+                self.eventLoop.preconditionInEventLoop()
                 self.handle(incoming, side: side)
             }
             layer.start()
@@ -220,12 +226,15 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     /// Active subscriptions, as the core counts them.
-    public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) { core.counts }
+    public var counts: (enterpriseWatches: Int, omaLegs: Int, omaWatches: Int, enterpriseLegs: Int) {
+        eventLoop.preconditionInEventLoop()
+        return core.counts
+    }
 
     /// Sends every final NOTIFY and unsubscribe (RFC 6665 §4.2.2, §4.1.2.3) and refuses new
     /// subscriptions with 503 from now on.
     public func shutdown() {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         stopping = true
         perform(core.shutdown(now: .now()))
         published.withLockedValue { $0.running = false }
@@ -236,7 +245,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// what the store has not written yet is written, waiting at most `timeout`. The future says
     /// whether everything was written.
     public func stopKeepingState(timeout: TimeAmount) -> EventLoopFuture<Bool> {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         stopping = true
         keeping = true
         published.withLockedValue { $0.running = false }
@@ -780,7 +789,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     public func bridgedSubscriptions(uri: String?, side: GatewayConfiguration.Side?) -> [GatewayCore
         .BridgedSubscription]
     {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         return core.bridgedSubscriptions(uri: uri, side: side, now: .now())
     }
 
@@ -788,13 +797,13 @@ public final class GatewayRuntime: @unchecked Sendable {
     public func bridgedSubscriptions(uri: String?, side: GatewayConfiguration.Side?, offset: Int, limit: Int) -> (
         total: Int, page: [GatewayCore.BridgedSubscription]
     ) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         return core.bridgedSubscriptions(uri: uri, side: side, now: .now(), offset: offset, limit: limit)
     }
 
     /// Ends a bridged subscription; false when there is none with `id`.
     public func endSubscription(_ id: String, reason: String) -> Bool {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         guard let actions = core.endSubscription(id, reason: reason, now: .now()) else { return false }
         logger.notice("subscription \(id) ended by the operator (\(reason))")
         perform(actions)
@@ -803,14 +812,14 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     /// Every peer's and next hop's health.
     public func peerHealth() -> [PeerHealth] {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         return health.report(now: .now())
     }
 
     /// Applies a new configuration without dropping a dialog (``GatewayCore/reconfigure(_:now:)``):
     /// a new router (partners, peers, rate limits, trust), the core's policies and peers.
     public func reconfigure(_ configuration: GatewayConfiguration, mapper: PresenceMapper) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         router = FederationRouter(
             configuration: configuration, localAddresses: router.localAddresses, localSentBy: router.localSentBy)
         health.configure(Self.knownPeers(configuration))
@@ -819,13 +828,13 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     /// Serves new resource lists (``GatewayCore/replaceResourceLists(_:awaiting:now:)``).
     public func replaceResourceLists(_ lists: [String: [String]], awaiting: Bool) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         perform(core.replaceResourceLists(lists, awaiting: awaiting, now: .now()))
     }
 
     /// Applies a presentity's new pres-rules document (``GatewayCore/replacePresRules(_:of:now:)``).
     public func replacePresRules(_ rules: PresRules, of presentity: String) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         perform(core.replacePresRules(rules, of: presentity, now: .now()))
     }
 

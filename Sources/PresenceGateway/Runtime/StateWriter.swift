@@ -19,7 +19,10 @@ import NIOCore
 ///   503 by the runtime, existing pairs go on), what waited goes out anyway, and the changes are
 ///   written again every second until the store takes them.
 ///
-/// Confined to the runtime's event loop.
+/// Confined to the runtime's event loop, hence `@unchecked Sendable`: ``drain(timeout:)``,
+/// ``storeAnswered()`` and ``storeFailed(_:)`` check it in release builds too; ``admit(_:changes:)``,
+/// called for every step of the core, relies on the check of the runtime's entry point that
+/// made the step, and what it schedules runs on the loop by construction.
 final class StateWriter: @unchecked Sendable {
     let store: any StateStore
     private let eventLoop: any EventLoop
@@ -140,6 +143,7 @@ final class StateWriter: @unchecked Sendable {
     /// The store answered (a write, or a shared store's lease renewal): new subscriptions are
     /// taken again, and what waited for it is written now rather than at the next retry.
     func storeAnswered() {
+        eventLoop.preconditionInEventLoop()
         if !available, !writing, !pending.isEmpty { return flush() }
         if pending.isEmpty, !writing { markAvailable("nothing waited") }
     }
@@ -157,6 +161,7 @@ final class StateWriter: @unchecked Sendable {
     /// The store did not answer (a write, or a shared store's lease renewal, failed): new
     /// subscriptions are refused with 503 until it answers again.
     func storeFailed(_ error: any Error) {
+        eventLoop.preconditionInEventLoop()
         guard available else { return }
         logger.error(
             """
@@ -181,6 +186,7 @@ final class StateWriter: @unchecked Sendable {
     /// Writes everything pending, waiting for a write under way; at most `timeout`. For a stop
     /// that keeps the state (`shutdown: keep`). Returns whether all of it was written.
     func drain(timeout: TimeAmount) -> EventLoopFuture<Bool> {
+        eventLoop.preconditionInEventLoop()
         let deadline = NIODeadline.now() + timeout
         let promise = eventLoop.makePromise(of: Bool.self)
         func check() {
