@@ -47,6 +47,12 @@ struct StoredDialog {
         self.init(callID: dialog?.callID, localTag: dialog?.localTag, expiresAt: expiresAt)
     }
 
+    /// The dialog of a subscription the gateway holds (its own Call-ID and From tag).
+    init(_ subscription: SubscriberSubscription?) {
+        self.init(
+            callID: subscription?.callID, localTag: subscription?.localTag, expiresAt: subscription?.expiresAt)
+    }
+
     /// The dialog index's key of the dialog, when there is one.
     var dialogKey: SIPDialogKey? {
         guard let callID, let localTag else { return nil }

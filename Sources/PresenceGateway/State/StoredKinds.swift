@@ -63,10 +63,7 @@ extension GatewayCore.EnterpriseWatch: StoredEntry {
 extension GatewayCore.OMALeg: StoredEntry {
     static var recordKind: GatewayCore.RecordKind { .omaLeg }
 
-    var storedDialog: StoredDialog {
-        StoredDialog(
-            callID: subscription?.callID, localTag: subscription?.localTag, expiresAt: subscription?.expiresAt)
-    }
+    var storedDialog: StoredDialog { StoredDialog(subscription) }
 
     func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.OMALegRecord {
         .init(
@@ -99,10 +96,7 @@ extension GatewayCore.OMALeg: StoredEntry {
 extension GatewayCore.OMAList: StoredEntry {
     static var recordKind: GatewayCore.RecordKind { .omaList }
 
-    var storedDialog: StoredDialog {
-        StoredDialog(
-            callID: subscription?.callID, localTag: subscription?.localTag, expiresAt: subscription?.expiresAt)
-    }
+    var storedDialog: StoredDialog { StoredDialog(subscription) }
 
     func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.OMAListRecord {
         .init(
@@ -194,11 +188,7 @@ extension GatewayCore.OMAWatch: StoredEntry {
 extension GatewayCore.EnterpriseLeg: StoredEntry {
     static var recordKind: GatewayCore.RecordKind { .enterpriseLeg }
 
-    var storedDialog: StoredDialog {
-        let subscription = subscriber.subscription
-        return StoredDialog(
-            callID: subscription.callID, localTag: subscription.localTag, expiresAt: subscription.expiresAt)
-    }
+    var storedDialog: StoredDialog { StoredDialog(subscriber.subscription) }
 
     func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.EnterpriseLegRecord {
         .init(

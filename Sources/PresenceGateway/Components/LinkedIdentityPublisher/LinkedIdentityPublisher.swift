@@ -75,9 +75,6 @@ struct LinkedIdentityPublisher: Sendable {
         changes.note(link: key)
     }
 
-    /// Lets go of a link another node took over, without remembering a change.
-    mutating func forget(_ key: Int) -> Link? { links.removeValue(forKey: key) }
-
     // MARK: - Enterprise → OMA
 
     /// The configured identities publishing to the OMA side that have no link yet (those
