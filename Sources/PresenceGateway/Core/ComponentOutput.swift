@@ -9,7 +9,7 @@ struct ComponentOutput: Sendable {
 }
 
 /// A dialog a component opened, took back from the store or closed, which the coordinator
-/// applies in one place (``GatewayCore/apply(_:)-dialogs``): the dialog index entry, and the
+/// applies in one place (``GatewayCore/dialogsChanged(_:)``): the dialog index entry, and the
 /// subscriptions its peer holds (`limits.subscriptions-per-peer`; a new dialog's was taken when
 /// its request was admitted, before any work).
 struct DialogChange: Sendable {
