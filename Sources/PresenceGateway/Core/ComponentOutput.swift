@@ -39,3 +39,28 @@ struct DialogChange: Sendable {
         self.init(kind, context, SIPDialogKey(callID: id.callID, localTag: id.localTag), peer: peer)
     }
 }
+
+extension GatewayCore {
+    /// Applies the dialogs a component opened, took back or closed (``DialogChange``): the dialog
+    /// index and the peers' counts, in one place.
+    mutating func dialogsChanged(_ changes: [DialogChange]) {
+        for change in changes {
+            switch change.kind {
+            case .opened:
+                dialogs.insert(change.dialog, change.context)
+            case .restored:
+                dialogs.insert(change.dialog, change.context)
+                if let peer = change.peer { peerLoad[loadKey(peer), default: 0] += 1 }
+            case .closed:
+                dialogs.remove(change.dialog, change.context)
+                releasePeerQuota(change.peer)
+            }
+        }
+    }
+
+    /// A component's output applied: its dialogs' changes, then its actions.
+    mutating func apply(_ output: ComponentOutput) -> [Action] {
+        dialogsChanged(output.dialogs)
+        return output.actions
+    }
+}

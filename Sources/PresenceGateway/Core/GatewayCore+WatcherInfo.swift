@@ -98,6 +98,7 @@ extension GatewayCore {
         var watch = WatcherInfoServer.Watch(presentity: presentity, subscription: subscription, peer: peer)
         for watcher in watchers { watch.shown[watcher.id] = watcher }
         dialogsChanged([watcherInfo.add(watch, key: key)])
+        followWatcherInfoSubscribers()
         return apply(accepted, context: .winfoWatch(key), now: now, id: id)
     }
 
@@ -123,7 +124,9 @@ extension GatewayCore {
 
     /// Forgets a winfo dialog (its final NOTIFY sent, or its subscriber gone).
     mutating func forgetWinfoWatch(_ key: Int) {
-        if let closed = watcherInfo.remove(key) { dialogsChanged([closed]) }
+        guard let closed = watcherInfo.remove(key) else { return }
+        dialogsChanged([closed])
+        followWatcherInfoSubscribers()
     }
 
     // MARK: - The watcher list
@@ -259,29 +262,10 @@ extension GatewayCore {
         return candidates
     }
 
-    /// Applies the dialogs a component opened, took back or closed (``DialogChange``): the dialog
-    /// index and the peers' counts, in one place. While anyone subscribes to watcher information
-    /// the watches' tables report what they change (``JournaledTable/takeObserved()``).
-    mutating func dialogsChanged(_ changes: [DialogChange]) {
-        for change in changes {
-            switch change.kind {
-            case .opened:
-                dialogs.insert(change.dialog, change.context)
-            case .restored:
-                dialogs.insert(change.dialog, change.context)
-                if let peer = change.peer { peerLoad[loadKey(peer), default: 0] += 1 }
-            case .closed:
-                dialogs.remove(change.dialog, change.context)
-                releasePeerQuota(change.peer)
-            }
-        }
+    /// While anyone subscribes to watcher information, the watches' tables report what they
+    /// change (``JournaledTable/takeObserved()``); called wherever subscriptions come or go.
+    mutating func followWatcherInfoSubscribers() {
         enterpriseWatches.observing = !watcherInfo.isEmpty
         omaWatches.observing = !watcherInfo.isEmpty
-    }
-
-    /// A component's output applied: its dialogs' changes, then its actions.
-    mutating func apply(_ output: ComponentOutput) -> [Action] {
-        dialogsChanged(output.dialogs)
-        return output.actions
     }
 }

@@ -128,7 +128,7 @@ public struct GatewayCore: Sendable {
     /// Where the enterprise said to subscribe for a resource (flow 3's pools, refused batches).
     var legPool = EnterpriseLegPool()
     /// Watcher information subscriptions (RFC 3857); while there are any, the watches' tables
-    /// report what they change (``JournaledTable/takeObserved()``, ``dialogsChanged(_:)``).
+    /// report what they change (``JournaledTable/takeObserved()``, ``followWatcherInfoSubscribers()``).
     var watcherInfo = WatcherInfoServer()
     /// Flow 4: what the gateway publishes for linked identities, each way.
     var linkedIdentities: LinkedIdentityPublisher

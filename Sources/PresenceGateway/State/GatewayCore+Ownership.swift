@@ -13,6 +13,7 @@ extension GatewayCore {
                 out += disownWatch(kind, key)
             case .winfoWatch:
                 out += apply(watcherInfo.disown(id))
+                followWatcherInfoSubscribers()
             case .omaLeg, .omaList, .enterpriseLeg:
                 out += disownLeg(kind, key)
             case .linkedPublication, .publication, .servicePublisher:

@@ -85,6 +85,7 @@ extension GatewayCore {
         }
         for (key, _) in entries.entries(WatcherInfoServer.Watch.self) { noteRestoredKey(Int(key) ?? 0) }
         out += restore(\.watcherInfo, from: entries, now: now)
+        followWatcherInfoSubscribers()
         return (out + watcherInfoChanges(now: now), unreadable)
     }
 
