@@ -109,8 +109,18 @@ public final class PostgresStateStore: SharedStateStore {
     private let instance: String
     private let client: PostgresClient
     private let logger: Logger
-    /// The pool's ``run()``, which ``close()`` ends.
-    private let pool = StoppableRun()
+    /// Where ``run()`` is: whether it began, was told to end by ``close()``, or ended.
+    private struct Running {
+        var started = false
+        var closed = false
+        var ended = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let running = NIOLockedValueBox(Running())
+    /// Finished by ``close()``: ``run()`` ends.
+    private let closing: AsyncStream<Void>
+    private let closer: AsyncStream<Void>.Continuation
 
     private init(
         location: String, node: String, ordinal: Int, leaseSeconds: Int, instance: String, client: PostgresClient,
@@ -123,6 +133,7 @@ public final class PostgresStateStore: SharedStateStore {
         self.instance = instance
         self.client = client
         self.logger = logger
+        (closing, closer) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// Connects, checks and migrates the schema, and claims the node's name with a fresh lease, on
@@ -184,7 +195,24 @@ public final class PostgresStateStore: SharedStateStore {
     /// the pool also ends at graceful shutdown: run it where that comes after the last write
     /// (``GatewayServer`` runs it among its background work, shut down after the gateway).
     public func run() async {
-        await pool.execute { [client] in await client.run() }
+        let begins = running.withLockedValue { running in
+            if !running.closed { running.started = true }
+            return running.started
+        }
+        guard begins else { return }
+        await withTaskGroup(of: Void.self) { [client, closing] group in
+            group.addTask { await client.run() }
+            group.addTask { for await _ in closing {} }
+            // The first to end (the pool, or the close) ends the other.
+            await group.next()
+            group.cancelAll()
+        }
+        let waiting = running.withLockedValue { running in
+            running.ended = true
+            defer { running.waiting = [] }
+            return running.waiting
+        }
+        for continuation in waiting { continuation.resume() }
     }
 
     /// Migrates and claims the name in one transaction, under the advisory lock; returns the ordinal.
@@ -407,7 +435,18 @@ public final class PostgresStateStore: SharedStateStore {
 
     /// Ends ``run()`` and waits for the pool to close its connections.
     public func close() async {
-        await pool.stop()
+        closer.finish()
+        await withCheckedContinuation { continuation in
+            let resumeNow = running.withLockedValue { running in
+                guard running.started, !running.ended else {
+                    running.closed = true
+                    return true
+                }
+                running.waiting.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
     }
 
     // MARK: -
