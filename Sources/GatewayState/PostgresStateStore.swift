@@ -265,6 +265,14 @@ public final class PostgresStateStore: SharedStateStore {
                         "schema version \(version) was written by a newer presence-gateway; this one knows up to \(latest)"
                     )
                 }
+                if version > 0, version < latest {
+                    let records =
+                        try await connection.query("SELECT count(*) FROM gateway_state", logger: logger)
+                        .collect().first?.decode(Int.self) ?? 0
+                    logger.notice(
+                        "\(location): schema version \(version) → \(latest): migrating \(records) records in one transaction"
+                    )
+                }
                 for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
                     for statement in migration.statements {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

@@ -125,7 +125,7 @@ public final class SQLiteStateStore: StateStore {
         }
         let store = SQLiteStateStore(location: location, connection: connection, lock: lock)
         do throws(StateStoreError) {
-            try await store.prepare(synchronous: synchronous, migrations: migrations)
+            try await store.prepare(synchronous: synchronous, migrations: migrations, logger: logger)
         } catch {
             await store.close()
             throw error
@@ -133,7 +133,9 @@ public final class SQLiteStateStore: StateStore {
         return store
     }
 
-    private func prepare(synchronous: Synchronous, migrations: [Migration]) async throws(StateStoreError) {
+    private func prepare(synchronous: Synchronous, migrations: [Migration], logger: Logger)
+        async throws(StateStoreError)
+    {
         // sqlite-nio retries a busy database for ever; a second gateway must fail instead.
         try await run("PRAGMA busy_timeout = 1000", doing: "cannot open")
         let application = try await integer("PRAGMA application_id", doing: "cannot read")
@@ -160,6 +162,9 @@ public final class SQLiteStateStore: StateStore {
         // is read once, at start, and then written in batches whose index pages the kernel's
         // file cache serves as well (docs/state.md, "Memory").
         try await run("PRAGMA cache_size = -\(Self.cacheKiB)", doing: "cannot configure")
+        let migrating = version > 0 && version < latest
+        let started = ContinuousClock.now
+        if migrating { try await backUp(from: version, to: latest, logger: logger) }
         try await run("BEGIN IMMEDIATE", doing: "cannot lock")
         do throws(StateStoreError) {
             for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
@@ -176,8 +181,24 @@ public final class SQLiteStateStore: StateStore {
             _ = try? await connection.query("ROLLBACK")
             throw error
         }
+        if migrating {
+            logger.notice("\(location): migrated to schema version \(latest) in \(ContinuousClock.now - started)")
+        }
         let check = try await text("PRAGMA quick_check", doing: "cannot check")
         guard check == "ok" else { throw StateStoreError(.corrupt, location: location, "damaged: \(check)") }
+    }
+
+    /// Before a migration: the records counted and the file copied whole, beside it, as
+    /// `FILE.schema-vN.backup` (`VACUUM INTO`, a consistent copy under the store's lock): an older
+    /// gateway can be started on it again. A copy that cannot be made stops the migration.
+    private func backUp(from version: Int, to latest: Int, logger: Logger) async throws(StateStoreError) {
+        let records = try await integer("SELECT count(*) FROM gateway_state", doing: "cannot read")
+        var backup = "\(location).schema-v\(version).backup"
+        if FileManager.default.fileExists(atPath: backup) { backup += "-\(Int(Date().timeIntervalSince1970))" }
+        logger.notice(
+            "\(location): schema version \(version) → \(latest): \(records) records to migrate; backing up to \(backup) first"
+        )
+        try await run("VACUUM INTO ?", [.text(backup)], doing: "cannot back up to \(backup) before migrating")
     }
 
     public func load() async throws(StateStoreError) -> [StateRecord] {

@@ -159,6 +159,21 @@ import Testing
             SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gateway_state' ORDER BY name;
             """)
         #expect(schema == "3\n0\ngateway_state_dialog\ngateway_state_key\n")
+
+        // The version 2 file was copied first, whole: an older gateway can start on the copy.
+        let backup = path() + ".schema-v2.backup"
+        #expect(try await runSQLite(backup, "PRAGMA user_version; SELECT count(*) FROM gateway_state;") == "2\n3\n")
+        let older = try await SQLiteStateStore.open(path: backup, migrations: version2)
+        #expect(Set(try await older.load()) == Set(records))
+        await older.close()
+    }
+
+    @Test func aStoreOfTheCurrentSchemaIsNotBackedUp() async throws {
+        let store = try await SQLiteStateStore.open(path: path())
+        _ = try await store.write([.put(Self.record("1"))])
+        await store.close()
+        await (try await SQLiteStateStore.open(path: path())).close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains("backup") }.isEmpty)
     }
 
     @Test func aFailingMigrationChangesNothing() async throws {
