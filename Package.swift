@@ -225,6 +225,7 @@ let package = Package(
             dependencies: [
                 "BenchSupport", "PresenceGateway", "GatewayState", "SIPStack", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "SIPMessages",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
             swiftSettings: strict
         ),

@@ -193,7 +193,7 @@ class Soak:
         self.gateway_err = open(os.path.join(self.work, 'gateway.err'), 'w')
         self.gateway = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.gateway_err)
         deadline = time.monotonic() + 30
-        while http(p['admin'], '/health')[0] == 0:
+        while http(p['admin'], '/health')[0] != 200:
             if self.gateway.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f'presence-gateway did not start: see {self.work}/gateway.err')
             time.sleep(0.3)

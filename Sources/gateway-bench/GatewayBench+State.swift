@@ -5,6 +5,7 @@ import NIOCore
 import PresenceGateway
 import PresenceMapping
 import SIPStack
+import SQLiteNIO
 
 /// `gateway-bench state [PAIRS] [FILE]`: what the durable store (docs/state.md) costs and how
 /// fast a restart continues every pair, in process:
@@ -115,6 +116,75 @@ extension GatewayBench {
         withExtendedLifetime(core) {}
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-wal")
+    }
+
+    /// `gateway-bench state-file PAIRS FILE [OMA-PEER EDGE]`: writes PAIRS flow 2 pairs' records
+    /// to the SQLite store FILE and nothing else, for a gateway started on it with the embedded
+    /// configuration's domains (a restart watched through `/health`: README, "Watching a start").
+    /// The first pair is made through the core; the others are its two records copied by SQLite
+    /// with the pair's names, dialog identifiers and keys renumbered, which takes a debug build
+    /// seconds rather than minutes. The restore decodes every one. OMA-PEER and EDGE
+    /// (`host:port`) replace where the watchers and the enterprise edge are (127.0.0.1:5070 and
+    /// 127.0.0.1:5062); the dialogs expire an hour after now.
+    static func stateFile(_ arguments: ArraySlice<String>) async throws {
+        guard let pairs = arguments.first.flatMap(Int.init), pairs > 0, let path = arguments.dropFirst().first else {
+            FileHandle.standardError.write(Data("usage: gateway-bench state-file PAIRS FILE [OMA-PEER EDGE]\n".utf8))
+            exit(2)
+        }
+        let peers = Array(arguments.dropFirst(2))
+        let configuration = try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML)
+        let mapper = PresenceMapper(tables: try MappingTables.builtIn())
+        var first = try Bridge.flow2(
+            configuration: configuration, mapper: mapper, pairs: 1, keepInputs: false, journaling: true)
+        // The bridge's instant is now on the wall clock: its dialogs expire an hour from now.
+        let clock = WallClock(now: first.now, wallNanoseconds: Int64(Date().timeIntervalSince1970 * 1e9))
+        let template: [StateRecord] = first.core.takeStateChanges(clock: clock).compactMap {
+            guard case .put(var record) = $0 else { return nil }
+            if peers.count == 2 {
+                record.body = Array(
+                    String(decoding: record.body, as: UTF8.self)
+                        .replacingOccurrences(of: "127.0.0.1:5070", with: peers[0])
+                        .replacingOccurrences(of: "127.0.0.1:5062", with: peers[1]).utf8)
+            }
+            return record
+        }
+        guard template.map(\.key).sorted() == ["1", "2"] else {
+            fatalError("the first pair's records are not one watch and one leg: \(template.map(\.kind))")
+        }
+        let store = try await SQLiteStateStore.open(path: path)
+        _ = try await store.write(template.map { .put($0) })
+        await store.close()
+        let connection = try await SQLiteConnection.open(storage: .file(path: path))
+        _ = try await connection.query(copies(of: template), [.integer(pairs - 1)])
+        try await connection.close()
+        print("wrote \(pairs * template.count) records of \(pairs) pairs to \(path)")
+    }
+
+    /// The statement that copies the first pair's records (an OMA watch with key 1, its enterprise
+    /// leg with key 2) as pairs 1…`?`: watcher w`i`, presentity p`i`, their own Call-IDs, tags
+    /// and keys.
+    static func copies(of template: [StateRecord]) -> String {
+        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        var replacements: [(String, String)] = []
+        for record in template {
+            if let callID = record.callID { replacements.append((quoted(callID), "\(quoted(callID)) || '-' || i")) }
+            if let tag = record.localTag { replacements.append((quoted(tag), "\(quoted(tag)) || 'x' || i")) }
+        }
+        replacements += [
+            ("'sip:w0@'", "'sip:w' || i || '@'"), ("'sip:p0@'", "'sip:p' || i || '@'"),
+            (#"'tag=w0"'"#, #"'tag=w' || i || '"'"#), (#"'"w0"'"#, #"'"w' || i || '"'"#),
+            (#"'tag=e0"'"#, #"'tag=e' || i || '"'"#), (#"'"e0"'"#, #"'"e' || i || '"'"#),
+            (#"'"leg":2,'"#, #"'"leg":' || (2 * i + 2) || ','"#), (#"'"leg":2}'"#, #"'"leg":' || (2 * i + 2) || '}'"#),
+            (#"'@contoso.com":1}'"#, #"'@contoso.com":' || (2 * i + 1) || '}'"#),
+        ]
+        let body = replacements.reduce("body") { "replace(\($0), \($1.0), \($1.1))" }
+        return """
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+            INSERT INTO gateway_state (kind, key, call_id, local_tag, expires, body)
+            SELECT kind, CAST(CAST(key AS INTEGER) + 2 * i AS TEXT), call_id || '-' || i, local_tag || 'x' || i,
+                expires, \(body)
+            FROM gateway_state, n WHERE key IN ('1', '2')
+            """
     }
 
     static func seconds(_ from: UInt64, _ to: UInt64) -> String { String(format: "%.2f", Double(to - from) / 1e9) }

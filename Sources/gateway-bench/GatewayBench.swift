@@ -30,6 +30,9 @@ import SIPMessages
 @main
 enum GatewayBench {
     static func main() async throws {
+        if CommandLine.arguments.dropFirst().first == "state-file" {
+            return try await stateFile(CommandLine.arguments.dropFirst(2))
+        }
         if CommandLine.arguments.dropFirst().first == "state" {
             return try await state(CommandLine.arguments.dropFirst(2))
         }

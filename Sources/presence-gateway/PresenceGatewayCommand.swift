@@ -143,6 +143,12 @@ struct GatewayService: Service {
     func run() async throws {
         // Trapped before the listeners open: a SIGHUP from then on reloads, never ends the process.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
+        server.progress.observe { progress in
+            guard progress.phase == .restoring, progress.of > 0 else { return }
+            SystemdNotify.send([
+                "STATUS=restoring: \(progress.done) of \(progress.of) records (\(progress.done * 100 / progress.of) %)"
+            ])
+        }
         try await server.run(reloadingOn: hangups) { [server] phase in
             switch phase {
             case .starting: SystemdNotify.send(["STATUS=starting: restoring dialogs, binding listeners"])

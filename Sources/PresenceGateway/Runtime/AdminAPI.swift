@@ -128,8 +128,26 @@ public struct AdminAPI: Sendable {
         return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 
+    /// What a call fails with before the gateway serves (restoring its dialogs at start): answered
+    /// 503 with Retry-After, `/health` saying how far the start has come.
+    public struct Unavailable: Error {
+        public init() {}
+    }
+
+    static let starting = error(
+        .serviceUnavailable, "the gateway is starting: /health says how far", headers: [("Retry-After", "5")])
+
     /// Answers one API request; `tooLarge` when its body went past ``maxBody``.
     func handle(_ head: HTTPRequestHead, body: [UInt8], tooLarge: Bool, remote: String, on loop: any EventLoop)
+        -> EventLoopFuture<Reply>
+    {
+        answer(head, body: body, tooLarge: tooLarge, remote: remote, on: loop).flatMapErrorThrowing { error in
+            guard error is Unavailable else { throw error }
+            return Self.starting
+        }
+    }
+
+    private func answer(_ head: HTTPRequestHead, body: [UInt8], tooLarge: Bool, remote: String, on loop: any EventLoop)
         -> EventLoopFuture<Reply>
     {
         if let refused = refusedOrigin(head.headers) { return loop.makeSucceededFuture(refused) }
@@ -183,7 +201,7 @@ public struct AdminAPI: Sendable {
                 return loop.makeSucceededFuture(Self.error(.badRequest, "the body must be empty or a JSON object"))
             }
             return reload().map { Reply(status: .ok, body: Self.json(["reloaded": $0])) }
-                .recover { Self.error(.badRequest, "\($0)") }
+                .recover { $0 is Unavailable ? Self.starting : Self.error(.badRequest, "\($0)") }
         default:
             return loop.makeSucceededFuture(Self.error(.notFound, "no such resource: \(path)"))
         }

@@ -47,6 +47,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// The store when several nodes share it: leases, takeover, owners of unknown dialogs.
     private let shared: (any SharedStateStore)?
     private let recoveryRate: Int
+    /// The refreshes a restore or a takeover paced, followed until sent.
+    private let recovery: RecoveryRefreshes
     /// Each peer's and next hop's last outcomes and request rates, for `GET /peers`.
     private var health: PeerHealthTable
     /// Whether a refresh of ``status`` and the gauges is queued (see ``perform(_:)``).
@@ -153,6 +155,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             leaseHeldUntil = .now() + .seconds(Int64(shared.leaseSeconds))
         }
         self.recoveryRate = core.configuration.state.recoveryRate
+        self.recovery = RecoveryRefreshes(eventLoop: eventLoop, logger: logger)
         self.core = core
         self.router = router
         self.layers = layers
@@ -202,8 +205,9 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     /// Installs the request handlers and starts the core; `restored` is what the core's
     /// ``GatewayCore/restore(_:clock:now:recoveryRate:)`` returned (refreshes, expiries), carried
-    /// out first.
-    public func start(restored: [GatewayCore.Action] = []) {
+    /// out first, its paced refreshes moved to begin now rather than at `restoredAt`, the `now`
+    /// the restore was given (``RecoveryRefreshes``).
+    public func start(restored: [GatewayCore.Action] = [], restoredAt: NIODeadline? = nil) {
         eventLoop.preconditionInEventLoop()
         writer?.release = { [self] actions in self.execute(actions) }
         writer?.availabilityChanged = { [self] in self.publishStatus() }
@@ -211,7 +215,8 @@ public final class GatewayRuntime: @unchecked Sendable {
             self.logger.warning("\(ids.count) records were taken over by another node: let go")
             self.perform(self.core.disown(ids))
         }
-        perform(restored)
+        let now = NIODeadline.now()
+        perform(recovery.follow(restored, pacedFrom: restoredAt ?? now, now: now))
         if let shared { keepLease(shared) }
         for (side, layer) in layers {
             layer.setRequestHandler(
@@ -236,6 +241,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     public func shutdown() {
         eventLoop.preconditionInEventLoop()
         stopping = true
+        recovery.stop()
         perform(core.shutdown(now: .now()))
         published.withLockedValue { $0.running = false }
     }
@@ -248,6 +254,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         stopping = true
         keeping = true
+        recovery.stop()
         published.withLockedValue { $0.running = false }
         guard let writer else { return eventLoop.makeSucceededFuture(true) }
         return writer.drain(timeout: timeout)
@@ -930,14 +937,15 @@ extension GatewayRuntime {
     /// the current state once it is known again. Record by record: one that does not decode is
     /// left out and reported, and every other one is continued.
     private func adopt(_ records: [StateRecord]) {
+        let now = NIODeadline.now()
         let (actions, unreadable) = core.restoreReadable(
-            records, clock: Self.wallClock(), now: .now(), recoveryRate: recoveryRate)
+            records, clock: Self.wallClock(), now: now, recoveryRate: recoveryRate)
         logger.notice(
             "took over \(records.count - unreadable.count) records of a node whose lease ran out")
         for failure in unreadable {
             logger.error("cannot take over \(failure); the other records are continued")
         }
-        perform(actions)
+        perform(recovery.follow(actions, pacedFrom: now, now: .now()))
     }
 
     /// A request in a dialog this node does not hold: its owner is looked up. A live owner (the

@@ -25,7 +25,12 @@ public final class GatewayServer: @unchecked Sendable {
     public let eventLoop: any EventLoop
     let logger: Logger
     private let transports: [GatewayConfiguration.Side: SIPNetworkTransport]
-    private var runtime: GatewayRuntime?
+    private var runtime: GatewayRuntime? { serving.withLockedValue { $0 } }
+    /// The runtime once the start has restored every dialog: the admin endpoint, bound before,
+    /// answers 503 until then.
+    private let serving = NIOLockedValueBox<GatewayRuntime?>(nil)
+    /// How far the start has come: `/health` says it while restoring.
+    public let progress: StartProgress
     private var admin: AdminServer?
     /// The durable store (`state:`); nil with `store: memory`.
     private var store: (any StateStore)?
@@ -78,6 +83,7 @@ public final class GatewayServer: @unchecked Sendable {
         self.configurationFile = configurationFile
         self.eventLoop = eventLoop
         self.logger = logger
+        self.progress = StartProgress(logger: logger)
         self.registry = registry
         let tls = try Self.tls(configuration.tls)
         let capture = try Self.capture(configuration.capture, relay: eventLoop, registry: registry)
@@ -238,20 +244,39 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
-    /// Opens the durable store and reads what it kept, binds every listener, starts the gateway
-    /// (continuing every dialog the store kept) and the admin endpoint. A store that cannot be
-    /// used stops the start before any socket is bound, with an error naming the file (or
-    /// database) and the reason.
+    /// Binds the admin endpoint, then opens the durable store and reads what it kept, binds every
+    /// listener and starts the gateway (continuing every dialog the store kept). Until then
+    /// `/health` answers 503 with the progress (``StartProgress``) and the rest of the API 503. A
+    /// store that cannot be used stops the start before any SIP socket is bound, with an error
+    /// naming the file (or database) and the reason.
     ///
     /// The background work it starts (XCAP polling, the validity timer, PostgreSQL's connection
     /// pool) runs only under ``run()``, which calls this: alone it suits a gateway without XCAP
     /// and with `store: memory` or `sqlite` (the in-process tests).
     public func start() async throws {
+        try await startAdmin()
+        do {
+            try await startServing()
+        } catch {
+            try? await admin?.close()
+            admin = nil
+            throw error
+        }
+        if let admin = configuration.admin {
+            logger.info(
+                "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /reload, /)"
+            )
+        }
+    }
+
+    private func startServing() async throws {
+        progress.enter(.opening)
         let (store, records) = try await openStore()
         self.store = store
         do { try await capture?.start() } catch {
             throw ConfigurationError("cannot open the HEP capture socket: \(error)")
         }
+        progress.enter(.binding)
         try await bindListeners()
         let tables =
             try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
@@ -260,16 +285,18 @@ public final class GatewayServer: @unchecked Sendable {
             configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
         core.transportContacts = transportContacts.filter { $0.value.count > 1 }
         var continued: [GatewayCore.Action] = []
+        let restoredAt = NIODeadline.now()
         if let store {
-            continued = try restoreState(records, from: store, into: &core)
+            progress.enter(.restoring, of: records.count)
+            continued = try restoreState(records, from: store, at: restoredAt, into: &core)
         }
         let runtime = try makeRuntime(core, locals: locals, store: store)
         let restored = continued
-        try await eventLoop.submit { runtime.start(restored: restored) }.get()
-        self.runtime = runtime
+        try await eventLoop.submit { runtime.start(restored: restored, restoredAt: restoredAt) }.get()
+        serving.withLockedValue { $0 = runtime }
+        progress.enter(.ready)
         startXCAPSources(runtime)
         validity = keepValidity(runtime)
-        try await startAdmin(runtime)
     }
 
     /// Binds each side's listeners, in order, into ``bound``; a socket that cannot be bound stops
@@ -317,16 +344,17 @@ public final class GatewayServer: @unchecked Sendable {
     /// Restores into `core` the `records` `store` kept, journaling from now on: the actions that
     /// continue every dialog they hold. Records that cannot be restored stop the start with
     /// nothing changed.
-    private func restoreState(_ records: [StateRecord], from store: any StateStore, into core: inout GatewayCore)
-        throws -> [GatewayCore.Action]
-    {
+    private func restoreState(
+        _ records: [StateRecord], from store: any StateStore, at now: NIODeadline, into core: inout GatewayCore
+    ) throws -> [GatewayCore.Action] {
         core.journaling = true
         if let shared = store as? any SharedStateStore { core.keyBase = shared.ordinal << 40 }
         let continued: [GatewayCore.Action]
         do {
             continued = try core.restore(
-                records, clock: GatewayRuntime.wallClock(), now: .now(),
-                recoveryRate: configuration.state.recoveryRate)
+                records, clock: GatewayRuntime.wallClock(), now: now,
+                recoveryRate: configuration.state.recoveryRate
+            ) { [progress] in progress.advance(by: $0) }
         } catch {
             throw StateStoreError(
                 .corrupt, location: store.location,
@@ -390,25 +418,25 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
-    /// Starts the admin endpoint over `runtime`, if `admin:` asks for one.
-    private func startAdmin(_ runtime: GatewayRuntime) async throws {
-        if let admin = configuration.admin {
-            do {
-                self.admin = try await AdminServer.start(
-                    host: admin.host, port: Int(admin.port), registry: registry,
-                    group: MultiThreadedEventLoopGroup.singleton,
-                    limits: configuration.connections.admin, api: api(runtime, admin: admin)
-                ) { [weak self] in
-                    self?.health() ?? (false, #"{"status":"stopped"}"#)
-                }
-            } catch {
-                throw ConfigurationError(
-                    "cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
+    /// Starts the admin endpoint, if `admin:` asks for one: before the store is opened, so that a
+    /// long restore can be watched (`/health`), and bound once for the gateway's life.
+    private func startAdmin() async throws {
+        guard let admin = configuration.admin else { return }
+        do {
+            self.admin = try await AdminServer.start(
+                host: admin.host, port: Int(admin.port), registry: registry,
+                group: MultiThreadedEventLoopGroup.singleton,
+                limits: configuration.connections.admin, api: api(admin)
+            ) { [weak self] in
+                self?.health() ?? (false, #"{"status":"stopped"}"#)
             }
-            logger.info(
-                "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /reload, /)"
-            )
+        } catch {
+            throw ConfigurationError(
+                "cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
         }
+        logger.info(
+            "admin endpoint bound on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)): /health answers 503 until the gateway is ready"
+        )
     }
 
     /// Applies the pres-rules whose validity intervals (RFC 4745 §7.3) began or ended, checked
@@ -442,19 +470,27 @@ public final class GatewayServer: @unchecked Sendable {
         current.withLockedValue { $0.policies[presentity]?.rules = inForce }
     }
 
-    /// The admin API over `runtime`: each call runs on the gateway's event loop.
-    private func api(_ runtime: GatewayRuntime, admin: GatewayConfiguration.Admin) -> AdminAPI {
+    /// The admin API over the runtime, once there is one: each call runs on the gateway's event
+    /// loop; before, it is answered 503 (``AdminAPI/unavailable``).
+    private func api(_ admin: GatewayConfiguration.Admin) -> AdminAPI {
         let loop = eventLoop
+        let serving = serving
+        @Sendable func onRuntime<T>(_ body: @escaping @Sendable (GatewayRuntime) -> T) -> EventLoopFuture<T> {
+            guard let runtime = serving.withLockedValue({ $0 }) else {
+                return loop.makeFailedFuture(AdminAPI.Unavailable())
+            }
+            return loop.submit { body(runtime) }
+        }
         var api = AdminAPI(
             token: admin.token,
             subscriptions: { uri, side, offset, limit in
-                loop.submit { runtime.bridgedSubscriptions(uri: uri, side: side, offset: offset, limit: limit) }
+                onRuntime { $0.bridgedSubscriptions(uri: uri, side: side, offset: offset, limit: limit) }
             },
-            end: { id, reason in loop.submit { runtime.endSubscription(id, reason: reason) } },
-            peers: { loop.submit { runtime.peerHealth() } },
+            end: { id, reason in onRuntime { $0.endSubscription(id, reason: reason) } },
+            peers: { onRuntime { $0.peerHealth() } },
             reload: { [weak self] in
                 loop.makeFutureWithTask {
-                    guard let self else { throw ConfigurationError("the gateway is stopping") }
+                    guard let self, self.runtime != nil else { throw AdminAPI.Unavailable() }
                     return try await self.reload()
                 }
             })
@@ -704,9 +740,14 @@ public final class GatewayServer: @unchecked Sendable {
     /// ``start()``. Safe to read from any thread.
     public var status: GatewayRuntime.Status? { runtime?.status }
 
-    /// `/health`: running, and the active subscriptions per kind.
+    /// `/health`: running, and the active subscriptions per kind; while starting, 503 with how far
+    /// the start has come (`{"status":"restoring","phase":"restoring","done":N,"of":M}`).
     func health() -> (Bool, String) {
-        guard let runtime else { return (false, #"{"status":"starting"}"#) }
+        guard let runtime else {
+            let p = progress.snapshot
+            let status = p.phase == .binding ? "starting" : "restoring"
+            return (false, #"{"status":"\#(status)","phase":"\#(p.phase.rawValue)","done":\#(p.done),"of":\#(p.of)}"#)
+        }
         let c = runtime.status
         let status = c.running ? "ok" : "stopping"
         let store = store == nil ? "none" : c.storeAvailable ? "ok" : "unavailable"
@@ -794,6 +835,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         // The connection pool, until the store is closed.
         storeRunning = work.start { await store.run() }
+        progress.enter(.reading)
         do {
             return (store, try await store.load())
         } catch {

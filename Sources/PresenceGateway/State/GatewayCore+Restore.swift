@@ -22,13 +22,16 @@ extension GatewayCore {
     /// another's dialogs) and returns what to do at once: unsubscribes of what was being ended,
     /// refreshes, expiry timers. A record that does not decode is an error naming it; nothing is
     /// restored then. `sliceSize`: records read at a time on one core (a large store is read in
-    /// slices of that many, shared out among the cores as they finish one).
+    /// slices of that many, shared out among the cores as they finish one). `progress` is told
+    /// the number of records read as they are, from any thread.
     public mutating func restore(
         _ records: [StateRecord], clock: WallClock, now: NIODeadline,
-        recoveryRate: Int = 1000, sliceSize: Int = 2_000
+        recoveryRate: Int = 1000, sliceSize: Int = 2_000, progress: (@Sendable (Int) -> Void)? = nil
     ) throws(RestoreError) -> [Action] {
-        try restore(records, clock: clock, now: now, recoveryRate: recoveryRate, sliceSize: sliceSize, skipping: false)
-            .actions
+        try restore(
+            records, clock: clock, now: now, recoveryRate: recoveryRate, sliceSize: sliceSize, skipping: false,
+            progress: progress
+        ).actions
     }
 
     /// ``restore(_:clock:now:recoveryRate:sliceSize:)`` record by record: each record that does
@@ -39,7 +42,8 @@ extension GatewayCore {
     ) -> (actions: [Action], unreadable: [RestoreError]) {
         do {
             return try restore(
-                records, clock: clock, now: now, recoveryRate: recoveryRate, sliceSize: 2_000, skipping: true)
+                records, clock: clock, now: now, recoveryRate: recoveryRate, sliceSize: 2_000, skipping: true,
+                progress: nil)
         } catch {
             return ([], [error])
         }
@@ -47,9 +51,10 @@ extension GatewayCore {
 
     private mutating func restore(
         _ records: [StateRecord], clock: WallClock, now: NIODeadline, recoveryRate: Int, sliceSize: Int,
-        skipping: Bool
+        skipping: Bool, progress: (@Sendable (Int) -> Void)?
     ) throws(RestoreError) -> (actions: [Action], unreadable: [RestoreError]) {
-        let (entries, unreadable) = try readRecords(records, clock: clock, sliceSize: sliceSize, skipping: skipping)
+        let (entries, unreadable) = try readRecords(
+            records, clock: clock, sliceSize: sliceSize, skipping: skipping, progress: progress)
         let read = Restoring(
             enterpriseWatches: entries.table(EnterpriseWatch.self), omaLegs: entries.table(OMALeg.self),
             omaLists: entries.table(OMAList.self), omaWatches: entries.table(OMAWatch.self),
@@ -419,18 +424,19 @@ extension GatewayCore {
     /// slices rather than one per core: records of one kind can be stored together, and kinds
     /// differ in cost, so equal halves left one core idle for a third of the read. `skipping`:
     /// a record that does not decode is left out and reported rather than failing the read.
-    func readRecords(_ records: [StateRecord], clock: WallClock, sliceSize: Int, skipping: Bool)
-        throws(RestoreError) -> (entries: StoredEntries, unreadable: [RestoreError])
-    {
+    func readRecords(
+        _ records: [StateRecord], clock: WallClock, sliceSize: Int, skipping: Bool,
+        progress: (@Sendable (Int) -> Void)? = nil
+    ) throws(RestoreError) -> (entries: StoredEntries, unreadable: [RestoreError]) {
         let slices = records.count / max(1, sliceSize)
         guard slices > 1, ProcessInfo.processInfo.activeProcessorCount > 1 else {
-            return try readSlice(records[...], clock: clock, skipping: skipping)
+            return try readSlice(records[...], clock: clock, skipping: skipping, progress: progress)
         }
         let parts = Mutex<[Int: Result<(StoredEntries, [RestoreError]), RestoreError>]>([:])
         DispatchQueue.concurrentPerform(iterations: slices) { slice in
             let range = slice * records.count / slices..<(slice + 1) * records.count / slices
             let result = Result { () throws(RestoreError) in
-                try readSlice(records[range], clock: clock, skipping: skipping)
+                try readSlice(records[range], clock: clock, skipping: skipping, progress: progress)
             }
             parts.withLock { $0[slice] = result }
         }
@@ -445,13 +451,14 @@ extension GatewayCore {
         return (entries, unreadable)
     }
 
-    private func readSlice(_ records: ArraySlice<StateRecord>, clock: WallClock, skipping: Bool)
-        throws(RestoreError) -> (StoredEntries, [RestoreError])
-    {
+    private func readSlice(
+        _ records: ArraySlice<StateRecord>, clock: WallClock, skipping: Bool, progress: (@Sendable (Int) -> Void)?
+    ) throws(RestoreError) -> (StoredEntries, [RestoreError]) {
         let decoder = JSONDecoder()
         var entries = StoredEntries()
         var unreadable: [RestoreError] = []
-        for record in records {
+        for (n, record) in records.enumerated() {
+            if let progress, n % Self.progressStep == Self.progressStep - 1 { progress(Self.progressStep) }
             do throws(RestoreError.Detail) {
                 try entries.read(record, decoder: decoder, core: self, clock: clock)
             } catch {
@@ -460,8 +467,12 @@ extension GatewayCore {
                 unreadable.append(failure)
             }
         }
+        if let progress { progress(records.count % Self.progressStep) }
         return (entries, unreadable)
     }
+
+    /// Records read between two reports of progress.
+    private static let progressStep = 1024
 
     /// This side's Contact as written in records, for restored dialogs: a node that takes over
     /// another's dialogs puts its own Contact in their next requests (a target refresh, RFC 6665
