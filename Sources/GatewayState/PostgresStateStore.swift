@@ -388,6 +388,19 @@ public final class PostgresStateStore: SharedStateStore {
         }
     }
 
+    public func releaseNodeLease() async throws(StateStoreError) -> Bool {
+        try await run(.seconds(5), "cannot release the lease of node \(node)") { [client, node, instance, logger] in
+            let rows = try await client.query(
+                Self.query(
+                    """
+                    UPDATE gateway_nodes SET lease_until = now() - interval '1 second'
+                    WHERE name = $1 AND instance = $2 RETURNING name
+                    """, node, instance), logger: logger
+            ).collect()
+            return !rows.isEmpty
+        }
+    }
+
     public func heldRecordIDs() async throws(StateStoreError) -> Set<StateRecordID> {
         try await run(.seconds(60), "cannot list the records of node \(node)") { [client, node, logger] in
             var ids: Set<StateRecordID> = []

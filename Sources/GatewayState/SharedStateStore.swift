@@ -10,6 +10,10 @@ public protocol SharedStateStore: StateStore {
     var leaseSeconds: Int { get }
     /// Renews this node's lease; false when another process took this node's name.
     func renewNodeLease() async throws(StateStoreError) -> Bool
+    /// Ends this node's lease now, for a drain: the other nodes take its records over at their
+    /// next renewal rather than when the lease would have run out. False when another process
+    /// holds this node's name.
+    func releaseNodeLease() async throws(StateStoreError) -> Bool
     /// The records the store lists as this node's: after its lease lapsed, another node may
     /// have taken some over.
     func heldRecordIDs() async throws(StateStoreError) -> Set<StateRecordID>

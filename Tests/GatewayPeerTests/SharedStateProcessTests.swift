@@ -12,9 +12,10 @@ import Glibc
 /// Kamailio's dispatcher on each side (deploy/kamailio-front.cfg), with sipp peers and watchers,
 /// all on 127.0.0.1 (docs/state.md, "Several nodes behind Kamailio"). Node A makes a bridged
 /// pair in each direction while node B is still down; B starts and the fronts see it; A is
-/// killed with SIGKILL. Within A's lease B takes its dialogs over and continues them in place:
-/// the peers' NOTIFYs reach the watchers in their original dialogs, each once, the watchers'
-/// refreshes are answered in their dialogs, and no subscription is made twice.
+/// killed with SIGKILL, or drained (`POST /node/drain`). Within A's lease (after a kill), or within
+/// one of B's renewals (after a drain, before A stops), B takes its dialogs over and continues
+/// them in place: the peers' NOTIFYs reach the watchers in their original dialogs, each once, the
+/// watchers' refreshes are answered in their dialogs, and no subscription is made twice.
 @Suite(.serialized, .enabled(if: PostgresCluster.installed && PeerAssets.kamailioInstalled, "needs PostgreSQL and Kamailio (scripts/setup.sh)"))
 struct SharedStateProcessTests {
     /// A Kamailio front with deploy/kamailio-front.cfg, in the foreground (children forked).
@@ -58,6 +59,18 @@ struct SharedStateProcessTests {
     }
 
     @Test func aKilledNodesDialogsContinueThroughTheOtherWithinTheLease() async throws {
+        try await handOver(.killed)
+    }
+
+    /// Draining is for a node about to stop (README, "Runtime control"): its lease is 15 s here,
+    /// and B, renewing every 5 s, has every dialog well before that, while A still runs.
+    @Test func aDrainedNodesDialogsContinueThroughTheOtherBeforeItStops() async throws {
+        try await handOver(.drained)
+    }
+
+    enum Leave { case killed, drained }
+
+    func handOver(_ leave: Leave) async throws {
         try await Self.withSetUp("shared") { binary, directory, cluster, database in
             // The peers send their change 2 s after answering the refresh that the node taking over
             // sends, so that the change follows the refresh. (A BENOTIFY goes through the front
@@ -72,13 +85,14 @@ struct SharedStateProcessTests {
             let omaFront = try await Front.start(directory: directory, name: "oma", peer: omaServer.port, nodes: [(a.oma, 8), (b.oma, 9)])
             let enterpriseFront = try await Front.start(directory: directory, name: "enterprise", peer: edge.port,
                                                         nodes: [(a.enterprise, 8), (b.enterprise, 9)])
-            let lease = 3
+            let lease = leave == .killed ? 3 : 15
             func node(_ name: String, _ ports: (oma: UInt16, enterprise: UInt16, admin: UInt16)) throws -> DurableStateProcessTests.Gateway {
                 let configuration = directory + "/\(name).yaml"
                 try DurableStateProcessTests.Gateway.yaml(
                     listen: ports, enterprise: ("enterprise-front", enterpriseFront.port), oma: ("oma-front", omaFront.port),
                     state: #"{ store: postgres, url: "\#(cluster.url(database))", node: \#(name), lease: \#(lease) }"#
-                ).write(toFile: configuration, atomically: true, encoding: .utf8)
+                ).replacingOccurrences(of: "port: \(ports.admin) }", with: "port: \(ports.admin), tokenless-control: true }")
+                .write(toFile: configuration, atomically: true, encoding: .utf8)
                 return DurableStateProcessTests.Gateway(binary: binary, configuration: configuration, directory: directory, admin: ports.admin)
             }
             let nodeA = try node("gw-a", a), nodeB = try node("gw-b", b)
@@ -116,20 +130,37 @@ struct SharedStateProcessTests {
             try await Task.sleep(nanoseconds: 3_000_000_000)
             #expect(try await nodeB.health()["omaWatchers"] as? Int == 0)
 
-            processA.send(SIGKILL)
-            #expect(await processA.wait(timeout: 5) == -1)
-            let killed = Date()
+            let left = Date()
+            switch leave {
+            case .killed:
+                processA.send(SIGKILL)
+                #expect(await processA.wait(timeout: 5) == -1)
+            case .drained:
+                let drain = try await loopbackHTTP(port: Int(a.admin), "POST", "/node/drain")
+                #expect(drain.status == 200, "\(drain.body)\n\(processA.output.suffix(3000))")
+                #expect(drain.body.contains(#""handedOver":"#), "\(drain.body)")
+                #expect(try await nodeA.health()["status"] as? String == "drained")
+                #expect(processA.poll() == nil, "A stopped by itself")
+            }
             var tookOver: TimeInterval?
-            while tookOver == nil, Date().timeIntervalSince(killed) < 30 {
+            while tookOver == nil, Date().timeIntervalSince(left) < 30 {
                 if let health = try? await nodeB.health(), health["enterpriseWatchers"] as? Int == 1, health["omaWatchers"] as? Int == 1 {
-                    tookOver = Date().timeIntervalSince(killed)
+                    tookOver = Date().timeIntervalSince(left)
                 } else {
                     try await Task.sleep(nanoseconds: 100_000_000)
                 }
             }
-            // The lease, and one renewal interval (a third of it) for B to notice.
             let seconds = try #require(tookOver, "node B did not take the pairs over:\n\(started.output.suffix(4000))")
-            #expect(seconds <= Double(lease) + Double(lease) / 3 + 1.5, "took \(seconds) s")
+            switch leave {
+            case .killed:
+                // The lease, and one renewal interval (a third of it) for B to notice.
+                #expect(seconds <= Double(lease) + Double(lease) / 3 + 1.5, "took \(seconds) s")
+            case .drained:
+                // One renewal interval of B, not A's lease; A still runs, then stops holding nothing.
+                #expect(seconds <= Double(lease) / 3 + 2.5, "took \(seconds) s")
+                #expect(processA.poll() == nil)
+                #expect(await processA.terminate() == 0, "\(processA.output.suffix(2000))")
+            }
             #expect(started.output.contains("took over"), "\(started.output.suffix(3000))")
 
             let runs = (oma: await omaServer.finish(), edge: await edge.finish(), enterprise: await enterpriseWatcher.finish(),

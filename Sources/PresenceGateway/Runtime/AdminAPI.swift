@@ -10,6 +10,8 @@ import NIOHTTP1
 /// - `GET /peers`: each peer's and next hop's health;
 /// - `POST /reload`: the configuration file read again and applied without dropping a dialog
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
+/// - `POST /node/drain`: this node's dialogs handed to the other nodes of a shared store, then
+///   its SIP listeners closed (`{"handedOver": N}`; 409 when it cannot drain);
 /// - `GET /`: a status page in HTML.
 ///
 /// With a token configured every request needs `Authorization: Bearer <token>`; without one
@@ -35,6 +37,8 @@ public struct AdminAPI: Sendable {
     public var peers: @Sendable () -> EventLoopFuture<[PeerHealth]>
     /// Reloads; the future fails with the error to report (its description is the message).
     public var reload: @Sendable () -> EventLoopFuture<String>
+    /// Drains this node; the number of records handed over. Nil: the gateway cannot drain.
+    public var drain: (@Sendable () -> EventLoopFuture<Int>)?
 
     public init(
         token: String?,
@@ -202,6 +206,11 @@ public struct AdminAPI: Sendable {
             }
             return reload().map { Reply(status: .ok, body: Self.json(["reloaded": $0])) }
                 .recover { $0 is Unavailable ? Self.starting : Self.error(.badRequest, "\($0)") }
+        case "node" where segments == ["node", "drain"]:
+            if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
+            guard let drain else { return loop.makeSucceededFuture(Self.error(.conflict, "this gateway cannot drain")) }
+            return drain().map { Reply(status: .ok, body: Self.json(["handedOver": $0])) }
+                .recover { $0 is Unavailable ? Self.starting : Self.error(.conflict, "\($0)") }
         default:
             return loop.makeSucceededFuture(Self.error(.notFound, "no such resource: \(path)"))
         }

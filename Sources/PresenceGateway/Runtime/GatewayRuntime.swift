@@ -47,6 +47,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// The store when several nodes share it: leases, takeover, owners of unknown dialogs.
     private let shared: (any SharedStateStore)?
     private let recoveryRate: Int
+    /// The lease's renewal (``keepLease(_:)``); cancelled by a drain.
+    private var leaseRenewal: RepeatedTask?
     /// The refreshes a restore or a takeover paced, followed until sent.
     private let recovery: RecoveryRefreshes
     /// Each peer's and next hop's last outcomes and request rates, for `GET /peers`.
@@ -858,7 +860,7 @@ extension GatewayRuntime {
     /// this one: it answers and sends nothing more, so no watcher gets a NOTIFY twice.
     private func keepLease(_ shared: any SharedStateStore) {
         let interval = TimeAmount.milliseconds(Int64(shared.leaseSeconds) * 1000 / 3)
-        eventLoop.scheduleRepeatedAsyncTask(initialDelay: .zero, delay: interval) { [self] task in
+        leaseRenewal = eventLoop.scheduleRepeatedAsyncTask(initialDelay: .zero, delay: interval) { [self] task in
             let asked = NIODeadline.now()
             return eventLoop.makeFutureWithTask { () async throws -> (Bool, [StateRecord]) in
                 let kept = try await shared.renewNodeLease()
@@ -884,6 +886,61 @@ extension GatewayRuntime {
                 logger.error("cannot renew this node's lease in \(shared.location): \(error); existing pairs go on")
             }
         }
+    }
+
+    /// What ``drain(timeout:)`` fails with, its description the reason.
+    public struct DrainError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Hands every dialog of this node to the other nodes sharing the store, before it stops
+    /// (README, "Runtime control"; docs/state.md, "Several nodes"). From now on it answers and
+    /// sends nothing and no longer renews its lease; every change is written; `silence` then
+    /// closes its listeners and gives the fronts' probes time to find it gone, so requests in its
+    /// dialogs go to the other nodes; it ends its lease at once, and the others take its records
+    /// over at their next renewal (a third of their lease) instead of when the lease would have
+    /// run out, continuing them as after a failover. Succeeds with the number of records handed
+    /// over once the store lists none as this node's; fails when the store is not shared or that
+    /// takes past `timeout`.
+    public func drain(timeout: TimeAmount, silence: @escaping @Sendable () async -> Void) -> EventLoopFuture<Int> {
+        eventLoop.preconditionInEventLoop()
+        guard let shared, let writer else {
+            return eventLoop.makeFailedFuture(
+                DrainError(description: "only a node of a shared store (store: postgres) drains"))
+        }
+        stopping = true
+        keeping = true
+        recovery.stop()
+        publishStatus()
+        // A renewal under way ends before the lease does: it would extend it again.
+        let renewalStopped = eventLoop.makePromise(of: Void.self)
+        if let leaseRenewal { leaseRenewal.cancel(promise: renewalStopped) } else { renewalStopped.succeed() }
+        leaseRenewal = nil
+        let deadline = NIODeadline.now() + timeout
+        return renewalStopped.futureResult.flatMap { [self] in writer.drain(timeout: timeout) }.flatMap {
+            [self] written in
+            guard written else {
+                return eventLoop.makeFailedFuture(DrainError(description: "the store did not take every change"))
+            }
+            return eventLoop.makeFutureWithTask {
+                await silence()
+                return try await Self.handOver(shared, until: deadline)
+            }
+        }
+    }
+
+    /// Ends the lease and waits until the store lists none of the records as this node's.
+    private static func handOver(_ shared: any SharedStateStore, until deadline: NIODeadline) async throws -> Int {
+        let held = try await shared.heldRecordIDs().count
+        guard try await shared.releaseNodeLease() else {
+            throw DrainError(description: "another process holds this node's name")
+        }
+        while NIODeadline.now() < deadline {
+            if try await shared.heldRecordIDs().isEmpty { return held }
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        throw DrainError(
+            description: "no other node took the records over in time: they are taken over when one renews its lease")
     }
 
     /// Whether this node is fenced: its lease may have lapsed (``leaseHeldUntil``), or it is

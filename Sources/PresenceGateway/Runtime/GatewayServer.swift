@@ -31,6 +31,8 @@ public final class GatewayServer: @unchecked Sendable {
     private let serving = NIOLockedValueBox<GatewayRuntime?>(nil)
     /// How far the start has come: `/health` says it while restoring.
     public let progress: StartProgress
+    /// The records a drain handed to the other nodes, once it has (``drain()``).
+    private let drained = NIOLockedValueBox<Int?>(nil)
     private var admin: AdminServer?
     /// The durable store (`state:`); nil with `store: memory`.
     private var store: (any StateStore)?
@@ -494,6 +496,12 @@ public final class GatewayServer: @unchecked Sendable {
                     return try await self.reload()
                 }
             })
+        api.drain = { [weak self] in
+            loop.makeFutureWithTask {
+                guard let self, self.runtime != nil else { throw AdminAPI.Unavailable() }
+                return try await self.drain()
+            }
+        }
         api.hostNames = admin.hostNames
         api.tokenlessControl = admin.tokenlessControl
         return api
@@ -748,6 +756,9 @@ public final class GatewayServer: @unchecked Sendable {
             let status = p.phase == .binding ? "starting" : "restoring"
             return (false, #"{"status":"\#(status)","phase":"\#(p.phase.rawValue)","done":\#(p.done),"of":\#(p.of)}"#)
         }
+        if let handed = drained.withLockedValue({ $0 }) {
+            return (false, #"{"status":"drained","handedOver":\#(handed)}"#)
+        }
         let c = runtime.status
         let status = c.running ? "ok" : "stopping"
         let store = store == nil ? "none" : c.storeAvailable ? "ok" : "unavailable"
@@ -757,6 +768,33 @@ public final class GatewayServer: @unchecked Sendable {
                 + #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs),"store":"\#(store)"}"#
         )
     }
+
+    /// Drains this node of a shared store (``GatewayRuntime/drain(timeout:silence:)``): its SIP
+    /// listeners close, and after ``frontNotice`` (the fronts probe each second: they find it
+    /// gone meanwhile) its dialogs are handed to the other nodes without waiting for its lease.
+    /// The admin endpoint stays until the process is stopped, `/health` saying "drained".
+    /// Returns the number of records handed over.
+    public func drain() async throws -> Int {
+        guard let runtime, case .postgres(let postgres) = configuration.state.store else {
+            throw GatewayRuntime.DrainError(description: "only a node of a shared store (store: postgres) drains")
+        }
+        let timeout = TimeAmount.seconds(Int64(postgres.leaseSeconds) + 10)
+        logger.notice("draining: closing the SIP listeners, then handing every dialog to the other nodes")
+        let transports = Array(transports.values)
+        let handed = try await eventLoop.flatSubmit {
+            runtime.drain(timeout: timeout) {
+                for transport in transports { await transport.shutdown() }
+                try? await Task.sleep(nanoseconds: UInt64(Self.frontNotice.nanoseconds))
+            }
+        }.get()
+        drained.withLockedValue { $0 = handed }
+        logger.notice("drained: \(handed) records taken over by the other nodes")
+        return handed
+    }
+
+    /// How long a draining node is silent before it ends its lease: twice the probe interval of
+    /// deploy/kamailio-front.cfg (1 s, one failure marks a node down).
+    static let frontNotice = TimeAmount.seconds(2)
 
     /// Graceful stop as `shutdown:` says. `terminate`: final NOTIFYs and unsubscribes go out, then
     /// `grace` is given for their transactions before sockets close. `keep`: nothing more is
