@@ -24,7 +24,7 @@ packages=(libxml2-dev pkg-config libjemalloc2)
 # debugger, libz3 for the compiler's constraint solver): a full image has them, a minimal one not.
 packages+=(binutils git libc6-dev libedit2 libgcc-12-dev libpython3-dev libsqlite3-0 libstdc++-12-dev libz3-dev tzdata zlib1g-dev)
 if [ "${1:-}" != "--build-only" ]; then
-  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
+  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules kamailio-tls-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
     pidgin-sipe bitlbee-libpurple gcc)
 fi
 need=()

@@ -26,22 +26,25 @@ struct SharedStateProcessTests {
         static let configuration = PeerAssets.root.deletingLastPathComponent().appendingPathComponent("deploy/kamailio-front.cfg").path
 
         /// `nodes`: each node's listener on this side, with its dispatcher state flags (1: inactive,
-        /// 8: probed; dispatcher's list file format).
-        static func start(directory: String, name: String, peer: UInt16, nodes: [(UInt16, Int)]) async throws -> Front {
+        /// 8: probed; dispatcher's list file format). `tls`: the front listens and reaches its peer
+        /// and the nodes over TLS (`-A WITH_TLS`), with `defines` naming its tls file and the names.
+        static func start(directory: String, name: String, peer: UInt16, nodes: [(UInt16, Int)], tls: Bool = false,
+                          defines: [String] = []) async throws -> Front {
             let list = directory + "/\(name).list"
-            try nodes.map { "1 sip:127.0.0.1:\($0.0) \($0.1)" }.joined(separator: "\n").appending("\n")
+            let transport = tls ? ";transport=tls" : ""
+            try nodes.map { "1 sip:127.0.0.1:\($0.0)\(transport) \($0.1)" }.joined(separator: "\n").appending("\n")
                 .write(toFile: list, atomically: true, encoding: .utf8)
             let port = try LoopbackPorts.free()
             // setsid: a process group of its own, so killGroup() ends its forked children too.
             let child = try ChildProcess("/usr/bin/setsid", ["/usr/sbin/kamailio",
-                "-f", configuration, "-DD", "-E", "-m", "64", "-M", "8", "-l", "udp:127.0.0.1:\(port)", "-Y", directory,
-                "-A", "DSLIST=\"\(list)\"", "-A", "PEER=\"sip:127.0.0.1:\(peer)\"", "-A", "CHILDREN=2",
-            ])
+                "-f", configuration, "-DD", "-E", "-m", "64", "-M", "8", "-l", "\(tls ? "tls" : "udp"):127.0.0.1:\(port)",
+                "-Y", directory, "-A", "DSLIST=\"\(list)\"", "-A", "PEER=\"sip:127.0.0.1:\(peer)\(transport)\"", "-A", "CHILDREN=2",
+            ] + (tls ? ["-A", "WITH_TLS"] : []) + defines.flatMap { ["-A", $0] })
             let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, child.poll() == nil, !LoopbackPorts.isBound(port, udp: true) {
+            while Date() < deadline, child.poll() == nil, !LoopbackPorts.isBound(port, udp: !tls) {
                 try await Task.sleep(nanoseconds: 50_000_000)
             }
-            guard LoopbackPorts.isBound(port, udp: true) else { throw PeerError("kamailio \(name) did not start:\n\(child.output.suffix(3000))") }
+            guard LoopbackPorts.isBound(port, udp: !tls) else { throw PeerError("kamailio \(name) did not start:\n\(child.output.suffix(3000))") }
             return Front(port: port, child: child)
         }
     }
