@@ -125,19 +125,23 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     ///     `MultiThreadedEventLoopGroup.singleton`.
     ///   - logger: where connection events and dropped messages are logged.
     ///   - metricsFactory: where counters go. Default: the bootstrapped `MetricsSystem.factory`.
+    ///   - metricsDimensions: put on every counter before its own (``SIPTransportMetrics``): the
+    ///     gateway's `side`, so that its two transports are counted apart.
     ///   - capture: where every message sent and received is copied (``HEPCapture``).
     /// - Throws: the TLS material could not be turned into TLS contexts.
     public init(
         configuration: Configuration, eventLoop: (any EventLoop)? = nil,
         logger: Logger = Logger(label: "sip.transport"),
-        metricsFactory: (any MetricsFactory)? = nil, capture: (any SIPMessageCapture)? = nil
+        metricsFactory: (any MetricsFactory)? = nil, metricsDimensions: [(String, String)] = [],
+        capture: (any SIPMessageCapture)? = nil
     ) throws {
         self.configuration = configuration
         self.capture = capture
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.logger = logger
         self.metrics = SIPTransportMetrics(
-            factory: metricsFactory ?? MetricsSystem.factory, kinds: configuration.listeners.map(\.kind))
+            factory: metricsFactory ?? MetricsSystem.factory, kinds: configuration.listeners.map(\.kind),
+            dimensions: metricsDimensions)
         self.peerHosts = Set(configuration.peerHosts.map { SIPHostAddress.canonicalIP($0) ?? $0 })
         self.tlsContexts = NIOLockedValueBox(
             try configuration.tls.map {

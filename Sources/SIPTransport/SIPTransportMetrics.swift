@@ -4,27 +4,29 @@ internal import Metrics
 ///
 /// | label | dimensions | counts |
 /// |---|---|---|
-/// | `sip_transport_messages_received` | `transport` | messages parsed and handed up |
-/// | `sip_transport_messages_sent` | `transport` | messages written to the network |
-/// | `sip_transport_malformed_dropped` | `transport`, `reason` | inbound bytes dropped: the ``SIPMessages/SIPParseError/Code`` raw value, or `via-sent-by-mismatch` |
-/// | `sip_transport_bad_request_sent` | `transport` | 400 responses sent for malformed requests |
-/// | `sip_transport_connections_opened` | `transport` | TCP/TLS connections accepted or opened |
-/// | `sip_transport_connections_closed` | `transport` | TCP/TLS connections closed, for any reason |
-/// | `sip_transport_connections_refused` | `transport`, `reason` | connections not accepted or not opened: `inbound-limit`, `address-limit`, `outbound-limit`; for TLS also `certificate-name` (the server's certificate names none of the expected names) and `no-certificate-name` (nothing to verify it against) |
-/// | `sip_transport_timeouts` | `transport`, `kind` | connections closed by a timeout: `idle`, `header` (a message not whole in time); for TLS also `tls-handshake` |
+/// | `sip_transport_messages_received_total` | `transport` | messages parsed and handed up |
+/// | `sip_transport_messages_sent_total` | `transport` | messages written to the network |
+/// | `sip_transport_malformed_dropped_total` | `transport`, `reason` | inbound bytes dropped: the ``SIPMessages/SIPParseError/Code`` raw value, or `via-sent-by-mismatch` |
+/// | `sip_transport_bad_request_sent_total` | `transport` | 400 responses sent for malformed requests |
+/// | `sip_transport_connections_opened_total` | `transport` | TCP/TLS connections accepted or opened |
+/// | `sip_transport_connections_closed_total` | `transport` | TCP/TLS connections closed, for any reason |
+/// | `sip_transport_connections_refused_total` | `transport`, `reason` | connections not accepted or not opened: `inbound-limit`, `address-limit`, `outbound-limit`; for TLS also `certificate-name` (the server's certificate names none of the expected names) and `no-certificate-name` (nothing to verify it against) |
+/// | `sip_transport_timeouts_total` | `transport`, `kind` | connections closed by a timeout: `idle`, `header` (a message not whole in time); for TLS also `tls-handshake` |
 ///
-/// The refusal and timeout counters exist at zero from the start (so that an alert can watch
-/// their rate). Confined to the transport's event loop; counters are created once per label and
-/// dimensions.
+/// Every series also carries the transport's own `dimensions` first (the gateway gives each side's
+/// transport `side`: `enterprise` or `oma`, so the two faces are never merged). The names end in
+/// `_total`, as Prometheus names counters. The refusal and timeout counters exist at zero from
+/// the start (so that an alert can watch their rate). Confined to the transport's event loop;
+/// counters are created once per label and dimensions.
 final class SIPTransportMetrics {
-    static let messagesReceived = "sip_transport_messages_received"
-    static let messagesSent = "sip_transport_messages_sent"
-    static let malformedDropped = "sip_transport_malformed_dropped"
-    static let badRequestSent = "sip_transport_bad_request_sent"
-    static let connectionsOpened = "sip_transport_connections_opened"
-    static let connectionsClosed = "sip_transport_connections_closed"
-    static let connectionsRefused = "sip_transport_connections_refused"
-    static let timeouts = "sip_transport_timeouts"
+    static let messagesReceived = "sip_transport_messages_received_total"
+    static let messagesSent = "sip_transport_messages_sent_total"
+    static let malformedDropped = "sip_transport_malformed_dropped_total"
+    static let badRequestSent = "sip_transport_bad_request_sent_total"
+    static let connectionsOpened = "sip_transport_connections_opened_total"
+    static let connectionsClosed = "sip_transport_connections_closed_total"
+    static let connectionsRefused = "sip_transport_connections_refused_total"
+    static let timeouts = "sip_transport_timeouts_total"
 
     /// Why a connection was refused (`reason` of ``connectionsRefused``).
     enum Refusal: String, CaseIterable {
@@ -47,6 +49,8 @@ final class SIPTransportMetrics {
     }
 
     private let factory: any MetricsFactory
+    /// Put before every series' own dimensions (for the gateway, `side`).
+    private let dimensions: [(String, String)]
 
     /// A counter's identity: hashed without building a string, so counting a message allocates
     /// nothing once its counter exists (this ran twice per relayed message).
@@ -64,8 +68,9 @@ final class SIPTransportMetrics {
     /// received and sent, 400s sent, malformed inputs (one series per transport without a
     /// reason; each reason gets its own series when first seen) and, for TCP and TLS,
     /// connections; for TCP and TLS, every refusal and timeout.
-    init(factory: any MetricsFactory, kinds: [SIPTransportKind] = []) {
+    init(factory: any MetricsFactory, kinds: [SIPTransportKind] = [], dimensions: [(String, String)] = []) {
         self.factory = factory
+        self.dimensions = dimensions
         for kind in Set(kinds) {
             var labels = [Self.messagesReceived, Self.messagesSent, Self.badRequestSent, Self.malformedDropped]
             if kind != .udp { labels += [Self.connectionsOpened, Self.connectionsClosed] }
@@ -98,7 +103,7 @@ final class SIPTransportMetrics {
             counter.increment(by: amount)
             return
         }
-        var dimensions = [("transport", kind.rawValue.lowercased())]
+        var dimensions = self.dimensions + [("transport", kind.rawValue.lowercased())]
         if let reason { dimensions.append(("reason", reason)) }
         if let kindOfTimeout { dimensions.append(("kind", kindOfTimeout)) }
         let counter = Counter(label: label, dimensions: dimensions, factory: factory)

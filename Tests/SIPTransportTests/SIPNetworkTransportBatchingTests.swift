@@ -31,7 +31,7 @@ import Testing
             if let callID = reply.headers.callID { callIDs.insert(callID) }
         }
         #expect(callIDs == Set((0..<count).map { "batch-\($0)@partner.example" }))
-        #expect(gateway.counter("sip_transport_messages_sent", [("transport", "udp")]) == Int64(count))
+        #expect(gateway.counter("sip_transport_messages_sent_total", [("transport", "udp")]) == Int64(count))
         await peer.close()
         await gateway.transport.shutdown()
     }
@@ -55,7 +55,7 @@ import Testing
             let received = try await server.inbox.next()
             #expect(received.message.headers.callID == "tcp-\(index)@gateway.test")
         }
-        #expect(gateway.counter("sip_transport_messages_sent", [("transport", "tcp")]) == Int64(count))
+        #expect(gateway.counter("sip_transport_messages_sent_total", [("transport", "tcp")]) == Int64(count))
         await gateway.transport.shutdown()
         await server.transport.shutdown()
     }

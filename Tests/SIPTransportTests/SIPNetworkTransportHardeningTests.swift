@@ -26,11 +26,11 @@ import Testing
     }
 
     private func refused(_ h: Harness, _ transport: String, _ reason: String) -> Int64 {
-        h.counter("sip_transport_connections_refused", [("transport", transport), ("reason", reason)])
+        h.counter("sip_transport_connections_refused_total", [("transport", transport), ("reason", reason)])
     }
 
     private func timeouts(_ h: Harness, _ transport: String, _ kind: String) -> Int64 {
-        h.counter("sip_transport_timeouts", [("transport", transport), ("kind", kind)])
+        h.counter("sip_transport_timeouts_total", [("transport", transport), ("kind", kind)])
     }
 
     /// Opens `count` idle connections from 127.0.0.1 (kept open by the caller until the end).
@@ -50,17 +50,17 @@ import Testing
     @Test func refusalAndTimeoutCountersExistAtZeroFromTheStart() async throws {
         let gateway = try await start(Configuration(listeners: [.init(.tcp, host: "127.0.0.1", port: 0)]))
         for reason in ["inbound-limit", "address-limit", "outbound-limit"] {
-            #expect(try gateway.metrics.expectCounter("sip_transport_connections_refused",
+            #expect(try gateway.metrics.expectCounter("sip_transport_connections_refused_total",
                                                       [("transport", "tcp"), ("reason", reason)]).totalValue == 0)
         }
         for reason in ["certificate-name", "no-certificate-name"] {
-            #expect(try gateway.metrics.expectCounter("sip_transport_connections_refused",
+            #expect(try gateway.metrics.expectCounter("sip_transport_connections_refused_total",
                                                       [("transport", "tls"), ("reason", reason)]).totalValue == 0)
         }
         for kind in ["idle", "header"] {
-            #expect(try gateway.metrics.expectCounter("sip_transport_timeouts", [("transport", "tcp"), ("kind", kind)]).totalValue == 0)
+            #expect(try gateway.metrics.expectCounter("sip_transport_timeouts_total", [("transport", "tcp"), ("kind", kind)]).totalValue == 0)
         }
-        #expect(try gateway.metrics.expectCounter("sip_transport_timeouts", [("transport", "tls"), ("kind", "tls-handshake")]).totalValue == 0)
+        #expect(try gateway.metrics.expectCounter("sip_transport_timeouts_total", [("transport", "tls"), ("kind", "tls-handshake")]).totalValue == 0)
         await gateway.transport.shutdown()
     }
 

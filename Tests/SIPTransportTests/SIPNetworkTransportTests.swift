@@ -40,8 +40,8 @@ import Testing
         let reply = try SIPMessage(parsing: try await peer.next())
         #expect(reply.response?.statusCode == 200)
         #expect(reply.headers.callID == "udp-1@partner.example")
-        #expect(gateway.counter("sip_transport_messages_received", [("transport", "udp")]) == 1)
-        #expect(gateway.counter("sip_transport_messages_sent", [("transport", "udp")]) == 1)
+        #expect(gateway.counter("sip_transport_messages_received_total", [("transport", "udp")]) == 1)
+        #expect(gateway.counter("sip_transport_messages_sent_total", [("transport", "udp")]) == 1)
         await peer.close()
         await gateway.transport.shutdown()
     }
@@ -64,7 +64,7 @@ import Testing
         // Counted once the write completed, which may be after the peer already read the reply.
         var counted: Int64 = 0
         for _ in 0..<200 {
-            counted = gateway.counter("sip_transport_bad_request_sent", [("transport", "udp")])
+            counted = gateway.counter("sip_transport_bad_request_sent_total", [("transport", "udp")])
             if counted > 0 { break }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
@@ -90,7 +90,7 @@ import Testing
                             to: local)
         let next = try await gateway.inbox.next()
         #expect(next.message.headers.callID == "after-1")
-        #expect(gateway.counter("sip_transport_malformed_dropped", [("transport", "udp"), ("reason", "missing-header")]) == 1)
+        #expect(gateway.counter("sip_transport_malformed_dropped_total", [("transport", "udp"), ("reason", "missing-header")]) == 1)
         #expect(peer.datagramCount == 0)
         await peer.close()
         await gateway.transport.shutdown()
@@ -109,7 +109,7 @@ import Testing
         try await peer.send(response(via: local.hostPort, callID: "ours"), to: local)
         let delivered = try await gateway.inbox.next()
         #expect(delivered.message.headers.callID == "ours")
-        #expect(gateway.counter("sip_transport_malformed_dropped",
+        #expect(gateway.counter("sip_transport_malformed_dropped_total",
                                 [("transport", "udp"), ("reason", "via-sent-by-mismatch")]) == 1)
         await peer.close()
         await gateway.transport.shutdown()
@@ -149,7 +149,7 @@ import Testing
                             to: gateway.bound[0])
         let message = try await gateway.inbox.next()
         #expect(message.message.headers.callID == "after-ping")
-        #expect(gateway.metrics.counterTotal(label: "sip_transport_malformed_dropped") == 0)
+        #expect(gateway.metrics.counterTotal(label: "sip_transport_malformed_dropped_total") == 0)
         await peer.close()
         await gateway.transport.shutdown()
     }
@@ -270,8 +270,8 @@ import Testing
         #expect(notified.message.request?.method == SIPMethod("NOTIFY"))
         #expect(notified.connection == partnerConnection)
 
-        #expect(gateway.counter("sip_transport_connections_opened", [("transport", "tcp")]) == 1)
-        #expect(partner.counter("sip_transport_connections_opened", [("transport", "tcp")]) == 1)
+        #expect(gateway.counter("sip_transport_connections_opened_total", [("transport", "tcp")]) == 1)
+        #expect(partner.counter("sip_transport_connections_opened_total", [("transport", "tcp")]) == 1)
         await partner.transport.shutdown()
         await gateway.transport.shutdown()
     }
@@ -300,7 +300,7 @@ import Testing
         let response = try await partner.inbox.next()
         #expect(response.message.response?.statusCode == 200)
         #expect(response.connection != nil)
-        #expect(gateway.counter("sip_transport_connections_opened", [("transport", "tcp")]) == 2)
+        #expect(gateway.counter("sip_transport_connections_opened_total", [("transport", "tcp")]) == 2)
         await partner.transport.shutdown()
         await gateway.transport.shutdown()
     }
@@ -321,7 +321,7 @@ import Testing
         let message = try await gateway.inbox.next()
         #expect(message.message.headers.callID == "still-working")
         #expect(!good.isClosed)
-        #expect(gateway.counter("sip_transport_malformed_dropped", [("transport", "tcp"), ("reason", "stream-buffer-full")]) == 1)
+        #expect(gateway.counter("sip_transport_malformed_dropped_total", [("transport", "tcp"), ("reason", "stream-buffer-full")]) == 1)
         await good.close()
         await gateway.transport.shutdown()
     }
@@ -355,7 +355,7 @@ import Testing
         let peer = try await RawTCPPeer(connectingTo: gateway.bound[0], group: Self.idleGroup)
         try await peer.waitUntilClosed(seconds: 30)
         _ = try await waitFor("the close to be counted") {
-            gateway.counter("sip_transport_connections_closed", [("transport", "tcp")]) == 1 ? true : nil
+            gateway.counter("sip_transport_connections_closed_total", [("transport", "tcp")]) == 1 ? true : nil
         }
         await gateway.transport.shutdown()
     }
@@ -430,7 +430,7 @@ import Testing
         // send can succeed; what matters is that nothing is delivered and the connection dies.
         _ = try? await rogue.transport.send(.request(request), to: target, connection: nil).get()
         _ = try await waitFor("the gateway to close the connection") {
-            gateway.counter("sip_transport_connections_closed", [("transport", "tls")]) == 1 ? true : nil
+            gateway.counter("sip_transport_connections_closed_total", [("transport", "tls")]) == 1 ? true : nil
         }
         #expect(gateway.inbox.count == 0)
         await rogue.transport.shutdown()
@@ -453,8 +453,8 @@ import Testing
             (error as? SIPTransportError)?.code == .tlsFailed
         }
         #expect(gateway.inbox.count == 0)
-        #expect(partner.counter("sip_transport_connections_refused", [("transport", "tls"), ("reason", "no-certificate-name")]) == 1)
-        #expect(gateway.counter("sip_transport_connections_opened", [("transport", "tls")]) == 0)
+        #expect(partner.counter("sip_transport_connections_refused_total", [("transport", "tls"), ("reason", "no-certificate-name")]) == 1)
+        #expect(gateway.counter("sip_transport_connections_opened_total", [("transport", "tls")]) == 0)
         await partner.transport.shutdown()
         await gateway.transport.shutdown()
     }

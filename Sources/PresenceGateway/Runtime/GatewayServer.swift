@@ -117,7 +117,8 @@ public final class GatewayServer: @unchecked Sendable {
             transportConfiguration.peerHosts = peerHosts
             transports[side] = try SIPNetworkTransport(
                 configuration: transportConfiguration, eventLoop: eventLoop,
-                logger: Logger(label: "sip.transport.\(side.rawValue)"), capture: capture)
+                logger: Logger(label: "sip.transport.\(side.rawValue)"), metricsDimensions: [("side", side.rawValue)],
+                capture: capture)
         }
         self.transports = transports
     }
