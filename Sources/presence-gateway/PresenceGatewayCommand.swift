@@ -85,7 +85,7 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         Self.bootstrapLogging(level: logLevel, format: .effective(flag: logFormat, configured: configuration.logFormat))
         let logger = Logger(label: "presence-gateway")
         let registry = PrometheusCollectorRegistry()
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        MetricsSystem.bootstrap(GatewayMetricsFactory(registry: registry))
         let build = [("version", GatewayVersion.version), ("swift", GatewayVersion.swift)]
         Gauge(label: "gateway_build_info", dimensions: build).record(1)
         let server: GatewayServer

@@ -1,7 +1,7 @@
 public import Foundation
 public import GatewayState
 public import Logging
-import Metrics
+public import Metrics
 import NIOConcurrencyHelpers
 public import NIOCore
 public import PresenceMapping
@@ -27,8 +27,12 @@ public final class GatewayRuntime: @unchecked Sendable {
     private let resolve: @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]
     /// Targets that failed recently: skipped by later requests (RFC 3263 §4.3).
     private var failedTargets: FailedTargets
+    /// The server transactions the core has yet to answer, with the series of the peer each
+    /// request came from (``RelayMetrics``).
     private var servers:
-        [GatewayCore.ServerRequestID: (side: GatewayConfiguration.Side, key: SIPServerTransactionKey)] = [:]
+        [GatewayCore.ServerRequestID: (
+            side: GatewayConfiguration.Side, key: SIPServerTransactionKey, peer: RelayMetrics.Slot
+        )] = [:]
     /// The core's timers, all on one scheduled task: a NIO task per timer costs a promise, a
     /// future and closure contexts (about 600 bytes), and every subscription pair keeps two or
     /// three. Filed by an 8-byte ``TimerKey``.
@@ -66,9 +70,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// them now. Set before ``start(restored:)``.
     public var xcapDocumentChanged: (@Sendable (_ presentity: String) -> Void)?
 
-    private let rejected = Counter(label: "gateway_requests_rejected_total")
-    /// What `rejected` counted, for the per-peer rejection rates.
+    /// Requests refused since the start, for the per-peer rejection rates and counters.
     private var rejectedCount = 0
+    /// The per-peer, response-class and latency series.
+    private var metrics: RelayMetrics
     /// Questions to the shared store about dialogs this node does not hold, open now.
     private var ownerLookups = 0
     /// Dialogs the shared store said nobody holds, for a few seconds.
@@ -92,9 +97,8 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// (``GatewayConfiguration/Limits/fanOutBurst``; docs/security.md).
     private var paced: [String: PacedSender] = [:]
     private var pacingScheduled = false
-    private let mapped = Counter(label: "gateway_notifies_sent_total")
-    private let sendFailures = Counter(label: "gateway_send_failures_total")
-    private let failovers = Counter(label: "gateway_target_failovers_total")
+    private let sendFailures: Counter
+    private let failovers: Counter
     /// `gateway_security_refusals_total{reason}`: what was refused to protect the edge (README,
     /// "Security"): the core's reasons (``GatewayCore/Refusals``) and the runtime's own.
     private let refusalCounters: [String: Counter]
@@ -140,13 +144,16 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// when it is not an IP literal and the side's next hop is not a fixed URI; an empty list
     /// fails the request with 503. A request whose target fails (transport error, timeout, or a
     /// 503 response) is sent again, as a new transaction, to the next target (RFC 3263 §4.3);
-    /// failed targets are skipped by later requests for `failover.duration`.
+    /// failed targets are skipped by later requests for `failover.duration`. The runtime's
+    /// series go to `metricsFactory` (default: the bootstrapped `MetricsSystem.factory`).
     public init(
         core: GatewayCore, router: FederationRouter, layers: [GatewayConfiguration.Side: SIPTransactionLayer],
         eventLoop: any EventLoop, logger: Logger = Logger(label: "presence-gateway"),
         failover: FailedTargets.Limits = FailedTargets.Limits(), store: (any StateStore)? = nil,
+        metricsFactory: (any MetricsFactory)? = nil,
         resolveTargets: @escaping @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget]
     ) {
+        let factory = metricsFactory ?? MetricsSystem.factory
         var core = core
         core.journaling = store != nil
         self.writer = store.map { StateWriter(store: $0, eventLoop: eventLoop, logger: logger) }
@@ -166,17 +173,20 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.resolve = resolveTargets
         self.failedTargets = FailedTargets(limits: failover)
         self.health = PeerHealthTable(configured: Self.knownPeers(core.configuration))
+        self.metrics = RelayMetrics(peers: Self.knownPeers(core.configuration), factory: factory)
+        self.sendFailures = Counter(label: "gateway_send_failures_total", factory: factory)
+        self.failovers = Counter(label: "gateway_target_failovers_total", factory: factory)
         self.active = Dictionary(
             uniqueKeysWithValues: [
                 "enterprise_watchers", "oma_legs", "oma_watchers", "enterprise_legs", "winfo_watchers",
                 "mirrored_watchers",
             ].map {
-                ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)]))
+                ($0, Gauge(label: "gateway_subscriptions_active", dimensions: [("kind", $0)], factory: factory))
             })
         let reasons = GatewayCore.Refusals().byReason.map(\.0) + Self.runtimeRefusals
         self.refusalCounters = Dictionary(
             uniqueKeysWithValues: reasons.map {
-                ($0, Counter(label: "gateway_security_refusals_total", dimensions: [("reason", $0)]))
+                ($0, Counter(label: "gateway_security_refusals_total", dimensions: [("reason", $0)], factory: factory))
             })
         self.transactions = Dictionary(
             uniqueKeysWithValues: layers.keys.map { side in
@@ -184,9 +194,13 @@ public final class GatewayRuntime: @unchecked Sendable {
                     side,
                     (
                         Gauge(
-                            label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "server")]),
+                            label: "sip_transactions_active",
+                            dimensions: [("side", side.rawValue), ("role", "server")],
+                            factory: factory),
                         Gauge(
-                            label: "sip_transactions_active", dimensions: [("side", side.rawValue), ("role", "client")])
+                            label: "sip_transactions_active",
+                            dimensions: [("side", side.rawValue), ("role", "client")],
+                            factory: factory)
                     )
                 )
             })
@@ -269,7 +283,6 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     private func refuse(_ reason: String) {
         rejectedCount += 1
-        rejected.increment()
         refusalCounters[reason]?.increment()
     }
 
@@ -279,26 +292,27 @@ public final class GatewayRuntime: @unchecked Sendable {
     ) {
         // Stopping to continue after the next start: unanswered, so the peers try again then.
         if keeping { return }
-        nextID += 1
-        let id = nextID
-        servers[id] = (side, incoming.transaction)
         let request = incoming.request
         let toTag = (try? request.headers.to)?.tag
-        let inDialog = toTag != nil
-        if inDialog, shared != nil, fenced() {
+        if toTag != nil, shared != nil, fenced() {
             // Maybe another node's dialog by now: held until this node knows (``reconcile(_:)``).
-            servers[id] = nil
             if fencedRequests.count < Self.fencedLimit { fencedRequests.append((incoming, side)) }
             return
         }
+        let now = NIODeadline.now()
         let arrival = FederationRouter.Arrival(
             side: side, source: incoming.received.source,
             certificateNames: incoming.received.peerCertificateNames)
+        let peer = healthName(router.dialogPeer(for: arrival))
+        let slot = metrics.slot(peer, side: side)
+        nextID += 1
+        let id = nextID
+        servers[id] = (side, incoming.transaction, slot)
         let refusedBefore = rejectedCount
         defer {
-            health.received(
-                from: healthName(router.dialogPeer(for: arrival)), side: side.rawValue,
-                rejected: rejectedCount != refusedBefore, now: .now())
+            let rejected = rejectedCount != refusedBefore
+            health.received(from: peer, side: side.rawValue, rejected: rejected, now: now)
+            metrics.requestReceived(slot, rejected: rejected)
         }
         if let toTag {
             handleInDialog(incoming, id: id, side: side, arrival: arrival, toTag: toTag, ownerChecked: ownerChecked)
@@ -371,7 +385,6 @@ public final class GatewayRuntime: @unchecked Sendable {
         let request = incoming.request
         if stopping {
             rejectedCount += 1
-            rejected.increment()
             answer(
                 id,
                 SIPResponse(replyingTo: request, statusCode: 503, toTag: incoming.toTag, headers: [(.retryAfter, "30")])
@@ -381,7 +394,6 @@ public final class GatewayRuntime: @unchecked Sendable {
         if let writer, !writer.available {
             // A new dialog could not be kept (docs/state.md, "When the store is unavailable").
             rejectedCount += 1
-            rejected.increment()
             answer(
                 id,
                 SIPResponse(
@@ -393,7 +405,6 @@ public final class GatewayRuntime: @unchecked Sendable {
         switch router.route(request, arrival: arrival, now: .now()) {
         case .reject(let status, let reason, let headers):
             rejectedCount += 1
-            rejected.increment()
             if status == 503 { refusalCounters["rate_limited"]?.increment() }
             logger.info(
                 "rejected \(request.method) \(request.uri): \(status) \(reason)",
@@ -437,6 +448,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func answer(_ id: GatewayCore.ServerRequestID, _ response: SIPResponse) {
         guard let server = servers.removeValue(forKey: id), let layer = layers[server.side] else { return }
         servers.releaseSparseCapacity()
+        metrics.responseSent(server.peer, status: response.statusCode)
         do {
             try layer.respond(response, to: server.key)
         } catch {
@@ -621,7 +633,7 @@ public final class GatewayRuntime: @unchecked Sendable {
 
     private func sendNow(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
         guard let layer = layers[side] else { return noRoute(request, context: context) }
-        if request.method == .notify || request.method == .benotify { mapped.increment() }
+        if request.method == .notify || request.method == .benotify { metrics.notifySent(side: side) }
         if (try? request.headers.to)?.tag != nil, let owner = core.peer(of: context),
             let target = dialogTarget(for: request, side: side, owner: owner)
         {
@@ -705,9 +717,12 @@ public final class GatewayRuntime: @unchecked Sendable {
                 let side: GatewayConfiguration.Side = self.layers[.oma] === layer ? .oma : .enterprise
                 let failure =
                     reason ?? (response.statusCode < 300 ? nil : "\(response.statusCode) \(response.reasonPhrase)")
+                let peer = self.healthName(self.router.dialogPeer(reached: target, side: side))
+                let now = NIODeadline.now()
                 self.health.answered(
-                    by: self.healthName(self.router.dialogPeer(reached: target, side: side)), side: side.rawValue,
-                    failure: failure.map { "\(request.method): \($0)" }, at: Date(), now: .now())
+                    by: peer, side: side.rawValue, failure: failure.map { "\(request.method): \($0)" }, at: Date(),
+                    now: now)
+                self.measure(event, side: side, peer: peer)
                 if let reason {
                     self.failed(target, request: request, reason: reason, next: rest.first)
                     if !rest.isEmpty { return self.send(request, layer: layer, targets: rest, context: context) }
@@ -721,6 +736,19 @@ public final class GatewayRuntime: @unchecked Sendable {
             perform(
                 core.receive(
                     SIPResponse(replyingTo: request, statusCode: 503), to: request, context: context, now: .now()))
+        }
+    }
+
+    /// Counts a final answer to a request the gateway sent to `peer` on `side`: its class (a
+    /// response that came), the peer's health (``RelayMetrics/peerAnswered(_:up:)``).
+    private func measure(_ event: SIPClientTransactionEvent, side: GatewayConfiguration.Side, peer: String) {
+        let slot = metrics.slot(peer, side: side)
+        switch event {
+        case .response(let response):
+            metrics.responseReceived(slot, status: response.statusCode)
+            metrics.peerAnswered(slot, up: response.statusCode != 503)
+        case .timeout, .transportError:
+            metrics.peerAnswered(slot, up: false)
         }
     }
 
@@ -832,6 +860,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         router = FederationRouter(
             configuration: configuration, localAddresses: router.localAddresses, localSentBy: router.localSentBy)
         health.configure(Self.knownPeers(configuration))
+        metrics.configure(Self.knownPeers(configuration))
         perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
     }
 

@@ -117,7 +117,8 @@ public final class GatewayServer: @unchecked Sendable {
             transportConfiguration.peerHosts = peerHosts
             transports[side] = try SIPNetworkTransport(
                 configuration: transportConfiguration, eventLoop: eventLoop,
-                logger: Logger(label: "sip.transport.\(side.rawValue)"), metricsDimensions: [("side", side.rawValue)],
+                logger: Logger(label: "sip.transport.\(side.rawValue)"),
+                metricsFactory: GatewayMetricsFactory(registry: registry), metricsDimensions: [("side", side.rawValue)],
                 capture: capture)
         }
         self.transports = transports
@@ -183,7 +184,7 @@ public final class GatewayServer: @unchecked Sendable {
         let loop = eventLoop
         let source = XCAPListSource(
             settings: settings, enterprise: configuration.enterprise, limit: configuration.limits.resourcesPerBatch,
-            factory: PrometheusMetricsFactory(registry: registry), logger: logger
+            factory: GatewayMetricsFactory(registry: registry), logger: logger
         ) { [current, configuredLists] lists, awaiting in
             try? await loop.submit {
                 let served = Self.served(
@@ -222,7 +223,7 @@ public final class GatewayServer: @unchecked Sendable {
             return try HEPCapture(
                 configuration: settings.hepConfiguration,
                 eventLoop: HEPCapture.loop(in: MultiThreadedEventLoopGroup.singleton, apartFrom: relay),
-                logger: Logger(label: "sip.capture"), metricsFactory: PrometheusMetricsFactory(registry: registry))
+                logger: Logger(label: "sip.capture"), metricsFactory: GatewayMetricsFactory(registry: registry))
         } catch {
             throw ConfigurationError("capture: \(error)")
         }
@@ -388,7 +389,7 @@ public final class GatewayServer: @unchecked Sendable {
         let resolve = try makeResolver()
         let runtime = GatewayRuntime(
             core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
-            resolveTargets: resolve)
+            metricsFactory: GatewayMetricsFactory(registry: registry), resolveTargets: resolve)
         runtime.listDocumentWriter = { [listWriter] uri, body in
             await listWriter.write(uri, body: body, contentType: "application/rls-services+xml")
         }
@@ -405,7 +406,7 @@ public final class GatewayServer: @unchecked Sendable {
             let loop = eventLoop
             let source = XCAPPolicySource(
                 settings: settings, presentities: configuration.xcapPresentities,
-                factory: PrometheusMetricsFactory(registry: registry), logger: logger
+                factory: GatewayMetricsFactory(registry: registry), logger: logger
             ) { [current, documents] presentity, rules in
                 try? await loop.submit {
                     documents.withLockedValue { $0[presentity] = rules }
