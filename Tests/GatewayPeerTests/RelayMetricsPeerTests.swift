@@ -5,7 +5,8 @@ import Prometheus
 import SIPMessages
 import Testing
 
-/// The relay's series by peer and response class and the peer health gauge (README, "Metrics"), read from the registry `/metrics` renders, while the gateway
+/// The relay's series by peer and response class, the peer health gauge and the latency
+/// histograms (README, "Metrics"), read from the registry `/metrics` renders, while the gateway
 /// runs in process between bare UDP peers (``HostilePeerTests/Edge``: `edge` the enterprise
 /// edge, `kamailio` the OMA server, both configured; anyone else is `other`).
 @Suite(.serialized) struct RelayMetricsPeerTests {
@@ -51,6 +52,11 @@ import Testing
         gw.kamailio.answer(second, to: gw.oma, toTag: "k2", extra: "Expires: 600\n")
         try await Self.waitFor { Self.value(registry, #"gateway_peer_up{side="oma",peer="kamailio"}"#) == 1 }
         #expect(Self.value(registry, #"gateway_responses_received_total{side="oma",peer="kamailio",class="2xx"}"#) == 1)
+        // Each SUBSCRIBE's final response was timed, on the OMA side.
+        let timed = Self.value(registry, #"gateway_sip_response_seconds_count{side="oma",method="SUBSCRIBE"}"#)
+        #expect(timed >= 2)
+        #expect(Self.value(registry, #"gateway_sip_response_seconds_bucket{side="oma",method="SUBSCRIBE",le="+Inf"}"#) == timed)
+        #expect(Self.value(registry, #"gateway_sip_response_seconds_count{side="oma",method="NOTIFY"}"#) == 0)
         // The watchers' SUBSCRIBEs came from the configured edge and were answered by the gateway.
         let answers = await gw.edge.receive(for: 1).compactMap(\.response).filter { $0.statusCode >= 200 }
         #expect(Self.value(registry, #"gateway_requests_received_total{side="enterprise",peer="edge"}"#) >= 2)
@@ -60,7 +66,7 @@ import Testing
         #expect(sent == Double(Set(answers.compactMap { $0.headers.callID }).count), "\(answers.map(\.statusCode))")
     }
 
-    @Test func aRefusalCountsAgainstOtherAndARelayedNotifyAgainstItsSide() async throws {
+    @Test func aRelayedNotifyIsTimedAndARefusalCountsAgainstOther() async throws {
         let gw = try await HostilePeerTests.Edge()
         try await withCleanup({ try await Self.timeRelay(gw) }, cleanup: { await gw.stop() })
     }
@@ -74,7 +80,7 @@ import Testing
         for notify in await gw.edge.receive(for: 0.8).compactMap(\.request) where notify.method == .notify {
             gw.edge.answer(notify, to: gw.enterprise)
         }
-        let relayed = #"gateway_notifies_sent_total{side="enterprise"}"#
+        let relayed = #"gateway_notification_relay_seconds_count{direction="oma_to_enterprise"}"#
         let before = Self.value(registry, relayed)
         func notify(_ cseq: Int, from peer: LoopbackDatagramPeer) {
             peer.send("""
@@ -102,11 +108,14 @@ import Testing
         #expect(Self.value(registry, "gateway_responses_sent_total{side=\"oma\",peer=\"other\",class=\"\(refused.statusCode / 100)xx\"}") == 1)
         #expect(Self.value(registry, #"gateway_requests_rejected_total{side="oma",peer="kamailio"}"#) == 0)
         #expect(Self.value(registry, relayed) == before)
-        // From the dialog's peer: relayed to the watcher on the enterprise side.
+        // From the dialog's peer: relayed to the watcher, and timed from its arrival.
         notify(20, from: gw.kamailio)
         let out = await gw.edge.request(.notify, within: 2)
         #expect(out != nil)
         #expect(Self.value(registry, relayed) == before + 1)
+        #expect(Self.value(registry, #"gateway_notification_relay_seconds_bucket{direction="oma_to_enterprise",le="32.0"}"#) == before + 1)
+        #expect(Self.value(registry, #"gateway_notification_relay_seconds_count{direction="enterprise_to_oma"}"#) == 0)
+        #expect(Self.value(registry, #"gateway_notifies_sent_total{side="enterprise"}"#) >= 1)
         #expect(Self.value(registry, #"gateway_notifies_sent_total{side="oma"}"#) == 0)
         #expect(Self.value(registry, #"gateway_requests_received_total{side="oma",peer="kamailio"}"#) == 1)
     }

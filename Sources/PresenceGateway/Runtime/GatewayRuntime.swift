@@ -74,6 +74,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var rejectedCount = 0
     /// The per-peer, response-class and latency series.
     private var metrics: RelayMetrics
+    /// The notification being handled (a NOTIFY, BENOTIFY or PUBLISH): the side it came from and
+    /// when, so that what it is relayed as on the other side times the relay.
+    private var relaying: (from: GatewayConfiguration.Side, arrived: NIODeadline)?
     /// Questions to the shared store about dialogs this node does not hold, open now.
     private var ownerLookups = 0
     /// Dialogs the shared store said nobody holds, for a few seconds.
@@ -309,7 +312,11 @@ public final class GatewayRuntime: @unchecked Sendable {
         let id = nextID
         servers[id] = (side, incoming.transaction, slot)
         let refusedBefore = rejectedCount
+        if request.method == .notify || request.method == .benotify || request.method == .publish {
+            relaying = (side, now)
+        }
         defer {
+            relaying = nil
             let rejected = rejectedCount != refusedBefore
             health.received(from: peer, side: side.rawValue, rejected: rejected, now: now)
             metrics.requestReceived(slot, rejected: rejected)
@@ -634,6 +641,12 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func sendNow(_ request: SIPRequest, side: GatewayConfiguration.Side, context: GatewayCore.Context) {
         guard let layer = layers[side] else { return noRoute(request, context: context) }
         if request.method == .notify || request.method == .benotify { metrics.notifySent(side: side) }
+        if let relaying, relaying.from != side,
+            request.method == .notify || request.method == .benotify || request.method == .publish
+                || request.method == .service
+        {
+            metrics.relayed(from: relaying.from, arrived: relaying.arrived, now: .now())
+        }
         if (try? request.headers.to)?.tag != nil, let owner = core.peer(of: context),
             let target = dialogTarget(for: request, side: side, owner: owner)
         {
@@ -695,6 +708,7 @@ public final class GatewayRuntime: @unchecked Sendable {
                 router.dialogPeer(reached: target, side: layers[.oma] === layer ? .oma : .enterprise), for: context)
         }
         let rest = targets.dropFirst()
+        let sent = NIODeadline.now()
         if request.method == .benotify {
             // No response will come ([MS-PRES] §3.4.5.1.4): sent once, outside any transaction;
             // only a send that fails at once moves on to the next target.
@@ -722,7 +736,7 @@ public final class GatewayRuntime: @unchecked Sendable {
                 self.health.answered(
                     by: peer, side: side.rawValue, failure: failure.map { "\(request.method): \($0)" }, at: Date(),
                     now: now)
-                self.measure(event, side: side, peer: peer)
+                self.measure(event, of: request, side: side, peer: peer, sent: sent, now: now)
                 if let reason {
                     self.failed(target, request: request, reason: reason, next: rest.first)
                     if !rest.isEmpty { return self.send(request, layer: layer, targets: rest, context: context) }
@@ -740,8 +754,11 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     /// Counts a final answer to a request the gateway sent to `peer` on `side`: its class (a
-    /// response that came), the peer's health (``RelayMetrics/peerAnswered(_:up:)``).
-    private func measure(_ event: SIPClientTransactionEvent, side: GatewayConfiguration.Side, peer: String) {
+    /// response that came), the peer's health (``RelayMetrics/peerAnswered(_:up:)``), its time.
+    private func measure(
+        _ event: SIPClientTransactionEvent, of request: SIPRequest, side: GatewayConfiguration.Side, peer: String,
+        sent: NIODeadline, now: NIODeadline
+    ) {
         let slot = metrics.slot(peer, side: side)
         switch event {
         case .response(let response):
@@ -750,6 +767,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         case .timeout, .transportError:
             metrics.peerAnswered(slot, up: false)
         }
+        metrics.responseTime(side: side, method: request.method, sent: sent, now: now)
     }
 
     private func failed(_ target: SIPTarget, request: SIPRequest, reason: String, next: SIPTarget?) {

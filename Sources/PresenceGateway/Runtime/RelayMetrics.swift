@@ -1,12 +1,15 @@
 import Metrics
+import NIOCore
+import SIPMessages
 
-/// The relay's series by peer and response class (README, "Metrics"). A value inside
-/// ``GatewayRuntime``, confined to its loop.
+/// The relay's series by peer and response class, and its two latency histograms (README,
+/// "Metrics"). A value inside ``GatewayRuntime``, confined to its loop.
 ///
 /// Cardinality is bounded by the configuration: a series per configured peer and literal next
 /// hop (the names `GET /peers` lists as configured) and one `peer="other"` per side for every
 /// other source, whatever its address. Every series is made when the table is (or when a reload
-/// adds a peer), so counting a message looks a counter up and adds to it, allocating nothing.
+/// adds a peer), so counting a message looks a counter up and adds to it, allocating nothing; the
+/// histograms are swift-metrics timers over fixed buckets (``GatewayMetricsFactory/sipBuckets``).
 struct RelayMetrics {
     /// A peer's series on one side: index into ``slots``.
     typealias Slot = Int
@@ -21,11 +24,16 @@ struct RelayMetrics {
         var up: Gauge?
     }
 
+    /// The methods the gateway sends and times; any other is `other`.
+    static let timedMethods: [SIPMethod] = [.subscribe, .notify, .publish, .service]
     static let otherPeer = "other"
 
     private var slots: [PeerSeries] = []
     private var bySide: [GatewayConfiguration.Side: [String: Slot]] = [:]
     private var other: [GatewayConfiguration.Side: Slot] = [:]
+    /// `[side][method]`, the last of each row for `other`.
+    private var responseTimes: [GatewayConfiguration.Side: [Timer]] = [:]
+    private var relayTimes: [GatewayConfiguration.Side: Timer] = [:]
     private var notifies: [GatewayConfiguration.Side: Counter] = [:]
 
     private let factory: any MetricsFactory
@@ -34,6 +42,16 @@ struct RelayMetrics {
         self.factory = factory
         for side in GatewayConfiguration.Side.allCases {
             other[side] = add(Self.otherPeer, side: side, configured: false)
+            let methods = Self.timedMethods.map { $0.rawValue } + ["other"]
+            responseTimes[side] = methods.map {
+                Timer(
+                    label: "gateway_sip_response_seconds", dimensions: [("side", side.rawValue), ("method", $0)],
+                    factory: factory)
+            }
+            let to: GatewayConfiguration.Side = side == .enterprise ? .oma : .enterprise
+            relayTimes[side] = Timer(
+                label: "gateway_notification_relay_seconds",
+                dimensions: [("direction", "\(side.rawValue)_to_\(to.rawValue)")], factory: factory)
             notifies[side] = Counter(
                 label: "gateway_notifies_sent_total", dimensions: [("side", side.rawValue)], factory: factory)
         }
@@ -95,8 +113,20 @@ struct RelayMetrics {
         slots[slot].up?.record(up ? 1 : 0)
     }
 
+    /// A request sent on `side` at `sent` got its final response now.
+    func responseTime(side: GatewayConfiguration.Side, method: SIPMethod, sent: NIODeadline, now: NIODeadline) {
+        guard let timers = responseTimes[side], let last = timers.indices.last else { return }
+        let index = Self.timedMethods.firstIndex(of: method) ?? last
+        timers[index].recordNanoseconds(max(0, (now - sent).nanoseconds))
+    }
+
     /// A NOTIFY or BENOTIFY is sent on `side`.
     func notifySent(side: GatewayConfiguration.Side) {
         notifies[side]?.increment()
+    }
+
+    /// A notification that arrived on `from` at `arrived` was relayed, mapped, to the other side now.
+    func relayed(from: GatewayConfiguration.Side, arrived: NIODeadline, now: NIODeadline) {
+        relayTimes[from]?.recordNanoseconds(max(0, (now - arrived).nanoseconds))
     }
 }
