@@ -14,7 +14,9 @@
 # SIPE (pidgin-sipe, the [MS-PRES] client) run headless in bitlbee-libpurple, with gcc to build
 # Peers/sipe/sax1-shim.c, for Tests/GatewayPeerTests/SIPEClientTests.swift; and
 # PostgreSQL 15, whose initdb and pg_ctl start the private clusters of the shared-state tests
-# (Tests/PeerTestSupport/PostgresCluster.swift); no cluster of its own is created or started.
+# (Tests/PeerTestSupport/PostgresCluster.swift); no cluster of its own is created or started; and
+# prometheus for promtool, which checks deploy/prometheus's alert rules, runs their unit tests and
+# lints the gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift).
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
@@ -25,7 +27,7 @@ packages=(libxml2-dev pkg-config libjemalloc2)
 packages+=(binutils git libc6-dev libedit2 libgcc-12-dev libpython3-dev libsqlite3-0 libstdc++-12-dev libz3-dev tzdata zlib1g-dev)
 if [ "${1:-}" != "--build-only" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules kamailio-tls-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
-    pidgin-sipe bitlbee-libpurple gcc)
+    pidgin-sipe bitlbee-libpurple gcc prometheus)
 fi
 need=()
 for pkg in "${packages[@]}"; do
@@ -45,6 +47,16 @@ fi
 if [ -d /run/systemd/system ] && systemctl is-enabled --quiet kamailio 2>/dev/null; then
   echo "setup: stopping and disabling the kamailio service the package started (tests start their own)" >&2
   systemctl disable --now kamailio >/dev/null 2>&1 || true
+fi
+# Likewise Debian's prometheus package enables and starts a Prometheus server on *:9090 (the
+# gateway's admin port in scripts/run.sh); the tests need only its promtool.
+if [ -d /run/systemd/system ] && systemctl is-enabled --quiet prometheus 2>/dev/null; then
+  echo "setup: stopping and disabling the prometheus service the package started (only promtool is used)" >&2
+  systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
+if [ "${1:-}" != "--build-only" ] && ! command -v promtool >/dev/null 2>&1; then
+  echo "setup: prometheus is installed but promtool is not on PATH" >&2
+  exit 1
 fi
 if [ "${1:-}" != "--build-only" ] && ! command -v sipp >/dev/null 2>&1; then
   echo "setup: sip-tester is installed but sipp is not on PATH" >&2
