@@ -7,12 +7,13 @@ import Testing
 /// pass `promtool check rules` and their own `promtool test rules` unit tests; the built
 /// `presence-gateway`, bridging a pair each way between sipp peers with its SQLite store, exports
 /// a `/metrics` that `promtool check metrics` finds valid and lint-free; and every metric name the
-/// rules use is one it exports.
+/// rules and the Grafana dashboard (deploy/grafana) use is one it exports.
 @Suite(.serialized) struct MonitoringProcessTests {
     static let deploy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("deploy")
     static let rules = deploy.appendingPathComponent("prometheus/presence-gateway.rules.yml").path
     static let ruleTests = deploy.appendingPathComponent("prometheus/presence-gateway.rules.test.yml").path
+    static let dashboard = deploy.appendingPathComponent("grafana/presence-gateway.json").path
 
     static func promtool() throws -> String {
         try #require(
@@ -47,7 +48,40 @@ import Testing
         return regex.matches(in: text, range: range).compactMap { Range($0.range(at: 1), in: text).map { String(text[$0]) } }
     }
 
-    @Test func theRunningGatewaysMetricsAreValidAndHoldEveryNameTheRulesUse() async throws {
+    /// The PromQL of the dashboard: every panel target's `expr` and every templating query.
+    static func dashboardQueries() throws -> [String] {
+        let data = try Data(contentsOf: URL(fileURLWithPath: dashboard))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let panels = try #require(json["panels"] as? [[String: Any]])
+        var queries = panels.flatMap { ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String } }
+        let variables = (json["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+        queries += variables.compactMap { ($0["query"] as? [String: Any])?["query"] as? String }
+        #expect(panels.allSatisfy { ($0["targets"] as? [Any])?.isEmpty == false }, "a panel without a query")
+        return queries
+    }
+
+    /// The dashboard's panel queries are PromQL Prometheus parses: each, with Grafana's variables
+    /// given values, as a recording rule that `promtool check rules` reads. (`label_values(...)`,
+    /// the instance variable's query, is Grafana's, not PromQL.)
+    @Test func dashboardQueriesParseAsPromQL() async throws {
+        let promtool = try Self.promtool()
+        let queries = try Self.dashboardQueries().filter { !$0.hasPrefix("label_values(") }
+        #expect(queries.count >= 19)
+        let rules = queries.enumerated().map { n, query in
+            let expr = query.replacingOccurrences(of: "$__rate_interval", with: "5m")
+                .replacingOccurrences(of: "$instance", with: ".*")
+            return "      - record: dashboard_query_\(n)\n        expr: '\(expr.replacingOccurrences(of: "'", with: "''"))'"
+        }
+        let file = NSTemporaryDirectory() + "dashboard-\(UInt64.random(in: 0...UInt64.max)).rules.yml"
+        try ("groups:\n  - name: dashboard\n    rules:\n" + rules.joined(separator: "\n") + "\n")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let check = try await runProgram(promtool, ["check", "rules", file])
+        #expect(check.status == 0, "\(check.output)")
+        #expect(check.output.contains("SUCCESS: \(queries.count) rules found"), "\(check.output)")
+    }
+
+    @Test func theRunningGatewaysMetricsAreValidAndHoldEveryNameTheRulesAndDashboardUse() async throws {
         let promtool = try Self.promtool()
         let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
         let directory = NSTemporaryDirectory() + "monitoring-\(UInt64.random(in: 0...UInt64.max))"
@@ -110,8 +144,11 @@ import Testing
         }
         let exported = Set(samples.keys.map { String($0.prefix { $0 != "{" }) })
         let ruleNames = Self.metricNames(try String(contentsOfFile: Self.rules, encoding: .utf8))
+        let dashboardNames = Self.metricNames(try Self.dashboardQueries().joined(separator: "\n"))
         #expect(ruleNames.count >= 7)
+        #expect(dashboardNames.count >= 14)
         #expect(ruleNames.subtracting(exported).isEmpty, "the rules name \(ruleNames.subtracting(exported).sorted())")
+        #expect(dashboardNames.subtracting(exported).isEmpty, "the dashboard names \(dashboardNames.subtracting(exported).sorted())")
 
         // Each side's transport is counted apart; the pairs' requests and answers by peer.
         #expect(samples[#"sip_transport_messages_received_total{side="oma",transport="udp"}"#] ?? 0 > 0)
