@@ -319,7 +319,9 @@ public final class GatewayRuntime: @unchecked Sendable {
             relaying = nil
             let rejected = rejectedCount != refusedBefore
             health.received(from: peer, side: side.rawValue, rejected: rejected, now: now)
-            metrics.requestReceived(slot, rejected: rejected)
+            // Handled again once the shared store said who owns its dialog: arrived once.
+            if !ownerChecked { metrics.requestReceived(slot) }
+            if rejected { metrics.requestRejected(slot) }
         }
         if let toTag {
             handleInDialog(incoming, id: id, side: side, arrival: arrival, toTag: toTag, ownerChecked: ownerChecked)
@@ -1108,6 +1110,11 @@ extension GatewayRuntime {
         reason: String, headers: SIPHeaders
     ) {
         guard let layer = layers[side] else { return }
+        let arrival = FederationRouter.Arrival(
+            side: side, source: incoming.received.source, certificateNames: incoming.received.peerCertificateNames)
+        let slot = metrics.slot(healthName(router.dialogPeer(for: arrival)), side: side)
+        metrics.requestRejected(slot)
+        metrics.responseSent(slot, status: status)
         try? layer.respond(
             SIPResponse(replyingTo: incoming.request, statusCode: status, reasonPhrase: reason, headers: headers),
             to: incoming.transaction)

@@ -91,10 +91,14 @@ struct RelayMetrics {
 
     private static func classIndex(_ status: Int) -> Int { min(max(status / 100, 1), 6) - 1 }
 
-    /// A request arrived from the peer of `slot`; `rejected` when the gateway refused it.
-    func requestReceived(_ slot: Slot, rejected: Bool) {
+    /// A request arrived from the peer of `slot`.
+    func requestReceived(_ slot: Slot) {
         slots[slot].requests.increment()
-        if rejected { slots[slot].rejected.increment() }
+    }
+
+    /// The gateway refused a request of the peer of `slot`.
+    func requestRejected(_ slot: Slot) {
+        slots[slot].rejected.increment()
     }
 
     /// The gateway answered a request of the peer of `slot` with `status`.
