@@ -27,6 +27,8 @@ extension GatewayCore {
         public var categoryForm = 0
         /// A resource past its presentity's `subscriptions-per-presentity` (RLMI `quotaExceeded`).
         public var presentityQuota = 0
+        /// A new subscription from a peer the operator drained (503, GatewayCore+Draining.swift).
+        public var peerDrained = 0
 
         public var byReason: [(String, Int)] {
             [
@@ -34,6 +36,7 @@ extension GatewayCore {
                 ("dialogs_full", dialogsFull), ("pool_fqdn", foreignPool), ("peer_quota", peerQuota),
                 ("watcher_uri", watcherURI), ("winfo_presentity", winfoPerPresentity),
                 ("category_form", categoryForm), ("presentity_quota", presentityQuota),
+                ("peer_drained", peerDrained),
             ]
         }
     }

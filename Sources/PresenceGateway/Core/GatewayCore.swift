@@ -160,6 +160,9 @@ public struct GatewayCore: Sendable {
     var senders = (numbers: [String: Charge](), keys: [Charge: String](), next: Charge(0))
     /// What the core refused to protect the edge, by reason, for metrics.
     public internal(set) var refusals = Refusals()
+    /// The peers an operator drained (``loadKey(_:)``: a configured peer's name or an address):
+    /// no new dialog is made from or toward them (GatewayCore+Draining.swift).
+    public internal(set) var drainedPeers: Set<String> = []
     let registry: SIPEventPackageRegistry
 
     public init(
@@ -234,6 +237,7 @@ public struct GatewayCore: Sendable {
                         headers: [(.allow, "SUBSCRIBE, NOTIFY, BENOTIFY, OPTIONS")]))
             ]
         }
+        if let refused = refusedWhileDraining(request, id: id, peer: peer) { return refused }
         guard let watcher else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))]
         }

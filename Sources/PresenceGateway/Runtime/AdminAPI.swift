@@ -7,7 +7,9 @@ import NIOHTTP1
 /// - `GET /subscriptions?uri=&side=&offset=&limit=`: the bridged subscriptions, a page at a time;
 /// - `DELETE /subscriptions/{id}` (optional body `{"reason": "deactivated" | "rejected"}`):
 ///   ends one (404 for an unknown id);
-/// - `GET /peers`: each peer's and next hop's health;
+/// - `GET /peers`: each peer's and next hop's health, and whether it is drained;
+/// - `PUT /peers/{name}` with `{"drained": true | false}`: drains a peer (no new dialog from or
+///   toward it, 503 with Retry-After; its dialogs go on) or ends that (GatewayCore+Draining.swift);
 /// - `POST /reload`: the configuration file read again and applied without dropping a dialog
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
 /// - `POST /node/drain`: this node's dialogs handed to the other nodes of a shared store, then
@@ -38,7 +40,9 @@ public struct AdminAPI: Sendable {
     /// Reloads; the future fails with the error to report (its description is the message).
     public var reload: @Sendable () -> EventLoopFuture<String>
     /// Drains this node; the number of records handed over. Nil: the gateway cannot drain.
-    public var drain: (@Sendable () -> EventLoopFuture<Int>)?
+    public var drainNode: (@Sendable () -> EventLoopFuture<Int>)?
+    /// Drains a peer (true) or ends that; the peer as `/peers` shows it, nil for an unknown name.
+    public var drain: (@Sendable (_ name: String, _ drained: Bool) -> EventLoopFuture<PeerHealth?>)?
 
     public init(
         token: String?,
@@ -175,17 +179,16 @@ public struct AdminAPI: Sendable {
         if tooLarge {
             return loop.makeSucceededFuture(Self.error(.payloadTooLarge, "request body over \(Self.maxBody) bytes"))
         }
+        return route(head, body: body, on: loop)
+    }
+
+    /// An authorized request, by path.
+    private func route(_ head: HTTPRequestHead, body: [UInt8], on loop: any EventLoop) -> EventLoopFuture<Reply> {
         let parts = head.uri.split(separator: "?", maxSplits: 1)
         let path = parts.first.map(String.init) ?? head.uri
         let query = Self.query(parts.count > 1 ? String(parts[1]) : "")
         let segments = path.split(separator: "/").map(String.init)
-        func only(_ methods: HTTPMethod...) -> Reply? {
-            methods.contains(head.method)
-                ? nil
-                : Self.error(
-                    .methodNotAllowed, "\(head.method) is not allowed here",
-                    headers: [("Allow", methods.map(\.rawValue).joined(separator: ", "))])
-        }
+        let only = { (methods: HTTPMethod...) in Self.only(methods, head.method) }
         switch segments.first {
         case nil:
             if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
@@ -199,6 +202,9 @@ public struct AdminAPI: Sendable {
         case "peers" where segments.count == 1:
             if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
             return peers().map { Reply(status: .ok, body: Self.json(["peers": $0])) }
+        case "peers" where segments.count == 2:
+            if let refused = only(.PUT) { return loop.makeSucceededFuture(refused) }
+            return drainPeer(segments[1].removingPercentEncoding ?? segments[1], body: body, on: loop)
         case "reload" where segments.count == 1:
             if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
             if !body.isEmpty, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] == nil {
@@ -208,12 +214,23 @@ public struct AdminAPI: Sendable {
                 .recover { $0 is Unavailable ? Self.starting : Self.error(.badRequest, "\($0)") }
         case "node" where segments == ["node", "drain"]:
             if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
-            guard let drain else { return loop.makeSucceededFuture(Self.error(.conflict, "this gateway cannot drain")) }
-            return drain().map { Reply(status: .ok, body: Self.json(["handedOver": $0])) }
+            guard let drainNode else {
+                return loop.makeSucceededFuture(Self.error(.conflict, "this gateway cannot drain"))
+            }
+            return drainNode().map { Reply(status: .ok, body: Self.json(["handedOver": $0])) }
                 .recover { $0 is Unavailable ? Self.starting : Self.error(.conflict, "\($0)") }
         default:
             return loop.makeSucceededFuture(Self.error(.notFound, "no such resource: \(path)"))
         }
+    }
+
+    /// 405 with Allow unless `method` is one of `methods`.
+    static func only(_ methods: [HTTPMethod], _ method: HTTPMethod) -> Reply? {
+        methods.contains(method)
+            ? nil
+            : Self.error(
+                .methodNotAllowed, "\(method) is not allowed here",
+                headers: [("Allow", methods.map(\.rawValue).joined(separator: ", "))])
     }
 
     private func list(_ query: [String: String], on loop: any EventLoop) -> EventLoopFuture<Reply> {
@@ -259,6 +276,20 @@ public struct AdminAPI: Sendable {
             ended
                 ? Reply(status: .ok, body: Self.json(["ended": id, "reason": ending]))
                 : Self.error(.notFound, "no subscription \(id)")
+        }
+    }
+
+    /// `PUT /peers/{name}`: `{"drained": true}` or `{"drained": false}`.
+    private func drainPeer(_ name: String, body: [UInt8], on loop: any EventLoop) -> EventLoopFuture<Reply> {
+        struct Change: Decodable { var drained: Bool }
+        guard let change = try? JSONDecoder().decode(Change.self, from: Data(body)) else {
+            return loop.makeSucceededFuture(
+                Self.error(.badRequest, #"the body must be a JSON object such as {"drained": true}"#))
+        }
+        guard let drain else { return loop.makeSucceededFuture(Self.error(.notFound, "no peer \(name)")) }
+        return drain(name, change.drained).map { peer in
+            peer.map { Reply(status: .ok, body: Self.json($0)) }
+                ?? Self.error(.notFound, "no peer \(name): GET /peers lists the names")
         }
     }
 

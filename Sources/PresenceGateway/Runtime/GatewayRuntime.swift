@@ -703,11 +703,17 @@ public final class GatewayRuntime: @unchecked Sendable {
         _ request: SIPRequest, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
         context: GatewayCore.Context
     ) {
-        guard let target = targets.first else { return noRoute(request, context: context) }
+        let side: GatewayConfiguration.Side = layers[.oma] === layer ? .oma : .enterprise
+        let given = targets.count
+        let targets = undrained(targets, for: request, side: side)
+        guard let target = targets.first else {
+            // None left but drained peers' (GatewayCore+Draining.swift): as if they had answered 503.
+            guard given == 0 else { return drainedAway(request, context: context) }
+            return noRoute(request, context: context)
+        }
         if request.method == .subscribe, (try? request.headers.to)?.tag == nil {
             // A leg's dialog belongs to the peer its SUBSCRIBE reached.
-            core.reached(
-                router.dialogPeer(reached: target, side: layers[.oma] === layer ? .oma : .enterprise), for: context)
+            core.reached(router.dialogPeer(reached: target, side: side), for: context)
         }
         let rest = targets.dropFirst()
         let sent = NIODeadline.now()
@@ -730,7 +736,6 @@ public final class GatewayRuntime: @unchecked Sendable {
                 case .transportError(let r): reason = "transport error (503): \(r.reasonPhrase)"
                 case .response(let r): reason = r.statusCode == 503 ? "503 \(r.reasonPhrase)" : nil
                 }
-                let side: GatewayConfiguration.Side = self.layers[.oma] === layer ? .oma : .enterprise
                 let failure =
                     reason ?? (response.statusCode < 300 ? nil : "\(response.statusCode) \(response.reasonPhrase)")
                 let peer = self.healthName(self.router.dialogPeer(reached: target, side: side))
@@ -770,6 +775,30 @@ public final class GatewayRuntime: @unchecked Sendable {
             metrics.peerAnswered(slot, up: false)
         }
         metrics.responseTime(side: side, method: request.method, sent: sent, now: now)
+    }
+
+    /// `targets` without the drained peers' (GatewayCore+Draining.swift) when `request` would
+    /// make a new dialog: a dialog-creating SUBSCRIBE. Requests inside a dialog go where they went.
+    private func undrained(_ targets: ArraySlice<SIPTarget>, for request: SIPRequest, side: GatewayConfiguration.Side)
+        -> ArraySlice<SIPTarget>
+    {
+        guard !core.drainedPeers.isEmpty, request.method == .subscribe, (try? request.headers.to)?.tag == nil else {
+            return targets
+        }
+        let open = targets.filter { !core.isDrained(router.dialogPeer(reached: $0, side: side)) }
+        if open.count < targets.count {
+            logger.info("\(request.method) \(request.uri): not sent to a drained peer (\(targets.count - open.count))")
+        }
+        return open[...]
+    }
+
+    /// A new dialog's request whose every target is a drained peer's: not sent, answered 503 for
+    /// the core.
+    private func drainedAway(_ request: SIPRequest, context: GatewayCore.Context) {
+        perform(
+            core.receive(
+                SIPResponse(replyingTo: request, statusCode: 503, reasonPhrase: "Peer Draining"), to: request,
+                context: context, now: .now()))
     }
 
     private func failed(_ target: SIPTarget, request: SIPRequest, reason: String, next: SIPTarget?) {
@@ -867,10 +896,24 @@ public final class GatewayRuntime: @unchecked Sendable {
         return true
     }
 
-    /// Every peer's and next hop's health.
+    /// Every peer's and next hop's health, and whether it is drained.
     public func peerHealth() -> [PeerHealth] {
         eventLoop.preconditionInEventLoop()
-        return health.report(now: .now())
+        var report = health.report(now: .now())
+        for index in report.indices { report[index].drained = core.drainedPeers.contains(report[index].name) }
+        return report
+    }
+
+    /// Drains the peer `name` (one ``peerHealth()`` lists) or ends its draining
+    /// (GatewayCore+Draining.swift); nil when no such peer is known.
+    public func drain(_ name: String, _ drained: Bool) -> PeerHealth? {
+        eventLoop.preconditionInEventLoop()
+        guard health.entries[name] != nil else { return nil }
+        if core.drainedPeers.contains(name) != drained {
+            core.setDrained(name, drained)
+            logger.notice("peer \(name) \(drained ? "drained: no new dialog from or toward it" : "no longer drained")")
+        }
+        return peerHealth().first { $0.name == name }
     }
 
     /// Applies a new configuration without dropping a dialog (``GatewayCore/reconfigure(_:now:)``):

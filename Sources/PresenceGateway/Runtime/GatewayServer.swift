@@ -498,12 +498,13 @@ public final class GatewayServer: @unchecked Sendable {
                     return try await self.reload()
                 }
             })
-        api.drain = { [weak self] in
+        api.drainNode = { [weak self] in
             loop.makeFutureWithTask {
                 guard let self, self.runtime != nil else { throw AdminAPI.Unavailable() }
                 return try await self.drain()
             }
         }
+        api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
         api.hostNames = admin.hostNames
         api.tokenlessControl = admin.tokenlessControl
         return api

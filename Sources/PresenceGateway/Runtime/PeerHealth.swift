@@ -18,6 +18,8 @@ public struct PeerHealth: Sendable, Codable, Equatable {
     public var rejections: Int
     public var requestsPerSecond: Double
     public var rejectionsPerSecond: Double
+    /// No new dialog is made from or toward it (`PUT /peers/{name}`, GatewayCore+Draining.swift).
+    public var drained = false
 
     public struct Failure: Sendable, Codable, Equatable {
         public var time: Date

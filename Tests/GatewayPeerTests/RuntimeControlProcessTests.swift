@@ -1,0 +1,225 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PeerTestSupport
+import PresenceDocuments
+import SIPMessages
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The runtime control endpoints of the admin API (README, "Runtime control") on the built
+/// `presence-gateway` process: its configuration in a file, every port free and on 127.0.0.1,
+/// the OMA server and the enterprise edge as bare UDP sockets, HTTP on the admin port.
+@Suite(.serialized) struct RuntimeControlProcessTests {
+    final class Gateway: @unchecked Sendable {
+        static let token = "control-admin-token-0123456789"
+        let process: ChildProcess
+        let kamailio: LoopbackDatagramPeer
+        let edge: LoopbackDatagramPeer
+        let oma: UInt16
+        let enterprise: UInt16
+        let admin: Int
+        let directory: String
+        var file: String { directory + "/gateway.yaml" }
+
+        static func yaml(kamailio: UInt16, edge: UInt16, ports: (oma: UInt16, enterprise: UInt16, admin: UInt16),
+                         listen: String, state: String = "{ store: memory }", enterpriseHop: String? = nil,
+                         extra: String) -> String {
+            """
+            state: \(state)
+            listen:
+              - { side: oma, transport: udp, address: 127.0.0.1, port: \(ports.oma) }
+              - { side: enterprise, transport: udp, address: 127.0.0.1, port: \(ports.enterprise) }
+            \(listen)
+            enterprise: { domains: [contoso.com], next-hop: \(enterpriseHop ?? "\"sip:127.0.0.1:\(edge);transport=udp\"") }
+            oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(kamailio);transport=udp" }
+            peers:
+              - { name: edge, address: 127.0.0.1, port: \(edge), side: enterprise, network: sameEnterprise, trusted: true }
+              - { name: kamailio, address: 127.0.0.1, port: \(kamailio), side: oma }
+            presentities:
+              default:
+                defaults: { sameEnterprise: allow, federated: allow, publicCloud: polite-block }
+            subscriptions: { piggyback-wait-ms: 300 }
+            admin: { address: 127.0.0.1, port: \(ports.admin), token: \(token) }
+            \(extra)
+            """
+        }
+
+        /// Starts the binary with `extra` configuration lines and `listen` lines more (written in
+        /// `directory` beside anything `prepare` puts there) and `arguments`, and waits for its
+        /// admin endpoint.
+        /// With `resolvConf` the binary runs in a mount namespace of its own where that file is
+        /// /etc/resolv.conf (its DNS client reads only that file), and the enterprise next hop is
+        /// `enterpriseHop` (else the edge's address).
+        init(extra: String = "", listen: String = "", state: String = "{ store: memory }", enterpriseHop: String? = nil,
+             resolvConf: String? = nil, arguments: [String] = [],
+             prepare: (String) throws -> Void = { _ in }) async throws {
+            let binary = try #require(GatewayBinary.path, "presence-gateway was not built next to the tests")
+            directory = NSTemporaryDirectory() + "control-\(UInt64.random(in: 0...UInt64.max))"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try prepare(directory)
+            kamailio = try LoopbackDatagramPeer()
+            edge = try LoopbackDatagramPeer()
+            (oma, enterprise) = (try LoopbackPorts.free(), try LoopbackPorts.free())
+            let adminPort = try LoopbackPorts.free()
+            admin = Int(adminPort)
+            try Self.yaml(kamailio: kamailio.port, edge: edge.port, ports: (oma, enterprise, adminPort), listen: listen, state: state,
+                          enterpriseHop: enterpriseHop, extra: extra)
+                .write(toFile: directory + "/gateway.yaml", atomically: true, encoding: .utf8)
+            if let resolvConf {
+                let command = #"mount --bind "$0" /etc/resolv.conf && cd "$1" && shift && exec "$@""#
+                process = try ChildProcess("/usr/bin/unshare", ["-m", "/bin/sh", "-c", command, resolvConf, directory, binary,
+                                                                "--config", directory + "/gateway.yaml"] + arguments)
+            } else {
+                process = try ChildProcess(binary, ["--config", directory + "/gateway.yaml"] + arguments, workingDirectory: directory)
+            }
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, process.poll() == nil, !process.output.contains("admin endpoint on") {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+            guard process.output.contains("admin endpoint on") else {
+                throw PeerError("the gateway did not start:\n\(process.output.suffix(3000))")
+            }
+        }
+
+        func stop() async {
+            _ = await process.terminate()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+
+        /// One request to the admin endpoint with the token (unless `authorized` is false).
+        func http(_ method: String, _ path: String, body: String = "", authorized: Bool = true) async throws -> (Int, String) {
+            let answer = try await loopbackHTTP(port: admin, method, path, body: body,
+                                                headers: authorized ? ["Authorization: Bearer \(Self.token)"] : [])
+            return (answer.status, answer.body)
+        }
+
+        func json(_ method: String, _ path: String, body: String = "") async throws -> (Int, [String: Any]) {
+            let (status, text) = try await http(method, path, body: body)
+            let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            return (status, try #require(object, "not a JSON object: \(text)"))
+        }
+
+        /// `watcher`@oma.example subscribes through kamailio to bob@contoso.com in dialog
+        /// `callID` (a refresh when `toTag` is given); the first final answer within 5 s.
+        func omaSubscribe(_ watcher: String, callID: String, toTag: String? = nil, cseq: Int = 1) async -> SIPResponse? {
+            kamailio.send("""
+                SUBSCRIBE sip:bob@contoso.com SIP/2.0
+                Via: SIP/2.0/UDP \(kamailio.hostPort);branch=z9hG4bK\(callID)\(cseq);rport
+                Max-Forwards: 70
+                From: <sip:\(watcher)@oma.example>;tag=\(callID)
+                To: <sip:bob@contoso.com>\(toTag.map { ";tag=\($0)" } ?? "")
+                Call-ID: \(callID)@oma
+                CSeq: \(cseq) SUBSCRIBE
+                Contact: <sip:\(watcher)@\(kamailio.hostPort)>
+                Event: presence
+                Accept: application/pidf+xml
+                Expires: 600
+
+                """, to: oma)
+            let end = Date().addingTimeInterval(5)
+            while end.timeIntervalSinceNow > 0 {
+                for message in await kamailio.receive(for: 0.2) {
+                    if let notify = message.request, notify.method == .notify { kamailio.answer(notify, to: oma) }
+                    if let response = message.response, response.headers.callID == "\(callID)@oma",
+                       response.statusCode >= 200 {
+                        return response
+                    }
+                }
+            }
+            return nil
+        }
+
+        /// The edge answers the gateway's SUBSCRIBE `leg` with bob online ([MS-PRES] §3.4.5.1.1's
+        /// batch response).
+        func edgeAccepts(_ leg: SIPRequest, toTag: String) {
+            let state = CategoriesDocument(uri: "sip:bob@contoso.com", categories: [
+                Category(name: .state, instance: 1, publishTime: "2026-11-25T10:00:00.000",
+                         payload: .state(MSState(type: .aggregateState, availability: 3500))),
+            ])
+            let body = BatchSubscribeResponse(list: RLMIList(uri: "sip:dave@oma.example"), categories: [state]).multipart(boundary: "b7").bytes
+            edge.answer(leg, to: enterprise, toTag: toTag, extra: """
+                Expires: 600
+                Event: presence
+                Subscription-State: active;expires=600
+                ms-piggyback-cseq: 1
+                Content-Type: multipart/related; type="application/rlmi+xml"; start=\(BatchSubscribeResponse.rlmiContentID); boundary=b7
+
+                """, body: body)
+        }
+
+        /// `watcher` subscribes and the edge accepts the gateway's leg: the watcher's 200.
+        func bridge(_ watcher: String, callID: String) async throws -> SIPResponse {
+            async let answer = omaSubscribe(watcher, callID: callID)
+            let leg = try #require(await newSubscribe(within: 5), "no SUBSCRIBE toward the edge")
+            edgeAccepts(leg, toTag: "e-\(callID)")
+            return try #require(await answer, "no answer to \(watcher)")
+        }
+
+        /// The first dialog-creating SUBSCRIBE the edge gets within `seconds`.
+        func newSubscribe(within seconds: Double) async -> SIPRequest? {
+            let end = Date().addingTimeInterval(seconds)
+            while end.timeIntervalSinceNow > 0 {
+                let requests = await edge.receive(for: 0.2).compactMap(\.request)
+                if let found = requests.first(where: { $0.method == .subscribe && (try? $0.headers.to?.tag) == nil }) {
+                    return found
+                }
+            }
+            return nil
+        }
+
+        /// The peer `name` as `GET /peers` shows it.
+        func peer(_ name: String) async throws -> [String: Any]? {
+            let (_, peers) = try await json("GET", "/peers")
+            return (peers["peers"] as? [[String: Any]])?.first { $0["name"] as? String == name }
+        }
+    }
+
+    /// RFC 3261 §21.5.4: a drained peer's new SUBSCRIBE gets 503 with Retry-After, while its
+    /// existing dialog is refreshed (200); a reload keeps it drained; once undrained a new
+    /// SUBSCRIBE is taken. A drained peer is not sent new dialogs either.
+    @Test func aDrainedPeerGetsNoNewDialogButKeepsItsOwn() async throws {
+        let gw = try await Gateway()
+        let first = try await gw.bridge("dave", callID: "d1")
+        #expect(first.statusCode == 200)
+        let toTag = try #require(try first.headers.to?.tag)
+
+        let (drained, peer) = try await gw.json("PUT", "/peers/kamailio", body: #"{"drained": true}"#)
+        #expect(drained == 200 && peer["drained"] as? Bool == true && peer["name"] as? String == "kamailio")
+        #expect(try await gw.peer("kamailio")?["drained"] as? Bool == true)
+        #expect(try await gw.peer("edge")?["drained"] as? Bool == false)
+        // A reload keeps the drained set.
+        #expect(try await gw.http("POST", "/reload").0 == 200)
+        #expect(try await gw.peer("kamailio")?["drained"] as? Bool == true)
+
+        let refused = try #require(await gw.omaSubscribe("erin", callID: "d2"))
+        #expect(refused.statusCode == 503)
+        #expect(refused.headers[.retryAfter].flatMap { Int($0) }.map { $0 > 0 } == true, "\(refused)")
+        #expect(await gw.newSubscribe(within: 0.5) == nil, "a leg was made for a refused watcher")
+        let refreshed = try #require(await gw.omaSubscribe("dave", callID: "d1", toTag: toTag, cseq: 2))
+        #expect(refreshed.statusCode == 200)
+
+        let (undrained, back) = try await gw.json("PUT", "/peers/kamailio", body: #"{"drained": false}"#)
+        #expect(undrained == 200 && back["drained"] as? Bool == false)
+        #expect(try await gw.bridge("erin", callID: "d3").statusCode == 200)
+
+        // Toward a drained peer: no new SUBSCRIBE reaches the edge, the watcher is not accepted.
+        #expect(try await gw.json("PUT", "/peers/edge", body: #"{"drained": true}"#).0 == 200)
+        _ = await gw.omaSubscribe("frank", callID: "d4")
+        #expect(await gw.newSubscribe(within: 0.5) == nil)
+        #expect(gw.process.output.contains("not sent to a drained peer"))
+
+        // Unknown peers, bad bodies and missing tokens get a JSON error.
+        for (path, body, expected) in [("/peers/nobody", #"{"drained": true}"#, 404), ("/peers/kamailio", "{", 400),
+                                       ("/peers/kamailio", #"{"drained": "yes"}"#, 400)] {
+            let (status, text) = try await gw.http("PUT", path, body: body)
+            #expect(status == expected && text.contains("\"error\""), "\(path) \(body): \(status) \(text)")
+        }
+        #expect(try await gw.http("PUT", "/peers/kamailio", body: #"{"drained": true}"#, authorized: false).0 == 401)
+        #expect(try await gw.http("POST", "/peers/kamailio", body: #"{"drained": true}"#).0 == 405)
+        await gw.stop()
+    }
+}
