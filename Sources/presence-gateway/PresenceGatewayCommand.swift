@@ -82,7 +82,8 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
                     + (xcap ?? ""))
             return
         }
-        Self.bootstrapLogging(level: logLevel, format: .effective(flag: logFormat, configured: configuration.logFormat))
+        let levels = Self.bootstrapLogging(
+            level: logLevel, format: .effective(flag: logFormat, configured: configuration.logFormat))
         let logger = Logger(label: "presence-gateway")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(GatewayMetricsFactory(registry: registry))
@@ -95,6 +96,7 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         } catch let error as ConfigurationError {
             Self.fail("\(name): error: \(error)")
         }
+        server.logLevels = levels
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [.init(service: GatewayService(server: server))],
@@ -106,18 +108,21 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         }
     }
 
-    /// Every logger writes to standard error in `format`, from `level` up. Configuration errors
-    /// are printed before this, as plain `FILE:LINE:COLUMN: error: ...` lines.
-    static func bootstrapLogging(level: Logger.Level, format: GatewayConfiguration.LogFormat) {
+    /// Every logger writes to standard error in `format`, from `level` up, or from the level the
+    /// returned switch is given later (`PUT /log-level`). Configuration errors are printed before
+    /// this, as plain `FILE:LINE:COLUMN: error: ...` lines.
+    static func bootstrapLogging(level: Logger.Level, format: GatewayConfiguration.LogFormat) -> LogLevelSwitch {
+        let levels = LogLevelSwitch(level)
         LoggingSystem.bootstrap { label in
             var handler: any LogHandler
             switch format {
             case .text: handler = StreamLogHandler.standardError(label: label)
             case .json: handler = JSONLogHandler.standardError(label: label)
             }
-            handler.logLevel = level
-            return handler
+            handler.logLevel = .trace
+            return SwitchedLogHandler(handler, levels: levels)
         }
+        return levels
     }
 
     static func fail(_ message: String) -> Never {

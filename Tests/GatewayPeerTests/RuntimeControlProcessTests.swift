@@ -222,4 +222,43 @@ import Glibc
         #expect(try await gw.http("POST", "/peers/kamailio", body: #"{"drained": true}"#).0 == 405)
         await gw.stop()
     }
+
+    /// `PUT /log-level` changes every logger's level in the running process: the transport's
+    /// debug line for a datagram that is not SIP appears once the level is debug, and not before
+    /// nor after it is set back.
+    @Test func theLogLevelChangesWithoutARestart() async throws {
+        let gw = try await Gateway()
+        let line = "dropping a malformed message"
+        func garbage() async throws {
+            gw.edge.send("THIS IS NOT SIP\n", to: gw.enterprise)
+            try await Task.sleep(nanoseconds: 500_000_000)
+        }
+        func count() -> Int { gw.process.output.components(separatedBy: line).count - 1 }
+        let (status, level) = try await gw.json("GET", "/log-level")
+        #expect(status == 200 && level["level"] as? String == "info")
+        try await garbage()
+        #expect(count() == 0)
+
+        let (set, answer) = try await gw.json("PUT", "/log-level", body: #"{"level": "debug"}"#)
+        #expect(set == 200 && answer["level"] as? String == "debug" && answer["previous"] as? String == "info")
+        #expect(try await gw.json("GET", "/log-level").1["level"] as? String == "debug")
+        let deadline = Date().addingTimeInterval(5)
+        while count() == 0, Date() < deadline { try await garbage() }
+        #expect(count() >= 1, "\(gw.process.output.suffix(2000))")
+
+        #expect(try await gw.json("PUT", "/log-level", body: #"{"level": "info"}"#).0 == 200)
+        let before = count()
+        try await garbage()
+        #expect(count() == before)
+        #expect(gw.process.output.contains("log level debug → info"))
+
+        for body in [#"{"level": "loud"}"#, #"{"level": 5}"#, "debug"] {
+            let (status, text) = try await gw.http("PUT", "/log-level", body: body)
+            #expect(status == 400 && text.contains("\"error\""), "\(body): \(status) \(text)")
+        }
+        #expect(try await gw.http("PUT", "/log-level", body: #"{"level": "loud"}"#).1.contains("trace, debug, info"))
+        #expect(try await gw.http("PUT", "/log-level", body: #"{"level": "debug"}"#, authorized: false).0 == 401)
+        #expect(try await gw.json("GET", "/log-level").1["level"] as? String == "info")
+        await gw.stop()
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 public import NIOCore
 import NIOHTTP1
 
@@ -10,6 +11,8 @@ import NIOHTTP1
 /// - `GET /peers`: each peer's and next hop's health, and whether it is drained;
 /// - `PUT /peers/{name}` with `{"drained": true | false}`: drains a peer (no new dialog from or
 ///   toward it, 503 with Retry-After; its dialogs go on) or ends that (GatewayCore+Draining.swift);
+/// - `GET /log-level`, `PUT /log-level` with `{"level": "debug"}`: the running log level of every
+///   logger (``LogLevelSwitch``; 409 when the program embedding the gateway owns logging);
 /// - `POST /reload`: the configuration file read again and applied without dropping a dialog
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
 /// - `POST /node/drain`: this node's dialogs handed to the other nodes of a shared store, then
@@ -43,6 +46,8 @@ public struct AdminAPI: Sendable {
     public var drainNode: (@Sendable () -> EventLoopFuture<Int>)?
     /// Drains a peer (true) or ends that; the peer as `/peers` shows it, nil for an unknown name.
     public var drain: (@Sendable (_ name: String, _ drained: Bool) -> EventLoopFuture<PeerHealth?>)?
+    /// The level every logger follows; nil when the gateway does not own the process's logging.
+    public var logLevels: LogLevelSwitch?
 
     public init(
         token: String?,
@@ -205,6 +210,9 @@ public struct AdminAPI: Sendable {
         case "peers" where segments.count == 2:
             if let refused = only(.PUT) { return loop.makeSucceededFuture(refused) }
             return drainPeer(segments[1].removingPercentEncoding ?? segments[1], body: body, on: loop)
+        case "log-level" where segments.count == 1:
+            if let refused = only(.GET, .HEAD, .PUT) { return loop.makeSucceededFuture(refused) }
+            return loop.makeSucceededFuture(logLevelControl(head.method == .PUT ? body : nil))
         case "reload" where segments.count == 1:
             if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
             if !body.isEmpty, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] == nil {
@@ -291,6 +299,28 @@ public struct AdminAPI: Sendable {
             peer.map { Reply(status: .ok, body: Self.json($0)) }
                 ?? Self.error(.notFound, "no peer \(name): GET /peers lists the names")
         }
+    }
+
+    /// `GET /log-level` (`body` nil) or `PUT /log-level` with `{"level": "debug"}`.
+    private func logLevelControl(_ body: [UInt8]?) -> Reply {
+        guard let logLevels else {
+            return Self.error(.conflict, "logging belongs to the program running the gateway, not to the admin API")
+        }
+        guard let body else { return Reply(status: .ok, body: Self.json(["level": logLevels.level.rawValue])) }
+        struct Change: Decodable { var level: String }
+        let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let change = try? JSONDecoder().decode(Change.self, from: Data(body)) else {
+            return Self.error(.badRequest, #"the body must be a JSON object such as {"level": "debug"}"#)
+        }
+        guard let level = Logger.Level(rawValue: change.level.lowercased()) else {
+            return Self.error(.badRequest, "unknown log level \"\(change.level)\": one of \(names)")
+        }
+        let previous = logLevels.level
+        logLevels.level = level
+        if level != previous {
+            Logger(label: "presence-gateway").notice("log level \(previous) → \(level) (admin API)")
+        }
+        return Reply(status: .ok, body: Self.json(["level": level.rawValue, "previous": previous.rawValue]))
     }
 
     /// `a=b&c=d`, percent-decoded (`+` is a space).

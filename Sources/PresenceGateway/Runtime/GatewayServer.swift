@@ -67,6 +67,9 @@ public final class GatewayServer: @unchecked Sendable {
     let running = NIOLockedValueBox(RunState.idle)
     /// The `grace` of a ``stop(grace:)`` that ends ``run()``; 2 seconds at a graceful shutdown.
     let stopGrace = NIOLockedValueBox(TimeAmount.seconds(2))
+    /// The log level the process's loggers follow, for `PUT /log-level`; set by the program that
+    /// bootstrapped logging with ``SwitchedLogHandler``, before ``start()``.
+    public var logLevels: LogLevelSwitch?
     /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
     public private(set) var bound: [GatewayConfiguration.Side: [SIPTarget]] = [:]
 
@@ -505,6 +508,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
+        api.logLevels = logLevels
         api.hostNames = admin.hostNames
         api.tokenlessControl = admin.tokenlessControl
         return api
