@@ -3,6 +3,7 @@ public import Metrics
 internal import NIOConcurrencyHelpers
 public import NIOCore
 internal import NIOPosix
+internal import Synchronization
 
 #if canImport(Glibc)
     internal import Glibc
@@ -98,6 +99,9 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
     /// Parsed addresses by text: peers and listeners repeat.
     private var addresses: [String: HEPPacket.Address] = [:]
     private var failing = false
+    /// Whether messages are copied: an operator turns capture off and on while the gateway runs
+    /// (README, "Runtime control": `PUT /capture`); while off, nothing is queued or counted.
+    private let copying = Atomic<Bool>(true)
 
     /// - Parameters:
     ///   - eventLoop: where the encoding and sending run: best a loop other than the relay's.
@@ -162,9 +166,16 @@ public final class HEPCapture: SIPMessageCapture, @unchecked Sendable {
 
     public var statistics: Statistics { queue.withLockedValue { $0.statistics } }
 
+    /// Whether messages are copied to the collector (true from the start).
+    public var isEnabled: Bool {
+        get { copying.load(ordering: .relaxed) }
+        set { copying.store(newValue, ordering: .relaxed) }
+    }
+
     // MARK: - On the relay's loop
 
     public func capture(_ message: SIPCapturedMessage) {
+        guard copying.load(ordering: .relaxed) else { return }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let item = Item(

@@ -261,4 +261,73 @@ import Glibc
         #expect(try await gw.json("GET", "/log-level").1["level"] as? String == "info")
         await gw.stop()
     }
+
+    /// HEP copies counted at a bare UDP socket standing for the collector.
+    static func hepPackets(at collector: LoopbackDatagramPeer, for seconds: Double) async -> Int {
+        var count = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let end = Date().addingTimeInterval(seconds)
+        while end.timeIntervalSinceNow > 0 {
+            let n = recv(collector.fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n >= 4, Array(buffer[0..<4]) == Array("HEP3".utf8) {
+                count += 1
+            } else if n <= 0 {
+                try? await Task.sleep(nanoseconds: 10_000_000)
+            }
+        }
+        return count
+    }
+
+    /// An OPTIONS from kamailio, which the gateway receives and answers: two messages to copy.
+    static func options(_ gw: Gateway, _ n: Int) {
+        gw.kamailio.send("""
+            OPTIONS sip:127.0.0.1:\(gw.oma) SIP/2.0
+            Via: SIP/2.0/UDP \(gw.kamailio.hostPort);branch=z9hG4bKopt\(n);rport
+            Max-Forwards: 70
+            From: <sip:probe@oma.example>;tag=opt\(n)
+            To: <sip:127.0.0.1:\(gw.oma)>
+            Call-ID: opt\(n)@oma
+            CSeq: 1 OPTIONS
+
+            """, to: gw.oma)
+    }
+
+    /// `PUT /capture` turns HEP capture off and on in the running process: while off nothing
+    /// reaches the collector, once on again the copies resume.
+    @Test func captureTurnsOffAndOnWhileTheGatewayRuns() async throws {
+        let collector = try LoopbackDatagramPeer()
+        let gw = try await Gateway(extra: "capture: { hep: \"udp:127.0.0.1:\(collector.port)\", id: 7 }")
+        let (status, state) = try await gw.json("GET", "/capture")
+        #expect(status == 200 && state["enabled"] as? Bool == true && state["id"] as? Int == 7)
+        #expect(state["collector"] as? String == "udp:127.0.0.1:\(collector.port)")
+        Self.options(gw, 1)
+        #expect(await Self.hepPackets(at: collector, for: 1.5) >= 2)
+
+        let (off, offState) = try await gw.json("PUT", "/capture", body: #"{"enabled": false}"#)
+        #expect(off == 200 && offState["enabled"] as? Bool == false)
+        Self.options(gw, 2)
+        #expect(await Self.hepPackets(at: collector, for: 1.5) == 0)
+        #expect(try await gw.json("GET", "/capture").1["enabled"] as? Bool == false)
+
+        #expect(try await gw.json("PUT", "/capture", body: #"{"enabled": true}"#).0 == 200)
+        Self.options(gw, 3)
+        #expect(await Self.hepPackets(at: collector, for: 1.5) >= 2)
+
+        for body in ["{", #"{"enabled": "no"}"#, "{}"] {
+            let (status, text) = try await gw.http("PUT", "/capture", body: body)
+            #expect(status == 400 && text.contains("\"error\""), "\(body): \(status) \(text)")
+        }
+        #expect(try await gw.http("PUT", "/capture", body: #"{"enabled": false}"#, authorized: false).0 == 401)
+        await gw.stop()
+    }
+
+    /// Without `capture:` there is nothing to turn on: 409 with a message saying so.
+    @Test func captureWithoutACollectorIsAConflict() async throws {
+        let gw = try await Gateway()
+        for (method, body) in [("GET", ""), ("PUT", #"{"enabled": true}"#)] {
+            let (status, text) = try await gw.http(method, "/capture", body: body)
+            #expect(status == 409 && text.contains("no HEP capture is configured"), "\(method): \(status) \(text)")
+        }
+        await gw.stop()
+    }
 }

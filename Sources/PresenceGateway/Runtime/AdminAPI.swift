@@ -2,6 +2,7 @@ import Foundation
 import Logging
 public import NIOCore
 import NIOHTTP1
+public import SIPTransport
 
 /// The runtime control API on the admin endpoint (README, "Runtime control"), in JSON:
 ///
@@ -13,6 +14,8 @@ import NIOHTTP1
 ///   toward it, 503 with Retry-After; its dialogs go on) or ends that (GatewayCore+Draining.swift);
 /// - `GET /log-level`, `PUT /log-level` with `{"level": "debug"}`: the running log level of every
 ///   logger (``LogLevelSwitch``; 409 when the program embedding the gateway owns logging);
+/// - `GET /capture`, `PUT /capture` with `{"enabled": false}`: HEP capture turned off and on (409
+///   when `capture:` is not configured);
 /// - `POST /reload`: the configuration file read again and applied without dropping a dialog
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
 /// - `POST /node/drain`: this node's dialogs handed to the other nodes of a shared store, then
@@ -48,6 +51,8 @@ public struct AdminAPI: Sendable {
     public var drain: (@Sendable (_ name: String, _ drained: Bool) -> EventLoopFuture<PeerHealth?>)?
     /// The level every logger follows; nil when the gateway does not own the process's logging.
     public var logLevels: LogLevelSwitch?
+    /// The HEP capture (`capture:`); nil when none is configured.
+    public var capture: HEPCapture?
 
     public init(
         token: String?,
@@ -213,6 +218,9 @@ public struct AdminAPI: Sendable {
         case "log-level" where segments.count == 1:
             if let refused = only(.GET, .HEAD, .PUT) { return loop.makeSucceededFuture(refused) }
             return loop.makeSucceededFuture(logLevelControl(head.method == .PUT ? body : nil))
+        case "capture" where segments.count == 1:
+            if let refused = only(.GET, .HEAD, .PUT) { return loop.makeSucceededFuture(refused) }
+            return loop.makeSucceededFuture(captureControl(head.method == .PUT ? body : nil))
         case "reload" where segments.count == 1:
             if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
             if !body.isEmpty, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] == nil {
@@ -321,6 +329,39 @@ public struct AdminAPI: Sendable {
             Logger(label: "presence-gateway").notice("log level \(previous) → \(level) (admin API)")
         }
         return Reply(status: .ok, body: Self.json(["level": level.rawValue, "previous": previous.rawValue]))
+    }
+
+    /// `GET /capture` (`body` nil) or `PUT /capture` with `{"enabled": false}`.
+    private func captureControl(_ body: [UInt8]?) -> Reply {
+        guard let capture else {
+            return Self.error(
+                .conflict, "no HEP capture is configured (capture: in the configuration, which needs a restart)")
+        }
+        if let body {
+            struct Change: Decodable { var enabled: Bool }
+            guard let change = try? JSONDecoder().decode(Change.self, from: Data(body)) else {
+                return Self.error(.badRequest, #"the body must be a JSON object such as {"enabled": false}"#)
+            }
+            if capture.isEnabled != change.enabled {
+                capture.isEnabled = change.enabled
+                Logger(label: "sip.capture").notice("HEP capture \(change.enabled ? "on" : "off") (admin API)")
+            }
+        }
+        struct State: Encodable {
+            var enabled: Bool
+            var collector: String
+            var id: UInt32
+            var sent, dropped: Int
+        }
+        let settings = capture.configuration
+        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
+        let statistics = capture.statistics
+        return Reply(
+            status: .ok,
+            body: Self.json(
+                State(
+                    enabled: capture.isEnabled, collector: "udp:\(host):\(settings.port)", id: settings.captureID,
+                    sent: statistics.sent, dropped: statistics.droppedTotal)))
     }
 
     /// `a=b&c=d`, percent-decoded (`+` is a space).

@@ -509,6 +509,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
         api.logLevels = logLevels
+        api.capture = capture
         api.hostNames = admin.hostNames
         api.tokenlessControl = admin.tokenlessControl
         return api
