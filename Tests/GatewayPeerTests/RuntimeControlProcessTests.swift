@@ -330,4 +330,73 @@ import Glibc
         }
         await gw.stop()
     }
+
+    /// The certificate a new TLS handshake with 127.0.0.1:`port` shows (openssl's `Peer
+    /// certificate:` line), presenting the test client certificate from `directory`.
+    static func peerCertificate(port: UInt16, directory: String) async throws -> String {
+        let (_, output) = try await runProgram("/usr/bin/openssl", [
+            "s_client", "-connect", "127.0.0.1:\(port)", "-brief", "-cert", directory + "/client.pem",
+            "-key", directory + "/client.key"], timeout: 15)
+        return output.split(separator: "\n").first { $0.hasPrefix("Peer certificate:") }.map(String.init) ?? output
+    }
+
+    /// A reload (POST /reload, SIGHUP) reads the TLS certificate and key again: new handshakes
+    /// show the new certificate, a connection made before stays open, and a file that does not
+    /// load is refused with its name while the certificate in use stays.
+    @Test func aReloadReadsTheTLSCertificateAgain() async throws {
+        let tlsPort = try LoopbackPorts.free()
+        func write(_ pem: String, _ name: String, in directory: String) throws {
+            try pem.write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
+        }
+        let gw = try await Gateway(
+            extra: """
+                tls:
+                  certificate-chain: chain.pem
+                  private-key: key.pem
+                  trust-roots: roots.pem
+                """,
+            listen: "  - { side: enterprise, transport: tls, address: 127.0.0.1, port: \(tlsPort) }"
+        ) { directory in
+            for (pem, name) in [(TestCertificates.serverCertificate, "chain.pem"), (TestCertificates.serverKey, "key.pem"),
+                                (TestCertificates.bothCAs, "roots.pem"), (TestCertificates.clientCertificate, "client.pem"),
+                                (TestCertificates.clientKey, "client.key")] {
+                try write(pem, name, in: directory)
+            }
+        }
+        #expect(try await Self.peerCertificate(port: tlsPort, directory: gw.directory) == "Peer certificate: CN = gateway.test")
+        // A connection that stays open across the reloads.
+        let open = try ChildProcess("/usr/bin/openssl", [
+            "s_client", "-connect", "127.0.0.1:\(tlsPort)", "-brief", "-ign_eof", "-cert", gw.directory + "/client.pem",
+            "-key", gw.directory + "/client.key"])
+        defer { open.kill() }
+        let deadline = Date().addingTimeInterval(10)
+        while !open.output.contains("Peer certificate:"), Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
+        #expect(open.output.contains("Peer certificate: CN = gateway.test"))
+
+        try write(TestCertificates.edgeCertificate, "chain.pem", in: gw.directory)
+        try write(TestCertificates.edgeKey, "key.pem", in: gw.directory)
+        let (status, answer) = try await gw.json("POST", "/reload")
+        #expect(status == 200 && (answer["reloaded"] as? String)?.contains("TLS material") == true, "\(answer)")
+        #expect(try await Self.peerCertificate(port: tlsPort, directory: gw.directory) == "Peer certificate: CN = edge.contoso.com")
+
+        // A file that does not load: refused with its name, the certificate in use stays.
+        try write("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n", "chain.pem", in: gw.directory)
+        let (refused, error) = try await gw.json("POST", "/reload")
+        #expect(refused == 400 && (error["error"] as? String)?.contains("chain.pem") == true, "\(error)")
+        #expect(try await Self.peerCertificate(port: tlsPort, directory: gw.directory) == "Peer certificate: CN = edge.contoso.com")
+
+        // SIGHUP, as `systemctl reload` sends, does the same.
+        try write(TestCertificates.serverCertificate, "chain.pem", in: gw.directory)
+        try write(TestCertificates.serverKey, "key.pem", in: gw.directory)
+        let reloads = gw.process.output.components(separatedBy: "configuration reloaded").count
+        gw.process.send(SIGHUP)
+        let reloaded = Date().addingTimeInterval(10)
+        while gw.process.output.components(separatedBy: "configuration reloaded").count == reloads, Date() < reloaded {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        #expect(try await Self.peerCertificate(port: tlsPort, directory: gw.directory) == "Peer certificate: CN = gateway.test")
+        // The connection made with the first certificate was not closed by any of it.
+        #expect(open.poll() == nil, "the open connection ended: \(open.output)")
+        await gw.stop()
+    }
 }

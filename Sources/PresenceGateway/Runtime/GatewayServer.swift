@@ -247,7 +247,9 @@ public final class GatewayServer: @unchecked Sendable {
         } catch let error as ConfigurationError {
             throw error
         } catch {
-            throw ConfigurationError("TLS material: \(error)")
+            // NIOSSL's error names no file: the message names the files it was read from.
+            let files = [settings.certificateChain, settings.privateKey] + (settings.trustRoots.map { [$0] } ?? [])
+            throw ConfigurationError("TLS material (\(files.joined(separator: ", "))) does not load: \(error)")
         }
     }
 
