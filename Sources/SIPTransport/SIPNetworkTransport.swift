@@ -74,7 +74,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private enum Phase { case idle, started, shutDown }
 
     /// One open stream connection. Loop-confined.
-    private struct Connection {
+    struct Connection {
         var kind: SIPTransportKind
         var channel: any Channel
         var remote: SIPTarget
@@ -89,10 +89,15 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         /// Opened by us to an address that is not one of ``Configuration/peerHosts`` (counted
         /// against ``Configuration/maxOutboundConnections``).
         var countedOutbound = false
+        /// When it was registered, and the messages received and written on it since, for
+        /// ``openConnections(offset:limit:now:)``.
+        var opened = NIODeadline.now()
+        var received = 0
+        var sent = 0
     }
 
     private var phase = Phase.idle
-    private var connections: [SIPConnectionID: Connection] = [:]
+    private(set) var connections: [SIPConnectionID: Connection] = [:]
     private var connectionByRemote: [SIPTarget: SIPConnectionID] = [:]
     private var pendingConnects: [SIPTarget: EventLoopFuture<SIPConnectionID>] = [:]
     private var datagramChannels: [any Channel] = []
@@ -430,6 +435,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     }
 
     private func write(_ bytes: [UInt8], on connection: Connection, id: SIPConnectionID) -> EventLoopFuture<Void> {
+        connections[id]?.sent += 1
         let kind = connection.kind
         let channel = connection.channel
         let mapError = { @Sendable (error: any Error) in
@@ -698,6 +704,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         _ bytes: [UInt8], connection id: SIPConnectionID, kind: SIPTransportKind, peerCertificateNames: [String]
     ) {
         guard let connection = connections[id] else { return }
+        connections[id]?.received += 1
         receive(
             bytes, kind: kind, source: connection.remote, local: connection.local, connection: id,
             peerCertificateNames: peerCertificateNames)

@@ -399,4 +399,70 @@ import Glibc
         #expect(open.poll() == nil, "the open connection ended: \(open.output)")
         await gw.stop()
     }
+
+    /// An OPTIONS over the TCP connection `socket`, answered by the gateway on it.
+    static func options(over socket: RawSIPSocket, _ n: Int) async -> SIPMessage? {
+        let text = """
+            OPTIONS sip:gateway@oma.example SIP/2.0\r
+            Via: SIP/2.0/TCP 127.0.0.1:\(socket.port);branch=z9hG4bKtcp\(n)\r
+            Max-Forwards: 70\r
+            From: <sip:probe@oma.example>;tag=tcp\(n)\r
+            To: <sip:gateway@oma.example>\r
+            Call-ID: tcp\(n)@oma\r
+            CSeq: 1 OPTIONS\r
+            Content-Length: 0\r
+            \r
+
+            """
+        _ = socket.write(Array(text.utf8))
+        return await socket.receive(within: 5)
+    }
+
+    /// `GET /connections` lists each side's open TCP connections a page at a time, with their
+    /// remote address, direction, age and messages each way; a closed one leaves the list.
+    @Test func openConnectionsAreListedPerSideAndPaged() async throws {
+        let tcpPort = try LoopbackPorts.free()
+        let gw = try await Gateway(listen: "  - { side: oma, transport: tcp, address: 127.0.0.1, port: \(tcpPort) }")
+        let first = try RawSIPSocket.tcp(to: tcpPort)
+        let second = try RawSIPSocket.tcp(to: tcpPort)
+        #expect(await Self.options(over: first, 1) != nil)
+        #expect(await Self.options(over: second, 2) != nil)
+        #expect(await Self.options(over: second, 3) != nil)
+
+        let (status, listed) = try await gw.json("GET", "/connections?side=oma")
+        #expect(status == 200)
+        let oma = try #require(listed["oma"] as? [String: Any])
+        #expect(oma["total"] as? Int == 2 && listed["enterprise"] == nil)
+        let rows = try #require(oma["connections"] as? [[String: Any]])
+        let byPort = Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["remote"] as? String).map { ($0, row) } })
+        let one = try #require(byPort["127.0.0.1:\(first.port)"], "\(rows)")
+        let two = try #require(byPort["127.0.0.1:\(second.port)"], "\(rows)")
+        #expect(one["transport"] as? String == "tcp" && one["direction"] as? String == "inbound")
+        #expect(one["local"] as? String == "127.0.0.1:\(tcpPort)")
+        #expect(one["received"] as? Int == 1 && one["sent"] as? Int == 1 && two["received"] as? Int == 2 && two["sent"] as? Int == 2)
+        #expect((one["ageSeconds"] as? Int).map { $0 >= 0 && $0 < 60 } == true)
+
+        // Both sides without a filter; a page of one, then the next.
+        let (_, both) = try await gw.json("GET", "/connections")
+        #expect((both["enterprise"] as? [String: Any])?["total"] as? Int == 0)
+        let page1 = try #require(try await gw.json("GET", "/connections?side=oma&limit=1").1["oma"] as? [String: Any])
+        let page2 = try #require(try await gw.json("GET", "/connections?side=oma&offset=1&limit=1").1["oma"] as? [String: Any])
+        let ids = [page1, page2].compactMap { ($0["connections"] as? [[String: Any]])?.first?["id"] as? Int }
+        #expect(ids.count == 2 && ids[0] < ids[1] && page1["total"] as? Int == 2)
+
+        first.close()
+        let deadline = Date().addingTimeInterval(5)
+        var total = 2
+        while total != 1, Date() < deadline {
+            total = ((try await gw.json("GET", "/connections?side=oma").1["oma"] as? [String: Any])?["total"] as? Int) ?? -1
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        #expect(total == 1)
+        for query in ["side=moon", "limit=0", "limit=1001", "offset=-1"] {
+            let (status, text) = try await gw.http("GET", "/connections?\(query)")
+            #expect(status == 400 && text.contains("\"error\""), "\(query): \(status) \(text)")
+        }
+        second.close()
+        await gw.stop()
+    }
 }

@@ -16,6 +16,8 @@ public import SIPTransport
 ///   logger (``LogLevelSwitch``; 409 when the program embedding the gateway owns logging);
 /// - `GET /capture`, `PUT /capture` with `{"enabled": false}`: HEP capture turned off and on (409
 ///   when `capture:` is not configured);
+/// - `GET /connections?side=&offset=&limit=`: each side's open TCP and TLS connections, a page at
+///   a time;
 /// - `POST /reload`: the configuration file read again and applied without dropping a dialog
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
 /// - `POST /node/drain`: this node's dialogs handed to the other nodes of a shared store, then
@@ -53,6 +55,13 @@ public struct AdminAPI: Sendable {
     public var logLevels: LogLevelSwitch?
     /// The HEP capture (`capture:`); nil when none is configured.
     public var capture: HEPCapture?
+    /// A page of one side's open stream connections and how many there are.
+    public var connections:
+        (
+            @Sendable (_ side: GatewayConfiguration.Side, _ offset: Int, _ limit: Int) -> EventLoopFuture<
+                (total: Int, page: [SIPNetworkTransport.OpenConnection])
+            >
+        )?
 
     public init(
         token: String?,
@@ -221,6 +230,9 @@ public struct AdminAPI: Sendable {
         case "capture" where segments.count == 1:
             if let refused = only(.GET, .HEAD, .PUT) { return loop.makeSucceededFuture(refused) }
             return loop.makeSucceededFuture(captureControl(head.method == .PUT ? body : nil))
+        case "connections" where segments.count == 1:
+            if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
+            return listConnections(query, on: loop)
         case "reload" where segments.count == 1:
             if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
             if !body.isEmpty, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] == nil {
@@ -257,9 +269,7 @@ public struct AdminAPI: Sendable {
             }
             side = known
         }
-        guard let offset = Int(query["offset"] ?? "0"), offset >= 0,
-            let limit = Int(query["limit"] ?? "100"), (1...Self.maxPage).contains(limit)
-        else {
+        guard let (offset, limit) = Self.page(query) else {
             return loop.makeSucceededFuture(Self.error(.badRequest, "offset must be ≥ 0 and limit 1…\(Self.maxPage)"))
         }
         return subscriptions(query["uri"], side, offset, limit).map { total, page in
@@ -362,6 +372,42 @@ public struct AdminAPI: Sendable {
                 State(
                     enabled: capture.isEnabled, collector: "udp:\(host):\(settings.port)", id: settings.captureID,
                     sent: statistics.sent, dropped: statistics.droppedTotal)))
+    }
+
+    /// The `offset` (default 0) and `limit` (default 100, at most ``maxPage``) of a paged list;
+    /// nil when either is out of range.
+    static func page(_ query: [String: String]) -> (offset: Int, limit: Int)? {
+        guard let offset = Int(query["offset"] ?? "0"), offset >= 0,
+            let limit = Int(query["limit"] ?? "100"), (1...Self.maxPage).contains(limit)
+        else { return nil }
+        return (offset, limit)
+    }
+
+    /// `GET /connections`: per side (both, or `side`), a page of its open connections.
+    private func listConnections(_ query: [String: String], on loop: any EventLoop) -> EventLoopFuture<Reply> {
+        var sides = GatewayConfiguration.Side.allCases
+        if let name = query["side"] {
+            guard let side = GatewayConfiguration.Side(rawValue: name) else {
+                return loop.makeSucceededFuture(Self.error(.badRequest, "side must be enterprise or oma"))
+            }
+            sides = [side]
+        }
+        guard let (offset, limit) = Self.page(query) else {
+            return loop.makeSucceededFuture(Self.error(.badRequest, "offset must be ≥ 0 and limit 1…\(Self.maxPage)"))
+        }
+        guard let connections else { return loop.makeSucceededFuture(Self.error(.notFound, "no connections")) }
+        struct SidePage: Encodable {
+            var total, offset, limit: Int
+            var connections: [SIPNetworkTransport.OpenConnection]
+        }
+        let pages = sides.map { side in
+            connections(side, offset, limit).map {
+                (side.rawValue, SidePage(total: $0, offset: offset, limit: limit, connections: $1))
+            }
+        }
+        return EventLoopFuture.whenAllSucceed(pages, on: loop).map {
+            Reply(status: .ok, body: Self.json(Dictionary(uniqueKeysWithValues: $0)))
+        }
     }
 
     /// `a=b&c=d`, percent-decoded (`+` is a space).

@@ -512,6 +512,11 @@ public final class GatewayServer: @unchecked Sendable {
         api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
         api.logLevels = logLevels
         api.capture = capture
+        let transports = transports
+        api.connections = { side, offset, limit in
+            transports[side]?.openConnections(offset: offset, limit: limit)
+                ?? loop.makeSucceededFuture((0, []))
+        }
         api.hostNames = admin.hostNames
         api.tokenlessControl = admin.tokenlessControl
         return api
