@@ -14,9 +14,11 @@
 # SIPE (pidgin-sipe, the [MS-PRES] client) run headless in bitlbee-libpurple, with gcc to build
 # Peers/sipe/sax1-shim.c, for Tests/GatewayPeerTests/SIPEClientTests.swift; and
 # PostgreSQL 15, whose initdb and pg_ctl start the private clusters of the shared-state tests
-# (Tests/PeerTestSupport/PostgresCluster.swift); no cluster of its own is created or started; and
-# prometheus for promtool, which checks deploy/prometheus's alert rules, runs their unit tests and
-# lints the gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift).
+# (Tests/PeerTestSupport/PostgresCluster.swift); no cluster of its own is created or started;
+# dnsmasq-base (the dnsmasq binary, no service), the DNS server whose answers fill the gateway's
+# resolver cache in Tests/GatewayPeerTests/RuntimeControlProcessTests.swift; and prometheus for
+# promtool, which checks deploy/prometheus's alert rules, runs their unit tests and lints the
+# gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift).
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
@@ -27,7 +29,7 @@ packages=(libxml2-dev pkg-config libjemalloc2)
 packages+=(binutils git libc6-dev libedit2 libgcc-12-dev libpython3-dev libsqlite3-0 libstdc++-12-dev libz3-dev tzdata zlib1g-dev)
 if [ "${1:-}" != "--build-only" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules kamailio-tls-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
-    pidgin-sipe bitlbee-libpurple gcc prometheus)
+    pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base)
 fi
 need=()
 for pkg in "${packages[@]}"; do

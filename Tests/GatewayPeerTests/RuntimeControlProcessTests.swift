@@ -465,4 +465,68 @@ import Glibc
         second.close()
         await gw.stop()
     }
+
+    /// `GET /dns` lists the resolver's cache: with the enterprise next hop resolved by DNS
+    /// (RFC 3263) from a dnsmasq on a loopback address of its own, an OMA watcher's leg toward
+    /// bob@contoso.com fills it with contoso.com's NAPTR, SRV and the target's A record, each
+    /// with its TTL running down.
+    @Test func theDNSCacheIsListed() async throws {
+        let address = "127.53.\(UInt8.random(in: 1...254)).\(UInt8.random(in: 1...254))"
+        let directory = NSTemporaryDirectory() + "dns-\(UInt64.random(in: 0...UInt64.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "nameserver \(address)\n".write(toFile: directory + "/resolv.conf", atomically: true, encoding: .utf8)
+        let edge = try LoopbackDatagramPeer()
+        let dnsmasq = try ChildProcess("/usr/sbin/dnsmasq", [
+            "-k", "-C", "/dev/null", "--log-facility=-", "--no-resolv", "--no-hosts", "--pid-file=", "-u", "root", "--bind-interfaces",
+            "--listen-address=\(address)", "--port=53", "--local=/contoso.com/", "--local-ttl=300",
+            "--naptr-record=contoso.com,10,10,S,SIP+D2U,,_sip._udp.contoso.com",
+            "--srv-host=_sip._udp.contoso.com,edge.contoso.com,\(edge.port),0,5",
+            "--host-record=edge.contoso.com,127.0.0.1"])
+        defer { dnsmasq.kill() }
+        let started = Date().addingTimeInterval(10)
+        while !dnsmasq.output.contains("started"), dnsmasq.poll() == nil, Date() < started {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        #expect(dnsmasq.output.contains("started"), "\(dnsmasq.output)")
+
+        let gw = try await Gateway(enterpriseHop: "dns", resolvConf: directory + "/resolv.conf")
+        let (empty, before) = try await gw.json("GET", "/dns")
+        #expect(empty == 200 && before["total"] as? Int == 0, "\(before)")
+        // The leg goes to the port the SRV record gives (whether it fits a datagram or not: the
+        // transport says so in the log).
+        _ = await gw.omaSubscribe("dave", callID: "n1")
+        let sent = Date().addingTimeInterval(10)
+        var reached = false
+        while !reached, Date() < sent {
+            let arrived = await edge.request(.subscribe, within: 0.2) != nil
+            reached = arrived || gw.process.output.contains("SUBSCRIBE sip:bob@contoso.com to udp:127.0.0.1:\(edge.port)")
+        }
+        #expect(reached, "the leg did not go where DNS said:\n\(gw.process.output.suffix(2000))")
+
+        let (status, page) = try await gw.json("GET", "/dns")
+        #expect(status == 200)
+        let entries = try #require(page["entries"] as? [[String: Any]])
+        func entry(_ name: String, _ type: String) -> [String: Any]? {
+            entries.first { ($0["name"] as? String)?.lowercased().hasPrefix(name) == true && $0["type"] as? String == type }
+        }
+        let srv = try #require(entry("_sip._udp.contoso.com", "SRV"), "\(entries)")
+        #expect((srv["targets"] as? [String])?.contains { $0.contains("\(edge.port)") && $0.contains("edge.contoso.com") } == true, "\(srv)")
+        #expect((srv["ttlRemaining"] as? Int).map { $0 > 200 && $0 <= 300 } == true, "\(srv)")
+        let a = try #require(entry("edge.contoso.com", "A"), "\(entries)")
+        #expect(a["targets"] as? [String] == ["A 127.0.0.1"], "\(a)")
+        #expect(page["total"] as? Int == entries.count && entries.count >= 2)
+        let one = try await gw.json("GET", "/dns?limit=1").1
+        #expect((one["entries"] as? [Any])?.count == 1 && one["total"] as? Int == entries.count)
+        #expect(try await gw.http("GET", "/dns?offset=-2").0 == 400)
+        await gw.stop()
+    }
+
+    /// Without a next hop resolved by DNS there is no cache to list: 409.
+    @Test func theDNSCacheWithoutDNSIsAConflict() async throws {
+        let gw = try await Gateway()
+        let (status, text) = try await gw.http("GET", "/dns")
+        #expect(status == 409 && text.contains("no next hop is resolved by DNS"), "\(status) \(text)")
+        await gw.stop()
+    }
 }

@@ -18,6 +18,7 @@ public import SIPTransport
 ///   when `capture:` is not configured);
 /// - `GET /connections?side=&offset=&limit=`: each side's open TCP and TLS connections, a page at
 ///   a time;
+/// - `GET /dns?offset=&limit=`: the resolvers' cache (409 when no next hop is resolved by DNS);
 /// - `POST /reload`: the configuration file read again and applied without dropping a dialog
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
 /// - `POST /node/drain`: this node's dialogs handed to the other nodes of a shared store, then
@@ -55,6 +56,8 @@ public struct AdminAPI: Sendable {
     public var logLevels: LogLevelSwitch?
     /// The HEP capture (`capture:`); nil when none is configured.
     public var capture: HEPCapture?
+    /// A page of the resolvers' cache and its size; nil when no next hop is resolved by DNS.
+    public var dns: (@Sendable (_ offset: Int, _ limit: Int) -> (total: Int, page: [DNSCache.Listed]))?
     /// A page of one side's open stream connections and how many there are.
     public var connections:
         (
@@ -233,6 +236,9 @@ public struct AdminAPI: Sendable {
         case "connections" where segments.count == 1:
             if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
             return listConnections(query, on: loop)
+        case "dns" where segments.count == 1:
+            if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
+            return loop.makeSucceededFuture(dnsCache(query))
         case "reload" where segments.count == 1:
             if let refused = only(.POST) { return loop.makeSucceededFuture(refused) }
             if !body.isEmpty, (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] == nil {
@@ -408,6 +414,23 @@ public struct AdminAPI: Sendable {
         return EventLoopFuture.whenAllSucceed(pages, on: loop).map {
             Reply(status: .ok, body: Self.json(Dictionary(uniqueKeysWithValues: $0)))
         }
+    }
+
+    /// `GET /dns`: a page of the resolvers' cache.
+    private func dnsCache(_ query: [String: String]) -> Reply {
+        guard let (offset, limit) = Self.page(query) else {
+            return Self.error(.badRequest, "offset must be ≥ 0 and limit 1…\(Self.maxPage)")
+        }
+        guard let dns else {
+            return Self.error(
+                .conflict, "no next hop is resolved by DNS (next-hop: dns or dns-federation): there is no DNS cache")
+        }
+        struct Page: Encodable {
+            var total, offset, limit: Int
+            var entries: [DNSCache.Listed]
+        }
+        let (total, page) = dns(offset, limit)
+        return Reply(status: .ok, body: Self.json(Page(total: total, offset: offset, limit: limit, entries: page)))
     }
 
     /// `a=b&c=d`, percent-decoded (`+` is a space).

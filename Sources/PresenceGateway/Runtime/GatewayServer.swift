@@ -67,6 +67,8 @@ public final class GatewayServer: @unchecked Sendable {
     let running = NIOLockedValueBox(RunState.idle)
     /// The `grace` of a ``stop(grace:)`` that ends ``run()``; 2 seconds at a graceful shutdown.
     let stopGrace = NIOLockedValueBox(TimeAmount.seconds(2))
+    /// The resolvers' cache, shared by both sides; nil when no next hop is resolved by DNS.
+    private var dnsCache: DNSCache?
     /// The log level the process's loggers follow, for `PUT /log-level`; set by the program that
     /// bootstrapped logging with ``SwitchedLogHandler``, before ``start()``.
     public var logLevels: LogLevelSwitch?
@@ -512,6 +514,9 @@ public final class GatewayServer: @unchecked Sendable {
         api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
         api.logLevels = logLevels
         api.capture = capture
+        if let cache = dnsCache {
+            api.dns = { offset, limit in cache.listed(offset: offset, limit: limit) }
+        }
         let transports = transports
         api.connections = { side, offset, limit in
             transports[side]?.openConnections(offset: offset, limit: limit)
@@ -725,6 +730,7 @@ public final class GatewayServer: @unchecked Sendable {
             throw ConfigurationError("DNS next hop configured, but /etc/resolv.conf is unusable: \(error)")
         }
         let cache = DNSCache()
+        dnsCache = cache
         var resolvers: [GatewayConfiguration.Side: SIPResolver] = [:]
         var kinds: [GatewayConfiguration.Side: Set<SIPTransportKind>] = [:]
         for side in GatewayConfiguration.Side.allCases {

@@ -72,6 +72,9 @@ public final class DNSCache: Sendable {
     /// The number of entries, expired ones included until they are looked up or evicted.
     public var count: Int { entries.withLockedValue { $0.count } }
 
+    /// Runs `body` with the entries under the cache's lock.
+    func withEntries<T>(_ body: ([Key: Entry]) -> T) -> T { entries.withLockedValue { body($0) } }
+
     /// Empties the cache.
     public func removeAll() { entries.withLockedValue { $0.removeAll() } }
 }
