@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -451,6 +451,47 @@ public final class PostgresStateStore: SharedStateStore {
                     """, callID, localTag), logger: logger)
             for try await (node, remaining) in rows.decode((String, Double).self) { return (node, remaining) }
             return nil
+        }
+    }
+
+    /// One node of the shared database as `GET /leases` shows it (README, "Runtime control").
+    public struct NodeLease: Sendable, Hashable, Codable {
+        public var node: String
+        public var ordinal: Int
+        /// When its lease runs out (the database's clock), and the seconds left (0 once past).
+        public var leaseUntil: Date
+        public var leaseRemaining: Double
+        /// Records it holds, and of them the dialogs (records with a Call-ID and local tag).
+        public var records: Int
+        public var dialogs: Int
+    }
+
+    /// Every node's lease and what it holds, in ordinal order, at most `limit` nodes from
+    /// `offset`, and how many nodes there are.
+    public func nodeLeases(offset: Int, limit: Int) async throws(StateStoreError) -> (total: Int, page: [NodeLease]) {
+        try await run(.seconds(5), "cannot read the nodes' leases") { [client, logger] in
+            let rows = try await client.query(
+                Self.query(
+                    """
+                    SELECT n.name, n.ordinal, n.lease_until,
+                        greatest(0, extract(epoch FROM n.lease_until - now()))::float8,
+                        (SELECT count(*) FROM gateway_state s WHERE s.node = n.name),
+                        (SELECT count(*) FROM gateway_state s WHERE s.node = n.name AND s.call_id IS NOT NULL)
+                    FROM gateway_nodes n ORDER BY n.ordinal OFFSET $1 LIMIT $2
+                    """, offset, limit), logger: logger)
+            var page: [NodeLease] = []
+            for try await (node, ordinal, until, remaining, records, dialogs) in rows.decode(
+                (String, Int, Date, Double, Int, Int).self)
+            {
+                page.append(
+                    NodeLease(
+                        node: node, ordinal: ordinal, leaseUntil: until, leaseRemaining: remaining, records: records,
+                        dialogs: dialogs))
+            }
+            var total = 0
+            let counted = try await client.query("SELECT count(*) FROM gateway_nodes", logger: logger)
+            for try await count in counted.decode(Int.self) { total = count }
+            return (total, page)
         }
     }
 

@@ -466,6 +466,50 @@ import Glibc
         await gw.stop()
     }
 
+    /// `GET /leases` shows the PostgreSQL shared state's nodes: this node's lease running and the
+    /// dialogs it holds as the database counts them, another node's lease run out, a page at a time.
+    @Test(.enabled(if: PostgresCluster.installed, "needs PostgreSQL (scripts/setup.sh)"))
+    func leasesShowTheSharedStoresNodes() async throws {
+        try await PostgresCluster.with { cluster in
+            let database = try await cluster.createDatabase()
+            let gw = try await Gateway(state: #"{ store: postgres, url: "\#(cluster.url(database))", node: gw-a, lease: 10 }"#)
+            #expect(try await gw.bridge("dave", callID: "l1").statusCode == 200)
+            let held = "SELECT count(*) FROM gateway_state WHERE node = 'gw-a' AND call_id IS NOT NULL"
+            var dialogs = "0"
+            let deadline = Date().addingTimeInterval(10)
+            while dialogs == "0", Date() < deadline {
+                dialogs = try await cluster.sql(held, database: database)
+                try await Task.sleep(nanoseconds: 100_000_000)
+            }
+            try await cluster.sql(
+                "INSERT INTO gateway_nodes (name, ordinal, instance, lease_until) VALUES ('gw-gone', 7, 'x', now() - interval '1 minute')",
+                database: database)
+
+            let (status, page) = try await gw.json("GET", "/leases")
+            #expect(status == 200 && page["total"] as? Int == 2, "\(page)")
+            let nodes = try #require(page["nodes"] as? [[String: Any]])
+            let a = try #require(nodes.first { $0["node"] as? String == "gw-a" }, "\(nodes)")
+            #expect((a["leaseRemaining"] as? Double).map { $0 > 0 && $0 <= 10 } == true, "\(a)")
+            #expect(a["dialogs"] as? Int == Int(dialogs) && (a["dialogs"] as? Int ?? 0) > 0, "\(a) vs \(dialogs)")
+            #expect((a["records"] as? Int ?? 0) >= (a["dialogs"] as? Int ?? 0) && a["leaseUntil"] is String)
+            let gone = try #require(nodes.first { $0["node"] as? String == "gw-gone" })
+            #expect(gone["leaseRemaining"] as? Double == 0 && gone["dialogs"] as? Int == 0)
+
+            let one = try await gw.json("GET", "/leases?limit=1&offset=1").1
+            #expect(one["total"] as? Int == 2 && (one["nodes"] as? [[String: Any]])?.first?["node"] as? String == "gw-gone")
+            #expect(try await gw.http("GET", "/leases?limit=0").0 == 400)
+            await gw.stop()
+        }
+    }
+
+    /// With another store there are no leases: 409 with a message saying which store it is.
+    @Test func leasesWithoutASharedStoreAreAConflict() async throws {
+        let gw = try await Gateway()
+        let (status, text) = try await gw.http("GET", "/leases")
+        #expect(status == 409 && text.contains("store: postgres"), "\(status) \(text)")
+        await gw.stop()
+    }
+
     /// `GET /dns` lists the resolver's cache: with the enterprise next hop resolved by DNS
     /// (RFC 3263) from a dnsmasq on a loopback address of its own, an OMA watcher's leg toward
     /// bob@contoso.com fills it with contoso.com's NAPTR, SRV and the target's A record, each

@@ -1,4 +1,5 @@
 import Foundation
+public import GatewayState
 import Logging
 public import NIOCore
 import NIOHTTP1
@@ -18,6 +19,8 @@ public import SIPTransport
 ///   when `capture:` is not configured);
 /// - `GET /connections?side=&offset=&limit=`: each side's open TCP and TLS connections, a page at
 ///   a time;
+/// - `GET /leases?offset=&limit=`: the PostgreSQL shared state's nodes, their leases and what they
+///   hold (409 with another store);
 /// - `GET /dns?offset=&limit=`: the resolvers' cache (409 when no next hop is resolved by DNS);
 /// - `POST /reload`: the configuration file read again and applied without dropping a dialog
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
@@ -56,8 +59,21 @@ public struct AdminAPI: Sendable {
     public var logLevels: LogLevelSwitch?
     /// The HEP capture (`capture:`); nil when none is configured.
     public var capture: HEPCapture?
+    /// A page of the shared store's nodes and their number; fails with the reason there is
+    /// none to show (another store: ``AdminAPI/Conflict``).
+    public var leases:
+        (
+            @Sendable (_ offset: Int, _ limit: Int) -> EventLoopFuture<
+                (total: Int, page: [PostgresStateStore.NodeLease])
+            >
+        )?
     /// A page of the resolvers' cache and its size; nil when no next hop is resolved by DNS.
     public var dns: (@Sendable (_ offset: Int, _ limit: Int) -> (total: Int, page: [DNSCache.Listed]))?
+    /// A control that does not apply to how the gateway was configured (409).
+    public struct Conflict: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
     /// A page of one side's open stream connections and how many there are.
     public var connections:
         (
@@ -236,6 +252,9 @@ public struct AdminAPI: Sendable {
         case "connections" where segments.count == 1:
             if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
             return listConnections(query, on: loop)
+        case "leases" where segments.count == 1:
+            if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
+            return listLeases(query, on: loop)
         case "dns" where segments.count == 1:
             if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
             return loop.makeSucceededFuture(dnsCache(query))
@@ -431,6 +450,26 @@ public struct AdminAPI: Sendable {
         }
         let (total, page) = dns(offset, limit)
         return Reply(status: .ok, body: Self.json(Page(total: total, offset: offset, limit: limit, entries: page)))
+    }
+
+    /// `GET /leases`: a page of the shared store's nodes.
+    private func listLeases(_ query: [String: String], on loop: any EventLoop) -> EventLoopFuture<Reply> {
+        guard let (offset, limit) = Self.page(query) else {
+            return loop.makeSucceededFuture(Self.error(.badRequest, "offset must be ≥ 0 and limit 1…\(Self.maxPage)"))
+        }
+        guard let leases else {
+            return loop.makeSucceededFuture(Self.error(.conflict, "leases exist only with state: { store: postgres }"))
+        }
+        struct Page: Encodable {
+            var total, offset, limit: Int
+            var nodes: [PostgresStateStore.NodeLease]
+        }
+        return leases(offset, limit).map {
+            Reply(status: .ok, body: Self.json(Page(total: $0, offset: offset, limit: limit, nodes: $1)))
+        }.recover { error in
+            error is Conflict
+                ? Self.error(.conflict, "\(error)") : Self.error(.serviceUnavailable, "\(error)")
+        }
     }
 
     /// `a=b&c=d`, percent-decoded (`+` is a space).

@@ -514,6 +514,19 @@ public final class GatewayServer: @unchecked Sendable {
         api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
         api.logLevels = logLevels
         api.capture = capture
+        api.leases = { [weak self] offset, limit in
+            loop.makeFutureWithTask {
+                guard let store = self?.store else {
+                    throw AdminAPI.Conflict(
+                        "leases exist only with state: { store: postgres }; this gateway keeps none")
+                }
+                guard let shared = store as? PostgresStateStore else {
+                    throw AdminAPI.Conflict(
+                        "leases exist only with state: { store: postgres }; this gateway's store is \(type(of: store))")
+                }
+                return try await shared.nodeLeases(offset: offset, limit: limit)
+            }
+        }
         if let cache = dnsCache {
             api.dns = { offset, limit in cache.listed(offset: offset, limit: limit) }
         }
