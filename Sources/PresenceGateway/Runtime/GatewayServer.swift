@@ -444,6 +444,9 @@ public final class GatewayServer: @unchecked Sendable {
         } catch {
             throw ConfigurationError(
                 "cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
+            logger.info(
+                "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /log-level, /capture, /connections, /dns, /leases, /reload, /)"
+            )
         }
         logger.info(
             "admin endpoint bound on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)): /health answers 503 until the gateway is ready"
