@@ -48,4 +48,20 @@ import Testing
         #expect(after.first?.name == "192.0.2.305" && after.first?.configured == true)
         #expect(after.first { $0.name == "edge" }?.configured == false)
     }
+
+    /// A drained unconfigured sender stays listed however many others come after it, so that it
+    /// can be seen and undrained (PUT /peers/{name}); unpinned, it ages out as any other.
+    @Test func aPinnedSenderIsNotDroppedForNewerOnes() {
+        var table = PeerHealthTable(configured: [])
+        table.received(from: "198.51.100.7", side: "oma", rejected: false, now: Self.at(0))
+        table.pin("198.51.100.7", true)
+        for n in 0..<(PeerHealthTable.maxAddresses + 10) {
+            table.received(from: "192.0.2.\(n)", side: "oma", rejected: false, now: Self.at(Int64(n + 1)))
+        }
+        #expect(table.report(now: Self.at(400)).contains { $0.name == "198.51.100.7" })
+        #expect(table.report(now: Self.at(400)).count == PeerHealthTable.maxAddresses)
+        table.pin("198.51.100.7", false)
+        table.received(from: "203.0.113.1", side: "oma", rejected: false, now: Self.at(500))
+        #expect(!table.report(now: Self.at(500)).contains { $0.name == "198.51.100.7" })
+    }
 }

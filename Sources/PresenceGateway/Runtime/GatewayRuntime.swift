@@ -911,6 +911,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         guard health.entries[name] != nil else { return nil }
         if core.drainedPeers.contains(name) != drained {
             core.setDrained(name, drained)
+            health.pin(name, drained)
             logger.notice("peer \(name) \(drained ? "drained: no new dialog from or toward it" : "no longer drained")")
         }
         return peerHealth().first { $0.name == name }

@@ -72,6 +72,14 @@ struct PeerHealthTable {
 
     private(set) var entries: [String: Entry] = [:]
     private var addresses = 0
+    /// Unconfigured senders kept whatever their age (drained ones: an operator must be able to
+    /// see and undrain them, README "Runtime control").
+    private(set) var pinned: Set<String> = []
+
+    /// Keeps `name` from being dropped as the least recently seen (or lets it go again).
+    mutating func pin(_ name: String, _ keep: Bool) {
+        if keep { pinned.insert(name) } else { pinned.remove(name) }
+    }
 
     init(configured: [(name: String, side: String)]) {
         for peer in configured { entries[peer.name] = Entry(side: peer.side, configured: true) }
@@ -96,7 +104,9 @@ struct PeerHealthTable {
     private mutating func touch(_ name: String, side: String, now: NIODeadline) {
         if entries[name] == nil {
             if addresses >= Self.maxAddresses,
-                let oldest = entries.filter({ !$0.value.configured }).min(by: { $0.value.lastSeen < $1.value.lastSeen })
+                let oldest = entries.filter({ !$0.value.configured && !pinned.contains($0.key) }).min(by: {
+                    $0.value.lastSeen < $1.value.lastSeen
+                })
             {
                 entries[oldest.key] = nil
                 addresses -= 1
