@@ -247,6 +247,8 @@ public final class GatewayRuntime: @unchecked Sendable {
             layer.start()
         }
         perform(core.start(now: .now()))
+        // What /health and the gauges say from the first moment it serves: the restored dialogs.
+        publishStatus()
     }
 
     /// Active subscriptions, as the core counts them.

@@ -68,7 +68,7 @@ public final class GatewayServer: @unchecked Sendable {
     /// The `grace` of a ``stop(grace:)`` that ends ``run()``; 2 seconds at a graceful shutdown.
     let stopGrace = NIOLockedValueBox(TimeAmount.seconds(2))
     /// The resolvers' cache, shared by both sides; nil when no next hop is resolved by DNS.
-    private var dnsCache: DNSCache?
+    private let dnsCache: DNSCache?
     /// The log level the process's loggers follow, for `PUT /log-level`; set by the program that
     /// bootstrapped logging with ``SwitchedLogHandler``, before ``start()``.
     public var logLevels: LogLevelSwitch?
@@ -127,6 +127,14 @@ public final class GatewayServer: @unchecked Sendable {
                 capture: capture)
         }
         self.transports = transports
+        self.dnsCache = Self.needsDNS(configuration) ? DNSCache() : nil
+    }
+
+    /// Whether a side's next hop is resolved by DNS (RFC 3263), which the resolvers' cache serves.
+    static func needsDNS(_ configuration: GatewayConfiguration) -> Bool {
+        [configuration.enterprise.nextHop, configuration.oma.nextHop].contains {
+            if case .dns = $0 { true } else { false }
+        }
     }
 
     /// `configuration` with the pres-rules documents it names read in, as they are in force now,
@@ -275,7 +283,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         if let admin = configuration.admin {
             logger.info(
-                "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /reload, /)"
+                "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /log-level, /capture, /connections, /dns, /leases, /reload, /node/drain, /)"
             )
         }
     }
@@ -444,9 +452,6 @@ public final class GatewayServer: @unchecked Sendable {
         } catch {
             throw ConfigurationError(
                 "cannot listen on the admin endpoint (http \(admin.host):\(admin.port)): \(error)")
-            logger.info(
-                "admin endpoint on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)) (/metrics, /health, /subscriptions, /peers, /log-level, /capture, /connections, /dns, /leases, /reload, /)"
-            )
         }
         logger.info(
             "admin endpoint bound on \(admin.host):\(self.admin?.localAddress?.port ?? Int(admin.port)): /health answers 503 until the gateway is ready"
@@ -737,16 +742,11 @@ public final class GatewayServer: @unchecked Sendable {
     /// federation SRV first where the side's next hop says `dns-federation`. Only the transports the
     /// side listens on are tried; the TLS server name comes with the target.
     private func makeResolver() throws -> @Sendable (SIPURI, GatewayConfiguration.Side) async -> [SIPTarget] {
-        let needsDNS = [configuration.enterprise.nextHop, configuration.oma.nextHop].contains {
-            if case .dns = $0 { true } else { false }
-        }
-        guard needsDNS else { return { _, _ in [] } }
+        guard let cache = dnsCache else { return { _, _ in [] } }
         let dns: DNSClient.Configuration
         do { dns = try DNSClient.Configuration.system() } catch {
             throw ConfigurationError("DNS next hop configured, but /etc/resolv.conf is unusable: \(error)")
         }
-        let cache = DNSCache()
-        dnsCache = cache
         var resolvers: [GatewayConfiguration.Side: SIPResolver] = [:]
         var kinds: [GatewayConfiguration.Side: Set<SIPTransportKind>] = [:]
         for side in GatewayConfiguration.Side.allCases {
