@@ -19,6 +19,8 @@
 # resolver cache in Tests/GatewayPeerTests/RuntimeControlProcessTests.swift; and prometheus for
 # promtool, which checks deploy/prometheus's alert rules, runs their unit tests and lints the
 # gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift).
+# With --with-peers (scripts/run.sh --with-peers): what building needs and the demo's peers only,
+# sip-tester, Kamailio with its presence and SQLite modules, and sqlite3.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
 # something is missing (a CI machine starts clean; a developer's machine usually has everything).
 set -euo pipefail
@@ -27,7 +29,9 @@ packages=(libxml2-dev pkg-config libjemalloc2)
 # linker, the C and C++ runtimes' headers, git for the package dependencies, libpython3 for its
 # debugger, libz3 for the compiler's constraint solver): a full image has them, a minimal one not.
 packages+=(binutils git libc6-dev libedit2 libgcc-12-dev libpython3-dev libsqlite3-0 libstdc++-12-dev libz3-dev tzdata zlib1g-dev)
-if [ "${1:-}" != "--build-only" ]; then
+if [ "${1:-}" = "--with-peers" ]; then
+  packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3)
+elif [ "${1:-}" != "--build-only" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules kamailio-tls-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
     pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base)
 fi
@@ -64,7 +68,7 @@ if [ "${1:-}" != "--build-only" ] && ! command -v sipp >/dev/null 2>&1; then
   echo "setup: sip-tester is installed but sipp is not on PATH" >&2
   exit 1
 fi
-if [ "${1:-}" != "--build-only" ] && ! command -v systemd-analyze >/dev/null 2>&1; then
+if [ -z "${1:-}" ] && ! command -v systemd-analyze >/dev/null 2>&1; then
   echo "setup: systemd is installed but systemd-analyze is not on PATH" >&2
   exit 1
 fi

@@ -9,7 +9,7 @@
 #      the gateway's category SUBSCRIBEs with availability 3500 (online), then after 3 s sends a
 #      BENOTIFY with 15500 (away).
 #   3. presence-gateway on its embedded configuration, ports as chosen (OMA UDP/TCP 5060 -> Kamailio
-#      5070; enterprise TCP 5061 -> edge 5062; metrics and health on 127.0.0.1:9090).
+#      5070; enterprise TCP 5061 -> edge 5062; metrics and health on 127.0.0.1:9460).
 #   4. OMA -> enterprise: carol@oma.example PUBLISHes "busy" to Kamailio; an enterprise client
 #      (sipp, TCP to 5061) sends a batched category SUBSCRIBE for carol and receives her state as
 #      categories (availability 6500).
@@ -17,11 +17,15 @@
 #      receives PIDF: open, then open + away when the enterprise state changes to 15500.
 #
 # The ports above are the defaults; --port-base moves them all (see usage). Every port used must be
-# free. Logs and sipp traces stay in the printed directory.
+# free. Logs and sipp traces stay in the printed directory. What this shares with
+# `scripts/run.sh --with-peers` (ports, configuration, Kamailio, reading sipp's traces) is in
+# scripts/lib/demo.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 export PATH="/opt/swift/usr/bin:$PATH"
+DEMO_NAME=walkthrough
+source scripts/lib/demo.sh
 
 usage() {
   cat <<'USAGE'
@@ -29,10 +33,10 @@ Usage: bash scripts/walkthrough.sh [--release] [--port-base N] [--admin-port N]
   --release      build and run the release gateway (default: debug, quick when up to date)
   --port-base N  gateway OMA side N (UDP+TCP), enterprise side N+1 (TCP), enterprise edge (sipp) N+2,
                  sipp clients N+3..N+5, Kamailio N+10 (default 5060: 5060-5065 and 5070)
-  --admin-port N metrics and health (default 9090)
+  --admin-port N metrics and health (default 9460)
 USAGE
 }
-CONFIGURATION=debug BASE=5060 ADMIN_PORT=9090
+CONFIGURATION=debug BASE=5060 ADMIN_PORT=9460
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) CONFIGURATION=release ;;
@@ -43,54 +47,26 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-case "$BASE$ADMIN_PORT" in *[!0-9]*) echo "walkthrough: ports must be numbers" >&2; exit 2 ;; esac
-if [ "$BASE" -lt 1024 ] || [ "$BASE" -gt 65500 ]; then echo "walkthrough: --port-base must be 1024-65500" >&2; exit 2; fi
-GW_OMA_PORT=$BASE GW_ENT_PORT=$((BASE + 1)) EDGE_PORT=$((BASE + 2)) KAM_SIP_PORT=$((BASE + 10))
-PUBLISH_PORT=$((BASE + 3)) EWATCHER_PORT=$((BASE + 4)) OWATCHER_PORT=$((BASE + 5))
-
-for tool in sipp kamailio sqlite3; do
-  command -v "$tool" >/dev/null || { echo "walkthrough: $tool is missing; run: bash scripts/setup.sh" >&2; exit 1; }
-done
-for port in $GW_OMA_PORT $GW_ENT_PORT $EDGE_PORT $PUBLISH_PORT $EWATCHER_PORT $OWATCHER_PORT $KAM_SIP_PORT $ADMIN_PORT; do
-  if ss -Hln "sport = :$port" 2>/dev/null | grep -q .; then
-    echo "walkthrough: port $port on this machine is in use; stop what uses it first (or use --port-base)" >&2; exit 1
-  fi
-done
+demo_ports "$BASE" "$ADMIN_PORT"
+demo_require sipp kamailio sqlite3
+demo_check_free $GW_OMA_PORT $GW_ENT_PORT $EDGE_PORT $PUBLISH_PORT $EWATCHER_PORT $OWATCHER_PORT $KAM_SIP_PORT $ADMIN_PORT
 echo "== building presence-gateway ($CONFIGURATION; quick when up to date)"
 swift build -c "$CONFIGURATION" --product presence-gateway 2>&1 | tail -1
 GATEWAY_BIN="$ROOT/.build/$CONFIGURATION/presence-gateway"
 WORK="$(mktemp -d /tmp/presence-walkthrough.XXXXXX)"
 export KAM_RUNDIR="$WORK/kamailio" KAM_PORT=$KAM_SIP_PORT KAM_GATEWAY="sip:127.0.0.1:$GW_OMA_PORT"
-# The embedded configuration with the chosen ports (its listeners, next hops, the Kamailio peer, admin).
-"$GATEWAY_BIN" --print-default-config | sed \
-  -e "s/port: 5060 }/port: $GW_OMA_PORT }/g" -e "s/port: 5061 }/port: $GW_ENT_PORT }/" \
-  -e "s/127\.0\.0\.1:5062/127.0.0.1:$EDGE_PORT/" -e "s/127\.0\.0\.1:5070/127.0.0.1:$KAM_SIP_PORT/" \
-  -e "s/port: 5070, side: oma/port: $KAM_SIP_PORT, side: oma/" -e "s/port: 9090 }/port: $ADMIN_PORT }/" \
-  -e "s|path: state/presence-gateway.db|path: $WORK/state/presence-gateway.db|" \
-  -e "s/^shutdown: keep/shutdown: terminate/" >"$WORK/gateway.yaml"
-# A demo: its state stays in its own directory, and SIGTERM ends every dialog (docs/state.md, "Shutdown").
-grep -q "^shutdown: terminate" "$WORK/gateway.yaml" || { echo "walkthrough: the default configuration changed" >&2; exit 1; }
-"$GATEWAY_BIN" --config "$WORK/gateway.yaml" --check >/dev/null
+# The embedded configuration with the chosen ports, its store in $WORK (scripts/lib/demo.sh).
+demo_config "$GATEWAY_BIN" "$WORK/gateway.yaml" "$WORK/state"
 SIPP_COMMON=(-i 127.0.0.1 -nostdin -trace_msg -trace_err -timeout 60s -timeout_error)
 GW_PID="" EDGE_PID=""
 
 cleanup() {
   set +e
-  if [ -n "$GW_PID" ] && kill -0 "$GW_PID" 2>/dev/null; then kill -TERM "$GW_PID"; wait "$GW_PID" 2>/dev/null; fi
+  demo_stop_gateway
   if [ -n "$EDGE_PID" ] && kill -0 "$EDGE_PID" 2>/dev/null; then kill -TERM "$EDGE_PID"; wait "$EDGE_PID" 2>/dev/null; fi
   Peers/kamailio/run-kamailio.sh stop >/dev/null 2>&1
 }
 trap cleanup EXIT
-
-# Prints the first $3 messages sipp received (from its -trace_msg file) whose first line matches $2.
-received() {
-  awk -v want="$2" -v limit="$3" '
-    /^----------------/ { if (keep && shown < limit) { printf "%s", block; shown++ } block = ""; keep = 0; inmsg = 0; next }
-    /message received/ { inmsg = 1; first = 1; next }
-    inmsg && first && NF { first = 0; if ($0 ~ want) keep = 1 }
-    inmsg { sub(/\r$/, ""); block = block $0 "\n" }
-    END { if (keep && shown < limit) printf "%s", block }' "$1"
-}
 
 echo "== work directory: $WORK"
 echo "== 1. Kamailio as the OMA presence server (127.0.0.1:$KAM_SIP_PORT)"
@@ -104,13 +80,7 @@ EDGE_PID=$!
 sleep 1
 
 echo "== 3. presence-gateway on its default configuration (ports as chosen: $WORK/gateway.yaml)"
-"$GATEWAY_BIN" --config "$WORK/gateway.yaml" --log-level info >"$WORK/gateway.log" 2>&1 &
-GW_PID=$!
-for _ in $(seq 1 100); do
-  ss -Hlnt "sport = :$GW_ENT_PORT" 2>/dev/null | grep -q . && break
-  kill -0 "$GW_PID" 2>/dev/null || { echo "the gateway stopped:"; cat "$WORK/gateway.log"; exit 1; }
-  sleep 0.2
-done
+demo_start_gateway "$GATEWAY_BIN" "$WORK/gateway.yaml" "$WORK/gateway.log" --log-level info
 sleep 0.5
 if command -v curl >/dev/null; then echo "health: $(curl -fs "http://127.0.0.1:$ADMIN_PORT/health")"; fi
 
@@ -125,7 +95,7 @@ echo "-- the enterprise client subscribes to carol (batched category SUBSCRIBE o
     -key watcher sip:alice@contoso.com -key resource sip:carol@oma.example "${SIPP_COMMON[@]}" >screen.out 2>&1 ) \
   || { echo "enterprise watcher failed:"; tail -20 "$WORK/ewatcher/screen.out"; cat "$WORK"/ewatcher/*errors.log 2>/dev/null | tail -20; exit 1; }
 echo "-- what the enterprise client received: the 200 with the first notification piggybacked (6500 = busy)"
-received "$WORK"/ewatcher/*_messages.log '^(SIP/2.0 200|BENOTIFY)' 1 | grep -v '^\(Via\|Contact\|Content-Length\|Server\|User-Agent\):' 
+demo_received "$WORK"/ewatcher/*_messages.log '^(SIP/2.0 200|BENOTIFY)' 1 | grep -v '^\(Via\|Contact\|Content-Length\|Server\|User-Agent\):'
 
 echo
 echo "== 5. enterprise -> OMA: dave@oma.example subscribes to bob@contoso.com through Kamailio"
@@ -134,11 +104,11 @@ echo "== 5. enterprise -> OMA: dave@oma.example subscribes to bob@contoso.com th
     -key event presence -set notifies 2 "${SIPP_COMMON[@]}" >screen.out 2>&1 ) \
   || { echo "OMA watcher failed:"; tail -20 "$WORK/owatcher/screen.out"; cat "$WORK"/owatcher/*errors.log 2>/dev/null | tail -20; exit 1; }
 echo "-- the NOTIFYs dave received (through Kamailio): 3500 -> open, then 15500 -> open + away"
-received "$WORK"/owatcher/*_messages.log '^NOTIFY' 2 | grep -v '^\(Via\|Contact\|Content-Length\|Max-Forwards\|Record-Route\):' 
+demo_received "$WORK"/owatcher/*_messages.log '^NOTIFY' 2 | grep -v '^\(Via\|Contact\|Content-Length\|Max-Forwards\|Record-Route\):'
 
 echo
 echo "== 6. stopping: the gateway (SIGTERM: final NOTIFYs, unsubscribes), sipp, Kamailio"
-kill -TERM "$GW_PID"; wait "$GW_PID" 2>/dev/null || true; GW_PID=""
+demo_stop_gateway
 for _ in $(seq 1 50); do kill -0 "$EDGE_PID" 2>/dev/null || break; sleep 0.2; done
 if kill -0 "$EDGE_PID" 2>/dev/null; then kill -TERM "$EDGE_PID"; fi
 wait "$EDGE_PID" 2>/dev/null || true; EDGE_PID=""

@@ -18,7 +18,7 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         discussion: """
             Without --config the embedded demo configuration runs: everything on 127.0.0.1, OMA side on
             UDP/TCP 5060 toward a presence server on 127.0.0.1:5070, enterprise side on TCP 5061 toward an
-            edge on 127.0.0.1:5062, metrics and health on http://127.0.0.1:9090. SIGTERM or SIGINT stops it
+            edge on 127.0.0.1:5062, metrics and health on http://127.0.0.1:9460. SIGTERM or SIGINT stops it
             gracefully: final NOTIFYs and unsubscribes are sent first.
             Exit codes: 0 stopped cleanly, 1 configuration or start-up error, 2 usage error.
             """,

@@ -31,7 +31,7 @@ import Testing
         let yaml = GatewayConfiguration.defaultYAML
             .replacingOccurrences(of: "port: 5060 }", with: "port: \(oma) }")
             .replacingOccurrences(of: "port: 5061 }", with: "port: \(enterprise) }")
-            .replacingOccurrences(of: "port: 9090 }", with: "port: \(admin) }")
+            .replacingOccurrences(of: "port: 9460 }", with: "port: \(admin) }")
             .replacingOccurrences(
                 of: "path: state/presence-gateway.db", with: "path: \(directory)/state.db, recovery-rate: 200")
         try #require(yaml.contains("port: \(admin) }") && yaml.contains("recovery-rate: 200"), "\(yaml)")

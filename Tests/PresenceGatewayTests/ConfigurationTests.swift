@@ -19,7 +19,7 @@ import Testing
         #expect(config.linkedIdentities.first?.oma == "sip:alice@oma.example")
         #expect(config.defaultPolicy.defaults[.publicCloud] == .politeBlock)
         #expect(config.defaultPolicy.containers.members[100] == [.federated])
-        #expect(config.admin?.port == 9090)
+        #expect(config.admin?.port == 9460)
     }
 
     /// (YAML, expected line, words the message must contain)
@@ -93,10 +93,10 @@ import Testing
         func configuration(admin: String, state: String = "{ store: memory }") throws -> GatewayConfiguration {
             try GatewayConfiguration(yaml: Self.valid + "admin: \(admin)\nstate: \(state)\n")
         }
-        let admin = try configuration(admin: "{ address: 127.0.0.1, port: 9090, token-file: \(directory)/admin-token }")
+        let admin = try configuration(admin: "{ address: 127.0.0.1, port: 9460, token-file: \(directory)/admin-token }")
         #expect(admin.admin?.token == "0123456789abcdef-token")
         let state = try configuration(
-            admin: "{ address: 127.0.0.1, port: 9090 }",
+            admin: "{ address: 127.0.0.1, port: 9460 }",
             state: "{ store: postgres, url: \"postgres://gw@db.example/gateway\", password-file: \(directory)/pg-password, node: gw1 }")
         guard case .postgres(let postgres) = state.state.store else {
             Issue.record("not postgres")
@@ -107,10 +107,10 @@ import Testing
         let node = try ConfigurationNode.parse("admin-token")
         #expect(try node.secretFile(environment: ["CREDENTIALS_DIRECTORY": directory]) == "0123456789abcdef-token")
         for (yaml, line, message) in [
-            ("{ address: 127.0.0.1, port: 9090, token-file: \(directory)/missing }", 6, "cannot read"),
-            ("{ address: 127.0.0.1, port: 9090, token-file: \(directory)/empty }", 6, "is empty"),
-            ("{ address: 127.0.0.1, port: 9090, token-file: \(directory)/short }", 6, "at least 16"),
-            ("{ address: 127.0.0.1, port: 9090, token: 0123456789abcdef, token-file: \(directory)/admin-token }", 6, "not both"),
+            ("{ address: 127.0.0.1, port: 9460, token-file: \(directory)/missing }", 6, "cannot read"),
+            ("{ address: 127.0.0.1, port: 9460, token-file: \(directory)/empty }", 6, "is empty"),
+            ("{ address: 127.0.0.1, port: 9460, token-file: \(directory)/short }", 6, "at least 16"),
+            ("{ address: 127.0.0.1, port: 9460, token: 0123456789abcdef, token-file: \(directory)/admin-token }", 6, "not both"),
         ] {
             do {
                 _ = try configuration(admin: yaml)
@@ -123,7 +123,7 @@ import Testing
         }
         #expect(throws: ConfigurationError.self) {
             try configuration(
-                admin: "{ address: 127.0.0.1, port: 9090 }",
+                admin: "{ address: 127.0.0.1, port: 9460 }",
                 state: "{ store: postgres, url: \"postgres://gw:pw@db.example/gateway\", password-file: \(directory)/pg-password, node: gw1 }")
         }
     }

@@ -31,7 +31,7 @@ extension GatewayConfiguration {
         subscriptions:
           piggyback-wait-ms: 500
           default-expires: 3600
-        admin: { address: 127.0.0.1, port: 9090 }
+        admin: { address: 127.0.0.1, port: 9460 }
         # Every dialog survives a restart: kept in this SQLite file (created on first start).
         state: { store: sqlite, path: state/presence-gateway.db }
         shutdown: keep
