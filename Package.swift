@@ -57,6 +57,9 @@ let package = Package(
         ),
         .executableTarget(name: "embed-files"),
         .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["embed-files"]),
+        // `presence-gateway --version` and gateway_dependency_info: the versions in Package.resolved.
+        .executableTarget(name: "resolved-versions"),
+        .plugin(name: "ResolvedVersions", capability: .buildTool(), dependencies: ["resolved-versions"]),
         .executableTarget(
             name: "presence-map",
             dependencies: [
@@ -205,7 +208,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strict
+            swiftSettings: strict,
+            plugins: ["ResolvedVersions"]
         ),
         .executableTarget(
             name: "presence-gateway",

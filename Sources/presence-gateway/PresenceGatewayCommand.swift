@@ -22,7 +22,7 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
             gracefully: final NOTIFYs and unsubscribes are sent first.
             Exit codes: 0 stopped cleanly, 1 configuration or start-up error, 2 usage error.
             """,
-        version: "presence-gateway \(GatewayVersion.version) (Swift \(GatewayVersion.swift))")
+        version: GatewayVersion.description)
 
     @Option(name: .long, help: "YAML configuration file (default: the embedded loopback demo).")
     var config: String?
@@ -87,8 +87,7 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         let logger = Logger(label: "presence-gateway")
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(GatewayMetricsFactory(registry: registry))
-        let build = [("version", GatewayVersion.version), ("swift", GatewayVersion.swift)]
-        Gauge(label: "gateway_build_info", dimensions: build).record(1)
+        Self.recordBuildInfo()
         let server: GatewayServer
         do {
             server = try GatewayServer(
@@ -105,6 +104,17 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
             try await group.run()
         } catch {
             Self.fail("presence-gateway: \(error)")
+        }
+    }
+
+    /// `gateway_build_info{version,swift} 1` and one `gateway_dependency_info{name,version} 1` per
+    /// package built in (GatewayVersion).
+    static func recordBuildInfo() {
+        let build = [("version", GatewayVersion.version), ("swift", GatewayVersion.swift)]
+        Gauge(label: "gateway_build_info", dimensions: build).record(1)
+        for dependency in GatewayVersion.dependencies {
+            let labels = [("name", dependency.name), ("version", dependency.version)]
+            Gauge(label: "gateway_dependency_info", dimensions: labels).record(1)
         }
     }
 

@@ -4,17 +4,43 @@ import PresenceGateway
 import Testing
 
 /// What runs is identifiable, as `kamailio -v` and a build-info series make it for Kamailio's
-/// operators: `presence-gateway --version` names the version and the Swift it was built with, and
-/// a running gateway exports `gateway_build_info{version,swift} 1`.
+/// operators: `presence-gateway --version` names the version, the Swift it was built with and the
+/// version of every package built in, and a running gateway exports
+/// `gateway_build_info{version,swift} 1` and `gateway_dependency_info{name,version} 1`.
 @Suite struct BuildInfoProcessTests {
-    @Test func versionIsPrintedAndExported() async throws {
+    /// The checkout's Package.resolved (SwiftPM wrote it before building the binary under test):
+    /// each pin's identity and version.
+    static func resolvedPins() throws -> [String: String] {
+        let path = PeerAssets.root.deletingLastPathComponent().appendingPathComponent("Package.resolved").path
+        let data = try #require(FileManager.default.contents(atPath: path), "no \(path)")
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let pins = try #require(root["pins"] as? [[String: Any]])
+        var versions: [String: String] = [:]
+        for pin in pins {
+            let name = try #require(pin["identity"] as? String)
+            let state = try #require(pin["state"] as? [String: Any])
+            versions[name] = try #require(state["version"] as? String, "\(name) is not pinned to a version")
+        }
+        return versions
+    }
+
+    @Test func versionNamesTheBuildAndEveryResolvedPackage() async throws {
         let binary = try #require(GatewayBinary.path)
         let (status, output) = try await runProgram(binary, ["--version"], timeout: 10)
         #expect(status == 0)
-        #expect(output.trimmingCharacters(in: .whitespacesAndNewlines)
-                == "presence-gateway \(GatewayVersion.version) (Swift \(GatewayVersion.swift))")
+        let lines = output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.first == "presence-gateway \(GatewayVersion.version) (Swift \(GatewayVersion.swift))")
         #expect(GatewayVersion.version.split(separator: ".").count == 3)
+        let pins = try Self.resolvedPins()
+        // Package.swift pins swift-nio exactly; Package.resolved must agree, and so must the binary.
+        #expect(pins["swift-nio"] == "2.101.3")
+        let printed = lines.dropFirst().map { "\($0)" }
+        #expect(printed == pins.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }, "\(output)")
+        #expect(GatewayVersion.dependencies.count == pins.count)
+    }
 
+    @Test func buildAndDependencyVersionsAreExported() async throws {
+        let binary = try #require(GatewayBinary.path)
         let directory = NSTemporaryDirectory() + "build-info-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -28,10 +54,18 @@ import Testing
             binary: binary, configuration: configuration, directory: directory, admin: ports.admin)
         let process = try await gateway.start()
         defer { process.kill() }
-        let metrics = try await gateway.get("/metrics")
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix("gateway_build_info{") }
+        let metrics = try await gateway.get("/metrics").split(separator: "\n")
+        let line = metrics.first { $0.hasPrefix("gateway_build_info{") }
         #expect(line?.contains("version=\"\(GatewayVersion.version)\"") == true, "\(line ?? "no gateway_build_info")")
         #expect(line?.contains("swift=\"\(GatewayVersion.swift)\"") == true)
         #expect(line?.split(separator: " ").last.flatMap { Double($0) } == 1, "\(line ?? "")")
+        let dependencies = metrics.filter { $0.hasPrefix("gateway_dependency_info{") }
+        let pins = try Self.resolvedPins()
+        #expect(dependencies.count == pins.count, "\(dependencies)")
+        for (name, version) in pins {
+            let series = dependencies.first { $0.contains("name=\"\(name)\"") }
+            #expect(series?.contains("version=\"\(version)\"") == true, "\(name): \(series ?? "no series")")
+            #expect(series?.split(separator: " ").last.flatMap { Double($0) } == 1)
+        }
     }
 }

@@ -27,6 +27,7 @@ public struct GatewayMetricsFactory: MetricsFactory {
     /// Each metric's `# HELP` text (README, "Metrics" has the same list for operators).
     public static let help: [String: String] = [
         "gateway_build_info": "The running version and the Swift it was built with (always 1).",
+        "gateway_dependency_info": "Each package built in, with the version SwiftPM resolved for it (always 1).",
         "gateway_requests_received_total": "SIP requests received, by side and configured peer (other: anyone else).",
         "gateway_requests_rejected_total": "SIP requests the gateway refused, by side and peer.",
         "gateway_responses_received_total": "Final and provisional responses received, by side, peer and class.",
