@@ -130,7 +130,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))
         }
         try #require(gateway.output.contains("admin endpoint on"), "\(gateway.output.suffix(3000))")
-        let maps = (try? String(contentsOfFile: "/proc/\(gateway.pid)/maps", encoding: .utf8)) ?? ""
+        // /proc files report size 0: read to the end rather than by the size.
+        let mapsData = FileHandle(forReadingAtPath: "/proc/\(gateway.pid)/maps")?.readDataToEndOfFile() ?? Data()
+        let maps = String(decoding: mapsData, as: UTF8.self)
         #expect(maps.contains("libjemalloc.so.2"), "the drop-in's LD_PRELOAD did not take")
         let socket = try RawSIPSocket.udp()
         defer { socket.close() }
