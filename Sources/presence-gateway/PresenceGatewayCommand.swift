@@ -48,6 +48,12 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
     var logFormat: GatewayConfiguration.LogFormat?
 
     func run() async throws {
+        // Without /proc the runtime reads no command line (a bare chroot): every option would be
+        // lost and the embedded demo would start in place of what was asked.
+        guard FileManager.default.fileExists(atPath: "/proc/self/cmdline") else {
+            Self.fail(
+                "presence-gateway: /proc is not mounted, so the command line cannot be read (mount -t proc proc /proc)")
+        }
         if printDefaultConfig {
             print(GatewayConfiguration.defaultYAML)
             return

@@ -24,6 +24,17 @@ import Testing
         return versions
     }
 
+    /// Without /proc (a bare chroot) the command line cannot be read: the binary says so and
+    /// exits 1 rather than start the embedded demo in place of what was asked.
+    @Test(.enabled(if: getuid() == 0, "unshare -m needs root")) func withoutProcItStopsWithAClearError() async throws {
+        let binary = try #require(GatewayBinary.path)
+        let (status, output) = try await runProgram(
+            "/usr/bin/unshare", ["-m", "/bin/sh", "-c", #"umount -l /proc && exec "$0" --version"#, binary], timeout: 10)
+        #expect(status == 1, "\(output)")
+        #expect(output.contains("/proc is not mounted"), "\(output)")
+        #expect(!output.contains("listening"), "\(output)")
+    }
+
     @Test func versionNamesTheBuildAndEveryResolvedPackage() async throws {
         let binary = try #require(GatewayBinary.path)
         let (status, output) = try await runProgram(binary, ["--version"], timeout: 10)
