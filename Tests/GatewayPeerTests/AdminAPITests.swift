@@ -206,6 +206,31 @@ import Testing
         await gw.stop()
     }
 
+    /// `GET /status.json`: what the status page draws, from the sampler's first sample (taken at
+    /// the start) and the runtime's counts.
+    @Test func statusJSONGivesVersionUptimeStoreCountsPeersAndSamples() async throws {
+        let gw = try await Gateway()
+        _ = try await gw.bridgeOMAWatcher()
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let (status, report) = try await gw.json("GET", "/status.json")
+        #expect(status == 200)
+        #expect(report["version"] as? String == GatewayVersion.version && report["swift"] as? String == GatewayVersion.swift)
+        #expect(report["startedAt"] is String && (report["uptimeSeconds"] as? Int ?? -1) >= 0)
+        #expect(report["sampleIntervalSeconds"] as? Int == 5)
+        let store = try #require(report["store"] as? [String: Any])
+        #expect(store["kind"] as? String == "memory" && store["available"] as? Bool == true && store["location"] == nil)
+        let counts = try #require(report["counts"] as? [String: Any])
+        #expect(counts["omaWatchers"] as? Int == 1 && counts["enterpriseLegs"] as? Int == 1 && counts["running"] as? Bool == true)
+        let peers = try #require(report["peers"] as? [[String: Any]])
+        #expect(Set(peers.compactMap { $0["name"] as? String }).isSuperset(of: ["edge", "kamailio"]))
+        // The first sample is taken as the gateway starts; it has no rate yet, and the counts.
+        let samples = try #require(report["samples"] as? [[String: Any]])
+        #expect(samples.count >= 1 && samples.first?["time"] is String && samples.first?["notifiesPerSecond"] == nil)
+        #expect((samples.first?["subscriptions"] as? [String: Int])?["oma_watchers"] != nil)
+        #expect(try await gw.http("POST", "/status.json").0 == 405)
+        await gw.stop()
+    }
+
     @Test func badRequestsGetAClearJSONError() async throws {
         let gw = try await Gateway()
         for (method, path, body, expected) in [
@@ -233,6 +258,10 @@ import Testing
         #expect(try await gw.http("GET", "/peers", authorized: false).0 == 401)
         #expect(try await gw.http("GET", "/peers", headers: ["Authorization: Bearer wrong-token-0123456789"]).0 == 401)
         #expect(try await gw.http("GET", "/peers", headers: ["Authorization: Bearer s3cret-token-0123456789"]).0 == 200)
+        // The status page and its JSON as well: a browser sends no token (README, "Runtime control").
+        #expect(try await gw.http("GET", "/status.json", authorized: false).0 == 401)
+        #expect(try await gw.http("GET", "/", authorized: false).0 == 401)
+        #expect(try await gw.http("GET", "/status.json", headers: ["Authorization: Bearer s3cret-token-0123456789"]).0 == 200)
         // Metrics and health stay open to the scraper.
         #expect(try await gw.http("GET", "/metrics").0 == 200)
         await gw.stop()
@@ -244,7 +273,8 @@ import Testing
     @Test func aWebPageCannotUseTheAdminAPI() async throws {
         let gw = try await Gateway(token: nil)
         let (_, leg) = try await gw.bridgeOMAWatcher()
-        for (method, path) in [("GET", "/subscriptions"), ("GET", "/"), ("POST", "/reload"), ("DELETE", "/subscriptions/o1")] {
+        for (method, path) in [("GET", "/subscriptions"), ("GET", "/"), ("GET", "/status.json"), ("POST", "/reload"),
+                               ("DELETE", "/subscriptions/o1")] {
             #expect(try await gw.http(method, path, host: "evil.example:\(gw.admin)").0 == 421, "\(method) \(path)")
             #expect(try await gw.http(method, path, headers: ["Origin: http://evil.example"]).0 == 403, "\(method) \(path)")
             #expect(try await gw.http(method, path, headers: ["Origin: null"]).0 == 403, "\(method) \(path)")
@@ -261,6 +291,9 @@ import Testing
         #expect(status == 200 && (page["total"] as? Int) == 1)
         #expect(try await gw.http("GET", "/peers", host: "localhost:\(gw.admin)").0 == 200)
         #expect(try await gw.http("GET", "/peers", headers: ["Origin: http://127.0.0.1"]).0 == 200)
+        // The status page's script fetches /status.json from the page's own origin, port included.
+        #expect(try await gw.http("GET", "/status.json", headers: ["Origin: http://127.0.0.1:\(gw.admin)"],
+                                  host: "127.0.0.1:\(gw.admin)").0 == 200)
         #expect(await gw.edge.receive(for: 0.3).compactMap(\.request).allSatisfy { $0.headers[.expires] != "0" },
                 "the leg \(leg.headers.callID ?? "") was unsubscribed")
         await gw.stop()

@@ -26,7 +26,9 @@ public import SIPTransport
 ///   (400 with `FILE:LINE:COLUMN: message` for an invalid file; the running configuration stays);
 /// - `POST /node/drain`: this node's dialogs handed to the other nodes of a shared store, then
 ///   its SIP listeners closed (`{"handedOver": N}`; 409 when it cannot drain);
-/// - `GET /`: a status page in HTML.
+/// - `GET /status.json`: version, uptime, store, counts, peers and the samples of the last 15
+///   minutes (``GatewayStatusReport``);
+/// - `GET /`: a status page in HTML that refreshes itself from `/status.json`.
 ///
 /// With a token configured every request needs `Authorization: Bearer <token>`; without one
 /// only loopback clients are answered, and only what changes nothing unless the operator opted
@@ -81,6 +83,10 @@ public struct AdminAPI: Sendable {
                 (total: Int, page: [SIPNetworkTransport.OpenConnection])
             >
         )?
+    /// The status report without its peers (``GatewayStatusReport``), read from thread-safe
+    /// copies on the admin endpoint's thread; nil (or a nil answer, before the gateway has one):
+    /// `GET /status.json` is 404 and the status page shows no samples.
+    public var report: (@Sendable () -> GatewayStatusReport?)?
 
     public init(
         token: String?,
@@ -231,6 +237,9 @@ public struct AdminAPI: Sendable {
         case nil:
             if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
             return statusPage(on: loop)
+        case "status.json" where segments.count == 1:
+            if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
+            return statusJSON(on: loop)
         case "subscriptions" where segments.count == 1:
             if let refused = only(.GET, .HEAD) { return loop.makeSucceededFuture(refused) }
             return list(query, on: loop)

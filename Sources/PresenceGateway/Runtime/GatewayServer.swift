@@ -61,6 +61,12 @@ public final class GatewayServer: @unchecked Sendable {
     private var validity: BackgroundWork.Job?
     /// The store's ``StateStore/run()``.
     private var storeRunning: BackgroundWork.Job?
+    /// When this gateway was made: the status page's uptime counts from it.
+    let startedAt = Date()
+    /// The status page's samples (``StatusSampler``), taken by ``keepSampling(_:)``.
+    let sampler = StatusSampler()
+    /// The sampling of ``sampler``.
+    private var sampling: BackgroundWork.Job?
     /// Set by the first stop: a second does nothing.
     private let stopped = NIOLockedValueBox(false)
     /// The group of ``run()`` while it runs, and who waits for it to end.
@@ -316,6 +322,7 @@ public final class GatewayServer: @unchecked Sendable {
         progress.enter(.ready)
         startXCAPSources(runtime)
         validity = keepValidity(runtime)
+        sampling = keepSampling(runtime)
     }
 
     /// Binds each side's listeners, in order, into ``bound``; a socket that cannot be bound stops
@@ -477,6 +484,23 @@ public final class GatewayServer: @unchecked Sendable {
         }
     }
 
+    /// Samples the registry's text and the runtime's published status every 5 s for the status
+    /// page (``StatusSampler``): one piece of ``work``, off the relay loop, until ``stop(grace:)``.
+    /// Neither read walks the core, so a sample costs the same whatever the number of dialogs.
+    private func keepSampling(_ runtime: GatewayRuntime) -> BackgroundWork.Job {
+        work.start { [sampler, registry] in
+            await sampler.run { (String(decoding: registry.emitToBuffer(), as: UTF8.self), runtime.status) }
+        }
+    }
+
+    /// `GET /status.json` without the peers: read from locked copies, on the admin endpoint's
+    /// thread.
+    func statusReport() -> GatewayStatusReport {
+        GatewayStatusReport(
+            startedAt: startedAt, now: Date(), store: configuration.state.store, status: runtime?.status,
+            samples: sampler.samples)
+    }
+
     /// On the event loop: applies the rules of `presentity`'s `document` in force at `now`
     /// when they differ from those running.
     private static func apply(
@@ -543,6 +567,7 @@ public final class GatewayServer: @unchecked Sendable {
             transports[side]?.openConnections(offset: offset, limit: limit)
                 ?? loop.makeSucceededFuture((0, []))
         }
+        api.report = { [weak self] in self?.statusReport() }
         api.hostNames = admin.hostNames
         api.tokenlessControl = admin.tokenlessControl
         return api
@@ -855,6 +880,8 @@ public final class GatewayServer: @unchecked Sendable {
         guard first else { return }
         await validity?.stop()
         validity = nil
+        await sampling?.stop()
+        sampling = nil
         policySource.withLockedValue { $0 = nil }
         await xcap?.shutdown()
         xcap = nil
