@@ -88,7 +88,12 @@ import Testing
         }
         try #require(gateway.output.contains("admin endpoint on"), "\(gateway.output.suffix(3000))")
 
-        let traffic = Task { await Self.churn(kamailio: kamailio, edge: edge, oma: oma, enterprise: enterprise, seconds: 40) }
+        // For the README's picture (STATUS_PAGE_SCREENSHOT), a minute of samples rather than two.
+        let picture = ProcessInfo.processInfo.environment["STATUS_PAGE_SCREENSHOT"] != nil
+        let traffic = Task {
+            await Self.churn(kamailio: kamailio, edge: edge, oma: oma, enterprise: enterprise, seconds: picture ? 120 : 40,
+                             pauses: picture)
+        }
         defer { traffic.cancel() }
         let url = "http://127.0.0.1:\(admin)/"
         // The sampler samples every 5 s: wait for one with NOTIFYs relayed in its interval.
@@ -115,6 +120,7 @@ import Testing
 
         let shot = ProcessInfo.processInfo.environment["STATUS_PAGE_SCREENSHOT"]
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("status-page-\(admin).png").path
+        if picture { try await Task.sleep(nanoseconds: 60_000_000_000) }
         _ = try await Self.chromium(["--screenshot=\(shot)", "--virtual-time-budget=4000"], url: url)
         let png = try Data(contentsOf: URL(fileURLWithPath: shot))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]) && png.count > 20_000, "\(png.count) bytes")
@@ -143,9 +149,10 @@ import Testing
     /// For `seconds` or until cancelled: OMA watcher `dave<n>` subscribes through the gateway to
     /// `user<n>@contoso.com`, the edge answers the gateway's SUBSCRIBE with the user online
     /// (its categories, [MS-PRES] §3.4.5.1.1), kamailio answers the NOTIFYs; after each, a
-    /// SUBSCRIBE for a domain the gateway does not serve, which it refuses.
+    /// SUBSCRIBE for a domain the gateway does not serve, which it refuses. With `pauses`, 4 s of
+    /// silence every 20 watchers.
     static func churn(kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer, oma: UInt16, enterprise: UInt16,
-                      seconds: Double) async {
+                      seconds: Double, pauses: Bool = false) async {
         let end = Date().addingTimeInterval(seconds)
         var n = 0
         while Date() < end, !Task.isCancelled {
@@ -184,6 +191,8 @@ import Testing
             for notify in await kamailio.receive(for: 0.4).compactMap(\.request) where notify.method == .notify {
                 kamailio.answer(notify, to: oma)
             }
+            // For the picture, a quieter stretch now and then, as real traffic has.
+            if pauses, n % 20 == 0 { try? await Task.sleep(nanoseconds: 4_000_000_000) }
         }
     }
 }
