@@ -112,7 +112,11 @@ import Testing
         #expect(dom.contains(#"data-by="script""#), "\(dom.prefix(3000))")
         #expect((Self.tile("notifies", in: dom) ?? 0) > 0 && (Self.tile("requests", in: dom) ?? 0) > 0, "\(dom.prefix(3000))")
         #expect(Int(Self.text(of: "v-watchers", in: dom) ?? "") ?? 0 > 0)
-        for chart in ["requests", "notifies", "subscriptions"] {
+        // Per side (gateway_requests_received_total{side}), and the response-time histogram's p99:
+        // the gateway's SUBSCRIBEs to the edge were answered.
+        #expect(Self.figure("requests", in: dom).contains("</span> oma"))
+        #expect((Self.tile("response-p99", in: dom) ?? 0) > 0, "\(dom.prefix(3000))")
+        for chart in ["requests", "notifies", "subscriptions", "latency"] {
             #expect(Self.figure(chart, in: dom).contains(#"class="line""#), "\(chart): \(Self.figure(chart, in: dom))")
         }
         #expect(dom.contains("Version \(GatewayVersion.version)") && dom.contains("memory, available"))
