@@ -138,22 +138,8 @@ struct FrontTLSTests {
         // certificate) and on to the edge over the front's own TLS connection.
         let leg = try #require(await oma.request(.subscribe, within: 5), "no leg toward the OMA side")
         let omaPort = UInt16(try #require(nodes[holder].bound[.oma]?.first).port)
-        let legFrom = try #require(try leg.headers.from)
         oma.answer(leg, to: omaPort, toTag: "john1", extra: "Expires: 600\n")
-        oma.send("""
-            NOTIFY sip:gw@127.0.0.1:\(omaPort) SIP/2.0
-            Via: SIP/2.0/UDP \(oma.hostPort);branch=z9hG4bKjohn1;rport
-            Max-Forwards: 70
-            From: <sip:john@oma.example>;tag=john1
-            To: <\(legFrom.uri)>;tag=\(legFrom.tag ?? "")
-            Call-ID: \(leg.headers.callID ?? "")
-            CSeq: 1 NOTIFY
-            Event: presence
-            Subscription-State: active;expires=600
-            Content-Type: application/pidf+xml
-
-            """, body: Array(#"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="sip:john@oma.example"><tuple id="t"><status><basic>open</basic></status></tuple></presence>"#.utf8),
-            to: omaPort)
+        oma.notify(inDialogOf: leg, tag: "john1", presentity: "sip:john@oma.example", cseq: 1, to: omaPort)
         let benotify = try #require(
             try await edge.first(within: 10) { [.benotify, .notify].contains($0.message.request?.method) },
             "nothing reached the edge from the node:\n\(front.child.output.suffix(3000))")

@@ -72,6 +72,29 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
         send("SIP/2.0 200 OK\n" + lines.joined() + extra, body: body, to: port)
     }
 
+    /// A PIDF NOTIFY (`open`) for `presentity` in the dialog the gateway's `subscribe` made, with
+    /// the notifier's tag `tag` (RFC 6665 §4.2.2), sent to the gateway's UDP `port`.
+    func notify(
+        inDialogOf subscribe: SIPRequest, tag: String, presentity: String, cseq: Int, to port: UInt16
+    ) {
+        let from = try? subscribe.headers.from
+        send("""
+            NOTIFY sip:gw@127.0.0.1:\(port) SIP/2.0
+            Via: SIP/2.0/UDP \(hostPort);branch=z9hG4bKn\(cseq)\(tag);rport
+            Max-Forwards: 70
+            From: <\(presentity)>;tag=\(tag)
+            To: <\(from?.uri.description ?? "")>;tag=\(from?.tag ?? "")
+            Call-ID: \(subscribe.headers.callID ?? "")
+            CSeq: \(cseq) NOTIFY
+            Event: presence
+            Subscription-State: active;expires=600
+            Content-Type: application/pidf+xml
+
+            """,
+            body: Array(#"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="\#(presentity)"><tuple id="t"><status><basic>open</basic></status></tuple></presence>"#.utf8),
+            to: port)
+    }
+
     /// The first request with `method` that arrives within `seconds` (others are dropped): for
     /// what the gateway sends at once but a loaded test machine may delay past a fixed window.
     func request(_ method: SIPMethod, within seconds: Double) async -> SIPRequest? {
@@ -223,7 +246,7 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
 
             """, to: gw.enterprise)
         let subscribe = try #require(await gw.kamailio.receive(for: 0.5).compactMap(\.request).first)
-        let from = try #require(try subscribe.headers.from)
+        _ = try #require(try subscribe.headers.from)
         gw.kamailio.answer(subscribe, to: gw.oma, toTag: "k1", extra: "Expires: 600\n")
         // The watcher's answer and first NOTIFY after the piggyback wait; the NOTIFY is answered.
         let first = await gw.edge.receive(for: 0.8).compactMap(\.request).filter { $0.method == .notify }
@@ -235,20 +258,7 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
             }
         }
         func notify(_ cseq: Int, from peer: LoopbackDatagramPeer) {
-            peer.send("""
-                NOTIFY sip:gw@127.0.0.1:\(gw.oma) SIP/2.0
-                Via: SIP/2.0/UDP \(peer.hostPort);branch=z9hG4bKn\(cseq);rport
-                Max-Forwards: 70
-                From: <sip:carol@oma.example>;tag=k1
-                To: <\(from.uri)>;tag=\(from.tag ?? "")
-                Call-ID: \(subscribe.headers.callID ?? "")
-                CSeq: \(cseq) NOTIFY
-                Event: presence
-                Subscription-State: active;expires=600
-                Content-Type: application/pidf+xml
-
-                """, body: Array("<presence xmlns=\"urn:ietf:params:xml:ns:pidf\" entity=\"sip:carol@oma.example\"><tuple id=\"t\"><status><basic>open</basic></status></tuple></presence>".utf8),
-                to: gw.oma)
+            peer.notify(inDialogOf: subscribe, tag: "k1", presentity: "sip:carol@oma.example", cseq: cseq, to: gw.oma)
         }
         for (n, host) in ["127.0.0.1", "127.0.0.2"].enumerated() {
             let attacker = try LoopbackDatagramPeer(host: host)

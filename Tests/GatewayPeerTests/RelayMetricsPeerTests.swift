@@ -75,7 +75,7 @@ import Testing
         let registry = gw.registry
         gw.edge.send(Self.subscribe("carol", callID: "r1", from: gw.edge), to: gw.enterprise)
         let subscribe = try #require(await gw.kamailio.request(.subscribe, within: 2))
-        let from = try #require(try subscribe.headers.from)
+        _ = try #require(try subscribe.headers.from)
         gw.kamailio.answer(subscribe, to: gw.oma, toTag: "k1", extra: "Expires: 600\n")
         for notify in await gw.edge.receive(for: 0.8).compactMap(\.request) where notify.method == .notify {
             gw.edge.answer(notify, to: gw.enterprise)
@@ -83,20 +83,7 @@ import Testing
         let relayed = #"gateway_notification_relay_seconds_count{direction="oma_to_enterprise"}"#
         let before = Self.value(registry, relayed)
         func notify(_ cseq: Int, from peer: LoopbackDatagramPeer) {
-            peer.send("""
-                NOTIFY sip:gw@127.0.0.1:\(gw.oma) SIP/2.0
-                Via: SIP/2.0/UDP \(peer.hostPort);branch=z9hG4bKmn\(cseq);rport
-                Max-Forwards: 70
-                From: <sip:carol@oma.example>;tag=k1
-                To: <\(from.uri)>;tag=\(from.tag ?? "")
-                Call-ID: \(subscribe.headers.callID ?? "")
-                CSeq: \(cseq) NOTIFY
-                Event: presence
-                Subscription-State: active;expires=600
-                Content-Type: application/pidf+xml
-
-                """, body: Array("<presence xmlns=\"urn:ietf:params:xml:ns:pidf\" entity=\"sip:carol@oma.example\"><tuple id=\"t\"><status><basic>open</basic></status></tuple></presence>".utf8),
-                to: gw.oma)
+            peer.notify(inDialogOf: subscribe, tag: "k1", presentity: "sip:carol@oma.example", cseq: cseq, to: gw.oma)
         }
         // From an address that is no peer: refused, counted as `other`'s.
         let stranger = try LoopbackDatagramPeer(host: "127.0.0.2")

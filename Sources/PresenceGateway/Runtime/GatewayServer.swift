@@ -524,6 +524,15 @@ public final class GatewayServer: @unchecked Sendable {
             }
             return loop.submit { body(runtime) }
         }
+        // What the server does itself (reload, drain), once it serves.
+        @Sendable func whenServing<T: Sendable>(_ body: @escaping @Sendable (GatewayServer) async throws -> T)
+            -> EventLoopFuture<T>
+        {
+            loop.makeFutureWithTask { [weak self] in
+                guard let self, self.runtime != nil else { throw AdminAPI.Unavailable() }
+                return try await body(self)
+            }
+        }
         var api = AdminAPI(
             token: admin.token,
             subscriptions: { uri, side, offset, limit in
@@ -531,18 +540,8 @@ public final class GatewayServer: @unchecked Sendable {
             },
             end: { id, reason in onRuntime { $0.endSubscription(id, reason: reason) } },
             peers: { onRuntime { $0.peerHealth() } },
-            reload: { [weak self] in
-                loop.makeFutureWithTask {
-                    guard let self, self.runtime != nil else { throw AdminAPI.Unavailable() }
-                    return try await self.reload()
-                }
-            })
-        api.drainNode = { [weak self] in
-            loop.makeFutureWithTask {
-                guard let self, self.runtime != nil else { throw AdminAPI.Unavailable() }
-                return try await self.drain()
-            }
-        }
+            reload: { whenServing { try await $0.reload() } })
+        api.drainNode = { whenServing { try await $0.drain() } }
         api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
         api.logLevels = logLevels
         api.capture = capture
