@@ -50,7 +50,7 @@ extension GatewayCore {
                 dialogs.insert(change.dialog, change.context)
             case .restored:
                 dialogs.insert(change.dialog, change.context)
-                if let peer = change.peer { peerLoad[loadKey(peer), default: 0] += 1 }
+                if let peer = change.peer { quotas.countPeer(loadKey(peer)) }
             case .closed:
                 dialogs.remove(change.dialog, change.context)
                 releasePeerQuota(change.peer)

@@ -14,20 +14,20 @@ extension GatewayCore {
 
     /// Whether new dialogs from or toward `peer` are refused.
     public func isDrained(_ peer: DialogPeer?) -> Bool {
-        guard let peer, !drainedPeers.isEmpty else { return false }
-        return drainedPeers.contains(loadKey(peer))
+        guard let peer, !quotas.drained.isEmpty else { return false }
+        return quotas.drained.contains(loadKey(peer))
     }
 
     /// Drains (or undrains) the peer called `name` (a configured peer's name, or an address).
     public mutating func setDrained(_ name: String, _ drained: Bool) {
-        if drained { drainedPeers.insert(name) } else { drainedPeers.remove(name) }
+        if drained { quotas.drained.insert(name) } else { quotas.drained.remove(name) }
     }
 
     /// The answer to a dialog-creating `request` from a drained `peer`, before anything of it is
     /// read past its start line and headers; nil when its peer is not drained.
     mutating func refusedWhileDraining(_ request: SIPRequest, id: ServerRequestID, peer: DialogPeer?) -> [Action]? {
         guard isDrained(peer) else { return nil }
-        refusals.peerDrained += 1
+        quotas.refusals.peerDrained += 1
         return [
             .respond(
                 id,

@@ -143,7 +143,7 @@ extension GatewayCore {
         -> [Action]?
     {
         if let (status, reason) = BatchCategorySubscription.refusal(of: request, batch: batch) {
-            refusals.categoryForm += 1
+            quotas.refusals.categoryForm += 1
             return [
                 .respond(
                     id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: ids.tag()))
@@ -154,13 +154,13 @@ extension GatewayCore {
         {
             // §3.4.5.3: "For a single category SUBSCRIBE request, the server MUST send back a 404
             // response" for a resource it cannot find; the gateway finds only the OMA domains'.
-            refusals.resourceOutsideOMA += 1
+            quotas.refusals.resourceOutsideOMA += 1
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 404, toTag: ids.tag()))]
         }
         let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
         if named > configuration.limits.resourcesPerBatch {
             // RFC 3261 §21.4.11: more than the gateway is willing to process in one request.
-            refusals.batchTooLarge += 1
+            quotas.refusals.batchTooLarge += 1
             return [
                 .respond(
                     id,
@@ -199,12 +199,12 @@ extension GatewayCore {
     mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch) -> Bool {
         guard !watch.refused.contains(resource) else { return false }
         guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma) else {
-            refusals.resourceOutsideOMA += 1
+            quotas.refusals.resourceOutsideOMA += 1
             watch.refused.insert(resource)
             return false
         }
         guard presentityHasRoom(resource) else {
-            refusals.presentityQuota += 1
+            quotas.refusals.presentityQuota += 1
             watch.refused.insert(resource)
             return false
         }
@@ -276,7 +276,7 @@ extension GatewayCore {
         let (subscription, actions) = SubscriberSubscription.start(
             configuration, callID: ids.callID(), localTag: ids.tag())
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
-        notePresentityLeg(resource)
+        quotas.countPresentityLeg(resource)
         omaLegs[key] = OMALeg(
             watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
             handling: handling, charged: charged)
@@ -472,12 +472,12 @@ extension GatewayCore {
             }
         }
         if let (status, reason) = BatchCategorySubscription.refusal(of: request, batch: batch) {
-            refusals.categoryForm += 1
+            quotas.refusals.categoryForm += 1
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason))]
         }
         let named = batch.actions.reduce(0) { $0 + ($1.kind == .subscribe ? $1.resources.count : 0) }
         if named > configuration.limits.resourcesPerBatch {
-            refusals.batchTooLarge += 1
+            quotas.refusals.batchTooLarge += 1
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources"))]
         }
         let (unsubscribed, added) = takeBatchActions(batch, in: &watch, now: now)

@@ -43,18 +43,14 @@ extension GatewayCore {
 
     /// Takes one subscription of `watcher`'s quota; false (nothing taken) when it is used up.
     mutating func takeQuota(_ watcher: String) -> Bool {
-        let key = watcher.hashValue
-        let held = watcherLoad[key] ?? 0
-        guard Int(held) < configuration.limits.subscriptionsPerWatcher else { return false }
-        watcherLoad[key] = held + 1
-        return true
+        quotas.takeWatcher(watcher, limit: configuration.limits.subscriptionsPerWatcher)
     }
 
     /// Takes what an OMA watcher's new subscription holds: one of `watcher`'s subscriptions and
     /// one of `peer`'s dialogs; false (nothing taken) when either is used up.
     mutating func takeQuotas(_ watcher: String, peer: DialogPeer?) -> Bool {
         guard takeQuota(watcher) else {
-            refusals.watcherQuota += 1
+            quotas.refusals.watcherQuota += 1
             return false
         }
         guard takePeerQuota(peer) else {
@@ -71,58 +67,30 @@ extension GatewayCore {
     }
 
     /// Who a subscription the gateway makes on a sender's behalf (a leg of a batch, a member of a
-    /// list) is charged to: a number standing for the sender's load key (``senders``) while the
+    /// list) is charged to: a number standing for the sender's load key (``Quotas``) while the
     /// sender holds anything; 0 for nobody.
     typealias Charge = UInt32
 
     /// The charge of a subscription made for a request from `peer`.
     mutating func charge(_ peer: DialogPeer?) -> Charge {
         guard let peer else { return 0 }
-        let key = loadKey(peer)
-        if let charge = senders.numbers[key] { return charge }
-        repeat { senders.next &+= 1 } while senders.next == 0 || senders.keys[senders.next] != nil
-        senders.numbers[key] = senders.next
-        senders.keys[senders.next] = key
-        return senders.next
+        return quotas.charge(loadKey(peer))
     }
 
     /// The load key a charge stands for.
-    func sender(of charge: Charge) -> String? { charge == 0 ? nil : senders.keys[charge] }
+    func sender(of charge: Charge) -> String? { quotas.sender(of: charge) }
 
     /// Gives back what an OMA leg holds: one of its watcher's subscriptions and one of its
     /// sender's (every leg holds both, from ``takeQuotas(_:peer:)`` to here).
     mutating func releaseLeg(_ leg: OMALeg) {
         releaseQuota(leg.watcher)
-        if let key = sender(of: leg.charged) { releaseLoad(key) }
-        forgetPresentityLeg(leg.resource)
+        if let key = sender(of: leg.charged) { quotas.releasePeer(key) }
+        quotas.releasePresentityLeg(leg.resource)
     }
 
     /// Whether `presentity` may have one more enterprise watcher's leg.
     func presentityHasRoom(_ presentity: String) -> Bool {
-        Int(presentityLoad[presentity.hashValue] ?? 0) < configuration.limits.subscriptionsPerPresentity
-    }
-
-    /// Counts a leg made (or restored) for `presentity`; ``forgetPresentityLeg(_:)`` when it goes.
-    mutating func notePresentityLeg(_ presentity: String) {
-        presentityLoad[presentity.hashValue] = (presentityLoad[presentity.hashValue] ?? 0) + 1
-    }
-
-    mutating func forgetPresentityLeg(_ presentity: String) {
-        let key = presentity.hashValue
-        guard let held = presentityLoad[key] else { return }
-        presentityLoad[key] = held > 1 ? held - 1 : nil
-    }
-
-    /// One subscription less held by the sender `key`; a sender that holds nothing more is
-    /// forgotten.
-    private mutating func releaseLoad(_ key: String) {
-        guard let held = peerLoad[key] else { return }
-        if held > 1 {
-            peerLoad[key] = held - 1
-            return
-        }
-        peerLoad[key] = nil
-        if let charge = senders.numbers.removeValue(forKey: key) { senders.keys[charge] = nil }
+        quotas.presentityHasRoom(presentity, limit: configuration.limits.subscriptionsPerPresentity)
     }
 
     /// Takes one subscription dialog of `peer`'s quota (``GatewayConfiguration/Limits/subscriptionsPerPeer``,
@@ -136,19 +104,12 @@ extension GatewayCore {
         } else {
             limit = configuration.limits.subscriptionsPerPeer
         }
-        let key = loadKey(peer)
-        let held = peerLoad[key, default: 0]
-        if let limit, held >= limit {
-            refusals.peerQuota += 1
-            return false
-        }
-        peerLoad[key] = held + 1
-        return true
+        return quotas.takePeer(loadKey(peer), limit: limit)
     }
 
     mutating func releasePeerQuota(_ peer: DialogPeer?) {
         guard let peer else { return }
-        releaseLoad(loadKey(peer))
+        quotas.releasePeer(loadKey(peer))
     }
 
     /// What a peer's load (and its fan-outs' pace) is counted under: a configured peer by name
@@ -182,9 +143,7 @@ extension GatewayCore {
     }
 
     mutating func releaseQuota(_ watcher: String) {
-        let key = watcher.hashValue
-        guard let held = watcherLoad[key] else { return }
-        watcherLoad[key] = held > 1 ? held - 1 : nil
+        quotas.releaseWatcher(watcher)
     }
 
     /// Removes an OMA watch, giving its subscription back to the watcher's quota.

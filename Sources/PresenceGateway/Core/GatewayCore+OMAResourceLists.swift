@@ -149,7 +149,7 @@ extension GatewayCore {
             }
             guard let listKey else { continue }
             let memberKey = takeKey()
-            notePresentityLeg(resource)
+            quotas.countPresentityLeg(resource)
             omaLegs[memberKey] = OMALeg(
                 watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
                 categories: nil, handling: handling, charged: charge(watch.peer))
@@ -394,7 +394,7 @@ extension GatewayCore {
                 watch: member.watch, resource: resource, watcher: watch.watcher, from: list.from,
                 charged: member.charged)
             {
-                forgetPresentityLeg(resource)  // counted again for the new leg
+                quotas.releasePresentityLeg(resource)  // counted again for the new leg
                 omaLegs[leg.key]?.categories = member.categories
                 omaLegs[leg.key]?.pending = member.pending
                 watch.legs[resource] = leg.key

@@ -242,26 +242,26 @@ extension GatewayCore {
         func carried(_ peer: DialogPeer?) -> DialogPeer? {
             Self.carried(peer, from: old, to: new, positions: positions)
         }
-        peerLoad = [:]
+        quotas.resetPeers()
         // Written only where a peer moved: every write is a record for the durable store.
         for key in enterpriseWatches.keys {
             let current = enterpriseWatches[key]?.peer
             let peer = carried(current)
             if peer != current { enterpriseWatches[key]?.peer = peer }
-            if let peer { peerLoad[loadKey(peer), default: 0] += 1 }
+            if let peer { quotas.countPeer(loadKey(peer)) }
         }
         for key in omaWatches.keys {
             guard let watch = omaWatches[key] else { continue }
             let peer = carried(watch.peer)
             if peer != watch.peer { omaWatches[key]?.peer = peer }
-            if watch.linked == nil, let peer { peerLoad[loadKey(peer), default: 0] += 1 }
+            if watch.linked == nil, let peer { quotas.countPeer(loadKey(peer)) }
         }
         for key in omaLegs.keys {
             guard let leg = omaLegs[key] else { continue }
             let peer = carried(leg.peer)
             if peer != leg.peer { omaLegs[key]?.peer = peer }
             // Charged by name or address, which a reload does not change.
-            if let sender = sender(of: leg.charged) { peerLoad[sender, default: 0] += 1 }
+            if let sender = sender(of: leg.charged) { quotas.countPeer(sender) }
         }
         for key in enterpriseLegs.keys {
             let current = enterpriseLegs[key]?.peer

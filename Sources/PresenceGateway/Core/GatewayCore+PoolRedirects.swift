@@ -33,7 +33,7 @@ extension GatewayCore {
                     legPool.setPool(pool, of: resource)
                     return out + attach(watchKey, now: now)
                 }
-                refusals.foreignPool += 1
+                quotas.refusals.foreignPool += 1
             }
             // No pool (or the same pool again): a single SUBSCRIBE to the resource (§4.6).
             legPool.setPool(nil, of: resource)

@@ -333,7 +333,7 @@ extension GatewayCore {
             var added: [Int] = []
             for uri in members where !present.contains(uri) {
                 guard takeQuota(watch.watcher.uri) else {
-                    refusals.watcherQuota += 1
+                    quotas.refusals.watcherQuota += 1
                     changed.members.append(.init(uri: uri, ended: "rejected", instance: "refused"))
                     continue
                 }

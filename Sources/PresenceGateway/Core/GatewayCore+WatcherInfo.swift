@@ -74,7 +74,7 @@ extension GatewayCore {
         // Every change of a presentity's watchers is a NOTIFY to each of its winfo subscribers: a
         // presentity has a few devices, not thousands (docs/security.md, "Watcher information").
         guard watcherInfo.count(of: presentity) < Self.watcherInfoPerPresentity else {
-            refusals.winfoPerPresentity += 1
+            quotas.refusals.winfoPerPresentity += 1
             return overQuota(request, id: id)
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }

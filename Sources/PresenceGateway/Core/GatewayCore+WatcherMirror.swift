@@ -72,7 +72,7 @@ extension GatewayCore {
             // An identity is never guessed: a watcher URI that does not parse as a SIP URI is
             // left out and counted (docs/security.md).
             guard let id = WatcherIdentity(uri: watcher.uri, network: .federated), (try? SIPURI(id.uri)) != nil else {
-                refusals.watcherURI += 1
+                quotas.refusals.watcherURI += 1
                 continue
             }
             guard id.uri != identity.oma, !configuration.isEnterpriseHost(id.domain) else { continue }

@@ -93,22 +93,10 @@ public struct GatewayCore: Sendable {
         case xcapDocumentChanged(presentity: String)
     }
 
-    /// Replaced while running by ``reconfigure(_:now:)``.
-    public internal(set) var configuration: GatewayConfiguration
-    public internal(set) var mapper: PresenceMapper
-    /// Contacts the gateway puts in each side's dialogs.
-    public let contacts: [GatewayConfiguration.Side: SIPAddress]
-    /// Per side, a Contact for each transport it listens on, when it listens on more than one:
-    /// a watcher's dialog gets the one of the transport its SUBSCRIBE came over
-    /// (``contact(_:for:)``), so that its in-dialog requests come back over that transport, which
-    /// the dialog is held to (``DialogPeer``).
-    public var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] = [:]
+    /// What the core is set up with (``CoreSettings``).
+    var settings: CoreSettings
+    /// Call-IDs, tags and table keys.
     var ids: IdentifierSource
-    /// The last key handed out, counted from ``keyBase``.
-    var nextKey = 0
-    /// Where this core's keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes share a
-    /// store, so the keys of a node's records never meet another node's (docs/state.md).
-    public var keyBase = 0
 
     // Dense tables, not dictionaries: a dictionary pays each value's bytes for every bucket
     // (1.3–2.7 times the count), see `DenseTable`.
@@ -144,40 +132,26 @@ public struct GatewayCore: Sendable {
     var spheres: [String: String] = [:]
     /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
     var dialogs = DialogIndex()
-    /// Subscriptions each watcher holds through the gateway (OMA legs of an enterprise watcher,
-    /// watches of an OMA watcher), against `limits.subscriptions-per-watcher`, by the hash of the
-    /// watcher's URI: a ``PackedTable`` bucket (12 bytes, 1.14 to 2 per watcher) where a
-    /// dictionary by URI held 24 bytes in 1.33 to 2.67 buckets, about 40 bytes per bridged pair
-    /// more (every OMA watcher of the memory benchmark is another). Two watchers whose URIs hash
-    /// alike (64 bits, seeded per process) would share one quota.
-    var watcherLoad = PackedTable<Int, Int32>(filler: 0)
-    /// OMA legs each OMA presentity has (one per enterprise watcher), against
-    /// `limits.subscriptions-per-presentity`, by the hash of its URI as ``watcherLoad``.
-    var presentityLoad = PackedTable<Int, Int32>(filler: 0)
-    /// Subscription dialogs each peer holds (``DialogPeer``'s configured name or address).
-    var peerLoad: [String: Int] = [:]
-    /// The senders charged for OMA legs, by number (``Charge``) and back.
-    var senders = (numbers: [String: Charge](), keys: [Charge: String](), next: Charge(0))
+    /// The counts behind the limits, what was refused and the drained peers (``Quotas``).
+    var quotas = Quotas()
     /// What the core refused to protect the edge, by reason, for metrics.
-    public internal(set) var refusals = Refusals()
+    public var refusals: Refusals { quotas.refusals }
     /// The peers an operator drained (``loadKey(_:)``: a configured peer's name or an address):
     /// no new dialog is made from or toward them (GatewayCore+Draining.swift).
-    public internal(set) var drainedPeers: Set<String> = []
-    let registry: SIPEventPackageRegistry
+    public var drainedPeers: Set<String> { quotas.drained }
 
     public init(
         configuration: GatewayConfiguration, mapper: PresenceMapper, contacts: [GatewayConfiguration.Side: SIPAddress],
         ids: IdentifierSource
     ) {
-        self.configuration = configuration
-        self.mapper = mapper
-        self.contacts = contacts
-        self.ids = ids
         var presence = SIPEventPackage.presence
         presence.defaultExpires = configuration.subscriptions.defaultExpires
         presence.minimumExpires = configuration.subscriptions.minimumExpires
         presence.maximumExpires = configuration.subscriptions.maximumExpires
-        self.registry = SIPEventPackageRegistry([presence, Self.watcherInfoPackage(configuration)])
+        self.settings = CoreSettings(
+            configuration: configuration, mapper: mapper, contacts: contacts,
+            registry: SIPEventPackageRegistry([presence, Self.watcherInfoPackage(configuration)]))
+        self.ids = ids
         self.linkedIdentities = LinkedIdentityPublisher(package: presence)
     }
 
@@ -242,7 +216,7 @@ public struct GatewayCore: Sendable {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 403, toTag: ids.tag()))]
         }
         if dialogs.count >= configuration.limits.dialogs {
-            refusals.dialogsFull += 1
+            quotas.refusals.dialogsFull += 1
             return [
                 .respond(
                     id,
@@ -473,10 +447,7 @@ public struct GatewayCore: Sendable {
 
     // MARK: - Shared
 
-    mutating func takeKey() -> Int {
-        nextKey += 1
-        return keyBase + nextKey
-    }
+    mutating func takeKey() -> Int { ids.key() }
 
     /// The answer to a SUBSCRIBE whose terms were refused (RFC 6665 §4.2.1.1: 489 with
     /// Allow-Events, 423 with Min-Expires, 406; 400 for a header that does not parse), with a To

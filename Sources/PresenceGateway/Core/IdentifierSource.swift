@@ -1,10 +1,18 @@
-/// Where the core gets Call-IDs, tags, multipart boundaries and refresh jitter: random in the
-/// runtime, predictable in tests.
+/// Where the core gets Call-IDs, tags, multipart boundaries and refresh jitter (random in the
+/// runtime, predictable in tests), and the keys of its tables.
 public struct IdentifierSource: Sendable {
     private var next: @Sendable (Int) -> String
     private var callIDSource: (@Sendable () -> String)?
     private var counter = 0
     private var jitterSource: @Sendable () -> Double
+    /// Where this core's table keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes
+    /// share a store, so the keys of a node's records never meet another node's (docs/state.md).
+    var keyBase = 0
+    /// The last table key handed out, counted from ``keyBase``.
+    private var lastKey = 0
+
+    /// Keys per node: 2⁴⁰.
+    static let keyRangeSize = 1 << 40
 
     /// `token(n)` returns a unique token for the n-th call; `jitter` a number in 0..<1; `callID`
     /// a new Call-ID (by default the next token followed by `@gateway`).
@@ -51,6 +59,19 @@ public struct IdentifierSource: Sendable {
     }
 
     mutating func tag() -> String { token() }
+
+    /// A table key never handed out before by this core (nor restored into its range).
+    mutating func key() -> Int {
+        lastKey += 1
+        return keyBase + lastKey
+    }
+
+    /// Keys handed out after a restore do not repeat a restored one of this core's range (a
+    /// dead node's records taken over keep their own keys, in that node's range).
+    mutating func noteRestoredKey(_ key: Int) {
+        guard key > keyBase, key - keyBase < Self.keyRangeSize else { return }
+        lastKey = max(lastKey, key - keyBase)
+    }
     mutating func callID() -> String { callIDSource?() ?? token() + "@gateway" }
     mutating func boundary() -> String { "gw" + token() }
     func jitter() -> Double { jitterSource() }

@@ -80,7 +80,7 @@ extension GatewayCore {
         out += restoreEnterpriseWatches(read.enterpriseWatches.keys.sorted(), now: now)
         out += restoreOMAWatches(read.omaWatches.keys.sorted(), now: now)
         out += restoreEnterpriseLegs(read.enterpriseLegs.keys.sorted(), now: now, pace: pace)
-        for (key, _) in entries.entries(LinkedIdentityPublisher.Link.self) { noteRestoredKey(Int(key) ?? 0) }
+        for (key, _) in entries.entries(LinkedIdentityPublisher.Link.self) { ids.noteRestoredKey(Int(key) ?? 0) }
         out += restore(\.linkedIdentities, from: entries, now: now)
         // Publications received for served identities: their composed state worked out, shown to
         // their watchers and published into the enterprise.
@@ -88,7 +88,7 @@ extension GatewayCore {
         for resource in Set(published).sorted() {
             out += composedStateChanged(resource, publications: linkedIdentities.publications(of: resource), now: now)
         }
-        for (key, _) in entries.entries(WatcherInfoServer.Watch.self) { noteRestoredKey(Int(key) ?? 0) }
+        for (key, _) in entries.entries(WatcherInfoServer.Watch.self) { ids.noteRestoredKey(Int(key) ?? 0) }
         out += restore(\.watcherInfo, from: entries, now: now)
         followWatcherInfoSubscribers()
         return (out + watcherInfoChanges(now: now), unreadable)
@@ -122,7 +122,7 @@ extension GatewayCore {
     private mutating func restoreWatchersDialogs(_ read: Restoring) -> [Int: EnterpriseWatch] {
         var dropped: [Int: EnterpriseWatch] = [:]
         for (key, restored) in read.enterpriseWatches {
-            noteRestoredKey(key)
+            ids.noteRestoredKey(key)
             let watch = restored.watch
             guard watch.pending == nil, restored.answered else {
                 dropped[key] = watch
@@ -133,7 +133,7 @@ extension GatewayCore {
             if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .enterpriseWatch(key)) }
         }
         for (key, watch) in read.omaWatches {
-            noteRestoredKey(key)
+            ids.noteRestoredKey(key)
             omaWatches.restore(key, watch)
             if watch.listOwner != nil { listMemberWatches += 1 }
             if let identity = watch.mirrorOf { standIns[identity, default: [:]][watch.watcher.uri] = key }
@@ -150,13 +150,13 @@ extension GatewayCore {
     /// whom it was made for and found by its dialog.
     private mutating func restoreLegs(_ read: Restoring) {
         for (key, list) in read.omaLists {
-            noteRestoredKey(key)
+            ids.noteRestoredKey(key)
             omaLists.restore(key, list)
             listDocuments[list.document, default: ListDocument()].lists.insert(key)
             if let id = list.storedDialog.dialogKey { dialogs.insert(id, .omaList(key)) }
         }
         for (key, leg) in read.omaLegs {
-            noteRestoredKey(key)
+            ids.noteRestoredKey(key)
             // A member whose list was not kept is left out: its watch makes it a leg of its own.
             if let list = leg.list, read.omaLists[list]?.members[leg.resource] != key { continue }
             // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
@@ -164,12 +164,12 @@ extension GatewayCore {
             leg.charged = charge(read.enterpriseWatches[leg.watch]?.watch.peer)
             omaLegs.restore(key, leg)
             takeQuotaRestored(leg.watcher)
-            notePresentityLeg(leg.resource)
-            if let key = sender(of: leg.charged) { peerLoad[key, default: 0] += 1 }
+            quotas.countPresentityLeg(leg.resource)
+            if let key = sender(of: leg.charged) { quotas.countPeer(key) }
             if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .omaLeg(key)) }
         }
         for (key, leg) in read.enterpriseLegs {
-            noteRestoredKey(key)
+            ids.noteRestoredKey(key)
             enterpriseLegs.restore(key, leg)
             if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .enterpriseLeg(key)) }
         }
@@ -391,26 +391,16 @@ extension GatewayCore {
         return out
     }
 
-    /// Keys handed out after a restore do not repeat a restored one of this core's range (a
-    /// dead node's records taken over keep their own keys, in that node's range).
-    private mutating func noteRestoredKey(_ key: Int) {
-        guard key > keyBase, key - keyBase < Self.keyRangeSize else { return }
-        nextKey = max(nextKey, key - keyBase)
-    }
-
-    /// Keys per node: 2⁴⁰.
-    static let keyRangeSize = 1 << 40
-
     // MARK: - Quotas of restored subscriptions
 
     /// A restored subscription counts against its watcher's quota, whatever the limit is now.
     private mutating func takeQuotaRestored(_ watcher: String) {
-        watcherLoad[watcher.hashValue] = (watcherLoad[watcher.hashValue] ?? 0) + 1
+        quotas.countWatcher(watcher)
     }
 
     private mutating func takePeerQuotaRestored(_ peer: DialogPeer?) -> Bool {
         guard let peer else { return true }
-        peerLoad[loadKey(peer), default: 0] += 1
+        quotas.countPeer(loadKey(peer))
         return true
     }
 }

@@ -1,0 +1,53 @@
+public import PresenceMapping
+public import SIPMessages
+import SIPStack
+public import SIPTransport
+
+/// What the core is set up with and reads on every step: the configuration and mapper (replaced
+/// by ``GatewayCore/reconfigure(_:mapper:now:)``), the Contacts it puts in each side's dialogs,
+/// and the event packages it serves. The coordinator holds it; components are given what they
+/// need of it with each call.
+struct CoreSettings: Sendable {
+    var configuration: GatewayConfiguration
+    var mapper: PresenceMapper
+    /// Contacts the gateway puts in each side's dialogs.
+    let contacts: [GatewayConfiguration.Side: SIPAddress]
+    /// Per side, a Contact for each transport it listens on, when it listens on more than one:
+    /// a watcher's dialog gets the one of the transport its SUBSCRIBE came over
+    /// (``GatewayCore/contact(_:for:fallback:)``), so that its in-dialog requests come back over
+    /// that transport, which the dialog is held to (``DialogPeer``).
+    var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] = [:]
+    /// The presence and watcher information packages (RFC 6665 §4.2.1.1 terms).
+    let registry: SIPEventPackageRegistry
+}
+
+extension GatewayCore {
+    /// Replaced while running by ``reconfigure(_:mapper:now:)``.
+    public internal(set) var configuration: GatewayConfiguration {
+        get { settings.configuration }
+        set { settings.configuration = newValue }
+    }
+
+    public internal(set) var mapper: PresenceMapper {
+        get { settings.mapper }
+        set { settings.mapper = newValue }
+    }
+
+    /// Contacts the gateway puts in each side's dialogs.
+    public var contacts: [GatewayConfiguration.Side: SIPAddress] { settings.contacts }
+
+    /// See ``CoreSettings/transportContacts``.
+    public var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] {
+        get { settings.transportContacts }
+        set { settings.transportContacts = newValue }
+    }
+
+    var registry: SIPEventPackageRegistry { settings.registry }
+
+    /// Where this core's keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes share a
+    /// store (``IdentifierSource/keyBase``).
+    public var keyBase: Int {
+        get { ids.keyBase }
+        set { ids.keyBase = newValue }
+    }
+}

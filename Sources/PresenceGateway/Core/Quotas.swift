@@ -1,0 +1,118 @@
+import _GatewayInternals
+
+/// The counts behind the core's limits (docs/security.md), kept by the coordinator alone: the
+/// subscriptions each watcher holds through the gateway, the enterprise watchers' legs of each
+/// OMA presentity, the dialogs each peer holds, the senders fan-outs are charged to, what was
+/// refused, and the peers an operator drained. Components never touch it: the coordinator takes
+/// a quota when it admits a request and releases it from the ``DialogChange``s and leg removals
+/// the components report (docs/architecture.md, "Lifecycle and quotas").
+///
+/// The limits themselves are the configuration's; each call is given the one it checks, so that
+/// a reload applies to the next request without this holding a copy.
+struct Quotas: Sendable {
+    /// Subscriptions each watcher holds (OMA legs of an enterprise watcher, watches of an OMA
+    /// watcher), by the hash of the watcher's URI: a ``PackedTable`` bucket (12 bytes, 1.14 to 2
+    /// per watcher) where a dictionary by URI held 24 bytes in 1.33 to 2.67 buckets, about 40
+    /// bytes per bridged pair more (every OMA watcher of the memory benchmark is another). Two
+    /// watchers whose URIs hash alike (64 bits, seeded per process) would share one quota.
+    private var watchers = PackedTable<Int, Int32>(filler: 0)
+    /// OMA legs each OMA presentity has (one per enterprise watcher), by the hash of its URI.
+    private var presentities = PackedTable<Int, Int32>(filler: 0)
+    /// Subscription dialogs each peer holds, by load key (a configured peer's name or an address).
+    private var peers: [String: Int] = [:]
+    /// The senders charged for OMA legs, by number (``GatewayCore/Charge``) and back.
+    private var senderNumbers: [String: GatewayCore.Charge] = [:]
+    private var senderKeys: [GatewayCore.Charge: String] = [:]
+    private var lastCharge: GatewayCore.Charge = 0
+    /// What the core refused to protect the edge, by reason, for metrics.
+    var refusals = GatewayCore.Refusals()
+    /// The peers an operator drained, by load key (GatewayCore+Draining.swift).
+    var drained: Set<String> = []
+
+    // MARK: Watchers
+
+    /// Takes one of `watcher`'s subscriptions; false (nothing taken) when `limit` are held.
+    mutating func takeWatcher(_ watcher: String, limit: Int) -> Bool {
+        let key = watcher.hashValue
+        let held = watchers[key] ?? 0
+        guard Int(held) < limit else { return false }
+        watchers[key] = held + 1
+        return true
+    }
+
+    /// Counts a restored subscription of `watcher`, whatever the limit is now.
+    mutating func countWatcher(_ watcher: String) {
+        watchers[watcher.hashValue] = (watchers[watcher.hashValue] ?? 0) + 1
+    }
+
+    mutating func releaseWatcher(_ watcher: String) {
+        let key = watcher.hashValue
+        guard let held = watchers[key] else { return }
+        watchers[key] = held > 1 ? held - 1 : nil
+    }
+
+    // MARK: Presentities
+
+    func presentityHasRoom(_ presentity: String, limit: Int) -> Bool {
+        Int(presentities[presentity.hashValue] ?? 0) < limit
+    }
+
+    mutating func countPresentityLeg(_ presentity: String) {
+        presentities[presentity.hashValue] = (presentities[presentity.hashValue] ?? 0) + 1
+    }
+
+    mutating func releasePresentityLeg(_ presentity: String) {
+        let key = presentity.hashValue
+        guard let held = presentities[key] else { return }
+        presentities[key] = held > 1 ? held - 1 : nil
+    }
+
+    // MARK: Peers and senders
+
+    /// Takes one of the dialogs of the peer counted under `key`; false when `limit` are held
+    /// (counted as a refusal).
+    mutating func takePeer(_ key: String, limit: Int?) -> Bool {
+        let held = peers[key, default: 0]
+        if let limit, held >= limit {
+            refusals.peerQuota += 1
+            return false
+        }
+        peers[key] = held + 1
+        return true
+    }
+
+    /// Counts a dialog of the peer under `key` that is held already (restored or recounted).
+    mutating func countPeer(_ key: String) {
+        peers[key, default: 0] += 1
+    }
+
+    /// One dialog less held by the peer under `key`; a sender that holds nothing more is
+    /// forgotten, and its charge number with it.
+    mutating func releasePeer(_ key: String) {
+        guard let held = peers[key] else { return }
+        if held > 1 {
+            peers[key] = held - 1
+            return
+        }
+        peers[key] = nil
+        if let charge = senderNumbers.removeValue(forKey: key) { senderKeys[charge] = nil }
+    }
+
+    /// Forgets every peer's count, before they are counted again from the dialogs held (a reload
+    /// that moved configured peers).
+    mutating func resetPeers() {
+        peers = [:]
+    }
+
+    /// The charge number standing for the sender under `key` while it holds anything.
+    mutating func charge(_ key: String) -> GatewayCore.Charge {
+        if let charge = senderNumbers[key] { return charge }
+        repeat { lastCharge &+= 1 } while lastCharge == 0 || senderKeys[lastCharge] != nil
+        senderNumbers[key] = lastCharge
+        senderKeys[lastCharge] = key
+        return lastCharge
+    }
+
+    /// The load key a charge stands for (nil: 0, nobody).
+    func sender(of charge: GatewayCore.Charge) -> String? { charge == 0 ? nil : senderKeys[charge] }
+}
