@@ -72,24 +72,24 @@ extension GatewayCore {
     func dialogKey(of context: Context) -> DialogKey? {
         switch context {
         case .omaLeg(let key):
-            guard let subscription = omaLegs[key]?.subscription else { return nil }
+            guard let subscription = bridge.legs[key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .omaList(let key):
-            guard let subscription = omaLists[key]?.subscription else { return nil }
+            guard let subscription = bridge.lists[key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .serverWatch(let key):
             guard let subscription = serverWatches[key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .enterpriseLeg(let key):
-            guard let leg = enterpriseLegs[key] else { return nil }
+            guard let leg = legPool.legs[key] else { return nil }
             return DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)
         case .enterpriseWatch(let key):
-            guard let watch = enterpriseWatches[key],
+            guard let watch = bridge.watches[key],
                 let id = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id
             else { return nil }
             return DialogKey(callID: id.callID, localTag: id.localTag)
         case .omaWatch(let key):
-            guard let id = omaWatches[key]?.subscription?.dialog.id else { return nil }
+            guard let id = notifier[key]?.subscription?.dialog.id else { return nil }
             return DialogKey(callID: id.callID, localTag: id.localTag)
         case .winfoWatch(let key):
             guard let id = watcherInfo[key]?.subscription.dialog.id else { return nil }

@@ -39,7 +39,7 @@ extension GatewayCore {
             releasePeerQuota(peer)
             return overQuota(request, id: id)
         }
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         if allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
         return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
@@ -54,10 +54,10 @@ extension GatewayCore {
     /// known; `pending` without a body when the OMA side or the policy (`confirm`) waits for
     /// authorization (§4.2.1.3).
     mutating func answerDocumentWatch(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[key], let pending = watch.pending, let resource = watch.documentResource
+        guard var watch = bridge.watches[key], let pending = watch.pending, let resource = watch.documentResource
         else { return [] }
         watch.pending = nil
-        let leg = watch.legs[resource].flatMap { omaLegs[$0] }
+        let leg = watch.legs[resource].flatMap { bridge.legs[$0] }
         let waiting =
             policy(for: resource).subHandling(for: watch.watcher) == .confirm
             || (leg.map(Self.reflectsPending) ?? false)
@@ -76,7 +76,7 @@ extension GatewayCore {
             dialogs.insert(
                 DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag),
                 .enterpriseWatch(key))
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
             return out
@@ -96,14 +96,14 @@ extension GatewayCore {
     /// While the leg is pending again, notifications stop (RFC 6665 has no active → pending
     /// transition for the notifier).
     mutating func documentLegChanged(_ key: Int, leg: OMALeg, changed: Bool, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[key], let resource = watch.documentResource else { return [] }
+        guard var watch = bridge.watches[key], let resource = watch.documentResource else { return [] }
         guard var subscription = watch.document else {
             return watch.pending != nil && allLegsReported(watch) ? answerDocumentWatch(key, now: now) : []
         }
         guard changed else { return [] }
         if Self.reflectsPending(leg) {
             watch.lastSent[resource] = nil
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             return []
         }
         let body = documentBody(resource, leg: leg, watcher: watch.watcher, as: subscription.terms.bodyType)
@@ -117,7 +117,7 @@ extension GatewayCore {
         }
         watch.lastSent[resource] = digest
         watch.document = subscription
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 
@@ -125,7 +125,7 @@ extension GatewayCore {
     /// status (403, 404, 480 or 489; otherwise 503), an answered one gets the final NOTIFY with
     /// the reason mapped (RFC 6665 §4.2.2).
     mutating func endDocumentWatch(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[key] else { return [] }
+        guard var watch = bridge.watches[key] else { return [] }
         if let pending = watch.pending {
             forgetEnterpriseWatch(key)
             let code = statusCode.map { [403, 404, 480, 489].contains($0) ? $0 : 503 } ?? 503
@@ -137,7 +137,7 @@ extension GatewayCore {
         guard var subscription = watch.document else { return [] }
         let updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
         watch.document = subscription
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 
@@ -147,7 +147,7 @@ extension GatewayCore {
     mutating func refreshDocumentWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var watch = enterpriseWatches[key], var subscription = watch.document,
+        guard var watch = bridge.watches[key], var subscription = watch.document,
             let resource = watch.documentResource
         else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -158,14 +158,14 @@ extension GatewayCore {
         case .accept(let terms):
             var body: [UInt8]?
             if subscription.status != .pending {
-                let leg = watch.legs[resource].flatMap { omaLegs[$0] }
+                let leg = watch.legs[resource].flatMap { bridge.legs[$0] }
                 let rendered = documentBody(resource, leg: leg, watcher: watch.watcher, as: terms.bodyType)
                 watch.lastSent[resource] = BodyDigest(rendered)
                 body = rendered
             }
             let actions = subscription.refresh(request, terms: terms, body: body, now: now)
             watch.document = subscription
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             return apply(actions, context: .enterpriseWatch(key), now: now, id: id)
         }
     }
@@ -174,8 +174,8 @@ extension GatewayCore {
     /// view of the composed state changed.
     mutating func servedDocumentChanged(_ resource: String, now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in enterpriseWatches.keys.sorted() {
-            guard var watch = enterpriseWatches[key], watch.documentResource == resource,
+        for key in bridge.watches.keys.sorted() {
+            guard var watch = bridge.watches[key], watch.documentResource == resource,
                 var subscription = watch.document,
                 subscription.status == .active
             else { continue }
@@ -185,7 +185,7 @@ extension GatewayCore {
             watch.lastSent[resource] = digest
             let updates = subscription.stateChanged(body: body, now: now)
             watch.document = subscription
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             out += apply(updates, context: .enterpriseWatch(key), now: now)
         }
         return out

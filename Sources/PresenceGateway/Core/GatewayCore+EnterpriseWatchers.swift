@@ -122,7 +122,7 @@ extension GatewayCore {
         watch.single = !BatchCategorySubscription.isBatch(request)
         let subscribed = batch.actions.filter { $0.kind == .subscribe }.flatMap { $0.resources.map(\.uri) }
         let actions = addOMALegs(to: &watch, key: key, resources: subscribed, request: request, now: now)
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
         // watcher without `ms-piggyback-first-notify` is answered at once and notified later,
         // unless its subscription is single: that one is answered 404 if the OMA side does not
@@ -243,7 +243,7 @@ extension GatewayCore {
         case .confirm:
             return (.pending(Self.pendingInstance(uri)), nil)
         case .allow, .politeBlock:
-            let leg = watch.legs[uri].flatMap { omaLegs[$0] }
+            let leg = watch.legs[uri].flatMap { bridge.legs[$0] }
             if let leg, Self.reflectsPending(leg) { return (.pending(Self.pendingInstance(uri)), nil) }
             let document = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
             return (.accepted(document), BodyDigest(document.serialized()))
@@ -253,7 +253,7 @@ extension GatewayCore {
     /// Whether `uri` waits for authorization in `watch`: its owner's (`confirm`, no OMA leg
     /// made), or the OMA side's as an allowed watcher is shown it.
     func awaitsAuthorization(_ uri: String, in watch: EnterpriseWatch) -> Bool {
-        if let leg = watch.legs[uri].flatMap({ omaLegs[$0] }) { return Self.reflectsPending(leg) }
+        if let leg = watch.legs[uri].flatMap({ bridge.legs[$0] }) { return Self.reflectsPending(leg) }
         return !watch.refused.contains(uri) && policy(for: uri).subHandling(for: watch.watcher) == .confirm
     }
 
@@ -277,7 +277,7 @@ extension GatewayCore {
             configuration, callID: ids.callID(), localTag: ids.tag())
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
         quotas.countPresentityLeg(resource)
-        omaLegs[key] = OMALeg(
+        bridge.legs[key] = OMALeg(
             watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
             handling: handling, charged: charged)
         return (key, legActions(actions, context: .omaLeg(key)))
@@ -293,11 +293,11 @@ extension GatewayCore {
 
     /// Whether every OMA leg of a waiting enterprise watcher has reported a first state.
     func allLegsReported(_ watch: EnterpriseWatch) -> Bool {
-        watch.legs.values.allSatisfy { omaLegs[$0]?.categories != nil }
+        watch.legs.values.allSatisfy { bridge.legs[$0]?.categories != nil }
     }
 
     func policy(for presentity: String) -> PresentityPolicy {
-        Self.policy(for: presentity, in: configuration, spheres: spheres)
+        Self.policy(for: presentity, in: configuration, spheres: bridge.spheres)
     }
 
     /// `presentity`'s policy in `configuration`, its sphere conditions (RFC 4745 §7.2) decided
@@ -327,9 +327,9 @@ extension GatewayCore {
             default: nil
             }
         }.first
-        let before = spheres[presentity]
+        let before = bridge.spheres[presentity]
         guard sphere != before else { return nil }
-        spheres[presentity] = sphere
+        bridge.spheres[presentity] = sphere
         return (presentity, before)
     }
 
@@ -339,7 +339,7 @@ extension GatewayCore {
     mutating func sphereChanged(of presentity: String, from before: String?, shown: Int, now: NIODeadline)
         -> [Action]
     {
-        var previous = spheres
+        var previous = bridge.spheres
         previous[presentity] = before
         let configuration = configuration
         return resolveLegsAgain(
@@ -355,7 +355,7 @@ extension GatewayCore {
     func shownCategories(_ pidf: PIDFDocument, leg: OMALeg) -> CategoriesDocument {
         var shown = pidf
         let rules = policy(for: leg.resource).rules
-        if !rules.rules.isEmpty, let watcher = enterpriseWatches[leg.watch]?.watcher,
+        if !rules.rules.isEmpty, let watcher = bridge.watches[leg.watch]?.watcher,
             let permissions = rules.permissions(for: watcher)
         {
             shown = permissions.apply(to: pidf)
@@ -398,8 +398,8 @@ extension GatewayCore {
     }
 
     mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
-        if enterpriseWatches[key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
-        guard var watch = enterpriseWatches[key], let pending = watch.pending else { return [] }
+        if bridge.watches[key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
+        guard var watch = bridge.watches[key], let pending = watch.pending else { return [] }
         watch.pending = nil
         var sent: SmallMap<String, BodyDigest> = [:]
         let core = self
@@ -431,7 +431,7 @@ extension GatewayCore {
             watch.subscription = subscription
             let id = subscription.subscription.dialog.id
             dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
             forgetEnterpriseWatch(key)
@@ -448,8 +448,8 @@ extension GatewayCore {
     mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        if enterpriseWatches[key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
-        guard var watch = enterpriseWatches[key], var subscription = watch.subscription else {
+        if bridge.watches[key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
+        guard var watch = bridge.watches[key], var subscription = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         let terms: SubscriptionTerms
@@ -493,7 +493,7 @@ extension GatewayCore {
         }
         for (uri, digest) in sent { watch.lastSent[uri] = digest }
         watch.subscription = subscription
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
     }
 
@@ -535,7 +535,7 @@ extension GatewayCore {
         _ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline,
         sphereChange: inout (presentity: String, before: String?)?
     ) -> [Action] {
-        guard var leg = omaLegs[key], leg.subscription != nil else {
+        guard var leg = bridge.legs[key], leg.subscription != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
@@ -550,7 +550,7 @@ extension GatewayCore {
         case .document(let document):
             pidf = document
             sphereChange = noteSphere(of: leg, in: document)
-            if sphereChange != nil, let watcher = enterpriseWatches[leg.watch]?.watcher {
+            if sphereChange != nil, let watcher = bridge.watches[leg.watch]?.watcher {
                 // This NOTIFY is shown under the rules of the sphere it announces: a watcher they
                 // no longer allow sees nothing of it (one they block is ended right after).
                 leg.handling = policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
@@ -566,7 +566,7 @@ extension GatewayCore {
             // RFC 5263 §4.3: a refresh brings full state back.
             out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
         }
-        omaLegs[key] = leg
+        bridge.legs[key] = leg
         if leg.closing {
             if ended != nil { removeOMALeg(key) }
             return out
@@ -612,7 +612,7 @@ extension GatewayCore {
     /// notification, the answer to its SUBSCRIBE once every leg has spoken, or a notification of
     /// its batch dialog when the leg's pending state or the view rendered for it changed.
     private mutating func showLeg(_ leg: OMALeg, changed: Bool, wasPending: Bool, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[leg.watch] else { return [] }
+        guard var watch = bridge.watches[leg.watch] else { return [] }
         if watch.documentResource != nil {
             return documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
         }
@@ -624,14 +624,14 @@ extension GatewayCore {
         if leg.handling == .allow, wasPending != leg.pending {
             let updates = pendingChanged(leg, watch: &watch, subscription: &subscription, now: now)
             watch.subscription = subscription
-            enterpriseWatches[leg.watch] = watch
+            bridge.watches[leg.watch] = watch
             return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
         }
         guard changed, let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else {
             return []
         }
         watch.subscription = subscription
-        enterpriseWatches[leg.watch] = watch
+        bridge.watches[leg.watch] = watch
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 
@@ -651,9 +651,9 @@ extension GatewayCore {
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
     {
-        guard var leg = omaLegs[key], leg.subscription != nil else { return [] }
+        guard var leg = bridge.legs[key], leg.subscription != nil else { return [] }
         let actions = leg.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
-        omaLegs[key] = leg
+        bridge.legs[key] = leg
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if leg.closing {
             if ended || response.statusCode >= 300 { removeOMALeg(key) }
@@ -679,18 +679,18 @@ extension GatewayCore {
     /// notification ("resources removed from batch dialogs as the seed describes"), or is
     /// rejected in the first answer.
     mutating func omaLegEnded(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard let leg = omaLegs[key] else { return [] }
+        guard let leg = bridge.legs[key] else { return [] }
         removeOMALeg(key)
         return resourceEnded(leg, reason: reason, statusCode: statusCode, now: now)
     }
 
     /// The enterprise watcher of `leg` loses its resource: see ``omaLegEnded(_:reason:statusCode:now:)``.
     mutating func resourceEnded(_ leg: OMALeg, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[leg.watch] else { return [] }
+        guard var watch = bridge.watches[leg.watch] else { return [] }
         watch.legs[leg.resource] = nil
         watch.lastSent[leg.resource] = nil
         if watch.documentResource != nil {
-            enterpriseWatches[leg.watch] = watch
+            bridge.watches[leg.watch] = watch
             return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
         }
         guard var subscription = watch.subscription else {
@@ -703,7 +703,7 @@ extension GatewayCore {
                     .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 404, toTag: ids.tag())),
                 ]
             }
-            enterpriseWatches[leg.watch] = watch
+            bridge.watches[leg.watch] = watch
             if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
             return []
         }
@@ -718,7 +718,7 @@ extension GatewayCore {
             updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
         }
         watch.subscription = subscription
-        enterpriseWatches[leg.watch] = watch
+        bridge.watches[leg.watch] = watch
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 
@@ -726,7 +726,7 @@ extension GatewayCore {
     mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var leg = omaLegs[key], !leg.closing else { continue }
+            guard var leg = bridge.legs[key], !leg.closing else { continue }
             guard var subscription = leg.subscription else {
                 out += removeListMember(key, now: now)
                 continue
@@ -734,7 +734,7 @@ extension GatewayCore {
             let actions = subscription.unsubscribe()
             leg.subscription = subscription
             leg.closing = true
-            omaLegs[key] = leg
+            bridge.legs[key] = leg
             if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                 removeOMALeg(key)
                 continue
@@ -748,7 +748,7 @@ extension GatewayCore {
     /// Forgets an OMA leg with a subscription of its own (a list's member leaves with
     /// ``removeListMember(_:now:)``).
     mutating func removeOMALeg(_ key: Int) {
-        guard let leg = omaLegs.removeValue(forKey: key) else { return }
+        guard let leg = bridge.legs.removeValue(forKey: key) else { return }
         releaseLeg(leg)
         if let subscription = leg.subscription {
             dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
@@ -776,12 +776,12 @@ extension GatewayCore {
     /// cannot start (past the watcher's quota) is refused as at subscription time.
     mutating func resolveAwaitingAuthorization(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in enterpriseWatches.keys.sorted() {
-            guard let watch = enterpriseWatches[key], watch.pending == nil, !watch.awaiting.isEmpty else { continue }
+        for key in bridge.watches.keys.sorted() {
+            guard let watch = bridge.watches[key], watch.pending == nil, !watch.awaiting.isEmpty else { continue }
             for uri in watch.awaiting.sorted() {
                 let handling = policy(for: uri).subHandling(for: watch.watcher)
                 guard handling != .confirm else { continue }
-                enterpriseWatches[key]?.awaiting.remove(uri)
+                bridge.watches[key]?.awaiting.remove(uri)
                 if handling == .block {
                     out += refuseAwaiting(uri, watch: key, now: now)
                 } else if servedLocally(uri) != nil {
@@ -790,7 +790,7 @@ extension GatewayCore {
                     out += started
                     if handling == .politeBlock { out += activateAwaiting(uri, watch: key, now: now) }
                 } else {
-                    enterpriseWatches[key]?.refused.insert(uri)
+                    bridge.watches[key]?.refused.insert(uri)
                     out += refuseAwaiting(uri, watch: key, now: now)
                 }
             }
@@ -801,7 +801,7 @@ extension GatewayCore {
     /// Starts the OMA leg of a resource its owner now allows (or politely blocks), as for a new
     /// watcher; nil past the watcher's quota.
     private mutating func startAwaitingLeg(_ uri: String, watch key: Int, shownPending: Bool) -> [Action]? {
-        guard var watch = enterpriseWatches[key] else { return nil }
+        guard var watch = bridge.watches[key] else { return nil }
         let dialog = watch.document?.dialog ?? watch.subscription?.subscription.dialog
         guard let from = dialog?.remoteURI, takeQuotas(watch.watcher.uri, peer: watch.peer) else { return nil }
         guard
@@ -812,16 +812,16 @@ extension GatewayCore {
             return nil
         }
         // Shown pending until its first state: leaving it activates the resource.
-        if shownPending { omaLegs[leg.key]?.pending = true }
+        if shownPending { bridge.legs[leg.key]?.pending = true }
         watch.legs[uri] = leg.key
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         return leg.actions
     }
 
     /// Activates a resource that waited, with the watcher's view of it now.
     private mutating func activateAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[key] else { return [] }
-        let leg = watch.legs[uri].flatMap { omaLegs[$0] }
+        guard var watch = bridge.watches[key] else { return [] }
+        let leg = watch.legs[uri].flatMap { bridge.legs[$0] }
         let updates: [NotifierSubscription.Action]
         if var document = watch.document {
             let body = documentBody(uri, leg: leg, watcher: watch.watcher, as: document.terms.bodyType)
@@ -842,14 +842,14 @@ extension GatewayCore {
         } else {
             return []
         }
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 
     /// Takes a resource its owner now blocks out of the watch: listed `terminated;reason=rejected`
     /// in a batch; a single or document dialog, which has no other resource, ends so.
     private mutating func refuseAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[key] else { return [] }
+        guard var watch = bridge.watches[key] else { return [] }
         let updates: [NotifierSubscription.Action]
         if var document = watch.document {
             updates = document.terminate(reason: "rejected", now: now)
@@ -863,7 +863,7 @@ extension GatewayCore {
         } else {
             return []
         }
-        enterpriseWatches[key] = watch
+        bridge.watches[key] = watch
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 

@@ -137,7 +137,7 @@ extension GatewayCore {
     /// Removes an enterprise watch, giving its dialog back to its peer's quota.
     @discardableResult
     mutating func forgetEnterpriseWatch(_ key: Int) -> EnterpriseWatch? {
-        guard let watch = enterpriseWatches.removeValue(forKey: key) else { return nil }
+        guard let watch = bridge.watches.removeValue(forKey: key) else { return nil }
         releasePeerQuota(watch.peer)
         return watch
     }
@@ -149,10 +149,7 @@ extension GatewayCore {
     /// Removes an OMA watch, giving its subscription back to the watcher's quota.
     @discardableResult
     mutating func forgetOMAWatch(_ key: Int) -> OMAWatch? {
-        guard let watch = omaWatches.removeValue(forKey: key) else { return nil }
-        rateControlled[key] = nil
-        if watch.listOwner != nil { listMemberWatches -= 1 }
-        if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
+        guard let watch = notifier.removeValue(forKey: key) else { return nil }
         if watch.takesQuota {
             if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
             releasePeerQuota(watch.peer)
@@ -187,12 +184,12 @@ extension GatewayCore {
     /// (docs/security.md, "Requests inside a dialog").
     public func peer(of context: Context) -> DialogPeer? {
         switch context {
-        case .enterpriseWatch(let key): enterpriseWatches[key]?.peer
-        case .omaWatch(let key): omaWatches[key]?.peer
+        case .enterpriseWatch(let key): bridge.watches[key]?.peer
+        case .omaWatch(let key): notifier[key]?.peer
         case .winfoWatch(let key): watcherInfo[key]?.peer
-        case .omaLeg(let key): omaLegs[key]?.peer
-        case .omaList(let key): omaLists[key].flatMap(\.peer)
-        case .enterpriseLeg(let key): enterpriseLegs[key]?.peer
+        case .omaLeg(let key): bridge.legs[key]?.peer
+        case .omaList(let key): bridge.lists[key].flatMap(\.peer)
+        case .enterpriseLeg(let key): legPool.legs[key]?.peer
         case .serverWatch(let key): serverWatches[key]?.peer
         // Publications make no dialog (RFC 3903 §4): nothing is admitted in their name.
         case .linkedPublication, .servicePublish: nil
@@ -204,9 +201,9 @@ extension GatewayCore {
     /// to that peer. After a failover to another target the last one tried is the peer.
     public mutating func reached(_ peer: DialogPeer, for context: Context) {
         switch context {
-        case .omaLeg(let key): omaLegs[key]?.peer = peer
-        case .omaList(let key): omaLists[key]?.peer = peer
-        case .enterpriseLeg(let key): enterpriseLegs[key]?.peer = peer
+        case .omaLeg(let key): bridge.legs[key]?.peer = peer
+        case .omaList(let key): bridge.lists[key]?.peer = peer
+        case .enterpriseLeg(let key): legPool.legs[key]?.peer = peer
         case .serverWatch(let key): serverWatches.reached(peer, key: key)
         case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish: break
         }

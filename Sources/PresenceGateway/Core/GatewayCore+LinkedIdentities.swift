@@ -30,13 +30,13 @@ extension GatewayCore {
             let watcher = WatcherIdentity(uri: identity.oma, network: .federated)
         else { return [] }
         let watchKey = takeKey()
-        omaWatches[watchKey] = OMAWatch(watcher: watcher, resource: identity.enterprise, linked: key)
+        notifier[watchKey] = OMAWatch(watcher: watcher, resource: identity.enterprise, linked: key)
         linkedIdentities.modify(key) { $0.watch = watchKey }
         return attach(watchKey, now: now)
     }
 
     /// The link an OMA watch brings enterprise state for, if it is one's.
-    func linkedWatch(_ watch: Int) -> Int? { omaWatches[watch]?.linked }
+    func linkedWatch(_ watch: Int) -> Int? { notifier[watch]?.linked }
 
     mutating func publishLinked(_ key: Int, _ state: CategoriesDocument, now: NIODeadline) -> [Action] {
         linkedIdentities.publish(key, state, mapper: mapper, settings: configuration, ids: &ids)
@@ -108,8 +108,8 @@ extension GatewayCore {
     ) -> [Action] {
         let state = linkedIdentities.compose(resource, publications: publications, mapper: mapper)
         var out: [Action] = []
-        for key in enterpriseWatches.keys.sorted() {
-            guard var watch = enterpriseWatches[key], var subscription = watch.subscription,
+        for key in bridge.watches.keys.sorted() {
+            guard var watch = bridge.watches[key], var subscription = watch.subscription,
                 let wanted = subscription.resources[resource]
             else { continue }
             let body = view(of: resource, leg: nil, watcher: watch.watcher, categories: wanted).serialized()
@@ -118,7 +118,7 @@ extension GatewayCore {
             watch.lastSent[resource] = digest
             let updates = subscription.resourceChanged(resource, serialized: body, now: now)
             watch.subscription = subscription
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             out += apply(updates, context: .enterpriseWatch(key), now: now)
         }
         out += servedDocumentChanged(resource, now: now)

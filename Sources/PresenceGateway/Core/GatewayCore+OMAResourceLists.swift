@@ -76,7 +76,7 @@ extension GatewayCore {
         guard !configuration.oma.rls.isEmpty, let host = (try? SIPURI(resource))?.host.lowercased(),
             configuration.oma.rls[host] != nil
         else { return nil }
-        if let until = rlsRefused[host], until > now { return nil }
+        if let until = bridge.rlsRefused[host], until > now { return nil }
         return host
     }
 
@@ -114,7 +114,9 @@ extension GatewayCore {
     /// The list `watch` has in `domain`, if any (not one being ended).
     func list(of watch: EnterpriseWatch, in domain: String) -> Int? {
         for legKey in watch.legs.values {
-            if let listKey = omaLegs[legKey]?.list, let list = omaLists[listKey], list.domain == domain, !list.closing {
+            if let listKey = bridge.legs[legKey]?.list, let list = bridge.lists[listKey], list.domain == domain,
+                !list.closing
+            {
                 return listKey
             }
         }
@@ -150,10 +152,10 @@ extension GatewayCore {
             guard let listKey else { continue }
             let memberKey = takeKey()
             quotas.countPresentityLeg(resource)
-            omaLegs[memberKey] = OMALeg(
+            bridge.legs[memberKey] = OMALeg(
                 watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
                 categories: nil, handling: handling, charged: charge(watch.peer))
-            omaLists[listKey]?.members[resource] = memberKey
+            bridge.lists[listKey]?.members[resource] = memberKey
             watch.legs[resource] = memberKey
             added = true
         }
@@ -166,21 +168,21 @@ extension GatewayCore {
         let owner = WatcherIdentity.addressOfRecord(watcher) ?? watcher
         guard let document = listDocumentURI(watcher: owner, domain: domain) else { return nil }
         let listKey = takeKey()
-        omaLists[listKey] = OMAList(
+        bridge.lists[listKey] = OMAList(
             watch: key, watcher: owner, from: Self.legFrom(from), domain: domain,
             uri: "sip:\(Self.listUserPrefix)\(ids.tag())@\(domain)", document: document)
-        listDocuments[document, default: ListDocument()].lists.insert(listKey)
+        bridge.listDocuments[document, default: ListDocument()].lists.insert(listKey)
         return listKey
     }
 
     /// A member leaves its list (its resource unsubscribed, refused or ended): the document is
     /// written without it and the list refreshed; a list left without members is ended.
     mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
-        guard let leg = omaLegs.removeValue(forKey: memberKey) else { return [] }
+        guard let leg = bridge.legs.removeValue(forKey: memberKey) else { return [] }
         releaseLeg(leg)
-        guard let listKey = leg.list, var list = omaLists[listKey] else { return [] }
+        guard let listKey = leg.list, var list = bridge.lists[listKey] else { return [] }
         list.members.removeValue(forKey: leg.resource)
-        omaLists[listKey] = list
+        bridge.lists[listKey] = list
         if list.members.isEmpty { return endOMAList(listKey, now: now) }
         return list.closing ? [] : writeListDocument(of: listKey)
     }
@@ -195,21 +197,21 @@ extension GatewayCore {
 
     /// Refreshes list `key` in its dialog (nothing before the dialog exists).
     mutating func refreshList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = omaLists[key], !list.closing else { return [] }
+        guard var list = bridge.lists[key], !list.closing else { return [] }
         let actions = list.subscription?.refresh(now: now) ?? []
-        omaLists[key] = list
+        bridge.lists[key] = list
         return legActions(actions, context: .omaList(key))
     }
 
     /// Writes the document holding list `key` as it stands, then subscribes to the list or
     /// refreshes it (``listDocumentWritten(_:status:now:)``). A write under way is let finish first.
     mutating func writeListDocument(of key: Int) -> [Action] {
-        guard let uri = omaLists[key]?.document else { return [] }
-        var document = listDocuments[uri] ?? ListDocument()
+        guard let uri = bridge.lists[key]?.document else { return [] }
+        var document = bridge.listDocuments[uri] ?? ListDocument()
         document.lists.insert(key)
         document.waiting.insert(key)
-        if omaLists[key]?.subscription != nil { omaLists[key]?.changed = true }
-        defer { listDocuments[uri] = document }
+        if bridge.lists[key]?.subscription != nil { bridge.lists[key]?.changed = true }
+        defer { bridge.listDocuments[uri] = document }
         return write(&document, at: uri)
     }
 
@@ -240,7 +242,7 @@ extension GatewayCore {
         let rl = GatewayConfiguration.resourceListsNamespace
         var services: [XMLNode] = []
         for key in document.lists.sorted() {
-            guard let list = omaLists[key], !list.closing, !list.members.isEmpty else { continue }
+            guard let list = bridge.lists[key], !list.closing, !list.members.isEmpty else { continue }
             let entries = list.members.keys.map { uri in
                 XMLNode.element(
                     XMLElement(XMLName(rl, "entry"), attributes: [XMLAttribute(XMLName("", "uri"), uri)], prefix: "rl"))
@@ -267,25 +269,25 @@ extension GatewayCore {
     /// them up for subscriptions of its members' own (the domain is not asked for lists for
     /// ``rlsRetryDelay``). A document changed meanwhile is written again first.
     mutating func listDocumentAnswered(_ uri: String, status: Int?, now: NIODeadline) -> [Action] {
-        guard var document = listDocuments[uri], document.writing else { return [] }
+        guard var document = bridge.listDocuments[uri], document.writing else { return [] }
         document.writing = false
         let written = status.map { (200..<300).contains($0) } ?? false
         if document.stale, written {
             document.stale = false
-            defer { listDocuments[uri] = document }
+            defer { bridge.listDocuments[uri] = document }
             return write(&document, at: uri)
         }
         let waiting = document.waiting.sorted()
         document.waiting = []
         document.stale = false
-        document.lists = document.lists.filter { omaLists[$0] != nil }
-        listDocuments[uri] = document.lists.isEmpty ? nil : document
+        document.lists = document.lists.filter { bridge.lists[$0] != nil }
+        bridge.listDocuments[uri] = document.lists.isEmpty ? nil : document
         var out: [Action] = []
-        for key in waiting where omaLists[key].map({ !$0.closing }) ?? false {
+        for key in waiting where bridge.lists[key].map({ !$0.closing }) ?? false {
             if written {
                 out += subscribeList(key, now: now)
             } else {
-                if let domain = omaLists[key]?.domain { rlsRefused[domain] = now + Self.rlsRetryDelay }
+                if let domain = bridge.lists[key]?.domain { bridge.rlsRefused[domain] = now + Self.rlsRetryDelay }
                 out += dissolveList(key, now: now)
             }
         }
@@ -297,14 +299,14 @@ extension GatewayCore {
     /// Subscribes to list `key` (RFC 4662 §4.1: `Supported: eventlist`, and an Accept naming
     /// `multipart/related` and `application/rlmi+xml`), or refreshes it when its members changed.
     private mutating func subscribeList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = omaLists[key], !list.members.isEmpty else { return [] }
+        guard var list = bridge.lists[key], !list.members.isEmpty else { return [] }
         if var subscription = list.subscription {
             guard list.changed else { return [] }
             let actions = subscription.refresh(now: now)
             // Before the dialog is answered a refresh sends nothing: the 2xx refreshes then.
             if !actions.isEmpty { list.changed = false }
             list.subscription = subscription
-            omaLists[key] = list
+            bridge.lists[key] = list
             return legActions(actions, context: .omaList(key))
         }
         guard let target = try? SIPURI(list.uri), let contact = contacts[.oma] else { return [] }
@@ -316,7 +318,7 @@ extension GatewayCore {
             configuration, callID: ids.callID(), localTag: ids.tag())
         list.subscription = subscription
         list.changed = false
-        omaLists[key] = list
+        bridge.lists[key] = list
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
         return legActions(actions, context: .omaList(key))
     }
@@ -327,9 +329,9 @@ extension GatewayCore {
     mutating func omaListResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline)
         -> [Action]
     {
-        guard var list = omaLists[key], list.subscription != nil else { return [] }
+        guard var list = bridge.lists[key], list.subscription != nil else { return [] }
         let actions = list.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
-        omaLists[key] = list
+        bridge.lists[key] = list
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if list.closing {
             if ended || response.statusCode >= 300 { removeOMAList(key) }
@@ -344,11 +346,11 @@ extension GatewayCore {
         if (200..<300).contains(response.statusCode), (try? request.headers.to)?.tag == nil,
             !((try? response.headers.require) ?? []).contains(where: { $0.lowercased() == Self.eventlist })
         {
-            rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            bridge.rlsRefused[list.domain] = now + Self.rlsRetryDelay
             return out + dissolveList(key, now: now)
         }
         if ended {
-            rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            bridge.rlsRefused[list.domain] = now + Self.rlsRetryDelay
             forgetListDialog(key)
             return out + dissolveList(key, now: now)
         }
@@ -363,7 +365,7 @@ extension GatewayCore {
     /// List `key` is made again in a new dialog, its document unchanged (a refresh found it
     /// gone, or the gateway restarted before its dialog existed). Its members keep their state.
     mutating func restartOMAList(_ key: Int) -> [Action] {
-        guard var list = omaLists[key], let old = list.subscription else { return [] }
+        guard var list = bridge.lists[key], let old = list.subscription else { return [] }
         dialogs.remove(DialogKey(callID: old.callID, localTag: old.localTag), .omaList(key))
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
@@ -371,7 +373,7 @@ extension GatewayCore {
         list.version = nil
         list.changed = false
         list.closing = false
-        omaLists[key] = list
+        bridge.lists[key] = list
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
         return [.cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key)))]
             + legActions(actions, context: .omaList(key))
@@ -380,12 +382,12 @@ extension GatewayCore {
     /// Gives list `key` up: each member gets a subscription of its own, keeping the state shown
     /// so far; the list is unsubscribed (if it was subscribed) and left out of its document.
     mutating func dissolveList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let list = omaLists[key] else { return [] }
+        guard let list = bridge.lists[key] else { return [] }
         var out: [Action] = []
         for (resource, memberKey) in list.members.sorted(by: { $0.value < $1.value }) {
-            guard let member = omaLegs.removeValue(forKey: memberKey) else { continue }
+            guard let member = bridge.legs.removeValue(forKey: memberKey) else { continue }
             // The member's share of the watcher's quota passes to its own leg.
-            guard var watch = enterpriseWatches[member.watch] else {
+            guard var watch = bridge.watches[member.watch] else {
                 releaseLeg(member)
                 continue
             }
@@ -395,25 +397,25 @@ extension GatewayCore {
                 charged: member.charged)
             {
                 quotas.releasePresentityLeg(resource)  // counted again for the new leg
-                omaLegs[leg.key]?.categories = member.categories
-                omaLegs[leg.key]?.pending = member.pending
+                bridge.legs[leg.key]?.categories = member.categories
+                bridge.legs[leg.key]?.pending = member.pending
                 watch.legs[resource] = leg.key
                 out += leg.actions
             } else {
                 releaseLeg(member)
             }
-            enterpriseWatches[member.watch] = watch
+            bridge.watches[member.watch] = watch
         }
-        omaLists[key]?.members = [:]
+        bridge.lists[key]?.members = [:]
         return out + endOMAList(key, now: now)
     }
 
     /// Ends list `key`: unsubscribed (Expires 0; forgotten on its final NOTIFY, or 64·T1 later),
     /// and its document written without it. Its members are gone already.
     mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = omaLists[key], !list.closing else { return [] }
+        guard var list = bridge.lists[key], !list.closing else { return [] }
         for memberKey in list.members.values {
-            if let member = omaLegs.removeValue(forKey: memberKey) { releaseLeg(member) }
+            if let member = bridge.legs.removeValue(forKey: memberKey) { releaseLeg(member) }
         }
         list.members = [:]
         list.closing = true
@@ -421,7 +423,7 @@ extension GatewayCore {
         if var subscription = list.subscription {
             let actions = subscription.unsubscribe()
             list.subscription = subscription
-            omaLists[key] = list
+            bridge.lists[key] = list
             if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                 out += rewriteWithout(key)
                 removeOMAList(key)
@@ -431,7 +433,7 @@ extension GatewayCore {
             out += [.cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay)]
             return out + rewriteWithout(key)
         }
-        omaLists[key] = list
+        bridge.lists[key] = list
         out += rewriteWithout(key)
         removeOMAList(key)
         return out
@@ -439,23 +441,23 @@ extension GatewayCore {
 
     /// Writes the document of list `key` without it (deleted when nothing is left in it).
     private mutating func rewriteWithout(_ key: Int) -> [Action] {
-        guard let uri = omaLists[key]?.document, var document = listDocuments[uri] else { return [] }
+        guard let uri = bridge.lists[key]?.document, var document = bridge.listDocuments[uri] else { return [] }
         document.lists.remove(key)
         document.waiting.remove(key)
-        defer { listDocuments[uri] = document }
+        defer { bridge.listDocuments[uri] = document }
         return write(&document, at: uri)
     }
 
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
     private mutating func forgetListDialog(_ key: Int) {
-        guard let subscription = omaLists[key]?.subscription else { return }
+        guard let subscription = bridge.lists[key]?.subscription else { return }
         dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
-        omaLists[key]?.subscription = nil
+        bridge.lists[key]?.subscription = nil
     }
 
     /// Forgets list `key` and its dialog.
     mutating func removeOMAList(_ key: Int) {
-        guard let list = omaLists.removeValue(forKey: key) else { return }
+        guard let list = bridge.lists.removeValue(forKey: key) else { return }
         if let subscription = list.subscription {
             dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
         }
@@ -471,7 +473,7 @@ extension GatewayCore {
     /// A resource not in the list is left out (named in a Warning of the 200). What changed
     /// reaches the watcher in one notification of its batch dialog.
     mutating func omaListNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        guard var list = omaLists[key], list.subscription != nil else {
+        guard var list = bridge.lists[key], list.subscription != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         func refuse(_ text: String) -> [Action] {
@@ -503,7 +505,7 @@ extension GatewayCore {
             }
         }
         if taken, let notification { list.version = notification.list.version }
-        omaLists[key] = list
+        bridge.lists[key] = list
         if list.closing {
             if ended != nil { removeOMAList(key) }
             return out
@@ -511,7 +513,7 @@ extension GatewayCore {
         if let ended {
             // RFC 6665 §4.1.3: after these two the subscription may be made again at once.
             if ended == "deactivated" || ended == "timeout" { return out + restartOMAList(key) }
-            rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            bridge.rlsRefused[list.domain] = now + Self.rlsRetryDelay
             forgetListDialog(key)
             return out + dissolveList(key, now: now)
         }
@@ -549,14 +551,14 @@ extension GatewayCore {
     /// The list subscription itself waits for authorization (RFC 6665 §4.1.3, RFC 4662 §4.4):
     /// its members with no state yet are shown pending, as a leg of their own would be.
     private mutating func listPending(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let list = omaLists[key] else { return [] }
+        guard let list = bridge.lists[key] else { return [] }
         var changes: [MemberChange] = []
         for memberKey in list.members.values {
-            guard var leg = omaLegs[memberKey], leg.categories == nil else { continue }
+            guard var leg = bridge.legs[memberKey], leg.categories == nil else { continue }
             let wasPending = leg.pending
             leg.pending = true
             leg.categories = CategoriesDocument(uri: leg.resource)
-            omaLegs[memberKey] = leg
+            bridge.legs[memberKey] = leg
             changes.append(MemberChange(key: memberKey, leg: leg, wasPending: wasPending))
         }
         return watchNotified(list.watch, changes, now: now)
@@ -577,11 +579,11 @@ extension GatewayCore {
     private mutating func membersNotified(_ key: Int, _ notification: ListNotification, now: NIODeadline)
         -> [Action]
     {
-        guard let list = omaLists[key] else { return [] }
+        guard let list = bridge.lists[key] else { return [] }
         var changes: [MemberChange] = []
         var sphereChanges: [(presentity: String, before: String?, shown: Int)] = []
         for resource in notification.list.resources {
-            guard let memberKey = list.member(resource.uri), var leg = omaLegs[memberKey] else { continue }
+            guard let memberKey = list.member(resource.uri), var leg = bridge.legs[memberKey] else { continue }
             let wasPending = leg.pending
             var change = MemberChange(key: memberKey, leg: leg, wasPending: wasPending)
             let active = resource.instances.first { $0.state == .active }
@@ -590,7 +592,7 @@ extension GatewayCore {
                 if let pidf = active.cid.flatMap({ notification.documents[ListNotification.contentID($0)] }) {
                     if let sphere = noteSphere(of: leg, in: pidf) {
                         sphereChanges.append((sphere.presentity, sphere.before, memberKey))
-                        if let watcher = enterpriseWatches[leg.watch]?.watcher {
+                        if let watcher = bridge.watches[leg.watch]?.watcher {
                             leg.handling =
                                 policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
                         }
@@ -611,7 +613,7 @@ extension GatewayCore {
                 continue
             }
             change.leg = leg
-            omaLegs[memberKey] = leg
+            bridge.legs[memberKey] = leg
             changes.append(change)
         }
         var out = watchNotified(list.watch, changes, now: now)
@@ -636,10 +638,10 @@ extension GatewayCore {
     /// answered, it is once every leg has spoken; after, one change goes out as a leg's would,
     /// and several in one notification (``BatchCategorySubscription/resourcesChanged(_:boundary:now:)``).
     private mutating func watchNotified(_ watchKey: Int, _ changes: [MemberChange], now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[watchKey] else { return [] }
+        guard var watch = bridge.watches[watchKey] else { return [] }
         guard var subscription = watch.subscription else {
             for change in changes where change.ended != nil { watch.legs[change.leg.resource] = nil }
-            enterpriseWatches[watchKey] = watch
+            bridge.watches[watchKey] = watch
             return allLegsReported(watch) ? answerEnterpriseWatch(watchKey, now: now) : []
         }
         var updates: [BatchCategorySubscription.ResourceChange] = []
@@ -682,7 +684,7 @@ extension GatewayCore {
             actions = subscription.resourcesChanged(updates, boundary: ids.boundary(), now: now)
         }
         watch.subscription = subscription
-        enterpriseWatches[watchKey] = watch
+        bridge.watches[watchKey] = watch
         return apply(actions, context: .enterpriseWatch(watchKey), now: now)
     }
 }

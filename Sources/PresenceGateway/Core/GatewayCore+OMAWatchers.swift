@@ -215,7 +215,7 @@ extension GatewayCore {
         var watch = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
         if Self.acceptsPartialPIDF(request, terms: terms) { watch.partial = PartialNotifications() }
         watch.filter = filter
-        omaWatches[key] = watch
+        notifier[key] = watch
         return attach(key, now: now)
     }
 
@@ -252,7 +252,7 @@ extension GatewayCore {
     {
         // The watcher's own URI or nothing: a request into the enterprise never speaks for
         // another identity than the watcher's.
-        guard var watch = omaWatches[key], let contact = contacts[.enterprise],
+        guard var watch = notifier[key], let contact = contacts[.enterprise],
             let resourceURI = try? SIPURI(watch.resource), let watcherURI = try? SIPURI(watch.watcher.uri)
         else { return [] }
         let context = context && configuration.enterprise.subscriberList && watch.linked == nil
@@ -263,7 +263,7 @@ extension GatewayCore {
         // A leg serves one watch per resource: a second watch of the same watcher and resource
         // (another device, a stand-in) gets a leg of its own rather than take the first's.
         if !forceSingle, let pool,
-            let (legKey, found) = enterpriseLegs.first(where: {
+            let (legKey, found) = legPool.legs.first(where: {
                 $0.value.pool == pool && $0.value.watcher == watch.watcher.uri && !$0.value.closing
                     && $0.value.watches[watch.resource] == nil
             })
@@ -271,9 +271,9 @@ extension GatewayCore {
             var leg = found
             leg.watches[watch.resource] = key
             let actions = leg.subscriber.add([watch.resource], context: context, now: now)
-            enterpriseLegs[legKey] = leg
+            legPool.legs[legKey] = leg
             watch.leg = legKey
-            omaWatches[key] = watch
+            notifier[key] = watch
             return enterpriseLegActions(legKey, actions, now: now)
         }
         let watcherAddress = SIPAddress(uri: watcherURI)
@@ -295,12 +295,12 @@ extension GatewayCore {
         dialogs.insert(
             DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag),
             .enterpriseLeg(legKey))
-        enterpriseLegs[legKey] = EnterpriseLeg(
+        legPool.legs[legKey] = EnterpriseLeg(
             watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
             subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
             verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
         watch.leg = legKey
-        omaWatches[key] = watch
+        notifier[key] = watch
         return enterpriseLegActions(legKey, actions, now: now)
     }
 
@@ -316,10 +316,10 @@ extension GatewayCore {
     }
 
     mutating func enterpriseLegResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key] else { return [] }
+        guard var leg = legPool.legs[key] else { return [] }
         let actions = leg.subscriber.receive(response, now: now, jitter: ids.jitter())
         if (200..<300).contains(response.statusCode) { leg.established = true }
-        enterpriseLegs[key] = leg
+        legPool.legs[key] = leg
         if leg.closing {
             // RFC 6665 §4.1.2.3: the 2xx to the unsubscribe is followed by a final NOTIFY, which
             // must still find the dialog (and is answered 200); it releases the leg, or the
@@ -329,7 +329,7 @@ extension GatewayCore {
             return []
         }
         var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
-        if response.statusCode >= 300, let leg = enterpriseLegs[key], let end = leg.subscriber.subscription.expiresAt {
+        if response.statusCode >= 300, let leg = legPool.legs[key], let end = leg.subscriber.subscription.expiresAt {
             // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
             out.append(.schedule(.expiry(.enterpriseLeg(key)), at: end))
         }
@@ -339,12 +339,12 @@ extension GatewayCore {
     mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var leg = enterpriseLegs[key] else {
+        guard var leg = legPool.legs[key] else {
             // A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4).
             return request.method == .benotify ? [] : [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         let actions = leg.subscriber.receive(notify: request, now: now, jitter: ids.jitter())
-        enterpriseLegs[key] = leg
+        legPool.legs[key] = leg
         if leg.closing {
             var out: [Action] = []
             for case .subscription(.respond(let response)) in actions { out.append(.respond(id, response)) }
@@ -399,9 +399,9 @@ extension GatewayCore {
         // A single subscription's 2xx without data: its watcher is answered with the empty view
         // (later notifications fill it in). A batch dialog's 2xx without data for a resource: the
         // watcher waits for a notification, at most the piggyback wait (then the same).
-        if let status, (200..<300).contains(status), let leg = enterpriseLegs[key] {
+        if let status, (200..<300).contains(status), let leg = legPool.legs[key] {
             for (resource, watch) in leg.watches.sorted(by: { $0.key < $1.key })
-            where !delivered.contains(resource) && omaWatches[watch]?.pending != nil {
+            where !delivered.contains(resource) && notifier[watch]?.pending != nil {
                 if leg.single {
                     out += categoriesArrived(CategoriesDocument(uri: resource), resource: resource, leg: key, now: now)
                 } else {
@@ -417,10 +417,10 @@ extension GatewayCore {
     /// watcher is answered with what is known (nothing yet: the empty view, RFC 3856 §6.6.2, as
     /// for a single subscription's 2xx without data); later notifications update it.
     mutating func answerOMAWatchWithoutData(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let watch = omaWatches[key] else { return [] }
+        guard let watch = notifier[key] else { return [] }
         if watch.isList { return answerList(key, now: now) }
         guard watch.pending != nil, let legKey = watch.leg,
-            let leg = enterpriseLegs[legKey],
+            let leg = legPool.legs[legKey],
             leg.watches[watch.resource] == key
         else { return [] }
         let known = leg.categories[watch.resource] ?? CategoriesDocument(uri: watch.resource)
@@ -432,7 +432,7 @@ extension GatewayCore {
     /// document's: the state kept for the resource then shares its storage with the watch's
     /// (one heap string per pair instead of two).
     private func resource(of document: CategoriesDocument, in key: Int) -> String? {
-        guard let leg = enterpriseLegs[key] else { return nil }
+        guard let leg = legPool.legs[key] else { return nil }
         if let match = leg.watches.firstKey(where: { $0 == document.uri }) { return match }
         if let normalized = WatcherIdentity.addressOfRecord(document.uri),
             let match = leg.watches.firstKey(where: { WatcherIdentity.addressOfRecord($0) == normalized })
@@ -447,12 +447,12 @@ extension GatewayCore {
     private mutating func categoriesArrived(
         _ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline
     ) -> [Action] {
-        guard var leg = enterpriseLegs[key], let watchKey = leg.watches[resource], var watch = omaWatches[watchKey]
+        guard var leg = legPool.legs[key], let watchKey = leg.watches[resource], var watch = notifier[watchKey]
         else { return [] }
         var state = Self.merge(leg.categories[resource] ?? CategoriesDocument(uri: resource), document)
         state.uri = resource
         leg.categories[resource] = state
-        enterpriseLegs[key] = leg
+        legPool.legs[key] = leg
         if let link = watch.linked { return publishLinked(link, state, now: now) }
         if let owner = watch.listOwner { return listMemberChanged(owner, member: resource, now: now) }
         // A mirror's subscription is made for the subscriber list, not for the state.
@@ -470,7 +470,7 @@ extension GatewayCore {
                 watch.lastSent = BodyDigest(full)
                 let id = subscription.dialog.id
                 dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(watchKey))
-                omaWatches[watchKey] = watch
+                notifier[watchKey] = watch
                 return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
             } catch {
                 forgetOMAWatch(watchKey)
@@ -488,12 +488,12 @@ extension GatewayCore {
         let (full, triggered) = watch.filtered(render(state, as: sub.terms.bodyType))
         guard BodyDigest(full) != watch.lastSent else {
             // A filter's triggers keep the document seen; no other watch changed.
-            if watch.filter != nil { omaWatches[watchKey] = watch }
+            if watch.filter != nil { notifier[watchKey] = watch }
             return []
         }
         guard triggered else {
             // No trigger of the watcher's filter fired: the change is not notified.
-            omaWatches[watchKey] = watch
+            notifier[watchKey] = watch
             return []
         }
         if let held = holdsChange(watchKey, terms: sub.terms, now: now) { return held }
@@ -501,14 +501,14 @@ extension GatewayCore {
         let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
-        omaWatches[watchKey] = watch
+        notifier[watchKey] = watch
         return apply(updates, context: .omaWatch(watchKey), now: now)
     }
 
     /// Ends an OMA watch: a waiting one is answered `status`, an active one gets a final NOTIFY
     /// with the reason mapped (RFC 6665 §4.2.2).
     mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
-        guard var watch = omaWatches[key] else { return [] }
+        guard var watch = notifier[key] else { return [] }
         if let link = watch.linked {
             forgetOMAWatch(key)
             return linkedSourceEnded(link, now: now)
@@ -537,13 +537,13 @@ extension GatewayCore {
         guard var sub = watch.subscription else { return [] }
         let updates = sub.terminate(reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
         watch.subscription = sub
-        omaWatches[key] = watch
+        notifier[key] = watch
         return apply(updates, context: .omaWatch(key), now: now)
     }
 
     mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action]
     {
-        guard var watch = omaWatches[key], var sub = watch.subscription else {
+        guard var watch = notifier[key], var sub = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         if watch.isList { return refreshListWatch(key, request, id: id, now: now) }
@@ -553,7 +553,7 @@ extension GatewayCore {
         case .accept(let asked):
             let terms = Self.rateControlApplied(asked)
             let state =
-                watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
+                watch.leg.flatMap { legPool.legs[$0]?.categories[watch.resource] }
                 ?? CategoriesDocument(uri: watch.resource)
             // A refresh may carry a new filter (RFC 4660 §4.2); one that needs categories the
             // subscription does not carry is refused: the watcher subscribes again for them.
@@ -585,7 +585,7 @@ extension GatewayCore {
             let actions = sub.refresh(request, terms: terms, body: body, bodyType: type, now: now)
             watch.subscription = sub
             watch.lastSent = BodyDigest(full)
-            omaWatches[key] = watch
+            notifier[key] = watch
             return apply(actions, context: .omaWatch(key), now: now, id: id)
         }
     }
@@ -599,23 +599,23 @@ extension GatewayCore {
     }
 
     private mutating func detachResource(_ resource: String, from key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key], leg.watches.removeValue(forKey: resource) != nil else { return [] }
+        guard var leg = legPool.legs[key], leg.watches.removeValue(forKey: resource) != nil else { return [] }
         leg.categories[resource] = nil
         if leg.watches.isEmpty {
-            enterpriseLegs[key] = leg
+            legPool.legs[key] = leg
             return endEnterpriseLeg(key, now: now)
         }
         let actions = leg.subscriber.remove([resource], now: now)
-        enterpriseLegs[key] = leg
+        legPool.legs[key] = leg
         return enterpriseLegActions(key, actions, now: now)
     }
 
     /// Unsubscribes an enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
     mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
+        guard var leg = legPool.legs[key], !leg.closing else { return [] }
         let actions = leg.subscriber.unsubscribe()
         leg.closing = true
-        enterpriseLegs[key] = leg
+        legPool.legs[key] = leg
         if case .terminated = leg.subscriber.subscription.status {
             removeEnterpriseLeg(key)
             return []
@@ -630,7 +630,7 @@ extension GatewayCore {
     }
 
     mutating func removeEnterpriseLeg(_ key: Int) {
-        guard let leg = enterpriseLegs.removeValue(forKey: key) else { return }
+        guard let leg = legPool.legs.removeValue(forKey: key) else { return }
         dialogs.remove(
             DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag),
             .enterpriseLeg(key))

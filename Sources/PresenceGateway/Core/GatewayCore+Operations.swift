@@ -87,15 +87,15 @@ extension GatewayCore {
             total += 1
         }
         if side != .oma {
-            for key in enterpriseWatches.keys.sorted() {
-                guard let watch = enterpriseWatches[key] else { continue }
+            for key in bridge.watches.keys.sorted() {
+                guard let watch = bridge.watches[key] else { continue }
                 add { describe(enterpriseWatch: key, watch, now: now) }
             }
         }
         if side != .enterprise {
-            for key in omaWatches.keys.sorted() {
+            for key in notifier.keys.sorted() {
                 // A list member's watch is shown as a resource of its list; a mirror is no watcher's.
-                guard let watch = omaWatches[key], watch.takesQuota, watch.listOwner == nil else { continue }
+                guard let watch = notifier[key], watch.takesQuota, watch.listOwner == nil else { continue }
                 add { describe(omaWatch: key, watch, now: now) }
             }
         }
@@ -109,8 +109,8 @@ extension GatewayCore {
     public mutating func endSubscription(_ id: String, reason: String, now: NIODeadline) -> [Action]? {
         guard let kind = id.first, let key = Int(id.dropFirst()) else { return nil }
         switch kind {
-        case "e" where enterpriseWatches[key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
-        case "o" where omaWatches[key].map({ $0.takesQuota && $0.listOwner == nil }) == true:
+        case "e" where bridge.watches[key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
+        case "o" where notifier[key].map({ $0.takesQuota && $0.listOwner == nil }) == true:
             return endWatcher(.omaWatch(key), reason: reason, now: now)
         default: return nil
         }
@@ -129,7 +129,7 @@ extension GatewayCore {
         }
         switch context {
         case .enterpriseWatch(let key):
-            guard var watch = enterpriseWatches[key] else { return [] }
+            guard var watch = bridge.watches[key] else { return [] }
             if let pending = watch.pending {
                 forgetEnterpriseWatch(key)
                 return [.cancel(.firstAnswer(context)), refusal(pending.request, pending.id)]
@@ -138,16 +138,16 @@ extension GatewayCore {
             if var document = watch.document {
                 let actions = document.terminate(reason: reason, now: now)
                 watch.document = document
-                enterpriseWatches[key] = watch
+                bridge.watches[key] = watch
                 return apply(actions, context: context, now: now)
             }
             guard var subscription = watch.subscription else { return [] }
             let actions = subscription.terminate(reason: reason, now: now)
             watch.subscription = subscription
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
-            guard var watch = omaWatches[key] else { return [] }
+            guard var watch = notifier[key] else { return [] }
             if let pending = watch.pending {
                 forgetOMAWatch(key)
                 return [refusal(pending.request, pending.id), .cancel(.firstAnswer(context))]
@@ -162,7 +162,7 @@ extension GatewayCore {
             }
             let actions = subscription.terminate(reason: reason, now: now)
             watch.subscription = subscription
-            omaWatches[key] = watch
+            notifier[key] = watch
             return apply(actions, context: context, now: now)
         case .winfoWatch(let key):
             let actions = watcherInfo.modify(key) { $0.subscription.terminate(reason: reason, now: now) }
@@ -191,15 +191,15 @@ extension GatewayCore {
         // A list whose domain no longer has its RLS there (or an XCAP root of another) is given
         // up for subscriptions of its members' own.
         var out: [Action] = []
-        for key in omaLists.keys.sorted() {
-            guard let list = omaLists[key], !list.closing,
+        for key in bridge.lists.keys.sorted() {
+            guard let list = bridge.lists[key], !list.closing,
                 listDocumentURI(watcher: list.watcher, domain: list.domain) != list.document
             else { continue }
             out += dissolveList(key, now: now)
         }
-        let spheres = spheres
+        let spheres = bridge.spheres
         out += resolveLegsAgain(
-            omaLegs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
+            bridge.legs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
         out += resolveAwaitingAuthorization(now: now)
         if new.resourceLists != old.resourceLists { out += resourceListsChanged(now: now) }
         out += watchXCAPDocuments(now: now)
@@ -244,34 +244,34 @@ extension GatewayCore {
         }
         quotas.resetPeers()
         // Written only where a peer moved: every write is a record for the durable store.
-        for key in enterpriseWatches.keys {
-            let current = enterpriseWatches[key]?.peer
+        for key in bridge.watches.keys {
+            let current = bridge.watches[key]?.peer
             let peer = carried(current)
-            if peer != current { enterpriseWatches[key]?.peer = peer }
+            if peer != current { bridge.watches[key]?.peer = peer }
             if let peer { quotas.countPeer(loadKey(peer)) }
         }
-        for key in omaWatches.keys {
-            guard let watch = omaWatches[key] else { continue }
+        for key in notifier.keys {
+            guard let watch = notifier[key] else { continue }
             let peer = carried(watch.peer)
-            if peer != watch.peer { omaWatches[key]?.peer = peer }
+            if peer != watch.peer { notifier[key]?.peer = peer }
             if watch.linked == nil, let peer { quotas.countPeer(loadKey(peer)) }
         }
-        for key in omaLegs.keys {
-            guard let leg = omaLegs[key] else { continue }
+        for key in bridge.legs.keys {
+            guard let leg = bridge.legs[key] else { continue }
             let peer = carried(leg.peer)
-            if peer != leg.peer { omaLegs[key]?.peer = peer }
+            if peer != leg.peer { bridge.legs[key]?.peer = peer }
             // Charged by name or address, which a reload does not change.
             if let sender = sender(of: leg.charged) { quotas.countPeer(sender) }
         }
-        for key in enterpriseLegs.keys {
-            let current = enterpriseLegs[key]?.peer
+        for key in legPool.legs.keys {
+            let current = legPool.legs[key]?.peer
             let peer = carried(current)
-            if peer != current { enterpriseLegs[key]?.peer = peer }
+            if peer != current { legPool.legs[key]?.peer = peer }
         }
-        for key in omaLists.keys {
-            let current = omaLists[key]?.peer
+        for key in bridge.lists.keys {
+            let current = bridge.lists[key]?.peer
             let peer = carried(current)
-            if peer != current { omaLists[key]?.peer = peer }
+            if peer != current { bridge.lists[key]?.peer = peer }
         }
         watcherInfo.carryPeers(carried)
         serverWatches.carryPeers(carried)
@@ -287,7 +287,7 @@ extension GatewayCore {
             return []
         }
         let previous = configuration
-        let spheres = spheres
+        let spheres = bridge.spheres
         configuration.policies[presentity]?.rules = rules
         return resolveLegsAgain(
             legs(of: presentity), previous: { Self.policy(for: $0, in: previous, spheres: spheres) }, now: now)
@@ -297,8 +297,9 @@ extension GatewayCore {
 
     /// The OMA legs to `presentity` (an address of record), in key order.
     func legs(of presentity: String) -> [Int] {
-        omaLegs.keys.filter { key in
-            omaLegs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity } ?? false
+        bridge.legs.keys.filter { key in
+            bridge.legs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity }
+                ?? false
         }.sorted()
     }
 
@@ -314,7 +315,7 @@ extension GatewayCore {
         var out: [Action] = []
         var refreshed: Set<Int> = []
         for key in keys {
-            guard var leg = omaLegs[key], !leg.closing, let watch = enterpriseWatches[leg.watch] else { continue }
+            guard var leg = bridge.legs[key], !leg.closing, let watch = bridge.watches[leg.watch] else { continue }
             let policy = policy(for: leg.resource)
             let handling = policy.subHandling(for: watch.watcher)
             let before = leg.handling
@@ -341,9 +342,9 @@ extension GatewayCore {
                     // A member's state comes with its list's: the refresh brings all of it.
                     out += refreshList(list, now: now)
                 }
-                omaLegs[key] = leg
+                bridge.legs[key] = leg
             } else if leg.handling != before {
-                omaLegs[key] = leg
+                bridge.legs[key] = leg
             }
             out += viewMayHaveChanged(leg, now: now)
         }
@@ -353,7 +354,7 @@ extension GatewayCore {
     /// Notifies the enterprise watcher of `leg` when the body rendered for it differs from the
     /// last one sent.
     private mutating func viewMayHaveChanged(_ leg: OMALeg, now: NIODeadline) -> [Action] {
-        guard var watch = enterpriseWatches[leg.watch] else { return [] }
+        guard var watch = bridge.watches[leg.watch] else { return [] }
         if watch.documentResource != nil {
             guard watch.document != nil else { return [] }
             return documentLegChanged(leg.watch, leg: leg, changed: true, now: now)
@@ -362,7 +363,7 @@ extension GatewayCore {
             let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now)
         else { return [] }
         watch.subscription = subscription
-        enterpriseWatches[leg.watch] = watch
+        bridge.watches[leg.watch] = watch
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 
@@ -406,7 +407,7 @@ extension GatewayCore {
             format: dialog?.terms.bodyType ?? watch.pending?.terms.bodyType,
             expiresIn: dialog.flatMap { Self.seconds(until: $0.expiresAt, now: now) }, peer: name(of: watch.peer),
             resources: resources.map { uri in
-                let leg = watch.legs[uri].flatMap { omaLegs[$0] }
+                let leg = watch.legs[uri].flatMap { bridge.legs[$0] }
                 return .init(
                     uri: uri, decision: watch.refused.contains(uri) ? "refused" : leg?.handling.token,
                     leg: leg.flatMap { describe($0, now: now) })
@@ -417,13 +418,13 @@ extension GatewayCore {
         func resource(_ uri: String, leg key: Int?) -> BridgedSubscription.Resource {
             .init(
                 uri: uri, decision: nil,
-                leg: key.flatMap { enterpriseLegs[$0] }.map {
+                leg: key.flatMap { legPool.legs[$0] }.map {
                     describe($0.subscriber.subscription, peer: $0.peer, resources: $0.watches.count, now: now)
                 })
         }
         // A resource list (RFC 4662): each member with the leg that carries it.
         let resources =
-            watch.resourceList?.members.map { resource($0.uri, leg: $0.watch.flatMap { omaWatches[$0]?.leg }) }
+            watch.resourceList?.members.map { resource($0.uri, leg: $0.watch.flatMap { notifier[$0]?.leg }) }
             ?? [resource(watch.resource, leg: watch.leg)]
         return BridgedSubscription(
             id: "o\(key)", side: GatewayConfiguration.Side.oma.rawValue, watcher: watch.watcher.uri,
@@ -439,7 +440,7 @@ extension GatewayCore {
         if let subscription = leg.subscription {
             return describe(subscription, peer: leg.peer, resources: 1, now: now)
         }
-        guard let list = leg.list.flatMap({ omaLists[$0] }) else { return nil }
+        guard let list = leg.list.flatMap({ bridge.lists[$0] }) else { return nil }
         return list.subscription.map { describe($0, peer: list.peer, resources: list.members.count, now: now) }
             ?? .init(state: "writing-list", expiresIn: nil, callID: nil, peer: nil, resources: list.members.count)
     }

@@ -15,13 +15,13 @@ extension GatewayCore {
     /// A resource the enterprise rejected in a batch response or notification (§3.4.5.1.3.1).
     mutating func rejected(_ resource: String, instance: RLMIList.Instance, leg key: Int, now: NIODeadline) -> [Action]
     {
-        guard var leg = enterpriseLegs[key], let watchKey = leg.watches.removeValue(forKey: resource) else { return [] }
+        guard var leg = legPool.legs[key], let watchKey = leg.watches.removeValue(forKey: resource) else { return [] }
         leg.subscriber.forget([resource])
         leg.categories[resource] = nil
-        enterpriseLegs[key] = leg
+        legPool.legs[key] = leg
         var out: [Action] = []
         if leg.watches.isEmpty { out += endEnterpriseLeg(key, now: now) }
-        omaWatches[watchKey]?.leg = nil
+        notifier[watchKey]?.leg = nil
         switch instance.state {
         case .resubscribe:
             if let pool = instance.poolFqdn, pool != leg.pool {
@@ -41,8 +41,8 @@ extension GatewayCore {
         case .pending:
             // Still waiting for the presentity's decision: the watcher keeps waiting too.
             leg.watches[resource] = watchKey
-            enterpriseLegs[key] = leg
-            omaWatches[watchKey]?.leg = key
+            legPool.legs[key] = leg
+            notifier[watchKey]?.leg = key
             return out
         default:
             let quota = instance.reason?.lowercased() == "quotaexceeded" || instance.statusCode == 413
@@ -58,14 +58,14 @@ extension GatewayCore {
     /// stopped answering is forgotten for its resources; every watcher it carried is refused or
     /// ended with the reason mapped.
     mutating func enterpriseLegEnded(_ key: Int, reason: String, status: Int?, now: NIODeadline) -> [Action] {
-        guard let leg = enterpriseLegs[key] else { return [] }
+        guard let leg = legPool.legs[key] else { return [] }
         removeEnterpriseLeg(key)
         var out: [Action] = []
         if leg.subscriber.refusedContext {
             // [MS-PRES] §3.6.5.3: the resource's subscriber list is full, which refuses the
             // context, not the subscription.
             for (_, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
-                omaWatches[watchKey]?.leg = nil
+                notifier[watchKey]?.leg = nil
                 out += attach(watchKey, context: false, now: now)
             }
             return out
@@ -75,7 +75,7 @@ extension GatewayCore {
             && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
         if refusedBatch && leg.pool == nil { legPool.refuseBatches() }
         for (resource, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
-            omaWatches[watchKey]?.leg = nil
+            notifier[watchKey]?.leg = nil
             if refusedBatch {
                 out += attach(watchKey, single: true, now: now)
                 continue

@@ -68,13 +68,15 @@ extension GatewayCore {
     /// set for when the state is to be sent again unprompted (or cancelled when the watch asks
     /// for neither `min-rate` nor `adaptive-min-rate`).
     mutating func notified(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let sub = omaWatches[key]?.subscription, !sub.isTerminated,
+        guard let sub = notifier[key]?.subscription, !sub.isTerminated,
             sub.terms.maxRate != nil || sub.terms.minRate != nil || sub.terms.adaptiveMinRate != nil
         else {
-            if rateControlled.removeValue(forKey: key) != nil { return [.cancel(.rateControl(.omaWatch(key)))] }
+            if notifier.rateControlled.removeValue(forKey: key) != nil {
+                return [.cancel(.rateControl(.omaWatch(key)))]
+            }
             return []
         }
-        var control = rateControlled[key] ?? RateControl(lastNotified: now)
+        var control = notifier.rateControlled[key] ?? RateControl(lastNotified: now)
         control.lastNotified = now
         control.held = false
         control.resendAfter = sub.terms.maximumInterval
@@ -88,7 +90,7 @@ extension GatewayCore {
             control.history = []
             control.origin = nil
         }
-        rateControlled[key] = control
+        notifier.rateControlled[key] = control
         guard let after = control.resendAfter else { return [.cancel(.rateControl(.omaWatch(key)))] }
         return [.schedule(.rateControl(.omaWatch(key)), at: now + after)]
     }
@@ -118,30 +120,30 @@ extension GatewayCore {
     /// it may go out now, else the timer that sends it (later changes wait for the same one:
     /// ``isHoldingChange(_:)``).
     mutating func holdsChange(_ key: Int, terms: SubscriptionTerms, now: NIODeadline) -> [Action]? {
-        guard let min = terms.minimumInterval, var control = rateControlled[key] else { return nil }
+        guard let min = terms.minimumInterval, var control = notifier.rateControlled[key] else { return nil }
         let due = control.lastNotified + min
         guard now < due else { return nil }
         control.held = true
-        rateControlled[key] = control
+        notifier.rateControlled[key] = control
         return [.schedule(.rateControl(.omaWatch(key)), at: due)]
     }
 
     /// A change for OMA watch `key` is held already: a newer one waits for the same timer.
-    func isHoldingChange(_ key: Int) -> Bool { rateControlled[key]?.held == true }
+    func isHoldingChange(_ key: Int) -> Bool { notifier.rateControlled[key]?.held == true }
 
     /// The rate-control timer of OMA watch `key`: a held change, or a state that `min-rate` asks
     /// to be sent again, goes out as the state is now.
     mutating func rateControlDue(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var control = rateControlled[key], var watch = omaWatches[key], var sub = watch.subscription,
+        guard var control = notifier.rateControlled[key], var watch = notifier[key], var sub = watch.subscription,
             sub.status == .active, let leg = watch.leg,
-            let state = enterpriseLegs[leg]?.categories[watch.resource]
+            let state = legPool.legs[leg]?.categories[watch.resource]
         else { return [] }
         let full = watch.filtered(render(state, as: sub.terms.bodyType)).body
         let changed = BodyDigest(full) != watch.lastSent
         let max = control.resendAfter
         let resend = max.map { now >= control.lastNotified + $0 } ?? false
         control.held = false
-        rateControlled[key] = control
+        notifier.rateControlled[key] = control
         guard changed || resend else {
             // The held change was undone before the interval ended: nothing to send.
             guard let max else { return [] }
@@ -151,7 +153,7 @@ extension GatewayCore {
         let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
-        omaWatches[key] = watch
+        notifier[key] = watch
         return apply(updates, context: .omaWatch(key), now: now)
     }
 }

@@ -83,13 +83,12 @@ extension GatewayCore {
             let memberKey = takeKey()
             var memberWatch = OMAWatch(watcher: watcher, resource: member, peer: peer)
             memberWatch.role = .member(of: key)
-            omaWatches[memberKey] = memberWatch
-            listMemberWatches += 1
+            notifier[memberKey] = memberWatch
             resourceList.members.append(
                 ResourceList.Member(uri: member, watch: memberKey, instance: String(memberKey)))
         }
         watch.role = .list(resourceList)
-        omaWatches[key] = watch
+        notifier[key] = watch
         for case let memberKey? in resourceList.members.map(\.watch) { out += attach(memberKey, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
         return out + answerListIfReported(key, now: now) + [.schedule(.firstAnswer(.omaWatch(key)), at: now + wait)]
@@ -107,14 +106,14 @@ extension GatewayCore {
 
     /// The list watch `key`, when it is one.
     func resourceList(_ key: Int) -> (watch: OMAWatch, list: ResourceList)? {
-        guard let watch = omaWatches[key], let list = watch.resourceList else { return nil }
+        guard let watch = notifier[key], let list = watch.resourceList else { return nil }
         return (watch, list)
     }
 
     /// The enterprise state known for a member watch; nil until its first notification.
     func memberState(_ key: Int) -> CategoriesDocument? {
-        guard let watch = omaWatches[key] else { return nil }
-        return watch.leg.flatMap { enterpriseLegs[$0]?.categories[watch.resource] }
+        guard let watch = notifier[key] else { return nil }
+        return watch.leg.flatMap { legPool.legs[$0]?.categories[watch.resource] }
     }
 
     /// A member's state changed (or arrived): an answered list sends it alone when its part
@@ -134,7 +133,7 @@ extension GatewayCore {
         list.members[index].watch = nil
         list.members[index].ended = reason
         watch.role = .list(list)
-        omaWatches[key] = watch
+        notifier[key] = watch
         return listMemberChanged(key, member: list.members[index].uri, now: now)
     }
 
@@ -151,13 +150,13 @@ extension GatewayCore {
     mutating func answerList(_ key: Int, now: NIODeadline) -> [Action] {
         guard let (watch, _) = resourceList(key), let pending = watch.pending else { return [] }
         let (body, type) = listBody(key, only: nil, bodyType: pending.terms.bodyType)
-        omaWatches[key]?.pending = nil
+        notifier[key]?.pending = nil
         do {
             let (subscription, accepted) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
                 contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 responseHeaders: [(.require, Self.eventlist)], now: now)
-            omaWatches[key]?.subscription = subscription
+            notifier[key]?.subscription = subscription
             let id = subscription.dialog.id
             dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(key))
             return [.cancel(.firstAnswer(.omaWatch(key)))]
@@ -178,7 +177,7 @@ extension GatewayCore {
     mutating func refreshListWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var sub = omaWatches[key]?.subscription else {
+        guard var sub = notifier[key]?.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
@@ -193,7 +192,7 @@ extension GatewayCore {
             let actions = sub.refresh(
                 request, terms: terms, body: body, bodyType: type, responseHeaders: [(.require, Self.eventlist)],
                 now: now)
-            omaWatches[key]?.subscription = sub
+            notifier[key]?.subscription = sub
             return apply(Self.requiringEventlist(actions), context: .omaWatch(key), now: now, id: id)
         }
     }
@@ -204,7 +203,7 @@ extension GatewayCore {
         let (body, type) = listBody(key, only: member, bodyType: sub.terms.bodyType)
         guard !body.isEmpty else { return [] }
         let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-        omaWatches[key]?.subscription = sub
+        notifier[key]?.subscription = sub
         return apply(actions, context: .omaWatch(key), now: now)
     }
 
@@ -249,7 +248,7 @@ extension GatewayCore {
         if watch.pending == nil { list.version += 1 }
         rlmi.version = list.version
         watch.role = .list(list)
-        omaWatches[key] = watch
+        notifier[key] = watch
         let start = "list.\(boundary)@\(Self.contentIDHost)"
         parts.insert(
             MultipartBody.Part(
@@ -275,7 +274,7 @@ extension GatewayCore {
             request.headers.set(.contentType, type)
             return .notify(request)
         }
-        omaWatches[key]?.subscription = sub
+        notifier[key]?.subscription = sub
         return apply(actions, context: .omaWatch(key), now: now)
     }
 
@@ -317,7 +316,7 @@ extension GatewayCore {
     /// full state, which the watcher takes in place of what it had (RFC 4662 §5.6.1).
     mutating func resourceListsChanged(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in omaWatches.keys.sorted() {
+        for key in notifier.keys.sorted() {
             guard let (watch, list) = resourceList(key) else { continue }
             guard let members = configuration.resourceLists[watch.resource] else {
                 out += watch.pending == nil ? terminateList(key, reason: "noresource", now: now) : []
@@ -340,20 +339,19 @@ extension GatewayCore {
                 let memberKey = takeKey()
                 var member = OMAWatch(watcher: watch.watcher, resource: uri)
                 member.role = .member(of: key)
-                omaWatches[memberKey] = member
-                listMemberWatches += 1
+                notifier[memberKey] = member
                 changed.members.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
                 added.append(memberKey)
             }
             // The configured order.
             let order = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1, $0) })
             changed.members.sort { order[$0.uri, default: 0] < order[$1.uri, default: 0] }
-            omaWatches[key]?.role = .list(changed)
+            notifier[key]?.role = .list(changed)
             for memberKey in added { out += attach(memberKey, now: now) }
             guard var sub = watch.subscription else { continue }
             let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
             let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-            omaWatches[key]?.subscription = sub
+            notifier[key]?.subscription = sub
             out += apply(actions, context: .omaWatch(key), now: now)
         }
         return out

@@ -134,11 +134,11 @@ extension GatewayCore {
     /// Every watcher of `presentity` the gateway knows, ordered by id.
     func watcherList(of presentity: String) -> [WatcherInfo.Watcher] {
         var list: [WatcherInfo.Watcher] = []
-        for key in enterpriseWatches.keys {
+        for key in bridge.watches.keys {
             if let entry = enterpriseWatcher(key, of: presentity, before: nil) { list.append(entry) }
         }
         if let identity = linkedEnterpriseIdentity(of: presentity) {
-            for key in omaWatches.keys {
+            for key in notifier.keys {
                 if let entry = omaWatcher(key, of: identity, before: nil) { list.append(entry) }
             }
         }
@@ -155,7 +155,7 @@ extension GatewayCore {
     private func enterpriseWatcher(_ key: Int, of presentity: String, before: WatcherInfo.Watcher?)
         -> WatcherInfo.Watcher?
     {
-        guard let watch = enterpriseWatches[key] else { return nil }
+        guard let watch = bridge.watches[key] else { return nil }
         var named: String?
         func consider(_ resource: String) {
             if named == nil, WatcherIdentity.addressOfRecord(resource) == presentity { named = resource }
@@ -189,7 +189,7 @@ extension GatewayCore {
     /// An OMA watcher of the linked enterprise identity (flow 2): `pending` until the enterprise
     /// answered it, then `active`.
     private func omaWatcher(_ key: Int, of identity: String, before: WatcherInfo.Watcher?) -> WatcherInfo.Watcher? {
-        guard let watch = omaWatches[key], watch.takesQuota,
+        guard let watch = notifier[key], watch.takesQuota,
             WatcherIdentity.addressOfRecord(watch.resource) == identity
         else { return nil }
         let active = watch.pending == nil
@@ -222,11 +222,11 @@ extension GatewayCore {
     /// every one is looked at again.
     mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
         guard !watcherInfo.isEmpty else { return [] }
-        var enterpriseKeys = enterpriseWatches.takeObserved()
-        var omaKeys = omaWatches.takeObserved()
+        var enterpriseKeys = bridge.watches.takeObserved()
+        var omaKeys = notifier.takeObserved()
         if everyWatch {
-            enterpriseKeys.formUnion(enterpriseWatches.keys)
-            omaKeys.formUnion(omaWatches.keys)
+            enterpriseKeys.formUnion(bridge.watches.keys)
+            omaKeys.formUnion(notifier.keys)
         }
         guard !enterpriseKeys.isEmpty || !omaKeys.isEmpty || watcherInfo.resyncing else { return [] }
         var out: [Action] = []
@@ -265,7 +265,7 @@ extension GatewayCore {
     /// While anyone subscribes to watcher information, the watches' tables report what they
     /// change (``JournaledTable/takeObserved()``); called wherever subscriptions come or go.
     mutating func followWatcherInfoSubscribers() {
-        enterpriseWatches.observing = !watcherInfo.isEmpty
-        omaWatches.observing = !watcherInfo.isEmpty
+        bridge.watches.observing = !watcherInfo.isEmpty
+        notifier.observing = !watcherInfo.isEmpty
     }
 }

@@ -15,7 +15,7 @@ import SIPStack
 /// enterprise's own domains, who can watch the enterprise identity themselves, are left out.
 extension GatewayCore {
     /// Watchers at the OMA presence server stood in for, for metrics.
-    public var mirroredWatcherCount: Int { standIns.values.reduce(0) { $0 + $1.count } }
+    public var mirroredWatcherCount: Int { notifier.standIns.values.reduce(0) { $0 + $1.count } }
 
     /// The most watchers mirrored for one identity: a presence server listing more does not
     /// make the gateway open more subscriptions into the enterprise.
@@ -30,8 +30,8 @@ extension GatewayCore {
     mutating func watchWatcherLists(now: NIODeadline) -> [Action] {
         let wanted = configuration.linkedIdentities.filter(\.mirrorWatchers)
         var out: [Action] = []
-        for key in standIns.values.flatMap(\.values).sorted() {
-            guard let watch = omaWatches[key], let identity = watch.mirrorOf,
+        for key in notifier.standIns.values.flatMap(\.values).sorted() {
+            guard let watch = notifier[key], let identity = watch.mirrorOf,
                 !wanted.contains(where: { $0.oma == identity && $0.enterprise == watch.resource }),
                 let gone = forgetOMAWatch(key)
             else { continue }
@@ -78,7 +78,7 @@ extension GatewayCore {
             guard id.uri != identity.oma, !configuration.isEnterpriseHost(id.domain) else { continue }
             listed.insert(id.uri)
         }
-        let present = standIns[identity.oma] ?? [:]
+        let present = notifier.standIns[identity.oma] ?? [:]
         var wanted = listed.intersection(present.keys)
         for uri in listed.sorted() where wanted.count < Self.mirroredWatchersLimit { wanted.insert(uri) }
         var out: [Action] = []
@@ -90,8 +90,7 @@ extension GatewayCore {
             let key = takeKey()
             var watch = OMAWatch(watcher: watcher, resource: identity.enterprise)
             watch.role = .mirror(of: identity.oma)
-            omaWatches[key] = watch
-            standIns[identity.oma, default: [:]][uri] = key
+            notifier[key] = watch
             out += attach(key, now: now)
         }
         return out
@@ -101,7 +100,7 @@ extension GatewayCore {
     mutating func forgetMirroredList(_ identity: String, now: NIODeadline) -> [Action] {
         serverWatches.setList(nil, of: identity)
         var out: [Action] = []
-        for key in (standIns[identity] ?? [:]).values.sorted() {
+        for key in (notifier.standIns[identity] ?? [:]).values.sorted() {
             if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
         }
         return out

@@ -98,38 +98,21 @@ public struct GatewayCore: Sendable {
     /// Call-IDs, tags and table keys.
     var ids: IdentifierSource
 
-    // Dense tables, not dictionaries: a dictionary pays each value's bytes for every bucket
-    // (1.3–2.7 times the count), see `DenseTable`.
-    // Each remembers what changed for the durable store (``JournaledTable``).
-    var enterpriseWatches = JournaledTable<EnterpriseWatch>()
-    var omaLegs = JournaledTable<OMALeg>()
-    /// List subscriptions toward OMA resource list servers, by key (`GatewayCore+OMAResourceLists`).
-    var omaLists = JournaledTable<OMAList>()
-    /// The rls-services documents holding them, by document URI.
-    var listDocuments: [String: ListDocument] = [:]
-    /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
-    var rlsRefused: [String: NIODeadline] = [:]
+    // The components, each holding its flow's tables (docs/architecture.md, "Who owns what").
+    /// Flow 1: enterprise watchers, their OMA legs and lists (``EnterpriseWatcherBridge``).
+    var bridge = EnterpriseWatcherBridge()
+    /// Flow 2's notifier side and the served resource lists (``OMAWatcherNotifier``).
+    var notifier = OMAWatcherNotifier()
+    /// Flows 2 and 3 toward the enterprise: the category subscriptions the gateway keeps and
+    /// where the enterprise said to make them (``EnterpriseLegPool``).
+    var legPool = EnterpriseLegPool()
     /// The gateway's own subscriptions at the OMA side (`GatewayCore+ServerWatches`).
     var serverWatches = OMAServerWatches()
-    var omaWatches = JournaledTable<OMAWatch>()
-    var enterpriseLegs = JournaledTable<EnterpriseLeg>()
-    /// Where the enterprise said to subscribe for a resource (flow 3's pools, refused batches).
-    var legPool = EnterpriseLegPool()
     /// Watcher information subscriptions (RFC 3857); while there are any, the watches' tables
     /// report what they change (``JournaledTable/takeObserved()``, ``followWatcherInfoSubscribers()``).
     var watcherInfo = WatcherInfoServer()
     /// Flow 4: what the gateway publishes for linked identities, each way.
     var linkedIdentities: LinkedIdentityPublisher
-    /// How many OMA watches are members' watches of resource lists (RFC 4662).
-    var listMemberWatches = 0
-    /// The OMA watches that stand in for watchers at the OMA presence server, by linked OMA
-    /// identity and watcher (`GatewayCore+WatcherMirror`).
-    var standIns: [String: [String: Int]] = [:]
-    /// OMA watches that asked for rate control (RFC 6446), by key.
-    var rateControlled: [Int: RateControl] = [:]
-    /// The sphere each OMA presentity whose pres-rules have sphere conditions last published (RFC
-    /// 4480 §3.12), by address of record: ``policy(for:)`` decides those conditions with it.
-    var spheres: [String: String] = [:]
     /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
     var dialogs = DialogIndex()
     /// The counts behind the limits, what was refused and the drained peers (``Quotas``).
@@ -161,11 +144,11 @@ public struct GatewayCore: Sendable {
         // identities, so they are counted from the links rather than by walking every OMA watch.
         // Nor are the members' watches of a resource list, whose list is the watcher's one, nor
         // the stand-ins for watchers at the OMA presence server (``mirroredWatcherCount``).
-        let linkedWatches = linkedIdentities.watchCount { omaWatches[$0] != nil }
+        let linkedWatches = linkedIdentities.watchCount { notifier[$0] != nil }
         return (
-            enterpriseWatches.count, omaLegs.count,
-            omaWatches.count - linkedWatches - listMemberWatches - mirroredWatcherCount,
-            enterpriseLegs.count
+            bridge.watches.count, bridge.legs.count,
+            notifier.count - linkedWatches - notifier.listMemberWatches - mirroredWatcherCount,
+            legPool.legs.count
         )
     }
 
@@ -283,24 +266,24 @@ public struct GatewayCore: Sendable {
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
         case .enterpriseWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = enterpriseWatches[key] else { return [] }
+            guard (300...).contains(response.statusCode), var watch = bridge.watches[key] else { return [] }
             if var document = watch.document {
                 let actions = document.notifyFailed(status: response.statusCode)
                 watch.document = document
-                enterpriseWatches[key] = watch
+                bridge.watches[key] = watch
                 return apply(actions, context: context, now: now)
             }
             guard var sub = watch.subscription else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
             watch.subscription = sub
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = omaWatches[key], var sub = watch.subscription
+            guard (300...).contains(response.statusCode), var watch = notifier[key], var sub = watch.subscription
             else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
             watch.subscription = sub
-            omaWatches[key] = watch
+            notifier[key] = watch
             return apply(actions, context: context, now: now)
         case .winfoWatch(let key):
             guard (300...).contains(response.statusCode) else { return [] }
@@ -360,43 +343,43 @@ public struct GatewayCore: Sendable {
     private mutating func expire(_ context: Context, now: NIODeadline) -> [Action] {
         switch context {
         case .enterpriseWatch(let key):
-            guard var watch = enterpriseWatches[key] else { return [] }
+            guard var watch = bridge.watches[key] else { return [] }
             if var document = watch.document {
                 let actions = document.expire(now: now)
                 watch.document = document
-                enterpriseWatches[key] = watch
+                bridge.watches[key] = watch
                 return apply(actions, context: context, now: now)
             }
             guard var sub = watch.subscription else { return [] }
             let actions = sub.expire(now: now)
             watch.subscription = sub
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
-            guard var watch = omaWatches[key], var sub = watch.subscription else { return [] }
+            guard var watch = notifier[key], var sub = watch.subscription else { return [] }
             if watch.isList {
                 return now >= sub.expiresAt ? terminateList(key, reason: "timeout", now: now) : []
             }
             let actions = sub.expire(now: now)
             watch.subscription = sub
-            omaWatches[key] = watch
+            notifier[key] = watch
             return apply(actions, context: context, now: now)
         case .omaLeg(let key):
             // A refresh failed and the granted time ran out: the OMA side stopped answering.
-            guard let leg = omaLegs[key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {
+            guard let leg = bridge.legs[key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {
                 return []
             }
             return omaLegEnded(key, reason: "timeout", statusCode: nil, now: now)
         case .omaList(let key):
             // The same for a list: it is made again, and given up if that is refused.
-            guard let list = omaLists[key], !list.closing, let end = list.subscription?.expiresAt, end <= now else {
+            guard let list = bridge.lists[key], !list.closing, let end = list.subscription?.expiresAt, end <= now else {
                 return []
             }
             return restartOMAList(key)
         case .serverWatch(let key):
             return serverWatchExpired(key, now: now)
         case .enterpriseLeg(let key):
-            guard let leg = enterpriseLegs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
+            guard let leg = legPool.legs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
                 end <= now
             else { return [] }
             return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
@@ -412,18 +395,18 @@ public struct GatewayCore: Sendable {
     private mutating func refresh(_ context: Context, now: NIODeadline) -> [Action] {
         switch context {
         case .omaLeg(let key):
-            guard var leg = omaLegs[key], !leg.closing else { return [] }
+            guard var leg = bridge.legs[key], !leg.closing else { return [] }
             let actions = leg.subscription?.refresh(now: now) ?? []
-            omaLegs[key] = leg
+            bridge.legs[key] = leg
             return legActions(actions, context: context)
         case .omaList(let key):
             return refreshList(key, now: now)
         case .serverWatch(let key):
             return refreshServerWatch(key, now: now)
         case .enterpriseLeg(let key):
-            guard var leg = enterpriseLegs[key], !leg.closing else { return [] }
+            guard var leg = legPool.legs[key], !leg.closing else { return [] }
             let actions = leg.subscriber.refresh(now: now)
-            enterpriseLegs[key] = leg
+            legPool.legs[key] = leg
             return enterpriseLegActions(key, actions, now: now)
         default:
             return []
@@ -434,13 +417,13 @@ public struct GatewayCore: Sendable {
     /// it may subscribe again at once, RFC 6665 §4.1.3) and every leg an unsubscribe.
     public mutating func shutdown(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in enterpriseWatches.keys.sorted() {
+        for key in bridge.watches.keys.sorted() {
             out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
         }
         out += linkedIdentities.removeAll()
         out += withdrawServicePublications()
         for key in serverWatches.keys { out += endServerWatch(key, now: now) }
-        for key in omaWatches.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
+        for key in notifier.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }
         for key in watcherInfo.keys { out += endWatcher(.winfoWatch(key), reason: "deactivated", now: now) }
         return out
     }
@@ -473,7 +456,7 @@ public struct GatewayCore: Sendable {
             default: .enterprise
             }
         var trust: String?
-        if case .enterpriseLeg(let key) = context, let leg = enterpriseLegs[key] {
+        if case .enterpriseLeg(let key) = context, let leg = legPool.legs[key] {
             trust = Self.edgeTrust(network: leg.network, verified: leg.verified)
         }
         return Self.subscriberActions(actions, context: context, to: side, trust: trust)
@@ -527,7 +510,7 @@ public struct GatewayCore: Sendable {
                         out += endOMALegs(watch.legs.values, now: now)
                     }
                 case .omaWatch(let key):
-                    if rateControlled[key] != nil { out.append(.cancel(.rateControl(context))) }
+                    if notifier.rateControlled[key] != nil { out.append(.cancel(.rateControl(context))) }
                     if let watch = forgetOMAWatch(key) {
                         if let dialog = watch.subscription?.dialog.id {
                             dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)

@@ -10,13 +10,13 @@ public import SIPStack
 extension GatewayCore {
     /// Whether changes are remembered for a durable store; off (the default) keeps nothing.
     public var journaling: Bool {
-        get { enterpriseWatches.journaling }
+        get { bridge.watches.journaling }
         set {
-            enterpriseWatches.journaling = newValue
-            omaLegs.journaling = newValue
-            omaLists.journaling = newValue
-            omaWatches.journaling = newValue
-            enterpriseLegs.journaling = newValue
+            bridge.watches.journaling = newValue
+            bridge.legs.journaling = newValue
+            bridge.lists.journaling = newValue
+            notifier.journaling = newValue
+            legPool.legs.journaling = newValue
             legPool.journaling = newValue
             linkedIdentities.journaling = newValue
             watcherInfo.journaling = newValue
@@ -39,10 +39,10 @@ extension GatewayCore {
         func changes<E: StoredEntry>(_ keys: Set<Int>, _ table: (Int) -> E?) -> [StateChange] {
             changes(keys.map(String.init)) { Int($0).flatMap(table) }
         }
-        return changes(changed.enterpriseWatches) { enterpriseWatches[$0] }
-            + changes(changed.omaLegs) { omaLegs[$0] } + changes(changed.omaLists) { omaLists[$0] }
-            + changes(changed.omaWatches) { omaWatches[$0] }
-            + changes(changed.enterpriseLegs) { enterpriseLegs[$0] }
+        return changes(changed.enterpriseWatches) { bridge.watches[$0] }
+            + changes(changed.omaLegs) { bridge.legs[$0] } + changes(changed.omaLists) { bridge.lists[$0] }
+            + changes(changed.omaWatches) { notifier[$0] }
+            + changes(changed.enterpriseLegs) { legPool.legs[$0] }
             + linkedIdentities.stateChanges(linked, core: self, clock: clock, encoder: encoder)
             + legPool.stateChanges(pool, core: self, clock: clock, encoder: encoder)
             + watcherInfo.stateChanges(winfo, core: self, clock: clock, encoder: encoder)
@@ -51,9 +51,9 @@ extension GatewayCore {
     /// The keys of what changed, taken from each table and from ``Journal``.
     private mutating func takeChangedKeys() -> ChangedKeys {
         ChangedKeys(
-            enterpriseWatches: enterpriseWatches.takeChanged(), omaLegs: omaLegs.takeChanged(),
-            omaLists: omaLists.takeChanged(), omaWatches: omaWatches.takeChanged(),
-            enterpriseLegs: enterpriseLegs.takeChanged())
+            enterpriseWatches: bridge.watches.takeChanged(), omaLegs: bridge.legs.takeChanged(),
+            omaLists: bridge.lists.takeChanged(), omaWatches: notifier.takeChanged(),
+            enterpriseLegs: legPool.legs.takeChanged())
     }
 
     private struct ChangedKeys {
@@ -69,17 +69,17 @@ extension GatewayCore {
     /// remembered only when they change what the store keeps.
     mutating func quietly(_ body: (inout GatewayCore) -> [Action]) -> [Action] {
         guard journaling else { return body(&self) }
-        enterpriseWatches.beginQuiet()
-        omaLegs.beginQuiet()
-        omaLists.beginQuiet()
-        omaWatches.beginQuiet()
-        enterpriseLegs.beginQuiet()
+        bridge.watches.beginQuiet()
+        bridge.legs.beginQuiet()
+        bridge.lists.beginQuiet()
+        notifier.beginQuiet()
+        legPool.legs.beginQuiet()
         let actions = body(&self)
-        enterpriseWatches.endQuiet()
-        omaLegs.endQuiet()
-        omaLists.endQuiet()
-        omaWatches.endQuiet()
-        enterpriseLegs.endQuiet()
+        bridge.watches.endQuiet()
+        bridge.legs.endQuiet()
+        bridge.lists.endQuiet()
+        notifier.endQuiet()
+        legPool.legs.endQuiet()
         return actions
     }
 }

@@ -30,14 +30,12 @@ extension GatewayCore {
     private mutating func disownWatch(_ kind: RecordKind, _ key: Int) -> [Action] {
         switch kind {
         case .enterpriseWatch:
-            guard let watch = enterpriseWatches.forget(key) else { return [] }
+            guard let watch = bridge.watches.forget(key) else { return [] }
             releasePeerQuota(watch.peer)
             if let id = watch.storedDialog.dialogKey { dialogs.remove(id, .enterpriseWatch(key)) }
             return [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
         case .omaWatch:
-            guard let watch = omaWatches.forget(key) else { return [] }
-            if watch.listOwner != nil { listMemberWatches -= 1 }
-            if let identity = watch.mirrorOf { standIns[identity]?[watch.watcher.uri] = nil }
+            guard let watch = notifier.forget(key) else { return [] }
             if watch.takesQuota {
                 if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
                 releasePeerQuota(watch.peer)
@@ -53,22 +51,22 @@ extension GatewayCore {
     private mutating func disownLeg(_ kind: RecordKind, _ key: Int) -> [Action] {
         switch kind {
         case .omaLeg:
-            guard let leg = omaLegs.forget(key) else { return [] }
+            guard let leg = bridge.legs.forget(key) else { return [] }
             releaseLeg(leg)
             if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .omaLeg(key)) }
             return [
                 .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
             ]
         case .omaList:
-            guard let list = omaLists.forget(key) else { return [] }
-            listDocuments[list.document]?.lists.remove(key)
-            listDocuments[list.document]?.waiting.remove(key)
+            guard let list = bridge.lists.forget(key) else { return [] }
+            bridge.listDocuments[list.document]?.lists.remove(key)
+            bridge.listDocuments[list.document]?.waiting.remove(key)
             if let id = list.storedDialog.dialogKey { dialogs.remove(id, .omaList(key)) }
             return [
                 .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
             ]
         case .enterpriseLeg:
-            guard let leg = enterpriseLegs.forget(key) else { return [] }
+            guard let leg = legPool.legs.forget(key) else { return [] }
             if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .enterpriseLeg(key)) }
             return [
                 .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
@@ -85,22 +83,22 @@ extension GatewayCore {
         func ids(_ kind: RecordKind, _ keys: [Int]) -> [StateRecordID] {
             keys.map { StateRecordID(kind: kind.rawValue, key: String($0)) }
         }
-        return ids(.enterpriseWatch, enterpriseWatches.keys) + ids(.omaLeg, omaLegs.keys)
-            + ids(.omaList, omaLists.keys) + ids(.omaWatch, omaWatches.keys)
-            + ids(.enterpriseLeg, enterpriseLegs.keys) + watcherInfo.dialogRecordIDs()
+        return ids(.enterpriseWatch, bridge.watches.keys) + ids(.omaLeg, bridge.legs.keys)
+            + ids(.omaList, bridge.lists.keys) + ids(.omaWatch, notifier.keys)
+            + ids(.enterpriseLeg, legPool.legs.keys) + watcherInfo.dialogRecordIDs()
             + linkedIdentities.dialogRecordIDs()
     }
 
     /// Whether the leg, watch or publication of `context` is still held here.
     public func holds(_ context: Context) -> Bool {
         switch context {
-        case .enterpriseWatch(let key): enterpriseWatches[key] != nil
-        case .omaLeg(let key): omaLegs[key] != nil
-        case .omaList(let key): omaLists[key] != nil
+        case .enterpriseWatch(let key): bridge.watches[key] != nil
+        case .omaLeg(let key): bridge.legs[key] != nil
+        case .omaList(let key): bridge.lists[key] != nil
         case .serverWatch(let key): serverWatches[key] != nil
-        case .omaWatch(let key): omaWatches[key] != nil
+        case .omaWatch(let key): notifier[key] != nil
         case .winfoWatch: watcherInfo.holds(context) ?? false
-        case .enterpriseLeg(let key): enterpriseLegs[key] != nil
+        case .enterpriseLeg(let key): legPool.legs[key] != nil
         case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false
         }
     }
@@ -111,11 +109,11 @@ extension GatewayCore {
     /// identity); nil for what no sender caused.
     public func fanOutSender(of context: Context) -> String? {
         switch context {
-        case .omaLeg(let key): return omaLegs[key].flatMap { sender(of: $0.charged) }
-        case .omaList(let key): return omaLists[key].flatMap { enterpriseWatches[$0.watch]?.peer }.map(loadKey)
+        case .omaLeg(let key): return bridge.legs[key].flatMap { sender(of: $0.charged) }
+        case .omaList(let key): return bridge.lists[key].flatMap { bridge.watches[$0.watch]?.peer }.map(loadKey)
         case .enterpriseLeg(let key):
-            guard let watchKey = enterpriseLegs[key]?.watches.first(where: { _ in true })?.value,
-                let watch = omaWatches[watchKey]
+            guard let watchKey = legPool.legs[key]?.watches.first(where: { _ in true })?.value,
+                let watch = notifier[watchKey]
             else {
                 return nil
             }

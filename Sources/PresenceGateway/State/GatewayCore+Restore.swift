@@ -66,8 +66,8 @@ extension GatewayCore {
 
         // Watchers never answered: ended, their legs unsubscribed. The store learns it.
         for (key, watch) in dropped.sorted(by: { $0.key < $1.key }) {
-            enterpriseWatches.restore(key, watch)
-            enterpriseWatches.removeValue(forKey: key)
+            bridge.watches.restore(key, watch)
+            bridge.watches.removeValue(forKey: key)
             out += endOMALegs(watch.legs.values.filter { read.omaLegs[$0] != nil }, now: now)
         }
         var paced = 0
@@ -128,15 +128,13 @@ extension GatewayCore {
                 dropped[key] = watch
                 continue
             }
-            enterpriseWatches.restore(key, watch)
+            bridge.watches.restore(key, watch)
             _ = takePeerQuotaRestored(watch.peer)
             if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .enterpriseWatch(key)) }
         }
         for (key, watch) in read.omaWatches {
             ids.noteRestoredKey(key)
-            omaWatches.restore(key, watch)
-            if watch.listOwner != nil { listMemberWatches += 1 }
-            if let identity = watch.mirrorOf { standIns[identity, default: [:]][watch.watcher.uri] = key }
+            notifier.restore(key, watch)
             if watch.takesQuota {
                 if watch.takesWatcherSlot { takeQuotaRestored(watch.watcher.uri) }
                 _ = takePeerQuotaRestored(watch.peer)
@@ -151,8 +149,8 @@ extension GatewayCore {
     private mutating func restoreLegs(_ read: Restoring) {
         for (key, list) in read.omaLists {
             ids.noteRestoredKey(key)
-            omaLists.restore(key, list)
-            listDocuments[list.document, default: ListDocument()].lists.insert(key)
+            bridge.lists.restore(key, list)
+            bridge.listDocuments[list.document, default: ListDocument()].lists.insert(key)
             if let id = list.storedDialog.dialogKey { dialogs.insert(id, .omaList(key)) }
         }
         for (key, leg) in read.omaLegs {
@@ -162,7 +160,7 @@ extension GatewayCore {
             // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
             var leg = leg
             leg.charged = charge(read.enterpriseWatches[leg.watch]?.watch.peer)
-            omaLegs.restore(key, leg)
+            bridge.legs.restore(key, leg)
             takeQuotaRestored(leg.watcher)
             quotas.countPresentityLeg(leg.resource)
             if let key = sender(of: leg.charged) { quotas.countPeer(key) }
@@ -170,7 +168,7 @@ extension GatewayCore {
         }
         for (key, leg) in read.enterpriseLegs {
             ids.noteRestoredKey(key)
-            enterpriseLegs.restore(key, leg)
+            legPool.legs.restore(key, leg)
             if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .enterpriseLeg(key)) }
         }
     }
@@ -181,8 +179,8 @@ extension GatewayCore {
     private mutating func restoreOMALegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var leg = omaLegs[key] else { continue }
-            if enterpriseWatches[leg.watch] == nil {
+            guard var leg = bridge.legs[key] else { continue }
+            if bridge.watches[leg.watch] == nil {
                 out += endOMALegs([key], now: now)
                 continue
             }
@@ -192,7 +190,7 @@ extension GatewayCore {
             case .unsubscribing:
                 let actions = subscription.unsubscribeAgain()
                 leg.subscription = subscription
-                omaLegs[key] = leg
+                bridge.legs[key] = leg
                 if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                     removeOMALeg(key)
                     continue
@@ -217,7 +215,7 @@ extension GatewayCore {
     private mutating func restoreOMALists(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var list = omaLists[key] else { continue }
+            guard var list = bridge.lists[key] else { continue }
             if list.closing {
                 // Being ended: unsubscribed again, or forgotten when it has no dialog to end.
                 guard var subscription = list.subscription, subscription.status == .unsubscribing else {
@@ -226,7 +224,7 @@ extension GatewayCore {
                 }
                 let actions = subscription.unsubscribeAgain()
                 list.subscription = subscription
-                omaLists[key] = list
+                bridge.lists[key] = list
                 if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                     removeOMAList(key)
                     continue
@@ -235,7 +233,7 @@ extension GatewayCore {
                 out.append(.schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay))
                 continue
             }
-            if list.members.isEmpty || enterpriseWatches[list.watch] == nil {
+            if list.members.isEmpty || bridge.watches[list.watch] == nil {
                 out += endOMAList(key, now: now)
                 continue
             }
@@ -261,10 +259,10 @@ extension GatewayCore {
     private mutating func restoreEnterpriseWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var watch = enterpriseWatches[key], let notifier = watch.subscription?.subscription ?? watch.document
+            guard var watch = bridge.watches[key], let notifier = watch.subscription?.subscription ?? watch.document
             else { continue }
             out.append(.schedule(.expiry(.enterpriseWatch(key)), at: notifier.expiresAt))
-            let missing = watch.legs.filter { omaLegs[$0.value] == nil }.map(\.key)
+            let missing = watch.legs.filter { bridge.legs[$0.value] == nil }.map(\.key)
             guard !missing.isEmpty else { continue }
             var from = notifier.dialog.remoteURI
             from.tag = nil
@@ -279,7 +277,7 @@ extension GatewayCore {
                     out += leg.actions
                 }
             }
-            enterpriseWatches[key] = watch
+            bridge.watches[key] = watch
         }
         return out
     }
@@ -289,14 +287,14 @@ extension GatewayCore {
     private mutating func restoreOMAWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard let watch = omaWatches[key] else { continue }
+            guard let watch = notifier[key] else { continue }
             if let subscription = watch.subscription {
                 out.append(.schedule(.expiry(.omaWatch(key)), at: subscription.expiresAt))
                 // A list has no leg of its own; its members are attached as theirs.
                 if watch.isList { continue }
             } else if let owner = watch.listOwner {
                 // A member whose list is gone (never answered, or not kept) goes with it.
-                guard omaWatches[owner]?.subscription != nil else {
+                guard notifier[owner]?.subscription != nil else {
                     if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
                     continue
                 }
@@ -305,8 +303,8 @@ extension GatewayCore {
                 continue
             }
             let legKey = watch.leg
-            if legKey.map({ enterpriseLegs[$0]?.watches[watch.resource] != key }) ?? true {
-                omaWatches[key]?.leg = nil
+            if legKey.map({ legPool.legs[$0]?.watches[watch.resource] != key }) ?? true {
+                notifier[key]?.leg = nil
                 out += attach(key, now: now)
             }
         }
@@ -319,23 +317,23 @@ extension GatewayCore {
     private mutating func restoreEnterpriseLegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var leg = enterpriseLegs[key] else { continue }
-            let gone = leg.watches.filter { omaWatches[$0.value]?.leg != key }.map(\.key)
+            guard var leg = legPool.legs[key] else { continue }
+            let gone = leg.watches.filter { notifier[$0.value]?.leg != key }.map(\.key)
             if !gone.isEmpty {
                 for resource in gone { leg.watches[resource] = nil }
                 if leg.watches.isEmpty {
-                    enterpriseLegs[key] = leg
+                    legPool.legs[key] = leg
                     out += endEnterpriseLeg(key, now: now)
                     continue
                 }
                 let actions = leg.subscriber.remove(gone, now: now)
-                enterpriseLegs[key] = leg
+                legPool.legs[key] = leg
                 out += enterpriseLegActions(key, actions, now: now)
             }
             switch leg.subscriber.subscription.status {
             case .unsubscribing:
                 let actions = leg.subscriber.unsubscribeAgain()
-                enterpriseLegs[key] = leg
+                legPool.legs[key] = leg
                 if actions.contains(where: { if case .subscription(.ended) = $0 { true } else { false } }) {
                     removeEnterpriseLeg(key)
                     continue
@@ -349,7 +347,7 @@ extension GatewayCore {
             case .active, .pending:
                 if leg.subscriber.hasQueued {
                     let actions = leg.subscriber.resume(now: now)
-                    enterpriseLegs[key] = leg
+                    legPool.legs[key] = leg
                     out += enterpriseLegActions(key, actions, now: now)
                 } else {
                     out.append(.schedule(.refresh(.enterpriseLeg(key)), at: pace()))
@@ -366,13 +364,13 @@ extension GatewayCore {
     /// From tag"): after a refresh found it gone (481), or when the restart came before its
     /// dialog existed. The watcher's dialog and the last state seen stay.
     mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = omaLegs[key], let old = leg.subscription else { return [] }
+        guard var leg = bridge.legs[key], let old = leg.subscription else { return [] }
         dialogs.remove(DialogKey(callID: old.callID, localTag: old.localTag), .omaLeg(key))
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
         leg.subscription = subscription
         leg.closing = false
-        omaLegs[key] = leg
+        bridge.legs[key] = leg
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
         return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))]
             + legActions(actions, context: .omaLeg(key))
@@ -381,11 +379,11 @@ extension GatewayCore {
     /// The same toward the enterprise: each watcher the leg carried is attached again (to a batch
     /// dialog with its pool, or a new one).
     mutating func restartEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let leg = enterpriseLegs[key] else { return [] }
+        guard let leg = legPool.legs[key] else { return [] }
         removeEnterpriseLeg(key)
         var out: [Action] = [.cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key)))]
         for (_, watch) in leg.watches.sorted(by: { $0.key < $1.key }) {
-            omaWatches[watch]?.leg = nil
+            notifier[watch]?.leg = nil
             out += attach(watch, single: leg.single, now: now)
         }
         return out

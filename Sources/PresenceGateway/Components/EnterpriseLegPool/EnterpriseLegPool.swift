@@ -7,9 +7,12 @@ import SIPStack
 /// enterprise resources. This first part keeps what the enterprise told about that (flow 3,
 /// [MS-PRES] §3.4.5.1.3.1): the pool each resource's `resubscribe` pointed at (`poolFqdn`), and
 /// whether a batched SUBSCRIBE from a federated watcher was refused, after which single ones are
-/// used (§3.4.5.1.1: batch is for users of the deployment). The legs themselves are still
-/// `GatewayCore.enterpriseLegs` (docs/architecture.md, "Where it is going").
+/// used (§3.4.5.1.1: batch is for users of the deployment), and the legs themselves: the
+/// category subscriptions the gateway keeps toward the enterprise for OMA watchers (their flow
+/// logic is in `Core/GatewayCore+OMAWatchers` and `+PoolRedirects`).
 struct EnterpriseLegPool: Sendable {
+    /// The legs, by key (a ``JournaledTable``: it remembers what changed for the durable store).
+    var legs = JournaledTable<GatewayCore.EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to.
     private var pools: [String: String] = [:]
     /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once.
