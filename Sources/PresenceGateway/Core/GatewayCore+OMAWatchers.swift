@@ -170,7 +170,7 @@ extension GatewayCore {
     ) -> [Action] {
         let terms: SubscriptionTerms
         switch SubscriptionTerms.evaluate(request, registry: registry) {
-        case .accept(let t): terms = Self.rateControlApplied(t)
+        case .accept(let t): terms = OMAWatcherNotifier.rateControlApplied(t)
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: true)
         }
@@ -484,7 +484,7 @@ extension GatewayCore {
                     + detachResource(resource, from: key, now: now)
             }
         }
-        guard var sub = watch.subscription, !isHoldingChange(watchKey) else { return [] }
+        guard var sub = watch.subscription, !notifier.isHoldingChange(watchKey) else { return [] }
         let (full, triggered) = watch.filtered(render(state, as: sub.terms.bodyType))
         guard BodyDigest(full) != watch.lastSent else {
             // A filter's triggers keep the document seen; no other watch changed.
@@ -496,7 +496,7 @@ extension GatewayCore {
             notifier[watchKey] = watch
             return []
         }
-        if let held = holdsChange(watchKey, terms: sub.terms, now: now) { return held }
+        if let held = notifier.holdsChange(watchKey, terms: sub.terms, now: now) { return held }
         watch.lastSent = BodyDigest(full)
         let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
@@ -551,7 +551,7 @@ extension GatewayCore {
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
         case .accept(let asked):
-            let terms = Self.rateControlApplied(asked)
+            let terms = OMAWatcherNotifier.rateControlApplied(asked)
             let state =
                 watch.leg.flatMap { legPool.legs[$0]?.categories[watch.resource] }
                 ?? CategoriesDocument(uri: watch.resource)

@@ -15,7 +15,7 @@ import SIPStack
 /// enterprise's own domains, who can watch the enterprise identity themselves, are left out.
 extension GatewayCore {
     /// Watchers at the OMA presence server stood in for, for metrics.
-    public var mirroredWatcherCount: Int { notifier.standIns.values.reduce(0) { $0 + $1.count } }
+    public var mirroredWatcherCount: Int { notifier.standInCount }
 
     /// The most watchers mirrored for one identity: a presence server listing more does not
     /// make the gateway open more subscriptions into the enterprise.

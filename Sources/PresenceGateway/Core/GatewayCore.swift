@@ -496,7 +496,7 @@ public struct GatewayCore: Sendable {
                 if let id { out.append(.respond(id, response)) }
             case .notify(let request):
                 out.append(.send(request, to: side, context: context))
-                if case .omaWatch(let key) = context { out += notified(key, now: now) }
+                if case .omaWatch(let key) = context { out += notifier.notified(key, now: now) }
             case .scheduleExpiry(let at):
                 out.append(.schedule(.expiry(context), at: at))
             case .remove:
@@ -510,7 +510,7 @@ public struct GatewayCore: Sendable {
                         out += endOMALegs(watch.legs.values, now: now)
                     }
                 case .omaWatch(let key):
-                    if notifier.rateControlled[key] != nil { out.append(.cancel(.rateControl(context))) }
+                    if notifier.hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
                     if let watch = forgetOMAWatch(key) {
                         if let dialog = watch.subscription?.dialog.id {
                             dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
