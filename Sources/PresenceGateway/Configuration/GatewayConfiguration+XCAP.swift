@@ -75,7 +75,12 @@ extension GatewayConfiguration {
     /// An XCAP root URI (RFC 4825 §6): http or https, with a host, without query or fragment;
     /// returned without a trailing `/`.
     static func xcapRoot(_ node: ConfigurationNode) throws(ConfigurationError) -> String {
-        var root = try node.string()
+        try xcapRoot(try node.string(), at: node)
+    }
+
+    /// The same of `text`, an error at `node` when it is not one.
+    static func xcapRoot(_ text: String, at node: ConfigurationNode) throws(ConfigurationError) -> String {
+        var root = text
         guard let url = URL(string: root), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
             url.host?.isEmpty == false, url.query == nil, url.fragment == nil
         else {

@@ -151,6 +151,9 @@ public struct GatewayConfiguration: Sendable {
     public var presRulesFiles: [String: String]
     /// Where `pres-rules: xcap` documents are fetched (YAML `xcap:`; GatewayConfiguration+XCAP.swift).
     public var xcap: XCAP?
+    /// How the XCAP client authenticates at each XCAP root, by root (YAML `xcap-auth:`;
+    /// GatewayConfiguration+XCAPAuth.swift); a root not named sends no credentials.
+    public var xcapAuth: [String: XCAPAuthentication]
     /// The presentities whose pres-rules come from ``xcap``.
     public var xcapPresentities: Set<String>
     /// List URI → its members, the lists served to OMA watchers (YAML `resource-lists:`;
@@ -200,7 +203,7 @@ extension GatewayConfiguration {
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
-            "capture", "state", "shutdown", "xcap", "resource-lists",
+            "capture", "state", "shutdown", "xcap", "resource-lists", "xcap-auth",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         self.listeners = try Self.listeners(listen)
@@ -219,6 +222,7 @@ extension GatewayConfiguration {
         for item in try top["peers"]?.list() ?? [] { peers.append(try Self.peer(item)) }
         linkedIdentities = try Self.linkedIdentities(top["linked-identities"], enterprise: self.enterprise)
         xcap = try Self.xcap(top["xcap"])
+        xcapAuth = [:]
         (defaultPolicy, policies, presRulesFiles, xcapPresentities) = try Self.presentities(
             top["presentities"], xcap: xcap)
         subscriptions = try Self.subscriptions(top["subscriptions"])
@@ -233,6 +237,7 @@ extension GatewayConfiguration {
         capture = try Self.capture(top["capture"])
         state = try Self.state(top["state"])
         shutdown = try Self.shutdown(top["shutdown"], state: state)
+        xcapAuth = try Self.xcapAuth(top["xcap-auth"], roots: xcapRoots)
     }
 
     /// Reads `listen:`: at least one listener, and one for each side.

@@ -48,6 +48,8 @@ public struct GatewayMetricsFactory: MetricsFactory {
         "gateway_state_pending_changes": "Changes waiting to be written to the state store.",
         "gateway_recovery_refreshes_pending": "Refreshes a restore or a takeover has yet to send at its pace.",
         "gateway_xcap_fetches_total": "XCAP document fetches, by result.",
+        "gateway_xcap_auth_failures_total":
+            "XCAP requests an XCAP root (an Aggregation Proxy) refused with 401 or 403, by root.",
         "gateway_admin_connections_refused_total": "Admin HTTP connections refused, by reason.",
         "gateway_admin_timeouts_total": "Admin HTTP connections closed by a timeout, by kind.",
         "gateway_capture_sent_total": "HEP capture packets sent.",

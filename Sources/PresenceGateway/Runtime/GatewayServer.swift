@@ -43,8 +43,10 @@ public final class GatewayServer: @unchecked Sendable {
     private var xcap: XCAPPolicySource?
     /// The rls-services documents fetched from the XCAP server (`xcap: rls-services`); nil without.
     private var xcapLists: XCAPListSource?
+    /// The XDM client every XCAP request goes through, authenticated per root (`xcap-auth:`).
+    let xcapClient: XCAPClient
     /// Writes the list documents for OMA resource list servers (`oma: rls`).
-    private let listWriter = XCAPDocumentWriter()
+    private let listWriter: XCAPDocumentWriter
     /// ``xcap`` for the runtime, which is told of changed documents (RFC 5875) before it exists.
     private let policySource = NIOLockedValueBox<XCAPPolicySource?>(nil)
     /// The lists the configuration gives (inline or its rls-services file): they win over lists
@@ -98,6 +100,12 @@ public final class GatewayServer: @unchecked Sendable {
         self.logger = logger
         self.progress = StartProgress(logger: logger)
         self.registry = registry
+        xcapClient = XCAPClient(
+            authentication: configuration.xcapAuth, roots: configuration.xcapRoots,
+            timeoutSeconds: configuration.xcap?.timeoutSeconds ?? 10,
+            factory: GatewayMetricsFactory(registry: registry),
+            logger: logger)
+        listWriter = XCAPDocumentWriter(client: xcapClient)
         let tls = try Self.tls(configuration.tls)
         let capture = try Self.capture(configuration.capture, relay: eventLoop, registry: registry)
         self.capture = capture
@@ -203,7 +211,7 @@ public final class GatewayServer: @unchecked Sendable {
         let loop = eventLoop
         let source = XCAPListSource(
             settings: settings, enterprise: configuration.enterprise, limit: configuration.limits.resourcesPerBatch,
-            factory: GatewayMetricsFactory(registry: registry), logger: logger
+            client: xcapClient, factory: GatewayMetricsFactory(registry: registry), logger: logger
         ) { [current, configuredLists] lists, awaiting in
             try? await loop.submit {
                 let served = Self.served(
@@ -427,7 +435,7 @@ public final class GatewayServer: @unchecked Sendable {
         if let settings = configuration.xcap {
             let loop = eventLoop
             let source = XCAPPolicySource(
-                settings: settings, presentities: configuration.xcapPresentities,
+                settings: settings, presentities: configuration.xcapPresentities, client: xcapClient,
                 factory: GatewayMetricsFactory(registry: registry), logger: logger
             ) { [current, documents] presentity, rules in
                 try? await loop.submit {
@@ -626,6 +634,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         Self.keepRestartOnly(&new, as: old, rlsServices: identities, restartOnly: &restartOnly)
+        xcapClient.configure(authentication: new.xcapAuth, roots: new.xcapRoots)
         await followRLSServices(new.xcap, identities: identities, runtime: runtime)
         let applied = new
         let source = xcap
@@ -826,8 +835,27 @@ public final class GatewayServer: @unchecked Sendable {
         return (
             c.running,
             #"{"status":"\#(status)","enterpriseWatchers":\#(c.enterpriseWatches),"omaLegs":\#(c.omaLegs),"#
-                + #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs),"store":"\#(store)"}"#
+                + #""omaWatchers":\#(c.omaWatches),"enterpriseLegs":\#(c.enterpriseLegs),"store":"\#(store)""#
+                + xcapHealth() + "}"
         )
+    }
+
+    /// `/health`'s `"xcap"` member: each XCAP root's authentication (``XCAPRootStatus``), the
+    /// pres-rules root with the presentities whose watchers still wait for their first document;
+    /// empty without XCAP roots. No credential is in it.
+    private func xcapHealth() -> String {
+        var roots = xcapClient.status
+        guard !roots.isEmpty else { return "" }
+        if let source = policySource.withLockedValue({ $0 }),
+            let index = roots.firstIndex(where: { $0.root == source.settings.root })
+        {
+            roots[index].awaiting = source.awaitingCount
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(roots) else { return "" }
+        return #","xcap":"# + String(decoding: data, as: UTF8.self)
     }
 
     /// Drains this node of a shared store (``GatewayRuntime/drain(timeout:silence:)``): its SIP
@@ -908,7 +936,8 @@ public final class GatewayServer: @unchecked Sendable {
             }
         }
         try? await admin?.close()
-        await listWriter.shutdown()
+        await listWriter.finish()
+        await xcapClient.shutdown()
         for transport in transports.values { await transport.shutdown() }
         await capture?.shutdown()
         await store?.close()

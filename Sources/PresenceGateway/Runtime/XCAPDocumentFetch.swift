@@ -13,6 +13,8 @@ enum XCAPAnswer: Sendable {
     case notModified
     /// 404: the user keeps no such document.
     case absent
+    /// 401 or 403: the XCAP root (an Aggregation Proxy) refused the gateway (XCAPClient).
+    case refused(String)
     /// Any other status, or no answer in time: why, for the log.
     case failed(String)
 }
@@ -25,82 +27,58 @@ extension HTTPClient {
         configuration.redirectConfiguration = .disallow
         return HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
     }
+}
 
+extension XCAPClient {
     /// Fetches the document at `uri`, with `If-None-Match` when an `etag` is known, reading at
     /// most `maximumBytes` of it.
-    func xcapDocument(
-        _ uri: String, accept: String, etag: String?, timeoutSeconds: Int, maximumBytes: Int = 1 << 20
-    ) async -> XCAPAnswer {
-        var request = HTTPClientRequest(url: uri)
-        request.headers.add(name: "Accept", value: accept)
-        if let etag { request.headers.add(name: "If-None-Match", value: etag) }
-        do {
-            let response = try await execute(request, timeout: .seconds(Int64(timeoutSeconds)))
-            switch response.status.code {
-            case 200:
-                let body = try await response.body.collect(upTo: maximumBytes)
-                return .document(Array(buffer: body), etag: response.headers.first(name: "ETag"))
+    func document(_ uri: String, accept: String, etag: String?, maximumBytes: Int = 1 << 20) async -> XCAPAnswer {
+        var headers = [("Accept", accept)]
+        if let etag { headers.append(("If-None-Match", etag)) }
+        switch await execute(.GET, uri, headers: headers, maximumBytes: maximumBytes) {
+        case .failure(let failure):
+            return .failed("no document (\(failure))")
+        case .success(let answer):
+            switch answer.status {
+            case 200: return .document(answer.body, etag: answer.headers.first(name: "ETag"))
             case 304: return .notModified
             case 404: return .absent
-            default: return .failed("\(response.status.code) \(response.status.reasonPhrase)")
+            case 401, 403: return .refused("\(answer.status) \(answer.reason)")
+            default: return .failed("\(answer.status) \(answer.reason)")
             }
-        } catch {
-            return .failed("no document (\(error))")
         }
     }
 }
 
 /// Writes the rls-services documents of the lists the gateway keeps for OMA resource list
 /// servers (RFC 4826, `oma: rls`): PUT, or DELETE when nothing is left in one (RFC 4825 §7.4,
-/// §7.5). Its client is made at the first write and shut down by ``shutdown(within:)``.
+/// §7.5), through the gateway's ``XCAPClient``.
 final class XCAPDocumentWriter: Sendable {
-    private let client = NIOLockedValueBox<HTTPClient?>(nil)
     /// The writes not yet answered.
     private let writing = NIOLockedValueBox(0)
-    private let timeoutSeconds: Int
+    private let client: XCAPClient
 
-    init(timeoutSeconds: Int = 10) { self.timeoutSeconds = timeoutSeconds }
+    init(client: XCAPClient) { self.client = client }
 
     /// The HTTP status of the answer; nil when none came in time.
     func write(_ uri: String, body: [UInt8]?, contentType: String) async -> Int? {
         writing.withLockedValue { $0 += 1 }
         defer { writing.withLockedValue { $0 -= 1 } }
-        let client = client.withLockedValue { client in
-            if let client { return client }
-            let made = HTTPClient.xcap(timeoutSeconds: timeoutSeconds)
-            client = made
-            return made
-        }
-        var request = HTTPClientRequest(url: uri)
-        if let body {
-            request.method = .PUT
-            request.headers.add(name: "Content-Type", value: contentType)
-            request.body = .bytes(ByteBuffer(bytes: body))
-        } else {
-            request.method = .DELETE
-        }
-        do {
-            let response = try await client.execute(request, timeout: .seconds(Int64(timeoutSeconds)))
-            // The answer's body (an error document, RFC 4825 §11) is not needed.
-            _ = try? await response.body.collect(upTo: 1 << 16)
-            return Int(response.status.code)
-        } catch {
-            return nil
-        }
+        let headers = body == nil ? [] : [("Content-Type", contentType)]
+        // The answer's body (an error document, RFC 4825 §11) is not needed.
+        let answer = await client.execute(
+            body == nil ? .DELETE : .PUT, uri, headers: headers, body: body, maximumBytes: 1 << 16)
+        return try? answer.get().status
     }
 
     /// Waits at most `within` for the writes under way (a stop deletes the documents of the lists
-    /// it ends) to be answered, then closes the client, which fails those still waiting.
-    func shutdown(within: Duration = .seconds(5)) async {
+    /// it ends) to be answered; the caller then shuts the client down, which fails those still
+    /// waiting.
+    func finish(within: Duration = .seconds(5)) async {
         let deadline = ContinuousClock.now + within
         while writing.withLockedValue({ $0 }) > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
-        let running = client.withLockedValue { client in
-            defer { client = nil }
-            return client
-        }
-        try? await running?.shutdown()
     }
 }
 

@@ -14,6 +14,8 @@ import NIOConcurrencyHelpers
 ///   list the gateway cannot serve, is logged with its line and column and its lists in force stay;
 /// - 304: nothing changed;
 /// - 404: the identity keeps no document: it defines no list;
+/// - 401 or 403: the XCAP root refused the gateway (``XCAPClient`` logs and counts it); its
+///   lists in force stay;
 /// - anything else, or no answer: logged, and its lists in force stay.
 ///
 /// Until every document has been answered once (whatever the answer), ``awaiting`` is true.
@@ -30,7 +32,7 @@ final class XCAPListSource: Sendable {
     private let identities: NIOLockedValueBox<[String]>
     private let enterprise: GatewayConfiguration.Domains
     private let limit: Int
-    private let client: HTTPClient
+    private let client: XCAPClient
     /// By identity.
     private let documents: NIOLockedValueBox<[String: Document]>
     private let polling = XCAPPolling()
@@ -40,13 +42,13 @@ final class XCAPListSource: Sendable {
 
     init(
         settings: GatewayConfiguration.XCAP, enterprise: GatewayConfiguration.Domains, limit: Int,
-        factory: any MetricsFactory, logger: Logger,
+        client: XCAPClient, factory: any MetricsFactory, logger: Logger,
         apply: @escaping @Sendable (_ lists: [String: [String]], _ awaiting: Bool) async -> Void
     ) {
         self.settings = settings
         self.enterprise = enterprise
         self.limit = limit
-        client = HTTPClient.xcap(timeoutSeconds: settings.timeoutSeconds)
+        self.client = client
         identities = NIOLockedValueBox(settings.rlsServices)
         documents = NIOLockedValueBox(
             Dictionary(uniqueKeysWithValues: settings.rlsServices.map { ($0, Document()) }))
@@ -89,9 +91,9 @@ final class XCAPListSource: Sendable {
         }
     }
 
+    /// Stops the polling; the client is the server's to shut down.
     func shutdown() async {
         await polling.stop()
-        try? await client.shutdown()
     }
 
     /// Fetches `xui`'s document once and applies what changed.
@@ -108,9 +110,7 @@ final class XCAPListSource: Sendable {
         guard let known = documents.withLockedValue({ $0[xui] }) else { return .unchanged }
         defer { documents.withLockedValue { $0[xui]?.answered = true } }
         let uri = settings.rlsServicesURI(of: xui)
-        switch await client.xcapDocument(
-            uri, accept: "application/rls-services+xml", etag: known.etag, timeoutSeconds: settings.timeoutSeconds)
-        {
+        switch await client.document(uri, accept: "application/rls-services+xml", etag: known.etag) {
         case .notModified:
             return .unchanged
         case .absent:
@@ -135,6 +135,8 @@ final class XCAPListSource: Sendable {
         case .failed(let reason):
             logger.warning("XCAP \(uri): \(reason); the lists in force stay")
             return .failed
+        case .refused:
+            return .unauthorized
         }
     }
 }

@@ -15,9 +15,14 @@ import NIOConcurrencyHelpers
 ///   column and the rules in force stay;
 /// - 304: nothing changed;
 /// - 404: the presentity keeps no document: no rules, the configured defaults decide;
+/// - 401 or 403, the XCAP root (an Aggregation Proxy, PacketCable Presence §6.2.18) refused the
+///   gateway's credentials (``XCAPClient``): counted as `unauthorized`, the root shown failing in
+///   `/health`, and the rules in force stay;
 /// - anything else, or no answer: logged, and the rules in force stay.
 ///
-/// Until a presentity's document has been fetched once, every watcher of it waits (``awaiting``).
+/// Until a presentity's document has been fetched once, every watcher of it waits (``awaiting``);
+/// `/health` counts such presentities by root (``awaitingCount``). A failed fetch is tried again
+/// at the next poll, every `poll` seconds, for as long as it fails.
 final class XCAPPolicySource: Sendable {
     /// What is known of one presentity's document.
     private struct Document: Sendable {
@@ -27,7 +32,7 @@ final class XCAPPolicySource: Sendable {
 
     /// How one check ended: the `result` of `gateway_xcap_fetches_total`.
     enum Outcome: String, CaseIterable, Sendable {
-        case changed, unchanged, absent, invalid, failed
+        case changed, unchanged, absent, invalid, failed, unauthorized
     }
 
     /// The rules of a presentity whose document has not been fetched yet: every watcher is
@@ -41,7 +46,7 @@ final class XCAPPolicySource: Sendable {
     static let maximumBytes = 1 << 20
 
     let settings: GatewayConfiguration.XCAP
-    private let client: HTTPClient
+    private let client: XCAPClient
     private let documents: NIOLockedValueBox<[String: Document]>
     private let polling = XCAPPolling()
     private let apply: @Sendable (String, PresRules) async -> Void
@@ -49,15 +54,22 @@ final class XCAPPolicySource: Sendable {
     private let fetches: [Outcome: Counter]
 
     init(
-        settings: GatewayConfiguration.XCAP, presentities: Set<String>, factory: any MetricsFactory, logger: Logger,
-        apply: @escaping @Sendable (String, PresRules) async -> Void
+        settings: GatewayConfiguration.XCAP, presentities: Set<String>, client: XCAPClient,
+        factory: any MetricsFactory, logger: Logger, apply: @escaping @Sendable (String, PresRules) async -> Void
     ) {
         self.settings = settings
-        client = HTTPClient.xcap(timeoutSeconds: settings.timeoutSeconds)
+        self.client = client
         documents = NIOLockedValueBox(Dictionary(uniqueKeysWithValues: presentities.map { ($0, Document()) }))
         self.apply = apply
         self.logger = logger
         fetches = XCAPPolicySource.Outcome.counters(factory)
+    }
+
+    /// How many presentities still wait for their first document: their watchers are pending.
+    var awaitingCount: Int {
+        documents.withLockedValue { documents in
+            documents.values.filter { $0.rules == Self.awaiting }.count
+        }
     }
 
     /// The rules in force for each presentity watched.
@@ -89,9 +101,9 @@ final class XCAPPolicySource: Sendable {
         }
     }
 
+    /// Stops the polling; the client is the server's to shut down.
     func shutdown() async {
         await polling.stop()
-        try? await client.shutdown()
     }
 
     /// Fetches `presentity`'s document once and applies what changed.
@@ -102,9 +114,8 @@ final class XCAPPolicySource: Sendable {
     private func fetch(_ presentity: String) async -> Outcome {
         guard let known = documents.withLockedValue({ $0[presentity] }) else { return .unchanged }
         let uri = settings.documentURI(of: presentity)
-        let answer = await client.xcapDocument(
-            uri, accept: "application/auth-policy+xml", etag: known.etag, timeoutSeconds: settings.timeoutSeconds,
-            maximumBytes: Self.maximumBytes)
+        let answer = await client.document(
+            uri, accept: "application/auth-policy+xml", etag: known.etag, maximumBytes: Self.maximumBytes)
         let rules: PresRules
         let etag: String?
         switch answer {
@@ -128,6 +139,9 @@ final class XCAPPolicySource: Sendable {
         case .failed(let reason):
             logger.warning("XCAP \(uri): \(reason); the pres-rules in force stay")
             return .failed
+        case .refused:
+            // Logged by the client, naming the root (once while it keeps refusing).
+            return .unauthorized
         }
         let changed = documents.withLockedValue { documents -> Bool in
             guard var document = documents[presentity] else { return false }
