@@ -18,7 +18,9 @@
 # dnsmasq-base (the dnsmasq binary, no service), the DNS server whose answers fill the gateway's
 # resolver cache in Tests/GatewayPeerTests/RuntimeControlProcessTests.swift; and prometheus for
 # promtool, which checks deploy/prometheus's alert rules, runs their unit tests and lints the
-# gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift).
+# gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift); and apache2, whose httpd
+# with mod_auth_digest and mod_proxy_http is the OMA Aggregation Proxy (HTTP Digest in front of
+# Kamailio's xcap_server) of Tests/GatewayPeerTests/XCAPAuthPeerTests.swift.
 # With --with-peers (scripts/run.sh --with-peers): what building needs and the demo's peers only,
 # sip-tester, Kamailio with its presence and SQLite modules, and sqlite3.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
@@ -33,7 +35,7 @@ if [ "${1:-}" = "--with-peers" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3)
 elif [ "${1:-}" != "--build-only" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules kamailio-tls-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
-    pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base)
+    pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base apache2)
 fi
 need=()
 for pkg in "${packages[@]}"; do
@@ -59,6 +61,11 @@ fi
 if [ -d /run/systemd/system ] && systemctl is-enabled --quiet prometheus 2>/dev/null; then
   echo "setup: stopping and disabling the prometheus service the package started (only promtool is used)" >&2
   systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
+# And Debian's apache2 starts httpd on *:80; the tests start their own on a free loopback port.
+if [ -d /run/systemd/system ] && systemctl is-enabled --quiet apache2 2>/dev/null; then
+  echo "setup: stopping and disabling the apache2 service the package started (the tests start their own)" >&2
+  systemctl disable --now apache2 >/dev/null 2>&1 || true
 fi
 if [ "${1:-}" != "--build-only" ] && ! command -v promtool >/dev/null 2>&1; then
   echo "setup: prometheus is installed but promtool is not on PATH" >&2
