@@ -63,7 +63,7 @@ import Testing
                 do {
                     _ = try GatewayConfiguration(yaml: Self.roots + "xcap-auth:\n  " + entry + "\n")
                     Issue.record("accepted: \(entry)")
-                } catch {
+                } catch let error as ConfigurationError {
                     #expect(error.description.contains(message), "\(error.description)")
                     #expect(error.description.hasPrefix("8:"), "line of the entry: \(error.description)")
                     #expect(!error.description.contains("Circle of Life"))
