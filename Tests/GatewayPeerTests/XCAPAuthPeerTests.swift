@@ -160,8 +160,9 @@ import Testing
 
     /// Flow 1 toward an OMA RLS (RFC 4662; docs/flows.md, "Lists toward the OMA side") whose XCAP
     /// server sits behind the proxy: the gateway PUTs Carol's rls-services document through it
-    /// with Digest (RFC 4826), Kamailio's RLS reads the list and notifies John's state, which
-    /// reaches Carol; the stop DELETEs the document, again authenticated.
+    /// with Digest (RFC 4826), Kamailio's RLS reads the list and notifies John's and Mary's
+    /// states, which reach Carol (6500 busy, 15500 away); the stop DELETEs the document, again
+    /// authenticated.
     @Test func theGatewaysListIsWrittenThroughTheProxyAndUsed() async throws {
         let kamailio = try await RLSKamailio.start()
         defer { kamailio.stop() }
@@ -193,11 +194,16 @@ import Testing
             try await withCleanup {
                 try await server.start()
                 try await OMAResourceListPeerTests.publish("john", "busy", port: kamailio.sipPort)
+                try await OMAResourceListPeerTests.publish("mary", "away", port: kamailio.sipPort)
                 let enterprise = try #require(server.bound[.enterprise]?.first?.port)
-                let watcher = try await EnterpriseWatcher(watcher: Self.carol, resources: [OMAResourceListPeerTests.john],
-                                                          gatewayPort: UInt16(enterprise))
+                // Two resources: a batch, which becomes one list at the OMA RLS.
+                let watcher = try await EnterpriseWatcher(
+                    watcher: Self.carol, resources: [OMAResourceListPeerTests.john, OMAResourceListPeerTests.mary],
+                    gatewayPort: UInt16(enterprise))
                 #expect(watcher.subscribeStatus == 200)
                 #expect(await watcher.sees(6500, for: OMAResourceListPeerTests.john, within: 10),
+                        "\(watcher.transcript.joined(separator: "\n---\n"))")
+                #expect(await watcher.sees(15500, for: OMAResourceListPeerTests.mary, within: 10),
                         "\(watcher.transcript.joined(separator: "\n---\n"))")
                 let put = proxy.requests.filter { $0.method == "PUT" }
                 #expect(put.contains { $0.user == Self.user && (200..<300).contains($0.status) && $0.path.contains("/rls-services/users/") },
