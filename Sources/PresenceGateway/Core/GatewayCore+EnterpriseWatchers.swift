@@ -85,11 +85,11 @@ extension GatewayCore {
         var peer: DialogPeer?
         /// Partial notifications from the OMA side (RFC 5263): held out of line, and only once
         /// the OMA side sent one.
-        var partial: ReceivedPartialState? {
+        var partial: EnterpriseWatcherBridge.ReceivedPartialState? {
             get { partialBox?.value }
             set { partialBox = newValue.map(OutOfLine.init) }
         }
-        var partialBox: OutOfLine<ReceivedPartialState>?
+        var partialBox: OutOfLine<EnterpriseWatcherBridge.ReceivedPartialState>?
     }
 
     mutating func newEnterpriseWatch(
@@ -269,7 +269,7 @@ extension GatewayCore {
         let configuration = SubscriberSubscription.Configuration(
             target: uri, from: Self.legFrom(from), to: SIPAddress(uri: uri), contact: contact,
             accept: self.configuration.oma.partialNotifications
-                ? [SIPBodyType.pidf, Self.pidfDiffType] : [SIPBodyType.pidf],
+                ? [SIPBodyType.pidf, OMAWatcherNotifier.pidfDiffType] : [SIPBodyType.pidf],
             expires: self.configuration.subscriptions.defaultExpires,
             minInterval: self.configuration.oma.minInterval, maxInterval: self.configuration.oma.maxInterval)
         let key = takeKey()
@@ -542,7 +542,7 @@ extension GatewayCore {
         // the NOTIFY, so the watcher's view stays what it was.
         var pidf: PIDFDocument?
         var needsFullState = false
-        switch Self.legBody(request, &leg) {
+        switch EnterpriseWatcherBridge.legBody(request, &leg) {
         case .unreadable:
             return [
                 .respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))

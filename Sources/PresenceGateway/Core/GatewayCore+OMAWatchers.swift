@@ -56,18 +56,18 @@ extension GatewayCore {
         /// Who made the dialog: its in-dialog requests must come from there.
         var peer: DialogPeer?
         /// Partial notifications (RFC 5263), when the watcher accepts them: held out of line.
-        var partial: PartialNotifications? {
+        var partial: OMAWatcherNotifier.PartialNotifications? {
             get { partialBox?.value }
             set { partialBox = newValue.map(OutOfLine.init) }
         }
-        private var partialBox: OutOfLine<PartialNotifications>?
+        private var partialBox: OutOfLine<OMAWatcherNotifier.PartialNotifications>?
 
         /// An event filter (RFC 4660), when the watcher sent one: held out of line.
-        var filter: WatcherFilter? {
+        var filter: OMAWatcherNotifier.WatcherFilter? {
             get { filterBox?.value }
             set { filterBox = newValue.map(OutOfLine.init) }
         }
-        private var filterBox: OutOfLine<WatcherFilter>?
+        private var filterBox: OutOfLine<OMAWatcherNotifier.WatcherFilter>?
 
         /// Its part in a resource list subscription (RFC 4662, `GatewayCore+ResourceLists`), or
         /// the watcher it mirrors (`GatewayCore+WatcherMirror`), when it has one: held out of line.
@@ -122,7 +122,7 @@ extension GatewayCore {
         /// watcher without partial notifications.
         mutating func body(for full: [UInt8], forceFull: Bool) -> (body: [UInt8], type: String?) {
             guard partialBox != nil else { return (full, nil) }
-            return GatewayCore.partialBody(full, &partial, forceFull: forceFull)
+            return OMAWatcherNotifier.partialBody(full, &partial, forceFull: forceFull)
         }
 
         init(
@@ -196,9 +196,9 @@ extension GatewayCore {
         {
             return answer
         }
-        let filter: WatcherFilter?
+        let filter: OMAWatcherNotifier.WatcherFilter?
         do {
-            filter = try Self.watcherFilter(
+            filter = try OMAWatcherNotifier.watcherFilter(
                 body: request.body, type: (try? request.headers.contentType)?.mediaType, resource: resource,
                 terms: terms)
         } catch {
@@ -207,13 +207,15 @@ extension GatewayCore {
                     id,
                     SIPResponse(
                         replyingTo: request, statusCode: error.status, reasonPhrase: error.reason, toTag: ids.tag(),
-                        headers: error.status == 415 ? [(.accept, Self.simpleFilterType)] : []))
+                        headers: error.status == 415 ? [(.accept, OMAWatcherNotifier.simpleFilterType)] : []))
             ]
         }
         guard takeQuotas(watcher.uri, peer: peer) else { return overQuota(request, id: id) }
         let key = takeKey()
         var watch = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
-        if Self.acceptsPartialPIDF(request, terms: terms) { watch.partial = PartialNotifications() }
+        if OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms) {
+            watch.partial = OMAWatcherNotifier.PartialNotifications()
+        }
         watch.filter = filter
         notifier[key] = watch
         return attach(key, now: now)
@@ -558,13 +560,13 @@ extension GatewayCore {
             // A refresh may carry a new filter (RFC 4660 §4.2); one that needs categories the
             // subscription does not carry is refused: the watcher subscribes again for them.
             if !request.body.isEmpty {
-                do throws(FilterRefusal) {
-                    let filter = try Self.watcherFilter(
+                do throws(OMAWatcherNotifier.FilterRefusal) {
+                    let filter = try OMAWatcherNotifier.watcherFilter(
                         body: request.body, type: (try? request.headers.contentType)?.mediaType,
                         resource: watch.resource, terms: terms)
                     let carried = watch.filter?.categories ?? Self.bridgedCategories
                     guard Set(filter?.categories ?? Self.bridgedCategories).isSubset(of: carried) else {
-                        throw FilterRefusal(status: 488, reason: "Filter Needs A New Subscription")
+                        throw OMAWatcherNotifier.FilterRefusal(status: 488, reason: "Filter Needs A New Subscription")
                     }
                     watch.filter = filter
                 } catch {
@@ -576,10 +578,10 @@ extension GatewayCore {
             }
             let full = watch.filtered(render(state, as: terms.bodyType)).body
             // A refresh may start or stop partial notifications; either way it gets full state.
-            if !Self.acceptsPartialPIDF(request, terms: terms) {
+            if !OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms) {
                 watch.partial = nil
             } else if watch.partial == nil {
-                watch.partial = PartialNotifications()
+                watch.partial = OMAWatcherNotifier.PartialNotifications()
             }
             let (body, type) = watch.body(for: full, forceFull: true)
             let actions = sub.refresh(request, terms: terms, body: body, bodyType: type, now: now)

@@ -171,14 +171,14 @@ extension GatewayCore.OMAWatch: StoredEntry {
         }
         if let stored = r.filter, let terms = watch.subscription?.terms {
             do {
-                watch.filter = try GatewayCore.watcherFilter(
-                    body: stored.bytes, type: GatewayCore.simpleFilterType, resource: r.resource, terms: terms)
+                watch.filter = try OMAWatcherNotifier.watcherFilter(
+                    body: stored.bytes, type: OMAWatcherNotifier.simpleFilterType, resource: r.resource, terms: terms)
             } catch { throw GatewayCore.RestoreError.Detail("filter: \(error.reason)") }
         }
         if let version = r.partialVersion {
             // Two blocks above the stored version, so above every one sent (as for CSeqs);
             // nothing to diff against: the next document is full.
-            watch.partial = GatewayCore.PartialNotifications(
+            watch.partial = OMAWatcherNotifier.PartialNotifications(
                 version: version &+ 2 * GatewayCore.sequenceBlock, last: nil)
         }
         return watch

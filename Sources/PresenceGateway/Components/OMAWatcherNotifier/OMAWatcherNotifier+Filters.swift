@@ -9,7 +9,7 @@ import XMLBridge
 /// watcher (a filter of the note and the basic status asks for `state` and `note`), and the
 /// PIDF the watcher is sent is cut to what the filter selects; its triggers decide which
 /// changes are notified.
-extension GatewayCore {
+extension OMAWatcherNotifier {
     struct WatcherFilter: Sendable {
         var filter: SimpleFilter
         /// The filter-set as received: kept with the watch's record.
@@ -60,7 +60,7 @@ extension GatewayCore {
     /// `calendarData` for the time offset; all of them for a selection of the whole document,
     /// a person or a tuple as such, or no `include` at all.
     static func categories(for filter: SimpleFilter) -> [CategoryName] {
-        guard !filter.includes.isEmpty else { return bridgedCategories }
+        guard !filter.includes.isEmpty else { return GatewayCore.bridgedCategories }
         var wanted: Set<CategoryName> = [.state]
         for selection in filter.includes {
             switch selection {
@@ -69,7 +69,7 @@ extension GatewayCore {
                 case NS.cipid: wanted.insert(.contactCard)
                 case NS.caps: wanted.insert(.services)
                 case NS.rpid: wanted.formUnion([.calendarData, .note])
-                default: return bridgedCategories
+                default: return GatewayCore.bridgedCategories
                 }
             case .path(let path, _):
                 let names = path.split(separator: "/").map { step in
@@ -78,7 +78,7 @@ extension GatewayCore {
                 }
                 // The whole document, or a tuple or person selected whole, carries everything.
                 guard names.count > 1, !(names.count == 2 && ["person", "tuple"].contains(names[1])) else {
-                    return bridgedCategories
+                    return GatewayCore.bridgedCategories
                 }
                 let below = Set(names.dropFirst())
                 if below.contains("note") { wanted.insert(.note) }
@@ -89,6 +89,6 @@ extension GatewayCore {
                 if below.contains("time-offset") { wanted.insert(.calendarData) }
             }
         }
-        return bridgedCategories.filter(wanted.contains)
+        return GatewayCore.bridgedCategories.filter(wanted.contains)
     }
 }

@@ -3,58 +3,18 @@ import SIPMessages
 import SIPStack
 import XMLBridge
 
-/// Partial notifications (RFC 5263, documents of RFC 5262) in both roles
-/// (docs/flows.md, "Partial notifications").
-///
-/// - As notifier (flow 2): an OMA watcher whose Accept lists `application/pidf-diff+xml` beside
-///   PIDF gets `pidf-full` first and after each refresh, then a `pidf-diff` for each change
-///   where one can say it (elements replaced, removed or added by `id`); otherwise `pidf-full`
-///   again. Every document has the next `version`.
-/// - As subscriber (flow 1, with `oma.partial-notifications`): a leg's `pidf-full` or PIDF is
-///   kept, each `pidf-diff` of the next version applied to it; a diff out of sequence or that
-///   does not apply makes the leg refresh its subscription for full state, and diffs are
-///   ignored until that state arrives.
-extension GatewayCore {
-    /// A watcher's partial notifications: the version of the last document sent (nil: none
-    /// yet) and the presence document it described (nil after a restart: the next one is full).
-    struct PartialNotifications: Sendable {
-        var version: UInt32?
-        var last: XMLElement?
-    }
-
+/// Partial notifications (RFC 5263, documents of RFC 5262) as subscriber (flow 1, with
+/// `oma.partial-notifications`; docs/flows.md, "Partial notifications"): a leg's `pidf-full` or
+/// PIDF is kept, each `pidf-diff` of the next version applied to it; a diff out of sequence or
+/// that does not apply makes the leg refresh its subscription for full state, and diffs are
+/// ignored until that state arrives.
+extension EnterpriseWatcherBridge {
     /// A leg's partial notifications from the OMA side.
     enum ReceivedPartialState: Sendable {
         /// A diff did not follow: the leg asked for full state and waits for it.
         case awaitingFull
         /// The last full state, and its version when it had one.
         case base(version: UInt32?, document: XMLElement)
-    }
-
-    static let pidfDiffType = "application/pidf-diff+xml"
-
-    /// Whether a presence SUBSCRIBE negotiated PIDF and accepts partial PIDF too (RFC 5263 §4.1).
-    static func acceptsPartialPIDF(_ request: SIPRequest, terms: SubscriptionTerms) -> Bool {
-        guard terms.bodyType == SIPBodyType.pidf, let accept = try? request.headers.accept else { return false }
-        return accept.contains { $0.type == "application" && $0.subtype == "pidf-diff+xml" && $0.q > 0 }
-    }
-
-    /// The body a watcher is sent for the PIDF document `full`: itself, or for a watcher of
-    /// partial notifications a `pidf-full` (`forceFull`, or nothing to diff against) or a
-    /// `pidf-diff`, with the body type to send it as (nil: the negotiated one).
-    static func partialBody(_ full: [UInt8], _ partial: inout PartialNotifications?, forceFull: Bool)
-        -> (body: [UInt8], type: String?)
-    {
-        guard var state = partial, let document = try? XMLParser.parse(full) else { return (full, nil) }
-        let version = state.version.map { $0 &+ 1 } ?? 0
-        defer {
-            state.version = version
-            state.last = document
-            partial = state
-        }
-        if !forceFull, let last = state.last, let diff = PIDFDiff.diff(from: last, to: document, version: version) {
-            return (diff, pidfDiffType)
-        }
-        return (PIDFDiff.full(document, version: version), pidfDiffType)
     }
 
     /// The PIDF document of a leg's NOTIFY body (`application/pidf+xml` or, with partial
@@ -69,7 +29,7 @@ extension GatewayCore {
         case ignored
     }
 
-    static func legBody(_ request: SIPRequest, _ leg: inout OMALeg) -> LegBody {
+    static func legBody(_ request: SIPRequest, _ leg: inout GatewayCore.OMALeg) -> LegBody {
         guard !request.body.isEmpty, let type = (try? request.headers.contentType)?.mediaType else { return .none }
         switch type {
         case SIPBodyType.pidf:
@@ -79,7 +39,7 @@ extension GatewayCore {
                 leg.partial = .base(version: nil, document: tree)
             }
             return .document(document)
-        case pidfDiffType:
+        case OMAWatcherNotifier.pidfDiffType:
             guard let body = try? PIDFDiff(bytes: request.body) else { return .unreadable }
             switch body {
             case .full(let version, let presence):
