@@ -41,15 +41,9 @@ struct Quotas: Sendable {
     }
 
     /// Counts a restored subscription of `watcher`, whatever the limit is now.
-    mutating func countWatcher(_ watcher: String) {
-        watchers[watcher.hashValue] = (watchers[watcher.hashValue] ?? 0) + 1
-    }
+    mutating func countWatcher(_ watcher: String) { Self.count(watcher, in: &watchers) }
 
-    mutating func releaseWatcher(_ watcher: String) {
-        let key = watcher.hashValue
-        guard let held = watchers[key] else { return }
-        watchers[key] = held > 1 ? held - 1 : nil
-    }
+    mutating func releaseWatcher(_ watcher: String) { Self.release(watcher, in: &watchers) }
 
     // MARK: Presentities
 
@@ -57,14 +51,19 @@ struct Quotas: Sendable {
         Int(presentities[presentity.hashValue] ?? 0) < limit
     }
 
-    mutating func countPresentityLeg(_ presentity: String) {
-        presentities[presentity.hashValue] = (presentities[presentity.hashValue] ?? 0) + 1
+    mutating func countPresentityLeg(_ presentity: String) { Self.count(presentity, in: &presentities) }
+
+    mutating func releasePresentityLeg(_ presentity: String) { Self.release(presentity, in: &presentities) }
+
+    private static func count(_ uri: String, in table: inout PackedTable<Int, Int32>) {
+        table[uri.hashValue] = (table[uri.hashValue] ?? 0) + 1
     }
 
-    mutating func releasePresentityLeg(_ presentity: String) {
-        let key = presentity.hashValue
-        guard let held = presentities[key] else { return }
-        presentities[key] = held > 1 ? held - 1 : nil
+    /// One less under `uri`; a count that reaches 0 leaves the table.
+    private static func release(_ uri: String, in table: inout PackedTable<Int, Int32>) {
+        let key = uri.hashValue
+        guard let held = table[key] else { return }
+        table[key] = held > 1 ? held - 1 : nil
     }
 
     // MARK: Peers and senders
