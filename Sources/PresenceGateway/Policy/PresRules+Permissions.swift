@@ -21,6 +21,9 @@ extension PresRules {
             public var uriSchemes: Set<String> = []
             /// `deviceID` (devices only, RFC 4479 §3.3).
             public var deviceIDs: Set<String> = []
+            /// OMA's `service-id` (services only, OMA-TS-Presence_SIMPLE_XDM): a tuple whose
+            /// `op:service-description` has that `op:service-id`.
+            public var serviceIDs: Set<String> = []
 
             public init() {}
 
@@ -31,10 +34,14 @@ extension PresRules {
                 serviceURIs.formUnion(other.serviceURIs)
                 uriSchemes.formUnion(other.uriSchemes)
                 deviceIDs.formUnion(other.deviceIDs)
+                serviceIDs.formUnion(other.serviceIDs)
             }
 
-            func selects(id: String, class: String?, contact: String? = nil, deviceID: String? = nil) -> Bool {
+            func selects(
+                id: String, class: String?, contact: String? = nil, deviceID: String? = nil, serviceID: String? = nil
+            ) -> Bool {
                 if all || occurrenceIDs.contains(id) { return true }
+                if let serviceID, serviceIDs.contains(serviceID) { return true }
                 if let `class`, classes.contains(`class`) { return true }
                 if let deviceID, deviceIDs.contains(deviceID) { return true }
                 guard let contact else { return false }
@@ -76,7 +83,8 @@ extension PresRules {
         public var attributes: Set<Attribute> = []
         public var userInput = UserInput.none
         /// `provide-unknown-attribute`: elements of other vocabularies (CIPID, capabilities,
-        /// extensions) by namespace and local name.
+        /// extensions) by namespace and local name; and the OMA elements OMA's `provide-*`
+        /// grant (``omaGrants``).
         public var unknownAttributes: Set<XMLName> = []
         /// `provide-all-attributes`: every attribute of what is shown.
         public var allAttributes = false
@@ -99,6 +107,9 @@ extension PresRules {
         /// Reads a rule's `transformations`; a transformation of another vocabulary grants
         /// nothing here.
         init(_ transformations: XMLElement) throws(XMLError) {
+            for element in transformations.elements where element.name.namespace == PresRules.omaPresRules {
+                try readOMA(element)
+            }
             for element in transformations.elements where element.name.namespace == PresRules.presRules {
                 switch element.name.local {
                 case "provide-services": services = try Self.selection(element, all: "all-services")
@@ -148,6 +159,8 @@ extension PresRules {
                 case "service-uri": selection.serviceURIs.insert(value)
                 case "service-uri-scheme": selection.uriSchemes.insert(value.lowercased())
                 case "deviceID": selection.deviceIDs.insert(value)
+                case "service-id" where selector.name.namespace == PresRules.omaPresRules && all == "all-services":
+                    selection.serviceIDs.insert(value)
                 default: throw selector.error("<\(selector.name.local)> does not select in \(element.name.local)")
                 }
             }
@@ -161,14 +174,15 @@ extension PresRules {
         public func apply(to document: PIDFDocument) -> PIDFDocument {
             var shown = document
             shown.tuples = document.tuples.filter {
-                services.selects(id: $0.id, class: $0.rpid.class, contact: $0.contact?.uri)
+                services.selects(
+                    id: $0.id, class: $0.rpid.class, contact: $0.contact?.uri, serviceID: Self.omaServiceID(of: $0))
             }.map { tuple in
                 var tuple = tuple
                 tuple.rpid = rpid(tuple.rpid)
                 tuple.cipid = cipid(tuple.cipid)
                 tuple.notes = grants(.note) ? tuple.notes : []
                 tuple.deviceIDs = grants(.deviceID) ? tuple.deviceIDs : []
-                tuple.extensions = tuple.extensions.filter(grants)
+                tuple.extensions = tuple.extensions.filter { grants($0) || $0.name == Self.omaServiceDescription }
                 tuple.status.rpid = rpid(tuple.status.rpid)
                 tuple.status.extensions = tuple.status.extensions.filter(grants)
                 if !grants(XMLName(NS.caps, "servcaps")) { tuple.status.capabilities = nil }
@@ -247,7 +261,7 @@ extension PresRules {
     /// rule matches (the configured defaults decided, and show everything the containers
     /// expose). A matching rule without `transformations` grants nothing.
     public func permissions(for watcher: WatcherIdentity) -> Permissions? {
-        let matching = rules.filter { $0.matches(watcher) }
+        let matching = matchingRules(for: watcher)
         guard !matching.isEmpty else { return nil }
         return matching.reduce(Permissions()) { $0.union($1.permissions) }
     }

@@ -18,10 +18,13 @@ public import XMLBridge
 /// Supported: identity conditions (`one`, `many` with and without `domain`, `except`), validity
 /// (RFC 4745 §7.3: the rule applies only within one of its intervals; ``inForce(at:)``), sphere
 /// (RFC 4745 §7.2: only while the presentity is in one of the spheres named;
-/// ``decidingSphere(_:)``), and the absence of conditions (matches every watcher, RFC 4745 §7). A
-/// rule with any other condition (extensions) never matches: RFC 4745 §7 makes a rule apply only
-/// when all its conditions hold, and a condition this gateway cannot evaluate does not hold.
-/// Transformations are the watcher's ``Permissions`` (RFC 5025 §3.3).
+/// ``decidingSphere(_:)``), OMA's condition extensions (`external-list`, `anonymous-request`,
+/// `other-identity`, OMA-TS-Presence_SIMPLE_XDM "Presence Authorization Rules", schema
+/// xdm_commonPolicy-v1_0; PresRules+OMA.swift), and the absence of conditions (matches every
+/// watcher, RFC 4745 §7). A rule with any other condition never matches: RFC 4745 §7 makes a
+/// rule apply only when all its conditions hold, and a condition this gateway cannot evaluate
+/// does not hold. Transformations are the watcher's ``Permissions`` (RFC 5025 §3.3, with OMA's
+/// `provide-*`).
 public struct PresRules: Sendable, Hashable {
     public struct Rule: Sendable, Hashable {
         public var id: String
@@ -40,10 +43,13 @@ public struct PresRules: Sendable, Hashable {
         public var subHandling: SubHandling?
         /// What its `transformations` grant (none without them).
         public var permissions: Permissions
+        /// OMA's conditions (`external-list`, `anonymous-request`, `other-identity`).
+        public var oma: OMAConditions
 
         public init(
             id: String, identities: [Identity]?, hasUnsupportedCondition: Bool = false, spheres: Set<String>? = nil,
-            validity: [Range<Date>]? = nil, subHandling: SubHandling?, permissions: Permissions = Permissions()
+            validity: [Range<Date>]? = nil, subHandling: SubHandling?, permissions: Permissions = Permissions(),
+            oma: OMAConditions = OMAConditions()
         ) {
             self.id = id
             self.identities = identities
@@ -52,12 +58,25 @@ public struct PresRules: Sendable, Hashable {
             self.validity = validity
             self.subHandling = subHandling
             self.permissions = permissions
+            self.oma = oma
         }
 
-        public func matches(_ watcher: WatcherIdentity) -> Bool {
+        /// Whether every condition holds for `watcher` (RFC 4745 §7). `otherIdentity`: no rule
+        /// of the ruleset names the watcher (``PresRules/matchingRules(for:)`` decides it, as
+        /// OMA's `other-identity` needs the whole ruleset). An identity condition names an
+        /// authenticated identity (RFC 4745 §7.1): an anonymous request never meets one.
+        public func matches(_ watcher: WatcherIdentity, otherIdentity: Bool = false) -> Bool {
             guard !hasUnsupportedCondition, validity == nil, spheres == nil else { return false }
+            guard oma.holds(for: watcher, otherIdentity: otherIdentity) else { return false }
             guard let identities else { return true }
-            return identities.contains { $0.matches(watcher) }
+            return !watcher.isAnonymous && identities.contains { $0.matches(watcher) }
+        }
+
+        /// Whether its `identity` or OMA `external-list` condition names `watcher`: what OMA's
+        /// `other-identity` looks for in the other rules.
+        func names(_ watcher: WatcherIdentity) -> Bool {
+            guard !watcher.isAnonymous else { return false }
+            return identities?.contains { $0.matches(watcher) } == true || oma.listsName(watcher)
         }
     }
 
@@ -90,7 +109,15 @@ public struct PresRules: Sendable, Hashable {
     /// nil when no matching rule grants one (the caller's default applies, RFC 5025 §3.2.1 makes
     /// it `block`).
     public func subHandling(for watcher: WatcherIdentity) -> SubHandling? {
-        rules.filter { $0.matches(watcher) }.compactMap(\.subHandling).max()
+        matchingRules(for: watcher).compactMap(\.subHandling).max()
+    }
+
+    /// The rules whose conditions all hold for `watcher`. OMA's `other-identity` holds when no
+    /// rule's `identity` or `external-list` condition names the watcher (and the request is
+    /// not anonymous: it names no identity to be another).
+    public func matchingRules(for watcher: WatcherIdentity) -> [Rule] {
+        let other = !watcher.isAnonymous && !rules.contains { $0.names(watcher) }
+        return rules.filter { $0.matches(watcher, otherIdentity: other) }
     }
 
     /// The rules that apply at `date`: those without validity, and those with an interval that
@@ -177,6 +204,12 @@ public struct PresRules: Sendable, Hashable {
                 else { throw condition.error("<sphere> needs a value (RFC 4745 §7.2)") }
                 guard rule.spheres == nil else { throw condition.error("a second <sphere> (RFC 4745 §7)") }
                 rule.spheres = Set(named)
+                continue
+            }
+            if condition.name.namespace == Self.omaCommonPolicy {
+                var unsupported = false
+                try rule.oma.read(condition, unsupported: &unsupported)
+                if unsupported { rule.hasUnsupportedCondition = true }
                 continue
             }
             guard condition.name == XMLName(Self.commonPolicy, "identity") else {

@@ -11,6 +11,11 @@ public struct WatcherIdentity: Sendable, Hashable {
         return String(uri[uri.utf8.index(after: at)...])
     }
 
+    /// The request is anonymous: its identity is the one RFC 3323 §4.1.1.3 gives a user agent
+    /// that hides it, `sip:anonymous@anonymous.invalid` (what OMA's `anonymous-request`
+    /// condition looks for; no identity condition of RFC 4745 §7.1 names it).
+    public var isAnonymous: Bool { uri == "sip:anonymous@anonymous.invalid" }
+
     /// `uri` may carry a scheme, parameters or angle brackets; they are dropped. Returns nil when
     /// it has no `user@host` part.
     public init?(uri text: String, network: SourceNetwork) {

@@ -175,9 +175,21 @@ public final class GatewayServer: @unchecked Sendable {
         }
         let now = Date()
         for (presentity, document) in documents {
-            configuration.policies[presentity]?.rules = document.inForce(at: now)
+            configuration.policies[presentity]?.rules = Self.resolvingServedLists(
+                document.inForce(at: now), configuration.resourceLists)
         }
         return (configuration, documents)
+    }
+
+    /// `rules` with each `external-list` entry that names a list the gateway serves by its SIP
+    /// URI resolved to its members (PacketCable Presence §6.1.5: a list's identity, such as
+    /// `sip:friends@example.com`, referenced by the authorization policy as its accept list);
+    /// XCAP anchors are resolved where the document is fetched (``XCAPExternalLists``).
+    static func resolvingServedLists(_ rules: PresRules, _ lists: [String: [String]]) -> PresRules {
+        rules.resolvingExternalLists { anchor in
+            guard XCAPExternalLists.isSIP(anchor) else { return nil }
+            return lists[anchor] ?? WatcherIdentity.addressOfRecord(anchor).flatMap { lists[$0] }
+        }
     }
 
     /// `configuration` with the documents it names read in, as a start reads them (pres-rules
@@ -481,10 +493,12 @@ public final class GatewayServer: @unchecked Sendable {
         work.start { [eventLoop, current, documents] in
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
-                guard documents.withLockedValue({ $0.values.contains(where: \.dependsOnTime) }) else { continue }
+                guard documents.withLockedValue({ $0.values.contains { $0.dependsOnTime || $0.dependsOnLists } })
+                else { continue }
                 try? await eventLoop.submit {
                     let now = Date()
-                    for (presentity, document) in documents.withLockedValue({ $0 }) where document.dependsOnTime {
+                    for (presentity, document) in documents.withLockedValue({ $0 })
+                    where document.dependsOnTime || document.dependsOnLists {
                         Self.apply(document, of: presentity, at: now, runtime: runtime, current: current)
                     }
                 }.get()
@@ -515,7 +529,7 @@ public final class GatewayServer: @unchecked Sendable {
         _ document: PresRules, of presentity: String, at now: Date, runtime: GatewayRuntime,
         current: NIOLockedValueBox<GatewayConfiguration>
     ) {
-        let inForce = document.inForce(at: now)
+        let inForce = resolvingServedLists(document.inForce(at: now), current.withLockedValue { $0.resourceLists })
         guard current.withLockedValue({ $0.policies[presentity]?.rules }) != inForce else { return }
         runtime.replacePresRules(inForce, of: presentity)
         current.withLockedValue { $0.policies[presentity]?.rules = inForce }

@@ -26,7 +26,10 @@ import NIOConcurrencyHelpers
 final class XCAPPolicySource: Sendable {
     /// What is known of one presentity's document.
     private struct Document: Sendable {
+        /// The rules in force: ``parsed`` with its `external-list` conditions resolved.
         var rules = XCAPPolicySource.awaiting
+        /// The document as fetched.
+        var parsed = XCAPPolicySource.awaiting
         var etag: String?
     }
 
@@ -52,6 +55,7 @@ final class XCAPPolicySource: Sendable {
     private let apply: @Sendable (String, PresRules) async -> Void
     private let logger: Logger
     private let fetches: [Outcome: Counter]
+    private let externalLists: XCAPExternalLists
 
     init(
         settings: GatewayConfiguration.XCAP, presentities: Set<String>, client: XCAPClient,
@@ -63,6 +67,7 @@ final class XCAPPolicySource: Sendable {
         self.apply = apply
         self.logger = logger
         fetches = XCAPPolicySource.Outcome.counters(factory)
+        externalLists = XCAPExternalLists(root: settings.root, factory: factory)
     }
 
     /// How many presentities still wait for their first document: their watchers are pending.
@@ -116,18 +121,20 @@ final class XCAPPolicySource: Sendable {
         let uri = settings.documentURI(of: presentity)
         let answer = await client.document(
             uri, accept: "application/auth-policy+xml", etag: known.etag, maximumBytes: Self.maximumBytes)
-        let rules: PresRules
+        let parsed: PresRules
         let etag: String?
         switch answer {
         case .notModified:
-            return .unchanged
+            // The lists an external-list names may have changed though the rules did not.
+            guard known.parsed.dependsOnLists else { return .unchanged }
+            (parsed, etag) = (known.parsed, known.etag)
         case .absent:
             guard known.rules != PresRules() || known.etag != nil else { return .absent }
-            (rules, etag) = (PresRules(), nil)
+            (parsed, etag) = (PresRules(), nil)
             logger.notice("XCAP \(uri): no document; the defaults decide for \(presentity)")
         case .document(let bytes, let tag):
             do {
-                (rules, etag) = (try PresRules(bytes: bytes), tag)
+                (parsed, etag) = (try PresRules(bytes: bytes), tag)
             } catch {
                 // Kept with its ETag: the same broken document is not fetched and logged again.
                 documents.withLockedValue { $0[presentity]?.etag = tag }
@@ -143,10 +150,19 @@ final class XCAPPolicySource: Sendable {
             // Logged by the client, naming the root (once while it keeps refusing).
             return .unauthorized
         }
+        let rules = await externalLists.resolve(parsed, client: client, logger: logger)
+        return await keep(rules, parsed: parsed, etag: etag, of: presentity, answer: answer)
+    }
+
+    /// Keeps `presentity`'s rules and hands them to `apply` when they changed.
+    private func keep(
+        _ rules: PresRules, parsed: PresRules, etag: String?, of presentity: String, answer: XCAPAnswer
+    ) async -> Outcome {
         let changed = documents.withLockedValue { documents -> Bool in
             guard var document = documents[presentity] else { return false }
             let changed = document.rules != rules
             document.rules = rules
+            document.parsed = parsed
             document.etag = etag
             documents[presentity] = document
             return changed
