@@ -157,6 +157,46 @@ import Testing
     /// Until the document has been fetched, a watcher waits (`confirm`), never the defaults: an
     /// XCAP server that cannot be reached allows nobody. Once it answers, the waiting watcher is
     /// decided at once.
+    /// An OMA user's ordinary rules from the XDMS (OMA-TS-Presence_SIMPLE_XDM, Presence
+    /// Authorization Rules; docs/flows.md, "OMA's pres-rules extensions"): Erin's buddy list, a
+    /// resource-lists document (RFC 4826 §3) on the same XCAP server named by an
+    /// `ocp:external-list` anchor, allows Carol; Dave, in no list, waits for Erin's decision
+    /// (`ocp:other-identity` → confirm), though the defaults would block them both.
+    @Test func anOMABuddyListAllowsAndOtherIdentityConfirms() async throws {
+        let xcap = try await XCAPKamailio.start()
+        defer { xcap.stop() }
+        let list = try await loopbackHTTP(
+            port: Int(xcap.port), "PUT", "/xcap-root/resource-lists/users/\(Self.erin)/index",
+            body: """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <resource-lists xmlns="urn:ietf:params:xml:ns:resource-lists">\
+                <list name="oma_grantedcontacts"><entry uri="\(Self.carol)"/></list></resource-lists>
+                """, headers: ["Content-Type: application/resource-lists+xml"])
+        #expect(list.status == 200 || list.status == 201, "\(xcap.log.suffix(500))")
+        try await xcap.putPresRules(Self.erin, """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <cr:ruleset xmlns:cr="urn:ietf:params:xml:ns:common-policy" xmlns:pr="urn:ietf:params:xml:ns:pres-rules" \
+            xmlns:ocp="urn:oma:xml:xdm:common-policy">
+              <cr:rule id="wp_prs_grantedcontacts"><cr:conditions><ocp:external-list>\
+            <ocp:entry anc="\(xcap.root)/resource-lists/users/\(Self.erin)/index"/></ocp:external-list></cr:conditions>
+                <cr:actions><pr:sub-handling>allow</pr:sub-handling></cr:actions>\(Self.everything)</cr:rule>
+              <cr:rule id="wp_prs_unlisted"><cr:conditions><ocp:other-identity/></cr:conditions>
+                <cr:actions><pr:sub-handling>confirm</pr:sub-handling></cr:actions></cr:rule>
+            </cr:ruleset>
+            """)
+        let gw = try await Self.gateway(rules: "xcap", extra: "xcap: { root: \"\(xcap.root)\", poll: 1, timeout: 5 }")
+        try await Self.fetched(gw, "changed", 1)
+        #expect((gw.metric(#"gateway_xcap_external_lists_total{result="resolved"}"#) ?? 0) >= 1)
+        _ = try await Self.bridge(gw, "carol")
+        gw.carolSubscribes(to: Self.erin, callID: "dave-x", as: "dave")
+        let told = await Self.edge(gw, for: 2)
+        #expect(told.contains { Self.dialog($0, "dave") && String(decoding: $0.body, as: UTF8.self).contains("pending") },
+                "Dave waits for Erin's decision: \(told)")
+        #expect(await gw.kamailio.receive(for: 1).compactMap(\.request).allSatisfy { $0.method != .subscribe },
+                "no OMA leg for Dave")
+        await gw.stop()
+    }
+
     @Test func aWatcherWaitsUntilTheDocumentArrives() async throws {
         // The configured defaults would allow Carol; nothing listens yet on the XCAP port.
         let port = try LoopbackPorts.free()
