@@ -22,6 +22,9 @@ public enum NS {
     /// Pre-RFC 4480 RPID namespaces that Microsoft servers emit ([MS-PRES] §2.2.2.8.1).
     public static let rpidStatus = "urn:ietf:params:xml:ns:pidf:status:rpid-status"
     public static let rpidTuple = "urn:ietf:params:xml:ns:pidf:rpid-tuple"
+    /// OMA Presence SIMPLE's PIDF extensions (schema OMA-SUP-XSD_prs_pidf_omaPres;
+    /// Mappings/oma-extensions.tsv).
+    public static let omaPres = "urn:oma:xml:prs:pidf:oma-pres"
     public static let xml = "http://www.w3.org/XML/1998/namespace"
     public static let xsi = "http://www.w3.org/2001/XMLSchema-instance"
 
@@ -49,7 +52,7 @@ extension XMLVocabulary {
     /// constants themselves, so the codecs' name matching compares by identity.
     public static let presence = XMLVocabulary(namespaces: [
         NS.pidf, NS.dataModel, NS.rpid, NS.cipid, NS.caps, NS.rlmi, NS.watcherInfo, NS.locationTypes, NS.rpidStatus,
-        NS.rpidTuple,
+        NS.rpidTuple, NS.omaPres,
         NS.xml, NS.xsi, NS.categories, NS.state, NS.note, NS.contactCard, NS.calendarData, NS.exchangeTypes,
         NS.services, NS.device, NS.commonTypes, NS.richPresence, NS.batchSubscribe, NS.categoryList,
         NS.subscriptionContext, NS.roamingSelf, NS.msrtcPresence,

@@ -103,6 +103,8 @@ public struct MappingTables: Sendable {
     public var capabilities: [(ms: String, caps: String)]
     /// Free/busy block state → RPID activity and other text (`freebusy.tsv`).
     public var freeBusy: [FreeBusyRow]
+    /// OMA Presence SIMPLE's PIDF extensions ⇄ enhanced presence (`oma-extensions.tsv`).
+    public var omaExtensions: [OMARow]
 
     /// A row of `freebusy.tsv`.
     public struct FreeBusyRow: Sendable, Hashable {
@@ -116,7 +118,7 @@ public struct MappingTables: Sendable {
     public static let fileNames = [
         "rpid-activities.tsv", "ms-activity-tokens.tsv", "availability-pidf.tsv", "availability-pidf-detail.tsv",
         "availability-msrtc.tsv", "pidf-availability.tsv", "activity-tokens.tsv", "msrtc-states.tsv",
-        "capabilities.tsv", "freebusy.tsv",
+        "capabilities.tsv", "freebusy.tsv", "oma-extensions.tsv",
     ]
 
     /// The tables built into the program (from the package's `Mappings/`).
@@ -347,6 +349,12 @@ public struct MappingTables: Sendable {
             )
         }
         freeBusy = freeBusyRows
+
+        omaExtensions = try Self.omaRows(
+            table(
+                "oma-extensions.tsv",
+                ["direction", "element", "value", "min", "max", "activity", "availability", "sets_token"]),
+            known: known)
     }
 
     /// Distinct ranges must tile 0…UInt32.max; rows sharing a range must split

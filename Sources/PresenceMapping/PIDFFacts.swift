@@ -1,4 +1,5 @@
 import PresenceDocuments
+import XMLBridge
 
 /// What a PIDF/RPID/CIPID document says that the category rules read, gathered in one pass.
 ///
@@ -55,6 +56,16 @@ struct PIDFFacts {
     /// The capabilities (RFC 5196) of the first tuple that has them.
     var capabilities: ServiceCapabilities?
 
+    /// An OMA Presence SIMPLE extension element (`oma-extensions.tsv`): which, its basic
+    /// (nil when it has none, or one neither open nor closed), and where it was.
+    struct OMAFact {
+        var element: MappingTables.OMAElement
+        var basic: PIDFBasic?
+        var path: String
+    }
+    /// The OMA elements of the persons, tuples, tuple statuses and devices, in that order.
+    var omaFacts: [OMAFact] = []
+
     /// No facts: what an empty document gives.
     init() {}
 
@@ -70,7 +81,10 @@ struct PIDFFacts {
     /// Persons, then presence-level notes and CIPID, then tuples, then devices.
     private mutating func read(_ doc: PIDFDocument, _ freeBusy: [MappingTables.FreeBusyRow]) {
         let persons = doc.persons
-        for person in persons { read(person.rpid, freeBusy) }
+        for person in persons {
+            read(person.rpid, freeBusy)
+            readOMA(person.extensions, at: "person[\(person.id)]")
+        }
         if let first = persons.first { readFirstPerson(first) }
         let presenceNotes = doc.notes
         if !presenceNotes.isEmpty { notes += presenceNotes }
@@ -94,10 +108,30 @@ struct PIDFFacts {
                 if !tupleNotes.isEmpty { notes += tupleNotes }
                 read(tuple.cipid)
                 if case .none = capabilities { capabilities = status.capabilities }
+                readOMA(tuple.extensions, at: "tuple[\(tuple.id)]")
+                readOMA(status.extensions, at: "tuple[\(tuple.id)]/status")
             }
         }
         basic = anyOpen ? .open : anyClosed ? .closed : .none
-        for device in doc.devices { read(device.rpid, freeBusy) }
+        for device in doc.devices {
+            read(device.rpid, freeBusy)
+            readOMA(device.extensions, at: "device[\(device.id)]")
+        }
+    }
+
+    /// The OMA elements among `extensions`, with their basic: the `<basic>` child in the OMA
+    /// namespace as schema OMA-SUP-XSD_prs_pidf_omaPres declares it, or, as some clients
+    /// write it, in the PIDF namespace (RFC 3863 §4.1.4's element reused).
+    private mutating func readOMA(_ extensions: [XMLElement], at path: String) {
+        for e in extensions where e.name.namespace == NS.omaPres {
+            guard let element = MappingTables.OMAElement(rawValue: e.name.local) else { continue }
+            var basic: PIDFBasic?
+            if element.hasBasic {
+                let child = e.element(XMLName(NS.omaPres, "basic")) ?? e.element(XMLName(NS.pidf, "basic"))
+                basic = child.flatMap { PIDFBasic(rawValue: $0.trimmedText) }
+            }
+            omaFacts.append(OMAFact(element: element, basic: basic, path: "\(path)/oma:\(element.rawValue)"))
+        }
     }
 
     /// The first person's place, time offset, RPID without a category, notes and CIPID.

@@ -63,8 +63,9 @@ extension PresenceMapper {
     /// The aggregate `state` ([MS-PRES] §2.2.2.7.1): availability, activity, and from the
     /// first person's RPID the meeting subject, location and time zone.
     func stateRule<Report: MappingReporting>(_ facts: PIDFFacts, report: inout Report) -> Category {
-        let availability = availabilityRule(facts, report: &report)
-        let activity = activityRule(facts, report: &report)
+        let (availability, activity) = omaReadRule(
+            facts, availability: availabilityRule(facts, report: &report),
+            activity: activityRule(facts, report: &report), report: &report)
         if facts.activityNote != nil { report.map("rpid activities/note", "state meetingSubject") }
         var meetingLocation: String?
         if let text = facts.placeTypeText {
@@ -212,11 +213,12 @@ extension PresenceMapper {
             if !tuple.deviceIDs.isEmpty {
                 report.drop("\(at)/deviceID", "RFC 4479 device reference; categories have no devices for watchers")
             }
-            for e in tuple.status.extensions {
+            // OMA elements are reported by `omaReadRule` (oma-extensions.tsv).
+            for e in tuple.status.extensions where e.name.namespace != NS.omaPres {
                 report.drop(
                     "\(at)/status/{\(e.name.namespace)}\(e.name.local)", "unknown status extension (RFC 3863 4.4)")
             }
-            for e in tuple.extensions {
+            for e in tuple.extensions where e.name.namespace != NS.omaPres {
                 report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown tuple extension (RFC 3863 4.4)")
             }
             reportDroppedRPID(tuple.rpid, at: at, report: &report)
@@ -234,7 +236,7 @@ extension PresenceMapper {
                     "\(at)/timestamp",
                     "RFC 4479 time of the change; the server stamps publishTime itself (MS-PRES 1.3.1.1)")
             }
-            for e in person.extensions {
+            for e in person.extensions where e.name.namespace != NS.omaPres {
                 report.drop("\(at)/{\(e.name.namespace)}\(e.name.local)", "unknown person extension (RFC 4479 5.1)")
             }
             reportDroppedRPID(person.rpid, at: at, report: &report)

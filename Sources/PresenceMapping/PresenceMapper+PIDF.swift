@@ -82,6 +82,7 @@ extension PresenceMapper {
             capabilities = capabilitiesRule(services, report: &report)
         }
         reportUnmappedCategories(doc, dialect: dialect, report: &report)
+        let oma = omaWriteRule(effective, report: &report)
 
         let person = PIDFPerson(
             id: "p0",
@@ -89,9 +90,9 @@ extension PresenceMapper {
                 activities: activities, placeType: details.placeType, placeIs: details.placeIs,
                 timeOffsets: details.timeOffsets, userInput: activity.userInput),
             cipid: CIPID(displayNames: displayName.map { [PIDFNote($0)] } ?? [], homepage: homepage, icon: icon),
-            notes: notes)
+            notes: notes, extensions: oma.person)
         let tuple = PIDFTuple(
-            id: "t0", status: PIDFStatus(basic: row.basic, capabilities: capabilities),
+            id: "t0", status: PIDFStatus(basic: row.basic, capabilities: capabilities, extensions: oma.status),
             contact: PIDFContact(uri: doc.uri))
         return PIDFDocument(entity: doc.uri, tuples: [tuple], persons: person.isEmpty ? [] : [person])
     }

@@ -64,7 +64,7 @@ struct GoldenVectorTests {
         #expect(Set(rows.map(\.id)).count == rows.count, "vector ids must be unique")
         let listed = Set(rows.flatMap { [$0.input, $0.expected] })
         let fm = FileManager.default
-        for group in ["table", "examples", "ua", "aggregation"] {
+        for group in ["table", "examples", "ua", "aggregation", "oma"] {
             for sub in ["input", "expected"] {
                 let dir = Self.vectors.appendingPathComponent("\(group)/\(sub)")
                 let names = try fm.contentsOfDirectory(atPath: dir.path)

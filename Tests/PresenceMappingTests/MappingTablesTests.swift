@@ -72,4 +72,38 @@ struct MappingTablesTests {
             _ = try Self.load(replacing: "msrtc-states.tsv") { $0 + "busy\n" }
         } throws: { ($0 as? MappingError)?.code == .malformedRow }
     }
+
+    /// `oma-extensions.tsv`: an element outside OMA's schema, and a basic on an element that
+    /// has none (registration-state is active/terminated), are errors at their line and column.
+    @Test func anUnknownOMAElementOrABasicWhereThereIsNoneIsRejected() {
+        #expect {
+            _ = try Self.load(replacing: "oma-extensions.tsv") {
+                $0.replacingOccurrences(of: "read\tbarring-state", with: "read\tbarred-state")
+            }
+        } throws: { error in
+            guard let e = error as? MappingError else { return false }
+            return e.code == .unknownToken && e.file == "oma-extensions.tsv" && e.line > 0 && e.column == 6
+        }
+        #expect {
+            _ = try Self.load(replacing: "oma-extensions.tsv") {
+                $0.replacingOccurrences(of: "read\tregistration-state\t*", with: "read\tregistration-state\tclosed")
+            }
+        } throws: { error in
+            guard let e = error as? MappingError else { return false }
+            return e.code == .malformedRow && e.message.contains("registration-state has no basic")
+        }
+    }
+
+    /// Every OMA element has a read row: dropping network-availability's is a coverage error.
+    @Test func everyOMAElementNeedsAReadRow() throws {
+        let tables = try MappingTables.builtIn()
+        #expect(Set(tables.omaExtensions.filter { $0.direction == .read }.map(\.element)).count
+            == MappingTables.OMAElement.allCases.count)
+        #expect {
+            _ = try Self.load(replacing: "oma-extensions.tsv") { text in
+                text.split(separator: "\n", omittingEmptySubsequences: false)
+                    .filter { !$0.hasPrefix("read\tnetwork-availability") }.joined(separator: "\n")
+            }
+        } throws: { ($0 as? MappingError)?.code == .coverage }
+    }
 }

@@ -1,6 +1,7 @@
 import PresenceDocuments
 import PresenceMapping
 import Testing
+import XMLBridge
 
 /// categories → PIDF → categories keeps the availability class and the
 /// activity token when both ends are this gateway, i.e. with the RPID extensions
@@ -37,15 +38,23 @@ struct RoundTripTests {
 
     /// Without the extensions the PIDF is the §3.7.5.4 row, and reading it back gives the
     /// row's meaning: closed → 18500, open → 3500, away → 15500, busy or on the phone → 6500
-    /// (`pidf-availability.tsv`); the class within the row (Idle, BusyIdle, DoNotDisturb,
-    /// BeRightBack) is not carried.
+    /// (`pidf-availability.tsv`); the class within the row (Idle, BusyIdle, BeRightBack) is
+    /// not carried. Do Not Disturb is: its PIDF carries OMA's overriding-willingness closed
+    /// (`oma-extensions.tsv` write row 1), read back as 9500 ([MS-PRES] §3.7.5.5 row 7).
     @Test(arguments: samples)
     func tableRowReadsBackAsTheRowsMeaning(_ availability: UInt32) throws {
         for token in Self.tokens {
             let (pidf, _) = SpecTableTests.mapper.pidf(from: SpecTableTests.categories(availability, token), dialect: .rfc)
             let back = try #require(Self.state(SpecTableTests.mapper.categories(from: pidf).0)?.availability)
             let activity = pidf.persons.first?.rpid.activities.first?.tokens.first
+            let personExtensions: [XMLElement] = pidf.persons.first?.extensions ?? []
+            let unwilling = personExtensions.contains(where: { (e: XMLElement) in
+                e.name == XMLName("urn:oma:xml:prs:pidf:oma-pres", "overriding-willingness")
+                    && e.elements.first(where: { _ in true })?.trimmedText == "closed"
+            })
+            #expect(unwilling == (9000...11999).contains(availability), "availability \(availability)")
             let expected: UInt32 = switch (pidf.tuples.first?.status.basic, activity) {
+            case _ where unwilling: 9500
             case (.closed?, _): 18500
             case (_, "away"?): 15500
             case (_, "busy"?), (_, "on-the-phone"?): 6500
