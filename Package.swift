@@ -35,8 +35,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio", exact: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
-        // Insecure.MD5 and SHA256 for HTTP Digest at the XCAP Aggregation Proxy (RFC 7616); the
-        // version postgres-nio already brings in.
+        // Insecure.MD5 and SHA256 for HTTP Digest at the XCAP Aggregation Proxy and SIP Digest toward
+        // OMA peers (RFC 7616, RFC 8760); the version postgres-nio already brings in.
         .package(url: "https://github.com/apple/swift-crypto.git", exact: "4.5.2"),
     ],
     targets: [
@@ -133,6 +133,7 @@ let package = Package(
             name: "SIPStack",
             dependencies: [
                 "SIPMessages", "SIPTransport", "_GatewayInternals",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
