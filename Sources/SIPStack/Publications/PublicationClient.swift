@@ -237,6 +237,16 @@ public struct PublicationClient: Sendable {
         return fail(operation, statusCode: response.statusCode, reason: response.reasonPhrase)
     }
 
+    /// The outstanding PUBLISH went out again as `request`, with credentials and CSeq one higher
+    /// (RFC 3261 §22.2, §8.1.3.5): its response is matched by that CSeq, and later PUBLISHes
+    /// number on from it. False when nothing was outstanding.
+    public mutating func resent(_ request: SIPRequest) -> Bool {
+        guard outstanding != nil, let sequence = (try? request.headers.cseq)?.sequence else { return false }
+        outstanding = request
+        cseq = max(cseq, sequence)
+        return true
+    }
+
     /// The outstanding PUBLISH timed out or failed in transport (RFC 3261 §8.1.3.1: as 408).
     public mutating func transactionFailed(now: NIODeadline) -> [Action] {
         guard let request = outstanding else { return [] }

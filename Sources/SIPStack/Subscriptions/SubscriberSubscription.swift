@@ -335,6 +335,21 @@ public struct SubscriberSubscription: Sendable {
         return actions
     }
 
+    /// The outstanding SUBSCRIBE went out again as `request`, the same SUBSCRIBE with credentials
+    /// and CSeq one higher (RFC 3261 §22.2, §8.1.3.5): it is outstanding now, so the dialog its
+    /// answer or first NOTIFY makes starts from its CSeq, and a dialog's later requests number
+    /// on from it (§12.2.1.1). False when nothing was outstanding.
+    public mutating func resent(_ request: SIPRequest) -> Bool {
+        guard outstanding != nil, let sequence = (try? request.headers.cseq)?.sequence else { return false }
+        outstanding = request
+        cseq = max(cseq, sequence)
+        if var dialog, (dialog.localSequence ?? 0) < sequence {
+            dialog.localSequence = sequence
+            self.dialog = dialog
+        }
+        return true
+    }
+
     /// The outstanding SUBSCRIBE timed out or failed in transport (RFC 3261 §8.1.3.1: as 408).
     public mutating func transactionFailed(now: NIODeadline) -> [Action] {
         var timeout = SIPResponse(statusCode: 408, reasonPhrase: "Request Timeout")
