@@ -168,6 +168,25 @@ import Testing
         #expect(afterForget.headers[header] == nil)
     }
 
+    /// A server's 401 and a proxy's 407 are two nonces (RFC 3261 §22.3): each is kept, and a
+    /// later request answers both, each with its own nc; one does not replace the other.
+    @Test func aServersAndAProxysChallengesAreBothKept() throws {
+        var client = SIPDigestClient(
+            credentials: [0: SIPDigestCredentials(realm: "oma.example", username: "gw", password: "secret")])
+        let first = try Self.subscribe(cseq: 1)
+        _ = try client.answer(Self.challenge(401, to: first, [#"Digest realm="oma.example", nonce="S", qop="auth""#]), to: first, peer: 0).get()
+        var publish = try Self.subscribe(cseq: 5)
+        client.authorize(&publish, peer: 0)
+        _ = try client.answer(Self.challenge(407, to: publish, [#"Digest realm="oma.example", nonce="P", qop="auth""#]), to: publish, peer: 0).get()
+        var later = try Self.subscribe(cseq: 9)
+        client.authorize(&later, peer: 0)
+        let server = try #require(later.headers["Authorization"])
+        let proxy = try #require(later.headers["Proxy-Authorization"])
+        #expect(server.contains(#"nonce="S""#) && server.contains("nc=00000002"), "\(server)")
+        #expect(proxy.contains(#"nonce="P""#) && proxy.contains("nc=00000001"), "\(proxy)")
+        #expect(later.headers.fields.filter { $0.name == "Authorization" }.count == 1)
+    }
+
     /// A challenge for a realm the credentials are not for is not answered.
     @Test func aChallengeOfAnotherRealmIsNotAnswered() throws {
         var client = SIPDigestClient(

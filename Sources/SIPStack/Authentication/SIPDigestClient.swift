@@ -18,6 +18,13 @@ public struct SIPDigestClient: Sendable {
         public var credentialsHeader: SIPHeaderName { self == .server ? "Authorization" : "Proxy-Authorization" }
     }
 
+    /// A peer's challenges are kept per kind: a server's 401 and a proxy's 407 in the same realm
+    /// are two nonces, and a request may need to answer both (RFC 3261 §22.3).
+    struct Key: Sendable, Hashable {
+        var peer: Int
+        var kind: Kind
+    }
+
     struct Remembered: Sendable {
         var challenge: SIPDigestChallenge
         var kind: Kind
@@ -25,7 +32,7 @@ public struct SIPDigestClient: Sendable {
     }
 
     private var credentials: [Int: SIPDigestCredentials]
-    private var remembered: [Int: Remembered] = [:]
+    private var remembered: [Key: Remembered] = [:]
     private let limits: SIPDigestChallenge.Limits
     /// Makes a client nonce (RFC 7616 §3.4: `cnonce`); injected so tests are repeatable.
     private let makeCnonce: @Sendable () -> String
@@ -55,13 +62,17 @@ public struct SIPDigestClient: Sendable {
     /// The realm `peer`'s credentials are for.
     public func realm(of peer: Int) -> String? { credentials[peer]?.realm }
 
-    /// Adds credentials from `peer`'s last challenge to `request` (pre-emptive, RFC 7616 §3.4:
-    /// `nc` one higher than last time); unchanged when there is none yet.
+    /// Adds credentials from `peer`'s last challenge of each kind to `request` (pre-emptive, RFC
+    /// 7616 §3.4: `nc` one higher than last time); unchanged when there is none yet.
     public mutating func authorize(_ request: inout SIPRequest, peer: Int) {
-        guard let credentials = credentials[peer], var last = remembered[peer] else { return }
-        last.nonceCount &+= 1
-        remembered[peer] = last
-        Self.set(request: &request, credentials: credentials, remembered: last, cnonce: makeCnonce())
+        guard let credentials = credentials[peer] else { return }
+        for kind in [Kind.server, .proxy] {
+            let key = Key(peer: peer, kind: kind)
+            guard var last = remembered[key] else { continue }
+            last.nonceCount &+= 1
+            remembered[key] = last
+            Self.set(request: &request, credentials: credentials, remembered: last, cnonce: makeCnonce())
+        }
     }
 
     /// `request` again for `response`'s challenge (401 or 407) to `peer`: the same request with
@@ -82,14 +93,14 @@ public struct SIPDigestClient: Sendable {
         let values = response.headers.fields.filter { $0.name == kind.challengeHeader }.map(\.value)
         switch SIPDigestChallenge.first(in: values, realm: credentials.realm, limits: limits) {
         case .failure(let refusal):
-            remembered[peer] = nil
+            remembered[Key(peer: peer, kind: kind)] = nil
             return .failure(refusal)
         case .success(let challenge):
             guard let cseq = try? request.headers.cseq, cseq.sequence < UInt32.max else {
                 return .failure(.init("no CSeq to increment"))
             }
             // Answered when the request is sent (``authorize(_:peer:)``): nc 1 for a new nonce.
-            remembered[peer] = Remembered(challenge: challenge, kind: kind, nonceCount: 0)
+            remembered[Key(peer: peer, kind: kind)] = Remembered(challenge: challenge, kind: kind, nonceCount: 0)
             var again = request
             again.headers.remove("Authorization")
             again.headers.remove("Proxy-Authorization")
@@ -99,13 +110,15 @@ public struct SIPDigestClient: Sendable {
     }
 
     /// Forgets `peer`'s last challenge (its credentials were refused).
-    public mutating func forget(_ peer: Int) { remembered[peer] = nil }
+    public mutating func forget(_ peer: Int) {
+        remembered[Key(peer: peer, kind: .server)] = nil
+        remembered[Key(peer: peer, kind: .proxy)] = nil
+    }
 
     private static func set(
         request: inout SIPRequest, credentials: SIPDigestCredentials, remembered: Remembered, cnonce: String
     ) {
-        request.headers.remove("Authorization")
-        request.headers.remove("Proxy-Authorization")
+        request.headers.remove(remembered.kind.credentialsHeader)
         let value = credentials.authorization(
             answering: remembered.challenge, method: request.method.rawValue, uri: request.uri.description,
             nonceCount: remembered.nonceCount, cnonce: cnonce)
