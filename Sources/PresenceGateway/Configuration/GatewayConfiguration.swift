@@ -1,5 +1,6 @@
 import PresenceDocuments
 public import SIPMessages
+public import SIPStack
 public import SIPTransport
 
 /// Everything an operator sets for one gateway: where it listens, which domains it serves on
@@ -70,6 +71,8 @@ public struct GatewayConfiguration: Sendable {
         /// (docs/flows.md, "Lists toward the OMA side"). A domain not named, or named `off`,
         /// gets one subscription per resource.
         public var rls: [String: String] = [:]
+        /// Who may send requests on this side (YAML `accept:`; GatewayConfiguration+Credentials.swift).
+        public var accept: Acceptance = .any
     }
 
     /// A peer the gateway knows by address.
@@ -90,6 +93,9 @@ public struct GatewayConfiguration: Sendable {
         public var rateLimit: Double?
         /// Subscription dialogs it may hold through the gateway (nil: unlimited).
         public var maxSubscriptions: Int?
+        /// The user name and password for its Digest challenges (YAML `credentials:`;
+        /// GatewayConfiguration+Credentials.swift). nil: a 401 or 407 from it is a failure.
+        public var credentials: SIPDigestCredentials? = nil
     }
 
     /// A person with an identity on each side.
@@ -257,9 +263,9 @@ extension GatewayConfiguration {
     ) throws(ConfigurationError) -> (enterprise: Domains, oma: Domains) {
         guard let enterprise else { throw root.error("'enterprise' is required") }
         guard let oma else { throw root.error("'oma' is required") }
-        let enterpriseDomains = try Self.domains(enterprise, extraKeys: ["subscriber-list"])
+        let enterpriseDomains = try Self.domains(enterprise, extraKeys: ["subscriber-list", "accept"])
         let omaDomains = try Self.domains(
-            oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications", "rls"])
+            oma, extraKeys: ["rpid-extensions", "rate-control", "partial-notifications", "rls", "accept"])
         let overlap = Set(enterpriseDomains.domains).intersection(omaDomains.domains)
         if let both = overlap.sorted().first { throw oma.error("domain \(both) is served on both sides") }
         return (enterpriseDomains, omaDomains)
@@ -449,6 +455,7 @@ extension GatewayConfiguration {
             result.subscriberList = false
         }
         if let list = m["subscriber-list"] { result.subscriberList = try list.bool() }
+        if let accept = m["accept"] { result.accept = try accept.choice(acceptances) }
         if let rls = m["rls"] {
             for (domain, value) in try rls.entries() {
                 let name = domain.lowercased()
@@ -467,7 +474,7 @@ extension GatewayConfiguration {
     static func peer(_ node: ConfigurationNode) throws(ConfigurationError) -> Peer {
         let m = try node.mapping(known: [
             "name", "address", "port", "side", "network", "trusted", "certificate-names", "rate-limit",
-            "max-subscriptions",
+            "max-subscriptions", "credentials",
         ])
         guard let name = m["name"], let address = m["address"], let side = m["side"] else {
             throw node.error("a peer needs name, address and side")
@@ -479,7 +486,8 @@ extension GatewayConfiguration {
             network: try m["network"]?.choice(networks) ?? (peerSide == .enterprise ? .sameEnterprise : .federated),
             trusted: try m["trusted"]?.bool() ?? false, certificateNames: try m["certificate-names"]?.strings() ?? [],
             rateLimit: try m["rate-limit"]?.number(in: 0.1...1_000_000),
-            maxSubscriptions: try m["max-subscriptions"]?.integer(in: 1...100_000_000))
+            maxSubscriptions: try m["max-subscriptions"]?.integer(in: 1...100_000_000),
+            credentials: try m["credentials"].map { node throws(ConfigurationError) in try Self.credentials(node) })
     }
 
     static func linked(_ node: ConfigurationNode) throws(ConfigurationError) -> LinkedIdentity {

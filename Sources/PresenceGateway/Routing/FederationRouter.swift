@@ -213,7 +213,10 @@ public struct FederationRouter: Sendable {
         {
             return .reject(status: 482, reason: "Loop Detected", headers: [])
         }
-        guard let fromURI = (try? request.headers.from)?.uri, let fromHost = Self.host(fromURI) else {
+        // RFC 3325 §9.1: a trusted peer's P-Asserted-Identity, else From (FederationRouter+AssertedIdentity).
+        guard let fromURI = Self.identity(of: request, trusted: peer?.trusted ?? false),
+            let fromHost = Self.host(fromURI)
+        else {
             return .reject(status: 400, reason: "Bad From", headers: [])
         }
         guard let targetHost = Self.host(request.uri) else {

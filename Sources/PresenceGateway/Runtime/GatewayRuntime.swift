@@ -101,6 +101,16 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var paced: [String: PacedSender] = [:]
     private var pacingScheduled = false
     private let sendFailures: Counter
+    /// The configured peers' Digest credentials and each one's last challenge (docs/security.md,
+    /// "Credentials"); without any, never asked.
+    private var digest: SIPDigestClient
+    /// Whether a configured OMA peer is `trusted`: SUBSCRIBEs and PUBLISHes toward it carry
+    /// `P-Asserted-Identity` (RFC 3325 §9.1).
+    private var trustedOMAPeers: Bool
+    /// `gateway_authentication_failures_total{peer}`: a peer's challenge refused, or its second
+    /// 401/407 after credentials, by peer with credentials (present at zero from the start).
+    private var authenticationFailures: [String: Counter]
+    private let factory: any MetricsFactory
     private let failovers: Counter
     /// `gateway_security_refusals_total{reason}`: what was refused to protect the edge (README,
     /// "Security"): the core's reasons (``GatewayCore/Refusals``) and the runtime's own.
@@ -178,6 +188,9 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.health = PeerHealthTable(configured: Self.knownPeers(core.configuration))
         self.metrics = RelayMetrics(peers: Self.knownPeers(core.configuration), factory: factory)
         self.sendFailures = Counter(label: "gateway_send_failures_total", factory: factory)
+        self.factory = factory
+        (self.digest, self.trustedOMAPeers, self.authenticationFailures) = Self.authentication(
+            core.configuration, factory: factory, kept: [:])
         self.failovers = Counter(label: "gateway_target_failovers_total", factory: factory)
         self.active = Dictionary(
             uniqueKeysWithValues: [
@@ -282,9 +295,15 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     /// The runtime's refusal reasons: an in-dialog request from another peer than the dialog's,
-    /// a request over its sender's rate limit, and a request in a dialog sent to the dialog's
-    /// peer instead of a remote target it may not reach.
-    static let runtimeRefusals = ["in_dialog_peer", "rate_limited", "target_redirected"]
+    /// a request over its sender's rate limit, a request in a dialog sent to the dialog's
+    /// peer instead of a remote target it may not reach, and a request from a sender that is no
+    /// configured peer on a side that takes only those (`accept: configured-peers`).
+    static let runtimeRefusals = ["in_dialog_peer", "rate_limited", "target_redirected", "not_configured_peer"]
+
+    /// Whether `side` takes requests from its configured peers only.
+    private func onlyConfiguredPeers(_ side: GatewayConfiguration.Side) -> Bool {
+        (side == .oma ? router.configuration.oma.accept : router.configuration.enterprise.accept) == .configuredPeers
+    }
 
     private func refuse(_ reason: String) {
         rejectedCount += 1
@@ -324,6 +343,11 @@ public final class GatewayRuntime: @unchecked Sendable {
             // Handled again once the shared store said who owns its dialog: arrived once.
             if !ownerChecked { metrics.requestReceived(slot) }
             if rejected { metrics.requestRejected(slot) }
+        }
+        if !ownerChecked, onlyConfiguredPeers(side), router.peerIndex(at: arrival.source, side: side) == nil {
+            // `accept: configured-peers` (docs/security.md, "Who may send"): before any other work.
+            refuse("not_configured_peer")
+            return answerUnlessBENOTIFY(id, request, status: 403, reason: "Not A Configured Peer")
         }
         if let toTag {
             handleInDialog(incoming, id: id, side: side, arrival: arrival, toTag: toTag, ownerChecked: ownerChecked)
@@ -703,7 +727,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// last target's outcome is the core's answer.
     private func send(
         _ request: SIPRequest, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
-        context: GatewayCore.Context
+        context: GatewayCore.Context, challenged: Bool = false
     ) {
         let side: GatewayConfiguration.Side = layers[.oma] === layer ? .oma : .enterprise
         let given = targets.count
@@ -718,7 +742,6 @@ public final class GatewayRuntime: @unchecked Sendable {
             core.reached(router.dialogPeer(reached: target, side: side), for: context)
         }
         let rest = targets.dropFirst()
-        let sent = NIODeadline.now()
         if request.method == .benotify {
             // No response will come ([MS-PRES] §3.4.5.1.4): sent once, outside any transaction;
             // only a send that fails at once moves on to the next target.
@@ -728,29 +751,18 @@ public final class GatewayRuntime: @unchecked Sendable {
             sendFailures.increment()
             return
         }
+        // What goes to this target: with its peer's credentials and asserted identity (RFC 3261
+        // §22.2, RFC 3325 §9.1), which a failover to another target must not carry.
+        var prepared = request
+        let sent = NIODeadline.now()
+        let outgoingPeer = prepare(&prepared, to: target, side: side)
+        let outgoing = prepared
         do {
-            try layer.send(request, to: target) { [self] event in
-                let response = event.response
-                guard response.statusCode >= 200 else { return }
-                let reason: String?
-                switch event {
-                case .timeout: reason = "no answer (408)"
-                case .transportError(let r): reason = "transport error (503): \(r.reasonPhrase)"
-                case .response(let r): reason = r.statusCode == 503 ? "503 \(r.reasonPhrase)" : nil
-                }
-                let failure =
-                    reason ?? (response.statusCode < 300 ? nil : "\(response.statusCode) \(response.reasonPhrase)")
-                let peer = self.healthName(self.router.dialogPeer(reached: target, side: side))
-                let now = NIODeadline.now()
-                self.health.answered(
-                    by: peer, side: side.rawValue, failure: failure.map { "\(request.method): \($0)" }, at: Date(),
-                    now: now)
-                self.measure(event, of: request, side: side, peer: peer, sent: sent, now: now)
-                if let reason {
-                    self.failed(target, request: request, reason: reason, next: rest.first)
-                    if !rest.isEmpty { return self.send(request, layer: layer, targets: rest, context: context) }
-                }
-                self.perform(self.core.receive(response, to: request, context: context, now: .now()))
+            try layer.send(outgoing, to: target) { [self] event in
+                guard event.response.statusCode >= 200 else { return }
+                self.answered(
+                    event, to: request, sent: (outgoing, at: sent, to: target, peer: outgoingPeer), rest: rest,
+                    layer: layer, context: context, challenged: challenged)
             }
         } catch {
             failed(target, request: request, reason: "not sent: \(error)", next: rest.first)
@@ -759,6 +771,128 @@ public final class GatewayRuntime: @unchecked Sendable {
             perform(
                 core.receive(
                     SIPResponse(replyingTo: request, statusCode: 503), to: request, context: context, now: .now()))
+        }
+    }
+
+    /// The final answer to `request`, sent as `sent.request` to `sent.target`: the peer's health
+    /// and the metrics; a challenge answered once (``answerChallenge(_:to:peer:target:layer:context:)``);
+    /// a failed target left for the next (RFC 3263 §4.3); else the core's answer.
+    private func answered(
+        _ event: SIPClientTransactionEvent, to request: SIPRequest,
+        sent: (request: SIPRequest, at: NIODeadline, to: SIPTarget, peer: Int?), rest: ArraySlice<SIPTarget>,
+        layer: SIPTransactionLayer, context: GatewayCore.Context, challenged: Bool
+    ) {
+        let side: GatewayConfiguration.Side = layers[.oma] === layer ? .oma : .enterprise
+        let response = event.response
+        let reason: String?
+        switch event {
+        case .timeout: reason = "no answer (408)"
+        case .transportError(let r): reason = "transport error (503): \(r.reasonPhrase)"
+        case .response(let r): reason = r.statusCode == 503 ? "503 \(r.reasonPhrase)" : nil
+        }
+        let failure = reason ?? (response.statusCode < 300 ? nil : "\(response.statusCode) \(response.reasonPhrase)")
+        let peer = healthName(router.dialogPeer(reached: sent.to, side: side))
+        let now = NIODeadline.now()
+        health.answered(
+            by: peer, side: side.rawValue, failure: failure.map { "\(request.method): \($0)" }, at: Date(), now: now)
+        measure(event, of: request, side: side, peer: peer, sent: sent.at, now: now)
+        if let index = sent.peer, case .response = event, response.statusCode == 401 || response.statusCode == 407 {
+            if !challenged,
+                answerChallenge(
+                    response, to: sent.request, peer: index, target: sent.to, layer: layer, context: context)
+            {
+                return
+            }
+            authenticationFailed(response, of: request, peer: index, resent: challenged)
+        }
+        if let reason {
+            failed(sent.to, request: request, reason: reason, next: rest.first)
+            if !rest.isEmpty { return send(request, layer: layer, targets: rest, context: context) }
+        }
+        perform(core.receive(response, to: request, context: context, now: .now()))
+    }
+
+    // MARK: - Credentials and asserted identity (docs/security.md, "Credentials")
+
+    /// Readies a SUBSCRIBE or PUBLISH for `target`'s configured peer: toward a `trusted` peer on
+    /// the OMA side, `P-Asserted-Identity` with the From identity (the watcher or publisher the
+    /// gateway sends it for, RFC 3325 §9.1); toward a peer with credentials, those answering its
+    /// last challenge (RFC 7616 §3.4, `nc` one higher). Gives that peer's position when it has
+    /// credentials. Any other request (a relayed NOTIFY) costs one comparison here.
+    private func prepare(_ request: inout SIPRequest, to target: SIPTarget, side: GatewayConfiguration.Side) -> Int? {
+        guard request.method == .subscribe || request.method == .publish, assertsOrAuthenticates else { return nil }
+        guard let index = router.peerIndex(at: target, side: side).map(Int.init) else { return nil }
+        let peer = router.configuration.peers[index]
+        if side == .oma, peer.trusted, !request.headers.contains(Self.assertedIdentity),
+            let from = (try? request.headers.from)?.uri
+        {
+            request.headers.append(Self.assertedIdentity, SIPAddress(uri: from).description)
+        }
+        guard digest.hasCredentials(index) else { return nil }
+        digest.authorize(&request, peer: index)
+        return index
+    }
+
+    static let assertedIdentity: SIPHeaderName = "P-Asserted-Identity"
+
+    /// The Digest state, the trusted-OMA-peer flag and the failure counters of `configuration`'s
+    /// peers (counters of peers already counted are `kept`).
+    static func authentication(
+        _ configuration: GatewayConfiguration, factory: any MetricsFactory, kept: [String: Counter]
+    ) -> (SIPDigestClient, Bool, [String: Counter]) {
+        var credentials: [Int: SIPDigestCredentials] = [:]
+        var counters: [String: Counter] = [:]
+        for (index, peer) in configuration.peers.enumerated() {
+            guard let given = peer.credentials else { continue }
+            credentials[index] = given
+            counters[peer.name] =
+                kept[peer.name]
+                ?? Counter(
+                    label: "gateway_authentication_failures_total", dimensions: [("peer", peer.name)], factory: factory)
+        }
+        let trusted = configuration.peers.contains { $0.side == .oma && $0.trusted }
+        return (SIPDigestClient(credentials: credentials), trusted, counters)
+    }
+
+    /// Whether any configured peer has credentials or is a trusted OMA peer: when none is,
+    /// ``prepare(_:to:side:)`` looks nothing up.
+    private var assertsOrAuthenticates: Bool { !digest.isEmpty || trustedOMAPeers }
+
+    /// Answers a 401 or 407 from the peer at `index` to `sent` (RFC 3261 §22.2): the same request
+    /// with CSeq one higher to the same target, its credentials added when it is sent, once; the
+    /// core told of it
+    /// (``GatewayCore/resent(_:for:)``). False: not answered (a challenge refused, or a request
+    /// the core does not resend), and the response is a failure as before.
+    private func answerChallenge(
+        _ response: SIPResponse, to sent: SIPRequest, peer index: Int, target: SIPTarget,
+        layer: SIPTransactionLayer, context: GatewayCore.Context
+    ) -> Bool {
+        switch digest.answer(response, to: sent, peer: index) {
+        case .failure(let refusal):
+            logger.warning(
+                "\(sent.method) \(sent.uri): challenge of \(router.configuration.peers[index].name) not answered: \(refusal)"
+            )
+            return false
+        case .success(let again):
+            guard core.resent(again, for: context) else {
+                logger.warning("\(sent.method) \(sent.uri): challenged, and not a request the gateway sends again")
+                return false
+            }
+            send(again, layer: layer, targets: [target], context: context, challenged: true)
+            return true
+        }
+    }
+
+    /// A 401 or 407 that ends the request: credentials refused (a second challenge) or a
+    /// challenge not answered. Counted per peer and logged, never with the credentials.
+    private func authenticationFailed(_ response: SIPResponse, of request: SIPRequest, peer index: Int, resent: Bool) {
+        let name = router.configuration.peers[index].name
+        authenticationFailures[name]?.increment()
+        if resent {
+            digest.forget(index)
+            logger.warning(
+                "\(request.method) \(request.uri): \(name) refused the credentials for realm \(digest.realm(of: index) ?? "?") (\(response.statusCode))",
+                metadata: ["peer": "\(name)", "status": "\(response.statusCode)", "method": "\(request.method)"])
         }
     }
 
@@ -927,6 +1061,8 @@ public final class GatewayRuntime: @unchecked Sendable {
             configuration: configuration, localAddresses: router.localAddresses, localSentBy: router.localSentBy)
         health.configure(Self.knownPeers(configuration))
         metrics.configure(Self.knownPeers(configuration))
+        (digest, trustedOMAPeers, authenticationFailures) = Self.authentication(
+            configuration, factory: factory, kept: authenticationFailures)
         perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
     }
 
