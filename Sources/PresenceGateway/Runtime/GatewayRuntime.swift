@@ -101,16 +101,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var paced: [String: PacedSender] = [:]
     private var pacingScheduled = false
     private let sendFailures: Counter
-    /// The configured peers' Digest credentials and each one's last challenge (docs/security.md,
+    /// Credentials, last challenges and trust toward the configured peers (docs/security.md,
     /// "Credentials"); without any, never asked.
-    private var digest: SIPDigestClient
-    /// Whether a configured OMA peer is `trusted`: SUBSCRIBEs and PUBLISHes toward it carry
-    /// `P-Asserted-Identity` (RFC 3325 §9.1).
-    private var trustedOMAPeers: Bool
-    /// `gateway_authentication_failures_total{peer}`: a peer's challenge refused, or its second
-    /// 401/407 after credentials, by peer with credentials (present at zero from the start).
-    private var authenticationFailures: [String: Counter]
-    private let factory: any MetricsFactory
+    private var authentication: PeerAuthentication
     private let failovers: Counter
     /// `gateway_security_refusals_total{reason}`: what was refused to protect the edge (README,
     /// "Security"): the core's reasons (``GatewayCore/Refusals``) and the runtime's own.
@@ -188,9 +181,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         self.health = PeerHealthTable(configured: Self.knownPeers(core.configuration))
         self.metrics = RelayMetrics(peers: Self.knownPeers(core.configuration), factory: factory)
         self.sendFailures = Counter(label: "gateway_send_failures_total", factory: factory)
-        self.factory = factory
-        (self.digest, self.trustedOMAPeers, self.authenticationFailures) = Self.authentication(
-            core.configuration, factory: factory, kept: [:])
+        self.authentication = PeerAuthentication(core.configuration, factory: factory)
         self.failovers = Counter(label: "gateway_target_failovers_total", factory: factory)
         self.active = Dictionary(
             uniqueKeysWithValues: [
@@ -820,7 +811,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// last challenge (RFC 7616 §3.4, `nc` one higher). Gives that peer's position when it has
     /// credentials. Any other request (a relayed NOTIFY) costs one comparison here.
     private func prepare(_ request: inout SIPRequest, to target: SIPTarget, side: GatewayConfiguration.Side) -> Int? {
-        guard request.method == .subscribe || request.method == .publish, assertsOrAuthenticates else { return nil }
+        guard request.method == .subscribe || request.method == .publish, authentication.isActive else { return nil }
         guard let index = router.peerIndex(at: target, side: side).map(Int.init) else { return nil }
         let peer = router.configuration.peers[index]
         if side == .oma, peer.trusted, !request.headers.contains(Self.assertedIdentity),
@@ -828,46 +819,22 @@ public final class GatewayRuntime: @unchecked Sendable {
         {
             request.headers.append(Self.assertedIdentity, SIPAddress(uri: from).description)
         }
-        guard digest.hasCredentials(index) else { return nil }
-        digest.authorize(&request, peer: index)
+        guard authentication.digest.hasCredentials(index) else { return nil }
+        authentication.digest.authorize(&request, peer: index)
         return index
     }
 
     static let assertedIdentity: SIPHeaderName = "P-Asserted-Identity"
 
-    /// The Digest state, the trusted-OMA-peer flag and the failure counters of `configuration`'s
-    /// peers (counters of peers already counted are `kept`).
-    static func authentication(
-        _ configuration: GatewayConfiguration, factory: any MetricsFactory, kept: [String: Counter]
-    ) -> (SIPDigestClient, Bool, [String: Counter]) {
-        var credentials: [Int: SIPDigestCredentials] = [:]
-        var counters: [String: Counter] = [:]
-        for (index, peer) in configuration.peers.enumerated() {
-            guard let given = peer.credentials else { continue }
-            credentials[index] = given
-            counters[peer.name] =
-                kept[peer.name]
-                ?? Counter(
-                    label: "gateway_authentication_failures_total", dimensions: [("peer", peer.name)], factory: factory)
-        }
-        let trusted = configuration.peers.contains { $0.side == .oma && $0.trusted }
-        return (SIPDigestClient(credentials: credentials), trusted, counters)
-    }
-
-    /// Whether any configured peer has credentials or is a trusted OMA peer: when none is,
-    /// ``prepare(_:to:side:)`` looks nothing up.
-    private var assertsOrAuthenticates: Bool { !digest.isEmpty || trustedOMAPeers }
-
     /// Answers a 401 or 407 from the peer at `index` to `sent` (RFC 3261 §22.2): the same request
     /// with CSeq one higher to the same target, its credentials added when it is sent, once; the
-    /// core told of it
-    /// (``GatewayCore/resent(_:for:)``). False: not answered (a challenge refused, or a request
-    /// the core does not resend), and the response is a failure as before.
+    /// core told of it (``GatewayCore/resent(_:for:)``). False: not answered (a challenge
+    /// refused, or a request the core does not resend), and the response is a failure as before.
     private func answerChallenge(
         _ response: SIPResponse, to sent: SIPRequest, peer index: Int, target: SIPTarget,
         layer: SIPTransactionLayer, context: GatewayCore.Context
     ) -> Bool {
-        switch digest.answer(response, to: sent, peer: index) {
+        switch authentication.digest.answer(response, to: sent, peer: index) {
         case .failure(let refusal):
             logger.warning(
                 "\(sent.method) \(sent.uri): challenge of \(router.configuration.peers[index].name) not answered: \(refusal)"
@@ -887,11 +854,11 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// challenge not answered. Counted per peer and logged, never with the credentials.
     private func authenticationFailed(_ response: SIPResponse, of request: SIPRequest, peer index: Int, resent: Bool) {
         let name = router.configuration.peers[index].name
-        authenticationFailures[name]?.increment()
+        authentication.failures[name]?.increment()
         if resent {
-            digest.forget(index)
+            authentication.digest.forget(index)
             logger.warning(
-                "\(request.method) \(request.uri): \(name) refused the credentials for realm \(digest.realm(of: index) ?? "?") (\(response.statusCode))",
+                "\(request.method) \(request.uri): \(name) refused the credentials for realm \(authentication.digest.realm(of: index) ?? "?") (\(response.statusCode))",
                 metadata: ["peer": "\(name)", "status": "\(response.statusCode)", "method": "\(request.method)"])
         }
     }
@@ -1061,8 +1028,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             configuration: configuration, localAddresses: router.localAddresses, localSentBy: router.localSentBy)
         health.configure(Self.knownPeers(configuration))
         metrics.configure(Self.knownPeers(configuration))
-        (digest, trustedOMAPeers, authenticationFailures) = Self.authentication(
-            configuration, factory: factory, kept: authenticationFailures)
+        authentication = authentication.reconfigured(configuration)
         perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
     }
 
