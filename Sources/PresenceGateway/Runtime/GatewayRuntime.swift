@@ -845,6 +845,9 @@ public final class GatewayRuntime: @unchecked Sendable {
                 logger.warning("\(sent.method) \(sent.uri): challenged, and not a request the gateway sends again")
                 return false
             }
+            // The new CSeq goes to the store now, not with the answer (a restart numbers on from
+            // it); the request itself is not held back for the write.
+            perform([])
             send(again, layer: layer, targets: [target], context: context, challenged: true)
             return true
         }
