@@ -132,6 +132,40 @@ import Testing
         #expect(s.kamailio.requests.filter { $0.method == .publish }.count == 1)
     }
 
+    /// The gateway's own `presence.winfo` SUBSCRIBE (mirror-watchers, RFC 3857) challenged 401:
+    /// sent again with CSeq + 1 and Authorization; its refresh, in the dialog the 200 made,
+    /// numbers on (RFC 3261 §12.2.1.1) and carries credentials at once (nc 2).
+    @Test func theGatewaysOwnWatcherInfoSubscribeIsAnsweredAndRefreshedInOrder() throws {
+        let yaml = Self.yaml.replacingOccurrences(of: "publish-to-oma: true }", with: "publish-to-oma: true, mirror-watchers: true }")
+        let s = try GatewayRuntimeTests.Setup(yaml: yaml)
+        s.run()
+        let winfo = {
+            s.kamailio.requests.filter { $0.method == .subscribe && $0.headers[.event] == "presence.winfo" }
+                .reduce(into: [SIPRequest]()) { seen, request in
+                    if !seen.contains(where: { $0.headers[.cseq] == request.headers[.cseq] }) { seen.append(request) }
+                }
+        }
+        let first = try #require(winfo().first)
+        #expect(first.headers["Authorization"] == nil)
+        let cseq = try #require(try first.headers.cseq?.sequence)
+        s.kamailio.send(.response(Self.challenge(first, nonce: "w1", status: 401)), to: GatewayRuntimeTests.Setup.omaSide)
+        s.run()
+        let second = try #require(winfo().last)
+        #expect(winfo().count == 2)
+        #expect(try second.headers.cseq?.sequence == cseq + 1)
+        let authorization = try #require(second.headers["Authorization"])
+        #expect(Self.parameter("nonce", in: authorization) == "w1" && Self.parameter("nc", in: authorization) == "00000001")
+        var ok = SIPResponse(replyingTo: second, statusCode: 200, toTag: "ps", headers: [(.expires, "60")])
+        ok.headers.append(.contact, "<sip:presence@127.0.0.1:5070>")
+        s.kamailio.send(.response(ok), to: GatewayRuntimeTests.Setup.omaSide)
+        s.loop.advanceTime(to: .now() + .seconds(60))
+        let refresh = try #require(winfo().last)
+        #expect(winfo().count == 3)
+        #expect(try refresh.headers.to?.tag == "ps")
+        #expect(try refresh.headers.cseq?.sequence == cseq + 2)
+        #expect(refresh.headers["Authorization"].flatMap { Self.parameter("nc", in: $0) } == "00000002")
+    }
+
     /// Without credentials or trusted OMA peers (the demo configuration) nothing is added.
     @Test func withoutCredentialsNothingIsAdded() throws {
         let s = try GatewayRuntimeTests.Setup()

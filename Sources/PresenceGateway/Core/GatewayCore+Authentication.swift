@@ -10,9 +10,10 @@ extension GatewayCore {
     /// (§12.2.1.1). The change is journaled with the entry, as any change of it is.
     ///
     /// Only the requests the gateway sends toward an OMA server on its own are answered this
-    /// way: a leg's and a list's SUBSCRIBE (flow 1) and a linked identity's PUBLISH (flow 4). For
-    /// any other context it returns false, and the runtime hands the 401 or 407 to the core as
-    /// the failure it was before.
+    /// way: a leg's and a list's SUBSCRIBE (flow 1), its own `presence.winfo` and `xcap-diff`
+    /// SUBSCRIBEs (the OMA server watches) and a linked identity's PUBLISH (flow 4). For any other
+    /// context it returns false, and the runtime hands the 401 or 407 to the core as the failure
+    /// it was before.
     public mutating func resent(_ request: SIPRequest, for context: Context) -> Bool {
         switch context {
         case .omaLeg(let key):
@@ -29,6 +30,8 @@ extension GatewayCore {
             list.subscription = subscription
             omaLists[key] = list
             return true
+        case .serverWatch(let key):
+            return serverWatches.resent(request, key: key)
         case .linkedPublication(let key):
             var taken = false
             _ = linkedIdentities.withClient(key) { client in

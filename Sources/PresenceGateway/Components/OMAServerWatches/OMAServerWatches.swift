@@ -175,6 +175,13 @@ struct OMAServerWatches: Sendable {
     /// The peer a watch's SUBSCRIBE reached.
     mutating func reached(_ peer: DialogPeer?, key: Int) { watches[key]?.peer = peer }
 
+    /// The watch's SUBSCRIBE went out again as `request`, with credentials and CSeq one higher
+    /// (RFC 3261 §22.2; `GatewayCore.resent(_:for:)`). False: no such watch, or nothing
+    /// outstanding.
+    mutating func resent(_ request: SIPRequest, key: Int) -> Bool {
+        watches[key]?.subscription.resent(request) ?? false
+    }
+
     /// Every watch's peer after a reload.
     mutating func carryPeers(_ carried: (DialogPeer?) -> DialogPeer?) {
         for key in keys {
