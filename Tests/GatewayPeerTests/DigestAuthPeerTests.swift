@@ -194,6 +194,18 @@ import Testing
             #expect(await stranger.receive(for: 1).compactMap(\.response).map(\.statusCode) == [403])
             #expect(metricValue(registry, #"gateway_security_refusals_total{reason="not_configured_peer"}"#) == 1)
             #expect(kamailio.lines("REQ-LOG").count == before)
+
+            // Stopped, the gateway un-SUBSCRIBEs (RFC 6665 §4.1.2.3) and removes alice's
+            // publication (RFC 3903 §4.5), both with credentials at once: accepted, next CSeq.
+            await server.stop(grace: .milliseconds(800))
+            for (callID, kind) in [(subscribe, "SUBSCRIBE"), (publish, "PUBLISH")] {
+                let ended = Exchange(kamailio, callID: callID)
+                let last = try #require(ended.requests.last { $0.contains("expires=[0]") }, "\(kind): \(ended)")
+                let cseq = try #require(AuthKamailio.cseq(last))
+                #expect(ended.accepted.contains { AuthKamailio.cseq($0) == cseq }, "\(kind): \(ended)")
+                #expect(cseq == ended.requests.compactMap(AuthKamailio.cseq).max(), "\(kind): \(ended)")
+                #expect(ended.challenges.count == 1, "\(kind): \(ended)")
+            }
         }
     }
 
