@@ -101,6 +101,60 @@ import Testing
         }
     }
 
+    /// Arbitrary bytes from the network (a seeded generator, so a failure repeats): each value is
+    /// either refused or read within the limits, never a trap; values built from the grammar's
+    /// own pieces are mixed in so that the parser's deeper paths are reached.
+    @Test func arbitraryChallengesAreRefusedOrReadWithinLimits() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return state
+        }
+        let pieces = ["Digest ", "realm=", "nonce=", "qop=", "algorithm=", "\"", "\\", ",", " ", "=", "auth", "SHA-256", "MD5", "\u{0}", "\r\n"]
+        let limits = SIPDigestChallenge.Limits()
+        var read = 0
+        func noise(_ count: Int) -> String {
+            var text = ""
+            for _ in 0..<count {
+                if next() % 2 == 0 {
+                    text += pieces[Int(next() % UInt64(pieces.count))]
+                } else {
+                    text.unicodeScalars.append(Unicode.Scalar(UInt8(next() % 128)))
+                }
+            }
+            return text
+        }
+        func value() -> String {
+            // Mostly a plain value, sometimes noise, sometimes over the value limit.
+            switch next() % 4 {
+            case 0: return noise(Int(next() % 8))
+            case 1: return String(repeating: "v", count: Int(next() % 700))
+            default: return "v\(next() % 1000)"
+            }
+        }
+        for _ in 0..<20_000 {
+            var text: String
+            if next() % 2 == 0 {
+                text = noise(Int(next() % 40))
+            } else {
+                // Shaped as the grammar has it, with noise before, between or after.
+                text = "Digest realm=\"\(value())\", nonce=\"\(value())\""
+                if next() % 3 == 0 { text += ", " + noise(Int(next() % 6)) }
+                if next() % 3 == 0 { text = noise(Int(next() % 3)) + text }
+            }
+            if next() % 50 == 0 { text += String(repeating: "n", count: Int(next() % 3_000)) }
+            guard let challenge = try? SIPDigestChallenge(text, limits: limits) else { continue }
+            read += 1
+            #expect(text.utf8.count <= limits.maxLength)
+            #expect(challenge.nonce.utf8.count <= limits.maxValueLength && !challenge.nonce.isEmpty)
+            #expect(challenge.realm.utf8.count <= limits.maxValueLength)
+        }
+        // Some of them read (a realm and a nonce came together): the check above ran.
+        #expect(read > 0)
+    }
+
     /// RFC 8760 §2.4: of several challenges the topmost one supported is used; one for another
     /// realm never is.
     @Test func theFirstUsableChallengeOfTheConfiguredRealmIsChosen() throws {
