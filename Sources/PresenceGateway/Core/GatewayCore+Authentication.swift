@@ -17,18 +17,19 @@ extension GatewayCore {
     public mutating func resent(_ request: SIPRequest, for context: Context) -> Bool {
         switch context {
         case .omaLeg(let key):
-            guard var leg = omaLegs[key], var subscription = leg.subscription, subscription.resent(request) else {
+            guard var leg = bridge.legs[key], var subscription = leg.subscription, subscription.resent(request) else {
                 return false
             }
             leg.subscription = subscription
-            omaLegs[key] = leg
+            bridge.legs[key] = leg
             return true
         case .omaList(let key):
-            guard var list = omaLists[key], var subscription = list.subscription, subscription.resent(request) else {
+            guard var list = bridge.lists[key], var subscription = list.subscription, subscription.resent(request)
+            else {
                 return false
             }
             list.subscription = subscription
-            omaLists[key] = list
+            bridge.lists[key] = list
             return true
         case .serverWatch(let key):
             return serverWatches.resent(request, key: key)
