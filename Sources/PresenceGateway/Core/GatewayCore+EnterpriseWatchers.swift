@@ -67,7 +67,7 @@ extension GatewayCore {
         var resource: String
         /// Its own subscription; nil for a list's member.
         var subscription: SubscriberSubscription?
-        /// The list subscription it is a member of (``GatewayCore/omaLists``).
+        /// The list subscription it is a member of (``EnterpriseWatcherBridge/lists``).
         var list: Int?
         /// The latest OMA state as categories; nil until the first NOTIFY.
         var categories: CategoriesDocument?

@@ -51,7 +51,7 @@ extension GatewayCore {
 
     /// One rls-services document the gateway writes: an XUI at an XCAP root (RFC 4825 §6).
     struct ListDocument: Sendable {
-        /// The lists it holds (``omaLists``).
+        /// The lists it holds (``EnterpriseWatcherBridge/lists``).
         var lists: Set<Int> = []
         /// A write is under way: the next waits for its answer, so that they reach the server in order.
         var writing = false

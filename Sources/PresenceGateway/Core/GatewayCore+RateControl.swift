@@ -2,7 +2,7 @@ import NIOCore
 import SIPStack
 
 /// The rate-control timer of an OMA watch (RFC 6446; the rest of rate control is the notifier's,
-/// `Components/OMAWatcherNotifier/OMAWatcherNotifier+RateControl.swift`).
+/// `Components/OMAWatcherNotifier/OMAWatcherNotifier.swift`).
 extension GatewayCore {
     /// The rate-control timer of OMA watch `key`: a held change, or a state that `min-rate` asks
     /// to be sent again, goes out as the state is now.

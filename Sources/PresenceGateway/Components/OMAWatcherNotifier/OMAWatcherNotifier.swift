@@ -4,8 +4,9 @@ import SIPStack
 /// The notifier side of flow 2 and of the served resource lists (RFC 4662): the OMA watchers'
 /// presence subscriptions the gateway answers, with what hangs off them — the members' watches
 /// of a list, the stand-ins for watchers at the OMA presence server, the watches that asked for
-/// rate control (RFC 6446). Its flow logic is in `Core/GatewayCore+OMAWatchers`,
-/// `+ResourceLists`, `+RateControl`, `+Filters`, `+PartialNotifications` and `+WatcherMirror`.
+/// rate control (RFC 6446). Rate control is below; filters (RFC 4660) and partial notifications
+/// (RFC 5263) are in this folder; the rest of its flow logic is in `Core/GatewayCore+OMAWatchers`,
+/// `+ResourceLists`, `+RateControl` (the timer) and `+WatcherMirror`.
 ///
 /// The table is private: a watch is added, replaced and removed through ``subscript(_:)``,
 /// ``forget(_:)`` and ``restore(_:_:)``, which keep the list members' count and the stand-in
