@@ -7,7 +7,7 @@
 /// LWS         =  [*WSP CRLF] 1*WSP ; linear whitespace
 /// SWS         =  [LWS] ; sep whitespace
 /// ```
-enum SIPByte {
+package enum SIPByte {
     static func isAlpha(_ b: UInt8) -> Bool { (b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A }
     static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
     static func isAlphanum(_ b: UInt8) -> Bool { isAlpha(b) || isDigit(b) }
@@ -21,7 +21,7 @@ enum SIPByte {
         b < 64 ? (low >> UInt64(b)) & 1 != 0 : b < 128 ? (high >> UInt64(b &- 64)) & 1 != 0 : false
     }
     /// alphanum / "-" / "." / "!" / "%" / "*" / "_" / "+" / "`" / "'" / "~"
-    static func isToken(_ b: UInt8) -> Bool {
+    package static func isToken(_ b: UInt8) -> Bool {
         inClass(b, 0x03FF_6CA2_0000_0000, 0x47FF_FFFF_87FF_FFFE)
     }
     static func isMark(_ b: UInt8) -> Bool {

@@ -1,3 +1,5 @@
+import SIPMessages
+
 /// A Digest challenge from a `WWW-Authenticate` (401) or `Proxy-Authenticate` (407) header
 /// (RFC 3261 §22.4, §25.1; RFC 7616 §3.3; RFC 8760 §2.2):
 ///
@@ -156,19 +158,9 @@ struct AuthParameterScanner {
     mutating func token() -> String? {
         skipSpace()
         let start = index
-        while index < bytes.count, Self.isTokenByte(bytes[index]) { index += 1 }
+        while index < bytes.count, SIPByte.isToken(bytes[index]) { index += 1 }
         guard index > start else { return nil }
         return String(decoding: bytes[start..<index], as: UTF8.self)
-    }
-
-    static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return Array("-.!%*_+`'~".utf8).contains(byte)
-        }
     }
 
     mutating func comma() -> Bool {
