@@ -62,7 +62,15 @@ final class AggregationProxy: @unchecked Sendable {
         let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
         directory = base + "aggregation-proxy-\(port)-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        // htdigest's format: user:realm:MD5(user:realm:password), made with coreutils' md5sum.
+        try await Self.htdigest(users, realm: realm).write(toFile: directory + "/digest-users", atomically: true, encoding: .utf8)
+        process = try await Self.run(
+            Self.configuration(port: port, backend: backend, directory: directory, realm: realm, nonceLifetime: nonceLifetime),
+            directory: directory, port: port)
+    }
+
+    /// htdigest's file for `users` (name → password): user:realm:MD5(user:realm:password), made
+    /// with coreutils' md5sum.
+    static func htdigest(_ users: [String: String], realm: String) async throws -> String {
         var lines: [String] = []
         for (user, password) in users.sorted(by: { $0.key < $1.key }) {
             let hashed = try await runProgram("/bin/sh", ["-c", #"printf %s "$0" | md5sum"#, "\(user):\(realm):\(password)"], timeout: 10)
@@ -71,16 +79,20 @@ final class AggregationProxy: @unchecked Sendable {
             }
             lines.append("\(user):\(realm):\(digest)")
         }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: directory + "/digest-users", atomically: true, encoding: .utf8)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Checks `configuration` (`apache2 -t`) and runs httpd with it in `directory` until it
+    /// listens on `port` (10 s); the directory is removed when it does not.
+    static func run(_ configuration: String, directory: String, port: UInt16) async throws -> ChildProcess {
         let config = directory + "/httpd.conf"
-        try Self.configuration(port: port, backend: backend, directory: directory, realm: realm, nonceLifetime: nonceLifetime)
-            .write(toFile: config, atomically: true, encoding: .utf8)
+        try configuration.write(toFile: config, atomically: true, encoding: .utf8)
         let checked = try await runProgram(Self.binary, ["-t", "-f", config], timeout: 20)
         guard checked.status == 0 else {
             try? FileManager.default.removeItem(atPath: directory)
             throw PeerError("apache2 -t refused the configuration: \(checked.output)")
         }
-        process = try ChildProcess("/usr/bin/setsid", [Self.binary, "-f", config, "-DFOREGROUND"])
+        let process = try ChildProcess("/usr/bin/setsid", [Self.binary, "-f", config, "-DFOREGROUND"])
         let deadline = Date().addingTimeInterval(10)
         while !LoopbackPorts.accepts(port) {
             if process.poll() != nil || Date() > deadline {
@@ -91,6 +103,7 @@ final class AggregationProxy: @unchecked Sendable {
             }
             try await Task.sleep(nanoseconds: 50_000_000)
         }
+        return process
     }
 
     /// Starts it on a free port in front of the XCAP server on `backend`, with the Digest
@@ -121,8 +134,11 @@ final class AggregationProxy: @unchecked Sendable {
     }
 
     /// The requests answered so far, in order.
-    var requests: [Logged] {
-        let text = (try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? ""
+    var requests: [Logged] { Self.logged(directory + "/access.log") }
+
+    /// The requests of an access log in the "%m %U %>s %u" format, in order.
+    static func logged(_ path: String) -> [Logged] {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ").map(String.init)
             guard fields.count == 4, let status = Int(fields[2]) else { return nil }

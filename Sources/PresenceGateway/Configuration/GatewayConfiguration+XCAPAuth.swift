@@ -52,7 +52,9 @@ extension GatewayConfiguration {
             let root = try xcapRoot(key, at: value)
             guard roots.contains(root) else {
                 let known = roots.isEmpty ? "none" : roots.sorted().joined(separator: ", ")
-                throw value.error("'\(root)' is no XCAP root of xcap: root or oma: rls (those configured: \(known))")
+                throw value.error(
+                    "'\(root)' is no XCAP root of xcap: root or oma: rls, nor content-server: url (those configured: \(known))"
+                )
             }
             guard result[root] == nil else { throw value.error("'\(root)' is named twice") }
             result[root] = try xcapAuthentication(value, environment: environment)
@@ -94,8 +96,9 @@ extension GatewayConfiguration {
         return .digest(XCAPCredentials(username: username, password: password))
     }
 
-    /// The XCAP roots this configuration talks to: `xcap: root` and every `oma: rls` root.
+    /// The XCAP roots this configuration talks to: `xcap: root` and every `oma: rls` root, and
+    /// the content server's URL, which the same client reaches (`content-server:`).
     var xcapRoots: Set<String> {
-        Set(oma.rls.values).union(xcap.map { [$0.root] } ?? [])
+        Set(oma.rls.values).union(xcap.map { [$0.root] } ?? []).union(contentServer.map { [$0.url] } ?? [])
     }
 }

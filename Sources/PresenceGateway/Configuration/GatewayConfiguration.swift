@@ -160,6 +160,9 @@ public struct GatewayConfiguration: Sendable {
     /// How the XCAP client authenticates at each XCAP root, by root (YAML `xcap-auth:`;
     /// GatewayConfiguration+XCAPAuth.swift); a root not named sends no credentials.
     public var xcapAuth: [String: XCAPAuthentication]
+    /// The OMA domain's content server for content indirection (YAML `content-server:`;
+    /// GatewayConfiguration+ContentServer.swift); nil: references are refused with 415.
+    public var contentServer: ContentServer?
     /// The presentities whose pres-rules come from ``xcap``.
     public var xcapPresentities: Set<String>
     /// List URI → its members, the lists served to OMA watchers (YAML `resource-lists:`;
@@ -209,7 +212,7 @@ extension GatewayConfiguration {
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
-            "capture", "state", "shutdown", "xcap", "resource-lists", "xcap-auth",
+            "capture", "state", "shutdown", "xcap", "resource-lists", "xcap-auth", "content-server",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         self.listeners = try Self.listeners(listen)
@@ -243,6 +246,7 @@ extension GatewayConfiguration {
         capture = try Self.capture(top["capture"])
         state = try Self.state(top["state"])
         shutdown = try Self.shutdown(top["shutdown"], state: state)
+        contentServer = try Self.contentServer(top["content-server"])
         xcapAuth = try Self.xcapAuth(top["xcap-auth"], roots: xcapRoots)
     }
 

@@ -638,3 +638,12 @@ extension GatewayCore {
             .enterpriseLeg(key))
     }
 }
+
+extension GatewayCore {
+    /// Whether the OMA watcher a NOTIFY of `context` goes to takes content indirection: its
+    /// SUBSCRIBE listed `message/external-body` in Accept (RFC 4483 §5.1).
+    public func acceptsIndirectContent(_ context: Context) -> Bool {
+        guard case .omaWatch(let key) = context else { return false }
+        return notifier[key]?.subscription?.terms.acceptsExternalBody == true
+    }
+}

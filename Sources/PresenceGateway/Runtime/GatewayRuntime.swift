@@ -69,6 +69,23 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// Told the presentity whose XCAP pres-rules the OMA side said changed (RFC 5875), to fetch
     /// them now. Set before ``start(restored:)``.
     public var xcapDocumentChanged: (@Sendable (_ presentity: String) -> Void)?
+    /// Follows and offers content indirection through the OMA content server (RFC 4483,
+    /// ``ContentIndirection``). Set before ``start(restored:)``; without it every reference is
+    /// refused with 415 and nothing is offered.
+    var contentIndirection: ContentIndirection?
+    /// References being followed, in all and by the sending peer's name: each peer has its own
+    /// share below the total, so one peer's slow references cannot hold up another's.
+    private var following = (total: 0, byPeer: [String: Int]())
+    static let followLimit = 64
+    static let followLimitPerPeer = 16
+    /// NOTIFYs waiting behind an offer in their dialog (by Call-ID), in order: the watcher gets
+    /// them in CSeq order (RFC 3261 §12.2.2).
+    private var offering: [String: [(SIPRequest, SIPTransactionLayer, ArraySlice<SIPTarget>, GatewayCore.Context)]] =
+        [:]
+    /// The object last offered in each dialog (by Call-ID), deleted when the next replaces it;
+    /// those of ended dialogs are deleted when the table has doubled since it was last swept.
+    private var offered: [String: (url: String, context: GatewayCore.Context)] = [:]
+    private var offeredSweepAt = 1_000
 
     /// Requests refused since the start, for the per-peer rejection rates and counters.
     private var rejectedCount = 0
@@ -216,11 +233,13 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// The transaction layer settings for the gateway's faces: the event layer's
     /// ``SIPTransactionLayer/Configuration/presenceEvents`` (the [MS-PRES] option tags and the
     /// presence body types, so the RFC 3261 §8.2 checks let batch SUBSCRIBEs and category
-    /// BENOTIFYs through), with tables sized for load: RFC 3261 Timer J keeps each answered
+    /// BENOTIFYs through) and `message/external-body`, with tables sized for load: RFC 3261 Timer J keeps each answered
     /// non-INVITE transaction 32 s over UDP, so they must hold rate × 32 s (200,000 ≈ 6,000
     /// requests/s sustained, each way).
     public static var transactionConfiguration: SIPTransactionLayer.Configuration {
         var configuration = SIPTransactionLayer.Configuration.presenceEvents
+        // References (RFC 4483) pass the §8.2.3 check; the runtime follows or refuses them.
+        configuration.uas.defaultBodyTypes.append(ContentIndirection.mediaType)
         configuration.limits = SIPTransactionLayer.Limits(
             maxServerTransactions: 200_000, maxClientTransactions: 200_000)
         return configuration
@@ -393,6 +412,17 @@ public final class GatewayRuntime: @unchecked Sendable {
             answerUnlessBENOTIFY(id, request, status: 403, reason: "Not Dialog Peer")
             return
         }
+        if ContentIndirection.isIndirect(request), request.method == .notify || request.method == .publish {
+            // The content is fetched first; the dialog is looked up again when it is there.
+            return follow(request, id: id, side: side, peer: healthName(router.dialogPeer(for: arrival))) {
+                [self] followed in
+                if let owner = core.dialogOwner(of: followed, toTag: toTag) {
+                    perform(core.receive(followed, id: id, in: owner.context, now: .now()))
+                } else {
+                    perform(core.receive(followed, id: id, from: side, watcher: nil, now: .now()))
+                }
+            }
+        }
         if let owner {
             perform(core.receive(request, id: id, in: owner.context, now: .now()))
         } else {
@@ -445,10 +475,149 @@ public final class GatewayRuntime: @unchecked Sendable {
                     replyingTo: request, statusCode: status, reasonPhrase: reason, toTag: incoming.toTag,
                     headers: headers))
         case .forward(_, let watcher, let routed, _), .local(let watcher, let routed):
-            perform(
-                core.receive(
-                    routed, id: id, from: side, watcher: watcher, peer: router.dialogPeer(for: arrival), now: .now()))
+            let peer = router.dialogPeer(for: arrival)
+            if ContentIndirection.isIndirect(routed), request.method == .notify || request.method == .publish {
+                return follow(routed, id: id, side: side, peer: healthName(peer)) { [self] followed in
+                    perform(core.receive(followed, id: id, from: side, watcher: watcher, peer: peer, now: .now()))
+                }
+            }
+            perform(core.receive(routed, id: id, from: side, watcher: watcher, peer: peer, now: .now()))
         }
+    }
+
+    // MARK: - Content indirection (RFC 4483; docs/flows.md, "Content indirection")
+
+    /// Follows the reference `request` carries (after the cheap checks: the sender, its rate, the
+    /// dialog's peer) and hands the request with its content to `deliver`, on the loop. Refused
+    /// with 415 from the enterprise side, without a content server, or for a reference
+    /// elsewhere (RFC 4483 §5.3); 503 while the sender's share of fetches is taken; 502 or 504
+    /// when the content server gave no content.
+    private func follow(
+        _ request: SIPRequest, id: GatewayCore.ServerRequestID, side: GatewayConfiguration.Side, peer: String,
+        deliver: @escaping (SIPRequest) -> Void
+    ) {
+        let reference: ExternalBodyReference
+        switch side == .oma ? contentIndirection?.reference(in: request) : nil {
+        case .success(let r): reference = r
+        case .failure(let error):
+            contentIndirection?.count("followed", error)
+            return indirectionFailed(request, id: id, error)
+        case nil:
+            return indirectionFailed(request, id: id, .refused("references are followed from the OMA side only"))
+        }
+        guard let indirection = contentIndirection, following.total < Self.followLimit,
+            following.byPeer[peer, default: 0] < Self.followLimitPerPeer
+        else {
+            refuse("rate_limited")
+            return answer(
+                id, SIPResponse(replyingTo: request, statusCode: 503, headers: [(.retryAfter, "1")]))
+        }
+        following.total += 1
+        following.byPeer[peer, default: 0] += 1
+        let arrived = NIODeadline.now()
+        eventLoop.makeFutureWithTask { await indirection.follow(reference, in: request) }.whenSuccess { [self] result in
+            following.total -= 1
+            following.byPeer[peer, default: 1] -= 1
+            if following.byPeer[peer] == 0 { following.byPeer[peer] = nil }
+            indirection.count("followed", result.failure)
+            guard servers[id] != nil else { return }
+            switch result {
+            case .failure(let error):
+                indirectionFailed(request, id: id, error)
+            case .success(let followed):
+                relaying = (side, arrived)
+                deliver(followed)
+                relaying = nil
+            }
+        }
+    }
+
+    private func indirectionFailed(
+        _ request: SIPRequest, id: GatewayCore.ServerRequestID, _ error: ContentIndirectionError
+    ) {
+        logger.warning(
+            "\(request.method) with content indirection not taken: \(error.reason)",
+            metadata: ["call-id": "\(request.headers.callID ?? "")", "status": "\(error.status)"])
+        var headers = SIPHeaders()
+        if error.status == 415 {
+            // RFC 4483 §5.3: Accept lists what is taken; message/external-body only when it
+            // could have been followed.
+            let types = SIPUASCoreConfiguration.presenceEvents.defaultBodyTypes
+            headers.append(
+                .accept,
+                (contentIndirection?.server == nil ? types : types + [ContentIndirection.mediaType])
+                    .joined(separator: ", "))
+        }
+        answer(
+            id,
+            SIPResponse(
+                replyingTo: request, statusCode: error.status, reasonPhrase: Self.reason(error.status), headers: headers
+            ))
+    }
+
+    private static func reason(_ status: Int) -> String {
+        switch status {
+        case 415: "Unsupported Media Type"
+        case 502: "Bad Gateway"
+        default: "Server Time-out"
+        }
+    }
+
+    /// Whether a NOTIFY to `target` is offered as a reference instead: it is too large for
+    /// UDP with no TCP to move it to (RFC 3261 §18.1.1), `content-server: offer` is on, and the
+    /// watcher takes references (RFC 4483 §5.1).
+    private func offers(
+        _ request: SIPRequest, layer: SIPTransactionLayer, to target: SIPTarget, context: GatewayCore.Context
+    ) -> Bool {
+        request.method == .notify && contentIndirection?.server?.offer == true && layer.exceedsUDP(request, to: target)
+            && core.acceptsIndirectContent(context)
+    }
+
+    /// Stores the body of `request` on the content server and sends the reference in its place;
+    /// the dialog's later NOTIFYs wait until then. When it cannot be stored the NOTIFY is sent
+    /// as it is, and fails as it would have.
+    private func offer(
+        _ request: SIPRequest, callID: String, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
+        context: GatewayCore.Context
+    ) {
+        guard let indirection = contentIndirection else { return }
+        offering[callID] = []
+        eventLoop.makeFutureWithTask { await indirection.offer(request) }.whenSuccess { [self] result in
+            indirection.count("offered", result.failure)
+            var sending = request
+            switch result {
+            case .success(let offer):
+                sending = offer.request
+                if let replaced = offered.updateValue((offer.url, context), forKey: callID) {
+                    eventLoop.makeFutureWithTask { await indirection.delete(replaced.url) }.whenComplete { _ in }
+                }
+                sweepOffered(indirection)
+            case .failure(let error):
+                logger.warning(
+                    "NOTIFY not offered by content indirection: \(error.reason)",
+                    metadata: ["call-id": "\(callID)", "status": "\(error.status)"])
+            }
+            var waiting = offering.removeValue(forKey: callID) ?? []
+            if core.holds(context) {
+                send(sending, layer: layer, targets: targets, context: context, offerChecked: true)
+            }
+            // In order; when one of them is offered in turn, the rest wait for it.
+            while !waiting.isEmpty, offering[callID] == nil {
+                let (next, layer, targets, context) = waiting.removeFirst()
+                if core.holds(context) { send(next, layer: layer, targets: targets, context: context) }
+            }
+            if !waiting.isEmpty { offering[callID, default: []].append(contentsOf: waiting) }
+        }
+    }
+
+    /// Deletes the objects offered in dialogs that ended, once the table doubled since last time.
+    private func sweepOffered(_ indirection: ContentIndirection) {
+        guard offered.count >= offeredSweepAt else { return }
+        for (callID, entry) in offered where !core.holds(entry.context) {
+            offered[callID] = nil
+            eventLoop.makeFutureWithTask { await indirection.delete(entry.url) }.whenComplete { _ in }
+        }
+        offeredSweepAt = max(1_000, 2 * offered.count)
     }
 
     /// Answers a refused request, except a BENOTIFY, which takes no response ([MS-PRES]
@@ -718,7 +887,7 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// last target's outcome is the core's answer.
     private func send(
         _ request: SIPRequest, layer: SIPTransactionLayer, targets: ArraySlice<SIPTarget>,
-        context: GatewayCore.Context, challenged: Bool = false
+        context: GatewayCore.Context, challenged: Bool = false, offerChecked: Bool = false
     ) {
         let side: GatewayConfiguration.Side = layers[.oma] === layer ? .oma : .enterprise
         let given = targets.count
@@ -741,6 +910,15 @@ public final class GatewayRuntime: @unchecked Sendable {
             guard rest.isEmpty else { return send(request, layer: layer, targets: rest, context: context) }
             sendFailures.increment()
             return
+        }
+        if !offerChecked, request.method == .notify, let callID = request.headers.callID {
+            // Content indirection (RFC 4483): behind an offer under way in the dialog, or offered.
+            if offering[callID] != nil {
+                return offering[callID, default: []].append((request, layer, targets, context))
+            }
+            if offers(request, layer: layer, to: target, context: context) {
+                return offer(request, callID: callID, layer: layer, targets: targets, context: context)
+            }
         }
         // What goes to this target: with its peer's credentials and asserted identity (RFC 3261
         // §22.2, RFC 3325 §9.1), which a failover to another target must not carry.

@@ -47,6 +47,8 @@ public final class GatewayServer: @unchecked Sendable {
     let xcapClient: XCAPClient
     /// Writes the list documents for OMA resource list servers (`oma: rls`).
     private let listWriter: XCAPDocumentWriter
+    /// Content indirection through `content-server:` (RFC 4483), over the XDM client.
+    private let contentIndirection: ContentIndirection
     /// ``xcap`` for the runtime, which is told of changed documents (RFC 5875) before it exists.
     private let policySource = NIOLockedValueBox<XCAPPolicySource?>(nil)
     /// The lists the configuration gives (inline or its rls-services file): they win over lists
@@ -106,6 +108,10 @@ public final class GatewayServer: @unchecked Sendable {
             factory: GatewayMetricsFactory(registry: registry),
             logger: logger)
         listWriter = XCAPDocumentWriter(client: xcapClient)
+        contentIndirection = ContentIndirection(
+            server: configuration.contentServer, client: xcapClient,
+            hostName: configuration.hostName ?? configuration.listeners.first?.host ?? "gateway",
+            factory: GatewayMetricsFactory(registry: registry))
         let tls = try Self.tls(configuration.tls)
         let capture = try Self.capture(configuration.capture, relay: eventLoop, registry: registry)
         self.capture = capture
@@ -432,6 +438,7 @@ public final class GatewayServer: @unchecked Sendable {
         let runtime = GatewayRuntime(
             core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
             metricsFactory: GatewayMetricsFactory(registry: registry), resolveTargets: resolve)
+        runtime.contentIndirection = contentIndirection
         runtime.listDocumentWriter = { [listWriter] uri, body in
             await listWriter.write(uri, body: body, contentType: "application/rls-services+xml")
         }
@@ -649,6 +656,7 @@ public final class GatewayServer: @unchecked Sendable {
         }
         Self.keepRestartOnly(&new, as: old, rlsServices: identities, restartOnly: &restartOnly)
         xcapClient.configure(authentication: new.xcapAuth, roots: new.xcapRoots)
+        contentIndirection.configure(new.contentServer)
         await followRLSServices(new.xcap, identities: identities, runtime: runtime)
         let applied = new
         let source = xcap

@@ -100,11 +100,12 @@ final class XCAPClient: Sendable {
     }
 
     /// Sends `method` to `uri` with `headers` (and `body`), authenticating as its root asks, and
-    /// reads at most `maximumBytes` of the answer's body. Nil when no answer came in time (or the
-    /// body was longer): `why` says what happened.
+    /// reads at most `maximumBytes` of the answer's body, each attempt within `timeoutSeconds`
+    /// (default: the client's). A failure when no answer came in time (or the body was longer),
+    /// saying what happened.
     func execute(
         _ method: HTTPMethod, _ uri: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-        maximumBytes: Int = 1 << 20
+        maximumBytes: Int = 1 << 20, timeoutSeconds: Int? = nil
     ) async -> Result<Answer, XCAPFailure> {
         let root = root(of: uri)
         var sentCredentials = false
@@ -116,7 +117,8 @@ final class XCAPClient: Sendable {
             sentCredentials = authenticate(&request, root: root, method: method, uri: uri)
             let answer: Answer
             do {
-                answer = try await send(request, maximumBytes: maximumBytes)
+                answer = try await send(
+                    request, maximumBytes: maximumBytes, timeoutSeconds: timeoutSeconds ?? self.timeoutSeconds)
             } catch {
                 return .failure(XCAPFailure(description: "no answer (\(error))"))
             }
@@ -142,7 +144,7 @@ final class XCAPClient: Sendable {
         try? await running?.shutdown()
     }
 
-    private func send(_ request: HTTPClientRequest, maximumBytes: Int) async throws -> Answer {
+    private func send(_ request: HTTPClientRequest, maximumBytes: Int, timeoutSeconds: Int) async throws -> Answer {
         let http = client.withLockedValue { client in
             if let client { return client }
             let made = HTTPClient.xcap(timeoutSeconds: timeoutSeconds)

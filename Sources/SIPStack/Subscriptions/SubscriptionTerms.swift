@@ -23,6 +23,9 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
     /// RFC 6446 §7 `adaptive-min-rate`: the notifier paces its unprompted notifications by how
     /// many it sent recently; nil when not asked for.
     public var adaptiveMinRate: Double?
+    /// True when the subscriber's Accept listed `message/external-body`: it takes content
+    /// indirection (RFC 4483 §5.1). Nil otherwise, so that records stored without it read the same.
+    public var acceptsExternalBody: Bool?
 
     /// The least time between two notifications that `max-rate` allows.
     public var minimumInterval: TimeAmount? { maxRate.map(Self.interval) }
@@ -114,12 +117,15 @@ public struct SubscriptionTerms: Sendable, Hashable, Codable {
             return .reject(status: 406, reason: "Not Acceptable", headers: headers)
         }
         let supported = (try? h.supported)?.map { $0.lowercased() } ?? []
-        return .accept(
-            SubscriptionTerms(
-                package: package, eventID: event.id, bodyType: bodyType, expires: expires,
-                supportsBENotify: supported.contains("ms-benotify"),
-                supportsPiggyback: supported.contains("ms-piggyback-first-notify"), maxRate: maxRate,
-                minRate: minRate, adaptiveMinRate: adaptiveMinRate))
+        var terms = SubscriptionTerms(
+            package: package, eventID: event.id, bodyType: bodyType, expires: expires,
+            supportsBENotify: supported.contains("ms-benotify"),
+            supportsPiggyback: supported.contains("ms-piggyback-first-notify"), maxRate: maxRate,
+            minRate: minRate, adaptiveMinRate: adaptiveMinRate)
+        if accept?.contains(where: { $0.type == "message" && $0.subtype == "external-body" && $0.q > 0 }) == true {
+            terms.acceptsExternalBody = true
+        }
+        return .accept(terms)
     }
 
     /// An RFC 6446 rate parameter: a positive decimal number of notifications per second

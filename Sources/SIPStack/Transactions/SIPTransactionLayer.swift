@@ -281,6 +281,20 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         return key
     }
 
+    /// Whether ``send(_:to:connection:onEvent:)`` would fail `request` to `target` for its size:
+    /// with the top Via and Max-Forwards it adds, it is over ``Configuration/udpRequestSizeLimit``
+    /// for a UDP target, and there is no TCP address to move it to (RFC 3261 §18.1.1).
+    public func exceedsUDP(_ request: SIPRequest, to target: SIPTarget) -> Bool {
+        guard target.kind == .udp, let limit = configuration.udpRequestSizeLimit,
+            transport.advertisedAddress(for: .tcp) == nil, let local = transport.advertisedAddress(for: .udp)
+        else { return false }
+        let host = local.isIPv6 ? "[\(local.host)]" : local.host
+        // "Via: SIP/2.0/UDP host:port;branch=z9hG4bK" + at most 16 hex digits + ";rport" + CRLF.
+        let via = "Via: SIP/2.0/UDP \(host):\(local.port);branch=z9hG4bK;rport\r\n".utf8.count + 16
+        let maxForwards = request.headers.contains(.maxForwards) ? 0 : "Max-Forwards: 70\r\n".utf8.count
+        return SIPMessage.request(request).serialized().count + via + maxForwards > limit
+    }
+
     /// Where a client transaction's actions come from; a transport error carries its
     /// description, which becomes the reason phrase of the 503 made locally (§8.1.3.1) so the
     /// TU can tell an operator why ("tls-failed: certificate name …").
