@@ -21,11 +21,12 @@ final class ContentIndirection: Sendable {
     /// RFC 2017 §3): the object is replaced at the dialog's next offer, and deleted then.
     static let offeredLifetime: TimeInterval = 3_600
 
-    init(server: GatewayConfiguration.ContentServer?, client: XCAPClient, hostName: String, factory: any MetricsFactory)
-    {
-        settings = NIOLockedValueBox(server)
+    /// With `configuration`'s `content-server:`; its host name (or first listener's) names the
+    /// Content-IDs of offered objects.
+    init(_ configuration: GatewayConfiguration, client: XCAPClient, factory: any MetricsFactory) {
+        settings = NIOLockedValueBox(configuration.contentServer)
         self.client = client
-        self.hostName = hostName
+        hostName = configuration.hostName ?? configuration.listeners.first?.host ?? "gateway"
         var counters: [String: Counter] = [:]
         for direction in ["followed", "offered"] {
             for result in ["ok", "refused", "failed"] {

@@ -416,19 +416,23 @@ public final class GatewayRuntime: @unchecked Sendable {
             // The content is fetched first; the dialog is looked up again when it is there.
             return follow(request, id: id, side: side, peer: healthName(router.dialogPeer(for: arrival))) {
                 [self] followed in
-                if let owner = core.dialogOwner(of: followed, toTag: toTag) {
-                    perform(core.receive(followed, id: id, in: owner.context, now: .now()))
-                } else {
-                    perform(core.receive(followed, id: id, from: side, watcher: nil, now: .now()))
-                }
+                receiveInDialog(followed, id: id, side: side, owner: core.dialogOwner(of: followed, toTag: toTag))
             }
         }
+        receiveInDialog(request, id: id, side: side, owner: owner)
+        finishIfUnanswered(id, request)
+    }
+
+    /// The core takes a request inside the dialog of `owner`; without one, it answers 481.
+    private func receiveInDialog(
+        _ request: SIPRequest, id: GatewayCore.ServerRequestID, side: GatewayConfiguration.Side,
+        owner: (context: GatewayCore.Context, peer: DialogPeer?)?
+    ) {
         if let owner {
             perform(core.receive(request, id: id, in: owner.context, now: .now()))
         } else {
             perform(core.receive(request, id: id, from: side, watcher: nil, now: .now()))
         }
-        finishIfUnanswered(id, request)
     }
 
     /// A request outside any dialog: refused while stopping or while the store cannot keep a new

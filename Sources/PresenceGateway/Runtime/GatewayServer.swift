@@ -109,9 +109,7 @@ public final class GatewayServer: @unchecked Sendable {
             logger: logger)
         listWriter = XCAPDocumentWriter(client: xcapClient)
         contentIndirection = ContentIndirection(
-            server: configuration.contentServer, client: xcapClient,
-            hostName: configuration.hostName ?? configuration.listeners.first?.host ?? "gateway",
-            factory: GatewayMetricsFactory(registry: registry))
+            configuration, client: xcapClient, factory: GatewayMetricsFactory(registry: registry))
         let tls = try Self.tls(configuration.tls)
         let capture = try Self.capture(configuration.capture, relay: eventLoop, registry: registry)
         self.capture = capture
