@@ -76,6 +76,20 @@ import Testing
         #expect(ExternalBodyReference.date(text) == date)
     }
 
+    /// Every relayed request is asked whether it carries a reference: only message/external-body
+    /// (any case) does; no Content-Type, or another message/ type, does not.
+    @Test func onlyMessageExternalBodyIsAReference() throws {
+        func request(_ type: String?) throws -> SIPRequest {
+            var r = SIPRequest(method: .notify, uri: try SIPURI("sip:gw@127.0.0.1"))
+            if let type { r.headers.append(.contentType, type) }
+            return r
+        }
+        #expect(ContentIndirection.isIndirect(try request(" Message/External-Body;access-type=URL;URL=\"http://a/b\"")))
+        for type in [nil, "application/pidf+xml", "message/sipfrag", "message/", "text/external-body"] {
+            #expect(!ContentIndirection.isIndirect(try request(type)), "\(type ?? "none")")
+        }
+    }
+
     static let base = ConfigurationTests.valid
 
     @Test func theSettingIsReadWithItsDefaultsAndMistakesAtTheirLine() throws {
@@ -98,7 +112,7 @@ import Testing
                 _ = try GatewayConfiguration(yaml: Self.base + "content-server: " + entry + "\n")
                 Issue.record("accepted: \(entry)")
             } catch {
-                let text = (error as? ConfigurationError)?.description ?? "\(error)"
+                let text = error.description
                 #expect(text.contains(message) && text.hasPrefix("\(line):"), "\(text)")
             }
         }

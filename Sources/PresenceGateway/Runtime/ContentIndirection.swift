@@ -51,9 +51,12 @@ final class ContentIndirection: Sendable {
     }
 
     /// Whether `request`'s body is a `message/external-body` (a reference, RFC 4483 §4).
+    /// Every relayed NOTIFY is asked: only a Content-Type beginning `message/` is parsed.
     static func isIndirect(_ request: SIPRequest) -> Bool {
-        guard request.headers.contains(.contentType), let type = try? request.headers.contentType else { return false }
-        return type.mediaType == mediaType
+        guard let field = request.headers.fields.first(where: { $0.name == .contentType }) else { return false }
+        let value = field.valueBytes.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard value.count > 8, zip(value, "message/".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return false }
+        return (try? request.headers.contentType)?.mediaType == mediaType
     }
 
     /// The reference `request` carries, checked against the content server: refused (415) when

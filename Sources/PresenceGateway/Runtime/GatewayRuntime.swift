@@ -573,8 +573,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     private func offers(
         _ request: SIPRequest, layer: SIPTransactionLayer, to target: SIPTarget, context: GatewayCore.Context
     ) -> Bool {
-        request.method == .notify && contentIndirection?.server?.offer == true && layer.exceedsUDP(request, to: target)
-            && core.acceptsIndirectContent(context)
+        // The size last: it serializes the request.
+        request.method == .notify && contentIndirection?.server?.offer == true && core.acceptsIndirectContent(context)
+            && layer.exceedsUDP(request, to: target)
     }
 
     /// Stores the body of `request` on the content server and sends the reference in its place;
@@ -915,7 +916,9 @@ public final class GatewayRuntime: @unchecked Sendable {
             sendFailures.increment()
             return
         }
-        if !offerChecked, request.method == .notify, let callID = request.headers.callID {
+        if !offerChecked, request.method == .notify, !offering.isEmpty || contentIndirection?.server?.offer == true,
+            let callID = request.headers.callID
+        {
             // Content indirection (RFC 4483): behind an offer under way in the dialog, or offered.
             if offering[callID] != nil {
                 return offering[callID, default: []].append((request, layer, targets, context))
