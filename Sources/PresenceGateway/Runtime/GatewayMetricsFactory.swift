@@ -50,6 +50,8 @@ public struct GatewayMetricsFactory: MetricsFactory {
         "gateway_xcap_fetches_total": "XCAP document fetches, by result.",
         "gateway_xcap_auth_failures_total":
             "XCAP requests an XCAP root (an Aggregation Proxy) refused with 401 or 403, by root.",
+        "gateway_content_indirection_total":
+            "RFC 4483 references followed from the OMA side or offered to OMA watchers, by direction and result.",
         "gateway_admin_connections_refused_total": "Admin HTTP connections refused, by reason.",
         "gateway_admin_timeouts_total": "Admin HTTP connections closed by a timeout, by kind.",
         "gateway_capture_sent_total": "HEP capture packets sent.",
