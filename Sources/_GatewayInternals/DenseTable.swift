@@ -58,6 +58,18 @@ package struct DenseTable<Key: PackedTableKey, Value: Sendable>: Sendable {
         }
     }
 
+    /// Changes the value for `key` in place (no copy of it, so its storage is not copied on
+    /// write); nil when there is none.
+    package mutating func modify<R>(_ key: Key, _ body: (inout Value) throws -> R) rethrows -> R? {
+        guard let position = index[key] else { return nil }
+        let chunk = Int(position) >> Self.chunkShift
+        let slot = Int(position) & (Self.chunkSize - 1)
+        // Moved out and back: the value is the only reference to its storage while it changes.
+        guard var value = chunks[chunk][slot].take() else { return nil }
+        defer { chunks[chunk][slot] = value }
+        return try body(&value)
+    }
+
     /// Removes and returns the value for `key`.
     @discardableResult
     package mutating func removeValue(forKey key: Key) -> Value? {

@@ -150,6 +150,23 @@ import _GatewayInternals
         #expect(table[1] == "again")
     }
 
+    /// `modify` changes a value where it lies: its storage is not copied on write, as it would be
+    /// for a value copied out and written back while the table still held it.
+    @Test func modifyChangesAValueInPlace() throws {
+        var table = DenseTable<Int, [Int]>()
+        table[1] = Array(0..<100)
+        func address() -> UInt? { table[1]?.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        let before = try #require(address())
+        #expect(table.modify(1) { values -> Int in
+            values[0] = -1
+            return values.count
+        } == 100)
+        #expect(address() == before)
+        #expect(table[1]?.first == -1)
+        #expect(table.modify(2) { _ in 0 } == nil)
+        #expect(table.count == 1)
+    }
+
     @Test func valuesAcrossSeveralChunksStayReachable() {
         // Over three chunks of 1,024 slots: positions past the first chunk map to later ones.
         var table = DenseTable<Int, Int>()

@@ -203,7 +203,7 @@ extension GatewayCore {
         switch context {
         case .omaLeg(let key): bridge.legs[key]?.peer = peer
         case .omaList(let key): bridge.lists[key]?.peer = peer
-        case .enterpriseLeg(let key): legPool.legs[key]?.peer = peer
+        case .enterpriseLeg(let key): legPool.modify(key) { $0.peer = peer }
         case .serverWatch(let key): serverWatches.reached(peer, key: key)
         case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish: break
         }

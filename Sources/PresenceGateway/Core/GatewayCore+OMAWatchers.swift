@@ -265,15 +265,14 @@ extension GatewayCore {
         // A leg serves one watch per resource: a second watch of the same watcher and resource
         // (another device, a stand-in) gets a leg of its own rather than take the first's.
         if !forceSingle, let pool,
-            let (legKey, found) = legPool.legs.first(where: {
-                $0.value.pool == pool && $0.value.watcher == watch.watcher.uri && !$0.value.closing
-                    && $0.value.watches[watch.resource] == nil
-            })
+            let legKey = legPool.joinable(watcher: watch.watcher.uri, pool: pool, resource: watch.resource)
         {
-            var leg = found
-            leg.watches[watch.resource] = key
-            let actions = leg.subscriber.add([watch.resource], context: context, now: now)
-            legPool.legs[legKey] = leg
+            let resource = watch.resource
+            let actions =
+                legPool.modify(legKey) { leg -> [BatchCategorySubscriber.Action] in
+                    leg.watches[resource] = key
+                    return leg.subscriber.add([resource], context: context, now: now)
+                } ?? []
             watch.leg = legKey
             notifier[key] = watch
             return enterpriseLegActions(legKey, actions, now: now)
@@ -297,10 +296,12 @@ extension GatewayCore {
         dialogs.insert(
             DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag),
             .enterpriseLeg(legKey))
-        legPool.legs[legKey] = EnterpriseLeg(
-            watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
-            subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
-            verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
+        legPool.open(
+            legKey,
+            EnterpriseLeg(
+                watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
+                subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
+                verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false))
         watch.leg = legKey
         notifier[key] = watch
         return enterpriseLegActions(legKey, actions, now: now)
@@ -318,16 +319,18 @@ extension GatewayCore {
     }
 
     mutating func enterpriseLegResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
-        guard var leg = legPool.legs[key] else { return [] }
-        let actions = leg.subscriber.receive(response, now: now, jitter: ids.jitter())
-        if (200..<300).contains(response.statusCode) { leg.established = true }
-        legPool.legs[key] = leg
-        if leg.closing {
+        let jitter = ids.jitter()
+        let received = legPool.modify(key) { leg in
+            let actions = leg.subscriber.receive(response, now: now, jitter: jitter)
+            if (200..<300).contains(response.statusCode) { leg.established = true }
+            return (actions, closing: leg.closing, ended: leg.subscriber.isTerminated)
+        }
+        guard let (actions, closing, ended) = received else { return [] }
+        if closing {
             // RFC 6665 §4.1.2.3: the 2xx to the unsubscribe is followed by a final NOTIFY, which
             // must still find the dialog (and is answered 200); it releases the leg, or the
             // cleanup timer does (64·T1). A failure response ends the dialog at once.
-            if response.statusCode >= 300 { removeEnterpriseLeg(key) }
-            if case .terminated = leg.subscriber.subscription.status { removeEnterpriseLeg(key) }
+            if response.statusCode >= 300 || ended { removeEnterpriseLeg(key) }
             return []
         }
         var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
@@ -341,16 +344,21 @@ extension GatewayCore {
     mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var leg = legPool.legs[key] else {
+        let jitter = ids.jitter()
+        let received = legPool.modify(key) { leg in
+            (
+                leg.subscriber.receive(notify: request, now: now, jitter: jitter), closing: leg.closing,
+                ended: leg.subscriber.isTerminated
+            )
+        }
+        guard let (actions, closing, ended) = received else {
             // A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4).
             return request.method == .benotify ? [] : [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
-        let actions = leg.subscriber.receive(notify: request, now: now, jitter: ids.jitter())
-        legPool.legs[key] = leg
-        if leg.closing {
+        if closing {
             var out: [Action] = []
             for case .subscription(.respond(let response)) in actions { out.append(.respond(id, response)) }
-            if case .terminated = leg.subscriber.subscription.status { removeEnterpriseLeg(key) }
+            if ended { removeEnterpriseLeg(key) }
             return out
         }
         return enterpriseLegActions(key, actions, now: now, notifyID: id)
@@ -449,12 +457,16 @@ extension GatewayCore {
     private mutating func categoriesArrived(
         _ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline
     ) -> [Action] {
-        guard var leg = legPool.legs[key], let watchKey = leg.watches[resource], var watch = notifier[watchKey]
+        guard let watchKey = legPool.legs[key]?.watches[resource], var watch = notifier[watchKey],
+            let state = legPool.modify(
+                key,
+                { leg in
+                    var state = Self.merge(leg.categories[resource] ?? CategoriesDocument(uri: resource), document)
+                    state.uri = resource
+                    leg.categories[resource] = state
+                    return state
+                })
         else { return [] }
-        var state = Self.merge(leg.categories[resource] ?? CategoriesDocument(uri: resource), document)
-        state.uri = resource
-        leg.categories[resource] = state
-        legPool.legs[key] = leg
         if let link = watch.linked { return publishLinked(link, state, now: now) }
         if let owner = watch.listOwner { return listMemberChanged(owner, member: resource, now: now) }
         // A mirror's subscription is made for the subscriber list, not for the state.
@@ -601,24 +613,29 @@ extension GatewayCore {
     }
 
     private mutating func detachResource(_ resource: String, from key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = legPool.legs[key], leg.watches.removeValue(forKey: resource) != nil else { return [] }
-        leg.categories[resource] = nil
-        if leg.watches.isEmpty {
-            legPool.legs[key] = leg
-            return endEnterpriseLeg(key, now: now)
+        // nil: the leg did not carry it; empty: it carried nothing else, and ends.
+        let removed = legPool.modify(key) { leg -> [BatchCategorySubscriber.Action]? in
+            guard leg.watches.removeValue(forKey: resource) != nil else { return nil }
+            leg.categories[resource] = nil
+            return leg.watches.isEmpty ? [] : leg.subscriber.remove([resource], now: now)
         }
-        let actions = leg.subscriber.remove([resource], now: now)
-        legPool.legs[key] = leg
+        guard let actions = removed ?? nil else { return [] }
+        if legPool.legs[key]?.watches.isEmpty == true { return endEnterpriseLeg(key, now: now) }
         return enterpriseLegActions(key, actions, now: now)
     }
 
     /// Unsubscribes an enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
     mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = legPool.legs[key], !leg.closing else { return [] }
-        let actions = leg.subscriber.unsubscribe()
-        leg.closing = true
-        legPool.legs[key] = leg
-        if case .terminated = leg.subscriber.subscription.status {
+        guard legPool.legs[key]?.closing == false,
+            let (actions, ended) = legPool.modify(
+                key,
+                { leg in
+                    let actions = leg.subscriber.unsubscribe()
+                    leg.closing = true
+                    return (actions, leg.subscriber.isTerminated)
+                })
+        else { return [] }
+        if ended {
             removeEnterpriseLeg(key)
             return []
         }
@@ -632,7 +649,7 @@ extension GatewayCore {
     }
 
     mutating func removeEnterpriseLeg(_ key: Int) {
-        guard let leg = legPool.legs.removeValue(forKey: key) else { return }
+        guard let leg = legPool.remove(key) else { return }
         dialogs.remove(
             DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag),
             .enterpriseLeg(key))

@@ -266,7 +266,7 @@ extension GatewayCore {
         for key in legPool.legs.keys {
             let current = legPool.legs[key]?.peer
             let peer = carried(current)
-            if peer != current { legPool.legs[key]?.peer = peer }
+            if peer != current { legPool.modify(key) { $0.peer = peer } }
         }
         for key in bridge.lists.keys {
             let current = bridge.lists[key]?.peer

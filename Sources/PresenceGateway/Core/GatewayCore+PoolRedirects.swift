@@ -15,12 +15,16 @@ extension GatewayCore {
     /// A resource the enterprise rejected in a batch response or notification (§3.4.5.1.3.1).
     mutating func rejected(_ resource: String, instance: RLMIList.Instance, leg key: Int, now: NIODeadline) -> [Action]
     {
-        guard var leg = legPool.legs[key], let watchKey = leg.watches.removeValue(forKey: resource) else { return [] }
-        leg.subscriber.forget([resource])
-        leg.categories[resource] = nil
-        legPool.legs[key] = leg
+        let taken = legPool.modify(key) { leg -> (Int, EnterpriseLeg)? in
+            guard let watchKey = leg.watches.removeValue(forKey: resource) else { return nil }
+            leg.subscriber.forget([resource])
+            leg.categories[resource] = nil
+            return (watchKey, leg)
+        }
+        guard let (watchKey, leg) = taken ?? nil else { return [] }
         var out: [Action] = []
-        if leg.watches.isEmpty { out += endEnterpriseLeg(key, now: now) }
+        // A pending resource stays in its leg (below): the leg is not ended for it.
+        if leg.watches.isEmpty, instance.state != .pending { out += endEnterpriseLeg(key, now: now) }
         notifier[watchKey]?.leg = nil
         switch instance.state {
         case .resubscribe:
@@ -40,8 +44,7 @@ extension GatewayCore {
             return out + attach(watchKey, single: true, now: now)
         case .pending:
             // Still waiting for the presentity's decision: the watcher keeps waiting too.
-            leg.watches[resource] = watchKey
-            legPool.legs[key] = leg
+            legPool.modify(key) { $0.watches[resource] = watchKey }
             notifier[watchKey]?.leg = key
             return out
         default:

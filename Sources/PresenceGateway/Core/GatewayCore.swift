@@ -404,9 +404,8 @@ public struct GatewayCore: Sendable {
         case .serverWatch(let key):
             return refreshServerWatch(key, now: now)
         case .enterpriseLeg(let key):
-            guard var leg = legPool.legs[key], !leg.closing else { return [] }
-            let actions = leg.subscriber.refresh(now: now)
-            legPool.legs[key] = leg
+            guard legPool.legs[key]?.closing == false else { return [] }
+            let actions = legPool.modify(key) { $0.subscriber.refresh(now: now) } ?? []
             return enterpriseLegActions(key, actions, now: now)
         default:
             return []

@@ -16,7 +16,6 @@ extension GatewayCore {
             bridge.legs.journaling = newValue
             bridge.lists.journaling = newValue
             notifier.journaling = newValue
-            legPool.legs.journaling = newValue
             legPool.journaling = newValue
             linkedIdentities.journaling = newValue
             watcherInfo.journaling = newValue
@@ -53,7 +52,7 @@ extension GatewayCore {
         ChangedKeys(
             enterpriseWatches: bridge.watches.takeChanged(), omaLegs: bridge.legs.takeChanged(),
             omaLists: bridge.lists.takeChanged(), omaWatches: notifier.takeChanged(),
-            enterpriseLegs: legPool.legs.takeChanged())
+            enterpriseLegs: legPool.takeChangedLegs())
     }
 
     private struct ChangedKeys {
@@ -73,13 +72,13 @@ extension GatewayCore {
         bridge.legs.beginQuiet()
         bridge.lists.beginQuiet()
         notifier.beginQuiet()
-        legPool.legs.beginQuiet()
+        legPool.beginQuiet()
         let actions = body(&self)
         bridge.watches.endQuiet()
         bridge.legs.endQuiet()
         bridge.lists.endQuiet()
         notifier.endQuiet()
-        legPool.legs.endQuiet()
+        legPool.endQuiet()
         return actions
     }
 }

@@ -66,7 +66,7 @@ extension GatewayCore {
                 .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
             ]
         case .enterpriseLeg:
-            guard let leg = legPool.legs.forget(key) else { return [] }
+            guard let leg = legPool.forget(key) else { return [] }
             if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .enterpriseLeg(key)) }
             return [
                 .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),

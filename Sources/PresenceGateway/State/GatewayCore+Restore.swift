@@ -168,7 +168,7 @@ extension GatewayCore {
         }
         for (key, leg) in read.enterpriseLegs {
             ids.noteRestoredKey(key)
-            legPool.legs.restore(key, leg)
+            legPool.restore(key, leg)
             if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .enterpriseLeg(key)) }
         }
     }
@@ -317,23 +317,24 @@ extension GatewayCore {
     private mutating func restoreEnterpriseLegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var leg = legPool.legs[key] else { continue }
-            let gone = leg.watches.filter { notifier[$0.value]?.leg != key }.map(\.key)
+            guard let held = legPool.legs[key] else { continue }
+            let gone = held.watches.filter { notifier[$0.value]?.leg != key }.map(\.key)
             if !gone.isEmpty {
-                for resource in gone { leg.watches[resource] = nil }
-                if leg.watches.isEmpty {
-                    legPool.legs[key] = leg
+                let actions = legPool.modify(key) { leg in
+                    for resource in gone { leg.watches[resource] = nil }
+                    return leg.watches.isEmpty ? [] : leg.subscriber.remove(gone, now: now)
+                }
+                if legPool.legs[key]?.watches.isEmpty == true {
                     out += endEnterpriseLeg(key, now: now)
                     continue
                 }
-                let actions = leg.subscriber.remove(gone, now: now)
-                legPool.legs[key] = leg
-                out += enterpriseLegActions(key, actions, now: now)
+                out += enterpriseLegActions(key, actions ?? [], now: now)
             }
+            // As it is now: the removal's actions may have changed it.
+            guard let leg = legPool.legs[key] else { continue }
             switch leg.subscriber.subscription.status {
             case .unsubscribing:
-                let actions = leg.subscriber.unsubscribeAgain()
-                legPool.legs[key] = leg
+                let actions = legPool.modify(key) { $0.subscriber.unsubscribeAgain() } ?? []
                 if actions.contains(where: { if case .subscription(.ended) = $0 { true } else { false } }) {
                     removeEnterpriseLeg(key)
                     continue
@@ -346,8 +347,7 @@ extension GatewayCore {
                 out += restartEnterpriseLeg(key, now: now)
             case .active, .pending:
                 if leg.subscriber.hasQueued {
-                    let actions = leg.subscriber.resume(now: now)
-                    legPool.legs[key] = leg
+                    let actions = legPool.modify(key) { $0.subscriber.resume(now: now) } ?? []
                     out += enterpriseLegActions(key, actions, now: now)
                 } else {
                     out.append(.schedule(.refresh(.enterpriseLeg(key)), at: pace()))

@@ -46,6 +46,13 @@ struct JournaledTable<Value: Journaled>: Sendable {
         }
     }
 
+    /// Changes the value for `key` in place, remembered as a write; nil when there is none.
+    mutating func modify<R>(_ key: Int, _ body: (inout Value) -> R) -> R? {
+        guard table[key] != nil else { return nil }
+        note(key)
+        return table.modify(key, body)
+    }
+
     @discardableResult
     mutating func removeValue(forKey key: Int) -> Value? {
         note(key)

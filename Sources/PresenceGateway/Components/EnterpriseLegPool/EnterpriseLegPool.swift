@@ -1,5 +1,6 @@
 import Foundation
 import GatewayState
+import MSPresenceEvents
 import NIOCore
 import SIPStack
 
@@ -12,7 +13,9 @@ import SIPStack
 /// logic is in `Core/GatewayCore+OMAWatchers` and `+PoolRedirects`).
 struct EnterpriseLegPool: Sendable {
     /// The legs, by key (a ``JournaledTable``: it remembers what changed for the durable store).
-    var legs = JournaledTable<GatewayCore.EnterpriseLeg>()
+    /// Read anywhere; written only here: a leg is opened, changed in place (``modify(_:_:)``) and
+    /// removed, so no caller holds a copy that a write back would make stale.
+    private(set) var legs = JournaledTable<GatewayCore.EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to.
     private var pools: [String: String] = [:]
     /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once.
@@ -43,12 +46,49 @@ struct EnterpriseLegPool: Sendable {
         batchRefused = true
         if journalingOn { changes.batchRefused = true }
     }
+
+    // MARK: - Legs
+
+    /// The open leg of `watcher` toward `pool` that does not carry `resource` yet: a leg serves
+    /// one OMA watch per resource.
+    func joinable(watcher: String, pool: String, resource: String) -> Int? {
+        legs.first {
+            $0.value.pool == pool && $0.value.watcher == watcher && !$0.value.closing
+                && $0.value.watches[resource] == nil
+        }?.key
+    }
+
+    /// Opens leg `key` (its first SUBSCRIBE made by the caller, who indexes its dialog).
+    mutating func open(_ key: Int, _ leg: GatewayCore.EnterpriseLeg) { legs[key] = leg }
+
+    /// Changes leg `key` in place; nil when there is none.
+    @discardableResult
+    mutating func modify<R>(_ key: Int, _ body: (inout GatewayCore.EnterpriseLeg) -> R) -> R? {
+        legs.modify(key, body)
+    }
+
+    /// Removes leg `key` (the caller removes its dialog from the index).
+    @discardableResult
+    mutating func remove(_ key: Int) -> GatewayCore.EnterpriseLeg? { legs.removeValue(forKey: key) }
+
+    // MARK: - The table's journal, for the coordinator (docs/architecture.md, "Persistence")
+
+    mutating func takeChangedLegs() -> Set<Int> { legs.takeChanged() }
+    mutating func beginQuiet() { legs.beginQuiet() }
+    mutating func endQuiet() { legs.endQuiet() }
+    /// Puts back a leg the store held, as no change.
+    mutating func restore(_ key: Int, _ leg: GatewayCore.EnterpriseLeg) { legs.restore(key, leg) }
+    /// Lets go of a leg another node took over, as no change.
+    mutating func forget(_ key: Int) -> GatewayCore.EnterpriseLeg? { legs.forget(key) }
 }
 
 extension EnterpriseLegPool: DurableComponent {
     var journaling: Bool {
         get { journalingOn }
-        set { journalingOn = newValue }
+        set {
+            journalingOn = newValue
+            legs.journaling = newValue
+        }
     }
 
     mutating func takeChangedKeys() -> ChangedKeys {
@@ -118,5 +158,13 @@ struct BatchRefusal: StoredEntry {
     {
         guard key == Self.key else { throw GatewayCore.RestoreError.Detail("unknown flag") }
         return Self(value: record.value)
+    }
+}
+
+extension BatchCategorySubscriber {
+    /// Whether its subscription ended (RFC 6665 §4.1.3: a terminated NOTIFY, or a failure).
+    var isTerminated: Bool {
+        guard case .terminated = subscription.status else { return false }
+        return true
     }
 }
