@@ -17,12 +17,7 @@ extension GatewayCore {
     public mutating func resent(_ request: SIPRequest, for context: Context) -> Bool {
         switch context {
         case .omaLeg(let key):
-            guard var leg = bridge.legs[key], var subscription = leg.subscription, subscription.resent(request) else {
-                return false
-            }
-            leg.subscription = subscription
-            bridge.legs[key] = leg
-            return true
+            return bridge.modifyLeg(key) { $0.subscription?.resent(request) ?? false } ?? false
         case .omaList(let key):
             guard var list = bridge.lists[key], var subscription = list.subscription, subscription.resent(request)
             else {

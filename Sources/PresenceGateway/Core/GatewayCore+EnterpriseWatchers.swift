@@ -277,9 +277,11 @@ extension GatewayCore {
             configuration, callID: ids.callID(), localTag: ids.tag())
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
         quotas.countPresentityLeg(resource)
-        bridge.legs[key] = OMALeg(
-            watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
-            handling: handling, charged: charged)
+        bridge.openLeg(
+            key,
+            OMALeg(
+                watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
+                handling: handling, charged: charged))
         return (key, legActions(actions, context: .omaLeg(key)))
     }
 
@@ -566,7 +568,7 @@ extension GatewayCore {
             // RFC 5263 §4.3: a refresh brings full state back.
             out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
         }
-        bridge.legs[key] = leg
+        bridge.replaceLeg(key, leg)
         if leg.closing {
             if ended != nil { removeOMALeg(key) }
             return out
@@ -651,9 +653,14 @@ extension GatewayCore {
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
     {
-        guard var leg = bridge.legs[key], leg.subscription != nil else { return [] }
-        let actions = leg.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
-        bridge.legs[key] = leg
+        let jitter = ids.jitter()
+        guard bridge.legs[key]?.subscription != nil,
+            let (actions, leg) = bridge.modifyLeg(
+                key,
+                { leg in
+                    (leg.subscription?.receive(response, now: now, jitter: jitter) ?? [], leg)
+                })
+        else { return [] }
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if leg.closing {
             if ended || response.statusCode >= 300 { removeOMALeg(key) }
@@ -726,15 +733,16 @@ extension GatewayCore {
     mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var leg = bridge.legs[key], !leg.closing else { continue }
-            guard var subscription = leg.subscription else {
+            guard let leg = bridge.legs[key], !leg.closing else { continue }
+            guard leg.subscription != nil else {
                 out += removeListMember(key, now: now)
                 continue
             }
-            let actions = subscription.unsubscribe()
-            leg.subscription = subscription
-            leg.closing = true
-            bridge.legs[key] = leg
+            let actions =
+                bridge.modifyLeg(key) { leg -> [SubscriberSubscription.Action] in
+                    leg.closing = true
+                    return leg.subscription?.unsubscribe() ?? []
+                } ?? []
             if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                 removeOMALeg(key)
                 continue
@@ -748,7 +756,7 @@ extension GatewayCore {
     /// Forgets an OMA leg with a subscription of its own (a list's member leaves with
     /// ``removeListMember(_:now:)``).
     mutating func removeOMALeg(_ key: Int) {
-        guard let leg = bridge.legs.removeValue(forKey: key) else { return }
+        guard let leg = bridge.removeLeg(key) else { return }
         releaseLeg(leg)
         if let subscription = leg.subscription {
             dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
@@ -812,7 +820,7 @@ extension GatewayCore {
             return nil
         }
         // Shown pending until its first state: leaving it activates the resource.
-        if shownPending { bridge.legs[leg.key]?.pending = true }
+        if shownPending { bridge.modifyLeg(leg.key) { $0.pending = true } }
         watch.legs[uri] = leg.key
         bridge.watches[key] = watch
         return leg.actions

@@ -201,7 +201,7 @@ extension GatewayCore {
     /// to that peer. After a failover to another target the last one tried is the peer.
     public mutating func reached(_ peer: DialogPeer, for context: Context) {
         switch context {
-        case .omaLeg(let key): bridge.legs[key]?.peer = peer
+        case .omaLeg(let key): bridge.modifyLeg(key) { $0.peer = peer }
         case .omaList(let key): bridge.lists[key]?.peer = peer
         case .enterpriseLeg(let key): legPool.modify(key) { $0.peer = peer }
         case .serverWatch(let key): serverWatches.reached(peer, key: key)

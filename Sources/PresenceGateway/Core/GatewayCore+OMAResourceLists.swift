@@ -152,9 +152,11 @@ extension GatewayCore {
             guard let listKey else { continue }
             let memberKey = takeKey()
             quotas.countPresentityLeg(resource)
-            bridge.legs[memberKey] = OMALeg(
-                watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
-                categories: nil, handling: handling, charged: charge(watch.peer))
+            bridge.openLeg(
+                memberKey,
+                OMALeg(
+                    watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
+                    categories: nil, handling: handling, charged: charge(watch.peer)))
             bridge.lists[listKey]?.members[resource] = memberKey
             watch.legs[resource] = memberKey
             added = true
@@ -178,7 +180,7 @@ extension GatewayCore {
     /// A member leaves its list (its resource unsubscribed, refused or ended): the document is
     /// written without it and the list refreshed; a list left without members is ended.
     mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
-        guard let leg = bridge.legs.removeValue(forKey: memberKey) else { return [] }
+        guard let leg = bridge.removeLeg(memberKey) else { return [] }
         releaseLeg(leg)
         guard let listKey = leg.list, var list = bridge.lists[listKey] else { return [] }
         list.members.removeValue(forKey: leg.resource)
@@ -385,7 +387,7 @@ extension GatewayCore {
         guard let list = bridge.lists[key] else { return [] }
         var out: [Action] = []
         for (resource, memberKey) in list.members.sorted(by: { $0.value < $1.value }) {
-            guard let member = bridge.legs.removeValue(forKey: memberKey) else { continue }
+            guard let member = bridge.removeLeg(memberKey) else { continue }
             // The member's share of the watcher's quota passes to its own leg.
             guard var watch = bridge.watches[member.watch] else {
                 releaseLeg(member)
@@ -397,8 +399,10 @@ extension GatewayCore {
                 charged: member.charged)
             {
                 quotas.releasePresentityLeg(resource)  // counted again for the new leg
-                bridge.legs[leg.key]?.categories = member.categories
-                bridge.legs[leg.key]?.pending = member.pending
+                bridge.modifyLeg(leg.key) {
+                    $0.categories = member.categories
+                    $0.pending = member.pending
+                }
                 watch.legs[resource] = leg.key
                 out += leg.actions
             } else {
@@ -415,7 +419,7 @@ extension GatewayCore {
     mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] {
         guard var list = bridge.lists[key], !list.closing else { return [] }
         for memberKey in list.members.values {
-            if let member = bridge.legs.removeValue(forKey: memberKey) { releaseLeg(member) }
+            if let member = bridge.removeLeg(memberKey) { releaseLeg(member) }
         }
         list.members = [:]
         list.closing = true
@@ -554,11 +558,16 @@ extension GatewayCore {
         guard let list = bridge.lists[key] else { return [] }
         var changes: [MemberChange] = []
         for memberKey in list.members.values {
-            guard var leg = bridge.legs[memberKey], leg.categories == nil else { continue }
-            let wasPending = leg.pending
-            leg.pending = true
-            leg.categories = CategoriesDocument(uri: leg.resource)
-            bridge.legs[memberKey] = leg
+            guard bridge.legs[memberKey]?.categories == nil,
+                let (leg, wasPending) = bridge.modifyLeg(
+                    memberKey,
+                    { leg in
+                        let wasPending = leg.pending
+                        leg.pending = true
+                        leg.categories = CategoriesDocument(uri: leg.resource)
+                        return (leg, wasPending)
+                    })
+            else { continue }
             changes.append(MemberChange(key: memberKey, leg: leg, wasPending: wasPending))
         }
         return watchNotified(list.watch, changes, now: now)
@@ -613,7 +622,7 @@ extension GatewayCore {
                 continue
             }
             change.leg = leg
-            bridge.legs[memberKey] = leg
+            bridge.replaceLeg(memberKey, leg)
             changes.append(change)
         }
         var out = watchNotified(list.watch, changes, now: now)

@@ -259,7 +259,7 @@ extension GatewayCore {
         for key in bridge.legs.keys {
             guard let leg = bridge.legs[key] else { continue }
             let peer = carried(leg.peer)
-            if peer != leg.peer { bridge.legs[key]?.peer = peer }
+            if peer != leg.peer { bridge.modifyLeg(key) { $0.peer = peer } }
             // Charged by name or address, which a reload does not change.
             if let sender = sender(of: leg.charged) { quotas.countPeer(sender) }
         }
@@ -342,9 +342,9 @@ extension GatewayCore {
                     // A member's state comes with its list's: the refresh brings all of it.
                     out += refreshList(list, now: now)
                 }
-                bridge.legs[key] = leg
+                bridge.replaceLeg(key, leg)
             } else if leg.handling != before {
-                bridge.legs[key] = leg
+                bridge.replaceLeg(key, leg)
             }
             out += viewMayHaveChanged(leg, now: now)
         }

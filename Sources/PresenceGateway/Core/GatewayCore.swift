@@ -395,9 +395,8 @@ public struct GatewayCore: Sendable {
     private mutating func refresh(_ context: Context, now: NIODeadline) -> [Action] {
         switch context {
         case .omaLeg(let key):
-            guard var leg = bridge.legs[key], !leg.closing else { return [] }
-            let actions = leg.subscription?.refresh(now: now) ?? []
-            bridge.legs[key] = leg
+            guard bridge.legs[key]?.closing == false else { return [] }
+            let actions = bridge.modifyLeg(key) { $0.subscription?.refresh(now: now) ?? [] } ?? []
             return legActions(actions, context: context)
         case .omaList(let key):
             return refreshList(key, now: now)

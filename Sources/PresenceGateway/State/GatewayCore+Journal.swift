@@ -10,11 +10,9 @@ public import SIPStack
 extension GatewayCore {
     /// Whether changes are remembered for a durable store; off (the default) keeps nothing.
     public var journaling: Bool {
-        get { bridge.watches.journaling }
+        get { bridge.journaling }
         set {
-            bridge.watches.journaling = newValue
-            bridge.legs.journaling = newValue
-            bridge.lists.journaling = newValue
+            bridge.journaling = newValue
             notifier.journaling = newValue
             legPool.journaling = newValue
             linkedIdentities.journaling = newValue
@@ -50,7 +48,7 @@ extension GatewayCore {
     /// The keys of what changed, taken from each table and from ``Journal``.
     private mutating func takeChangedKeys() -> ChangedKeys {
         ChangedKeys(
-            enterpriseWatches: bridge.watches.takeChanged(), omaLegs: bridge.legs.takeChanged(),
+            enterpriseWatches: bridge.watches.takeChanged(), omaLegs: bridge.takeChangedLegs(),
             omaLists: bridge.lists.takeChanged(), omaWatches: notifier.takeChanged(),
             enterpriseLegs: legPool.takeChangedLegs())
     }
@@ -68,15 +66,11 @@ extension GatewayCore {
     /// remembered only when they change what the store keeps.
     mutating func quietly(_ body: (inout GatewayCore) -> [Action]) -> [Action] {
         guard journaling else { return body(&self) }
-        bridge.watches.beginQuiet()
-        bridge.legs.beginQuiet()
-        bridge.lists.beginQuiet()
+        bridge.beginQuiet()
         notifier.beginQuiet()
         legPool.beginQuiet()
         let actions = body(&self)
-        bridge.watches.endQuiet()
-        bridge.legs.endQuiet()
-        bridge.lists.endQuiet()
+        bridge.endQuiet()
         notifier.endQuiet()
         legPool.endQuiet()
         return actions

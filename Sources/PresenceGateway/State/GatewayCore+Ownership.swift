@@ -51,7 +51,7 @@ extension GatewayCore {
     private mutating func disownLeg(_ kind: RecordKind, _ key: Int) -> [Action] {
         switch kind {
         case .omaLeg:
-            guard let leg = bridge.legs.forget(key) else { return [] }
+            guard let leg = bridge.forgetLeg(key) else { return [] }
             releaseLeg(leg)
             if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .omaLeg(key)) }
             return [

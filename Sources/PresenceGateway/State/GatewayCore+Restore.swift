@@ -160,7 +160,7 @@ extension GatewayCore {
             // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
             var leg = leg
             leg.charged = charge(read.enterpriseWatches[leg.watch]?.watch.peer)
-            bridge.legs.restore(key, leg)
+            bridge.restoreLeg(key, leg)
             takeQuotaRestored(leg.watcher)
             quotas.countPresentityLeg(leg.resource)
             if let key = sender(of: leg.charged) { quotas.countPeer(key) }
@@ -179,18 +179,16 @@ extension GatewayCore {
     private mutating func restoreOMALegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var leg = bridge.legs[key] else { continue }
+            guard let leg = bridge.legs[key] else { continue }
             if bridge.watches[leg.watch] == nil {
                 out += endOMALegs([key], now: now)
                 continue
             }
             // A list's member comes back with its list (``restoreOMALists(_:now:pace:)``).
-            guard var subscription = leg.subscription else { continue }
+            guard let subscription = leg.subscription else { continue }
             switch subscription.status {
             case .unsubscribing:
-                let actions = subscription.unsubscribeAgain()
-                leg.subscription = subscription
-                bridge.legs[key] = leg
+                let actions = bridge.modifyLeg(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
                 if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                     removeOMALeg(key)
                     continue
@@ -364,13 +362,14 @@ extension GatewayCore {
     /// From tag"): after a refresh found it gone (481), or when the restart came before its
     /// dialog existed. The watcher's dialog and the last state seen stay.
     mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var leg = bridge.legs[key], let old = leg.subscription else { return [] }
+        guard let old = bridge.legs[key]?.subscription else { return [] }
         dialogs.remove(DialogKey(callID: old.callID, localTag: old.localTag), .omaLeg(key))
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
-        leg.subscription = subscription
-        leg.closing = false
-        bridge.legs[key] = leg
+        bridge.modifyLeg(key) {
+            $0.subscription = subscription
+            $0.closing = false
+        }
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
         return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))]
             + legActions(actions, context: .omaLeg(key))

@@ -12,7 +12,9 @@ struct EnterpriseWatcherBridge: Sendable {
     // (1.3–2.7 times the count), see `DenseTable`. Each remembers what changed for the durable
     // store (``JournaledTable``).
     var watches = JournaledTable<GatewayCore.EnterpriseWatch>()
-    var legs = JournaledTable<GatewayCore.OMALeg>()
+    /// The PIDF legs toward the OMA side: read anywhere, written only here (``openLeg(_:_:)``,
+    /// ``modifyLeg(_:_:)``, ``replaceLeg(_:_:)``, ``removeLeg(_:)``).
+    private(set) var legs = JournaledTable<GatewayCore.OMALeg>()
     /// List subscriptions toward OMA resource list servers, by key.
     var lists = JournaledTable<GatewayCore.OMAList>()
     /// The rls-services documents holding them, by document URI.
@@ -23,4 +25,52 @@ struct EnterpriseWatcherBridge: Sendable {
     /// 4480 §3.12), by address of record: ``GatewayCore/policy(for:)`` decides those conditions
     /// with it.
     var spheres: [String: String] = [:]
+
+    // MARK: - OMA legs
+
+    /// Opens leg `key` (the caller indexes its dialog and counts its quota).
+    mutating func openLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs[key] = leg }
+
+    /// Changes leg `key` in place; nil when there is none.
+    @discardableResult
+    mutating func modifyLeg<R>(_ key: Int, _ body: (inout GatewayCore.OMALeg) -> R) -> R? {
+        legs.modify(key, body)
+    }
+
+    /// Puts back leg `key` as a caller changed it over several of the core's calls (a NOTIFY's
+    /// sphere and policy, a list notification's members); only when it is still there.
+    mutating func replaceLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.modify(key) { $0 = leg } }
+
+    /// Removes leg `key` (the caller removes its dialog and releases its quota).
+    @discardableResult
+    mutating func removeLeg(_ key: Int) -> GatewayCore.OMALeg? { legs.removeValue(forKey: key) }
+
+    // MARK: - The tables' journal, for the coordinator (docs/architecture.md, "Persistence")
+
+    var journaling: Bool {
+        get { watches.journaling }
+        set {
+            watches.journaling = newValue
+            legs.journaling = newValue
+            lists.journaling = newValue
+        }
+    }
+
+    mutating func beginQuiet() {
+        watches.beginQuiet()
+        legs.beginQuiet()
+        lists.beginQuiet()
+    }
+
+    mutating func endQuiet() {
+        watches.endQuiet()
+        legs.endQuiet()
+        lists.endQuiet()
+    }
+
+    mutating func takeChangedLegs() -> Set<Int> { legs.takeChanged() }
+    /// Puts back a leg the store held, as no change.
+    mutating func restoreLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.restore(key, leg) }
+    /// Lets go of a leg another node took over, as no change.
+    mutating func forgetLeg(_ key: Int) -> GatewayCore.OMALeg? { legs.forget(key) }
 }
