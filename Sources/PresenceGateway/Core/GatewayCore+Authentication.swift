@@ -24,7 +24,7 @@ extension GatewayCore {
                 return false
             }
             list.subscription = subscription
-            bridge.lists[key] = list
+            bridge.replaceList(key, list)
             return true
         case .serverWatch(let key):
             return serverWatches.resent(request, key: key)

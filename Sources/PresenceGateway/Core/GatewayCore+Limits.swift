@@ -202,7 +202,7 @@ extension GatewayCore {
     public mutating func reached(_ peer: DialogPeer, for context: Context) {
         switch context {
         case .omaLeg(let key): bridge.modifyLeg(key) { $0.peer = peer }
-        case .omaList(let key): bridge.lists[key]?.peer = peer
+        case .omaList(let key): bridge.modifyList(key) { $0.peer = peer }
         case .enterpriseLeg(let key): legPool.modify(key) { $0.peer = peer }
         case .serverWatch(let key): serverWatches.reached(peer, key: key)
         case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish: break

@@ -157,7 +157,7 @@ extension GatewayCore {
                 OMALeg(
                     watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
                     categories: nil, handling: handling, charged: charge(watch.peer)))
-            bridge.lists[listKey]?.members[resource] = memberKey
+            bridge.modifyList(listKey) { $0.members[resource] = memberKey }
             watch.legs[resource] = memberKey
             added = true
         }
@@ -170,9 +170,11 @@ extension GatewayCore {
         let owner = WatcherIdentity.addressOfRecord(watcher) ?? watcher
         guard let document = listDocumentURI(watcher: owner, domain: domain) else { return nil }
         let listKey = takeKey()
-        bridge.lists[listKey] = OMAList(
-            watch: key, watcher: owner, from: Self.legFrom(from), domain: domain,
-            uri: "sip:\(Self.listUserPrefix)\(ids.tag())@\(domain)", document: document)
+        bridge.openList(
+            listKey,
+            OMAList(
+                watch: key, watcher: owner, from: Self.legFrom(from), domain: domain,
+                uri: "sip:\(Self.listUserPrefix)\(ids.tag())@\(domain)", document: document))
         bridge.listDocuments[document, default: ListDocument()].lists.insert(listKey)
         return listKey
     }
@@ -184,7 +186,7 @@ extension GatewayCore {
         releaseLeg(leg)
         guard let listKey = leg.list, var list = bridge.lists[listKey] else { return [] }
         list.members.removeValue(forKey: leg.resource)
-        bridge.lists[listKey] = list
+        bridge.replaceList(listKey, list)
         if list.members.isEmpty { return endOMAList(listKey, now: now) }
         return list.closing ? [] : writeListDocument(of: listKey)
     }
@@ -201,7 +203,7 @@ extension GatewayCore {
     mutating func refreshList(_ key: Int, now: NIODeadline) -> [Action] {
         guard var list = bridge.lists[key], !list.closing else { return [] }
         let actions = list.subscription?.refresh(now: now) ?? []
-        bridge.lists[key] = list
+        bridge.replaceList(key, list)
         return legActions(actions, context: .omaList(key))
     }
 
@@ -212,7 +214,7 @@ extension GatewayCore {
         var document = bridge.listDocuments[uri] ?? ListDocument()
         document.lists.insert(key)
         document.waiting.insert(key)
-        if bridge.lists[key]?.subscription != nil { bridge.lists[key]?.changed = true }
+        if bridge.lists[key]?.subscription != nil { bridge.modifyList(key) { $0.changed = true } }
         defer { bridge.listDocuments[uri] = document }
         return write(&document, at: uri)
     }
@@ -308,7 +310,7 @@ extension GatewayCore {
             // Before the dialog is answered a refresh sends nothing: the 2xx refreshes then.
             if !actions.isEmpty { list.changed = false }
             list.subscription = subscription
-            bridge.lists[key] = list
+            bridge.replaceList(key, list)
             return legActions(actions, context: .omaList(key))
         }
         guard let target = try? SIPURI(list.uri), let contact = contacts[.oma] else { return [] }
@@ -320,7 +322,7 @@ extension GatewayCore {
             configuration, callID: ids.callID(), localTag: ids.tag())
         list.subscription = subscription
         list.changed = false
-        bridge.lists[key] = list
+        bridge.replaceList(key, list)
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
         return legActions(actions, context: .omaList(key))
     }
@@ -333,7 +335,7 @@ extension GatewayCore {
     {
         guard var list = bridge.lists[key], list.subscription != nil else { return [] }
         let actions = list.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
-        bridge.lists[key] = list
+        bridge.replaceList(key, list)
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if list.closing {
             if ended || response.statusCode >= 300 { removeOMAList(key) }
@@ -375,7 +377,7 @@ extension GatewayCore {
         list.version = nil
         list.changed = false
         list.closing = false
-        bridge.lists[key] = list
+        bridge.replaceList(key, list)
         dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
         return [.cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key)))]
             + legActions(actions, context: .omaList(key))
@@ -410,7 +412,7 @@ extension GatewayCore {
             }
             bridge.watches[member.watch] = watch
         }
-        bridge.lists[key]?.members = [:]
+        bridge.modifyList(key) { $0.members = [:] }
         return out + endOMAList(key, now: now)
     }
 
@@ -427,7 +429,7 @@ extension GatewayCore {
         if var subscription = list.subscription {
             let actions = subscription.unsubscribe()
             list.subscription = subscription
-            bridge.lists[key] = list
+            bridge.replaceList(key, list)
             if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                 out += rewriteWithout(key)
                 removeOMAList(key)
@@ -437,7 +439,7 @@ extension GatewayCore {
             out += [.cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay)]
             return out + rewriteWithout(key)
         }
-        bridge.lists[key] = list
+        bridge.replaceList(key, list)
         out += rewriteWithout(key)
         removeOMAList(key)
         return out
@@ -456,12 +458,12 @@ extension GatewayCore {
     private mutating func forgetListDialog(_ key: Int) {
         guard let subscription = bridge.lists[key]?.subscription else { return }
         dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
-        bridge.lists[key]?.subscription = nil
+        bridge.modifyList(key) { $0.subscription = nil }
     }
 
     /// Forgets list `key` and its dialog.
     mutating func removeOMAList(_ key: Int) {
-        guard let list = bridge.lists.removeValue(forKey: key) else { return }
+        guard let list = bridge.removeList(key) else { return }
         if let subscription = list.subscription {
             dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
         }
@@ -509,7 +511,7 @@ extension GatewayCore {
             }
         }
         if taken, let notification { list.version = notification.list.version }
-        bridge.lists[key] = list
+        bridge.replaceList(key, list)
         if list.closing {
             if ended != nil { removeOMAList(key) }
             return out

@@ -271,7 +271,7 @@ extension GatewayCore {
         for key in bridge.lists.keys {
             let current = bridge.lists[key]?.peer
             let peer = carried(current)
-            if peer != current { bridge.lists[key]?.peer = peer }
+            if peer != current { bridge.modifyList(key) { $0.peer = peer } }
         }
         watcherInfo.carryPeers(carried)
         serverWatches.carryPeers(carried)

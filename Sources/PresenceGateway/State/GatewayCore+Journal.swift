@@ -49,7 +49,7 @@ extension GatewayCore {
     private mutating func takeChangedKeys() -> ChangedKeys {
         ChangedKeys(
             enterpriseWatches: bridge.watches.takeChanged(), omaLegs: bridge.takeChangedLegs(),
-            omaLists: bridge.lists.takeChanged(), omaWatches: notifier.takeChanged(),
+            omaLists: bridge.takeChangedLists(), omaWatches: notifier.takeChanged(),
             enterpriseLegs: legPool.takeChangedLegs())
     }
 

@@ -58,7 +58,7 @@ extension GatewayCore {
                 .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
             ]
         case .omaList:
-            guard let list = bridge.lists.forget(key) else { return [] }
+            guard let list = bridge.forgetList(key) else { return [] }
             bridge.listDocuments[list.document]?.lists.remove(key)
             bridge.listDocuments[list.document]?.waiting.remove(key)
             if let id = list.storedDialog.dialogKey { dialogs.remove(id, .omaList(key)) }

@@ -149,7 +149,7 @@ extension GatewayCore {
     private mutating func restoreLegs(_ read: Restoring) {
         for (key, list) in read.omaLists {
             ids.noteRestoredKey(key)
-            bridge.lists.restore(key, list)
+            bridge.restoreList(key, list)
             bridge.listDocuments[list.document, default: ListDocument()].lists.insert(key)
             if let id = list.storedDialog.dialogKey { dialogs.insert(id, .omaList(key)) }
         }
@@ -222,7 +222,7 @@ extension GatewayCore {
                 }
                 let actions = subscription.unsubscribeAgain()
                 list.subscription = subscription
-                bridge.lists[key] = list
+                bridge.replaceList(key, list)
                 if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                     removeOMAList(key)
                     continue

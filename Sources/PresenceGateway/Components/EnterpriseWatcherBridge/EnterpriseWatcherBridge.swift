@@ -15,8 +15,9 @@ struct EnterpriseWatcherBridge: Sendable {
     /// The PIDF legs toward the OMA side: read anywhere, written only here (``openLeg(_:_:)``,
     /// ``modifyLeg(_:_:)``, ``replaceLeg(_:_:)``, ``removeLeg(_:)``).
     private(set) var legs = JournaledTable<GatewayCore.OMALeg>()
-    /// List subscriptions toward OMA resource list servers, by key.
-    var lists = JournaledTable<GatewayCore.OMAList>()
+    /// List subscriptions toward OMA resource list servers, by key: read anywhere, written only
+    /// here (``openList(_:_:)``, ``modifyList(_:_:)``, ``replaceList(_:_:)``, ``removeList(_:)``).
+    private(set) var lists = JournaledTable<GatewayCore.OMAList>()
     /// The rls-services documents holding them, by document URI.
     var listDocuments: [String: GatewayCore.ListDocument] = [:]
     /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
@@ -45,6 +46,23 @@ struct EnterpriseWatcherBridge: Sendable {
     @discardableResult
     mutating func removeLeg(_ key: Int) -> GatewayCore.OMALeg? { legs.removeValue(forKey: key) }
 
+    // MARK: - Lists toward OMA resource list servers
+
+    mutating func openList(_ key: Int, _ list: GatewayCore.OMAList) { lists[key] = list }
+
+    /// Changes list `key` in place; nil when there is none.
+    @discardableResult
+    mutating func modifyList<R>(_ key: Int, _ body: (inout GatewayCore.OMAList) -> R) -> R? {
+        lists.modify(key, body)
+    }
+
+    /// Puts back list `key` as a caller changed it over several of the core's calls; only when it
+    /// is still there.
+    mutating func replaceList(_ key: Int, _ list: GatewayCore.OMAList) { lists.modify(key) { $0 = list } }
+
+    @discardableResult
+    mutating func removeList(_ key: Int) -> GatewayCore.OMAList? { lists.removeValue(forKey: key) }
+
     // MARK: - The tables' journal, for the coordinator (docs/architecture.md, "Persistence")
 
     var journaling: Bool {
@@ -69,6 +87,11 @@ struct EnterpriseWatcherBridge: Sendable {
     }
 
     mutating func takeChangedLegs() -> Set<Int> { legs.takeChanged() }
+    mutating func takeChangedLists() -> Set<Int> { lists.takeChanged() }
+    /// Puts back a list the store held, as no change.
+    mutating func restoreList(_ key: Int, _ list: GatewayCore.OMAList) { lists.restore(key, list) }
+    /// Lets go of a list another node took over, as no change.
+    mutating func forgetList(_ key: Int) -> GatewayCore.OMAList? { lists.forget(key) }
     /// Puts back a leg the store held, as no change.
     mutating func restoreLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.restore(key, leg) }
     /// Lets go of a leg another node took over, as no change.
