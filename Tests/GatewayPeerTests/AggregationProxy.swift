@@ -24,8 +24,11 @@ final class AggregationProxy: @unchecked Sendable {
     /// The XCAP root the gateway is configured with: the proxy's.
     var root: String { "http://127.0.0.1:\(port)/xcap-root" }
 
-    static func configuration(port: UInt16, backend: UInt16, directory: String, realm: String, nonceLifetime: Int) -> String {
-        let modules = ["mpm_event", "authn_core", "authn_file", "authz_core", "authz_user", "auth_digest", "proxy", "proxy_http", "headers"]
+    /// What every httpd the tests run shares: on 127.0.0.1:`port`, everything it writes in
+    /// `directory`, the access log as "%m %U %>s %u" (``logged(_:)``), the Digest-capable
+    /// `modules` loaded (mpm_event and the authn/authz ones besides), as nobody.
+    static func base(port: UInt16, directory: String, modules: [String], logLevel: String = "warn") -> String {
+        let loaded = ["mpm_event", "authn_core", "authn_file", "authz_core", "authz_user", "auth_digest"] + modules
         return """
             ServerRoot "\(directory)"
             ServerName 127.0.0.1
@@ -34,15 +37,22 @@ final class AggregationProxy: @unchecked Sendable {
             DefaultRuntimeDir "\(directory)"
             Mutex file:\(directory)
             ErrorLog "\(directory)/error.log"
-            LogLevel warn auth_digest:info
-            LogFormat "%m %U %>s %u" xdm
-            CustomLog "\(directory)/access.log" xdm
-            \(modules.map { "LoadModule \($0)_module \(Self.modules)mod_\($0).so" }.joined(separator: "\n"))
+            LogLevel \(logLevel)
+            LogFormat "%m %U %>s %u" logged
+            CustomLog "\(directory)/access.log" logged
+            \(loaded.map { "LoadModule \($0)_module \(Self.modules)mod_\($0).so" }.joined(separator: "\n"))
             User nobody
             Group nogroup
             ServerLimit 2
             ThreadsPerChild 8
             MaxRequestWorkers 16
+
+            """
+    }
+
+    static func configuration(port: UInt16, backend: UInt16, directory: String, realm: String, nonceLifetime: Int) -> String {
+        base(port: port, directory: directory, modules: ["proxy", "proxy_http", "headers"], logLevel: "warn auth_digest:info")
+            + """
             <Location "/xcap-root/">
               AuthType Digest
               AuthName "\(realm)"

@@ -24,24 +24,8 @@ final class ContentServer: @unchecked Sendable {
     var documents: String { directory + "/htdocs/presence" }
 
     static func configuration(port: UInt16, directory: String, realm: String) -> String {
-        let modules = ["mpm_event", "authn_core", "authn_file", "authz_core", "authz_user", "auth_digest", "dav", "dav_fs", "mime"]
-        return """
-            ServerRoot "\(directory)"
-            ServerName 127.0.0.1
-            Listen 127.0.0.1:\(port)
-            PidFile "\(directory)/httpd.pid"
-            DefaultRuntimeDir "\(directory)"
-            Mutex file:\(directory)
-            ErrorLog "\(directory)/error.log"
-            LogLevel warn
-            LogFormat "%m %U %>s %u" content
-            CustomLog "\(directory)/access.log" content
-            \(modules.map { "LoadModule \($0)_module \(AggregationProxy.modules)mod_\($0).so" }.joined(separator: "\n"))
-            User nobody
-            Group nogroup
-            ServerLimit 2
-            ThreadsPerChild 8
-            MaxRequestWorkers 16
+        AggregationProxy.base(port: port, directory: directory, modules: ["dav", "dav_fs", "mime"])
+            + """
             TypesConfig /dev/null
             AddType application/pidf+xml .xml
             DocumentRoot "\(directory)/htdocs"
