@@ -233,9 +233,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// The transaction layer settings for the gateway's faces: the event layer's
     /// ``SIPTransactionLayer/Configuration/presenceEvents`` (the [MS-PRES] option tags and the
     /// presence body types, so the RFC 3261 §8.2 checks let batch SUBSCRIBEs and category
-    /// BENOTIFYs through) and `message/external-body`, with tables sized for load: RFC 3261 Timer J keeps each answered
-    /// non-INVITE transaction 32 s over UDP, so they must hold rate × 32 s (200,000 ≈ 6,000
-    /// requests/s sustained, each way).
+    /// BENOTIFYs through) and `message/external-body` (RFC 4483), with tables sized for load:
+    /// RFC 3261 Timer J keeps each answered non-INVITE transaction 32 s over UDP, so they must
+    /// hold rate × 32 s (200,000 ≈ 6,000 requests/s sustained, each way).
     public static var transactionConfiguration: SIPTransactionLayer.Configuration {
         var configuration = SIPTransactionLayer.Configuration.presenceEvents
         // References (RFC 4483) pass the §8.2.3 check; the runtime follows or refuses them.
