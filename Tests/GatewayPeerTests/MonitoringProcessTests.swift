@@ -25,14 +25,14 @@ import Testing
         let promtool = try Self.promtool()
         let check = try await runProgram(promtool, ["check", "rules", Self.rules])
         #expect(check.status == 0, "\(check.output)")
-        #expect(check.output.contains("SUCCESS: 6 rules found"), "\(check.output)")
+        #expect(check.output.contains("SUCCESS: 7 rules found"), "\(check.output)")
         let test = try await runProgram(promtool, ["test", "rules", Self.ruleTests])
         #expect(test.status == 0, "\(test.output)")
         #expect(test.output.contains("SUCCESS"), "\(test.output)")
         // Every alert of the rules has a unit test.
         let alerts = Self.matches(#"alert: (\w+)"#, in: try String(contentsOfFile: Self.rules, encoding: .utf8))
         let tested = Set(Self.matches(#"alertname: (\w+)"#, in: try String(contentsOfFile: Self.ruleTests, encoding: .utf8)))
-        #expect(alerts.count == 6)
+        #expect(alerts.count == 7)
         #expect(Set(alerts) == tested)
     }
 
