@@ -82,6 +82,10 @@ final class AuthKamailio: @unchecked Sendable {
         \t\txlog("L_NOTICE", "REQ-LOG $rm ruri=$ru callid=$ci cseq=$cs src=$si:$sp expires=[$hdr(Expires)] pai=[$hdr(P-Asserted-Identity)] www=[$hdr(Authorization)] proxy=[$hdr(Proxy-Authorization)]\\n");
         \t}
         \tif (is_method("ACK")) { if (t_check_trans()) { t_relay(); } exit; }
+        \t# A retransmission (the 2xx was slow on a loaded machine) is answered from its
+        \t# transaction before any check: authenticated again, its nc would be one already
+        \t# seen (nonce_count) and draw a challenge the gateway never acts on.
+        \tt_check_trans();
         \tif (!is_method("PUBLISH|SUBSCRIBE|NOTIFY")) {
         \t\tif (has_totag()) { sl_send_reply("481", "Call/Transaction Does Not Exist"); exit; }
         \t\tsl_send_reply("405", "Method Not Allowed");
