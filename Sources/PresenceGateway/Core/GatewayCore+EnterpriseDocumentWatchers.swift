@@ -39,7 +39,7 @@ extension GatewayCore {
             releasePeerQuota(peer)
             return overQuota(request, id: id)
         }
-        bridge.watches[key] = watch
+        bridge.openWatch(key, watch)
         if allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
         return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
@@ -76,7 +76,7 @@ extension GatewayCore {
             dialogs.insert(
                 DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag),
                 .enterpriseWatch(key))
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
             return out
@@ -103,7 +103,7 @@ extension GatewayCore {
         guard changed else { return [] }
         if Self.reflectsPending(leg) {
             watch.lastSent[resource] = nil
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             return []
         }
         let body = documentBody(resource, leg: leg, watcher: watch.watcher, as: subscription.terms.bodyType)
@@ -117,7 +117,7 @@ extension GatewayCore {
         }
         watch.lastSent[resource] = digest
         watch.document = subscription
-        bridge.watches[key] = watch
+        bridge.replaceWatch(key, watch)
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 
@@ -137,7 +137,7 @@ extension GatewayCore {
         guard var subscription = watch.document else { return [] }
         let updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
         watch.document = subscription
-        bridge.watches[key] = watch
+        bridge.replaceWatch(key, watch)
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 
@@ -165,7 +165,7 @@ extension GatewayCore {
             }
             let actions = subscription.refresh(request, terms: terms, body: body, now: now)
             watch.document = subscription
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             return apply(actions, context: .enterpriseWatch(key), now: now, id: id)
         }
     }
@@ -185,7 +185,7 @@ extension GatewayCore {
             watch.lastSent[resource] = digest
             let updates = subscription.stateChanged(body: body, now: now)
             watch.document = subscription
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             out += apply(updates, context: .enterpriseWatch(key), now: now)
         }
         return out

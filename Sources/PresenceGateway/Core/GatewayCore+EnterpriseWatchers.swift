@@ -122,7 +122,7 @@ extension GatewayCore {
         watch.single = !BatchCategorySubscription.isBatch(request)
         let subscribed = batch.actions.filter { $0.kind == .subscribe }.flatMap { $0.resources.map(\.uri) }
         let actions = addOMALegs(to: &watch, key: key, resources: subscribed, request: request, now: now)
-        bridge.watches[key] = watch
+        bridge.openWatch(key, watch)
         // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
         // watcher without `ms-piggyback-first-notify` is answered at once and notified later,
         // unless its subscription is single: that one is answered 404 if the OMA side does not
@@ -433,7 +433,7 @@ extension GatewayCore {
             watch.subscription = subscription
             let id = subscription.subscription.dialog.id
             dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
             forgetEnterpriseWatch(key)
@@ -495,7 +495,7 @@ extension GatewayCore {
         }
         for (uri, digest) in sent { watch.lastSent[uri] = digest }
         watch.subscription = subscription
-        bridge.watches[key] = watch
+        bridge.replaceWatch(key, watch)
         return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
     }
 
@@ -626,14 +626,14 @@ extension GatewayCore {
         if leg.handling == .allow, wasPending != leg.pending {
             let updates = pendingChanged(leg, watch: &watch, subscription: &subscription, now: now)
             watch.subscription = subscription
-            bridge.watches[leg.watch] = watch
+            bridge.replaceWatch(leg.watch, watch)
             return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
         }
         guard changed, let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else {
             return []
         }
         watch.subscription = subscription
-        bridge.watches[leg.watch] = watch
+        bridge.replaceWatch(leg.watch, watch)
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 
@@ -697,7 +697,7 @@ extension GatewayCore {
         watch.legs[leg.resource] = nil
         watch.lastSent[leg.resource] = nil
         if watch.documentResource != nil {
-            bridge.watches[leg.watch] = watch
+            bridge.replaceWatch(leg.watch, watch)
             return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
         }
         guard var subscription = watch.subscription else {
@@ -710,7 +710,7 @@ extension GatewayCore {
                     .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 404, toTag: ids.tag())),
                 ]
             }
-            bridge.watches[leg.watch] = watch
+            bridge.replaceWatch(leg.watch, watch)
             if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
             return []
         }
@@ -725,7 +725,7 @@ extension GatewayCore {
             updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
         }
         watch.subscription = subscription
-        bridge.watches[leg.watch] = watch
+        bridge.replaceWatch(leg.watch, watch)
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 
@@ -789,7 +789,7 @@ extension GatewayCore {
             for uri in watch.awaiting.sorted() {
                 let handling = policy(for: uri).subHandling(for: watch.watcher)
                 guard handling != .confirm else { continue }
-                bridge.watches[key]?.awaiting.remove(uri)
+                bridge.modifyWatch(key) { _ = $0.awaiting.remove(uri) }
                 if handling == .block {
                     out += refuseAwaiting(uri, watch: key, now: now)
                 } else if servedLocally(uri) != nil {
@@ -798,7 +798,7 @@ extension GatewayCore {
                     out += started
                     if handling == .politeBlock { out += activateAwaiting(uri, watch: key, now: now) }
                 } else {
-                    bridge.watches[key]?.refused.insert(uri)
+                    bridge.modifyWatch(key) { _ = $0.refused.insert(uri) }
                     out += refuseAwaiting(uri, watch: key, now: now)
                 }
             }
@@ -822,7 +822,7 @@ extension GatewayCore {
         // Shown pending until its first state: leaving it activates the resource.
         if shownPending { bridge.modifyLeg(leg.key) { $0.pending = true } }
         watch.legs[uri] = leg.key
-        bridge.watches[key] = watch
+        bridge.replaceWatch(key, watch)
         return leg.actions
     }
 
@@ -850,7 +850,7 @@ extension GatewayCore {
         } else {
             return []
         }
-        bridge.watches[key] = watch
+        bridge.replaceWatch(key, watch)
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 
@@ -871,7 +871,7 @@ extension GatewayCore {
         } else {
             return []
         }
-        bridge.watches[key] = watch
+        bridge.replaceWatch(key, watch)
         return apply(updates, context: .enterpriseWatch(key), now: now)
     }
 

@@ -137,7 +137,7 @@ extension GatewayCore {
     /// Removes an enterprise watch, giving its dialog back to its peer's quota.
     @discardableResult
     mutating func forgetEnterpriseWatch(_ key: Int) -> EnterpriseWatch? {
-        guard let watch = bridge.watches.removeValue(forKey: key) else { return nil }
+        guard let watch = bridge.removeWatch(key) else { return nil }
         releasePeerQuota(watch.peer)
         return watch
     }

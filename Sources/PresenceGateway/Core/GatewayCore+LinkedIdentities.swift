@@ -118,7 +118,7 @@ extension GatewayCore {
             watch.lastSent[resource] = digest
             let updates = subscription.resourceChanged(resource, serialized: body, now: now)
             watch.subscription = subscription
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             out += apply(updates, context: .enterpriseWatch(key), now: now)
         }
         out += servedDocumentChanged(resource, now: now)

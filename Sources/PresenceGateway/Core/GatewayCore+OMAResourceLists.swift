@@ -410,7 +410,7 @@ extension GatewayCore {
             } else {
                 releaseLeg(member)
             }
-            bridge.watches[member.watch] = watch
+            bridge.replaceWatch(member.watch, watch)
         }
         bridge.modifyList(key) { $0.members = [:] }
         return out + endOMAList(key, now: now)
@@ -652,7 +652,7 @@ extension GatewayCore {
         guard var watch = bridge.watches[watchKey] else { return [] }
         guard var subscription = watch.subscription else {
             for change in changes where change.ended != nil { watch.legs[change.leg.resource] = nil }
-            bridge.watches[watchKey] = watch
+            bridge.replaceWatch(watchKey, watch)
             return allLegsReported(watch) ? answerEnterpriseWatch(watchKey, now: now) : []
         }
         var updates: [BatchCategorySubscription.ResourceChange] = []
@@ -695,7 +695,7 @@ extension GatewayCore {
             actions = subscription.resourcesChanged(updates, boundary: ids.boundary(), now: now)
         }
         watch.subscription = subscription
-        bridge.watches[watchKey] = watch
+        bridge.replaceWatch(watchKey, watch)
         return apply(actions, context: .enterpriseWatch(watchKey), now: now)
     }
 }

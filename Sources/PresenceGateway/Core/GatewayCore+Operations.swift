@@ -138,13 +138,13 @@ extension GatewayCore {
             if var document = watch.document {
                 let actions = document.terminate(reason: reason, now: now)
                 watch.document = document
-                bridge.watches[key] = watch
+                bridge.replaceWatch(key, watch)
                 return apply(actions, context: context, now: now)
             }
             guard var subscription = watch.subscription else { return [] }
             let actions = subscription.terminate(reason: reason, now: now)
             watch.subscription = subscription
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
             guard var watch = notifier[key] else { return [] }
@@ -247,7 +247,7 @@ extension GatewayCore {
         for key in bridge.watches.keys {
             let current = bridge.watches[key]?.peer
             let peer = carried(current)
-            if peer != current { bridge.watches[key]?.peer = peer }
+            if peer != current { bridge.modifyWatch(key) { $0.peer = peer } }
             if let peer { quotas.countPeer(loadKey(peer)) }
         }
         for key in notifier.keys {
@@ -363,7 +363,7 @@ extension GatewayCore {
             let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now)
         else { return [] }
         watch.subscription = subscription
-        bridge.watches[leg.watch] = watch
+        bridge.replaceWatch(leg.watch, watch)
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 

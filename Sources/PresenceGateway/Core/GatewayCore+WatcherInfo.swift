@@ -222,7 +222,7 @@ extension GatewayCore {
     /// every one is looked at again.
     mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
         guard !watcherInfo.isEmpty else { return [] }
-        var enterpriseKeys = bridge.watches.takeObserved()
+        var enterpriseKeys = bridge.takeObservedWatches()
         var omaKeys = notifier.takeObserved()
         if everyWatch {
             enterpriseKeys.formUnion(bridge.watches.keys)
@@ -265,7 +265,7 @@ extension GatewayCore {
     /// While anyone subscribes to watcher information, the watches' tables report what they
     /// change (``JournaledTable/takeObserved()``); called wherever subscriptions come or go.
     mutating func followWatcherInfoSubscribers() {
-        bridge.watches.observing = !watcherInfo.isEmpty
+        bridge.observeWatches(!watcherInfo.isEmpty)
         notifier.observing = !watcherInfo.isEmpty
     }
 }

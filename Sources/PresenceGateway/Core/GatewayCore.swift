@@ -270,13 +270,13 @@ public struct GatewayCore: Sendable {
             if var document = watch.document {
                 let actions = document.notifyFailed(status: response.statusCode)
                 watch.document = document
-                bridge.watches[key] = watch
+                bridge.replaceWatch(key, watch)
                 return apply(actions, context: context, now: now)
             }
             guard var sub = watch.subscription else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
             watch.subscription = sub
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
             guard (300...).contains(response.statusCode), var watch = notifier[key], var sub = watch.subscription
@@ -347,13 +347,13 @@ public struct GatewayCore: Sendable {
             if var document = watch.document {
                 let actions = document.expire(now: now)
                 watch.document = document
-                bridge.watches[key] = watch
+                bridge.replaceWatch(key, watch)
                 return apply(actions, context: context, now: now)
             }
             guard var sub = watch.subscription else { return [] }
             let actions = sub.expire(now: now)
             watch.subscription = sub
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
             guard var watch = notifier[key], var sub = watch.subscription else { return [] }

@@ -48,7 +48,7 @@ extension GatewayCore {
     /// The keys of what changed, taken from each table and from ``Journal``.
     private mutating func takeChangedKeys() -> ChangedKeys {
         ChangedKeys(
-            enterpriseWatches: bridge.watches.takeChanged(), omaLegs: bridge.takeChangedLegs(),
+            enterpriseWatches: bridge.takeChangedWatches(), omaLegs: bridge.takeChangedLegs(),
             omaLists: bridge.takeChangedLists(), omaWatches: notifier.takeChanged(),
             enterpriseLegs: legPool.takeChangedLegs())
     }

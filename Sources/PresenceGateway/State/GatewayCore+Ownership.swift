@@ -30,7 +30,7 @@ extension GatewayCore {
     private mutating func disownWatch(_ kind: RecordKind, _ key: Int) -> [Action] {
         switch kind {
         case .enterpriseWatch:
-            guard let watch = bridge.watches.forget(key) else { return [] }
+            guard let watch = bridge.forgetWatch(key) else { return [] }
             releasePeerQuota(watch.peer)
             if let id = watch.storedDialog.dialogKey { dialogs.remove(id, .enterpriseWatch(key)) }
             return [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]

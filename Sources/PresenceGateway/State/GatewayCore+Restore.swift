@@ -66,8 +66,8 @@ extension GatewayCore {
 
         // Watchers never answered: ended, their legs unsubscribed. The store learns it.
         for (key, watch) in dropped.sorted(by: { $0.key < $1.key }) {
-            bridge.watches.restore(key, watch)
-            bridge.watches.removeValue(forKey: key)
+            bridge.restoreWatch(key, watch)
+            bridge.removeWatch(key)
             out += endOMALegs(watch.legs.values.filter { read.omaLegs[$0] != nil }, now: now)
         }
         var paced = 0
@@ -128,7 +128,7 @@ extension GatewayCore {
                 dropped[key] = watch
                 continue
             }
-            bridge.watches.restore(key, watch)
+            bridge.restoreWatch(key, watch)
             _ = takePeerQuotaRestored(watch.peer)
             if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .enterpriseWatch(key)) }
         }
@@ -275,7 +275,7 @@ extension GatewayCore {
                     out += leg.actions
                 }
             }
-            bridge.watches[key] = watch
+            bridge.replaceWatch(key, watch)
         }
         return out
     }

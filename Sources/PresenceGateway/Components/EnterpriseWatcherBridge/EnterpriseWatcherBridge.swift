@@ -11,7 +11,9 @@ struct EnterpriseWatcherBridge: Sendable {
     // Dense tables, not dictionaries: a dictionary pays each value's bytes for every bucket
     // (1.3–2.7 times the count), see `DenseTable`. Each remembers what changed for the durable
     // store (``JournaledTable``).
-    var watches = JournaledTable<GatewayCore.EnterpriseWatch>()
+    /// The enterprise watchers' subscriptions: read anywhere, written only here
+    /// (``openWatch(_:_:)``, ``modifyWatch(_:_:)``, ``replaceWatch(_:_:)``, ``removeWatch(_:)``).
+    private(set) var watches = JournaledTable<GatewayCore.EnterpriseWatch>()
     /// The PIDF legs toward the OMA side: read anywhere, written only here (``openLeg(_:_:)``,
     /// ``modifyLeg(_:_:)``, ``replaceLeg(_:_:)``, ``removeLeg(_:)``).
     private(set) var legs = JournaledTable<GatewayCore.OMALeg>()
@@ -26,6 +28,29 @@ struct EnterpriseWatcherBridge: Sendable {
     /// 4480 §3.12), by address of record: ``GatewayCore/policy(for:)`` decides those conditions
     /// with it.
     var spheres: [String: String] = [:]
+
+    // MARK: - Enterprise watches
+
+    /// Opens watch `key` (the caller indexes its dialog once it is answered).
+    mutating func openWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches[key] = watch }
+
+    /// Changes watch `key` in place; nil when there is none.
+    @discardableResult
+    mutating func modifyWatch<R>(_ key: Int, _ body: (inout GatewayCore.EnterpriseWatch) -> R) -> R? {
+        watches.modify(key, body)
+    }
+
+    /// Puts back watch `key` as a caller changed it over several of the core's calls; only when
+    /// it is still there.
+    mutating func replaceWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.modify(key) { $0 = watch } }
+
+    @discardableResult
+    mutating func removeWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.removeValue(forKey: key) }
+
+    /// Whether watcher information is being followed: the watches then report what they change
+    /// (``takeObservedWatches()``).
+    mutating func observeWatches(_ on: Bool) { watches.observing = on }
+    mutating func takeObservedWatches() -> Set<Int> { watches.takeObserved() }
 
     // MARK: - OMA legs
 
@@ -86,6 +111,11 @@ struct EnterpriseWatcherBridge: Sendable {
         lists.endQuiet()
     }
 
+    mutating func takeChangedWatches() -> Set<Int> { watches.takeChanged() }
+    /// Puts back a watch the store held, as no change.
+    mutating func restoreWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.restore(key, watch) }
+    /// Lets go of a watch another node took over, as no change.
+    mutating func forgetWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.forget(key) }
     mutating func takeChangedLegs() -> Set<Int> { legs.takeChanged() }
     mutating func takeChangedLists() -> Set<Int> { lists.takeChanged() }
     /// Puts back a list the store held, as no change.
