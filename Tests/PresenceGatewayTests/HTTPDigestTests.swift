@@ -1,4 +1,5 @@
 @testable import PresenceGateway
+import SIPStack
 import Testing
 
 /// HTTP Digest as the XCAP client answers an Aggregation Proxy (HTTPDigest.swift), checked
@@ -79,7 +80,7 @@ import Testing
     @Test func staleAndTheNonceCount() throws {
         let stale = try HTTPDigest.challenge(in: [#"Digest realm="r", nonce="n2", stale=TRUE"#]).get()
         #expect(stale.stale && !stale.qopAuth && stale.algorithm == .md5)
-        #expect(HTTPDigest.nc(1) == "00000001" && HTTPDigest.nc(0x1a) == "0000001a")
+        #expect(DigestHash.nc(1) == "00000001" && DigestHash.nc(0x1a) == "0000001a")
         #expect(HTTPDigest.nextNonce(in: #"qop=auth, rspauth="ab", cnonce="c", nc=00000001, nextnonce="n3""#) == "n3")
     }
 

@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import SIPStack
 
 /// HTTP Digest access authentication, the client's part (RFC 7616, which keeps RFC 2617's
 /// messages): what the XCAP client answers an Aggregation Proxy's 401 with (PacketCable Presence
@@ -29,21 +29,10 @@ enum HTTPDigest {
 
         var isSession: Bool { self == .md5Session || self == .sha256Session }
 
-        /// The lowercase hex digest of `text`'s UTF-8 bytes: `H(data)` of RFC 7616 §3.4.
-        func hash(_ text: String) -> String {
-            let bytes = Array(text.utf8)
-            switch self {
-            case .md5, .md5Session: return Self.hex(Insecure.MD5.hash(data: bytes))
-            case .sha256, .sha256Session: return Self.hex(SHA256.hash(data: bytes))
-            }
-        }
+        /// `H(data)` of RFC 7616 §3.4: the lowercase hex digest of `text`'s UTF-8 bytes.
+        func hash(_ text: String) -> String { DigestHash.hex(text, function) }
 
-        private static func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
-            digest.map { byte in
-                let text = String(byte, radix: 16)
-                return byte < 16 ? "0" + text : text
-            }.joined()
-        }
+        var function: DigestHash.Function { self == .md5 || self == .md5Session ? .md5 : .sha256 }
     }
 
     /// One `Digest` challenge of a `WWW-Authenticate` field (RFC 7616 §3.3).
@@ -80,18 +69,12 @@ enum HTTPDigest {
     /// where `A1 = username ":" realm ":" password` (for `-sess`, `H(A1) ":" nonce ":" cnonce`,
     /// §3.4.2) and `A2 = method ":" uri` (§3.4.3).
     static func response(_ challenge: Challenge, _ credentials: Credentials, _ use: Use) -> String {
-        let h = challenge.algorithm.hash
-        var ha1 = h("\(credentials.username):\(challenge.realm):\(credentials.password)")
-        if challenge.algorithm.isSession { ha1 = h("\(ha1):\(challenge.nonce):\(use.cnonce)") }
-        let ha2 = h("\(use.method):\(use.uri)")
-        guard challenge.qopAuth else { return h("\(ha1):\(challenge.nonce):\(ha2)") }
-        return h("\(ha1):\(challenge.nonce):\(nc(use.nonceCount)):\(use.cnonce):auth:\(ha2)")
-    }
-
-    /// `nc`: 8 hex digits (RFC 7616 §3.4).
-    static func nc(_ count: UInt32) -> String {
-        let text = String(count, radix: 16)
-        return String(repeating: "0", count: max(0, 8 - text.count)) + text
+        let algorithm = challenge.algorithm
+        var ha1 = algorithm.hash("\(credentials.username):\(challenge.realm):\(credentials.password)")
+        if algorithm.isSession { ha1 = algorithm.hash("\(ha1):\(challenge.nonce):\(use.cnonce)") }
+        return DigestHash.response(
+            ha1: ha1, nonce: challenge.nonce, method: use.method, uri: use.uri, qopAuth: challenge.qopAuth,
+            nonceCount: use.nonceCount, cnonce: use.cnonce, algorithm.function)
     }
 
     /// The `Authorization` field's value for `use` (RFC 7616 §3.4): the username hashed when the
@@ -101,21 +84,17 @@ enum HTTPDigest {
             challenge.userhash
             ? challenge.algorithm.hash("\(credentials.username):\(challenge.realm)") : credentials.username
         var fields = [
-            "username=\(quoted(username))", "realm=\(quoted(challenge.realm))", "uri=\(quoted(use.uri))",
-            "algorithm=\(challenge.algorithm.rawValue)", "nonce=\(quoted(challenge.nonce))",
+            "username=\(DigestHash.quoted(username))", "realm=\(DigestHash.quoted(challenge.realm))",
+            "uri=\(DigestHash.quoted(use.uri))",
+            "algorithm=\(challenge.algorithm.rawValue)", "nonce=\(DigestHash.quoted(challenge.nonce))",
         ]
         if challenge.qopAuth {
-            fields += ["nc=\(nc(use.nonceCount))", "cnonce=\(quoted(use.cnonce))", "qop=auth"]
+            fields += ["nc=\(DigestHash.nc(use.nonceCount))", "cnonce=\(DigestHash.quoted(use.cnonce))", "qop=auth"]
         }
-        fields.append("response=\(quoted(response(challenge, credentials, use)))")
-        if let opaque = challenge.opaque { fields.append("opaque=\(quoted(opaque))") }
+        fields.append("response=\(DigestHash.quoted(response(challenge, credentials, use)))")
+        if let opaque = challenge.opaque { fields.append("opaque=\(DigestHash.quoted(opaque))") }
         if challenge.userhash { fields.append("userhash=true") }
         return "Digest " + fields.joined(separator: ", ")
-    }
-
-    /// An RFC 7230 §3.2.6 quoted-string.
-    static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// A fresh client nonce: 16 random bytes, base64 (RFC 7616 §3.4: opaque to the server).

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Metrics
 import NIOHTTP1
+import SIPStack
 
 extension XCAPClient {
     /// What a 401 leads to: another attempt with the challenge now kept, or a refusal.
@@ -17,7 +18,7 @@ extension XCAPClient {
         return state.withLockedValue { state -> Bool in
             switch state.authentication[root] {
             case .assertedIdentity(let header, let identity):
-                request.headers.replaceOrAdd(name: header, value: HTTPDigest.quoted(identity))
+                request.headers.replaceOrAdd(name: header, value: DigestHash.quoted(identity))
                 return false
             case .digest(let credentials):
                 guard var session = state.sessions[root] else { return false }

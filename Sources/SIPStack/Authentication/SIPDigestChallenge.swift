@@ -23,6 +23,8 @@ public struct SIPDigestChallenge: Sendable, Hashable {
     public enum Algorithm: String, Sendable, Hashable {
         case md5 = "MD5"
         case sha256 = "SHA-256"
+
+        var function: DigestHash.Function { self == .md5 ? .md5 : .sha256 }
     }
 
     public var realm: String
