@@ -31,33 +31,8 @@ final class AuthKamailio: @unchecked Sendable {
     }
 
     static func configuration(sip: UInt16, gatewayPort: UInt16, database: String, algorithm: String) -> String {
-        """
-        #!KAMAILIO
-        debug=2
-        log_stderror=yes
-        children=1
-        auto_aliases=no
-        listen=udp:127.0.0.1:\(sip)
-        alias=oma.example
-        alias=127.0.0.1:\(sip)
-        dns=no
-        rev_dns=no
-        use_dns_cache=no
-        mpath="\(modules)"
-        loadmodule "kex.so"
-        loadmodule "corex.so"
-        loadmodule "tm.so"
-        loadmodule "sl.so"
-        loadmodule "pv.so"
-        loadmodule "maxfwd.so"
-        loadmodule "textops.so"
-        loadmodule "siputils.so"
-        loadmodule "xlog.so"
-        loadmodule "db_sqlite.so"
-        loadmodule "auth.so"
-        loadmodule "auth_db.so"
-        loadmodule "presence.so"
-        loadmodule "presence_xml.so"
+        RLSKamailio.preamble(sip: sip, modules: ["auth", "auth_db", "presence", "presence_xml"])
+            + """
         modparam("tm", "fr_timer", 5000)
         modparam("auth", "algorithm", "\(algorithm)")
         modparam("auth", "nonce_count", 1)

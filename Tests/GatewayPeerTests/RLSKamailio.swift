@@ -40,40 +40,34 @@ final class RLSKamailio: @unchecked Sendable {
     /// The XCAP root URI the gateway is configured with.
     var root: String { "http://127.0.0.1:\(xcapPort)/xcap-root" }
 
+    /// What the tests' Kamailio instances share: one UDP worker on 127.0.0.1:`sip` known as
+    /// oma.example, no DNS, logs on stderr, the `core` lines given, and the common modules
+    /// (transactions, pseudo-variables, xlog, SQLite) before `modules`.
+    static func preamble(sip: UInt16, core: [String] = [], modules loaded: [String]) -> String {
+        let common = ["kex", "corex", "tm", "sl", "pv", "maxfwd", "textops", "siputils", "xlog", "db_sqlite"]
+        return """
+            #!KAMAILIO
+            debug=2
+            log_stderror=yes
+            children=1
+            auto_aliases=no
+            listen=udp:127.0.0.1:\(sip)
+            alias=oma.example
+            alias=127.0.0.1:\(sip)
+            dns=no
+            rev_dns=no
+            use_dns_cache=no
+            \((core + ["mpath=\"\(modules)\""]).joined(separator: "\n"))
+            \((common + loaded).map { "loadmodule \"\($0).so\"" }.joined(separator: "\n"))
+
+            """
+    }
+
     static func configuration(sip: UInt16, xcap: UInt16, database: String, textDirectory: String) -> String {
-        """
-        #!KAMAILIO
-        debug=2
-        log_stderror=yes
-        children=1
-        tcp_children=1
-        auto_aliases=no
-        listen=udp:127.0.0.1:\(sip)
-        listen=tcp:127.0.0.1:\(xcap)
-        alias=oma.example
-        alias=127.0.0.1:\(sip)
-        tcp_accept_no_cl=yes
-        dns=no
-        rev_dns=no
-        use_dns_cache=no
-        mpath="\(modules)"
-        loadmodule "kex.so"
-        loadmodule "corex.so"
-        loadmodule "tm.so"
-        loadmodule "sl.so"
-        loadmodule "pv.so"
-        loadmodule "maxfwd.so"
-        loadmodule "textops.so"
-        loadmodule "siputils.so"
-        loadmodule "xlog.so"
-        loadmodule "db_sqlite.so"
-        loadmodule "db_text.so"
-        loadmodule "xhttp.so"
-        loadmodule "xcap_server.so"
-        loadmodule "presence.so"
-        loadmodule "presence_xml.so"
-        loadmodule "pua.so"
-        loadmodule "rls.so"
+        preamble(
+            sip: sip, core: ["tcp_children=1", "listen=tcp:127.0.0.1:\(xcap)", "tcp_accept_no_cl=yes"],
+            modules: ["db_text", "xhttp", "xcap_server", "presence", "presence_xml", "pua", "rls"])
+            + """
         modparam("tm", "fr_timer", 5000)
         modparam("xcap_server", "db_url", "sqlite://\(database)")
         modparam("presence", "db_url", "sqlite://\(database)")
