@@ -53,7 +53,9 @@ import Testing
         #expect(!value.contains("pw "))
     }
 
-    @Test func aChallengedPublishIsSentOnceMoreAndItsRefreshCarriesCredentials() throws {
+    /// The runtime with alice's enterprise state answered: its first PUBLISH toward Kamailio
+    /// (flow 4, publish-to-oma).
+    static func firstPublish() throws -> (GatewayRuntimeTests.Setup, SIPRequest) {
         let s = try GatewayRuntimeTests.Setup(yaml: Self.yaml)
         s.run()
         let subscribe = try #require(s.edge.requests.first { GatewayRuntimeTests.names($0, "sip:alice@contoso.com") })
@@ -61,7 +63,11 @@ import Testing
             .response(GatewayRuntimeTests.categoriesOK(subscribe, "sip:alice@contoso.com", availability: 3500, tag: "e1")),
             to: GatewayRuntimeTests.Setup.enterpriseSide)
         s.run()
-        let first = try #require(s.kamailio.requests.first { $0.method == .publish })
+        return (s, try #require(s.kamailio.requests.first { $0.method == .publish }))
+    }
+
+    @Test func aChallengedPublishIsSentOnceMoreAndItsRefreshCarriesCredentials() throws {
+        let (s, first) = try Self.firstPublish()
         #expect(first.headers["Proxy-Authorization"] == nil)
         // RFC 3325 §9.1: toward the trusted peer, the publisher's identity.
         #expect(first.headers["P-Asserted-Identity"] == "<sip:alice@oma.example>")
@@ -117,14 +123,7 @@ import Testing
         #"Digest realm="oma.example", nonce="unterminated"#,
     ])
     func aChallengeThatIsNotForTheseCredentialsIsNotAnswered(value: String) throws {
-        let s = try GatewayRuntimeTests.Setup(yaml: Self.yaml)
-        s.run()
-        let subscribe = try #require(s.edge.requests.first { GatewayRuntimeTests.names($0, "sip:alice@contoso.com") })
-        s.edge.send(
-            .response(GatewayRuntimeTests.categoriesOK(subscribe, "sip:alice@contoso.com", availability: 3500, tag: "e1")),
-            to: GatewayRuntimeTests.Setup.enterpriseSide)
-        s.run()
-        let first = try #require(s.kamailio.requests.first { $0.method == .publish })
+        let (s, first) = try Self.firstPublish()
         s.kamailio.send(
             .response(SIPResponse(replyingTo: first, statusCode: 407, toTag: "ps", headers: [("Proxy-Authenticate", value)])),
             to: GatewayRuntimeTests.Setup.omaSide)
