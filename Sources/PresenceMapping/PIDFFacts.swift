@@ -122,7 +122,8 @@ struct PIDFFacts {
     /// The OMA elements among `extensions`, with their basic: the `<basic>` child in the OMA
     /// namespace as schema OMA-SUP-XSD_prs_pidf_omaPres declares it, or, as some clients
     /// write it, in the PIDF namespace (RFC 3863 §4.1.4's element reused).
-    private mutating func readOMA(_ extensions: [XMLElement], at path: String) {
+    /// `path` is made only for an OMA element found: every PIDF relayed passes here, most with none.
+    private mutating func readOMA(_ extensions: [XMLElement], at path: @autoclosure () -> String) {
         for e in extensions where e.name.namespace == NS.omaPres {
             guard let element = MappingTables.OMAElement(rawValue: e.name.local) else { continue }
             var basic: PIDFBasic?
@@ -130,7 +131,7 @@ struct PIDFFacts {
                 let child = e.element(XMLName(NS.omaPres, "basic")) ?? e.element(XMLName(NS.pidf, "basic"))
                 basic = child.flatMap { PIDFBasic(rawValue: $0.trimmedText) }
             }
-            omaFacts.append(OMAFact(element: element, basic: basic, path: "\(path)/oma:\(element.rawValue)"))
+            omaFacts.append(OMAFact(element: element, basic: basic, path: "\(path())/oma:\(element.rawValue)"))
         }
     }
 
