@@ -126,7 +126,17 @@ struct FrontTLSTests {
         try await Task.sleep(nanoseconds: 2_000_000_000)
 
         // carol's SUBSCRIBE reaches one node over TLS; its answer comes back through the front.
-        try await edge.send(try Self.subscribe("carol", call: "carol", via: edge), to: frontTarget)
+        // The front's TLS workers may still be starting on a loaded machine (a handshake then
+        // ends in EOF): the edge tries again for up to 10 s, as a real edge reconnects.
+        let connected = Date().addingTimeInterval(10)
+        while true {
+            do {
+                try await edge.send(try Self.subscribe("carol", call: "carol", via: edge), to: frontTarget)
+                break
+            } catch where Date() < connected {
+                try await Task.sleep(nanoseconds: 250_000_000)
+            }
+        }
         let carol = try #require(try await Self.answer(to: "carol", at: edge, within: 10),
                                  "no answer through the front:\n\(front.child.output.suffix(3000))")
         #expect(carol.message.response?.statusCode == 200, "\(carol.message)")
