@@ -290,6 +290,34 @@ import XMLBridge
         #expect(partial.list.version > GatewayCore.sequenceBlock && partial.list.resources.map(\.uri) == [Self.bob])
     }
 
+    /// A member that ended stays listed across a restart, `terminated` with its reason and the
+    /// same instance id (RFC 4662 §4.5, §5.5): the list's record is written when a member ends,
+    /// though no dialog of the list's changed. The quotas its members took are taken again.
+    @Test func aMemberThatEndedIsStillListedAfterARestart() throws {
+        typealias R = StateRestoreTests
+        var h = try R.journaled(yaml: Self.yaml)
+        var records = R.Records()
+        let (_, answered, legs) = try Self.answeredList(&h)
+        let full = try Notification(try #require(T.sent(answered, to: .oma).first).0)
+        R.take(&h, into: &records)
+        let (carolSubscribe, _) = try #require(legs[Self.carol])
+        var rejection = try T.enterpriseBENOTIFY(carolSubscribe, cseq: 2, CategoriesDocument(uri: Self.carol))
+        rejection.headers.set(.subscriptionState, "terminated;reason=rejected")
+        let (notify, _) = try #require(T.sent(h.receive(rejection, from: .enterprise).1, to: .oma).first)
+        R.take(&h, into: &records)
+
+        var after = try R.journaled(yaml: Self.yaml, prefix: "r")
+        _ = try after.core.restore(records.all, clock: R.clock, now: after.now)
+        #expect(after.core.counts.omaWatches == 1)
+        let toTag = try #require(try notify.headers.from?.tag)
+        let (_, refreshed) = after.receive(try Self.subscribe(cseq: 2, toTag: toTag), from: .oma)
+        let state = try Notification(try #require(T.sent(refreshed, to: .oma).first).0)
+        let carol = try #require(state.instance(Self.carol))
+        #expect(carol.state == .terminated && carol.reason == "rejected")
+        #expect(carol.id == full.instance(Self.carol)?.id)
+        #expect(state.list.resources.map(\.uri) == [Self.bob, Self.carol])
+    }
+
     /// A reload that changes a live list: the member no longer in it is unsubscribed, the new
     /// one watched, and the watcher sent full state without the old one (RFC 4662 §5.6.1). A
     /// reload without the list ends it with `noresource`.

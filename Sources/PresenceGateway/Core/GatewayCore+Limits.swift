@@ -148,14 +148,40 @@ extension GatewayCore {
 
     /// Removes an OMA watch, giving its subscription back to the watcher's quota.
     @discardableResult
-    mutating func forgetOMAWatch(_ key: Int) -> OMAWatch? {
-        guard let watch = notifier.removeValue(forKey: key) else { return nil }
-        if watch.takesQuota {
-            if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
-            releasePeerQuota(watch.peer)
-        }
-        return watch
+    mutating func forgetOMAWatch(_ key: Int) -> RemovedOMAWatch? {
+        guard let watch = notifier[key] else { return nil }
+        let charge = charge(of: key, watch)
+        let list = lists.remove(key)
+        notifier.removeValue(forKey: key)
+        release(charge, watch)
+        return RemovedOMAWatch(watch: watch, list: list)
     }
+
+    /// An OMA watch removed, with the list it subscribed to when it was a list subscription
+    /// (whose member watches the caller ends: ``detachOMAWatch(_:now:)``).
+    struct RemovedOMAWatch {
+        var watch: OMAWatch
+        var list: ResourceList?
+    }
+
+    /// What the OMA watch `key` is charged: a watcher's own subscription counts against its
+    /// peer's quota, and against its watcher's unless it is a list's (whose members count
+    /// instead); a linked identity's source and a stand-in for a watcher at the OMA presence
+    /// server are the gateway's own, charged to nobody.
+    func charge(of key: Int, _ watch: OMAWatch) -> (peer: Bool, watcher: Bool) {
+        guard watch.linked == nil, notifier.standsIn(key) == nil else { return (false, false) }
+        return (true, !lists.isList(key))
+    }
+
+    /// Releases what an OMA watch was charged (``charge(of:_:)``).
+    mutating func release(_ charge: (peer: Bool, watcher: Bool), _ watch: OMAWatch) {
+        if charge.watcher { releaseQuota(watch.watcher.uri) }
+        if charge.peer { releasePeerQuota(watch.peer) }
+    }
+
+    /// Whether the OMA watch `key` is a watcher's own subscription (a list's included): not a
+    /// linked identity's source nor a stand-in.
+    func isWatchersOwn(_ key: Int, _ watch: OMAWatch) -> Bool { charge(of: key, watch).peer }
 
     /// The Contact of the gateway's notifier dialog with `peer` on `side`: the one of the
     /// transport the peer came over, else the side's (nil: `fallback`).

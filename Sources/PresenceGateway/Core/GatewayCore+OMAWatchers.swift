@@ -20,19 +20,6 @@ import _GatewayInternals
 /// watchers (a 4xx to the first one), single SUBSCRIBEs are used from then on. When a pool stops
 /// answering, its resources are forgotten in the pool cache and their watchers are told.
 extension GatewayCore {
-    /// What an OMA watch is besides one watcher's subscription: a resource list subscription
-    /// (RFC 4662), a list member's back-end watch, or a stand-in for a watcher elsewhere.
-    enum WatchRole: Sendable {
-        /// The list subscription itself.
-        case list(ResourceList)
-        /// A member's back-end watch, serving the list watch with this key.
-        case member(of: Int)
-        /// A stand-in for a watcher the OMA presence server lists for this linked OMA identity
-        /// (`GatewayCore+WatcherMirror`): its subscription only puts the watcher on the enterprise
-        /// identity's subscriber list.
-        case mirror(of: String)
-    }
-
     struct OMAWatch: Sendable {
         typealias Pending = (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)
         var watcher: WatcherIdentity
@@ -69,39 +56,10 @@ extension GatewayCore {
         }
         private var filterBox: OutOfLine<OMAWatcherNotifier.WatcherFilter>?
 
-        /// Its part in a resource list subscription (RFC 4662, `GatewayCore+ResourceLists`), or
-        /// the watcher it mirrors (`GatewayCore+WatcherMirror`), when it has one: held out of line.
-        var role: WatchRole? {
-            get { roleBox?.value }
-            set { roleBox = newValue.map(OutOfLine.init) }
+        /// The dialog index's key of its dialog, once answered.
+        var dialogKey: SIPDialogKey? {
+            subscription.map { SIPDialogKey(callID: $0.dialog.id.callID, localTag: $0.dialog.id.localTag) }
         }
-        private var roleBox: OutOfLine<WatchRole>?
-
-        /// The list watch it is a member of.
-        var listOwner: Int? {
-            guard let roleBox, case .member(let owner) = roleBox.value else { return nil }
-            return owner
-        }
-
-        /// The linked OMA identity whose watcher it stands in for, when it mirrors one.
-        var mirrorOf: String? {
-            guard let roleBox, case .mirror(let identity) = roleBox.value else { return nil }
-            return identity
-        }
-
-        /// A watcher's own subscription, which counts against its quotas: not a linked identity's
-        /// source nor a mirror.
-        var takesQuota: Bool { linked == nil && mirrorOf == nil }
-        /// Whether it holds a slot of its watcher's quota: a list does not, its members do.
-        var takesWatcherSlot: Bool { takesQuota && !isList }
-
-        /// The list, when it is a list subscription itself.
-        var resourceList: ResourceList? {
-            guard let roleBox, case .list(let list) = roleBox.value else { return nil }
-            return list
-        }
-
-        var isList: Bool { resourceList != nil }
 
         /// `rendered` (the whole document) cut to what the watcher's filter selects (RFC 4661
         /// §3.5), and whether the change to it fires one of the filter's triggers (§3.6; true
@@ -428,7 +386,7 @@ extension GatewayCore {
     /// for a single subscription's 2xx without data); later notifications update it.
     mutating func answerOMAWatchWithoutData(_ key: Int, now: NIODeadline) -> [Action] {
         guard let watch = notifier[key] else { return [] }
-        if watch.isList { return answerList(key, now: now) }
+        if lists.isList(key) { return answerList(key, now: now) }
         guard watch.pending != nil, let legKey = watch.leg,
             let leg = legPool.legs[legKey],
             leg.watches[watch.resource] == key
@@ -468,9 +426,9 @@ extension GatewayCore {
                 })
         else { return [] }
         if let link = watch.linked { return publishLinked(link, state, now: now) }
-        if let owner = watch.listOwner { return listMemberChanged(owner, member: resource, now: now) }
-        // A mirror's subscription is made for the subscriber list, not for the state.
-        if watch.mirrorOf != nil { return [] }
+        if let owner = lists.owner(of: watchKey) { return listMemberChanged(owner, member: resource, now: now) }
+        // A stand-in's subscription is made for the subscriber list, not for the state.
+        if notifier.standsIn(watchKey) != nil { return [] }
         if let pending = watch.pending {
             watch.pending = nil
             let full = watch.filtered(render(state, as: pending.terms.bodyType)).body
@@ -527,11 +485,11 @@ extension GatewayCore {
             forgetOMAWatch(key)
             return linkedSourceEnded(link, now: now)
         }
-        if let owner = watch.listOwner {
+        if let owner = lists.owner(of: key) {
             forgetOMAWatch(key)
             return listMemberEnded(owner, member: key, reason: Self.enterpriseReason(reason), now: now)
         }
-        if watch.mirrorOf != nil {
+        if notifier.standsIn(key) != nil {
             // Made again only when the OMA presence server lists the watcher anew.
             forgetOMAWatch(key)
             return []
@@ -545,7 +503,7 @@ extension GatewayCore {
                     SIPResponse(replyingTo: pending.request, statusCode: status, toTag: ids.tag(), headers: headers))
             ]
         }
-        if watch.isList {
+        if lists.isList(key) {
             return terminateList(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
         }
         guard var sub = watch.subscription else { return [] }
@@ -560,7 +518,7 @@ extension GatewayCore {
         guard var watch = notifier[key], var sub = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
-        if watch.isList { return refreshListWatch(key, request, id: id, now: now) }
+        if lists.isList(key) { return refreshListWatch(key, request, id: id, now: now) }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
@@ -606,10 +564,10 @@ extension GatewayCore {
 
     /// The OMA watch is gone: its resource leaves its leg (an `unsubscribe` action in a batch
     /// dialog still serving others, else the leg is unsubscribed).
-    mutating func detachOMAWatch(_ watch: OMAWatch, now: NIODeadline) -> [Action] {
-        if let list = watch.resourceList { return detachMembers(list.members, now: now) }
-        guard let key = watch.leg else { return [] }
-        return detachResource(watch.resource, from: key, now: now)
+    mutating func detachOMAWatch(_ gone: RemovedOMAWatch, now: NIODeadline) -> [Action] {
+        if let list = gone.list { return detachMembers(list.members, now: now) }
+        guard let key = gone.watch.leg else { return [] }
+        return detachResource(gone.watch.resource, from: key, now: now)
     }
 
     private mutating func detachResource(_ resource: String, from key: Int, now: NIODeadline) -> [Action] {

@@ -95,7 +95,9 @@ extension GatewayCore {
         if side != .enterprise {
             for key in notifier.keys.sorted() {
                 // A list member's watch is shown as a resource of its list; a mirror is no watcher's.
-                guard let watch = notifier[key], watch.takesQuota, watch.listOwner == nil else { continue }
+                guard let watch = notifier[key], isWatchersOwn(key, watch), lists.owner(of: key) == nil else {
+                    continue
+                }
                 add { describe(omaWatch: key, watch, now: now) }
             }
         }
@@ -110,7 +112,7 @@ extension GatewayCore {
         guard let kind = id.first, let key = Int(id.dropFirst()) else { return nil }
         switch kind {
         case "e" where bridge.watches[key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
-        case "o" where notifier[key].map({ $0.takesQuota && $0.listOwner == nil }) == true:
+        case "o" where notifier[key].map({ isWatchersOwn(key, $0) && lists.owner(of: key) == nil }) == true:
             return endWatcher(.omaWatch(key), reason: reason, now: now)
         default: return nil
         }
@@ -149,16 +151,15 @@ extension GatewayCore {
         case .omaWatch(let key):
             guard var watch = notifier[key] else { return [] }
             if let pending = watch.pending {
-                forgetOMAWatch(key)
+                let gone = forgetOMAWatch(key)
                 return [refusal(pending.request, pending.id), .cancel(.firstAnswer(context))]
-                    + detachOMAWatch(watch, now: now)
+                    + (gone.map { detachOMAWatch($0, now: now) } ?? [])
             }
-            if watch.isList { return terminateList(key, reason: reason, now: now) }
+            if lists.isList(key) { return terminateList(key, reason: reason, now: now) }
             guard var subscription = watch.subscription else {
-                // A linked identity's source subscription or a mirror: unsubscribed with the rest.
-                guard !watch.takesQuota else { return [] }
-                forgetOMAWatch(key)
-                return detachOMAWatch(watch, now: now)
+                // A linked identity's source subscription or a stand-in: unsubscribed with the rest.
+                guard !isWatchersOwn(key, watch), let gone = forgetOMAWatch(key) else { return [] }
+                return detachOMAWatch(gone, now: now)
             }
             let actions = subscription.terminate(reason: reason, now: now)
             watch.subscription = subscription
@@ -424,7 +425,7 @@ extension GatewayCore {
         }
         // A resource list (RFC 4662): each member with the leg that carries it.
         let resources =
-            watch.resourceList?.members.map { resource($0.uri, leg: $0.watch.flatMap { notifier[$0]?.leg }) }
+            lists[key]?.members.map { resource($0.uri, leg: $0.watch.flatMap { notifier[$0]?.leg }) }
             ?? [resource(watch.resource, leg: watch.leg)]
         return BridgedSubscription(
             id: "o\(key)", side: GatewayConfiguration.Side.oma.rawValue, watcher: watch.watcher.uri,

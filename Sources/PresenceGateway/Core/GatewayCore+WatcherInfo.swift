@@ -189,7 +189,7 @@ extension GatewayCore {
     /// An OMA watcher of the linked enterprise identity (flow 2): `pending` until the enterprise
     /// answered it, then `active`.
     private func omaWatcher(_ key: Int, of identity: String, before: WatcherInfo.Watcher?) -> WatcherInfo.Watcher? {
-        guard let watch = notifier[key], watch.takesQuota,
+        guard let watch = notifier[key], isWatchersOwn(key, watch),
             WatcherIdentity.addressOfRecord(watch.resource) == identity
         else { return nil }
         let active = watch.pending == nil

@@ -31,7 +31,7 @@ extension GatewayCore {
         let wanted = configuration.linkedIdentities.filter(\.mirrorWatchers)
         var out: [Action] = []
         for key in notifier.standIns.values.flatMap(\.values).sorted() {
-            guard let watch = notifier[key], let identity = watch.mirrorOf,
+            guard let watch = notifier[key], let identity = notifier.standsIn(key),
                 !wanted.contains(where: { $0.oma == identity && $0.enterprise == watch.resource }),
                 let gone = forgetOMAWatch(key)
             else { continue }
@@ -88,9 +88,7 @@ extension GatewayCore {
         for uri in wanted.sorted() where present[uri] == nil {
             guard let watcher = WatcherIdentity(uri: uri, network: .federated) else { continue }
             let key = takeKey()
-            var watch = OMAWatch(watcher: watcher, resource: identity.enterprise)
-            watch.role = .mirror(of: identity.oma)
-            notifier[key] = watch
+            notifier.standIn(key, OMAWatch(watcher: watcher, resource: identity.enterprise), for: identity.oma)
             out += attach(key, now: now)
         }
         return out

@@ -101,8 +101,10 @@ public struct GatewayCore: Sendable {
     // The components, each holding its flow's tables (docs/architecture.md, "Who owns what").
     /// Flow 1: enterprise watchers, their OMA legs and lists (``EnterpriseWatcherBridge``).
     var bridge = EnterpriseWatcherBridge()
-    /// Flow 2's notifier side and the served resource lists (``OMAWatcherNotifier``).
+    /// Flow 2's notifier side (``OMAWatcherNotifier``).
     var notifier = OMAWatcherNotifier()
+    /// The resource lists served to OMA watchers (``ResourceListServer``).
+    var lists = ResourceListServer()
     /// Flows 2 and 3 toward the enterprise: the category subscriptions the gateway keeps and
     /// where the enterprise said to make them (``EnterpriseLegPool``).
     var legPool = EnterpriseLegPool()
@@ -147,7 +149,7 @@ public struct GatewayCore: Sendable {
         let linkedWatches = linkedIdentities.watchCount { notifier[$0] != nil }
         return (
             bridge.watches.count, bridge.legs.count,
-            notifier.count - linkedWatches - notifier.listMemberWatches - mirroredWatcherCount,
+            notifier.count - linkedWatches - lists.memberWatches - mirroredWatcherCount,
             legPool.legs.count
         )
     }
@@ -357,7 +359,7 @@ public struct GatewayCore: Sendable {
             return apply(actions, context: context, now: now)
         case .omaWatch(let key):
             guard var watch = notifier[key], var sub = watch.subscription else { return [] }
-            if watch.isList {
+            if lists.isList(key) {
                 return now >= sub.expiresAt ? terminateList(key, reason: "timeout", now: now) : []
             }
             let actions = sub.expire(now: now)
@@ -509,11 +511,11 @@ public struct GatewayCore: Sendable {
                     }
                 case .omaWatch(let key):
                     if notifier.hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
-                    if let watch = forgetOMAWatch(key) {
-                        if let dialog = watch.subscription?.dialog.id {
+                    if let gone = forgetOMAWatch(key) {
+                        if let dialog = gone.watch.subscription?.dialog.id {
                             dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
                         }
-                        out += detachOMAWatch(watch, now: now)
+                        out += detachOMAWatch(gone, now: now)
                     }
                 case .winfoWatch(let key):
                     forgetWinfoWatch(key)

@@ -14,6 +14,7 @@ extension GatewayCore {
         set {
             bridge.journaling = newValue
             notifier.journaling = newValue
+            lists.journaling = newValue
             legPool.journaling = newValue
             linkedIdentities.journaling = newValue
             watcherInfo.journaling = newValue
@@ -38,7 +39,7 @@ extension GatewayCore {
         }
         return changes(changed.enterpriseWatches) { bridge.watches[$0] }
             + changes(changed.omaLegs) { bridge.legs[$0] } + changes(changed.omaLists) { bridge.lists[$0] }
-            + changes(changed.omaWatches) { notifier[$0] }
+            + changes(changed.omaWatches) { storedOMAWatch($0) }
             + changes(changed.enterpriseLegs) { legPool.legs[$0] }
             + linkedIdentities.stateChanges(linked, core: self, clock: clock, encoder: encoder)
             + legPool.stateChanges(pool, core: self, clock: clock, encoder: encoder)
@@ -49,7 +50,7 @@ extension GatewayCore {
     private mutating func takeChangedKeys() -> ChangedKeys {
         ChangedKeys(
             enterpriseWatches: bridge.takeChangedWatches(), omaLegs: bridge.takeChangedLegs(),
-            omaLists: bridge.takeChangedLists(), omaWatches: notifier.takeChanged(),
+            omaLists: bridge.takeChangedLists(), omaWatches: notifier.takeChanged().union(lists.takeChanged()),
             enterpriseLegs: legPool.takeChangedLegs())
     }
 
@@ -68,10 +69,12 @@ extension GatewayCore {
         guard journaling else { return body(&self) }
         bridge.beginQuiet()
         notifier.beginQuiet()
+        lists.beginQuiet()
         legPool.beginQuiet()
         let actions = body(&self)
         bridge.endQuiet()
         notifier.endQuiet()
+        lists.endQuiet()
         legPool.endQuiet()
         return actions
     }
@@ -143,18 +146,13 @@ extension GatewayCore.OMAWatch: Journaled {
         var leg: Int?
         var linked: Int?
         var partialBlock: UInt32?
-        /// A list's RLMI version block and how many of its members ended (RFC 4662).
-        var listBlock: UInt32?
-        var listEnded: Int
     }
 
     var durableSignature: Signature {
         Signature(
             answered: pending == nil, status: subscription?.status, dialog: subscription?.dialog.withoutSequences,
             block: (subscription?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock, leg: leg, linked: linked,
-            partialBlock: partial.map { ($0.version ?? 0) / GatewayCore.sequenceBlock },
-            listBlock: resourceList.map { $0.version / GatewayCore.sequenceBlock },
-            listEnded: resourceList?.members.count { $0.watch == nil } ?? 0)
+            partialBlock: partial.map { ($0.version ?? 0) / GatewayCore.sequenceBlock })
     }
 }
 

@@ -35,12 +35,12 @@ extension GatewayCore {
             if let id = watch.storedDialog.dialogKey { dialogs.remove(id, .enterpriseWatch(key)) }
             return [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
         case .omaWatch:
+            guard let held = notifier[key] else { return [] }
+            let charge = charge(of: key, held)
+            lists.forget(key)
             guard let watch = notifier.forget(key) else { return [] }
-            if watch.takesQuota {
-                if watch.takesWatcherSlot { releaseQuota(watch.watcher.uri) }
-                releasePeerQuota(watch.peer)
-            }
-            if let id = watch.storedDialog.dialogKey { dialogs.remove(id, .omaWatch(key)) }
+            release(charge, watch)
+            if let id = watch.dialogKey { dialogs.remove(id, .omaWatch(key)) }
             return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
         default:
             return []
@@ -117,7 +117,7 @@ extension GatewayCore {
             else {
                 return nil
             }
-            return watch.mirrorOf ?? watch.peer.map(loadKey)
+            return notifier.standsIn(watchKey) ?? watch.peer.map(loadKey)
         case .enterpriseWatch, .serverWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish:
             return nil
         }

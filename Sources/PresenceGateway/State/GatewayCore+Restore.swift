@@ -57,7 +57,7 @@ extension GatewayCore {
             records, clock: clock, sliceSize: sliceSize, skipping: skipping, progress: progress)
         let read = Restoring(
             enterpriseWatches: entries.table(EnterpriseWatch.self), omaLegs: entries.table(OMALeg.self),
-            omaLists: entries.table(OMAList.self), omaWatches: entries.table(OMAWatch.self),
+            omaLists: entries.table(OMAList.self), omaWatches: entries.table(StoredOMAWatch.self),
             enterpriseLegs: entries.table(EnterpriseLeg.self))
         let dropped = restoreWatchersDialogs(read)
         restoreLegs(read)
@@ -113,7 +113,7 @@ extension GatewayCore {
         var enterpriseWatches: [Int: EnterpriseWatch.Restored]
         var omaLegs: [Int: OMALeg]
         var omaLists: [Int: OMAList]
-        var omaWatches: [Int: OMAWatch]
+        var omaWatches: [Int: StoredOMAWatch]
         var enterpriseLegs: [Int: EnterpriseLeg]
     }
 
@@ -132,14 +132,15 @@ extension GatewayCore {
             _ = takePeerQuotaRestored(watch.peer)
             if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .enterpriseWatch(key)) }
         }
-        for (key, watch) in read.omaWatches {
+        for (key, stored) in read.omaWatches {
             ids.noteRestoredKey(key)
-            notifier.restore(key, watch)
-            if watch.takesQuota {
-                if watch.takesWatcherSlot { takeQuotaRestored(watch.watcher.uri) }
-                _ = takePeerQuotaRestored(watch.peer)
-            }
-            if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .omaWatch(key)) }
+            let watch = stored.watch
+            notifier.restore(key, watch, standingInFor: stored.standsIn)
+            lists.restore(key, list: stored.list, owner: stored.listOwner)
+            let charge = charge(of: key, watch)
+            if charge.watcher { takeQuotaRestored(watch.watcher.uri) }
+            if charge.peer { _ = takePeerQuotaRestored(watch.peer) }
+            if let id = watch.dialogKey { dialogs.insert(id, .omaWatch(key)) }
         }
         return dropped
     }
@@ -289,14 +290,14 @@ extension GatewayCore {
             if let subscription = watch.subscription {
                 out.append(.schedule(.expiry(.omaWatch(key)), at: subscription.expiresAt))
                 // A list has no leg of its own; its members are attached as theirs.
-                if watch.isList { continue }
-            } else if let owner = watch.listOwner {
+                if lists.isList(key) { continue }
+            } else if let owner = lists.owner(of: key) {
                 // A member whose list is gone (never answered, or not kept) goes with it.
                 guard notifier[owner]?.subscription != nil else {
                     if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
                     continue
                 }
-            } else if watch.takesQuota {
+            } else if isWatchersOwn(key, watch) {
                 if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
                 continue
             }

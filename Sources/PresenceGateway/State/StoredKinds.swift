@@ -123,29 +123,52 @@ extension GatewayCore.OMAList: StoredEntry {
     }
 }
 
-extension GatewayCore.OMAWatch: StoredEntry {
+/// An OMA watch as the store keeps it: the watch, and what the resource list server holds about
+/// it (the list it subscribed to, or the list it serves as a member's back-end watch) and the
+/// notifier's stand-in index (the linked OMA identity it stands in a watcher of).
+extension GatewayCore {
+    struct StoredOMAWatch: Sendable {
+        var watch: OMAWatch
+        var list: ResourceList?
+        var listOwner: Int?
+        var standsIn: String?
+    }
+
+    /// The OMA watch `key` with what other tables hold about it, for the store.
+    func storedOMAWatch(_ key: Int) -> StoredOMAWatch? {
+        notifier[key].map {
+            StoredOMAWatch(
+                watch: $0, list: lists[key], listOwner: lists.owner(of: key), standsIn: notifier.standsIn(key))
+        }
+    }
+}
+
+extension GatewayCore.StoredOMAWatch: StoredEntry {
     static var recordKind: GatewayCore.RecordKind { .omaWatch }
 
-    var storedDialog: StoredDialog { StoredDialog(subscription?.dialog.id, expiresAt: subscription?.expiresAt) }
+    var storedDialog: StoredDialog {
+        StoredDialog(watch.subscription?.dialog.id, expiresAt: watch.subscription?.expiresAt)
+    }
 
     func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.OMAWatchRecord {
         .init(
-            watcher: watcher.uri, network: watcher.network.rawValue, resource: resource,
-            subscription: subscription?.record(clock: clock), answered: pending == nil, leg: leg, linked: linked,
-            peer: core.peerRecord(peer), partialVersion: partial.map { $0.version ?? 0 },
-            filter: filter.map { StoredBytes($0.document) },
-            list: resourceList.map { list in
+            watcher: watch.watcher.uri, network: watch.watcher.network.rawValue, resource: watch.resource,
+            subscription: watch.subscription?.record(clock: clock), answered: watch.pending == nil, leg: watch.leg,
+            linked: watch.linked, peer: core.peerRecord(watch.peer),
+            partialVersion: watch.partial.map { $0.version ?? 0 },
+            filter: watch.filter.map { StoredBytes($0.document) },
+            list: list.map { list in
                 .init(
                     members: list.members.map {
                         .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
                     }, version: list.version)
-            }, listOwner: listOwner, mirrorOf: mirrorOf)
+            }, listOwner: listOwner, mirrorOf: standsIn)
     }
 
     static func restored(from r: GatewayCore.OMAWatchRecord, key: String, core: GatewayCore, clock: WallClock)
         throws(GatewayCore.RestoreError.Detail) -> Self
     {
-        var watch = Self(
+        var watch = GatewayCore.OMAWatch(
             watcher: try GatewayCore.watcher(r.watcher, r.network), resource: r.resource, linked: r.linked,
             peer: try core.peer(r.peer))
         if var subscription = r.subscription, r.answered {
@@ -156,19 +179,6 @@ extension GatewayCore.OMAWatch: StoredEntry {
             }
         }
         watch.leg = r.leg
-        if let owner = r.listOwner { watch.role = .member(of: owner) }
-        if let identity = r.mirrorOf { watch.role = .mirror(of: identity) }
-        if let list = r.list {
-            // The version is written when it enters a new block, as the CSeq is: the next
-            // notification skips ahead of any sent since, which tells the watcher to refresh for
-            // full state (RFC 4662 §5.6.2); one repeated would be discarded. What each part said
-            // is not kept: the next change of each is sent.
-            watch.role = .list(
-                GatewayCore.ResourceList(
-                    members: list.members.map {
-                        .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
-                    }, version: list.version &+ 2 * GatewayCore.sequenceBlock))
-        }
         if let stored = r.filter, let terms = watch.subscription?.terms {
             do {
                 watch.filter = try OMAWatcherNotifier.watcherFilter(
@@ -181,7 +191,18 @@ extension GatewayCore.OMAWatch: StoredEntry {
             watch.partial = OMAWatcherNotifier.PartialNotifications(
                 version: version &+ 2 * GatewayCore.sequenceBlock, last: nil)
         }
-        return watch
+        // The version is written when it enters a new block, as the CSeq is: the next
+        // notification skips ahead of any sent since, which tells the watcher to refresh for
+        // full state (RFC 4662 §5.6.2); one repeated would be discarded. What each part said
+        // is not kept: the next change of each is sent.
+        let list = r.list.map { list in
+            GatewayCore.ResourceList(
+                members: list.members.map {
+                    .init(uri: $0.uri, watch: $0.watch, ended: $0.ended, instance: $0.instance)
+                },
+                version: list.version &+ 2 * GatewayCore.sequenceBlock)
+        }
+        return Self(watch: watch, list: list, listOwner: r.listOwner, standsIn: r.mirrorOf)
     }
 }
 

@@ -1,32 +1,32 @@
 import NIOCore
 import SIPStack
 
-/// The notifier side of flow 2 and of the served resource lists (RFC 4662): the OMA watchers'
-/// presence subscriptions the gateway answers, with what hangs off them — the members' watches
-/// of a list, the stand-ins for watchers at the OMA presence server, the watches that asked for
-/// rate control (RFC 6446). Rate control is below; filters (RFC 4660) and partial notifications
-/// (RFC 5263) are in this folder; the rest of its flow logic is in `Core/GatewayCore+OMAWatchers`,
-/// `+ResourceLists`, `+RateControl` (the timer) and `+WatcherMirror`.
+/// The notifier side of flow 2: the OMA watchers' presence subscriptions the gateway answers,
+/// with the watches that stand in for watchers at the OMA presence server and the watches that
+/// asked for rate control (RFC 6446). Rate control is below; filters (RFC 4660) and partial
+/// notifications (RFC 5263) are in this folder; the rest of its flow logic is in
+/// `Core/GatewayCore+OMAWatchers`, `+RateControl` (the timer) and `+WatcherMirror`. A served
+/// list's subscription and its members' back-end watches are OMA watches too; what makes them
+/// so is the ``ResourceListServer``'s.
 ///
-/// The table is private: a watch is added, replaced and removed through ``subscript(_:)``,
-/// ``forget(_:)`` and ``restore(_:_:)``, which keep the list members' count and the stand-in
-/// index with it, so no caller has to remember them (removing a watch used to be written three
-/// times: on its end, on a takeover and on a restore). Quotas and the dialog index stay the
-/// coordinator's.
+/// The tables are private: a watch is added, replaced and removed through ``subscript(_:)``,
+/// ``standIn(_:_:for:)``, ``forget(_:)`` and ``restore(_:_:standingInFor:)``, which keep the
+/// stand-in index and rate control with it, so no caller has to remember them. Quotas and the
+/// dialog index stay the coordinator's.
 struct OMAWatcherNotifier: Sendable {
     private var watches = JournaledTable<GatewayCore.OMAWatch>()
     /// Watches that asked for rate control (RFC 6446), by key (below).
     private var rateControlled: [Int: RateControl] = [:]
-    /// How many watches are members' watches of resource lists.
-    private(set) var listMemberWatches = 0
-    /// The watches standing in for watchers at the OMA presence server, by linked OMA identity
-    /// and watcher URI (`GatewayCore+WatcherMirror`).
+    /// The stand-ins for watchers at the OMA presence server (`GatewayCore+WatcherMirror`): the
+    /// linked OMA identity each stands in a watcher of, by key, and the index of them by that
+    /// identity and the watcher's URI.
+    private var standingIn: [Int: String] = [:]
     private(set) var standIns: [String: [String: Int]] = [:]
 
     var count: Int { watches.count }
 
     /// Watchers at the OMA presence server stood in for, for metrics.
-    var standInCount: Int { standIns.values.reduce(0) { $0 + $1.count } }
+    var standInCount: Int { standingIn.count }
     var keys: [Int] { watches.keys }
 
     func first(where predicate: ((key: Int, value: GatewayCore.OMAWatch)) throws -> Bool) rethrows
@@ -39,44 +39,51 @@ struct OMAWatcherNotifier: Sendable {
     subscript(key: Int) -> GatewayCore.OMAWatch? {
         get { watches[key] }
         set {
-            let old = watches[key]
-            watches[key] = newValue
-            reindex(key, from: old, to: newValue)
+            if newValue == nil { removed(key, watches.removeValue(forKey: key)) } else { watches[key] = newValue }
         }
+    }
+
+    /// The linked OMA identity the watch `key` stands in a watcher of, when it is a stand-in.
+    func standsIn(_ key: Int) -> String? { standingIn[key] }
+
+    /// Adds a watch that stands in for its watcher, listed by the OMA presence server for the
+    /// linked OMA identity `identity`.
+    mutating func standIn(_ key: Int, _ watch: GatewayCore.OMAWatch, for identity: String) {
+        watches[key] = watch
+        index(key, watch, standingIn: identity)
     }
 
     @discardableResult
     mutating func removeValue(forKey key: Int) -> GatewayCore.OMAWatch? {
         let old = watches.removeValue(forKey: key)
-        reindex(key, from: old, to: nil)
+        removed(key, old)
         return old
     }
 
     /// Removes a watch without a record for the store: another node holds it now.
     mutating func forget(_ key: Int) -> GatewayCore.OMAWatch? {
         let old = watches.forget(key)
-        reindex(key, from: old, to: nil)
+        removed(key, old)
         return old
     }
 
     /// Puts a watch back as the store held it.
-    mutating func restore(_ key: Int, _ watch: GatewayCore.OMAWatch) {
-        let old = watches[key]
+    mutating func restore(_ key: Int, _ watch: GatewayCore.OMAWatch, standingInFor identity: String?) {
         watches.restore(key, watch)
-        reindex(key, from: old, to: watch)
+        if let identity { index(key, watch, standingIn: identity) }
     }
 
-    /// Keeps the members' count, the stand-in index and rate control in step with a watch
-    /// written (cheap when its role did not change: the relay writes watches back on every
-    /// NOTIFY).
-    private mutating func reindex(_ key: Int, from old: GatewayCore.OMAWatch?, to new: GatewayCore.OMAWatch?) {
-        if (old?.listOwner != nil) != (new?.listOwner != nil) { listMemberWatches += new?.listOwner != nil ? 1 : -1 }
-        let (was, now) = (old?.mirrorOf, new?.mirrorOf)
-        if was != now || old?.watcher.uri != new?.watcher.uri {
-            if let was, let old { standIns[was]?[old.watcher.uri] = nil }
-            if let now, let new { standIns[now, default: [:]][new.watcher.uri] = key }
-        }
-        if new == nil { rateControlled[key] = nil }
+    private mutating func index(_ key: Int, _ watch: GatewayCore.OMAWatch, standingIn identity: String) {
+        standingIn[key] = identity
+        standIns[identity, default: [:]][watch.watcher.uri] = key
+    }
+
+    /// What hangs off a removed watch goes with it.
+    private mutating func removed(_ key: Int, _ old: GatewayCore.OMAWatch?) {
+        rateControlled[key] = nil
+        guard let identity = standingIn.removeValue(forKey: key), let old else { return }
+        standIns[identity]?[old.watcher.uri] = nil
+        if standIns[identity]?.isEmpty == true { standIns[identity] = nil }
     }
 
     // MARK: Journal

@@ -76,19 +76,17 @@ extension GatewayCore {
         }
         let key = takeKey()
         let terms = Self.withoutRateControl(terms)
-        var watch = OMAWatch(watcher: watcher, resource: list, pending: (request, id, terms), peer: peer)
+        let watch = OMAWatch(watcher: watcher, resource: list, pending: (request, id, terms), peer: peer)
         var resourceList = ResourceList(members: [])
         var out: [Action] = []
         for member in members {
             let memberKey = takeKey()
-            var memberWatch = OMAWatch(watcher: watcher, resource: member, peer: peer)
-            memberWatch.role = .member(of: key)
-            notifier[memberKey] = memberWatch
+            notifier[memberKey] = OMAWatch(watcher: watcher, resource: member, peer: peer)
             resourceList.members.append(
                 ResourceList.Member(uri: member, watch: memberKey, instance: String(memberKey)))
         }
-        watch.role = .list(resourceList)
         notifier[key] = watch
+        lists.open(key, resourceList)
         for case let memberKey? in resourceList.members.map(\.watch) { out += attach(memberKey, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
         return out + answerListIfReported(key, now: now) + [.schedule(.firstAnswer(.omaWatch(key)), at: now + wait)]
@@ -106,7 +104,7 @@ extension GatewayCore {
 
     /// The list watch `key`, when it is one.
     func resourceList(_ key: Int) -> (watch: OMAWatch, list: ResourceList)? {
-        guard let watch = notifier[key], let list = watch.resourceList else { return nil }
+        guard let watch = notifier[key], let list = lists[key] else { return nil }
         return (watch, list)
     }
 
@@ -127,14 +125,14 @@ extension GatewayCore {
     /// A member's back-end watch ended (the enterprise rejected it, or its dialog ended): it
     /// stays listed, `terminated` with `reason` (RFC 4662 §4.5, §5.5).
     mutating func listMemberEnded(_ key: Int, member watchKey: Int, reason: String, now: NIODeadline) -> [Action] {
-        guard var (watch, list) = resourceList(key),
-            let index = list.members.firstIndex(where: { $0.watch == watchKey })
-        else { return [] }
-        list.members[index].watch = nil
-        list.members[index].ended = reason
-        watch.role = .list(list)
-        notifier[key] = watch
-        return listMemberChanged(key, member: list.members[index].uri, now: now)
+        let ended = lists.modify(key) { list -> String? in
+            guard let index = list.members.firstIndex(where: { $0.watch == watchKey }) else { return nil }
+            list.members[index].watch = nil
+            list.members[index].ended = reason
+            return list.members[index].uri
+        }
+        guard let member = ended ?? nil else { return [] }
+        return listMemberChanged(key, member: member, now: now)
     }
 
     /// Answers a waiting list watch when each member has state or ended.
@@ -213,9 +211,10 @@ extension GatewayCore {
     /// `terminated` with its reason. The list watch keeps the new version and what each part said.
     private mutating func listBody(_ key: Int, only member: String?, bodyType: String) -> (body: [UInt8], type: String)
     {
-        guard var (watch, list) = resourceList(key),
-            member.map({ uri in list.members.contains { $0.uri == uri } }) ?? true
+        guard let (watch, found) = resourceList(key),
+            member.map({ uri in found.members.contains { $0.uri == uri } }) ?? true
         else { return ([], bodyType) }
+        var list = found
         let boundary = ids.boundary()
         var rlmi = RLMIList(uri: watch.resource, fullState: member == nil)
         var parts: [MultipartBody.Part] = []
@@ -247,8 +246,7 @@ extension GatewayCore {
         // §5.2: version 0 in the first notification, then exactly one higher in each.
         if watch.pending == nil { list.version += 1 }
         rlmi.version = list.version
-        watch.role = .list(list)
-        notifier[key] = watch
+        lists.modify(key) { $0 = list }
         let start = "list.\(boundary)@\(Self.contentIDHost)"
         parts.insert(
             MultipartBody.Part(
@@ -337,16 +335,14 @@ extension GatewayCore {
                     continue
                 }
                 let memberKey = takeKey()
-                var member = OMAWatch(watcher: watch.watcher, resource: uri)
-                member.role = .member(of: key)
-                notifier[memberKey] = member
+                notifier[memberKey] = OMAWatch(watcher: watch.watcher, resource: uri)
                 changed.members.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
                 added.append(memberKey)
             }
             // The configured order.
             let order = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1, $0) })
             changed.members.sort { order[$0.uri, default: 0] < order[$1.uri, default: 0] }
-            notifier[key]?.role = .list(changed)
+            lists.modify(key) { $0 = changed }
             for memberKey in added { out += attach(memberKey, now: now) }
             guard var sub = watch.subscription else { continue }
             let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
