@@ -30,7 +30,7 @@ extension GatewayCore {
             let watcher = WatcherIdentity(uri: identity.oma, network: .federated)
         else { return [] }
         let watchKey = takeKey()
-        notifier[watchKey] = OMAWatch(watcher: watcher, resource: identity.enterprise, linked: key)
+        notifier.open(watchKey, OMAWatch(watcher: watcher, resource: identity.enterprise, linked: key))
         linkedIdentities.modify(key) { $0.watch = watchKey }
         return attach(watchKey, now: now)
     }

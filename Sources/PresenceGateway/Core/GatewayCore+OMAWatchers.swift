@@ -175,7 +175,7 @@ extension GatewayCore {
             watch.partial = OMAWatcherNotifier.PartialNotifications()
         }
         watch.filter = filter
-        notifier[key] = watch
+        notifier.open(key, watch)
         return attach(key, now: now)
     }
 
@@ -232,7 +232,7 @@ extension GatewayCore {
                     return leg.subscriber.add([resource], context: context, now: now)
                 } ?? []
             watch.leg = legKey
-            notifier[key] = watch
+            notifier.replace(key, watch)
             return enterpriseLegActions(legKey, actions, now: now)
         }
         let watcherAddress = SIPAddress(uri: watcherURI)
@@ -261,7 +261,7 @@ extension GatewayCore {
                 subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
                 verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false))
         watch.leg = legKey
-        notifier[key] = watch
+        notifier.replace(key, watch)
         return enterpriseLegActions(legKey, actions, now: now)
     }
 
@@ -442,7 +442,7 @@ extension GatewayCore {
                 watch.lastSent = BodyDigest(full)
                 let id = subscription.dialog.id
                 dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(watchKey))
-                notifier[watchKey] = watch
+                notifier.replace(watchKey, watch)
                 return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
             } catch {
                 forgetOMAWatch(watchKey)
@@ -460,12 +460,12 @@ extension GatewayCore {
         let (full, triggered) = watch.filtered(render(state, as: sub.terms.bodyType))
         guard BodyDigest(full) != watch.lastSent else {
             // A filter's triggers keep the document seen; no other watch changed.
-            if watch.filter != nil { notifier[watchKey] = watch }
+            if watch.filter != nil { notifier.replace(watchKey, watch) }
             return []
         }
         guard triggered else {
             // No trigger of the watcher's filter fired: the change is not notified.
-            notifier[watchKey] = watch
+            notifier.replace(watchKey, watch)
             return []
         }
         if let held = notifier.holdsChange(watchKey, terms: sub.terms, now: now) { return held }
@@ -473,7 +473,7 @@ extension GatewayCore {
         let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
-        notifier[watchKey] = watch
+        notifier.replace(watchKey, watch)
         return apply(updates, context: .omaWatch(watchKey), now: now)
     }
 
@@ -509,7 +509,7 @@ extension GatewayCore {
         guard var sub = watch.subscription else { return [] }
         let updates = sub.terminate(reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
         watch.subscription = sub
-        notifier[key] = watch
+        notifier.replace(key, watch)
         return apply(updates, context: .omaWatch(key), now: now)
     }
 
@@ -557,7 +557,7 @@ extension GatewayCore {
             let actions = sub.refresh(request, terms: terms, body: body, bodyType: type, now: now)
             watch.subscription = sub
             watch.lastSent = BodyDigest(full)
-            notifier[key] = watch
+            notifier.replace(key, watch)
             return apply(actions, context: .omaWatch(key), now: now, id: id)
         }
     }

@@ -163,7 +163,7 @@ extension GatewayCore {
             }
             let actions = subscription.terminate(reason: reason, now: now)
             watch.subscription = subscription
-            notifier[key] = watch
+            notifier.replace(key, watch)
             return apply(actions, context: context, now: now)
         case .winfoWatch(let key):
             let actions = watcherInfo.modify(key) { $0.subscription.terminate(reason: reason, now: now) }
@@ -254,7 +254,7 @@ extension GatewayCore {
         for key in notifier.keys {
             guard let watch = notifier[key] else { continue }
             let peer = carried(watch.peer)
-            if peer != watch.peer { notifier[key]?.peer = peer }
+            if peer != watch.peer { notifier.modify(key) { $0.peer = peer } }
             if watch.linked == nil, let peer { quotas.countPeer(loadKey(peer)) }
         }
         for key in bridge.legs.keys {

@@ -25,7 +25,7 @@ extension GatewayCore {
         var out: [Action] = []
         // A pending resource stays in its leg (below): the leg is not ended for it.
         if leg.watches.isEmpty, instance.state != .pending { out += endEnterpriseLeg(key, now: now) }
-        notifier[watchKey]?.leg = nil
+        notifier.modify(watchKey) { $0.leg = nil }
         switch instance.state {
         case .resubscribe:
             if let pool = instance.poolFqdn, pool != leg.pool {
@@ -45,7 +45,7 @@ extension GatewayCore {
         case .pending:
             // Still waiting for the presentity's decision: the watcher keeps waiting too.
             legPool.modify(key) { $0.watches[resource] = watchKey }
-            notifier[watchKey]?.leg = key
+            notifier.modify(watchKey) { $0.leg = key }
             return out
         default:
             let quota = instance.reason?.lowercased() == "quotaexceeded" || instance.statusCode == 413
@@ -68,7 +68,7 @@ extension GatewayCore {
             // [MS-PRES] §3.6.5.3: the resource's subscriber list is full, which refuses the
             // context, not the subscription.
             for (_, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
-                notifier[watchKey]?.leg = nil
+                notifier.modify(watchKey) { $0.leg = nil }
                 out += attach(watchKey, context: false, now: now)
             }
             return out
@@ -78,7 +78,7 @@ extension GatewayCore {
             && status.map { [400, 403, 405, 415, 420, 421, 489, 501].contains($0) } == true
         if refusedBatch && leg.pool == nil { legPool.refuseBatches() }
         for (resource, watchKey) in leg.watches.sorted(by: { $0.key < $1.key }) {
-            notifier[watchKey]?.leg = nil
+            notifier.modify(watchKey) { $0.leg = nil }
             if refusedBatch {
                 out += attach(watchKey, single: true, now: now)
                 continue

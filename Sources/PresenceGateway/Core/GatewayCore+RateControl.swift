@@ -26,7 +26,7 @@ extension GatewayCore {
         let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
-        notifier[key] = watch
+        notifier.replace(key, watch)
         return apply(updates, context: .omaWatch(key), now: now)
     }
 }

@@ -285,7 +285,7 @@ public struct GatewayCore: Sendable {
             else { return [] }
             let actions = sub.notifyFailed(status: response.statusCode)
             watch.subscription = sub
-            notifier[key] = watch
+            notifier.replace(key, watch)
             return apply(actions, context: context, now: now)
         case .winfoWatch(let key):
             guard (300...).contains(response.statusCode) else { return [] }
@@ -364,7 +364,7 @@ public struct GatewayCore: Sendable {
             }
             let actions = sub.expire(now: now)
             watch.subscription = sub
-            notifier[key] = watch
+            notifier.replace(key, watch)
             return apply(actions, context: context, now: now)
         case .omaLeg(let key):
             // A refresh failed and the granted time ran out: the OMA side stopped answering.

@@ -303,7 +303,7 @@ extension GatewayCore {
             }
             let legKey = watch.leg
             if legKey.map({ legPool.legs[$0]?.watches[watch.resource] != key }) ?? true {
-                notifier[key]?.leg = nil
+                notifier.modify(key) { $0.leg = nil }
                 out += attach(key, now: now)
             }
         }
@@ -383,7 +383,7 @@ extension GatewayCore {
         removeEnterpriseLeg(key)
         var out: [Action] = [.cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key)))]
         for (_, watch) in leg.watches.sorted(by: { $0.key < $1.key }) {
-            notifier[watch]?.leg = nil
+            notifier.modify(watch) { $0.leg = nil }
             out += attach(watch, single: leg.single, now: now)
         }
         return out

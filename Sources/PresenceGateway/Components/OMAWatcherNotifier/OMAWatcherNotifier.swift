@@ -9,10 +9,11 @@ import SIPStack
 /// list's subscription and its members' back-end watches are OMA watches too; what makes them
 /// so is the ``ResourceListServer``'s.
 ///
-/// The tables are private: a watch is added, replaced and removed through ``subscript(_:)``,
-/// ``standIn(_:_:for:)``, ``forget(_:)`` and ``restore(_:_:standingInFor:)``, which keep the
-/// stand-in index and rate control with it, so no caller has to remember them. Quotas and the
-/// dialog index stay the coordinator's.
+/// The tables are private: a watch is opened (``open(_:_:)``, ``standIn(_:_:for:)``), changed in
+/// place (``modify(_:_:)``) or put back only while it is there (``replace(_:_:)``), and removed
+/// (``removeValue(forKey:)``, ``forget(_:)``), which take the stand-in index and rate control
+/// with it, so no caller has to remember them and no stale copy brings a removed watch back.
+/// Quotas and the dialog index stay the coordinator's.
 struct OMAWatcherNotifier: Sendable {
     private var watches = JournaledTable<GatewayCore.OMAWatch>()
     /// Watches that asked for rate control (RFC 6446), by key (below).
@@ -35,13 +36,20 @@ struct OMAWatcherNotifier: Sendable {
         try watches.first(where: predicate)
     }
 
-    /// A watch by key; setting one adds, replaces or (nil) removes it with what hangs off it.
-    subscript(key: Int) -> GatewayCore.OMAWatch? {
-        get { watches[key] }
-        set {
-            if newValue == nil { removed(key, watches.removeValue(forKey: key)) } else { watches[key] = newValue }
-        }
+    subscript(key: Int) -> GatewayCore.OMAWatch? { watches[key] }
+
+    /// A new watch.
+    mutating func open(_ key: Int, _ watch: GatewayCore.OMAWatch) { watches[key] = watch }
+
+    /// Changes watch `key` in place (its storage is not copied); nil when there is none.
+    @discardableResult
+    mutating func modify<R>(_ key: Int, _ body: (inout GatewayCore.OMAWatch) -> R) -> R? {
+        watches.modify(key, body)
     }
+
+    /// Puts back watch `key` as a caller changed it over several of the core's calls; only when
+    /// it is still there (a removed watch is never brought back).
+    mutating func replace(_ key: Int, _ watch: GatewayCore.OMAWatch) { watches.modify(key) { $0 = watch } }
 
     /// The linked OMA identity the watch `key` stands in a watcher of, when it is a stand-in.
     func standsIn(_ key: Int) -> String? { standingIn[key] }

@@ -81,11 +81,11 @@ extension GatewayCore {
         var out: [Action] = []
         for member in members {
             let memberKey = takeKey()
-            notifier[memberKey] = OMAWatch(watcher: watcher, resource: member, peer: peer)
+            notifier.open(memberKey, OMAWatch(watcher: watcher, resource: member, peer: peer))
             resourceList.members.append(
                 ResourceList.Member(uri: member, watch: memberKey, instance: String(memberKey)))
         }
-        notifier[key] = watch
+        notifier.open(key, watch)
         lists.open(key, resourceList)
         for case let memberKey? in resourceList.members.map(\.watch) { out += attach(memberKey, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
@@ -148,13 +148,13 @@ extension GatewayCore {
     mutating func answerList(_ key: Int, now: NIODeadline) -> [Action] {
         guard let (watch, _) = resourceList(key), let pending = watch.pending else { return [] }
         let (body, type) = listBody(key, only: nil, bodyType: pending.terms.bodyType)
-        notifier[key]?.pending = nil
+        notifier.modify(key) { $0.pending = nil }
         do {
             let (subscription, accepted) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
                 contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 responseHeaders: [(.require, Self.eventlist)], now: now)
-            notifier[key]?.subscription = subscription
+            notifier.modify(key) { $0.subscription = subscription }
             let id = subscription.dialog.id
             dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(key))
             return [.cancel(.firstAnswer(.omaWatch(key)))]
@@ -190,7 +190,7 @@ extension GatewayCore {
             let actions = sub.refresh(
                 request, terms: terms, body: body, bodyType: type, responseHeaders: [(.require, Self.eventlist)],
                 now: now)
-            notifier[key]?.subscription = sub
+            notifier.modify(key) { $0.subscription = sub }
             return apply(Self.requiringEventlist(actions), context: .omaWatch(key), now: now, id: id)
         }
     }
@@ -201,7 +201,7 @@ extension GatewayCore {
         let (body, type) = listBody(key, only: member, bodyType: sub.terms.bodyType)
         guard !body.isEmpty else { return [] }
         let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-        notifier[key]?.subscription = sub
+        notifier.modify(key) { $0.subscription = sub }
         return apply(actions, context: .omaWatch(key), now: now)
     }
 
@@ -272,7 +272,7 @@ extension GatewayCore {
             request.headers.set(.contentType, type)
             return .notify(request)
         }
-        notifier[key]?.subscription = sub
+        notifier.modify(key) { $0.subscription = sub }
         return apply(actions, context: .omaWatch(key), now: now)
     }
 
@@ -335,7 +335,7 @@ extension GatewayCore {
                     continue
                 }
                 let memberKey = takeKey()
-                notifier[memberKey] = OMAWatch(watcher: watch.watcher, resource: uri)
+                notifier.open(memberKey, OMAWatch(watcher: watch.watcher, resource: uri))
                 changed.members.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
                 added.append(memberKey)
             }
@@ -347,7 +347,7 @@ extension GatewayCore {
             guard var sub = watch.subscription else { continue }
             let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
             let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-            notifier[key]?.subscription = sub
+            notifier.modify(key) { $0.subscription = sub }
             out += apply(actions, context: .omaWatch(key), now: now)
         }
         return out
