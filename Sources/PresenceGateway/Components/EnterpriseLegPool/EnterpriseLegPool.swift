@@ -10,7 +10,8 @@ import SIPStack
 /// whether a batched SUBSCRIBE from a federated watcher was refused, after which single ones are
 /// used (§3.4.5.1.1: batch is for users of the deployment), and the legs themselves: the
 /// category subscriptions the gateway keeps toward the enterprise for OMA watchers (their flow
-/// logic is in `Core/GatewayCore+OMAWatchers` and `+PoolRedirects`).
+/// logic is in `OMAWatcherNotifier/GatewayCore+OMAWatchers` and, for flow 3, this folder's
+/// `GatewayCore+PoolRedirects`).
 struct EnterpriseLegPool: Sendable {
     /// The legs, by key (a ``JournaledTable``: it remembers what changed for the durable store).
     /// Read anywhere; written only here: a leg is opened, changed in place (``modify(_:_:)``) and

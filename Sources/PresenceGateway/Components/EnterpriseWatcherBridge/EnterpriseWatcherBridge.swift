@@ -4,7 +4,7 @@ import NIOCore
 /// gateway answers (category, PIDF and msrtc.pidf, [MS-PRES] §3.4.5.1, §4.10, §4.11), the PIDF
 /// legs it keeps toward the OMA side for them, and the list subscriptions toward OMA resource
 /// list servers that carry those legs (RFC 4662) with the rls-services documents holding them
-/// (RFC 4826). Its flow logic is in `Core/GatewayCore+EnterpriseWatchers`,
+/// (RFC 4826). Its flow logic is in this folder, `GatewayCore+EnterpriseWatchers`,
 /// `+EnterpriseDocumentWatchers` and `+OMAResourceLists`; quotas and the dialog index are the
 /// coordinator's.
 struct EnterpriseWatcherBridge: Sendable {

@@ -3,11 +3,11 @@ import SIPStack
 
 /// The notifier side of flow 2: the OMA watchers' presence subscriptions the gateway answers,
 /// with the watches that stand in for watchers at the OMA presence server and the watches that
-/// asked for rate control (RFC 6446). Rate control is below; filters (RFC 4660) and partial
-/// notifications (RFC 5263) are in this folder; the rest of its flow logic is in
-/// `Core/GatewayCore+OMAWatchers`, `+RateControl` (the timer) and `+WatcherMirror`. A served
-/// list's subscription and its members' back-end watches are OMA watches too; what makes them
-/// so is the ``ResourceListServer``'s.
+/// asked for rate control (RFC 6446). Its flow logic is in this folder: rate control below and
+/// its timer in `GatewayCore+RateControl`, filters (RFC 4660), partial notifications (RFC
+/// 5263), and the rest in `GatewayCore+OMAWatchers`; the stand-ins are made by
+/// `OMAServerWatches/GatewayCore+WatcherMirror`. A served list's subscription and its members'
+/// back-end watches are OMA watches too; what makes them so is the ``ResourceListServer``'s.
 ///
 /// The tables are private: a watch is opened (``open(_:_:)``, ``standIn(_:_:for:)``), changed in
 /// place (``modify(_:_:)``) or put back only while it is there (``replace(_:_:)``), and removed
