@@ -430,31 +430,7 @@ extension GatewayCore {
         // A stand-in's subscription is made for the subscriber list, not for the state.
         if notifier.standsIn(watchKey) != nil { return [] }
         if let pending = watch.pending {
-            watch.pending = nil
-            let full = watch.filtered(render(state, as: pending.terms.bodyType)).body
-            let (body, type) = watch.body(for: full, forceFull: true)
-            do {
-                let (subscription, accepted) = try NotifierSubscription.accept(
-                    pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                    contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
-                    now: now)
-                watch.subscription = subscription
-                watch.lastSent = BodyDigest(full)
-                let id = subscription.dialog.id
-                dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(watchKey))
-                notifier.replace(watchKey, watch)
-                return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
-            } catch {
-                forgetOMAWatch(watchKey)
-                return [
-                    .respond(
-                        pending.id,
-                        SIPResponse(
-                            replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)",
-                            toTag: ids.tag()))
-                ]
-                    + detachResource(resource, from: key, now: now)
-            }
+            return answer(watchKey, watch, pending, with: state, leg: key, now: now)
         }
         guard var sub = watch.subscription, !notifier.isHoldingChange(watchKey) else { return [] }
         let (full, triggered) = watch.filtered(render(state, as: sub.terms.bodyType))
@@ -475,6 +451,38 @@ extension GatewayCore {
         watch.subscription = sub
         notifier.replace(watchKey, watch)
         return apply(updates, context: .omaWatch(watchKey), now: now)
+    }
+
+    /// Answers a waiting OMA watch with its first state (RFC 6665 §4.2.1), or refuses it 400 when
+    /// its SUBSCRIBE cannot make a dialog; its resource then leaves the leg.
+    private mutating func answer(
+        _ watchKey: Int, _ waiting: OMAWatch, _ pending: OMAWatch.Pending, with state: CategoriesDocument, leg key: Int,
+        now: NIODeadline
+    ) -> [Action] {
+        var watch = waiting
+        watch.pending = nil
+        let full = watch.filtered(render(state, as: pending.terms.bodyType)).body
+        let (body, type) = watch.body(for: full, forceFull: true)
+        do {
+            let (subscription, accepted) = try NotifierSubscription.accept(
+                pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
+                contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
+                now: now)
+            watch.subscription = subscription
+            watch.lastSent = BodyDigest(full)
+            let id = subscription.dialog.id
+            dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(watchKey))
+            notifier.replace(watchKey, watch)
+            return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
+        } catch {
+            forgetOMAWatch(watchKey)
+            return [
+                .respond(
+                    pending.id,
+                    SIPResponse(
+                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
+            ] + detachResource(waiting.resource, from: key, now: now)
+        }
     }
 
     /// Ends an OMA watch: a waiting one is answered `status`, an active one gets a final NOTIFY
