@@ -197,7 +197,7 @@ import Testing
         #expect(ended == 200 && answer["ended"] as? String == id)
         let final = try #require(await gw.kamailio.request(.notify, within: 5))
         #expect(try final.headers.subscriptionState?.state == .terminated && final.headers.subscriptionState?.reason == "rejected")
-        let unsubscribe = try #require(await gw.edge.receive(for: 1).compactMap(\.request).first { $0.headers.callID == leg.headers.callID })
+        let unsubscribe = try #require(await gw.edge.first(within: 5) { $0.request?.headers.callID == leg.headers.callID }?.request)
         #expect(try unsubscribe.headers.expires == 0)
 
         // The status page lists the same in HTML.

@@ -138,7 +138,7 @@ import Testing
         told = await Self.edge(gw, for: 3)
         #expect(told.contains { Self.dialog($0, "carol") && String(decoding: $0.body, as: UTF8.self).contains("rejected") }, "\(told)")
         #expect(told.allSatisfy { Self.dialog($0, "carol") }, "\(told)")
-        let unsubscribe = await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe }
+        let unsubscribe = await gw.kamailio.request(.subscribe, within: 5)
         #expect(unsubscribe?.headers.callID == carolLeg.headers.callID && unsubscribe?.headers[.expires] == "0")
 
         // A document that is not a ruleset changes nothing: logged, the rules in force stay.
@@ -213,7 +213,7 @@ import Testing
         defer { xcap.stop() }
         try await xcap.putPresRules(Self.erin, Self.rules([(Self.carol, "allow")]))
         try await Self.fetched(gw, "changed", 1)
-        let leg = await gw.kamailio.receive(for: 2).compactMap(\.request).first { $0.method == .subscribe }
+        let leg = await gw.kamailio.request(.subscribe, within: 5)
         #expect(leg?.uri.description == Self.erin, "the waiting watcher was not decided")
         await gw.stop()
     }
@@ -233,7 +233,7 @@ import Testing
         let leg = try await Self.bridge(gw, "carol")
         let told = await Self.edge(gw, for: 7)
         #expect(told.contains { Self.dialog($0, "carol") && String(decoding: $0.body, as: UTF8.self).contains("rejected") }, "\(told)")
-        let unsubscribe = await gw.kamailio.receive(for: 1).compactMap(\.request).first { $0.method == .subscribe }
+        let unsubscribe = await gw.kamailio.request(.subscribe, within: 5)
         #expect(unsubscribe?.headers.callID == leg.headers.callID && unsubscribe?.headers[.expires] == "0")
         await gw.stop()
     }
@@ -253,7 +253,7 @@ import Testing
         /// The refresh the gateway sends in Dave's leg, answered with 200 and a NOTIFY of the full
         /// state; the availability Dave is then shown.
         func refreshed() async throws -> UInt32? {
-            let refresh = try #require(await gw.kamailio.receive(for: 3).compactMap(\.request).first { $0.method == .subscribe },
+            let refresh = try #require(await gw.kamailio.request(.subscribe, within: 6),
                                        "no refresh of Dave's leg")
             let tag = try refresh.headers.to?.tag
             #expect(refresh.headers.callID == leg.headers.callID && tag == "ps-dave")

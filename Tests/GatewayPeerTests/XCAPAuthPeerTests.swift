@@ -79,7 +79,7 @@ import Testing
                 defer { xcap.stop() }
                 try await xcap.putPresRules(Self.erin, PresRulesPeerTests.rules([(Self.carol, "allow")]))
                 try await PresRulesPeerTests.fetched(gw, "changed", 1)
-                let leg = await gw.kamailio.receive(for: 2).compactMap(\.request).first { $0.method == .subscribe }
+                let leg = await gw.kamailio.request(.subscribe, within: 5)
                 #expect(leg?.uri.description == Self.erin, "the waiting watcher was not decided")
 
                 // Polled through stale nonces for 7 s: every fetch authenticated, none refused.
@@ -148,7 +148,7 @@ import Testing
                 let (status, answer) = try await gw.http("POST", "/reload", body: "{}")
                 #expect(status == 200 && !answer.contains("xcap"), "\(answer)")
                 try await PresRulesPeerTests.fetched(gw, "changed", 1)
-                let leg = await gw.kamailio.receive(for: 2).compactMap(\.request).first { $0.method == .subscribe }
+                let leg = await gw.kamailio.request(.subscribe, within: 5)
                 #expect(leg?.uri.description == Self.erin, "the waiting watcher was not decided")
                 let healed = try await Self.health(gw, root: proxy.root)
                 #expect(healed.entry?["authentication"] as? String == "ok" && healed.entry?["awaiting"] as? Int == 0, "\(healed.text)")
