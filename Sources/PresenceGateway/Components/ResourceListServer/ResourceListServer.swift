@@ -48,8 +48,9 @@ struct ResourceListServer: Sendable {
     /// The list subscription `key` ended: its list, whose member watches the caller ends.
     mutating func remove(_ key: Int) -> GatewayCore.ResourceList? {
         memberGone(key)
-        guard let list = lists.removeValue(forKey: key) else { return nil }
-        for watch in list.members.compactMap(\.watch) where owners[watch] == key { owners[watch] = nil }
+        guard isList(key) else { return nil }
+        let list = lists.removeValue(forKey: key)
+        release(list, of: key)
         return list
     }
 
@@ -68,13 +69,16 @@ struct ResourceListServer: Sendable {
     /// Lets go of a list or member watch without a record: another node holds it now.
     mutating func forget(_ key: Int) {
         memberGone(key)
-        if let list = lists.forget(key) {
-            for watch in list.members.compactMap(\.watch) where owners[watch] == key { owners[watch] = nil }
-        }
+        release(lists.forget(key), of: key)
     }
 
     private mutating func own(_ members: [GatewayCore.ResourceList.Member], by key: Int) {
         for case let watch? in members.map(\.watch) { owners[watch] = key }
+    }
+
+    /// The member watches of the list `key`, gone with it, serve no list.
+    private mutating func release(_ list: GatewayCore.ResourceList?, of key: Int) {
+        for case let watch? in list?.members.map(\.watch) ?? [] where owners[watch] == key { owners[watch] = nil }
     }
 
     // MARK: Journal
