@@ -94,7 +94,7 @@ import Testing
                     try await Task.sleep(nanoseconds: 50_000_000)
                 }
                 #expect(fromGateway().contains { $0.contains(carolsLeg) }, "\(fromGateway().joined(separator: "\n"))")
-                #expect(metricValue(registry, #"gateway_xcap_fetches_total{result="changed"}"#) == 1)
+                #expect(await metricValue(registry, #"gateway_xcap_fetches_total{result="changed"}"#, reaching: 1) == 1)
             } cleanup: {
                 await server.stop(grace: .zero)
             }

@@ -47,6 +47,17 @@ func metricValue(_ registry: PrometheusCollectorRegistry, _ series: String) -> D
     return line.flatMap { Double($0.split(separator: " ").last ?? "") }
 }
 
+/// The value of one series once it is `target`, or as it is after `seconds`: a counter the
+/// gateway moves just after the message a test waited for was sent.
+func metricValue(_ registry: PrometheusCollectorRegistry, _ series: String, reaching target: Double,
+                 within seconds: Double = 2) async -> Double? {
+    let end = Date().addingTimeInterval(seconds)
+    while metricValue(registry, series) != target, Date() < end {
+        try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return metricValue(registry, series)
+}
+
 /// Kamailio as an XCAP server (RFC 4825): its `xcap_server` module over `xhttp` on a TCP port of
 /// 127.0.0.1, keeping documents in the `xcap` table of an SQLite file (db_sqlite) made from the
 /// schema Debian's package ships. The test puts, changes and deletes documents over HTTP as a
