@@ -42,7 +42,7 @@ struct EnterpriseWatcherBridge: Sendable {
 
     /// Puts back watch `key` as a caller changed it over several of the core's calls; only when
     /// it is still there.
-    mutating func replaceWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.modify(key) { $0 = watch } }
+    mutating func replaceWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.replace(key, with: watch) }
 
     @discardableResult
     mutating func removeWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.removeValue(forKey: key) }
@@ -65,7 +65,7 @@ struct EnterpriseWatcherBridge: Sendable {
 
     /// Puts back leg `key` as a caller changed it over several of the core's calls (a NOTIFY's
     /// sphere and policy, a list notification's members); only when it is still there.
-    mutating func replaceLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.modify(key) { $0 = leg } }
+    mutating func replaceLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.replace(key, with: leg) }
 
     /// Removes leg `key` (the caller removes its dialog and releases its quota).
     @discardableResult
@@ -83,7 +83,7 @@ struct EnterpriseWatcherBridge: Sendable {
 
     /// Puts back list `key` as a caller changed it over several of the core's calls; only when it
     /// is still there.
-    mutating func replaceList(_ key: Int, _ list: GatewayCore.OMAList) { lists.modify(key) { $0 = list } }
+    mutating func replaceList(_ key: Int, _ list: GatewayCore.OMAList) { lists.replace(key, with: list) }
 
     @discardableResult
     mutating func removeList(_ key: Int) -> GatewayCore.OMAList? { lists.removeValue(forKey: key) }

@@ -49,7 +49,7 @@ struct OMAWatcherNotifier: Sendable {
 
     /// Puts back watch `key` as a caller changed it over several of the core's calls; only when
     /// it is still there (a removed watch is never brought back).
-    mutating func replace(_ key: Int, _ watch: GatewayCore.OMAWatch) { watches.modify(key) { $0 = watch } }
+    mutating func replace(_ key: Int, _ watch: GatewayCore.OMAWatch) { watches.replace(key, with: watch) }
 
     /// The linked OMA identity the watch `key` stands in a watcher of, when it is a stand-in.
     func standsIn(_ key: Int) -> String? { standingIn[key] }
