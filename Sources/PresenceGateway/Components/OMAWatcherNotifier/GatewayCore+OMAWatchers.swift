@@ -432,7 +432,7 @@ extension GatewayCore {
         if let pending = watch.pending {
             return answer(watchKey, watch, pending, with: state, leg: key, now: now)
         }
-        guard var sub = watch.subscription, !notifier.isHoldingChange(watchKey) else { return [] }
+        guard let sub = watch.subscription, !notifier.isHoldingChange(watchKey) else { return [] }
         let (full, triggered) = watch.filtered(render(state, as: sub.terms.bodyType))
         guard BodyDigest(full) != watch.lastSent else {
             // A filter's triggers keep the document seen; no other watch changed.
@@ -445,12 +445,22 @@ extension GatewayCore {
             return []
         }
         if let held = notifier.holdsChange(watchKey, terms: sub.terms, now: now) { return held }
+        return notify(watchKey, watch, sub, full, now: now)
+    }
+
+    /// Sends OMA watch `key` the document `full` (filtered already) as its next notification,
+    /// partial when the watcher takes partial notifications (RFC 5263), and puts the watch back
+    /// with what it was sent.
+    mutating func notify(
+        _ key: Int, _ changed: OMAWatch, _ subscription: NotifierSubscription, _ full: [UInt8], now: NIODeadline
+    ) -> [Action] {
+        var (watch, sub) = (changed, subscription)
         watch.lastSent = BodyDigest(full)
         let (body, type) = watch.body(for: full, forceFull: false)
         let updates = sub.stateChanged(body: body, bodyType: type, now: now)
         watch.subscription = sub
-        notifier.replace(watchKey, watch)
-        return apply(updates, context: .omaWatch(watchKey), now: now)
+        notifier.replace(key, watch)
+        return apply(updates, context: .omaWatch(key), now: now)
     }
 
     /// Answers a waiting OMA watch with its first state (RFC 6665 §4.2.1), or refuses it 400 when

@@ -7,7 +7,7 @@ extension GatewayCore {
     /// The rate-control timer of OMA watch `key`: a held change, or a state that `min-rate` asks
     /// to be sent again, goes out as the state is now.
     mutating func rateControlDue(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var control = notifier.rateControl(of: key), var watch = notifier[key], var sub = watch.subscription,
+        guard var control = notifier.rateControl(of: key), var watch = notifier[key], let sub = watch.subscription,
             sub.status == .active, let leg = watch.leg,
             let state = legPool.legs[leg]?.categories[watch.resource]
         else { return [] }
@@ -22,11 +22,6 @@ extension GatewayCore {
             guard let max else { return [] }
             return [.schedule(.rateControl(.omaWatch(key)), at: control.lastNotified + max)]
         }
-        watch.lastSent = BodyDigest(full)
-        let (body, type) = watch.body(for: full, forceFull: false)
-        let updates = sub.stateChanged(body: body, bodyType: type, now: now)
-        watch.subscription = sub
-        notifier.replace(key, watch)
-        return apply(updates, context: .omaWatch(key), now: now)
+        return notify(key, watch, sub, full, now: now)
     }
 }
