@@ -41,13 +41,6 @@ import Testing
         """
     }
 
-    /// Waits until `series` reaches `value`; its last value.
-    static func metric(_ gw: Gateway, _ series: String, reaches value: Double, within seconds: Double = 10) async throws -> Double {
-        let deadline = Date().addingTimeInterval(seconds)
-        while (gw.metric(series) ?? 0) < value, Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
-        return gw.metric(series) ?? 0
-    }
-
     /// `/health`'s entry for `root`.
     static func health(_ gw: Gateway, root: String) async throws -> (text: String, entry: [String: Any]?) {
         let (status, text) = try await gw.http("GET", "/health", authorized: false)
@@ -117,7 +110,7 @@ import Testing
             let gw = try await Gateway(presentities: Self.presentities, extra: extra)
             try await withCleanup {
                 let series = #"gateway_xcap_auth_failures_total{root="\#(proxy.root)"}"#
-                let first = try await Self.metric(gw, series, reaches: 1)
+                let first = await metricValue(gw.registry, series, reaching: 1, within: 10) ?? 0
                 #expect(first >= 1)
                 gw.carolSubscribes(to: Self.erin, callID: "carol-x")
                 let waiting = await PresRulesPeerTests.edge(gw, for: 1)
@@ -125,7 +118,7 @@ import Testing
                 #expect(await gw.kamailio.receive(for: 1).compactMap(\.request).allSatisfy { $0.method != .subscribe })
 
                 // Tried again at each poll (1 s), each time refused.
-                let later = try await Self.metric(gw, series, reaches: first + 2)
+                let later = await metricValue(gw.registry, series, reaching: first + 2, within: 10) ?? 0
                 #expect(later >= first + 2)
                 #expect((gw.metric(#"gateway_xcap_fetches_total{result="unauthorized"}"#) ?? 0) >= 3)
                 let health = try await Self.health(gw, root: proxy.root)

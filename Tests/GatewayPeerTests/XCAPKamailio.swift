@@ -47,12 +47,12 @@ func metricValue(_ registry: PrometheusCollectorRegistry, _ series: String) -> D
     return line.flatMap { Double($0.split(separator: " ").last ?? "") }
 }
 
-/// The value of one series once it is `target`, or as it is after `seconds`: a counter the
-/// gateway moves just after the message a test waited for was sent.
+/// The value of a counter once it reached `target`, or as it is after `seconds`: one the
+/// gateway moves after what a test waited for (a message sent, a fetch retried).
 func metricValue(_ registry: PrometheusCollectorRegistry, _ series: String, reaching target: Double,
                  within seconds: Double = 2) async -> Double? {
     let end = Date().addingTimeInterval(seconds)
-    while metricValue(registry, series) != target, Date() < end {
+    while (metricValue(registry, series) ?? 0) < target, Date() < end {
         try? await Task.sleep(nanoseconds: 20_000_000)
     }
     return metricValue(registry, series)
