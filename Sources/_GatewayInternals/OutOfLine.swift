@@ -5,3 +5,7 @@ package final class OutOfLine<Value: Sendable>: Sendable {
     package let value: Value
     package init(_ value: Value) { self.value = value }
 }
+
+extension OutOfLine: Equatable where Value: Equatable {
+    package static func == (a: OutOfLine, b: OutOfLine) -> Bool { a === b || a.value == b.value }
+}

@@ -110,3 +110,22 @@ public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Seq
         }
     }
 }
+
+extension SmallMap: Equatable where Value: Equatable {
+    /// The same entries, in any order.
+    public static func == (a: SmallMap, b: SmallMap) -> Bool {
+        a.count == b.count && a.allSatisfy { b[$0.key] == $0.value }
+    }
+}
+
+/// Written as a dictionary; read back in the order of its keys.
+extension SmallMap: Codable where Key: Codable & Comparable, Value: Codable {
+    public init(from decoder: any Decoder) throws {
+        self.init()
+        for (key, value) in try [Key: Value](from: decoder).sorted(by: { $0.key < $1.key }) { self[key] = value }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try Dictionary(map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last }).encode(to: encoder)
+    }
+}

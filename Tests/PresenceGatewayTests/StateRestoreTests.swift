@@ -296,6 +296,42 @@ import Testing
         }
     }
 
+    /// Watchers whose notifications carry more than the last state also write nothing when one is
+    /// relayed: a PIDF watcher from the enterprise (its dialog held apart from the category ones),
+    /// an OMA watcher of partial notifications (RFC 5263: its version, like a CSeq, is written by
+    /// blocks) and one with an event filter (RFC 4660: the document its triggers compare with is
+    /// not kept).
+    @Test func relayingToDocumentPartialAndFilteredWatchersWritesNothing() throws {
+        var document = try Self.journaled()
+        let answered = try DocumentWatcherTests.answered(
+            &document, accept: "application/pidf+xml", body: H.pidf("sip:john@oma.example", activity: "away"))
+        _ = document.core.takeStateChanges(clock: Self.clock)
+        for cseq in 3...7 {
+            let notify = try H.omaNotify(
+                answered.leg, cseq: cseq, body: H.pidf("sip:john@oma.example", activity: cseq % 2 == 0 ? "away" : "busy"))
+            #expect(!H.sent(document.receive(notify, from: .oma).1, to: .enterprise).isEmpty)
+            #expect(document.core.takeStateChanges(clock: Self.clock).isEmpty)
+        }
+
+        for subscribe in [
+            try H.omaSubscribe(accept: "application/pidf+xml, application/pidf-diff+xml"),
+            try FilterTests.subscribe(FilterTests.noteAndBasic),
+        ] {
+            var h = try Self.journaled()
+            let (_, actions) = h.receive(subscribe, from: .oma)
+            let (leg, context) = try #require(H.sent(actions, to: .enterprise).first)
+            _ = h.core.receive(H.enterpriseOK(leg, try FilterTests.categories(3500, note: "lunch")), to: leg, context: context, now: h.now)
+            _ = h.core.takeStateChanges(clock: Self.clock)
+            for cseq in 2...6 {
+                var benotify = try H.enterpriseBENOTIFY(
+                    leg, cseq: cseq, try FilterTests.categories(cseq % 2 == 0 ? 6500 : 3500, note: "note \(cseq)"))
+                benotify.headers.remove(.require)
+                #expect(!H.sent(h.receive(benotify, from: .enterprise).1, to: .oma).isEmpty, "\(subscribe.headers[.accept] ?? "")")
+                #expect(h.core.takeStateChanges(clock: Self.clock).isEmpty)
+            }
+        }
+    }
+
     @Test func aWatcherWhoseSubscriptionRanOutWhileDownIsEndedAtOnce() throws {
         var h = try Self.journaled()
         var records = Records()

@@ -16,9 +16,9 @@ protocol DurableComponent {
 
     mutating func takeChangedKeys() -> ChangedKeys
 
-    /// The store's records and removals for what `keys` names (`core` gives what records need of
-    /// the rest: the configured peers' names).
-    func stateChanges(_ keys: ChangedKeys, core: GatewayCore, clock: WallClock, encoder: JSONEncoder)
+    /// The store's records and removals for what `keys` names, written by `encoder`, one of
+    /// `coding`.
+    func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder)
         -> [StateChange]
 
     /// Takes back its entries of a store read back; `core` is the rest of the state as restored

@@ -30,9 +30,10 @@ extension GatewayCore {
         let winfo = watcherInfo.takeChangedKeys()
         let pool = legPool.takeChangedKeys()
         guard !changed.isEmpty || !linked.isEmpty || !winfo.isEmpty || !pool.isEmpty else { return [] }
-        let encoder = JSONEncoder()
+        let coding = recordCoding(clock: clock)
+        let encoder = coding.encoder()
         func changes<E: StoredEntry>(_ keys: some Sequence<String>, _ entry: (String) -> E?) -> [StateChange] {
-            E.changes(keys, in: self, clock: clock, encoder: encoder, entry: entry)
+            E.changes(keys, coding: coding, encoder: encoder, entry: entry)
         }
         func changes<E: StoredEntry>(_ keys: Set<Int>, _ table: (Int) -> E?) -> [StateChange] {
             changes(keys.map(String.init)) { Int($0).flatMap(table) }
@@ -41,9 +42,9 @@ extension GatewayCore {
             + changes(changed.omaLegs) { bridge.legs[$0] } + changes(changed.omaLists) { bridge.lists[$0] }
             + changes(changed.omaWatches) { storedOMAWatch($0) }
             + changes(changed.enterpriseLegs) { legPool.legs[$0] }
-            + linkedIdentities.stateChanges(linked, core: self, clock: clock, encoder: encoder)
-            + legPool.stateChanges(pool, core: self, clock: clock, encoder: encoder)
-            + watcherInfo.stateChanges(winfo, core: self, clock: clock, encoder: encoder)
+            + linkedIdentities.stateChanges(linked, coding: coding, encoder: encoder)
+            + legPool.stateChanges(pool, coding: coding, encoder: encoder)
+            + watcherInfo.stateChanges(winfo, coding: coding, encoder: encoder)
     }
 
     /// The keys of what changed, taken from each table and from ``Journal``.
@@ -77,101 +78,5 @@ extension GatewayCore {
         lists.endQuiet()
         legPool.endQuiet()
         return actions
-    }
-}
-
-extension GatewayCore.EnterpriseWatch: Journaled {
-    struct Signature: Equatable, Sendable {
-        var answered: Bool
-        var status: NotifierSubscription.Status?
-        var dialog: SIPDialog?
-        var block: UInt32
-        var resources: Int
-        var legs: Int
-        var refused: Int
-    }
-
-    var durableSignature: Signature {
-        let notifier = subscription?.subscription ?? document
-        return Signature(
-            answered: pending == nil, status: notifier?.status, dialog: notifier?.dialog.withoutSequences,
-            block: (notifier?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock,
-            resources: subscription?.resources.count ?? 0, legs: legs.count, refused: refused.count)
-    }
-}
-
-extension GatewayCore.OMALeg: Journaled {
-    struct Signature: Equatable, Sendable {
-        var status: SubscriberSubscription.Status?
-        var dialog: SIPDialog?
-        var pending: Bool
-        var closing: Bool
-        var handling: SubHandling
-        var watch: Int
-        var peer: DialogPeer?
-    }
-
-    var durableSignature: Signature {
-        Signature(
-            status: subscription?.status, dialog: subscription?.dialog?.withoutSequences, pending: pending,
-            closing: closing,
-            handling: handling, watch: watch, peer: peer)
-    }
-}
-
-/// A list's version is not written: a restored list takes the next notification with full state.
-extension GatewayCore.OMAList: Journaled {
-    struct Signature: Equatable, Sendable {
-        var status: SubscriberSubscription.Status?
-        var dialog: SIPDialog?
-        var members: Int
-        var changed: Bool
-        var closing: Bool
-        var peer: DialogPeer?
-    }
-
-    var durableSignature: Signature {
-        Signature(
-            status: subscription?.status, dialog: subscription?.dialog?.withoutSequences, members: members.count,
-            changed: changed, closing: closing, peer: peer)
-    }
-}
-
-extension GatewayCore.OMAWatch: Journaled {
-    struct Signature: Equatable, Sendable {
-        var answered: Bool
-        var status: NotifierSubscription.Status?
-        var dialog: SIPDialog?
-        var block: UInt32
-        var leg: Int?
-        var linked: Int?
-        var partialBlock: UInt32?
-    }
-
-    var durableSignature: Signature {
-        Signature(
-            answered: pending == nil, status: subscription?.status, dialog: subscription?.dialog.withoutSequences,
-            block: (subscription?.dialog.localSequence ?? 0) / GatewayCore.sequenceBlock, leg: leg, linked: linked,
-            partialBlock: partial.map { ($0.version ?? 0) / GatewayCore.sequenceBlock })
-    }
-}
-
-extension GatewayCore.EnterpriseLeg: Journaled {
-    struct Signature: Equatable, Sendable {
-        var status: SubscriberSubscription.Status
-        var dialog: SIPDialog?
-        var resources: Int
-        var watches: Int
-        var established: Bool
-        var closing: Bool
-        var pool: String?
-        var peer: DialogPeer?
-    }
-
-    var durableSignature: Signature {
-        Signature(
-            status: subscriber.subscription.status, dialog: subscriber.subscription.dialog?.withoutSequences,
-            resources: subscriber.resources.count, watches: watches.count, established: established, closing: closing,
-            pool: pool, peer: peer)
     }
 }

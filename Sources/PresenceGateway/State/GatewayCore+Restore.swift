@@ -110,7 +110,7 @@ extension GatewayCore {
 
     /// The dialog tables a store gave back, by key.
     private struct Restoring {
-        var enterpriseWatches: [Int: EnterpriseWatch.Restored]
+        var enterpriseWatches: [Int: EnterpriseWatch]
         var omaLegs: [Int: OMALeg]
         var omaLists: [Int: OMAList]
         var omaWatches: [Int: StoredOMAWatch]
@@ -121,10 +121,10 @@ extension GatewayCore {
     /// returns the enterprise watches never answered, which are not taken back.
     private mutating func restoreWatchersDialogs(_ read: Restoring) -> [Int: EnterpriseWatch] {
         var dropped: [Int: EnterpriseWatch] = [:]
-        for (key, restored) in read.enterpriseWatches {
+        for (key, watch) in read.enterpriseWatches {
             ids.noteRestoredKey(key)
-            let watch = restored.watch
-            guard watch.pending == nil, restored.answered else {
+            // One never answered comes back without its dialog (``EnterpriseWatch/init(from:)``).
+            guard watch.subscription != nil || watch.document != nil else {
                 dropped[key] = watch
                 continue
             }
@@ -160,7 +160,7 @@ extension GatewayCore {
             if let list = leg.list, read.omaLists[list]?.members[leg.resource] != key { continue }
             // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
             var leg = leg
-            leg.charged = charge(read.enterpriseWatches[leg.watch]?.watch.peer)
+            leg.charged = charge(read.enterpriseWatches[leg.watch]?.peer)
             bridge.restoreLeg(key, leg)
             takeQuotaRestored(leg.watcher)
             quotas.countPresentityLeg(leg.resource)
@@ -442,13 +442,14 @@ extension GatewayCore {
     private func readSlice(
         _ records: ArraySlice<StateRecord>, clock: WallClock, skipping: Bool, progress: (@Sendable (Int) -> Void)?
     ) throws(RestoreError) -> (StoredEntries, [RestoreError]) {
-        let decoder = JSONDecoder()
+        let coding = recordCoding(clock: clock)
+        let decoder = coding.decoder()
         var entries = StoredEntries()
         var unreadable: [RestoreError] = []
         for (n, record) in records.enumerated() {
             if let progress, n % Self.progressStep == Self.progressStep - 1 { progress(Self.progressStep) }
             do throws(RestoreError.Detail) {
-                try entries.read(record, decoder: decoder, core: self, clock: clock)
+                try entries.read(record, decoder: decoder, coding: coding)
             } catch {
                 let failure = RestoreError(kind: record.kind, key: record.key, detail: error.text)
                 guard skipping else { throw failure }
@@ -461,11 +462,4 @@ extension GatewayCore {
 
     /// Records read between two reports of progress.
     private static let progressStep = 1024
-
-    /// This side's Contact as written in records, for restored dialogs: a node that takes over
-    /// another's dialogs puts its own Contact in their next requests (a target refresh, RFC 6665
-    /// §4.1.2.2, §4.2.2). A watcher's dialog gets the Contact of the transport its peer uses.
-    func contactText(_ side: GatewayConfiguration.Side, for peer: DialogPeer? = nil) -> String? {
-        (peer.flatMap { transportContacts[side]?[$0.transport] } ?? contacts[side])?.description
-    }
 }

@@ -1,26 +1,24 @@
 import _GatewayInternals
 
-/// A value of the core's long-lived state that the durable store keeps (docs/state.md), with
-/// the part of it a NOTIFY relayed in an existing pair may change without the store needing to
-/// know (sequence numbers, the last state seen) left out of its ``durableSignature``.
-protocol Journaled: Sendable {
-    associatedtype Signature: Equatable & Sendable
-    /// Equal before and after a change that needs no write.
-    var durableSignature: Signature { get }
-}
+/// A value of the core's long-lived state that the durable store keeps (docs/state.md): two are
+/// equal when the store keeps the same of both. Its synthesized `==` compares its durable fields
+/// only: what a NOTIFY relayed in an existing pair may change without the store needing to know
+/// is a ``Transient`` field (the last state seen) or inside a ``DialogState`` (CSeqs within a
+/// block), so the one description of what is kept is the value's stored properties.
+protocol Journaled: Equatable, Sendable {}
 
 /// One of the core's tables (a ``DenseTable`` by key) that remembers which keys were written or
 /// removed since the durable store last took the changes (``takeChanged()``).
 ///
 /// While ``quietly(_:)`` runs (the relay of a NOTIFY in an existing pair) a write is remembered
-/// only when it changes the value's ``Journaled/durableSignature``: the hot path writes nothing
+/// only when it changes what the store keeps of the value (``Journaled``): the hot path writes nothing
 /// to the store unless a subscription's status, dialog or CSeq block moved.
 struct JournaledTable<Value: Journaled>: Sendable {
     private var table = DenseTable<Int, Value>()
     /// Keys written or removed since the last ``takeChanged()``.
     private var changed: Set<Int> = []
-    /// While quiet: each key written, with its value's signature before the first write.
-    private var quiet: [Int: Value.Signature?]?
+    /// While quiet: each key written, with its value before the first write.
+    private var quiet: [Int: Value?]?
     /// Off when there is no durable store: nothing is remembered.
     var journaling = false
     /// Keys written or removed since the last ``takeObserved()``, quiet or not, while
@@ -68,14 +66,14 @@ struct JournaledTable<Value: Journaled>: Sendable {
         if observing { observed.insert(key) }
         guard journaling else { return }
         if quiet != nil {
-            if quiet?[key] == nil { quiet?[key] = .some(table[key]?.durableSignature) }
+            if quiet?[key] == nil { quiet?[key] = .some(table[key]) }
         } else {
             changed.insert(key)
         }
     }
 
-    /// From now until ``endQuiet()``, a write is remembered only when it changes the value's
-    /// durable signature.
+    /// From now until ``endQuiet()``, a write is remembered only when it changes what the store
+    /// keeps of the value.
     mutating func beginQuiet() {
         guard journaling else { return }
         quiet = [:]
@@ -84,7 +82,7 @@ struct JournaledTable<Value: Journaled>: Sendable {
     mutating func endQuiet() {
         guard let touched = quiet else { return }
         quiet = nil
-        for (key, before) in touched where table[key]?.durableSignature != before {
+        for (key, before) in touched where table[key] != before {
             changed.insert(key)
         }
     }

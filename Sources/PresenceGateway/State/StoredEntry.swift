@@ -5,28 +5,38 @@ import NIOCore
 import SIPStack
 
 /// One kind of entry the durable store keeps (docs/state.md, "What is stored"), declared once
-/// with the entry: the store's kind name, the record the entry is written as (JSON in
-/// `StateRecord.body`), the dialog a record is found by, and the entry made again from its record.
-/// Writing changes (``GatewayCore/takeStateChanges(clock:)``), reading a store back
-/// (``GatewayCore/StoredEntries``) and checking the records' form are generic over it: a new kind
-/// is this conformance and its place in ``GatewayCore/storedKinds``.
+/// with the entry: the store's kind name, the dialog a record is found by, and the record itself,
+/// which is the entry's own `Codable` conformance (its durable fields; what the store does not
+/// keep is ``Transient``, a dialog's state is ``DialogState``). Writing changes
+/// (``GatewayCore/takeStateChanges(clock:)``), reading a store back (``GatewayCore/StoredEntries``)
+/// and checking the records' form are generic over it: a new kind is this conformance and its
+/// place in ``GatewayCore/storedKinds``; a new durable field of a kind is one more stored property.
 protocol StoredEntry: Sendable {
-    associatedtype Record: Codable
-    /// What reading a record gives: the entry, or the entry with what its restore needs to know.
-    associatedtype Restored: Sendable = Self
+    /// What the entry is written as: the entry itself, unless the type is another module's and
+    /// names its own record.
+    associatedtype Record: Codable = Self
 
     static var recordKind: GatewayCore.RecordKind { get }
     /// Whether the store's `key` column is a number (the key of a core's table) rather than text.
     static var numberedKeys: Bool { get }
 
-    func record(in core: GatewayCore, clock: WallClock) -> Record
+    func record(clock: WallClock) -> Record
     /// The dialog the entry holds and when it expires: the record's `callID`, `localTag` and
     /// `expires` columns, by which a node finds a dialog's record (docs/state.md, "Several nodes").
     var storedDialog: StoredDialog { get }
 
-    /// The entry its record describes, as `core` restores it (its Contact, its configured peers).
-    static func restored(from record: Record, key: String, core: GatewayCore, clock: WallClock)
-        throws(GatewayCore.RestoreError.Detail) -> Restored
+    /// The entry its record describes, with what only the core as it runs now gives (its
+    /// configured identities, its Contacts).
+    static func restored(from record: Record, key: String, coding: RecordCoding)
+        throws(GatewayCore.RestoreError.Detail) -> Self
+}
+
+extension StoredEntry where Record == Self {
+    func record(clock: WallClock) -> Self { self }
+
+    static func restored(from record: Self, key: String, coding: RecordCoding) throws(GatewayCore.RestoreError.Detail)
+        -> Self
+    { record }
 }
 
 /// The columns of a record that find it by dialog.
@@ -63,37 +73,45 @@ struct StoredDialog {
 extension StoredEntry {
     static var numberedKeys: Bool { true }
 
-    /// The entry as the store keeps it under `key`.
-    func stateRecord(key: String, core: GatewayCore, clock: WallClock, encoder: JSONEncoder) -> StateRecord {
-        // The records are plain values: encoding them cannot fail.
-        let body = (try? encoder.encode(record(in: core, clock: clock))) ?? Data()
+    /// The entry as the store keeps it under `key`; `encoder` is one of ``RecordCoding``.
+    func stateRecord(key: String, coding: RecordCoding, encoder: JSONEncoder) -> StateRecord {
+        // The records are plain values: encoding them fails only for a programming error.
+        let body: Data
+        do { body = try encoder.encode(record(clock: coding.clock)) } catch {
+            preconditionFailure("record \(Self.recordKind.rawValue) \(key): \(error)")
+        }
         let dialog = storedDialog
         return StateRecord(
             kind: Self.recordKind.rawValue, key: key, callID: dialog.callID, localTag: dialog.localTag,
-            expires: dialog.expiresAt.map(clock.milliseconds), body: Array(body))
+            expires: dialog.expiresAt.map(coding.clock.milliseconds), body: Array(body))
     }
 
-    /// Reads `record`, one of this kind.
-    static func read(_ record: StateRecord, decoder: JSONDecoder, core: GatewayCore, clock: WallClock)
-        throws(GatewayCore.RestoreError.Detail) -> Restored
+    /// Reads `record`, one of this kind; `decoder` is one of ``RecordCoding``.
+    static func read(_ record: StateRecord, decoder: JSONDecoder, coding: RecordCoding)
+        throws(GatewayCore.RestoreError.Detail) -> Self
     {
         if numberedKeys, Int(record.key) == nil { throw GatewayCore.RestoreError.Detail("the key is not a number") }
         let stored: Record
-        do { stored = try decoder.decode(Record.self, from: Data(record.body)) } catch {
+        do { stored = try decoder.decode(Record.self, from: Data(record.body)) } catch let detail
+            as GatewayCore.RestoreError.Detail
+        {
+            throw detail
+        } catch let error as SIPStackError {
+            throw GatewayCore.RestoreError.Detail(error.detail)
+        } catch {
             throw GatewayCore.RestoreError.Detail("unreadable: \(error)")
         }
-        return try restored(from: stored, key: record.key, core: core, clock: clock)
+        return try restored(from: stored, key: record.key, coding: coding)
     }
 
     /// What the store needs to keep this kind as the table's `changed` keys say: the record of
     /// each key still held, the removal of each one gone.
     static func changes(
-        _ keys: some Sequence<String>, in core: GatewayCore, clock: WallClock, encoder: JSONEncoder,
-        entry: (String) -> Self?
+        _ keys: some Sequence<String>, coding: RecordCoding, encoder: JSONEncoder, entry: (String) -> Self?
     ) -> [StateChange] {
         keys.sorted().map { key in
             guard let value = entry(key) else { return .delete(kind: recordKind.rawValue, key: key) }
-            return .put(value.stateRecord(key: key, core: core, clock: clock, encoder: encoder))
+            return .put(value.stateRecord(key: key, coding: coding, encoder: encoder))
         }
     }
 }
@@ -112,24 +130,25 @@ extension GatewayCore {
     struct StoredEntries: Sendable {
         private var columns: [RecordKind: any StoredColumn] = [:]
 
-        /// Reads `record` with its kind's ``StoredEntry`` and keeps what it gives.
-        mutating func read(_ record: StateRecord, decoder: JSONDecoder, core: GatewayCore, clock: WallClock)
+        /// Reads `record` with its kind's ``StoredEntry`` and keeps what it gives; `decoder` is
+        /// one of `coding`.
+        mutating func read(_ record: StateRecord, decoder: JSONDecoder, coding: RecordCoding)
             throws(RestoreError.Detail)
         {
             guard let kind = RecordKind(rawValue: record.kind), let reader = Self.readers[kind] else {
                 throw RestoreError.Detail("unknown kind (written by a newer presence-gateway?)")
             }
-            try reader(&self, record, decoder, core, clock)
+            try reader(&self, record, decoder, coding)
         }
 
         /// What was read of kind `type`, by key, in the order read (a key read twice: the later).
-        func entries<E: StoredEntry>(_ type: E.Type) -> [(key: String, value: E.Restored)] {
+        func entries<E: StoredEntry>(_ type: E.Type) -> [(key: String, value: E)] {
             (columns[E.recordKind] as? Column<E>)?.entries ?? []
         }
 
         /// The same by numbered key; a key read twice keeps the later entry.
-        func table<E: StoredEntry>(_ type: E.Type) -> [Int: E.Restored] {
-            var table: [Int: E.Restored] = [:]
+        func table<E: StoredEntry>(_ type: E.Type) -> [Int: E] {
+            var table: [Int: E] = [:]
             for (key, value) in entries(type) { table[Int(key) ?? 0] = value }
             return table
         }
@@ -148,16 +167,14 @@ extension GatewayCore {
         }
 
         private typealias Reader =
-            @Sendable (
-                inout StoredEntries, StateRecord, JSONDecoder, GatewayCore, WallClock
-            ) throws(RestoreError.Detail) -> Void
+            @Sendable (inout StoredEntries, StateRecord, JSONDecoder, RecordCoding) throws(RestoreError.Detail) -> Void
 
         private static let readers: [RecordKind: Reader] = Dictionary(
             uniqueKeysWithValues: storedKinds.map { ($0.recordKind, reader(for: $0)) })
 
         private static func reader<E: StoredEntry>(for type: E.Type) -> Reader {
-            { entries, record, decoder, core, clock throws(RestoreError.Detail) in
-                let value = try E.read(record, decoder: decoder, core: core, clock: clock)
+            { entries, record, decoder, coding throws(RestoreError.Detail) in
+                let value = try E.read(record, decoder: decoder, coding: coding)
                 // Taken out and put back, so the column is appended to in place.
                 var column = entries.columns.removeValue(forKey: E.recordKind) as? Column<E> ?? Column<E>()
                 column.entries.append((record.key, value))
@@ -174,7 +191,7 @@ private protocol StoredColumn: Sendable {
 }
 
 private struct Column<E: StoredEntry>: StoredColumn {
-    var entries: [(key: String, value: E.Restored)] = []
+    var entries: [(key: String, value: E)] = []
 
     mutating func append(_ other: any StoredColumn) {
         entries += (other as? Column<E>)?.entries ?? []

@@ -97,12 +97,12 @@ extension EnterpriseLegPool: DurableComponent {
         return changes
     }
 
-    func stateChanges(_ keys: ChangedKeys, core: GatewayCore, clock: WallClock, encoder: JSONEncoder)
+    func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder)
         -> [StateChange]
     {
-        PoolHint.changes(keys.pools, in: core, clock: clock, encoder: encoder) { pools[$0].map(PoolHint.init) }
+        PoolHint.changes(keys.pools, coding: coding, encoder: encoder) { pools[$0].map(PoolHint.init) }
             + BatchRefusal.changes(
-                keys.batchRefused ? [BatchRefusal.key] : [], in: core, clock: clock, encoder: encoder
+                keys.batchRefused ? [BatchRefusal.key] : [], coding: coding, encoder: encoder
             ) { _ in BatchRefusal(value: batchRefused) }
     }
 
@@ -124,26 +124,18 @@ extension EnterpriseLegPool: DurableComponent {
 }
 
 /// The pool an enterprise resource's batch response told to resubscribe to (flow 3), by resource.
-struct PoolHint: StoredEntry {
+struct PoolHint: StoredEntry, Codable {
     var pool: String
 
     static var recordKind: GatewayCore.RecordKind { .pool }
     static var numberedKeys: Bool { false }
 
     var storedDialog: StoredDialog { .none }
-
-    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.PoolRecord { .init(pool: pool) }
-
-    static func restored(from record: GatewayCore.PoolRecord, key: String, core: GatewayCore, clock: WallClock)
-        -> Self
-    {
-        Self(pool: record.pool)
-    }
 }
 
 /// That the enterprise refused a batched SUBSCRIBE from a federated watcher ([MS-PRES]
 /// §3.4.5.1.1), under the key `batch-refused`.
-struct BatchRefusal: StoredEntry {
+struct BatchRefusal: StoredEntry, Codable {
     var value: Bool
 
     static let key = "batch-refused"
@@ -152,13 +144,11 @@ struct BatchRefusal: StoredEntry {
 
     var storedDialog: StoredDialog { .none }
 
-    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.FlagRecord { .init(value: value) }
-
-    static func restored(from record: GatewayCore.FlagRecord, key: String, core: GatewayCore, clock: WallClock)
-        throws(GatewayCore.RestoreError.Detail) -> Self
+    static func restored(from flag: Self, key: String, coding: RecordCoding) throws(GatewayCore.RestoreError.Detail)
+        -> Self
     {
         guard key == Self.key else { throw GatewayCore.RestoreError.Detail("unknown flag") }
-        return Self(value: record.value)
+        return flag
     }
 }
 

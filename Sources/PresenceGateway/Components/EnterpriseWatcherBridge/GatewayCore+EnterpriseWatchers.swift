@@ -10,7 +10,7 @@ import _GatewayInternals
 /// the OMA domain per resource (an OMA leg), its NOTIFYs turned into categories. The same flow
 /// for SUBSCRIBEs without a category list is in `GatewayCore+EnterpriseDocumentWatchers`.
 extension GatewayCore {
-    struct EnterpriseWatch: Sendable {
+    struct EnterpriseWatch: Journaled {
         typealias Pending = (request: SIPRequest, id: ServerRequestID, batch: BatchSubscribe, terms: SubscriptionTerms)
         var watcher: WatcherIdentity
         /// Until answered: the SUBSCRIBE, its server request and its batch body (held out of line,
@@ -19,12 +19,12 @@ extension GatewayCore {
             get { pendingBox?.value }
             set { pendingBox = newValue.map(OutOfLine.init) }
         }
-        private var pendingBox: OutOfLine<Pending>?
-        var subscription: BatchCategorySubscription?
+        @Waiting private var pendingBox: OutOfLine<Pending>?
+        @DialogState var subscription: BatchCategorySubscription? = nil
         /// OMA resource URI → leg key.
         var legs: SmallMap<String, Int> = [:]
         /// Resource → last body sent, to notify only on change.
-        var lastSent: SmallMap<String, BodyDigest> = [:]
+        @Transient var lastSent: SmallMap<String, BodyDigest> = [:]
         /// A single (not batched) category subscription: its one resource's `pending` state is
         /// the dialog's state ([MS-PRES] §3.4.5.1.1: batched only with `Require: adhoclist, categoryList`).
         var single = false
@@ -39,7 +39,7 @@ extension GatewayCore {
             get { documentBox?.value }
             set { documentBox = newValue.map(OutOfLine.init) }
         }
-        private var documentBox: OutOfLine<NotifierSubscription>?
+        @DialogState private var documentBox: OutOfLine<NotifierSubscription>? = nil
         /// Who made the dialog: its in-dialog requests must come from there.
         var peer: DialogPeer?
         /// Resources of its batch the gateway refused to subscribe to (outside the OMA domains,
@@ -60,17 +60,17 @@ extension GatewayCore {
     /// What the gateway holds toward the OMA side for one resource of an enterprise watch: a
     /// PIDF subscription of its own, or its share of a list subscription (RFC 4662, a member of
     /// ``OMAList``), whose notifications bring its state.
-    struct OMALeg: Sendable {
+    struct OMALeg: Codable, Journaled {
         var watch: Int
         /// The enterprise watcher's URI, whose quota the leg counts against.
         var watcher: String
         var resource: String
         /// Its own subscription; nil for a list's member.
-        var subscription: SubscriberSubscription?
+        @DialogState var subscription: SubscriberSubscription?
         /// The list subscription it is a member of (``EnterpriseWatcherBridge/lists``).
         var list: Int?
         /// The latest OMA state as categories; nil until the first NOTIFY.
-        var categories: CategoriesDocument?
+        @Transient var categories: CategoriesDocument?
         var handling: SubHandling
         /// Unsubscribed; waiting for the final NOTIFY.
         var closing = false
@@ -80,7 +80,7 @@ extension GatewayCore {
         /// The sender whose request made it, charged for it until it ends (``GatewayCore/releaseLeg(_:)``;
         /// docs/security.md, "A fan-out is charged to its sender"). Four bytes beside the flags
         /// above, where the next field's alignment leaves room: no byte more per leg.
-        var charged: Charge = 0
+        @Transient var charged: Charge = 0
         /// The OMA peer the SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
         var peer: DialogPeer?
         /// Partial notifications from the OMA side (RFC 5263): held out of line, and only once
@@ -89,7 +89,7 @@ extension GatewayCore {
             get { partialBox?.value }
             set { partialBox = newValue.map(OutOfLine.init) }
         }
-        var partialBox: OutOfLine<EnterpriseWatcherBridge.ReceivedPartialState>?
+        @Transient var partialBox: OutOfLine<EnterpriseWatcherBridge.ReceivedPartialState>? = nil
     }
 
     mutating func newEnterpriseWatch(

@@ -22,7 +22,7 @@ import _GatewayInternals
 /// is not asked for lists for ``rlsRetryDelay``.
 extension GatewayCore {
     /// A list subscription toward an OMA RLS for the resources of one enterprise watch in one domain.
-    struct OMAList: Sendable {
+    struct OMAList: Codable, Journaled {
         var watch: Int
         /// The watcher's address of record: the XUI whose rls-services document holds the list.
         var watcher: String
@@ -36,10 +36,10 @@ extension GatewayCore {
         /// Each member's resource and its leg, in the order they joined.
         var members: SmallMap<String, Int> = [:]
         /// Made once the document holding the list was written.
-        var subscription: SubscriberSubscription?
+        @DialogState var subscription: SubscriberSubscription? = nil
         /// The RLMI version of the last notification taken (RFC 4662 §5.2); nil until one with
         /// full state was (and after a restart): a partial one is then not applied.
-        var version: UInt32?
+        @Transient var version: UInt32? = nil
         /// Members changed since the RLS was last asked for the list: it is refreshed once the
         /// document holding them is written (Kamailio's RLS reads the list again on a refresh).
         var changed = false

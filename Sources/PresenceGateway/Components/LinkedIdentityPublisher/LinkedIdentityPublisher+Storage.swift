@@ -1,34 +1,47 @@
+import Foundation
 import MSPresenceEvents
 import SIPStack
 
 /// How the linked identity publisher's entries are kept by the durable store (``StoredEntry``):
 /// the links toward the OMA side by key, the publications received by entity-tag, the SERVICE
 /// publishers by enterprise identity.
-extension LinkedIdentityPublisher.Link: StoredEntry {
+extension LinkedIdentityPublisher.Link: StoredEntry, Codable {
     static var recordKind: GatewayCore.RecordKind { .linkedPublication }
 
     var storedDialog: StoredDialog {
         StoredDialog(callID: client?.callID, localTag: client?.localTag, expiresAt: client?.expiresAt)
     }
 
-    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.LinkedPublicationRecord {
-        .init(
-            oma: identity.oma, enterprise: identity.enterprise, watch: watch, client: client?.record(clock: clock),
-            lastBody: lastBody.map(StoredBytes.init))
+    private enum CodingKeys: String, CodingKey {
+        case oma, enterprise, watch, client, lastBody
     }
 
     /// An identity no longer configured comes back publishing nowhere: its publication is removed.
-    static func restored(
-        from r: GatewayCore.LinkedPublicationRecord, key: String, core: GatewayCore, clock: WallClock
-    ) throws(GatewayCore.RestoreError.Detail) -> Self {
+    init(from decoder: any Decoder) throws {
+        let coding = try RecordCoding.of(decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let oma = try c.decode(String.self, forKey: .oma)
+        let enterprise = try c.decode(String.self, forKey: .enterprise)
         let identity =
-            core.configuration.linkedIdentities.first { $0.oma == r.oma && $0.enterprise == r.enterprise }
+            coding.configuration.linkedIdentities.first { $0.oma == oma && $0.enterprise == enterprise }
             ?? GatewayConfiguration.LinkedIdentity(
-                oma: r.oma, enterprise: r.enterprise, publishToEnterprise: false, publishToOMA: false)
-        let client = try r.client.map { client throws(GatewayCore.RestoreError.Detail) in
-            try GatewayCore.restored { () throws(SIPStackError) in try PublicationClient(record: client, clock: clock) }
+                oma: oma, enterprise: enterprise, publishToEnterprise: false, publishToOMA: false)
+        let client = try c.decodeIfPresent(PublicationClient.Record.self, forKey: .client).map {
+            try PublicationClient(record: $0, clock: coding.clock)
         }
-        return Self(identity: identity, watch: r.watch, client: client, lastBody: r.lastBody?.bytes)
+        self.init(
+            identity: identity, watch: try c.decodeIfPresent(Int.self, forKey: .watch), client: client,
+            lastBody: try c.decodeIfPresent(StoredBytes.self, forKey: .lastBody)?.bytes)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        let clock = try RecordCoding.of(encoder).clock
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(identity.oma, forKey: .oma)
+        try c.encode(identity.enterprise, forKey: .enterprise)
+        try c.encodeIfPresent(watch, forKey: .watch)
+        try c.encodeIfPresent(client?.record(clock: clock), forKey: .client)
+        try c.encodeIfPresent(lastBody.map(StoredBytes.init), forKey: .lastBody)
     }
 }
 
@@ -39,10 +52,8 @@ extension EventStateCompositor.Publication: StoredEntry {
 
     var storedDialog: StoredDialog { StoredDialog(expiresAt: expiresAt) }
 
-    func record(in core: GatewayCore, clock: WallClock) -> Record { record(clock: clock) }
-
-    static func restored(from record: Record, key: String, core: GatewayCore, clock: WallClock) -> Self {
-        Self(record: record, clock: clock)
+    static func restored(from record: Record, key: String, coding: RecordCoding) -> Self {
+        Self(record: record, clock: coding.clock)
     }
 }
 
@@ -53,9 +64,9 @@ extension CategoryPublisher: StoredEntry {
 
     var storedDialog: StoredDialog { StoredDialog(callID: callID, localTag: localTag) }
 
-    func record(in core: GatewayCore, clock: WallClock) -> Record { record }
+    func record(clock: WallClock) -> Record { record }
 
-    static func restored(from record: Record, key: String, core: GatewayCore, clock: WallClock)
+    static func restored(from record: Record, key: String, coding: RecordCoding)
         throws(GatewayCore.RestoreError.Detail) -> Self
     {
         try GatewayCore.restored { () throws(SIPStackError) in try CategoryPublisher(record: record) }

@@ -267,17 +267,17 @@ extension LinkedIdentityPublisher: DurableComponent {
         return taken
     }
 
-    func stateChanges(_ keys: ChangedKeys, core: GatewayCore, clock: WallClock, encoder: JSONEncoder)
+    func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder)
         -> [StateChange]
     {
-        let links = Link.changes(keys.links.map(String.init), in: core, clock: clock, encoder: encoder) {
+        let links = Link.changes(keys.links.map(String.init), coding: coding, encoder: encoder) {
             Int($0).flatMap { self.links[$0] }
         }
-        let publishers = CategoryPublisher.changes(keys.publishers, in: core, clock: clock, encoder: encoder) {
+        let publishers = CategoryPublisher.changes(keys.publishers, coding: coding, encoder: encoder) {
             self.publishers[$0]
         }
         let publications = EventStateCompositor.Publication.changes(
-            keys.publications, in: core, clock: clock, encoder: encoder
+            keys.publications, coding: coding, encoder: encoder
         ) { compositor.publications[$0] }
         return links + publishers + publications
     }

@@ -20,7 +20,7 @@ import _GatewayInternals
 /// watchers (a 4xx to the first one), single SUBSCRIBEs are used from then on. When a pool stops
 /// answering, its resources are forgotten in the pool cache and their watchers are told.
 extension GatewayCore {
-    struct OMAWatch: Sendable {
+    struct OMAWatch: Journaled {
         typealias Pending = (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)
         var watcher: WatcherIdentity
         /// The enterprise presentity.
@@ -31,12 +31,12 @@ extension GatewayCore {
             get { pendingBox?.value }
             set { pendingBox = newValue.map(OutOfLine.init) }
         }
-        private var pendingBox: OutOfLine<Pending>?
-        var subscription: NotifierSubscription?
+        @Waiting private var pendingBox: OutOfLine<Pending>?
+        @DialogState var subscription: NotifierSubscription? = nil
         /// The enterprise leg carrying `resource` for this watcher; nil while none does.
         var leg: Int?
         /// What it was last sent (to notify only on change).
-        var lastSent: BodyDigest?
+        @Transient var lastSent: BodyDigest? = nil
         /// Not a watcher's subscription but a linked identity's: its state is published to the
         /// OMA side (flow 4) instead of notified.
         var linked: Int?
@@ -95,18 +95,18 @@ extension GatewayCore {
         }
     }
 
-    struct EnterpriseLeg: Sendable {
+    struct EnterpriseLeg: Codable, Journaled {
         /// The watcher's URI (From and, for batch dialogs, To).
         var watcher: String
         /// The pool GRUU a batch dialog targets; nil for the first batch dialog and single ones.
         var pool: String?
         var single: Bool
-        var subscriber: BatchCategorySubscriber
+        @DialogState var subscriber: BatchCategorySubscriber
         /// Resource → the OMA watch it serves.
         var watches: SmallMap<String, Int>
         /// Resource → enterprise state merged from every notification (each carries the complete
         /// set of instances of the categories it names, [MS-PRES] §3.2.5.3).
-        var categories: SmallMap<String, CategoriesDocument> = [:]
+        @Transient var categories: SmallMap<String, CategoriesDocument> = [:]
         /// A 2xx was received for it.
         var established = false
         var closing = false

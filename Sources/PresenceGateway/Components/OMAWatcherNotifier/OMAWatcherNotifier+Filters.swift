@@ -10,7 +10,7 @@ import XMLBridge
 /// PIDF the watcher is sent is cut to what the filter selects; its triggers decide which
 /// changes are notified.
 extension OMAWatcherNotifier {
-    struct WatcherFilter: Sendable {
+    struct WatcherFilter: Sendable, Equatable {
         var filter: SimpleFilter
         /// The filter-set as received: kept with the watch's record.
         var document: [UInt8]
@@ -18,6 +18,9 @@ extension OMAWatcherNotifier {
         var categories: [CategoryName]
         /// The last full document, for the triggers.
         var last: XMLElement?
+
+        /// Alike for the store (``Journaled``), which keeps the filter as received.
+        static func == (a: Self, b: Self) -> Bool { a.document == b.document }
     }
 
     static let simpleFilterType = "application/simple-filter+xml"

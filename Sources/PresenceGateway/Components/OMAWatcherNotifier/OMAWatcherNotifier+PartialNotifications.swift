@@ -12,9 +12,15 @@ import XMLBridge
 extension OMAWatcherNotifier {
     /// A watcher's partial notifications: the version of the last document sent (nil: none
     /// yet) and the presence document it described (nil after a restart: the next one is full).
-    struct PartialNotifications: Sendable {
+    struct PartialNotifications: Sendable, Equatable {
         var version: UInt32?
         var last: XMLElement?
+
+        /// Alike for the store (``Journaled``): the version is written when it enters a new block,
+        /// as a CSeq is; the document last sent is not kept.
+        static func == (a: Self, b: Self) -> Bool {
+            (a.version ?? 0) / GatewayCore.sequenceBlock == (b.version ?? 0) / GatewayCore.sequenceBlock
+        }
     }
 
     static let pidfDiffType = "application/pidf-diff+xml"

@@ -14,8 +14,8 @@ import _GatewayInternals
 /// per active member in the negotiated format. The first one and each refresh's carry full
 /// state; a member's change is sent alone, in a partial notification one version higher.
 extension GatewayCore {
-    struct ResourceList: Sendable {
-        struct Member: Sendable {
+    struct ResourceList: Codable, Journaled {
+        struct Member: Codable, Equatable, Sendable {
             var uri: String
             /// Its back-end watch; nil once that ended, and `ended` says why.
             var watch: Int?
@@ -24,13 +24,13 @@ extension GatewayCore {
             /// resource), kept when that ends, so the subscriber can tell which instance did.
             var instance: String
             /// What its part last said.
-            var sent: BodyDigest?
+            @Transient var sent: BodyDigest? = nil
         }
 
         var members: [Member]
         /// The RLMI version of the last notification (RFC 4662 §5.2: 0 first, then one higher
         /// in each).
-        var version: UInt32 = 0
+        @BlockedVersion var version: UInt32 = 0
     }
 
     /// The option tag of RFC 4662 §4.1.

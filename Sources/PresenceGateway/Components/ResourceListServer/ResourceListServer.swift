@@ -93,19 +93,3 @@ struct ResourceListServer: Sendable {
     /// The list watches whose list changed what their record keeps.
     mutating func takeChanged() -> Set<Int> { lists.takeChanged() }
 }
-
-/// A list's version is written when it enters a new block, as a CSeq is, and how many of its
-/// members ended; what each part last said is not.
-extension GatewayCore.ResourceList: Journaled {
-    struct Signature: Equatable, Sendable {
-        var block: UInt32
-        var members: Int
-        var ended: Int
-    }
-
-    var durableSignature: Signature {
-        Signature(
-            block: version / GatewayCore.sequenceBlock, members: members.count,
-            ended: members.count { $0.watch == nil })
-    }
-}

@@ -13,18 +13,18 @@ import SIPStack
 /// and closes (``DialogChange``). Each entry changes through ``modify(_:_:)``, which remembers it
 /// for the durable store.
 struct WatcherInfoServer: Sendable {
-    struct Watch: Sendable {
+    struct Watch: Codable, Sendable {
         /// The watched presentity's address of record.
         var presentity: String
-        var subscription: NotifierSubscription
+        @DialogState var subscription: NotifierSubscription
         /// The `version` of the last document sent (RFC 3858 §4.2).
         var version: UInt64 = 0
         /// What the subscriber was last told of each watcher still listed, by id.
-        var shown: [String: WatcherInfo.Watcher] = [:]
+        @Transient var shown: [String: WatcherInfo.Watcher] = [:]
         /// Who made the dialog: its in-dialog requests must come from there.
         var peer: DialogPeer?
         /// Restored from the store, which does not keep `shown`: the next document is full.
-        var resync = false
+        @Transient var resync = false
     }
 
     private var watches: [Int: Watch] = [:]
@@ -138,8 +138,8 @@ extension WatcherInfoServer: DurableComponent {
         return changed
     }
 
-    func stateChanges(_ keys: Set<Int>, core: GatewayCore, clock: WallClock, encoder: JSONEncoder) -> [StateChange] {
-        Watch.changes(keys.map(String.init), in: core, clock: clock, encoder: encoder) {
+    func stateChanges(_ keys: Set<Int>, coding: RecordCoding, encoder: JSONEncoder) -> [StateChange] {
+        Watch.changes(keys.map(String.init), coding: coding, encoder: encoder) {
             Int($0).flatMap { watches[$0] }
         }
     }
@@ -184,22 +184,11 @@ extension WatcherInfoServer.Watch: StoredEntry {
 
     var storedDialog: StoredDialog { StoredDialog(subscription.dialog.id, expiresAt: subscription.expiresAt) }
 
-    func record(in core: GatewayCore, clock: WallClock) -> GatewayCore.WinfoWatchRecord {
-        .init(
-            presentity: presentity, subscription: subscription.record(clock: clock), version: version,
-            peer: core.peerRecord(peer))
-    }
-
-    static func restored(from r: GatewayCore.WinfoWatchRecord, key: String, core: GatewayCore, clock: WallClock)
-        throws(GatewayCore.RestoreError.Detail) -> Self
-    {
-        var stored = r.subscription
-        stored.contact = core.contactText(.oma) ?? stored.contact
-        let subscription = try GatewayCore.restored { () throws(SIPStackError) in
-            try NotifierSubscription(record: stored, clock: clock, reservedSequences: 2 * GatewayCore.sequenceBlock)
-        }
-        return Self(
-            presentity: r.presentity, subscription: subscription, version: r.version, peer: try core.peer(r.peer),
-            resync: true)
+    /// Read back with this node's Contact toward the OMA side, and sent the full list at once.
+    static func restored(from watch: Self, key: String, coding: RecordCoding) -> Self {
+        var watch = watch
+        if let contact = coding.contact(.oma) { watch.subscription.contact = contact }
+        watch.resync = true
+        return watch
     }
 }
