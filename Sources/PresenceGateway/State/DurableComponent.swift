@@ -4,12 +4,13 @@ import NIOCore
 import SIPStack
 
 /// A component of the core whose entries the durable store keeps (docs/architecture.md,
-/// "Persistence"). The coordinator drives every component the same way: it turns journaling on,
-/// takes what changed after each step, restores, and lets go of what another node took over.
-/// The records themselves are the entries' ``StoredEntry`` conformances.
-protocol DurableComponent {
+/// "Persistence"): the coordinator turns journaling on, runs the relay of a NOTIFY in an existing
+/// pair quietly, and after each step takes what changed, each component the same way
+/// (``GatewayCore/takeStateChanges(clock:)``). The records themselves are the entries'
+/// ``StoredEntry`` conformances.
+protocol JournaledComponent {
     /// What changed since the last ``takeChangedKeys()``: keys only, so taking them is cheap.
-    associatedtype ChangedKeys
+    associatedtype ChangedKeys: ChangedKeySet
 
     /// Whether changes are remembered for a durable store; off (the default) keeps nothing.
     var journaling: Bool { get set }
@@ -18,9 +19,29 @@ protocol DurableComponent {
 
     /// The store's records and removals for what `keys` names, written by `encoder`, one of
     /// `coding`.
-    func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder)
-        -> [StateChange]
+    func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder) -> [StateChange]
 
+    /// From now until ``endQuiet()``, a write is remembered only when it changes what the store
+    /// keeps (``JournaledTable``); nothing to do for a component whose hot path writes nothing.
+    mutating func beginQuiet()
+    mutating func endQuiet()
+}
+
+extension JournaledComponent {
+    mutating func beginQuiet() {}
+    mutating func endQuiet() {}
+}
+
+/// What a component says changed: empty when it has nothing to write.
+protocol ChangedKeySet {
+    var isEmpty: Bool { get }
+}
+
+extension Set: ChangedKeySet {}
+
+/// A journaled component that also takes its entries back from the store and lets go of those
+/// another node took over.
+protocol DurableComponent: JournaledComponent {
     /// Takes back its entries of a store read back; `core` is the rest of the state as restored
     /// so far. Returns what to do at once and the dialogs taken back.
     mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)

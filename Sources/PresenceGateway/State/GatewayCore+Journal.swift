@@ -22,46 +22,27 @@ extension GatewayCore {
     }
 
     /// The changes since the last call, as records for the store; `clock` turns the deadlines
-    /// they hold into wall-clock times.
+    /// they hold into wall-clock times. Each component gives the records of what it changed; an
+    /// OMA watch's record also carries what the resource list server holds of it.
     public mutating func takeStateChanges(clock: WallClock) -> [StateChange] {
         guard journaling else { return [] }
-        let changed = takeChangedKeys()
+        let enterpriseWatchers = bridge.takeChangedKeys()
+        let omaWatches = notifier.takeChanged().union(lists.takeChanged())
+        let pool = legPool.takeChangedKeys()
         let linked = linkedIdentities.takeChangedKeys()
         let winfo = watcherInfo.takeChangedKeys()
-        let pool = legPool.takeChangedKeys()
-        guard !changed.isEmpty || !linked.isEmpty || !winfo.isEmpty || !pool.isEmpty else { return [] }
+        guard
+            !(enterpriseWatchers.isEmpty && omaWatches.isEmpty && pool.isEmpty && linked.isEmpty && winfo.isEmpty)
+        else { return [] }
         let coding = recordCoding(clock: clock)
         let encoder = coding.encoder()
-        func changes<E: StoredEntry>(_ keys: some Sequence<String>, _ entry: (String) -> E?) -> [StateChange] {
-            E.changes(keys, coding: coding, encoder: encoder, entry: entry)
-        }
-        func changes<E: StoredEntry>(_ keys: Set<Int>, _ table: (Int) -> E?) -> [StateChange] {
-            changes(keys.map(String.init)) { Int($0).flatMap(table) }
-        }
-        return changes(changed.enterpriseWatches) { bridge.watches[$0] }
-            + changes(changed.omaLegs) { bridge.legs[$0] } + changes(changed.omaLists) { bridge.lists[$0] }
-            + changes(changed.omaWatches) { storedOMAWatch($0) }
-            + changes(changed.enterpriseLegs) { legPool.legs[$0] }
-            + linkedIdentities.stateChanges(linked, coding: coding, encoder: encoder)
+        return bridge.stateChanges(enterpriseWatchers, coding: coding, encoder: encoder)
+            + StoredOMAWatch.changes(omaWatches.map(String.init), coding: coding, encoder: encoder) {
+                Int($0).flatMap(storedOMAWatch)
+            }
             + legPool.stateChanges(pool, coding: coding, encoder: encoder)
+            + linkedIdentities.stateChanges(linked, coding: coding, encoder: encoder)
             + watcherInfo.stateChanges(winfo, coding: coding, encoder: encoder)
-    }
-
-    /// The keys of what changed, taken from each table and from ``Journal``.
-    private mutating func takeChangedKeys() -> ChangedKeys {
-        ChangedKeys(
-            enterpriseWatches: bridge.takeChangedWatches(), omaLegs: bridge.takeChangedLegs(),
-            omaLists: bridge.takeChangedLists(), omaWatches: notifier.takeChanged().union(lists.takeChanged()),
-            enterpriseLegs: legPool.takeChangedLegs())
-    }
-
-    private struct ChangedKeys {
-        var enterpriseWatches, omaLegs, omaLists, omaWatches, enterpriseLegs: Set<Int>
-
-        var isEmpty: Bool {
-            enterpriseWatches.isEmpty && omaLegs.isEmpty && omaLists.isEmpty && omaWatches.isEmpty
-                && enterpriseLegs.isEmpty
-        }
     }
 
     /// Runs a NOTIFY's relay in an existing pair (``inDialog``) with the watches' and legs' writes

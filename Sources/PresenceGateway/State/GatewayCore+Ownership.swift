@@ -14,13 +14,12 @@ extension GatewayCore {
             case .winfoWatch:
                 out += apply(watcherInfo.disown(id))
                 followWatcherInfoSubscribers()
-            case .omaLeg, .omaList, .enterpriseLeg:
+            case .omaLeg, .omaList:
                 out += disownLeg(kind, key)
+            case .enterpriseLeg, .pool, .flag:
+                out += apply(legPool.disown(id))
             case .linkedPublication, .publication, .servicePublisher:
                 out += apply(linkedIdentities.disown(id))
-            case .pool, .flag:
-                // Not dialogs: what the other node writes of them wins; this node's copy is a cache.
-                continue
             }
         }
         return out
@@ -65,13 +64,6 @@ extension GatewayCore {
             return [
                 .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
             ]
-        case .enterpriseLeg:
-            guard let leg = legPool.forget(key) else { return [] }
-            if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .enterpriseLeg(key)) }
-            return [
-                .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
-                .cancel(.cleanup(.enterpriseLeg(key))),
-            ]
         default:
             return []
         }
@@ -80,25 +72,19 @@ extension GatewayCore {
     /// The records of the dialogs this core holds (the kinds ``disown(_:)`` lets go of): what a
     /// node whose lease lapsed compares with what the store still lists as its own.
     public func dialogRecordIDs() -> [StateRecordID] {
-        func ids(_ kind: RecordKind, _ keys: [Int]) -> [StateRecordID] {
-            keys.map { StateRecordID(kind: kind.rawValue, key: String($0)) }
-        }
-        return ids(.enterpriseWatch, bridge.watches.keys) + ids(.omaLeg, bridge.legs.keys)
-            + ids(.omaList, bridge.lists.keys) + ids(.omaWatch, notifier.keys)
-            + ids(.enterpriseLeg, legPool.legs.keys) + watcherInfo.dialogRecordIDs()
-            + linkedIdentities.dialogRecordIDs()
+        bridge.dialogRecordIDs()
+            + notifier.keys.map { StateRecordID(kind: RecordKind.omaWatch.rawValue, key: String($0)) }
+            + legPool.dialogRecordIDs() + watcherInfo.dialogRecordIDs() + linkedIdentities.dialogRecordIDs()
     }
 
     /// Whether the leg, watch or publication of `context` is still held here.
     public func holds(_ context: Context) -> Bool {
         switch context {
-        case .enterpriseWatch(let key): bridge.watches[key] != nil
-        case .omaLeg(let key): bridge.legs[key] != nil
-        case .omaList(let key): bridge.lists[key] != nil
+        case .enterpriseWatch, .omaLeg, .omaList: bridge.holds(context) ?? false
         case .serverWatch(let key): serverWatches[key] != nil
         case .omaWatch(let key): notifier[key] != nil
         case .winfoWatch: watcherInfo.holds(context) ?? false
-        case .enterpriseLeg(let key): legPool.legs[key] != nil
+        case .enterpriseLeg: legPool.holds(context) ?? false
         case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false
         }
     }

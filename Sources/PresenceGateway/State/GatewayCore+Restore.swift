@@ -57,11 +57,13 @@ extension GatewayCore {
             records, clock: clock, sliceSize: sliceSize, skipping: skipping, progress: progress)
         let read = Restoring(
             enterpriseWatches: entries.table(EnterpriseWatch.self), omaLegs: entries.table(OMALeg.self),
-            omaLists: entries.table(OMAList.self), omaWatches: entries.table(StoredOMAWatch.self),
-            enterpriseLegs: entries.table(EnterpriseLeg.self))
+            omaLists: entries.table(OMAList.self), omaWatches: entries.table(StoredOMAWatch.self))
         let dropped = restoreWatchersDialogs(read)
         restoreLegs(read)
-        // Before any watch is attached again: where the enterprise said to subscribe.
+        // Before any watch is attached again: the legs toward the enterprise, and where the
+        // enterprise said to subscribe.
+        let enterpriseLegs = entries.table(EnterpriseLeg.self).keys.sorted()
+        for key in enterpriseLegs { ids.noteRestoredKey(key) }
         var out = restore(\.legPool, from: entries, now: now)
 
         // Watchers never answered: ended, their legs unsubscribed. The store learns it.
@@ -79,7 +81,7 @@ extension GatewayCore {
         out += restoreOMALists(read.omaLists.keys.sorted(), now: now, pace: pace)
         out += restoreEnterpriseWatches(read.enterpriseWatches.keys.sorted(), now: now)
         out += restoreOMAWatches(read.omaWatches.keys.sorted(), now: now)
-        out += restoreEnterpriseLegs(read.enterpriseLegs.keys.sorted(), now: now, pace: pace)
+        out += restoreEnterpriseLegs(enterpriseLegs, now: now, pace: pace)
         for (key, _) in entries.entries(LinkedIdentityPublisher.Link.self) { ids.noteRestoredKey(Int(key) ?? 0) }
         out += restore(\.linkedIdentities, from: entries, now: now)
         // Publications received for served identities: their composed state worked out, shown to
@@ -114,7 +116,6 @@ extension GatewayCore {
         var omaLegs: [Int: OMALeg]
         var omaLists: [Int: OMAList]
         var omaWatches: [Int: StoredOMAWatch]
-        var enterpriseLegs: [Int: EnterpriseLeg]
     }
 
     /// The watchers' dialogs back in their tables, with their quotas and dialog index entries;
@@ -166,11 +167,6 @@ extension GatewayCore {
             quotas.countPresentityLeg(leg.resource)
             if let key = sender(of: leg.charged) { quotas.countPeer(key) }
             if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .omaLeg(key)) }
-        }
-        for (key, leg) in read.enterpriseLegs {
-            ids.noteRestoredKey(key)
-            legPool.restore(key, leg)
-            if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .enterpriseLeg(key)) }
         }
     }
 

@@ -25,11 +25,12 @@ struct EnterpriseLegPool: Sendable {
     private var changes = ChangedKeys()
     private var journalingOn = false
 
-    struct ChangedKeys {
+    struct ChangedKeys: ChangedKeySet {
+        var legs: Set<Int> = []
         var pools: Set<String> = []
         var batchRefused = false
 
-        var isEmpty: Bool { pools.isEmpty && !batchRefused }
+        var isEmpty: Bool { legs.isEmpty && pools.isEmpty && !batchRefused }
     }
 
     func pool(of resource: String) -> String? { pools[resource] }
@@ -74,13 +75,6 @@ struct EnterpriseLegPool: Sendable {
 
     // MARK: - The table's journal, for the coordinator (docs/architecture.md, "Persistence")
 
-    mutating func takeChangedLegs() -> Set<Int> { legs.takeChanged() }
-    mutating func beginQuiet() { legs.beginQuiet() }
-    mutating func endQuiet() { legs.endQuiet() }
-    /// Puts back a leg the store held, as no change.
-    mutating func restore(_ key: Int, _ leg: GatewayCore.EnterpriseLeg) { legs.restore(key, leg) }
-    /// Lets go of a leg another node took over, as no change.
-    mutating func forget(_ key: Int) -> GatewayCore.EnterpriseLeg? { legs.forget(key) }
 }
 
 extension EnterpriseLegPool: DurableComponent {
@@ -94,33 +88,69 @@ extension EnterpriseLegPool: DurableComponent {
 
     mutating func takeChangedKeys() -> ChangedKeys {
         defer { changes = ChangedKeys() }
+        changes.legs = legs.takeChanged()
         return changes
     }
+
+    mutating func beginQuiet() { legs.beginQuiet() }
+    mutating func endQuiet() { legs.endQuiet() }
 
     func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder)
         -> [StateChange]
     {
-        PoolHint.changes(keys.pools, coding: coding, encoder: encoder) { pools[$0].map(PoolHint.init) }
+        GatewayCore.EnterpriseLeg.changes(keys.legs.map(String.init), coding: coding, encoder: encoder) {
+            Int($0).flatMap { legs[$0] }
+        }
+            + PoolHint.changes(keys.pools, coding: coding, encoder: encoder) { pools[$0].map(PoolHint.init) }
             + BatchRefusal.changes(
                 keys.batchRefused ? [BatchRefusal.key] : [], coding: coding, encoder: encoder
             ) { _ in BatchRefusal(value: batchRefused) }
     }
 
+    /// The legs back in their table, found by their dialogs again, and what the enterprise said
+    /// of pools. What each leg does next (a refresh, an unsubscribe again) is the coordinator's
+    /// (`GatewayCore+Restore`), once the watches they serve are back.
     mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)
         -> ComponentOutput
     {
+        var out = ComponentOutput()
+        for (key, leg) in entries.table(GatewayCore.EnterpriseLeg.self) {
+            legs.restore(key, leg)
+            if let dialog = leg.storedDialog.dialogKey {
+                out.dialogs.append(DialogChange(.restored, .enterpriseLeg(key), dialog))
+            }
+        }
         for (resource, hint) in entries.entries(PoolHint.self) { pools[resource] = hint.pool }
         if entries.entries(BatchRefusal.self).contains(where: \.value.value) { batchRefused = true }
-        return ComponentOutput()
+        return out
     }
 
-    /// No dialogs: pool hints and the flag are what the enterprise said, which any node may keep.
-    func dialogRecordIDs() -> [StateRecordID] { [] }
+    /// The legs' dialogs; pool hints and the flag are what the enterprise said, which any node
+    /// may keep.
+    func dialogRecordIDs() -> [StateRecordID] {
+        legs.keys.map { StateRecordID(kind: GatewayCore.RecordKind.enterpriseLeg.rawValue, key: String($0)) }
+    }
 
-    /// What another node writes of them wins; this node's copy is a cache.
-    mutating func disown(_ id: StateRecordID) -> ComponentOutput { ComponentOutput() }
+    /// A leg another node took over is let go with its timers; of pool hints and the flag, what
+    /// the other node writes wins (this node's copy is a cache).
+    mutating func disown(_ id: StateRecordID) -> ComponentOutput {
+        guard id.kind == GatewayCore.RecordKind.enterpriseLeg.rawValue, let key = Int(id.key),
+            let leg = legs.forget(key)
+        else { return ComponentOutput() }
+        var out = ComponentOutput(actions: [
+            .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
+            .cancel(.cleanup(.enterpriseLeg(key))),
+        ])
+        if let dialog = leg.storedDialog.dialogKey {
+            out.dialogs.append(DialogChange(.closed, .enterpriseLeg(key), dialog))
+        }
+        return out
+    }
 
-    func holds(_ context: GatewayCore.Context) -> Bool? { nil }
+    func holds(_ context: GatewayCore.Context) -> Bool? {
+        guard case .enterpriseLeg(let key) = context else { return nil }
+        return legs[key] != nil
+    }
 }
 
 /// The pool an enterprise resource's batch response told to resubscribe to (flow 3), by resource.

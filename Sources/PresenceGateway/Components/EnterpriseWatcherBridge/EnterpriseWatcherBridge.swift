@@ -1,3 +1,5 @@
+import Foundation
+import GatewayState
 import NIOCore
 
 /// Flow 1, enterprise watcher → OMA presentity: the enterprise watchers' subscriptions the
@@ -88,7 +90,29 @@ struct EnterpriseWatcherBridge: Sendable {
     @discardableResult
     mutating func removeList(_ key: Int) -> GatewayCore.OMAList? { lists.removeValue(forKey: key) }
 
-    // MARK: - The tables' journal, for the coordinator (docs/architecture.md, "Persistence")
+    // MARK: - Restore and takeover, for the coordinator (docs/state.md, "Several nodes")
+
+    /// Puts back a watch the store held, as no change.
+    mutating func restoreWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.restore(key, watch) }
+    /// Lets go of a watch another node took over, as no change.
+    mutating func forgetWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.forget(key) }
+    /// Puts back a list the store held, as no change.
+    mutating func restoreList(_ key: Int, _ list: GatewayCore.OMAList) { lists.restore(key, list) }
+    /// Lets go of a list another node took over, as no change.
+    mutating func forgetList(_ key: Int) -> GatewayCore.OMAList? { lists.forget(key) }
+    /// Puts back a leg the store held, as no change.
+    mutating func restoreLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.restore(key, leg) }
+    /// Lets go of a leg another node took over, as no change.
+    mutating func forgetLeg(_ key: Int) -> GatewayCore.OMALeg? { legs.forget(key) }
+}
+
+/// The tables' journal, for the coordinator (docs/architecture.md, "Persistence").
+extension EnterpriseWatcherBridge: JournaledComponent {
+    struct ChangedKeys: ChangedKeySet {
+        var watches, legs, lists: Set<Int>
+
+        var isEmpty: Bool { watches.isEmpty && legs.isEmpty && lists.isEmpty }
+    }
 
     var journaling: Bool {
         get { watches.journaling }
@@ -97,6 +121,17 @@ struct EnterpriseWatcherBridge: Sendable {
             legs.journaling = newValue
             lists.journaling = newValue
         }
+    }
+
+    mutating func takeChangedKeys() -> ChangedKeys {
+        ChangedKeys(watches: watches.takeChanged(), legs: legs.takeChanged(), lists: lists.takeChanged())
+    }
+
+    func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder) -> [StateChange] {
+        func changes<E: StoredEntry>(_ keys: Set<Int>, _ table: JournaledTable<E>) -> [StateChange] {
+            E.changes(keys.map(String.init), coding: coding, encoder: encoder) { Int($0).flatMap { table[$0] } }
+        }
+        return changes(keys.watches, watches) + changes(keys.legs, legs) + changes(keys.lists, lists)
     }
 
     mutating func beginQuiet() {
@@ -111,19 +146,21 @@ struct EnterpriseWatcherBridge: Sendable {
         lists.endQuiet()
     }
 
-    mutating func takeChangedWatches() -> Set<Int> { watches.takeChanged() }
-    /// Puts back a watch the store held, as no change.
-    mutating func restoreWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.restore(key, watch) }
-    /// Lets go of a watch another node took over, as no change.
-    mutating func forgetWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.forget(key) }
-    mutating func takeChangedLegs() -> Set<Int> { legs.takeChanged() }
-    mutating func takeChangedLists() -> Set<Int> { lists.takeChanged() }
-    /// Puts back a list the store held, as no change.
-    mutating func restoreList(_ key: Int, _ list: GatewayCore.OMAList) { lists.restore(key, list) }
-    /// Lets go of a list another node took over, as no change.
-    mutating func forgetList(_ key: Int) -> GatewayCore.OMAList? { lists.forget(key) }
-    /// Puts back a leg the store held, as no change.
-    mutating func restoreLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.restore(key, leg) }
-    /// Lets go of a leg another node took over, as no change.
-    mutating func forgetLeg(_ key: Int) -> GatewayCore.OMALeg? { legs.forget(key) }
+    /// The records of the dialogs it holds (docs/state.md, "Several nodes").
+    func dialogRecordIDs() -> [StateRecordID] {
+        func ids(_ kind: GatewayCore.RecordKind, _ keys: [Int]) -> [StateRecordID] {
+            keys.map { StateRecordID(kind: kind.rawValue, key: String($0)) }
+        }
+        return ids(.enterpriseWatch, watches.keys) + ids(.omaLeg, legs.keys) + ids(.omaList, lists.keys)
+    }
+
+    /// Whether the entry of `context` is still held; nil when `context` is not the bridge's.
+    func holds(_ context: GatewayCore.Context) -> Bool? {
+        switch context {
+        case .enterpriseWatch(let key): watches[key] != nil
+        case .omaLeg(let key): legs[key] != nil
+        case .omaList(let key): lists[key] != nil
+        default: nil
+        }
+    }
 }

@@ -242,7 +242,7 @@ struct LinkedIdentityPublisher: Sendable {
 }
 
 extension LinkedIdentityPublisher: DurableComponent {
-    struct ChangedKeys {
+    struct ChangedKeys: ChangedKeySet {
         var links: Set<Int>
         var publishers: Set<String>
         var publications: Set<String>
