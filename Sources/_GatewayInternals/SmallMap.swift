@@ -112,9 +112,15 @@ public struct SmallMap<Key: Hashable & Sendable, Value: Sendable>: Sendable, Seq
 }
 
 extension SmallMap: Equatable where Value: Equatable {
-    /// The same entries, in any order.
+    /// The same entries, in any order; compared in place, without the array of entries an
+    /// iterator builds (the durable store compares a watch's maps on every relayed NOTIFY).
     public static func == (a: SmallMap, b: SmallMap) -> Bool {
-        a.count == b.count && a.allSatisfy { b[$0.key] == $0.value }
+        guard a.count == b.count else { return false }
+        switch a.storage {
+        case .one(let key, let value): return b[key] == value
+        case .pairs(let pairs): return pairs.allSatisfy { b[$0.key] == $0.value }
+        case .table(let table): return table.allSatisfy { b[$0.key] == $0.value }
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOEmbedded
 import SIPStack
@@ -91,6 +92,37 @@ import _GatewayInternals
         #expect(map.removeValue(forKey: "absent") == nil)
         map["k0"] = nil
         #expect(map.isEmpty && map.count == 0)
+    }
+
+    /// Equal with the same entries in any order, in every storage; unequal by one value or key.
+    @Test func equalityIsByEntriesInEveryStorage() throws {
+        for count in [1, 3, SmallMap<String, Int>.arrayLimit + 2] {
+            var forward: SmallMap<String, Int> = [:]
+            var backward: SmallMap<String, Int> = [:]
+            for i in 0..<count { forward["k\(i)"] = i }
+            for i in (0..<count).reversed() { backward["k\(i)"] = i }
+            #expect(forward == backward, "\(count)")
+            var changed = backward
+            changed["k0"] = 99
+            #expect(forward != changed, "\(count)")
+            var renamed = backward
+            renamed["k0"] = nil
+            renamed["other"] = 0
+            #expect(forward != renamed, "\(count)")
+            var shorter = backward
+            shorter["k0"] = nil
+            #expect(forward != shorter && shorter != forward, "\(count)")
+        }
+    }
+
+    /// Written as a dictionary, read back in the order of its keys.
+    @Test func codedAsADictionary() throws {
+        var map: SmallMap<String, Int> = [:]
+        for key in ["c", "a", "b"] { map[key] = key.count }
+        let data = try JSONEncoder().encode(map)
+        #expect(try JSONDecoder().decode([String: Int].self, from: data) == ["a": 1, "b": 1, "c": 1])
+        let back = try JSONDecoder().decode(SmallMap<String, Int>.self, from: data)
+        #expect(back == map && back.keys == ["a", "b", "c"])
     }
 
     @Test func firstKeyFindsAKeyInEveryStorage() {

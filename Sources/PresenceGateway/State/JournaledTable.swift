@@ -82,8 +82,10 @@ struct JournaledTable<Value: Journaled>: Sendable {
     mutating func endQuiet() {
         guard let touched = quiet else { return }
         quiet = nil
-        for (key, before) in touched where table[key] != before {
-            changed.insert(key)
+        for (key, before) in touched {
+            // Compared in its slot: the value is moved out and back, not copied.
+            let same = table.modify(key) { $0 == before } ?? (before == nil)
+            if !same { changed.insert(key) }
         }
     }
 

@@ -9,14 +9,21 @@ import _GatewayInternals
 /// stored"), handed to the JSON coders in their `userInfo`: the wall clock deadlines are written
 /// in, the configured peers (a dialog's peer is written by name), and this node's Contacts,
 /// which dialogs read back take (a node that takes over another's dialogs puts its own in their
-/// next requests: a target refresh, RFC 6665 §4.1.2.2, §4.2.2).
-struct RecordCoding: Sendable {
+/// next requests: a target refresh, RFC 6665 §4.1.2.2, §4.2.2). A class: the coders hand it out
+/// of their `userInfo` for every dialog and peer of a record, a reference rather than a copy of
+/// the configuration.
+final class RecordCoding: Sendable {
     // swift-format-ignore: NeverForceUnwrap
     // A constant key: it is a valid one.
     static let key = CodingUserInfoKey(rawValue: "presence-gateway.record-coding")!
 
-    var clock: WallClock
-    var settings: CoreSettings
+    let clock: WallClock
+    let settings: CoreSettings
+
+    init(clock: WallClock, settings: CoreSettings) {
+        self.clock = clock
+        self.settings = settings
+    }
 
     var configuration: GatewayConfiguration { settings.configuration }
 
@@ -101,8 +108,7 @@ extension BatchCategorySubscription: DurableDialog {
     }
 
     func keptAlike(_ other: Self) -> Bool {
-        subscription.keptAlike(other.subscription) && resources.count == other.resources.count
-            && resources.allSatisfy { other.resources[$0.key] == $0.value }
+        subscription.keptAlike(other.subscription) && resources == other.resources
     }
 }
 
