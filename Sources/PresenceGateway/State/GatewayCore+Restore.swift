@@ -62,7 +62,8 @@ extension GatewayCore {
         restoreLegs(read)
         // Before any watch is attached again: the legs toward the enterprise, and where the
         // enterprise said to subscribe.
-        let enterpriseLegs = entries.table(EnterpriseLeg.self).keys.sorted()
+        // Their keys only: the pool builds the table of legs itself.
+        let enterpriseLegs = Set(entries.entries(EnterpriseLeg.self).compactMap { Int($0.key) }).sorted()
         for key in enterpriseLegs { ids.noteRestoredKey(key) }
         var out = restore(\.legPool, from: entries, now: now)
 

@@ -328,11 +328,7 @@ extension DialogPeer: Codable {
 /// By its pres-rules token (RFC 5025 §3.2.1).
 extension SubHandling: Codable {
     public init(from decoder: any Decoder) throws {
-        let token = try String(from: decoder)
-        guard let handling = SubHandling(token: token) else {
-            throw GatewayCore.RestoreError.Detail("unknown sub-handling \(token)")
-        }
-        self = handling
+        self = try decoder.decodeWord("sub-handling", SubHandling.init(token:))
     }
 
     public func encode(to encoder: any Encoder) throws { try token.encode(to: encoder) }
@@ -340,10 +336,15 @@ extension SubHandling: Codable {
 
 extension SourceNetwork: Codable {
     public init(from decoder: any Decoder) throws {
-        let text = try String(from: decoder)
-        guard let network = SourceNetwork(rawValue: text) else {
-            throw GatewayCore.RestoreError.Detail("unknown network \(text)")
-        }
-        self = network
+        self = try decoder.decodeWord("network", SourceNetwork.init(rawValue:))
+    }
+}
+
+extension Decoder {
+    /// A value written as one word; a word it does not know is a restore error naming `what`.
+    fileprivate func decodeWord<T>(_ what: String, _ parse: (String) -> T?) throws -> T {
+        let word = try String(from: self)
+        guard let value = parse(word) else { throw GatewayCore.RestoreError.Detail("unknown \(what) \(word)") }
+        return value
     }
 }
