@@ -50,6 +50,8 @@ let package = Package(
             name: "CXMLRecorder", dependencies: ["CLibXML2"],
             cSettings: fuzzing ? [.unsafeFlags(["-fsanitize=fuzzer-no-link,address"])] : []),
         .target(name: "XMLBridge", dependencies: ["CLibXML2", "CXMLRecorder"], swiftSettings: strict),
+        // presence-gateway's start-up check that /proc is mounted, made before main.
+        .target(name: "CProcCheck"),
         .target(name: "Multipart", swiftSettings: strict),
         .target(name: "PresenceDocuments", dependencies: ["XMLBridge", "Multipart"], swiftSettings: strict),
         .target(
@@ -219,6 +221,7 @@ let package = Package(
         .executableTarget(
             name: "presence-gateway",
             dependencies: [
+                "CProcCheck",
                 "PresenceGateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
