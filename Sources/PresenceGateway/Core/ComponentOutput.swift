@@ -58,6 +58,15 @@ extension GatewayCore {
         }
     }
 
+    /// Applies one dialog's change (``dialogsChanged(_:)``); nothing when there is no dialog
+    /// (an entry whose subscription was never made).
+    mutating func dialogChanged(
+        _ kind: DialogChange.Kind, _ context: Context, _ dialog: SIPDialogKey?, peer: DialogPeer? = nil
+    ) {
+        guard let dialog else { return }
+        dialogsChanged([DialogChange(kind, context, dialog, peer: peer)])
+    }
+
     /// A component's output applied: its dialogs' changes, then its actions.
     mutating func apply(_ output: ComponentOutput) -> [Action] {
         dialogsChanged(output.dialogs)

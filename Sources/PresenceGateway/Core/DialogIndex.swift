@@ -99,3 +99,13 @@ extension GatewayCore {
         }
     }
 }
+
+extension SubscriberSubscription {
+    /// The dialog index's key of a subscription the gateway holds (its Call-ID and From tag).
+    var dialogKey: SIPDialogKey { SIPDialogKey(callID: callID, localTag: localTag) }
+}
+
+extension SIPDialog.ID {
+    /// The dialog index's key of a dialog the gateway answered (its Call-ID and To tag).
+    var dialogKey: SIPDialogKey { SIPDialogKey(callID: callID, localTag: localTag) }
+}

@@ -504,17 +504,13 @@ public struct GatewayCore: Sendable {
                 switch context {
                 case .enterpriseWatch(let key):
                     if let watch = forgetEnterpriseWatch(key) {
-                        if let dialog = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id {
-                            dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
-                        }
+                        dialogChanged(.closed, context, watch.storedDialog.dialogKey)
                         out += endOMALegs(watch.legs.values, now: now)
                     }
                 case .omaWatch(let key):
                     if notifier.hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
                     if let gone = forgetOMAWatch(key) {
-                        if let dialog = gone.watch.subscription?.dialog.id {
-                            dialogs.remove(DialogKey(callID: dialog.callID, localTag: dialog.localTag), context)
-                        }
+                        dialogChanged(.closed, context, gone.watch.dialogKey)
                         out += detachOMAWatch(gone, now: now)
                     }
                 case .winfoWatch(let key):

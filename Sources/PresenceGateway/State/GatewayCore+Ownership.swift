@@ -30,8 +30,11 @@ extension GatewayCore {
         switch kind {
         case .enterpriseWatch:
             guard let watch = bridge.forgetWatch(key) else { return [] }
-            releasePeerQuota(watch.peer)
-            if let id = watch.storedDialog.dialogKey { dialogs.remove(id, .enterpriseWatch(key)) }
+            if let dialog = watch.storedDialog.dialogKey {
+                dialogChanged(.closed, .enterpriseWatch(key), dialog, peer: watch.peer)
+            } else {
+                releasePeerQuota(watch.peer)
+            }
             return [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
         case .omaWatch:
             guard let held = notifier[key] else { return [] }
@@ -39,7 +42,7 @@ extension GatewayCore {
             lists.forget(key)
             guard let watch = notifier.forget(key) else { return [] }
             release(charge, watch)
-            if let id = watch.dialogKey { dialogs.remove(id, .omaWatch(key)) }
+            dialogChanged(.closed, .omaWatch(key), watch.dialogKey)
             return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
         default:
             return []
@@ -52,7 +55,7 @@ extension GatewayCore {
         case .omaLeg:
             guard let leg = bridge.forgetLeg(key) else { return [] }
             releaseLeg(leg)
-            if let id = leg.storedDialog.dialogKey { dialogs.remove(id, .omaLeg(key)) }
+            dialogChanged(.closed, .omaLeg(key), leg.storedDialog.dialogKey)
             return [
                 .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
             ]
@@ -60,7 +63,7 @@ extension GatewayCore {
             guard let list = bridge.forgetList(key) else { return [] }
             bridge.listDocuments[list.document]?.lists.remove(key)
             bridge.listDocuments[list.document]?.waiting.remove(key)
-            if let id = list.storedDialog.dialogKey { dialogs.remove(id, .omaList(key)) }
+            dialogChanged(.closed, .omaList(key), list.storedDialog.dialogKey)
             return [
                 .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
             ]

@@ -132,7 +132,7 @@ extension GatewayCore {
             }
             bridge.restoreWatch(key, watch)
             _ = takePeerQuotaRestored(watch.peer)
-            if let id = watch.storedDialog.dialogKey { dialogs.insert(id, .enterpriseWatch(key)) }
+            dialogChanged(.restored, .enterpriseWatch(key), watch.storedDialog.dialogKey)
         }
         for (key, stored) in read.omaWatches {
             ids.noteRestoredKey(key)
@@ -142,7 +142,7 @@ extension GatewayCore {
             let charge = charge(of: key, watch)
             if charge.watcher { takeQuotaRestored(watch.watcher.uri) }
             if charge.peer { _ = takePeerQuotaRestored(watch.peer) }
-            if let id = watch.dialogKey { dialogs.insert(id, .omaWatch(key)) }
+            dialogChanged(.restored, .omaWatch(key), watch.dialogKey)
         }
         return dropped
     }
@@ -154,7 +154,7 @@ extension GatewayCore {
             ids.noteRestoredKey(key)
             bridge.restoreList(key, list)
             bridge.listDocuments[list.document, default: ListDocument()].lists.insert(key)
-            if let id = list.storedDialog.dialogKey { dialogs.insert(id, .omaList(key)) }
+            dialogChanged(.restored, .omaList(key), list.storedDialog.dialogKey)
         }
         for (key, leg) in read.omaLegs {
             ids.noteRestoredKey(key)
@@ -167,7 +167,7 @@ extension GatewayCore {
             takeQuotaRestored(leg.watcher)
             quotas.countPresentityLeg(leg.resource)
             if let key = sender(of: leg.charged) { quotas.countPeer(key) }
-            if let id = leg.storedDialog.dialogKey { dialogs.insert(id, .omaLeg(key)) }
+            dialogChanged(.restored, .omaLeg(key), leg.storedDialog.dialogKey)
         }
     }
 
@@ -361,14 +361,14 @@ extension GatewayCore {
     /// dialog existed. The watcher's dialog and the last state seen stay.
     mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
         guard let old = bridge.legs[key]?.subscription else { return [] }
-        dialogs.remove(DialogKey(callID: old.callID, localTag: old.localTag), .omaLeg(key))
+        dialogChanged(.closed, .omaLeg(key), old.dialogKey)
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
         bridge.modifyLeg(key) {
             $0.subscription = subscription
             $0.closing = false
         }
-        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+        dialogChanged(.opened, .omaLeg(key), subscription.dialogKey)
         return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))]
             + legActions(actions, context: .omaLeg(key))
     }

@@ -73,9 +73,7 @@ extension GatewayCore {
                 pending.request, terms: pending.terms, status: waiting ? .pending : .active, localTag: ids.tag(),
                 contact: contact(.enterprise, for: watch.peer, fallback: pending.request.uri), body: body, now: now)
             watch.document = subscription
-            dialogs.insert(
-                DialogKey(callID: subscription.dialog.id.callID, localTag: subscription.dialog.id.localTag),
-                .enterpriseWatch(key))
+            dialogChanged(.opened, .enterpriseWatch(key), subscription.dialog.id.dialogKey)
             bridge.replaceWatch(key, watch)
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)

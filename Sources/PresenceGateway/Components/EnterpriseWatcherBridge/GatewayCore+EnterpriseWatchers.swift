@@ -275,7 +275,7 @@ extension GatewayCore {
         let key = takeKey()
         let (subscription, actions) = SubscriberSubscription.start(
             configuration, callID: ids.callID(), localTag: ids.tag())
-        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
+        dialogChanged(.opened, .omaLeg(key), subscription.dialogKey)
         quotas.countPresentityLeg(resource)
         bridge.openLeg(
             key,
@@ -431,8 +431,7 @@ extension GatewayCore {
                 return out + endOMALegs(watch.legs.values, now: now)
             }
             watch.subscription = subscription
-            let id = subscription.subscription.dialog.id
-            dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .enterpriseWatch(key))
+            dialogChanged(.opened, .enterpriseWatch(key), subscription.subscription.dialog.id.dialogKey)
             bridge.replaceWatch(key, watch)
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
@@ -758,9 +757,7 @@ extension GatewayCore {
     mutating func removeOMALeg(_ key: Int) {
         guard let leg = bridge.removeLeg(key) else { return }
         releaseLeg(leg)
-        if let subscription = leg.subscription {
-            dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaLeg(key))
-        }
+        dialogChanged(.closed, .omaLeg(key), leg.subscription?.dialogKey)
     }
 
     /// Whether the watcher is shown a leg's OMA `pending` state: only an allowed watcher (a

@@ -323,7 +323,7 @@ extension GatewayCore {
         list.subscription = subscription
         list.changed = false
         bridge.replaceList(key, list)
-        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+        dialogChanged(.opened, .omaList(key), subscription.dialogKey)
         return legActions(actions, context: .omaList(key))
     }
 
@@ -370,7 +370,7 @@ extension GatewayCore {
     /// gone, or the gateway restarted before its dialog existed). Its members keep their state.
     mutating func restartOMAList(_ key: Int) -> [Action] {
         guard var list = bridge.lists[key], let old = list.subscription else { return [] }
-        dialogs.remove(DialogKey(callID: old.callID, localTag: old.localTag), .omaList(key))
+        dialogChanged(.closed, .omaList(key), old.dialogKey)
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
         list.subscription = subscription
@@ -378,7 +378,7 @@ extension GatewayCore {
         list.changed = false
         list.closing = false
         bridge.replaceList(key, list)
-        dialogs.insert(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+        dialogChanged(.opened, .omaList(key), subscription.dialogKey)
         return [.cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key)))]
             + legActions(actions, context: .omaList(key))
     }
@@ -457,16 +457,14 @@ extension GatewayCore {
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
     private mutating func forgetListDialog(_ key: Int) {
         guard let subscription = bridge.lists[key]?.subscription else { return }
-        dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
+        dialogChanged(.closed, .omaList(key), subscription.dialogKey)
         bridge.modifyList(key) { $0.subscription = nil }
     }
 
     /// Forgets list `key` and its dialog.
     mutating func removeOMAList(_ key: Int) {
         guard let list = bridge.removeList(key) else { return }
-        if let subscription = list.subscription {
-            dialogs.remove(DialogKey(callID: subscription.callID, localTag: subscription.localTag), .omaList(key))
-        }
+        dialogChanged(.closed, .omaList(key), list.subscription?.dialogKey)
     }
 
     // MARK: - Notifications

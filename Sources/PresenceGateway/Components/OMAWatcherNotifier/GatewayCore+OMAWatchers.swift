@@ -58,7 +58,7 @@ extension GatewayCore {
 
         /// The dialog index's key of its dialog, once answered.
         var dialogKey: SIPDialogKey? {
-            subscription.map { SIPDialogKey(callID: $0.dialog.id.callID, localTag: $0.dialog.id.localTag) }
+            subscription?.dialog.id.dialogKey
         }
 
         /// `rendered` (the whole document) cut to what the watcher's filter selects (RFC 4661
@@ -251,9 +251,7 @@ extension GatewayCore {
                 categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
                 callID: ids.callID(), localTag: ids.tag(), context: context)
         }
-        dialogs.insert(
-            DialogKey(callID: subscriber.subscription.callID, localTag: subscriber.subscription.localTag),
-            .enterpriseLeg(legKey))
+        dialogChanged(.opened, .enterpriseLeg(legKey), subscriber.subscription.dialogKey)
         legPool.open(
             legKey,
             EnterpriseLeg(
@@ -480,8 +478,7 @@ extension GatewayCore {
                 now: now)
             watch.subscription = subscription
             watch.lastSent = BodyDigest(full)
-            let id = subscription.dialog.id
-            dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(watchKey))
+            dialogChanged(.opened, .omaWatch(watchKey), subscription.dialog.id.dialogKey)
             notifier.replace(watchKey, watch)
             return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
         } catch {
@@ -626,9 +623,7 @@ extension GatewayCore {
 
     mutating func removeEnterpriseLeg(_ key: Int) {
         guard let leg = legPool.remove(key) else { return }
-        dialogs.remove(
-            DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag),
-            .enterpriseLeg(key))
+        dialogChanged(.closed, .enterpriseLeg(key), leg.subscriber.subscription.dialogKey)
     }
 }
 

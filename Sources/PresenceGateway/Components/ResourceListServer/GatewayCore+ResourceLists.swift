@@ -155,8 +155,7 @@ extension GatewayCore {
                 contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 responseHeaders: [(.require, Self.eventlist)], now: now)
             notifier.modify(key) { $0.subscription = subscription }
-            let id = subscription.dialog.id
-            dialogs.insert(DialogKey(callID: id.callID, localTag: id.localTag), .omaWatch(key))
+            dialogChanged(.opened, .omaWatch(key), subscription.dialog.id.dialogKey)
             return [.cancel(.firstAnswer(.omaWatch(key)))]
                 + apply(Self.requiringEventlist(accepted), context: .omaWatch(key), now: now, id: pending.id)
         } catch {
