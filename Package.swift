@@ -104,7 +104,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
-            swiftSettings: strict
+            // Release builds make its generic code available to the modules using it, which then
+            // specialize it for their own types (docs/performance.md, "Generic containers").
+            swiftSettings: strict + [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
         ),
         .executableTarget(
             name: "sip-bench",
