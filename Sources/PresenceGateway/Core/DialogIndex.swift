@@ -72,19 +72,19 @@ extension GatewayCore {
     func dialogKey(of context: Context) -> DialogKey? {
         switch context {
         case .omaLeg(let key):
-            guard let subscription = bridge.legs[key]?.subscription else { return nil }
+            guard let subscription = bridge[leg: key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .omaList(let key):
-            guard let subscription = bridge.lists[key]?.subscription else { return nil }
+            guard let subscription = bridge[list: key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .serverWatch(let key):
             guard let subscription = serverWatches[key]?.subscription else { return nil }
             return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
         case .enterpriseLeg(let key):
-            guard let leg = legPool.legs[key] else { return nil }
+            guard let leg = legPool[key] else { return nil }
             return DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)
         case .enterpriseWatch(let key):
-            guard let watch = bridge.watches[key],
+            guard let watch = bridge[watch: key],
                 let id = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id
             else { return nil }
             return DialogKey(callID: id.callID, localTag: id.localTag)

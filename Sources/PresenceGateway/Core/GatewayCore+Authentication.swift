@@ -19,7 +19,7 @@ extension GatewayCore {
         case .omaLeg(let key):
             return bridge.modifyLeg(key) { $0.subscription?.resent(request) ?? false } ?? false
         case .omaList(let key):
-            guard var list = bridge.lists[key], var subscription = list.subscription, subscription.resent(request)
+            guard var list = bridge[list: key], var subscription = list.subscription, subscription.resent(request)
             else {
                 return false
             }

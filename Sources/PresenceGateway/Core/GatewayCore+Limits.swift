@@ -210,12 +210,12 @@ extension GatewayCore {
     /// (docs/security.md, "Requests inside a dialog").
     public func peer(of context: Context) -> DialogPeer? {
         switch context {
-        case .enterpriseWatch(let key): bridge.watches[key]?.peer
+        case .enterpriseWatch(let key): bridge[watch: key]?.peer
         case .omaWatch(let key): notifier[key]?.peer
         case .winfoWatch(let key): watcherInfo[key]?.peer
-        case .omaLeg(let key): bridge.legs[key]?.peer
-        case .omaList(let key): bridge.lists[key].flatMap(\.peer)
-        case .enterpriseLeg(let key): legPool.legs[key]?.peer
+        case .omaLeg(let key): bridge[leg: key]?.peer
+        case .omaList(let key): bridge[list: key].flatMap(\.peer)
+        case .enterpriseLeg(let key): legPool[key]?.peer
         case .serverWatch(let key): serverWatches[key]?.peer
         // Publications make no dialog (RFC 3903 §4): nothing is admitted in their name.
         case .linkedPublication, .servicePublish: nil

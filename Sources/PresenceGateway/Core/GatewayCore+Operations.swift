@@ -87,8 +87,8 @@ extension GatewayCore {
             total += 1
         }
         if side != .oma {
-            for key in bridge.watches.keys.sorted() {
-                guard let watch = bridge.watches[key] else { continue }
+            for key in bridge.watchKeys.sorted() {
+                guard let watch = bridge[watch: key] else { continue }
                 add { describe(enterpriseWatch: key, watch, now: now) }
             }
         }
@@ -111,7 +111,7 @@ extension GatewayCore {
     public mutating func endSubscription(_ id: String, reason: String, now: NIODeadline) -> [Action]? {
         guard let kind = id.first, let key = Int(id.dropFirst()) else { return nil }
         switch kind {
-        case "e" where bridge.watches[key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
+        case "e" where bridge[watch: key] != nil: return endWatcher(.enterpriseWatch(key), reason: reason, now: now)
         case "o" where notifier[key].map({ isWatchersOwn(key, $0) && lists.owner(of: key) == nil }) == true:
             return endWatcher(.omaWatch(key), reason: reason, now: now)
         default: return nil
@@ -131,7 +131,7 @@ extension GatewayCore {
         }
         switch context {
         case .enterpriseWatch(let key):
-            guard var watch = bridge.watches[key] else { return [] }
+            guard var watch = bridge[watch: key] else { return [] }
             if let pending = watch.pending {
                 forgetEnterpriseWatch(key)
                 return [.cancel(.firstAnswer(context)), refusal(pending.request, pending.id)]
@@ -192,15 +192,15 @@ extension GatewayCore {
         // A list whose domain no longer has its RLS there (or an XCAP root of another) is given
         // up for subscriptions of its members' own.
         var out: [Action] = []
-        for key in bridge.lists.keys.sorted() {
-            guard let list = bridge.lists[key], !list.closing,
+        for key in bridge.listKeys.sorted() {
+            guard let list = bridge[list: key], !list.closing,
                 listDocumentURI(watcher: list.watcher, domain: list.domain) != list.document
             else { continue }
             out += dissolveList(key, now: now)
         }
         let spheres = bridge.spheres
         out += resolveLegsAgain(
-            bridge.legs.keys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
+            bridge.legKeys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
         out += resolveAwaitingAuthorization(now: now)
         if new.resourceLists != old.resourceLists { out += resourceListsChanged(now: now) }
         out += watchXCAPDocuments(now: now)
@@ -245,8 +245,8 @@ extension GatewayCore {
         }
         quotas.resetPeers()
         // Written only where a peer moved: every write is a record for the durable store.
-        for key in bridge.watches.keys {
-            let current = bridge.watches[key]?.peer
+        for key in bridge.watchKeys {
+            let current = bridge[watch: key]?.peer
             let peer = carried(current)
             if peer != current { bridge.modifyWatch(key) { $0.peer = peer } }
             if let peer { quotas.countPeer(loadKey(peer)) }
@@ -257,20 +257,20 @@ extension GatewayCore {
             if peer != watch.peer { notifier.modify(key) { $0.peer = peer } }
             if watch.linked == nil, let peer { quotas.countPeer(loadKey(peer)) }
         }
-        for key in bridge.legs.keys {
-            guard let leg = bridge.legs[key] else { continue }
+        for key in bridge.legKeys {
+            guard let leg = bridge[leg: key] else { continue }
             let peer = carried(leg.peer)
             if peer != leg.peer { bridge.modifyLeg(key) { $0.peer = peer } }
             // Charged by name or address, which a reload does not change.
             if let sender = sender(of: leg.charged) { quotas.countPeer(sender) }
         }
-        for key in legPool.legs.keys {
-            let current = legPool.legs[key]?.peer
+        for key in legPool.keys {
+            let current = legPool[key]?.peer
             let peer = carried(current)
             if peer != current { legPool.modify(key) { $0.peer = peer } }
         }
-        for key in bridge.lists.keys {
-            let current = bridge.lists[key]?.peer
+        for key in bridge.listKeys {
+            let current = bridge[list: key]?.peer
             let peer = carried(current)
             if peer != current { bridge.modifyList(key) { $0.peer = peer } }
         }
@@ -298,8 +298,8 @@ extension GatewayCore {
 
     /// The OMA legs to `presentity` (an address of record), in key order.
     func legs(of presentity: String) -> [Int] {
-        bridge.legs.keys.filter { key in
-            bridge.legs[key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity }
+        bridge.legKeys.filter { key in
+            bridge[leg: key].map { (WatcherIdentity.addressOfRecord($0.resource) ?? $0.resource) == presentity }
                 ?? false
         }.sorted()
     }
@@ -316,7 +316,7 @@ extension GatewayCore {
         var out: [Action] = []
         var refreshed: Set<Int> = []
         for key in keys {
-            guard var leg = bridge.legs[key], !leg.closing, let watch = bridge.watches[leg.watch] else { continue }
+            guard var leg = bridge[leg: key], !leg.closing, let watch = bridge[watch: leg.watch] else { continue }
             let policy = policy(for: leg.resource)
             let handling = policy.subHandling(for: watch.watcher)
             let before = leg.handling
@@ -355,7 +355,7 @@ extension GatewayCore {
     /// Notifies the enterprise watcher of `leg` when the body rendered for it differs from the
     /// last one sent.
     private mutating func viewMayHaveChanged(_ leg: OMALeg, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[leg.watch] else { return [] }
+        guard var watch = bridge[watch: leg.watch] else { return [] }
         if watch.documentResource != nil {
             guard watch.document != nil else { return [] }
             return documentLegChanged(leg.watch, leg: leg, changed: true, now: now)
@@ -408,7 +408,7 @@ extension GatewayCore {
             format: dialog?.terms.bodyType ?? watch.pending?.terms.bodyType,
             expiresIn: dialog.flatMap { Self.seconds(until: $0.expiresAt, now: now) }, peer: name(of: watch.peer),
             resources: resources.map { uri in
-                let leg = watch.legs[uri].flatMap { bridge.legs[$0] }
+                let leg = watch.legs[uri].flatMap { bridge[leg: $0] }
                 return .init(
                     uri: uri, decision: watch.refused.contains(uri) ? "refused" : leg?.handling.token,
                     leg: leg.flatMap { describe($0, now: now) })
@@ -419,7 +419,7 @@ extension GatewayCore {
         func resource(_ uri: String, leg key: Int?) -> BridgedSubscription.Resource {
             .init(
                 uri: uri, decision: nil,
-                leg: key.flatMap { legPool.legs[$0] }.map {
+                leg: key.flatMap { legPool[$0] }.map {
                     describe($0.subscriber.subscription, peer: $0.peer, resources: $0.watches.count, now: now)
                 })
         }
@@ -441,7 +441,7 @@ extension GatewayCore {
         if let subscription = leg.subscription {
             return describe(subscription, peer: leg.peer, resources: 1, now: now)
         }
-        guard let list = leg.list.flatMap({ bridge.lists[$0] }) else { return nil }
+        guard let list = leg.list.flatMap({ bridge[list: $0] }) else { return nil }
         return list.subscription.map { describe($0, peer: list.peer, resources: list.members.count, now: now) }
             ?? .init(state: "writing-list", expiresIn: nil, callID: nil, peer: nil, resources: list.members.count)
     }

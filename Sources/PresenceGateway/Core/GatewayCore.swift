@@ -148,9 +148,9 @@ public struct GatewayCore: Sendable {
         // the stand-ins for watchers at the OMA presence server (``mirroredWatcherCount``).
         let linkedWatches = linkedIdentities.watchCount { notifier[$0] != nil }
         return (
-            bridge.watches.count, bridge.legs.count,
+            bridge.watchCount, bridge.legCount,
             notifier.count - linkedWatches - lists.memberWatches - mirroredWatcherCount,
-            legPool.legs.count
+            legPool.count
         )
     }
 
@@ -268,7 +268,7 @@ public struct GatewayCore: Sendable {
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
         case .enterpriseWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = bridge.watches[key] else { return [] }
+            guard (300...).contains(response.statusCode), var watch = bridge[watch: key] else { return [] }
             if var document = watch.document {
                 let actions = document.notifyFailed(status: response.statusCode)
                 watch.document = document
@@ -345,7 +345,7 @@ public struct GatewayCore: Sendable {
     private mutating func expire(_ context: Context, now: NIODeadline) -> [Action] {
         switch context {
         case .enterpriseWatch(let key):
-            guard var watch = bridge.watches[key] else { return [] }
+            guard var watch = bridge[watch: key] else { return [] }
             if var document = watch.document {
                 let actions = document.expire(now: now)
                 watch.document = document
@@ -368,20 +368,20 @@ public struct GatewayCore: Sendable {
             return apply(actions, context: context, now: now)
         case .omaLeg(let key):
             // A refresh failed and the granted time ran out: the OMA side stopped answering.
-            guard let leg = bridge.legs[key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {
+            guard let leg = bridge[leg: key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {
                 return []
             }
             return omaLegEnded(key, reason: "timeout", statusCode: nil, now: now)
         case .omaList(let key):
             // The same for a list: it is made again, and given up if that is refused.
-            guard let list = bridge.lists[key], !list.closing, let end = list.subscription?.expiresAt, end <= now else {
+            guard let list = bridge[list: key], !list.closing, let end = list.subscription?.expiresAt, end <= now else {
                 return []
             }
             return restartOMAList(key)
         case .serverWatch(let key):
             return serverWatchExpired(key, now: now)
         case .enterpriseLeg(let key):
-            guard let leg = legPool.legs[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
+            guard let leg = legPool[key], !leg.closing, let end = leg.subscriber.subscription.expiresAt,
                 end <= now
             else { return [] }
             return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
@@ -397,7 +397,7 @@ public struct GatewayCore: Sendable {
     private mutating func refresh(_ context: Context, now: NIODeadline) -> [Action] {
         switch context {
         case .omaLeg(let key):
-            guard bridge.legs[key]?.closing == false else { return [] }
+            guard bridge[leg: key]?.closing == false else { return [] }
             let actions = bridge.modifyLeg(key) { $0.subscription?.refresh(now: now) ?? [] } ?? []
             return legActions(actions, context: context)
         case .omaList(let key):
@@ -405,7 +405,7 @@ public struct GatewayCore: Sendable {
         case .serverWatch(let key):
             return refreshServerWatch(key, now: now)
         case .enterpriseLeg(let key):
-            guard legPool.legs[key]?.closing == false else { return [] }
+            guard legPool[key]?.closing == false else { return [] }
             let actions = legPool.modify(key) { $0.subscriber.refresh(now: now) } ?? []
             return enterpriseLegActions(key, actions, now: now)
         default:
@@ -417,7 +417,7 @@ public struct GatewayCore: Sendable {
     /// it may subscribe again at once, RFC 6665 §4.1.3) and every leg an unsubscribe.
     public mutating func shutdown(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in bridge.watches.keys.sorted() {
+        for key in bridge.watchKeys.sorted() {
             out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
         }
         out += linkedIdentities.removeAll()
@@ -456,7 +456,7 @@ public struct GatewayCore: Sendable {
             default: .enterprise
             }
         var trust: String?
-        if case .enterpriseLeg(let key) = context, let leg = legPool.legs[key] {
+        if case .enterpriseLeg(let key) = context, let leg = legPool[key] {
             trust = Self.edgeTrust(network: leg.network, verified: leg.verified)
         }
         return Self.subscriberActions(actions, context: context, to: side, trust: trust)

@@ -98,10 +98,10 @@ extension GatewayCore {
     /// identity); nil for what no sender caused.
     public func fanOutSender(of context: Context) -> String? {
         switch context {
-        case .omaLeg(let key): return bridge.legs[key].flatMap { sender(of: $0.charged) }
-        case .omaList(let key): return bridge.lists[key].flatMap { bridge.watches[$0.watch]?.peer }.map(loadKey)
+        case .omaLeg(let key): return bridge[leg: key].flatMap { sender(of: $0.charged) }
+        case .omaList(let key): return bridge[list: key].flatMap { bridge[watch: $0.watch]?.peer }.map(loadKey)
         case .enterpriseLeg(let key):
-            guard let watchKey = legPool.legs[key]?.watches.first(where: { _ in true })?.value,
+            guard let watchKey = legPool[key]?.watches.first(where: { _ in true })?.value,
                 let watch = notifier[watchKey]
             else {
                 return nil

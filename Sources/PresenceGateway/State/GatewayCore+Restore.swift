@@ -177,8 +177,8 @@ extension GatewayCore {
     private mutating func restoreOMALegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard let leg = bridge.legs[key] else { continue }
-            if bridge.watches[leg.watch] == nil {
+            guard let leg = bridge[leg: key] else { continue }
+            if bridge[watch: leg.watch] == nil {
                 out += endOMALegs([key], now: now)
                 continue
             }
@@ -211,7 +211,7 @@ extension GatewayCore {
     private mutating func restoreOMALists(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var list = bridge.lists[key] else { continue }
+            guard var list = bridge[list: key] else { continue }
             if list.closing {
                 // Being ended: unsubscribed again, or forgotten when it has no dialog to end.
                 guard var subscription = list.subscription, subscription.status == .unsubscribing else {
@@ -229,7 +229,7 @@ extension GatewayCore {
                 out.append(.schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay))
                 continue
             }
-            if list.members.isEmpty || bridge.watches[list.watch] == nil {
+            if list.members.isEmpty || bridge[watch: list.watch] == nil {
                 out += endOMAList(key, now: now)
                 continue
             }
@@ -255,10 +255,10 @@ extension GatewayCore {
     private mutating func restoreEnterpriseWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var watch = bridge.watches[key], let notifier = watch.subscription?.subscription ?? watch.document
+            guard var watch = bridge[watch: key], let notifier = watch.subscription?.subscription ?? watch.document
             else { continue }
             out.append(.schedule(.expiry(.enterpriseWatch(key)), at: notifier.expiresAt))
-            let missing = watch.legs.filter { bridge.legs[$0.value] == nil }.map(\.key)
+            let missing = watch.legs.filter { bridge[leg: $0.value] == nil }.map(\.key)
             guard !missing.isEmpty else { continue }
             var from = notifier.dialog.remoteURI
             from.tag = nil
@@ -299,7 +299,7 @@ extension GatewayCore {
                 continue
             }
             let legKey = watch.leg
-            if legKey.map({ legPool.legs[$0]?.watches[watch.resource] != key }) ?? true {
+            if legKey.map({ legPool[$0]?.watches[watch.resource] != key }) ?? true {
                 notifier.modify(key) { $0.leg = nil }
                 out += attach(key, now: now)
             }
@@ -313,21 +313,21 @@ extension GatewayCore {
     private mutating func restoreEnterpriseLegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard let held = legPool.legs[key] else { continue }
+            guard let held = legPool[key] else { continue }
             let gone = held.watches.filter { notifier[$0.value]?.leg != key }.map(\.key)
             if !gone.isEmpty {
                 let actions = legPool.modify(key) { leg in
                     for resource in gone { leg.watches[resource] = nil }
                     return leg.watches.isEmpty ? [] : leg.subscriber.remove(gone, now: now)
                 }
-                if legPool.legs[key]?.watches.isEmpty == true {
+                if legPool[key]?.watches.isEmpty == true {
                     out += endEnterpriseLeg(key, now: now)
                     continue
                 }
                 out += enterpriseLegActions(key, actions ?? [], now: now)
             }
             // As it is now: the removal's actions may have changed it.
-            guard let leg = legPool.legs[key] else { continue }
+            guard let leg = legPool[key] else { continue }
             switch leg.subscriber.subscription.status {
             case .unsubscribing:
                 let actions = legPool.modify(key) { $0.subscriber.unsubscribeAgain() } ?? []
@@ -360,7 +360,7 @@ extension GatewayCore {
     /// From tag"): after a refresh found it gone (481), or when the restart came before its
     /// dialog existed. The watcher's dialog and the last state seen stay.
     mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let old = bridge.legs[key]?.subscription else { return [] }
+        guard let old = bridge[leg: key]?.subscription else { return [] }
         dialogChanged(.closed, .omaLeg(key), old.dialogKey)
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
@@ -376,7 +376,7 @@ extension GatewayCore {
     /// The same toward the enterprise: each watcher the leg carried is attached again (to a batch
     /// dialog with its pool, or a new one).
     mutating func restartEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let leg = legPool.legs[key] else { return [] }
+        guard let leg = legPool[key] else { return [] }
         removeEnterpriseLeg(key)
         var out: [Action] = [.cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key)))]
         for (_, watch) in leg.watches.sorted(by: { $0.key < $1.key }) {

@@ -14,9 +14,9 @@ import SIPStack
 /// `GatewayCore+PoolRedirects`).
 struct EnterpriseLegPool: Sendable {
     /// The legs, by key (a ``JournaledTable``: it remembers what changed for the durable store).
-    /// Read anywhere; written only here: a leg is opened, changed in place (``modify(_:_:)``) and
-    /// removed, so no caller holds a copy that a write back would make stale.
-    private(set) var legs = JournaledTable<GatewayCore.EnterpriseLeg>()
+    /// Read through ``subscript(_:)``; written only here: a leg is opened, changed in place
+    /// (``modify(_:_:)``) and removed, so no caller holds a copy that a write back would make stale.
+    private var legs = JournaledTable<GatewayCore.EnterpriseLeg>()
     /// Enterprise resource → the pool GRUU a batch response told to resubscribe to.
     private var pools: [String: String] = [:]
     /// The enterprise refused a batched category SUBSCRIBE from a federated watcher once.
@@ -32,6 +32,11 @@ struct EnterpriseLegPool: Sendable {
 
         var isEmpty: Bool { legs.isEmpty && pools.isEmpty && !batchRefused }
     }
+
+    /// Leg `key`.
+    subscript(key: Int) -> GatewayCore.EnterpriseLeg? { legs[key] }
+    var keys: [Int] { legs.keys }
+    var count: Int { legs.count }
 
     func pool(of resource: String) -> String? { pools[resource] }
 

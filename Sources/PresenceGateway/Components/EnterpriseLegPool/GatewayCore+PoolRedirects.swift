@@ -61,7 +61,7 @@ extension GatewayCore {
     /// stopped answering is forgotten for its resources; every watcher it carried is refused or
     /// ended with the reason mapped.
     mutating func enterpriseLegEnded(_ key: Int, reason: String, status: Int?, now: NIODeadline) -> [Action] {
-        guard let leg = legPool.legs[key] else { return [] }
+        guard let leg = legPool[key] else { return [] }
         removeEnterpriseLeg(key)
         var out: [Action] = []
         if leg.subscriber.refusedContext {

@@ -13,15 +13,16 @@ struct EnterpriseWatcherBridge: Sendable {
     // Dense tables, not dictionaries: a dictionary pays each value's bytes for every bucket
     // (1.3–2.7 times the count), see `DenseTable`. Each remembers what changed for the durable
     // store (``JournaledTable``).
-    /// The enterprise watchers' subscriptions: read anywhere, written only here
-    /// (``openWatch(_:_:)``, ``modifyWatch(_:_:)``, ``replaceWatch(_:_:)``, ``removeWatch(_:)``).
-    private(set) var watches = JournaledTable<GatewayCore.EnterpriseWatch>()
-    /// The PIDF legs toward the OMA side: read anywhere, written only here (``openLeg(_:_:)``,
-    /// ``modifyLeg(_:_:)``, ``replaceLeg(_:_:)``, ``removeLeg(_:)``).
-    private(set) var legs = JournaledTable<GatewayCore.OMALeg>()
-    /// List subscriptions toward OMA resource list servers, by key: read anywhere, written only
-    /// here (``openList(_:_:)``, ``modifyList(_:_:)``, ``replaceList(_:_:)``, ``removeList(_:)``).
-    private(set) var lists = JournaledTable<GatewayCore.OMAList>()
+    /// The enterprise watchers' subscriptions: read through ``subscript(watch:)``, written only
+    /// here (``openWatch(_:_:)``, ``modifyWatch(_:_:)``, ``replaceWatch(_:_:)``, ``removeWatch(_:)``).
+    private var watches = JournaledTable<GatewayCore.EnterpriseWatch>()
+    /// The PIDF legs toward the OMA side: read through ``subscript(leg:)``, written only here
+    /// (``openLeg(_:_:)``, ``modifyLeg(_:_:)``, ``replaceLeg(_:_:)``, ``removeLeg(_:)``).
+    private var legs = JournaledTable<GatewayCore.OMALeg>()
+    /// List subscriptions toward OMA resource list servers, by key: read through
+    /// ``subscript(list:)``, written only here (``openList(_:_:)``, ``modifyList(_:_:)``,
+    /// ``replaceList(_:_:)``, ``removeList(_:)``).
+    private var lists = JournaledTable<GatewayCore.OMAList>()
     /// The rls-services documents holding them, by document URI.
     var listDocuments: [String: GatewayCore.ListDocument] = [:]
     /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
@@ -30,6 +31,17 @@ struct EnterpriseWatcherBridge: Sendable {
     /// 4480 §3.12), by address of record: ``GatewayCore/policy(for:)`` decides those conditions
     /// with it.
     var spheres: [String: String] = [:]
+
+    // MARK: - Reading the tables
+
+    subscript(watch key: Int) -> GatewayCore.EnterpriseWatch? { watches[key] }
+    subscript(leg key: Int) -> GatewayCore.OMALeg? { legs[key] }
+    subscript(list key: Int) -> GatewayCore.OMAList? { lists[key] }
+    var watchKeys: [Int] { watches.keys }
+    var legKeys: [Int] { legs.keys }
+    var listKeys: [Int] { lists.keys }
+    var watchCount: Int { watches.count }
+    var legCount: Int { legs.count }
 
     // MARK: - Enterprise watches
 

@@ -54,10 +54,10 @@ extension GatewayCore {
     /// known; `pending` without a body when the OMA side or the policy (`confirm`) waits for
     /// authorization (§4.2.1.3).
     mutating func answerDocumentWatch(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[key], let pending = watch.pending, let resource = watch.documentResource
+        guard var watch = bridge[watch: key], let pending = watch.pending, let resource = watch.documentResource
         else { return [] }
         watch.pending = nil
-        let leg = watch.legs[resource].flatMap { bridge.legs[$0] }
+        let leg = watch.legs[resource].flatMap { bridge[leg: $0] }
         let waiting =
             policy(for: resource).subHandling(for: watch.watcher) == .confirm
             || (leg.map(Self.reflectsPending) ?? false)
@@ -94,7 +94,7 @@ extension GatewayCore {
     /// While the leg is pending again, notifications stop (RFC 6665 has no active → pending
     /// transition for the notifier).
     mutating func documentLegChanged(_ key: Int, leg: OMALeg, changed: Bool, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[key], let resource = watch.documentResource else { return [] }
+        guard var watch = bridge[watch: key], let resource = watch.documentResource else { return [] }
         guard var subscription = watch.document else {
             return watch.pending != nil && allLegsReported(watch) ? answerDocumentWatch(key, now: now) : []
         }
@@ -123,7 +123,7 @@ extension GatewayCore {
     /// status (403, 404, 480 or 489; otherwise 503), an answered one gets the final NOTIFY with
     /// the reason mapped (RFC 6665 §4.2.2).
     mutating func endDocumentWatch(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[key] else { return [] }
+        guard var watch = bridge[watch: key] else { return [] }
         if let pending = watch.pending {
             forgetEnterpriseWatch(key)
             let code = statusCode.map { [403, 404, 480, 489].contains($0) ? $0 : 503 } ?? 503
@@ -145,7 +145,7 @@ extension GatewayCore {
     mutating func refreshDocumentWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var watch = bridge.watches[key], var subscription = watch.document,
+        guard var watch = bridge[watch: key], var subscription = watch.document,
             let resource = watch.documentResource
         else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -156,7 +156,7 @@ extension GatewayCore {
         case .accept(let terms):
             var body: [UInt8]?
             if subscription.status != .pending {
-                let leg = watch.legs[resource].flatMap { bridge.legs[$0] }
+                let leg = watch.legs[resource].flatMap { bridge[leg: $0] }
                 let rendered = documentBody(resource, leg: leg, watcher: watch.watcher, as: terms.bodyType)
                 watch.lastSent[resource] = BodyDigest(rendered)
                 body = rendered
@@ -172,8 +172,8 @@ extension GatewayCore {
     /// view of the composed state changed.
     mutating func servedDocumentChanged(_ resource: String, now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in bridge.watches.keys.sorted() {
-            guard var watch = bridge.watches[key], watch.documentResource == resource,
+        for key in bridge.watchKeys.sorted() {
+            guard var watch = bridge[watch: key], watch.documentResource == resource,
                 var subscription = watch.document,
                 subscription.status == .active
             else { continue }

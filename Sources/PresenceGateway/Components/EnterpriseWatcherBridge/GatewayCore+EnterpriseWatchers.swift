@@ -243,7 +243,7 @@ extension GatewayCore {
         case .confirm:
             return (.pending(Self.pendingInstance(uri)), nil)
         case .allow, .politeBlock:
-            let leg = watch.legs[uri].flatMap { bridge.legs[$0] }
+            let leg = watch.legs[uri].flatMap { bridge[leg: $0] }
             if let leg, Self.reflectsPending(leg) { return (.pending(Self.pendingInstance(uri)), nil) }
             let document = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
             return (.accepted(document), BodyDigest(document.serialized()))
@@ -253,7 +253,7 @@ extension GatewayCore {
     /// Whether `uri` waits for authorization in `watch`: its owner's (`confirm`, no OMA leg
     /// made), or the OMA side's as an allowed watcher is shown it.
     func awaitsAuthorization(_ uri: String, in watch: EnterpriseWatch) -> Bool {
-        if let leg = watch.legs[uri].flatMap({ bridge.legs[$0] }) { return Self.reflectsPending(leg) }
+        if let leg = watch.legs[uri].flatMap({ bridge[leg: $0] }) { return Self.reflectsPending(leg) }
         return !watch.refused.contains(uri) && policy(for: uri).subHandling(for: watch.watcher) == .confirm
     }
 
@@ -295,7 +295,7 @@ extension GatewayCore {
 
     /// Whether every OMA leg of a waiting enterprise watcher has reported a first state.
     func allLegsReported(_ watch: EnterpriseWatch) -> Bool {
-        watch.legs.values.allSatisfy { bridge.legs[$0]?.categories != nil }
+        watch.legs.values.allSatisfy { bridge[leg: $0]?.categories != nil }
     }
 
     func policy(for presentity: String) -> PresentityPolicy {
@@ -357,7 +357,7 @@ extension GatewayCore {
     func shownCategories(_ pidf: PIDFDocument, leg: OMALeg) -> CategoriesDocument {
         var shown = pidf
         let rules = policy(for: leg.resource).rules
-        if !rules.rules.isEmpty, let watcher = bridge.watches[leg.watch]?.watcher,
+        if !rules.rules.isEmpty, let watcher = bridge[watch: leg.watch]?.watcher,
             let permissions = rules.permissions(for: watcher)
         {
             shown = permissions.apply(to: pidf)
@@ -400,8 +400,8 @@ extension GatewayCore {
     }
 
     mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
-        if bridge.watches[key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
-        guard var watch = bridge.watches[key], let pending = watch.pending else { return [] }
+        if bridge[watch: key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
+        guard var watch = bridge[watch: key], let pending = watch.pending else { return [] }
         watch.pending = nil
         var sent: SmallMap<String, BodyDigest> = [:]
         let core = self
@@ -449,8 +449,8 @@ extension GatewayCore {
     mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        if bridge.watches[key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
-        guard var watch = bridge.watches[key], var subscription = watch.subscription else {
+        if bridge[watch: key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
+        guard var watch = bridge[watch: key], var subscription = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         let terms: SubscriptionTerms
@@ -536,7 +536,7 @@ extension GatewayCore {
         _ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline,
         sphereChange: inout (presentity: String, before: String?)?
     ) -> [Action] {
-        guard var leg = bridge.legs[key], leg.subscription != nil else {
+        guard var leg = bridge[leg: key], leg.subscription != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
@@ -551,7 +551,7 @@ extension GatewayCore {
         case .document(let document):
             pidf = document
             sphereChange = noteSphere(of: leg, in: document)
-            if sphereChange != nil, let watcher = bridge.watches[leg.watch]?.watcher {
+            if sphereChange != nil, let watcher = bridge[watch: leg.watch]?.watcher {
                 // This NOTIFY is shown under the rules of the sphere it announces: a watcher they
                 // no longer allow sees nothing of it (one they block is ended right after).
                 leg.handling = policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
@@ -613,7 +613,7 @@ extension GatewayCore {
     /// notification, the answer to its SUBSCRIBE once every leg has spoken, or a notification of
     /// its batch dialog when the leg's pending state or the view rendered for it changed.
     private mutating func showLeg(_ leg: OMALeg, changed: Bool, wasPending: Bool, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[leg.watch] else { return [] }
+        guard var watch = bridge[watch: leg.watch] else { return [] }
         if watch.documentResource != nil {
             return documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
         }
@@ -653,7 +653,7 @@ extension GatewayCore {
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
     {
         let jitter = ids.jitter()
-        guard bridge.legs[key]?.subscription != nil,
+        guard bridge[leg: key]?.subscription != nil,
             let (actions, leg) = bridge.modifyLeg(
                 key,
                 { leg in
@@ -685,14 +685,14 @@ extension GatewayCore {
     /// notification ("resources removed from batch dialogs as the seed describes"), or is
     /// rejected in the first answer.
     mutating func omaLegEnded(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard let leg = bridge.legs[key] else { return [] }
+        guard let leg = bridge[leg: key] else { return [] }
         removeOMALeg(key)
         return resourceEnded(leg, reason: reason, statusCode: statusCode, now: now)
     }
 
     /// The enterprise watcher of `leg` loses its resource: see ``omaLegEnded(_:reason:statusCode:now:)``.
     mutating func resourceEnded(_ leg: OMALeg, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[leg.watch] else { return [] }
+        guard var watch = bridge[watch: leg.watch] else { return [] }
         watch.legs[leg.resource] = nil
         watch.lastSent[leg.resource] = nil
         if watch.documentResource != nil {
@@ -732,7 +732,7 @@ extension GatewayCore {
     mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard let leg = bridge.legs[key], !leg.closing else { continue }
+            guard let leg = bridge[leg: key], !leg.closing else { continue }
             guard leg.subscription != nil else {
                 out += removeListMember(key, now: now)
                 continue
@@ -781,8 +781,8 @@ extension GatewayCore {
     /// cannot start (past the watcher's quota) is refused as at subscription time.
     mutating func resolveAwaitingAuthorization(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        for key in bridge.watches.keys.sorted() {
-            guard let watch = bridge.watches[key], watch.pending == nil, !watch.awaiting.isEmpty else { continue }
+        for key in bridge.watchKeys.sorted() {
+            guard let watch = bridge[watch: key], watch.pending == nil, !watch.awaiting.isEmpty else { continue }
             for uri in watch.awaiting.sorted() {
                 let handling = policy(for: uri).subHandling(for: watch.watcher)
                 guard handling != .confirm else { continue }
@@ -806,7 +806,7 @@ extension GatewayCore {
     /// Starts the OMA leg of a resource its owner now allows (or politely blocks), as for a new
     /// watcher; nil past the watcher's quota.
     private mutating func startAwaitingLeg(_ uri: String, watch key: Int, shownPending: Bool) -> [Action]? {
-        guard var watch = bridge.watches[key] else { return nil }
+        guard var watch = bridge[watch: key] else { return nil }
         let dialog = watch.document?.dialog ?? watch.subscription?.subscription.dialog
         guard let from = dialog?.remoteURI, takeQuotas(watch.watcher.uri, peer: watch.peer) else { return nil }
         guard
@@ -825,8 +825,8 @@ extension GatewayCore {
 
     /// Activates a resource that waited, with the watcher's view of it now.
     private mutating func activateAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[key] else { return [] }
-        let leg = watch.legs[uri].flatMap { bridge.legs[$0] }
+        guard var watch = bridge[watch: key] else { return [] }
+        let leg = watch.legs[uri].flatMap { bridge[leg: $0] }
         let updates: [NotifierSubscription.Action]
         if var document = watch.document {
             let body = documentBody(uri, leg: leg, watcher: watch.watcher, as: document.terms.bodyType)
@@ -854,7 +854,7 @@ extension GatewayCore {
     /// Takes a resource its owner now blocks out of the watch: listed `terminated;reason=rejected`
     /// in a batch; a single or document dialog, which has no other resource, ends so.
     private mutating func refuseAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[key] else { return [] }
+        guard var watch = bridge[watch: key] else { return [] }
         let updates: [NotifierSubscription.Action]
         if var document = watch.document {
             updates = document.terminate(reason: "rejected", now: now)

@@ -114,7 +114,7 @@ extension GatewayCore {
     /// The list `watch` has in `domain`, if any (not one being ended).
     func list(of watch: EnterpriseWatch, in domain: String) -> Int? {
         for legKey in watch.legs.values {
-            if let listKey = bridge.legs[legKey]?.list, let list = bridge.lists[listKey], list.domain == domain,
+            if let listKey = bridge[leg: legKey]?.list, let list = bridge[list: listKey], list.domain == domain,
                 !list.closing
             {
                 return listKey
@@ -184,7 +184,7 @@ extension GatewayCore {
     mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
         guard let leg = bridge.removeLeg(memberKey) else { return [] }
         releaseLeg(leg)
-        guard let listKey = leg.list, var list = bridge.lists[listKey] else { return [] }
+        guard let listKey = leg.list, var list = bridge[list: listKey] else { return [] }
         list.members.removeValue(forKey: leg.resource)
         bridge.replaceList(listKey, list)
         if list.members.isEmpty { return endOMAList(listKey, now: now) }
@@ -201,7 +201,7 @@ extension GatewayCore {
 
     /// Refreshes list `key` in its dialog (nothing before the dialog exists).
     mutating func refreshList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = bridge.lists[key], !list.closing else { return [] }
+        guard var list = bridge[list: key], !list.closing else { return [] }
         let actions = list.subscription?.refresh(now: now) ?? []
         bridge.replaceList(key, list)
         return legActions(actions, context: .omaList(key))
@@ -210,11 +210,11 @@ extension GatewayCore {
     /// Writes the document holding list `key` as it stands, then subscribes to the list or
     /// refreshes it (``listDocumentWritten(_:status:now:)``). A write under way is let finish first.
     mutating func writeListDocument(of key: Int) -> [Action] {
-        guard let uri = bridge.lists[key]?.document else { return [] }
+        guard let uri = bridge[list: key]?.document else { return [] }
         var document = bridge.listDocuments[uri] ?? ListDocument()
         document.lists.insert(key)
         document.waiting.insert(key)
-        if bridge.lists[key]?.subscription != nil { bridge.modifyList(key) { $0.changed = true } }
+        if bridge[list: key]?.subscription != nil { bridge.modifyList(key) { $0.changed = true } }
         defer { bridge.listDocuments[uri] = document }
         return write(&document, at: uri)
     }
@@ -246,7 +246,7 @@ extension GatewayCore {
         let rl = GatewayConfiguration.resourceListsNamespace
         var services: [XMLNode] = []
         for key in document.lists.sorted() {
-            guard let list = bridge.lists[key], !list.closing, !list.members.isEmpty else { continue }
+            guard let list = bridge[list: key], !list.closing, !list.members.isEmpty else { continue }
             let entries = list.members.keys.map { uri in
                 XMLNode.element(
                     XMLElement(XMLName(rl, "entry"), attributes: [XMLAttribute(XMLName("", "uri"), uri)], prefix: "rl"))
@@ -284,14 +284,14 @@ extension GatewayCore {
         let waiting = document.waiting.sorted()
         document.waiting = []
         document.stale = false
-        document.lists = document.lists.filter { bridge.lists[$0] != nil }
+        document.lists = document.lists.filter { bridge[list: $0] != nil }
         bridge.listDocuments[uri] = document.lists.isEmpty ? nil : document
         var out: [Action] = []
-        for key in waiting where bridge.lists[key].map({ !$0.closing }) ?? false {
+        for key in waiting where bridge[list: key].map({ !$0.closing }) ?? false {
             if written {
                 out += subscribeList(key, now: now)
             } else {
-                if let domain = bridge.lists[key]?.domain { bridge.rlsRefused[domain] = now + Self.rlsRetryDelay }
+                if let domain = bridge[list: key]?.domain { bridge.rlsRefused[domain] = now + Self.rlsRetryDelay }
                 out += dissolveList(key, now: now)
             }
         }
@@ -303,7 +303,7 @@ extension GatewayCore {
     /// Subscribes to list `key` (RFC 4662 §4.1: `Supported: eventlist`, and an Accept naming
     /// `multipart/related` and `application/rlmi+xml`), or refreshes it when its members changed.
     private mutating func subscribeList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = bridge.lists[key], !list.members.isEmpty else { return [] }
+        guard var list = bridge[list: key], !list.members.isEmpty else { return [] }
         if var subscription = list.subscription {
             guard list.changed else { return [] }
             let actions = subscription.refresh(now: now)
@@ -333,7 +333,7 @@ extension GatewayCore {
     mutating func omaListResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline)
         -> [Action]
     {
-        guard var list = bridge.lists[key], list.subscription != nil else { return [] }
+        guard var list = bridge[list: key], list.subscription != nil else { return [] }
         let actions = list.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
         bridge.replaceList(key, list)
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
@@ -369,7 +369,7 @@ extension GatewayCore {
     /// List `key` is made again in a new dialog, its document unchanged (a refresh found it
     /// gone, or the gateway restarted before its dialog existed). Its members keep their state.
     mutating func restartOMAList(_ key: Int) -> [Action] {
-        guard var list = bridge.lists[key], let old = list.subscription else { return [] }
+        guard var list = bridge[list: key], let old = list.subscription else { return [] }
         dialogChanged(.closed, .omaList(key), old.dialogKey)
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
@@ -386,12 +386,12 @@ extension GatewayCore {
     /// Gives list `key` up: each member gets a subscription of its own, keeping the state shown
     /// so far; the list is unsubscribed (if it was subscribed) and left out of its document.
     mutating func dissolveList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let list = bridge.lists[key] else { return [] }
+        guard let list = bridge[list: key] else { return [] }
         var out: [Action] = []
         for (resource, memberKey) in list.members.sorted(by: { $0.value < $1.value }) {
             guard let member = bridge.removeLeg(memberKey) else { continue }
             // The member's share of the watcher's quota passes to its own leg.
-            guard var watch = bridge.watches[member.watch] else {
+            guard var watch = bridge[watch: member.watch] else {
                 releaseLeg(member)
                 continue
             }
@@ -419,7 +419,7 @@ extension GatewayCore {
     /// Ends list `key`: unsubscribed (Expires 0; forgotten on its final NOTIFY, or 64·T1 later),
     /// and its document written without it. Its members are gone already.
     mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = bridge.lists[key], !list.closing else { return [] }
+        guard var list = bridge[list: key], !list.closing else { return [] }
         for memberKey in list.members.values {
             if let member = bridge.removeLeg(memberKey) { releaseLeg(member) }
         }
@@ -447,7 +447,7 @@ extension GatewayCore {
 
     /// Writes the document of list `key` without it (deleted when nothing is left in it).
     private mutating func rewriteWithout(_ key: Int) -> [Action] {
-        guard let uri = bridge.lists[key]?.document, var document = bridge.listDocuments[uri] else { return [] }
+        guard let uri = bridge[list: key]?.document, var document = bridge.listDocuments[uri] else { return [] }
         document.lists.remove(key)
         document.waiting.remove(key)
         defer { bridge.listDocuments[uri] = document }
@@ -456,7 +456,7 @@ extension GatewayCore {
 
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
     private mutating func forgetListDialog(_ key: Int) {
-        guard let subscription = bridge.lists[key]?.subscription else { return }
+        guard let subscription = bridge[list: key]?.subscription else { return }
         dialogChanged(.closed, .omaList(key), subscription.dialogKey)
         bridge.modifyList(key) { $0.subscription = nil }
     }
@@ -477,7 +477,7 @@ extension GatewayCore {
     /// A resource not in the list is left out (named in a Warning of the 200). What changed
     /// reaches the watcher in one notification of its batch dialog.
     mutating func omaListNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        guard var list = bridge.lists[key], list.subscription != nil else {
+        guard var list = bridge[list: key], list.subscription != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         func refuse(_ text: String) -> [Action] {
@@ -555,10 +555,10 @@ extension GatewayCore {
     /// The list subscription itself waits for authorization (RFC 6665 §4.1.3, RFC 4662 §4.4):
     /// its members with no state yet are shown pending, as a leg of their own would be.
     private mutating func listPending(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let list = bridge.lists[key] else { return [] }
+        guard let list = bridge[list: key] else { return [] }
         var changes: [MemberChange] = []
         for memberKey in list.members.values {
-            guard bridge.legs[memberKey]?.categories == nil,
+            guard bridge[leg: memberKey]?.categories == nil,
                 let (leg, wasPending) = bridge.modifyLeg(
                     memberKey,
                     { leg in
@@ -588,11 +588,11 @@ extension GatewayCore {
     private mutating func membersNotified(_ key: Int, _ notification: ListNotification, now: NIODeadline)
         -> [Action]
     {
-        guard let list = bridge.lists[key] else { return [] }
+        guard let list = bridge[list: key] else { return [] }
         var changes: [MemberChange] = []
         var sphereChanges: [(presentity: String, before: String?, shown: Int)] = []
         for resource in notification.list.resources {
-            guard let memberKey = list.member(resource.uri), var leg = bridge.legs[memberKey] else { continue }
+            guard let memberKey = list.member(resource.uri), var leg = bridge[leg: memberKey] else { continue }
             let wasPending = leg.pending
             var change = MemberChange(key: memberKey, leg: leg, wasPending: wasPending)
             let active = resource.instances.first { $0.state == .active }
@@ -601,7 +601,7 @@ extension GatewayCore {
                 if let pidf = active.cid.flatMap({ notification.documents[ListNotification.contentID($0)] }) {
                     if let sphere = noteSphere(of: leg, in: pidf) {
                         sphereChanges.append((sphere.presentity, sphere.before, memberKey))
-                        if let watcher = bridge.watches[leg.watch]?.watcher {
+                        if let watcher = bridge[watch: leg.watch]?.watcher {
                             leg.handling =
                                 policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
                         }
@@ -647,7 +647,7 @@ extension GatewayCore {
     /// answered, it is once every leg has spoken; after, one change goes out as a leg's would,
     /// and several in one notification (``BatchCategorySubscription/resourcesChanged(_:boundary:now:)``).
     private mutating func watchNotified(_ watchKey: Int, _ changes: [MemberChange], now: NIODeadline) -> [Action] {
-        guard var watch = bridge.watches[watchKey] else { return [] }
+        guard var watch = bridge[watch: watchKey] else { return [] }
         guard var subscription = watch.subscription else {
             for change in changes where change.ended != nil { watch.legs[change.leg.resource] = nil }
             bridge.replaceWatch(watchKey, watch)

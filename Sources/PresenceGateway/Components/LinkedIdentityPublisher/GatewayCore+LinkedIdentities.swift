@@ -108,8 +108,8 @@ extension GatewayCore {
     ) -> [Action] {
         let state = linkedIdentities.compose(resource, publications: publications, mapper: mapper)
         var out: [Action] = []
-        for key in bridge.watches.keys.sorted() {
-            guard var watch = bridge.watches[key], var subscription = watch.subscription,
+        for key in bridge.watchKeys.sorted() {
+            guard var watch = bridge[watch: key], var subscription = watch.subscription,
                 let wanted = subscription.resources[resource]
             else { continue }
             let body = view(of: resource, leg: nil, watcher: watch.watcher, categories: wanted).serialized()

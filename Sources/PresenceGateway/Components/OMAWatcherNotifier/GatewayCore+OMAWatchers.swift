@@ -290,7 +290,7 @@ extension GatewayCore {
             return []
         }
         var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
-        if response.statusCode >= 300, let leg = legPool.legs[key], let end = leg.subscriber.subscription.expiresAt {
+        if response.statusCode >= 300, let leg = legPool[key], let end = leg.subscriber.subscription.expiresAt {
             // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
             out.append(.schedule(.expiry(.enterpriseLeg(key)), at: end))
         }
@@ -365,7 +365,7 @@ extension GatewayCore {
         // A single subscription's 2xx without data: its watcher is answered with the empty view
         // (later notifications fill it in). A batch dialog's 2xx without data for a resource: the
         // watcher waits for a notification, at most the piggyback wait (then the same).
-        if let status, (200..<300).contains(status), let leg = legPool.legs[key] {
+        if let status, (200..<300).contains(status), let leg = legPool[key] {
             for (resource, watch) in leg.watches.sorted(by: { $0.key < $1.key })
             where !delivered.contains(resource) && notifier[watch]?.pending != nil {
                 if leg.single {
@@ -386,7 +386,7 @@ extension GatewayCore {
         guard let watch = notifier[key] else { return [] }
         if lists.isList(key) { return answerList(key, now: now) }
         guard watch.pending != nil, let legKey = watch.leg,
-            let leg = legPool.legs[legKey],
+            let leg = legPool[legKey],
             leg.watches[watch.resource] == key
         else { return [] }
         let known = leg.categories[watch.resource] ?? CategoriesDocument(uri: watch.resource)
@@ -398,7 +398,7 @@ extension GatewayCore {
     /// document's: the state kept for the resource then shares its storage with the watch's
     /// (one heap string per pair instead of two).
     private func resource(of document: CategoriesDocument, in key: Int) -> String? {
-        guard let leg = legPool.legs[key] else { return nil }
+        guard let leg = legPool[key] else { return nil }
         if let match = leg.watches.firstKey(where: { $0 == document.uri }) { return match }
         if let normalized = WatcherIdentity.addressOfRecord(document.uri),
             let match = leg.watches.firstKey(where: { WatcherIdentity.addressOfRecord($0) == normalized })
@@ -413,7 +413,7 @@ extension GatewayCore {
     private mutating func categoriesArrived(
         _ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline
     ) -> [Action] {
-        guard let watchKey = legPool.legs[key]?.watches[resource], var watch = notifier[watchKey],
+        guard let watchKey = legPool[key]?.watches[resource], var watch = notifier[watchKey],
             let state = legPool.modify(
                 key,
                 { leg in
@@ -540,7 +540,7 @@ extension GatewayCore {
         case .accept(let asked):
             let terms = OMAWatcherNotifier.rateControlApplied(asked)
             let state =
-                watch.leg.flatMap { legPool.legs[$0]?.categories[watch.resource] }
+                watch.leg.flatMap { legPool[$0]?.categories[watch.resource] }
                 ?? CategoriesDocument(uri: watch.resource)
             // A refresh may carry a new filter (RFC 4660 §4.2); one that needs categories the
             // subscription does not carry is refused: the watcher subscribes again for them.
@@ -593,13 +593,13 @@ extension GatewayCore {
             return leg.watches.isEmpty ? [] : leg.subscriber.remove([resource], now: now)
         }
         guard let actions = removed ?? nil else { return [] }
-        if legPool.legs[key]?.watches.isEmpty == true { return endEnterpriseLeg(key, now: now) }
+        if legPool[key]?.watches.isEmpty == true { return endEnterpriseLeg(key, now: now) }
         return enterpriseLegActions(key, actions, now: now)
     }
 
     /// Unsubscribes an enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
     mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard legPool.legs[key]?.closing == false,
+        guard legPool[key]?.closing == false,
             let (actions, ended) = legPool.modify(
                 key,
                 { leg in

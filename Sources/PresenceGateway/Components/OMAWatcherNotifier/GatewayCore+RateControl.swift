@@ -9,7 +9,7 @@ extension GatewayCore {
     mutating func rateControlDue(_ key: Int, now: NIODeadline) -> [Action] {
         guard var control = notifier.rateControl(of: key), var watch = notifier[key], let sub = watch.subscription,
             sub.status == .active, let leg = watch.leg,
-            let state = legPool.legs[leg]?.categories[watch.resource]
+            let state = legPool[leg]?.categories[watch.resource]
         else { return [] }
         let full = watch.filtered(render(state, as: sub.terms.bodyType)).body
         let changed = BodyDigest(full) != watch.lastSent

@@ -111,7 +111,7 @@ extension GatewayCore {
     /// The enterprise state known for a member watch; nil until its first notification.
     func memberState(_ key: Int) -> CategoriesDocument? {
         guard let watch = notifier[key] else { return nil }
-        return watch.leg.flatMap { legPool.legs[$0]?.categories[watch.resource] }
+        return watch.leg.flatMap { legPool[$0]?.categories[watch.resource] }
     }
 
     /// A member's state changed (or arrived): an answered list sends it alone when its part

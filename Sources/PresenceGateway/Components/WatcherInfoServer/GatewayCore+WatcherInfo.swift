@@ -134,7 +134,7 @@ extension GatewayCore {
     /// Every watcher of `presentity` the gateway knows, ordered by id.
     func watcherList(of presentity: String) -> [WatcherInfo.Watcher] {
         var list: [WatcherInfo.Watcher] = []
-        for key in bridge.watches.keys {
+        for key in bridge.watchKeys {
             if let entry = enterpriseWatcher(key, of: presentity, before: nil) { list.append(entry) }
         }
         if let identity = linkedEnterpriseIdentity(of: presentity) {
@@ -155,7 +155,7 @@ extension GatewayCore {
     private func enterpriseWatcher(_ key: Int, of presentity: String, before: WatcherInfo.Watcher?)
         -> WatcherInfo.Watcher?
     {
-        guard let watch = bridge.watches[key] else { return nil }
+        guard let watch = bridge[watch: key] else { return nil }
         var named: String?
         func consider(_ resource: String) {
             if named == nil, WatcherIdentity.addressOfRecord(resource) == presentity { named = resource }
@@ -225,7 +225,7 @@ extension GatewayCore {
         var enterpriseKeys = bridge.takeObservedWatches()
         var omaKeys = notifier.takeObserved()
         if everyWatch {
-            enterpriseKeys.formUnion(bridge.watches.keys)
+            enterpriseKeys.formUnion(bridge.watchKeys)
             omaKeys.formUnion(notifier.keys)
         }
         guard !enterpriseKeys.isEmpty || !omaKeys.isEmpty || watcherInfo.resyncing else { return [] }
