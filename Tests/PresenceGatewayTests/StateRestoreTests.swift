@@ -164,6 +164,47 @@ import Testing
         #expect(try H.sent(unsub, to: .enterprise).first?.0.headers.expires == 0)
     }
 
+    /// A node whose enterprise watcher pair another node took over lets the watch and its OMA leg
+    /// go without a message (docs/state.md, "Several nodes"): their dialogs are unknown here
+    /// afterwards (481), and what the leg held is given back — one of the watcher's
+    /// subscriptions (`subscriptions-per-watcher`) and one of the presentity's legs
+    /// (`subscriptions-per-presentity`), so the watcher's next SUBSCRIBE makes a leg again.
+    @Test func aTakenOverEnterpriseWatcherPairIsLetGoWithWhatItHeld() throws {
+        let yaml = GatewayConfiguration.defaultYAML
+            + "\nlimits: { subscriptions-per-watcher: 1, subscriptions-per-presentity: 1 }\n"
+        var h = try Self.journaled(yaml: yaml)
+        var records = Records()
+        let (ok, subscribe, _) = try Self.enterpriseWatcherPair(&h)
+        Self.take(&h, into: &records)
+
+        var after = try Self.journaled(yaml: yaml, prefix: "r")
+        after.now = h.now + .seconds(5)
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        let held = after.core.dialogRecordIDs()
+        #expect(Set(held.map(\.kind)) == ["enterprise-watch", "oma-leg"] && held.count == 2)
+        func again(_ callID: String) throws -> [GatewayCore.Action] {
+            var request = try H.enterpriseSubscribe(resources: ["sip:john@oma.example"])
+            request.headers.set(.callID, callID)
+            return after.receive(request, from: .enterprise, network: .sameEnterprise).1
+        }
+        func legMade(_ actions: [GatewayCore.Action]) -> Bool {
+            H.sent(actions, to: .oma).contains { $0.0.method == .subscribe }
+        }
+        // Restored, the leg holds the watcher's one subscription and john's one leg.
+        #expect(!legMade(try again("ent-call-2")))
+
+        let disowned = after.core.disown(held)
+        #expect(H.sent(disowned, to: .oma).isEmpty && H.sent(disowned, to: .enterprise).isEmpty)
+        #expect(after.core.counts.omaLegs == 0)
+        let (refreshID, refresh) = after.receive(try Self.watcherRefresh(ok, cseq: 2), from: .enterprise)
+        #expect(H.responses(refresh, refreshID).first?.statusCode == 481)
+        let (notifyID, notify) = after.receive(
+            try H.omaNotify(subscribe, cseq: 3, body: H.pidf("sip:john@oma.example", activity: "busy")), from: .oma)
+        #expect(H.responses(notify, notifyID).first?.statusCode == 481)
+
+        #expect(legMade(try again("ent-call-3")))
+    }
+
     /// A presentity's watcher information subscription (RFC 3857) continues in its dialog after a
     /// restart: the list last sent is not kept, so the full list goes out at once with the next
     /// version (RFC 3858 §4.4); a refresh is answered in the dialog; a node whose record another

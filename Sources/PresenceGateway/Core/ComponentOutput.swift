@@ -6,6 +6,32 @@ import SIPStack
 struct ComponentOutput: Sendable {
     var actions: [GatewayCore.Action] = []
     var dialogs: [DialogChange] = []
+    /// What entries that ended held of the coordinator's quotas, given back.
+    var released: [HeldQuota] = []
+
+    /// Adds a dialog's change when there is a dialog (an entry whose subscription was never made
+    /// has none).
+    mutating func dialog(
+        _ kind: DialogChange.Kind, _ context: GatewayCore.Context, _ dialog: SIPDialogKey?, peer: DialogPeer? = nil
+    ) {
+        guard let dialog else { return }
+        dialogs.append(DialogChange(kind, context, dialog, peer: peer))
+    }
+}
+
+/// What an entry holds of the coordinator's quotas (docs/architecture.md, "Lifecycle: dialogs,
+/// peers, quotas"), given back in one place when a component returns it
+/// (``GatewayCore/release(_:)``).
+struct HeldQuota: Sendable {
+    /// The watcher whose subscriptions it counts against (`subscriptions-per-watcher`).
+    var watcher: String?
+    /// The peer whose dialog it is (`subscriptions-per-peer`).
+    var peer: DialogPeer?
+    /// The sender a subscription made for its request is charged to (a fan-out's leg).
+    var charge: GatewayCore.Charge = 0
+    /// The OMA presentity it is one of the enterprise watchers' legs of
+    /// (`subscriptions-per-presentity`).
+    var presentity: String?
 }
 
 /// A dialog a component opened, took back from the store or closed, which the coordinator
@@ -67,9 +93,27 @@ extension GatewayCore {
         dialogsChanged([DialogChange(kind, context, dialog, peer: peer)])
     }
 
-    /// A component's output applied: its dialogs' changes, then its actions.
+    /// Gives back what an entry held of the quotas.
+    mutating func release(_ held: HeldQuota) {
+        if let watcher = held.watcher { quotas.releaseWatcher(watcher) }
+        releasePeerQuota(held.peer)
+        if let key = sender(of: held.charge) { quotas.releasePeer(key) }
+        if let presentity = held.presentity { quotas.releasePresentityLeg(presentity) }
+    }
+
+    /// Counts again what a restored entry holds of the quotas, whatever the limits are now.
+    mutating func count(_ held: HeldQuota) {
+        if let watcher = held.watcher { quotas.countWatcher(watcher) }
+        if let peer = held.peer { quotas.countPeer(loadKey(peer)) }
+        if let key = sender(of: held.charge) { quotas.countPeer(key) }
+        if let presentity = held.presentity { quotas.countPresentityLeg(presentity) }
+    }
+
+    /// A component's output applied: its dialogs' changes and the quotas it gave back, then its
+    /// actions.
     mutating func apply(_ output: ComponentOutput) -> [Action] {
         dialogsChanged(output.dialogs)
+        for held in output.released { release(held) }
         return output.actions
     }
 }

@@ -82,11 +82,7 @@ extension GatewayCore {
 
     /// Gives back what an OMA leg holds: one of its watcher's subscriptions and one of its
     /// sender's (every leg holds both, from ``takeQuotas(_:peer:)`` to here).
-    mutating func releaseLeg(_ leg: OMALeg) {
-        releaseQuota(leg.watcher)
-        if let key = sender(of: leg.charged) { quotas.releasePeer(key) }
-        quotas.releasePresentityLeg(leg.resource)
-    }
+    mutating func releaseLeg(_ leg: OMALeg) { release(leg.held) }
 
     /// Whether `presentity` may have one more enterprise watcher's leg.
     func presentityHasRoom(_ presentity: String) -> Bool {

@@ -9,13 +9,13 @@ extension GatewayCore {
         for id in ids {
             guard let kind = RecordKind(rawValue: id.kind), let key = Int(id.key) else { continue }
             switch kind {
-            case .enterpriseWatch, .omaWatch:
-                out += disownWatch(kind, key)
+            case .enterpriseWatch, .omaLeg, .omaList:
+                out += apply(bridge.disown(id))
+            case .omaWatch:
+                out += disownOMAWatch(key)
             case .winfoWatch:
                 out += apply(watcherInfo.disown(id))
                 followWatcherInfoSubscribers()
-            case .omaLeg, .omaList:
-                out += disownLeg(kind, key)
             case .enterpriseLeg, .pool, .flag:
                 out += apply(legPool.disown(id))
             case .linkedPublication, .publication, .servicePublisher:
@@ -25,51 +25,15 @@ extension GatewayCore {
         return out
     }
 
-    /// A watcher's dialog let go: its quotas released, its index entry and timers gone.
-    private mutating func disownWatch(_ kind: RecordKind, _ key: Int) -> [Action] {
-        switch kind {
-        case .enterpriseWatch:
-            guard let watch = bridge.forgetWatch(key) else { return [] }
-            if let dialog = watch.storedDialog.dialogKey {
-                dialogChanged(.closed, .enterpriseWatch(key), dialog, peer: watch.peer)
-            } else {
-                releasePeerQuota(watch.peer)
-            }
-            return [.cancel(.expiry(.enterpriseWatch(key))), .cancel(.firstAnswer(.enterpriseWatch(key)))]
-        case .omaWatch:
-            guard let held = notifier[key] else { return [] }
-            let charge = charge(of: key, held)
-            lists.forget(key)
-            guard let watch = notifier.forget(key) else { return [] }
-            release(charge, watch)
-            dialogChanged(.closed, .omaWatch(key), watch.dialogKey)
-            return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
-        default:
-            return []
-        }
-    }
-
-    /// A subscription the gateway held on either side let go, with its charge and timers.
-    private mutating func disownLeg(_ kind: RecordKind, _ key: Int) -> [Action] {
-        switch kind {
-        case .omaLeg:
-            guard let leg = bridge.forgetLeg(key) else { return [] }
-            releaseLeg(leg)
-            dialogChanged(.closed, .omaLeg(key), leg.storedDialog.dialogKey)
-            return [
-                .cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key))), .cancel(.cleanup(.omaLeg(key))),
-            ]
-        case .omaList:
-            guard let list = bridge.forgetList(key) else { return [] }
-            bridge.listDocuments[list.document]?.lists.remove(key)
-            bridge.listDocuments[list.document]?.waiting.remove(key)
-            dialogChanged(.closed, .omaList(key), list.storedDialog.dialogKey)
-            return [
-                .cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key))), .cancel(.cleanup(.omaList(key))),
-            ]
-        default:
-            return []
-        }
+    /// An OMA watcher's dialog let go: its quotas released, its index entry and timers gone.
+    private mutating func disownOMAWatch(_ key: Int) -> [Action] {
+        guard let held = notifier[key] else { return [] }
+        let charge = charge(of: key, held)
+        lists.forget(key)
+        guard let watch = notifier.forget(key) else { return [] }
+        release(charge, watch)
+        dialogChanged(.closed, .omaWatch(key), watch.dialogKey)
+        return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
     }
 
     /// The records of the dialogs this core holds (the kinds ``disown(_:)`` lets go of): what a

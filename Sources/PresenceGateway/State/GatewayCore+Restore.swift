@@ -131,7 +131,7 @@ extension GatewayCore {
                 continue
             }
             bridge.restoreWatch(key, watch)
-            _ = takePeerQuotaRestored(watch.peer)
+            count(HeldQuota(peer: watch.peer))
             dialogChanged(.restored, .enterpriseWatch(key), watch.storedDialog.dialogKey)
         }
         for (key, stored) in read.omaWatches {
@@ -140,8 +140,7 @@ extension GatewayCore {
             notifier.restore(key, watch, standingInFor: stored.standsIn)
             lists.restore(key, list: stored.list, owner: stored.listOwner)
             let charge = charge(of: key, watch)
-            if charge.watcher { takeQuotaRestored(watch.watcher.uri) }
-            if charge.peer { _ = takePeerQuotaRestored(watch.peer) }
+            count(HeldQuota(watcher: charge.watcher ? watch.watcher.uri : nil, peer: charge.peer ? watch.peer : nil))
             dialogChanged(.restored, .omaWatch(key), watch.dialogKey)
         }
         return dropped
@@ -164,9 +163,7 @@ extension GatewayCore {
             var leg = leg
             leg.charged = charge(read.enterpriseWatches[leg.watch]?.peer)
             bridge.restoreLeg(key, leg)
-            takeQuotaRestored(leg.watcher)
-            quotas.countPresentityLeg(leg.resource)
-            if let key = sender(of: leg.charged) { quotas.countPeer(key) }
+            count(leg.held)
             dialogChanged(.restored, .omaLeg(key), leg.storedDialog.dialogKey)
         }
     }
@@ -267,8 +264,7 @@ extension GatewayCore {
                 if let leg = startOMALeg(
                     watch: key, resource: resource, watcher: watch.watcher, from: from, charged: charge(watch.peer))
                 {
-                    takeQuotaRestored(watch.watcher.uri)
-                    _ = takePeerQuotaRestored(watch.peer)
+                    count(HeldQuota(watcher: watch.watcher.uri, peer: watch.peer))
                     watch.legs[resource] = leg.key
                     out += leg.actions
                 }
@@ -384,19 +380,6 @@ extension GatewayCore {
             out += attach(watch, single: leg.single, now: now)
         }
         return out
-    }
-
-    // MARK: - Quotas of restored subscriptions
-
-    /// A restored subscription counts against its watcher's quota, whatever the limit is now.
-    private mutating func takeQuotaRestored(_ watcher: String) {
-        quotas.countWatcher(watcher)
-    }
-
-    private mutating func takePeerQuotaRestored(_ peer: DialogPeer?) -> Bool {
-        guard let peer else { return true }
-        quotas.countPeer(loadKey(peer))
-        return true
     }
 }
 

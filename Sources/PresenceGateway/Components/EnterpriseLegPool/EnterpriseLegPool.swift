@@ -121,9 +121,7 @@ extension EnterpriseLegPool: DurableComponent {
         var out = ComponentOutput()
         for (key, leg) in entries.table(GatewayCore.EnterpriseLeg.self) {
             legs.restore(key, leg)
-            if let dialog = leg.storedDialog.dialogKey {
-                out.dialogs.append(DialogChange(.restored, .enterpriseLeg(key), dialog))
-            }
+            out.dialog(.restored, .enterpriseLeg(key), leg.storedDialog.dialogKey)
         }
         for (resource, hint) in entries.entries(PoolHint.self) { pools[resource] = hint.pool }
         if entries.entries(BatchRefusal.self).contains(where: \.value.value) { batchRefused = true }
@@ -146,9 +144,7 @@ extension EnterpriseLegPool: DurableComponent {
             .cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key))),
             .cancel(.cleanup(.enterpriseLeg(key))),
         ])
-        if let dialog = leg.storedDialog.dialogKey {
-            out.dialogs.append(DialogChange(.closed, .enterpriseLeg(key), dialog))
-        }
+        out.dialog(.closed, .enterpriseLeg(key), leg.storedDialog.dialogKey)
         return out
     }
 

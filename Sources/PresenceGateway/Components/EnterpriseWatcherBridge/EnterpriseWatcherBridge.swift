@@ -106,16 +106,42 @@ struct EnterpriseWatcherBridge: Sendable {
 
     /// Puts back a watch the store held, as no change.
     mutating func restoreWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.restore(key, watch) }
-    /// Lets go of a watch another node took over, as no change.
-    mutating func forgetWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.forget(key) }
     /// Puts back a list the store held, as no change.
     mutating func restoreList(_ key: Int, _ list: GatewayCore.OMAList) { lists.restore(key, list) }
-    /// Lets go of a list another node took over, as no change.
-    mutating func forgetList(_ key: Int) -> GatewayCore.OMAList? { lists.forget(key) }
     /// Puts back a leg the store held, as no change.
     mutating func restoreLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.restore(key, leg) }
-    /// Lets go of a leg another node took over, as no change.
-    mutating func forgetLeg(_ key: Int) -> GatewayCore.OMALeg? { legs.forget(key) }
+
+    /// Lets go, without a message and as no change, of a record another node took over: its
+    /// timers cancelled, its dialog closed, what it held of the quotas given back (a list's
+    /// document keeps it no more).
+    mutating func disown(_ id: StateRecordID) -> ComponentOutput {
+        var out = ComponentOutput()
+        guard let kind = GatewayCore.RecordKind(rawValue: id.kind), let key = Int(id.key) else { return out }
+        switch kind {
+        case .enterpriseWatch:
+            guard let watch = watches.forget(key) else { break }
+            let context = GatewayCore.Context.enterpriseWatch(key)
+            out.actions = [.cancel(.expiry(context)), .cancel(.firstAnswer(context))]
+            out.dialog(.closed, context, watch.storedDialog.dialogKey)
+            out.released = [HeldQuota(peer: watch.peer)]
+        case .omaLeg:
+            guard let leg = legs.forget(key) else { break }
+            let context = GatewayCore.Context.omaLeg(key)
+            out.actions = [.cancel(.refresh(context)), .cancel(.expiry(context)), .cancel(.cleanup(context))]
+            out.dialog(.closed, context, leg.storedDialog.dialogKey)
+            out.released = [leg.held]
+        case .omaList:
+            guard let list = lists.forget(key) else { break }
+            listDocuments[list.document]?.lists.remove(key)
+            listDocuments[list.document]?.waiting.remove(key)
+            let context = GatewayCore.Context.omaList(key)
+            out.actions = [.cancel(.refresh(context)), .cancel(.expiry(context)), .cancel(.cleanup(context))]
+            out.dialog(.closed, context, list.storedDialog.dialogKey)
+        default:
+            break
+        }
+        return out
+    }
 }
 
 /// The tables' journal, for the coordinator (docs/architecture.md, "Persistence").

@@ -90,6 +90,10 @@ extension GatewayCore {
             set { partialBox = newValue.map(OutOfLine.init) }
         }
         @Transient var partialBox: OutOfLine<EnterpriseWatcherBridge.ReceivedPartialState>? = nil
+
+        /// What it holds of the quotas: one of its watcher's subscriptions, its sender's charge
+        /// and one of its presentity's legs.
+        var held: HeldQuota { HeldQuota(watcher: watcher, charge: charged, presentity: resource) }
     }
 
     mutating func newEnterpriseWatch(
