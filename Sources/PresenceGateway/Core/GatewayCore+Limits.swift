@@ -146,10 +146,10 @@ extension GatewayCore {
     @discardableResult
     mutating func forgetOMAWatch(_ key: Int) -> RemovedOMAWatch? {
         guard let watch = notifier[key] else { return nil }
-        let charge = charge(of: key, watch)
+        let held = held(of: key, watch)
         let list = lists.remove(key)
         notifier.removeValue(forKey: key)
-        release(charge, watch)
+        release(held)
         return RemovedOMAWatch(watch: watch, list: list)
     }
 
@@ -160,24 +160,18 @@ extension GatewayCore {
         var list: ResourceList?
     }
 
-    /// What the OMA watch `key` is charged: a watcher's own subscription counts against its
-    /// peer's quota, and against its watcher's unless it is a list's (whose members count
+    /// What the OMA watch `key` holds of the quotas: a watcher's own subscription counts against
+    /// its peer's quota, and against its watcher's unless it is a list's (whose members count
     /// instead); a linked identity's source and a stand-in for a watcher at the OMA presence
     /// server are the gateway's own, charged to nobody.
-    func charge(of key: Int, _ watch: OMAWatch) -> (peer: Bool, watcher: Bool) {
-        guard watch.linked == nil, notifier.standsIn(key) == nil else { return (false, false) }
-        return (true, !lists.isList(key))
-    }
-
-    /// Releases what an OMA watch was charged (``charge(of:_:)``).
-    mutating func release(_ charge: (peer: Bool, watcher: Bool), _ watch: OMAWatch) {
-        if charge.watcher { releaseQuota(watch.watcher.uri) }
-        if charge.peer { releasePeerQuota(watch.peer) }
+    func held(of key: Int, _ watch: OMAWatch) -> HeldQuota {
+        guard isWatchersOwn(key, watch) else { return HeldQuota() }
+        return HeldQuota(watcher: lists.isList(key) ? nil : watch.watcher.uri, peer: watch.peer)
     }
 
     /// Whether the OMA watch `key` is a watcher's own subscription (a list's included): not a
     /// linked identity's source nor a stand-in.
-    func isWatchersOwn(_ key: Int, _ watch: OMAWatch) -> Bool { charge(of: key, watch).peer }
+    func isWatchersOwn(_ key: Int, _ watch: OMAWatch) -> Bool { watch.linked == nil && notifier.standsIn(key) == nil }
 
     /// The Contact of the gateway's notifier dialog with `peer` on `side`: the one of the
     /// transport the peer came over, else the side's (nil: `fallback`).

@@ -27,11 +27,11 @@ extension GatewayCore {
 
     /// An OMA watcher's dialog let go: its quotas released, its index entry and timers gone.
     private mutating func disownOMAWatch(_ key: Int) -> [Action] {
-        guard let held = notifier[key] else { return [] }
-        let charge = charge(of: key, held)
+        guard let current = notifier[key] else { return [] }
+        let held = held(of: key, current)
         lists.forget(key)
         guard let watch = notifier.forget(key) else { return [] }
-        release(charge, watch)
+        release(held)
         dialogChanged(.closed, .omaWatch(key), watch.dialogKey)
         return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
     }

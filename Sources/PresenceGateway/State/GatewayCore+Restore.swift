@@ -139,8 +139,7 @@ extension GatewayCore {
             let watch = stored.watch
             notifier.restore(key, watch, standingInFor: stored.standsIn)
             lists.restore(key, list: stored.list, owner: stored.listOwner)
-            let charge = charge(of: key, watch)
-            count(HeldQuota(watcher: charge.watcher ? watch.watcher.uri : nil, peer: charge.peer ? watch.peer : nil))
+            count(held(of: key, watch))
             dialogChanged(.restored, .omaWatch(key), watch.dialogKey)
         }
         return dropped
