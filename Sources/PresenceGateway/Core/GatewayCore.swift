@@ -456,9 +456,7 @@ public struct GatewayCore: Sendable {
             default: .enterprise
             }
         var trust: String?
-        if case .enterpriseLeg(let key) = context, let leg = legPool[key] {
-            trust = Self.edgeTrust(network: leg.network, verified: leg.verified)
-        }
+        if case .enterpriseLeg(let key) = context { trust = legPool.trust(of: key) }
         return Self.subscriberActions(actions, context: context, to: side, trust: trust)
     }
 

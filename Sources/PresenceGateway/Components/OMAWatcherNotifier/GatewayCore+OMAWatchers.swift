@@ -215,52 +215,21 @@ extension GatewayCore {
         guard var watch = notifier[key], let contact = contacts[.enterprise],
             let resourceURI = try? SIPURI(watch.resource), let watcherURI = try? SIPURI(watch.watcher.uri)
         else { return [] }
-        let context = context && configuration.enterprise.subscriberList && watch.linked == nil
-        // A filtered watcher's categories are its own: a single subscription carries them.
-        let forceSingle = forceSingle || watch.filter != nil
-        let categories = watch.filter?.categories ?? Self.bridgedCategories
-        let pool = legPool.pool(of: watch.resource)
-        // A leg serves one watch per resource: a second watch of the same watcher and resource
+        // A filtered watcher's categories are its own: a single subscription carries them. A leg
+        // serves one watch per resource: a second watch of the same watcher and resource
         // (another device, a stand-in) gets a leg of its own rather than take the first's.
-        if !forceSingle, let pool,
-            let legKey = legPool.joinable(watcher: watch.watcher.uri, pool: pool, resource: watch.resource)
-        {
-            let resource = watch.resource
-            let actions =
-                legPool.modify(legKey) { leg -> [BatchCategorySubscriber.Action] in
-                    leg.watches[resource] = key
-                    return leg.subscriber.add([resource], context: context, now: now)
-                } ?? []
-            watch.leg = legKey
-            notifier.replace(key, watch)
-            return enterpriseLegActions(legKey, actions, now: now)
-        }
-        let watcherAddress = SIPAddress(uri: watcherURI)
-        let legKey = takeKey()
-        let single = forceSingle || (pool == nil && legPool.batchRefused)
-        let (subscriber, actions): (BatchCategorySubscriber, [BatchCategorySubscriber.Action])
-        if single {
-            (subscriber, actions) = BatchCategorySubscriber.startSingle(
-                watcher: watcherAddress, resource: SIPAddress(uri: resourceURI), contact: contact,
-                categories: categories, expires: configuration.subscriptions.defaultExpires,
-                callID: ids.callID(), localTag: ids.tag(), context: context)
-        } else {
-            let target = pool.flatMap { try? SIPURI($0) } ?? resourceURI
-            (subscriber, actions) = BatchCategorySubscriber.start(
-                watcher: watcherAddress, target: target, contact: contact, resources: [watch.resource],
-                categories: Self.bridgedCategories, expires: configuration.subscriptions.defaultExpires,
-                callID: ids.callID(), localTag: ids.tag(), context: context)
-        }
-        dialogChanged(.opened, .enterpriseLeg(legKey), subscriber.subscription.dialogKey)
-        legPool.open(
-            legKey,
-            EnterpriseLeg(
-                watcher: watch.watcher.uri, pool: single ? nil : pool, single: single,
-                subscriber: subscriber, watches: [watch.resource: key], network: watch.watcher.network,
-                verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false))
-        watch.leg = legKey
+        let consumer = EnterpriseLegPool.Consumer(
+            key: key, watcher: watch.watcher.uri, watcherURI: watcherURI, resource: watch.resource,
+            resourceURI: resourceURI, categories: watch.filter?.categories ?? Self.bridgedCategories,
+            single: forceSingle || watch.filter != nil,
+            context: context && configuration.enterprise.subscriberList && watch.linked == nil,
+            network: watch.watcher.network,
+            verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
+        let attached = legPool.attach(
+            consumer, contact: contact, expires: configuration.subscriptions.defaultExpires, ids: &ids, now: now)
+        watch.leg = attached.leg
         notifier.replace(key, watch)
-        return enterpriseLegActions(legKey, actions, now: now)
+        return apply(attached.output) + enterpriseLegActions(attached.leg, attached.actions, now: now)
     }
 
     /// The body an OMA watcher gets for the enterprise state, in its negotiated format.
@@ -586,45 +555,18 @@ extension GatewayCore {
     }
 
     private mutating func detachResource(_ resource: String, from key: Int, now: NIODeadline) -> [Action] {
-        // nil: the leg did not carry it; empty: it carried nothing else, and ends.
-        let removed = legPool.modify(key) { leg -> [BatchCategorySubscriber.Action]? in
-            guard leg.watches.removeValue(forKey: resource) != nil else { return nil }
-            leg.categories[resource] = nil
-            return leg.watches.isEmpty ? [] : leg.subscriber.remove([resource], now: now)
+        switch legPool.detach(resource, from: key, now: now) {
+        case nil: []
+        case .removed(let actions): enterpriseLegActions(key, actions, now: now)
+        case .ended(let output): apply(output)
         }
-        guard let actions = removed ?? nil else { return [] }
-        if legPool[key]?.watches.isEmpty == true { return endEnterpriseLeg(key, now: now) }
-        return enterpriseLegActions(key, actions, now: now)
     }
 
     /// Unsubscribes an enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
-    mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard legPool[key]?.closing == false,
-            let (actions, ended) = legPool.modify(
-                key,
-                { leg in
-                    let actions = leg.subscriber.unsubscribe()
-                    leg.closing = true
-                    return (actions, leg.subscriber.isTerminated)
-                })
-        else { return [] }
-        if ended {
-            removeEnterpriseLeg(key)
-            return []
-        }
-        let sends = legActions(
-            actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: .enterpriseLeg(key))
-        return sends.filter { if case .schedule = $0 { false } else { true } }
-            + [
-                .cancel(.refresh(.enterpriseLeg(key))),
-                .schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay),
-            ]
-    }
+    mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] { apply(legPool.end(key, now: now)) }
 
-    mutating func removeEnterpriseLeg(_ key: Int) {
-        guard let leg = legPool.remove(key) else { return }
-        dialogChanged(.closed, .enterpriseLeg(key), leg.subscriber.subscription.dialogKey)
-    }
+    /// Forgets an enterprise leg and its dialog.
+    mutating func removeEnterpriseLeg(_ key: Int) { _ = apply(legPool.close(key)) }
 }
 
 extension GatewayCore {

@@ -1,0 +1,142 @@
+import MSPresenceEvents
+import NIOCore
+import PresenceDocuments
+import SIPMessages
+import SIPStack
+
+/// The pool's consumers, in the shape of Kamailio's `pua_api_t` (a consumer asks for a
+/// resource's state and later gives the request up; the pool keeps one subscription per
+/// watcher and pool and its state per consumer): an OMA watch attaches to its enterprise
+/// resource (``attach(_:contact:expires:ids:now:)``) and detaches from it
+/// (``detach(_:from:now:)``); a leg whose last consumer left is unsubscribed (``end(_:now:)``)
+/// and forgotten on its final NOTIFY (``close(_:)``). What the subscriber's actions mean for the
+/// consumers (the categories each is shown) is the coordinator's (`GatewayCore+OMAWatchers`).
+extension EnterpriseLegPool {
+    /// A consumer of one enterprise resource: an OMA watch, for its watcher.
+    struct Consumer {
+        /// The consumer's key (its OMA watch).
+        var key: Int
+        var watcher: String
+        var watcherURI: SIPURI
+        var resource: String
+        var resourceURI: SIPURI
+        /// The categories it asks for on a subscription of its own (a batch asks for
+        /// ``GatewayCore/bridgedCategories``).
+        var categories: [CategoryName]
+        /// A subscription of its own rather than a share of a batch (a filtered watcher's).
+        var single: Bool
+        /// The watcher joins the resource's subscriber list ([MS-PRES] §3.6).
+        var context: Bool
+        var network: SourceNetwork
+        /// Whether the watcher's peer was verified (a configured peer or a certificate).
+        var verified: Bool
+    }
+
+    /// An attach's outcome: the leg serving the consumer now, the subscriber's actions to carry
+    /// out, and the dialog a new leg opened.
+    struct Attached {
+        var leg: Int
+        var actions: [BatchCategorySubscriber.Action]
+        var output = ComponentOutput()
+    }
+
+    /// Serves `consumer` with the leg of its watcher toward the resource's known pool (the
+    /// resource added to that batch dialog), or a new leg: a batch dialog, or a single
+    /// subscription when the consumer or the enterprise asks for one (§3.4.5.1.1). A leg serves
+    /// one consumer per resource.
+    mutating func attach(
+        _ consumer: Consumer, contact: SIPAddress, expires: UInt32, ids: inout IdentifierSource, now: NIODeadline
+    ) -> Attached {
+        let pool = pool(of: consumer.resource)
+        if !consumer.single, let pool,
+            let key = joinable(watcher: consumer.watcher, pool: pool, resource: consumer.resource)
+        {
+            let actions =
+                modify(key) { leg -> [BatchCategorySubscriber.Action] in
+                    leg.watches[consumer.resource] = consumer.key
+                    return leg.subscriber.add([consumer.resource], context: consumer.context, now: now)
+                } ?? []
+            return Attached(leg: key, actions: actions)
+        }
+        let watcher = SIPAddress(uri: consumer.watcherURI)
+        let key = ids.key()
+        let single = consumer.single || (pool == nil && batchRefused)
+        let (subscriber, actions): (BatchCategorySubscriber, [BatchCategorySubscriber.Action])
+        if single {
+            (subscriber, actions) = BatchCategorySubscriber.startSingle(
+                watcher: watcher, resource: SIPAddress(uri: consumer.resourceURI), contact: contact,
+                categories: consumer.categories, expires: expires, callID: ids.callID(), localTag: ids.tag(),
+                context: consumer.context)
+        } else {
+            let target = pool.flatMap { try? SIPURI($0) } ?? consumer.resourceURI
+            (subscriber, actions) = BatchCategorySubscriber.start(
+                watcher: watcher, target: target, contact: contact, resources: [consumer.resource],
+                categories: GatewayCore.bridgedCategories, expires: expires, callID: ids.callID(),
+                localTag: ids.tag(), context: consumer.context)
+        }
+        var attached = Attached(leg: key, actions: actions)
+        attached.output.dialog(.opened, .enterpriseLeg(key), subscriber.subscription.dialogKey)
+        open(
+            key,
+            GatewayCore.EnterpriseLeg(
+                watcher: consumer.watcher, pool: single ? nil : pool, single: single, subscriber: subscriber,
+                watches: [consumer.resource: consumer.key], network: consumer.network, verified: consumer.verified))
+        return attached
+    }
+
+    /// What a detach did to the leg.
+    enum Detached {
+        /// The resource left a batch still serving others: the subscriber's actions (an
+        /// `unsubscribe` action, [MS-PRES] §3.4.5.1.3).
+        case removed([BatchCategorySubscriber.Action])
+        /// It was the leg's last: the leg ends (``end(_:now:)``).
+        case ended(ComponentOutput)
+    }
+
+    /// The consumer of `resource` leaves leg `key`; nil when the leg did not carry it.
+    mutating func detach(_ resource: String, from key: Int, now: NIODeadline) -> Detached? {
+        let removed = modify(key) { leg -> [BatchCategorySubscriber.Action]? in
+            guard leg.watches.removeValue(forKey: resource) != nil else { return nil }
+            leg.categories[resource] = nil
+            return leg.watches.isEmpty ? [] : leg.subscriber.remove([resource], now: now)
+        }
+        guard let actions = removed ?? nil else { return nil }
+        if self[key]?.watches.isEmpty == true { return .ended(end(key, now: now)) }
+        return .removed(actions)
+    }
+
+    /// Unsubscribes leg `key`; it is forgotten on its final NOTIFY (``close(_:)``), or 64·T1
+    /// later (its cleanup timer). Nothing when it is ending already.
+    mutating func end(_ key: Int, now: NIODeadline) -> ComponentOutput {
+        guard self[key]?.closing == false,
+            let (actions, ended) = modify(
+                key,
+                { leg in
+                    let actions = leg.subscriber.unsubscribe()
+                    leg.closing = true
+                    return (actions, leg.subscriber.isTerminated)
+                })
+        else { return ComponentOutput() }
+        if ended { return close(key) }
+        let context = GatewayCore.Context.enterpriseLeg(key)
+        let sends = GatewayCore.subscriberActions(
+            actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: context,
+            to: .enterprise, trust: trust(of: key))
+        return ComponentOutput(
+            actions: sends.filter { if case .schedule = $0 { false } else { true } }
+                + [.cancel(.refresh(context)), .schedule(.cleanup(context), at: now + GatewayCore.cleanupDelay)])
+    }
+
+    /// Forgets leg `key` and its dialog.
+    mutating func close(_ key: Int) -> ComponentOutput {
+        var out = ComponentOutput()
+        guard let leg = remove(key) else { return out }
+        out.dialog(.closed, .enterpriseLeg(key), leg.subscriber.subscription.dialogKey)
+        return out
+    }
+
+    /// The edge's marking of leg `key`'s requests (``GatewayCore/edgeTrust(network:verified:)``).
+    func trust(of key: Int) -> String? {
+        self[key].map { GatewayCore.edgeTrust(network: $0.network, verified: $0.verified) }
+    }
+}
