@@ -72,28 +72,19 @@ extension GatewayCore {
     func dialogKey(of context: Context) -> DialogKey? {
         switch context {
         case .omaLeg(let key):
-            guard let subscription = bridge[leg: key]?.subscription else { return nil }
-            return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
+            return bridge[leg: key]?.subscription?.dialogKey
         case .omaList(let key):
-            guard let subscription = bridge[list: key]?.subscription else { return nil }
-            return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
+            return bridge[list: key]?.subscription?.dialogKey
         case .serverWatch(let key):
-            guard let subscription = serverWatches[key]?.subscription else { return nil }
-            return DialogKey(callID: subscription.callID, localTag: subscription.localTag)
+            return serverWatches[key]?.subscription.dialogKey
         case .enterpriseLeg(let key):
-            guard let leg = legPool[key] else { return nil }
-            return DialogKey(callID: leg.subscriber.subscription.callID, localTag: leg.subscriber.subscription.localTag)
+            return legPool[key]?.subscriber.subscription.dialogKey
         case .enterpriseWatch(let key):
-            guard let watch = bridge[watch: key],
-                let id = watch.subscription?.subscription.dialog.id ?? watch.document?.dialog.id
-            else { return nil }
-            return DialogKey(callID: id.callID, localTag: id.localTag)
+            return bridge[watch: key]?.storedDialog.dialogKey
         case .omaWatch(let key):
-            guard let id = notifier[key]?.subscription?.dialog.id else { return nil }
-            return DialogKey(callID: id.callID, localTag: id.localTag)
+            return notifier[key]?.dialogKey
         case .winfoWatch(let key):
-            guard let id = watcherInfo[key]?.subscription.dialog.id else { return nil }
-            return DialogKey(callID: id.callID, localTag: id.localTag)
+            return watcherInfo[key]?.subscription.dialog.id.dialogKey
         case .linkedPublication, .servicePublish:
             return nil
         }
