@@ -9,9 +9,10 @@ import SIPStack
 /// [MS-PRES] §3.4.5.1.3.1): the pool each resource's `resubscribe` pointed at (`poolFqdn`), and
 /// whether a batched SUBSCRIBE from a federated watcher was refused, after which single ones are
 /// used (§3.4.5.1.1: batch is for users of the deployment), and the legs themselves: the
-/// category subscriptions the gateway keeps toward the enterprise for OMA watchers (their flow
-/// logic is in `OMAWatcherNotifier/GatewayCore+OMAWatchers` and, for flow 3, this folder's
-/// `GatewayCore+PoolRedirects`).
+/// category subscriptions the gateway keeps toward the enterprise for OMA watchers. Its consumers
+/// attach and detach through `EnterpriseLegPool+Consumers`; what the legs' notifications mean
+/// for the watchers is in `OMAWatcherNotifier/GatewayCore+OMAWatchers` and, for flow 3, this
+/// folder's `GatewayCore+PoolRedirects`.
 struct EnterpriseLegPool: Sendable {
     /// The legs, by key (a ``JournaledTable``: it remembers what changed for the durable store).
     /// Read through ``subscript(_:)``; written only here: a leg is opened, changed in place
