@@ -62,7 +62,7 @@ struct DialogChange: Sendable {
     }
 
     init(_ kind: Kind, _ context: GatewayCore.Context, _ id: SIPDialog.ID, peer: DialogPeer?) {
-        self.init(kind, context, SIPDialogKey(callID: id.callID, localTag: id.localTag), peer: peer)
+        self.init(kind, context, id.dialogKey, peer: peer)
     }
 }
 
@@ -70,17 +70,19 @@ extension GatewayCore {
     /// Applies the dialogs a component opened, took back or closed (``DialogChange``): the dialog
     /// index and the peers' counts, in one place.
     mutating func dialogsChanged(_ changes: [DialogChange]) {
-        for change in changes {
-            switch change.kind {
-            case .opened:
-                dialogs.insert(change.dialog, change.context)
-            case .restored:
-                dialogs.insert(change.dialog, change.context)
-                if let peer = change.peer { quotas.countPeer(loadKey(peer)) }
-            case .closed:
-                dialogs.remove(change.dialog, change.context)
-                releasePeerQuota(change.peer)
-            }
+        for change in changes { dialogChanged(change) }
+    }
+
+    private mutating func dialogChanged(_ change: DialogChange) {
+        switch change.kind {
+        case .opened:
+            dialogs.insert(change.dialog, change.context)
+        case .restored:
+            dialogs.insert(change.dialog, change.context)
+            if let peer = change.peer { quotas.countPeer(loadKey(peer)) }
+        case .closed:
+            dialogs.remove(change.dialog, change.context)
+            releasePeerQuota(change.peer)
         }
     }
 
@@ -90,7 +92,7 @@ extension GatewayCore {
         _ kind: DialogChange.Kind, _ context: Context, _ dialog: SIPDialogKey?, peer: DialogPeer? = nil
     ) {
         guard let dialog else { return }
-        dialogsChanged([DialogChange(kind, context, dialog, peer: peer)])
+        dialogChanged(DialogChange(kind, context, dialog, peer: peer))
     }
 
     /// Gives back what an entry held of the quotas.

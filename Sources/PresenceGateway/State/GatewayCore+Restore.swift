@@ -310,16 +310,12 @@ extension GatewayCore {
         for key in keys {
             guard let held = legPool[key] else { continue }
             let gone = held.watches.filter { notifier[$0.value]?.leg != key }.map(\.key)
-            if !gone.isEmpty {
-                let actions = legPool.modify(key) { leg in
-                    for resource in gone { leg.watches[resource] = nil }
-                    return leg.watches.isEmpty ? [] : leg.subscriber.remove(gone, now: now)
-                }
-                if legPool[key]?.watches.isEmpty == true {
-                    out += endEnterpriseLeg(key, now: now)
-                    continue
-                }
-                out += enterpriseLegActions(key, actions ?? [], now: now)
+            switch legPool.detach(gone, from: key, now: now) {
+            case nil: break
+            case .removed(let actions): out += enterpriseLegActions(key, actions, now: now)
+            case .ended(let output):
+                out += apply(output)
+                continue
             }
             // As it is now: the removal's actions may have changed it.
             guard let leg = legPool[key] else { continue }

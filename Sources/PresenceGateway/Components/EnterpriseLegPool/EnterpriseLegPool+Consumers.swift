@@ -86,19 +86,20 @@ extension EnterpriseLegPool {
 
     /// What a detach did to the leg.
     enum Detached {
-        /// The resource left a batch still serving others: the subscriber's actions (an
+        /// The resources left a batch still serving others: the subscriber's actions (an
         /// `unsubscribe` action, [MS-PRES] §3.4.5.1.3).
         case removed([BatchCategorySubscriber.Action])
-        /// It was the leg's last: the leg ends (``end(_:now:)``).
+        /// They were the leg's last: the leg ends (``end(_:now:)``).
         case ended(ComponentOutput)
     }
 
-    /// The consumer of `resource` leaves leg `key`; nil when the leg did not carry it.
-    mutating func detach(_ resource: String, from key: Int, now: NIODeadline) -> Detached? {
+    /// The consumers of `resources` leave leg `key`; nil when the leg carried none of them.
+    mutating func detach(_ resources: [String], from key: Int, now: NIODeadline) -> Detached? {
         let removed = modify(key) { leg -> [BatchCategorySubscriber.Action]? in
-            guard leg.watches.removeValue(forKey: resource) != nil else { return nil }
-            leg.categories[resource] = nil
-            return leg.watches.isEmpty ? [] : leg.subscriber.remove([resource], now: now)
+            let carried = resources.filter { leg.watches.removeValue(forKey: $0) != nil }
+            guard !carried.isEmpty else { return nil }
+            for resource in carried { leg.categories[resource] = nil }
+            return leg.watches.isEmpty ? [] : leg.subscriber.remove(carried, now: now)
         }
         guard let actions = removed ?? nil else { return nil }
         if self[key]?.watches.isEmpty == true { return .ended(end(key, now: now)) }

@@ -555,7 +555,7 @@ extension GatewayCore {
     }
 
     private mutating func detachResource(_ resource: String, from key: Int, now: NIODeadline) -> [Action] {
-        switch legPool.detach(resource, from: key, now: now) {
+        switch legPool.detach([resource], from: key, now: now) {
         case nil: []
         case .removed(let actions): enterpriseLegActions(key, actions, now: now)
         case .ended(let output): apply(output)
