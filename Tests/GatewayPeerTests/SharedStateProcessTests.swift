@@ -289,8 +289,14 @@ struct SharedStateProcessTests {
             #expect(storeUnavailable == 0)
             // The store is asked at most about what the rate limit lets through (200/s) and the
             // flood lasted a few seconds at most.
-            #expect(unknown <= 200 * (Int(sent) + 3), "\(unknown) dialogs looked up")
-            #expect(rateLimited >= answers.count / 2, "\(rateLimited) of \(answers.count)")
+            let allowed = 200 * (Int(sent) + 3)
+            #expect(unknown <= allowed, "\(unknown) dialogs looked up")
+            // Most of what reached the gateway was refused by the limit; on a loaded machine the
+            // kernel may drop most of the flood before the gateway reads it, and what it read
+            // then fits under the limit.
+            if answers.count > allowed {
+                #expect(rateLimited >= answers.count / 2, "\(rateLimited) of \(answers.count)")
+            }
         }
     }
 
