@@ -295,7 +295,7 @@ public struct GatewayCore: Sendable {
     }
 
     /// The XCAP server answered the write of a list document (`status` nil: no answer in time);
-    /// see ``writeListDocument(of:)``.
+    /// see ``EnterpriseWatcherBridge/writeListDocument(of:)``.
     public mutating func listDocumentWritten(_ uri: String, status: Int?, now: NIODeadline) -> [Action] {
         withWatcherInfo(listDocumentAnswered(uri, status: status, now: now), now: now)
     }

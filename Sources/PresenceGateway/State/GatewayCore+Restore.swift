@@ -151,7 +151,6 @@ extension GatewayCore {
         for (key, list) in read.omaLists {
             ids.noteRestoredKey(key)
             bridge.restoreList(key, list)
-            bridge.listDocuments[list.document, default: ListDocument()].lists.insert(key)
             dialogChanged(.restored, .omaList(key), list.storedDialog.dialogKey)
         }
         for (key, leg) in read.omaLegs {
@@ -230,7 +229,7 @@ extension GatewayCore {
                 continue
             }
             guard let subscription = list.subscription else {
-                out += writeListDocument(of: key)
+                out += bridge.writeListDocument(of: key)
                 continue
             }
             switch subscription.status {
@@ -240,7 +239,9 @@ extension GatewayCore {
             case .subscribing, .terminated:
                 out += restartOMAList(key)
             case .active, .pending:
-                out += list.changed ? writeListDocument(of: key) : [.schedule(.refresh(.omaList(key)), at: pace())]
+                out +=
+                    list.changed
+                    ? bridge.writeListDocument(of: key) : [.schedule(.refresh(.omaList(key)), at: pace())]
             }
         }
         return out

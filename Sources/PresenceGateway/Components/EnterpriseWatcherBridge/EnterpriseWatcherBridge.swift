@@ -1,6 +1,7 @@
 import Foundation
 import GatewayState
 import NIOCore
+import XMLBridge
 
 /// Flow 1, enterprise watcher → OMA presentity: the enterprise watchers' subscriptions the
 /// gateway answers (category, PIDF and msrtc.pidf, [MS-PRES] §3.4.5.1, §4.10, §4.11), the PIDF
@@ -23,14 +24,16 @@ struct EnterpriseWatcherBridge: Sendable {
     /// ``subscript(list:)``, written only here (``openList(_:_:)``, ``modifyList(_:_:)``,
     /// ``replaceList(_:_:)``, ``removeList(_:)``).
     private var lists = JournaledTable<GatewayCore.OMAList>()
-    /// The rls-services documents holding them, by document URI.
-    var listDocuments: [String: GatewayCore.ListDocument] = [:]
-    /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there.
-    var rlsRefused: [String: NIODeadline] = [:]
+    /// The rls-services documents holding them, by document URI: written only here (a list is
+    /// filed in its document when it is opened or restored; see "The rls-services documents").
+    private var listDocuments: [String: GatewayCore.ListDocument] = [:]
+    /// OMA domains whose RLS or XCAP server refused a list, until when lists are not tried there
+    /// (``refuseLists(in:until:)``, ``refusesLists(in:now:)``).
+    private var rlsRefused: [String: NIODeadline] = [:]
     /// The sphere each OMA presentity whose pres-rules have sphere conditions last published (RFC
     /// 4480 §3.12), by address of record: ``GatewayCore/policy(for:)`` decides those conditions
-    /// with it.
-    var spheres: [String: String] = [:]
+    /// with it. Written only here (``noteSphere(_:of:)``).
+    private(set) var spheres: [String: String] = [:]
 
     // MARK: - Reading the tables
 
@@ -87,7 +90,12 @@ struct EnterpriseWatcherBridge: Sendable {
 
     // MARK: - Lists toward OMA resource list servers
 
-    mutating func openList(_ key: Int, _ list: GatewayCore.OMAList) { lists[key] = list }
+    /// Opens list `key`, filed in the document that holds it (not written yet:
+    /// ``writeListDocument(of:)``).
+    mutating func openList(_ key: Int, _ list: GatewayCore.OMAList) {
+        lists[key] = list
+        listDocuments[list.document, default: GatewayCore.ListDocument()].lists.insert(key)
+    }
 
     /// Changes list `key` in place; nil when there is none.
     @discardableResult
@@ -102,12 +110,131 @@ struct EnterpriseWatcherBridge: Sendable {
     @discardableResult
     mutating func removeList(_ key: Int) -> GatewayCore.OMAList? { lists.removeValue(forKey: key) }
 
+    // MARK: - The rls-services documents (RFC 4826)
+
+    /// Writes the document holding list `key` as it stands; the list is subscribed to or
+    /// refreshed once the write is answered (``documentAnswered(_:written:)``). A write under way
+    /// is let finish first.
+    mutating func writeListDocument(of key: Int) -> [GatewayCore.Action] {
+        guard let list = lists[key] else { return [] }
+        if list.subscription != nil { lists.modify(key) { $0.changed = true } }
+        return modifyDocument(list.document) {
+            $0.lists.insert(key)
+            $0.waiting.insert(key)
+        }
+    }
+
+    /// Writes the document of list `key` without it (deleted when nothing is left in it).
+    mutating func writeListDocument(without key: Int) -> [GatewayCore.Action] {
+        guard let uri = lists[key]?.document, listDocuments[uri] != nil else { return [] }
+        return modifyDocument(uri) {
+            $0.lists.remove(key)
+            $0.waiting.remove(key)
+        }
+    }
+
+    /// The XCAP server answered the write of document `uri`. Written, and changed meanwhile: the
+    /// write that brings it up to date. Otherwise the lists that waited for it, to be subscribed
+    /// to or refreshed (written) or given up (not).
+    mutating func documentAnswered(_ uri: String, written: Bool) -> (write: [GatewayCore.Action], waiting: [Int]) {
+        guard var document = listDocuments[uri], document.writing else { return ([], []) }
+        document.writing = false
+        if document.stale, written {
+            document.stale = false
+            defer { listDocuments[uri] = document }
+            return (write(&document, at: uri), [])
+        }
+        let waiting = document.waiting.sorted()
+        document.waiting = []
+        document.stale = false
+        document.lists = document.lists.filter { lists[$0] != nil }
+        listDocuments[uri] = document.lists.isEmpty ? nil : document
+        return ([], waiting)
+    }
+
+    /// Changes document `uri` and writes it (now, or once the write under way is answered).
+    private mutating func modifyDocument(_ uri: String, _ change: (inout GatewayCore.ListDocument) -> Void)
+        -> [GatewayCore.Action]
+    {
+        var document = listDocuments[uri] ?? GatewayCore.ListDocument()
+        change(&document)
+        defer { listDocuments[uri] = document }
+        return write(&document, at: uri)
+    }
+
+    /// Writes `document` to `uri` now, or once the write under way is answered.
+    private func write(_ document: inout GatewayCore.ListDocument, at uri: String) -> [GatewayCore.Action] {
+        if document.writing {
+            document.stale = true
+            return []
+        }
+        document.writing = true
+        return [.writeListDocument(uri: uri, body: listDocumentBody(document))]
+    }
+
+    /// The rls-services document (RFC 4826 §4) of the lists `document` holds that have members
+    /// and are not being ended, one `service` each, for the `presence` package; nil when there
+    /// is none left (the document is then deleted).
+    ///
+    /// ```
+    /// <rls-services xmlns="urn:ietf:params:xml:ns:rls-services" xmlns:rl="urn:ietf:params:xml:ns:resource-lists">
+    ///   <service uri="sip:gw-list-TAG@oma.example">
+    ///     <list> <rl:entry uri="sip:bob@oma.example"/>* </list>
+    ///     <packages><package>presence</package></packages>
+    ///   </service>*
+    /// </rls-services>
+    /// ```
+    private func listDocumentBody(_ document: GatewayCore.ListDocument) -> [UInt8]? {
+        let ns = GatewayConfiguration.rlsServicesNamespace
+        let rl = GatewayConfiguration.resourceListsNamespace
+        var services: [XMLNode] = []
+        for key in document.lists.sorted() {
+            guard let list = lists[key], !list.closing, !list.members.isEmpty else { continue }
+            let entries = list.members.keys.map { uri in
+                XMLNode.element(
+                    XMLElement(XMLName(rl, "entry"), attributes: [XMLAttribute(XMLName("", "uri"), uri)], prefix: "rl"))
+            }
+            let package = XMLElement(XMLName(ns, "package"), children: [.text("presence")])
+            services.append(
+                .element(
+                    XMLElement(
+                        XMLName(ns, "service"), attributes: [XMLAttribute(XMLName("", "uri"), list.uri)],
+                        children: [
+                            .element(XMLElement(XMLName(ns, "list"), children: entries)),
+                            .element(XMLElement(XMLName(ns, "packages"), children: [.element(package)])),
+                        ])))
+        }
+        guard !services.isEmpty else { return nil }
+        let root = XMLElement(
+            XMLName(ns, "rls-services"), children: services,
+            namespaceDeclarations: [(prefix: nil, uri: ns), (prefix: "rl", uri: rl)])
+        return XMLWriter().bytes(root)
+    }
+
+    /// Whether `domain`'s RLS or XCAP server refused a list less than the retry delay ago.
+    func refusesLists(in domain: String, now: NIODeadline) -> Bool { rlsRefused[domain].map { $0 > now } ?? false }
+
+    /// `domain`'s RLS or XCAP server refused a list: no list is tried there until `until`.
+    mutating func refuseLists(in domain: String, until: NIODeadline) { rlsRefused[domain] = until }
+
+    // MARK: - Spheres (RFC 4480 §3.12)
+
+    /// `presentity` now publishes `sphere`; whether that changed it, and what it published before.
+    mutating func noteSphere(_ sphere: String?, of presentity: String) -> (changed: Bool, before: String?) {
+        let before = spheres[presentity]
+        spheres[presentity] = sphere
+        return (sphere != before, before)
+    }
+
     // MARK: - Restore and takeover, for the coordinator (docs/state.md, "Several nodes")
 
     /// Puts back a watch the store held, as no change.
     mutating func restoreWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.restore(key, watch) }
-    /// Puts back a list the store held, as no change.
-    mutating func restoreList(_ key: Int, _ list: GatewayCore.OMAList) { lists.restore(key, list) }
+    /// Puts back a list the store held, as no change, filed in its document.
+    mutating func restoreList(_ key: Int, _ list: GatewayCore.OMAList) {
+        lists.restore(key, list)
+        listDocuments[list.document, default: GatewayCore.ListDocument()].lists.insert(key)
+    }
     /// Puts back a leg the store held, as no change.
     mutating func restoreLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.restore(key, leg) }
 

@@ -333,10 +333,8 @@ extension GatewayCore {
             default: nil
             }
         }.first
-        let before = bridge.spheres[presentity]
-        guard sphere != before else { return nil }
-        bridge.spheres[presentity] = sphere
-        return (presentity, before)
+        let noted = bridge.noteSphere(sphere, of: presentity)
+        return noted.changed ? (presentity, noted.before) : nil
     }
 
     /// `presentity`'s sphere changed from `before` in the NOTIFY of leg `shown`: every enterprise

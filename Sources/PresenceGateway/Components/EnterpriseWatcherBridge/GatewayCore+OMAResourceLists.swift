@@ -4,7 +4,6 @@ import NIOCore
 import PresenceDocuments
 import SIPMessages
 import SIPStack
-import XMLBridge
 import _GatewayInternals
 
 /// Flow 1 through an OMA resource list server (RFC 4662; docs/flows.md, "Lists toward the OMA
@@ -76,7 +75,7 @@ extension GatewayCore {
         guard !configuration.oma.rls.isEmpty, let host = (try? SIPURI(resource))?.host.lowercased(),
             configuration.oma.rls[host] != nil
         else { return nil }
-        if let until = bridge.rlsRefused[host], until > now { return nil }
+        if bridge.refusesLists(in: host, now: now) { return nil }
         return host
     }
 
@@ -162,7 +161,7 @@ extension GatewayCore {
             added = true
         }
         guard added, let listKey else { return [] }
-        return writeListDocument(of: listKey)
+        return bridge.writeListDocument(of: listKey)
     }
 
     /// A new list of watch `key` in `domain`, in its watcher's document; nil when the domain has no XCAP root.
@@ -175,7 +174,6 @@ extension GatewayCore {
             OMAList(
                 watch: key, watcher: owner, from: Self.legFrom(from), domain: domain,
                 uri: "sip:\(Self.listUserPrefix)\(ids.tag())@\(domain)", document: document))
-        bridge.listDocuments[document, default: ListDocument()].lists.insert(listKey)
         return listKey
     }
 
@@ -188,7 +186,7 @@ extension GatewayCore {
         list.members.removeValue(forKey: leg.resource)
         bridge.replaceList(listKey, list)
         if list.members.isEmpty { return endOMAList(listKey, now: now) }
-        return list.closing ? [] : writeListDocument(of: listKey)
+        return list.closing ? [] : bridge.writeListDocument(of: listKey)
     }
 
     // MARK: - The document
@@ -207,93 +205,22 @@ extension GatewayCore {
         return legActions(actions, context: .omaList(key))
     }
 
-    /// Writes the document holding list `key` as it stands, then subscribes to the list or
-    /// refreshes it (``listDocumentWritten(_:status:now:)``). A write under way is let finish first.
-    mutating func writeListDocument(of key: Int) -> [Action] {
-        guard let uri = bridge[list: key]?.document else { return [] }
-        var document = bridge.listDocuments[uri] ?? ListDocument()
-        document.lists.insert(key)
-        document.waiting.insert(key)
-        if bridge[list: key]?.subscription != nil { bridge.modifyList(key) { $0.changed = true } }
-        defer { bridge.listDocuments[uri] = document }
-        return write(&document, at: uri)
-    }
-
-    /// Writes `document` to `uri` now, or once the write under way is answered.
-    private func write(_ document: inout ListDocument, at uri: String) -> [Action] {
-        if document.writing {
-            document.stale = true
-            return []
-        }
-        document.writing = true
-        return [.writeListDocument(uri: uri, body: listDocumentBody(document))]
-    }
-
-    /// The rls-services document (RFC 4826 §4) of the lists `document` holds that have members
-    /// and are not being ended, one `service` each, for the `presence` package; nil when there
-    /// is none left (the document is then deleted).
-    ///
-    /// ```
-    /// <rls-services xmlns="urn:ietf:params:xml:ns:rls-services" xmlns:rl="urn:ietf:params:xml:ns:resource-lists">
-    ///   <service uri="sip:gw-list-TAG@oma.example">
-    ///     <list> <rl:entry uri="sip:bob@oma.example"/>* </list>
-    ///     <packages><package>presence</package></packages>
-    ///   </service>*
-    /// </rls-services>
-    /// ```
-    func listDocumentBody(_ document: ListDocument) -> [UInt8]? {
-        let ns = GatewayConfiguration.rlsServicesNamespace
-        let rl = GatewayConfiguration.resourceListsNamespace
-        var services: [XMLNode] = []
-        for key in document.lists.sorted() {
-            guard let list = bridge[list: key], !list.closing, !list.members.isEmpty else { continue }
-            let entries = list.members.keys.map { uri in
-                XMLNode.element(
-                    XMLElement(XMLName(rl, "entry"), attributes: [XMLAttribute(XMLName("", "uri"), uri)], prefix: "rl"))
-            }
-            let package = XMLElement(XMLName(ns, "package"), children: [.text("presence")])
-            services.append(
-                .element(
-                    XMLElement(
-                        XMLName(ns, "service"), attributes: [XMLAttribute(XMLName("", "uri"), list.uri)],
-                        children: [
-                            .element(XMLElement(XMLName(ns, "list"), children: entries)),
-                            .element(XMLElement(XMLName(ns, "packages"), children: [.element(package)])),
-                        ])))
-        }
-        guard !services.isEmpty else { return nil }
-        let root = XMLElement(
-            XMLName(ns, "rls-services"), children: services,
-            namespaceDeclarations: [(prefix: nil, uri: ns), (prefix: "rl", uri: rl)])
-        return XMLWriter().bytes(root)
-    }
-
     /// The XCAP server answered the write of document `uri` (`status` nil: no answer). A 2xx
     /// lets the lists waiting for it be subscribed to or refreshed; a failure gives each of
     /// them up for subscriptions of its members' own (the domain is not asked for lists for
     /// ``rlsRetryDelay``). A document changed meanwhile is written again first.
     mutating func listDocumentAnswered(_ uri: String, status: Int?, now: NIODeadline) -> [Action] {
-        guard var document = bridge.listDocuments[uri], document.writing else { return [] }
-        document.writing = false
         let written = status.map { (200..<300).contains($0) } ?? false
-        if document.stale, written {
-            document.stale = false
-            defer { bridge.listDocuments[uri] = document }
-            return write(&document, at: uri)
-        }
-        let waiting = document.waiting.sorted()
-        document.waiting = []
-        document.stale = false
-        document.lists = document.lists.filter { bridge[list: $0] != nil }
-        bridge.listDocuments[uri] = document.lists.isEmpty ? nil : document
-        var out: [Action] = []
-        for key in waiting where bridge[list: key].map({ !$0.closing }) ?? false {
-            if written {
+        let (write, waiting) = bridge.documentAnswered(uri, written: written)
+        var out = write
+        for key in waiting {
+            guard let list = bridge[list: key], !list.closing else { continue }
+            guard !written else {
                 out += subscribeList(key, now: now)
-            } else {
-                if let domain = bridge[list: key]?.domain { bridge.rlsRefused[domain] = now + Self.rlsRetryDelay }
-                out += dissolveList(key, now: now)
+                continue
             }
+            bridge.refuseLists(in: list.domain, until: now + Self.rlsRetryDelay)
+            out += dissolveList(key, now: now)
         }
         return out
     }
@@ -350,11 +277,11 @@ extension GatewayCore {
         if (200..<300).contains(response.statusCode), (try? request.headers.to)?.tag == nil,
             !((try? response.headers.require) ?? []).contains(where: { $0.lowercased() == Self.eventlist })
         {
-            bridge.rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            bridge.refuseLists(in: list.domain, until: now + Self.rlsRetryDelay)
             return out + dissolveList(key, now: now)
         }
         if ended {
-            bridge.rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            bridge.refuseLists(in: list.domain, until: now + Self.rlsRetryDelay)
             forgetListDialog(key)
             return out + dissolveList(key, now: now)
         }
@@ -431,27 +358,18 @@ extension GatewayCore {
             list.subscription = subscription
             bridge.replaceList(key, list)
             if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
-                out += rewriteWithout(key)
+                out += bridge.writeListDocument(without: key)
                 removeOMAList(key)
                 return out
             }
             out += legActions(actions, context: .omaList(key)).filter { if case .schedule = $0 { false } else { true } }
             out += [.cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay)]
-            return out + rewriteWithout(key)
+            return out + bridge.writeListDocument(without: key)
         }
         bridge.replaceList(key, list)
-        out += rewriteWithout(key)
+        out += bridge.writeListDocument(without: key)
         removeOMAList(key)
         return out
-    }
-
-    /// Writes the document of list `key` without it (deleted when nothing is left in it).
-    private mutating func rewriteWithout(_ key: Int) -> [Action] {
-        guard let uri = bridge[list: key]?.document, var document = bridge.listDocuments[uri] else { return [] }
-        document.lists.remove(key)
-        document.waiting.remove(key)
-        defer { bridge.listDocuments[uri] = document }
-        return write(&document, at: uri)
     }
 
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
@@ -517,7 +435,7 @@ extension GatewayCore {
         if let ended {
             // RFC 6665 §4.1.3: after these two the subscription may be made again at once.
             if ended == "deactivated" || ended == "timeout" { return out + restartOMAList(key) }
-            bridge.rlsRefused[list.domain] = now + Self.rlsRetryDelay
+            bridge.refuseLists(in: list.domain, until: now + Self.rlsRetryDelay)
             forgetListDialog(key)
             return out + dissolveList(key, now: now)
         }
