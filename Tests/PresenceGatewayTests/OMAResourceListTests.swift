@@ -306,6 +306,31 @@ import XMLBridge
         #expect(T.sent(gone, to: .enterprise).isEmpty)
     }
 
+    /// An RLS that challenges the list SUBSCRIBE (RFC 3261 §22.2): the runtime sends it again
+    /// with credentials and CSeq one higher, and the list takes that request as its outstanding
+    /// one. The 200 to it makes the dialog, and the refresh in that dialog numbers on from the
+    /// resent CSeq (§12.2.1.1). A request for a list that is not there is not taken.
+    @Test func aChallengedListSubscribeIsResentAndItsDialogNumbersOn() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, list, _) = try Self.subscribe(&h, [Self.john, Self.mary])
+        let (subscribe, context) = try #require(list)
+        let first = try #require(try subscribe.headers.cseq).sequence
+        var again = subscribe
+        again.headers.set(.cseq, "\(first + 1) SUBSCRIBE")
+        again.headers.append("Authorization", "Digest username=\"gw\"")
+        let taken = h.core.resent(again, for: context)
+        #expect(taken)
+        let takenForNone = h.core.resent(again, for: .omaList(-1))
+        #expect(!takenForNone)
+
+        let accepted = Self.accept(&h, (again, context))
+        let timer = try #require(accepted.compactMap { if case .schedule(let t, _) = $0 { t } else { nil } }.first)
+        #expect(timer == .refresh(context))
+        let refresh = try #require(T.sent(h.core.fire(timer, now: h.now + .seconds(3000)), to: .oma).first?.0)
+        #expect(try refresh.headers.cseq?.sequence == first + 2)
+        #expect(try refresh.headers.to?.tag == "rls1")
+    }
+
     // MARK: - Versions and bad bodies
 
     /// RFC 4662 §5.6: a version not above the last one taken is discarded (refused here with 400

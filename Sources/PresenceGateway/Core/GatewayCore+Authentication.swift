@@ -19,13 +19,7 @@ extension GatewayCore {
         case .omaLeg(let key):
             return bridge.modifyLeg(key) { $0.subscription?.resent(request) ?? false } ?? false
         case .omaList(let key):
-            guard var list = bridge[list: key], var subscription = list.subscription, subscription.resent(request)
-            else {
-                return false
-            }
-            list.subscription = subscription
-            bridge.replaceList(key, list)
-            return true
+            return bridge.modifyList(key) { $0.subscription?.resent(request) ?? false } ?? false
         case .serverWatch(let key):
             return serverWatches.resent(request, key: key)
         case .linkedPublication(let key):

@@ -206,16 +206,14 @@ extension GatewayCore {
     private mutating func restoreOMALists(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var list = bridge[list: key] else { continue }
+            guard let list = bridge[list: key] else { continue }
             if list.closing {
                 // Being ended: unsubscribed again, or forgotten when it has no dialog to end.
-                guard var subscription = list.subscription, subscription.status == .unsubscribing else {
+                guard list.subscription?.status == .unsubscribing else {
                     removeOMAList(key)
                     continue
                 }
-                let actions = subscription.unsubscribeAgain()
-                list.subscription = subscription
-                bridge.replaceList(key, list)
+                let actions = bridge.modifyList(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
                 if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
                     removeOMAList(key)
                     continue

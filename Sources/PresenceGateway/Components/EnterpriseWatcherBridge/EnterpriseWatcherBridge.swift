@@ -22,7 +22,7 @@ struct EnterpriseWatcherBridge: Sendable {
     private var legs = JournaledTable<GatewayCore.OMALeg>()
     /// List subscriptions toward OMA resource list servers, by key: read through
     /// ``subscript(list:)``, written only here (``openList(_:_:)``, ``modifyList(_:_:)``,
-    /// ``replaceList(_:_:)``, ``removeList(_:)``).
+    /// ``removeList(_:)``).
     private var lists = JournaledTable<GatewayCore.OMAList>()
     /// The rls-services documents holding them, by document URI: written only here (a list is
     /// filed in its document when it is opened or restored; see "The rls-services documents").
@@ -102,10 +102,6 @@ struct EnterpriseWatcherBridge: Sendable {
     mutating func modifyList<R>(_ key: Int, _ body: (inout GatewayCore.OMAList) -> R) -> R? {
         lists.modify(key, body)
     }
-
-    /// Puts back list `key` as a caller changed it over several of the core's calls; only when it
-    /// is still there.
-    mutating func replaceList(_ key: Int, _ list: GatewayCore.OMAList) { lists.replace(key, with: list) }
 
     @discardableResult
     mutating func removeList(_ key: Int) -> GatewayCore.OMAList? { lists.removeValue(forKey: key) }

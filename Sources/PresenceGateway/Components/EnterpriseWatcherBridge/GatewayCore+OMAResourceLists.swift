@@ -182,11 +182,16 @@ extension GatewayCore {
     mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
         guard let leg = bridge.removeLeg(memberKey) else { return [] }
         releaseLeg(leg)
-        guard let listKey = leg.list, var list = bridge[list: listKey] else { return [] }
-        list.members.removeValue(forKey: leg.resource)
-        bridge.replaceList(listKey, list)
-        if list.members.isEmpty { return endOMAList(listKey, now: now) }
-        return list.closing ? [] : bridge.writeListDocument(of: listKey)
+        guard let listKey = leg.list,
+            let left = bridge.modifyList(
+                listKey,
+                { list in
+                    list.members.removeValue(forKey: leg.resource)
+                    return (empty: list.members.isEmpty, closing: list.closing)
+                })
+        else { return [] }
+        if left.empty { return endOMAList(listKey, now: now) }
+        return left.closing ? [] : bridge.writeListDocument(of: listKey)
     }
 
     // MARK: - The document
@@ -199,9 +204,8 @@ extension GatewayCore {
 
     /// Refreshes list `key` in its dialog (nothing before the dialog exists).
     mutating func refreshList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = bridge[list: key], !list.closing else { return [] }
-        let actions = list.subscription?.refresh(now: now) ?? []
-        bridge.replaceList(key, list)
+        guard bridge[list: key]?.closing == false else { return [] }
+        let actions = bridge.modifyList(key) { $0.subscription?.refresh(now: now) ?? [] } ?? []
         return legActions(actions, context: .omaList(key))
     }
 
@@ -230,14 +234,16 @@ extension GatewayCore {
     /// Subscribes to list `key` (RFC 4662 §4.1: `Supported: eventlist`, and an Accept naming
     /// `multipart/related` and `application/rlmi+xml`), or refreshes it when its members changed.
     private mutating func subscribeList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = bridge[list: key], !list.members.isEmpty else { return [] }
-        if var subscription = list.subscription {
+        guard let list = bridge[list: key], !list.members.isEmpty else { return [] }
+        if list.subscription != nil {
             guard list.changed else { return [] }
-            let actions = subscription.refresh(now: now)
-            // Before the dialog is answered a refresh sends nothing: the 2xx refreshes then.
-            if !actions.isEmpty { list.changed = false }
-            list.subscription = subscription
-            bridge.replaceList(key, list)
+            let actions =
+                bridge.modifyList(key) { list -> [SubscriberSubscription.Action] in
+                    let actions = list.subscription?.refresh(now: now) ?? []
+                    // Before the dialog is answered a refresh sends nothing: the 2xx refreshes then.
+                    if !actions.isEmpty { list.changed = false }
+                    return actions
+                } ?? []
             return legActions(actions, context: .omaList(key))
         }
         guard let target = try? SIPURI(list.uri), let contact = contacts[.oma] else { return [] }
@@ -247,9 +253,10 @@ extension GatewayCore {
             supported: [Self.eventlist])
         let (subscription, actions) = SubscriberSubscription.start(
             configuration, callID: ids.callID(), localTag: ids.tag())
-        list.subscription = subscription
-        list.changed = false
-        bridge.replaceList(key, list)
+        bridge.modifyList(key) {
+            $0.subscription = subscription
+            $0.changed = false
+        }
         dialogChanged(.opened, .omaList(key), subscription.dialogKey)
         return legActions(actions, context: .omaList(key))
     }
@@ -260,9 +267,13 @@ extension GatewayCore {
     mutating func omaListResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline)
         -> [Action]
     {
-        guard var list = bridge[list: key], list.subscription != nil else { return [] }
-        let actions = list.subscription?.receive(response, now: now, jitter: ids.jitter()) ?? []
-        bridge.replaceList(key, list)
+        guard bridge[list: key]?.subscription != nil else { return [] }
+        let jitter = ids.jitter()
+        guard
+            let received = bridge.modifyList(
+                key, { list in (list, list.subscription?.receive(response, now: now, jitter: jitter) ?? []) })
+        else { return [] }
+        let (list, actions) = received
         let ended = actions.contains { if case .ended = $0 { true } else { false } }
         if list.closing {
             if ended || response.statusCode >= 300 { removeOMAList(key) }
@@ -296,15 +307,16 @@ extension GatewayCore {
     /// List `key` is made again in a new dialog, its document unchanged (a refresh found it
     /// gone, or the gateway restarted before its dialog existed). Its members keep their state.
     mutating func restartOMAList(_ key: Int) -> [Action] {
-        guard var list = bridge[list: key], let old = list.subscription else { return [] }
+        guard let old = bridge[list: key]?.subscription else { return [] }
         dialogChanged(.closed, .omaList(key), old.dialogKey)
         let (subscription, actions) = SubscriberSubscription.start(
             old.configuration, callID: ids.callID(), localTag: ids.tag())
-        list.subscription = subscription
-        list.version = nil
-        list.changed = false
-        list.closing = false
-        bridge.replaceList(key, list)
+        bridge.modifyList(key) {
+            $0.subscription = subscription
+            $0.version = nil
+            $0.changed = false
+            $0.closing = false
+        }
         dialogChanged(.opened, .omaList(key), subscription.dialogKey)
         return [.cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key)))]
             + legActions(actions, context: .omaList(key))
@@ -318,26 +330,23 @@ extension GatewayCore {
         for (resource, memberKey) in list.members.sorted(by: { $0.value < $1.value }) {
             guard let member = bridge.removeLeg(memberKey) else { continue }
             // The member's share of the watcher's quota passes to its own leg.
-            guard var watch = bridge[watch: member.watch] else {
+            guard let watcher = bridge[watch: member.watch]?.watcher else {
                 releaseLeg(member)
                 continue
             }
-            watch.legs[resource] = nil
-            if let leg = startOMALeg(
-                watch: member.watch, resource: resource, watcher: watch.watcher, from: list.from,
-                charged: member.charged)
-            {
+            let leg = startOMALeg(
+                watch: member.watch, resource: resource, watcher: watcher, from: list.from, charged: member.charged)
+            if let leg {
                 quotas.releasePresentityLeg(resource)  // counted again for the new leg
                 bridge.modifyLeg(leg.key) {
                     $0.categories = member.categories
                     $0.pending = member.pending
                 }
-                watch.legs[resource] = leg.key
                 out += leg.actions
             } else {
                 releaseLeg(member)
             }
-            bridge.replaceWatch(member.watch, watch)
+            bridge.modifyWatch(member.watch) { $0.legs[resource] = leg?.key }
         }
         bridge.modifyList(key) { $0.members = [:] }
         return out + endOMAList(key, now: now)
@@ -346,30 +355,26 @@ extension GatewayCore {
     /// Ends list `key`: unsubscribed (Expires 0; forgotten on its final NOTIFY, or 64·T1 later),
     /// and its document written without it. Its members are gone already.
     mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var list = bridge[list: key], !list.closing else { return [] }
+        guard let list = bridge[list: key], !list.closing else { return [] }
         for memberKey in list.members.values {
             if let member = bridge.removeLeg(memberKey) { releaseLeg(member) }
         }
-        list.members = [:]
-        list.closing = true
-        var out: [Action] = []
-        if var subscription = list.subscription {
-            let actions = subscription.unsubscribe()
-            list.subscription = subscription
-            bridge.replaceList(key, list)
-            if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
-                out += bridge.writeListDocument(without: key)
-                removeOMAList(key)
-                return out
-            }
-            out += legActions(actions, context: .omaList(key)).filter { if case .schedule = $0 { false } else { true } }
-            out += [.cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay)]
-            return out + bridge.writeListDocument(without: key)
+        let unsubscribed = bridge.modifyList(key) { list in
+            list.members = [:]
+            list.closing = true
+            return list.subscription?.unsubscribe()
         }
-        bridge.replaceList(key, list)
-        out += bridge.writeListDocument(without: key)
-        removeOMAList(key)
-        return out
+        // Without a dialog, or one that ended at once, the list is forgotten now.
+        guard let actions = unsubscribed ?? nil,
+            !actions.contains(where: { if case .ended = $0 { true } else { false } })
+        else {
+            let out = bridge.writeListDocument(without: key)
+            removeOMAList(key)
+            return out
+        }
+        var out = legActions(actions, context: .omaList(key)).filter { if case .schedule = $0 { false } else { true } }
+        out += [.cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay)]
+        return out + bridge.writeListDocument(without: key)
     }
 
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
@@ -395,7 +400,7 @@ extension GatewayCore {
     /// A resource not in the list is left out (named in a Warning of the 200). What changed
     /// reaches the watcher in one notification of its batch dialog.
     mutating func omaListNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        guard var list = bridge[list: key], list.subscription != nil else {
+        guard let list = bridge[list: key], list.subscription != nil else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         func refuse(_ text: String) -> [Action] {
@@ -410,7 +415,9 @@ extension GatewayCore {
             notification = read
             needsFullState = !read.list.fullState && list.version.map { read.list.version != $0 &+ 1 } ?? true
         }
-        let actions = list.subscription?.receive(notify: request, now: now, jitter: ids.jitter()) ?? []
+        let jitter = ids.jitter()
+        let actions =
+            bridge.modifyList(key) { $0.subscription?.receive(notify: request, now: now, jitter: jitter) ?? [] } ?? []
         var out: [Action] = []
         var ended: String?
         var taken = false
@@ -426,8 +433,7 @@ extension GatewayCore {
             default: out += legActions([action], context: .omaList(key))
             }
         }
-        if taken, let notification { list.version = notification.list.version }
-        bridge.replaceList(key, list)
+        if taken, let notification { bridge.modifyList(key) { $0.version = notification.list.version } }
         if list.closing {
             if ended != nil { removeOMAList(key) }
             return out
