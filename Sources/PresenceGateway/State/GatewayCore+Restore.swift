@@ -55,6 +55,8 @@ extension GatewayCore {
     ) throws(RestoreError) -> (actions: [Action], unreadable: [RestoreError]) {
         let (entries, unreadable) = try readRecords(
             records, clock: clock, sliceSize: sliceSize, skipping: skipping, progress: progress)
+        // Keys handed out from now on do not repeat a restored one.
+        for key in entries.numberedKeys { ids.noteRestoredKey(key) }
         let read = Restoring(
             enterpriseWatches: entries.table(EnterpriseWatch.self), omaLegs: entries.table(OMALeg.self),
             omaLists: entries.table(OMAList.self), omaWatches: entries.table(StoredOMAWatch.self))
@@ -64,7 +66,6 @@ extension GatewayCore {
         // enterprise said to subscribe.
         // Their keys only: the pool builds the table of legs itself.
         let enterpriseLegs = Set(entries.entries(EnterpriseLeg.self).compactMap { Int($0.key) }).sorted()
-        for key in enterpriseLegs { ids.noteRestoredKey(key) }
         var out = restore(\.legPool, from: entries, now: now)
 
         // Watchers never answered: ended, their legs unsubscribed. The store learns it.
@@ -83,7 +84,6 @@ extension GatewayCore {
         out += restoreEnterpriseWatches(read.enterpriseWatches.keys.sorted(), now: now)
         out += restoreOMAWatches(read.omaWatches.keys.sorted(), now: now)
         out += restoreEnterpriseLegs(enterpriseLegs, now: now, pace: pace)
-        for (key, _) in entries.entries(LinkedIdentityPublisher.Link.self) { ids.noteRestoredKey(Int(key) ?? 0) }
         out += restore(\.linkedIdentities, from: entries, now: now)
         // Publications received for served identities: their composed state worked out, shown to
         // their watchers and published into the enterprise.
@@ -91,7 +91,6 @@ extension GatewayCore {
         for resource in Set(published).sorted() {
             out += composedStateChanged(resource, publications: linkedIdentities.publications(of: resource), now: now)
         }
-        for (key, _) in entries.entries(WatcherInfoServer.Watch.self) { ids.noteRestoredKey(Int(key) ?? 0) }
         out += restore(\.watcherInfo, from: entries, now: now)
         followWatcherInfoSubscribers()
         return (out + watcherInfoChanges(now: now), unreadable)
@@ -124,7 +123,6 @@ extension GatewayCore {
     private mutating func restoreWatchersDialogs(_ read: Restoring) -> [Int: EnterpriseWatch] {
         var dropped: [Int: EnterpriseWatch] = [:]
         for (key, watch) in read.enterpriseWatches {
-            ids.noteRestoredKey(key)
             // One never answered comes back without its dialog (``EnterpriseWatch/init(from:)``).
             guard watch.subscription != nil || watch.document != nil else {
                 dropped[key] = watch
@@ -135,7 +133,6 @@ extension GatewayCore {
             dialogChanged(.restored, .enterpriseWatch(key), watch.storedDialog.dialogKey)
         }
         for (key, stored) in read.omaWatches {
-            ids.noteRestoredKey(key)
             let watch = stored.watch
             notifier.restore(key, watch, standingInFor: stored.standsIn)
             lists.restore(key, list: stored.list, owner: stored.listOwner)
@@ -149,12 +146,10 @@ extension GatewayCore {
     /// whom it was made for and found by its dialog.
     private mutating func restoreLegs(_ read: Restoring) {
         for (key, list) in read.omaLists {
-            ids.noteRestoredKey(key)
             bridge.restoreList(key, list)
             dialogChanged(.restored, .omaList(key), list.storedDialog.dialogKey)
         }
         for (key, leg) in read.omaLegs {
-            ids.noteRestoredKey(key)
             // A member whose list was not kept is left out: its watch makes it a leg of its own.
             if let list = leg.list, read.omaLists[list]?.members[leg.resource] != key { continue }
             // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.

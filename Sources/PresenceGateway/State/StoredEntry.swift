@@ -153,6 +153,10 @@ extension GatewayCore {
             return table
         }
 
+        /// The keys of every entry whose kind numbers them (``StoredEntry/numberedKeys``): the
+        /// table keys a restore takes back.
+        var numberedKeys: [Int] { columns.values.flatMap(\.numberedKeys) }
+
         /// Adds what a later slice of the records read.
         mutating func merge(_ other: StoredEntries) {
             for (kind, column) in other.columns {
@@ -188,10 +192,14 @@ extension GatewayCore {
 private protocol StoredColumn: Sendable {
     /// Adds the entries of `other`, a column of the same kind read later.
     mutating func append(_ other: any StoredColumn)
+    /// Its entries' keys, when its kind numbers them.
+    var numberedKeys: [Int] { get }
 }
 
 private struct Column<E: StoredEntry>: StoredColumn {
     var entries: [(key: String, value: E)] = []
+
+    var numberedKeys: [Int] { E.numberedKeys ? entries.compactMap { Int($0.key) } : [] }
 
     mutating func append(_ other: any StoredColumn) {
         entries += (other as? Column<E>)?.entries ?? []
