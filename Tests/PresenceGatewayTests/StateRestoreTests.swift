@@ -205,6 +205,45 @@ import Testing
         #expect(legMade(try again("ent-call-3")))
     }
 
+    /// A restored OMA leg is charged again to the sender of its watcher's SUBSCRIBE, as when it
+    /// was made (docs/security.md, "A fan-out is charged to its sender"): the fan-out pacing
+    /// finds that sender for its next SUBSCRIBE, and the sender holds the watcher's dialog and
+    /// the leg again: under `subscriptions-per-peer: 2` its next SUBSCRIBE is refused (503), as
+    /// it was before the restart.
+    @Test func aRestoredLegIsChargedToItsWatchersSenderAgain() throws {
+        let yaml = GatewayConfiguration.defaultYAML + "\nlimits: { subscriptions-per-peer: 2 }\n"
+        var h = try Self.journaled(yaml: yaml)
+        var records = Records()
+        let peer = DialogPeer(side: .enterprise, transport: .tcp, host: "10.0.0.7", port: 5061)
+        func subscribe(_ core: inout GatewayCore, callID: String, id: GatewayCore.ServerRequestID, now: NIODeadline)
+            throws -> [GatewayCore.Action]
+        {
+            var request = try H.enterpriseSubscribe(resources: ["sip:john@oma.example"])
+            request.headers.set(.callID, callID)
+            let watcher = WatcherIdentity(uri: "sip:carol@contoso.com", network: .sameEnterprise)
+            return core.receive(request, id: id, from: .enterprise, watcher: watcher, peer: peer, now: now)
+        }
+        let actions = try subscribe(&h.core, callID: "ent-call-1", id: 1, now: h.now)
+        let (legSubscribe, context) = try #require(H.sent(actions, to: .oma).first)
+        #expect(h.core.fanOutSender(of: context) == "10.0.0.7")
+        _ = h.core.receive(
+            SIPResponse(replyingTo: legSubscribe, statusCode: 200, toTag: "kam1",
+                        headers: [(.expires, "3600"), (.contact, "<sip:127.0.0.1:5070>")]),
+            to: legSubscribe, context: context, now: h.now)
+        let (_, answered) = h.receive(
+            try H.omaNotify(legSubscribe, cseq: 2, body: H.pidf("sip:john@oma.example", activity: "away")), from: .oma)
+        #expect(H.responses(answered, 1).first?.statusCode == 200)
+        Self.take(&h, into: &records)
+        let before = try subscribe(&h.core, callID: "ent-call-2", id: 2, now: h.now)
+        #expect(H.responses(before, 2).first?.statusCode == 503)
+
+        var after = try Self.journaled(yaml: yaml, prefix: "r")
+        _ = try after.core.restore(records.all, clock: Self.clock, now: after.now)
+        #expect(after.core.fanOutSender(of: context) == "10.0.0.7")
+        let second = try subscribe(&after.core, callID: "ent-call-2", id: 2, now: after.now)
+        #expect(H.responses(second, 2).first?.statusCode == 503)
+    }
+
     /// A presentity's watcher information subscription (RFC 3857) continues in its dialog after a
     /// restart: the list last sent is not kept, so the full list goes out at once with the next
     /// version (RFC 3858 §4.4); a refresh is answered in the dialog; a node whose record another

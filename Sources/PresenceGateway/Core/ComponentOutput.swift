@@ -8,6 +8,8 @@ struct ComponentOutput: Sendable {
     var dialogs: [DialogChange] = []
     /// What entries that ended held of the coordinator's quotas, given back.
     var released: [HeldQuota] = []
+    /// What entries taken back from the store hold of the quotas, counted again.
+    var counted: [HeldQuota] = []
 
     /// Adds a dialog's change when there is a dialog (an entry whose subscription was never made
     /// has none).
@@ -111,11 +113,12 @@ extension GatewayCore {
         if let presentity = held.presentity { quotas.countPresentityLeg(presentity) }
     }
 
-    /// A component's output applied: its dialogs' changes and the quotas it gave back, then its
-    /// actions.
+    /// A component's output applied: its dialogs' changes and the quotas it gave back or took
+    /// back, then its actions.
     mutating func apply(_ output: ComponentOutput) -> [Action] {
         dialogsChanged(output.dialogs)
         for held in output.released { release(held) }
+        for held in output.counted { count(held) }
         return output.actions
     }
 }

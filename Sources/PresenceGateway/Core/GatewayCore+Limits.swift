@@ -77,6 +77,11 @@ extension GatewayCore {
         return quotas.charge(loadKey(peer))
     }
 
+    /// The charge `peer` was given already (``charge(_:)``); 0, nobody, when it has none.
+    func knownCharge(_ peer: DialogPeer?) -> Charge {
+        peer.flatMap { quotas.knownCharge(loadKey($0)) } ?? 0
+    }
+
     /// The load key a charge stands for.
     func sender(of charge: Charge) -> String? { quotas.sender(of: charge) }
 

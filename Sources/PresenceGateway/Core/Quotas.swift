@@ -103,6 +103,9 @@ struct Quotas: Sendable {
         peers = [:]
     }
 
+    /// The charge number the sender under `key` has been given, if any.
+    func knownCharge(_ key: String) -> GatewayCore.Charge? { senderNumbers[key] }
+
     /// The charge number standing for the sender under `key` while it holds anything.
     mutating func charge(_ key: String) -> GatewayCore.Charge {
         if let charge = senderNumbers[key] { return charge }

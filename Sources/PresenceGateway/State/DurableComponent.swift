@@ -57,4 +57,13 @@ protocol DurableComponent: JournaledComponent {
 
     /// Whether the entry of `context` is still held; nil when `context` is not this component's.
     func holds(_ context: GatewayCore.Context) -> Bool?
+
+    /// The peers that entries of `entries` are charged to for what their requests made
+    /// (docs/security.md, "A fan-out is charged to its sender"): each is given its charge number
+    /// before ``restore(_:core:now:)``, which reads it from `core` (``GatewayCore/knownCharge(_:)``).
+    func chargedPeers(in entries: GatewayCore.StoredEntries) -> [DialogPeer]
+}
+
+extension DurableComponent {
+    func chargedPeers(in entries: GatewayCore.StoredEntries) -> [DialogPeer] { [] }
 }

@@ -57,32 +57,20 @@ extension GatewayCore {
             records, clock: clock, sliceSize: sliceSize, skipping: skipping, progress: progress)
         // Keys handed out from now on do not repeat a restored one.
         for key in entries.numberedKeys { ids.noteRestoredKey(key) }
-        let read = Restoring(
-            enterpriseWatches: entries.table(EnterpriseWatch.self), omaLegs: entries.table(OMALeg.self),
-            omaLists: entries.table(OMAList.self), omaWatches: entries.table(StoredOMAWatch.self))
-        let dropped = restoreWatchersDialogs(read)
-        restoreLegs(read)
+        var out = restore(\.bridge, from: entries, now: now)
+        restoreOMAWatchDialogs(entries.table(StoredOMAWatch.self))
         // Before any watch is attached again: the legs toward the enterprise, and where the
         // enterprise said to subscribe.
         // Their keys only: the pool builds the table of legs itself.
         let enterpriseLegs = Set(entries.entries(EnterpriseLeg.self).compactMap { Int($0.key) }).sorted()
-        var out = restore(\.legPool, from: entries, now: now)
-
-        // Watchers never answered: ended, their legs unsubscribed. The store learns it.
-        for (key, watch) in dropped.sorted(by: { $0.key < $1.key }) {
-            bridge.restoreWatch(key, watch)
-            bridge.removeWatch(key)
-            out += endOMALegs(watch.legs.values.filter { read.omaLegs[$0] != nil }, now: now)
-        }
+        out += restore(\.legPool, from: entries, now: now)
         var paced = 0
         func pace() -> NIODeadline {
             defer { paced += 1 }
             return now + .nanoseconds(Int64(paced) * 1_000_000_000 / Int64(max(1, recoveryRate)))
         }
-        out += restoreOMALegs(read.omaLegs.keys.sorted(), now: now, pace: pace)
-        out += restoreOMALists(read.omaLists.keys.sorted(), now: now, pace: pace)
-        out += restoreEnterpriseWatches(read.enterpriseWatches.keys.sorted(), now: now)
-        out += restoreOMAWatches(read.omaWatches.keys.sorted(), now: now)
+        out += resumeEnterpriseWatchers(entries, now: now, pace: pace)
+        out += restoreOMAWatches(entries.table(StoredOMAWatch.self).keys.sorted(), now: now)
         out += restoreEnterpriseLegs(enterpriseLegs, now: now, pace: pace)
         out += restore(\.linkedIdentities, from: entries, now: now)
         // Publications received for served identities: their composed state worked out, shown to
@@ -102,6 +90,7 @@ extension GatewayCore {
     private mutating func restore<C: DurableComponent>(
         _ component: WritableKeyPath<GatewayCore, C>, from entries: StoredEntries, now: NIODeadline
     ) -> [Action] {
+        for peer in self[keyPath: component].chargedPeers(in: entries) { _ = charge(peer) }
         let output: ComponentOutput
         do {
             let core = self
@@ -110,161 +99,16 @@ extension GatewayCore {
         return apply(output)
     }
 
-    /// The dialog tables a store gave back, by key.
-    private struct Restoring {
-        var enterpriseWatches: [Int: EnterpriseWatch]
-        var omaLegs: [Int: OMALeg]
-        var omaLists: [Int: OMAList]
-        var omaWatches: [Int: StoredOMAWatch]
-    }
-
-    /// The watchers' dialogs back in their tables, with their quotas and dialog index entries;
-    /// returns the enterprise watches never answered, which are not taken back.
-    private mutating func restoreWatchersDialogs(_ read: Restoring) -> [Int: EnterpriseWatch] {
-        var dropped: [Int: EnterpriseWatch] = [:]
-        for (key, watch) in read.enterpriseWatches {
-            // One never answered comes back without its dialog (``EnterpriseWatch/init(from:)``).
-            guard watch.subscription != nil || watch.document != nil else {
-                dropped[key] = watch
-                continue
-            }
-            bridge.restoreWatch(key, watch)
-            count(HeldQuota(peer: watch.peer))
-            dialogChanged(.restored, .enterpriseWatch(key), watch.storedDialog.dialogKey)
-        }
-        for (key, stored) in read.omaWatches {
+    /// The OMA watchers' dialogs back in their tables (with what the list server and the
+    /// stand-ins say of each), with their quotas and dialog index entries.
+    private mutating func restoreOMAWatchDialogs(_ read: [Int: StoredOMAWatch]) {
+        for (key, stored) in read {
             let watch = stored.watch
             notifier.restore(key, watch, standingInFor: stored.standsIn)
             lists.restore(key, list: stored.list, owner: stored.listOwner)
             count(held(of: key, watch))
             dialogChanged(.restored, .omaWatch(key), watch.dialogKey)
         }
-        return dropped
-    }
-
-    /// The subscriptions the gateway holds on either side back in their tables, each charged to
-    /// whom it was made for and found by its dialog.
-    private mutating func restoreLegs(_ read: Restoring) {
-        for (key, list) in read.omaLists {
-            bridge.restoreList(key, list)
-            dialogChanged(.restored, .omaList(key), list.storedDialog.dialogKey)
-        }
-        for (key, leg) in read.omaLegs {
-            // A member whose list was not kept is left out: its watch makes it a leg of its own.
-            if let list = leg.list, read.omaLists[list]?.members[leg.resource] != key { continue }
-            // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
-            var leg = leg
-            leg.charged = charge(read.enterpriseWatches[leg.watch]?.peer)
-            bridge.restoreLeg(key, leg)
-            count(leg.held)
-            dialogChanged(.restored, .omaLeg(key), leg.storedDialog.dialogKey)
-        }
-    }
-
-    /// The subscriptions the gateway holds toward the OMA side: refreshed (paced), unsubscribed
-    /// again when they were being ended, made again when no dialog was made yet, ended when their
-    /// watcher is gone.
-    private mutating func restoreOMALegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
-        var out: [Action] = []
-        for key in keys {
-            guard let leg = bridge[leg: key] else { continue }
-            if bridge[watch: leg.watch] == nil {
-                out += endOMALegs([key], now: now)
-                continue
-            }
-            // A list's member comes back with its list (``restoreOMALists(_:now:pace:)``).
-            guard let subscription = leg.subscription else { continue }
-            switch subscription.status {
-            case .unsubscribing:
-                let actions = bridge.modifyLeg(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
-                if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
-                    removeOMALeg(key)
-                    continue
-                }
-                out += legActions(actions, context: .omaLeg(key))
-                out.append(.schedule(.cleanup(.omaLeg(key)), at: now + Self.cleanupDelay))
-            case .subscribing:
-                out += restartOMALeg(key, now: now)
-            case .active, .pending:
-                out.append(.schedule(.refresh(.omaLeg(key)), at: pace()))
-            case .terminated:
-                out += omaLegEnded(key, reason: "terminated", statusCode: nil, now: now)
-            }
-        }
-        return out
-    }
-
-    /// The list subscriptions toward OMA RLSes: refreshed (paced) in their dialogs, unsubscribed
-    /// again when they were being ended, made again when no dialog was made yet; a list whose
-    /// document may not have been written is written first. The version of the last RLMI
-    /// notification is not kept: the next one with full state is taken.
-    private mutating func restoreOMALists(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
-        var out: [Action] = []
-        for key in keys {
-            guard let list = bridge[list: key] else { continue }
-            if list.closing {
-                // Being ended: unsubscribed again, or forgotten when it has no dialog to end.
-                guard list.subscription?.status == .unsubscribing else {
-                    removeOMAList(key)
-                    continue
-                }
-                let actions = bridge.modifyList(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
-                if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
-                    removeOMAList(key)
-                    continue
-                }
-                out += legActions(actions, context: .omaList(key))
-                out.append(.schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay))
-                continue
-            }
-            if list.members.isEmpty || bridge[watch: list.watch] == nil {
-                out += endOMAList(key, now: now)
-                continue
-            }
-            guard let subscription = list.subscription else {
-                out += bridge.writeListDocument(of: key)
-                continue
-            }
-            switch subscription.status {
-            case .unsubscribing:
-                // Only a list being ended unsubscribes (above).
-                out += restartOMAList(key)
-            case .subscribing, .terminated:
-                out += restartOMAList(key)
-            case .active, .pending:
-                out +=
-                    list.changed
-                    ? bridge.writeListDocument(of: key) : [.schedule(.refresh(.omaList(key)), at: pace())]
-            }
-        }
-        return out
-    }
-
-    /// The enterprise watchers' dialogs: their expiry timers again (one that ran out fires at
-    /// once), and a leg made for each resource whose leg was not kept.
-    private mutating func restoreEnterpriseWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
-        var out: [Action] = []
-        for key in keys {
-            guard var watch = bridge[watch: key], let notifier = watch.subscription?.subscription ?? watch.document
-            else { continue }
-            out.append(.schedule(.expiry(.enterpriseWatch(key)), at: notifier.expiresAt))
-            let missing = watch.legs.filter { bridge[leg: $0.value] == nil }.map(\.key)
-            guard !missing.isEmpty else { continue }
-            var from = notifier.dialog.remoteURI
-            from.tag = nil
-            for resource in missing.sorted() {
-                watch.legs[resource] = nil
-                if let leg = startOMALeg(
-                    watch: key, resource: resource, watcher: watch.watcher, from: from, charged: charge(watch.peer))
-                {
-                    count(HeldQuota(watcher: watch.watcher.uri, peer: watch.peer))
-                    watch.legs[resource] = leg.key
-                    out += leg.actions
-                }
-            }
-            bridge.replaceWatch(key, watch)
-        }
-        return out
     }
 
     /// The OMA watchers' dialogs: their expiry timers again; one never answered is ended and its
@@ -340,26 +184,10 @@ extension GatewayCore {
 
     // MARK: - Subscriptions made again
 
-    /// A subscription toward the OMA side is made again with a new dialog (RFC 6665 §4.1.2.2:
-    /// "an unrelated initial SUBSCRIBE request with a freshly generated Call-ID and a new, unique
-    /// From tag"): after a refresh found it gone (481), or when the restart came before its
-    /// dialog existed. The watcher's dialog and the last state seen stay.
-    mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let old = bridge[leg: key]?.subscription else { return [] }
-        dialogChanged(.closed, .omaLeg(key), old.dialogKey)
-        let (subscription, actions) = SubscriberSubscription.start(
-            old.configuration, callID: ids.callID(), localTag: ids.tag())
-        bridge.modifyLeg(key) {
-            $0.subscription = subscription
-            $0.closing = false
-        }
-        dialogChanged(.opened, .omaLeg(key), subscription.dialogKey)
-        return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))]
-            + legActions(actions, context: .omaLeg(key))
-    }
-
-    /// The same toward the enterprise: each watcher the leg carried is attached again (to a batch
-    /// dialog with its pool, or a new one).
+    /// A subscription toward the enterprise is made again with a new dialog (RFC 6665
+    /// §4.1.2.2), after a refresh found it gone or when the restart came before its dialog
+    /// existed: each watcher the leg carried is attached again (to a batch dialog with its pool,
+    /// or a new one).
     mutating func restartEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
         guard let leg = legPool[key] else { return [] }
         removeEnterpriseLeg(key)

@@ -222,17 +222,49 @@ struct EnterpriseWatcherBridge: Sendable {
         return (sphere != before, before)
     }
 
-    // MARK: - Restore and takeover, for the coordinator (docs/state.md, "Several nodes")
+    // MARK: - Restore and takeover, for the coordinator (docs/state.md)
 
-    /// Puts back a watch the store held, as no change.
-    mutating func restoreWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.restore(key, watch) }
-    /// Puts back a list the store held, as no change, filed in its document.
-    mutating func restoreList(_ key: Int, _ list: GatewayCore.OMAList) {
-        lists.restore(key, list)
-        listDocuments[list.document, default: GatewayCore.ListDocument()].lists.insert(key)
+    /// Takes back the watches, lists and legs the store kept, with their dialogs and what they
+    /// hold of the quotas. A watch never answered comes back without its dialog
+    /// (``GatewayCore/EnterpriseWatch/init(from:)``): it is not taken back (the store learns
+    /// it), and its legs end when the flow resumes (``GatewayCore/resumeEnterpriseWatchers(_:now:pace:)``).
+    /// A list's member whose list was not kept is left out: its watch makes it a leg of its own.
+    mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)
+        -> ComponentOutput
+    {
+        var out = ComponentOutput()
+        let read = entries.table(GatewayCore.EnterpriseWatch.self)
+        for (key, watch) in read {
+            watches.restore(key, watch)
+            guard watch.subscription != nil || watch.document != nil else {
+                watches.removeValue(forKey: key)
+                continue
+            }
+            out.dialog(.restored, .enterpriseWatch(key), watch.storedDialog.dialogKey, peer: watch.peer)
+        }
+        let readLists = entries.table(GatewayCore.OMAList.self)
+        for (key, list) in readLists {
+            lists.restore(key, list)
+            listDocuments[list.document, default: GatewayCore.ListDocument()].lists.insert(key)
+            out.dialog(.restored, .omaList(key), list.storedDialog.dialogKey)
+        }
+        for (key, leg) in entries.table(GatewayCore.OMALeg.self) {
+            if let list = leg.list, readLists[list]?.members[leg.resource] != key { continue }
+            // Charged to the sender of its watcher's SUBSCRIBE, as when it was made.
+            var leg = leg
+            leg.charged = core.knownCharge(read[leg.watch]?.peer)
+            legs.restore(key, leg)
+            out.counted.append(leg.held)
+            out.dialog(.restored, .omaLeg(key), leg.storedDialog.dialogKey)
+        }
+        return out
     }
-    /// Puts back a leg the store held, as no change.
-    mutating func restoreLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.restore(key, leg) }
+
+    /// The senders of the watchers' SUBSCRIBEs whose legs the store kept.
+    func chargedPeers(in entries: GatewayCore.StoredEntries) -> [DialogPeer] {
+        let read = entries.table(GatewayCore.EnterpriseWatch.self)
+        return entries.entries(GatewayCore.OMALeg.self).compactMap { read[$0.value.watch]?.peer }
+    }
 
     /// Lets go, without a message and as no change, of a record another node took over: its
     /// timers cancelled, its dialog closed, what it held of the quotas given back (a list's
@@ -267,8 +299,9 @@ struct EnterpriseWatcherBridge: Sendable {
     }
 }
 
-/// The tables' journal, for the coordinator (docs/architecture.md, "Persistence").
-extension EnterpriseWatcherBridge: JournaledComponent {
+/// The tables' journal, restore and takeover, for the coordinator (docs/architecture.md,
+/// "Persistence").
+extension EnterpriseWatcherBridge: DurableComponent {
     struct ChangedKeys: ChangedKeySet {
         var watches, legs, lists: Set<Int>
 
