@@ -341,7 +341,7 @@ extension GatewayCore {
                     out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
                 } else if let list = leg.list, refreshed.insert(list).inserted {
                     // A member's state comes with its list's: the refresh brings all of it.
-                    out += refreshList(list, now: now)
+                    out += bridge.refreshList(list, now: now)
                 }
                 bridge.replaceLeg(key, leg)
             } else if leg.handling != before {

@@ -397,11 +397,9 @@ public struct GatewayCore: Sendable {
     private mutating func refresh(_ context: Context, now: NIODeadline) -> [Action] {
         switch context {
         case .omaLeg(let key):
-            guard bridge[leg: key]?.closing == false else { return [] }
-            let actions = bridge.modifyLeg(key) { $0.subscription?.refresh(now: now) ?? [] } ?? []
-            return legActions(actions, context: context)
+            return bridge.refreshLeg(key, now: now)
         case .omaList(let key):
-            return refreshList(key, now: now)
+            return bridge.refreshList(key, now: now)
         case .serverWatch(let key):
             return refreshServerWatch(key, now: now)
         case .enterpriseLeg(let key):

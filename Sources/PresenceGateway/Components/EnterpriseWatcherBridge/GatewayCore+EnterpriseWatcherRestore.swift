@@ -124,22 +124,7 @@ extension GatewayCore {
         return out
     }
 
-    /// A subscription toward the OMA side is made again with a new dialog (RFC 6665 §4.1.2.2:
-    /// "an unrelated initial SUBSCRIBE request with a freshly generated Call-ID and a new, unique
-    /// From tag"): after a refresh found it gone (481), or when the restart came before its
-    /// dialog existed. The watcher's dialog and the last state seen stay.
-    mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let old = bridge[leg: key]?.subscription else { return [] }
-        dialogChanged(.closed, .omaLeg(key), old.dialogKey)
-        let (subscription, actions) = SubscriberSubscription.start(
-            old.configuration, callID: ids.callID(), localTag: ids.tag())
-        bridge.modifyLeg(key) {
-            $0.subscription = subscription
-            $0.closing = false
-        }
-        dialogChanged(.opened, .omaLeg(key), subscription.dialogKey)
-        return [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))]
-            + legActions(actions, context: .omaLeg(key))
-    }
-
+    /// A subscription toward the OMA side is made again with a new dialog
+    /// (``EnterpriseWatcherBridge/restartLeg(_:ids:)``).
+    mutating func restartOMALeg(_ key: Int, now: NIODeadline) -> [Action] { apply(bridge.restartLeg(key, ids: &ids)) }
 }

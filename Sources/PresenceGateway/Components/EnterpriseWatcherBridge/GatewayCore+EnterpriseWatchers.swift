@@ -730,37 +730,13 @@ extension GatewayCore {
         return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
     }
 
-    /// Unsubscribes OMA legs (Expires 0); each is forgotten on its final NOTIFY, or 64·T1 later.
+    /// Unsubscribes OMA legs (``EnterpriseWatcherBridge/endLegs(_:now:)``).
     mutating func endOMALegs(_ keys: some Sequence<Int>, now: NIODeadline) -> [Action] {
-        var out: [Action] = []
-        for key in keys {
-            guard let leg = bridge[leg: key], !leg.closing else { continue }
-            guard leg.subscription != nil else {
-                out += removeListMember(key, now: now)
-                continue
-            }
-            let actions =
-                bridge.modifyLeg(key) { leg -> [SubscriberSubscription.Action] in
-                    leg.closing = true
-                    return leg.subscription?.unsubscribe() ?? []
-                } ?? []
-            if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
-                removeOMALeg(key)
-                continue
-            }
-            out += legActions(actions, context: .omaLeg(key)).filter { if case .schedule = $0 { false } else { true } }
-            out += [.cancel(.refresh(.omaLeg(key))), .schedule(.cleanup(.omaLeg(key)), at: now + Self.cleanupDelay)]
-        }
-        return out
+        apply(bridge.endLegs(keys, now: now))
     }
 
-    /// Forgets an OMA leg with a subscription of its own (a list's member leaves with
-    /// ``removeListMember(_:now:)``).
-    mutating func removeOMALeg(_ key: Int) {
-        guard let leg = bridge.removeLeg(key) else { return }
-        releaseLeg(leg)
-        dialogChanged(.closed, .omaLeg(key), leg.subscription?.dialogKey)
-    }
+    /// Forgets an OMA leg with a subscription of its own (``EnterpriseWatcherBridge/closeLeg(_:)``).
+    mutating func removeOMALeg(_ key: Int) { _ = apply(bridge.closeLeg(key)) }
 
     /// Whether the watcher is shown a leg's OMA `pending` state: only an allowed watcher (a
     /// politely blocked one sees the never-published view, which is never pending).

@@ -177,21 +177,9 @@ extension GatewayCore {
         return listKey
     }
 
-    /// A member leaves its list (its resource unsubscribed, refused or ended): the document is
-    /// written without it and the list refreshed; a list left without members is ended.
+    /// A member leaves its list (``EnterpriseWatcherBridge/leaveList(_:now:)``).
     mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
-        guard let leg = bridge.removeLeg(memberKey) else { return [] }
-        releaseLeg(leg)
-        guard let listKey = leg.list,
-            let left = bridge.modifyList(
-                listKey,
-                { list in
-                    list.members.removeValue(forKey: leg.resource)
-                    return (empty: list.members.isEmpty, closing: list.closing)
-                })
-        else { return [] }
-        if left.empty { return endOMAList(listKey, now: now) }
-        return left.closing ? [] : bridge.writeListDocument(of: listKey)
+        apply(bridge.leaveList(memberKey, now: now))
     }
 
     // MARK: - The document
@@ -200,13 +188,6 @@ extension GatewayCore {
     /// `domain`'s RLS (RFC 4826 §4.4.7: `index`); nil when the domain has none configured.
     func listDocumentURI(watcher: String, domain: String) -> String? {
         configuration.oma.rls[domain].map { GatewayConfiguration.XCAP.rlsServicesURI(root: $0, xui: watcher) }
-    }
-
-    /// Refreshes list `key` in its dialog (nothing before the dialog exists).
-    mutating func refreshList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard bridge[list: key]?.closing == false else { return [] }
-        let actions = bridge.modifyList(key) { $0.subscription?.refresh(now: now) ?? [] } ?? []
-        return legActions(actions, context: .omaList(key))
     }
 
     /// The XCAP server answered the write of document `uri` (`status` nil: no answer). A 2xx
@@ -231,34 +212,12 @@ extension GatewayCore {
 
     // MARK: - The subscription
 
-    /// Subscribes to list `key` (RFC 4662 §4.1: `Supported: eventlist`, and an Accept naming
-    /// `multipart/related` and `application/rlmi+xml`), or refreshes it when its members changed.
+    /// Subscribes to list `key`, or refreshes it when its members changed
+    /// (``EnterpriseWatcherBridge/subscribeList(_:contact:expires:ids:now:)``).
     private mutating func subscribeList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let list = bridge[list: key], !list.members.isEmpty else { return [] }
-        if list.subscription != nil {
-            guard list.changed else { return [] }
-            let actions =
-                bridge.modifyList(key) { list -> [SubscriberSubscription.Action] in
-                    let actions = list.subscription?.refresh(now: now) ?? []
-                    // Before the dialog is answered a refresh sends nothing: the 2xx refreshes then.
-                    if !actions.isEmpty { list.changed = false }
-                    return actions
-                } ?? []
-            return legActions(actions, context: .omaList(key))
-        }
-        guard let target = try? SIPURI(list.uri), let contact = contacts[.oma] else { return [] }
-        let configuration = SubscriberSubscription.Configuration(
-            target: target, from: list.from, to: SIPAddress(uri: target), contact: contact,
-            accept: Self.listAccept, expires: self.configuration.subscriptions.defaultExpires,
-            supported: [Self.eventlist])
-        let (subscription, actions) = SubscriberSubscription.start(
-            configuration, callID: ids.callID(), localTag: ids.tag())
-        bridge.modifyList(key) {
-            $0.subscription = subscription
-            $0.changed = false
-        }
-        dialogChanged(.opened, .omaList(key), subscription.dialogKey)
-        return legActions(actions, context: .omaList(key))
+        apply(
+            bridge.subscribeList(
+                key, contact: contacts[.oma], expires: configuration.subscriptions.defaultExpires, ids: &ids, now: now))
     }
 
     /// The final response to a SUBSCRIBE of list `key`. A refused initial SUBSCRIBE (or one
@@ -293,7 +252,7 @@ extension GatewayCore {
         }
         if ended {
             bridge.refuseLists(in: list.domain, until: now + Self.rlsRetryDelay)
-            forgetListDialog(key)
+            _ = apply(bridge.forgetListDialog(key))
             return out + dissolveList(key, now: now)
         }
         if response.statusCode >= 300, let end = list.subscription?.expiresAt {
@@ -304,23 +263,8 @@ extension GatewayCore {
         return out
     }
 
-    /// List `key` is made again in a new dialog, its document unchanged (a refresh found it
-    /// gone, or the gateway restarted before its dialog existed). Its members keep their state.
-    mutating func restartOMAList(_ key: Int) -> [Action] {
-        guard let old = bridge[list: key]?.subscription else { return [] }
-        dialogChanged(.closed, .omaList(key), old.dialogKey)
-        let (subscription, actions) = SubscriberSubscription.start(
-            old.configuration, callID: ids.callID(), localTag: ids.tag())
-        bridge.modifyList(key) {
-            $0.subscription = subscription
-            $0.version = nil
-            $0.changed = false
-            $0.closing = false
-        }
-        dialogChanged(.opened, .omaList(key), subscription.dialogKey)
-        return [.cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key)))]
-            + legActions(actions, context: .omaList(key))
-    }
+    /// List `key` is made again in a new dialog (``EnterpriseWatcherBridge/restartList(_:ids:)``).
+    mutating func restartOMAList(_ key: Int) -> [Action] { apply(bridge.restartList(key, ids: &ids)) }
 
     /// Gives list `key` up: each member gets a subscription of its own, keeping the state shown
     /// so far; the list is unsubscribed (if it was subscribed) and left out of its document.
@@ -352,43 +296,11 @@ extension GatewayCore {
         return out + endOMAList(key, now: now)
     }
 
-    /// Ends list `key`: unsubscribed (Expires 0; forgotten on its final NOTIFY, or 64·T1 later),
-    /// and its document written without it. Its members are gone already.
-    mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let list = bridge[list: key], !list.closing else { return [] }
-        for memberKey in list.members.values {
-            if let member = bridge.removeLeg(memberKey) { releaseLeg(member) }
-        }
-        let unsubscribed = bridge.modifyList(key) { list in
-            list.members = [:]
-            list.closing = true
-            return list.subscription?.unsubscribe()
-        }
-        // Without a dialog, or one that ended at once, the list is forgotten now.
-        guard let actions = unsubscribed ?? nil,
-            !actions.contains(where: { if case .ended = $0 { true } else { false } })
-        else {
-            let out = bridge.writeListDocument(without: key)
-            removeOMAList(key)
-            return out
-        }
-        var out = legActions(actions, context: .omaList(key)).filter { if case .schedule = $0 { false } else { true } }
-        out += [.cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay)]
-        return out + bridge.writeListDocument(without: key)
-    }
-
-    /// Forgets the subscription of list `key`, which ended: the list is then ended without an unsubscribe.
-    private mutating func forgetListDialog(_ key: Int) {
-        guard let subscription = bridge[list: key]?.subscription else { return }
-        dialogChanged(.closed, .omaList(key), subscription.dialogKey)
-        bridge.modifyList(key) { $0.subscription = nil }
-    }
+    /// Ends list `key` (``EnterpriseWatcherBridge/endList(_:now:)``).
+    mutating func endOMAList(_ key: Int, now: NIODeadline) -> [Action] { apply(bridge.endList(key, now: now)) }
 
     /// Forgets list `key` and its dialog.
-    mutating func removeOMAList(_ key: Int) {
-        guard let list = bridge.removeList(key) else { return }
-        dialogChanged(.closed, .omaList(key), list.subscription?.dialogKey)
-    }
+    mutating func removeOMAList(_ key: Int) { _ = apply(bridge.closeList(key)) }
 
     // MARK: - Notifications
 
@@ -442,10 +354,10 @@ extension GatewayCore {
             // RFC 6665 §4.1.3: after these two the subscription may be made again at once.
             if ended == "deactivated" || ended == "timeout" { return out + restartOMAList(key) }
             bridge.refuseLists(in: list.domain, until: now + Self.rlsRetryDelay)
-            forgetListDialog(key)
+            _ = apply(bridge.forgetListDialog(key))
             return out + dissolveList(key, now: now)
         }
-        if needsFullState { out += refreshList(key, now: now) }
+        if needsFullState { out += bridge.refreshList(key, now: now) }
         guard taken else { return out }
         if let notification { return out + membersNotified(key, notification, now: now) }
         return pending ? out + listPending(key, now: now) : out
