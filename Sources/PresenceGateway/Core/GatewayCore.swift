@@ -268,25 +268,13 @@ public struct GatewayCore: Sendable {
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
         case .enterpriseWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = bridge[watch: key] else { return [] }
-            if var document = watch.document {
-                let actions = document.notifyFailed(status: response.statusCode)
-                watch.document = document
-                bridge.replaceWatch(key, watch)
-                return apply(actions, context: context, now: now)
-            }
-            guard var sub = watch.subscription else { return [] }
-            let actions = sub.notifyFailed(status: response.statusCode)
-            watch.subscription = sub
-            bridge.replaceWatch(key, watch)
-            return apply(actions, context: context, now: now)
+            guard (300...).contains(response.statusCode) else { return [] }
+            let actions = bridge.modifyWatch(key) { $0.notifyFailed(status: response.statusCode) }
+            return apply(actions ?? [], context: context, now: now)
         case .omaWatch(let key):
-            guard (300...).contains(response.statusCode), var watch = notifier[key], var sub = watch.subscription
-            else { return [] }
-            let actions = sub.notifyFailed(status: response.statusCode)
-            watch.subscription = sub
-            notifier.replace(key, watch)
-            return apply(actions, context: context, now: now)
+            guard (300...).contains(response.statusCode) else { return [] }
+            let actions = notifier.modify(key) { $0.subscription?.notifyFailed(status: response.statusCode) ?? [] }
+            return apply(actions ?? [], context: context, now: now)
         case .winfoWatch(let key):
             guard (300...).contains(response.statusCode) else { return [] }
             let actions = watcherInfo.modify(key) { $0.subscription.notifyFailed(status: response.statusCode) }
@@ -345,27 +333,13 @@ public struct GatewayCore: Sendable {
     private mutating func expire(_ context: Context, now: NIODeadline) -> [Action] {
         switch context {
         case .enterpriseWatch(let key):
-            guard var watch = bridge[watch: key] else { return [] }
-            if var document = watch.document {
-                let actions = document.expire(now: now)
-                watch.document = document
-                bridge.replaceWatch(key, watch)
-                return apply(actions, context: context, now: now)
-            }
-            guard var sub = watch.subscription else { return [] }
-            let actions = sub.expire(now: now)
-            watch.subscription = sub
-            bridge.replaceWatch(key, watch)
-            return apply(actions, context: context, now: now)
+            let actions = bridge.modifyWatch(key) { $0.expire(now: now) }
+            return apply(actions ?? [], context: context, now: now)
         case .omaWatch(let key):
-            guard var watch = notifier[key], var sub = watch.subscription else { return [] }
-            if lists.isList(key) {
-                return now >= sub.expiresAt ? terminateList(key, reason: "timeout", now: now) : []
-            }
-            let actions = sub.expire(now: now)
-            watch.subscription = sub
-            notifier.replace(key, watch)
-            return apply(actions, context: context, now: now)
+            guard let end = notifier[key]?.subscription?.expiresAt else { return [] }
+            if lists.isList(key) { return now >= end ? terminateList(key, reason: "timeout", now: now) : [] }
+            let actions = notifier.modify(key) { $0.subscription?.expire(now: now) ?? [] }
+            return apply(actions ?? [], context: context, now: now)
         case .omaLeg(let key):
             // A refresh failed and the granted time ran out: the OMA side stopped answering.
             guard let leg = bridge[leg: key], !leg.closing, let end = leg.subscription?.expiresAt, end <= now else {

@@ -57,6 +57,24 @@ extension GatewayCore {
         }
     }
 
+}
+
+extension GatewayCore.EnterpriseWatch {
+    /// Its dialog's expiry timer fired: the document dialog's, else the category dialog's
+    /// (nothing before it is answered).
+    mutating func expire(now: NIODeadline) -> [NotifierSubscription.Action] {
+        if document != nil { return document?.expire(now: now) ?? [] }
+        return subscription?.expire(now: now) ?? []
+    }
+
+    /// A NOTIFY of its dialog failed with `status` (RFC 6665 §4.2.2).
+    mutating func notifyFailed(status: Int) -> [NotifierSubscription.Action] {
+        if document != nil { return document?.notifyFailed(status: status) ?? [] }
+        return subscription?.notifyFailed(status: status) ?? []
+    }
+}
+
+extension GatewayCore {
     /// What the gateway holds toward the OMA side for one resource of an enterprise watch: a
     /// PIDF subscription of its own, or its share of a list subscription (RFC 4662, a member of
     /// ``OMAList``), whose notifications bring its state.
