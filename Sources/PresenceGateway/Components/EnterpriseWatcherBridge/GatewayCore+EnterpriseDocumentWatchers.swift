@@ -54,27 +54,24 @@ extension GatewayCore {
     /// known; `pending` without a body when the OMA side or the policy (`confirm`) waits for
     /// authorization (§4.2.1.3).
     mutating func answerDocumentWatch(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: key], let pending = watch.pending, let resource = watch.documentResource
+        guard let watch = bridge[watch: key], let pending = watch.pending, let resource = watch.documentResource
         else { return [] }
-        watch.pending = nil
         let leg = watch.legs[resource].flatMap { bridge[leg: $0] }
         let waiting =
             policy(for: resource).subHandling(for: watch.watcher) == .confirm
             || (leg.map(Self.reflectsPending) ?? false)
-        var body: [UInt8]?
-        if !waiting {
-            let rendered = documentBody(resource, leg: leg, watcher: watch.watcher, as: pending.terms.bodyType)
-            watch.lastSent[resource] = BodyDigest(rendered)
-            body = rendered
-        }
+        let body = waiting ? nil : documentBody(resource, leg: leg, watcher: watch.watcher, as: pending.terms.bodyType)
         var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
         do {
             let (subscription, actions) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: waiting ? .pending : .active, localTag: ids.tag(),
                 contact: contact(.enterprise, for: watch.peer, fallback: pending.request.uri), body: body, now: now)
-            watch.document = subscription
+            bridge.modifyWatch(key) {
+                $0.pending = nil
+                $0.document = subscription
+                if let body { $0.lastSent[resource] = BodyDigest(body) }
+            }
             dialogChanged(.opened, .enterpriseWatch(key), subscription.dialog.id.dialogKey)
-            bridge.replaceWatch(key, watch)
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
             return out
@@ -94,36 +91,32 @@ extension GatewayCore {
     /// While the leg is pending again, notifications stop (RFC 6665 has no active → pending
     /// transition for the notifier).
     mutating func documentLegChanged(_ key: Int, leg: OMALeg, changed: Bool, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: key], let resource = watch.documentResource else { return [] }
-        guard var subscription = watch.document else {
+        guard let watch = bridge[watch: key], let resource = watch.documentResource else { return [] }
+        guard let subscription = watch.document else {
             return watch.pending != nil && allLegsReported(watch) ? answerDocumentWatch(key, now: now) : []
         }
         guard changed else { return [] }
         if Self.reflectsPending(leg) {
-            watch.lastSent[resource] = nil
-            bridge.replaceWatch(key, watch)
+            bridge.modifyWatch(key) { $0.lastSent[resource] = nil }
             return []
         }
         let body = documentBody(resource, leg: leg, watcher: watch.watcher, as: subscription.terms.bodyType)
         let digest = BodyDigest(body)
-        let updates: [NotifierSubscription.Action]
-        if subscription.status == .pending {
-            updates = subscription.activate(body: body, now: now)
-        } else {
-            guard watch.lastSent[resource] != digest else { return [] }
-            updates = subscription.stateChanged(body: body, now: now)
+        let activate = subscription.status == .pending
+        guard activate || watch.lastSent[resource] != digest else { return [] }
+        let updates = bridge.modifyWatch(key) { watch -> [NotifierSubscription.Action] in
+            watch.lastSent[resource] = digest
+            if activate { return watch.document?.activate(body: body, now: now) ?? [] }
+            return watch.document?.stateChanged(body: body, now: now) ?? []
         }
-        watch.lastSent[resource] = digest
-        watch.document = subscription
-        bridge.replaceWatch(key, watch)
-        return apply(updates, context: .enterpriseWatch(key), now: now)
+        return apply(updates ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     /// The OMA leg of a document watcher ended: a waiting watcher is refused with the OMA
     /// status (403, 404, 480 or 489; otherwise 503), an answered one gets the final NOTIFY with
     /// the reason mapped (RFC 6665 §4.2.2).
     mutating func endDocumentWatch(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: key] else { return [] }
+        guard let watch = bridge[watch: key] else { return [] }
         if let pending = watch.pending {
             forgetEnterpriseWatch(key)
             let code = statusCode.map { [403, 404, 480, 489].contains($0) ? $0 : 503 } ?? 503
@@ -132,11 +125,11 @@ extension GatewayCore {
                 .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: code, toTag: ids.tag())),
             ]
         }
-        guard var subscription = watch.document else { return [] }
-        let updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
-        watch.document = subscription
-        bridge.replaceWatch(key, watch)
-        return apply(updates, context: .enterpriseWatch(key), now: now)
+        guard watch.document != nil else { return [] }
+        let updates = bridge.modifyWatch(key) {
+            $0.document?.terminate(reason: Self.enterpriseReason(reason), now: now) ?? []
+        }
+        return apply(updates ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     /// A SUBSCRIBE in a document watcher's dialog: a refresh (200 and a NOTIFY with the current
@@ -145,7 +138,7 @@ extension GatewayCore {
     mutating func refreshDocumentWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var watch = bridge[watch: key], var subscription = watch.document,
+        guard let watch = bridge[watch: key], let subscription = watch.document,
             let resource = watch.documentResource
         else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
@@ -157,14 +150,13 @@ extension GatewayCore {
             var body: [UInt8]?
             if subscription.status != .pending {
                 let leg = watch.legs[resource].flatMap { bridge[leg: $0] }
-                let rendered = documentBody(resource, leg: leg, watcher: watch.watcher, as: terms.bodyType)
-                watch.lastSent[resource] = BodyDigest(rendered)
-                body = rendered
+                body = documentBody(resource, leg: leg, watcher: watch.watcher, as: terms.bodyType)
             }
-            let actions = subscription.refresh(request, terms: terms, body: body, now: now)
-            watch.document = subscription
-            bridge.replaceWatch(key, watch)
-            return apply(actions, context: .enterpriseWatch(key), now: now, id: id)
+            let actions = bridge.modifyWatch(key) { watch in
+                if let body { watch.lastSent[resource] = BodyDigest(body) }
+                return watch.document?.refresh(request, terms: terms, body: body, now: now) ?? []
+            }
+            return apply(actions ?? [], context: .enterpriseWatch(key), now: now, id: id)
         }
     }
 
@@ -173,18 +165,18 @@ extension GatewayCore {
     mutating func servedDocumentChanged(_ resource: String, now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in bridge.watchKeys.sorted() {
-            guard var watch = bridge[watch: key], watch.documentResource == resource,
-                var subscription = watch.document,
+            guard let watch = bridge[watch: key], watch.documentResource == resource,
+                let subscription = watch.document,
                 subscription.status == .active
             else { continue }
             let body = documentBody(resource, leg: nil, watcher: watch.watcher, as: subscription.terms.bodyType)
             let digest = BodyDigest(body)
             guard watch.lastSent[resource] != digest else { continue }
-            watch.lastSent[resource] = digest
-            let updates = subscription.stateChanged(body: body, now: now)
-            watch.document = subscription
-            bridge.replaceWatch(key, watch)
-            out += apply(updates, context: .enterpriseWatch(key), now: now)
+            let updates = bridge.modifyWatch(key) { watch in
+                watch.lastSent[resource] = digest
+                return watch.document?.stateChanged(body: body, now: now) ?? []
+            }
+            out += apply(updates ?? [], context: .enterpriseWatch(key), now: now)
         }
         return out
     }
