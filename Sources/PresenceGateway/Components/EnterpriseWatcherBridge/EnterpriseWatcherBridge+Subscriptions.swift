@@ -76,6 +76,16 @@ extension EnterpriseWatcherBridge {
         return out
     }
 
+    /// Leg `key`, which was being ended when the store kept it, unsubscribed again (RFC 6665
+    /// §4.1.2.3); forgotten when that ends it at once, else 64·T1 later at the latest.
+    mutating func unsubscribeLegAgain(_ key: Int, now: NIODeadline) -> ComponentOutput {
+        let actions = modifyLeg(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
+        if Self.ended(actions) { return closeLeg(key) }
+        return ComponentOutput(
+            actions: Self.actions(actions, .omaLeg(key))
+                + [.schedule(.cleanup(.omaLeg(key)), at: now + GatewayCore.cleanupDelay)])
+    }
+
     /// Forgets leg `key`, with a subscription of its own, and its dialog; what it held of the
     /// quotas is given back (a list's member leaves with ``leaveList(_:now:)``).
     mutating func closeLeg(_ key: Int) -> ComponentOutput {
@@ -196,6 +206,17 @@ extension EnterpriseWatcherBridge {
         ]
         out.actions += writeListDocument(without: key)
         return out
+    }
+
+    /// List `key`, which was being ended when the store kept it, unsubscribed again; forgotten
+    /// when it has no dialog to end or that ends it at once, else 64·T1 later at the latest.
+    mutating func unsubscribeListAgain(_ key: Int, now: NIODeadline) -> ComponentOutput {
+        guard self[list: key]?.subscription?.status == .unsubscribing else { return closeList(key) }
+        let actions = modifyList(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
+        if Self.ended(actions) { return closeList(key) }
+        return ComponentOutput(
+            actions: Self.actions(actions, .omaList(key))
+                + [.schedule(.cleanup(.omaList(key)), at: now + GatewayCore.cleanupDelay)])
     }
 
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an

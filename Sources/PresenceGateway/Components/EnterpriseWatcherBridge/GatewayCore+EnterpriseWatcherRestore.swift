@@ -33,13 +33,7 @@ extension GatewayCore {
             guard let subscription = leg.subscription else { continue }
             switch subscription.status {
             case .unsubscribing:
-                let actions = bridge.modifyLeg(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
-                if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
-                    removeOMALeg(key)
-                    continue
-                }
-                out += legActions(actions, context: .omaLeg(key))
-                out.append(.schedule(.cleanup(.omaLeg(key)), at: now + Self.cleanupDelay))
+                out += apply(bridge.unsubscribeLegAgain(key, now: now))
             case .subscribing:
                 out += restartOMALeg(key, now: now)
             case .active, .pending:
@@ -60,18 +54,7 @@ extension GatewayCore {
         for key in keys {
             guard let list = bridge[list: key] else { continue }
             if list.closing {
-                // Being ended: unsubscribed again, or forgotten when it has no dialog to end.
-                guard list.subscription?.status == .unsubscribing else {
-                    removeOMAList(key)
-                    continue
-                }
-                let actions = bridge.modifyList(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
-                if actions.contains(where: { if case .ended = $0 { true } else { false } }) {
-                    removeOMAList(key)
-                    continue
-                }
-                out += legActions(actions, context: .omaList(key))
-                out.append(.schedule(.cleanup(.omaList(key)), at: now + Self.cleanupDelay))
+                out += apply(bridge.unsubscribeListAgain(key, now: now))
                 continue
             }
             if list.members.isEmpty || bridge[watch: list.watch] == nil {
