@@ -176,6 +176,20 @@ import Testing
         #expect(try GatewayConfiguration(yaml: Self.valid).oma.minInterval == nil)
     }
 
+    /// The transaction layers' tables (RFC 3261 §17.2.2: an answered request is held 32 s over
+    /// UDP): 200,000 of each role by default, as many as configured, and the layers are sized so.
+    @Test func transactionTablesAreSizedByTheLimit() throws {
+        #expect(try GatewayConfiguration(yaml: Self.valid).limits.transactions == 200_000)
+        let config = try GatewayConfiguration(yaml: Self.valid + "limits: { transactions: 500000 }\n")
+        #expect(config.limits.transactions == 500_000)
+        let layer = GatewayRuntime.transactionConfiguration(limit: config.limits.transactions).limits
+        #expect(layer.maxServerTransactions == 500_000 && layer.maxClientTransactions == 500_000)
+        let error = #expect(throws: ConfigurationError.self) {
+            try GatewayConfiguration(yaml: Self.valid + "limits: { transactions: 10 }\n")
+        }
+        #expect(error?.line == 6, "\(error?.description ?? "")")
+    }
+
     @Test(arguments: broken)
     func brokenConfigurationsNameTheLine(_ yaml: String, _ line: Int, _ words: String) {
         let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: yaml) }

@@ -36,9 +36,9 @@ import Testing
         init(yaml: String = GatewayConfiguration.defaultYAML) throws {
             network = SIPLoopbackNetwork(eventLoop: loop)
             let configuration = try GatewayConfiguration(yaml: yaml)
-            let omaLayer = SIPTransactionLayer(transport: network.endpoint(Self.omaSide), configuration: GatewayRuntime.transactionConfiguration)
+            let omaLayer = SIPTransactionLayer(transport: network.endpoint(Self.omaSide), configuration: GatewayRuntime.transactionConfiguration())
             let enterpriseLayer = SIPTransactionLayer(transport: network.endpoint(Self.enterpriseSide),
-                                                      configuration: GatewayRuntime.transactionConfiguration)
+                                                      configuration: GatewayRuntime.transactionConfiguration())
             let core = GatewayCore(
                 configuration: configuration, mapper: PresenceMapper(tables: try MappingTables.builtIn()),
                 contacts: [.oma: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),

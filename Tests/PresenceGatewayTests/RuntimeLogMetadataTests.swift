@@ -28,9 +28,9 @@ import Testing
         }
         let runtime = GatewayRuntime(
             core: core, router: FederationRouter(configuration: configuration, localAddresses: ["127.0.0.1:5060", "127.0.0.1:5061"]),
-            layers: [.oma: SIPTransactionLayer(transport: network.endpoint(omaSide), configuration: GatewayRuntime.transactionConfiguration),
+            layers: [.oma: SIPTransactionLayer(transport: network.endpoint(omaSide), configuration: GatewayRuntime.transactionConfiguration()),
                      .enterprise: SIPTransactionLayer(transport: network.endpoint(enterpriseSide),
-                                                      configuration: GatewayRuntime.transactionConfiguration)],
+                                                      configuration: GatewayRuntime.transactionConfiguration())],
             eventLoop: loop, logger: logger)
         runtime.start()
         let watcher = network.endpoint(SIPTarget(.udp, host: "127.0.0.1", port: 5070))

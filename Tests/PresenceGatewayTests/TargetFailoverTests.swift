@@ -54,9 +54,9 @@ import Testing
             let inbox = self.inbox
             let built = try await loop.submit { () -> (GatewayRuntime, [SIPTarget: SIPLoopbackNetwork.Endpoint]) in
                 let oma = SIPTransactionLayer(transport: network.endpoint(TargetFailoverTests.omaSide),
-                                              configuration: GatewayRuntime.transactionConfiguration)
+                                              configuration: GatewayRuntime.transactionConfiguration())
                 let enterprise = SIPTransactionLayer(transport: network.endpoint(TargetFailoverTests.enterpriseSide),
-                                                     configuration: GatewayRuntime.transactionConfiguration)
+                                                     configuration: GatewayRuntime.transactionConfiguration())
                 let runtime = GatewayRuntime(
                     core: core, router: FederationRouter(configuration: configuration, localAddresses: ["127.0.0.1:5060", "127.0.0.1:5061"]),
                     layers: [.oma: oma, .enterprise: enterprise], eventLoop: loop,

@@ -367,5 +367,9 @@ import Testing
         h.peerSends(peerRequest(branch: "z9hG4bKtwo", callID: "b"))
         #expect(h.tu.items.count == 1)
         #expect(h.peerResponses.map(\.statusCode) == [503])
+        #expect(h.layer.counters.refusedWhileFull == 1)
+        // A retransmission of the request that holds the one entry is absorbed, not refused.
+        h.peerSends(peerRequest(branch: "z9hG4bKone", callID: "a"))
+        #expect(h.layer.counters.refusedWhileFull == 1)
     }
 }

@@ -36,6 +36,13 @@ extension GatewayConfiguration {
         public var fanOutBurst = 1_000
         /// Per second, per sender, past ``fanOutBurst``.
         public var fanOutRate = 500.0
+        /// SIP transactions each side's transaction layer holds at once, server and client each.
+        /// A non-INVITE server transaction stays 32 s after its answer over UDP (RFC 3261 §17.2.2,
+        /// Timer J = 64·T1) to absorb the request's retransmissions, so a side sustains
+        /// `transactions` / 32 requests a second over UDP (200,000: 6,250/s); past it new requests
+        /// get 503 with Retry-After (counted as `transactions_full` refusals). Each answered
+        /// transaction held costs memory (docs/performance.md, "Transactions").
+        public var transactions = 200_000
 
         public init() {}
     }
@@ -44,6 +51,7 @@ extension GatewayConfiguration {
         let m = try node.mapping(known: [
             "subscriptions-per-watcher", "subscriptions-per-presentity", "subscriptions-per-peer",
             "resources-per-batch", "dialogs", "unconfigured-peer-rate", "fan-out-burst", "fan-out-rate",
+            "transactions",
         ])
         var limits = Limits()
         if let v = m["subscriptions-per-watcher"] { limits.subscriptionsPerWatcher = try v.integer(in: 1...1_000_000) }
@@ -56,6 +64,7 @@ extension GatewayConfiguration {
         if let v = m["unconfigured-peer-rate"] { limits.unconfiguredPeerRate = try v.number(in: 0.1...1_000_000) }
         if let v = m["fan-out-burst"] { limits.fanOutBurst = try v.integer(in: 1...1_000_000) }
         if let v = m["fan-out-rate"] { limits.fanOutRate = try v.number(in: 1...1_000_000) }
+        if let v = m["transactions"] { limits.transactions = try v.integer(in: 100...100_000_000) }
         return limits
     }
 

@@ -125,6 +125,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// `gateway_security_refusals_total{reason}`: what was refused to protect the edge (README,
     /// "Security"): the core's reasons (``GatewayCore/Refusals``) and the runtime's own.
     private let refusalCounters: [String: Counter]
+    /// The transaction layers' refusals of a new request while their table was full, already
+    /// added to the counters.
+    private var refusedWhileFullRecorded = 0
     /// The core's refusal counts already added to the counters.
     private var refusalsRecorded = GatewayCore.Refusals()
     private let active: [String: Gauge]
@@ -235,13 +238,15 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// presence body types, so the RFC 3261 §8.2 checks let batch SUBSCRIBEs and category
     /// BENOTIFYs through) and `message/external-body` (RFC 4483), with tables sized for load:
     /// RFC 3261 Timer J keeps each answered non-INVITE transaction 32 s over UDP, so they must
-    /// hold rate × 32 s (200,000 ≈ 6,000 requests/s sustained, each way).
-    public static var transactionConfiguration: SIPTransactionLayer.Configuration {
+    /// hold rate × 32 s: `limits.transactions` of each role, each way
+    /// (``GatewayConfiguration/Limits/transactions``).
+    public static func transactionConfiguration(limit: Int = GatewayConfiguration.Limits().transactions)
+        -> SIPTransactionLayer.Configuration
+    {
         var configuration = SIPTransactionLayer.Configuration.presenceEvents
         // References (RFC 4483) pass the §8.2.3 check; the runtime follows or refuses them.
         configuration.uas.defaultBodyTypes.append(ContentIndirection.mediaType)
-        configuration.limits = SIPTransactionLayer.Limits(
-            maxServerTransactions: 200_000, maxClientTransactions: 200_000)
+        configuration.limits = SIPTransactionLayer.Limits(maxServerTransactions: limit, maxClientTransactions: limit)
         return configuration
     }
 
@@ -308,7 +313,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// a request over its sender's rate limit, a request in a dialog sent to the dialog's
     /// peer instead of a remote target it may not reach, and a request from a sender that is no
     /// configured peer on a side that takes only those (`accept: configured-peers`).
-    static let runtimeRefusals = ["in_dialog_peer", "rate_limited", "target_redirected", "not_configured_peer"]
+    static let runtimeRefusals = [
+        "in_dialog_peer", "rate_limited", "target_redirected", "not_configured_peer", "transactions_full",
+    ]
 
     /// Whether `side` takes requests from its configured peers only.
     private func onlyConfiguredPeers(_ side: GatewayConfiguration.Side) -> Bool {
@@ -770,11 +777,17 @@ public final class GatewayRuntime: @unchecked Sendable {
             refusalsRecorded = refusals
         }
         var transactionsLive = 0
+        var refusedWhileFull = 0
         for (side, gauges) in transactions {
             guard let layer = layers[side] else { continue }
             gauges.server.record(layer.serverTransactionCount)
             gauges.client.record(layer.clientTransactionCount)
             transactionsLive += layer.serverTransactionCount + layer.clientTransactionCount
+            refusedWhileFull += layer.counters.refusedWhileFull
+        }
+        if refusedWhileFull > refusedWhileFullRecorded {
+            refusalCounters["transactions_full"]?.increment(by: Int64(refusedWhileFull - refusedWhileFullRecorded))
+            refusedWhileFullRecorded = refusedWhileFull
         }
         // Transactions also end on their own timers (RFC 3261 Timer J/K), with no message to
         // trigger a refresh: while any are live, the gauges are refreshed every second.

@@ -430,7 +430,8 @@ public final class GatewayServer: @unchecked Sendable {
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
         for (side, transport) in transports {
             layers[side] = SIPTransactionLayer(
-                transport: transport, configuration: GatewayRuntime.transactionConfiguration)
+                transport: transport,
+                configuration: GatewayRuntime.transactionConfiguration(limit: configuration.limits.transactions))
         }
         let resolve = try makeResolver()
         let runtime = GatewayRuntime(
@@ -701,6 +702,8 @@ public final class GatewayServer: @unchecked Sendable {
         if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
         if new.capture != old.capture { restartOnly.append("capture") }
         if new.state != old.state { restartOnly.append("state") }
+        // The transaction layers' tables are sized at start.
+        if new.limits.transactions != old.limits.transactions { restartOnly.append("limits.transactions") }
         // Which identities keep rls-services documents changes with a reload; the rest of `xcap:`
         // with a restart.
         func rest(_ xcap: GatewayConfiguration.XCAP?) -> GatewayConfiguration.XCAP? {
@@ -732,6 +735,7 @@ public final class GatewayServer: @unchecked Sendable {
         new.linkedIdentities = old.linkedIdentities
         new.capture = old.capture
         new.state = old.state
+        new.limits.transactions = old.limits.transactions
         new.xcap = old.xcap
         new.xcap?.rlsServices = identities
         // The resolvers are made at start: a next hop resolved by DNS stays as it is.

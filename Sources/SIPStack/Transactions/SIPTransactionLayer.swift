@@ -107,6 +107,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         public var failedServerTransactions = 0
         /// Non-INVITE server transactions the TU never answered (``Limits/tuResponseTimeoutInT1``).
         public var abandonedServerTransactions = 0
+        /// New requests answered 503 because the server transaction table was full
+        /// (``Limits/maxServerTransactions``).
+        public var refusedWhileFull = 0
     }
 
     /// A request handed to the TU, with what the TU needs to answer it.
@@ -490,6 +493,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
 
         guard servers.count < configuration.limits.maxServerTransactions else {
+            counters.refusedWhileFull += 1
             respondStatelessly(
                 SIPResponse(replyingTo: request, statusCode: 503, headers: [(.retryAfter, "5")]),
                 to: request, receivedOver: received)
