@@ -4,7 +4,7 @@
 usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--setup-rate 1000] [--rates 1000,2000,3000,...] [--dur 10]
                                      [--bound 2.0] [--directions o2e,e2o] [--allocator jemalloc|glibc]
                                      [--settle 33] [--bin PATH] [--cpu 0] [--reload-every S]
-                                     [--stores memory,sqlite,postgres] [--anchor]
+                                     [--stores memory,sqlite,postgres] [--transactions N] [--anchor]
 
 Run through scripts/bench/gateway-sipp.sh, which builds the release `presence-gateway` first.
 
@@ -53,8 +53,14 @@ The anchor (--anchor): in the same invocation, before the gateway, Kamailio (Deb
 worker forwards statefully (tm t_relay, scripts/bench/kamailio-relay.cfg) a MESSAGE carrying a PIDF
 body of the mapped notifications' size from one sipp to another (anchor-send.xml,
 anchor-receive.xml), stepped through the same rates: one SIP hop per core, what the gateway's relay
-of a mapped notification is compared with. Printed at the end: each side's highest clean rate, its
-CPU per message at that rate (Kamailio's process group; the gateway process) and the ratio.
+of a mapped notification is compared with. Kamailio and its sipps are pinned as the gateway and
+its sipps are (--cpu, --sipp-cpu). Each step prints Kamailio's CPU over the sender's whole run and
+while the step's load is offered (its first DUR s), and the UDP datagrams the kernel dropped
+machine-wide. The two differ once a step fails: the sender then runs on with retransmissions and
+timeouts at little CPU, so the whole run's figure (about 60 % at the first failing step) hides a
+Kamailio saturated while sending (100 %, its socket dropping thousands of datagrams). Printed at
+the end: each side's highest clean rate, its CPU per message at that rate (Kamailio's process
+group; the gateway process) and the ratio.
 
 State stores (docs/state.md): --stores runs each direction once per store, each on a fresh
 gateway: `memory` (nothing kept), `sqlite` (a file in the run's directory, synchronous FULL, as the
@@ -162,7 +168,7 @@ subscriptions:
   piggyback-wait-ms: 500
   default-expires: 3600
 admin: {{ address: 127.0.0.1, port: {admin} }}
-"""
+{limits}"""
 
 
 class Run:
@@ -229,7 +235,8 @@ class Run:
         else:
             state = 'state: { store: memory }'
         with open(config, 'w') as f:
-            f.write(CONFIG.format(state=state, **self.ports))
+            limits = f'limits: {{ transactions: {self.a.transactions} }}\n' if self.a.transactions else ''
+            f.write(CONFIG.format(state=state, limits=limits, **self.ports))
         cmd = [self.a.bin, '--config', config, '--log-level', 'warning']
         if self.a.cpu:
             cmd = ['taskset', '-c', self.a.cpu] + cmd
@@ -353,6 +360,7 @@ class Run:
         drops0 = {side: socket_drops(port) for side, port in
                   (('gw', p['gw_oma']), ('sipp', p['watchers'] if self.direction == 'e2o' else p['oma_server']))}
         g0, w0, u0, m0 = cpu_ticks(self.gateway.pid), time.monotonic(), udp_rcvbuf_errors(), machine_busy_ticks()
+        rss0 = rss_kib(self.gateway.pid)
         sender = self.sipp(*sender_args, ['-inf', inf, '-r', str(rate), '-rp', '1000', '-m', str(calls),
                                           '-l', str(max(rate * 5, 1000))], dur + 5, background=True, load=True)
         if self.a.reload_every > 0:
@@ -369,6 +377,11 @@ class Run:
         # Mapped messages may arrive up to BOUND s after the last send; then the receiver is
         # stopped (its log is written line by line).
         time.sleep(self.a.bound + 1.0)
+        # The step's answered requests stay in the transaction table for Timer J (32 s over UDP,
+        # RFC 3261 §17.2.2); past the table's size new ones get 503 (limits.transactions). The
+        # gauges and counters are at most 1 s behind.
+        transactions, rss1 = self.metric('sip_transactions_active'), rss_kib(self.gateway.pid)
+        refused_full = self.metric('gateway_security_refusals_total{reason="transactions_full"}')
         drops = {side: socket_drops(port) for side, port in
                  (('gw', p['gw_oma']), ('sipp', p['watchers'] if self.direction == 'e2o' else p['oma_server']))}
         if receiver.poll() is None:
@@ -407,7 +420,8 @@ class Run:
         window = max(last_recv - first_sent, 1e-6)
         return dict(rate=rate, attempted=attempted, sender_failed=sent_failed, received=len(seen), on_time=len(on_time),
                     failures=failures, fail_pct=100.0 * failures / max(attempted, 1), achieved=len(on_time) / window, answered=answers, udp_drops=udp_drops, drops=drops, machine=machine,
-                    p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span,
+                    p50=pct(0.50), p99=pct(0.99), gw_cpu=cpu, secs=span, transactions=transactions,
+                    rss_growth_mib=(rss1 - rss0) / 1024, refused_full=refused_full,
                     gw_us=(g1 - g0) / TCK / max(len(on_time), 1) * 1e6)
 
 
@@ -433,15 +447,21 @@ def run_anchor(args):
     kam_port, uas_port, uac_port = (free_port(socket.SOCK_DGRAM) for _ in range(3))
     life = len(args.rates) * (args.dur + 10) + 30
     common = ['-i', '127.0.0.1', '-t', 'u1', '-nostdin', '-buff_size', str(4 << 20), '-max_recv_loops', '100000']
-    uas = subprocess.Popen(['sipp', '-sf', os.path.join(SC, 'anchor-receive.xml'), '-p', str(uas_port), '-timeout', f'{life}s']
-                           + common, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Pinned as the gateway and its sipps are (--cpu, --sipp-cpu): the same cores on both sides.
+    pin_sipp = ['taskset', '-c', args.sipp_cpu] if args.sipp_cpu else []
+    pin_kam = ['taskset', '-c', args.cpu] if args.cpu else []
+    uas = subprocess.Popen(pin_sipp + ['sipp', '-sf', os.path.join(SC, 'anchor-receive.xml'), '-p', str(uas_port),
+                                       '-timeout', f'{life}s'] + common,
+                           cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     log = open(os.path.join(work, 'kamailio.log'), 'w')
     # setsid: a process group of its own, whose CPU is Kamailio's and which is stopped as a whole.
-    kam = subprocess.Popen(['setsid', '/usr/sbin/kamailio', '-f', os.path.join(HERE, 'kamailio-relay.cfg'), '-DD', '-E',
-                            '-m', '1024', '-M', '16', '-l', f'udp:127.0.0.1:{kam_port}', '-Y', work,
-                            '-A', f'TARGET="sip:127.0.0.1:{uas_port}"', '-A', 'CHILDREN=1'],
+    kam = subprocess.Popen(['setsid'] + pin_kam + ['/usr/sbin/kamailio', '-f', os.path.join(HERE, 'kamailio-relay.cfg'),
+                                                   '-DD', '-E', '-m', '1024', '-M', '16', '-l', f'udp:127.0.0.1:{kam_port}',
+                                                   '-Y', work, '-A', f'TARGET="sip:127.0.0.1:{uas_port}"', '-A', 'CHILDREN=1'],
                            stdout=log, stderr=log)
-    print('\n== anchor: Kamailio 1 worker, stateful relay (t_relay) of a PIDF MESSAGE between two sipps (UDP)')
+    print('\n== anchor: Kamailio 1 worker, stateful relay (t_relay) of a PIDF MESSAGE between two sipps (UDP); '
+          f'Kamailio {"pinned to CPU " + args.cpu if args.cpu else "unpinned"}, '
+          f'sipps {"pinned to CPU " + args.sipp_cpu if args.sipp_cpu else "unpinned"}')
     best = None
     try:
         deadline = time.monotonic() + 15
@@ -450,17 +470,30 @@ def run_anchor(args):
                 raise SystemExit(f'kamailio exited: see {work}/kamailio.log')
             time.sleep(0.2)
         time.sleep(0.5)
-        print(f'{"offered/s":>9} {"sent":>7} {"ok":>7} {"achieved/s":>10} {"fail%":>6} {"kamailio CPU%":>13} {"us/msg":>7}  clean')
+        print(f'{"offered/s":>9} {"sent":>7} {"ok":>7} {"achieved/s":>10} {"fail%":>6} {"kamailio CPU%":>13} '
+              f'{"while sending":>13} {"us/msg":>7} {"UDP drops":>9}  clean')
         for rate in args.rates:
             calls = rate * args.dur
             stat = os.path.join(work, f'send-{rate}.csv')
-            c0, w0 = group_cpu_ticks(kam.pid), time.monotonic()
-            sender = subprocess.run(['sipp', f'127.0.0.1:{kam_port}', '-sf', os.path.join(SC, 'anchor-send.xml'), '-p', str(uac_port),
-                                     '-r', str(rate), '-rp', '1000', '-m', str(calls), '-l', str(max(rate * 5, 1000)),
-                                     '-timeout', f'{args.dur + 5}s', '-trace_stat', '-stf', stat, '-fd', '1'] + common,
-                                    cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=args.dur + 20)
+            c0, w0, u0 = group_cpu_ticks(kam.pid), time.monotonic(), udp_rcvbuf_errors()
+            sender = subprocess.Popen(pin_sipp + ['sipp', f'127.0.0.1:{kam_port}', '-sf', os.path.join(SC, 'anchor-send.xml'),
+                                                  '-p', str(uac_port), '-r', str(rate), '-rp', '1000', '-m', str(calls),
+                                                  '-l', str(max(rate * 5, 1000)), '-timeout', f'{args.dur + 5}s',
+                                                  '-trace_stat', '-stf', stat, '-fd', '1'] + common,
+                                      cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            # Kamailio's CPU while the step's load is offered, apart from the sender's tail (its
+            # last answers, or retransmissions and timeouts once the step failed), over which
+            # the whole step's figure is averaged.
+            time.sleep(args.dur)
+            offered = (group_cpu_ticks(kam.pid) - c0) / TCK / args.dur * 100
+            try:
+                sender.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                sender.kill()
+                sender.wait()
             span = max(time.monotonic() - w0, 1e-6)
             ticks = group_cpu_ticks(kam.pid) - c0
+            drops = udp_rcvbuf_errors() - u0
             with open(stat) as f:
                 rows = list(csv.reader(f, delimiter=';'))
             col = {n: i for i, n in enumerate(rows[0])}
@@ -469,7 +502,7 @@ def run_anchor(args):
             clean = fail_pct < 1.0 and sender.returncode in (0, 1, 97, 99)
             st = dict(rate=rate, achieved=ok / span, cpu=ticks / TCK / span * 100, us=ticks / TCK / max(ok, 1) * 1e6)
             print(f'{rate:>9} {ok + failed:>7} {ok:>7} {st["achieved"]:>10.0f} {fail_pct:>5.2f}% {st["cpu"]:>13.0f} '
-                  f'{st["us"]:>7.0f}  {"yes" if clean else "no"}', flush=True)
+                  f'{offered:>13.0f} {st["us"]:>7.0f} {drops:>9}  {"yes" if clean else "no"}', flush=True)
             if not clean:
                 break
             best = st
@@ -578,7 +611,7 @@ def run_direction(args, direction, store='memory', cluster=None):
               f'gateway RSS {s["before"] / 1024:.1f} -> {s["after"] / 1024:.1f} MiB = {s["per_pair"]:.0f} bytes/pair; '
               f'{args.settle:.0f} s later {s["settled"] / 1024:.1f} MiB with {count(s["subscriptions"])} subscriptions '
               f'({s["live_pairs"]} pairs) and {count(s["transactions"])} transactions live = {s["per_pair_settled"]:.0f} bytes/pair live (target <= 2048)')
-        print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"other CPU%":>10} {"UDP drops gw/sipp":>17}  clean')
+        print(f'{"offered/s":>9} {"sent":>7} {"answered":>8} {"achieved/s":>10} {"mapped":>7} {"fail%":>6} {"p50 ms":>7} {"p99 ms":>8} {"gw CPU%":>7} {"sipp CPU%":>9} {"other CPU%":>10} {"UDP drops gw/sipp":>17} {"txns live":>9} {"table full":>10} {"RSS +MiB":>8}  clean')
         best = None
         for rate in args.rates:
             c0 = children_cpu()
@@ -589,7 +622,8 @@ def run_direction(args, direction, store='memory', cluster=None):
             clean = st['fail_pct'] < 1.0
             answered = str(st['answered']) if direction == 'o2e' else '-'
             print(f'{rate:>9} {st["attempted"]:>7} {answered:>8} {st["achieved"]:>10.0f} {st["on_time"]:>7} {st["fail_pct"]:>5.2f}% '
-                  f'{st["p50"]:>7.1f} {st["p99"]:>8.1f} {st["gw_cpu"]:>7.0f} {sipp_cpu:>9.0f} {others:>10.0f} {str(st["drops"]["gw"]) + "/" + str(st["drops"]["sipp"]):>17}  {"yes" if clean else "no"}', flush=True)
+                  f'{st["p50"]:>7.1f} {st["p99"]:>8.1f} {st["gw_cpu"]:>7.0f} {sipp_cpu:>9.0f} {others:>10.0f} {str(st["drops"]["gw"]) + "/" + str(st["drops"]["sipp"]):>17} '
+                  f'{count(st["transactions"]):>9} {count(st["refused_full"]):>10} {st["rss_growth_mib"]:>8.1f}  {"yes" if clean else "no"}', flush=True)
             if clean:
                 best = st
             else:
@@ -631,6 +665,8 @@ def main():
                     help='send the gateway SIGHUP (a configuration reload) every this many seconds during each step')
     ap.add_argument('--stores', default='memory',
                     help='state stores to run each direction with, in order: memory, sqlite, postgres (docs/state.md)')
+    ap.add_argument('--transactions', type=int, default=0,
+                    help="the gateway's limits.transactions (0: its default): transactions each side holds")
     ap.add_argument('--anchor', action='store_true',
                     help="first run Kamailio's one-worker stateful relay through the same rates, and compare")
     ap.add_argument('--bin', default=os.path.join(ROOT, '.build', 'release', 'presence-gateway'))
