@@ -34,19 +34,27 @@ extension EnterpriseWatcherBridge {
     /// after a refresh found it gone (481) or when a restart came before its dialog existed. The
     /// watcher's dialog and the last state seen stay.
     mutating func restartLeg(_ key: Int, ids: inout IdentifierSource) -> ComponentOutput {
-        var out = ComponentOutput()
-        guard let old = self[leg: key]?.subscription else { return out }
-        let (subscription, actions) = SubscriberSubscription.start(
-            old.configuration, callID: ids.callID(), localTag: ids.tag())
+        guard let old = self[leg: key]?.subscription else { return ComponentOutput() }
+        let (subscription, out) = Self.restarted(old, .omaLeg(key), ids: &ids)
         modifyLeg(key) {
             $0.subscription = subscription
             $0.closing = false
         }
-        out.dialog(.closed, .omaLeg(key), old.dialogKey)
-        out.dialog(.opened, .omaLeg(key), subscription.dialogKey)
-        out.actions =
-            [.cancel(.refresh(.omaLeg(key))), .cancel(.expiry(.omaLeg(key)))] + Self.actions(actions, .omaLeg(key))
         return out
+    }
+
+    /// `old` made again in a new dialog for `context`: the new subscription, and its old dialog
+    /// closed, the new one opened, the old timers cancelled and the new SUBSCRIBE.
+    private static func restarted(
+        _ old: SubscriberSubscription, _ context: GatewayCore.Context, ids: inout IdentifierSource
+    ) -> (SubscriberSubscription, ComponentOutput) {
+        let (subscription, actions) = SubscriberSubscription.start(
+            old.configuration, callID: ids.callID(), localTag: ids.tag())
+        var out = ComponentOutput(actions: [.cancel(.refresh(context)), .cancel(.expiry(context))])
+        out.actions += Self.actions(actions, context)
+        out.dialog(.closed, context, old.dialogKey)
+        out.dialog(.opened, context, subscription.dialogKey)
+        return (subscription, out)
     }
 
     /// Unsubscribes legs (Expires 0); each is forgotten on its final NOTIFY, or 64·T1 later. A
@@ -80,10 +88,17 @@ extension EnterpriseWatcherBridge {
     /// §4.1.2.3); forgotten when that ends it at once, else 64·T1 later at the latest.
     mutating func unsubscribeLegAgain(_ key: Int, now: NIODeadline) -> ComponentOutput {
         let actions = modifyLeg(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
-        if Self.ended(actions) { return closeLeg(key) }
-        return ComponentOutput(
-            actions: Self.actions(actions, .omaLeg(key))
-                + [.schedule(.cleanup(.omaLeg(key)), at: now + GatewayCore.cleanupDelay)])
+        return Self.ended(actions) ? closeLeg(key) : Self.unsubscribedAgain(actions, .omaLeg(key), now: now)
+    }
+
+    /// An unsubscribe sent again for `context`: its SUBSCRIBE, and the entry forgotten 64·T1
+    /// later at the latest.
+    private static func unsubscribedAgain(
+        _ actions: [SubscriberSubscription.Action], _ context: GatewayCore.Context, now: NIODeadline
+    ) -> ComponentOutput {
+        ComponentOutput(
+            actions: Self.actions(actions, context) + [.schedule(.cleanup(context), at: now + GatewayCore.cleanupDelay)]
+        )
     }
 
     /// Forgets leg `key`, with a subscription of its own, and its dialog; what it held of the
@@ -164,20 +179,14 @@ extension EnterpriseWatcherBridge {
     /// List `key` is made again in a new dialog, its document unchanged (a refresh found it
     /// gone, or the gateway restarted before its dialog existed). Its members keep their state.
     mutating func restartList(_ key: Int, ids: inout IdentifierSource) -> ComponentOutput {
-        var out = ComponentOutput()
-        guard let old = self[list: key]?.subscription else { return out }
-        let (subscription, actions) = SubscriberSubscription.start(
-            old.configuration, callID: ids.callID(), localTag: ids.tag())
+        guard let old = self[list: key]?.subscription else { return ComponentOutput() }
+        let (subscription, out) = Self.restarted(old, .omaList(key), ids: &ids)
         modifyList(key) {
             $0.subscription = subscription
             $0.version = nil
             $0.changed = false
             $0.closing = false
         }
-        out.dialog(.closed, .omaList(key), old.dialogKey)
-        out.dialog(.opened, .omaList(key), subscription.dialogKey)
-        out.actions =
-            [.cancel(.refresh(.omaList(key))), .cancel(.expiry(.omaList(key)))] + Self.actions(actions, .omaList(key))
         return out
     }
 
@@ -213,10 +222,7 @@ extension EnterpriseWatcherBridge {
     mutating func unsubscribeListAgain(_ key: Int, now: NIODeadline) -> ComponentOutput {
         guard self[list: key]?.subscription?.status == .unsubscribing else { return closeList(key) }
         let actions = modifyList(key) { $0.subscription?.unsubscribeAgain() ?? [] } ?? []
-        if Self.ended(actions) { return closeList(key) }
-        return ComponentOutput(
-            actions: Self.actions(actions, .omaList(key))
-                + [.schedule(.cleanup(.omaList(key)), at: now + GatewayCore.cleanupDelay)])
+        return Self.ended(actions) ? closeList(key) : Self.unsubscribedAgain(actions, .omaList(key), now: now)
     }
 
     /// Forgets the subscription of list `key`, which ended: the list is then ended without an
