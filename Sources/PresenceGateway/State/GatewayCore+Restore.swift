@@ -58,11 +58,9 @@ extension GatewayCore {
         // Keys handed out from now on do not repeat a restored one.
         for key in entries.numberedKeys { ids.noteRestoredKey(key) }
         var out = restore(\.bridge, from: entries, now: now)
-        restoreOMAWatchDialogs(entries.table(StoredOMAWatch.self))
+        restoreOMAWatchers(entries)
         // Before any watch is attached again: the legs toward the enterprise, and where the
         // enterprise said to subscribe.
-        // Their keys only: the pool builds the table of legs itself.
-        let enterpriseLegs = Set(entries.entries(EnterpriseLeg.self).compactMap { Int($0.key) }).sorted()
         out += restore(\.legPool, from: entries, now: now)
         var paced = 0
         func pace() -> NIODeadline {
@@ -70,8 +68,7 @@ extension GatewayCore {
             return now + .nanoseconds(Int64(paced) * 1_000_000_000 / Int64(max(1, recoveryRate)))
         }
         out += resumeEnterpriseWatchers(entries, now: now, pace: pace)
-        out += restoreOMAWatches(entries.table(StoredOMAWatch.self).keys.sorted(), now: now)
-        out += restoreEnterpriseLegs(enterpriseLegs, now: now, pace: pace)
+        out += resumeOMAWatchers(entries, now: now, pace: pace)
         out += restore(\.linkedIdentities, from: entries, now: now)
         // Publications received for served identities: their composed state worked out, shown to
         // their watchers and published into the enterprise.
@@ -97,106 +94,6 @@ extension GatewayCore {
             output = self[keyPath: component].restore(entries, core: core, now: now)
         }
         return apply(output)
-    }
-
-    /// The OMA watchers' dialogs back in their tables (with what the list server and the
-    /// stand-ins say of each), with their quotas and dialog index entries.
-    private mutating func restoreOMAWatchDialogs(_ read: [Int: StoredOMAWatch]) {
-        for (key, stored) in read {
-            let watch = stored.watch
-            notifier.restore(key, watch, standingInFor: stored.standsIn)
-            lists.restore(key, list: stored.list, owner: stored.listOwner)
-            count(held(of: key, watch))
-            dialogChanged(.restored, .omaWatch(key), watch.dialogKey)
-        }
-    }
-
-    /// The OMA watchers' dialogs: their expiry timers again; one never answered is ended and its
-    /// resource leaves its leg; one whose leg was not kept is attached to a leg again.
-    private mutating func restoreOMAWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
-        var out: [Action] = []
-        for key in keys {
-            guard let watch = notifier[key] else { continue }
-            if let subscription = watch.subscription {
-                out.append(.schedule(.expiry(.omaWatch(key)), at: subscription.expiresAt))
-                // A list has no leg of its own; its members are attached as theirs.
-                if lists.isList(key) { continue }
-            } else if let owner = lists.owner(of: key) {
-                // A member whose list is gone (never answered, or not kept) goes with it.
-                guard notifier[owner]?.subscription != nil else {
-                    if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
-                    continue
-                }
-            } else if isWatchersOwn(key, watch) {
-                if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
-                continue
-            }
-            let legKey = watch.leg
-            if legKey.map({ legPool[$0]?.watches[watch.resource] != key }) ?? true {
-                notifier.modify(key) { $0.leg = nil }
-                out += attach(key, now: now)
-            }
-        }
-        return out
-    }
-
-    /// The subscriptions toward the enterprise: refreshed (paced; with the additions and removals
-    /// that were waiting at once), unsubscribed again when being ended, made again without a
-    /// dialog; resources whose watcher is gone leave them.
-    private mutating func restoreEnterpriseLegs(_ keys: [Int], now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
-        var out: [Action] = []
-        for key in keys {
-            guard let held = legPool[key] else { continue }
-            let gone = held.watches.filter { notifier[$0.value]?.leg != key }.map(\.key)
-            switch legPool.detach(gone, from: key, now: now) {
-            case nil: break
-            case .removed(let actions): out += enterpriseLegActions(key, actions, now: now)
-            case .ended(let output):
-                out += apply(output)
-                continue
-            }
-            // As it is now: the removal's actions may have changed it.
-            guard let leg = legPool[key] else { continue }
-            switch leg.subscriber.subscription.status {
-            case .unsubscribing:
-                let actions = legPool.modify(key) { $0.subscriber.unsubscribeAgain() } ?? []
-                if actions.contains(where: { if case .subscription(.ended) = $0 { true } else { false } }) {
-                    removeEnterpriseLeg(key)
-                    continue
-                }
-                out += legActions(
-                    actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } },
-                    context: .enterpriseLeg(key))
-                out.append(.schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay))
-            case .subscribing, .terminated:
-                out += restartEnterpriseLeg(key, now: now)
-            case .active, .pending:
-                if leg.subscriber.hasQueued {
-                    let actions = legPool.modify(key) { $0.subscriber.resume(now: now) } ?? []
-                    out += enterpriseLegActions(key, actions, now: now)
-                } else {
-                    out.append(.schedule(.refresh(.enterpriseLeg(key)), at: pace()))
-                }
-            }
-        }
-        return out
-    }
-
-    // MARK: - Subscriptions made again
-
-    /// A subscription toward the enterprise is made again with a new dialog (RFC 6665
-    /// §4.1.2.2), after a refresh found it gone or when the restart came before its dialog
-    /// existed: each watcher the leg carried is attached again (to a batch dialog with its pool,
-    /// or a new one).
-    mutating func restartEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let leg = legPool[key] else { return [] }
-        removeEnterpriseLeg(key)
-        var out: [Action] = [.cancel(.refresh(.enterpriseLeg(key))), .cancel(.expiry(.enterpriseLeg(key)))]
-        for (_, watch) in leg.watches.sorted(by: { $0.key < $1.key }) {
-            notifier.modify(watch) { $0.leg = nil }
-            out += attach(watch, single: leg.single, now: now)
-        }
-        return out
     }
 }
 
