@@ -177,11 +177,6 @@ extension GatewayCore {
         return listKey
     }
 
-    /// A member leaves its list (``EnterpriseWatcherBridge/leaveList(_:now:)``).
-    mutating func removeListMember(_ memberKey: Int, now: NIODeadline) -> [Action] {
-        apply(bridge.leaveList(memberKey, now: now))
-    }
-
     // MARK: - The document
 
     /// The URI of the rls-services document of `watcher` (its XUI) on the XCAP server of
@@ -462,7 +457,7 @@ extension GatewayCore {
             changes.append(change)
         }
         var out = watchNotified(list.watch, changes, now: now)
-        for change in changes where change.ended != nil { out += removeListMember(change.key, now: now) }
+        for change in changes where change.ended != nil { out += apply(bridge.leaveList(change.key, now: now)) }
         for (presentity, before, shown) in sphereChanges {
             out += sphereChanged(of: presentity, from: before, shown: shown, now: now)
         }
