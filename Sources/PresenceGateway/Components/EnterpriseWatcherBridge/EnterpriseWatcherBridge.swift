@@ -7,9 +7,11 @@ import XMLBridge
 /// gateway answers (category, PIDF and msrtc.pidf, [MS-PRES] §3.4.5.1, §4.10, §4.11), the PIDF
 /// legs it keeps toward the OMA side for them, and the list subscriptions toward OMA resource
 /// list servers that carry those legs (RFC 4662) with the rls-services documents holding them
-/// (RFC 4826). Its flow logic is in this folder, `GatewayCore+EnterpriseWatchers`,
-/// `+EnterpriseDocumentWatchers` and `+OMAResourceLists`; quotas and the dialog index are the
-/// coordinator's.
+/// (RFC 4826). Its own subscriptions toward the OMA side are made, refreshed and ended in
+/// `+Subscriptions`, its entries restored here; the rest of its flow logic is in this folder,
+/// `GatewayCore+EnterpriseWatchers`, `+EnterpriseDocumentWatchers`, `+OMAResourceLists` and
+/// `+EnterpriseWatcherRestore`. Quotas and the dialog index are the coordinator's, changed
+/// from the outputs the bridge returns.
 struct EnterpriseWatcherBridge: Sendable {
     // Dense tables, not dictionaries: a dictionary pays each value's bytes for every bucket
     // (1.3–2.7 times the count), see `DenseTable`. Each remembers what changed for the durable
