@@ -19,6 +19,14 @@ struct ComponentOutput: Sendable {
         guard let dialog else { return }
         dialogs.append(DialogChange(kind, context, dialog, peer: peer))
     }
+
+    /// Adds what a further step returned, after what this one holds.
+    mutating func add(_ other: ComponentOutput) {
+        actions += other.actions
+        dialogs += other.dialogs
+        released += other.released
+        counted += other.counted
+    }
 }
 
 /// What an entry holds of the coordinator's quotas (docs/architecture.md, "Lifecycle: dialogs,

@@ -85,10 +85,6 @@ extension GatewayCore {
     /// The load key a charge stands for.
     func sender(of charge: Charge) -> String? { quotas.sender(of: charge) }
 
-    /// Gives back what an OMA leg holds (``OMALeg/held``): one of its watcher's subscriptions,
-    /// one of its sender's (from ``takeQuotas(_:peer:)`` to here) and one of its presentity's legs.
-    mutating func releaseLeg(_ leg: OMALeg) { release(leg.held) }
-
     /// Whether `presentity` may have one more enterprise watcher's leg.
     func presentityHasRoom(_ presentity: String) -> Bool {
         quotas.presentityHasRoom(presentity, limit: configuration.limits.subscriptionsPerPresentity)

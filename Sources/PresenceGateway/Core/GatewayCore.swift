@@ -432,6 +432,17 @@ public struct GatewayCore: Sendable {
         return Self.subscriberActions(actions, context: context, to: side, trust: trust)
     }
 
+    /// 64·T1 (RFC 3261 Timer F): how long an unsubscribed subscription waits for its final NOTIFY.
+    static let cleanupDelay = TimeAmount.seconds(32)
+
+    /// What an unsubscribe of the subscription of `context` does (RFC 6665 §4.1.2.3): `sent`,
+    /// its Expires 0 SUBSCRIBE, without a refresh timer; the refresh cancelled, and the entry
+    /// forgotten 64·T1 later if the final NOTIFY never comes.
+    static func unsubscribing(_ sent: [Action], _ context: Context, now: NIODeadline) -> [Action] {
+        sent.filter { if case .schedule = $0 { false } else { true } }
+            + [.cancel(.refresh(context)), .schedule(.cleanup(context), at: now + cleanupDelay)]
+    }
+
     /// A subscriber's requests and refresh timer as the core's actions, its requests sent to
     /// `side` (marked with the edge's `trust` when given); the rest is the caller's to act on.
     static func subscriberActions(

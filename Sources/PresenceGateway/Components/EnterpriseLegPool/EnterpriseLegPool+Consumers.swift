@@ -123,9 +123,7 @@ extension EnterpriseLegPool {
         let sends = GatewayCore.subscriberActions(
             actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: context,
             to: .enterprise, trust: trust(of: key))
-        return ComponentOutput(
-            actions: sends.filter { if case .schedule = $0 { false } else { true } }
-                + [.cancel(.refresh(context)), .schedule(.cleanup(context), at: now + GatewayCore.cleanupDelay)])
+        return ComponentOutput(actions: GatewayCore.unsubscribing(sends, context, now: now))
     }
 
     /// Forgets leg `key` and its dialog.

@@ -76,10 +76,7 @@ extension EnterpriseWatcherBridge {
                 out.add(closeLeg(key))
                 continue
             }
-            out.actions += Self.actions(actions, .omaLeg(key)).filter { if case .schedule = $0 { false } else { true } }
-            out.actions += [
-                .cancel(.refresh(.omaLeg(key))), .schedule(.cleanup(.omaLeg(key)), at: now + GatewayCore.cleanupDelay),
-            ]
+            out.actions += GatewayCore.unsubscribing(Self.actions(actions, .omaLeg(key)), .omaLeg(key), now: now)
         }
         return out
     }
@@ -209,10 +206,7 @@ extension EnterpriseWatcherBridge {
             out.add(closeList(key))
             return out
         }
-        out.actions += Self.actions(actions, .omaList(key)).filter { if case .schedule = $0 { false } else { true } }
-        out.actions += [
-            .cancel(.refresh(.omaList(key))), .schedule(.cleanup(.omaList(key)), at: now + GatewayCore.cleanupDelay),
-        ]
+        out.actions += GatewayCore.unsubscribing(Self.actions(actions, .omaList(key)), .omaList(key), now: now)
         out.actions += writeListDocument(without: key)
         return out
     }
@@ -241,15 +235,5 @@ extension EnterpriseWatcherBridge {
         guard let list = removeList(key) else { return out }
         out.dialog(.closed, .omaList(key), list.subscription?.dialogKey)
         return out
-    }
-}
-
-extension ComponentOutput {
-    /// Adds what a further step returned, after what this one holds.
-    mutating func add(_ other: ComponentOutput) {
-        actions += other.actions
-        dialogs += other.dialogs
-        released += other.released
-        counted += other.counted
     }
 }

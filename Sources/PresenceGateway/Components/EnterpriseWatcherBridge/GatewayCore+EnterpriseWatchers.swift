@@ -95,7 +95,7 @@ extension GatewayCore {
         /// The OMA side's last NOTIFY said `Subscription-State: pending` (RFC 6665 §4.1.3: the
         /// subscription waits for the presentity's authorization; RFC 3856 §6.6.2: no state yet).
         var pending = false
-        /// The sender whose request made it, charged for it until it ends (``GatewayCore/releaseLeg(_:)``;
+        /// The sender whose request made it, charged for it until it ends (``held``, ``GatewayCore/release(_:)``;
         /// docs/security.md, "A fan-out is charged to its sender"). Four bytes beside the flags
         /// above, where the next field's alignment leaves room: no byte more per leg.
         @Transient var charged: Charge = 0
@@ -900,9 +900,6 @@ extension GatewayCore {
             leg.resource, instance: RLMIList.Instance(state: .active, cid: leg.resource), document: document,
             boundary: ids.boundary(), now: now)
     }
-
-    /// 64·T1 (RFC 3261 Timer F): how long an unsubscribed leg waits for its final NOTIFY.
-    static let cleanupDelay = TimeAmount.seconds(32)
 
     /// An OMA termination reason as the enterprise side reads it (RFC 6665 §4.2.2 reasons pass;
     /// a refused subscription is `rejected`).

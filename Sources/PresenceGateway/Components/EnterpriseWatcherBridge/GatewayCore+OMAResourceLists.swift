@@ -270,7 +270,7 @@ extension GatewayCore {
             guard let member = bridge.removeLeg(memberKey) else { continue }
             // The member's share of the watcher's quota passes to its own leg.
             guard let watcher = bridge[watch: member.watch]?.watcher else {
-                releaseLeg(member)
+                release(member.held)
                 continue
             }
             let leg = startOMALeg(
@@ -283,7 +283,7 @@ extension GatewayCore {
                 }
                 out += leg.actions
             } else {
-                releaseLeg(member)
+                release(member.held)
             }
             bridge.modifyWatch(member.watch) { $0.legs[resource] = leg?.key }
         }

@@ -85,10 +85,7 @@ struct OMAServerWatches: Sendable {
         watches[key] = watch
         if actions.contains(where: { if case .ended = $0 { true } else { false } }) { return remove(key) }
         return ComponentOutput(
-            actions: Self.actions(actions, key).filter { if case .schedule = $0 { false } else { true } } + [
-                .cancel(.refresh(.serverWatch(key))),
-                .schedule(.cleanup(.serverWatch(key)), at: now + GatewayCore.cleanupDelay),
-            ])
+            actions: GatewayCore.unsubscribing(Self.actions(actions, key), .serverWatch(key), now: now))
     }
 
     /// Forgets a watch: the dialog it closed.
