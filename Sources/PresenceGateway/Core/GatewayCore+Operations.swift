@@ -131,40 +131,32 @@ extension GatewayCore {
         }
         switch context {
         case .enterpriseWatch(let key):
-            guard var watch = bridge[watch: key] else { return [] }
+            guard let watch = bridge[watch: key] else { return [] }
             if let pending = watch.pending {
                 forgetEnterpriseWatch(key)
                 return [.cancel(.firstAnswer(context)), refusal(pending.request, pending.id)]
                     + endOMALegs(watch.legs.values, now: now)
             }
-            if var document = watch.document {
-                let actions = document.terminate(reason: reason, now: now)
-                watch.document = document
-                bridge.replaceWatch(key, watch)
-                return apply(actions, context: context, now: now)
+            let actions = bridge.modifyWatch(key) {
+                $0.document?.terminate(reason: reason, now: now)
+                    ?? $0.subscription?.terminate(reason: reason, now: now) ?? []
             }
-            guard var subscription = watch.subscription else { return [] }
-            let actions = subscription.terminate(reason: reason, now: now)
-            watch.subscription = subscription
-            bridge.replaceWatch(key, watch)
-            return apply(actions, context: context, now: now)
+            return apply(actions ?? [], context: context, now: now)
         case .omaWatch(let key):
-            guard var watch = notifier[key] else { return [] }
+            guard let watch = notifier[key] else { return [] }
             if let pending = watch.pending {
                 let gone = forgetOMAWatch(key)
                 return [refusal(pending.request, pending.id), .cancel(.firstAnswer(context))]
                     + (gone.map { detachOMAWatch($0, now: now) } ?? [])
             }
             if lists.isList(key) { return terminateList(key, reason: reason, now: now) }
-            guard var subscription = watch.subscription else {
+            guard watch.subscription != nil else {
                 // A linked identity's source subscription or a stand-in: unsubscribed with the rest.
                 guard !isWatchersOwn(key, watch), let gone = forgetOMAWatch(key) else { return [] }
                 return detachOMAWatch(gone, now: now)
             }
-            let actions = subscription.terminate(reason: reason, now: now)
-            watch.subscription = subscription
-            notifier.replace(key, watch)
-            return apply(actions, context: context, now: now)
+            let actions = notifier.modify(key) { $0.subscription?.terminate(reason: reason, now: now) }
+            return apply(actions.flatMap { $0 } ?? [], context: context, now: now)
         case .winfoWatch(let key):
             let actions = watcherInfo.modify(key) { $0.subscription.terminate(reason: reason, now: now) }
             return apply(actions ?? [], context: context, now: now)
@@ -316,17 +308,16 @@ extension GatewayCore {
         var out: [Action] = []
         var refreshed: Set<Int> = []
         for key in keys {
-            guard var leg = bridge[leg: key], !leg.closing, let watch = bridge[watch: leg.watch] else { continue }
+            guard let leg = bridge[leg: key], !leg.closing, let watch = bridge[watch: leg.watch] else { continue }
             let policy = policy(for: leg.resource)
             let handling = policy.subHandling(for: watch.watcher)
-            let before = leg.handling
             switch handling {
             case .allow, .politeBlock:
-                leg.handling = handling
+                if handling != leg.handling { bridge.modifyLeg(key) { $0.handling = handling } }
             case .confirm:
                 // A live dialog has no authorization step to go back to: it sees what a watcher
                 // waiting for one would, the never-published view.
-                leg.handling = .politeBlock
+                if leg.handling != .politeBlock { bridge.modifyLeg(key) { $0.handling = .politeBlock } }
             case .block:
                 out += endOMALegs([key], now: now)
                 out += resourceEnded(leg, reason: "rejected", statusCode: nil, now: now)
@@ -338,16 +329,14 @@ extension GatewayCore {
                 leg.categories != nil, !leg.pending
             {
                 if leg.subscription != nil {
-                    out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
+                    let refresh = bridge.modifyLeg(key) { $0.subscription?.refresh(now: now) }
+                    out += legActions(refresh.flatMap { $0 } ?? [], context: .omaLeg(key))
                 } else if let list = leg.list, refreshed.insert(list).inserted {
                     // A member's state comes with its list's: the refresh brings all of it.
                     out += bridge.refreshList(list, now: now)
                 }
-                bridge.replaceLeg(key, leg)
-            } else if leg.handling != before {
-                bridge.replaceLeg(key, leg)
             }
-            out += viewMayHaveChanged(leg, now: now)
+            if let leg = bridge[leg: key] { out += viewMayHaveChanged(leg, now: now) }
         }
         return out
     }
@@ -355,17 +344,12 @@ extension GatewayCore {
     /// Notifies the enterprise watcher of `leg` when the body rendered for it differs from the
     /// last one sent.
     private mutating func viewMayHaveChanged(_ leg: OMALeg, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: leg.watch] else { return [] }
+        guard let watch = bridge[watch: leg.watch] else { return [] }
         if watch.documentResource != nil {
             guard watch.document != nil else { return [] }
             return documentLegChanged(leg.watch, leg: leg, changed: true, now: now)
         }
-        guard var subscription = watch.subscription,
-            let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now)
-        else { return [] }
-        watch.subscription = subscription
-        bridge.replaceWatch(leg.watch, watch)
-        return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+        return viewChanged(leg, now: now)
     }
 
     // MARK: - Descriptions

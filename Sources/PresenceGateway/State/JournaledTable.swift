@@ -51,11 +51,6 @@ struct JournaledTable<Value: Journaled>: Sendable {
         return table.modify(key, body)
     }
 
-    /// Puts back the value for `key` as a caller changed it over several of the core's calls,
-    /// remembered as a write; only while there is one, so a stale copy never brings back a
-    /// value removed meanwhile.
-    mutating func replace(_ key: Int, with value: Value) { modify(key) { $0 = value } }
-
     @discardableResult
     mutating func removeValue(forKey key: Int) -> Value? {
         note(key)

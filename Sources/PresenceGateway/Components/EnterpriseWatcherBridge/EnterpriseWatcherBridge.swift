@@ -17,10 +17,10 @@ struct EnterpriseWatcherBridge: Sendable {
     // (1.3–2.7 times the count), see `DenseTable`. Each remembers what changed for the durable
     // store (``JournaledTable``).
     /// The enterprise watchers' subscriptions: read through ``subscript(watch:)``, written only
-    /// here (``openWatch(_:_:)``, ``modifyWatch(_:_:)``, ``replaceWatch(_:_:)``, ``removeWatch(_:)``).
+    /// here (``openWatch(_:_:)``, ``modifyWatch(_:_:)``, ``removeWatch(_:)``).
     private var watches = JournaledTable<GatewayCore.EnterpriseWatch>()
     /// The PIDF legs toward the OMA side: read through ``subscript(leg:)``, written only here
-    /// (``openLeg(_:_:)``, ``modifyLeg(_:_:)``, ``replaceLeg(_:_:)``, ``removeLeg(_:)``).
+    /// (``openLeg(_:_:)``, ``modifyLeg(_:_:)``, ``removeLeg(_:)``).
     private var legs = JournaledTable<GatewayCore.OMALeg>()
     /// List subscriptions toward OMA resource list servers, by key: read through
     /// ``subscript(list:)``, written only here (``openList(_:_:)``, ``modifyList(_:_:)``,
@@ -59,10 +59,6 @@ struct EnterpriseWatcherBridge: Sendable {
         watches.modify(key, body)
     }
 
-    /// Puts back watch `key` as a caller changed it over several of the core's calls; only when
-    /// it is still there.
-    mutating func replaceWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches.replace(key, with: watch) }
-
     @discardableResult
     mutating func removeWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.removeValue(forKey: key) }
 
@@ -81,10 +77,6 @@ struct EnterpriseWatcherBridge: Sendable {
     mutating func modifyLeg<R>(_ key: Int, _ body: (inout GatewayCore.OMALeg) -> R) -> R? {
         legs.modify(key, body)
     }
-
-    /// Puts back leg `key` as a caller changed it over several of the core's calls (a NOTIFY's
-    /// sphere and policy, a list notification's members); only when it is still there.
-    mutating func replaceLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs.replace(key, with: leg) }
 
     /// Removes leg `key` (the caller removes its dialog and releases its quota).
     @discardableResult

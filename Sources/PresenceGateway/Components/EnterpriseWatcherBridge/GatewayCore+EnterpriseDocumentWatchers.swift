@@ -30,16 +30,17 @@ extension GatewayCore {
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let key = takeKey()
-        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, BatchSubscribe(), terms), peer: peer)
-        watch.single = true
-        watch.documentResource = resource
-        let actions = addOMALeg(to: &watch, key: key, resource: resource, request: request)
-        if watch.refused.contains(resource) {
+        var new = EnterpriseWatch(watcher: watcher, pending: (request, id, BatchSubscribe(), terms), peer: peer)
+        new.single = true
+        new.documentResource = resource
+        bridge.openWatch(key, new)
+        let actions = addOMALeg(watch: key, resource: resource, request: request)
+        guard let watch = bridge[watch: key], !watch.refused.contains(resource) else {
             // Past the watcher's quota (the router already held the Request-URI to the OMA domains).
+            bridge.removeWatch(key)
             releasePeerQuota(peer)
             return overQuota(request, id: id)
         }
-        bridge.openWatch(key, watch)
         if allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
         return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]

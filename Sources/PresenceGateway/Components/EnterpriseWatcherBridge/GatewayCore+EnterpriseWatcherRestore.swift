@@ -85,7 +85,7 @@ extension GatewayCore {
     private mutating func resumeEnterpriseWatches(_ keys: [Int], now: NIODeadline) -> [Action] {
         var out: [Action] = []
         for key in keys {
-            guard var watch = bridge[watch: key], let notifier = watch.subscription?.subscription ?? watch.document
+            guard let watch = bridge[watch: key], let notifier = watch.subscription?.subscription ?? watch.document
             else { continue }
             out.append(.schedule(.expiry(.enterpriseWatch(key)), at: notifier.expiresAt))
             let missing = watch.legs.filter { bridge[leg: $0.value] == nil }.map(\.key)
@@ -93,16 +93,14 @@ extension GatewayCore {
             var from = notifier.dialog.remoteURI
             from.tag = nil
             for resource in missing.sorted() {
-                watch.legs[resource] = nil
-                if let leg = startOMALeg(
+                let leg = startOMALeg(
                     watch: key, resource: resource, watcher: watch.watcher, from: from, charged: charge(watch.peer))
-                {
+                if let leg {
                     count(HeldQuota(watcher: watch.watcher.uri, peer: watch.peer))
-                    watch.legs[resource] = leg.key
                     out += leg.actions
                 }
+                bridge.modifyWatch(key) { $0.legs[resource] = leg?.key }
             }
-            bridge.replaceWatch(key, watch)
         }
         return out
     }

@@ -67,6 +67,12 @@ extension GatewayCore.EnterpriseWatch {
         return subscription?.expire(now: now) ?? []
     }
 
+    /// `resource` left it: its leg and what it was last sent of it are forgotten.
+    mutating func forget(_ resource: String) {
+        legs[resource] = nil
+        lastSent[resource] = nil
+    }
+
     /// A NOTIFY of its dialog failed with `status` (RFC 6665 §4.2.2).
     mutating func notifyFailed(status: Int) -> [NotifierSubscription.Action] {
         if document != nil { return document?.notifyFailed(status: status) ?? [] }
@@ -140,11 +146,12 @@ extension GatewayCore {
         if let refusal = refuseNewBatch(request, batch: batch, id: id) { return refusal }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         let key = takeKey()
-        var watch = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms), peer: peer)
-        watch.single = !BatchCategorySubscription.isBatch(request)
+        var new = EnterpriseWatch(watcher: watcher, pending: (request, id, batch, terms), peer: peer)
+        new.single = !BatchCategorySubscription.isBatch(request)
+        bridge.openWatch(key, new)
         let subscribed = batch.actions.filter { $0.kind == .subscribe }.flatMap { $0.resources.map(\.uri) }
-        let actions = addOMALegs(to: &watch, key: key, resources: subscribed, request: request, now: now)
-        bridge.openWatch(key, watch)
+        let actions = addOMALegs(watch: key, resources: subscribed, request: request, now: now)
+        guard let watch = bridge[watch: key] else { return actions }
         // Only a piggybacked first notification (or a poll's one answer) is worth waiting for; a
         // watcher without `ms-piggyback-first-notify` is answered at once and notified later,
         // unless its subscription is single: that one is answered 404 if the OMA side does not
@@ -197,44 +204,43 @@ extension GatewayCore {
     /// the OMA domains (or in the enterprise's own, which would loop back through the OMA side),
     /// or past a quota. A refused resource is remembered for the RLMI answer and nothing is sent
     /// for it.
-    mutating func addOMALeg(to watch: inout EnterpriseWatch, key: Int, resource: String, request: SIPRequest)
-        -> [Action]
-    {
-        guard watch.legs[resource] == nil, admitResource(resource, to: &watch) else { return [] }
+    mutating func addOMALeg(watch key: Int, resource: String, request: SIPRequest) -> [Action] {
+        guard let watch = bridge[watch: key], watch.legs[resource] == nil, admitResource(resource, watch: key) else {
+            return []
+        }
         guard let from = try? request.headers.from,
             let leg = startOMALeg(
                 watch: key, resource: resource, watcher: watch.watcher, from: from, charged: charge(watch.peer))
         else {
             releaseQuotas(watch.watcher.uri, peer: watch.peer)
-            if policy(for: resource).subHandling(for: watch.watcher) == .confirm { watch.awaiting.insert(resource) }
+            if policy(for: resource).subHandling(for: watch.watcher) == .confirm {
+                bridge.modifyWatch(key) { _ = $0.awaiting.insert(resource) }
+            }
             return []
         }
-        watch.legs[resource] = leg.key
+        bridge.modifyWatch(key) { $0.legs[resource] = leg.key }
         return leg.actions
     }
 
-    /// Whether `watch` may have a leg for `resource`, which then takes its share of the
+    /// Whether watch `key` may have a leg for `resource`, which then takes its share of the
     /// watcher's quota and of its sender's (``GatewayCore/takeQuotas(_:peer:)``: every leg a
     /// request makes is charged to whoever sent it): not when the resource was refused before,
     /// is outside the OMA domains, its presentity has as many watchers as it may, or past
     /// either quota (then it is refused).
-    mutating func admitResource(_ resource: String, to watch: inout EnterpriseWatch) -> Bool {
-        guard !watch.refused.contains(resource) else { return false }
-        guard let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma) else {
+    mutating func admitResource(_ resource: String, watch key: Int) -> Bool {
+        guard let watch = bridge[watch: key], !watch.refused.contains(resource) else { return false }
+        if let uri = try? SIPURI(resource), configuration.admits(uri, on: .oma) {
+            guard presentityHasRoom(resource) else {
+                quotas.refusals.presentityQuota += 1
+                bridge.modifyWatch(key) { _ = $0.refused.insert(resource) }
+                return false
+            }
+            if takeQuotas(watch.watcher.uri, peer: watch.peer) { return true }
+        } else {
             quotas.refusals.resourceOutsideOMA += 1
-            watch.refused.insert(resource)
-            return false
         }
-        guard presentityHasRoom(resource) else {
-            quotas.refusals.presentityQuota += 1
-            watch.refused.insert(resource)
-            return false
-        }
-        guard takeQuotas(watch.watcher.uri, peer: watch.peer) else {
-            watch.refused.insert(resource)
-            return false
-        }
-        return true
+        bridge.modifyWatch(key) { _ = $0.refused.insert(resource) }
+        return false
     }
 
     /// The RLMI instance of a resource the gateway refused to subscribe to, or that the
@@ -421,8 +427,7 @@ extension GatewayCore {
 
     mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
         if bridge[watch: key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
-        guard var watch = bridge[watch: key], let pending = watch.pending else { return [] }
-        watch.pending = nil
+        guard let watch = bridge[watch: key], let pending = watch.pending else { return [] }
         var sent: SmallMap<String, BodyDigest> = [:]
         let core = self
         let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
@@ -442,7 +447,6 @@ extension GatewayCore {
                 boundary: ids.boundary(),
                 now: now,
                 status: singlePending ? .pending : .active, watcher: watch.watcher.uri, resolve: resolve)
-            watch.lastSent = sent
             var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
             guard let subscription else {
                 // Polling (Expires 0): answered; the OMA legs were one-shot fetches of state.
@@ -450,9 +454,12 @@ extension GatewayCore {
                 out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
                 return out + endOMALegs(watch.legs.values, now: now)
             }
-            watch.subscription = subscription
+            bridge.modifyWatch(key) {
+                $0.pending = nil
+                $0.lastSent = sent
+                $0.subscription = subscription
+            }
             dialogChanged(.opened, .enterpriseWatch(key), subscription.subscription.dialog.id.dialogKey)
-            bridge.replaceWatch(key, watch)
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
             forgetEnterpriseWatch(key)
@@ -470,13 +477,11 @@ extension GatewayCore {
         -> [Action]
     {
         if bridge[watch: key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
-        guard var watch = bridge[watch: key], var subscription = watch.subscription else {
+        guard let negotiated = bridge[watch: key]?.subscription?.subscription.terms.bodyType else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         let terms: SubscriptionTerms
-        switch SubscriptionTerms.evaluate(
-            request, registry: registry, negotiated: subscription.subscription.terms.bodyType)
-        {
+        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: negotiated) {
         case .accept(let t): terms = t
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
@@ -501,10 +506,10 @@ extension GatewayCore {
             quotas.refusals.batchTooLarge += 1
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources"))]
         }
-        let (unsubscribed, added) = takeBatchActions(batch, in: &watch, now: now)
-        let actions = unsubscribed + addOMALegs(to: &watch, key: key, resources: added, request: request, now: now)
+        let (unsubscribed, added) = takeBatchActions(batch, watch: key, now: now)
+        let actions = unsubscribed + addOMALegs(watch: key, resources: added, request: request, now: now)
+        guard let current = bridge[watch: key], var subscription = current.subscription else { return actions }
         let core = self
-        let current = watch
         var sent: SmallMap<String, BodyDigest> = [:]
         let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) {
             uri, categories in
@@ -512,9 +517,10 @@ extension GatewayCore {
             if let digest { sent[uri] = digest }
             return resolution
         }
-        for (uri, digest) in sent { watch.lastSent[uri] = digest }
-        watch.subscription = subscription
-        bridge.replaceWatch(key, watch)
+        bridge.modifyWatch(key) {
+            for (uri, digest) in sent { $0.lastSent[uri] = digest }
+            $0.subscription = subscription
+        }
         return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
     }
 
@@ -522,7 +528,7 @@ extension GatewayCore {
     /// OMA leg and what was remembered of it; the resources it subscribes to and does not
     /// unsubscribe after are returned, for their legs to be added.
     private mutating func takeBatchActions(
-        _ batch: BatchSubscribe, in watch: inout EnterpriseWatch, now: NIODeadline
+        _ batch: BatchSubscribe, watch key: Int, now: NIODeadline
     ) -> (actions: [Action], added: [String]) {
         var actions: [Action] = []
         var added: [String] = []
@@ -533,10 +539,15 @@ extension GatewayCore {
                     added.append(resource.uri)
                 case .unsubscribe:
                     added.removeAll { $0 == resource.uri }
-                    if let leg = watch.legs.removeValue(forKey: resource.uri) { actions += endOMALegs([leg], now: now) }
-                    watch.lastSent[resource.uri] = nil
-                    watch.refused.remove(resource.uri)
-                    watch.awaiting.remove(resource.uri)
+                    let leg = bridge.modifyWatch(key) { watch in
+                        defer {
+                            watch.forget(resource.uri)
+                            watch.refused.remove(resource.uri)
+                            watch.awaiting.remove(resource.uri)
+                        }
+                        return watch.legs[resource.uri]
+                    }
+                    if let leg = leg ?? nil { actions += endOMALegs([leg], now: now) }
                 }
             }
         }
@@ -556,38 +567,52 @@ extension GatewayCore {
         _ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline,
         sphereChange: inout (presentity: String, before: String?)?
     ) -> [Action] {
-        guard var leg = bridge[leg: key], leg.subscription != nil else {
+        guard bridge[leg: key]?.subscription != nil,
+            let body = bridge.modifyLeg(key, { EnterpriseWatcherBridge.legBody(request, &$0) }),
+            let noted = bridge[leg: key]
+        else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
         // the NOTIFY, so the watcher's view stays what it was.
-        var pidf: PIDFDocument?
+        var shown: CategoriesDocument?
+        var handling: SubHandling?
         var needsFullState = false
-        switch EnterpriseWatcherBridge.legBody(request, &leg) {
+        switch body {
         case .unreadable:
             return [
                 .respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))
             ]
         case .document(let document):
-            pidf = document
-            sphereChange = noteSphere(of: leg, in: document)
-            if sphereChange != nil, let watcher = bridge[watch: leg.watch]?.watcher {
+            sphereChange = noteSphere(of: noted, in: document)
+            if sphereChange != nil, let watcher = bridge[watch: noted.watch]?.watcher {
                 // This NOTIFY is shown under the rules of the sphere it announces: a watcher they
                 // no longer allow sees nothing of it (one they block is ended right after).
-                leg.handling = policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
+                handling = policy(for: noted.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
             }
+            shown = shownCategories(document, leg: noted)
         case .needsFullState: needsFullState = true
         case .none, .ignored: break
         }
-        let actions = leg.subscription?.receive(notify: request, now: now, jitter: ids.jitter()) ?? []
-        let wasPending = leg.pending
-        let (taken, changed, ended) = takeLegNotification(actions, leg: &leg, key: key, id: id, pidf: pidf)
+        let jitter = ids.jitter()
+        guard
+            let (taken, changed, ended, wasPending, leg) = bridge.modifyLeg(
+                key,
+                { leg in
+                    if let handling { leg.handling = handling }
+                    let actions = leg.subscription?.receive(notify: request, now: now, jitter: jitter) ?? []
+                    let wasPending = leg.pending
+                    let (taken, changed, ended) = Self.takeLegNotification(
+                        actions, leg: &leg, key: key, id: id, shown: shown)
+                    return (taken, changed, ended, wasPending, leg)
+                })
+        else { return [] }
         var out = taken
         if needsFullState, ended == nil, !leg.closing {
             // RFC 5263 §4.3: a refresh brings full state back.
-            out += legActions(leg.subscription?.refresh(now: now) ?? [], context: .omaLeg(key))
+            let refresh = bridge.modifyLeg(key) { $0.subscription?.refresh(now: now) }
+            out += legActions(refresh.flatMap { $0 } ?? [], context: .omaLeg(key))
         }
-        bridge.replaceLeg(key, leg)
         if leg.closing {
             if ended != nil { removeOMALeg(key) }
             return out
@@ -597,11 +622,11 @@ extension GatewayCore {
     }
 
     /// Takes what an OMA leg's dialog made of a NOTIFY: its response, the state it delivers (the
-    /// categories shown of `pidf`, or none while pending), its end, and what else it sends.
+    /// categories `shown` of its PIDF, or none while pending), its end, and what else it sends.
     /// `changed`: the categories shown changed.
-    private func takeLegNotification(
+    private static func takeLegNotification(
         _ actions: [SubscriberSubscription.Action], leg: inout OMALeg, key: Int, id: ServerRequestID,
-        pidf: PIDFDocument?
+        shown: CategoriesDocument?
     ) -> (out: [Action], changed: Bool, ended: String?) {
         var out: [Action] = []
         var changed = false
@@ -614,8 +639,8 @@ extension GatewayCore {
                 if leg.pending {
                     // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
                     if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
-                } else if let pidf {
-                    leg.categories = shownCategories(pidf, leg: leg)
+                } else if let shown {
+                    leg.categories = shown
                     changed = true
                 } else if leg.categories == nil {
                     // RFC 3856 §6.6.2: a NOTIFY without (readable) body — pending, or nothing known yet.
@@ -623,7 +648,8 @@ extension GatewayCore {
                     changed = true
                 }
             case .ended(let reason): ended = reason
-            default: out += legActions([action], context: .omaLeg(key))
+            default:
+                out += subscriberActions([action], context: .omaLeg(key), to: .oma, trust: nil)
             }
         }
         return (out, changed, ended)
@@ -633,41 +659,42 @@ extension GatewayCore {
     /// notification, the answer to its SUBSCRIBE once every leg has spoken, or a notification of
     /// its batch dialog when the leg's pending state or the view rendered for it changed.
     private mutating func showLeg(_ leg: OMALeg, changed: Bool, wasPending: Bool, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: leg.watch] else { return [] }
+        guard let watch = bridge[watch: leg.watch] else { return [] }
         if watch.documentResource != nil {
             return documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
         }
-        guard var subscription = watch.subscription else {
+        guard watch.subscription != nil else {
             // Still waiting to answer the watcher: answer once every leg has spoken.
             if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
             return []
         }
-        if leg.handling == .allow, wasPending != leg.pending {
-            let updates = pendingChanged(leg, watch: &watch, subscription: &subscription, now: now)
-            watch.subscription = subscription
-            bridge.replaceWatch(leg.watch, watch)
-            return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
-        }
-        guard changed, let updates = viewChanged(leg, watch: &watch, subscription: &subscription, now: now) else {
-            return []
-        }
-        watch.subscription = subscription
-        bridge.replaceWatch(leg.watch, watch)
-        return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+        if leg.handling == .allow, wasPending != leg.pending { return pendingChanged(leg, watch: watch, now: now) }
+        return changed ? viewChanged(leg, now: now) : []
     }
 
     /// What the batch dialog of `leg`'s watcher sends when the body rendered for the watcher may
-    /// have changed; nil when it is the body sent last, or while the leg's pending state is shown.
-    func viewChanged(
-        _ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
-        now: NIODeadline
-    ) -> [NotifierSubscription.Action]? {
-        guard !Self.reflectsPending(leg), let categories = subscription.resources[leg.resource] else { return nil }
-        let body = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
+    /// have changed (``viewChanged(of:leg:watch:now:)``); nothing while the leg's pending state is
+    /// shown.
+    mutating func viewChanged(_ leg: OMALeg, now: NIODeadline) -> [Action] {
+        guard !Self.reflectsPending(leg) else { return [] }
+        return viewChanged(of: leg.resource, leg: leg, watch: leg.watch, now: now)
+    }
+
+    /// What the batch dialog of watch `key` sends when the body rendered for it of `resource`
+    /// (whose OMA leg is `leg`, nil for one the gateway serves itself) may have changed: nothing
+    /// when the dialog does not carry it or the body is the one sent last.
+    mutating func viewChanged(of resource: String, leg: OMALeg?, watch key: Int, now: NIODeadline) -> [Action] {
+        guard let watch = bridge[watch: key], let categories = watch.subscription?.resources[resource] else {
+            return []
+        }
+        let body = view(of: resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
         let digest = BodyDigest(body)
-        guard watch.lastSent[leg.resource] != digest else { return nil }
-        watch.lastSent[leg.resource] = digest
-        return subscription.resourceChanged(leg.resource, serialized: body, now: now)
+        guard watch.lastSent[resource] != digest else { return [] }
+        let updates = bridge.modifyWatch(key) {
+            $0.lastSent[resource] = digest
+            return $0.subscription?.resourceChanged(resource, serialized: body, now: now)
+        }
+        return apply(updates.flatMap { $0 } ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
@@ -712,14 +739,13 @@ extension GatewayCore {
 
     /// The enterprise watcher of `leg` loses its resource: see ``omaLegEnded(_:reason:statusCode:now:)``.
     mutating func resourceEnded(_ leg: OMALeg, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: leg.watch] else { return [] }
-        watch.legs[leg.resource] = nil
-        watch.lastSent[leg.resource] = nil
+        guard let watch = bridge[watch: leg.watch] else { return [] }
+        let resource = leg.resource
         if watch.documentResource != nil {
-            bridge.replaceWatch(leg.watch, watch)
+            bridge.modifyWatch(leg.watch) { $0.forget(resource) }
             return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
         }
-        guard var subscription = watch.subscription else {
+        guard watch.subscription != nil else {
             if watch.single, statusCode == 404 || statusCode == 604, let pending = watch.pending {
                 // §3.4.5.3: a single category SUBSCRIBE to a resource that is not found is
                 // answered 404; the OMA side's answer says it is not.
@@ -729,23 +755,21 @@ extension GatewayCore {
                     .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 404, toTag: ids.tag())),
                 ]
             }
-            bridge.replaceWatch(leg.watch, watch)
-            if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
-            return []
+            bridge.modifyWatch(leg.watch) { $0.forget(resource) }
+            guard let watch = bridge[watch: leg.watch], allLegsReported(watch) else { return [] }
+            return answerEnterpriseWatch(leg.watch, now: now)
         }
-        let updates: [NotifierSubscription.Action]
-        if watch.single {
-            // The dialog is this one resource: it ends with the reason mapped (RFC 6665 §4.2.2),
-            // also from `pending` (a watcher the OMA presentity rejected).
-            updates = subscription.terminate(reason: Self.enterpriseReason(reason), now: now)
-        } else {
-            let instance = RLMIList.Instance(
-                state: .terminated, reason: Self.enterpriseReason(reason), statusCode: statusCode)
-            updates = subscription.removeResource(leg.resource, instance: instance, boundary: ids.boundary(), now: now)
+        let reason = Self.enterpriseReason(reason)
+        let boundary = watch.single ? "" : ids.boundary()
+        let updates = bridge.modifyWatch(leg.watch) { watch in
+            watch.forget(resource)
+            // A single dialog is this one resource: it ends with the reason mapped (RFC 6665
+            // §4.2.2), also from `pending` (a watcher the OMA presentity rejected).
+            guard !watch.single else { return watch.subscription?.terminate(reason: reason, now: now) }
+            let instance = RLMIList.Instance(state: .terminated, reason: reason, statusCode: statusCode)
+            return watch.subscription?.removeResource(resource, instance: instance, boundary: boundary, now: now)
         }
-        watch.subscription = subscription
-        bridge.replaceWatch(leg.watch, watch)
-        return apply(updates, context: .enterpriseWatch(leg.watch), now: now)
+        return apply(updates.flatMap { $0 } ?? [], context: .enterpriseWatch(leg.watch), now: now)
     }
 
     /// Unsubscribes OMA legs (``EnterpriseWatcherBridge/endLegs(_:now:)``).
@@ -802,7 +826,7 @@ extension GatewayCore {
     /// Starts the OMA leg of a resource its owner now allows (or politely blocks), as for a new
     /// watcher; nil past the watcher's quota.
     private mutating func startAwaitingLeg(_ uri: String, watch key: Int, shownPending: Bool) -> [Action]? {
-        guard var watch = bridge[watch: key] else { return nil }
+        guard let watch = bridge[watch: key] else { return nil }
         let dialog = watch.document?.dialog ?? watch.subscription?.subscription.dialog
         guard let from = dialog?.remoteURI, takeQuotas(watch.watcher.uri, peer: watch.peer) else { return nil }
         guard
@@ -814,58 +838,50 @@ extension GatewayCore {
         }
         // Shown pending until its first state: leaving it activates the resource.
         if shownPending { bridge.modifyLeg(leg.key) { $0.pending = true } }
-        watch.legs[uri] = leg.key
-        bridge.replaceWatch(key, watch)
+        bridge.modifyWatch(key) { $0.legs[uri] = leg.key }
         return leg.actions
     }
 
     /// Activates a resource that waited, with the watcher's view of it now.
     private mutating func activateAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: key] else { return [] }
+        guard let watch = bridge[watch: key] else { return [] }
         let leg = watch.legs[uri].flatMap { bridge[leg: $0] }
-        let updates: [NotifierSubscription.Action]
-        if var document = watch.document {
+        let updates: [NotifierSubscription.Action]??
+        if let document = watch.document {
             let body = documentBody(uri, leg: leg, watcher: watch.watcher, as: document.terms.bodyType)
-            watch.lastSent[uri] = BodyDigest(body)
-            updates = document.activate(body: body, now: now)
-            watch.document = document
-        } else if var subscription = watch.subscription, let categories = subscription.resources[uri] {
-            let view = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
-            watch.lastSent[uri] = BodyDigest(view.serialized())
-            if watch.single {
-                updates = subscription.activate(uri, document: view, now: now)
-            } else {
-                updates = subscription.resourceStateChanged(
-                    uri, instance: RLMIList.Instance(state: .active, cid: uri), document: view,
-                    boundary: ids.boundary(), now: now)
+            updates = bridge.modifyWatch(key) {
+                $0.lastSent[uri] = BodyDigest(body)
+                return $0.document?.activate(body: body, now: now)
             }
-            watch.subscription = subscription
+        } else if let categories = watch.subscription?.resources[uri] {
+            let view = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
+            let boundary = watch.single ? "" : ids.boundary()
+            updates = bridge.modifyWatch(key) { watch in
+                watch.lastSent[uri] = BodyDigest(view.serialized())
+                guard !watch.single else { return watch.subscription?.activate(uri, document: view, now: now) }
+                return watch.subscription?.resourceStateChanged(
+                    uri, instance: RLMIList.Instance(state: .active, cid: uri), document: view, boundary: boundary,
+                    now: now)
+            }
         } else {
             return []
         }
-        bridge.replaceWatch(key, watch)
-        return apply(updates, context: .enterpriseWatch(key), now: now)
+        return apply((updates ?? nil) ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     /// Takes a resource its owner now blocks out of the watch: listed `terminated;reason=rejected`
     /// in a batch; a single or document dialog, which has no other resource, ends so.
     private mutating func refuseAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: key] else { return [] }
-        let updates: [NotifierSubscription.Action]
-        if var document = watch.document {
-            updates = document.terminate(reason: "rejected", now: now)
-            watch.document = document
-        } else if var subscription = watch.subscription {
-            updates =
-                watch.single
-                ? subscription.terminate(reason: "rejected", now: now)
-                : subscription.removeResource(uri, instance: Self.refusedInstance, boundary: ids.boundary(), now: now)
-            watch.subscription = subscription
-        } else {
-            return []
+        guard let watch = bridge[watch: key] else { return [] }
+        let boundary = watch.document == nil && !watch.single ? ids.boundary() : ""
+        let updates = bridge.modifyWatch(key) { watch in
+            if watch.document != nil { return watch.document?.terminate(reason: "rejected", now: now) }
+            return watch.single
+                ? watch.subscription?.terminate(reason: "rejected", now: now)
+                : watch.subscription?.removeResource(
+                    uri, instance: Self.refusedInstance, boundary: boundary, now: now)
         }
-        bridge.replaceWatch(key, watch)
-        return apply(updates, context: .enterpriseWatch(key), now: now)
+        return apply(updates.flatMap { $0 } ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     /// An OMA leg went pending → active (its first authorized NOTIFY) or active → pending: the
@@ -874,31 +890,39 @@ extension GatewayCore {
     /// §4.2.1.3: a NOTIFY with the state). An active single dialog does not go back to pending
     /// (RFC 6665 has no active → pending transition for the notifier): its notifications stop
     /// until the OMA side is active again, then carry the state as usual.
-    private mutating func pendingChanged(
-        _ leg: OMALeg, watch: inout EnterpriseWatch, subscription: inout BatchCategorySubscription,
-        now: NIODeadline
-    ) -> [NotifierSubscription.Action] {
-        guard let categories = subscription.resources[leg.resource] else { return [] }
+    private mutating func pendingChanged(_ leg: OMALeg, watch: EnterpriseWatch, now: NIODeadline) -> [Action] {
+        guard let subscription = watch.subscription, let categories = subscription.resources[leg.resource] else {
+            return []
+        }
+        let resource = leg.resource
+        let boundary = watch.single ? "" : ids.boundary()
+        let updates: [NotifierSubscription.Action]??
         if leg.pending {
-            watch.lastSent[leg.resource] = nil
-            if watch.single { return [] }
-            return subscription.resourceStateChanged(
-                leg.resource, instance: Self.pendingInstance(leg.resource), document: nil,
-                boundary: ids.boundary(), now: now)
-        }
-        let document = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
-        let body = document.serialized()
-        watch.lastSent[leg.resource] = BodyDigest(body)
-        if watch.single {
-            // Pending since the answer: activated now; active all along: the new state, as usual.
-            guard subscription.subscription.status == .pending else {
-                return subscription.resourceChanged(leg.resource, serialized: body, now: now)
+            updates = bridge.modifyWatch(leg.watch) { watch in
+                watch.lastSent[resource] = nil
+                if watch.single { return [] }
+                return watch.subscription?.resourceStateChanged(
+                    resource, instance: Self.pendingInstance(resource), document: nil, boundary: boundary, now: now)
             }
-            return subscription.activate(leg.resource, document: document, now: now)
+        } else {
+            let document = view(of: resource, leg: leg, watcher: watch.watcher, categories: categories)
+            let body = document.serialized()
+            // A single dialog pending since the answer is activated now; one active all along
+            // gets the new state, as usual.
+            let activates = subscription.subscription.status == .pending
+            updates = bridge.modifyWatch(leg.watch) { watch in
+                watch.lastSent[resource] = BodyDigest(body)
+                guard !watch.single else {
+                    return activates
+                        ? watch.subscription?.activate(resource, document: document, now: now)
+                        : watch.subscription?.resourceChanged(resource, serialized: body, now: now)
+                }
+                return watch.subscription?.resourceStateChanged(
+                    resource, instance: RLMIList.Instance(state: .active, cid: resource), document: document,
+                    boundary: boundary, now: now)
+            }
         }
-        return subscription.resourceStateChanged(
-            leg.resource, instance: RLMIList.Instance(state: .active, cid: leg.resource), document: document,
-            boundary: ids.boundary(), now: now)
+        return apply((updates ?? nil) ?? [], context: .enterpriseWatch(leg.watch), now: now)
     }
 
     /// An OMA termination reason as the enterprise side reads it (RFC 6665 §4.2.2 reasons pass;

@@ -84,14 +84,15 @@ extension GatewayCore {
     /// domain are named at once); each other resource with a leg of its own
     /// (``addOMALeg(to:key:resource:request:)``). A poll (Expires 0) fetches with legs of their own.
     mutating func addOMALegs(
-        to watch: inout EnterpriseWatch, key: Int, resources: [String], request: SIPRequest, now: NIODeadline
+        watch key: Int, resources: [String], request: SIPRequest, now: NIODeadline
     ) -> [Action] {
+        guard let watch = bridge[watch: key] else { return [] }
         var out: [Action] = []
         var byDomain: [(domain: String, resources: [String])] = []
         let lists = !watch.single && watch.documentResource == nil && (try? request.headers.expires) != 0
         for resource in resources {
             guard lists, let domain = rlsDomain(of: resource, now: now) else {
-                out += addOMALeg(to: &watch, key: key, resource: resource, request: request)
+                out += addOMALeg(watch: key, resource: resource, request: request)
                 continue
             }
             if let index = byDomain.firstIndex(where: { $0.domain == domain }) {
@@ -101,10 +102,10 @@ extension GatewayCore {
             }
         }
         for (domain, named) in byDomain {
-            if named.count >= 2 || list(of: watch, in: domain) != nil {
-                out += addListMembers(to: &watch, key: key, domain: domain, resources: named, request: request)
+            if named.count >= 2 || bridge[watch: key].flatMap({ list(of: $0, in: domain) }) != nil {
+                out += addListMembers(watch: key, domain: domain, resources: named, request: request)
             } else {
-                for resource in named { out += addOMALeg(to: &watch, key: key, resource: resource, request: request) }
+                for resource in named { out += addOMALeg(watch: key, resource: resource, request: request) }
             }
         }
         return out
@@ -125,16 +126,17 @@ extension GatewayCore {
     /// Adds `resources` to the watch's list in `domain` (made if it has none), each admitted as a
     /// leg of its own would be; the document is written again and the list subscribed or refreshed.
     private mutating func addListMembers(
-        to watch: inout EnterpriseWatch, key: Int, domain: String, resources: [String], request: SIPRequest
+        watch key: Int, domain: String, resources: [String], request: SIPRequest
     ) -> [Action] {
+        guard let watch = bridge[watch: key] else { return [] }
         var listKey = list(of: watch, in: domain)
         var added = false
         for resource in resources {
-            guard watch.legs[resource] == nil, admitResource(resource, to: &watch) else { continue }
+            guard bridge[watch: key]?.legs[resource] == nil, admitResource(resource, watch: key) else { continue }
             let handling = policy(for: resource).subHandling(for: watch.watcher)
             guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else {
                 releaseQuotas(watch.watcher.uri, peer: watch.peer)
-                if handling == .confirm { watch.awaiting.insert(resource) }
+                if handling == .confirm { bridge.modifyWatch(key) { _ = $0.awaiting.insert(resource) } }
                 continue
             }
             if listKey == nil {
@@ -157,7 +159,7 @@ extension GatewayCore {
                     watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
                     categories: nil, handling: handling, charged: charge(watch.peer)))
             bridge.modifyList(listKey) { $0.members[resource] = memberKey }
-            watch.legs[resource] = memberKey
+            bridge.modifyWatch(key) { $0.legs[resource] = memberKey }
             added = true
         }
         guard added, let listKey else { return [] }
@@ -423,37 +425,9 @@ extension GatewayCore {
         var changes: [MemberChange] = []
         var sphereChanges: [(presentity: String, before: String?, shown: Int)] = []
         for resource in notification.list.resources {
-            guard let memberKey = list.member(resource.uri), var leg = bridge[leg: memberKey] else { continue }
-            let wasPending = leg.pending
-            var change = MemberChange(key: memberKey, leg: leg, wasPending: wasPending)
-            let active = resource.instances.first { $0.state == .active }
-            if let active {
-                leg.pending = false
-                if let pidf = active.cid.flatMap({ notification.documents[ListNotification.contentID($0)] }) {
-                    if let sphere = noteSphere(of: leg, in: pidf) {
-                        sphereChanges.append((sphere.presentity, sphere.before, memberKey))
-                        if let watcher = bridge[watch: leg.watch]?.watcher {
-                            leg.handling =
-                                policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
-                        }
-                    }
-                    leg.categories = shownCategories(pidf, leg: leg)
-                    change.viewChanged = true
-                } else if leg.categories == nil {
-                    // RFC 4662 §5.5: an instance without a part has no state to report yet.
-                    leg.categories = CategoriesDocument(uri: leg.resource)
-                    change.viewChanged = true
-                }
-            } else if resource.instances.contains(where: { $0.state == .pending }) {
-                leg.pending = true
-                if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
-            } else if let terminated = resource.instances.first(where: { $0.state == .terminated }) {
-                change.ended = terminated.reason ?? "rejected"
-            } else {
-                continue
-            }
-            change.leg = leg
-            bridge.replaceLeg(memberKey, leg)
+            guard let memberKey = list.member(resource.uri),
+                let change = memberNotified(memberKey, resource, notification, sphereChanges: &sphereChanges)
+            else { continue }
             changes.append(change)
         }
         var out = watchNotified(list.watch, changes, now: now)
@@ -462,6 +436,61 @@ extension GatewayCore {
             out += sphereChanged(of: presentity, from: before, shown: shown, now: now)
         }
         return out
+    }
+
+    /// Takes one member's instance from a list notification into its leg (RFC 4662 §5.3): active
+    /// with its state, pending, or terminated (then it leaves its watch); nil when it has no
+    /// leg or its instance says none of these. A change of its presentity's sphere is added
+    /// to `sphereChanges`, and this state is shown under the rules of that sphere.
+    private mutating func memberNotified(
+        _ memberKey: Int, _ resource: RLMIList.Resource, _ notification: ListNotification,
+        sphereChanges: inout [(presentity: String, before: String?, shown: Int)]
+    ) -> MemberChange? {
+        guard let leg = bridge[leg: memberKey] else { return nil }
+        var viewChanged = false
+        let update: (inout OMALeg) -> Void
+        if let active = resource.instances.first(where: { $0.state == .active }) {
+            var handling: SubHandling?
+            var shown: CategoriesDocument?
+            if let pidf = active.cid.flatMap({ notification.documents[ListNotification.contentID($0)] }) {
+                if let sphere = noteSphere(of: leg, in: pidf) {
+                    sphereChanges.append((sphere.presentity, sphere.before, memberKey))
+                    if let watcher = bridge[watch: leg.watch]?.watcher {
+                        handling = policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
+                    }
+                }
+                shown = shownCategories(pidf, leg: leg)
+                viewChanged = true
+            } else if leg.categories == nil {
+                // RFC 4662 §5.5: an instance without a part has no state to report yet.
+                shown = CategoriesDocument(uri: leg.resource)
+                viewChanged = true
+            }
+            update = { leg in
+                leg.pending = false
+                if let handling { leg.handling = handling }
+                if let shown { leg.categories = shown }
+            }
+        } else if resource.instances.contains(where: { $0.state == .pending }) {
+            update = { leg in
+                leg.pending = true
+                if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
+            }
+        } else if let terminated = resource.instances.first(where: { $0.state == .terminated }) {
+            return MemberChange(
+                key: memberKey, leg: leg, wasPending: leg.pending, ended: terminated.reason ?? "rejected")
+        } else {
+            return nil
+        }
+        guard
+            let changed = bridge.modifyLeg(
+                memberKey,
+                {
+                    update(&$0)
+                    return $0
+                })
+        else { return nil }
+        return MemberChange(key: memberKey, leg: changed, wasPending: leg.pending, viewChanged: viewChanged)
     }
 
     /// What a list notification changed of one member.
@@ -478,54 +507,57 @@ extension GatewayCore {
     /// answered, it is once every leg has spoken; after, one change goes out as a leg's would,
     /// and several in one notification (``BatchCategorySubscription/resourcesChanged(_:boundary:now:)``).
     private mutating func watchNotified(_ watchKey: Int, _ changes: [MemberChange], now: NIODeadline) -> [Action] {
-        guard var watch = bridge[watch: watchKey] else { return [] }
-        guard var subscription = watch.subscription else {
-            for change in changes where change.ended != nil { watch.legs[change.leg.resource] = nil }
-            bridge.replaceWatch(watchKey, watch)
-            return allLegsReported(watch) ? answerEnterpriseWatch(watchKey, now: now) : []
+        guard let watch = bridge[watch: watchKey] else { return [] }
+        guard let subscription = watch.subscription else {
+            bridge.modifyWatch(watchKey) { watch in
+                for change in changes where change.ended != nil { watch.legs[change.leg.resource] = nil }
+            }
+            guard let watch = bridge[watch: watchKey], allLegsReported(watch) else { return [] }
+            return answerEnterpriseWatch(watchKey, now: now)
         }
         var updates: [BatchCategorySubscription.ResourceChange] = []
+        var ended: [String] = []
+        var sent: [(uri: String, digest: BodyDigest?)] = []
         for change in changes {
             let uri = change.leg.resource
             guard let categories = subscription.resources[uri] else { continue }
             if let reason = change.ended {
-                watch.legs[uri] = nil
-                watch.lastSent[uri] = nil
+                ended.append(uri)
                 updates.append(
                     .init(
                         uri: uri, instance: RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason))
                     ))
             } else if change.leg.handling == .allow, change.wasPending != change.leg.pending {
                 if change.leg.pending {
-                    watch.lastSent[uri] = nil
+                    sent.append((uri, nil))
                     updates.append(.init(uri: uri, instance: Self.pendingInstance(uri)))
                 } else {
                     let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories)
                         .serialized()
-                    watch.lastSent[uri] = BodyDigest(body)
+                    sent.append((uri, BodyDigest(body)))
                     updates.append(.init(uri: uri, instance: RLMIList.Instance(state: .active, cid: uri), body: body))
                 }
             } else if change.viewChanged, !Self.reflectsPending(change.leg) {
                 let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories).serialized()
                 let digest = BodyDigest(body)
                 guard watch.lastSent[uri] != digest else { continue }
-                watch.lastSent[uri] = digest
+                sent.append((uri, digest))
                 updates.append(.init(uri: uri, body: body))
             }
         }
-        let actions: [NotifierSubscription.Action]
-        switch updates.count {
-        case 0:
-            actions = []
-        case 1 where updates[0].instance == nil:
-            // Alone, a view change goes out as a leg's does: the categories document itself.
-            actions = subscription.resourceChanged(updates[0].uri, serialized: updates[0].body ?? [], now: now)
-        default:
-            actions = subscription.resourcesChanged(updates, boundary: ids.boundary(), now: now)
+        // Alone, a view change goes out as a leg's does: the categories document itself.
+        let alone = updates.count == 1 && updates[0].instance == nil
+        let boundary = updates.isEmpty || alone ? "" : ids.boundary()
+        let actions = bridge.modifyWatch(watchKey) { watch -> [NotifierSubscription.Action]? in
+            for uri in ended { watch.forget(uri) }
+            for (uri, digest) in sent { watch.lastSent[uri] = digest }
+            if updates.isEmpty { return [] }
+            if alone {
+                return watch.subscription?.resourceChanged(updates[0].uri, serialized: updates[0].body ?? [], now: now)
+            }
+            return watch.subscription?.resourcesChanged(updates, boundary: boundary, now: now)
         }
-        watch.subscription = subscription
-        bridge.replaceWatch(watchKey, watch)
-        return apply(actions, context: .enterpriseWatch(watchKey), now: now)
+        return apply(actions.flatMap { $0 } ?? [], context: .enterpriseWatch(watchKey), now: now)
     }
 }
 

@@ -108,19 +108,7 @@ extension GatewayCore {
     ) -> [Action] {
         let state = linkedIdentities.compose(resource, publications: publications, mapper: mapper)
         var out: [Action] = []
-        for key in bridge.watchKeys.sorted() {
-            guard var watch = bridge[watch: key], var subscription = watch.subscription,
-                let wanted = subscription.resources[resource]
-            else { continue }
-            let body = view(of: resource, leg: nil, watcher: watch.watcher, categories: wanted).serialized()
-            let digest = BodyDigest(body)
-            guard watch.lastSent[resource] != digest else { continue }
-            watch.lastSent[resource] = digest
-            let updates = subscription.resourceChanged(resource, serialized: body, now: now)
-            watch.subscription = subscription
-            bridge.replaceWatch(key, watch)
-            out += apply(updates, context: .enterpriseWatch(key), now: now)
-        }
+        for key in bridge.watchKeys.sorted() { out += viewChanged(of: resource, leg: nil, watch: key, now: now) }
         out += servedDocumentChanged(resource, now: now)
         if let identity = configuration.linkedIdentities.first(where: { $0.publishToEnterprise && $0.oma == resource })
         {

@@ -212,7 +212,7 @@ extension GatewayCore {
     {
         // The watcher's own URI or nothing: a request into the enterprise never speaks for
         // another identity than the watcher's.
-        guard var watch = notifier[key], let contact = contacts[.enterprise],
+        guard let watch = notifier[key], let contact = contacts[.enterprise],
             let resourceURI = try? SIPURI(watch.resource), let watcherURI = try? SIPURI(watch.watcher.uri)
         else { return [] }
         // A filtered watcher's categories are its own: a single subscription carries them. A leg
@@ -227,8 +227,7 @@ extension GatewayCore {
             verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
         let attached = legPool.attach(
             consumer, contact: contact, expires: configuration.subscriptions.defaultExpires, ids: &ids, now: now)
-        watch.leg = attached.leg
-        notifier.replace(key, watch)
+        notifier.modify(key) { $0.leg = attached.leg }
         return apply(attached.output) + enterpriseLegActions(attached.leg, attached.actions, now: now)
     }
 
@@ -382,7 +381,7 @@ extension GatewayCore {
     private mutating func categoriesArrived(
         _ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline
     ) -> [Action] {
-        guard let watchKey = legPool[key]?.watches[resource], var watch = notifier[watchKey],
+        guard let watchKey = legPool[key]?.watches[resource], let watch = notifier[watchKey],
             let state = legPool.modify(
                 key,
                 { leg in
@@ -399,35 +398,31 @@ extension GatewayCore {
         if let pending = watch.pending {
             return answer(watchKey, watch, pending, with: state, leg: key, now: now)
         }
-        guard let sub = watch.subscription, !notifier.isHoldingChange(watchKey) else { return [] }
-        let (full, triggered) = watch.filtered(render(state, as: sub.terms.bodyType))
-        guard BodyDigest(full) != watch.lastSent else {
-            // A filter's triggers keep the document seen; no other watch changed.
-            if watch.filter != nil { notifier.replace(watchKey, watch) }
-            return []
-        }
-        guard triggered else {
-            // No trigger of the watcher's filter fired: the change is not notified.
-            notifier.replace(watchKey, watch)
-            return []
-        }
-        if let held = notifier.holdsChange(watchKey, terms: sub.terms, now: now) { return held }
-        return notify(watchKey, watch, sub, full, now: now)
+        guard let terms = watch.subscription?.terms, !notifier.isHoldingChange(watchKey) else { return [] }
+        // No trigger of the watcher's filter fired: the change is not notified.
+        guard let full = filtered(watchKey, render(state, as: terms.bodyType)), BodyDigest(full) != watch.lastSent
+        else { return [] }
+        if let held = notifier.holdsChange(watchKey, terms: terms, now: now) { return held }
+        return notify(watchKey, full, now: now)
+    }
+
+    /// `rendered` cut to what the filter of OMA watch `key` selects (``OMAWatch/filtered(_:)``,
+    /// which keeps the document seen for its triggers); nil when no trigger fired.
+    mutating func filtered(_ key: Int, _ rendered: [UInt8]) -> [UInt8]? {
+        guard notifier[key]?.filter != nil else { return rendered }
+        let (body, triggered) = notifier.modify(key) { $0.filtered(rendered) } ?? (rendered, true)
+        return triggered ? body : nil
     }
 
     /// Sends OMA watch `key` the document `full` (filtered already) as its next notification,
-    /// partial when the watcher takes partial notifications (RFC 5263), and puts the watch back
-    /// with what it was sent.
-    mutating func notify(
-        _ key: Int, _ changed: OMAWatch, _ subscription: NotifierSubscription, _ full: [UInt8], now: NIODeadline
-    ) -> [Action] {
-        var (watch, sub) = (changed, subscription)
-        watch.lastSent = BodyDigest(full)
-        let (body, type) = watch.body(for: full, forceFull: false)
-        let updates = sub.stateChanged(body: body, bodyType: type, now: now)
-        watch.subscription = sub
-        notifier.replace(key, watch)
-        return apply(updates, context: .omaWatch(key), now: now)
+    /// partial when the watcher takes partial notifications (RFC 5263), and notes what it was sent.
+    mutating func notify(_ key: Int, _ full: [UInt8], now: NIODeadline) -> [Action] {
+        let updates = notifier.modify(key) { watch in
+            watch.lastSent = BodyDigest(full)
+            let (body, type) = watch.body(for: full, forceFull: false)
+            return watch.subscription?.stateChanged(body: body, bodyType: type, now: now) ?? []
+        }
+        return apply(updates ?? [], context: .omaWatch(key), now: now)
     }
 
     /// Answers a waiting OMA watch with its first state (RFC 6665 §4.2.1), or refuses it 400 when
@@ -436,19 +431,27 @@ extension GatewayCore {
         _ watchKey: Int, _ waiting: OMAWatch, _ pending: OMAWatch.Pending, with state: CategoriesDocument, leg key: Int,
         now: NIODeadline
     ) -> [Action] {
-        var watch = waiting
-        watch.pending = nil
-        let full = watch.filtered(render(state, as: pending.terms.bodyType)).body
-        let (body, type) = watch.body(for: full, forceFull: true)
+        let rendered = render(state, as: pending.terms.bodyType)
+        guard
+            let (full, body, type) = notifier.modify(
+                watchKey,
+                { watch in
+                    let full = watch.filtered(rendered).body
+                    let (body, type) = watch.body(for: full, forceFull: true)
+                    return (full, body, type)
+                })
+        else { return [] }
         do {
             let (subscription, accepted) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
+                contact: contact(.oma, for: waiting.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 now: now)
-            watch.subscription = subscription
-            watch.lastSent = BodyDigest(full)
+            notifier.modify(watchKey) {
+                $0.pending = nil
+                $0.subscription = subscription
+                $0.lastSent = BodyDigest(full)
+            }
             dialogChanged(.opened, .omaWatch(watchKey), subscription.dialog.id.dialogKey)
-            notifier.replace(watchKey, watch)
             return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
         } catch {
             forgetOMAWatch(watchKey)
@@ -464,7 +467,7 @@ extension GatewayCore {
     /// Ends an OMA watch: a waiting one is answered `status`, an active one gets a final NOTIFY
     /// with the reason mapped (RFC 6665 §4.2.2).
     mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
-        guard var watch = notifier[key] else { return [] }
+        guard let watch = notifier[key] else { return [] }
         if let link = watch.linked {
             forgetOMAWatch(key)
             return linkedSourceEnded(link, now: now)
@@ -490,16 +493,16 @@ extension GatewayCore {
         if lists.isList(key) {
             return terminateList(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
         }
-        guard var sub = watch.subscription else { return [] }
-        let updates = sub.terminate(reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
-        watch.subscription = sub
-        notifier.replace(key, watch)
-        return apply(updates, context: .omaWatch(key), now: now)
+        let reason = Self.enterpriseReason(reason)
+        let updates = notifier.modify(key) {
+            $0.subscription?.terminate(reason: reason, retryAfter: retryAfter, now: now)
+        }
+        return apply(updates.flatMap { $0 } ?? [], context: .omaWatch(key), now: now)
     }
 
     mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action]
     {
-        guard var watch = notifier[key], var sub = watch.subscription else {
+        guard let watch = notifier[key], let sub = watch.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         if lists.isList(key) { return refreshListWatch(key, request, id: id, now: now) }
@@ -513,16 +516,16 @@ extension GatewayCore {
                 ?? CategoriesDocument(uri: watch.resource)
             // A refresh may carry a new filter (RFC 4660 §4.2); one that needs categories the
             // subscription does not carry is refused: the watcher subscribes again for them.
+            var filter = watch.filter
             if !request.body.isEmpty {
                 do throws(OMAWatcherNotifier.FilterRefusal) {
-                    let filter = try OMAWatcherNotifier.watcherFilter(
+                    filter = try OMAWatcherNotifier.watcherFilter(
                         body: request.body, type: (try? request.headers.contentType)?.mediaType,
                         resource: watch.resource, terms: terms)
                     let carried = watch.filter?.categories ?? Self.bridgedCategories
                     guard Set(filter?.categories ?? Self.bridgedCategories).isSubset(of: carried) else {
                         throw OMAWatcherNotifier.FilterRefusal(status: 488, reason: "Filter Needs A New Subscription")
                     }
-                    watch.filter = filter
                 } catch {
                     return [
                         .respond(
@@ -530,19 +533,22 @@ extension GatewayCore {
                     ]
                 }
             }
-            let full = watch.filtered(render(state, as: terms.bodyType)).body
+            let rendered = render(state, as: terms.bodyType)
             // A refresh may start or stop partial notifications; either way it gets full state.
-            if !OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms) {
-                watch.partial = nil
-            } else if watch.partial == nil {
-                watch.partial = OMAWatcherNotifier.PartialNotifications()
+            let partial = OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms)
+            let actions = notifier.modify(key) { watch in
+                watch.filter = filter
+                let full = watch.filtered(rendered).body
+                if !partial {
+                    watch.partial = nil
+                } else if watch.partial == nil {
+                    watch.partial = OMAWatcherNotifier.PartialNotifications()
+                }
+                let (body, type) = watch.body(for: full, forceFull: true)
+                watch.lastSent = BodyDigest(full)
+                return watch.subscription?.refresh(request, terms: terms, body: body, bodyType: type, now: now)
             }
-            let (body, type) = watch.body(for: full, forceFull: true)
-            let actions = sub.refresh(request, terms: terms, body: body, bodyType: type, now: now)
-            watch.subscription = sub
-            watch.lastSent = BodyDigest(full)
-            notifier.replace(key, watch)
-            return apply(actions, context: .omaWatch(key), now: now, id: id)
+            return apply(actions.flatMap { $0 } ?? [], context: .omaWatch(key), now: now, id: id)
         }
     }
 

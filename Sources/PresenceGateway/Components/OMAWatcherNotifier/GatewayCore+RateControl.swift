@@ -7,11 +7,12 @@ extension GatewayCore {
     /// The rate-control timer of OMA watch `key`: a held change, or a state that `min-rate` asks
     /// to be sent again, goes out as the state is now.
     mutating func rateControlDue(_ key: Int, now: NIODeadline) -> [Action] {
-        guard var control = notifier.rateControl(of: key), var watch = notifier[key], let sub = watch.subscription,
+        guard var control = notifier.rateControl(of: key), let watch = notifier[key], let sub = watch.subscription,
             sub.status == .active, let leg = watch.leg,
             let state = legPool[leg]?.categories[watch.resource]
         else { return [] }
-        let full = watch.filtered(render(state, as: sub.terms.bodyType)).body
+        let rendered = render(state, as: sub.terms.bodyType)
+        let full = watch.filter == nil ? rendered : notifier.modify(key) { $0.filtered(rendered).body } ?? rendered
         let changed = BodyDigest(full) != watch.lastSent
         let max = control.resendAfter
         let resend = max.map { now >= control.lastNotified + $0 } ?? false
@@ -22,6 +23,6 @@ extension GatewayCore {
             guard let max else { return [] }
             return [.schedule(.rateControl(.omaWatch(key)), at: control.lastNotified + max)]
         }
-        return notify(key, watch, sub, full, now: now)
+        return notify(key, full, now: now)
     }
 }

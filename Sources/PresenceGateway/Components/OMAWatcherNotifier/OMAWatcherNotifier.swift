@@ -10,9 +10,9 @@ import SIPStack
 /// back-end watches are OMA watches too; what makes them so is the ``ResourceListServer``'s.
 ///
 /// The tables are private: a watch is opened (``open(_:_:)``, ``standIn(_:_:for:)``), changed in
-/// place (``modify(_:_:)``) or put back only while it is there (``replace(_:_:)``), and removed
+/// place (``modify(_:_:)``: no caller holds a copy to put back), and removed
 /// (``removeValue(forKey:)``, ``forget(_:)``), which take the stand-in index and rate control
-/// with it, so no caller has to remember them and no stale copy brings a removed watch back.
+/// with it, so no caller has to remember them.
 /// Quotas and the dialog index stay the coordinator's.
 struct OMAWatcherNotifier: Sendable {
     private var watches = JournaledTable<GatewayCore.OMAWatch>()
@@ -46,10 +46,6 @@ struct OMAWatcherNotifier: Sendable {
     mutating func modify<R>(_ key: Int, _ body: (inout GatewayCore.OMAWatch) -> R) -> R? {
         watches.modify(key, body)
     }
-
-    /// Puts back watch `key` as a caller changed it over several of the core's calls; only when
-    /// it is still there (a removed watch is never brought back).
-    mutating func replace(_ key: Int, _ watch: GatewayCore.OMAWatch) { watches.replace(key, with: watch) }
 
     /// The linked OMA identity the watch `key` stands in a watcher of, when it is a stand-in.
     func standsIn(_ key: Int) -> String? { standingIn[key] }

@@ -174,7 +174,7 @@ extension GatewayCore {
     mutating func refreshListWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        guard var sub = notifier[key]?.subscription else {
+        guard let sub = notifier[key]?.subscription else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
         switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
@@ -186,22 +186,30 @@ extension GatewayCore {
                 return [.respond(id, SIPResponse(replyingTo: request, statusCode: 415, headers: [(.accept, "")]))]
             }
             let (body, type) = listBody(key, only: nil, bodyType: terms.bodyType)
-            let actions = sub.refresh(
-                request, terms: terms, body: body, bodyType: type, responseHeaders: [(.require, Self.eventlist)],
-                now: now)
-            notifier.modify(key) { $0.subscription = sub }
-            return apply(Self.requiringEventlist(actions), context: .omaWatch(key), now: now, id: id)
+            let actions = notifier.modify(key) {
+                $0.subscription?.refresh(
+                    request, terms: terms, body: body, bodyType: type, responseHeaders: [(.require, Self.eventlist)],
+                    now: now)
+            }
+            return apply(
+                Self.requiringEventlist(actions.flatMap { $0 } ?? []), context: .omaWatch(key), now: now, id: id)
         }
     }
 
     /// Sends `member`'s part alone, when it changed since it was last sent.
     private mutating func notifyList(_ key: Int, only member: String, now: NIODeadline) -> [Action] {
-        guard let (watch, _) = resourceList(key), var sub = watch.subscription else { return [] }
-        let (body, type) = listBody(key, only: member, bodyType: sub.terms.bodyType)
+        guard let bodyType = resourceList(key)?.watch.subscription?.terms.bodyType else { return [] }
+        let (body, type) = listBody(key, only: member, bodyType: bodyType)
         guard !body.isEmpty else { return [] }
-        let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-        notifier.modify(key) { $0.subscription = sub }
-        return apply(actions, context: .omaWatch(key), now: now)
+        return listStateChanged(key, body: body, type: type, now: now)
+    }
+
+    /// Sends list watch `key` the notification `body` of `type`.
+    private mutating func listStateChanged(_ key: Int, body: [UInt8], type: String, now: NIODeadline) -> [Action] {
+        let actions = notifier.modify(key) {
+            $0.subscription?.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
+        }
+        return apply(actions.flatMap { $0 } ?? [], context: .omaWatch(key), now: now)
     }
 
     /// The list's next notification body (RFC 4662 §5), and its type: with `only` nil, full state
@@ -213,7 +221,8 @@ extension GatewayCore {
         guard let (watch, found) = resourceList(key),
             member.map({ uri in found.members.contains { $0.uri == uri } }) ?? true
         else { return ([], bodyType) }
-        var list = found
+        let list = found
+        var sent: [(index: Int, digest: BodyDigest?)] = []
         let boundary = ids.boundary()
         var rlmi = RLMIList(uri: watch.resource, fullState: member == nil)
         var parts: [MultipartBody.Part] = []
@@ -225,14 +234,14 @@ extension GatewayCore {
                 resource.instances = [
                     RLMIList.Instance(id: entry.instance, state: .terminated, reason: entry.ended ?? "rejected")
                 ]
-                list.members[index].sent = nil
+                sent.append((index, nil))
                 continue
             }
             guard let state = memberState(memberKey) else { continue }
             let part = render(state, as: bodyType)
             let digest = BodyDigest(part)
             if member != nil, digest == entry.sent { return ([], bodyType) }
-            list.members[index].sent = digest
+            sent.append((index, digest))
             let cid = "\(index).\(boundary)@\(Self.contentIDHost)"
             resource.instances = [RLMIList.Instance(id: entry.instance, state: .active, cid: cid)]
             parts.append(
@@ -243,9 +252,13 @@ extension GatewayCore {
                     body: part))
         }
         // §5.2: version 0 in the first notification, then exactly one higher in each.
-        if watch.pending == nil { list.version += 1 }
-        rlmi.version = list.version
-        lists.modify(key) { $0 = list }
+        let answered = watch.pending == nil
+        rlmi.version =
+            lists.modify(key) { list in
+                for (index, digest) in sent { list.members[index].sent = digest }
+                if answered { list.version += 1 }
+                return list.version
+            } ?? list.version
         let start = "list.\(boundary)@\(Self.contentIDHost)"
         parts.insert(
             MultipartBody.Part(
@@ -262,16 +275,16 @@ extension GatewayCore {
     /// Ends a list subscription with `reason`: its final NOTIFY carries full state too (RFC 4662
     /// §4.5: once RLMI was sent, every NOTIFY of the subscription carries it).
     mutating func terminateList(_ key: Int, reason: String, retryAfter: UInt32? = nil, now: NIODeadline) -> [Action] {
-        guard let (watch, _) = resourceList(key), var sub = watch.subscription, !sub.isTerminated else { return [] }
+        guard let sub = resourceList(key)?.watch.subscription, !sub.isTerminated else { return [] }
         let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
-        var actions = Self.requiringEventlist(
-            sub.terminate(reason: reason, retryAfter: retryAfter, body: body, now: now))
-        actions = actions.map { action in
+        let terminated = notifier.modify(key) {
+            $0.subscription?.terminate(reason: reason, retryAfter: retryAfter, body: body, now: now)
+        }
+        let actions = Self.requiringEventlist(terminated.flatMap { $0 } ?? []).map { action in
             guard case .notify(var request) = action else { return action }
             request.headers.set(.contentType, type)
-            return .notify(request)
+            return NotifierSubscription.Action.notify(request)
         }
-        notifier.modify(key) { $0.subscription = sub }
         return apply(actions, context: .omaWatch(key), now: now)
     }
 
@@ -320,34 +333,33 @@ extension GatewayCore {
                 continue
             }
             guard list.members.map(\.uri) != members else { continue }
-            var changed = list
             let kept = Set(members)
-            let gone = list.members.filter { !kept.contains($0.uri) }
-            out += detachMembers(gone, now: now)
-            changed.members.removeAll { !kept.contains($0.uri) }
-            let present = Set(changed.members.map(\.uri))
+            out += detachMembers(list.members.filter { !kept.contains($0.uri) }, now: now)
+            let present = Set(list.members.map(\.uri))
+            var new: [ResourceList.Member] = []
             var added: [Int] = []
             for uri in members where !present.contains(uri) {
                 guard takeQuota(watch.watcher.uri) else {
                     quotas.refusals.watcherQuota += 1
-                    changed.members.append(.init(uri: uri, ended: "rejected", instance: "refused"))
+                    new.append(.init(uri: uri, ended: "rejected", instance: "refused"))
                     continue
                 }
                 let memberKey = takeKey()
                 notifier.open(memberKey, OMAWatch(watcher: watch.watcher, resource: uri))
-                changed.members.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
+                new.append(.init(uri: uri, watch: memberKey, instance: String(memberKey)))
                 added.append(memberKey)
             }
             // The configured order.
             let order = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1, $0) })
-            changed.members.sort { order[$0.uri, default: 0] < order[$1.uri, default: 0] }
-            lists.modify(key) { $0 = changed }
+            lists.modify(key) { list in
+                list.members.removeAll { !kept.contains($0.uri) }
+                list.members += new
+                list.members.sort { order[$0.uri, default: 0] < order[$1.uri, default: 0] }
+            }
             for memberKey in added { out += attach(memberKey, now: now) }
-            guard var sub = watch.subscription else { continue }
-            let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
-            let actions = sub.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-            notifier.modify(key) { $0.subscription = sub }
-            out += apply(actions, context: .omaWatch(key), now: now)
+            guard let bodyType = watch.subscription?.terms.bodyType else { continue }
+            let (body, type) = listBody(key, only: nil, bodyType: bodyType)
+            out += listStateChanged(key, body: body, type: type, now: now)
         }
         return out
     }
