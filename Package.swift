@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "sip-bench",
             dependencies: [
-                "SIPMessages", "SIPTransport", "SIPStack",
+                "BenchSupport", "SIPMessages", "SIPTransport", "SIPStack",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -1,6 +1,7 @@
 /// Parse + serialize throughput of the SIPMessages layer on one core, a
 /// UDP/TCP OPTIONS responder for loopback load runs (`sip-bench serve`, see
-/// ``SIPBench/serve(_:)``), and the cost of HEP capture (`sip-bench capture`).
+/// ``SIPBench/serve(_:)``), the cost of HEP capture (`sip-bench capture`) and the memory of an
+/// answered request its transaction holds (`sip-bench held`, ``SIPBench/held(_:)``).
 ///
 /// Build and run in release: `swift run -c release sip-bench [seconds] [subscribe|batch]` (the
 /// optional second argument runs one measurement only, for profiling). Each measurement parses
@@ -14,6 +15,10 @@ enum SIPBench {
     static func main() async {
         if CommandLine.arguments.dropFirst().first == "serve" {
             await serve(Array(CommandLine.arguments.dropFirst(2)))
+            return
+        }
+        if CommandLine.arguments.dropFirst().first == "held" {
+            do { try await held(Array(CommandLine.arguments.dropFirst(2))) } catch { fail("held bench: \(error)") }
             return
         }
         if CommandLine.arguments.dropFirst().first == "capture" {

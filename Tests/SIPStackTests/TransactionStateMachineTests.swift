@@ -41,7 +41,14 @@ import Testing
         let ok = SIPResponse(replyingTo: Self.request, statusCode: 200, toTag: "x")
         #expect(m.send(ok) == [.send(.response(ok)), .startTimer(.j, .seconds(32))])
         #expect(m.send(SIPResponse(replyingTo: Self.request, statusCode: 500, toTag: "x")).isEmpty)
-        #expect(m.receiveRetransmission() == [.send(.response(ok))])
+        // §17.2.2: the final response is passed to the transport again: the same bytes on the
+        // wire (it is held as those bytes, not as the response value built by the TU).
+        let resent = m.receiveRetransmission()
+        guard resent.count == 1, case .send(let message) = resent[0] else {
+            Issue.record("expected one send, got \(resent)")
+            return
+        }
+        #expect(message.serialized() == SIPMessage.response(ok).serialized())
     }
 
     @Test func inviteServerRetransmitsItsFinalResponseOnGAndStopsOnACK() {

@@ -19,7 +19,22 @@ public struct NonInviteServerTransaction: Sendable {
     public let reliable: Bool
     public let timers: SIPTimerConfiguration
     /// The last response sent (resent on request retransmissions).
-    public private(set) var lastResponse: SIPResponse?
+    public var lastResponse: SIPResponse? { provisional ?? finalResponse }
+
+    /// The last provisional response sent, while in Proceeding.
+    private var provisional: SIPResponse?
+    /// The final response, as the bytes it is written as. A UDP transaction holds it for 64·T1
+    /// in Completed, for a retransmission of the request that may never come: held parsed, its
+    /// header fields (slices of the request's buffer, RFC 3261 §8.2.6.2 copies Via, From, To,
+    /// Call-ID and CSeq) would keep the whole request, body and all, alive with it
+    /// (docs/performance.md, "Transactions").
+    private var finalBytes: [UInt8]?
+
+    /// The final response, parsed again from what is held (only when a retransmission asks for it).
+    private var finalResponse: SIPResponse? {
+        guard let finalBytes, case .response(let response)? = try? SIPMessage(parsing: finalBytes) else { return nil }
+        return response
+    }
 
     /// §17.2.2: "The state machine is initialized in the "Trying" state and is passed a request
     /// other than INVITE or ACK when initialized. This request is passed up to the TU." The
@@ -51,11 +66,12 @@ public struct NonInviteServerTransaction: Sendable {
     public mutating func send(_ response: SIPResponse) -> [SIPTransactionAction] {
         switch state {
         case .trying, .proceeding:
-            lastResponse = response
             if response.statusCode < 200 {
+                provisional = response
                 state = .proceeding
                 return [.send(.response(response))]
             }
+            provisional = nil
             // "If the TU passes a final response (status codes 200-699) to the server while in the
             // "Proceeding" state, the transaction MUST enter the "Completed" state, and the
             // response MUST be passed to the transport layer for transmission. When the server
@@ -67,6 +83,7 @@ public struct NonInviteServerTransaction: Sendable {
                 state = .terminated
                 return [.send(.response(response)), .terminate(.completed)]
             }
+            finalBytes = SIPMessage.response(response).serialized()
             return [.send(.response(response)), .startTimer(.j, j)]
         case .completed, .terminated:
             // "Any other final responses passed by the TU to the server transaction MUST be

@@ -19,8 +19,10 @@ public struct SIPServerTransactionKey: Sendable, Hashable, CustomStringConvertib
         /// (ACK and CANCEL recorded as INVITE by the lookups that need it).
         case rfc3261(branch: String, sentBy: String, method: SIPMethod)
         /// The RFC 2543 fallback fields. `topVia` is the top Via without the `received` and
-        /// `rport` parameters a receiving transport adds (§18.2.1).
-        case rfc2543(
+        /// `rport` parameters a receiving transport adds (§18.2.1). Held out of line: a key is
+        /// stored with every held transaction and its timers, and this case is four times the
+        /// size of the usual one.
+        indirect case rfc2543(
             requestURI: SIPURI, toTag: String?, fromTag: String?, callID: String,
             cseq: UInt32, method: SIPMethod, topVia: String)
     }
