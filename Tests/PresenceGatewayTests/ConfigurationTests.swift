@@ -177,13 +177,13 @@ import Testing
     }
 
     /// The transaction layers' tables (RFC 3261 §17.2.2: an answered request is held 32 s over
-    /// UDP): 200,000 of each role by default, as many as configured, and the layers are sized so.
+    /// UDP): 500,000 of each role by default, as many as configured, and the layers are sized so.
     @Test func transactionTablesAreSizedByTheLimit() throws {
-        #expect(try GatewayConfiguration(yaml: Self.valid).limits.transactions == 200_000)
-        let config = try GatewayConfiguration(yaml: Self.valid + "limits: { transactions: 500000 }\n")
-        #expect(config.limits.transactions == 500_000)
+        #expect(try GatewayConfiguration(yaml: Self.valid).limits.transactions == 500_000)
+        let config = try GatewayConfiguration(yaml: Self.valid + "limits: { transactions: 800000 }\n")
+        #expect(config.limits.transactions == 800_000)
         let layer = GatewayRuntime.transactionConfiguration(limit: config.limits.transactions).limits
-        #expect(layer.maxServerTransactions == 500_000 && layer.maxClientTransactions == 500_000)
+        #expect(layer.maxServerTransactions == 800_000 && layer.maxClientTransactions == 800_000)
         let error = #expect(throws: ConfigurationError.self) {
             try GatewayConfiguration(yaml: Self.valid + "limits: { transactions: 10 }\n")
         }

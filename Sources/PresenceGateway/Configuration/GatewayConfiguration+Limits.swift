@@ -39,10 +39,11 @@ extension GatewayConfiguration {
         /// SIP transactions each side's transaction layer holds at once, server and client each.
         /// A non-INVITE server transaction stays 32 s after its answer over UDP (RFC 3261 §17.2.2,
         /// Timer J = 64·T1) to absorb the request's retransmissions, so a side sustains
-        /// `transactions` / 32 requests a second over UDP (200,000: 6,250/s); past it new requests
-        /// get 503 with Retry-After (counted as `transactions_full` refusals). Each answered
-        /// transaction held costs memory (docs/performance.md, "Transactions").
-        public var transactions = 200_000
+        /// `transactions` / 32 requests a second over UDP (500,000: 15,625/s, what one loop
+        /// relays); past it new requests get 503 with Retry-After (counted as `transactions_full`
+        /// refusals). Each answered transaction held costs about 1 KB (docs/performance.md,
+        /// "Transactions").
+        public var transactions = 500_000
 
         public init() {}
     }
