@@ -137,10 +137,7 @@ extension GatewayCore {
                 return [.cancel(.firstAnswer(context)), refusal(pending.request, pending.id)]
                     + endOMALegs(watch.legs.values, now: now)
             }
-            let actions = bridge.modifyWatch(key) {
-                $0.document?.terminate(reason: reason, now: now)
-                    ?? $0.subscription?.terminate(reason: reason, now: now) ?? []
-            }
+            let actions = bridge.modifyWatch(key) { $0.terminate(reason: reason, now: now) }
             return apply(actions ?? [], context: context, now: now)
         case .omaWatch(let key):
             guard let watch = notifier[key] else { return [] }
@@ -155,8 +152,7 @@ extension GatewayCore {
                 guard !isWatchersOwn(key, watch), let gone = forgetOMAWatch(key) else { return [] }
                 return detachOMAWatch(gone, now: now)
             }
-            let actions = notifier.modify(key) { $0.subscription?.terminate(reason: reason, now: now) }
-            return apply(actions.flatMap { $0 } ?? [], context: context, now: now)
+            return apply(notifier.terminate(key, reason: reason, now: now), context: context, now: now)
         case .winfoWatch(let key):
             let actions = watcherInfo.modify(key) { $0.subscription.terminate(reason: reason, now: now) }
             return apply(actions ?? [], context: context, now: now)

@@ -688,13 +688,9 @@ extension GatewayCore {
             return []
         }
         let body = view(of: resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
-        let digest = BodyDigest(body)
-        guard watch.lastSent[resource] != digest else { return [] }
-        let updates = bridge.modifyWatch(key) {
-            $0.lastSent[resource] = digest
-            return $0.subscription?.resourceChanged(resource, serialized: body, now: now)
-        }
-        return apply(updates.flatMap { $0 } ?? [], context: .enterpriseWatch(key), now: now)
+        guard watch.lastSent[resource] != BodyDigest(body) else { return [] }
+        let updates = bridge.modifyWatch(key) { $0.show(body, of: resource, now: now) }
+        return apply(updates ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
@@ -761,15 +757,10 @@ extension GatewayCore {
         }
         let reason = Self.enterpriseReason(reason)
         let boundary = watch.single ? "" : ids.boundary()
-        let updates = bridge.modifyWatch(leg.watch) { watch in
-            watch.forget(resource)
-            // A single dialog is this one resource: it ends with the reason mapped (RFC 6665
-            // §4.2.2), also from `pending` (a watcher the OMA presentity rejected).
-            guard !watch.single else { return watch.subscription?.terminate(reason: reason, now: now) }
-            let instance = RLMIList.Instance(state: .terminated, reason: reason, statusCode: statusCode)
-            return watch.subscription?.removeResource(resource, instance: instance, boundary: boundary, now: now)
+        let updates = bridge.modifyWatch(leg.watch) {
+            $0.remove(resource, reason: reason, statusCode: statusCode, boundary: boundary, now: now)
         }
-        return apply(updates.flatMap { $0 } ?? [], context: .enterpriseWatch(leg.watch), now: now)
+        return apply(updates ?? [], context: .enterpriseWatch(leg.watch), now: now)
     }
 
     /// Unsubscribes OMA legs (``EnterpriseWatcherBridge/endLegs(_:now:)``).
@@ -856,13 +847,7 @@ extension GatewayCore {
         } else if let categories = watch.subscription?.resources[uri] {
             let view = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
             let boundary = watch.single ? "" : ids.boundary()
-            updates = bridge.modifyWatch(key) { watch in
-                watch.lastSent[uri] = BodyDigest(view.serialized())
-                guard !watch.single else { return watch.subscription?.activate(uri, document: view, now: now) }
-                return watch.subscription?.resourceStateChanged(
-                    uri, instance: RLMIList.Instance(state: .active, cid: uri), document: view, boundary: boundary,
-                    now: now)
-            }
+            updates = bridge.modifyWatch(key) { $0.showActive(uri, view, boundary: boundary, now: now) }
         } else {
             return []
         }
@@ -875,13 +860,10 @@ extension GatewayCore {
         guard let watch = bridge[watch: key] else { return [] }
         let boundary = watch.document == nil && !watch.single ? ids.boundary() : ""
         let updates = bridge.modifyWatch(key) { watch in
-            if watch.document != nil { return watch.document?.terminate(reason: "rejected", now: now) }
-            return watch.single
-                ? watch.subscription?.terminate(reason: "rejected", now: now)
-                : watch.subscription?.removeResource(
-                    uri, instance: Self.refusedInstance, boundary: boundary, now: now)
+            guard watch.document == nil else { return watch.terminate(reason: "rejected", now: now) }
+            return watch.remove(uri, reason: "rejected", statusCode: 403, boundary: boundary, now: now)
         }
-        return apply(updates.flatMap { $0 } ?? [], context: .enterpriseWatch(key), now: now)
+        return apply(updates ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     /// An OMA leg went pending → active (its first authorized NOTIFY) or active → pending: the
@@ -894,35 +876,14 @@ extension GatewayCore {
         guard let subscription = watch.subscription, let categories = subscription.resources[leg.resource] else {
             return []
         }
-        let resource = leg.resource
         let boundary = watch.single ? "" : ids.boundary()
-        let updates: [NotifierSubscription.Action]??
-        if leg.pending {
-            updates = bridge.modifyWatch(leg.watch) { watch in
-                watch.lastSent[resource] = nil
-                if watch.single { return [] }
-                return watch.subscription?.resourceStateChanged(
-                    resource, instance: Self.pendingInstance(resource), document: nil, boundary: boundary, now: now)
-            }
-        } else {
-            let document = view(of: resource, leg: leg, watcher: watch.watcher, categories: categories)
-            let body = document.serialized()
-            // A single dialog pending since the answer is activated now; one active all along
-            // gets the new state, as usual.
-            let activates = subscription.subscription.status == .pending
-            updates = bridge.modifyWatch(leg.watch) { watch in
-                watch.lastSent[resource] = BodyDigest(body)
-                guard !watch.single else {
-                    return activates
-                        ? watch.subscription?.activate(resource, document: document, now: now)
-                        : watch.subscription?.resourceChanged(resource, serialized: body, now: now)
-                }
-                return watch.subscription?.resourceStateChanged(
-                    resource, instance: RLMIList.Instance(state: .active, cid: resource), document: document,
-                    boundary: boundary, now: now)
-            }
+        guard !leg.pending else {
+            let updates = bridge.modifyWatch(leg.watch) { $0.showPending(leg.resource, boundary: boundary, now: now) }
+            return apply(updates ?? [], context: .enterpriseWatch(leg.watch), now: now)
         }
-        return apply((updates ?? nil) ?? [], context: .enterpriseWatch(leg.watch), now: now)
+        let view = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
+        let updates = bridge.modifyWatch(leg.watch) { $0.showActive(leg.resource, view, boundary: boundary, now: now) }
+        return apply(updates ?? [], context: .enterpriseWatch(leg.watch), now: now)
     }
 
     /// An OMA termination reason as the enterprise side reads it (RFC 6665 §4.2.2 reasons pass;

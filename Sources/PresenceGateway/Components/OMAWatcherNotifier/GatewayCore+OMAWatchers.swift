@@ -400,29 +400,16 @@ extension GatewayCore {
         }
         guard let terms = watch.subscription?.terms, !notifier.isHoldingChange(watchKey) else { return [] }
         // No trigger of the watcher's filter fired: the change is not notified.
-        guard let full = filtered(watchKey, render(state, as: terms.bodyType)), BodyDigest(full) != watch.lastSent
-        else { return [] }
+        let (full, triggered) = notifier.filtered(watchKey, render(state, as: terms.bodyType))
+        guard triggered, BodyDigest(full) != watch.lastSent else { return [] }
         if let held = notifier.holdsChange(watchKey, terms: terms, now: now) { return held }
         return notify(watchKey, full, now: now)
     }
 
-    /// `rendered` cut to what the filter of OMA watch `key` selects (``OMAWatch/filtered(_:)``,
-    /// which keeps the document seen for its triggers); nil when no trigger fired.
-    mutating func filtered(_ key: Int, _ rendered: [UInt8]) -> [UInt8]? {
-        guard notifier[key]?.filter != nil else { return rendered }
-        let (body, triggered) = notifier.modify(key) { $0.filtered(rendered) } ?? (rendered, true)
-        return triggered ? body : nil
-    }
-
-    /// Sends OMA watch `key` the document `full` (filtered already) as its next notification,
-    /// partial when the watcher takes partial notifications (RFC 5263), and notes what it was sent.
+    /// Sends OMA watch `key` the document `full` (filtered already) as its next notification
+    /// (``OMAWatcherNotifier/notify(_:_:now:)``).
     mutating func notify(_ key: Int, _ full: [UInt8], now: NIODeadline) -> [Action] {
-        let updates = notifier.modify(key) { watch in
-            watch.lastSent = BodyDigest(full)
-            let (body, type) = watch.body(for: full, forceFull: false)
-            return watch.subscription?.stateChanged(body: body, bodyType: type, now: now) ?? []
-        }
-        return apply(updates ?? [], context: .omaWatch(key), now: now)
+        apply(notifier.notify(key, full, now: now), context: .omaWatch(key), now: now)
     }
 
     /// Answers a waiting OMA watch with its first state (RFC 6665 §4.2.1), or refuses it 400 when
@@ -431,26 +418,15 @@ extension GatewayCore {
         _ watchKey: Int, _ waiting: OMAWatch, _ pending: OMAWatch.Pending, with state: CategoriesDocument, leg key: Int,
         now: NIODeadline
     ) -> [Action] {
-        let rendered = render(state, as: pending.terms.bodyType)
-        guard
-            let (full, body, type) = notifier.modify(
-                watchKey,
-                { watch in
-                    let full = watch.filtered(rendered).body
-                    let (body, type) = watch.body(for: full, forceFull: true)
-                    return (full, body, type)
-                })
-        else { return [] }
+        guard let (full, body, type) = notifier.firstBody(watchKey, render(state, as: pending.terms.bodyType)) else {
+            return []
+        }
         do {
             let (subscription, accepted) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
                 contact: contact(.oma, for: waiting.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 now: now)
-            notifier.modify(watchKey) {
-                $0.pending = nil
-                $0.subscription = subscription
-                $0.lastSent = BodyDigest(full)
-            }
+            notifier.answered(watchKey, subscription, full: full)
             dialogChanged(.opened, .omaWatch(watchKey), subscription.dialog.id.dialogKey)
             return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
         } catch {
@@ -493,11 +469,8 @@ extension GatewayCore {
         if lists.isList(key) {
             return terminateList(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
         }
-        let reason = Self.enterpriseReason(reason)
-        let updates = notifier.modify(key) {
-            $0.subscription?.terminate(reason: reason, retryAfter: retryAfter, now: now)
-        }
-        return apply(updates.flatMap { $0 } ?? [], context: .omaWatch(key), now: now)
+        let updates = notifier.terminate(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
+        return apply(updates, context: .omaWatch(key), now: now)
     }
 
     mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action]
@@ -533,22 +506,11 @@ extension GatewayCore {
                     ]
                 }
             }
-            let rendered = render(state, as: terms.bodyType)
             // A refresh may start or stop partial notifications; either way it gets full state.
-            let partial = OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms)
-            let actions = notifier.modify(key) { watch in
-                watch.filter = filter
-                let full = watch.filtered(rendered).body
-                if !partial {
-                    watch.partial = nil
-                } else if watch.partial == nil {
-                    watch.partial = OMAWatcherNotifier.PartialNotifications()
-                }
-                let (body, type) = watch.body(for: full, forceFull: true)
-                watch.lastSent = BodyDigest(full)
-                return watch.subscription?.refresh(request, terms: terms, body: body, bodyType: type, now: now)
-            }
-            return apply(actions.flatMap { $0 } ?? [], context: .omaWatch(key), now: now, id: id)
+            let actions = notifier.refresh(
+                key, request, terms: terms, filter: filter, rendered: render(state, as: terms.bodyType),
+                partial: OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms), now: now)
+            return apply(actions, context: .omaWatch(key), now: now, id: id)
         }
     }
 

@@ -11,8 +11,7 @@ extension GatewayCore {
             sub.status == .active, let leg = watch.leg,
             let state = legPool[leg]?.categories[watch.resource]
         else { return [] }
-        let rendered = render(state, as: sub.terms.bodyType)
-        let full = watch.filter == nil ? rendered : notifier.modify(key) { $0.filtered(rendered).body } ?? rendered
+        let full = notifier.filtered(key, render(state, as: sub.terms.bodyType)).body
         let changed = BodyDigest(full) != watch.lastSent
         let max = control.resendAfter
         let resend = max.map { now >= control.lastNotified + $0 } ?? false

@@ -1,0 +1,76 @@
+import NIOCore
+import SIPMessages
+import SIPStack
+
+/// What an OMA watcher's dialog does with a document the coordinator rendered for it (the
+/// enterprise state in the watcher's negotiated format, `GatewayCore+OMAWatchers`): cut to what
+/// its filter selects (RFC 4661), sent whole or as a partial notification (RFC 5263), and
+/// remembered, so that the watcher is notified only when what it is sent changed. Each returns
+/// what the watch's ``NotifierSubscription`` does, which the coordinator applies in the watch's
+/// context; each changes the watch in place.
+extension OMAWatcherNotifier {
+    /// `rendered` cut to what the filter of watch `key` selects, and whether the change fired
+    /// one of its triggers (``GatewayCore/OMAWatch/filtered(_:)``, which keeps the document seen
+    /// for them); `rendered` itself for a watch without a filter.
+    mutating func filtered(_ key: Int, _ rendered: [UInt8]) -> (body: [UInt8], triggered: Bool) {
+        guard self[key]?.filter != nil else { return (rendered, true) }
+        return modify(key) { $0.filtered(rendered) } ?? (rendered, true)
+    }
+
+    /// Sends watch `key` the document `full` (filtered already) as its next notification,
+    /// partial when the watcher takes partial notifications, and notes what it was sent.
+    mutating func notify(_ key: Int, _ full: [UInt8], now: NIODeadline) -> [NotifierSubscription.Action] {
+        modify(key) { watch in
+            watch.lastSent = BodyDigest(full)
+            let (body, type) = watch.body(for: full, forceFull: false)
+            return watch.subscription?.stateChanged(body: body, bodyType: type, now: now) ?? []
+        } ?? []
+    }
+
+    /// The body of the first answer of waiting watch `key` from `rendered`: the whole document
+    /// (filtered) and what is sent of it, full state (RFC 5263 §4.3); nil when it is gone.
+    mutating func firstBody(_ key: Int, _ rendered: [UInt8]) -> (full: [UInt8], body: [UInt8], type: String?)? {
+        modify(key) { watch in
+            let full = watch.filtered(rendered).body
+            let (body, type) = watch.body(for: full, forceFull: true)
+            return (full, body, type)
+        }
+    }
+
+    /// Waiting watch `key` was answered with `subscription` and sent `full`.
+    mutating func answered(_ key: Int, _ subscription: NotifierSubscription, full: [UInt8]) {
+        modify(key) {
+            $0.pending = nil
+            $0.subscription = subscription
+            $0.lastSent = BodyDigest(full)
+        }
+    }
+
+    /// A refresh of watch `key` (RFC 6665 §4.2.1.2), with the filter it now has (RFC 4660 §4.2)
+    /// and whether it takes partial notifications: answered with full state, `rendered` cut by
+    /// the filter.
+    mutating func refresh(
+        _ key: Int, _ request: SIPRequest, terms: SubscriptionTerms, filter: WatcherFilter?, rendered: [UInt8],
+        partial: Bool, now: NIODeadline
+    ) -> [NotifierSubscription.Action] {
+        modify(key) { watch in
+            watch.filter = filter
+            let full = watch.filtered(rendered).body
+            if !partial {
+                watch.partial = nil
+            } else if watch.partial == nil {
+                watch.partial = PartialNotifications()
+            }
+            let (body, type) = watch.body(for: full, forceFull: true)
+            watch.lastSent = BodyDigest(full)
+            return watch.subscription?.refresh(request, terms: terms, body: body, bodyType: type, now: now) ?? []
+        } ?? []
+    }
+
+    /// Ends the dialog of watch `key` with `reason` (RFC 6665 §4.2.2): its final NOTIFY.
+    mutating func terminate(_ key: Int, reason: String, retryAfter: UInt32? = nil, now: NIODeadline)
+        -> [NotifierSubscription.Action]
+    {
+        modify(key) { $0.subscription?.terminate(reason: reason, retryAfter: retryAfter, now: now) ?? [] } ?? []
+    }
+}
