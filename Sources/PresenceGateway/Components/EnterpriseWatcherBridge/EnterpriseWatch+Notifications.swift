@@ -18,6 +18,27 @@ extension GatewayCore.EnterpriseWatch {
         return subscription?.resourceChanged(resource, serialized: body, now: now) ?? []
     }
 
+    /// Several resources changed at once (a list notification, RFC 4662 §5.3): each `update`
+    /// lists a resource's new instance (`terminated`: it leaves; `pending`: no state), or
+    /// carries its view, or both. One view change alone goes out as a leg's does, the categories
+    /// document itself; more in one multipart notification.
+    mutating func show(
+        _ updates: [BatchCategorySubscription.ResourceChange], boundary: String, now: NIODeadline
+    ) -> [NotifierSubscription.Action] {
+        for update in updates {
+            switch update.instance?.state {
+            case .terminated?: forget(update.uri)
+            case .pending?: lastSent[update.uri] = nil
+            default: if let body = update.body { lastSent[update.uri] = BodyDigest(body) }
+            }
+        }
+        guard let first = updates.first else { return [] }
+        if updates.count == 1, first.instance == nil {
+            return subscription?.resourceChanged(first.uri, serialized: first.body ?? [], now: now) ?? []
+        }
+        return subscription?.resourcesChanged(updates, boundary: boundary, now: now) ?? []
+    }
+
     /// `resource` waits for authorization at the OMA side again (RFC 6665 §4.1.3): listed
     /// `pending` without state in a batch; a single dialog does not go back to pending (RFC 6665
     /// has no active → pending transition for the notifier), it sends nothing until active again.

@@ -516,48 +516,30 @@ extension GatewayCore {
             return answerEnterpriseWatch(watchKey, now: now)
         }
         var updates: [BatchCategorySubscription.ResourceChange] = []
-        var ended: [String] = []
-        var sent: [(uri: String, digest: BodyDigest?)] = []
         for change in changes {
             let uri = change.leg.resource
             guard let categories = subscription.resources[uri] else { continue }
             if let reason = change.ended {
-                ended.append(uri)
-                updates.append(
-                    .init(
-                        uri: uri, instance: RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason))
-                    ))
+                let instance = RLMIList.Instance(state: .terminated, reason: Self.enterpriseReason(reason))
+                updates.append(.init(uri: uri, instance: instance))
             } else if change.leg.handling == .allow, change.wasPending != change.leg.pending {
                 if change.leg.pending {
-                    sent.append((uri, nil))
                     updates.append(.init(uri: uri, instance: Self.pendingInstance(uri)))
                 } else {
                     let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories)
                         .serialized()
-                    sent.append((uri, BodyDigest(body)))
                     updates.append(.init(uri: uri, instance: RLMIList.Instance(state: .active, cid: uri), body: body))
                 }
             } else if change.viewChanged, !Self.reflectsPending(change.leg) {
                 let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories).serialized()
-                let digest = BodyDigest(body)
-                guard watch.lastSent[uri] != digest else { continue }
-                sent.append((uri, digest))
+                guard watch.lastSent[uri] != BodyDigest(body) else { continue }
                 updates.append(.init(uri: uri, body: body))
             }
         }
-        // Alone, a view change goes out as a leg's does: the categories document itself.
         let alone = updates.count == 1 && updates[0].instance == nil
         let boundary = updates.isEmpty || alone ? "" : ids.boundary()
-        let actions = bridge.modifyWatch(watchKey) { watch -> [NotifierSubscription.Action]? in
-            for uri in ended { watch.forget(uri) }
-            for (uri, digest) in sent { watch.lastSent[uri] = digest }
-            if updates.isEmpty { return [] }
-            if alone {
-                return watch.subscription?.resourceChanged(updates[0].uri, serialized: updates[0].body ?? [], now: now)
-            }
-            return watch.subscription?.resourcesChanged(updates, boundary: boundary, now: now)
-        }
-        return apply(actions.flatMap { $0 } ?? [], context: .enterpriseWatch(watchKey), now: now)
+        let actions = bridge.modifyWatch(watchKey) { $0.show(updates, boundary: boundary, now: now) }
+        return apply(actions ?? [], context: .enterpriseWatch(watchKey), now: now)
     }
 }
 
