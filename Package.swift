@@ -243,6 +243,22 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The UPnP device TelephonyServer:2 with the Presence:1 service (ISO/IEC 29341-26-16):
+        // SSDP, descriptions, SOAP control and GENA eventing over a backend protocol (docs/flows.md,
+        // "UPnP Telephony Presence:1: the device layer").
+        .target(
+            name: "UPnPDevice",
+            dependencies: [
+                "XMLBridge",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict
+        ),
+        // Runs the device with the in-memory backend, for trying it with a control point by hand.
+        .executableTarget(name: "upnp-presence-device", dependencies: ["UPnPDevice"], swiftSettings: strict),
         .testTarget(
             name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "PresenceGateway", "XMLBridge"], swiftSettings: strict),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
