@@ -260,6 +260,18 @@ let package = Package(
         // Runs the device with the in-memory backend, for trying it with a control point by hand.
         .executableTarget(name: "upnp-presence-device", dependencies: ["UPnPDevice"], swiftSettings: strict),
         .testTarget(
+            name: "UPnPDeviceTests",
+            dependencies: [
+                "UPnPDevice", "PeerTestSupport", "XMLBridge",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            exclude: ["upnp_peer.py"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "PresenceGateway", "XMLBridge"], swiftSettings: strict),
         .testTarget(name: "XMLBridgeTests", dependencies: ["XMLBridge"], swiftSettings: strict),
         .testTarget(name: "MultipartTests", dependencies: ["Multipart"], swiftSettings: strict),
