@@ -58,6 +58,10 @@ extension PresenceDevice {
         request.headers.add(name: "NTS", value: "upnp:propchange")
         request.headers.add(name: "SID", value: message.sid)
         request.headers.add(name: "SEQ", value: String(message.sequence))
+        // Events are rare and a control point's callback server is often short-lived: a pooled
+        // connection would keep it from shutting down (aiohttp waits for it) and could stall the
+        // next NOTIFY on a half-closed socket.
+        request.headers.add(name: "CONNECTION", value: "close")
         request.body = .bytes(ByteBuffer(bytes: message.body))
         do {
             let response = try await client.execute(request, timeout: .seconds(configuration.notifyTimeoutSeconds))
