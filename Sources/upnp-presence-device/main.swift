@@ -1,8 +1,13 @@
+import Dispatch
 import UPnPDevice
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `upnp-presence-device [http-port] [ssdp-port] [host]`: the Presence:1 device over the in-memory
-/// backend until interrupted. With no arguments it listens on 0.0.0.0 (HTTP on a free port, SSDP on
-/// 1900).
+/// backend until SIGINT or SIGTERM, then ssdp:byebye. With no arguments it listens on 0.0.0.0
+/// (HTTP on a free port, SSDP on 1900).
 let arguments = CommandLine.arguments.dropFirst().map { $0 }
 let httpPort = arguments.count > 0 ? Int(arguments[0]) ?? 0 : 0
 let ssdpPort = arguments.count > 1 ? Int(arguments[1]) ?? 1900 : 1900
@@ -13,4 +18,24 @@ let device = try await PresenceDevice.bind(configuration: configuration, backend
 print(
     "description \(device.descriptionURL), SSDP \(device.ssdpAddress), multicast joined: \(device.joinedMulticastGroup)"
 )
-try await device.run()
+
+/// The first SIGINT or SIGTERM.
+func terminationSignal() async {
+    let (signals, continuation) = AsyncStream.makeStream(of: Int32.self)
+    let sources = [SIGINT, SIGTERM].map { number in
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number)
+        source.setEventHandler { continuation.yield(number) }
+        source.resume()
+        return source
+    }
+    for await _ in signals { break }
+    for source in sources { source.cancel() }
+}
+
+try await withThrowingDiscardingTaskGroup { group in
+    group.addTask { try await device.run() }
+    await terminationSignal()
+    group.cancelAll()
+}
+print("stopped")
