@@ -7,16 +7,17 @@ public actor EventPublisher {
     private var table: GENASubscriptionTable
     private var moderator: EventModerator
     private var values: [EventedVariable: String] = [:]
-    private let continuation: AsyncStream<GENANotify>.Continuation
-    /// The event messages to deliver, in order; read by one delivery loop.
-    public nonisolated let outbox: AsyncStream<GENANotify>
+    private let continuation: AsyncStream<Delivery>.Continuation
+    /// The event messages to deliver, in order, and the ends of subscriptions; read by one
+    /// delivery loop.
+    public nonisolated let outbox: AsyncStream<Delivery>
     private let makeSID: @Sendable () -> String
 
     public init(configuration: GENAConfiguration, makeSID: @escaping @Sendable () -> String = { "uuid:" + makeUUID() })
     {
         table = GENASubscriptionTable(configuration: configuration)
         moderator = EventModerator(interval: configuration.moderationInterval)
-        (outbox, continuation) = AsyncStream.makeStream(of: GENANotify.self, bufferingPolicy: .bufferingNewest(1024))
+        (outbox, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .bufferingNewest(1024))
         self.makeSID = makeSID
     }
 
@@ -33,13 +34,14 @@ public actor EventPublisher {
         switch request {
         case .subscribe(let callbacks, let timeout):
             let seconds = table.grantedTimeout(timeout)
-            return table.subscribe(
-                callbacks: callbacks, timeout: timeout, controlPoint: controlPoint, sid: makeSID(), now: now
-            ).map { ($0.sid, seconds) }
+            let sid = makeSID()
+            return changingTable {
+                $0.subscribe(callbacks: callbacks, timeout: timeout, controlPoint: controlPoint, sid: sid, now: now)
+            }.map { ($0.sid, seconds) }
         case .renew(let sid, let timeout):
-            return table.renew(sid: sid, timeout: timeout, now: now).map { (sid, $0) }
+            return changingTable { $0.renew(sid: sid, timeout: timeout, now: now) }.map { (sid, $0) }
         case .unsubscribe(let sid):
-            return table.unsubscribe(sid: sid, now: now).map { (sid, nil) }
+            return changingTable { $0.unsubscribe(sid: sid, now: now) }.map { (sid, nil) }
         }
     }
 
@@ -48,7 +50,7 @@ public actor EventPublisher {
     public func accepted(sid: String) {
         let properties = EventedVariable.all.map { ($0, values[$0] ?? "") }
         if let message = table.initialNotify(sid: sid, body: PropertySet.body(properties)) {
-            continuation.yield(message)
+            continuation.yield(.notify(message))
         }
     }
 
@@ -62,7 +64,7 @@ public actor EventPublisher {
     /// periodically by the device.
     public func tick() {
         let now = NIODeadline.now()
-        table.expire(now: now)
+        changingTable { $0.expire(now: now) }
         send(moderator.flush(now: now))
     }
 
@@ -74,8 +76,25 @@ public actor EventPublisher {
 
     private func send(_ properties: [(EventedVariable, String)]) {
         guard !properties.isEmpty else { return }
-        for message in table.notifies(body: PropertySet.body(properties)) { continuation.yield(message) }
+        for message in table.notifies(body: PropertySet.body(properties)) { continuation.yield(.notify(message)) }
     }
+
+    /// Changes the table and reports the subscriptions that ended on the way (unsubscribed or
+    /// expired), so that the delivery loop can drop their queues.
+    private func changingTable<T>(_ change: (inout GENASubscriptionTable) -> T) -> T {
+        let before = Set(table.subscriptions.keys)
+        let result = change(&table)
+        for sid in before.subtracting(table.subscriptions.keys) { continuation.yield(.ended(sid: sid)) }
+        return result
+    }
+}
+
+/// What the publisher hands to the delivery loop.
+public enum Delivery: Sendable, Hashable {
+    /// An event message to send.
+    case notify(GENANotify)
+    /// A subscription ended: nothing more will come for it.
+    case ended(sid: String)
 }
 
 /// A random (version 4) UUID in lower case (RFC 9562 §5.4; UDA 1.1 §1.1.4 for UDNs and SIDs).

@@ -40,12 +40,38 @@ extension PresenceDevice {
     }
 
     /// NOTIFY delivery (UDA 1.1 §4.3.2): each message to its callback URLs in order until one
-    /// answers 2xx. Messages go out one after another, so one subscriber sees its SEQs in order.
+    /// answers 2xx. Each subscription has its own queue and task, in this task group: its SEQs go
+    /// out in order, and a slow or silent subscriber holds up only its own events (its queue keeps
+    /// the newest 64; a gap in SEQ tells the control point to subscribe again).
     func deliver(with client: HTTPClient) async {
-        for await message in publisher.outbox {
-            for url in message.callbacks where await notify(message, to: url, client: client) {
-                break
+        await withDiscardingTaskGroup { group in
+            var queues: [String: AsyncStream<GENANotify>.Continuation] = [:]
+            for await item in publisher.outbox {
+                switch item {
+                case .ended(let sid):
+                    queues.removeValue(forKey: sid)?.finish()
+                case .notify(let message):
+                    if let queue = queues[message.sid] {
+                        queue.yield(message)
+                        continue
+                    }
+                    let (queue, continuation) = AsyncStream.makeStream(
+                        of: GENANotify.self, bufferingPolicy: .bufferingNewest(64))
+                    queues[message.sid] = continuation
+                    continuation.yield(message)
+                    group.addTask {
+                        for await message in queue { await self.deliver(message, with: client) }
+                    }
+                }
             }
+            for queue in queues.values { queue.finish() }
+        }
+    }
+
+    /// One message to the first callback URL that takes it.
+    func deliver(_ message: GENANotify, with client: HTTPClient) async {
+        for url in message.callbacks where await notify(message, to: url, client: client) {
+            return
         }
     }
 

@@ -94,6 +94,12 @@ public final class PresenceDevice: Sendable {
             .bind(host: configuration.httpHost, port: configuration.httpPort) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    // A connection that sends nothing for this long is closed (a control point that
+                    // opens connections and leaves them would otherwise hold them for ever).
+                    let idle = TimeAmount.seconds(configuration.idleTimeoutSeconds)
+                    try channel.pipeline.syncOperations.addHandlers([
+                        IdleStateHandler(readTimeout: idle), IdleConnectionCloser(),
+                    ])
                     return try HTTPConnection(wrappingChannelSynchronously: channel)
                 }
             }
@@ -137,5 +143,18 @@ public final class PresenceDevice: Sendable {
         try? await ssdpChannel.close()
         try? await httpServer.channel.close()
         try? await client.shutdown()
+    }
+}
+
+/// Closes a connection when IdleStateHandler reports it idle.
+final class IdleConnectionCloser: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }

@@ -28,13 +28,16 @@ public struct PresenceDeviceConfiguration: Sendable {
     public var server: String
     /// How long one NOTIFY may take (UDA 1.1 §4.3.2 leaves it to the publisher).
     public var notifyTimeoutSeconds: Int64
+    /// How long an HTTP connection may send nothing before it is closed.
+    public var idleTimeoutSeconds: Int64
 
     public init(
         identity: DeviceIdentity, httpHost: String = "0.0.0.0", httpPort: Int = 0, advertisedHost: String? = nil,
         ssdpHost: String = "0.0.0.0", ssdpPort: Int = 1900, joinMulticastGroup: Bool = true,
         announceHost: String? = "239.255.255.250", announcePort: Int = 1900, maxAge: Int = 1800, bootID: UInt32? = nil,
         eventing: GENAConfiguration = GENAConfiguration(), maxBodyBytes: Int = 64 << 10,
-        server: String = "Linux/6 UPnP/1.1 PresenceGateway/1.0", notifyTimeoutSeconds: Int64 = 5
+        server: String = "Linux/6 UPnP/1.1 PresenceGateway/1.0", notifyTimeoutSeconds: Int64 = 5,
+        idleTimeoutSeconds: Int64 = 30
     ) {
         self.identity = identity
         self.httpHost = httpHost
@@ -51,5 +54,6 @@ public struct PresenceDeviceConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.server = server
         self.notifyTimeoutSeconds = notifyTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
     }
 }

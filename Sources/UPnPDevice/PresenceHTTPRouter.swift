@@ -125,7 +125,8 @@ public struct PresenceHTTPRouter: Sendable {
         case .failure(let status):
             return (.plain(status.code, status.reason), nil)
         case .success(let granted):
-            var headers: [(name: String, value: String)] = [("SERVER", server)]
+            // UDA 1.1 §4.1.2: DATE is recommended, SERVER required in the SUBSCRIBE response.
+            var headers: [(name: String, value: String)] = [("DATE", httpDate()), ("SERVER", server)]
             if let seconds = granted.seconds {
                 headers += [("SID", granted.sid), ("TIMEOUT", "Second-\(seconds)")]
             }

@@ -134,3 +134,67 @@ import UPnPDevice
         }
     }
 }
+
+/// GENA event messages on the wire (UDA 1.1 §4.3.2).
+@Suite struct DeviceEventingTests {
+    static func subscribe(_ device: PresenceDevice, callback: String) async throws -> String {
+        let url = "http://127.0.0.1:\(device.httpAddress.port ?? 0)/event/presence"
+        let response = try await DeviceSocketTests.request(
+            url, method: .SUBSCRIBE, headers: [("CALLBACK", callback), ("NT", "upnp:event")])
+        return try #require(response.headers["SID"].first)
+    }
+
+    /// The initial event (SEQ 0, every evented variable) right after SUBSCRIBE, then SEQ 1 for a
+    /// change; NT upnp:event, NTS upnp:propchange, the SID; a subscriber that never answers does
+    /// not hold up another one.
+    @Test func initialEventThenChangesWhileAnotherSubscriberIsSilent() async throws {
+        let backend = InMemoryPresenceBackend()
+        let silent = try await NotifyCollector(silent: true)
+        let collector = try await NotifyCollector()
+        try await withDevice(backend: backend) { device in
+            _ = try await Self.subscribe(device, callback: silent.callback)
+            let sid = try await Self.subscribe(device, callback: collector.callback)
+            let initial = try await collector.wait(for: 1, seconds: 3)
+            try #require(initial.count == 1)
+            #expect(initial[0].method == "NOTIFY")
+            #expect(initial[0].headers["NT"] == "upnp:event" && initial[0].headers["NTS"] == "upnp:propchange")
+            #expect(initial[0].headers["SID"] == sid && initial[0].headers["SEQ"] == "0")
+            for name in ["UserPresenceInfo", "PresenceOfContactsUpdate", "Watcher"] {
+                #expect(initial[0].body.contains("<\(name)"))
+            }
+            await backend.updatePresence("<presence status='busy'/>")
+            let both = try await collector.wait(for: 2, seconds: 3)
+            try #require(both.count == 2, "the second event came late: the silent subscriber held it up")
+            #expect(both[1].headers["SEQ"] == "1")
+            #expect(
+                both[1].body.contains("&lt;presence status='busy'/&gt;")
+                    || both[1].body.contains("&lt;presence status=&apos;busy&apos;/&gt;"))
+            #expect(!both[1].body.contains("Watcher"))
+        }
+        await silent.close()
+        await collector.close()
+    }
+
+    /// ISO/IEC 29341-26-16 §5.4: changes within the moderation interval are coalesced; the last
+    /// value goes out once the interval has passed. After UNSUBSCRIBE nothing more is sent.
+    @Test func moderationAndUnsubscribe() async throws {
+        let backend = InMemoryPresenceBackend()
+        let collector = try await NotifyCollector()
+        let eventing = GENAConfiguration(moderationInterval: .milliseconds(500))
+        try await withDevice(backend: backend, eventing: eventing) { device in
+            let sid = try await Self.subscribe(device, callback: collector.callback)
+            _ = try await collector.wait(for: 1, seconds: 3)
+            for n in 1...5 { await backend.updatePresence("<p n='\(n)'/>") }
+            let events = try await collector.wait(for: 3, seconds: 2)
+            #expect(events.count == 3, "initial, the first change, then the last after 500 ms")
+            #expect(
+                events.last?.body.contains("n=&apos;5&apos;") == true || events.last?.body.contains("n='5'") == true)
+            let url = "http://127.0.0.1:\(device.httpAddress.port ?? 0)/event/presence"
+            _ = try await DeviceSocketTests.request(url, method: .UNSUBSCRIBE, headers: [("SID", sid)])
+            await backend.updatePresence("<p n='6'/>")
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(try await collector.wait(for: 4, seconds: 0.1).count == 3)
+        }
+        await collector.close()
+    }
+}
