@@ -204,7 +204,7 @@ let package = Package(
             name: "PresenceGateway",
             dependencies: [
                 "GatewayState", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages", "Multipart",
-                "_GatewayInternals",
+                "_GatewayInternals", "UPnPDevice",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -225,6 +225,7 @@ let package = Package(
             dependencies: [
                 "CProcCheck",
                 "PresenceGateway",
+                "UPnPDevice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -351,7 +352,7 @@ let package = Package(
         .testTarget(
             name: "PresenceGatewayTests",
             dependencies: [
-                "PresenceGateway", "GatewayState", "PresenceMapping", "PresenceDocuments", "MSPresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
+                "PresenceGateway", "UPnPDevice", "GatewayState", "PresenceMapping", "PresenceDocuments", "MSPresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
                 "SIPStack",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
