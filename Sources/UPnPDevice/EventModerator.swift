@@ -1,5 +1,4 @@
 public import NIOCore
-internal import XMLBridge
 
 /// Event moderation as a value: at most one event message per variable per interval; changes
 /// that come sooner are coalesced and the latest value goes out when the interval has passed
@@ -43,23 +42,5 @@ public struct EventModerator: Sendable {
     /// When the next pending change falls due, nil when none waits.
     public var nextDeadline: NIODeadline? {
         pending.keys.compactMap { lastSent[$0].map { $0 + interval } }.min()
-    }
-}
-
-/// The body of an event message (UDA 1.1 §4.3.2):
-/// `<e:propertyset xmlns:e="urn:schemas-upnp-org:event-1-0"><e:property><name>value</name>…`.
-public enum PropertySet {
-    public static let namespace = "urn:schemas-upnp-org:event-1-0"
-
-    public static func body(_ properties: [(EventedVariable, String)]) -> [UInt8] {
-        var set = DescriptionDocuments.element(namespace, "propertyset", [])
-        set.prefix = "e"
-        for (variable, value) in properties {
-            var property = DescriptionDocuments.element(
-                namespace, "property", [DescriptionDocuments.leaf("", variable.name, value)])
-            property.prefix = "e"
-            set.append(property)
-        }
-        return XMLWriter(indent: nil, declaration: true).bytes(set)
     }
 }

@@ -7,17 +7,17 @@ public actor EventPublisher {
     private var table: GENASubscriptionTable
     private var moderator: EventModerator
     private var values: [EventedVariable: String] = [:]
-    private let continuation: AsyncStream<Delivery>.Continuation
+    private let continuation: AsyncStream<EventDelivery>.Continuation
     /// The event messages to deliver, in order, and the ends of subscriptions; read by one
     /// delivery loop.
-    public nonisolated let outbox: AsyncStream<Delivery>
+    public nonisolated let outbox: AsyncStream<EventDelivery>
     private let makeSID: @Sendable () -> String
 
     public init(configuration: GENAConfiguration, makeSID: @escaping @Sendable () -> String = { "uuid:" + makeUUID() })
     {
         table = GENASubscriptionTable(configuration: configuration)
         moderator = EventModerator(interval: configuration.moderationInterval)
-        (outbox, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .bufferingNewest(1024))
+        (outbox, continuation) = AsyncStream.makeStream(of: EventDelivery.self, bufferingPolicy: .bufferingNewest(1024))
         self.makeSID = makeSID
     }
 
@@ -87,21 +87,4 @@ public actor EventPublisher {
         for sid in before.subtracting(table.subscriptions.keys) { continuation.yield(.ended(sid: sid)) }
         return result
     }
-}
-
-/// What the publisher hands to the delivery loop.
-public enum Delivery: Sendable, Hashable {
-    /// An event message to send.
-    case notify(GENANotify)
-    /// A subscription ended: nothing more will come for it.
-    case ended(sid: String)
-}
-
-/// A random (version 4) UUID in lower case (RFC 9562 §5.4; UDA 1.1 §1.1.4 for UDNs and SIDs).
-public func makeUUID() -> String {
-    var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
-    bytes[6] = (bytes[6] & 0x0F) | 0x40
-    bytes[8] = (bytes[8] & 0x3F) | 0x80
-    let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
-    return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
 }

@@ -1,15 +1,3 @@
-/// A change of an evented state variable, reported by a backend (ISO/IEC 29341-26-16 §5.4).
-public struct EventedChange: Sendable, Hashable {
-    public var variable: EventedVariable
-    /// The new value: an XML document as a string, opaque at this layer.
-    public var value: String
-
-    public init(_ variable: EventedVariable, _ value: String) {
-        self.variable = variable
-        self.value = value
-    }
-}
-
 /// The seam between the UPnP device and what gives presence its meaning (the bridge to SIP).
 ///
 /// The device calls one method per action of ISO/IEC 29341-26-16 §5.5 after it has checked the

@@ -48,19 +48,6 @@ public struct SSDPMessage: Sendable, Hashable {
     }
 }
 
-/// Limits on an SSDP datagram; an input beyond them is ignored, as any bad datagram.
-public struct SSDPLimits: Sendable, Hashable {
-    /// Largest datagram read (default 8 KiB; UDA 1.1 §1.1.5 limits SSDP messages to one datagram).
-    public var maxBytes: Int
-    /// Most header fields (default 64).
-    public var maxHeaders: Int
-
-    public init(maxBytes: Int = 8192, maxHeaders: Int = 64) {
-        self.maxBytes = maxBytes
-        self.maxHeaders = maxHeaders
-    }
-}
-
 extension SSDPMessage {
     /// Reads a datagram; nil when it is no SSDP message (not UTF-8, too large, no start line, a
     /// header line without a colon, too many header fields). Never traps.
@@ -86,15 +73,5 @@ extension SSDPMessage {
             guard headers.count <= limits.maxHeaders else { return nil }
         }
         return SSDPMessage(startLine: String(first), headers: headers)
-    }
-}
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs.
-    func trimmingSSDPSpace() -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) })
-        else { return "" }
-        return String(self[start...end])
     }
 }

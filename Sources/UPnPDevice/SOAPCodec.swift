@@ -1,41 +1,5 @@
 public import XMLBridge
 
-/// A validated action invocation: the action of the service and its IN arguments in order
-/// (UPnP Device Architecture 1.1 §3.2.1).
-///
-/// ```
-/// POST path of control URL HTTP/1.1
-/// CONTENT-TYPE: text/xml; charset="utf-8"
-/// SOAPACTION: "urn:schemas-upnp-org:service:serviceType:v#actionName"
-///
-/// <s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"
-///     s:encodingStyle="http://schemas.xmlsoap.org/soap/encoding/">
-///   <s:Body>
-///     <u:actionName xmlns:u="urn:schemas-upnp-org:service:serviceType:v">
-///       <argumentName>in arg value</argumentName>
-///     </u:actionName>
-///   </s:Body>
-/// </s:Envelope>
-/// ```
-public struct SOAPActionRequest: Sendable, Hashable {
-    public var action: UPnPActionName
-    /// The IN arguments by name, exactly those of the action.
-    public var arguments: [String: String]
-
-    public init(action: UPnPActionName, arguments: [String: String]) {
-        self.action = action
-        self.arguments = arguments
-    }
-}
-
-/// Why a control request was refused before any action ran.
-public enum SOAPRequestError: Error, Hashable, Sendable {
-    /// The request is no SOAP envelope at all (not XML, no Envelope or Body): HTTP 400.
-    case badRequest(String)
-    /// The envelope names no action of the service, or the wrong arguments: a UPnP fault.
-    case fault(UPnPFault)
-}
-
 /// Reads and writes the SOAP 1.1 messages of UPnP control (UDA 1.1 §3.2).
 public enum SOAPCodec {
     public static let envelopeNamespace = "http://schemas.xmlsoap.org/soap/envelope/"
@@ -143,15 +107,5 @@ public enum SOAPCodec {
             attributes: [XMLAttribute(XMLName(ns, "encodingStyle"), encodingStyle, prefix: "s")],
             children: [.element(body)], prefix: "s", namespaceDeclarations: [(prefix: "s", uri: ns)])
         return XMLWriter(indent: nil, declaration: true).bytes(envelope)
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        guard let start = firstIndex(where: { !chars.contains($0) }),
-            let end = lastIndex(where: { !chars.contains($0) })
-        else { return "" }
-        return String(self[start...end])
     }
 }
