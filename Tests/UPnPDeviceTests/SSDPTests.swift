@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 
 @testable import UPnPDevice
@@ -139,5 +140,33 @@ import Testing
     @Test func writtenMessagesParseBack() throws {
         let message = try #require(Self.advertiser.aliveMessages().first)
         #expect(SSDPMessage.parse(message.bytes) == message)
+    }
+}
+
+/// Searches answered per source: a burst, then a steady rate, each address on its own.
+@Suite struct SSDPSearchLimiterTests {
+    @Test func burstThenRatePerSource() {
+        var limiter = SSDPSearchLimiter(burst: 3, perSecond: 2)
+        let t0 = GENATests.t0
+        var burst: [Bool] = []
+        for _ in 0..<5 { burst.append(limiter.allows("192.0.2.1", now: t0)) }
+        #expect(burst == [true, true, true, false, false])
+        let other = limiter.allows("192.0.2.2", now: t0)
+        let afterHalfASecond = limiter.allows("192.0.2.1", now: t0 + .milliseconds(500))
+        let tooSoon = limiter.allows("192.0.2.1", now: t0 + .milliseconds(600))
+        #expect(other && afterHalfASecond && !tooSoon)
+        var later: [Bool] = []
+        for _ in 0..<4 { later.append(limiter.allows("192.0.2.1", now: t0 + .seconds(60))) }
+        #expect(later == [true, true, true, false])
+    }
+
+    @Test func aFullTableStartsAgain() {
+        var limiter = SSDPSearchLimiter(burst: 1, perSecond: 0, maxSources: 2)
+        let t0 = GENATests.t0
+        let first = [limiter.allows("a", now: t0), limiter.allows("b", now: t0), limiter.allows("a", now: t0)]
+        #expect(first == [true, true, false])
+        let newcomer = limiter.allows("c", now: t0)
+        let againAfterReset = limiter.allows("a", now: t0)
+        #expect(newcomer && againAfterReset)
     }
 }
