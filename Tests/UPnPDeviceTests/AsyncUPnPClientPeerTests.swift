@@ -6,9 +6,10 @@ import UPnPDevice
 /// The device with a real control point: async-upnp-client 0.49.0 (PyPI), installed by
 /// scripts/setup.sh into a virtual environment (UPNP_PEER_VENV, default
 /// /opt/presence-gateway-peers/async-upnp-client-0.49.0). upnp_peer.py searches with a unicast
-/// M-SEARCH to the device's SSDP port on 127.0.0.1 (loopback has no MULTICAST flag in the test
-/// sandboxes, so the device listens on a free loopback port without joining the group), reads the
-/// descriptions, calls every action, subscribes, and prints one JSON object.
+/// M-SEARCH to the device's SSDP port on 127.0.0.1 (the device listens on a free loopback port
+/// without joining the group: lo has no MULTICAST flag in the test machines, and a multicast
+/// search goes to port 1900, which a test cannot count on), reads the descriptions, calls every
+/// action, subscribes, and prints one JSON object.
 @Suite struct AsyncUPnPClientPeerTests {
     static var python: String {
         let venv =

@@ -1,10 +1,11 @@
 """The real control point of Tests/UPnPDeviceTests/AsyncUPnPClientPeerTests.swift: async-upnp-client.
 
-Usage: upnp_peer.py SSDP_PORT. Finds the Presence:1 device by M-SEARCH sent unicast to
-127.0.0.1:SSDP_PORT (loopback has no MULTICAST flag in the test sandboxes, so a multicast search
-would not reach the device), reads its description with async-upnp-client's UpnpFactory, calls
-every action, subscribes to its events with AiohttpNotifyServer, and prints one JSON object with
-what it saw.
+Usage: upnp_peer.py SSDP_PORT. Finds the Presence:1 device by an M-SEARCH sent unicast to
+127.0.0.1:SSDP_PORT: the test's device listens there on a free port without joining the multicast
+group (lo has no MULTICAST flag in the test machines, and a multicast search goes to port 1900,
+which a test cannot count on having). Then it reads the description with async-upnp-client's
+UpnpFactory, calls every action, subscribes to the events with AiohttpNotifyServer, and prints one
+JSON object with what it saw.
 """
 
 import asyncio
