@@ -121,6 +121,11 @@ extension PresenceDevice {
                 case .head(let started):
                     (head, tooLarge) = (started, false)
                     body.clear()
+                    if started.headers["expect"].contains(where: { $0.lowercased() == "100-continue" }),
+                        try await !continueOrRefuse(started, to: outbound)
+                    {
+                        return
+                    }
                 case .body(var chunk):
                     tooLarge = tooLarge || body.readableBytes + chunk.readableBytes > configuration.maxBodyBytes
                     if !tooLarge { body.writeBuffer(&chunk) }
@@ -141,6 +146,20 @@ extension PresenceDevice {
                 }
             }
         }
+    }
+
+    /// `Expect: 100-continue` (RFC 9110 §10.1.1): 100 Continue when the announced body fits, and
+    /// true; else 413 at once, without waiting for the body, and false (the connection closes).
+    func continueOrRefuse(
+        _ request: HTTPRequestHead, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
+    ) async throws -> Bool {
+        let length = request.headers["content-length"].first.flatMap { Int($0) } ?? 0
+        guard length <= configuration.maxBodyBytes else {
+            try await write(.plain(413, "Content Too Large"), for: request, close: true, to: outbound)
+            return false
+        }
+        try await outbound.write(.head(HTTPResponseHead(version: request.version, status: .continue)))
+        return true
     }
 
     func write(

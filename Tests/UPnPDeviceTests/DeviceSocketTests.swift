@@ -109,6 +109,31 @@ import UPnPDevice
         }
     }
 
+    /// RFC 9110 §10.1.1: `Expect: 100-continue` gets 100 Continue before the body when the body
+    /// fits, and 413 at once when the announced length is over the limit.
+    @Test func expectContinue() async throws {
+        try await withDevice { device in
+            let port = try #require(device.httpAddress.port)
+            let body = DeviceSocketTests.soap("GetPresence")
+            let fits = try await RawConnection(port: port)
+            try await fits.send(
+                "POST /control/presence HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n"
+                    + "SOAPACTION: \"urn:schemas-upnp-org:service:Presence:1#GetPresence\"\r\n"
+                    + "Expect: 100-continue\r\n\r\n")
+            #expect(try await fits.received(containing: "\r\n\r\n", seconds: 3).hasPrefix("HTTP/1.1 100 Continue\r\n"))
+            try await fits.send(body)
+            let answered = try await fits.received(containing: "GetPresenceResponse", seconds: 3)
+            #expect(answered.contains("HTTP/1.1 200 OK\r\n") && answered.contains("GetPresenceResponse"))
+            await fits.close()
+            let tooLarge = try await RawConnection(port: port)
+            try await tooLarge.send(
+                "POST /control/presence HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n"
+                    + "Expect: 100-continue\r\n\r\n")
+            #expect(try await tooLarge.received(containing: "\r\n\r\n", seconds: 3).hasPrefix("HTTP/1.1 413 "))
+            await tooLarge.close()
+        }
+    }
+
     /// UDA 1.1 §4.1.2 to §4.1.4 on the wire: SID and TIMEOUT granted; 412 for a callback outside
     /// the allowed networks and for unknown SIDs; 400 for SID with NT.
     @Test func eventSubscriptionStatuses() async throws {
