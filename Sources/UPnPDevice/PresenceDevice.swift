@@ -116,15 +116,28 @@ public final class PresenceDevice: Sendable {
                 }
             }
             .bind(host: configuration.ssdpHost, port: configuration.ssdpPort).get()
+        return (channel, await joinGroup(channel, configuration))
+    }
+
+    /// Joins 239.255.255.250 on the configured interface (or the kernel's choice); false where
+    /// that fails. NIO refuses to join on an interface without the MULTICAST flag (lo here:
+    /// `NIOMulticastNotSupportedError`); the announcements still leave by a configured interface
+    /// (IP_MULTICAST_IF), which the kernel allows on lo.
+    static func joinGroup(_ channel: any Channel, _ configuration: PresenceDeviceConfiguration) async -> Bool {
         guard configuration.joinMulticastGroup, let multicast = channel as? any MulticastChannel,
             let groupAddress = try? SocketAddress(ipAddress: "239.255.255.250", port: configuration.ssdpPort)
-        else { return (channel, false) }
-        do {
-            try await multicast.joinGroup(groupAddress).get()
-            return (channel, true)
-        } catch {
-            return (channel, false)
+        else { return false }
+        guard let interface = configuration.multicastInterface else {
+            return (try? await multicast.joinGroup(groupAddress).get()) != nil
         }
+        var address = in_addr()
+        if inet_pton(AF_INET, interface, &address) == 1, let options = channel as? any SocketOptionProvider {
+            _ = try? await options.setIPMulticastIF(address).get()
+        }
+        guard let devices = try? System.enumerateDevices(),
+            let device = devices.first(where: { $0.address?.ipAddress == interface })
+        else { return false }
+        return (try? await multicast.joinGroup(groupAddress, device: device).get()) != nil
     }
 
     /// Serves until the calling task is cancelled; then sends ssdp:byebye, closes the sockets and

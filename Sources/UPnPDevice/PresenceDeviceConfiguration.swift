@@ -14,6 +14,9 @@ public struct PresenceDeviceConfiguration: Sendable {
     /// Join 239.255.255.250 on the SSDP socket (UDA 1.1 §1.1.2). A failure to join (no
     /// multicast on the interface) is no error: unicast searches are still answered.
     public var joinMulticastGroup: Bool
+    /// The IPv4 address of the interface to join the group on and to announce from; nil leaves
+    /// both to the kernel (the interface of the default route).
+    public var multicastInterface: String?
     /// Where alive and byebye go: host and port (the SSDP multicast group by default); nil sends none.
     public var announceHost: String?
     public var announcePort: Int
@@ -34,6 +37,7 @@ public struct PresenceDeviceConfiguration: Sendable {
     public init(
         identity: DeviceIdentity, httpHost: String = "0.0.0.0", httpPort: Int = 0, advertisedHost: String? = nil,
         ssdpHost: String = "0.0.0.0", ssdpPort: Int = 1900, joinMulticastGroup: Bool = true,
+        multicastInterface: String? = nil,
         announceHost: String? = "239.255.255.250", announcePort: Int = 1900, maxAge: Int = 1800, bootID: UInt32? = nil,
         eventing: GENAConfiguration = GENAConfiguration(), maxBodyBytes: Int = 64 << 10,
         server: String = "Linux/6 UPnP/1.1 PresenceGateway/1.0", notifyTimeoutSeconds: Int64 = 5,
@@ -46,6 +50,7 @@ public struct PresenceDeviceConfiguration: Sendable {
         self.ssdpHost = ssdpHost
         self.ssdpPort = ssdpPort
         self.joinMulticastGroup = joinMulticastGroup
+        self.multicastInterface = multicastInterface
         self.announceHost = announceHost
         self.announcePort = announcePort
         self.maxAge = maxAge

@@ -18,6 +18,7 @@ import UPnPDevice
                   uuid: "2fac1234-31f8-11b4-a222-08002b34c003"
                   friendly-name: Front desk
                   callback-networks: ["192.0.2.0/24", "fd00::/8"]
+                  multicast-interface: 192.0.2.10
                 """)
         let upnp = try #require(config.upnp)
         #expect(upnp.address == "192.0.2.10" && upnp.port == 49152 && upnp.ssdpPort == 1900)
@@ -27,6 +28,7 @@ import UPnPDevice
         #expect(device.httpHost == "192.0.2.10" && device.ssdpHost == "0.0.0.0" && device.ssdpPort == 1900)
         #expect(device.eventing.callbackPolicy.allows(["http://192.0.2.77:4000/", "http://[fd00::5]/"]))
         #expect(!device.eventing.callbackPolicy.allows(["http://198.51.100.1/"]))
+        #expect(device.multicastInterface == "192.0.2.10")
         let minimal = try GatewayConfiguration(yaml: ConfigurationTests.valid + "upnp: { address: 127.0.0.1 }\n")
         #expect(minimal.upnp?.port == 0)
         #expect(minimal.upnp?.uuid == nil)
@@ -39,6 +41,7 @@ import UPnPDevice
         ("upnp: { address: 127.0.0.1, ssdp-port: 0 }\n", "whole number"),
         ("upnp: { address: 127.0.0.1, callback-networks: [\"10.0.0.0/40\"] }\n", "no network"),
         ("upnp: { address: 127.0.0.1, colour: blue }\n", "unknown key 'colour'"),
+        ("upnp: { address: 127.0.0.1, multicast-interface: \"::1\" }\n", "IPv4 address"),
     ])
     func aMalformedSectionIsRefusedAtItsLine(_ line: String, _ words: String) {
         let error = #expect(throws: ConfigurationError.self) {

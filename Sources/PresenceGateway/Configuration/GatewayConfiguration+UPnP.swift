@@ -14,6 +14,7 @@ extension GatewayConfiguration {
     ///   uuid: "2fac1234-31f8-11b4-a222-08002b34c003"   # the UDN (default: a new one each start)
     ///   friendly-name: PresenceGateway
     ///   callback-networks: ["192.0.2.0/24"]   # GENA CALLBACK hosts allowed besides loopback
+    ///   multicast-interface: 192.0.2.10   # IPv4 address of the SSDP interface (default: the kernel's)
     /// ```
     public struct UPnP: Sendable, Hashable {
         public var address: String
@@ -22,6 +23,7 @@ extension GatewayConfiguration {
         public var uuid: String?
         public var friendlyName = "PresenceGateway"
         public var callbackNetworks: [IPNetwork] = []
+        public var multicastInterface: String?
 
         public init(address: String) { self.address = address }
 
@@ -30,7 +32,7 @@ extension GatewayConfiguration {
         public var deviceConfiguration: PresenceDeviceConfiguration {
             PresenceDeviceConfiguration(
                 identity: DeviceIdentity(uuid: uuid ?? makeUUID(), friendlyName: friendlyName), httpHost: address,
-                httpPort: port, ssdpHost: "0.0.0.0", ssdpPort: ssdpPort,
+                httpPort: port, ssdpHost: "0.0.0.0", ssdpPort: ssdpPort, multicastInterface: multicastInterface,
                 eventing: GENAConfiguration(callbackPolicy: CallbackPolicy(allowedNetworks: callbackNetworks)))
         }
     }
@@ -38,7 +40,9 @@ extension GatewayConfiguration {
     /// Reads `upnp:`; absent: nil.
     static func upnp(_ node: ConfigurationNode?) throws(ConfigurationError) -> UPnP? {
         guard let node else { return nil }
-        let m = try node.mapping(known: ["address", "port", "ssdp-port", "uuid", "friendly-name", "callback-networks"])
+        let m = try node.mapping(known: [
+            "address", "port", "ssdp-port", "uuid", "friendly-name", "callback-networks", "multicast-interface",
+        ])
         guard let addressNode = m["address"] else { throw node.error("upnp needs address, an IP address to listen on") }
         let address = try addressNode.string()
         guard IPNetwork(address) != nil, !address.contains("/") else {
@@ -49,6 +53,13 @@ extension GatewayConfiguration {
         if let v = m["ssdp-port"] { upnp.ssdpPort = try v.integer(in: 1...65_535) }
         if let v = m["uuid"] { upnp.uuid = try v.string() }
         if let v = m["friendly-name"] { upnp.friendlyName = try v.string() }
+        if let v = m["multicast-interface"] {
+            let interface = try v.string()
+            guard let network = IPNetwork(interface), network.address.count == 4, !interface.contains("/") else {
+                throw v.error("upnp multicast-interface must be an IPv4 address")
+            }
+            upnp.multicastInterface = interface
+        }
         for text in try m["callback-networks"]?.strings() ?? [] {
             guard let network = IPNetwork(text) else {
                 throw m["callback-networks"].map { $0.error("upnp callback-networks: '\(text)' is no network") }
