@@ -204,7 +204,7 @@ let package = Package(
             name: "PresenceGateway",
             dependencies: [
                 "GatewayState", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages", "Multipart",
-                "_GatewayInternals",
+                "_GatewayInternals", "UPnPDevice",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -225,6 +225,7 @@ let package = Package(
             dependencies: [
                 "CProcCheck",
                 "PresenceGateway",
+                "UPnPDevice",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -241,6 +242,34 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],
+            swiftSettings: strict
+        ),
+        // The UPnP device TelephonyServer:2 with the Presence:1 service (ISO/IEC 29341-26-16):
+        // SSDP, descriptions, SOAP control and GENA eventing over a backend protocol (docs/flows.md,
+        // "UPnP Telephony Presence:1: the device layer").
+        .target(
+            name: "UPnPDevice",
+            dependencies: [
+                "XMLBridge",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict
+        ),
+        // Runs the device with the in-memory backend, for trying it with a control point by hand.
+        .executableTarget(name: "upnp-presence-device", dependencies: ["UPnPDevice"], swiftSettings: strict),
+        .testTarget(
+            name: "UPnPDeviceTests",
+            dependencies: [
+                "UPnPDevice", "PeerTestSupport", "XMLBridge",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            exclude: ["upnp_peer.py"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -323,7 +352,7 @@ let package = Package(
         .testTarget(
             name: "PresenceGatewayTests",
             dependencies: [
-                "PresenceGateway", "GatewayState", "PresenceMapping", "PresenceDocuments", "MSPresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
+                "PresenceGateway", "UPnPDevice", "GatewayState", "PresenceMapping", "PresenceDocuments", "MSPresenceEvents", "XMLBridge", "SIPMessages", "SIPTransport",
                 "SIPStack",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

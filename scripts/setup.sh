@@ -20,7 +20,8 @@
 # promtool, which checks deploy/prometheus's alert rules, runs their unit tests and lints the
 # gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift); and apache2, whose httpd
 # with mod_auth_digest and mod_proxy_http is the OMA Aggregation Proxy (HTTP Digest in front of
-# Kamailio's xcap_server) of Tests/GatewayPeerTests/XCAPAuthPeerTests.swift.
+# Kamailio's xcap_server) of Tests/GatewayPeerTests/XCAPAuthPeerTests.swift; and python3 with
+# python3-venv for async-upnp-client (below), the UPnP control point of Tests/UPnPDeviceTests.
 # With --with-peers (scripts/run.sh --with-peers): what building needs and the demo's peers only,
 # sip-tester, Kamailio with its presence and SQLite modules, and sqlite3.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
@@ -35,7 +36,7 @@ if [ "${1:-}" = "--with-peers" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3)
 elif [ "${1:-}" != "--build-only" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules kamailio-tls-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
-    pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base apache2)
+    pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base apache2 python3 python3-venv)
 fi
 need=()
 for pkg in "${packages[@]}"; do
@@ -66,6 +67,17 @@ fi
 if [ -d /run/systemd/system ] && systemctl is-enabled --quiet apache2 2>/dev/null; then
   echo "setup: stopping and disabling the apache2 service the package started (the tests start their own)" >&2
   systemctl disable --now apache2 >/dev/null 2>&1 || true
+fi
+# async-upnp-client 0.49.0 from PyPI, the UPnP control point of Tests/UPnPDeviceTests
+# (AsyncUPnPClientPeerTests), in a virtual environment of Debian's python3 outside the work tree, where the
+# test looks for it (UPNP_PEER_VENV overrides the place); made again only when the import fails.
+if [ -z "${1:-}" ]; then
+  venv="${UPNP_PEER_VENV:-/opt/presence-gateway-peers/async-upnp-client-0.49.0}"
+  if ! "$venv/bin/python" -c 'import async_upnp_client.aiohttp' >/dev/null 2>&1; then
+    echo "setup: installing async-upnp-client 0.49.0 into $venv" >&2
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check async-upnp-client==0.49.0
+  fi
 fi
 if [ "${1:-}" != "--build-only" ] && ! command -v promtool >/dev/null 2>&1; then
   echo "setup: prometheus is installed but promtool is not on PATH" >&2

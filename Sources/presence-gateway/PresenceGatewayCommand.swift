@@ -100,13 +100,32 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         server.logLevels = levels
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: GatewayService(server: server))],
+                services: await Self.services(server: server, upnp: configuration.upnp, name: name, logger: logger),
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {
             Self.fail("presence-gateway: \(error)")
         }
+    }
+
+    /// The gateway and, with `upnp:`, the UPnP Presence:1 device bound already (a port in use
+    /// ends the start here, as a listener's would).
+    static func services(
+        server: GatewayServer, upnp: GatewayConfiguration.UPnP?, name: String, logger: Logger
+    ) async -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: GatewayService(server: server))
+        ]
+        if let upnp {
+            do {
+                services.append(
+                    .init(service: try await UPnPDeviceService.bind(upnp.deviceConfiguration, logger: logger)))
+            } catch {
+                Self.fail("\(name): error: upnp: \(error)")
+            }
+        }
+        return services
     }
 
     /// `gateway_build_info{version,swift} 1` and one `gateway_dependency_info{name,version} 1` per

@@ -163,6 +163,8 @@ public struct GatewayConfiguration: Sendable {
     /// The OMA domain's content server for content indirection (YAML `content-server:`;
     /// GatewayConfiguration+ContentServer.swift); nil: references are refused with 415.
     public var contentServer: ContentServer?
+    /// The UPnP Presence:1 device (YAML `upnp:`; GatewayConfiguration+UPnP.swift); nil: off.
+    public var upnp: UPnP?
     /// The presentities whose pres-rules come from ``xcap``.
     public var xcapPresentities: Set<String>
     /// List URI → its members, the lists served to OMA watchers (YAML `resource-lists:`;
@@ -212,7 +214,7 @@ extension GatewayConfiguration {
         let top = try root.mapping(known: [
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
-            "capture", "state", "shutdown", "xcap", "resource-lists", "xcap-auth", "content-server",
+            "capture", "state", "shutdown", "xcap", "resource-lists", "xcap-auth", "content-server", "upnp",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         self.listeners = try Self.listeners(listen)
@@ -247,6 +249,7 @@ extension GatewayConfiguration {
         state = try Self.state(top["state"])
         shutdown = try Self.shutdown(top["shutdown"], state: state)
         contentServer = try Self.contentServer(top["content-server"])
+        upnp = try Self.upnp(top["upnp"])
         xcapAuth = try Self.xcapAuth(top["xcap-auth"], roots: xcapRoots)
     }
 

@@ -1,0 +1,83 @@
+/// A backend that keeps everything in memory: the user's presence, the contacts' presence as set
+/// by ``setContactPresence(_:_:)``, registrations and authorizations. For tests, the demo
+/// executable, and as the reference of what the bridge to SIP has to do.
+public actor InMemoryPresenceBackend: PresenceServiceBackend {
+    public nonisolated let changes: AsyncStream<EventedChange>
+    private let continuation: AsyncStream<EventedChange>.Continuation
+    private var userPresence: String
+    private var contactPresence: [String: String] = [:]
+    private var contactUpdates: [String] = []
+    private var values: [EventedVariable: String] = [:]
+    /// Registrations (contact → seconds), authorizations, in the order made.
+    public private(set) var registrations: [(contact: String, expire: Int32)] = []
+    public private(set) var authorizations: [String] = []
+
+    public init(userPresence: String = "<presence/>") {
+        self.userPresence = userPresence
+        (changes, continuation) = AsyncStream.makeStream(of: EventedChange.self, bufferingPolicy: .bufferingNewest(256))
+        values[.userPresenceInfo] = userPresence
+    }
+
+    public func getPresence() -> String { userPresence }
+
+    public func updatePresence(_ userPresence: String) {
+        self.userPresence = userPresence
+        report(EventedChange(.userPresenceInfo, userPresence))
+    }
+
+    public func getContactPresence(targetContact: String) throws -> String {
+        guard let presence = contactPresence[targetContact] else {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid")
+        }
+        return presence
+    }
+
+    public func getPresenceOfContactsUpdate() -> String {
+        let list = "<contacts>" + contactUpdates.joined() + "</contacts>"
+        contactUpdates.removeAll()
+        return list
+    }
+
+    public func registerForContactPresence(contact: String, expire: Int32) -> String {
+        registrations.append((contact, expire))
+        return "<registration contact=\"\(escaped(contact))\" expires=\"\(expire)\" result=\"ok\"/>"
+    }
+
+    public func authorizePresenceReactive(contact: String, expire: Int32, userPresenceInfo: String) {
+        authorizations.append("reactive " + contact)
+        report(
+            EventedChange(.watcher, "<watchers><watcher contact=\"\(escaped(contact))\" state=\"active\"/></watchers>"))
+    }
+
+    public func authorizePresenceProactive(userPresenceInfo: String, expire: Int32, watcherList: String) {
+        authorizations.append("proactive")
+        report(EventedChange(.watcher, watcherList))
+    }
+
+    public func eventedValues() -> [EventedVariable: String] { values }
+
+    /// Sets a contact's presence (as the bridge would on a SIP NOTIFY) and reports the update.
+    public func setContactPresence(_ contact: String, _ presence: String) {
+        contactPresence[contact] = presence
+        contactUpdates.append(presence)
+        report(EventedChange(.presenceOfContactsUpdate, "<contacts>" + presence + "</contacts>"))
+    }
+
+    private func report(_ change: EventedChange) {
+        values[change.variable] = change.value
+        continuation.yield(change)
+    }
+
+    private func escaped(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case "\"": out += "&quot;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}
