@@ -539,13 +539,12 @@ extension GatewayCore {
                     added.append(resource.uri)
                 case .unsubscribe:
                     added.removeAll { $0 == resource.uri }
-                    let leg = bridge.modifyWatch(key) { watch in
-                        defer {
-                            watch.forget(resource.uri)
-                            watch.refused.remove(resource.uri)
-                            watch.awaiting.remove(resource.uri)
-                        }
-                        return watch.legs[resource.uri]
+                    let leg = bridge.modifyWatch(key) { watch -> Int? in
+                        let leg = watch.legs[resource.uri]
+                        watch.forget(resource.uri)
+                        watch.refused.remove(resource.uri)
+                        watch.awaiting.remove(resource.uri)
+                        return leg
                     }
                     if let leg = leg ?? nil { actions += endOMALegs([leg], now: now) }
                 }
