@@ -1,3 +1,5 @@
+import XMLBridge
+
 /// A backend that keeps everything in memory: the user's presence, the contacts' presence as set
 /// by ``setContactPresence(_:_:)``, registrations and authorizations. For tests, the demo
 /// executable, and as the reference of what the bridge to SIP has to do.
@@ -40,13 +42,14 @@ public actor InMemoryPresenceBackend: PresenceServiceBackend {
 
     public func registerForContactPresence(contact: String, expire: Int32) -> String {
         registrations.append((contact, expire))
-        return "<registration contact=\"\(escaped(contact))\" expires=\"\(expire)\" result=\"ok\"/>"
+        return empty("registration", ["contact": contact, "expires": String(expire), "result": "ok"])
     }
 
     public func authorizePresenceReactive(contact: String, expire: Int32, userPresenceInfo: String) {
         authorizations.append("reactive " + contact)
         report(
-            EventedChange(.watcher, "<watchers><watcher contact=\"\(escaped(contact))\" state=\"active\"/></watchers>"))
+            EventedChange(
+                .watcher, "<watchers>" + empty("watcher", ["contact": contact, "state": "active"]) + "</watchers>"))
     }
 
     public func authorizePresenceProactive(userPresenceInfo: String, expire: Int32, watcherList: String) {
@@ -68,16 +71,10 @@ public actor InMemoryPresenceBackend: PresenceServiceBackend {
         continuation.yield(change)
     }
 
-    private func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
+    /// `<local a="v" …/>`, attribute values escaped by the project's writer.
+    private func empty(_ local: String, _ attributes: KeyValuePairs<String, String>) -> String {
+        let element = XMLElement(
+            XMLName("", local), attributes: attributes.map { XMLAttribute(XMLName("", $0.key), $0.value) })
+        return String(decoding: XMLWriter(indent: nil, declaration: false).bytes(element), as: UTF8.self)
     }
 }
