@@ -11,6 +11,8 @@ enum TestFiles {
     static let shared = packageRoot.deletingLastPathComponent().appending(path: "shared")
     static let ietfExamples = shared.appending(path: "spec/ietf-schemas/examples")
     static let msExamples = shared.appending(path: "spec/examples")
+    /// The project's own examples of its provisional UPnP payloads (Schemas/upnp/upnp-presence.xsd).
+    static let upnpExamples = schemas.appending(path: "upnp/examples")
 
     static func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
 

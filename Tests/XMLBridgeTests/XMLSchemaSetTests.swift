@@ -32,7 +32,7 @@ import XMLBridge
     @Test func everyRootRowValidatesARealDocument() throws {
         let set = try XMLSchemaSet(files: TestFiles.embeddedSchemaFiles())
         var examples: [URL] = []
-        for folder in [TestFiles.msExamples, TestFiles.ietfExamples] {
+        for folder in [TestFiles.msExamples, TestFiles.ietfExamples, TestFiles.upnpExamples] {
             examples += try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
                 .filter { $0.pathExtension == "xml" }
         }
