@@ -55,6 +55,6 @@ extension XMLVocabulary {
         NS.rpidTuple, NS.omaPres,
         NS.xml, NS.xsi, NS.categories, NS.state, NS.note, NS.contactCard, NS.calendarData, NS.exchangeTypes,
         NS.services, NS.device, NS.commonTypes, NS.richPresence, NS.batchSubscribe, NS.categoryList,
-        NS.subscriptionContext, NS.roamingSelf, NS.msrtcPresence,
+        NS.subscriptionContext, NS.roamingSelf, NS.msrtcPresence, NS.upnpPresence,
     ])
 }
