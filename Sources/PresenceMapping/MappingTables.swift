@@ -105,6 +105,8 @@ public struct MappingTables: Sendable {
     public var freeBusy: [FreeBusyRow]
     /// OMA Presence SIMPLE's PIDF extensions ⇄ enhanced presence (`oma-extensions.tsv`).
     public var omaExtensions: [OMARow]
+    /// Availability → band of the UPnP Presence:1 payloads (`upnp-bands.tsv`).
+    public var upnpBands: [UPnPBandRow]
 
     /// A row of `freebusy.tsv`.
     public struct FreeBusyRow: Sendable, Hashable {
@@ -118,7 +120,7 @@ public struct MappingTables: Sendable {
     public static let fileNames = [
         "rpid-activities.tsv", "ms-activity-tokens.tsv", "availability-pidf.tsv", "availability-pidf-detail.tsv",
         "availability-msrtc.tsv", "pidf-availability.tsv", "activity-tokens.tsv", "msrtc-states.tsv",
-        "capabilities.tsv", "freebusy.tsv", "oma-extensions.tsv",
+        "capabilities.tsv", "freebusy.tsv", "oma-extensions.tsv", "upnp-bands.tsv",
     ]
 
     /// The tables built into the program (from the package's `Mappings/`).
@@ -355,6 +357,15 @@ public struct MappingTables: Sendable {
                 "oma-extensions.tsv",
                 ["direction", "element", "value", "min", "max", "activity", "availability", "sets_token"]),
             known: known)
+
+        let bands = try table("upnp-bands.tsv", ["min", "max", "band"])
+        var bandRows: [UPnPBandRow] = []
+        for row in bands.rows {
+            bandRows.append(
+                UPnPBandRow(range: try range(row), band: try Self.upnpBand(row), source: row.string("source")))
+        }
+        try Self.checkCoverage(bandRows.map(\.range), rows: bands.rows)
+        upnpBands = bandRows
     }
 
     /// Distinct ranges must tile 0…UInt32.max; rows sharing a range must split
