@@ -13,7 +13,7 @@
 # failed. Corpora are kept between runs (.build-fuzz/fuzz/corpus/<target>).
 #
 # Targets: sip framer xml pidf categories msrtc batchsub rlmi pidf-diff simple-filter pres-rules rls-services catpub fault multipart map-pidf
-# map-categories map-msrtc gateway list-notify winfo-notify (see Sources/FuzzTargets/FuzzTarget.swift).
+# map-categories map-msrtc gateway list-notify winfo-notify upnp-payload (see Sources/FuzzTargets/FuzzTarget.swift).
 # Environment: FUZZ_MAX_LEN (default 16384), FUZZ_RSS_MB (default 2048), FUZZ_NO_BUILD=1 to
 # reuse the binary. Run long sessions with `nice -n 19`.
 set -euo pipefail
@@ -22,7 +22,7 @@ export PATH=/opt/swift/usr/bin:$PATH
 
 SECONDS_PER_TARGET=${1:-60}
 shift || true
-ALL=(sip framer xml pidf categories msrtc batchsub rlmi pidf-diff simple-filter pres-rules rls-services catpub fault multipart map-pidf map-categories map-msrtc gateway list-notify winfo-notify)
+ALL=(sip framer xml pidf categories msrtc batchsub rlmi pidf-diff simple-filter pres-rules rls-services catpub fault multipart map-pidf map-categories map-msrtc gateway list-notify winfo-notify upnp-payload)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
 MAX_LEN=${FUZZ_MAX_LEN:-16384}
 RSS_MB=${FUZZ_RSS_MB:-2048}
@@ -63,7 +63,7 @@ seed() {
             } >"$dir/batch-200.multipart"
         fi
         ;;
-    pidf-diff | simple-filter | pres-rules | rls-services | list-notify | winfo-notify)
+    pidf-diff | simple-filter | pres-rules | rls-services | list-notify | winfo-notify | upnp-payload)
         cp Vectors/fuzz/$target/* "$dir"/
         if [ "$target" = pidf-diff ] && [ -d $SHARED/spec/ietf-schemas/examples ]; then
             cp $SHARED/spec/ietf-schemas/examples/rfc5262-*.xml "$dir"/

@@ -50,6 +50,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case catpub
     /// `application/msrtc-fault+xml` ([MS-PRES] §2.2.2.2.3) through ``PublishFault``.
     case fault
+    /// The provisional UPnP Presence:1 payloads (ISO/IEC 29341-26-16 arguments; docs/upnp-payloads.md)
+    /// through ``UPnPContactID``, ``UPnPContactPresenceList``, ``UPnPRegistrationResult`` and
+    /// ``UPnPWatcherList``: each that reads the input writes what reads back equal.
+    case upnpPayload = "upnp-payload"
     /// RFC 2046 §5.1 multipart bodies (first line `--boundary`), then a batch SUBSCRIBE's 200
     /// ([MS-PRES] §2.2.2.4.2) through ``BatchSubscribeResponse``.
     case multipart
@@ -152,6 +156,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .fault:
             guard let doc = try? PublishFault(bytes: bytes) else { return nil }
             return Self.roundTrip(doc.serialized(), "publish fault") { try PublishFault(bytes: $0) }
+        case .upnpPayload: return Self.checkUPnPPayload(bytes)
         case .multipart: return Self.checkMultipart(bytes)
         case .mapPIDF:
             guard let mapper = Self.mapper else { return "the built-in mapping tables do not load" }
@@ -197,6 +202,36 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .winfoNotify:
             return WinfoNotifyFuzzHarness.shared.check(bytes)
         }
+    }
+
+    static func checkUPnPPayload(_ bytes: [UInt8]) -> String? {
+        /// `written` must read back, with the reader that read the input, to the same value.
+        func same<T: Equatable>(_ value: T, _ written: [UInt8], _ what: String, _ read: ([UInt8]) throws -> T) -> String? {
+            if let failure = roundTrip(written, what, read) { return failure }
+            guard (try? read(written)) == value else {
+                return "\(what): wrote what reads back different\n\(String(decoding: written, as: UTF8.self))"
+            }
+            return nil
+        }
+        if let id = try? UPnPContactID(bytes: bytes) {
+            return same(id, id.serialized(), "UPnP contact") { try UPnPContactID(bytes: $0) }
+        }
+        if let list = try? UPnPContactPresenceList(bytes: bytes) {
+            // The nested PIDF is compared by its presence only: the `pidf` target checks its codec.
+            func outline(_ list: UPnPContactPresenceList) -> [String] {
+                list.contacts.map { "\($0.uri) \($0.state) \($0.band ?? "-") \($0.presence?.entity ?? "-")" }
+            }
+            return same(outline(list), list.serialized(), "UPnP contacts") {
+                outline(try UPnPContactPresenceList(bytes: $0))
+            }
+        }
+        if let result = try? UPnPRegistrationResult(bytes: bytes) {
+            return same(result, result.serialized(), "UPnP registration") { try UPnPRegistrationResult(bytes: $0) }
+        }
+        if let list = try? UPnPWatcherList(bytes: bytes) {
+            return same(list, list.serialized(), "UPnP watchers") { try UPnPWatcherList(bytes: $0) }
+        }
+        return nil
     }
 
     /// The enterprise side (contoso.com) and member limit the `rls-services` target reads with.
