@@ -206,6 +206,9 @@ public final class GatewayFuzzHarness {
                 // The XCAP server's answer: written, or (as the input says) refused.
                 let status = variant & 64 == 0 ? 200 : 503
                 if let actions = core?.listDocumentWritten(uri, status: status, now: now) { perform(actions) }
+            case .upnpEvent:
+                // For the UPnP device's GENA subscribers; nothing comes back to the core.
+                break
             case .xcapDocumentChanged:
                 // The runtime fetches the document; the core hears of it as a new policy.
                 break

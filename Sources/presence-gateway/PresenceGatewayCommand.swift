@@ -120,7 +120,9 @@ struct PresenceGatewayCommand: AsyncParsableCommand {
         if let upnp {
             do {
                 services.append(
-                    .init(service: try await UPnPDeviceService.bind(upnp.deviceConfiguration, logger: logger)))
+                    .init(
+                        service: try await UPnPDeviceService.bind(
+                            upnp.deviceConfiguration, backend: server.presenceService, logger: logger)))
             } catch {
                 Self.fail("\(name): error: upnp: \(error)")
             }

@@ -4,8 +4,7 @@ import UPnPDevice
 
 /// The UPnP Presence:1 device of `upnp:` as a service of the gateway's group: bound at start,
 /// run until the group's graceful shutdown, which cancels it and so sends ssdp:byebye. It serves
-/// the in-memory backend until the bridge to SIP exists (docs/flows.md, "UPnP Telephony
-/// Presence:1: the device layer").
+/// the gateway's backend (flow 5, docs/flows.md).
 struct UPnPDeviceService: Service {
     let device: PresenceDevice
 
@@ -14,8 +13,10 @@ struct UPnPDeviceService: Service {
     }
 
     /// Binds the device of `configuration`, logging where it is.
-    static func bind(_ configuration: PresenceDeviceConfiguration, logger: Logger) async throws -> UPnPDeviceService {
-        let device = try await PresenceDevice.bind(configuration: configuration, backend: InMemoryPresenceBackend())
+    static func bind(
+        _ configuration: PresenceDeviceConfiguration, backend: any PresenceServiceBackend, logger: Logger
+    ) async throws -> UPnPDeviceService {
+        let device = try await PresenceDevice.bind(configuration: configuration, backend: backend)
         logger.info(
             "UPnP Presence:1 device",
             metadata: [

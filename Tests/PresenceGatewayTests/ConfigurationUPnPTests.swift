@@ -13,6 +13,8 @@ import UPnPDevice
         let config = try GatewayConfiguration(
             yaml: ConfigurationTests.valid + """
                 upnp:
+                  user: "sip:Carol@OMA.example;transport=udp"
+                  max-registrations: 20
                   address: 192.0.2.10
                   port: 49152
                   uuid: "2fac1234-31f8-11b4-a222-08002b34c003"
@@ -22,6 +24,8 @@ import UPnPDevice
                 """)
         let upnp = try #require(config.upnp)
         #expect(upnp.address == "192.0.2.10" && upnp.port == 49152 && upnp.ssdpPort == 1900)
+        // The user as an address of record: what PUBLISH's entity and SUBSCRIBE's From carry.
+        #expect(upnp.user == "sip:Carol@oma.example" && upnp.maxRegistrations == 20)
         let device = upnp.deviceConfiguration
         #expect(device.identity.uuid == "2fac1234-31f8-11b4-a222-08002b34c003")
         #expect(device.identity.friendlyName == "Front desk")
@@ -29,19 +33,24 @@ import UPnPDevice
         #expect(device.eventing.callbackPolicy.allows(["http://192.0.2.77:4000/", "http://[fd00::5]/"]))
         #expect(!device.eventing.callbackPolicy.allows(["http://198.51.100.1/"]))
         #expect(device.multicastInterface == "192.0.2.10")
-        let minimal = try GatewayConfiguration(yaml: ConfigurationTests.valid + "upnp: { address: 127.0.0.1 }\n")
-        #expect(minimal.upnp?.port == 0)
+        let minimal = try GatewayConfiguration(yaml: ConfigurationTests.valid + "upnp: { user: sip:carol@oma.example, address: 127.0.0.1 }\n")
+        #expect(minimal.upnp?.port == 0 && minimal.upnp?.maxRegistrations == 100)
         #expect(minimal.upnp?.uuid == nil)
     }
 
     @Test(arguments: [
-        ("upnp: { port: 1 }\n", "needs address"),
-        ("upnp: { address: gw.example }\n", "IP address"),
-        ("upnp: { address: 10.0.0.0/8 }\n", "IP address"),
-        ("upnp: { address: 127.0.0.1, ssdp-port: 0 }\n", "whole number"),
-        ("upnp: { address: 127.0.0.1, callback-networks: [\"10.0.0.0/40\"] }\n", "no network"),
-        ("upnp: { address: 127.0.0.1, colour: blue }\n", "unknown key 'colour'"),
-        ("upnp: { address: 127.0.0.1, multicast-interface: \"::1\" }\n", "IPv4 address"),
+        ("upnp: { address: 127.0.0.1 }\n", "needs user"),
+        ("upnp: { user: carol, address: 127.0.0.1 }\n", "address of record"),
+        // Its presence is published to the OMA presence server: the user is an OMA identity.
+        ("upnp: { user: sip:carol@contoso.com, address: 127.0.0.1 }\n", "not in one of the OMA domains"),
+        ("upnp: { user: sip:carol@oma.example, address: 127.0.0.1, max-registrations: 0 }\n", "whole number"),
+        ("upnp: { user: sip:carol@oma.example, port: 1 }\n", "needs address"),
+        ("upnp: { user: sip:carol@oma.example, address: gw.example }\n", "IP address"),
+        ("upnp: { user: sip:carol@oma.example, address: 10.0.0.0/8 }\n", "IP address"),
+        ("upnp: { user: sip:carol@oma.example, address: 127.0.0.1, ssdp-port: 0 }\n", "whole number"),
+        ("upnp: { user: sip:carol@oma.example, address: 127.0.0.1, callback-networks: [\"10.0.0.0/40\"] }\n", "no network"),
+        ("upnp: { user: sip:carol@oma.example, address: 127.0.0.1, colour: blue }\n", "unknown key 'colour'"),
+        ("upnp: { user: sip:carol@oma.example, address: 127.0.0.1, multicast-interface: \"::1\" }\n", "IPv4 address"),
     ])
     func aMalformedSectionIsRefusedAtItsLine(_ line: String, _ words: String) {
         let error = #expect(throws: ConfigurationError.self) {

@@ -8,6 +8,8 @@ extension GatewayConfiguration {
     ///
     /// ```yaml
     /// upnp:
+    ///   user: "sip:carol@oma.example"   # whose presence the service is (an OMA identity)
+    ///   max-registrations: 100   # contacts registered for at once (RegisterForContactPresence)
     ///   address: 192.0.2.10      # the HTTP listen address and LOCATION's host (an IP address)
     ///   port: 0                  # HTTP port (default 0: a free port; LOCATION says which)
     ///   ssdp-port: 1900          # default 1900 (UPnP Device Architecture 1.1 §1.1.2)
@@ -17,6 +19,10 @@ extension GatewayConfiguration {
     ///   multicast-interface: 192.0.2.10   # IPv4 address of the SSDP interface (default: the kernel's)
     /// ```
     public struct UPnP: Sendable, Hashable {
+        /// The user the service speaks for (flow 5): their presence is published as theirs to
+        /// the OMA presence server, and the contacts are watched with them as watcher.
+        public var user: String
+        public var maxRegistrations = 100
         public var address: String
         public var port = 0
         public var ssdpPort = 1900
@@ -25,7 +31,10 @@ extension GatewayConfiguration {
         public var callbackNetworks: [IPNetwork] = []
         public var multicastInterface: String?
 
-        public init(address: String) { self.address = address }
+        public init(user: String, address: String) {
+            self.user = user
+            self.address = address
+        }
 
         /// The device's configuration: HTTP on `address`, SSDP on all addresses (so that
         /// multicast searches arrive), joining 239.255.255.250.
@@ -41,14 +50,21 @@ extension GatewayConfiguration {
     static func upnp(_ node: ConfigurationNode?) throws(ConfigurationError) -> UPnP? {
         guard let node else { return nil }
         let m = try node.mapping(known: [
-            "address", "port", "ssdp-port", "uuid", "friendly-name", "callback-networks", "multicast-interface",
+            "user", "max-registrations", "address", "port", "ssdp-port", "uuid", "friendly-name", "callback-networks",
+            "multicast-interface",
         ])
+        guard let userNode = m["user"] else { throw node.error("upnp needs user, the OMA identity it speaks for") }
+        let user = try userNode.string()
+        guard let aor = WatcherIdentity.addressOfRecord(user) else {
+            throw userNode.error("upnp user must be a sip: address of record")
+        }
         guard let addressNode = m["address"] else { throw node.error("upnp needs address, an IP address to listen on") }
         let address = try addressNode.string()
         guard IPNetwork(address) != nil, !address.contains("/") else {
             throw addressNode.error("upnp address must be an IP address (it is LOCATION's host)")
         }
-        var upnp = UPnP(address: address)
+        var upnp = UPnP(user: aor, address: address)
+        if let v = m["max-registrations"] { upnp.maxRegistrations = try v.integer(in: 1...10_000) }
         if let v = m["port"] { upnp.port = try v.integer(in: 0...65_535) }
         if let v = m["ssdp-port"] { upnp.ssdpPort = try v.integer(in: 1...65_535) }
         if let v = m["uuid"] { upnp.uuid = try v.string() }

@@ -85,7 +85,9 @@ extension GatewayCore {
             return notifier[key]?.dialogKey
         case .winfoWatch(let key):
             return watcherInfo[key]?.subscription.dialog.id.dialogKey
-        case .linkedPublication, .servicePublish:
+        case .upnpContact(let key):
+            return upnp[key]?.subscription?.dialogKey
+        case .linkedPublication, .servicePublish, .upnpPublication:
             return nil
         }
     }

@@ -29,6 +29,15 @@ extension GatewayCore {
                 return []
             }
             return taken
+        case .upnpContact(let key):
+            return upnp.resent(request, key: key)
+        case .upnpPublication:
+            var taken = false
+            _ = upnp.withPublication { client in
+                taken = client.resent(request)
+                return []
+            }
+            return taken
         default:
             return false
         }

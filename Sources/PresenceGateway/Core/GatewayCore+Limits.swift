@@ -29,6 +29,8 @@ extension GatewayCore {
         public var presentityQuota = 0
         /// A new subscription from a peer the operator drained (503, GatewayCore+Draining.swift).
         public var peerDrained = 0
+        /// A UPnP RegisterForContactPresence past `upnp.max-registrations` (UPnP error 501).
+        public var upnpRegistrations = 0
 
         public var byReason: [(String, Int)] {
             [
@@ -36,7 +38,7 @@ extension GatewayCore {
                 ("dialogs_full", dialogsFull), ("pool_fqdn", foreignPool), ("peer_quota", peerQuota),
                 ("watcher_uri", watcherURI), ("winfo_presentity", winfoPerPresentity),
                 ("category_form", categoryForm), ("presentity_quota", presentityQuota),
-                ("peer_drained", peerDrained),
+                ("peer_drained", peerDrained), ("upnp_registrations", upnpRegistrations),
             ]
         }
     }
@@ -171,8 +173,10 @@ extension GatewayCore {
     }
 
     /// Whether the OMA watch `key` is a watcher's own subscription (a list's included): not a
-    /// linked identity's source nor a stand-in.
-    func isWatchersOwn(_ key: Int, _ watch: OMAWatch) -> Bool { watch.linked == nil && notifier.standsIn(key) == nil }
+    /// linked identity's source, a stand-in nor a UPnP registration's (flow 5 caps those itself).
+    func isWatchersOwn(_ key: Int, _ watch: OMAWatch) -> Bool {
+        watch.linked == nil && notifier.standsIn(key) == nil && upnp.registration(ofWatch: key) == nil
+    }
 
     /// The Contact of the gateway's notifier dialog with `peer` on `side`: the one of the
     /// transport the peer came over, else the side's (nil: `fallback`).
@@ -208,8 +212,9 @@ extension GatewayCore {
         case .omaList(let key): bridge[list: key].flatMap(\.peer)
         case .enterpriseLeg(let key): legPool[key]?.peer
         case .serverWatch(let key): serverWatches[key]?.peer
+        case .upnpContact(let key): upnp[key]?.peer
         // Publications make no dialog (RFC 3903 §4): nothing is admitted in their name.
-        case .linkedPublication, .servicePublish: nil
+        case .linkedPublication, .servicePublish, .upnpPublication: nil
         }
     }
 
@@ -222,7 +227,8 @@ extension GatewayCore {
         case .omaList(let key): bridge.modifyList(key) { $0.peer = peer }
         case .enterpriseLeg(let key): legPool.modify(key) { $0.peer = peer }
         case .serverWatch(let key): serverWatches.reached(peer, key: key)
-        case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish: break
+        case .upnpContact(let key): upnp.modify(key) { $0.peer = peer }
+        case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish, .upnpPublication: break
         }
     }
 

@@ -5,6 +5,7 @@ public import PresenceMapping
 public import SIPMessages
 import SIPStack
 public import SIPTransport
+public import UPnPDevice
 import _GatewayInternals
 
 /// The back-to-back user agent's logic, without I/O (flows 1 and 2): it takes
@@ -55,6 +56,11 @@ public struct GatewayCore: Sendable {
         case linkedPublication(Int)
         /// A SERVICE category publish for this enterprise identity (flow 4).
         case servicePublish(String)
+        /// A UPnP control point's registration for a contact's presence, and its PIDF
+        /// subscription toward the OMA side when the contact is an OMA presentity (flow 5).
+        case upnpContact(Int)
+        /// The UPnP user's PIDF publication toward the OMA presence server (flow 5).
+        case upnpPublication
     }
 
     public enum Timer: Sendable, Hashable {
@@ -91,6 +97,9 @@ public struct GatewayCore: Sendable {
         /// Fetch the pres-rules document of this presentity from XCAP now: the OMA side said it
         /// changed (RFC 5875).
         case xcapDocumentChanged(presentity: String)
+        /// An evented state variable of the UPnP Presence:1 service changed (flow 5): for the
+        /// device's GENA subscribers (UDA 1.1 §4.3).
+        case upnpEvent(EventedChange)
     }
 
     /// What the core is set up with (``CoreSettings``).
@@ -115,6 +124,8 @@ public struct GatewayCore: Sendable {
     var watcherInfo = WatcherInfoServer()
     /// Flow 4: what the gateway publishes for linked identities, each way.
     var linkedIdentities: LinkedIdentityPublisher
+    /// Flow 5: the UPnP Presence:1 service's user and the contacts registered for.
+    var upnp = UPnPPresenceBridge()
     /// Dialogs by (Call-ID, local tag) for in-dialog requests (held by hash, see `DialogIndex`).
     var dialogs = DialogIndex()
     /// The counts behind the limits, what was refused and the drained peers (``Quotas``).
@@ -149,7 +160,7 @@ public struct GatewayCore: Sendable {
         let linkedWatches = linkedIdentities.watchCount { notifier[$0] != nil }
         return (
             bridge.watchCount, bridge.legCount,
-            notifier.count - linkedWatches - lists.memberWatches - mirroredWatcherCount,
+            notifier.count - linkedWatches - upnp.watchCount - lists.memberWatches - mirroredWatcherCount,
             legPool.count
         )
     }
@@ -242,7 +253,8 @@ public struct GatewayCore: Sendable {
         case .omaList(let key): return quietly { $0.omaListNotify(key, request, id: id, now: now) }
         case .serverWatch(let key): return serverWatchNotify(key, request, id: id, now: now)
         case .enterpriseLeg(let key): return quietly { $0.enterpriseLegNotify(key, request, id: id, now: now) }
-        case .linkedPublication, .servicePublish:
+        case .upnpContact(let key): return upnpContactNotify(key, request, id: id, now: now)
+        case .linkedPublication, .servicePublish, .upnpPublication:
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
     }
@@ -267,6 +279,8 @@ public struct GatewayCore: Sendable {
         case .enterpriseLeg(let key): return enterpriseLegResponse(key, response, now: now)
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
+        case .upnpContact(let key): return upnpContactResponse(key, response, now: now)
+        case .upnpPublication: return upnpPublicationResponse(response, now: now)
         case .enterpriseWatch(let key):
             guard (300...).contains(response.statusCode) else { return [] }
             let actions = bridge.modifyWatch(key) { $0.notifyFailed(status: response.statusCode) }
@@ -312,6 +326,14 @@ public struct GatewayCore: Sendable {
             return []
         case .retry(.linkedPublication(let key)):
             return retryLinked(key, now: now)
+        case .retry(.upnpContact(let key)):
+            return retryUPnPContact(key, now: now)
+        case .cleanup(.upnpContact(let key)):
+            return removeUPnPRegistration(key, now: now)
+        case .retry(.upnpPublication):
+            return upnp.withPublication { $0.retry(now: now) }
+        case .refresh(.upnpPublication):
+            return upnp.withPublication { $0.refresh(now: now) }
         case .refresh(.linkedPublication(let key)):
             return refreshLinked(key, now: now)
         case .publicationExpiry(let tag):
@@ -362,7 +384,9 @@ public struct GatewayCore: Sendable {
         case .winfoWatch(let key):
             let actions = watcherInfo.modify(key) { $0.subscription.expire(now: now) }
             return apply(actions ?? [], context: context, now: now)
-        case .linkedPublication, .servicePublish:
+        case .upnpContact(let key):
+            return expireUPnPContact(key, now: now)
+        case .linkedPublication, .servicePublish, .upnpPublication:
             return []
         }
     }
@@ -380,6 +404,8 @@ public struct GatewayCore: Sendable {
             guard legPool[key]?.closing == false else { return [] }
             let actions = legPool.modify(key) { $0.subscriber.refresh(now: now) } ?? []
             return enterpriseLegActions(key, actions, now: now)
+        case .upnpContact(let key):
+            return upnp.refresh(key, now: now)
         default:
             return []
         }
@@ -393,6 +419,7 @@ public struct GatewayCore: Sendable {
             out += endWatcher(.enterpriseWatch(key), reason: "deactivated", now: now)
         }
         out += linkedIdentities.removeAll()
+        out += endUPnP(now: now)
         out += withdrawServicePublications()
         for key in serverWatches.keys { out += endServerWatch(key, now: now) }
         for key in notifier.keys.sorted() { out += endWatcher(.omaWatch(key), reason: "deactivated", now: now) }

@@ -8,6 +8,7 @@ public import PresenceMapping
 public import SIPMessages
 public import SIPStack
 public import SIPTransport
+public import UPnPDevice
 import _GatewayInternals
 
 /// Runs a ``GatewayCore`` over one transaction layer per side, on one event loop: requests from
@@ -69,6 +70,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// Told the presentity whose XCAP pres-rules the OMA side said changed (RFC 5875), to fetch
     /// them now. Set before ``start(restored:)``.
     public var xcapDocumentChanged: (@Sendable (_ presentity: String) -> Void)?
+    /// Called with each change of the UPnP Presence:1 service's evented variables (flow 5), for
+    /// the device's GENA subscribers.
+    public var presenceServiceChanged: (@Sendable (EventedChange) -> Void)?
     /// Follows and offers content indirection through the OMA content server (RFC 4483,
     /// ``ContentIndirection``). Set before ``start(restored:)``; without it every reference is
     /// refused with 415 and nothing is offered.
@@ -707,6 +711,8 @@ public final class GatewayRuntime: @unchecked Sendable {
                 writeListDocument(uri, body: body)
             case .xcapDocumentChanged(let presentity):
                 xcapDocumentChanged?(presentity)
+            case .upnpEvent(let change):
+                presenceServiceChanged?(change)
             }
         }
         // GatewayCore.counts copies every OMA watch out of its table: taken after every message
@@ -1231,6 +1237,17 @@ public final class GatewayRuntime: @unchecked Sendable {
         metrics.configure(Self.knownPeers(configuration))
         authentication = authentication.reconfigured(configuration)
         perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
+    }
+
+    /// One action of the UPnP Presence:1 service (flow 5, ``GatewayPresenceBackend``): `step`
+    /// runs on the core, and what it returns is carried out as any step's.
+    func presenceService<T>(_ step: (inout GatewayCore, NIODeadline) throws -> (T, [GatewayCore.Action])) rethrows
+        -> T
+    {
+        eventLoop.preconditionInEventLoop()
+        let (value, actions) = try step(&core, .now())
+        perform(actions)
+        return value
     }
 
     /// Serves new resource lists (``GatewayCore/replaceResourceLists(_:awaiting:now:)``).

@@ -82,6 +82,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// The log level the process's loggers follow, for `PUT /log-level`; set by the program that
     /// bootstrapped logging with ``SwitchedLogHandler``, before ``start()``.
     public var logLevels: LogLevelSwitch?
+    /// The UPnP Presence:1 service's backend (flow 5), for the device `upnp:` configures: it
+    /// serves the running gateway's core.
+    public let presenceService = GatewayPresenceBackend()
     /// The addresses bound per side, in listener order (ports resolved when 0 was asked).
     public private(set) var bound: [GatewayConfiguration.Side: [SIPTarget]] = [:]
 
@@ -444,6 +447,7 @@ public final class GatewayServer: @unchecked Sendable {
         runtime.xcapDocumentChanged = { [policySource] presentity in
             policySource.withLockedValue { $0 }?.checkSoon(presentity)
         }
+        presenceService.serve(runtime)
         return runtime
     }
 
@@ -929,6 +933,7 @@ public final class GatewayServer: @unchecked Sendable {
             return !stopped
         }
         guard first else { return }
+        presenceService.serve(nil)
         await validity?.stop()
         validity = nil
         await sampling?.stop()

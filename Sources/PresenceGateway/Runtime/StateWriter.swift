@@ -84,7 +84,7 @@ final class StateWriter: @unchecked Sendable {
         var now: [GatewayCore.Action] = []
         for action in actions {
             switch action {
-            case .respond, .send, .writeListDocument, .xcapDocumentChanged: held.append((batch, action))
+            case .respond, .send, .writeListDocument, .xcapDocumentChanged, .upnpEvent: held.append((batch, action))
             case .schedule, .cancel: now.append(action)
             }
         }

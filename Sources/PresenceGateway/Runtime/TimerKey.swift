@@ -43,6 +43,8 @@ struct TimerKey: PackedTableKey {
         case .winfoWatch(let k): (contextKind, key) = (5, k)
         case .omaList(let k): (contextKind, key) = (6, k)
         case .serverWatch(let k): (contextKind, key) = (7, k)
+        case .upnpContact(let k): (contextKind, key) = (8, k)
+        case .upnpPublication: (contextKind, key) = (9, 0)
         case .servicePublish: return nil
         }
         guard key >= 0, UInt64(key) <= keyMask else { return nil }
@@ -64,6 +66,8 @@ struct TimerKey: PackedTableKey {
         case 5: context = .winfoWatch(key)
         case 6: context = .omaList(key)
         case 7: context = .serverWatch(key)
+        case 8: context = .upnpContact(key)
+        case 9: context = .upnpPublication
         default: return nil
         }
         switch bits >> 60 {

@@ -53,6 +53,8 @@ extension GatewayCore {
         case .winfoWatch: watcherInfo.holds(context) ?? false
         case .enterpriseLeg: legPool.holds(context) ?? false
         case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false
+        case .upnpContact(let key): upnp[key] != nil
+        case .upnpPublication: true
         }
     }
 
@@ -71,7 +73,8 @@ extension GatewayCore {
                 return nil
             }
             return notifier.standsIn(watchKey) ?? watch.peer.map(loadKey)
-        case .enterpriseWatch, .serverWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish:
+        case .enterpriseWatch, .serverWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish, .upnpContact,
+            .upnpPublication:
             return nil
         }
     }

@@ -115,9 +115,11 @@ extension GatewayCore {
         var standsIn: String?
     }
 
-    /// The OMA watch `key` with what other tables hold about it, for the store.
+    /// The OMA watch `key` with what other tables hold about it, for the store (not a UPnP
+    /// registration's, which is not kept: ``UPnPPresenceBridge``).
     func storedOMAWatch(_ key: Int) -> StoredOMAWatch? {
-        notifier[key].map {
+        guard upnp.registration(ofWatch: key) == nil else { return nil }
+        return notifier[key].map {
             StoredOMAWatch(
                 watch: $0, list: lists[key], listOwner: lists.owner(of: key), standsIn: notifier.standsIn(key))
         }

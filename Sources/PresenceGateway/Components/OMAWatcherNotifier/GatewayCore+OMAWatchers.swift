@@ -392,6 +392,7 @@ extension GatewayCore {
                 })
         else { return [] }
         if let link = watch.linked { return publishLinked(link, state, now: now) }
+        if let registration = upnp.registration(ofWatch: watchKey) { return upnpContactCategories(registration, state) }
         if let owner = lists.owner(of: watchKey) { return listMemberChanged(owner, member: resource, now: now) }
         // A stand-in's subscription is made for the subscriber list, not for the state.
         if notifier.standsIn(watchKey) != nil { return [] }
@@ -447,6 +448,9 @@ extension GatewayCore {
         if let link = watch.linked {
             forgetOMAWatch(key)
             return linkedSourceEnded(link, now: now)
+        }
+        if let registration = upnp.registration(ofWatch: key) {
+            return upnpContactWatchEnded(registration, watch: key, reason: reason, now: now)
         }
         if let owner = lists.owner(of: key) {
             forgetOMAWatch(key)

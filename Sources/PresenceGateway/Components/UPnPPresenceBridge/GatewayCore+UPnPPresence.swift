@@ -1,0 +1,311 @@
+public import NIOCore
+import PresenceDocuments
+import PresenceMapping
+import SIPMessages
+import SIPStack
+public import UPnPDevice
+
+/// Flow 5 as the coordinator composes it (docs/flows.md, "Flow 5"): the actions of the UPnP
+/// Presence:1 service (ISO/IEC 29341-26-16 §5.5) for the configured user, the
+/// ``UPnPPresenceBridge`` keeping the user's publication and the registrations, and what crosses
+/// into flow 2 (an enterprise contact's OMA watch and leg). Payloads are the project's provisional
+/// documents (docs/upnp-payloads.md); one that does not parse is refused with UPnP error 600
+/// (Argument Value Invalid, UDA 1.1 §3.2.2).
+extension GatewayCore {
+    /// The configured user, and the side their presence lives on.
+    private var upnpUser: (uri: SIPURI, aor: String)? {
+        guard let text = configuration.upnp?.user, let uri = try? SIPURI(text),
+            let aor = WatcherIdentity.addressOfRecord(text)
+        else { return nil }
+        return (uri, aor)
+    }
+
+    /// How many registrations a control point may hold at once (`upnp.max-registrations`).
+    private var upnpRegistrationLimit: Int { configuration.upnp?.maxRegistrations ?? 0 }
+
+    // MARK: - Actions (§5.5)
+
+    /// GetPresence (§5.5.1): the user's presence as last set, a PIDF document; empty before
+    /// the first UpdatePresence.
+    public func upnpPresence() -> String {
+        upnp.presence.map { UPnPPresenceBridge.text($0.serialized()) } ?? ""
+    }
+
+    /// UpdatePresence (§5.5.2): `payload`, a PIDF document (RFC 3863) whose entity becomes the
+    /// user, is published to the OMA presence server as the user's (RFC 3903) and evented as
+    /// `UserPresenceInfo`.
+    public mutating func updateUPnPPresence(_ payload: String, now: NIODeadline) throws(UPnPFault) -> [Action] {
+        guard let user = upnpUser else { throw UPnPFault.actionFailed }
+        var document: PIDFDocument
+        do {
+            document = try PIDFDocument(bytes: Array(payload.utf8))
+        } catch {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
+        }
+        document.entity = user.aor
+        var out = upnp.publish(
+            document, target: user.uri, expires: UInt32(configuration.subscriptions.defaultExpires), ids: &ids)
+        out.append(.upnpEvent(EventedChange(.userPresenceInfo, upnpPresence())))
+        return out
+    }
+
+    /// GetContactPresence (§5.5.3): the registered contact `targetContact` names (a ContactId
+    /// document), as a one-contact PresenceOfContactsList; error 600 for a contact not
+    /// registered.
+    public func upnpContactPresence(_ targetContact: String) throws(UPnPFault) -> String {
+        let contact = try Self.upnpContact(targetContact)
+        guard let key = upnp.key(of: contact), let registration = upnp[key] else {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(contact) is not registered")
+        }
+        return UPnPPresenceBridge.text(UPnPContactPresenceList(contacts: [registration.shown]).serialized())
+    }
+
+    /// GetPresenceOfContactsUpdate (§5.5.4): the contacts whose presence changed since the last
+    /// call.
+    public mutating func takeUPnPContactsUpdate() -> String {
+        UPnPPresenceBridge.text(upnp.takeUpdates().serialized())
+    }
+
+    /// The evented variables as they are now, for a new GENA subscriber's initial event
+    /// (UDA 1.1 §4.3.2).
+    public func upnpEventedValues() -> [EventedVariable: String] {
+        [.userPresenceInfo: upnpPresence()]
+    }
+
+    /// RegisterForContactPresence (§5.5.5): watches the contact `contactID` names for `expire`
+    /// seconds with the user as watcher (0 ends the registration), through the gateway's
+    /// routing: an OMA contact by a PIDF subscription, an enterprise contact through flow 2's
+    /// legs. Answers a RegistrationResult document.
+    public mutating func registerUPnPContact(_ contactID: String, expire: Int32, now: NIODeadline)
+        throws(UPnPFault) -> (result: String, actions: [Action])
+    {
+        let contact = try Self.upnpContact(contactID)
+        guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
+        guard let user = upnpUser else { throw UPnPFault.actionFailed }
+        guard let contactURI = try? SIPURI(contact), let side = configuration.servingSide(of: contactURI.host) else {
+            throw UPnPFault(
+                code: 600, description: "Argument Value Invalid: no domain of the gateway serves \(contact)")
+        }
+        let until = now + .seconds(Int64(expire))
+        if let key = upnp.key(of: contact) {
+            if expire == 0 { return (Self.registration(contact, .ended), endUPnPRegistration(key, now: now)) }
+            upnp.modify(key) { $0.until = until }
+            return (
+                Self.registration(contact, .subscribed, expires: expire),
+                [.schedule(.expiry(.upnpContact(key)), at: until)]
+            )
+        }
+        guard expire > 0 else { return (Self.registration(contact, .ended), []) }
+        guard upnp.count < upnpRegistrationLimit else {
+            quotas.refusals.upnpRegistrations += 1
+            throw UPnPFault(code: 501, description: "Action Failed: \(upnpRegistrationLimit) registrations held")
+        }
+        let key = takeKey()
+        var registration = UPnPPresenceBridge.Registration(contact: contact, until: until)
+        var out: [Action] = [.schedule(.expiry(.upnpContact(key)), at: until)]
+        switch side {
+        case .oma:
+            let configuration = SubscriberSubscription.Configuration(
+                target: contactURI, from: SIPAddress(uri: user.uri), to: SIPAddress(uri: contactURI),
+                contact: contacts[.oma] ?? SIPAddress(uri: user.uri), accept: [SIPBodyType.pidf],
+                expires: UInt32(self.configuration.subscriptions.defaultExpires))
+            let (subscription, actions) = SubscriberSubscription.start(
+                configuration, callID: ids.callID(), localTag: ids.tag())
+            registration.subscription = subscription
+            out += apply(upnp.open(key, registration)) + UPnPPresenceBridge.actions(actions: actions, key)
+        case .enterprise:
+            guard let watcher = WatcherIdentity(uri: user.aor, network: .federated) else {
+                throw UPnPFault.actionFailed
+            }
+            let watch = takeKey()
+            registration.watch = watch
+            notifier.open(watch, OMAWatch(watcher: watcher, resource: contact))
+            out += apply(upnp.open(key, registration)) + attach(watch, now: now)
+        }
+        return (Self.registration(contact, .subscribed, expires: expire), out)
+    }
+
+    /// A ContactId document's contact as an address of record; error 600 otherwise.
+    private static func upnpContact(_ document: String) throws(UPnPFault) -> String {
+        let id: UPnPContactID
+        do {
+            id = try UPnPContactID(bytes: Array(document.utf8))
+        } catch {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
+        }
+        guard let contact = WatcherIdentity.addressOfRecord(id.uri) else {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(id.uri) is no address of record")
+        }
+        return contact
+    }
+
+    private static func registration(
+        _ contact: String, _ result: UPnPRegistrationResult.Result, expires: Int32? = nil
+    ) -> String {
+        UPnPPresenceBridge.text(
+            UPnPRegistrationResult(uri: contact, result: result, expires: expires.map(Int.init)).serialized())
+    }
+
+    // MARK: - Registrations ending
+
+    /// Ends registration `key`: its subscription unsubscribed, or its OMA watch detached from
+    /// its leg; the contact is evented once more, terminated.
+    mutating func endUPnPRegistration(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let registration = upnp[key] else { return [] }
+        var out: [Action] = []
+        var shown = registration.shown
+        shown.state = .terminated
+        shown.presence = nil
+        shown.band = nil
+        if let unsubscribe = upnp.unsubscribe(key, now: now) {
+            out += unsubscribe
+            upnp.modify(key) { $0.state = .terminated }
+            out.append(.cancel(.expiry(.upnpContact(key))))
+        } else {
+            out += removeUPnPRegistration(key, now: now)
+        }
+        out.append(.upnpEvent(upnp.ended(shown)))
+        return out
+    }
+
+    /// Forgets registration `key`, detaching its OMA watch from its leg.
+    mutating func removeUPnPRegistration(_ key: Int, now: NIODeadline) -> [Action] {
+        let (output, watch) = upnp.remove(key)
+        var out = apply(output)
+        if let watch, let gone = forgetOMAWatch(watch) { out += detachOMAWatch(gone, now: now) }
+        return out
+    }
+
+    // MARK: - SIP side
+
+    /// A NOTIFY of an OMA contact's subscription: its PIDF (none: nothing published) becomes
+    /// the contact's presence, evented when it changed.
+    mutating func upnpContactNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
+        -> [Action]
+    {
+        var presence: PIDFDocument?
+        if !request.body.isEmpty {
+            do {
+                presence = try PIDFDocument(bytes: request.body)
+            } catch {
+                let warning = "399 \(contacts[.oma]?.uri.host ?? "presence-gateway") \"\(error)\""
+                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 400, headers: [(.warning, warning)]))]
+            }
+        }
+        let received = upnp.receive(notify: request, id: id, key: key, now: now, jitter: ids.jitter())
+        return apply(received.output) + upnpReceived(key, received, presence: presence, now: now)
+    }
+
+    mutating func upnpContactResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
+        if upnp[key]?.closing == true {
+            return response.statusCode >= 300 ? removeUPnPRegistration(key, now: now) : []
+        }
+        let received = upnp.receive(response, key: key, now: now, jitter: ids.jitter())
+        var out = apply(received.output)
+        if received.ended != nil, !(200..<300).contains(response.statusCode) {
+            // Gone at a refresh: made again when the subscription says it may be; refused
+            // (RFC 6665 §4.1.2.1): the registration ends, the contact shown terminated.
+            if let again = received.again { return out + [.schedule(.retry(.upnpContact(key)), at: again)] }
+            return out + endUPnPRegistration(key, now: now)
+        }
+        return out + upnpReceived(key, received, presence: nil, now: now)
+    }
+
+    /// What a NOTIFY or response delivered: each notification's state and presence shown, and an
+    /// ended subscription made again or the registration ended.
+    private mutating func upnpReceived(
+        _ key: Int, _ received: UPnPPresenceBridge.Received, presence: PIDFDocument?, now: NIODeadline
+    ) -> [Action] {
+        var out: [Action] = []
+        for notification in received.delivered where !notification.piggybacked {
+            let state: UPnPRegistrationState =
+                switch notification.state.state {
+                case .active: .active
+                case .pending: .pending
+                default: .terminated
+                }
+            out += showUPnPContact(key, state: state, presence: state == .active ? presence : nil)
+        }
+        guard let reason = received.ended else { return out }
+        if upnp[key]?.closing == true { return out + removeUPnPRegistration(key, now: now) }
+        if let again = received.again, ["deactivated", "timeout", "probation", "giveup"].contains(reason) {
+            return out + [.schedule(.retry(.upnpContact(key)), at: again)]
+        }
+        return out + removeUPnPRegistration(key, now: now)
+    }
+
+    /// The contact of registration `key` is now in `state` with `presence`: evented when what the
+    /// control point sees changed.
+    private mutating func showUPnPContact(_ key: Int, state: UPnPRegistrationState, presence: PIDFDocument?)
+        -> [Action]
+    {
+        guard let registration = upnp[key] else { return [] }
+        var shownPresence = presence
+        shownPresence?.entity = registration.contact
+        let band = shownPresence.flatMap { mapper.upnpBand(of: $0) }
+        guard registration.state != state || registration.presence != shownPresence || registration.band != band
+        else { return [] }
+        upnp.modify(key) {
+            $0.state = state
+            $0.presence = shownPresence
+            $0.band = band
+        }
+        return upnp.changed(key).map { [.upnpEvent($0)] } ?? []
+    }
+
+    /// New enterprise state for an enterprise contact's OMA watch (flow 2's leg): the categories
+    /// the enterprise showed the user, as PIDF with the same tables as flow 2's watchers get.
+    mutating func upnpContactCategories(_ key: Int, _ state: CategoriesDocument) -> [Action] {
+        let pidf = mapper.pidfDocument(from: state, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions)
+        return showUPnPContact(key, state: .active, presence: pidf)
+    }
+
+    /// An enterprise contact's OMA watch ended (`reason`, RFC 6665 §4.1.3): made again a minute
+    /// later after `deactivated` or `timeout`, else the registration ends.
+    mutating func upnpContactWatchEnded(_ key: Int, watch: Int, reason: String, now: NIODeadline) -> [Action] {
+        upnp.watchEnded(key)
+        _ = forgetOMAWatch(watch)
+        guard ["deactivated", "timeout", "probation", "giveup"].contains(reason) else {
+            return endUPnPRegistration(key, now: now)
+        }
+        return showUPnPContact(key, state: .pending, presence: nil)
+            + [.schedule(.retry(.upnpContact(key)), at: now + LinkedIdentityPublisher.retryDelay)]
+    }
+
+    /// A registration's retry timer: its subscription or OMA watch made again.
+    mutating func retryUPnPContact(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let registration = upnp[key], !registration.closing else { return [] }
+        if registration.subscription != nil { return apply(upnp.restart(key, ids: &ids)) }
+        guard registration.watch == nil, let user = upnpUser,
+            let watcher = WatcherIdentity(uri: user.aor, network: .federated)
+        else { return [] }
+        let watch = takeKey()
+        notifier.open(watch, OMAWatch(watcher: watcher, resource: registration.contact))
+        upnp.attachWatch(watch, to: key)
+        return attach(watch, now: now)
+    }
+
+    /// A registration's expiry timer: its `Expire` ran out, or its subscription's granted time
+    /// did after a failed refresh (made again).
+    mutating func expireUPnPContact(_ key: Int, now: NIODeadline) -> [Action] {
+        guard let registration = upnp[key], !registration.closing else { return [] }
+        if registration.until <= now { return endUPnPRegistration(key, now: now) }
+        guard let end = registration.subscription?.expiresAt, end <= now else { return [] }
+        return apply(upnp.restart(key, ids: &ids))
+    }
+
+    // MARK: - The user's publication
+
+    mutating func upnpPublicationResponse(_ response: SIPResponse, now: NIODeadline) -> [Action] {
+        let jitter = ids.jitter()
+        return upnp.withPublication { $0.receive(response, now: now, jitter: jitter) }
+    }
+
+    /// Shutdown: the user's publication removed (RFC 3903 §4.5) and every registration's
+    /// subscription or OMA watch ended.
+    mutating func endUPnP(now: NIODeadline) -> [Action] {
+        var out = upnp.withPublication { $0.remove() }
+        for key in upnp.keys { out += endUPnPRegistration(key, now: now) }
+        return out
+    }
+}

@@ -1,0 +1,66 @@
+import NIOConcurrencyHelpers
+public import NIOCore
+public import UPnPDevice
+
+/// The UPnP Presence:1 service's backend on the gateway (flow 5, docs/flows.md): each action
+/// hops to the relay loop and runs there on the core (`GatewayCore+UPnPPresence`), whose
+/// messages the runtime then sends like any other step's; the evented variables' changes come
+/// from the core as ``GatewayCore/Action/upnpEvent(_:)``. Before the gateway has started, and
+/// after it stopped, every action fails with UPnP error 501.
+public final class GatewayPresenceBackend: PresenceServiceBackend {
+    public let changes: AsyncStream<EventedChange>
+    private let continuation: AsyncStream<EventedChange>.Continuation
+    private let runtime = NIOLockedValueBox<GatewayRuntime?>(nil)
+
+    public init() {
+        (changes, continuation) = AsyncStream.makeStream(of: EventedChange.self, bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// Serves the actions with `runtime` from now on (nil: no longer).
+    func serve(_ runtime: GatewayRuntime?) {
+        runtime?.presenceServiceChanged = { [continuation] change in continuation.yield(change) }
+        self.runtime.withLockedValue { $0 = runtime }
+    }
+
+    public func getPresence() async throws -> String {
+        try await step { core, _ in (core.upnpPresence(), []) }
+    }
+
+    public func updatePresence(_ userPresence: String) async throws {
+        try await step { core, now in ((), try core.updateUPnPPresence(userPresence, now: now)) }
+    }
+
+    public func getContactPresence(targetContact: String) async throws -> String {
+        try await step { core, _ in (try core.upnpContactPresence(targetContact), []) }
+    }
+
+    public func getPresenceOfContactsUpdate() async throws -> String {
+        try await step { core, _ in (core.takeUPnPContactsUpdate(), []) }
+    }
+
+    public func registerForContactPresence(contact: String, expire: Int32) async throws -> String {
+        try await step { core, now in try core.registerUPnPContact(contact, expire: expire, now: now) }
+    }
+
+    public func authorizePresenceReactive(contact: String, expire: Int32, userPresenceInfo: String) async throws {
+        throw UPnPFault.optionalActionNotImplemented
+    }
+
+    public func authorizePresenceProactive(userPresenceInfo: String, expire: Int32, watcherList: String) async throws {
+        throw UPnPFault.optionalActionNotImplemented
+    }
+
+    public func eventedValues() async -> [EventedVariable: String] {
+        (try? await step { core, _ in (core.upnpEventedValues(), []) }) ?? [:]
+    }
+
+    /// Runs `body` on the core on the relay loop, and carries out the actions it returns.
+    private func step<T: Sendable>(
+        _ body: @escaping @Sendable (inout GatewayCore, NIODeadline) throws -> (T, [GatewayCore.Action])
+    ) async throws -> T {
+        guard let runtime = runtime.withLockedValue({ $0 }) else {
+            throw UPnPFault(code: 501, description: "Action Failed: the gateway is not running")
+        }
+        return try await runtime.eventLoop.submit { try runtime.presenceService(body) }.get()
+    }
+}

@@ -1,0 +1,240 @@
+import NIOCore
+import PresenceDocuments
+import PresenceGateway
+import SIPMessages
+import Testing
+import UPnPDevice
+
+/// Flow 5 on the sans-IO core (docs/flows.md, "Flow 5"): the UPnP Presence:1 actions
+/// (ISO/IEC 29341-26-16 §5.5) for the configured user carol@oma.example, turned into RFC 3903
+/// publications and RFC 6665 subscriptions through the gateway's routing, and the evented
+/// variables they change.
+@Suite struct UPnPPresenceBridgeTests {
+    typealias T = GatewayCoreTests
+
+    static let yaml = GatewayConfiguration.defaultYAML
+        + "\nupnp: { user: \"sip:carol@oma.example\", address: 127.0.0.1, max-registrations: 2 }\n"
+
+    static func contact(_ uri: String) -> String {
+        "<contact xmlns=\"\(NS.upnpPresence)\" uri=\"\(uri)\"/>"
+    }
+
+    static let busy = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <presence xmlns="urn:ietf:params:xml:ns:pidf" xmlns:rpid="urn:ietf:params:xml:ns:pidf:rpid" \
+        entity="sip:someone@else.example"><tuple id="t1"><status><basic>open</basic></status></tuple>\
+        <person xmlns="urn:ietf:params:xml:ns:pidf:data-model" id="p1"><rpid:activities><rpid:busy/>\
+        </rpid:activities></person></presence>
+        """
+
+    static func events(_ actions: [GatewayCore.Action], _ variable: EventedVariable) -> [String] {
+        actions.compactMap { if case .upnpEvent(let change) = $0, change.variable == variable { change.value } else { nil } }
+    }
+
+    /// The one contact of a PresenceOfContactsList document.
+    static func shown(_ document: String) throws -> UPnPContactPresence {
+        let list = try UPnPContactPresenceList(bytes: Array(document.utf8))
+        try #require(list.contacts.count == 1)
+        return list.contacts[0]
+    }
+
+    /// Registers for `uri` and answers the SUBSCRIBE toward the OMA side with 200: the SUBSCRIBE.
+    static func registered(_ uri: String, _ h: inout T.Harness) throws -> (SIPRequest, GatewayCore.Context) {
+        let (result, actions) = try h.core.registerUPnPContact(contact(uri), expire: 600, now: h.now)
+        let registration = try UPnPRegistrationResult(bytes: Array(result.utf8))
+        #expect(registration.uri == uri && registration.result == .subscribed && registration.expires == 600)
+        let (subscribe, context) = try #require(T.sent(actions, to: .oma).first)
+        _ = h.core.receive(
+            SIPResponse(
+                replyingTo: subscribe, statusCode: 200, toTag: "kam1",
+                headers: [(.expires, "600"), (.contact, "<sip:127.0.0.1:5070>")]),
+            to: subscribe, context: context, now: h.now)
+        return (subscribe, context)
+    }
+
+    // MARK: - The user's own presence
+
+    @Test func updatePresencePublishesTheUsersPIDFToTheOMAPresenceServer() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        #expect(h.core.upnpPresence() == "")
+        let actions = try h.core.updateUPnPPresence(Self.busy, now: h.now)
+        // RFC 3903 §4.2: an initial PUBLISH of the user's own, Event presence, PIDF whose entity
+        // is the user (not what the control point wrote), no SIP-If-Match.
+        let (publish, context) = try #require(T.sent(actions, to: .oma).first)
+        #expect(publish.method == .publish && context == .upnpPublication)
+        #expect(publish.uri.description == "sip:carol@oma.example")
+        #expect(try publish.headers.from?.uri.description == "sip:carol@oma.example")
+        #expect(publish.headers[.event] == "presence" && publish.headers[.sipIfMatch] == nil)
+        let pidf = try PIDFDocument(bytes: publish.body)
+        #expect(pidf.entity == "sip:carol@oma.example")
+        #expect(String(decoding: publish.body, as: UTF8.self).contains("busy"))
+        // GetPresence and the evented UserPresenceInfo give the same document.
+        let evented = try #require(Self.events(actions, .userPresenceInfo).first)
+        #expect(evented == h.core.upnpPresence())
+        #expect(try PIDFDocument(bytes: Array(evented.utf8)) == pidf)
+
+        // §4.4: once the server gave an entity-tag, a change modifies the same publication.
+        _ = h.core.receive(
+            SIPResponse(replyingTo: publish, statusCode: 200, headers: [(.sipETag, "e1"), (.expires, "3600")]),
+            to: publish, context: context, now: h.now)
+        let again = try h.core.updateUPnPPresence(Self.busy.replacingOccurrences(of: "busy", with: "away"), now: h.now)
+        let (modify, _) = try #require(T.sent(again, to: .oma).first)
+        #expect(modify.headers[.sipIfMatch] == "e1")
+    }
+
+    @Test(arguments: ["", "busy", "<presence/>", "<presence xmlns=\"urn:ietf:params:xml:ns:pidf\"><tuple/></presence>"])
+    func aPayloadThatIsNoPIDFIsRefusedWithError600(_ payload: String) throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let fault = #expect(throws: UPnPFault.self) { try h.core.updateUPnPPresence(payload, now: h.now) }
+        #expect(fault?.code == 600)
+        #expect(h.core.upnpPresence() == "")
+    }
+
+    // MARK: - Contacts
+
+    @Test func anOMAContactIsSubscribedToWithTheUserAsWatcherAndItsStateEvented() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (subscribe, _) = try Self.registered("sip:alice@oma.example", &h)
+        // RFC 3856: a presence SUBSCRIBE to the contact, the user in From, PIDF accepted.
+        #expect(subscribe.method == .subscribe && subscribe.uri.description == "sip:alice@oma.example")
+        #expect(try subscribe.headers.from?.uri.description == "sip:carol@oma.example")
+        #expect(subscribe.headers[.event] == "presence" && subscribe.headers[.accept] == "application/pidf+xml")
+
+        // Nothing published: NOTIFY without a body. Shown active, with no presence and no band.
+        let empty = try T.omaNotify(subscribe, cseq: 1, body: [])
+        let context = try #require(h.core.dialogOwner(of: empty)?.context)
+        _ = h.core.receive(empty, id: 10, in: context, now: h.now)
+        let first = try Self.shown(try h.core.upnpContactPresence(Self.contact("sip:alice@oma.example")))
+        #expect(first.state == .active && first.presence == nil && first.band == nil)
+
+        let busy = Array(Self.busy.replacingOccurrences(of: "sip:someone@else.example", with: "sip:alice@oma.example").utf8)
+        let actions = h.core.receive(try T.omaNotify(subscribe, cseq: 2, body: busy), id: 11, in: context, now: h.now)
+        #expect(T.responses(actions, 11).map(\.statusCode) == [200])
+        let evented = try Self.shown(try #require(Self.events(actions, .presenceOfContactsUpdate).first))
+        // [MS-PRES] §3.7.5.4: busy is the 6000–7499 band.
+        #expect(evented.uri == "sip:alice@oma.example" && evented.state == .active && evented.band == "busy")
+        #expect(evented.presence?.entity == "sip:alice@oma.example")
+        // The same NOTIFY again changes nothing the control point sees: no event.
+        let same = h.core.receive(try T.omaNotify(subscribe, cseq: 3, body: busy), id: 12, in: context, now: h.now)
+        #expect(Self.events(same, .presenceOfContactsUpdate).isEmpty)
+        // §5.5.4: the contacts changed since the last call, once.
+        let update = try UPnPContactPresenceList(bytes: Array(h.core.takeUPnPContactsUpdate().utf8))
+        #expect(update.contacts.map(\.uri) == ["sip:alice@oma.example"] && update.contacts[0].band == "busy")
+        #expect(try UPnPContactPresenceList(bytes: Array(h.core.takeUPnPContactsUpdate().utf8)).contacts.isEmpty)
+    }
+
+    @Test func expireZeroEndsTheSubscriptionAndShowsTheContactTerminated() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (subscribe, _) = try Self.registered("sip:alice@oma.example", &h)
+        let notify = try T.omaNotify(subscribe, cseq: 1, body: [])
+        let context = try #require(h.core.dialogOwner(of: notify)?.context)
+        _ = h.core.receive(notify, id: 1, in: context, now: h.now)
+        let (result, actions) = try h.core.registerUPnPContact(Self.contact("sip:alice@oma.example"), expire: 0, now: h.now)
+        #expect(try UPnPRegistrationResult(bytes: Array(result.utf8)).result == .ended)
+        // RFC 6665 §4.1.2.3: an un-SUBSCRIBE in the dialog.
+        let (unsubscribe, _) = try #require(T.sent(actions, to: .oma).first)
+        #expect(unsubscribe.headers[.expires] == "0" && unsubscribe.headers.callID == subscribe.headers.callID)
+        #expect(try Self.shown(try #require(Self.events(actions, .presenceOfContactsUpdate).first)).state == .terminated)
+        #expect(throws: UPnPFault.self) { try h.core.upnpContactPresence(Self.contact("sip:alice@oma.example")) }
+        // The final NOTIFY is answered and the dialog forgotten.
+        let final = try T.omaNotify(subscribe, cseq: 2, state: "terminated;reason=timeout", body: [])
+        let answered = h.core.receive(final, id: 2, in: context, now: h.now)
+        #expect(T.responses(answered, 2).map(\.statusCode) == [200])
+        #expect(h.core.dialogOwner(of: final) == nil)
+    }
+
+    @Test func anEnterpriseContactIsWatchedThroughAnEnterpriseLegAsAFederatedWatcher() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, actions) = try h.core.registerUPnPContact(Self.contact("sip:bob@contoso.com"), expire: 600, now: h.now)
+        #expect(T.sent(actions, to: .oma).isEmpty)
+        // The enterprise sees the user as the watcher, marked federated ([MS-PRES] §3.4.5.1.3),
+        // and applies its own containers and polite blocking to it.
+        let (subscribe, context) = try #require(T.sent(actions, to: .enterprise).first)
+        #expect(try subscribe.headers.from?.uri.description == "sip:carol@oma.example")
+        #expect(subscribe.headers[.msEdgeProxyMessageTrust]?.contains("ms-source-network=federation") == true)
+        let answered = h.core.receive(
+            T.enterpriseOK(subscribe, T.categories(availability: 6500, uri: "sip:bob@contoso.com")), to: subscribe,
+            context: context, now: h.now)
+        let shown = try Self.shown(try #require(Self.events(answered, .presenceOfContactsUpdate).first))
+        #expect(shown.uri == "sip:bob@contoso.com" && shown.state == .active && shown.band == "busy")
+        // Not a watcher of the gateway's: not counted as one.
+        #expect(h.core.counts.omaWatches == 0)
+        // Expire 0: the leg's last consumer left, so it is unsubscribed.
+        let (_, ended) = try h.core.registerUPnPContact(Self.contact("sip:bob@contoso.com"), expire: 0, now: h.now)
+        #expect(T.sent(ended, to: .enterprise).contains { $0.0.headers[.expires] == "0" })
+    }
+
+    @Test func aPolitelyBlockedEnterpriseContactLooksLikeOneThatNeverPublished() throws {
+        // What the enterprise sends a politely blocked watcher is the document of a presentity
+        // that never published ([MS-PRES] §2.2.2.1, §3.2.5.3): each category empty.
+        var shown: [String] = []
+        for uri in ["sip:blocked@contoso.com", "sip:silent@contoso.com"] {
+            var h = try T.Harness(yaml: Self.yaml)
+            let (_, actions) = try h.core.registerUPnPContact(Self.contact(uri), expire: 600, now: h.now)
+            let (subscribe, context) = try #require(T.sent(actions, to: .enterprise).first)
+            let empty = CategoriesDocument(uri: uri, categories: [Category(name: .state), Category(name: .note)])
+            let answered = h.core.receive(T.enterpriseOK(subscribe, empty), to: subscribe, context: context, now: h.now)
+            let event = try #require(Self.events(answered, .presenceOfContactsUpdate).first)
+            #expect(try Self.shown(event).state == .active)
+            shown.append(event.replacingOccurrences(of: uri, with: "sip:contact@contoso.com"))
+        }
+        #expect(shown[0] == shown[1])
+    }
+
+    @Test(arguments: [
+        ("<contact/>", 600), ("sip:alice@oma.example", 600),
+        ("<contact xmlns=\"urn:presencegateway:params:xml:ns:upnp-presence\" uri=\"http://alice.example/\"/>", 600),
+        // No domain of the gateway serves it: no route to a presence server.
+        ("<contact xmlns=\"urn:presencegateway:params:xml:ns:upnp-presence\" uri=\"sip:eve@elsewhere.example\"/>", 600),
+    ])
+    func aContactThatCannotBeWatchedIsRefused(_ payload: String, _ code: Int) throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let fault = #expect(throws: UPnPFault.self) { try h.core.registerUPnPContact(payload, expire: 60, now: h.now) }
+        #expect(fault?.code == code)
+    }
+
+    @Test func registrationsAreCappedAndANegativeExpireIsOutOfRange() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let negative = #expect(throws: UPnPFault.self) {
+            try h.core.registerUPnPContact(Self.contact("sip:alice@oma.example"), expire: -1, now: h.now)
+        }
+        #expect(negative?.code == 601)
+        _ = try h.core.registerUPnPContact(Self.contact("sip:a@oma.example"), expire: 60, now: h.now)
+        _ = try h.core.registerUPnPContact(Self.contact("sip:b@oma.example"), expire: 60, now: h.now)
+        // Registering a contact again renews it: no new subscription, and no slot taken.
+        let (_, renewed) = try h.core.registerUPnPContact(Self.contact("sip:a@oma.example"), expire: 120, now: h.now)
+        #expect(T.sent(renewed, to: .oma).isEmpty)
+        let full = #expect(throws: UPnPFault.self) {
+            try h.core.registerUPnPContact(Self.contact("sip:c@oma.example"), expire: 60, now: h.now)
+        }
+        #expect(full?.code == 501)
+        #expect(h.core.refusals.upnpRegistrations == 1)
+    }
+
+    @Test func theRegistrationsExpireRunningOutEndsIt() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (_, actions) = try h.core.registerUPnPContact(Self.contact("sip:alice@oma.example"), expire: 30, now: h.now)
+        let expiry = try #require(
+            actions.compactMap { if case .schedule(.expiry(let c), let at) = $0 { (c, at) } else { nil } }.first)
+        #expect(expiry.1 == h.now + .seconds(30))
+        let fired = h.core.fire(.expiry(expiry.0), now: h.now + .seconds(30))
+        #expect(try Self.shown(try #require(Self.events(fired, .presenceOfContactsUpdate).first)).state == .terminated)
+        #expect(throws: UPnPFault.self) { try h.core.upnpContactPresence(Self.contact("sip:alice@oma.example")) }
+    }
+
+    @Test func shutdownRemovesThePublicationAndEndsTheSubscriptions() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let published = try h.core.updateUPnPPresence(Self.busy, now: h.now)
+        let (publish, context) = try #require(T.sent(published, to: .oma).first)
+        _ = h.core.receive(
+            SIPResponse(replyingTo: publish, statusCode: 200, headers: [(.sipETag, "e1"), (.expires, "3600")]),
+            to: publish, context: context, now: h.now)
+        let (subscribe, _) = try Self.registered("sip:alice@oma.example", &h)
+        let notify = try T.omaNotify(subscribe, cseq: 1, body: [])
+        _ = h.core.receive(notify, id: 1, in: try #require(h.core.dialogOwner(of: notify)?.context), now: h.now)
+        let sent = T.sent(h.core.shutdown(now: h.now), to: .oma).map(\.0)
+        // RFC 3903 §4.5: the publication removed; RFC 6665 §4.1.2.3: the subscription ended.
+        #expect(sent.contains { $0.method == .publish && $0.headers[.expires] == "0" && $0.headers[.sipIfMatch] == "e1" })
+        #expect(sent.contains { $0.method == .subscribe && $0.headers[.expires] == "0" })
+    }
+}
