@@ -320,13 +320,14 @@ let package = Package(
             name: "GatewayPeerTests",
             dependencies: [
                 "PeerTestSupport", "PresenceGateway", "PresenceDocuments", "Multipart", "SIPMessages", "SIPTransport", "XMLBridge",
-                "SIPEventAgents",
+                "SIPEventAgents", "UPnPDevice",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            exclude: ["upnp_control_point.py"],
             swiftSettings: strict
         ),
         .testTarget(
