@@ -64,7 +64,7 @@ public enum UPnPPresencePayload {
         var ats = 0
         var user = 0
         var host = 0
-        for scalar in uri.unicodeScalars[uri.index(after: colon)...] {
+        for scalar in uri.unicodeScalars[uri.unicodeScalars.index(after: colon)...] {
             switch scalar {
             case "@":
                 ats += 1
@@ -88,7 +88,8 @@ public enum UPnPPresencePayload {
 }
 
 // The readers' shared rules: strict where Schemas/upnp/upnp-presence.xsd is strict, every error
-// located at the element it is about (its start tag's line and column).
+// located at the element it is about (the line and column the parser gives its start tag: where
+// the tag ends).
 extension XMLCursor {
     /// The required `uri` attribute, checked as ``UPnPPresencePayload/uriProblem(_:)`` checks it.
     func upnpURI() throws(XMLError) -> String {
