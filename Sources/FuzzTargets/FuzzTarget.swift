@@ -206,7 +206,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     static func checkUPnPPayload(_ bytes: [UInt8]) -> String? {
         /// `written` must read back, with the reader that read the input, to the same value.
-        func same<T: Equatable>(_ value: T, _ written: [UInt8], _ what: String, _ read: ([UInt8]) throws -> T) -> String? {
+        func same<T: Equatable>(
+            _ value: T, _ written: [UInt8], _ what: String, _ read: ([UInt8]) throws -> T
+        ) -> String? {
             if let failure = roundTrip(written, what, read) { return failure }
             guard (try? read(written)) == value else {
                 return "\(what): wrote what reads back different\n\(String(decoding: written, as: UTF8.self))"

@@ -47,6 +47,8 @@ struct Tables: ParsableCommand {
         }
         print("capabilities:")
         for row in t.capabilities { print("  \(row.ms) <-> caps:\(row.caps)") }
+        print("availability -> UPnP payload band (MS-PRES 2.2.2.7.1):")
+        for row in t.upnpBands { print("  \(range(row.range)): band \(row.band ?? "none")") }
         print("tables valid: \(MappingTables.fileNames.count) files")
     }
 }

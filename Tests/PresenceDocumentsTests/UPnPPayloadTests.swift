@@ -342,6 +342,19 @@ import XMLBridge
         }
     }
 
+    /// The readers take the parser's limits: a document over them is refused before it is read.
+    @Test func limitsAreTheCallers() throws {
+        let bytes = try PIDFFixture.bytes(Self.examples + "contacts.xml")
+        let small = XMLLimits(maxBytes: 64)
+        #expect(throws: XMLError.self) { _ = try UPnPContactPresenceList(bytes: bytes, limits: small) }
+        let shallow = XMLLimits(maxDepth: 2)
+        let error = try #require(throws: XMLError.self) {
+            _ = try UPnPContactPresenceList(bytes: bytes, limits: shallow)
+        }
+        #expect(error.code == .tooDeep)
+        #expect(try UPnPContactPresenceList(bytes: bytes).contacts.count == 3)
+    }
+
     /// A tag left open: libxml2's error at the end tag that does not match it.
     @Test func malformedXMLIsLocated() throws {
         for (xml, read) in [

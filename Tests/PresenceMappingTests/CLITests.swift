@@ -115,6 +115,7 @@ struct CLITests {
         let good = try Self.run(["tables", "--mappings", Self.packageRoot.appendingPathComponent("Mappings").path])
         #expect(good.status == 0)
         #expect(good.stdout.contains("6000-7499 token on-the-phone: basic open, activity on-the-phone"))
+        #expect(good.stdout.contains("12000-14999 any token: band be-right-back"))
     }
 
     @Test func validateReportsViolationsWithLineAndColumn() throws {

@@ -49,7 +49,8 @@ extension UPnPContactPresence {
         try xml.upnpOnlyAttributes(["uri", "state", "band"])
         let uri = try xml.upnpURI()
         let state = try xml.upnpEnumerated(
-            UPnPRegistrationState.self, "state", required: true, values: "pending, active, terminated (RFC 6665 §4.1.3)")
+            UPnPRegistrationState.self, "state", required: true,
+            values: "pending, active, terminated (RFC 6665 §4.1.3)")
         var band: String?
         if let raw = xml[attribute: "band"] {
             let token = raw.trimmingXMLWhitespace()

@@ -48,7 +48,7 @@ public enum UPnPPresencePayload {
     /// <xs:pattern value="([sS][iI][pP][sS]?|[pP][rR][eE][sS]):[^@\s\p{Cc}\p{Z}<>"]+@[^@\s\p{Cc}\p{Z}<>"]+"/>
     /// ```
     ///
-    /// A `sip:`, `sips:` (RFC 3261 §19.1) or `pres:` (RFC 3859 §3.2) URI, the scheme in any case
+    /// A `sip:`, `sips:` (RFC 3261 §19.1) or `pres:` (RFC 3859 §3.2, Appendix A.2) URI, the scheme in any case
     /// (RFC 3986 §3.1), then exactly one `@` with something on both sides, and no white space,
     /// separator, control character, `<`, `>` or `"`. Not a SIP URI grammar: enough to tell
     /// an address from a typing error or another kind of URI.
@@ -57,12 +57,14 @@ public enum UPnPPresencePayload {
             return "\"\(uri)\" is not a sip:, sips: or pres: URI"
         }
         let scheme = uri.utf8[..<colon]
-        guard scheme.allSatisfy({ $0 < 0x80 }), ["sip", "sips", "pres"].contains(String(decoding: scheme, as: UTF8.self).lowercased())
-        else { return "\"\(uri)\" is not a sip:, sips: or pres: URI" }
+        let name = String(decoding: scheme, as: UTF8.self).lowercased()
+        guard scheme.allSatisfy({ $0 < 0x80 }), name == "sip" || name == "sips" || name == "pres" else {
+            return "\"\(uri)\" is not a sip:, sips: or pres: URI"
+        }
         var ats = 0
         var user = 0
         var host = 0
-        for scalar in uri.unicodeScalars[uri.index(after: colon)...] {
+        for scalar in uri.unicodeScalars[uri.unicodeScalars.index(after: colon)...] {
             switch scalar {
             case "@":
                 ats += 1
@@ -86,7 +88,8 @@ public enum UPnPPresencePayload {
 }
 
 // The readers' shared rules: strict where Schemas/upnp/upnp-presence.xsd is strict, every error
-// located at the element it is about (its start tag's line and column).
+// located at the element it is about (the line and column the parser gives its start tag: where
+// the tag ends).
 extension XMLCursor {
     /// The required `uri` attribute, checked as ``UPnPPresencePayload/uriProblem(_:)`` checks it.
     func upnpURI() throws(XMLError) -> String {

@@ -26,7 +26,7 @@ public struct UPnPRegistrationResult: Hashable, Sendable {
     /// A `sip:`, `sips:` or `pres:` URI of the form `scheme:user@host` (``UPnPContactID``'s check).
     public var uri: String
     public var result: Result
-    /// The SIP status code (RFC 3261 §7.2, 100 to 699), e.g. 403, 404 or 489 (RFC 6665 §8.3.1)
+    /// The SIP status code (RFC 3261 §7.2, 100 to 699), e.g. 403, 404 or 489 Bad Event (RFC 6665 §4.2.1.1)
     /// for `refused`.
     public var status: Int?
     /// Seconds granted, or asked for (0 to 4294967295, RFC 3261 §20.19 delta-seconds).
