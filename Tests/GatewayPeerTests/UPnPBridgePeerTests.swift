@@ -76,6 +76,76 @@ import UPnPDevice
         let enterprise = try await EnterpriseWatcher(
             watcher: "sip:dave@contoso.com", resource: user, gatewayPort: peers.enterprisePort)
         #expect(await enterprise.sees(6500, after: 0, within: 10), "\(enterprise.transcript)")
+        // The user's watchers as the gateway knows them (RFC 3857 §3.7): dave, active.
+        #expect(await point.waitForWatchers { $0 == [UPnPWatcher(uri: "sip:dave@contoso.com", status: .active)] })
+    }
+
+    /// The user decides on the enterprise's own watchers (RFC 5025 `confirm`): dave waits for
+    /// the user (Watcher: pending, nothing shown to him), AuthorizePresenceReactive allows him
+    /// (Watcher: active, allow), and from then on he sees the user's state; a proactive
+    /// polite-block for erin lets him in seeing what a user who never published shows.
+    @Test func theUserDecidesOnTheirWatchers() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.python) else {
+            Issue.record("async-upnp-client is not installed at \(Self.python): run scripts/setup.sh")
+            return
+        }
+        var options = GatewayPeers.Options()
+        options.extra = "upnp: { user: \"\(Self.user)\", address: 127.0.0.1 }\n"
+        options.presentities = """
+              "\(Self.user)":
+                defaults: { sameEnterprise: confirm, federated: allow, publicCloud: polite-block }
+                containers: { 100: [federated], 200: [sameEnterprise] }
+            """
+        try await GatewayPeers.with(options: options) { peers in
+            try await ControlPoint.with(backend: peers.server.presenceService, python: Self.python, script: Self.script) {
+                point in
+                #expect(try await point.call("UpdatePresence", ["UpdatedUserPresence": Self.pidf("busy")]).ok != nil)
+                let waiting = try await EnterpriseWatcher(
+                    watcher: "sip:dave@contoso.com", resource: Self.user, gatewayPort: peers.enterprisePort)
+                #expect(await point.waitForWatchers { $0 == [UPnPWatcher(uri: "sip:dave@contoso.com", status: .pending)] })
+                // Waiting: nothing of the user shown, nothing asked of Kamailio for him.
+                #expect(waiting.availabilities.isEmpty)
+                #expect(!peers.kamailioSubscribes(for: Self.user).contains { $0.contains("from=sip:dave@contoso.com") })
+                let authorized = try await point.call(
+                    "AuthorizePresenceReactive",
+                    ["Contact": Self.contact("sip:dave@contoso.com"), "Expire": 3600, "UserPresenceInfo": Self.pidf("busy")])
+                #expect(authorized.ok == [:])
+                #expect(
+                    await point.waitForWatchers {
+                        $0.contains(UPnPWatcher(uri: "sip:dave@contoso.com", status: .active, decision: .allow))
+                    })
+                // Allowed: the gateway subscribes at Kamailio for dave now (what dave is then shown
+                // is UPnPPresenceBridgeTests' to check: the edge here is no socket of the test).
+                let deadline = Date().addingTimeInterval(5)
+                while Date() < deadline,
+                    !peers.kamailioSubscribes(for: Self.user).contains(where: { $0.contains("from=sip:dave@contoso.com") })
+                {
+                    try await Task.sleep(nanoseconds: 100_000_000)
+                }
+                #expect(peers.kamailioSubscribes(for: Self.user).contains { $0.contains("from=sip:dave@contoso.com") })
+
+                let list = """
+                    <watchers xmlns="\(NS.upnpPresence)" version="0.1">\
+                    <watcher uri="sip:erin@contoso.com" decision="polite-block"/></watchers>
+                    """
+                let proactive = try await point.call(
+                    "AuthorizePresenceProactive", ["UserPresenceInfo": Self.pidf("busy"), "Expire": 3600, "WatcherList": list])
+                #expect(proactive.ok == [:])
+                let erin = try await EnterpriseWatcher(
+                    watcher: "sip:erin@contoso.com", resource: Self.user, gatewayPort: peers.enterprisePort)
+                #expect(
+                    await point.waitForWatchers {
+                        $0.contains(UPnPWatcher(uri: "sip:erin@contoso.com", status: .active, decision: .politeBlock))
+                    })
+                // Polite blocking (RFC 5025 §3.2.1): accepted, and shown no state at all.
+                await erin.settle()
+                #expect(erin.subscribeStatus == 200 && !erin.availabilities.contains(6500), "\(erin.transcript)")
+                #expect(
+                    try await point.call(
+                        "AuthorizePresenceProactive", ["UserPresenceInfo": Self.pidf("busy"), "Expire": 60, "WatcherList": "<x/>"]
+                    ).fault == 600)
+            }
+        }
     }
 
     /// RegisterForContactPresence on alice (OMA, publishing at Kamailio) and on bob (enterprise):
@@ -188,6 +258,16 @@ final class ControlPoint: @unchecked Sendable {
             try? await Task.sleep(nanoseconds: 100_000_000)
         }
         return false
+    }
+
+    /// Waits for a Watcher event whose list `matches` wants.
+    func waitForWatchers(within seconds: Double = 10, _ matches: ([UPnPWatcher]) -> Bool) async -> Bool {
+        await waitForEvent(within: seconds) { event in
+            guard let value = event["Watcher"], let list = try? UPnPWatcherList(bytes: Array(value.utf8)) else {
+                return false
+            }
+            return matches(list.watchers)
+        }
     }
 
     /// Waits for a PresenceOfContactsUpdate event showing `uri` as `matches` wants.

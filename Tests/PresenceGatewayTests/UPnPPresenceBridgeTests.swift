@@ -237,4 +237,74 @@ import UPnPDevice
         #expect(sent.contains { $0.method == .publish && $0.headers[.expires] == "0" && $0.headers[.sipIfMatch] == "e1" })
         #expect(sent.contains { $0.method == .subscribe && $0.headers[.expires] == "0" })
     }
+
+    // MARK: - Watchers
+
+    /// The user's policy asks for the user's decision on enterprise watchers (RFC 5025 confirm).
+    static let confirming = yaml.replacingOccurrences(of: "sameEnterprise: allow,", with: "sameEnterprise: confirm,")
+
+    static func watchers(_ actions: [GatewayCore.Action]) throws -> [UPnPWatcher]? {
+        try events(actions, .watcher).last.map { try UPnPWatcherList(bytes: Array($0.utf8)).watchers }
+    }
+
+    @Test func aWatcherWaitingForTheUserIsEventedAndAuthorizedReactively() throws {
+        var h = try T.Harness(yaml: Self.confirming)
+        _ = h.core.start(now: h.now)
+        let (_, subscribed) = h.receive(
+            try T.enterpriseSubscribe(resources: ["sip:carol@oma.example"], from: "sip:dave@contoso.com"),
+            from: .enterprise, network: .sameEnterprise)
+        // Waiting for the user: listed pending (RFC 3857 §3.7), no subscription toward carol yet.
+        #expect(try Self.watchers(subscribed) == [UPnPWatcher(uri: "sip:dave@contoso.com", status: .pending)])
+        #expect(!T.sent(subscribed, to: .oma).contains { $0.0.uri.description == "sip:carol@oma.example" })
+        let values = h.core.upnpEventedValues()
+        #expect(try UPnPWatcherList(bytes: Array((values[.watcher] ?? "").utf8)).watchers.map(\.uri) == ["sip:dave@contoso.com"])
+
+        // §5.5.6: the user allows dave; his subscription goes on toward carol, and he is active.
+        let allowed = try h.core.authorizeUPnPWatcher(
+            Self.contact("sip:dave@contoso.com"), expire: 3600, userPresenceInfo: Self.busy, now: h.now)
+        #expect(T.sent(allowed, to: .oma).contains { $0.0.uri.description == "sip:carol@oma.example" })
+        #expect(
+            try Self.watchers(allowed) == [UPnPWatcher(uri: "sip:dave@contoso.com", status: .active, decision: .allow)])
+        // Nothing changed: nothing evented.
+        let again = try h.core.authorizeUPnPWatcher(
+            Self.contact("sip:dave@contoso.com"), expire: 3600, userPresenceInfo: Self.busy, now: h.now)
+        #expect(Self.events(again, .watcher).isEmpty)
+    }
+
+    @Test func aWatcherBlockedProactivelyIsRejectedAndAPolitelyBlockedOneSeesNothing() throws {
+        var h = try T.Harness(yaml: Self.confirming)
+        _ = h.core.start(now: h.now)
+        let list = """
+            <watchers xmlns="\(NS.upnpPresence)" version="0.1">\
+            <watcher uri="sip:dave@contoso.com" decision="block"/>\
+            <watcher uri="sip:erin@contoso.com" decision="polite-block"/></watchers>
+            """
+        _ = try h.core.authorizeUPnPWatchers(list, expire: 600, userPresenceInfo: Self.busy, now: h.now)
+        let (_, refused) = h.receive(
+            try T.enterpriseSubscribe(resources: ["sip:carol@oma.example"], from: "sip:dave@contoso.com"),
+            from: .enterprise, network: .sameEnterprise)
+        // Blocked (RFC 5025 §3.2.1): refused, so not among the user's watchers, and nothing is
+        // subscribed toward carol for him.
+        #expect(try Self.watchers(refused)?.contains { $0.uri == "sip:dave@contoso.com" } != true)
+        #expect(!T.sent(refused, to: .oma).contains { $0.0.uri.description == "sip:carol@oma.example" })
+        let (_, polite) = h.receive(
+            try T.enterpriseSubscribe(resources: ["sip:carol@oma.example"], from: "sip:erin@contoso.com"),
+            from: .enterprise, network: .sameEnterprise)
+        // Politely blocked: accepted (RFC 5025 §3.2.1), so listed active with the user's decision.
+        #expect(
+            try Self.watchers(polite)?.contains(
+                UPnPWatcher(uri: "sip:erin@contoso.com", status: .active, decision: .politeBlock)) == true)
+        // Expire 0 withdraws the decisions: erin waits for the user again.
+        let withdrawn = try h.core.authorizeUPnPWatchers(list, expire: 0, userPresenceInfo: Self.busy, now: h.now)
+        #expect(try Self.watchers(withdrawn)?.contains(UPnPWatcher(uri: "sip:erin@contoso.com", status: .active)) != true)
+    }
+
+    @Test(arguments: ["<watchers/>", "<presence/>", "not xml"])
+    func aWatcherListThatDoesNotParseIsRefusedWith600(_ list: String) throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let fault = #expect(throws: UPnPFault.self) {
+            try h.core.authorizeUPnPWatchers(list, expire: 60, userPresenceInfo: Self.busy, now: h.now)
+        }
+        #expect(fault?.code == 600)
+    }
 }

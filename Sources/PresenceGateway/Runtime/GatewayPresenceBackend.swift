@@ -43,11 +43,19 @@ public final class GatewayPresenceBackend: PresenceServiceBackend {
     }
 
     public func authorizePresenceReactive(contact: String, expire: Int32, userPresenceInfo: String) async throws {
-        throw UPnPFault.optionalActionNotImplemented
+        try await step { core, now in
+            ((), try core.authorizeUPnPWatcher(contact, expire: expire, userPresenceInfo: userPresenceInfo, now: now))
+        }
     }
 
     public func authorizePresenceProactive(userPresenceInfo: String, expire: Int32, watcherList: String) async throws {
-        throw UPnPFault.optionalActionNotImplemented
+        try await step { core, now in
+            (
+                (),
+                try core.authorizeUPnPWatchers(
+                    watcherList, expire: expire, userPresenceInfo: userPresenceInfo, now: now)
+            )
+        }
     }
 
     public func eventedValues() async -> [EventedVariable: String] {

@@ -327,7 +327,7 @@ extension GatewayCore {
     }
 
     func policy(for presentity: String) -> PresentityPolicy {
-        Self.policy(for: presentity, in: configuration, spheres: bridge.spheres)
+        withUPnPDecisions(Self.policy(for: presentity, in: configuration, spheres: bridge.spheres), of: presentity)
     }
 
     /// `presentity`'s policy in `configuration`, its sphere conditions (RFC 4745 §7.2) decided

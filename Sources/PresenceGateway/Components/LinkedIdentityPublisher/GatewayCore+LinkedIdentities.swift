@@ -14,6 +14,7 @@ extension GatewayCore {
     /// information subscriptions of identities whose watchers are mirrored
     /// (`GatewayCore+WatcherMirror`).
     public mutating func start(now: NIODeadline) -> [Action] {
+        followWatcherInfoSubscribers()
         var out = watchXCAPDocuments(now: now) + watchWatcherLists(now: now)
         for identity in linkedIdentities.unlinked(configuration.linkedIdentities) {
             let key = takeKey()

@@ -69,7 +69,10 @@ extension GatewayCore {
     /// The evented variables as they are now, for a new GENA subscriber's initial event
     /// (UDA 1.1 §4.3.2).
     public func upnpEventedValues() -> [EventedVariable: String] {
-        [.userPresenceInfo: upnpPresence()]
+        [
+            .userPresenceInfo: upnpPresence(),
+            .watcher: UPnPPresenceBridge.text(UPnPWatcherList(watchers: upnp.watcherList).serialized()),
+        ]
     }
 
     /// RegisterForContactPresence (§5.5.5): watches the contact `contactID` names for `expire`
@@ -144,6 +147,101 @@ extension GatewayCore {
     ) -> String {
         UPnPPresenceBridge.text(
             UPnPRegistrationResult(uri: contact, result: result, expires: expires.map(Int.init)).serialized())
+    }
+
+    // MARK: - Watchers (§5.5.6, §5.5.7)
+
+    /// AuthorizePresenceProactive (§5.5.7): each watcher of `watcherList` (a WatcherList
+    /// document) gets the user's decision (`decision`, default allow) for `expire` seconds; 0
+    /// withdraws the decisions. `userPresenceInfo` must be a PIDF document; what a watcher sees
+    /// is what the user's containers give it.
+    public mutating func authorizeUPnPWatchers(
+        _ watcherList: String, expire: Int32, userPresenceInfo: String, now: NIODeadline
+    ) throws(UPnPFault) -> [Action] {
+        let list: UPnPWatcherList
+        do {
+            list = try UPnPWatcherList(bytes: Array(watcherList.utf8))
+            _ = try PIDFDocument(bytes: Array(userPresenceInfo.utf8))
+        } catch {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
+        }
+        guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
+        let decided = list.watchers.map { watcher -> (uri: String, decision: SubHandling?) in
+            let decision: SubHandling =
+                switch watcher.decision {
+                case .block: .block
+                case .politeBlock: .politeBlock
+                case .allow, nil: .allow
+                }
+            return (WatcherIdentity.addressOfRecord(watcher.uri) ?? watcher.uri, expire == 0 ? nil : decision)
+        }
+        return decideUPnPWatchers(decided, now: now)
+    }
+
+    /// AuthorizePresenceReactive (§5.5.6): the watcher `contactID` names is allowed (a watcher
+    /// waiting for the user, RFC 5025 `confirm`, becomes active); `expire` 0 withdraws it.
+    public mutating func authorizeUPnPWatcher(
+        _ contactID: String, expire: Int32, userPresenceInfo: String, now: NIODeadline
+    ) throws(UPnPFault) -> [Action] {
+        let watcher = try Self.upnpContact(contactID)
+        do {
+            _ = try PIDFDocument(bytes: Array(userPresenceInfo.utf8))
+        } catch {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
+        }
+        guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
+        return decideUPnPWatchers([(watcher, expire == 0 ? nil : .allow)], now: now)
+    }
+
+    /// The user's decisions changed: the legs of the user's enterprise watchers resolved again
+    /// under the new policy (as for a new pres-rules document), the watchers waiting for a
+    /// decision answered, and the watcher information told.
+    private mutating func decideUPnPWatchers(_ decided: [(uri: String, decision: SubHandling?)], now: NIODeadline)
+        -> [Action]
+    {
+        guard let user = upnpUser?.aor else { return [] }
+        let before = policy(for: user)
+        upnp.decide(decided)
+        return resolveLegsAgain(legs(of: user), previous: { _ in before }, now: now)
+            + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
+    }
+
+    /// The user's own decisions layered over `policy` when `presentity` is the user.
+    func withUPnPDecisions(_ policy: PresentityPolicy, of presentity: String) -> PresentityPolicy {
+        guard let user = upnpUser?.aor, presentity == user else { return policy }
+        var policy = policy
+        policy.rules.rules = upnp.rules + policy.rules.rules
+        return policy
+    }
+
+    /// Whether the user's watcher list is followed (the watch tables report what they change).
+    var upnpFollowsWatchers: Bool { configuration.upnp != nil }
+
+    /// After a step that changed the watches with these keys: the user's watchers evented when
+    /// a watch naming the user (or one shown before) is among them, or `everyWatch`.
+    mutating func upnpWatchersChanged(enterprise keys: Set<Int>, everyWatch: Bool) -> [Action] {
+        guard let user = upnpUser?.aor else { return [] }
+        let touched =
+            everyWatch
+            || keys.contains {
+                upnp.showsWatcher(Self.winfoID(enterprise: $0)) || enterpriseWatcher($0, of: user, before: nil) != nil
+            }
+        guard touched else { return [] }
+        let entries = watcherList(of: user)
+        let list = entries.map { entry in
+            UPnPWatcher(
+                uri: entry.uri, status: UPnPWatcher.Status(rawValue: entry.status.rawValue),
+                decision: upnp.decision(of: entry.uri).map(Self.upnpDecision))
+        }
+        return upnp.watchersChanged(list, ids: Set(entries.map(\.id))).map { [.upnpEvent($0)] } ?? []
+    }
+
+    private static func upnpDecision(_ decision: SubHandling) -> UPnPWatcher.Decision {
+        switch decision {
+        case .block, .confirm: .block
+        case .politeBlock: .politeBlock
+        case .allow: .allow
+        }
     }
 
     // MARK: - Registrations ending

@@ -54,6 +54,11 @@ struct UPnPPresenceBridge: Sendable {
     private var byWatch: [Int: Int] = [:]
     /// Contacts whose presence changed since the control point last asked (§5.5.4), in order.
     private var updated: [String] = []
+    /// The user's decisions on watchers (§5.5.6, §5.5.7) by watcher URI, as pres-rules of the
+    /// user's (``rules``).
+    private var decisions: [String: SubHandling] = [:]
+    /// The user's watchers as last evented (`Watcher`), and their ids in the watcher list.
+    private var watchers: (list: [UPnPWatcher], ids: Set<String>) = ([], [])
 
     subscript(key: Int) -> Registration? { registrations[key] }
 
@@ -150,6 +155,35 @@ struct UPnPPresenceBridge: Sendable {
         updated.removeAll()
         return UPnPContactPresenceList(contacts: contacts)
     }
+
+    // MARK: - Watchers
+
+    /// Sets (nil: withdraws) the user's decision on each watcher.
+    mutating func decide(_ decided: [(uri: String, decision: SubHandling?)]) {
+        for (uri, decision) in decided { decisions[uri] = decision }
+    }
+
+    /// The decisions as pres-rules (RFC 5025 §3.2.1): one rule per watcher, its identity the
+    /// watcher's URI (RFC 4745 §7.1); they take precedence over the user's defaults by network.
+    var rules: [PresRules.Rule] {
+        decisions.sorted { $0.key < $1.key }.enumerated().map { index, entry in
+            PresRules.Rule(id: "upnp-\(index)", identities: [.one(entry.key)], subHandling: entry.value)
+        }
+    }
+
+    func decision(of watcher: String) -> SubHandling? { decisions[watcher] }
+
+    /// Whether an entry of the watcher list with this id was last evented.
+    func showsWatcher(_ id: String) -> Bool { watchers.ids.contains(id) }
+
+    /// The user's watchers now: evented as `Watcher` when they differ from what was last.
+    mutating func watchersChanged(_ list: [UPnPWatcher], ids: Set<String>) -> EventedChange? {
+        guard list != watchers.list else { return nil }
+        watchers = (list, ids)
+        return EventedChange(.watcher, Self.text(UPnPWatcherList(watchers: list).serialized()))
+    }
+
+    var watcherList: [UPnPWatcher] { watchers.list }
 
     // MARK: - Subscriptions toward the OMA side
 

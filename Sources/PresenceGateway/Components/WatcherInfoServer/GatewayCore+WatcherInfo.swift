@@ -152,7 +152,7 @@ extension GatewayCore {
     /// An enterprise watch that names `presentity`, as the gateway decided it (RFC 3857 §3.7):
     /// `pending` while it waits for the owner, `terminated`/`rejected` when refused or blocked,
     /// otherwise `active` (`approved` when it was pending before). nil when it does not name it.
-    private func enterpriseWatcher(_ key: Int, of presentity: String, before: WatcherInfo.Watcher?)
+    func enterpriseWatcher(_ key: Int, of presentity: String, before: WatcherInfo.Watcher?)
         -> WatcherInfo.Watcher?
     {
         guard let watch = bridge[watch: key] else { return nil }
@@ -208,7 +208,7 @@ extension GatewayCore {
     /// `actions`, followed by the watcher information a step's changes call for: nothing at all
     /// to do (the actions untouched) while no one subscribes to it.
     mutating func withWatcherInfo(_ actions: [Action], now: NIODeadline) -> [Action] {
-        guard !watcherInfo.isEmpty else { return actions }
+        guard !watcherInfo.isEmpty || upnpFollowsWatchers else { return actions }
         var out = actions
         out += watcherInfoChanges(now: now)
         return out
@@ -221,7 +221,7 @@ extension GatewayCore {
     /// `everyWatch`: a new policy may have moved any watcher without a write to its watch, so
     /// every one is looked at again.
     mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
-        guard !watcherInfo.isEmpty else { return [] }
+        guard !watcherInfo.isEmpty || upnpFollowsWatchers else { return [] }
         var enterpriseKeys = bridge.takeObservedWatches()
         var omaKeys = notifier.takeObserved()
         if everyWatch {
@@ -229,7 +229,8 @@ extension GatewayCore {
             omaKeys.formUnion(notifier.keys)
         }
         guard !enterpriseKeys.isEmpty || !omaKeys.isEmpty || watcherInfo.resyncing else { return [] }
-        var out: [Action] = []
+        // The UPnP user's watchers (flow 5) are worked out from the same changes.
+        var out = upnpWatchersChanged(enterprise: enterpriseKeys, everyWatch: everyWatch)
         for key in watcherInfo.keys {
             guard let watch = watcherInfo[key], watch.subscription.status == .active else { continue }
             let body =
@@ -262,10 +263,12 @@ extension GatewayCore {
         return candidates
     }
 
-    /// While anyone subscribes to watcher information, the watches' tables report what they
-    /// change (``JournaledTable/takeObserved()``); called wherever subscriptions come or go.
+    /// While anyone subscribes to watcher information (or a UPnP user follows their watchers),
+    /// the watches' tables report what they change (``JournaledTable/takeObserved()``); called
+    /// wherever subscriptions come or go, and at start.
     mutating func followWatcherInfoSubscribers() {
-        bridge.observeWatches(!watcherInfo.isEmpty)
-        notifier.observing = !watcherInfo.isEmpty
+        let following = !watcherInfo.isEmpty || upnpFollowsWatchers
+        bridge.observeWatches(following)
+        notifier.observing = following
     }
 }
