@@ -21,7 +21,9 @@
 # gateway's /metrics (Tests/GatewayPeerTests/MonitoringProcessTests.swift); and apache2, whose httpd
 # with mod_auth_digest and mod_proxy_http is the OMA Aggregation Proxy (HTTP Digest in front of
 # Kamailio's xcap_server) of Tests/GatewayPeerTests/XCAPAuthPeerTests.swift; and python3 with
-# python3-venv for async-upnp-client (below), the UPnP control point of Tests/UPnPDeviceTests.
+# python3-venv for async-upnp-client (below), the UPnP control point of Tests/UPnPDeviceTests; and
+# gupnp-tools, whose gssdp-discover finds the UPnP device by multicast in a network namespace
+# (iproute2's ip gives loopback the MULTICAST flag there; SSDPDiscoveryProcessTests).
 # With --with-peers (scripts/run.sh --with-peers): what building needs and the demo's peers only,
 # sip-tester, Kamailio with its presence and SQLite modules, and sqlite3.
 # Swift itself is expected at /opt/swift (or on PATH). The package lists are refreshed only when
@@ -36,7 +38,7 @@ if [ "${1:-}" = "--with-peers" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules sqlite3)
 elif [ "${1:-}" != "--build-only" ]; then
   packages+=(sip-tester kamailio kamailio-presence-modules kamailio-sqlite-modules kamailio-tls-modules sqlite3 linphone-cli baresip-core systemd chromium postgresql
-    pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base apache2 python3 python3-venv)
+    pidgin-sipe bitlbee-libpurple gcc prometheus dnsmasq-base apache2 python3 python3-venv gupnp-tools iproute2)
 fi
 need=()
 for pkg in "${packages[@]}"; do
