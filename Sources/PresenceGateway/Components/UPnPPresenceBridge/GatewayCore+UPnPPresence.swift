@@ -199,7 +199,7 @@ extension GatewayCore {
     private mutating func decideUPnPWatchers(_ decided: [(uri: String, decision: SubHandling?)], now: NIODeadline)
         -> [Action]
     {
-        guard let user = upnpUser?.aor else { return [] }
+        guard let user = configuration.upnp?.user else { return [] }
         let before = policy(for: user)
         upnp.decide(decided)
         return resolveLegsAgain(legs(of: user), previous: { _ in before }, now: now)
@@ -208,7 +208,9 @@ extension GatewayCore {
 
     /// The user's own decisions layered over `policy` when `presentity` is the user.
     func withUPnPDecisions(_ policy: PresentityPolicy, of presentity: String) -> PresentityPolicy {
-        guard let user = upnpUser?.aor, presentity == user else { return policy }
+        // On the relay's path (every view rendered): the configured address of record compared,
+        // nothing parsed.
+        guard let user = configuration.upnp?.user, presentity == user else { return policy }
         var policy = policy
         policy.rules.rules = upnp.rules + policy.rules.rules
         return policy
@@ -220,7 +222,7 @@ extension GatewayCore {
     /// After a step that changed the watches with these keys: the user's watchers evented when
     /// a watch naming the user (or one shown before) is among them, or `everyWatch`.
     mutating func upnpWatchersChanged(enterprise keys: Set<Int>, everyWatch: Bool) -> [Action] {
-        guard let user = upnpUser?.aor else { return [] }
+        guard let user = configuration.upnp?.user else { return [] }
         let touched =
             everyWatch
             || keys.contains {
