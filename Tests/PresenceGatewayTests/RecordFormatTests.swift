@@ -120,6 +120,7 @@ import Testing
             try scenario("mirror", yaml: WatcherMirrorTests.yaml) { h in try mirror(&h) },
             try scenario("publications", yaml: LinkedIdentityPublicationTests.yaml) { h in try publications(&h) },
             try scenario("linked-identity") { h in try linkedIdentity(&h) },
+            try scenario("upnp", yaml: UPnPPresenceBridgeTests.yaml) { h in try UPnPPresenceBridgeTests.everyEntry(&h) },
         ]
     }
 
@@ -232,7 +233,7 @@ import Testing
         let kinds = Set(fixture.keys.map { String($0.split(separator: " ")[1]) })
         let every = [
             "enterprise-watch", "oma-leg", "oma-list", "oma-watch", "enterprise-leg", "linked-publication",
-            "publication", "service-publisher", "winfo-watch", "pool", "flag",
+            "publication", "service-publisher", "winfo-watch", "pool", "flag", "upnp-registration", "upnp-user",
         ]
         #expect(kinds == Set(every), "\(kinds)")
         let bodies = fixture.values.compactMap { ($0 as? [String: Any])?["body"] as? [String: Any] }

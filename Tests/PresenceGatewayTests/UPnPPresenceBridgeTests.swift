@@ -307,4 +307,78 @@ import UPnPDevice
         }
         #expect(fault?.code == 600)
     }
+
+    // MARK: - The durable store
+
+    /// Every entry flow 5 keeps: the user's presence published (entity-tag e1) and a decision
+    /// on a watcher; an OMA contact whose subscription is active, an enterprise contact on a leg.
+    static func everyEntry(_ h: inout T.Harness) throws {
+        let published = try h.core.updateUPnPPresence(busy, now: h.now)
+        let (publish, context) = try #require(T.sent(published, to: .oma).first)
+        _ = h.core.receive(
+            SIPResponse(replyingTo: publish, statusCode: 200, headers: [(.sipETag, "e1"), (.expires, "3600")]),
+            to: publish, context: context, now: h.now)
+        _ = try h.core.authorizeUPnPWatcher(
+            contact("sip:dave@contoso.com"), expire: 3600, userPresenceInfo: busy, now: h.now)
+        let (subscribe, _) = try registered("sip:alice@oma.example", &h)
+        let notify = try T.omaNotify(subscribe, cseq: 1, body: [])
+        _ = h.core.receive(notify, id: 1, in: try #require(h.core.dialogOwner(of: notify)?.context), now: h.now)
+        let (_, actions) = try h.core.registerUPnPContact(contact("sip:bob@contoso.com"), expire: 600, now: h.now)
+        let (categories, legContext) = try #require(T.sent(actions, to: .enterprise).first)
+        _ = h.core.receive(
+            T.enterpriseOK(categories, T.categories(availability: 6500, uri: "sip:bob@contoso.com")), to: categories,
+            context: legContext, now: h.now)
+    }
+
+    /// After a restart every registration goes on where it was: the OMA contact's NOTIFY still
+    /// finds its dialog, the enterprise contact its leg; the user's presence, publication and
+    /// decisions are back; the subscription and the publication are refreshed at once.
+    @Test func flowFiveComesBackFromTheStore() throws {
+        var h = try StateRestoreTests.journaled(yaml: Self.yaml)
+        _ = h.core.start(now: h.now)
+        try Self.everyEntry(&h)
+        var records = StateRestoreTests.Records()
+        StateRestoreTests.take(&h, into: &records)
+        #expect(records.kinds()["upnp-registration"] == 2 && records.kinds()["upnp-user"] == 1)
+
+        var after = try StateRestoreTests.journaled(yaml: Self.yaml, prefix: "r")
+        let resumed = try after.core.restore(records.all, clock: StateRestoreTests.clock, now: after.now)
+        _ = after.core.start(now: after.now)
+        #expect(after.core.upnpPresence() == h.core.upnpPresence())
+        for contact in ["sip:alice@oma.example", "sip:bob@contoso.com"] {
+            #expect(try Self.shown(try after.core.upnpContactPresence(Self.contact(contact))).state == .active)
+        }
+        // Refreshed at once: the publication (its entity-tag) and alice's subscription.
+        let refreshes = resumed.compactMap { if case .schedule(.refresh(let c), _) = $0 { c } else { nil } }
+        #expect(refreshes.contains(.upnpPublication))
+        #expect(refreshes.contains { if case .upnpContact = $0 { true } else { false } })
+        let refreshed = after.core.fire(.refresh(.upnpPublication), now: after.now)
+        #expect(T.sent(refreshed, to: .oma).first?.0.headers[.sipIfMatch] == "e1")
+        // Alice's state in her old dialog reaches the control point.
+        let body = Array(Self.busy.replacingOccurrences(of: "sip:someone@else.example", with: "sip:alice@oma.example").utf8)
+        let notify = try T.omaNotify(try Self.aliceSubscribe(records), cseq: 2, body: body)
+        let owner = try #require(after.core.dialogOwner(of: notify))
+        let evented = after.core.receive(notify, id: 9, in: owner.context, now: after.now)
+        #expect(try Self.shown(try #require(Self.events(evented, .presenceOfContactsUpdate).first)).band == "busy")
+        // Bob is not a watcher of the gateway's: not counted after the restore either.
+        #expect(after.core.counts.omaWatches == 0)
+        // The decision on dave is the user's still: listed with it once he subscribes.
+        let (_, subscribed) = after.receive(
+            try T.enterpriseSubscribe(resources: ["sip:carol@oma.example"], from: "sip:dave@contoso.com"),
+            from: .enterprise, network: .sameEnterprise)
+        #expect(try Self.watchers(subscribed)?.first?.decision == .allow)
+    }
+
+    /// Alice's subscription as its record holds it: a SUBSCRIBE with its Call-ID and From tag.
+    static func aliceSubscribe(_ records: StateRestoreTests.Records) throws -> SIPRequest {
+        let record = try #require(
+            records.all.first { $0.kind == "upnp-registration" && String(decoding: $0.body, as: UTF8.self).contains("alice") })
+        let callID = try #require(record.callID)
+        let tag = try #require(record.localTag)
+        return try T.request([
+            "SUBSCRIBE sip:alice@oma.example SIP/2.0", "Via: SIP/2.0/UDP 127.0.0.1:5060;branch=z9hG4bKa",
+            "From: <sip:carol@oma.example>;tag=\(tag)", "To: <sip:alice@oma.example>", "Call-ID: \(callID)",
+            "CSeq: 1 SUBSCRIBE", "Event: presence",
+        ])
+    }
 }

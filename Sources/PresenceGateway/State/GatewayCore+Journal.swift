@@ -18,6 +18,7 @@ extension GatewayCore {
             legPool.journaling = newValue
             linkedIdentities.journaling = newValue
             watcherInfo.journaling = newValue
+            upnp.journaling = newValue
         }
     }
 
@@ -31,8 +32,10 @@ extension GatewayCore {
         let pool = legPool.takeChangedKeys()
         let linked = linkedIdentities.takeChangedKeys()
         let winfo = watcherInfo.takeChangedKeys()
+        let upnpKeys = upnp.takeChangedKeys()
         guard
-            !(enterpriseWatchers.isEmpty && omaWatches.isEmpty && pool.isEmpty && linked.isEmpty && winfo.isEmpty)
+            !(enterpriseWatchers.isEmpty && omaWatches.isEmpty && pool.isEmpty && linked.isEmpty && winfo.isEmpty
+                && upnpKeys.isEmpty)
         else { return [] }
         let coding = recordCoding(clock: clock)
         let encoder = coding.encoder()
@@ -43,6 +46,7 @@ extension GatewayCore {
             + legPool.stateChanges(pool, coding: coding, encoder: encoder)
             + linkedIdentities.stateChanges(linked, coding: coding, encoder: encoder)
             + watcherInfo.stateChanges(winfo, coding: coding, encoder: encoder)
+            + upnp.stateChanges(upnpKeys, coding: coding, encoder: encoder)
     }
 
     /// Runs a NOTIFY's relay in an existing pair (``inDialog``) with the watches' and legs' writes

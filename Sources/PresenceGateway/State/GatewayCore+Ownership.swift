@@ -20,6 +20,8 @@ extension GatewayCore {
                 out += apply(legPool.disown(id))
             case .linkedPublication, .publication, .servicePublisher:
                 out += apply(linkedIdentities.disown(id))
+            case .upnpRegistration, .upnpUser:
+                out += apply(upnp.disown(id))
             }
         }
         return out
@@ -42,6 +44,7 @@ extension GatewayCore {
         bridge.dialogRecordIDs()
             + notifier.keys.map { StateRecordID(kind: RecordKind.omaWatch.rawValue, key: String($0)) }
             + legPool.dialogRecordIDs() + watcherInfo.dialogRecordIDs() + linkedIdentities.dialogRecordIDs()
+            + upnp.dialogRecordIDs()
     }
 
     /// Whether the leg, watch or publication of `context` is still held here.
@@ -53,8 +56,7 @@ extension GatewayCore {
         case .winfoWatch: watcherInfo.holds(context) ?? false
         case .enterpriseLeg: legPool.holds(context) ?? false
         case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false
-        case .upnpContact(let key): upnp[key] != nil
-        case .upnpPublication: true
+        case .upnpContact, .upnpPublication: upnp.holds(context) ?? false
         }
     }
 

@@ -24,6 +24,8 @@ extension GatewayCore {
         case winfoWatch = "winfo-watch"
         case pool
         case flag
+        case upnpRegistration = "upnp-registration"
+        case upnpUser = "upnp-user"
     }
 
     /// NOTIFYs a watcher's dialog may send between two writes of its record: the CSeq is written

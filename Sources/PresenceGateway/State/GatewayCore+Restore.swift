@@ -58,6 +58,8 @@ extension GatewayCore {
         // Keys handed out from now on do not repeat a restored one.
         for key in entries.numberedKeys { ids.noteRestoredKey(key) }
         var out = restore(\.bridge, from: entries, now: now)
+        // Before the OMA watches: which of them carry a UPnP registration's contact (flow 5).
+        out += restore(\.upnp, from: entries, now: now)
         restoreOMAWatchers(entries)
         // Before any watch is attached again: the legs toward the enterprise, and where the
         // enterprise said to subscribe.

@@ -123,7 +123,7 @@ extension GatewayCore {
         EnterpriseWatch.self, OMALeg.self, OMAList.self, StoredOMAWatch.self, EnterpriseLeg.self,
         LinkedIdentityPublisher.Link.self,
         EventStateCompositor.Publication.self, CategoryPublisher.self, WatcherInfoServer.Watch.self, PoolHint.self,
-        BatchRefusal.self,
+        BatchRefusal.self, UPnPPresenceBridge.Registration.self, UPnPPresenceBridge.User.self,
     ]
 
     /// The records of a store read back, by kind, in the order read, before any enters the core.

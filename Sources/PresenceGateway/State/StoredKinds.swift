@@ -115,11 +115,9 @@ extension GatewayCore {
         var standsIn: String?
     }
 
-    /// The OMA watch `key` with what other tables hold about it, for the store (not a UPnP
-    /// registration's, which is not kept: ``UPnPPresenceBridge``).
+    /// The OMA watch `key` with what other tables hold about it, for the store.
     func storedOMAWatch(_ key: Int) -> StoredOMAWatch? {
-        guard upnp.registration(ofWatch: key) == nil else { return nil }
-        return notifier[key].map {
+        notifier[key].map {
             StoredOMAWatch(
                 watch: $0, list: lists[key], listOwner: lists.owner(of: key), standsIn: notifier.standsIn(key))
         }

@@ -1,3 +1,5 @@
+import Foundation
+import GatewayState
 import NIOCore
 import PresenceDocuments
 import SIPMessages
@@ -17,9 +19,9 @@ import UPnPDevice
 ///   to the user, so a politely blocked contact looks like one that never published.
 ///
 /// Its tables are private; the coordinator (`GatewayCore+UPnPPresence`) hands it what it needs
-/// from other tables and applies the dialogs it opened or closed (``ComponentOutput``). Its state
-/// is not kept in the durable store: a control point registers again after a restart, as UPnP
-/// eventing asks of it after the device's `ssdp:alive` with a new BOOTID (UDA 1.1 §1.2.2).
+/// from other tables and applies the dialogs it opened or closed (``ComponentOutput``). It keeps
+/// itself in the durable store (`UPnPPresenceBridge+Storage`): every change of an entry goes
+/// through this type, which notes it.
 struct UPnPPresenceBridge: Sendable {
     /// One registration of ``GatewayCore/registerUPnPContact(_:expire:now:)``.
     struct Registration: Sendable {
@@ -43,10 +45,30 @@ struct UPnPPresenceBridge: Sendable {
         }
     }
 
-    /// The user's presence as last set (``UPnPPresenceBridge/setPresence(_:)``), entity the user.
-    private(set) var presence: PIDFDocument?
-    /// The user's PIDF publication toward the OMA presence server (RFC 3903).
-    private var publication: PublicationClient?
+    /// The user's own state, kept as one record.
+    struct User: Sendable {
+        /// The presence as last set (UpdatePresence), entity the user.
+        var presence: PIDFDocument?
+        /// Its PIDF publication toward the OMA presence server (RFC 3903).
+        var publication: PublicationClient?
+        /// The user's decisions on watchers (§5.5.6, §5.5.7) by watcher URI, as pres-rules of
+        /// the user's (``rules``).
+        var decisions: [String: SubHandling] = [:]
+    }
+
+    /// What changed since the durable store last took the changes.
+    struct Changes: Sendable {
+        var enabled = false
+        var keys = ChangedKeys()
+
+        mutating func note(_ key: Int) { if enabled { keys.registrations.insert(key) } }
+        mutating func noteUser() { if enabled { keys.user = true } }
+    }
+
+    private var user = User() {
+        didSet { changes.noteUser() }
+    }
+    private var changes = Changes()
     private var registrations: [Int: Registration] = [:]
     /// Registration key by contact (address of record).
     private var byContact: [String: Int] = [:]
@@ -54,13 +76,13 @@ struct UPnPPresenceBridge: Sendable {
     private var byWatch: [Int: Int] = [:]
     /// Contacts whose presence changed since the control point last asked (§5.5.4), in order.
     private var updated: [String] = []
-    /// The user's decisions on watchers (§5.5.6, §5.5.7) by watcher URI, as pres-rules of the
-    /// user's (``rules``).
-    private var decisions: [String: SubHandling] = [:]
     /// The user's watchers as last evented (`Watcher`), and their ids in the watcher list.
     private var watchers: (list: [UPnPWatcher], ids: Set<String>) = ([], [])
 
     subscript(key: Int) -> Registration? { registrations[key] }
+
+    /// The user's presence as last set.
+    var presence: PIDFDocument? { user.presence }
 
     func key(of contact: String) -> Int? { byContact[contact] }
 
@@ -80,6 +102,7 @@ struct UPnPPresenceBridge: Sendable {
 
     mutating func open(_ key: Int, _ registration: Registration) -> ComponentOutput {
         registrations[key] = registration
+        changes.note(key)
         byContact[registration.contact] = key
         var out = ComponentOutput()
         if let watch = registration.watch { byWatch[watch] = key }
@@ -93,13 +116,15 @@ struct UPnPPresenceBridge: Sendable {
     @discardableResult
     mutating func modify<R>(_ key: Int, _ body: (inout Registration) -> R) -> R? {
         guard let index = registrations.index(forKey: key) else { return nil }
+        changes.note(key)
         return body(&registrations.values[index])
     }
 
     /// Forgets a registration: the dialog its subscription held, and the OMA watch that carried
     /// it (for the caller to detach).
-    mutating func remove(_ key: Int) -> (output: ComponentOutput, watch: Int?) {
+    mutating func remove(_ key: Int, journaled: Bool = true) -> (output: ComponentOutput, watch: Int?) {
         guard let gone = registrations.removeValue(forKey: key) else { return (ComponentOutput(), nil) }
+        if journaled { changes.note(key) }
         if byContact[gone.contact] == key { byContact[gone.contact] = nil }
         var out = ComponentOutput(actions: [
             .cancel(.expiry(.upnpContact(key))), .cancel(.refresh(.upnpContact(key))),
@@ -117,13 +142,12 @@ struct UPnPPresenceBridge: Sendable {
     mutating func watchEnded(_ key: Int) {
         guard let watch = registrations[key]?.watch else { return }
         byWatch[watch] = nil
-        registrations[key]?.watch = nil
+        modify(key) { $0.watch = nil }
     }
 
     /// Registration `key` is carried by the notifier's OMA watch `watch` from now on.
     mutating func attachWatch(_ watch: Int, to key: Int) {
-        guard registrations[key] != nil else { return }
-        registrations[key]?.watch = watch
+        guard modify(key, { $0.watch = watch }) != nil else { return }
         byWatch[watch] = key
     }
 
@@ -160,18 +184,18 @@ struct UPnPPresenceBridge: Sendable {
 
     /// Sets (nil: withdraws) the user's decision on each watcher.
     mutating func decide(_ decided: [(uri: String, decision: SubHandling?)]) {
-        for (uri, decision) in decided { decisions[uri] = decision }
+        for (uri, decision) in decided { user.decisions[uri] = decision }
     }
 
     /// The decisions as pres-rules (RFC 5025 §3.2.1): one rule per watcher, its identity the
     /// watcher's URI (RFC 4745 §7.1); they take precedence over the user's defaults by network.
     var rules: [PresRules.Rule] {
-        decisions.sorted { $0.key < $1.key }.enumerated().map { index, entry in
+        user.decisions.sorted { $0.key < $1.key }.enumerated().map { index, entry in
             PresRules.Rule(id: "upnp-\(index)", identities: [.one(entry.key)], subHandling: entry.value)
         }
     }
 
-    func decision(of watcher: String) -> SubHandling? { decisions[watcher] }
+    func decision(of watcher: String) -> SubHandling? { user.decisions[watcher] }
 
     /// Whether an entry of the watcher list with this id was last evented.
     func showsWatcher(_ id: String) -> Bool { watchers.ids.contains(id) }
@@ -293,17 +317,16 @@ struct UPnPPresenceBridge: Sendable {
     mutating func publish(
         _ document: PIDFDocument, target: SIPURI, expires: UInt32, ids: inout IdentifierSource
     ) -> [GatewayCore.Action] {
-        presence = document
+        user.presence = document
         let body = document.serialized()
-        if var client = publication, client.status != .removed, !Self.failed(client.status) {
-            defer { publication = client }
-            return Self.actions(client.modify(body: body, contentType: SIPBodyType.pidf))
+        if let client = user.publication, client.status != .removed, !Self.failed(client.status) {
+            return withPublication { $0.modify(body: body, contentType: SIPBodyType.pidf) }
         }
         let address = SIPAddress(uri: target)
         let (client, started) = PublicationClient.start(
             PublicationClient.Configuration(target: target, from: address, to: address, expires: expires),
             body: body, contentType: SIPBodyType.pidf, callID: ids.callID(), localTag: ids.tag())
-        publication = client
+        user.publication = client
         return Self.actions(started)
     }
 
@@ -311,9 +334,10 @@ struct UPnPPresenceBridge: Sendable {
     mutating func withPublication(_ step: (inout PublicationClient) -> [PublicationClient.Action])
         -> [GatewayCore.Action]
     {
-        guard var client = publication else { return [] }
-        defer { publication = client }
-        return Self.actions(step(&client))
+        guard var client = user.publication else { return [] }
+        let actions = step(&client)
+        user.publication = client
+        return Self.actions(actions)
     }
 
     private static func actions(_ actions: [PublicationClient.Action]) -> [GatewayCore.Action] {
@@ -333,4 +357,84 @@ struct UPnPPresenceBridge: Sendable {
     }
 
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+}
+
+// MARK: - The durable store (records: `UPnPPresenceBridge+Storage`)
+
+extension UPnPPresenceBridge: DurableComponent {
+    struct ChangedKeys: ChangedKeySet {
+        var registrations: Set<Int> = []
+        var user = false
+        var isEmpty: Bool { registrations.isEmpty && !user }
+    }
+
+    var journaling: Bool {
+        get { changes.enabled }
+        set { changes.enabled = newValue }
+    }
+
+    mutating func takeChangedKeys() -> ChangedKeys {
+        defer { changes = Changes(enabled: changes.enabled) }
+        return changes.keys
+    }
+
+    func stateChanges(_ keys: ChangedKeys, coding: RecordCoding, encoder: JSONEncoder) -> [StateChange] {
+        Registration.changes(keys.registrations.map(String.init), coding: coding, encoder: encoder) {
+            Int($0).flatMap { registrations[$0] }
+        } + (keys.user ? User.changes([User.key], coding: coding, encoder: encoder) { _ in user } : [])
+    }
+
+    func dialogRecordIDs() -> [StateRecordID] {
+        registrations.filter { $0.value.subscription != nil }.keys.sorted().map {
+            StateRecordID(kind: Registration.recordKind.rawValue, key: String($0))
+        }
+    }
+
+    /// A registration another node took over is let go: its dialog closed, its timers cancelled
+    /// (the OMA watch of an enterprise contact is the notifier's record, let go with it).
+    mutating func disown(_ id: StateRecordID) -> ComponentOutput {
+        guard id.kind == Registration.recordKind.rawValue, let key = Int(id.key) else { return ComponentOutput() }
+        return remove(key, journaled: false).output
+    }
+
+    func holds(_ context: GatewayCore.Context) -> Bool? {
+        switch context {
+        case .upnpContact(let key): registrations[key] != nil
+        case .upnpPublication: true
+        default: nil
+        }
+    }
+
+    /// Takes the user's state and the registrations back: the publication refreshed at once,
+    /// each subscription refreshed in its dialog (made again when it had none, unsubscribed
+    /// again when it was being ended), each registration's `Expire` scheduled again.
+    mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)
+        -> ComponentOutput
+    {
+        var out = ComponentOutput()
+        if let stored = entries.entries(User.self).first?.value {
+            user = stored
+            if user.publication != nil { out.actions.append(.schedule(.refresh(.upnpPublication), at: now)) }
+        }
+        for (key, registration) in entries.table(Registration.self).sorted(by: { $0.key < $1.key }) {
+            registrations[key] = registration
+            if let watch = registration.watch { byWatch[watch] = key }
+            let context = GatewayCore.Context.upnpContact(key)
+            if let subscription = registration.subscription {
+                out.dialog(.restored, context, subscription.dialogKey)
+            }
+            if registration.closing {
+                out.actions.append(.schedule(.cleanup(context), at: now))
+                continue
+            }
+            byContact[registration.contact] = key
+            out.actions.append(.schedule(.expiry(context), at: registration.until))
+            switch registration.subscription?.dialog {
+            case .some: out.actions.append(.schedule(.refresh(context), at: now))
+            case .none where registration.subscription != nil: out.actions.append(.schedule(.retry(context), at: now))
+            case .none: break
+            }
+        }
+        return out
+    }
 }

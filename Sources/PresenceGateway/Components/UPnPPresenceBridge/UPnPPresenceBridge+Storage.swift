@@ -1,0 +1,92 @@
+import Foundation
+import GatewayState
+import NIOCore
+import PresenceDocuments
+import SIPStack
+
+/// How flow 5's entries are kept by the durable store (``StoredEntry``, docs/state.md): each
+/// registration by key, with its subscription's dialog toward the OMA side; and the user's
+/// own state (the presence last set, its publication, the decisions on watchers) as one record.
+/// What a contact was last shown is not kept: the refresh after a restart brings it again.
+extension UPnPPresenceBridge.Registration: StoredEntry, Codable {
+    static var recordKind: GatewayCore.RecordKind { .upnpRegistration }
+
+    var storedDialog: StoredDialog { StoredDialog(subscription) }
+
+    private enum CodingKeys: String, CodingKey {
+        case contact, subscription, watch, state, until, peer, closing
+    }
+
+    init(from decoder: any Decoder) throws {
+        let coding = try RecordCoding.of(decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            contact: try c.decode(String.self, forKey: .contact),
+            until: coding.clock.deadline(milliseconds: try c.decode(Int64.self, forKey: .until)))
+        subscription = try c.decodeIfPresent(DialogState<SubscriberSubscription>.self, forKey: .subscription)?
+            .wrappedValue
+        watch = try c.decodeIfPresent(Int.self, forKey: .watch)
+        let text = try c.decode(String.self, forKey: .state)
+        guard let state = UPnPRegistrationState(rawValue: text) else {
+            throw GatewayCore.RestoreError.Detail("state \(text) is not a registration's")
+        }
+        self.state = state
+        peer = try c.decodeIfPresent(DialogPeer.self, forKey: .peer)
+        closing = try c.decodeIfPresent(Bool.self, forKey: .closing) ?? false
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        let clock = try RecordCoding.of(encoder).clock
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(contact, forKey: .contact)
+        try c.encodeIfPresent(subscription.map { DialogState(wrappedValue: $0) }, forKey: .subscription)
+        try c.encodeIfPresent(watch, forKey: .watch)
+        try c.encode(state.rawValue, forKey: .state)
+        try c.encode(clock.milliseconds(until), forKey: .until)
+        try c.encodeIfPresent(peer, forKey: .peer)
+        if closing { try c.encode(true, forKey: .closing) }
+    }
+}
+
+extension UPnPPresenceBridge.User: StoredEntry, Codable {
+    static var recordKind: GatewayCore.RecordKind { .upnpUser }
+    static var numberedKeys: Bool { false }
+    /// The one key of the user's record.
+    static let key = "user"
+
+    var storedDialog: StoredDialog {
+        StoredDialog(callID: publication?.callID, localTag: publication?.localTag, expiresAt: publication?.expiresAt)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case presence, publication, decisions
+    }
+
+    init(from decoder: any Decoder) throws {
+        let coding = try RecordCoding.of(decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init()
+        if let stored = try c.decodeIfPresent(StoredBytes.self, forKey: .presence) {
+            do {
+                presence = try PIDFDocument(bytes: stored.bytes)
+            } catch { throw GatewayCore.RestoreError.Detail("presence: \(error)") }
+        }
+        publication = try c.decodeIfPresent(PublicationClient.Record.self, forKey: .publication).map {
+            try PublicationClient(record: $0, clock: coding.clock)
+        }
+        for (watcher, token) in try c.decodeIfPresent([String: String].self, forKey: .decisions) ?? [:] {
+            guard let decision = SubHandling(token: token) else {
+                throw GatewayCore.RestoreError.Detail("decision \(token) on \(watcher) is no sub-handling")
+            }
+            decisions[watcher] = decision
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        let clock = try RecordCoding.of(encoder).clock
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(presence.map { StoredBytes($0.serialized()) }, forKey: .presence)
+        try c.encodeIfPresent(publication?.record(clock: clock), forKey: .publication)
+        if !decisions.isEmpty { try c.encode(decisions.mapValues(\.token), forKey: .decisions) }
+    }
+}
