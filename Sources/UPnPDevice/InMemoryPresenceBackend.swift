@@ -40,7 +40,7 @@ public actor InMemoryPresenceBackend: PresenceServiceBackend {
         return list
     }
 
-    public func registerForContactPresence(contact: String, expire: Int32) -> String {
+    public func registerForContactPresence(contact: String, expire: Int32, controlPoint: String) -> String {
         registrations.append((contact, expire))
         return empty("registration", ["contact": contact, "expires": String(expire), "result": "ok"])
     }

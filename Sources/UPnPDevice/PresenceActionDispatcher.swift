@@ -16,11 +16,13 @@ public struct PresenceActionDispatcher: Sendable {
         self.payloadLimits = payloadLimits
     }
 
-    /// The OUT arguments of `request`, or its fault.
-    public func perform(_ request: SOAPActionRequest) async -> Result<[String: String], UPnPFault> {
+    /// The OUT arguments of `request`, or its fault; `controlPoint` is the address it came from.
+    public func perform(_ request: SOAPActionRequest, controlPoint: String = "") async
+        -> Result<[String: String], UPnPFault>
+    {
         if let fault = check(request) { return .failure(fault) }
         do {
-            return .success(try await call(request))
+            return .success(try await call(request, controlPoint: controlPoint))
         } catch let fault as UPnPFault {
             return .failure(fault)
         } catch {
@@ -48,7 +50,7 @@ public struct PresenceActionDispatcher: Sendable {
         Int32(text.trimmingCharacters(in: " \t\r\n"))
     }
 
-    private func call(_ request: SOAPActionRequest) async throws -> [String: String] {
+    private func call(_ request: SOAPActionRequest, controlPoint: String) async throws -> [String: String] {
         let args = request.arguments
         let expire = args["Expire"].flatMap(Self.i4) ?? 0
         switch request.action {
@@ -61,7 +63,8 @@ public struct PresenceActionDispatcher: Sendable {
         case .getPresenceOfContactsUpdate:
             return ["ContactPresenceUpdate": try await backend.getPresenceOfContactsUpdate()]
         case .registerForContactPresence:
-            let result = try await backend.registerForContactPresence(contact: args["Contact"] ?? "", expire: expire)
+            let result = try await backend.registerForContactPresence(
+                contact: args["Contact"] ?? "", expire: expire, controlPoint: controlPoint)
             return ["RegistrationResult": result]
         case .authorizePresenceReactive:
             try await backend.authorizePresenceReactive(

@@ -52,7 +52,7 @@ public struct PresenceHTTPRouter: Sendable {
         case .failure(.fault(let refused)):
             fault = refused
         case .success(let call):
-            switch await dispatcher.perform(call) {
+            switch await dispatcher.perform(call, controlPoint: request.remoteAddress) {
             case .success(let values):
                 guard let action = PresenceService.action(named: call.action.rawValue) else {
                     fault = .invalidAction

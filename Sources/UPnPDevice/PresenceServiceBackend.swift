@@ -17,8 +17,9 @@ public protocol PresenceServiceBackend: Sendable {
     func getContactPresence(targetContact: String) async throws -> String
     /// §5.5.4: the contacts whose presence changed (out `ContactPresenceUpdate`).
     func getPresenceOfContactsUpdate() async throws -> String
-    /// §5.5.5: watches a contact for `expire` seconds (out `RegistrationResult`).
-    func registerForContactPresence(contact: String, expire: Int32) async throws -> String
+    /// §5.5.5: watches a contact for `expire` seconds (out `RegistrationResult`). `controlPoint`
+    /// is the address the request came from, for limits per control point.
+    func registerForContactPresence(contact: String, expire: Int32, controlPoint: String) async throws -> String
     /// §5.5.6: answers a contact's request to watch the user.
     func authorizePresenceReactive(contact: String, expire: Int32, userPresenceInfo: String) async throws
     /// §5.5.7: allows watchers before they ask.

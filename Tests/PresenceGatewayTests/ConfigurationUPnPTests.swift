@@ -26,6 +26,7 @@ import UPnPDevice
         #expect(upnp.address == "192.0.2.10" && upnp.port == 49152 && upnp.ssdpPort == 1900)
         // The user as an address of record: what PUBLISH's entity and SUBSCRIBE's From carry.
         #expect(upnp.user == "sip:Carol@oma.example" && upnp.maxRegistrations == 20)
+        #expect(upnp.maxRegistrationsPerControlPoint == 20)
         let device = upnp.deviceConfiguration
         #expect(device.identity.uuid == "2fac1234-31f8-11b4-a222-08002b34c003")
         #expect(device.identity.friendlyName == "Front desk")
@@ -35,6 +36,7 @@ import UPnPDevice
         #expect(device.multicastInterface == "192.0.2.10")
         let minimal = try GatewayConfiguration(yaml: ConfigurationTests.valid + "upnp: { user: sip:carol@oma.example, address: 127.0.0.1 }\n")
         #expect(minimal.upnp?.port == 0 && minimal.upnp?.maxRegistrations == 100)
+        #expect(minimal.upnp?.maxRegistrationsPerControlPoint == 20)
         #expect(minimal.upnp?.uuid == nil)
     }
 
@@ -44,6 +46,11 @@ import UPnPDevice
         // Its presence is published to the OMA presence server: the user is an OMA identity.
         ("upnp: { user: sip:carol@contoso.com, address: 127.0.0.1 }\n", "not in one of the OMA domains"),
         ("upnp: { user: sip:carol@oma.example, address: 127.0.0.1, max-registrations: 0 }\n", "whole number"),
+        // One control point's share is below the device's whole.
+        (
+            "upnp: { user: sip:carol@oma.example, address: 127.0.0.1, max-registrations: 5, max-registrations-per-control-point: 6 }\n",
+            "whole number"
+        ),
         ("upnp: { user: sip:carol@oma.example, port: 1 }\n", "needs address"),
         ("upnp: { user: sip:carol@oma.example, address: gw.example }\n", "IP address"),
         ("upnp: { user: sip:carol@oma.example, address: 10.0.0.0/8 }\n", "IP address"),

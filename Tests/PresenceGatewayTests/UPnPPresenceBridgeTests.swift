@@ -211,6 +211,30 @@ import UPnPDevice
         #expect(h.core.refusals.upnpRegistrations == 1)
     }
 
+    @Test func oneControlPointCannotTakeEveryRegistration() throws {
+        let yaml = GatewayConfiguration.defaultYAML + """
+
+            upnp: { user: "sip:carol@oma.example", address: 127.0.0.1, max-registrations: 3, \
+            max-registrations-per-control-point: 2 }
+
+            """
+        var h = try T.Harness(yaml: yaml)
+        for contact in ["sip:a@oma.example", "sip:b@oma.example"] {
+            _ = try h.core.registerUPnPContact(Self.contact(contact), expire: 60, controlPoint: "192.0.2.1", now: h.now)
+        }
+        let third = #expect(throws: UPnPFault.self) {
+            try h.core.registerUPnPContact(Self.contact("sip:c@oma.example"), expire: 60, controlPoint: "192.0.2.1", now: h.now)
+        }
+        #expect(third?.code == 501)
+        // Another control point still has room, up to the device's cap.
+        _ = try h.core.registerUPnPContact(Self.contact("sip:c@oma.example"), expire: 60, controlPoint: "192.0.2.2", now: h.now)
+        let full = #expect(throws: UPnPFault.self) {
+            try h.core.registerUPnPContact(Self.contact("sip:d@oma.example"), expire: 60, controlPoint: "192.0.2.3", now: h.now)
+        }
+        #expect(full?.code == 501)
+        #expect(h.core.refusals.upnpRegistrations == 2)
+    }
+
     @Test func theRegistrationsExpireRunningOutEndsIt() throws {
         var h = try T.Harness(yaml: Self.yaml)
         let (_, actions) = try h.core.registerUPnPContact(Self.contact("sip:alice@oma.example"), expire: 30, now: h.now)

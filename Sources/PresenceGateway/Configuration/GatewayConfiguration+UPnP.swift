@@ -10,6 +10,7 @@ extension GatewayConfiguration {
     /// upnp:
     ///   user: "sip:carol@oma.example"   # whose presence the service is (an OMA identity)
     ///   max-registrations: 100   # contacts registered for at once (RegisterForContactPresence)
+    ///   max-registrations-per-control-point: 20   # of those, by one control point (address)
     ///   address: 192.0.2.10      # the HTTP listen address and LOCATION's host (an IP address)
     ///   port: 0                  # HTTP port (default 0: a free port; LOCATION says which)
     ///   ssdp-port: 1900          # default 1900 (UPnP Device Architecture 1.1 §1.1.2)
@@ -23,6 +24,8 @@ extension GatewayConfiguration {
         /// the OMA presence server, and the contacts are watched with them as watcher.
         public var user: String
         public var maxRegistrations = 100
+        /// Below ``maxRegistrations``: one control point cannot take every registration.
+        public var maxRegistrationsPerControlPoint = 20
         public var address: String
         public var port = 0
         public var ssdpPort = 1900
@@ -50,7 +53,7 @@ extension GatewayConfiguration {
     static func upnp(_ node: ConfigurationNode?) throws(ConfigurationError) -> UPnP? {
         guard let node else { return nil }
         let m = try node.mapping(known: [
-            "user", "max-registrations", "address", "port", "ssdp-port", "uuid", "friendly-name", "callback-networks",
+            "user", "max-registrations", "max-registrations-per-control-point", "address", "port", "ssdp-port", "uuid", "friendly-name", "callback-networks",
             "multicast-interface",
         ])
         guard let userNode = m["user"] else { throw node.error("upnp needs user, the OMA identity it speaks for") }
@@ -65,6 +68,10 @@ extension GatewayConfiguration {
         }
         var upnp = UPnP(user: aor, address: address)
         if let v = m["max-registrations"] { upnp.maxRegistrations = try v.integer(in: 1...10_000) }
+        upnp.maxRegistrationsPerControlPoint = min(upnp.maxRegistrationsPerControlPoint, upnp.maxRegistrations)
+        if let v = m["max-registrations-per-control-point"] {
+            upnp.maxRegistrationsPerControlPoint = try v.integer(in: 1...upnp.maxRegistrations)
+        }
         if let v = m["port"] { upnp.port = try v.integer(in: 0...65_535) }
         if let v = m["ssdp-port"] { upnp.ssdpPort = try v.integer(in: 1...65_535) }
         if let v = m["uuid"] { upnp.uuid = try v.string() }

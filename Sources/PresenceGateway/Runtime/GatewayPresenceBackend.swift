@@ -38,8 +38,12 @@ public final class GatewayPresenceBackend: PresenceServiceBackend {
         try await step { core, _ in (core.takeUPnPContactsUpdate(), []) }
     }
 
-    public func registerForContactPresence(contact: String, expire: Int32) async throws -> String {
-        try await step { core, now in try core.registerUPnPContact(contact, expire: expire, now: now) }
+    public func registerForContactPresence(contact: String, expire: Int32, controlPoint: String) async throws
+        -> String
+    {
+        try await step { core, now in
+            try core.registerUPnPContact(contact, expire: expire, controlPoint: controlPoint, now: now)
+        }
     }
 
     public func authorizePresenceReactive(contact: String, expire: Int32, userPresenceInfo: String) async throws {

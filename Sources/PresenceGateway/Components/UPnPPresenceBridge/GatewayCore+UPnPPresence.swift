@@ -20,9 +20,6 @@ extension GatewayCore {
         return (uri, aor)
     }
 
-    /// How many registrations a control point may hold at once (`upnp.max-registrations`).
-    private var upnpRegistrationLimit: Int { configuration.upnp?.maxRegistrations ?? 0 }
-
     // MARK: - Actions (§5.5)
 
     /// GetPresence (§5.5.1): the user's presence as last set, a PIDF document; empty before
@@ -78,13 +75,14 @@ extension GatewayCore {
     /// RegisterForContactPresence (§5.5.5): watches the contact `contactID` names for `expire`
     /// seconds with the user as watcher (0 ends the registration), through the gateway's
     /// routing: an OMA contact by a PIDF subscription, an enterprise contact through flow 2's
-    /// legs. Answers a RegistrationResult document.
-    public mutating func registerUPnPContact(_ contactID: String, expire: Int32, now: NIODeadline)
-        throws(UPnPFault) -> (result: String, actions: [Action])
-    {
+    /// legs. `controlPoint` (the address the request came from) may hold at most
+    /// `max-registrations-per-control-point` of the device's `max-registrations`. Answers a
+    /// RegistrationResult document.
+    public mutating func registerUPnPContact(
+        _ contactID: String, expire: Int32, controlPoint: String = "", now: NIODeadline
+    ) throws(UPnPFault) -> (result: String, actions: [Action]) {
         let contact = try Self.upnpContact(contactID)
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
-        guard let user = upnpUser else { throw UPnPFault.actionFailed }
         guard let contactURI = try? SIPURI(contact), let side = configuration.servingSide(of: contactURI.host) else {
             throw UPnPFault(
                 code: 600, description: "Argument Value Invalid: no domain of the gateway serves \(contact)")
@@ -99,13 +97,40 @@ extension GatewayCore {
             )
         }
         guard expire > 0 else { return (Self.registration(contact, .ended), []) }
-        guard upnp.count < upnpRegistrationLimit else {
+        try admitUPnPRegistration(from: controlPoint)
+        let registration = UPnPPresenceBridge.Registration(contact: contact, until: until, controlPoint: controlPoint)
+        let actions = try openUPnPRegistration(registration, uri: contactURI, on: side, now: now)
+        return (Self.registration(contact, .subscribed, expires: expire), actions)
+    }
+
+    /// Refuses a new registration past the device's cap or the control point's (UPnP 501).
+    private mutating func admitUPnPRegistration(from controlPoint: String) throws(UPnPFault) {
+        guard let limits = configuration.upnp else { throw UPnPFault.actionFailed }
+        if upnp.count >= limits.maxRegistrations {
             quotas.refusals.upnpRegistrations += 1
-            throw UPnPFault(code: 501, description: "Action Failed: \(upnpRegistrationLimit) registrations held")
+            throw UPnPFault(code: 501, description: "Action Failed: \(limits.maxRegistrations) registrations held")
+        }
+        if upnp.count(of: controlPoint) >= limits.maxRegistrationsPerControlPoint {
+            quotas.refusals.upnpRegistrations += 1
+            throw UPnPFault(
+                code: 501,
+                description:
+                    "Action Failed: \(limits.maxRegistrationsPerControlPoint) registrations held for \(controlPoint)")
+        }
+    }
+
+    /// A new registration's watch of its contact: an OMA contact's PIDF SUBSCRIBE, or an
+    /// enterprise contact's OMA watch attached to a leg.
+    private mutating func openUPnPRegistration(
+        _ registration: UPnPPresenceBridge.Registration, uri contactURI: SIPURI, on side: GatewayConfiguration.Side,
+        now: NIODeadline
+    ) throws(UPnPFault) -> [Action] {
+        guard let user = upnpUser, let watcher = WatcherIdentity(uri: user.aor, network: .federated) else {
+            throw UPnPFault.actionFailed
         }
         let key = takeKey()
-        var registration = UPnPPresenceBridge.Registration(contact: contact, until: until)
-        var out: [Action] = [.schedule(.expiry(.upnpContact(key)), at: until)]
+        var registration = registration
+        let out: [Action] = [.schedule(.expiry(.upnpContact(key)), at: registration.until)]
         switch side {
         case .oma:
             let configuration = SubscriberSubscription.Configuration(
@@ -115,17 +140,13 @@ extension GatewayCore {
             let (subscription, actions) = SubscriberSubscription.start(
                 configuration, callID: ids.callID(), localTag: ids.tag())
             registration.subscription = subscription
-            out += apply(upnp.open(key, registration)) + UPnPPresenceBridge.actions(actions: actions, key)
+            return out + apply(upnp.open(key, registration)) + UPnPPresenceBridge.actions(actions: actions, key)
         case .enterprise:
-            guard let watcher = WatcherIdentity(uri: user.aor, network: .federated) else {
-                throw UPnPFault.actionFailed
-            }
             let watch = takeKey()
             registration.watch = watch
-            notifier.open(watch, OMAWatch(watcher: watcher, resource: contact))
-            out += apply(upnp.open(key, registration)) + attach(watch, now: now)
+            notifier.open(watch, OMAWatch(watcher: watcher, resource: registration.contact))
+            return out + apply(upnp.open(key, registration)) + attach(watch, now: now)
         }
-        return (Self.registration(contact, .subscribed, expires: expire), out)
     }
 
     /// A ContactId document's contact as an address of record; error 600 otherwise.

@@ -14,7 +14,7 @@ extension UPnPPresenceBridge.Registration: StoredEntry, Codable {
     var storedDialog: StoredDialog { StoredDialog(subscription) }
 
     private enum CodingKeys: String, CodingKey {
-        case contact, subscription, watch, state, until, peer, closing
+        case contact, subscription, watch, state, until, peer, closing, controlPoint
     }
 
     init(from decoder: any Decoder) throws {
@@ -33,6 +33,7 @@ extension UPnPPresenceBridge.Registration: StoredEntry, Codable {
         self.state = state
         peer = try c.decodeIfPresent(DialogPeer.self, forKey: .peer)
         closing = try c.decodeIfPresent(Bool.self, forKey: .closing) ?? false
+        controlPoint = try c.decodeIfPresent(String.self, forKey: .controlPoint) ?? ""
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -45,6 +46,7 @@ extension UPnPPresenceBridge.Registration: StoredEntry, Codable {
         try c.encode(clock.milliseconds(until), forKey: .until)
         try c.encodeIfPresent(peer, forKey: .peer)
         if closing { try c.encode(true, forKey: .closing) }
+        if !controlPoint.isEmpty { try c.encode(controlPoint, forKey: .controlPoint) }
     }
 }
 

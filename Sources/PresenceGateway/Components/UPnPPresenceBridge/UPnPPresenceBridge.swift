@@ -39,6 +39,8 @@ struct UPnPPresenceBridge: Sendable {
         var peer: DialogPeer?
         /// Unsubscribed (Expires 0), waiting for the final NOTIFY.
         var closing = false
+        /// The address of the control point that registered it (its limit counts it).
+        var controlPoint = ""
 
         var shown: UPnPContactPresence {
             UPnPContactPresence(uri: contact, state: state, band: band, presence: presence)
@@ -87,6 +89,11 @@ struct UPnPPresenceBridge: Sendable {
     func key(of contact: String) -> Int? { byContact[contact] }
 
     var count: Int { registrations.count }
+
+    /// How many registrations `controlPoint` made.
+    func count(of controlPoint: String) -> Int {
+        registrations.values.count { $0.controlPoint == controlPoint }
+    }
 
     var keys: [Int] { registrations.keys.sorted() }
 
