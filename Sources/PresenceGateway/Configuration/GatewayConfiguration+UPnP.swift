@@ -53,7 +53,8 @@ extension GatewayConfiguration {
     static func upnp(_ node: ConfigurationNode?) throws(ConfigurationError) -> UPnP? {
         guard let node else { return nil }
         let m = try node.mapping(known: [
-            "user", "max-registrations", "max-registrations-per-control-point", "address", "port", "ssdp-port", "uuid", "friendly-name", "callback-networks",
+            "user", "max-registrations", "max-registrations-per-control-point", "address", "port", "ssdp-port", "uuid",
+            "friendly-name", "callback-networks",
             "multicast-interface",
         ])
         guard let userNode = m["user"] else { throw node.error("upnp needs user, the OMA identity it speaks for") }
