@@ -148,6 +148,51 @@ import UPnPDevice
         }
     }
 
+    /// An enterprise user (dana@contoso.com): UpdatePresence reaches the enterprise edge as a
+    /// SERVICE category publish ([MS-PRES] §2.2.2.2), and an OMA contact is shown under its
+    /// policy as flow 1 shows an enterprise watcher. john, publishing busy at Kamailio, politely
+    /// blocks the enterprise's own watchers; the control point sees him exactly as it sees zoe,
+    /// who never published (RFC 5025 §3.2.1).
+    @Test func anEnterpriseUserSeesAPolitelyBlockedContactAsOneThatNeverPublished() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.python) else {
+            Issue.record("async-upnp-client is not installed at \(Self.python): run scripts/setup.sh")
+            return
+        }
+        // The enterprise edge over TCP: a SERVICE publish exceeds the 1300 bytes RFC 3261
+        // §18.1.1 allows over UDP.
+        let edge = try RawSIPSocket.listening(on: try LoopbackPorts.free())
+        var options = GatewayPeers.Options(enterpriseTCP: true)
+        options.extra = "upnp: { user: \"sip:dana@contoso.com\", address: 127.0.0.1 }\n"
+        options.presentities = """
+              "sip:john@oma.example":
+                defaults: { sameEnterprise: polite-block, federated: allow, publicCloud: polite-block }
+                containers: { 100: [federated], 200: [sameEnterprise] }
+            """
+        try await GatewayPeers.with(edgePort: edge.port, options: options) { peers in
+            try await ControlPoint.with(backend: peers.server.presenceService, python: Self.python, script: Self.script) {
+                point in
+                #expect(try await point.call("UpdatePresence", ["UpdatedUserPresence": Self.pidf("busy")]).ok == [:])
+                let connection = await edge.accept(within: 10)
+                let service = await connection?.receive(within: 10) { $0.request?.method.description == "SERVICE" }
+                let body = service.map { String(decoding: $0.request?.body ?? [], as: UTF8.self) } ?? ""
+                #expect(body.contains("machineState") && body.contains("6500"), "SERVICE: \(body)")
+
+                try await GatewayPeerTests.publish(peers, user: "john", activity: "busy")
+                var shown: [String] = []
+                for contact in ["sip:john@oma.example", "sip:zoe@oma.example"] {
+                    _ = try await point.call("RegisterForContactPresence", ["Contact": Self.contact(contact), "Expire": 600])
+                    #expect(await point.waitForContact(contact) { $0.state == .active })
+                    let presence = try #require(
+                        try await point.call("GetContactPresence", ["TargetContact": Self.contact(contact)]).ok?[
+                            "ContactPresence"])
+                    shown.append(presence.replacingOccurrences(of: contact, with: "sip:contact@oma.example"))
+                }
+                #expect(shown.count == 2 && shown[0] == shown[1], "\(shown)")
+                #expect(!shown[0].contains("busy"))
+            }
+        }
+    }
+
     /// RegisterForContactPresence on alice (OMA, publishing at Kamailio) and on bob (enterprise):
     /// each change is evented in its band; Expire 0 ends alice's subscription at Kamailio.
     static func contacts(_ point: ControlPoint, _ peers: GatewayPeers) async throws {

@@ -43,8 +43,8 @@ import UPnPDevice
     @Test(arguments: [
         ("upnp: { address: 127.0.0.1 }\n", "needs user"),
         ("upnp: { user: carol, address: 127.0.0.1 }\n", "address of record"),
-        // Its presence is published to the OMA presence server: the user is an OMA identity.
-        ("upnp: { user: sip:carol@contoso.com, address: 127.0.0.1 }\n", "not in one of the OMA domains"),
+        // Its presence is published where the user lives: a domain of the gateway's.
+        ("upnp: { user: sip:carol@elsewhere.example, address: 127.0.0.1 }\n", "no domain of the gateway's"),
         ("upnp: { user: sip:carol@oma.example, address: 127.0.0.1, max-registrations: 0 }\n", "whole number"),
         // One control point's share is below the device's whole.
         (

@@ -406,3 +406,89 @@ import UPnPDevice
         ])
     }
 }
+
+/// Flow 5 for a user of the enterprise: the presence goes into the enterprise as a SERVICE
+/// category publish, and an OMA contact is shown as flow 1 shows an enterprise watcher, under
+/// the contact's policy, enforced by the gateway.
+@Suite struct UPnPEnterpriseUserTests {
+    typealias T = GatewayCoreTests
+    typealias U = UPnPPresenceBridgeTests
+
+    /// dana@contoso.com; john@oma.example politely blocks the enterprise's own watchers, and
+    /// mary@oma.example blocks them.
+    static let yaml = GatewayConfiguration.defaultYAML.replacingOccurrences(
+        of: "presentities:\n",
+        with: """
+            presentities:
+              "sip:john@oma.example":
+                defaults: { sameEnterprise: polite-block, federated: allow, publicCloud: polite-block }
+                containers: { 200: { members: [sameEnterprise], categories: [state, note] } }
+              "sip:mary@oma.example":
+                defaults: { sameEnterprise: block, federated: allow, publicCloud: polite-block }
+
+            """) + "\nupnp: { user: \"sip:dana@contoso.com\", address: 127.0.0.1 }\n"
+
+    @Test func theUsersPresenceIsASERVICECategoryPublishIntoTheEnterprise() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let actions = try h.core.updateUPnPPresence(U.busy, now: h.now)
+        #expect(T.sent(actions, to: .oma).isEmpty)
+        let (service, context) = try #require(T.sent(actions, to: .enterprise).first)
+        // [MS-PRES] §2.2.2.2: SERVICE, From and To the user, a publish of a machineState of the
+        // control point's endpoint (its Contact's +sip.instance), busy (6500, §3.7.5.4).
+        #expect(service.method.description == "SERVICE" && context == .upnpPublication)
+        #expect(try service.headers.from?.uri.description == "sip:dana@contoso.com")
+        let body = String(decoding: service.body, as: UTF8.self)
+        #expect(body.contains("machineState") && body.contains("6500"), "\(body)")
+        #expect(service.headers[.contact]?.contains("+sip.instance") == true)
+        #expect(try PIDFDocument(bytes: Array(h.core.upnpPresence().utf8)).entity == "sip:dana@contoso.com")
+        // The server's answer keeps the versions; at shutdown the instance is withdrawn.
+        _ = h.core.receive(SIPResponse(replyingTo: service, statusCode: 200, toTag: "s1"), to: service,
+                           context: context, now: h.now)
+        let withdrawn = T.sent(h.core.shutdown(now: h.now), to: .enterprise).map(\.0)
+        #expect(withdrawn.contains { $0.method.description == "SERVICE" && String(decoding: $0.body, as: UTF8.self).contains("expires=\"0\"") })
+    }
+
+    /// The user is one of the enterprise's own watchers of an OMA contact (flow 1): politely
+    /// blocked, john shows exactly what a contact that never published shows; blocked, mary's
+    /// registration is refused 403 and nothing is asked of the OMA side.
+    @Test func aPolitelyBlockedOMAContactLooksLikeOneThatNeverPublished() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        var shown: [String] = []
+        for (contact, body) in [("sip:john@oma.example", U.busy), ("sip:alice@oma.example", "")] {
+            let (subscribe, _) = try U.registered(contact, &h)
+            #expect(try subscribe.headers.from?.uri.description == "sip:dana@contoso.com")
+            let published = Array(body.replacingOccurrences(of: "sip:someone@else.example", with: contact).utf8)
+            let notify = try T.omaNotify(subscribe, cseq: 1, body: published)
+            let actions = h.core.receive(notify, id: 1, in: try #require(h.core.dialogOwner(of: notify)?.context), now: h.now)
+            let event = try #require(U.events(actions, .presenceOfContactsUpdate).first)
+            #expect(try U.shown(event).state == .active)
+            shown.append(event.replacingOccurrences(of: contact, with: "sip:contact@oma.example"))
+        }
+        #expect(shown[0] == shown[1], "\(shown)")
+        #expect(!shown[0].contains("busy"))
+
+        let (result, actions) = try h.core.registerUPnPContact(U.contact("sip:mary@oma.example"), expire: 60, now: h.now)
+        let refused = try UPnPRegistrationResult(bytes: Array(result.utf8))
+        #expect(refused.result == .refused && refused.status == 403 && actions.isEmpty)
+    }
+
+    @Test func anAllowedOMAContactIsShownItsStateAndAnEnterpriseContactAsTheEnterprisesOwn() throws {
+        var h = try T.Harness(yaml: Self.yaml)
+        let (subscribe, _) = try U.registered("sip:alice@oma.example", &h)
+        let busy = Array(U.busy.replacingOccurrences(of: "sip:someone@else.example", with: "sip:alice@oma.example").utf8)
+        let notify = try T.omaNotify(subscribe, cseq: 1, body: busy)
+        let actions = h.core.receive(notify, id: 1, in: try #require(h.core.dialogOwner(of: notify)?.context), now: h.now)
+        #expect(try U.shown(try #require(U.events(actions, .presenceOfContactsUpdate).first)).band == "busy")
+
+        let (_, registered) = try h.core.registerUPnPContact(U.contact("sip:bob@contoso.com"), expire: 60, now: h.now)
+        let (categories, _) = try #require(T.sent(registered, to: .enterprise).first)
+        // No edge marking: the user is the enterprise's own ([MS-PRES] §3.4.5.1.3).
+        #expect(categories.headers[.msEdgeProxyMessageTrust] == nil)
+        #expect(try categories.headers.from?.uri.description == "sip:dana@contoso.com")
+        // The enterprise decides its users' watchers, not the gateway.
+        let fault = #expect(throws: UPnPFault.self) {
+            try h.core.authorizeUPnPWatcher(U.contact("sip:eve@oma.example"), expire: 60, userPresenceInfo: U.busy, now: h.now)
+        }
+        #expect(fault?.code == 602)
+    }
+}

@@ -8,7 +8,7 @@ extension GatewayConfiguration {
     ///
     /// ```yaml
     /// upnp:
-    ///   user: "sip:carol@oma.example"   # whose presence the service is (an OMA identity)
+    ///   user: "sip:carol@oma.example"   # whose presence the service is (of an OMA or enterprise domain)
     ///   max-registrations: 100   # contacts registered for at once (RegisterForContactPresence)
     ///   max-registrations-per-control-point: 20   # of those, by one control point (address)
     ///   address: 192.0.2.10      # the HTTP listen address and LOCATION's host (an IP address)
@@ -20,8 +20,9 @@ extension GatewayConfiguration {
     ///   multicast-interface: 192.0.2.10   # IPv4 address of the SSDP interface (default: the kernel's)
     /// ```
     public struct UPnP: Sendable, Hashable {
-        /// The user the service speaks for (flow 5): their presence is published as theirs to
-        /// the OMA presence server, and the contacts are watched with them as watcher.
+        /// The user the service speaks for (flow 5): their presence is published as theirs where
+        /// they live (the OMA presence server, or the enterprise), and the contacts are watched
+        /// with them as watcher.
         public var user: String
         public var maxRegistrations = 100
         /// Below ``maxRegistrations``: one control point cannot take every registration.
@@ -57,7 +58,7 @@ extension GatewayConfiguration {
             "friendly-name", "callback-networks",
             "multicast-interface",
         ])
-        guard let userNode = m["user"] else { throw node.error("upnp needs user, the OMA identity it speaks for") }
+        guard let userNode = m["user"] else { throw node.error("upnp needs user, the identity it speaks for") }
         let user = try userNode.string()
         guard let aor = WatcherIdentity.addressOfRecord(user) else {
             throw userNode.error("upnp user must be a sip: address of record")

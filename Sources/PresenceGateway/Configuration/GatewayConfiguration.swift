@@ -250,8 +250,8 @@ extension GatewayConfiguration {
         shutdown = try Self.shutdown(top["shutdown"], state: state)
         contentServer = try Self.contentServer(top["content-server"])
         upnp = try Self.upnp(top["upnp"])
-        if let upnp, let host = try? SIPURI(upnp.user).host, servingSide(of: host) != .oma {
-            throw (top["upnp"] ?? root).error("upnp user \(upnp.user) is not in one of the OMA domains")
+        if let upnp, let host = try? SIPURI(upnp.user).host, servingSide(of: host) == nil {
+            throw (top["upnp"] ?? root).error("upnp user \(upnp.user) is in no domain of the gateway's")
         }
         xcapAuth = try Self.xcapAuth(top["xcap-auth"], roots: xcapRoots)
     }

@@ -134,8 +134,12 @@ extension EnterpriseLegPool {
         return out
     }
 
-    /// The edge's marking of leg `key`'s requests (``GatewayCore/edgeTrust(network:verified:)``).
+    /// The edge's marking of leg `key`'s requests (``GatewayCore/edgeTrust(network:verified:)``);
+    /// none for a watcher of the enterprise's own (the UPnP user of an enterprise identity):
+    /// the edge marks only what comes from outside.
     func trust(of key: Int) -> String? {
-        self[key].map { GatewayCore.edgeTrust(network: $0.network, verified: $0.verified) }
+        self[key].flatMap {
+            $0.network == .sameEnterprise ? nil : GatewayCore.edgeTrust(network: $0.network, verified: $0.verified)
+        }
     }
 }

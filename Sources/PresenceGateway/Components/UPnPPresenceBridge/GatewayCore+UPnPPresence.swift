@@ -1,3 +1,4 @@
+import MSPresenceEvents
 public import NIOCore
 import PresenceDocuments
 import PresenceMapping
@@ -13,11 +14,18 @@ public import UPnPDevice
 /// (Argument Value Invalid, UDA 1.1 §3.2.2).
 extension GatewayCore {
     /// The configured user, and the side their presence lives on.
-    private var upnpUser: (uri: SIPURI, aor: String)? {
+    private var upnpUser: (uri: SIPURI, aor: String, side: GatewayConfiguration.Side)? {
         guard let text = configuration.upnp?.user, let uri = try? SIPURI(text),
-            let aor = WatcherIdentity.addressOfRecord(text)
+            let aor = WatcherIdentity.addressOfRecord(text), let side = configuration.servingSide(of: uri.host)
         else { return nil }
-        return (uri, aor)
+        return (uri, aor, side)
+    }
+
+    /// The user as the watcher of the contacts: an enterprise user as one of the enterprise's
+    /// own, an OMA user as a federated watcher ([MS-PRES] §3.4.5.1.3).
+    private var upnpWatcher: WatcherIdentity? {
+        guard let user = upnpUser else { return nil }
+        return WatcherIdentity(uri: user.aor, network: user.side == .enterprise ? .sameEnterprise : .federated)
     }
 
     // MARK: - Actions (§5.5)
@@ -29,8 +37,9 @@ extension GatewayCore {
     }
 
     /// UpdatePresence (§5.5.2): `payload`, a PIDF document (RFC 3863) whose entity becomes the
-    /// user, is published to the OMA presence server as the user's (RFC 3903) and evented as
-    /// `UserPresenceInfo`.
+    /// user, is published as the user's where the user lives: an OMA user's to the OMA presence
+    /// server (RFC 3903), an enterprise user's into the enterprise as a SERVICE category publish
+    /// (``upnpServiceItems(_:)``); and evented as `UserPresenceInfo`.
     public mutating func updateUPnPPresence(_ payload: String, now: NIODeadline) throws(UPnPFault) -> [Action] {
         guard let user = upnpUser else { throw UPnPFault.actionFailed }
         var document: PIDFDocument
@@ -40,10 +49,37 @@ extension GatewayCore {
             throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
         }
         document.entity = user.aor
-        var out = upnp.publish(
-            document, target: user.uri, expires: UInt32(configuration.subscriptions.defaultExpires), ids: &ids)
+        var out: [Action]
+        switch user.side {
+        case .oma:
+            out = upnp.publish(
+                document, target: user.uri, expires: UInt32(configuration.subscriptions.defaultExpires), ids: &ids)
+        case .enterprise:
+            let categories = mapper.categoriesDocument(from: document)
+            let new = upnp.hasPublisher ? nil : upnpPublisher(user.uri)
+            out = upnp.publish(document, items: upnpServiceItems(categories), new: new)
+        }
         out.append(.upnpEvent(EventedChange(.userPresenceInfo, upnpPresence())))
         return out
+    }
+
+    /// An enterprise user's presence as SERVICE items ([MS-PRES] §2.2.2.2): the control point
+    /// is one more endpoint of the user's, so its state is a `machineState` of that endpoint
+    /// and its note, as flow 4 publishes a linked OMA device (docs/flows.md, "What the gateway
+    /// publishes for a linked identity"); nil state withdraws them.
+    private func upnpServiceItems(_ state: CategoriesDocument?) -> [CategoryPublisher.Item] {
+        guard let user = configuration.upnp?.user else { return [] }
+        return LinkedIdentityPublisher.serviceItems(for: user, state: state)
+    }
+
+    /// A new SERVICE publisher for the user, from an endpoint whose Contact carries the
+    /// endpoint's `+sip.instance` (§3.2.5.5).
+    private mutating func upnpPublisher(_ user: SIPURI) -> CategoryPublisher {
+        let endpointID = LinkedIdentityPublisher.endpointID(for: user.description)
+        let contact = contacts[.enterprise].map { LinkedIdentityPublisher.withInstance($0, endpointID) }
+        return CategoryPublisher(
+            CategoryPublisher.Configuration(publisher: SIPAddress(uri: user), contact: contact), callID: ids.callID(),
+            localTag: ids.tag())
     }
 
     /// GetContactPresence (§5.5.3): the registered contact `targetContact` names (a ContactId
@@ -97,6 +133,13 @@ extension GatewayCore {
             )
         }
         guard expire > 0 else { return (Self.registration(contact, .ended), []) }
+        // An enterprise user is an enterprise watcher of an OMA contact (flow 1): blocked, it is
+        // refused as flow 1 refuses one (403, RFC 5025 §3.2.1).
+        if side == .oma, let watcher = upnpWatcher, watcher.network == .sameEnterprise,
+            policy(for: contact).subHandling(for: watcher) == .block
+        {
+            return (Self.registration(contact, .refused, status: 403), [])
+        }
         try admitUPnPRegistration(from: controlPoint)
         let registration = UPnPPresenceBridge.Registration(contact: contact, until: until, controlPoint: controlPoint)
         let actions = try openUPnPRegistration(registration, uri: contactURI, on: side, now: now)
@@ -125,9 +168,7 @@ extension GatewayCore {
         _ registration: UPnPPresenceBridge.Registration, uri contactURI: SIPURI, on side: GatewayConfiguration.Side,
         now: NIODeadline
     ) throws(UPnPFault) -> [Action] {
-        guard let user = upnpUser, let watcher = WatcherIdentity(uri: user.aor, network: .federated) else {
-            throw UPnPFault.actionFailed
-        }
+        guard let user = upnpUser, let watcher = upnpWatcher else { throw UPnPFault.actionFailed }
         let key = takeKey()
         var registration = registration
         let out: [Action] = [.schedule(.expiry(.upnpContact(key)), at: registration.until)]
@@ -164,10 +205,11 @@ extension GatewayCore {
     }
 
     private static func registration(
-        _ contact: String, _ result: UPnPRegistrationResult.Result, expires: Int32? = nil
+        _ contact: String, _ result: UPnPRegistrationResult.Result, expires: Int32? = nil, status: Int? = nil
     ) -> String {
         UPnPPresenceBridge.text(
-            UPnPRegistrationResult(uri: contact, result: result, expires: expires.map(Int.init)).serialized())
+            UPnPRegistrationResult(uri: contact, result: result, status: status, expires: expires.map(Int.init))
+                .serialized())
     }
 
     // MARK: - Watchers (§5.5.6, §5.5.7)
@@ -196,7 +238,7 @@ extension GatewayCore {
                 }
             return (WatcherIdentity.addressOfRecord(watcher.uri) ?? watcher.uri, expire == 0 ? nil : decision)
         }
-        return decideUPnPWatchers(decided, now: now)
+        return try decideUPnPWatchers(decided, now: now)
     }
 
     /// AuthorizePresenceReactive (§5.5.6): the watcher `contactID` names is allowed (a watcher
@@ -211,16 +253,22 @@ extension GatewayCore {
             throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
         }
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
-        return decideUPnPWatchers([(watcher, expire == 0 ? nil : .allow)], now: now)
+        return try decideUPnPWatchers([(watcher, expire == 0 ? nil : .allow)], now: now)
     }
 
     /// The user's decisions changed: the legs of the user's enterprise watchers resolved again
     /// under the new policy (as for a new pres-rules document), the watchers waiting for a
     /// decision answered, and the watcher information told.
     private mutating func decideUPnPWatchers(_ decided: [(uri: String, decision: SubHandling?)], now: NIODeadline)
-        -> [Action]
+        throws(UPnPFault) -> [Action]
     {
         guard let user = configuration.upnp?.user else { return [] }
+        // An enterprise user's watchers are the enterprise's to decide (its containers,
+        // [MS-PRES] §3.2.5.3), not the gateway's.
+        guard upnpUser?.side == .oma else {
+            throw UPnPFault(
+                code: 602, description: "Optional Action Not Implemented: the enterprise decides its users' watchers")
+        }
         let before = policy(for: user)
         upnp.decide(decided)
         return resolveLegsAgain(legs(of: user), previous: { _ in before }, now: now)
@@ -345,7 +393,7 @@ extension GatewayCore {
                 case .pending: .pending
                 default: .terminated
                 }
-            out += showUPnPContact(key, state: state, presence: state == .active ? presence : nil)
+            out += upnpContactNotified(key, state: state, presence: presence)
         }
         guard let reason = received.ended else { return out }
         if upnp[key]?.closing == true { return out + removeUPnPRegistration(key, now: now) }
@@ -353,6 +401,52 @@ extension GatewayCore {
             return out + [.schedule(.retry(.upnpContact(key)), at: again)]
         }
         return out + removeUPnPRegistration(key, now: now)
+    }
+
+    /// An OMA contact's NOTIFY in `state` with `presence` (nil: no body). An OMA user sees it as
+    /// the OMA presence server sent it; an enterprise user as flow 1 shows an enterprise watcher
+    /// (``upnpShown(_:of:to:)``), or pending while the contact's owner has not decided.
+    private mutating func upnpContactNotified(_ key: Int, state: UPnPRegistrationState, presence: PIDFDocument?)
+        -> [Action]
+    {
+        guard state == .active else { return showUPnPContact(key, state: state, presence: nil) }
+        guard let watcher = upnpWatcher, watcher.network == .sameEnterprise, let contact = upnp[key]?.contact else {
+            return showUPnPContact(key, state: state, presence: presence)
+        }
+        guard let shown = upnpShown(presence, of: contact, to: watcher) else {
+            return showUPnPContact(key, state: .pending, presence: nil)
+        }
+        return showUPnPContact(key, state: .active, presence: shown)
+    }
+
+    /// What an enterprise user may see of an OMA contact's `pidf` (nil: nothing published): the
+    /// contact's policy for the user as for any enterprise watcher of flow 1, its pres-rules'
+    /// transformations (RFC 5025 §3.3), its containers ([MS-PRES] §3.2.5.3), polite blocking
+    /// as the never-published view; mapped back to PIDF with the same tables. So a politely
+    /// blocked contact and one that never published look the same. nil while the user may not
+    /// see the contact (block, confirm).
+    private func upnpShown(_ pidf: PIDFDocument?, of contact: String, to watcher: WatcherIdentity) -> PIDFDocument? {
+        let policy = policy(for: contact)
+        var state: CategoriesDocument?
+        switch policy.subHandling(for: watcher) {
+        case .block, .confirm: return nil
+        case .politeBlock: state = nil
+        case .allow:
+            if var shown = pidf {
+                if !policy.rules.rules.isEmpty, let permissions = policy.rules.permissions(for: watcher) {
+                    shown = permissions.apply(to: shown)
+                }
+                state = mapper.categoriesDocument(from: shown)
+            }
+        }
+        let published = policy.containers.publications(of: state?.categories, wanted: Self.bridgedCategories)
+        let view = PresentityPolicy.view(
+            of: published, uri: contact, containers: policy.containers, watcher: watcher,
+            categories: Self.bridgedCategories)
+        var document = mapper.pidfDocument(
+            from: view, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions)
+        document.entity = contact
+        return document
     }
 
     /// The contact of registration `key` is now in `state` with `presence`: evented when what the
@@ -397,9 +491,7 @@ extension GatewayCore {
     mutating func retryUPnPContact(_ key: Int, now: NIODeadline) -> [Action] {
         guard let registration = upnp[key], !registration.closing else { return [] }
         if registration.subscription != nil { return apply(upnp.restart(key, ids: &ids)) }
-        guard registration.watch == nil, let user = upnpUser,
-            let watcher = WatcherIdentity(uri: user.aor, network: .federated)
-        else { return [] }
+        guard registration.watch == nil, let watcher = upnpWatcher else { return [] }
         let watch = takeKey()
         notifier.open(watch, OMAWatch(watcher: watcher, resource: registration.contact))
         upnp.attachWatch(watch, to: key)
@@ -418,6 +510,7 @@ extension GatewayCore {
     // MARK: - The user's publication
 
     mutating func upnpPublicationResponse(_ response: SIPResponse, now: NIODeadline) -> [Action] {
+        if upnp.hasPublisher { return upnp.servicePublished(response) }
         let jitter = ids.jitter()
         return upnp.withPublication { $0.receive(response, now: now, jitter: jitter) }
     }
@@ -425,7 +518,9 @@ extension GatewayCore {
     /// Shutdown: the user's publication removed (RFC 3903 §4.5) and every registration's
     /// subscription or OMA watch ended.
     mutating func endUPnP(now: NIODeadline) -> [Action] {
-        var out = upnp.withPublication { $0.remove() }
+        var out =
+            upnp.hasPublisher
+            ? upnp.publish(nil, items: upnpServiceItems(nil), new: nil) : upnp.withPublication { $0.remove() }
         for key in upnp.keys { out += endUPnPRegistration(key, now: now) }
         return out
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayState
+import MSPresenceEvents
 import NIOCore
 import PresenceDocuments
 import SIPStack
@@ -61,7 +62,7 @@ extension UPnPPresenceBridge.User: StoredEntry, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case presence, publication, decisions
+        case presence, publication, publisher, decisions
     }
 
     init(from decoder: any Decoder) throws {
@@ -76,6 +77,9 @@ extension UPnPPresenceBridge.User: StoredEntry, Codable {
         publication = try c.decodeIfPresent(PublicationClient.Record.self, forKey: .publication).map {
             try PublicationClient(record: $0, clock: coding.clock)
         }
+        if let record = try c.decodeIfPresent(CategoryPublisher.Record.self, forKey: .publisher) {
+            publisher = try GatewayCore.restored { () throws(SIPStackError) in try CategoryPublisher(record: record) }
+        }
         for (watcher, token) in try c.decodeIfPresent([String: String].self, forKey: .decisions) ?? [:] {
             guard let decision = SubHandling(token: token) else {
                 throw GatewayCore.RestoreError.Detail("decision \(token) on \(watcher) is no sub-handling")
@@ -89,6 +93,7 @@ extension UPnPPresenceBridge.User: StoredEntry, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encodeIfPresent(presence.map { StoredBytes($0.serialized()) }, forKey: .presence)
         try c.encodeIfPresent(publication?.record(clock: clock), forKey: .publication)
+        try c.encodeIfPresent(publisher?.record, forKey: .publisher)
         if !decisions.isEmpty { try c.encode(decisions.mapValues(\.token), forKey: .decisions) }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayState
+import MSPresenceEvents
 import NIOCore
 import PresenceDocuments
 import SIPMessages
@@ -51,8 +52,10 @@ struct UPnPPresenceBridge: Sendable {
     struct User: Sendable {
         /// The presence as last set (UpdatePresence), entity the user.
         var presence: PIDFDocument?
-        /// Its PIDF publication toward the OMA presence server (RFC 3903).
+        /// An OMA user's PIDF publication toward the OMA presence server (RFC 3903).
         var publication: PublicationClient?
+        /// An enterprise user's SERVICE category publisher ([MS-PRES] §2.2.2.2).
+        var publisher: CategoryPublisher?
         /// The user's decisions on watchers (§5.5.6, §5.5.7) by watcher URI, as pres-rules of
         /// the user's (``rules``).
         var decisions: [String: SubHandling] = [:]
@@ -335,6 +338,39 @@ struct UPnPPresenceBridge: Sendable {
             body: body, contentType: SIPBodyType.pidf, callID: ids.callID(), localTag: ids.tag())
         user.publication = client
         return Self.actions(started)
+    }
+
+    /// An enterprise user's presence: kept, and published as SERVICE `items` with the user's
+    /// publisher (`new` when there is none yet). Deletes of what was never published are left
+    /// out.
+    mutating func publish(_ document: PIDFDocument?, items: [CategoryPublisher.Item], new: CategoryPublisher?)
+        -> [GatewayCore.Action]
+    {
+        if let document { user.presence = document }
+        guard var publisher = user.publisher ?? new else { return [] }
+        let items = items.filter { !$0.isDelete || publisher.versions[$0.key] != nil }
+        guard !items.isEmpty else { return [] }
+        let actions = publisher.publish(items)
+        user.publisher = publisher
+        return Self.serviceActions(actions)
+    }
+
+    /// The answer to a SERVICE of the user's publisher (a 409 is published again with the
+    /// server's versions, [MS-PRES] §2.2.2.2.3).
+    mutating func servicePublished(_ response: SIPResponse) -> [GatewayCore.Action] {
+        guard var publisher = user.publisher else { return [] }
+        let actions = publisher.receive(response)
+        user.publisher = publisher
+        return Self.serviceActions(actions)
+    }
+
+    var hasPublisher: Bool { user.publisher != nil }
+
+    private static func serviceActions(_ actions: [CategoryPublisher.Action]) -> [GatewayCore.Action] {
+        actions.compactMap { action in
+            if case .send(let request) = action { return .send(request, to: .enterprise, context: .upnpPublication) }
+            return nil
+        }
     }
 
     /// Runs `step` on the publication, if there is one.
