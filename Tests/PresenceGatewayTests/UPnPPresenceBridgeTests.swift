@@ -61,7 +61,7 @@ import UPnPDevice
         // RFC 3903 §4.2: an initial PUBLISH of the user's own, Event presence, PIDF whose entity
         // is the user (not what the control point wrote), no SIP-If-Match.
         let (publish, context) = try #require(T.sent(actions, to: .oma).first)
-        #expect(publish.method == .publish && context == .upnpPublication)
+        #expect(publish.method == .publish && context == .upnpUser)
         #expect(publish.uri.description == "sip:carol@oma.example")
         #expect(try publish.headers.from?.uri.description == "sip:carol@oma.example")
         #expect(publish.headers[.event] == "presence" && publish.headers[.sipIfMatch] == nil)
@@ -295,6 +295,22 @@ import UPnPDevice
         #expect(Self.events(again, .watcher).isEmpty)
     }
 
+    @Test func aDecisionLapsesWithItsExpire() throws {
+        var h = try T.Harness(yaml: Self.confirming)
+        _ = h.core.start(now: h.now)
+        let allowed = try h.core.authorizeUPnPWatcher(
+            Self.contact("sip:dave@contoso.com"), expire: 60, userPresenceInfo: Self.busy, now: h.now)
+        #expect(allowed.contains { if case .schedule(.expiry(.upnpUser), let at) = $0 { at == h.now + .seconds(60) } else { false } })
+        let (_, subscribed) = h.receive(
+            try T.enterpriseSubscribe(resources: ["sip:carol@oma.example"], from: "sip:dave@contoso.com"),
+            from: .enterprise, network: .sameEnterprise)
+        #expect(try Self.watchers(subscribed) == [UPnPWatcher(uri: "sip:dave@contoso.com", status: .active, decision: .allow)])
+        // 60 s later the decision is gone: dave waits for the user again (RFC 5025 confirm).
+        let lapsed = h.core.fire(.expiry(.upnpUser), now: h.now + .seconds(60))
+        #expect(try Self.watchers(lapsed) == [UPnPWatcher(uri: "sip:dave@contoso.com", status: .pending)])
+        #expect(lapsed.contains { if case .cancel(.expiry(.upnpUser)) = $0 { true } else { false } })
+    }
+
     @Test func aWatcherBlockedProactivelyIsRejectedAndAPolitelyBlockedOneSeesNothing() throws {
         var h = try T.Harness(yaml: Self.confirming)
         _ = h.core.start(now: h.now)
@@ -374,9 +390,9 @@ import UPnPDevice
         }
         // Refreshed at once: the publication (its entity-tag) and alice's subscription.
         let refreshes = resumed.compactMap { if case .schedule(.refresh(let c), _) = $0 { c } else { nil } }
-        #expect(refreshes.contains(.upnpPublication))
+        #expect(refreshes.contains(.upnpUser))
         #expect(refreshes.contains { if case .upnpContact = $0 { true } else { false } })
-        let refreshed = after.core.fire(.refresh(.upnpPublication), now: after.now)
+        let refreshed = after.core.fire(.refresh(.upnpUser), now: after.now)
         #expect(T.sent(refreshed, to: .oma).first?.0.headers[.sipIfMatch] == "e1")
         // Alice's state in her old dialog reaches the control point.
         let body = Array(Self.busy.replacingOccurrences(of: "sip:someone@else.example", with: "sip:alice@oma.example").utf8)
@@ -435,7 +451,7 @@ import UPnPDevice
         let (service, context) = try #require(T.sent(actions, to: .enterprise).first)
         // [MS-PRES] §2.2.2.2: SERVICE, From and To the user, a publish of a machineState of the
         // control point's endpoint (its Contact's +sip.instance), busy (6500, §3.7.5.4).
-        #expect(service.method.description == "SERVICE" && context == .upnpPublication)
+        #expect(service.method.description == "SERVICE" && context == .upnpUser)
         #expect(try service.headers.from?.uri.description == "sip:dana@contoso.com")
         let body = String(decoding: service.body, as: UTF8.self)
         #expect(body.contains("machineState") && body.contains("6500"), "\(body)")

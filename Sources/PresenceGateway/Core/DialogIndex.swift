@@ -87,7 +87,7 @@ extension GatewayCore {
             return watcherInfo[key]?.subscription.dialog.id.dialogKey
         case .upnpContact(let key):
             return upnp[key]?.subscription?.dialogKey
-        case .linkedPublication, .servicePublish, .upnpPublication:
+        case .linkedPublication, .servicePublish, .upnpUser:
             return nil
         }
     }

@@ -31,7 +31,7 @@ extension GatewayCore {
             return taken
         case .upnpContact(let key):
             return upnp.resent(request, key: key)
-        case .upnpPublication:
+        case .upnpUser:
             var taken = false
             _ = upnp.withPublication { client in
                 taken = client.resent(request)

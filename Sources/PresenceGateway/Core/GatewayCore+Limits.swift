@@ -214,7 +214,7 @@ extension GatewayCore {
         case .serverWatch(let key): serverWatches[key]?.peer
         case .upnpContact(let key): upnp[key]?.peer
         // Publications make no dialog (RFC 3903 §4): nothing is admitted in their name.
-        case .linkedPublication, .servicePublish, .upnpPublication: nil
+        case .linkedPublication, .servicePublish, .upnpUser: nil
         }
     }
 
@@ -228,7 +228,7 @@ extension GatewayCore {
         case .enterpriseLeg(let key): legPool.modify(key) { $0.peer = peer }
         case .serverWatch(let key): serverWatches.reached(peer, key: key)
         case .upnpContact(let key): upnp.modify(key) { $0.peer = peer }
-        case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish, .upnpPublication: break
+        case .enterpriseWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish, .upnpUser: break
         }
     }
 

@@ -59,8 +59,10 @@ public struct GatewayCore: Sendable {
         /// A UPnP control point's registration for a contact's presence, and its PIDF
         /// subscription toward the OMA side when the contact is an OMA presentity (flow 5).
         case upnpContact(Int)
-        /// The UPnP user's PIDF publication toward the OMA presence server (flow 5).
-        case upnpPublication
+        /// The UPnP user's own state (flow 5): its publication (a PIDF PUBLISH toward the OMA
+        /// presence server, or a SERVICE category publish into the enterprise), and the expiry
+        /// of its decisions on watchers.
+        case upnpUser
     }
 
     public enum Timer: Sendable, Hashable {
@@ -254,7 +256,7 @@ public struct GatewayCore: Sendable {
         case .serverWatch(let key): return serverWatchNotify(key, request, id: id, now: now)
         case .enterpriseLeg(let key): return quietly { $0.enterpriseLegNotify(key, request, id: id, now: now) }
         case .upnpContact(let key): return upnpContactNotify(key, request, id: id, now: now)
-        case .linkedPublication, .servicePublish, .upnpPublication:
+        case .linkedPublication, .servicePublish, .upnpUser:
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
     }
@@ -280,7 +282,7 @@ public struct GatewayCore: Sendable {
         case .linkedPublication(let key): return linkedPublicationResponse(key, response, now: now)
         case .servicePublish(let publisher): return servicePublishResponse(publisher, response)
         case .upnpContact(let key): return upnpContactResponse(key, response, now: now)
-        case .upnpPublication: return upnpPublicationResponse(response, now: now)
+        case .upnpUser: return upnpPublished(response, now: now)
         case .enterpriseWatch(let key):
             guard (300...).contains(response.statusCode) else { return [] }
             let actions = bridge.modifyWatch(key) { $0.notifyFailed(status: response.statusCode) }
@@ -330,9 +332,9 @@ public struct GatewayCore: Sendable {
             return retryUPnPContact(key, now: now)
         case .cleanup(.upnpContact(let key)):
             return removeUPnPRegistration(key, now: now)
-        case .retry(.upnpPublication):
+        case .retry(.upnpUser):
             return upnp.withPublication { $0.retry(now: now) }
-        case .refresh(.upnpPublication):
+        case .refresh(.upnpUser):
             return upnp.withPublication { $0.refresh(now: now) }
         case .refresh(.linkedPublication(let key)):
             return refreshLinked(key, now: now)
@@ -386,7 +388,9 @@ public struct GatewayCore: Sendable {
             return apply(actions ?? [], context: context, now: now)
         case .upnpContact(let key):
             return expireUPnPContact(key, now: now)
-        case .linkedPublication, .servicePublish, .upnpPublication:
+        case .upnpUser:
+            return lapseUPnPDecisions(now: now)
+        case .linkedPublication, .servicePublish:
             return []
         }
     }

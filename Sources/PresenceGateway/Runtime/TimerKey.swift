@@ -44,7 +44,7 @@ struct TimerKey: PackedTableKey {
         case .omaList(let k): (contextKind, key) = (6, k)
         case .serverWatch(let k): (contextKind, key) = (7, k)
         case .upnpContact(let k): (contextKind, key) = (8, k)
-        case .upnpPublication: (contextKind, key) = (9, 0)
+        case .upnpUser: (contextKind, key) = (9, 0)
         case .servicePublish: return nil
         }
         guard key >= 0, UInt64(key) <= keyMask else { return nil }
@@ -67,7 +67,7 @@ struct TimerKey: PackedTableKey {
         case 6: context = .omaList(key)
         case 7: context = .serverWatch(key)
         case 8: context = .upnpContact(key)
-        case 9: context = .upnpPublication
+        case 9: context = .upnpUser
         default: return nil
         }
         switch bits >> 60 {

@@ -56,7 +56,7 @@ extension GatewayCore {
         case .winfoWatch: watcherInfo.holds(context) ?? false
         case .enterpriseLeg: legPool.holds(context) ?? false
         case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false
-        case .upnpContact, .upnpPublication: upnp.holds(context) ?? false
+        case .upnpContact, .upnpUser: upnp.holds(context) ?? false
         }
     }
 
@@ -76,7 +76,7 @@ extension GatewayCore {
             }
             return notifier.standsIn(watchKey) ?? watch.peer.map(loadKey)
         case .enterpriseWatch, .serverWatch, .omaWatch, .winfoWatch, .linkedPublication, .servicePublish, .upnpContact,
-            .upnpPublication:
+            .upnpUser:
             return nil
         }
     }

@@ -229,14 +229,16 @@ extension GatewayCore {
             throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
         }
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
-        let decided = list.watchers.map { watcher -> (uri: String, decision: SubHandling?) in
-            let decision: SubHandling =
+        let until = now + .seconds(Int64(expire))
+        let decided = list.watchers.map { watcher -> (uri: String, decision: UPnPPresenceBridge.Decision?) in
+            let handling: SubHandling =
                 switch watcher.decision {
                 case .block: .block
                 case .politeBlock: .politeBlock
                 case .allow, nil: .allow
                 }
-            return (WatcherIdentity.addressOfRecord(watcher.uri) ?? watcher.uri, expire == 0 ? nil : decision)
+            let decision = expire == 0 ? nil : UPnPPresenceBridge.Decision(handling: handling, until: until)
+            return (WatcherIdentity.addressOfRecord(watcher.uri) ?? watcher.uri, decision)
         }
         return try decideUPnPWatchers(decided, now: now)
     }
@@ -253,25 +255,40 @@ extension GatewayCore {
             throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
         }
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
-        return try decideUPnPWatchers([(watcher, expire == 0 ? nil : .allow)], now: now)
+        let decision = UPnPPresenceBridge.Decision(handling: .allow, until: now + .seconds(Int64(expire)))
+        return try decideUPnPWatchers([(watcher, expire == 0 ? nil : decision)], now: now)
     }
 
     /// The user's decisions changed: the legs of the user's enterprise watchers resolved again
     /// under the new policy (as for a new pres-rules document), the watchers waiting for a
     /// decision answered, and the watcher information told.
-    private mutating func decideUPnPWatchers(_ decided: [(uri: String, decision: SubHandling?)], now: NIODeadline)
-        throws(UPnPFault) -> [Action]
-    {
-        guard let user = configuration.upnp?.user else { return [] }
+    private mutating func decideUPnPWatchers(
+        _ decided: [(uri: String, decision: UPnPPresenceBridge.Decision?)], now: NIODeadline
+    ) throws(UPnPFault) -> [Action] {
         // An enterprise user's watchers are the enterprise's to decide (its containers,
         // [MS-PRES] §3.2.5.3), not the gateway's.
         guard upnpUser?.side == .oma else {
             throw UPnPFault(
                 code: 602, description: "Optional Action Not Implemented: the enterprise decides its users' watchers")
         }
+        return decisionsChanged(now: now) { $0.decide(decided) }
+    }
+
+    /// The user's state's expiry timer: the decisions whose `Expire` ran out are withdrawn.
+    mutating func lapseUPnPDecisions(now: NIODeadline) -> [Action] {
+        decisionsChanged(now: now) { $0.lapse(now: now).timer }
+    }
+
+    /// Changes the user's decisions with `change`; then the legs of the user's enterprise
+    /// watchers are resolved again under the new policy (as for a new pres-rules document), the
+    /// watchers waiting for a decision answered, and the watcher information told.
+    private mutating func decisionsChanged(now: NIODeadline, _ change: (inout UPnPPresenceBridge) -> [Action])
+        -> [Action]
+    {
+        guard let user = configuration.upnp?.user else { return [] }
         let before = policy(for: user)
-        upnp.decide(decided)
-        return resolveLegsAgain(legs(of: user), previous: { _ in before }, now: now)
+        let timer = change(&upnp)
+        return timer + resolveLegsAgain(legs(of: user), previous: { _ in before }, now: now)
             + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
     }
 
@@ -509,7 +526,7 @@ extension GatewayCore {
 
     // MARK: - The user's publication
 
-    mutating func upnpPublicationResponse(_ response: SIPResponse, now: NIODeadline) -> [Action] {
+    mutating func upnpPublished(_ response: SIPResponse, now: NIODeadline) -> [Action] {
         if upnp.hasPublisher { return upnp.servicePublished(response) }
         let jitter = ids.jitter()
         return upnp.withPublication { $0.receive(response, now: now, jitter: jitter) }

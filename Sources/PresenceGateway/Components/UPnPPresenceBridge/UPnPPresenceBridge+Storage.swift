@@ -80,11 +80,12 @@ extension UPnPPresenceBridge.User: StoredEntry, Codable {
         if let record = try c.decodeIfPresent(CategoryPublisher.Record.self, forKey: .publisher) {
             publisher = try GatewayCore.restored { () throws(SIPStackError) in try CategoryPublisher(record: record) }
         }
-        for (watcher, token) in try c.decodeIfPresent([String: String].self, forKey: .decisions) ?? [:] {
-            guard let decision = SubHandling(token: token) else {
-                throw GatewayCore.RestoreError.Detail("decision \(token) on \(watcher) is no sub-handling")
+        for (watcher, stored) in try c.decodeIfPresent([String: StoredDecision].self, forKey: .decisions) ?? [:] {
+            guard let handling = SubHandling(token: stored.handling) else {
+                throw GatewayCore.RestoreError.Detail("decision \(stored.handling) on \(watcher) is no sub-handling")
             }
-            decisions[watcher] = decision
+            decisions[watcher] = UPnPPresenceBridge.Decision(
+                handling: handling, until: coding.clock.deadline(milliseconds: stored.until))
         }
     }
 
@@ -94,6 +95,17 @@ extension UPnPPresenceBridge.User: StoredEntry, Codable {
         try c.encodeIfPresent(presence.map { StoredBytes($0.serialized()) }, forKey: .presence)
         try c.encodeIfPresent(publication?.record(clock: clock), forKey: .publication)
         try c.encodeIfPresent(publisher?.record, forKey: .publisher)
-        if !decisions.isEmpty { try c.encode(decisions.mapValues(\.token), forKey: .decisions) }
+        if !decisions.isEmpty {
+            let stored = decisions.mapValues {
+                StoredDecision(handling: $0.handling.token, until: clock.milliseconds($0.until))
+            }
+            try c.encode(stored, forKey: .decisions)
+        }
+    }
+
+    /// A decision as the record holds it: the sub-handling's token and when it lapses.
+    private struct StoredDecision: Codable {
+        var handling: String
+        var until: Int64
     }
 }

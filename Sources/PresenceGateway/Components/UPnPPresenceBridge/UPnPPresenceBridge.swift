@@ -56,9 +56,15 @@ struct UPnPPresenceBridge: Sendable {
         var publication: PublicationClient?
         /// An enterprise user's SERVICE category publisher ([MS-PRES] §2.2.2.2).
         var publisher: CategoryPublisher?
-        /// The user's decisions on watchers (§5.5.6, §5.5.7) by watcher URI, as pres-rules of
-        /// the user's (``rules``).
-        var decisions: [String: SubHandling] = [:]
+        /// The user's decisions on watchers (§5.5.6, §5.5.7) by watcher URI, each until its
+        /// `Expire` runs out, as pres-rules of the user's (``rules``).
+        var decisions: [String: Decision] = [:]
+    }
+
+    /// A decision on a watcher and when it lapses.
+    struct Decision: Sendable, Hashable {
+        var handling: SubHandling
+        var until: NIODeadline
     }
 
     /// What changed since the durable store last took the changes.
@@ -192,20 +198,35 @@ struct UPnPPresenceBridge: Sendable {
 
     // MARK: - Watchers
 
-    /// Sets (nil: withdraws) the user's decision on each watcher.
-    mutating func decide(_ decided: [(uri: String, decision: SubHandling?)]) {
+    /// Sets (nil: withdraws) the user's decision on each watcher; returns the timer for the
+    /// next one to lapse.
+    mutating func decide(_ decided: [(uri: String, decision: Decision?)]) -> [GatewayCore.Action] {
         for (uri, decision) in decided { user.decisions[uri] = decision }
+        return decisionTimer
+    }
+
+    /// The decisions that lapsed by `now`, withdrawn; and the timer for the next one.
+    mutating func lapse(now: NIODeadline) -> (lapsed: [String], timer: [GatewayCore.Action]) {
+        let lapsed = user.decisions.filter { $0.value.until <= now }.keys.sorted()
+        for uri in lapsed { user.decisions[uri] = nil }
+        return (lapsed, decisionTimer)
+    }
+
+    /// The expiry timer of the user's state, at the first decision to lapse (none: cancelled).
+    var decisionTimer: [GatewayCore.Action] {
+        guard let next = user.decisions.values.map(\.until).min() else { return [.cancel(.expiry(.upnpUser))] }
+        return [.schedule(.expiry(.upnpUser), at: next)]
     }
 
     /// The decisions as pres-rules (RFC 5025 §3.2.1): one rule per watcher, its identity the
     /// watcher's URI (RFC 4745 §7.1); they take precedence over the user's defaults by network.
     var rules: [PresRules.Rule] {
         user.decisions.sorted { $0.key < $1.key }.enumerated().map { index, entry in
-            PresRules.Rule(id: "upnp-\(index)", identities: [.one(entry.key)], subHandling: entry.value)
+            PresRules.Rule(id: "upnp-\(index)", identities: [.one(entry.key)], subHandling: entry.value.handling)
         }
     }
 
-    func decision(of watcher: String) -> SubHandling? { user.decisions[watcher] }
+    func decision(of watcher: String) -> SubHandling? { user.decisions[watcher]?.handling }
 
     /// Whether an entry of the watcher list with this id was last evented.
     func showsWatcher(_ id: String) -> Bool { watchers.ids.contains(id) }
@@ -368,7 +389,7 @@ struct UPnPPresenceBridge: Sendable {
 
     private static func serviceActions(_ actions: [CategoryPublisher.Action]) -> [GatewayCore.Action] {
         actions.compactMap { action in
-            if case .send(let request) = action { return .send(request, to: .enterprise, context: .upnpPublication) }
+            if case .send(let request) = action { return .send(request, to: .enterprise, context: .upnpUser) }
             return nil
         }
     }
@@ -386,9 +407,9 @@ struct UPnPPresenceBridge: Sendable {
     private static func actions(_ actions: [PublicationClient.Action]) -> [GatewayCore.Action] {
         actions.compactMap { action in
             switch action {
-            case .send(let request): .send(request, to: .oma, context: .upnpPublication)
-            case .scheduleRefresh(let at): .schedule(.refresh(.upnpPublication), at: at)
-            case .scheduleRetry(let at): .schedule(.retry(.upnpPublication), at: at)
+            case .send(let request): .send(request, to: .oma, context: .upnpUser)
+            case .scheduleRefresh(let at): .schedule(.refresh(.upnpUser), at: at)
+            case .scheduleRetry(let at): .schedule(.retry(.upnpUser), at: at)
             case .published, .removed, .failed: nil
             }
         }
@@ -443,7 +464,7 @@ extension UPnPPresenceBridge: DurableComponent {
     func holds(_ context: GatewayCore.Context) -> Bool? {
         switch context {
         case .upnpContact(let key): registrations[key] != nil
-        case .upnpPublication: true
+        case .upnpUser: true
         default: nil
         }
     }
@@ -457,7 +478,8 @@ extension UPnPPresenceBridge: DurableComponent {
         var out = ComponentOutput()
         if let stored = entries.entries(User.self).first?.value {
             user = stored
-            if user.publication != nil { out.actions.append(.schedule(.refresh(.upnpPublication), at: now)) }
+            if user.publication != nil { out.actions.append(.schedule(.refresh(.upnpUser), at: now)) }
+            out.actions += decisionTimer
         }
         for (key, registration) in entries.table(Registration.self).sorted(by: { $0.key < $1.key }) {
             registrations[key] = registration
