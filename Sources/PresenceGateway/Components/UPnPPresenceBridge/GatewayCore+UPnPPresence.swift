@@ -8,8 +8,9 @@ public import UPnPDevice
 
 /// Flow 5 as the coordinator composes it (docs/flows.md, "Flow 5"): the actions of the UPnP
 /// Presence:1 service (ISO/IEC 29341-26-16 §5.5) for the configured user, the
-/// ``UPnPPresenceBridge`` keeping the user's publication and the registrations, and what crosses
-/// into flow 2 (an enterprise contact's OMA watch and leg). Payloads are the project's provisional
+/// ``UPnPPresenceBridge`` keeping the user's state and the registrations, and what crosses into
+/// flows 1 and 2: an enterprise contact's OMA watch and leg, what an enterprise user may see of
+/// an OMA contact, the user's watchers and the decisions on them. Payloads are the project's provisional
 /// documents (docs/upnp-payloads.md); one that does not parse is refused with UPnP error 600
 /// (Argument Value Invalid, UDA 1.1 §3.2.2).
 extension GatewayCore {
@@ -276,7 +277,7 @@ extension GatewayCore {
 
     /// The user's state's expiry timer: the decisions whose `Expire` ran out are withdrawn.
     mutating func lapseUPnPDecisions(now: NIODeadline) -> [Action] {
-        decisionsChanged(now: now) { $0.lapse(now: now).timer }
+        decisionsChanged(now: now) { $0.lapse(now: now) }
     }
 
     /// Changes the user's decisions with `change`; then the legs of the user's enterprise

@@ -8,23 +8,24 @@ import SIPStack
 import UPnPDevice
 
 /// Flow 5, the UPnP Presence:1 service's user on the SIP side (docs/flows.md, "Flow 5"): the
-/// configured user's own presence, published as that user toward the OMA presence server, and
-/// the contacts a control point registered for (ISO/IEC 29341-26-16 §5.5.5), each watched with
-/// the user as watcher:
+/// configured user's own presence, published as that user where the user lives (a PIDF
+/// publication toward the OMA presence server, or a SERVICE category publish into the
+/// enterprise), the user's decisions on watchers, and the contacts a control point registered
+/// for (ISO/IEC 29341-26-16 §5.5.5), each watched with the user as watcher:
 ///
 /// - an OMA contact by a PIDF subscription of the component's own toward the OMA side (RFC 6665,
 ///   RFC 3856), refreshed, made again when the OMA side ends it `deactivated` or `timeout`
 ///   (RFC 6665 §4.1.3) and ended when its registration's `Expire` runs out or is 0;
-/// - an enterprise contact by an OMA watch of the notifier, attached to an enterprise leg as
-///   any federated watcher's (flow 2): the enterprise applies its containers and polite blocking
-///   to the user, so a politely blocked contact looks like one that never published.
+/// - an enterprise contact by an OMA watch of the notifier, attached to an enterprise leg
+///   (flow 2's): the enterprise applies its containers and polite blocking to the user, so a
+///   politely blocked contact looks like one that never published.
 ///
 /// Its tables are private; the coordinator (`GatewayCore+UPnPPresence`) hands it what it needs
 /// from other tables and applies the dialogs it opened or closed (``ComponentOutput``). It keeps
 /// itself in the durable store (`UPnPPresenceBridge+Storage`): every change of an entry goes
 /// through this type, which notes it.
 struct UPnPPresenceBridge: Sendable {
-    /// One registration of ``GatewayCore/registerUPnPContact(_:expire:now:)``.
+    /// One registration of ``GatewayCore/registerUPnPContact(_:expire:controlPoint:now:)``.
     struct Registration: Sendable {
         var contact: String
         /// An OMA contact's PIDF subscription of the component's own toward the OMA side.
@@ -171,8 +172,7 @@ struct UPnPPresenceBridge: Sendable {
     /// GetPresenceOfContactsUpdate.
     mutating func changed(_ key: Int) -> EventedChange? {
         guard let registration = registrations[key] else { return nil }
-        if !updated.contains(registration.contact) { updated.append(registration.contact) }
-        // Bounded by the registrations: a contact is listed once however often it changed.
+        noteUpdated(registration.contact)
         return EventedChange(
             .presenceOfContactsUpdate,
             Self.text(UPnPContactPresenceList(contacts: [registration.shown]).serialized()))
@@ -180,10 +180,22 @@ struct UPnPPresenceBridge: Sendable {
 
     /// The same for a registration that is gone: shown once more as it ended.
     mutating func ended(_ shown: UPnPContactPresence) -> EventedChange {
-        if !updated.contains(shown.uri) { updated.append(shown.uri) }
+        noteUpdated(shown.uri)
         return EventedChange(
             .presenceOfContactsUpdate, Self.text(UPnPContactPresenceList(contacts: [shown]).serialized()))
     }
+
+    /// Lists `contact` for the next GetPresenceOfContactsUpdate, once however often it changed.
+    /// Contacts that ended stay listed until asked for, so a control point that never asks and
+    /// registers ever new contacts would grow the list: past ``updatesKept`` the oldest go.
+    private mutating func noteUpdated(_ contact: String) {
+        guard !updated.contains(contact) else { return }
+        if updated.count >= Self.updatesKept { updated.removeFirst(updated.count - Self.updatesKept + 1) }
+        updated.append(contact)
+    }
+
+    /// The most contacts GetPresenceOfContactsUpdate lists (the registrations' cap is 10,000).
+    static let updatesKept = 10_000
 
     /// §5.5.4: the contacts changed since the last call, each as it is now (an ended one as
     /// terminated), and the list emptied.
@@ -205,11 +217,10 @@ struct UPnPPresenceBridge: Sendable {
         return decisionTimer
     }
 
-    /// The decisions that lapsed by `now`, withdrawn; and the timer for the next one.
-    mutating func lapse(now: NIODeadline) -> (lapsed: [String], timer: [GatewayCore.Action]) {
-        let lapsed = user.decisions.filter { $0.value.until <= now }.keys.sorted()
-        for uri in lapsed { user.decisions[uri] = nil }
-        return (lapsed, decisionTimer)
+    /// Withdraws the decisions that lapsed by `now`; returns the timer for the next one.
+    mutating func lapse(now: NIODeadline) -> [GatewayCore.Action] {
+        user.decisions = user.decisions.filter { $0.value.until > now }
+        return decisionTimer
     }
 
     /// The expiry timer of the user's state, at the first decision to lapse (none: cancelled).
