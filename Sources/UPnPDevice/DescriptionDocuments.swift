@@ -16,12 +16,15 @@ public enum DescriptionDocuments {
                 leaf(ns, "SCPDURL", PresenceDevicePaths.scpd), leaf(ns, "controlURL", PresenceDevicePaths.control),
                 leaf(ns, "eventSubURL", PresenceDevicePaths.event),
             ])
+        // In the order of the UDA 1.1 device schema: modelDescription before modelName.
         let device = element(
             ns, "device",
             [
                 leaf(ns, "deviceType", PresenceService.deviceType), leaf(ns, "friendlyName", identity.friendlyName),
-                leaf(ns, "manufacturer", identity.manufacturer), leaf(ns, "modelName", identity.modelName),
-                leaf(ns, "UDN", "uuid:" + identity.uuid), element(ns, "serviceList", [service]),
+                leaf(ns, "manufacturer", identity.manufacturer),
+            ] + (identity.modelDescription.map { [leaf(ns, "modelDescription", $0)] } ?? []) + [
+                leaf(ns, "modelName", identity.modelName), leaf(ns, "UDN", "uuid:" + identity.uuid),
+                element(ns, "serviceList", [service]),
             ])
         var root = element(ns, "root", [specVersion(ns), device])
         root.setAttribute(XMLName("", "configId"), String(identity.configID))

@@ -34,6 +34,10 @@ import UPnPDevice
         #expect(device.eventing.callbackPolicy.allows(["http://192.0.2.77:4000/", "http://[fd00::5]/"]))
         #expect(!device.eventing.callbackPolicy.allows(["http://198.51.100.1/"]))
         #expect(device.multicastInterface == "192.0.2.10")
+        // The description labels the payloads provisional, under UDA 1.1 §2.3's 128 characters.
+        let label = try #require(device.identity.modelDescription)
+        #expect(label.contains("provisional") && label.contains("urn:presencegateway:params:xml:ns:upnp-presence"))
+        #expect(label.count < 128)
         let minimal = try GatewayConfiguration(yaml: ConfigurationTests.valid + "upnp: { user: sip:carol@oma.example, address: 127.0.0.1 }\n")
         #expect(minimal.upnp?.port == 0 && minimal.upnp?.maxRegistrations == 100)
         #expect(minimal.upnp?.maxRegistrationsPerControlPoint == 20)

@@ -22,6 +22,12 @@ import XMLBridge
         for required in ["friendlyName", "manufacturer", "modelName"] {
             #expect(device.element(XMLName(Self.device, required)) != nil, "\(required) is required (§2.3)")
         }
+        #expect(device.element(XMLName(Self.device, "modelDescription")) == nil)
+        // With one, it comes before modelName, as the UDA 1.1 device schema orders them.
+        let described = try XMLParser.parse(
+            DescriptionDocuments.deviceDescription(DeviceIdentity(uuid: "u-1", modelDescription: "provisional")))
+        let names = try #require(described.element(XMLName(Self.device, "device"))).elements.map(\.name.local)
+        #expect(names.firstIndex(of: "modelDescription").map { $0 + 1 } == names.firstIndex(of: "modelName"))
         let service = try #require(
             device.element(XMLName(Self.device, "serviceList"))?.element(XMLName(Self.device, "service")))
         let fields = Dictionary(uniqueKeysWithValues: service.elements.map { ($0.name.local, $0.text) })

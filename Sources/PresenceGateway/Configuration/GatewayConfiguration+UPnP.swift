@@ -1,3 +1,4 @@
+import PresenceDocuments
 public import UPnPDevice
 
 extension GatewayConfiguration {
@@ -35,16 +36,24 @@ extension GatewayConfiguration {
         public var callbackNetworks: [IPNetwork] = []
         public var multicastInterface: String?
 
+        /// What the device description says of the payloads: provisional, and in which namespace.
+        public static let payloadLabel =
+            "Presence:1 payloads provisional: \(NS.upnpPresence) \(UPnPPresencePayload.version)"
+
         public init(user: String, address: String) {
             self.user = user
             self.address = address
         }
 
         /// The device's configuration: HTTP on `address`, SSDP on all addresses (so that
-        /// multicast searches arrive), joining 239.255.255.250.
+        /// multicast searches arrive), joining 239.255.255.250. Its description says the payloads
+        /// are the project's provisional ones (docs/upnp-payloads.md): the service description
+        /// (UDA 1.1 §2.5) has no place for prose, the device's `modelDescription` has.
         public var deviceConfiguration: PresenceDeviceConfiguration {
             PresenceDeviceConfiguration(
-                identity: DeviceIdentity(uuid: uuid ?? makeUUID(), friendlyName: friendlyName), httpHost: address,
+                identity: DeviceIdentity(
+                    uuid: uuid ?? makeUUID(), friendlyName: friendlyName, modelDescription: Self.payloadLabel),
+                httpHost: address,
                 httpPort: port, ssdpHost: "0.0.0.0", ssdpPort: ssdpPort, multicastInterface: multicastInterface,
                 eventing: GENAConfiguration(callbackPolicy: CallbackPolicy(allowedNetworks: callbackNetworks)))
         }
