@@ -16,16 +16,17 @@ import Testing
         ip link set lo up
         ip link set lo multicast on
         ip route add 239.0.0.0/8 dev lo
-        gssdp-discover -i lo -m all --timeout=12 -t urn:schemas-upnp-org:service:Presence:1 > "$out/watch.txt" 2>&1 &
+        gssdp-discover -i lo -m all --timeout=40 -t urn:schemas-upnp-org:service:Presence:1 > "$out/watch.txt" 2>&1 &
         watch=$!
         sleep 1
         "$gateway" --config "$configuration" > "$out/gateway.txt" 2>&1 &
         gateway_pid=$!
-        for _ in $(seq 1 100); do grep -q "UPnP Presence:1 device" "$out/gateway.txt" && break; sleep 0.1; done
-        sleep 2
+        for _ in $(seq 1 300); do grep -q "UPnP Presence:1 device" "$out/gateway.txt" && break; sleep 0.1; done
+        for _ in $(seq 1 100); do grep -q "resource available" "$out/watch.txt" && break; sleep 0.1; done
         gssdp-discover -i lo --timeout=3 -t urn:schemas-upnp-org:service:Presence:1 > "$out/search.txt" 2>&1 || true
         kill -TERM "$gateway_pid"; wait "$gateway_pid" || true
-        wait "$watch" || true
+        for _ in $(seq 1 50); do grep -q "resource unavailable" "$out/watch.txt" && break; sleep 0.1; done
+        kill "$watch" 2>/dev/null || true; wait "$watch" || true
         """#
 
     @Test(.enabled(if: getuid() == 0, "unshare -n needs root"))
@@ -56,7 +57,7 @@ import Testing
             """.write(toFile: configuration, atomically: true, encoding: .utf8)
         let (status, output) = try await runProgram(
             "/usr/bin/unshare", ["-n", "/bin/bash", "-c", Self.script, "ssdp", binary, configuration, directory],
-            timeout: 40)
+            timeout: 90)
         let watched = (try? String(contentsOfFile: directory + "/watch.txt", encoding: .utf8)) ?? ""
         let searched = (try? String(contentsOfFile: directory + "/search.txt", encoding: .utf8)) ?? ""
         let gateway = (try? String(contentsOfFile: directory + "/gateway.txt", encoding: .utf8)) ?? ""
