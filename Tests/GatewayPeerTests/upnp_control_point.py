@@ -1,7 +1,7 @@
 """A real control point for Tests/GatewayPeerTests/UPnPBridgePeerTests.swift: async-upnp-client.
 
 Usage: upnp_control_point.py SSDP_PORT FOLDER. Finds the Presence:1 device by an M-SEARCH sent
-unicast to 127.0.0.1:SSDP_PORT, reads its description with UpnpFactory, subscribes to its events
+unicast to 127.0.0.1:SSDP_PORT (again each second until it answers, 10 s at most), reads its description with UpnpFactory, subscribes to its events
 (AiohttpNotifyServer on 127.0.0.1) and writes FOLDER/ready.json. Then it carries out the test's
 commands one by one: FOLDER/cmd-N.json ({"action": NAME, "args": {...}}, or {"quit": true}) is
 answered in FOLDER/out-N.json ({"ok": {...}} or {"fault": CODE, "status": HTTP}); every event
@@ -45,8 +45,13 @@ async def main(ssdp_port, folder):
     async def on_response(headers):
         found.append({key: headers.get(key) for key in ("ST", "LOCATION")})
 
-    await async_search(on_response, timeout=1, search_target=SERVICE_TYPE, source=("127.0.0.1", 0),
-                       target=("127.0.0.1", ssdp_port))
+    # The device answers once it runs, which a loaded machine may start late: searched again, 10
+    # times at most, until it answers.
+    for _ in range(10):
+        await async_search(on_response, timeout=1, search_target=SERVICE_TYPE, source=("127.0.0.1", 0),
+                           target=("127.0.0.1", ssdp_port))
+        if any(r["ST"] == SERVICE_TYPE for r in found):
+            break
     location = next(r["LOCATION"] for r in found if r["ST"] == SERVICE_TYPE)
     requester = AiohttpRequester()
     device = await UpnpFactory(requester).async_create_device(location)
