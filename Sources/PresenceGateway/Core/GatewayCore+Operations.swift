@@ -188,7 +188,8 @@ extension GatewayCore {
         }
         let spheres = bridge.spheres
         out += resolveLegsAgain(
-            bridge.legKeys.sorted(), previous: { Self.policy(for: $0, in: old, spheres: spheres) }, now: now)
+            bridge.legKeys.sorted(),
+            previous: { [upnp] in Self.policy(for: $0, in: old, spheres: spheres, decisions: upnp) }, now: now)
         out += resolveAwaitingAuthorization(now: now)
         if new.resourceLists != old.resourceLists { out += resourceListsChanged(now: now) }
         out += watchXCAPDocuments(now: now)
@@ -279,7 +280,8 @@ extension GatewayCore {
         let spheres = bridge.spheres
         configuration.policies[presentity]?.rules = rules
         return resolveLegsAgain(
-            legs(of: presentity), previous: { Self.policy(for: $0, in: previous, spheres: spheres) }, now: now)
+            legs(of: presentity),
+            previous: { [upnp] in Self.policy(for: $0, in: previous, spheres: spheres, decisions: upnp) }, now: now)
             + resolveAwaitingAuthorization(now: now)
             + watcherInfoChanges(now: now, everyWatch: true)
     }

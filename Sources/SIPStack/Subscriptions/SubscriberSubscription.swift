@@ -417,7 +417,7 @@ public struct SubscriberSubscription: Sendable {
     /// RFC 6665 §4.1.3: after `deactivated` or `timeout` the subscriber may resubscribe at once;
     /// after `probation` or `giveup`, not before retry-after (here: retry-after, else 60 s);
     /// after `rejected`, `noresource` or `invariant` (and unknown reasons) it should not retry.
-    static func retryDelay(reason: String?, retryAfter: UInt32?) -> TimeAmount? {
+    public static func retryDelay(reason: String?, retryAfter: UInt32?) -> TimeAmount? {
         switch reason?.lowercased() {
         case "deactivated", "timeout", nil:
             return .seconds(Int64(retryAfter ?? 0))

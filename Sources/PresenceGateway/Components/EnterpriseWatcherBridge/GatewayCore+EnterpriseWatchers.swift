@@ -327,18 +327,25 @@ extension GatewayCore {
     }
 
     func policy(for presentity: String) -> PresentityPolicy {
-        withUPnPDecisions(Self.policy(for: presentity, in: configuration, spheres: bridge.spheres), of: presentity)
+        Self.policy(for: presentity, in: configuration, spheres: bridge.spheres, decisions: upnp)
     }
 
     /// `presentity`'s policy in `configuration`, its sphere conditions (RFC 4745 §7.2) decided
-    /// with the sphere `spheres` holds for it.
-    static func policy(for presentity: String, in configuration: GatewayConfiguration, spheres: [String: String])
-        -> PresentityPolicy
-    {
+    /// with the sphere `spheres` holds for it; for the UPnP user (flow 5), the user's own
+    /// decisions on watchers (``UPnPPresenceBridge/rules``) come before its rules.
+    static func policy(
+        for presentity: String, in configuration: GatewayConfiguration, spheres: [String: String],
+        decisions: UPnPPresenceBridge
+    ) -> PresentityPolicy {
         var policy = configuration.policy(for: presentity)
         if policy.rules.dependsOnSphere {
             policy.rules = policy.rules.decidingSphere(
                 spheres[WatcherIdentity.addressOfRecord(presentity) ?? presentity])
+        }
+        // On the relay's path (every view rendered): the configured address of record compared,
+        // nothing parsed.
+        if presentity == configuration.upnp?.user, decisions.hasDecisions {
+            policy.rules.rules = decisions.rules + policy.rules.rules
         }
         return policy
     }
@@ -371,7 +378,8 @@ extension GatewayCore {
         previous[presentity] = before
         let configuration = configuration
         return resolveLegsAgain(
-            legs(of: presentity), previous: { Self.policy(for: $0, in: configuration, spheres: previous) },
+            legs(of: presentity),
+            previous: { [upnp] in Self.policy(for: $0, in: configuration, spheres: previous, decisions: upnp) },
             shown: shown, now: now)
             + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
     }

@@ -43,12 +43,7 @@ extension GatewayCore {
     /// (``upnpServiceItems(_:)``); and evented as `UserPresenceInfo`.
     public mutating func updateUPnPPresence(_ payload: String, now: NIODeadline) throws(UPnPFault) -> [Action] {
         guard let user = upnpUser else { throw UPnPFault.actionFailed }
-        var document: PIDFDocument
-        do {
-            document = try PIDFDocument(bytes: Array(payload.utf8))
-        } catch {
-            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
-        }
+        var document = try Self.upnpPIDF(payload)
         document.entity = user.aor
         var out: [Action]
         switch user.side {
@@ -191,6 +186,15 @@ extension GatewayCore {
         }
     }
 
+    /// A UserPresenceInfo payload: a PIDF document (RFC 3863); error 600 otherwise.
+    private static func upnpPIDF(_ payload: String) throws(UPnPFault) -> PIDFDocument {
+        do {
+            return try PIDFDocument(bytes: Array(payload.utf8))
+        } catch {
+            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
+        }
+    }
+
     /// A ContactId document's contact as an address of record; error 600 otherwise.
     private static func upnpContact(_ document: String) throws(UPnPFault) -> String {
         let id: UPnPContactID
@@ -225,10 +229,10 @@ extension GatewayCore {
         let list: UPnPWatcherList
         do {
             list = try UPnPWatcherList(bytes: Array(watcherList.utf8))
-            _ = try PIDFDocument(bytes: Array(userPresenceInfo.utf8))
         } catch {
             throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
         }
+        _ = try Self.upnpPIDF(userPresenceInfo)
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
         let until = now + .seconds(Int64(expire))
         let decided = list.watchers.map { watcher -> (uri: String, decision: UPnPPresenceBridge.Decision?) in
@@ -250,19 +254,13 @@ extension GatewayCore {
         _ contactID: String, expire: Int32, userPresenceInfo: String, now: NIODeadline
     ) throws(UPnPFault) -> [Action] {
         let watcher = try Self.upnpContact(contactID)
-        do {
-            _ = try PIDFDocument(bytes: Array(userPresenceInfo.utf8))
-        } catch {
-            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
-        }
+        _ = try Self.upnpPIDF(userPresenceInfo)
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
         let decision = UPnPPresenceBridge.Decision(handling: .allow, until: now + .seconds(Int64(expire)))
         return try decideUPnPWatchers([(watcher, expire == 0 ? nil : decision)], now: now)
     }
 
-    /// The user's decisions changed: the legs of the user's enterprise watchers resolved again
-    /// under the new policy (as for a new pres-rules document), the watchers waiting for a
-    /// decision answered, and the watcher information told.
+    /// Sets or withdraws the user's decisions on watchers (an OMA user's only).
     private mutating func decideUPnPWatchers(
         _ decided: [(uri: String, decision: UPnPPresenceBridge.Decision?)], now: NIODeadline
     ) throws(UPnPFault) -> [Action] {
@@ -291,16 +289,6 @@ extension GatewayCore {
         let timer = change(&upnp)
         return timer + resolveLegsAgain(legs(of: user), previous: { _ in before }, now: now)
             + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
-    }
-
-    /// The user's own decisions layered over `policy` when `presentity` is the user.
-    func withUPnPDecisions(_ policy: PresentityPolicy, of presentity: String) -> PresentityPolicy {
-        // On the relay's path (every view rendered): the configured address of record compared,
-        // nothing parsed.
-        guard let user = configuration.upnp?.user, presentity == user else { return policy }
-        var policy = policy
-        policy.rules.rules = upnp.rules + policy.rules.rules
-        return policy
     }
 
     /// Whether the user's watcher list is followed (the watch tables report what they change).
@@ -351,7 +339,7 @@ extension GatewayCore {
         } else {
             out += removeUPnPRegistration(key, now: now)
         }
-        out.append(.upnpEvent(upnp.ended(shown)))
+        out.append(.upnpEvent(upnp.evented(shown)))
         return out
     }
 
@@ -415,9 +403,8 @@ extension GatewayCore {
         }
         guard let reason = received.ended else { return out }
         if upnp[key]?.closing == true { return out + removeUPnPRegistration(key, now: now) }
-        if let again = received.again, ["deactivated", "timeout", "probation", "giveup"].contains(reason) {
-            return out + [.schedule(.retry(.upnpContact(key)), at: again)]
-        }
+        // Only a reason RFC 6665 §4.1.3 lets a subscriber retry after gives a time to retry at.
+        if let again = received.again { return out + [.schedule(.retry(.upnpContact(key)), at: again)] }
         return out + removeUPnPRegistration(key, now: now)
     }
 
@@ -493,12 +480,12 @@ extension GatewayCore {
         return showUPnPContact(key, state: .active, presence: pidf)
     }
 
-    /// An enterprise contact's OMA watch ended (`reason`, RFC 6665 §4.1.3): made again a minute
-    /// later after `deactivated` or `timeout`, else the registration ends.
+    /// An enterprise contact's OMA watch ended (`reason`): made again a minute later after a
+    /// reason RFC 6665 §4.1.3 lets a subscriber retry after, else the registration ends.
     mutating func upnpContactWatchEnded(_ key: Int, watch: Int, reason: String, now: NIODeadline) -> [Action] {
         upnp.watchEnded(key)
         _ = forgetOMAWatch(watch)
-        guard ["deactivated", "timeout", "probation", "giveup"].contains(reason) else {
+        guard SubscriberSubscription.retryDelay(reason: reason, retryAfter: nil) != nil else {
             return endUPnPRegistration(key, now: now)
         }
         return showUPnPContact(key, state: .pending, presence: nil)

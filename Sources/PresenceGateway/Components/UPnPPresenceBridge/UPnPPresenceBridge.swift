@@ -172,14 +172,12 @@ struct UPnPPresenceBridge: Sendable {
     /// GetPresenceOfContactsUpdate.
     mutating func changed(_ key: Int) -> EventedChange? {
         guard let registration = registrations[key] else { return nil }
-        noteUpdated(registration.contact)
-        return EventedChange(
-            .presenceOfContactsUpdate,
-            Self.text(UPnPContactPresenceList(contacts: [registration.shown]).serialized()))
+        return evented(registration.shown)
     }
 
-    /// The same for a registration that is gone: shown once more as it ended.
-    mutating func ended(_ shown: UPnPContactPresence) -> EventedChange {
+    /// Notes that the contact is now shown as `shown` (a registration that is gone: as it
+    /// ended), for the next GetPresenceOfContactsUpdate, and its event.
+    mutating func evented(_ shown: UPnPContactPresence) -> EventedChange {
         noteUpdated(shown.uri)
         return EventedChange(
             .presenceOfContactsUpdate, Self.text(UPnPContactPresenceList(contacts: [shown]).serialized()))
@@ -238,6 +236,8 @@ struct UPnPPresenceBridge: Sendable {
     }
 
     func decision(of watcher: String) -> SubHandling? { user.decisions[watcher]?.handling }
+
+    var hasDecisions: Bool { !user.decisions.isEmpty }
 
     /// Whether an entry of the watcher list with this id was last evented.
     func showsWatcher(_ id: String) -> Bool { watchers.ids.contains(id) }
