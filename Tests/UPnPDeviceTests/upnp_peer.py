@@ -22,13 +22,18 @@ SERVICE_TYPE = "urn:schemas-upnp-org:service:Presence:1"
 
 
 async def search(ssdp_port):
-    found = []
+    # The answers to one search; searched again (10 times at most) while the device, whose
+    # run() a loaded machine may start late, answers none.
+    for _ in range(10):
+        found = []
 
-    async def on_response(headers):
-        found.append({key: headers.get(key) for key in ("ST", "USN", "LOCATION", "CACHE-CONTROL", "SERVER", "EXT")})
+        async def on_response(headers):
+            found.append({key: headers.get(key) for key in ("ST", "USN", "LOCATION", "CACHE-CONTROL", "SERVER", "EXT")})
 
-    await async_search(on_response, timeout=1, search_target="ssdp:all", source=("127.0.0.1", 0),
-                       target=("127.0.0.1", ssdp_port))
+        await async_search(on_response, timeout=1, search_target="ssdp:all", source=("127.0.0.1", 0),
+                           target=("127.0.0.1", ssdp_port))
+        if found:
+            return found
     return found
 
 
@@ -41,7 +46,7 @@ async def call(service, name, **arguments):
         return {"error": repr(error)}
 
 
-async def wait_for(events, count, seconds=5.0):
+async def wait_for(events, count, seconds=20.0):
     for _ in range(int(seconds * 20)):
         if len(events) >= count:
             return
