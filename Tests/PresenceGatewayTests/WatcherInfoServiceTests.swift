@@ -147,6 +147,47 @@ import Testing
         #expect(Self.only(gone).map { [$0.id, $0.status.rawValue, $0.event.rawValue] } == [carol.id, "terminated", "timeout"])
     }
 
+    /// The lists are worked out from what the flows report while anyone follows watchers: the
+    /// watchers already there when the owner first subscribes are in the first full list; while
+    /// no one follows, nothing is kept, and the next first subscription lists who is there then.
+    @Test func theFirstSubscriptionListsTheWatchersAlreadyThere() throws {
+        var h = try T.Harness(yaml: P.marysYAML("allow"))
+        let dan = "sip:dan@contoso.com"
+        _ = h.receive(try T.enterpriseSubscribe(resources: [P.john, P.mary]), from: .enterprise, network: .sameEnterprise)
+        _ = h.receive(
+            try T.enterpriseSubscribe(resources: [P.mary], expires: 600, from: dan), from: .enterprise,
+            network: .sameEnterprise)
+
+        let (ok, first) = try Self.marySubscribes(&h)
+        #expect(first.state == .full)
+        let listed = first.lists.first?.watchers ?? []
+        #expect(listed.map(\.uri) == ["sip:carol@contoso.com", dan])
+        #expect(listed.allSatisfy { $0.status == .active && $0.event == .subscribe })
+        // Both answered without waiting longer for the OMA side's first NOTIFYs.
+        let keys = listed.compactMap { Int($0.id.dropFirst()) }
+        for key in keys { _ = h.core.fire(.firstAnswer(.enterpriseWatch(key)), now: h.now) }
+
+        // Mary unsubscribes; Dan's subscription runs out while no one follows.
+        let tag = try #require(try ok.headers.to?.tag)
+        let (endID, ended) = h.receive(try Self.winfoSubscribe(expires: 0, cseq: 2, toTag: tag), from: .oma)
+        #expect(T.responses(ended, endID).first?.statusCode == 200)
+        #expect(h.core.winfoWatchCount == 0)
+        h.now = h.now + .seconds(601)
+        let danKey = try #require(keys.last)
+        #expect(try Self.documents(h.core.fire(.expiry(.enterpriseWatch(danKey)), now: h.now)).isEmpty)
+
+        // Her next subscription lists Carol alone.
+        let (_, again) = try Self.marySubscribes(&h)
+        #expect(again.lists.first?.watchers.map(\.uri) == ["sip:carol@contoso.com"])
+
+        // Blocked, Carol's subscription to Mary ends and she leaves the list; allowing her
+        // again lists nothing until she subscribes again.
+        let blocked = try #require(
+            try Self.documents(h.core.reconfigure(try P.marysPolicy("block"), mapper: P.mapper, now: h.now)).first)
+        #expect(Self.only(blocked).map { [$0.uri, $0.status.rawValue] } == ["sip:carol@contoso.com", "terminated"])
+        #expect(try Self.documents(h.core.reconfigure(try P.marysPolicy("allow"), mapper: P.mapper, now: h.now)).isEmpty)
+    }
+
     /// Only the presentity sees its watchers (RFC 3857 §5.1.6); only presentities the gateway
     /// decides for have them here; only the OMA side asks; the body is watcherinfo or nothing.
     @Test func whoMayAskAndForWhat() throws {

@@ -8,7 +8,8 @@ struct ComponentOutput: Sendable {
     var dialogs: [DialogChange] = []
     /// What entries that ended held of the coordinator's quotas, given back.
     var released: [HeldQuota] = []
-    /// What entries taken back from the store hold of the quotas, counted again.
+    /// What entries opened or taken back from the store hold of the quotas, counted (a new
+    /// entry's limits were checked when its request was admitted).
     var counted: [HeldQuota] = []
 
     /// Adds a dialog's change when there is a dialog (an entry whose subscription was never made
@@ -96,15 +97,6 @@ extension GatewayCore {
         }
     }
 
-    /// Applies one dialog's change (``dialogsChanged(_:)``); nothing when there is no dialog
-    /// (an entry whose subscription was never made).
-    mutating func dialogChanged(
-        _ kind: DialogChange.Kind, _ context: Context, _ dialog: SIPDialogKey?, peer: DialogPeer? = nil
-    ) {
-        guard let dialog else { return }
-        dialogChanged(DialogChange(kind, context, dialog, peer: peer))
-    }
-
     /// Gives back what an entry held of the quotas.
     mutating func release(_ held: HeldQuota) {
         if let watcher = held.watcher { quotas.releaseWatcher(watcher) }
@@ -113,7 +105,7 @@ extension GatewayCore {
         if let presentity = held.presentity { quotas.releasePresentityLeg(presentity) }
     }
 
-    /// Counts again what a restored entry holds of the quotas, whatever the limits are now.
+    /// Counts what an entry opened or restored holds of the quotas, whatever the limits are now.
     mutating func count(_ held: HeldQuota) {
         if let watcher = held.watcher { quotas.countWatcher(watcher) }
         if let peer = held.peer { quotas.countPeer(loadKey(peer)) }

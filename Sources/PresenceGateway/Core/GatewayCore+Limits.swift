@@ -133,11 +133,11 @@ extension GatewayCore {
         ]
     }
 
-    /// Removes an enterprise watch, giving its dialog back to its peer's quota.
+    /// Removes an enterprise watch: its dialog closed, and given back to its peer's quota.
     @discardableResult
     mutating func forgetEnterpriseWatch(_ key: Int) -> EnterpriseWatch? {
-        guard let watch = bridge.removeWatch(key) else { return nil }
-        releasePeerQuota(watch.peer)
+        let (watch, output) = bridge.closeWatch(key)
+        _ = apply(output)
         return watch
     }
 
@@ -148,12 +148,12 @@ extension GatewayCore {
     /// Removes an OMA watch, giving its subscription back to the watcher's quota.
     @discardableResult
     mutating func forgetOMAWatch(_ key: Int) -> RemovedOMAWatch? {
-        guard let watch = notifier[key] else { return nil }
-        let held = held(of: key, watch)
+        guard let current = notifier[key] else { return nil }
+        let held = held(of: key, current)
         let list = lists.remove(key)
-        notifier.removeValue(forKey: key)
-        release(held)
-        return RemovedOMAWatch(watch: watch, list: list)
+        let (watch, output) = notifier.close(key, held: held)
+        _ = apply(output)
+        return watch.map { RemovedOMAWatch(watch: $0, list: list) }
     }
 
     /// An OMA watch removed, with the list it subscribed to when it was a list subscription

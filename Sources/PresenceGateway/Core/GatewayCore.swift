@@ -121,8 +121,8 @@ public struct GatewayCore: Sendable {
     var legPool = EnterpriseLegPool()
     /// The gateway's own subscriptions at the OMA side (`GatewayCore+ServerWatches`).
     var serverWatches = OMAServerWatches()
-    /// Watcher information subscriptions (RFC 3857); while there are any, the watches' tables
-    /// report what they change (``JournaledTable/takeObserved()``, ``followWatcherInfoSubscribers()``).
+    /// Watcher information subscriptions (RFC 3857), and the roster of watchers the components
+    /// report to while anyone follows watchers (``WatcherRoster``, ``followWatcherInfoSubscribers()``).
     var watcherInfo = WatcherInfoServer()
     /// Flow 4: what the gateway publishes for linked identities, each way.
     var linkedIdentities: LinkedIdentityPublisher
@@ -515,16 +515,10 @@ public struct GatewayCore: Sendable {
                 out.append(.cancel(.expiry(context)))
                 switch context {
                 case .enterpriseWatch(let key):
-                    if let watch = forgetEnterpriseWatch(key) {
-                        dialogChanged(.closed, context, watch.storedDialog.dialogKey)
-                        out += endOMALegs(watch.legs.values, now: now)
-                    }
+                    if let watch = forgetEnterpriseWatch(key) { out += endOMALegs(watch.legs.values, now: now) }
                 case .omaWatch(let key):
                     if notifier.hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
-                    if let gone = forgetOMAWatch(key) {
-                        dialogChanged(.closed, context, gone.watch.dialogKey)
-                        out += detachOMAWatch(gone, now: now)
-                    }
+                    if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
                 case .winfoWatch(let key):
                     forgetWinfoWatch(key)
                 default:

@@ -32,9 +32,7 @@ extension GatewayCore {
         guard let current = notifier[key] else { return [] }
         let held = held(of: key, current)
         lists.forget(key)
-        guard let watch = notifier.forget(key) else { return [] }
-        release(held)
-        dialogChanged(.closed, .omaWatch(key), watch.dialogKey)
+        _ = apply(notifier.close(key, held: held, forgotten: true).output)
         return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
     }
 

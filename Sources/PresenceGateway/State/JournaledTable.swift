@@ -21,12 +21,6 @@ struct JournaledTable<Value: Journaled>: Sendable {
     private var quiet: [Int: Value?]?
     /// Off when there is no durable store: nothing is remembered.
     var journaling = false
-    /// Keys written or removed since the last ``takeObserved()``, quiet or not, while
-    /// ``observing``: what watcher information may have to report (`GatewayCore+WatcherInfo`).
-    private var observed: Set<Int> = []
-    var observing = false {
-        didSet { if !observing { observed = [] } }
-    }
 
     var count: Int { table.count }
     var isEmpty: Bool { table.isEmpty }
@@ -58,7 +52,6 @@ struct JournaledTable<Value: Journaled>: Sendable {
     }
 
     private mutating func note(_ key: Int) {
-        if observing { observed.insert(key) }
         guard journaling else { return }
         if quiet != nil {
             if quiet?[key] == nil { quiet?[key] = .some(table[key]) }
@@ -88,12 +81,6 @@ struct JournaledTable<Value: Journaled>: Sendable {
     mutating func takeChanged() -> Set<Int> {
         defer { changed = [] }
         return changed
-    }
-
-    /// The keys written or removed since the last call while observing.
-    mutating func takeObserved() -> Set<Int> {
-        defer { observed = [] }
-        return observed
     }
 
     /// Removes a value without remembering a change: it is another node's now (docs/state.md).

@@ -17,7 +17,7 @@ struct EnterpriseWatcherBridge: Sendable {
     // (1.3–2.7 times the count), see `DenseTable`. Each remembers what changed for the durable
     // store (``JournaledTable``).
     /// The enterprise watchers' subscriptions: read through ``subscript(watch:)``, written only
-    /// here (``openWatch(_:_:)``, ``modifyWatch(_:_:)``, ``removeWatch(_:)``).
+    /// here (``openWatch(_:_:)``, ``modifyWatch(_:_:)``, ``answerWatch(_:_:)``, ``closeWatch(_:)``).
     private var watches = JournaledTable<GatewayCore.EnterpriseWatch>()
     /// The PIDF legs toward the OMA side: read through ``subscript(leg:)``, written only here
     /// (``openLeg(_:_:)``, ``modifyLeg(_:_:)``, ``removeLeg(_:)``).
@@ -36,6 +36,8 @@ struct EnterpriseWatcherBridge: Sendable {
     /// 4480 §3.12), by address of record: ``GatewayCore/policy(for:)`` decides those conditions
     /// with it. Written only here (``noteSphere(_:of:)``).
     private(set) var spheres: [String: String] = [:]
+    /// The watches to report to the watchers' roster (``takeWatcherReports()``).
+    private var reporting = WatcherReporting()
 
     // MARK: - Reading the tables
 
@@ -51,26 +53,88 @@ struct EnterpriseWatcherBridge: Sendable {
     // MARK: - Enterprise watches
 
     /// Opens watch `key` (the caller indexes its dialog once it is answered).
-    mutating func openWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) { watches[key] = watch }
-
-    /// Changes watch `key` in place; nil when there is none.
-    @discardableResult
-    mutating func modifyWatch<R>(_ key: Int, _ body: (inout GatewayCore.EnterpriseWatch) -> R) -> R? {
-        watches.modify(key, body)
+    mutating func openWatch(_ key: Int, _ watch: GatewayCore.EnterpriseWatch) {
+        watches[key] = watch
+        reporting.changed(key)
     }
 
+    /// Changes watch `key` in place (its dialog is given by ``answerWatch(_:_:)``); nil when
+    /// there is none.
     @discardableResult
-    mutating func removeWatch(_ key: Int) -> GatewayCore.EnterpriseWatch? { watches.removeValue(forKey: key) }
+    mutating func modifyWatch<R>(_ key: Int, _ body: (inout GatewayCore.EnterpriseWatch) -> R) -> R? {
+        reporting.changed(key)
+        return watches.modify(key, body)
+    }
 
-    /// Whether watcher information is being followed: the watches then report what they change
-    /// (``takeObservedWatches()``).
-    mutating func observeWatches(_ on: Bool) { watches.observing = on }
-    mutating func takeObservedWatches() -> Set<Int> { watches.takeObserved() }
+    /// Watch `key` answered: `answer` gives it its dialog, returned as opened for the
+    /// coordinator to index (its peer was charged when its SUBSCRIBE was admitted).
+    mutating func answerWatch(_ key: Int, _ answer: (inout GatewayCore.EnterpriseWatch) -> Void) -> ComponentOutput {
+        var out = ComponentOutput()
+        let dialog = modifyWatch(key) { watch in
+            answer(&watch)
+            return watch.storedDialog.dialogKey
+        }
+        out.dialog(.opened, .enterpriseWatch(key), dialog ?? nil)
+        return out
+    }
+
+    /// Removes watch `key`: its dialog closed, when it was answered, and the subscription its
+    /// peer was charged given back.
+    mutating func closeWatch(_ key: Int) -> (watch: GatewayCore.EnterpriseWatch?, output: ComponentOutput) {
+        var out = ComponentOutput()
+        reporting.changed(key)
+        guard let watch = watches.removeValue(forKey: key) else { return (nil, out) }
+        out.dialog(.closed, .enterpriseWatch(key), watch.storedDialog.dialogKey)
+        out.released = [HeldQuota(peer: watch.peer)]
+        return (watch, out)
+    }
+
+    // MARK: - The watchers' roster
+
+    /// Whether anyone follows watchers (``WatcherRoster``): the watches are then reported as
+    /// they change, every one of them when following starts.
+    mutating func followWatchers(_ on: Bool) { reporting.follow(on, keys: watches.keys) }
+
+    /// Each watch changed since the last call, as the roster files it: the presentities it names
+    /// (its document's resource, its legs, those awaiting their owner, those refused, its
+    /// batch's, and an unanswered batch's), by address of record.
+    mutating func takeWatcherReports() -> [WatcherReport.Update] {
+        reporting.take().map { key in
+            WatcherReport.Update(id: WatcherReport.id(.enterprise, key: key), report: watches[key].map(Self.report))
+        }
+    }
+
+    private static func report(_ watch: GatewayCore.EnterpriseWatch) -> WatcherReport {
+        var named: [String: WatcherReport.Naming] = [:]
+        func name(_ resource: String) {
+            guard let presentity = WatcherIdentity.addressOfRecord(resource), named[presentity] == nil else { return }
+            named[presentity] = WatcherReport.Naming(resource: resource, refused: watch.refused.contains(resource))
+        }
+        watch.documentResource.map(name)
+        for resource in watch.legs.keys { name(resource) }
+        for resource in watch.awaiting { name(resource) }
+        for resource in watch.refused { name(resource) }
+        if let subscription = watch.subscription { for resource in subscription.resources.keys { name(resource) } }
+        if let pending = watch.pending {
+            for action in pending.batch.actions where action.kind == .subscribe {
+                for resource in action.resources { name(resource.uri) }
+            }
+        }
+        return WatcherReport(source: .enterprise, watcher: watch.watcher, named: named)
+    }
 
     // MARK: - OMA legs
 
-    /// Opens leg `key` (the caller indexes its dialog and counts its quota).
-    mutating func openLeg(_ key: Int, _ leg: GatewayCore.OMALeg) { legs[key] = leg }
+    /// Opens leg `key`: its dialog, when it has one of its own (a list's member has not),
+    /// returned as opened, and one of its presentity's legs counted (its watcher's and its
+    /// sender's shares were taken when the resource was admitted).
+    mutating func openLeg(_ key: Int, _ leg: GatewayCore.OMALeg) -> ComponentOutput {
+        legs[key] = leg
+        var out = ComponentOutput()
+        out.dialog(.opened, .omaLeg(key), leg.subscription?.dialogKey)
+        out.counted = [HeldQuota(presentity: leg.resource)]
+        return out
+    }
 
     /// Changes leg `key` in place; nil when there is none.
     @discardableResult
@@ -230,6 +294,7 @@ struct EnterpriseWatcherBridge: Sendable {
         let read = entries.table(GatewayCore.EnterpriseWatch.self)
         for (key, watch) in read {
             watches.restore(key, watch)
+            reporting.changed(key)
             guard watch.subscription != nil || watch.document != nil else {
                 watches.removeValue(forKey: key)
                 continue
@@ -269,6 +334,7 @@ struct EnterpriseWatcherBridge: Sendable {
         switch kind {
         case .enterpriseWatch:
             guard let watch = watches.forget(key) else { break }
+            reporting.changed(key)
             let context = GatewayCore.Context.enterpriseWatch(key)
             out.actions = [.cancel(.expiry(context)), .cancel(.firstAnswer(context))]
             out.dialog(.closed, context, watch.storedDialog.dialogKey)

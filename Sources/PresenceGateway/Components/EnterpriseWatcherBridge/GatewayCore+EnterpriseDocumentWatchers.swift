@@ -37,8 +37,7 @@ extension GatewayCore {
         let actions = addOMALeg(watch: key, resource: resource, request: request)
         guard let watch = bridge[watch: key], !watch.refused.contains(resource) else {
             // Past the watcher's quota (the router already held the Request-URI to the OMA domains).
-            bridge.removeWatch(key)
-            releasePeerQuota(peer)
+            forgetEnterpriseWatch(key)
             return overQuota(request, id: id)
         }
         if allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
@@ -67,12 +66,12 @@ extension GatewayCore {
             let (subscription, actions) = try NotifierSubscription.accept(
                 pending.request, terms: pending.terms, status: waiting ? .pending : .active, localTag: ids.tag(),
                 contact: contact(.enterprise, for: watch.peer, fallback: pending.request.uri), body: body, now: now)
-            bridge.modifyWatch(key) {
-                $0.pending = nil
-                $0.document = subscription
-                if let body { $0.lastSent[resource] = BodyDigest(body) }
-            }
-            dialogChanged(.opened, .enterpriseWatch(key), subscription.dialog.id.dialogKey)
+            out += apply(
+                bridge.answerWatch(key) {
+                    $0.pending = nil
+                    $0.document = subscription
+                    if let body { $0.lastSent[resource] = BodyDigest(body) }
+                })
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
             return out

@@ -303,14 +303,12 @@ extension GatewayCore {
         let key = takeKey()
         let (subscription, actions) = SubscriberSubscription.start(
             configuration, callID: ids.callID(), localTag: ids.tag())
-        dialogChanged(.opened, .omaLeg(key), subscription.dialogKey)
-        quotas.countPresentityLeg(resource)
-        bridge.openLeg(
+        let opened = bridge.openLeg(
             key,
             OMALeg(
                 watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
                 handling: handling, charged: charged))
-        return (key, legActions(actions, context: .omaLeg(key)))
+        return (key, apply(opened) + legActions(actions, context: .omaLeg(key)))
     }
 
     /// The From of a subscription toward the OMA side for the watcher whose From is `from`: its
@@ -462,12 +460,12 @@ extension GatewayCore {
                 out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
                 return out + endOMALegs(watch.legs.values, now: now)
             }
-            bridge.modifyWatch(key) {
-                $0.pending = nil
-                $0.lastSent = sent
-                $0.subscription = subscription
-            }
-            dialogChanged(.opened, .enterpriseWatch(key), subscription.subscription.dialog.id.dialogKey)
+            out += apply(
+                bridge.answerWatch(key) {
+                    $0.pending = nil
+                    $0.lastSent = sent
+                    $0.subscription = subscription
+                })
             return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
         } catch {
             forgetEnterpriseWatch(key)

@@ -152,12 +152,12 @@ extension GatewayCore {
             }
             guard let listKey else { continue }
             let memberKey = takeKey()
-            quotas.countPresentityLeg(resource)
-            bridge.openLeg(
-                memberKey,
-                OMALeg(
-                    watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
-                    categories: nil, handling: handling, charged: charge(watch.peer)))
+            _ = apply(
+                bridge.openLeg(
+                    memberKey,
+                    OMALeg(
+                        watch: key, watcher: watch.watcher.uri, resource: resource, subscription: nil, list: listKey,
+                        categories: nil, handling: handling, charged: charge(watch.peer))))
             bridge.modifyList(listKey) { $0.members[resource] = memberKey }
             bridge.modifyWatch(key) { $0.legs[resource] = memberKey }
             added = true

@@ -22,10 +22,10 @@ extension GatewayCore {
     mutating func restoreOMAWatchers(_ entries: StoredEntries) {
         for (key, stored) in entries.table(StoredOMAWatch.self) {
             let watch = stored.watch
-            notifier.restore(key, watch, standingInFor: stored.standsIn)
+            var output = notifier.restore(key, watch, standingInFor: stored.standsIn)
             lists.restore(key, list: stored.list, owner: stored.listOwner)
-            count(held(of: key, watch))
-            dialogChanged(.restored, .omaWatch(key), watch.dialogKey)
+            output.counted = [held(of: key, watch)]
+            _ = apply(output)
         }
     }
 

@@ -427,9 +427,8 @@ extension GatewayCore {
                 pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
                 contact: contact(.oma, for: waiting.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 now: now)
-            notifier.answered(watchKey, subscription, full: full)
-            dialogChanged(.opened, .omaWatch(watchKey), subscription.dialog.id.dialogKey)
-            return apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
+            let opened = apply(notifier.answered(watchKey, subscription, full: full))
+            return opened + apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
         } catch {
             forgetOMAWatch(watchKey)
             return [

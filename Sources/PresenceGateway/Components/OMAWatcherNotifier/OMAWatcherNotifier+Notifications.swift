@@ -38,12 +38,8 @@ extension OMAWatcherNotifier {
     }
 
     /// Waiting watch `key` was answered with `subscription` and sent `full`.
-    mutating func answered(_ key: Int, _ subscription: NotifierSubscription, full: [UInt8]) {
-        modify(key) {
-            $0.pending = nil
-            $0.subscription = subscription
-            $0.lastSent = BodyDigest(full)
-        }
+    mutating func answered(_ key: Int, _ subscription: NotifierSubscription, full: [UInt8]) -> ComponentOutput {
+        answer(key, subscription) { $0.lastSent = BodyDigest(full) }
     }
 
     /// A refresh of watch `key` (RFC 6665 §4.2.1.2), with the filter it now has (RFC 4660 §4.2)

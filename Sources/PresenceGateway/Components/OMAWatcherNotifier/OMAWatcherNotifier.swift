@@ -10,9 +10,10 @@ import SIPStack
 /// back-end watches are OMA watches too; what makes them so is the ``ResourceListServer``'s.
 ///
 /// The tables are private: a watch is opened (``open(_:_:)``, ``standIn(_:_:for:)``), changed in
-/// place (``modify(_:_:)``: no caller holds a copy to put back), and removed
-/// (``removeValue(forKey:)``, ``forget(_:)``), which take the stand-in index and rate control
-/// with it, so no caller has to remember them.
+/// place (``modify(_:_:)``: no caller holds a copy to put back), answered (``answer(_:_:_:)``)
+/// and removed (``close(_:held:forgotten:)``), which takes the stand-in index and rate control
+/// with it, so no caller has to remember them. Answering and removing return the dialog opened
+/// or closed and the quotas given back, for the coordinator to apply.
 /// Quotas and the dialog index stay the coordinator's.
 struct OMAWatcherNotifier: Sendable {
     private var watches = JournaledTable<GatewayCore.OMAWatch>()
@@ -23,6 +24,8 @@ struct OMAWatcherNotifier: Sendable {
     /// identity and the watcher's URI.
     private var standingIn: [Int: String] = [:]
     private(set) var standIns: [String: [String: Int]] = [:]
+    /// The watches to report to the watchers' roster (``takeWatcherReports()``).
+    private var reporting = WatcherReporting()
 
     var count: Int { watches.count }
 
@@ -39,12 +42,16 @@ struct OMAWatcherNotifier: Sendable {
     subscript(key: Int) -> GatewayCore.OMAWatch? { watches[key] }
 
     /// A new watch.
-    mutating func open(_ key: Int, _ watch: GatewayCore.OMAWatch) { watches[key] = watch }
+    mutating func open(_ key: Int, _ watch: GatewayCore.OMAWatch) {
+        watches[key] = watch
+        reporting.changed(key)
+    }
 
     /// Changes watch `key` in place (its storage is not copied); nil when there is none.
     @discardableResult
     mutating func modify<R>(_ key: Int, _ body: (inout GatewayCore.OMAWatch) -> R) -> R? {
-        watches.modify(key, body)
+        reporting.changed(key)
+        return watches.modify(key, body)
     }
 
     /// The linked OMA identity the watch `key` stands in a watcher of, when it is a stand-in.
@@ -54,27 +61,53 @@ struct OMAWatcherNotifier: Sendable {
     /// linked OMA identity `identity`.
     mutating func standIn(_ key: Int, _ watch: GatewayCore.OMAWatch, for identity: String) {
         watches[key] = watch
+        reporting.changed(key)
         index(key, watch, standingIn: identity)
     }
 
-    @discardableResult
-    mutating func removeValue(forKey key: Int) -> GatewayCore.OMAWatch? {
-        let old = watches.removeValue(forKey: key)
-        removed(key, old)
-        return old
+    /// Watch `key` answered with `subscription` (and what `answer` sets with it): its dialog,
+    /// returned as opened for the coordinator to index (its peer was charged when its
+    /// SUBSCRIBE was admitted).
+    mutating func answer(
+        _ key: Int, _ subscription: NotifierSubscription, _ answer: (inout GatewayCore.OMAWatch) -> Void = { _ in }
+    ) -> ComponentOutput {
+        var out = ComponentOutput()
+        let answered: Void? = modify(key) { watch in
+            watch.pending = nil
+            watch.subscription = subscription
+            answer(&watch)
+        }
+        guard answered != nil else { return out }
+        out.dialog(.opened, .omaWatch(key), subscription.dialog.id.dialogKey)
+        return out
     }
 
-    /// Removes a watch without a record for the store: another node holds it now.
-    mutating func forget(_ key: Int) -> GatewayCore.OMAWatch? {
-        let old = watches.forget(key)
+    /// Removes watch `key`: its dialog closed, when it was answered, and what it held of the
+    /// quotas (`held`, the coordinator's to work out) given back. `forgotten`: another node
+    /// holds it now, and the store is not told.
+    mutating func close(_ key: Int, held: HeldQuota, forgotten: Bool = false)
+        -> (watch: GatewayCore.OMAWatch?, output: ComponentOutput)
+    {
+        var out = ComponentOutput()
+        let old = forgotten ? watches.forget(key) : watches.removeValue(forKey: key)
         removed(key, old)
-        return old
+        guard let old else { return (nil, out) }
+        out.dialog(.closed, .omaWatch(key), old.dialogKey)
+        out.released = [held]
+        return (old, out)
     }
 
-    /// Puts a watch back as the store held it.
-    mutating func restore(_ key: Int, _ watch: GatewayCore.OMAWatch, standingInFor identity: String?) {
+    /// Puts back watch `key` as the store held it: its dialog, returned as restored (what it
+    /// holds of the quotas is the coordinator's to count again).
+    mutating func restore(_ key: Int, _ watch: GatewayCore.OMAWatch, standingInFor identity: String?)
+        -> ComponentOutput
+    {
         watches.restore(key, watch)
+        reporting.changed(key)
         if let identity { index(key, watch, standingIn: identity) }
+        var out = ComponentOutput()
+        out.dialog(.restored, .omaWatch(key), watch.dialogKey)
+        return out
     }
 
     private mutating func index(_ key: Int, _ watch: GatewayCore.OMAWatch, standingIn identity: String) {
@@ -85,6 +118,7 @@ struct OMAWatcherNotifier: Sendable {
     /// What hangs off a removed watch goes with it.
     private mutating func removed(_ key: Int, _ old: GatewayCore.OMAWatch?) {
         rateControlled[key] = nil
+        reporting.changed(key)
         guard let identity = standingIn.removeValue(forKey: key), let old else { return }
         standIns[identity]?[old.watcher.uri] = nil
         if standIns[identity]?.isEmpty == true { standIns[identity] = nil }
@@ -97,15 +131,31 @@ struct OMAWatcherNotifier: Sendable {
         set { watches.journaling = newValue }
     }
 
-    var observing: Bool {
-        get { watches.observing }
-        set { watches.observing = newValue }
-    }
-
     mutating func beginQuiet() { watches.beginQuiet() }
     mutating func endQuiet() { watches.endQuiet() }
     mutating func takeChanged() -> Set<Int> { watches.takeChanged() }
-    mutating func takeObserved() -> Set<Int> { watches.takeObserved() }
+
+    // MARK: The watchers' roster
+
+    /// Whether anyone follows watchers (``WatcherRoster``): the watches are then reported as
+    /// they change, every one of them when following starts.
+    mutating func followWatchers(_ on: Bool) { reporting.follow(on, keys: watches.keys) }
+
+    /// Each watch changed since the last call, by key, as the roster files it: the enterprise
+    /// identity it names, and whether the enterprise answered it yet. A linked identity's own
+    /// watch and a stand-in for a watcher at the OMA presence server are not watchers of their
+    /// own (nil).
+    mutating func takeWatcherReports() -> [(key: Int, report: WatcherReport?)] {
+        reporting.take().map { key in
+            guard let watch = watches[key], watch.linked == nil, standingIn[key] == nil,
+                let presentity = WatcherIdentity.addressOfRecord(watch.resource)
+            else { return (key, nil) }
+            let named = [presentity: WatcherReport.Naming(resource: watch.resource)]
+            return (
+                key, WatcherReport(source: .oma, watcher: watch.watcher, named: named, waiting: watch.pending != nil)
+            )
+        }
+    }
 }
 
 // MARK: - Rate control

@@ -154,9 +154,7 @@ extension GatewayCore {
                 pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
                 contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
                 responseHeaders: [(.require, Self.eventlist)], now: now)
-            notifier.modify(key) { $0.subscription = subscription }
-            dialogChanged(.opened, .omaWatch(key), subscription.dialog.id.dialogKey)
-            return [.cancel(.firstAnswer(.omaWatch(key)))]
+            return apply(notifier.answer(key, subscription)) + [.cancel(.firstAnswer(.omaWatch(key)))]
                 + apply(Self.requiringEventlist(accepted), context: .omaWatch(key), now: now, id: pending.id)
         } catch {
             let gone = forgetOMAWatch(key)

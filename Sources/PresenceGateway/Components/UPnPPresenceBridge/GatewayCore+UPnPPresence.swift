@@ -291,26 +291,22 @@ extension GatewayCore {
             + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
     }
 
-    /// Whether the user's watcher list is followed (the watch tables report what they change).
+    /// Whether the user's watcher list is followed (the watches are reported to the roster).
     var upnpFollowsWatchers: Bool { configuration.upnp != nil }
 
-    /// After a step that changed the watches with these keys: the user's watchers evented when
-    /// a watch naming the user (or one shown before) is among them, or `everyWatch`.
-    mutating func upnpWatchersChanged(enterprise keys: Set<Int>, everyWatch: Bool) -> [Action] {
+    /// After a step whose watchers' reports changed (presentity → their ids): the user's
+    /// watchers evented when the user's are among them (or a linked identity's, whose OMA
+    /// watchers are listed too), or `everyWatch`.
+    mutating func upnpWatchersChanged(_ changed: [String: Set<String>], everyWatch: Bool) -> [Action] {
         guard let user = configuration.upnp?.user else { return [] }
-        let touched =
-            everyWatch
-            || keys.contains {
-                upnp.showsWatcher(Self.winfoID(enterprise: $0)) || enterpriseWatcher($0, of: user, before: nil) != nil
-            }
-        guard touched else { return [] }
-        let entries = watcherList(of: user)
-        let list = entries.map { entry in
+        let identity = linkedEnterpriseIdentity(of: user)
+        guard everyWatch || changed[user] != nil || identity.map({ changed[$0] != nil }) == true else { return [] }
+        let list = watcherList(of: user).map { entry in
             UPnPWatcher(
                 uri: entry.uri, status: UPnPWatcher.Status(rawValue: entry.status.rawValue),
                 decision: upnp.decision(of: entry.uri).map(Self.upnpDecision))
         }
-        return upnp.watchersChanged(list, ids: Set(entries.map(\.id))).map { [.upnpEvent($0)] } ?? []
+        return upnp.watchersChanged(list).map { [.upnpEvent($0)] } ?? []
     }
 
     private static func upnpDecision(_ decision: SubHandling) -> UPnPWatcher.Decision {
@@ -376,7 +372,7 @@ extension GatewayCore {
             return response.statusCode >= 300 ? removeUPnPRegistration(key, now: now) : []
         }
         let received = upnp.receive(response, key: key, now: now, jitter: ids.jitter())
-        var out = apply(received.output)
+        let out = apply(received.output)
         if received.ended != nil, !(200..<300).contains(response.statusCode) {
             // Gone at a refresh: made again when the subscription says it may be; refused
             // (RFC 6665 §4.1.2.1): the registration ends, the contact shown terminated.
@@ -401,7 +397,7 @@ extension GatewayCore {
                 }
             out += upnpContactNotified(key, state: state, presence: presence)
         }
-        guard let reason = received.ended else { return out }
+        guard received.ended != nil else { return out }
         if upnp[key]?.closing == true { return out + removeUPnPRegistration(key, now: now) }
         // Only a reason RFC 6665 §4.1.3 lets a subscriber retry after gives a time to retry at.
         if let again = received.again { return out + [.schedule(.retry(.upnpContact(key)), at: again)] }

@@ -88,8 +88,8 @@ struct UPnPPresenceBridge: Sendable {
     private var byWatch: [Int: Int] = [:]
     /// Contacts whose presence changed since the control point last asked (§5.5.4), in order.
     private var updated: [String] = []
-    /// The user's watchers as last evented (`Watcher`), and their ids in the watcher list.
-    private var watchers: (list: [UPnPWatcher], ids: Set<String>) = ([], [])
+    /// The user's watchers as last evented (`Watcher`).
+    private var watchers: [UPnPWatcher] = []
 
     subscript(key: Int) -> Registration? { registrations[key] }
 
@@ -239,17 +239,14 @@ struct UPnPPresenceBridge: Sendable {
 
     var hasDecisions: Bool { !user.decisions.isEmpty }
 
-    /// Whether an entry of the watcher list with this id was last evented.
-    func showsWatcher(_ id: String) -> Bool { watchers.ids.contains(id) }
-
     /// The user's watchers now: evented as `Watcher` when they differ from what was last.
-    mutating func watchersChanged(_ list: [UPnPWatcher], ids: Set<String>) -> EventedChange? {
-        guard list != watchers.list else { return nil }
-        watchers = (list, ids)
+    mutating func watchersChanged(_ list: [UPnPWatcher]) -> EventedChange? {
+        guard list != watchers else { return nil }
+        watchers = list
         return EventedChange(.watcher, Self.text(UPnPWatcherList(watchers: list).serialized()))
     }
 
-    var watcherList: [UPnPWatcher] { watchers.list }
+    var watcherList: [UPnPWatcher] { watchers }
 
     // MARK: - Subscriptions toward the OMA side
 

@@ -35,7 +35,7 @@ extension GatewayCore {
 
     /// The linked enterprise identity whose OMA watchers are listed for `presentity`, when the
     /// gateway is the presentity's presence server (flow 4).
-    private func linkedEnterpriseIdentity(of presentity: String) -> String? {
+    func linkedEnterpriseIdentity(of presentity: String) -> String? {
         configuration.linkedIdentities.first { $0.publishToEnterprise && $0.oma == presentity }?.enterprise
     }
 
@@ -78,6 +78,7 @@ extension GatewayCore {
             return overQuota(request, id: id)
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
+        followWatcherInfoSubscribers(starting: true)
         let watchers = watcherList(of: presentity)
         let body = WatcherInfoServer.document(presentity, version: 0, .full, watchers)
         let subscription: NotifierSubscription
@@ -88,6 +89,7 @@ extension GatewayCore {
                 contact: contact(.oma, for: peer, fallback: request.uri), body: body, now: now)
         } catch {
             releasePeerQuota(peer)
+            followWatcherInfoSubscribers()
             return [
                 .respond(
                     id,
@@ -131,71 +133,45 @@ extension GatewayCore {
 
     // MARK: - The watcher list
 
-    /// Every watcher of `presentity` the gateway knows, ordered by id.
+    /// Every watcher of `presentity` the gateway knows, ordered by id: the enterprise watchers
+    /// that name it and, for a linked identity, the OMA watchers of its enterprise identity.
     func watcherList(of presentity: String) -> [WatcherInfo.Watcher] {
-        var list: [WatcherInfo.Watcher] = []
-        for key in bridge.watchKeys {
-            if let entry = enterpriseWatcher(key, of: presentity, before: nil) { list.append(entry) }
+        let roster = watcherInfo.roster
+        var list = roster.watchers(of: presentity, from: .enterprise).compactMap { id, report in
+            watcherEntry(id, report, of: presentity, before: nil)
         }
         if let identity = linkedEnterpriseIdentity(of: presentity) {
-            for key in notifier.keys {
-                if let entry = omaWatcher(key, of: identity, before: nil) { list.append(entry) }
+            list += roster.watchers(of: identity, from: .oma).compactMap { id, report in
+                watcherEntry(id, report, of: identity, before: nil)
             }
         }
         return list.filter { $0.status != .terminated }.sorted { $0.id < $1.id }
     }
 
-    /// The id of a watcher in the list: stable for its subscription's life (RFC 3858 §5.4).
-    static func winfoID(enterprise key: Int) -> String { "e\(key)" }
-    static func winfoID(oma key: Int) -> String { "o\(key)" }
-
-    /// An enterprise watch that names `presentity`, as the gateway decided it (RFC 3857 §3.7):
-    /// `pending` while it waits for the owner, `terminated`/`rejected` when refused or blocked,
-    /// otherwise `active` (`approved` when it was pending before). nil when it does not name it.
-    func enterpriseWatcher(_ key: Int, of presentity: String, before: WatcherInfo.Watcher?)
+    /// A watcher's entry in the list of `presentity` (nil: it does not name it), as the policy in
+    /// force decides it (RFC 3857 §3.7). An enterprise watcher: `pending` while it waits for the
+    /// owner, `terminated`/`rejected` when refused or blocked, otherwise `active` (`approved`
+    /// when it was pending before). An OMA watcher of a linked identity (flow 2): `pending`
+    /// until the enterprise answered it, then `active`.
+    func watcherEntry(_ id: String, _ report: WatcherReport, of presentity: String, before: WatcherInfo.Watcher?)
         -> WatcherInfo.Watcher?
     {
-        guard let watch = bridge[watch: key] else { return nil }
-        var named: String?
-        func consider(_ resource: String) {
-            if named == nil, WatcherIdentity.addressOfRecord(resource) == presentity { named = resource }
-        }
-        watch.documentResource.map(consider)
-        for resource in watch.legs.keys { consider(resource) }
-        for resource in watch.awaiting { consider(resource) }
-        for resource in watch.refused { consider(resource) }
-        if let subscription = watch.subscription { for resource in subscription.resources.keys { consider(resource) } }
-        if let pending = watch.pending {
-            for action in pending.batch.actions where action.kind == .subscribe {
-                for resource in action.resources { consider(resource.uri) }
-            }
-        }
-        guard let resource = named else { return nil }
+        guard let naming = report.named[presentity] else { return nil }
         let status: WatcherInfo.Status
         let event: WatcherInfo.Event
-        if watch.refused.contains(resource) {
+        switch report.source {
+        case .oma:
+            (status, event) = report.waiting ? (.pending, .subscribe) : (.active, Self.activeEvent(before: before))
+        case .enterprise where naming.refused:
             (status, event) = (.terminated, .rejected)
-        } else {
-            switch policy(for: resource).subHandling(for: watch.watcher) {
+        case .enterprise:
+            switch policy(for: naming.resource).subHandling(for: report.watcher) {
             case .block: (status, event) = (.terminated, .rejected)
             case .confirm: (status, event) = (.pending, .subscribe)
             case .allow, .politeBlock: (status, event) = (.active, Self.activeEvent(before: before))
             }
         }
-        return WatcherInfo.Watcher(
-            id: Self.winfoID(enterprise: key), uri: watch.watcher.uri, status: status, event: event)
-    }
-
-    /// An OMA watcher of the linked enterprise identity (flow 2): `pending` until the enterprise
-    /// answered it, then `active`.
-    private func omaWatcher(_ key: Int, of identity: String, before: WatcherInfo.Watcher?) -> WatcherInfo.Watcher? {
-        guard let watch = notifier[key], isWatchersOwn(key, watch),
-            WatcherIdentity.addressOfRecord(watch.resource) == identity
-        else { return nil }
-        let active = watch.pending == nil
-        return WatcherInfo.Watcher(
-            id: Self.winfoID(oma: key), uri: watch.watcher.uri, status: active ? .active : .pending,
-            event: active ? Self.activeEvent(before: before) : .subscribe)
+        return WatcherInfo.Watcher(id: id, uri: report.watcher.uri, status: status, event: event)
     }
 
     private static func activeEvent(before: WatcherInfo.Watcher?) -> WatcherInfo.Event {
@@ -218,26 +194,21 @@ extension GatewayCore {
     /// holding each watcher whose entry changed. A watcher no longer listed is sent once as
     /// `terminated`: `timeout` for one that was active (expired or ended by its subscriber),
     /// `giveup` for one still waiting (RFC 3857 §3.7). A restored subscription gets the full list.
-    /// `everyWatch`: a new policy may have moved any watcher without a write to its watch, so
-    /// every one is looked at again.
+    /// `everyWatch`: a new policy may have moved any watcher without a change to its
+    /// subscription, so every one listed is looked at again.
     mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
         guard !watcherInfo.isEmpty || upnpFollowsWatchers else { return [] }
-        var enterpriseKeys = bridge.takeObservedWatches()
-        var omaKeys = notifier.takeObserved()
-        if everyWatch {
-            enterpriseKeys.formUnion(bridge.watchKeys)
-            omaKeys.formUnion(notifier.keys)
-        }
-        guard !enterpriseKeys.isEmpty || !omaKeys.isEmpty || watcherInfo.resyncing else { return [] }
+        fileWatcherReports()
+        let changed = watcherInfo.takeRosterChanges()
+        guard !changed.isEmpty || everyWatch || watcherInfo.resyncing else { return [] }
         // The UPnP user's watchers (flow 5) are worked out from the same changes.
-        var out = upnpWatchersChanged(enterprise: enterpriseKeys, everyWatch: everyWatch)
+        var out = upnpWatchersChanged(changed, everyWatch: everyWatch)
         for key in watcherInfo.keys {
             guard let watch = watcherInfo[key], watch.subscription.status == .active else { continue }
             let body =
                 watch.resync
                 ? watcherInfo.fullDocument(key, watchers: watcherList(of: watch.presentity))
-                : watcherInfo.partialDocument(
-                    key, candidates: candidates(of: watch, enterprise: enterpriseKeys, oma: omaKeys))
+                : watcherInfo.partialDocument(key, candidates: candidates(of: watch, changed, everyWatch: everyWatch))
             guard let body else { continue }
             let actions = watcherInfo.modify(key) { $0.subscription.stateChanged(body: body, now: now) } ?? []
             out += apply(actions, context: .winfoWatch(key), now: now)
@@ -245,30 +216,50 @@ extension GatewayCore {
         return out
     }
 
-    /// The current entries, in `watch`'s list, of the watches whose keys are given: each
-    /// enterprise watch and, for a linked identity, each OMA watch of its enterprise identity.
-    private func candidates(of watch: WatcherInfoServer.Watch, enterprise: Set<Int>, oma: Set<Int>)
+    /// The current entries, in `watch`'s list, of the watchers whose reports changed (every
+    /// watcher listed, too, when `everyWatch`): the enterprise watchers of its presentity and,
+    /// for a linked identity, the OMA watchers of its enterprise identity.
+    private func candidates(of watch: WatcherInfoServer.Watch, _ changed: [String: Set<String>], everyWatch: Bool)
         -> [(id: String, current: WatcherInfo.Watcher?)]
     {
-        var candidates: [(id: String, current: WatcherInfo.Watcher?)] = enterprise.map { key in
-            let id = Self.winfoID(enterprise: key)
-            return (id, enterpriseWatcher(key, of: watch.presentity, before: watch.shown[id]))
-        }
-        if let identity = linkedEnterpriseIdentity(of: watch.presentity) {
-            candidates += oma.map { key in
-                let id = Self.winfoID(oma: key)
-                return (id, omaWatcher(key, of: identity, before: watch.shown[id]))
+        var named = [(watch.presentity, WatcherReport.Source.enterprise)]
+        if let identity = linkedEnterpriseIdentity(of: watch.presentity) { named.append((identity, .oma)) }
+        var candidates: [(id: String, current: WatcherInfo.Watcher?)] = []
+        for (presentity, source) in named {
+            var ids = changed[presentity] ?? []
+            if everyWatch {
+                ids.formUnion(watch.shown.keys)
+                ids.formUnion(watcherInfo.roster.watchers(of: presentity, from: source).map(\.id))
+            }
+            for id in ids {
+                let report = watcherInfo.roster[id].flatMap { $0.source == source ? $0 : nil }
+                candidates.append(
+                    (id, report.flatMap { watcherEntry(id, $0, of: presentity, before: watch.shown[id]) }))
             }
         }
         return candidates
     }
 
+    /// Files what the watches changed since the last step reported (``WatcherRoster``): the
+    /// enterprise watchers, and the OMA watchers who are watchers of their own (not the UPnP
+    /// user's contacts, flow 5).
+    mutating func fileWatcherReports() {
+        var updates = bridge.takeWatcherReports()
+        for (key, report) in notifier.takeWatcherReports() {
+            let own = upnp.registration(ofWatch: key) == nil
+            updates.append(WatcherReport.Update(id: WatcherReport.id(.oma, key: key), report: own ? report : nil))
+        }
+        watcherInfo.file(updates)
+    }
+
     /// While anyone subscribes to watcher information (or a UPnP user follows their watchers),
-    /// the watches' tables report what they change (``JournaledTable/takeObserved()``); called
+    /// the components holding watchers' subscriptions report them to the roster; called
     /// wherever subscriptions come or go, and at start.
-    mutating func followWatcherInfoSubscribers() {
-        let following = !watcherInfo.isEmpty || upnpFollowsWatchers
-        bridge.observeWatches(following)
-        notifier.observing = following
+    /// `starting`: a first watcher information subscription is about to be answered.
+    mutating func followWatcherInfoSubscribers(starting: Bool = false) {
+        let following = starting || !watcherInfo.isEmpty || upnpFollowsWatchers
+        bridge.followWatchers(following)
+        notifier.followWatchers(following)
+        if following { fileWatcherReports() } else { watcherInfo.forgetRoster() }
     }
 }

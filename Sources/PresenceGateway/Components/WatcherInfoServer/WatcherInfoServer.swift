@@ -8,9 +8,10 @@ import SIPStack
 /// what each subscriber was last told (RFC 3858): the first NOTIFY and the one after each refresh
 /// carry the full list (§4.4), the others a `partial` list of the watchers whose entry changed.
 ///
-/// Its table is its own; the coordinator (`GatewayCore+WatcherInfo`) admits subscriptions, works
-/// out each presentity's watchers from the flows' tables, and applies the dialogs each one opens
-/// and closes (``DialogChange``). Each entry changes through ``modify(_:_:)``, which remembers it
+/// Its tables are its own: the subscriptions, and the ``WatcherRoster`` the components holding
+/// watchers' subscriptions report to. The coordinator (`GatewayCore+WatcherInfo`) admits
+/// subscriptions, files the components' reports, works out each presentity's watchers from the
+/// roster and applies the dialogs each subscription opens and closes (``DialogChange``). Each entry changes through ``modify(_:_:)``, which remembers it
 /// for the durable store.
 struct WatcherInfoServer: Sendable {
     struct Watch: Codable, Sendable {
@@ -28,6 +29,9 @@ struct WatcherInfoServer: Sendable {
     }
 
     private var watches: [Int: Watch] = [:]
+    /// Who watches whom, as the components holding the watchers' subscriptions report it, while
+    /// anyone follows watchers (`GatewayCore+WatcherInfo`).
+    private(set) var roster = WatcherRoster()
     /// Keys written or removed since the store last took the changes, while journaling.
     private var changed: Set<Int> = []
     private var journalingOn = false
@@ -66,6 +70,17 @@ struct WatcherInfoServer: Sendable {
     }
 
     private mutating func note(_ key: Int) { if journalingOn { changed.insert(key) } }
+
+    // MARK: - The watchers' roster
+
+    /// Files the watchers the components reported.
+    mutating func file(_ updates: [WatcherReport.Update]) { roster.file(updates) }
+
+    /// Presentity → the ids of its watchers whose report changed since the last call.
+    mutating func takeRosterChanges() -> [String: Set<String>] { roster.takeChanged() }
+
+    /// No one follows watchers any more: the roster is let go.
+    mutating func forgetRoster() { roster.removeAll() }
 
     // MARK: - Documents
 
