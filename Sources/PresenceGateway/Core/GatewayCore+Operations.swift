@@ -154,8 +154,7 @@ extension GatewayCore {
             }
             return apply(notifier.terminate(key, reason: reason, now: now), context: context, now: now)
         case .winfoWatch(let key):
-            let actions = watcherInfo.modify(key) { $0.subscription.terminate(reason: reason, now: now) }
-            return apply(actions ?? [], context: context, now: now)
+            return applyWatcherInfo(watcherInfo.terminate(key, reason: reason, now: now))
         default:
             return []
         }

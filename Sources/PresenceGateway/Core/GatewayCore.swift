@@ -293,8 +293,7 @@ public struct GatewayCore: Sendable {
             return apply(actions ?? [], context: context, now: now)
         case .winfoWatch(let key):
             guard (300...).contains(response.statusCode) else { return [] }
-            let actions = watcherInfo.modify(key) { $0.subscription.notifyFailed(status: response.statusCode) }
-            return apply(actions ?? [], context: context, now: now)
+            return applyWatcherInfo(watcherInfo.notifyFailed(key, status: response.statusCode))
         }
     }
 
@@ -384,8 +383,7 @@ public struct GatewayCore: Sendable {
             else { return [] }
             return enterpriseLegEnded(key, reason: "timeout", status: nil, now: now)
         case .winfoWatch(let key):
-            let actions = watcherInfo.modify(key) { $0.subscription.expire(now: now) }
-            return apply(actions ?? [], context: context, now: now)
+            return applyWatcherInfo(watcherInfo.expire(key, now: now))
         case .upnpContact(let key):
             return expireUPnPContact(key, now: now)
         case .upnpUser:
@@ -498,7 +496,7 @@ public struct GatewayCore: Sendable {
     ) -> [Action] {
         let side: GatewayConfiguration.Side =
             switch context {
-            case .omaWatch, .winfoWatch: .oma
+            case .omaWatch: .oma
             default: .enterprise
             }
         var out: [Action] = []
@@ -519,8 +517,6 @@ public struct GatewayCore: Sendable {
                 case .omaWatch(let key):
                     if notifier.hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
                     if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
-                case .winfoWatch(let key):
-                    forgetWinfoWatch(key)
                 default:
                     break
                 }

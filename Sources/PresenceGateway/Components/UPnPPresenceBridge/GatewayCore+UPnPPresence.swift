@@ -299,7 +299,7 @@ extension GatewayCore {
     /// watchers are listed too), or `everyWatch`.
     mutating func upnpWatchersChanged(_ changed: [String: Set<String>], everyWatch: Bool) -> [Action] {
         guard let user = configuration.upnp?.user else { return [] }
-        let identity = linkedEnterpriseIdentity(of: user)
+        let identity = Self.linkedEnterpriseIdentity(of: user, in: configuration)
         guard everyWatch || changed[user] != nil || identity.map({ changed[$0] != nil }) == true else { return [] }
         let list = watcherList(of: user).map { entry in
             UPnPWatcher(

@@ -13,6 +13,11 @@ import SIPStack
 /// linked identity, the OMA watchers of its enterprise identity (flow 2). The first NOTIFY and
 /// the one after each refresh carry the full list (RFC 3858 §4.4); between them a `partial` one
 /// carries each watcher whose status changed, one that left as `terminated`.
+///
+/// This is the coordinator's part: who may subscribe and the quotas, the reports of the
+/// components holding watchers' subscriptions filed in the roster (``WatcherRoster``), and the
+/// policy lent to the server (``WatcherPolicy``). The subscriptions, lists and documents are the
+/// ``WatcherInfoServer``'s (`WatcherInfoServer+Subscriptions`).
 extension GatewayCore {
     /// Watcher information subscriptions, for metrics.
     public var winfoWatchCount: Int { watcherInfo.count }
@@ -35,7 +40,7 @@ extension GatewayCore {
 
     /// The linked enterprise identity whose OMA watchers are listed for `presentity`, when the
     /// gateway is the presentity's presence server (flow 4).
-    func linkedEnterpriseIdentity(of presentity: String) -> String? {
+    static func linkedEnterpriseIdentity(of presentity: String, in configuration: GatewayConfiguration) -> String? {
         configuration.linkedIdentities.first { $0.publishToEnterprise && $0.oma == presentity }?.enterprise
     }
 
@@ -79,14 +84,12 @@ extension GatewayCore {
         }
         guard takePeerQuota(peer) else { return overQuota(request, id: id) }
         followWatcherInfoSubscribers(starting: true)
-        let watchers = watcherList(of: presentity)
-        let body = WatcherInfoServer.document(presentity, version: 0, .full, watchers)
-        let subscription: NotifierSubscription
-        let accepted: [NotifierSubscription.Action]
         do {
-            (subscription, accepted) = try NotifierSubscription.accept(
-                request, terms: terms, status: .active, localTag: ids.tag(),
-                contact: contact(.oma, for: peer, fallback: request.uri), body: body, now: now)
+            let output = try watcherInfo.subscribe(
+                request, id: id, presentity: presentity, terms: terms, tag: ids.tag(),
+                contact: contact(.oma, for: peer, fallback: request.uri), peer: peer, key: takeKey(),
+                policy: watcherPolicy, now: now)
+            return applyWatcherInfo(output)
         } catch {
             releasePeerQuota(peer)
             followWatcherInfoSubscribers()
@@ -96,16 +99,9 @@ extension GatewayCore {
                     SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
             ]
         }
-        let key = takeKey()
-        var watch = WatcherInfoServer.Watch(presentity: presentity, subscription: subscription, peer: peer)
-        for watcher in watchers { watch.shown[watcher.id] = watcher }
-        dialogsChanged([watcherInfo.add(watch, key: key)])
-        followWatcherInfoSubscribers()
-        return apply(accepted, context: .winfoWatch(key), now: now, id: id)
     }
 
-    /// A refresh or unsubscribe in a winfo dialog: answered, then a NOTIFY with the full list
-    /// (RFC 6665 §4.2.1.2; RFC 3858 §4.4: full state whenever the subscriber may have lost track).
+    /// A refresh or unsubscribe in a winfo dialog, its terms checked as for presence.
     mutating func refreshWinfoWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
@@ -116,67 +112,39 @@ extension GatewayCore {
         case .reject(let status, let reason, let headers):
             return refuseTerms(request, id: id, status, reason, headers, initial: false)
         case .accept(let terms):
-            let body = watcherInfo.fullDocument(key, watchers: watcherList(of: watch.presentity)) ?? []
-            let actions = watcherInfo.modify(key) {
-                $0.subscription.refresh(request, terms: terms, body: body, now: now)
-            }
-            return apply(actions ?? [], context: .winfoWatch(key), now: now, id: id)
+            return applyWatcherInfo(
+                watcherInfo.refresh(key, request, id: id, terms: terms, policy: watcherPolicy, now: now))
         }
     }
 
-    /// Forgets a winfo dialog (its final NOTIFY sent, or its subscriber gone).
-    mutating func forgetWinfoWatch(_ key: Int) {
-        guard let closed = watcherInfo.remove(key) else { return }
-        dialogsChanged([closed])
-        followWatcherInfoSubscribers()
+    /// What a step of the watcher information server returned, applied; a subscription that
+    /// ended may leave no one following watchers.
+    mutating func applyWatcherInfo(_ output: ComponentOutput) -> [Action] {
+        let actions = apply(output)
+        if output.dialogs.contains(where: { $0.kind == .closed }) { followWatcherInfoSubscribers() }
+        return actions
     }
 
     // MARK: - The watcher list
 
-    /// Every watcher of `presentity` the gateway knows, ordered by id: the enterprise watchers
-    /// that name it and, for a linked identity, the OMA watchers of its enterprise identity.
+    /// How the policy in force decides each watcher, lent to the watcher information server:
+    /// values of the coordinator's, not the coordinator itself, so that the server may change
+    /// while it reads them.
+    var watcherPolicy: WatcherPolicy {
+        let configuration = configuration
+        let spheres = bridge.spheres
+        let decisions = upnp
+        return WatcherPolicy(
+            handling: { resource, watcher in
+                Self.policy(for: resource, in: configuration, spheres: spheres, decisions: decisions)
+                    .subHandling(for: watcher)
+            },
+            linkedIdentity: { Self.linkedEnterpriseIdentity(of: $0, in: configuration) })
+    }
+
+    /// Every watcher of `presentity` the gateway knows, ordered by id.
     func watcherList(of presentity: String) -> [WatcherInfo.Watcher] {
-        let roster = watcherInfo.roster
-        var list = roster.watchers(of: presentity, from: .enterprise).compactMap { id, report in
-            watcherEntry(id, report, of: presentity, before: nil)
-        }
-        if let identity = linkedEnterpriseIdentity(of: presentity) {
-            list += roster.watchers(of: identity, from: .oma).compactMap { id, report in
-                watcherEntry(id, report, of: identity, before: nil)
-            }
-        }
-        return list.filter { $0.status != .terminated }.sorted { $0.id < $1.id }
-    }
-
-    /// A watcher's entry in the list of `presentity` (nil: it does not name it), as the policy in
-    /// force decides it (RFC 3857 §3.7). An enterprise watcher: `pending` while it waits for the
-    /// owner, `terminated`/`rejected` when refused or blocked, otherwise `active` (`approved`
-    /// when it was pending before). An OMA watcher of a linked identity (flow 2): `pending`
-    /// until the enterprise answered it, then `active`.
-    func watcherEntry(_ id: String, _ report: WatcherReport, of presentity: String, before: WatcherInfo.Watcher?)
-        -> WatcherInfo.Watcher?
-    {
-        guard let naming = report.named[presentity] else { return nil }
-        let status: WatcherInfo.Status
-        let event: WatcherInfo.Event
-        switch report.source {
-        case .oma:
-            (status, event) = report.waiting ? (.pending, .subscribe) : (.active, Self.activeEvent(before: before))
-        case .enterprise where naming.refused:
-            (status, event) = (.terminated, .rejected)
-        case .enterprise:
-            switch policy(for: naming.resource).subHandling(for: report.watcher) {
-            case .block: (status, event) = (.terminated, .rejected)
-            case .confirm: (status, event) = (.pending, .subscribe)
-            case .allow, .politeBlock: (status, event) = (.active, Self.activeEvent(before: before))
-            }
-        }
-        return WatcherInfo.Watcher(id: id, uri: report.watcher.uri, status: status, event: event)
-    }
-
-    private static func activeEvent(before: WatcherInfo.Watcher?) -> WatcherInfo.Event {
-        guard let before else { return .subscribe }
-        return before.status == .pending ? .approved : before.event
+        watcherInfo.list(of: presentity, watcherPolicy)
     }
 
     // MARK: - Changes
@@ -190,54 +158,19 @@ extension GatewayCore {
         return out
     }
 
-    /// After a step of the core: a `partial` NOTIFY to each winfo subscriber whose list changed,
-    /// holding each watcher whose entry changed. A watcher no longer listed is sent once as
-    /// `terminated`: `timeout` for one that was active (expired or ended by its subscriber),
-    /// `giveup` for one still waiting (RFC 3857 §3.7). A restored subscription gets the full list.
-    /// `everyWatch`: a new policy may have moved any watcher without a change to its
-    /// subscription, so every one listed is looked at again.
+    /// After a step of the core: the watches' reports filed, and the watcher information and
+    /// the UPnP user's watchers that changed with them sent
+    /// (``WatcherInfoServer/changes(_:everyWatch:policy:now:)``). `everyWatch`: a new policy may
+    /// have moved any watcher without a change to its subscription.
     mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
         guard !watcherInfo.isEmpty || upnpFollowsWatchers else { return [] }
         fileWatcherReports()
         let changed = watcherInfo.takeRosterChanges()
         guard !changed.isEmpty || everyWatch || watcherInfo.resyncing else { return [] }
         // The UPnP user's watchers (flow 5) are worked out from the same changes.
-        var out = upnpWatchersChanged(changed, everyWatch: everyWatch)
-        for key in watcherInfo.keys {
-            guard let watch = watcherInfo[key], watch.subscription.status == .active else { continue }
-            let body =
-                watch.resync
-                ? watcherInfo.fullDocument(key, watchers: watcherList(of: watch.presentity))
-                : watcherInfo.partialDocument(key, candidates: candidates(of: watch, changed, everyWatch: everyWatch))
-            guard let body else { continue }
-            let actions = watcherInfo.modify(key) { $0.subscription.stateChanged(body: body, now: now) } ?? []
-            out += apply(actions, context: .winfoWatch(key), now: now)
-        }
+        let out = upnpWatchersChanged(changed, everyWatch: everyWatch)
         return out
-    }
-
-    /// The current entries, in `watch`'s list, of the watchers whose reports changed (every
-    /// watcher listed, too, when `everyWatch`): the enterprise watchers of its presentity and,
-    /// for a linked identity, the OMA watchers of its enterprise identity.
-    private func candidates(of watch: WatcherInfoServer.Watch, _ changed: [String: Set<String>], everyWatch: Bool)
-        -> [(id: String, current: WatcherInfo.Watcher?)]
-    {
-        var named = [(watch.presentity, WatcherReport.Source.enterprise)]
-        if let identity = linkedEnterpriseIdentity(of: watch.presentity) { named.append((identity, .oma)) }
-        var candidates: [(id: String, current: WatcherInfo.Watcher?)] = []
-        for (presentity, source) in named {
-            var ids = changed[presentity] ?? []
-            if everyWatch {
-                ids.formUnion(watch.shown.keys)
-                ids.formUnion(watcherInfo.roster.watchers(of: presentity, from: source).map(\.id))
-            }
-            for id in ids {
-                let report = watcherInfo.roster[id].flatMap { $0.source == source ? $0 : nil }
-                candidates.append(
-                    (id, report.flatMap { watcherEntry(id, $0, of: presentity, before: watch.shown[id]) }))
-            }
-        }
-        return candidates
+            + applyWatcherInfo(watcherInfo.changes(changed, everyWatch: everyWatch, policy: watcherPolicy, now: now))
     }
 
     /// Files what the watches changed since the last step reported (``WatcherRoster``): the

@@ -10,8 +10,9 @@ import SIPStack
 ///
 /// Its tables are its own: the subscriptions, and the ``WatcherRoster`` the components holding
 /// watchers' subscriptions report to. The coordinator (`GatewayCore+WatcherInfo`) admits
-/// subscriptions, files the components' reports, works out each presentity's watchers from the
-/// roster and applies the dialogs each subscription opens and closes (``DialogChange``). Each entry changes through ``modify(_:_:)``, which remembers it
+/// subscriptions and files the components' reports; the server answers them, works out each
+/// presentity's watchers from the roster with the policy the coordinator lends it, and returns
+/// the messages, timers and dialogs each step makes (`+Subscriptions`). Each entry changes through ``modify(_:_:)``, which remembers it
 /// for the durable store.
 struct WatcherInfoServer: Sendable {
     struct Watch: Codable, Sendable {
