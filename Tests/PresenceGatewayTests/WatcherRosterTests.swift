@@ -35,6 +35,23 @@ import Testing
         #expect(roster.watchers(of: mary, from: .enterprise).isEmpty && roster["e1"] == nil)
     }
 
+    /// The roster keeps only the presentities whose watchers someone may be shown: Carol's
+    /// subscription to John and Mary is filed under Mary (who has a policy of her own), not
+    /// under John; with no one following, nothing is kept.
+    @Test func onlyThePresentitiesWhoseWatchersAreListedAreFiled() throws {
+        typealias P = PendingResourceTests
+        var h = try GatewayCoreTests.Harness(yaml: P.marysYAML("allow"))
+        #expect(h.core.configuration.servesWatcherInfo(of: P.mary) && !h.core.configuration.servesWatcherInfo(of: P.john))
+        _ = h.receive(
+            try GatewayCoreTests.enterpriseSubscribe(resources: [P.john, P.mary]), from: .enterprise,
+            network: .sameEnterprise)
+        #expect(h.core.watcherInfo.roster.watchers(of: P.mary, from: .enterprise).isEmpty)
+        _ = try WatcherInfoServiceTests.marySubscribes(&h)
+        let filed = h.core.watcherInfo.roster.watchers(of: P.mary, from: .enterprise)
+        #expect(filed.map { Array($0.report.named.keys) } == [[P.mary]])
+        #expect(h.core.watcherInfo.roster.watchers(of: P.john, from: .enterprise).isEmpty)
+    }
+
     @Test func aComponentReportsOnlyWhileFollowedAndEverythingWhenFollowingStarts() {
         var reporting = WatcherReporting()
         reporting.changed(1)

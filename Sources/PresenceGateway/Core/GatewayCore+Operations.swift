@@ -196,6 +196,7 @@ extension GatewayCore {
         for key in watcherInfo.keys where !new.servesWatcherInfo(of: watcherInfo[key]?.presentity ?? "") {
             out += endWatcher(.winfoWatch(key), reason: "noresource", now: now)
         }
+        refileWatchers()
         return out + watcherInfoChanges(now: now, everyWatch: true)
     }
 

@@ -175,14 +175,38 @@ extension GatewayCore {
 
     /// Files what the watches changed since the last step reported (``WatcherRoster``): the
     /// enterprise watchers, and the OMA watchers who are watchers of their own (not the UPnP
-    /// user's contacts, flow 5).
+    /// user's contacts, flow 5). Only the presentities whose watchers anyone may be shown are
+    /// kept of each report (``listsWatchers(of:)``), so the roster holds a few watchers, not
+    /// every watcher of the gateway.
     mutating func fileWatcherReports() {
         var updates = bridge.takeWatcherReports()
         for (key, report) in notifier.takeWatcherReports() {
             let own = upnp.registration(ofWatch: key) == nil
             updates.append(WatcherReport.Update(id: WatcherReport.id(.oma, key: key), report: own ? report : nil))
         }
-        watcherInfo.file(updates)
+        let listed = updates.map { update in
+            guard var report = update.report else { return update }
+            report.named = report.named.filter { listsWatchers(of: $0.key) }
+            return WatcherReport.Update(id: update.id, report: report.named.isEmpty ? nil : report)
+        }
+        watcherInfo.file(listed)
+    }
+
+    /// Whether anyone may be shown the watchers of `presentity` (an address of record): a
+    /// presentity the gateway serves watcher information for, the enterprise identity whose OMA
+    /// watchers a linked identity's list holds, or the UPnP user (flow 5).
+    func listsWatchers(of presentity: String) -> Bool {
+        configuration.servesWatcherInfo(of: presentity) || presentity == configuration.upnp?.user
+            || configuration.linkedIdentities.contains { $0.publishToEnterprise && $0.enterprise == presentity }
+    }
+
+    /// After a new configuration: which presentities' watchers are listed may have changed, so
+    /// the roster is made again from every watch.
+    mutating func refileWatchers() {
+        bridge.followWatchers(false)
+        notifier.followWatchers(false)
+        watcherInfo.forgetRoster()
+        followWatcherInfoSubscribers()
     }
 
     /// While anyone subscribes to watcher information (or a UPnP user follows their watchers),
