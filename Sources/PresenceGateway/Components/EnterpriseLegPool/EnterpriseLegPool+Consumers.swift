@@ -134,12 +134,29 @@ extension EnterpriseLegPool {
         return out
     }
 
-    /// The edge's marking of leg `key`'s requests (``GatewayCore/edgeTrust(network:verified:)``);
+    /// The edge's marking of leg `key`'s requests (``edgeTrust(network:verified:)``);
     /// none for a watcher of the enterprise's own (the UPnP user of an enterprise identity):
     /// the edge marks only what comes from outside.
     func trust(of key: Int) -> String? {
         self[key].flatMap {
-            $0.network == .sameEnterprise ? nil : GatewayCore.edgeTrust(network: $0.network, verified: $0.verified)
+            $0.network == .sameEnterprise ? nil : Self.edgeTrust(network: $0.network, verified: $0.verified)
         }
+    }
+
+    /// The marking a Microsoft Access Edge gives federated traffic ([MS-PRES] §3.4.5.1.3: the
+    /// server learns a watcher's network from the request's source-network information; the
+    /// §4.6 and §4.3 examples carry it as `ms-source-network=federation` among the parameters of
+    /// `ms-edge-proxy-message-trust`), for the requests the gateway sends into the enterprise on
+    /// behalf of an OMA watcher, so the enterprise resolves the watcher as federated (or public
+    /// cloud), never as one of its own:
+    ///
+    ///     ms-edge-proxy-message-trust: ms-source-network=federation|publiccloud;ms-source-verified-user=verified|unverified
+    ///
+    /// `verified` only when the watcher's request came from a configured peer or over mutual
+    /// TLS. The examples' other parameters (`ms-source-type`, `ms-ep-fqdn`, `ms-remote-fqdn`) are
+    /// left out: the enterprise's decision does not depend on them, and a batched category
+    /// SUBSCRIBE must stay within the 1300 bytes RFC 3261 §18.1.1 allows over UDP.
+    static func edgeTrust(network: SourceNetwork, verified: Bool) -> String {
+        "ms-source-network=\(network == .publicCloud ? "publiccloud" : "federation");ms-source-verified-user=\(verified ? "verified" : "unverified")"
     }
 }

@@ -113,7 +113,7 @@ extension GatewayCore {
         /// The enterprise peer its SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
         var peer: DialogPeer?
         /// The watcher's network and whether its peer was verified, for the edge marking of its
-        /// requests (``GatewayCore/edgeTrust(network:verified:)``).
+        /// requests (``EnterpriseLegPool/edgeTrust(network:verified:)``).
         var network: SourceNetwork = .federated
         var verified = false
     }
