@@ -10,9 +10,8 @@ public import UPnPDevice
 /// Presence:1 service (ISO/IEC 29341-26-16 §5.5) for the configured user, the
 /// ``UPnPPresenceBridge`` keeping the user's state and the registrations, and what crosses into
 /// flows 1 and 2: an enterprise contact's OMA watch and leg, what an enterprise user may see of
-/// an OMA contact, the user's watchers and the decisions on them. Payloads are the project's provisional
-/// documents (docs/upnp-payloads.md); one that does not parse is refused with UPnP error 600
-/// (Argument Value Invalid, UDA 1.1 §3.2.2).
+/// an OMA contact, the user's watchers and the decisions on them. The payloads are read and
+/// written by the component (`UPnPPresenceBridge+Documents`).
 extension GatewayCore {
     /// The configured user, and the side their presence lives on.
     private var upnpUser: (uri: SIPURI, aor: String, side: GatewayConfiguration.Side)? {
@@ -31,11 +30,8 @@ extension GatewayCore {
 
     // MARK: - Actions (§5.5)
 
-    /// GetPresence (§5.5.1): the user's presence as last set, a PIDF document; empty before
-    /// the first UpdatePresence.
-    public func upnpPresence() -> String {
-        upnp.presence.map { UPnPPresenceBridge.text($0.serialized()) } ?? ""
-    }
+    /// GetPresence (§5.5.1) (``UPnPPresenceBridge/presenceText``).
+    public func upnpPresence() -> String { upnp.presenceText }
 
     /// UpdatePresence (§5.5.2): `payload`, a PIDF document (RFC 3863) whose entity becomes the
     /// user, is published as the user's where the user lives: an OMA user's to the OMA presence
@@ -43,7 +39,7 @@ extension GatewayCore {
     /// (``upnpServiceItems(_:)``); and evented as `UserPresenceInfo`.
     public mutating func updateUPnPPresence(_ payload: String, now: NIODeadline) throws(UPnPFault) -> [Action] {
         guard let user = upnpUser else { throw UPnPFault.actionFailed }
-        var document = try Self.upnpPIDF(payload)
+        var document = try UPnPPresenceBridge.pidf(payload)
         document.entity = user.aor
         var out: [Action]
         switch user.side {
@@ -78,31 +74,16 @@ extension GatewayCore {
             localTag: ids.tag())
     }
 
-    /// GetContactPresence (§5.5.3): the registered contact `targetContact` names (a ContactId
-    /// document), as a one-contact PresenceOfContactsList; error 600 for a contact not
-    /// registered.
+    /// GetContactPresence (§5.5.3) (``UPnPPresenceBridge/contactPresence(_:)``).
     public func upnpContactPresence(_ targetContact: String) throws(UPnPFault) -> String {
-        let contact = try Self.upnpContact(targetContact)
-        guard let key = upnp.key(of: contact), let registration = upnp[key] else {
-            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(contact) is not registered")
-        }
-        return UPnPPresenceBridge.text(UPnPContactPresenceList(contacts: [registration.shown]).serialized())
+        try upnp.contactPresence(targetContact)
     }
 
-    /// GetPresenceOfContactsUpdate (§5.5.4): the contacts whose presence changed since the last
-    /// call.
-    public mutating func takeUPnPContactsUpdate() -> String {
-        UPnPPresenceBridge.text(upnp.takeUpdates().serialized())
-    }
+    /// GetPresenceOfContactsUpdate (§5.5.4) (``UPnPPresenceBridge/takeUpdatesText()``).
+    public mutating func takeUPnPContactsUpdate() -> String { upnp.takeUpdatesText() }
 
-    /// The evented variables as they are now, for a new GENA subscriber's initial event
-    /// (UDA 1.1 §4.3.2).
-    public func upnpEventedValues() -> [EventedVariable: String] {
-        [
-            .userPresenceInfo: upnpPresence(),
-            .watcher: UPnPPresenceBridge.text(UPnPWatcherList(watchers: upnp.watcherList).serialized()),
-        ]
-    }
+    /// The evented variables as they are now (``UPnPPresenceBridge/eventedValues``).
+    public func upnpEventedValues() -> [EventedVariable: String] { upnp.eventedValues }
 
     /// RegisterForContactPresence (§5.5.5): watches the contact `contactID` names for `expire`
     /// seconds with the user as watcher (0 ends the registration), through the gateway's
@@ -113,7 +94,7 @@ extension GatewayCore {
     public mutating func registerUPnPContact(
         _ contactID: String, expire: Int32, controlPoint: String = "", now: NIODeadline
     ) throws(UPnPFault) -> (result: String, actions: [Action]) {
-        let contact = try Self.upnpContact(contactID)
+        let contact = try UPnPPresenceBridge.contact(contactID)
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
         guard let contactURI = try? SIPURI(contact), let side = configuration.servingSide(of: contactURI.host) else {
             throw UPnPFault(
@@ -121,40 +102,36 @@ extension GatewayCore {
         }
         let until = now + .seconds(Int64(expire))
         if let key = upnp.key(of: contact) {
-            if expire == 0 { return (Self.registration(contact, .ended), endUPnPRegistration(key, now: now)) }
+            if expire == 0 {
+                return (UPnPPresenceBridge.registration(contact, .ended), endUPnPRegistration(key, now: now))
+            }
             upnp.modify(key) { $0.until = until }
             return (
-                Self.registration(contact, .subscribed, expires: expire),
+                UPnPPresenceBridge.registration(contact, .subscribed, expires: expire),
                 [.schedule(.expiry(.upnpContact(key)), at: until)]
             )
         }
-        guard expire > 0 else { return (Self.registration(contact, .ended), []) }
+        guard expire > 0 else { return (UPnPPresenceBridge.registration(contact, .ended), []) }
         // An enterprise user is an enterprise watcher of an OMA contact (flow 1): blocked, it is
         // refused as flow 1 refuses one (403, RFC 5025 §3.2.1).
         if side == .oma, let watcher = upnpWatcher, watcher.network == .sameEnterprise,
             policy(for: contact).subHandling(for: watcher) == .block
         {
-            return (Self.registration(contact, .refused, status: 403), [])
+            return (UPnPPresenceBridge.registration(contact, .refused, status: 403), [])
         }
         try admitUPnPRegistration(from: controlPoint)
         let registration = UPnPPresenceBridge.Registration(contact: contact, until: until, controlPoint: controlPoint)
         let actions = try openUPnPRegistration(registration, uri: contactURI, on: side, now: now)
-        return (Self.registration(contact, .subscribed, expires: expire), actions)
+        return (UPnPPresenceBridge.registration(contact, .subscribed, expires: expire), actions)
     }
 
-    /// Refuses a new registration past the device's cap or the control point's (UPnP 501).
+    /// Refuses a new registration past the device's cap or the control point's (UPnP 501),
+    /// counted among the refusals.
     private mutating func admitUPnPRegistration(from controlPoint: String) throws(UPnPFault) {
         guard let limits = configuration.upnp else { throw UPnPFault.actionFailed }
-        if upnp.count >= limits.maxRegistrations {
+        if let refusal = upnp.refusal(from: controlPoint, limits: limits) {
             quotas.refusals.upnpRegistrations += 1
-            throw UPnPFault(code: 501, description: "Action Failed: \(limits.maxRegistrations) registrations held")
-        }
-        if upnp.count(of: controlPoint) >= limits.maxRegistrationsPerControlPoint {
-            quotas.refusals.upnpRegistrations += 1
-            throw UPnPFault(
-                code: 501,
-                description:
-                    "Action Failed: \(limits.maxRegistrationsPerControlPoint) registrations held for \(controlPoint)")
+            throw refusal
         }
     }
 
@@ -186,37 +163,6 @@ extension GatewayCore {
         }
     }
 
-    /// A UserPresenceInfo payload: a PIDF document (RFC 3863); error 600 otherwise.
-    private static func upnpPIDF(_ payload: String) throws(UPnPFault) -> PIDFDocument {
-        do {
-            return try PIDFDocument(bytes: Array(payload.utf8))
-        } catch {
-            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
-        }
-    }
-
-    /// A ContactId document's contact as an address of record; error 600 otherwise.
-    private static func upnpContact(_ document: String) throws(UPnPFault) -> String {
-        let id: UPnPContactID
-        do {
-            id = try UPnPContactID(bytes: Array(document.utf8))
-        } catch {
-            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
-        }
-        guard let contact = WatcherIdentity.addressOfRecord(id.uri) else {
-            throw UPnPFault(code: 600, description: "Argument Value Invalid: \(id.uri) is no address of record")
-        }
-        return contact
-    }
-
-    private static func registration(
-        _ contact: String, _ result: UPnPRegistrationResult.Result, expires: Int32? = nil, status: Int? = nil
-    ) -> String {
-        UPnPPresenceBridge.text(
-            UPnPRegistrationResult(uri: contact, result: result, status: status, expires: expires.map(Int.init))
-                .serialized())
-    }
-
     // MARK: - Watchers (§5.5.6, §5.5.7)
 
     /// AuthorizePresenceProactive (§5.5.7): each watcher of `watcherList` (a WatcherList
@@ -232,7 +178,7 @@ extension GatewayCore {
         } catch {
             throw UPnPFault(code: 600, description: "Argument Value Invalid: \(error)")
         }
-        _ = try Self.upnpPIDF(userPresenceInfo)
+        _ = try UPnPPresenceBridge.pidf(userPresenceInfo)
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
         let until = now + .seconds(Int64(expire))
         let decided = list.watchers.map { watcher -> (uri: String, decision: UPnPPresenceBridge.Decision?) in
@@ -253,8 +199,8 @@ extension GatewayCore {
     public mutating func authorizeUPnPWatcher(
         _ contactID: String, expire: Int32, userPresenceInfo: String, now: NIODeadline
     ) throws(UPnPFault) -> [Action] {
-        let watcher = try Self.upnpContact(contactID)
-        _ = try Self.upnpPIDF(userPresenceInfo)
+        let watcher = try UPnPPresenceBridge.contact(contactID)
+        _ = try UPnPPresenceBridge.pidf(userPresenceInfo)
         guard expire >= 0 else { throw UPnPFault.argumentValueOutOfRange }
         let decision = UPnPPresenceBridge.Decision(handling: .allow, until: now + .seconds(Int64(expire)))
         return try decideUPnPWatchers([(watcher, expire == 0 ? nil : decision)], now: now)
