@@ -168,8 +168,8 @@ extension GatewayCore {
         let changed = watcherInfo.takeRosterChanges()
         guard !changed.isEmpty || everyWatch || watcherInfo.resyncing else { return [] }
         // The UPnP user's watchers (flow 5) are worked out from the same changes.
-        let out = upnpWatchersChanged(changed, everyWatch: everyWatch)
-        return out
+        let upnpWatchers = upnpWatchersChanged(changed, everyWatch: everyWatch)
+        return upnpWatchers
             + applyWatcherInfo(watcherInfo.changes(changed, everyWatch: everyWatch, policy: watcherPolicy, now: now))
     }
 
