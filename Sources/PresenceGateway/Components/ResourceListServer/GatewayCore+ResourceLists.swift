@@ -210,64 +210,20 @@ extension GatewayCore {
         return apply(actions.flatMap { $0 } ?? [], context: .omaWatch(key), now: now)
     }
 
-    /// The list's next notification body (RFC 4662 §5), and its type: with `only` nil, full state
-    /// (every member); else that member alone, or nothing (an empty body) when its part is
-    /// unchanged. A member without state yet is listed without an instance (§4.5), an ended one
-    /// `terminated` with its reason. The list watch keeps the new version and what each part said.
+    /// The list's next notification body (RFC 4662 §5) and its type
+    /// (``ResourceListServer/body(of:uri:only:parts:bodyType:answered:ids:)``), with the
+    /// members' parts rendered here from the enterprise state their watches know.
     private mutating func listBody(_ key: Int, only member: String?, bodyType: String) -> (body: [UInt8], type: String)
     {
-        guard let (watch, found) = resourceList(key),
-            member.map({ uri in found.members.contains { $0.uri == uri } }) ?? true
-        else { return ([], bodyType) }
-        let list = found
-        var sent: [(index: Int, digest: BodyDigest?)] = []
-        let boundary = ids.boundary()
-        var rlmi = RLMIList(uri: watch.resource, fullState: member == nil)
-        var parts: [MultipartBody.Part] = []
-        for index in list.members.indices where member == nil || list.members[index].uri == member {
-            let entry = list.members[index]
-            var resource = RLMIList.Resource(uri: entry.uri)
-            defer { rlmi.resources.append(resource) }
-            guard let memberKey = entry.watch else {
-                resource.instances = [
-                    RLMIList.Instance(id: entry.instance, state: .terminated, reason: entry.ended ?? "rejected")
-                ]
-                sent.append((index, nil))
-                continue
-            }
-            guard let state = memberState(memberKey) else { continue }
-            let part = render(state, as: bodyType)
-            let digest = BodyDigest(part)
-            if member != nil, digest == entry.sent { return ([], bodyType) }
-            sent.append((index, digest))
-            let cid = "\(index).\(boundary)@\(Self.contentIDHost)"
-            resource.instances = [RLMIList.Instance(id: entry.instance, state: .active, cid: cid)]
-            parts.append(
-                MultipartBody.Part(
-                    headers: [
-                        ("Content-Transfer-Encoding", "binary"), ("Content-ID", "<\(cid)>"), ("Content-Type", bodyType),
-                    ],
-                    body: part))
+        guard let watch = notifier[key] else { return ([], bodyType) }
+        var parts: ResourceListServer.Parts = [:]
+        for memberKey in lists.memberWatches(of: key, only: member) {
+            if let state = memberState(memberKey) { parts[memberKey] = render(state, as: bodyType) }
         }
-        // §5.2: version 0 in the first notification, then exactly one higher in each.
-        let answered = watch.pending == nil
-        rlmi.version =
-            lists.modify(key) { list in
-                for (index, digest) in sent { list.members[index].sent = digest }
-                if answered { list.version += 1 }
-                return list.version
-            } ?? list.version
-        let start = "list.\(boundary)@\(Self.contentIDHost)"
-        parts.insert(
-            MultipartBody.Part(
-                headers: [
-                    ("Content-Transfer-Encoding", "binary"), ("Content-ID", "<\(start)>"),
-                    ("Content-Type", SIPBodyType.rlmi),
-                ], body: rlmi.serialized()),
-            at: 0)
-        let type =
-            "\(SIPBodyType.multipartRelated);type=\"\(SIPBodyType.rlmi)\";start=\"<\(start)>\";boundary=\(boundary)"
-        return (MultipartBody(boundary: boundary, parts: parts).bytes, type)
+        return lists.body(
+            of: key, uri: watch.resource, only: member, parts: parts, bodyType: bodyType,
+            answered: watch.pending == nil,
+            ids: &ids)
     }
 
     /// Ends a list subscription with `reason`: its final NOTIFY carries full state too (RFC 4662
@@ -295,9 +251,6 @@ extension GatewayCore {
         plain.adaptiveMinRate = nil
         return plain
     }
-
-    /// The right-hand side of the gateway's Content-IDs (RFC 2392).
-    static let contentIDHost = "gateway"
 
     /// RFC 4662 §4.1: every NOTIFY of a list subscription carries `Require: eventlist`.
     static func requiringEventlist(_ actions: [NotifierSubscription.Action]) -> [NotifierSubscription.Action] {
