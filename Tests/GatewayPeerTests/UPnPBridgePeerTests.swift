@@ -269,7 +269,8 @@ final class ControlPoint: @unchecked Sendable {
                 _ = try await point.read("ready.json", within: 20)
                 try await body(point)
             } cleanup: {
-                try? Data(#"{"quit": true}"#.utf8).write(to: URL(fileURLWithPath: folder + "/cmd-\(point.number + 1).json"))
+                try? Data(#"{"quit": true}"#.utf8).write(
+                    to: URL(fileURLWithPath: folder + "/cmd-\(point.number + 1).json"), options: .atomic)
                 _ = await process.wait(timeout: 10)
             }
         } cleanup: {
@@ -283,7 +284,8 @@ final class ControlPoint: @unchecked Sendable {
     func call(_ action: String, _ args: [String: Any] = [:]) async throws -> Answer {
         number += 1
         let command = try JSONSerialization.data(withJSONObject: ["action": action, "args": args])
-        try command.write(to: URL(fileURLWithPath: folder + "/cmd-\(number).json"))
+        // Whole or not at all: the control point polls for the file and reads it once it exists.
+        try command.write(to: URL(fileURLWithPath: folder + "/cmd-\(number).json"), options: .atomic)
         let answer = try await read("out-\(number).json", within: 20)
         return Answer(ok: answer["ok"] as? [String: String], fault: answer["fault"] as? Int)
     }
