@@ -247,7 +247,7 @@ extension GatewayCore {
         guard let user = configuration.upnp?.user else { return [] }
         let identity = Self.linkedEnterpriseIdentity(of: user, in: configuration)
         guard everyWatch || changed[user] != nil || identity.map({ changed[$0] != nil }) == true else { return [] }
-        let list = watcherList(of: user).map { entry in
+        let list = watcherInfo.list(of: user, watcherPolicy).map { entry in
             UPnPWatcher(
                 uri: entry.uri, status: UPnPWatcher.Status(rawValue: entry.status.rawValue),
                 decision: upnp.decision(of: entry.uri).map(Self.upnpDecision))

@@ -142,11 +142,6 @@ extension GatewayCore {
             linkedIdentity: { Self.linkedEnterpriseIdentity(of: $0, in: configuration) })
     }
 
-    /// Every watcher of `presentity` the gateway knows, ordered by id.
-    func watcherList(of presentity: String) -> [WatcherInfo.Watcher] {
-        watcherInfo.list(of: presentity, watcherPolicy)
-    }
-
     // MARK: - Changes
 
     /// `actions`, followed by the watcher information a step's changes call for: nothing at all
