@@ -87,18 +87,14 @@ extension GatewayCore {
         var list: ResourceList?
     }
 
-    /// What the OMA watch `key` holds of the quotas: a watcher's own subscription counts against
-    /// its peer's quota, and against its watcher's unless it is a list's (whose members count
-    /// instead); a linked identity's source and a stand-in for a watcher at the OMA presence
-    /// server are the gateway's own, charged to nobody.
+    /// What the OMA watch `key` holds of the quotas (``OMAWatcherNotifier/held(of:_:registered:)``).
     func held(of key: Int, _ watch: OMAWatch) -> HeldQuota {
-        guard isWatchersOwn(key, watch) else { return HeldQuota() }
-        return HeldQuota(watcher: lists.isList(key) ? nil : watch.watcher.uri, peer: watch.peer)
+        notifier.held(of: key, watch, registered: upnp.registration(ofWatch: key) != nil)
     }
 
     /// Whether the OMA watch `key` is a watcher's own subscription (a list's included): not a
     /// linked identity's source, a stand-in nor a UPnP registration's (flow 5 caps those itself).
     func isWatchersOwn(_ key: Int, _ watch: OMAWatch) -> Bool {
-        watch.linked == nil && notifier.standsIn(key) == nil && upnp.registration(ofWatch: key) == nil
+        notifier.isWatchersOwn(key, watch, registered: upnp.registration(ofWatch: key) != nil)
     }
 }

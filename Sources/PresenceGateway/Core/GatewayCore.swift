@@ -112,10 +112,13 @@ public struct GatewayCore: Sendable {
     // The components, each holding its flow's tables (docs/architecture.md, "Who owns what").
     /// Flow 1: enterprise watchers, their OMA legs and lists (``EnterpriseWatcherBridge``).
     var bridge = EnterpriseWatcherBridge()
-    /// Flow 2's notifier side (``OMAWatcherNotifier``).
+    /// Flow 2's notifier side (``OMAWatcherNotifier``), with the resource lists it serves.
     var notifier = OMAWatcherNotifier()
-    /// The resource lists served to OMA watchers (``ResourceListServer``).
-    var lists = ResourceListServer()
+    /// The resource lists served to OMA watchers, part of the notifier (``ResourceListServer``).
+    var lists: ResourceListServer {
+        get { notifier.lists }
+        _modify { yield &notifier.lists }
+    }
     /// Flows 2 and 3 toward the enterprise: the category subscriptions the gateway keeps and
     /// where the enterprise said to make them (``EnterpriseLegPool``).
     var legPool = EnterpriseLegPool()

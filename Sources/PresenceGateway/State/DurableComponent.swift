@@ -39,8 +39,10 @@ protocol ChangedKeySet {
 
 extension Set: ChangedKeySet {}
 
-/// A journaled component that also takes its entries back from the store and lets go of those
-/// another node took over.
+/// A journaled component that also takes its entries back from the store. Letting go of the
+/// records another node took over is each component's `disown`, which the coordinator calls by
+/// record kind (`GatewayCore+Ownership`): its entry's dialog closed and quotas given back, with
+/// no message (the notifier's is lent what the UPnP bridge knows of the watch).
 protocol DurableComponent: JournaledComponent {
     /// Takes back its entries of a store read back; `core` is the rest of the state as restored
     /// so far. Returns what to do at once and the dialogs taken back.
@@ -50,10 +52,6 @@ protocol DurableComponent: JournaledComponent {
     /// The records of the dialogs it holds, which a node compares with what the store still
     /// lists as its own (docs/state.md, "Several nodes").
     func dialogRecordIDs() -> [StateRecordID]
-
-    /// Lets go, without a message, of a record another node took over: its timers cancelled, its
-    /// dialog closed.
-    mutating func disown(_ id: StateRecordID) -> ComponentOutput
 
     /// Whether the entry of `context` is still held; nil when `context` is not this component's.
     func holds(_ context: GatewayCore.Context) -> Bool?

@@ -14,7 +14,6 @@ extension GatewayCore {
         set {
             bridge.journaling = newValue
             notifier.journaling = newValue
-            lists.journaling = newValue
             legPool.journaling = newValue
             linkedIdentities.journaling = newValue
             watcherInfo.journaling = newValue
@@ -23,12 +22,11 @@ extension GatewayCore {
     }
 
     /// The changes since the last call, as records for the store; `clock` turns the deadlines
-    /// they hold into wall-clock times. Each component gives the records of what it changed; an
-    /// OMA watch's record also carries what the resource list server holds of it.
+    /// they hold into wall-clock times. Each component gives the records of what it changed.
     public mutating func takeStateChanges(clock: WallClock) -> [StateChange] {
         guard journaling else { return [] }
         let enterpriseWatchers = bridge.takeChangedKeys()
-        let omaWatches = notifier.takeChanged().union(lists.takeChanged())
+        let omaWatches = notifier.takeChangedKeys()
         let pool = legPool.takeChangedKeys()
         let linked = linkedIdentities.takeChangedKeys()
         let winfo = watcherInfo.takeChangedKeys()
@@ -40,9 +38,7 @@ extension GatewayCore {
         let coding = recordCoding(clock: clock)
         let encoder = coding.encoder()
         return bridge.stateChanges(enterpriseWatchers, coding: coding, encoder: encoder)
-            + StoredOMAWatch.changes(omaWatches.map(String.init), coding: coding, encoder: encoder) {
-                Int($0).flatMap(storedOMAWatch)
-            }
+            + notifier.stateChanges(omaWatches, coding: coding, encoder: encoder)
             + legPool.stateChanges(pool, coding: coding, encoder: encoder)
             + linkedIdentities.stateChanges(linked, coding: coding, encoder: encoder)
             + watcherInfo.stateChanges(winfo, coding: coding, encoder: encoder)
@@ -55,12 +51,10 @@ extension GatewayCore {
         guard journaling else { return body(&self) }
         bridge.beginQuiet()
         notifier.beginQuiet()
-        lists.beginQuiet()
         legPool.beginQuiet()
         let actions = body(&self)
         bridge.endQuiet()
         notifier.endQuiet()
-        lists.endQuiet()
         legPool.endQuiet()
         return actions
     }

@@ -12,7 +12,7 @@ extension GatewayCore {
             case .enterpriseWatch, .omaLeg, .omaList:
                 out += apply(bridge.disown(id))
             case .omaWatch:
-                out += disownOMAWatch(key)
+                out += apply(notifier.disown(id, registered: upnp.registration(ofWatch: key) != nil))
             case .winfoWatch:
                 out += apply(watcherInfo.disown(id))
                 followWatcherInfoSubscribers()
@@ -27,20 +27,11 @@ extension GatewayCore {
         return out
     }
 
-    /// An OMA watcher's dialog let go: its quotas released, its index entry and timers gone.
-    private mutating func disownOMAWatch(_ key: Int) -> [Action] {
-        guard let current = notifier[key] else { return [] }
-        let held = held(of: key, current)
-        lists.forget(key)
-        _ = apply(notifier.close(key, held: held, forgotten: true).output)
-        return [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
-    }
-
     /// The records of the dialogs this core holds (the kinds ``disown(_:)`` lets go of): what a
     /// node whose lease lapsed compares with what the store still lists as its own.
     public func dialogRecordIDs() -> [StateRecordID] {
         bridge.dialogRecordIDs()
-            + notifier.keys.map { StateRecordID(kind: RecordKind.omaWatch.rawValue, key: String($0)) }
+            + notifier.dialogRecordIDs()
             + legPool.dialogRecordIDs() + watcherInfo.dialogRecordIDs() + linkedIdentities.dialogRecordIDs()
             + upnp.dialogRecordIDs()
     }
@@ -50,7 +41,7 @@ extension GatewayCore {
         switch context {
         case .enterpriseWatch, .omaLeg, .omaList: bridge.holds(context) ?? false
         case .serverWatch(let key): serverWatches[key] != nil
-        case .omaWatch(let key): notifier[key] != nil
+        case .omaWatch: notifier.holds(context) ?? false
         case .winfoWatch: watcherInfo.holds(context) ?? false
         case .enterpriseLeg: legPool.holds(context) ?? false
         case .linkedPublication, .servicePublish: linkedIdentities.holds(context) ?? false

@@ -60,7 +60,7 @@ extension GatewayCore {
         var out = restore(\.bridge, from: entries, now: now)
         // Before the OMA watches: which of them carry a UPnP registration's contact (flow 5).
         out += restore(\.upnp, from: entries, now: now)
-        restoreOMAWatchers(entries)
+        out += restore(\.notifier, from: entries, now: now)
         // Before any watch is attached again: the legs toward the enterprise, and where the
         // enterprise said to subscribe.
         out += restore(\.legPool, from: entries, now: now)

@@ -120,7 +120,7 @@ extension GatewayCore {
     /// Every kind of entry the durable store keeps. A record of a kind not listed is refused on
     /// restore (written by a newer presence-gateway).
     static let storedKinds: [any StoredEntry.Type] = [
-        EnterpriseWatch.self, OMALeg.self, OMAList.self, StoredOMAWatch.self, EnterpriseLeg.self,
+        EnterpriseWatch.self, OMALeg.self, OMAList.self, OMAWatcherNotifier.StoredWatch.self, EnterpriseLeg.self,
         LinkedIdentityPublisher.Link.self,
         EventStateCompositor.Publication.self, CategoryPublisher.self, WatcherInfoServer.Watch.self, PoolHint.self,
         BatchRefusal.self, UPnPPresenceBridge.Registration.self, UPnPPresenceBridge.User.self,

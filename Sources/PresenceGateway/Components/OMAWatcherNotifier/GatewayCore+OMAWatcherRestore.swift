@@ -12,21 +12,8 @@ extension GatewayCore {
     mutating func resumeOMAWatchers(_ entries: StoredEntries, now: NIODeadline, pace: () -> NIODeadline) -> [Action] {
         // Their keys only: the pool built the table of legs itself.
         let enterpriseLegs = Set(entries.entries(EnterpriseLeg.self).compactMap { Int($0.key) }).sorted()
-        return resumeOMAWatches(entries.table(StoredOMAWatch.self).keys.sorted(), now: now)
+        return resumeOMAWatches(entries.table(OMAWatcherNotifier.StoredWatch.self).keys.sorted(), now: now)
             + resumeEnterpriseLegs(enterpriseLegs, now: now, pace: pace)
-    }
-
-    /// The OMA watchers' dialogs back in their tables (with what the list server and the
-    /// stand-ins say of each: one record holds all three, ``StoredOMAWatch``), with their quotas
-    /// and dialog index entries.
-    mutating func restoreOMAWatchers(_ entries: StoredEntries) {
-        for (key, stored) in entries.table(StoredOMAWatch.self) {
-            let watch = stored.watch
-            var output = notifier.restore(key, watch, standingInFor: stored.standsIn)
-            lists.restore(key, list: stored.list, owner: stored.listOwner)
-            output.counted = [held(of: key, watch)]
-            _ = apply(output)
-        }
     }
 
     /// The OMA watchers' dialogs: their expiry timers again; one never answered is ended and its

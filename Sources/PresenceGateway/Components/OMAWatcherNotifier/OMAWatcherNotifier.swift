@@ -1,3 +1,5 @@
+import Foundation
+import GatewayState
 import NIOCore
 import SIPStack
 
@@ -7,7 +9,9 @@ import SIPStack
 /// its timer in `GatewayCore+RateControl`, filters (RFC 4660), partial notifications (RFC
 /// 5263), and the rest in `GatewayCore+OMAWatchers`; the stand-ins are made by
 /// `OMAServerWatches/GatewayCore+WatcherMirror`. A served list's subscription and its members'
-/// back-end watches are OMA watches too; what makes them so is the ``ResourceListServer``'s.
+/// back-end watches are OMA watches too; what makes them so is kept by the notifier's
+/// ``ResourceListServer`` (``lists``), a component of its own whose entries are facets of the
+/// notifier's watches, stored in their records (`OMAWatcherNotifier+Storage`).
 ///
 /// The tables are private: a watch is opened (``open(_:_:)``, ``standIn(_:_:for:)``), changed in
 /// place (``modify(_:_:)``: no caller holds a copy to put back), answered (``answer(_:_:_:)``)
@@ -26,6 +30,8 @@ struct OMAWatcherNotifier: Sendable {
     private(set) var standIns: [String: [String: Int]] = [:]
     /// The watches to report to the watchers' roster (``takeWatcherReports()``).
     private var reporting = WatcherReporting()
+    /// The resource lists served to OMA watchers, by the key of their list watch.
+    var lists = ResourceListServer()
 
     var count: Int { watches.count }
 
@@ -97,19 +103,6 @@ struct OMAWatcherNotifier: Sendable {
         return (old, out)
     }
 
-    /// Puts back watch `key` as the store held it: its dialog, returned as restored (what it
-    /// holds of the quotas is the coordinator's to count again).
-    mutating func restore(_ key: Int, _ watch: GatewayCore.OMAWatch, standingInFor identity: String?)
-        -> ComponentOutput
-    {
-        watches.restore(key, watch)
-        reporting.changed(key)
-        if let identity { index(key, watch, standingIn: identity) }
-        var out = ComponentOutput()
-        out.dialog(.restored, .omaWatch(key), watch.dialogKey)
-        return out
-    }
-
     private mutating func index(_ key: Int, _ watch: GatewayCore.OMAWatch, standingIn identity: String) {
         standingIn[key] = identity
         standIns[identity, default: [:]][watch.watcher.uri] = key
@@ -123,17 +116,6 @@ struct OMAWatcherNotifier: Sendable {
         standIns[identity]?[old.watcher.uri] = nil
         if standIns[identity]?.isEmpty == true { standIns[identity] = nil }
     }
-
-    // MARK: Journal
-
-    var journaling: Bool {
-        get { watches.journaling }
-        set { watches.journaling = newValue }
-    }
-
-    mutating func beginQuiet() { watches.beginQuiet() }
-    mutating func endQuiet() { watches.endQuiet() }
-    mutating func takeChanged() -> Set<Int> { watches.takeChanged() }
 
     // MARK: The watchers' roster
 
@@ -155,6 +137,103 @@ struct OMAWatcherNotifier: Sendable {
                 key, WatcherReport(source: .oma, watcher: watch.watcher, named: named, waiting: watch.pending != nil)
             )
         }
+    }
+}
+
+// MARK: - Persistence
+
+extension OMAWatcherNotifier {
+    /// The watch `key` with what the other tables hold of it, for the store.
+    func stored(_ key: Int) -> StoredWatch? {
+        watches[key].map {
+            StoredWatch(watch: $0, list: lists[key], listOwner: lists.owner(of: key), standsIn: standingIn[key])
+        }
+    }
+
+    /// What the watch `key` holds of the coordinator's quotas (docs/security.md): a watcher's own
+    /// subscription counts against its peer's quota, and against its watcher's unless it is a
+    /// list's (whose members count instead). A linked identity's source, a stand-in for a
+    /// watcher at the OMA presence server and a UPnP registration's watch (`registered`, which
+    /// the coordinator lends: flow 5 caps those itself) are the gateway's own, charged to nobody.
+    func held(of key: Int, _ watch: GatewayCore.OMAWatch, registered: Bool) -> HeldQuota {
+        guard isWatchersOwn(key, watch, registered: registered) else { return HeldQuota() }
+        return HeldQuota(watcher: lists.isList(key) ? nil : watch.watcher.uri, peer: watch.peer)
+    }
+
+    /// Whether the watch `key` is a watcher's own subscription (a list's included).
+    func isWatchersOwn(_ key: Int, _ watch: GatewayCore.OMAWatch, registered: Bool) -> Bool {
+        watch.linked == nil && standingIn[key] == nil && !registered
+    }
+
+    /// Lets go of the watch of `id`, which another node took over, without a message: its
+    /// dialog closed, its quotas given back (`registered`: as for ``held(of:_:registered:)``),
+    /// its timers cancelled, its list or membership forgotten.
+    mutating func disown(_ id: StateRecordID, registered: Bool) -> ComponentOutput {
+        guard id.kind == StoredWatch.recordKind.rawValue, let key = Int(id.key), let watch = watches[key] else {
+            return ComponentOutput()
+        }
+        let held = held(of: key, watch, registered: registered)
+        lists.forget(key)
+        var out = close(key, held: held, forgotten: true).output
+        out.actions += [.cancel(.expiry(.omaWatch(key))), .cancel(.firstAnswer(.omaWatch(key)))]
+        return out
+    }
+}
+
+/// The journal and restore, for the coordinator. A list's change is its list watch's record.
+extension OMAWatcherNotifier: DurableComponent {
+    var journaling: Bool {
+        get { watches.journaling }
+        set {
+            watches.journaling = newValue
+            lists.journaling = newValue
+        }
+    }
+
+    mutating func takeChangedKeys() -> Set<Int> { watches.takeChanged().union(lists.takeChanged()) }
+
+    func stateChanges(_ keys: Set<Int>, coding: RecordCoding, encoder: JSONEncoder) -> [StateChange] {
+        StoredWatch.changes(keys.map(String.init), coding: coding, encoder: encoder) { Int($0).flatMap(stored) }
+    }
+
+    mutating func beginQuiet() {
+        watches.beginQuiet()
+        lists.beginQuiet()
+    }
+
+    mutating func endQuiet() {
+        watches.endQuiet()
+        lists.endQuiet()
+    }
+
+    /// Takes the watches back as the store held them, with their stand-in index and lists: their
+    /// dialogs, and what they hold of the quotas. What each does next (its expiry timer, a leg
+    /// toward the enterprise again) is the coordinator's (`GatewayCore+OMAWatcherRestore`),
+    /// once the legs are back too.
+    mutating func restore(_ entries: GatewayCore.StoredEntries, core: GatewayCore, now: NIODeadline)
+        -> ComponentOutput
+    {
+        var out = ComponentOutput()
+        for (key, stored) in entries.table(StoredWatch.self) {
+            let watch = stored.watch
+            watches.restore(key, watch)
+            reporting.changed(key)
+            if let identity = stored.standsIn { index(key, watch, standingIn: identity) }
+            lists.restore(key, list: stored.list, owner: stored.listOwner)
+            out.dialog(.restored, .omaWatch(key), watch.dialogKey)
+            out.counted.append(held(of: key, watch, registered: core.upnp.registration(ofWatch: key) != nil))
+        }
+        return out
+    }
+
+    /// The records of the dialogs it holds (docs/state.md, "Several nodes").
+    func dialogRecordIDs() -> [StateRecordID] {
+        watches.keys.map { StateRecordID(kind: StoredWatch.recordKind.rawValue, key: String($0)) }
+    }
+
+    func holds(_ context: GatewayCore.Context) -> Bool? {
+        guard case .omaWatch(let key) = context else { return nil }
+        return watches[key] != nil
     }
 }
 

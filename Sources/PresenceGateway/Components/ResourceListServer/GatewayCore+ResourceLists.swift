@@ -220,10 +220,10 @@ extension GatewayCore {
         for memberKey in lists.memberWatches(of: key, only: member) {
             if let state = memberState(memberKey) { parts[memberKey] = render(state, as: bodyType) }
         }
-        return lists.body(
+        // Through the notifier's stored property: `lists` is computed, and `ids` is written too.
+        return notifier.lists.body(
             of: key, uri: watch.resource, only: member, parts: parts, bodyType: bodyType,
-            answered: watch.pending == nil,
-            ids: &ids)
+            answered: watch.pending == nil, ids: &ids)
     }
 
     /// Ends a list subscription with `reason`: its final NOTIFY carries full state too (RFC 4662

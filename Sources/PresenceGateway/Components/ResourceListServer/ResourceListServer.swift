@@ -8,7 +8,9 @@
 ///
 /// Both tables are private: a list is opened, changed in place (``modify(_:_:)``) and removed
 /// here, and the members' owners follow its members, so no caller keeps the two in step. What
-/// a list change means for the store is the list watch's record (``takeChanged()``).
+/// a list change means for the store is the list watch's record, which the notifier writes
+/// (``takeChanged()``; `OMAWatcherNotifier+Storage`). The notifier holds this component
+/// (``OMAWatcherNotifier/lists``).
 struct ResourceListServer: Sendable {
     /// The lists, by the key of their list watch.
     private var lists = JournaledTable<GatewayCore.ResourceList>()
