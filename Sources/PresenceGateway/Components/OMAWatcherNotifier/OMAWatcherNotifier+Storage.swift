@@ -25,10 +25,35 @@ extension OMAWatcherNotifier.StoredWatch: StoredEntry, Codable {
         StoredDialog(watch.subscription?.dialog.id, expiresAt: watch.subscription?.expiresAt)
     }
 
+    /// The keys of the other tables' facets, beside the watch's own.
     private enum CodingKeys: String, CodingKey {
-        case watcher, network, resource, subscription, answered, leg, linked, peer, partialVersion, filter, list
-        case listOwner
+        case list, listOwner
         case standsIn = "mirrorOf"
+    }
+
+    init(from decoder: any Decoder) throws {
+        let watch = try GatewayCore.OMAWatch(from: decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            watch: watch, list: try c.decodeIfPresent(GatewayCore.ResourceList.self, forKey: .list),
+            listOwner: try c.decodeIfPresent(Int.self, forKey: .listOwner),
+            standsIn: try c.decodeIfPresent(String.self, forKey: .standsIn))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try watch.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(list, forKey: .list)
+        try c.encodeIfPresent(listOwner, forKey: .listOwner)
+        try c.encodeIfPresent(standsIn, forKey: .standsIn)
+    }
+}
+
+/// An OMA watch's own fields in its record. Its watcher is written as two keys and its pending
+/// SUBSCRIBE as `answered`, so it writes its own coding.
+extension GatewayCore.OMAWatch: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case watcher, network, resource, subscription, answered, leg, linked, peer, partialVersion, filter
     }
 
     /// Partial notifications (RFC 5263) come back two blocks above the version written, so above
@@ -37,49 +62,40 @@ extension OMAWatcherNotifier.StoredWatch: StoredEntry, Codable {
     init(from decoder: any Decoder) throws {
         let coding = try RecordCoding.of(decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        let resource = try c.decode(String.self, forKey: .resource)
-        var watch = GatewayCore.OMAWatch(
-            watcher: try c.decodeWatcher(.watcher, .network), resource: resource,
-            linked: try c.decodeIfPresent(Int.self, forKey: .linked),
-            peer: try c.decodeIfPresent(DialogPeer.self, forKey: .peer))
+        resource = try c.decode(String.self, forKey: .resource)
+        watcher = try c.decodeWatcher(.watcher, .network)
+        linked = try c.decodeIfPresent(Int.self, forKey: .linked)
+        peer = try c.decodeIfPresent(DialogPeer.self, forKey: .peer)
         if var record = try c.decodeIfPresent(NotifierSubscription.Record.self, forKey: .subscription),
             try c.decode(Bool.self, forKey: .answered)
         {
-            record.contact = coding.contact(.oma, for: watch.peer)?.description ?? record.contact
-            watch.subscription = try NotifierSubscription.read(record, coding)
+            record.contact = coding.contact(.oma, for: peer)?.description ?? record.contact
+            subscription = try NotifierSubscription.read(record, coding)
         }
-        watch.leg = try c.decodeIfPresent(Int.self, forKey: .leg)
-        if let stored = try c.decodeIfPresent(StoredBytes.self, forKey: .filter), let terms = watch.subscription?.terms
-        {
+        leg = try c.decodeIfPresent(Int.self, forKey: .leg)
+        if let stored = try c.decodeIfPresent(StoredBytes.self, forKey: .filter), let terms = subscription?.terms {
             do {
-                watch.filter = try OMAWatcherNotifier.watcherFilter(
+                filter = try OMAWatcherNotifier.watcherFilter(
                     body: stored.bytes, type: OMAWatcherNotifier.simpleFilterType, resource: resource, terms: terms)
             } catch { throw GatewayCore.RestoreError.Detail("filter: \(error.reason)") }
         }
         if let version = try c.decodeIfPresent(UInt32.self, forKey: .partialVersion) {
-            watch.partial = OMAWatcherNotifier.PartialNotifications(
+            partial = OMAWatcherNotifier.PartialNotifications(
                 version: version &+ 2 * GatewayCore.sequenceBlock, last: nil)
         }
-        self.init(
-            watch: watch, list: try c.decodeIfPresent(GatewayCore.ResourceList.self, forKey: .list),
-            listOwner: try c.decodeIfPresent(Int.self, forKey: .listOwner),
-            standsIn: try c.decodeIfPresent(String.self, forKey: .standsIn))
     }
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(watch.watcher.uri, forKey: .watcher)
-        try c.encode(watch.watcher.network, forKey: .network)
-        try c.encode(watch.resource, forKey: .resource)
-        try c.encodeIfPresent(watch.subscription.map { DialogState(wrappedValue: $0) }, forKey: .subscription)
-        try c.encode(watch.pending == nil, forKey: .answered)
-        try c.encodeIfPresent(watch.leg, forKey: .leg)
-        try c.encodeIfPresent(watch.linked, forKey: .linked)
-        try c.encodeIfPresent(watch.peer, forKey: .peer)
-        try c.encodeIfPresent(watch.partial.map { $0.version ?? 0 }, forKey: .partialVersion)
-        try c.encodeIfPresent(watch.filter.map { StoredBytes($0.document) }, forKey: .filter)
-        try c.encodeIfPresent(list, forKey: .list)
-        try c.encodeIfPresent(listOwner, forKey: .listOwner)
-        try c.encodeIfPresent(standsIn, forKey: .standsIn)
+        try c.encode(watcher.uri, forKey: .watcher)
+        try c.encode(watcher.network, forKey: .network)
+        try c.encode(resource, forKey: .resource)
+        try c.encodeIfPresent(subscription.map { DialogState(wrappedValue: $0) }, forKey: .subscription)
+        try c.encode(pending == nil, forKey: .answered)
+        try c.encodeIfPresent(leg, forKey: .leg)
+        try c.encodeIfPresent(linked, forKey: .linked)
+        try c.encodeIfPresent(peer, forKey: .peer)
+        try c.encodeIfPresent(partial.map { $0.version ?? 0 }, forKey: .partialVersion)
+        try c.encodeIfPresent(filter.map { StoredBytes($0.document) }, forKey: .filter)
     }
 }
