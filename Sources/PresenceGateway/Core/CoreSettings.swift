@@ -21,6 +21,14 @@ struct CoreSettings: Sendable {
     let registry: SIPEventPackageRegistry
 }
 
+extension CoreSettings {
+    /// The Contact of the gateway's notifier dialog with `peer` on `side`: the one of the
+    /// transport the peer came over, else the side's (nil: `fallback`).
+    func contact(_ side: GatewayConfiguration.Side, for peer: DialogPeer?, fallback: SIPURI) -> SIPAddress {
+        peer.flatMap { transportContacts[side]?[$0.transport] } ?? contacts[side] ?? SIPAddress(uri: fallback)
+    }
+}
+
 extension GatewayCore {
     /// Replaced while running by ``reconfigure(_:mapper:now:)``.
     public internal(set) var configuration: GatewayConfiguration {

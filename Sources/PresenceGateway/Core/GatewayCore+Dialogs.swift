@@ -8,7 +8,7 @@ extension GatewayCore {
     /// The Contact of the gateway's notifier dialog with `peer` on `side`: the one of the
     /// transport the peer came over, else the side's (nil: `fallback`).
     func contact(_ side: GatewayConfiguration.Side, for peer: DialogPeer?, fallback: SIPURI) -> SIPAddress {
-        peer.flatMap { transportContacts[side]?[$0.transport] } ?? contacts[side] ?? SIPAddress(uri: fallback)
+        settings.contact(side, for: peer, fallback: fallback)
     }
 
     /// The context of the dialog an in-dialog request names, and the peer that dialog belongs to

@@ -11,7 +11,7 @@ import SIPStack
 ///
 /// Such a subscription watches its Request-URI. The gateway keeps one OMA leg for it (as for a
 /// category SUBSCRIBE), builds the watcher's view as categories (containers, polite block,
-/// `pending`: ``view(of:leg:watcher:categories:)``) and renders it with the same renderer as
+/// `pending`: ``EnterpriseWatcherBridge/view(of:leg:watcher:categories:_:)``) and renders it with the same renderer as
 /// flow 2 (``render(_:as:)``), so a politely blocked watcher gets, in every format, the bytes
 /// a watcher of a never-published presentity gets. The dialog is a plain ``NotifierSubscription``
 /// (RFC 6665 §4.2): pending while the OMA side is (RFC 6665 §4.2.1.3), notified only when the
@@ -40,14 +40,15 @@ extension GatewayCore {
             forgetEnterpriseWatch(key)
             return overQuota(request, id: id)
         }
-        if allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
+        if bridge.allLegsReported(watch) { return actions + answerDocumentWatch(key, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
         return actions + [.schedule(.firstAnswer(.enterpriseWatch(key)), at: now + wait)]
     }
 
     /// The body of a document watcher's view of `resource` in `type`.
     func documentBody(_ resource: String, leg: OMALeg?, watcher: WatcherIdentity, as type: String) -> [UInt8] {
-        render(view(of: resource, leg: leg, watcher: watcher, categories: Self.bridgedCategories), as: type)
+        render(
+            bridge.view(of: resource, leg: leg, watcher: watcher, categories: Self.bridgedCategories, views), as: type)
     }
 
     /// Answers a waiting document watcher: 200 and a NOTIFY (RFC 6665 §4.2.1.2) with what is
@@ -93,7 +94,7 @@ extension GatewayCore {
     mutating func documentLegChanged(_ key: Int, leg: OMALeg, changed: Bool, now: NIODeadline) -> [Action] {
         guard let watch = bridge[watch: key], let resource = watch.documentResource else { return [] }
         guard let subscription = watch.document else {
-            return watch.pending != nil && allLegsReported(watch) ? answerDocumentWatch(key, now: now) : []
+            return watch.pending != nil && bridge.allLegsReported(watch) ? answerDocumentWatch(key, now: now) : []
         }
         guard changed else { return [] }
         if Self.reflectsPending(leg) {

@@ -157,7 +157,7 @@ extension GatewayCore {
         // unless its subscription is single: that one is answered 404 if the OMA side does not
         // find its resource (§3.4.5.3).
         let waits = terms.supportsPiggyback || terms.expires == 0 || watch.single
-        if !waits || allLegsReported(watch) {
+        if !waits || bridge.allLegsReported(watch) {
             return actions + answerEnterpriseWatch(key, now: now)
         }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
@@ -247,44 +247,6 @@ extension GatewayCore {
     /// presentity's policy blocks (RFC 5025 §3.2.1 `block`).
     static let refusedInstance = RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403)
 
-    /// The RLMI instance of a resource refused: `quotaExceeded` with 413 and the presentity as
-    /// `cid` when the presentity has as many watchers as it may ([MS-PRES] §3.4.5.1.3),
-    /// ``refusedInstance`` otherwise.
-    func rejection(of uri: String) -> RLMIList.Instance {
-        guard !presentityHasRoom(uri) else { return Self.refusedInstance }
-        let cid = uri.hasPrefix("sip:") ? String(uri.dropFirst(4)) : uri
-        return RLMIList.Instance(state: .terminated, reason: "quotaExceeded", cid: cid, statusCode: 413)
-    }
-
-    /// What a category watch is told of one of its resources, with the digest of the body when
-    /// it is the watcher's view: `rejected` when refused or blocked; `pending` while the
-    /// presentity's owner has not decided (`confirm`, RFC 5025 §3.2.1) or, for an allowed
-    /// watcher, while the OMA side has not authorized it (RFC 6665 §4.2.1.3); otherwise the
-    /// watcher's view. A `pending` resource stays in the dialog until it is decided.
-    func resolution(of uri: String, categories: [CategoryName], in watch: EnterpriseWatch)
-        -> (BatchCategorySubscription.Resolution, BodyDigest?)
-    {
-        if watch.refused.contains(uri) { return (.rejected(rejection(of: uri)), nil) }
-        switch policy(for: uri).subHandling(for: watch.watcher) {
-        case .block:
-            return (.rejected(Self.refusedInstance), nil)
-        case .confirm:
-            return (.pending(Self.pendingInstance(uri)), nil)
-        case .allow, .politeBlock:
-            let leg = watch.legs[uri].flatMap { bridge[leg: $0] }
-            if let leg, Self.reflectsPending(leg) { return (.pending(Self.pendingInstance(uri)), nil) }
-            let document = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
-            return (.accepted(document), BodyDigest(document.serialized()))
-        }
-    }
-
-    /// Whether `uri` waits for authorization in `watch`: its owner's (`confirm`, no OMA leg
-    /// made), or the OMA side's as an allowed watcher is shown it.
-    func awaitsAuthorization(_ uri: String, in watch: EnterpriseWatch) -> Bool {
-        if let leg = watch.legs[uri].flatMap({ bridge[leg: $0] }) { return Self.reflectsPending(leg) }
-        return !watch.refused.contains(uri) && policy(for: uri).subHandling(for: watch.watcher) == .confirm
-    }
-
     /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it;
     /// `from` is the watcher's From (its display name is kept).
     mutating func startOMALeg(
@@ -319,11 +281,6 @@ extension GatewayCore {
         return address
     }
 
-    /// Whether every OMA leg of a waiting enterprise watcher has reported a first state.
-    func allLegsReported(_ watch: EnterpriseWatch) -> Bool {
-        watch.legs.values.allSatisfy { bridge[leg: $0]?.categories != nil }
-    }
-
     func policy(for presentity: String) -> PresentityPolicy {
         Self.policy(for: presentity, in: configuration, spheres: bridge.spheres, decisions: upnp)
     }
@@ -348,24 +305,6 @@ extension GatewayCore {
         return policy
     }
 
-    /// Notes the sphere `pidf` says `leg`'s presentity is in (its first person's RPID `sphere`),
-    /// when its pres-rules have sphere conditions; the presentity and the sphere it was in
-    /// before, when it changed.
-    mutating func noteSphere(of leg: OMALeg, in pidf: PIDFDocument) -> (presentity: String, before: String?)? {
-        guard configuration.policy(for: leg.resource).rules.dependsOnSphere else { return nil }
-        let presentity = WatcherIdentity.addressOfRecord(leg.resource) ?? leg.resource
-        let values = pidf.persons.lazy.compactMap(\.rpid.sphere).first?.values ?? []
-        let sphere = values.lazy.compactMap { value -> String? in
-            switch value {
-            case .token(let token, nil): token
-            case .text(let text), .other(let text, _): text.trimmingCharacters(in: .whitespacesAndNewlines)
-            default: nil
-            }
-        }.first
-        let noted = bridge.noteSphere(sphere, of: presentity)
-        return noted.changed ? (presentity, noted.before) : nil
-    }
-
     /// `presentity`'s sphere changed from `before` in the NOTIFY of leg `shown`: every enterprise
     /// watcher of it is resolved again under the rules that now apply, as when its pres-rules
     /// document changes.
@@ -382,101 +321,11 @@ extension GatewayCore {
             + resolveAwaitingAuthorization(now: now) + watcherInfoChanges(now: now, everyWatch: true)
     }
 
-    /// The OMA state of `leg` as its watcher may be shown it, as categories: the PIDF with only
-    /// what the pres-rules' transformations grant (RFC 5025 §3.3; whole when no rule speaks of
-    /// the watcher), mapped. When they grant nothing of it, nothing: the never-published view
-    /// (an empty PIDF would map to availability 0).
-    func shownCategories(_ pidf: PIDFDocument, leg: OMALeg) -> CategoriesDocument {
-        var shown = pidf
-        let rules = policy(for: leg.resource).rules
-        if !rules.rules.isEmpty, let watcher = bridge[watch: leg.watch]?.watcher,
-            let permissions = rules.permissions(for: watcher)
-        {
-            shown = permissions.apply(to: pidf)
-            if shown.tuples.isEmpty, shown.persons.isEmpty, shown.devices.isEmpty {
-                return CategoriesDocument(uri: leg.resource)
-            }
-        }
-        var categories = mapper.categoriesDocument(from: shown)
-        categories.uri = leg.resource
-        // Kept for the leg's life: without the room the mapper's appends left.
-        categories.categories = categories.categories.exactCapacityCopy()
-        return categories
-    }
-
-    /// What the enterprise watcher sees of one OMA resource: the OMA state mapped to categories,
-    /// each category placed in the configured containers that expose it (container 0 when none
-    /// is configured; ``ContainerSet/publications(of:wanted:)``), resolved per category for the
-    /// watcher ([MS-PRES] §3.2.5.3); or the never-published view for a politely blocked watcher.
-    func view(of resource: String, leg: OMALeg?, watcher: WatcherIdentity, categories: [CategoryName])
-        -> CategoriesDocument
-    {
-        let policy = policy(for: resource)
-        let published = policy.containers.publications(
-            of: state(of: resource, leg: leg, watcher: watcher)?.categories,
-            wanted: categories)
-        // `view` is nil only for block/confirm, which never get a leg; the never-published view stands in.
-        return PresentityPolicy.view(
-            of: published, uri: resource, containers: policy.containers, watcher: watcher, categories: categories)
-    }
-
-    /// The state a watcher may be shown of an OMA resource: what its OMA leg reported, or for a
-    /// resource the gateway serves itself (flow 4) what was published to it; nil when nothing is
-    /// known or the watcher is politely blocked.
-    func state(of resource: String, leg: OMALeg?, watcher: WatcherIdentity) -> CategoriesDocument? {
-        if let uri = servedLocally(resource) {
-            return policy(for: resource).subHandling(for: watcher) == .allow ? linkedIdentities.served(uri) : nil
-        }
-        guard let leg, leg.handling == .allow else { return nil }
-        return leg.categories
-    }
-
+    /// Answers waiting watch `key` (``EnterpriseWatcherBridge/answer(_:_:ids:now:)``; a PIDF or
+    /// msrtc.pidf one in `GatewayCore+EnterpriseDocumentWatchers`).
     mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
         if bridge[watch: key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
-        guard let watch = bridge[watch: key], let pending = watch.pending else { return [] }
-        var sent: SmallMap<String, BodyDigest> = [:]
-        let core = self
-        let resolve: (String, [CategoryName]) -> BatchCategorySubscription.Resolution = { uri, categories in
-            let (resolution, digest) = core.resolution(of: uri, categories: categories, in: watch)
-            if let digest { sent[uri] = digest }
-            return resolution
-        }
-        // A single subscription to a resource waiting for authorization (the OMA side's, or the
-        // owner's `confirm`) is itself pending (RFC 6665 §4.2.1.3).
-        let requested = pending.batch.actions.filter { $0.kind == .subscribe }.flatMap(\.resources)
-        let singlePending =
-            watch.single && !requested.isEmpty && requested.allSatisfy { awaitsAuthorization($0.uri, in: watch) }
-        do {
-            let (subscription, actions) = try BatchCategorySubscription.accept(
-                pending.request, batch: pending.batch, terms: pending.terms, localTag: ids.tag(),
-                contact: contact(.enterprise, for: watch.peer, fallback: pending.request.uri),
-                boundary: ids.boundary(),
-                now: now,
-                status: singlePending ? .pending : .active, watcher: watch.watcher.uri, resolve: resolve)
-            var out: [Action] = [.cancel(.firstAnswer(.enterpriseWatch(key)))]
-            guard let subscription else {
-                // Polling (Expires 0): answered; the OMA legs were one-shot fetches of state.
-                forgetEnterpriseWatch(key)
-                out += apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
-                return out + endOMALegs(watch.legs.values, now: now)
-            }
-            out += apply(
-                bridge.answerWatch(key) {
-                    $0.pending = nil
-                    $0.lastSent = sent
-                    $0.subscription = subscription
-                })
-            return out + apply(actions, context: .enterpriseWatch(key), now: now, id: pending.id)
-        } catch {
-            forgetEnterpriseWatch(key)
-            return [
-                .respond(
-                    pending.id,
-                    SIPResponse(
-                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
-            ]
-                + endOMALegs(watch.legs.values, now: now)
-        }
+        return apply(bridge.answer(key, views, ids: &ids, now: now))
     }
 
     mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
@@ -512,51 +361,10 @@ extension GatewayCore {
             quotas.refusals.batchTooLarge += 1
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 413, reasonPhrase: "Too Many Resources"))]
         }
-        let (unsubscribed, added) = takeBatchActions(batch, watch: key, now: now)
-        let actions = unsubscribed + addOMALegs(watch: key, resources: added, request: request, now: now)
-        guard let current = bridge[watch: key], var subscription = current.subscription else { return actions }
-        let core = self
-        var sent: SmallMap<String, BodyDigest> = [:]
-        let updates = subscription.update(request, batch: batch, terms: terms, boundary: ids.boundary(), now: now) {
-            uri, categories in
-            let (resolution, digest) = core.resolution(of: uri, categories: categories, in: current)
-            if let digest { sent[uri] = digest }
-            return resolution
-        }
-        bridge.modifyWatch(key) {
-            for (uri, digest) in sent { $0.lastSent[uri] = digest }
-            $0.subscription = subscription
-        }
-        return actions + apply(updates, context: .enterpriseWatch(key), now: now, id: id)
-    }
-
-    /// Takes the actions of a refresh's batch in order: each resource it unsubscribes loses its
-    /// OMA leg and what was remembered of it; the resources it subscribes to and does not
-    /// unsubscribe after are returned, for their legs to be added.
-    private mutating func takeBatchActions(
-        _ batch: BatchSubscribe, watch key: Int, now: NIODeadline
-    ) -> (actions: [Action], added: [String]) {
-        var actions: [Action] = []
-        var added: [String] = []
-        for action in batch.actions {
-            for resource in action.resources {
-                switch action.kind {
-                case .subscribe:
-                    added.append(resource.uri)
-                case .unsubscribe:
-                    added.removeAll { $0 == resource.uri }
-                    let leg = bridge.modifyWatch(key) { watch -> Int? in
-                        let leg = watch.legs[resource.uri]
-                        watch.forget(resource.uri)
-                        watch.refused.remove(resource.uri)
-                        watch.awaiting.remove(resource.uri)
-                        return leg
-                    }
-                    if let leg = leg ?? nil { actions += endOMALegs([leg], now: now) }
-                }
-            }
-        }
-        return (actions, added)
+        let (unsubscribed, added) = bridge.takeBatch(batch, watch: key, now: now)
+        let actions = apply(unsubscribed) + addOMALegs(watch: key, resources: added, request: request, now: now)
+        return actions
+            + apply(bridge.refresh(key, request, batch: batch, terms: terms, id: id, views, ids: &ids, now: now))
     }
 
     mutating func omaLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
@@ -589,13 +397,13 @@ extension GatewayCore {
                 .respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))
             ]
         case .document(let document):
-            sphereChange = noteSphere(of: noted, in: document)
+            sphereChange = bridge.noteSphere(of: noted, in: document, views)
             if sphereChange != nil, let watcher = bridge[watch: noted.watch]?.watcher {
                 // This NOTIFY is shown under the rules of the sphere it announces: a watcher they
                 // no longer allow sees nothing of it (one they block is ended right after).
                 handling = policy(for: noted.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
             }
-            shown = shownCategories(document, leg: noted)
+            shown = bridge.shownCategories(document, leg: noted, views)
         case .needsFullState: needsFullState = true
         case .none, .ignored: break
         }
@@ -670,10 +478,12 @@ extension GatewayCore {
         }
         guard watch.subscription != nil else {
             // Still waiting to answer the watcher: answer once every leg has spoken.
-            if allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
+            if bridge.allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
             return []
         }
-        if leg.handling == .allow, wasPending != leg.pending { return pendingChanged(leg, watch: watch, now: now) }
+        if leg.handling == .allow, wasPending != leg.pending {
+            return apply(bridge.pendingChanged(leg, views, ids: &ids, now: now))
+        }
         return changed ? viewChanged(leg, now: now) : []
     }
 
@@ -686,16 +496,9 @@ extension GatewayCore {
     }
 
     /// What the batch dialog of watch `key` sends when the body rendered for it of `resource`
-    /// (whose OMA leg is `leg`, nil for one the gateway serves itself) may have changed: nothing
-    /// when the dialog does not carry it or the body is the one sent last.
+    /// may have changed (``EnterpriseWatcherBridge/viewChanged(of:leg:watch:_:now:)``).
     mutating func viewChanged(of resource: String, leg: OMALeg?, watch key: Int, now: NIODeadline) -> [Action] {
-        guard let watch = bridge[watch: key], let categories = watch.subscription?.resources[resource] else {
-            return []
-        }
-        let body = view(of: resource, leg: leg, watcher: watch.watcher, categories: categories).serialized()
-        guard watch.lastSent[resource] != BodyDigest(body) else { return [] }
-        let updates = bridge.modifyWatch(key) { $0.show(body, of: resource, now: now) }
-        return apply(updates ?? [], context: .enterpriseWatch(key), now: now)
+        apply(bridge.viewChanged(of: resource, leg: leg, watch: key, views, now: now))
     }
 
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
@@ -757,15 +560,12 @@ extension GatewayCore {
                 ]
             }
             bridge.modifyWatch(leg.watch) { $0.forget(resource) }
-            guard let watch = bridge[watch: leg.watch], allLegsReported(watch) else { return [] }
+            guard let watch = bridge[watch: leg.watch], bridge.allLegsReported(watch) else { return [] }
             return answerEnterpriseWatch(leg.watch, now: now)
         }
-        let reason = Self.enterpriseReason(reason)
-        let boundary = watch.single ? "" : ids.boundary()
-        let updates = bridge.modifyWatch(leg.watch) {
-            $0.remove(resource, reason: reason, statusCode: statusCode, boundary: boundary, now: now)
-        }
-        return apply(updates ?? [], context: .enterpriseWatch(leg.watch), now: now)
+        return apply(
+            bridge.resourceRemoved(
+                resource, watch: leg.watch, reason: reason, statusCode: statusCode, ids: &ids, now: now))
     }
 
     /// Unsubscribes OMA legs (``EnterpriseWatcherBridge/endLegs(_:now:)``).
@@ -804,7 +604,7 @@ extension GatewayCore {
                 guard handling != .confirm else { continue }
                 bridge.modifyWatch(key) { _ = $0.awaiting.remove(uri) }
                 if handling == .block {
-                    out += refuseAwaiting(uri, watch: key, now: now)
+                    out += apply(bridge.refuseAwaiting(uri, watch: key, ids: &ids, now: now))
                 } else if servedLocally(uri) != nil {
                     out += activateAwaiting(uri, watch: key, now: now)
                 } else if let started = startAwaitingLeg(uri, watch: key, shownPending: handling == .allow) {
@@ -812,7 +612,7 @@ extension GatewayCore {
                     if handling == .politeBlock { out += activateAwaiting(uri, watch: key, now: now) }
                 } else {
                     bridge.modifyWatch(key) { _ = $0.refused.insert(uri) }
-                    out += refuseAwaiting(uri, watch: key, now: now)
+                    out += apply(bridge.refuseAwaiting(uri, watch: key, ids: &ids, now: now))
                 }
             }
         }
@@ -850,45 +650,13 @@ extension GatewayCore {
                 return $0.document?.activate(body: body, now: now)
             }
         } else if let categories = watch.subscription?.resources[uri] {
-            let view = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories)
+            let view = bridge.view(of: uri, leg: leg, watcher: watch.watcher, categories: categories, views)
             let boundary = watch.single ? "" : ids.boundary()
             updates = bridge.modifyWatch(key) { $0.showActive(uri, view, boundary: boundary, now: now) }
         } else {
             return []
         }
         return apply((updates ?? nil) ?? [], context: .enterpriseWatch(key), now: now)
-    }
-
-    /// Takes a resource its owner now blocks out of the watch: listed `terminated;reason=rejected`
-    /// in a batch; a single or document dialog, which has no other resource, ends so.
-    private mutating func refuseAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard let watch = bridge[watch: key] else { return [] }
-        let boundary = watch.document == nil && !watch.single ? ids.boundary() : ""
-        let updates = bridge.modifyWatch(key) { watch in
-            guard watch.document == nil else { return watch.terminate(reason: "rejected", now: now) }
-            return watch.remove(uri, reason: "rejected", statusCode: 403, boundary: boundary, now: now)
-        }
-        return apply(updates ?? [], context: .enterpriseWatch(key), now: now)
-    }
-
-    /// An OMA leg went pending → active (its first authorized NOTIFY) or active → pending: the
-    /// enterprise watcher learns it. A batch dialog gets an RLMI notification listing the resource
-    /// `active` with its categories, or `pending` without; a single one is activated (RFC 6665
-    /// §4.2.1.3: a NOTIFY with the state). An active single dialog does not go back to pending
-    /// (RFC 6665 has no active → pending transition for the notifier): its notifications stop
-    /// until the OMA side is active again, then carry the state as usual.
-    private mutating func pendingChanged(_ leg: OMALeg, watch: EnterpriseWatch, now: NIODeadline) -> [Action] {
-        guard let subscription = watch.subscription, let categories = subscription.resources[leg.resource] else {
-            return []
-        }
-        let boundary = watch.single ? "" : ids.boundary()
-        guard !leg.pending else {
-            let updates = bridge.modifyWatch(leg.watch) { $0.showPending(leg.resource, boundary: boundary, now: now) }
-            return apply(updates ?? [], context: .enterpriseWatch(leg.watch), now: now)
-        }
-        let view = view(of: leg.resource, leg: leg, watcher: watch.watcher, categories: categories)
-        let updates = bridge.modifyWatch(leg.watch) { $0.showActive(leg.resource, view, boundary: boundary, now: now) }
-        return apply(updates ?? [], context: .enterpriseWatch(leg.watch), now: now)
     }
 
     /// An OMA termination reason as the enterprise side reads it (RFC 6665 §4.2.2 reasons pass;

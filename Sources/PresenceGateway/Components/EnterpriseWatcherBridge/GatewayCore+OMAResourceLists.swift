@@ -453,13 +453,13 @@ extension GatewayCore {
             var handling: SubHandling?
             var shown: CategoriesDocument?
             if let pidf = active.cid.flatMap({ notification.documents[ListNotification.contentID($0)] }) {
-                if let sphere = noteSphere(of: leg, in: pidf) {
+                if let sphere = bridge.noteSphere(of: leg, in: pidf, views) {
                     sphereChanges.append((sphere.presentity, sphere.before, memberKey))
                     if let watcher = bridge[watch: leg.watch]?.watcher {
                         handling = policy(for: leg.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
                     }
                 }
-                shown = shownCategories(pidf, leg: leg)
+                shown = bridge.shownCategories(pidf, leg: leg, views)
                 viewChanged = true
             } else if leg.categories == nil {
                 // RFC 4662 §5.5: an instance without a part has no state to report yet.
@@ -512,7 +512,7 @@ extension GatewayCore {
             bridge.modifyWatch(watchKey) { watch in
                 for change in changes where change.ended != nil { watch.legs[change.leg.resource] = nil }
             }
-            guard let watch = bridge[watch: watchKey], allLegsReported(watch) else { return [] }
+            guard let watch = bridge[watch: watchKey], bridge.allLegsReported(watch) else { return [] }
             return answerEnterpriseWatch(watchKey, now: now)
         }
         var updates: [BatchCategorySubscription.ResourceChange] = []
@@ -526,12 +526,15 @@ extension GatewayCore {
                 if change.leg.pending {
                     updates.append(.init(uri: uri, instance: Self.pendingInstance(uri)))
                 } else {
-                    let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories)
-                        .serialized()
+                    let body = bridge.view(
+                        of: uri, leg: change.leg, watcher: watch.watcher, categories: categories, views
+                    )
+                    .serialized()
                     updates.append(.init(uri: uri, instance: RLMIList.Instance(state: .active, cid: uri), body: body))
                 }
             } else if change.viewChanged, !Self.reflectsPending(change.leg) {
-                let body = view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories).serialized()
+                let body = bridge.view(of: uri, leg: change.leg, watcher: watch.watcher, categories: categories, views)
+                    .serialized()
                 guard watch.lastSent[uri] != BodyDigest(body) else { continue }
                 updates.append(.init(uri: uri, body: body))
             }

@@ -65,7 +65,10 @@ extension GatewayCore {
     // MARK: - Served identities (OMA → enterprise)
 
     /// The normalized OMA URI when `resource` is a linked identity the gateway serves itself.
-    func servedLocally(_ resource: String) -> String? {
+    func servedLocally(_ resource: String) -> String? { Self.servedLocally(resource, in: configuration) }
+
+    /// ``servedLocally(_:)`` under `configuration`.
+    static func servedLocally(_ resource: String, in configuration: GatewayConfiguration) -> String? {
         guard let uri = WatcherIdentity.addressOfRecord(resource) else { return nil }
         return configuration.linkedIdentities.contains { $0.publishToEnterprise && $0.oma == uri } ? uri : nil
     }
