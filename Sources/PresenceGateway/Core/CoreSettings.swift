@@ -1,3 +1,5 @@
+import MSPresenceEvents
+import PresenceDocuments
 public import PresenceMapping
 public import SIPMessages
 import SIPStack
@@ -26,6 +28,18 @@ extension CoreSettings {
     /// transport the peer came over, else the side's (nil: `fallback`).
     func contact(_ side: GatewayConfiguration.Side, for peer: DialogPeer?, fallback: SIPURI) -> SIPAddress {
         peer.flatMap { transportContacts[side]?[$0.transport] } ?? contacts[side] ?? SIPAddress(uri: fallback)
+    }
+
+    /// The body a watcher gets for the enterprise state `categories` in its negotiated format:
+    /// PIDF (RFC 3863, with RPID as configured), msrtc.pidf or categories ([MS-PRES] §4.11, §2.2.2).
+    func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] {
+        switch type {
+        case SIPBodyType.msrtcPIDF: mapper.msrtc(from: categories).0.serialized()
+        case SIPBodyType.msrtcCategories: categories.serialized()
+        default:
+            mapper.pidfDocument(from: categories, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions)
+                .serialized()
+        }
     }
 }
 

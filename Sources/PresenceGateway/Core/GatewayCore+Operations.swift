@@ -345,7 +345,7 @@ extension GatewayCore {
         guard let watch = bridge[watch: leg.watch] else { return [] }
         if watch.documentResource != nil {
             guard watch.document != nil else { return [] }
-            return documentLegChanged(leg.watch, leg: leg, changed: true, now: now)
+            return apply(bridge.documentLegChanged(leg.watch, leg: leg, changed: true, views, ids: &ids, now: now))
         }
         return viewChanged(leg, now: now)
     }

@@ -492,11 +492,15 @@ public struct GatewayCore: Sendable {
         }
     }
 
-    /// A notifier's actions as the core's; a removed subscription also ends its leg(s).
+    /// A notifier's actions as the core's; a removed subscription also ends its leg(s). An
+    /// enterprise watch's are the bridge's to take (``EnterpriseWatcherBridge/watchActions(_:_:now:id:)``).
     mutating func apply(
         _ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
         id: ServerRequestID? = nil
     ) -> [Action] {
+        if case .enterpriseWatch(let key) = context {
+            return apply(bridge.watchActions(actions, key, now: now, id: id))
+        }
         let side: GatewayConfiguration.Side =
             switch context {
             case .omaWatch: .oma
@@ -515,8 +519,6 @@ public struct GatewayCore: Sendable {
             case .remove:
                 out.append(.cancel(.expiry(context)))
                 switch context {
-                case .enterpriseWatch(let key):
-                    if let watch = forgetEnterpriseWatch(key) { out += endOMALegs(watch.legs.values, now: now) }
                 case .omaWatch(let key):
                     if notifier.hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
                     if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }

@@ -39,12 +39,14 @@ extension EnterpriseWatcherBridge {
         return out
     }
 
-    /// Answers waiting category watch `key` (its 200 with the first state of each resource,
-    /// [MS-PRES] §3.4.5.1.2), or 400 when its SUBSCRIBE cannot make a dialog. A poll (Expires 0)
+    /// Answers waiting watch `key` (a category watch: its 200 with the first state of each
+    /// resource, [MS-PRES] §3.4.5.1.2; a PIDF or msrtc.pidf one: ``answerDocument(_:_:ids:now:)``),
+    /// or 400 when its SUBSCRIBE cannot make a dialog. A poll (Expires 0)
     /// is answered and ends, its legs with it: they were one-shot fetches of state.
     mutating func answer(_ key: Int, _ views: EnterpriseViews, ids: inout IdentifierSource, now: NIODeadline)
         -> ComponentOutput
     {
+        if self[watch: key]?.documentResource != nil { return answerDocument(key, views, ids: &ids, now: now) }
         guard let watch = self[watch: key], let pending = watch.pending else { return ComponentOutput() }
         // A single subscription to a resource waiting for authorization (the OMA side's, or the
         // owner's `confirm`) is itself pending (RFC 6665 §4.2.1.3).
@@ -207,5 +209,29 @@ extension EnterpriseWatcherBridge {
             $0.remove(resource, reason: reason, statusCode: statusCode, boundary: boundary, now: now)
         }
         return watchActions(updates ?? [], key, now: now)
+    }
+
+    /// Activates a resource of watch `key` that waited for its owner, with the watcher's view of
+    /// it now.
+    mutating func activateAwaiting(
+        _ uri: String, watch key: Int, _ views: EnterpriseViews, ids: inout IdentifierSource, now: NIODeadline
+    ) -> ComponentOutput {
+        guard let watch = self[watch: key] else { return ComponentOutput() }
+        let leg = watch.legs[uri].flatMap { self[leg: $0] }
+        let updates: [NotifierSubscription.Action]??
+        if let document = watch.document {
+            let body = documentBody(uri, leg: leg, watcher: watch.watcher, as: document.terms.bodyType, views)
+            updates = modifyWatch(key) {
+                $0.lastSent[uri] = BodyDigest(body)
+                return $0.document?.activate(body: body, now: now)
+            }
+        } else if let categories = watch.subscription?.resources[uri] {
+            let view = view(of: uri, leg: leg, watcher: watch.watcher, categories: categories, views)
+            let boundary = watch.single ? "" : ids.boundary()
+            updates = modifyWatch(key) { $0.showActive(uri, view, boundary: boundary, now: now) }
+        } else {
+            return ComponentOutput()
+        }
+        return watchActions((updates ?? nil) ?? [], key, now: now)
     }
 }

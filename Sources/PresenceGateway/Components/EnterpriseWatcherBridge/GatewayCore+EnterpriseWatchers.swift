@@ -324,14 +324,15 @@ extension GatewayCore {
     /// Answers waiting watch `key` (``EnterpriseWatcherBridge/answer(_:_:ids:now:)``; a PIDF or
     /// msrtc.pidf one in `GatewayCore+EnterpriseDocumentWatchers`).
     mutating func answerEnterpriseWatch(_ key: Int, now: NIODeadline) -> [Action] {
-        if bridge[watch: key]?.documentResource != nil { return answerDocumentWatch(key, now: now) }
-        return apply(bridge.answer(key, views, ids: &ids, now: now))
+        apply(bridge.answer(key, views, ids: &ids, now: now))
     }
 
     mutating func refreshEnterpriseWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        if bridge[watch: key]?.document != nil { return refreshDocumentWatch(key, request, id: id, now: now) }
+        if bridge[watch: key]?.document != nil {
+            return apply(bridge.refreshDocument(key, request, id: id, views, now: now))
+        }
         guard let negotiated = bridge[watch: key]?.subscription?.subscription.terms.bodyType else {
             return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
@@ -367,124 +368,13 @@ extension GatewayCore {
             + apply(bridge.refresh(key, request, batch: batch, terms: terms, id: id, views, ids: &ids, now: now))
     }
 
+    /// A NOTIFY in OMA leg `key` (``EnterpriseWatcherBridge/legNotify(_:_:id:_:ids:now:)``); a
+    /// change of the presentity's sphere it announced decides every watcher of it again.
     mutating func omaLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action] {
-        var sphereChange: (presentity: String, before: String?)?
-        let out = omaLegNotified(key, request, id: id, now: now, sphereChange: &sphereChange)
+        let (output, sphereChange) = bridge.legNotify(key, request, id: id, views, ids: &ids, now: now)
+        let out = apply(output)
         guard let sphereChange else { return out }
         return out + sphereChanged(of: sphereChange.presentity, from: sphereChange.before, shown: key, now: now)
-    }
-
-    /// A NOTIFY in an OMA leg; a change of the presentity's sphere (its pres-rules have sphere
-    /// conditions) is left in `sphereChange` for every watcher of it to be resolved again.
-    private mutating func omaLegNotified(
-        _ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline,
-        sphereChange: inout (presentity: String, before: String?)?
-    ) -> [Action] {
-        guard bridge[leg: key]?.subscription != nil,
-            let body = bridge.modifyLeg(key, { EnterpriseWatcherBridge.legBody(request, &$0) }),
-            let noted = bridge[leg: key]
-        else {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
-        }
-        // A PIDF body that does not parse is refused (RFC 3261 §21.4.1) before the dialog takes
-        // the NOTIFY, so the watcher's view stays what it was.
-        var shown: CategoriesDocument?
-        var handling: SubHandling?
-        var needsFullState = false
-        switch body {
-        case .unreadable:
-            return [
-                .respond(id, SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: "Unreadable PIDF Body"))
-            ]
-        case .document(let document):
-            sphereChange = bridge.noteSphere(of: noted, in: document, views)
-            if sphereChange != nil, let watcher = bridge[watch: noted.watch]?.watcher {
-                // This NOTIFY is shown under the rules of the sphere it announces: a watcher they
-                // no longer allow sees nothing of it (one they block is ended right after).
-                handling = policy(for: noted.resource).subHandling(for: watcher) == .allow ? .allow : .politeBlock
-            }
-            shown = bridge.shownCategories(document, leg: noted, views)
-        case .needsFullState: needsFullState = true
-        case .none, .ignored: break
-        }
-        let jitter = ids.jitter()
-        guard
-            let (taken, changed, ended, wasPending, leg) = bridge.modifyLeg(
-                key,
-                { leg in
-                    if let handling { leg.handling = handling }
-                    let actions = leg.subscription?.receive(notify: request, now: now, jitter: jitter) ?? []
-                    let wasPending = leg.pending
-                    let (taken, changed, ended) = Self.takeLegNotification(
-                        actions, leg: &leg, key: key, id: id, shown: shown)
-                    return (taken, changed, ended, wasPending, leg)
-                })
-        else { return [] }
-        var out = taken
-        if needsFullState, ended == nil, !leg.closing {
-            // RFC 5263 §4.3: a refresh brings full state back.
-            let refresh = bridge.modifyLeg(key) { $0.subscription?.refresh(now: now) }
-            out += legActions(refresh.flatMap { $0 } ?? [], context: .omaLeg(key))
-        }
-        if leg.closing {
-            if ended != nil { removeOMALeg(key) }
-            return out
-        }
-        if let ended { return out + omaLegEnded(key, reason: ended, statusCode: nil, now: now) }
-        return out + showLeg(leg, changed: changed, wasPending: wasPending, now: now)
-    }
-
-    /// Takes what an OMA leg's dialog made of a NOTIFY: its response, the state it delivers (the
-    /// categories `shown` of its PIDF, or none while pending), its end, and what else it sends.
-    /// `changed`: the categories shown changed.
-    private static func takeLegNotification(
-        _ actions: [SubscriberSubscription.Action], leg: inout OMALeg, key: Int, id: ServerRequestID,
-        shown: CategoriesDocument?
-    ) -> (out: [Action], changed: Bool, ended: String?) {
-        var out: [Action] = []
-        var changed = false
-        var ended: String?
-        for action in actions {
-            switch action {
-            case .respond(let response): out.append(.respond(id, response))
-            case .deliver(let notification):
-                leg.pending = notification.state.state == .pending
-                if leg.pending {
-                    // RFC 6665 §4.1.3 / RFC 3856 §6.6.2: pending carries no (authorized) state.
-                    if leg.categories == nil { leg.categories = CategoriesDocument(uri: leg.resource) }
-                } else if let shown {
-                    leg.categories = shown
-                    changed = true
-                } else if leg.categories == nil {
-                    // RFC 3856 §6.6.2: a NOTIFY without (readable) body — pending, or nothing known yet.
-                    leg.categories = CategoriesDocument(uri: leg.resource)
-                    changed = true
-                }
-            case .ended(let reason): ended = reason
-            default:
-                out += subscriberActions([action], context: .omaLeg(key), to: .oma, trust: nil)
-            }
-        }
-        return (out, changed, ended)
-    }
-
-    /// What the watcher of `leg` is sent after the leg took a NOTIFY: its document dialog's
-    /// notification, the answer to its SUBSCRIBE once every leg has spoken, or a notification of
-    /// its batch dialog when the leg's pending state or the view rendered for it changed.
-    private mutating func showLeg(_ leg: OMALeg, changed: Bool, wasPending: Bool, now: NIODeadline) -> [Action] {
-        guard let watch = bridge[watch: leg.watch] else { return [] }
-        if watch.documentResource != nil {
-            return documentLegChanged(leg.watch, leg: leg, changed: changed || wasPending != leg.pending, now: now)
-        }
-        guard watch.subscription != nil else {
-            // Still waiting to answer the watcher: answer once every leg has spoken.
-            if bridge.allLegsReported(watch) { return answerEnterpriseWatch(leg.watch, now: now) }
-            return []
-        }
-        if leg.handling == .allow, wasPending != leg.pending {
-            return apply(bridge.pendingChanged(leg, views, ids: &ids, now: now))
-        }
-        return changed ? viewChanged(leg, now: now) : []
     }
 
     /// What the batch dialog of `leg`'s watcher sends when the body rendered for the watcher may
@@ -501,71 +391,21 @@ extension GatewayCore {
         apply(bridge.viewChanged(of: resource, leg: leg, watch: key, views, now: now))
     }
 
+    /// The final response to a SUBSCRIBE of OMA leg `key` (``EnterpriseWatcherBridge/legResponse(_:_:request:_:ids:now:)``).
     mutating func omaLegResponse(_ key: Int, _ response: SIPResponse, request: SIPRequest, now: NIODeadline) -> [Action]
     {
-        let jitter = ids.jitter()
-        guard bridge[leg: key]?.subscription != nil,
-            let (actions, leg) = bridge.modifyLeg(
-                key,
-                { leg in
-                    (leg.subscription?.receive(response, now: now, jitter: jitter) ?? [], leg)
-                })
-        else { return [] }
-        let ended = actions.contains { if case .ended = $0 { true } else { false } }
-        if leg.closing {
-            if ended || response.statusCode >= 300 { removeOMALeg(key) }
-            return []
-        }
-        var out = legActions(actions, context: .omaLeg(key))
-        if ended, response.statusCode == 481, (try? request.headers.to)?.tag != nil {
-            // RFC 6665 §4.1.2.2: the refresh found the subscription gone (the OMA side restarted,
-            // or dropped it while the gateway was down); it is made again in a new dialog and the
-            // watcher's dialog goes on.
-            return out + restartOMALeg(key, now: now)
-        }
-        if ended { return out + omaLegEnded(key, reason: "rejected", statusCode: response.statusCode, now: now) }
-        if response.statusCode >= 300, let end = leg.subscription?.expiresAt {
-            // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
-            out.append(.schedule(.expiry(.omaLeg(key)), at: end))
-        }
-        return out
+        apply(bridge.legResponse(key, response, request: request, views, ids: &ids, now: now))
     }
 
-    /// An OMA subscription ended (terminated NOTIFY, refused SUBSCRIBE, or expiry without a
-    /// successful refresh): the resource leaves the enterprise watcher's dialog with an RLMI
-    /// notification ("resources removed from batch dialogs as the seed describes"), or is
-    /// rejected in the first answer.
+    /// OMA leg `key` ended (``EnterpriseWatcherBridge/legEnded(_:reason:statusCode:_:ids:now:)``).
     mutating func omaLegEnded(_ key: Int, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard let leg = bridge[leg: key] else { return [] }
-        removeOMALeg(key)
-        return resourceEnded(leg, reason: reason, statusCode: statusCode, now: now)
+        apply(bridge.legEnded(key, reason: reason, statusCode: statusCode, views, ids: &ids, now: now))
     }
 
-    /// The enterprise watcher of `leg` loses its resource: see ``omaLegEnded(_:reason:statusCode:now:)``.
+    /// The enterprise watcher of `leg` loses its resource
+    /// (``EnterpriseWatcherBridge/resourceEnded(_:reason:statusCode:_:ids:now:)``).
     mutating func resourceEnded(_ leg: OMALeg, reason: String, statusCode: Int?, now: NIODeadline) -> [Action] {
-        guard let watch = bridge[watch: leg.watch] else { return [] }
-        let resource = leg.resource
-        if watch.documentResource != nil {
-            bridge.modifyWatch(leg.watch) { $0.forget(resource) }
-            return endDocumentWatch(leg.watch, reason: reason, statusCode: statusCode, now: now)
-        }
-        guard watch.subscription != nil else {
-            if watch.single, statusCode == 404 || statusCode == 604, let pending = watch.pending {
-                // §3.4.5.3: a single category SUBSCRIBE to a resource that is not found is
-                // answered 404; the OMA side's answer says it is not.
-                forgetEnterpriseWatch(leg.watch)
-                return [
-                    .cancel(.firstAnswer(.enterpriseWatch(leg.watch))),
-                    .respond(pending.id, SIPResponse(replyingTo: pending.request, statusCode: 404, toTag: ids.tag())),
-                ]
-            }
-            bridge.modifyWatch(leg.watch) { $0.forget(resource) }
-            guard let watch = bridge[watch: leg.watch], bridge.allLegsReported(watch) else { return [] }
-            return answerEnterpriseWatch(leg.watch, now: now)
-        }
-        return apply(
-            bridge.resourceRemoved(
-                resource, watch: leg.watch, reason: reason, statusCode: statusCode, ids: &ids, now: now))
+        apply(bridge.resourceEnded(leg, reason: reason, statusCode: statusCode, views, ids: &ids, now: now))
     }
 
     /// Unsubscribes OMA legs (``EnterpriseWatcherBridge/endLegs(_:now:)``).
@@ -606,10 +446,12 @@ extension GatewayCore {
                 if handling == .block {
                     out += apply(bridge.refuseAwaiting(uri, watch: key, ids: &ids, now: now))
                 } else if servedLocally(uri) != nil {
-                    out += activateAwaiting(uri, watch: key, now: now)
+                    out += apply(bridge.activateAwaiting(uri, watch: key, views, ids: &ids, now: now))
                 } else if let started = startAwaitingLeg(uri, watch: key, shownPending: handling == .allow) {
                     out += started
-                    if handling == .politeBlock { out += activateAwaiting(uri, watch: key, now: now) }
+                    if handling == .politeBlock {
+                        out += apply(bridge.activateAwaiting(uri, watch: key, views, ids: &ids, now: now))
+                    }
                 } else {
                     bridge.modifyWatch(key) { _ = $0.refused.insert(uri) }
                     out += apply(bridge.refuseAwaiting(uri, watch: key, ids: &ids, now: now))
@@ -636,27 +478,6 @@ extension GatewayCore {
         if shownPending { bridge.modifyLeg(leg.key) { $0.pending = true } }
         bridge.modifyWatch(key) { $0.legs[uri] = leg.key }
         return leg.actions
-    }
-
-    /// Activates a resource that waited, with the watcher's view of it now.
-    private mutating func activateAwaiting(_ uri: String, watch key: Int, now: NIODeadline) -> [Action] {
-        guard let watch = bridge[watch: key] else { return [] }
-        let leg = watch.legs[uri].flatMap { bridge[leg: $0] }
-        let updates: [NotifierSubscription.Action]??
-        if let document = watch.document {
-            let body = documentBody(uri, leg: leg, watcher: watch.watcher, as: document.terms.bodyType)
-            updates = bridge.modifyWatch(key) {
-                $0.lastSent[uri] = BodyDigest(body)
-                return $0.document?.activate(body: body, now: now)
-            }
-        } else if let categories = watch.subscription?.resources[uri] {
-            let view = bridge.view(of: uri, leg: leg, watcher: watch.watcher, categories: categories, views)
-            let boundary = watch.single ? "" : ids.boundary()
-            updates = bridge.modifyWatch(key) { $0.showActive(uri, view, boundary: boundary, now: now) }
-        } else {
-            return []
-        }
-        return apply((updates ?? nil) ?? [], context: .enterpriseWatch(key), now: now)
     }
 
     /// An OMA termination reason as the enterprise side reads it (RFC 6665 §4.2.2 reasons pass;

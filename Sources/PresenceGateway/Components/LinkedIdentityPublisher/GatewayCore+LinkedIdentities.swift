@@ -113,7 +113,7 @@ extension GatewayCore {
         let state = linkedIdentities.compose(resource, publications: publications, mapper: mapper)
         var out: [Action] = []
         for key in bridge.watchKeys.sorted() { out += viewChanged(of: resource, leg: nil, watch: key, now: now) }
-        out += servedDocumentChanged(resource, now: now)
+        out += apply(bridge.servedDocumentChanged(resource, views, now: now))
         if let identity = configuration.linkedIdentities.first(where: { $0.publishToEnterprise && $0.oma == resource })
         {
             out += servicePublish(identity, state: state)

@@ -232,15 +232,7 @@ extension GatewayCore {
     }
 
     /// The body an OMA watcher gets for the enterprise state, in its negotiated format.
-    func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] {
-        switch type {
-        case SIPBodyType.msrtcPIDF: mapper.msrtc(from: categories).0.serialized()
-        case SIPBodyType.msrtcCategories: categories.serialized()
-        default:
-            mapper.pidfDocument(from: categories, dialect: .rfc, rpidExtensions: configuration.oma.rpidExtensions)
-                .serialized()
-        }
-    }
+    func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] { settings.render(categories, as: type) }
 
     mutating func enterpriseLegResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
         let jitter = ids.jitter()
