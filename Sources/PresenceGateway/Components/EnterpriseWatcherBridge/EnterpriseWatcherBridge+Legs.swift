@@ -10,6 +10,38 @@ import SIPStack
 /// it to what the pres-rules grant the watcher and map it, then notify the watcher's dialog
 /// when its view changed. Each step returns a ``ComponentOutput`` for the coordinator to apply.
 extension EnterpriseWatcherBridge {
+    /// Creates the OMA PIDF subscription (RFC 3856) for one resource of watch `watch`, unless
+    /// policy blocks or confirms it (RFC 5025 §3.2.1) or the gateway serves the resource itself
+    /// (flow 4); `from` is the watcher's From (its display name is kept). Its subscription
+    /// counts against what `charged` names (admitted by the coordinator). nil: none made.
+    mutating func startLeg(
+        watch: Int, resource: String, watcher: WatcherIdentity, from: SIPAddress, charged: GatewayCore.Charge,
+        _ views: EnterpriseViews, ids: inout IdentifierSource
+    ) -> (key: Int, output: ComponentOutput)? {
+        guard let uri = try? SIPURI(resource), let contact = views.settings.contacts[.oma] else { return nil }
+        let handling = policy(for: resource, views).subHandling(for: watcher)
+        guard handling == .allow || handling == .politeBlock,
+            GatewayCore.servedLocally(resource, in: views.configuration) == nil
+        else { return nil }
+        let oma = views.configuration.oma
+        let configuration = SubscriberSubscription.Configuration(
+            target: uri, from: GatewayCore.legFrom(from), to: SIPAddress(uri: uri), contact: contact,
+            accept: oma.partialNotifications
+                ? [SIPBodyType.pidf, OMAWatcherNotifier.pidfDiffType] : [SIPBodyType.pidf],
+            expires: views.configuration.subscriptions.defaultExpires, minInterval: oma.minInterval,
+            maxInterval: oma.maxInterval)
+        let key = ids.key()
+        let (subscription, actions) = SubscriberSubscription.start(
+            configuration, callID: ids.callID(), localTag: ids.tag())
+        var out = openLeg(
+            key,
+            GatewayCore.OMALeg(
+                watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
+                handling: handling, charged: charged))
+        out.actions += Self.actions(actions, .omaLeg(key))
+        return (key, out)
+    }
+
     /// A change of an OMA presentity's sphere (RFC 4480 §3.12) that a NOTIFY announced, for the
     /// coordinator to decide every watcher of it again.
     typealias SphereChange = (presentity: String, before: String?)

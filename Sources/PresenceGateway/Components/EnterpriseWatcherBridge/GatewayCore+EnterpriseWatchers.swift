@@ -247,30 +247,15 @@ extension GatewayCore {
     /// presentity's policy blocks (RFC 5025 §3.2.1 `block`).
     static let refusedInstance = RLMIList.Instance(state: .terminated, reason: "rejected", statusCode: 403)
 
-    /// Creates the OMA PIDF subscription for one resource, unless policy blocks or confirms it;
-    /// `from` is the watcher's From (its display name is kept).
+    /// Creates the OMA PIDF subscription for one resource (``EnterpriseWatcherBridge/startLeg(watch:resource:watcher:from:charged:_:ids:)``).
     mutating func startOMALeg(
-        watch: Int, resource: String, watcher: WatcherIdentity,
-        from: SIPAddress, charged: Charge
+        watch: Int, resource: String, watcher: WatcherIdentity, from: SIPAddress, charged: Charge
     ) -> (key: Int, actions: [Action])? {
-        guard let uri = try? SIPURI(resource), let contact = contacts[.oma] else { return nil }
-        let handling = policy(for: resource).subHandling(for: watcher)
-        guard handling == .allow || handling == .politeBlock, servedLocally(resource) == nil else { return nil }
-        let configuration = SubscriberSubscription.Configuration(
-            target: uri, from: Self.legFrom(from), to: SIPAddress(uri: uri), contact: contact,
-            accept: self.configuration.oma.partialNotifications
-                ? [SIPBodyType.pidf, OMAWatcherNotifier.pidfDiffType] : [SIPBodyType.pidf],
-            expires: self.configuration.subscriptions.defaultExpires,
-            minInterval: self.configuration.oma.minInterval, maxInterval: self.configuration.oma.maxInterval)
-        let key = takeKey()
-        let (subscription, actions) = SubscriberSubscription.start(
-            configuration, callID: ids.callID(), localTag: ids.tag())
-        let opened = bridge.openLeg(
-            key,
-            OMALeg(
-                watch: watch, watcher: watcher.uri, resource: resource, subscription: subscription, categories: nil,
-                handling: handling, charged: charged))
-        return (key, apply(opened) + legActions(actions, context: .omaLeg(key)))
+        guard
+            let (key, output) = bridge.startLeg(
+                watch: watch, resource: resource, watcher: watcher, from: from, charged: charged, views, ids: &ids)
+        else { return nil }
+        return (key, apply(output))
     }
 
     /// The From of a subscription toward the OMA side for the watcher whose From is `from`: its
