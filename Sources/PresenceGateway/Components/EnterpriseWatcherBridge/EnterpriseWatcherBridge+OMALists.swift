@@ -176,14 +176,7 @@ extension EnterpriseWatcherBridge {
             return (out, [])
         }
         if let ended {
-            // RFC 6665 §4.1.3: after these two the subscription may be made again at once.
-            if ended == "deactivated" || ended == "timeout" {
-                out.add(restartList(key, ids: &ids))
-                return (out, [])
-            }
-            refuseLists(in: list.domain, until: now + GatewayCore.rlsRetryDelay)
-            out.add(forgetListDialog(key))
-            out.add(dissolveList(key, views, ids: &ids, now: now))
+            out.add(listEnded(key, in: list.domain, reason: ended, views, ids: &ids, now: now))
             return (out, [])
         }
         if needsFullState { out.actions += refreshList(key, now: now) }
@@ -195,6 +188,20 @@ extension EnterpriseWatcherBridge {
         }
         if pending { out.add(listPending(key, views, ids: &ids, now: now)) }
         return (out, [])
+    }
+
+    /// The RLS ended list `key` in `domain` with `reason`: after `deactivated` or `timeout` it is
+    /// made again at once (RFC 6665 §4.1.3); otherwise the domain is not asked for lists for a
+    /// while and the list is given up for legs of the members' own.
+    private mutating func listEnded(
+        _ key: Int, in domain: String, reason: String, _ views: EnterpriseViews, ids: inout IdentifierSource,
+        now: NIODeadline
+    ) -> ComponentOutput {
+        if reason == "deactivated" || reason == "timeout" { return restartList(key, ids: &ids) }
+        refuseLists(in: domain, until: now + GatewayCore.rlsRetryDelay)
+        var out = forgetListDialog(key)
+        out.add(dissolveList(key, views, ids: &ids, now: now))
+        return out
     }
 
     /// Why an RLMI notification cannot be taken for `list` (RFC 4662 §5.6): it is another list's,

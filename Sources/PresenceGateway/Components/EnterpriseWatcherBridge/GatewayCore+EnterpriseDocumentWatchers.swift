@@ -3,19 +3,10 @@ import PresenceDocuments
 import SIPMessages
 import SIPStack
 
-/// Flow 1 for enterprise clients that subscribe without a category list: the PIDF SUBSCRIBE of
-/// [MS-PRES] §4.10 (`Accept: application/pidf+xml`) and the msrtc.pidf one of §4.11
-/// (`Accept: text/xml+msrtc.pidf`). [MS-PRES] §1.3.3 orders the formats: categories, then
-/// msrtc.pidf, then PIDF; ``SubscriptionTerms/evaluate(_:registry:negotiated:)`` picks the first
-/// the Accept header allows and keeps it for refreshes.
-///
-/// Such a subscription watches its Request-URI. The gateway keeps one OMA leg for it (as for a
-/// category SUBSCRIBE), builds the watcher's view as categories (containers, polite block,
-/// `pending`: ``EnterpriseWatcherBridge/view(of:leg:watcher:categories:_:)``) and renders it with the same renderer as
-/// flow 2 (``render(_:as:)``), so a politely blocked watcher gets, in every format, the bytes
-/// a watcher of a never-published presentity gets. The dialog is a plain ``NotifierSubscription``
-/// (RFC 6665 §4.2): pending while the OMA side is (RFC 6665 §4.2.1.3), notified only when the
-/// rendered body changed, ended with the OMA reason mapped (§4.2.2).
+/// Flow 1 for enterprise clients that subscribe without a category list ([MS-PRES] §4.10,
+/// §4.11): the coordinator's part, a new subscription refused or admitted (its peer's quota)
+/// with its one OMA leg. Its dialog's steps are the bridge's
+/// (`EnterpriseWatcherBridge+DocumentWatches`).
 extension GatewayCore {
     /// A new PIDF or msrtc.pidf SUBSCRIBE from an enterprise watcher. A blocked watcher is
     /// refused 403 (RFC 5025 §3.2.1 `block`); otherwise the OMA leg starts and the watcher is

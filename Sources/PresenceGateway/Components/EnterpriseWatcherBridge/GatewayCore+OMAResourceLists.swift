@@ -19,47 +19,11 @@ import _GatewayInternals
 /// write that fails, a SUBSCRIBE refused, the list subscription ended other than `deactivated`
 /// or `timeout`), every member gets a subscription of its own, as without `rls`, and the domain
 /// is not asked for lists for ``rlsRetryDelay``.
+///
+/// Here is the coordinator's part: which resources become members and their admission (the
+/// watcher's quota and its sender's charge). The list's document, subscription and
+/// notifications are the bridge's steps (`EnterpriseWatcherBridge+OMALists`).
 extension GatewayCore {
-    /// A list subscription toward an OMA RLS for the resources of one enterprise watch in one domain.
-    struct OMAList: Codable, Journaled {
-        var watch: Int
-        /// The watcher's address of record: the XUI whose rls-services document holds the list.
-        var watcher: String
-        /// The From of the list's SUBSCRIBE: the watcher's, display name kept, without a tag.
-        var from: SIPAddress
-        var domain: String
-        /// The list's URI, the `service` of the document (RFC 4826 §4.1).
-        var uri: String
-        /// The URI of the rls-services document holding it.
-        var document: String
-        /// Each member's resource and its leg, in the order they joined.
-        var members: SmallMap<String, Int> = [:]
-        /// Made once the document holding the list was written.
-        @DialogState var subscription: SubscriberSubscription? = nil
-        /// The RLMI version of the last notification taken (RFC 4662 §5.2); nil until one with
-        /// full state was (and after a restart): a partial one is then not applied.
-        @Transient var version: UInt32? = nil
-        /// Members changed since the RLS was last asked for the list: it is refreshed once the
-        /// document holding them is written (Kamailio's RLS reads the list again on a refresh).
-        var changed = false
-        /// Unsubscribed; waiting for the final NOTIFY.
-        var closing = false
-        /// The OMA peer the SUBSCRIBE was sent to.
-        var peer: DialogPeer?
-    }
-
-    /// One rls-services document the gateway writes: an XUI at an XCAP root (RFC 4825 §6).
-    struct ListDocument: Sendable {
-        /// The lists it holds (``EnterpriseWatcherBridge/lists``).
-        var lists: Set<Int> = []
-        /// A write is under way: the next waits for its answer, so that they reach the server in order.
-        var writing = false
-        /// Changed while a write was under way: written again once that one is answered.
-        var stale = false
-        /// Lists to subscribe to, or to refresh, once the document as it stands now is written.
-        var waiting: Set<Int> = []
-    }
-
     /// How long a domain whose RLS or XCAP server refused is not asked for lists.
     static let rlsRetryDelay = TimeAmount.seconds(300)
     /// The user part of the list URIs the gateway makes (with a tag of its own after it).
@@ -235,77 +199,4 @@ extension GatewayCore {
         (WatcherIdentity.addressOfRecord(a) ?? a) == (WatcherIdentity.addressOfRecord(b) ?? b)
     }
 
-}
-
-extension GatewayCore.OMAList {
-    /// The leg of the member `uri` names (as written, or by its address of record).
-    func member(_ uri: String) -> Int? {
-        if let key = members[uri] { return key }
-        guard let address = WatcherIdentity.addressOfRecord(uri) else { return nil }
-        return members.first { WatcherIdentity.addressOfRecord($0.key) == address }?.value
-    }
-}
-
-/// The body of a list notification (RFC 4662 §5): `multipart/related` (RFC 2387) whose root part
-/// (`start`, else the first) is the RLMI document, and a part for each resource instance with
-/// state, named by its `cid`. Every PIDF part is read here, so that a part that does not parse
-/// refuses the whole notification.
-struct ListNotification {
-    var list: RLMIList
-    /// The PIDF documents of the parts, by Content-ID (without angle brackets).
-    var documents: [String: PIDFDocument]
-
-    struct Problem: Error {
-        var text: String
-    }
-
-    init(_ request: SIPRequest) throws(Problem) {
-        guard let type = (try? request.headers.contentType) ?? nil else {
-            throw Problem(text: "no readable Content-Type")
-        }
-        guard type.mediaType == SIPBodyType.multipartRelated else {
-            throw Problem(text: "\(type.mediaType) is not multipart/related (RFC 4662 §5)")
-        }
-        guard let boundary = type.boundary else { throw Problem(text: "multipart/related without a boundary") }
-        let body: MultipartBody
-        do { body = try MultipartBody(parsing: request.body, boundary: boundary) } catch {
-            throw Problem(text: "\(error)")
-        }
-        let start = type.parameters.value("start").map(Self.contentID)
-        let root =
-            start.flatMap { id in body.parts.firstIndex { $0.header("Content-ID").map(Self.contentID) == id } }
-            ?? (start == nil ? body.parts.indices.first : nil)
-        guard let root else { throw Problem(text: "no root part \(start ?? "")") }
-        guard body.parts[root].mediaType == SIPBodyType.rlmi else {
-            throw Problem(text: "the root part is not application/rlmi+xml")
-        }
-        do { list = try RLMIList(bytes: body.parts[root].body) } catch {
-            throw Problem(text: "RLMI: \(error)")
-        }
-        documents = [:]
-        for (index, part) in body.parts.enumerated() where index != root {
-            guard let id = part.header("Content-ID").map(Self.contentID), part.mediaType == SIPBodyType.pidf
-            else { continue }
-            do { documents[id] = try PIDFDocument(bytes: part.body) } catch {
-                throw Problem(text: "part \(id): \(error)")
-            }
-        }
-    }
-
-    /// A Content-ID or `cid` without quotes, angle brackets (RFC 2392) or `cid:` scheme.
-    static func contentID(_ text: String) -> String {
-        var id = trimmed(Substring(text))
-        if id.count >= 2, id.first == "\"", id.last == "\"" { id = id.dropFirst().dropLast() }
-        if id.first == "<", id.last == ">" { id = id.dropFirst().dropLast() }
-        if id.prefix(4).lowercased() == "cid:" { id = id.dropFirst(4) }
-        return String(id)
-    }
-
-    /// `text` without leading and trailing spaces and tabs (a header value's LWS).
-    private static func trimmed(_ text: Substring) -> Substring {
-        var text = text
-        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
-        while text.last == " " || text.last == "\t" { text = text.dropLast() }
-        return text
-    }
 }
