@@ -58,13 +58,7 @@ extension EnterpriseWatcherBridge {
             // A fetch (Expires 0) ends at once: `.remove` releases the dialog and the OMA leg.
             out.add(watchActions(actions, key, now: now, id: pending.id))
         } catch {
-            out.add(closeWatch(key).output)
-            out.actions.append(
-                .respond(
-                    pending.id,
-                    SIPResponse(
-                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
-            out.add(endLegs(watch.legs.values, now: now))
+            out.add(unanswerable(key, pending.request, id: pending.id, reason: "\(error.code)", ids: &ids, now: now))
         }
         return out
     }

@@ -80,15 +80,24 @@ extension EnterpriseWatcherBridge {
             }
             out.add(closeWatch(key).output)
             out.add(watchActions(actions, key, now: now, id: pending.id))
+            out.add(endLegs(watch.legs.values, now: now))
         } catch {
-            out.add(closeWatch(key).output)
-            out.actions.append(
-                .respond(
-                    pending.id,
-                    SIPResponse(
-                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag())))
+            out.add(unanswerable(key, pending.request, id: pending.id, reason: "\(error.code)", ids: &ids, now: now))
         }
-        out.add(endLegs(watch.legs.values, now: now))
+        return out
+    }
+
+    /// Waiting watch `key` cannot be answered (its SUBSCRIBE makes no dialog, RFC 6665
+    /// §4.2.1.1): refused 400 with `reason`; the watch ends, its legs with it.
+    mutating func unanswerable(
+        _ key: Int, _ request: SIPRequest, id: GatewayCore.ServerRequestID, reason: String,
+        ids: inout IdentifierSource, now: NIODeadline
+    ) -> ComponentOutput {
+        let (watch, closed) = closeWatch(key)
+        var out = closed
+        let refusal = SIPResponse(replyingTo: request, statusCode: 400, reasonPhrase: reason, toTag: ids.tag())
+        out.actions.append(.respond(id, refusal))
+        if let watch { out.add(endLegs(watch.legs.values, now: now)) }
         return out
     }
 
