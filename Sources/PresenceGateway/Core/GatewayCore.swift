@@ -492,41 +492,30 @@ public struct GatewayCore: Sendable {
         }
     }
 
-    /// A notifier's actions as the core's; a removed subscription also ends its leg(s). An
-    /// enterprise watch's are the bridge's to take (``EnterpriseWatcherBridge/watchActions(_:_:now:id:)``).
+    /// A watcher's dialog's actions as the core's, taken by the component whose dialog it is
+    /// (``EnterpriseWatcherBridge/watchActions(_:_:now:id:)``,
+    /// ``OMAWatcherNotifier/watchActions(_:_:now:id:)``); a removed OMA watch also leaves its leg
+    /// toward the enterprise. No other kind of dialog is a ``NotifierSubscription``.
     mutating func apply(
         _ actions: [NotifierSubscription.Action], context: Context, now: NIODeadline,
         id: ServerRequestID? = nil
     ) -> [Action] {
-        if case .enterpriseWatch(let key) = context {
+        switch context {
+        case .enterpriseWatch(let key):
             return apply(bridge.watchActions(actions, key, now: now, id: id))
+        case .omaWatch(let key):
+            return applyOMAWatch(notifier.watchActions(actions, key, now: now, id: id), key, now: now)
+        default:
+            return []
         }
-        let side: GatewayConfiguration.Side =
-            switch context {
-            case .omaWatch: .oma
-            default: .enterprise
-            }
-        var out: [Action] = []
-        for action in actions {
-            switch action {
-            case .respond(let response):
-                if let id { out.append(.respond(id, response)) }
-            case .notify(let request):
-                out.append(.send(request, to: side, context: context))
-                if case .omaWatch(let key) = context { out += notifier.notified(key, now: now) }
-            case .scheduleExpiry(let at):
-                out.append(.schedule(.expiry(context), at: at))
-            case .remove:
-                out.append(.cancel(.expiry(context)))
-                switch context {
-                case .omaWatch(let key):
-                    if notifier.hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
-                    if let gone = forgetOMAWatch(key) { out += detachOMAWatch(gone, now: now) }
-                default:
-                    break
-                }
-            }
-        }
-        return out
+    }
+
+    /// What the notifier's step for OMA watch `key` returned: its actions, and when its dialog
+    /// is gone the watch removed, leaving its leg toward the enterprise.
+    mutating func applyOMAWatch(
+        _ taken: (actions: [Action], removed: Bool), _ key: Int, now: NIODeadline
+    ) -> [Action] {
+        guard taken.removed, let gone = forgetOMAWatch(key) else { return taken.actions }
+        return taken.actions + detachOMAWatch(gone, now: now)
     }
 }

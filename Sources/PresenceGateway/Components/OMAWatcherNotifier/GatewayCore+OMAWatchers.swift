@@ -468,45 +468,16 @@ extension GatewayCore {
         return apply(updates, context: .omaWatch(key), now: now)
     }
 
+    /// A SUBSCRIBE in an OMA watcher's dialog: a list's refresh (`GatewayCore+ResourceLists`),
+    /// or the notifier's (``OMAWatcherNotifier/refresh(_:_:id:state:_:now:)``), lent the
+    /// enterprise state the watch's leg holds.
     mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action]
     {
-        guard let watch = notifier[key], let sub = watch.subscription else {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
+        if lists.isList(key), notifier[key]?.subscription != nil {
+            return refreshListWatch(key, request, id: id, now: now)
         }
-        if lists.isList(key) { return refreshListWatch(key, request, id: id, now: now) }
-        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
-        case .reject(let status, let reason, let headers):
-            return refuseTerms(request, id: id, status, reason, headers, initial: false)
-        case .accept(let asked):
-            let terms = OMAWatcherNotifier.rateControlApplied(asked)
-            let state =
-                watch.leg.flatMap { legPool[$0]?.categories[watch.resource] }
-                ?? CategoriesDocument(uri: watch.resource)
-            // A refresh may carry a new filter (RFC 4660 §4.2); one that needs categories the
-            // subscription does not carry is refused: the watcher subscribes again for them.
-            var filter = watch.filter
-            if !request.body.isEmpty {
-                do throws(OMAWatcherNotifier.FilterRefusal) {
-                    filter = try OMAWatcherNotifier.watcherFilter(
-                        body: request.body, type: (try? request.headers.contentType)?.mediaType,
-                        resource: watch.resource, terms: terms)
-                    let carried = watch.filter?.categories ?? Self.bridgedCategories
-                    guard Set(filter?.categories ?? Self.bridgedCategories).isSubset(of: carried) else {
-                        throw OMAWatcherNotifier.FilterRefusal(status: 488, reason: "Filter Needs A New Subscription")
-                    }
-                } catch {
-                    return [
-                        .respond(
-                            id, SIPResponse(replyingTo: request, statusCode: error.status, reasonPhrase: error.reason))
-                    ]
-                }
-            }
-            // A refresh may start or stop partial notifications; either way it gets full state.
-            let actions = notifier.refresh(
-                key, request, terms: terms, filter: filter, rendered: render(state, as: terms.bodyType),
-                partial: OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms), now: now)
-            return apply(actions, context: .omaWatch(key), now: now, id: id)
-        }
+        let state = notifier[key].flatMap { watch in watch.leg.flatMap { legPool[$0]?.categories[watch.resource] } }
+        return applyOMAWatch(notifier.refresh(key, request, id: id, state: state, settings, now: now), key, now: now)
     }
 
     /// The OMA watch is gone: its resource leaves its leg (an `unsubscribe` action in a batch

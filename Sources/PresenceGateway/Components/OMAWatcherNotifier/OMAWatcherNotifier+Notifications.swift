@@ -1,4 +1,5 @@
 import NIOCore
+import PresenceDocuments
 import SIPMessages
 import SIPStack
 
@@ -42,6 +43,50 @@ extension OMAWatcherNotifier {
         answer(key, subscription) { $0.lastSent = BodyDigest(full) }
     }
 
+    /// A SUBSCRIBE in the dialog of watch `key` (RFC 6665 §4.2.1.2): terms it cannot take are
+    /// refused in the dialog (§4.2.1.1); a new filter (RFC 4660 §4.2) that needs categories the
+    /// subscription does not carry is refused 488 (the watcher subscribes again for them), one
+    /// that does not read is refused as its reading says; otherwise it is answered with full
+    /// state: `state`, the enterprise state its leg holds (lent by the coordinator; nothing
+    /// known yet when nil), rendered with `settings`. A refresh may start or stop partial
+    /// notifications (RFC 5263).
+    mutating func refresh(
+        _ key: Int, _ request: SIPRequest, id: GatewayCore.ServerRequestID, state: CategoriesDocument?,
+        _ settings: CoreSettings, now: NIODeadline
+    ) -> (actions: [GatewayCore.Action], removed: Bool) {
+        guard let watch = self[key], let sub = watch.subscription else {
+            return ([.respond(id, SIPResponse(replyingTo: request, statusCode: 481))], false)
+        }
+        let asked: SubscriptionTerms
+        switch SubscriptionTerms.evaluate(request, registry: settings.registry, negotiated: sub.terms.bodyType) {
+        case .reject(let status, let reason, let headers):
+            let refusal = SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers)
+            return ([.respond(id, refusal)], false)
+        case .accept(let terms): asked = terms
+        }
+        let terms = Self.rateControlApplied(asked)
+        var filter = watch.filter
+        if !request.body.isEmpty {
+            do throws(FilterRefusal) {
+                filter = try Self.watcherFilter(
+                    body: request.body, type: (try? request.headers.contentType)?.mediaType,
+                    resource: watch.resource, terms: terms)
+                let carried = watch.filter?.categories ?? GatewayCore.bridgedCategories
+                guard Set(filter?.categories ?? GatewayCore.bridgedCategories).isSubset(of: carried) else {
+                    throw FilterRefusal(status: 488, reason: "Filter Needs A New Subscription")
+                }
+            } catch {
+                let refusal = SIPResponse(replyingTo: request, statusCode: error.status, reasonPhrase: error.reason)
+                return ([.respond(id, refusal)], false)
+            }
+        }
+        let rendered = settings.render(state ?? CategoriesDocument(uri: watch.resource), as: terms.bodyType)
+        let actions = refresh(
+            key, request, terms: terms, filter: filter, rendered: rendered,
+            partial: Self.acceptsPartialPIDF(request, terms: terms), now: now)
+        return watchActions(actions, key, now: now, id: id)
+    }
+
     /// A refresh of watch `key` (RFC 6665 §4.2.1.2), with the filter it now has (RFC 4660 §4.2)
     /// and whether it takes partial notifications: answered with full state, `rendered` cut by
     /// the filter.
@@ -68,5 +113,33 @@ extension OMAWatcherNotifier {
         -> [NotifierSubscription.Action]
     {
         modify(key) { $0.subscription?.terminate(reason: reason, retryAfter: retryAfter, now: now) ?? [] } ?? []
+    }
+
+    /// What watch `key`'s dialog does (its ``NotifierSubscription``'s actions), as the core's:
+    /// answers to `id`, NOTIFYs toward the OMA side (each starting its rate control over, RFC
+    /// 6446), its expiry timer. `removed`: the dialog is gone, and the coordinator removes the
+    /// watch, which also leaves its leg toward the enterprise.
+    mutating func watchActions(
+        _ actions: [NotifierSubscription.Action], _ key: Int, now: NIODeadline, id: GatewayCore.ServerRequestID? = nil
+    ) -> (actions: [GatewayCore.Action], removed: Bool) {
+        let context = GatewayCore.Context.omaWatch(key)
+        var out: [GatewayCore.Action] = []
+        var removed = false
+        for action in actions {
+            switch action {
+            case .respond(let response):
+                if let id { out.append(.respond(id, response)) }
+            case .notify(let request):
+                out.append(.send(request, to: .oma, context: context))
+                out += notified(key, now: now)
+            case .scheduleExpiry(let at):
+                out.append(.schedule(.expiry(context), at: at))
+            case .remove:
+                out.append(.cancel(.expiry(context)))
+                if hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
+                removed = true
+            }
+        }
+        return (out, removed)
     }
 }

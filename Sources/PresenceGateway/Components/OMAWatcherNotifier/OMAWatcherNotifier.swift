@@ -1,6 +1,7 @@
 import Foundation
 import GatewayState
 import NIOCore
+import PresenceDocuments
 import SIPStack
 
 /// The notifier side of flow 2: the OMA watchers' presence subscriptions the gateway answers,
@@ -372,11 +373,27 @@ extension OMAWatcherNotifier {
     /// Whether watch `key` has a rate-control entry (and so maybe a timer).
     func hasRateControl(_ key: Int) -> Bool { rateControlled[key] != nil }
 
-    func rateControl(of key: Int) -> RateControl? { rateControlled[key] }
-
-    mutating func setRateControl(_ control: RateControl, of key: Int) {
-        guard watches[key] != nil else { return }
+    /// The rate-control timer of watch `key`: a held change, or a state that `min-rate` asks to
+    /// be sent again, goes out as the state is now. `state` is the enterprise state its leg
+    /// holds (lent by the coordinator, from the leg pool), rendered with `settings`.
+    mutating func rateControlDue(_ key: Int, state: CategoriesDocument?, _ settings: CoreSettings, now: NIODeadline)
+        -> (actions: [GatewayCore.Action], removed: Bool)
+    {
+        guard var control = rateControlled[key], let watch = watches[key], let sub = watch.subscription,
+            sub.status == .active, let state
+        else { return ([], false) }
+        let full = filtered(key, settings.render(state, as: sub.terms.bodyType)).body
+        let changed = BodyDigest(full) != watch.lastSent
+        let max = control.resendAfter
+        let resend = max.map { now >= control.lastNotified + $0 } ?? false
+        control.held = false
         rateControlled[key] = control
+        guard changed || resend else {
+            // The held change was undone before the interval ended: nothing to send.
+            guard let max else { return ([], false) }
+            return ([.schedule(.rateControl(.omaWatch(key)), at: control.lastNotified + max)], false)
+        }
+        return watchActions(notify(key, full, now: now), key, now: now)
     }
 
 }
