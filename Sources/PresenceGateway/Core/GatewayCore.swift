@@ -492,6 +492,33 @@ public struct GatewayCore: Sendable {
         }
     }
 
+    /// A notifier dialog's actions (``NotifierSubscription``) as the core's, for the dialog of
+    /// `context` toward `side`: the answers to request `id`, its NOTIFYs (each followed by what
+    /// `notified` adds), its expiry timer. `removed`: the dialog is over (its expiry timer is
+    /// cancelled here), and the component holding it removes its entry.
+    static func notifierActions(
+        _ actions: [NotifierSubscription.Action], context: Context, to side: GatewayConfiguration.Side,
+        id: ServerRequestID?, notified: () -> [Action] = { [] }
+    ) -> (actions: [Action], removed: Bool) {
+        var out: [Action] = []
+        var removed = false
+        for action in actions {
+            switch action {
+            case .respond(let response):
+                if let id { out.append(.respond(id, response)) }
+            case .notify(let request):
+                out.append(.send(request, to: side, context: context))
+                out += notified()
+            case .scheduleExpiry(let at):
+                out.append(.schedule(.expiry(context), at: at))
+            case .remove:
+                out.append(.cancel(.expiry(context)))
+                removed = true
+            }
+        }
+        return (out, removed)
+    }
+
     /// A watcher's dialog's actions as the core's, taken by the component whose dialog it is
     /// (``EnterpriseWatcherBridge/watchActions(_:_:now:id:)``,
     /// ``OMAWatcherNotifier/watchActions(_:_:now:id:)``); a removed OMA watch also leaves its leg

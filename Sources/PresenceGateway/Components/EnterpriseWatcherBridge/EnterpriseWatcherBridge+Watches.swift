@@ -19,23 +19,13 @@ extension EnterpriseWatcherBridge {
     mutating func watchActions(
         _ actions: [NotifierSubscription.Action], _ key: Int, now: NIODeadline, id: GatewayCore.ServerRequestID? = nil
     ) -> ComponentOutput {
-        let context = GatewayCore.Context.enterpriseWatch(key)
-        var out = ComponentOutput()
-        for action in actions {
-            switch action {
-            case .respond(let response):
-                if let id { out.actions.append(.respond(id, response)) }
-            case .notify(let request):
-                out.actions.append(.send(request, to: .enterprise, context: context))
-            case .scheduleExpiry(let at):
-                out.actions.append(.schedule(.expiry(context), at: at))
-            case .remove:
-                out.actions.append(.cancel(.expiry(context)))
-                let (watch, closed) = closeWatch(key)
-                out.add(closed)
-                if let watch { out.add(endLegs(watch.legs.values, now: now)) }
-            }
-        }
+        let (taken, removed) = GatewayCore.notifierActions(
+            actions, context: .enterpriseWatch(key), to: .enterprise, id: id)
+        var out = ComponentOutput(actions: taken)
+        guard removed else { return out }
+        let (watch, closed) = closeWatch(key)
+        out.add(closed)
+        if let watch { out.add(endLegs(watch.legs.values, now: now)) }
         return out
     }
 

@@ -231,6 +231,13 @@ extension GatewayCore {
         return apply(attached.output) + enterpriseLegActions(attached.leg, attached.actions, now: now)
     }
 
+    /// The enterprise state the leg of OMA watch `key` holds for its resource; nil while it has
+    /// no leg or the leg no notification yet.
+    func enterpriseState(of key: Int) -> CategoriesDocument? {
+        guard let watch = notifier[key] else { return nil }
+        return watch.leg.flatMap { legPool[$0]?.categories[watch.resource] }
+    }
+
     /// The body an OMA watcher gets for the enterprise state, in its negotiated format.
     func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] { settings.render(categories, as: type) }
 
@@ -476,7 +483,7 @@ extension GatewayCore {
         if lists.isList(key), notifier[key]?.subscription != nil {
             return refreshListWatch(key, request, id: id, now: now)
         }
-        let state = notifier[key].flatMap { watch in watch.leg.flatMap { legPool[$0]?.categories[watch.resource] } }
+        let state = enterpriseState(of: key)
         return applyOMAWatch(notifier.refresh(key, request, id: id, state: state, settings, now: now), key, now: now)
     }
 

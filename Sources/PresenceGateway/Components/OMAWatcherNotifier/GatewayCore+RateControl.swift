@@ -6,7 +6,7 @@ import SIPStack
 /// holds.
 extension GatewayCore {
     mutating func rateControlDue(_ key: Int, now: NIODeadline) -> [Action] {
-        let state = notifier[key].flatMap { watch in watch.leg.flatMap { legPool[$0]?.categories[watch.resource] } }
-        return applyOMAWatch(notifier.rateControlDue(key, state: state, settings, now: now), key, now: now)
+        applyOMAWatch(
+            notifier.rateControlDue(key, state: enterpriseState(of: key), settings, now: now), key, now: now)
     }
 }

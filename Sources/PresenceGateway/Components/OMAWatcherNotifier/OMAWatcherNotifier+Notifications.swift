@@ -122,24 +122,10 @@ extension OMAWatcherNotifier {
     mutating func watchActions(
         _ actions: [NotifierSubscription.Action], _ key: Int, now: NIODeadline, id: GatewayCore.ServerRequestID? = nil
     ) -> (actions: [GatewayCore.Action], removed: Bool) {
-        let context = GatewayCore.Context.omaWatch(key)
-        var out: [GatewayCore.Action] = []
-        var removed = false
-        for action in actions {
-            switch action {
-            case .respond(let response):
-                if let id { out.append(.respond(id, response)) }
-            case .notify(let request):
-                out.append(.send(request, to: .oma, context: context))
-                out += notified(key, now: now)
-            case .scheduleExpiry(let at):
-                out.append(.schedule(.expiry(context), at: at))
-            case .remove:
-                out.append(.cancel(.expiry(context)))
-                if hasRateControl(key) { out.append(.cancel(.rateControl(context))) }
-                removed = true
-            }
+        var (out, removed) = GatewayCore.notifierActions(actions, context: .omaWatch(key), to: .oma, id: id) {
+            notified(key, now: now)
         }
+        if removed, hasRateControl(key) { out.append(.cancel(.rateControl(.omaWatch(key)))) }
         return (out, removed)
     }
 }

@@ -108,12 +108,6 @@ extension GatewayCore {
         return (watch, list)
     }
 
-    /// The enterprise state known for a member watch; nil until its first notification.
-    func memberState(_ key: Int) -> CategoriesDocument? {
-        guard let watch = notifier[key] else { return nil }
-        return watch.leg.flatMap { legPool[$0]?.categories[watch.resource] }
-    }
-
     /// A member's state changed (or arrived): an answered list sends it alone when its part
     /// changed; a waiting one is answered once every member reported.
     mutating func listMemberChanged(_ key: Int, member: String, now: NIODeadline) -> [Action] {
@@ -138,7 +132,7 @@ extension GatewayCore {
     /// Answers a waiting list watch when each member has state or ended.
     private mutating func answerListIfReported(_ key: Int, now: NIODeadline) -> [Action] {
         guard let (_, list) = resourceList(key),
-            list.members.allSatisfy({ member in member.watch.map { memberState($0) != nil } ?? true })
+            list.members.allSatisfy({ member in member.watch.map { enterpriseState(of: $0) != nil } ?? true })
         else { return [] }
         return answerList(key, now: now)
     }
@@ -218,7 +212,7 @@ extension GatewayCore {
         guard let watch = notifier[key] else { return ([], bodyType) }
         var parts: ResourceListServer.Parts = [:]
         for memberKey in lists.memberWatches(of: key, only: member) {
-            if let state = memberState(memberKey) { parts[memberKey] = render(state, as: bodyType) }
+            if let state = enterpriseState(of: memberKey) { parts[memberKey] = render(state, as: bodyType) }
         }
         // Through the notifier's stored property: `lists` is computed, and `ids` is written too.
         return notifier.lists.body(

@@ -163,8 +163,7 @@ extension GatewayCore {
         let changed = watcherInfo.takeRosterChanges()
         guard !changed.isEmpty || everyWatch || watcherInfo.resyncing else { return [] }
         // The UPnP user's watchers (flow 5) are worked out from the same changes.
-        let upnpWatchers = upnpWatchersChanged(changed, everyWatch: everyWatch)
-        return upnpWatchers
+        return upnpWatchersChanged(changed, everyWatch: everyWatch)
             + applyWatcherInfo(watcherInfo.changes(changed, everyWatch: everyWatch, policy: watcherPolicy, now: now))
     }
 

@@ -161,20 +161,9 @@ extension WatcherInfoServer {
     private mutating func output(
         _ actions: [NotifierSubscription.Action], key: Int, id: GatewayCore.ServerRequestID? = nil
     ) -> ComponentOutput {
-        var out = ComponentOutput()
-        for action in actions {
-            switch action {
-            case .respond(let response):
-                if let id { out.actions.append(.respond(id, response)) }
-            case .notify(let request):
-                out.actions.append(.send(request, to: .oma, context: .winfoWatch(key)))
-            case .scheduleExpiry(let at):
-                out.actions.append(.schedule(.expiry(.winfoWatch(key)), at: at))
-            case .remove:
-                out.actions.append(.cancel(.expiry(.winfoWatch(key))))
-                if let closed = remove(key) { out.dialogs.append(closed) }
-            }
-        }
+        let (taken, removed) = GatewayCore.notifierActions(actions, context: .winfoWatch(key), to: .oma, id: id)
+        var out = ComponentOutput(actions: taken)
+        if removed, let closed = remove(key) { out.dialogs.append(closed) }
         return out
     }
 }
