@@ -539,10 +539,9 @@ public struct GatewayCore: Sendable {
 
     /// What the notifier's step for OMA watch `key` returned: its actions, and when its dialog
     /// is gone the watch removed, leaving its leg toward the enterprise.
-    mutating func applyOMAWatch(
-        _ taken: (actions: [Action], removed: Bool), _ key: Int, now: NIODeadline
-    ) -> [Action] {
-        guard taken.removed, let gone = forgetOMAWatch(key) else { return taken.actions }
-        return taken.actions + detachOMAWatch(gone, now: now)
+    mutating func applyOMAWatch(_ step: OMAWatcherNotifier.WatchStep, _ key: Int, now: NIODeadline) -> [Action] {
+        let actions = apply(step.output)
+        guard step.removed, let gone = forgetOMAWatch(key) else { return actions }
+        return actions + detachOMAWatch(gone, now: now)
     }
 }

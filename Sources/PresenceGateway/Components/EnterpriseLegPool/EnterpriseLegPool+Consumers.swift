@@ -9,8 +9,9 @@ import SIPStack
 /// watcher and pool and its state per consumer): an OMA watch attaches to its enterprise
 /// resource (``attach(_:contact:expires:ids:now:)``) and detaches from it
 /// (``detach(_:from:now:)``); a leg whose last consumer left is unsubscribed (``end(_:now:)``)
-/// and forgotten on its final NOTIFY (``close(_:)``). What the subscriber's actions mean for the
-/// consumers (the categories each is shown) is the coordinator's (`GatewayCore+OMAWatchers`).
+/// and forgotten on its final NOTIFY (``close(_:)``). What a leg's dialog takes is reported per
+/// resource (`EnterpriseLegPool+Notifications`); the coordinator hands each report to the
+/// resource's consumer (`GatewayCore+OMAWatchers`).
 extension EnterpriseLegPool {
     /// A consumer of one enterprise resource: an OMA watch, for its watcher.
     struct Consumer {

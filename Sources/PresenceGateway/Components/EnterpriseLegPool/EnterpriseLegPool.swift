@@ -129,6 +129,45 @@ extension EnterpriseLegPool: DurableComponent {
         return out
     }
 
+    /// What restored leg `key` does next, after its gone consumers left it.
+    enum Resumed {
+        /// Its subscriber's actions (a refresh with what was queued), for its consumers.
+        case take([BatchCategorySubscriber.Action])
+        /// Its unsubscribe again, its refresh timer (at `pace`), or its dialog closed.
+        case output(ComponentOutput)
+        /// Made again in a new dialog (its dialog was not made yet, or ended): its consumers
+        /// attached again.
+        case restart
+    }
+
+    /// Leg `key` after a restore (docs/state.md, "After a restart"): an unsubscribing one
+    /// unsubscribes again (forgotten 64·T1 later without a final NOTIFY); an active one with
+    /// additions or removals waiting refreshes at once, else at `pace()` (so that a node's legs
+    /// are not all refreshed together); one without a dialog is made again. nil: no such leg.
+    mutating func resume(_ key: Int, now: NIODeadline, pace: () -> NIODeadline) -> Resumed? {
+        guard let leg = legs[key] else { return nil }
+        let context = GatewayCore.Context.enterpriseLeg(key)
+        switch leg.subscriber.subscription.status {
+        case .unsubscribing:
+            let actions = modify(key) { $0.subscriber.unsubscribeAgain() } ?? []
+            if actions.contains(where: { if case .subscription(.ended) = $0 { true } else { false } }) {
+                return .output(close(key))
+            }
+            let sends = GatewayCore.subscriberActions(
+                actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } }, context: context,
+                to: .enterprise, trust: trust(of: key))
+            return .output(
+                ComponentOutput(actions: sends + [.schedule(.cleanup(context), at: now + GatewayCore.cleanupDelay)]))
+        case .subscribing, .terminated:
+            return .restart
+        case .active, .pending:
+            guard leg.subscriber.hasQueued else {
+                return .output(ComponentOutput(actions: [.schedule(.refresh(context), at: pace())]))
+            }
+            return .take(modify(key) { $0.subscriber.resume(now: now) } ?? [])
+        }
+    }
+
     /// The legs' dialogs; pool hints and the flag are what the enterprise said, which any node
     /// may keep.
     func dialogRecordIDs() -> [StateRecordID] {

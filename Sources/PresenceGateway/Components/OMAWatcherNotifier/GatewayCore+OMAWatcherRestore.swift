@@ -60,28 +60,11 @@ extension GatewayCore {
                 out += apply(output)
                 continue
             }
-            // As it is now: the removal's actions may have changed it.
-            guard let leg = legPool[key] else { continue }
-            switch leg.subscriber.subscription.status {
-            case .unsubscribing:
-                let actions = legPool.modify(key) { $0.subscriber.unsubscribeAgain() } ?? []
-                if actions.contains(where: { if case .subscription(.ended) = $0 { true } else { false } }) {
-                    removeEnterpriseLeg(key)
-                    continue
-                }
-                out += legActions(
-                    actions.compactMap { if case .subscription(let a) = $0 { a } else { nil } },
-                    context: .enterpriseLeg(key))
-                out.append(.schedule(.cleanup(.enterpriseLeg(key)), at: now + Self.cleanupDelay))
-            case .subscribing, .terminated:
-                out += restartEnterpriseLeg(key, now: now)
-            case .active, .pending:
-                if leg.subscriber.hasQueued {
-                    let actions = legPool.modify(key) { $0.subscriber.resume(now: now) } ?? []
-                    out += enterpriseLegActions(key, actions, now: now)
-                } else {
-                    out.append(.schedule(.refresh(.enterpriseLeg(key)), at: pace()))
-                }
+            switch legPool.resume(key, now: now, pace: pace) {
+            case nil: break
+            case .take(let actions): out += enterpriseLegActions(key, actions, now: now)
+            case .output(let output): out += apply(output)
+            case .restart: out += restartEnterpriseLeg(key, now: now)
             }
         }
         return out

@@ -6,122 +6,20 @@ import SIPStack
 import XMLBridge
 import _GatewayInternals
 
-/// Flows 2 and 3: OMA watchers of enterprise presentities, and the enterprise's
-/// batch rejections the gateway follows.
+/// Flows 2 and 3, the coordinator's part: OMA watchers of enterprise presentities, served by
+/// the notifier (``OMAWatcherNotifier``) from the legs of the leg pool (``EnterpriseLegPool``).
 ///
-/// The gateway groups the enterprise resources of one OMA watcher into batched category
-/// dialogs ([MS-PRES] §3.4.5.1; From = To = the watcher): the first toward the resource, later
-/// ones toward a pool GRUU. A batch response's RLMI part steers each resource (§3.4.5.1.3.1):
-/// `resubscribe` with `poolFqdn` → the resource moves into the watcher's batch dialog with that
-/// pool (created on first use; the pool is remembered for the resource, so later watchers go
-/// straight there); `resubscribe` without → a single category SUBSCRIBE to the resource (§4.6);
-/// `terminated` with `quotaExceeded` or 413 → the watcher's subscription is refused or ended with
-/// `rejected` and a retry-after. When the enterprise refuses batched SUBSCRIBEs from federated
-/// watchers (a 4xx to the first one), single SUBSCRIBEs are used from then on. When a pool stops
-/// answering, its resources are forgotten in the pool cache and their watchers are told.
+/// Here a new watch's SUBSCRIBE is read and refused or admitted (its quotas taken), a list's
+/// sent to the list steps (`GatewayCore+ResourceLists`); an admitted watch is attached to a leg
+/// as one of its consumers ([MS-PRES] §3.4.5.1: the gateway groups the enterprise resources of
+/// one OMA watcher into batched category dialogs, From = To = the watcher). What a leg's dialog
+/// reports (``EnterpriseLegPool/Report``) is handed to each resource's consumer in order: a
+/// watcher's own watch answered or notified by the notifier
+/// (``OMAWatcherNotifier/stateArrived(_:_:_:ids:now:)``), a list member's state sent in its
+/// list, a linked identity's published (flow 4), a UPnP registration's evented (flow 5); the
+/// enterprise's rejections are followed in `GatewayCore+PoolRedirects` (flow 3). A watch that
+/// ends leaves its leg, which is unsubscribed when it served no one else.
 extension GatewayCore {
-    struct OMAWatch: Journaled {
-        typealias Pending = (request: SIPRequest, id: ServerRequestID, terms: SubscriptionTerms)
-        var watcher: WatcherIdentity
-        /// The enterprise presentity.
-        var resource: String
-        /// Until answered: the SUBSCRIBE and its server request (held out of line, and freed once
-        /// answered).
-        var pending: Pending? {
-            get { pendingBox?.value }
-            set { pendingBox = newValue.map(OutOfLine.init) }
-        }
-        @Waiting private var pendingBox: OutOfLine<Pending>?
-        @DialogState var subscription: NotifierSubscription? = nil
-        /// The enterprise leg carrying `resource` for this watcher; nil while none does.
-        var leg: Int?
-        /// What it was last sent (to notify only on change).
-        @Transient var lastSent: BodyDigest? = nil
-        /// Not a watcher's subscription but a linked identity's: its state is published to the
-        /// OMA side (flow 4) instead of notified.
-        var linked: Int?
-        /// Who made the dialog: its in-dialog requests must come from there.
-        var peer: DialogPeer?
-        /// Partial notifications (RFC 5263), when the watcher accepts them: held out of line.
-        var partial: OMAWatcherNotifier.PartialNotifications? {
-            get { partialBox?.value }
-            set { partialBox = newValue.map(OutOfLine.init) }
-        }
-        private var partialBox: OutOfLine<OMAWatcherNotifier.PartialNotifications>?
-
-        /// An event filter (RFC 4660), when the watcher sent one: held out of line.
-        var filter: OMAWatcherNotifier.WatcherFilter? {
-            get { filterBox?.value }
-            set { filterBox = newValue.map(OutOfLine.init) }
-        }
-        private var filterBox: OutOfLine<OMAWatcherNotifier.WatcherFilter>?
-
-        /// The dialog index's key of its dialog, once answered.
-        var dialogKey: SIPDialogKey? {
-            subscription?.dialog.id.dialogKey
-        }
-
-        /// `rendered` (the whole document) cut to what the watcher's filter selects (RFC 4661
-        /// §3.5), and whether the change to it fires one of the filter's triggers (§3.6; true
-        /// without triggers), the document kept for the next change. `rendered` itself, for a
-        /// watcher without a filter.
-        mutating func filtered(_ rendered: [UInt8]) -> (body: [UInt8], triggered: Bool) {
-            guard var filter, let tree = try? XMLParser.parse(rendered) else { return (rendered, true) }
-            let body = XMLWriter(indent: nil).bytes(filter.filter.apply(to: tree))
-            guard !filter.filter.triggers.isEmpty else { return (body, true) }
-            let triggered = filter.filter.triggered(from: filter.last, to: tree)
-            filter.last = tree
-            self.filter = filter
-            return (body, triggered)
-        }
-
-        /// The body to send for the PIDF document `full`, and its type when not the negotiated
-        /// one (``GatewayCore/partialBody(_:_:forceFull:)``); `full` itself, untouched, for a
-        /// watcher without partial notifications.
-        mutating func body(for full: [UInt8], forceFull: Bool) -> (body: [UInt8], type: String?) {
-            guard partialBox != nil else { return (full, nil) }
-            return OMAWatcherNotifier.partialBody(full, &partial, forceFull: forceFull)
-        }
-
-        init(
-            watcher: WatcherIdentity, resource: String, pending: Pending? = nil, linked: Int? = nil,
-            peer: DialogPeer? = nil
-        ) {
-            self.watcher = watcher
-            self.resource = resource
-            self.linked = linked
-            self.pending = pending
-            self.peer = peer
-        }
-    }
-
-    struct EnterpriseLeg: Codable, Journaled {
-        /// The watcher's URI (From and, for batch dialogs, To).
-        var watcher: String
-        /// The pool GRUU a batch dialog targets; nil for the first batch dialog and single ones.
-        var pool: String?
-        var single: Bool
-        @DialogState var subscriber: BatchCategorySubscriber
-        /// Resource → the OMA watch it serves.
-        var watches: SmallMap<String, Int>
-        /// Resource → enterprise state merged from every notification (each carries the complete
-        /// set of instances of the categories it names, [MS-PRES] §3.2.5.3).
-        @Transient var categories: SmallMap<String, CategoriesDocument> = [:]
-        /// A 2xx was received for it.
-        var established = false
-        var closing = false
-        /// The enterprise peer its SUBSCRIBE was sent to (``GatewayCore/reached(_:for:)``).
-        var peer: DialogPeer?
-        /// The watcher's network and whether its peer was verified, for the edge marking of its
-        /// requests (``EnterpriseLegPool/edgeTrust(network:verified:)``).
-        var network: SourceNetwork = .federated
-        var verified = false
-    }
-
-    /// The categories an OMA watcher's bridge subscribes to (`legacyInterop` is
-    /// private and not subscribable).
-    static let bridgedCategories: [CategoryName] = [.state, .note, .contactCard, .calendarData, .services]
-
     mutating func newOMAWatch(
         _ request: SIPRequest, id: ServerRequestID, watcher: WatcherIdentity, peer: DialogPeer?,
         now: NIODeadline
@@ -154,11 +52,10 @@ extension GatewayCore {
         {
             return answer
         }
-        let filter: OMAWatcherNotifier.WatcherFilter?
+        let watch: OMAWatch
         do {
-            filter = try OMAWatcherNotifier.watcherFilter(
-                body: request.body, type: (try? request.headers.contentType)?.mediaType, resource: resource,
-                terms: terms)
+            watch = try OMAWatcherNotifier.watch(
+                for: request, id: id, watcher: watcher, peer: peer, resource: resource, terms: terms)
         } catch {
             return [
                 .respond(
@@ -170,11 +67,6 @@ extension GatewayCore {
         }
         guard takeQuotas(watcher.uri, peer: peer) else { return overQuota(request, id: id) }
         let key = takeKey()
-        var watch = OMAWatch(watcher: watcher, resource: resource, pending: (request, id, terms), peer: peer)
-        if OMAWatcherNotifier.acceptsPartialPIDF(request, terms: terms) {
-            watch.partial = OMAWatcherNotifier.PartialNotifications()
-        }
-        watch.filter = filter
         notifier.open(key, watch)
         return attach(key, now: now)
     }
@@ -210,21 +102,10 @@ extension GatewayCore {
     mutating func attach(_ key: Int, single forceSingle: Bool = false, context: Bool = true, now: NIODeadline)
         -> [Action]
     {
-        // The watcher's own URI or nothing: a request into the enterprise never speaks for
-        // another identity than the watcher's.
-        guard let watch = notifier[key], let contact = contacts[.enterprise],
-            let resourceURI = try? SIPURI(watch.resource), let watcherURI = try? SIPURI(watch.watcher.uri)
+        guard let contact = contacts[.enterprise],
+            let consumer = notifier.consumer(
+                key, single: forceSingle, context: context && configuration.enterprise.subscriberList)
         else { return [] }
-        // A filtered watcher's categories are its own: a single subscription carries them. A leg
-        // serves one watch per resource: a second watch of the same watcher and resource
-        // (another device, a stand-in) gets a leg of its own rather than take the first's.
-        let consumer = EnterpriseLegPool.Consumer(
-            key: key, watcher: watch.watcher.uri, watcherURI: watcherURI, resource: watch.resource,
-            resourceURI: resourceURI, categories: watch.filter?.categories ?? Self.bridgedCategories,
-            single: forceSingle || watch.filter != nil,
-            context: context && configuration.enterprise.subscriberList && watch.linked == nil,
-            network: watch.watcher.network,
-            verified: watch.peer.map { $0.peer != nil || !$0.certificateNames.isEmpty } ?? false)
         let attached = legPool.attach(
             consumer, contact: contact, expires: configuration.subscriptions.defaultExpires, ids: &ids, now: now)
         notifier.modify(key) { $0.leg = attached.leg }
@@ -233,30 +114,13 @@ extension GatewayCore {
 
     /// The enterprise state the leg of OMA watch `key` holds for its resource; nil while it has
     /// no leg or the leg no notification yet.
-    func enterpriseState(of key: Int) -> CategoriesDocument? {
-        guard let watch = notifier[key] else { return nil }
-        return watch.leg.flatMap { legPool[$0]?.categories[watch.resource] }
-    }
+    func enterpriseState(of key: Int) -> CategoriesDocument? { notifier.enterpriseState(of: key, in: legPool) }
 
-    /// The body an OMA watcher gets for the enterprise state, in its negotiated format.
-    func render(_ categories: CategoriesDocument, as type: String) -> [UInt8] { settings.render(categories, as: type) }
-
+    /// The final response to a SUBSCRIBE of enterprise leg `key`
+    /// (``EnterpriseLegPool/response(_:_:jitter:now:)``), its report handed to the consumers.
     mutating func enterpriseLegResponse(_ key: Int, _ response: SIPResponse, now: NIODeadline) -> [Action] {
-        let jitter = ids.jitter()
-        let received = legPool.modify(key) { leg in
-            let actions = leg.subscriber.receive(response, now: now, jitter: jitter)
-            if (200..<300).contains(response.statusCode) { leg.established = true }
-            return (actions, closing: leg.closing, ended: leg.subscriber.isTerminated)
-        }
-        guard let (actions, closing, ended) = received else { return [] }
-        if closing {
-            // RFC 6665 §4.1.2.3: the 2xx to the unsubscribe is followed by a final NOTIFY, which
-            // must still find the dialog (and is answered 200); it releases the leg, or the
-            // cleanup timer does (64·T1). A failure response ends the dialog at once.
-            if response.statusCode >= 300 || ended { removeEnterpriseLeg(key) }
-            return []
-        }
-        var out = enterpriseLegActions(key, actions, now: now, status: response.statusCode)
+        guard let report = legPool.response(key, response, jitter: ids.jitter(), now: now) else { return [] }
+        var out = consume(report, leg: key, now: now)
         if response.statusCode >= 300, let leg = legPool[key], let end = leg.subscriber.subscription.expiresAt {
             // A refresh failed (RFC 6665 §4.1.2.2): the subscription holds until it expires.
             out.append(.schedule(.expiry(.enterpriseLeg(key)), at: end))
@@ -264,83 +128,54 @@ extension GatewayCore {
         return out
     }
 
+    /// A NOTIFY or BENOTIFY in enterprise leg `key` (``EnterpriseLegPool/notify(_:_:id:jitter:now:)``),
+    /// its report handed to the consumers.
     mutating func enterpriseLegNotify(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
         -> [Action]
     {
-        let jitter = ids.jitter()
-        let received = legPool.modify(key) { leg in
-            (
-                leg.subscriber.receive(notify: request, now: now, jitter: jitter), closing: leg.closing,
-                ended: leg.subscriber.isTerminated
-            )
-        }
-        guard let (actions, closing, ended) = received else {
+        guard let report = legPool.notify(key, request, id: id, jitter: ids.jitter(), now: now) else {
             // A BENOTIFY takes no response ([MS-PRES] §3.4.5.1.4).
             return request.method == .benotify ? [] : [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
         }
-        if closing {
-            var out: [Action] = []
-            for case .subscription(.respond(let response)) in actions { out.append(.respond(id, response)) }
-            if ended { removeEnterpriseLeg(key) }
-            return out
-        }
-        return enterpriseLegActions(key, actions, now: now, notifyID: id)
+        return consume(report, leg: key, now: now)
     }
 
-    /// Runs an enterprise leg's actions: sends, answers, timers; categories go to their watchers,
-    /// rejections are followed up, an ended leg ends or moves its watchers.
-    mutating func enterpriseLegActions(
-        _ key: Int, _ actions: [BatchCategorySubscriber.Action], now: NIODeadline,
-        status: Int? = nil, notifyID: ServerRequestID? = nil
-    ) -> [Action] {
-        var out: [Action] = []
-        var ended: String?
-        var delivered: Set<String> = []
-        let unreadable = actions.contains { if case .unreadableBody = $0 { true } else { false } }
-        for action in actions {
-            switch action {
-            case .subscription(.respond(var response)):
-                if unreadable, (200..<300).contains(response.statusCode) {
-                    // A body that does not parse is refused (RFC 3261 §21.4.1); nothing of it is relayed.
-                    response.statusCode = 400
-                    response.reasonPhrase = "Unreadable Body"
-                }
-                if let notifyID { out.append(.respond(notifyID, response)) }
-            case .subscription(.ended(let reason)):
-                ended = reason
-            case .subscription(let other):
-                out += legActions([other], context: .enterpriseLeg(key))
-            case .resources(let events):
-                for event in events {
-                    switch event {
-                    case .categories(let document):
-                        guard let resource = resource(of: document, in: key) else { continue }
-                        delivered.insert(resource)
-                        out += categoriesArrived(document, resource: resource, leg: key, now: now)
-                    case .rejected(let uri, let instance):
-                        delivered.insert(uri)
-                        out += rejected(uri, instance: instance, leg: key, now: now)
-                    }
-                }
-            case .unreadableBody:
-                break
+    /// What a leg's subscriber did on a step of the gateway's own (an attach, a detach, a refresh).
+    mutating func enterpriseLegActions(_ key: Int, _ actions: [BatchCategorySubscriber.Action], now: NIODeadline)
+        -> [Action]
+    {
+        consume(legPool.take(key, actions), leg: key, now: now)
+    }
+
+    /// What enterprise leg `key` reported, handed to its consumers in order: each state to the
+    /// watch it is for, each rejection followed up (`GatewayCore+PoolRedirects`); an ended leg
+    /// ends or moves its watchers. A single subscription's 2xx without data: its watcher is
+    /// answered with the empty view (later notifications fill it in). A batch dialog's 2xx
+    /// without data for a resource: the watcher waits for a notification, at most the piggyback
+    /// wait (then the same).
+    private mutating func consume(_ report: EnterpriseLegPool.Report, leg key: Int, now: NIODeadline) -> [Action] {
+        var out = apply(report.output)
+        for event in report.events {
+            switch event {
+            case .categories(let document):
+                guard let (consumer, state) = legPool.merge(document, into: key) else { continue }
+                out += stateArrived(state, consumer: consumer, now: now)
+            case .rejected(let uri, let instance):
+                out += rejected(uri, instance: instance, leg: key, now: now)
             }
         }
         // RFC 6665 §4.1.2.2: a refresh found the subscription gone (481): made again in a new dialog.
-        if ended == "481" { return out + restartEnterpriseLeg(key, now: now) }
-        if let ended { return out + enterpriseLegEnded(key, reason: ended, status: status, now: now) }
-        // A single subscription's 2xx without data: its watcher is answered with the empty view
-        // (later notifications fill it in). A batch dialog's 2xx without data for a resource: the
-        // watcher waits for a notification, at most the piggyback wait (then the same).
-        if let status, (200..<300).contains(status), let leg = legPool[key] {
-            for (resource, watch) in leg.watches.sorted(by: { $0.key < $1.key })
-            where !delivered.contains(resource) && notifier[watch]?.pending != nil {
-                if leg.single {
-                    out += categoriesArrived(CategoriesDocument(uri: resource), resource: resource, leg: key, now: now)
-                } else {
-                    let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
-                    out.append(.schedule(.firstAnswer(.omaWatch(watch)), at: now + wait))
-                }
+        if report.ended == "481" { return out + restartEnterpriseLeg(key, now: now) }
+        if let ended = report.ended {
+            return out + enterpriseLegEnded(key, reason: ended, status: report.status, now: now)
+        }
+        for (resource, consumer) in report.undelivered
+        where legPool[key]?.watches[resource] == consumer && notifier[consumer]?.pending != nil {
+            if legPool[key]?.single == true {
+                out += firstState(of: resource, leg: key, now: now)
+            } else {
+                let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
+                out.append(.schedule(.firstAnswer(.omaWatch(consumer)), at: now + wait))
             }
         }
         return out
@@ -351,92 +186,37 @@ extension GatewayCore {
     /// for a single subscription's 2xx without data); later notifications update it.
     mutating func answerOMAWatchWithoutData(_ key: Int, now: NIODeadline) -> [Action] {
         guard let watch = notifier[key] else { return [] }
-        if lists.isList(key) { return answerList(key, now: now) }
-        guard watch.pending != nil, let legKey = watch.leg,
-            let leg = legPool[legKey],
-            leg.watches[watch.resource] == key
-        else { return [] }
-        let known = leg.categories[watch.resource] ?? CategoriesDocument(uri: watch.resource)
-        return categoriesArrived(known, resource: watch.resource, leg: legKey, now: now)
-    }
-
-    /// The leg resource a categories document is about (its `uri`; a single leg's one resource
-    /// when the URI is written differently). The leg's own string is returned, not the
-    /// document's: the state kept for the resource then shares its storage with the watch's
-    /// (one heap string per pair instead of two).
-    private func resource(of document: CategoriesDocument, in key: Int) -> String? {
-        guard let leg = legPool[key] else { return nil }
-        if let match = leg.watches.firstKey(where: { $0 == document.uri }) { return match }
-        if let normalized = WatcherIdentity.addressOfRecord(document.uri),
-            let match = leg.watches.firstKey(where: { WatcherIdentity.addressOfRecord($0) == normalized })
-        {
-            return match
+        if lists.isList(key) {
+            return applyOMAWatch(notifier.answerList(key, legPool, settings, ids: &ids, now: now), key, now: now)
         }
-        return leg.single ? leg.watches.firstKey { _ in true } : nil
-    }
-
-    /// New enterprise state for a resource: merged, then the watcher is answered (first time) or
-    /// notified (when its rendered body changed).
-    private mutating func categoriesArrived(
-        _ document: CategoriesDocument, resource: String, leg key: Int, now: NIODeadline
-    ) -> [Action] {
-        guard let watchKey = legPool[key]?.watches[resource], let watch = notifier[watchKey],
-            let state = legPool.modify(
-                key,
-                { leg in
-                    var state = Self.merge(leg.categories[resource] ?? CategoriesDocument(uri: resource), document)
-                    state.uri = resource
-                    leg.categories[resource] = state
-                    return state
-                })
-        else { return [] }
-        if let link = watch.linked { return publishLinked(link, state, now: now) }
-        if let registration = upnp.registration(ofWatch: watchKey) { return upnpContactCategories(registration, state) }
-        if let owner = lists.owner(of: watchKey) { return listMemberChanged(owner, member: resource, now: now) }
-        // A stand-in's subscription is made for the subscriber list, not for the state.
-        if notifier.standsIn(watchKey) != nil { return [] }
-        if let pending = watch.pending {
-            return answer(watchKey, watch, pending, with: state, leg: key, now: now)
-        }
-        guard let terms = watch.subscription?.terms, !notifier.isHoldingChange(watchKey) else { return [] }
-        // No trigger of the watcher's filter fired: the change is not notified.
-        let (full, triggered) = notifier.filtered(watchKey, render(state, as: terms.bodyType))
-        guard triggered, BodyDigest(full) != watch.lastSent else { return [] }
-        if let held = notifier.holdsChange(watchKey, terms: terms, now: now) { return held }
-        return notify(watchKey, full, now: now)
-    }
-
-    /// Sends OMA watch `key` the document `full` (filtered already) as its next notification
-    /// (``OMAWatcherNotifier/notify(_:_:now:)``).
-    mutating func notify(_ key: Int, _ full: [UInt8], now: NIODeadline) -> [Action] {
-        apply(notifier.notify(key, full, now: now), context: .omaWatch(key), now: now)
-    }
-
-    /// Answers a waiting OMA watch with its first state (RFC 6665 §4.2.1), or refuses it 400 when
-    /// its SUBSCRIBE cannot make a dialog; its resource then leaves the leg.
-    private mutating func answer(
-        _ watchKey: Int, _ waiting: OMAWatch, _ pending: OMAWatch.Pending, with state: CategoriesDocument, leg key: Int,
-        now: NIODeadline
-    ) -> [Action] {
-        guard let (full, body, type) = notifier.firstBody(watchKey, render(state, as: pending.terms.bodyType)) else {
+        guard watch.pending != nil, let legKey = watch.leg, legPool[legKey]?.watches[watch.resource] == key else {
             return []
         }
-        do {
-            let (subscription, accepted) = try NotifierSubscription.accept(
-                pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                contact: contact(.oma, for: waiting.peer, fallback: pending.request.uri), body: body, bodyType: type,
-                now: now)
-            let opened = apply(notifier.answered(watchKey, subscription, full: full))
-            return opened + apply(accepted, context: .omaWatch(watchKey), now: now, id: pending.id)
-        } catch {
-            forgetOMAWatch(watchKey)
-            return [
-                .respond(
-                    pending.id,
-                    SIPResponse(
-                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
-            ] + detachResource(waiting.resource, from: key, now: now)
+        return firstState(of: watch.resource, leg: legKey, now: now)
+    }
+
+    /// What leg `key` knows of `resource` (nothing yet: the empty view), handed to its consumer.
+    private mutating func firstState(of resource: String, leg key: Int, now: NIODeadline) -> [Action] {
+        guard let (consumer, state) = legPool.merge(CategoriesDocument(uri: resource), into: key) else { return [] }
+        return stateArrived(state, consumer: consumer, now: now)
+    }
+
+    /// New enterprise state for the consumer `watchKey`: published for a linked identity (flow
+    /// 4), evented to a UPnP control point (flow 5), a list member's sent in its list, a
+    /// stand-in's dropped, a watcher's answered or notified by the notifier.
+    private mutating func stateArrived(_ state: CategoriesDocument, consumer watchKey: Int, now: NIODeadline)
+        -> [Action]
+    {
+        guard let watch = notifier[watchKey] else { return [] }
+        if let link = watch.linked { return publishLinked(link, state, now: now) }
+        if let registration = upnp.registration(ofWatch: watchKey) { return upnpContactCategories(registration, state) }
+        if let owner = lists.owner(of: watchKey) {
+            let changed = notifier.listMemberChanged(owner, member: state.uri, legPool, settings, ids: &ids, now: now)
+            return applyOMAWatch(changed, owner, now: now)
         }
+        // A stand-in's subscription is made for the subscriber list, not for the state.
+        if notifier.standsIn(watchKey) != nil { return [] }
+        return applyOMAWatch(notifier.stateArrived(watchKey, state, settings, ids: &ids, now: now), watchKey, now: now)
     }
 
     /// Ends an OMA watch: a waiting one is answered `status`, an active one gets a final NOTIFY
@@ -452,27 +232,20 @@ extension GatewayCore {
         }
         if let owner = lists.owner(of: key) {
             forgetOMAWatch(key)
-            return listMemberEnded(owner, member: key, reason: Self.enterpriseReason(reason), now: now)
+            let ended = notifier.listMemberEnded(
+                owner, member: key, reason: Self.enterpriseReason(reason), legPool, settings, ids: &ids, now: now)
+            return applyOMAWatch(ended, owner, now: now)
         }
         if notifier.standsIn(key) != nil {
             // Made again only when the OMA presence server lists the watcher anew.
             forgetOMAWatch(key)
             return []
         }
-        if let pending = watch.pending {
-            forgetOMAWatch(key)
-            let headers: SIPHeaders = retryAfter.map { [(.retryAfter, String($0))] } ?? []
-            return [
-                .respond(
-                    pending.id,
-                    SIPResponse(replyingTo: pending.request, statusCode: status, toTag: ids.tag(), headers: headers))
-            ]
-        }
-        if lists.isList(key) {
+        if lists.isList(key), watch.pending == nil {
             return terminateList(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
         }
-        let updates = notifier.terminate(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
-        return apply(updates, context: .omaWatch(key), now: now)
+        let ended = notifier.end(key, reason: reason, status: status, retryAfter: retryAfter, ids: &ids, now: now)
+        return applyOMAWatch(ended, key, now: now)
     }
 
     /// A SUBSCRIBE in an OMA watcher's dialog: a list's refresh (`GatewayCore+ResourceLists`),
@@ -481,7 +254,8 @@ extension GatewayCore {
     mutating func refreshOMAWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline) -> [Action]
     {
         if lists.isList(key), notifier[key]?.subscription != nil {
-            return refreshListWatch(key, request, id: id, now: now)
+            let refreshed = notifier.refreshList(key, request, id: id, legPool, settings, ids: &ids, now: now)
+            return applyOMAWatch(refreshed, key, now: now)
         }
         let state = enterpriseState(of: key)
         return applyOMAWatch(notifier.refresh(key, request, id: id, state: state, settings, now: now), key, now: now)

@@ -38,11 +38,6 @@ extension OMAWatcherNotifier {
         }
     }
 
-    /// Waiting watch `key` was answered with `subscription` and sent `full`.
-    mutating func answered(_ key: Int, _ subscription: NotifierSubscription, full: [UInt8]) -> ComponentOutput {
-        answer(key, subscription) { $0.lastSent = BodyDigest(full) }
-    }
-
     /// A SUBSCRIBE in the dialog of watch `key` (RFC 6665 §4.2.1.2): terms it cannot take are
     /// refused in the dialog (§4.2.1.1); a new filter (RFC 4660 §4.2) that needs categories the
     /// subscription does not carry is refused 488 (the watcher subscribes again for them), one
@@ -53,15 +48,15 @@ extension OMAWatcherNotifier {
     mutating func refresh(
         _ key: Int, _ request: SIPRequest, id: GatewayCore.ServerRequestID, state: CategoriesDocument?,
         _ settings: CoreSettings, now: NIODeadline
-    ) -> (actions: [GatewayCore.Action], removed: Bool) {
+    ) -> WatchStep {
         guard let watch = self[key], let sub = watch.subscription else {
-            return ([.respond(id, SIPResponse(replyingTo: request, statusCode: 481))], false)
+            return (ComponentOutput(actions: [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]), false)
         }
         let asked: SubscriptionTerms
         switch SubscriptionTerms.evaluate(request, registry: settings.registry, negotiated: sub.terms.bodyType) {
         case .reject(let status, let reason, let headers):
             let refusal = SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers)
-            return ([.respond(id, refusal)], false)
+            return (ComponentOutput(actions: [.respond(id, refusal)]), false)
         case .accept(let terms): asked = terms
         }
         let terms = Self.rateControlApplied(asked)
@@ -77,7 +72,7 @@ extension OMAWatcherNotifier {
                 }
             } catch {
                 let refusal = SIPResponse(replyingTo: request, statusCode: error.status, reasonPhrase: error.reason)
-                return ([.respond(id, refusal)], false)
+                return (ComponentOutput(actions: [.respond(id, refusal)]), false)
             }
         }
         let rendered = settings.render(state ?? CategoriesDocument(uri: watch.resource), as: terms.bodyType)
@@ -115,17 +110,21 @@ extension OMAWatcherNotifier {
         modify(key) { $0.subscription?.terminate(reason: reason, retryAfter: retryAfter, now: now) ?? [] } ?? []
     }
 
+    /// What a step of a watch's dialog returns: what the coordinator applies, and `removed`
+    /// when the dialog is gone; the coordinator then removes the watch, which also leaves its
+    /// leg toward the enterprise (``GatewayCore/applyOMAWatch(_:_:now:)``).
+    typealias WatchStep = (output: ComponentOutput, removed: Bool)
+
     /// What watch `key`'s dialog does (its ``NotifierSubscription``'s actions), as the core's:
     /// answers to `id`, NOTIFYs toward the OMA side (each starting its rate control over, RFC
-    /// 6446), its expiry timer. `removed`: the dialog is gone, and the coordinator removes the
-    /// watch, which also leaves its leg toward the enterprise.
+    /// 6446), its expiry timer.
     mutating func watchActions(
         _ actions: [NotifierSubscription.Action], _ key: Int, now: NIODeadline, id: GatewayCore.ServerRequestID? = nil
-    ) -> (actions: [GatewayCore.Action], removed: Bool) {
+    ) -> WatchStep {
         var (out, removed) = GatewayCore.notifierActions(actions, context: .omaWatch(key), to: .oma, id: id) {
             notified(key, now: now)
         }
         if removed, hasRateControl(key) { out.append(.cancel(.rateControl(.omaWatch(key)))) }
-        return (out, removed)
+        return (ComponentOutput(actions: out), removed)
     }
 }

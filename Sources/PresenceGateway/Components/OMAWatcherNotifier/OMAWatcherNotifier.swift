@@ -377,11 +377,11 @@ extension OMAWatcherNotifier {
     /// be sent again, goes out as the state is now. `state` is the enterprise state its leg
     /// holds (lent by the coordinator, from the leg pool), rendered with `settings`.
     mutating func rateControlDue(_ key: Int, state: CategoriesDocument?, _ settings: CoreSettings, now: NIODeadline)
-        -> (actions: [GatewayCore.Action], removed: Bool)
+        -> WatchStep
     {
         guard var control = rateControlled[key], let watch = watches[key], let sub = watch.subscription,
             sub.status == .active, let state
-        else { return ([], false) }
+        else { return (ComponentOutput(), false) }
         let full = filtered(key, settings.render(state, as: sub.terms.bodyType)).body
         let changed = BodyDigest(full) != watch.lastSent
         let max = control.resendAfter
@@ -390,8 +390,9 @@ extension OMAWatcherNotifier {
         rateControlled[key] = control
         guard changed || resend else {
             // The held change was undone before the interval ended: nothing to send.
-            guard let max else { return ([], false) }
-            return ([.schedule(.rateControl(.omaWatch(key)), at: control.lastNotified + max)], false)
+            guard let max else { return (ComponentOutput(), false) }
+            let timer = GatewayCore.Action.schedule(.rateControl(.omaWatch(key)), at: control.lastNotified + max)
+            return (ComponentOutput(actions: [timer]), false)
         }
         return watchActions(notify(key, full, now: now), key, now: now)
     }

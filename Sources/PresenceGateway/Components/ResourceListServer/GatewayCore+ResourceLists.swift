@@ -75,7 +75,7 @@ extension GatewayCore {
             return overQuota(request, id: id)
         }
         let key = takeKey()
-        let terms = Self.withoutRateControl(terms)
+        let terms = OMAWatcherNotifier.withoutRateControl(terms)
         let watch = OMAWatch(watcher: watcher, resource: list, pending: (request, id, terms), peer: peer)
         var resourceList = ResourceList(members: [])
         var out: [Action] = []
@@ -89,7 +89,8 @@ extension GatewayCore {
         lists.open(key, resourceList)
         for case let memberKey? in resourceList.members.map(\.watch) { out += attach(memberKey, now: now) }
         let wait = TimeAmount.milliseconds(Int64(configuration.subscriptions.piggybackWaitMilliseconds))
-        return out + answerListIfReported(key, now: now) + [.schedule(.firstAnswer(.omaWatch(key)), at: now + wait)]
+        let reported = notifier.answerListIfReported(key, legPool, settings, ids: &ids, now: now)
+        return out + applyOMAWatch(reported, key, now: now) + [.schedule(.firstAnswer(.omaWatch(key)), at: now + wait)]
     }
 
     /// RFC 4662 §4.3: a list subscriber lists `multipart/related` and `application/rlmi+xml` in
@@ -108,151 +109,12 @@ extension GatewayCore {
         return (watch, list)
     }
 
-    /// A member's state changed (or arrived): an answered list sends it alone when its part
-    /// changed; a waiting one is answered once every member reported.
-    mutating func listMemberChanged(_ key: Int, member: String, now: NIODeadline) -> [Action] {
-        guard let (watch, _) = resourceList(key) else { return [] }
-        if watch.pending != nil { return answerListIfReported(key, now: now) }
-        return notifyList(key, only: member, now: now)
-    }
-
-    /// A member's back-end watch ended (the enterprise rejected it, or its dialog ended): it
-    /// stays listed, `terminated` with `reason` (RFC 4662 §4.5, §5.5).
-    mutating func listMemberEnded(_ key: Int, member watchKey: Int, reason: String, now: NIODeadline) -> [Action] {
-        let ended = lists.modify(key) { list -> String? in
-            guard let index = list.members.firstIndex(where: { $0.watch == watchKey }) else { return nil }
-            list.members[index].watch = nil
-            list.members[index].ended = reason
-            return list.members[index].uri
-        }
-        guard let member = ended ?? nil else { return [] }
-        return listMemberChanged(key, member: member, now: now)
-    }
-
-    /// Answers a waiting list watch when each member has state or ended.
-    private mutating func answerListIfReported(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let (_, list) = resourceList(key),
-            list.members.allSatisfy({ member in member.watch.map { enterpriseState(of: $0) != nil } ?? true })
-        else { return [] }
-        return answerList(key, now: now)
-    }
-
-    /// Answers a waiting list watch with full state: members without a notification yet are
-    /// listed without an instance (RFC 4662 §4.5), and their state follows when it comes.
-    mutating func answerList(_ key: Int, now: NIODeadline) -> [Action] {
-        guard let (watch, _) = resourceList(key), let pending = watch.pending else { return [] }
-        let (body, type) = listBody(key, only: nil, bodyType: pending.terms.bodyType)
-        notifier.modify(key) { $0.pending = nil }
-        do {
-            let (subscription, accepted) = try NotifierSubscription.accept(
-                pending.request, terms: pending.terms, status: .active, localTag: ids.tag(),
-                contact: contact(.oma, for: watch.peer, fallback: pending.request.uri), body: body, bodyType: type,
-                responseHeaders: [(.require, Self.eventlist)], now: now)
-            return apply(notifier.answer(key, subscription)) + [.cancel(.firstAnswer(.omaWatch(key)))]
-                + apply(Self.requiringEventlist(accepted), context: .omaWatch(key), now: now, id: pending.id)
-        } catch {
-            let gone = forgetOMAWatch(key)
-            return [
-                .respond(
-                    pending.id,
-                    SIPResponse(
-                        replyingTo: pending.request, statusCode: 400, reasonPhrase: "\(error.code)", toTag: ids.tag()))
-            ] + (gone.map { detachOMAWatch($0, now: now) } ?? [])
-        }
-    }
-
-    /// A refresh of a list subscription, answered with full state (RFC 4662 §5.2: "as must the
-    /// first NOTIFY sent after receipt of a SUBSCRIBE request").
-    mutating func refreshListWatch(_ key: Int, _ request: SIPRequest, id: ServerRequestID, now: NIODeadline)
-        -> [Action]
-    {
-        guard let sub = notifier[key]?.subscription else {
-            return [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]
-        }
-        switch SubscriptionTerms.evaluate(request, registry: registry, negotiated: sub.terms.bodyType) {
-        case .reject(let status, let reason, let headers):
-            return refuseTerms(request, id: id, status, reason, headers, initial: false)
-        case .accept(let asked):
-            let terms = Self.withoutRateControl(asked)
-            guard request.body.isEmpty else {
-                return [.respond(id, SIPResponse(replyingTo: request, statusCode: 415, headers: [(.accept, "")]))]
-            }
-            let (body, type) = listBody(key, only: nil, bodyType: terms.bodyType)
-            let actions = notifier.modify(key) {
-                $0.subscription?.refresh(
-                    request, terms: terms, body: body, bodyType: type, responseHeaders: [(.require, Self.eventlist)],
-                    now: now)
-            }
-            return apply(
-                Self.requiringEventlist(actions.flatMap { $0 } ?? []), context: .omaWatch(key), now: now, id: id)
-        }
-    }
-
-    /// Sends `member`'s part alone, when it changed since it was last sent.
-    private mutating func notifyList(_ key: Int, only member: String, now: NIODeadline) -> [Action] {
-        guard let bodyType = resourceList(key)?.watch.subscription?.terms.bodyType else { return [] }
-        let (body, type) = listBody(key, only: member, bodyType: bodyType)
-        guard !body.isEmpty else { return [] }
-        return listStateChanged(key, body: body, type: type, now: now)
-    }
-
-    /// Sends list watch `key` the notification `body` of `type`.
-    private mutating func listStateChanged(_ key: Int, body: [UInt8], type: String, now: NIODeadline) -> [Action] {
-        let actions = notifier.modify(key) {
-            $0.subscription?.stateChanged(body: body, bodyType: type, headers: [(.require, Self.eventlist)], now: now)
-        }
-        return apply(actions.flatMap { $0 } ?? [], context: .omaWatch(key), now: now)
-    }
-
-    /// The list's next notification body (RFC 4662 §5) and its type
-    /// (``ResourceListServer/body(of:uri:only:parts:bodyType:answered:ids:)``), with the
-    /// members' parts rendered here from the enterprise state their watches know.
-    private mutating func listBody(_ key: Int, only member: String?, bodyType: String) -> (body: [UInt8], type: String)
-    {
-        guard let watch = notifier[key] else { return ([], bodyType) }
-        var parts: ResourceListServer.Parts = [:]
-        for memberKey in lists.memberWatches(of: key, only: member) {
-            if let state = enterpriseState(of: memberKey) { parts[memberKey] = render(state, as: bodyType) }
-        }
-        // Through the notifier's stored property: `lists` is computed, and `ids` is written too.
-        return notifier.lists.body(
-            of: key, uri: watch.resource, only: member, parts: parts, bodyType: bodyType,
-            answered: watch.pending == nil, ids: &ids)
-    }
-
-    /// Ends a list subscription with `reason`: its final NOTIFY carries full state too (RFC 4662
-    /// §4.5: once RLMI was sent, every NOTIFY of the subscription carries it).
+    /// Ends list subscription `key` with `reason`
+    /// (``OMAWatcherNotifier/terminateList(_:reason:retryAfter:_:_:ids:now:)``).
     mutating func terminateList(_ key: Int, reason: String, retryAfter: UInt32? = nil, now: NIODeadline) -> [Action] {
-        guard let sub = resourceList(key)?.watch.subscription, !sub.isTerminated else { return [] }
-        let (body, type) = listBody(key, only: nil, bodyType: sub.terms.bodyType)
-        let terminated = notifier.modify(key) {
-            $0.subscription?.terminate(reason: reason, retryAfter: retryAfter, body: body, now: now)
-        }
-        let actions = Self.requiringEventlist(terminated.flatMap { $0 } ?? []).map { action in
-            guard case .notify(var request) = action else { return action }
-            request.headers.set(.contentType, type)
-            return NotifierSubscription.Action.notify(request)
-        }
-        return apply(actions, context: .omaWatch(key), now: now)
-    }
-
-    /// `terms` without RFC 6446 rate control: not applied to a list's notifications, and so not
-    /// given back in their Subscription-State, which tells the watcher so (RFC 6446 §5.2).
-    static func withoutRateControl(_ terms: SubscriptionTerms) -> SubscriptionTerms {
-        var plain = terms
-        plain.maxRate = nil
-        plain.minRate = nil
-        plain.adaptiveMinRate = nil
-        return plain
-    }
-
-    /// RFC 4662 §4.1: every NOTIFY of a list subscription carries `Require: eventlist`.
-    static func requiringEventlist(_ actions: [NotifierSubscription.Action]) -> [NotifierSubscription.Action] {
-        actions.map { action in
-            guard case .notify(var request) = action else { return action }
-            request.headers.append(.require, eventlist)
-            return .notify(request)
-        }
+        let ended = notifier.terminateList(
+            key, reason: reason, retryAfter: retryAfter, legPool, settings, ids: &ids, now: now)
+        return applyOMAWatch(ended, key, now: now)
     }
 
     /// Replaces the served lists (those of an rls-services document fetched from XCAP changed,
@@ -302,9 +164,7 @@ extension GatewayCore {
                 list.members.sort { order[$0.uri, default: 0] < order[$1.uri, default: 0] }
             }
             for memberKey in added { out += attach(memberKey, now: now) }
-            guard let bodyType = watch.subscription?.terms.bodyType else { continue }
-            let (body, type) = listBody(key, only: nil, bodyType: bodyType)
-            out += listStateChanged(key, body: body, type: type, now: now)
+            out += applyOMAWatch(notifier.listChanged(key, legPool, settings, ids: &ids, now: now), key, now: now)
         }
         return out
     }
