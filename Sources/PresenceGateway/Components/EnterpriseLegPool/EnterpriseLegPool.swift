@@ -10,9 +10,11 @@ import SIPStack
 /// whether a batched SUBSCRIBE from a federated watcher was refused, after which single ones are
 /// used (§3.4.5.1.1: batch is for users of the deployment), and the legs themselves: the
 /// category subscriptions the gateway keeps toward the enterprise for OMA watchers. Its consumers
-/// attach and detach through `EnterpriseLegPool+Consumers`; what the legs' notifications mean
-/// for the watchers is in `OMAWatcherNotifier/GatewayCore+OMAWatchers` and, for flow 3, this
-/// folder's `GatewayCore+PoolRedirects`.
+/// attach and detach through `EnterpriseLegPool+Consumers`; a leg takes its dialog's messages
+/// and reports what its consumers are to be told (`+Notifications`), and what the enterprise
+/// says of a resource's pool decides what becomes of its consumer (`+Redirects`). The
+/// coordinator hands each report and decision to the consumer (`GatewayCore+OMAWatchers`,
+/// `GatewayCore+PoolRedirects`).
 struct EnterpriseLegPool: Sendable {
     /// The legs, by key (a ``JournaledTable``: it remembers what changed for the durable store).
     /// Read through ``subscript(_:)``; written only here: a leg is opened, changed in place
