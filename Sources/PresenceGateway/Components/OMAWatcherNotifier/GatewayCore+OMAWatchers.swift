@@ -201,51 +201,71 @@ extension GatewayCore {
         return stateArrived(state, consumer: consumer, now: now)
     }
 
-    /// New enterprise state for the consumer `watchKey`: published for a linked identity (flow
-    /// 4), evented to a UPnP control point (flow 5), a list member's sent in its list, a
-    /// stand-in's dropped, a watcher's answered or notified by the notifier.
-    private mutating func stateArrived(_ state: CategoriesDocument, consumer watchKey: Int, now: NIODeadline)
-        -> [Action]
-    {
-        guard let watch = notifier[watchKey] else { return [] }
-        if let link = watch.linked { return publishLinked(link, state, now: now) }
-        if let registration = upnp.registration(ofWatch: watchKey) { return upnpContactCategories(registration, state) }
-        if let owner = lists.owner(of: watchKey) {
-            let changed = notifier.listMemberChanged(owner, member: state.uri, legPool, settings, ids: &ids, now: now)
-            return applyOMAWatch(changed, owner, now: now)
-        }
-        // A stand-in's subscription is made for the subscriber list, not for the state.
-        if notifier.standsIn(watchKey) != nil { return [] }
-        return applyOMAWatch(notifier.stateArrived(watchKey, state, settings, ids: &ids, now: now), watchKey, now: now)
+    /// Whom an OMA watch serves, which decides where what its leg brings goes (the pool's
+    /// consumers, in the shape of `pua_api_t`'s per-consumer handlers).
+    private enum Consumer {
+        /// A linked identity's source (flow 4): its state is published to the OMA side.
+        case linked(Int)
+        /// A UPnP registration's watch (flow 5): its state is evented to the control point.
+        case registration(Int)
+        /// A member of the list watch it names: its state is sent in the list.
+        case member(of: Int)
+        /// A stand-in for a watcher at the OMA presence server: made for the subscriber list
+        /// ([MS-PRES] §3.6), not for the state.
+        case standIn
+        /// A watcher's own watch (or a list's): the notifier's.
+        case watcher
     }
 
-    /// Ends an OMA watch: a waiting one is answered `status`, an active one gets a final NOTIFY
-    /// with the reason mapped (RFC 6665 §4.2.2).
+    private func consumer(_ key: Int, _ watch: OMAWatch) -> Consumer {
+        if let link = watch.linked { return .linked(link) }
+        if let registration = upnp.registration(ofWatch: key) { return .registration(registration) }
+        if let owner = lists.owner(of: key) { return .member(of: owner) }
+        return notifier.standsIn(key) != nil ? .standIn : .watcher
+    }
+
+    /// New enterprise state for OMA watch `key`, handed to whom it serves.
+    private mutating func stateArrived(_ state: CategoriesDocument, consumer key: Int, now: NIODeadline) -> [Action] {
+        guard let watch = notifier[key] else { return [] }
+        switch consumer(key, watch) {
+        case .linked(let link): return publishLinked(link, state, now: now)
+        case .registration(let registration): return upnpContactCategories(registration, state)
+        case .member(let owner):
+            let changed = notifier.listMemberChanged(owner, member: state.uri, legPool, settings, ids: &ids, now: now)
+            return applyOMAWatch(changed, owner, now: now)
+        case .standIn: return []
+        case .watcher:
+            return applyOMAWatch(notifier.stateArrived(key, state, settings, ids: &ids, now: now), key, now: now)
+        }
+    }
+
+    /// Ends OMA watch `key` for `reason` from the enterprise side, as whom it serves takes it: a
+    /// waiting watcher is answered `status`, an active one gets a final NOTIFY with the reason
+    /// mapped (RFC 6665 §4.2.2); a list member stays listed, terminated; a stand-in is made again
+    /// only when the OMA presence server lists the watcher anew.
     mutating func endWatch(_ key: Int, reason: String, status: Int, retryAfter: UInt32?, now: NIODeadline) -> [Action] {
         guard let watch = notifier[key] else { return [] }
-        if let link = watch.linked {
+        switch consumer(key, watch) {
+        case .linked(let link):
             forgetOMAWatch(key)
             return linkedSourceEnded(link, now: now)
-        }
-        if let registration = upnp.registration(ofWatch: key) {
+        case .registration(let registration):
             return upnpContactWatchEnded(registration, watch: key, reason: reason, now: now)
-        }
-        if let owner = lists.owner(of: key) {
+        case .member(let owner):
             forgetOMAWatch(key)
             let ended = notifier.listMemberEnded(
                 owner, member: key, reason: Self.enterpriseReason(reason), legPool, settings, ids: &ids, now: now)
             return applyOMAWatch(ended, owner, now: now)
-        }
-        if notifier.standsIn(key) != nil {
-            // Made again only when the OMA presence server lists the watcher anew.
+        case .standIn:
             forgetOMAWatch(key)
             return []
+        case .watcher:
+            if lists.isList(key), watch.pending == nil {
+                return terminateList(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
+            }
+            let ended = notifier.end(key, reason: reason, status: status, retryAfter: retryAfter, ids: &ids, now: now)
+            return applyOMAWatch(ended, key, now: now)
         }
-        if lists.isList(key), watch.pending == nil {
-            return terminateList(key, reason: Self.enterpriseReason(reason), retryAfter: retryAfter, now: now)
-        }
-        let ended = notifier.end(key, reason: reason, status: status, retryAfter: retryAfter, ids: &ids, now: now)
-        return applyOMAWatch(ended, key, now: now)
     }
 
     /// A SUBSCRIBE in an OMA watcher's dialog: a list's refresh (`GatewayCore+ResourceLists`),
