@@ -327,8 +327,7 @@ extension GatewayCore {
                 leg.categories != nil, !leg.pending
             {
                 if leg.subscription != nil {
-                    let refresh = bridge.modifyLeg(key) { $0.subscription?.refresh(now: now) }
-                    out += legActions(refresh.flatMap { $0 } ?? [], context: .omaLeg(key))
+                    out += bridge.refreshLeg(key, now: now)
                 } else if let list = leg.list, refreshed.insert(list).inserted {
                     // A member's state comes with its list's: the refresh brings all of it.
                     out += bridge.refreshList(list, now: now)

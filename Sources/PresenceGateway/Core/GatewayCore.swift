@@ -452,18 +452,6 @@ public struct GatewayCore: Sendable {
         ]
     }
 
-    /// A subscriber leg's actions as the core's (answers to NOTIFYs are handled by the caller).
-    func legActions(_ actions: [SubscriberSubscription.Action], context: Context) -> [Action] {
-        let side: GatewayConfiguration.Side =
-            switch context {
-            case .omaLeg, .omaList, .serverWatch: .oma
-            default: .enterprise
-            }
-        var trust: String?
-        if case .enterpriseLeg(let key) = context { trust = legPool.trust(of: key) }
-        return Self.subscriberActions(actions, context: context, to: side, trust: trust)
-    }
-
     /// 64·T1 (RFC 3261 Timer F): how long an unsubscribed subscription waits for its final NOTIFY.
     static let cleanupDelay = TimeAmount.seconds(32)
 

@@ -297,9 +297,6 @@ extension GatewayCore {
         }
     }
 
-    /// Unsubscribes an enterprise leg; it is forgotten on its final NOTIFY, or 64·T1 later.
-    mutating func endEnterpriseLeg(_ key: Int, now: NIODeadline) -> [Action] { apply(legPool.end(key, now: now)) }
-
     /// Forgets an enterprise leg and its dialog.
     mutating func removeEnterpriseLeg(_ key: Int) { _ = apply(legPool.close(key)) }
 }
