@@ -49,6 +49,7 @@ extension GatewayCore {
     /// watch's) to `peer` (the configured next hop or what DNS gave for it): the dialog belongs
     /// to that peer. After a failover to another target the last one tried is the peer.
     public mutating func reached(_ peer: DialogPeer, for context: Context) {
+        let peer = peer.shared()
         switch context {
         case .omaLeg(let key): bridge.modifyLeg(key) { $0.peer = peer }
         case .omaList(let key): bridge.modifyList(key) { $0.peer = peer }

@@ -18,6 +18,8 @@ extension GatewayCore {
             ("BatchCategorySubscriber", MemoryLayout<BatchCategorySubscriber>.stride),
             ("SubscriberSubscription", MemoryLayout<SubscriberSubscription>.stride),
             ("SIPDialog", MemoryLayout<SIPDialog>.stride),
+            // A dialog's peer (its fields shared, on the heap).
+            ("DialogPeer", MemoryLayout<DialogPeer>.stride),
             // The enterprise state kept per resource (on the heap, in the document's array).
             ("CategoriesDocument", MemoryLayout<CategoriesDocument>.stride),
             ("Category", MemoryLayout<Category>.stride),

@@ -226,6 +226,8 @@ public struct GatewayCore: Sendable {
                         headers: [(.retryAfter, "60")]))
             ]
         }
+        // The dialog keeps its peer for its life: shared with the other dialogs of that peer.
+        let peer = peer?.shared()
         if Self.isWatcherInfo(request) {
             // Watcher information is served to the OMA presentities' owners only (RFC 3857).
             guard side == .oma else {

@@ -311,6 +311,7 @@ extension DialogPeer: Codable {
             port: try c.decode(UInt16.self, forKey: .port), peer: index.map(UInt16.init),
             certificateNames: configured.isEmpty
                 ? try c.decode([String].self, forKey: .certificateNames) : configured)
+        self = shared()
     }
 
     public func encode(to encoder: any Encoder) throws {
