@@ -77,15 +77,10 @@ extension OMAWatcherNotifier {
         _ key: Int, _ request: SIPRequest, id: GatewayCore.ServerRequestID, _ pool: EnterpriseLegPool,
         _ settings: CoreSettings, ids: inout IdentifierSource, now: NIODeadline
     ) -> WatchStep {
-        guard let sub = self[key]?.subscription else {
-            return (ComponentOutput(actions: [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]), false)
-        }
         let terms: SubscriptionTerms
-        switch SubscriptionTerms.evaluate(request, registry: settings.registry, negotiated: sub.terms.bodyType) {
-        case .reject(let status, let reason, let headers):
-            let refusal = SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers)
-            return (ComponentOutput(actions: [.respond(id, refusal)]), false)
-        case .accept(let asked): terms = Self.withoutRateControl(asked)
+        switch askedTerms(key, request, id: id, settings) {
+        case .refused(let step): return step
+        case .terms(let asked): terms = Self.withoutRateControl(asked)
         }
         guard request.body.isEmpty else {
             let refusal = SIPResponse(replyingTo: request, statusCode: 415, headers: [(.accept, "")])

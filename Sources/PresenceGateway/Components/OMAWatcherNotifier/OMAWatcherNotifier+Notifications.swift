@@ -49,16 +49,12 @@ extension OMAWatcherNotifier {
         _ key: Int, _ request: SIPRequest, id: GatewayCore.ServerRequestID, state: CategoriesDocument?,
         _ settings: CoreSettings, now: NIODeadline
     ) -> WatchStep {
-        guard let watch = self[key], let sub = watch.subscription else {
-            return (ComponentOutput(actions: [.respond(id, SIPResponse(replyingTo: request, statusCode: 481))]), false)
-        }
         let asked: SubscriptionTerms
-        switch SubscriptionTerms.evaluate(request, registry: settings.registry, negotiated: sub.terms.bodyType) {
-        case .reject(let status, let reason, let headers):
-            let refusal = SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers)
-            return (ComponentOutput(actions: [.respond(id, refusal)]), false)
-        case .accept(let terms): asked = terms
+        switch askedTerms(key, request, id: id, settings) {
+        case .refused(let step): return step
+        case .terms(let terms): asked = terms
         }
+        guard let watch = self[key] else { return (ComponentOutput(), false) }
         let terms = Self.rateControlApplied(asked)
         var filter = watch.filter
         if !request.body.isEmpty {
@@ -80,6 +76,28 @@ extension OMAWatcherNotifier {
             key, request, terms: terms, filter: filter, rendered: rendered,
             partial: Self.acceptsPartialPIDF(request, terms: terms), now: now)
         return watchActions(actions, key, now: now, id: id)
+    }
+
+    /// What a SUBSCRIBE in the dialog of watch `key` asks for (RFC 6665 §4.2.1.2): its terms, or
+    /// the step refusing it in the dialog (481 without a dialog; terms it cannot take, §4.2.1.1).
+    enum AskedTerms {
+        case terms(SubscriptionTerms)
+        case refused(WatchStep)
+    }
+
+    func askedTerms(_ key: Int, _ request: SIPRequest, id: GatewayCore.ServerRequestID, _ settings: CoreSettings)
+        -> AskedTerms
+    {
+        guard let sub = self[key]?.subscription else {
+            let gone = SIPResponse(replyingTo: request, statusCode: 481)
+            return .refused((ComponentOutput(actions: [.respond(id, gone)]), false))
+        }
+        switch SubscriptionTerms.evaluate(request, registry: settings.registry, negotiated: sub.terms.bodyType) {
+        case .reject(let status, let reason, let headers):
+            let refusal = SIPResponse(replyingTo: request, statusCode: status, reasonPhrase: reason, headers: headers)
+            return .refused((ComponentOutput(actions: [.respond(id, refusal)]), false))
+        case .accept(let terms): return .terms(terms)
+        }
     }
 
     /// A refresh of watch `key` (RFC 6665 §4.2.1.2), with the filter it now has (RFC 4660 §4.2)
