@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -68,15 +69,43 @@ extension PresenceDevice {
         }
     }
 
-    /// One message to the first callback URL that takes it.
+    /// One message to the first callback URL that takes it (UDA 1.1 §4.3.2). When no URL could
+    /// be reached (refused, reset, no answer in time) the message is tried again, with pauses
+    /// that double from 250 ms, until ``notifyAbandonSeconds`` after its first try; then it is
+    /// abandoned and the subscription kept. A URL that answered (2xx or not) ends the tries.
     func deliver(_ message: GENANotify, with client: HTTPClient) async {
-        for url in message.callbacks where await notify(message, to: url, client: client) {
-            return
+        let deadline = ContinuousClock.now + .seconds(Self.notifyAbandonSeconds)
+        var pause = Duration.milliseconds(250)
+        var failures: [String] = []
+        while !Task.isCancelled {
+            var answered = false
+            failures.removeAll()
+            for url in message.callbacks {
+                switch await notify(message, to: url, client: client) {
+                case .success(let status) where (200..<300).contains(status): return
+                case .success(let status):
+                    answered = true
+                    failures.append("\(url) answered \(status)")
+                case .failure(let error): failures.append("\(url): \(error)")
+                }
+            }
+            guard !answered, ContinuousClock.now + pause < deadline else { break }
+            logger.debug("event message not delivered yet", metadata: Self.metadata(message, failures))
+            try? await Task.sleep(for: pause)
+            pause *= 2
         }
+        logger.notice("event message abandoned", metadata: Self.metadata(message, failures))
     }
 
-    /// One NOTIFY; true when it was answered 2xx.
-    func notify(_ message: GENANotify, to url: String, client: HTTPClient) async -> Bool {
+    /// UDA 1.1 §4.3.2: a message the subscriber has not taken within 30 seconds is abandoned.
+    static let notifyAbandonSeconds: Int64 = 30
+
+    static func metadata(_ message: GENANotify, _ failures: [String]) -> Logger.Metadata {
+        ["sid": "\(message.sid)", "seq": "\(message.sequence)", "tries": "\(failures.joined(separator: "; "))"]
+    }
+
+    /// One NOTIFY: the status it was answered with, or why there was no answer.
+    func notify(_ message: GENANotify, to url: String, client: HTTPClient) async -> Result<UInt, any Error> {
         var request = HTTPClientRequest(url: url)
         request.method = .NOTIFY
         request.headers.add(name: "CONTENT-TYPE", value: "text/xml; charset=\"utf-8\"")
@@ -92,9 +121,9 @@ extension PresenceDevice {
         do {
             let response = try await client.execute(request, timeout: .seconds(configuration.notifyTimeoutSeconds))
             _ = try await response.body.collect(upTo: 64 << 10)
-            return (200..<300).contains(response.status.code)
+            return .success(response.status.code)
         } catch {
-            return false
+            return .failure(error)
         }
     }
 

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+public import Logging
 public import NIOCore
 import NIOHTTP1
 public import NIOPosix
@@ -28,6 +29,7 @@ public final class PresenceDevice: Sendable {
     /// Whether the SSDP socket joined 239.255.255.250 (false where the interface has no multicast).
     public let joinedMulticastGroup: Bool
     let group: any EventLoopGroup
+    let logger: Logger
     let httpServer: NIOAsyncChannel<HTTPConnection, Never>
     let ssdpChannel: any Channel
 
@@ -36,12 +38,13 @@ public final class PresenceDevice: Sendable {
 
     private init(
         configuration: PresenceDeviceConfiguration, backend: any PresenceServiceBackend, group: any EventLoopGroup,
-        httpServer: NIOAsyncChannel<HTTPConnection, Never>, ssdp: (any Channel, joined: Bool),
+        logger: Logger, httpServer: NIOAsyncChannel<HTTPConnection, Never>, ssdp: (any Channel, joined: Bool),
         advertiser: SSDPAdvertiser
     ) throws {
         self.configuration = configuration
         self.backend = backend
         self.group = group
+        self.logger = logger
         self.httpServer = httpServer
         self.ssdpChannel = ssdp.0
         self.joinedMulticastGroup = ssdp.joined
@@ -57,10 +60,12 @@ public final class PresenceDevice: Sendable {
             publisher: publisher, server: configuration.server)
     }
 
-    /// Opens the HTTP server and the SSDP socket; nothing is served before ``run()``.
+    /// Opens the HTTP server and the SSDP socket; nothing is served before ``run()``. `logger`
+    /// tells of event messages that could not be delivered.
     public static func bind(
         configuration: PresenceDeviceConfiguration, backend: any PresenceServiceBackend,
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        logger: Logger = Logger(label: "upnp.device")
     ) async throws -> PresenceDevice {
         let server = try await bindHTTP(configuration, group: group)
         guard let port = server.channel.localAddress?.port else {
@@ -78,8 +83,8 @@ public final class PresenceDevice: Sendable {
         do {
             let ssdp = try await bindSSDP(configuration, advertiser: advertiser, group: group)
             return try PresenceDevice(
-                configuration: configuration, backend: backend, group: group, httpServer: server, ssdp: ssdp,
-                advertiser: advertiser)
+                configuration: configuration, backend: backend, group: group, logger: logger, httpServer: server,
+                ssdp: ssdp, advertiser: advertiser)
         } catch {
             try? await server.channel.close()
             throw error

@@ -16,7 +16,7 @@ struct UPnPDeviceService: Service {
     static func bind(
         _ configuration: PresenceDeviceConfiguration, backend: any PresenceServiceBackend, logger: Logger
     ) async throws -> UPnPDeviceService {
-        let device = try await PresenceDevice.bind(configuration: configuration, backend: backend)
+        let device = try await PresenceDevice.bind(configuration: configuration, backend: backend, logger: logger)
         logger.info(
             "UPnP Presence:1 device",
             metadata: [

@@ -43,7 +43,7 @@ import UPnPDevice
         let report = try Self.report(output)
         try checkDiscovery(report)
         try checkActions(report)
-        try checkEvents(report)
+        try checkEvents(report, output: output)
         #expect(await backend.registrations.map(\.contact) == ["sip:bob@example.com"])
     }
 
@@ -86,12 +86,12 @@ import UPnPDevice
 
     /// UDA 1.1 §4.1.2 and §4.3.2: the subscription, the initial event with every evented variable,
     /// then an event with the updated presence.
-    func checkEvents(_ report: [String: Any]) throws {
+    func checkEvents(_ report: [String: Any], output: String) throws {
         let subscription = try #require(report["subscription"] as? [String: Any])
         #expect((subscription["sid"] as? String)?.hasPrefix("uuid:") == true)
         #expect(subscription["timeout"] as? Int == 1800)
         let events = try #require(report["events"] as? [[String: String]])
-        try #require(events.count >= 2, "events: \(events)")
+        try #require(events.count >= 2, "events: \(events); the client's log:\n\(output)")
         #expect(Set(events[0].keys) == ["UserPresenceInfo", "PresenceOfContactsUpdate", "Watcher"])
         #expect(events[0]["UserPresenceInfo"] == "<presence status='open'/>")
         #expect(events.dropFirst().contains { $0["UserPresenceInfo"] == "<presence status='away'/>" })

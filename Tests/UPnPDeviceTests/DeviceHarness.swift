@@ -7,13 +7,14 @@ import UPnPDevice
 /// it and waits until it has said byebye and closed its sockets.
 func withDevice<T: Sendable>(
     backend: any PresenceServiceBackend = InMemoryPresenceBackend(), announceTo: Int? = nil,
-    eventing: GENAConfiguration = GENAConfiguration(),
+    eventing: GENAConfiguration = GENAConfiguration(), notifyTimeoutSeconds: Int64 = 5,
     _ body: @Sendable (PresenceDevice) async throws -> T
 ) async throws -> T {
     let configuration = PresenceDeviceConfiguration(
         identity: DeviceIdentity(uuid: makeUUID()), httpHost: "127.0.0.1", httpPort: 0, ssdpHost: "127.0.0.1",
         ssdpPort: 0, joinMulticastGroup: false, announceHost: announceTo == nil ? nil : "127.0.0.1",
-        announcePort: announceTo ?? 0, eventing: eventing)
+        announcePort: announceTo ?? 0, eventing: eventing,
+        notifyTimeoutSeconds: notifyTimeoutSeconds)
     let device = try await PresenceDevice.bind(configuration: configuration, backend: backend)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await device.run() }

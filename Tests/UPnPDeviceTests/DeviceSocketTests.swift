@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+import PeerTestSupport
 import Testing
 import UPnPDevice
 
@@ -198,6 +199,25 @@ import UPnPDevice
         }
         await silent.close()
         await collector.close()
+    }
+
+    /// UDA 1.1 §4.3.2: an event message the subscriber could not be reached for (nothing
+    /// listens yet: connection refused) past one NOTIFY's time-out is tried again within 30 s,
+    /// and arrives once it listens; one the subscriber answered with an error is not sent again.
+    @Test func anUnreachableSubscriberGetsTheEventOnceItListensAndARefusalIsFinal() async throws {
+        let port = Int(try LoopbackPorts.free())
+        let refusing = try await NotifyCollector(status: .preconditionFailed)
+        try await withDevice(notifyTimeoutSeconds: 1) { device in
+            _ = try await Self.subscribe(device, callback: "<http://127.0.0.1:\(port)/notify>")
+            _ = try await Self.subscribe(device, callback: refusing.callback)
+            try await Task.sleep(for: .milliseconds(1_800))
+            let late = try await NotifyCollector(port: port)
+            let initial = try await late.wait(for: 1, seconds: 5)
+            #expect(initial.count == 1 && initial.first?.headers["SEQ"] == "0")
+            #expect(try await refusing.wait(for: 2, seconds: 1).count == 1)
+            await late.close()
+        }
+        await refusing.close()
     }
 
     /// ISO/IEC 29341-26-16 §5.4: changes within the moderation interval are coalesced; the last

@@ -3,8 +3,9 @@ import NIOHTTP1
 import NIOPosix
 import Synchronization
 
-/// An HTTP server on 127.0.0.1 that takes NOTIFYs (answering 200, or never answering when
-/// `silent`) and keeps them: the control point side of GENA for the socket tests.
+/// An HTTP server on 127.0.0.1 (on `port`, or a free one) that takes NOTIFYs (answering
+/// `status`, or never answering when `silent`) and keeps them: the control point side of GENA
+/// for the socket tests.
 final class NotifyCollector: Sendable {
     struct Notify: Sendable {
         var method: String
@@ -20,18 +21,18 @@ final class NotifyCollector: Sendable {
         let notifies = Mutex<[Notify]>([])
     }
 
-    init(silent: Bool = false) async throws {
+    init(silent: Bool = false, port: Int = 0, status: HTTPResponseStatus = .ok) async throws {
         let box = store
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard !silent else { return }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    try channel.pipeline.syncOperations.addHandler(Handler(store: box))
+                    try channel.pipeline.syncOperations.addHandler(Handler(store: box, status: status))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
-        port = channel.localAddress?.port ?? 0
+            .bind(host: "127.0.0.1", port: port).get()
+        self.port = channel.localAddress?.port ?? 0
     }
 
     var callback: String { "<http://127.0.0.1:\(port)/notify>" }
@@ -52,10 +53,12 @@ final class NotifyCollector: Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let store: Store
+        let status: HTTPResponseStatus
         let partial = Mutex<Notify?>(nil)
 
-        init(store: Store) {
+        init(store: Store, status: HTTPResponseStatus) {
             self.store = store
+            self.status = status
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -67,7 +70,7 @@ final class NotifyCollector: Sendable {
                 partial.withLock { $0?.body += String(buffer: chunk) }
             case .end:
                 if let notify = partial.withLock({ $0 }) { store.notifies.withLock { $0.append(notify) } }
-                let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "0"])
+                let head = HTTPResponseHead(version: .http1_1, status: status, headers: ["Content-Length": "0"])
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }

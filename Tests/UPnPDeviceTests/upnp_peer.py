@@ -5,11 +5,13 @@ Usage: upnp_peer.py SSDP_PORT. Finds the Presence:1 device by an M-SEARCH sent u
 group (lo has no MULTICAST flag in the test machines, and a multicast search goes to port 1900,
 which a test cannot count on having). Then it reads the description with async-upnp-client's
 UpnpFactory, calls every action, subscribes to the events with AiohttpNotifyServer, and prints one
-JSON object with what it saw.
+JSON object with what it saw. The client's own log of its notify server goes to stderr, so that
+a failed run shows which NOTIFYs arrived and how they were answered.
 """
 
 import asyncio
 import json
+import logging
 import sys
 
 from async_upnp_client.aiohttp import AiohttpNotifyServer, AiohttpRequester
@@ -92,4 +94,7 @@ async def main(ssdp_port):
 
 
 if __name__ == "__main__":
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    for name in ("async_upnp_client.aiohttp", "async_upnp_client.event_handler"):
+        logging.getLogger(name).setLevel(logging.DEBUG)
     asyncio.run(main(int(sys.argv[1])))
