@@ -1,8 +1,9 @@
 @testable import PresenceGateway
+import SIPStack
 import Testing
 
-/// The runtime's Call-IDs: unique, valid, and short enough for a Swift string to hold inline
-/// (every dialog keeps its Call-ID for hours).
+/// The runtime's Call-IDs and tags: unique, valid, and short enough for a Swift string to hold
+/// inline (every dialog keeps them for hours); the tags carry the core's shard.
 @Suite struct IdentifierSourceTests {
     @Test func randomCallIDsAreShortWordsAndDistinct() throws {
         var seen = Set<String>()
@@ -14,6 +15,22 @@ import Testing
             seen.insert(id)
         }
         #expect(seen.count == 10_000)
+    }
+
+    /// RFC 3261 §19.3: a tag is a token with at least 32 random bits; the shard's mark comes
+    /// first (docs/shards.md), and the whole fits the 15 bytes a Swift string holds inline.
+    @Test func randomTagsCarryTheShardAndStayInline() throws {
+        for shard in [0, 1, 675] {
+            var ids = IdentifierSource.random(shard: shard)
+            var seen = Set<String>()
+            for _ in 0..<1_000 {
+                let tag = ids.tag()
+                #expect(tag.utf8.count <= 15 && tag.utf8.allSatisfy(\.isASCIIAlphanumeric))
+                #expect(ShardMark.shard(ofTag: tag) == shard)
+                seen.insert(tag)
+            }
+            #expect(seen.count == 1_000)
+        }
     }
 }
 

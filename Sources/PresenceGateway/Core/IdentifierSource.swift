@@ -1,3 +1,5 @@
+import SIPStack
+
 /// Where the core gets Call-IDs, tags, multipart boundaries and refresh jitter (random in the
 /// runtime, predictable in tests), and the keys of its tables.
 public struct IdentifierSource: Sendable {
@@ -5,6 +7,10 @@ public struct IdentifierSource: Sendable {
     private var callIDSource: (@Sendable () -> String)?
     private var counter = 0
     private var jitterSource: @Sendable () -> Double
+    /// What every tag starts with: the mark of the shard whose core this is (``ShardMark``), so
+    /// that a peer's request in one of its dialogs finds it (docs/shards.md); empty for the
+    /// predictable tags of tests.
+    private var tagMark = ""
     /// Where this core's table keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes
     /// share a store, so the keys of a node's records never meet another node's (docs/state.md).
     var keyBase = 0
@@ -25,16 +31,19 @@ public struct IdentifierSource: Sendable {
         self.callIDSource = callID
     }
 
-    /// Random tokens and Call-IDs, and jitter. A tag is 64 random bits in base 36 (at most 13
-    /// characters) and a Call-ID 90 random bits in 15 characters: both short enough for a Swift
-    /// string to hold them inline instead of in a heap allocation of their own, which every
-    /// dialog would keep for hours. 90 bits keep Call-IDs globally unique (RFC 3261 §8.1.1.4
-    /// recommends cryptographically random ones): among a billion Call-IDs the chance of any two
-    /// being equal is below 10^-9.
-    public static func random() -> IdentifierSource {
-        IdentifierSource(
+    /// Random tokens and Call-IDs, and jitter, for the core of `shard`. A tag is the shard's
+    /// two-letter mark and 64 random bits in base 36 (at most 15 characters) and a Call-ID 90
+    /// random bits in 15 characters: both short enough for a Swift string to hold them inline
+    /// instead of in a heap allocation of their own, which every dialog would keep for hours.
+    /// 90 bits keep Call-IDs globally unique (RFC 3261 §8.1.1.4 recommends cryptographically
+    /// random ones): among a billion Call-IDs the chance of any two being equal is below 10^-9.
+    /// A Call-ID carries no mark: every message in a dialog carries the gateway's tag too.
+    public static func random(shard: Int = 0) -> IdentifierSource {
+        var source = IdentifierSource(
             token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) },
             jitter: { Double.random(in: 0..<1) }, callID: randomCallID)
+        source.tagMark = ShardMark.mark(shard)
+        return source
     }
 
     /// 15 characters, 6 random bits each, from the `word` characters of RFC 3261 §25.1.
@@ -58,7 +67,7 @@ public struct IdentifierSource: Sendable {
         return next(counter)
     }
 
-    mutating func tag() -> String { token() }
+    mutating func tag() -> String { tagMark + token() }
 
     /// A table key never handed out before by this core (nor restored into its range).
     mutating func key() -> Int {

@@ -44,14 +44,15 @@ public struct SIPEventRouting: Sendable, Hashable {
 extension SIPTransactionLayer {
     /// Sends a request once, outside any client transaction: a BENOTIFY takes no response
     /// ([MS-PRES] §3.4.5.1.4), so a transaction would only retransmit it and report a timeout.
-    /// Adds the Via (RFC 3261 §8.1.1.7: a fresh `z9hG4bK` branch, `rport` per RFC 3581 §3) and
+    /// Adds the Via (RFC 3261 §8.1.1.7: a fresh `z9hG4bK` branch with the layer's shard mark,
+    /// `rport` per RFC 3581 §3) and
     /// Max-Forwards 70 (§8.1.1.6). Returns false when the transport has no address for the target's
     /// transport kind.
     @discardableResult
     public func sendWithoutTransaction(_ request: SIPRequest, to target: SIPTarget) -> Bool {
         guard let local = transport.advertisedAddress(for: target.kind) else { return false }
         var outgoing = request
-        let branch = "z9hG4bK" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let branch = Self.makeBranch(shard: configuration.shard)
         let via = SIPVia(
             transport: target.kind.rawValue, host: local.isIPv6 ? "[\(local.host)]" : local.host, port: local.port,
             parameters: [SIPParameter(name: "branch", value: branch), SIPParameter(name: "rport", value: nil)])

@@ -70,14 +70,18 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         /// to the same address and port, when the transport has TCP; its top Via says TCP.
         /// Default 1300 (the path MTU is never known here); nil sends every size over UDP.
         public var udpRequestSizeLimit: Int?
+        /// The shard this layer serves (``ShardMap``): its mark starts every branch it makes, so
+        /// that each response finds it. 0 for a gateway of one shard.
+        public var shard: Int
 
         public init(
             timers: SIPTimerConfiguration = .default,
             uas: SIPUASCoreConfiguration = SIPUASCoreConfiguration(allowedMethods: []),
             inviteStatus: Int = 405, answersOptions: Bool = true,
             bareMagicCookie: BareMagicCookiePolicy = .rejectStatelessly, limits: Limits = Limits(),
-            udpRequestSizeLimit: Int? = 1300
+            udpRequestSizeLimit: Int? = 1300, shard: Int = 0
         ) {
+            self.shard = shard
             self.timers = timers
             self.uas = uas
             self.inviteStatus = inviteStatus
@@ -247,7 +251,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
         var key: SIPClientTransactionKey
         repeat {
-            key = SIPClientTransactionKey(branch: Self.makeBranch(), method: request.method)
+            key = SIPClientTransactionKey(branch: Self.makeBranch(shard: configuration.shard), method: request.method)
         } while clients[key] != nil
         var target = target
         var connection = connection
@@ -294,8 +298,9 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             transport.advertisedAddress(for: .tcp) == nil, let local = transport.advertisedAddress(for: .udp)
         else { return false }
         let host = local.isIPv6 ? "[\(local.host)]" : local.host
-        // "Via: SIP/2.0/UDP host:port;branch=z9hG4bK" + at most 16 hex digits + ";rport" + CRLF.
-        let via = "Via: SIP/2.0/UDP \(host):\(local.port);branch=z9hG4bK;rport\r\n".utf8.count + 16
+        // "Via: SIP/2.0/UDP host:port;branch=z9hG4bK" + the 2-letter shard mark + at most 16 hex
+        // digits + ";rport" + CRLF.
+        let via = "Via: SIP/2.0/UDP \(host):\(local.port);branch=z9hG4bK;rport\r\n".utf8.count + 2 + 16
         let maxForwards = request.headers.contains(.maxForwards) ? 0 : "Max-Forwards: 70\r\n".utf8.count
         return SIPMessage.request(request).serialized().count + via + maxForwards > limit
     }
@@ -464,7 +469,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         // notification would sit in the table for 64·T1. It goes to the TU as it is (after the
         // §8.2 checks, whose refusals are not sent either).
         if request.method == .benotify {
-            let toTag = Self.makeTag()
+            let toTag = Self.makeTag(shard: configuration.shard)
             guard
                 case .accept = SIPUASCore.check(
                     request, configuration: effectiveUAS, toTag: toTag, isMerged: { _ in false }),
@@ -503,7 +508,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
 
         let reliable = received.source.kind.isReliable
-        let toTag = Self.makeTag()
+        let toTag = Self.makeTag(shard: configuration.shard)
         let destination = Self.route(for: request, receivedOver: received)
         let timers = configuration.timers
 
@@ -692,15 +697,16 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         return nextSerial
     }
 
-    /// `z9hG4bK` followed by 64 random bits in hex (§8.1.1.7: "The branch ID inserted by an
-    /// element compliant with this specification MUST always begin with the characters
-    /// "z9hG4bK"" and be unique across space and time).
-    static func makeBranch() -> String {
-        "z9hG4bK" + String(UInt64.random(in: .min ... .max), radix: 16)
+    /// `z9hG4bK`, `shard`'s mark, then 64 random bits in hex (§8.1.1.7: "The branch ID
+    /// inserted by an element compliant with this specification MUST always begin with the
+    /// characters "z9hG4bK"" and be unique across space and time).
+    static func makeBranch(shard: Int) -> String {
+        ShardMark.branch(String(UInt64.random(in: .min ... .max), radix: 16), shard: shard)
     }
 
-    /// 64 random bits in hex (§19.3: at least 32 bits of randomness).
-    static func makeTag() -> String {
-        String(UInt64.random(in: .min ... .max), radix: 16)
+    /// `shard`'s mark, then 64 random bits in base 36 (§19.3: at least 32 bits of randomness):
+    /// at most 15 bytes, which a Swift string holds without an allocation of its own.
+    static func makeTag(shard: Int) -> String {
+        ShardMark.tag(String(UInt64.random(in: .min ... .max), radix: 36), shard: shard)
     }
 }
