@@ -71,6 +71,13 @@ extension SIPNetworkTransport {
         /// this transport opens (RFC 5922 §4). See ``KnownServer`` for how the names are chosen.
         /// Default: none.
         public var knownServers: [KnownServer]
+        /// The shard this transport belongs to (``SIPShardedTransport``): the top bits of every
+        /// ``SIPConnectionID`` it hands out, so that another shard's send on one of its
+        /// connections finds it. Default: 0.
+        public var shard: Int = 0
+        /// Whether the listeners are bound with `SO_REUSEPORT`, so that each shard of a
+        /// ``SIPShardedTransport`` binds the same addresses. Default: false.
+        public var reusePort = false
 
         public init(
             listeners: [Listener] = [],

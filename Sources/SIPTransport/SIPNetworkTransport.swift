@@ -6,6 +6,10 @@ internal import NIOPosix
 internal import NIOSSL
 public import SIPMessages
 
+#if canImport(Glibc)
+    internal import Glibc
+#endif
+
 /// SIP over real sockets: UDP, TCP and TLS listeners and clients on SwiftNIO, IPv4 and IPv6
 /// (RFC 3261 §18; TLS per §26.2 with swift-nio-ssl).
 ///
@@ -104,7 +108,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// Each UDP listener's bound address, for the source of a captured send.
     var datagramLocals: [ObjectIdentifier: SIPTarget] = [:]
     private var serverChannels: [any Channel] = []
-    private var nextConnection: UInt64 = 1
+    /// The next ``SIPConnectionID``: the shard in the top 16 bits, a counter below.
+    private var nextConnection: UInt64
     /// Open inbound connections per remote IP address (canonical text), and in all.
     private var inboundByAddress: [String: Int] = [:]
     private var inboundCount = 0
@@ -120,6 +125,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     /// The batch being flushed (swapped with `unflushed`, so both keep their storage).
     private var flushing: [ObjectIdentifier: any Channel] = [:]
     private var flushQueued = false
+
+    /// `SO_REUSEPORT` (Linux 3.9): every socket bound to an address with it set shares the
+    /// address, the kernel spreading datagrams and connections over them.
+    static let reusePortOption = NIOBSDSocket.Option(rawValue: SO_REUSEPORT)
 
     /// Creates a transport; nothing is bound until ``start()``.
     ///
@@ -142,6 +151,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     ) throws {
         self.configuration = configuration
         self.capture = capture
+        self.nextConnection = UInt64(configuration.shard) << SIPConnectionID.shardShift + 1
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         self.logger = logger
         self.metrics = SIPTransportMetrics(
@@ -176,9 +186,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
 
     /// Binds every listener in order and returns the bound addresses in the same order (an
     /// ephemeral port, from port 0, is reported as bound). On failure everything bound so far
-    /// is closed and the error is rethrown.
+    /// is closed and the error is rethrown. `ports`, when given, replace the listeners' ports
+    /// one for one (the ports another shard bound, ``SIPShardedTransport``).
     @discardableResult
-    public func start() async throws -> [SIPTarget] {
+    public func start(ports: [UInt16]? = nil) async throws -> [SIPTarget] {
         try await eventLoop.submit {
             guard self.phase == .idle else {
                 throw SIPTransportError(.shutDown, "start() called twice or after shutdown()")
@@ -187,7 +198,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         }.get()
         var bound: [SIPTarget] = []
         do {
-            for listener in configuration.listeners {
+            for (index, configured) in configuration.listeners.enumerated() {
+                var listener = configured
+                if let ports, ports.indices.contains(index) { listener.port = ports[index] }
                 bound.append(try await bind(listener))
             }
         } catch {
@@ -214,6 +227,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             let datagramsPerRead = 8
             channel = try await DatagramBootstrap(group: eventLoop)
                 .channelOption(.socketOption(.so_reuseaddr), value: 1)
+                .channelOption(.socketOption(Self.reusePortOption), value: configuration.reusePort ? 1 : 0)
                 .channelOption(.datagramVectorReadMessageCount, value: datagramsPerRead)
                 .channelOption(
                     .recvAllocator,
@@ -237,6 +251,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             channel = try await ServerBootstrap(group: eventLoop)
                 .serverChannelOption(.backlog, value: 256)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .serverChannelOption(.socketOption(Self.reusePortOption), value: configuration.reusePort ? 1 : 0)
                 .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {

@@ -47,5 +47,8 @@ public struct SIPTarget: Sendable, Hashable, CustomStringConvertible {
 public struct SIPConnectionID: Sendable, Hashable, CustomStringConvertible {
     public var rawValue: UInt64
     public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    /// The shard whose transport holds the connection (``SIPShardedTransport``): the top 16 bits.
+    public var shard: Int { Int(rawValue >> Self.shardShift) }
+    static let shardShift: UInt64 = 48
     public var description: String { "conn#\(rawValue)" }
 }

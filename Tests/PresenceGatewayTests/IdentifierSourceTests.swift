@@ -1,5 +1,5 @@
 @testable import PresenceGateway
-import SIPStack
+import SIPTransport
 import Testing
 
 /// The runtime's Call-IDs and tags: unique, valid, and short enough for a Swift string to hold

@@ -32,6 +32,18 @@ import Testing
         #expect(try h.peerRequests.first?.headers.maxForwards == 70)
     }
 
+    /// A client transaction's branch carries the layer's shard, also for a request sent without
+    /// a transaction (a BENOTIFY, [MS-PRES] §3.4.5.1.4).
+    @Test func theLayerMarksEveryBranchItMakesWithItsShard() throws {
+        let h = TransactionHarness(configuration: .init(shard: 41))
+        _ = try h.layer.send(TransactionHarness.outgoing(), to: TransactionHarness.peerUDP) { _ in }
+        h.layer.sendWithoutTransaction(TransactionHarness.outgoing(.benotify), to: TransactionHarness.peerUDP)
+        h.loop.run()
+        let branches = try h.peerRequests.map { try #require(try $0.headers.via.first?.branch) }
+        #expect(branches.count == 2)
+        #expect(branches.allSatisfy { ShardMark.shard(ofBranch: $0) == 41 }, "\(branches)")
+    }
+
     @Test func branchesDifferBetweenTransactions() throws {
         let h = TransactionHarness()
         let events = Recorder<SIPClientTransactionEvent>()

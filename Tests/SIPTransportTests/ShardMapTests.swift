@@ -1,5 +1,5 @@
 import SIPMessages
-import SIPStack
+import SIPTransport
 import Testing
 
 /// The marks a shard puts in its tags and branches, and the owner of every kind of message the
@@ -104,17 +104,5 @@ import Testing
         let one = ShardMap(count: 1)
         #expect(one.owner(of: try Self.response(branch: ShardMark.branch("77", shard: 3))) == 0)
         #expect(one.owner(of: try Self.request(to: "<sip:bob@example.org>", from: "<sip:zed@example.com>;tag=z")) == 0)
-    }
-
-    /// A client transaction's branch carries the layer's shard, also for a request sent without
-    /// a transaction (a BENOTIFY, [MS-PRES] §3.4.5.1.4).
-    @Test func theLayerMarksEveryBranchItMakesWithItsShard() throws {
-        let h = TransactionHarness(configuration: .init(shard: 41))
-        _ = try h.layer.send(TransactionHarness.outgoing(), to: TransactionHarness.peerUDP) { _ in }
-        h.layer.sendWithoutTransaction(TransactionHarness.outgoing(.benotify), to: TransactionHarness.peerUDP)
-        h.loop.run()
-        let branches = try h.peerRequests.map { try #require(try $0.headers.via.first?.branch) }
-        #expect(branches.count == 2)
-        #expect(branches.allSatisfy { ShardMark.shard(ofBranch: $0) == 41 }, "\(branches)")
     }
 }

@@ -1,4 +1,4 @@
-import SIPStack
+import SIPTransport
 
 /// Where the core gets Call-IDs, tags, multipart boundaries and refresh jitter (random in the
 /// runtime, predictable in tests), and the keys of its tables.

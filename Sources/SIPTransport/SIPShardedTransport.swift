@@ -1,0 +1,108 @@
+public import Logging
+public import Metrics
+internal import NIOConcurrencyHelpers
+public import NIOCore
+public import SIPMessages
+
+/// One side's sockets shared by the shards of a gateway (docs/shards.md): a
+/// ``SIPNetworkTransport`` per shard, each on its shard's event loop, all bound to the same
+/// listeners with `SO_REUSEPORT`.
+///
+/// The kernel hands a datagram or a connection to one of the sockets by the sender's address,
+/// not by owner, so the transport that reads a message parses it, asks ``ShardMap/owner(of:)``,
+/// and hands it to the owner's loop when it is not its own: each message reaches exactly one
+/// shard's handler, on that shard's loop. A shard sees the sockets through ``shard(_:)``, a
+/// ``SIPTransport`` on its loop: a send on a connection another shard's transport holds goes
+/// to that transport (the connection's identifier names it) and its result comes back to the
+/// sender's loop; any other send leaves from the shard's own sockets, whose addresses are the
+/// same. The members count into the same counters: a side's figures are the sum of its shards'.
+public final class SIPShardedTransport: Sendable {
+    public let map: ShardMap
+    /// The shards' transports, in shard order.
+    public let members: [SIPNetworkTransport]
+    private let handlers: [NIOLockedValueBox<(@Sendable (SIPReceivedMessage) -> Void)?>]
+
+    /// One transport per loop of `loops` (their number is the number of shards), each made
+    /// with `configuration`, its shard, and `SO_REUSEPORT`.
+    public init(
+        configuration: SIPNetworkTransport.Configuration, loops: [any EventLoop],
+        logger: Logger = Logger(label: "sip.transport"), metricsFactory: (any MetricsFactory)? = nil,
+        metricsDimensions: [(String, String)] = [], capture: (any SIPMessageCapture)? = nil
+    ) throws {
+        map = ShardMap(count: loops.count)
+        members = try loops.enumerated().map { shard, loop in
+            var own = configuration
+            own.shard = shard
+            own.reusePort = true
+            return try SIPNetworkTransport(
+                configuration: own, eventLoop: loop, logger: logger, metricsFactory: metricsFactory,
+                metricsDimensions: metricsDimensions, capture: capture)
+        }
+        handlers = loops.map { _ in NIOLockedValueBox(nil) }
+        for (shard, member) in members.enumerated() {
+            member.setMessageHandler { [weak self] received in self?.deliver(received, readBy: shard) }
+        }
+    }
+
+    /// Binds shard 0's listeners, then every other shard's to the same addresses (a port 0
+    /// resolved by the first); returns the addresses bound, in listener order. On failure
+    /// everything bound is closed.
+    @discardableResult
+    public func start() async throws -> [SIPTarget] {
+        let bound = try await members[0].start()
+        do {
+            for member in members.dropFirst() {
+                try await member.start(ports: bound.map(\.port))
+            }
+        } catch {
+            await shutdown()
+            throw error
+        }
+        return bound
+    }
+
+    public func shutdown() async {
+        for member in members { await member.shutdown() }
+    }
+
+    /// Shard `index`'s view of the sockets.
+    public func shard(_ index: Int) -> any SIPTransport { Shard(sockets: self, index: index) }
+
+    /// A message read by `reader`'s transport, to its owner.
+    private func deliver(_ received: SIPReceivedMessage, readBy reader: Int) {
+        let owner = map.owner(of: received.message)
+        guard owner != reader else {
+            handlers[owner].withLockedValue { $0 }?(received)
+            return
+        }
+        let handler = handlers[owner]
+        members[owner].eventLoop.execute { handler.withLockedValue { $0 }?(received) }
+    }
+
+    private final class Shard: SIPTransport {
+        let sockets: SIPShardedTransport
+        let index: Int
+
+        init(sockets: SIPShardedTransport, index: Int) {
+            self.sockets = sockets
+            self.index = index
+        }
+
+        var eventLoop: any EventLoop { sockets.members[index].eventLoop }
+
+        func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+            guard let holder = connection?.shard, holder != index, sockets.members.indices.contains(holder) else {
+                return sockets.members[index].send(message, to: target, connection: connection)
+            }
+            return sockets.members[holder].send(message, to: target, connection: connection).hop(to: eventLoop)
+        }
+
+        func setMessageHandler(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {
+            sockets.handlers[index].withLockedValue { $0 = handler }
+        }
+
+        func advertisedAddress(for kind: SIPTransportKind) -> SIPTarget? {
+            sockets.members[index].advertisedAddress(for: kind)
+        }
+    }
+}
