@@ -110,12 +110,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private var serverChannels: [any Channel] = []
     /// The next ``SIPConnectionID``: the shard in the top 16 bits, a counter below.
     private var nextConnection: UInt64
-    /// Open inbound connections per remote IP address (canonical text), and in all.
-    private var inboundByAddress: [String: Int] = [:]
-    private var inboundCount = 0
-    /// Open connections this transport opened to addresses other than its peers' (pending
-    /// connects are counted apart).
-    private var outboundCount = 0
+    /// Open connections against the limits: inbound per remote IP address (canonical text) and
+    /// in all, and those opened to addresses other than the peers' (pending connects are
+    /// counted apart); shared by the shards of a ``SIPShardedTransport``.
+    private let counts: SIPConnectionCounts
     /// ``Configuration/peerHosts`` in canonical form.
     private let peerHosts: Set<String>
     /// Channels written to since the last flush; flushed once by a task queued on the loop, so
@@ -142,14 +140,16 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     ///   - metricsDimensions: put on every counter before its own (``SIPTransportMetrics``): the
     ///     gateway's `side`, so that its two transports are counted apart.
     ///   - capture: where every message sent and received is copied (``HEPCapture``).
+    ///   - connectionCounts: the open connections the limits count (shared by shards).
     /// - Throws: the TLS material could not be turned into TLS contexts.
     public init(
         configuration: Configuration, eventLoop: (any EventLoop)? = nil,
         logger: Logger = Logger(label: "sip.transport"),
         metricsFactory: (any MetricsFactory)? = nil, metricsDimensions: [(String, String)] = [],
-        capture: (any SIPMessageCapture)? = nil
+        capture: (any SIPMessageCapture)? = nil, connectionCounts: SIPConnectionCounts = SIPConnectionCounts()
     ) throws {
         self.configuration = configuration
+        self.counts = connectionCounts
         self.capture = capture
         self.nextConnection = UInt64(configuration.shard) << SIPConnectionID.shardShift + 1
         self.eventLoop = eventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
@@ -483,7 +483,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         }
         let counted = !peerHosts.contains(key.host)
         let pendingCounted = pendingConnects.keys.count(where: { !peerHosts.contains($0.host) })
-        guard !counted || outboundCount + pendingCounted < configuration.maxOutboundConnections else {
+        guard !counted || counts.outboundFits(pending: pendingCounted, limit: configuration.maxOutboundConnections)
+        else {
             metrics.refused(key.kind, .outboundLimit)
             return eventLoop.makeFailedFuture(
                 SIPTransportError(
@@ -602,15 +603,16 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         // The configured peers' addresses have slots of their own: strangers filling the shared
         // table cannot lock the gateway's own peers out (the per-address limit still applies).
         let counted = !peerHosts.contains(SIPHostAddress.canonicalIP(remote.host) ?? remote.host)
-        guard !counted || inboundCount < configuration.maxInboundConnections else {
+        switch counts.admitInbound(from: remote.host, counted: counted, limits: configuration) {
+        case nil: break
+        case .inboundLimit:
             // Counted; logged at debug only, so that a flood of connections is no flood of logs.
             metrics.refused(kind, .inboundLimit)
             logger.debug(
                 "refusing a SIP connection: Configuration.maxInboundConnections reached",
                 metadata: ["limit": "\(configuration.maxInboundConnections)", "remote": "\(remote.hostPort)"])
             throw SIPTransportError(.connectFailed, "too many inbound connections")
-        }
-        guard inboundByAddress[remote.host, default: 0] < configuration.maxInboundConnectionsPerAddress else {
+        case .addressLimit:
             metrics.refused(kind, .addressLimit)
             logger.debug(
                 "refusing a SIP connection: Configuration.maxInboundConnectionsPerAddress reached",
@@ -623,6 +625,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         do {
             try configureStream(channel, kind: kind, id: id, serverName: nil, isServer: true, ready: ready)
         } catch {
+            counts.releaseInbound(from: remote.host, counted: counted)
             ready.fail(error)
             throw error
         }
@@ -636,12 +639,8 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private func register(_ id: SIPConnectionID, _ connection: Connection) {
         connections[id] = connection
         connectionByRemote[connection.remote] = id
-        if connection.inbound {
-            if connection.countedInbound { inboundCount += 1 }
-            inboundByAddress[connection.remote.host, default: 0] += 1
-        } else if connection.countedOutbound {
-            outboundCount += 1
-        }
+        // An inbound connection took its slot when it was accepted (``acceptStream(_:kind:)``).
+        if !connection.inbound, connection.countedOutbound { counts.openedOutbound() }
         metrics.increment(SIPTransportMetrics.connectionsOpened, connection.kind)
         logger.debug(
             "SIP connection opened",
@@ -659,11 +658,9 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
         guard let connection = connections.removeValue(forKey: id) else { return }
         if connectionByRemote[connection.remote] == id { connectionByRemote[connection.remote] = nil }
         if connection.inbound {
-            if connection.countedInbound { inboundCount -= 1 }
-            let left = inboundByAddress[connection.remote.host, default: 1] - 1
-            inboundByAddress[connection.remote.host] = left > 0 ? left : nil
+            counts.releaseInbound(from: connection.remote.host, counted: connection.countedInbound)
         } else if connection.countedOutbound {
-            outboundCount -= 1
+            counts.closedOutbound()
         }
         metrics.increment(SIPTransportMetrics.connectionsClosed, connection.kind)
         logger.debug(

@@ -15,7 +15,8 @@ public import SIPMessages
 /// ``SIPTransport`` on its loop: a send on a connection another shard's transport holds goes
 /// to that transport (the connection's identifier names it) and its result comes back to the
 /// sender's loop; any other send leaves from the shard's own sockets, whose addresses are the
-/// same. The members count into the same counters: a side's figures are the sum of its shards'.
+/// same. The members count into the same counters (a side's figures are the sum of its
+/// shards'), and their connections against the same limits (``SIPConnectionCounts``).
 public final class SIPShardedTransport: Sendable {
     public let map: ShardMap
     /// The shards' transports, in shard order.
@@ -30,13 +31,14 @@ public final class SIPShardedTransport: Sendable {
         metricsDimensions: [(String, String)] = [], capture: (any SIPMessageCapture)? = nil
     ) throws {
         map = ShardMap(count: loops.count)
+        let counts = SIPConnectionCounts()
         members = try loops.enumerated().map { shard, loop in
             var own = configuration
             own.shard = shard
             own.reusePort = true
             return try SIPNetworkTransport(
                 configuration: own, eventLoop: loop, logger: logger, metricsFactory: metricsFactory,
-                metricsDimensions: metricsDimensions, capture: capture)
+                metricsDimensions: metricsDimensions, capture: capture, connectionCounts: counts)
         }
         handlers = loops.map { _ in NIOLockedValueBox(nil) }
         for (shard, member) in members.enumerated() {

@@ -24,15 +24,16 @@ import Testing
         let received = Received()
 
         /// The shards' handlers record what they get; `answer` lets each answer it too.
-        static func start(answer: Bool = false) async throws -> Shards {
+        static func start(answer: Bool = false, perAddress: Int = 20) async throws -> Shards {
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
             let loops = [group.next(), group.next()]
             var logger = Logger(label: "sip.transport.test")
             logger.logLevel = .critical
-            let sockets = try SIPShardedTransport(
-                configuration: SIPNetworkTransport.Configuration(listeners: [
-                    .init(.udp, host: "127.0.0.1", port: 0), .init(.tcp, host: "127.0.0.1", port: 0),
-                ]), loops: loops, logger: logger)
+            var configuration = SIPNetworkTransport.Configuration(listeners: [
+                .init(.udp, host: "127.0.0.1", port: 0), .init(.tcp, host: "127.0.0.1", port: 0),
+            ])
+            configuration.maxInboundConnectionsPerAddress = perAddress
+            let sockets = try SIPShardedTransport(configuration: configuration, loops: loops, logger: logger)
             let shards = Shards(group: group, sockets: sockets, bound: try await sockets.start())
             for index in 0..<2 {
                 let transport = sockets.shard(index)
@@ -124,6 +125,35 @@ import Testing
         #expect(got.joined().allSatisfy { $0.onOwnLoop })
         #expect(!peer.isClosed)
         await peer.close()
+        try await shards.stop()
+    }
+
+    /// The limits count a side's connections, not a shard's: the kernel spreads one address's
+    /// connections over both listeners, and still only `maxInboundConnectionsPerAddress` stay.
+    @Test func theConnectionLimitsHoldAcrossShards() async throws {
+        let shards = try await Shards.start(perAddress: 2)
+        let tcp = try #require(shards.bound.first { $0.kind == .tcp })
+        var peers: [RawTCPPeer] = []
+        for _ in 0..<8 { peers.append(try await RawTCPPeer(connectingTo: tcp)) }
+        _ = try await waitFor("six refused") { peers.filter(\.isClosed).count >= 6 ? true : nil }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(peers.filter { !$0.isClosed }.count == 2)
+        for peer in peers where peer.isClosed { await peer.close() }
+        peers.removeAll { $0.isClosed }
+        peers.append(try await RawTCPPeer(connectingTo: tcp))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(peers.last?.isClosed == true, "a third while two are open")
+        // A slot given back on one shard is free for a connection accepted by either.
+        await peers[0].close()
+        var admitted: RawTCPPeer?
+        for _ in 0..<50 where admitted == nil {
+            let next = try await RawTCPPeer(connectingTo: tcp)
+            try await Task.sleep(for: .milliseconds(100))
+            if next.isClosed { await next.close() } else { admitted = next }
+        }
+        #expect(admitted != nil)
+        await admitted?.close()
+        for peer in peers { await peer.close() }
         try await shards.stop()
     }
 }
