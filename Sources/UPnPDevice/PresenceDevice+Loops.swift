@@ -89,12 +89,18 @@ extension PresenceDevice {
                 case .failure(let error): failures.append("\(url): \(error)")
                 }
             }
-            guard !answered, ContinuousClock.now + pause < deadline else { break }
+            if answered {
+                // Debug only: a control point that refuses every event would fill the log.
+                return logger.debug("event message refused", metadata: Self.metadata(message, failures))
+            }
+            guard ContinuousClock.now + pause < deadline else { break }
             logger.debug("event message not delivered yet", metadata: Self.metadata(message, failures))
             try? await Task.sleep(for: pause)
             pause *= 2
         }
-        logger.notice("event message abandoned", metadata: Self.metadata(message, failures))
+        // At most one a subscription per 30 s: its messages are tried one at a time. A device
+        // that stops abandons what it was trying without a word.
+        if !Task.isCancelled { logger.notice("event message abandoned", metadata: Self.metadata(message, failures)) }
     }
 
     /// UDA 1.1 §4.3.2: a message the subscriber has not taken within 30 seconds is abandoned.

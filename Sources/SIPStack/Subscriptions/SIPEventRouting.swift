@@ -45,9 +45,8 @@ extension SIPTransactionLayer {
     /// Sends a request once, outside any client transaction: a BENOTIFY takes no response
     /// ([MS-PRES] §3.4.5.1.4), so a transaction would only retransmit it and report a timeout.
     /// Adds the Via (RFC 3261 §8.1.1.7: a fresh `z9hG4bK` branch with the layer's shard mark,
-    /// `rport` per RFC 3581 §3) and
-    /// Max-Forwards 70 (§8.1.1.6). Returns false when the transport has no address for the target's
-    /// transport kind.
+    /// `rport` per RFC 3581 §3) and Max-Forwards 70 (§8.1.1.6). Returns false when the transport
+    /// has no address for the target's transport kind.
     @discardableResult
     public func sendWithoutTransaction(_ request: SIPRequest, to target: SIPTarget) -> Bool {
         guard let local = transport.advertisedAddress(for: target.kind) else { return false }
