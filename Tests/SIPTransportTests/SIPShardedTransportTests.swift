@@ -90,7 +90,7 @@ import Testing
             expected[shards.sockets.map.shard(ofAddressOfRecord: try SIPURI(from))].insert(fresh)
             try await peer.send(Self.request(callID: fresh, from: from, toTag: nil, via: via), to: shards.bound[0])
         }
-        _ = try await waitFor("24 requests") { shards.received.count >= 24 ? true : nil }
+        _ = try await waitFor("24 requests", seconds: 30) { shards.received.count >= 24 ? true : nil }
         try await Task.sleep(for: .milliseconds(100))
         let got = shards.received.all
         for shard in 0..<2 {
@@ -115,7 +115,7 @@ import Testing
                     callID: "tcp-s\(shard)", from: "sip:w@partner.example", toTag: ShardMark.tag("k", shard: shard),
                     via: "TCP \(local.hostPort)"))
         }
-        let bytes = try await waitFor("both 200s") { () -> String? in
+        let bytes = try await waitFor("both 200s", seconds: 30) { () -> String? in
             let text = String(decoding: peer.bytes, as: UTF8.self)
             return text.contains("Call-ID: tcp-s0") && text.contains("Call-ID: tcp-s1") ? text : nil
         }
@@ -130,30 +130,33 @@ import Testing
 
     /// The limits count a side's connections, not a shard's: the kernel spreads one address's
     /// connections over both listeners, and still only `maxInboundConnectionsPerAddress` stay.
+    /// Waits are on what the shards hold (bounded: a loaded machine is slow, never wrong).
     @Test func theConnectionLimitsHoldAcrossShards() async throws {
         let shards = try await Shards.start(perAddress: 2)
         let tcp = try #require(shards.bound.first { $0.kind == .tcp })
+        func held() async throws -> Int {
+            var total = 0
+            for member in shards.sockets.members { total += try await member.openConnections(offset: 0, limit: 0).get().total }
+            return total
+        }
+        func until(_ what: String, _ done: () async throws -> Bool) async throws {
+            for _ in 0..<3_000 where try await !done() { try await Task.sleep(for: .milliseconds(10)) }
+            try #require(try await done(), "timed out waiting for \(what)")
+        }
         var peers: [RawTCPPeer] = []
         for _ in 0..<8 { peers.append(try await RawTCPPeer(connectingTo: tcp)) }
-        _ = try await waitFor("six refused") { peers.filter(\.isClosed).count >= 6 ? true : nil }
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(peers.filter { !$0.isClosed }.count == 2)
-        for peer in peers where peer.isClosed { await peer.close() }
-        peers.removeAll { $0.isClosed }
-        peers.append(try await RawTCPPeer(connectingTo: tcp))
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(peers.last?.isClosed == true, "a third while two are open")
+        try await until("six refused") { peers.filter(\.isClosed).count == 6 }
+        #expect(try await held() == 2)
+        let third = try await RawTCPPeer(connectingTo: tcp)
+        try await until("a third refused while two are open") { third.isClosed }
         // A slot given back on one shard is free for a connection accepted by either.
-        await peers[0].close()
-        var admitted: RawTCPPeer?
-        for _ in 0..<50 where admitted == nil {
-            let next = try await RawTCPPeer(connectingTo: tcp)
-            try await Task.sleep(for: .milliseconds(100))
-            if next.isClosed { await next.close() } else { admitted = next }
-        }
-        #expect(admitted != nil)
-        await admitted?.close()
-        for peer in peers { await peer.close() }
+        let admitted = peers.filter { !$0.isClosed }
+        await admitted[0].close()
+        try await until("the slot given back") { try await held() == 1 }
+        let next = try await RawTCPPeer(connectingTo: tcp)
+        try await until("the next admitted") { try await held() == 2 }
+        #expect(!next.isClosed)
+        for peer in peers + [third, next] { await peer.close() }
         try await shards.stop()
     }
 }
