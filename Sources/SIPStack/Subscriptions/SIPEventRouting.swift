@@ -51,7 +51,7 @@ extension SIPTransactionLayer {
     public func sendWithoutTransaction(_ request: SIPRequest, to target: SIPTarget) -> Bool {
         guard let local = transport.advertisedAddress(for: target.kind) else { return false }
         var outgoing = request
-        let branch = Self.makeBranch(shard: configuration.shard)
+        let branch = makeBranch()
         let via = SIPVia(
             transport: target.kind.rawValue, host: local.isIPv6 ? "[\(local.host)]" : local.host, port: local.port,
             parameters: [SIPParameter(name: "branch", value: branch), SIPParameter(name: "rport", value: nil)])

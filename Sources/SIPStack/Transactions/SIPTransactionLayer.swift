@@ -167,11 +167,17 @@ public final class SIPTransactionLayer: @unchecked Sendable {
     private let timerQueue: SIPTimerQueue
     private var requestHandler: (@Sendable (IncomingRequest) -> Void)?
     private var failureHandler: (@Sendable (SIPServerTransactionKey, SIPTransactionEnd) -> Void)?
+    /// What every tag and branch this layer makes starts with: its shard's mark, made once
+    /// (``ShardMark``; the shard never changes).
+    private let tagPrefix: String
+    private let branchPrefix: String
 
     public init(transport: any SIPTransport, configuration: Configuration = Configuration()) {
         self.transport = transport
         self.configuration = configuration
         self.timerQueue = SIPTimerQueue(eventLoop: transport.eventLoop)
+        tagPrefix = ShardMark.tag("", shard: configuration.shard)
+        branchPrefix = ShardMark.branch("", shard: configuration.shard)
     }
 
     /// Installs this layer as the transport's message handler.
@@ -251,7 +257,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
         var key: SIPClientTransactionKey
         repeat {
-            key = SIPClientTransactionKey(branch: Self.makeBranch(shard: configuration.shard), method: request.method)
+            key = SIPClientTransactionKey(branch: makeBranch(), method: request.method)
         } while clients[key] != nil
         var target = target
         var connection = connection
@@ -298,9 +304,8 @@ public final class SIPTransactionLayer: @unchecked Sendable {
             transport.advertisedAddress(for: .tcp) == nil, let local = transport.advertisedAddress(for: .udp)
         else { return false }
         let host = local.isIPv6 ? "[\(local.host)]" : local.host
-        // "Via: SIP/2.0/UDP host:port;branch=z9hG4bK" + the 2-letter shard mark + at most 16 hex
-        // digits + ";rport" + CRLF.
-        let via = "Via: SIP/2.0/UDP \(host):\(local.port);branch=z9hG4bK;rport\r\n".utf8.count + 2 + 16
+        // "Via: SIP/2.0/UDP host:port;branch=" + the prefix + at most 16 hex digits + ";rport" + CRLF.
+        let via = "Via: SIP/2.0/UDP \(host):\(local.port);branch=\(branchPrefix);rport\r\n".utf8.count + 16
         let maxForwards = request.headers.contains(.maxForwards) ? 0 : "Max-Forwards: 70\r\n".utf8.count
         return SIPMessage.request(request).serialized().count + via + maxForwards > limit
     }
@@ -469,7 +474,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         // notification would sit in the table for 64·T1. It goes to the TU as it is (after the
         // §8.2 checks, whose refusals are not sent either).
         if request.method == .benotify {
-            let toTag = Self.makeTag(shard: configuration.shard)
+            let toTag = makeTag()
             guard
                 case .accept = SIPUASCore.check(
                     request, configuration: effectiveUAS, toTag: toTag, isMerged: { _ in false }),
@@ -508,7 +513,7 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         }
 
         let reliable = received.source.kind.isReliable
-        let toTag = Self.makeTag(shard: configuration.shard)
+        let toTag = makeTag()
         let destination = Self.route(for: request, receivedOver: received)
         let timers = configuration.timers
 
@@ -697,16 +702,16 @@ public final class SIPTransactionLayer: @unchecked Sendable {
         return nextSerial
     }
 
-    /// `z9hG4bK`, `shard`'s mark, then 64 random bits in hex (§8.1.1.7: "The branch ID
+    /// `z9hG4bK`, the shard's mark, then 64 random bits in hex (§8.1.1.7: "The branch ID
     /// inserted by an element compliant with this specification MUST always begin with the
     /// characters "z9hG4bK"" and be unique across space and time).
-    static func makeBranch(shard: Int) -> String {
-        ShardMark.branch(String(UInt64.random(in: .min ... .max), radix: 16), shard: shard)
+    func makeBranch() -> String {
+        branchPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
     }
 
-    /// `shard`'s mark, then 64 random bits in base 36 (§19.3: at least 32 bits of randomness):
+    /// The shard's mark, then 64 random bits in base 36 (§19.3: at least 32 bits of randomness):
     /// at most 15 bytes, which a Swift string holds without an allocation of its own.
-    static func makeTag(shard: Int) -> String {
-        ShardMark.tag(String(UInt64.random(in: .min ... .max), radix: 36), shard: shard)
+    func makeTag() -> String {
+        tagPrefix + String(UInt64.random(in: .min ... .max), radix: 36)
     }
 }
