@@ -85,6 +85,7 @@ public final class SQLiteStateStore: StateStore {
 
     public let location: String
     private let connection: SQLiteConnection
+    private let turns = Turns()
     /// The descriptor holding `FILE.lock`.
     private let lock: Int32
 
@@ -232,8 +233,23 @@ public final class SQLiteStateStore: StateStore {
     /// Rows per INSERT statement (six bound values each).
     static let rowsPerStatement = 500
 
+    /// Writes `changes` in one transaction. Writers take turns (``turns``): the shards of a
+    /// gateway write through their own writers into this one connection, on which a second
+    /// `BEGIN` inside the first transaction would fail.
     public func write(_ changes: [StateChange]) async throws(StateStoreError) -> [StateRecordID] {
         guard !changes.isEmpty else { return [] }
+        await turns.take()
+        do throws(StateStoreError) {
+            try await writeInTurn(changes)
+        } catch {
+            await turns.pass()
+            throw error
+        }
+        await turns.pass()
+        return []
+    }
+
+    private func writeInTurn(_ changes: [StateChange]) async throws(StateStoreError) {
         var puts: [StateRecord] = []
         var deletes: [(String, String)] = []
         for change in changes {
@@ -273,7 +289,6 @@ public final class SQLiteStateStore: StateStore {
             _ = try? await connection.query("ROLLBACK")
             throw error
         }
-        return []
     }
 
     public func close() async {
@@ -365,5 +380,30 @@ public final class SQLiteStateStore: StateStore {
         default:
             return StateStoreError(.database, location: location, "\(doing): \(error.description)")
         }
+    }
+}
+
+/// Callers of an async section taking turns, in the order they came: what a lock is for code
+/// that suspends while it holds it.
+actor Turns {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Returns once it is the caller's turn.
+    func take() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Ends the caller's turn: the next caller's begins.
+    func pass() {
+        guard !waiting.isEmpty else {
+            busy = false
+            return
+        }
+        waiting.removeFirst().resume()
     }
 }

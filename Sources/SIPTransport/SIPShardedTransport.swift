@@ -24,7 +24,8 @@ public final class SIPShardedTransport: Sendable {
     private let handlers: [NIOLockedValueBox<(@Sendable (SIPReceivedMessage) -> Void)?>]
 
     /// One transport per loop of `loops` (their number is the number of shards), each made
-    /// with `configuration`, its shard, and `SO_REUSEPORT`.
+    /// with `configuration`, its shard, and, when there are several, `SO_REUSEPORT` (one alone
+    /// binds as any transport does: a port another socket holds is refused).
     public init(
         configuration: SIPNetworkTransport.Configuration, loops: [any EventLoop],
         logger: Logger = Logger(label: "sip.transport"), metricsFactory: (any MetricsFactory)? = nil,
@@ -35,7 +36,7 @@ public final class SIPShardedTransport: Sendable {
         members = try loops.enumerated().map { shard, loop in
             var own = configuration
             own.shard = shard
-            own.reusePort = true
+            own.reusePort = loops.count > 1
             return try SIPNetworkTransport(
                 configuration: own, eventLoop: loop, logger: logger, metricsFactory: metricsFactory,
                 metricsDimensions: metricsDimensions, capture: capture, connectionCounts: counts)
@@ -65,6 +66,30 @@ public final class SIPShardedTransport: Sendable {
 
     public func shutdown() async {
         for member in members { await member.shutdown() }
+    }
+
+    /// The configuration the members were made with (each with its own shard).
+    public var configuration: SIPNetworkTransport.Configuration { members[0].configuration }
+
+    /// New TLS material for every member's new connections (``SIPNetworkTransport/replaceTLS(_:)``).
+    public func replaceTLS(_ tls: SIPNetworkTransport.TLS) throws {
+        for member in members { try member.replaceTLS(tls) }
+    }
+
+    /// A page of the open connections of every member, in shard order, and their number.
+    public func openConnections(offset: Int, limit: Int) async throws -> (
+        total: Int, page: [SIPNetworkTransport.OpenConnection]
+    ) {
+        var total = 0
+        var page: [SIPNetworkTransport.OpenConnection] = []
+        for member in members {
+            let (count, part) = try await member.openConnections(
+                offset: max(0, offset - total), limit: max(0, limit - page.count)
+            ).get()
+            total += count
+            page += part
+        }
+        return (total, page)
     }
 
     /// Shard `index`'s view of the sockets.

@@ -197,6 +197,9 @@ public struct GatewayConfiguration: Sendable {
     public var state: State
     /// What SIGTERM does (YAML `shutdown:`): keep by default with a durable store, else terminate.
     public var shutdown: Shutdown
+    /// The shards the gateway runs, each an event loop with its own core (YAML `threads:`,
+    /// GatewayConfiguration+Threads.swift; docs/shards.md): 1 by default.
+    public var threads = 1
 }
 
 extension GatewayConfiguration {
@@ -215,6 +218,7 @@ extension GatewayConfiguration {
             "listen", "tls", "enterprise", "oma", "partners", "peers", "linked-identities", "presentities",
             "subscriptions", "limits", "admin", "mappings", "host-name", "connections", "log-format",
             "capture", "state", "shutdown", "xcap", "resource-lists", "xcap-auth", "content-server", "upnp",
+            "threads",
         ])
         guard let listen = top["listen"] else { throw root.error("'listen' is required: at least one listener") }
         self.listeners = try Self.listeners(listen)
@@ -254,6 +258,7 @@ extension GatewayConfiguration {
             throw (top["upnp"] ?? root).error("upnp user \(upnp.user) is in no domain of the gateway's")
         }
         xcapAuth = try Self.xcapAuth(top["xcap-auth"], roots: xcapRoots)
+        threads = try Self.threads(top["threads"], state: state, servesWatcherInfo: servesAnyWatcherInfo)
     }
 
     /// Reads `listen:`: at least one listener, and one for each side.

@@ -21,6 +21,10 @@ struct CoreSettings: Sendable {
     var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] = [:]
     /// The presence and watcher information packages (RFC 6665 §4.2.1.1 terms).
     let registry: SIPEventPackageRegistry
+    /// Whether this core starts what the gateway runs once, without a request: the linked
+    /// identities' subscriptions and publications, the watcher mirror and the `xcap-diff`
+    /// subscriptions. Of several shards, the first one's alone (docs/shards.md).
+    var nodeWide = true
 }
 
 extension CoreSettings {
@@ -65,6 +69,12 @@ extension GatewayCore {
     }
 
     var registry: SIPEventPackageRegistry { settings.registry }
+
+    /// See ``CoreSettings/nodeWide``.
+    public var runsNodeWideWork: Bool {
+        get { settings.nodeWide }
+        set { settings.nodeWide = newValue }
+    }
 
     /// Where this core's keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes share a
     /// store (``IdentifierSource/keyBase``).

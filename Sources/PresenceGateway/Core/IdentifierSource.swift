@@ -11,14 +11,22 @@ public struct IdentifierSource: Sendable {
     /// that a peer's request in one of its dialogs finds it (docs/shards.md); empty for the
     /// predictable tags of tests.
     private var tagMark = ""
-    /// Where this core's table keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes
+    /// Where this node's table keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes
     /// share a store, so the keys of a node's records never meet another node's (docs/state.md).
     var keyBase = 0
-    /// The last table key handed out, counted from ``keyBase``.
+    /// Where this core's keys start within its node's: its shard × 2³², so that a record says
+    /// which shard made it (``shard(ofKey:)``) and a restore puts it back there (docs/shards.md).
+    private var shardBase = 0
+    /// The last table key handed out, counted from ``keyBase`` + ``shardBase``.
     private var lastKey = 0
 
     /// Keys per node: 2⁴⁰.
     static let keyRangeSize = 1 << 40
+    /// Keys per shard: 2³².
+    static let shardRangeSize = 1 << 32
+
+    /// The shard whose core handed out `key`: what the restore sends its record to.
+    public static func shard(ofKey key: Int) -> Int { (key % keyRangeSize) / shardRangeSize }
 
     /// `token(n)` returns a unique token for the n-th call; `jitter` a number in 0..<1; `callID`
     /// a new Call-ID (by default the next token followed by `@gateway`).
@@ -43,6 +51,7 @@ public struct IdentifierSource: Sendable {
             token: { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) },
             jitter: { Double.random(in: 0..<1) }, callID: randomCallID)
         source.tagMark = ShardMark.mark(shard)
+        source.shardBase = shard * shardRangeSize
         return source
     }
 
@@ -72,14 +81,16 @@ public struct IdentifierSource: Sendable {
     /// A table key never handed out before by this core (nor restored into its range).
     mutating func key() -> Int {
         lastKey += 1
-        return keyBase + lastKey
+        return keyBase + shardBase + lastKey
     }
 
     /// Keys handed out after a restore do not repeat a restored one of this core's range (a
-    /// dead node's records taken over keep their own keys, in that node's range).
+    /// dead node's records taken over keep their own keys, in that node's range; a shard's
+    /// records restored into another core, when fewer shards run, keep theirs).
     mutating func noteRestoredKey(_ key: Int) {
-        guard key > keyBase, key - keyBase < Self.keyRangeSize else { return }
-        lastKey = max(lastKey, key - keyBase)
+        let base = keyBase + shardBase
+        guard key > base, key - base < Self.shardRangeSize else { return }
+        lastKey = max(lastKey, key - base)
     }
     mutating func callID() -> String { callIDSource?() ?? token() + "@gateway" }
     mutating func boundary() -> String { "gw" + token() }

@@ -10,9 +10,19 @@ public import Prometheus
 /// name registered twice with different help texts.
 public struct GatewayMetricsFactory: MetricsFactory {
     public let registry: PrometheusCollectorRegistry
+    /// The shard whose gauges these are, of several (docs/shards.md): each shard's gauge is its
+    /// own series, labelled `shard`, which a query sums; counters and histograms are shared by
+    /// the shards and need no label. Nil with one shard.
+    public var shard: Int?
 
-    public init(registry: PrometheusCollectorRegistry) {
+    public init(registry: PrometheusCollectorRegistry, shard: Int? = nil) {
         self.registry = registry
+        self.shard = shard
+    }
+
+    private func gaugeLabels(_ dimensions: [(String, String)]) -> [(String, String)] {
+        guard let shard else { return dimensions }
+        return dimensions + [("shard", String(shard))]
     }
 
     /// The histograms' upper bounds, 1 ms to 32 s: a relay on the loop takes about a
@@ -82,13 +92,15 @@ public struct GatewayMetricsFactory: MetricsFactory {
     }
 
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        guard aggregate else { return registry.makeGauge(descriptor: descriptor(label), labels: dimensions) }
+        guard aggregate else {
+            return registry.makeGauge(descriptor: descriptor(label), labels: gaugeLabels(dimensions))
+        }
         let buckets = Self.sipBuckets.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         return registry.makeValueHistogram(descriptor: descriptor(label), labels: dimensions, buckets: buckets)
     }
 
     public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-        registry.makeGauge(descriptor: descriptor(label), labels: dimensions)
+        registry.makeGauge(descriptor: descriptor(label), labels: gaugeLabels(dimensions))
     }
 
     public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {

@@ -151,10 +151,31 @@ public final class GatewayRuntime: @unchecked Sendable {
         /// Whether the durable store takes writes (always true without one), and since when not.
         public var storeAvailable = true
         public var storeUnavailableSince: Date?
+
+        /// The status of a gateway of several shards: the subscriptions summed; running while
+        /// every shard runs; the store available while every shard's writer finds it so, else
+        /// unavailable since the first shard found it not.
+        public static func summed(_ runtimes: [GatewayRuntime]) -> Status {
+            let all = runtimes.map(\.status)
+            guard var sum = all.first else {
+                return Status(running: false, enterpriseWatches: 0, omaLegs: 0, omaWatches: 0, enterpriseLegs: 0)
+            }
+            for status in all.dropFirst() {
+                sum.running = sum.running && status.running
+                sum.enterpriseWatches += status.enterpriseWatches
+                sum.omaLegs += status.omaLegs
+                sum.omaWatches += status.omaWatches
+                sum.enterpriseLegs += status.enterpriseLegs
+                sum.storeAvailable = sum.storeAvailable && status.storeAvailable
+                sum.storeUnavailableSince = [sum.storeUnavailableSince, status.storeUnavailableSince]
+                    .compactMap { $0 }.min()
+            }
+            return sum
+        }
     }
 
     /// The latest status, at most ``statusRefreshInterval`` (100 ms) behind the core; safe to
-    /// read from any thread.
+    /// read from any thread. Of several shards, ``Status/summed(_:)``.
     public var status: Status { published.withLockedValue { $0 } }
 
     /// `resolve` turns a URI into one target when it is not an IP literal and the side's next hop

@@ -10,9 +10,9 @@ import SIPMessages
 import SIPStack
 public import SIPTransport
 
-/// Everything `presence-gateway` runs, assembled from a ``GatewayConfiguration``: one socket
-/// transport and transaction layer per side, the router, the core and its runtime, and the admin
-/// endpoint, all on one event loop; and beside it the background work (XCAP polling, the validity
+/// Everything `presence-gateway` runs, assembled from a ``GatewayConfiguration``: each side's
+/// sockets, and per shard (`threads:`, docs/shards.md) an event loop with its transaction layer
+/// per side, router, core and runtime; the admin endpoint; and beside them the background work (XCAP polling, the validity
 /// timer, PostgreSQL's connection pool). The process runs it as a service (``run()``,
 /// GatewayServer+Run.swift); tests drive it with ``start()`` and ``stop(grace:)``.
 public final class GatewayServer: @unchecked Sendable {
@@ -22,13 +22,22 @@ public final class GatewayServer: @unchecked Sendable {
     /// The file ``reload()`` reads again; nil for a configuration given as a value (the embedded one).
     public let configurationFile: String?
     private let reloading = NIOLockedValueBox(false)
+    /// The first shard's loop: the node-wide work (XCAP documents, reload, drain) is done there.
     public let eventLoop: any EventLoop
+    /// Each shard's loop, in shard order.
+    let loops: [any EventLoop]
+    /// The loops' own group when there are several shards; nil with one, which runs on
+    /// `eventLoop` as given.
+    private let group: MultiThreadedEventLoopGroup?
     let logger: Logger
-    private let transports: [GatewayConfiguration.Side: SIPNetworkTransport]
-    private var runtime: GatewayRuntime? { serving.withLockedValue { $0 } }
-    /// The runtime once the start has restored every dialog: the admin endpoint, bound before,
+    private let transports: [GatewayConfiguration.Side: SIPShardedTransport]
+    /// The first shard's runtime, which runs the node-wide work (``GatewayCore/runsNodeWideWork``).
+    private var runtime: GatewayRuntime? { serving.withLockedValue { $0.first } }
+    /// Every shard's runtime, in shard order.
+    private var runtimes: [GatewayRuntime] { serving.withLockedValue { $0 } }
+    /// The runtimes once the start has restored every dialog: the admin endpoint, bound before,
     /// answers 503 until then.
-    private let serving = NIOLockedValueBox<GatewayRuntime?>(nil)
+    private let serving = NIOLockedValueBox<[GatewayRuntime]>([])
     /// How far the start has come: `/health` says it while restoring.
     public let progress: StartProgress
     /// The records a drain handed to the other nodes, once it has (``drain()``).
@@ -101,7 +110,18 @@ public final class GatewayServer: @unchecked Sendable {
         self.current = NIOLockedValueBox(configuration)
         self.documents = NIOLockedValueBox(documents)
         self.configurationFile = configurationFile
-        self.eventLoop = eventLoop
+        let tls = try Self.tls(configuration.tls)
+        let capture = try Self.capture(configuration.capture, relay: eventLoop, registry: registry)
+        self.capture = capture
+        if configuration.threads > 1 {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: configuration.threads)
+            self.group = group
+            self.loops = Array(group.makeIterator())
+        } else {
+            self.group = nil
+            self.loops = [eventLoop]
+        }
+        self.eventLoop = loops[0]
         self.logger = logger
         self.progress = StartProgress(logger: logger)
         self.registry = registry
@@ -113,10 +133,7 @@ public final class GatewayServer: @unchecked Sendable {
         listWriter = XCAPDocumentWriter(client: xcapClient)
         contentIndirection = ContentIndirection(
             configuration, client: xcapClient, factory: GatewayMetricsFactory(registry: registry))
-        let tls = try Self.tls(configuration.tls)
-        let capture = try Self.capture(configuration.capture, relay: eventLoop, registry: registry)
-        self.capture = capture
-        var transports: [GatewayConfiguration.Side: SIPNetworkTransport] = [:]
+        var transports: [GatewayConfiguration.Side: SIPShardedTransport] = [:]
         for side in GatewayConfiguration.Side.allCases {
             let listeners = configuration.listeners.filter { $0.side == side }.map {
                 SIPNetworkTransport.Listener(
@@ -141,11 +158,16 @@ public final class GatewayServer: @unchecked Sendable {
                 peerHosts.insert(literal.host)
             }
             transportConfiguration.peerHosts = peerHosts
-            transports[side] = try SIPNetworkTransport(
-                configuration: transportConfiguration, eventLoop: eventLoop,
-                logger: Logger(label: "sip.transport.\(side.rawValue)"),
-                metricsFactory: GatewayMetricsFactory(registry: registry), metricsDimensions: [("side", side.rawValue)],
-                capture: capture)
+            do {
+                transports[side] = try SIPShardedTransport(
+                    configuration: transportConfiguration, loops: loops,
+                    logger: Logger(label: "sip.transport.\(side.rawValue)"),
+                    metricsFactory: GatewayMetricsFactory(registry: registry),
+                    metricsDimensions: [("side", side.rawValue)], capture: capture)
+            } catch {
+                try? group?.syncShutdownGracefully()
+                throw error
+            }
         }
         self.transports = transports
         self.dnsCache = Self.needsDNS(configuration) ? DNSCache() : nil
@@ -226,8 +248,9 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     /// Fetches and polls the rls-services documents `settings` names; what they hold is served.
-    private func startListSource(_ settings: GatewayConfiguration.XCAP, runtime: GatewayRuntime) -> XCAPListSource {
+    private func startListSource(_ settings: GatewayConfiguration.XCAP) -> XCAPListSource {
         let loop = eventLoop
+        let runtimes = runtimes
         let source = XCAPListSource(
             settings: settings, enterprise: configuration.enterprise, limit: configuration.limits.resourcesPerBatch,
             client: xcapClient, factory: GatewayMetricsFactory(registry: registry), logger: logger
@@ -240,7 +263,7 @@ public final class GatewayServer: @unchecked Sendable {
                     $0.resourceLists = served
                     $0.awaitingResourceLists = awaiting
                 }
-                runtime.replaceResourceLists(served, awaiting: awaiting)
+                Self.onEveryShard(runtimes) { $0.replaceResourceLists(served, awaiting: awaiting) }
             }.get()
         }
         source.start(in: work)
@@ -333,23 +356,33 @@ public final class GatewayServer: @unchecked Sendable {
         let tables =
             try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
         let (contacts, transportContacts, locals) = try boundContacts()
-        var core = GatewayCore(
-            configuration: configuration, mapper: PresenceMapper(tables: tables), contacts: contacts, ids: .random())
-        core.transportContacts = transportContacts.filter { $0.value.count > 1 }
-        var continued: [GatewayCore.Action] = []
+        let shared = configuration.share(of: loops.count)
+        var cores = loops.indices.map { shard in
+            var core = GatewayCore(
+                configuration: shared, mapper: PresenceMapper(tables: tables), contacts: contacts,
+                ids: .random(shard: shard))
+            core.transportContacts = transportContacts.filter { $0.value.count > 1 }
+            core.runsNodeWideWork = shard == 0
+            return core
+        }
+        var continued = [[GatewayCore.Action]](repeating: [], count: loops.count)
         let restoredAt = NIODeadline.now()
         if let store {
             progress.enter(.restoring, of: records.count)
-            continued = try restoreState(records, from: store, at: restoredAt, into: &core)
+            (cores, continued) = try await restoreState(records, from: store, at: restoredAt, into: cores)
         }
-        let runtime = try makeRuntime(core, locals: locals, store: store)
-        let restored = continued
-        try await eventLoop.submit { runtime.start(restored: restored, restoredAt: restoredAt) }.get()
-        serving.withLockedValue { $0 = runtime }
+        let runtimes = try cores.enumerated().map { shard, core in
+            try makeRuntime(core, shard: shard, locals: locals, store: store)
+        }
+        for (runtime, restored) in zip(runtimes, continued) {
+            try await runtime.eventLoop.submit { runtime.start(restored: restored, restoredAt: restoredAt) }.get()
+        }
+        presenceService.serve(runtimes[0])
+        serving.withLockedValue { $0 = runtimes }
         progress.enter(.ready)
-        startXCAPSources(runtime)
-        validity = keepValidity(runtime)
-        sampling = keepSampling(runtime)
+        startXCAPSources()
+        validity = keepValidity()
+        sampling = keepSampling()
     }
 
     /// Binds each side's listeners, in order, into ``bound``; a socket that cannot be bound stops
@@ -394,52 +427,68 @@ public final class GatewayServer: @unchecked Sendable {
         return (contacts, transportContacts, locals)
     }
 
-    /// Restores into `core` the `records` `store` kept, journaling from now on: the actions that
-    /// continue every dialog they hold. Records that cannot be restored stop the start with
-    /// nothing changed.
+    /// Restores into `cores` the `records` `store` kept, each shard's share
+    /// (``GatewayCore/partition(_:into:)``) into its core, the shards at once, journaling from
+    /// now on: the cores and the actions that continue every dialog they hold. Records that
+    /// cannot be restored stop the start with nothing changed.
     private func restoreState(
-        _ records: [StateRecord], from store: any StateStore, at now: NIODeadline, into core: inout GatewayCore
-    ) throws -> [GatewayCore.Action] {
-        core.journaling = true
-        if let shared = store as? any SharedStateStore { core.keyBase = shared.ordinal << 40 }
-        let continued: [GatewayCore.Action]
+        _ records: [StateRecord], from store: any StateStore, at now: NIODeadline, into cores: [GatewayCore]
+    ) async throws -> ([GatewayCore], [[GatewayCore.Action]]) {
+        let parts = GatewayCore.partition(records, into: cores.count)
+        let ordinal = (store as? any SharedStateStore)?.ordinal
+        // The refreshes a restore paces go out at the configured rate from all shards together.
+        let (progress, rate) = (self.progress, max(1, configuration.state.recoveryRate / cores.count))
+        var restored = cores.map { ($0, [GatewayCore.Action]()) }
         do {
-            continued = try core.restore(
-                records, clock: GatewayRuntime.wallClock(), now: now,
-                recoveryRate: configuration.state.recoveryRate
-            ) { [progress] in progress.advance(by: $0) }
+            try await withThrowingTaskGroup(of: (Int, GatewayCore, [GatewayCore.Action]).self) { group in
+                for (shard, (core, part)) in zip(cores, parts).enumerated() {
+                    group.addTask {
+                        var core = core
+                        core.journaling = true
+                        if let ordinal { core.keyBase = ordinal << 40 }
+                        let continued = try core.restore(
+                            part, clock: GatewayRuntime.wallClock(), now: now, recoveryRate: rate
+                        ) { progress.advance(by: $0) }
+                        return (shard, core, continued)
+                    }
+                }
+                for try await (shard, core, continued) in group { restored[shard] = (core, continued) }
+            }
         } catch {
             throw StateStoreError(
                 .corrupt, location: store.location,
                 "\(error): nothing was changed; "
                     + "move the file away to start without the state it holds")
         }
-        let counts = core.counts
+        let counts = restored.map(\.0.counts)
         logger.notice(
             """
-            state \(store.location): \(records.count) records, continuing \(counts.enterpriseWatches) enterprise and \
-            \(counts.omaWatches) OMA watchers' subscriptions
+            state \(store.location): \(records.count) records, continuing \(counts.map(\.enterpriseWatches).reduce(0, +)) \
+            enterprise and \(counts.map(\.omaWatches).reduce(0, +)) OMA watchers' subscriptions\
+            \(cores.count > 1 ? " on \(cores.count) shards" : "")
             """)
-        return continued
+        return (restored.map(\.0), restored.map(\.1))
     }
 
-    /// The runtime over `core`: a router that knows the addresses bound (`locals`), one
-    /// transaction layer per side, the resolvers, and the hooks for XCAP documents.
-    private func makeRuntime(_ core: GatewayCore, locals: Set<String>, store: (any StateStore)?) throws
+    /// The runtime of `shard` over `core`: a router that knows the addresses bound (`locals`),
+    /// one transaction layer per side on the shard's view of the side's sockets, the resolvers,
+    /// and the hooks for XCAP documents.
+    private func makeRuntime(_ core: GatewayCore, shard: Int, locals: Set<String>, store: (any StateStore)?) throws
         -> GatewayRuntime
     {
         let sentBy = Set(bound.values.flatMap { $0 }.map { "\($0.kind.rawValue) \($0.host):\($0.port)" })
-        let router = FederationRouter(configuration: configuration, localAddresses: locals, localSentBy: sentBy)
+        let router = FederationRouter(configuration: core.configuration, localAddresses: locals, localSentBy: sentBy)
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
         for (side, transport) in transports {
-            layers[side] = SIPTransactionLayer(
-                transport: transport,
-                configuration: GatewayRuntime.transactionConfiguration(limit: configuration.limits.transactions))
+            var layerConfiguration = GatewayRuntime.transactionConfiguration(limit: configuration.limits.transactions)
+            layerConfiguration.shard = shard
+            layers[side] = SIPTransactionLayer(transport: transport.shard(shard), configuration: layerConfiguration)
         }
         let resolve = try makeResolver()
         let runtime = GatewayRuntime(
-            core: core, router: router, layers: layers, eventLoop: eventLoop, logger: logger, store: store,
-            metricsFactory: GatewayMetricsFactory(registry: registry), resolveTargets: resolve)
+            core: core, router: router, layers: layers, eventLoop: loops[shard], logger: logger, store: store,
+            metricsFactory: GatewayMetricsFactory(registry: registry, shard: loops.count > 1 ? shard : nil),
+            resolveTargets: resolve)
         runtime.contentIndirection = contentIndirection
         runtime.listDocumentWriter = { [listWriter] uri, body in
             await listWriter.write(uri, body: body, contentType: "application/rls-services+xml")
@@ -447,22 +496,32 @@ public final class GatewayServer: @unchecked Sendable {
         runtime.xcapDocumentChanged = { [policySource] presentity in
             policySource.withLockedValue { $0 }?.checkSoon(presentity)
         }
-        presenceService.serve(runtime)
         return runtime
+    }
+
+    /// Runs `body` with each shard's runtime on its loop, the shards at once, and returns when
+    /// every one has.
+    private func onEveryShard(_ body: @escaping @Sendable (GatewayRuntime) -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            for runtime in runtimes {
+                group.addTask { try? await runtime.eventLoop.submit { body(runtime) }.get() }
+            }
+        }
     }
 
     /// Starts fetching the pres-rules documents (and the rls-services documents, when it names
     /// any) from the XCAP server of `xcap:`, if there is one.
-    private func startXCAPSources(_ runtime: GatewayRuntime) {
+    private func startXCAPSources() {
         if let settings = configuration.xcap {
             let loop = eventLoop
+            let runtimes = runtimes
             let source = XCAPPolicySource(
                 settings: settings, presentities: configuration.xcapPresentities, client: xcapClient,
                 factory: GatewayMetricsFactory(registry: registry), logger: logger
             ) { [current, documents] presentity, rules in
                 try? await loop.submit {
                     documents.withLockedValue { $0[presentity] = rules }
-                    Self.apply(rules, of: presentity, at: Date(), runtime: runtime, current: current)
+                    Self.apply(rules, of: presentity, at: Date(), runtimes: runtimes, current: current)
                 }.get()
             }
             xcap = source
@@ -470,7 +529,7 @@ public final class GatewayServer: @unchecked Sendable {
             source.start(in: work)
         }
         if let settings = configuration.xcap, !settings.rlsServices.isEmpty {
-            xcapLists = startListSource(settings, runtime: runtime)
+            xcapLists = startListSource(settings)
         }
     }
 
@@ -499,8 +558,8 @@ public final class GatewayServer: @unchecked Sendable {
     /// every second while a document has them: each presentity whose rules in force changed has
     /// its watchers resolved again (``GatewayRuntime/replacePresRules(_:of:)``). One piece of
     /// ``work``, until ``stop(grace:)``.
-    private func keepValidity(_ runtime: GatewayRuntime) -> BackgroundWork.Job {
-        work.start { [eventLoop, current, documents] in
+    private func keepValidity() -> BackgroundWork.Job {
+        work.start { [eventLoop, current, documents, runtimes] in
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: 1_000_000_000)
                 guard documents.withLockedValue({ $0.values.contains { $0.dependsOnTime || $0.dependsOnLists } })
@@ -509,7 +568,7 @@ public final class GatewayServer: @unchecked Sendable {
                     let now = Date()
                     for (presentity, document) in documents.withLockedValue({ $0 })
                     where document.dependsOnTime || document.dependsOnLists {
-                        Self.apply(document, of: presentity, at: now, runtime: runtime, current: current)
+                        Self.apply(document, of: presentity, at: now, runtimes: runtimes, current: current)
                     }
                 }.get()
             }
@@ -519,9 +578,11 @@ public final class GatewayServer: @unchecked Sendable {
     /// Samples the registry's text and the runtime's published status every 5 s for the status
     /// page (``StatusSampler``): one piece of ``work``, off the relay loop, until ``stop(grace:)``.
     /// Neither read walks the core, so a sample costs the same whatever the number of dialogs.
-    private func keepSampling(_ runtime: GatewayRuntime) -> BackgroundWork.Job {
-        work.start { [sampler, registry] in
-            await sampler.run { (String(decoding: registry.emitToBuffer(), as: UTF8.self), runtime.status) }
+    private func keepSampling() -> BackgroundWork.Job {
+        work.start { [sampler, registry, runtimes] in
+            await sampler.run {
+                (String(decoding: registry.emitToBuffer(), as: UTF8.self), GatewayRuntime.Status.summed(runtimes))
+            }
         }
     }
 
@@ -529,32 +590,54 @@ public final class GatewayServer: @unchecked Sendable {
     /// thread.
     func statusReport() -> GatewayStatusReport {
         GatewayStatusReport(
-            startedAt: startedAt, now: Date(), store: configuration.state.store, status: runtime?.status,
+            startedAt: startedAt, now: Date(), store: configuration.state.store, status: status,
             samples: sampler.samples)
     }
 
-    /// On the event loop: applies the rules of `presentity`'s `document` in force at `now`
-    /// when they differ from those running.
+    /// On the first shard's loop: applies the rules of `presentity`'s `document` in force at
+    /// `now` when they differ from those running.
     private static func apply(
-        _ document: PresRules, of presentity: String, at now: Date, runtime: GatewayRuntime,
+        _ document: PresRules, of presentity: String, at now: Date, runtimes: [GatewayRuntime],
         current: NIOLockedValueBox<GatewayConfiguration>
     ) {
         let inForce = resolvingServedLists(document.inForce(at: now), current.withLockedValue { $0.resourceLists })
         guard current.withLockedValue({ $0.policies[presentity]?.rules }) != inForce else { return }
-        runtime.replacePresRules(inForce, of: presentity)
+        onEveryShard(runtimes) { $0.replacePresRules(inForce, of: presentity) }
         current.withLockedValue { $0.policies[presentity]?.rules = inForce }
     }
 
-    /// The admin API over the runtime, once there is one: each call runs on the gateway's event
-    /// loop; before, it is answered 503 (``AdminAPI/unavailable``).
+    /// On the first shard's loop: `body` with its runtime at once, and with each other shard's
+    /// on that shard's loop, after whatever was asked of it before (a loop runs what it is
+    /// given in order), so that changes reach every shard in the order they were made.
+    private static func onEveryShard(
+        _ runtimes: [GatewayRuntime], _ body: @escaping @Sendable (GatewayRuntime) -> Void
+    ) {
+        for runtime in runtimes {
+            if runtime.eventLoop.inEventLoop {
+                body(runtime)
+            } else {
+                runtime.eventLoop.execute { body(runtime) }
+            }
+        }
+    }
+
+    /// The admin API over the runtimes, once there are: each call runs on every shard's loop and
+    /// the answers are gathered (docs/shards.md, "Across shards"); before, it is answered 503
+    /// (``AdminAPI/unavailable``).
     private func api(_ admin: GatewayConfiguration.Admin) -> AdminAPI {
         let loop = eventLoop
         let serving = serving
-        @Sendable func onRuntime<T>(_ body: @escaping @Sendable (GatewayRuntime) -> T) -> EventLoopFuture<T> {
-            guard let runtime = serving.withLockedValue({ $0 }) else {
-                return loop.makeFailedFuture(AdminAPI.Unavailable())
-            }
-            return loop.submit { body(runtime) }
+        @Sendable func running() throws -> [GatewayRuntime] {
+            let runtimes = serving.withLockedValue { $0 }
+            guard !runtimes.isEmpty else { throw AdminAPI.Unavailable() }
+            return runtimes
+        }
+        @Sendable func onEveryShard<T: Sendable>(_ body: @escaping @Sendable (GatewayRuntime) -> T)
+            -> EventLoopFuture<[T]>
+        {
+            guard let runtimes = try? running() else { return loop.makeFailedFuture(AdminAPI.Unavailable()) }
+            return EventLoopFuture.whenAllSucceed(
+                runtimes.map { runtime in runtime.eventLoop.submit { body(runtime) } }, on: loop)
         }
         // What the server does itself (reload, drain), once it serves.
         @Sendable func whenServing<T: Sendable>(_ body: @escaping @Sendable (GatewayServer) async throws -> T)
@@ -568,13 +651,28 @@ public final class GatewayServer: @unchecked Sendable {
         var api = AdminAPI(
             token: admin.token,
             subscriptions: { uri, side, offset, limit in
-                onRuntime { $0.bridgedSubscriptions(uri: uri, side: side, offset: offset, limit: limit) }
+                // The shards' tables one after another, each asked for what is left of the page.
+                loop.makeFutureWithTask {
+                    var total = 0
+                    var page: [GatewayCore.BridgedSubscription] = []
+                    for runtime in try running() {
+                        let (start, left) = (max(0, offset - total), max(0, limit - page.count))
+                        let (count, part) = try await runtime.eventLoop.submit {
+                            runtime.bridgedSubscriptions(uri: uri, side: side, offset: start, limit: left)
+                        }.get()
+                        total += count
+                        page += part
+                    }
+                    return (total, page)
+                }
             },
-            end: { id, reason in onRuntime { $0.endSubscription(id, reason: reason) } },
-            peers: { onRuntime { $0.peerHealth() } },
+            end: { id, reason in onEveryShard { $0.endSubscription(id, reason: reason) }.map { $0.contains(true) } },
+            peers: { onEveryShard { $0.peerHealth() }.map(PeerHealth.merged) },
             reload: { whenServing { try await $0.reload() } })
         api.drainNode = { whenServing { try await $0.drain() } }
-        api.drain = { name, drained in onRuntime { $0.drain(name, drained) } }
+        api.drain = { name, drained in
+            onEveryShard { $0.drain(name, drained) }.map { PeerHealth.merged([$0.compactMap { $0 }]).first }
+        }
         api.logLevels = logLevels
         api.capture = capture
         api.leases = { [weak self] offset, limit in
@@ -595,8 +693,9 @@ public final class GatewayServer: @unchecked Sendable {
         }
         let transports = transports
         api.connections = { side, offset, limit in
-            transports[side]?.openConnections(offset: offset, limit: limit)
-                ?? loop.makeSucceededFuture((0, []))
+            loop.makeFutureWithTask {
+                try await transports[side]?.openConnections(offset: offset, limit: limit) ?? (0, [])
+            }
         }
         api.report = { [weak self] in self?.statusReport() }
         api.hostNames = admin.hostNames
@@ -637,7 +736,7 @@ public final class GatewayServer: @unchecked Sendable {
     }
 
     private func apply(_ file: String) async throws -> String {
-        guard let runtime else { throw ConfigurationError("the gateway is not running") }
+        guard runtime != nil else { throw ConfigurationError("the gateway is not running") }
         var new: GatewayConfiguration
         let read: [String: PresRules]
         (new, read) = try readForReload(file)
@@ -660,13 +759,12 @@ public final class GatewayServer: @unchecked Sendable {
         Self.keepRestartOnly(&new, as: old, rlsServices: identities, restartOnly: &restartOnly)
         xcapClient.configure(authentication: new.xcapAuth, roots: new.xcapRoots)
         contentIndirection.configure(new.contentServer)
-        await followRLSServices(new.xcap, identities: identities, runtime: runtime)
+        await followRLSServices(new.xcap, identities: identities)
         let applied = new
         let source = xcap
         let listSource = xcapLists
         source?.watch(new.xcapPresentities)
-        try await install(
-            applied, read: read, tables: tables, source: source, listSource: listSource, runtime: runtime)
+        try await install(applied, read: read, tables: tables, source: source, listSource: listSource)
         return
             "applied: partners, peers, limits, presentities, pres-rules, mappings\(applied.tls == nil ? "" : ", TLS material")"
             + (restartOnly.isEmpty ? "" : "; needs a restart, not applied: " + restartOnly.joined(separator: ", "))
@@ -706,6 +804,7 @@ public final class GatewayServer: @unchecked Sendable {
         if new.linkedIdentities != old.linkedIdentities { restartOnly.append("linked-identities") }
         if new.capture != old.capture { restartOnly.append("capture") }
         if new.state != old.state { restartOnly.append("state") }
+        if new.threads != old.threads { restartOnly.append("threads") }
         // The transaction layers' tables are sized at start.
         if new.limits.transactions != old.limits.transactions { restartOnly.append("limits.transactions") }
         // Which identities keep rls-services documents changes with a reload; the rest of `xcap:`
@@ -739,6 +838,7 @@ public final class GatewayServer: @unchecked Sendable {
         new.linkedIdentities = old.linkedIdentities
         new.capture = old.capture
         new.state = old.state
+        new.threads = old.threads
         new.limits.transactions = old.limits.transactions
         new.xcap = old.xcap
         new.xcap?.rlsServices = identities
@@ -758,13 +858,13 @@ public final class GatewayServer: @unchecked Sendable {
     /// Fetches the rls-services documents of `identities` from the XCAP server of `settings`
     /// (starting the list source if none runs), or stops the list source when none are left.
     private func followRLSServices(
-        _ settings: GatewayConfiguration.XCAP?, identities: [String], runtime: GatewayRuntime
+        _ settings: GatewayConfiguration.XCAP?, identities: [String]
     ) async {
         if let settings, !identities.isEmpty {
             if let listSource = xcapLists {
                 listSource.watch(identities)
             } else {
-                xcapLists = startListSource(settings, runtime: runtime)
+                xcapLists = startListSource(settings)
             }
         } else if let listSource = xcapLists {
             await listSource.shutdown()
@@ -776,9 +876,9 @@ public final class GatewayServer: @unchecked Sendable {
     /// pres-rules the XCAP sources fetched last, and the documents `read`.
     private func install(
         _ applied: GatewayConfiguration, read: [String: PresRules], tables: MappingTables,
-        source: XCAPPolicySource?, listSource: XCAPListSource?, runtime: GatewayRuntime
+        source: XCAPPolicySource?, listSource: XCAPListSource?
     ) async throws {
-        try await eventLoop.submit { [current, documents, configuredLists] in
+        try await eventLoop.submit { [current, documents, configuredLists, runtimes, loops] in
             // The rules fetched last: a document that changed while this reload was read applies.
             var applied = applied
             var read = read
@@ -794,7 +894,8 @@ public final class GatewayServer: @unchecked Sendable {
                 applied.policies[presentity]?.rules = rules.inForce(at: now)
             }
             documents.withLockedValue { $0 = read }
-            runtime.reconfigure(applied, mapper: PresenceMapper(tables: tables))
+            let shared = applied.share(of: loops.count)
+            Self.onEveryShard(runtimes) { $0.reconfigure(shared, mapper: PresenceMapper(tables: tables)) }
             current.withLockedValue { $0 = applied }
         }.get()
     }
@@ -844,12 +945,15 @@ public final class GatewayServer: @unchecked Sendable {
 
     /// The runtime's status, as `/health` reports it (active subscriptions per kind); nil before
     /// ``start()``. Safe to read from any thread.
-    public var status: GatewayRuntime.Status? { runtime?.status }
+    public var status: GatewayRuntime.Status? {
+        let runtimes = runtimes
+        return runtimes.isEmpty ? nil : GatewayRuntime.Status.summed(runtimes)
+    }
 
     /// `/health`: running, and the active subscriptions per kind; while starting, 503 with how far
     /// the start has come (`{"status":"restoring","phase":"restoring","done":N,"of":M}`).
     func health() -> (Bool, String) {
-        guard let runtime else {
+        guard let c = status else {
             let p = progress.snapshot
             let status = p.phase == .binding ? "starting" : "restoring"
             return (false, #"{"status":"\#(status)","phase":"\#(p.phase.rawValue)","done":\#(p.done),"of":\#(p.of)}"#)
@@ -857,7 +961,6 @@ public final class GatewayServer: @unchecked Sendable {
         if let handed = drained.withLockedValue({ $0 }) {
             return (false, #"{"status":"drained","handedOver":\#(handed)}"#)
         }
-        let c = runtime.status
         let status = c.running ? "ok" : "stopping"
         let store = store == nil ? "none" : c.storeAvailable ? "ok" : "unavailable"
         return (
@@ -898,7 +1001,7 @@ public final class GatewayServer: @unchecked Sendable {
         let timeout = TimeAmount.seconds(Int64(postgres.leaseSeconds) + 10)
         logger.notice("draining: closing the SIP listeners, then handing every dialog to the other nodes")
         let transports = Array(transports.values)
-        let handed = try await eventLoop.flatSubmit {
+        let handed = try await runtime.eventLoop.flatSubmit {
             runtime.drain(timeout: timeout) {
                 for transport in transports { await transport.shutdown() }
                 try? await Task.sleep(nanoseconds: UInt64(Self.frontNotice.nanoseconds))
@@ -943,10 +1046,10 @@ public final class GatewayServer: @unchecked Sendable {
         xcap = nil
         await xcapLists?.shutdown()
         xcapLists = nil
-        if let runtime {
+        let runtimes = runtimes
+        if !runtimes.isEmpty {
             if store != nil, configuration.shutdown == .keep {
-                let written =
-                    (try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get()) ?? false
+                let written = await Self.stopKeepingState(runtimes)
                 if written {
                     logger.notice(
                         "stopping with every dialog kept in \(store?.location ?? "the store"): the next start continues them"
@@ -957,11 +1060,9 @@ public final class GatewayServer: @unchecked Sendable {
                     )
                 }
             } else {
-                try? await eventLoop.submit { runtime.shutdown() }.get()
+                await onEveryShard { $0.shutdown() }
                 try? await Task.sleep(nanoseconds: UInt64(max(0, grace.nanoseconds)))
-                if store != nil {
-                    _ = try? await eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get()
-                }
+                if store != nil { _ = await Self.stopKeepingState(runtimes) }
             }
         }
         try? await admin?.close()
@@ -973,7 +1074,22 @@ public final class GatewayServer: @unchecked Sendable {
         await storeRunning?.stop()
         store = nil
         storeRunning = nil
+        try? await group?.shutdownGracefully()
         logger.info("stopped")
+    }
+
+    /// Stops every shard's runtime keeping its state (``GatewayRuntime/stopKeepingState(timeout:)``),
+    /// the shards at once: whether every one wrote everything.
+    private static func stopKeepingState(_ runtimes: [GatewayRuntime]) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            for runtime in runtimes {
+                group.addTask {
+                    (try? await runtime.eventLoop.flatSubmit { runtime.stopKeepingState(timeout: .seconds(10)) }.get())
+                        ?? false
+                }
+            }
+            return await group.reduce(true) { $0 && $1 }
+        }
     }
 
     /// The store `state:` names, opened, with what it kept; nil and nothing for `store: memory`.

@@ -155,3 +155,33 @@ struct PeerHealthTable {
         return out.sorted { ($0.configured ? 0 : 1, $0.name) < ($1.configured ? 0 : 1, $1.name) }
     }
 }
+
+extension PeerHealth {
+    /// The shards' reports as one (docs/shards.md): each peer once, in the order the first
+    /// shard to know it lists it, with its requests summed, the latest success and failure of
+    /// any shard, and drained when every shard that knows it has it drained.
+    static func merged(_ reports: [[PeerHealth]]) -> [PeerHealth] {
+        var order: [String] = []
+        var merged: [String: PeerHealth] = [:]
+        for report in reports {
+            for entry in report {
+                guard var known = merged[entry.name] else {
+                    order.append(entry.name)
+                    merged[entry.name] = entry
+                    continue
+                }
+                known.requests += entry.requests
+                known.rejections += entry.rejections
+                known.requestsPerSecond += entry.requestsPerSecond
+                known.rejectionsPerSecond += entry.rejectionsPerSecond
+                known.lastSuccess = [known.lastSuccess, entry.lastSuccess].compactMap { $0 }.max()
+                if let failure = entry.lastFailure, failure.time > known.lastFailure?.time ?? .distantPast {
+                    known.lastFailure = failure
+                }
+                known.drained = known.drained && entry.drained
+                merged[entry.name] = known
+            }
+        }
+        return order.compactMap { merged[$0] }
+    }
+}

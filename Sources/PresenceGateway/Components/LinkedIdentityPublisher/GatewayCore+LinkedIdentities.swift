@@ -12,11 +12,12 @@ extension GatewayCore {
     /// Starts what runs without a request: the linked identities' enterprise subscriptions, the
     /// `xcap-diff` subscriptions for XCAP pres-rules (`GatewayCore+XCAPDiff`) and the watcher
     /// information subscriptions of identities whose watchers are mirrored
-    /// (`GatewayCore+WatcherMirror`).
+    /// (`GatewayCore+WatcherMirror`). Of several shards, the first one's core alone starts them
+    /// (``runsNodeWideWork``).
     public mutating func start(now: NIODeadline) -> [Action] {
         followWatcherInfoSubscribers()
         var out = watchXCAPDocuments(now: now) + watchWatcherLists(now: now)
-        for identity in linkedIdentities.unlinked(configuration.linkedIdentities) {
+        for identity in linkedIdentities.unlinked(runsNodeWideWork ? configuration.linkedIdentities : []) {
             let key = takeKey()
             linkedIdentities.add(LinkedIdentityPublisher.Link(identity: identity), key: key)
             out += watchLinked(key, now: now)

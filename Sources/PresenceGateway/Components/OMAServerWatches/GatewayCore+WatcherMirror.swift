@@ -28,7 +28,7 @@ extension GatewayCore {
     /// and ends the stand-ins restored from the durable store for an identity no longer mirrored
     /// (at start: linked identities change with a restart, not a reload).
     mutating func watchWatcherLists(now: NIODeadline) -> [Action] {
-        let wanted = configuration.linkedIdentities.filter(\.mirrorWatchers)
+        let wanted = runsNodeWideWork ? configuration.linkedIdentities.filter(\.mirrorWatchers) : []
         var out: [Action] = []
         for key in notifier.standIns.values.flatMap(\.values).sorted() {
             guard let watch = notifier[key], let identity = notifier.standsIn(key),

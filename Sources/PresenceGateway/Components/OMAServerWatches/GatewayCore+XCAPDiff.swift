@@ -23,7 +23,7 @@ extension GatewayCore {
     /// watches of presentities whose pres-rules no longer come from XCAP (at start and after a reload).
     mutating func watchXCAPDocuments(now: NIODeadline) -> [Action] {
         var out: [Action] = []
-        let wanted = configuration.xcap?.xcapDiff == true ? configuration.xcapPresentities : []
+        let wanted = runsNodeWideWork && configuration.xcap?.xcapDiff == true ? configuration.xcapPresentities : []
         var watched: Set<String> = []
         for key in serverWatches.keys {
             guard let watch = serverWatches[key], !watch.closing, case .xcapDiff(let presentity, _) = watch.purpose

@@ -1,0 +1,64 @@
+import Foundation
+
+extension GatewayConfiguration {
+    /// The most shards a gateway runs: one per event loop, each marked with two capital letters
+    /// (`ShardMark`, docs/shards.md), of which there are more; 64 is past any machine it is
+    /// built for.
+    public static let threadsLimit = 64
+
+    /// Reads `threads:`: a number from 1 to ``threadsLimit``, or `auto` for one per core
+    /// (docs/shards.md). Refused above 1 with what the shards cannot share yet: a store of
+    /// several nodes (`store: postgres`: leases and takeover are per node) and watcher
+    /// information (the watchers of one presentity are spread over the shards by their own
+    /// address of record, so no shard could list them all).
+    static func threads(_ node: ConfigurationNode?, state: State, servesWatcherInfo: Bool) throws(ConfigurationError)
+        -> Int
+    {
+        guard let node else { return 1 }
+        let threads =
+            try node.string() == "auto"
+            ? min(ProcessInfo.processInfo.activeProcessorCount, threadsLimit)
+            : node.integer(in: 1...threadsLimit)
+        guard threads > 1 else { return threads }
+        if case .postgres = state.store {
+            throw node.error(
+                "threads: \(threads) does not run with state.store: postgres yet (a node's lease and takeover are one shard's); use threads: 1"
+            )
+        }
+        if servesWatcherInfo {
+            throw node.error(
+                "threads: \(threads) does not serve watcher information yet (the 'presentities' entries and linked identities with publish-to-enterprise need every watcher of a presentity on one shard); use threads: 1"
+            )
+        }
+        return threads
+    }
+
+    /// Whether the gateway serves watcher information for any presentity
+    /// (``servesWatcherInfo(of:)``).
+    var servesAnyWatcherInfo: Bool {
+        !policies.isEmpty || linkedIdentities.contains(where: \.publishToEnterprise)
+    }
+
+    /// This configuration as one of `count` shards runs it: what is counted for the whole
+    /// gateway or per peer (the table of dialogs, each peer's subscriptions and request rate,
+    /// each presentity's watchers) is divided among the shards, each taking its share
+    /// (docs/shards.md, "What is shared"). A peer's requests and a presentity's watchers are
+    /// spread over the shards by the watchers' addresses of record, so each shard sees about its
+    /// share of them. What is counted per watcher or per request (a watcher's subscriptions, a
+    /// batch's size, a sender's fan-out) is whole on its shard and stays; so do the transaction
+    /// tables, which are each shard's own.
+    public func share(of count: Int) -> GatewayConfiguration {
+        guard count > 1 else { return self }
+        func part(_ whole: Int) -> Int { max(1, (whole + count - 1) / count) }
+        var shared = self
+        shared.limits.dialogs = part(limits.dialogs)
+        shared.limits.subscriptionsPerPeer = part(limits.subscriptionsPerPeer)
+        shared.limits.subscriptionsPerPresentity = part(limits.subscriptionsPerPresentity)
+        shared.limits.unconfiguredPeerRate = limits.unconfiguredPeerRate / Double(count)
+        for index in shared.peers.indices {
+            shared.peers[index].rateLimit = peers[index].rateLimit.map { $0 / Double(count) }
+            shared.peers[index].maxSubscriptions = peers[index].maxSubscriptions.map(part)
+        }
+        return shared
+    }
+}
