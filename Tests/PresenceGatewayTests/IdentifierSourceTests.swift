@@ -32,6 +32,19 @@ import Testing
             #expect(seen.count == 1_000)
         }
     }
+
+    /// A core's table keys say its shard (docs/shards.md), and a restored key of another shard
+    /// (fewer shards run than made the state) does not move where its own keys go on.
+    @Test func keysCarryTheShardAndStayInItsRange() {
+        var ids = IdentifierSource.random(shard: 1)
+        ids.keyBase = 3 << 40
+        let first = ids.key()
+        #expect(IdentifierSource.shard(ofKey: first) == 1)
+        #expect(first == 3 << 40 + 1 << 32 + 1)
+        ids.noteRestoredKey(3 << 40 + 2 << 32 + 500)
+        ids.noteRestoredKey(3 << 40 + 1 << 32 + 40)
+        #expect(ids.key() == 3 << 40 + 1 << 32 + 41)
+    }
 }
 
 private extension UInt8 {

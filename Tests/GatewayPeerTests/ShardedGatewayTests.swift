@@ -1,0 +1,188 @@
+import Foundation
+import NIOPosix
+import PeerTestSupport
+import PresenceGateway
+import Prometheus
+import SIPMessages
+import SIPTransport
+import Testing
+
+/// The gateway on several event loops (`threads:`, docs/shards.md) over real sockets: each
+/// watcher's dialogs live on the shard of its address of record, whichever socket the kernel
+/// gave its datagrams to; every identifier a shard makes carries its mark, so the other side's
+/// requests and responses find it; and a state kept by some number of shards is continued by
+/// another.
+@Suite(.serialized) struct ShardedGatewayTests {
+    /// A gateway on UDP listeners with `threads`, the OMA server and the enterprise edge as bare
+    /// sockets.
+    final class Gateway: @unchecked Sendable {
+        let server: GatewayServer
+        let oma: UInt16
+        let enterprise: UInt16
+        let registry = PrometheusCollectorRegistry()
+
+        init(threads: Int, state: String, kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer) async throws {
+            let yaml = """
+                threads: \(threads)
+                state: \(state)
+                listen:
+                  - { side: oma, transport: udp, address: 127.0.0.1, port: 0 }
+                  - { side: enterprise, transport: udp, address: 127.0.0.1, port: 0 }
+                enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
+                oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(kamailio.port);transport=udp" }
+                peers:
+                  - { name: edge, address: 127.0.0.1, port: \(edge.port), side: enterprise, network: sameEnterprise, trusted: true }
+                  - { name: kamailio, address: 127.0.0.1, port: \(kamailio.port), side: oma }
+                subscriptions: { piggyback-wait-ms: 300 }
+                """
+            server = try GatewayServer(configuration: try GatewayConfiguration(yaml: yaml), registry: registry)
+            try await server.start()
+            oma = UInt16(server.bound[.oma]?.first?.port ?? 0)
+            enterprise = UInt16(server.bound[.enterprise]?.first?.port ?? 0)
+        }
+    }
+
+    /// Enterprise watchers whose addresses of record fall on each of `count` shards, in shard
+    /// order.
+    static func watchers(onEachOf count: Int) throws -> [String] {
+        let map = ShardMap(count: count)
+        var found: [Int: String] = [:]
+        for n in 0..<1_000 where found.count < count {
+            let uri = "sip:watcher\(n)@contoso.com"
+            let shard = map.shard(ofAddressOfRecord: try SIPURI(uri))
+            if found[shard] == nil { found[shard] = uri }
+        }
+        return (0..<count).compactMap { found[$0] }
+    }
+
+    /// A PIDF SUBSCRIBE from `watcher` at the edge for carol (flow 1, "Enterprise PIDF watchers").
+    static func subscribe(from watcher: String, edge: LoopbackDatagramPeer, to port: UInt16) {
+        let id = UInt32.random(in: 0...UInt32.max)
+        edge.send(
+            """
+            SUBSCRIBE sip:carol@oma.example SIP/2.0
+            Via: SIP/2.0/UDP \(edge.hostPort);branch=z9hG4bKs\(id);rport
+            Max-Forwards: 70
+            From: <\(watcher)>;tag=w\(id)
+            To: <sip:carol@oma.example>
+            Call-ID: s\(id)@contoso
+            CSeq: 1 SUBSCRIBE
+            Contact: <sip:w@\(edge.hostPort)>
+            Event: presence
+            Accept: application/pidf+xml
+            Expires: 3600
+
+            """, to: port)
+    }
+
+    /// The watcher's subscriptions bridged, one at a time: the OMA leg each made, answered.
+    static func bridge(
+        _ watchers: [String], through gateway: Gateway, kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer
+    ) async throws -> [SIPRequest] {
+        var legs: [SIPRequest] = []
+        for watcher in watchers {
+            subscribe(from: watcher, edge: edge, to: gateway.enterprise)
+            let leg = try #require(await kamailio.request(.subscribe, within: 10), "\(watcher)")
+            kamailio.answer(leg, to: gateway.oma, toTag: "k\(legs.count)", extra: "Expires: 3600\n")
+            let answered = await edge.first(within: 10) { $0.response?.statusCode == 200 }
+            #expect(answered != nil, "\(watcher)")
+            // The first NOTIFY (the OMA side sent none within the wait: no state yet), answered.
+            if let first = await edge.request(.notify, within: 5) { edge.answer(first, to: gateway.enterprise) }
+            legs.append(leg)
+        }
+        return legs
+    }
+
+    /// A NOTIFY from the OMA server in `leg`'s dialog (the server's tag `tag`) saying `basic`
+    /// reaches the edge saying it too, and is answered there.
+    static func relays(
+        _ basic: String, in leg: SIPRequest, tag: String, cseq: Int, gateway: Gateway,
+        kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer
+    ) async -> Bool {
+        let from = try? leg.headers.from
+        kamailio.send(
+            """
+            NOTIFY sip:gw@127.0.0.1:\(gateway.oma) SIP/2.0
+            Via: SIP/2.0/UDP \(kamailio.hostPort);branch=z9hG4bKn\(cseq)\(tag);rport
+            Max-Forwards: 70
+            From: <sip:carol@oma.example>;tag=\(tag)
+            To: <\(from?.uri.description ?? "")>;tag=\(from?.tag ?? "")
+            Call-ID: \(leg.headers.callID ?? "")
+            CSeq: \(cseq) NOTIFY
+            Event: presence
+            Subscription-State: active;expires=600
+            Content-Type: application/pidf+xml
+
+            """,
+            body: Array(
+                #"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="sip:carol@oma.example"><tuple id="t"><status><basic>\#(basic)</basic></status></tuple></presence>"#
+                    .utf8),
+            to: gateway.oma)
+        let expected = "<basic>\(basic)</basic>"
+        while let relayed = await edge.first(within: 10, where: { $0.request?.method == .notify }),
+            case .request(let notify) = relayed
+        {
+            edge.answer(notify, to: gateway.enterprise)
+            if String(decoding: notify.body, as: UTF8.self).contains(expected) { return true }
+        }
+        return false
+    }
+
+    @Test func eachWatchersDialogsLiveOnTheShardOfItsAddressOfRecord() async throws {
+        let kamailio = try LoopbackDatagramPeer()
+        let edge = try LoopbackDatagramPeer()
+        let gateway = try await Gateway(threads: 2, state: "{ store: memory }", kamailio: kamailio, edge: edge)
+        let watchers = try Self.watchers(onEachOf: 2)
+        let legs = try await Self.bridge(watchers, through: gateway, kamailio: kamailio, edge: edge)
+        // Each leg's From tag and top Via branch carry its watcher's shard's mark: AA, then AB.
+        for (shard, leg) in legs.enumerated() {
+            let tag = try #require(try leg.headers.from?.tag)
+            let branch = try #require(try leg.headers.via.first?.branch)
+            #expect(ShardMark.shard(ofTag: tag) == shard, "\(tag)")
+            #expect(ShardMark.shard(ofBranch: branch) == shard, "\(branch)")
+        }
+        // The OMA server's NOTIFYs, read by whichever shard's socket the kernel chose, reach
+        // their dialog's shard and are relayed: both come from one socket, so one of them was
+        // handed over.
+        for (n, leg) in legs.enumerated() {
+            #expect(
+                await Self.relays(
+                    "open", in: leg, tag: "k\(n)", cseq: 2, gateway: gateway, kamailio: kamailio, edge: edge),
+                "\(watchers[n])")
+        }
+        // Both shards count in the status, and each shard's gauge is its own series.
+        #expect(gateway.server.status?.enterpriseWatches == 2)
+        #expect(gateway.server.status?.omaLegs == 2)
+        for shard in 0..<2 {
+            let series = #"gateway_subscriptions_active{kind="enterprise_watchers",shard="\#(shard)"}"#
+            #expect(metricValue(gateway.registry, series) == 1, "\(series)")
+        }
+        await gateway.server.stop(grace: .milliseconds(200))
+    }
+
+    @Test func aStateKeptByTwoShardsIsContinuedByOneAndByTwoAgain() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shards-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let state = "{ store: sqlite, path: \(directory.path)/state.db }"
+        let kamailio = try LoopbackDatagramPeer()
+        let edge = try LoopbackDatagramPeer()
+        let watchers = try Self.watchers(onEachOf: 2)
+        var gateway = try await Gateway(threads: 2, state: state, kamailio: kamailio, edge: edge)
+        let legs = try await Self.bridge(watchers, through: gateway, kamailio: kamailio, edge: edge)
+        await gateway.server.stop(grace: .milliseconds(200))
+        // One shard takes both dialogs, then two again: each time the OMA server's NOTIFYs in
+        // both legs' dialogs are relayed to their watchers.
+        for (run, threads) in [1, 2].enumerated() {
+            gateway = try await Gateway(threads: threads, state: state, kamailio: kamailio, edge: edge)
+            #expect(gateway.server.status?.enterpriseWatches == 2, "threads: \(threads)")
+            for (n, leg) in legs.enumerated() {
+                let relayed = await Self.relays(
+                    run == 0 ? "closed" : "open", in: leg, tag: "k\(n)", cseq: 3 + run, gateway: gateway,
+                    kamailio: kamailio, edge: edge)
+                #expect(relayed, "threads: \(threads), \(watchers[n])")
+            }
+            await gateway.server.stop(grace: .milliseconds(200))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import GatewayState
+@testable import PresenceGateway
+import Testing
+
+/// `threads:` (docs/shards.md): how many shards run, what each shard's share of the gateway's
+/// budgets is, and which records each restores.
+@Suite struct ConfigurationThreadsTests {
+    static func yaml(_ threads: String, _ extra: String = "") -> String {
+        ConfigurationTests.valid + "threads: \(threads)\n" + extra
+    }
+
+    @Test func oneShardUnlessTheFileSaysOtherwise() throws {
+        #expect(try GatewayConfiguration(yaml: ConfigurationTests.valid).threads == 1)
+        #expect(try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML).threads == 1)
+        #expect(try GatewayConfiguration(yaml: Self.yaml("4")).threads == 4)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        #expect(try GatewayConfiguration(yaml: Self.yaml("auto")).threads == min(cores, GatewayConfiguration.threadsLimit))
+    }
+
+    @Test(arguments: [
+        ("0", "from 1 to 64"), ("65", "from 1 to 64"), ("two", "from 1 to 64"),
+        ("2\nstate: { store: postgres, url: \"postgres://gw@db.example/gateway\", node: gw1 }", "state.store: postgres"),
+        ("2\npresentities:\n  \"sip:erin@oma.example\": { defaults: { federated: allow } }", "watcher information"),
+        (#"2\#nlinked-identities:\#n  - { oma: "sip:bob@oma.example", enterprise: "sip:bob@contoso.com", publish-to-enterprise: true }"#,
+         "watcher information"),
+    ])
+    func whatTheShardsCannotRunIsRefusedOnItsLine(_ value: String, _ words: String) {
+        let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: Self.yaml(value)) }
+        #expect(error?.line == 6, "\(error?.description ?? "")")
+        #expect(error?.message.contains(words) == true, "\(error?.description ?? "")")
+    }
+
+    @Test func oneShardRunsWhatSeveralCannot() throws {
+        let presentities = "presentities:\n  \"sip:erin@oma.example\": { defaults: { federated: allow } }\n"
+        #expect(try GatewayConfiguration(yaml: Self.yaml("1", presentities)).threads == 1)
+        // The default policy alone serves no watcher information.
+        let defaultOnly = "presentities:\n  default:\n    defaults: { federated: allow }\n"
+        #expect(try GatewayConfiguration(yaml: Self.yaml("2", defaultOnly)).threads == 2)
+    }
+
+    /// What is counted for the whole gateway or per peer is divided (rounded up); what is
+    /// counted per watcher, per request or per sender is whole on its shard.
+    @Test func eachShardTakesItsShareOfTheBudgets() throws {
+        let config = try GatewayConfiguration(
+            yaml: Self.yaml(
+                "3",
+                "peers:\n  - { name: k, address: 127.0.0.1, side: oma, rate-limit: 300, max-subscriptions: 1000 }\n"))
+        let share = config.share(of: 3)
+        #expect(share.limits.dialogs == 133_334)
+        #expect(share.limits.subscriptionsPerPeer == 3_334)
+        #expect(share.limits.subscriptionsPerPresentity == 3_334)
+        #expect(share.limits.unconfiguredPeerRate == config.limits.unconfiguredPeerRate / 3)
+        #expect(share.peers[0].rateLimit == 100)
+        #expect(share.peers[0].maxSubscriptions == 334)
+        #expect(share.limits.subscriptionsPerWatcher == config.limits.subscriptionsPerWatcher)
+        #expect(share.limits.resourcesPerBatch == config.limits.resourcesPerBatch)
+        #expect(share.limits.fanOutBurst == config.limits.fanOutBurst)
+        #expect(share.limits.transactions == config.limits.transactions)
+        #expect(config.share(of: 1).limits == config.limits)
+    }
+
+    /// A record goes to the shard whose core made its key, modulo the shards running; the
+    /// enterprise's pool hints and flags to every shard; the node-wide records to the first.
+    @Test func eachRecordIsRestoredByTheShardThatMadeIt() {
+        func key(_ shard: Int, _ n: Int) -> String { String(shard << 32 + n) }
+        let records = [
+            StateRecord(kind: "enterprise-watch", key: key(0, 1), body: []),
+            StateRecord(kind: "oma-leg", key: key(1, 2), body: []),
+            StateRecord(kind: "oma-leg", key: key(2, 3), body: []),
+            StateRecord(kind: "pool", key: "sip:bob@contoso.com", body: []),
+            StateRecord(kind: "flag", key: "batch-refused", body: []),
+            StateRecord(kind: "publication", key: "etag1", body: []),
+        ]
+        let two = GatewayCore.partition(records, into: 2)
+        #expect(two[0].map(\.key) == [key(0, 1), key(2, 3), "sip:bob@contoso.com", "batch-refused", "etag1"])
+        #expect(two[1].map(\.key) == [key(1, 2), "sip:bob@contoso.com", "batch-refused"])
+        #expect(GatewayCore.partition(records, into: 1) == [records])
+    }
+}
