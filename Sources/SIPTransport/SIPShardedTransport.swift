@@ -21,7 +21,7 @@ public final class SIPShardedTransport: Sendable {
     public let map: ShardMap
     /// The shards' transports, in shard order.
     public let members: [SIPNetworkTransport]
-    private let handlers: [NIOLockedValueBox<(@Sendable (SIPReceivedMessage) -> Void)?>]
+    private let handlers: [HandlerSlot]
 
     /// One transport per loop of `loops` (their number is the number of shards), each made
     /// with `configuration`, its shard, and, when there are several, `SO_REUSEPORT` (one alone
@@ -41,7 +41,7 @@ public final class SIPShardedTransport: Sendable {
                 configuration: own, eventLoop: loop, logger: logger, metricsFactory: metricsFactory,
                 metricsDimensions: metricsDimensions, capture: capture, connectionCounts: counts)
         }
-        handlers = loops.map { _ in NIOLockedValueBox(nil) }
+        handlers = loops.map { _ in HandlerSlot() }
         for (shard, member) in members.enumerated() {
             member.setMessageHandler { [weak self] received in self?.deliver(received, readBy: shard) }
         }
@@ -99,11 +99,28 @@ public final class SIPShardedTransport: Sendable {
     private func deliver(_ received: SIPReceivedMessage, readBy reader: Int) {
         let owner = map.owner(of: received.message)
         guard owner != reader else {
-            handlers[owner].withLockedValue { $0 }?(received)
+            handlers[owner].deliver(received)
             return
         }
         let handler = handlers[owner]
-        members[owner].eventLoop.execute { handler.withLockedValue { $0 }?(received) }
+        members[owner].eventLoop.execute { handler.deliver(received) }
+    }
+
+    /// A shard's message handler. Not a `NIOLockedValueBox` of the closure: reading a closure
+    /// through that box's `inout` access writes it back wrapped in two more reabstraction thunks,
+    /// so every message made the next one's call deeper, until the loop's stack overflowed
+    /// (after about 25,000 messages).
+    private final class HandlerSlot: @unchecked Sendable {
+        private let lock = NIOLock()
+        private var handler: (@Sendable (SIPReceivedMessage) -> Void)?
+
+        func set(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {
+            lock.withLock { self.handler = handler }
+        }
+
+        func deliver(_ received: SIPReceivedMessage) {
+            lock.withLock { handler }?(received)
+        }
     }
 
     private final class Shard: SIPTransport {
@@ -125,7 +142,7 @@ public final class SIPShardedTransport: Sendable {
         }
 
         func setMessageHandler(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {
-            sockets.handlers[index].withLockedValue { $0 = handler }
+            sockets.handlers[index].set(handler)
         }
 
         func advertisedAddress(for kind: SIPTransportKind) -> SIPTarget? {

@@ -102,6 +102,29 @@ import Testing
         try await shards.stop()
     }
 
+    /// A shard's handler is called the same way for its 40,000th message as for its first: the
+    /// handler read once wrapped it deeper each time, and the loop's stack overflowed at about
+    /// 25,000 messages.
+    @Test func tensOfThousandsOfMessagesReachTheirShard() async throws {
+        let shards = try await Shards.start()
+        let peer = try await RawUDPPeer()
+        let via = "UDP 127.0.0.1:\(peer.port)"
+        let total = 40_000
+        for n in 0..<total {
+            let text = Self.request(
+                callID: "m\(n)", from: "sip:w@partner.example", toTag: ShardMark.tag("k", shard: n % 2), via: via)
+            try await peer.send(text, to: shards.bound[0])
+            // Paced, so that the receive buffer is never full and every datagram is read.
+            if n % 500 == 499 {
+                _ = try await waitFor("\(n + 1) requests", seconds: 30) { shards.received.count > n - 100 ? true : nil }
+            }
+        }
+        _ = try await waitFor("\(total) requests", seconds: 30) { shards.received.count >= total ? true : nil }
+        #expect(shards.received.all.map(\.count) == [total / 2, total / 2])
+        await peer.close()
+        try await shards.stop()
+    }
+
     /// RFC 3261 §18.2.2: one TCP connection carries requests of both shards; each shard's
     /// response goes back on that connection, whichever shard's transport accepted it.
     @Test func aShardAnswersOnAConnectionTheOtherShardHolds() async throws {

@@ -5,6 +5,7 @@ usage: scripts/bench/gateway-sipp.py [--pairs 5000] [--setup-rate 1000] [--rates
                                      [--bound 2.0] [--directions o2e,e2o] [--allocator jemalloc|glibc]
                                      [--settle 33] [--bin PATH] [--cpu 0] [--reload-every S]
                                      [--stores memory,sqlite,postgres] [--transactions N] [--anchor]
+                                     [--threads 1,2]
 
 Run through scripts/bench/gateway-sipp.sh, which builds the release `presence-gateway` first.
 
@@ -68,6 +69,13 @@ default configuration) and `postgres` (a private cluster made with initdb in a t
 on a free port of 127.0.0.1, stopped and removed at the end; Debian's postgresql package). Printed
 at the end: per direction and store, the pair setup rate and the highest clean relay rate, and the
 relay rate of each durable store against `memory` measured in the same run.
+
+Shards (docs/shards.md): --threads runs each direction once per number of the gateway's
+`threads:`, each on a fresh gateway. CPU is the gateway process's, all its threads together
+(100 % = one core); the CPU per message at the highest clean rate is what carries to a bigger
+machine. Printed at the end: per direction, each number's highest clean rate and CPU per message
+against one thread's in the same run. On a 2-core machine the sipps take part of the same two
+cores: leave --cpu and --sipp-cpu out to let the kernel place the threads.
 
 Every sipp gets 4 MiB socket buffers (-buff_size), as ../shared/peers' Kamailio harness gives its
 sipps: with sipp's default a burst (the replies a durable store releases when a batch of changes is
@@ -148,6 +156,7 @@ def rss_kib(pid):
 
 CONFIG = """\
 # presence-gateway benchmark configuration (written by scripts/bench/gateway-sipp.py)
+threads: {threads}
 {state}
 listen:
   - {{ side: oma, transport: udp, address: 127.0.0.1, port: {gw_oma} }}
@@ -172,7 +181,8 @@ admin: {{ address: 127.0.0.1, port: {admin} }}
 
 
 class Run:
-    def __init__(self, args, direction, store='memory', cluster=None):
+    def __init__(self, args, direction, store='memory', cluster=None, threads=1):
+        self.threads = threads
         self.reloads = 0
         self.store = store
         self.cluster = cluster
@@ -236,7 +246,7 @@ class Run:
             state = 'state: { store: memory }'
         with open(config, 'w') as f:
             limits = f'limits: {{ transactions: {self.a.transactions} }}\n' if self.a.transactions else ''
-            f.write(CONFIG.format(state=state, limits=limits, **self.ports))
+            f.write(CONFIG.format(threads=self.threads, state=state, limits=limits, **self.ports))
         cmd = [self.a.bin, '--config', config, '--log-level', 'warning']
         if self.a.cpu:
             cmd = ['taskset', '-c', self.a.cpu] + cmd
@@ -598,11 +608,11 @@ class PostgresCluster:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def run_direction(args, direction, store='memory', cluster=None):
+def run_direction(args, direction, store='memory', cluster=None, threads=1):
     title = {'o2e': 'OMA PIDF NOTIFY in -> enterprise BENOTIFY out (UDP in, TCP out)',
              'e2o': 'enterprise BENOTIFY in -> OMA PIDF NOTIFY out (TCP in, UDP out)'}[direction]
-    r = Run(args, direction, store, cluster)
-    print(f'\n== {direction}, store {store}: {title}')
+    r = Run(args, direction, store, cluster, threads)
+    print(f'\n== {direction}, store {store}, threads {threads}: {title}')
     try:
         r.start_gateway()
         s = r.setup()
@@ -669,8 +679,11 @@ def main():
                     help="the gateway's limits.transactions (0: its default): transactions each side holds")
     ap.add_argument('--anchor', action='store_true',
                     help="first run Kamailio's one-worker stateful relay through the same rates, and compare")
+    ap.add_argument('--threads', default='1',
+                    help="the gateway's threads: (shards) to run each direction with, in order, e.g. 1,2")
     ap.add_argument('--bin', default=os.path.join(ROOT, '.build', 'release', 'presence-gateway'))
     a = ap.parse_args()
+    a.threads = [max(1, min(int(x), 64)) for x in a.threads.split(',')]
     a.dur = max(1, min(a.dur, 20))
     a.pairs = max(1, min(a.pairs, 100_000))
     a.rates = [int(x) for x in a.rates.split(',')]
@@ -693,27 +706,39 @@ def main():
     try:
         for d in [d for d in a.directions.split(',') if d]:
             for store in stores:
-                results[d, store] = run_direction(a, d, store, cluster)
+                for threads in a.threads:
+                    results[d, store, threads] = run_direction(a, d, store, cluster, threads)
     finally:
         if cluster:
             cluster.remove()
     if a.anchor:
         print('\n== against the anchor (Kamailio, 1 worker, stateful relay), same run')
-        print(f'{"direction":<9} {"store":<9} {"clean/s":>8} {"us/msg":>7} {"anchor/s":>8} {"us/msg":>7} {"ratio":>6}')
-        for (d, store), (_, best) in results.items():
+        print(f'{"direction":<9} {"store":<9} {"threads":>7} {"clean/s":>8} {"us/msg":>7} {"anchor/s":>8} {"us/msg":>7} {"ratio":>6}')
+        for (d, store, threads), (_, best) in results.items():
             if best and anchor:
-                print(f'{d:<9} {store:<9} {best["achieved"]:>8.0f} {best["gw_us"]:>7.0f} {anchor["achieved"]:>8.0f} '
+                print(f'{d:<9} {store:<9} {threads:>7} {best["achieved"]:>8.0f} {best["gw_us"]:>7.0f} {anchor["achieved"]:>8.0f} '
                       f'{anchor["us"]:>7.0f} {best["achieved"] / anchor["achieved"]:>5.2f}x')
             else:
-                print(f'{d:<9} {store:<9} (no clean step on one side)')
+                print(f'{d:<9} {store:<9} {threads:>7} (no clean step on one side)')
     if len(stores) > 1:
         print('\n== stores, same run')
         print(f'{"direction":<9} {"store":<9} {"setup pairs/s":>13} {"clean relay/s":>13} {"vs memory":>9}')
-        for (d, store), (setup, best) in results.items():
+        for (d, store, threads), (setup, best) in results.items():
             rate = best['achieved'] if best else 0.0
-            base = results.get((d, 'memory'), (None, None))[1]
+            base = results.get((d, 'memory', threads), (None, None))[1]
             ratio = f'{rate / base["achieved"]:.2f}x' if base and best else '-'
             print(f'{d:<9} {store:<9} {setup["pairs"] / max(setup["secs"], 1e-6):>13.0f} {rate:>13.0f} {ratio:>9}')
+
+    if len(a.threads) > 1:
+        print('\n== threads, same run (targets: clean rate >= 1.25x one thread\'s, CPU per message within 10 %)')
+        print(f'{"direction":<9} {"store":<9} {"threads":>7} {"clean/s":>8} {"us/msg":>7} {"rate vs 1":>9} {"CPU vs 1":>8}')
+        for (d, store, threads), (_, best) in results.items():
+            base = results.get((d, store, a.threads[0]), (None, None))[1]
+            if best and base:
+                print(f'{d:<9} {store:<9} {threads:>7} {best["achieved"]:>8.0f} {best["gw_us"]:>7.0f} '
+                      f'{best["achieved"] / base["achieved"]:>8.2f}x {best["gw_us"] / base["gw_us"]:>7.2f}x')
+            else:
+                print(f'{d:<9} {store:<9} {threads:>7} (no clean step)')
 
 
 if __name__ == '__main__':
