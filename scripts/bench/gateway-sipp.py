@@ -156,8 +156,7 @@ def rss_kib(pid):
 
 CONFIG = """\
 # presence-gateway benchmark configuration (written by scripts/bench/gateway-sipp.py)
-threads: {threads}
-{state}
+{threads}{state}
 listen:
   - {{ side: oma, transport: udp, address: 127.0.0.1, port: {gw_oma} }}
   - {{ side: enterprise, transport: tcp, address: 127.0.0.1, port: {gw_ent} }}
@@ -246,7 +245,9 @@ class Run:
             state = 'state: { store: memory }'
         with open(config, 'w') as f:
             limits = f'limits: {{ transactions: {self.a.transactions} }}\n' if self.a.transactions else ''
-            f.write(CONFIG.format(threads=self.threads, state=state, limits=limits, **self.ports))
+            # One thread is the default, left out so that a build from before `threads:` runs too.
+            threads = f'threads: {self.threads}\n' if self.threads > 1 else ''
+            f.write(CONFIG.format(threads=threads, state=state, limits=limits, **self.ports))
         cmd = [self.a.bin, '--config', config, '--log-level', 'warning']
         if self.a.cpu:
             cmd = ['taskset', '-c', self.a.cpu] + cmd
