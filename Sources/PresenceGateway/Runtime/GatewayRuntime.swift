@@ -207,7 +207,7 @@ public final class GatewayRuntime: @unchecked Sendable {
         let factory = metricsFactory ?? MetricsSystem.factory
         var core = core
         core.journaling = store != nil
-        self.writer = store.map { StateWriter(store: $0, eventLoop: eventLoop, logger: logger) }
+        self.writer = store.map { StateWriter(store: $0, eventLoop: eventLoop, logger: logger, factory: factory) }
         self.shared = store as? any SharedStateStore
         if let shared {
             core.keyBase = shared.ordinal << 40
@@ -215,7 +215,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             leaseHeldUntil = .now() + .seconds(Int64(shared.leaseSeconds))
         }
         self.recoveryRate = core.configuration.state.recoveryRate
-        self.recovery = RecoveryRefreshes(eventLoop: eventLoop, logger: logger)
+        self.recovery = RecoveryRefreshes(eventLoop: eventLoop, logger: logger, factory: factory)
         self.core = core
         self.router = router
         self.layers = layers

@@ -13,13 +13,14 @@ final class RecoveryRefreshes {
     private var total = 0
     private var tenths = 0
     private var ticking: RepeatedTask?
-    private let gauge = Gauge(label: "gateway_recovery_refreshes_pending")
+    private let gauge: Gauge
     private let eventLoop: any EventLoop
     private let logger: Logger
 
-    init(eventLoop: any EventLoop, logger: Logger) {
+    init(eventLoop: any EventLoop, logger: Logger, factory: any MetricsFactory) {
         self.eventLoop = eventLoop
         self.logger = logger
+        gauge = Gauge(label: "gateway_recovery_refreshes_pending", factory: factory)
         gauge.record(0)
     }
 

@@ -49,21 +49,27 @@ final class StateWriter: @unchecked Sendable {
     private(set) var available = true
     private(set) var unavailableSince: Date?
 
-    private let writes = Counter(label: "gateway_state_writes_total")
-    private let records = Counter(label: "gateway_state_records_written_total")
-    private let failures = Counter(label: "gateway_state_write_failures_total")
-    private let up = Gauge(label: "gateway_state_store_up")
-    private let waiting = Gauge(label: "gateway_state_pending_changes")
+    private let writes: Counter
+    private let records: Counter
+    private let failures: Counter
+    private let up: Gauge
+    private let waiting: Gauge
 
     private struct RecordID: Hashable {
         var kind: String
         var key: String
     }
 
-    init(store: any StateStore, eventLoop: any EventLoop, logger: Logger) {
+    /// Its series go to `factory` (each shard's gauges are its own: GatewayMetricsFactory).
+    init(store: any StateStore, eventLoop: any EventLoop, logger: Logger, factory: any MetricsFactory) {
         self.store = store
         self.eventLoop = eventLoop
         self.logger = logger
+        writes = Counter(label: "gateway_state_writes_total", factory: factory)
+        records = Counter(label: "gateway_state_records_written_total", factory: factory)
+        failures = Counter(label: "gateway_state_write_failures_total", factory: factory)
+        up = Gauge(label: "gateway_state_store_up", factory: factory)
+        waiting = Gauge(label: "gateway_state_pending_changes", factory: factory)
         up.record(1)
         waiting.record(0)
     }
