@@ -7,8 +7,8 @@ import PresenceMapping
 import SIPStack
 import SQLiteNIO
 
-/// `gateway-bench state [PAIRS] [FILE]`: what the durable store (docs/state.md) costs and how
-/// fast a restart continues every pair, in process:
+/// `gateway-bench state [PAIRS] [FILE] [SHARDS]`: what the durable store (docs/state.md) costs
+/// and how fast a restart continues every pair, in process:
 /// - relay with the journal on against off, same run: a notification relayed through the core
 ///   with its changes taken after each, as the runtime does (nothing to write but every 1024th
 ///   notification of a dialog);
@@ -17,11 +17,14 @@ import SQLiteNIO
 ///   writer batches under load);
 /// - recovery: opening the file, reading every record and restoring them into a new core: the
 ///   time from a restart to every pair continuing (the listeners open after it);
-/// - memory per pair after the restore.
+/// - memory per pair after the restore;
+/// - the same recovery on SHARDS cores at once (2 by default), as `threads: SHARDS` restores
+///   (docs/shards.md): the pairs were made by SHARDS cores, each's records go back to it.
 extension GatewayBench {
     static func state(_ arguments: ArraySlice<String>) async throws {
         let pairs = arguments.first.flatMap(Int.init) ?? 100_000
         let path = arguments.dropFirst().first ?? NSTemporaryDirectory() + "gateway-bench-state-\(getpid()).db"
+        let shards = max(1, arguments.dropFirst(2).first.flatMap(Int.init) ?? 2)
         let configuration = try GatewayConfiguration(
             yaml: GatewayConfiguration.defaultYAML.replacingOccurrences(
                 of: #"publish-to-oma: true"#, with: #"publish-to-oma: false"#))
@@ -66,12 +69,18 @@ extension GatewayBench {
                 + "\(changes.count / 10_000) records per pair, \(changes.reduce(0) { $0 + (recordSize($1)) } / changes.count) bytes each"
         )
 
-        // The pairs to recover, written to the store.
+        // The pairs to recover, made by the shards' cores in turn, written to the store.
         try? FileManager.default.removeItem(atPath: path)
         let built = DispatchTime.now().uptimeNanoseconds
-        var held = try Bridge.flow2(
-            configuration: configuration, mapper: mapper, pairs: pairs, keepInputs: false, journaling: true)
-        let all = held.core.takeStateChanges(clock: clock)
+        var all: [StateChange] = []
+        for shard in 0..<shards {
+            let share = pairs / shards + (shard < pairs % shards ? 1 : 0)
+            var held = try Bridge.flow2(
+                configuration: configuration, mapper: mapper, pairs: share, keepInputs: false, journaling: true,
+                shard: shard, first: shard * (pairs / shards + 1))
+            all += held.core.takeStateChanges(clock: clock)
+            held.keepAlive()
+        }
         let encoded = DispatchTime.now().uptimeNanoseconds
         let store = try await SQLiteStateStore.open(path: path)
         for start in stride(from: 0, to: all.count, by: 1000) {
@@ -84,8 +93,6 @@ extension GatewayBench {
             "stored \(all.count) records of \(pairs) pairs: set up and encoded in \(seconds(built, encoded)) s, written in "
                 + "\(seconds(encoded, stored)) s (\(pad(Double(all.count) / (Double(stored - encoded) / 1e9))) records/s, "
                 + "transactions of 1000), file \(size / 1_048_576) MiB")
-        held.keepAlive()
-        held = Bridge(core: try Bridge.makeCore(configuration, mapper), inputs: [])
 
         // Recovery.
         ProcessMemory.trimHeap()
@@ -114,8 +121,43 @@ extension GatewayBench {
                 + "(RSS \(before / 1_048_576) -> \(after / 1_048_576) MiB; the records read are freed: the core's state alone)"
         )
         withExtendedLifetime(core) {}
+        core = try Bridge.makeCore(configuration, mapper)
+        if shards > 1 { try await recoverSharded(path: path, shards: shards, configuration, mapper, clock: clock) }
         try? FileManager.default.removeItem(atPath: path)
         try? FileManager.default.removeItem(atPath: path + "-wal")
+    }
+
+    /// The recovery of ``state(_:)`` on `shards` cores at once, as `GatewayServer` restores:
+    /// the records read, partitioned by the shard their keys name, each shard's restored into
+    /// its own core on a task of its own.
+    static func recoverSharded(
+        path: String, shards: Int, _ configuration: GatewayConfiguration, _ mapper: PresenceMapper, clock: WallClock
+    ) async throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let reopened = try await SQLiteStateStore.open(path: path)
+        let records = try await reopened.load()
+        await reopened.close()
+        let loaded = DispatchTime.now().uptimeNanoseconds
+        let parts = GatewayCore.partition(records, into: shards)
+        let cores = try (0..<shards).map { try Bridge.makeCore(configuration.share(of: shards), mapper, shard: $0) }
+        let restoredCores = try await withThrowingTaskGroup(of: GatewayCore.self) { group in
+            for (core, part) in zip(cores, parts) {
+                group.addTask {
+                    var core = core
+                    core.journaling = true
+                    _ = try core.restore(part, clock: clock, now: .now())
+                    return core
+                }
+            }
+            return try await group.reduce(into: [GatewayCore]()) { $0.append($1) }
+        }
+        let restored = DispatchTime.now().uptimeNanoseconds
+        let continuing = restoredCores.map(\.counts.omaWatches).reduce(0, +)
+        print(
+            "recovery on \(shards) shards: \(continuing) pairs continuing \(seconds(start, restored)) s after the start "
+                + "(open + read \(records.count) records \(seconds(start, loaded)) s, restore \(seconds(loaded, restored)) s, "
+                + "\(parts.map { String($0.count) }.joined(separator: " + ")) records); target < 10 s  "
+                + "\(Double(restored - start) / 1e9 < 10 ? "MET" : "NOT MET")")
     }
 
     /// `gateway-bench state-file PAIRS FILE [OMA-PEER EDGE]`: writes PAIRS flow 2 pairs' records

@@ -110,28 +110,31 @@ enum GatewayBench {
         var listVersion: UInt32?
         let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
 
-        static func makeCore(_ configuration: GatewayConfiguration, _ mapper: PresenceMapper) throws -> GatewayCore {
+        static func makeCore(_ configuration: GatewayConfiguration, _ mapper: PresenceMapper, shard: Int = 0) throws
+            -> GatewayCore
+        {
             GatewayCore(
                 configuration: configuration, mapper: mapper,
                 contacts: [
                     .oma: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5060")),
                     .enterprise: SIPAddress(uri: try SIPURI("sip:gw@127.0.0.1:5061;transport=tcp")),
                 ],
-                ids: .random())
+                ids: .random(shard: shard))
         }
 
-        /// Flow 2 pairs: OMA watcher i subscribes (PIDF) to enterprise presentity i.
-        /// `keepInputs` false: the pairs only, for measuring what the core holds.
+        /// Flow 2 pairs: OMA watcher i subscribes (PIDF) to enterprise presentity i, for i from
+        /// `first`, in the core of `shard`. `keepInputs` false: the pairs only, for measuring
+        /// what the core holds.
         static func flow2(
             configuration: GatewayConfiguration, mapper: PresenceMapper, pairs: Int, keepInputs: Bool = true,
-            journaling: Bool = false
+            journaling: Bool = false, shard: Int = 0, first: Int = 0
         ) throws -> Bridge {
-            var core = try makeCore(configuration, mapper)
+            var core = try makeCore(configuration, mapper, shard: shard)
             core.journaling = journaling
             var inputs: [([UInt8], [UInt8])] = []
             if keepInputs { inputs.reserveCapacity(pairs) }
             let now = NIODeadline.uptimeNanoseconds(1_000_000_000)
-            for i in 0..<pairs {
+            for i in first..<first + pairs {
                 let subscribe = try message(
                     """
                     SUBSCRIBE sip:p\(i)@contoso.com SIP/2.0\r
