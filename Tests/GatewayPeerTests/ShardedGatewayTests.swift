@@ -21,7 +21,9 @@ import Testing
         let enterprise: UInt16
         let registry = PrometheusCollectorRegistry()
 
-        init(threads: Int, state: String, kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer) async throws {
+        init(threads: Int, state: String, kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer, extra: String = "")
+            async throws
+        {
             let yaml = """
                 threads: \(threads)
                 state: \(state)
@@ -34,6 +36,7 @@ import Testing
                   - { name: edge, address: 127.0.0.1, port: \(edge.port), side: enterprise, network: sameEnterprise, trusted: true }
                   - { name: kamailio, address: 127.0.0.1, port: \(kamailio.port), side: oma }
                 subscriptions: { piggyback-wait-ms: 300 }
+                \(extra)
                 """
             server = try GatewayServer(configuration: try GatewayConfiguration(yaml: yaml), registry: registry)
             try await server.start()
@@ -157,6 +160,48 @@ import Testing
             let series = #"gateway_subscriptions_active{kind="enterprise_watchers",shard="\#(shard)"}"#
             #expect(metricValue(gateway.registry, series) == 1, "\(series)")
         }
+        await gateway.server.stop(grace: .milliseconds(200))
+    }
+
+    /// The admin API answers for every shard (docs/shards.md, "Running several"): one page
+    /// across both shards' tables, each peer once with the shards' figures summed, and a
+    /// subscription ended on whichever shard holds it.
+    @Test func theAdminAPIGathersEveryShard() async throws {
+        let token = "sharded-admin-token-0123456789"
+        let kamailio = try LoopbackDatagramPeer()
+        let edge = try LoopbackDatagramPeer()
+        let gateway = try await Gateway(
+            threads: 2, state: "{ store: memory }", kamailio: kamailio, edge: edge,
+            extra: "admin: { address: 127.0.0.1, port: 0, token: \(token) }")
+        let admin = try #require(gateway.server.adminAddress?.port)
+        func json(_ method: String, _ path: String, body: String = "") async throws -> [String: Any] {
+            let answer = try await loopbackHTTP(
+                port: admin, method, path, body: body, headers: ["Authorization: Bearer \(token)"])
+            #expect(answer.status == 200, "\(method) \(path): \(answer.body)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+        }
+        let watchers = try Self.watchers(onEachOf: 2)
+        let legs = try await Self.bridge(watchers, through: gateway, kamailio: kamailio, edge: edge)
+        // Shard 0's watcher on the first page of one, shard 1's on the second; two in all.
+        var ids: [String] = []
+        for (offset, watcher) in watchers.enumerated() {
+            let page = try await json("GET", "/subscriptions?limit=1&offset=\(offset)")
+            #expect(page["total"] as? Int == 2)
+            let listed = try #require((page["subscriptions"] as? [[String: Any]])?.first)
+            #expect(listed["watcher"] as? String == watcher)
+            ids.append(try #require(listed["id"] as? String))
+        }
+        #expect(Set(ids).count == 2)
+        // The edge made two requests, one read by each shard's owner: listed once, summed.
+        let peers = try #require(try await json("GET", "/peers")["peers"] as? [[String: Any]])
+        #expect(peers.filter { $0["name"] as? String == "edge" }.count == 1)
+        #expect(peers.first { $0["name"] as? String == "edge" }?["requests"] as? Int == 2)
+        // Shard 1's subscription ends on shard 1: its OMA leg is unsubscribed.
+        let ended = try await json("DELETE", "/subscriptions/\(ids[1])", body: #"{"reason": "rejected"}"#)
+        #expect(ended["ended"] as? String == ids[1])
+        let unsubscribe = await kamailio.first(within: 5) { $0.request?.headers.callID == legs[1].headers.callID }
+        #expect((try unsubscribe?.request?.headers.expires) == 0)
+        #expect(try await json("GET", "/subscriptions")["total"] as? Int == 1)
         await gateway.server.stop(grace: .milliseconds(200))
     }
 

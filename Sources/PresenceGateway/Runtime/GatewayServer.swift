@@ -335,6 +335,9 @@ public final class GatewayServer: @unchecked Sendable {
         } catch {
             try? await admin?.close()
             admin = nil
+            // What the failed start bound, and the shards' threads, are let go.
+            for transport in transports.values { await transport.shutdown() }
+            try? await group?.shutdownGracefully()
             throw error
         }
         if let admin = configuration.admin {
