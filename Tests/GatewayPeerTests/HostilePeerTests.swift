@@ -72,10 +72,12 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
         send("SIP/2.0 200 OK\n" + lines.joined() + extra, body: body, to: port)
     }
 
-    /// A PIDF NOTIFY (`open`) for `presentity` in the dialog the gateway's `subscribe` made, with
-    /// the notifier's tag `tag` (RFC 6665 §4.2.2), sent to the gateway's UDP `port`.
+    /// A PIDF NOTIFY (`basic`: `open` unless given) for `presentity` in the dialog the gateway's
+    /// `subscribe` made, with the notifier's tag `tag` (RFC 6665 §4.2.2), sent to the gateway's
+    /// UDP `port`.
     func notify(
-        inDialogOf subscribe: SIPRequest, tag: String, presentity: String, cseq: Int, to port: UInt16
+        inDialogOf subscribe: SIPRequest, tag: String, presentity: String, cseq: Int, to port: UInt16,
+        basic: String = "open"
     ) {
         let from = try? subscribe.headers.from
         send("""
@@ -91,7 +93,7 @@ final class LoopbackDatagramPeer: @unchecked Sendable {
             Content-Type: application/pidf+xml
 
             """,
-            body: Array(#"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="\#(presentity)"><tuple id="t"><status><basic>open</basic></status></tuple></presence>"#.utf8),
+            body: Array(#"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="\#(presentity)"><tuple id="t"><status><basic>\#(basic)</basic></status></tuple></presence>"#.utf8),
             to: port)
     }
 

@@ -102,25 +102,8 @@ import Testing
         _ basic: String, in leg: SIPRequest, tag: String, cseq: Int, gateway: Gateway,
         kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer
     ) async -> Bool {
-        let from = try? leg.headers.from
-        kamailio.send(
-            """
-            NOTIFY sip:gw@127.0.0.1:\(gateway.oma) SIP/2.0
-            Via: SIP/2.0/UDP \(kamailio.hostPort);branch=z9hG4bKn\(cseq)\(tag);rport
-            Max-Forwards: 70
-            From: <sip:carol@oma.example>;tag=\(tag)
-            To: <\(from?.uri.description ?? "")>;tag=\(from?.tag ?? "")
-            Call-ID: \(leg.headers.callID ?? "")
-            CSeq: \(cseq) NOTIFY
-            Event: presence
-            Subscription-State: active;expires=600
-            Content-Type: application/pidf+xml
-
-            """,
-            body: Array(
-                #"<presence xmlns="urn:ietf:params:xml:ns:pidf" entity="sip:carol@oma.example"><tuple id="t"><status><basic>\#(basic)</basic></status></tuple></presence>"#
-                    .utf8),
-            to: gateway.oma)
+        kamailio.notify(
+            inDialogOf: leg, tag: tag, presentity: "sip:carol@oma.example", cseq: cseq, to: gateway.oma, basic: basic)
         let expected = "<basic>\(basic)</basic>"
         while let relayed = await edge.first(within: 10, where: { $0.request?.method == .notify }),
             case .request(let notify) = relayed

@@ -3,6 +3,7 @@ import PeerTestSupport
 import PresenceDocuments
 import PresenceGateway
 import SIPMessages
+import SIPTransport
 import Testing
 
 /// Watcher information over real sockets (RFC 3857, RFC 3858; docs/flows.md, "Watcher
@@ -101,6 +102,46 @@ import Testing
         let ended = try await Self.received(gw)
         #expect(ended.status == 200)
         #expect(ended.states.contains { $0.hasPrefix("terminated") })
+        await gw.stop()
+    }
+
+    /// With two shards (docs/shards.md, "Across shards"), Mary's owner is told of the watchers
+    /// of both: one enterprise watcher on each shard waits for her, and a reload that allows
+    /// them reaches her for both at once.
+    @Test func theOwnerSeesTheWatchersOfEveryShard() async throws {
+        let gw = try await Gateway(presentities: Self.policy("confirm"), extra: "threads: 2")
+        let map = ShardMap(count: 2)
+        var users: [Int: String] = [:]
+        for name in ["carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"] where users.count < 2 {
+            let shard = map.shard(ofAddressOfRecord: try SIPURI("sip:\(name)@contoso.com"))
+            if users[shard] == nil { users[shard] = name }
+        }
+        let watchers = try #require(users.count == 2 ? [users[0]!, users[1]!] : nil)
+
+        gw.kamailio.send(Self.winfoSubscribe(gw, cseq: 1, expires: 600), to: gw.oma)
+        #expect(try await Self.received(gw).status == 200)
+        for user in watchers { gw.carolSubscribes(to: Self.mary, callID: "\(user)-watch", as: user) }
+        var listed: [String: WatcherInfo.Watcher] = [:]
+        let deadline = Date().addingTimeInterval(10)
+        while listed.count < 2, Date() < deadline {
+            for watcher in try await Self.received(gw).documents.flatMap({ $0.lists.flatMap(\.watchers) }) {
+                listed[watcher.uri] = watcher
+            }
+        }
+        #expect(Set(listed.keys) == Set(watchers.map { "sip:\($0)@contoso.com" }))
+        #expect(listed.values.allSatisfy { $0.status == .pending })
+
+        // Allowed: both approved, whichever shard holds them.
+        try await Self.reload(gw, "allow")
+        var approved: Set<String> = []
+        let later = Date().addingTimeInterval(10)
+        while approved.count < 2, Date() < later {
+            for watcher in try await Self.received(gw).documents.flatMap({ $0.lists.flatMap(\.watchers) })
+            where watcher.status == .active && watcher.event == .approved {
+                approved.insert(watcher.uri)
+            }
+        }
+        #expect(approved == Set(watchers.map { "sip:\($0)@contoso.com" }))
         await gw.stop()
     }
 }

@@ -21,9 +21,6 @@ import Testing
     @Test(arguments: [
         ("0", "from 1 to 64"), ("65", "from 1 to 64"), ("two", "from 1 to 64"),
         ("2\nstate: { store: postgres, url: \"postgres://gw@db.example/gateway\", node: gw1 }", "state.store: postgres"),
-        ("2\npresentities:\n  \"sip:erin@oma.example\": { defaults: { federated: allow } }", "watcher information"),
-        (#"2\#nlinked-identities:\#n  - { oma: "sip:bob@oma.example", enterprise: "sip:bob@contoso.com", publish-to-enterprise: true }"#,
-         "watcher information"),
     ])
     func whatTheShardsCannotRunIsRefusedOnItsLine(_ value: String, _ words: String) {
         let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: Self.yaml(value)) }
@@ -31,12 +28,12 @@ import Testing
         #expect(error?.message.contains(words) == true, "\(error?.description ?? "")")
     }
 
-    @Test func oneShardRunsWhatSeveralCannot() throws {
+    /// Watcher information is served by several shards, which share their watchers.
+    @Test func watcherInformationRunsOnSeveralShards() throws {
         let presentities = "presentities:\n  \"sip:erin@oma.example\": { defaults: { federated: allow } }\n"
-        #expect(try GatewayConfiguration(yaml: Self.yaml("1", presentities)).threads == 1)
-        // The default policy alone serves no watcher information.
-        let defaultOnly = "presentities:\n  default:\n    defaults: { federated: allow }\n"
-        #expect(try GatewayConfiguration(yaml: Self.yaml("2", defaultOnly)).threads == 2)
+        #expect(try GatewayConfiguration(yaml: Self.yaml("2", presentities)).threads == 2)
+        let linked = #"linked-identities:\#n  - { oma: "sip:bob@oma.example", enterprise: "sip:bob@contoso.com", publish-to-enterprise: true }\#n"#
+        #expect(try GatewayConfiguration(yaml: Self.yaml("2", linked)).threads == 2)
     }
 
     /// What is counted for the whole gateway or per peer is divided (rounded up); what is

@@ -8,12 +8,8 @@ extension GatewayConfiguration {
 
     /// Reads `threads:`: a number from 1 to ``threadsLimit``, or `auto` for one per core
     /// (docs/shards.md). Refused above 1 with what the shards cannot share yet: a store of
-    /// several nodes (`store: postgres`: leases and takeover are per node) and watcher
-    /// information (the watchers of one presentity are spread over the shards by their own
-    /// address of record, so no shard could list them all).
-    static func threads(_ node: ConfigurationNode?, state: State, servesWatcherInfo: Bool) throws(ConfigurationError)
-        -> Int
-    {
+    /// several nodes (`store: postgres`: leases and takeover are per node).
+    static func threads(_ node: ConfigurationNode?, state: State) throws(ConfigurationError) -> Int {
         guard let node else { return 1 }
         let threads =
             try node.string() == "auto"
@@ -25,16 +21,11 @@ extension GatewayConfiguration {
                 "threads: \(threads) does not run with state.store: postgres yet (a node's lease and takeover are one shard's); use threads: 1"
             )
         }
-        if servesWatcherInfo {
-            throw node.error(
-                "threads: \(threads) does not serve watcher information yet (the 'presentities' entries and linked identities with publish-to-enterprise need every watcher of a presentity on one shard); use threads: 1"
-            )
-        }
         return threads
     }
 
     /// Whether the gateway serves watcher information for any presentity
-    /// (``servesWatcherInfo(of:)``).
+    /// (``servesWatcherInfo(of:)``): with several shards, they share their watchers.
     var servesAnyWatcherInfo: Bool {
         !policies.isEmpty || linkedIdentities.contains(where: \.publishToEnterprise)
     }

@@ -21,10 +21,9 @@ struct CoreSettings: Sendable {
     var transportContacts: [GatewayConfiguration.Side: [SIPTransportKind: SIPAddress]] = [:]
     /// The presence and watcher information packages (RFC 6665 §4.2.1.1 terms).
     let registry: SIPEventPackageRegistry
-    /// Whether this core starts what the gateway runs once, without a request: the linked
-    /// identities' subscriptions and publications, the watcher mirror and the `xcap-diff`
-    /// subscriptions. Of several shards, the first one's alone (docs/shards.md).
-    var nodeWide = true
+    /// The shard this core is, and how many run (docs/shards.md).
+    var shard = 0
+    var shardCount = 1
 }
 
 extension CoreSettings {
@@ -70,11 +69,16 @@ extension GatewayCore {
 
     var registry: SIPEventPackageRegistry { settings.registry }
 
-    /// See ``CoreSettings/nodeWide``.
-    public var runsNodeWideWork: Bool {
-        get { settings.nodeWide }
-        set { settings.nodeWide = newValue }
+    /// Makes this core shard `shard` of `count` (docs/shards.md).
+    public mutating func place(onShard shard: Int, of count: Int) {
+        settings.shard = shard
+        settings.shardCount = count
     }
+
+    /// Whether this core starts what the gateway runs once, without a request: the linked
+    /// identities' subscriptions and publications, the watcher mirror and the `xcap-diff`
+    /// subscriptions. Of several shards, the first one's alone.
+    public var runsNodeWideWork: Bool { settings.shard == 0 }
 
     /// Where this core's keys start: 0 alone, a node's ordinal × 2⁴⁰ when several nodes share a
     /// store (``IdentifierSource/keyBase``).

@@ -73,6 +73,13 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// Called with each change of the UPnP Presence:1 service's evented variables (flow 5), for
     /// the device's GENA subscribers.
     public var presenceServiceChanged: (@Sendable (EventedChange) -> Void)?
+    /// Hands what this shard's watches reported to the other shards (docs/shards.md, "Across
+    /// shards"): set, with several shards, before ``start(restored:restoredAt:)``.
+    var shareWatcherReports: (@Sendable (_ reset: Bool, _ updates: [WatcherReport.Update]) -> Void)?
+    /// Whether ``start(restored:restoredAt:)`` ran; before, other shards' reports wait in
+    /// ``earlyWatcherReports``.
+    private var started = false
+    private var earlyWatcherReports: [(updates: [WatcherReport.Update], reset: Bool, shard: Int)] = []
     /// Follows and offers content indirection through the OMA content server (RFC 4483,
     /// ``ContentIndirection``). Set before ``start(restored:)``; without it every reference is
     /// refused with 415 and nothing is offered.
@@ -300,8 +307,23 @@ public final class GatewayRuntime: @unchecked Sendable {
             layer.start()
         }
         perform(core.start(now: .now()))
+        started = true
+        for early in earlyWatcherReports {
+            receiveWatcherReports(early.updates, reset: early.reset, fromShard: early.shard)
+        }
+        earlyWatcherReports = []
         // What /health and the gauges say from the first moment it serves: the restored dialogs.
         publishStatus()
+    }
+
+    /// Another shard's watchers, as its watches reported them
+    /// (``GatewayCore/receiveWatcherReports(_:reset:fromShard:now:)``); kept until this runtime
+    /// has started.
+    func receiveWatcherReports(_ updates: [WatcherReport.Update], reset: Bool, fromShard shard: Int) {
+        eventLoop.preconditionInEventLoop()
+        guard started else { return earlyWatcherReports.append((updates, reset, shard)) }
+        guard !stopping else { return }
+        perform(core.receiveWatcherReports(updates, reset: reset, fromShard: shard, now: .now()))
     }
 
     /// Active subscriptions, as the core counts them.
@@ -691,6 +713,9 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// Carries out one step of the core: with a durable store, its changes are handed to the
     /// writer first, and its messages go out once they are written (``StateWriter``).
     private func perform(_ actions: [GatewayCore.Action]) {
+        if let shareWatcherReports, let reports = core.takeWatcherReportsForOtherShards() {
+            shareWatcherReports(reports.reset, reports.updates)
+        }
         guard let writer else { return execute(actions) }
         let changes = core.takeStateChanges(clock: Self.wallClock())
         execute(writer.admit(actions, changes: changes))

@@ -133,6 +133,22 @@ public final class GatewayServer: @unchecked Sendable {
         listWriter = XCAPDocumentWriter(client: xcapClient)
         contentIndirection = ContentIndirection(
             configuration, client: xcapClient, factory: GatewayMetricsFactory(registry: registry))
+        do {
+            transports = try Self.transports(
+                configuration, tls: tls, loops: loops, registry: registry, capture: capture)
+        } catch {
+            try? group?.syncShutdownGracefully()
+            throw error
+        }
+        self.dnsCache = Self.needsDNS(configuration) ? DNSCache() : nil
+    }
+
+    /// Each side's sockets, shared by the shards on `loops`: its listeners, the TLS material,
+    /// the connection limits, and the peers whose certificates are checked by name.
+    private static func transports(
+        _ configuration: GatewayConfiguration, tls: SIPNetworkTransport.TLS?, loops: [any EventLoop],
+        registry: PrometheusCollectorRegistry, capture: HEPCapture?
+    ) throws -> [GatewayConfiguration.Side: SIPShardedTransport] {
         var transports: [GatewayConfiguration.Side: SIPShardedTransport] = [:]
         for side in GatewayConfiguration.Side.allCases {
             let listeners = configuration.listeners.filter { $0.side == side }.map {
@@ -158,19 +174,13 @@ public final class GatewayServer: @unchecked Sendable {
                 peerHosts.insert(literal.host)
             }
             transportConfiguration.peerHosts = peerHosts
-            do {
-                transports[side] = try SIPShardedTransport(
-                    configuration: transportConfiguration, loops: loops,
-                    logger: Logger(label: "sip.transport.\(side.rawValue)"),
-                    metricsFactory: GatewayMetricsFactory(registry: registry),
-                    metricsDimensions: [("side", side.rawValue)], capture: capture)
-            } catch {
-                try? group?.syncShutdownGracefully()
-                throw error
-            }
+            transports[side] = try SIPShardedTransport(
+                configuration: transportConfiguration, loops: loops,
+                logger: Logger(label: "sip.transport.\(side.rawValue)"),
+                metricsFactory: GatewayMetricsFactory(registry: registry),
+                metricsDimensions: [("side", side.rawValue)], capture: capture)
         }
-        self.transports = transports
-        self.dnsCache = Self.needsDNS(configuration) ? DNSCache() : nil
+        return transports
     }
 
     /// Whether a side's next hop is resolved by DNS (RFC 3263), which the resolvers' cache serves.
@@ -263,7 +273,7 @@ public final class GatewayServer: @unchecked Sendable {
                     $0.resourceLists = served
                     $0.awaitingResourceLists = awaiting
                 }
-                Self.onEveryShard(runtimes) { $0.replaceResourceLists(served, awaiting: awaiting) }
+                Self.handToEveryShard(runtimes) { $0.replaceResourceLists(served, awaiting: awaiting) }
             }.get()
         }
         source.start(in: work)
@@ -365,7 +375,7 @@ public final class GatewayServer: @unchecked Sendable {
                 configuration: shared, mapper: PresenceMapper(tables: tables), contacts: contacts,
                 ids: .random(shard: shard))
             core.transportContacts = transportContacts.filter { $0.value.count > 1 }
-            core.runsNodeWideWork = shard == 0
+            core.place(onShard: shard, of: loops.count)
             return core
         }
         var continued = [[GatewayCore.Action]](repeating: [], count: loops.count)
@@ -377,6 +387,7 @@ public final class GatewayServer: @unchecked Sendable {
         let runtimes = try cores.enumerated().map { shard, core in
             try makeRuntime(core, shard: shard, locals: locals, store: store)
         }
+        Self.shareWatchers(among: runtimes)
         for (runtime, restored) in zip(runtimes, continued) {
             try await runtime.eventLoop.submit { runtime.start(restored: restored, restoredAt: restoredAt) }.get()
         }
@@ -502,9 +513,30 @@ public final class GatewayServer: @unchecked Sendable {
         return runtime
     }
 
+    /// Each shard's watchers reported to every other shard, on that shard's loop
+    /// (docs/shards.md, "Across shards"). The runtimes hold each other weakly.
+    private static func shareWatchers(among runtimes: [GatewayRuntime]) {
+        guard runtimes.count > 1 else { return }
+        for (shard, runtime) in runtimes.enumerated() {
+            let others = runtimes.enumerated().filter { $0.offset != shard }.map { WeakRuntime(runtime: $0.element) }
+            runtime.shareWatcherReports = { reset, updates in
+                for other in others {
+                    guard let target = other.runtime else { continue }
+                    target.eventLoop.execute {
+                        target.receiveWatcherReports(updates, reset: reset, fromShard: shard)
+                    }
+                }
+            }
+        }
+    }
+
+    private struct WeakRuntime: Sendable {
+        weak var runtime: GatewayRuntime?
+    }
+
     /// Runs `body` with each shard's runtime on its loop, the shards at once, and returns when
     /// every one has.
-    private func onEveryShard(_ body: @escaping @Sendable (GatewayRuntime) -> Void) async {
+    private func awaitEveryShard(_ body: @escaping @Sendable (GatewayRuntime) -> Void) async {
         await withTaskGroup(of: Void.self) { group in
             for runtime in runtimes {
                 group.addTask { try? await runtime.eventLoop.submit { body(runtime) }.get() }
@@ -605,14 +637,14 @@ public final class GatewayServer: @unchecked Sendable {
     ) {
         let inForce = resolvingServedLists(document.inForce(at: now), current.withLockedValue { $0.resourceLists })
         guard current.withLockedValue({ $0.policies[presentity]?.rules }) != inForce else { return }
-        onEveryShard(runtimes) { $0.replacePresRules(inForce, of: presentity) }
+        handToEveryShard(runtimes) { $0.replacePresRules(inForce, of: presentity) }
         current.withLockedValue { $0.policies[presentity]?.rules = inForce }
     }
 
     /// On the first shard's loop: `body` with its runtime at once, and with each other shard's
     /// on that shard's loop, after whatever was asked of it before (a loop runs what it is
     /// given in order), so that changes reach every shard in the order they were made.
-    private static func onEveryShard(
+    private static func handToEveryShard(
         _ runtimes: [GatewayRuntime], _ body: @escaping @Sendable (GatewayRuntime) -> Void
     ) {
         for runtime in runtimes {
@@ -630,15 +662,12 @@ public final class GatewayServer: @unchecked Sendable {
     private func api(_ admin: GatewayConfiguration.Admin) -> AdminAPI {
         let loop = eventLoop
         let serving = serving
-        @Sendable func running() throws -> [GatewayRuntime] {
-            let runtimes = serving.withLockedValue { $0 }
-            guard !runtimes.isEmpty else { throw AdminAPI.Unavailable() }
-            return runtimes
-        }
-        @Sendable func onEveryShard<T: Sendable>(_ body: @escaping @Sendable (GatewayRuntime) -> T)
+        /// `body` on every shard's loop, the answers in shard order; 503 before the start is done.
+        @Sendable func gather<T: Sendable>(_ body: @escaping @Sendable (GatewayRuntime) -> T)
             -> EventLoopFuture<[T]>
         {
-            guard let runtimes = try? running() else { return loop.makeFailedFuture(AdminAPI.Unavailable()) }
+            let runtimes = serving.withLockedValue { $0 }
+            guard !runtimes.isEmpty else { return loop.makeFailedFuture(AdminAPI.Unavailable()) }
             return EventLoopFuture.whenAllSucceed(
                 runtimes.map { runtime in runtime.eventLoop.submit { body(runtime) } }, on: loop)
         }
@@ -654,41 +683,23 @@ public final class GatewayServer: @unchecked Sendable {
         var api = AdminAPI(
             token: admin.token,
             subscriptions: { uri, side, offset, limit in
-                // The shards' tables one after another, each asked for what is left of the page.
                 loop.makeFutureWithTask {
-                    var total = 0
-                    var page: [GatewayCore.BridgedSubscription] = []
-                    for runtime in try running() {
-                        let (start, left) = (max(0, offset - total), max(0, limit - page.count))
-                        let (count, part) = try await runtime.eventLoop.submit {
-                            runtime.bridgedSubscriptions(uri: uri, side: side, offset: start, limit: left)
-                        }.get()
-                        total += count
-                        page += part
-                    }
-                    return (total, page)
+                    try await Self.subscriptions(of: serving, uri: uri, side: side, offset: offset, limit: limit)
                 }
             },
-            end: { id, reason in onEveryShard { $0.endSubscription(id, reason: reason) }.map { $0.contains(true) } },
-            peers: { onEveryShard { $0.peerHealth() }.map(PeerHealth.merged) },
+            end: { id, reason in gather { $0.endSubscription(id, reason: reason) }.map { $0.contains(true) } },
+            peers: { gather { $0.peerHealth() }.map(PeerHealth.merged) },
             reload: { whenServing { try await $0.reload() } })
         api.drainNode = { whenServing { try await $0.drain() } }
         api.drain = { name, drained in
-            onEveryShard { $0.drain(name, drained) }.map { PeerHealth.merged([$0.compactMap { $0 }]).first }
+            gather { $0.drain(name, drained) }.map { PeerHealth.merged([$0.compactMap { $0 }]).first }
         }
         api.logLevels = logLevels
         api.capture = capture
         api.leases = { [weak self] offset, limit in
             loop.makeFutureWithTask {
-                guard let store = self?.store else {
-                    throw AdminAPI.Conflict(
-                        "leases exist only with state: { store: postgres }; this gateway keeps none")
-                }
-                guard let shared = store as? PostgresStateStore else {
-                    throw AdminAPI.Conflict(
-                        "leases exist only with state: { store: postgres }; this gateway's store is \(type(of: store))")
-                }
-                return try await shared.nodeLeases(offset: offset, limit: limit)
+                guard let self else { throw AdminAPI.Unavailable() }
+                return try await self.nodeLeases(offset: offset, limit: limit)
             }
         }
         if let cache = dnsCache {
@@ -704,6 +715,40 @@ public final class GatewayServer: @unchecked Sendable {
         api.hostNames = admin.hostNames
         api.tokenlessControl = admin.tokenlessControl
         return api
+    }
+
+    /// `GET /leases`: a page of the shared store's node leases; a conflict without one.
+    private func nodeLeases(offset: Int, limit: Int) async throws -> (total: Int, page: [PostgresStateStore.NodeLease])
+    {
+        guard let store else {
+            throw AdminAPI.Conflict("leases exist only with state: { store: postgres }; this gateway keeps none")
+        }
+        guard let shared = store as? PostgresStateStore else {
+            throw AdminAPI.Conflict(
+                "leases exist only with state: { store: postgres }; this gateway's store is \(type(of: store))")
+        }
+        return try await shared.nodeLeases(offset: offset, limit: limit)
+    }
+
+    /// A page of the bridged subscriptions of every shard and their number: the shards' tables
+    /// one after another, each asked for what is left of the page.
+    private static func subscriptions(
+        of serving: NIOLockedValueBox<[GatewayRuntime]>, uri: String?, side: GatewayConfiguration.Side?, offset: Int,
+        limit: Int
+    ) async throws -> (total: Int, page: [GatewayCore.BridgedSubscription]) {
+        let runtimes = serving.withLockedValue { $0 }
+        guard !runtimes.isEmpty else { throw AdminAPI.Unavailable() }
+        var total = 0
+        var page: [GatewayCore.BridgedSubscription] = []
+        for runtime in runtimes {
+            let (start, left) = (max(0, offset - total), max(0, limit - page.count))
+            let (count, part) = try await runtime.eventLoop.submit {
+                runtime.bridgedSubscriptions(uri: uri, side: side, offset: start, limit: left)
+            }.get()
+            total += count
+            page += part
+        }
+        return (total, page)
     }
 
     /// Reads the configuration file and the pres-rules documents again and applies them without
@@ -898,7 +943,7 @@ public final class GatewayServer: @unchecked Sendable {
             }
             documents.withLockedValue { $0 = read }
             let shared = applied.share(of: loops.count)
-            Self.onEveryShard(runtimes) { $0.reconfigure(shared, mapper: PresenceMapper(tables: tables)) }
+            Self.handToEveryShard(runtimes) { $0.reconfigure(shared, mapper: PresenceMapper(tables: tables)) }
             current.withLockedValue { $0 = applied }
         }.get()
     }
@@ -1063,7 +1108,7 @@ public final class GatewayServer: @unchecked Sendable {
                     )
                 }
             } else {
-                await onEveryShard { $0.shutdown() }
+                await awaitEveryShard { $0.shutdown() }
                 try? await Task.sleep(nanoseconds: UInt64(max(0, grace.nanoseconds)))
                 if store != nil { _ = await Self.stopKeepingState(runtimes) }
             }

@@ -147,7 +147,7 @@ extension GatewayCore {
     /// `actions`, followed by the watcher information a step's changes call for: nothing at all
     /// to do (the actions untouched) while no one subscribes to it.
     mutating func withWatcherInfo(_ actions: [Action], now: NIODeadline) -> [Action] {
-        guard !watcherInfo.isEmpty || upnpFollowsWatchers else { return actions }
+        guard !watcherInfo.isEmpty || upnpFollowsWatchers || sharesWatchers else { return actions }
         var out = actions
         out += watcherInfoChanges(now: now)
         return out
@@ -158,7 +158,7 @@ extension GatewayCore {
     /// (``WatcherInfoServer/changes(_:everyWatch:policy:now:)``). `everyWatch`: a new policy may
     /// have moved any watcher without a change to its subscription.
     mutating func watcherInfoChanges(now: NIODeadline, everyWatch: Bool = false) -> [Action] {
-        guard !watcherInfo.isEmpty || upnpFollowsWatchers else { return [] }
+        guard !watcherInfo.isEmpty || upnpFollowsWatchers || sharesWatchers else { return [] }
         fileWatcherReports()
         let changed = watcherInfo.takeRosterChanges()
         guard !changed.isEmpty || everyWatch || watcherInfo.resyncing else { return [] }
@@ -183,7 +183,7 @@ extension GatewayCore {
             report.named = report.named.filter { listsWatchers(of: $0.key) }
             return WatcherReport.Update(id: update.id, report: report.named.isEmpty ? nil : report)
         }
-        watcherInfo.file(listed)
+        watcherInfo.file(listed, share: sharesWatchers)
     }
 
     /// Whether anyone may be shown the watchers of `presentity` (an address of record): a
@@ -199,7 +199,13 @@ extension GatewayCore {
     mutating func refileWatchers() {
         bridge.followWatchers(false)
         notifier.followWatchers(false)
-        watcherInfo.forgetRoster()
+        if settings.shardCount > 1 {
+            // This shard's own watchers only: the other shards' are theirs to report.
+            let (shard, count) = (settings.shard, settings.shardCount)
+            watcherInfo.forgetRoster(where: { Self.shard(ofWatcher: $0, of: count) == shard }, share: true)
+        } else {
+            watcherInfo.forgetRoster()
+        }
         followWatcherInfoSubscribers()
     }
 
@@ -208,9 +214,45 @@ extension GatewayCore {
     /// wherever subscriptions come or go, and at start.
     /// `starting`: a first watcher information subscription is about to be answered.
     mutating func followWatcherInfoSubscribers(starting: Bool = false) {
-        let following = starting || !watcherInfo.isEmpty || upnpFollowsWatchers
+        let following = starting || !watcherInfo.isEmpty || upnpFollowsWatchers || sharesWatchers
         bridge.followWatchers(following)
         notifier.followWatchers(following)
         if following { fileWatcherReports() } else { watcherInfo.forgetRoster() }
+    }
+
+    // MARK: - Several shards
+
+    /// Whether this shard's watchers are reported to the other shards, and theirs to it
+    /// (docs/shards.md, "Across shards"): with several shards, while anyone may be shown
+    /// watchers. A presentity's watchers are spread over the shards by their own addresses of
+    /// record; every shard's roster holds them all, so that the shard of a watcher information
+    /// subscription (or of the UPnP user) lists every one.
+    var sharesWatchers: Bool {
+        settings.shardCount > 1 && (configuration.servesAnyWatcherInfo || upnpFollowsWatchers)
+    }
+
+    /// The shard of `count` holding the watch a roster id names (``WatcherReport/id(_:key:)``):
+    /// the one its key says, as the restore places it.
+    static func shard(ofWatcher id: String, of count: Int) -> Int {
+        guard let key = Int(id.dropFirst()) else { return 0 }
+        return IdentifierSource.shard(ofKey: key) % count
+    }
+
+    /// What this shard's watches reported since the last call, for the other shards
+    /// (``receiveWatcherReports(_:reset:fromShard:now:)``); nil when nothing.
+    mutating func takeWatcherReportsForOtherShards() -> (reset: Bool, updates: [WatcherReport.Update])? {
+        watcherInfo.takeShared()
+    }
+
+    /// Another shard's watchers as its watches reported them (after forgetting what it reported
+    /// before, with `reset`): filed in the roster, and the watcher information that changes
+    /// with them sent.
+    mutating func receiveWatcherReports(
+        _ updates: [WatcherReport.Update], reset: Bool, fromShard shard: Int, now: NIODeadline
+    ) -> [Action] {
+        let count = settings.shardCount
+        if reset { watcherInfo.forgetRoster(where: { Self.shard(ofWatcher: $0, of: count) == shard }) }
+        watcherInfo.file(updates)
+        return watcherInfoChanges(now: now)
     }
 }

@@ -31,8 +31,11 @@ struct WatcherInfoServer: Sendable {
 
     private var watches: [Int: Watch] = [:]
     /// Who watches whom, as the components holding the watchers' subscriptions report it, while
-    /// anyone follows watchers (`GatewayCore+WatcherInfo`).
+    /// anyone follows watchers (`GatewayCore+WatcherInfo`); of several shards, every shard's
+    /// watchers (docs/shards.md).
     private(set) var roster = WatcherRoster()
+    /// This shard's reports not yet handed to the other shards (``takeShared()``).
+    private var shared: (reset: Bool, updates: [WatcherReport.Update]) = (false, [])
     /// Keys written or removed since the store last took the changes, while journaling.
     private var changed: Set<Int> = []
     private var journalingOn = false
@@ -74,14 +77,33 @@ struct WatcherInfoServer: Sendable {
 
     // MARK: - The watchers' roster
 
-    /// Files the watchers the components reported.
-    mutating func file(_ updates: [WatcherReport.Update]) { roster.file(updates) }
+    /// Files the watchers the components reported; with `share`, they are also kept for the
+    /// other shards (``takeShared()``).
+    mutating func file(_ updates: [WatcherReport.Update], share: Bool = false) {
+        roster.file(updates)
+        if share { shared.updates += updates }
+    }
 
     /// Presentity → the ids of its watchers whose report changed since the last call.
     mutating func takeRosterChanges() -> [String: Set<String>] { roster.takeChanged() }
 
     /// No one follows watchers any more: the roster is let go.
     mutating func forgetRoster() { roster.removeAll() }
+
+    /// Forgets the watchers whose id `matches`: with `share`, this shard's own, which the other
+    /// shards forget too (the reports that follow, if any, are the whole of them again).
+    mutating func forgetRoster(where matches: (String) -> Bool, share: Bool = false) {
+        roster.removeAll(where: matches)
+        if share { shared = (true, []) }
+    }
+
+    /// What this shard's components reported since the last call, for the other shards: whether
+    /// they forget what it reported before (`reset`), and the reports; nil when there is none.
+    mutating func takeShared() -> (reset: Bool, updates: [WatcherReport.Update])? {
+        guard shared.reset || !shared.updates.isEmpty else { return nil }
+        defer { shared = (false, []) }
+        return shared
+    }
 
     // MARK: - Documents
 

@@ -89,6 +89,12 @@ struct WatcherRoster: Sendable {
         byPresentity = [:]
         changed = [:]
     }
+
+    /// Forgets the reports whose id `matches` (one shard's, docs/shards.md): their watchers
+    /// count as changed, as if each had been reported gone.
+    mutating func removeAll(where matches: (String) -> Bool) {
+        file(reports.keys.filter(matches).map { WatcherReport.Update(id: $0, report: nil) })
+    }
 }
 
 /// What a component holding watchers' subscriptions owes the ``WatcherRoster``: the keys of the
