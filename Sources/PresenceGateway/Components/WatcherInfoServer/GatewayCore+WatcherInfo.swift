@@ -201,8 +201,7 @@ extension GatewayCore {
         notifier.followWatchers(false)
         if settings.shardCount > 1 {
             // This shard's own watchers only: the other shards' are theirs to report.
-            let (shard, count) = (settings.shard, settings.shardCount)
-            watcherInfo.forgetRoster(where: { Self.shard(ofWatcher: $0, of: count) == shard }, share: true)
+            forgetWatchers(heldBy: settings.shard, share: true)
         } else {
             watcherInfo.forgetRoster()
         }
@@ -250,9 +249,15 @@ extension GatewayCore {
     mutating func receiveWatcherReports(
         _ updates: [WatcherReport.Update], reset: Bool, fromShard shard: Int, now: NIODeadline
     ) -> [Action] {
-        let count = settings.shardCount
-        if reset { watcherInfo.forgetRoster(where: { Self.shard(ofWatcher: $0, of: count) == shard }) }
+        if reset { forgetWatchers(heldBy: shard, share: false) }
         watcherInfo.file(updates)
         return watcherInfoChanges(now: now)
+    }
+
+    /// Forgets the roster's watchers whose watches `shard` holds (with `share`, this shard's
+    /// own, which the other shards are told to forget too).
+    private mutating func forgetWatchers(heldBy shard: Int, share: Bool) {
+        let count = settings.shardCount
+        watcherInfo.forgetRoster(where: { Self.shard(ofWatcher: $0, of: count) == shard }, share: share)
     }
 }
