@@ -159,12 +159,20 @@ import Glibc
             return try #require(await answer, "no answer to \(watcher)")
         }
 
-        /// The first dialog-creating SUBSCRIBE the edge gets within `seconds`.
+        /// Call-IDs of the legs the edge has already seen: a retransmission of one (its answer
+        /// was late on a loaded machine, RFC 3261 §17.1.2.2) is not a new leg.
+        private var legs: Set<String> = []
+
+        /// The first dialog-creating SUBSCRIBE of a leg not seen before that the edge gets
+        /// within `seconds`.
         func newSubscribe(within seconds: Double) async -> SIPRequest? {
             let end = Date().addingTimeInterval(seconds)
             while end.timeIntervalSinceNow > 0 {
                 let requests = await edge.receive(for: 0.2).compactMap(\.request)
-                if let found = requests.first(where: { $0.method == .subscribe && (try? $0.headers.to?.tag) == nil }) {
+                if let found = requests.first(where: {
+                    $0.method == .subscribe && (try? $0.headers.to?.tag) == nil && !legs.contains($0.headers.callID ?? "")
+                }) {
+                    legs.insert(found.headers.callID ?? "")
                     return found
                 }
             }
