@@ -1,6 +1,5 @@
 public import Logging
 public import Metrics
-internal import NIOConcurrencyHelpers
 public import NIOCore
 public import SIPMessages
 
@@ -41,7 +40,7 @@ public final class SIPShardedTransport: Sendable {
                 configuration: own, eventLoop: loop, logger: logger, metricsFactory: metricsFactory,
                 metricsDimensions: metricsDimensions, capture: capture, connectionCounts: counts)
         }
-        handlers = loops.map { _ in HandlerSlot() }
+        handlers = loops.map { HandlerSlot(eventLoop: $0) }
         for (shard, member) in members.enumerated() {
             member.setMessageHandler { [weak self] received in self?.deliver(received, readBy: shard) }
         }
@@ -103,23 +102,31 @@ public final class SIPShardedTransport: Sendable {
             return
         }
         let handler = handlers[owner]
-        members[owner].eventLoop.execute { handler.deliver(received) }
+        handler.eventLoop.execute { handler.deliver(received) }
     }
 
-    /// A shard's message handler. Not a `NIOLockedValueBox` of the closure: reading a closure
-    /// through that box's `inout` access writes it back wrapped in two more reabstraction thunks,
-    /// so every message made the next one's call deeper, until the loop's stack overflowed
-    /// (after about 25,000 messages).
+    /// A shard's message handler, confined to the shard's loop: set there, and read there for
+    /// every message, which ``deliver(_:readBy:)`` calls on the owner's loop (read there, or
+    /// handed over), so no message takes a lock for it. (Not a `NIOLockedValueBox` of the
+    /// closure either: reading a closure through that box's `inout` access writes it back
+    /// wrapped in two more reabstraction thunks, so every message made the next one's call
+    /// deeper, until the loop's stack overflowed after about 25,000 messages.)
     private final class HandlerSlot: @unchecked Sendable {
-        private let lock = NIOLock()
+        let eventLoop: any EventLoop
         private var handler: (@Sendable (SIPReceivedMessage) -> Void)?
 
+        init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+        /// Installs `handler` on the shard's loop; messages that arrive before it are dropped,
+        /// as those a transport without a handler reads (a UDP peer retransmits them).
         func set(_ handler: @escaping @Sendable (SIPReceivedMessage) -> Void) {
-            lock.withLock { self.handler = handler }
+            guard eventLoop.inEventLoop else { return eventLoop.execute { self.handler = handler } }
+            self.handler = handler
         }
 
         func deliver(_ received: SIPReceivedMessage) {
-            lock.withLock { handler }?(received)
+            eventLoop.assertInEventLoop()
+            handler?(received)
         }
     }
 
