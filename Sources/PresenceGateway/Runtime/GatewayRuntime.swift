@@ -711,8 +711,12 @@ public final class GatewayRuntime: @unchecked Sendable {
     }
 
     /// Carries out one step of the core: with a durable store, its changes are handed to the
-    /// writer first, and its messages go out once they are written (``StateWriter``).
+    /// writer first, and its messages go out once they are written (``StateWriter``). Once this
+    /// runtime stops to continue elsewhere (a restart that keeps every dialog, a drain), what
+    /// the store holds is what the next process continues: a later step (a NOTIFY whose
+    /// transaction fails as the listeners close, a timer) changes nothing there.
     private func perform(_ actions: [GatewayCore.Action]) {
+        if keeping { return }
         if let shareWatcherReports, let reports = core.takeWatcherReportsForOtherShards() {
             shareWatcherReports(reports.reset, reports.updates)
         }
