@@ -55,13 +55,16 @@ struct TakeoverProcessTests {
         return Pair(callID: callID, fromTag: "dv\(n)", toTag: toTag)
     }
 
+    /// A node of the shared store on `threads` shards, its admin endpoint open to `POST /node/drain`.
     static func node(_ name: String, _ ports: Ports, directory: String, binary: String, cluster: PostgresCluster, database: String,
-                     edge: RawSIPSocket, watcher: RawSIPSocket) throws -> Gateway {
+                     edge: RawSIPSocket, watcher: RawSIPSocket, threads: Int = 1, lease: Int = 3) throws -> Gateway {
         let configuration = directory + "/\(name).yaml"
         try Gateway.yaml(
             listen: ports, enterprise: ("edge", edge.port), oma: ("oma", watcher.port),
-            state: #"{ store: postgres, url: "\#(cluster.url(database))", node: \#(name), lease: 3 }"#
-        ).write(toFile: configuration, atomically: true, encoding: .utf8)
+            state: #"{ store: postgres, url: "\#(cluster.url(database))", node: \#(name), lease: \#(lease) }"#,
+            extra: "threads: \(threads)"
+        ).replacingOccurrences(of: "port: \(ports.admin) }", with: "port: \(ports.admin), tokenless-control: true }")
+        .write(toFile: configuration, atomically: true, encoding: .utf8)
         return Gateway(binary: binary, configuration: configuration, directory: directory, admin: ports.admin)
     }
 
@@ -181,6 +184,92 @@ struct TakeoverProcessTests {
             let accepted = fromA.filter { $0.response?.statusCode == 200 || $0.request != nil }
             #expect(accepted.isEmpty, "node A acted in a dialog node B holds: \(accepted.map { "\($0.response?.statusCode ?? 0) \($0.request?.method.description ?? "")" })\n\(processA.output.suffix(3000))")
             #expect(processA.output.contains("the fence is lifted"), "\(processA.output.suffix(3000))")
+        }
+    }
+
+    /// A node on two threads (docs/shards.md, "Several nodes") holds pairs on both of its shards.
+    /// Killed (past its lease) or drained, each pair is continued by a node on two threads on the
+    /// shard its tags name: every leg is refreshed from there, and every watcher's refresh in its
+    /// dialog, sent to the new node, is answered 200 in that dialog, not 481 (RFC 6665 §4.1.3).
+    /// The watchers leave A's NOTIFYs unanswered: a drain closes A's listeners with their
+    /// transactions open, and their failure must not end a subscription the store hands over.
+    @Test(arguments: [SharedStateProcessTests.Leave.killed, .drained])
+    func aNodeOnTwoThreadsHandsEachPairToTheShardItsTagNames(_ leave: SharedStateProcessTests.Leave) async throws {
+        try await SharedStateProcessTests.withSetUp("shards") { binary, directory, cluster, database in
+            let edge = try RawSIPSocket.udp(), watcher = try RawSIPSocket.udp()
+            let (a, b) = (try Self.ports(), try Self.ports())
+            // Drained: B takes over at its next renewal, a third of the lease; killed: after A's lease.
+            let lease = leave == .killed ? 3 : 9
+            func node(_ name: String, _ ports: Ports) throws -> Gateway {
+                try Self.node(name, ports, directory: directory, binary: binary, cluster: cluster, database: database,
+                              edge: edge, watcher: watcher, threads: 2, lease: lease)
+            }
+            let (nodeA, nodeB) = (try node("gw-a", a), try node("gw-b", b))
+            let processA = try await nodeA.start()
+            let processB = try await nodeB.start()
+            defer {
+                processA.kill()
+                processB.kill()
+            }
+            let count = 8
+            var pairs: [Pair] = []
+            for n in 1...count { pairs.append(try await Self.pair(n, node: a, watcher: watcher, edge: edge)) }
+            #expect(try await Self.waitForWatchers(nodeA, count, within: 5) != nil)
+            // A's records are on both of its shards: a key's bits 32 to 39 name the shard that made it.
+            let shards = "SELECT count(DISTINCT (key::int8 >> 32) & 255) FROM gateway_state WHERE node = 'gw-a' AND key ~ '^[0-9]+$'"
+            #expect(try await cluster.sql(shards, database: database) == "2")
+
+            switch leave {
+            case .killed:
+                processA.send(SIGKILL)
+                #expect(await processA.wait(timeout: 5) == -1)
+            case .drained:
+                let drain = try await loopbackHTTP(port: Int(a.admin), "POST", "/node/drain")
+                #expect(drain.status == 200, "\(drain.body)\n\(processA.output.suffix(3000))")
+                #expect(drain.body.contains(#""handedOver":"#), "\(drain.body)")
+            }
+            let took = try await Self.waitForWatchers(nodeB, count, within: Double(lease) * 2 + 5)
+            #expect(took != nil, "node B did not continue A's pairs:\n\(processB.output.suffix(3000))")
+            #expect(try await cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-a'", database: database) == "0")
+
+            for (n, pair) in zip(1..., pairs) {
+                _ = watcher.send(Array("""
+                    SUBSCRIBE sip:gateway@127.0.0.1:\(b.oma) SIP/2.0\r
+                    Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKshard\(n)\r
+                    Max-Forwards: 70\r
+                    From: <sip:dave\(n)@oma.example>;tag=\(pair.fromTag)\r
+                    To: <sip:bob@contoso.com>;tag=\(pair.toTag)\r
+                    Call-ID: \(pair.callID)\r
+                    CSeq: 2 SUBSCRIBE\r
+                    Contact: <sip:dave\(n)@127.0.0.1:\(watcher.port)>\r
+                    Event: presence\r
+                    Accept: application/pidf+xml\r
+                    Expires: 3600\r
+                    Content-Length: 0\r
+                    \r
+
+                    """.utf8), to: b.oma)
+            }
+            var refreshed: Set<String> = []
+            var answered: [String: Int] = [:]
+            let deadline = Date().addingTimeInterval(15)
+            while refreshed.count < count || answered.count < count, Date() < deadline {
+                if let refresh = await edge.receive(within: 0.1, matching: { $0.request?.method == .subscribe })?.request {
+                    if refresh.headers[.contact]?.contains(":\(b.enterprise)") == true { refreshed.insert(refresh.headers.callID ?? "") }
+                    _ = edge.send(SIPResponse(replyingTo: refresh, statusCode: 200).serialized(), to: b.enterprise)
+                }
+                while let message = await watcher.receive(within: 0.05) {
+                    if let notify = message.request, notify.method == .notify {
+                        _ = watcher.send(SIPResponse(replyingTo: notify, statusCode: 200).serialized(), to: b.oma)
+                    }
+                    if let response = message.response, (try? response.headers.cseq)?.sequence == 2, response.statusCode >= 200 {
+                        answered[response.headers.callID ?? ""] = response.statusCode
+                    }
+                }
+            }
+            #expect(refreshed.count == count, "legs refreshed from B: \(refreshed.count)\n\(processB.output.suffix(3000))")
+            #expect(answered.count == count && answered.values.allSatisfy { $0 == 200 }, "\(answered)")
+            #expect(processB.output.contains("took over"), "\(processB.output.suffix(3000))")
         }
     }
 }

@@ -18,10 +18,12 @@ import Testing
         #expect(try GatewayConfiguration(yaml: Self.yaml("auto")).threads == min(cores, GatewayConfiguration.threadsLimit))
     }
 
-    @Test(arguments: [
-        ("0", "from 1 to 64"), ("65", "from 1 to 64"), ("two", "from 1 to 64"),
-        ("2\nstate: { store: postgres, url: \"postgres://gw@db.example/gateway\", node: gw1 }", "state.store: postgres"),
-    ])
+    @Test func aNodeOfASharedStoreRunsSeveralShards() throws {
+        let postgres = "state: { store: postgres, url: \"postgres://gw@db.example/gateway\", node: gw1 }\n"
+        #expect(try GatewayConfiguration(yaml: Self.yaml("2", postgres)).threads == 2)
+    }
+
+    @Test(arguments: [("0", "from 1 to 64"), ("65", "from 1 to 64"), ("two", "from 1 to 64")])
     func whatTheShardsCannotRunIsRefusedOnItsLine(_ value: String, _ words: String) {
         let error = #expect(throws: ConfigurationError.self) { try GatewayConfiguration(yaml: Self.yaml(value)) }
         #expect(error?.line == 6, "\(error?.description ?? "")")

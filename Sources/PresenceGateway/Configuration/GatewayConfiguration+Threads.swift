@@ -7,21 +7,12 @@ extension GatewayConfiguration {
     public static let threadsLimit = 64
 
     /// Reads `threads:`: a number from 1 to ``threadsLimit``, or `auto` for one per core
-    /// (docs/shards.md). Refused above 1 with what the shards cannot share yet: a store of
-    /// several nodes (`store: postgres`: leases and takeover are per node).
-    static func threads(_ node: ConfigurationNode?, state: State) throws(ConfigurationError) -> Int {
+    /// (docs/shards.md).
+    static func threads(_ node: ConfigurationNode?) throws(ConfigurationError) -> Int {
         guard let node else { return 1 }
-        let threads =
-            try node.string() == "auto"
+        return try node.string() == "auto"
             ? min(ProcessInfo.processInfo.activeProcessorCount, threadsLimit)
             : node.integer(in: 1...threadsLimit)
-        guard threads > 1 else { return threads }
-        if case .postgres = state.store {
-            throw node.error(
-                "threads: \(threads) does not run with state.store: postgres yet (a node's lease and takeover are one shard's); use threads: 1"
-            )
-        }
-        return threads
     }
 
     /// Whether the gateway serves watcher information for any presentity

@@ -258,7 +258,7 @@ extension GatewayConfiguration {
             throw (top["upnp"] ?? root).error("upnp user \(upnp.user) is in no domain of the gateway's")
         }
         xcapAuth = try Self.xcapAuth(top["xcap-auth"], roots: xcapRoots)
-        threads = try Self.threads(top["threads"], state: state)
+        threads = try Self.threads(top["threads"])
     }
 
     /// Reads `listen:`: at least one listener, and one for each side.

@@ -76,10 +76,15 @@ public final class GatewayRuntime: @unchecked Sendable {
     /// Hands what this shard's watches reported to the other shards (docs/shards.md, "Across
     /// shards"): set, with several shards, before ``start(restored:restoredAt:)``.
     var shareWatcherReports: (@Sendable (_ reset: Bool, _ updates: [WatcherReport.Update]) -> Void)?
+    /// With several shards on a shared store: takes the records of a node whose lease ran out,
+    /// hands every other shard its share (``adoptTakenOver(_:)``) and returns this shard's
+    /// (docs/shards.md, "Several nodes"). Set before ``start(restored:restoredAt:)``.
+    var handOutTakenOver: (@Sendable ([StateRecord]) -> [StateRecord])?
     /// Whether ``start(restored:restoredAt:)`` ran; before, other shards' reports wait in
-    /// ``earlyWatcherReports``.
+    /// ``earlyWatcherReports``, and records they took over in ``earlyTakenOver``.
     private var started = false
     private var earlyWatcherReports: [(updates: [WatcherReport.Update], reset: Bool, shard: Int)] = []
+    private var earlyTakenOver: [StateRecord] = []
     /// Follows and offers content indirection through the OMA content server (RFC 4483,
     /// ``ContentIndirection``). Set before ``start(restored:)``; without it every reference is
     /// refused with 415 and nothing is offered.
@@ -312,6 +317,8 @@ public final class GatewayRuntime: @unchecked Sendable {
             receiveWatcherReports(early.updates, reset: early.reset, fromShard: early.shard)
         }
         earlyWatcherReports = []
+        if !earlyTakenOver.isEmpty { adopt(earlyTakenOver) }
+        earlyTakenOver = []
         // What /health and the gauges say from the first moment it serves: the restored dialogs.
         publishStatus()
     }
@@ -1344,7 +1351,7 @@ extension GatewayRuntime {
                 let lapsed = asked >= leaseHeldUntil
                 leaseHeldUntil = asked + .seconds(Int64(shared.leaseSeconds))
                 if lapsed || reconciling { reconcile(shared) }
-                if !records.isEmpty { adopt(records) }
+                if !records.isEmpty { adopt(handOut(records)) }
             }.recover { [self] error in
                 // Known before a write fails: new subscriptions get 503 from now on.
                 writer?.storeFailed(error)
@@ -1358,18 +1365,14 @@ extension GatewayRuntime {
         public var description: String
     }
 
-    /// Hands every dialog of this node to the other nodes sharing the store, before it stops
-    /// (README, "Runtime control"; docs/state.md, "Several nodes"). From now on it answers and
-    /// sends nothing and no longer renews its lease; every change is written; `silence` then
-    /// closes its listeners and gives the fronts' probes time to find it gone, so requests in its
-    /// dialogs go to the other nodes; it ends its lease at once, and the others take its records
-    /// over at their next renewal (a third of their lease) instead of when the lease would have
-    /// run out, continuing them as after a failover. Succeeds with the number of records handed
-    /// over once the store lists none as this node's; fails when the store is not shared or that
-    /// takes past `timeout`.
-    public func drain(timeout: TimeAmount, silence: @escaping @Sendable () async -> Void) -> EventLoopFuture<Int> {
+    /// The first half of handing every dialog of this node to the other nodes sharing the store
+    /// (README, "Runtime control"; docs/state.md, "Several nodes"), on each shard: from now on it
+    /// answers and sends nothing and no longer renews its lease, and every change is written.
+    /// The future says whether the store took them all within `timeout`; fails when the store is
+    /// not shared. The second half, once every shard is quiet, is ``handOver(_:until:)``.
+    public func quietForDrain(timeout: TimeAmount) -> EventLoopFuture<Bool> {
         eventLoop.preconditionInEventLoop()
-        guard let shared, let writer else {
+        guard shared != nil, let writer else {
             return eventLoop.makeFailedFuture(
                 DrainError(description: "only a node of a shared store (store: postgres) drains"))
         }
@@ -1381,21 +1384,16 @@ extension GatewayRuntime {
         let renewalStopped = eventLoop.makePromise(of: Void.self)
         if let leaseRenewal { leaseRenewal.cancel(promise: renewalStopped) } else { renewalStopped.succeed() }
         leaseRenewal = nil
-        let deadline = NIODeadline.now() + timeout
-        return renewalStopped.futureResult.flatMap { [self] in writer.drain(timeout: timeout) }.flatMap {
-            [self] written in
-            guard written else {
-                return eventLoop.makeFailedFuture(DrainError(description: "the store did not take every change"))
-            }
-            return eventLoop.makeFutureWithTask {
-                await silence()
-                return try await Self.handOver(shared, until: deadline)
-            }
-        }
+        return renewalStopped.futureResult.flatMap { [self] in writer.drain(timeout: timeout) }
     }
 
-    /// Ends the lease and waits until the store lists none of the records as this node's.
-    private static func handOver(_ shared: any SharedStateStore, until deadline: NIODeadline) async throws -> Int {
+    /// The second half of a drain, once every shard of this node is quiet
+    /// (``quietForDrain(timeout:)``) and its listeners are closed: ends the lease at once, so the
+    /// other nodes take its records over at their next renewal (a third of their lease) instead
+    /// of when the lease would have run out, continuing them as after a failover. Returns the
+    /// number of records handed over once the store lists none as this node's; fails when that
+    /// takes past `deadline`.
+    public static func handOver(_ shared: any SharedStateStore, until deadline: NIODeadline) async throws -> Int {
         let held = try await shared.heldRecordIDs().count
         guard try await shared.releaseNodeLease() else {
             throw DrainError(description: "another process holds this node's name")
@@ -1454,6 +1452,25 @@ extension GatewayRuntime {
         }
     }
 
+    /// Of the records this shard took over, its own share: with several shards, the others'
+    /// shares are handed to them (``handOutTakenOver``).
+    private func handOut(_ records: [StateRecord]) -> [StateRecord] {
+        guard !records.isEmpty, let handOutTakenOver else { return records }
+        return handOutTakenOver(records)
+    }
+
+    /// Records of a node whose lease ran out that another shard took over, this shard's share
+    /// (``handOutTakenOver``): continued as ``adopt(_:)`` says, once this runtime has started.
+    func adoptTakenOver(_ records: [StateRecord]) {
+        eventLoop.preconditionInEventLoop()
+        guard started else {
+            earlyTakenOver += records
+            return
+        }
+        guard !keeping else { return }
+        adopt(records)
+    }
+
     /// Continues the dialogs of a node that stopped, as after a restart: each subscription is
     /// refreshed from here (with this node's Contact, a target refresh), and each watcher is sent
     /// the current state once it is known again. Record by record: one that does not decode is
@@ -1486,7 +1503,7 @@ extension GatewayRuntime {
             () async throws -> (owner: (node: String, leaseRemaining: Double)?, taken: [StateRecord]) in
             let owner = try await shared.dialogOwner(callID: callID, localTag: tag)
             guard let owner, owner.leaseRemaining <= 0 else { return (owner, []) }
-            return (owner, try await shared.takeOverExpired())
+            return (owner, self.handOut(try await shared.takeOverExpired()))
         }.whenComplete { [self] result in
             ownerLookups -= 1
             guard !keeping else { return }

@@ -388,6 +388,7 @@ public final class GatewayServer: @unchecked Sendable {
             try makeRuntime(core, shard: shard, locals: locals, store: store)
         }
         Self.shareWatchers(among: runtimes)
+        if store is any SharedStateStore { Self.shareTakeovers(among: runtimes) }
         for (runtime, restored) in zip(runtimes, continued) {
             try await runtime.eventLoop.submit { runtime.start(restored: restored, restoredAt: restoredAt) }.get()
         }
@@ -526,6 +527,24 @@ public final class GatewayServer: @unchecked Sendable {
                         target.receiveWatcherReports(updates, reset: reset, fromShard: shard)
                     }
                 }
+            }
+        }
+    }
+
+    /// With several shards on a shared store, the records a shard takes over from a node whose
+    /// lease ran out go to the shards a restore would put them on (``GatewayCore/partition(_:into:)``),
+    /// each on its own loop (docs/shards.md, "Several nodes").
+    private static func shareTakeovers(among runtimes: [GatewayRuntime]) {
+        guard runtimes.count > 1 else { return }
+        let shards = runtimes.map { WeakRuntime(runtime: $0) }
+        for (shard, runtime) in runtimes.enumerated() {
+            runtime.handOutTakenOver = { records in
+                let parts = GatewayCore.partition(records, into: shards.count)
+                for (other, part) in parts.enumerated() where other != shard && !part.isEmpty {
+                    guard let target = shards[other].runtime else { continue }
+                    target.eventLoop.execute { target.adoptTakenOver(part) }
+                }
+                return parts[shard]
             }
         }
     }
@@ -1037,24 +1056,34 @@ public final class GatewayServer: @unchecked Sendable {
         return #","xcap":"# + String(decoding: data, as: UTF8.self)
     }
 
-    /// Drains this node of a shared store (``GatewayRuntime/drain(timeout:silence:)``): its SIP
-    /// listeners close, and after ``frontNotice`` (the fronts probe each second: they find it
-    /// gone meanwhile) its dialogs are handed to the other nodes without waiting for its lease.
-    /// The admin endpoint stays until the process is stopped, `/health` saying "drained".
-    /// Returns the number of records handed over.
+    /// Drains this node of a shared store: every shard stops answering and sending and writes
+    /// what it has not yet (``GatewayRuntime/quietForDrain(timeout:)``), the SIP listeners close,
+    /// and after ``frontNotice`` (the fronts probe each second: they find it gone meanwhile) its
+    /// dialogs are handed to the other nodes without waiting for its lease
+    /// (``GatewayRuntime/handOver(_:until:)``). The admin endpoint stays until the process is
+    /// stopped, `/health` saying "drained". Returns the number of records handed over.
     public func drain() async throws -> Int {
-        guard let runtime, case .postgres(let postgres) = configuration.state.store else {
+        let runtimes = runtimes
+        guard !runtimes.isEmpty, let shared = store as? any SharedStateStore,
+            case .postgres(let postgres) = configuration.state.store
+        else {
             throw GatewayRuntime.DrainError(description: "only a node of a shared store (store: postgres) drains")
         }
         let timeout = TimeAmount.seconds(Int64(postgres.leaseSeconds) + 10)
+        let deadline = NIODeadline.now() + timeout
         logger.notice("draining: closing the SIP listeners, then handing every dialog to the other nodes")
-        let transports = Array(transports.values)
-        let handed = try await runtime.eventLoop.flatSubmit {
-            runtime.drain(timeout: timeout) {
-                for transport in transports { await transport.shutdown() }
-                try? await Task.sleep(nanoseconds: UInt64(Self.frontNotice.nanoseconds))
+        let written = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for runtime in runtimes {
+                group.addTask {
+                    try await runtime.eventLoop.flatSubmit { runtime.quietForDrain(timeout: timeout) }.get()
+                }
             }
-        }.get()
+            return try await group.reduce(true) { $0 && $1 }
+        }
+        guard written else { throw GatewayRuntime.DrainError(description: "the store did not take every change") }
+        for transport in transports.values { await transport.shutdown() }
+        try? await Task.sleep(nanoseconds: UInt64(Self.frontNotice.nanoseconds))
+        let handed = try await GatewayRuntime.handOver(shared, until: deadline)
         drained.withLockedValue { $0 = handed }
         logger.notice("drained: \(handed) records taken over by the other nodes")
         return handed
