@@ -26,6 +26,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        // Lock-free counters the shards share (PeerBoard); the version swift-nio already brings in.
+        .package(url: "https://github.com/apple/swift-atomics", exact: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
@@ -205,6 +207,7 @@ let package = Package(
             dependencies: [
                 "GatewayState", "MSPresenceEvents", "PresenceMapping", "PresenceDocuments", "XMLBridge", "SIPStack", "SIPTransport", "SIPMessages", "Multipart",
                 "_GatewayInternals", "UPnPDevice",
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

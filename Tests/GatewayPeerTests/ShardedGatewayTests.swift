@@ -21,8 +21,9 @@ import Testing
         let enterprise: UInt16
         let registry = PrometheusCollectorRegistry()
 
-        init(threads: Int, state: String, kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer, extra: String = "")
-            async throws
+        /// `edgeOptions`: more of the edge peer's settings (`, rate-limit: 2`).
+        init(threads: Int, state: String, kamailio: LoopbackDatagramPeer, edge: LoopbackDatagramPeer, extra: String = "",
+             edgeOptions: String = "") async throws
         {
             let yaml = """
                 threads: \(threads)
@@ -33,7 +34,7 @@ import Testing
                 enterprise: { domains: [contoso.com], next-hop: "sip:127.0.0.1:\(edge.port);transport=udp" }
                 oma: { domains: [oma.example], next-hop: "sip:127.0.0.1:\(kamailio.port);transport=udp" }
                 peers:
-                  - { name: edge, address: 127.0.0.1, port: \(edge.port), side: enterprise, network: sameEnterprise, trusted: true }
+                  - { name: edge, address: 127.0.0.1, port: \(edge.port), side: enterprise, network: sameEnterprise, trusted: true\(edgeOptions) }
                   - { name: kamailio, address: 127.0.0.1, port: \(kamailio.port), side: oma }
                 subscriptions: { piggyback-wait-ms: 300 }
                 \(extra)
@@ -46,16 +47,16 @@ import Testing
     }
 
     /// Enterprise watchers whose addresses of record fall on each of `count` shards, in shard
-    /// order.
-    static func watchers(onEachOf count: Int) throws -> [String] {
+    /// order, `each` of them per shard.
+    static func watchers(onEachOf count: Int, each: Int = 1) throws -> [String] {
         let map = ShardMap(count: count)
-        var found: [Int: String] = [:]
-        for n in 0..<1_000 where found.count < count {
+        var found: [Int: [String]] = [:]
+        for n in 0..<1_000 {
             let uri = "sip:watcher\(n)@contoso.com"
             let shard = map.shard(ofAddressOfRecord: try SIPURI(uri))
-            if found[shard] == nil { found[shard] = uri }
+            if found[shard, default: []].count < each { found[shard, default: []].append(uri) }
         }
-        return (0..<count).compactMap { found[$0] }
+        return (0..<count).flatMap { found[$0] ?? [] }
     }
 
     /// A PIDF SUBSCRIBE from `watcher` at the edge for carol (flow 1, "Enterprise PIDF watchers").
@@ -143,6 +144,36 @@ import Testing
             let series = #"gateway_subscriptions_active{kind="enterprise_watchers",shard="\#(shard)"}"#
             #expect(metricValue(gateway.registry, series) == 1, "\(series)")
         }
+        await gateway.server.stop(grace: .milliseconds(200))
+    }
+
+    /// A configured peer's `rate-limit` holds for the shards together (docs/shards.md, "What is
+    /// shared"): with `rate-limit: 2`, four SUBSCRIBEs at once from the edge, two for watchers
+    /// on each shard, make two legs, and the other two are answered 503 with Retry-After
+    /// (RFC 3261 §21.5.4): not two on each shard.
+    @Test func aPeersRateLimitHoldsForTheShardsTogether() async throws {
+        let kamailio = try LoopbackDatagramPeer()
+        let edge = try LoopbackDatagramPeer()
+        let gateway = try await Gateway(
+            threads: 2, state: "{ store: memory }", kamailio: kamailio, edge: edge, edgeOptions: ", rate-limit: 2")
+        let watchers = try Self.watchers(onEachOf: 2, each: 2)
+        #expect(watchers.count == 4)
+        for watcher in watchers { Self.subscribe(from: watcher, edge: edge, to: gateway.enterprise) }
+        // Counted by Call-ID: the unanswered legs are retransmitted.
+        var refused: Set<String> = []
+        var legs: Set<String> = []
+        let end = Date().addingTimeInterval(2)
+        while end.timeIntervalSinceNow > 0 {
+            for message in await edge.receive(for: 0.1) {
+                if let response = message.response, response.statusCode == 503, response.headers[.retryAfter] != nil {
+                    refused.insert(response.headers.callID ?? "")
+                }
+            }
+            for message in await kamailio.receive(for: 0.1) where message.request?.method == .subscribe {
+                legs.insert(message.request?.headers.callID ?? "")
+            }
+        }
+        #expect(refused.count == 2 && legs.count == 2, "refused \(refused), legs \(legs)")
         await gateway.server.stop(grace: .milliseconds(200))
     }
 

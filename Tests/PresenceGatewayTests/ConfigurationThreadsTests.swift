@@ -38,8 +38,8 @@ import Testing
         #expect(try GatewayConfiguration(yaml: Self.yaml("2", linked)).threads == 2)
     }
 
-    /// What is counted for the whole gateway or per peer is divided (rounded up); what is
-    /// counted per watcher, per request or per sender is whole on its shard.
+    /// What is counted for the whole gateway or per unconfigured sender is divided (rounded up);
+    /// what is counted per configured peer, per watcher, per request or per sender is whole.
     @Test func eachShardTakesItsShareOfTheBudgets() throws {
         let config = try GatewayConfiguration(
             yaml: Self.yaml(
@@ -50,8 +50,9 @@ import Testing
         #expect(share.limits.subscriptionsPerPeer == 3_334)
         #expect(share.limits.subscriptionsPerPresentity == 3_334)
         #expect(share.limits.unconfiguredPeerRate == config.limits.unconfiguredPeerRate / 3)
-        #expect(share.peers[0].rateLimit == 100)
-        #expect(share.peers[0].maxSubscriptions == 334)
+        // A configured peer's limits are whole: the shards count them together (PeerBoard).
+        #expect(share.peers[0].rateLimit == 300)
+        #expect(share.peers[0].maxSubscriptions == 1000)
         #expect(share.limits.subscriptionsPerWatcher == config.limits.subscriptionsPerWatcher)
         #expect(share.limits.resourcesPerBatch == config.limits.resourcesPerBatch)
         #expect(share.limits.fanOutBurst == config.limits.fanOutBurst)

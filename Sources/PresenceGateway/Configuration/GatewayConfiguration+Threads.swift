@@ -22,13 +22,15 @@ extension GatewayConfiguration {
     }
 
     /// This configuration as one of `count` shards runs it: what is counted for the whole
-    /// gateway or per peer (the table of dialogs, each peer's subscriptions and request rate,
-    /// each presentity's watchers) is divided among the shards, each taking its share
-    /// (docs/shards.md, "What is shared"). A peer's requests and a presentity's watchers are
-    /// spread over the shards by the watchers' addresses of record, so each shard sees about its
-    /// share of them. What is counted per watcher or per request (a watcher's subscriptions, a
-    /// batch's size, a sender's fan-out) is whole on its shard and stays; so do the transaction
-    /// tables, which are each shard's own.
+    /// gateway or per sender that is no configured peer (the table of dialogs, an unconfigured
+    /// sender's subscriptions and request rate, each presentity's watchers) is divided among the
+    /// shards, each taking its share (docs/shards.md, "What is shared"). Those requests and a
+    /// presentity's watchers are spread over the shards by the watchers' addresses of record, so
+    /// each shard sees about its share of them. A configured peer's `rate-limit` and
+    /// `max-subscriptions` stay whole: the shards count them together on a ``PeerBoard``. What
+    /// is counted per watcher or per request (a watcher's subscriptions, a batch's size, a
+    /// sender's fan-out) is whole on its shard and stays; so do the transaction tables, which are
+    /// each shard's own.
     public func share(of count: Int) -> GatewayConfiguration {
         guard count > 1 else { return self }
         func part(_ whole: Int) -> Int { max(1, (whole + count - 1) / count) }
@@ -37,10 +39,6 @@ extension GatewayConfiguration {
         shared.limits.subscriptionsPerPeer = part(limits.subscriptionsPerPeer)
         shared.limits.subscriptionsPerPresentity = part(limits.subscriptionsPerPresentity)
         shared.limits.unconfiguredPeerRate = limits.unconfiguredPeerRate / Double(count)
-        for index in shared.peers.indices {
-            shared.peers[index].rateLimit = peers[index].rateLimit.map { $0 / Double(count) }
-            shared.peers[index].maxSubscriptions = peers[index].maxSubscriptions.map(part)
-        }
         return shared
     }
 }

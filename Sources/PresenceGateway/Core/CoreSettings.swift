@@ -75,6 +75,13 @@ extension GatewayCore {
         settings.shardCount = count
     }
 
+    /// Holds the configured peers to their `max-subscriptions` on every shard together: this
+    /// shard's counts go to `board` (docs/shards.md, "What is shared"). After
+    /// ``place(onShard:of:)``.
+    public mutating func share(_ board: PeerBoard) {
+        quotas.share(board, shard: settings.shard)
+    }
+
     /// Whether this core starts what the gateway runs once, without a request: the linked
     /// identities' subscriptions and publications, the watcher mirror and the `xcap-diff`
     /// subscriptions. Of several shards, the first one's alone.

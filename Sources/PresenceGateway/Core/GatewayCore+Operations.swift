@@ -168,12 +168,15 @@ extension GatewayCore {
     /// the new policy blocks loses the resource with reason `rejected` (RFC 6665 §4.2.2) and the
     /// OMA leg is unsubscribed; a resource that waited for its owner (`confirm`) is decided
     /// (``resolveAwaitingAuthorization(now:)``). New mapping tables apply from the next notification each side
-    /// sends. Listeners and the SIP transports' TLS material are the runtime's to apply.
-    public mutating func reconfigure(_ new: GatewayConfiguration, mapper: PresenceMapper, now: NIODeadline) -> [Action]
-    {
+    /// sends. Listeners and the SIP transports' TLS material are the runtime's to apply. With
+    /// several shards, `board` is the new configuration's (``share(_:)``).
+    public mutating func reconfigure(
+        _ new: GatewayConfiguration, mapper: PresenceMapper, board: PeerBoard? = nil, now: NIODeadline
+    ) -> [Action] {
         let old = configuration
         configuration = new
         self.mapper = mapper
+        if let board { share(board) }
         followMovedPeers(from: old, to: new)
 
         // A list whose domain no longer has its RLS there (or an XCAP root of another) is given

@@ -28,6 +28,10 @@ struct Quotas: Sendable {
     var refusals = GatewayCore.Refusals()
     /// The peers an operator drained, by load key (GatewayCore+Draining.swift).
     var drained: Set<String> = []
+    /// With several shards: the configured peers' dialogs held by every shard, to which this
+    /// one, `shard`, publishes its own counts (docs/shards.md, "What is shared").
+    private var board: PeerBoard?
+    private var shard = 0
 
     // MARK: Watchers
 
@@ -68,27 +72,30 @@ struct Quotas: Sendable {
 
     // MARK: Peers and senders
 
-    /// Takes one of the dialogs of the peer counted under `key`; false when `limit` are held
-    /// (counted as a refusal).
+    /// Takes one of the dialogs of the peer counted under `key`; false when `limit` are held,
+    /// on every shard when the board counts the peer (counted as a refusal).
     mutating func takePeer(_ key: String, limit: Int?) -> Bool {
         let held = peers[key, default: 0]
-        if let limit, held >= limit {
+        if let limit, held + (board?.held(key, besides: shard) ?? 0) >= limit {
             refusals.peerQuota += 1
             return false
         }
         peers[key] = held + 1
+        board?.publish(key, held: held + 1, by: shard)
         return true
     }
 
     /// Counts a dialog of the peer under `key` that is held already (restored or recounted).
     mutating func countPeer(_ key: String) {
         peers[key, default: 0] += 1
+        board?.publish(key, held: peers[key, default: 0], by: shard)
     }
 
     /// One dialog less held by the peer under `key`; a sender that holds nothing more is
     /// forgotten, and its charge number with it.
     mutating func releasePeer(_ key: String) {
         guard let held = peers[key] else { return }
+        board?.publish(key, held: held - 1, by: shard)
         if held > 1 {
             peers[key] = held - 1
             return
@@ -100,7 +107,16 @@ struct Quotas: Sendable {
     /// Forgets every peer's count, before they are counted again from the dialogs held (a reload
     /// that moved configured peers).
     mutating func resetPeers() {
+        for key in peers.keys { board?.publish(key, held: 0, by: shard) }
         peers = [:]
+    }
+
+    /// Counts the configured peers' dialogs on `board` from now on, as shard `shard`: the
+    /// counts held now are published to it.
+    mutating func share(_ board: PeerBoard, shard: Int) {
+        self.board = board
+        self.shard = shard
+        for (key, held) in peers { board.publish(key, held: held, by: shard) }
     }
 
     /// The charge number the sender under `key` has been given, if any.

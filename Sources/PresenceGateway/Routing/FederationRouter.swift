@@ -17,6 +17,9 @@ public struct FederationRouter: Sendable {
     /// may have the port number of the gateway's TCP listener on the same host.
     public var localSentBy: Set<String>
     private var buckets: [BucketKey: TokenBucket] = [:]
+    /// With several shards: the configured peers' rate limits, which every shard's router takes
+    /// from (docs/shards.md, "What is shared").
+    public var board: PeerBoard?
 
     /// Whose rate limit a bucket holds: a configured peer's, or one source address's.
     enum BucketKey: Hashable {
@@ -95,6 +98,7 @@ public struct FederationRouter: Sendable {
         let limit: Double
         if let peer = peer(for: arrival) {
             guard let rate = peer.rateLimit else { return true }
+            if let allowed = board?.takeRequest(peer.name, now: now) { return allowed }
             (key, limit) = (.peer(peer.name), rate)
         } else {
             (key, limit) = (

@@ -1284,16 +1284,19 @@ public final class GatewayRuntime: @unchecked Sendable {
         return peerHealth().first { $0.name == name }
     }
 
-    /// Applies a new configuration without dropping a dialog (``GatewayCore/reconfigure(_:now:)``):
-    /// a new router (partners, peers, rate limits, trust), the core's policies and peers.
-    public func reconfigure(_ configuration: GatewayConfiguration, mapper: PresenceMapper) {
+    /// Applies a new configuration without dropping a dialog
+    /// (``GatewayCore/reconfigure(_:mapper:board:now:)``): a new router (partners, peers, rate
+    /// limits, trust), the core's policies and peers; with several shards, `board` is the new
+    /// configuration's, shared by them.
+    public func reconfigure(_ configuration: GatewayConfiguration, mapper: PresenceMapper, board: PeerBoard? = nil) {
         eventLoop.preconditionInEventLoop()
         router = FederationRouter(
             configuration: configuration, localAddresses: router.localAddresses, localSentBy: router.localSentBy)
+        router.board = board
         health.configure(Self.knownPeers(configuration))
         metrics.configure(Self.knownPeers(configuration))
         authentication = authentication.reconfigured(configuration)
-        perform(core.reconfigure(configuration, mapper: mapper, now: .now()))
+        perform(core.reconfigure(configuration, mapper: mapper, board: board, now: .now()))
     }
 
     /// One action of the UPnP Presence:1 service (flow 5, ``GatewayPresenceBackend``): `step`

@@ -370,12 +370,14 @@ public final class GatewayServer: @unchecked Sendable {
             try configuration.mappingsDirectory.map { try MappingTables.load(directory: $0) } ?? MappingTables.builtIn()
         let (contacts, transportContacts, locals) = try boundContacts()
         let shared = configuration.share(of: loops.count)
+        let board = Self.board(configuration, shards: loops.count)
         var cores = loops.indices.map { shard in
             var core = GatewayCore(
                 configuration: shared, mapper: PresenceMapper(tables: tables), contacts: contacts,
                 ids: .random(shard: shard))
             core.transportContacts = transportContacts.filter { $0.value.count > 1 }
             core.place(onShard: shard, of: loops.count)
+            if let board { core.share(board) }
             return core
         }
         var continued = [[GatewayCore.Action]](repeating: [], count: loops.count)
@@ -385,7 +387,7 @@ public final class GatewayServer: @unchecked Sendable {
             (cores, continued) = try await restoreState(records, from: store, at: restoredAt, into: cores)
         }
         let runtimes = try cores.enumerated().map { shard, core in
-            try makeRuntime(core, shard: shard, locals: locals, store: store)
+            try makeRuntime(core, shard: shard, locals: locals, store: store, board: board)
         }
         Self.shareWatchers(among: runtimes)
         if store is any SharedStateStore { Self.shareTakeovers(among: runtimes) }
@@ -488,11 +490,12 @@ public final class GatewayServer: @unchecked Sendable {
     /// The runtime of `shard` over `core`: a router that knows the addresses bound (`locals`),
     /// one transaction layer per side on the shard's view of the side's sockets, the resolvers,
     /// and the hooks for XCAP documents.
-    private func makeRuntime(_ core: GatewayCore, shard: Int, locals: Set<String>, store: (any StateStore)?) throws
-        -> GatewayRuntime
-    {
+    private func makeRuntime(
+        _ core: GatewayCore, shard: Int, locals: Set<String>, store: (any StateStore)?, board: PeerBoard?
+    ) throws -> GatewayRuntime {
         let sentBy = Set(bound.values.flatMap { $0 }.map { "\($0.kind.rawValue) \($0.host):\($0.port)" })
-        let router = FederationRouter(configuration: core.configuration, localAddresses: locals, localSentBy: sentBy)
+        var router = FederationRouter(configuration: core.configuration, localAddresses: locals, localSentBy: sentBy)
+        router.board = board
         var layers: [GatewayConfiguration.Side: SIPTransactionLayer] = [:]
         for (side, transport) in transports {
             var layerConfiguration = GatewayRuntime.transactionConfiguration(limit: configuration.limits.transactions)
@@ -512,6 +515,11 @@ public final class GatewayServer: @unchecked Sendable {
             policySource.withLockedValue { $0 }?.checkSoon(presentity)
         }
         return runtime
+    }
+
+    /// What the shards share of the configured peers' limits (``PeerBoard``); nil with one shard.
+    private static func board(_ configuration: GatewayConfiguration, shards: Int) -> PeerBoard? {
+        shards > 1 ? PeerBoard(configuration, shards: shards) : nil
     }
 
     /// Each shard's watchers reported to every other shard, on that shard's loop
@@ -962,7 +970,10 @@ public final class GatewayServer: @unchecked Sendable {
             }
             documents.withLockedValue { $0 = read }
             let shared = applied.share(of: loops.count)
-            Self.handToEveryShard(runtimes) { $0.reconfigure(shared, mapper: PresenceMapper(tables: tables)) }
+            let board = Self.board(applied, shards: loops.count)
+            Self.handToEveryShard(runtimes) {
+                $0.reconfigure(shared, mapper: PresenceMapper(tables: tables), board: board)
+            }
             current.withLockedValue { $0 = applied }
         }.get()
     }
