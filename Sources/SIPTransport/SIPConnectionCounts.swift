@@ -5,7 +5,9 @@ internal import NIOConcurrencyHelpers
 /// ``SIPNetworkTransport/Configuration/maxInboundConnectionsPerAddress``,
 /// ``SIPNetworkTransport/Configuration/maxOutboundConnections``): one instance per transport,
 /// or one shared by the shards of a ``SIPShardedTransport``, whose listeners the kernel spreads
-/// a peer's connections over. Touched when a connection opens or closes, never per message.
+/// a peer's connections over; and which connection, of any shard, is open to each remote
+/// address (``connection(to:)``). Written when a connection opens or closes; read for a request
+/// to a stream target only when the sending shard has no connection there itself.
 public final class SIPConnectionCounts: Sendable {
     private struct Counts {
         var inbound = 0
@@ -17,6 +19,8 @@ public final class SIPConnectionCounts: Sendable {
     enum Refusal { case inboundLimit, addressLimit }
 
     private let counts = NIOLockedValueBox(Counts())
+    /// The open stream connections by remote address (host in canonical form, no server name).
+    private let remotes = NIOLockedValueBox<[SIPTarget: SIPConnectionID]>([:])
 
     public init() {}
 
@@ -48,4 +52,26 @@ public final class SIPConnectionCounts: Sendable {
 
     func openedOutbound() { counts.withLockedValue { $0.outbound += 1 } }
     func closedOutbound() { counts.withLockedValue { $0.outbound -= 1 } }
+
+    func opened(_ id: SIPConnectionID, to remote: SIPTarget) {
+        remotes.withLockedValue { $0[Self.key(remote)] = id }
+    }
+
+    func closed(_ id: SIPConnectionID, to remote: SIPTarget) {
+        remotes.withLockedValue { remotes in
+            if remotes[Self.key(remote)] == id { remotes[Self.key(remote)] = nil }
+        }
+    }
+
+    /// A connection open to `target`, on whichever shard holds it; nil when none is.
+    func connection(to target: SIPTarget) -> SIPConnectionID? {
+        let key = Self.key(target)
+        return remotes.withLockedValue { $0[key] }
+    }
+
+    private static func key(_ target: SIPTarget) -> SIPTarget {
+        var key = SIPHostAddress.normalized(target)
+        key.serverName = nil
+        return key
+    }
 }

@@ -273,7 +273,10 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
             }
         }.get()
         boundListeners.withLockedValue { $0.append((listener, local)) }
-        logger.info("SIP listener bound", metadata: ["transport": "\(listener.kind)", "address": "\(local.hostPort)"])
+        // Once per listener: the other shards' sockets on the same address say so at debug level.
+        logger.log(
+            level: configuration.shard == 0 ? .info : .debug, "SIP listener bound",
+            metadata: ["transport": "\(listener.kind)", "address": "\(local.hostPort)"])
         return local
     }
 
@@ -334,6 +337,13 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     {
         if eventLoop.inEventLoop { return sendOnLoop(message, to: target, connection: connection) }
         return eventLoop.flatSubmit { self.sendOnLoop(message, to: target, connection: connection) }
+    }
+
+    /// Whether a stream connection to `target` is open here; on the transport's loop.
+    func hasConnection(to target: SIPTarget) -> Bool {
+        eventLoop.assertInEventLoop()
+        if let id = connectionByRemote[target], connections[id] != nil { return true }
+        return connectionByRemote[SIPHostAddress.normalized(target)].map { connections[$0] != nil } ?? false
     }
 
     /// Whether a stream connection is open (for the transaction layer's §18.2.2 choice).
@@ -639,6 +649,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     private func register(_ id: SIPConnectionID, _ connection: Connection) {
         connections[id] = connection
         connectionByRemote[connection.remote] = id
+        counts.opened(id, to: connection.remote)
         // An inbound connection took its slot when it was accepted (``acceptStream(_:kind:)``).
         if !connection.inbound, connection.countedOutbound { counts.openedOutbound() }
         metrics.increment(SIPTransportMetrics.connectionsOpened, connection.kind)
@@ -657,6 +668,7 @@ public final class SIPNetworkTransport: SIPTransport, @unchecked Sendable {
     func connectionClosed(_ id: SIPConnectionID) {
         guard let connection = connections.removeValue(forKey: id) else { return }
         if connectionByRemote[connection.remote] == id { connectionByRemote[connection.remote] = nil }
+        counts.closed(id, to: connection.remote)
         if connection.inbound {
             counts.releaseInbound(from: connection.remote.host, counted: connection.countedInbound)
         } else if connection.countedOutbound {

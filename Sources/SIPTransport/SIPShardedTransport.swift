@@ -21,6 +21,8 @@ public final class SIPShardedTransport: Sendable {
     /// The shards' transports, in shard order.
     public let members: [SIPNetworkTransport]
     private let handlers: [HandlerSlot]
+    /// The members' connections, counted and found together.
+    private let connections: SIPConnectionCounts
 
     /// One transport per loop of `loops` (their number is the number of shards), each made
     /// with `configuration`, its shard, and, when there are several, `SO_REUSEPORT` (one alone
@@ -32,6 +34,7 @@ public final class SIPShardedTransport: Sendable {
     ) throws {
         map = ShardMap(count: loops.count)
         let counts = SIPConnectionCounts()
+        connections = counts
         members = try loops.enumerated().map { shard, loop in
             var own = configuration
             own.shard = shard
@@ -141,9 +144,18 @@ public final class SIPShardedTransport: Sendable {
 
         var eventLoop: any EventLoop { sockets.members[index].eventLoop }
 
+        /// On the connection named, or else one open to a stream target on any shard (RFC 3261
+        /// §18.1.1: a connection is reused; a peer such as sipp that keeps one connection sees
+        /// the requests and the responses in a dialog on it, in order), handed to the loop that
+        /// holds it; otherwise on this shard's sockets.
         func send(_ message: SIPMessage, to target: SIPTarget, connection: SIPConnectionID?) -> EventLoopFuture<Void> {
+            let own = sockets.members[index]
+            var connection = connection
+            if connection == nil, target.kind != .udp, own.eventLoop.inEventLoop, !own.hasConnection(to: target) {
+                connection = sockets.connections.connection(to: target)
+            }
             guard let holder = connection?.shard, holder != index, sockets.members.indices.contains(holder) else {
-                return sockets.members[index].send(message, to: target, connection: connection)
+                return own.send(message, to: target, connection: connection)
             }
             return sockets.members[holder].send(message, to: target, connection: connection).hop(to: eventLoop)
         }

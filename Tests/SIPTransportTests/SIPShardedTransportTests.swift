@@ -151,6 +151,34 @@ import Testing
         try await shards.stop()
     }
 
+    /// RFC 3261 §18.1.1: a request to a peer's address goes on the connection the peer opened,
+    /// whichever shard holds it. Each shard sends a NOTIFY to the address the peer connected
+    /// from, where nothing listens, so only that connection reaches it: both arrive there.
+    @Test func eachShardSendsOnTheConnectionAPeerOpened() async throws {
+        let shards = try await Shards.start()
+        let tcp = try #require(shards.bound.first { $0.kind == .tcp })
+        let peer = try await RawTCPPeer(connectingTo: tcp)
+        let local = try #require(peer.localTarget)
+        try await peer.write(Self.request(callID: "hello", from: "sip:w@partner.example", toTag: nil, via: "TCP \(local.hostPort)"))
+        _ = try await waitFor("the peer's request", seconds: 30) { shards.received.count == 1 ? true : nil }
+        for shard in 0..<2 {
+            let text = Self.request(callID: "notify-s\(shard)", from: "sip:bob@gateway.test", toTag: "w", via: "TCP \(tcp.hostPort)")
+            let notify = try SIPMessage(parsing: Array(text.utf8))
+            let transport = shards.sockets.shard(shard)
+            try await transport.eventLoop.flatSubmit {
+                transport.send(notify, to: SIPTarget(.tcp, host: "127.0.0.1", port: local.port), connection: nil)
+            }.get()
+        }
+        let bytes = try await waitFor("both requests", seconds: 30) { () -> String? in
+            let text = String(decoding: peer.bytes, as: UTF8.self)
+            return text.contains("Call-ID: notify-s0") && text.contains("Call-ID: notify-s1") ? text : nil
+        }
+        #expect(bytes.components(separatedBy: "SUBSCRIBE sip:bob@gateway.test").count == 3)
+        #expect(!peer.isClosed)
+        await peer.close()
+        try await shards.stop()
+    }
+
     /// The limits count a side's connections, not a shard's: the kernel spreads one address's
     /// connections over both listeners, and still only `maxInboundConnectionsPerAddress` stay.
     /// Waits are on what the shards hold (bounded: a loaded machine is slow, never wrong).
