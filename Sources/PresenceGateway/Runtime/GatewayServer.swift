@@ -385,6 +385,11 @@ public final class GatewayServer: @unchecked Sendable {
         if let store {
             progress.enter(.restoring, of: records.count)
             (cores, continued) = try await restoreState(records, from: store, at: restoredAt, into: cores)
+            // The UPnP user's decisions were restored on the first shard; every shard decides its
+            // watchers of the user by them.
+            for shard in cores.indices.dropFirst() {
+                continued[shard] += cores[shard].followUPnPDecisions(of: cores[0], now: restoredAt)
+            }
         }
         let runtimes = try cores.enumerated().map { shard, core in
             try makeRuntime(core, shard: shard, locals: locals, store: store, board: board)
@@ -394,7 +399,7 @@ public final class GatewayServer: @unchecked Sendable {
         for (runtime, restored) in zip(runtimes, continued) {
             try await runtime.eventLoop.submit { runtime.start(restored: restored, restoredAt: restoredAt) }.get()
         }
-        presenceService.serve(runtimes[0])
+        presenceService.serve(runtimes)
         serving.withLockedValue { $0 = runtimes }
         progress.enter(.ready)
         startXCAPSources()
@@ -1124,7 +1129,7 @@ public final class GatewayServer: @unchecked Sendable {
             return !stopped
         }
         guard first else { return }
-        presenceService.serve(nil)
+        presenceService.serve([])
         await validity?.stop()
         validity = nil
         await sampling?.stop()

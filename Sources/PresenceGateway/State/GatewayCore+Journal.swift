@@ -17,7 +17,8 @@ extension GatewayCore {
             legPool.journaling = newValue
             linkedIdentities.journaling = newValue
             watcherInfo.journaling = newValue
-            upnp.journaling = newValue
+            // The UPnP user's records are node-wide: the first shard's (``runsNodeWideWork``).
+            upnp.journaling = newValue && runsNodeWideWork
         }
     }
 

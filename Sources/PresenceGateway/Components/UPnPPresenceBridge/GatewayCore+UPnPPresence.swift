@@ -219,6 +219,15 @@ extension GatewayCore {
         return decisionsChanged(now: now) { $0.decide(decided) }
     }
 
+    /// With several shards: the user's decisions as `first` (the first shard's core, which
+    /// restored or took them) holds them, held here too, to decide this shard's watchers of the
+    /// user (docs/shards.md, "Across shards"). This shard journals none of the user's state.
+    public mutating func followUPnPDecisions(of first: GatewayCore, now: NIODeadline) -> [Action] {
+        let decided = first.upnp.decided
+        guard !decided.isEmpty else { return [] }
+        return decisionsChanged(now: now) { $0.decide(decided) }
+    }
+
     /// The user's state's expiry timer: the decisions whose `Expire` ran out are withdrawn.
     mutating func lapseUPnPDecisions(now: NIODeadline) -> [Action] {
         decisionsChanged(now: now) { $0.lapse(now: now) }

@@ -215,6 +215,9 @@ struct UPnPPresenceBridge: Sendable {
         return decisionTimer
     }
 
+    /// Every decision the user holds, for another shard to hold too.
+    var decided: [(uri: String, decision: Decision?)] { user.decisions.map { ($0.key, $0.value) } }
+
     /// Withdraws the decisions that lapsed by `now`; returns the timer for the next one.
     mutating func lapse(now: NIODeadline) -> [GatewayCore.Action] {
         user.decisions = user.decisions.filter { $0.value.until > now }
