@@ -1,5 +1,6 @@
 import Foundation
 import GatewayState
+import NIOCore
 @testable import PresenceGateway
 import Testing
 
@@ -10,12 +11,24 @@ import Testing
         ConfigurationTests.valid + "threads: \(threads)\n" + extra
     }
 
-    @Test func oneShardUnlessTheFileSaysOtherwise() throws {
-        #expect(try GatewayConfiguration(yaml: ConfigurationTests.valid).threads == 1)
-        #expect(try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML).threads == 1)
+    /// One shard per core the process may use unless the file says otherwise: no more than its
+    /// CPU affinity allows (`taskset -c 0` runs one; sched_setaffinity(2) through the
+    /// `Cpus_allowed` mask of proc(5)), nor than its cgroup gives it (swift-nio's
+    /// `System.coreCount`), nor than ``GatewayConfiguration/threadsLimit``.
+    @Test func oneShardPerCoreUnlessTheFileSaysOtherwise() throws {
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let mask = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        // "0-1", "0,2-3": the CPUs the affinity allows, counted from the list this time.
+        let affinity = mask.dropFirst("Cpus_allowed_list:".count).split(separator: ",").map { range in
+            let ends = range.split(separator: "-").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            return ends.count == 2 ? ends[1] - ends[0] + 1 : 1
+        }.reduce(0, +)
+        let cores = min(affinity, System.coreCount, GatewayConfiguration.threadsLimit)
+        #expect(try GatewayConfiguration(yaml: ConfigurationTests.valid).threads == cores)
+        #expect(try GatewayConfiguration(yaml: GatewayConfiguration.defaultYAML).threads == cores)
+        #expect(try GatewayConfiguration(yaml: Self.yaml("auto")).threads == cores)
         #expect(try GatewayConfiguration(yaml: Self.yaml("4")).threads == 4)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        #expect(try GatewayConfiguration(yaml: Self.yaml("auto")).threads == min(cores, GatewayConfiguration.threadsLimit))
+        #expect(try GatewayConfiguration(yaml: Self.yaml("1")).threads == 1)
     }
 
     @Test func aNodeOfASharedStoreRunsSeveralShards() throws {

@@ -245,8 +245,8 @@ class Run:
             state = 'state: { store: memory }'
         with open(config, 'w') as f:
             limits = f'limits: {{ transactions: {self.a.transactions} }}\n' if self.a.transactions else ''
-            # One thread is the default, left out so that a build from before `threads:` runs too.
-            threads = f'threads: {self.threads}\n' if self.threads > 1 else ''
+            # Always written: without it the gateway runs one shard per core.
+            threads = f'threads: {self.threads}\n'
             f.write(CONFIG.format(threads=threads, state=state, limits=limits, **self.ports))
         cmd = [self.a.bin, '--config', config, '--log-level', 'warning']
         if self.a.cpu:

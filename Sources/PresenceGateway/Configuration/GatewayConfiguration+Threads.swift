@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 extension GatewayConfiguration {
     /// The most shards a gateway runs: one per event loop, each marked with two capital letters
@@ -6,13 +7,27 @@ extension GatewayConfiguration {
     /// built for.
     public static let threadsLimit = 64
 
-    /// Reads `threads:`: a number from 1 to ``threadsLimit``, or `auto` for one per core
+    /// Reads `threads:`: a number from 1 to ``threadsLimit``, or `auto` for one per core the
+    /// process may use (``usableCores()``), which is also what no `threads:` runs
     /// (docs/shards.md).
     static func threads(_ node: ConfigurationNode?) throws(ConfigurationError) -> Int {
-        guard let node else { return 1 }
-        return try node.string() == "auto"
-            ? min(ProcessInfo.processInfo.activeProcessorCount, threadsLimit)
-            : node.integer(in: 1...threadsLimit)
+        guard let node, try node.string() != "auto" else { return usableCores() }
+        return try node.integer(in: 1...threadsLimit)
+    }
+
+    /// The cores this process may use, at most ``threadsLimit``: those of its cgroup's CPU set
+    /// and quota (`System.coreCount`) and of its CPU affinity (`Cpus_allowed` in proc(5)'s
+    /// /proc/self/status: `taskset`, systemd's `CPUAffinity=`), whichever are fewer.
+    static func usableCores() -> Int {
+        var cores = System.coreCount
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let mask = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed:") })
+        {
+            let allowed = mask.dropFirst("Cpus_allowed:".count).compactMap(\.hexDigitValue)
+                .reduce(0) { $0 + $1.nonzeroBitCount }
+            if allowed > 0 { cores = min(cores, allowed) }
+        }
+        return min(max(1, cores), threadsLimit)
     }
 
     /// Whether the gateway serves watcher information for any presentity

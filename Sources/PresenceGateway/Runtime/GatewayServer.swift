@@ -343,11 +343,9 @@ public final class GatewayServer: @unchecked Sendable {
         do {
             try await startServing()
         } catch {
-            try? await admin?.close()
-            admin = nil
-            // What the failed start bound, and the shards' threads, are let go.
-            for transport in transports.values { await transport.shutdown() }
-            try? await group?.shutdownGracefully()
+            // What the failed start opened and bound, and the shards' threads, are let go once
+            // (a later stop does nothing more: the threads are gone).
+            await shutDown(grace: .zero)
             throw error
         }
         if let admin = configuration.admin {
