@@ -93,11 +93,14 @@ import Testing
         #expect(later < first, "\(first) then \(later)")
     }
 
-    /// `gateway_recovery_refreshes_pending` from `/metrics`.
+    /// `gateway_recovery_refreshes_pending` from `/metrics`, summed over the shards' series (a
+    /// gateway of several shards, one per core by default, labels each `shard`).
     func pendingRefreshes(_ admin: UInt16) async throws -> Int {
         let metrics = try await loopbackHTTP(port: Int(admin), "GET", "/metrics").body
-        let line = try #require(
-            metrics.split(separator: "\n").first { $0.hasPrefix("gateway_recovery_refreshes_pending ") }, "\(metrics)")
-        return try #require(Int(Double(line.split(separator: " ")[1]) ?? -1))
+        let lines = metrics.split(separator: "\n").filter {
+            $0.hasPrefix("gateway_recovery_refreshes_pending ") || $0.hasPrefix("gateway_recovery_refreshes_pending{")
+        }
+        try #require(!lines.isEmpty, "\(metrics)")
+        return lines.map { Int(Double($0.split(separator: " ").last ?? "") ?? 0) }.reduce(0, +)
     }
 }

@@ -10,9 +10,11 @@ public import Prometheus
 /// name registered twice with different help texts.
 public struct GatewayMetricsFactory: MetricsFactory {
     public let registry: PrometheusCollectorRegistry
-    /// The shard whose gauges these are, of several (docs/shards.md): each shard's gauge is its
-    /// own series, labelled `shard`, which a query sums; counters and histograms are shared by
-    /// the shards and need no label. Nil with one shard.
+    /// The shard whose gauges these are, of several (docs/shards.md): each shard's gauge of a
+    /// count is its own series, labelled `shard`, which a query sums; a gauge saying whether
+    /// something is up (`gateway_peer_up`, `gateway_state_store_up`) is the node's, one series
+    /// every shard writes, so it holds the latest outcome any shard saw. Counters and histograms
+    /// are shared by the shards and need no label. Nil with one shard.
     public var shard: Int?
 
     public init(registry: PrometheusCollectorRegistry, shard: Int? = nil) {
@@ -20,8 +22,8 @@ public struct GatewayMetricsFactory: MetricsFactory {
         self.shard = shard
     }
 
-    private func gaugeLabels(_ dimensions: [(String, String)]) -> [(String, String)] {
-        guard let shard else { return dimensions }
+    private func gaugeLabels(_ label: String, _ dimensions: [(String, String)]) -> [(String, String)] {
+        guard let shard, !label.hasSuffix("_up") else { return dimensions }
         return dimensions + [("shard", String(shard))]
     }
 
@@ -93,14 +95,14 @@ public struct GatewayMetricsFactory: MetricsFactory {
 
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         guard aggregate else {
-            return registry.makeGauge(descriptor: descriptor(label), labels: gaugeLabels(dimensions))
+            return registry.makeGauge(descriptor: descriptor(label), labels: gaugeLabels(label, dimensions))
         }
         let buckets = Self.sipBuckets.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         return registry.makeValueHistogram(descriptor: descriptor(label), labels: dimensions, buckets: buckets)
     }
 
     public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-        registry.makeGauge(descriptor: descriptor(label), labels: gaugeLabels(dimensions))
+        registry.makeGauge(descriptor: descriptor(label), labels: gaugeLabels(label, dimensions))
     }
 
     public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {

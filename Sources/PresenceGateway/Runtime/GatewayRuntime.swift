@@ -1354,7 +1354,8 @@ extension GatewayRuntime {
                 let lapsed = asked >= leaseHeldUntil
                 leaseHeldUntil = asked + .seconds(Int64(shared.leaseSeconds))
                 if lapsed || reconciling { reconcile(shared) }
-                if !records.isEmpty { adopt(handOut(records)) }
+                let mine = handOut(records)
+                if !mine.isEmpty { adopt(mine) }
             }.recover { [self] error in
                 // Known before a write fails: new subscriptions get 503 from now on.
                 writer?.storeFailed(error)
