@@ -1,3 +1,4 @@
+import Atomics
 public import Foundation
 public import GatewayState
 public import Logging
@@ -85,6 +86,12 @@ public final class GatewayRuntime: @unchecked Sendable {
     private var started = false
     private var earlyWatcherReports: [(updates: [WatcherReport.Update], reset: Bool, shard: Int)] = []
     private var earlyTakenOver: [StateRecord] = []
+    /// With several shards: how many of them find the store unavailable now. While any does,
+    /// every shard refuses new subscriptions (docs/state.md, "When the store is unavailable"),
+    /// not only the one whose write or renewal failed. Set before ``start(restored:restoredAt:)``.
+    var storeOutages: ManagedAtomic<Int>?
+    /// Whether this shard counts itself in ``storeOutages``.
+    private var countedOutage = false
     /// Follows and offers content indirection through the OMA content server (RFC 4483,
     /// ``ContentIndirection``). Set before ``start(restored:)``; without it every reference is
     /// refused with 415 and nothing is offered.
@@ -294,7 +301,10 @@ public final class GatewayRuntime: @unchecked Sendable {
     public func start(restored: [GatewayCore.Action] = [], restoredAt: NIODeadline? = nil) {
         eventLoop.preconditionInEventLoop()
         writer?.release = { [self] actions in self.execute(actions) }
-        writer?.availabilityChanged = { [self] in self.publishStatus() }
+        writer?.availabilityChanged = { [self] in
+            self.countOutage()
+            self.publishStatus()
+        }
         writer?.disowned = { [self] ids in
             self.logger.warning("\(ids.count) records were taken over by another node: let go")
             self.perform(self.core.disown(ids))
@@ -512,7 +522,7 @@ public final class GatewayRuntime: @unchecked Sendable {
             )
             return
         }
-        if let writer, !writer.available {
+        if let writer, !writer.available || storeOutages.map({ $0.load(ordering: .relaxed) > 0 }) == true {
             // A new dialog could not be kept (docs/state.md, "When the store is unavailable").
             rejectedCount += 1
             answer(
@@ -714,6 +724,17 @@ public final class GatewayRuntime: @unchecked Sendable {
             try layer.respond(response, to: server.key)
         } catch {
             logger.debug("response \(response.statusCode) not sent: \(error)")
+        }
+    }
+
+    /// Counts this shard in ``storeOutages`` while its writer finds the store unavailable.
+    private func countOutage() {
+        guard let storeOutages, let writer, countedOutage == writer.available else { return }
+        countedOutage = !writer.available
+        if countedOutage {
+            storeOutages.wrappingIncrement(ordering: .relaxed)
+        } else {
+            storeOutages.wrappingDecrement(ordering: .relaxed)
         }
     }
 

@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import GatewayState
 public import Logging
@@ -394,6 +395,10 @@ public final class GatewayServer: @unchecked Sendable {
         }
         Self.shareWatchers(among: runtimes)
         if store is any SharedStateStore { Self.shareTakeovers(among: runtimes) }
+        if store != nil, runtimes.count > 1 {
+            let outages = ManagedAtomic(0)
+            for runtime in runtimes { runtime.storeOutages = outages }
+        }
         for (runtime, restored) in zip(runtimes, continued) {
             try await runtime.eventLoop.submit { runtime.start(restored: restored, restoredAt: restoredAt) }.get()
         }
