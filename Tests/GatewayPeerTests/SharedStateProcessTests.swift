@@ -76,6 +76,20 @@ struct SharedStateProcessTests {
 
     enum Leave { case killed, drained }
 
+    /// The node of `process` leaves: killed with SIGKILL, or drained through its admin endpoint
+    /// at `admin` (`POST /node/drain`), which answers once its records are handed over.
+    static func leave(_ leave: Leave, process: ChildProcess, admin: UInt16) async throws {
+        switch leave {
+        case .killed:
+            process.send(SIGKILL)
+            #expect(await process.wait(timeout: 5) == -1)
+        case .drained:
+            let drain = try await loopbackHTTP(port: Int(admin), "POST", "/node/drain")
+            #expect(drain.status == 200, "\(drain.body)\n\(process.output.suffix(3000))")
+            #expect(drain.body.contains(#""handedOver":"#), "\(drain.body)")
+        }
+    }
+
     func handOver(_ leave: Leave) async throws {
         try await Self.withSetUp("shared") { binary, directory, cluster, database in
             // The peers send their change 2 s after answering the refresh that the node taking over
@@ -137,14 +151,8 @@ struct SharedStateProcessTests {
             #expect(try await nodeB.health()["omaWatchers"] as? Int == 0)
 
             let left = Date()
-            switch leave {
-            case .killed:
-                processA.send(SIGKILL)
-                #expect(await processA.wait(timeout: 5) == -1)
-            case .drained:
-                let drain = try await loopbackHTTP(port: Int(a.admin), "POST", "/node/drain")
-                #expect(drain.status == 200, "\(drain.body)\n\(processA.output.suffix(3000))")
-                #expect(drain.body.contains(#""handedOver":"#), "\(drain.body)")
+            try await Self.leave(leave, process: processA, admin: a.admin)
+            if leave == .drained {
                 #expect(try await nodeA.health()["status"] as? String == "drained")
                 #expect(processA.poll() == nil, "A stopped by itself")
             }

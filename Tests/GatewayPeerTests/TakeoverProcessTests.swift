@@ -23,18 +23,18 @@ struct TakeoverProcessTests {
         let toTag: String
     }
 
-    /// Dave `n` (an OMA watcher) subscribes to bob@contoso.com through the node at `ports`; the
-    /// edge accepts the gateway's SUBSCRIBE; the watcher's answer follows the piggyback wait.
-    static func pair(_ n: Int, node ports: Ports, watcher: RawSIPSocket, edge: RawSIPSocket) async throws -> Pair {
-        let callID = "take\(n)-\(UInt32.random(in: 0...UInt32.max))@oma.example"
-        _ = watcher.send(Array("""
-            SUBSCRIBE sip:bob@contoso.com SIP/2.0\r
-            Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKtake\(n)\r
+    /// Dave `n`'s SUBSCRIBE to bob@contoso.com from `watcher`: the first (to `uri`, no To tag)
+    /// or, in `pair`'s dialog, a refresh with CSeq 2 sent to the gateway's Contact `uri`.
+    static func subscribe(_ n: Int, uri: String, callID: String, fromTag: String, toTag: String? = nil, branch: String,
+                          watcher: RawSIPSocket) -> [UInt8] {
+        Array("""
+            SUBSCRIBE \(uri) SIP/2.0\r
+            Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bK\(branch)\r
             Max-Forwards: 70\r
-            From: <sip:dave\(n)@oma.example>;tag=dv\(n)\r
-            To: <sip:bob@contoso.com>\r
+            From: <sip:dave\(n)@oma.example>;tag=\(fromTag)\r
+            To: <sip:bob@contoso.com>\(toTag.map { ";tag=\($0)" } ?? "")\r
             Call-ID: \(callID)\r
-            CSeq: 1 SUBSCRIBE\r
+            CSeq: \(toTag == nil ? 1 : 2) SUBSCRIBE\r
             Contact: <sip:dave\(n)@127.0.0.1:\(watcher.port)>\r
             Event: presence\r
             Accept: application/pidf+xml\r
@@ -42,7 +42,16 @@ struct TakeoverProcessTests {
             Content-Length: 0\r
             \r
 
-            """.utf8), to: ports.oma)
+            """.utf8)
+    }
+
+    /// Dave `n` (an OMA watcher) subscribes to bob@contoso.com through the node at `ports`; the
+    /// edge accepts the gateway's SUBSCRIBE; the watcher's answer follows the piggyback wait.
+    static func pair(_ n: Int, node ports: Ports, watcher: RawSIPSocket, edge: RawSIPSocket) async throws -> Pair {
+        let callID = "take\(n)-\(UInt32.random(in: 0...UInt32.max))@oma.example"
+        _ = watcher.send(
+            Self.subscribe(n, uri: "sip:bob@contoso.com", callID: callID, fromTag: "dv\(n)", branch: "take\(n)", watcher: watcher),
+            to: ports.oma)
         let leg = try #require(await edge.receive(within: 5) { $0.request?.method == .subscribe }?.request)
         var answer = SIPResponse(replyingTo: leg, statusCode: 200, toTag: "edge\(n)")
         answer.headers.append(.expires, "3600")
@@ -152,22 +161,10 @@ struct TakeoverProcessTests {
             }
             // The watcher refreshes at A's Contact, as a peer that has not learnt B's yet would;
             // A reads it only once it runs again.
-            _ = watcher.send(Array("""
-                SUBSCRIBE sip:gateway@127.0.0.1:\(a.oma) SIP/2.0\r
-                Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKfence2\r
-                Max-Forwards: 70\r
-                From: <sip:dave1@oma.example>;tag=\(pair.fromTag)\r
-                To: <sip:bob@contoso.com>;tag=\(pair.toTag)\r
-                Call-ID: \(pair.callID)\r
-                CSeq: 2 SUBSCRIBE\r
-                Contact: <sip:dave1@127.0.0.1:\(watcher.port)>\r
-                Event: presence\r
-                Accept: application/pidf+xml\r
-                Expires: 3600\r
-                Content-Length: 0\r
-                \r
-
-                """.utf8), to: a.oma)
+            _ = watcher.send(
+                Self.subscribe(1, uri: "sip:gateway@127.0.0.1:\(a.oma)", callID: pair.callID, fromTag: pair.fromTag,
+                               toTag: pair.toTag, branch: "fence2", watcher: watcher),
+                to: a.oma)
             try await Task.sleep(nanoseconds: 500_000_000)
             processA.send(SIGCONT)
             // A must not take the refresh (the dialog is B's now), nor NOTIFY the watcher.
@@ -219,36 +216,16 @@ struct TakeoverProcessTests {
             let shards = "SELECT count(DISTINCT (key::int8 >> 32) & 255) FROM gateway_state WHERE node = 'gw-a' AND key ~ '^[0-9]+$'"
             #expect(try await cluster.sql(shards, database: database) == "2")
 
-            switch leave {
-            case .killed:
-                processA.send(SIGKILL)
-                #expect(await processA.wait(timeout: 5) == -1)
-            case .drained:
-                let drain = try await loopbackHTTP(port: Int(a.admin), "POST", "/node/drain")
-                #expect(drain.status == 200, "\(drain.body)\n\(processA.output.suffix(3000))")
-                #expect(drain.body.contains(#""handedOver":"#), "\(drain.body)")
-            }
+            try await SharedStateProcessTests.leave(leave, process: processA, admin: a.admin)
             let took = try await Self.waitForWatchers(nodeB, count, within: Double(lease) * 2 + 5)
             #expect(took != nil, "node B did not continue A's pairs:\n\(processB.output.suffix(3000))")
             #expect(try await cluster.sql("SELECT count(*) FROM gateway_state WHERE node = 'gw-a'", database: database) == "0")
 
             for (n, pair) in zip(1..., pairs) {
-                _ = watcher.send(Array("""
-                    SUBSCRIBE sip:gateway@127.0.0.1:\(b.oma) SIP/2.0\r
-                    Via: SIP/2.0/UDP 127.0.0.1:\(watcher.port);branch=z9hG4bKshard\(n)\r
-                    Max-Forwards: 70\r
-                    From: <sip:dave\(n)@oma.example>;tag=\(pair.fromTag)\r
-                    To: <sip:bob@contoso.com>;tag=\(pair.toTag)\r
-                    Call-ID: \(pair.callID)\r
-                    CSeq: 2 SUBSCRIBE\r
-                    Contact: <sip:dave\(n)@127.0.0.1:\(watcher.port)>\r
-                    Event: presence\r
-                    Accept: application/pidf+xml\r
-                    Expires: 3600\r
-                    Content-Length: 0\r
-                    \r
-
-                    """.utf8), to: b.oma)
+                _ = watcher.send(
+                    Self.subscribe(n, uri: "sip:gateway@127.0.0.1:\(b.oma)", callID: pair.callID, fromTag: pair.fromTag,
+                                   toTag: pair.toTag, branch: "shard\(n)", watcher: watcher),
+                    to: b.oma)
             }
             var refreshed: Set<String> = []
             var answered: [String: Int] = [:]
